@@ -1,0 +1,135 @@
+// What every model this project writes has in common: the llama architecture's metadata keys and
+// tensor names, the SentencePiece ("llama") vocabulary layout, and the ChatML template.
+import { meta, type MetadataValue, type Tensor } from "./writer.js";
+
+/** ChatML, as a Jinja template; node-llama-cpp recognises it and picks its ChatML wrapper. */
+export const CHATML_TEMPLATE =
+  "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n'}}{% endfor %}" +
+  "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}";
+
+/** llama.cpp token types. */
+export const TOKEN_TYPE = { normal: 1, unknown: 2, control: 3, byte: 6 } as const;
+
+export const UNK_ID = 0;
+export const BOS_ID = 1;
+export const EOS_ID = 2;
+/** Id of the byte token `<0xNN>`. */
+export const byteTokenId = (byte: number): number => 3 + byte;
+export const IM_START_ID = 259;
+export const IM_END_ID = 260;
+export const NEWLINE_ID = byteTokenId(0x0a);
+/** The first id after the fixed part of every vocabulary. */
+export const FIRST_PIECE_ID = 261;
+
+export interface VocabEntry {
+  /** The piece as stored: spaces written as U+2581 "▁", bytes as `<0xNN>`. */
+  readonly piece: string;
+  readonly score: number;
+  readonly type: number;
+}
+
+/** `<unk>`, `<s>`, `</s>`, the 256 byte tokens, `<|im_start|>`, `<|im_end|>`: ids 0–260. */
+export function baseVocab(): VocabEntry[] {
+  const v: VocabEntry[] = [
+    { piece: "<unk>", score: 0, type: TOKEN_TYPE.unknown },
+    { piece: "<s>", score: 0, type: TOKEN_TYPE.control },
+    { piece: "</s>", score: 0, type: TOKEN_TYPE.control },
+  ];
+  for (let b = 0; b < 256; b++) v.push({ piece: byteTokenPiece(b), score: 0, type: TOKEN_TYPE.byte });
+  v.push({ piece: "<|im_start|>", score: 0, type: TOKEN_TYPE.control });
+  v.push({ piece: "<|im_end|>", score: 0, type: TOKEN_TYPE.control });
+  return v;
+}
+
+export const byteTokenPiece = (byte: number): string => `<0x${byte.toString(16).toUpperCase().padStart(2, "0")}>`;
+
+/** SentencePiece stores a space as "▁" (U+2581); llama.cpp escapes prompts the same way. */
+export const escapeSpaces = (text: string): string => text.replaceAll(" ", "\u2581");
+export const unescapeSpaces = (piece: string): string => piece.replaceAll("\u2581", " ");
+
+export interface LlamaShape {
+  readonly contextLength: number;
+  readonly embedding: number;
+  readonly blocks: number;
+  readonly feedForward: number;
+  readonly heads: number;
+  readonly headsKv: number;
+  readonly rmsEpsilon: number;
+}
+
+/** The metadata of a llama model with this project's tokenizer settings. */
+export function llamaMetadata(
+  name: string,
+  shape: LlamaShape,
+  vocab: readonly VocabEntry[],
+  chatTemplate: string,
+  fileType: "F32" | "F16",
+): Array<readonly [string, MetadataValue]> {
+  return [
+    ["general.architecture", meta.str("llama")],
+    ["general.name", meta.str(name)],
+    ["general.file_type", meta.u32(fileType === "F32" ? 0 : 1)],
+    ["llama.context_length", meta.u32(shape.contextLength)],
+    ["llama.embedding_length", meta.u32(shape.embedding)],
+    ["llama.block_count", meta.u32(shape.blocks)],
+    ["llama.feed_forward_length", meta.u32(shape.feedForward)],
+    ["llama.attention.head_count", meta.u32(shape.heads)],
+    ["llama.attention.head_count_kv", meta.u32(shape.headsKv)],
+    ["llama.rope.dimension_count", meta.u32(shape.embedding / shape.heads)],
+    ["llama.attention.layer_norm_rms_epsilon", meta.f32(shape.rmsEpsilon)],
+    ["llama.vocab_size", meta.u32(vocab.length)],
+    ["tokenizer.ggml.model", meta.str("llama")],
+    ["tokenizer.ggml.tokens", meta.strings(vocab.map((e) => e.piece))],
+    ["tokenizer.ggml.scores", meta.f32s(vocab.map((e) => e.score))],
+    ["tokenizer.ggml.token_type", meta.i32s(vocab.map((e) => e.type))],
+    ["tokenizer.ggml.unknown_token_id", meta.u32(UNK_ID)],
+    ["tokenizer.ggml.bos_token_id", meta.u32(BOS_ID)],
+    ["tokenizer.ggml.eos_token_id", meta.u32(EOS_ID)],
+    ["tokenizer.ggml.add_bos_token", meta.bool(true)],
+    ["tokenizer.ggml.add_eos_token", meta.bool(false)],
+    ["tokenizer.ggml.add_space_prefix", meta.bool(false)],
+    ["tokenizer.chat_template", meta.str(chatTemplate)],
+  ];
+}
+
+export type TensorRole = "embedding" | "norm" | "matrix" | "output";
+
+export interface TensorSlot {
+  readonly name: string;
+  readonly shape: readonly number[];
+  readonly role: TensorRole;
+}
+
+/** Every tensor a llama model needs, in file order, with its ggml shape (innermost first). */
+export function llamaTensorSlots(shape: LlamaShape, vocabSize: number): TensorSlot[] {
+  const d = shape.embedding;
+  const kv = (d / shape.heads) * shape.headsKv;
+  const ff = shape.feedForward;
+  const slots: TensorSlot[] = [{ name: "token_embd.weight", shape: [d, vocabSize], role: "embedding" }];
+  for (let i = 0; i < shape.blocks; i++) {
+    const b = `blk.${i}`;
+    slots.push(
+      { name: `${b}.attn_norm.weight`, shape: [d], role: "norm" },
+      { name: `${b}.attn_q.weight`, shape: [d, d], role: "matrix" },
+      { name: `${b}.attn_k.weight`, shape: [d, kv], role: "matrix" },
+      { name: `${b}.attn_v.weight`, shape: [d, kv], role: "matrix" },
+      { name: `${b}.attn_output.weight`, shape: [d, d], role: "matrix" },
+      { name: `${b}.ffn_norm.weight`, shape: [d], role: "norm" },
+      { name: `${b}.ffn_gate.weight`, shape: [d, ff], role: "matrix" },
+      { name: `${b}.ffn_down.weight`, shape: [ff, d], role: "matrix" },
+      { name: `${b}.ffn_up.weight`, shape: [d, ff], role: "matrix" },
+    );
+  }
+  slots.push(
+    { name: "output_norm.weight", shape: [d], role: "norm" },
+    { name: "output.weight", shape: [d, vocabSize], role: "output" },
+  );
+  return slots;
+}
+
+export const sizeOf = (shape: readonly number[]): number => shape.reduce((a, b) => a * b, 1);
+
+/** A norm tensor of ones (norms are always F32). */
+export function onesTensor(slot: TensorSlot): Tensor {
+  return { name: slot.name, shape: slot.shape, type: "F32", data: new Float32Array(sizeOf(slot.shape)).fill(1) };
+}

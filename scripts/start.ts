@@ -1,0 +1,65 @@
+/**
+ * `npm start`: the sidecar (MODEL or the embedded demo model) and the edge on 127.0.0.1:8080,
+ * under `wrangler dev` by default or on Node with EDGE_RUNTIME=node. Ctrl-C stops both.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { setTimeout as sleep } from "node:timers/promises";
+
+const sidecarHost = process.env.SIDECAR_HOST ?? "127.0.0.1";
+const sidecarPort = process.env.SIDECAR_PORT ?? "50051";
+const sidecarUrl = process.env.SIDECAR_URL ?? `http://${sidecarHost}:${sidecarPort}`;
+const edgePort = process.env.EDGE_PORT ?? "8080";
+const edgeHost = process.env.EDGE_HOST ?? "127.0.0.1";
+const runtime = process.env.EDGE_RUNTIME ?? "wrangler";
+
+const children: ChildProcess[] = [];
+let stopping = false;
+
+function run(name: string, command: string, args: string[], env: NodeJS.ProcessEnv = {}): ChildProcess {
+  const child = spawn(command, args, { stdio: "inherit", env: { ...process.env, ...env } });
+  children.push(child);
+  child.on("exit", (code, signal) => {
+    if (stopping) return;
+    console.error(`start: ${name} exited (${signal ?? code}); stopping`);
+    stop(code ?? 1);
+  });
+  return child;
+}
+
+function stop(code: number): void {
+  stopping = true;
+  for (const child of children) if (child.exitCode === null) child.kill("SIGTERM");
+  setTimeout(() => process.exit(code), 2000).unref();
+  Promise.all(children.map((c) => (c.exitCode === null ? new Promise((r) => c.on("exit", r)) : null))).then(() => process.exit(code));
+}
+
+process.on("SIGINT", () => stop(0));
+process.on("SIGTERM", () => stop(0));
+
+const tsx = "node_modules/.bin/tsx";
+run("sidecar", tsx, ["sidecar/main.ts", ...process.argv.slice(2)]);
+
+// The edge starts once the sidecar answers, so the first request does not meet a 503.
+for (;;) {
+  if (stopping) break;
+  try {
+    if ((await fetch(`${sidecarUrl}/healthz`)).ok) break;
+  } catch {
+    // not listening yet
+  }
+  await sleep(200);
+}
+
+if (!stopping) {
+  if (runtime === "node") {
+    run("edge", tsx, ["edge/node.ts"], { SIDECAR_URL: sidecarUrl, EDGE_PORT: edgePort, EDGE_HOST: edgeHost });
+  } else {
+    run(
+      "edge (wrangler dev)",
+      "node_modules/.bin/wrangler",
+      ["dev", "--ip", edgeHost, "--port", edgePort, "--var", `SIDECAR_URL:${sidecarUrl}`, "--show-interactive-dev-session=false"],
+      { CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_SEND_METRICS: "false" },
+    );
+  }
+  console.error(`start: the API answers at http://${edgeHost}:${edgePort}/v1 once the edge is up`);
+}

@@ -1,0 +1,73 @@
+import os from "node:os";
+import { parseArgs } from "node:util";
+
+export interface SidecarConfig {
+  /** A GGUF path; undefined serves the project's embedded demo model. */
+  readonly model: string | undefined;
+  readonly modelId: string | undefined;
+  readonly host: string;
+  readonly port: number;
+  readonly threads: number;
+  readonly sequences: number;
+  readonly contextSize: number;
+  readonly maxQueue: number;
+  readonly queueTimeoutMs: number;
+  readonly drainMs: number;
+}
+
+const options = {
+  model: { type: "string", env: "MODEL", help: "GGUF file to serve (default: the embedded demo model)" },
+  "model-id": { type: "string", env: "MODEL_ID", help: "name clients use (default: the file name)" },
+  host: { type: "string", env: "SIDECAR_HOST", default: "127.0.0.1", help: "address to bind" },
+  port: { type: "string", env: "SIDECAR_PORT", default: "50051", help: "port for native gRPC and gRPC-Web" },
+  threads: { type: "string", env: "THREADS", help: "llama.cpp threads (default: half the cores, at least 1)" },
+  sequences: { type: "string", env: "SEQUENCES", default: "4", help: "requests generated at once" },
+  "context-size": { type: "string", env: "CONTEXT_SIZE", default: "2048", help: "tokens per request (prompt + reply)" },
+  "max-queue": { type: "string", env: "MAX_QUEUE", default: "64", help: "requests that may wait for a sequence" },
+  "queue-timeout-ms": { type: "string", env: "QUEUE_TIMEOUT_MS", default: "60000", help: "longest wait for a sequence" },
+  "drain-ms": { type: "string", env: "DRAIN_MS", default: "30000", help: "grace period on SIGTERM" },
+} as const;
+
+export function usage(): string {
+  const lines = Object.entries(options).map(([name, o]) => {
+    const def = "default" in o ? ` [${o.default}]` : "";
+    return `  --${name.padEnd(18)} ${o.env.padEnd(17)} ${o.help}${def}`;
+  });
+  return `usage: sidecar [flags]   (each flag can also be set by the environment variable shown)\n${lines.join("\n")}`;
+}
+
+function positiveInt(name: string, raw: string, min = 1): number {
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min) throw new Error(`--${name} must be an integer of at least ${min}, got "${raw}"`);
+  return value;
+}
+
+/** Flags win over environment variables, which win over defaults. */
+export function readConfig(argv: readonly string[], env: NodeJS.ProcessEnv): SidecarConfig {
+  const { values } = parseArgs({
+    args: [...argv],
+    options: Object.fromEntries(Object.entries(options).map(([k, o]) => [k, { type: o.type }])),
+    allowPositionals: false,
+  });
+  const get = (name: keyof typeof options): string | undefined => {
+    const flag = values[name];
+    if (typeof flag === "string") return flag;
+    const o = options[name];
+    const fromEnv = env[o.env];
+    if (fromEnv !== undefined && fromEnv !== "") return fromEnv;
+    return "default" in o ? o.default : undefined;
+  };
+  const threads = get("threads");
+  return {
+    model: get("model"),
+    modelId: get("model-id"),
+    host: get("host") ?? "127.0.0.1",
+    port: positiveInt("port", get("port") ?? "50051", 0),
+    threads: threads === undefined ? Math.max(1, Math.floor(os.availableParallelism() / 2)) : positiveInt("threads", threads),
+    sequences: positiveInt("sequences", get("sequences") ?? "4"),
+    contextSize: positiveInt("context-size", get("context-size") ?? "2048", 16),
+    maxQueue: positiveInt("max-queue", get("max-queue") ?? "64", 0),
+    queueTimeoutMs: positiveInt("queue-timeout-ms", get("queue-timeout-ms") ?? "60000"),
+    drainMs: positiveInt("drain-ms", get("drain-ms") ?? "30000", 0),
+  };
+}

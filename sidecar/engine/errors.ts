@@ -1,0 +1,26 @@
+import { Code, ConnectError } from "@connectrpc/connect";
+
+/** A request the engine refuses: bad options, a prompt that does not fit. Maps to INVALID_ARGUMENT. */
+export function invalidArgument(message: string): ConnectError {
+  return new ConnectError(message, Code.InvalidArgument);
+}
+
+/** Every sequence is busy and the wait queue is full. Maps to RESOURCE_EXHAUSTED. */
+export function overloaded(message: string): ConnectError {
+  return new ConnectError(message, Code.ResourceExhausted);
+}
+
+/** The request waited for a sequence longer than allowed. Maps to DEADLINE_EXCEEDED. */
+export function queueTimeout(message: string): ConnectError {
+  return new ConnectError(message, Code.DeadlineExceeded);
+}
+
+/** The sidecar is loading or draining. Maps to UNAVAILABLE. */
+export function unavailable(message: string): ConnectError {
+  return new ConnectError(message, Code.Unavailable);
+}
+
+/** The caller left. Maps to CANCELLED. */
+export function cancelled(): ConnectError {
+  return new ConnectError("the request was cancelled", Code.Canceled);
+}

@@ -1,0 +1,192 @@
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import type { LlamaContextSequence, SequenceEvaluateOptions, Token } from "node-llama-cpp";
+import {
+  FinishReason,
+  type GenerateRequest,
+  type GenerateResponseSchema,
+  type TokenAlternative,
+} from "../../proto/gen/inference/v1/inference_pb.js";
+import { invalidArgument } from "./errors.js";
+import type { EngineMetrics } from "./metrics.js";
+import type { LoadedModel } from "./model.js";
+import { renderPrompt } from "./prompt.js";
+import { buildSampling, checkLogprobs, checkStops } from "./sampling.js";
+import { StopSequenceFilter } from "./text-stream.js";
+import { TokenTextDecoder } from "./token-text.js";
+
+export type GenerateEvent = MessageInitShape<typeof GenerateResponseSchema>;
+type AlternativeInit = Pick<TokenAlternative, "id" | "piece" | "logprob">;
+
+/** The smallest log-probability reported (a probability of 0 has none). */
+const MIN_LOGPROB = -9999;
+
+function logOf(probability: number): number {
+  return probability > 0 ? Math.max(Math.log(probability), MIN_LOGPROB) : MIN_LOGPROB;
+}
+
+/**
+ * Runs one request: validates it, renders and tokenizes the prompt, checks its fit, builds the
+ * sampler, waits for a sequence, then streams `start`, `token`… and `finish`. Everything that can
+ * be refused is refused before `start`. Aborting `signal` ends generation at the next token.
+ */
+export async function* generate(
+  loaded: LoadedModel,
+  request: GenerateRequest,
+  signal: AbortSignal,
+  metrics: EngineMetrics,
+): AsyncGenerator<GenerateEvent> {
+  checkStops(request.stop);
+  checkLogprobs(request.topLogprobs);
+  const prompt = renderPrompt(loaded, request.input);
+  const promptTokens = prompt.tokens.length;
+  if (promptTokens === 0) throw invalidArgument("the prompt is empty");
+  if (promptTokens >= loaded.contextSize) {
+    throw invalidArgument(
+      `the prompt has ${promptTokens} tokens, but the context holds ${loaded.contextSize} tokens for prompt and reply together`,
+    );
+  }
+  const generated: Token[] = [];
+  const sampling = buildSampling(loaded, request.sampling, generated);
+  const budget = Math.min(request.maxTokens ?? Number.POSITIVE_INFINITY, loaded.contextSize - promptTokens);
+
+  const queuedAt = performance.now();
+  let sequence: LlamaContextSequence;
+  try {
+    sequence = await loaded.pool.acquire(prompt.tokens, signal);
+  } catch (error) {
+    metrics.requestsRejected++;
+    throw error;
+  }
+  const queueMs = performance.now() - queuedAt;
+  metrics.requestsStarted++;
+  metrics.generationsActive++;
+  try {
+    const cachedTokens = await reuseCachedPrefix(sequence, prompt.tokens);
+    yield { event: { case: "start", value: { model: loaded.id, promptTokens, cachedTokens } } };
+
+    const decoder = new TokenTextDecoder(loaded.model);
+    const filter = new StopSequenceFilter([...request.stop, ...prompt.stopTexts]);
+    const userStops = new Set(request.stop);
+    const wantLogprobs = request.logprobs || request.topLogprobs > 0;
+    const promptStart = performance.now();
+    let firstTokenAt: number | undefined;
+    let reason = FinishReason.STOP;
+    let stopSequence = "";
+    let stoppedByText = false;
+
+    if (budget <= 0) reason = FinishReason.LENGTH;
+    else {
+      const steps = evaluate(sequence, prompt.tokens.slice(cachedTokens), sampling, wantLogprobs, request.topLogprobs > 0);
+      for await (const step of steps) {
+        if (signal.aborted) break;
+        firstTokenAt ??= performance.now();
+        if (prompt.stopTokens.has(step.token)) break;
+        generated.push(step.token);
+        metrics.tokensGenerated++;
+        const text = filter.push(decoder.push(step.token));
+        yield {
+          event: {
+            case: "token",
+            value: {
+              id: step.token,
+              text: text.text,
+              piece: loaded.tokenBytes.of(step.token),
+              ...(wantLogprobs ? { logprob: logOf(step.probability) } : {}),
+              topLogprobs: topAlternatives(loaded, step.alternatives, request.topLogprobs),
+            },
+          },
+        };
+        if (text.stop !== undefined) {
+          stoppedByText = true;
+          if (userStops.has(text.stop)) stopSequence = text.stop;
+          break;
+        }
+        if (generated.length >= budget) {
+          reason = FinishReason.LENGTH;
+          break;
+        }
+      }
+    }
+    if (signal.aborted) {
+      reason = FinishReason.ABORT;
+      metrics.generationsAborted++;
+    }
+    let tail = "";
+    if (!stoppedByText && reason !== FinishReason.ABORT) {
+      const last = filter.push(decoder.flush());
+      tail = last.text + (last.stop === undefined ? filter.flush() : "");
+      if (last.stop !== undefined && userStops.has(last.stop)) stopSequence = last.stop;
+    }
+    const end = performance.now();
+    yield {
+      event: {
+        case: "finish",
+        value: {
+          reason,
+          promptTokens,
+          completionTokens: generated.length,
+          cachedTokens,
+          stopSequence,
+          text: tail,
+          timings: {
+            queueMs,
+            promptMs: (firstTokenAt ?? end) - promptStart,
+            generationMs: firstTokenAt === undefined ? 0 : end - firstTokenAt,
+          },
+        },
+      },
+    };
+  } finally {
+    metrics.generationsActive--;
+    loaded.pool.release(sequence);
+  }
+}
+
+/** Keeps the sequence's cached tokens that the prompt starts with; returns how many. */
+async function reuseCachedPrefix(sequence: LlamaContextSequence, prompt: readonly Token[]): Promise<number> {
+  // At least the prompt's last token is evaluated again: its logits pick the first reply token.
+  const shared = Math.min(sequence.compareContextTokens(prompt as Token[]).firstDifferentIndex, prompt.length - 1);
+  if (sequence.nextTokenIndex > shared) {
+    await sequence.eraseContextTokenRanges([{ start: shared, end: sequence.nextTokenIndex }]);
+  }
+  return shared;
+}
+
+interface Step {
+  readonly token: Token;
+  readonly probability: number;
+  readonly alternatives: ReadonlyMap<Token, number> | undefined;
+}
+
+async function* evaluate(
+  sequence: LlamaContextSequence,
+  input: Token[],
+  sampling: SequenceEvaluateOptions,
+  withLogprobs: boolean,
+  withAlternatives: boolean,
+): AsyncGenerator<Step> {
+  const options: SequenceEvaluateOptions = { ...sampling, contextShift: { strategy: "eraseBeginning" } };
+  if (!withLogprobs) {
+    for await (const token of sequence.evaluate(input, options)) yield { token, probability: 1, alternatives: undefined };
+    return;
+  }
+  const metadata = sequence.evaluateWithMetadata(input, { confidence: true, probabilities: withAlternatives }, options);
+  for await (const out of metadata) {
+    const alternatives = "probabilities" in out ? (out.probabilities as ReadonlyMap<Token, number>) : undefined;
+    yield { token: out.token, probability: out.confidence, alternatives };
+  }
+}
+
+function topAlternatives(
+  loaded: LoadedModel,
+  probabilities: ReadonlyMap<Token, number> | undefined,
+  count: number,
+): AlternativeInit[] {
+  if (probabilities === undefined || count === 0) return [];
+  const out: AlternativeInit[] = [];
+  for (const [id, probability] of probabilities) {
+    if (out.length >= count) break;
+    out.push({ id, piece: loaded.tokenBytes.of(id), logprob: logOf(probability) });
+  }
+  return out;
+}

@@ -1,0 +1,113 @@
+import type { LlamaContext, LlamaContextSequence, Token } from "node-llama-cpp";
+import { cancelled, overloaded, queueTimeout } from "./errors.js";
+
+interface Waiter {
+  readonly prompt: readonly Token[];
+  readonly resolve: (sequence: LlamaContextSequence) => void;
+  readonly reject: (error: unknown) => void;
+  readonly cleanup: () => void;
+}
+
+export interface PoolOptions {
+  readonly maxQueue: number;
+  readonly queueTimeoutMs: number;
+}
+
+/**
+ * The sequences of one context. A request takes the free sequence whose cached tokens share the
+ * longest prefix with its prompt; when none is free it waits in a bounded FIFO queue, and is
+ * refused at once when that queue is full.
+ */
+export class SequencePool {
+  readonly #free: LlamaContextSequence[] = [];
+  readonly #queue: Waiter[] = [];
+  readonly #options: PoolOptions;
+  readonly size: number;
+
+  constructor(context: LlamaContext, options: PoolOptions) {
+    this.#options = options;
+    while (context.sequencesLeft > 0) this.#free.push(context.getSequence());
+    this.size = this.#free.length;
+  }
+
+  get busy(): number {
+    return this.size - this.#free.length;
+  }
+
+  get queued(): number {
+    return this.#queue.length;
+  }
+
+  acquire(prompt: readonly Token[], signal: AbortSignal): Promise<LlamaContextSequence> {
+    if (signal.aborted) return Promise.reject(cancelled());
+    if (this.#free.length > 0) return Promise.resolve(this.#take(prompt));
+    if (this.#queue.length >= this.#options.maxQueue) {
+      return Promise.reject(overloaded(`all ${this.size} sequences are busy and ${this.#queue.length} requests are waiting`));
+    }
+    return new Promise((resolve, reject) => {
+      const onAbort = (): void => {
+        this.#remove(waiter);
+        reject(cancelled());
+      };
+      const timer = setTimeout(() => {
+        this.#remove(waiter);
+        reject(queueTimeout(`no sequence became free within ${this.#options.queueTimeoutMs} ms`));
+      }, this.#options.queueTimeoutMs);
+      const waiter: Waiter = {
+        prompt,
+        resolve,
+        reject,
+        cleanup: () => {
+          clearTimeout(timer);
+          signal.removeEventListener("abort", onAbort);
+        },
+      };
+      signal.addEventListener("abort", onAbort, { once: true });
+      this.#queue.push(waiter);
+    });
+  }
+
+  release(sequence: LlamaContextSequence): void {
+    const next = this.#queue.shift();
+    if (next) {
+      next.cleanup();
+      next.resolve(sequence);
+      return;
+    }
+    this.#free.push(sequence);
+  }
+
+  /** Refuses everything waiting (used when draining). */
+  rejectWaiting(error: unknown): void {
+    for (const waiter of this.#queue.splice(0)) {
+      waiter.cleanup();
+      waiter.reject(error);
+    }
+  }
+
+  #remove(waiter: Waiter): void {
+    waiter.cleanup();
+    const at = this.#queue.indexOf(waiter);
+    if (at !== -1) this.#queue.splice(at, 1);
+  }
+
+  #take(prompt: readonly Token[]): LlamaContextSequence {
+    // The longest shared prefix wins; a prefix of one token (the BOS) is no reuse, and among
+    // equals the sequence free the longest is taken, so recent caches survive for their owners.
+    let best = 0;
+    let bestShared = -1;
+    for (let i = 0; i < this.#free.length; i++) {
+      const candidate = this.#free[i];
+      if (candidate === undefined) continue;
+      let shared = candidate.compareContextTokens(prompt as Token[]).firstDifferentIndex;
+      if (shared <= 1) shared = 0;
+      if (shared > bestShared) {
+        best = i;
+        bestShared = shared;
+      }
+    }
+    const [sequence] = this.#free.splice(best, 1);
+    if (sequence === undefined) throw new Error("sequence pool is empty");
+    return sequence;
+  }
+}

@@ -1,0 +1,83 @@
+import { TokenBias, type SequenceEvaluateOptions, type Token } from "node-llama-cpp";
+import type { SamplingOptions } from "../../proto/gen/inference/v1/inference_pb.js";
+import { invalidArgument } from "./errors.js";
+import type { LoadedModel } from "./model.js";
+
+export const MAX_TOP_LOGPROBS = 20;
+export const MAX_STOP_SEQUENCES = 16;
+export const MAX_STOP_LENGTH = 256;
+/** Recent tokens the penalties look at. */
+const PENALTY_WINDOW = 64;
+
+function inRange(name: string, value: number | undefined, min: number, max: number, open = false): void {
+  if (value === undefined) return;
+  const ok = Number.isFinite(value) && (open ? value > min : value >= min) && value <= max;
+  if (!ok) throw invalidArgument(`${name} must be ${open ? "above" : "at least"} ${min} and at most ${max}, got ${value}`);
+}
+
+/**
+ * Checks sampling options and builds node-llama-cpp's evaluation options from them.
+ * `history` is the list the penalties read (the sequence's generated tokens so far).
+ */
+export function buildSampling(
+  loaded: Pick<LoadedModel, "model" | "vocabularySize">,
+  options: SamplingOptions | undefined,
+  history: readonly Token[],
+): SequenceEvaluateOptions {
+  const o = options ?? ({} as Partial<SamplingOptions>);
+  inRange("temperature", o.temperature, 0, 2);
+  inRange("top_p", o.topP, 0, 1, true);
+  inRange("min_p", o.minP, 0, 1);
+  inRange("presence_penalty", o.presencePenalty, -2, 2);
+  inRange("frequency_penalty", o.frequencyPenalty, -2, 2);
+  inRange("repeat_penalty", o.repeatPenalty, 0, 10, true);
+
+  const evaluate: SequenceEvaluateOptions = { temperature: o.temperature ?? 1 };
+  if (o.topP !== undefined) evaluate.topP = o.topP;
+  if (o.topK !== undefined && o.topK > 0) evaluate.topK = o.topK;
+  if (o.minP !== undefined) evaluate.minP = o.minP;
+  if (o.seed !== undefined) evaluate.seed = o.seed;
+  else evaluate.seed = Math.floor(Math.random() * 0xffffffff);
+
+  const presence = o.presencePenalty ?? 0;
+  const frequency = o.frequencyPenalty ?? 0;
+  const repeat = o.repeatPenalty ?? 1;
+  if (presence !== 0 || frequency !== 0 || repeat !== 1) {
+    evaluate.repeatPenalty = {
+      punishTokens: () => history.slice(-PENALTY_WINDOW),
+      maxPunishTokens: PENALTY_WINDOW,
+      penalty: repeat,
+      presencePenalty: presence,
+      frequencyPenalty: frequency,
+    };
+  }
+
+  const bias = o.logitBias ?? {};
+  const entries = Object.entries(bias);
+  if (entries.length > 0) {
+    const tokenBias = new TokenBias(loaded.model.tokenizer);
+    const vocabulary = loaded.vocabularySize || Number.POSITIVE_INFINITY;
+    for (const [key, value] of entries) {
+      const token = Number(key);
+      if (!Number.isInteger(token) || token < 0 || token >= vocabulary) {
+        throw invalidArgument(`logit_bias names token ${key}, which is not in the model's vocabulary`);
+      }
+      inRange(`logit_bias[${key}]`, value, -100, 100);
+      tokenBias.set(token as Token, value <= -100 ? "never" : { logit: value });
+    }
+    evaluate.tokenBias = tokenBias;
+  }
+  return evaluate;
+}
+
+export function checkStops(stops: readonly string[]): void {
+  if (stops.length > MAX_STOP_SEQUENCES) throw invalidArgument(`stop allows at most ${MAX_STOP_SEQUENCES} sequences, got ${stops.length}`);
+  for (const stop of stops) {
+    if (stop.length === 0) throw invalidArgument("stop sequences must not be empty");
+    if (stop.length > MAX_STOP_LENGTH) throw invalidArgument(`a stop sequence may be at most ${MAX_STOP_LENGTH} characters`);
+  }
+}
+
+export function checkLogprobs(topLogprobs: number): void {
+  if (topLogprobs > MAX_TOP_LOGPROBS) throw invalidArgument(`top_logprobs must be at most ${MAX_TOP_LOGPROBS}, got ${topLogprobs}`);
+}

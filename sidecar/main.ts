@@ -1,0 +1,51 @@
+import { ensureModels } from "../scripts/gguf/models.js";
+import { readConfig, usage } from "./config.js";
+import { startSidecar } from "./server.js";
+
+/** The sidecar process: config, model load with a progress line, bind, SIGTERM drain. */
+async function main(): Promise<void> {
+  if (process.argv.includes("--help")) {
+    console.log(usage());
+    return;
+  }
+  const config = readConfig(process.argv.slice(2), process.env);
+  let model = config.model;
+  if (model === undefined) {
+    model = (await ensureModels("models", ["demo"])).demo;
+    console.error(`sidecar: no MODEL given, serving the embedded demo model (${model}); run MODEL=/path/to/model.gguf npm start to serve a real one`);
+  }
+  let lastShown = -1;
+  const sidecar = await startSidecar({
+    ...config,
+    model,
+    onProgress: (fraction) => {
+      const percent = Math.floor(fraction * 100);
+      if (percent === lastShown) return;
+      lastShown = percent;
+      process.stderr.write(`\rsidecar: loading ${model} ${percent}%`);
+    },
+  });
+  process.stderr.write("\n");
+  const [first] = sidecar.models;
+  console.error(
+    `sidecar: serving ${first?.id} (${config.sequences} sequences × ${first?.contextSize} tokens, ${config.threads} threads) ` +
+      `on ${sidecar.url} (native gRPC and gRPC-Web)`,
+  );
+  let signals = 0;
+  const onSignal = (name: string): void => {
+    signals++;
+    if (signals > 1) process.exit(1);
+    console.error(`sidecar: ${name}, draining (up to ${config.drainMs} ms)`);
+    sidecar.stop().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  process.on("SIGTERM", () => onSignal("SIGTERM"));
+  process.on("SIGINT", () => onSignal("SIGINT"));
+}
+
+main().catch((error: unknown) => {
+  console.error(`sidecar: ${error instanceof Error ? error.message : String(error)}`);
+  process.exit(1);
+});

@@ -1,0 +1,82 @@
+import * as grpc from "@grpc/grpc-js";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { SidecarConfig } from "./config.js";
+import { unavailable } from "./engine/errors.js";
+import { EngineMetrics } from "./engine/metrics.js";
+import { loadModel, type LoadedModel } from "./engine/model.js";
+import { createInferenceService } from "./service.js";
+import { addInferenceService } from "./transport/grpc-native.js";
+import { grpcWebHandler } from "./transport/grpc-web.js";
+import { listen } from "./transport/server.js";
+
+export interface RunningSidecar {
+  readonly port: number;
+  readonly url: string;
+  readonly models: readonly LoadedModel[];
+  readonly metrics: EngineMetrics;
+  /** Refuses new work, lets streams in progress finish (up to the drain period), then closes. */
+  stop(): Promise<void>;
+}
+
+export interface StartOptions extends Omit<SidecarConfig, "model"> {
+  readonly model: string;
+  readonly onProgress?: (fraction: number) => void;
+}
+
+export async function startSidecar(config: StartOptions): Promise<RunningSidecar> {
+  const loaded = await loadModel({
+    modelPath: config.model,
+    ...(config.modelId !== undefined ? { id: config.modelId } : {}),
+    threads: config.threads,
+    sequences: config.sequences,
+    contextSize: config.contextSize,
+    maxQueue: config.maxQueue,
+    queueTimeoutMs: config.queueTimeoutMs,
+    ...(config.onProgress ? { onProgress: config.onProgress } : {}),
+  });
+  const models = [loaded];
+  const metrics = new EngineMetrics();
+  const shutdown = new AbortController();
+  const impl = createInferenceService({ models, metrics, draining: () => shutdown.signal.aborted });
+
+  const grpcServer = new grpc.Server();
+  const health = addInferenceService(grpcServer, impl, shutdown.signal);
+  const plain = (request: IncomingMessage, response: ServerResponse): void => {
+    const path = (request.url ?? "").split("?")[0];
+    if (request.method === "GET" && path === "/metrics") {
+      const extra = { sidecar_sequences_busy: loaded.pool.busy, sidecar_queue_length: loaded.pool.queued };
+      response.writeHead(200, { "content-type": "text/plain; version=0.0.4" }).end(metrics.render(extra));
+    } else if (request.method === "GET" && path === "/healthz") {
+      const ok = !shutdown.signal.aborted;
+      response.writeHead(ok ? 200 : 503, { "content-type": "text/plain" }).end(ok ? "ok\n" : "draining\n");
+    } else {
+      response.writeHead(404, { "content-type": "text/plain" }).end("not found\n");
+    }
+  };
+  const http1 = grpcWebHandler(impl, shutdown.signal, plain);
+  const listening = await listen(grpcServer, http1 as never, config.host, config.port);
+
+  let stopping: Promise<void> | undefined;
+  return {
+    port: listening.port,
+    url: `http://${config.host}:${listening.port}`,
+    models,
+    metrics,
+    stop() {
+      stopping ??= (async () => {
+        health.setStatus("", "NOT_SERVING");
+        health.setStatus("inference.v1.InferenceService", "NOT_SERVING");
+        for (const m of models) m.pool.rejectWaiting(unavailable("the sidecar is shutting down"));
+        const deadline = Date.now() + config.drainMs;
+        const drained = (): boolean => metrics.generationsActive === 0;
+        // Stop accepting new calls at once; calls in progress keep their connections.
+        const closing = listening.close(config.drainMs);
+        while (!drained() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+        shutdown.abort();
+        await closing;
+        for (const m of models) await m.dispose();
+      })();
+      return stopping;
+    },
+  };
+}

@@ -1,0 +1,68 @@
+import { Code, ConnectError, type ServiceImpl } from "@connectrpc/connect";
+import { InferenceService } from "../proto/gen/inference/v1/inference_pb.js";
+import { unavailable } from "./engine/errors.js";
+import { generate } from "./engine/generate.js";
+import type { EngineMetrics } from "./engine/metrics.js";
+import type { LoadedModel } from "./engine/model.js";
+import { renderChat, tokenizeRaw } from "./engine/prompt.js";
+
+export interface ServiceState {
+  readonly models: readonly LoadedModel[];
+  readonly metrics: EngineMetrics;
+  /** True once the sidecar drains: new work is refused with UNAVAILABLE. */
+  readonly draining: () => boolean;
+}
+
+/**
+ * The one implementation of inference.v1.InferenceService. Native gRPC (grpc-js) and gRPC-Web
+ * (the edge) both call it; `context.signal` aborts when the caller cancels or disconnects.
+ */
+export function createInferenceService(state: ServiceState): ServiceImpl<typeof InferenceService> {
+  const pick = (name: string): LoadedModel => {
+    if (state.draining()) throw unavailable("the sidecar is shutting down");
+    const [only] = state.models;
+    if (state.models.length === 1 && only !== undefined) return only;
+    const found = state.models.find((m) => m.id === name) ?? (name === "" ? only : undefined);
+    if (found === undefined) {
+      const known = state.models.map((m) => m.id).join(", ");
+      throw new ConnectError(`model "${name}" is not served here (served: ${known})`, Code.NotFound);
+    }
+    return found;
+  };
+
+  return {
+    generate(request, context) {
+      return generate(pick(request.model), request, context.signal, state.metrics);
+    },
+    tokenize(request) {
+      const loaded = pick(request.model);
+      switch (request.input.case) {
+        case "text":
+          return { tokens: tokenizeRaw(loaded, request.input.value) };
+        case "chat":
+          return { tokens: renderChat(loaded, request.input.value).tokens };
+        case undefined:
+          throw new ConnectError("tokenize needs text or chat messages", Code.InvalidArgument);
+      }
+    },
+    detokenize(request) {
+      const loaded = pick(request.model);
+      const bad = request.tokens.find((t) => loaded.vocabularySize > 0 && t >= loaded.vocabularySize);
+      if (bad !== undefined) throw new ConnectError(`token ${bad} is not in the model's vocabulary`, Code.InvalidArgument);
+      return { text: loaded.model.detokenize(request.tokens as never, false) };
+    },
+    listModels() {
+      return {
+        models: state.models.map((m) => ({
+          id: m.id,
+          created: BigInt(m.created),
+          contextSize: m.contextSize,
+          sequences: m.pool.size,
+          vocabularySize: m.vocabularySize,
+          chatTemplate: m.chatWrapper.wrapperName,
+          architecture: String(m.model.fileInfo.metadata.general.architecture ?? ""),
+        })),
+      };
+    },
+  };
+}

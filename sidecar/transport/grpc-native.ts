@@ -1,0 +1,112 @@
+import { create, fromBinary, toBinary, type DescMessage, type DescMethod, type DescService } from "@bufbuild/protobuf";
+import { FileDescriptorProtoSchema } from "@bufbuild/protobuf/wkt";
+import { ConnectError, createHandlerContext, type ServiceImpl } from "@connectrpc/connect";
+import * as grpc from "@grpc/grpc-js";
+import { ReflectionService } from "@grpc/reflection";
+import { HealthImplementation } from "grpc-health-check";
+import { InferenceService } from "../../proto/gen/inference/v1/inference_pb.js";
+
+type Impl = ServiceImpl<typeof InferenceService>;
+type AnyHandler = (request: unknown, context: ReturnType<typeof createHandlerContext>) => unknown;
+
+/**
+ * Native gRPC for direct callers: a grpc-js service definition derived from the generated
+ * descriptors, handlers that call the same implementation as gRPC-Web, grpc.health.v1 and
+ * server reflection.
+ */
+export function addInferenceService(server: grpc.Server, impl: Impl, shutdown: AbortSignal): HealthImplementation {
+  const definition: Record<string, grpc.MethodDefinition<unknown, unknown>> = {};
+  const handlers: grpc.UntypedServiceImplementation = {};
+  for (const method of InferenceService.methods) {
+    definition[method.localName] = methodDefinition(InferenceService, method);
+    const call = (impl as unknown as Record<string, AnyHandler>)[method.localName];
+    if (call === undefined) continue;
+    handlers[method.localName] =
+      method.methodKind === "server_streaming"
+        ? streamingHandler(method, call.bind(impl), shutdown)
+        : unaryHandler(method, call.bind(impl), shutdown);
+  }
+  server.addService(definition, handlers);
+
+  const health = new HealthImplementation({ "": "SERVING", [InferenceService.typeName]: "SERVING" });
+  health.addToServer(server);
+
+  const fileDescriptor = toBinary(FileDescriptorProtoSchema, InferenceService.file.proto);
+  const reflection = new ReflectionService({
+    [InferenceService.typeName]: { fileDescriptorProtos: [Buffer.from(fileDescriptor)] },
+  } as never);
+  reflection.addToServer(server);
+  return health;
+}
+
+function methodDefinition(service: DescService, method: DescMethod): grpc.MethodDefinition<unknown, unknown> {
+  const input: DescMessage = method.input;
+  const output: DescMessage = method.output;
+  return {
+    path: `/${service.typeName}/${method.name}`,
+    requestStream: false,
+    responseStream: method.methodKind === "server_streaming",
+    requestSerialize: (value: unknown) => Buffer.from(toBinary(input, value as never)),
+    requestDeserialize: (bytes: Buffer) => fromBinary(input, bytes),
+    responseSerialize: (value: unknown) => Buffer.from(toBinary(output, create(output, value as never))),
+    responseDeserialize: (bytes: Buffer) => fromBinary(output, bytes),
+  };
+}
+
+function contextFor(
+  method: DescMethod,
+  call: grpc.ServerUnaryCall<unknown, unknown> | grpc.ServerWritableStream<unknown, unknown>,
+  shutdown: AbortSignal,
+): ReturnType<typeof createHandlerContext> {
+  const context = createHandlerContext({
+    service: InferenceService,
+    method,
+    protocolName: "grpc",
+    requestMethod: "POST",
+    url: `/${InferenceService.typeName}/${method.name}`,
+    shutdownSignal: shutdown,
+  });
+  call.on("cancelled", () => context.abort(new ConnectError("cancelled by the caller", 1)));
+  const deadline = call.getDeadline();
+  if (deadline instanceof Date || typeof deadline === "number") {
+    const ms = Number(deadline) - Date.now();
+    if (Number.isFinite(ms)) setTimeout(() => context.abort(new ConnectError("deadline exceeded", 4)), Math.max(0, ms)).unref();
+  }
+  return context;
+}
+
+function toStatus(error: unknown): Partial<grpc.StatusObject> {
+  const e = ConnectError.from(error);
+  return { code: e.code as number as grpc.status, details: e.rawMessage };
+}
+
+function unaryHandler(method: DescMethod, call: AnyHandler, shutdown: AbortSignal): grpc.handleUnaryCall<unknown, unknown> {
+  return (unary, callback) => {
+    const context = contextFor(method, unary, shutdown);
+    Promise.resolve()
+      .then(() => call(unary.request, context))
+      .then(
+        (response) => callback(null, response),
+        (error: unknown) => callback(toStatus(error)),
+      );
+  };
+}
+
+function streamingHandler(method: DescMethod, call: AnyHandler, shutdown: AbortSignal): grpc.handleServerStreamingCall<unknown, unknown> {
+  return (stream) => {
+    const context = contextFor(method, stream, shutdown);
+    const run = async (): Promise<void> => {
+      const events = call(stream.request, context) as AsyncIterable<unknown>;
+      for await (const event of events) {
+        if (context.signal.aborted) break;
+        if (!stream.write(event)) await new Promise((resolve) => stream.once("drain", resolve));
+      }
+    };
+    run().then(
+      () => stream.end(),
+      (error: unknown) => {
+        if (!stream.cancelled) stream.emit("error", toStatus(error));
+      },
+    );
+  };
+}

@@ -1,0 +1,21 @@
+import type { ServiceImpl } from "@connectrpc/connect";
+import { connectNodeAdapter } from "@connectrpc/connect-node";
+import { InferenceService } from "../../proto/gen/inference/v1/inference_pb.js";
+
+export type PlainHandler = NonNullable<Parameters<typeof connectNodeAdapter>[0]["fallback"]>;
+
+/**
+ * gRPC-Web (HTTP/1.1, binary) for the edge, which cannot speak HTTP/2 from a Worker. The same
+ * implementation serves it; a closed connection aborts the handler's signal. Other paths go to
+ * `fallback` (plain HTTP: /metrics, /healthz).
+ */
+export function grpcWebHandler(impl: ServiceImpl<typeof InferenceService>, shutdown: AbortSignal, fallback: PlainHandler) {
+  return connectNodeAdapter({
+    routes: (router) => router.service(InferenceService, impl),
+    grpcWeb: true,
+    grpc: false,
+    connect: false,
+    shutdownSignal: shutdown,
+    fallback,
+  });
+}

@@ -1,0 +1,6 @@
+import { ensureModels } from "../../scripts/gguf/models.js";
+
+/** Writes the test models once per run (a no-op when they are up to date). */
+export default async function setup(): Promise<void> {
+  await ensureModels("models", ["demo", "scripted", "random-tiny"]);
+}
