@@ -1,0 +1,72 @@
+import { Code, ConnectError } from "@connectrpc/connect";
+import type { LlamaContext, LlamaContextSequence } from "node-llama-cpp";
+import { describe, expect, it } from "vitest";
+import { SequencePool } from "../../sidecar/engine/pool.js";
+
+/** Sequences that only know their cached tokens: enough for the pool's choices. */
+function fakeContext(caches: number[][]): LlamaContext {
+  const sequences = caches.map(
+    (tokens, id) =>
+      ({
+        id,
+        compareContextTokens(prompt: number[]) {
+          let i = 0;
+          while (i < tokens.length && i < prompt.length && tokens[i] === prompt[i]) i++;
+          return { firstDifferentIndex: i };
+        },
+      }) as unknown as LlamaContextSequence,
+  );
+  return {
+    get sequencesLeft() {
+      return sequences.length;
+    },
+    getSequence: () => sequences.shift(),
+  } as unknown as LlamaContext;
+}
+
+const idOf = (s: LlamaContextSequence) => (s as unknown as { id: number }).id;
+const codeOf = (e: unknown) => ConnectError.from(e).code;
+
+describe("SequencePool", () => {
+  it("takes the free sequence with the longest shared prefix", async () => {
+    const pool = new SequencePool(fakeContext([[1, 5, 6], [1, 2, 3, 4], [1, 2]]), { maxQueue: 0, queueTimeoutMs: 1000 });
+    const signal = new AbortController().signal;
+    expect(idOf(await pool.acquire([1, 2, 3, 9], signal))).toBe(1);
+    expect(idOf(await pool.acquire([1, 2, 7], signal))).toBe(2);
+  });
+
+  it("refuses at once with RESOURCE_EXHAUSTED when the queue is full, and serves waiters in order", async () => {
+    const pool = new SequencePool(fakeContext([[]]), { maxQueue: 2, queueTimeoutMs: 10_000 });
+    const signal = new AbortController().signal;
+    const first = await pool.acquire([1], signal);
+    const order: string[] = [];
+    const a = pool.acquire([1], signal).then((s) => (order.push("a"), s));
+    const b = pool.acquire([1], signal).then((s) => (order.push("b"), s));
+    await expect(pool.acquire([1], signal).catch(codeOf)).resolves.toBe(Code.ResourceExhausted);
+    expect(pool.queued).toBe(2);
+    pool.release(first);
+    pool.release(await a);
+    await b;
+    expect(order).toEqual(["a", "b"]);
+  });
+
+  it("lets a cancelled waiter leave the queue at once, and never hands it a sequence", async () => {
+    const pool = new SequencePool(fakeContext([[]]), { maxQueue: 4, queueTimeoutMs: 10_000 });
+    const held = await pool.acquire([1], new AbortController().signal);
+    const leaving = new AbortController();
+    const cancelled = pool.acquire([1], leaving.signal).catch(codeOf);
+    const staying = pool.acquire([1], new AbortController().signal);
+    leaving.abort();
+    await expect(cancelled).resolves.toBe(Code.Canceled);
+    expect(pool.queued).toBe(1);
+    pool.release(held);
+    expect(await staying).toBe(held);
+  });
+
+  it("times a waiter out with DEADLINE_EXCEEDED", async () => {
+    const pool = new SequencePool(fakeContext([[]]), { maxQueue: 4, queueTimeoutMs: 30 });
+    await pool.acquire([1], new AbortController().signal);
+    await expect(pool.acquire([1], new AbortController().signal).catch(codeOf)).resolves.toBe(Code.DeadlineExceeded);
+    expect(pool.queued).toBe(0);
+  });
+});
