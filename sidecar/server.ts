@@ -1,12 +1,11 @@
 import * as grpc from "@grpc/grpc-js";
-import type { IncomingMessage, ServerResponse } from "node:http";
 import type { SidecarConfig } from "./config.js";
 import { unavailable } from "./engine/errors.js";
 import { EngineMetrics } from "./engine/metrics.js";
 import { loadModel, type LoadedModel } from "./engine/model.js";
 import { createInferenceService } from "./service.js";
 import { addInferenceService } from "./transport/grpc-native.js";
-import { grpcWebHandler } from "./transport/grpc-web.js";
+import { grpcWebHandler, type PlainHandler } from "./transport/grpc-web.js";
 import { listen } from "./transport/server.js";
 
 export interface RunningSidecar {
@@ -41,16 +40,20 @@ export async function startSidecar(config: StartOptions): Promise<RunningSidecar
 
   const grpcServer = new grpc.Server();
   const health = addInferenceService(grpcServer, impl, shutdown.signal);
-  const plain = (request: IncomingMessage, response: ServerResponse): void => {
+  const plain: PlainHandler = (request, response) => {
     const path = (request.url ?? "").split("?")[0];
+    const reply = (status: number, type: string, body: string): void => {
+      response.writeHead(status, { "content-type": type });
+      response.end(body);
+    };
     if (request.method === "GET" && path === "/metrics") {
       const extra = { sidecar_sequences_busy: loaded.pool.busy, sidecar_queue_length: loaded.pool.queued };
-      response.writeHead(200, { "content-type": "text/plain; version=0.0.4" }).end(metrics.render(extra));
+      reply(200, "text/plain; version=0.0.4", metrics.render(extra));
     } else if (request.method === "GET" && path === "/healthz") {
       const ok = !shutdown.signal.aborted;
-      response.writeHead(ok ? 200 : 503, { "content-type": "text/plain" }).end(ok ? "ok\n" : "draining\n");
+      reply(ok ? 200 : 503, "text/plain", ok ? "ok\n" : "draining\n");
     } else {
-      response.writeHead(404, { "content-type": "text/plain" }).end("not found\n");
+      reply(404, "text/plain", "not found\n");
     }
   };
   const http1 = grpcWebHandler(impl, shutdown.signal, plain);

@@ -4,7 +4,8 @@ import * as protoLoader from "@grpc/proto-loader";
 import { service as healthService } from "grpc-health-check";
 import { createRequire } from "node:module";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { FinishReason, Role, type GenerateRequest } from "../../proto/gen/inference/v1/inference_pb.js";
+import { create } from "@bufbuild/protobuf";
+import { ChatSchema, FinishReason, Role, type GenerateRequest } from "../../proto/gen/inference/v1/inference_pb.js";
 import type { RunningSidecar } from "../../sidecar/server.js";
 import { clientsFor, collect, readMetrics, replyText, startTestSidecar } from "../support/sidecar.js";
 
@@ -14,7 +15,7 @@ const CHAT_REPLY = "It is sunny in Tokyo, 22°C. ☀️";
 
 type Input = GenerateRequest["input"];
 const prompt = (value: string): Input => ({ case: "prompt", value });
-const chat = (content: string): Input => ({ case: "chat", value: { messages: [{ role: Role.USER, content }] } });
+const chat = (content: string): Input => ({ case: "chat", value: create(ChatSchema, { messages: [{ role: Role.USER, content }] }) });
 
 let sidecar: RunningSidecar;
 beforeAll(async () => {
@@ -98,7 +99,7 @@ describe.each(["grpc", "grpc-web"] as const)("Generate over %s", (transport) => 
     ["too many stop sequences", { input: prompt("x"), stop: Array.from({ length: 17 }, (_, i) => `s${i}`) }, /stop/],
     ["an empty stop sequence", { input: prompt("x"), stop: [""] }, /stop/],
     ["a logit bias outside the vocabulary", { input: prompt("x"), sampling: { logitBias: { 99999: 1 } } }, /vocabulary/],
-    ["a chat without messages", { input: { case: "chat" as const, value: { messages: [] } } }, /at least one message/],
+    ["a chat without messages", { input: { case: "chat" as const, value: create(ChatSchema) } }, /at least one message/],
     ["no input at all", {}, /neither a prompt nor chat/],
   ])("refuses %s with INVALID_ARGUMENT before any event", async (_name, request, message) => {
     const received: unknown[] = [];

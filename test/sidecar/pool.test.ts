@@ -1,5 +1,5 @@
 import { Code, ConnectError } from "@connectrpc/connect";
-import type { LlamaContext, LlamaContextSequence } from "node-llama-cpp";
+import type { LlamaContext, LlamaContextSequence, Token } from "node-llama-cpp";
 import { describe, expect, it } from "vitest";
 import { SequencePool } from "../../sidecar/engine/pool.js";
 
@@ -24,6 +24,7 @@ function fakeContext(caches: number[][]): LlamaContext {
   } as unknown as LlamaContext;
 }
 
+const tokens = (...ids: number[]) => ids as unknown as Token[];
 const idOf = (s: LlamaContextSequence) => (s as unknown as { id: number }).id;
 const codeOf = (e: unknown) => ConnectError.from(e).code;
 
@@ -31,18 +32,18 @@ describe("SequencePool", () => {
   it("takes the free sequence with the longest shared prefix", async () => {
     const pool = new SequencePool(fakeContext([[1, 5, 6], [1, 2, 3, 4], [1, 2]]), { maxQueue: 0, queueTimeoutMs: 1000 });
     const signal = new AbortController().signal;
-    expect(idOf(await pool.acquire([1, 2, 3, 9], signal))).toBe(1);
-    expect(idOf(await pool.acquire([1, 2, 7], signal))).toBe(2);
+    expect(idOf(await pool.acquire(tokens(1, 2, 3, 9), signal))).toBe(1);
+    expect(idOf(await pool.acquire(tokens(1, 2, 7), signal))).toBe(2);
   });
 
   it("refuses at once with RESOURCE_EXHAUSTED when the queue is full, and serves waiters in order", async () => {
     const pool = new SequencePool(fakeContext([[]]), { maxQueue: 2, queueTimeoutMs: 10_000 });
     const signal = new AbortController().signal;
-    const first = await pool.acquire([1], signal);
+    const first = await pool.acquire(tokens(1), signal);
     const order: string[] = [];
-    const a = pool.acquire([1], signal).then((s) => (order.push("a"), s));
-    const b = pool.acquire([1], signal).then((s) => (order.push("b"), s));
-    await expect(pool.acquire([1], signal).catch(codeOf)).resolves.toBe(Code.ResourceExhausted);
+    const a = pool.acquire(tokens(1), signal).then((s) => (order.push("a"), s));
+    const b = pool.acquire(tokens(1), signal).then((s) => (order.push("b"), s));
+    await expect(pool.acquire(tokens(1), signal).catch(codeOf)).resolves.toBe(Code.ResourceExhausted);
     expect(pool.queued).toBe(2);
     pool.release(first);
     pool.release(await a);
@@ -52,10 +53,10 @@ describe("SequencePool", () => {
 
   it("lets a cancelled waiter leave the queue at once, and never hands it a sequence", async () => {
     const pool = new SequencePool(fakeContext([[]]), { maxQueue: 4, queueTimeoutMs: 10_000 });
-    const held = await pool.acquire([1], new AbortController().signal);
+    const held = await pool.acquire(tokens(1), new AbortController().signal);
     const leaving = new AbortController();
-    const cancelled = pool.acquire([1], leaving.signal).catch(codeOf);
-    const staying = pool.acquire([1], new AbortController().signal);
+    const cancelled = pool.acquire(tokens(1), leaving.signal).catch(codeOf);
+    const staying = pool.acquire(tokens(1), new AbortController().signal);
     leaving.abort();
     await expect(cancelled).resolves.toBe(Code.Canceled);
     expect(pool.queued).toBe(1);
@@ -65,8 +66,8 @@ describe("SequencePool", () => {
 
   it("times a waiter out with DEADLINE_EXCEEDED", async () => {
     const pool = new SequencePool(fakeContext([[]]), { maxQueue: 4, queueTimeoutMs: 30 });
-    await pool.acquire([1], new AbortController().signal);
-    await expect(pool.acquire([1], new AbortController().signal).catch(codeOf)).resolves.toBe(Code.DeadlineExceeded);
+    await pool.acquire(tokens(1), new AbortController().signal);
+    await expect(pool.acquire(tokens(1), new AbortController().signal).catch(codeOf)).resolves.toBe(Code.DeadlineExceeded);
     expect(pool.queued).toBe(0);
   });
 });

@@ -1,0 +1,96 @@
+// The edge's fetch handler: routes, CORS, and the one place where a thrown error
+// becomes an HTTP response. Web APIs only (runs in workerd and on Node).
+import { Router, type IRequest } from "itty-router";
+import { DEFAULT_MAX_BODY_BYTES } from "./body.js";
+import type { AppContext } from "./context.js";
+import { preflight, withCors } from "./cors.js";
+import { isUnexpected, MethodNotAllowedError, NotFoundError, toApiError } from "./errors.js";
+import { handleHealth } from "./health.js";
+import { randomId, systemClock } from "./ids.js";
+import { handleChatCompletions } from "./protocols/openai-chat/handler.js";
+import { openAiErrorResponse } from "./protocols/openai-common/errors.js";
+import { handleCompletions } from "./protocols/openai-completions/handler.js";
+import { handleListModels, handleRetrieveModel } from "./protocols/openai-models/handler.js";
+import type { Sidecar } from "./sidecar-client.js";
+
+export const DEFAULT_KEEP_ALIVE_MS = 10_000;
+
+export interface AppOptions {
+  /** The inference sidecar (createSidecarClient(url), or a fake in tests). */
+  sidecar: Sidecar;
+  /** Largest accepted request body in bytes; default 4 MiB. */
+  maxBodyBytes?: number;
+  /** Random part of response ids (`chatcmpl-<id>`); default 24 random base-62 characters. */
+  newId?: () => string;
+  /** Current time in ms since the epoch, for `created`; default Date.now. */
+  now?: () => number;
+  /**
+   * Silence on a started stream after which a `: ping` SSE comment is written;
+   * default 10000 ms, 0 disables. The write is also how workerd notices a client
+   * that left while nothing was being sent.
+   */
+  keepAliveMs?: number;
+  /** How long GET /health waits for the sidecar; default 2000 ms. */
+  healthTimeoutMs?: number;
+  /**
+   * Called with unexpected failures (bugs, not client or sidecar errors); default
+   * console.error. Never receives request content.
+   */
+  onUnexpectedError?: (error: unknown) => void;
+}
+
+export interface App {
+  fetch(request: Request): Promise<Response>;
+}
+
+/** Percent-decodes a path parameter; a malformed escape is taken literally. */
+function decodePathSegment(raw: string): string {
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    return raw;
+  }
+}
+
+export function createApp(options: AppOptions): App {
+  const report = options.onUnexpectedError ?? ((error: unknown) => console.error("edge: unexpected error", error));
+  const context: AppContext = {
+    sidecar: options.sidecar,
+    maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+    newId: options.newId ?? randomId,
+    now: options.now ?? systemClock,
+    keepAliveMs: options.keepAliveMs ?? DEFAULT_KEEP_ALIVE_MS,
+    healthTimeoutMs: options.healthTimeoutMs ?? 2000,
+    reportUnexpected: report,
+  };
+
+  const router = Router<IRequest, []>({
+    before: [(request: IRequest) => (request.method === "OPTIONS" ? preflight(request) : undefined)],
+    catch: (error: unknown) => {
+      if (isUnexpected(error)) report(error);
+      return openAiErrorResponse(toApiError(error));
+    },
+    finally: [(response: unknown) => (response instanceof Response ? withCors(response) : response)],
+  });
+
+  router
+    .post("/v1/chat/completions", (request) => handleChatCompletions(request, context))
+    .post("/v1/completions", (request) => handleCompletions(request, context))
+    .get("/v1/models", (request) => handleListModels(request, context))
+    .get("/v1/models/:id+", (request) =>
+      handleRetrieveModel(decodePathSegment(request.params["id"] ?? ""), request, context),
+    )
+    .get("/health", (request) => handleHealth(request, context))
+    .all("*", (request) => {
+      const { pathname } = new URL(request.url);
+      const allowed = router.routes
+        .filter(([method, pattern]) => method !== "ALL" && pattern.test(pathname))
+        .map(([method]) => method);
+      if (allowed.length > 0) throw new MethodNotAllowedError(request.method, [...new Set(allowed)]);
+      throw new NotFoundError(`Unknown route: ${request.method} ${pathname}`, { code: "unknown_route" });
+    });
+
+  return {
+    fetch: (request) => router.fetch(request) as Promise<Response>,
+  };
+}

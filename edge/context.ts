@@ -1,0 +1,18 @@
+// What every route handler receives: the sidecar and the app's settings.
+import type { Sidecar } from "./sidecar-client.js";
+
+export interface AppContext {
+  readonly sidecar: Sidecar;
+  /** Largest accepted request body, in bytes. */
+  readonly maxBodyBytes: number;
+  /** A fresh random suffix for response ids (`chatcmpl-<id>`). */
+  readonly newId: () => string;
+  /** The current time in milliseconds since the Unix epoch. */
+  readonly now: () => number;
+  /** Silence after which a started stream gets a `: ping` comment; 0 disables. */
+  readonly keepAliveMs: number;
+  /** How long /health waits for the sidecar's ListModels. */
+  readonly healthTimeoutMs: number;
+  /** Reports a failure that is a bug in the edge (not a client or sidecar error). */
+  readonly reportUnexpected: (error: unknown) => void;
+}

@@ -1,0 +1,125 @@
+// The one completion path shared by every protocol: open the sidecar's Generate
+// stream, wait for `start` (the sidecar's "request accepted"), then hand out the
+// token and finish events in order. Protocol-neutral: no OpenAI/Anthropic shapes.
+import type {
+  Finish,
+  GenerateRequest,
+  GenerateResponse,
+  Start,
+  Token,
+} from "../proto/gen/inference/v1/inference_pb.js";
+import { ServerError } from "./errors.js";
+import type { Sidecar } from "./sidecar-client.js";
+
+export type GenerationEvent = { case: "token"; value: Token } | { case: "finish"; value: Finish };
+
+export interface OpenedGeneration {
+  readonly start: Start;
+  /** Token events, then exactly one finish event; throws if the sidecar fails. */
+  readonly events: AsyncGenerator<GenerationEvent, void, undefined>;
+}
+
+export interface GenerationResult {
+  readonly start: Start;
+  readonly tokens: readonly Token[];
+  /** The whole reply: the concatenated texts of the token events. */
+  readonly text: string;
+  readonly finish: Finish;
+}
+
+function protocolError(what: string): ServerError {
+  return new ServerError(`The inference sidecar broke its protocol: ${what}.`);
+}
+
+async function drain(iterator: AsyncIterator<GenerateResponse>): Promise<void> {
+  // Nothing may follow `finish`; reading to the end lets the call complete cleanly.
+  try {
+    while ((await iterator.next()).done !== true);
+  } catch {
+    // The reply is complete; a failure after `finish` changes nothing.
+  }
+}
+
+async function* afterStart(
+  iterator: AsyncIterator<GenerateResponse>,
+): AsyncGenerator<GenerationEvent, void, undefined> {
+  for (;;) {
+    const next = await iterator.next();
+    if (next.done === true) throw protocolError("the stream ended without a finish event");
+    const event = next.value.event;
+    switch (event.case) {
+      case "token":
+        yield event;
+        break;
+      case "finish":
+        yield event;
+        await drain(iterator);
+        return;
+      case "start":
+        throw protocolError("a second start event");
+      case undefined:
+        break; // an event this edge does not know yet (newer sidecar): skip it
+      default: {
+        const unexpected: never = event;
+        throw protocolError(`unknown event ${JSON.stringify(unexpected)}`);
+      }
+    }
+  }
+}
+
+/**
+ * Calls Generate and waits for its `start` event. Rejects with the sidecar's error
+ * (a ConnectError) when it refuses the request, so callers can still choose the
+ * HTTP status. `signal` cancels the sidecar call (DESIGN D5).
+ */
+export async function openGeneration(
+  sidecar: Sidecar,
+  request: GenerateRequest,
+  signal: AbortSignal,
+): Promise<OpenedGeneration> {
+  const iterator = sidecar.generate(request, { signal })[Symbol.asyncIterator]();
+  for (;;) {
+    const next = await iterator.next();
+    if (next.done === true) throw protocolError("the stream ended without a start event");
+    const event = next.value.event;
+    switch (event.case) {
+      case "start":
+        return { start: event.value, events: afterStart(iterator) };
+      case "token":
+      case "finish":
+        throw protocolError(`a ${event.case} event before start`);
+      case undefined:
+        break;
+      default: {
+        const unexpected: never = event;
+        throw protocolError(`unknown event ${JSON.stringify(unexpected)}`);
+      }
+    }
+  }
+}
+
+/** Reads a whole generation (non-streaming responses). */
+export async function collectGeneration(opened: OpenedGeneration): Promise<GenerationResult> {
+  const tokens: Token[] = [];
+  let text = "";
+  let finish: Finish | undefined;
+  // Read to the end (not just to `finish`) so the call completes cleanly.
+  for await (const event of opened.events) {
+    switch (event.case) {
+      case "token":
+        tokens.push(event.value);
+        text += event.value.text;
+        break;
+      case "finish":
+        finish = event.value;
+        text += event.value.text;
+        break;
+      default: {
+        const unexpected: never = event;
+        throw protocolError(`unknown event ${JSON.stringify(unexpected)}`);
+      }
+    }
+  }
+  if (finish === undefined) throw protocolError("the stream ended without a finish event");
+  return { start: opened.start, tokens, text, finish };
+}

@@ -1,0 +1,86 @@
+// Node entry: serves the same fetch handler with @hono/node-server (DESIGN D1).
+// The only file in edge/ that may import node:* modules.
+//   SIDECAR_URL   gRPC-Web base URL of the sidecar (default http://127.0.0.1:50051)
+//   EDGE_PORT     port to listen on (default 8080; 0 picks a free one)
+//   EDGE_HOST     address to bind (default 127.0.0.1)
+//   MAX_BODY_BYTES  request body limit (default 4 MiB)
+//   KEEP_ALIVE_MS   `: ping` after this much stream silence (default 10000; 0 disables)
+import { serve } from "@hono/node-server";
+import type { AddressInfo } from "node:net";
+import process from "node:process";
+import { pathToFileURL } from "node:url";
+import { createApp, type AppOptions } from "./app.js";
+import { DEFAULT_SIDECAR_URL, createSidecarClient } from "./sidecar-client.js";
+
+export interface NodeEdgeOptions extends Partial<AppOptions> {
+  sidecarUrl?: string;
+  port?: number;
+  hostname?: string;
+}
+
+export interface RunningEdge {
+  /** e.g. "http://127.0.0.1:8080" */
+  readonly url: string;
+  close(): Promise<void>;
+}
+
+/** Starts the edge on Node; resolves once it listens. */
+export function startNodeEdge(options: NodeEdgeOptions = {}): Promise<RunningEdge> {
+  const { sidecarUrl, port, hostname, ...appOptions } = options;
+  const sidecar = appOptions.sidecar ?? createSidecarClient(sidecarUrl ?? DEFAULT_SIDECAR_URL);
+  const app = createApp({ ...appOptions, sidecar });
+  const host = hostname ?? "127.0.0.1";
+  return new Promise((resolve, reject) => {
+    const server = serve({ fetch: (request) => app.fetch(request), port: port ?? 8080, hostname: host }, (info: AddressInfo) => {
+      const shownHost = info.family === "IPv6" ? `[${info.address}]` : info.address;
+      resolve({
+        url: `http://${shownHost}:${info.port}`,
+        close: () =>
+          new Promise<void>((done, fail) => {
+            server.close((error) => (error ? fail(error) : done()));
+            if ("closeAllConnections" in server) server.closeAllConnections();
+          }),
+      });
+    });
+    server.once("error", reject);
+  });
+}
+
+function envNumber(name: string): number | undefined {
+  const value = process.env[name];
+  if (value === undefined || value === "") return undefined;
+  const number = Number(value);
+  if (!Number.isInteger(number) || number < 0) throw new Error(`${name} must be a non-negative integer`);
+  return number;
+}
+
+async function main(): Promise<void> {
+  const sidecarUrl = process.env["SIDECAR_URL"] ?? DEFAULT_SIDECAR_URL;
+  const options: NodeEdgeOptions = {
+    sidecarUrl,
+    port: envNumber("EDGE_PORT") ?? 8080,
+    hostname: process.env["EDGE_HOST"] ?? "127.0.0.1",
+  };
+  const maxBodyBytes = envNumber("MAX_BODY_BYTES");
+  if (maxBodyBytes !== undefined) options.maxBodyBytes = maxBodyBytes;
+  const keepAliveMs = envNumber("KEEP_ALIVE_MS");
+  if (keepAliveMs !== undefined) options.keepAliveMs = keepAliveMs;
+  const edge = await startNodeEdge(options);
+  console.log(`edge listening on ${edge.url} (sidecar ${sidecarUrl})`);
+  const stop = () => {
+    edge.close().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  process.once("SIGINT", stop);
+  process.once("SIGTERM", stop);
+}
+
+const entry = process.argv[1];
+if (entry !== undefined && import.meta.url === pathToFileURL(entry).href) {
+  main().catch((error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  });
+}

@@ -1,0 +1,44 @@
+import { create } from "@bufbuild/protobuf";
+import {
+  GenerateRequestSchema,
+  Role,
+  type GenerateRequest,
+} from "../../../proto/gen/inference/v1/inference_pb.js";
+import { commonRequestInit } from "../openai-common/fields.js";
+import type { ChatRequest, ChatRole } from "./schema.js";
+
+function toRole(role: ChatRole): Role {
+  switch (role) {
+    case "system":
+    case "developer":
+      return Role.SYSTEM;
+    case "user":
+      return Role.USER;
+    case "assistant":
+      return Role.ASSISTANT;
+    default: {
+      const unknownRole: never = role;
+      throw new Error(`unknown role ${String(unknownRole)}`);
+    }
+  }
+}
+
+/** Text parts are joined with a newline between them. */
+function toContent(content: ChatRequest["messages"][number]["content"]): string {
+  if (content == null) return "";
+  if (typeof content === "string") return content;
+  return content.map((part) => part.text).join("\n");
+}
+
+export function toGenerateRequest(body: ChatRequest): GenerateRequest {
+  const topLogprobs = body.logprobs === true ? (body.top_logprobs ?? 0) : 0;
+  return create(GenerateRequestSchema, {
+    ...commonRequestInit(body, body.max_completion_tokens ?? body.max_tokens),
+    input: {
+      case: "chat",
+      value: { messages: body.messages.map((m) => ({ role: toRole(m.role), content: toContent(m.content) })) },
+    },
+    logprobs: body.logprobs === true,
+    topLogprobs,
+  });
+}

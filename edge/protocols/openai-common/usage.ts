@@ -1,0 +1,17 @@
+import type { Finish } from "../../../proto/gen/inference/v1/inference_pb.js";
+
+export interface OpenAiUsage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  prompt_tokens_details: { cached_tokens: number };
+}
+
+export function openAiUsage(finish: Finish): OpenAiUsage {
+  return {
+    prompt_tokens: finish.promptTokens,
+    completion_tokens: finish.completionTokens,
+    total_tokens: finish.promptTokens + finish.completionTokens,
+    prompt_tokens_details: { cached_tokens: finish.cachedTokens },
+  };
+}

@@ -1,0 +1,103 @@
+// Generation events → text_completion frames, and the whole text_completion.
+//
+// Stream: one chunk per token with text (`logprobs: null` unless asked), then a
+// chunk with `"text": ""` and finish_reason, then a usage chunk with `choices: []`
+// if stream_options.include_usage. With logprobs every token gets a chunk (its text
+// may be ""), as in the chat encoder.
+//
+// Legacy logprobs: `tokens` are the tokens' own texts (their bytes decoded, U+FFFD
+// for part of a character), `text_offset` is where each token event's text starts
+// in the completion (not counting the prompt), in UTF-16 code units, and each
+// `top_logprobs` entry maps token text → logprob (alternatives whose texts collide
+// keep the likeliest).
+import type { Finish, Start, Token } from "../../../proto/gen/inference/v1/inference_pb.js";
+import type { GenerationResult } from "../../generation.js";
+import { openAiFinishReason } from "../openai-common/finish-reason.js";
+import { logprobValue, pieceText } from "../openai-common/logprobs.js";
+import type { ResponseMeta, StreamEncoder } from "../openai-common/serve.js";
+import { openAiUsage } from "../openai-common/usage.js";
+import { logprobsCount, type CompletionRequest } from "./schema.js";
+
+export interface LegacyLogprobs {
+  tokens: string[];
+  token_logprobs: (number | null)[];
+  top_logprobs: Record<string, number | null>[];
+  text_offset: number[];
+}
+
+function emptyLogprobs(): LegacyLogprobs {
+  return { tokens: [], token_logprobs: [], top_logprobs: [], text_offset: [] };
+}
+
+function addToken(into: LegacyLogprobs, token: Token, count: number, offset: number): void {
+  const top = new Map<string, number | null>();
+  for (const alt of token.topLogprobs.slice(0, count)) {
+    const text = pieceText(alt.piece);
+    if (!top.has(text)) top.set(text, logprobValue(alt.logprob));
+  }
+  into.tokens.push(pieceText(token.piece));
+  into.token_logprobs.push(logprobValue(token.logprob));
+  into.top_logprobs.push(Object.fromEntries(top));
+  into.text_offset.push(offset);
+}
+
+export function createCompletionStreamEncoder(body: CompletionRequest, meta: ResponseMeta): StreamEncoder {
+  const count = logprobsCount(body);
+  let offset = 0;
+  const chunk = (choices: unknown[], usage?: unknown) => ({
+    id: meta.id,
+    object: "text_completion",
+    created: meta.created,
+    model: meta.model,
+    choices,
+    ...(usage === undefined ? {} : { usage }),
+  });
+  return {
+    start(_start: Start) {
+      return [];
+    },
+    token(token: Token) {
+      if (count === null && token.text === "") return [];
+      let logprobs: LegacyLogprobs | null = null;
+      if (count !== null) {
+        logprobs = emptyLogprobs();
+        addToken(logprobs, token, count, offset);
+      }
+      offset += token.text.length;
+      return [chunk([{ text: token.text, index: 0, logprobs, finish_reason: null }])];
+    },
+    finish(finish: Finish) {
+      const reason = openAiFinishReason(finish.reason);
+      if (reason === null) return [];
+      const frames = [];
+      // Text the sidecar held back to the end (a stop sequence that never came) goes out first.
+      if (finish.text !== "") frames.push(chunk([{ text: finish.text, index: 0, logprobs: null, finish_reason: null }]));
+      frames.push(chunk([{ text: "", index: 0, logprobs: null, finish_reason: reason }]));
+      if (body.stream_options?.include_usage === true) frames.push(chunk([], openAiUsage(finish)));
+      return frames;
+    },
+  };
+}
+
+export function encodeCompletion(body: CompletionRequest, meta: ResponseMeta, result: GenerationResult): unknown {
+  const count = logprobsCount(body);
+  let logprobs: LegacyLogprobs | null = null;
+  if (count !== null) {
+    logprobs = emptyLogprobs();
+    let offset = 0;
+    for (const token of result.tokens) {
+      addToken(logprobs, token, count, offset);
+      offset += token.text.length;
+    }
+  }
+  return {
+    id: meta.id,
+    object: "text_completion",
+    created: meta.created,
+    model: meta.model,
+    choices: [
+      { text: result.text, index: 0, logprobs, finish_reason: openAiFinishReason(result.finish.reason) ?? "stop" },
+    ],
+    usage: openAiUsage(result.finish),
+  };
+}

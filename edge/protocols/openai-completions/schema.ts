@@ -1,0 +1,48 @@
+// POST /v1/completions request body (the legacy text completion API). One prompt
+// per request; fields this server does not use are ignored.
+import { z } from "zod";
+import { commonFields, integer } from "../openai-common/fields.js";
+
+const prompt = z
+  .union([z.string(), z.array(z.unknown())])
+  .superRefine((value, ctx) => {
+    if (typeof value === "string") return;
+    if (value.some((item) => typeof item !== "string")) {
+      ctx.addIssue({ code: "custom", message: "token-id prompts are not supported; send the prompt as text" });
+    } else if (value.length !== 1) {
+      ctx.addIssue({
+        code: "custom",
+        message: `only one prompt per request is supported (got ${value.length})`,
+      });
+    }
+  })
+  .transform((value) => (typeof value === "string" ? value : String(value[0])));
+
+export const completionRequestSchema = z.object({
+  ...commonFields,
+  prompt,
+  // Legacy: the number of most likely alternatives to report per token (0..5).
+  // `true` is accepted too (seed 000 sends it) and means 1.
+  logprobs: z.union([z.boolean(), integer().min(0).max(5)]).nullish(),
+  echo: z
+    .boolean()
+    .nullish()
+    .refine((v) => v !== true, { error: "echo is not supported" }),
+  suffix: z
+    .string()
+    .nullish()
+    .refine((v) => v == null || v === "", { error: "suffix is not supported" }),
+  best_of: z
+    .number()
+    .nullish()
+    .refine((v) => v == null || v === 1, { error: "only best_of=1 is supported" }),
+});
+
+export type CompletionRequest = z.output<typeof completionRequestSchema>;
+
+/** How many alternatives per token, or null when logprobs are off. */
+export function logprobsCount(body: CompletionRequest): number | null {
+  const value = body.logprobs;
+  if (value == null || value === false) return null;
+  return value === true ? 1 : value;
+}

@@ -1,0 +1,20 @@
+import type { AppContext } from "../../context.js";
+import { NotFoundError } from "../../errors.js";
+import { jsonResponse } from "../openai-common/json.js";
+import { openAiModel, openAiModelList } from "./encoder.js";
+
+/** GET /v1/models */
+export async function handleListModels(request: Request, context: AppContext): Promise<Response> {
+  const { models } = await context.sidecar.listModels({}, { signal: request.signal });
+  return jsonResponse(openAiModelList(models));
+}
+
+/** GET /v1/models/:id — the exact id only (Generate accepts any name when one model is served). */
+export async function handleRetrieveModel(id: string, request: Request, context: AppContext): Promise<Response> {
+  const { models } = await context.sidecar.listModels({}, { signal: request.signal });
+  const model = models.find((m) => m.id === id);
+  if (model === undefined) {
+    throw new NotFoundError(`The model '${id}' does not exist.`, { param: "model", code: "model_not_found" });
+  }
+  return jsonResponse(openAiModel(model));
+}

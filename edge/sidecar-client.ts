@@ -1,0 +1,53 @@
+// The edge's view of the sidecar: the generated InferenceService client, spoken as
+// binary gRPC-Web over fetch (DESIGN D2) so the same code runs in workerd and Node.
+// Tests substitute a fake that implements the same `Sidecar` type.
+import { Code, ConnectError, createClient, type Client, type Interceptor } from "@connectrpc/connect";
+import { createGrpcWebTransport } from "@connectrpc/connect-web";
+import { InferenceService } from "../proto/gen/inference/v1/inference_pb.js";
+
+export type Sidecar = Client<typeof InferenceService>;
+
+/** Where the sidecar listens unless configured otherwise. */
+export const DEFAULT_SIDECAR_URL = "http://127.0.0.1:50051";
+
+export type FetchImpl = (input: RequestInfo | URL, init?: RequestInit) => Promise<Response>;
+
+function isAbort(error: unknown): boolean {
+  return error instanceof Error && (error.name === "AbortError" || error.name === "TimeoutError");
+}
+
+/**
+ * A fetch that cannot reach the sidecar throws a plain TypeError, which connect
+ * would report as Code.Unknown; it is really "unavailable" (→ HTTP 503).
+ */
+const unreachableIsUnavailable: Interceptor = (next) => async (request) => {
+  try {
+    return await next(request);
+  } catch (error) {
+    if (error instanceof ConnectError || isAbort(error) || !(error instanceof Error)) throw error;
+    throw new ConnectError(
+      "The inference sidecar is unreachable.",
+      Code.Unavailable,
+      undefined,
+      undefined,
+      error,
+    );
+  }
+};
+
+/**
+ * Creates the gRPC-Web client for the sidecar at `baseUrl` (e.g. "http://127.0.0.1:50051").
+ * `fetchImpl` defaults to the global fetch; every call is made with `redirect: "manual"`
+ * because workerd does not implement the `redirect: "error"` that connect-web asks for.
+ */
+export function createSidecarClient(baseUrl: string, fetchImpl?: FetchImpl): Sidecar {
+  // Call the global fetch as `fetch(...)`: workerd rejects it when invoked with another `this`.
+  const send: FetchImpl = fetchImpl ?? ((input, init) => fetch(input, init));
+  const transport = createGrpcWebTransport({
+    baseUrl,
+    useBinaryFormat: true,
+    interceptors: [unreachableIsUnavailable],
+    fetch: (input, init) => send(input, { ...init, redirect: "manual" }),
+  });
+  return createClient(InferenceService, transport);
+}

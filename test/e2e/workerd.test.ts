@@ -1,0 +1,72 @@
+// The edge under workerd (`wrangler dev`) in front of a real sidecar and the scripted model:
+// the official client streams through it, and a client that leaves stops generation (DESIGN D5).
+import OpenAI from "openai";
+import { request as httpRequest } from "node:http";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { RunningSidecar } from "../../sidecar/server.js";
+import { checkChatStream } from "../support/contract.js";
+import { readMetrics, startTestSidecar } from "../support/sidecar.js";
+import { readEvents } from "../support/sse.js";
+import { startWrangler, type Wrangler } from "../support/wrangler.js";
+
+let sidecar: RunningSidecar;
+let wrangler: Wrangler;
+beforeAll(async () => {
+  sidecar = await startTestSidecar({ sequences: 2, contextSize: 4096 });
+  wrangler = await startWrangler({ SIDECAR_URL: sidecar.url });
+}, 90_000);
+afterAll(async () => {
+  await wrangler?.stop();
+  await sidecar?.stop();
+});
+
+describe("the edge under wrangler dev with the real sidecar", () => {
+  it("streams seed 000's chat contract to the official client", async () => {
+    const client = new OpenAI({ baseURL: `${wrangler.url}/v1`, apiKey: "not-needed", maxRetries: 0 });
+    const stream = await client.chat.completions.create({ model: "local-model", messages: [{ role: "user", content: "Hello!" }], stream: true });
+    let text = "";
+    let first: unknown;
+    let finish: string | null = null;
+    for await (const chunk of stream) {
+      first ??= chunk.choices[0]?.delta;
+      text += chunk.choices[0]?.delta.content ?? "";
+      finish = chunk.choices[0]?.finish_reason ?? finish;
+    }
+    expect(first).toEqual({ role: "assistant" });
+    expect(text).toBe("It is sunny in Tokyo, 22°C. ☀️");
+    expect(finish).toBe("stop");
+    const completion = await client.completions.create({ model: "m", prompt: "Once upon a time" });
+    expect(completion.choices[0]?.text).toBe(" there lived a tiny llama (🦙).");
+  });
+
+  it("keeps the frame order on the raw stream", async () => {
+    const response = await fetch(`${wrangler.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ messages: [{ role: "user", content: "Hello!" }], stream: true, stream_options: { include_usage: true } }),
+    });
+    const summary = checkChatStream(await readEvents(response.body));
+    expect(summary).toMatchObject({ text: "It is sunny in Tokyo, 22°C. ☀️", finishReason: "stop", done: true });
+    expect(summary.usage).toMatchObject({ completion_tokens: 16 });
+  });
+
+  it("stops the sidecar's generation when the client disconnects", async () => {
+    const before = await readMetrics(sidecar.url);
+    await new Promise<void>((resolve, reject) => {
+      const req = httpRequest(`${wrangler.url}/v1/completions`, { method: "POST", headers: { "content-type": "application/json" } }, (res) => {
+        res.once("data", () => {
+          req.destroy();
+          resolve();
+        });
+      });
+      req.on("error", () => undefined);
+      req.end(JSON.stringify({ prompt: "Let us sing. Sing", stream: true }));
+      setTimeout(() => reject(new Error("no data within 10 s")), 10_000);
+    });
+    await expect.poll(async () => (await readMetrics(sidecar.url)).sidecar_generations_active, { timeout: 10_000 }).toBe(0);
+    const after = await readMetrics(sidecar.url);
+    expect(after.sidecar_generations_aborted_total).toBe((before.sidecar_generations_aborted_total ?? 0) + 1);
+    // Left alone, the song would have run to the end of a 4,096-token context.
+    expect((after.sidecar_tokens_generated_total ?? 0) - (before.sidecar_tokens_generated_total ?? 0)).toBeLessThan(3000);
+  });
+});

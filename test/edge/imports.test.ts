@@ -1,0 +1,41 @@
+// edge/ runs in workerd: Web APIs only. Only edge/node.ts may import Node modules.
+import { readdirSync, readFileSync } from "node:fs";
+import { join, relative } from "node:path";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+
+const edgeDir = fileURLToPath(new URL("../../edge", import.meta.url));
+const FORBIDDEN = [/^node:/, /^@grpc\//, /^node-llama-cpp/, /^@hono\/node-server/, /^(fs|path|http|https|net|stream|os|crypto|buffer|process|url|child_process|events|util)$/];
+
+function sources(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return sources(path);
+    return entry.name.endsWith(".ts") ? [path] : [];
+  });
+}
+
+function imports(source: string): string[] {
+  const found: string[] = [];
+  for (const match of source.matchAll(/(?:import|export)\s[^;]*?from\s+["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)|import\s+["']([^"']+)["']/g)) {
+    found.push(match[1] ?? match[2] ?? match[3] ?? "");
+  }
+  return found;
+}
+
+describe("edge/ imports", () => {
+  const files = sources(edgeDir);
+
+  it("finds the edge sources", () => {
+    expect(files.length).toBeGreaterThan(10);
+  });
+
+  it.each(files.map((f) => [relative(edgeDir, f), f]))("%s imports no Node-only module", (name, file) => {
+    const found = imports(readFileSync(file, "utf8"));
+    const bad = found.filter((spec) => FORBIDDEN.some((pattern) => pattern.test(spec)));
+    if (name === "node.ts") expect(bad.length).toBeGreaterThan(0);
+    else expect(bad).toEqual([]);
+    // no Buffer or process globals either
+    if (name !== "node.ts") expect(readFileSync(file, "utf8")).not.toMatch(/\b(Buffer|process)\./);
+  });
+});

@@ -1,0 +1,208 @@
+// A scripted stand-in for the inference sidecar: implements the same `Sidecar`
+// type as the real gRPC-Web client, yields scripted Generate events, can fail
+// before `start` or mid-stream with a ConnectError, can be slow, and records every
+// request and the AbortSignal it was called with.
+import { create } from "@bufbuild/protobuf";
+import { Code, ConnectError, type CallOptions } from "@connectrpc/connect";
+import {
+  FinishReason,
+  GenerateRequestSchema,
+  GenerateResponseSchema,
+  ListModelsResponseSchema,
+  ModelInfoSchema,
+  type DetokenizeResponse,
+  type GenerateRequest,
+  type GenerateResponse,
+  type ListModelsResponse,
+  type ModelInfo,
+  type TokenizeResponse,
+} from "../../proto/gen/inference/v1/inference_pb.js";
+import type { Sidecar } from "../../edge/sidecar-client.js";
+
+export type Step =
+  | { kind: "event"; event: GenerateResponse }
+  | { kind: "fail"; error: ConnectError }
+  | { kind: "delay"; ms: number };
+
+export interface GenerateCall {
+  readonly request: GenerateRequest;
+  readonly signal: AbortSignal | undefined;
+}
+
+const encoder = new TextEncoder();
+
+// ---- script builders ----------------------------------------------------------
+
+export function start(model = "fake-model", promptTokens = 5, cachedTokens = 0): Step {
+  return {
+    kind: "event",
+    event: create(GenerateResponseSchema, { event: { case: "start", value: { model, promptTokens, cachedTokens } } }),
+  };
+}
+
+export interface TokenOptions {
+  id?: number;
+  /** The token's bytes; default: the UTF-8 of its text. */
+  piece?: Uint8Array | string;
+  logprob?: number;
+  /** Alternatives, best first: [piece, logprob] (piece as text or bytes), ids 1000+. */
+  top?: readonly (readonly [Uint8Array | string, number])[];
+}
+
+function bytesOf(piece: Uint8Array | string): Uint8Array {
+  return typeof piece === "string" ? encoder.encode(piece) : piece;
+}
+
+let nextTokenId = 100;
+
+export function token(text: string, options: TokenOptions = {}): Step {
+  return {
+    kind: "event",
+    event: create(GenerateResponseSchema, {
+      event: {
+        case: "token",
+        value: {
+          id: options.id ?? nextTokenId++,
+          text,
+          piece: bytesOf(options.piece ?? text),
+          ...(options.logprob === undefined ? {} : { logprob: options.logprob }),
+          topLogprobs: (options.top ?? []).map(([piece, logprob], i) => ({
+            id: 1000 + i,
+            piece: bytesOf(piece),
+            logprob,
+          })),
+        },
+      },
+    }),
+  };
+}
+
+export interface FinishOptions {
+  promptTokens?: number;
+  completionTokens?: number;
+  cachedTokens?: number;
+  stopSequence?: string;
+}
+
+export function finish(reason: "stop" | "length" | "abort" = "stop", options: FinishOptions = {}): Step {
+  const reasons = { stop: FinishReason.STOP, length: FinishReason.LENGTH, abort: FinishReason.ABORT };
+  return {
+    kind: "event",
+    event: create(GenerateResponseSchema, {
+      event: {
+        case: "finish",
+        value: {
+          reason: reasons[reason],
+          promptTokens: options.promptTokens ?? 5,
+          completionTokens: options.completionTokens ?? 0,
+          cachedTokens: options.cachedTokens ?? 0,
+          stopSequence: options.stopSequence ?? "",
+        },
+      },
+    }),
+  };
+}
+
+export function fail(code: Code, message: string): Step {
+  return { kind: "fail", error: new ConnectError(message, code) };
+}
+
+export function delay(ms: number): Step {
+  return { kind: "delay", ms };
+}
+
+// ---- the fake ----------------------------------------------------------------
+
+function canceled(signal: AbortSignal): ConnectError {
+  return signal.reason instanceof ConnectError ? signal.reason : new ConnectError("operation was aborted", Code.Canceled);
+}
+
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted === true) {
+      reject(canceled(signal));
+      return;
+    }
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    function onAbort(): void {
+      clearTimeout(timer);
+      reject(canceled(signal as AbortSignal));
+    }
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+}
+
+export type Script = readonly Step[] | ((request: GenerateRequest) => readonly Step[]);
+
+export class FakeSidecar implements Sidecar {
+  readonly calls: GenerateCall[] = [];
+  /** Steps of every Generate call (or a function of the request). */
+  script: Script;
+  models: ModelInfo[] = [
+    create(ModelInfoSchema, { id: "fake-model", created: 1_700_000_000n, contextSize: 4096, sequences: 4 }),
+  ];
+  /** Makes ListModels fail with this error, or never answer ("hang", until aborted). */
+  listModelsFailure: ConnectError | "hang" | undefined;
+  /** Number of steps (events, delays) that ran, over all calls. */
+  stepsRun = 0;
+
+  constructor(script: Script = [start(), token("Hi"), finish("stop", { completionTokens: 1 })]) {
+    this.script = script;
+  }
+
+  get lastCall(): GenerateCall | undefined {
+    return this.calls.at(-1);
+  }
+
+  generate = (request: Parameters<Sidecar["generate"]>[0], options?: CallOptions): AsyncIterable<GenerateResponse> => {
+    const message = create(GenerateRequestSchema, request);
+    const signal = options?.signal;
+    this.calls.push({ request: message, signal });
+    const steps = typeof this.script === "function" ? this.script(message) : this.script;
+    const fake = this;
+    async function* run(): AsyncGenerator<GenerateResponse> {
+      for (const step of steps) {
+        if (signal?.aborted === true) throw canceled(signal);
+        fake.stepsRun++;
+        switch (step.kind) {
+          case "delay":
+            await sleep(step.ms, signal);
+            break;
+          case "fail":
+            throw step.error;
+          case "event":
+            yield step.event;
+            break;
+        }
+      }
+      if (signal?.aborted === true) throw canceled(signal);
+    }
+    return run();
+  };
+
+  listModels = async (_request: Parameters<Sidecar["listModels"]>[0], options?: CallOptions): Promise<ListModelsResponse> => {
+    const failure = this.listModelsFailure;
+    if (failure === "hang") {
+      const timeout = options?.timeoutMs;
+      await new Promise<never>((_, reject) => {
+        if (timeout !== undefined) {
+          setTimeout(() => reject(new ConnectError("the operation timed out", Code.DeadlineExceeded)), timeout);
+        }
+        options?.signal?.addEventListener("abort", () => reject(new ConnectError("aborted", Code.Canceled)));
+      });
+    }
+    if (failure instanceof ConnectError) throw failure;
+    return create(ListModelsResponseSchema, { models: this.models });
+  };
+
+  tokenize = async (): Promise<TokenizeResponse> => {
+    throw new ConnectError("not scripted", Code.Unimplemented);
+  };
+
+  detokenize = async (): Promise<DetokenizeResponse> => {
+    throw new ConnectError("not scripted", Code.Unimplemented);
+  };
+}

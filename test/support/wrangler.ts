@@ -1,0 +1,62 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { createServer } from "node:net";
+import { fileURLToPath } from "node:url";
+
+const root = fileURLToPath(new URL("../..", import.meta.url));
+
+/** A port that was free a moment ago (wrangler needs numbers up front). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === "object" && address !== null ? address.port : 0));
+    });
+  });
+}
+
+export interface Wrangler {
+  /** e.g. http://127.0.0.1:PORT */
+  readonly url: string;
+  stop(): Promise<void>;
+}
+
+/** The edge under workerd through `wrangler dev`, offline, with the given `[vars]`. */
+export async function startWrangler(vars: Readonly<Record<string, string>>): Promise<Wrangler> {
+  const [port, inspector] = [await freePort(), await freePort()];
+  const args = ["dev", "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(inspector), "--show-interactive-dev-session=false"];
+  for (const [name, value] of Object.entries(vars)) args.push("--var", `${name}:${value}`);
+  const child: ChildProcess = spawn("node_modules/.bin/wrangler", args, {
+    cwd: root,
+    env: { ...process.env, CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_SEND_METRICS: "false", NO_COLOR: "1" },
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+  });
+  let output = "";
+  child.stdout?.on("data", (d: Buffer) => (output += d.toString()));
+  child.stderr?.on("data", (d: Buffer) => (output += d.toString()));
+  const url = `http://127.0.0.1:${port}`;
+  const stop = async (): Promise<void> => {
+    if (child.exitCode !== null || child.pid === undefined) return;
+    const exited = new Promise((r) => child.once("exit", r));
+    process.kill(-child.pid, "SIGTERM");
+    const timer = setTimeout(() => child.pid !== undefined && process.kill(-child.pid, "SIGKILL"), 5000);
+    await exited;
+    clearTimeout(timer);
+  };
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`wrangler dev exited: ${output}`);
+    try {
+      await (await fetch(`${url}/health`)).arrayBuffer();
+      return { url, stop };
+    } catch {
+      if (Date.now() > deadline) {
+        await stop();
+        throw new Error(`wrangler dev did not answer within 60 s: ${output}`);
+      }
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+}
