@@ -54,7 +54,8 @@ export async function* generate(
   try {
     sequence = await loaded.pool.acquire(prompt.tokens, signal);
   } catch (error) {
-    metrics.requestsRejected++;
+    if (signal.aborted) metrics.requestsCancelledInQueue++;
+    else metrics.requestsRejected++;
     throw error;
   }
   const queueMs = performance.now() - queuedAt;

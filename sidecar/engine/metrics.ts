@@ -2,6 +2,7 @@
 export class EngineMetrics {
   requestsStarted = 0;
   requestsRejected = 0;
+  requestsCancelledInQueue = 0;
   generationsActive = 0;
   generationsAborted = 0;
   tokensGenerated = 0;
@@ -10,6 +11,7 @@ export class EngineMetrics {
     const lines = [
       `sidecar_requests_started_total ${this.requestsStarted}`,
       `sidecar_requests_rejected_total ${this.requestsRejected}`,
+      `sidecar_requests_cancelled_in_queue_total ${this.requestsCancelledInQueue}`,
       `sidecar_generations_active ${this.generationsActive}`,
       `sidecar_generations_aborted_total ${this.generationsAborted}`,
       `sidecar_tokens_generated_total ${this.tokensGenerated}`,
