@@ -1,5 +1,5 @@
-import os from "node:os";
 import { parseArgs } from "node:util";
+import { ENGINE_CHOICES, type EngineChoice } from "./engine/model.js";
 
 export interface SidecarConfig {
   /** A GGUF path; undefined serves the project's embedded demo model. */
@@ -7,7 +7,8 @@ export interface SidecarConfig {
   readonly modelId: string | undefined;
   readonly host: string;
   readonly port: number;
-  readonly threads: number;
+  readonly threads: number | "auto";
+  readonly engine: EngineChoice;
   readonly sequences: number;
   readonly contextSize: number;
   readonly maxQueue: number;
@@ -20,7 +21,8 @@ const options = {
   "model-id": { type: "string", env: "MODEL_ID", help: "name clients use (default: the file name)" },
   host: { type: "string", env: "SIDECAR_HOST", default: "127.0.0.1", help: "address to bind" },
   port: { type: "string", env: "SIDECAR_PORT", default: "50051", help: "port for native gRPC and gRPC-Web" },
-  threads: { type: "string", env: "THREADS", help: "llama.cpp threads (default: half the cores, at least 1)" },
+  threads: { type: "string", env: "THREADS", help: "llama.cpp threads, or auto: all cores with a local build, half (>= 1) with the prebuilt one", default: "auto" },
+  engine: { type: "string", env: "ENGINE", default: "auto", help: "llama.cpp library: auto, prebuilt or local (npm run build:engine)" },
   sequences: { type: "string", env: "SEQUENCES", default: "4", help: "requests generated at once" },
   "context-size": { type: "string", env: "CONTEXT_SIZE", default: "2048", help: "tokens per request (prompt + reply)" },
   "max-queue": { type: "string", env: "MAX_QUEUE", default: "64", help: "requests that may wait for a sequence" },
@@ -58,12 +60,15 @@ export function readConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Sid
     return "default" in o ? o.default : undefined;
   };
   const threads = get("threads");
+  const engine = get("engine") ?? "auto";
+  if (!ENGINE_CHOICES.includes(engine as EngineChoice)) throw new Error(`--engine must be one of ${ENGINE_CHOICES.join(", ")}, got "${engine}"`);
   return {
     model: get("model"),
     modelId: get("model-id"),
     host: get("host") ?? "127.0.0.1",
     port: positiveInt("port", get("port") ?? "50051", 0),
-    threads: threads === undefined ? Math.max(1, Math.floor(os.availableParallelism() / 2)) : positiveInt("threads", threads),
+    threads: threads === undefined || threads === "auto" ? "auto" : positiveInt("threads", threads),
+    engine: engine as EngineChoice,
     sequences: positiveInt("sequences", get("sequences") ?? "4"),
     contextSize: positiveInt("context-size", get("context-size") ?? "2048", 16),
     maxQueue: positiveInt("max-queue", get("max-queue") ?? "64", 0),

@@ -28,7 +28,8 @@ async function main(): Promise<void> {
   process.stderr.write("\n");
   const [first] = sidecar.models;
   console.error(
-    `sidecar: serving ${first?.id} (${config.sequences} sequences × ${first?.contextSize} tokens, ${config.threads} threads) ` +
+    `sidecar: serving ${first?.id} (${config.sequences} sequences × ${first?.contextSize} tokens, ${first?.threads} threads, ` +
+      `${first?.llama.buildType} llama.cpp) ` +
       `on ${sidecar.url} (native gRPC and gRPC-Web)`,
   );
   let signals = 0;

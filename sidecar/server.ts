@@ -27,6 +27,7 @@ export async function startSidecar(config: StartOptions): Promise<RunningSidecar
     modelPath: config.model,
     ...(config.modelId !== undefined ? { id: config.modelId } : {}),
     threads: config.threads,
+    engine: config.engine,
     sequences: config.sequences,
     contextSize: config.contextSize,
     maxQueue: config.maxQueue,

@@ -61,6 +61,7 @@ export function createInferenceService(state: ServiceState): ServiceImpl<typeof 
           vocabularySize: m.vocabularySize,
           chatTemplate: m.chatWrapper.wrapperName,
           architecture: String(m.model.fileInfo.metadata.general.architecture ?? ""),
+          engineBuild: m.llama.buildType,
         })),
       };
     },

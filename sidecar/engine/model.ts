@@ -1,6 +1,8 @@
+import os from "node:os";
 import path from "node:path";
 import {
   getLlama,
+  LlamaLogLevel,
   resolveChatWrapper,
   type ChatWrapper,
   type Llama,
@@ -10,13 +12,29 @@ import {
 import { SequencePool } from "./pool.js";
 import { TokenBytes } from "./token-bytes.js";
 
+/**
+ * Which llama.cpp library to load: "auto" takes this host's own build (`npm run build:engine`)
+ * when there is one and the prebuilt library shipped with node-llama-cpp otherwise; "prebuilt"
+ * and "local" insist on one of them.
+ */
+export type EngineChoice = "auto" | "prebuilt" | "local";
+export const ENGINE_CHOICES: readonly EngineChoice[] = ["auto", "prebuilt", "local"];
+
+/** The CMake options `npm run build:engine` builds with; the local build is found by them. */
+export const LOCAL_BUILD_CMAKE_OPTIONS: Readonly<Record<string, string>> = { GGML_OPENMP: "OFF" };
+
 export interface ModelOptions {
   /** A GGUF file. */
   readonly modelPath: string;
   /** The name clients use; defaults to the file name without `.gguf`. */
   readonly id?: string;
-  /** Threads llama.cpp may use; always explicit (node-llama-cpp's default is far too many on small hosts). */
-  readonly threads: number;
+  /**
+   * Threads llama.cpp uses; "auto" picks by measurement: all cores with this host's own build
+   * (it keeps a thread pool), half of them (at least 1) with the prebuilt library, which starts
+   * new threads for every decode step and so gets slower with more of them on small hosts.
+   */
+  readonly threads: number | "auto";
+  readonly engine: EngineChoice;
   /** Requests generated at the same time, each in its own sequence of one shared context. */
   readonly sequences: number;
   /** Tokens one sequence holds (prompt plus reply). */
@@ -41,19 +59,34 @@ export interface LoadedModel {
   readonly tokenBytes: TokenBytes;
   readonly contextSize: number;
   readonly vocabularySize: number;
+  readonly threads: number;
   dispose(): Promise<void>;
 }
 
 let llamaInstance: Promise<Llama> | undefined;
 
 /** The llama.cpp binding, loaded once per process; never builds or downloads anything. */
-export function loadLlama(threads: number): Promise<Llama> {
-  llamaInstance ??= getLlama({ gpu: "auto", build: "never", maxThreads: threads, logLevel: "error" as never });
+export function loadLlama(engine: EngineChoice = "auto"): Promise<Llama> {
+  llamaInstance ??= (async () => {
+    const llama = await getLlama({
+      gpu: "auto",
+      build: "never",
+      // Always explicit: node-llama-cpp's own default is far more threads than small hosts have.
+      maxThreads: os.availableParallelism(),
+      logLevel: LlamaLogLevel.error,
+      cmakeOptions: engine === "prebuilt" ? {} : { ...LOCAL_BUILD_CMAKE_OPTIONS },
+    });
+    if (engine === "local" && llama.buildType !== "localBuild") {
+      throw new Error("--engine local: no local llama.cpp build was found; run `npm run build:engine` first");
+    }
+    return llama;
+  })();
   return llamaInstance;
 }
 
 export async function loadModel(options: ModelOptions): Promise<LoadedModel> {
-  const llama = await loadLlama(options.threads);
+  const llama = await loadLlama(options.engine);
+  const threads = resolveThreads(options.threads, llama);
   const model = await llama.loadModel({
     modelPath: options.modelPath,
     ...(options.onProgress ? { onLoadProgress: options.onProgress } : {}),
@@ -61,7 +94,7 @@ export async function loadModel(options: ModelOptions): Promise<LoadedModel> {
   const context = await model.createContext({
     sequences: options.sequences,
     contextSize: options.contextSize * options.sequences,
-    threads: options.threads,
+    threads,
   });
   const chatWrapper = resolveChatWrapper(model);
   const id = options.id ?? path.basename(options.modelPath).replace(/\.gguf$/i, "");
@@ -77,11 +110,18 @@ export async function loadModel(options: ModelOptions): Promise<LoadedModel> {
     tokenBytes: new TokenBytes(model),
     contextSize: Math.floor(context.contextSize / options.sequences),
     vocabularySize: vocabularySize(model),
+    threads,
     async dispose() {
       await context.dispose();
       await model.dispose();
     },
   };
+}
+
+export function resolveThreads(threads: number | "auto", llama: Llama): number {
+  if (threads !== "auto") return threads;
+  const cores = os.availableParallelism();
+  return llama.buildType === "localBuild" ? cores : Math.max(1, Math.floor(cores / 2));
 }
 
 function vocabularySize(model: LlamaModel): number {

@@ -34,7 +34,9 @@ export function buildSampling(
 
   const evaluate: SequenceEvaluateOptions = { temperature: o.temperature ?? 1 };
   if (o.topP !== undefined) evaluate.topP = o.topP;
-  if (o.topK !== undefined && o.topK > 0) evaluate.topK = o.topK;
+  // Unset top_k / top_p keep llama.cpp's usual defaults (40 and 0.95, as llama-server does);
+  // top_k 0 turns the filter off.
+  if (o.topK !== undefined) evaluate.topK = o.topK;
   if (o.minP !== undefined) evaluate.minP = o.minP;
   if (o.seed !== undefined) evaluate.seed = o.seed;
   else evaluate.seed = Math.floor(Math.random() * 0xffffffff);

@@ -14,6 +14,7 @@ export function startTestSidecar(options: Partial<StartOptions> = {}): Promise<R
     host: "127.0.0.1",
     port: 0,
     threads: 1,
+    engine: "auto",
     sequences: 2,
     contextSize: 256,
     maxQueue: 8,

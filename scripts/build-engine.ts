@@ -1,0 +1,45 @@
+/**
+ * `npm run build:engine`: builds llama.cpp for this host from the source node-llama-cpp ships
+ * (offline), with the project's engine patch (a persistent CPU thread pool per context, see
+ * sidecar/native/README.md). The sidecar then loads this build (`--engine auto` or `local`);
+ * without it, the prebuilt library stays the default. CPU hosts only: a GPU host keeps the
+ * prebuilt CUDA/Vulkan libraries that `npm ci` installs.
+ */
+import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { LOCAL_BUILD_CMAKE_OPTIONS } from "../sidecar/engine/model.js";
+
+const root = fileURLToPath(new URL("..", import.meta.url));
+const require = createRequire(import.meta.url);
+const packageDir = path.dirname(require.resolve("node-llama-cpp/package.json"));
+const { version } = JSON.parse(readFileSync(path.join(packageDir, "package.json"), "utf8")) as { version: string };
+const PATCHED_FOR = "3.22.1";
+const patchFile = path.join(root, "sidecar/native/threadpool.patch");
+const marker = "llm-edge engine patch";
+
+if (version !== PATCHED_FOR) {
+  console.error(`build:engine: the patch targets node-llama-cpp ${PATCHED_FOR}, found ${version}; update sidecar/native/threadpool.patch first`);
+  process.exit(1);
+}
+
+const cli = path.join(root, "node_modules/.bin/node-llama-cpp");
+const run = (command: string, args: string[], env: NodeJS.ProcessEnv = {}): void => {
+  console.error(`build:engine: ${path.basename(command)} ${args.join(" ")}`);
+  execFileSync(command, args, { cwd: root, stdio: "inherit", env: { ...process.env, ...env } });
+};
+
+// 1. The llama.cpp source of this exact release, from the git bundle inside the package (no network).
+run(cli, ["source", "download", "--skipBuild", "--gpu", "false", "--noUsageExample"]);
+
+// 2. The patch, once.
+const header = readFileSync(path.join(packageDir, "llama/addon/AddonContext.h"), "utf8");
+if (header.includes(marker)) console.error("build:engine: patch already applied");
+else run("patch", ["-p1", "--forward", "-d", packageDir, "-i", patchFile]);
+
+// 3. The build (about 4 minutes on 2 cores), found again at run time by these CMake options.
+const cmakeEnv = Object.fromEntries(Object.entries(LOCAL_BUILD_CMAKE_OPTIONS).map(([k, v]) => [`NODE_LLAMA_CPP_CMAKE_OPTION_${k}`, v]));
+run(cli, ["source", "build", "--gpu", "false", "--noUsageExample"], cmakeEnv);
+console.error("build:engine: done; the sidecar now loads this build (it logs \"localBuild llama.cpp\" at start)");
