@@ -1,18 +1,14 @@
 import { parseArgs } from "node:util";
-import { ENGINE_CHOICES, type EngineChoice } from "./engine/model.js";
+import { ENGINE_CHOICES, type EngineChoice, type ModelOptions } from "./engine/model.js";
 
-export interface SidecarConfig {
+type EngineSettings = "threads" | "engine" | "sequences" | "contextSize" | "maxQueue" | "queueTimeoutMs";
+
+export interface SidecarConfig extends Pick<ModelOptions, EngineSettings> {
   /** A GGUF path; undefined serves the project's embedded demo model. */
   readonly model: string | undefined;
   readonly modelId: string | undefined;
   readonly host: string;
   readonly port: number;
-  readonly threads: number | "auto";
-  readonly engine: EngineChoice;
-  readonly sequences: number;
-  readonly contextSize: number;
-  readonly maxQueue: number;
-  readonly queueTimeoutMs: number;
   readonly drainMs: number;
 }
 

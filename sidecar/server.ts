@@ -23,17 +23,8 @@ export interface StartOptions extends Omit<SidecarConfig, "model"> {
 }
 
 export async function startSidecar(config: StartOptions): Promise<RunningSidecar> {
-  const loaded = await loadModel({
-    modelPath: config.model,
-    ...(config.modelId !== undefined ? { id: config.modelId } : {}),
-    threads: config.threads,
-    engine: config.engine,
-    sequences: config.sequences,
-    contextSize: config.contextSize,
-    maxQueue: config.maxQueue,
-    queueTimeoutMs: config.queueTimeoutMs,
-    ...(config.onProgress ? { onProgress: config.onProgress } : {}),
-  });
+  const { model, modelId, host: _host, port: _port, drainMs: _drainMs, ...engine } = config;
+  const loaded = await loadModel({ ...engine, modelPath: model, ...(modelId !== undefined ? { id: modelId } : {}) });
   const models = [loaded];
   const metrics = new EngineMetrics();
   const shutdown = new AbortController();
