@@ -9,6 +9,7 @@ import {
   type LlamaContext,
   type LlamaModel,
 } from "node-llama-cpp";
+import { orderBatchesBySequence } from "./batch-order.js";
 import { SequencePool } from "./pool.js";
 import { TokenBytes } from "./token-bytes.js";
 
@@ -60,6 +61,8 @@ export interface LoadedModel {
   readonly contextSize: number;
   readonly vocabularySize: number;
   readonly threads: number;
+  /** Whether decode steps go to llama.cpp ordered by sequence (see batch-order.ts). */
+  readonly batchesOrdered: boolean;
   dispose(): Promise<void>;
 }
 
@@ -96,6 +99,7 @@ export async function loadModel(options: ModelOptions): Promise<LoadedModel> {
     contextSize: options.contextSize * options.sequences,
     threads,
   });
+  const batchesOrdered = orderBatchesBySequence(context);
   const chatWrapper = resolveChatWrapper(model);
   const id = options.id ?? path.basename(options.modelPath).replace(/\.gguf$/i, "");
   const pool = new SequencePool(context, { maxQueue: options.maxQueue, queueTimeoutMs: options.queueTimeoutMs });
@@ -111,6 +115,7 @@ export async function loadModel(options: ModelOptions): Promise<LoadedModel> {
     contextSize: Math.floor(context.contextSize / options.sequences),
     vocabularySize: vocabularySize(model),
     threads,
+    batchesOrdered,
     async dispose() {
       await context.dispose();
       await model.dispose();

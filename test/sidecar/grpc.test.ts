@@ -129,6 +129,12 @@ describe.each(["grpc", "grpc-web"] as const)("Generate over %s", (transport) => 
 });
 
 describe("concurrent requests", () => {
+  it("go to llama.cpp as one batch per step, ordered by sequence", () => {
+    // If a node-llama-cpp upgrade changes the internals this relies on, this fails rather than
+    // silently losing the batching speed-up (see sidecar/engine/batch-order.ts).
+    expect(sidecar.models[0]?.batchesOrdered).toBe(true);
+  });
+
   it("each get their own exact text while more requests than sequences wait their turn", async () => {
     const { grpc: client } = clientsFor(sidecar.url);
     const jobs = [
