@@ -4,13 +4,17 @@ import { Router, type IRequest } from "itty-router";
 import { DEFAULT_MAX_BODY_BYTES } from "./body.js";
 import type { AppContext } from "./context.js";
 import { preflight, withCors } from "./cors.js";
-import { isUnexpected, MethodNotAllowedError, NotFoundError, toApiError } from "./errors.js";
+import { MethodNotAllowedError, NotFoundError } from "./errors.js";
 import { handleHealth } from "./health.js";
 import { randomId, systemClock } from "./ids.js";
+import { answer, type Protocol } from "./protocol.js";
+import { handleCountTokens, handleMessages } from "./protocols/anthropic-messages/handler.js";
+import { anthropicProtocol } from "./protocols/anthropic-messages/protocol.js";
 import { handleChatCompletions } from "./protocols/openai-chat/handler.js";
-import { openAiErrorResponse } from "./protocols/openai-common/errors.js";
+import { openAiProtocol } from "./protocols/openai-common/protocol.js";
 import { handleCompletions } from "./protocols/openai-completions/handler.js";
 import { handleListModels, handleRetrieveModel } from "./protocols/openai-models/handler.js";
+import { handleResponses } from "./protocols/openai-responses/handler.js";
 import type { Sidecar } from "./sidecar-client.js";
 
 export const DEFAULT_KEEP_ALIVE_MS = 10_000;
@@ -37,6 +41,11 @@ export interface AppOptions {
    * console.error. Never receives request content.
    */
   onUnexpectedError?: (error: unknown) => void;
+}
+
+/** The protocol whose error shape a path's failures take: Anthropic's under /v1/messages, else OpenAI's. */
+export function protocolForPath(pathname: string): Protocol {
+  return pathname === "/v1/messages" || pathname.startsWith("/v1/messages/") ? anthropicProtocol : openAiProtocol;
 }
 
 export interface App {
@@ -66,16 +75,15 @@ export function createApp(options: AppOptions): App {
 
   const router = Router<IRequest, []>({
     before: [(request: IRequest) => (request.method === "OPTIONS" ? preflight(request) : undefined)],
-    catch: (error: unknown) => {
-      if (isUnexpected(error)) report(error);
-      return openAiErrorResponse(toApiError(error));
-    },
     finally: [(response: unknown) => (response instanceof Response ? withCors(response) : response)],
   });
 
   router
     .post("/v1/chat/completions", (request) => handleChatCompletions(request, context))
     .post("/v1/completions", (request) => handleCompletions(request, context))
+    .post("/v1/responses", (request) => handleResponses(request, context))
+    .post("/v1/messages", (request) => handleMessages(request, context))
+    .post("/v1/messages/count_tokens", (request) => handleCountTokens(request, context))
     .get("/v1/models", (request) => handleListModels(request, context))
     .get("/v1/models/:id+", (request) =>
       handleRetrieveModel(decodePathSegment(request.params["id"] ?? ""), request, context),
@@ -90,7 +98,16 @@ export function createApp(options: AppOptions): App {
       throw new NotFoundError(`Unknown route: ${request.method} ${pathname}`, { code: "unknown_route" });
     });
 
-  return {
-    fetch: (request) => router.fetch(request) as Promise<Response>,
+  // Generation routes answer their own failures (edge/serve.ts); anything else a route
+  // throws (unknown route, wrong method, models) is answered here, in the error shape
+  // of the path's protocol.
+  const fetch = async (request: Request): Promise<Response> => {
+    try {
+      return (await router.fetch(request)) as Response;
+    } catch (error) {
+      const protocol = protocolForPath(new URL(request.url).pathname);
+      return withCors(await answer(protocol, context, () => Promise.reject(error)));
+    }
   };
+  return { fetch };
 }

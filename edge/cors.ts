@@ -2,7 +2,7 @@
 // (itty-router's own `cors` helper drops the response status in v6, hence this.)
 
 const ALLOW_METHODS = "GET, POST, OPTIONS";
-const EXPOSE_HEADERS = "retry-after, allow";
+const EXPOSE_HEADERS = "retry-after, allow, request-id";
 
 /** The answer to an OPTIONS preflight. */
 export function preflight(request: Request): Response {
@@ -12,7 +12,8 @@ export function preflight(request: Request): Response {
       "access-control-allow-origin": "*",
       "access-control-allow-methods": ALLOW_METHODS,
       "access-control-allow-headers":
-        request.headers.get("access-control-request-headers") ?? "authorization, content-type",
+        request.headers.get("access-control-request-headers") ??
+        "authorization, content-type, x-api-key, anthropic-version, anthropic-beta",
       "access-control-max-age": "86400",
     },
   });

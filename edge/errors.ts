@@ -1,6 +1,8 @@
 // One error hierarchy for the edge. Every failure the edge reports is an ApiError;
-// each subclass fixes the HTTP status, and protocol renderers (e.g.
-// protocols/openai-common/errors.ts) turn it into their own wire shape.
+// each subclass fixes the HTTP status and a protocol-neutral `kind`, and protocol
+// renderers (protocols/openai-common/errors.ts, protocols/anthropic-messages/errors.ts)
+// turn it into their own wire shape (Anthropic answers the `rate_limit` kind with its
+// own 529 "overloaded" status).
 // Failures reported by the sidecar arrive as ConnectErrors and are mapped here,
 // in one switch, by `fromConnectError`.
 import { Code, ConnectError } from "@connectrpc/connect";
@@ -21,9 +23,11 @@ export interface ApiErrorOptions {
 /** The broad kind of failure; protocol renderers map it to their own type names. */
 export type ApiErrorKind =
   | "invalid_request"
+  | "too_large"
   | "not_found"
   | "rate_limit"
   | "server_error"
+  | "timeout"
   | "unavailable";
 
 export abstract class ApiError extends Error {
@@ -77,7 +81,7 @@ export class MethodNotAllowedError extends ApiError {
 /** 413: the body is larger than the configured limit. */
 export class PayloadTooLargeError extends ApiError {
   readonly status = 413;
-  readonly kind = "invalid_request";
+  readonly kind = "too_large";
   constructor(limitBytes: number) {
     super(`The request body is larger than the limit of ${limitBytes} bytes.`, {
       code: "request_too_large",
@@ -106,7 +110,7 @@ export class ServiceUnavailableError extends ApiError {
 /** 504: the request waited too long for a free sequence. */
 export class GatewayTimeoutError extends ApiError {
   readonly status = 504;
-  readonly kind = "server_error";
+  readonly kind = "timeout";
 }
 
 function retryAfter(error: ConnectError): Record<string, string> {

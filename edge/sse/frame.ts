@@ -27,10 +27,18 @@ export function formatEvent(event: SseEvent): string {
   return `${out}\n`;
 }
 
-/** A `data:` event whose payload is the JSON of `value`. */
-export function formatJsonEvent(value: unknown, event?: string): string {
-  return formatEvent(event === undefined ? { data: JSON.stringify(value) } : { event, data: JSON.stringify(value) });
+/** An event whose payload is the JSON of `value`, named `event` if given. */
+export function jsonEvent(value: unknown, event?: string): SseEvent {
+  return event === undefined ? { data: JSON.stringify(value) } : { event, data: JSON.stringify(value) };
 }
+
+/** A `data:` event whose payload is the JSON of `value`, formatted. */
+export function formatJsonEvent(value: unknown, event?: string): string {
+  return formatEvent(jsonEvent(value, event));
+}
+
+/** The `data: [DONE]` sentinel that ends OpenAI-style streams (chat, completions, Responses per seed 004). */
+export const DONE: SseEvent = { data: "[DONE]" };
 
 /** A comment line (ignored by every SSE reader; used for keep-alive pings). */
 export function formatComment(text: string): string {

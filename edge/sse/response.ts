@@ -2,8 +2,9 @@
 // consumer asks for more (highWaterMark 0), so a slow client slows the sidecar
 // read instead of growing a buffer.
 //
-// Keep-alive: when the next frame takes longer than `keepAliveMs`, a `: ping`
-// comment is written instead (at most one per read, so backpressure still holds).
+// Keep-alive: when the next frame takes longer than `keepAliveMs`, a keep-alive frame
+// is written instead (at most one per read, so backpressure still holds): a `: ping`
+// comment unless the protocol has its own (Anthropic's `event: ping`).
 // Besides keeping proxies from timing out an idle stream, the write is what lets
 // workerd notice a client that left during a silence: measured under wrangler dev,
 // `request.signal` does not abort on a disconnect until something is written.
@@ -18,8 +19,10 @@ const SSE_HEADERS: Readonly<Record<string, string>> = {
 export interface SseResponseOptions {
   /** Called once if the consumer cancels the body (e.g. the client went away on Node). */
   onCancel?: (reason: unknown) => void;
-  /** Write a `: ping` comment after this much silence; 0 or undefined disables. */
+  /** Write a keep-alive frame after this much silence; 0 or undefined disables. */
   keepAliveMs?: number;
+  /** The keep-alive frame (SSE text); default a `: ping` comment. */
+  keepAlive?: string;
   headers?: Record<string, string>;
 }
 
@@ -41,6 +44,7 @@ function within<T>(promise: Promise<T>, ms: number): Promise<T | typeof TIMED_OU
 export function sseResponse(frames: AsyncIterator<string>, options: SseResponseOptions = {}): Response {
   const encoder = new TextEncoder();
   const keepAliveMs = options.keepAliveMs ?? 0;
+  const keepAlive = encoder.encode(options.keepAlive ?? PING);
   let cancelled = false;
   // A frame asked for but not yet produced (survives a keep-alive ping).
   let pending: Promise<IteratorResult<string>> | undefined;
@@ -62,7 +66,7 @@ export function sseResponse(frames: AsyncIterator<string>, options: SseResponseO
           }
           if (cancelled) return;
           if (result === TIMED_OUT) {
-            controller.enqueue(encoder.encode(PING));
+            controller.enqueue(keepAlive.slice());
             return;
           }
           pending = undefined;

@@ -10,26 +10,50 @@
 //   4. A final data: [DONE] SSE frame.
 //   "If validation fails before generation, the stream ends with an error SSE event carrying
 //    the validation message and no role frame is emitted."
+//
+// Seed 004 (issue 3), "Messages Streaming (/v1/messages)":
+//   "The Messages endpoint streams Anthropic-style named SSE events. Each event includes an
+//    event: line and a data: line. Typical sequence: 1. message_start 2. content_block_start
+//    3. content_block_delta (repeated) 4. content_block_stop 5. message_delta 6. message_stop"
+// and "Responses Streaming (/v1/responses)":
+//   "data: {"type":"response.created","response":{...},"sequence_number":0} … data: [DONE]"
+//   "Terminal events include: response.completed, response.incomplete, response.failed"
 import { readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { Code } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
 import { testApp, post } from "../support/app.js";
-import { checkChatStream, checkCompletionStream, type ContractSummary } from "../support/contract.js";
+import {
+  checkAnthropicStream,
+  checkChatStream,
+  checkCompletionStream,
+  checkResponsesStream,
+} from "../support/contract.js";
 import { fail, finish, start, token, type Step } from "../support/fake-sidecar.js";
 import { hostileSplits, parseChunks, parseText } from "../support/sse.js";
 
+type Path = "/v1/chat/completions" | "/v1/completions" | "/v1/messages" | "/v1/responses";
+
 interface Scenario {
   name: string;
-  path: "/v1/chat/completions" | "/v1/completions";
+  path: Path;
   body: Record<string, unknown>;
   script: Step[];
-  expected: Partial<ContractSummary>;
+  expected: Record<string, unknown>;
 }
 
 const llama = new Uint8Array([0xf0, 0x9f, 0xa6, 0x99]); // 🦙, split over two tokens below
 const chat = { model: "local-model", messages: [{ role: "user", content: "Hello!" }], stream: true };
 const completion = { prompt: "Once upon a time", max_tokens: 32, stream: true };
+const messages = { model: "claude-sonnet-4-5", max_tokens: 1024, messages: [{ role: "user", content: "Hello!" }], stream: true };
+const responses = { model: "local-model", input: "Hello!", stream: true };
+/** "Hi there 🦙" with the emoji split over two tokens, the first of which has no text yet. */
+const plainTokens = (): Step[] => [
+  token("Hi"),
+  token(" there"),
+  token("", { piece: llama.subarray(0, 2) }),
+  token(" 🦙", { piece: new Uint8Array([0x20, ...llama.subarray(2)]) }),
+];
 
 const scenarios: Scenario[] = [
   {
@@ -137,6 +161,113 @@ const scenarios: Scenario[] = [
     script: [fail(Code.InvalidArgument, "the prompt does not fit the context (5000 tokens, context 4096)")],
     expected: { text: "", done: false },
   },
+  {
+    name: "anthropic-plain",
+    path: "/v1/messages",
+    body: messages,
+    script: [start("tiny-llama", 9), ...plainTokens(), finish("stop", { promptTokens: 9, completionTokens: 4 })],
+    expected: {
+      text: "Hi there 🦙",
+      stopReason: "end_turn",
+      stopSequence: null,
+      done: true,
+      usage: { input_tokens: 9, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 4 },
+    },
+  },
+  {
+    name: "anthropic-max-tokens",
+    path: "/v1/messages",
+    body: { ...messages, max_tokens: 2 },
+    script: [
+      start("tiny-llama", 9, 4),
+      token("Hi"),
+      token(" there"),
+      finish("length", { promptTokens: 9, completionTokens: 2, cachedTokens: 4 }),
+    ],
+    expected: {
+      text: "Hi there",
+      stopReason: "max_tokens",
+      done: true,
+      usage: { input_tokens: 5, cache_creation_input_tokens: 0, cache_read_input_tokens: 4, output_tokens: 2 },
+    },
+  },
+  {
+    name: "anthropic-stop-sequence",
+    path: "/v1/messages",
+    body: { ...messages, stop_sequences: ["Tokyo"] },
+    script: [
+      start("tiny-llama", 9),
+      token("It is sunny in "),
+      token("", { piece: "Tok" }), // might begin the stop sequence: held back
+      token("", { piece: "yo" }), // it did: never sent
+      finish("stop", { promptTokens: 9, completionTokens: 3, stopSequence: "Tokyo" }),
+    ],
+    expected: { text: "It is sunny in ", stopReason: "stop_sequence", stopSequence: "Tokyo", done: true },
+  },
+  {
+    name: "anthropic-mid-stream-error",
+    path: "/v1/messages",
+    body: messages,
+    script: [start("tiny-llama", 9), token("Hi"), fail(Code.Internal, "the engine failed while generating")],
+    expected: {
+      text: "Hi",
+      done: false,
+      error: { type: "error", error: { type: "api_error", message: "the engine failed while generating" } },
+    },
+  },
+  {
+    name: "responses-plain",
+    path: "/v1/responses",
+    body: responses,
+    script: [start("tiny-llama", 9), ...plainTokens(), finish("stop", { promptTokens: 9, completionTokens: 4 })],
+    expected: {
+      text: "Hi there 🦙",
+      terminal: "response.completed",
+      done: true,
+      usage: { input_tokens: 9, input_tokens_details: { cached_tokens: 0 }, output_tokens: 4, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 13 },
+    },
+  },
+  {
+    name: "responses-max-tokens",
+    path: "/v1/responses",
+    body: { ...responses, max_output_tokens: 2 },
+    script: [
+      start("tiny-llama", 9, 4),
+      token("Hi"),
+      token(" there"),
+      finish("length", { promptTokens: 9, completionTokens: 2, cachedTokens: 4 }),
+    ],
+    expected: {
+      text: "Hi there",
+      terminal: "response.incomplete",
+      done: true,
+      usage: { input_tokens: 9, input_tokens_details: { cached_tokens: 4 }, output_tokens: 2, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 11 },
+    },
+  },
+  {
+    name: "responses-held-back",
+    path: "/v1/responses",
+    body: { ...responses, instructions: "Be brief.", metadata: { session: "s-1" } },
+    script: [
+      start("tiny-llama", 12),
+      token("It is sunny in "),
+      token("", { piece: "Tok" }), // held back: might begin a stop sequence; the reply ends first
+      finish("stop", { promptTokens: 12, completionTokens: 2, text: "Tok" }),
+    ],
+    expected: { text: "It is sunny in Tok", terminal: "response.completed", done: true },
+  },
+  {
+    name: "responses-mid-stream-error",
+    path: "/v1/responses",
+    body: responses,
+    script: [start("tiny-llama", 9), token("Hi"), fail(Code.Internal, "the engine failed while generating")],
+    expected: {
+      text: "Hi",
+      terminal: "response.failed",
+      done: true,
+      error: { code: "server_error", message: "the engine failed while generating" },
+    },
+  },
 ];
 
 const goldenPath = (name: string) => fileURLToPath(new URL(`../golden/${name}.txt`, import.meta.url));
@@ -148,8 +279,15 @@ async function transcript(scenario: Scenario): Promise<{ response: Response; tex
   return { response, text: await response.text() };
 }
 
-function check(scenario: Scenario, events: ReturnType<typeof parseText>): ContractSummary {
-  return scenario.path === "/v1/chat/completions" ? checkChatStream(events) : checkCompletionStream(events);
+const checkers: Record<Path, (events: ReturnType<typeof parseText>) => object> = {
+  "/v1/chat/completions": checkChatStream,
+  "/v1/completions": checkCompletionStream,
+  "/v1/messages": checkAnthropicStream,
+  "/v1/responses": checkResponsesStream,
+};
+
+function check(scenario: Scenario, events: ReturnType<typeof parseText>): object {
+  return checkers[scenario.path](events);
 }
 
 describe.each(scenarios)("golden transcript $name", (scenario) => {

@@ -135,3 +135,296 @@ export function checkCompletionStream(events: readonly ParsedEvent[]): ContractS
   const { reason, usage } = terminalAndUsage(chunks, terminalAt);
   return { text, finishReason: reason, usage, error, done };
 }
+
+// ---- Anthropic Messages (seed 004, issue 3) ------------------------------------
+//   message_start → per block content_block_start / content_block_delta… /
+//   content_block_stop (one open block at a time, indices 0, 1, 2…, delta type
+//   matching the block) → message_delta → message_stop; `event:` equals the data's
+//   `type`; `ping` anywhere before the end; a failure is one last `event: error`.
+
+/** The delta types each block type may receive. */
+const ANTHROPIC_DELTAS: Readonly<Record<string, readonly string[]>> = {
+  text: ["text_delta"],
+  thinking: ["thinking_delta", "signature_delta"],
+  tool_use: ["input_json_delta"],
+};
+const ANTHROPIC_STOP_REASONS = ["end_turn", "max_tokens", "stop_sequence", "tool_use", "model_context_window_exceeded"];
+
+export interface AnthropicSummary {
+  /** The concatenated text_delta texts. */
+  text: string;
+  /** Each block's type and its concatenated delta text. */
+  blocks: { type: string; text: string }[];
+  message: Record<string, unknown> | undefined;
+  stopReason: string | null;
+  stopSequence: string | null;
+  /** message_start's usage with message_delta's output_tokens. */
+  usage: Record<string, unknown> | undefined;
+  error: unknown;
+  /** message_stop was sent. */
+  done: boolean;
+  pings: number;
+}
+
+type Data = Record<string, unknown> & { type?: unknown };
+
+function asRecord(value: unknown): Record<string, unknown> {
+  expect(value !== null && typeof value === "object", `${JSON.stringify(value)} is an object`).toBe(true);
+  return value as Record<string, unknown>;
+}
+
+export function checkAnthropicStream(events: readonly ParsedEvent[]): AnthropicSummary {
+  const summary: AnthropicSummary = {
+    text: "",
+    blocks: [],
+    message: undefined,
+    stopReason: null,
+    stopSequence: null,
+    usage: undefined,
+    error: undefined,
+    done: false,
+    pings: 0,
+  };
+  let open: { index: number; type: string } | undefined;
+  let sawDelta = false;
+  let ended = false;
+  events.forEach((event, i) => {
+    expect(ended, `nothing after the end (event ${i}: ${event.event})`).toBe(false);
+    const data = JSON.parse(event.data) as Data;
+    expect(event.event, "the event: line names the data's type").toBe(data.type);
+    if (data.type !== "message_start" && data.type !== "error") {
+      expect(summary.message, `${String(data.type)} after message_start`).toBeDefined();
+    }
+    switch (data.type) {
+      case "ping":
+        expect(data).toEqual({ type: "ping" });
+        summary.pings++;
+        break;
+      case "message_start": {
+        expect(summary.message, "one message_start, first").toBeUndefined();
+        expect(i - summary.pings, "message_start is the first event").toBe(0);
+        const message = asRecord(data["message"]);
+        expect(message).toMatchObject({ type: "message", role: "assistant", content: [], stop_reason: null, stop_sequence: null });
+        expect(String(message["id"])).toMatch(/^msg_/);
+        expect(typeof message["model"]).toBe("string");
+        const usage = asRecord(message["usage"]);
+        expect(typeof usage["input_tokens"]).toBe("number");
+        expect(typeof usage["output_tokens"]).toBe("number");
+        summary.message = message;
+        summary.usage = { ...usage };
+        break;
+      }
+      case "content_block_start": {
+        expect(open, "one open block at a time").toBeUndefined();
+        expect(sawDelta, "no block after message_delta").toBe(false);
+        expect(data["index"], "blocks are numbered 0, 1, 2…").toBe(summary.blocks.length);
+        const block = asRecord(data["content_block"]);
+        const type = String(block["type"]);
+        expect(Object.keys(ANTHROPIC_DELTAS), "a known block type").toContain(type);
+        if (type === "text") expect(block).toEqual({ type: "text", text: "" });
+        open = { index: Number(data["index"]), type };
+        summary.blocks.push({ type, text: "" });
+        break;
+      }
+      case "content_block_delta": {
+        expect(open, "a delta inside an open block").toBeDefined();
+        expect(data["index"], "the delta's index is the open block's").toBe(open?.index);
+        const delta = asRecord(data["delta"]);
+        expect(ANTHROPIC_DELTAS[open?.type ?? ""], "delta type matches the block").toContain(delta["type"]);
+        const piece = String(delta["text"] ?? delta["thinking"] ?? delta["partial_json"] ?? "");
+        const block = summary.blocks.at(-1);
+        if (block !== undefined) block.text += piece;
+        if (delta["type"] === "text_delta") {
+          expect(typeof delta["text"]).toBe("string");
+          expect(delta["text"], "no empty text deltas").not.toBe("");
+          summary.text += String(delta["text"]);
+        }
+        break;
+      }
+      case "content_block_stop":
+        expect(open, "a stop closes an open block").toBeDefined();
+        expect(data).toEqual({ type: "content_block_stop", index: open?.index });
+        open = undefined;
+        break;
+      case "message_delta": {
+        expect(open, "every block is closed before message_delta").toBeUndefined();
+        expect(sawDelta, "one message_delta").toBe(false);
+        sawDelta = true;
+        const delta = asRecord(data["delta"]);
+        expect(ANTHROPIC_STOP_REASONS).toContain(delta["stop_reason"]);
+        if (delta["stop_reason"] === "stop_sequence") expect(typeof delta["stop_sequence"]).toBe("string");
+        else expect(delta["stop_sequence"]).toBeNull();
+        const usage = asRecord(data["usage"]);
+        expect(typeof usage["output_tokens"]).toBe("number");
+        summary.stopReason = String(delta["stop_reason"]);
+        summary.stopSequence = (delta["stop_sequence"] as string | null) ?? null;
+        summary.usage = { ...summary.usage, ...usage };
+        break;
+      }
+      case "message_stop":
+        expect(sawDelta, "message_stop follows message_delta").toBe(true);
+        expect(data).toEqual({ type: "message_stop" });
+        summary.done = true;
+        ended = true;
+        break;
+      case "error": {
+        expect(asRecord(data["error"])).toMatchObject({ type: expect.any(String), message: expect.any(String) });
+        expect(Object.keys(data).sort()).toEqual(["error", "type"]);
+        summary.error = data;
+        ended = true;
+        break;
+      }
+      default:
+        expect.unreachable(`unknown event type ${JSON.stringify(data.type)}`);
+    }
+  });
+  expect(ended, "the stream ends with message_stop or error").toBe(true);
+  return summary;
+}
+
+// ---- OpenAI Responses (seed 004, issue 3) --------------------------------------
+//   data-only frames with `type` and `sequence_number` 0, 1, 2…;
+//   response.created → response.in_progress → per item output_item.added →
+//   (content_part.added → output_text.delta… → output_text.done →
+//   content_part.done)… → output_item.done, one open item and part at a time,
+//   output_index = position in the final output → one terminal
+//   response.completed | response.incomplete | response.failed → data: [DONE].
+
+const TERMINALS = ["response.completed", "response.incomplete", "response.failed"];
+
+export interface ResponsesSummary {
+  text: string;
+  /** The terminal event's type, or null. */
+  terminal: string | null;
+  /** The terminal event's response. */
+  response: Record<string, unknown> | undefined;
+  usage: unknown;
+  error: unknown;
+  done: boolean;
+  /** The items as output_item.done sent them. */
+  items: Record<string, unknown>[];
+}
+
+export function checkResponsesStream(events: readonly ParsedEvent[]): ResponsesSummary {
+  const summary: ResponsesSummary = { text: "", terminal: null, response: undefined, usage: undefined, error: undefined, done: false, items: [] };
+  for (const event of events) expect(event.event, "data-only frames (no event: line)").toBe("message");
+  const doneAt = events.findIndex((e) => e.data === "[DONE]");
+  if (doneAt !== -1) {
+    expect(doneAt, "[DONE] is last and once").toBe(events.length - 1);
+    summary.done = true;
+  }
+  const payloads = events.filter((e) => e.data !== "[DONE]").map((e) => JSON.parse(e.data) as Data);
+  let responseId: string | undefined;
+  let item: { id: string; index: number; type: string; parts: string[] } | undefined;
+  let part: { index: number; text: string } | undefined;
+  const checkResponse = (value: unknown, status: string): Record<string, unknown> => {
+    const response = asRecord(value);
+    expect(response["object"]).toBe("response");
+    expect(String(response["id"])).toMatch(/^resp_/);
+    responseId ??= String(response["id"]);
+    expect(response["id"], "the same response id throughout").toBe(responseId);
+    expect(response["status"]).toBe(status);
+    return response;
+  };
+  payloads.forEach((data, i) => {
+    expect(data["sequence_number"], "sequence numbers grow by one from 0").toBe(i);
+    expect(summary.terminal, `nothing but [DONE] after ${String(summary.terminal)}`).toBeNull();
+    const type = String(data.type);
+    if (i === 0) expect(type, "response.created first").toBe("response.created");
+    if (i === 1) expect(type, "response.in_progress second").toBe("response.in_progress");
+    const at = () => {
+      expect(item, `${type} inside an open item`).toBeDefined();
+      expect(data["item_id"]).toBe(item?.id);
+      expect(data["output_index"]).toBe(item?.index);
+    };
+    switch (type) {
+      case "response.created":
+      case "response.in_progress": {
+        expect(i).toBeLessThan(2);
+        const response = checkResponse(data["response"], "in_progress");
+        expect(response["output"]).toEqual([]);
+        break;
+      }
+      case "response.output_item.added": {
+        expect(item, "one open item at a time").toBeUndefined();
+        expect(data["output_index"], "output_index is the item's position in output").toBe(summary.items.length);
+        const added = asRecord(data["item"]);
+        expect(added["status"]).toBe("in_progress");
+        expect(added["type"]).toBe("message");
+        expect(String(added["id"])).toMatch(/^msg_/);
+        expect(added).toMatchObject({ role: "assistant", content: [] });
+        item = { id: String(added["id"]), index: summary.items.length, type: String(added["type"]), parts: [] };
+        break;
+      }
+      case "response.content_part.added":
+        at();
+        expect(part, "one open part at a time").toBeUndefined();
+        expect(data["content_index"]).toBe(item?.parts.length);
+        expect(data["part"]).toEqual({ type: "output_text", text: "", annotations: [], logprobs: [] });
+        part = { index: Number(data["content_index"]), text: "" };
+        break;
+      case "response.output_text.delta":
+        at();
+        expect(part, "a delta inside an open part").toBeDefined();
+        expect(item?.type, "output_text only in message items").toBe("message");
+        expect(data["content_index"]).toBe(part?.index);
+        expect(typeof data["delta"]).toBe("string");
+        expect(data["delta"], "no empty deltas").not.toBe("");
+        if (part !== undefined) part.text += String(data["delta"]);
+        summary.text += String(data["delta"]);
+        break;
+      case "response.output_text.done":
+        at();
+        expect(data["content_index"]).toBe(part?.index);
+        expect(data["text"], "done carries the whole text").toBe(part?.text);
+        break;
+      case "response.content_part.done":
+        at();
+        expect(data["content_index"]).toBe(part?.index);
+        expect(data["part"]).toEqual({ type: "output_text", text: part?.text, annotations: [], logprobs: [] });
+        item?.parts.push(part?.text ?? "");
+        part = undefined;
+        break;
+      case "response.output_item.done": {
+        expect(item, "done closes an open item").toBeDefined();
+        expect(part, "parts are closed before their item").toBeUndefined();
+        expect(data["output_index"]).toBe(item?.index);
+        const done = asRecord(data["item"]);
+        expect(done["id"]).toBe(item?.id);
+        expect(["completed", "incomplete"]).toContain(done["status"]);
+        expect(done["content"]).toEqual(item?.parts.map((text) => ({ type: "output_text", text, annotations: [], logprobs: [] })));
+        summary.items.push(done);
+        item = undefined;
+        break;
+      }
+      case "response.completed":
+      case "response.incomplete":
+      case "response.failed": {
+        const status = type.slice("response.".length);
+        const response = checkResponse(data["response"], status);
+        summary.terminal = type;
+        summary.response = response;
+        if (type === "response.failed") {
+          expect(asRecord(response["error"])).toMatchObject({ code: expect.any(String), message: expect.any(String) });
+          summary.error = response["error"];
+          break;
+        }
+        expect(item, "every item is closed before the terminal event").toBeUndefined();
+        expect(response["output"], "the terminal output is the items sent").toEqual(summary.items);
+        expect(response["error"]).toBeNull();
+        if (type === "response.incomplete") expect(response["incomplete_details"]).toEqual({ reason: "max_output_tokens" });
+        else expect(response["incomplete_details"]).toBeNull();
+        if ("output_text" in response) expect(response["output_text"]).toBe(summary.text);
+        const usage = asRecord(response["usage"]);
+        expect(usage["total_tokens"]).toBe(Number(usage["input_tokens"]) + Number(usage["output_tokens"]));
+        summary.usage = usage;
+        break;
+      }
+      default:
+        expect.unreachable(`unknown event type ${type}`);
+    }
+  });
+  expect(TERMINALS, "the stream ends with a terminal event").toContain(summary.terminal);
+  expect(summary.done, "[DONE] after the terminal event").toBe(true);
+  return summary;
+}

@@ -10,11 +10,14 @@ import {
   GenerateResponseSchema,
   ListModelsResponseSchema,
   ModelInfoSchema,
+  TokenizeRequestSchema,
+  TokenizeResponseSchema,
   type DetokenizeResponse,
   type GenerateRequest,
   type GenerateResponse,
   type ListModelsResponse,
   type ModelInfo,
+  type TokenizeRequest,
   type TokenizeResponse,
 } from "../../proto/gen/inference/v1/inference_pb.js";
 import type { Sidecar } from "../../edge/sidecar-client.js";
@@ -82,6 +85,8 @@ export interface FinishOptions {
   completionTokens?: number;
   cachedTokens?: number;
   stopSequence?: string;
+  /** Text held back to the end (`Finish.text`). */
+  text?: string;
 }
 
 export function finish(reason: "stop" | "length" | "abort" = "stop", options: FinishOptions = {}): Step {
@@ -97,6 +102,7 @@ export function finish(reason: "stop" | "length" | "abort" = "stop", options: Fi
           completionTokens: options.completionTokens ?? 0,
           cachedTokens: options.cachedTokens ?? 0,
           stopSequence: options.stopSequence ?? "",
+          text: options.text ?? "",
         },
       },
     }),
@@ -198,8 +204,15 @@ export class FakeSidecar implements Sidecar {
     return create(ListModelsResponseSchema, { models: this.models });
   };
 
-  tokenize = async (): Promise<TokenizeResponse> => {
-    throw new ConnectError("not scripted", Code.Unimplemented);
+  /** What Tokenize answers: these token ids, or this error. */
+  tokenizeResult: readonly number[] | ConnectError = new ConnectError("not scripted", Code.Unimplemented);
+  /** Every Tokenize request. */
+  readonly tokenizeCalls: TokenizeRequest[] = [];
+
+  tokenize = async (request: Parameters<Sidecar["tokenize"]>[0]): Promise<TokenizeResponse> => {
+    this.tokenizeCalls.push(create(TokenizeRequestSchema, request));
+    if (this.tokenizeResult instanceof ConnectError) throw this.tokenizeResult;
+    return create(TokenizeResponseSchema, { tokens: [...this.tokenizeResult] });
   };
 
   detokenize = async (): Promise<DetokenizeResponse> => {

@@ -1,19 +1,24 @@
 import type { AppContext } from "../../context.js";
-import { serveOpenAi, type OpenAiEndpoint } from "../openai-common/serve.js";
+import { serve, type Endpoint } from "../../serve.js";
+import { openAiErrorEvent } from "../openai-common/errors.js";
+import { openAiProtocol } from "../openai-common/protocol.js";
 import { createChatStreamEncoder, encodeChatCompletion } from "./encoder.js";
 import { chatRequestSchema } from "./schema.js";
 import { toGenerateRequest } from "./to-request.js";
 
-const chatEndpoint: OpenAiEndpoint<typeof chatRequestSchema> = {
+const chatEndpoint: Endpoint<typeof chatRequestSchema> = {
+  protocol: openAiProtocol,
   schema: chatRequestSchema,
   idPrefix: "chatcmpl-",
   toRequest: toGenerateRequest,
   isStream: (body) => body.stream === true,
+  // Seed 000: a request the sidecar refuses ends the stream with one error event, no role frame.
+  refusedStream: (error) => [openAiErrorEvent(error)],
   streamEncoder: createChatStreamEncoder,
   encodeResult: encodeChatCompletion,
 };
 
 /** POST /v1/chat/completions */
 export function handleChatCompletions(request: Request, context: AppContext): Promise<Response> {
-  return serveOpenAi(chatEndpoint, request, context);
+  return serve(chatEndpoint, request, context);
 }

@@ -1,7 +1,8 @@
 // OpenAI's error shape, for HTTP bodies and for in-stream `event: error` frames:
 //   {"error":{"message","type","param","code"}}
 import { type ApiError, type ApiErrorKind } from "../../errors.js";
-import { formatJsonEvent } from "../../sse/frame.js";
+import { jsonResponse } from "../../json.js";
+import { jsonEvent, type SseEvent } from "../../sse/frame.js";
 
 export interface OpenAiErrorObject {
   message: string;
@@ -13,11 +14,13 @@ export interface OpenAiErrorObject {
 function typeOf(kind: ApiErrorKind): string {
   switch (kind) {
     case "invalid_request":
+    case "too_large":
     case "not_found":
       return "invalid_request_error";
     case "rate_limit":
       return "rate_limit_error";
     case "server_error":
+    case "timeout":
     case "unavailable":
       return "server_error";
     default: {
@@ -33,10 +36,7 @@ export function openAiErrorObject(error: ApiError): OpenAiErrorObject {
 
 /** The HTTP error response (status from the error class). */
 export function openAiErrorResponse(error: ApiError): Response {
-  return new Response(JSON.stringify({ error: openAiErrorObject(error) }), {
-    status: error.status,
-    headers: { "content-type": "application/json", ...error.headers },
-  });
+  return jsonResponse({ error: openAiErrorObject(error) }, error.status, error.headers);
 }
 
 /**
@@ -44,7 +44,7 @@ export function openAiErrorResponse(error: ApiError): Response {
  * seed 000 shows) AND under `error`, because the OpenAI SDKs raise only when the
  * data has an `error` key.
  */
-export function openAiErrorEvent(error: ApiError): string {
+export function openAiErrorEvent(error: ApiError): SseEvent {
   const object = openAiErrorObject(error);
-  return formatJsonEvent({ ...object, error: object }, "error");
+  return jsonEvent({ ...object, error: object }, "error");
 }

@@ -2,8 +2,9 @@
 //
 // Stream: one chunk per token with text (`logprobs: null` unless asked), then a
 // chunk with `"text": ""` and finish_reason, then a usage chunk with `choices: []`
-// if stream_options.include_usage. With logprobs every token gets a chunk (its text
-// may be ""), as in the chat encoder.
+// if stream_options.include_usage, then `data: [DONE]`. With logprobs every token
+// gets a chunk (its text may be ""), as in the chat encoder. A raw prompt's reply has
+// one kind of content, text.
 //
 // Legacy logprobs: `tokens` are the tokens' own texts (their bytes decoded, U+FFFD
 // for part of a character), `text_offset` is where each token event's text starts
@@ -11,10 +12,14 @@
 // `top_logprobs` entry maps token text → logprob (alternatives whose texts collide
 // keep the likeliest).
 import type { Finish, Start, Token } from "../../../proto/gen/inference/v1/inference_pb.js";
+import { finishContent } from "../../content.js";
+import type { ApiError } from "../../errors.js";
 import type { GenerationResult } from "../../generation.js";
+import type { ResponseMeta, StreamEncoder } from "../../serve.js";
+import { DONE, jsonEvent, type SseEvent } from "../../sse/frame.js";
+import { openAiErrorEvent } from "../openai-common/errors.js";
 import { openAiFinishReason } from "../openai-common/finish-reason.js";
 import { logprobValue, pieceText } from "../openai-common/logprobs.js";
-import type { ResponseMeta, StreamEncoder } from "../openai-common/serve.js";
 import { openAiUsage } from "../openai-common/usage.js";
 import { logprobsCount, type CompletionRequest } from "./schema.js";
 
@@ -44,14 +49,15 @@ function addToken(into: LegacyLogprobs, token: Token, count: number, offset: num
 export function createCompletionStreamEncoder(body: CompletionRequest, meta: ResponseMeta): StreamEncoder {
   const count = logprobsCount(body);
   let offset = 0;
-  const chunk = (choices: unknown[], usage?: unknown) => ({
-    id: meta.id,
-    object: "text_completion",
-    created: meta.created,
-    model: meta.model,
-    choices,
-    ...(usage === undefined ? {} : { usage }),
-  });
+  const chunk = (choices: unknown[], usage?: unknown): SseEvent =>
+    jsonEvent({
+      id: meta.id,
+      object: "text_completion",
+      created: meta.created,
+      model: meta.model,
+      choices,
+      ...(usage === undefined ? {} : { usage }),
+    });
   return {
     start(_start: Start) {
       return [];
@@ -69,12 +75,17 @@ export function createCompletionStreamEncoder(body: CompletionRequest, meta: Res
     finish(finish: Finish) {
       const reason = openAiFinishReason(finish.reason);
       if (reason === null) return [];
-      const frames = [];
       // Text the sidecar held back to the end (a stop sequence that never came) goes out first.
-      if (finish.text !== "") frames.push(chunk([{ text: finish.text, index: 0, logprobs: null, finish_reason: null }]));
+      const frames = finishContent(finish).map((content) =>
+        chunk([{ text: content.text, index: 0, logprobs: null, finish_reason: null }]),
+      );
       frames.push(chunk([{ text: "", index: 0, logprobs: null, finish_reason: reason }]));
       if (body.stream_options?.include_usage === true) frames.push(chunk([], openAiUsage(finish)));
+      frames.push(DONE);
       return frames;
+    },
+    fail(error: ApiError) {
+      return [openAiErrorEvent(error)];
     },
   };
 }

@@ -1,19 +1,24 @@
 import type { AppContext } from "../../context.js";
-import { serveOpenAi, type OpenAiEndpoint } from "../openai-common/serve.js";
+import { serve, type Endpoint } from "../../serve.js";
+import { openAiErrorEvent } from "../openai-common/errors.js";
+import { openAiProtocol } from "../openai-common/protocol.js";
 import { createCompletionStreamEncoder, encodeCompletion } from "./encoder.js";
 import { completionRequestSchema } from "./schema.js";
 import { toGenerateRequest } from "./to-request.js";
 
-const completionEndpoint: OpenAiEndpoint<typeof completionRequestSchema> = {
+const completionEndpoint: Endpoint<typeof completionRequestSchema> = {
+  protocol: openAiProtocol,
   schema: completionRequestSchema,
   idPrefix: "cmpl-",
   toRequest: toGenerateRequest,
   isStream: (body) => body.stream === true,
+  // As for chat (seed 000): a refused request is one error event on a stream.
+  refusedStream: (error) => [openAiErrorEvent(error)],
   streamEncoder: createCompletionStreamEncoder,
   encodeResult: encodeCompletion,
 };
 
 /** POST /v1/completions */
 export function handleCompletions(request: Request, context: AppContext): Promise<Response> {
-  return serveOpenAi(completionEndpoint, request, context);
+  return serve(completionEndpoint, request, context);
 }

@@ -1,0 +1,18 @@
+// POST /v1/messages/count_tokens: the prompt's size as the model's chat template
+// renders it, counted by the sidecar's Tokenize (no generation). `input_tokens` is
+// the whole prompt: counting uses no cache.
+import { readJsonBody } from "../../body.js";
+import type { AppContext } from "../../context.js";
+import { jsonResponse } from "../../json.js";
+import { parseRequest } from "../../validation.js";
+import { countTokensRequestSchema } from "./schema.js";
+import { toChat } from "./to-request.js";
+
+export async function countTokens(request: Request, context: AppContext): Promise<Response> {
+  const body = parseRequest(countTokensRequestSchema, await readJsonBody(request, context.maxBodyBytes));
+  const { tokens } = await context.sidecar.tokenize(
+    { model: body.model, input: { case: "chat", value: toChat(body) } },
+    { signal: request.signal },
+  );
+  return jsonResponse({ input_tokens: tokens.length });
+}

@@ -1,0 +1,29 @@
+import type { AppContext } from "../../context.js";
+import { answer } from "../../protocol.js";
+import { serve, type Endpoint } from "../../serve.js";
+import { countTokens } from "./count-tokens.js";
+import { createMessagesStreamEncoder, encodeMessage } from "./encoder.js";
+import { anthropicProtocol } from "./protocol.js";
+import { messagesRequestSchema } from "./schema.js";
+import { toGenerateRequest } from "./to-request.js";
+
+const messagesEndpoint: Endpoint<typeof messagesRequestSchema> = {
+  protocol: anthropicProtocol,
+  schema: messagesRequestSchema,
+  idPrefix: "msg_",
+  toRequest: toGenerateRequest,
+  isStream: (body) => body.stream === true,
+  // No refusedStream: a request the sidecar refuses is an HTTP 400 (seed 004).
+  streamEncoder: createMessagesStreamEncoder,
+  encodeResult: encodeMessage,
+};
+
+/** POST /v1/messages */
+export function handleMessages(request: Request, context: AppContext): Promise<Response> {
+  return serve(messagesEndpoint, request, context);
+}
+
+/** POST /v1/messages/count_tokens */
+export function handleCountTokens(request: Request, context: AppContext): Promise<Response> {
+  return answer(anthropicProtocol, context, () => countTokens(request, context));
+}

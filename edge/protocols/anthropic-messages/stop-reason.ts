@@ -1,0 +1,36 @@
+import { FinishReason, type Finish } from "../../../proto/gen/inference/v1/inference_pb.js";
+
+export type AnthropicStopReason = "end_turn" | "max_tokens" | "stop_sequence" | "model_context_window_exceeded";
+
+export interface AnthropicStop {
+  stop_reason: AnthropicStopReason;
+  /** The stop sequence that ended the reply, when one did. */
+  stop_sequence: string | null;
+}
+
+/**
+ * Anthropic's stop_reason; null for ABORT (the client left: nothing more is sent).
+ * The sidecar's LENGTH means max_tokens, or a full context when fewer tokens than
+ * max_tokens were generated (Anthropic's `model_context_window_exceeded`).
+ */
+export function anthropicStop(finish: Finish, maxTokens: number): AnthropicStop | null {
+  switch (finish.reason) {
+    case FinishReason.STOP:
+    case FinishReason.UNSPECIFIED: // a sidecar that sets no reason ended normally
+      return finish.stopSequence !== ""
+        ? { stop_reason: "stop_sequence", stop_sequence: finish.stopSequence }
+        : { stop_reason: "end_turn", stop_sequence: null };
+    case FinishReason.LENGTH:
+      return {
+        stop_reason: finish.completionTokens < maxTokens ? "model_context_window_exceeded" : "max_tokens",
+        stop_sequence: null,
+      };
+    case FinishReason.ABORT:
+      return null;
+    default: {
+      const unknownReason: never = finish.reason;
+      void unknownReason;
+      return { stop_reason: "end_turn", stop_sequence: null };
+    }
+  }
+}

@@ -1,0 +1,56 @@
+import { create } from "@bufbuild/protobuf";
+import {
+  ChatSchema,
+  GenerateRequestSchema,
+  Role,
+  type Chat,
+  type GenerateRequest,
+} from "../../../proto/gen/inference/v1/inference_pb.js";
+import type { AnthropicContent, AnthropicRole, CountTokensRequest, MessagesRequest } from "./schema.js";
+
+const UINT32_MAX = 0xffff_ffff;
+
+function toRole(role: AnthropicRole): Role {
+  switch (role) {
+    case "user":
+      return Role.USER;
+    case "assistant":
+      return Role.ASSISTANT;
+    default: {
+      const unknownRole: never = role;
+      throw new Error(`unknown role ${String(unknownRole)}`);
+    }
+  }
+}
+
+/** Text blocks are joined with a newline between them (as chat text parts are). */
+function toText(content: AnthropicContent): string {
+  if (typeof content === "string") return content;
+  return content.map((block) => block.text).join("\n");
+}
+
+/** `system` (when given and not empty) becomes the first, system message. */
+export function toChat(body: CountTokensRequest): Chat {
+  const system = body.system == null ? "" : toText(body.system);
+  return create(ChatSchema, {
+    messages: [
+      ...(system === "" ? [] : [{ role: Role.SYSTEM, content: system }]),
+      ...body.messages.map((m) => ({ role: toRole(m.role), content: toText(m.content) })),
+    ],
+  });
+}
+
+export function toGenerateRequest(body: MessagesRequest): GenerateRequest {
+  const sampling: { temperature?: number; topP?: number; topK?: number } = {};
+  if (body.temperature != null) sampling.temperature = body.temperature;
+  if (body.top_p != null) sampling.topP = body.top_p;
+  if (body.top_k != null) sampling.topK = body.top_k;
+  return create(GenerateRequestSchema, {
+    model: body.model,
+    input: { case: "chat", value: toChat(body) },
+    sampling,
+    // Larger than uint32 can hold means "no practical limit": the context caps it.
+    maxTokens: Math.min(body.max_tokens, UINT32_MAX),
+    stop: (body.stop_sequences ?? []).filter((s) => s !== ""),
+  });
+}

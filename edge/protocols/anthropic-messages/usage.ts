@@ -1,0 +1,22 @@
+// Anthropic usage from the sidecar's counts. Anthropic counts the prompt in three
+// parts (input_tokens + cache_creation_input_tokens + cache_read_input_tokens): the
+// tokens the sidecar found in its KV cache are `cache_read_input_tokens`, the rest are
+// `input_tokens`; nothing is ever written to a cache a client pays for, so
+// `cache_creation_input_tokens` is 0.
+import type { Finish, Start } from "../../../proto/gen/inference/v1/inference_pb.js";
+
+export interface AnthropicUsage {
+  input_tokens: number;
+  cache_creation_input_tokens: number;
+  cache_read_input_tokens: number;
+  output_tokens: number;
+}
+
+export function anthropicUsage(counts: Start | Finish, outputTokens: number): AnthropicUsage {
+  return {
+    input_tokens: counts.promptTokens - counts.cachedTokens,
+    cache_creation_input_tokens: 0,
+    cache_read_input_tokens: counts.cachedTokens,
+    output_tokens: outputTokens,
+  };
+}

@@ -1,0 +1,131 @@
+// Generation events → OpenAI Responses stream events, and the whole Response for
+// non-streaming requests.
+//
+// Every event is a `data:` frame whose JSON has a `type` and a `sequence_number`
+// that grows by one from 0 (no `event:` line: seed 004 shows data frames only, and
+// the SDKs read the type from the data). Order:
+//   response.created, response.in_progress    on the sidecar's `start`: status
+//                                             in_progress, empty output
+//   per output item (one open at a time, opened at its first non-empty delta;
+//   `output_index` is its position in the final `output`):
+//     response.output_item.added → response.content_part.added →
+//     response.output_text.delta… → response.output_text.done →
+//     response.content_part.done → response.output_item.done
+//   response.completed | response.incomplete (max_output_tokens) | response.failed
+//   data: [DONE]
+// The terminal event carries the whole Response, usage included. A failure after
+// `start` is `response.failed` with `error` (the partial output kept, its open item
+// `incomplete`), then [DONE].
+import type { Finish, Start, Token } from "../../../proto/gen/inference/v1/inference_pb.js";
+import { BlockSequencer, collectBlocks, finishContent, tokenContent, type Block } from "../../content.js";
+import type { ApiError } from "../../errors.js";
+import type { GenerationResult } from "../../generation.js";
+import type { ResponseMeta, StreamEncoder } from "../../serve.js";
+import { DONE, jsonEvent, type SseEvent } from "../../sse/frame.js";
+import {
+  itemIdPrefix,
+  outputItem,
+  outputTextPart,
+  responseObject,
+  type ItemStatus,
+  type OutputItem,
+  type ResponseState,
+} from "./response.js";
+import type { ResponsesRequest } from "./schema.js";
+import { responsesEnding } from "./status.js";
+import { responsesUsage } from "./usage.js";
+
+/** What the stream knows of one output item. */
+interface ItemRecord {
+  readonly block: Block;
+  readonly id: string;
+  status: ItemStatus;
+}
+
+function itemOf(record: ItemRecord): OutputItem {
+  return outputItem(record.block, record.id, record.status, [outputTextPart(record.block.text)]);
+}
+
+export function createResponsesStreamEncoder(body: ResponsesRequest, meta: ResponseMeta): StreamEncoder {
+  let sequence = 0;
+  const items: ItemRecord[] = [];
+  /** The status an item gets when it closes: `incomplete` when the reply was cut at a token limit. */
+  let closingStatus: ItemStatus = "completed";
+
+  const event = (type: string, fields: Record<string, unknown>): SseEvent =>
+    jsonEvent({ type, ...fields, sequence_number: sequence++ });
+  const record = (block: Block): ItemRecord => {
+    const found = items[block.index];
+    if (found === undefined) throw new Error(`no output item for block ${block.index}`);
+    return found;
+  };
+  const snapshot = (state: Omit<ResponseState, "output">) => responseObject(body, meta, { ...state, output: items.map(itemOf) });
+
+  const blocks = new BlockSequencer<SseEvent>({
+    open(block) {
+      const item: ItemRecord = { block, id: `${itemIdPrefix(block)}${meta.newId()}`, status: "in_progress" };
+      items[block.index] = item;
+      const at = { item_id: item.id, output_index: block.index, content_index: 0 };
+      return [
+        event("response.output_item.added", { output_index: block.index, item: outputItem(block, item.id, "in_progress", []) }),
+        event("response.content_part.added", { ...at, part: outputTextPart("") }),
+      ];
+    },
+    delta(block, text) {
+      const item = record(block);
+      return [event("response.output_text.delta", { item_id: item.id, output_index: block.index, content_index: 0, delta: text, logprobs: [] })];
+    },
+    close(block) {
+      const item = record(block);
+      item.status = closingStatus;
+      const at = { item_id: item.id, output_index: block.index, content_index: 0 };
+      return [
+        event("response.output_text.done", { ...at, text: block.text, logprobs: [] }),
+        event("response.content_part.done", { ...at, part: outputTextPart(block.text) }),
+        event("response.output_item.done", { output_index: block.index, item: itemOf(item) }),
+      ];
+    },
+  });
+
+  const inProgress = { status: "in_progress", error: null, incomplete_details: null, usage: null } as const;
+  return {
+    start(_start: Start) {
+      return [
+        event("response.created", { response: snapshot(inProgress) }),
+        event("response.in_progress", { response: snapshot(inProgress) }),
+      ];
+    },
+    token(token: Token) {
+      return blocks.pushAll(tokenContent(token));
+    },
+    finish(finish: Finish) {
+      const ending = responsesEnding(finish);
+      if (ending === null) return [];
+      closingStatus = ending.status === "completed" ? "completed" : "incomplete";
+      const frames = [...blocks.pushAll(finishContent(finish)), ...blocks.close()];
+      const response = snapshot({ ...ending, error: null, usage: responsesUsage(finish) });
+      frames.push(event(`response.${ending.status}`, { response }), DONE);
+      return frames;
+    },
+    fail(error: ApiError) {
+      const open = blocks.open;
+      if (open !== undefined) record(open).status = "incomplete";
+      const response = snapshot({
+        status: "failed",
+        error: { code: "server_error", message: error.message },
+        incomplete_details: null,
+        usage: null,
+      });
+      return [event("response.failed", { response }), DONE];
+    },
+  };
+}
+
+export function encodeResponse(body: ResponsesRequest, meta: ResponseMeta, result: GenerationResult): Record<string, unknown> {
+  const ending = responsesEnding(result.finish) ?? { status: "completed", incomplete_details: null };
+  const status: ItemStatus = ending.status === "completed" ? "completed" : "incomplete";
+  const output = collectBlocks(result).map((block) =>
+    itemOf({ block, id: `${itemIdPrefix(block)}${meta.newId()}`, status }),
+  );
+  return responseObject(body, meta, { ...ending, error: null, usage: responsesUsage(result.finish), output });
+}

@@ -1,0 +1,28 @@
+import { FinishReason, type Finish } from "../../../proto/gen/inference/v1/inference_pb.js";
+
+/** How a finished generation ends a Response. */
+export type ResponsesEnding =
+  | { status: "completed"; incomplete_details: null }
+  | { status: "incomplete"; incomplete_details: { reason: "max_output_tokens" } };
+
+/**
+ * `completed`, or `incomplete` when the sidecar stopped at a token limit (LENGTH:
+ * max_output_tokens, or a full context — the API's only token-limit reason is
+ * `max_output_tokens`); null for ABORT (the client left: nothing more is sent).
+ */
+export function responsesEnding(finish: Finish): ResponsesEnding | null {
+  switch (finish.reason) {
+    case FinishReason.STOP:
+    case FinishReason.UNSPECIFIED: // a sidecar that sets no reason ended normally
+      return { status: "completed", incomplete_details: null };
+    case FinishReason.LENGTH:
+      return { status: "incomplete", incomplete_details: { reason: "max_output_tokens" } };
+    case FinishReason.ABORT:
+      return null;
+    default: {
+      const unknownReason: never = finish.reason;
+      void unknownReason;
+      return { status: "completed", incomplete_details: null };
+    }
+  }
+}

@@ -1,0 +1,45 @@
+import { create } from "@bufbuild/protobuf";
+import { GenerateRequestSchema, Role, type GenerateRequest } from "../../../proto/gen/inference/v1/inference_pb.js";
+import type { ResponsesMessageItem, ResponsesRequest, ResponsesRole } from "./schema.js";
+
+const UINT32_MAX = 0xffff_ffff;
+
+function toRole(role: ResponsesRole): Role {
+  switch (role) {
+    case "system":
+    case "developer":
+      return Role.SYSTEM;
+    case "user":
+      return Role.USER;
+    case "assistant":
+      return Role.ASSISTANT;
+    default: {
+      const unknownRole: never = role;
+      throw new Error(`unknown role ${String(unknownRole)}`);
+    }
+  }
+}
+
+/** Text parts are joined with a newline between them (as chat text parts are). */
+function toText(content: ResponsesMessageItem["content"]): string {
+  return typeof content === "string" ? content : content.join("\n");
+}
+
+/** `instructions` is the first, system message; a string `input` is one user message. */
+export function toGenerateRequest(body: ResponsesRequest): GenerateRequest {
+  const items = typeof body.input === "string" ? [{ role: Role.USER, content: body.input }] : body.input.map((item) => ({ role: toRole(item.role), content: toText(item.content) }));
+  const instructions = body.instructions ?? "";
+  const sampling: { temperature?: number; topP?: number } = {};
+  if (body.temperature != null) sampling.temperature = body.temperature;
+  if (body.top_p != null) sampling.topP = body.top_p;
+  return create(GenerateRequestSchema, {
+    model: body.model ?? "",
+    input: {
+      case: "chat",
+      value: { messages: [...(instructions === "" ? [] : [{ role: Role.SYSTEM, content: instructions }]), ...items] },
+    },
+    sampling,
+    // Larger than uint32 can hold means "no practical limit": the context caps it.
+    ...(body.max_output_tokens == null ? {} : { maxTokens: Math.min(body.max_output_tokens, UINT32_MAX) }),
+  });
+}

@@ -1,0 +1,161 @@
+// The one request → sidecar → response path shared by every generation endpoint
+// (OpenAI chat and completions, Anthropic Messages, OpenAI Responses). An endpoint
+// supplies its schema, its translation to a GenerateRequest and its encoders; body
+// reading, the wait for the sidecar's `start`, stream or collect, keep-alive,
+// cancellation and error framing are decided once, here (DESIGN §5: every route
+// normalises its request and ends in one shared path; framing per protocol apart).
+import type { z } from "zod";
+import { FinishReason, type Finish, type GenerateRequest, type Start, type Token } from "../proto/gen/inference/v1/inference_pb.js";
+import { readJsonBody } from "./body.js";
+import type { AppContext } from "./context.js";
+import { GenerationRejectedError, isUnexpected, ServerError, toApiError, type ApiError } from "./errors.js";
+import { collectGeneration, openGeneration, type GenerationResult, type OpenedGeneration } from "./generation.js";
+import { jsonResponse } from "./json.js";
+import { answer, type Protocol } from "./protocol.js";
+import { formatEvent, type SseEvent } from "./sse/frame.js";
+import { sseResponse } from "./sse/response.js";
+import { parseRequest } from "./validation.js";
+
+/** Identity of one response: the same on every frame of a stream. */
+export interface ResponseMeta {
+  /** The response's id, prefix included (`chatcmpl-…`, `msg_…`, `resp_…`). */
+  readonly id: string;
+  /** Unix seconds. */
+  readonly created: number;
+  /** The sidecar's model id (`start.model`), or the requested name if it sent none. */
+  readonly model: string;
+  /** A fresh random id suffix, for ids inside the response (e.g. Responses output items). */
+  readonly newId: () => string;
+}
+
+/**
+ * Turns generation events into one protocol's SSE events, in order. Content goes
+ * through edge/content.ts (deltas → blocks), so more block kinds are more cases
+ * there, not more paths here.
+ */
+export interface StreamEncoder {
+  start(start: Start): SseEvent[];
+  token(token: Token): SseEvent[];
+  /**
+   * Everything after the last token of a finished generation: held-back text
+   * (`Finish.text`), closing frames, the terminal event, usage, `[DONE]` where the
+   * protocol has one. Not called when the client left (ABORT).
+   */
+  finish(finish: Finish): SseEvent[];
+  /** The frames that end a stream which failed after `start` (headers are sent: no status). */
+  fail(error: ApiError): SseEvent[];
+}
+
+export interface Endpoint<S extends z.ZodType> {
+  readonly protocol: Protocol;
+  readonly schema: S;
+  /** "chatcmpl-", "cmpl-", "msg_", "resp_". */
+  readonly idPrefix: string;
+  toRequest(body: z.output<S>): GenerateRequest;
+  isStream(body: z.output<S>): boolean;
+  /**
+   * How a stream reports a request the sidecar refused before `start` (prompt too
+   * long, template failure): these frames as the whole SSE body (seed 000, OpenAI chat
+   * and completions). Without it the refusal is an HTTP 4xx, as seed 004 describes for
+   * Messages and Responses ("a normal JSON error response with an HTTP status code").
+   */
+  refusedStream?(error: ApiError): SseEvent[];
+  streamEncoder(body: z.output<S>, meta: ResponseMeta): StreamEncoder;
+  encodeResult(body: z.output<S>, meta: ResponseMeta, result: GenerationResult): unknown;
+}
+
+async function* streamFrames(
+  opened: OpenedGeneration,
+  encoder: StreamEncoder,
+  signal: AbortSignal,
+  report: (error: unknown) => void,
+): AsyncGenerator<string, void, undefined> {
+  const format = (events: readonly SseEvent[]) => events.map(formatEvent).join("");
+  yield format(encoder.start(opened.start));
+  try {
+    for await (const event of opened.events) {
+      switch (event.case) {
+        case "token":
+          yield format(encoder.token(event.value));
+          break;
+        case "finish":
+          // ABORT means the client left: there is no one to tell.
+          if (event.value.reason === FinishReason.ABORT) return;
+          yield format(encoder.finish(event.value));
+          break; // keep reading: the sidecar's stream ends right after `finish`
+        default: {
+          const unexpected: never = event;
+          throw new ServerError(`unexpected event ${JSON.stringify(unexpected)}`);
+        }
+      }
+    }
+  } catch (error) {
+    if (signal.aborted) return;
+    if (isUnexpected(error)) report(error);
+    // Headers are sent: report in-stream, always as a server error (DESIGN §3).
+    yield format(encoder.fail(new ServerError(toApiError(error).message, { cause: error })));
+  }
+}
+
+async function* only(text: string): AsyncGenerator<string, void, undefined> {
+  yield text;
+}
+
+/** A signal that aborts when the client's request does, or when `abort()` is called. */
+function linkedAbort(request: Request): AbortController {
+  const controller = new AbortController();
+  if (request.signal.aborted) controller.abort(request.signal.reason);
+  else request.signal.addEventListener("abort", () => controller.abort(request.signal.reason), { once: true });
+  return controller;
+}
+
+async function generate<S extends z.ZodType>(
+  endpoint: Endpoint<S>,
+  request: Request,
+  context: AppContext,
+): Promise<Response> {
+  const body = parseRequest(endpoint.schema, await readJsonBody(request, context.maxBodyBytes));
+  const generateRequest = endpoint.toRequest(body);
+  const stream = endpoint.isStream(body);
+  const id = `${endpoint.idPrefix}${context.newId()}`;
+  const created = Math.floor(context.now() / 1000);
+  const abort = linkedAbort(request);
+
+  let opened: OpenedGeneration;
+  try {
+    opened = await openGeneration(context.sidecar, generateRequest, abort.signal);
+  } catch (caught) {
+    const error = toApiError(caught);
+    // Other failures (unreachable, busy, unknown model) keep their HTTP status on every
+    // protocol, because clients and SDKs act on it (retry, back off).
+    if (stream && error instanceof GenerationRejectedError && endpoint.refusedStream !== undefined) {
+      return sseResponse(only(endpoint.refusedStream(error).map(formatEvent).join("")));
+    }
+    throw error;
+  }
+
+  const meta: ResponseMeta = {
+    id,
+    created,
+    model: opened.start.model !== "" ? opened.start.model : generateRequest.model,
+    newId: context.newId,
+  };
+  if (stream) {
+    const frames = streamFrames(opened, endpoint.streamEncoder(body, meta), abort.signal, context.reportUnexpected);
+    return sseResponse(frames, {
+      onCancel: (reason) => abort.abort(reason),
+      keepAliveMs: context.keepAliveMs,
+      keepAlive: endpoint.protocol.keepAlive,
+    });
+  }
+  const result = await collectGeneration(opened);
+  if (result.finish.reason === FinishReason.ABORT) {
+    throw new ServerError("The generation was cancelled.", { code: "cancelled" });
+  }
+  return jsonResponse(endpoint.encodeResult(body, meta, result));
+}
+
+/** Serves one generation request on `endpoint`; errors come back in its protocol's shape. */
+export function serve<S extends z.ZodType>(endpoint: Endpoint<S>, request: Request, context: AppContext): Promise<Response> {
+  return answer(endpoint.protocol, context, () => generate(endpoint, request, context));
+}

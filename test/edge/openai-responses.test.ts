@@ -1,0 +1,256 @@
+// POST /v1/responses against the fake sidecar: the Response object, the request's
+// translation, OpenAI's error shape, and what the stateless server refuses.
+//
+// Seed 004: "Usage appears on the terminal event inside the full response object (for
+// example response.completed.response.usage)." and "If an error happens before streaming
+// begins, you will receive a normal JSON error response with an HTTP status code."
+import { create } from "@bufbuild/protobuf";
+import { Code } from "@connectrpc/connect";
+import { describe, expect, it } from "vitest";
+import { GenerateRequestSchema, Role } from "../../proto/gen/inference/v1/inference_pb.js";
+import { FIXED_CREATED, FIXED_ID, post, testApp } from "../support/app.js";
+import { checkResponsesStream } from "../support/contract.js";
+import { delay, fail, finish, start, token, type Step } from "../support/fake-sidecar.js";
+import { parseText } from "../support/sse.js";
+
+const PATH = "/v1/responses";
+const script: Step[] = [
+  start("tiny-llama", 9, 2),
+  token("Hi"),
+  token(" there"),
+  finish("stop", { promptTokens: 9, completionTokens: 2, cachedTokens: 2 }),
+];
+
+function response(fields: Record<string, unknown>): Record<string, unknown> {
+  return {
+    id: `resp_${FIXED_ID}`,
+    object: "response",
+    created_at: FIXED_CREATED,
+    status: "completed",
+    error: null,
+    incomplete_details: null,
+    instructions: null,
+    max_output_tokens: null,
+    model: "tiny-llama",
+    output: [],
+    output_text: "",
+    parallel_tool_calls: true,
+    previous_response_id: null,
+    store: false,
+    temperature: null,
+    text: { format: { type: "text" } },
+    tool_choice: "auto",
+    tools: [],
+    top_p: null,
+    truncation: "disabled",
+    usage: null,
+    metadata: {},
+    ...fields,
+  };
+}
+
+const message = (text: string, status = "completed") => ({
+  id: `msg_${FIXED_ID}`,
+  type: "message",
+  status,
+  role: "assistant",
+  content: [{ type: "output_text", text, annotations: [], logprobs: [] }],
+});
+
+describe("POST /v1/responses (stream off)", () => {
+  it("returns the Response: one message item, output_text, usage from the sidecar's counts", async () => {
+    const { app } = testApp(script);
+    const res = await post(app, PATH, { model: "local-model", input: "Hello!", instructions: "Be brief.", temperature: 0.5, top_p: 0.9, store: true, metadata: { k: "v" } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toBe("application/json");
+    expect(await res.json()).toEqual(
+      response({
+        instructions: "Be brief.",
+        temperature: 0.5,
+        top_p: 0.9,
+        metadata: { k: "v" },
+        output: [message("Hi there")],
+        output_text: "Hi there",
+        usage: { input_tokens: 9, input_tokens_details: { cached_tokens: 2 }, output_tokens: 2, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 11 },
+      }),
+    );
+  });
+
+  it("max_output_tokens reached: status incomplete with incomplete_details", async () => {
+    const { app } = testApp([start(), token("Hi"), finish("length", { completionTokens: 1 })]);
+    const body = (await (await post(app, PATH, { input: "Hello!", max_output_tokens: 1 })).json()) as Record<string, unknown>;
+    expect(body).toMatchObject({
+      status: "incomplete",
+      incomplete_details: { reason: "max_output_tokens" },
+      max_output_tokens: 1,
+      output: [message("Hi", "incomplete")],
+      output_text: "Hi",
+    });
+  });
+
+  it("an empty reply has no output items; held-back text is part of the reply", async () => {
+    const empty = testApp([start(), finish("stop", { completionTokens: 1 })]);
+    expect(await (await post(empty.app, PATH, { input: "x" })).json()).toMatchObject({ output: [], output_text: "", status: "completed" });
+    const held = testApp([start(), token("It is"), finish("stop", { completionTokens: 2, text: " sun" })]);
+    expect(await (await post(held.app, PATH, { input: "x" })).json()).toMatchObject({ output: [message("It is sun")], output_text: "It is sun" });
+  });
+
+  it("a failure during generation is a 500 in OpenAI's shape", async () => {
+    const { app } = testApp([start(), token("Hi"), fail(Code.Internal, "engine failed")]);
+    const res = await post(app, PATH, { input: "x" });
+    expect(res.status).toBe(500);
+    expect(await res.json()).toEqual({ error: { message: "engine failed", type: "server_error", param: null, code: null } });
+  });
+});
+
+describe("POST /v1/responses (stream on)", () => {
+  it("streams typed events with sequence numbers, held-back text before the item closes", async () => {
+    const { app } = testApp([start("tiny-llama", 9), token("It is"), token("", { piece: " sun" }), finish("stop", { promptTokens: 9, completionTokens: 2, text: " sun" })]);
+    const res = await post(app, PATH, { input: "Hello!", stream: true });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toBe("text/event-stream; charset=utf-8");
+    const events = parseText(await res.text());
+    expect(events.map((e) => (e.data === "[DONE]" ? "[DONE]" : (JSON.parse(e.data) as { type: string }).type))).toEqual([
+      "response.created",
+      "response.in_progress",
+      "response.output_item.added",
+      "response.content_part.added",
+      "response.output_text.delta",
+      "response.output_text.delta",
+      "response.output_text.done",
+      "response.content_part.done",
+      "response.output_item.done",
+      "response.completed",
+      "[DONE]",
+    ]);
+    const summary = checkResponsesStream(events);
+    expect(summary).toMatchObject({ text: "It is sun", terminal: "response.completed" });
+    expect(summary.response).toEqual(
+      response({
+        output: [message("It is sun")],
+        output_text: "It is sun",
+        usage: { input_tokens: 9, input_tokens_details: { cached_tokens: 0 }, output_tokens: 2, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 11 },
+      }),
+    );
+  });
+
+  it("an empty reply: no items, then response.completed", async () => {
+    const { app } = testApp([start(), finish("stop", { completionTokens: 1 })]);
+    const events = parseText(await (await post(app, PATH, { input: "x", stream: true })).text());
+    expect(checkResponsesStream(events)).toMatchObject({ text: "", items: [], terminal: "response.completed" });
+    expect(events).toHaveLength(4);
+  });
+
+  it("keep-alive is an SSE comment, so sequence numbers stay contiguous", async () => {
+    const { app } = testApp([start(), delay(120), token("Hi"), finish("stop", { completionTokens: 1 })], { keepAliveMs: 30 });
+    const text = await (await post(app, PATH, { input: "x", stream: true })).text();
+    expect(text).toMatch(/^: ping$/m);
+    expect(checkResponsesStream(parseText(text)).text).toBe("Hi");
+  });
+});
+
+describe("Responses → GenerateRequest", () => {
+  it("instructions first, message items with roles, text parts joined, sampling, max_output_tokens", async () => {
+    const { app, sidecar } = testApp();
+    const res = await post(app, PATH, {
+      model: "local-model",
+      instructions: "Be brief.",
+      input: [
+        { role: "developer", content: "Use English." },
+        { type: "message", role: "user", content: [{ type: "input_text", text: "Hello" }, { type: "input_text", text: "there!" }] },
+        { type: "message", role: "assistant", id: "msg_1", status: "completed", content: [{ type: "output_text", text: "Hi.", annotations: [] }] },
+        { role: "user", content: "Weather?" },
+      ],
+      max_output_tokens: 50,
+      temperature: 0.2,
+      top_p: 0.8,
+      tools: [],
+      store: false,
+      reasoning: { effort: "low" },
+      truncation: "disabled",
+    });
+    expect(res.status).toBe(200);
+    expect(sidecar.lastCall?.request).toEqual(
+      create(GenerateRequestSchema, {
+        model: "local-model",
+        input: {
+          case: "chat",
+          value: {
+            messages: [
+              { role: Role.SYSTEM, content: "Be brief." },
+              { role: Role.SYSTEM, content: "Use English." },
+              { role: Role.USER, content: "Hello\nthere!" },
+              { role: Role.ASSISTANT, content: "Hi." },
+              { role: Role.USER, content: "Weather?" },
+            ],
+          },
+        },
+        sampling: { temperature: 0.2, topP: 0.8 },
+        maxTokens: 50,
+      }),
+    );
+  });
+
+  it("a string input is one user message; no max_output_tokens means no limit", async () => {
+    const { app, sidecar } = testApp();
+    await post(app, PATH, { input: "Hello!" });
+    expect(sidecar.lastCall?.request).toEqual(
+      create(GenerateRequestSchema, { input: { case: "chat", value: { messages: [{ role: Role.USER, content: "Hello!" }] } }, sampling: {} }),
+    );
+  });
+});
+
+describe("bad requests: OpenAI's error shape, refused before the sidecar is called", () => {
+  const cases: { name: string; body: unknown; param: string | null; message: RegExp; status?: number }[] = [
+    { name: "not JSON", body: "{", param: null, message: /not valid JSON/ },
+    { name: "missing input", body: { model: "m" }, param: "input", message: /^Missing required parameter: 'input'\.$/ },
+    { name: "input a number", body: { input: 5 }, param: "input", message: /expected string or array/ },
+    { name: "empty input list", body: { input: [] }, param: "input", message: /at least one input item/ },
+    { name: "previous_response_id (stored responses come later)", body: { input: "x", previous_response_id: "resp_abc" }, param: "previous_response_id", message: /not supported yet: this server stores no responses/ },
+    { name: "conversation", body: { input: "x", conversation: "conv_1" }, param: "conversation", message: /stores no responses/ },
+    { name: "non-empty tools", body: { input: "x", tools: [{ type: "function", name: "f", parameters: {} }] }, param: "tools", message: /not supported yet \(tools come with the next version\)/ },
+    { name: "a function_call_output item", body: { input: [{ type: "function_call_output", call_id: "c", output: "x" }] }, param: "input[0].role", message: /Missing required parameter/ },
+    { name: "a function_call item with a role", body: { input: [{ type: "function_call", role: "assistant", content: "x" }] }, param: "input[0].type", message: /'function_call' are not supported.*tool support/ },
+    { name: "an item_reference", body: { input: [{ type: "item_reference", role: "user", content: "x" }] }, param: "input[0].type", message: /stores nothing/ },
+    { name: "an image part", body: { input: [{ role: "user", content: [{ type: "input_image", image_url: "x" }] }] }, param: "input[0].content[0].type", message: /'input_image' are not supported/ },
+    { name: "a tool role", body: { input: [{ role: "tool", content: "x" }] }, param: "input[0].role", message: /'system', 'developer', 'user', 'assistant'/ },
+    { name: "max_output_tokens 0", body: { input: "x", max_output_tokens: 0 }, param: "max_output_tokens", message: /at least 1/ },
+    { name: "temperature 3", body: { input: "x", temperature: 3 }, param: "temperature", message: /temperature/ },
+    { name: "metadata values not strings", body: { input: "x", metadata: { a: 1 } }, param: "metadata.a", message: /metadata\.a/ },
+    { name: "store a string", body: { input: "x", store: "yes" }, param: "store", message: /store/ },
+    { name: "a 5 MB body", body: { input: "x".repeat(5 * 1024 * 1024) }, param: null, message: /4194304 bytes/, status: 413 },
+  ];
+
+  it.each(cases)("$name", async (c) => {
+    const { app, sidecar } = testApp();
+    for (const stream of [false, true]) {
+      const payload = typeof c.body === "object" && c.body !== null ? { ...c.body, stream } : c.body;
+      const res = await post(app, PATH, payload);
+      expect(res.status).toBe(c.status ?? 400);
+      expect(res.headers.get("content-type")).toBe("application/json");
+      const body = (await res.json()) as { error: { message: string; type: string; param: string | null } };
+      expect(Object.keys(body)).toEqual(["error"]);
+      expect(body.error.type).toBe("invalid_request_error");
+      expect(body.error.param).toBe(c.param);
+      expect(body.error.message).toMatch(c.message);
+    }
+    expect(sidecar.calls).toHaveLength(0);
+  });
+});
+
+describe("sidecar failures before the stream starts: HTTP errors, streaming or not (seed 004)", () => {
+  it.each([
+    { code: Code.InvalidArgument, status: 400, type: "invalid_request_error" },
+    { code: Code.NotFound, status: 404, type: "invalid_request_error" },
+    { code: Code.ResourceExhausted, status: 429, type: "rate_limit_error" },
+    { code: Code.Unavailable, status: 503, type: "server_error" },
+  ])("gRPC $code → HTTP $status", async (c) => {
+    for (const stream of [false, true]) {
+      const { app } = testApp([fail(c.code, "sidecar says no")]);
+      const res = await post(app, PATH, { input: "x", stream });
+      expect(res.status).toBe(c.status);
+      expect(res.headers.get("content-type")).toBe("application/json");
+      expect(((await res.json()) as { error: { type: string; message: string } }).error).toMatchObject({ type: c.type, message: "sidecar says no" });
+    }
+  });
+});
