@@ -1,5 +1,6 @@
 // The edge under workerd (`wrangler dev`) in front of a real sidecar and the scripted model:
 // the official client streams through it, and a client that leaves stops generation (DESIGN D5).
+import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import { request as httpRequest } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -37,6 +38,15 @@ describe("the edge under wrangler dev with the real sidecar", () => {
     expect(finish).toBe("stop");
     const completion = await client.completions.create({ model: "m", prompt: "Once upon a time" });
     expect(completion.choices[0]?.text).toBe(" there lived a tiny llama (🦙).");
+  });
+
+  it("streams Anthropic Messages and OpenAI Responses to their official clients", async () => {
+    const anthropic = new Anthropic({ baseURL: wrangler.url, apiKey: "not-needed", maxRetries: 0 });
+    const message = await anthropic.messages.stream({ model: "m", max_tokens: 256, messages: [{ role: "user", content: "Hello!" }] }).finalMessage();
+    expect(message).toMatchObject({ content: [{ type: "text", text: "It is sunny in Tokyo, 22°C. ☀️" }], stop_reason: "end_turn", usage: { output_tokens: 16 } });
+    const openai = new OpenAI({ baseURL: `${wrangler.url}/v1`, apiKey: "not-needed", maxRetries: 0 });
+    const response = await openai.responses.stream({ model: "m", input: "Hello!", max_output_tokens: 3 }).finalResponse();
+    expect(response).toMatchObject({ status: "incomplete", output_text: "It is sunny", usage: { output_tokens: 3 } });
   });
 
   it("keeps the frame order on the raw stream", async () => {

@@ -1,0 +1,157 @@
+// The official `openai` client's Responses API (responses.create, streaming and not, and
+// responses.stream()) against the edge on Node and a real sidecar running the scripted
+// model; and one conversation's usage through all three chat-like protocols, which must
+// all be the sidecar's own counts.
+//
+// Seed 004: "Responses streams a sequence of typed objects." … "Usage appears on the
+// terminal event inside the full response object (for example
+// response.completed.response.usage)."
+import Anthropic from "@anthropic-ai/sdk";
+import OpenAI, { APIError } from "openai";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Role } from "../../proto/gen/inference/v1/inference_pb.js";
+import { checkResponsesStream } from "../support/contract.js";
+import { startStack, type Stack } from "../support/edge.js";
+import { clientsFor } from "../support/sidecar.js";
+import { readEvents } from "../support/sse.js";
+
+const CHAT_REPLY = "It is sunny in Tokyo, 22°C. ☀️";
+const REPLY_TOKENS = 16;
+
+let stack: Stack;
+let client: OpenAI;
+beforeAll(async () => {
+  stack = await startStack();
+  client = new OpenAI({ baseURL: stack.baseURL, apiKey: "not-needed", maxRetries: 0 });
+});
+afterAll(async () => {
+  await stack?.stop();
+});
+
+/** The sidecar's own count of the rendered chat prompt. */
+async function promptTokens(user: string, system?: string): Promise<number> {
+  const messages = [...(system === undefined ? [] : [{ role: Role.SYSTEM, content: system }]), { role: Role.USER, content: user }];
+  const { tokens } = await clientsFor(stack.sidecar.url).grpc.tokenize({ input: { case: "chat", value: { messages } } });
+  return tokens.length;
+}
+
+describe("responses.create", () => {
+  it("answers with the scripted reply; output_text; usage equal to the sidecar's counts", async () => {
+    const response = await client.responses.create({ model: "local-model", input: "Hello!" });
+    expect(response).toMatchObject({ object: "response", status: "completed", model: "scripted", error: null, incomplete_details: null });
+    expect(response.id).toMatch(/^resp_/);
+    expect(response.output_text).toBe(CHAT_REPLY);
+    expect(response.output).toHaveLength(1);
+    expect(response.output[0]).toMatchObject({ type: "message", role: "assistant", status: "completed", content: [{ type: "output_text", text: CHAT_REPLY }] });
+    expect(response.output[0]?.id).toMatch(/^msg_/);
+    const input = await promptTokens("Hello!");
+    expect(response.usage).toMatchObject({ input_tokens: input, output_tokens: REPLY_TOKENS, total_tokens: input + REPLY_TOKENS });
+  });
+
+  it("streams events whose deltas add up to the same text", async () => {
+    const stream = await client.responses.create({ model: "m", input: [{ role: "user", content: "Hello!" }], stream: true });
+    let text = "";
+    let sequence = -1;
+    let terminal: OpenAI.Responses.ResponseStreamEvent | undefined;
+    for await (const event of stream) {
+      expect(event.sequence_number).toBe(sequence + 1);
+      sequence = event.sequence_number;
+      if (event.type === "response.output_text.delta") {
+        expect(event.delta).not.toContain("\uFFFD");
+        text += event.delta;
+      }
+      terminal = event;
+    }
+    expect(text).toBe(CHAT_REPLY);
+    expect(terminal?.type).toBe("response.completed");
+    if (terminal?.type === "response.completed") expect(terminal.response.usage?.output_tokens).toBe(REPLY_TOKENS);
+  });
+
+  it("max_output_tokens cuts the reply: status incomplete", async () => {
+    const response = await client.responses.create({ model: "m", input: "Hi", max_output_tokens: 3 });
+    expect(response).toMatchObject({ status: "incomplete", incomplete_details: { reason: "max_output_tokens" }, output_text: "It is sunny" });
+    expect(response.usage?.output_tokens).toBe(3);
+  });
+
+  it("instructions are the system prompt, counted as the sidecar renders it", async () => {
+    const response = await client.responses.create({ model: "m", instructions: "You are a weather bot.", input: "Hello!" });
+    expect(response.output_text).toBe(CHAT_REPLY);
+    expect(response.instructions).toBe("You are a weather bot.");
+    expect(response.usage?.input_tokens).toBe(await promptTokens("Hello!", "You are a weather bot."));
+  });
+
+  it("says clearly that stored responses are not supported yet", async () => {
+    const error = await client.responses.create({ model: "m", input: "Hi", previous_response_id: "resp_123" }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((error as APIError).message).toMatch(/previous_response_id.*not supported yet: this server stores no responses/);
+  });
+});
+
+describe("responses.stream()", () => {
+  it("accumulates the final response with snapshots", async () => {
+    const stream = client.responses.stream({ model: "m", input: "Hello!" });
+    const snapshots: string[] = [];
+    stream.on("response.output_text.delta", (event) => snapshots.push(event.snapshot));
+    const final = await stream.finalResponse();
+    expect(snapshots.at(-1)).toBe(CHAT_REPLY);
+    expect(final.output_text).toBe(CHAT_REPLY);
+    expect(final.status).toBe("completed");
+    const input = await promptTokens("Hello!");
+    expect(final.usage).toMatchObject({ input_tokens: input, output_tokens: REPLY_TOKENS, total_tokens: input + REPLY_TOKENS });
+  });
+
+  it("an incomplete stream keeps the text it had", async () => {
+    const final = await client.responses.stream({ model: "m", input: "Hi", max_output_tokens: 3 }).finalResponse();
+    expect(final).toMatchObject({ status: "incomplete", output_text: "It is sunny" });
+  });
+
+  it("raises the SDK's 400 for a prompt the sidecar refuses, before any event", async () => {
+    const huge = "word ".repeat(400);
+    const error = await client.responses.stream({ model: "m", input: huge }).finalResponse().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((error as APIError).message).toMatch(/context holds 256 tokens/);
+  });
+});
+
+describe("raw frames", () => {
+  it("follow the Responses order rules", async () => {
+    const response = await fetch(`${stack.baseURL}/responses`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ input: "Hello!", stream: true }),
+    });
+    expect(response.status).toBe(200);
+    const summary = checkResponsesStream(await readEvents(response.body));
+    expect(summary).toMatchObject({ text: CHAT_REPLY, terminal: "response.completed", done: true });
+  });
+});
+
+describe("one conversation, three protocols, the same sidecar counts", () => {
+  it("chat include_usage, Messages usage and Responses usage all equal the sidecar's Tokenize and token count", async () => {
+    const system = "Answer about the weather.";
+    const user = "What is the weather in Tokyo?";
+    const expected = await promptTokens(user, system);
+
+    const chat = await client.chat.completions.create({
+      model: "m",
+      messages: [
+        { role: "system", content: system },
+        { role: "user", content: user },
+      ],
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+    let chatUsage: OpenAI.CompletionUsage | undefined;
+    for await (const chunk of chat) if (chunk.usage) chatUsage = chunk.usage;
+
+    const anthropic = new Anthropic({ baseURL: stack.edge.url, apiKey: "x", maxRetries: 0 });
+    const message = await anthropic.messages.stream({ model: "m", max_tokens: 256, system, messages: [{ role: "user", content: user }] }).finalMessage();
+
+    const response = await client.responses.stream({ model: "m", instructions: system, input: user }).finalResponse();
+
+    expect(chatUsage).toMatchObject({ prompt_tokens: expected, completion_tokens: REPLY_TOKENS });
+    expect(message.usage.input_tokens + (message.usage.cache_read_input_tokens ?? 0)).toBe(expected);
+    expect(message.usage.output_tokens).toBe(REPLY_TOKENS);
+    expect(response.usage).toMatchObject({ input_tokens: expected, output_tokens: REPLY_TOKENS });
+  });
+});
