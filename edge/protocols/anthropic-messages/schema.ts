@@ -7,9 +7,7 @@
 // non-empty `tools`, and a last message from the assistant (a prefill: the sidecar
 // contract has no way yet to continue an assistant turn instead of starting a new one).
 import { z } from "zod";
-import { integer, MAX_STOP_SEQUENCES, positiveInteger } from "../openai-common/fields.js";
-
-const UINT32_MAX = 0xffff_ffff;
+import { integer, MAX_STOP_SEQUENCES, positiveInteger, UINT32_MAX } from "../../fields.js";
 
 /** Block types that arrive with tools and reasoning (issue 4), named in the refusal. */
 const LATER_BLOCKS = new Set(["tool_use", "tool_result", "thinking", "redacted_thinking", "server_tool_use"]);

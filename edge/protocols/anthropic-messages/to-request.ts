@@ -6,9 +6,8 @@ import {
   type Chat,
   type GenerateRequest,
 } from "../../../proto/gen/inference/v1/inference_pb.js";
+import { nonEmptyStops, tokenLimit } from "../../fields.js";
 import type { AnthropicContent, AnthropicRole, CountTokensRequest, MessagesRequest } from "./schema.js";
-
-const UINT32_MAX = 0xffff_ffff;
 
 function toRole(role: AnthropicRole): Role {
   switch (role) {
@@ -49,8 +48,7 @@ export function toGenerateRequest(body: MessagesRequest): GenerateRequest {
     model: body.model,
     input: { case: "chat", value: toChat(body) },
     sampling,
-    // Larger than uint32 can hold means "no practical limit": the context caps it.
-    maxTokens: Math.min(body.max_tokens, UINT32_MAX),
-    stop: (body.stop_sequences ?? []).filter((s) => s !== ""),
+    maxTokens: tokenLimit(body.max_tokens),
+    stop: nonEmptyStops(body.stop_sequences ?? []),
   });
 }

@@ -1,7 +1,8 @@
 // POST /v1/chat/completions request body. Fields this server does not use (user,
 // metadata, store, tools, …) are ignored, so stock OpenAI clients work unchanged.
 import { z } from "zod";
-import { commonFields, integer, positiveInteger } from "../openai-common/fields.js";
+import { integer, positiveInteger } from "../../fields.js";
+import { commonFields } from "../openai-common/fields.js";
 
 export const CHAT_ROLES = ["system", "developer", "user", "assistant"] as const;
 export type ChatRole = (typeof CHAT_ROLES)[number];

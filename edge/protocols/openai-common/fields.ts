@@ -4,17 +4,7 @@
 import { z } from "zod";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { SamplingOptionsSchema } from "../../../proto/gen/inference/v1/inference_pb.js";
-
-const UINT32_MAX = 0xffff_ffff;
-/** The proto allows at most this many stop sequences. */
-export const MAX_STOP_SEQUENCES = 16;
-
-/** Any integer (JSON numbers beyond 2^53 included: they are integral doubles). */
-export const integer = () => z.number().refine(Number.isInteger, { error: "expected an integer" });
-
-/** An integer ≥ 1; huge values are accepted (the sidecar caps generation by its context). */
-export const positiveInteger = () =>
-  z.number().refine((v) => Number.isInteger(v) && v >= 1, { error: "expected an integer of at least 1" });
+import { integer, MAX_STOP_SEQUENCES, nonEmptyStops, positiveInteger, tokenLimit, UINT32_MAX } from "../../fields.js";
 
 const tokenId = z.string().regex(/^\d{1,10}$/, { error: "logit_bias keys are token ids (decimal integers)" })
   .refine((key) => Number(key) <= UINT32_MAX, { error: "token id out of range" });
@@ -83,7 +73,7 @@ export function toSampling(body: CommonFields): SamplingInit {
 /** Empty stop strings mean nothing and are dropped. */
 export function toStop(stop: CommonFields["stop"]): string[] {
   if (stop == null) return [];
-  return (typeof stop === "string" ? [stop] : stop).filter((s) => s !== "");
+  return nonEmptyStops(typeof stop === "string" ? [stop] : stop);
 }
 
 /** The GenerateRequest fields common to both endpoints (all but input and logprobs). */
@@ -93,7 +83,6 @@ export function commonRequestInit(body: CommonFields, maxTokens: number | null |
     sampling: toSampling(body),
     stop: toStop(body.stop),
   };
-  // Larger than uint32 can hold means "no practical limit": the context caps it.
-  if (maxTokens != null) init.maxTokens = Math.min(maxTokens, UINT32_MAX);
+  if (maxTokens != null) init.maxTokens = tokenLimit(maxTokens);
   return init;
 }

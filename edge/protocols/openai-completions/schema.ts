@@ -1,7 +1,8 @@
 // POST /v1/completions request body (the legacy text completion API). One prompt
 // per request; fields this server does not use are ignored.
 import { z } from "zod";
-import { commonFields, integer } from "../openai-common/fields.js";
+import { integer } from "../../fields.js";
+import { commonFields } from "../openai-common/fields.js";
 
 const prompt = z
   .union([z.string(), z.array(z.unknown())])

@@ -6,7 +6,7 @@
 // items other than messages (function_call, function_call_output and reasoning items
 // come with tool support), content parts other than input_text / output_text.
 import { z } from "zod";
-import { positiveInteger } from "../openai-common/fields.js";
+import { positiveInteger } from "../../fields.js";
 
 export const RESPONSES_ROLES = ["system", "developer", "user", "assistant"] as const;
 export type ResponsesRole = (typeof RESPONSES_ROLES)[number];

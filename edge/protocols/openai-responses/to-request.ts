@@ -1,8 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { GenerateRequestSchema, Role, type GenerateRequest } from "../../../proto/gen/inference/v1/inference_pb.js";
+import { tokenLimit } from "../../fields.js";
 import type { ResponsesMessageItem, ResponsesRequest, ResponsesRole } from "./schema.js";
-
-const UINT32_MAX = 0xffff_ffff;
 
 function toRole(role: ResponsesRole): Role {
   switch (role) {
@@ -27,7 +26,10 @@ function toText(content: ResponsesMessageItem["content"]): string {
 
 /** `instructions` is the first, system message; a string `input` is one user message. */
 export function toGenerateRequest(body: ResponsesRequest): GenerateRequest {
-  const items = typeof body.input === "string" ? [{ role: Role.USER, content: body.input }] : body.input.map((item) => ({ role: toRole(item.role), content: toText(item.content) }));
+  const items =
+    typeof body.input === "string"
+      ? [{ role: Role.USER, content: body.input }]
+      : body.input.map((item) => ({ role: toRole(item.role), content: toText(item.content) }));
   const instructions = body.instructions ?? "";
   const sampling: { temperature?: number; topP?: number } = {};
   if (body.temperature != null) sampling.temperature = body.temperature;
@@ -39,7 +41,6 @@ export function toGenerateRequest(body: ResponsesRequest): GenerateRequest {
       value: { messages: [...(instructions === "" ? [] : [{ role: Role.SYSTEM, content: instructions }]), ...items] },
     },
     sampling,
-    // Larger than uint32 can hold means "no practical limit": the context caps it.
-    ...(body.max_output_tokens == null ? {} : { maxTokens: Math.min(body.max_output_tokens, UINT32_MAX) }),
+    ...(body.max_output_tokens == null ? {} : { maxTokens: tokenLimit(body.max_output_tokens) }),
   });
 }

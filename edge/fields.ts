@@ -1,0 +1,25 @@
+// Request-field helpers every protocol uses: zod number checks and the proto's limits.
+import { z } from "zod";
+
+/** The largest value a proto uint32 holds. */
+export const UINT32_MAX = 0xffff_ffff;
+
+/** The proto allows at most this many stop sequences. */
+export const MAX_STOP_SEQUENCES = 16;
+
+/** Any integer (JSON numbers beyond 2^53 included: they are integral doubles). */
+export const integer = () => z.number().refine(Number.isInteger, { error: "expected an integer" });
+
+/** An integer ≥ 1; huge values are accepted (the sidecar caps generation by its context). */
+export const positiveInteger = () =>
+  z.number().refine((v) => Number.isInteger(v) && v >= 1, { error: "expected an integer of at least 1" });
+
+/** A token limit for the proto: larger than uint32 holds means "no practical limit" (the context caps it). */
+export function tokenLimit(requested: number): number {
+  return Math.min(requested, UINT32_MAX);
+}
+
+/** Empty stop strings mean nothing and are dropped. */
+export function nonEmptyStops(stops: readonly string[]): string[] {
+  return stops.filter((s) => s !== "");
+}
