@@ -7,9 +7,10 @@ import { clientsFor } from "../support/sidecar.js";
 
 describe("the sidecar process", () => {
   it("shows load progress, serves, and drains streams in progress on SIGTERM", async () => {
+    // node itself rather than the tsx wrapper, so that signals reach the sidecar's own process.
     const child = spawn(
-      "node_modules/.bin/tsx",
-      ["sidecar/main.ts", "--port", "0", "--sequences", "1", "--context-size", "4096", "--drain-ms", "20000"],
+      process.execPath,
+      ["--import", "tsx", "sidecar/main.ts", "--port", "0", "--sequences", "1", "--context-size", "4096", "--drain-ms", "20000"],
       { env: { ...process.env, MODEL: modelPath("scripted") }, stdio: ["ignore", "pipe", "pipe"] },
     );
     let stderr = "";
@@ -38,7 +39,7 @@ describe("the sidecar process", () => {
   });
 
   it("refuses bad flags with a clear message", async () => {
-    const child = spawn("node_modules/.bin/tsx", ["sidecar/main.ts", "--threads", "zero"], { stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, ["--import", "tsx", "sidecar/main.ts", "--threads", "zero"], { stdio: ["ignore", "pipe", "pipe"] });
     let stderr = "";
     child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
     const [code] = await once(child, "exit");
