@@ -6,21 +6,9 @@ import {
   type Chat,
   type GenerateRequest,
 } from "../../../proto/gen/inference/v1/inference_pb.js";
+import { toProtoRole } from "../../roles.js";
 import { nonEmptyStops, tokenLimit } from "../../fields.js";
-import type { AnthropicContent, AnthropicRole, CountTokensRequest, MessagesRequest } from "./schema.js";
-
-function toRole(role: AnthropicRole): Role {
-  switch (role) {
-    case "user":
-      return Role.USER;
-    case "assistant":
-      return Role.ASSISTANT;
-    default: {
-      const unknownRole: never = role;
-      throw new Error(`unknown role ${String(unknownRole)}`);
-    }
-  }
-}
+import type { AnthropicContent, CountTokensRequest, MessagesRequest } from "./schema.js";
 
 /** Text blocks are joined with a newline between them (as chat text parts are). */
 function toText(content: AnthropicContent): string {
@@ -34,7 +22,7 @@ export function toChat(body: CountTokensRequest): Chat {
   return create(ChatSchema, {
     messages: [
       ...(system === "" ? [] : [{ role: Role.SYSTEM, content: system }]),
-      ...body.messages.map((m) => ({ role: toRole(m.role), content: toText(m.content) })),
+      ...body.messages.map((m) => ({ role: toProtoRole(m.role), content: toText(m.content) })),
     ],
   });
 }

@@ -1,27 +1,11 @@
 import { create } from "@bufbuild/protobuf";
 import {
   GenerateRequestSchema,
-  Role,
   type GenerateRequest,
 } from "../../../proto/gen/inference/v1/inference_pb.js";
+import { toProtoRole } from "../../roles.js";
 import { commonRequestInit } from "../openai-common/fields.js";
-import type { ChatRequest, ChatRole } from "./schema.js";
-
-function toRole(role: ChatRole): Role {
-  switch (role) {
-    case "system":
-    case "developer":
-      return Role.SYSTEM;
-    case "user":
-      return Role.USER;
-    case "assistant":
-      return Role.ASSISTANT;
-    default: {
-      const unknownRole: never = role;
-      throw new Error(`unknown role ${String(unknownRole)}`);
-    }
-  }
-}
+import type { ChatRequest } from "./schema.js";
 
 /** Text parts are joined with a newline between them. */
 function toContent(content: ChatRequest["messages"][number]["content"]): string {
@@ -36,7 +20,7 @@ export function toGenerateRequest(body: ChatRequest): GenerateRequest {
     ...commonRequestInit(body, body.max_completion_tokens ?? body.max_tokens),
     input: {
       case: "chat",
-      value: { messages: body.messages.map((m) => ({ role: toRole(m.role), content: toContent(m.content) })) },
+      value: { messages: body.messages.map((m) => ({ role: toProtoRole(m.role), content: toContent(m.content) })) },
     },
     logprobs: body.logprobs === true,
     topLogprobs,

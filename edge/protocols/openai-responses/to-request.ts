@@ -1,23 +1,8 @@
 import { create } from "@bufbuild/protobuf";
 import { GenerateRequestSchema, Role, type GenerateRequest } from "../../../proto/gen/inference/v1/inference_pb.js";
+import { toProtoRole } from "../../roles.js";
 import { tokenLimit } from "../../fields.js";
-import type { ResponsesMessageItem, ResponsesRequest, ResponsesRole } from "./schema.js";
-
-function toRole(role: ResponsesRole): Role {
-  switch (role) {
-    case "system":
-    case "developer":
-      return Role.SYSTEM;
-    case "user":
-      return Role.USER;
-    case "assistant":
-      return Role.ASSISTANT;
-    default: {
-      const unknownRole: never = role;
-      throw new Error(`unknown role ${String(unknownRole)}`);
-    }
-  }
-}
+import type { ResponsesMessageItem, ResponsesRequest } from "./schema.js";
 
 /** Text parts are joined with a newline between them (as chat text parts are). */
 function toText(content: ResponsesMessageItem["content"]): string {
@@ -29,7 +14,7 @@ export function toGenerateRequest(body: ResponsesRequest): GenerateRequest {
   const items =
     typeof body.input === "string"
       ? [{ role: Role.USER, content: body.input }]
-      : body.input.map((item) => ({ role: toRole(item.role), content: toText(item.content) }));
+      : body.input.map((item) => ({ role: toProtoRole(item.role), content: toText(item.content) }));
   const instructions = body.instructions ?? "";
   const sampling: { temperature?: number; topP?: number } = {};
   if (body.temperature != null) sampling.temperature = body.temperature;
