@@ -1,0 +1,84 @@
+// Starts a bench child process (a TypeScript file run through tsx) and talks to it over IPC.
+import { spawn, type ChildProcess } from "node:child_process";
+import { join } from "node:path";
+import type { IpcReply, IpcRequest } from "./ipc.js";
+import { ROOT } from "./peer-paths.js";
+
+export interface Child<Ready> {
+  readonly name: string;
+  readonly pid: number;
+  readonly ready: Ready;
+  call<T>(command: string, args?: unknown): Promise<T>;
+  /** Asks the child to stop (`stop` command if it has one), then ends it. */
+  stop(): Promise<void>;
+}
+
+export interface ChildOptions {
+  readonly env?: Readonly<Record<string, string>>;
+  readonly startTimeoutMs?: number;
+}
+
+/** Runs `bench/children/<file>` with `args` (JSON in argv[2]) and waits for its `ready`. */
+export function startChild<Ready>(name: string, file: string, args: unknown, options: ChildOptions = {}): Promise<Child<Ready>> {
+  const nodeArgs = ["--import", "tsx"];
+  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, join(ROOT, "bench/children", file), JSON.stringify(args)], {
+    cwd: ROOT,
+    env: { ...process.env, ...options.env },
+    stdio: ["ignore", "pipe", "pipe", "ipc"],
+  });
+  // Children never write to the bench's stdout (the table goes there).
+  child.stdout?.on("data", (d: Buffer) => process.stderr.write(`[${name}] ${d.toString()}`));
+  child.stderr?.on("data", (d: Buffer) => process.stderr.write(`[${name}] ${d.toString()}`));
+  let nextId = 1;
+  const pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  child.once("exit", (code, signal) => {
+    for (const p of pending.values()) p.reject(new Error(`${name} exited (${code ?? signal})`));
+    pending.clear();
+  });
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`${name} did not start within ${options.startTimeoutMs ?? 120_000} ms`));
+    }, options.startTimeoutMs ?? 120_000);
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${name} exited during start-up (code ${code})`));
+    });
+    child.on("message", (message: IpcReply) => {
+      if ("failed" in message) {
+        clearTimeout(timer);
+        reject(new Error(`${name} failed to start: ${message.failed}`));
+      } else if ("ready" in message) {
+        clearTimeout(timer);
+        const pid = child.pid ?? -1;
+        resolve({
+          name,
+          pid,
+          ready: message.ready as Ready,
+          call<T>(command: string, callArgs?: unknown): Promise<T> {
+            const id = nextId++;
+            return new Promise<T>((res, rej) => {
+              pending.set(id, { resolve: res as (v: unknown) => void, reject: rej });
+              child.send({ id, command, args: callArgs } satisfies IpcRequest);
+            });
+          },
+          async stop() {
+            if (child.exitCode !== null || child.signalCode !== null) return;
+            const killer = setTimeout(() => child.kill("SIGKILL"), 15_000);
+            // Each child cleans up (stops its server, frees the model) and exits on SIGTERM.
+            child.kill("SIGTERM");
+            await exited;
+            clearTimeout(killer);
+          },
+        });
+      } else {
+        const waiting = pending.get(message.id);
+        if (waiting === undefined) return;
+        pending.delete(message.id);
+        if ("error" in message) waiting.reject(new Error(`${name}: ${message.error}`));
+        else waiting.resolve(message.result);
+      }
+    });
+  });
+}

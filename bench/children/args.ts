@@ -1,0 +1,29 @@
+// What the bench passes to the children that load the model (JSON in argv[2]).
+import type { EngineChoice } from "../../sidecar/engine/model.js";
+
+export interface EngineArgs {
+  readonly modelPath: string;
+  readonly threads: number;
+  readonly engine: EngineChoice;
+  readonly sequences: number;
+  readonly contextSize: number;
+  readonly maxQueue: number;
+}
+
+/** What a model-loading child reports when ready. */
+export interface EngineReady {
+  readonly buildType: string;
+  readonly threads: number;
+  readonly batchesOrdered: boolean;
+}
+
+export function argsOf<T>(): T {
+  return JSON.parse(process.argv[2] ?? "{}") as T;
+}
+
+/** Ends the process on SIGTERM after `cleanup`. */
+export function exitOnSigterm(cleanup: () => Promise<void> = async () => undefined): void {
+  process.once("SIGTERM", () => {
+    cleanup().finally(() => process.exit(0));
+  });
+}

@@ -1,0 +1,17 @@
+// Party (c) and the sweep: the edge on Node (`startNodeEdge`) in its own process.
+import { startNodeEdge } from "../../edge/node.js";
+import { failToParent, serveParent } from "../ipc.js";
+import { argsOf, exitOnSigterm } from "./args.js";
+
+export interface EdgeReady {
+  readonly url: string;
+}
+
+try {
+  const { sidecarUrl } = argsOf<{ sidecarUrl: string }>();
+  const edge = await startNodeEdge({ sidecarUrl, port: 0 });
+  exitOnSigterm(() => edge.close());
+  serveParent({}, { url: edge.url } satisfies EdgeReady);
+} catch (error) {
+  failToParent(error);
+}

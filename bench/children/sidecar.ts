@@ -1,0 +1,34 @@
+// Parties (b), (c), (d) and the sweep: the real sidecar (`startSidecar`) in its own process.
+import { startSidecar } from "../../sidecar/server.js";
+import { failToParent, serveParent } from "../ipc.js";
+import { argsOf, exitOnSigterm, type EngineArgs, type EngineReady } from "./args.js";
+
+export interface SidecarReady extends EngineReady {
+  readonly url: string;
+}
+
+try {
+  const args = argsOf<EngineArgs>();
+  const sidecar = await startSidecar({
+    model: args.modelPath,
+    modelId: undefined,
+    host: "127.0.0.1",
+    port: 0,
+    threads: args.threads,
+    engine: args.engine,
+    sequences: args.sequences,
+    contextSize: args.contextSize,
+    maxQueue: args.maxQueue,
+    queueTimeoutMs: 120_000,
+    drainMs: 1_000,
+  });
+  exitOnSigterm(() => sidecar.stop());
+  const loaded = sidecar.models[0];
+  if (loaded === undefined) throw new Error("the sidecar loaded no model");
+  serveParent(
+    { metrics: async () => sidecar.metrics },
+    { url: sidecar.url, buildType: loaded.llama.buildType, threads: loaded.threads, batchesOrdered: loaded.batchesOrdered } satisfies SidecarReady,
+  );
+} catch (error) {
+  failToParent(error);
+}

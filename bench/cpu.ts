@@ -1,0 +1,112 @@
+// CPU time per process from /proc/<pid>/stat, to show where a stream's time goes across the
+// processes of a party (client, edge, sidecar, workerd, …).
+import { execFileSync } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
+
+let ticksPerSecond: number | undefined;
+function clockTicks(): number {
+  if (ticksPerSecond === undefined) {
+    try {
+      ticksPerSecond = Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100;
+    } catch {
+      ticksPerSecond = 100;
+    }
+  }
+  return ticksPerSecond;
+}
+
+interface Stat {
+  readonly pid: number;
+  readonly ppid: number;
+  readonly comm: string;
+  /** user + system CPU time, ms */
+  readonly cpuMs: number;
+}
+
+function tasks(pid: number): number[] {
+  try {
+    return readdirSync(`/proc/${pid}/task`).map(Number);
+  } catch {
+    return [];
+  }
+}
+
+function readStat(pid: number, file = `/proc/${pid}/stat`): Stat | undefined {
+  try {
+    const stat = readFileSync(file, "utf8");
+    const close = stat.lastIndexOf(")");
+    const fields = stat.slice(close + 2).split(" ");
+    // fields[0] is field 3 (state): utime and stime are fields 14 and 15.
+    const ticks = Number(fields[11]) + Number(fields[12]);
+    return { pid, ppid: Number(fields[1]), comm: stat.slice(stat.indexOf("(") + 1, close), cpuMs: (ticks * 1000) / clockTicks() };
+  } catch {
+    return undefined;
+  }
+}
+
+/** `root` and all its descendants. */
+function tree(root: number): Stat[] {
+  const all: Stat[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    const s = readStat(Number(entry));
+    if (s) all.push(s);
+  }
+  const byParent = new Map<number, Stat[]>();
+  for (const s of all) byParent.set(s.ppid, [...(byParent.get(s.ppid) ?? []), s]);
+  const out: Stat[] = [];
+  const rootStat = all.find((s) => s.pid === root);
+  if (rootStat) out.push(rootStat);
+  for (let i = 0; i < out.length; i++) out.push(...(byParent.get(out[i]?.pid ?? -1) ?? []));
+  return out;
+}
+
+/** Roles of processes the bench does not start itself (wrangler dev's own processes). */
+const UNNAMED: Readonly<Record<string, string>> = { node: "wrangler dev (node)", workerd: "wrangler dev (workerd)", esbuild: "tsx (esbuild)" };
+
+/**
+ * CPU milliseconds used by each process under this one, keyed by role: the names given for known
+ * pids, "bench client" for this process, and the command name for the rest (workerd, node, …).
+ */
+export class CpuMeter {
+  readonly #names: Map<number, string>;
+
+  constructor(names: ReadonlyMap<number, string>) {
+    this.#names = new Map(names);
+  }
+
+  name(pid: number, name: string): void {
+    this.#names.set(pid, name);
+  }
+
+  /**
+   * CPU ms so far of every process under this one, by pid. Named processes are split into their
+   * main thread (JavaScript, I/O) and their other threads (llama.cpp's compute in node-llama-cpp's
+   * worker threads, V8's GC and compiler threads), keyed by negative thread ids.
+   */
+  snapshot(): Map<number, { role: string; cpuMs: number }> {
+    const out = new Map<number, { role: string; cpuMs: number }>();
+    for (const s of tree(process.pid)) {
+      const name = s.pid === process.pid ? "bench client" : this.#names.get(s.pid);
+      if (name === undefined) {
+        out.set(s.pid, { role: UNNAMED[s.comm] ?? s.comm, cpuMs: s.cpuMs });
+        continue;
+      }
+      for (const tid of tasks(s.pid)) {
+        const t = readStat(tid, `/proc/${s.pid}/task/${tid}/stat`);
+        if (t) out.set(-tid, { role: tid === s.pid ? `${name}: main thread` : `${name}: other threads`, cpuMs: t.cpuMs });
+      }
+    }
+    return out;
+  }
+
+  /** CPU ms per role used between two snapshots. */
+  static diff(before: ReadonlyMap<number, { role: string; cpuMs: number }>, after: ReadonlyMap<number, { role: string; cpuMs: number }>): Record<string, number> {
+    const used: Record<string, number> = {};
+    for (const [pid, a] of after) {
+      const delta = a.cpuMs - (before.get(pid)?.cpuMs ?? 0);
+      if (delta > 0) used[a.role] = (used[a.role] ?? 0) + delta;
+    }
+    return used;
+  }
+}

@@ -1,0 +1,148 @@
+// Command-line flags of `npm run bench`.
+import { parseArgs } from "node:util";
+import type { EngineChoice } from "../sidecar/engine/model.js";
+import { DEFAULT_MAX_TOKENS } from "./workload.js";
+
+export const SECTIONS = ["single", "sweep", "reject", "prefix", "encoders"] as const;
+export type Section = (typeof SECTIONS)[number];
+
+export interface BenchFlags {
+  readonly quick: boolean;
+  /** llama.cpp threads for every party (node-llama-cpp, the sidecar, llama-server). */
+  readonly threads: number;
+  readonly engine: EngineChoice;
+  /** Sequences of the sidecar's context (and llama-server's `-np`). */
+  readonly sequences: number;
+  /** Tokens per sequence (prompt plus reply). */
+  readonly contextSize: number;
+  /** The sweep's sidecar queue (16 streams on 8 sequences queue 8). */
+  readonly maxQueue: number;
+  /** The queue of the small run that must reject with 429. */
+  readonly rejectQueue: number;
+  /** Streams sent at once in the rejection run. */
+  readonly rejectStreams: number;
+  readonly maxTokens: number;
+  /** Single-stream runs per party. */
+  readonly runs: number;
+  /** Runs per sweep level. */
+  readonly sweepRuns: number;
+  readonly levels: readonly number[];
+  /** Prefix-reuse rounds (one cold and `prefixWarm` warm requests each) and system prompt size. */
+  readonly prefixRounds: number;
+  readonly prefixWarm: number;
+  readonly prefixTokens: number;
+  /** Encoder micro-bench: repetitions and milliseconds per repetition. */
+  readonly encoderReps: number;
+  readonly encoderMs: number;
+  /** Build the peer if it is missing (otherwise a missing peer is skipped). */
+  readonly peer: boolean;
+  readonly noPeer: boolean;
+  readonly wrangler: boolean;
+  readonly sections: readonly Section[];
+  /** Longest a stream may take before it counts as hung. */
+  readonly streamTimeoutMs: number;
+  /** Write V8 CPU profiles of the child processes into the results folder. */
+  readonly profile: boolean;
+  readonly out: string;
+}
+
+export const USAGE = `usage: npm run bench -- [flags]
+  --quick               smoke run (~1 minute): fewer runs and levels
+  --threads N           llama.cpp threads for every party [1]
+  --engine E            auto | prebuilt | local (sidecar and in-process baseline) [auto]
+  --sequences N         sidecar sequences, llama-server -np [8]
+  --context-size N      tokens per sequence [2048]
+  --max-queue N         sidecar queue in the sweep [64]
+  --reject-queue N      sidecar queue in the rejection run [2]
+  --reject-streams N    streams sent at once in the rejection run [16]
+  --max-tokens N        tokens generated per stream [${DEFAULT_MAX_TOKENS}]
+  --runs N              single-stream runs per party [5; quick 2]
+  --sweep-runs N        runs per concurrency level [3; quick 1]
+  --levels L            concurrency levels, comma-separated [1,2,4,8,16; quick 1,8,16]
+  --prefix-rounds N     prefix-reuse rounds [3; quick 1]
+  --prefix-warm N       warm requests per round [3; quick 2]
+  --prefix-tokens N     shared system prompt size in tokens [1500]
+  --encoder-reps N      encoder micro-bench repetitions [5; quick 3]
+  --encoder-ms N        milliseconds per repetition [1000; quick 300]
+  --peer                build llama-server first if it is missing (npm run bench:peer-build)
+  --no-peer             leave llama-server out even if it is built
+  --no-wrangler         leave the wrangler dev party out
+  --sections S          comma-separated subset of ${SECTIONS.join(",")} [all]
+  --stream-timeout-ms N a stream still open after this counts as hung [120000]
+  --profile             write V8 CPU profiles of the child processes (bench/results/profiles/)
+  --out DIR             results folder [bench/results]
+  --help`;
+
+function int(name: string, raw: string | undefined, fallback: number, min = 1): number {
+  if (raw === undefined) return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min) throw new Error(`--${name} must be an integer of at least ${min}, got "${raw}"`);
+  return value;
+}
+
+export function readFlags(argv: readonly string[]): BenchFlags | "help" {
+  const { values } = parseArgs({
+    args: [...argv],
+    options: {
+      quick: { type: "boolean" },
+      threads: { type: "string" },
+      engine: { type: "string" },
+      sequences: { type: "string" },
+      "context-size": { type: "string" },
+      "max-queue": { type: "string" },
+      "reject-queue": { type: "string" },
+      "reject-streams": { type: "string" },
+      "max-tokens": { type: "string" },
+      runs: { type: "string" },
+      "sweep-runs": { type: "string" },
+      levels: { type: "string" },
+      "prefix-rounds": { type: "string" },
+      "prefix-warm": { type: "string" },
+      "prefix-tokens": { type: "string" },
+      "encoder-reps": { type: "string" },
+      "encoder-ms": { type: "string" },
+      peer: { type: "boolean" },
+      "no-peer": { type: "boolean" },
+      "no-wrangler": { type: "boolean" },
+      sections: { type: "string" },
+      "stream-timeout-ms": { type: "string" },
+      profile: { type: "boolean" },
+      out: { type: "string" },
+      help: { type: "boolean" },
+    },
+    allowPositionals: false,
+  });
+  if (values.help === true) return "help";
+  const quick = values.quick === true;
+  const engine = values.engine ?? "auto";
+  if (engine !== "auto" && engine !== "prebuilt" && engine !== "local") throw new Error(`--engine must be auto, prebuilt or local, got "${engine}"`);
+  const levels = (values.levels ?? (quick ? "1,8,16" : "1,2,4,8,16")).split(",").map((l) => int("levels", l.trim(), 1));
+  const sections = (values.sections ?? SECTIONS.join(",")).split(",").map((s) => s.trim());
+  for (const s of sections) if (!(SECTIONS as readonly string[]).includes(s)) throw new Error(`--sections: unknown section "${s}"`);
+  return {
+    quick,
+    threads: int("threads", values.threads, 1),
+    engine,
+    sequences: int("sequences", values.sequences, 8),
+    contextSize: int("context-size", values["context-size"], 2048, 64),
+    maxQueue: int("max-queue", values["max-queue"], 64, 0),
+    rejectQueue: int("reject-queue", values["reject-queue"], 2, 0),
+    rejectStreams: int("reject-streams", values["reject-streams"], 16),
+    maxTokens: int("max-tokens", values["max-tokens"], DEFAULT_MAX_TOKENS, 2),
+    runs: int("runs", values.runs, quick ? 2 : 5),
+    sweepRuns: int("sweep-runs", values["sweep-runs"], quick ? 1 : 3),
+    levels,
+    prefixRounds: int("prefix-rounds", values["prefix-rounds"], quick ? 1 : 3),
+    prefixWarm: int("prefix-warm", values["prefix-warm"], quick ? 2 : 3),
+    prefixTokens: int("prefix-tokens", values["prefix-tokens"], 1500),
+    encoderReps: int("encoder-reps", values["encoder-reps"], quick ? 3 : 5),
+    encoderMs: int("encoder-ms", values["encoder-ms"], quick ? 300 : 1000, 10),
+    peer: values.peer === true,
+    noPeer: values["no-peer"] === true,
+    wrangler: values["no-wrangler"] !== true,
+    sections: sections as Section[],
+    streamTimeoutMs: int("stream-timeout-ms", values["stream-timeout-ms"], 120_000),
+    profile: values.profile === true,
+    out: values.out ?? "bench/results",
+  };
+}

@@ -1,0 +1,288 @@
+/**
+ * `npm run bench` (issue 5): writes the 60M-parameter random test model if absent, starts every
+ * party on 127.0.0.1, measures them in one run, prints a markdown table on stdout (progress goes
+ * to stderr) and writes bench/results/latest.json plus a timestamped copy. See bench/README.md.
+ */
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { ensureModels } from "../scripts/gguf/models.js";
+import { startWrangler, type Wrangler } from "../test/support/wrangler.js";
+import { startChild, type Child } from "./children.js";
+import type { EngineArgs, EngineReady } from "./children/args.js";
+import type { EdgeReady } from "./children/edge.js";
+import type { EncoderArgs, EncoderReport } from "./children/encoders.js";
+import type { SidecarReady } from "./children/sidecar.js";
+import { grpcClient } from "./clients/grpc.js";
+import { CpuMeter } from "./cpu.js";
+import { readFlags, USAGE, type BenchFlags, type Section } from "./flags.js";
+import { cpuBackend, descendantsNamed, machine, peakRssMiB } from "./machine.js";
+import { grpcParty, httpParty, inProcessParty, type Party, type Workload } from "./parties.js";
+import { buildPeer } from "./peer-build.js";
+import { readPeerInfo, type PeerInfo } from "./peer-paths.js";
+import { startPeer, type RunningPeer } from "./peer.js";
+import { compare, readPrevious, resultsDir, writeResults, type ResultsFile } from "./results.js";
+import { runConcurrent, type ConcurrentRun } from "./sections/concurrent.js";
+import { runPrefix, type PrefixResult } from "./sections/prefix.js";
+import { runSingle, type SingleResult } from "./sections/single.js";
+import { runSweep, sweepVariant, type SweepResult } from "./sections/sweep.js";
+import { summarizeLevel, summarizePrefix, summarizeSingle, summarizeSweep } from "./summary.js";
+import { renderReport, type ProcessInfo } from "./table.js";
+import { evaluateTargets } from "./targets.js";
+
+const log = (message: string): void => {
+  process.stderr.write(`bench: ${message}\n`);
+};
+
+function peerFor(flags: BenchFlags, notes: string[]): PeerInfo | undefined {
+  if (flags.noPeer) {
+    notes.push("llama-server: left out (--no-peer).");
+    return undefined;
+  }
+  const built = readPeerInfo();
+  if (built) return built;
+  if (flags.peer) {
+    log("llama-server is not built yet: building it now (npm run bench:peer-build, ~5 minutes)");
+    return buildPeer();
+  }
+  const skip = "llama-server: SKIPPED — not built. Run `npm run bench:peer-build` once (~5 minutes) or pass --peer.";
+  log(skip);
+  notes.push(skip);
+  return undefined;
+}
+
+interface Running {
+  inProcess?: Child<EngineReady>;
+  sidecar?: Child<SidecarReady>;
+  edge?: Child<EdgeReady>;
+  wrangler?: Wrangler;
+  peer?: RunningPeer;
+  rejectSidecar?: Child<SidecarReady>;
+  rejectEdge?: Child<EdgeReady>;
+}
+
+async function stopAll(running: Running): Promise<void> {
+  const stops: Promise<void>[] = [];
+  for (const key of Object.keys(running) as (keyof Running)[]) {
+    const part = running[key];
+    if (part !== undefined) stops.push(part.stop().catch((e: unknown) => log(`stopping ${key}: ${String(e)}`)));
+    delete running[key];
+  }
+  await Promise.all(stops);
+}
+
+/** Runs `work` with V8 CPU profiles of `children` when `dir` is set: `<dir>/<section>-<child>.cpuprofile`. */
+async function profiled<T>(dir: string | undefined, section: string, children: readonly (Child<unknown> | undefined)[], work: () => Promise<T>): Promise<T> {
+  const list = children.filter((c): c is Child<unknown> => c !== undefined);
+  if (dir === undefined) return work();
+  mkdirSync(dir, { recursive: true });
+  await Promise.all(list.map((c) => c.call("profile-start")));
+  try {
+    return await work();
+  } finally {
+    const files = await Promise.all(list.map((c) => c.call<string>("profile-stop", join(dir, `${section}-${c.name}.cpuprofile`))));
+    log(`profiles: ${files.join(", ")} (read them with: npx tsx bench/profile-summary.ts <file>)`);
+  }
+}
+
+async function main(): Promise<void> {
+  const flags = readFlags(process.argv.slice(2));
+  if (flags === "help") {
+    console.log(USAGE);
+    return;
+  }
+  const startedAt = new Date().toISOString();
+  const has = (s: Section): boolean => flags.sections.includes(s);
+  const notes: string[] = [];
+  const previous = readPrevious(flags.out);
+  const profileDir = flags.profile ? join(resultsDir(flags.out), "profiles") : undefined;
+
+  const { "random-60m": modelPath } = await ensureModels("models", ["random-60m"]);
+  const peerInfo = has("single") || has("sweep") ? peerFor(flags, notes) : undefined;
+  const workload: Workload = { maxTokens: flags.maxTokens, timeoutMs: flags.streamTimeoutMs };
+  const engineArgs: EngineArgs = {
+    modelPath,
+    threads: flags.threads,
+    engine: flags.engine,
+    sequences: flags.sequences,
+    contextSize: flags.contextSize,
+    maxQueue: flags.maxQueue,
+  };
+  const processes: ProcessInfo[] = [];
+  const raw: Record<string, unknown> = {};
+  let single: SingleResult | undefined;
+  let sweep: SweepResult | undefined;
+  let reject: ConcurrentRun | undefined;
+  let prefix: PrefixResult | undefined;
+  let encoders: EncoderReport | undefined;
+  const running: Running = {};
+
+  const onSignal = (): void => {
+    log("interrupted: stopping what the bench started");
+    stopAll(running).finally(() => process.exit(130));
+  };
+  process.once("SIGINT", onSignal);
+  process.once("SIGTERM", onSignal);
+
+  try {
+    // 1. Encoders first, alone on the machine.
+    if (has("encoders")) {
+      log("SSE encoder micro-bench");
+      const child = await startChild<unknown>("encoders", "encoders.ts", { reps: flags.encoderReps, ms: flags.encoderMs, tokens: flags.maxTokens } satisfies EncoderArgs);
+      encoders = await child.call<EncoderReport>("run");
+      await child.stop();
+    }
+
+    const needServers = has("single") || has("sweep") || has("prefix");
+    if (needServers) {
+      log(`starting the sidecar (threads ${flags.threads}, engine ${flags.engine}, ${flags.sequences} sequences × ${flags.contextSize} tokens, queue ${flags.maxQueue})`);
+      running.sidecar = await startChild<SidecarReady>("sidecar", "sidecar.ts", engineArgs);
+      running.edge = await startChild<EdgeReady>("edge", "edge.ts", { sidecarUrl: running.sidecar.ready.url });
+      if (peerInfo) {
+        running.peer = await startPeer(peerInfo, { modelPath, threads: flags.threads, sequences: flags.sequences, contextSize: flags.contextSize });
+        log(`llama-server: ${running.peer.args.join(" ")}`);
+      }
+    }
+    const sidecar = running.sidecar;
+    const edge = running.edge;
+    const client = sidecar ? grpcClient(sidecar.ready.url) : undefined;
+    const peerParty: Party | undefined = running.peer ? httpParty("peer", "llama-server (peer)", running.peer.url, workload) : undefined;
+
+    // 2. Single stream: (a) (b) (c) (d) and the peer, interleaved.
+    if (has("single") && sidecar && edge && client) {
+      running.inProcess = await startChild<EngineReady>("in-process", "inprocess.ts", engineArgs);
+      if (flags.wrangler) {
+        log("starting the edge under wrangler dev");
+        running.wrangler = await startWrangler({ SIDECAR_URL: sidecar.ready.url });
+      } else notes.push("(d) wrangler dev: left out (--no-wrangler).");
+      const parties: Party[] = [
+        inProcessParty(running.inProcess, workload),
+        grpcParty(client, workload),
+        httpParty("c", "(c) edge on Node, HTTP/SSE", edge.ready.url, workload),
+      ];
+      if (running.wrangler) parties.push(httpParty("d", "(d) edge under wrangler dev", running.wrangler.url, workload));
+      if (peerParty) parties.push(peerParty);
+      log(`single stream: ${flags.runs} runs × ${parties.length} parties, ${flags.maxTokens} tokens each`);
+      const meter = new CpuMeter(
+        new Map([
+          [running.inProcess.pid, "in-process"],
+          [sidecar.pid, "sidecar"],
+          [edge.pid, "edge (Node)"],
+          ...(running.peer ? [[running.peer.pid, "llama-server"] as const] : []),
+        ]),
+      );
+      const inProcess = running.inProcess;
+      single = await profiled(profileDir, "single", [inProcess, sidecar, edge], () => runSingle(parties, flags.runs, meter, log));
+      processes.push({ name: "(a) in-process node-llama-cpp", build: engineBuild(running.inProcess), peakRssMiB: peakRssMiB(running.inProcess.pid) });
+      for (const pid of descendantsNamed(process.pid, "workerd")) processes.push({ name: `workerd (wrangler dev) pid ${pid}`, build: "–", peakRssMiB: peakRssMiB(pid) });
+      await running.inProcess.stop();
+      delete running.inProcess;
+      await running.wrangler?.stop();
+      delete running.wrangler;
+    }
+
+    // 3. Concurrency sweep through the edge on Node (and the peer at 1 and `sequences` streams).
+    if (has("sweep") && edge) {
+      const edgeParty = httpParty("c", "edge on Node", edge.ready.url, workload);
+      const peerLevels = [1, flags.sequences].filter((l) => flags.levels.includes(l));
+      log(`sweep: levels ${flags.levels.join(", ")} × ${flags.sweepRuns} runs`);
+      sweep = await profiled(profileDir, "sweep", [sidecar, edge], () => runSweep(edgeParty, peerParty, flags.levels, peerLevels, flags.sweepRuns, log));
+    }
+    if (running.peer) {
+      processes.push({ name: "llama-server (peer)", build: `peer build, ${cpuBackend(running.peer.pid) ?? "?"}`, peakRssMiB: peakRssMiB(running.peer.pid) });
+      await running.peer.stop();
+      delete running.peer;
+    }
+
+    // 4. Prefix reuse.
+    if (has("prefix") && client && edge) {
+      prefix = await runPrefix(client, edge.ready.url, { rounds: flags.prefixRounds, warm: flags.prefixWarm, tokens: flags.prefixTokens, timeoutMs: flags.streamTimeoutMs }, log);
+    }
+    if (sidecar && edge) {
+      raw["sidecarMetrics"] = await sidecar.call("metrics");
+      processes.unshift(
+        { name: "sidecar", build: engineBuild(sidecar), peakRssMiB: peakRssMiB(sidecar.pid) },
+        { name: "edge on Node", build: "–", peakRssMiB: peakRssMiB(edge.pid) },
+      );
+    }
+    await stopAll(running);
+
+    // 5. A small queue: the streams beyond sequences + queue must get an immediate 429.
+    if (has("reject")) {
+      log(`rejection run: ${flags.rejectStreams} streams, ${flags.sequences} sequences, queue ${flags.rejectQueue}`);
+      running.rejectSidecar = await startChild<SidecarReady>("sidecar-small-queue", "sidecar.ts", { ...engineArgs, maxQueue: flags.rejectQueue });
+      running.rejectEdge = await startChild<EdgeReady>("edge-small-queue", "edge.ts", { sidecarUrl: running.rejectSidecar.ready.url });
+      const party = httpParty("c", "edge on Node", running.rejectEdge.ready.url, workload);
+      reject = await runConcurrent(flags.rejectStreams, (i) => party.run(sweepVariant(90, flags.rejectStreams, i)));
+      raw["rejectSidecarMetrics"] = await running.rejectSidecar.call("metrics");
+      await stopAll(running);
+    }
+  } finally {
+    await stopAll(running);
+  }
+
+  const singleSummary = single ? summarizeSingle(single) : undefined;
+  const sweepSummary = sweep ? summarizeSweep(sweep) : undefined;
+  const rejectSummary = reject ? summarizeLevel([reject]) : undefined;
+  const prefixRows = prefix ? summarizePrefix(prefix) : undefined;
+  const targets = evaluateTargets({ single: singleSummary, sweep: sweepSummary, reject: rejectSummary, prefix: prefixRows, concurrent: flags.sequences });
+  const m = machine();
+  const settings =
+    `random-60m (F16), ${flags.maxTokens} tokens per stream, temperature 0, threads ${flags.threads} for every party, ` +
+    `${flags.sequences} sequences × ${flags.contextSize} tokens, sidecar queue ${flags.maxQueue}` +
+    (single ? `; single stream ${flags.runs} runs per party` : "") +
+    (sweep ? `; sweep ${flags.sweepRuns} runs per level` : "");
+  const report = renderReport({
+    machine: m,
+    date: startedAt.slice(0, 16).replace("T", " ") + " UTC",
+    settings,
+    notes,
+    single: singleSummary,
+    sweep: sweepSummary,
+    reject: rejectSummary ? { summary: rejectSummary, queue: flags.rejectQueue } : undefined,
+    prefix: prefixRows && prefix ? { rows: prefixRows, systemPromptTokens: prefix.systemPromptTokens } : undefined,
+    encoders,
+    processes,
+    targets,
+  });
+
+  const headline: Record<string, number> = {};
+  for (const p of singleSummary ?? []) {
+    headline[`single ${p.key} decode tok/s`] = p.decodeTps;
+    headline[`single ${p.key} TTFT ms`] = p.ttftMs;
+  }
+  for (const l of sweepSummary?.edge ?? []) headline[`edge ${l.streams} streams aggregate tok/s`] = l.aggregateTps;
+  for (const l of sweepSummary?.peer ?? []) headline[`llama-server ${l.streams} streams aggregate tok/s`] = l.aggregateTps;
+  for (const p of prefixRows ?? []) headline[`prefix ${p.path} ${p.kind} engine prompt ms`] = p.enginePromptMs;
+  for (const e of encoders?.results ?? []) headline[`encoder ${e.protocol} chunks/s`] = e.medianChunksPerSecond;
+  for (const p of processes) if (p.peakRssMiB !== undefined) headline[`peak RSS ${p.name} MiB`] = p.peakRssMiB;
+
+  const results: ResultsFile = {
+    version: 1,
+    startedAt,
+    finishedAt: new Date().toISOString(),
+    headline,
+    machine: m,
+    flags,
+    peer: peerInfo ?? null,
+    notes,
+    summaries: { single: singleSummary, sweep: sweepSummary, reject: rejectSummary, prefix: prefixRows },
+    targets,
+    raw: { ...raw, single, sweep, reject, prefix, encoders },
+    processes,
+    table: report,
+  };
+  const files = writeResults(flags.out, results);
+  process.stdout.write(report);
+  if (previous) process.stdout.write(`\n${compare(previous, results)}\n`);
+  log(`results: ${files.join(", ")}`);
+}
+
+function engineBuild(child: Child<EngineReady>): string {
+  const r = child.ready;
+  return `${r.buildType}, ${cpuBackend(child.pid) ?? "?"}, ${r.threads} thread${r.threads === 1 ? "" : "s"}${r.batchesOrdered ? ", batches ordered" : ""}`;
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});

@@ -1,0 +1,69 @@
+// The peer: llama-server (built by bench/peer-build.ts) on 127.0.0.1, same model, threads and
+// sequences as the sidecar, driven through its OpenAI-compatible /v1/completions.
+import { spawn, type ChildProcess } from "node:child_process";
+import { freePort } from "../test/support/wrangler.js";
+import { PEER_BINARY, type PeerInfo } from "./peer-paths.js";
+
+export interface RunningPeer {
+  readonly url: string;
+  readonly pid: number;
+  readonly args: readonly string[];
+  readonly info: PeerInfo;
+  stop(): Promise<void>;
+}
+
+export interface PeerSettings {
+  readonly modelPath: string;
+  readonly threads: number;
+  readonly sequences: number;
+  readonly contextSize: number;
+}
+
+export async function startPeer(info: PeerInfo, settings: PeerSettings): Promise<RunningPeer> {
+  const port = await freePort();
+  const args = [
+    "-m", settings.modelPath,
+    "-t", String(settings.threads),
+    "-tb", String(settings.threads),
+    "-np", String(settings.sequences),
+    // The sidecar's context: `contextSize` tokens for each sequence.
+    "-c", String(settings.contextSize * settings.sequences),
+    // node-llama-cpp's contexts default to no flash attention; the peer matches.
+    "-fa", "off",
+    "--host", "127.0.0.1",
+    "--port", String(port),
+    "--no-webui",
+  ];
+  const child: ChildProcess = spawn(PEER_BINARY, args, { stdio: ["ignore", "pipe", "pipe"] });
+  let log = "";
+  const keep = (d: Buffer): void => {
+    log = (log + d.toString()).slice(-4000);
+  };
+  child.stdout?.on("data", keep);
+  child.stderr?.on("data", keep);
+  const url = `http://127.0.0.1:${port}`;
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  const stop = async (): Promise<void> => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill("SIGTERM");
+    const killer = setTimeout(() => child.kill("SIGKILL"), 5000);
+    await exited;
+    clearTimeout(killer);
+  };
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`llama-server exited: ${log}`);
+    try {
+      const response = await fetch(`${url}/health`);
+      await response.arrayBuffer();
+      if (response.ok) return { url, pid: child.pid ?? -1, args, info, stop };
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) {
+      await stop();
+      throw new Error(`llama-server did not become healthy within 60 s: ${log}`);
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}

@@ -1,0 +1,145 @@
+// The markdown report (stdout and README): one table per section, then the targets.
+import type { EncoderReport } from "./children/encoders.js";
+import type { Machine } from "./machine.js";
+import type { LevelSummary, PartySummary, PrefixRow, Target } from "./summary.js";
+
+export interface ProcessInfo {
+  readonly name: string;
+  readonly build: string;
+  readonly peakRssMiB: number | undefined;
+}
+
+export interface Report {
+  readonly machine: Machine;
+  readonly date: string;
+  readonly settings: string;
+  readonly notes: readonly string[];
+  readonly single?: PartySummary[] | undefined;
+  readonly sweep?: { edge: LevelSummary[]; peer: LevelSummary[] } | undefined;
+  readonly reject?: { summary: LevelSummary; queue: number } | undefined;
+  readonly prefix?: { rows: PrefixRow[]; systemPromptTokens: number } | undefined;
+  readonly encoders?: EncoderReport | undefined;
+  readonly processes: readonly ProcessInfo[];
+  readonly targets: readonly Target[];
+}
+
+export function fmt(value: number | undefined, digits = 1): string {
+  if (value === undefined || !Number.isFinite(value)) return "–";
+  return value.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
+}
+
+function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
+  const line = (cells: readonly string[]): string => `| ${cells.join(" | ")} |`;
+  return [line(header), line(header.map(() => "---")), ...rows.map(line)].join("\n");
+}
+
+const verdict = (pass: boolean | undefined): string => (pass === undefined ? "not measured" : pass ? "**pass**" : "**FAIL**");
+
+function levelRow(label: string, l: LevelSummary): string[] {
+  return [
+    label,
+    String(l.streams),
+    fmt(l.aggregateTps),
+    `${fmt(l.streamTpsMin)} / ${fmt(l.streamTpsMean)} / ${fmt(l.streamTpsMax)}`,
+    `${fmt(l.worstSpread, 2)}×`,
+    fmt(l.ttftP50, 0),
+    fmt(l.ttftP99, 0),
+    `${l.completed} / ${l.rejected} / ${l.failed + l.hung}`,
+  ];
+}
+
+export function renderReport(r: Report): string {
+  const out: string[] = [];
+  const m = r.machine;
+  out.push(`Benchmark of ${r.date} on ${m.cpu}, ${m.cores} cores, ${fmt(m.memoryGiB, 0)} GiB, ${m.os}, Node ${m.node}, node-llama-cpp ${m.nodeLlamaCpp}.`);
+  out.push(`Settings: ${r.settings}. Each figure is a median over the runs shown.`);
+  for (const note of r.notes) out.push(`> ${note}`);
+
+  if (r.single) {
+    out.push(
+      "\n**Single stream** (decode tok/s excludes the first token; TTFT = request sent → first token; accepted = response headers, " +
+        "the gRPC `start` event, or in-process the prompt tokenized and a sequence taken; server prompt = the server's own prompt timing)\n",
+    );
+    out.push(
+      table(
+        ["path", "runs", "tokens", "decode tok/s (min–max)", "ratio to (a)", "TTFT p50 ms", "added TTFT ms", "accepted ms", "server prompt ms"],
+        r.single.map((p) => [
+          p.label,
+          `${p.completed}/${p.runs}`,
+          fmt(p.tokens, 0),
+          `${fmt(p.decodeTps)} (${fmt(p.decodeTpsMin)}–${fmt(p.decodeTpsMax)})`,
+          fmt(p.decodeRatio, 3),
+          fmt(p.ttftMs),
+          p.key === "a" ? "–" : fmt(p.addedTtftMs),
+          fmt(p.acceptedMs),
+          fmt(p.serverPromptMs),
+        ]),
+      ),
+    );
+  }
+
+  const single = r.single;
+  if (single) {
+    const roles = [...new Set(single.flatMap((p) => Object.keys(p.cpuMsPerToken)))].sort();
+    out.push("\n**Where a single stream's time goes** (CPU ms per generated token by process and thread, from /proc; the machine has 2 CPU ms per wall ms)\n");
+    out.push(
+      table(
+        ["process", ...single.map((p) => p.label.replace(/^(\([a-d]\)).*/, "$1"))],
+        [
+          ["wall ms per token (decode)", ...single.map((p) => fmt(1000 / p.decodeTps, 2))],
+          ...roles.map((role) => [role, ...single.map((p) => fmt(p.cpuMsPerToken[role], 2))]),
+        ],
+      ),
+    );
+  }
+
+  if (r.sweep || r.reject) {
+    out.push("\n**Concurrency sweep** (aggregate = tokens of all streams / wall time of the run; spread = worst max(rate/mean, mean/rate) in a run)\n");
+    const rows: string[][] = [];
+    for (const l of r.sweep?.edge ?? []) rows.push(levelRow("edge (Node)", l));
+    for (const l of r.sweep?.peer ?? []) rows.push(levelRow("llama-server", l));
+    if (r.reject) rows.push(levelRow(`edge, queue ${r.reject.queue}`, r.reject.summary));
+    out.push(
+      table(["party", "streams", "aggregate tok/s", "per-stream tok/s min / mean / max", "spread", "TTFT p50 ms", "TTFT p99 ms", "completed / 429 / lost"], rows),
+    );
+    if (r.reject) out.push(`\nRejected streams got their 429 within ${fmt(r.reject.summary.maxRejectMs, 0)} ms.`);
+  }
+
+  if (r.prefix) {
+    out.push(`\n**Prefix reuse** (system prompt of ${r.prefix.systemPromptTokens} tokens, different user turns; engine prompt ms = the sidecar's own prompt timing)\n`);
+    out.push(
+      table(
+        ["path", "request", "n", "prompt tokens", "cached tokens", "engine prompt ms", "TTFT p50 ms"],
+        r.prefix.rows.map((p) => [
+          p.path === "grpc" ? "sidecar, native gRPC" : "edge, chat completions",
+          p.kind === "cold" ? "first (cold)" : "later (cached)",
+          String(p.requests),
+          fmt(p.promptTokens, 0),
+          fmt(p.cachedTokens, 0),
+          fmt(p.enginePromptMs),
+          fmt(p.ttftMs),
+        ]),
+      ),
+    );
+  }
+
+  if (r.encoders) {
+    out.push("\n**SSE encoding alone** (one core: encoder + SSE framing + UTF-8, synthetic 128-token streams)\n");
+    out.push(
+      table(
+        ["protocol", "encoder", "token chunks/s", "bytes/chunk"],
+        r.encoders.results.map((e) => [e.protocol, `\`${e.factory}\``, fmt(e.medianChunksPerSecond, 0), fmt(e.bytesPerChunk, 0)]),
+      ),
+    );
+    for (const s of r.encoders.skipped) out.push(`\n${s.protocol}: not measured (${s.reason})`);
+  }
+
+  if (r.processes.length > 0) {
+    out.push("\n**Peak RSS** (VmHWM at the end of the process's work)\n");
+    out.push(table(["process", "llama.cpp library", "peak RSS MiB"], r.processes.map((p) => [p.name, p.build, fmt(p.peakRssMiB, 0)])));
+  }
+
+  out.push("\n**Targets**\n");
+  out.push(table(["target", "measured", "needed", "result"], r.targets.map((t) => [t.name, t.measured, t.needed, verdict(t.pass)])));
+  return `${out.join("\n")}\n`;
+}
