@@ -1,4 +1,5 @@
 import * as grpc from "@grpc/grpc-js";
+import { setMaxListeners } from "node:events";
 import type { SidecarConfig } from "./config.js";
 import { unavailable } from "./engine/errors.js";
 import { EngineMetrics } from "./engine/metrics.js";
@@ -28,6 +29,8 @@ export async function startSidecar(config: StartOptions): Promise<RunningSidecar
   const models = [loaded];
   const metrics = new EngineMetrics();
   const shutdown = new AbortController();
+  // Every call in progress listens for shutdown; there may be far more than Node's default of 10.
+  setMaxListeners(0, shutdown.signal);
   const impl = createInferenceService({ models, metrics, draining: () => shutdown.signal.aborted });
 
   const grpcServer = new grpc.Server();

@@ -6,6 +6,7 @@ import {
   type GenerateResponseSchema,
   type TokenAlternative,
 } from "../../proto/gen/inference/v1/inference_pb.js";
+import { constraintState } from "./constraint.js";
 import { invalidArgument } from "./errors.js";
 import type { EngineMetrics } from "./metrics.js";
 import type { LoadedModel } from "./model.js";
@@ -47,6 +48,8 @@ export async function* generate(
   }
   const generated: Token[] = [];
   const sampling = buildSampling(loaded, request.sampling, generated);
+  const constraint = await constraintState(loaded, request.constraint);
+  if (constraint !== undefined) sampling.grammarEvaluationState = constraint.state;
   const budget = Math.min(request.maxTokens ?? Number.POSITIVE_INFINITY, loaded.contextSize - promptTokens);
 
   const queuedAt = performance.now();
@@ -66,7 +69,7 @@ export async function* generate(
     yield { event: { case: "start", value: { model: loaded.id, promptTokens, cachedTokens } } };
 
     const decoder = new TokenTextDecoder(loaded.model);
-    const filter = new StopSequenceFilter([...request.stop, ...prompt.stopTexts]);
+    const filter = new StopSequenceFilter([...request.stop, ...prompt.stopTexts, ...(constraint?.stopTexts ?? [])]);
     const userStops = new Set(request.stop);
     const wantLogprobs = request.logprobs || request.topLogprobs > 0;
     const promptStart = performance.now();
@@ -116,6 +119,7 @@ export async function* generate(
     if (!stoppedByText && reason !== FinishReason.ABORT) {
       const last = filter.push(decoder.flush());
       tail = last.text + (last.stop === undefined ? filter.flush() : "");
+      if (constraint?.trimWhitespaceSuffix === true) tail = tail.trimEnd();
       if (last.stop !== undefined && userStops.has(last.stop)) stopSequence = last.stop;
     }
     const end = performance.now();

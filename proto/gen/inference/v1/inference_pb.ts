@@ -25,7 +25,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file inference/v1/inference.proto.
  */
 export const file_inference_v1_inference: GenFile = /*@__PURE__*/
-  fileDesc("ChxpbmZlcmVuY2UvdjEvaW5mZXJlbmNlLnByb3RvEgxpbmZlcmVuY2UudjEiQAoLQ2hhdE1lc3NhZ2USIAoEcm9sZRgBIAEoDjISLmluZmVyZW5jZS52MS5Sb2xlEg8KB2NvbnRlbnQYAiABKAkiMwoEQ2hhdBIrCghtZXNzYWdlcxgBIAMoCzIZLmluZmVyZW5jZS52MS5DaGF0TWVzc2FnZSK/AwoPU2FtcGxpbmdPcHRpb25zEhgKC3RlbXBlcmF0dXJlGAEgASgCSACIAQESEgoFdG9wX3AYAiABKAJIAYgBARISCgV0b3BfaxgDIAEoDUgCiAEBEhIKBW1pbl9wGAQgASgCSAOIAQESEQoEc2VlZBgFIAEoDUgEiAEBEh0KEHByZXNlbmNlX3BlbmFsdHkYBiABKAJIBYgBARIeChFmcmVxdWVuY3lfcGVuYWx0eRgHIAEoAkgGiAEBEhsKDnJlcGVhdF9wZW5hbHR5GAggASgCSAeIAQESQAoKbG9naXRfYmlhcxgJIAMoCzIsLmluZmVyZW5jZS52MS5TYW1wbGluZ09wdGlvbnMuTG9naXRCaWFzRW50cnkaMAoOTG9naXRCaWFzRW50cnkSCwoDa2V5GAEgASgNEg0KBXZhbHVlGAIgASgCOgI4AUIOCgxfdGVtcGVyYXR1cmVCCAoGX3RvcF9wQggKBl90b3Bfa0IICgZfbWluX3BCBwoFX3NlZWRCEwoRX3ByZXNlbmNlX3BlbmFsdHlCFAoSX2ZyZXF1ZW5jeV9wZW5hbHR5QhEKD19yZXBlYXRfcGVuYWx0eSLuAQoPR2VuZXJhdGVSZXF1ZXN0Eg0KBW1vZGVsGAEgASgJEhAKBnByb21wdBgCIAEoCUgAEiIKBGNoYXQYAyABKAsyEi5pbmZlcmVuY2UudjEuQ2hhdEgAEi8KCHNhbXBsaW5nGAQgASgLMh0uaW5mZXJlbmNlLnYxLlNhbXBsaW5nT3B0aW9ucxIXCgptYXhfdG9rZW5zGAUgASgNSAGIAQESDAoEc3RvcBgGIAMoCRIQCghsb2dwcm9icxgHIAEoCBIUCgx0b3BfbG9ncHJvYnMYCCABKA1CBwoFaW5wdXRCDQoLX21heF90b2tlbnMijwEKEEdlbmVyYXRlUmVzcG9uc2USJAoFc3RhcnQYASABKAsyEy5pbmZlcmVuY2UudjEuU3RhcnRIABIkCgV0b2tlbhgCIAEoCzITLmluZmVyZW5jZS52MS5Ub2tlbkgAEiYKBmZpbmlzaBgDIAEoCzIULmluZmVyZW5jZS52MS5GaW5pc2hIAEIHCgVldmVudCJECgVTdGFydBINCgVtb2RlbBgBIAEoCRIVCg1wcm9tcHRfdG9rZW5zGAIgASgNEhUKDWNhY2hlZF90b2tlbnMYAyABKA0iiAEKBVRva2VuEgoKAmlkGAEgASgNEgwKBHRleHQYAiABKAkSDQoFcGllY2UYAyABKAwSFAoHbG9ncHJvYhgEIAEoAkgAiAEBEjQKDHRvcF9sb2dwcm9icxgFIAMoCzIeLmluZmVyZW5jZS52MS5Ub2tlbkFsdGVybmF0aXZlQgoKCF9sb2dwcm9iIj4KEFRva2VuQWx0ZXJuYXRpdmUSCgoCaWQYASABKA0SDQoFcGllY2UYAiABKAwSDwoHbG9ncHJvYhgDIAEoAiLKAQoGRmluaXNoEioKBnJlYXNvbhgBIAEoDjIaLmluZmVyZW5jZS52MS5GaW5pc2hSZWFzb24SFQoNcHJvbXB0X3Rva2VucxgCIAEoDRIZChFjb21wbGV0aW9uX3Rva2VucxgDIAEoDRIVCg1jYWNoZWRfdG9rZW5zGAQgASgNEhUKDXN0b3Bfc2VxdWVuY2UYBSABKAkSJgoHdGltaW5ncxgGIAEoCzIVLmluZmVyZW5jZS52MS5UaW1pbmdzEgwKBHRleHQYByABKAkiRQoHVGltaW5ncxIRCglwcm9tcHRfbXMYASABKAESFQoNZ2VuZXJhdGlvbl9tcxgCIAEoARIQCghxdWV1ZV9tcxgDIAEoASJdCg9Ub2tlbml6ZVJlcXVlc3QSDQoFbW9kZWwYASABKAkSDgoEdGV4dBgCIAEoCUgAEiIKBGNoYXQYAyABKAsyEi5pbmZlcmVuY2UudjEuQ2hhdEgAQgcKBWlucHV0IiIKEFRva2VuaXplUmVzcG9uc2USDgoGdG9rZW5zGAEgAygNIjIKEURldG9rZW5pemVSZXF1ZXN0Eg0KBW1vZGVsGAEgASgJEg4KBnRva2VucxgCIAMoDSIiChJEZXRva2VuaXplUmVzcG9uc2USDAoEdGV4dBgBIAEoCSITChFMaXN0TW9kZWxzUmVxdWVzdCI9ChJMaXN0TW9kZWxzUmVzcG9uc2USJwoGbW9kZWxzGAEgAygLMhcuaW5mZXJlbmNlLnYxLk1vZGVsSW5mbyKtAQoJTW9kZWxJbmZvEgoKAmlkGAEgASgJEg8KB2NyZWF0ZWQYAiABKAMSFAoMY29udGV4dF9zaXplGAMgASgNEhEKCXNlcXVlbmNlcxgEIAEoDRIXCg92b2NhYnVsYXJ5X3NpemUYBSABKA0SFQoNY2hhdF90ZW1wbGF0ZRgGIAEoCRIUCgxhcmNoaXRlY3R1cmUYByABKAkSFAoMZW5naW5lX2J1aWxkGAggASgJKlAKBFJvbGUSFAoQUk9MRV9VTlNQRUNJRklFRBAAEg8KC1JPTEVfU1lTVEVNEAESDQoJUk9MRV9VU0VSEAISEgoOUk9MRV9BU1NJU1RBTlQQAyp4CgxGaW5pc2hSZWFzb24SHQoZRklOSVNIX1JFQVNPTl9VTlNQRUNJRklFRBAAEhYKEkZJTklTSF9SRUFTT05fU1RPUBABEhgKFEZJTklTSF9SRUFTT05fTEVOR1RIEAISFwoTRklOSVNIX1JFQVNPTl9BQk9SVBADMswCChBJbmZlcmVuY2VTZXJ2aWNlEksKCEdlbmVyYXRlEh0uaW5mZXJlbmNlLnYxLkdlbmVyYXRlUmVxdWVzdBoeLmluZmVyZW5jZS52MS5HZW5lcmF0ZVJlc3BvbnNlMAESSQoIVG9rZW5pemUSHS5pbmZlcmVuY2UudjEuVG9rZW5pemVSZXF1ZXN0Gh4uaW5mZXJlbmNlLnYxLlRva2VuaXplUmVzcG9uc2USTwoKRGV0b2tlbml6ZRIfLmluZmVyZW5jZS52MS5EZXRva2VuaXplUmVxdWVzdBogLmluZmVyZW5jZS52MS5EZXRva2VuaXplUmVzcG9uc2USTwoKTGlzdE1vZGVscxIfLmluZmVyZW5jZS52MS5MaXN0TW9kZWxzUmVxdWVzdBogLmluZmVyZW5jZS52MS5MaXN0TW9kZWxzUmVzcG9uc2ViBnByb3RvMw");
+  fileDesc("ChxpbmZlcmVuY2UvdjEvaW5mZXJlbmNlLnByb3RvEgxpbmZlcmVuY2UudjEiQAoLQ2hhdE1lc3NhZ2USIAoEcm9sZRgBIAEoDjISLmluZmVyZW5jZS52MS5Sb2xlEg8KB2NvbnRlbnQYAiABKAkiMwoEQ2hhdBIrCghtZXNzYWdlcxgBIAMoCzIZLmluZmVyZW5jZS52MS5DaGF0TWVzc2FnZSK/AwoPU2FtcGxpbmdPcHRpb25zEhgKC3RlbXBlcmF0dXJlGAEgASgCSACIAQESEgoFdG9wX3AYAiABKAJIAYgBARISCgV0b3BfaxgDIAEoDUgCiAEBEhIKBW1pbl9wGAQgASgCSAOIAQESEQoEc2VlZBgFIAEoDUgEiAEBEh0KEHByZXNlbmNlX3BlbmFsdHkYBiABKAJIBYgBARIeChFmcmVxdWVuY3lfcGVuYWx0eRgHIAEoAkgGiAEBEhsKDnJlcGVhdF9wZW5hbHR5GAggASgCSAeIAQESQAoKbG9naXRfYmlhcxgJIAMoCzIsLmluZmVyZW5jZS52MS5TYW1wbGluZ09wdGlvbnMuTG9naXRCaWFzRW50cnkaMAoOTG9naXRCaWFzRW50cnkSCwoDa2V5GAEgASgNEg0KBXZhbHVlGAIgASgCOgI4AUIOCgxfdGVtcGVyYXR1cmVCCAoGX3RvcF9wQggKBl90b3Bfa0IICgZfbWluX3BCBwoFX3NlZWRCEwoRX3ByZXNlbmNlX3BlbmFsdHlCFAoSX2ZyZXF1ZW5jeV9wZW5hbHR5QhEKD19yZXBlYXRfcGVuYWx0eSKiAgoPR2VuZXJhdGVSZXF1ZXN0Eg0KBW1vZGVsGAEgASgJEhAKBnByb21wdBgCIAEoCUgAEiIKBGNoYXQYAyABKAsyEi5pbmZlcmVuY2UudjEuQ2hhdEgAEi8KCHNhbXBsaW5nGAQgASgLMh0uaW5mZXJlbmNlLnYxLlNhbXBsaW5nT3B0aW9ucxIXCgptYXhfdG9rZW5zGAUgASgNSAGIAQESDAoEc3RvcBgGIAMoCRIQCghsb2dwcm9icxgHIAEoCBIUCgx0b3BfbG9ncHJvYnMYCCABKA0SMgoKY29uc3RyYWludBgJIAEoCzIeLmluZmVyZW5jZS52MS5PdXRwdXRDb25zdHJhaW50QgcKBWlucHV0Qg0KC19tYXhfdG9rZW5zIlsKEE91dHB1dENvbnN0cmFpbnQSFQoLanNvbl9vYmplY3QYASABKAhIABIVCgtqc29uX3NjaGVtYRgCIAEoCUgAEhEKB2dyYW1tYXIYAyABKAlIAEIGCgRraW5kIo8BChBHZW5lcmF0ZVJlc3BvbnNlEiQKBXN0YXJ0GAEgASgLMhMuaW5mZXJlbmNlLnYxLlN0YXJ0SAASJAoFdG9rZW4YAiABKAsyEy5pbmZlcmVuY2UudjEuVG9rZW5IABImCgZmaW5pc2gYAyABKAsyFC5pbmZlcmVuY2UudjEuRmluaXNoSABCBwoFZXZlbnQiRAoFU3RhcnQSDQoFbW9kZWwYASABKAkSFQoNcHJvbXB0X3Rva2VucxgCIAEoDRIVCg1jYWNoZWRfdG9rZW5zGAMgASgNIogBCgVUb2tlbhIKCgJpZBgBIAEoDRIMCgR0ZXh0GAIgASgJEg0KBXBpZWNlGAMgASgMEhQKB2xvZ3Byb2IYBCABKAJIAIgBARI0Cgx0b3BfbG9ncHJvYnMYBSADKAsyHi5pbmZlcmVuY2UudjEuVG9rZW5BbHRlcm5hdGl2ZUIKCghfbG9ncHJvYiI+ChBUb2tlbkFsdGVybmF0aXZlEgoKAmlkGAEgASgNEg0KBXBpZWNlGAIgASgMEg8KB2xvZ3Byb2IYAyABKAIiygEKBkZpbmlzaBIqCgZyZWFzb24YASABKA4yGi5pbmZlcmVuY2UudjEuRmluaXNoUmVhc29uEhUKDXByb21wdF90b2tlbnMYAiABKA0SGQoRY29tcGxldGlvbl90b2tlbnMYAyABKA0SFQoNY2FjaGVkX3Rva2VucxgEIAEoDRIVCg1zdG9wX3NlcXVlbmNlGAUgASgJEiYKB3RpbWluZ3MYBiABKAsyFS5pbmZlcmVuY2UudjEuVGltaW5ncxIMCgR0ZXh0GAcgASgJIkUKB1RpbWluZ3MSEQoJcHJvbXB0X21zGAEgASgBEhUKDWdlbmVyYXRpb25fbXMYAiABKAESEAoIcXVldWVfbXMYAyABKAEiXQoPVG9rZW5pemVSZXF1ZXN0Eg0KBW1vZGVsGAEgASgJEg4KBHRleHQYAiABKAlIABIiCgRjaGF0GAMgASgLMhIuaW5mZXJlbmNlLnYxLkNoYXRIAEIHCgVpbnB1dCIiChBUb2tlbml6ZVJlc3BvbnNlEg4KBnRva2VucxgBIAMoDSIyChFEZXRva2VuaXplUmVxdWVzdBINCgVtb2RlbBgBIAEoCRIOCgZ0b2tlbnMYAiADKA0iIgoSRGV0b2tlbml6ZVJlc3BvbnNlEgwKBHRleHQYASABKAkiEwoRTGlzdE1vZGVsc1JlcXVlc3QiPQoSTGlzdE1vZGVsc1Jlc3BvbnNlEicKBm1vZGVscxgBIAMoCzIXLmluZmVyZW5jZS52MS5Nb2RlbEluZm8irQEKCU1vZGVsSW5mbxIKCgJpZBgBIAEoCRIPCgdjcmVhdGVkGAIgASgDEhQKDGNvbnRleHRfc2l6ZRgDIAEoDRIRCglzZXF1ZW5jZXMYBCABKA0SFwoPdm9jYWJ1bGFyeV9zaXplGAUgASgNEhUKDWNoYXRfdGVtcGxhdGUYBiABKAkSFAoMYXJjaGl0ZWN0dXJlGAcgASgJEhQKDGVuZ2luZV9idWlsZBgIIAEoCSpQCgRSb2xlEhQKEFJPTEVfVU5TUEVDSUZJRUQQABIPCgtST0xFX1NZU1RFTRABEg0KCVJPTEVfVVNFUhACEhIKDlJPTEVfQVNTSVNUQU5UEAMqeAoMRmluaXNoUmVhc29uEh0KGUZJTklTSF9SRUFTT05fVU5TUEVDSUZJRUQQABIWChJGSU5JU0hfUkVBU09OX1NUT1AQARIYChRGSU5JU0hfUkVBU09OX0xFTkdUSBACEhcKE0ZJTklTSF9SRUFTT05fQUJPUlQQAzLMAgoQSW5mZXJlbmNlU2VydmljZRJLCghHZW5lcmF0ZRIdLmluZmVyZW5jZS52MS5HZW5lcmF0ZVJlcXVlc3QaHi5pbmZlcmVuY2UudjEuR2VuZXJhdGVSZXNwb25zZTABEkkKCFRva2VuaXplEh0uaW5mZXJlbmNlLnYxLlRva2VuaXplUmVxdWVzdBoeLmluZmVyZW5jZS52MS5Ub2tlbml6ZVJlc3BvbnNlEk8KCkRldG9rZW5pemUSHy5pbmZlcmVuY2UudjEuRGV0b2tlbml6ZVJlcXVlc3QaIC5pbmZlcmVuY2UudjEuRGV0b2tlbml6ZVJlc3BvbnNlEk8KCkxpc3RNb2RlbHMSHy5pbmZlcmVuY2UudjEuTGlzdE1vZGVsc1JlcXVlc3QaIC5pbmZlcmVuY2UudjEuTGlzdE1vZGVsc1Jlc3BvbnNlYgZwcm90bzM");
 
 /**
  * One message of a chat history.
@@ -213,6 +213,13 @@ export type GenerateRequest = Message<"inference.v1.GenerateRequest"> & {
    * @generated from field: uint32 top_logprobs = 8;
    */
   topLogprobs: number;
+
+  /**
+   * Constrains the form of the reply; unset means free text.
+   *
+   * @generated from field: inference.v1.OutputConstraint constraint = 9;
+   */
+  constraint?: OutputConstraint | undefined;
 };
 
 /**
@@ -221,6 +228,50 @@ export type GenerateRequest = Message<"inference.v1.GenerateRequest"> & {
  */
 export const GenerateRequestSchema: GenMessage<GenerateRequest> = /*@__PURE__*/
   messageDesc(file_inference_v1_inference, 3);
+
+/**
+ * A grammar the reply must follow, enforced while sampling: every token that would break it is
+ * ruled out, so the reply always parses. Generation ends when the grammar is complete.
+ *
+ * @generated from message inference.v1.OutputConstraint
+ */
+export type OutputConstraint = Message<"inference.v1.OutputConstraint"> & {
+  /**
+   * @generated from oneof inference.v1.OutputConstraint.kind
+   */
+  kind: {
+    /**
+     * Any JSON object.
+     *
+     * @generated from field: bool json_object = 1;
+     */
+    value: boolean;
+    case: "jsonObject";
+  } | {
+    /**
+     * A JSON schema, as JSON text: the reply is a JSON value valid for it.
+     *
+     * @generated from field: string json_schema = 2;
+     */
+    value: string;
+    case: "jsonSchema";
+  } | {
+    /**
+     * A GBNF grammar (llama.cpp's format) whose `root` rule the reply follows.
+     *
+     * @generated from field: string grammar = 3;
+     */
+    value: string;
+    case: "grammar";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message inference.v1.OutputConstraint.
+ * Use `create(OutputConstraintSchema)` to create a new message.
+ */
+export const OutputConstraintSchema: GenMessage<OutputConstraint> = /*@__PURE__*/
+  messageDesc(file_inference_v1_inference, 4);
 
 /**
  * @generated from message inference.v1.GenerateResponse
@@ -255,7 +306,7 @@ export type GenerateResponse = Message<"inference.v1.GenerateResponse"> & {
  * Use `create(GenerateResponseSchema)` to create a new message.
  */
 export const GenerateResponseSchema: GenMessage<GenerateResponse> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 4);
+  messageDesc(file_inference_v1_inference, 5);
 
 /**
  * Generation is about to begin: the request was accepted.
@@ -290,7 +341,7 @@ export type Start = Message<"inference.v1.Start"> & {
  * Use `create(StartSchema)` to create a new message.
  */
 export const StartSchema: GenMessage<Start> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 5);
+  messageDesc(file_inference_v1_inference, 6);
 
 /**
  * One generated token.
@@ -342,7 +393,7 @@ export type Token = Message<"inference.v1.Token"> & {
  * Use `create(TokenSchema)` to create a new message.
  */
 export const TokenSchema: GenMessage<Token> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 6);
+  messageDesc(file_inference_v1_inference, 7);
 
 /**
  * @generated from message inference.v1.TokenAlternative
@@ -369,7 +420,7 @@ export type TokenAlternative = Message<"inference.v1.TokenAlternative"> & {
  * Use `create(TokenAlternativeSchema)` to create a new message.
  */
 export const TokenAlternativeSchema: GenMessage<TokenAlternative> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 7);
+  messageDesc(file_inference_v1_inference, 8);
 
 /**
  * Generation is over; always the last event.
@@ -424,7 +475,7 @@ export type Finish = Message<"inference.v1.Finish"> & {
  * Use `create(FinishSchema)` to create a new message.
  */
 export const FinishSchema: GenMessage<Finish> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 8);
+  messageDesc(file_inference_v1_inference, 9);
 
 /**
  * @generated from message inference.v1.Timings
@@ -457,7 +508,7 @@ export type Timings = Message<"inference.v1.Timings"> & {
  * Use `create(TimingsSchema)` to create a new message.
  */
 export const TimingsSchema: GenMessage<Timings> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 9);
+  messageDesc(file_inference_v1_inference, 10);
 
 /**
  * @generated from message inference.v1.TokenizeRequest
@@ -491,7 +542,7 @@ export type TokenizeRequest = Message<"inference.v1.TokenizeRequest"> & {
  * Use `create(TokenizeRequestSchema)` to create a new message.
  */
 export const TokenizeRequestSchema: GenMessage<TokenizeRequest> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 10);
+  messageDesc(file_inference_v1_inference, 11);
 
 /**
  * @generated from message inference.v1.TokenizeResponse
@@ -508,7 +559,7 @@ export type TokenizeResponse = Message<"inference.v1.TokenizeResponse"> & {
  * Use `create(TokenizeResponseSchema)` to create a new message.
  */
 export const TokenizeResponseSchema: GenMessage<TokenizeResponse> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 11);
+  messageDesc(file_inference_v1_inference, 12);
 
 /**
  * @generated from message inference.v1.DetokenizeRequest
@@ -530,7 +581,7 @@ export type DetokenizeRequest = Message<"inference.v1.DetokenizeRequest"> & {
  * Use `create(DetokenizeRequestSchema)` to create a new message.
  */
 export const DetokenizeRequestSchema: GenMessage<DetokenizeRequest> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 12);
+  messageDesc(file_inference_v1_inference, 13);
 
 /**
  * @generated from message inference.v1.DetokenizeResponse
@@ -547,7 +598,7 @@ export type DetokenizeResponse = Message<"inference.v1.DetokenizeResponse"> & {
  * Use `create(DetokenizeResponseSchema)` to create a new message.
  */
 export const DetokenizeResponseSchema: GenMessage<DetokenizeResponse> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 13);
+  messageDesc(file_inference_v1_inference, 14);
 
 /**
  * @generated from message inference.v1.ListModelsRequest
@@ -560,7 +611,7 @@ export type ListModelsRequest = Message<"inference.v1.ListModelsRequest"> & {
  * Use `create(ListModelsRequestSchema)` to create a new message.
  */
 export const ListModelsRequestSchema: GenMessage<ListModelsRequest> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 14);
+  messageDesc(file_inference_v1_inference, 15);
 
 /**
  * @generated from message inference.v1.ListModelsResponse
@@ -577,7 +628,7 @@ export type ListModelsResponse = Message<"inference.v1.ListModelsResponse"> & {
  * Use `create(ListModelsResponseSchema)` to create a new message.
  */
 export const ListModelsResponseSchema: GenMessage<ListModelsResponse> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 15);
+  messageDesc(file_inference_v1_inference, 16);
 
 /**
  * @generated from message inference.v1.ModelInfo
@@ -644,7 +695,7 @@ export type ModelInfo = Message<"inference.v1.ModelInfo"> & {
  * Use `create(ModelInfoSchema)` to create a new message.
  */
 export const ModelInfoSchema: GenMessage<ModelInfo> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 16);
+  messageDesc(file_inference_v1_inference, 17);
 
 /**
  * Who wrote a chat message.
