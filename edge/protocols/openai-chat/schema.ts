@@ -3,6 +3,7 @@
 import { z } from "zod";
 import { integer, positiveInteger } from "../../fields.js";
 import { commonFields } from "../openai-common/fields.js";
+import { responseFormatField } from "../openai-common/response-format.js";
 
 export const CHAT_ROLES = ["system", "developer", "user", "assistant"] as const;
 export type ChatRole = (typeof CHAT_ROLES)[number];
@@ -33,6 +34,7 @@ export const chatRequestSchema = z
     max_completion_tokens: positiveInteger().nullish(),
     logprobs: z.boolean().nullish(),
     top_logprobs: integer().min(0).max(20).nullish(),
+    response_format: responseFormatField,
   })
   .superRefine((body, ctx) => {
     if (body.top_logprobs != null && body.top_logprobs > 0 && body.logprobs !== true) {

@@ -5,6 +5,7 @@ import {
 } from "../../../proto/gen/inference/v1/inference_pb.js";
 import { toProtoRole } from "../../roles.js";
 import { commonRequestInit } from "../openai-common/fields.js";
+import { responseFormatConstraint } from "../openai-common/response-format.js";
 import type { ChatRequest } from "./schema.js";
 
 /** Text parts are joined with a newline between them. */
@@ -24,5 +25,6 @@ export function toGenerateRequest(body: ChatRequest): GenerateRequest {
     },
     logprobs: body.logprobs === true,
     topLogprobs,
+    constraint: responseFormatConstraint(body.response_format),
   });
 }

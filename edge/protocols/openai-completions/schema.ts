@@ -3,6 +3,7 @@
 import { z } from "zod";
 import { integer } from "../../fields.js";
 import { commonFields } from "../openai-common/fields.js";
+import { responseFormatField } from "../openai-common/response-format.js";
 
 const prompt = z
   .union([z.string(), z.array(z.unknown())])
@@ -37,6 +38,10 @@ export const completionRequestSchema = z.object({
     .number()
     .nullish()
     .refine((v) => v == null || v === 1, { error: "only best_of=1 is supported" }),
+  // Not in OpenAI's legacy API; as llama.cpp's server accepts them: a JSON format, or a GBNF
+  // grammar (which wins over response_format).
+  response_format: responseFormatField,
+  grammar: z.string().nullish(),
 });
 
 export type CompletionRequest = z.output<typeof completionRequestSchema>;

@@ -1,6 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { GenerateRequestSchema, type GenerateRequest } from "../../../proto/gen/inference/v1/inference_pb.js";
 import { commonRequestInit } from "../openai-common/fields.js";
+import { responseFormatConstraint } from "../openai-common/response-format.js";
 import { logprobsCount, type CompletionRequest } from "./schema.js";
 
 export function toGenerateRequest(body: CompletionRequest): GenerateRequest {
@@ -10,5 +11,6 @@ export function toGenerateRequest(body: CompletionRequest): GenerateRequest {
     input: { case: "prompt", value: body.prompt },
     logprobs: count !== null,
     topLogprobs: count ?? 0,
+    constraint: responseFormatConstraint(body.response_format, body.grammar),
   });
 }

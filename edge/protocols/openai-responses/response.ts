@@ -88,7 +88,7 @@ export function responseObject(body: ResponsesRequest, meta: ResponseMeta, state
     previous_response_id: null,
     store: false,
     temperature: body.temperature ?? null,
-    text: { format: { type: "text" } },
+    text: { format: body.text?.format ?? { type: "text" } },
     tool_choice: "auto",
     tools: [],
     top_p: body.top_p ?? null,

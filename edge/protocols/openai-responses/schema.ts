@@ -6,6 +6,7 @@
 // items other than messages (function_call, function_call_output and reasoning items
 // come with tool support), content parts other than input_text / output_text.
 import { z } from "zod";
+import { textFormatField } from "../openai-common/response-format.js";
 import { positiveInteger } from "../../fields.js";
 
 export const RESPONSES_ROLES = ["system", "developer", "user", "assistant"] as const;
@@ -73,6 +74,7 @@ export const responsesRequestSchema = z.object({
     .unknown()
     .optional()
     .refine((value) => value == null, { error: NOT_STORED }),
+  text: z.object({ format: textFormatField }).nullish(),
   tools: z
     .array(z.unknown())
     .nullish()

@@ -1,6 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { GenerateRequestSchema, Role, type GenerateRequest } from "../../../proto/gen/inference/v1/inference_pb.js";
 import { toProtoRole } from "../../roles.js";
+import { textFormatConstraint } from "../openai-common/response-format.js";
 import { tokenLimit } from "../../fields.js";
 import type { ResponsesMessageItem, ResponsesRequest } from "./schema.js";
 
@@ -26,6 +27,7 @@ export function toGenerateRequest(body: ResponsesRequest): GenerateRequest {
       value: { messages: [...(instructions === "" ? [] : [{ role: Role.SYSTEM, content: instructions }]), ...items] },
     },
     sampling,
+    constraint: textFormatConstraint(body.text?.format),
     ...(body.max_output_tokens == null ? {} : { maxTokens: tokenLimit(body.max_output_tokens) }),
   });
 }

@@ -1,0 +1,65 @@
+// The reply's form: OpenAI's `response_format` (chat, completions) and the Responses API's
+// `text.format`, as the proto's OutputConstraint. The sidecar enforces it with a grammar, so a
+// JSON reply always parses (`strict` is accepted either way: the grammar is always strict).
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import { z } from "zod";
+import type { OutputConstraintSchema } from "../../../proto/gen/inference/v1/inference_pb.js";
+
+type ConstraintInit = MessageInitShape<typeof OutputConstraintSchema>;
+
+const jsonSchemaBody = {
+  name: z.string().nullish(),
+  description: z.string().nullish(),
+  schema: z.record(z.string(), z.unknown()).nullish(),
+  strict: z.boolean().nullish(),
+};
+
+/** Chat completions / completions: `{type: "json_schema", json_schema: {name, schema, strict}}`. */
+export const responseFormatField = z
+  .discriminatedUnion("type", [
+    z.object({ type: z.literal("text") }),
+    z.object({ type: z.literal("json_object") }),
+    z.object({ type: z.literal("json_schema"), json_schema: z.object(jsonSchemaBody) }),
+  ])
+  .nullish();
+
+/** Responses: `text.format = {type: "json_schema", name, schema, strict}`. */
+export const textFormatField = z
+  .discriminatedUnion("type", [
+    z.object({ type: z.literal("text") }),
+    z.object({ type: z.literal("json_object") }),
+    z.object({ type: z.literal("json_schema"), ...jsonSchemaBody }),
+  ])
+  .nullish();
+
+type Format =
+  | { type: "text" }
+  | { type: "json_object" }
+  | { type: "json_schema"; schema?: Record<string, unknown> | null | undefined };
+
+function toConstraint(format: Format | null | undefined, grammar?: string | null): ConstraintInit | undefined {
+  if (grammar != null && grammar !== "") return { kind: { case: "grammar", value: grammar } };
+  switch (format?.type) {
+    case undefined:
+    case "text":
+      return undefined;
+    case "json_object":
+      return { kind: { case: "jsonObject", value: true } };
+    case "json_schema":
+      // A json_schema format without a schema still asks for JSON.
+      return format.schema == null
+        ? { kind: { case: "jsonObject", value: true } }
+        : { kind: { case: "jsonSchema", value: JSON.stringify(format.schema) } };
+  }
+}
+
+export function responseFormatConstraint(
+  format: z.output<typeof responseFormatField>,
+  grammar?: string | null,
+): ConstraintInit | undefined {
+  return toConstraint(format?.type === "json_schema" ? { type: "json_schema", schema: format.json_schema.schema } : format, grammar);
+}
+
+export function textFormatConstraint(format: z.output<typeof textFormatField>): ConstraintInit | undefined {
+  return toConstraint(format);
+}

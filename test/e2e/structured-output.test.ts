@@ -1,0 +1,82 @@
+// Structured output through the edge with the official clients: a random-weight model under the
+// sidecar's grammar always answers JSON that parses and validates against the request's schema.
+import { Ajv } from "ajv";
+import OpenAI from "openai";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { modelPath } from "../../scripts/gguf/models.js";
+import { startStack, type Stack } from "../support/edge.js";
+
+// No maxLength here: the constraint test in test/sidecar covers lengths (and why they are
+// counted per grammar character); the replies stay short through enums and maxItems.
+const schema = {
+  type: "object",
+  properties: {
+    days: { type: "integer" },
+    temperature: { type: "number" },
+    sunny: { type: "boolean" },
+    kind: { enum: ["rain", "sun", "snow"] },
+    hours: { type: "array", items: { type: "integer" }, maxItems: 3 },
+  },
+  required: ["days", "temperature", "sunny", "kind", "hours"],
+  additionalProperties: false,
+};
+const validate = new Ajv().compile(schema);
+
+let stack: Stack;
+let client: OpenAI;
+beforeAll(async () => {
+  stack = await startStack({ model: modelPath("random-tiny"), sequences: 4, contextSize: 1024, maxQueue: 32 });
+  client = new OpenAI({ baseURL: stack.baseURL, apiKey: "x", maxRetries: 0 });
+});
+afterAll(async () => {
+  await stack?.stop();
+});
+
+describe("structured output", () => {
+  it("chat completions: response_format json_schema, over many seeds, streaming and not", async () => {
+    const replies = await Promise.all(
+      Array.from({ length: 12 }, async (_, seed) => {
+        const request = {
+          model: "m",
+          messages: [{ role: "user" as const, content: "Weather?" }],
+          temperature: 1,
+          seed,
+          max_tokens: 300,
+          response_format: { type: "json_schema" as const, json_schema: { name: "weather", schema, strict: true } },
+        };
+        if (seed % 2 === 0) return (await client.chat.completions.create(request)).choices[0]?.message.content ?? "";
+        let text = "";
+        for await (const chunk of await client.chat.completions.create({ ...request, stream: true })) text += chunk.choices[0]?.delta.content ?? "";
+        return text;
+      }),
+    );
+    for (const reply of replies) expect(validate(JSON.parse(reply)), `${reply} ${JSON.stringify(validate.errors)}`).toBe(true);
+  });
+
+  it("responses: text.format json_schema, and the Response echoes the format", async () => {
+    // The Responses API has no seed: three random ones.
+    for (let run = 0; run < 3; run++) {
+      const response = await client.responses.create({
+        model: "m",
+        input: "Weather?",
+        temperature: 1,
+        max_output_tokens: 300,
+        text: { format: { type: "json_schema", name: "weather", schema, strict: true } },
+      });
+      expect(validate(JSON.parse(response.output_text))).toBe(true);
+      expect(response.text?.format).toMatchObject({ type: "json_schema", name: "weather" });
+    }
+  });
+
+  it("completions: a GBNF grammar as an extra field", async () => {
+    const completion = await client.completions.create({ model: "m", prompt: "Is it sunny?", ...({ grammar: 'root ::= "yes" | "no"' } as object) });
+    expect(["yes", "no"]).toContain(completion.choices[0]?.text);
+    expect(completion.choices[0]?.finish_reason).toBe("stop");
+  });
+
+  it("refuses a grammar that does not parse with a 400 naming the problem", async () => {
+    await expect(
+      client.completions.create({ model: "m", prompt: "x", ...({ grammar: "root ::= (" } as object) }),
+    ).rejects.toMatchObject({ status: 400, error: { type: "invalid_request_error", message: expect.stringMatching(/grammar/) } });
+  });
+});
