@@ -96,7 +96,8 @@ export async function loadModel(options: ModelOptions): Promise<LoadedModel> {
   });
   const context = await model.createContext({
     sequences: options.sequences,
-    contextSize: options.contextSize * options.sequences,
+    // node-llama-cpp's context size is per sequence: each sequence gets this many tokens.
+    contextSize: options.contextSize,
     threads,
   });
   const batchesOrdered = orderBatchesBySequence(context);
@@ -112,7 +113,7 @@ export async function loadModel(options: ModelOptions): Promise<LoadedModel> {
     chatWrapper,
     pool,
     tokenBytes: new TokenBytes(model),
-    contextSize: Math.floor(context.contextSize / options.sequences),
+    contextSize: context.contextSize,
     vocabularySize: vocabularySize(model),
     threads,
     batchesOrdered,
