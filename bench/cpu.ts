@@ -110,3 +110,34 @@ export class CpuMeter {
     return used;
   }
 }
+
+/** CPU time of the whole machine (busy, and stolen by the hypervisor) and of this process tree, in ms. */
+export interface MachineSnapshot {
+  readonly at: number;
+  readonly busyMs: number;
+  readonly stealMs: number;
+  readonly oursMs: number;
+}
+
+export function machineSnapshot(): MachineSnapshot {
+  // cpu  user nice system idle iowait irq softirq steal guest guest_nice
+  const fields = (readFileSync("/proc/stat", "utf8").split("\n")[0] ?? "").trim().split(/\s+/).slice(1).map(Number);
+  const tick = 1000 / clockTicks();
+  const [user = 0, nice = 0, system = 0, , , irq = 0, softirq = 0, steal = 0] = fields;
+  return {
+    at: performance.now(),
+    busyMs: (user + nice + system + irq + softirq) * tick,
+    stealMs: steal * tick,
+    oursMs: tree(process.pid).reduce((sum, s) => sum + s.cpuMs, 0),
+  };
+}
+
+/**
+ * Cores used on average, between two snapshots, by processes this bench did not start (other
+ * work on a shared machine) and stolen by the hypervisor: the noise a section ran under.
+ */
+export function otherLoad(before: MachineSnapshot, after: MachineSnapshot): { otherCores: number; stealCores: number } {
+  const wall = after.at - before.at;
+  const others = after.busyMs - before.busyMs - (after.oursMs - before.oursMs);
+  return { otherCores: Math.max(0, others) / wall, stealCores: (after.stealMs - before.stealMs) / wall };
+}

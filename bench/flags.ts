@@ -56,7 +56,7 @@ export const USAGE = `usage: npm run bench -- [flags]
   --reject-queue N      sidecar queue in the rejection run [2]
   --reject-streams N    streams sent at once in the rejection run [16]
   --max-tokens N        tokens generated per stream [${DEFAULT_MAX_TOKENS}]
-  --runs N              single-stream runs per party [5; quick 2]
+  --runs N              single-stream runs per party [9; quick 2]
   --sweep-runs N        runs per concurrency level [3; quick 1]
   --levels L            concurrency levels, comma-separated [1,2,4,8,16; quick 1,8,16]
   --prefix-rounds N     prefix-reuse rounds [3; quick 1]
@@ -129,7 +129,7 @@ export function readFlags(argv: readonly string[]): BenchFlags | "help" {
     rejectQueue: int("reject-queue", values["reject-queue"], 2, 0),
     rejectStreams: int("reject-streams", values["reject-streams"], 16),
     maxTokens: int("max-tokens", values["max-tokens"], DEFAULT_MAX_TOKENS, 2),
-    runs: int("runs", values.runs, quick ? 2 : 5),
+    runs: int("runs", values.runs, quick ? 2 : 9),
     sweepRuns: int("sweep-runs", values["sweep-runs"], quick ? 1 : 3),
     levels,
     prefixRounds: int("prefix-rounds", values["prefix-rounds"], quick ? 1 : 3),

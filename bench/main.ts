@@ -13,7 +13,7 @@ import type { EdgeReady } from "./children/edge.js";
 import type { EncoderArgs, EncoderReport } from "./children/encoders.js";
 import type { SidecarReady } from "./children/sidecar.js";
 import { grpcClient } from "./clients/grpc.js";
-import { CpuMeter } from "./cpu.js";
+import { CpuMeter, machineSnapshot, otherLoad } from "./cpu.js";
 import { readFlags, USAGE, type BenchFlags, type Section } from "./flags.js";
 import { cpuBackend, descendantsNamed, machine, peakRssMiB } from "./machine.js";
 import { grpcParty, httpParty, inProcessParty, type Party, type Workload } from "./parties.js";
@@ -70,6 +70,18 @@ async function stopAll(running: Running): Promise<void> {
   await Promise.all(stops);
 }
 
+/** Runs `work` and notes how busy the rest of the machine was meanwhile (a shared machine is noisy). */
+async function watched<T>(section: string, notes: string[], loads: Record<string, unknown>, work: () => Promise<T>): Promise<T> {
+  const before = machineSnapshot();
+  const result = await work();
+  const load = otherLoad(before, machineSnapshot());
+  loads[section] = load;
+  if (load.otherCores >= 0.1 || load.stealCores >= 0.05) {
+    notes.push(`During the ${section} section, other processes used ${load.otherCores.toFixed(2)} cores on average and the hypervisor stole ${load.stealCores.toFixed(2)}: its figures are noisier.`);
+  }
+  return result;
+}
+
 /** Runs `work` with V8 CPU profiles of `children` when `dir` is set: `<dir>/<section>-<child>.cpuprofile`. */
 async function profiled<T>(dir: string | undefined, section: string, children: readonly (Child<unknown> | undefined)[], work: () => Promise<T>): Promise<T> {
   const list = children.filter((c): c is Child<unknown> => c !== undefined);
@@ -109,6 +121,7 @@ async function main(): Promise<void> {
   };
   const processes: ProcessInfo[] = [];
   const raw: Record<string, unknown> = {};
+  const loads: Record<string, unknown> = {};
   let single: SingleResult | undefined;
   let sweep: SweepResult | undefined;
   let reject: ConcurrentRun | undefined;
@@ -171,7 +184,9 @@ async function main(): Promise<void> {
         ]),
       );
       const inProcess = running.inProcess;
-      single = await profiled(profileDir, "single", [inProcess, sidecar, edge], () => runSingle(parties, flags.runs, meter, log));
+      single = await watched("single-stream", notes, loads, () =>
+        profiled(profileDir, "single", [inProcess, sidecar, edge], () => runSingle(parties, flags.runs, meter, log)),
+      );
       processes.push({ name: "(a) in-process node-llama-cpp", build: engineBuild(running.inProcess), peakRssMiB: peakRssMiB(running.inProcess.pid) });
       for (const pid of descendantsNamed(process.pid, "workerd")) processes.push({ name: `workerd (wrangler dev) pid ${pid}`, build: "–", peakRssMiB: peakRssMiB(pid) });
       await running.inProcess.stop();
@@ -185,7 +200,9 @@ async function main(): Promise<void> {
       const edgeParty = httpParty("c", "edge on Node", edge.ready.url, workload);
       const peerLevels = [1, flags.sequences].filter((l) => flags.levels.includes(l));
       log(`sweep: levels ${flags.levels.join(", ")} × ${flags.sweepRuns} runs`);
-      sweep = await profiled(profileDir, "sweep", [sidecar, edge], () => runSweep(edgeParty, peerParty, flags.levels, peerLevels, flags.sweepRuns, log));
+      sweep = await watched("sweep", notes, loads, () =>
+        profiled(profileDir, "sweep", [sidecar, edge], () => runSweep(edgeParty, peerParty, flags.levels, peerLevels, flags.sweepRuns, log)),
+      );
     }
     if (running.peer) {
       processes.push({ name: "llama-server (peer)", build: `peer build, ${cpuBackend(running.peer.pid) ?? "?"}`, peakRssMiB: peakRssMiB(running.peer.pid) });
@@ -195,7 +212,8 @@ async function main(): Promise<void> {
 
     // 4. Prefix reuse.
     if (has("prefix") && client && edge) {
-      prefix = await runPrefix(client, edge.ready.url, { rounds: flags.prefixRounds, warm: flags.prefixWarm, tokens: flags.prefixTokens, timeoutMs: flags.streamTimeoutMs }, log);
+      const options = { rounds: flags.prefixRounds, warm: flags.prefixWarm, tokens: flags.prefixTokens, timeoutMs: flags.streamTimeoutMs };
+      prefix = await watched("prefix", notes, loads, () => runPrefix(client, edge.ready.url, options, log));
     }
     if (sidecar && edge) {
       raw["sidecarMetrics"] = await sidecar.call("metrics");
@@ -265,6 +283,7 @@ async function main(): Promise<void> {
     flags,
     peer: peerInfo ?? null,
     notes,
+    otherLoad: loads,
     summaries: { single: singleSummary, sweep: sweepSummary, reject: rejectSummary, prefix: prefixRows },
     targets,
     raw: { ...raw, single, sweep, reject, prefix, encoders },
