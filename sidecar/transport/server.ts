@@ -23,7 +23,8 @@ export async function listen(
 ): Promise<Listening> {
   const injector = grpcServer.createConnectionInjector(grpc.ServerCredentials.createInsecure());
   const httpServer = http.createServer({ keepAliveTimeout: 30_000 }, http1);
-  const tcp = net.createServer({ pauseOnConnect: true }, (socket) => {
+  // noDelay: without it, short calls wait ~40 ms on Nagle and delayed ACKs (measured: Tokenize 44 → 1.3 ms).
+  const tcp = net.createServer({ pauseOnConnect: true, noDelay: true }, (socket) => {
     socket.on("error", () => socket.destroy());
     const sniff = (): void => {
       const head: Buffer | null = socket.read();
