@@ -27,7 +27,7 @@ try {
   if (loaded === undefined) throw new Error("the sidecar loaded no model");
   serveParent(
     { metrics: async () => sidecar.metrics },
-    { url: sidecar.url, buildType: loaded.llama.buildType, threads: loaded.threads, batchesOrdered: loaded.batchesOrdered } satisfies SidecarReady,
+    { url: sidecar.url, buildType: loaded.llama.buildType, threads: loaded.threads, batchesOrdered: loaded.scheduler.active } satisfies SidecarReady,
   );
 } catch (error) {
   failToParent(error);

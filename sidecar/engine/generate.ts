@@ -65,7 +65,7 @@ export async function* generate(
   metrics.requestsStarted++;
   metrics.generationsActive++;
   try {
-    const cachedTokens = await reuseCachedPrefix(sequence, prompt.tokens);
+    const cachedTokens = await reuseCachedPrefix(loaded, sequence, prompt.tokens);
     yield { event: { case: "start", value: { model: loaded.id, promptTokens, cachedTokens } } };
 
     const decoder = new TokenTextDecoder(loaded.model);
@@ -148,11 +148,12 @@ export async function* generate(
 }
 
 /** Keeps the sequence's cached tokens that the prompt starts with; returns how many. */
-async function reuseCachedPrefix(sequence: LlamaContextSequence, prompt: readonly Token[]): Promise<number> {
+async function reuseCachedPrefix(loaded: LoadedModel, sequence: LlamaContextSequence, prompt: readonly Token[]): Promise<number> {
   // At least the prompt's last token is evaluated again: its logits pick the first reply token.
   const shared = Math.min(sequence.compareContextTokens(prompt as Token[]).firstDifferentIndex, prompt.length - 1);
   if (sequence.nextTokenIndex > shared) {
-    await sequence.eraseContextTokenRanges([{ start: shared, end: sequence.nextTokenIndex }]);
+    const end = sequence.nextTokenIndex;
+    await loaded.scheduler.between(sequence, () => sequence.eraseContextTokenRanges([{ start: shared, end }]));
   }
   return shared;
 }

@@ -9,7 +9,7 @@ import {
   type LlamaContext,
   type LlamaModel,
 } from "node-llama-cpp";
-import { orderBatchesBySequence } from "./batch-order.js";
+import { scheduleBatches, type BatchScheduler } from "./batch-scheduling.js";
 import { SequencePool } from "./pool.js";
 import { TokenBytes } from "./token-bytes.js";
 
@@ -61,8 +61,8 @@ export interface LoadedModel {
   readonly contextSize: number;
   readonly vocabularySize: number;
   readonly threads: number;
-  /** Whether decode steps go to llama.cpp ordered by sequence (see batch-order.ts). */
-  readonly batchesOrdered: boolean;
+  /** How decode steps and cache trims share the context (see batch-scheduling.ts). */
+  readonly scheduler: BatchScheduler;
   dispose(): Promise<void>;
 }
 
@@ -100,7 +100,7 @@ export async function loadModel(options: ModelOptions): Promise<LoadedModel> {
     contextSize: options.contextSize,
     threads,
   });
-  const batchesOrdered = orderBatchesBySequence(context);
+  const scheduler = scheduleBatches(context);
   const chatWrapper = resolveChatWrapper(model);
   const id = options.id ?? path.basename(options.modelPath).replace(/\.gguf$/i, "");
   const pool = new SequencePool(context, { maxQueue: options.maxQueue, queueTimeoutMs: options.queueTimeoutMs });
@@ -116,7 +116,7 @@ export async function loadModel(options: ModelOptions): Promise<LoadedModel> {
     contextSize: context.contextSize,
     vocabularySize: vocabularySize(model),
     threads,
-    batchesOrdered,
+    scheduler,
     async dispose() {
       await context.dispose();
       await model.dispose();

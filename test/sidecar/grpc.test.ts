@@ -129,10 +129,10 @@ describe.each(["grpc", "grpc-web"] as const)("Generate over %s", (transport) => 
 });
 
 describe("concurrent requests", () => {
-  it("go to llama.cpp as one batch per step, ordered by sequence", () => {
+  it("go to llama.cpp as one batch per step, ordered by sequence, with turns for cache trims", () => {
     // If a node-llama-cpp upgrade changes the internals this relies on, this fails rather than
-    // silently losing the batching speed-up (see sidecar/engine/batch-order.ts).
-    expect(sidecar.models[0]?.batchesOrdered).toBe(true);
+    // silently losing the batching speed-up (see sidecar/engine/batch-scheduling.ts).
+    expect(sidecar.models[0]?.scheduler.active).toBe(true);
   });
 
   it("each get their own exact text while more requests than sequences wait their turn", async () => {
