@@ -7,14 +7,11 @@
 // of the stream (for example on message_delta), and includes input_tokens and output_tokens."
 import Anthropic, { APIError } from "@anthropic-ai/sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Role } from "../../proto/gen/inference/v1/inference_pb.js";
 import { checkAnthropicStream } from "../support/contract.js";
 import { startStack, type Stack } from "../support/edge.js";
-import { clientsFor } from "../support/sidecar.js";
 import { readEvents } from "../support/sse.js";
+import { CHAT_REPLY, CHAT_REPLY_TOKENS, chatPromptTokens } from "../support/scripted.js";
 
-const CHAT_REPLY = "It is sunny in Tokyo, 22°C. ☀️";
-const REPLY_TOKENS = 16;
 const hello = [{ role: "user" as const, content: "Hello!" }];
 
 let stack: Stack;
@@ -26,13 +23,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await stack?.stop();
 });
-
-/** The sidecar's own count of the rendered chat prompt. */
-async function promptTokens(user: string, system?: string): Promise<number> {
-  const messages = [...(system === undefined ? [] : [{ role: Role.SYSTEM, content: system }]), { role: Role.USER, content: user }];
-  const { tokens } = await clientsFor(stack.sidecar.url).grpc.tokenize({ input: { case: "chat", value: { messages } } });
-  return tokens.length;
-}
 
 /** Anthropic splits the prompt into uncached input and cache reads; together they are the prompt. */
 function promptOf(usage: Anthropic.Usage): number {
@@ -52,8 +42,8 @@ describe("messages.create", () => {
     });
     expect(message.id).toMatch(/^msg_/);
     expect(message._request_id).toMatch(/^req_/);
-    expect(message.usage.output_tokens).toBe(REPLY_TOKENS);
-    expect(promptOf(message.usage)).toBe(await promptTokens("Hello!"));
+    expect(message.usage.output_tokens).toBe(CHAT_REPLY_TOKENS);
+    expect(promptOf(message.usage)).toBe(await chatPromptTokens(stack.sidecar.url, "Hello!"));
   });
 
   it("stops at max_tokens and at a stop sequence, never leaking it", async () => {
@@ -72,7 +62,7 @@ describe("messages.create", () => {
       messages: hello,
     });
     expect(message.content).toEqual([{ type: "text", text: CHAT_REPLY }]);
-    const expected = await promptTokens("Hello!", "You are a weather bot.");
+    const expected = await chatPromptTokens(stack.sidecar.url, "Hello!", "You are a weather bot.");
     expect(promptOf(message.usage)).toBe(expected);
     const counted = await client.messages.countTokens({ model: "m", system: "You are a weather bot.", messages: hello });
     expect(counted.input_tokens).toBe(expected);
@@ -89,8 +79,8 @@ describe("messages.stream()", () => {
     for (const text of texts) expect(text).not.toContain("\uFFFD");
     expect(message.content).toEqual([{ type: "text", text: CHAT_REPLY }]);
     expect(message.stop_reason).toBe("end_turn");
-    expect(message.usage.output_tokens).toBe(REPLY_TOKENS);
-    expect(promptOf(message.usage)).toBe(await promptTokens("Hello!"));
+    expect(message.usage.output_tokens).toBe(CHAT_REPLY_TOKENS);
+    expect(promptOf(message.usage)).toBe(await chatPromptTokens(stack.sidecar.url, "Hello!"));
   });
 
   it("ends with max_tokens and stop_sequence as streamed", async () => {
@@ -126,6 +116,6 @@ describe("raw frames", () => {
     const summary = checkAnthropicStream(await readEvents(response.body));
     expect(summary).toMatchObject({ text: CHAT_REPLY, stopReason: "end_turn", done: true, error: undefined });
     expect(summary.blocks).toEqual([{ type: "text", text: CHAT_REPLY }]);
-    expect(summary.usage).toMatchObject({ output_tokens: REPLY_TOKENS });
+    expect(summary.usage).toMatchObject({ output_tokens: CHAT_REPLY_TOKENS });
   });
 });

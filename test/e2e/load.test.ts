@@ -6,9 +6,8 @@ import { describe, expect, it } from "vitest";
 import { modelPath } from "../../scripts/gguf/models.js";
 import { startStack } from "../support/edge.js";
 import { readMetrics } from "../support/sidecar.js";
+import { CHAT_REPLY, STORY } from "../support/scripted.js";
 
-const STORY = " there lived a tiny llama (🦙).";
-const CHAT_REPLY = "It is sunny in Tokyo, 22°C. ☀️";
 
 /** Starts a streaming completion and resolves once its first chunk has arrived. */
 async function startSong(baseURL: string, maxTokens: number, signal?: AbortSignal): Promise<{ done: Promise<string> }> {

@@ -2,14 +2,12 @@
 // model: seed 000's contract end to end, through real llama.cpp inference.
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Role } from "../../proto/gen/inference/v1/inference_pb.js";
 import { checkChatStream, checkCompletionStream } from "../support/contract.js";
 import { startStack, type Stack } from "../support/edge.js";
-import { clientsFor, readMetrics } from "../support/sidecar.js";
+import { readMetrics } from "../support/sidecar.js";
 import { readEvents } from "../support/sse.js";
+import { CHAT_REPLY, STORY, chatPromptTokens } from "../support/scripted.js";
 
-const STORY = " there lived a tiny llama (🦙).";
-const CHAT_REPLY = "It is sunny in Tokyo, 22°C. ☀️";
 
 let stack: Stack;
 let client: OpenAI;
@@ -20,14 +18,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await stack?.stop();
 });
-
-/** The sidecar's own count of the rendered chat prompt. */
-async function chatPromptTokens(content: string): Promise<number> {
-  const { tokens } = await clientsFor(stack.sidecar.url).grpc.tokenize({
-    input: { case: "chat", value: { messages: [{ role: Role.USER, content }] } },
-  });
-  return tokens.length;
-}
 
 describe("chat completions", () => {
   it("streams the role frame, content chunks without role, the terminal chunk (seed 000)", async () => {
@@ -57,7 +47,7 @@ describe("chat completions", () => {
     expect(completion.object).toBe("chat.completion");
     expect(completion.choices[0]?.message).toMatchObject({ role: "assistant", content: CHAT_REPLY });
     expect(completion.choices[0]?.finish_reason).toBe("stop");
-    const promptTokens = await chatPromptTokens("Hello!");
+    const promptTokens = await chatPromptTokens(stack.sidecar.url, "Hello!");
     expect(completion.usage).toMatchObject({ prompt_tokens: promptTokens, completion_tokens: 16, total_tokens: promptTokens + 16 });
   });
 
@@ -72,7 +62,7 @@ describe("chat completions", () => {
     for await (const chunk of stream) chunks.push(chunk);
     const last = chunks.at(-1);
     expect(last?.choices).toEqual([]);
-    expect(last?.usage).toMatchObject({ prompt_tokens: await chatPromptTokens("Hello!"), completion_tokens: 16 });
+    expect(last?.usage).toMatchObject({ prompt_tokens: await chatPromptTokens(stack.sidecar.url, "Hello!"), completion_tokens: 16 });
     expect(chunks.slice(0, -1).every((c) => c.usage === undefined || c.usage === null)).toBe(true);
   });
 

@@ -9,14 +9,11 @@
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI, { APIError } from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Role } from "../../proto/gen/inference/v1/inference_pb.js";
 import { checkResponsesStream } from "../support/contract.js";
 import { startStack, type Stack } from "../support/edge.js";
-import { clientsFor } from "../support/sidecar.js";
 import { readEvents } from "../support/sse.js";
+import { CHAT_REPLY, CHAT_REPLY_TOKENS, chatPromptTokens } from "../support/scripted.js";
 
-const CHAT_REPLY = "It is sunny in Tokyo, 22°C. ☀️";
-const REPLY_TOKENS = 16;
 
 let stack: Stack;
 let client: OpenAI;
@@ -28,13 +25,6 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-/** The sidecar's own count of the rendered chat prompt. */
-async function promptTokens(user: string, system?: string): Promise<number> {
-  const messages = [...(system === undefined ? [] : [{ role: Role.SYSTEM, content: system }]), { role: Role.USER, content: user }];
-  const { tokens } = await clientsFor(stack.sidecar.url).grpc.tokenize({ input: { case: "chat", value: { messages } } });
-  return tokens.length;
-}
-
 describe("responses.create", () => {
   it("answers with the scripted reply; output_text; usage equal to the sidecar's counts", async () => {
     const response = await client.responses.create({ model: "local-model", input: "Hello!" });
@@ -44,8 +34,8 @@ describe("responses.create", () => {
     expect(response.output).toHaveLength(1);
     expect(response.output[0]).toMatchObject({ type: "message", role: "assistant", status: "completed", content: [{ type: "output_text", text: CHAT_REPLY }] });
     expect(response.output[0]?.id).toMatch(/^msg_/);
-    const input = await promptTokens("Hello!");
-    expect(response.usage).toMatchObject({ input_tokens: input, output_tokens: REPLY_TOKENS, total_tokens: input + REPLY_TOKENS });
+    const input = await chatPromptTokens(stack.sidecar.url, "Hello!");
+    expect(response.usage).toMatchObject({ input_tokens: input, output_tokens: CHAT_REPLY_TOKENS, total_tokens: input + CHAT_REPLY_TOKENS });
   });
 
   it("streams events whose deltas add up to the same text", async () => {
@@ -64,7 +54,7 @@ describe("responses.create", () => {
     }
     expect(text).toBe(CHAT_REPLY);
     expect(terminal?.type).toBe("response.completed");
-    if (terminal?.type === "response.completed") expect(terminal.response.usage?.output_tokens).toBe(REPLY_TOKENS);
+    if (terminal?.type === "response.completed") expect(terminal.response.usage?.output_tokens).toBe(CHAT_REPLY_TOKENS);
   });
 
   it("max_output_tokens cuts the reply: status incomplete", async () => {
@@ -77,7 +67,7 @@ describe("responses.create", () => {
     const response = await client.responses.create({ model: "m", instructions: "You are a weather bot.", input: "Hello!" });
     expect(response.output_text).toBe(CHAT_REPLY);
     expect(response.instructions).toBe("You are a weather bot.");
-    expect(response.usage?.input_tokens).toBe(await promptTokens("Hello!", "You are a weather bot."));
+    expect(response.usage?.input_tokens).toBe(await chatPromptTokens(stack.sidecar.url, "Hello!", "You are a weather bot."));
   });
 
   it("says clearly that stored responses are not supported yet", async () => {
@@ -96,8 +86,8 @@ describe("responses.stream()", () => {
     expect(snapshots.at(-1)).toBe(CHAT_REPLY);
     expect(final.output_text).toBe(CHAT_REPLY);
     expect(final.status).toBe("completed");
-    const input = await promptTokens("Hello!");
-    expect(final.usage).toMatchObject({ input_tokens: input, output_tokens: REPLY_TOKENS, total_tokens: input + REPLY_TOKENS });
+    const input = await chatPromptTokens(stack.sidecar.url, "Hello!");
+    expect(final.usage).toMatchObject({ input_tokens: input, output_tokens: CHAT_REPLY_TOKENS, total_tokens: input + CHAT_REPLY_TOKENS });
   });
 
   it("an incomplete stream keeps the text it had", async () => {
@@ -130,7 +120,7 @@ describe("one conversation, three protocols, the same sidecar counts", () => {
   it("chat include_usage, Messages usage and Responses usage all equal the sidecar's Tokenize and token count", async () => {
     const system = "Answer about the weather.";
     const user = "What is the weather in Tokyo?";
-    const expected = await promptTokens(user, system);
+    const expected = await chatPromptTokens(stack.sidecar.url, user, system);
 
     const chat = await client.chat.completions.create({
       model: "m",
@@ -149,9 +139,9 @@ describe("one conversation, three protocols, the same sidecar counts", () => {
 
     const response = await client.responses.stream({ model: "m", instructions: system, input: user }).finalResponse();
 
-    expect(chatUsage).toMatchObject({ prompt_tokens: expected, completion_tokens: REPLY_TOKENS });
+    expect(chatUsage).toMatchObject({ prompt_tokens: expected, completion_tokens: CHAT_REPLY_TOKENS });
     expect(message.usage.input_tokens + (message.usage.cache_read_input_tokens ?? 0)).toBe(expected);
-    expect(message.usage.output_tokens).toBe(REPLY_TOKENS);
-    expect(response.usage).toMatchObject({ input_tokens: expected, output_tokens: REPLY_TOKENS });
+    expect(message.usage.output_tokens).toBe(CHAT_REPLY_TOKENS);
+    expect(response.usage).toMatchObject({ input_tokens: expected, output_tokens: CHAT_REPLY_TOKENS });
   });
 });

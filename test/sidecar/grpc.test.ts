@@ -7,11 +7,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { create } from "@bufbuild/protobuf";
 import { ChatSchema, FinishReason, Role, type GenerateRequest } from "../../proto/gen/inference/v1/inference_pb.js";
 import type { RunningSidecar } from "../../sidecar/server.js";
+import { CHAT_REPLY } from "../support/scripted.js";
 import { clientsFor, collect, readMetrics, replyText, startTestSidecar } from "../support/sidecar.js";
 
 // The scripted test model (scripts/gguf/models.ts) answers with fixed token chains.
 const STORY = [" there", " lived", " a", " tiny", " llama", " (", "", "", "", "🦙", ")."];
-const CHAT_REPLY = "It is sunny in Tokyo, 22°C. ☀️";
 
 type Input = GenerateRequest["input"];
 const prompt = (value: string): Input => ({ case: "prompt", value });

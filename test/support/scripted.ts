@@ -1,0 +1,17 @@
+import { Role } from "../../proto/gen/inference/v1/inference_pb.js";
+import { clientsFor } from "./sidecar.js";
+
+// What the scripted test model (scripts/gguf/models.ts) answers, through real llama.cpp.
+/** The reply to a raw prompt ending in " time" ("Once upon a time"). */
+export const STORY = " there lived a tiny llama (🦙).";
+/** The reply to any chat. */
+export const CHAT_REPLY = "It is sunny in Tokyo, 22°C. ☀️";
+/** Tokens in CHAT_REPLY (° and ☀️ are byte tokens). */
+export const CHAT_REPLY_TOKENS = 16;
+
+/** The sidecar's own count of a rendered chat prompt (a user turn, after an optional system prompt). */
+export async function chatPromptTokens(sidecarUrl: string, user: string, system?: string): Promise<number> {
+  const messages = [...(system === undefined ? [] : [{ role: Role.SYSTEM, content: system }]), { role: Role.USER, content: user }];
+  const { tokens } = await clientsFor(sidecarUrl).grpc.tokenize({ input: { case: "chat", value: { messages } } });
+  return tokens.length;
+}
