@@ -8,7 +8,6 @@ import { startStack } from "../support/edge.js";
 import { readMetrics } from "../support/sidecar.js";
 import { CHAT_REPLY, STORY } from "../support/scripted.js";
 
-
 /** Starts a streaming completion and resolves once its first chunk has arrived. */
 async function startSong(baseURL: string, maxTokens: number, signal?: AbortSignal): Promise<{ done: Promise<string> }> {
   const response = await fetch(`${baseURL}/completions`, {

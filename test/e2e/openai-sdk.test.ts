@@ -8,7 +8,6 @@ import { readMetrics } from "../support/sidecar.js";
 import { readEvents } from "../support/sse.js";
 import { CHAT_REPLY, STORY, chatPromptTokens } from "../support/scripted.js";
 
-
 let stack: Stack;
 let client: OpenAI;
 beforeAll(async () => {

@@ -14,7 +14,6 @@ import { startStack, type Stack } from "../support/edge.js";
 import { readEvents } from "../support/sse.js";
 import { CHAT_REPLY, CHAT_REPLY_TOKENS, chatPromptTokens } from "../support/scripted.js";
 
-
 let stack: Stack;
 let client: OpenAI;
 beforeAll(async () => {

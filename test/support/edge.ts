@@ -1,7 +1,6 @@
 import { startNodeEdge, type RunningEdge } from "../../edge/node.js";
-import type { RunningSidecar } from "../../sidecar/server.js";
+import type { RunningSidecar, StartOptions } from "../../sidecar/server.js";
 import { startTestSidecar } from "./sidecar.js";
-import type { StartOptions } from "../../sidecar/server.js";
 
 export interface Stack {
   readonly sidecar: RunningSidecar;
