@@ -1,24 +1,40 @@
 // What a reply is made of, protocol-neutral: a sequence of blocks, each of one kind,
-// filled by content deltas. Today the sidecar streams only text; reasoning and tool
-// calls will be more kinds (each with its own delta text: thinking text, argument
-// JSON), and every protocol maps a kind to its own block or item type (Anthropic
-// `text` / `thinking` / `tool_use` blocks, Responses `message` / `reasoning` /
-// `function_call` items, chat `content` / `reasoning_content` / `tool_calls` deltas).
+// filled by content deltas: `text` (the answer), `reasoning` (the model's thinking) and
+// `tool_call` (one block per call, filled with its JSON argument text). Every protocol
+// maps a kind to its own block or item type (Anthropic `text` / `thinking` / `tool_use`
+// blocks, Responses `message` / `reasoning` / `function_call` items, chat `content` /
+// `reasoning_content` / `tool_calls` deltas).
 //
 // Encoders never read token text directly: `tokenContent` and `finishContent` turn
 // generation events into deltas, and a BlockSequencer turns deltas into
 // "open block → deltas → close", one open block at a time, a new block whenever the
-// kind changes. Non-streaming answers use the same sequencer (`collectBlocks`), so a
-// whole answer is by construction what the stream's deltas add up to.
+// kind changes or a new tool call begins. Non-streaming answers use the same sequencer
+// (`collectBlocks`), so a whole answer is by construction what the stream's deltas add up to.
 import type { Finish, Token } from "../proto/gen/inference/v1/inference_pb.js";
 import type { GenerationResult } from "./generation.js";
 
-/** A piece of the reply. Thinking and tool-call kinds join this union with issue 4. */
-export interface ContentDelta {
-  readonly kind: "text";
-  /** Text to append to the current block of this kind; never empty. */
-  readonly text: string;
+/** Which tool call a `tool_call` block holds: known from the call's first delta. */
+export interface ToolCallInfo {
+  /** The call's position among the reply's calls, from 0. */
+  readonly index: number;
+  readonly id: string;
+  readonly name: string;
 }
+
+/** A piece of the reply. */
+export type ContentDelta =
+  | {
+      readonly kind: "text" | "reasoning";
+      /** Text to append to the current block of this kind; never empty. */
+      readonly text: string;
+    }
+  | {
+      readonly kind: "tool_call";
+      /** Argument text to append; empty only on the delta that begins a call. */
+      readonly text: string;
+      /** Set on the delta that begins a call: it opens a new block. */
+      readonly call?: ToolCallInfo;
+    };
 
 export type ContentKind = ContentDelta["kind"];
 
@@ -27,18 +43,39 @@ export interface Block {
   readonly kind: ContentKind;
   /** Position among the reply's blocks, from 0. */
   readonly index: number;
-  /** Everything streamed into the block so far. */
+  /** Everything streamed into the block so far (for a tool call: its argument JSON). */
   text: string;
+  /** The call a `tool_call` block holds. */
+  readonly call?: ToolCallInfo;
 }
 
-/** A token's content: nothing when its text is empty (held back mid-character or as a possible stop). */
+/**
+ * A token's content, in the order the proto defines (reasoning, text, tool-call fragments);
+ * nothing for parts that are empty (held back mid-character or as a possible stop).
+ */
 export function tokenContent(token: Token): ContentDelta[] {
-  return token.text === "" ? [] : [{ kind: "text", text: token.text }];
+  if (token.reasoning === "" && token.toolCalls.length === 0) {
+    return token.text === "" ? [] : [{ kind: "text", text: token.text }];
+  }
+  const out: ContentDelta[] = [];
+  if (token.reasoning !== "") out.push({ kind: "reasoning", text: token.reasoning });
+  if (token.text !== "") out.push({ kind: "text", text: token.text });
+  for (const delta of token.toolCalls) {
+    if (delta.id !== "") {
+      out.push({ kind: "tool_call", text: delta.arguments, call: { index: delta.index, id: delta.id, name: delta.name } });
+    } else if (delta.arguments !== "") {
+      out.push({ kind: "tool_call", text: delta.arguments });
+    }
+  }
+  return out;
 }
 
-/** The text the sidecar held back to the end (`Finish.text`): content like any other, sent before the terminal frames. */
+/** What the sidecar held back to the end (`Finish.reasoning`, `Finish.text`), sent before the terminal frames. */
 export function finishContent(finish: Finish): ContentDelta[] {
-  return finish.text === "" ? [] : [{ kind: "text", text: finish.text }];
+  const out: ContentDelta[] = [];
+  if (finish.reasoning !== "") out.push({ kind: "reasoning", text: finish.reasoning });
+  if (finish.text !== "") out.push({ kind: "text", text: finish.text });
+  return out;
 }
 
 /** A protocol's frames for a block's life: opened, added to, closed. */
@@ -65,17 +102,24 @@ export class BlockSequencer<F> {
     return this.#open;
   }
 
-  /** Adds a delta: closes the open block if its kind differs, opens one if none is open. */
+  /**
+   * Adds a delta: closes the open block if its kind differs or a new tool call begins, opens
+   * one if none is open. Argument text without a call to belong to is dropped (the sidecar
+   * always begins a call first).
+   */
   push(delta: ContentDelta): F[] {
     const frames: F[] = [];
-    if (this.#open !== undefined && this.#open.kind !== delta.kind) frames.push(...this.close());
+    const call = delta.kind === "tool_call" ? delta.call : undefined;
+    if (this.#open !== undefined && (this.#open.kind !== delta.kind || call !== undefined)) frames.push(...this.close());
     let block = this.#open;
     if (block === undefined) {
-      block = { kind: delta.kind, index: this.blocks.length, text: "" };
+      if (delta.kind === "tool_call" && call === undefined) return frames;
+      block = { kind: delta.kind, index: this.blocks.length, text: "", ...(call !== undefined ? { call } : {}) };
       this.blocks.push(block);
       this.#open = block;
       frames.push(...this.#frames.open(block));
     }
+    if (delta.text === "") return frames;
     block.text += delta.text;
     frames.push(...this.#frames.delta(block, delta.text));
     return frames;

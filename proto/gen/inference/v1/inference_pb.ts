@@ -25,7 +25,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file inference/v1/inference.proto.
  */
 export const file_inference_v1_inference: GenFile = /*@__PURE__*/
-  fileDesc("ChxpbmZlcmVuY2UvdjEvaW5mZXJlbmNlLnByb3RvEgxpbmZlcmVuY2UudjEiQAoLQ2hhdE1lc3NhZ2USIAoEcm9sZRgBIAEoDjISLmluZmVyZW5jZS52MS5Sb2xlEg8KB2NvbnRlbnQYAiABKAkiMwoEQ2hhdBIrCghtZXNzYWdlcxgBIAMoCzIZLmluZmVyZW5jZS52MS5DaGF0TWVzc2FnZSK/AwoPU2FtcGxpbmdPcHRpb25zEhgKC3RlbXBlcmF0dXJlGAEgASgCSACIAQESEgoFdG9wX3AYAiABKAJIAYgBARISCgV0b3BfaxgDIAEoDUgCiAEBEhIKBW1pbl9wGAQgASgCSAOIAQESEQoEc2VlZBgFIAEoDUgEiAEBEh0KEHByZXNlbmNlX3BlbmFsdHkYBiABKAJIBYgBARIeChFmcmVxdWVuY3lfcGVuYWx0eRgHIAEoAkgGiAEBEhsKDnJlcGVhdF9wZW5hbHR5GAggASgCSAeIAQESQAoKbG9naXRfYmlhcxgJIAMoCzIsLmluZmVyZW5jZS52MS5TYW1wbGluZ09wdGlvbnMuTG9naXRCaWFzRW50cnkaMAoOTG9naXRCaWFzRW50cnkSCwoDa2V5GAEgASgNEg0KBXZhbHVlGAIgASgCOgI4AUIOCgxfdGVtcGVyYXR1cmVCCAoGX3RvcF9wQggKBl90b3Bfa0IICgZfbWluX3BCBwoFX3NlZWRCEwoRX3ByZXNlbmNlX3BlbmFsdHlCFAoSX2ZyZXF1ZW5jeV9wZW5hbHR5QhEKD19yZXBlYXRfcGVuYWx0eSKiAgoPR2VuZXJhdGVSZXF1ZXN0Eg0KBW1vZGVsGAEgASgJEhAKBnByb21wdBgCIAEoCUgAEiIKBGNoYXQYAyABKAsyEi5pbmZlcmVuY2UudjEuQ2hhdEgAEi8KCHNhbXBsaW5nGAQgASgLMh0uaW5mZXJlbmNlLnYxLlNhbXBsaW5nT3B0aW9ucxIXCgptYXhfdG9rZW5zGAUgASgNSAGIAQESDAoEc3RvcBgGIAMoCRIQCghsb2dwcm9icxgHIAEoCBIUCgx0b3BfbG9ncHJvYnMYCCABKA0SMgoKY29uc3RyYWludBgJIAEoCzIeLmluZmVyZW5jZS52MS5PdXRwdXRDb25zdHJhaW50QgcKBWlucHV0Qg0KC19tYXhfdG9rZW5zIlsKEE91dHB1dENvbnN0cmFpbnQSFQoLanNvbl9vYmplY3QYASABKAhIABIVCgtqc29uX3NjaGVtYRgCIAEoCUgAEhEKB2dyYW1tYXIYAyABKAlIAEIGCgRraW5kIo8BChBHZW5lcmF0ZVJlc3BvbnNlEiQKBXN0YXJ0GAEgASgLMhMuaW5mZXJlbmNlLnYxLlN0YXJ0SAASJAoFdG9rZW4YAiABKAsyEy5pbmZlcmVuY2UudjEuVG9rZW5IABImCgZmaW5pc2gYAyABKAsyFC5pbmZlcmVuY2UudjEuRmluaXNoSABCBwoFZXZlbnQiRAoFU3RhcnQSDQoFbW9kZWwYASABKAkSFQoNcHJvbXB0X3Rva2VucxgCIAEoDRIVCg1jYWNoZWRfdG9rZW5zGAMgASgNIogBCgVUb2tlbhIKCgJpZBgBIAEoDRIMCgR0ZXh0GAIgASgJEg0KBXBpZWNlGAMgASgMEhQKB2xvZ3Byb2IYBCABKAJIAIgBARI0Cgx0b3BfbG9ncHJvYnMYBSADKAsyHi5pbmZlcmVuY2UudjEuVG9rZW5BbHRlcm5hdGl2ZUIKCghfbG9ncHJvYiI+ChBUb2tlbkFsdGVybmF0aXZlEgoKAmlkGAEgASgNEg0KBXBpZWNlGAIgASgMEg8KB2xvZ3Byb2IYAyABKAIiygEKBkZpbmlzaBIqCgZyZWFzb24YASABKA4yGi5pbmZlcmVuY2UudjEuRmluaXNoUmVhc29uEhUKDXByb21wdF90b2tlbnMYAiABKA0SGQoRY29tcGxldGlvbl90b2tlbnMYAyABKA0SFQoNY2FjaGVkX3Rva2VucxgEIAEoDRIVCg1zdG9wX3NlcXVlbmNlGAUgASgJEiYKB3RpbWluZ3MYBiABKAsyFS5pbmZlcmVuY2UudjEuVGltaW5ncxIMCgR0ZXh0GAcgASgJIkUKB1RpbWluZ3MSEQoJcHJvbXB0X21zGAEgASgBEhUKDWdlbmVyYXRpb25fbXMYAiABKAESEAoIcXVldWVfbXMYAyABKAEiXQoPVG9rZW5pemVSZXF1ZXN0Eg0KBW1vZGVsGAEgASgJEg4KBHRleHQYAiABKAlIABIiCgRjaGF0GAMgASgLMhIuaW5mZXJlbmNlLnYxLkNoYXRIAEIHCgVpbnB1dCIiChBUb2tlbml6ZVJlc3BvbnNlEg4KBnRva2VucxgBIAMoDSIyChFEZXRva2VuaXplUmVxdWVzdBINCgVtb2RlbBgBIAEoCRIOCgZ0b2tlbnMYAiADKA0iIgoSRGV0b2tlbml6ZVJlc3BvbnNlEgwKBHRleHQYASABKAkiEwoRTGlzdE1vZGVsc1JlcXVlc3QiPQoSTGlzdE1vZGVsc1Jlc3BvbnNlEicKBm1vZGVscxgBIAMoCzIXLmluZmVyZW5jZS52MS5Nb2RlbEluZm8irQEKCU1vZGVsSW5mbxIKCgJpZBgBIAEoCRIPCgdjcmVhdGVkGAIgASgDEhQKDGNvbnRleHRfc2l6ZRgDIAEoDRIRCglzZXF1ZW5jZXMYBCABKA0SFwoPdm9jYWJ1bGFyeV9zaXplGAUgASgNEhUKDWNoYXRfdGVtcGxhdGUYBiABKAkSFAoMYXJjaGl0ZWN0dXJlGAcgASgJEhQKDGVuZ2luZV9idWlsZBgIIAEoCSpQCgRSb2xlEhQKEFJPTEVfVU5TUEVDSUZJRUQQABIPCgtST0xFX1NZU1RFTRABEg0KCVJPTEVfVVNFUhACEhIKDlJPTEVfQVNTSVNUQU5UEAMqeAoMRmluaXNoUmVhc29uEh0KGUZJTklTSF9SRUFTT05fVU5TUEVDSUZJRUQQABIWChJGSU5JU0hfUkVBU09OX1NUT1AQARIYChRGSU5JU0hfUkVBU09OX0xFTkdUSBACEhcKE0ZJTklTSF9SRUFTT05fQUJPUlQQAzLMAgoQSW5mZXJlbmNlU2VydmljZRJLCghHZW5lcmF0ZRIdLmluZmVyZW5jZS52MS5HZW5lcmF0ZVJlcXVlc3QaHi5pbmZlcmVuY2UudjEuR2VuZXJhdGVSZXNwb25zZTABEkkKCFRva2VuaXplEh0uaW5mZXJlbmNlLnYxLlRva2VuaXplUmVxdWVzdBoeLmluZmVyZW5jZS52MS5Ub2tlbml6ZVJlc3BvbnNlEk8KCkRldG9rZW5pemUSHy5pbmZlcmVuY2UudjEuRGV0b2tlbml6ZVJlcXVlc3QaIC5pbmZlcmVuY2UudjEuRGV0b2tlbml6ZVJlc3BvbnNlEk8KCkxpc3RNb2RlbHMSHy5pbmZlcmVuY2UudjEuTGlzdE1vZGVsc1JlcXVlc3QaIC5pbmZlcmVuY2UudjEuTGlzdE1vZGVsc1Jlc3BvbnNlYgZwcm90bzM");
+  fileDesc("ChxpbmZlcmVuY2UvdjEvaW5mZXJlbmNlLnByb3RvEgxpbmZlcmVuY2UudjEilQEKC0NoYXRNZXNzYWdlEiAKBHJvbGUYASABKA4yEi5pbmZlcmVuY2UudjEuUm9sZRIPCgdjb250ZW50GAIgASgJEioKCnRvb2xfY2FsbHMYAyADKAsyFi5pbmZlcmVuY2UudjEuVG9vbENhbGwSFAoMdG9vbF9jYWxsX2lkGAQgASgJEhEKCXJlYXNvbmluZxgFIAEoCSI3CghUb29sQ2FsbBIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEhEKCWFyZ3VtZW50cxgDIAEoCSI9CgRUb29sEgwKBG5hbWUYASABKAkSEwoLZGVzY3JpcHRpb24YAiABKAkSEgoKcGFyYW1ldGVycxgDIAEoCSLSAQoEQ2hhdBIrCghtZXNzYWdlcxgBIAMoCzIZLmluZmVyZW5jZS52MS5DaGF0TWVzc2FnZRIhCgV0b29scxgCIAMoCzISLmluZmVyZW5jZS52MS5Ub29sEi0KC3Rvb2xfY2hvaWNlGAMgASgOMhguaW5mZXJlbmNlLnYxLlRvb2xDaG9pY2USEQoJdG9vbF9uYW1lGAQgASgJEiAKE3BhcmFsbGVsX3Rvb2xfY2FsbHMYBSABKAhIAIgBAUIWChRfcGFyYWxsZWxfdG9vbF9jYWxscyK/AwoPU2FtcGxpbmdPcHRpb25zEhgKC3RlbXBlcmF0dXJlGAEgASgCSACIAQESEgoFdG9wX3AYAiABKAJIAYgBARISCgV0b3BfaxgDIAEoDUgCiAEBEhIKBW1pbl9wGAQgASgCSAOIAQESEQoEc2VlZBgFIAEoDUgEiAEBEh0KEHByZXNlbmNlX3BlbmFsdHkYBiABKAJIBYgBARIeChFmcmVxdWVuY3lfcGVuYWx0eRgHIAEoAkgGiAEBEhsKDnJlcGVhdF9wZW5hbHR5GAggASgCSAeIAQESQAoKbG9naXRfYmlhcxgJIAMoCzIsLmluZmVyZW5jZS52MS5TYW1wbGluZ09wdGlvbnMuTG9naXRCaWFzRW50cnkaMAoOTG9naXRCaWFzRW50cnkSCwoDa2V5GAEgASgNEg0KBXZhbHVlGAIgASgCOgI4AUIOCgxfdGVtcGVyYXR1cmVCCAoGX3RvcF9wQggKBl90b3Bfa0IICgZfbWluX3BCBwoFX3NlZWRCEwoRX3ByZXNlbmNlX3BlbmFsdHlCFAoSX2ZyZXF1ZW5jeV9wZW5hbHR5QhEKD19yZXBlYXRfcGVuYWx0eSKiAgoPR2VuZXJhdGVSZXF1ZXN0Eg0KBW1vZGVsGAEgASgJEhAKBnByb21wdBgCIAEoCUgAEiIKBGNoYXQYAyABKAsyEi5pbmZlcmVuY2UudjEuQ2hhdEgAEi8KCHNhbXBsaW5nGAQgASgLMh0uaW5mZXJlbmNlLnYxLlNhbXBsaW5nT3B0aW9ucxIXCgptYXhfdG9rZW5zGAUgASgNSAGIAQESDAoEc3RvcBgGIAMoCRIQCghsb2dwcm9icxgHIAEoCBIUCgx0b3BfbG9ncHJvYnMYCCABKA0SMgoKY29uc3RyYWludBgJIAEoCzIeLmluZmVyZW5jZS52MS5PdXRwdXRDb25zdHJhaW50QgcKBWlucHV0Qg0KC19tYXhfdG9rZW5zIlsKEE91dHB1dENvbnN0cmFpbnQSFQoLanNvbl9vYmplY3QYASABKAhIABIVCgtqc29uX3NjaGVtYRgCIAEoCUgAEhEKB2dyYW1tYXIYAyABKAlIAEIGCgRraW5kIo8BChBHZW5lcmF0ZVJlc3BvbnNlEiQKBXN0YXJ0GAEgASgLMhMuaW5mZXJlbmNlLnYxLlN0YXJ0SAASJAoFdG9rZW4YAiABKAsyEy5pbmZlcmVuY2UudjEuVG9rZW5IABImCgZmaW5pc2gYAyABKAsyFC5pbmZlcmVuY2UudjEuRmluaXNoSABCBwoFZXZlbnQiRAoFU3RhcnQSDQoFbW9kZWwYASABKAkSFQoNcHJvbXB0X3Rva2VucxgCIAEoDRIVCg1jYWNoZWRfdG9rZW5zGAMgASgNIswBCgVUb2tlbhIKCgJpZBgBIAEoDRIMCgR0ZXh0GAIgASgJEg0KBXBpZWNlGAMgASgMEhQKB2xvZ3Byb2IYBCABKAJIAIgBARI0Cgx0b3BfbG9ncHJvYnMYBSADKAsyHi5pbmZlcmVuY2UudjEuVG9rZW5BbHRlcm5hdGl2ZRIRCglyZWFzb25pbmcYBiABKAkSLwoKdG9vbF9jYWxscxgHIAMoCzIbLmluZmVyZW5jZS52MS5Ub29sQ2FsbERlbHRhQgoKCF9sb2dwcm9iIksKDVRvb2xDYWxsRGVsdGESDQoFaW5kZXgYASABKA0SCgoCaWQYAiABKAkSDAoEbmFtZRgDIAEoCRIRCglhcmd1bWVudHMYBCABKAkiPgoQVG9rZW5BbHRlcm5hdGl2ZRIKCgJpZBgBIAEoDRINCgVwaWVjZRgCIAEoDBIPCgdsb2dwcm9iGAMgASgCIt0BCgZGaW5pc2gSKgoGcmVhc29uGAEgASgOMhouaW5mZXJlbmNlLnYxLkZpbmlzaFJlYXNvbhIVCg1wcm9tcHRfdG9rZW5zGAIgASgNEhkKEWNvbXBsZXRpb25fdG9rZW5zGAMgASgNEhUKDWNhY2hlZF90b2tlbnMYBCABKA0SFQoNc3RvcF9zZXF1ZW5jZRgFIAEoCRImCgd0aW1pbmdzGAYgASgLMhUuaW5mZXJlbmNlLnYxLlRpbWluZ3MSDAoEdGV4dBgHIAEoCRIRCglyZWFzb25pbmcYCCABKAkiRQoHVGltaW5ncxIRCglwcm9tcHRfbXMYASABKAESFQoNZ2VuZXJhdGlvbl9tcxgCIAEoARIQCghxdWV1ZV9tcxgDIAEoASJdCg9Ub2tlbml6ZVJlcXVlc3QSDQoFbW9kZWwYASABKAkSDgoEdGV4dBgCIAEoCUgAEiIKBGNoYXQYAyABKAsyEi5pbmZlcmVuY2UudjEuQ2hhdEgAQgcKBWlucHV0IiIKEFRva2VuaXplUmVzcG9uc2USDgoGdG9rZW5zGAEgAygNIjIKEURldG9rZW5pemVSZXF1ZXN0Eg0KBW1vZGVsGAEgASgJEg4KBnRva2VucxgCIAMoDSIiChJEZXRva2VuaXplUmVzcG9uc2USDAoEdGV4dBgBIAEoCSITChFMaXN0TW9kZWxzUmVxdWVzdCI9ChJMaXN0TW9kZWxzUmVzcG9uc2USJwoGbW9kZWxzGAEgAygLMhcuaW5mZXJlbmNlLnYxLk1vZGVsSW5mbyKtAQoJTW9kZWxJbmZvEgoKAmlkGAEgASgJEg8KB2NyZWF0ZWQYAiABKAMSFAoMY29udGV4dF9zaXplGAMgASgNEhEKCXNlcXVlbmNlcxgEIAEoDRIXCg92b2NhYnVsYXJ5X3NpemUYBSABKA0SFQoNY2hhdF90ZW1wbGF0ZRgGIAEoCRIUCgxhcmNoaXRlY3R1cmUYByABKAkSFAoMZW5naW5lX2J1aWxkGAggASgJKl8KBFJvbGUSFAoQUk9MRV9VTlNQRUNJRklFRBAAEg8KC1JPTEVfU1lTVEVNEAESDQoJUk9MRV9VU0VSEAISEgoOUk9MRV9BU1NJU1RBTlQQAxINCglST0xFX1RPT0wQBCqJAQoKVG9vbENob2ljZRIbChdUT09MX0NIT0lDRV9VTlNQRUNJRklFRBAAEhQKEFRPT0xfQ0hPSUNFX0FVVE8QARIUChBUT09MX0NIT0lDRV9OT05FEAISGAoUVE9PTF9DSE9JQ0VfUkVRVUlSRUQQAxIYChRUT09MX0NIT0lDRV9GVU5DVElPThAEKpYBCgxGaW5pc2hSZWFzb24SHQoZRklOSVNIX1JFQVNPTl9VTlNQRUNJRklFRBAAEhYKEkZJTklTSF9SRUFTT05fU1RPUBABEhgKFEZJTklTSF9SRUFTT05fTEVOR1RIEAISFwoTRklOSVNIX1JFQVNPTl9BQk9SVBADEhwKGEZJTklTSF9SRUFTT05fVE9PTF9DQUxMUxAEMswCChBJbmZlcmVuY2VTZXJ2aWNlEksKCEdlbmVyYXRlEh0uaW5mZXJlbmNlLnYxLkdlbmVyYXRlUmVxdWVzdBoeLmluZmVyZW5jZS52MS5HZW5lcmF0ZVJlc3BvbnNlMAESSQoIVG9rZW5pemUSHS5pbmZlcmVuY2UudjEuVG9rZW5pemVSZXF1ZXN0Gh4uaW5mZXJlbmNlLnYxLlRva2VuaXplUmVzcG9uc2USTwoKRGV0b2tlbml6ZRIfLmluZmVyZW5jZS52MS5EZXRva2VuaXplUmVxdWVzdBogLmluZmVyZW5jZS52MS5EZXRva2VuaXplUmVzcG9uc2USTwoKTGlzdE1vZGVscxIfLmluZmVyZW5jZS52MS5MaXN0TW9kZWxzUmVxdWVzdBogLmluZmVyZW5jZS52MS5MaXN0TW9kZWxzUmVzcG9uc2ViBnByb3RvMw");
 
 /**
  * One message of a chat history.
@@ -39,11 +39,34 @@ export type ChatMessage = Message<"inference.v1.ChatMessage"> & {
   role: Role;
 
   /**
-   * The message's text.
+   * The message's text (for ROLE_TOOL: the tool's result).
    *
    * @generated from field: string content = 2;
    */
   content: string;
+
+  /**
+   * ROLE_ASSISTANT: the tool calls the assistant made, in order. Their results follow as
+   * ROLE_TOOL messages.
+   *
+   * @generated from field: repeated inference.v1.ToolCall tool_calls = 3;
+   */
+  toolCalls: ToolCall[];
+
+  /**
+   * ROLE_TOOL: the id of the call (in an earlier assistant message) this result answers.
+   *
+   * @generated from field: string tool_call_id = 4;
+   */
+  toolCallId: string;
+
+  /**
+   * ROLE_ASSISTANT: reasoning the assistant produced before its content. The chat template
+   * decides whether it is shown to the model again (most templates drop it).
+   *
+   * @generated from field: string reasoning = 5;
+   */
+  reasoning: string;
 };
 
 /**
@@ -52,6 +75,68 @@ export type ChatMessage = Message<"inference.v1.ChatMessage"> & {
  */
 export const ChatMessageSchema: GenMessage<ChatMessage> = /*@__PURE__*/
   messageDesc(file_inference_v1_inference, 0);
+
+/**
+ * A call the model made: the sidecar assigns `id`; `arguments` is JSON text.
+ *
+ * @generated from message inference.v1.ToolCall
+ */
+export type ToolCall = Message<"inference.v1.ToolCall"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: string name = 2;
+   */
+  name: string;
+
+  /**
+   * @generated from field: string arguments = 3;
+   */
+  arguments: string;
+};
+
+/**
+ * Describes the message inference.v1.ToolCall.
+ * Use `create(ToolCallSchema)` to create a new message.
+ */
+export const ToolCallSchema: GenMessage<ToolCall> = /*@__PURE__*/
+  messageDesc(file_inference_v1_inference, 1);
+
+/**
+ * A function the model may call.
+ *
+ * @generated from message inference.v1.Tool
+ */
+export type Tool = Message<"inference.v1.Tool"> & {
+  /**
+   * The function's name: letters, digits, `_` and `-`, unique within the request.
+   *
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * @generated from field: string description = 2;
+   */
+  description: string;
+
+  /**
+   * A JSON schema (as JSON text) for the arguments object; empty means no arguments.
+   *
+   * @generated from field: string parameters = 3;
+   */
+  parameters: string;
+};
+
+/**
+ * Describes the message inference.v1.Tool.
+ * Use `create(ToolSchema)` to create a new message.
+ */
+export const ToolSchema: GenMessage<Tool> = /*@__PURE__*/
+  messageDesc(file_inference_v1_inference, 2);
 
 /**
  * A chat history, rendered by the model's own chat template.
@@ -63,6 +148,34 @@ export type Chat = Message<"inference.v1.Chat"> & {
    * @generated from field: repeated inference.v1.ChatMessage messages = 1;
    */
   messages: ChatMessage[];
+
+  /**
+   * Functions the model may call, rendered by the model's chat template. The model's own
+   * tool-call syntax is parsed by the sidecar; arguments are generated under a grammar built
+   * from the tool's schema, so they are always valid JSON for it.
+   *
+   * @generated from field: repeated inference.v1.Tool tools = 2;
+   */
+  tools: Tool[];
+
+  /**
+   * @generated from field: inference.v1.ToolChoice tool_choice = 3;
+   */
+  toolChoice: ToolChoice;
+
+  /**
+   * The function TOOL_CHOICE_FUNCTION calls.
+   *
+   * @generated from field: string tool_name = 4;
+   */
+  toolName: string;
+
+  /**
+   * Whether the reply may hold several calls (default true); false ends it after the first.
+   *
+   * @generated from field: optional bool parallel_tool_calls = 5;
+   */
+  parallelToolCalls?: boolean | undefined;
 };
 
 /**
@@ -70,7 +183,7 @@ export type Chat = Message<"inference.v1.Chat"> & {
  * Use `create(ChatSchema)` to create a new message.
  */
 export const ChatSchema: GenMessage<Chat> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 1);
+  messageDesc(file_inference_v1_inference, 3);
 
 /**
  * How the next token is chosen. Unset fields take the sidecar's defaults, which are
@@ -147,7 +260,7 @@ export type SamplingOptions = Message<"inference.v1.SamplingOptions"> & {
  * Use `create(SamplingOptionsSchema)` to create a new message.
  */
 export const SamplingOptionsSchema: GenMessage<SamplingOptions> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 2);
+  messageDesc(file_inference_v1_inference, 4);
 
 /**
  * @generated from message inference.v1.GenerateRequest
@@ -227,7 +340,7 @@ export type GenerateRequest = Message<"inference.v1.GenerateRequest"> & {
  * Use `create(GenerateRequestSchema)` to create a new message.
  */
 export const GenerateRequestSchema: GenMessage<GenerateRequest> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 3);
+  messageDesc(file_inference_v1_inference, 5);
 
 /**
  * A grammar the reply must follow, enforced while sampling: every token that would break it is
@@ -271,7 +384,7 @@ export type OutputConstraint = Message<"inference.v1.OutputConstraint"> & {
  * Use `create(OutputConstraintSchema)` to create a new message.
  */
 export const OutputConstraintSchema: GenMessage<OutputConstraint> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 4);
+  messageDesc(file_inference_v1_inference, 6);
 
 /**
  * @generated from message inference.v1.GenerateResponse
@@ -306,7 +419,7 @@ export type GenerateResponse = Message<"inference.v1.GenerateResponse"> & {
  * Use `create(GenerateResponseSchema)` to create a new message.
  */
 export const GenerateResponseSchema: GenMessage<GenerateResponse> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 5);
+  messageDesc(file_inference_v1_inference, 7);
 
 /**
  * Generation is about to begin: the request was accepted.
@@ -341,7 +454,7 @@ export type Start = Message<"inference.v1.Start"> & {
  * Use `create(StartSchema)` to create a new message.
  */
 export const StartSchema: GenMessage<Start> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 6);
+  messageDesc(file_inference_v1_inference, 8);
 
 /**
  * One generated token.
@@ -386,6 +499,23 @@ export type Token = Message<"inference.v1.Token"> & {
    * @generated from field: repeated inference.v1.TokenAlternative top_logprobs = 5;
    */
   topLogprobs: TokenAlternative[];
+
+  /**
+   * Reasoning text that is now final (the model's `<think>`-style segment, as its chat
+   * template defines it), without the segment's markers. Chat requests only. A token's parts
+   * come in the order reasoning, `text`, `tool_calls`.
+   *
+   * @generated from field: string reasoning = 6;
+   */
+  reasoning: string;
+
+  /**
+   * Tool-call fragments this token completes (chat requests with tools only). The call's
+   * syntax itself appears in no text.
+   *
+   * @generated from field: repeated inference.v1.ToolCallDelta tool_calls = 7;
+   */
+  toolCalls: ToolCallDelta[];
 };
 
 /**
@@ -393,7 +523,45 @@ export type Token = Message<"inference.v1.Token"> & {
  * Use `create(TokenSchema)` to create a new message.
  */
 export const TokenSchema: GenMessage<Token> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 7);
+  messageDesc(file_inference_v1_inference, 9);
+
+/**
+ * A piece of a tool call as it is generated. The first delta of a call carries its `id` and
+ * `name` (once the name is complete) and empty `arguments`; later deltas carry argument text,
+ * which concatenated is the call's JSON arguments.
+ *
+ * @generated from message inference.v1.ToolCallDelta
+ */
+export type ToolCallDelta = Message<"inference.v1.ToolCallDelta"> & {
+  /**
+   * The call's position in the reply, from 0.
+   *
+   * @generated from field: uint32 index = 1;
+   */
+  index: number;
+
+  /**
+   * @generated from field: string id = 2;
+   */
+  id: string;
+
+  /**
+   * @generated from field: string name = 3;
+   */
+  name: string;
+
+  /**
+   * @generated from field: string arguments = 4;
+   */
+  arguments: string;
+};
+
+/**
+ * Describes the message inference.v1.ToolCallDelta.
+ * Use `create(ToolCallDeltaSchema)` to create a new message.
+ */
+export const ToolCallDeltaSchema: GenMessage<ToolCallDelta> = /*@__PURE__*/
+  messageDesc(file_inference_v1_inference, 10);
 
 /**
  * @generated from message inference.v1.TokenAlternative
@@ -420,7 +588,7 @@ export type TokenAlternative = Message<"inference.v1.TokenAlternative"> & {
  * Use `create(TokenAlternativeSchema)` to create a new message.
  */
 export const TokenAlternativeSchema: GenMessage<TokenAlternative> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 8);
+  messageDesc(file_inference_v1_inference, 11);
 
 /**
  * Generation is over; always the last event.
@@ -468,6 +636,13 @@ export type Finish = Message<"inference.v1.Finish"> & {
    * @generated from field: string text = 7;
    */
   text: string;
+
+  /**
+   * Reasoning text held back until the end, the same way (it follows the last reasoning).
+   *
+   * @generated from field: string reasoning = 8;
+   */
+  reasoning: string;
 };
 
 /**
@@ -475,7 +650,7 @@ export type Finish = Message<"inference.v1.Finish"> & {
  * Use `create(FinishSchema)` to create a new message.
  */
 export const FinishSchema: GenMessage<Finish> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 9);
+  messageDesc(file_inference_v1_inference, 12);
 
 /**
  * @generated from message inference.v1.Timings
@@ -508,7 +683,7 @@ export type Timings = Message<"inference.v1.Timings"> & {
  * Use `create(TimingsSchema)` to create a new message.
  */
 export const TimingsSchema: GenMessage<Timings> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 10);
+  messageDesc(file_inference_v1_inference, 13);
 
 /**
  * @generated from message inference.v1.TokenizeRequest
@@ -542,7 +717,7 @@ export type TokenizeRequest = Message<"inference.v1.TokenizeRequest"> & {
  * Use `create(TokenizeRequestSchema)` to create a new message.
  */
 export const TokenizeRequestSchema: GenMessage<TokenizeRequest> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 11);
+  messageDesc(file_inference_v1_inference, 14);
 
 /**
  * @generated from message inference.v1.TokenizeResponse
@@ -559,7 +734,7 @@ export type TokenizeResponse = Message<"inference.v1.TokenizeResponse"> & {
  * Use `create(TokenizeResponseSchema)` to create a new message.
  */
 export const TokenizeResponseSchema: GenMessage<TokenizeResponse> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 12);
+  messageDesc(file_inference_v1_inference, 15);
 
 /**
  * @generated from message inference.v1.DetokenizeRequest
@@ -581,7 +756,7 @@ export type DetokenizeRequest = Message<"inference.v1.DetokenizeRequest"> & {
  * Use `create(DetokenizeRequestSchema)` to create a new message.
  */
 export const DetokenizeRequestSchema: GenMessage<DetokenizeRequest> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 13);
+  messageDesc(file_inference_v1_inference, 16);
 
 /**
  * @generated from message inference.v1.DetokenizeResponse
@@ -598,7 +773,7 @@ export type DetokenizeResponse = Message<"inference.v1.DetokenizeResponse"> & {
  * Use `create(DetokenizeResponseSchema)` to create a new message.
  */
 export const DetokenizeResponseSchema: GenMessage<DetokenizeResponse> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 14);
+  messageDesc(file_inference_v1_inference, 17);
 
 /**
  * @generated from message inference.v1.ListModelsRequest
@@ -611,7 +786,7 @@ export type ListModelsRequest = Message<"inference.v1.ListModelsRequest"> & {
  * Use `create(ListModelsRequestSchema)` to create a new message.
  */
 export const ListModelsRequestSchema: GenMessage<ListModelsRequest> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 15);
+  messageDesc(file_inference_v1_inference, 18);
 
 /**
  * @generated from message inference.v1.ListModelsResponse
@@ -628,7 +803,7 @@ export type ListModelsResponse = Message<"inference.v1.ListModelsResponse"> & {
  * Use `create(ListModelsResponseSchema)` to create a new message.
  */
 export const ListModelsResponseSchema: GenMessage<ListModelsResponse> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 16);
+  messageDesc(file_inference_v1_inference, 19);
 
 /**
  * @generated from message inference.v1.ModelInfo
@@ -695,7 +870,7 @@ export type ModelInfo = Message<"inference.v1.ModelInfo"> & {
  * Use `create(ModelInfoSchema)` to create a new message.
  */
 export const ModelInfoSchema: GenMessage<ModelInfo> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 17);
+  messageDesc(file_inference_v1_inference, 20);
 
 /**
  * Who wrote a chat message.
@@ -722,6 +897,13 @@ export enum Role {
    * @generated from enum value: ROLE_ASSISTANT = 3;
    */
   ASSISTANT = 3,
+
+  /**
+   * A tool's result, answering the assistant's call `tool_call_id`.
+   *
+   * @generated from enum value: ROLE_TOOL = 4;
+   */
+  TOOL = 4,
 }
 
 /**
@@ -729,6 +911,52 @@ export enum Role {
  */
 export const RoleSchema: GenEnum<Role> = /*@__PURE__*/
   enumDesc(file_inference_v1_inference, 0);
+
+/**
+ * @generated from enum inference.v1.ToolChoice
+ */
+export enum ToolChoice {
+  /**
+   * As TOOL_CHOICE_AUTO.
+   *
+   * @generated from enum value: TOOL_CHOICE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * The model decides whether to call tools.
+   *
+   * @generated from enum value: TOOL_CHOICE_AUTO = 1;
+   */
+  AUTO = 1,
+
+  /**
+   * No tool is called; the tools are not shown to the model.
+   *
+   * @generated from enum value: TOOL_CHOICE_NONE = 2;
+   */
+  NONE = 2,
+
+  /**
+   * The reply is one or more tool calls.
+   *
+   * @generated from enum value: TOOL_CHOICE_REQUIRED = 3;
+   */
+  REQUIRED = 3,
+
+  /**
+   * The reply is a call to `Chat.tool_name`.
+   *
+   * @generated from enum value: TOOL_CHOICE_FUNCTION = 4;
+   */
+  FUNCTION = 4,
+}
+
+/**
+ * Describes the enum inference.v1.ToolChoice.
+ */
+export const ToolChoiceSchema: GenEnum<ToolChoice> = /*@__PURE__*/
+  enumDesc(file_inference_v1_inference, 1);
 
 /**
  * @generated from enum inference.v1.FinishReason
@@ -759,13 +987,20 @@ export enum FinishReason {
    * @generated from enum value: FINISH_REASON_ABORT = 3;
    */
   ABORT = 3,
+
+  /**
+   * The reply ended after one or more complete tool calls.
+   *
+   * @generated from enum value: FINISH_REASON_TOOL_CALLS = 4;
+   */
+  TOOL_CALLS = 4,
 }
 
 /**
  * Describes the enum inference.v1.FinishReason.
  */
 export const FinishReasonSchema: GenEnum<FinishReason> = /*@__PURE__*/
-  enumDesc(file_inference_v1_inference, 1);
+  enumDesc(file_inference_v1_inference, 2);
 
 /**
  * @generated from service inference.v1.InferenceService
