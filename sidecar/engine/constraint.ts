@@ -7,7 +7,7 @@ import type { LoadedModel } from "./model.js";
 const CACHE_SIZE = 32;
 const cache = new Map<string, Promise<LlamaGrammar>>();
 
-function remember(key: string, build: () => Promise<LlamaGrammar>): Promise<LlamaGrammar> {
+export function remember(key: string, build: () => Promise<LlamaGrammar>): Promise<LlamaGrammar> {
   let grammar = cache.get(key);
   if (grammar === undefined) {
     grammar = build();
@@ -34,19 +34,24 @@ const VALID_STRING_CHAR = 'string-char-rule ::= [^"\\\\\\x7F\\x00-\\x1F\\uD800-\
  * keep to valid code points. (Overlong byte forms of valid code points still pass the grammar;
  * only a model that writes random bytes produces them.)
  */
-async function schemaGrammar(llama: Llama, schema: object): Promise<LlamaGrammar> {
+export async function schemaGrammarText(llama: Llama, schema: object): Promise<string> {
   const generated = await llama.createGrammarForJsonSchema(schema as never);
-  if (!generated.grammar.includes(EXPONENT) && !generated.grammar.includes(STRING_CHAR)) return generated;
-  const grammar = generated.grammar
+  return generated.grammar
     .replace(STRING_CHAR, VALID_STRING_CHAR)
     .split("\n")
     .map((rule) => (rule.startsWith("integer-number-rule ::=") ? rule.replace(` ${EXPONENT}`, "") : rule))
     .join("\n")
     .replaceAll(EXPONENT, '([eE] [-+]? [0-9]{1,2})?');
+}
+
+/** node-llama-cpp's JSON grammars end the value with newlines, which its stop trigger catches. */
+const JSON_GRAMMAR_END = "\n\n\n\n";
+
+async function schemaGrammar(llama: Llama, schema: object): Promise<LlamaGrammar> {
   return llama.createGrammar({
-    grammar,
-    stopGenerationTriggers: generated.stopGenerationTriggers,
-    trimWhitespaceSuffix: generated.trimWhitespaceSuffix,
+    grammar: await schemaGrammarText(llama, schema),
+    stopGenerationTriggers: [LlamaText(JSON_GRAMMAR_END)],
+    trimWhitespaceSuffix: true,
   });
 }
 

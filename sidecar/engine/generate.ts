@@ -12,7 +12,8 @@ import type { EngineMetrics } from "./metrics.js";
 import type { LoadedModel } from "./model.js";
 import { renderPrompt } from "./prompt.js";
 import { buildSampling, checkLogprobs, checkStops } from "./sampling.js";
-import { StopSequenceFilter } from "./text-stream.js";
+import { StopSequenceFilter, type TextStep } from "./text-stream.js";
+import { replyReader } from "./reply-reader.js";
 import { TokenTextDecoder } from "./token-text.js";
 
 export type GenerateEvent = MessageInitShape<typeof GenerateResponseSchema>;
@@ -49,7 +50,16 @@ export async function* generate(
   const generated: Token[] = [];
   const sampling = buildSampling(loaded, request.sampling, generated);
   const constraint = await constraintState(loaded, request.constraint);
+  if (constraint !== undefined && prompt.toolUse !== undefined) {
+    throw invalidArgument("an output constraint (JSON or grammar) cannot be combined with tools the model may call; drop one, or set the tool choice to none");
+  }
   if (constraint !== undefined) sampling.grammarEvaluationState = constraint.state;
+  const reply = await replyReader(loaded, prompt);
+  if (reply?.grammar !== undefined) {
+    const grammar = reply.grammar;
+    sampling.grammarEvaluationState = () => grammar.current();
+  }
+  const parser = reply?.parser;
   const budget = Math.min(request.maxTokens ?? Number.POSITIVE_INFINITY, loaded.contextSize - promptTokens);
 
   const queuedAt = performance.now();
@@ -87,16 +97,20 @@ export async function* generate(
         if (prompt.stopTokens.has(step.token)) break;
         generated.push(step.token);
         metrics.tokensGenerated++;
-        const text = filter.push(decoder.push(step.token));
+        const raw = decoder.push(step.token);
+        // Stop sequences apply outside tool calls: argument JSON is never cut.
+        const text: TextStep = parser?.inCall === true ? { text: filter.flush() + raw } : filter.push(raw);
+        const parts = parser?.push(text.text);
         yield {
           event: {
             case: "token",
             value: {
               id: step.token,
-              text: text.text,
+              text: parts === undefined ? text.text : parts.content,
               piece: loaded.tokenBytes.of(step.token),
               ...(wantLogprobs ? { logprob: logOf(step.probability) } : {}),
               topLogprobs: topAlternatives(loaded, step.alternatives, request.topLogprobs),
+              ...(parts !== undefined ? { reasoning: parts.reasoning, toolCalls: parts.calls } : {}),
             },
           },
         };
@@ -105,6 +119,8 @@ export async function* generate(
           if (userStops.has(text.stop)) stopSequence = text.stop;
           break;
         }
+        // A reply limited to one call ends when it is complete.
+        if (parser !== undefined && prompt.toolUse?.parallel === false && parser.completedCalls > 0) break;
         if (generated.length >= budget) {
           reason = FinishReason.LENGTH;
           break;
@@ -116,11 +132,20 @@ export async function* generate(
       metrics.generationsAborted++;
     }
     let tail = "";
+    let reasoningTail = "";
     if (!stoppedByText && reason !== FinishReason.ABORT) {
       const last = filter.push(decoder.flush());
       tail = last.text + (last.stop === undefined ? filter.flush() : "");
       if (constraint?.trimWhitespaceSuffix === true) tail = tail.trimEnd();
       if (last.stop !== undefined && userStops.has(last.stop)) stopSequence = last.stop;
+    }
+    if (parser !== undefined) {
+      // Whatever completes a call at the very end has no token to travel with: the call stays incomplete.
+      const parts = parser.push(tail);
+      const held = parser.flush();
+      tail = parts.content + held.content;
+      reasoningTail = parts.reasoning + held.reasoning;
+      if (reason === FinishReason.STOP && parser.completedCalls > 0) reason = FinishReason.TOOL_CALLS;
     }
     const end = performance.now();
     yield {
@@ -133,6 +158,7 @@ export async function* generate(
           cachedTokens,
           stopSequence,
           text: tail,
+          reasoning: reasoningTail,
           timings: {
             queueMs,
             promptMs: (firstTokenAt ?? end) - promptStart,

@@ -11,6 +11,7 @@ import {
 } from "node-llama-cpp";
 import { scheduleBatches, type BatchScheduler } from "./batch-scheduling.js";
 import { SequencePool } from "./pool.js";
+import { replySyntax, type ReplySyntax } from "./reply-syntax.js";
 import { TokenBytes } from "./token-bytes.js";
 
 /**
@@ -56,6 +57,8 @@ export interface LoadedModel {
   readonly model: LlamaModel;
   readonly context: LlamaContext;
   readonly chatWrapper: ChatWrapper;
+  /** How the chat template marks reasoning and tool calls in a reply. */
+  readonly replySyntax: ReplySyntax;
   readonly pool: SequencePool;
   readonly tokenBytes: TokenBytes;
   readonly contextSize: number;
@@ -111,6 +114,7 @@ export async function loadModel(options: ModelOptions): Promise<LoadedModel> {
     model,
     context,
     chatWrapper,
+    replySyntax: replySyntax(chatWrapper),
     pool,
     tokenBytes: new TokenBytes(model),
     contextSize: context.contextSize,

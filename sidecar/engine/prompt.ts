@@ -1,7 +1,19 @@
-import type { ChatHistoryItem, Token } from "node-llama-cpp";
-import { Role, type Chat, type GenerateRequest } from "../../proto/gen/inference/v1/inference_pb.js";
+import type { ChatHistoryItem, ChatModelFunctionCall, ChatModelFunctions, ChatModelResponse, Token } from "node-llama-cpp";
+import { Role, ToolChoice, type Chat, type GenerateRequest } from "../../proto/gen/inference/v1/inference_pb.js";
 import { invalidArgument } from "./errors.js";
 import type { LoadedModel } from "./model.js";
+import type { ToolSpec } from "./tool-grammar.js";
+
+/** How the reply may call tools, when the request offers any. */
+export interface ToolUse {
+  readonly tools: readonly ToolSpec[];
+  /** The functions a call may name: all tools, or the one a named tool choice picks. */
+  readonly names: readonly string[];
+  /** The reply must begin with a call. */
+  readonly forced: boolean;
+  /** The reply may hold several calls. */
+  readonly parallel: boolean;
+}
 
 export interface RenderedPrompt {
   readonly tokens: Token[];
@@ -9,6 +21,12 @@ export interface RenderedPrompt {
   readonly stopTokens: ReadonlySet<Token>;
   /** Texts that end the reply (the chat template's own turn markers), never sent. */
   readonly stopTexts: readonly string[];
+  /** Whether the reply is parsed into reasoning, content and calls (chat only). */
+  readonly parsed: boolean;
+  /** The prompt opened the reasoning segment: the reply starts inside it. */
+  readonly startsInReasoning: boolean;
+  /** Set when the model may call tools. */
+  readonly toolUse: ToolUse | undefined;
 }
 
 const noStops: RenderedPrompt["stopTokens"] = new Set();
@@ -17,7 +35,14 @@ const noStops: RenderedPrompt["stopTokens"] = new Set();
 export function renderPrompt(loaded: LoadedModel, input: GenerateRequest["input"]): RenderedPrompt {
   switch (input.case) {
     case "prompt":
-      return { tokens: tokenizeRaw(loaded, input.value), stopTokens: noStops, stopTexts: [] };
+      return {
+        tokens: tokenizeRaw(loaded, input.value),
+        stopTokens: noStops,
+        stopTexts: [],
+        parsed: false,
+        startsInReasoning: false,
+        toolUse: undefined,
+      };
     case "chat":
       return renderChat(loaded, input.value);
     case undefined:
@@ -33,24 +58,149 @@ export function tokenizeRaw(loaded: LoadedModel, text: string): Token[] {
   return tokens;
 }
 
-export function renderChat(loaded: LoadedModel, chat: Chat): RenderedPrompt {
-  if (chat.messages.length === 0) throw invalidArgument("chat needs at least one message");
-  const history: ChatHistoryItem[] = chat.messages.map((message, index): ChatHistoryItem => {
+const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+
+function parseTools(chat: Chat): ToolSpec[] {
+  const seen = new Set<string>();
+  return chat.tools.map((tool, index) => {
+    if (!TOOL_NAME.test(tool.name)) {
+      throw invalidArgument(`tool ${index} has the name "${tool.name}": use 1 to 64 letters, digits, "_" or "-"`);
+    }
+    if (seen.has(tool.name)) throw invalidArgument(`two tools are named "${tool.name}"`);
+    seen.add(tool.name);
+    let schema: unknown = { type: "object", properties: {} };
+    if (tool.parameters.trim() !== "") {
+      try {
+        schema = JSON.parse(tool.parameters);
+      } catch {
+        throw invalidArgument(`the parameters of tool "${tool.name}" are not valid JSON`);
+      }
+    }
+    if (typeof schema !== "object" || schema === null || Array.isArray(schema)) {
+      throw invalidArgument(`the parameters of tool "${tool.name}" must be a JSON schema object`);
+    }
+    return { name: tool.name, schema, schemaText: JSON.stringify(schema) };
+  });
+}
+
+function toolUseOf(chat: Chat, tools: readonly ToolSpec[]): ToolUse | undefined {
+  const parallel = chat.parallelToolCalls ?? true;
+  const all = tools.map((t) => t.name);
+  switch (chat.toolChoice) {
+    case ToolChoice.UNSPECIFIED:
+    case ToolChoice.AUTO:
+      return tools.length === 0 ? undefined : { tools, names: all, forced: false, parallel };
+    case ToolChoice.NONE:
+      return undefined;
+    case ToolChoice.REQUIRED:
+      if (tools.length === 0) throw invalidArgument('tool choice "required" needs at least one tool');
+      return { tools, names: all, forced: true, parallel };
+    case ToolChoice.FUNCTION:
+      if (!all.includes(chat.toolName)) throw invalidArgument(`the tool choice names "${chat.toolName}", which is not among the tools`);
+      return { tools, names: [chat.toolName], forced: true, parallel: false };
+  }
+}
+
+function parseArguments(text: string, where: string): unknown {
+  if (text.trim() === "") return {};
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw invalidArgument(`${where} has arguments that are not valid JSON`);
+  }
+}
+
+/** A tool's result as the template shows it: JSON when it is JSON, text otherwise. */
+function resultOf(content: string): unknown {
+  try {
+    return JSON.parse(content);
+  } catch {
+    return content;
+  }
+}
+
+/**
+ * The chat as node-llama-cpp's history: an assistant message's calls become function-call items
+ * of its model response, the tool messages that answer them fill in their results, and an
+ * assistant message right after tool results continues the same model response.
+ */
+function historyOf(chat: Chat): { history: ChatHistoryItem[]; continues: boolean } {
+  const history: ChatHistoryItem[] = [];
+  const calls = new Map<string, ChatModelFunctionCall>();
+  let open: ChatModelResponse | undefined;
+  let afterResults = false;
+  chat.messages.forEach((message, index) => {
     switch (message.role) {
       case Role.SYSTEM:
-        return { type: "system", text: message.content };
+        history.push({ type: "system", text: message.content });
+        open = undefined;
+        break;
       case Role.USER:
-        return { type: "user", text: message.content };
-      case Role.ASSISTANT:
-        return { type: "model", response: [message.content] };
+        history.push({ type: "user", text: message.content });
+        open = undefined;
+        break;
+      case Role.ASSISTANT: {
+        const response: ChatModelResponse["response"] = [];
+        if (message.reasoning !== "") response.push({ type: "segment", segmentType: "thought", text: message.reasoning, ended: true });
+        if (message.content !== "") response.push(message.content);
+        for (const call of message.toolCalls) {
+          if (call.id === "") throw invalidArgument(`a tool call of chat message ${index} has no id`);
+          const item: ChatModelFunctionCall = {
+            type: "functionCall",
+            name: call.name,
+            params: parseArguments(call.arguments, `tool call "${call.id}" of chat message ${index}`),
+            result: null,
+          };
+          calls.set(call.id, item);
+          response.push(item);
+        }
+        if (open !== undefined && afterResults) open.response.push(...response);
+        else {
+          open = { type: "model", response };
+          history.push(open);
+        }
+        break;
+      }
+      case Role.TOOL: {
+        const call = calls.get(message.toolCallId);
+        if (call === undefined) {
+          throw invalidArgument(`chat message ${index} answers tool call "${message.toolCallId}", which no earlier assistant message made`);
+        }
+        call.result = resultOf(message.content);
+        break;
+      }
       case Role.UNSPECIFIED:
         throw invalidArgument(`chat message ${index} has no role`);
     }
+    afterResults = message.role === Role.TOOL;
   });
-  history.push({ type: "model", response: [] });
+  // After tool results the reply continues the model response that made the calls.
+  if (!afterResults || open === undefined) history.push({ type: "model", response: [] });
+  return { history, continues: afterResults };
+}
+
+export function renderChat(loaded: LoadedModel, chat: Chat): RenderedPrompt {
+  if (chat.messages.length === 0) throw invalidArgument("chat needs at least one message");
+  const tools = parseTools(chat);
+  const toolUse = toolUseOf(chat, tools);
+  const { history } = historyOf(chat);
+  let availableFunctions: ChatModelFunctions | undefined;
+  if (toolUse !== undefined) {
+    const functions: Record<string, ChatModelFunctions[string]> = {};
+    chat.tools.forEach((tool, index) => {
+      functions[tool.name] = {
+        ...(tool.description !== "" ? { description: tool.description } : {}),
+        params: tools[index]?.schema as never,
+      };
+    });
+    availableFunctions = functions;
+  }
   let state;
   try {
-    state = loaded.chatWrapper.generateContextState({ chatHistory: history });
+    state = loaded.chatWrapper.generateContextState({
+      chatHistory: history,
+      ...(availableFunctions !== undefined ? { availableFunctions, documentFunctionParams: true } : {}),
+    });
   } catch (error) {
     throw invalidArgument(`the model's chat template cannot render these messages: ${String(error)}`);
   }
@@ -67,5 +217,10 @@ export function renderChat(loaded: LoadedModel, chat: Chat): RenderedPrompt {
       if (text.length > 0) stopTexts.push(text);
     }
   }
-  return { tokens: state.contextText.tokenize(model.tokenizer), stopTokens, stopTexts };
+  const thought = loaded.replySyntax.thought;
+  const rendered = state.contextText.toString().trimEnd();
+  const startsInReasoning =
+    thought !== undefined &&
+    (thought.prefix === undefined || (thought.prefix.trim() !== "" && rendered.endsWith(thought.prefix.trim())));
+  return { tokens: state.contextText.tokenize(model.tokenizer), stopTokens, stopTexts, parsed: true, startsInReasoning, toolUse };
 }

@@ -1,0 +1,63 @@
+import { LlamaText, type ChatWrapper } from "node-llama-cpp";
+
+/** How a chat template marks tool calls in the model's reply, as plain text. */
+export interface CallSyntax {
+  /** Begins a call (`<tool_call>\n{"name": "`); the function's name follows. */
+  readonly prefix: string;
+  /** Other texts that begin a call (the prefix without its trailing space, say). */
+  readonly prefixAlternates: readonly string[];
+  /** Ends the name and begins the arguments (`", "arguments": `); may contain `{{functionName}}`. */
+  readonly paramsPrefix: string;
+  /** Ends a call after its arguments (`}\n</tool_call>`); may contain `{{functionName}}`. */
+  readonly suffix: string;
+  /** Text between two calls of one reply (`\n`). */
+  readonly betweenCalls: string;
+  /** Whether the template lets one reply hold several calls. */
+  readonly parallel: boolean;
+}
+
+/** How a chat template marks reasoning: between `prefix` and `suffix` (`<think>` … `</think>`). */
+export interface ThoughtSyntax {
+  /** Undefined when the reply starts inside the reasoning segment. */
+  readonly prefix: string | undefined;
+  readonly suffix: string;
+}
+
+export interface ReplySyntax {
+  readonly call: CallSyntax;
+  readonly thought: ThoughtSyntax | undefined;
+}
+
+const text = (value: string | LlamaText | undefined): string => (value === undefined ? "" : LlamaText(value).toString());
+
+/**
+ * Reads the reply syntax from node-llama-cpp's chat wrapper settings (every wrapper has a call
+ * syntax; thought segments only where the template defines them). Marker texts are trimmed of
+ * their outer newlines when matched (see ReplyParser), since models differ in the whitespace
+ * they put around them.
+ */
+export function replySyntax(wrapper: ChatWrapper): ReplySyntax {
+  const { functions, segments } = wrapper.settings;
+  const prefix = text(functions.call.prefix);
+  const alternates = (functions.call.prefixAlternateMatches ?? []).map(text).filter((t) => t !== "" && t !== prefix);
+  if (functions.call.optionalPrefixSpace && prefix.startsWith(" ")) alternates.push(prefix.trimStart());
+  const parallelism = functions.parallelism?.call;
+  const thought = segments?.thought;
+  let thoughtSyntax: ThoughtSyntax | undefined;
+  if (thought !== undefined) {
+    const thoughtPrefix = typeof thought.prefix === "object" && "type" in thought.prefix ? undefined : text(thought.prefix as string | LlamaText);
+    const suffix = text(thought.suffix);
+    if (suffix.trim() !== "") thoughtSyntax = { prefix: thoughtPrefix, suffix };
+  }
+  return {
+    call: {
+      prefix,
+      prefixAlternates: alternates,
+      paramsPrefix: text(functions.call.paramsPrefix),
+      suffix: text(functions.call.suffix),
+      betweenCalls: text(parallelism?.betweenCalls),
+      parallel: parallelism !== undefined,
+    },
+    thought: thoughtSyntax,
+  };
+}

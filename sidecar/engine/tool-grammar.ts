@@ -1,0 +1,166 @@
+import { LlamaGrammarEvaluationState, type LlamaGrammar, type Token } from "node-llama-cpp";
+import { remember, schemaGrammarText } from "./constraint.js";
+import { invalidArgument } from "./errors.js";
+import type { LoadedModel } from "./model.js";
+import type { ReplyParser } from "./reply-parser.js";
+import type { CallSyntax } from "./reply-syntax.js";
+
+export interface ToolSpec {
+  readonly name: string;
+  /** The arguments' JSON schema. */
+  readonly schema: object;
+  /** The schema as JSON text (the grammar cache key). */
+  readonly schemaText: string;
+}
+
+const FUNCTION_NAME = "{{functionName}}";
+
+/** A GBNF string literal for `text`. */
+export function gbnfLiteral(text: string): string {
+  let out = '"';
+  for (const ch of text) {
+    const code = ch.codePointAt(0) ?? 0;
+    if (ch === '"' || ch === "\\") out += `\\${ch}`;
+    else if (ch === "\n") out += "\\n";
+    else if (ch === "\r") out += "\\r";
+    else if (ch === "\t") out += "\\t";
+    else if (code < 0x20 || code === 0x7f) out += `\\x${code.toString(16).padStart(2, "0")}`;
+    else out += ch;
+  }
+  return `${out}"`;
+}
+
+/** The end of the root rule of node-llama-cpp's JSON grammars: newlines its stop trigger catches. */
+const JSON_END = / "\\n\\n\\n\\n" \[\\n\]\*$/;
+
+/** A tool's arguments grammar: its schema's JSON, then the text that closes the call. */
+async function argumentsGrammar(loaded: LoadedModel, tool: ToolSpec, suffix: string): Promise<LlamaGrammar> {
+  const text = await schemaGrammarText(loaded.llama, tool.schema);
+  const lines = text.split("\n");
+  const root = lines.findIndex((line) => line.startsWith("root ::= "));
+  const line = lines[root];
+  if (line === undefined || !JSON_END.test(line)) throw new Error("unexpected shape of the JSON-schema grammar");
+  lines[root] = line.replace(JSON_END, suffix === "" ? "" : ` ${gbnfLiteral(suffix)}`);
+  return loaded.llama.createGrammar({ grammar: lines.join("\n") });
+}
+
+/** Grammars for calling `tools` in `syntax`: one per tool for the arguments, built (and checked) up front. */
+export async function toolGrammars(loaded: LoadedModel, syntax: CallSyntax, tools: readonly ToolSpec[]): Promise<Map<string, LlamaGrammar>> {
+  const out = new Map<string, LlamaGrammar>();
+  for (const tool of tools) {
+    const suffix = syntax.suffix.replaceAll(FUNCTION_NAME, tool.name);
+    try {
+      out.set(tool.name, await remember(`tool:${suffix}:${tool.schemaText}`, () => argumentsGrammar(loaded, tool, suffix)));
+    } catch (error) {
+      throw invalidArgument(`the parameters schema of tool "${tool.name}" cannot be used: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+  return out;
+}
+
+interface SamplerBindings {
+  canBeNextTokenForGrammarEvaluationState(state: unknown, token: Token): boolean;
+  acceptGrammarEvaluationStateToken(state: unknown, token: Token): void;
+}
+
+function samplerBindings(loaded: LoadedModel): SamplerBindings | undefined {
+  const bindings = (loaded.llama as unknown as { _bindings?: { AddonSampler?: Partial<SamplerBindings> } })._bindings?.AddonSampler;
+  if (typeof bindings?.canBeNextTokenForGrammarEvaluationState !== "function") return undefined;
+  if (typeof bindings.acceptGrammarEvaluationStateToken !== "function") return undefined;
+  return bindings as SamplerBindings;
+}
+
+export interface ToolGrammarOptions {
+  readonly syntax: CallSyntax;
+  readonly arguments: ReadonlyMap<string, LlamaGrammar>;
+  /** The functions a call may name. */
+  readonly names: readonly string[];
+  /** The reply must begin with a call (tool choice "required" or a named function). */
+  readonly forced: boolean;
+}
+
+/**
+ * Picks the grammar for each next token from where the reply parser stands: free text in the
+ * answer (or, when a call is forced, the call's opening syntax and a name from the offered
+ * functions), a name from the offered functions once a call has begun, then the called
+ * function's arguments schema followed by the call's closing syntax. node-llama-cpp asks before
+ * every sampled token (`grammarEvaluationState` as a function).
+ *
+ * A grammar that takes over mid-token first reads the text of its phase generated so far.
+ */
+export class ToolGrammar {
+  readonly #loaded: LoadedModel;
+  readonly #parser: ReplyParser;
+  readonly #options: ToolGrammarOptions;
+  readonly #bindings: SamplerBindings | undefined;
+  #key: string | undefined;
+  #state: LlamaGrammarEvaluationState | undefined;
+  #head: Promise<LlamaGrammar> | undefined;
+  #headGrammar: LlamaGrammar | undefined;
+  #nameGrammar: LlamaGrammar | undefined;
+
+  private constructor(loaded: LoadedModel, parser: ReplyParser, options: ToolGrammarOptions) {
+    this.#loaded = loaded;
+    this.#parser = parser;
+    this.#options = options;
+    this.#bindings = samplerBindings(loaded);
+  }
+
+  static async create(loaded: LoadedModel, parser: ReplyParser, options: ToolGrammarOptions): Promise<ToolGrammar> {
+    const grammar = new ToolGrammar(loaded, parser, options);
+    const { syntax, names } = options;
+    const alternatives = names
+      .map((name) => `${gbnfLiteral(name)} ${gbnfLiteral(syntax.paramsPrefix.replaceAll(FUNCTION_NAME, name))}`)
+      .join(" | ");
+    const key = `${syntax.prefix}\u0000${syntax.paramsPrefix}\u0000${names.join("\u0000")}`;
+    grammar.#nameGrammar = await remember(`name:${key}`, () => loaded.llama.createGrammar({ grammar: `root ::= ( ${alternatives} )` }));
+    if (options.forced) {
+      const prefix = syntax.prefix.replace(/^\n+/, "");
+      grammar.#headGrammar = await remember(`head:${key}`, () =>
+        loaded.llama.createGrammar({ grammar: `root ::= ${gbnfLiteral(prefix)} ( ${alternatives} )` }),
+      );
+    }
+    return grammar;
+  }
+
+  /** The grammar state for the next token (undefined: free text). */
+  current(): LlamaGrammarEvaluationState | undefined {
+    const parser = this.#parser;
+    let key: string | undefined;
+    let grammar: LlamaGrammar | undefined;
+    const headActive = this.#headGrammar !== undefined && parser.completedCalls === 0;
+    switch (parser.phase) {
+      case "content":
+      case "reasoning":
+        if (headActive) [key, grammar] = ["head", this.#headGrammar];
+        break;
+      case "name":
+        if (headActive) [key, grammar] = ["head", this.#headGrammar];
+        else [key, grammar] = ["name", this.#nameGrammar];
+        break;
+      case "arguments":
+      case "suffix":
+        key = `arguments:${parser.completedCalls}`;
+        grammar = this.#options.arguments.get(parser.callName);
+        break;
+    }
+    if (key === this.#key) return this.#state;
+    this.#key = key;
+    this.#state = grammar === undefined ? undefined : this.#start(grammar, key === "head" ? "" : parser.phaseText);
+    return this.#state;
+  }
+
+  /** A fresh state for `grammar` that has read `consumed`; undefined (free text) if it cannot. */
+  #start(grammar: LlamaGrammar, consumed: string): LlamaGrammarEvaluationState | undefined {
+    const state = new LlamaGrammarEvaluationState({ model: this.#loaded.model, grammar });
+    if (consumed === "") return state;
+    const bindings = this.#bindings;
+    if (bindings === undefined) return undefined;
+    const internal = (state as unknown as { _state: unknown })._state;
+    for (const token of this.#loaded.model.tokenize(consumed, false)) {
+      if (!bindings.canBeNextTokenForGrammarEvaluationState(internal, token)) return undefined;
+      bindings.acceptGrammarEvaluationStateToken(internal, token);
+    }
+    return state;
+  }
+}
