@@ -2,6 +2,7 @@ import { Code, ConnectError, type ServiceImpl } from "@connectrpc/connect";
 import { InferenceService } from "../proto/gen/inference/v1/inference_pb.js";
 import { unavailable } from "./engine/errors.js";
 import { generate } from "./engine/generate.js";
+import { readAhead } from "./engine/read-ahead.js";
 import type { EngineMetrics } from "./engine/metrics.js";
 import type { LoadedModel } from "./engine/model.js";
 import { renderChat, tokenizeRaw } from "./engine/prompt.js";
@@ -32,7 +33,7 @@ export function createInferenceService(state: ServiceState): ServiceImpl<typeof 
 
   return {
     generate(request, context) {
-      return generate(pick(request.model), request, context.signal, state.metrics);
+      return readAhead(generate(pick(request.model), request, context.signal, state.metrics));
     },
     tokenize(request) {
       const loaded = pick(request.model);

@@ -1,7 +1,6 @@
 import * as grpc from "@grpc/grpc-js";
 import http from "node:http";
 import net from "node:net";
-import { Duplex } from "node:stream";
 
 const HTTP2_PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
 
@@ -37,11 +36,11 @@ export async function listen(
         return;
       }
       socket.off("readable", sniff);
-      if (maybeHttp2) injector.injectConnection(replay(socket, head));
-      else {
-        socket.unshift(head);
-        httpServer.emit("connection", socket);
-      }
+      // The bytes read go back into the socket's buffer: HTTP/1.1 reads them from there, and
+      // Node's HTTP/2 session takes a socket's buffered bytes before it reads its native handle.
+      socket.unshift(head);
+      if (maybeHttp2) injector.injectConnection(socket);
+      else httpServer.emit("connection", socket);
     };
     socket.on("readable", sniff);
   });
@@ -70,34 +69,4 @@ export async function listen(
       });
     },
   };
-}
-
-/**
- * HTTP/2 reads a socket's native handle directly and would miss bytes already read from it, so
- * a sniffed HTTP/2 connection is handed over as a stream that first replays those bytes.
- */
-function replay(socket: net.Socket, head: Buffer): Duplex {
-  const stream = new Duplex({
-    read() {
-      socket.resume();
-    },
-    write(chunk: Buffer, _encoding, callback) {
-      socket.write(chunk, callback);
-    },
-    final(callback) {
-      socket.end(callback);
-    },
-    destroy(error, callback) {
-      socket.destroy(error ?? undefined);
-      callback(error);
-    },
-  });
-  stream.push(head);
-  socket.on("data", (chunk: Buffer) => {
-    if (!stream.push(chunk)) socket.pause();
-  });
-  socket.on("end", () => stream.push(null));
-  socket.on("close", () => stream.destroy());
-  socket.on("error", (error) => stream.destroy(error));
-  return stream;
 }

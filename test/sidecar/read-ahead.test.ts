@@ -1,0 +1,56 @@
+// readAhead on its own: the source runs ahead of its reader (up to a limit), errors reach the
+// reader, and a reader that leaves early ends the source (its `finally` runs).
+import { describe, expect, it } from "vitest";
+import { readAhead } from "../../sidecar/engine/read-ahead.js";
+
+const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+function counting(count: number, log: string[]): AsyncGenerator<number, void, undefined> {
+  return (async function* () {
+    try {
+      for (let i = 0; i < count; i++) {
+        await tick();
+        log.push(`made ${i}`);
+        yield i;
+      }
+    } finally {
+      log.push("source finally");
+    }
+  })();
+}
+
+describe("readAhead", () => {
+  it("pulls the source before the reader asks, up to the limit", async () => {
+    const log: string[] = [];
+    const reader = readAhead(counting(10, log), 3);
+    expect(await reader.next()).toEqual({ value: 0, done: false });
+    for (let i = 0; i < 10; i++) await tick();
+    // 0 was read; 1, 2, 3 wait in the queue; the source stops there until the reader takes one.
+    expect(log).toEqual(["made 0", "made 1", "made 2", "made 3"]);
+    const rest: number[] = [];
+    for await (const value of reader) rest.push(value);
+    expect(rest).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    expect(log.at(-1)).toBe("source finally");
+  });
+
+  it("a reader that leaves early ends the source", async () => {
+    const log: string[] = [];
+    for await (const value of readAhead(counting(100, log))) if (value === 2) break;
+    expect(log.at(-1)).toBe("source finally");
+    expect(log.length).toBeLessThan(100);
+  });
+
+  it("passes the source's error to the reader, after the items before it", async () => {
+    const source = (async function* () {
+      yield 1;
+      throw new Error("broken");
+    })();
+    const seen: number[] = [];
+    await expect(
+      (async () => {
+        for await (const value of readAhead(source)) seen.push(value);
+      })(),
+    ).rejects.toThrow("broken");
+    expect(seen).toEqual([1]);
+  });
+});
