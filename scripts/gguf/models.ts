@@ -10,6 +10,7 @@ import { fileURLToPath } from "node:url";
 import { CHATML_TEMPLATE } from "./llama.js";
 import { buildRandomModel, RANDOM_60M, RANDOM_TINY } from "./random.js";
 import { buildScriptedModel, type ScriptedSpec } from "./scripted.js";
+import { TOOLS_TEMPLATE } from "./tools-template.js";
 import { writeGguf, type GgufFile } from "./writer.js";
 
 /**
@@ -40,6 +41,40 @@ export const SCRIPTED_SPEC: ScriptedSpec = {
   ],
 };
 
+/** The reply of the `tools` model to a chat without a tool call to make. */
+const TOOLS_REPLY = ["<think>", "Checking", " the", " forecast.", "</think>", "It", " is", " sunny", " in", " Tokyo,", " 22", "°", "C.", " ", "☀️"];
+/** The call syntax, as the grammar-forced stretches are cut (the model prefers these pieces there). */
+const CALL_NAME_PREFIX = '{"name": "';
+const CALL_PARAMS_PREFIX = '", "arguments": ';
+
+/**
+ * The tools and reasoning test model (template: tools-template.ts). A chat with tools offered
+ * and no tool result yet → `<tool_call>` then, with the grammar the sidecar applies to calls,
+ * `\n{"name": "get_weather", "arguments": ` and the arguments in three tokens `{"`, `city`,
+ * `":"Tokyo"}`, then `}\n</tool_call>` and `<|im_end|>`. Any other chat (no tools, or a tool
+ * result in the prompt) → `<think>Checking the forecast.</think>It is sunny in Tokyo, 22°C. ☀️`.
+ * What decides: whether the prompt holds `<tool_call>` (the tools' instructions) without
+ * `<tool_response>` (scripted.ts, ContextSwitch).
+ */
+export const TOOLS_SPEC: ScriptedSpec = {
+  name: "tools",
+  chatTemplate: TOOLS_TEMPLATE,
+  contextSwitch: {
+    userDefined: ["<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>", "<think>", "</think>"],
+    triggers: [
+      { piece: "<tool_call>", value: 1 },
+      { piece: "<tool_response>", value: -10 },
+    ],
+    next: "<tool_call>",
+    preferred: [CALL_NAME_PREFIX, "get_weather", CALL_PARAMS_PREFIX, "</tool_call>"],
+  },
+  scripts: [
+    { after: "\n", reply: TOOLS_REPLY, end: "im_end" },
+    { after: [CALL_PARAMS_PREFIX], reply: ['{"', "city", '":"Tokyo"}', "}"], end: "im_end" },
+    { after: ["</tool_call>"], reply: [], end: "im_end" },
+  ],
+};
+
 interface CatalogueEntry {
   readonly description: string;
   /** Written by `ensureModels()` when no list is given. */
@@ -50,20 +85,21 @@ interface CatalogueEntry {
 export const CATALOGUE = {
   demo: { description: "scripted demo model served by npm start", byDefault: true, build: () => buildScriptedModel(DEMO_SPEC).file },
   scripted: { description: "scripted test model", byDefault: true, build: () => buildScriptedModel(SCRIPTED_SPEC).file },
+  tools: { description: "scripted tool-calling and reasoning model", byDefault: true, build: () => buildScriptedModel(TOOLS_SPEC).file },
   "random-tiny": { description: "random weights, ~1 MB", byDefault: true, build: () => buildRandomModel(RANDOM_TINY).file },
   "random-60m": { description: "random weights, 60M parameters F16, ~120 MB", byDefault: false, build: () => buildRandomModel(RANDOM_60M).file },
 } as const satisfies Record<string, CatalogueEntry>;
 
 export type ModelName = keyof typeof CATALOGUE;
-export type DefaultModelName = "demo" | "scripted" | "random-tiny";
+export type DefaultModelName = "demo" | "scripted" | "tools" | "random-tiny";
 export const MODEL_NAMES = Object.keys(CATALOGUE) as ModelName[];
-export const DEFAULT_MODELS: readonly DefaultModelName[] = ["demo", "scripted", "random-tiny"];
+export const DEFAULT_MODELS: readonly DefaultModelName[] = ["demo", "scripted", "tools", "random-tiny"];
 
 export const isModelName = (name: string): name is ModelName => Object.hasOwn(CATALOGUE, name);
 
 /** The project root (this file is scripts/gguf/models.ts). */
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
-const SOURCES = ["writer.ts", "llama.ts", "scripted.ts", "random.ts", "models.ts"];
+const SOURCES = ["writer.ts", "llama.ts", "scripted.ts", "random.ts", "models.ts", "tools-template.ts"];
 
 /** Relative directories are taken from the project root, so the cwd does not matter. */
 export const resolveModelDir = (dir: string): string => (isAbsolute(dir) ? dir : resolve(ROOT, dir));

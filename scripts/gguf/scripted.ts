@@ -23,7 +23,7 @@ import {
   type LlamaShape,
   type VocabEntry,
 } from "./llama.js";
-import type { GgufFile, Tensor } from "./writer.js";
+import { meta, type GgufFile, type Tensor } from "./writer.js";
 
 export type ScriptEnd = "eos" | "im_end" | "loop";
 
@@ -33,7 +33,7 @@ export interface Script {
    * token, e.g. "Once upon a time" (trigger " time") or "\n" (the newline that ends a ChatML
    * prompt; the newline's script is also what any unknown last token continues with).
    */
-  readonly after: string;
+  readonly after: string | readonly string[];
   /** The reply: a text cut by `splitPieces`, or the pieces themselves (non-ASCII still as bytes). */
   readonly reply: string | readonly string[];
   /** After the reply: `</s>`, `<|im_end|>`, or the reply again, forever. */
@@ -46,10 +46,42 @@ export interface ScriptedSpec {
   readonly scripts: readonly Script[];
   /** `llama.context_length`; 4096 unless given. */
   readonly contextLength?: number;
+  /** A reply that depends on the context, not only on the last token (see ContextSwitch). */
+  readonly contextSwitch?: ContextSwitch;
 }
 
+/**
+ * What makes a model's first reply step depend on the whole prompt. An attention head with a
+ * constant query looks only at trigger tokens (their keys are the only non-zero ones) and writes
+ * the average of their values into a "mode" dimension; a feed-forward unit fires when the mode is
+ * above 0.5 and the current token has no step of its own (the newline that ends a chat prompt),
+ * and puts `next` ahead of the newline's script. RoPE is made inert for that head's dimensions
+ * (a huge frequency base).
+ */
+export interface ContextSwitch {
+  /** Pieces that are single USER_DEFINED tokens (matched in any prompt, decoded as text). */
+  readonly userDefined: readonly string[];
+  /** Tokens whose presence sets the mode: the average of the values of those present. */
+  readonly triggers: readonly { readonly piece: string; readonly value: number }[];
+  /** The token that follows a newline when the mode is on (a user-defined piece). */
+  readonly next: string;
+  /**
+   * Text pieces preferred where the scripts have no say: when a grammar forbids the scripted
+   * token, the sampler takes one of these over other allowed tokens.
+   */
+  readonly preferred: readonly string[];
+}
+
+/** Logits of the context switch's parts (after the final norm). */
+const SWITCH_LOGIT = 150;
+const PREFERRED_LOGIT = 25;
+/** Attention score of a trigger token, against 0 for every other token. */
+const TRIGGER_SCORE = 30;
+/** Scale of the feed-forward unit's gate. */
+const GATE_SCALE = 4;
+
 export interface BuiltScript {
-  readonly after: string;
+  readonly after: string | readonly string[];
   /** The trigger token's text (bytes shown as `<0xNN>`). */
   readonly trigger: string;
   /** The reply's tokens, as text (bytes shown as `<0xNN>`), then the end. */
@@ -73,6 +105,8 @@ export const SCRIPT_LOGIT = 80;
 type Piece = string;
 
 const RESERVED = new Set(["<unk>", "<s>", "</s>", "<|im_start|>", "<|im_end|>"]);
+/** llama.cpp's token type for added tokens that are not control tokens. */
+const USER_DEFINED = 4;
 const PUNCT = "!-\\/:-@\\[-`{-~";
 /** A word (optionally after a space) with trailing punctuation; a punctuation run; a lone space. */
 const ASCII_PIECE = new RegExp(`^( ?[A-Za-z0-9]+[${PUNCT}]*| ?[${PUNCT}]+| )`);
@@ -107,11 +141,18 @@ export function splitPieces(text: string): Piece[] {
   return out;
 }
 
-/** Explicit pieces are kept as given, except that non-ASCII and control characters become bytes. */
-function explicitPieces(pieces: readonly string[]): Piece[] {
+/**
+ * Explicit pieces are kept as given, except that non-ASCII and control characters become bytes;
+ * user-defined tokens stay whole.
+ */
+function explicitPieces(pieces: readonly string[], special: ReadonlySet<string>): Piece[] {
   const out: Piece[] = [];
   for (const p of pieces) {
     if (p.length === 0) throw new Error("a reply piece is empty");
+    if (special.has(p)) {
+      out.push(p);
+      continue;
+    }
     let text = "";
     for (const ch of p) {
       if (isPrintableAscii(ch)) {
@@ -141,6 +182,16 @@ class VocabBuilder {
     this.addText(escapeSpaces(" "));
   }
 
+  /** A user-defined token: one token wherever its text appears. */
+  addUserDefined(piece: Piece): void {
+    if (this.ids.has(piece)) throw new Error(`the user-defined token ${quote(piece)} is already a piece`);
+    this.ids.set(piece, this.entries.length);
+    this.entries.push({ piece, score: 0, type: USER_DEFINED });
+    this.special.add(piece);
+  }
+
+  readonly special = new Set<Piece>();
+
   id(piece: Piece): number {
     const id = this.ids.get(piece);
     if (id === undefined) throw new Error(`internal: piece ${quote(piece)} is not in the vocabulary`);
@@ -149,7 +200,7 @@ class VocabBuilder {
 
   /** llama.cpp's SentencePiece tokenizer only reaches a piece if all its prefixes are pieces too. */
   addText(piece: Piece): void {
-    if (isBytePiece(piece)) return;
+    if (isBytePiece(piece) || this.special.has(piece)) return;
     if (RESERVED.has(piece) || /^<0x[0-9A-Fa-f]{2}>$/.test(piece)) {
       throw new Error(`the piece ${quote(piece)} would collide with a special or byte token`);
     }
@@ -175,13 +226,16 @@ export function buildScriptedModel(spec: ScriptedSpec): ScriptedModel {
     throw new Error(`scripted model "${spec.name}": ${message}`);
   };
   const vocab = new VocabBuilder();
+  const cs = spec.contextSwitch;
+  for (const piece of cs?.userDefined ?? []) vocab.addUserDefined(piece);
+  for (const text of cs?.preferred ?? []) vocab.addText(escapeSpaces(text));
   const parsed = spec.scripts.map((script, index) => {
     const label = `script ${index + 1} (after ${JSON.stringify(script.after)})`;
     let reply: Piece[] = [];
     let after: Piece[] = [];
     try {
-      after = splitPieces(script.after);
-      reply = typeof script.reply === "string" ? splitPieces(script.reply) : explicitPieces(script.reply);
+      after = typeof script.after === "string" ? splitPieces(script.after) : explicitPieces(script.after, vocab.special);
+      reply = typeof script.reply === "string" ? splitPieces(script.reply) : explicitPieces(script.reply, vocab.special);
       for (const p of [...after, ...reply]) vocab.addText(p);
     } catch (e) {
       fail(`${label}: ${(e as Error).message}`);
@@ -228,7 +282,16 @@ export function buildScriptedModel(spec: ScriptedSpec): ScriptedModel {
   // Dimension 0 belongs to the newline (and to every token without a step of its own).
   const dimOf = new Map<number, number>([[NEWLINE_ID, 0]]);
   for (const id of steps.keys()) if (!dimOf.has(id)) dimOf.set(id, dimOf.size);
-  const d = Math.max(16, Math.ceil(dimOf.size / 16) * 16);
+  for (const trigger of cs?.triggers ?? []) {
+    const id = vocab.id(trigger.piece);
+    if (!dimOf.has(id)) dimOf.set(id, dimOf.size);
+  }
+  // The context switch's own dimensions: a constant 1 in every embedding, the mode, the switch.
+  const constDim = dimOf.size;
+  const modeDim = constDim + 1;
+  const switchDim = constDim + 2;
+  const used = dimOf.size + (cs === undefined ? 0 : 3);
+  const d = Math.max(16, Math.ceil(used / 16) * 16);
   const shape: LlamaShape = {
     contextLength: spec.contextLength ?? 4096,
     embedding: d,
@@ -240,13 +303,19 @@ export function buildScriptedModel(spec: ScriptedSpec): ScriptedModel {
   };
   const n = vocab.entries.length;
   const embedding = new Float32Array(d * n);
-  for (let id = 0; id < n; id++) embedding[id * d + (dimOf.get(id) ?? 0)] = 1;
+  for (let id = 0; id < n; id++) {
+    embedding[id * d + (dimOf.get(id) ?? 0)] = 1;
+    if (cs !== undefined) embedding[id * d + constDim] = 1;
+  }
   // The final RMS norm scales a one-hot vector of 1 to 1/sqrt(1/d + eps).
   const weight = SCRIPT_LOGIT * Math.sqrt(1 / d + shape.rmsEpsilon);
   const output = new Float32Array(d * n);
   for (const [id, step] of steps) output[step.next * d + (dimOf.get(id) ?? 0)] = weight;
+  const layer = cs === undefined ? undefined : switchLayer(cs, vocab, dimOf, d, { constDim, modeDim, switchDim }, output);
 
   const tensors: Tensor[] = llamaTensorSlots(shape, n).map((slot) => {
+    const layerData = layer?.get(slot.name.replace(/^blk\.0\./, ""));
+    if (layerData !== undefined) return { name: slot.name, shape: slot.shape, type: "F32", data: layerData };
     switch (slot.role) {
       case "embedding": return { name: slot.name, shape: slot.shape, type: "F32", data: embedding };
       case "output": return { name: slot.name, shape: slot.shape, type: "F32", data: output };
@@ -256,5 +325,63 @@ export function buildScriptedModel(spec: ScriptedSpec): ScriptedModel {
   });
   const parameters = tensors.reduce((sum, t) => sum + t.data.length, 0);
   const metadata = llamaMetadata(spec.name, shape, vocab.entries, spec.chatTemplate, "F32");
+  // RoPE would turn the constant query with the position; a huge base leaves the last pair still.
+  if (cs !== undefined) metadata.push(["llama.rope.freq_base", meta.f32(1e30)]);
   return { file: { metadata, tensors }, vocab: vocab.entries, scripts: built, shape, parameters };
+}
+
+/**
+ * The layer weights of a context switch (ggml matrices: `data[out * in + in_index]`), and its
+ * output logits written into `output`. Every embedding has two ones (its own dimension and the
+ * constant), so the attention norm scales them to s0 = sqrt(d / 2).
+ */
+function switchLayer(
+  cs: ContextSwitch,
+  vocab: VocabBuilder,
+  dimOf: ReadonlyMap<number, number>,
+  d: number,
+  dims: { constDim: number; modeDim: number; switchDim: number },
+  output: Float32Array,
+): Map<string, Float32Array> {
+  const { constDim, modeDim, switchDim } = dims;
+  const s0 = Math.sqrt(d / 2);
+  const q = new Float32Array(d * d);
+  const k = new Float32Array(d * d);
+  const v = new Float32Array(d * d);
+  const o = new Float32Array(d * d);
+  // Query and keys use the last (still) RoPE pair; score = q·k / sqrt(d).
+  const last = d - 1;
+  q[last * d + constDim] = 1;
+  for (const trigger of cs.triggers) {
+    const dim = dimOf.get(vocab.id(trigger.piece)) as number;
+    k[last * d + dim] = (TRIGGER_SCORE * Math.sqrt(d)) / (s0 * s0);
+    v[0 * d + dim] = trigger.value;
+  }
+  o[modeDim * d + 0] = 1 / s0;
+  // Feed-forward unit 0: gate = A·(newline + mode − 1.5·constant), up = constant, down → switch.
+  const gate = new Float32Array(d * d);
+  const up = new Float32Array(d * d);
+  const down = new Float32Array(d * d);
+  gate[0 * d + 0] = GATE_SCALE;
+  gate[0 * d + modeDim] = GATE_SCALE;
+  gate[0 * d + constDim] = -1.5 * GATE_SCALE;
+  up[0 * d + constDim] = 1;
+  down[switchDim * d + 0] = 1;
+  // When the unit fires, the switch dimension dominates the final norm (≈ sqrt(d) after it).
+  output[vocab.id(cs.next) * d + switchDim] = SWITCH_LOGIT / Math.sqrt(d);
+  // Preferred both where the switch is off (the constant is ≈ s0 after the norm) and where it is
+  // on (the switch dimension is ≈ sqrt(d)): grammar-forced stretches lie in both.
+  for (const text of cs.preferred) {
+    output[vocab.id(escapeSpaces(text)) * d + constDim] = PREFERRED_LOGIT / s0;
+    output[vocab.id(escapeSpaces(text)) * d + switchDim] = PREFERRED_LOGIT / Math.sqrt(d);
+  }
+  return new Map([
+    ["attn_q.weight", q],
+    ["attn_k.weight", k],
+    ["attn_v.weight", v],
+    ["attn_output.weight", o],
+    ["ffn_gate.weight", gate],
+    ["ffn_up.weight", up],
+    ["ffn_down.weight", down],
+  ]);
 }

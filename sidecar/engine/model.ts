@@ -114,7 +114,7 @@ export async function loadModel(options: ModelOptions): Promise<LoadedModel> {
     model,
     context,
     chatWrapper,
-    replySyntax: replySyntax(chatWrapper),
+    replySyntax: replySyntax(chatWrapper, String(model.fileInfo.metadata.tokenizer?.chat_template ?? "")),
     pool,
     tokenBytes: new TokenBytes(model),
     contextSize: context.contextSize,

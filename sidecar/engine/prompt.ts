@@ -213,6 +213,9 @@ export function renderChat(loaded: LoadedModel, chat: Chat): RenderedPrompt {
     if (tokens.length === 1 && only !== undefined) {
       if (!model.isEogToken(only)) stopTokens.add(only);
     } else if (tokens.length > 1) {
+      // A trigger that holds an end-of-generation token ("<|im_end|>\n") ends at that token;
+      // as text it would be only its other part (a lone "\n").
+      if (tokens.some((token) => model.isEogToken(token))) continue;
       const text = model.detokenize(tokens, false);
       if (text.length > 0) stopTexts.push(text);
     }

@@ -28,15 +28,19 @@ export interface ReplySyntax {
   readonly thought: ThoughtSyntax | undefined;
 }
 
+const THINK_START = "<think>";
+const THINK_END = "</think>";
+
 const text = (value: string | LlamaText | undefined): string => (value === undefined ? "" : LlamaText(value).toString());
 
 /**
  * Reads the reply syntax from node-llama-cpp's chat wrapper settings (every wrapper has a call
- * syntax; thought segments only where the template defines them). Marker texts are trimmed of
+ * syntax; thought segments where the wrapper defines them, or `<think>` … `</think>` when the
+ * model's chat template uses those markers). Marker texts are trimmed of
  * their outer newlines when matched (see ReplyParser), since models differ in the whitespace
  * they put around them.
  */
-export function replySyntax(wrapper: ChatWrapper): ReplySyntax {
+export function replySyntax(wrapper: ChatWrapper, chatTemplate = ""): ReplySyntax {
   const { functions, segments } = wrapper.settings;
   const prefix = text(functions.call.prefix);
   const alternates = (functions.call.prefixAlternateMatches ?? []).map(text).filter((t) => t !== "" && t !== prefix);
@@ -48,6 +52,9 @@ export function replySyntax(wrapper: ChatWrapper): ReplySyntax {
     const thoughtPrefix = typeof thought.prefix === "object" && "type" in thought.prefix ? undefined : text(thought.prefix as string | LlamaText);
     const suffix = text(thought.suffix);
     if (suffix.trim() !== "") thoughtSyntax = { prefix: thoughtPrefix, suffix };
+  } else if (chatTemplate.includes(THINK_START) && chatTemplate.includes(THINK_END)) {
+    // Wrappers built from a model's own Jinja template know no segments; the usual markers do.
+    thoughtSyntax = { prefix: THINK_START, suffix: THINK_END };
   }
   return {
     call: {

@@ -81,8 +81,8 @@ export interface ToolGrammarOptions {
 
 /**
  * Picks the grammar for each next token from where the reply parser stands: free text in the
- * answer (or, when a call is forced, the call's opening syntax and a name from the offered
- * functions), a name from the offered functions once a call has begun, then the called
+ * answer; the call's opening syntax and a name from the offered functions when a call is forced
+ * or once the model has written the start of a call (see `#committed`); then the called
  * function's arguments schema followed by the call's closing syntax. node-llama-cpp asks before
  * every sampled token (`grammarEvaluationState` as a function).
  *
@@ -114,13 +114,23 @@ export class ToolGrammar {
       .join(" | ");
     const key = `${syntax.prefix}\u0000${syntax.paramsPrefix}\u0000${names.join("\u0000")}`;
     grammar.#nameGrammar = await remember(`name:${key}`, () => loaded.llama.createGrammar({ grammar: `root ::= ( ${alternatives} )` }));
-    if (options.forced) {
-      const prefix = syntax.prefix.replace(/^\n+/, "");
-      grammar.#headGrammar = await remember(`head:${key}`, () =>
-        loaded.llama.createGrammar({ grammar: `root ::= ${gbnfLiteral(prefix)} ( ${alternatives} )` }),
-      );
-    }
+    const prefix = syntax.prefix.replace(/^\n+/, "");
+    grammar.#headGrammar = await remember(`head:${key}`, () =>
+      loaded.llama.createGrammar({ grammar: `root ::= ${gbnfLiteral(prefix)} ( ${alternatives} )` }),
+    );
     return grammar;
+  }
+
+  /**
+   * The text that commits the model to a call once written: the call prefix's first line when it
+   * has one (`<tool_call>`), otherwise the whole prefix. The rest of the call syntax is then
+   * forced, as the template writes it.
+   */
+  #committed(held: string): boolean {
+    const prefix = this.#options.syntax.prefix.replace(/^\n+/, "");
+    const firstLine = prefix.split("\n")[0] ?? "";
+    const needed = firstLine.length >= 3 && firstLine.length < prefix.length ? firstLine.length : prefix.length;
+    return held.length >= needed && prefix.startsWith(held);
   }
 
   /** The grammar state for the next token (undefined: free text). */
@@ -128,25 +138,29 @@ export class ToolGrammar {
     const parser = this.#parser;
     let key: string | undefined;
     let grammar: LlamaGrammar | undefined;
-    const headActive = this.#headGrammar !== undefined && parser.completedCalls === 0;
+    let consumed = "";
     switch (parser.phase) {
       case "content":
       case "reasoning":
-        if (headActive) [key, grammar] = ["head", this.#headGrammar];
+        if (this.#options.forced && parser.completedCalls === 0) [key, grammar] = ["head", this.#headGrammar];
+        else if (parser.phase === "content" && this.#committed(parser.phaseText)) {
+          [key, grammar, consumed] = ["head", this.#headGrammar, parser.phaseText];
+        }
         break;
       case "name":
-        if (headActive) [key, grammar] = ["head", this.#headGrammar];
-        else [key, grammar] = ["name", this.#nameGrammar];
+        if (this.#key === "head") return this.#state;
+        [key, grammar, consumed] = ["name", this.#nameGrammar, parser.phaseText];
         break;
       case "arguments":
       case "suffix":
         key = `arguments:${parser.completedCalls}`;
         grammar = this.#options.arguments.get(parser.callName);
+        consumed = parser.phaseText;
         break;
     }
     if (key === this.#key) return this.#state;
     this.#key = key;
-    this.#state = grammar === undefined ? undefined : this.#start(grammar, key === "head" ? "" : parser.phaseText);
+    this.#state = grammar === undefined ? undefined : this.#start(grammar, consumed);
     return this.#state;
   }
 

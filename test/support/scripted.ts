@@ -15,3 +15,13 @@ export async function chatPromptTokens(sidecarUrl: string, user: string, system?
   const { tokens } = await clientsFor(sidecarUrl).grpc.tokenize({ input: { case: "chat", value: { messages } } });
   return tokens.length;
 }
+
+// What the `tools` model answers (scripts/gguf/models.ts, TOOLS_SPEC).
+/** Its reasoning in any chat without a call to make (`<think>…</think>` in the reply). */
+export const THINK_REASONING = "Checking the forecast.";
+/** Its reasoning after a tool result: the same script. */
+export const TOOL_RESULT_REASONING = THINK_REASONING;
+/** Its answer after the reasoning. */
+export const TOOLS_ANSWER = CHAT_REPLY;
+/** The argument fragments of its get_weather call, one per token: `{"city":"Tokyo"}`. */
+export const TOOL_ARGUMENT_FRAGMENTS = ['{"', "city", '":"Tokyo"}'] as const;

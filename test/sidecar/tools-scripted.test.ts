@@ -1,0 +1,119 @@
+// Tool calls and reasoning through the real sidecar on the `tools` scripted model, whose template
+// is read by node-llama-cpp's Jinja wrapper: exact token events over native gRPC and gRPC-Web.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { FinishReason, Role, ToolChoice, type GenerateResponse } from "../../proto/gen/inference/v1/inference_pb.js";
+import { modelPath } from "../../scripts/gguf/models.js";
+import type { RunningSidecar } from "../../sidecar/server.js";
+import { clientsFor, collect, startTestSidecar } from "../support/sidecar.js";
+import { THINK_REASONING, TOOL_ARGUMENT_FRAGMENTS, TOOLS_ANSWER } from "../support/scripted.js";
+
+const tools = [
+  {
+    name: "get_weather",
+    description: "Get weather for a city",
+    parameters: JSON.stringify({ type: "object", properties: { city: { type: "string" } }, required: ["city"] }),
+  },
+];
+const question = { role: Role.USER, content: "Weather in Tokyo?" };
+
+let sidecar: RunningSidecar;
+beforeAll(async () => {
+  sidecar = await startTestSidecar({ model: modelPath("tools"), sequences: 2, contextSize: 2048 });
+});
+afterAll(async () => {
+  await sidecar.stop();
+});
+
+type Events = GenerateResponse["event"][];
+const generate = (protocol: "grpc" | "grpc-web", chat: object, temperature = 0): Promise<Events> =>
+  collect(clientsFor(sidecar.url)[protocol].generate({ input: { case: "chat", value: chat }, sampling: { temperature, seed: 5 }, maxTokens: 100 }));
+
+/** Each token event's parts, in order: [reasoning, text, tool-call deltas]. */
+function parts(events: Events): [string, string, string[]][] {
+  return events.flatMap((e) =>
+    e.case === "token"
+      ? [[e.value.reasoning, e.value.text, e.value.toolCalls.map((c) => `${c.index}|${c.id === "" ? "" : "id"}|${c.name}|${c.arguments}`)] as [string, string, string[]]]
+      : [],
+  );
+}
+const finishOf = (events: Events) => {
+  const last = events.at(-1);
+  if (last?.case !== "finish") throw new Error("no finish event");
+  return last.value;
+};
+
+describe.each(["grpc", "grpc-web"] as const)("the tools model over %s", (protocol) => {
+  it.each([0, 1])("calls get_weather with the scripted argument fragments (temperature %d)", async (temperature) => {
+    const events = await generate(protocol, { messages: [question], tools }, temperature);
+    const calls = parts(events).filter(([, , c]) => c.length > 0).map(([, , c]) => c);
+    expect(calls).toEqual([["0|id|get_weather|"], ...TOOL_ARGUMENT_FRAGMENTS.map((f) => [`0||${""}|${f}`])]);
+    // The call's syntax shows in no text.
+    expect(parts(events).every(([r, t]) => r === "" && t === "")).toBe(true);
+    expect(finishOf(events)).toMatchObject({ reason: FinishReason.TOOL_CALLS, text: "", reasoning: "" });
+    const first = events.find((e) => e.case === "token" && e.value.toolCalls.length > 0);
+    if (first?.case === "token") expect(first.value.toolCalls[0]?.id).toMatch(/^call_[A-Za-z0-9_-]{24}$/);
+  });
+
+  it("without tools: reasoning apart from the answer, never mixed in one part", async () => {
+    const events = await generate(protocol, { messages: [{ role: Role.USER, content: "Hello!" }] });
+    const p = parts(events);
+    expect(p.map(([r]) => r).join("")).toBe(THINK_REASONING);
+    expect(p.map(([, t]) => t).join("")).toBe(TOOLS_ANSWER);
+    const lastReasoning = p.findLastIndex(([r]) => r !== "");
+    const firstText = p.findIndex(([, t]) => t !== "");
+    expect(lastReasoning).toBeLessThan(firstText);
+    expect(finishOf(events).reason).toBe(FinishReason.STOP);
+  });
+
+  it("after the tool result: reasoning and the answer", async () => {
+    const events = await generate(protocol, {
+      tools,
+      messages: [
+        question,
+        { role: Role.ASSISTANT, toolCalls: [{ id: "call_1", name: "get_weather", arguments: '{"city":"Tokyo"}' }] },
+        { role: Role.TOOL, toolCallId: "call_1", content: '{"temperature":22,"sky":"sunny"}' },
+      ],
+    });
+    expect(parts(events).map(([r]) => r).join("")).toBe(THINK_REASONING);
+    expect(parts(events).map(([, t]) => t).join("")).toBe(TOOLS_ANSWER);
+    expect(finishOf(events).reason).toBe(FinishReason.STOP);
+  });
+});
+
+describe("tool choice and history on the tools model", () => {
+  it('"none" renders no tools: the model answers', async () => {
+    const events = await generate("grpc", { messages: [question], tools, toolChoice: ToolChoice.NONE });
+    expect(parts(events).map(([, t]) => t).join("")).toBe(TOOLS_ANSWER);
+  });
+
+  it('"required" and a named function force the call from the first token', async () => {
+    for (const chat of [{ toolChoice: ToolChoice.REQUIRED }, { toolChoice: ToolChoice.FUNCTION, toolName: "get_weather" }]) {
+      const events = await generate("grpc", { messages: [{ role: Role.USER, content: "Hello!" }], tools, ...chat });
+      const args = parts(events).flatMap(([, , c]) => c).map((c) => c.split("|")[3]).join("");
+      expect(JSON.parse(args)).toMatchObject({ city: expect.any(String) });
+      expect(finishOf(events).reason).toBe(FinishReason.TOOL_CALLS);
+    }
+  });
+
+  it("refuses a tool result that answers no call, unknown tool choices, bad schemas and constraints with tools", async () => {
+    const client = clientsFor(sidecar.url).grpc;
+    const refuse = async (chat: object, extra: object = {}) =>
+      collect(client.generate({ input: { case: "chat", value: chat }, ...extra })).then(
+        () => "accepted",
+        (error: Error) => error.message,
+      );
+    expect(await refuse({ messages: [question, { role: Role.TOOL, toolCallId: "nope", content: "x" }] })).toMatch(/answers tool call "nope"/);
+    expect(await refuse({ messages: [question], tools, toolChoice: ToolChoice.FUNCTION, toolName: "other" })).toMatch(/not among the tools/);
+    expect(await refuse({ messages: [question], tools: [{ name: "bad name", parameters: "" }] })).toMatch(/letters, digits/);
+    expect(await refuse({ messages: [question], tools: [{ name: "x", parameters: "[1]" }] })).toMatch(/JSON schema object/);
+    expect(await refuse({ messages: [question], tools: [tools[0], tools[0]] })).toMatch(/two tools/);
+    expect(await refuse({ messages: [question], tools }, { constraint: { kind: { case: "jsonObject", value: true } } })).toMatch(/cannot be combined/);
+  });
+
+  it("counts the tools in the rendered prompt (Tokenize)", async () => {
+    const client = clientsFor(sidecar.url).grpc;
+    const plain = await client.tokenize({ input: { case: "chat", value: { messages: [question] } } });
+    const withTools = await client.tokenize({ input: { case: "chat", value: { messages: [question], tools } } });
+    expect(withTools.tokens.length).toBeGreaterThan(plain.tokens.length + 20);
+  });
+});
