@@ -128,3 +128,26 @@ describe("the Responses checker catches", () => {
     expect(() => checkResponsesStream(rebuild(mutate()))).toThrow(rule);
   });
 });
+
+describe("the chat checker catches tool-call and reasoning faults", () => {
+  const events = parseText(read("chat-tools.txt"));
+  const choiceOf = (d: Record<string, unknown>) => (d["choices"] as Record<string, unknown>[])[0] as Record<string, unknown>;
+  const cases: [string, () => ParsedEvent[], RegExp][] = [
+    ["an id on a later delta of a call", () => mutateData(events, 2, (d) => ((choiceOf(d)["delta"] as { tool_calls: Record<string, unknown>[] }).tool_calls[0]!["id"] = "call_x")), /index and arguments only/],
+    ["a first delta without its name", () => mutateData(events, 1, (d) => ((choiceOf(d)["delta"] as { tool_calls: Record<string, unknown>[] }).tool_calls[0]!["function"] = { arguments: "" })), /the first delta of a call/],
+    ["a call that skips an index", () => mutateData(events, 1, (d) => ((choiceOf(d)["delta"] as { tool_calls: Record<string, unknown>[] }).tool_calls[0]!["index"] = 1)), /latest call/],
+    ["content and tool_calls in one delta", () => mutateData(events, 2, (d) => ((choiceOf(d)["delta"] as Record<string, unknown>)["content"] = "x")), /one kind of content per delta/],
+    ["finish_reason stop after a call", () => mutateData(events, events.length - 2, (d) => (choiceOf(d)["finish_reason"] = "stop")), /expected \[ 'tool_calls', 'length' \] to include 'stop'/],
+  ];
+  it("accepts the unmutated transcript", () => {
+    expect(() => checkChatStream(rebuild(events))).not.toThrow();
+  });
+  it.each(cases)("%s", (_, mutate, rule) => {
+    expect(() => checkChatStream(rebuild(mutate()))).toThrow(rule);
+  });
+  it("finish_reason tool_calls without a call", () => {
+    const plain = parseText(read("chat-plain.txt"));
+    const broken = mutateData(plain, plain.length - 2, (d) => (choiceOf(d)["finish_reason"] = "tool_calls"));
+    expect(() => checkChatStream(rebuild(broken))).toThrow(/tool_calls finish without a call/);
+  });
+});

@@ -55,7 +55,72 @@ const plainTokens = (): Step[] => [
   token(" 🦙", { piece: new Uint8Array([0x20, ...llama.subarray(2)]) }),
 ];
 
+/** Seed 000's tool call: get_weather(city: "Tokyo"), its arguments in three fragments. */
+const weatherCall = (id = "call_weather", index = 0, city = "Tokyo"): Step[] => [
+  token("", { piece: "<tool_call>" }),
+  token("", { piece: '", "arguments": ', toolCalls: [{ index, id, name: "get_weather" }] }),
+  token("", { piece: '{"', toolCalls: [{ index, arguments: '{"' }] }),
+  token("", { piece: "city", toolCalls: [{ index, arguments: "city" }] }),
+  token("", { piece: `":"${city}"}`, toolCalls: [{ index, arguments: `":"${city}"}` }] }),
+  token("", { piece: "</tool_call>" }),
+];
+const weatherTool = {
+  type: "function",
+  function: {
+    name: "get_weather",
+    description: "Get weather for a city",
+    parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+  },
+};
+/** Reasoning, then the answer: "<think>Checking the forecast.</think>It is sunny." */
+const thinkingTokens = (): Step[] => [
+  token("", { piece: "<think>" }),
+  token("", { piece: "Checking", reasoning: "Checking" }),
+  token("", { piece: " the forecast.", reasoning: " the forecast." }),
+  token("It", { piece: "</think>It" }),
+  token(" is sunny."),
+];
+
 const scenarios: Scenario[] = [
+  {
+    // Seed 000, "Streaming with tools": the same frames, with arguments that concatenate to
+    // valid JSON (the seed's third fragment, "\":\\\"Tokyo\\\"}", is escaped twice over).
+    name: "chat-tools",
+    path: "/v1/chat/completions",
+    body: { messages: [{ role: "user", content: "Weather in Tokyo?" }], tools: [weatherTool], tool_choice: "auto", stream: true },
+    script: [start("tiny-llama", 40), ...weatherCall(), finish("tool_calls", { promptTokens: 40, completionTokens: 6 })],
+    expected: {
+      text: "",
+      finishReason: "tool_calls",
+      done: true,
+      toolCalls: [{ id: "call_weather", name: "get_weather", arguments: '{"city":"Tokyo"}' }],
+    },
+  },
+  {
+    name: "chat-parallel-tools",
+    path: "/v1/chat/completions",
+    body: { ...chat, tools: [weatherTool] },
+    script: [
+      start("tiny-llama", 40),
+      ...weatherCall("call_1", 0, "Tokyo"),
+      ...weatherCall("call_2", 1, "Paris"),
+      finish("tool_calls", { promptTokens: 40, completionTokens: 12 }),
+    ],
+    expected: {
+      finishReason: "tool_calls",
+      toolCalls: [
+        { id: "call_1", name: "get_weather", arguments: '{"city":"Tokyo"}' },
+        { id: "call_2", name: "get_weather", arguments: '{"city":"Paris"}' },
+      ],
+    },
+  },
+  {
+    name: "chat-reasoning",
+    path: "/v1/chat/completions",
+    body: chat,
+    script: [start("tiny-llama", 9), ...thinkingTokens(), finish("stop", { promptTokens: 9, completionTokens: 5 })],
+    expected: { text: "It is sunny.", reasoning: "Checking the forecast.", finishReason: "stop", done: true, toolCalls: [] },
+  },
   {
     name: "chat-plain",
     path: "/v1/chat/completions",

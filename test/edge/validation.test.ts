@@ -7,6 +7,7 @@ import { BASE, get, post, testApp } from "../support/app.js";
 const CHAT = "/v1/chat/completions";
 const COMPLETIONS = "/v1/completions";
 const user = [{ role: "user", content: "Hello!" }];
+const weatherTool = { type: "function", function: { name: "get_weather", parameters: { type: "object" } } };
 
 interface ErrorBody {
   error: { message: string; type: string; param: string | null; code: string | null };
@@ -60,8 +61,16 @@ const cases: Case[] = [
   { name: "missing messages", path: CHAT, body: { model: "m" }, param: "messages", message: /^Missing required parameter: 'messages'/ },
   { name: "messages not an array", path: CHAT, body: { messages: "hi" }, param: "messages" },
   { name: "empty messages", path: CHAT, body: { messages: [] }, param: "messages", message: /at least one message/ },
-  { name: "unknown role", path: CHAT, body: { messages: [...user, { role: "wizard", content: "x" }] }, param: "messages[1].role", message: /'system', 'developer', 'user', 'assistant'/ },
-  { name: "tool role (unsupported)", path: CHAT, body: { messages: [{ role: "tool", content: "x", tool_call_id: "c" }] }, param: "messages[0].role" },
+  { name: "unknown role", path: CHAT, body: { messages: [...user, { role: "wizard", content: "x" }] }, param: "messages[1].role", message: /'system', 'developer', 'user', 'assistant', 'tool'/ },
+  { name: "a non-function tool", path: CHAT, body: { messages: user, tools: [{ type: "web_search" }] }, param: "tools[0].type", message: /only "function" tools/ },
+  { name: "a bad tool name", path: CHAT, body: { messages: user, tools: [{ type: "function", function: { name: "get weather" } }] }, param: "tools[0].function.name", message: /1 to 64 characters/ },
+  { name: "a tool name twice", path: CHAT, body: { messages: user, tools: [weatherTool, weatherTool] }, param: "tools[1].function.name", message: /used twice/ },
+  { name: "tool parameters not an object", path: CHAT, body: { messages: user, tools: [{ type: "function", function: { name: "f", parameters: [1] } }] }, param: "tools[0].function.parameters", message: /JSON schema object/ },
+  { name: "a tool choice naming no tool", path: CHAT, body: { messages: user, tools: [weatherTool], tool_choice: { type: "function", function: { name: "other" } } }, param: "tool_choice", message: /not among the tools/ },
+  { name: "tool choice required without tools", path: CHAT, body: { messages: user, tool_choice: "required" }, param: "tool_choice", message: /needs at least one tool/ },
+  { name: "tools and legacy functions together", path: CHAT, body: { messages: user, tools: [weatherTool], functions: [{ name: "f" }] }, param: "functions", message: /not both/ },
+  { name: "a tool message without tool_call_id", path: CHAT, body: { messages: [...user, { role: "tool", content: "x" }] }, param: "messages[1].tool_call_id", message: /Missing required parameter/ },
+  { name: "tool result answering no call", path: CHAT, body: { messages: [{ role: "tool", content: "x", tool_call_id: "c" }] }, param: "messages[0].tool_call_id", message: /answers no tool call/ },
   { name: "missing role", path: CHAT, body: { messages: [{ content: "x" }] }, param: "messages[0].role", message: /Missing required parameter/ },
   { name: "content a number", path: CHAT, body: { messages: [{ role: "user", content: 5 }] }, param: "messages[0].content" },
   { name: "user content null", path: CHAT, body: { messages: [{ role: "user", content: null }] }, param: "messages[0].content", message: /needs content/ },

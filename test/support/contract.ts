@@ -23,6 +23,10 @@ export interface ContractSummary {
   usage: unknown;
   error: unknown;
   done: boolean;
+  /** Chat: concatenated `reasoning_content`. */
+  reasoning?: string;
+  /** Chat: the tool calls, their argument fragments concatenated. */
+  toolCalls?: { id: string; name: string; arguments: string }[];
 }
 
 function errorEnding(events: readonly ParsedEvent[]): unknown {
@@ -79,6 +83,31 @@ function terminalAndUsage(chunks: readonly Chunk[], terminalAt: number): { reaso
   return { reason: chunks[terminalAt]?.choices[0]?.finish_reason ?? null, usage };
 }
 
+/**
+ * DESIGN §3 / seed 000: `id`, `type` and `function.name` only on the first delta of each
+ * tool-call index (with empty arguments), indexes from 0 in order; later deltas carry the index
+ * and argument fragments only.
+ */
+function checkToolCallDelta(call: Record<string, unknown>, calls: { id: string; name: string; arguments: string }[]): void {
+  const index = call["index"];
+  expect(typeof index, "a tool-call delta has an index").toBe("number");
+  const fn = call["function"] as Record<string, unknown> | undefined;
+  if (index === calls.length) {
+    expect(call, "the first delta of a call").toEqual({
+      index,
+      id: expect.any(String),
+      type: "function",
+      function: { name: expect.any(String), arguments: "" },
+    });
+    calls.push({ id: String(call["id"]), name: String(fn?.["name"]), arguments: "" });
+    return;
+  }
+  expect(index, "a later delta belongs to the latest call").toBe(calls.length - 1);
+  expect(call, "a later delta of a call: index and arguments only").toEqual({ index, function: { arguments: expect.any(String) } });
+  const current = calls[calls.length - 1];
+  if (current !== undefined) current.arguments += String(fn?.["arguments"]);
+}
+
 export function checkChatStream(events: readonly ParsedEvent[]): ContractSummary {
   const error = errorEnding(events);
   const done = doneRule(events, error);
@@ -90,6 +119,8 @@ export function checkChatStream(events: readonly ParsedEvent[]): ContractSummary
   // 1. the role frame, first and only once, without content
   expect(chunks[0]?.choices).toEqual([{ index: 0, delta: { role: "assistant" }, finish_reason: null }]);
   let text = "";
+  let reasoning = "";
+  const calls: { id: string; name: string; arguments: string }[] = [];
   let terminalAt = -1;
   chunks.slice(1).forEach((chunk, i) => {
     if (terminalAt !== -1) return;
@@ -102,14 +133,29 @@ export function checkChatStream(events: readonly ParsedEvent[]): ContractSummary
       expect(["stop", "length", "tool_calls"]).toContain(choice?.finish_reason);
       terminalAt = i + 1;
     } else {
-      // 2. content chunks
-      expect(typeof choice.delta?.["content"]).toBe("string");
-      text += String(choice.delta?.["content"]);
+      // 2. content chunks: one kind per delta — content, reasoning_content or tool_calls
+      const delta = choice.delta ?? {};
+      const kinds = Object.keys(delta);
+      expect(kinds, "one kind of content per delta").toHaveLength(1);
+      if ("content" in delta) {
+        expect(typeof delta["content"]).toBe("string");
+        text += String(delta["content"]);
+      } else if ("reasoning_content" in delta) {
+        expect(typeof delta["reasoning_content"]).toBe("string");
+        reasoning += String(delta["reasoning_content"]);
+      } else {
+        const toolCalls = delta["tool_calls"] as Record<string, unknown>[] | undefined;
+        expect(toolCalls, "a delta carries content, reasoning_content or tool_calls").toBeDefined();
+        for (const call of toolCalls ?? []) checkToolCallDelta(call, calls);
+      }
     }
   });
   if (done) expect(terminalAt, "a finished stream has a terminal chunk").not.toBe(-1);
   const { reason, usage } = terminalAndUsage(chunks, terminalAt);
-  return { text, finishReason: reason, usage, error, done };
+  // DESIGN §3: finish_reason "tool_calls" only if a call was actually sent.
+  if (reason === "tool_calls") expect(calls.length, "tool_calls finish without a call").toBeGreaterThan(0);
+  if (calls.length > 0 && reason !== null) expect(["tool_calls", "length"]).toContain(reason);
+  return { text, finishReason: reason, usage, error, done, reasoning, toolCalls: calls };
 }
 
 export function checkCompletionStream(events: readonly ParsedEvent[]): ContractSummary {

@@ -50,6 +50,10 @@ export interface TokenOptions {
   logprob?: number;
   /** Alternatives, best first: [piece, logprob] (piece as text or bytes), ids 1000+. */
   top?: readonly (readonly [Uint8Array | string, number])[];
+  /** Reasoning text the token adds. */
+  reasoning?: string;
+  /** Tool-call fragments: `id` and `name` on a call's first one. */
+  toolCalls?: readonly { index: number; id?: string; name?: string; arguments?: string }[];
 }
 
 function bytesOf(piece: Uint8Array | string): Uint8Array {
@@ -74,6 +78,8 @@ export function token(text: string, options: TokenOptions = {}): Step {
             piece: bytesOf(piece),
             logprob,
           })),
+          reasoning: options.reasoning ?? "",
+          toolCalls: (options.toolCalls ?? []).map((c) => ({ index: c.index, id: c.id ?? "", name: c.name ?? "", arguments: c.arguments ?? "" })),
         },
       },
     }),
@@ -87,10 +93,12 @@ export interface FinishOptions {
   stopSequence?: string;
   /** Text held back to the end (`Finish.text`). */
   text?: string;
+  /** Reasoning held back to the end (`Finish.reasoning`). */
+  reasoning?: string;
 }
 
-export function finish(reason: "stop" | "length" | "abort" = "stop", options: FinishOptions = {}): Step {
-  const reasons = { stop: FinishReason.STOP, length: FinishReason.LENGTH, abort: FinishReason.ABORT };
+export function finish(reason: "stop" | "length" | "abort" | "tool_calls" = "stop", options: FinishOptions = {}): Step {
+  const reasons = { stop: FinishReason.STOP, length: FinishReason.LENGTH, abort: FinishReason.ABORT, tool_calls: FinishReason.TOOL_CALLS };
   return {
     kind: "event",
     event: create(GenerateResponseSchema, {
@@ -103,6 +111,7 @@ export function finish(reason: "stop" | "length" | "abort" = "stop", options: Fi
           cachedTokens: options.cachedTokens ?? 0,
           stopSequence: options.stopSequence ?? "",
           text: options.text ?? "",
+          reasoning: options.reasoning ?? "",
         },
       },
     }),

@@ -5,9 +5,11 @@
 // content chunk per token with text (no role); the terminal chunk with `delta: {}`
 // and finish_reason; a usage chunk with `choices: []` if stream_options.include_usage;
 // `data: [DONE]`. A failure after `start` is one `event: error` and no [DONE].
-// Chat has no blocks: each content kind is a field of `delta` (`content` today;
-// `reasoning_content` and `tool_calls` with issue 4), chosen in `deltaOf`.
-// Tokens with empty text (held back mid-character or as a possible stop sequence) are
+// Chat has no blocks: each content kind is a field of `delta` — `content`,
+// `reasoning_content`, `tool_calls` — chosen in `ChatDeltas`. A tool call's first delta
+// carries its index, id, type and name with empty arguments; later ones its index and
+// argument fragments (seed 000). finish_reason is "tool_calls" only if a call was sent.
+// Tokens with nothing to send (held back mid-character or as a possible stop sequence) are
 // skipped, unless logprobs were requested: then every token gets a chunk (its content
 // may be "") so that logprobs cover every generated token.
 import type { Finish, Start, Token } from "../../../proto/gen/inference/v1/inference_pb.js";
@@ -49,14 +51,34 @@ function wantsLogprobs(body: ChatRequest): boolean {
   return body.logprobs === true;
 }
 
-/** The chunk `delta` that carries one content delta. */
-function deltaOf(content: ContentDelta): Record<string, string> {
-  switch (content.kind) {
-    case "text":
-      return { content: content.text };
-    default: {
-      const unknownKind: never = content.kind;
-      throw new Error(`unknown content kind ${String(unknownKind)}`);
+/** Turns content deltas into chunk `delta`s, remembering which tool call argument text belongs to. */
+class ChatDeltas {
+  #call: number | undefined;
+  calledTools = false;
+
+  of(content: ContentDelta): Record<string, unknown>[] {
+    switch (content.kind) {
+      case "text":
+        return [{ content: content.text }];
+      case "reasoning":
+        return [{ reasoning_content: content.text }];
+      case "tool_call": {
+        const out: Record<string, unknown>[] = [];
+        if (content.call !== undefined) {
+          const { index, id, name } = content.call;
+          this.#call = index;
+          this.calledTools = true;
+          out.push({ tool_calls: [{ index, id, type: "function", function: { name, arguments: "" } }] });
+        }
+        if (content.text !== "" && this.#call !== undefined) {
+          out.push({ tool_calls: [{ index: this.#call, function: { arguments: content.text } }] });
+        }
+        return out;
+      }
+      default: {
+        const unknownKind: never = content;
+        throw new Error(`unknown content kind ${JSON.stringify(unknownKind)}`);
+      }
     }
   }
 }
@@ -73,30 +95,30 @@ export function createChatStreamEncoder(body: ChatRequest, meta: ResponseMeta): 
       choices,
       ...(usage === undefined ? {} : { usage }),
     });
-  const contentChunk = (content: ContentDelta) => chunk([{ index: 0, delta: deltaOf(content), finish_reason: null }]);
+  const deltas = new ChatDeltas();
+  const contentChunks = (content: ContentDelta): SseEvent[] =>
+    deltas.of(content).map((delta) => chunk([{ index: 0, delta, finish_reason: null }]));
   return {
     start(_start: Start) {
       return [chunk([{ index: 0, delta: { role: "assistant" }, finish_reason: null }])];
     },
     token(token: Token) {
-      if (!logprobs) return tokenContent(token).map(contentChunk);
-      // With logprobs every token gets a chunk, even one whose text is held back.
+      const contents = tokenContent(token);
+      if (!logprobs) return contents.flatMap(contentChunks);
+      // With logprobs every token gets a chunk, even one whose text is held back; its
+      // logprobs go on the token's first delta.
+      const choices = contents.flatMap((content) => deltas.of(content));
+      const [first = { content: "" }, ...rest] = choices;
       return [
-        chunk([
-          {
-            index: 0,
-            delta: { content: token.text },
-            logprobs: { content: [chatLogprobEntry(token, topCount)], refusal: null },
-            finish_reason: null,
-          },
-        ]),
+        chunk([{ index: 0, delta: first, logprobs: { content: [chatLogprobEntry(token, topCount)], refusal: null }, finish_reason: null }]),
+        ...rest.map((delta) => chunk([{ index: 0, delta, finish_reason: null }])),
       ];
     },
     finish(finish: Finish) {
-      const reason = openAiFinishReason(finish.reason);
-      if (reason === null) return [];
       // Text the sidecar held back to the end (a stop sequence that never came) goes out first.
-      const frames = finishContent(finish).map(contentChunk);
+      const frames = finishContent(finish).flatMap(contentChunks);
+      const reason = openAiFinishReason(finish.reason, deltas.calledTools);
+      if (reason === null) return [];
       frames.push(chunk([{ index: 0, delta: {}, finish_reason: reason }]));
       if (body.stream_options?.include_usage === true) frames.push(chunk([], openAiUsage(finish)));
       frames.push(DONE);
@@ -108,13 +130,29 @@ export function createChatStreamEncoder(body: ChatRequest, meta: ResponseMeta): 
   };
 }
 
-/** The message's `content`: its text blocks (the only kind today), joined. */
-function messageContent(result: GenerationResult): string {
+interface ChatToolCall {
+  id: string;
+  type: "function";
+  function: { name: string; arguments: string };
+}
+
+/** The assistant message of a whole generation: text, reasoning and tool calls from its blocks. */
+function chatMessage(result: GenerationResult): { message: Record<string, unknown>; calledTools: boolean } {
   let content = "";
+  let reasoning = "";
+  const toolCalls: ChatToolCall[] = [];
   for (const block of collectBlocks(result)) {
     switch (block.kind) {
       case "text":
         content += block.text;
+        break;
+      case "reasoning":
+        reasoning += block.text;
+        break;
+      case "tool_call":
+        if (block.call !== undefined) {
+          toolCalls.push({ id: block.call.id, type: "function", function: { name: block.call.name, arguments: block.text } });
+        }
         break;
       default: {
         const unknownKind: never = block.kind;
@@ -122,11 +160,20 @@ function messageContent(result: GenerationResult): string {
       }
     }
   }
-  return content;
+  const message: Record<string, unknown> = {
+    role: "assistant",
+    // A reply that only calls tools has no content (null), as OpenAI sends it.
+    content: content === "" && toolCalls.length > 0 ? null : content,
+    refusal: null,
+  };
+  if (reasoning !== "") message.reasoning_content = reasoning;
+  if (toolCalls.length > 0) message.tool_calls = toolCalls;
+  return { message, calledTools: toolCalls.length > 0 };
 }
 
 export function encodeChatCompletion(body: ChatRequest, meta: ResponseMeta, result: GenerationResult): unknown {
   const topCount = body.top_logprobs ?? 0;
+  const { message, calledTools } = chatMessage(result);
   return {
     id: meta.id,
     object: "chat.completion",
@@ -135,11 +182,11 @@ export function encodeChatCompletion(body: ChatRequest, meta: ResponseMeta, resu
     choices: [
       {
         index: 0,
-        message: { role: "assistant", content: messageContent(result), refusal: null },
+        message,
         logprobs: wantsLogprobs(body)
           ? { content: result.tokens.map((t) => chatLogprobEntry(t, topCount)), refusal: null }
           : null,
-        finish_reason: openAiFinishReason(result.finish.reason) ?? "stop",
+        finish_reason: openAiFinishReason(result.finish.reason, calledTools) ?? "stop",
       },
     ],
     usage: openAiUsage(result.finish),

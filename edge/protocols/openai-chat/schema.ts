@@ -1,16 +1,23 @@
 // POST /v1/chat/completions request body. Fields this server does not use (user,
-// metadata, store, tools, …) are ignored, so stock OpenAI clients work unchanged.
+// metadata, store, …) are ignored, so stock OpenAI clients work unchanged.
 import { z } from "zod";
 import { integer, positiveInteger } from "../../fields.js";
+import { CallLedger, duplicateNames, report, schemaObject, toolName, unknownChoice } from "../../tools.js";
 import { commonFields } from "../openai-common/fields.js";
 import { responseFormatField } from "../openai-common/response-format.js";
 
-export const CHAT_ROLES = ["system", "developer", "user", "assistant"] as const;
+export const CHAT_ROLES = ["system", "developer", "user", "assistant", "tool"] as const;
 export type ChatRole = (typeof CHAT_ROLES)[number];
 
 const textPart = z.object({
   type: z.literal("text", { error: 'only text content parts ({"type":"text","text":…}) are supported' }),
   text: z.string(),
+});
+
+const toolCall = z.object({
+  id: z.string().min(1),
+  type: z.literal("function", { error: 'only "function" tool calls are supported' }).optional(),
+  function: z.object({ name: toolName(), arguments: z.string() }),
 });
 
 const message = z
@@ -20,12 +27,48 @@ const message = z
     }),
     // null is how clients send an assistant turn that only called tools.
     content: z.union([z.string(), z.array(textPart)]).nullish(),
+    tool_calls: z.array(toolCall).nullish(),
+    tool_call_id: z.string().nullish(),
+    // Reasoning a previous reply carried (`reasoning` is the other name clients use).
+    reasoning_content: z.string().nullish(),
+    reasoning: z.string().nullish(),
   })
   .superRefine((m, ctx) => {
     if (m.role !== "assistant" && m.content == null) {
       ctx.addIssue({ code: "custom", path: ["content"], message: `a ${m.role} message needs content` });
     }
+    if (m.role === "tool" && (m.tool_call_id == null || m.tool_call_id === "")) {
+      ctx.addIssue({ code: "custom", path: ["tool_call_id"], message: "a tool message needs the tool_call_id it answers" });
+    }
+    if (m.role !== "assistant" && m.tool_calls != null && m.tool_calls.length > 0) {
+      ctx.addIssue({ code: "custom", path: ["tool_calls"], message: "only assistant messages carry tool_calls" });
+    }
   });
+
+const functionDefinition = z.object({
+  name: toolName(),
+  description: z.string().nullish(),
+  parameters: schemaObject().nullish(),
+  strict: z.boolean().nullish(),
+});
+
+const tool = z.object({
+  type: z.literal("function", { error: 'only "function" tools are supported' }),
+  function: functionDefinition,
+});
+
+const toolChoice = z.union(
+  [
+    z.enum(["none", "auto", "required"]),
+    z.object({ type: z.literal("function"), function: z.object({ name: z.string() }) }),
+  ],
+  { error: 'expected "none", "auto", "required" or {"type":"function","function":{"name":…}}' },
+);
+
+/** The legacy `function_call`: "none", "auto" or {name}. */
+const functionCall = z.union([z.enum(["none", "auto"]), z.object({ name: z.string() })], {
+  error: 'expected "none", "auto" or {"name":…}',
+});
 
 export const chatRequestSchema = z
   .object({
@@ -35,11 +78,52 @@ export const chatRequestSchema = z
     logprobs: z.boolean().nullish(),
     top_logprobs: integer().min(0).max(20).nullish(),
     response_format: responseFormatField,
+    tools: z.array(tool).nullish(),
+    tool_choice: toolChoice.nullish(),
+    parallel_tool_calls: z.boolean().nullish(),
+    // The legacy spelling of tools and tool_choice.
+    functions: z.array(functionDefinition).nullish(),
+    function_call: functionCall.nullish(),
   })
   .superRefine((body, ctx) => {
     if (body.top_logprobs != null && body.top_logprobs > 0 && body.logprobs !== true) {
       ctx.addIssue({ code: "custom", path: ["top_logprobs"], message: "requires logprobs to be true" });
     }
+    if (body.tools != null && body.functions != null) {
+      ctx.addIssue({ code: "custom", path: ["functions"], message: "send tools or the legacy functions, not both" });
+    }
+    const names = chatTools(body).map((t) => t.name);
+    report(ctx, duplicateNames(names, (i) => (body.tools != null ? ["tools", i, "function", "name"] : ["functions", i, "name"])));
+    const choice = chatToolChoice(body);
+    if (typeof choice === "object") report(ctx, unknownChoice(choice.name, names, [body.tool_choice != null ? "tool_choice" : "function_call"]));
+    if (choice === "required" && names.length === 0) {
+      ctx.addIssue({ code: "custom", path: ["tool_choice"], message: '"required" needs at least one tool' });
+    }
+    const ledger = new CallLedger();
+    body.messages.forEach((m, i) => {
+      for (const call of m.tool_calls ?? []) ledger.call(call.id);
+      if (m.role === "tool" && m.tool_call_id != null) ledger.result(m.tool_call_id, ["messages", i, "tool_call_id"]);
+    });
+    report(ctx, ledger.issues);
   });
 
 export type ChatRequest = z.output<typeof chatRequestSchema>;
+
+export interface ChatTool {
+  readonly name: string;
+  readonly description: string;
+  readonly parameters: Record<string, unknown> | undefined;
+}
+
+/** The tools a request offers, from `tools` or the legacy `functions`. */
+export function chatTools(body: Pick<ChatRequest, "tools" | "functions">): ChatTool[] {
+  const definitions = body.tools?.map((t) => t.function) ?? body.functions ?? [];
+  return definitions.map((f) => ({ name: f.name, description: f.description ?? "", parameters: f.parameters ?? undefined }));
+}
+
+/** The tool choice, from `tool_choice` or the legacy `function_call`: a mode or a named function. */
+export function chatToolChoice(body: Pick<ChatRequest, "tool_choice" | "function_call">): "none" | "auto" | "required" | { name: string } | undefined {
+  const choice = body.tool_choice ?? body.function_call ?? undefined;
+  if (choice === undefined || typeof choice === "string") return choice;
+  return "function" in choice ? { name: choice.function.name } : { name: choice.name };
+}

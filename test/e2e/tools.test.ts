@@ -1,0 +1,177 @@
+// Tools and reasoning end to end: the `tools` scripted model (scripts/gguf/models.ts) in a real
+// sidecar, the edge on Node, and the official clients of every protocol. The model calls
+// get_weather(city: "Tokyo") when tools are offered, answers with reasoning after a tool result,
+// and reasons then answers in a plain chat — so every assertion is exact.
+//
+// Seed 000, "Streaming with tools": "When the model emits a tool call, the chunks carry
+// delta.tool_calls with the incremental function arguments. The terminal chunk has
+// finish_reason: "tool_calls" instead of "stop"."
+import Anthropic from "@anthropic-ai/sdk";
+import OpenAI from "openai";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { modelPath } from "../../scripts/gguf/models.js";
+import { checkChatStream } from "../support/contract.js";
+import { startStack, type Stack } from "../support/edge.js";
+import { readEvents } from "../support/sse.js";
+import { THINK_REASONING, TOOL_ARGUMENT_FRAGMENTS, TOOL_RESULT_REASONING, TOOLS_ANSWER } from "../support/scripted.js";
+
+const WEATHER_SCHEMA = {
+  type: "object" as const,
+  properties: { city: { type: "string" } },
+  required: ["city"],
+};
+
+/** Seed 000's request: the get_weather tool, tool_choice auto. */
+const chatTools: OpenAI.Chat.ChatCompletionTool[] = [
+  { type: "function", function: { name: "get_weather", description: "Get weather for a city", parameters: WEATHER_SCHEMA } },
+];
+const weatherQuestion = [{ role: "user" as const, content: "Weather in Tokyo?" }];
+const toolResult = JSON.stringify({ temperature: 22, sky: "sunny" });
+
+let stack: Stack;
+let openai: OpenAI;
+let anthropic: Anthropic;
+beforeAll(async () => {
+  stack = await startStack({ model: modelPath("tools"), contextSize: 2048 });
+  openai = new OpenAI({ baseURL: stack.baseURL, apiKey: "not-needed", maxRetries: 0 });
+  anthropic = new Anthropic({ baseURL: stack.edge.url, apiKey: "not-checked", maxRetries: 0 });
+});
+afterAll(async () => {
+  await stack?.stop();
+});
+
+describe("chat completions", () => {
+  it("streams seed 000's tool-call frames, in order, through the real model", async () => {
+    const response = await fetch(`${stack.baseURL}/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ messages: weatherQuestion, tools: chatTools, tool_choice: "auto", stream: true }),
+    });
+    expect(response.status).toBe(200);
+    const events = await readEvents(response.body);
+    checkChatStream(events);
+    const data = events.map((e) => e.data);
+    expect(data.at(-1)).toBe("[DONE]");
+    const chunks = data.slice(0, -1).map((d) => JSON.parse(d) as OpenAI.Chat.ChatCompletionChunk);
+    const deltas = chunks.map((c) => c.choices[0]?.delta);
+    expect(deltas[0]).toEqual({ role: "assistant" });
+    expect(deltas[1]).toEqual({
+      tool_calls: [{ index: 0, id: expect.stringMatching(/^call_/), type: "function", function: { name: "get_weather", arguments: "" } }],
+    });
+    expect(deltas.slice(2, -1)).toEqual(TOOL_ARGUMENT_FRAGMENTS.map((fragment) => ({ tool_calls: [{ index: 0, function: { arguments: fragment } }] })));
+    expect(chunks.at(-1)?.choices[0]).toMatchObject({ delta: {}, finish_reason: "tool_calls" });
+    expect(JSON.parse(TOOL_ARGUMENT_FRAGMENTS.join(""))).toEqual({ city: "Tokyo" });
+  });
+
+  it("runs an agent loop with the openai client: call, tool result, final answer with reasoning", async () => {
+    const first = await openai.chat.completions
+      .stream({ model: "local-model", messages: weatherQuestion, tools: chatTools })
+      .finalChatCompletion();
+    const choice = first.choices[0];
+    expect(choice?.finish_reason).toBe("tool_calls");
+    const call = choice?.message.tool_calls?.[0];
+    expect(call).toMatchObject({ type: "function", function: { name: "get_weather" } });
+    if (call?.type !== "function") throw new Error("no function call");
+    expect(JSON.parse(call.function.arguments)).toEqual({ city: "Tokyo" });
+
+    const history: OpenAI.Chat.ChatCompletionMessageParam[] = [
+      ...weatherQuestion,
+      { role: "assistant", content: null, tool_calls: [call] },
+      { role: "tool", tool_call_id: call.id, content: toolResult },
+    ];
+    // Streaming: reasoning deltas and content deltas never mix.
+    const stream = await openai.chat.completions.create({ model: "m", messages: history, tools: chatTools, stream: true });
+    let reasoning = "";
+    let content = "";
+    let finish: string | null | undefined;
+    for await (const chunk of stream) {
+      const delta = chunk.choices[0]?.delta as { content?: string | null; reasoning_content?: string } | undefined;
+      if (delta?.reasoning_content !== undefined) {
+        expect(delta.content ?? undefined).toBeUndefined();
+        reasoning += delta.reasoning_content;
+      }
+      if (typeof delta?.content === "string") content += delta.content;
+      finish = chunk.choices[0]?.finish_reason ?? finish;
+    }
+    expect(reasoning).toBe(TOOL_RESULT_REASONING);
+    expect(content).toBe(TOOLS_ANSWER);
+    expect(finish).toBe("stop");
+
+    const final = await openai.chat.completions.create({ model: "m", messages: history, tools: chatTools });
+    expect(final.choices[0]).toMatchObject({ finish_reason: "stop", message: { role: "assistant", content: TOOLS_ANSWER, reasoning_content: TOOL_RESULT_REASONING } });
+  });
+
+  it("a plain chat: reasoning apart from the answer, streaming and not", async () => {
+    const whole = await openai.chat.completions.create({ model: "m", messages: [{ role: "user", content: "Hello!" }] });
+    expect(whole.choices[0]?.message).toMatchObject({ content: TOOLS_ANSWER, reasoning_content: THINK_REASONING });
+    expect(whole.choices[0]?.message.tool_calls ?? []).toEqual([]);
+  });
+});
+
+describe("Anthropic messages", () => {
+  const tools: Anthropic.Tool[] = [{ name: "get_weather", description: "Get weather for a city", input_schema: WEATHER_SCHEMA }];
+
+  it("runs an agent loop with messages.stream(): tool_use, tool_result, thinking and the answer", async () => {
+    const first = await anthropic.messages
+      .stream({ model: "local-model", max_tokens: 256, messages: weatherQuestion, tools })
+      .finalMessage();
+    expect(first.stop_reason).toBe("tool_use");
+    expect(first.content).toEqual([{ type: "tool_use", id: expect.any(String), name: "get_weather", input: { city: "Tokyo" } }]);
+    const use = first.content[0] as Anthropic.ToolUseBlock;
+
+    const history: Anthropic.MessageParam[] = [
+      ...weatherQuestion,
+      { role: "assistant", content: first.content },
+      { role: "user", content: [{ type: "tool_result", tool_use_id: use.id, content: toolResult }] },
+    ];
+    const final = await anthropic.messages
+      .stream({ model: "m", max_tokens: 256, messages: history, tools, thinking: { type: "enabled", budget_tokens: 1024 } })
+      .finalMessage();
+    expect(final.stop_reason).toBe("end_turn");
+    expect(final.content).toEqual([
+      { type: "thinking", thinking: TOOL_RESULT_REASONING, signature: expect.any(String) },
+      { type: "text", text: TOOLS_ANSWER, citations: null },
+    ]);
+
+    // Without thinking enabled the reasoning is not shown; the thinking block can be sent back.
+    const plain = await anthropic.messages.create({ model: "m", max_tokens: 256, messages: history, tools });
+    expect(plain.content).toMatchObject([{ type: "text", text: TOOLS_ANSWER }]);
+    const again = await anthropic.messages.create({
+      model: "m",
+      max_tokens: 256,
+      messages: [...history, { role: "assistant", content: final.content }, { role: "user", content: "Thanks!" }],
+      tools,
+    });
+    expect(again.stop_reason).toBe("tool_use");
+  });
+});
+
+describe("OpenAI responses", () => {
+  const tools: OpenAI.Responses.FunctionTool[] = [
+    { type: "function", name: "get_weather", description: "Get weather for a city", parameters: WEATHER_SCHEMA, strict: true },
+  ];
+
+  it("runs an agent loop with responses.stream(): function_call, function_call_output, reasoning and the answer", async () => {
+    const first = await openai.responses.stream({ model: "local-model", input: "Weather in Tokyo?", tools }).finalResponse();
+    expect(first.output).toHaveLength(1);
+    const call = first.output[0];
+    expect(call).toMatchObject({ type: "function_call", name: "get_weather", status: "completed" });
+    if (call?.type !== "function_call") throw new Error("no function call");
+    expect(JSON.parse(call.arguments)).toEqual({ city: "Tokyo" });
+
+    const final = await openai.responses
+      .stream({
+        model: "m",
+        tools,
+        input: [
+          { role: "user", content: "Weather in Tokyo?" },
+          { type: "function_call", call_id: call.call_id, name: call.name, arguments: call.arguments },
+          { type: "function_call_output", call_id: call.call_id, output: toolResult },
+        ],
+      })
+      .finalResponse();
+    expect(final.output.map((item) => item.type)).toEqual(["reasoning", "message"]);
+    expect(final.output_text).toBe(TOOLS_ANSWER);
+    expect(JSON.stringify(final.output[0])).toContain(TOOL_RESULT_REASONING);
+  });
+});
