@@ -138,11 +138,11 @@ export class BlockSequencer<F> {
   }
 }
 
-/** The blocks of a whole generation (non-streaming answers). */
-export function collectBlocks(result: GenerationResult): Block[] {
+/** The blocks of a whole generation (non-streaming answers), of the deltas `keep` lets through. */
+export function collectBlocks(result: GenerationResult, keep: (delta: ContentDelta) => boolean = () => true): Block[] {
   const sequencer = new BlockSequencer(NO_FRAMES);
-  for (const token of result.tokens) sequencer.pushAll(tokenContent(token));
-  sequencer.pushAll(finishContent(result.finish));
+  for (const token of result.tokens) sequencer.pushAll(tokenContent(token).filter(keep));
+  sequencer.pushAll(finishContent(result.finish).filter(keep));
   sequencer.close();
   return sequencer.blocks;
 }

@@ -66,6 +66,8 @@ function describe(issue: Issue, param: string | null, input: unknown, path: Path
   if (param === null) return `Invalid request body: ${message}`;
   if (valueAt(input, path) === undefined) return `Missing required parameter: '${param}'.`;
   if (issue.code === "invalid_union") {
+    // A union with its own message (an unknown discriminator, say) says it best.
+    if (issue.errors.length === 0 && message !== "Invalid input") return `Invalid '${param}': ${message}`;
     const expected = expectedTypes(issue);
     return expected === "" ? `Invalid value for '${param}'.` : `Invalid type for '${param}': expected ${expected}.`;
   }

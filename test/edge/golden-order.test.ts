@@ -151,3 +151,20 @@ describe("the chat checker catches tool-call and reasoning faults", () => {
     expect(() => checkChatStream(rebuild(broken))).toThrow(/tool_calls finish without a call/);
   });
 });
+
+describe("the Anthropic checker catches thinking and tool_use faults", () => {
+  const thinking = parseText(read("anthropic-thinking.txt"));
+  const tools = parseText(read("anthropic-tools.txt"));
+  const plain = parseText(read("anthropic-plain.txt"));
+  const signature = thinking.findIndex((e) => e.data.includes("signature_delta"));
+  const cases: [string, () => ParsedEvent[], RegExp][] = [
+    ["a thinking block stopped unsigned", () => thinking.filter((_, i) => i !== signature), /signed before it stops/],
+    ["a delta after the signature", () => [...thinking.slice(0, signature + 1), thinking[signature - 1]!, ...thinking.slice(signature + 1)], /the signature is a thinking block's last delta/],
+    ["stop_reason end_turn after a tool_use block", () => mutateData(tools, indexOf(tools, "message_delta"), (d) => (d["delta"] = { stop_reason: "end_turn", stop_sequence: null })), /stops for it/],
+    ["stop_reason tool_use without a tool_use block", () => mutateData(plain, indexOf(plain, "message_delta"), (d) => (d["delta"] = { stop_reason: "tool_use", stop_sequence: null })), /needs a tool_use block/],
+    ["a tool_use block that starts with input", () => mutateData(tools, indexOf(tools, "content_block_start"), (d) => ((d["content_block"] as Record<string, unknown>)["input"] = { city: "x" })), /expected/],
+  ];
+  it.each(cases)("%s", (_, mutate, rule) => {
+    expect(() => checkAnthropicStream(rebuild(mutate()))).toThrow(rule);
+  });
+});

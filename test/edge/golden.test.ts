@@ -227,6 +227,36 @@ const scenarios: Scenario[] = [
     expected: { text: "", done: false },
   },
   {
+    name: "anthropic-tools",
+    path: "/v1/messages",
+    body: { ...messages, tools: [{ name: "get_weather", description: "Get weather for a city", input_schema: weatherTool.function.parameters }] },
+    script: [start("tiny-llama", 40), ...weatherCall("call_weather"), finish("tool_calls", { promptTokens: 40, completionTokens: 6 })],
+    expected: { text: "", stopReason: "tool_use", done: true, blocks: [{ type: "tool_use", text: '{"city":"Tokyo"}' }] },
+  },
+  {
+    name: "anthropic-thinking",
+    path: "/v1/messages",
+    body: { ...messages, thinking: { type: "enabled", budget_tokens: 1024 } },
+    script: [start("tiny-llama", 9), ...thinkingTokens(), finish("stop", { promptTokens: 9, completionTokens: 5 })],
+    expected: {
+      text: "It is sunny.",
+      stopReason: "end_turn",
+      done: true,
+      blocks: [
+        { type: "thinking", text: "Checking the forecast." },
+        { type: "text", text: "It is sunny." },
+      ],
+    },
+  },
+  {
+    // Without thinking enabled the reasoning is not shown (output_tokens still count it).
+    name: "anthropic-thinking-hidden",
+    path: "/v1/messages",
+    body: messages,
+    script: [start("tiny-llama", 9), ...thinkingTokens(), finish("stop", { promptTokens: 9, completionTokens: 5 })],
+    expected: { text: "It is sunny.", stopReason: "end_turn", done: true, blocks: [{ type: "text", text: "It is sunny." }] },
+  },
+  {
     name: "anthropic-plain",
     path: "/v1/messages",
     body: messages,

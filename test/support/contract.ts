@@ -232,6 +232,7 @@ export function checkAnthropicStream(events: readonly ParsedEvent[]): AnthropicS
     pings: 0,
   };
   let open: { index: number; type: string } | undefined;
+  let signed = false;
   let sawDelta = false;
   let ended = false;
   events.forEach((event, i) => {
@@ -268,7 +269,10 @@ export function checkAnthropicStream(events: readonly ParsedEvent[]): AnthropicS
         const type = String(block["type"]);
         expect(Object.keys(ANTHROPIC_DELTAS), "a known block type").toContain(type);
         if (type === "text") expect(block).toEqual({ type: "text", text: "" });
+        if (type === "thinking") expect(block).toEqual({ type: "thinking", thinking: "", signature: "" });
+        if (type === "tool_use") expect(block).toEqual({ type: "tool_use", id: expect.any(String), name: expect.any(String), input: {} });
         open = { index: Number(data["index"]), type };
+        signed = false;
         summary.blocks.push({ type, text: "" });
         break;
       }
@@ -277,6 +281,8 @@ export function checkAnthropicStream(events: readonly ParsedEvent[]): AnthropicS
         expect(data["index"], "the delta's index is the open block's").toBe(open?.index);
         const delta = asRecord(data["delta"]);
         expect(ANTHROPIC_DELTAS[open?.type ?? ""], "delta type matches the block").toContain(delta["type"]);
+        expect(signed, "the signature is a thinking block's last delta").toBe(false);
+        if (delta["type"] === "signature_delta") signed = true;
         const piece = String(delta["text"] ?? delta["thinking"] ?? delta["partial_json"] ?? "");
         const block = summary.blocks.at(-1);
         if (block !== undefined) block.text += piece;
@@ -289,6 +295,7 @@ export function checkAnthropicStream(events: readonly ParsedEvent[]): AnthropicS
       }
       case "content_block_stop":
         expect(open, "a stop closes an open block").toBeDefined();
+        if (open?.type === "thinking") expect(signed, "a thinking block is signed before it stops").toBe(true);
         expect(data).toEqual({ type: "content_block_stop", index: open?.index });
         open = undefined;
         break;
@@ -298,6 +305,9 @@ export function checkAnthropicStream(events: readonly ParsedEvent[]): AnthropicS
         sawDelta = true;
         const delta = asRecord(data["delta"]);
         expect(ANTHROPIC_STOP_REASONS).toContain(delta["stop_reason"]);
+        const usedTools = summary.blocks.some((b) => b.type === "tool_use");
+        if (delta["stop_reason"] === "tool_use") expect(usedTools, "stop_reason tool_use needs a tool_use block").toBe(true);
+        if (usedTools) expect(["tool_use", "max_tokens"], "a reply with tool_use stops for it").toContain(delta["stop_reason"]);
         if (delta["stop_reason"] === "stop_sequence") expect(typeof delta["stop_sequence"]).toBe("string");
         else expect(delta["stop_sequence"]).toBeNull();
         const usage = asRecord(data["usage"]);

@@ -1,61 +1,113 @@
 // POST /v1/messages (and /v1/messages/count_tokens) request body, as Anthropic's
 // Messages API defines it. Fields this server does not use (metadata, service_tier,
-// thinking, tool_choice, cache_control on blocks, …) are ignored; `null` is accepted
-// for optional fields. Refused with a 400 naming the field: roles other than
-// user/assistant (the system prompt is the top-level `system`), content blocks other
-// than `text` (tool_use / tool_result / thinking blocks come with tool support), a
-// non-empty `tools`, and a last message from the assistant (a prefill: the sidecar
+// cache_control on blocks, …) are ignored; `null` is accepted for optional fields.
+// Refused with a 400 naming the field: roles other than user/assistant (the system prompt
+// is the top-level `system`), content blocks other than text / tool_use / tool_result /
+// thinking / redacted_thinking, server tools (web search, bash, text editor…: this server
+// runs custom tools only), and a last message from the assistant (a prefill: the sidecar
 // contract has no way yet to continue an assistant turn instead of starting a new one).
 import { z } from "zod";
 import { integer, MAX_STOP_SEQUENCES, positiveInteger, UINT32_MAX } from "../../fields.js";
+import { CallLedger, duplicateNames, report, schemaObject, toolName, unknownChoice } from "../../tools.js";
 
-/** Block types that arrive with tools and reasoning (issue 4), named in the refusal. */
-const LATER_BLOCKS = new Set(["tool_use", "tool_result", "thinking", "redacted_thinking", "server_tool_use"]);
+const textBlock = z.object({ type: z.literal("text"), text: z.string() });
+const toolUseBlock = z.object({
+  type: z.literal("tool_use"),
+  id: z.string().min(1),
+  name: toolName(),
+  input: z.record(z.string(), z.unknown(), { error: "expected the call's input object" }),
+});
+const toolResultBlock = z.object({
+  type: z.literal("tool_result"),
+  tool_use_id: z.string().min(1),
+  content: z.union([z.string(), z.array(textBlock)]).nullish(),
+  is_error: z.boolean().nullish(),
+});
+const thinkingBlock = z.object({ type: z.literal("thinking"), thinking: z.string(), signature: z.string().nullish() });
+const redactedThinkingBlock = z.object({ type: z.literal("redacted_thinking"), data: z.string().nullish() });
 
-/** A content block; only `text` is supported: {"type":"text","text":…}. */
-const contentBlock = z
-  .object({ type: z.string(), text: z.unknown().optional() })
-  .superRefine((block, ctx) => {
-    if (block.type !== "text") {
-      const later = LATER_BLOCKS.has(block.type) ? " (tool and thinking blocks come with tool support)" : "";
-      ctx.addIssue({
-        code: "custom",
-        path: ["type"],
-        message: `content blocks of type '${block.type}' are not supported; only 'text' blocks are${later}`,
-      });
-    } else if (typeof block.text !== "string") {
-      ctx.addIssue({ code: "custom", path: ["text"], message: "expected a string" });
-    }
-  })
-  .transform((block) => ({ type: "text" as const, text: String(block.text) }));
+const BLOCK_TYPES = ["text", "tool_use", "tool_result", "thinking", "redacted_thinking"] as const;
+
+const contentBlock = z.discriminatedUnion("type", [textBlock, toolUseBlock, toolResultBlock, thinkingBlock, redactedThinkingBlock], {
+  error: (issue) =>
+    issue.code === "invalid_union" && issue.note === "No matching discriminator"
+      ? `content blocks of type '${String((issue.input as { type?: unknown } | undefined)?.type)}' are not supported; supported: ${BLOCK_TYPES.map((t) => `'${t}'`).join(", ")}`
+      : undefined,
+});
+export type AnthropicBlock = z.output<typeof contentBlock>;
 
 const content = z.union([z.string(), z.array(contentBlock)]);
 export type AnthropicContent = z.output<typeof content>;
+const systemContent = z.union([z.string(), z.array(textBlock)]);
 
 export const ANTHROPIC_ROLES = ["user", "assistant"] as const;
 export type AnthropicRole = (typeof ANTHROPIC_ROLES)[number];
 
-const message = z.object({
-  role: z.enum(ANTHROPIC_ROLES, {
-    error: "expected 'user' or 'assistant' (the system prompt is the top-level 'system' field)",
-  }),
-  content,
-});
+/** Which role may send which blocks. */
+const BLOCKS_OF: Record<AnthropicRole, readonly string[]> = {
+  user: ["text", "tool_result"],
+  assistant: ["text", "tool_use", "thinking", "redacted_thinking"],
+};
 
-/** What Messages and count_tokens share: the conversation and the model. */
+const message = z
+  .object({
+    role: z.enum(ANTHROPIC_ROLES, {
+      error: "expected 'user' or 'assistant' (the system prompt is the top-level 'system' field)",
+    }),
+    content,
+  })
+  .superRefine((m, ctx) => {
+    if (typeof m.content === "string") return;
+    m.content.forEach((block, i) => {
+      if (!BLOCKS_OF[m.role].includes(block.type)) {
+        ctx.addIssue({ code: "custom", path: ["content", i, "type"], message: `a ${m.role} message cannot hold '${block.type}' blocks` });
+      }
+    });
+  });
+
+/** A custom tool. Server tools (a `type` such as "web_search_20250305") are refused by name. */
+const tool = z
+  .object({ type: z.string().nullish(), name: toolName(), description: z.string().nullish(), input_schema: schemaObject().optional() })
+  .superRefine((t, ctx) => {
+    if (t.type != null && t.type !== "custom") {
+      ctx.addIssue({
+        code: "custom",
+        path: ["type"],
+        message: `server tools ('${t.type}') are not supported: this server runs custom tools ({"name", "description", "input_schema"}) only`,
+      });
+    } else if (t.input_schema === undefined) {
+      ctx.addIssue({ code: "custom", path: ["input_schema"], message: "a custom tool needs its input_schema" });
+    }
+  });
+
+const toolChoice = z.discriminatedUnion(
+  "type",
+  [
+    z.object({ type: z.literal("auto"), disable_parallel_tool_use: z.boolean().nullish() }),
+    z.object({ type: z.literal("any"), disable_parallel_tool_use: z.boolean().nullish() }),
+    z.object({ type: z.literal("tool"), name: z.string(), disable_parallel_tool_use: z.boolean().nullish() }),
+    z.object({ type: z.literal("none") }),
+  ],
+  { error: "expected a tool_choice of type 'auto', 'any', 'tool' (with a name) or 'none'" },
+);
+
+/** What Messages and count_tokens share: the conversation, the tools and the model. */
 const conversation = {
   model: z.string({ error: "expected a model name" }),
   messages: z.array(message).min(1, { error: "at least one message is required" }),
-  system: content.nullish(),
-  tools: z
-    .array(z.unknown())
-    .nullish()
-    .refine((tools) => tools == null || tools.length === 0, {
-      error: "not supported yet (tools come with the next version); send no tools or an empty list",
-    }),
+  system: systemContent.nullish(),
+  tools: z.array(tool).nullish(),
+  tool_choice: toolChoice.nullish(),
+  // Extended thinking: "enabled" (or "adaptive") shows the model's reasoning as thinking blocks.
+  thinking: z
+    .object({ type: z.enum(["enabled", "disabled", "adaptive"]), budget_tokens: integer().min(0).nullish() })
+    .nullish(),
 };
 
-function noPrefill(body: { messages: readonly { role: AnthropicRole }[] }, ctx: z.RefinementCtx): void {
+function checkConversation(
+  body: { messages: readonly z.output<typeof message>[]; tools?: readonly { name: string }[] | null | undefined; tool_choice?: z.output<typeof toolChoice> | null | undefined },
+  ctx: z.RefinementCtx,
+): void {
   const last = body.messages.length - 1;
   if (body.messages[last]?.role === "assistant") {
     ctx.addIssue({
@@ -64,6 +116,21 @@ function noPrefill(body: { messages: readonly { role: AnthropicRole }[] }, ctx: 
       message: "the last message must be from the user: continuing an assistant message (prefill) is not supported",
     });
   }
+  const names = (body.tools ?? []).map((t) => t.name);
+  report(ctx, duplicateNames(names, (i) => ["tools", i, "name"]));
+  if (body.tool_choice?.type === "tool") report(ctx, unknownChoice(body.tool_choice.name, names, ["tool_choice", "name"]));
+  if (body.tool_choice?.type === "any" && names.length === 0) {
+    ctx.addIssue({ code: "custom", path: ["tool_choice"], message: "'any' needs at least one tool" });
+  }
+  const ledger = new CallLedger();
+  body.messages.forEach((m, i) => {
+    if (typeof m.content === "string") return;
+    m.content.forEach((block, j) => {
+      if (block.type === "tool_use") ledger.call(block.id);
+      if (block.type === "tool_result") ledger.result(block.tool_use_id, ["messages", i, "content", j, "tool_use_id"]);
+    });
+  });
+  report(ctx, ledger.issues);
 }
 
 export const messagesRequestSchema = z
@@ -82,10 +149,14 @@ export const messagesRequestSchema = z
     stream: z.boolean().nullish(),
     metadata: z.object({ user_id: z.string().nullish() }).nullish(),
   })
-  .superRefine(noPrefill);
+  .superRefine(checkConversation);
 
 export type MessagesRequest = z.output<typeof messagesRequestSchema>;
 
-export const countTokensRequestSchema = z.object(conversation).superRefine(noPrefill);
+export const countTokensRequestSchema = z.object(conversation).superRefine(checkConversation);
 
 export type CountTokensRequest = z.output<typeof countTokensRequestSchema>;
+
+/** Whether the reply's reasoning is shown (as thinking blocks). */
+export const showsThinking = (body: Pick<MessagesRequest, "thinking">): boolean =>
+  body.thinking?.type === "enabled" || body.thinking?.type === "adaptive";

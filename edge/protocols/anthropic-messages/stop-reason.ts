@@ -1,6 +1,6 @@
 import { FinishReason, type Finish } from "../../../proto/gen/inference/v1/inference_pb.js";
 
-export type AnthropicStopReason = "end_turn" | "max_tokens" | "stop_sequence" | "model_context_window_exceeded";
+export type AnthropicStopReason = "end_turn" | "max_tokens" | "stop_sequence" | "tool_use" | "model_context_window_exceeded";
 
 export interface AnthropicStop {
   stop_reason: AnthropicStopReason;
@@ -11,10 +11,13 @@ export interface AnthropicStop {
 /**
  * Anthropic's stop_reason; null for ABORT (the client left: nothing more is sent).
  * The sidecar's LENGTH means max_tokens, or a full context when fewer tokens than
- * max_tokens were generated (Anthropic's `model_context_window_exceeded`).
+ * max_tokens were generated (Anthropic's `model_context_window_exceeded`). "tool_use" only
+ * when a tool_use block was sent (`calledTools`).
  */
-export function anthropicStop(finish: Finish, maxTokens: number): AnthropicStop | null {
+export function anthropicStop(finish: Finish, maxTokens: number, calledTools = false): AnthropicStop | null {
   switch (finish.reason) {
+    case FinishReason.TOOL_CALLS:
+      return { stop_reason: calledTools ? "tool_use" : "end_turn", stop_sequence: null };
     case FinishReason.STOP:
     case FinishReason.UNSPECIFIED: // a sidecar that sets no reason ended normally
       return finish.stopSequence !== ""

@@ -1,29 +1,81 @@
-import { create } from "@bufbuild/protobuf";
+import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import {
   ChatSchema,
   GenerateRequestSchema,
   Role,
+  ToolChoice,
   type Chat,
+  type ChatMessageSchema,
   type GenerateRequest,
 } from "../../../proto/gen/inference/v1/inference_pb.js";
-import { toProtoRole } from "../../roles.js";
 import { nonEmptyStops, tokenLimit } from "../../fields.js";
-import type { AnthropicContent, CountTokensRequest, MessagesRequest } from "./schema.js";
+import type { AnthropicBlock, CountTokensRequest, MessagesRequest } from "./schema.js";
+
+type MessageInit = MessageInitShape<typeof ChatMessageSchema>;
 
 /** Text blocks are joined with a newline between them (as chat text parts are). */
-function toText(content: AnthropicContent): string {
-  if (typeof content === "string") return content;
-  return content.map((block) => block.text).join("\n");
+function joinText(blocks: readonly { type: string; text?: string }[]): string {
+  return blocks.flatMap((b) => (b.type === "text" && b.text !== undefined ? [b.text] : [])).join("\n");
 }
 
-/** `system` (when given and not empty) becomes the first, system message. */
+/** A tool result's text; an error result says so, since the template has no error flag. */
+function resultText(block: Extract<AnthropicBlock, { type: "tool_result" }>): string {
+  const text = block.content == null ? "" : typeof block.content === "string" ? block.content : joinText(block.content);
+  return block.is_error === true ? `Error: ${text}` : text;
+}
+
+/**
+ * One Anthropic message as chat messages: a user message's tool results become tool messages
+ * (in order), followed by its text as a user message; an assistant message carries its
+ * thinking as reasoning, its text, and its tool_use blocks as calls.
+ */
+function toMessages(role: "user" | "assistant", content: string | readonly AnthropicBlock[]): MessageInit[] {
+  if (typeof content === "string") return [{ role: role === "user" ? Role.USER : Role.ASSISTANT, content }];
+  if (role === "assistant") {
+    return [
+      {
+        role: Role.ASSISTANT,
+        content: joinText(content),
+        reasoning: content.flatMap((b) => (b.type === "thinking" ? [b.thinking] : [])).join("\n"),
+        toolCalls: content.flatMap((b) => (b.type === "tool_use" ? [{ id: b.id, name: b.name, arguments: JSON.stringify(b.input) }] : [])),
+      },
+    ];
+  }
+  const out: MessageInit[] = content.flatMap((b) =>
+    b.type === "tool_result" ? [{ role: Role.TOOL, toolCallId: b.tool_use_id, content: resultText(b) }] : [],
+  );
+  const text = joinText(content);
+  if (text !== "" || out.length === 0) out.push({ role: Role.USER, content: text });
+  return out;
+}
+
+function toolChoiceInit(body: CountTokensRequest): Pick<MessageInitShape<typeof ChatSchema>, "toolChoice" | "toolName" | "parallelToolCalls"> {
+  const choice = body.tool_choice;
+  const parallel = choice != null && "disable_parallel_tool_use" in choice && choice.disable_parallel_tool_use === true ? { parallelToolCalls: false } : {};
+  switch (choice?.type) {
+    case undefined:
+      return {};
+    case "auto":
+      return { toolChoice: ToolChoice.AUTO, ...parallel };
+    case "any":
+      return { toolChoice: ToolChoice.REQUIRED, ...parallel };
+    case "tool":
+      return { toolChoice: ToolChoice.FUNCTION, toolName: choice.name, ...parallel };
+    case "none":
+      return { toolChoice: ToolChoice.NONE };
+  }
+}
+
+/** `system` (when given and not empty) becomes the first, system message; tools travel with the chat. */
 export function toChat(body: CountTokensRequest): Chat {
-  const system = body.system == null ? "" : toText(body.system);
+  const system = body.system == null ? "" : typeof body.system === "string" ? body.system : joinText(body.system);
   return create(ChatSchema, {
     messages: [
       ...(system === "" ? [] : [{ role: Role.SYSTEM, content: system }]),
-      ...body.messages.map((m) => ({ role: toProtoRole(m.role), content: toText(m.content) })),
+      ...body.messages.flatMap((m) => toMessages(m.role, m.content)),
     ],
+    tools: (body.tools ?? []).map((t) => ({ name: t.name, description: t.description ?? "", parameters: JSON.stringify(t.input_schema ?? {}) })),
+    ...toolChoiceInit(body),
   });
 }
 
