@@ -228,3 +228,21 @@ export class FakeSidecar implements Sidecar {
     throw new ConnectError("not scripted", Code.Unimplemented);
   };
 }
+
+// ---- tool-call and reasoning scripts --------------------------------------------
+
+/**
+ * A tool call as the sidecar streams it: a token that begins the call (`id`, `name`, empty
+ * arguments), then one token per argument fragment. The call's own syntax is in no text.
+ */
+export function toolCall(index: number, id: string, name: string, fragments: readonly string[]): Step[] {
+  return [
+    token("", { piece: `{"name": "${name}", "arguments": `, toolCalls: [{ index, id, name }] }),
+    ...fragments.map((fragment) => token("", { piece: fragment, toolCalls: [{ index, arguments: fragment }] })),
+  ];
+}
+
+/** Reasoning tokens, one per piece (the segment's markers appear in no text). */
+export function reasoning(...pieces: readonly string[]): Step[] {
+  return pieces.map((piece) => token("", { piece, reasoning: piece }));
+}

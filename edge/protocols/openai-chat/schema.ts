@@ -1,10 +1,20 @@
 // POST /v1/chat/completions request body. Fields this server does not use (user,
 // metadata, store, …) are ignored, so stock OpenAI clients work unchanged.
+//
+// Tools: `tools` (function tools only), `tool_choice`, `parallel_tool_calls`; assistant
+// messages with `tool_calls` (content null or absent), `tool` messages answering a call made
+// earlier in the conversation, and the reasoning a previous reply carried. The legacy
+// `functions` / `function_call` are refused: their clients read `message.function_call` and
+// finish_reason "function_call" back, which this server does not send (it answers in
+// `tool_calls`), so accepting them would break those clients silently.
 import { z } from "zod";
 import { integer, positiveInteger } from "../../fields.js";
 import { CallLedger, duplicateNames, report, schemaObject, toolName, unknownChoice } from "../../tools.js";
 import { commonFields } from "../openai-common/fields.js";
 import { responseFormatField } from "../openai-common/response-format.js";
+
+const LEGACY_FUNCTIONS =
+  'the legacy "functions" / "function_call" are not supported: send "tools", "tool_choice" and assistant "tool_calls" instead';
 
 export const CHAT_ROLES = ["system", "developer", "user", "assistant", "tool"] as const;
 export type ChatRole = (typeof CHAT_ROLES)[number];
@@ -32,8 +42,13 @@ const message = z
     // Reasoning a previous reply carried (`reasoning` is the other name clients use).
     reasoning_content: z.string().nullish(),
     reasoning: z.string().nullish(),
+    // The legacy spelling of tool_calls (refused below).
+    function_call: z.unknown().optional(),
   })
   .superRefine((m, ctx) => {
+    if (m.function_call != null) {
+      ctx.addIssue({ code: "custom", path: ["function_call"], message: LEGACY_FUNCTIONS });
+    }
     if (m.role !== "assistant" && m.content == null) {
       ctx.addIssue({ code: "custom", path: ["content"], message: `a ${m.role} message needs content` });
     }
@@ -65,10 +80,6 @@ const toolChoice = z.union(
   { error: 'expected "none", "auto", "required" or {"type":"function","function":{"name":…}}' },
 );
 
-/** The legacy `function_call`: "none", "auto" or {name}. */
-const functionCall = z.union([z.enum(["none", "auto"]), z.object({ name: z.string() })], {
-  error: 'expected "none", "auto" or {"name":…}',
-});
 
 export const chatRequestSchema = z
   .object({
@@ -81,21 +92,24 @@ export const chatRequestSchema = z
     tools: z.array(tool).nullish(),
     tool_choice: toolChoice.nullish(),
     parallel_tool_calls: z.boolean().nullish(),
-    // The legacy spelling of tools and tool_choice.
-    functions: z.array(functionDefinition).nullish(),
-    function_call: functionCall.nullish(),
+    // The legacy spelling of tools and tool_choice (refused below).
+    functions: z.unknown().optional(),
+    function_call: z.unknown().optional(),
   })
   .superRefine((body, ctx) => {
     if (body.top_logprobs != null && body.top_logprobs > 0 && body.logprobs !== true) {
       ctx.addIssue({ code: "custom", path: ["top_logprobs"], message: "requires logprobs to be true" });
     }
     if (body.tools != null && body.functions != null) {
-      ctx.addIssue({ code: "custom", path: ["functions"], message: "send tools or the legacy functions, not both" });
+      ctx.addIssue({ code: "custom", path: ["functions"], message: `send tools or the legacy functions, not both (${LEGACY_FUNCTIONS})` });
+    } else if (body.functions != null) {
+      ctx.addIssue({ code: "custom", path: ["functions"], message: LEGACY_FUNCTIONS });
     }
+    if (body.function_call != null) ctx.addIssue({ code: "custom", path: ["function_call"], message: LEGACY_FUNCTIONS });
     const names = chatTools(body).map((t) => t.name);
-    report(ctx, duplicateNames(names, (i) => (body.tools != null ? ["tools", i, "function", "name"] : ["functions", i, "name"])));
+    report(ctx, duplicateNames(names, (i) => ["tools", i, "function", "name"]));
     const choice = chatToolChoice(body);
-    if (typeof choice === "object") report(ctx, unknownChoice(choice.name, names, [body.tool_choice != null ? "tool_choice" : "function_call"]));
+    if (typeof choice === "object") report(ctx, unknownChoice(choice.name, names, ["tool_choice"]));
     if (choice === "required" && names.length === 0) {
       ctx.addIssue({ code: "custom", path: ["tool_choice"], message: '"required" needs at least one tool' });
     }
@@ -115,15 +129,15 @@ export interface ChatTool {
   readonly parameters: Record<string, unknown> | undefined;
 }
 
-/** The tools a request offers, from `tools` or the legacy `functions`. */
-export function chatTools(body: Pick<ChatRequest, "tools" | "functions">): ChatTool[] {
-  const definitions = body.tools?.map((t) => t.function) ?? body.functions ?? [];
+/** The tools a request offers. */
+export function chatTools(body: Pick<ChatRequest, "tools">): ChatTool[] {
+  const definitions = body.tools?.map((t) => t.function) ?? [];
   return definitions.map((f) => ({ name: f.name, description: f.description ?? "", parameters: f.parameters ?? undefined }));
 }
 
-/** The tool choice, from `tool_choice` or the legacy `function_call`: a mode or a named function. */
-export function chatToolChoice(body: Pick<ChatRequest, "tool_choice" | "function_call">): "none" | "auto" | "required" | { name: string } | undefined {
-  const choice = body.tool_choice ?? body.function_call ?? undefined;
+/** The tool choice: a mode or a named function. */
+export function chatToolChoice(body: Pick<ChatRequest, "tool_choice">): "none" | "auto" | "required" | { name: string } | undefined {
+  const choice = body.tool_choice ?? undefined;
   if (choice === undefined || typeof choice === "string") return choice;
-  return "function" in choice ? { name: choice.function.name } : { name: choice.name };
+  return { name: choice.function.name };
 }

@@ -4,15 +4,18 @@ export type OpenAiFinishReason = "stop" | "length" | "tool_calls";
 
 /**
  * The OpenAI finish_reason; null for ABORT (the client left: nothing more is sent).
- * "tool_calls" only when a call was actually sent (`calledTools`; DESIGN §3).
+ * "tool_calls" exactly when a call was actually sent (`calledTools`; DESIGN §3) and the reply
+ * ended normally: a TOOL_CALLS finish without a call says "stop", and a reply that sent a call
+ * and then ended for another normal reason (a stop sequence) still says "tool_calls", as OpenAI
+ * does, so clients run the call. LENGTH stays "length" (the last call may be cut short).
+ * Completions have no tools: they pass no `calledTools` and never say "tool_calls".
  */
 export function openAiFinishReason(reason: FinishReason, calledTools = false): OpenAiFinishReason | null {
   switch (reason) {
     case FinishReason.TOOL_CALLS:
-      return calledTools ? "tool_calls" : "stop";
     case FinishReason.STOP:
     case FinishReason.UNSPECIFIED: // a sidecar that sets no reason ended normally
-      return "stop";
+      return calledTools ? "tool_calls" : "stop";
     case FinishReason.LENGTH:
       return "length";
     case FinishReason.ABORT:

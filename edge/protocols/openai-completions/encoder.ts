@@ -76,7 +76,8 @@ export function createCompletionStreamEncoder(body: CompletionRequest, meta: Res
       const reason = openAiFinishReason(finish.reason);
       if (reason === null) return [];
       // Text the sidecar held back to the end (a stop sequence that never came) goes out first.
-      const frames = finishContent(finish).map((content) =>
+      // A raw prompt has no reasoning or tool calls (the proto sends them for chats only): text alone.
+      const frames = finishContent(finish).filter((content) => content.kind === "text").map((content) =>
         chunk([{ text: content.text, index: 0, logprobs: null, finish_reason: null }]),
       );
       frames.push(chunk([{ text: "", index: 0, logprobs: null, finish_reason: reason }]));
