@@ -168,3 +168,17 @@ describe("the Anthropic checker catches thinking and tool_use faults", () => {
     expect(() => checkAnthropicStream(rebuild(mutate()))).toThrow(rule);
   });
 });
+
+describe("the Responses checker catches function_call and reasoning faults", () => {
+  const tools = parseText(read("responses-tools.txt"));
+  const reasoning = parseText(read("responses-reasoning.txt"));
+  const cases: [string, () => ParsedEvent[], RegExp][] = [
+    ["arguments.done that differ from the deltas", () => mutateData(tools, indexOf(tools, "response.function_call_arguments.done"), (d) => (d["arguments"] = "{}")), /done carries the whole arguments/],
+    ["a function_call item announced with arguments", () => mutateData(tools, indexOf(tools, "response.output_item.added"), (d) => ((d["item"] as Record<string, unknown>)["arguments"] = "{")), /expected/],
+    ["a function_call item with a msg_ id", () => mutateData(tools, indexOf(tools, "response.output_item.added"), (d) => ((d["item"] as Record<string, unknown>)["id"] = "msg_x")), /fc_/],
+    ["reasoning text in an output_text delta", () => mutateData(reasoning, indexOf(reasoning, "response.reasoning_text.delta"), (d) => (d["type"] = "response.output_text.delta")), /only in message items/],
+  ];
+  it.each(cases)("%s", (_, mutate, rule) => {
+    expect(() => checkResponsesStream(rebuild(mutate()))).toThrow(rule);
+  });
+});

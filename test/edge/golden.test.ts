@@ -311,6 +311,24 @@ const scenarios: Scenario[] = [
     },
   },
   {
+    name: "responses-tools",
+    path: "/v1/responses",
+    body: {
+      ...responses,
+      input: "Weather in Tokyo?",
+      tools: [{ type: "function", name: "get_weather", description: "Get weather for a city", parameters: weatherTool.function.parameters }],
+    },
+    script: [start("tiny-llama", 40), ...weatherCall("call_weather"), finish("tool_calls", { promptTokens: 40, completionTokens: 6 })],
+    expected: { text: "", terminal: "response.completed", done: true },
+  },
+  {
+    name: "responses-reasoning",
+    path: "/v1/responses",
+    body: responses,
+    script: [start("tiny-llama", 9), ...thinkingTokens(), finish("stop", { promptTokens: 9, completionTokens: 5 })],
+    expected: { text: "It is sunny.", reasoning: "Checking the forecast.", terminal: "response.completed", done: true },
+  },
+  {
     name: "responses-plain",
     path: "/v1/responses",
     body: responses,

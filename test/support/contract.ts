@@ -99,6 +99,7 @@ function checkToolCallDelta(call: Record<string, unknown>, calls: { id: string; 
       type: "function",
       function: { name: expect.any(String), arguments: "" },
     });
+    expect(calls.map((c) => c.id), "each call has its own id").not.toContain(call["id"]);
     calls.push({ id: String(call["id"]), name: String(fn?.["name"]), arguments: "" });
     return;
   }
@@ -350,6 +351,8 @@ const TERMINALS = ["response.completed", "response.incomplete", "response.failed
 
 export interface ResponsesSummary {
   text: string;
+  /** Concatenated reasoning_text deltas. */
+  reasoning: string;
   /** The terminal event's type, or null. */
   terminal: string | null;
   /** The terminal event's response. */
@@ -361,8 +364,16 @@ export interface ResponsesSummary {
   items: Record<string, unknown>[];
 }
 
+/** Responses output item types and their id prefixes. */
+const RESPONSES_ITEMS: Readonly<Record<string, string>> = { message: "msg_", reasoning: "rs_", function_call: "fc_" };
+
+/** The content part of a message or reasoning item. */
+function partOf(itemType: string | undefined, text: string): Record<string, unknown> {
+  return itemType === "reasoning" ? { type: "reasoning_text", text } : { type: "output_text", text, annotations: [], logprobs: [] };
+}
+
 export function checkResponsesStream(events: readonly ParsedEvent[]): ResponsesSummary {
-  const summary: ResponsesSummary = { text: "", terminal: null, response: undefined, usage: undefined, error: undefined, done: false, items: [] };
+  const summary: ResponsesSummary = { text: "", reasoning: "", terminal: null, response: undefined, usage: undefined, error: undefined, done: false, items: [] };
   for (const event of events) expect(event.event, "data-only frames (no event: line)").toBe("message");
   const doneAt = events.findIndex((e) => e.data === "[DONE]");
   if (doneAt !== -1) {
@@ -371,7 +382,7 @@ export function checkResponsesStream(events: readonly ParsedEvent[]): ResponsesS
   }
   const payloads = events.filter((e) => e.data !== "[DONE]").map((e) => JSON.parse(e.data) as Data);
   let responseId: string | undefined;
-  let item: { id: string; index: number; type: string; parts: string[] } | undefined;
+  let item: { id: string; index: number; type: string; parts: string[]; added: Record<string, unknown>; arguments: string } | undefined;
   let part: { index: number; text: string } | undefined;
   const checkResponse = (value: unknown, status: string): Record<string, unknown> => {
     const response = asRecord(value);
@@ -406,30 +417,39 @@ export function checkResponsesStream(events: readonly ParsedEvent[]): ResponsesS
         expect(data["output_index"], "output_index is the item's position in output").toBe(summary.items.length);
         const added = asRecord(data["item"]);
         expect(added["status"]).toBe("in_progress");
-        expect(added["type"]).toBe("message");
-        expect(String(added["id"])).toMatch(/^msg_/);
-        expect(added).toMatchObject({ role: "assistant", content: [] });
-        item = { id: String(added["id"]), index: summary.items.length, type: String(added["type"]), parts: [] };
+        const itemType = String(added["type"]);
+        expect(Object.keys(RESPONSES_ITEMS), "a known item type").toContain(itemType);
+        expect(String(added["id"])).toMatch(new RegExp(`^${RESPONSES_ITEMS[itemType] ?? "?"}`));
+        if (itemType === "message") expect(added).toMatchObject({ role: "assistant", content: [] });
+        if (itemType === "reasoning") expect(added).toMatchObject({ summary: [], content: [] });
+        if (itemType === "function_call") {
+          expect(added).toMatchObject({ call_id: expect.any(String), name: expect.any(String), arguments: "" });
+        }
+        item = { id: String(added["id"]), index: summary.items.length, type: itemType, parts: [], added, arguments: "" };
         break;
       }
       case "response.content_part.added":
         at();
         expect(part, "one open part at a time").toBeUndefined();
+        expect(item?.type, "content parts only in message and reasoning items").not.toBe("function_call");
         expect(data["content_index"]).toBe(item?.parts.length);
-        expect(data["part"]).toEqual({ type: "output_text", text: "", annotations: [], logprobs: [] });
+        expect(data["part"]).toEqual(partOf(item?.type, ""));
         part = { index: Number(data["content_index"]), text: "" };
         break;
       case "response.output_text.delta":
+      case "response.reasoning_text.delta":
         at();
         expect(part, "a delta inside an open part").toBeDefined();
-        expect(item?.type, "output_text only in message items").toBe("message");
+        expect(item?.type, `${type} only in ${type.includes("reasoning") ? "reasoning" : "message"} items`).toBe(type.includes("reasoning") ? "reasoning" : "message");
         expect(data["content_index"]).toBe(part?.index);
         expect(typeof data["delta"]).toBe("string");
         expect(data["delta"], "no empty deltas").not.toBe("");
         if (part !== undefined) part.text += String(data["delta"]);
-        summary.text += String(data["delta"]);
+        if (item?.type === "message") summary.text += String(data["delta"]);
+        else summary.reasoning += String(data["delta"]);
         break;
       case "response.output_text.done":
+      case "response.reasoning_text.done":
         at();
         expect(data["content_index"]).toBe(part?.index);
         expect(data["text"], "done carries the whole text").toBe(part?.text);
@@ -437,9 +457,21 @@ export function checkResponsesStream(events: readonly ParsedEvent[]): ResponsesS
       case "response.content_part.done":
         at();
         expect(data["content_index"]).toBe(part?.index);
-        expect(data["part"]).toEqual({ type: "output_text", text: part?.text, annotations: [], logprobs: [] });
+        expect(data["part"]).toEqual(partOf(item?.type, part?.text ?? ""));
         item?.parts.push(part?.text ?? "");
         part = undefined;
+        break;
+      case "response.function_call_arguments.delta":
+        at();
+        expect(item?.type, "argument deltas only in function_call items").toBe("function_call");
+        expect(data["delta"], "no empty deltas").not.toBe("");
+        if (item !== undefined) item.arguments += String(data["delta"]);
+        break;
+      case "response.function_call_arguments.done":
+        at();
+        expect(item?.type).toBe("function_call");
+        expect(data["arguments"], "done carries the whole arguments").toBe(item?.arguments);
+        expect(data["name"]).toBe(item?.added["name"]);
         break;
       case "response.output_item.done": {
         expect(item, "done closes an open item").toBeDefined();
@@ -448,7 +480,12 @@ export function checkResponsesStream(events: readonly ParsedEvent[]): ResponsesS
         const done = asRecord(data["item"]);
         expect(done["id"]).toBe(item?.id);
         expect(["completed", "incomplete"]).toContain(done["status"]);
-        expect(done["content"]).toEqual(item?.parts.map((text) => ({ type: "output_text", text, annotations: [], logprobs: [] })));
+        if (item?.type === "function_call") {
+          expect(done).toMatchObject({ call_id: item.added["call_id"], name: item.added["name"], arguments: item.arguments });
+        } else {
+          const open = item;
+          expect(done["content"]).toEqual(open?.parts.map((text) => partOf(open.type, text)));
+        }
         summary.items.push(done);
         item = undefined;
         break;

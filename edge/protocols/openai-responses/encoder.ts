@@ -8,9 +8,12 @@
 //                                             in_progress, empty output
 //   per output item (one open at a time, opened at its first non-empty delta;
 //   `output_index` is its position in the final `output`):
-//     response.output_item.added → response.content_part.added →
-//     response.output_text.delta… → response.output_text.done →
-//     response.content_part.done → response.output_item.done
+//     message:   response.output_item.added → response.content_part.added →
+//                response.output_text.delta… → response.output_text.done →
+//                response.content_part.done → response.output_item.done
+//     reasoning: the same with a reasoning_text part and response.reasoning_text.delta / .done
+//     function_call: response.output_item.added → response.function_call_arguments.delta… →
+//                response.function_call_arguments.done → response.output_item.done
 //   response.completed | response.incomplete (max_output_tokens) | response.failed
 //   data: [DONE]
 // The terminal event carries the whole Response, usage included. A failure after
@@ -26,9 +29,12 @@ import {
   itemIdPrefix,
   outputItem,
   outputTextPart,
+  reasoningTextPart,
   responseObject,
   type ItemStatus,
   type OutputItem,
+  type OutputTextPart,
+  type ReasoningTextPart,
   type ResponseState,
 } from "./response.js";
 import type { ResponsesRequest } from "./schema.js";
@@ -43,7 +49,23 @@ interface ItemRecord {
 }
 
 function itemOf(record: ItemRecord): OutputItem {
-  return outputItem(record.block, record.id, record.status, [outputTextPart(record.block.text)]);
+  return outputItem(record.block, record.id, record.status, true);
+}
+
+/** The content part a block's item holds (none for a function call). */
+function partOf(block: Block, text: string): OutputTextPart | ReasoningTextPart | undefined {
+  switch (block.kind) {
+    case "text":
+      return outputTextPart(text);
+    case "reasoning":
+      return reasoningTextPart(text);
+    case "tool_call":
+      return undefined;
+    default: {
+      const unknownKind: never = block.kind;
+      throw new Error(`unknown content kind ${String(unknownKind)}`);
+    }
+  }
 }
 
 export function createResponsesStreamEncoder(body: ResponsesRequest, meta: ResponseMeta): StreamEncoder {
@@ -60,29 +82,42 @@ export function createResponsesStreamEncoder(body: ResponsesRequest, meta: Respo
     return found;
   };
   const snapshot = (state: Omit<ResponseState, "output">) => responseObject(body, meta, { ...state, output: items.map(itemOf) });
+  /** `response.output_text` or `response.reasoning_text`: the event family of a block's text. */
+  const textEvents = (block: Block): string => (block.kind === "reasoning" ? "response.reasoning_text" : "response.output_text");
 
   const blocks = new BlockSequencer<SseEvent>({
     open(block) {
       const item: ItemRecord = { block, id: `${itemIdPrefix(block)}${meta.newId()}`, status: "in_progress" };
       items[block.index] = item;
-      const at = { item_id: item.id, output_index: block.index, content_index: 0 };
-      return [
-        event("response.output_item.added", { output_index: block.index, item: outputItem(block, item.id, "in_progress", []) }),
-        event("response.content_part.added", { ...at, part: outputTextPart("") }),
-      ];
+      const frames = [event("response.output_item.added", { output_index: block.index, item: outputItem(block, item.id, "in_progress", false) })];
+      const part = partOf(block, "");
+      if (part !== undefined) {
+        frames.push(event("response.content_part.added", { item_id: item.id, output_index: block.index, content_index: 0, part }));
+      }
+      return frames;
     },
     delta(block, text) {
       const item = record(block);
-      return [event("response.output_text.delta", { item_id: item.id, output_index: block.index, content_index: 0, delta: text, logprobs: [] })];
+      if (block.kind === "tool_call") {
+        return [event("response.function_call_arguments.delta", { item_id: item.id, output_index: block.index, delta: text })];
+      }
+      const logprobs = block.kind === "text" ? { logprobs: [] } : {};
+      return [event(`${textEvents(block)}.delta`, { item_id: item.id, output_index: block.index, content_index: 0, delta: text, ...logprobs })];
     },
     close(block) {
       const item = record(block);
       item.status = closingStatus;
+      const done = () => event("response.output_item.done", { output_index: block.index, item: itemOf(item) });
+      if (block.kind === "tool_call") {
+        const args = { item_id: item.id, output_index: block.index, name: block.call?.name ?? "", arguments: block.text };
+        return [event("response.function_call_arguments.done", args), done()];
+      }
       const at = { item_id: item.id, output_index: block.index, content_index: 0 };
+      const logprobs = block.kind === "text" ? { logprobs: [] } : {};
       return [
-        event("response.output_text.done", { ...at, text: block.text, logprobs: [] }),
-        event("response.content_part.done", { ...at, part: outputTextPart(block.text) }),
-        event("response.output_item.done", { output_index: block.index, item: itemOf(item) }),
+        event(`${textEvents(block)}.done`, { ...at, text: block.text, ...logprobs }),
+        event("response.content_part.done", { ...at, part: partOf(block, block.text) }),
+        done(),
       ];
     },
   });

@@ -3,7 +3,7 @@
 // event (created, in_progress, completed, incomplete, failed).
 import type { Block } from "../../content.js";
 import type { ResponseMeta } from "../../serve.js";
-import type { ResponsesRequest } from "./schema.js";
+import { functionTools, ignoredTools, type ResponsesRequest } from "./schema.js";
 import type { ResponsesUsage } from "./usage.js";
 
 export type ItemStatus = "in_progress" | "completed" | "incomplete";
@@ -24,18 +24,49 @@ export interface MessageItem {
   content: OutputTextPart[];
 }
 
-/** Output item kinds; reasoning and function_call items join with issue 4. */
-export type OutputItem = MessageItem;
+export interface ReasoningTextPart {
+  type: "reasoning_text";
+  text: string;
+}
+
+/** The model's reasoning, as its text (no summary is made). */
+export interface ReasoningItem {
+  id: string;
+  type: "reasoning";
+  status: ItemStatus;
+  summary: [];
+  content: ReasoningTextPart[];
+}
+
+export interface FunctionCallItem {
+  id: string;
+  type: "function_call";
+  status: ItemStatus;
+  /** The sidecar's call id: what a function_call_output answers. */
+  call_id: string;
+  name: string;
+  arguments: string;
+}
+
+export type OutputItem = MessageItem | ReasoningItem | FunctionCallItem;
 
 export function outputTextPart(text: string): OutputTextPart {
   return { type: "output_text", text, annotations: [], logprobs: [] };
 }
 
-/** The item id prefix of each block kind (`msg_` for messages). */
+export function reasoningTextPart(text: string): ReasoningTextPart {
+  return { type: "reasoning_text", text };
+}
+
+/** The item id prefix of each block kind. */
 export function itemIdPrefix(block: Block): string {
   switch (block.kind) {
     case "text":
       return "msg_";
+    case "reasoning":
+      return "rs_";
+    case "tool_call":
+      return "fc_";
     default: {
       const unknownKind: never = block.kind;
       throw new Error(`unknown content kind ${String(unknownKind)}`);
@@ -43,11 +74,22 @@ export function itemIdPrefix(block: Block): string {
   }
 }
 
-/** The output item a block becomes; `parts` are its content parts so far. */
-export function outputItem(block: Block, id: string, status: ItemStatus, parts: OutputTextPart[]): OutputItem {
+/** The output item a block becomes: as announced (`whole` false: no content yet) or with its text so far. */
+export function outputItem(block: Block, id: string, status: ItemStatus, whole: boolean): OutputItem {
   switch (block.kind) {
     case "text":
-      return { id, type: "message", status, role: "assistant", content: parts };
+      return { id, type: "message", status, role: "assistant", content: whole ? [outputTextPart(block.text)] : [] };
+    case "reasoning":
+      return { id, type: "reasoning", status, summary: [], content: whole ? [reasoningTextPart(block.text)] : [] };
+    case "tool_call":
+      return {
+        id,
+        type: "function_call",
+        status,
+        call_id: block.call?.id ?? "",
+        name: block.call?.name ?? "",
+        arguments: whole ? block.text : "",
+      };
     default: {
       const unknownKind: never = block.kind;
       throw new Error(`unknown content kind ${String(unknownKind)}`);
@@ -58,8 +100,7 @@ export function outputItem(block: Block, id: string, status: ItemStatus, parts: 
 /** Concatenated output_text of the message items (the SDKs' `output_text`). */
 export function outputText(output: readonly OutputItem[]): string {
   return output
-    .filter((item) => item.type === "message")
-    .flatMap((item) => item.content.map((part) => part.text))
+    .flatMap((item) => (item.type === "message" ? item.content.map((part) => part.text) : []))
     .join("");
 }
 
@@ -69,6 +110,13 @@ export interface ResponseState {
   error: { code: "server_error"; message: string } | null;
   incomplete_details: { reason: "max_output_tokens" } | null;
   usage: ResponsesUsage | null;
+}
+
+/** Tool types the request sent that this server ignored, said in the Response (absent when none). */
+function warnings(body: ResponsesRequest): { warnings?: string[] } {
+  const ignored = ignoredTools(body);
+  if (ignored.length === 0) return {};
+  return { warnings: ignored.map((type) => `tools of type '${type}' are not supported by this server and were ignored`) };
 }
 
 export function responseObject(body: ResponsesRequest, meta: ResponseMeta, state: ResponseState): Record<string, unknown> {
@@ -84,16 +132,23 @@ export function responseObject(body: ResponsesRequest, meta: ResponseMeta, state
     model: meta.model,
     output: state.output,
     output_text: outputText(state.output),
-    parallel_tool_calls: true,
+    parallel_tool_calls: body.parallel_tool_calls ?? true,
     previous_response_id: null,
     store: false,
     temperature: body.temperature ?? null,
     text: { format: body.text?.format ?? { type: "text" } },
-    tool_choice: "auto",
-    tools: [],
+    tool_choice: body.tool_choice ?? "auto",
+    tools: functionTools(body).map((t) => ({
+      type: "function",
+      name: t.name,
+      description: t.description ?? null,
+      parameters: t.parameters ?? null,
+      strict: t.strict ?? true,
+    })),
     top_p: body.top_p ?? null,
     truncation: "disabled",
     usage: state.usage,
     metadata: body.metadata ?? {},
+    ...warnings(body),
   };
 }

@@ -1,19 +1,21 @@
 // POST /v1/responses request body (OpenAI Responses API), stateless. Fields this
-// server does not use (user, reasoning, text, truncation, include, …) are ignored;
+// server does not use (user, reasoning, truncation, include, …) are ignored;
 // `null` is accepted for optional fields; `store` is accepted but nothing is stored.
+// Tools of type "function" are offered to the model; other tool types that agents send
+// (web_search, file_search, code_interpreter, mcp, …) are ignored and named in the
+// Response's `warnings`. Input items: messages, function_call, function_call_output, and
+// reasoning items (accepted and dropped: templates do not show past reasoning).
 // Refused with a 400 naming the field: `previous_response_id` and `conversation`
-// (stored, stateful responses come in a later version), a non-empty `tools`, input
-// items other than messages (function_call, function_call_output and reasoning items
-// come with tool support), content parts other than input_text / output_text.
+// (stored, stateful responses come in a later version), other input item types, content
+// parts other than input_text / output_text.
 import { z } from "zod";
+import { CallLedger, duplicateNames, report, schemaObject, toolName, unknownChoice } from "../../tools.js";
 import { textFormatField } from "../openai-common/response-format.js";
 import { positiveInteger } from "../../fields.js";
 
 export const RESPONSES_ROLES = ["system", "developer", "user", "assistant"] as const;
 export type ResponsesRole = (typeof RESPONSES_ROLES)[number];
 
-/** Item types that arrive with tools and reasoning (issue 4), named in the refusal. */
-const LATER_ITEMS = new Set(["function_call", "function_call_output", "reasoning", "custom_tool_call", "custom_tool_call_output"]);
 const TEXT_PARTS = new Set(["input_text", "output_text"]);
 
 const contentPart = z
@@ -31,33 +33,68 @@ const contentPart = z
   })
   .transform((part) => String(part.text));
 
-const messageItem = z
-  .object({
-    type: z.string().nullish(),
-    role: z.enum(RESPONSES_ROLES, {
-      error: `expected one of ${RESPONSES_ROLES.map((r) => `'${r}'`).join(", ")}`,
-    }),
-    content: z.union([z.string(), z.array(contentPart)]),
-  })
-  .superRefine((item, ctx) => {
-    if (item.type == null || item.type === "message") return;
-    const later = LATER_ITEMS.has(item.type) ? " (tool and reasoning items come with tool support)" : "";
-    const stored = item.type === "item_reference" ? " (stored items are not supported: this server stores nothing)" : "";
-    ctx.addIssue({
-      code: "custom",
-      path: ["type"],
-      message: `input items of type '${item.type}' are not supported; only messages are${later}${stored}`,
-    });
-  });
+const messageItem = z.object({
+  type: z.literal("message"),
+  role: z.enum(RESPONSES_ROLES, {
+    error: `expected one of ${RESPONSES_ROLES.map((r) => `'${r}'`).join(", ")}`,
+  }),
+  content: z.union([z.string(), z.array(contentPart)]),
+});
 
 export type ResponsesMessageItem = z.output<typeof messageItem>;
+
+const functionCallItem = z.object({
+  type: z.literal("function_call"),
+  call_id: z.string().min(1),
+  name: toolName(),
+  arguments: z.string(),
+});
+const functionCallOutputItem = z.object({
+  type: z.literal("function_call_output"),
+  call_id: z.string().min(1),
+  output: z.union([z.string(), z.array(contentPart)]),
+});
+const reasoningItem = z.object({ type: z.literal("reasoning") });
+
+const ITEM_TYPES = ["message", "function_call", "function_call_output", "reasoning"];
+
+/** An input item; a message may leave out its `type`. */
+const inputItem = z.preprocess(
+  (item) => (typeof item === "object" && item !== null && !Array.isArray(item) && (item as { type?: unknown }).type == null ? { ...item, type: "message" } : item),
+  z.discriminatedUnion("type", [messageItem, functionCallItem, functionCallOutputItem, reasoningItem], {
+    error: (issue) => {
+      if (issue.code !== "invalid_union" || issue.note !== "No matching discriminator") return undefined;
+      const type = String((issue.input as { type?: unknown } | undefined)?.type);
+      const stored = type === "item_reference" ? " (stored items are not supported: this server stores nothing)" : "";
+      return `input items of type '${type}' are not supported; supported: ${ITEM_TYPES.map((t) => `'${t}'`).join(", ")}${stored}`;
+    },
+  }),
+);
+export type ResponsesInputItem = z.output<typeof inputItem>;
+
+const functionTool = z.object({
+  type: z.literal("function"),
+  name: toolName(),
+  description: z.string().nullish(),
+  parameters: schemaObject().nullish(),
+  strict: z.boolean().nullish(),
+});
+export type ResponsesFunctionTool = z.output<typeof functionTool>;
+
+/** Any tool: function tools are checked in full; other types are ignored (see `ignoredTools`). */
+const anyTool = z.looseObject({ type: z.string({ error: "expected a tool type" }) });
+
+const toolChoice = z.union(
+  [z.enum(["none", "auto", "required"]), z.object({ type: z.literal("function"), name: z.string() })],
+  { error: 'expected "none", "auto", "required" or {"type":"function","name":…}' },
+);
 
 const NOT_STORED =
   "not supported yet: this server stores no responses (the stored, stateful side of the Responses API comes in a later version); send the whole conversation in 'input'";
 
 export const responsesRequestSchema = z.object({
   model: z.string().nullish(),
-  input: z.union([z.string(), z.array(messageItem).min(1, { error: "at least one input item is required" })]),
+  input: z.union([z.string(), z.array(inputItem).min(1, { error: "at least one input item is required" })]),
   instructions: z.string().nullish(),
   max_output_tokens: positiveInteger().nullish(),
   temperature: z.number().min(0).max(2).nullish(),
@@ -75,12 +112,46 @@ export const responsesRequestSchema = z.object({
     .optional()
     .refine((value) => value == null, { error: NOT_STORED }),
   text: z.object({ format: textFormatField }).nullish(),
-  tools: z
-    .array(z.unknown())
-    .nullish()
-    .refine((tools) => tools == null || tools.length === 0, {
-      error: "not supported yet (tools come with the next version); send no tools or an empty list",
-    }),
+  tools: z.array(anyTool).nullish(),
+  tool_choice: toolChoice.nullish(),
+  parallel_tool_calls: z.boolean().nullish(),
+}).superRefine((body, ctx) => {
+  (body.tools ?? []).forEach((tool, i) => {
+    if (tool.type !== "function") return;
+    const parsed = functionTool.safeParse(tool);
+    if (!parsed.success) {
+      for (const issue of parsed.error.issues) ctx.addIssue({ ...issue, code: "custom", path: ["tools", i, ...issue.path] } as never);
+    }
+  });
+  const names = functionTools(body).map((t) => t.name);
+  report(ctx, duplicateNames(names, (i) => ["tools", i, "name"]));
+  const choice = body.tool_choice;
+  if (typeof choice === "object" && choice !== null) report(ctx, unknownChoice(choice.name, names, ["tool_choice", "name"]));
+  if (choice === "required" && names.length === 0) {
+    ctx.addIssue({ code: "custom", path: ["tool_choice"], message: '"required" needs at least one function tool' });
+  }
+  if (typeof body.input !== "string") {
+    const ledger = new CallLedger();
+    body.input.forEach((item, i) => {
+      if (!("call_id" in item)) return;
+      if (item.type === "function_call") ledger.call(item.call_id);
+      else ledger.result(item.call_id, ["input", i, "call_id"]);
+    });
+    report(ctx, ledger.issues);
+  }
 });
 
 export type ResponsesRequest = z.output<typeof responsesRequestSchema>;
+
+/** The function tools a request offers (other tool types are ignored). */
+export function functionTools(body: Pick<ResponsesRequest, "tools">): ResponsesFunctionTool[] {
+  return (body.tools ?? []).flatMap((tool) => {
+    const parsed = functionTool.safeParse(tool);
+    return parsed.success ? [parsed.data] : [];
+  });
+}
+
+/** The tool types a request sent that this server ignores, each once. */
+export function ignoredTools(body: Pick<ResponsesRequest, "tools">): string[] {
+  return [...new Set((body.tools ?? []).map((tool) => tool.type).filter((type) => type !== "function"))];
+}

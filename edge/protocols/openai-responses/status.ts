@@ -13,6 +13,7 @@ export type ResponsesEnding =
 export function responsesEnding(finish: Finish): ResponsesEnding | null {
   switch (finish.reason) {
     case FinishReason.STOP:
+    case FinishReason.TOOL_CALLS:
     case FinishReason.UNSPECIFIED: // a sidecar that sets no reason ended normally
       return { status: "completed", incomplete_details: null };
     case FinishReason.LENGTH:
