@@ -80,3 +80,37 @@ describe("structured output", () => {
     ).rejects.toMatchObject({ status: 400, error: { type: "invalid_request_error", message: expect.stringMatching(/grammar/) } });
   });
 });
+
+describe("forced tool calls on a random model, through the edge", () => {
+  const tools: OpenAI.Chat.ChatCompletionTool[] = [{ type: "function", function: { name: "report", parameters: schema } }];
+
+  it('tool_choice "required": the openai client accumulates one call whose arguments validate, streaming and not', async () => {
+    const replies = await Promise.all(
+      Array.from({ length: 8 }, async (_, seed) => {
+        const request = {
+          model: "m",
+          messages: [{ role: "user" as const, content: "Report." }],
+          tools,
+          tool_choice: "required" as const,
+          parallel_tool_calls: false,
+          temperature: 1,
+          seed,
+          max_tokens: 300,
+        };
+        const streamed = await client.chat.completions.stream(request).finalChatCompletion();
+        const whole = await client.chat.completions.create(request);
+        return [streamed, whole];
+      }),
+    );
+    for (const completion of replies.flat()) {
+      const choice = completion.choices[0];
+      expect(choice?.finish_reason).toBe("tool_calls");
+      expect(choice?.message.tool_calls).toHaveLength(1);
+      const call = choice?.message.tool_calls?.[0];
+      if (call?.type !== "function") throw new Error("no function call");
+      expect(call.function.name).toBe("report");
+      const args: unknown = JSON.parse(call.function.arguments);
+      expect(validate(args), JSON.stringify(validate.errors)).toBe(true);
+    }
+  });
+});
