@@ -9,7 +9,7 @@
 // finish_reason: "tool_calls" instead of "stop"."
 import { create } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
-import { GenerateRequestSchema, Role, ToolChoice, type Chat } from "../../proto/gen/inference/v1/inference_pb.js";
+import { ChatSchema, Role, ToolChoice, type Chat } from "../../proto/gen/inference/v1/inference_pb.js";
 import { post, testApp } from "../support/app.js";
 import { checkChatStream, checkCompletionStream } from "../support/contract.js";
 import { finish, reasoning, start, token, toolCall, type Step } from "../support/fake-sidecar.js";
@@ -96,32 +96,27 @@ describe("chat request → proto Chat", () => {
       tools: [weatherTool, timeTool],
     });
     expect(chat.messages).toEqual(
-      create(GenerateRequestSchema, {
-        input: {
-          case: "chat",
-          value: {
-            messages: [
-              { role: Role.SYSTEM, content: "Use tools." },
-              { role: Role.USER, content: "Weather in Tokyo?" },
-              {
-                role: Role.ASSISTANT,
-                content: "",
-                reasoning: "The user wants Tokyo's weather.",
-                toolCalls: [
-                  { id: "call_1", name: "get_weather", arguments: '{"city":"Tokyo"}' },
-                  { id: "call_2", name: "get_time", arguments: "{}" },
-                ],
-              },
-              { role: Role.TOOL, content: '{"sky":"sunny"}', toolCallId: "call_1" },
-              { role: Role.TOOL, content: "10:00\nJST", toolCallId: "call_2" },
-              { role: Role.ASSISTANT, content: "", reasoning: "Both answered.", toolCalls: [{ id: "call_3", name: "get_time", arguments: "" }] },
-              { role: Role.TOOL, content: "10:01", toolCallId: "call_3" },
-              { role: Role.ASSISTANT, content: "Sunny, 10:01." },
-              { role: Role.USER, content: "Thanks!" },
+      create(ChatSchema, {
+        messages: [
+          { role: Role.SYSTEM, content: "Use tools." },
+          { role: Role.USER, content: "Weather in Tokyo?" },
+          {
+            role: Role.ASSISTANT,
+            content: "",
+            reasoning: "The user wants Tokyo's weather.",
+            toolCalls: [
+              { id: "call_1", name: "get_weather", arguments: '{"city":"Tokyo"}' },
+              { id: "call_2", name: "get_time", arguments: "{}" },
             ],
           },
-        },
-      }).input.value?.messages,
+          { role: Role.TOOL, content: '{"sky":"sunny"}', toolCallId: "call_1" },
+          { role: Role.TOOL, content: "10:00\nJST", toolCallId: "call_2" },
+          { role: Role.ASSISTANT, content: "", reasoning: "Both answered.", toolCalls: [{ id: "call_3", name: "get_time", arguments: "" }] },
+          { role: Role.TOOL, content: "10:01", toolCallId: "call_3" },
+          { role: Role.ASSISTANT, content: "Sunny, 10:01." },
+          { role: Role.USER, content: "Thanks!" },
+        ],
+      }).messages,
     );
   });
 
