@@ -18,7 +18,7 @@ async function chatSent(path: string, body: unknown): Promise<{ chat: Chat; resp
 }
 
 /** The conversation every protocol sends below: a question, a call, its result. */
-const expectedChat = (extra: Partial<Chat> = {}) =>
+const expectedChat = (extra: { toolChoice?: ToolChoice; toolName?: string; parallelToolCalls?: boolean } = {}) =>
   create(ChatSchema, {
     messages: [
       { role: Role.USER, content: "Weather in Tokyo?" },
