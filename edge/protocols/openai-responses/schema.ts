@@ -4,7 +4,7 @@
 // Tools of type "function" are offered to the model; other tool types that agents send
 // (web_search, file_search, code_interpreter, mcp, …) are ignored and named in the
 // Response's `warnings`. Input items: messages, function_call, function_call_output, and
-// reasoning items (accepted and dropped: templates do not show past reasoning).
+// reasoning items (their text becomes the next assistant message's reasoning).
 // Refused with a 400 naming the field: `previous_response_id` and `conversation`
 // (stored, stateful responses come in a later version), other input item types, content
 // parts other than input_text / output_text.
@@ -54,7 +54,12 @@ const functionCallOutputItem = z.object({
   call_id: z.string().min(1),
   output: z.union([z.string(), z.array(contentPart)]),
 });
-const reasoningItem = z.object({ type: z.literal("reasoning") });
+/** A reasoning item sent back: its reasoning_text (else its summary) goes with the next assistant turn. */
+const reasoningItem = z.object({
+  type: z.literal("reasoning"),
+  summary: z.array(z.object({ text: z.string() })).nullish(),
+  content: z.array(z.object({ text: z.string() })).nullish(),
+});
 
 const ITEM_TYPES = ["message", "function_call", "function_call_output", "reasoning"];
 

@@ -19,27 +19,52 @@ function toText(content: ResponsesMessageItem["content"]): string {
   return typeof content === "string" ? content : content.join("\n");
 }
 
+/** A reasoning item's text: its reasoning_text parts, else its summary. */
+function reasoningText(item: Extract<ResponsesInputItem, { type: "reasoning" }>): string {
+  const content = (item.content ?? []).map((part) => part.text);
+  return (content.length > 0 ? content : (item.summary ?? []).map((part) => part.text)).join("\n");
+}
+
 /**
- * Input items as chat messages: function_call items join the assistant message before them
- * (or make one), function_call_output items become tool messages, reasoning items are dropped.
+ * Input items as chat messages: consecutive function_call items join the assistant message
+ * before them (or make one), function_call_output items become tool messages, and a reasoning
+ * item's text becomes the reasoning of the assistant message that follows it (dropped when no
+ * assistant message or call follows).
  */
 function toMessages(items: readonly ResponsesInputItem[]): MessageInit[] {
   const out: MessageInit[] = [];
+  let reasoning: string[] = [];
+  /** The reasoning waiting for the next assistant message, once. */
+  const takeReasoning = (): { reasoning?: string } => {
+    const text = reasoning.filter((r) => r !== "").join("\n");
+    reasoning = [];
+    return text === "" ? {} : { reasoning: text };
+  };
   for (const item of items) {
-    if (item.type === "reasoning") continue;
-    if ("call_id" in item) {
-      if (item.type === "function_call_output") {
+    switch (item.type) {
+      case "reasoning":
+        reasoning.push(reasoningText(item));
+        break;
+      case "function_call_output":
         out.push({ role: Role.TOOL, toolCallId: item.call_id, content: toText(item.output) });
-        continue;
+        break;
+      case "function_call": {
+        const call = { id: item.call_id, name: item.name, arguments: item.arguments };
+        const last = out.at(-1);
+        if (last?.role === Role.ASSISTANT && reasoning.length === 0) last.toolCalls = [...(last.toolCalls ?? []), call];
+        else out.push({ role: Role.ASSISTANT, content: "", ...takeReasoning(), toolCalls: [call] });
+        break;
       }
-      if (item.type !== "function_call") continue;
-      const call = { id: item.call_id, name: item.name, arguments: item.arguments };
-      const last = out.at(-1);
-      if (last?.role === Role.ASSISTANT) last.toolCalls = [...(last.toolCalls ?? []), call];
-      else out.push({ role: Role.ASSISTANT, content: "", toolCalls: [call] });
-      continue;
+      case "message": {
+        const role = toProtoRole(item.role);
+        out.push({ role, content: toText(item.content), ...(role === Role.ASSISTANT ? takeReasoning() : {}) });
+        break;
+      }
+      default: {
+        const unknownItem: never = item;
+        throw new Error(`unknown input item ${String(unknownItem)}`);
+      }
     }
-    if ("role" in item) out.push({ role: toProtoRole(item.role), content: toText(item.content) });
   }
   return out;
 }
