@@ -2,13 +2,15 @@
 // and a tool_use / tool_result / thinking history become the sidecar's Chat; the refusals;
 // count_tokens with tools; and the official client (@anthropic-ai/sdk) reading tool_use and
 // thinking blocks, streaming (`messages.stream()` → `finalMessage()`) and not.
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import Anthropic, { APIError } from "@anthropic-ai/sdk";
 import { describe, expect, it } from "vitest";
 import { Role, ToolChoice, type Chat } from "../../proto/gen/inference/v1/inference_pb.js";
 import { thinkingSignature } from "../../edge/protocols/anthropic-messages/signature.js";
 import { inProcessFetch, post, testApp } from "../support/app.js";
 import { finish, start, token, type Step } from "../support/fake-sidecar.js";
-import { parseText } from "../support/sse.js";
+import { hostileSplits, parseText, streamOf } from "../support/sse.js";
 import { checkAnthropicStream } from "../support/contract.js";
 
 const PATH = "/v1/messages";
@@ -393,5 +395,31 @@ describe("the official client", () => {
     expect(error).toBeInstanceOf(APIError);
     expect((error as APIError).status).toBe(400);
     expect(String((error as APIError).message)).toMatch(/server tools/);
+  });
+});
+
+describe("the SDK reads the tool_use and thinking goldens at hostile chunk boundaries", () => {
+  const golden = (name: string) => new Uint8Array(readFileSync(fileURLToPath(new URL(`../golden/${name}.txt`, import.meta.url))));
+  const fromChunks = (chunks: Uint8Array[]) =>
+    new Anthropic({
+      baseURL: "http://edge.test",
+      apiKey: "x",
+      maxRetries: 0,
+      fetch: async () => new Response(streamOf(chunks), { headers: { "content-type": "text/event-stream" } }),
+    });
+  const thinkingBlock = { type: "thinking", thinking: "Checking the forecast.", signature: thinkingSignature("Checking the forecast.") };
+  const sunny = { type: "text", text: "It is sunny." };
+
+  it.each([
+    ["anthropic-tools", [{ type: "tool_use", id: "call_weather", name: "get_weather", input: { city: "Tokyo" } }], "tool_use"],
+    ["anthropic-thinking", [thinkingBlock, sunny], "end_turn"],
+    ["anthropic-thinking-hidden", [sunny], "end_turn"],
+  ] as const)("%s", async (name, content, reason) => {
+    for (const [how, chunks] of hostileSplits(golden(name))) {
+      const message = await fromChunks(chunks).messages.stream({ model: "m", max_tokens: 64, messages: question }).finalMessage();
+      expect(message.content, how).toMatchObject(content);
+      expect(message.content, how).toHaveLength(content.length);
+      expect(message.stop_reason, how).toBe(reason);
+    }
   });
 });

@@ -3,13 +3,15 @@
 // history become the sidecar's Chat; ignored non-function tools (`warnings`); the refusals
 // with `param`; streamed and whole function_call and reasoning items; and the official client
 // (`openai`): `responses.stream()` → `finalResponse()` and `responses.create`.
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import OpenAI, { APIError } from "openai";
 import { describe, expect, it } from "vitest";
 import { Role, ToolChoice, type Chat } from "../../proto/gen/inference/v1/inference_pb.js";
 import { FIXED_ID, inProcessFetch, post, testApp } from "../support/app.js";
 import { checkResponsesStream } from "../support/contract.js";
 import { finish, start, token, type Step } from "../support/fake-sidecar.js";
-import { parseText } from "../support/sse.js";
+import { hostileSplits, parseText, streamOf } from "../support/sse.js";
 
 const PATH = "/v1/responses";
 const WEATHER_SCHEMA = { type: "object", properties: { city: { type: "string" } }, required: ["city"] };
@@ -389,5 +391,34 @@ describe("the official client", () => {
     expect(error).toBeInstanceOf(APIError);
     expect((error as APIError).status).toBe(400);
     expect((error as APIError).param).toBe("tools[0].name");
+  });
+});
+
+describe("the stream helper reads the function_call and reasoning goldens at hostile chunk boundaries", () => {
+  const golden = (name: string) => new Uint8Array(readFileSync(fileURLToPath(new URL(`../golden/${name}.txt`, import.meta.url))));
+  it.each([
+    ["responses-tools", [{ type: "function_call", id: "fc_test0000000000000000id01", call_id: "call_weather", name: "get_weather", arguments: '{"city":"Tokyo"}', status: "completed" }], ""],
+    [
+      "responses-reasoning",
+      [
+        { type: "reasoning", id: "rs_test0000000000000000id01", summary: [], content: [{ type: "reasoning_text", text: "Checking the forecast." }] },
+        { type: "message", id: "msg_test0000000000000000id01", content: [{ type: "output_text", text: "It is sunny." }] },
+      ],
+      "It is sunny.",
+    ],
+  ] as const)("%s", async (name, output, text) => {
+    for (const [how, chunks] of hostileSplits(golden(name))) {
+      const openai = new OpenAI({
+        baseURL: "http://edge.test/v1",
+        apiKey: "x",
+        maxRetries: 0,
+        fetch: async () => new Response(streamOf(chunks), { headers: { "content-type": "text/event-stream" } }),
+      });
+      const final = await openai.responses.stream({ model: "m", input: "x" }).finalResponse();
+      expect(final.status, how).toBe("completed");
+      expect(final.output, how).toMatchObject(output);
+      expect(final.output, how).toHaveLength(output.length);
+      expect(final.output_text, how).toBe(text);
+    }
   });
 });
