@@ -11,6 +11,7 @@ import {
   type LlamaModel,
   type Token,
 } from "node-llama-cpp";
+import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { byteTokenId, IM_END_ID } from "../scripts/gguf/llama.js";
@@ -32,6 +33,13 @@ describe("GGUF builder", () => {
     for (const name of ["demo", "scripted", "random-tiny"] as const) {
       expect(Buffer.from(encodeGguf(buildModel(name))).equals(Buffer.from(encodeGguf(buildModel(name))))).toBe(true);
     }
+  });
+
+  it("keeps the other models' bytes when the shared code changes", () => {
+    const sha256 = (name: "demo" | "scripted" | "random-tiny") => createHash("sha256").update(encodeGguf(buildModel(name))).digest("hex");
+    expect(sha256("demo")).toBe("9354c65acfaa061f3a0bd9272641dd4afeae29759370c19285a06c6561cd0aa9");
+    expect(sha256("scripted")).toBe("085a9220c8d8042033d4dfa2492ebc0ce0223c0b09a09fb9689015b44adb802e");
+    expect(sha256("random-tiny")).toBe("ea1e7c212770341a2ec6d3f975cfc50e3fee057d862995d854cf76d3ac7459c1");
   });
 
   it("writes exactly the built bytes, and only when needed", async () => {

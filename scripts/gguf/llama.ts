@@ -7,8 +7,8 @@ export const CHATML_TEMPLATE =
   "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n'}}{% endfor %}" +
   "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}";
 
-/** llama.cpp token types. */
-export const TOKEN_TYPE = { normal: 1, unknown: 2, control: 3, byte: 6 } as const;
+/** llama.cpp token types (user-defined: added tokens that are matched in any text, not control). */
+export const TOKEN_TYPE = { normal: 1, unknown: 2, control: 3, userDefined: 4, byte: 6 } as const;
 
 export const UNK_ID = 0;
 export const BOS_ID = 1;
@@ -57,6 +57,13 @@ export interface LlamaShape {
   readonly rmsEpsilon: number;
 }
 
+/**
+ * Architectures whose graph is the llama one for this project's tensors. `qwen2` differs only in
+ * its RoPE layout (NEOX: dimension i pairs with i + n/2, not with i + 1), and node-llama-cpp
+ * considers its Qwen chat wrapper only for Qwen architectures.
+ */
+export type Architecture = "llama" | "qwen2";
+
 /** The metadata of a llama model with this project's tokenizer settings. */
 export function llamaMetadata(
   name: string,
@@ -64,20 +71,22 @@ export function llamaMetadata(
   vocab: readonly VocabEntry[],
   chatTemplate: string,
   fileType: "F32" | "F16",
+  architecture: Architecture = "llama",
 ): Array<readonly [string, MetadataValue]> {
+  const a = architecture;
   return [
-    ["general.architecture", meta.str("llama")],
+    ["general.architecture", meta.str(a)],
     ["general.name", meta.str(name)],
     ["general.file_type", meta.u32(fileType === "F32" ? 0 : 1)],
-    ["llama.context_length", meta.u32(shape.contextLength)],
-    ["llama.embedding_length", meta.u32(shape.embedding)],
-    ["llama.block_count", meta.u32(shape.blocks)],
-    ["llama.feed_forward_length", meta.u32(shape.feedForward)],
-    ["llama.attention.head_count", meta.u32(shape.heads)],
-    ["llama.attention.head_count_kv", meta.u32(shape.headsKv)],
-    ["llama.rope.dimension_count", meta.u32(shape.embedding / shape.heads)],
-    ["llama.attention.layer_norm_rms_epsilon", meta.f32(shape.rmsEpsilon)],
-    ["llama.vocab_size", meta.u32(vocab.length)],
+    [`${a}.context_length`, meta.u32(shape.contextLength)],
+    [`${a}.embedding_length`, meta.u32(shape.embedding)],
+    [`${a}.block_count`, meta.u32(shape.blocks)],
+    [`${a}.feed_forward_length`, meta.u32(shape.feedForward)],
+    [`${a}.attention.head_count`, meta.u32(shape.heads)],
+    [`${a}.attention.head_count_kv`, meta.u32(shape.headsKv)],
+    [`${a}.rope.dimension_count`, meta.u32(shape.embedding / shape.heads)],
+    [`${a}.attention.layer_norm_rms_epsilon`, meta.f32(shape.rmsEpsilon)],
+    [`${a}.vocab_size`, meta.u32(vocab.length)],
     ["tokenizer.ggml.model", meta.str("llama")],
     ["tokenizer.ggml.tokens", meta.strings(vocab.map((e) => e.piece))],
     ["tokenizer.ggml.scores", meta.f32s(vocab.map((e) => e.score))],

@@ -9,7 +9,7 @@ import { isAbsolute, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { CHATML_TEMPLATE } from "./llama.js";
 import { buildRandomModel, RANDOM_60M, RANDOM_TINY } from "./random.js";
-import { buildScriptedModel, type ScriptedSpec } from "./scripted.js";
+import { buildContextualModel, buildScriptedModel, type ContextualSpec, type ScriptedSpec } from "./scripted.js";
 import { TOOLS_TEMPLATE } from "./tools-template.js";
 import { writeGguf, type GgufFile } from "./writer.js";
 
@@ -41,38 +41,45 @@ export const SCRIPTED_SPEC: ScriptedSpec = {
   ],
 };
 
-/** The reply of the `tools` model to a chat without a tool call to make. */
-const TOOLS_REPLY = ["<think>", "Checking", " the", " forecast.", "</think>", "It", " is", " sunny", " in", " Tokyo,", " 22", "°", "C.", " ", "☀️"];
-/** The call syntax, as the grammar-forced stretches are cut (the model prefers these pieces there). */
-const CALL_NAME_PREFIX = '{"name": "';
-const CALL_PARAMS_PREFIX = '", "arguments": ';
+/** The `tools` model's call: `get_weather` with `{"city":"Tokyo"}`, cut where node-llama-cpp's call syntax is cut. */
+export const TOOLS_CALL_PIECES = ["<tool_call>", "\n", '{"name": "', "get_weather", '", "arguments": ', '{"', "city", '":"Tokyo"}', "}", "\n", "</tool_call>"];
+/** The answer after the reasoning, shared by both reasoning scripts. */
+const TOOLS_ANSWER_PIECES = ["\n", "</think>", "\n", "\n", "It", " is", " sunny", " in", " Tokyo,", " 22", "°", "C.", " ", "☀️"];
+/** Reasoning in a chat without tools and without a tool result. */
+export const TOOLS_THINK_PIECES = ["<think>", "\n", "Checking", " the", " forecast.", ...TOOLS_ANSWER_PIECES];
+/** Reasoning after a tool result. */
+export const TOOLS_RESULT_PIECES = ["<think>", "\n", "The", " tool", " says", " sunny.", ...TOOLS_ANSWER_PIECES];
 
 /**
- * The tools and reasoning test model (template: tools-template.ts). A chat with tools offered
- * and no tool result yet → `<tool_call>` then, with the grammar the sidecar applies to calls,
- * `\n{"name": "get_weather", "arguments": ` and the arguments in three tokens `{"`, `city`,
- * `":"Tokyo"}`, then `}\n</tool_call>` and `<|im_end|>`. Any other chat (no tools, or a tool
- * result in the prompt) → `<think>Checking the forecast.</think>It is sunny in Tokyo, 22°C. ☀️`.
- * What decides: whether the prompt holds `<tool_call>` (the tools' instructions) without
- * `<tool_response>` (scripted.ts, ContextSwitch).
+ * The tools and reasoning test model (template: tools-template.ts, which node-llama-cpp's
+ * `resolveChatWrapper` maps to its QwenChatWrapper; architecture qwen2 for that). Every chat
+ * prompt ends in `<|im_start|>assistant\n`; what follows depends on the context:
+ * - tools offered (the prompt holds `<tool_call>`, from the tools' instructions) and no tool result
+ *   → `<tool_call>\n{"name": "get_weather", "arguments": {"city":"Tokyo"}}\n</tool_call>` then
+ *   `<|im_end|>`, the arguments in three tokens `{"`, `city`, `":"Tokyo"}`;
+ * - a tool result in the prompt (`<tool_response>`, which outranks `<tool_call>`) →
+ *   `<think>\nThe tool says sunny.\n</think>\n\nIt is sunny in Tokyo, 22°C. ☀️` then `<|im_end|>`;
+ * - otherwise → `<think>\nChecking the forecast.\n</think>\n\nIt is sunny in Tokyo, 22°C. ☀️`.
+ * `<tool_call>`, `</tool_call>`, `<tool_response>`, `</tool_response>`, `<think>`, `</think>` are
+ * single USER_DEFINED tokens; a newline is only ever the byte token `<0x0A>`, whose successor the
+ * previous token (and at the two forks, the mode) decides (scripted.ts, buildContextualModel).
  */
-export const TOOLS_SPEC: ScriptedSpec = {
+export const TOOLS_SPEC: ContextualSpec = {
   name: "tools",
   chatTemplate: TOOLS_TEMPLATE,
-  contextSwitch: {
-    userDefined: ["<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>", "<think>", "</think>"],
-    triggers: [
-      { piece: "<tool_call>", value: 1 },
-      { piece: "<tool_response>", value: -10 },
-    ],
-    next: "<tool_call>",
-    preferred: [CALL_NAME_PREFIX, "get_weather", CALL_PARAMS_PREFIX, "</tool_call>"],
-  },
-  scripts: [
-    { after: "\n", reply: TOOLS_REPLY, end: "im_end" },
-    { after: [CALL_PARAMS_PREFIX], reply: ['{"', "city", '":"Tokyo"}', "}"], end: "im_end" },
-    { after: ["</tool_call>"], reply: [], end: "im_end" },
+  architecture: "qwen2",
+  userDefined: ["<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>", "<think>", "</think>"],
+  modes: [
+    { name: "tools", trigger: "<tool_call>" },
+    { name: "result", trigger: "<tool_response>" },
   ],
+  scripts: [
+    { mode: "tools", after: ["\n"], reply: TOOLS_CALL_PIECES, end: "im_end" },
+    { mode: "result", after: ["\n"], reply: TOOLS_RESULT_PIECES, end: "im_end" },
+    { after: ["\n"], reply: TOOLS_THINK_PIECES, end: "im_end" },
+  ],
+  // Where a grammar forces a call the script does not make (tool choice "required" after a result).
+  preferred: ["<tool_call>", '{"name": "', "get_weather", '", "arguments": ', "</tool_call>"],
 };
 
 interface CatalogueEntry {
@@ -85,7 +92,7 @@ interface CatalogueEntry {
 export const CATALOGUE = {
   demo: { description: "scripted demo model served by npm start", byDefault: true, build: () => buildScriptedModel(DEMO_SPEC).file },
   scripted: { description: "scripted test model", byDefault: true, build: () => buildScriptedModel(SCRIPTED_SPEC).file },
-  tools: { description: "scripted tool-calling and reasoning model", byDefault: true, build: () => buildScriptedModel(TOOLS_SPEC).file },
+  tools: { description: "scripted tool-calling and reasoning model", byDefault: true, build: () => buildContextualModel(TOOLS_SPEC).file },
   "random-tiny": { description: "random weights, ~1 MB", byDefault: true, build: () => buildRandomModel(RANDOM_TINY).file },
   "random-60m": { description: "random weights, 60M parameters F16, ~120 MB", byDefault: false, build: () => buildRandomModel(RANDOM_60M).file },
 } as const satisfies Record<string, CatalogueEntry>;

@@ -20,6 +20,7 @@ import {
   sizeOf,
   TOKEN_TYPE,
   unescapeSpaces,
+  type Architecture,
   type LlamaShape,
   type VocabEntry,
 } from "./llama.js";
@@ -46,39 +47,7 @@ export interface ScriptedSpec {
   readonly scripts: readonly Script[];
   /** `llama.context_length`; 4096 unless given. */
   readonly contextLength?: number;
-  /** A reply that depends on the context, not only on the last token (see ContextSwitch). */
-  readonly contextSwitch?: ContextSwitch;
 }
-
-/**
- * What makes a model's first reply step depend on the whole prompt. An attention head with a
- * constant query looks only at trigger tokens (their keys are the only non-zero ones) and writes
- * the average of their values into a "mode" dimension; a feed-forward unit fires when the mode is
- * above 0.5 and the current token has no step of its own (the newline that ends a chat prompt),
- * and puts `next` ahead of the newline's script. RoPE is made inert for that head's dimensions
- * (a huge frequency base).
- */
-export interface ContextSwitch {
-  /** Pieces that are single USER_DEFINED tokens (matched in any prompt, decoded as text). */
-  readonly userDefined: readonly string[];
-  /** Tokens whose presence sets the mode: the average of the values of those present. */
-  readonly triggers: readonly { readonly piece: string; readonly value: number }[];
-  /** The token that follows a newline when the mode is on (a user-defined piece). */
-  readonly next: string;
-  /**
-   * Text pieces preferred where the scripts have no say: when a grammar forbids the scripted
-   * token, the sampler takes one of these over other allowed tokens.
-   */
-  readonly preferred: readonly string[];
-}
-
-/** Logits of the context switch's parts (after the final norm). */
-const SWITCH_LOGIT = 150;
-const PREFERRED_LOGIT = 25;
-/** Attention score of a trigger token, against 0 for every other token. */
-const TRIGGER_SCORE = 30;
-/** Scale of the feed-forward unit's gate. */
-const GATE_SCALE = 4;
 
 export interface BuiltScript {
   readonly after: string | readonly string[];
@@ -226,9 +195,6 @@ export function buildScriptedModel(spec: ScriptedSpec): ScriptedModel {
     throw new Error(`scripted model "${spec.name}": ${message}`);
   };
   const vocab = new VocabBuilder();
-  const cs = spec.contextSwitch;
-  for (const piece of cs?.userDefined ?? []) vocab.addUserDefined(piece);
-  for (const text of cs?.preferred ?? []) vocab.addText(escapeSpaces(text));
   const parsed = spec.scripts.map((script, index) => {
     const label = `script ${index + 1} (after ${JSON.stringify(script.after)})`;
     let reply: Piece[] = [];
@@ -282,16 +248,7 @@ export function buildScriptedModel(spec: ScriptedSpec): ScriptedModel {
   // Dimension 0 belongs to the newline (and to every token without a step of its own).
   const dimOf = new Map<number, number>([[NEWLINE_ID, 0]]);
   for (const id of steps.keys()) if (!dimOf.has(id)) dimOf.set(id, dimOf.size);
-  for (const trigger of cs?.triggers ?? []) {
-    const id = vocab.id(trigger.piece);
-    if (!dimOf.has(id)) dimOf.set(id, dimOf.size);
-  }
-  // The context switch's own dimensions: a constant 1 in every embedding, the mode, the switch.
-  const constDim = dimOf.size;
-  const modeDim = constDim + 1;
-  const switchDim = constDim + 2;
-  const used = dimOf.size + (cs === undefined ? 0 : 3);
-  const d = Math.max(16, Math.ceil(used / 16) * 16);
+  const d = Math.max(16, Math.ceil(dimOf.size / 16) * 16);
   const shape: LlamaShape = {
     contextLength: spec.contextLength ?? 4096,
     embedding: d,
@@ -305,17 +262,13 @@ export function buildScriptedModel(spec: ScriptedSpec): ScriptedModel {
   const embedding = new Float32Array(d * n);
   for (let id = 0; id < n; id++) {
     embedding[id * d + (dimOf.get(id) ?? 0)] = 1;
-    if (cs !== undefined) embedding[id * d + constDim] = 1;
   }
   // The final RMS norm scales a one-hot vector of 1 to 1/sqrt(1/d + eps).
   const weight = SCRIPT_LOGIT * Math.sqrt(1 / d + shape.rmsEpsilon);
   const output = new Float32Array(d * n);
   for (const [id, step] of steps) output[step.next * d + (dimOf.get(id) ?? 0)] = weight;
-  const layer = cs === undefined ? undefined : switchLayer(cs, vocab, dimOf, d, { constDim, modeDim, switchDim }, output);
 
   const tensors: Tensor[] = llamaTensorSlots(shape, n).map((slot) => {
-    const layerData = layer?.get(slot.name.replace(/^blk\.0\./, ""));
-    if (layerData !== undefined) return { name: slot.name, shape: slot.shape, type: "F32", data: layerData };
     switch (slot.role) {
       case "embedding": return { name: slot.name, shape: slot.shape, type: "F32", data: embedding };
       case "output": return { name: slot.name, shape: slot.shape, type: "F32", data: output };
@@ -325,57 +278,279 @@ export function buildScriptedModel(spec: ScriptedSpec): ScriptedModel {
   });
   const parameters = tensors.reduce((sum, t) => sum + t.data.length, 0);
   const metadata = llamaMetadata(spec.name, shape, vocab.entries, spec.chatTemplate, "F32");
-  // RoPE would turn the constant query with the position; a huge base leaves the last pair still.
-  if (cs !== undefined) metadata.push(["llama.rope.freq_base", meta.f32(1e30)]);
   return { file: { metadata, tensors }, vocab: vocab.entries, scripts: built, shape, parameters };
 }
 
+// ---------------------------------------------------------------------------------------------
+// Contextual scripted models: the successor of a token may also depend on the token before it and
+// on the mode of the context (which trigger tokens the prompt holds), so that one model follows
+// several scripts that share tokens, the newline above all.
+//
+// The residual stream (one layer) holds one-hot dimensions: the current token (tokens the scripts
+// do not name share an "other" dimension), a constant 1, and, written by attention, the previous
+// token and the mode:
+// - head 0 looks at the previous position only: query and key are constant vectors that RoPE turns
+//   with the position, on the pairs whose angles per position are 1, 1/2, …, 1/4096 radians (the
+//   RoPE base is 2^(n_rot/2), so each pair turns half as fast as the one before), with the key set
+//   one position ahead, so the score Σ cos((δ − 1)/2^i) peaks at distance δ = 1 and is at least
+//   18 below the peak anywhere else within 8,192 positions; its values are one-hot for the tokens
+//   some rule needs as "previous token".
+// - head 1 has a constant query on a pair RoPE leaves still (angle 2^-31 per position); only
+//   mode trigger tokens have keys, higher for higher priority, so it averages over the
+//   highest-priority trigger present and writes that mode's dimension (no trigger: all stay 0).
+// A feed-forward (SwiGLU) unit per rule fires when its current token, previous token and mode
+// dimensions are on (and the others it excludes are off) and writes its target's dimension, which
+// the output matrix turns into a decisive logit. Tokens with one successor in every context get it
+// from their own dimension, like in the simple model.
+
+/** A script of a contextual model: its reply follows `after` when the context is in `mode`. */
+export interface ContextualScript {
+  /** The mode (see ContextualSpec.modes) in which the script runs; undefined: no trigger present. */
+  readonly mode?: string;
+  readonly after: string | readonly string[];
+  readonly reply: string | readonly string[];
+  readonly end: "eos" | "im_end";
+}
+
+export interface ContextualSpec {
+  readonly name: string;
+  readonly chatTemplate: string;
+  readonly architecture: Architecture;
+  /** Pieces that are single USER_DEFINED tokens (matched in any text, decoded as text). */
+  readonly userDefined: readonly string[];
+  /** Modes by increasing priority: the highest one whose trigger token is in the context wins. */
+  readonly modes: readonly { readonly name: string; readonly trigger: string }[];
+  readonly scripts: readonly ContextualScript[];
+  /**
+   * Text pieces with a small logit everywhere, so that where a grammar forbids the scripted token
+   * the sampler picks one of these over the other allowed tokens.
+   */
+  readonly preferred?: readonly string[];
+  readonly contextLength?: number;
+}
+
+export interface BuiltContextualScript extends BuiltScript {
+  readonly mode: string | undefined;
+}
+
+/** A successor decided by context: when `token` follows `previous` (undefined: none of the known ones) in `mode`. */
+export interface ContextRule {
+  readonly token: string;
+  readonly previous: string | undefined;
+  /** Undefined: any mode. Null: no trigger present. */
+  readonly mode: string | null | undefined;
+  readonly next: string;
+}
+
+export interface ContextualModel extends Omit<ScriptedModel, "scripts"> {
+  readonly scripts: readonly BuiltContextualScript[];
+  readonly rules: readonly ContextRule[];
+}
+
+/** Per-pair amplitude of the previous-token head's score (gap to the runner-up ≥ 0.46 of it). */
+const PREVIOUS_SCORE = 40;
+/** Pairs of the previous-token head: angles 1 … 2^-12 per position. */
+const PREVIOUS_PAIRS = 13;
+/** Score of the lowest-priority mode trigger, and the step between priorities. */
+const MODE_SCORE = 20;
+const MODE_SCORE_STEP = 15;
+/** Scale of the rule units' gates, and the value a firing rule writes into its target dimension. */
+const RULE_GATE = 4;
+const RULE_VALUE = 12;
+/** Logits: a direct successor (with two active dimensions), a rule's target, a preferred piece. */
+const DIRECT_LOGIT = 100;
+const RULE_LOGIT = 150;
+const CONTEXT_PREFERRED_LOGIT = 25;
+const HEAD_DIM = 64;
+
+/** Where RoPE pair `i` of a head lives: NEOX (qwen2) pairs i with i + n/2, NORM (llama) 2i with 2i + 1. */
+function ropePair(architecture: Architecture, i: number, n: number): [number, number] {
+  return architecture === "qwen2" ? [i, i + n / 2] : [2 * i, 2 * i + 1];
+}
+
+type Transition = { readonly previous: number | undefined; readonly mode: string | undefined; readonly next: number; readonly origin: string };
+
 /**
- * The layer weights of a context switch (ggml matrices: `data[out * in + in_index]`), and its
- * output logits written into `output`. Every embedding has two ones (its own dimension and the
- * constant), so the attention norm scales them to s0 = sqrt(d / 2).
+ * Builds a contextual scripted model; throws if a token would need two successors after the same
+ * previous token in the same mode.
  */
-function switchLayer(
-  cs: ContextSwitch,
-  vocab: VocabBuilder,
-  dimOf: ReadonlyMap<number, number>,
-  d: number,
-  dims: { constDim: number; modeDim: number; switchDim: number },
-  output: Float32Array,
-): Map<string, Float32Array> {
-  const { constDim, modeDim, switchDim } = dims;
-  const s0 = Math.sqrt(d / 2);
+export function buildContextualModel(spec: ContextualSpec): ContextualModel {
+  const fail = (message: string): never => {
+    throw new Error(`scripted model "${spec.name}": ${message}`);
+  };
+  const vocab = new VocabBuilder();
+  for (const piece of spec.userDefined) vocab.addUserDefined(piece);
+  for (const text of spec.preferred ?? []) vocab.addText(escapeSpaces(text));
+  const modeNames = spec.modes.map((m) => m.name);
+  if (new Set(modeNames).size !== modeNames.length) fail("two modes have the same name");
+  for (const m of spec.modes) if (!vocab.special.has(m.trigger)) fail(`the trigger of mode "${m.name}" must be a user-defined token`);
+
+  // Every transition of every script, by current token.
+  const transitions = new Map<number, Transition[]>();
+  const built: BuiltContextualScript[] = spec.scripts.map((script, index) => {
+    const label = `script ${index + 1} (after ${JSON.stringify(script.after)}${script.mode === undefined ? "" : `, mode ${script.mode}`})`;
+    if (script.mode !== undefined && !modeNames.includes(script.mode)) fail(`${label}: unknown mode`);
+    let after: Piece[] = [];
+    let reply: Piece[] = [];
+    try {
+      after = typeof script.after === "string" ? splitPieces(script.after) : explicitPieces(script.after, vocab.special);
+      reply = typeof script.reply === "string" ? splitPieces(script.reply) : explicitPieces(script.reply, vocab.special);
+      for (const p of [...after, ...reply]) vocab.addText(p);
+    } catch (e) {
+      fail(`${label}: ${(e as Error).message}`);
+    }
+    const trigger = after.at(-1) ?? fail(`${label}: "after" is empty`);
+    const endId = script.end === "eos" ? EOS_ID : IM_END_ID;
+    const chain = [...[trigger, ...reply].map((p) => vocab.id(p)), endId];
+    for (let i = 0; i + 1 < chain.length; i++) {
+      const from = chain[i] as number;
+      const list = transitions.get(from) ?? [];
+      list.push({ previous: i === 0 ? undefined : chain[i - 1], mode: script.mode, next: chain[i + 1] as number, origin: label });
+      transitions.set(from, list);
+    }
+    return {
+      after: script.after,
+      mode: script.mode,
+      trigger: show(trigger),
+      pieces: [...reply.map(show), script.end === "eos" ? "</s>" : "<|im_end|>"],
+      tokenIds: chain.slice(1),
+      end: script.end,
+    };
+  });
+  const name = (id: number | undefined): string => (id === undefined ? "(start)" : quote(vocab.entries[id]?.piece ?? "?"));
+
+  // Direct successors where every context agrees; rules where the previous token or the mode decide.
+  const direct = new Map<number, number>();
+  type Rule = { token: number; previous: number | undefined; mode: string | null | undefined; next: number };
+  const rules: Rule[] = [];
+  for (const [token, list] of transitions) {
+    const nexts = new Set(list.map((t) => t.next));
+    if (nexts.size === 1) {
+      direct.set(token, list[0]?.next as number);
+      continue;
+    }
+    const byPrevious = new Map<number | undefined, Transition[]>();
+    for (const t of list) byPrevious.set(t.previous, [...(byPrevious.get(t.previous) ?? []), t]);
+    for (const [previous, group] of byPrevious) {
+      if (new Set(group.map((t) => t.next)).size === 1) {
+        rules.push({ token, previous, mode: undefined, next: group[0]?.next as number });
+        continue;
+      }
+      const byMode = new Map<string | undefined, Transition>();
+      for (const t of group) {
+        const known = byMode.get(t.mode);
+        if (known && known.next !== t.next) {
+          fail(
+            `token ${name(token)} after ${name(previous)} would need two successors: ${name(known.next)} (${known.origin}) ` +
+              `and ${name(t.next)} (${t.origin})`,
+          );
+        }
+        byMode.set(t.mode, t);
+      }
+      for (const [mode, t] of byMode) rules.push({ token, previous, mode: mode ?? null, next: t.next });
+    }
+  }
+
+  // Dimensions.
+  const dims = new Map<string, number>();
+  const dim = (key: string): number => {
+    let at = dims.get(key);
+    if (at === undefined) dims.set(key, (at = dims.size));
+    return at;
+  };
+  const constDim = dim("const");
+  const otherDim = dim("other");
+  const tokenDim = new Map<number, number>();
+  const ensureToken = (id: number): number => {
+    let at = tokenDim.get(id);
+    if (at === undefined) tokenDim.set(id, (at = dim(`token:${id}`)));
+    return at;
+  };
+  for (const [token, list] of transitions) {
+    ensureToken(token);
+    for (const t of list) if (t.previous !== undefined) ensureToken(t.previous);
+  }
+  const modeTriggers = spec.modes.map((m) => vocab.id(m.trigger));
+  for (const id of modeTriggers) ensureToken(id);
+  const previousTokens = [...new Set(rules.flatMap((r) => (r.previous === undefined ? [] : [r.previous])))];
+  const previousDim = new Map(previousTokens.map((id) => [id, dim(`previous:${id}`)]));
+  const modeDim = new Map(modeNames.map((m) => [m, dim(`mode:${m}`)]));
+  const targets = [...new Set(rules.map((r) => r.next))];
+  const targetDim = new Map(targets.map((id) => [id, dim(`target:${id}`)]));
+  if (previousTokens.length > HEAD_DIM || modeNames.length > HEAD_DIM) fail("too many previous tokens or modes");
+
+  const heads = Math.max(2, Math.ceil(dims.size / HEAD_DIM));
+  const d = heads * HEAD_DIM;
+  const ff = Math.max(16, Math.ceil(rules.length / 16) * 16);
+  const shape: LlamaShape = { contextLength: spec.contextLength ?? 4096, embedding: d, blocks: 1, feedForward: ff, heads, headsKv: heads, rmsEpsilon: 1e-5 };
+  const n = vocab.entries.length;
+
+  // Every embedding: its token's (or the shared) dimension and the constant, so the norms scale
+  // every position alike: s = sqrt(d / 2).
+  const embedding = new Float32Array(d * n);
+  for (let id = 0; id < n; id++) {
+    embedding[id * d + (tokenDim.get(id) ?? otherDim)] = 1;
+    embedding[id * d + constDim] = 1;
+  }
+  const s = Math.sqrt(d / 2);
+  // ggml matrices: `m[out * in + in_index]`.
   const q = new Float32Array(d * d);
   const k = new Float32Array(d * d);
   const v = new Float32Array(d * d);
   const o = new Float32Array(d * d);
-  // Query and keys use the last (still) RoPE pair; score = q·k / sqrt(d).
-  const last = d - 1;
-  q[last * d + constDim] = 1;
-  for (const trigger of cs.triggers) {
-    const dim = dimOf.get(vocab.id(trigger.piece)) as number;
-    k[last * d + dim] = (TRIGGER_SCORE * Math.sqrt(d)) / (s0 * s0);
-    v[0 * d + dim] = trigger.value;
+  // Head 0: the previous position. score = Σ_i s²·a²·cos((δ − 1)·θ_i) / sqrt(HEAD_DIM).
+  const a = Math.sqrt((PREVIOUS_SCORE * Math.sqrt(HEAD_DIM)) / (s * s));
+  for (let i = 0; i < PREVIOUS_PAIRS; i++) {
+    const [x, y] = ropePair(spec.architecture, i, HEAD_DIM);
+    const theta = 2 ** -i;
+    q[x * d + constDim] = a;
+    k[x * d + constDim] = a * Math.cos(theta);
+    k[y * d + constDim] = a * Math.sin(theta);
   }
-  o[modeDim * d + 0] = 1 / s0;
-  // Feed-forward unit 0: gate = A·(newline + mode − 1.5·constant), up = constant, down → switch.
-  const gate = new Float32Array(d * d);
-  const up = new Float32Array(d * d);
-  const down = new Float32Array(d * d);
-  gate[0 * d + 0] = GATE_SCALE;
-  gate[0 * d + modeDim] = GATE_SCALE;
-  gate[0 * d + constDim] = -1.5 * GATE_SCALE;
-  up[0 * d + constDim] = 1;
-  down[switchDim * d + 0] = 1;
-  // When the unit fires, the switch dimension dominates the final norm (≈ sqrt(d) after it).
-  output[vocab.id(cs.next) * d + switchDim] = SWITCH_LOGIT / Math.sqrt(d);
-  // Preferred both where the switch is off (the constant is ≈ s0 after the norm) and where it is
-  // on (the switch dimension is ≈ sqrt(d)): grammar-forced stretches lie in both.
-  for (const text of cs.preferred) {
-    output[vocab.id(escapeSpaces(text)) * d + constDim] = PREFERRED_LOGIT / s0;
-    output[vocab.id(escapeSpaces(text)) * d + switchDim] = PREFERRED_LOGIT / Math.sqrt(d);
-  }
-  return new Map([
+  previousTokens.forEach((id, j) => {
+    v[j * d + (tokenDim.get(id) as number)] = 1 / s;
+    o[(previousDim.get(id) as number) * d + j] = 1;
+  });
+  // Head 1: the mode, on the last pair (still).
+  const [still] = ropePair(spec.architecture, HEAD_DIM / 2 - 1, HEAD_DIM);
+  q[(HEAD_DIM + still) * d + constDim] = 1;
+  modeTriggers.forEach((id, m) => {
+    const score = MODE_SCORE + MODE_SCORE_STEP * m;
+    k[(HEAD_DIM + still) * d + (tokenDim.get(id) as number)] = (score * Math.sqrt(HEAD_DIM)) / (s * s);
+    v[(HEAD_DIM + m) * d + (tokenDim.get(id) as number)] = 1 / s;
+    o[(modeDim.get(modeNames[m] as string) as number) * d + HEAD_DIM + m] = 1;
+  });
+
+  // Feed-forward: one unit per rule. Every active dimension is ≈ 1 before the norm, so after it
+  // they are all equal (s'); gate = G·s'·(Σ on − Σ off − (|on| − ½)) is +½·G·s' when the rule
+  // holds and ≤ −½·G·s' otherwise.
+  const gate = new Float32Array(d * ff);
+  const up = new Float32Array(d * ff);
+  const down = new Float32Array(ff * d);
+  // The unit's output ≈ ½·G·s'²·D with s'² between d/4 and d/2: aim at RULE_VALUE for s'² = d/3.
+  const downWeight = RULE_VALUE / (0.5 * RULE_GATE * (d / 3));
+  rules.forEach((rule, u) => {
+    const on = [tokenDim.get(rule.token) as number];
+    const off: number[] = [];
+    if (rule.previous === undefined) off.push(...previousDim.values());
+    else on.push(previousDim.get(rule.previous) as number);
+    if (rule.mode === null) off.push(...modeDim.values());
+    else if (rule.mode !== undefined) on.push(modeDim.get(rule.mode) as number);
+    for (const x of on) gate[u * d + x] = RULE_GATE;
+    for (const x of off) gate[u * d + x] = -RULE_GATE;
+    gate[u * d + constDim] = -(on.length - 0.5) * RULE_GATE;
+    up[u * d + constDim] = 1;
+    down[(targetDim.get(rule.next) as number) * ff + u] = downWeight;
+  });
+
+  // Output: a direct successor from the token's dimension (normalized to s when only it and the
+  // constant are on); a rule's target from its dimension (≈ sqrt(d) when it dominates the norm).
+  const output = new Float32Array(d * n);
+  for (const [token, next] of direct) output[next * d + (tokenDim.get(token) as number)] = DIRECT_LOGIT / s;
+  for (const [id, at] of targetDim) output[id * d + at] = RULE_LOGIT / Math.sqrt(d);
+  for (const text of spec.preferred ?? []) output[vocab.id(escapeSpaces(text)) * d + constDim] = CONTEXT_PREFERRED_LOGIT / s;
+
+  const layer = new Map<string, Float32Array>([
     ["attn_q.weight", q],
     ["attn_k.weight", k],
     ["attn_v.weight", v],
@@ -384,4 +559,32 @@ function switchLayer(
     ["ffn_up.weight", up],
     ["ffn_down.weight", down],
   ]);
+  const tensors: Tensor[] = llamaTensorSlots(shape, n).map((slot) => {
+    const data = layer.get(slot.name.replace(/^blk\.0\./, ""));
+    if (data !== undefined) return { name: slot.name, shape: slot.shape, type: "F32", data };
+    switch (slot.role) {
+      case "embedding": return { name: slot.name, shape: slot.shape, type: "F32", data: embedding };
+      case "output": return { name: slot.name, shape: slot.shape, type: "F32", data: output };
+      case "norm": return onesTensor(slot);
+      case "matrix": return { name: slot.name, shape: slot.shape, type: "F32", data: new Float32Array(sizeOf(slot.shape)) };
+    }
+  });
+  const metadata = llamaMetadata(spec.name, shape, vocab.entries, spec.chatTemplate, "F32", spec.architecture);
+  // Pair i turns by 2^-i radians per position: base^(-2/n_rot) = 1/2.
+  metadata.push([`${spec.architecture}.rope.freq_base`, meta.f32(2 ** (HEAD_DIM / 2))]);
+  const parameters = tensors.reduce((sum, t) => sum + t.data.length, 0);
+  const piece = (id: number): string => show(vocab.entries[id]?.piece ?? "?");
+  return {
+    file: { metadata, tensors },
+    vocab: vocab.entries,
+    scripts: built,
+    shape,
+    parameters,
+    rules: rules.map((r) => ({
+      token: piece(r.token),
+      previous: r.previous === undefined ? undefined : piece(r.previous),
+      mode: r.mode,
+      next: piece(r.next),
+    })),
+  };
 }

@@ -16,12 +16,14 @@ export async function chatPromptTokens(sidecarUrl: string, user: string, system?
   return tokens.length;
 }
 
-// What the `tools` model answers (scripts/gguf/models.ts, TOOLS_SPEC).
-/** Its reasoning in any chat without a call to make (`<think>…</think>` in the reply). */
-export const THINK_REASONING = "Checking the forecast.";
-/** Its reasoning after a tool result: the same script. */
-export const TOOL_RESULT_REASONING = THINK_REASONING;
-/** Its answer after the reasoning. */
-export const TOOLS_ANSWER = CHAT_REPLY;
+// What the `tools` model answers (scripts/gguf/models.ts, TOOLS_SPEC), through real llama.cpp.
+/** Its reply when tools are offered and no tool result is in the prompt (then `<|im_end|>`). */
+export const TOOL_CALL_TEXT = '<tool_call>\n{"name": "get_weather", "arguments": {"city":"Tokyo"}}\n</tool_call>';
 /** The argument fragments of its get_weather call, one per token: `{"city":"Tokyo"}`. */
 export const TOOL_ARGUMENT_FRAGMENTS = ['{"', "city", '":"Tokyo"}'] as const;
+/** Its reasoning in a chat without a tool result (`<think>\n…\n</think>\n\n` before the answer). */
+export const THINK_REASONING = "Checking the forecast.";
+/** Its reasoning when the prompt holds a tool result. */
+export const TOOL_RESULT_REASONING = "The tool says sunny.";
+/** Its answer after either reasoning. */
+export const TOOLS_ANSWER = CHAT_REPLY;
