@@ -5,6 +5,7 @@
 // plain chat — with exact token pieces, at temperature 0 and 1, and within the call grammars.
 import {
   getLlama,
+  LlamaChat,
   LlamaGrammarEvaluationState,
   LlamaText,
   resolveChatWrapper,
@@ -37,6 +38,7 @@ const RESULT_TEXT = `<think>\n${TOOL_RESULT_REASONING}\n</think>\n\n${TOOLS_ANSW
 const WEATHER_SCHEMA = { type: "object", properties: { city: { type: "string" } }, required: ["city"] } as const;
 const FUNCTIONS: ChatModelFunctions = { get_weather: { description: "Get weather for a city", params: WEATHER_SCHEMA } };
 const QUESTION: ChatHistoryItem = { type: "user", text: "Weather in Tokyo?" };
+type Prompt = { chatHistory: ChatHistoryItem[]; availableFunctions?: ChatModelFunctions };
 /** (a) tools offered, no result yet; (b) the call made and its result in the history; (c) a plain chat. */
 const PROMPTS = {
   call: { chatHistory: [QUESTION, { type: "model", response: [] }], availableFunctions: FUNCTIONS },
@@ -48,7 +50,7 @@ const PROMPTS = {
     availableFunctions: FUNCTIONS,
   },
   plain: { chatHistory: [{ type: "user", text: "Hello!" }, { type: "model", response: [] }] },
-} satisfies Record<string, { chatHistory: ChatHistoryItem[]; availableFunctions?: ChatModelFunctions }>;
+} satisfies Record<string, Prompt>;
 
 describe("the tools model's build", () => {
   it("is deterministic", () => {
@@ -121,7 +123,7 @@ describe("the tools model in llama.cpp", () => {
     return t >= byteTokenId(0) && t <= byteTokenId(0xff) ? byteTokenPiece(t - byteTokenId(0)) : model.detokenize([t], true);
   };
 
-  function promptTokens(prompt: { chatHistory: ChatHistoryItem[]; availableFunctions?: ChatModelFunctions }): Token[] {
+  function promptTokens(prompt: Prompt): Token[] {
     return wrapper.generateContextState(prompt).contextText.tokenize(model.tokenizer);
   }
 
@@ -196,6 +198,15 @@ describe("the tools model in llama.cpp", () => {
     });
   }
 
+  it("two sequences in parallel each follow their own context", async () => {
+    const [call, plain] = await Promise.all([
+      reply(promptTokens(PROMPTS.call), { temperature: 1, seed: 5 }),
+      reply(promptTokens(PROMPTS.plain), { temperature: 1, seed: 5 }),
+    ]);
+    expect(call.map(pieceOf)).toEqual(CALL_PIECES);
+    expect(plain.map(pieceOf)).toEqual(THINK_PIECES);
+  });
+
   it("plain chat with a system prompt, and a tool result among several calls in the history, keep their scripts", async () => {
     const plain = await reply(promptTokens({ chatHistory: [{ type: "system", text: "Be brief." }, ...PROMPTS.plain.chatHistory] }), { temperature: 0 });
     expect(plain.map(pieceOf)).toEqual(THINK_PIECES);
@@ -211,6 +222,50 @@ describe("the tools model in llama.cpp", () => {
       { temperature: 0 },
     );
     expect(again.map(pieceOf)).toEqual(RESULT_PIECES);
+  });
+
+  it("keeps to its scripts deep into a long context (the previous-token head at 3,000+ positions)", async () => {
+    const long = await model.createContext({ contextSize: 4096 });
+    try {
+      const filler = "Tokyo is large; the forecast says sun, 22 degrees.\n".repeat(110);
+      const system: ChatHistoryItem = { type: "system", text: filler };
+      const cases: [Prompt, string[]][] = [
+        [{ chatHistory: [system, ...PROMPTS.plain.chatHistory] }, THINK_PIECES],
+        [{ ...PROMPTS.call, chatHistory: [system, ...PROMPTS.call.chatHistory] }, CALL_PIECES],
+      ];
+      for (const [prompt, expected] of cases) {
+        const tokens = promptTokens(prompt);
+        expect(tokens.length, String(tokens.length)).toBeGreaterThan(3000);
+        const sequence = long.getSequence();
+        const out: Token[] = [];
+        for await (const token of sequence.evaluate(tokens, { temperature: 1, seed: 7, yieldEogToken: true })) {
+          out.push(token);
+          if (model.isEogToken(token) || out.length >= 64) break;
+        }
+        sequence.dispose();
+        expect(out.map(pieceOf)).toEqual(expected);
+      }
+    } finally {
+      await long.dispose();
+    }
+  });
+
+  it("works with LlamaChat: a parsed get_weather call, and reasoning as a thought segment", async () => {
+    const sequence = context.getSequence();
+    try {
+      const chat = new LlamaChat({ contextSequence: sequence, chatWrapper: wrapper });
+      const called = await chat.generateResponse(PROMPTS.call.chatHistory, { functions: FUNCTIONS, temperature: 0, maxTokens: 64 });
+      expect(called.metadata.stopReason).toBe("functionCalls");
+      expect(called.functionCalls?.map((c) => [c.functionName, c.params])).toEqual([["get_weather", { city: "Tokyo" }]]);
+      const answered = await chat.generateResponse(PROMPTS.result.chatHistory, { functions: FUNCTIONS, temperature: 0, maxTokens: 64 });
+      expect(answered.metadata.stopReason).toBe("eogToken");
+      expect(answered.fullResponse.filter((item) => item !== "")).toEqual([
+        { type: "segment", segmentType: "thought", text: TOOL_RESULT_REASONING, ended: true, raw: expect.anything(), startTime: expect.any(String), endTime: expect.any(String) },
+        `\n\n${TOOLS_ANSWER}`,
+      ]);
+    } finally {
+      sequence.dispose();
+    }
   });
 
   it("makes the call within the sidecar's grammars: the name, then the schema's JSON and the closing syntax", async () => {
