@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { modelPath } from "../../scripts/gguf/models.js";
 import { startStack, type Stack } from "../support/edge.js";
-import { THINK_REASONING, TOOLS_ANSWER } from "../support/scripted.js";
+import { TOOL_RESULT_REASONING, TOOLS_ANSWER } from "../support/scripted.js";
 
 let stack: Stack;
 beforeAll(async () => {
@@ -43,7 +43,7 @@ describe("the AI SDK's OpenAI-compatible provider", () => {
     expect(result.steps[0]?.finishReason).toBe("tool-calls");
     expect(result.steps[0]?.toolCalls).toMatchObject([{ toolName: "get_weather", input: { city: "Tokyo" } }]);
     expect(result.text).toBe(TOOLS_ANSWER);
-    expect(result.reasoningText).toBe(THINK_REASONING);
+    expect(result.reasoningText).toBe(TOOL_RESULT_REASONING);
     expect(result.finishReason).toBe("stop");
   });
 
@@ -65,7 +65,7 @@ describe("the AI SDK's OpenAI-compatible provider", () => {
     expect(kinds).toContain("tool-call");
     expect(kinds).toContain("tool-result");
     expect(text).toBe(TOOLS_ANSWER);
-    expect(reasoning).toBe(THINK_REASONING);
+    expect(reasoning).toBe(TOOL_RESULT_REASONING);
     expect(await result.finishReason).toBe("stop");
   });
 });

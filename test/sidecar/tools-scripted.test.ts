@@ -1,11 +1,11 @@
 // Tool calls and reasoning through the real sidecar on the `tools` scripted model, whose template
-// is read by node-llama-cpp's Jinja wrapper: exact token events over native gRPC and gRPC-Web.
+// node-llama-cpp resolves to its Qwen wrapper: exact token events over native gRPC and gRPC-Web.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FinishReason, Role, ToolChoice, type GenerateResponse } from "../../proto/gen/inference/v1/inference_pb.js";
 import { modelPath } from "../../scripts/gguf/models.js";
 import type { RunningSidecar } from "../../sidecar/server.js";
 import { clientsFor, collect, startTestSidecar } from "../support/sidecar.js";
-import { THINK_REASONING, TOOL_ARGUMENT_FRAGMENTS, TOOLS_ANSWER } from "../support/scripted.js";
+import { THINK_REASONING, TOOL_ARGUMENT_FRAGMENTS, TOOL_RESULT_REASONING, TOOLS_ANSWER } from "../support/scripted.js";
 
 const tools = [
   {
@@ -74,7 +74,7 @@ describe.each(["grpc", "grpc-web"] as const)("the tools model over %s", (protoco
         { role: Role.TOOL, toolCallId: "call_1", content: '{"temperature":22,"sky":"sunny"}' },
       ],
     });
-    expect(parts(events).map(([r]) => r).join("")).toBe(THINK_REASONING);
+    expect(parts(events).map(([r]) => r).join("")).toBe(TOOL_RESULT_REASONING);
     expect(parts(events).map(([, t]) => t).join("")).toBe(TOOLS_ANSWER);
     expect(finishOf(events).reason).toBe(FinishReason.STOP);
   });
