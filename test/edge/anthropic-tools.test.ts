@@ -9,7 +9,8 @@ import { describe, expect, it } from "vitest";
 import { Role, ToolChoice, type Chat } from "../../proto/gen/inference/v1/inference_pb.js";
 import { thinkingSignature } from "../../edge/protocols/anthropic-messages/signature.js";
 import { inProcessFetch, post, testApp } from "../support/app.js";
-import { finish, start, token, type Step } from "../support/fake-sidecar.js";
+import { finish, start, token, toolCall, type Step } from "../support/fake-sidecar.js";
+import { thinkingSteps } from "../support/tool-scripts.js";
 import { hostileSplits, parseText, streamOf } from "../support/sse.js";
 import { checkAnthropicStream } from "../support/contract.js";
 
@@ -19,20 +20,8 @@ const weatherTool = { name: "get_weather", description: "Get weather for a city"
 const question = [{ role: "user" as const, content: "Weather in Tokyo?" }];
 const base = { model: "claude-sonnet-4-5", max_tokens: 256, messages: question };
 
-/** A call as the sidecar streams it: id and name first, then argument fragments. */
-function call(index: number, id: string, name: string, fragments: readonly string[]): Step[] {
-  return [
-    token("", { piece: "<tool_call>", toolCalls: [{ index, id, name }] }),
-    ...fragments.map((fragment) => token("", { piece: fragment, toolCalls: [{ index, arguments: fragment }] })),
-  ];
-}
-const weatherCall = (id = "toolu_01", index = 0, city = "Tokyo") => call(index, id, "get_weather", ['{"city":', ` "${city}"}`]);
-const thinking = (): Step[] => [
-  token("", { piece: "Checking", reasoning: "Checking" }),
-  token("", { piece: " the forecast.", reasoning: " the forecast." }),
-  token("It"),
-  token(" is sunny."),
-];
+const weatherCall = (id = "toolu_01", index = 0, city = "Tokyo") => toolCall(index, id, "get_weather", ['{"city":', ` "${city}"}`]);
+const thinking = thinkingSteps;
 
 const toolScript = [start("tiny-llama", 40), ...weatherCall(), finish("tool_calls", { promptTokens: 40, completionTokens: 6 })];
 const thinkingScript = [start("tiny-llama", 9), ...thinking(), finish("stop", { promptTokens: 9, completionTokens: 5 })];
@@ -275,7 +264,7 @@ describe("non-streaming tool_use and thinking blocks", () => {
   });
 
   it("a call cut by max_tokens: input {} (its JSON is unfinished), stop_reason max_tokens", async () => {
-    const script = [start("tiny-llama", 40), ...call(0, "toolu_01", "get_weather", ['{"city":']), finish("length", { completionTokens: 256 })];
+    const script = [start("tiny-llama", 40), ...toolCall(0, "toolu_01", "get_weather", ['{"city":']), finish("length", { completionTokens: 256 })];
     const { response } = await send({ ...base, tools: [weatherTool] }, script);
     expect(await response.json()).toMatchObject({
       content: [{ type: "tool_use", id: "toolu_01", name: "get_weather", input: {} }],

@@ -30,6 +30,7 @@ import {
   checkResponsesStream,
 } from "../support/contract.js";
 import { fail, finish, start, token, type Step } from "../support/fake-sidecar.js";
+import { chatWeatherTool } from "../support/tool-scripts.js";
 import { hostileSplits, parseChunks, parseText } from "../support/sse.js";
 
 type Path = "/v1/chat/completions" | "/v1/completions" | "/v1/messages" | "/v1/responses";
@@ -64,14 +65,7 @@ const weatherCall = (id = "call_weather", index = 0, city = "Tokyo"): Step[] => 
   token("", { piece: `":"${city}"}`, toolCalls: [{ index, arguments: `":"${city}"}` }] }),
   token("", { piece: "</tool_call>" }),
 ];
-const weatherTool = {
-  type: "function",
-  function: {
-    name: "get_weather",
-    description: "Get weather for a city",
-    parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
-  },
-};
+const weatherTool = chatWeatherTool;
 /** Reasoning, then the answer: "<think>Checking the forecast.</think>It is sunny." */
 const thinkingTokens = (): Step[] => [
   token("", { piece: "<think>" }),

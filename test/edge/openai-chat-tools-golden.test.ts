@@ -24,16 +24,10 @@ import { formatEvent } from "../../edge/sse/frame.js";
 import { post, testApp } from "../support/app.js";
 import { checkChatStream, type ContractSummary } from "../support/contract.js";
 import { finish, reasoning, start, token, toolCall, type Step } from "../support/fake-sidecar.js";
+import { chatWeatherTool } from "../support/tool-scripts.js";
 import { hostileSplits, parseChunks, parseText, type ParsedEvent } from "../support/sse.js";
 
-const weatherTool = {
-  type: "function",
-  function: {
-    name: "get_weather",
-    description: "Get weather for a city",
-    parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
-  },
-};
+const weatherTool = chatWeatherTool;
 const body = { model: "local-model", messages: [{ role: "user", content: "Weather in Tokyo?" }], tools: [weatherTool], tool_choice: "auto", stream: true };
 const TOKYO = ['{"', "city", '":"Tokyo"}'];
 

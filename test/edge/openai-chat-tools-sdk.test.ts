@@ -10,18 +10,10 @@ import { z } from "zod";
 import { Role } from "../../proto/gen/inference/v1/inference_pb.js";
 import { inProcessFetch, testApp } from "../support/app.js";
 import { finish, reasoning, start, token, toolCall, type Script, type Step } from "../support/fake-sidecar.js";
+import { twoCallsScript, weatherCallScript } from "../support/tool-scripts.js";
 
-const weatherCall: Step[] = [
-  start("tiny-llama", 40),
-  ...toolCall(0, "call_weather", "get_weather", ['{"', "city", '":"Tokyo"}']),
-  finish("tool_calls", { promptTokens: 40, completionTokens: 4 }),
-];
-const twoCalls: Step[] = [
-  start("tiny-llama", 40),
-  ...toolCall(0, "call_1", "get_weather", ['{"city":', '"Tokyo"}']),
-  ...toolCall(1, "call_2", "get_weather", ['{"city":', '"Paris"}']),
-  finish("tool_calls", { promptTokens: 40, completionTokens: 6 }),
-];
+const weatherCall = weatherCallScript;
+const twoCalls = twoCallsScript;
 const thinkingAnswer: Step[] = [
   start("tiny-llama", 50),
   ...reasoning("It is", " sunny there."),

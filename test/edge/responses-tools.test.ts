@@ -10,7 +10,8 @@ import { describe, expect, it } from "vitest";
 import { Role, ToolChoice, type Chat } from "../../proto/gen/inference/v1/inference_pb.js";
 import { FIXED_ID, inProcessFetch, post, testApp } from "../support/app.js";
 import { checkResponsesStream } from "../support/contract.js";
-import { finish, start, token, type Step } from "../support/fake-sidecar.js";
+import { finish, start, token, toolCall, type Step } from "../support/fake-sidecar.js";
+import { thinkingSteps } from "../support/tool-scripts.js";
 import { hostileSplits, parseText, streamOf } from "../support/sse.js";
 
 const PATH = "/v1/responses";
@@ -18,20 +19,8 @@ const WEATHER_SCHEMA = { type: "object", properties: { city: { type: "string" } 
 const weatherTool = { type: "function", name: "get_weather", description: "Get weather for a city", parameters: WEATHER_SCHEMA, strict: true };
 const base = { model: "local-model", input: "Weather in Tokyo?" };
 
-/** A call as the sidecar streams it: id and name first, then argument fragments. */
-function call(index: number, id: string, name: string, fragments: readonly string[]): Step[] {
-  return [
-    token("", { piece: "<tool_call>", toolCalls: [{ index, id, name }] }),
-    ...fragments.map((fragment) => token("", { piece: fragment, toolCalls: [{ index, arguments: fragment }] })),
-  ];
-}
-const weatherCall = (id = "call_01", index = 0, city = "Tokyo") => call(index, id, "get_weather", ['{"city":', ` "${city}"}`]);
-const thinking = (): Step[] => [
-  token("", { piece: "Checking", reasoning: "Checking" }),
-  token("", { piece: " the forecast.", reasoning: " the forecast." }),
-  token("It"),
-  token(" is sunny."),
-];
+const weatherCall = (id = "call_01", index = 0, city = "Tokyo") => toolCall(index, id, "get_weather", ['{"city":', ` "${city}"}`]);
+const thinking = thinkingSteps;
 const toolScript = [start("tiny-llama", 40), ...weatherCall(), finish("tool_calls", { promptTokens: 40, completionTokens: 6 })];
 const thinkingScript = [start("tiny-llama", 9), ...thinking(), finish("stop", { promptTokens: 9, completionTokens: 5 })];
 /** Reasoning, a sentence, then two calls: every item kind in one reply. */
@@ -293,7 +282,7 @@ describe("streamed function_call and reasoning items", () => {
   });
 
   it("a call cut by max_output_tokens: its item is incomplete, the Response incomplete", async () => {
-    const script = [start("tiny-llama", 40), ...call(0, "call_01", "get_weather", ['{"city":']), finish("length", { completionTokens: 3 })];
+    const script = [start("tiny-llama", 40), ...toolCall(0, "call_01", "get_weather", ['{"city":']), finish("length", { completionTokens: 3 })];
     const { response } = await send({ ...base, tools: [weatherTool], max_output_tokens: 3, stream: true }, script);
     const data = dataOf(await response.text());
     expect(data.find((d) => d.type === "response.output_item.done")).toMatchObject({ item: { type: "function_call", status: "incomplete", arguments: '{"city":' } });
