@@ -184,6 +184,25 @@ class VocabBuilder {
   }
 }
 
+/** A script's trigger (the last piece of `after`) and reply pieces, added to the vocabulary. */
+function scriptPieces(
+  script: Pick<Script, "after" | "reply">,
+  vocab: VocabBuilder,
+  label: string,
+  fail: (message: string) => never,
+): { trigger: Piece; reply: Piece[] } {
+  let after: Piece[] = [];
+  let reply: Piece[] = [];
+  try {
+    after = typeof script.after === "string" ? splitPieces(script.after) : explicitPieces(script.after, vocab.special);
+    reply = typeof script.reply === "string" ? splitPieces(script.reply) : explicitPieces(script.reply, vocab.special);
+    for (const p of [...after, ...reply]) vocab.addText(p);
+  } catch (e) {
+    fail(`${label}: ${(e as Error).message}`);
+  }
+  return { trigger: after.at(-1) ?? fail(`${label}: "after" is empty`), reply };
+}
+
 interface Step {
   readonly next: number;
   readonly origin: string;
@@ -197,16 +216,7 @@ export function buildScriptedModel(spec: ScriptedSpec): ScriptedModel {
   const vocab = new VocabBuilder();
   const parsed = spec.scripts.map((script, index) => {
     const label = `script ${index + 1} (after ${JSON.stringify(script.after)})`;
-    let reply: Piece[] = [];
-    let after: Piece[] = [];
-    try {
-      after = typeof script.after === "string" ? splitPieces(script.after) : explicitPieces(script.after, vocab.special);
-      reply = typeof script.reply === "string" ? splitPieces(script.reply) : explicitPieces(script.reply, vocab.special);
-      for (const p of [...after, ...reply]) vocab.addText(p);
-    } catch (e) {
-      fail(`${label}: ${(e as Error).message}`);
-    }
-    const trigger = after.at(-1) ?? fail(`${label}: "after" is empty`);
+    const { trigger, reply } = scriptPieces(script, vocab, label, fail);
     if (reply.length === 0 && script.end === "loop") fail(`${label}: a loop needs a reply`);
     return { script, label, trigger, reply };
   });
@@ -390,16 +400,7 @@ export function buildContextualModel(spec: ContextualSpec): ContextualModel {
   const built: BuiltContextualScript[] = spec.scripts.map((script, index) => {
     const label = `script ${index + 1} (after ${JSON.stringify(script.after)}${script.mode === undefined ? "" : `, mode ${script.mode}`})`;
     if (script.mode !== undefined && !modeNames.includes(script.mode)) fail(`${label}: unknown mode`);
-    let after: Piece[] = [];
-    let reply: Piece[] = [];
-    try {
-      after = typeof script.after === "string" ? splitPieces(script.after) : explicitPieces(script.after, vocab.special);
-      reply = typeof script.reply === "string" ? splitPieces(script.reply) : explicitPieces(script.reply, vocab.special);
-      for (const p of [...after, ...reply]) vocab.addText(p);
-    } catch (e) {
-      fail(`${label}: ${(e as Error).message}`);
-    }
-    const trigger = after.at(-1) ?? fail(`${label}: "after" is empty`);
+    const { trigger, reply } = scriptPieces(script, vocab, label, fail);
     const endId = script.end === "eos" ? EOS_ID : IM_END_ID;
     const chain = [...[trigger, ...reply].map((p) => vocab.id(p)), endId];
     for (let i = 0; i + 1 < chain.length; i++) {
