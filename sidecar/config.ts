@@ -1,5 +1,6 @@
 import { parseArgs } from "node:util";
 import { ENGINE_CHOICES, type EngineChoice, type ModelOptions } from "./engine/model.js";
+import type { PrioritySetting } from "./priority.js";
 
 type EngineSettings = "threads" | "engine" | "sequences" | "contextSize" | "maxQueue" | "queueTimeoutMs";
 
@@ -10,6 +11,8 @@ export interface SidecarConfig extends Pick<ModelOptions, EngineSettings> {
   readonly host: string;
   readonly port: number;
   readonly drainMs: number;
+  /** Scheduling priority of the main thread (see priority.ts); "off" when not given. */
+  readonly priority?: PrioritySetting;
 }
 
 const options = {
@@ -24,6 +27,7 @@ const options = {
   "max-queue": { type: "string", env: "MAX_QUEUE", default: "64", help: "requests that may wait for a sequence" },
   "queue-timeout-ms": { type: "string", env: "QUEUE_TIMEOUT_MS", default: "60000", help: "longest wait for a sequence" },
   "drain-ms": { type: "string", env: "DRAIN_MS", default: "30000", help: "grace period on SIGTERM" },
+  priority: { type: "string", env: "SIDECAR_PRIORITY", default: "auto", help: "nice value of the main thread: auto (-5 when permitted), off, or -20..19" },
 } as const;
 
 export function usage(): string {
@@ -37,6 +41,13 @@ export function usage(): string {
 function positiveInt(name: string, raw: string, min = 1): number {
   const value = Number(raw);
   if (!Number.isInteger(value) || value < min) throw new Error(`--${name} must be an integer of at least ${min}, got "${raw}"`);
+  return value;
+}
+
+function priorityOf(raw: string): PrioritySetting {
+  if (raw === "auto" || raw === "off") return raw;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < -20 || value > 19) throw new Error(`--priority must be auto, off or a nice value from -20 to 19, got "${raw}"`);
   return value;
 }
 
@@ -70,5 +81,6 @@ export function readConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Sid
     maxQueue: positiveInt("max-queue", get("max-queue") ?? "64", 0),
     queueTimeoutMs: positiveInt("queue-timeout-ms", get("queue-timeout-ms") ?? "60000"),
     drainMs: positiveInt("drain-ms", get("drain-ms") ?? "30000", 0),
+    priority: priorityOf(get("priority") ?? "auto"),
   };
 }

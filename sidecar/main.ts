@@ -1,3 +1,4 @@
+import { getPriority } from "node:os";
 import { ensureModels } from "../scripts/gguf/models.js";
 import { readConfig, usage } from "./config.js";
 import { startSidecar } from "./server.js";
@@ -29,7 +30,7 @@ async function main(): Promise<void> {
   const [first] = sidecar.models;
   console.error(
     `sidecar: serving ${first?.id} (${config.sequences} sequences × ${first?.contextSize} tokens, ${first?.threads} threads, ` +
-      `${first?.llama.buildType} llama.cpp) ` +
+      `${first?.llama.buildType} llama.cpp, nice ${getPriority()}) ` +
       `on ${sidecar.url} (native gRPC and gRPC-Web)`,
   );
   let signals = 0;

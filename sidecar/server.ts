@@ -4,6 +4,7 @@ import type { SidecarConfig } from "./config.js";
 import { unavailable } from "./engine/errors.js";
 import { EngineMetrics } from "./engine/metrics.js";
 import { loadModel, type LoadedModel } from "./engine/model.js";
+import { applyPriority } from "./priority.js";
 import { createInferenceService } from "./service.js";
 import { addInferenceService } from "./transport/grpc-native.js";
 import { grpcWebHandler, type PlainHandler } from "./transport/grpc-web.js";
@@ -24,7 +25,8 @@ export interface StartOptions extends Omit<SidecarConfig, "model"> {
 }
 
 export async function startSidecar(config: StartOptions): Promise<RunningSidecar> {
-  const { model, modelId, host: _host, port: _port, drainMs: _drainMs, ...engine } = config;
+  const { model, modelId, host: _host, port: _port, drainMs: _drainMs, priority = "off", ...engine } = config;
+  applyPriority(priority);
   const loaded = await loadModel({ ...engine, modelPath: model, ...(modelId !== undefined ? { id: modelId } : {}) });
   const models = [loaded];
   const metrics = new EngineMetrics();

@@ -21,6 +21,8 @@ try {
     maxQueue: args.maxQueue,
     queueTimeoutMs: 120_000,
     drainMs: 1_000,
+    // As the sidecar's own entry (sidecar/main.ts) runs by default.
+    priority: "auto",
   });
   exitOnSigterm(() => sidecar.stop());
   const loaded = sidecar.models[0];
