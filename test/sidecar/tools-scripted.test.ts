@@ -110,6 +110,24 @@ describe("tool choice and history on the tools model", () => {
     expect(await refuse({ messages: [question], tools }, { constraint: { kind: { case: "jsonObject", value: true } } })).toMatch(/cannot be combined/);
   });
 
+  it("logit bias still applies under the call grammar: the banned `city` token never comes, the grammar still writes the key", async () => {
+    const client = clientsFor(sidecar.url).grpc;
+    const { tokens } = await client.tokenize({ input: { case: "text", value: "city" } });
+    const city = tokens.at(-1) ?? 0;
+    const events = await collect(
+      client.generate({
+        input: { case: "chat", value: { messages: [question], tools } },
+        sampling: { temperature: 0, logitBias: { [city]: -100 } },
+        maxTokens: 100,
+      }),
+    );
+    const fragments = parts(events).flatMap(([, , c]) => c).map((c) => c.split("|")[3] ?? "").filter((f) => f !== "");
+    expect(events.some((e) => e.case === "token" && e.value.id === city)).toBe(false);
+    // Off its script after the ban, the model writes the key the schema requires, piece by piece.
+    expect(fragments.join("")).toMatch(/^\{"city":/);
+    expect(fragments.slice(0, 2)).not.toEqual(TOOL_ARGUMENT_FRAGMENTS.slice(0, 2));
+  });
+
   it("counts the tools in the rendered prompt (Tokenize)", async () => {
     const client = clientsFor(sidecar.url).grpc;
     const plain = await client.tokenize({ input: { case: "chat", value: { messages: [question] } } });
