@@ -24,7 +24,11 @@ import { byteTokenId, byteTokenPiece, NEWLINE_ID, TOKEN_TYPE } from "../scripts/
 import { buildModel, ensureModels, TOOLS_SPEC } from "../scripts/gguf/models.js";
 import { buildContextualModel, type ContextualSpec } from "../scripts/gguf/scripted.js";
 import { encodeGguf } from "../scripts/gguf/writer.js";
-import { TOOL_ARGUMENT_FRAGMENTS, TOOL_CALL_TEXT, TOOL_RESULT_REASONING, TOOLS_ANSWER, THINK_REASONING } from "./support/scripted.js";
+import {
+  TOOL_ARGUMENT_FRAGMENTS,
+  TOOL_CALL_TEXT,
+  TWO_TOOL_CALLS_ARGUMENT_FRAGMENTS,
+  TWO_TOOL_CALLS_TEXT, TOOL_RESULT_REASONING, TOOLS_ANSWER, THINK_REASONING } from "./support/scripted.js";
 
 const MARKERS = ["<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>", "<think>", "</think>"];
 /** The answer's pieces: ° and ☀️ are byte tokens. */
@@ -32,6 +36,12 @@ const ANSWER_PIECES = ["It", " is", " sunny", " in", " Tokyo,", " 22", "<0xC2>",
 const CALL_PIECES = ["<tool_call>", "<0x0A>", '{"name": "', "get_weather", '", "arguments": ', ...TOOL_ARGUMENT_FRAGMENTS, "}", "<0x0A>", "</tool_call>", "<|im_end|>"];
 const THINK_PIECES = ["<think>", "<0x0A>", "Checking", " the", " forecast.", "<0x0A>", "</think>", "<0x0A>", "<0x0A>", ...ANSWER_PIECES, "<|im_end|>"];
 const RESULT_PIECES = ["<think>", "<0x0A>", "The", " tool", " says", " sunny.", "<0x0A>", "</think>", "<0x0A>", "<0x0A>", ...ANSWER_PIECES, "<|im_end|>"];
+/** (d): two calls, one a line; each ends in its own token, which switches the mode for the next. */
+const TWO_CALLS_PIECES = [
+  ...CALL_PIECES.slice(0, 6), "city", '":"', 'Tokyo"}', "}", "<0x0A>", "</tool_call>",
+  "<0x0A>",
+  ...CALL_PIECES.slice(0, 6), "city", '":"', 'Paris"}', "}", "<0x0A>", "</tool_call>", "<|im_end|>",
+];
 const THINK_TEXT = `<think>\n${THINK_REASONING}\n</think>\n\n${TOOLS_ANSWER}`;
 const RESULT_TEXT = `<think>\n${TOOL_RESULT_REASONING}\n</think>\n\n${TOOLS_ANSWER}`;
 
@@ -50,6 +60,8 @@ const PROMPTS = {
     availableFunctions: FUNCTIONS,
   },
   plain: { chatHistory: [{ type: "user", text: "Hello!" }, { type: "model", response: [] }] },
+  /** (d) tools offered and " cities" in the question. */
+  twoCalls: { chatHistory: [{ type: "user", text: "Weather in both cities, Tokyo and Paris?" }, { type: "model", response: [] }], availableFunctions: FUNCTIONS },
 } satisfies Record<string, Prompt>;
 
 describe("the tools model's build", () => {
@@ -63,16 +75,31 @@ describe("the tools model's build", () => {
       ["tools", "<0x0A>", CALL_PIECES],
       ["result", "<0x0A>", RESULT_PIECES],
       [undefined, "<0x0A>", THINK_PIECES],
+      ["cities", "<0x0A>", TWO_CALLS_PIECES.slice(0, 9)],
+      ["first-call", 'Tokyo"}', TWO_CALLS_PIECES.slice(9, 22)],
+      ["second-call", 'Paris"}', TWO_CALLS_PIECES.slice(22)],
     ]);
-    // The newline's successor is decided by the token before it, and at the two forks by the mode.
+    // The newline's successor is decided by the token before it, and at the forks by the mode (a
+    // default for the modes not named); so are the second call's tokens where it parts from the first.
     expect(built.rules.filter((r) => r.mode !== undefined)).toEqual([
       { token: "<0x0A>", previous: undefined, mode: "tools", next: "<tool_call>" },
-      { token: "<0x0A>", previous: undefined, mode: "result", next: "<think>" },
-      { token: "<0x0A>", previous: undefined, mode: null, next: "<think>" },
+      { token: "<0x0A>", previous: undefined, mode: "cities", next: "<tool_call>" },
+      { token: "<0x0A>", previous: undefined, mode: { except: ["tools", "cities"] }, next: "<think>" },
       { token: "<0x0A>", previous: "<think>", mode: "result", next: "The" },
-      { token: "<0x0A>", previous: "<think>", mode: null, next: "Checking" },
+      { token: "<0x0A>", previous: "<think>", mode: { except: ["result"] }, next: "Checking" },
+      { token: "city", previous: '{"', mode: "cities", next: '":"' },
+      { token: "city", previous: '{"', mode: "first-call", next: '":"' },
+      { token: "city", previous: '{"', mode: { except: ["cities", "first-call"] }, next: '":"Tokyo"}' },
+      { token: "</tool_call>", previous: "<0x0A>", mode: "first-call", next: "<0x0A>" },
+      { token: "</tool_call>", previous: "<0x0A>", mode: { except: ["first-call"] }, next: "<|im_end|>" },
+      { token: '":"', previous: "city", mode: "first-call", next: 'Paris"}' },
+      { token: '":"', previous: "city", mode: { except: ["first-call"] }, next: 'Tokyo"}' },
     ]);
-    expect(built.rules.every((r) => r.token === "<0x0A>")).toBe(true);
+  });
+
+  it("rejects a script that continues after a token no script continues", () => {
+    const spec: ContextualSpec = { ...TOOLS_SPEC, name: "dangling", scripts: [{ after: ["\n"], reply: ["A"], end: "continue" }] };
+    expect(() => buildContextualModel(spec)).toThrow(/continues after "A", which no script continues/);
   });
 
   it("has the markers as single user-defined tokens and the newline only as a byte", () => {
@@ -174,6 +201,11 @@ describe("the tools model in llama.cpp", () => {
       expect(model.tokenize(marker)).toEqual([id]);
     }
     expect(model.tokenize("\n")).toEqual([NEWLINE_ID]);
+    // The two-calls trigger is one (text) token wherever " cities" is written.
+    const cities = model.tokenize(" cities");
+    expect(cities.length).toBe(1);
+    expect(promptTokens(PROMPTS.twoCalls)).toContain(cities[0]);
+    expect(promptTokens(PROMPTS.call)).not.toContain(cities[0]);
     const call = promptTokens(PROMPTS.call);
     const toolCall = model.tokenize("<tool_call>")[0];
     expect(call.filter((t) => t === toolCall).length).toBe(2); // the tools' instructions
@@ -195,6 +227,11 @@ describe("the tools model in llama.cpp", () => {
       const plain = await reply(promptTokens(PROMPTS.plain), sampling);
       expect(plain.map(pieceOf)).toEqual(THINK_PIECES);
       expect(model.detokenize(plain.slice(0, -1), false)).toBe(THINK_TEXT);
+
+      const two = await reply(promptTokens(PROMPTS.twoCalls), sampling);
+      expect(two.map(pieceOf)).toEqual(TWO_CALLS_PIECES);
+      expect(model.detokenize(two.slice(0, -1), false)).toBe(TWO_TOOL_CALLS_TEXT);
+      expect([two.slice(5, 9), two.slice(18, 22)].map((args) => args.map((t) => model.detokenize([t], false)))).toEqual(TWO_TOOL_CALLS_ARGUMENT_FRAGMENTS);
     });
   }
 
@@ -227,11 +264,12 @@ describe("the tools model in llama.cpp", () => {
   it("keeps to its scripts deep into a long context (the previous-token head at 3,000+ positions)", async () => {
     const long = await model.createContext({ contextSize: 4096 });
     try {
-      const filler = "Tokyo is large; the forecast says sun, 22 degrees.\n".repeat(110);
+      const filler = "Tokyo is large; the forecast says sun, 22 degrees.\n".repeat(135);
       const system: ChatHistoryItem = { type: "system", text: filler };
       const cases: [Prompt, string[]][] = [
         [{ chatHistory: [system, ...PROMPTS.plain.chatHistory] }, THINK_PIECES],
         [{ ...PROMPTS.call, chatHistory: [system, ...PROMPTS.call.chatHistory] }, CALL_PIECES],
+        [{ ...PROMPTS.twoCalls, chatHistory: [system, ...PROMPTS.twoCalls.chatHistory] }, TWO_CALLS_PIECES],
       ];
       for (const [prompt, expected] of cases) {
         const tokens = promptTokens(prompt);
@@ -257,6 +295,12 @@ describe("the tools model in llama.cpp", () => {
       const called = await chat.generateResponse(PROMPTS.call.chatHistory, { functions: FUNCTIONS, temperature: 0, maxTokens: 64 });
       expect(called.metadata.stopReason).toBe("functionCalls");
       expect(called.functionCalls?.map((c) => [c.functionName, c.params])).toEqual([["get_weather", { city: "Tokyo" }]]);
+      const both = await chat.generateResponse(PROMPTS.twoCalls.chatHistory, { functions: FUNCTIONS, temperature: 0, maxTokens: 64 });
+      expect(both.metadata.stopReason).toBe("functionCalls");
+      // LlamaChat (3.22.1) stops after the first call of the two: it ends the calls at the token
+      // after `</tool_call>` (here `\n`, Qwen's betweenCalls) instead of reading a second call. The
+      // sidecar parses replies itself (both calls: the grammar test below follows its steps).
+      expect(both.functionCalls?.[0]).toMatchObject({ functionName: "get_weather", params: { city: "Tokyo" } });
       const answered = await chat.generateResponse(PROMPTS.result.chatHistory, { functions: FUNCTIONS, temperature: 0, maxTokens: 64 });
       expect(answered.metadata.stopReason).toBe("eogToken");
       expect(answered.fullResponse.filter((item) => item !== "")).toEqual([
@@ -305,6 +349,48 @@ describe("the tools model in llama.cpp", () => {
       // Free for `<tool_call>`, `\n`, `{"name": "`; the name grammar for the name and `", "arguments": `;
       // the arguments grammar for `{"`, `city`, `":"Tokyo"}`, `}`, `\n`, `</tool_call>` and the end.
       expect(phases).toEqual([...Array(3).fill("free"), ...Array(2).fill("name"), ...Array(7).fill("arguments")]);
+    }
+  });
+
+  it("makes two calls within the grammars, free between them: each argument token allowed by the JSON schema", async () => {
+    const call = wrapper.settings.functions.call;
+    const [prefix, paramsPrefix, suffix] = [text(call.prefix), text(call.paramsPrefix), text(call.suffix)];
+    const nameGrammar = await llama.createGrammar({ grammar: `root ::= ( "get_weather" ${JSON.stringify(paramsPrefix)} )` });
+    const schemaGrammar = await llama.createGrammarForJsonSchema(WEATHER_SCHEMA as never);
+    const lines = schemaGrammar.grammar.split("\n");
+    const root = lines.findIndex((line) => line.startsWith("root ::= "));
+    lines[root] = (lines[root] as string).replace(/ "\\n\\n\\n\\n" \[\\n\]\*$/, ` ${JSON.stringify(suffix)}`);
+    const argumentsGrammar = await llama.createGrammar({ grammar: lines.join("\n") });
+
+    for (const sampling of [{ temperature: 0 }, { temperature: 1, seed: 3 }]) {
+      let generated = "";
+      let phase: "free" | "name" | "arguments" = "free";
+      let state: LlamaGrammarEvaluationState | undefined;
+      const phases: string[] = [];
+      const tokens = await reply(promptTokens(PROMPTS.twoCalls), {
+        ...sampling,
+        grammar: () => {
+          let next = phase;
+          if (phase === "free" && generated.endsWith(prefix)) next = "name";
+          else if (phase === "name" && generated.endsWith(paramsPrefix)) next = "arguments";
+          else if (phase === "arguments" && generated.endsWith(suffix)) next = "free";
+          if (next !== phase) {
+            phase = next;
+            state = next === "free" ? undefined : new LlamaGrammarEvaluationState({ model, grammar: next === "name" ? nameGrammar : argumentsGrammar });
+          }
+          phases.push(phase);
+          return state;
+        },
+        onToken: (t) => {
+          generated += model.detokenize([t], true);
+        },
+      });
+      expect(tokens.map(pieceOf)).toEqual(TWO_CALLS_PIECES);
+      // Per call: free for `<tool_call>`, `\n`, `{"name": "`; the name grammar for the name and
+      // `", "arguments": `; the arguments grammar for `{"`, `city`, `":"`, the city, `}`, `\n`,
+      // `</tool_call>`; then free for the `\n` between the calls and for the end.
+      const one = [...Array(3).fill("free"), ...Array(2).fill("name"), ...Array(7).fill("arguments")];
+      expect(phases).toEqual([...one, "free", ...one, "free"]);
     }
   });
 });

@@ -43,6 +43,18 @@ export const SCRIPTED_SPEC: ScriptedSpec = {
 
 /** The `tools` model's call: `get_weather` with `{"city":"Tokyo"}`, cut where node-llama-cpp's call syntax is cut. */
 export const TOOLS_CALL_PIECES = ["<tool_call>", "\n", '{"name": "', "get_weather", '", "arguments": ', '{"', "city", '":"Tokyo"}', "}", "\n", "</tool_call>"];
+/** The call's first pieces up to the arguments, shared by every call. */
+const CALL_HEAD = ["<tool_call>", "\n", '{"name": "', "get_weather", '", "arguments": ', '{"', "city"];
+/**
+ * The two calls asked for by " cities": `{"city":"Tokyo"}` then `{"city":"Paris"}`, the arguments
+ * cut `{"`, `city`, `":"`, `Tokyo"}` / `Paris"}`. Each ends with its own token (`Tokyo"}`,
+ * `Paris"}`), which is also the trigger of the next mode: that is how the model counts its calls.
+ */
+export const TOOLS_TWO_CALLS_PIECES = [
+  ...CALL_HEAD, '":"', 'Tokyo"}', "}", "\n", "</tool_call>",
+  "\n",
+  ...CALL_HEAD, '":"', 'Paris"}', "}", "\n", "</tool_call>",
+];
 /** The answer after the reasoning, shared by both reasoning scripts. */
 const TOOLS_ANSWER_PIECES = ["\n", "</think>", "\n", "\n", "It", " is", " sunny", " in", " Tokyo,", " 22", "°", "C.", " ", "☀️"];
 /** Reasoning in a chat without tools and without a tool result. */
@@ -59,7 +71,11 @@ export const TOOLS_RESULT_PIECES = ["<think>", "\n", "The", " tool", " says", " 
  *   `<|im_end|>`, the arguments in three tokens `{"`, `city`, `":"Tokyo"}`;
  * - a tool result in the prompt (`<tool_response>`, which outranks `<tool_call>`) →
  *   `<think>\nThe tool says sunny.\n</think>\n\nIt is sunny in Tokyo, 22°C. ☀️` then `<|im_end|>`;
- * - otherwise → `<think>\nChecking the forecast.\n</think>\n\nIt is sunny in Tokyo, 22°C. ☀️`.
+ * - otherwise → `<think>\nChecking the forecast.\n</think>\n\nIt is sunny in Tokyo, 22°C. ☀️`;
+ * - tools offered, no result, and " cities" in the prompt → two calls one a line (Qwen's
+ *   `betweenCalls`), `get_weather` Tokyo then Paris (TOOLS_TWO_CALLS_PIECES), then `<|im_end|>`;
+ *   the generated `Tokyo"}` and `Paris"}` switch the mode on, so the model knows which call it is
+ *   in (a tool result still outranks them all).
  * `<tool_call>`, `</tool_call>`, `<tool_response>`, `</tool_response>`, `<think>`, `</think>` are
  * single USER_DEFINED tokens; a newline is only ever the byte token `<0x0A>`, whose successor the
  * previous token (and at the two forks, the mode) decides (scripted.ts, buildContextualModel).
@@ -71,12 +87,19 @@ export const TOOLS_SPEC: ContextualSpec = {
   userDefined: ["<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>", "<think>", "</think>"],
   modes: [
     { name: "tools", trigger: "<tool_call>" },
+    { name: "cities", trigger: " cities" },
+    { name: "first-call", trigger: 'Tokyo"}' },
+    { name: "second-call", trigger: 'Paris"}' },
     { name: "result", trigger: "<tool_response>" },
   ],
   scripts: [
     { mode: "tools", after: ["\n"], reply: TOOLS_CALL_PIECES, end: "im_end" },
     { mode: "result", after: ["\n"], reply: TOOLS_RESULT_PIECES, end: "im_end" },
     { after: ["\n"], reply: TOOLS_THINK_PIECES, end: "im_end" },
+    // Two calls: the first up to `Tokyo"}`, the rest of it and the second up to `Paris"}`, the end.
+    { mode: "cities", after: ["\n"], reply: TOOLS_TWO_CALLS_PIECES.slice(0, 9), end: "continue" },
+    { mode: "first-call", after: ['Tokyo"}'], reply: TOOLS_TWO_CALLS_PIECES.slice(9, 22), end: "continue" },
+    { mode: "second-call", after: ['Paris"}'], reply: TOOLS_TWO_CALLS_PIECES.slice(22), end: "im_end" },
   ],
   // Where a grammar forces a call the script does not make (tool choice "required" after a result).
   preferred: ["<tool_call>", '{"name": "', "get_weather", '", "arguments": ', "</tool_call>"],

@@ -308,18 +308,29 @@ export function buildScriptedModel(spec: ScriptedSpec): ScriptedModel {
 // - head 1 has a constant query on a pair RoPE leaves still (angle 2^-31 per position); only
 //   mode trigger tokens have keys, higher for higher priority, so it averages over the
 //   highest-priority trigger present and writes that mode's dimension (no trigger: all stay 0).
+//   A trigger may be a token the model itself writes, so a mode can change within a reply (that
+//   is how a script counts: the first call's `Tokyo"}` switches to the mode of the second call).
 // A feed-forward (SwiGLU) unit per rule fires when its current token, previous token and mode
 // dimensions are on (and the others it excludes are off) and writes its target's dimension, which
-// the output matrix turns into a decisive logit. Tokens with one successor in every context get it
+// the output matrix turns into a decisive logit. Where modes decide, one successor is the default
+// (that of the scripts without a mode, else of the first script) for every mode not named, so a
+// mode no script foresees there still gets one. Tokens with one successor in every context get it
 // from their own dimension, like in the simple model.
 
 /** A script of a contextual model: its reply follows `after` when the context is in `mode`. */
 export interface ContextualScript {
-  /** The mode (see ContextualSpec.modes) in which the script runs; undefined: no trigger present. */
+  /**
+   * The mode (see ContextualSpec.modes) in which the script runs; undefined: no trigger present
+   * (and, where modes decide, any mode no script names there).
+   */
   readonly mode?: string;
   readonly after: string | readonly string[];
   readonly reply: string | readonly string[];
-  readonly end: "eos" | "im_end";
+  /**
+   * After the reply: `</s>`, `<|im_end|>`, or "continue": the last piece's successor comes from
+   * another script whose `after` ends with it (typically in the mode that piece triggers).
+   */
+  readonly end: "eos" | "im_end" | "continue";
 }
 
 export interface ContextualSpec {
@@ -328,7 +339,11 @@ export interface ContextualSpec {
   readonly architecture: Architecture;
   /** Pieces that are single USER_DEFINED tokens (matched in any text, decoded as text). */
   readonly userDefined: readonly string[];
-  /** Modes by increasing priority: the highest one whose trigger token is in the context wins. */
+  /**
+   * Modes by increasing priority: the highest one whose trigger token is in the context wins. A
+   * trigger is a user-defined token or a text piece (spaces as spaces, e.g. " cities"), which
+   * then joins the vocabulary.
+   */
   readonly modes: readonly { readonly name: string; readonly trigger: string }[];
   readonly scripts: readonly ContextualScript[];
   /**
@@ -339,16 +354,17 @@ export interface ContextualSpec {
   readonly contextLength?: number;
 }
 
-export interface BuiltContextualScript extends BuiltScript {
+export interface BuiltContextualScript extends Omit<BuiltScript, "end"> {
   readonly mode: string | undefined;
+  readonly end: ContextualScript["end"];
 }
 
 /** A successor decided by context: when `token` follows `previous` (undefined: none of the known ones) in `mode`. */
 export interface ContextRule {
   readonly token: string;
   readonly previous: string | undefined;
-  /** Undefined: any mode. Null: no trigger present. */
-  readonly mode: string | null | undefined;
+  /** Undefined: any mode; a name: that mode; `except`: any mode but these (or none). */
+  readonly mode: string | { readonly except: readonly string[] } | undefined;
   readonly next: string;
 }
 
@@ -393,7 +409,15 @@ export function buildContextualModel(spec: ContextualSpec): ContextualModel {
   for (const text of spec.preferred ?? []) vocab.addText(escapeSpaces(text));
   const modeNames = spec.modes.map((m) => m.name);
   if (new Set(modeNames).size !== modeNames.length) fail("two modes have the same name");
-  for (const m of spec.modes) if (!vocab.special.has(m.trigger)) fail(`the trigger of mode "${m.name}" must be a user-defined token`);
+  const triggerPiece = (trigger: string): Piece => (vocab.special.has(trigger) ? trigger : escapeSpaces(trigger));
+  for (const m of spec.modes) {
+    if (m.trigger.length === 0) fail(`the trigger of mode "${m.name}" is empty`);
+    try {
+      vocab.addText(triggerPiece(m.trigger));
+    } catch (e) {
+      fail(`the trigger of mode "${m.name}": ${(e as Error).message}`);
+    }
+  }
 
   // Every transition of every script, by current token.
   const transitions = new Map<number, Transition[]>();
@@ -401,8 +425,9 @@ export function buildContextualModel(spec: ContextualSpec): ContextualModel {
     const label = `script ${index + 1} (after ${JSON.stringify(script.after)}${script.mode === undefined ? "" : `, mode ${script.mode}`})`;
     if (script.mode !== undefined && !modeNames.includes(script.mode)) fail(`${label}: unknown mode`);
     const { trigger, reply } = scriptPieces(script, vocab, label, fail);
-    const endId = script.end === "eos" ? EOS_ID : IM_END_ID;
-    const chain = [...[trigger, ...reply].map((p) => vocab.id(p)), endId];
+    const endId = script.end === "eos" ? EOS_ID : script.end === "im_end" ? IM_END_ID : undefined;
+    if (endId === undefined && reply.length === 0) fail(`${label}: "continue" needs a reply`);
+    const chain = [...[trigger, ...reply].map((p) => vocab.id(p)), ...(endId === undefined ? [] : [endId])];
     for (let i = 0; i + 1 < chain.length; i++) {
       const from = chain[i] as number;
       const list = transitions.get(from) ?? [];
@@ -413,16 +438,20 @@ export function buildContextualModel(spec: ContextualSpec): ContextualModel {
       after: script.after,
       mode: script.mode,
       trigger: show(trigger),
-      pieces: [...reply.map(show), script.end === "eos" ? "</s>" : "<|im_end|>"],
+      pieces: [...reply.map(show), ...(endId === undefined ? [] : [endId === EOS_ID ? "</s>" : "<|im_end|>"])],
       tokenIds: chain.slice(1),
       end: script.end,
     };
   });
   const name = (id: number | undefined): string => (id === undefined ? "(start)" : quote(vocab.entries[id]?.piece ?? "?"));
+  built.forEach((script, index) => {
+    const last = script.tokenIds.at(-1) as number;
+    if (script.end === "continue" && !transitions.has(last)) fail(`script ${index + 1} continues after ${name(last)}, which no script continues`);
+  });
 
   // Direct successors where every context agrees; rules where the previous token or the mode decide.
   const direct = new Map<number, number>();
-  type Rule = { token: number; previous: number | undefined; mode: string | null | undefined; next: number };
+  type Rule = { token: number; previous: number | undefined; mode: ContextRule["mode"]; next: number };
   const rules: Rule[] = [];
   for (const [token, list] of transitions) {
     const nexts = new Set(list.map((t) => t.next));
@@ -448,7 +477,15 @@ export function buildContextualModel(spec: ContextualSpec): ContextualModel {
         }
         byMode.set(t.mode, t);
       }
-      for (const [mode, t] of byMode) rules.push({ token, previous, mode: mode ?? null, next: t.next });
+      // The default: the successor without a mode, else the first script's.
+      const fallback = (byMode.get(undefined) ?? group[0])?.next as number;
+      const except: string[] = [];
+      for (const [mode, t] of byMode) {
+        if (mode === undefined || t.next === fallback) continue;
+        except.push(mode);
+        rules.push({ token, previous, mode, next: t.next });
+      }
+      rules.push({ token, previous, mode: { except }, next: fallback });
     }
   }
 
@@ -471,7 +508,8 @@ export function buildContextualModel(spec: ContextualSpec): ContextualModel {
     ensureToken(token);
     for (const t of list) if (t.previous !== undefined) ensureToken(t.previous);
   }
-  const modeTriggers = spec.modes.map((m) => vocab.id(m.trigger));
+  const modeTriggers = spec.modes.map((m) => vocab.id(triggerPiece(m.trigger)));
+  if (new Set(modeTriggers).size !== modeTriggers.length) fail("two modes have the same trigger");
   for (const id of modeTriggers) ensureToken(id);
   const previousTokens = [...new Set(rules.flatMap((r) => (r.previous === undefined ? [] : [r.previous])))];
   const previousDim = new Map(previousTokens.map((id) => [id, dim(`previous:${id}`)]));
@@ -535,8 +573,8 @@ export function buildContextualModel(spec: ContextualSpec): ContextualModel {
     const off: number[] = [];
     if (rule.previous === undefined) off.push(...previousDim.values());
     else on.push(previousDim.get(rule.previous) as number);
-    if (rule.mode === null) off.push(...modeDim.values());
-    else if (rule.mode !== undefined) on.push(modeDim.get(rule.mode) as number);
+    if (typeof rule.mode === "string") on.push(modeDim.get(rule.mode) as number);
+    else if (rule.mode !== undefined) off.push(...rule.mode.except.map((m) => modeDim.get(m) as number));
     for (const x of on) gate[u * d + x] = RULE_GATE;
     for (const x of off) gate[u * d + x] = -RULE_GATE;
     gate[u * d + constDim] = -(on.length - 0.5) * RULE_GATE;

@@ -27,3 +27,10 @@ export const THINK_REASONING = "Checking the forecast.";
 export const TOOL_RESULT_REASONING = "The tool says sunny.";
 /** Its answer after either reasoning. */
 export const TOOLS_ANSWER = CHAT_REPLY;
+/** Its reply when tools are offered, no tool result is in the prompt and the prompt says " cities" (then `<|im_end|>`). */
+export const TWO_TOOL_CALLS_TEXT = `${TOOL_CALL_TEXT}\n${TOOL_CALL_TEXT.replace('"Tokyo"', '"Paris"')}`;
+/** The argument fragments of those two calls, one per token. */
+export const TWO_TOOL_CALLS_ARGUMENT_FRAGMENTS = [
+  ['{"', "city", '":"', 'Tokyo"}'],
+  ['{"', "city", '":"', 'Paris"}'],
+] as const;
