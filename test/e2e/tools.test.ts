@@ -101,6 +101,16 @@ describe("chat completions", () => {
     expect(final.choices[0]).toMatchObject({ finish_reason: "stop", message: { role: "assistant", content: TOOLS_ANSWER, reasoning_content: TOOL_RESULT_REASONING } });
   });
 
+  it("two calls in one reply: the openai client accumulates both, by index", async () => {
+    const completion = await openai.chat.completions
+      .stream({ model: "m", messages: [{ role: "user", content: "Weather in both cities, Tokyo and Paris?" }], tools: chatTools })
+      .finalChatCompletion();
+    const calls = completion.choices[0]?.message.tool_calls ?? [];
+    expect(calls.map((c) => (c.type === "function" ? JSON.parse(c.function.arguments) : null))).toEqual([{ city: "Tokyo" }, { city: "Paris" }]);
+    expect(new Set(calls.map((c) => c.id)).size).toBe(2);
+    expect(completion.choices[0]?.finish_reason).toBe("tool_calls");
+  });
+
   it("a plain chat: reasoning apart from the answer, streaming and not", async () => {
     const whole = await openai.chat.completions.create({ model: "m", messages: [{ role: "user", content: "Hello!" }] });
     expect(whole.choices[0]?.message).toMatchObject({ content: TOOLS_ANSWER, reasoning_content: THINK_REASONING });

@@ -80,6 +80,38 @@ describe.each(["grpc", "grpc-web"] as const)("the tools model over %s", (protoco
   });
 });
 
+describe("two calls in one reply on the tools model", () => {
+  const both = { role: Role.USER, content: "Weather in both cities, Tokyo and Paris?" };
+  const argumentsOf = (events: Events) => {
+    const calls: { name: string; arguments: string }[] = [];
+    for (const [, , deltas] of parts(events)) {
+      for (const delta of deltas) {
+        const [index = "", id = "", name = "", args = ""] = delta.split("|");
+        if (id === "id") calls[Number(index)] = { name, arguments: "" };
+        else if (calls[Number(index)] !== undefined) (calls[Number(index)] as { arguments: string }).arguments += args;
+      }
+    }
+    return calls;
+  };
+
+  it.each(["grpc", "grpc-web"] as const)("streams both calls with their own index and id (%s)", async (protocol) => {
+    const events = await generate(protocol, { messages: [both], tools });
+    expect(argumentsOf(events)).toEqual([
+      { name: "get_weather", arguments: '{"city":"Tokyo"}' },
+      { name: "get_weather", arguments: '{"city":"Paris"}' },
+    ]);
+    const ids = events.flatMap((e) => (e.case === "token" ? e.value.toolCalls.filter((c) => c.id !== "").map((c) => c.id) : []));
+    expect(new Set(ids).size).toBe(2);
+    expect(finishOf(events).reason).toBe(FinishReason.TOOL_CALLS);
+  });
+
+  it("parallel_tool_calls false ends the reply after the first call", async () => {
+    const events = await generate("grpc", { messages: [both], tools, parallelToolCalls: false });
+    expect(argumentsOf(events)).toEqual([{ name: "get_weather", arguments: '{"city":"Tokyo"}' }]);
+    expect(finishOf(events).reason).toBe(FinishReason.TOOL_CALLS);
+  });
+});
+
 describe("tool choice and history on the tools model", () => {
   it('"none" renders no tools: the model answers', async () => {
     const events = await generate("grpc", { messages: [question], tools, toolChoice: ToolChoice.NONE });
