@@ -8,7 +8,7 @@ import Anthropic, { APIError } from "@anthropic-ai/sdk";
 import { describe, expect, it } from "vitest";
 import { Role, ToolChoice, type Chat } from "../../proto/gen/inference/v1/inference_pb.js";
 import { thinkingSignature } from "../../edge/protocols/anthropic-messages/signature.js";
-import { inProcessFetch, post, testApp } from "../support/app.js";
+import { inProcessFetch, post, sentChat, testApp } from "../support/app.js";
 import { finish, start, token, toolCall, type Step } from "../support/fake-sidecar.js";
 import { thinkingSteps } from "../support/tool-scripts.js";
 import { hostileSplits, parseText, streamOf } from "../support/sse.js";
@@ -26,12 +26,7 @@ const thinking = thinkingSteps;
 const toolScript = [start("tiny-llama", 40), ...weatherCall(), finish("tool_calls", { promptTokens: 40, completionTokens: 6 })];
 const thinkingScript = [start("tiny-llama", 9), ...thinking(), finish("stop", { promptTokens: 9, completionTokens: 5 })];
 
-/** The Chat the sidecar was asked for. */
-function chatOf(sidecar: ReturnType<typeof testApp>["sidecar"]): Chat {
-  const input = sidecar.lastCall?.request.input;
-  if (input?.case !== "chat") throw new Error("no chat request");
-  return input.value;
-}
+const chatOf = sentChat;
 
 async function send(body: Record<string, unknown>, script: Step[] = toolScript) {
   const { app, sidecar } = testApp(script);

@@ -8,7 +8,7 @@ import { fileURLToPath } from "node:url";
 import OpenAI, { APIError } from "openai";
 import { describe, expect, it } from "vitest";
 import { Role, ToolChoice, type Chat } from "../../proto/gen/inference/v1/inference_pb.js";
-import { FIXED_ID, inProcessFetch, post, testApp } from "../support/app.js";
+import { FIXED_ID, inProcessFetch, post, sentChat, testApp } from "../support/app.js";
 import { checkResponsesStream } from "../support/contract.js";
 import { finish, start, token, toolCall, type Step } from "../support/fake-sidecar.js";
 import { thinkingSteps } from "../support/tool-scripts.js";
@@ -33,11 +33,7 @@ const everythingScript = [
   finish("tool_calls", { promptTokens: 40, completionTokens: 14 }),
 ];
 
-function chatOf(sidecar: ReturnType<typeof testApp>["sidecar"]): Chat {
-  const input = sidecar.lastCall?.request.input;
-  if (input?.case !== "chat") throw new Error("no chat request");
-  return input.value;
-}
+const chatOf = sentChat;
 
 async function send(body: Record<string, unknown>, script: Step[] = toolScript) {
   const { app, sidecar } = testApp(script);

@@ -1,6 +1,7 @@
 // Builds the edge app around a fake sidecar with a fixed id and clock, so response
 // bodies are byte-for-byte reproducible.
 import { createApp, type App, type AppOptions } from "../../edge/app.js";
+import type { Chat } from "../../proto/gen/inference/v1/inference_pb.js";
 import { FakeSidecar, type Script } from "./fake-sidecar.js";
 
 export const FIXED_ID = "test0000000000000000id01";
@@ -23,6 +24,13 @@ export function testApp(script?: Script, options: Partial<AppOptions> = {}): Tes
     ...options,
   });
   return { app, sidecar };
+}
+
+/** The Chat the fake sidecar was last asked to generate from. */
+export function sentChat(sidecar: FakeSidecar): Chat {
+  const input = sidecar.lastCall?.request.input;
+  if (input?.case !== "chat") throw new Error("no chat request");
+  return input.value;
 }
 
 export const BASE = "http://edge.test";
