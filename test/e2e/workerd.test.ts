@@ -49,6 +49,26 @@ describe("the edge under wrangler dev with the real sidecar", () => {
     expect(response).toMatchObject({ status: "incomplete", output_text: "It is sunny", usage: { output_tokens: 3 } });
   });
 
+  it("streams a forced tool call to the official client (the sidecar's grammar writes it)", async () => {
+    const client = new OpenAI({ baseURL: `${wrangler.url}/v1`, apiKey: "not-needed", maxRetries: 0 });
+    const parameters = { type: "object", properties: { city: { enum: ["Tokyo"] } }, required: ["city"] };
+    const completion = await client.chat.completions
+      .stream({
+        model: "m",
+        messages: [{ role: "user", content: "Weather in Tokyo?" }],
+        tools: [{ type: "function", function: { name: "get_weather", parameters } }],
+        tool_choice: "required",
+        parallel_tool_calls: false,
+        max_tokens: 64,
+      })
+      .finalChatCompletion();
+    const call = completion.choices[0]?.message.tool_calls?.[0];
+    expect(completion.choices[0]?.finish_reason).toBe("tool_calls");
+    if (call?.type !== "function") throw new Error("no function call");
+    expect(call.function.name).toBe("get_weather");
+    expect(JSON.parse(call.function.arguments)).toEqual({ city: "Tokyo" });
+  });
+
   it("keeps the frame order on the raw stream", async () => {
     const response = await fetch(`${wrangler.url}/v1/chat/completions`, {
       method: "POST",
