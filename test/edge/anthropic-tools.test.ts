@@ -168,6 +168,11 @@ describe("refusals: Anthropic's error shape, before the sidecar is called", () =
     ["a thinking block in a user message", { messages: [{ role: "user", content: [{ type: "thinking", thinking: "x" }] }] }, /cannot hold 'thinking'/],
     ["a tool_use input that is not an object", { messages: [{ role: "user", content: "q" }, { role: "assistant", content: [{ type: "tool_use", id: "t", name: "f", input: "x" }] }, { role: "user", content: "go" }] }, /'messages\[1\]\.content\[0\]\.input'/],
     ["thinking of an unknown type", { thinking: { type: "sometimes" } }, /'thinking\.type'/],
+    [
+      "a tool_result with an image block",
+      { messages: [...withCall, { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_a", content: [{ type: "image", source: { type: "base64", media_type: "image/png", data: "" } }] }] }] },
+      /'messages\[2\]\.content\[0\]\.content\[0\]\.type'.*tool_result content blocks of type 'image' are not supported/,
+    ],
   ])("%s", async (_, patch, message) => {
     await expectRefused({ ...base, ...patch }, message);
   });

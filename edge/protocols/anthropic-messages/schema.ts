@@ -17,10 +17,18 @@ const toolUseBlock = z.object({
   name: toolName(),
   input: z.record(z.string(), z.unknown(), { error: "expected the call's input object" }),
 });
+/** A tool result's content block: text only (an image or document result is named in the error). */
+const resultTextBlock = z.object({
+  type: z.literal("text", {
+    error: (issue) =>
+      `tool_result content blocks of type '${String(issue.input)}' are not supported; send the result as a string or 'text' blocks`,
+  }),
+  text: z.string(),
+});
 const toolResultBlock = z.object({
   type: z.literal("tool_result"),
   tool_use_id: z.string().min(1),
-  content: z.union([z.string(), z.array(textBlock)]).nullish(),
+  content: z.union([z.string(), z.array(resultTextBlock)]).nullish(),
   is_error: z.boolean().nullish(),
 });
 const thinkingBlock = z.object({ type: z.literal("thinking"), thinking: z.string(), signature: z.string().nullish() });

@@ -89,10 +89,30 @@ export type ResponsesFunctionTool = z.output<typeof functionTool>;
 /** Any tool: function tools are checked in full; other types are ignored (see `ignoredTools`). */
 const anyTool = z.looseObject({ type: z.string({ error: "expected a tool type" }) });
 
-const toolChoice = z.union(
-  [z.enum(["none", "auto", "required"]), z.object({ type: z.literal("function"), name: z.string() })],
-  { error: 'expected "none", "auto", "required" or {"type":"function","name":…}' },
-);
+const CHOICES = 'use "none", "auto", "required" or {"type":"function","name":…}';
+
+/**
+ * "none" / "auto" / "required" / {type: "function", name}. A choice that forces a tool of
+ * another type (web_search, file_search, mcp, custom, …) or limits the tools (allowed_tools)
+ * is refused naming its type: those tools are ignored here, so it cannot be honoured.
+ */
+const toolChoice = z
+  .union([z.enum(["none", "auto", "required"]), z.looseObject({ type: z.string(), name: z.unknown().optional() })], {
+    error: `expected ${CHOICES}`,
+  })
+  .superRefine((choice, ctx) => {
+    if (typeof choice === "string") return;
+    if (choice.type !== "function") {
+      const why =
+        choice.type === "allowed_tools"
+          ? "is not supported: send only the allowed function tools in 'tools' with tool_choice \"auto\" or \"required\""
+          : `is not supported: tools of type '${choice.type}' are ignored by this server; ${CHOICES}`;
+      ctx.addIssue({ code: "custom", path: ["type"], message: `a tool_choice of type '${choice.type}' ${why}` });
+    } else if (typeof choice.name !== "string") {
+      ctx.addIssue({ code: "custom", path: ["name"], message: "expected the name of the function to call" });
+    }
+  })
+  .transform((choice) => (typeof choice === "string" ? choice : { type: "function" as const, name: String(choice.name) }));
 
 const NOT_STORED =
   "not supported yet: this server stores no responses (the stored, stateful side of the Responses API comes in a later version); send the whole conversation in 'input'";
