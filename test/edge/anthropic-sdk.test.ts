@@ -1,14 +1,12 @@
 // The official Anthropic client (@anthropic-ai/sdk 1.12.0) against the edge, in process,
 // with the fake sidecar; and the SDK reading the golden transcripts at hostile chunk
 // boundaries.
-import { readFileSync } from "node:fs";
-import { fileURLToPath } from "node:url";
 import Anthropic, { APIError } from "@anthropic-ai/sdk";
 import { Code } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
 import { FIXED_ID, inProcessFetch, testApp } from "../support/app.js";
 import { delay, fail, finish, start, token, type Step } from "../support/fake-sidecar.js";
-import { hostileSplits, streamOf } from "../support/sse.js";
+import { goldenBytes, hostileSplits, replayFetch } from "../support/sse.js";
 
 const script: Step[] = [
   start("tiny-llama", 9, 3),
@@ -156,13 +154,13 @@ describe("messages.countTokens", () => {
 });
 
 describe("the SDK reads the golden transcripts at hostile chunk boundaries", () => {
-  const golden = (name: string) => new Uint8Array(readFileSync(fileURLToPath(new URL(`../golden/${name}.txt`, import.meta.url))));
+  const golden = goldenBytes;
   const fromChunks = (chunks: Uint8Array[]) =>
     new Anthropic({
       baseURL: "http://edge.test",
       apiKey: "x",
       maxRetries: 0,
-      fetch: async () => new Response(streamOf(chunks), { headers: { "content-type": "text/event-stream" } }),
+      fetch: replayFetch(chunks),
     });
 
   it.each([

@@ -2,8 +2,6 @@
 // and a tool_use / tool_result / thinking history become the sidecar's Chat; the refusals;
 // count_tokens with tools; and the official client (@anthropic-ai/sdk) reading tool_use and
 // thinking blocks, streaming (`messages.stream()` → `finalMessage()`) and not.
-import { readFileSync } from "node:fs";
-import { fileURLToPath } from "node:url";
 import Anthropic, { APIError } from "@anthropic-ai/sdk";
 import { describe, expect, it } from "vitest";
 import { Role, ToolChoice, type Chat } from "../../proto/gen/inference/v1/inference_pb.js";
@@ -11,7 +9,7 @@ import { thinkingSignature } from "../../edge/protocols/anthropic-messages/signa
 import { inProcessFetch, post, sentChat, testApp } from "../support/app.js";
 import { finish, start, token, toolCall, type Step } from "../support/fake-sidecar.js";
 import { thinkingSteps } from "../support/tool-scripts.js";
-import { hostileSplits, parseText, streamOf } from "../support/sse.js";
+import { goldenBytes, hostileSplits, parseText, replayFetch } from "../support/sse.js";
 import { checkAnthropicStream } from "../support/contract.js";
 
 const PATH = "/v1/messages";
@@ -388,13 +386,13 @@ describe("the official client", () => {
 });
 
 describe("the SDK reads the tool_use and thinking goldens at hostile chunk boundaries", () => {
-  const golden = (name: string) => new Uint8Array(readFileSync(fileURLToPath(new URL(`../golden/${name}.txt`, import.meta.url))));
+  const golden = goldenBytes;
   const fromChunks = (chunks: Uint8Array[]) =>
     new Anthropic({
       baseURL: "http://edge.test",
       apiKey: "x",
       maxRetries: 0,
-      fetch: async () => new Response(streamOf(chunks), { headers: { "content-type": "text/event-stream" } }),
+      fetch: replayFetch(chunks),
     });
   const thinkingBlock = { type: "thinking", thinking: "Checking the forecast.", signature: thinkingSignature("Checking the forecast.") };
   const sunny = { type: "text", text: "It is sunny." };

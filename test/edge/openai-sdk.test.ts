@@ -1,12 +1,10 @@
 // The official OpenAI client (openai 6.49.0) against the edge, in process.
-import { readFileSync } from "node:fs";
-import { fileURLToPath } from "node:url";
 import { Code } from "@connectrpc/connect";
 import OpenAI, { APIError } from "openai";
 import { describe, expect, it } from "vitest";
 import { FIXED_CREATED, inProcessFetch, testApp } from "../support/app.js";
 import { delay, fail, finish, start, token, type Step } from "../support/fake-sidecar.js";
-import { hostileSplits, streamOf } from "../support/sse.js";
+import { goldenBytes, hostileSplits, replayFetch } from "../support/sse.js";
 
 const script: Step[] = [
   start("tiny-llama", 9),
@@ -179,13 +177,13 @@ describe("the SDK reads the golden transcripts at hostile chunk boundaries", () 
   ] as const;
 
   it.each(goldens)("%s", async (name, expected) => {
-    const bytes = new Uint8Array(readFileSync(fileURLToPath(new URL(`../golden/${name}.txt`, import.meta.url))));
+    const bytes = goldenBytes(name);
     for (const [how, chunks] of hostileSplits(bytes)) {
       const openai = new OpenAI({
         baseURL: "http://edge.test/v1",
         apiKey: "x",
         maxRetries: 0,
-        fetch: async () => new Response(streamOf(chunks), { headers: { "content-type": "text/event-stream" } }),
+        fetch: replayFetch(chunks),
       });
       const stream = await openai.chat.completions.create({ model: "m", messages: [{ role: "user", content: "x" }], stream: true });
       let text = "";
@@ -195,13 +193,13 @@ describe("the SDK reads the golden transcripts at hostile chunk boundaries", () 
   });
 
   it("chat-validation-error raises at every split", async () => {
-    const bytes = new Uint8Array(readFileSync(fileURLToPath(new URL("../golden/chat-validation-error.txt", import.meta.url))));
+    const bytes = goldenBytes("chat-validation-error");
     for (const [how, chunks] of hostileSplits(bytes)) {
       const openai = new OpenAI({
         baseURL: "http://edge.test/v1",
         apiKey: "x",
         maxRetries: 0,
-        fetch: async () => new Response(streamOf(chunks), { headers: { "content-type": "text/event-stream" } }),
+        fetch: replayFetch(chunks),
       });
       const stream = await openai.chat.completions.create({ model: "m", messages: [{ role: "user", content: "x" }], stream: true });
       await expect(

@@ -1,14 +1,12 @@
 // The official OpenAI client (openai 6.49.0) on /v1/responses, in process, with the fake
 // sidecar; and its Responses stream helper reading the golden transcripts at hostile
 // chunk boundaries.
-import { readFileSync } from "node:fs";
-import { fileURLToPath } from "node:url";
 import { Code } from "@connectrpc/connect";
 import OpenAI, { APIError } from "openai";
 import { describe, expect, it } from "vitest";
 import { FIXED_ID, inProcessFetch, testApp } from "../support/app.js";
 import { delay, fail, finish, start, token, type Step } from "../support/fake-sidecar.js";
-import { hostileSplits, streamOf } from "../support/sse.js";
+import { goldenBytes, hostileSplits, replayFetch } from "../support/sse.js";
 
 const script: Step[] = [
   start("tiny-llama", 9, 3),
@@ -124,7 +122,7 @@ describe("HTTP errors become the SDK's typed errors", () => {
 });
 
 describe("the stream helper reads the golden transcripts at hostile chunk boundaries", () => {
-  const golden = (name: string) => new Uint8Array(readFileSync(fileURLToPath(new URL(`../golden/${name}.txt`, import.meta.url))));
+  const golden = goldenBytes;
   it.each([
     ["responses-plain", "Hi there 🦙", "completed"],
     ["responses-max-tokens", "Hi there", "incomplete"],
@@ -136,7 +134,7 @@ describe("the stream helper reads the golden transcripts at hostile chunk bounda
         baseURL: "http://edge.test/v1",
         apiKey: "x",
         maxRetries: 0,
-        fetch: async () => new Response(streamOf(chunks), { headers: { "content-type": "text/event-stream" } }),
+        fetch: replayFetch(chunks),
       });
       const final = await openai.responses.stream({ model: "m", input: "x" }).finalResponse();
       expect(final.output_text, how).toBe(text);

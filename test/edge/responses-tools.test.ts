@@ -3,8 +3,6 @@
 // history become the sidecar's Chat; ignored non-function tools (`warnings`); the refusals
 // with `param`; streamed and whole function_call and reasoning items; and the official client
 // (`openai`): `responses.stream()` → `finalResponse()` and `responses.create`.
-import { readFileSync } from "node:fs";
-import { fileURLToPath } from "node:url";
 import OpenAI, { APIError } from "openai";
 import { describe, expect, it } from "vitest";
 import { Role, ToolChoice, type Chat } from "../../proto/gen/inference/v1/inference_pb.js";
@@ -12,7 +10,7 @@ import { FIXED_ID, inProcessFetch, post, sentChat, testApp } from "../support/ap
 import { checkResponsesStream } from "../support/contract.js";
 import { finish, start, token, toolCall, type Step } from "../support/fake-sidecar.js";
 import { thinkingSteps } from "../support/tool-scripts.js";
-import { hostileSplits, parseText, streamOf } from "../support/sse.js";
+import { goldenBytes, hostileSplits, parseText, replayFetch } from "../support/sse.js";
 
 const PATH = "/v1/responses";
 const WEATHER_SCHEMA = { type: "object", properties: { city: { type: "string" } }, required: ["city"] };
@@ -384,7 +382,7 @@ describe("the official client", () => {
 });
 
 describe("the stream helper reads the function_call and reasoning goldens at hostile chunk boundaries", () => {
-  const golden = (name: string) => new Uint8Array(readFileSync(fileURLToPath(new URL(`../golden/${name}.txt`, import.meta.url))));
+  const golden = goldenBytes;
   it.each([
     ["responses-tools", [{ type: "function_call", id: "fc_test0000000000000000id01", call_id: "call_weather", name: "get_weather", arguments: '{"city":"Tokyo"}', status: "completed" }], ""],
     [
@@ -401,7 +399,7 @@ describe("the stream helper reads the function_call and reasoning goldens at hos
         baseURL: "http://edge.test/v1",
         apiKey: "x",
         maxRetries: 0,
-        fetch: async () => new Response(streamOf(chunks), { headers: { "content-type": "text/event-stream" } }),
+        fetch: replayFetch(chunks),
       });
       const final = await openai.responses.stream({ model: "m", input: "x" }).finalResponse();
       expect(final.status, how).toBe("completed");

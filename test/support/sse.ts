@@ -2,7 +2,8 @@
 // interpretation"): UTF-8 decoding across chunk boundaries, CRLF / LF / CR line
 // ends (a CR at the end of one chunk and an LF at the start of the next are one
 // line end), comments, multi-line data, `event`, `id`. Plus helpers that cut a byte
-// stream at hostile places.
+// stream at hostile places, and helpers that replay a recorded transcript to an SDK.
+import { readFileSync } from "node:fs";
 
 export interface ParsedEvent {
   /** "message" when no `event:` line was given. */
@@ -197,4 +198,14 @@ export function streamOf(chunks: readonly Uint8Array[]): ReadableStream<Uint8Arr
       else controller.enqueue(chunk.slice());
     },
   });
+}
+
+/** The bytes of a golden transcript, test/golden/<name>.txt. */
+export function goldenBytes(name: string): Uint8Array {
+  return new Uint8Array(readFileSync(new URL(`../golden/${name}.txt`, import.meta.url)));
+}
+
+/** A fetch that answers any request with `chunks` as an SSE body: an SDK then reads a recorded transcript. */
+export function replayFetch(chunks: readonly Uint8Array[]): () => Promise<Response> {
+  return async () => new Response(streamOf(chunks), { headers: { "content-type": "text/event-stream" } });
 }
