@@ -124,7 +124,7 @@ function resultOf(content: string): unknown {
  * of its model response, the tool messages that answer them fill in their results, and an
  * assistant message right after tool results continues the same model response.
  */
-function historyOf(chat: Chat): { history: ChatHistoryItem[]; continues: boolean } {
+function historyOf(chat: Chat): ChatHistoryItem[] {
   const history: ChatHistoryItem[] = [];
   const calls = new Map<string, ChatModelFunctionCall>();
   let open: ChatModelResponse | undefined;
@@ -176,14 +176,14 @@ function historyOf(chat: Chat): { history: ChatHistoryItem[]; continues: boolean
   });
   // After tool results the reply continues the model response that made the calls.
   if (!afterResults || open === undefined) history.push({ type: "model", response: [] });
-  return { history, continues: afterResults };
+  return history;
 }
 
 export function renderChat(loaded: LoadedModel, chat: Chat): RenderedPrompt {
   if (chat.messages.length === 0) throw invalidArgument("chat needs at least one message");
   const tools = parseTools(chat);
   const toolUse = toolUseOf(chat, tools);
-  const { history } = historyOf(chat);
+  const history = historyOf(chat);
   let availableFunctions: ChatModelFunctions | undefined;
   if (toolUse !== undefined) {
     const functions: Record<string, ChatModelFunctions[string]> = {};

@@ -1,4 +1,4 @@
-import type { ReplySyntax } from "./reply-syntax.js";
+import { forFunction, namesFunction, type ReplySyntax } from "./reply-syntax.js";
 
 /** A piece of a tool call: `id` and `name` on the first piece of a call, then argument text. */
 export interface CallPiece {
@@ -31,8 +31,6 @@ export interface ParserOptions {
   readonly startInReasoning: boolean;
   readonly newCallId: () => string;
 }
-
-const FUNCTION_NAME = "{{functionName}}";
 
 /** The length of the longest suffix of `text` that is a proper prefix of one of `markers`. */
 function pendingMarker(text: string, markers: readonly string[]): number {
@@ -92,10 +90,8 @@ export class ReplyParser {
     const thoughtStart = syntax.thought?.prefix?.trim();
     if (thoughtStart) markers.push(thoughtStart);
     if (options.tools) {
-      for (const prefix of [syntax.call.prefix, ...syntax.call.prefixAlternates]) {
-        // A leading newline is the template's layout, not part of what the model must write.
-        const trimmed = prefix.replace(/^\n+/, "");
-        if (trimmed !== "" && !markers.includes(trimmed)) markers.push(trimmed);
+      for (const start of [syntax.call.start, ...syntax.call.prefixAlternates]) {
+        if (start !== "" && !markers.includes(start)) markers.push(start);
       }
     }
     this.#contentMarkers = markers;
@@ -218,8 +214,8 @@ export class ReplyParser {
 
   #paramsPrefixes(): string[] {
     const prefix = this.#options.syntax.call.paramsPrefix;
-    if (!prefix.includes(FUNCTION_NAME)) return [prefix];
-    return this.#options.toolNames.map((name) => prefix.replaceAll(FUNCTION_NAME, name));
+    if (!namesFunction(prefix)) return [prefix];
+    return this.#options.toolNames.map((name) => forFunction(prefix, name));
   }
 
   #name(text: string, out: ReplyParts): string {
@@ -229,9 +225,9 @@ export class ReplyParser {
       this.#phaseText = all;
       return "";
     }
-    const templated = this.#options.syntax.call.paramsPrefix.includes(FUNCTION_NAME);
-    this.#callName = templated
-      ? (this.#options.toolNames.find((n) => found.marker === this.#options.syntax.call.paramsPrefix.replaceAll(FUNCTION_NAME, n)) ?? "")
+    const { paramsPrefix } = this.#options.syntax.call;
+    this.#callName = namesFunction(paramsPrefix)
+      ? (this.#options.toolNames.find((n) => found.marker === forFunction(paramsPrefix, n)) ?? "")
       : all.slice(0, found.at).trim();
     this.#callIndex++;
     out.calls.push({ index: this.#callIndex, id: this.#options.newCallId(), name: this.#callName, arguments: "" });
@@ -276,7 +272,7 @@ export class ReplyParser {
   }
 
   #suffix(text: string): string {
-    const suffix = this.#options.syntax.call.suffix.replaceAll(FUNCTION_NAME, this.#callName).trim();
+    const suffix = forFunction(this.#options.syntax.call.suffix, this.#callName).trim();
     const all = text.trimStart();
     if (all.length < suffix.length) {
       if (suffix.startsWith(all)) {

@@ -4,7 +4,9 @@ import { LlamaText, type ChatWrapper } from "node-llama-cpp";
 export interface CallSyntax {
   /** Begins a call (`<tool_call>\n{"name": "`); the function's name follows. */
   readonly prefix: string;
-  /** Other texts that begin a call (the prefix without its trailing space, say). */
+  /** The prefix as the model writes it: without the newlines the template puts before it. */
+  readonly start: string;
+  /** Other texts that begin a call (the start without its leading space, say), as the model writes them. */
   readonly prefixAlternates: readonly string[];
   /** Ends the name and begins the arguments (`", "arguments": `); may contain `{{functionName}}`. */
   readonly paramsPrefix: string;
@@ -31,6 +33,15 @@ export interface ReplySyntax {
 const THINK_START = "<think>";
 const THINK_END = "</think>";
 
+/** The placeholder wrappers put in `paramsPrefix` / `suffix` for the called function's name. */
+const FUNCTION_NAME = "{{functionName}}";
+
+/** `syntaxText` for a call of `name`. */
+export const forFunction = (syntaxText: string, name: string): string => syntaxText.replaceAll(FUNCTION_NAME, name);
+
+/** Whether `syntaxText` names the function (so it differs from one function to another). */
+export const namesFunction = (syntaxText: string): boolean => syntaxText.includes(FUNCTION_NAME);
+
 const text = (value: string | LlamaText | undefined): string => (value === undefined ? "" : LlamaText(value).toString());
 
 /**
@@ -43,8 +54,9 @@ const text = (value: string | LlamaText | undefined): string => (value === undef
 export function replySyntax(wrapper: ChatWrapper, chatTemplate = ""): ReplySyntax {
   const { functions, segments } = wrapper.settings;
   const prefix = text(functions.call.prefix);
-  const alternates = (functions.call.prefixAlternateMatches ?? []).map(text).filter((t) => t !== "" && t !== prefix);
-  if (functions.call.optionalPrefixSpace && prefix.startsWith(" ")) alternates.push(prefix.trimStart());
+  const start = prefix.replace(/^\n+/, "");
+  const alternates = (functions.call.prefixAlternateMatches ?? []).map((t) => text(t).replace(/^\n+/, "")).filter((t) => t !== "" && t !== start);
+  if (functions.call.optionalPrefixSpace && start.startsWith(" ")) alternates.push(start.trimStart());
   const parallelism = functions.parallelism?.call;
   const thought = segments?.thought;
   let thoughtSyntax: ThoughtSyntax | undefined;
@@ -59,6 +71,7 @@ export function replySyntax(wrapper: ChatWrapper, chatTemplate = ""): ReplySynta
   return {
     call: {
       prefix,
+      start,
       prefixAlternates: alternates,
       paramsPrefix: text(functions.call.paramsPrefix),
       suffix: text(functions.call.suffix),

@@ -3,7 +3,7 @@ import { remember, schemaGrammarText } from "./constraint.js";
 import { invalidArgument } from "./errors.js";
 import type { LoadedModel } from "./model.js";
 import type { ReplyParser } from "./reply-parser.js";
-import type { CallSyntax } from "./reply-syntax.js";
+import { forFunction, type CallSyntax } from "./reply-syntax.js";
 
 export interface ToolSpec {
   readonly name: string;
@@ -12,8 +12,6 @@ export interface ToolSpec {
   /** The schema as JSON text (the grammar cache key). */
   readonly schemaText: string;
 }
-
-const FUNCTION_NAME = "{{functionName}}";
 
 /** A GBNF string literal for `text`. */
 export function gbnfLiteral(text: string): string {
@@ -48,7 +46,7 @@ async function argumentsGrammar(loaded: LoadedModel, tool: ToolSpec, suffix: str
 export async function toolGrammars(loaded: LoadedModel, syntax: CallSyntax, tools: readonly ToolSpec[]): Promise<Map<string, LlamaGrammar>> {
   const out = new Map<string, LlamaGrammar>();
   for (const tool of tools) {
-    const suffix = syntax.suffix.replaceAll(FUNCTION_NAME, tool.name);
+    const suffix = forFunction(syntax.suffix, tool.name);
     try {
       out.set(tool.name, await remember(`tool:${suffix}:${tool.schemaText}`, () => argumentsGrammar(loaded, tool, suffix)));
     } catch (error) {
@@ -93,6 +91,8 @@ export class ToolGrammar {
   readonly #parser: ReplyParser;
   readonly #options: ToolGrammarOptions;
   readonly #bindings: SamplerBindings | undefined;
+  /** How much of the call's start commits the model to the call (see `#committed`). */
+  readonly #commitLength: number;
   #key: string | undefined;
   #state: LlamaGrammarEvaluationState | undefined;
   #head: Promise<LlamaGrammar> | undefined;
@@ -104,19 +104,21 @@ export class ToolGrammar {
     this.#parser = parser;
     this.#options = options;
     this.#bindings = samplerBindings(loaded);
+    const { start } = options.syntax;
+    const firstLine = start.split("\n")[0] ?? "";
+    this.#commitLength = firstLine.length >= 3 && firstLine.length < start.length ? firstLine.length : start.length;
   }
 
   static async create(loaded: LoadedModel, parser: ReplyParser, options: ToolGrammarOptions): Promise<ToolGrammar> {
     const grammar = new ToolGrammar(loaded, parser, options);
     const { syntax, names } = options;
     const alternatives = names
-      .map((name) => `${gbnfLiteral(name)} ${gbnfLiteral(syntax.paramsPrefix.replaceAll(FUNCTION_NAME, name))}`)
+      .map((name) => `${gbnfLiteral(name)} ${gbnfLiteral(forFunction(syntax.paramsPrefix, name))}`)
       .join(" | ");
     const key = `${syntax.prefix}\u0000${syntax.paramsPrefix}\u0000${names.join("\u0000")}`;
     grammar.#nameGrammar = await remember(`name:${key}`, () => loaded.llama.createGrammar({ grammar: `root ::= ( ${alternatives} )` }));
-    const prefix = syntax.prefix.replace(/^\n+/, "");
     grammar.#headGrammar = await remember(`head:${key}`, () =>
-      loaded.llama.createGrammar({ grammar: `root ::= ${gbnfLiteral(prefix)} ( ${alternatives} )` }),
+      loaded.llama.createGrammar({ grammar: `root ::= ${gbnfLiteral(syntax.start)} ( ${alternatives} )` }),
     );
     return grammar;
   }
@@ -127,10 +129,7 @@ export class ToolGrammar {
    * forced, as the template writes it.
    */
   #committed(held: string): boolean {
-    const prefix = this.#options.syntax.prefix.replace(/^\n+/, "");
-    const firstLine = prefix.split("\n")[0] ?? "";
-    const needed = firstLine.length >= 3 && firstLine.length < prefix.length ? firstLine.length : prefix.length;
-    return held.length >= needed && prefix.startsWith(held);
+    return held.length >= this.#commitLength && this.#options.syntax.start.startsWith(held);
   }
 
   /** The grammar state for the next token (undefined: free text). */
