@@ -154,7 +154,6 @@ describe("messages.countTokens", () => {
 });
 
 describe("the SDK reads the golden transcripts at hostile chunk boundaries", () => {
-  const golden = goldenBytes;
   const fromChunks = (chunks: Uint8Array[]) =>
     new Anthropic({
       baseURL: "http://edge.test",
@@ -168,7 +167,7 @@ describe("the SDK reads the golden transcripts at hostile chunk boundaries", () 
     ["anthropic-max-tokens", "Hi there", "max_tokens"],
     ["anthropic-stop-sequence", "It is sunny in ", "stop_sequence"],
   ] as const)("%s", async (name, text, reason) => {
-    for (const [how, chunks] of hostileSplits(golden(name))) {
+    for (const [how, chunks] of hostileSplits(goldenBytes(name))) {
       const message = await fromChunks(chunks).messages.stream(params).finalMessage();
       expect(message.content, how).toEqual([{ type: "text", text }]);
       expect(message.stop_reason, how).toBe(reason);

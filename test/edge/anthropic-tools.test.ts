@@ -386,7 +386,6 @@ describe("the official client", () => {
 });
 
 describe("the SDK reads the tool_use and thinking goldens at hostile chunk boundaries", () => {
-  const golden = goldenBytes;
   const fromChunks = (chunks: Uint8Array[]) =>
     new Anthropic({
       baseURL: "http://edge.test",
@@ -402,7 +401,7 @@ describe("the SDK reads the tool_use and thinking goldens at hostile chunk bound
     ["anthropic-thinking", [thinkingBlock, sunny], "end_turn"],
     ["anthropic-thinking-hidden", [sunny], "end_turn"],
   ] as const)("%s", async (name, content, reason) => {
-    for (const [how, chunks] of hostileSplits(golden(name))) {
+    for (const [how, chunks] of hostileSplits(goldenBytes(name))) {
       const message = await fromChunks(chunks).messages.stream({ model: "m", max_tokens: 64, messages: question }).finalMessage();
       expect(message.content, how).toMatchObject(content);
       expect(message.content, how).toHaveLength(content.length);

@@ -122,14 +122,13 @@ describe("HTTP errors become the SDK's typed errors", () => {
 });
 
 describe("the stream helper reads the golden transcripts at hostile chunk boundaries", () => {
-  const golden = goldenBytes;
   it.each([
     ["responses-plain", "Hi there 🦙", "completed"],
     ["responses-max-tokens", "Hi there", "incomplete"],
     ["responses-held-back", "It is sunny in Tok", "completed"],
     ["responses-mid-stream-error", "Hi", "failed"],
   ] as const)("%s", async (name, text, status) => {
-    for (const [how, chunks] of hostileSplits(golden(name))) {
+    for (const [how, chunks] of hostileSplits(goldenBytes(name))) {
       const openai = new OpenAI({
         baseURL: "http://edge.test/v1",
         apiKey: "x",

@@ -382,7 +382,6 @@ describe("the official client", () => {
 });
 
 describe("the stream helper reads the function_call and reasoning goldens at hostile chunk boundaries", () => {
-  const golden = goldenBytes;
   it.each([
     ["responses-tools", [{ type: "function_call", id: "fc_test0000000000000000id01", call_id: "call_weather", name: "get_weather", arguments: '{"city":"Tokyo"}', status: "completed" }], ""],
     [
@@ -394,7 +393,7 @@ describe("the stream helper reads the function_call and reasoning goldens at hos
       "It is sunny.",
     ],
   ] as const)("%s", async (name, output, text) => {
-    for (const [how, chunks] of hostileSplits(golden(name))) {
+    for (const [how, chunks] of hostileSplits(goldenBytes(name))) {
       const openai = new OpenAI({
         baseURL: "http://edge.test/v1",
         apiKey: "x",
