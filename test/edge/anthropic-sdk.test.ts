@@ -175,7 +175,7 @@ describe("the SDK reads the golden transcripts at hostile chunk boundaries", () 
   });
 
   it("anthropic-mid-stream-error rejects at every split", async () => {
-    for (const [how, chunks] of hostileSplits(golden("anthropic-mid-stream-error"))) {
+    for (const [how, chunks] of hostileSplits(goldenBytes("anthropic-mid-stream-error"))) {
       await expect(fromChunks(chunks).messages.stream(params).finalMessage(), how).rejects.toBeInstanceOf(APIError);
     }
   });
