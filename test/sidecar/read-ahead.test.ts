@@ -1,6 +1,13 @@
 // readAhead on its own: the source runs ahead of its reader (up to a limit), errors reach the
-// reader, and a reader that leaves early ends the source (its `finally` runs).
-import { describe, expect, it } from "vitest";
+// reader, and a reader that leaves early ends the source (its `finally` runs); over a real
+// generation, each token reaches the reader after the next decode step was dispatched.
+import { create } from "@bufbuild/protobuf";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { GenerateRequestSchema } from "../../proto/gen/inference/v1/inference_pb.js";
+import { modelPath } from "../../scripts/gguf/models.js";
+import { generate } from "../../sidecar/engine/generate.js";
+import { EngineMetrics } from "../../sidecar/engine/metrics.js";
+import { loadModel, type LoadedModel } from "../../sidecar/engine/model.js";
 import { readAhead } from "../../sidecar/engine/read-ahead.js";
 
 const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
@@ -52,5 +59,30 @@ describe("readAhead", () => {
       })(),
     ).rejects.toThrow("broken");
     expect(seen).toEqual([1]);
+  });
+});
+
+describe("readAhead over a real generation", () => {
+  let loaded: LoadedModel;
+  beforeAll(async () => {
+    // Two sequences, as a server has several: node-llama-cpp dispatches at once only when every
+    // sequence has a step queued, otherwise on the next immediate.
+    loaded = await loadModel({ modelPath: modelPath("scripted"), threads: 1, engine: "auto", sequences: 2, contextSize: 256, maxQueue: 1, queueTimeoutMs: 10_000 });
+  });
+  afterAll(() => loaded?.dispose());
+
+  it("hands each token to the reader after the next decode step went to llama.cpp", async () => {
+    const log: string[] = [];
+    const context = loaded.context as unknown as { dispatchPendingBatch: (...args: unknown[]) => unknown };
+    const dispatch = context.dispatchPendingBatch.bind(context);
+    context.dispatchPendingBatch = (...args: unknown[]) => {
+      log.push("decode");
+      return dispatch(...args);
+    };
+    const request = create(GenerateRequestSchema, { input: { case: "prompt", value: "Hello" }, maxTokens: 6, sampling: { temperature: 0 } });
+    for await (const { event } of readAhead(generate(loaded, request, new AbortController().signal, new EngineMetrics()))) log.push(event?.case ?? "?");
+    // The prompt's step, `start`, then every token but the last reaches the reader after the step
+    // that decodes it was dispatched (the last one ends the reply: no step follows).
+    expect(log).toEqual(["decode", "start", ...Array.from({ length: 5 }, () => ["decode", "token"]).flat(), "token", "finish"]);
   });
 });
