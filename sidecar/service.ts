@@ -1,7 +1,7 @@
 import { Code, ConnectError, type ServiceImpl } from "@connectrpc/connect";
 import { InferenceService } from "../proto/gen/inference/v1/inference_pb.js";
 import { unavailable } from "./engine/errors.js";
-import { generate } from "./engine/generate.js";
+import { FIRST_TOKEN_POSITION, generate } from "./engine/generate.js";
 import { readAhead } from "./engine/read-ahead.js";
 import type { EngineMetrics } from "./engine/metrics.js";
 import type { LoadedModel } from "./engine/model.js";
@@ -33,7 +33,8 @@ export function createInferenceService(state: ServiceState): ServiceImpl<typeof 
 
   return {
     generate(request, context) {
-      return readAhead(generate(pick(request.model), request, context.signal, state.metrics));
+      const events = generate(pick(request.model), request, context.signal, state.metrics);
+      return readAhead(events, { atOnce: (position) => position === FIRST_TOKEN_POSITION });
     },
     tokenize(request) {
       const loaded = pick(request.model);

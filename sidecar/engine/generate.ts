@@ -26,6 +26,9 @@ function logOf(probability: number): number {
   return probability > 0 ? Math.max(Math.log(probability), MIN_LOGPROB) : MIN_LOGPROB;
 }
 
+/** Where the first token is among the events (`start` comes first). */
+export const FIRST_TOKEN_POSITION = 1;
+
 /**
  * Runs one request: validates it, renders and tokenizes the prompt, checks its fit, builds the
  * sampler, waits for a sequence, then streams `start`, `token`… and `finish`. Everything that can

@@ -5,7 +5,7 @@ import { create } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GenerateRequestSchema } from "../../proto/gen/inference/v1/inference_pb.js";
 import { modelPath } from "../../scripts/gguf/models.js";
-import { generate } from "../../sidecar/engine/generate.js";
+import { FIRST_TOKEN_POSITION, generate } from "../../sidecar/engine/generate.js";
 import { EngineMetrics } from "../../sidecar/engine/metrics.js";
 import { loadModel, type LoadedModel } from "../../sidecar/engine/model.js";
 import { readAhead } from "../../sidecar/engine/read-ahead.js";
@@ -29,7 +29,7 @@ function counting(count: number, log: string[]): AsyncGenerator<number, void, un
 describe("readAhead", () => {
   it("pulls the source before the reader asks, up to the limit", async () => {
     const log: string[] = [];
-    const reader = readAhead(counting(10, log), 3);
+    const reader = readAhead(counting(10, log), { limit: 3 });
     expect(await reader.next()).toEqual({ value: 0, done: false });
     for (let i = 0; i < 10; i++) await tick();
     // 0 was read; 1, 2, 3 wait in the queue; the source stops there until the reader takes one.
@@ -71,7 +71,7 @@ describe("readAhead over a real generation", () => {
   });
   afterAll(() => loaded?.dispose());
 
-  it("hands each token to the reader after the next decode step went to llama.cpp", async () => {
+  it("hands the first token over at once, each later one after the next decode step went to llama.cpp", async () => {
     const log: string[] = [];
     const context = loaded.context as unknown as { dispatchPendingBatch: (...args: unknown[]) => unknown };
     const dispatch = context.dispatchPendingBatch.bind(context);
@@ -80,9 +80,10 @@ describe("readAhead over a real generation", () => {
       return dispatch(...args);
     };
     const request = create(GenerateRequestSchema, { input: { case: "prompt", value: "Hello" }, maxTokens: 6, sampling: { temperature: 0 } });
-    for await (const { event } of readAhead(generate(loaded, request, new AbortController().signal, new EngineMetrics()))) log.push(event?.case ?? "?");
-    // The prompt's step, `start`, then every token but the last reaches the reader after the step
-    // that decodes it was dispatched (the last one ends the reply: no step follows).
-    expect(log).toEqual(["decode", "start", ...Array.from({ length: 5 }, () => ["decode", "token"]).flat(), "token", "finish"]);
+    const events = generate(loaded, request, new AbortController().signal, new EngineMetrics());
+    for await (const { event } of readAhead(events, { atOnce: (position) => position === FIRST_TOKEN_POSITION })) log.push(event?.case ?? "?");
+    // The prompt's step goes out before `start`. The first token goes out at once; each later
+    // token but the last after the step that decodes it (the last ends the reply: no step follows).
+    expect(log).toEqual(["decode", "start", "token", "decode", ...Array.from({ length: 4 }, () => ["decode", "token"]).flat(), "token", "finish"]);
   });
 });
