@@ -1,8 +1,12 @@
 // The message shapes between the bench and its child processes (Node IPC channel), and the
 // commands every child answers: `profile-start` / `profile-stop` (a V8 CPU profile of exactly
-// the measured part, written where the parent says).
+// the measured part, written where the parent says) and `memory` (its footprint, after a full
+// garbage collection when asked).
 import { writeFileSync } from "node:fs";
 import { Session } from "node:inspector/promises";
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
+import type { Footprint } from "./memory.js";
 
 export interface IpcRequest {
   readonly id: number;
@@ -37,10 +41,30 @@ async function profileStop(file: unknown): Promise<string> {
   return file;
 }
 
+const MIB = 1024 * 1024;
+
+/** A full garbage collection, without starting the process with --expose-gc. */
+function collectGarbage(): void {
+  setFlagsFromString("--expose-gc");
+  (runInNewContext("gc") as () => void)();
+}
+
+async function memory(args: unknown): Promise<Footprint> {
+  if ((args as { gc?: boolean } | undefined)?.gc === true) {
+    collectGarbage();
+    // Objects freed by finalizers (streams, sockets) go in a second pass.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    collectGarbage();
+  }
+  const usage = process.memoryUsage();
+  return { rssMiB: usage.rss / MIB, heapUsedMiB: usage.heapUsed / MIB, externalMiB: usage.external / MIB };
+}
+
 export function serveParent(custom: Record<string, (args: unknown) => Promise<unknown>>, ready: unknown): void {
   const handlers: Record<string, (args: unknown) => Promise<unknown>> = {
     "profile-start": profileStart,
     "profile-stop": profileStop,
+    memory,
     ...custom,
   };
   const send = (message: IpcReply): void => {

@@ -16,6 +16,7 @@ import { grpcClient } from "./clients/grpc.js";
 import { CpuMeter, machineSnapshot, otherLoad } from "./cpu.js";
 import { readFlags, USAGE, type BenchFlags, type Section } from "./flags.js";
 import { cpuBackend, descendantsNamed, machine, peakRssMiB } from "./machine.js";
+import { footprint, SETTLE_MS, type Footprint, type MemoryRow } from "./memory.js";
 import { grpcParty, httpParty, inProcessParty, type Party, type Workload } from "./parties.js";
 import { buildPeer } from "./peer-build.js";
 import { readPeerInfo, type PeerInfo } from "./peer-paths.js";
@@ -127,6 +128,7 @@ async function main(): Promise<void> {
   let reject: ConcurrentRun | undefined;
   let prefix: PrefixResult | undefined;
   let encoders: EncoderReport | undefined;
+  let memory: MemoryRow[] | undefined;
   const running: Running = {};
 
   const onSignal = (): void => {
@@ -159,6 +161,11 @@ async function main(): Promise<void> {
     const edge = running.edge;
     const client = sidecar ? grpcClient(sidecar.ready.url) : undefined;
     const peerParty: Party | undefined = running.peer ? httpParty("peer", "llama-server (peer)", running.peer.url, workload) : undefined;
+    const footprints = async (gc: boolean): Promise<Record<string, Footprint> | undefined> =>
+      sidecar && edge ? { sidecar: await footprint(sidecar, gc), "edge on Node": await footprint(edge, gc) } : undefined;
+    // The idle footprint: after start-up and one warm-up request through the edge, after a GC.
+    if (edge) await httpParty("c", "edge on Node", edge.ready.url, { ...workload, maxTokens: 8 }).run(9_000);
+    const idle = await footprints(true);
 
     // 2. Single stream: (a) (b) (c) (d) and the peer, interleaved.
     if (has("single") && sidecar && edge && client) {
@@ -215,6 +222,29 @@ async function main(): Promise<void> {
       const options = { rounds: flags.prefixRounds, warm: flags.prefixWarm, tokens: flags.prefixTokens, timeoutMs: flags.streamTimeoutMs };
       prefix = await watched("prefix", notes, loads, () => runPrefix(client, edge.ready.url, options, log));
     }
+    // The footprint right after the load (single stream, sweep, prefix reuse), and once settled.
+    const loaded = await footprints(false);
+    const settle = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
+    await settle();
+    const settled = await footprints(true);
+    // A second, shorter load of the same kinds with new prompts: it must leave nothing more behind.
+    let again: Record<string, Footprint> | undefined;
+    if (settled && edge && client && (has("sweep") || has("prefix"))) {
+      log("memory: a second load (one sweep run at the two highest levels, one prefix round)");
+      if (has("sweep")) {
+        const edgeParty = httpParty("c", "edge on Node", edge.ready.url, workload);
+        await runSweep(edgeParty, undefined, flags.levels.slice(-2), [], 1, log, flags.sweepRuns);
+      }
+      if (has("prefix")) {
+        const options = { rounds: 1, warm: flags.prefixWarm, tokens: flags.prefixTokens, timeoutMs: flags.streamTimeoutMs, firstRound: flags.prefixRounds };
+        await runPrefix(client, edge.ready.url, options, log);
+      }
+      await settle();
+      again = await footprints(true);
+    }
+    if (idle && loaded && settled) {
+      memory = Object.keys(idle).map((name) => ({ name, idle: idle[name], loaded: loaded[name], settled: settled[name], again: again?.[name] }) as MemoryRow);
+    }
     if (sidecar && edge) {
       raw["sidecarMetrics"] = await sidecar.call("metrics");
       processes.unshift(
@@ -242,7 +272,7 @@ async function main(): Promise<void> {
   const sweepSummary = sweep ? summarizeSweep(sweep) : undefined;
   const rejectSummary = reject ? summarizeLevel([reject]) : undefined;
   const prefixRows = prefix ? summarizePrefix(prefix) : undefined;
-  const targets = evaluateTargets({ single: singleSummary, sweep: sweepSummary, reject: rejectSummary, prefix: prefixRows, concurrent: flags.sequences });
+  const targets = evaluateTargets({ single: singleSummary, sweep: sweepSummary, reject: rejectSummary, prefix: prefixRows, memory, concurrent: flags.sequences });
   const m = machine();
   const settings =
     `random-60m (F16), ${flags.maxTokens} tokens per stream, temperature 0, threads ${flags.threads} for every party, ` +
@@ -260,6 +290,7 @@ async function main(): Promise<void> {
     prefix: prefixRows && prefix ? { rows: prefixRows, systemPromptTokens: prefix.systemPromptTokens } : undefined,
     encoders,
     processes,
+    memory,
     targets,
   });
 
@@ -273,6 +304,7 @@ async function main(): Promise<void> {
   for (const p of prefixRows ?? []) headline[`prefix ${p.path} ${p.kind} engine prompt ms`] = p.enginePromptMs;
   for (const e of encoders?.results ?? []) headline[`encoder ${e.protocol} chunks/s`] = e.medianChunksPerSecond;
   for (const p of processes) if (p.peakRssMiB !== undefined) headline[`peak RSS ${p.name} MiB`] = p.peakRssMiB;
+  for (const row of memory ?? []) headline[`settled RSS ${row.name} MiB`] = row.settled.rssMiB;
 
   const results: ResultsFile = {
     version: 1,
@@ -288,6 +320,7 @@ async function main(): Promise<void> {
     targets,
     raw: { ...raw, single, sweep, reject, prefix, encoders },
     processes,
+    memory: memory ?? null,
     table: report,
   };
   const files = writeResults(flags.out, results);

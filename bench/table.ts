@@ -1,6 +1,7 @@
 // The markdown report (stdout and README): one table per section, then the targets.
 import type { EncoderReport } from "./children/encoders.js";
 import type { Machine } from "./machine.js";
+import { SETTLE_MS, type MemoryRow } from "./memory.js";
 import type { LevelSummary, PartySummary, PrefixRow, Target } from "./summary.js";
 
 export interface ProcessInfo {
@@ -20,6 +21,7 @@ export interface Report {
   readonly prefix?: { rows: PrefixRow[]; systemPromptTokens: number } | undefined;
   readonly encoders?: EncoderReport | undefined;
   readonly processes: readonly ProcessInfo[];
+  readonly memory?: readonly MemoryRow[] | undefined;
   readonly targets: readonly Target[];
 }
 
@@ -137,6 +139,21 @@ export function renderReport(r: Report): string {
   if (r.processes.length > 0) {
     out.push("\n**Peak RSS** (VmHWM at the end of the process's work)\n");
     out.push(table(["process", "llama.cpp library", "peak RSS MiB"], r.processes.map((p) => [p.name, p.build, fmt(p.peakRssMiB, 0)])));
+  }
+  if (r.memory && r.memory.length > 0) {
+    out.push(
+      "\n**Memory before and after the load** (MiB; idle = after start-up and one warm-up request, after a GC; " +
+        `after = when the last stream of the single-stream, sweep and prefix runs ended; settled = ${SETTLE_MS / 1000} s later, after a GC; ` +
+        "2nd = settled after a second, shorter load with new prompts)\n",
+    );
+    const four = (pick: (f: MemoryRow["idle"]) => number, row: MemoryRow): string =>
+      [row.idle, row.loaded, row.settled, row.again].map((f) => fmt(f === undefined ? undefined : pick(f), 0)).join(" / ");
+    out.push(
+      table(
+        ["process", "RSS idle / after / settled / 2nd", "V8 heap idle / after / settled / 2nd", "external idle / after / settled / 2nd"],
+        r.memory.map((row) => [row.name, four((f) => f.rssMiB, row), four((f) => f.heapUsedMiB, row), four((f) => f.externalMiB, row)]),
+      ),
+    );
   }
 
   out.push("\n**Targets**\n");

@@ -1,4 +1,5 @@
 // Issue 5's targets, checked against this run's summaries.
+import { bounded, TOLERANCE, type MemoryRow } from "./memory.js";
 import type { LevelSummary, PartySummary, PrefixRow, Target } from "./summary.js";
 import { fmt } from "./table.js";
 
@@ -7,6 +8,7 @@ export interface TargetInputs {
   readonly sweep?: { edge: LevelSummary[]; peer: LevelSummary[] } | undefined;
   readonly reject?: LevelSummary | undefined;
   readonly prefix?: PrefixRow[] | undefined;
+  readonly memory?: readonly MemoryRow[] | undefined;
   /** Streams of the "8 concurrent streams" targets (the sidecar's sequences). */
   readonly concurrent: number;
 }
@@ -75,6 +77,17 @@ export function evaluateTargets(t: TargetInputs): Target[] {
       measured: `${lost} lost of ${total}; ${rejected} rejected, slowest 429 in ${fmt(slowest, 0)} ms`,
       needed: `0 lost; 429 within ${REJECT_AT_ONCE_MS} ms`,
       pass: lost === 0 && slowest <= REJECT_AT_ONCE_MS,
+    });
+  }
+  if (t.memory && t.memory.length > 0) {
+    const rows = t.memory;
+    targets.push({
+      name: "memory: bounded (sidecar and edge after the load)",
+      measured: rows
+        .map((r) => `${r.name}: heap ${fmt(r.idle.heapUsedMiB, 0)} → ${fmt(r.settled.heapUsedMiB, 0)} MiB, RSS ${fmt(r.settled.rssMiB, 0)} → ${fmt(r.again?.rssMiB, 0)} MiB`)
+        .join("; "),
+      needed: `heap back to idle, RSS unchanged by a second load (±${TOLERANCE * 100}% + 4 MiB)`,
+      pass: rows.some((r) => r.again === undefined) ? undefined : rows.every(bounded),
     });
   }
   return targets;

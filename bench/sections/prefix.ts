@@ -35,7 +35,8 @@ async function calibrate(client: GrpcClient, tokens: number): Promise<{ words: n
 export async function runPrefix(
   client: GrpcClient,
   edgeUrl: string,
-  options: { rounds: number; warm: number; tokens: number; timeoutMs: number },
+  /** Rounds are numbered from `firstRound` (default 0): each round has its own system prompt. */
+  options: { rounds: number; warm: number; tokens: number; timeoutMs: number; firstRound?: number },
   log: (m: string) => void,
 ): Promise<PrefixResult> {
   const { words, tokens } = await calibrate(client, options.tokens);
@@ -65,14 +66,15 @@ export async function runPrefix(
       },
       options.timeoutMs,
     );
-  for (let round = 0; round < options.rounds; round++) {
+  const first = options.firstRound ?? 0;
+  for (let round = first; round < first + options.rounds; round++) {
     for (const [path, run, offset] of [["grpc", viaGrpc, 1] as const, ["edge", viaEdge, 1001] as const]) {
       // A new system prompt per round and path: its first request is cold.
       const system = systemPrompt(round + offset, words);
       result[path].cold.push(await run(system, 0));
       for (let turn = 1; turn <= options.warm; turn++) result[path].warm.push(await run(system, turn));
     }
-    log(`prefix round ${round + 1}/${options.rounds} done`);
+    log(`prefix round ${round - first + 1}/${options.rounds} done`);
   }
   return result;
 }

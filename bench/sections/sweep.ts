@@ -22,13 +22,15 @@ export async function runSweep(
   peerLevels: readonly number[],
   runs: number,
   log: (m: string) => void,
+  /** Runs are numbered from here (their prompts differ from those of runs numbered before). */
+  firstRun = 0,
 ): Promise<SweepResult> {
   const result: SweepResult = { levels, runsPerLevel: runs, edge: {}, peer: {} };
-  for (let run = 0; run < runs; run++) {
+  for (let run = firstRun; run < firstRun + runs; run++) {
     for (const level of levels) {
       const edgeRun = await runConcurrent(level, (i) => edge.run(sweepVariant(run, level, i)));
       (result.edge[level] ??= []).push(edgeRun);
-      let line = `sweep run ${run + 1}/${runs}, ${level} streams: edge ${edgeRun.aggregateTps.toFixed(1)} tok/s`;
+      let line = `sweep run ${run - firstRun + 1}/${runs}, ${level} streams: edge ${edgeRun.aggregateTps.toFixed(1)} tok/s`;
       if (peer !== undefined && peerLevels.includes(level)) {
         const peerRun = await runConcurrent(level, (i) => peer.run(sweepVariant(run, level, i)));
         (result.peer[level] ??= []).push(peerRun);
