@@ -9,6 +9,7 @@ import { FIRST_TOKEN_POSITION, generate } from "../../sidecar/engine/generate.js
 import { EngineMetrics } from "../../sidecar/engine/metrics.js";
 import { loadModel, type LoadedModel } from "../../sidecar/engine/model.js";
 import { readAhead } from "../../sidecar/engine/read-ahead.js";
+import { watchBatches } from "../support/engine.js";
 
 const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
@@ -73,12 +74,7 @@ describe("readAhead over a real generation", () => {
 
   it("hands the first token over at once, each later one after the next decode step went to llama.cpp", async () => {
     const log: string[] = [];
-    const context = loaded.context as unknown as { dispatchPendingBatch: (...args: unknown[]) => unknown };
-    const dispatch = context.dispatchPendingBatch.bind(context);
-    context.dispatchPendingBatch = (...args: unknown[]) => {
-      log.push("decode");
-      return dispatch(...args);
-    };
+    watchBatches(loaded, () => log.push("decode"));
     const request = create(GenerateRequestSchema, { input: { case: "prompt", value: "Hello" }, maxTokens: 6, sampling: { temperature: 0 } });
     const events = generate(loaded, request, new AbortController().signal, new EngineMetrics());
     for await (const { event } of readAhead(events, { atOnce: (position) => position === FIRST_TOKEN_POSITION })) log.push(event?.case ?? "?");
