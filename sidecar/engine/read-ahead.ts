@@ -10,8 +10,9 @@ export interface ReadAheadOptions {
 
 /**
  * Resolves one event-loop turn later: after the immediates queued by the current turn's work.
- * node-llama-cpp dispatches a decode step with `setImmediate`, queued in the same microtasks
- * that deliver a token; an immediate queued from inside an immediate runs on the next turn.
+ * The next decode step goes to llama.cpp from an immediate queued in the same microtasks that
+ * deliver a token (node-llama-cpp's dispatch, or the batch loop's turn in batch-scheduling.ts);
+ * an immediate queued from inside an immediate runs on the next turn.
  */
 const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(() => setImmediate(resolve)));
 
@@ -23,7 +24,7 @@ const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(() =
  * with decoding (on llama.cpp's thread) instead of adding to every token's latency. Measured
  * with one stream on 2 cores: without the turn, every token was written before the next step was
  * dispatched, and one stream through the edge ran at 0.82–0.89× of in-process decoding; with it,
- * 0.92–0.96×. A reader that is behind takes queued items at once, and so does one waiting for an
+ * 0.90–0.97×. A reader that is behind takes queued items at once, and so does one waiting for an
  * item `atOnce` names by its position: for a generation, the first token, whose latency is the
  * time to first token (the turn costs it ~0.3 ms, the dispatch's own work). At most `limit` items
  * wait for the reader; a reader that stops early ends the source (its `finally` runs).
