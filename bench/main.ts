@@ -23,6 +23,7 @@ import { readPeerInfo, type PeerInfo } from "./peer-paths.js";
 import { startPeer, type RunningPeer } from "./peer.js";
 import { compare, readPrevious, resultsDir, writeResults, type ResultsFile } from "./results.js";
 import { runConcurrent, type ConcurrentRun } from "./sections/concurrent.js";
+import { runEngine, summarizeEngine, type EngineParty, type EngineResult } from "./sections/engine.js";
 import { runPrefix, type PrefixResult } from "./sections/prefix.js";
 import { runSingle, type SingleResult } from "./sections/single.js";
 import { runSweep, sweepVariant, type SweepResult } from "./sections/sweep.js";
@@ -129,6 +130,7 @@ async function main(): Promise<void> {
   let prefix: PrefixResult | undefined;
   let encoders: EncoderReport | undefined;
   let memory: MemoryRow[] | undefined;
+  let engine: EngineResult | undefined;
   const running: Running = {};
 
   const onSignal = (): void => {
@@ -146,6 +148,9 @@ async function main(): Promise<void> {
       encoders = await child.call<EncoderReport>("run");
       await child.stop();
     }
+
+    // 2. The engine builds side by side, in-process, alone on the machine.
+    if (has("engine")) engine = await compareEngines(engineArgs, flags, workload, notes);
 
     const needServers = has("single") || has("sweep") || has("prefix");
     if (needServers) {
@@ -167,7 +172,7 @@ async function main(): Promise<void> {
     if (edge) await httpParty("c", "edge on Node", edge.ready.url, { ...workload, maxTokens: 8 }).run(9_000);
     const idle = await footprints(true);
 
-    // 2. Single stream: (a) (b) (c) (d) and the peer, interleaved.
+    // 3. Single stream: (a) (b) (c) (d) and the peer, interleaved.
     if (has("single") && sidecar && edge && client) {
       running.inProcess = await startChild<EngineReady>("in-process", "inprocess.ts", engineArgs);
       if (flags.wrangler) {
@@ -202,7 +207,7 @@ async function main(): Promise<void> {
       delete running.wrangler;
     }
 
-    // 3. Concurrency sweep through the edge on Node (and the peer at 1 and `sequences` streams).
+    // 4. Concurrency sweep through the edge on Node (and the peer at 1 and `sequences` streams).
     if (has("sweep") && edge) {
       const edgeParty = httpParty("c", "edge on Node", edge.ready.url, workload);
       const peerLevels = [1, flags.sequences].filter((l) => flags.levels.includes(l));
@@ -217,7 +222,7 @@ async function main(): Promise<void> {
       delete running.peer;
     }
 
-    // 4. Prefix reuse.
+    // 5. Prefix reuse.
     if (has("prefix") && client && edge) {
       const options = { rounds: flags.prefixRounds, warm: flags.prefixWarm, tokens: flags.prefixTokens, timeoutMs: flags.streamTimeoutMs };
       prefix = await watched("prefix", notes, loads, () => runPrefix(client, edge.ready.url, options, log));
@@ -254,7 +259,7 @@ async function main(): Promise<void> {
     }
     await stopAll(running);
 
-    // 5. A small queue: the streams beyond sequences + queue must get an immediate 429.
+    // 6. A small queue: the streams beyond sequences + queue must get an immediate 429.
     if (has("reject")) {
       log(`rejection run: ${flags.rejectStreams} streams, ${flags.sequences} sequences, queue ${flags.rejectQueue}`);
       running.rejectSidecar = await startChild<SidecarReady>("sidecar-small-queue", "sidecar.ts", { ...engineArgs, maxQueue: flags.rejectQueue });
@@ -272,6 +277,7 @@ async function main(): Promise<void> {
   const sweepSummary = sweep ? summarizeSweep(sweep) : undefined;
   const rejectSummary = reject ? summarizeLevel([reject]) : undefined;
   const prefixRows = prefix ? summarizePrefix(prefix) : undefined;
+  const engineRows = engine ? summarizeEngine(engine) : undefined;
   const targets = evaluateTargets({ single: singleSummary, sweep: sweepSummary, reject: rejectSummary, prefix: prefixRows, memory, concurrent: flags.sequences });
   const m = machine();
   const settings =
@@ -289,6 +295,7 @@ async function main(): Promise<void> {
     reject: rejectSummary ? { summary: rejectSummary, queue: flags.rejectQueue } : undefined,
     prefix: prefixRows && prefix ? { rows: prefixRows, systemPromptTokens: prefix.systemPromptTokens } : undefined,
     encoders,
+    engine: engineRows && engine ? { rows: engineRows, streams: engine.streams, rounds: engine.rounds } : undefined,
     processes,
     memory,
     targets,
@@ -302,6 +309,10 @@ async function main(): Promise<void> {
   for (const l of sweepSummary?.edge ?? []) headline[`edge ${l.streams} streams aggregate tok/s`] = l.aggregateTps;
   for (const l of sweepSummary?.peer ?? []) headline[`llama-server ${l.streams} streams aggregate tok/s`] = l.aggregateTps;
   for (const p of prefixRows ?? []) headline[`prefix ${p.path} ${p.kind} engine prompt ms`] = p.enginePromptMs;
+  for (const r of engineRows ?? []) {
+    headline[`engine ${r.library} ${r.threads} thread(s) 1 stream tok/s`] = r.singleTps;
+    headline[`engine ${r.library} ${r.threads} thread(s) ${engine?.streams ?? 0} streams tok/s`] = r.concurrentTps;
+  }
   for (const e of encoders?.results ?? []) headline[`encoder ${e.protocol} chunks/s`] = e.medianChunksPerSecond;
   for (const p of processes) if (p.peakRssMiB !== undefined) headline[`peak RSS ${p.name} MiB`] = p.peakRssMiB;
   for (const row of memory ?? []) headline[`settled RSS ${row.name} MiB`] = row.settled.rssMiB;
@@ -316,9 +327,9 @@ async function main(): Promise<void> {
     peer: peerInfo ?? null,
     notes,
     otherLoad: loads,
-    summaries: { single: singleSummary, sweep: sweepSummary, reject: rejectSummary, prefix: prefixRows },
+    summaries: { engine: engineRows, single: singleSummary, sweep: sweepSummary, reject: rejectSummary, prefix: prefixRows },
     targets,
-    raw: { ...raw, single, sweep, reject, prefix, encoders },
+    raw: { ...raw, engine, single, sweep, reject, prefix, encoders },
     processes,
     memory: memory ?? null,
     table: report,
@@ -327,6 +338,36 @@ async function main(): Promise<void> {
   process.stdout.write(report);
   if (previous) process.stdout.write(`\n${compare(previous, results)}\n`);
   log(`results: ${files.join(", ")}`);
+}
+
+/**
+ * In-process children on the prebuilt library and on this host's own build (when there is one),
+ * on 1 and 2 threads, all loaded before the first round.
+ */
+async function compareEngines(args: EngineArgs, flags: BenchFlags, w: Workload, notes: string[]): Promise<EngineResult> {
+  const parties: EngineParty[] = [];
+  try {
+    for (const library of ["prebuilt", "local"] as const) {
+      for (const threads of [1, 2]) {
+        let child: Child<EngineReady>;
+        try {
+          child = await startChild<EngineReady>(`in-process ${library} ${threads}`, "inprocess.ts", { ...args, engine: library, threads });
+        } catch (error) {
+          if (library === "local") {
+            notes.push("engine builds: no local build here (`npm run build:engine`), so only the prebuilt library is shown.");
+            break;
+          }
+          throw error;
+        }
+        parties.push({ library: library === "local" ? "local build (thread pool)" : "prebuilt", threads, child });
+      }
+    }
+    log(`engine builds: ${parties.length} configurations × ${flags.engineRounds} rounds, 1 and ${flags.sequences} streams`);
+    return await runEngine(parties, w, flags.sequences, flags.engineRounds, log);
+  } finally {
+    // A child that fails to start has exited; the parent going away ends the others (ipc.ts).
+    for (const party of parties) await party.child.stop();
+  }
 }
 
 function engineBuild(child: Child<EngineReady>): string {

@@ -2,6 +2,7 @@
 import type { EncoderReport } from "./children/encoders.js";
 import type { Machine } from "./machine.js";
 import { SETTLE_MS, type MemoryRow } from "./memory.js";
+import type { EngineRow } from "./sections/engine.js";
 import type { LevelSummary, PartySummary, PrefixRow, Target } from "./summary.js";
 
 export interface ProcessInfo {
@@ -20,6 +21,7 @@ export interface Report {
   readonly reject?: { summary: LevelSummary; queue: number } | undefined;
   readonly prefix?: { rows: PrefixRow[]; systemPromptTokens: number } | undefined;
   readonly encoders?: EncoderReport | undefined;
+  readonly engine?: { rows: EngineRow[]; streams: number; rounds: number } | undefined;
   readonly processes: readonly ProcessInfo[];
   readonly memory?: readonly MemoryRow[] | undefined;
   readonly targets: readonly Target[];
@@ -56,6 +58,22 @@ export function renderReport(r: Report): string {
   out.push(`Benchmark of ${r.date} on ${m.cpu}, ${m.cores} cores, ${fmt(m.memoryGiB, 0)} GiB, ${m.os}, Node ${m.node}, node-llama-cpp ${m.nodeLlamaCpp}.`);
   out.push(`Settings: ${r.settings}. Each figure is a median over the runs shown.`);
   for (const note of r.notes) out.push(`> ${note}`);
+
+  if (r.engine) {
+    const { rows, streams, rounds } = r.engine;
+    const base = rows.find((row) => row.library === "prebuilt" && row.threads === 1);
+    const ratio = (value: number, of: number | undefined): string => (of === undefined ? "–" : `${fmt(value / of, 2)}×`);
+    out.push(
+      `\n**Engine builds** (node-llama-cpp in-process, alone on the machine: decode tok/s of one stream, aggregate tok/s of ${streams} streams at once; ` +
+        `medians of ${rounds} round${rounds === 1 ? "" : "s"}; ratios to the prebuilt library on 1 thread)\n`,
+    );
+    out.push(
+      table(
+        ["llama.cpp library", "threads", "1 stream tok/s", "ratio", `${streams} streams tok/s`, "ratio"],
+        rows.map((row) => [row.library, String(row.threads), fmt(row.singleTps), ratio(row.singleTps, base?.singleTps), fmt(row.concurrentTps), ratio(row.concurrentTps, base?.concurrentTps)]),
+      ),
+    );
+  }
 
   if (r.single) {
     out.push(
