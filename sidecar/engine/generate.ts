@@ -90,6 +90,7 @@ export async function* generate(
     let reason = FinishReason.STOP;
     let stopSequence = "";
     let stoppedByText = false;
+    let reasoningTokens = 0;
 
     if (budget <= 0) reason = FinishReason.LENGTH;
     else {
@@ -103,7 +104,10 @@ export async function* generate(
         const raw = decoder.push(step.token);
         // Stop sequences apply outside tool calls: argument JSON is never cut.
         const text: TextStep = parser?.inCall === true ? { text: filter.flush() + raw } : filter.push(raw);
+        const phaseBefore = parser?.phase;
         const parts = parser?.push(text.text);
+        // A token that opens, continues or closes a reasoning segment is a reasoning token.
+        if (phaseBefore === "reasoning" || parser?.phase === "reasoning") reasoningTokens++;
         yield {
           event: {
             case: "token",
@@ -162,6 +166,7 @@ export async function* generate(
           stopSequence,
           text: tail,
           reasoning: reasoningTail,
+          reasoningTokens,
           timings: {
             queueMs,
             promptMs: (firstTokenAt ?? end) - promptStart,

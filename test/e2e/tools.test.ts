@@ -9,7 +9,7 @@
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { modelPath } from "../../scripts/gguf/models.js";
+import { modelPath, TOOLS_RESULT_PIECES, TOOLS_THINK_PIECES } from "../../scripts/gguf/models.js";
 import { checkChatStream } from "../support/contract.js";
 import { startStack, type Stack } from "../support/edge.js";
 import { readEvents } from "../support/sse.js";
@@ -99,6 +99,8 @@ describe("chat completions", () => {
 
     const final = await openai.chat.completions.create({ model: "m", messages: history, tools: chatTools });
     expect(final.choices[0]).toMatchObject({ finish_reason: "stop", message: { role: "assistant", content: TOOLS_ANSWER, reasoning_content: TOOL_RESULT_REASONING } });
+    // `<think>` through `</think>`: the reasoning tokens of the reply, both markers counted.
+    expect(final.usage?.completion_tokens_details?.reasoning_tokens).toBe(TOOLS_RESULT_PIECES.indexOf("</think>") + 1);
   });
 
   it("two calls in one reply: the openai client accumulates both, by index", async () => {
@@ -115,6 +117,7 @@ describe("chat completions", () => {
     const whole = await openai.chat.completions.create({ model: "m", messages: [{ role: "user", content: "Hello!" }] });
     expect(whole.choices[0]?.message).toMatchObject({ content: TOOLS_ANSWER, reasoning_content: THINK_REASONING });
     expect(whole.choices[0]?.message.tool_calls ?? []).toEqual([]);
+    expect(whole.usage?.completion_tokens_details?.reasoning_tokens).toBe(TOOLS_THINK_PIECES.indexOf("</think>") + 1);
   });
 });
 
@@ -184,5 +187,6 @@ describe("OpenAI responses", () => {
     expect(final.output.map((item) => item.type)).toEqual(["reasoning", "message"]);
     expect(final.output_text).toBe(TOOLS_ANSWER);
     expect(JSON.stringify(final.output[0])).toContain(TOOL_RESULT_REASONING);
+    expect(final.usage?.output_tokens_details.reasoning_tokens).toBe(TOOLS_RESULT_PIECES.indexOf("</think>") + 1);
   });
 });

@@ -66,7 +66,7 @@ const weatherCall = (id = "call_weather", index = 0, city = "Tokyo"): Step[] => 
   token("", { piece: "</tool_call>" }),
 ];
 const weatherTool = chatWeatherTool;
-/** Reasoning, then the answer: "<think>Checking the forecast.</think>It is sunny." */
+/** Reasoning, then the answer: "<think>Checking the forecast.</think>It is sunny." (4 reasoning tokens, both markers counted). */
 const thinkingTokens = (): Step[] => [
   token("", { piece: "<think>" }),
   token("", { piece: "Checking", reasoning: "Checking" }),
@@ -111,9 +111,16 @@ const scenarios: Scenario[] = [
   {
     name: "chat-reasoning",
     path: "/v1/chat/completions",
-    body: chat,
-    script: [start("tiny-llama", 9), ...thinkingTokens(), finish("stop", { promptTokens: 9, completionTokens: 5 })],
-    expected: { text: "It is sunny.", reasoning: "Checking the forecast.", finishReason: "stop", done: true, toolCalls: [] },
+    body: { ...chat, stream_options: { include_usage: true } },
+    script: [start("tiny-llama", 9), ...thinkingTokens(), finish("stop", { promptTokens: 9, completionTokens: 5, reasoningTokens: 4 })],
+    expected: {
+      text: "It is sunny.",
+      reasoning: "Checking the forecast.",
+      finishReason: "stop",
+      done: true,
+      toolCalls: [],
+      usage: { prompt_tokens: 9, completion_tokens: 5, total_tokens: 14, prompt_tokens_details: { cached_tokens: 0 }, completion_tokens_details: { reasoning_tokens: 4 } },
+    },
   },
   {
     name: "chat-plain",
@@ -319,8 +326,14 @@ const scenarios: Scenario[] = [
     name: "responses-reasoning",
     path: "/v1/responses",
     body: responses,
-    script: [start("tiny-llama", 9), ...thinkingTokens(), finish("stop", { promptTokens: 9, completionTokens: 5 })],
-    expected: { text: "It is sunny.", reasoning: "Checking the forecast.", terminal: "response.completed", done: true },
+    script: [start("tiny-llama", 9), ...thinkingTokens(), finish("stop", { promptTokens: 9, completionTokens: 5, reasoningTokens: 4 })],
+    expected: {
+      text: "It is sunny.",
+      reasoning: "Checking the forecast.",
+      terminal: "response.completed",
+      done: true,
+      usage: { input_tokens: 9, input_tokens_details: { cached_tokens: 0 }, output_tokens: 5, output_tokens_details: { reasoning_tokens: 4 }, total_tokens: 14 },
+    },
   },
   {
     name: "responses-plain",

@@ -2,7 +2,7 @@
 // node-llama-cpp resolves to its Qwen wrapper: exact token events over native gRPC and gRPC-Web.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FinishReason, Role, ToolChoice, type GenerateResponse } from "../../proto/gen/inference/v1/inference_pb.js";
-import { modelPath } from "../../scripts/gguf/models.js";
+import { modelPath, TOOLS_RESULT_PIECES, TOOLS_THINK_PIECES } from "../../scripts/gguf/models.js";
 import type { RunningSidecar } from "../../sidecar/server.js";
 import { clientsFor, collect, startTestSidecar } from "../support/sidecar.js";
 import { THINK_REASONING, TOOL_ARGUMENT_FRAGMENTS, TOOL_RESULT_REASONING, TOOLS_ANSWER } from "../support/scripted.js";
@@ -49,7 +49,7 @@ describe.each(["grpc", "grpc-web"] as const)("the tools model over %s", (protoco
     expect(calls).toEqual([["0|id|get_weather|"], ...TOOL_ARGUMENT_FRAGMENTS.map((f) => [`0||${""}|${f}`])]);
     // The call's syntax shows in no text.
     expect(parts(events).every(([r, t]) => r === "" && t === "")).toBe(true);
-    expect(finishOf(events)).toMatchObject({ reason: FinishReason.TOOL_CALLS, text: "", reasoning: "" });
+    expect(finishOf(events)).toMatchObject({ reason: FinishReason.TOOL_CALLS, text: "", reasoning: "", reasoningTokens: 0 });
     const first = events.find((e) => e.case === "token" && e.value.toolCalls.length > 0);
     if (first?.case === "token") expect(first.value.toolCalls[0]?.id).toMatch(/^call_[A-Za-z0-9_-]{24}$/);
   });
@@ -62,7 +62,8 @@ describe.each(["grpc", "grpc-web"] as const)("the tools model over %s", (protoco
     const lastReasoning = p.findLastIndex(([r]) => r !== "");
     const firstText = p.findIndex(([, t]) => t !== "");
     expect(lastReasoning).toBeLessThan(firstText);
-    expect(finishOf(events).reason).toBe(FinishReason.STOP);
+    // `<think>` through `</think>`, both markers counted.
+    expect(finishOf(events)).toMatchObject({ reason: FinishReason.STOP, reasoningTokens: TOOLS_THINK_PIECES.indexOf("</think>") + 1 });
   });
 
   it("after the tool result: reasoning and the answer", async () => {
@@ -76,7 +77,7 @@ describe.each(["grpc", "grpc-web"] as const)("the tools model over %s", (protoco
     });
     expect(parts(events).map(([r]) => r).join("")).toBe(TOOL_RESULT_REASONING);
     expect(parts(events).map(([, t]) => t).join("")).toBe(TOOLS_ANSWER);
-    expect(finishOf(events).reason).toBe(FinishReason.STOP);
+    expect(finishOf(events)).toMatchObject({ reason: FinishReason.STOP, reasoningTokens: TOOLS_RESULT_PIECES.indexOf("</think>") + 1 });
   });
 });
 

@@ -95,6 +95,8 @@ export interface FinishOptions {
   text?: string;
   /** Reasoning held back to the end (`Finish.reasoning`). */
   reasoning?: string;
+  /** Of completionTokens, those inside the reasoning segment. */
+  reasoningTokens?: number;
 }
 
 export function finish(reason: "stop" | "length" | "abort" | "tool_calls" = "stop", options: FinishOptions = {}): Step {
@@ -112,6 +114,7 @@ export function finish(reason: "stop" | "length" | "abort" | "tool_calls" = "sto
           stopSequence: options.stopSequence ?? "",
           text: options.text ?? "",
           reasoning: options.reasoning ?? "",
+          reasoningTokens: options.reasoningTokens ?? 0,
         },
       },
     }),

@@ -15,7 +15,7 @@ export function responsesUsage(finish: Finish): ResponsesUsage {
     input_tokens: finish.promptTokens,
     input_tokens_details: { cached_tokens: finish.cachedTokens },
     output_tokens: finish.completionTokens,
-    output_tokens_details: { reasoning_tokens: 0 },
+    output_tokens_details: { reasoning_tokens: finish.reasoningTokens },
     total_tokens: finish.promptTokens + finish.completionTokens,
   };
 }
