@@ -9,6 +9,7 @@ import {
   type LlamaContext,
   type LlamaModel,
 } from "node-llama-cpp";
+import { shareBatch } from "./batch-shares.js";
 import { scheduleBatches, type BatchScheduler } from "./batch-scheduling.js";
 import { SequencePool } from "./pool.js";
 import { replySyntax, type ReplySyntax } from "./reply-syntax.js";
@@ -102,6 +103,7 @@ export async function loadModel(options: ModelOptions): Promise<LoadedModel> {
     // node-llama-cpp's context size is per sequence: each sequence gets this many tokens.
     contextSize: options.contextSize,
     threads,
+    batching: { itemPrioritizationStrategy: shareBatch },
   });
   const scheduler = scheduleBatches(context);
   const chatWrapper = resolveChatWrapper(model);

@@ -1,5 +1,6 @@
-// How decode steps reach llama.cpp with several generations at once (sidecar/engine/batch-scheduling.ts):
-// after the prompts, every step of N concurrent generations is one N-sequence batch.
+// How decode steps reach llama.cpp with several generations at once (sidecar/engine/batch-scheduling.ts,
+// batch-shares.ts): after the prompts, every step of N concurrent generations is one N-sequence
+// batch, and a long prompt joining streams is evaluated in small batches that carry their steps.
 import { create } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GenerateRequestSchema } from "../../proto/gen/inference/v1/inference_pb.js";
@@ -7,6 +8,7 @@ import { modelPath } from "../../scripts/gguf/models.js";
 import { FIRST_TOKEN_POSITION, generate } from "../../sidecar/engine/generate.js";
 import { EngineMetrics } from "../../sidecar/engine/metrics.js";
 import { loadModel, type LoadedModel } from "../../sidecar/engine/model.js";
+import { STREAMING_BATCH_TOKENS } from "../../sidecar/engine/batch-shares.js";
 import { readAhead } from "../../sidecar/engine/read-ahead.js";
 import { watchBatches } from "../support/engine.js";
 
@@ -20,19 +22,42 @@ describe("batch scheduling", () => {
   });
   afterAll(() => loaded?.dispose());
 
+  /** Generates from `prompt`; `onToken` sees the running count of tokens. */
+  const run = async (prompt: string, maxTokens: number, onToken: (count: number) => void = () => undefined): Promise<number> => {
+    const request = create(GenerateRequestSchema, { input: { case: "prompt", value: prompt }, maxTokens, sampling: { temperature: 0 } });
+    let tokens = 0;
+    const events = generate(loaded, request, new AbortController().signal, new EngineMetrics());
+    for await (const { event } of readAhead(events, { atOnce: (position) => position === FIRST_TOKEN_POSITION })) if (event?.case === "token") onToken(++tokens);
+    return tokens;
+  };
+
   it(`sends every step of ${STREAMS} concurrent generations as one ${STREAMS}-sequence batch`, async () => {
     const sizes: number[] = [];
-    watchBatches(loaded, (sequences) => sizes.push(sequences));
-    const run = async (): Promise<number> => {
-      const request = create(GenerateRequestSchema, { input: { case: "prompt", value: "Let us sing. Sing" }, maxTokens: TOKENS, sampling: { temperature: 0 } });
-      let tokens = 0;
-      const events = generate(loaded, request, new AbortController().signal, new EngineMetrics());
-      for await (const { event } of readAhead(events, { atOnce: (position) => position === FIRST_TOKEN_POSITION })) if (event?.case === "token") tokens++;
-      return tokens;
-    };
-    expect(await Promise.all(Array.from({ length: STREAMS }, run))).toEqual(Array.from({ length: STREAMS }, () => TOKENS));
+    watchBatches(loaded, (items) => sizes.push(items.length));
+    const all = await Promise.all(Array.from({ length: STREAMS }, () => run("Let us sing. Sing", TOKENS)));
+    expect(all).toEqual(Array.from({ length: STREAMS }, () => TOKENS));
     // The prompts may go in more than one batch; each of the TOKENS - 1 steps after them goes in one.
     expect(sizes.filter((n) => n === STREAMS).length).toBeGreaterThanOrEqual(TOKENS - 1);
     expect(sizes.length).toBeLessThanOrEqual(TOKENS - 1 + STREAMS);
+  });
+
+  it("evaluates a long prompt beside two decoding streams in small batches that carry their next tokens", async () => {
+    const batches: number[][] = [];
+    watchBatches(loaded, (items) => batches.push(items));
+    let started = (): void => undefined;
+    const streaming = new Promise<void>((resolve) => (started = resolve));
+    const streams = [0, 1].map(() => run("Let us sing. Sing", 60, (count) => count === 3 && started()));
+    await streaming;
+    const from = batches.length;
+    // A prompt of about 200 tokens: more than one streaming batch.
+    const long = "Once upon a time there lived a tiny llama. ".repeat(20);
+    expect(await run(long, 1)).toBe(1);
+    const during = batches.slice(from).filter((items) => items.some((tokens) => tokens > 1));
+    await Promise.all(streams);
+    expect(during.length).toBeGreaterThanOrEqual(2);
+    for (const items of during) {
+      expect(items.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(STREAMING_BATCH_TOKENS);
+      expect(items.filter((tokens) => tokens === 1)).toHaveLength(2);
+    }
   });
 });

@@ -2,27 +2,27 @@
 import type { LoadedModel } from "../../sidecar/engine/model.js";
 
 /**
- * Calls `onBatch` with the number of sequences in each batch, as the decode starts. Wraps the
+ * Calls `onBatch` with the tokens of each sequence in a batch, as its decode starts. Wraps the
  * context's native handle (node-llama-cpp's `_ctx`): `addToBatch` once per sequence, then `decodeBatch`.
  */
-export function watchBatches(loaded: LoadedModel, onBatch: (sequences: number) => void): void {
+export function watchBatches(loaded: LoadedModel, onBatch: (tokensPerSequence: number[]) => void): void {
   const context = loaded.context as unknown as { _ctx: Record<string | symbol, unknown> };
   const native = context._ctx;
-  let added = 0;
+  let added: number[] = [];
   context._ctx = new Proxy(native, {
     get(target, key) {
       const value = target[key];
       if (typeof value !== "function") return value;
       if (key === "addToBatch") {
         return (...args: unknown[]): unknown => {
-          added++;
+          added.push((args[2] as ArrayLike<number>).length);
           return value.apply(target, args);
         };
       }
       if (key === "decodeBatch") {
         return (...args: unknown[]): unknown => {
           onBatch(added);
-          added = 0;
+          added = [];
           return value.apply(target, args);
         };
       }

@@ -1,0 +1,48 @@
+// How a batch's token slots are shared (sidecar/engine/batch-shares.ts): every decode gets a token,
+// prompts share the rest, never more than the batch holds.
+import type { BatchItem } from "node-llama-cpp";
+import { describe, expect, it } from "vitest";
+import { shareBatch, STREAMING_BATCH_TOKENS } from "../../sidecar/engine/batch-shares.js";
+
+const item = (tokens: number): BatchItem => ({ tokens: Array.from({ length: tokens }, () => 1) as never, logits: [], evaluationPriority: 5 });
+const shares = (wants: number[], size: number): number[] => {
+  const items = wants.map(item);
+  const out = shareBatch({ items, size });
+  // Every prioritized item is one of the given items, in their order.
+  expect(out.map((p) => items.indexOf(p.item))).toEqual([...out.map((p) => items.indexOf(p.item))].sort((a, b) => a - b));
+  return items.map((i) => out.find((p) => p.item === i)?.processAmount ?? 0);
+};
+
+describe("shareBatch", () => {
+  it("gives each decoding stream its token, and a prompt the rest of a streaming batch", () => {
+    expect(shares([1526, 1, 1], 512)).toEqual([STREAMING_BATCH_TOKENS - 2, 1, 1]);
+    expect(shares([1, 1, 1526], 512)).toEqual([1, 1, STREAMING_BATCH_TOKENS - 2]);
+  });
+
+  it("fills whole batches with prompts when no stream is decoding", () => {
+    expect(shares([3000], 512)).toEqual([512]);
+    expect(shares([600, 600], 512)).toEqual([256, 256]);
+    expect(shares([600, 10, 600], 512)).toEqual([251, 10, 251]);
+  });
+
+  it("splits what is left evenly among prompts beside streams", () => {
+    expect(shares([1, 300, 300], 512)).toEqual([1, 64, 63]);
+    expect(shares([1, 1, 1], 512)).toEqual([1, 1, 1]);
+  });
+
+  it("never hands out more than the batch holds", () => {
+    expect(shares([1, 1, 1, 1], 3)).toEqual([1, 1, 1, 0]);
+    let seed = 7;
+    const next = (n: number): number => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed % n);
+    for (let round = 0; round < 500; round++) {
+      const wants = Array.from({ length: 1 + next(10) }, () => (next(3) === 0 ? 1 : 1 + next(2000)));
+      const size = 1 + next(600);
+      const got = shares(wants, size);
+      expect(got.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(size);
+      got.forEach((amount, i) => expect(amount).toBeLessThanOrEqual(wants[i] ?? 0));
+      // Nothing is left unused while an item still wants tokens.
+      const budget = wants.includes(1) ? Math.min(size, STREAMING_BATCH_TOKENS) : size;
+      if (got.reduce((a, b) => a + b, 0) < budget) expect(got).toEqual(wants);
+    }
+  });
+});
