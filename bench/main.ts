@@ -24,6 +24,7 @@ import { startPeer, type RunningPeer } from "./peer.js";
 import { compare, readPrevious, resultsDir, writeResults, type ResultsFile } from "./results.js";
 import { runConcurrent, type ConcurrentRun } from "./sections/concurrent.js";
 import { runEngine, summarizeEngine, type EngineParty, type EngineResult } from "./sections/engine.js";
+import { runJoin, summarizeJoin, type JoinResult } from "./sections/join.js";
 import { runPrefix, type PrefixResult } from "./sections/prefix.js";
 import { runSingle, type SingleResult } from "./sections/single.js";
 import { runSweep, sweepVariant, type SweepResult } from "./sections/sweep.js";
@@ -131,6 +132,7 @@ async function main(): Promise<void> {
   let encoders: EncoderReport | undefined;
   let memory: MemoryRow[] | undefined;
   let engine: EngineResult | undefined;
+  let joining: JoinResult | undefined;
   const running: Running = {};
 
   const onSignal = (): void => {
@@ -152,7 +154,7 @@ async function main(): Promise<void> {
     // 2. The engine builds side by side, in-process, alone on the machine.
     if (has("engine")) engine = await compareEngines(engineArgs, flags, workload, notes);
 
-    const needServers = has("single") || has("sweep") || has("prefix");
+    const needServers = has("single") || has("sweep") || has("prefix") || has("join");
     if (needServers) {
       log(`starting the sidecar (threads ${flags.threads}, engine ${flags.engine}, ${flags.sequences} sequences × ${flags.contextSize} tokens, queue ${flags.maxQueue})`);
       running.sidecar = await startChild<SidecarReady>("sidecar", "sidecar.ts", engineArgs);
@@ -227,6 +229,10 @@ async function main(): Promise<void> {
       const options = { rounds: flags.prefixRounds, warm: flags.prefixWarm, tokens: flags.prefixTokens, timeoutMs: flags.streamTimeoutMs };
       prefix = await watched("prefix", notes, loads, () => runPrefix(client, edge.ready.url, options, log));
     }
+    // 6. A long prompt joins two decoding streams.
+    if (has("join") && client) {
+      joining = await watched("join", notes, loads, () => runJoin(client, { rounds: flags.joinRounds, tokens: flags.prefixTokens }, log));
+    }
     // The footprint right after the load (single stream, sweep, prefix reuse), and once settled.
     const loaded = await footprints(false);
     const settle = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
@@ -259,7 +265,7 @@ async function main(): Promise<void> {
     }
     await stopAll(running);
 
-    // 6. A small queue: the streams beyond sequences + queue must get an immediate 429.
+    // 7. A small queue: the streams beyond sequences + queue must get an immediate 429.
     if (has("reject")) {
       log(`rejection run: ${flags.rejectStreams} streams, ${flags.sequences} sequences, queue ${flags.rejectQueue}`);
       running.rejectSidecar = await startChild<SidecarReady>("sidecar-small-queue", "sidecar.ts", { ...engineArgs, maxQueue: flags.rejectQueue });
@@ -278,6 +284,7 @@ async function main(): Promise<void> {
   const rejectSummary = reject ? summarizeLevel([reject]) : undefined;
   const prefixRows = prefix ? summarizePrefix(prefix) : undefined;
   const engineRows = engine ? summarizeEngine(engine) : undefined;
+  const joinSummary = joining ? summarizeJoin(joining) : undefined;
   const targets = evaluateTargets({ single: singleSummary, sweep: sweepSummary, reject: rejectSummary, prefix: prefixRows, memory, concurrent: flags.sequences });
   const m = machine();
   const settings =
@@ -296,6 +303,7 @@ async function main(): Promise<void> {
     prefix: prefixRows && prefix ? { rows: prefixRows, systemPromptTokens: prefix.systemPromptTokens } : undefined,
     encoders,
     engine: engineRows && engine ? { rows: engineRows, streams: engine.streams, rounds: engine.rounds } : undefined,
+    join: joinSummary ? { summary: joinSummary, rounds: joining?.rounds.length ?? 0 } : undefined,
     processes,
     memory,
     targets,
@@ -313,6 +321,10 @@ async function main(): Promise<void> {
     headline[`engine ${r.library} ${r.threads} thread(s) 1 stream tok/s`] = r.singleTps;
     headline[`engine ${r.library} ${r.threads} thread(s) ${engine?.streams ?? 0} streams tok/s`] = r.concurrentTps;
   }
+  if (joinSummary) {
+    headline["join: streams' longest token gap ms"] = joinSummary.longestGapMs;
+    headline["join: long prompt TTFT ms"] = joinSummary.joinedTtftMs;
+  }
   for (const e of encoders?.results ?? []) headline[`encoder ${e.protocol} chunks/s`] = e.medianChunksPerSecond;
   for (const p of processes) if (p.peakRssMiB !== undefined) headline[`peak RSS ${p.name} MiB`] = p.peakRssMiB;
   for (const row of memory ?? []) headline[`settled RSS ${row.name} MiB`] = row.settled.rssMiB;
@@ -327,9 +339,9 @@ async function main(): Promise<void> {
     peer: peerInfo ?? null,
     notes,
     otherLoad: loads,
-    summaries: { engine: engineRows, single: singleSummary, sweep: sweepSummary, reject: rejectSummary, prefix: prefixRows },
+    summaries: { engine: engineRows, join: joinSummary, single: singleSummary, sweep: sweepSummary, reject: rejectSummary, prefix: prefixRows },
     targets,
-    raw: { ...raw, engine, single, sweep, reject, prefix, encoders },
+    raw: { ...raw, engine, join: joining, single, sweep, reject, prefix, encoders },
     processes,
     memory: memory ?? null,
     table: report,

@@ -3,6 +3,7 @@ import type { EncoderReport } from "./children/encoders.js";
 import type { Machine } from "./machine.js";
 import { SETTLE_MS, type MemoryRow } from "./memory.js";
 import type { EngineRow } from "./sections/engine.js";
+import type { JoinSummary } from "./sections/join.js";
 import type { LevelSummary, PartySummary, PrefixRow, Target } from "./summary.js";
 
 export interface ProcessInfo {
@@ -22,6 +23,7 @@ export interface Report {
   readonly prefix?: { rows: PrefixRow[]; systemPromptTokens: number } | undefined;
   readonly encoders?: EncoderReport | undefined;
   readonly engine?: { rows: EngineRow[]; streams: number; rounds: number } | undefined;
+  readonly join?: { summary: JoinSummary; rounds: number } | undefined;
   readonly processes: readonly ProcessInfo[];
   readonly memory?: readonly MemoryRow[] | undefined;
   readonly targets: readonly Target[];
@@ -139,6 +141,20 @@ export function renderReport(r: Report): string {
           fmt(p.enginePromptMs),
           fmt(p.ttftMs),
         ]),
+      ),
+    );
+  }
+
+  if (r.join) {
+    const j = r.join.summary;
+    out.push(
+      `\n**A long prompt joins two decoding streams** (native gRPC; medians of ${r.join.rounds} round${r.join.rounds === 1 ? "" : "s"}; ` +
+        "gaps = time between two tokens of a stream; the same kind of prompt alone, cold, for comparison)\n",
+    );
+    out.push(
+      table(
+        ["prompt tokens", "its TTFT alone ms", "its TTFT joining ms", "streams' median gap ms", "streams' longest gap while it is evaluated ms"],
+        [[fmt(j.promptTokens, 0), fmt(j.aloneTtftMs), fmt(j.joinedTtftMs), fmt(j.medianGapMs, 1), fmt(j.longestGapMs)]],
       ),
     );
   }

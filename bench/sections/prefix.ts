@@ -19,7 +19,7 @@ export interface PrefixResult {
 }
 
 /** Finds the filler length whose system prompt (chat-rendered) has about `tokens` tokens. */
-async function calibrate(client: GrpcClient, tokens: number): Promise<{ words: number; tokens: number }> {
+export async function calibrate(client: GrpcClient, tokens: number): Promise<{ words: number; tokens: number }> {
   const count = async (words: number): Promise<number> =>
     (await client.tokenize({ input: { case: "chat", value: { messages: [{ role: Role.SYSTEM, content: systemPrompt(0, words) }] } } }))
       .tokens.length;
