@@ -152,7 +152,7 @@ async function main(): Promise<void> {
     }
 
     // 2. The engine builds side by side, in-process, alone on the machine.
-    if (has("engine")) engine = await compareEngines(engineArgs, flags, workload, notes);
+    if (has("engine")) engine = await watched("engine", notes, loads, () => compareEngines(engineArgs, flags, workload, notes));
 
     const needServers = has("single") || has("sweep") || has("prefix") || has("join");
     if (needServers) {
