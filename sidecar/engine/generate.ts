@@ -95,10 +95,29 @@ export async function* generate(
     if (budget <= 0) reason = FinishReason.LENGTH;
     else {
       const steps = evaluate(sequence, prompt.tokens.slice(cachedTokens), sampling, wantLogprobs, request.topLogprobs > 0);
-      for await (const step of steps) {
-        if (signal.aborted) break;
-        firstTokenAt ??= performance.now();
-        if (prompt.stopTokens.has(step.token)) break;
+      const closing = reasoningClose(loaded, request);
+      try {
+        let replacement: Token[] | undefined;
+        for (let next = await steps.next(); next.done !== true; next = await steps.next(replacement)) {
+          replacement = undefined;
+          if (signal.aborted) break;
+          firstTokenAt ??= performance.now();
+          let produced: readonly Step[] = [next.value];
+          if (closing !== undefined && parser?.phase === "reasoning" && reasoningTokens >= closing.budget) {
+            // The reasoning budget is spent: the segment's end goes into the reply in place of the
+            // sampled token, and the model goes on from there.
+            replacement = closing.tokens;
+            produced = closing.tokens.map((token) => ({ token, probability: 1, alternatives: undefined }));
+          }
+          if (!(yield* emit(produced))) break;
+        }
+      } finally {
+        await steps.return(undefined);
+      }
+    }
+    function* emit(produced: readonly Step[]): Generator<GenerateEvent, boolean> {
+      for (const step of produced) {
+        if (prompt.stopTokens.has(step.token)) return false;
         generated.push(step.token);
         metrics.tokensGenerated++;
         const raw = decoder.push(step.token);
@@ -124,15 +143,16 @@ export async function* generate(
         if (text.stop !== undefined) {
           stoppedByText = true;
           if (userStops.has(text.stop)) stopSequence = text.stop;
-          break;
+          return false;
         }
         // A reply limited to one call ends when it is complete.
-        if (parser !== undefined && prompt.toolUse?.parallel === false && parser.completedCalls > 0) break;
+        if (parser !== undefined && prompt.toolUse?.parallel === false && parser.completedCalls > 0) return false;
         if (generated.length >= budget) {
           reason = FinishReason.LENGTH;
-          break;
+          return false;
         }
       }
+      return true;
     }
     if (signal.aborted) {
       reason = FinishReason.ABORT;
@@ -198,23 +218,42 @@ interface Step {
   readonly alternatives: ReadonlyMap<Token, number> | undefined;
 }
 
+/** The steps of a generation; `next(tokens)` evaluates `tokens` in place of the last sampled one. */
 async function* evaluate(
   sequence: LlamaContextSequence,
   input: Token[],
   sampling: SequenceEvaluateOptions,
   withLogprobs: boolean,
   withAlternatives: boolean,
-): AsyncGenerator<Step> {
+): AsyncGenerator<Step, void, Token[] | undefined> {
   const options: SequenceEvaluateOptions = { ...sampling, contextShift: { strategy: "eraseBeginning" } };
-  if (!withLogprobs) {
-    for await (const token of sequence.evaluate(input, options)) yield { token, probability: 1, alternatives: undefined };
-    return;
+  const metadata = sequence.evaluateWithMetadata(input, { confidence: withLogprobs, probabilities: withAlternatives }, options);
+  try {
+    let replacement: Token[] | undefined;
+    for (let next = await metadata.next(); next.done !== true; next = await metadata.next(replacement)) {
+      const out = next.value;
+      const alternatives = "probabilities" in out ? (out.probabilities as ReadonlyMap<Token, number>) : undefined;
+      const probability = withLogprobs ? ((out as { confidence?: number }).confidence ?? 1) : 1;
+      replacement = yield { token: out.token, probability, alternatives };
+    }
+  } finally {
+    await metadata.return(undefined as never);
   }
-  const metadata = sequence.evaluateWithMetadata(input, { confidence: true, probabilities: withAlternatives }, options);
-  for await (const out of metadata) {
-    const alternatives = "probabilities" in out ? (out.probabilities as ReadonlyMap<Token, number>) : undefined;
-    yield { token: out.token, probability: out.confidence, alternatives };
-  }
+}
+
+interface ReasoningClose {
+  /** Reasoning tokens the reply may spend. */
+  readonly budget: number;
+  /** The reasoning segment's end marker, as the template writes it. */
+  readonly tokens: Token[];
+}
+
+/** For a chat with a reasoning budget and a template with reasoning segments: how to close one. */
+function reasoningClose(loaded: LoadedModel, request: GenerateRequest): ReasoningClose | undefined {
+  const budget = request.input.case === "chat" ? request.input.value.reasoningBudget : undefined;
+  const suffix = loaded.replySyntax.thought?.suffix;
+  if (budget === undefined || suffix === undefined) return undefined;
+  return { budget, tokens: loaded.model.tokenize(suffix, true) };
 }
 
 function topAlternatives(

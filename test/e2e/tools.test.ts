@@ -158,6 +158,17 @@ describe("Anthropic messages", () => {
     // The conversation holds a tool result: the model answers.
     expect(again).toMatchObject({ stop_reason: "end_turn", content: [{ type: "text", text: TOOLS_ANSWER }] });
   });
+
+  it("thinking's budget_tokens caps the reasoning; the answer follows", async () => {
+    // `<think>`, "\n", "Checking": three tokens, then the template's end marker.
+    const message = await anthropic.messages
+      .stream({ model: "m", max_tokens: 256, messages: [{ role: "user", content: "Hello!" }], thinking: { type: "enabled", budget_tokens: 3 } })
+      .finalMessage();
+    expect(message.content).toEqual([
+      { type: "thinking", thinking: "Checking", signature: expect.any(String) },
+      { type: "text", text: TOOLS_ANSWER },
+    ]);
+  });
 });
 
 describe("OpenAI responses", () => {

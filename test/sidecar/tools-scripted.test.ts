@@ -66,6 +66,19 @@ describe.each(["grpc", "grpc-web"] as const)("the tools model over %s", (protoco
     expect(finishOf(events)).toMatchObject({ reason: FinishReason.STOP, reasoningTokens: TOOLS_THINK_PIECES.indexOf("</think>") + 1 });
   });
 
+  it("a reasoning budget closes the segment when it is spent, and the answer follows", async () => {
+    // `<think>`, "\n", "Checking": three reasoning tokens, then the template's end marker.
+    const events = await generate(protocol, { messages: [{ role: Role.USER, content: "Hello!" }], reasoningBudget: 3 });
+    const p = parts(events);
+    expect(p.map(([r]) => r).join("")).toBe("Checking");
+    expect(p.map(([, t]) => t).join("")).toBe(TOOLS_ANSWER);
+    const finish = finishOf(events);
+    expect(finish.reason).toBe(FinishReason.STOP);
+    // The budget, then the end marker's tokens (they close the segment, so they count too).
+    expect(finish.reasoningTokens).toBeGreaterThan(3);
+    expect(finish.reasoningTokens).toBeLessThan(TOOLS_THINK_PIECES.indexOf("</think>") + 1);
+  });
+
   it("after the tool result: reasoning and the answer", async () => {
     const events = await generate(protocol, {
       tools,

@@ -76,6 +76,8 @@ export function toChat(body: CountTokensRequest): Chat {
     ],
     tools: (body.tools ?? []).map((t) => ({ name: t.name, description: t.description ?? "", parameters: JSON.stringify(t.input_schema ?? {}) })),
     ...toolChoiceInit(body),
+    // Enabled thinking's budget caps the reasoning: the sidecar closes the segment when it is spent.
+    ...(body.thinking?.type === "enabled" && body.thinking.budget_tokens != null ? { reasoningBudget: body.thinking.budget_tokens } : {}),
   });
 }
 
