@@ -6,7 +6,8 @@ import { Code } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
 import { FIXED_ID, inProcessFetch, testApp } from "../support/app.js";
 import { delay, fail, finish, start, token, type Step } from "../support/fake-sidecar.js";
-import { goldenBytes, hostileSplits, replayFetch } from "../support/sse.js";
+import { goldenBytes, hostileSplits } from "../support/sse.js";
+import { anthropicReplaying } from "../support/replay.js";
 
 const script: Step[] = [
   start("tiny-llama", 9, 3),
@@ -154,13 +155,6 @@ describe("messages.countTokens", () => {
 });
 
 describe("the SDK reads the golden transcripts at hostile chunk boundaries", () => {
-  const fromChunks = (chunks: Uint8Array[]) =>
-    new Anthropic({
-      baseURL: "http://edge.test",
-      apiKey: "x",
-      maxRetries: 0,
-      fetch: replayFetch(chunks),
-    });
 
   it.each([
     ["anthropic-plain", "Hi there 🦙", "end_turn"],
@@ -168,7 +162,7 @@ describe("the SDK reads the golden transcripts at hostile chunk boundaries", () 
     ["anthropic-stop-sequence", "It is sunny in ", "stop_sequence"],
   ] as const)("%s", async (name, text, reason) => {
     for (const [how, chunks] of hostileSplits(goldenBytes(name))) {
-      const message = await fromChunks(chunks).messages.stream(params).finalMessage();
+      const message = await anthropicReplaying(chunks).messages.stream(params).finalMessage();
       expect(message.content, how).toEqual([{ type: "text", text }]);
       expect(message.stop_reason, how).toBe(reason);
     }
@@ -176,7 +170,7 @@ describe("the SDK reads the golden transcripts at hostile chunk boundaries", () 
 
   it("anthropic-mid-stream-error rejects at every split", async () => {
     for (const [how, chunks] of hostileSplits(goldenBytes("anthropic-mid-stream-error"))) {
-      await expect(fromChunks(chunks).messages.stream(params).finalMessage(), how).rejects.toBeInstanceOf(APIError);
+      await expect(anthropicReplaying(chunks).messages.stream(params).finalMessage(), how).rejects.toBeInstanceOf(APIError);
     }
   });
 });

@@ -9,7 +9,8 @@ import { thinkingSignature } from "../../edge/protocols/anthropic-messages/signa
 import { inProcessFetch, post, sentChat, testApp } from "../support/app.js";
 import { finish, start, token, toolCall, type Step } from "../support/fake-sidecar.js";
 import { thinkingSteps } from "../support/tool-scripts.js";
-import { goldenBytes, hostileSplits, parseText, replayFetch } from "../support/sse.js";
+import { goldenBytes, hostileSplits, parseText } from "../support/sse.js";
+import { anthropicReplaying } from "../support/replay.js";
 import { checkAnthropicStream } from "../support/contract.js";
 
 const PATH = "/v1/messages";
@@ -386,13 +387,6 @@ describe("the official client", () => {
 });
 
 describe("the SDK reads the tool_use and thinking goldens at hostile chunk boundaries", () => {
-  const fromChunks = (chunks: Uint8Array[]) =>
-    new Anthropic({
-      baseURL: "http://edge.test",
-      apiKey: "x",
-      maxRetries: 0,
-      fetch: replayFetch(chunks),
-    });
   const thinkingBlock = { type: "thinking", thinking: "Checking the forecast.", signature: thinkingSignature("Checking the forecast.") };
   const sunny = { type: "text", text: "It is sunny." };
 
@@ -402,7 +396,7 @@ describe("the SDK reads the tool_use and thinking goldens at hostile chunk bound
     ["anthropic-thinking-hidden", [sunny], "end_turn"],
   ] as const)("%s", async (name, content, reason) => {
     for (const [how, chunks] of hostileSplits(goldenBytes(name))) {
-      const message = await fromChunks(chunks).messages.stream({ model: "m", max_tokens: 64, messages: question }).finalMessage();
+      const message = await anthropicReplaying(chunks).messages.stream({ model: "m", max_tokens: 64, messages: question }).finalMessage();
       expect(message.content, how).toMatchObject(content);
       expect(message.content, how).toHaveLength(content.length);
       expect(message.stop_reason, how).toBe(reason);

@@ -4,7 +4,8 @@ import OpenAI, { APIError } from "openai";
 import { describe, expect, it } from "vitest";
 import { FIXED_CREATED, inProcessFetch, testApp } from "../support/app.js";
 import { delay, fail, finish, start, token, type Step } from "../support/fake-sidecar.js";
-import { goldenBytes, hostileSplits, replayFetch } from "../support/sse.js";
+import { goldenBytes, hostileSplits } from "../support/sse.js";
+import { openaiReplaying } from "../support/replay.js";
 
 const script: Step[] = [
   start("tiny-llama", 9),
@@ -179,12 +180,7 @@ describe("the SDK reads the golden transcripts at hostile chunk boundaries", () 
   it.each(goldens)("%s", async (name, expected) => {
     const bytes = goldenBytes(name);
     for (const [how, chunks] of hostileSplits(bytes)) {
-      const openai = new OpenAI({
-        baseURL: "http://edge.test/v1",
-        apiKey: "x",
-        maxRetries: 0,
-        fetch: replayFetch(chunks),
-      });
+      const openai = openaiReplaying(chunks);
       const stream = await openai.chat.completions.create({ model: "m", messages: [{ role: "user", content: "x" }], stream: true });
       let text = "";
       for await (const chunk of stream) text += chunk.choices[0]?.delta?.content ?? "";
@@ -195,12 +191,7 @@ describe("the SDK reads the golden transcripts at hostile chunk boundaries", () 
   it("chat-validation-error raises at every split", async () => {
     const bytes = goldenBytes("chat-validation-error");
     for (const [how, chunks] of hostileSplits(bytes)) {
-      const openai = new OpenAI({
-        baseURL: "http://edge.test/v1",
-        apiKey: "x",
-        maxRetries: 0,
-        fetch: replayFetch(chunks),
-      });
+      const openai = openaiReplaying(chunks);
       const stream = await openai.chat.completions.create({ model: "m", messages: [{ role: "user", content: "x" }], stream: true });
       await expect(
         (async () => {

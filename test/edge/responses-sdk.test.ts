@@ -6,7 +6,8 @@ import OpenAI, { APIError } from "openai";
 import { describe, expect, it } from "vitest";
 import { FIXED_ID, inProcessFetch, testApp } from "../support/app.js";
 import { delay, fail, finish, start, token, type Step } from "../support/fake-sidecar.js";
-import { goldenBytes, hostileSplits, replayFetch } from "../support/sse.js";
+import { goldenBytes, hostileSplits } from "../support/sse.js";
+import { openaiReplaying } from "../support/replay.js";
 
 const script: Step[] = [
   start("tiny-llama", 9, 3),
@@ -129,12 +130,7 @@ describe("the stream helper reads the golden transcripts at hostile chunk bounda
     ["responses-mid-stream-error", "Hi", "failed"],
   ] as const)("%s", async (name, text, status) => {
     for (const [how, chunks] of hostileSplits(goldenBytes(name))) {
-      const openai = new OpenAI({
-        baseURL: "http://edge.test/v1",
-        apiKey: "x",
-        maxRetries: 0,
-        fetch: replayFetch(chunks),
-      });
+      const openai = openaiReplaying(chunks);
       const final = await openai.responses.stream({ model: "m", input: "x" }).finalResponse();
       expect(final.output_text, how).toBe(text);
       expect(final.status, how).toBe(status);

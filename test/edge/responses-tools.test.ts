@@ -10,7 +10,8 @@ import { FIXED_ID, inProcessFetch, post, sentChat, testApp } from "../support/ap
 import { checkResponsesStream } from "../support/contract.js";
 import { finish, start, token, toolCall, type Step } from "../support/fake-sidecar.js";
 import { thinkingSteps } from "../support/tool-scripts.js";
-import { goldenBytes, hostileSplits, parseText, replayFetch } from "../support/sse.js";
+import { goldenBytes, hostileSplits, parseText } from "../support/sse.js";
+import { openaiReplaying } from "../support/replay.js";
 
 const PATH = "/v1/responses";
 const WEATHER_SCHEMA = { type: "object", properties: { city: { type: "string" } }, required: ["city"] };
@@ -394,12 +395,7 @@ describe("the stream helper reads the function_call and reasoning goldens at hos
     ],
   ] as const)("%s", async (name, output, text) => {
     for (const [how, chunks] of hostileSplits(goldenBytes(name))) {
-      const openai = new OpenAI({
-        baseURL: "http://edge.test/v1",
-        apiKey: "x",
-        maxRetries: 0,
-        fetch: replayFetch(chunks),
-      });
+      const openai = openaiReplaying(chunks);
       const final = await openai.responses.stream({ model: "m", input: "x" }).finalResponse();
       expect(final.status, how).toBe("completed");
       expect(final.output, how).toMatchObject(output);
