@@ -312,18 +312,21 @@ describe("the tools model in llama.cpp", () => {
     }
   });
 
+  /** As the sidecar builds it: the weather schema's JSON grammar, its trailing newlines turned into the call's closing text. */
+  const argumentsGrammarFor = async (suffix: string): Promise<LlamaGrammar> => {
+    const lines = (await llama.createGrammarForJsonSchema(WEATHER_SCHEMA as never)).grammar.split("\n");
+    const root = lines.findIndex((line) => line.startsWith("root ::= "));
+    expect(lines[root]).toMatch(/ "\\n\\n\\n\\n" \[\\n\]\*$/);
+    lines[root] = (lines[root] as string).replace(/ "\\n\\n\\n\\n" \[\\n\]\*$/, ` ${JSON.stringify(suffix)}`);
+    return llama.createGrammar({ grammar: lines.join("\n") });
+  };
+
   it("makes the call within the sidecar's grammars: the name, then the schema's JSON and the closing syntax", async () => {
     const call = wrapper.settings.functions.call;
     const prefix = text(call.prefix);
     const paramsPrefix = text(call.paramsPrefix);
     const nameGrammar = await llama.createGrammar({ grammar: `root ::= ( "get_weather" ${JSON.stringify(paramsPrefix)} )` });
-    const schemaGrammar = await llama.createGrammarForJsonSchema(WEATHER_SCHEMA as never);
-    // As the sidecar does: the JSON grammar's trailing newlines become the call's closing text.
-    const lines = schemaGrammar.grammar.split("\n");
-    const root = lines.findIndex((line) => line.startsWith("root ::= "));
-    expect(lines[root]).toMatch(/ "\\n\\n\\n\\n" \[\\n\]\*$/);
-    lines[root] = (lines[root] as string).replace(/ "\\n\\n\\n\\n" \[\\n\]\*$/, ` ${JSON.stringify(text(call.suffix))}`);
-    const argumentsGrammar: LlamaGrammar = await llama.createGrammar({ grammar: lines.join("\n") });
+    const argumentsGrammar = await argumentsGrammarFor(text(call.suffix));
 
     for (const sampling of [{ temperature: 0 }, { temperature: 1, seed: 99 }]) {
       let generated = "";
@@ -356,11 +359,7 @@ describe("the tools model in llama.cpp", () => {
     const call = wrapper.settings.functions.call;
     const [prefix, paramsPrefix, suffix] = [text(call.prefix), text(call.paramsPrefix), text(call.suffix)];
     const nameGrammar = await llama.createGrammar({ grammar: `root ::= ( "get_weather" ${JSON.stringify(paramsPrefix)} )` });
-    const schemaGrammar = await llama.createGrammarForJsonSchema(WEATHER_SCHEMA as never);
-    const lines = schemaGrammar.grammar.split("\n");
-    const root = lines.findIndex((line) => line.startsWith("root ::= "));
-    lines[root] = (lines[root] as string).replace(/ "\\n\\n\\n\\n" \[\\n\]\*$/, ` ${JSON.stringify(suffix)}`);
-    const argumentsGrammar = await llama.createGrammar({ grammar: lines.join("\n") });
+    const argumentsGrammar = await argumentsGrammarFor(suffix);
 
     for (const sampling of [{ temperature: 0 }, { temperature: 1, seed: 3 }]) {
       let generated = "";
