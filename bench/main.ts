@@ -5,7 +5,7 @@
  */
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { ensureModels } from "../scripts/gguf/models.js";
+import { ensureModels } from "../gguf/models.js";
 import { startWrangler, type Wrangler } from "../test/support/wrangler.js";
 import { startChild, type Child } from "./children.js";
 import type { EngineArgs, EngineReady } from "./children/args.js";

@@ -1,7 +1,7 @@
 // Writes the project's GGUF models (missing or outdated ones only) and prints their paths.
 // Usage: npx tsx scripts/make-models.ts [names...] [--dir models]
 //        names: demo, scripted, random-tiny, random-60m, or "all"; default: all but random-60m.
-import { DEFAULT_MODELS, ensureModels, isModelName, MODEL_NAMES, type ModelName } from "./gguf/models.js";
+import { DEFAULT_MODELS, ensureModels, isModelName, MODEL_NAMES, type ModelName } from "../gguf/models.js";
 
 function parseArgs(argv: readonly string[]): { dir: string; names: ModelName[] } {
   let dir = "models";

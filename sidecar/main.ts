@@ -1,5 +1,5 @@
 import { getPriority } from "node:os";
-import { ensureModels } from "../scripts/gguf/models.js";
+import { ensureModels } from "../gguf/models.js";
 import { readConfig, usage } from "./config.js";
 import { startSidecar } from "./server.js";
 

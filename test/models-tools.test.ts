@@ -1,4 +1,4 @@
-// The `tools` scripted model (scripts/gguf/models.ts, TOOLS_SPEC) through real llama.cpp
+// The `tools` scripted model (gguf/models.ts, TOOLS_SPEC) through real llama.cpp
 // (node-llama-cpp): its template resolves to node-llama-cpp's Qwen wrapper, its tool-call and
 // reasoning markers are single user-defined tokens, and one model answers by context — a call when
 // tools are offered, reasoning about the result after a tool result, reasoning and an answer in a
@@ -20,10 +20,10 @@ import {
   type Token,
 } from "node-llama-cpp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { byteTokenId, byteTokenPiece, NEWLINE_ID, TOKEN_TYPE } from "../scripts/gguf/llama.js";
-import { buildModel, ensureModels, TOOLS_SPEC } from "../scripts/gguf/models.js";
-import { buildContextualModel, type ContextualSpec } from "../scripts/gguf/scripted.js";
-import { encodeGguf } from "../scripts/gguf/writer.js";
+import { byteTokenId, byteTokenPiece, NEWLINE_ID, TOKEN_TYPE } from "../gguf/llama.js";
+import { buildModel, ensureModels, TOOLS_SPEC } from "../gguf/models.js";
+import { buildContextualModel, type ContextualSpec } from "../gguf/scripted.js";
+import { encodeGguf } from "../gguf/writer.js";
 import {
   TOOL_ARGUMENT_FRAGMENTS,
   TOOL_CALL_TEXT,

@@ -14,10 +14,10 @@ import {
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { byteTokenId, IM_END_ID } from "../scripts/gguf/llama.js";
-import { buildModel, DEMO_SPEC, ensureModels, modelPath, SCRIPTED_SPEC } from "../scripts/gguf/models.js";
-import { buildScriptedModel } from "../scripts/gguf/scripted.js";
-import { encodeGguf } from "../scripts/gguf/writer.js";
+import { byteTokenId, IM_END_ID } from "../gguf/llama.js";
+import { buildModel, DEMO_SPEC, ensureModels, modelPath, SCRIPTED_SPEC } from "../gguf/models.js";
+import { buildScriptedModel } from "../gguf/scripted.js";
+import { encodeGguf } from "../gguf/writer.js";
 
 const STORY = " there lived a tiny llama (🦙).";
 const WEATHER = "It is sunny in Tokyo, 22°C. ☀️";

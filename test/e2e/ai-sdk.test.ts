@@ -6,7 +6,7 @@ import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import { generateText, stepCountIs, streamText, tool } from "ai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { modelPath } from "../../scripts/gguf/models.js";
+import { modelPath } from "../../gguf/models.js";
 import { startStack, type Stack } from "../support/edge.js";
 import { TOOL_RESULT_REASONING, TOOLS_ANSWER } from "../support/scripted.js";
 

@@ -3,7 +3,7 @@
 // prefix reuse that reports cached tokens and changes nothing in the reply.
 import OpenAI from "openai";
 import { describe, expect, it } from "vitest";
-import { modelPath } from "../../scripts/gguf/models.js";
+import { modelPath } from "../../gguf/models.js";
 import { startStack } from "../support/edge.js";
 import { readMetrics } from "../support/sidecar.js";
 import { CHAT_REPLY, STORY } from "../support/scripted.js";

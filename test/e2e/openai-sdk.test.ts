@@ -145,7 +145,7 @@ describe("completions", () => {
 
 describe("streaming equals non-streaming", () => {
   it("gives the same text for the same seed on a random-weight model", async () => {
-    const random = await startStack({ model: (await import("../../scripts/gguf/models.js")).modelPath("random-tiny") });
+    const random = await startStack({ model: (await import("../../gguf/models.js")).modelPath("random-tiny") });
     try {
       const c = new OpenAI({ baseURL: random.baseURL, apiKey: "x", maxRetries: 0 });
       for (const seed of [1, 2, 3]) {

@@ -3,7 +3,7 @@
 import { spawn } from "node:child_process";
 import { describe, expect, it } from "vitest";
 import { startNodeEdge } from "../../edge/node.js";
-import { modelPath } from "../../scripts/gguf/models.js";
+import { modelPath } from "../../gguf/models.js";
 import { checkChatStream } from "../support/contract.js";
 import { readEvents } from "../support/sse.js";
 import { freePort } from "../support/wrangler.js";

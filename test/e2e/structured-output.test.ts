@@ -3,7 +3,7 @@
 import { Ajv } from "ajv";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { modelPath } from "../../scripts/gguf/models.js";
+import { modelPath } from "../../gguf/models.js";
 import { startStack, type Stack } from "../support/edge.js";
 
 // No maxLength here: the constraint test in test/sidecar covers lengths (and why they are

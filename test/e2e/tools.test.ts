@@ -1,4 +1,4 @@
-// Tools and reasoning end to end: the `tools` scripted model (scripts/gguf/models.ts) in a real
+// Tools and reasoning end to end: the `tools` scripted model (gguf/models.ts) in a real
 // sidecar, the edge on Node, and the official clients of every protocol. The model calls
 // get_weather(city: "Tokyo") when tools are offered, answers with reasoning after a tool result,
 // and reasons then answers in a plain chat — so every assertion is exact.
@@ -9,7 +9,7 @@
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { modelPath, TOOLS_RESULT_PIECES, TOOLS_THINK_PIECES } from "../../scripts/gguf/models.js";
+import { modelPath, TOOLS_RESULT_PIECES, TOOLS_THINK_PIECES } from "../../gguf/models.js";
 import { checkChatStream } from "../support/contract.js";
 import { startStack, type Stack } from "../support/edge.js";
 import { readEvents } from "../support/sse.js";

@@ -39,3 +39,25 @@ describe("edge/ imports", () => {
     if (name !== "node.ts") expect(readFileSync(file, "utf8")).not.toMatch(/\b(Buffer|process)\./);
   });
 });
+
+// Lower layers never import higher ones: production code (edge/, sidecar/, gguf/, proto/gen/)
+// never reaches into scripts/, bench/ or test/; gguf/ imports nothing of the project but itself;
+// edge/ and sidecar/ never import each other.
+describe("layering", () => {
+  const root = fileURLToPath(new URL("../..", import.meta.url));
+  const rules: ReadonlyArray<readonly [string, readonly string[]]> = [
+    ["edge", ["scripts", "bench", "test", "sidecar", "gguf"]],
+    ["sidecar", ["scripts", "bench", "test", "edge"]],
+    ["gguf", ["scripts", "bench", "test", "edge", "sidecar", "proto"]],
+  ];
+  const cases = rules.flatMap(([folder, forbidden]) =>
+    sources(join(root, folder)).map((file) => [relative(root, file), file, forbidden] as const),
+  );
+
+  it.each(cases)("%s imports no higher layer", (_name, file, forbidden) => {
+    const reached = imports(readFileSync(file, "utf8"))
+      .filter((spec) => spec.startsWith("."))
+      .map((spec) => relative(root, join(file, "..", spec)).split(/[\\/]/)[0] ?? "");
+    expect(reached.filter((top) => forbidden.includes(top))).toEqual([]);
+  });
+});

@@ -4,7 +4,7 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { Ajv } from "ajv";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FinishReason } from "../../proto/gen/inference/v1/inference_pb.js";
-import { modelPath } from "../../scripts/gguf/models.js";
+import { modelPath } from "../../gguf/models.js";
 import type { RunningSidecar } from "../../sidecar/server.js";
 import { clientsFor, collect, replyText, startTestSidecar } from "../support/sidecar.js";
 

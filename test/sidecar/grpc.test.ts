@@ -10,7 +10,7 @@ import type { RunningSidecar } from "../../sidecar/server.js";
 import { CHAT_REPLY } from "../support/scripted.js";
 import { clientsFor, collect, readMetrics, replyText, startTestSidecar } from "../support/sidecar.js";
 
-// The scripted test model (scripts/gguf/models.ts) answers with fixed token chains.
+// The scripted test model (gguf/models.ts) answers with fixed token chains.
 const STORY = [" there", " lived", " a", " tiny", " llama", " (", "", "", "", "🦙", ")."];
 
 type Input = GenerateRequest["input"];

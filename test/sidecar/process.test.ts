@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { describe, expect, it } from "vitest";
 import { FinishReason } from "../../proto/gen/inference/v1/inference_pb.js";
-import { modelPath } from "../../scripts/gguf/models.js";
+import { modelPath } from "../../gguf/models.js";
 import { clientsFor } from "../support/sidecar.js";
 
 describe("the sidecar process", () => {

@@ -4,7 +4,7 @@
 import { create } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GenerateRequestSchema } from "../../proto/gen/inference/v1/inference_pb.js";
-import { modelPath } from "../../scripts/gguf/models.js";
+import { modelPath } from "../../gguf/models.js";
 import { FIRST_TOKEN_POSITION, generate } from "../../sidecar/engine/generate.js";
 import { EngineMetrics } from "../../sidecar/engine/metrics.js";
 import { loadModel, type LoadedModel } from "../../sidecar/engine/model.js";

@@ -2,7 +2,7 @@
 // node-llama-cpp resolves to its Qwen wrapper: exact token events over native gRPC and gRPC-Web.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FinishReason, Role, ToolChoice, type GenerateResponse } from "../../proto/gen/inference/v1/inference_pb.js";
-import { modelPath, TOOLS_RESULT_PIECES, TOOLS_THINK_PIECES } from "../../scripts/gguf/models.js";
+import { modelPath, TOOLS_RESULT_PIECES, TOOLS_THINK_PIECES } from "../../gguf/models.js";
 import type { RunningSidecar } from "../../sidecar/server.js";
 import { clientsFor, collect, startTestSidecar } from "../support/sidecar.js";
 import { THINK_REASONING, TOOL_ARGUMENT_FRAGMENTS, TOOL_RESULT_REASONING, TOOLS_ANSWER } from "../support/scripted.js";

@@ -1,4 +1,4 @@
-import { ensureModels } from "../../scripts/gguf/models.js";
+import { ensureModels } from "../../gguf/models.js";
 
 /** Writes the test models once per run (a no-op when they are up to date). */
 export default async function setup(): Promise<void> {

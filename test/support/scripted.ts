@@ -1,7 +1,7 @@
 import { Role } from "../../proto/gen/inference/v1/inference_pb.js";
 import { clientsFor } from "./sidecar.js";
 
-// What the scripted test model (scripts/gguf/models.ts) answers, through real llama.cpp.
+// What the scripted test model (gguf/models.ts) answers, through real llama.cpp.
 /** The reply to a raw prompt ending in " time" ("Once upon a time"). */
 export const STORY = " there lived a tiny llama (🦙).";
 /** The reply to any chat. */
@@ -16,7 +16,7 @@ export async function chatPromptTokens(sidecarUrl: string, user: string, system?
   return tokens.length;
 }
 
-// What the `tools` model answers (scripts/gguf/models.ts, TOOLS_SPEC), through real llama.cpp.
+// What the `tools` model answers (gguf/models.ts, TOOLS_SPEC), through real llama.cpp.
 /** Its reply when tools are offered and no tool result is in the prompt (then `<|im_end|>`). */
 export const TOOL_CALL_TEXT = '<tool_call>\n{"name": "get_weather", "arguments": {"city":"Tokyo"}}\n</tool_call>';
 /** The argument fragments of its get_weather call, one per token: `{"city":"Tokyo"}`. */

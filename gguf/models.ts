@@ -127,8 +127,8 @@ export const DEFAULT_MODELS: readonly DefaultModelName[] = ["demo", "scripted", 
 
 export const isModelName = (name: string): name is ModelName => Object.hasOwn(CATALOGUE, name);
 
-/** The project root (this file is scripts/gguf/models.ts). */
-const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+/** The project root (this file is gguf/models.ts). */
+const ROOT = fileURLToPath(new URL("../", import.meta.url));
 const SOURCES = ["writer.ts", "llama.ts", "scripted.ts", "random.ts", "models.ts", "tools-template.ts"];
 
 /** Relative directories are taken from the project root, so the cwd does not matter. */
