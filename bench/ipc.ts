@@ -6,7 +6,16 @@ import { writeFileSync } from "node:fs";
 import { Session } from "node:inspector/promises";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
-import type { Footprint } from "./memory.js";
+
+/** A process's memory, as a child reports it. */
+export interface Footprint {
+  /** Resident set (VmRSS): JS heap, native allocations (llama.cpp's KV cache) and mapped model pages. */
+  readonly rssMiB: number;
+  /** Live objects on the V8 heap. */
+  readonly heapUsedMiB: number;
+  /** Memory held by JS objects outside the V8 heap (Buffers, ArrayBuffers). */
+  readonly externalMiB: number;
+}
 
 export interface IpcRequest {
   readonly id: number;

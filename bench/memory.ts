@@ -2,15 +2,9 @@
 // their idle footprint"). Each Node child reports its own footprint (`memory` command, ipc.ts),
 // after a full garbage collection when asked.
 import type { Child } from "./children.js";
+import type { Footprint } from "./ipc.js";
 
-export interface Footprint {
-  /** Resident set (VmRSS): JS heap, native allocations (llama.cpp's KV cache) and mapped model pages. */
-  readonly rssMiB: number;
-  /** Live objects on the V8 heap. */
-  readonly heapUsedMiB: number;
-  /** Memory held by JS objects outside the V8 heap (Buffers, ArrayBuffers). */
-  readonly externalMiB: number;
-}
+export type { Footprint };
 
 export interface MemoryRow {
   readonly name: string;

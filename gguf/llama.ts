@@ -15,11 +15,10 @@ export const BOS_ID = 1;
 export const EOS_ID = 2;
 /** Id of the byte token `<0xNN>`. */
 export const byteTokenId = (byte: number): number => 3 + byte;
-export const IM_START_ID = 259;
+// 259 is `<|im_start|>`.
 export const IM_END_ID = 260;
 export const NEWLINE_ID = byteTokenId(0x0a);
-/** The first id after the fixed part of every vocabulary. */
-export const FIRST_PIECE_ID = 261;
+// Word pieces start at 261, after the fixed part of every vocabulary.
 
 export interface VocabEntry {
   /** The piece as stored: spaces written as U+2581 "▁", bytes as `<0xNN>`. */

@@ -250,10 +250,3 @@ export function toFloat16Bits(x: number): number {
   if (rest > 0x1000 || (rest === 0x1000 && (half & 1) === 1)) half += 1; // may carry into exponent: correct
   return sign | half;
 }
-
-/** Converts float values to an F16 tensor's data. */
-export function toFloat16Array(values: ArrayLike<number>): Uint16Array {
-  const out = new Uint16Array(values.length);
-  for (let i = 0; i < values.length; i++) out[i] = toFloat16Bits(values[i] ?? 0);
-  return out;
-}
