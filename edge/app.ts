@@ -1,6 +1,7 @@
 // The edge's fetch handler: routes, CORS, and the one place where a thrown error
 // becomes an HTTP response. Web APIs only (runs in workerd and on Node).
 import { Router, type IRequest } from "itty-router";
+import { createAccessPolicy, type AccessOptions, type AccessPolicy, type Caller } from "./access/policy.js";
 import { DEFAULT_MAX_BODY_BYTES } from "./body.js";
 import type { AppContext } from "./context.js";
 import { preflight, withCors } from "./cors.js";
@@ -41,6 +42,11 @@ export interface AppOptions {
    * console.error. Never receives request content.
    */
   onUnexpectedError?: (error: unknown) => void;
+  /**
+   * Who may call (API keys, loopback-only or open, allowed web origins, per-key limits). Default:
+   * no keys, so only loopback hosts and pages are served (docs/contract.md, "Access").
+   */
+  access?: AccessOptions;
 }
 
 /** The protocol whose error shape a path's failures take: Anthropic's under /v1/messages, else OpenAI's. */
@@ -50,6 +56,15 @@ export function protocolForPath(pathname: string): Protocol {
 
 export interface App {
   fetch(request: Request): Promise<Response>;
+  /** The access policy in force (for the start-up log). */
+  readonly access: AccessPolicy;
+}
+
+const callers = new WeakMap<Request, Caller>();
+
+/** Who made `request` (set once the access policy admitted it). */
+export function callerOf(request: Request): Caller | undefined {
+  return callers.get(request);
 }
 
 /** Percent-decodes a path parameter; a malformed escape is taken literally. */
@@ -73,10 +88,8 @@ export function createApp(options: AppOptions): App {
     reportUnexpected: report,
   };
 
-  const router = Router<IRequest, []>({
-    before: [(request: IRequest) => (request.method === "OPTIONS" ? preflight(request) : undefined)],
-    finally: [(response: unknown) => (response instanceof Response ? withCors(response) : response)],
-  });
+  const access = createAccessPolicy(options.access);
+  const router = Router<IRequest, []>();
 
   router
     .post("/v1/chat/completions", (request) => handleChatCompletions(request, context))
@@ -99,15 +112,19 @@ export function createApp(options: AppOptions): App {
     });
 
   // Generation routes answer their own failures (edge/serve.ts); anything else a route
-  // throws (unknown route, wrong method, models) is answered here, in the error shape
-  // of the path's protocol.
+  // throws (refused access, unknown route, wrong method, models) is answered here, in the
+  // error shape of the path's protocol.
   const fetch = async (request: Request): Promise<Response> => {
+    const url = new URL(request.url);
+    const allowOrigin = access.allowOrigin(request);
     try {
-      return (await router.fetch(request)) as Response;
+      callers.set(request, await access.admit(request, url));
+      if (request.method === "OPTIONS") return preflight(request, allowOrigin);
+      return withCors((await router.fetch(request)) as Response, allowOrigin);
     } catch (error) {
-      const protocol = protocolForPath(new URL(request.url).pathname);
-      return withCors(await answer(protocol, context, () => Promise.reject(error)));
+      const protocol = protocolForPath(url.pathname);
+      return withCors(await answer(protocol, context, () => Promise.reject(error)), allowOrigin);
     }
   };
-  return { fetch };
+  return { fetch, access };
 }

@@ -23,6 +23,9 @@ export interface ApiErrorOptions {
 /** The broad kind of failure; protocol renderers map it to their own type names. */
 export type ApiErrorKind =
   | "invalid_request"
+  | "authentication"
+  | "permission"
+  | "key_rate_limit"
   | "too_large"
   | "not_found"
   | "rate_limit"
@@ -59,6 +62,24 @@ export class InvalidRequestError extends ApiError {
  * HTTP status (seed 000: "the stream ends with an error SSE event").
  */
 export class GenerationRejectedError extends InvalidRequestError {}
+
+/** 401: no API key, or a wrong one. */
+export class AuthenticationError extends ApiError {
+  readonly status = 401;
+  readonly kind = "authentication";
+}
+
+/** 403: the request's host or web origin is not allowed to use this server. */
+export class PermissionDeniedError extends ApiError {
+  readonly status = 403;
+  readonly kind = "permission";
+}
+
+/** 429: this API key's own request rate is over its limit (`RATE_LIMIT`). */
+export class KeyRateLimitError extends ApiError {
+  readonly status = 429;
+  readonly kind = "key_rate_limit";
+}
 
 /** 404: unknown route or model. */
 export class NotFoundError extends ApiError {

@@ -5,10 +5,17 @@
 //   EDGE_HOST     address to bind (default 127.0.0.1)
 //   MAX_BODY_BYTES  request body limit (default 4 MiB)
 //   KEEP_ALIVE_MS   `: ping` after this much stream silence (default 10000; 0 disables)
+//   API_KEYS        client keys, comma-separated, each a key or `sha256:<hex>`; unset: loopback only
+//   ALLOW_OPEN      `true` serves any host without keys
+//   CORS_ORIGINS    allowed web origins, comma-separated, or `*`
+//   RATE_LIMIT      requests per minute per key (in memory, per edge process)
 import { serve } from "@hono/node-server";
+import { RateLimiterMemory, RateLimiterRes } from "rate-limiter-flexible";
 import type { AddressInfo } from "node:net";
 import process from "node:process";
 import { pathToFileURL } from "node:url";
+import type { AccessOptions } from "./access/policy.js";
+import type { RateLimiter } from "./access/rate-limit.js";
 import { createApp, type AppOptions } from "./app.js";
 import { DEFAULT_SIDECAR_URL, createSidecarClient } from "./sidecar-client.js";
 
@@ -21,6 +28,8 @@ export interface NodeEdgeOptions extends Partial<AppOptions> {
 export interface RunningEdge {
   /** e.g. "http://127.0.0.1:8080" */
   readonly url: string;
+  /** The access mode in force, for the start-up log. */
+  readonly access: string;
   close(): Promise<void>;
 }
 
@@ -35,6 +44,7 @@ export function startNodeEdge(options: NodeEdgeOptions = {}): Promise<RunningEdg
       const shownHost = info.family === "IPv6" ? `[${info.address}]` : info.address;
       resolve({
         url: `http://${shownHost}:${info.port}`,
+        access: app.access.describe(),
         close: () =>
           new Promise<void>((done, fail) => {
             server.close((error) => (error ? fail(error) : done()));
@@ -46,8 +56,34 @@ export function startNodeEdge(options: NodeEdgeOptions = {}): Promise<RunningEdg
   });
 }
 
-function envNumber(name: string): number | undefined {
-  const value = process.env[name];
+/** `RATE_LIMIT` requests per minute per key, counted in this process's memory. */
+export function memoryRateLimiter(perMinute: number): RateLimiter {
+  const limiter = new RateLimiterMemory({ points: perMinute, duration: 60 });
+  return {
+    async check(keyId) {
+      try {
+        await limiter.consume(keyId);
+        return { allowed: true, retryAfterSeconds: 0 };
+      } catch (refusal) {
+        if (!(refusal instanceof RateLimiterRes)) throw refusal;
+        return { allowed: false, retryAfterSeconds: refusal.msBeforeNext / 1000 };
+      }
+    },
+  };
+}
+
+/** The access settings from the environment (see the header). */
+export function accessFromEnv(env: NodeJS.ProcessEnv): AccessOptions {
+  const access: AccessOptions = { allowOpen: env["ALLOW_OPEN"]?.trim().toLowerCase() === "true" };
+  if (env["API_KEYS"] !== undefined) access.apiKeys = env["API_KEYS"];
+  if (env["CORS_ORIGINS"] !== undefined) access.corsOrigins = env["CORS_ORIGINS"];
+  const limit = envNumber("RATE_LIMIT", env);
+  if (limit !== undefined && limit > 0) access.rateLimiter = memoryRateLimiter(limit);
+  return access;
+}
+
+function envNumber(name: string, env: NodeJS.ProcessEnv = process.env): number | undefined {
+  const value = env[name];
   if (value === undefined || value === "") return undefined;
   const number = Number(value);
   if (!Number.isInteger(number) || number < 0) throw new Error(`${name} must be a non-negative integer`);
@@ -60,13 +96,14 @@ async function main(): Promise<void> {
     sidecarUrl,
     port: envNumber("EDGE_PORT") ?? 8080,
     hostname: process.env["EDGE_HOST"] ?? "127.0.0.1",
+    access: accessFromEnv(process.env),
   };
   const maxBodyBytes = envNumber("MAX_BODY_BYTES");
   if (maxBodyBytes !== undefined) options.maxBodyBytes = maxBodyBytes;
   const keepAliveMs = envNumber("KEEP_ALIVE_MS");
   if (keepAliveMs !== undefined) options.keepAliveMs = keepAliveMs;
   const edge = await startNodeEdge(options);
-  console.log(`edge listening on ${edge.url} (sidecar ${sidecarUrl})`);
+  console.log(`edge listening on ${edge.url} (sidecar ${sidecarUrl}); ${edge.access}`);
   const stop = () => {
     edge.close().then(
       () => process.exit(0),

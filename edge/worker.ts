@@ -1,20 +1,48 @@
 // Cloudflare Workers / `wrangler dev` entry. Configuration comes from the Worker's
-// environment ([vars] in wrangler.toml, or `--var NAME:value`):
+// environment ([vars] in wrangler.toml, `--var NAME:value`, secrets, or `.dev.vars` locally):
 //   SIDECAR_URL     gRPC-Web base URL of the sidecar (default http://127.0.0.1:50051)
 //   MAX_BODY_BYTES  request body limit (default 4 MiB)
 //   KEEP_ALIVE_MS   `: ping` after this much stream silence (default 10000; 0 disables)
+//   API_KEYS        client keys, comma-separated, each a key or `sha256:<hex>` (a secret:
+//                   `wrangler secret put API_KEYS`); unset: loopback hosts only
+//   ALLOW_OPEN      `true` serves any host without keys
+//   CORS_ORIGINS    allowed web origins, comma-separated, or `*`
+//   RATE_LIMIT      requests per minute per key, enforced by the RATE_LIMITER binding
+//                   (`[[ratelimits]]` in wrangler.toml, whose `limit` must say the same)
 import { createApp, type App, type AppOptions } from "./app.js";
+import type { AccessOptions } from "./access/policy.js";
+import { bindingRateLimiter, type RateLimitBinding } from "./access/rate-limit.js";
 import { DEFAULT_SIDECAR_URL, createSidecarClient } from "./sidecar-client.js";
 
 export interface WorkerEnv {
   SIDECAR_URL?: string;
   MAX_BODY_BYTES?: string;
   KEEP_ALIVE_MS?: string;
+  API_KEYS?: string;
+  ALLOW_OPEN?: string;
+  CORS_ORIGINS?: string;
+  RATE_LIMIT?: string;
+  RATE_LIMITER?: RateLimitBinding;
 }
+
+/** The Rate Limiting binding's window, as configured in wrangler.toml. */
+const RATE_LIMIT_PERIOD_SECONDS = 60;
 
 function count(value: string | undefined): number | undefined {
   if (value === undefined || !/^\d+$/.test(value.trim())) return undefined;
   return Number(value);
+}
+
+function accessOf(env: WorkerEnv): AccessOptions {
+  const access: AccessOptions = { allowOpen: env.ALLOW_OPEN?.trim().toLowerCase() === "true" };
+  if (env.API_KEYS !== undefined) access.apiKeys = env.API_KEYS;
+  if (env.CORS_ORIGINS !== undefined) access.corsOrigins = env.CORS_ORIGINS;
+  const limit = count(env.RATE_LIMIT);
+  if (limit !== undefined && limit > 0) {
+    if (env.RATE_LIMITER === undefined) throw new Error("RATE_LIMIT is set but the RATE_LIMITER binding is missing from wrangler.toml");
+    access.rateLimiter = bindingRateLimiter(env.RATE_LIMITER, RATE_LIMIT_PERIOD_SECONDS);
+  }
+  return access;
 }
 
 let cached: { key: string; app: App } | undefined;
@@ -24,12 +52,13 @@ export function appFor(env: WorkerEnv): App {
   const url = env.SIDECAR_URL ?? DEFAULT_SIDECAR_URL;
   const maxBodyBytes = count(env.MAX_BODY_BYTES);
   const keepAliveMs = count(env.KEEP_ALIVE_MS);
-  const key = JSON.stringify([url, maxBodyBytes, keepAliveMs]);
+  const key = JSON.stringify([url, maxBodyBytes, keepAliveMs, env.API_KEYS, env.ALLOW_OPEN, env.CORS_ORIGINS, env.RATE_LIMIT]);
   if (cached?.key !== key) {
-    const options: AppOptions = { sidecar: createSidecarClient(url) };
+    const options: AppOptions = { sidecar: createSidecarClient(url), access: accessOf(env) };
     if (maxBodyBytes !== undefined) options.maxBodyBytes = maxBodyBytes;
     if (keepAliveMs !== undefined) options.keepAliveMs = keepAliveMs;
     cached = { key, app: createApp(options) };
+    console.log(JSON.stringify({ event: "edge_config", access: cached.app.access.describe() }));
   }
   return cached.app;
 }

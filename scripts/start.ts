@@ -4,6 +4,8 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { setTimeout as sleep } from "node:timers/promises";
+import { createAccessPolicy } from "../edge/access/policy.js";
+import { ACCESS_VARS, prepareWranglerDev } from "./wrangler-dev.js";
 
 const sidecarHost = process.env.SIDECAR_HOST ?? "127.0.0.1";
 const sidecarPort = process.env.SIDECAR_PORT ?? "50051";
@@ -54,12 +56,20 @@ if (!stopping) {
   if (runtime === "node") {
     run("edge", tsx, ["edge/node.ts"], { SIDECAR_URL: sidecarUrl, EDGE_PORT: edgePort, EDGE_HOST: edgeHost });
   } else {
-    run(
-      "edge (wrangler dev)",
-      "node_modules/.bin/wrangler",
-      ["dev", "--ip", edgeHost, "--port", edgePort, "--var", `SIDECAR_URL:${sidecarUrl}`, "--show-interactive-dev-session=false"],
-      { CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_SEND_METRICS: "false" },
-    );
+    // The access settings reach the Worker as they will when deployed: variables, and secrets
+    // through a private .dev.vars (scripts/wrangler-dev.ts).
+    const vars: Record<string, string> = { SIDECAR_URL: sidecarUrl };
+    for (const name of ACCESS_VARS) {
+      const value = process.env[name];
+      if (value !== undefined && value !== "") vars[name] = value;
+    }
+    const setup = prepareWranglerDev(`start-${edgePort}`, vars);
+    process.on("exit", () => setup.cleanup());
+    console.error(`start: ${createAccessPolicy({ apiKeys: vars["API_KEYS"] ?? "", allowOpen: vars["ALLOW_OPEN"] === "true" }).describe()}`);
+    run("edge (wrangler dev)", "node_modules/.bin/wrangler", [...setup.args, "--ip", edgeHost, "--port", edgePort], {
+      CLOUDFLARE_CF_FETCH_ENABLED: "false",
+      WRANGLER_SEND_METRICS: "false",
+    });
   }
   console.error(`start: the API answers at http://${edgeHost}:${edgePort}/v1 once the edge is up`);
 }

@@ -90,7 +90,7 @@ describe("CORS", () => {
     );
     expect(response.status).toBe(204);
     expect(response.headers.get("access-control-allow-origin")).toBe("*");
-    expect(response.headers.get("access-control-allow-methods")).toBe("GET, POST, OPTIONS");
+    expect(response.headers.get("access-control-allow-methods")).toBe("GET, POST, DELETE, OPTIONS");
     expect(response.headers.get("access-control-allow-headers")).toBe("authorization, content-type, x-stainless-os");
   });
 

@@ -25,6 +25,7 @@ async function edgeOver(script: Step[], fetchImpl?: FetchImpl) {
     newId: () => FIXED_ID,
     now: () => FIXED_NOW_MS,
     onUnexpectedError: () => undefined,
+    access: { allowOpen: true },
   });
   return { app, fake };
 }
@@ -42,7 +43,7 @@ const script: Step[] = [
 describe("createSidecarClient", () => {
   it("streams a chat identical to the in-process fake (float32 logprobs printed short)", async () => {
     const direct = new FakeSidecar(script);
-    const directApp = createApp({ sidecar: direct, newId: () => FIXED_ID, now: () => FIXED_NOW_MS });
+    const directApp = createApp({ sidecar: direct, newId: () => FIXED_ID, now: () => FIXED_NOW_MS, access: { allowOpen: true } });
     const expected = await (await post(directApp, "/v1/chat/completions", { ...chat, logprobs: true, top_logprobs: 2 })).text();
 
     const { app, fake } = await edgeOver(script);
@@ -96,7 +97,7 @@ describe("createSidecarClient", () => {
     const error = await client.listModels({}).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ConnectError);
     expect((error as ConnectError).code).toBe(Code.Unavailable);
-    const app = createApp({ sidecar: client });
+    const app = createApp({ sidecar: client, access: { allowOpen: true } });
     expect((await post(app, "/v1/chat/completions", chat)).status).toBe(503);
   });
 

@@ -21,6 +21,8 @@ export function testApp(script?: Script, options: Partial<AppOptions> = {}): Tes
     newId: () => FIXED_ID,
     now: () => FIXED_NOW_MS,
     onUnexpectedError: () => undefined,
+    // The fake host below is not a loopback name: these tests run the edge as an open server.
+    access: { allowOpen: true },
     ...options,
   });
   return { app, sidecar };

@@ -1,8 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { createServer } from "node:net";
-import { fileURLToPath } from "node:url";
-
-const root = fileURLToPath(new URL("../..", import.meta.url));
+import { prepareWranglerDev, ROOT as root } from "../../scripts/wrangler-dev.js";
 
 /** A port that was free a moment ago (wrangler needs numbers up front). */
 export function freePort(): Promise<number> {
@@ -22,11 +20,14 @@ export interface Wrangler {
   stop(): Promise<void>;
 }
 
-/** The edge under workerd through `wrangler dev`, offline, with the given `[vars]`. */
+/**
+ * The edge under workerd through `wrangler dev`, offline, with the given variables (secrets such
+ * as API_KEYS go through a private `.dev.vars`, as `npm start` passes them).
+ */
 export async function startWrangler(vars: Readonly<Record<string, string>>): Promise<Wrangler> {
   const [port, inspector] = [await freePort(), await freePort()];
-  const args = ["dev", "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(inspector), "--show-interactive-dev-session=false"];
-  for (const [name, value] of Object.entries(vars)) args.push("--var", `${name}:${value}`);
+  const setup = prepareWranglerDev(`test-${port}`, vars);
+  const args = [...setup.args, "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(inspector)];
   const child: ChildProcess = spawn("node_modules/.bin/wrangler", args, {
     cwd: root,
     env: { ...process.env, CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_SEND_METRICS: "false", NO_COLOR: "1" },
@@ -38,12 +39,13 @@ export async function startWrangler(vars: Readonly<Record<string, string>>): Pro
   child.stderr?.on("data", (d: Buffer) => (output += d.toString()));
   const url = `http://127.0.0.1:${port}`;
   const stop = async (): Promise<void> => {
-    if (child.exitCode !== null || child.pid === undefined) return;
+    if (child.exitCode !== null || child.pid === undefined) return setup.cleanup();
     const exited = new Promise((r) => child.once("exit", r));
     process.kill(-child.pid, "SIGTERM");
     const timer = setTimeout(() => child.pid !== undefined && process.kill(-child.pid, "SIGKILL"), 5000);
     await exited;
     clearTimeout(timer);
+    setup.cleanup();
   };
   const deadline = Date.now() + 60_000;
   for (;;) {

@@ -11,6 +11,9 @@ import { jsonEvent, type SseEvent } from "../../sse/frame.js";
 
 export type AnthropicErrorType =
   | "invalid_request_error"
+  | "authentication_error"
+  | "permission_error"
+  | "rate_limit_error"
   | "request_too_large"
   | "not_found_error"
   | "overloaded_error"
@@ -24,6 +27,12 @@ function typeOf(kind: ApiErrorKind): AnthropicErrorType {
   switch (kind) {
     case "invalid_request":
       return "invalid_request_error";
+    case "authentication":
+      return "authentication_error";
+    case "permission":
+      return "permission_error";
+    case "key_rate_limit":
+      return "rate_limit_error";
     case "too_large":
       return "request_too_large";
     case "not_found":

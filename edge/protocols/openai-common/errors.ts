@@ -14,10 +14,13 @@ export interface OpenAiErrorObject {
 function typeOf(kind: ApiErrorKind): string {
   switch (kind) {
     case "invalid_request":
+    case "authentication":
+    case "permission":
     case "too_large":
     case "not_found":
       return "invalid_request_error";
     case "rate_limit":
+    case "key_rate_limit":
       return "rate_limit_error";
     case "server_error":
     case "timeout":
