@@ -1,5 +1,5 @@
 // Request-field helpers every protocol uses: zod number checks and the proto's limits.
-import { z } from "zod";
+import * as z from "zod";
 
 /** The largest value a proto uint32 holds. */
 export const UINT32_MAX = 0xffff_ffff;

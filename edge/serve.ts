@@ -4,7 +4,7 @@
 // reading, the wait for the sidecar's `start`, stream or collect, keep-alive,
 // cancellation and error framing are decided once, here (DESIGN §5: every route
 // normalises its request and ends in one shared path; framing per protocol apart).
-import type { z } from "zod";
+import type * as z from "zod";
 import { FinishReason, type Finish, type GenerateRequest, type Start, type Token } from "../proto/gen/inference/v1/inference_pb.js";
 import { readJsonBody } from "./body.js";
 import type { AppContext } from "./context.js";

@@ -2,7 +2,7 @@
 // request offers and on the calls and results in its history, before the sidecar is called
 // (which checks them again). Each protocol's schema calls these from its superRefine, so the
 // errors come out in that protocol's shape with the field's path.
-import { z } from "zod";
+import * as z from "zod";
 
 export const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 

@@ -1,7 +1,7 @@
 // zod result → InvalidRequestError naming the field at fault (`param`), e.g.
 // `messages[0].role`. One issue is reported: the first one, or for a union the
 // branch that got furthest into the input.
-import type { z } from "zod";
+import type * as z from "zod";
 import { InvalidRequestError } from "./errors.js";
 
 type Path = readonly PropertyKey[];

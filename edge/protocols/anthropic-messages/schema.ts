@@ -6,7 +6,7 @@
 // thinking / redacted_thinking, server tools (web search, bash, text editor…: this server
 // runs custom tools only), and a last message from the assistant (a prefill: the sidecar
 // contract has no way yet to continue an assistant turn instead of starting a new one).
-import { z } from "zod";
+import * as z from "zod";
 import { integer, MAX_STOP_SEQUENCES, positiveInteger, UINT32_MAX } from "../../fields.js";
 import { CallLedger, duplicateNames, report, schemaObject, toolName, unknownChoice } from "../../tools.js";
 

@@ -7,7 +7,7 @@
 // `functions` / `function_call` are refused: their clients read `message.function_call` and
 // finish_reason "function_call" back, which this server does not send (it answers in
 // `tool_calls`), so accepting them would break those clients silently.
-import { z } from "zod";
+import * as z from "zod";
 import { integer, positiveInteger } from "../../fields.js";
 import { CallLedger, duplicateNames, report, schemaObject, toolName, unknownChoice } from "../../tools.js";
 import { commonFields } from "../openai-common/fields.js";

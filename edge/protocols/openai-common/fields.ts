@@ -1,7 +1,7 @@
 // Request fields shared by /v1/chat/completions and /v1/completions, and their
 // translation into the proto's SamplingOptions / GenerateRequest fields.
 // Every optional field also accepts null (many clients send `"temperature": null`).
-import { z } from "zod";
+import * as z from "zod";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { SamplingOptionsSchema } from "../../../proto/gen/inference/v1/inference_pb.js";
 import { integer, MAX_STOP_SEQUENCES, nonEmptyStops, positiveInteger, tokenLimit, UINT32_MAX } from "../../fields.js";

@@ -2,7 +2,7 @@
 // `text.format`, as the proto's OutputConstraint. The sidecar enforces it with a grammar, so a
 // JSON reply always parses (`strict` is accepted either way: the grammar is always strict).
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import { z } from "zod";
+import * as z from "zod";
 import type { OutputConstraintSchema } from "../../../proto/gen/inference/v1/inference_pb.js";
 
 type ConstraintInit = MessageInitShape<typeof OutputConstraintSchema>;

@@ -8,7 +8,7 @@
 // Refused with a 400 naming the field: `previous_response_id` and `conversation`
 // (stored, stateful responses come in a later version), other input item types, content
 // parts other than input_text / output_text.
-import { z } from "zod";
+import * as z from "zod";
 import { CallLedger, duplicateNames, report, schemaObject, toolName, unknownChoice } from "../../tools.js";
 import { textFormatField } from "../openai-common/response-format.js";
 import { positiveInteger } from "../../fields.js";

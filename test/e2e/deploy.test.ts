@@ -1,0 +1,34 @@
+// The Worker as `npm run deploy` uploads it (`wrangler deploy --minify`, here with --dry-run:
+// nothing leaves the machine): it bundles, keeps its bindings, and stays small (README,
+// "Deployment": at most 100 KiB gzip). zod is imported as a namespace everywhere so that the
+// bundler can drop what the edge does not use (its locales alone were 300 KiB).
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { gzipSync } from "node:zlib";
+import { describe, expect, it } from "vitest";
+
+const LIMIT_GZIP_KIB = 100;
+
+describe("npm run deploy (dry run)", () => {
+  it("bundles the Worker, minified, within the size budget, with its rate-limit binding", () => {
+    const outdir = mkdtempSync(join(tmpdir(), "llm-edge-bundle-"));
+    try {
+      const run = spawnSync("node_modules/.bin/wrangler", ["deploy", "--dry-run", "--minify", "--outdir", outdir], {
+        encoding: "utf8",
+        env: { ...process.env, CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_SEND_METRICS: "false", NO_COLOR: "1" },
+        timeout: 120_000,
+      });
+      expect(run.status, run.stderr).toBe(0);
+      expect(run.stdout).toContain("env.RATE_LIMITER");
+      const bundle = readFileSync(join(outdir, "worker.js"));
+      const gzipKiB = gzipSync(bundle).byteLength / 1024;
+      expect(gzipKiB).toBeLessThanOrEqual(LIMIT_GZIP_KIB);
+      // zod's Catalan and Spanish messages stand for its other locales: none is bundled.
+      expect(bundle.toString("utf8")).not.toContain("Entrada inv");
+    } finally {
+      rmSync(outdir, { recursive: true, force: true });
+    }
+  });
+});
