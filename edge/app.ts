@@ -6,16 +6,11 @@ import { DEFAULT_MAX_BODY_BYTES } from "./body.js";
 import type { AppContext } from "./context.js";
 import { preflight, withCors } from "./cors.js";
 import { MethodNotAllowedError, NotFoundError } from "./errors.js";
-import { handleHealth } from "./health.js";
+import { routeTable } from "./routes.js";
 import { randomId, systemClock } from "./ids.js";
 import { answer, type Protocol } from "./protocol.js";
-import { handleCountTokens, handleMessages } from "./protocols/anthropic-messages/handler.js";
 import { anthropicProtocol } from "./protocols/anthropic-messages/protocol.js";
-import { handleChatCompletions } from "./protocols/openai-chat/handler.js";
 import { openAiProtocol } from "./protocols/openai-common/protocol.js";
-import { handleCompletions } from "./protocols/openai-completions/handler.js";
-import { handleListModels, handleRetrieveModel } from "./protocols/openai-models/handler.js";
-import { handleResponses } from "./protocols/openai-responses/handler.js";
 import type { Sidecar } from "./sidecar-client.js";
 
 export const DEFAULT_KEEP_ALIVE_MS = 10_000;
@@ -67,15 +62,6 @@ export function callerOf(request: Request): Caller | undefined {
   return callers.get(request);
 }
 
-/** Percent-decodes a path parameter; a malformed escape is taken literally. */
-function decodePathSegment(raw: string): string {
-  try {
-    return decodeURIComponent(raw);
-  } catch {
-    return raw;
-  }
-}
-
 export function createApp(options: AppOptions): App {
   const report = options.onUnexpectedError ?? ((error: unknown) => console.error("edge: unexpected error", error));
   const context: AppContext = {
@@ -91,17 +77,9 @@ export function createApp(options: AppOptions): App {
   const access = createAccessPolicy(options.access);
   const router = Router<IRequest, []>();
 
+  const routes = routeTable(context, access.mode);
+  for (const route of routes) router[route.method === "POST" ? "post" : route.method === "GET" ? "get" : "delete"](route.path, route.handle);
   router
-    .post("/v1/chat/completions", (request) => handleChatCompletions(request, context))
-    .post("/v1/completions", (request) => handleCompletions(request, context))
-    .post("/v1/responses", (request) => handleResponses(request, context))
-    .post("/v1/messages", (request) => handleMessages(request, context))
-    .post("/v1/messages/count_tokens", (request) => handleCountTokens(request, context))
-    .get("/v1/models", (request) => handleListModels(request, context))
-    .get("/v1/models/:id+", (request) =>
-      handleRetrieveModel(decodePathSegment(request.params["id"] ?? ""), request, context),
-    )
-    .get("/health", (request) => handleHealth(request, context))
     .all("*", (request) => {
       const { pathname } = new URL(request.url);
       const allowed = router.routes

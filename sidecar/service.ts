@@ -64,6 +64,8 @@ export function createInferenceService(state: ServiceState): ServiceImpl<typeof 
           chatTemplate: m.chatWrapper.wrapperName,
           architecture: String(m.model.fileInfo.metadata.general.architecture ?? ""),
           engineBuild: m.llama.buildType,
+          maxQueue: m.pool.limits.maxQueue,
+          queueTimeoutMs: m.pool.limits.queueTimeoutMs,
         })),
       };
     },

@@ -34,6 +34,11 @@ export class SequencePool {
     return this.size - this.#free.length;
   }
 
+  /** The queue's limits, as configured. */
+  get limits(): PoolOptions {
+    return this.#options;
+  }
+
   get queued(): number {
     return this.#queue.length;
   }

@@ -92,6 +92,15 @@ describe.each(Object.entries(runtimes))("access on %s", (_name, startEdge) => {
     expect(Number(retryAfter)).toBeGreaterThanOrEqual(1);
   });
 
+  it("answers /v1/info with the key, naming the sidecar's model and no secret", async () => {
+    const response = await fetch(`${locked.url}/v1/info`, { headers: { authorization: `Bearer ${KEY}` } });
+    const text = await response.text();
+    expect(response.status).toBe(200);
+    expect(JSON.parse(text)).toMatchObject({ models: [{ id: "fake-model" }], auth: { api_key_required: true }, sidecar: { status: "ok" } });
+    expect(text).not.toContain(KEY);
+    expect(text).not.toContain(sidecar.url);
+  });
+
   it("without keys, refuses a request addressed to a name that is not loopback", async () => {
     const rebound = await withHost(keyless.url, "rebind.example:8080");
     expect(rebound.status).toBe(403);

@@ -1,0 +1,68 @@
+// GET /v1/info: what a client or gateway needs to know before its first request — the server,
+// the models with their context length, the endpoints and protocols served, the limits, whether
+// keys are required and whether the sidecar answers. No secrets (no keys, no sidecar address).
+import type { AccessMode } from "./access/policy.js";
+import type { AppContext } from "./context.js";
+import { toApiError } from "./errors.js";
+import { jsonResponse } from "./json.js";
+import { SERVER_NAME, SERVER_VERSION } from "./version.js";
+
+/** One served route, as /v1/info lists it. */
+export interface RouteInfo {
+  readonly method: "GET" | "POST" | "DELETE";
+  readonly path: string;
+  /** The API family: `openai`, `anthropic`, or `server` for discovery and health. */
+  readonly protocol: "openai" | "anthropic" | "server";
+}
+
+/** Stop sequences and alternatives per token that the proto allows (proto/inference/v1). */
+const MAX_STOP_SEQUENCES = 16;
+const MAX_TOP_LOGPROBS = 20;
+
+async function sidecarStatus(request: Request, context: AppContext) {
+  try {
+    const { models } = await context.sidecar.listModels({}, { signal: request.signal, timeoutMs: context.healthTimeoutMs });
+    return { status: "ok" as const, models };
+  } catch (error) {
+    return { status: "unavailable" as const, message: toApiError(error).message, models: [] };
+  }
+}
+
+export async function handleInfo(
+  request: Request,
+  context: AppContext,
+  routes: readonly RouteInfo[],
+  access: AccessMode,
+): Promise<Response> {
+  const sidecar = await sidecarStatus(request, context);
+  const [first] = sidecar.models;
+  return jsonResponse(
+    {
+      object: "server.info",
+      name: SERVER_NAME,
+      version: SERVER_VERSION,
+      protocols: [...new Set(routes.map((route) => route.protocol).filter((p) => p !== "server"))],
+      endpoints: routes.map((route) => ({ method: route.method, path: route.path, protocol: route.protocol })),
+      models: sidecar.models.map((model) => ({
+        id: model.id,
+        context_length: model.contextSize,
+        sequences: model.sequences,
+        architecture: model.architecture,
+        engine_build: model.engineBuild,
+      })),
+      limits: {
+        max_body_bytes: context.maxBodyBytes,
+        max_tokens: first?.contextSize ?? null,
+        max_stop_sequences: MAX_STOP_SEQUENCES,
+        max_top_logprobs: MAX_TOP_LOGPROBS,
+        sequences: first?.sequences ?? null,
+        max_queue: first?.maxQueue ?? null,
+        queue_timeout_ms: first?.queueTimeoutMs ?? null,
+      },
+      auth: { api_key_required: access === "keys", mode: access, headers: ["authorization: Bearer <key>", "x-api-key: <key>"] },
+      sidecar: sidecar.status === "ok" ? { status: "ok" } : { status: "unavailable", message: sidecar.message },
+    },
+    200,
+    { "cache-control": "no-store" },
+  );
+}

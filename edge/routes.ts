@@ -1,0 +1,44 @@
+// Every route the edge serves, in one table: the router is built from it and /v1/info lists it.
+import type { IRequest } from "itty-router";
+import type { AccessMode } from "./access/policy.js";
+import type { AppContext } from "./context.js";
+import { handleHealth } from "./health.js";
+import { handleInfo, type RouteInfo } from "./info.js";
+import { handleCountTokens, handleMessages } from "./protocols/anthropic-messages/handler.js";
+import { handleChatCompletions } from "./protocols/openai-chat/handler.js";
+import { handleCompletions } from "./protocols/openai-completions/handler.js";
+import { handleListModels, handleRetrieveModel } from "./protocols/openai-models/handler.js";
+import { handleResponses } from "./protocols/openai-responses/handler.js";
+
+export interface Route extends RouteInfo {
+  handle(request: IRequest): Promise<Response>;
+}
+
+/** Percent-decodes a path parameter; a malformed escape is taken literally. */
+function decodePathSegment(raw: string): string {
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    return raw;
+  }
+}
+
+export function routeTable(context: AppContext, access: AccessMode): readonly Route[] {
+  const routes: Route[] = [
+    { method: "POST", path: "/v1/chat/completions", protocol: "openai", handle: (r) => handleChatCompletions(r, context) },
+    { method: "POST", path: "/v1/completions", protocol: "openai", handle: (r) => handleCompletions(r, context) },
+    { method: "POST", path: "/v1/responses", protocol: "openai", handle: (r) => handleResponses(r, context) },
+    { method: "POST", path: "/v1/messages", protocol: "anthropic", handle: (r) => handleMessages(r, context) },
+    { method: "POST", path: "/v1/messages/count_tokens", protocol: "anthropic", handle: (r) => handleCountTokens(r, context) },
+    { method: "GET", path: "/v1/models", protocol: "openai", handle: (r) => handleListModels(r, context) },
+    {
+      method: "GET",
+      path: "/v1/models/:id+",
+      protocol: "openai",
+      handle: (r) => handleRetrieveModel(decodePathSegment(r.params["id"] ?? ""), r, context),
+    },
+    { method: "GET", path: "/v1/info", protocol: "server", handle: (r) => handleInfo(r, context, routes, access) },
+    { method: "GET", path: "/health", protocol: "server", handle: (r) => handleHealth(r, context) },
+  ];
+  return routes;
+}

@@ -1,0 +1,69 @@
+// GET /v1/info: the discovery document, exactly; it names no secret, follows the sidecar's
+// status, needs a key when keys are configured, and reports the package's version.
+import { readFileSync } from "node:fs";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { describe, expect, it } from "vitest";
+import { SERVER_VERSION } from "../../edge/version.js";
+import { get, testApp } from "../support/app.js";
+
+const ENDPOINTS = [
+  { method: "POST", path: "/v1/chat/completions", protocol: "openai" },
+  { method: "POST", path: "/v1/completions", protocol: "openai" },
+  { method: "POST", path: "/v1/responses", protocol: "openai" },
+  { method: "POST", path: "/v1/messages", protocol: "anthropic" },
+  { method: "POST", path: "/v1/messages/count_tokens", protocol: "anthropic" },
+  { method: "GET", path: "/v1/models", protocol: "openai" },
+  { method: "GET", path: "/v1/models/:id+", protocol: "openai" },
+  { method: "GET", path: "/v1/info", protocol: "server" },
+  { method: "GET", path: "/health", protocol: "server" },
+];
+
+describe("GET /v1/info", () => {
+  it("describes the server, its models, endpoints and limits", async () => {
+    const { app, sidecar } = testApp();
+    for (const model of sidecar.models) Object.assign(model, { maxQueue: 64, queueTimeoutMs: 60000, architecture: "llama", engineBuild: "prebuilt" });
+    const response = await get(app, "/v1/info");
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({
+      object: "server.info",
+      name: "llm-edge",
+      version: SERVER_VERSION,
+      protocols: ["openai", "anthropic"],
+      endpoints: ENDPOINTS,
+      models: [{ id: "fake-model", context_length: 4096, sequences: 4, architecture: "llama", engine_build: "prebuilt" }],
+      limits: {
+        max_body_bytes: 4 * 1024 * 1024,
+        max_tokens: 4096,
+        max_stop_sequences: 16,
+        max_top_logprobs: 20,
+        sequences: 4,
+        max_queue: 64,
+        queue_timeout_ms: 60000,
+      },
+      auth: { api_key_required: false, mode: "open", headers: ["authorization: Bearer <key>", "x-api-key: <key>"] },
+      sidecar: { status: "ok" },
+    });
+  });
+
+  it("says when the sidecar does not answer, and still answers 200", async () => {
+    const { app, sidecar } = testApp();
+    sidecar.listModelsFailure = new ConnectError("connect ECONNREFUSED", Code.Unavailable);
+    const body = (await (await get(app, "/v1/info")).json()) as { sidecar: unknown; models: unknown[] };
+    expect(body.sidecar).toEqual({ status: "unavailable", message: "connect ECONNREFUSED" });
+    expect(body.models).toEqual([]);
+  });
+
+  it("needs a key when keys are configured, and never shows one", async () => {
+    const { app } = testApp(undefined, { access: { apiKeys: "sk-info-secret" } });
+    expect((await get(app, "/v1/info")).status).toBe(401);
+    const response = await get(app, "/v1/info", { headers: { authorization: "Bearer sk-info-secret" } });
+    const text = await response.text();
+    expect(JSON.parse(text)).toMatchObject({ auth: { api_key_required: true, mode: "keys" } });
+    expect(text).not.toContain("sk-info-secret");
+  });
+
+  it("reports the package's version", () => {
+    const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
+    expect(SERVER_VERSION).toBe(pkg.version);
+  });
+});
