@@ -168,6 +168,11 @@ export function fromConnectError(error: ConnectError): ApiError {
         headers: retryAfter(error),
         cause,
       });
+    case Code.Unauthenticated:
+      return new ServerError(
+        "The inference sidecar refused the edge's credentials: set the same SIDECAR_TOKEN on both.",
+        { code: "sidecar_unauthenticated", cause },
+      );
     case Code.Canceled:
     case Code.Unknown:
     case Code.AlreadyExists:
@@ -176,7 +181,6 @@ export function fromConnectError(error: ConnectError): ApiError {
     case Code.Unimplemented:
     case Code.Internal:
     case Code.DataLoss:
-    case Code.Unauthenticated:
       return new ServerError(message, { cause });
     default: {
       const unknownCode: never = error.code;

@@ -9,6 +9,8 @@
 //   ALLOW_OPEN      `true` serves any host without keys
 //   CORS_ORIGINS    allowed web origins, comma-separated, or `*`
 //   RATE_LIMIT      requests per minute per key (in memory, per edge process)
+//   SIDECAR_TOKEN   the sidecar's shared secret, sent on every call
+//   SIDECAR_HEADERS more headers for sidecar calls, a JSON object
 import { serve } from "@hono/node-server";
 import { RateLimiterMemory, RateLimiterRes } from "rate-limiter-flexible";
 import type { AddressInfo } from "node:net";
@@ -17,10 +19,12 @@ import { pathToFileURL } from "node:url";
 import type { AccessOptions } from "./access/policy.js";
 import type { RateLimiter } from "./access/rate-limit.js";
 import { createApp, type AppOptions } from "./app.js";
-import { DEFAULT_SIDECAR_URL, createSidecarClient } from "./sidecar-client.js";
+import { DEFAULT_SIDECAR_URL, createSidecarClient, parseSidecarHeaders, type SidecarLink } from "./sidecar-client.js";
 
 export interface NodeEdgeOptions extends Partial<AppOptions> {
   sidecarUrl?: string;
+  /** Credentials for the sidecar link (ignored when `sidecar` is given). */
+  sidecarLink?: SidecarLink;
   port?: number;
   hostname?: string;
 }
@@ -35,8 +39,8 @@ export interface RunningEdge {
 
 /** Starts the edge on Node; resolves once it listens. */
 export function startNodeEdge(options: NodeEdgeOptions = {}): Promise<RunningEdge> {
-  const { sidecarUrl, port, hostname, ...appOptions } = options;
-  const sidecar = appOptions.sidecar ?? createSidecarClient(sidecarUrl ?? DEFAULT_SIDECAR_URL);
+  const { sidecarUrl, sidecarLink, port, hostname, ...appOptions } = options;
+  const sidecar = appOptions.sidecar ?? createSidecarClient(sidecarUrl ?? DEFAULT_SIDECAR_URL, undefined, sidecarLink);
   const app = createApp({ ...appOptions, sidecar });
   const host = hostname ?? "127.0.0.1";
   return new Promise((resolve, reject) => {
@@ -97,6 +101,7 @@ async function main(): Promise<void> {
     port: envNumber("EDGE_PORT") ?? 8080,
     hostname: process.env["EDGE_HOST"] ?? "127.0.0.1",
     access: accessFromEnv(process.env),
+    sidecarLink: { token: process.env["SIDECAR_TOKEN"], headers: parseSidecarHeaders(process.env["SIDECAR_HEADERS"]) },
   };
   const maxBodyBytes = envNumber("MAX_BODY_BYTES");
   if (maxBodyBytes !== undefined) options.maxBodyBytes = maxBodyBytes;

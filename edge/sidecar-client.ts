@@ -35,18 +35,49 @@ const unreachableIsUnavailable: Interceptor = (next) => async (request) => {
   }
 };
 
+export interface SidecarLink {
+  /** `SIDECAR_TOKEN`: sent as `authorization: Bearer <token>` on every call. */
+  readonly token?: string | undefined;
+  /** `SIDECAR_HEADERS`: more headers for every call (a tunnel's or access proxy's credentials). */
+  readonly headers?: Readonly<Record<string, string>> | undefined;
+}
+
+/** Parses `SIDECAR_HEADERS`: a JSON object of header names to string values. */
+export function parseSidecarHeaders(text: string | undefined): Record<string, string> | undefined {
+  if (text === undefined || text.trim() === "") return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new Error("SIDECAR_HEADERS must be a JSON object of header names to values");
+  }
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed) || !Object.values(parsed).every((v) => typeof v === "string")) {
+    throw new Error("SIDECAR_HEADERS must be a JSON object of header names to string values");
+  }
+  return parsed as Record<string, string>;
+}
+
+/** Adds the link's credentials to every call. */
+function credentials(link: SidecarLink): Interceptor {
+  const headers = { ...link.headers, ...(link.token ? { authorization: `Bearer ${link.token}` } : {}) };
+  return (next) => (request) => {
+    for (const [name, value] of Object.entries(headers)) request.header.set(name, value);
+    return next(request);
+  };
+}
+
 /**
  * Creates the gRPC-Web client for the sidecar at `baseUrl` (e.g. "http://127.0.0.1:50051").
  * `fetchImpl` defaults to the global fetch; every call is made with `redirect: "manual"`
  * because workerd does not implement the `redirect: "error"` that connect-web asks for.
  */
-export function createSidecarClient(baseUrl: string, fetchImpl?: FetchImpl): Sidecar {
+export function createSidecarClient(baseUrl: string, fetchImpl?: FetchImpl, link: SidecarLink = {}): Sidecar {
   // Call the global fetch as `fetch(...)`: workerd rejects it when invoked with another `this`.
   const send: FetchImpl = fetchImpl ?? ((input, init) => fetch(input, init));
   const transport = createGrpcWebTransport({
     baseUrl,
     useBinaryFormat: true,
-    interceptors: [unreachableIsUnavailable],
+    interceptors: [unreachableIsUnavailable, credentials(link)],
     fetch: (input, init) => send(input, { ...init, redirect: "manual" }),
   });
   return createClient(InferenceService, transport);

@@ -9,10 +9,12 @@
 //   CORS_ORIGINS    allowed web origins, comma-separated, or `*`
 //   RATE_LIMIT      requests per minute per key, enforced by the RATE_LIMITER binding
 //                   (`[[ratelimits]]` in wrangler.toml, whose `limit` must say the same)
+//   SIDECAR_TOKEN   the sidecar's shared secret (a secret), sent on every call
+//   SIDECAR_HEADERS more headers for sidecar calls, a JSON object (e.g. a tunnel's service token)
 import { createApp, type App, type AppOptions } from "./app.js";
 import type { AccessOptions } from "./access/policy.js";
 import { bindingRateLimiter, type RateLimitBinding } from "./access/rate-limit.js";
-import { DEFAULT_SIDECAR_URL, createSidecarClient } from "./sidecar-client.js";
+import { DEFAULT_SIDECAR_URL, createSidecarClient, parseSidecarHeaders } from "./sidecar-client.js";
 
 export interface WorkerEnv {
   SIDECAR_URL?: string;
@@ -23,6 +25,8 @@ export interface WorkerEnv {
   CORS_ORIGINS?: string;
   RATE_LIMIT?: string;
   RATE_LIMITER?: RateLimitBinding;
+  SIDECAR_TOKEN?: string;
+  SIDECAR_HEADERS?: string;
 }
 
 /** The Rate Limiting binding's window, as configured in wrangler.toml. */
@@ -52,9 +56,10 @@ export function appFor(env: WorkerEnv): App {
   const url = env.SIDECAR_URL ?? DEFAULT_SIDECAR_URL;
   const maxBodyBytes = count(env.MAX_BODY_BYTES);
   const keepAliveMs = count(env.KEEP_ALIVE_MS);
-  const key = JSON.stringify([url, maxBodyBytes, keepAliveMs, env.API_KEYS, env.ALLOW_OPEN, env.CORS_ORIGINS, env.RATE_LIMIT]);
+  const key = JSON.stringify([url, maxBodyBytes, keepAliveMs, env.API_KEYS, env.ALLOW_OPEN, env.CORS_ORIGINS, env.RATE_LIMIT, env.SIDECAR_TOKEN, env.SIDECAR_HEADERS]);
   if (cached?.key !== key) {
-    const options: AppOptions = { sidecar: createSidecarClient(url), access: accessOf(env) };
+    const link = { token: env.SIDECAR_TOKEN, headers: parseSidecarHeaders(env.SIDECAR_HEADERS) };
+    const options: AppOptions = { sidecar: createSidecarClient(url, undefined, link), access: accessOf(env) };
     if (maxBodyBytes !== undefined) options.maxBodyBytes = maxBodyBytes;
     if (keepAliveMs !== undefined) options.keepAliveMs = keepAliveMs;
     cached = { key, app: createApp(options) };

@@ -13,6 +13,8 @@ export interface SidecarConfig extends Pick<ModelOptions, EngineSettings> {
   readonly drainMs: number;
   /** Scheduling priority of the main thread (see priority.ts); "off" when not given. */
   readonly priority?: PrioritySetting;
+  /** The shared secret every call must carry (`authorization: Bearer <token>`); none: no check. */
+  readonly token?: string | undefined;
 }
 
 const options = {
@@ -28,6 +30,8 @@ const options = {
   "queue-timeout-ms": { type: "string", env: "QUEUE_TIMEOUT_MS", default: "60000", help: "longest wait for a sequence" },
   "drain-ms": { type: "string", env: "DRAIN_MS", default: "30000", help: "grace period on SIGTERM" },
   priority: { type: "string", env: "SIDECAR_PRIORITY", default: "auto", help: "nice value of the main thread: auto (-5 when permitted), off, or -20..19" },
+  token: { type: "string", env: "SIDECAR_TOKEN", help: "shared secret every call must carry (authorization: Bearer <token>)" },
+  insecure: { type: "string", env: "SIDECAR_INSECURE", default: "false", help: "true: listen on a non-loopback address without a token" },
 } as const;
 
 export function usage(): string {
@@ -51,6 +55,21 @@ function priorityOf(raw: string): PrioritySetting {
   return value;
 }
 
+/** True for 127.0.0.0/8, ::1 and localhost. */
+export function isLoopbackAddress(host: string): boolean {
+  return host === "localhost" || host === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+}
+
+/** A sidecar reachable from other machines must not be callable by anyone who reaches it. */
+function checkExposure(host: string, token: string | undefined, insecure: string): void {
+  if (insecure !== "true" && insecure !== "false") throw new Error(`--insecure must be true or false, got "${insecure}"`);
+  if (token === undefined && !isLoopbackAddress(host) && insecure !== "true") {
+    throw new Error(
+      `refusing to listen on ${host} without a token: anyone who reaches it could skip the edge. Set SIDECAR_TOKEN (and the same on the edge), or --insecure true to accept unauthenticated calls`,
+    );
+  }
+}
+
 /** Flags win over environment variables, which win over defaults. */
 export function readConfig(argv: readonly string[], env: NodeJS.ProcessEnv): SidecarConfig {
   const { values } = parseArgs({
@@ -66,13 +85,16 @@ export function readConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Sid
     if (fromEnv !== undefined && fromEnv !== "") return fromEnv;
     return "default" in o ? o.default : undefined;
   };
+  const host = get("host") ?? "127.0.0.1";
+  const token = get("token");
+  checkExposure(host, token, get("insecure") ?? "false");
   const threads = get("threads");
   const engine = get("engine") ?? "auto";
   if (!ENGINE_CHOICES.includes(engine as EngineChoice)) throw new Error(`--engine must be one of ${ENGINE_CHOICES.join(", ")}, got "${engine}"`);
   return {
     model: get("model"),
     modelId: get("model-id"),
-    host: get("host") ?? "127.0.0.1",
+    host,
     port: positiveInt("port", get("port") ?? "50051", 0),
     threads: threads === undefined || threads === "auto" ? "auto" : positiveInt("threads", threads),
     engine: engine as EngineChoice,
@@ -82,5 +104,6 @@ export function readConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Sid
     queueTimeoutMs: positiveInt("queue-timeout-ms", get("queue-timeout-ms") ?? "60000"),
     drainMs: positiveInt("drain-ms", get("drain-ms") ?? "30000", 0),
     priority: priorityOf(get("priority") ?? "auto"),
+    token,
   };
 }

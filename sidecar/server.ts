@@ -9,6 +9,7 @@ import { createInferenceService } from "./service.js";
 import { addInferenceService } from "./transport/grpc-native.js";
 import { grpcWebHandler, type PlainHandler } from "./transport/grpc-web.js";
 import { listen } from "./transport/server.js";
+import { connectTokenInterceptor, grpcTokenInterceptor, tokenCheck } from "./transport/token.js";
 
 export interface RunningSidecar {
   readonly port: number;
@@ -25,7 +26,7 @@ export interface StartOptions extends Omit<SidecarConfig, "model"> {
 }
 
 export async function startSidecar(config: StartOptions): Promise<RunningSidecar> {
-  const { model, modelId, host: _host, port: _port, drainMs: _drainMs, priority = "off", ...engine } = config;
+  const { model, modelId, host: _host, port: _port, drainMs: _drainMs, priority = "off", token, ...engine } = config;
   applyPriority(priority);
   const loaded = await loadModel({ ...engine, modelPath: model, ...(modelId !== undefined ? { id: modelId } : {}) });
   const models = [loaded];
@@ -35,7 +36,8 @@ export async function startSidecar(config: StartOptions): Promise<RunningSidecar
   setMaxListeners(0, shutdown.signal);
   const impl = createInferenceService({ models, metrics, draining: () => shutdown.signal.aborted });
 
-  const grpcServer = new grpc.Server();
+  const authorized = tokenCheck(token);
+  const grpcServer = new grpc.Server({ interceptors: [grpcTokenInterceptor(authorized)] });
   const health = addInferenceService(grpcServer, impl, shutdown.signal);
   const plain: PlainHandler = (request, response) => {
     const path = (request.url ?? "").split("?")[0];
@@ -43,7 +45,9 @@ export async function startSidecar(config: StartOptions): Promise<RunningSidecar
       response.writeHead(status, { "content-type": type });
       response.end(body);
     };
-    if (request.method === "GET" && path === "/metrics") {
+    if (request.method === "GET" && path === "/metrics" && !authorized(request.headers.authorization)) {
+      reply(401, "text/plain", "this sidecar needs its token: send 'authorization: Bearer <SIDECAR_TOKEN>'\n");
+    } else if (request.method === "GET" && path === "/metrics") {
       const extra = { sidecar_sequences_busy: loaded.pool.busy, sidecar_queue_length: loaded.pool.queued };
       reply(200, "text/plain; version=0.0.4", metrics.render(extra));
     } else if (request.method === "GET" && path === "/healthz") {
@@ -53,7 +57,7 @@ export async function startSidecar(config: StartOptions): Promise<RunningSidecar
       reply(404, "text/plain", "not found\n");
     }
   };
-  const http1 = grpcWebHandler(impl, shutdown.signal, plain);
+  const http1 = grpcWebHandler(impl, shutdown.signal, plain, [connectTokenInterceptor(authorized)]);
   const listening = await listen(grpcServer, http1 as never, config.host, config.port);
 
   let stopping: Promise<void> | undefined;

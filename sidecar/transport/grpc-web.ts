@@ -1,4 +1,4 @@
-import type { ServiceImpl } from "@connectrpc/connect";
+import type { Interceptor, ServiceImpl } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { InferenceService } from "../../proto/gen/inference/v1/inference_pb.js";
 
@@ -9,8 +9,14 @@ export type PlainHandler = NonNullable<Parameters<typeof connectNodeAdapter>[0][
  * implementation serves it; a closed connection aborts the handler's signal. Other paths go to
  * `fallback` (plain HTTP: /metrics, /healthz).
  */
-export function grpcWebHandler(impl: ServiceImpl<typeof InferenceService>, shutdown: AbortSignal, fallback: PlainHandler) {
+export function grpcWebHandler(
+  impl: ServiceImpl<typeof InferenceService>,
+  shutdown: AbortSignal,
+  fallback: PlainHandler,
+  interceptors: Interceptor[] = [],
+) {
   return connectNodeAdapter({
+    interceptors,
     routes: (router) => router.service(InferenceService, impl),
     grpcWeb: true,
     grpc: false,
