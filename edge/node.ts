@@ -11,20 +11,25 @@
 //   RATE_LIMIT      requests per minute per key (in memory, per edge process)
 //   SIDECAR_TOKEN   the sidecar's shared secret, sent on every call
 //   SIDECAR_HEADERS more headers for sidecar calls, a JSON object
+//   SIDECAR_CA      a PEM file of the CA that signed the sidecar's TLS certificate (https:// URLs)
 import { serve } from "@hono/node-server";
+import { readFileSync } from "node:fs";
 import { RateLimiterMemory, RateLimiterRes } from "rate-limiter-flexible";
+import { Agent, fetch as undiciFetch } from "undici";
 import type { AddressInfo } from "node:net";
 import process from "node:process";
 import { pathToFileURL } from "node:url";
 import type { AccessOptions } from "./access/policy.js";
 import type { RateLimiter } from "./access/rate-limit.js";
 import { createApp, type AppOptions } from "./app.js";
-import { DEFAULT_SIDECAR_URL, createSidecarClient, parseSidecarHeaders, type SidecarLink } from "./sidecar-client.js";
+import { DEFAULT_SIDECAR_URL, createSidecarClient, parseSidecarHeaders, type FetchImpl, type SidecarLink } from "./sidecar-client.js";
 
 export interface NodeEdgeOptions extends Partial<AppOptions> {
   sidecarUrl?: string;
   /** Credentials for the sidecar link (ignored when `sidecar` is given). */
   sidecarLink?: SidecarLink;
+  /** A PEM file of the CA that signed the sidecar's certificate (ignored when `sidecar` is given). */
+  sidecarCa?: string;
   port?: number;
   hostname?: string;
 }
@@ -39,8 +44,9 @@ export interface RunningEdge {
 
 /** Starts the edge on Node; resolves once it listens. */
 export function startNodeEdge(options: NodeEdgeOptions = {}): Promise<RunningEdge> {
-  const { sidecarUrl, sidecarLink, port, hostname, ...appOptions } = options;
-  const sidecar = appOptions.sidecar ?? createSidecarClient(sidecarUrl ?? DEFAULT_SIDECAR_URL, undefined, sidecarLink);
+  const { sidecarUrl, sidecarLink, sidecarCa, port, hostname, ...appOptions } = options;
+  const fetchImpl = sidecarCa === undefined ? undefined : fetchTrusting(sidecarCa);
+  const sidecar = appOptions.sidecar ?? createSidecarClient(sidecarUrl ?? DEFAULT_SIDECAR_URL, fetchImpl, sidecarLink);
   const app = createApp({ ...appOptions, sidecar });
   const host = hostname ?? "127.0.0.1";
   return new Promise((resolve, reject) => {
@@ -58,6 +64,12 @@ export function startNodeEdge(options: NodeEdgeOptions = {}): Promise<RunningEdg
     });
     server.once("error", reject);
   });
+}
+
+/** A fetch that trusts the CA in `caFile` for https:// sidecars (a private CA, as deployments use). */
+function fetchTrusting(caFile: string): FetchImpl {
+  const dispatcher = new Agent({ connect: { ca: readFileSync(caFile) } });
+  return (input, init) => undiciFetch(input as never, { ...(init as object), dispatcher } as never) as unknown as Promise<Response>;
 }
 
 /** `RATE_LIMIT` requests per minute per key, counted in this process's memory. */
@@ -103,6 +115,7 @@ async function main(): Promise<void> {
     access: accessFromEnv(process.env),
     sidecarLink: { token: process.env["SIDECAR_TOKEN"], headers: parseSidecarHeaders(process.env["SIDECAR_HEADERS"]) },
   };
+  if (process.env["SIDECAR_CA"]) options.sidecarCa = process.env["SIDECAR_CA"];
   const maxBodyBytes = envNumber("MAX_BODY_BYTES");
   if (maxBodyBytes !== undefined) options.maxBodyBytes = maxBodyBytes;
   const keepAliveMs = envNumber("KEEP_ALIVE_MS");

@@ -15,6 +15,9 @@ export interface SidecarConfig extends Pick<ModelOptions, EngineSettings> {
   readonly priority?: PrioritySetting;
   /** The shared secret every call must carry (`authorization: Bearer <token>`); none: no check. */
   readonly token?: string | undefined;
+  /** PEM files: with both, the port speaks TLS (native gRPC over HTTP/2, gRPC-Web over HTTPS). */
+  readonly tlsCert?: string | undefined;
+  readonly tlsKey?: string | undefined;
 }
 
 const options = {
@@ -32,6 +35,8 @@ const options = {
   priority: { type: "string", env: "SIDECAR_PRIORITY", default: "auto", help: "nice value of the main thread: auto (-5 when permitted), off, or -20..19" },
   token: { type: "string", env: "SIDECAR_TOKEN", help: "shared secret every call must carry (authorization: Bearer <token>)" },
   insecure: { type: "string", env: "SIDECAR_INSECURE", default: "false", help: "true: listen on a non-loopback address without a token" },
+  "tls-cert": { type: "string", env: "SIDECAR_TLS_CERT", help: "PEM certificate (chain): serve TLS on the port" },
+  "tls-key": { type: "string", env: "SIDECAR_TLS_KEY", help: "PEM private key of --tls-cert" },
 } as const;
 
 export function usage(): string {
@@ -88,6 +93,8 @@ export function readConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Sid
   const host = get("host") ?? "127.0.0.1";
   const token = get("token");
   checkExposure(host, token, get("insecure") ?? "false");
+  const [tlsCert, tlsKey] = [get("tls-cert"), get("tls-key")];
+  if ((tlsCert === undefined) !== (tlsKey === undefined)) throw new Error("--tls-cert and --tls-key go together");
   const threads = get("threads");
   const engine = get("engine") ?? "auto";
   if (!ENGINE_CHOICES.includes(engine as EngineChoice)) throw new Error(`--engine must be one of ${ENGINE_CHOICES.join(", ")}, got "${engine}"`);
@@ -105,5 +112,7 @@ export function readConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Sid
     drainMs: positiveInt("drain-ms", get("drain-ms") ?? "30000", 0),
     priority: priorityOf(get("priority") ?? "auto"),
     token,
+    tlsCert,
+    tlsKey,
   };
 }

@@ -1,5 +1,6 @@
 import * as grpc from "@grpc/grpc-js";
 import { setMaxListeners } from "node:events";
+import { readFileSync } from "node:fs";
 import type { SidecarConfig } from "./config.js";
 import { unavailable } from "./engine/errors.js";
 import { EngineMetrics } from "./engine/metrics.js";
@@ -7,7 +8,8 @@ import { loadModel, type LoadedModel } from "./engine/model.js";
 import { applyPriority } from "./priority.js";
 import { createInferenceService } from "./service.js";
 import { addInferenceService } from "./transport/grpc-native.js";
-import { grpcWebHandler, type PlainHandler } from "./transport/grpc-web.js";
+import { grpcWebHandler } from "./transport/grpc-web.js";
+import { plainHandler } from "./transport/plain.js";
 import { listen } from "./transport/server.js";
 import { connectTokenInterceptor, grpcTokenInterceptor, tokenCheck } from "./transport/token.js";
 
@@ -26,7 +28,7 @@ export interface StartOptions extends Omit<SidecarConfig, "model"> {
 }
 
 export async function startSidecar(config: StartOptions): Promise<RunningSidecar> {
-  const { model, modelId, host: _host, port: _port, drainMs: _drainMs, priority = "off", token, ...engine } = config;
+  const { model, modelId, host: _host, port: _port, drainMs: _drainMs, priority = "off", token, tlsCert, tlsKey, ...engine } = config;
   applyPriority(priority);
   const loaded = await loadModel({ ...engine, modelPath: model, ...(modelId !== undefined ? { id: modelId } : {}) });
   const models = [loaded];
@@ -39,31 +41,19 @@ export async function startSidecar(config: StartOptions): Promise<RunningSidecar
   const authorized = tokenCheck(token);
   const grpcServer = new grpc.Server({ interceptors: [grpcTokenInterceptor(authorized)] });
   const health = addInferenceService(grpcServer, impl, shutdown.signal);
-  const plain: PlainHandler = (request, response) => {
-    const path = (request.url ?? "").split("?")[0];
-    const reply = (status: number, type: string, body: string): void => {
-      response.writeHead(status, { "content-type": type });
-      response.end(body);
-    };
-    if (request.method === "GET" && path === "/metrics" && !authorized(request.headers.authorization)) {
-      reply(401, "text/plain", "this sidecar needs its token: send 'authorization: Bearer <SIDECAR_TOKEN>'\n");
-    } else if (request.method === "GET" && path === "/metrics") {
-      const extra = { sidecar_sequences_busy: loaded.pool.busy, sidecar_queue_length: loaded.pool.queued };
-      reply(200, "text/plain; version=0.0.4", metrics.render(extra));
-    } else if (request.method === "GET" && path === "/healthz") {
-      const ok = !shutdown.signal.aborted;
-      reply(ok ? 200 : 503, "text/plain", ok ? "ok\n" : "draining\n");
-    } else {
-      reply(404, "text/plain", "not found\n");
-    }
-  };
+  const plain = plainHandler({
+    metrics: () => metrics.render({ sidecar_sequences_busy: loaded.pool.busy, sidecar_queue_length: loaded.pool.queued }),
+    draining: () => shutdown.signal.aborted,
+    authorized,
+  });
   const http1 = grpcWebHandler(impl, shutdown.signal, plain, [connectTokenInterceptor(authorized)]);
-  const listening = await listen(grpcServer, http1 as never, config.host, config.port);
+  const tls = tlsCert !== undefined && tlsKey !== undefined ? { cert: readFileSync(tlsCert), key: readFileSync(tlsKey) } : undefined;
+  const listening = await listen(grpcServer, http1 as never, config.host, config.port, tls);
 
   let stopping: Promise<void> | undefined;
   return {
     port: listening.port,
-    url: `http://${config.host}:${listening.port}`,
+    url: `${tls === undefined ? "http" : "https"}://${config.host}:${listening.port}`,
     models,
     metrics,
     stop() {
