@@ -1,7 +1,8 @@
 // The edge's fetch handler: routes, CORS, and the one place where a thrown error
 // becomes an HTTP response. Web APIs only (runs in workerd and on Node).
 import { Router, type IRequest } from "itty-router";
-import { createAccessPolicy, type AccessOptions, type AccessPolicy, type Caller } from "./access/policy.js";
+import { setCaller } from "./access/caller.js";
+import { createAccessPolicy, type AccessOptions, type AccessPolicy } from "./access/policy.js";
 import { DEFAULT_MAX_BODY_BYTES } from "./body.js";
 import type { AppContext } from "./context.js";
 import { preflight, withCors } from "./cors.js";
@@ -55,12 +56,6 @@ export interface App {
   readonly access: AccessPolicy;
 }
 
-const callers = new WeakMap<Request, Caller>();
-
-/** Who made `request` (set once the access policy admitted it). */
-export function callerOf(request: Request): Caller | undefined {
-  return callers.get(request);
-}
 
 export function createApp(options: AppOptions): App {
   const report = options.onUnexpectedError ?? ((error: unknown) => console.error("edge: unexpected error", error));
@@ -96,7 +91,7 @@ export function createApp(options: AppOptions): App {
     const url = new URL(request.url);
     const allowOrigin = access.allowOrigin(request);
     try {
-      callers.set(request, await access.admit(request, url));
+      setCaller(request, await access.admit(request, url));
       if (request.method === "OPTIONS") return preflight(request, allowOrigin);
       return withCors((await router.fetch(request)) as Response, allowOrigin);
     } catch (error) {

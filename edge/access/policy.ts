@@ -6,6 +6,7 @@
 // unreadable. `CORS_ORIGINS` lists the allowed origins (or `*`); unset, keys and open mode allow
 // any origin (keys are not cookies), loopback mode only loopback pages.
 import { AuthenticationError, KeyRateLimitError, PermissionDeniedError } from "../errors.js";
+import { ANONYMOUS, type Caller } from "./caller.js";
 import { matchKey, parseApiKeys, presentedKeys, type ConfiguredKey, type DigestCompare } from "./keys.js";
 import { isLoopbackHostname, isLoopbackOrigin } from "./loopback.js";
 import type { RateLimiter } from "./rate-limit.js";
@@ -25,12 +26,6 @@ export interface AccessOptions {
   compare?: DigestCompare;
 }
 
-/** Who made a request: a configured key's id, or `anonymous` without keys. */
-export interface Caller {
-  readonly keyId: string;
-}
-
-export const ANONYMOUS: Caller = { keyId: "anonymous" };
 
 /** Routes that answer without a key (monitoring must not need a secret). */
 const KEYLESS_PATHS = new Set(["/health"]);

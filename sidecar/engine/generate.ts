@@ -68,7 +68,7 @@ export async function* generate(
   const queuedAt = performance.now();
   let sequence: LlamaContextSequence;
   try {
-    sequence = await loaded.pool.acquire(prompt.tokens, signal);
+    sequence = await loaded.pool.acquire(prompt.tokens, signal, request.clientId);
   } catch (error) {
     if (signal.aborted) metrics.requestsCancelledInQueue++;
     else metrics.requestsRejected++;

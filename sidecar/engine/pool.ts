@@ -3,6 +3,8 @@ import { cancelled, overloaded, queueTimeout } from "./errors.js";
 
 interface Waiter {
   readonly prompt: readonly Token[];
+  /** Who the request is for (GenerateRequest.client_id): clients take turns. */
+  readonly client: string;
   readonly resolve: (sequence: LlamaContextSequence) => void;
   readonly reject: (error: unknown) => void;
   readonly cleanup: () => void;
@@ -15,12 +17,16 @@ export interface PoolOptions {
 
 /**
  * The sequences of one context. A request takes the free sequence whose cached tokens share the
- * longest prefix with its prompt; when none is free it waits in a bounded FIFO queue, and is
- * refused at once when that queue is full.
+ * longest prefix with its prompt; when none is free it waits in a bounded queue, and is refused at
+ * once when that queue is full. A freed sequence goes to the waiting client served least often
+ * since the pool was last not saturated (in arrival order among equals): clients take turns, and
+ * each client's own requests keep their order.
  */
 export class SequencePool {
   readonly #free: LlamaContextSequence[] = [];
   readonly #queue: Waiter[] = [];
+  /** Sequences handed to each client since a sequence was last freed with nobody waiting. */
+  readonly #turns = new Map<string, number>();
   readonly #options: PoolOptions;
   readonly size: number;
 
@@ -43,9 +49,12 @@ export class SequencePool {
     return this.#queue.length;
   }
 
-  acquire(prompt: readonly Token[], signal: AbortSignal): Promise<LlamaContextSequence> {
+  acquire(prompt: readonly Token[], signal: AbortSignal, client = ""): Promise<LlamaContextSequence> {
     if (signal.aborted) return Promise.reject(cancelled());
-    if (this.#free.length > 0) return Promise.resolve(this.#take(prompt));
+    if (this.#free.length > 0) {
+      this.#countTurn(client);
+      return Promise.resolve(this.#take(prompt));
+    }
     if (this.#queue.length >= this.#options.maxQueue) {
       return Promise.reject(overloaded(`all ${this.size} sequences are busy and ${this.#queue.length} requests are waiting`));
     }
@@ -60,6 +69,7 @@ export class SequencePool {
       }, this.#options.queueTimeoutMs);
       const waiter: Waiter = {
         prompt,
+        client,
         resolve,
         reject,
         cleanup: () => {
@@ -73,13 +83,32 @@ export class SequencePool {
   }
 
   release(sequence: LlamaContextSequence): void {
-    const next = this.#queue.shift();
+    const next = this.#nextWaiter();
     if (next) {
       next.cleanup();
       next.resolve(sequence);
       return;
     }
+    // Nobody waits: the pool is not saturated, and turns start over.
+    this.#turns.clear();
     this.#free.push(sequence);
+  }
+
+  #countTurn(client: string): void {
+    this.#turns.set(client, (this.#turns.get(client) ?? 0) + 1);
+  }
+
+  /** Takes the first waiter of the client with the fewest turns, and counts its turn. */
+  #nextWaiter(): Waiter | undefined {
+    let best = -1;
+    let bestTurns = Number.POSITIVE_INFINITY;
+    for (const [i, waiter] of this.#queue.entries()) {
+      const turns = this.#turns.get(waiter.client) ?? 0;
+      if (turns < bestTurns) [best, bestTurns] = [i, turns];
+    }
+    const [waiter] = best === -1 ? [] : this.#queue.splice(best, 1);
+    if (waiter !== undefined) this.#countTurn(waiter.client);
+    return waiter;
   }
 
   /** Refuses everything waiting (used when draining). */

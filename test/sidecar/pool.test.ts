@@ -1,5 +1,6 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { LlamaContext, LlamaContextSequence, Token } from "node-llama-cpp";
+import { setMaxListeners } from "node:events";
 import { describe, expect, it } from "vitest";
 import { SequencePool } from "../../sidecar/engine/pool.js";
 
@@ -69,5 +70,31 @@ describe("SequencePool", () => {
     await pool.acquire(tokens(1), new AbortController().signal);
     await expect(pool.acquire(tokens(1), new AbortController().signal).catch(codeOf)).resolves.toBe(Code.DeadlineExceeded);
     expect(pool.queued).toBe(0);
+  });
+});
+
+describe("SequencePool fairness", () => {
+  it("lets clients take turns: one client's burst does not hold back another's request", async () => {
+    const pool = new SequencePool(fakeContext([[]]), { maxQueue: 100, queueTimeoutMs: 10_000 });
+    const signal = new AbortController().signal;
+    setMaxListeners(100, signal);
+    const held = await pool.acquire(tokens(1), signal, "key_a");
+    const order: string[] = [];
+    const waiting = [
+      ...Array.from({ length: 60 }, (_, i) => pool.acquire(tokens(1), signal, "key_a").then((s) => (order.push(`a${i}`), s))),
+      pool.acquire(tokens(1), signal, "key_b").then((s) => (order.push("b"), s)),
+      pool.acquire(tokens(1), signal, "key_c").then((s) => (order.push("c0"), s)),
+      pool.acquire(tokens(1), signal, "key_c").then((s) => (order.push("c1"), s)),
+    ];
+    // One sequence: each release hands it to the next waiter, who gives it back at once.
+    for (let i = 0; i < waiting.length; i++) {
+      pool.release(held);
+      await new Promise((r) => setImmediate(r));
+    }
+    await Promise.all(waiting);
+    // key_a holds the sequence: b and c, who had no turn yet, go first; then a and c alternate;
+    // then the rest of a's burst, in order.
+    expect(order.slice(0, 5)).toEqual(["b", "c0", "a0", "c1", "a1"]);
+    expect(order.slice(5)).toEqual(Array.from({ length: 58 }, (_, i) => `a${i + 2}`));
   });
 });

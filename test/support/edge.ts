@@ -1,4 +1,4 @@
-import { startNodeEdge, type RunningEdge } from "../../edge/node.js";
+import { startNodeEdge, type NodeEdgeOptions, type RunningEdge } from "../../edge/node.js";
 import type { RunningSidecar, StartOptions } from "../../sidecar/server.js";
 import { startTestSidecar } from "./sidecar.js";
 
@@ -11,9 +11,9 @@ export interface Stack {
 }
 
 /** A real sidecar and the edge on Node, both on free ports of 127.0.0.1. */
-export async function startStack(sidecarOptions: Partial<StartOptions> = {}): Promise<Stack> {
+export async function startStack(sidecarOptions: Partial<StartOptions> = {}, edgeOptions: NodeEdgeOptions = {}): Promise<Stack> {
   const sidecar = await startTestSidecar(sidecarOptions);
-  const edge = await startNodeEdge({ sidecarUrl: sidecar.url, port: 0 });
+  const edge = await startNodeEdge({ sidecarUrl: sidecar.url, port: 0, ...edgeOptions });
   return {
     sidecar,
     edge,
