@@ -6,7 +6,7 @@
 // normalises its request and ends in one shared path; framing per protocol apart).
 import type * as z from "zod";
 import { FinishReason, type Finish, type GenerateRequest, type Start, type Token } from "../proto/gen/inference/v1/inference_pb.js";
-import { callerOf } from "./access/caller.js";
+import { ANONYMOUS, callerOf } from "./access/caller.js";
 import { readJsonBody } from "./body.js";
 import type { AppContext } from "./context.js";
 import { GenerationRejectedError, isUnexpected, ServerError, toApiError, type ApiError } from "./errors.js";
@@ -117,8 +117,9 @@ async function generate<S extends z.ZodType>(
 ): Promise<Response> {
   const body = parseRequest(endpoint.schema, await readJsonBody(request, context.maxBodyBytes));
   const generateRequest = endpoint.toRequest(body);
-  // The sidecar's queue lets callers take turns (proto: GenerateRequest.client_id).
-  generateRequest.clientId = callerOf(request).keyId;
+  // The sidecar's queue lets callers take turns (proto: GenerateRequest.client_id; empty: anonymous).
+  const caller = callerOf(request);
+  if (caller !== ANONYMOUS) generateRequest.clientId = caller.keyId;
   const stream = endpoint.isStream(body);
   const id = `${endpoint.idPrefix}${context.newId()}`;
   const created = Math.floor(context.now() / 1000);

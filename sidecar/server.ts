@@ -10,6 +10,7 @@ import { createInferenceService } from "./service.js";
 import { addInferenceService } from "./transport/grpc-native.js";
 import { grpcWebHandler } from "./transport/grpc-web.js";
 import { plainHandler } from "./transport/plain.js";
+import { prometheusMetrics } from "./transport/prometheus.js";
 import { listen } from "./transport/server.js";
 import { connectTokenInterceptor, grpcTokenInterceptor, tokenCheck } from "./transport/token.js";
 
@@ -42,7 +43,11 @@ export async function startSidecar(config: StartOptions): Promise<RunningSidecar
   const grpcServer = new grpc.Server({ interceptors: [grpcTokenInterceptor(authorized)] });
   const health = addInferenceService(grpcServer, impl, shutdown.signal);
   const plain = plainHandler({
-    metrics: () => metrics.render({ sidecar_sequences_busy: loaded.pool.busy, sidecar_queue_length: loaded.pool.queued }),
+    metrics: prometheusMetrics(metrics, () => ({
+      queued: loaded.pool.queued,
+      running: loaded.pool.busy,
+      kvCacheUsage: loaded.pool.heldTokens() / (loaded.pool.size * loaded.contextSize),
+    })),
     draining: () => shutdown.signal.aborted,
     authorized,
   });

@@ -175,6 +175,12 @@ export async function* generate(
       if (reason === FinishReason.STOP && parser.completedCalls > 0) reason = FinishReason.TOOL_CALLS;
     }
     const end = performance.now();
+    const timings = {
+      queueMs,
+      promptMs: (firstTokenAt ?? end) - promptStart,
+      generationMs: firstTokenAt === undefined ? 0 : end - firstTokenAt,
+    };
+    if (reason !== FinishReason.ABORT) metrics.finished({ ...timings, promptTokens, completionTokens: generated.length });
     yield {
       event: {
         case: "finish",
@@ -187,11 +193,7 @@ export async function* generate(
           text: tail,
           reasoning: reasoningTail,
           reasoningTokens,
-          timings: {
-            queueMs,
-            promptMs: (firstTokenAt ?? end) - promptStart,
-            generationMs: firstTokenAt === undefined ? 0 : end - firstTokenAt,
-          },
+          timings,
         },
       },
     };

@@ -24,6 +24,7 @@ export interface PoolOptions {
  */
 export class SequencePool {
   readonly #free: LlamaContextSequence[] = [];
+  readonly #busy = new Set<LlamaContextSequence>();
   readonly #queue: Waiter[] = [];
   /** Sequences handed to each client since a sequence was last freed with nobody waiting. */
   readonly #turns = new Map<string, number>();
@@ -38,6 +39,13 @@ export class SequencePool {
 
   get busy(): number {
     return this.size - this.#free.length;
+  }
+
+  /** KV-cache cells that sequences in use hold (their evaluated tokens). */
+  heldTokens(): number {
+    let held = 0;
+    for (const sequence of this.#busy) held += sequence.nextTokenIndex;
+    return held;
   }
 
   /** The queue's limits, as configured. */
@@ -91,6 +99,7 @@ export class SequencePool {
     }
     // Nobody waits: the pool is not saturated, and turns start over.
     this.#turns.clear();
+    this.#busy.delete(sequence);
     this.#free.push(sequence);
   }
 
@@ -142,6 +151,7 @@ export class SequencePool {
     }
     const [sequence] = this.#free.splice(best, 1);
     if (sequence === undefined) throw new Error("sequence pool is empty");
+    this.#busy.add(sequence);
     return sequence;
   }
 }

@@ -3,8 +3,8 @@
 import type { PlainHandler } from "./grpc-web.js";
 
 export interface PlainState {
-  /** The metrics text. */
-  metrics(): string;
+  /** The metrics text (Prometheus exposition format). */
+  metrics(): Promise<string>;
   /** True once the sidecar drains. */
   draining(): boolean;
   /** The token check for an `authorization` header value. */
@@ -21,7 +21,12 @@ export function plainHandler(state: PlainState): PlainHandler {
     if (request.method === "GET" && path === "/metrics") {
       if (!state.authorized(request.headers.authorization)) {
         reply(401, "text/plain", "this sidecar needs its token: send 'authorization: Bearer <SIDECAR_TOKEN>'\n");
-      } else reply(200, "text/plain; version=0.0.4", state.metrics());
+      } else {
+        state.metrics().then(
+          (text) => reply(200, "text/plain; version=0.0.4; charset=utf-8", text),
+          () => reply(500, "text/plain", "metrics failed\n"),
+        );
+      }
     } else if (request.method === "GET" && path === "/healthz") {
       const ok = !state.draining();
       reply(ok ? 200 : 503, "text/plain", ok ? "ok\n" : "draining\n");

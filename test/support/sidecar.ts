@@ -48,12 +48,14 @@ export function replyText(events: readonly GenerateResponse["event"][]): string 
   return text;
 }
 
-export async function readMetrics(url: string): Promise<Record<string, number>> {
-  const body = await (await fetch(`${url}/metrics`)).text();
+/** The sidecar's metrics without labels, by name (comment and labelled lines skipped). */
+export async function readMetrics(url: string, init: RequestInit = {}): Promise<Record<string, number>> {
+  const body = await (await fetch(`${url}/metrics`, init)).text();
   return Object.fromEntries(
     body
       .trim()
       .split("\n")
+      .filter((line) => !line.startsWith("#") && !line.includes("{"))
       .map((line) => line.split(" "))
       .map(([name, value]) => [name ?? "", Number(value)]),
   );

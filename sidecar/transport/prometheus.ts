@@ -1,0 +1,55 @@
+// GET /metrics as Prometheus text (prom-client: HELP and TYPE lines). Counters and gauges are
+// read when scraped. Three gauges also carry the names an Inference Gateway's endpoint picker
+// reads by default (the vLLM names of the Gateway API Inference Extension's model server
+// protocol): queue length, running requests and KV-cache use (docs/contract.md, "Metrics").
+import { Counter, Gauge, type Registry } from "prom-client";
+import type { EngineMetrics } from "../engine/metrics.js";
+
+/** The load a scrape reads from the engine. */
+export interface Load {
+  readonly queued: number;
+  readonly running: number;
+  /** Share of the KV cache that running sequences hold, 0..1. */
+  readonly kvCacheUsage: number;
+}
+
+function counter(registry: Registry, name: string, help: string, read: () => number): void {
+  new Counter({ name, help, registers: [registry], collect() { this.reset(); this.inc(read()); } });
+}
+
+function gauge(registry: Registry, name: string, help: string, read: () => number): void {
+  new Gauge({ name, help, registers: [registry], collect() { this.set(read()); } });
+}
+
+/** Registers every metric on `metrics.registry`; returns the renderer. */
+export function prometheusMetrics(metrics: EngineMetrics, load: () => Load): () => Promise<string> {
+  const registry = metrics.registry;
+  counter(registry, "sidecar_requests_started_total", "Requests that got a sequence.", () => metrics.requestsStarted);
+  counter(registry, "sidecar_requests_rejected_total", "Requests refused because every sequence was busy and the queue full.", () => metrics.requestsRejected);
+  counter(registry, "sidecar_requests_cancelled_in_queue_total", "Requests whose caller left while they waited.", () => metrics.requestsCancelledInQueue);
+  counter(registry, "sidecar_generations_aborted_total", "Generations stopped because the caller left.", () => metrics.generationsAborted);
+  counter(registry, "sidecar_tokens_generated_total", "Tokens generated.", () => metrics.tokensGenerated);
+  counter(registry, "sidecar_prompt_tokens_total", "Prompt tokens of finished generations.", () => metrics.promptTokens);
+  new Counter({
+    name: "sidecar_requests_total",
+    help: "Requests by outcome: completed (ran to a finish), aborted (caller left while generating), rejected (queue full), cancelled_in_queue.",
+    labelNames: ["outcome"],
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc({ outcome: "completed" }, metrics.requestsStarted - metrics.generationsActive - metrics.generationsAborted);
+      this.inc({ outcome: "aborted" }, metrics.generationsAborted);
+      this.inc({ outcome: "rejected" }, metrics.requestsRejected);
+      this.inc({ outcome: "cancelled_in_queue" }, metrics.requestsCancelledInQueue);
+    },
+  });
+  gauge(registry, "sidecar_generations_active", "Generations running now.", () => metrics.generationsActive);
+  gauge(registry, "sidecar_sequences_busy", "Sequences in use.", () => load().running);
+  gauge(registry, "sidecar_queue_length", "Requests waiting for a sequence.", () => load().queued);
+  gauge(registry, "sidecar_kv_cache_usage_ratio", "Share of the KV cache held by running sequences (0..1).", () => load().kvCacheUsage);
+  gauge(registry, "vllm:num_requests_waiting", "Requests waiting for a sequence (Inference Gateway name).", () => load().queued);
+  gauge(registry, "vllm:num_requests_running", "Requests generating (Inference Gateway name).", () => load().running);
+  gauge(registry, "vllm:gpu_cache_usage_perc", "KV-cache use, 1 = full (Inference Gateway name).", () => load().kvCacheUsage);
+  gauge(registry, "vllm:kv_cache_usage_perc", "KV-cache use, 1 = full (newer Inference Gateway name).", () => load().kvCacheUsage);
+  return () => registry.metrics();
+}
