@@ -1,5 +1,5 @@
 /**
- * `npm run bench` (issue 5): writes the 60M-parameter random test model if absent, starts every
+ * `npm run bench`: writes the 60M-parameter random test model if absent, starts every
  * party on 127.0.0.1, measures them in one run, prints a markdown table on stdout (progress goes
  * to stderr) and writes bench/results/latest.json plus a timestamped copy. See bench/README.md.
  */

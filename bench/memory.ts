@@ -1,5 +1,5 @@
-// Memory before and after the load (issue 5: "after a load run, the sidecar and edge return to
-// their idle footprint"). Each Node child reports its own footprint (`memory` command, ipc.ts),
+// Memory before and after the load: after a load run, the sidecar and the edge must return to
+// their idle footprint. Each Node child reports its own footprint (`memory` command, ipc.ts),
 // after a full garbage collection when asked.
 import type { Child } from "./children.js";
 import type { Footprint } from "./ipc.js";

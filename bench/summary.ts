@@ -1,4 +1,4 @@
-// Raw samples → the figures the table shows and the targets of issue 5.
+// Raw samples → the figures the table shows and the targets (targets.ts).
 import type { PartyKey } from "./parties.js";
 import { decodeRate, type StreamSample } from "./sample.js";
 import type { ConcurrentRun } from "./sections/concurrent.js";

@@ -1,4 +1,4 @@
-// Issue 5's targets, checked against this run's summaries.
+// The benchmark's targets (bench/README.md, "Targets"), checked against this run's summaries.
 import { bounded, TOLERANCE, type MemoryRow } from "./memory.js";
 import type { LevelSummary, PartySummary, PrefixRow, Target } from "./summary.js";
 import { fmt } from "./table.js";

@@ -59,7 +59,7 @@ export class InvalidRequestError extends ApiError {
  * 400: the sidecar refused a request the edge had accepted (the prompt does not fit
  * the context, the chat template cannot render the messages, a sampling option is
  * out of range). On a stream this is reported as an in-stream error event, not as an
- * HTTP status (seed 000: "the stream ends with an error SSE event").
+ * HTTP status (docs/contract.md, "Every stream").
  */
 export class GenerationRejectedError extends InvalidRequestError {}
 

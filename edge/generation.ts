@@ -70,7 +70,7 @@ async function* afterStart(
 /**
  * Calls Generate and waits for its `start` event. Rejects with the sidecar's error
  * (a ConnectError) when it refuses the request, so callers can still choose the
- * HTTP status. `signal` cancels the sidecar call (DESIGN D5).
+ * HTTP status. `signal` cancels the sidecar call (docs/decisions.md, "Cancellation chain").
  */
 export async function openGeneration(
   sidecar: Sidecar,

@@ -1,4 +1,4 @@
-// Node entry: serves the same fetch handler with @hono/node-server (DESIGN D1).
+// Node entry: serves the same fetch handler with @hono/node-server (docs/decisions.md, "Web-only edge").
 // The only file in edge/ that may import node:* modules.
 //   SIDECAR_URL   gRPC-Web base URL of the sidecar (default http://127.0.0.1:50051)
 //   EDGE_PORT     port to listen on (default 8080; 0 picks a free one)

@@ -2,7 +2,7 @@
 // (OpenAI chat and completions, Anthropic Messages, OpenAI Responses). An endpoint
 // supplies its schema, its translation to a GenerateRequest and its encoders; body
 // reading, the wait for the sidecar's `start`, stream or collect, keep-alive,
-// cancellation and error framing are decided once, here (DESIGN §5: every route
+// cancellation and error framing are decided once, here (docs/contract.md, "Every stream": every route
 // normalises its request and ends in one shared path; framing per protocol apart).
 import type * as z from "zod";
 import { FinishReason, type Finish, type GenerateRequest, type Start, type Token } from "../proto/gen/inference/v1/inference_pb.js";
@@ -56,9 +56,8 @@ export interface Endpoint<S extends z.ZodType> {
   isStream(body: z.output<S>): boolean;
   /**
    * How a stream reports a request the sidecar refused before `start` (prompt too
-   * long, template failure): these frames as the whole SSE body (seed 000, OpenAI chat
-   * and completions). Without it the refusal is an HTTP 4xx, as seed 004 describes for
-   * Messages and Responses ("a normal JSON error response with an HTTP status code").
+   * long, template failure): these frames as the whole SSE body (OpenAI chat and
+   * completions). Without it the refusal is an HTTP 4xx, as for Messages and Responses ("a normal JSON error response with an HTTP status code").
    */
   refusedStream?(error: ApiError): SseEvent[];
   streamEncoder(body: z.output<S>, meta: ResponseMeta): StreamEncoder;
@@ -93,7 +92,7 @@ async function* streamFrames(
   } catch (error) {
     if (signal.aborted) return;
     if (isUnexpected(error)) report(error);
-    // Headers are sent: report in-stream, always as a server error (DESIGN §3).
+    // Headers are sent: report in-stream, always as a server error (docs/contract.md, "Every stream").
     yield format(encoder.fail(new ServerError(toApiError(error).message, { cause: error })));
   }
 }

@@ -1,5 +1,5 @@
 // The edge's view of the sidecar: the generated InferenceService client, spoken as
-// binary gRPC-Web over fetch (DESIGN D2) so the same code runs in workerd and Node.
+// binary gRPC-Web over fetch (docs/decisions.md, "gRPC-Web from the edge") so the same code runs in workerd and Node.
 // Tests substitute a fake that implements the same `Sidecar` type.
 import { Code, ConnectError, createClient, type Client, type Interceptor } from "@connectrpc/connect";
 import { createGrpcWebTransport } from "@connectrpc/connect-web";

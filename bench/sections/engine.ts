@@ -1,4 +1,4 @@
-// The engine builds side by side (issue 5: "show the effect in the benchmark"): the in-process
+// The engine builds side by side, so the effect of the local build shows: the in-process
 // baseline on node-llama-cpp's prebuilt library and on this host's own build (`npm run
 // build:engine`, the thread-pool patch), each on 1 and on 2 threads, one stream and N streams at
 // once. Rounds are interleaved (each round runs every build once, in a rotated order), and nothing

@@ -1,5 +1,5 @@
-// A long prompt joins decoding streams (issue 5: "long prompts are evaluated in chunks so they do
-// not freeze the streams already decoding"). Two streams decode through native gRPC; once they
+// A long prompt joins decoding streams: it must be evaluated in chunks that do not freeze the
+// streams already decoding (docs/decisions.md, "Batch scheduling"). Two streams decode through native gRPC; once they
 // run, a ~1,500-token prompt arrives. Measured: the streams' longest wait for a token while the
 // prompt is evaluated (against their median wait), and the prompt's time to first token against
 // the same kind of prompt alone.

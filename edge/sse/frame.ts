@@ -37,7 +37,7 @@ export function formatJsonEvent(value: unknown, event?: string): string {
   return formatEvent(jsonEvent(value, event));
 }
 
-/** The `data: [DONE]` sentinel that ends OpenAI-style streams (chat, completions, Responses per seed 004). */
+/** The `data: [DONE]` sentinel that ends OpenAI-style streams (chat, completions and Responses). */
 export const DONE: SseEvent = { data: "[DONE]" };
 
 /** A comment line (ignored by every SSE reader; used for keep-alive pings). */

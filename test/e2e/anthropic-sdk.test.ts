@@ -2,9 +2,8 @@
 // sidecar running the scripted model: exact text, exact stop reasons, usage equal to the
 // sidecar's own counts — through real llama.cpp inference.
 //
-// Seed 004: "The Messages endpoint streams Anthropic-style named SSE events. Each event
-// includes an event: line and a data: line." … "Usage information is included near the end
-// of the stream (for example on message_delta), and includes input_tokens and output_tokens."
+// Messages streams named events (an `event:` line per `data:` line) and reports usage on
+// message_delta (docs/contract.md, "Anthropic Messages").
 import Anthropic, { APIError } from "@anthropic-ai/sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { checkAnthropicStream } from "../support/contract.js";

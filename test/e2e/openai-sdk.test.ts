@@ -1,5 +1,5 @@
 // The official `openai` client against the edge on Node and a real sidecar running the scripted
-// model: seed 000's contract end to end, through real llama.cpp inference.
+// model: the chat stream contract end to end, through real llama.cpp inference.
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { checkChatStream, checkCompletionStream } from "../support/contract.js";
@@ -19,7 +19,7 @@ afterAll(async () => {
 });
 
 describe("chat completions", () => {
-  it("streams the role frame, content chunks without role, the terminal chunk (seed 000)", async () => {
+  it("streams the role frame, content chunks without role, the terminal chunk", async () => {
     const stream = await client.chat.completions.create({
       model: "local-model",
       messages: [{ role: "user", content: "Hello!" }],

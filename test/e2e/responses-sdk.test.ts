@@ -3,9 +3,8 @@
 // model; and one conversation's usage through all three chat-like protocols, which must
 // all be the sidecar's own counts.
 //
-// Seed 004: "Responses streams a sequence of typed objects." … "Usage appears on the
-// terminal event inside the full response object (for example
-// response.completed.response.usage)."
+// Responses streams typed events, and usage comes on the terminal event inside the whole
+// Response (docs/contract.md, "OpenAI Responses").
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI, { APIError } from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

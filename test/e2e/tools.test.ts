@@ -3,9 +3,8 @@
 // get_weather(city: "Tokyo") when tools are offered, answers with reasoning after a tool result,
 // and reasons then answers in a plain chat — so every assertion is exact.
 //
-// Seed 000, "Streaming with tools": "When the model emits a tool call, the chunks carry
-// delta.tool_calls with the incremental function arguments. The terminal chunk has
-// finish_reason: "tool_calls" instead of "stop"."
+// A tool call streams as delta.tool_calls fragments and ends with finish_reason "tool_calls"
+// (docs/contract.md, "Chat completions: tools and reasoning").
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -21,7 +20,7 @@ const WEATHER_SCHEMA = {
   required: ["city"],
 };
 
-/** Seed 000's request: the get_weather tool, tool_choice auto. */
+/** The README's tool request: the get_weather tool, tool_choice auto. */
 const chatTools: OpenAI.Chat.ChatCompletionTool[] = [
   { type: "function", function: { name: "get_weather", description: "Get weather for a city", parameters: WEATHER_SCHEMA } },
 ];
@@ -41,7 +40,7 @@ afterAll(async () => {
 });
 
 describe("chat completions", () => {
-  it("streams seed 000's tool-call frames, in order, through the real model", async () => {
+  it("streams the contract's tool-call frames, in order, through the real model", async () => {
     const response = await fetch(`${stack.baseURL}/chat/completions`, {
       method: "POST",
       headers: { "content-type": "application/json" },

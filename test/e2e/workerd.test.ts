@@ -1,5 +1,5 @@
 // The edge under workerd (`wrangler dev`) in front of a real sidecar and the scripted model:
-// the official client streams through it, and a client that leaves stops generation (DESIGN D5).
+// the official client streams through it, and a client that leaves stops generation (docs/decisions.md, "Cancellation chain").
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import { request as httpRequest } from "node:http";
@@ -22,7 +22,7 @@ afterAll(async () => {
 });
 
 describe("the edge under wrangler dev with the real sidecar", () => {
-  it("streams seed 000's chat contract to the official client", async () => {
+  it("streams the chat contract to the official client", async () => {
     const client = new OpenAI({ baseURL: `${wrangler.url}/v1`, apiKey: "not-needed", maxRetries: 0 });
     const stream = await client.chat.completions.create({ model: "local-model", messages: [{ role: "user", content: "Hello!" }], stream: true });
     let text = "";

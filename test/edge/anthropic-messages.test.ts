@@ -2,9 +2,8 @@
 // Message object, the request's translation, Anthropic's error shape and statuses,
 // the `ping` keep-alive and the `request-id` header.
 //
-// Seed 004: "If an error happens before streaming begins, you will receive a normal JSON
-// error response with an HTTP status code." Issue 3: "Errors: before the stream, HTTP 4xx
-// with {"type":"error","error":{"type":"invalid_request_error",…}}; during it, event: error."
+// Errors before the stream starts are an HTTP 4xx with {"type":"error","error":{…}}; during
+// it, `event: error` (docs/contract.md, "Anthropic Messages").
 import { create } from "@bufbuild/protobuf";
 import { Code } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";

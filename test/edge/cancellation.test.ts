@@ -1,4 +1,4 @@
-// DESIGN D5: client disconnect → request.signal → abort of the sidecar call. The
+// docs/decisions.md, "Cancellation chain": client disconnect → request.signal → abort of the sidecar call. The
 // fake sidecar records the signal the edge passed to Generate.
 import { request as httpRequest } from "node:http";
 import { afterEach, describe, expect, it } from "vitest";

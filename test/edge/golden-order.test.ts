@@ -2,7 +2,7 @@
 // (test/support/contract.ts), whole and at hostile chunk boundaries; then shows that
 // the checkers catch each broken rule, on mutated copies of the transcripts.
 //
-// The rules (issue 3, seed 004): Anthropic — `event:` names the data's type;
+// The rules (docs/contract.md): Anthropic — `event:` names the data's type;
 // message_start, then per block content_block_start / content_block_delta /
 // content_block_stop with one open block at a time and a delta type matching the
 // block, then message_delta, then message_stop. Responses — every event has a

@@ -1,23 +1,11 @@
 // Golden SSE transcripts: the exact bytes of each stream, with a fixed id and clock.
 // Regenerate with UPDATE_GOLDEN=1 npx vitest run test/edge/golden.test.ts (and read the diff).
 //
-// Seed 000 (the primary wire contract), "Chat stream contract":
-//   1. A first chunk with choices[0].delta containing {"role": "assistant"} and no content.
-//   2. Zero or more content chunks with choices[0].delta.content set to the text decoded in
-//      that step and choices[0].delta.role omitted.
-//   3. A terminal chunk with choices[0].delta equal to {} and choices[0].finish_reason set to
-//      "stop", "length", or "tool_calls".
-//   4. A final data: [DONE] SSE frame.
-//   "If validation fails before generation, the stream ends with an error SSE event carrying
-//    the validation message and no role frame is emitted."
-//
-// Seed 004 (issue 3), "Messages Streaming (/v1/messages)":
-//   "The Messages endpoint streams Anthropic-style named SSE events. Each event includes an
-//    event: line and a data: line. Typical sequence: 1. message_start 2. content_block_start
-//    3. content_block_delta (repeated) 4. content_block_stop 5. message_delta 6. message_stop"
-// and "Responses Streaming (/v1/responses)":
-//   "data: {"type":"response.created","response":{...},"sequence_number":0} … data: [DONE]"
-//   "Terminal events include: response.completed, response.incomplete, response.failed"
+// The rules these transcripts show are written in docs/contract.md ("Every stream" and the
+// protocol sections): chat's role frame first, content chunks without role, the terminal chunk
+// with `delta: {}` and `finish_reason`, `data: [DONE]`, and one `event: error` with no role frame
+// for a refused request; Anthropic's named events in order; Responses' typed events with
+// `sequence_number` and one terminal event, then `data: [DONE]`.
 import { readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { Code } from "@connectrpc/connect";
@@ -56,7 +44,7 @@ const plainTokens = (): Step[] => [
   token(" 🦙", { piece: new Uint8Array([0x20, ...llama.subarray(2)]) }),
 ];
 
-/** Seed 000's tool call: get_weather(city: "Tokyo"), its arguments in three fragments. */
+/** The contract's tool call: get_weather(city: "Tokyo"), its arguments in three fragments. */
 const weatherCall = (id = "call_weather", index = 0, city = "Tokyo"): Step[] => [
   token("", { piece: "<tool_call>" }),
   token("", { piece: '", "arguments": ', toolCalls: [{ index, id, name: "get_weather" }] }),
@@ -77,8 +65,8 @@ const thinkingTokens = (): Step[] => [
 
 const scenarios: Scenario[] = [
   {
-    // Seed 000, "Streaming with tools": the same frames, with arguments that concatenate to
-    // valid JSON (the seed's third fragment, "\":\\\"Tokyo\\\"}", is escaped twice over).
+    // The contract's tool-call frames, with arguments that concatenate to
+    // valid JSON `{"city":"Tokyo"}` (docs/contract.md, "Chat completions: tools and reasoning").
     name: "chat-tools",
     path: "/v1/chat/completions",
     body: { messages: [{ role: "user", content: "Weather in Tokyo?" }], tools: [weatherTool], tool_choice: "auto", stream: true },
@@ -437,7 +425,7 @@ describe.each(scenarios)("golden transcript $name", (scenario) => {
 });
 
 describe("golden transcripts, specific rules", () => {
-  it("a sidecar validation failure gives one error event and no role frame (seed 000)", () => {
+  it("a sidecar validation failure gives one error event and no role frame", () => {
     const events = parseText(readFileSync(goldenPath("chat-validation-error"), "utf8"));
     expect(events).toHaveLength(1);
     expect(events[0]?.event).toBe("error");

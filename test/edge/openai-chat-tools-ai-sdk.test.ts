@@ -1,5 +1,5 @@
 // The Vercel AI SDK (`ai` 6 with @ai-sdk/openai-compatible 2) against the edge in process, the
-// fake sidecar scripted: a tool call streamed in seed 000's fragments, two parallel calls, and
+// fake sidecar scripted: a tool call streamed in the contract's fragments, two parallel calls, and
 // reasoning then text. The provider parses our chunks with its own zod schemas, so any shape it
 // does not accept shows up as an `error` part (streamText) or a throw (generateText): none may.
 // It reads `delta.reasoning_content` (and `reasoning`) as reasoning, and `tool_calls` deltas

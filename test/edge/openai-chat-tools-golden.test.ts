@@ -1,22 +1,14 @@
 // Golden chat transcripts with tools and reasoning, beyond the ones in golden.test.ts
-// (chat-tools, chat-parallel-tools, chat-reasoning): the whole of seed 000's order in one stream
-// (reasoning, content, a call) and a tool call with logprobs. Same mechanism: exact bytes with a
-// fixed id and clock, regenerated with UPDATE_GOLDEN=1 (read the diff), checked with the chat
-// contract (test/support/contract.ts) whole and at hostile chunk boundaries; golden-order.test.ts
-// checks them again with every other transcript. Then the chat checker is shown to reject
-// broken copies of these transcripts, one DESIGN §3 tool-call rule at a time.
+// (chat-tools, chat-parallel-tools, chat-reasoning): every delta kind of the contract in one
+// stream (reasoning, content, a call) and a tool call with logprobs. Same mechanism: exact bytes
+// with a fixed id and clock, regenerated with UPDATE_GOLDEN=1 (read the diff), checked with the
+// chat contract (test/support/contract.ts) whole and at hostile chunk boundaries;
+// golden-order.test.ts checks them again with every other transcript. Then the chat checker is
+// shown to reject broken copies of these transcripts, one tool-call rule at a time.
 //
-// Seed 000, "Streaming with tools", shows these frames for get_weather(city: "Tokyo"):
-//   data: {"choices":[{"delta":{"tool_calls":[{"index":0,"id":"call_weather","type":"function","function":{"name":"get_weather","arguments":""}}]}}]}
-//   data: {"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\""}}]}}]}
-//   data: {"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"arguments":"city"}}]}}]}
-//   data: {"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"arguments":"\":\\\"Tokyo\\\"}"}}]}}]}
-//   data: {"choices":[{"delta":{},"finish_reason":"tool_calls"}]}
-// The third fragment there is escaped twice over: as JSON it decodes to `":\"Tokyo\"}`, and the
-// three fragments would concatenate to `{"city":\"Tokyo\"}`, which is not JSON. Ours send the
-// same three fragments escaped once — `"\":\"Tokyo\"}"`, i.e. `":"Tokyo"}` — so the arguments
-// concatenate to valid JSON `{"city":"Tokyo"}`, which is what seed 002's client loop
-// (`call_args = _j.loads(buf["args"])`) and every SDK parse.
+// A call's arguments stream as fragments that concatenate to valid JSON (`{"`, `city`,
+// `":"Tokyo"}` → `{"city":"Tokyo"}`), escaped once, which is what clients parse
+// (docs/contract.md, "Chat completions: tools and reasoning").
 import { readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -40,7 +32,7 @@ interface Scenario {
 
 const scenarios: Scenario[] = [
   {
-    // Every kind in one reply, in seed 000's order: role, reasoning_content, content, a call.
+    // Every kind in one reply, in the contract's order: role, reasoning_content, content, a call.
     name: "chat-reasoning-text-tool",
     body,
     script: [

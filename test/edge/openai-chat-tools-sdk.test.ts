@@ -1,5 +1,5 @@
 // The official OpenAI client (openai 6.49.0) against the edge in process, the fake sidecar
-// scripted to call get_weather(city: "Tokyo") in seed 000's fragments: the SDK's stream helper
+// scripted to call get_weather(city: "Tokyo") in the contract's fragments: the SDK's stream helper
 // accumulates the tool_calls deltas into a final chat completion whose call has parsed
 // arguments, fires its tool-call events, and the whole (non-streamed) answer parses the same.
 // Then a second turn sends the call and its result back, as an agent loop does.

@@ -1,12 +1,11 @@
 // Chat completions with tools and reasoning, against the fake sidecar: how a request maps onto
 // the proto's Chat (tools, tool_choice, parallel_tool_calls, tool-call history, tool results,
 // reasoning), every request refused before the sidecar is called, and what comes back, streamed
-// (checked with the DESIGN §3 contract) and whole. Completions get no tools and must not be
+// (checked with the stream contract) and whole. Completions get no tools and must not be
 // disturbed by the new finish reason or reasoning.
 //
-// Seed 000, "Streaming with tools": "When the model emits a tool call, the chunks carry
-// delta.tool_calls with the incremental function arguments. The terminal chunk has
-// finish_reason: "tool_calls" instead of "stop"."
+// A tool call streams as delta.tool_calls fragments and ends with finish_reason "tool_calls"
+// (docs/contract.md, "Chat completions: tools and reasoning").
 import { create } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { ChatSchema, Role, ToolChoice, type Chat } from "../../proto/gen/inference/v1/inference_pb.js";
@@ -204,7 +203,7 @@ async function whole(script: Step[], body: Record<string, unknown> = {}) {
 const weather = (index = 0, id = "call_weather", fragments = TOKYO) => toolCall(index, id, "get_weather", fragments);
 
 describe("streamed", () => {
-  it("keeps seed 000's order: role, reasoning_content, content, then each call's first delta and fragments, then the terminal chunk", async () => {
+  it("keeps the contract's order: role, reasoning_content, content, then each call's first delta and fragments, then the terminal chunk", async () => {
     const script = [
       start("tiny-llama", 40),
       ...reasoning("Tokyo", " weather."),

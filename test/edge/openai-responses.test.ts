@@ -1,9 +1,8 @@
 // POST /v1/responses against the fake sidecar: the Response object, the request's
 // translation, OpenAI's error shape, and what the stateless server refuses.
 //
-// Seed 004: "Usage appears on the terminal event inside the full response object (for
-// example response.completed.response.usage)." and "If an error happens before streaming
-// begins, you will receive a normal JSON error response with an HTTP status code."
+// Usage comes on the terminal event inside the whole Response, and a request refused before
+// the stream starts is a plain JSON error with its HTTP status (docs/contract.md).
 import { create } from "@bufbuild/protobuf";
 import { Code } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
@@ -242,7 +241,7 @@ describe("bad requests: OpenAI's error shape, refused before the sidecar is call
   });
 });
 
-describe("sidecar failures before the stream starts: HTTP errors, streaming or not (seed 004)", () => {
+describe("sidecar failures before the stream starts: HTTP errors, streaming or not", () => {
   it.each([
     { code: Code.InvalidArgument, status: 400, type: "invalid_request_error" },
     { code: Code.NotFound, status: 404, type: "invalid_request_error" },

@@ -21,7 +21,7 @@ function client(steps: Step[] = script) {
 }
 
 describe("chat.completions", () => {
-  it("streams (the seed 000 client loop)", async () => {
+  it("streams (the README's client loop)", async () => {
     const { openai } = client();
     const stream = await openai.chat.completions.create({
       model: "local-model",

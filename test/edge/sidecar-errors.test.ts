@@ -1,6 +1,6 @@
 // How sidecar failures (gRPC status codes) reach the client. Before `start`:
 // refusals of the request itself (INVALID_ARGUMENT, FAILED_PRECONDITION, OUT_OF_RANGE)
-// are an `event: error` on a stream (seed 000) and a 400 otherwise; every other code
+// are an `event: error` on a stream (docs/contract.md) and a 400 otherwise; every other code
 // keeps a real HTTP status on streams too, because clients act on it (retry, back off).
 import { Code, ConnectError } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";

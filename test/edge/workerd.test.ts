@@ -1,6 +1,6 @@
 // The edge under `wrangler dev` (workerd), against the test gRPC-Web server: health,
 // a stream arriving chunk by chunk, and client cancellation reaching the sidecar
-// (needs `enable_request_signal`, DESIGN D5).
+// (needs `enable_request_signal`; docs/decisions.md, "Cancellation chain").
 import { request as httpRequest } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { delay, FakeSidecar, finish, start, token, type Step } from "../support/fake-sidecar.js";

@@ -1,4 +1,4 @@
-// The stream contract (seed 000, DESIGN §3) as assertions over parsed SSE events.
+// The stream contract (docs/contract.md) as assertions over parsed SSE events.
 import { expect } from "vitest";
 import type { ParsedEvent } from "./sse.js";
 
@@ -36,7 +36,7 @@ function errorEnding(events: readonly ParsedEvent[]): unknown {
   expect(events.at(-1)?.event, "the error event is the last event").toBe("error");
   expect(events.some((e) => e.data === "[DONE]"), "no [DONE] after an error").toBe(false);
   const data = JSON.parse(errors[0]?.data ?? "null") as Record<string, unknown>;
-  // Seed 000's fields at the top level, and an `error` object for the OpenAI SDKs.
+  // The fields at the top level, and an `error` object for the OpenAI SDKs.
   expect(data).toMatchObject({ message: expect.any(String), type: expect.any(String) });
   expect(data["error"]).toEqual({
     message: data["message"],
@@ -84,7 +84,7 @@ function terminalAndUsage(chunks: readonly Chunk[], terminalAt: number): { reaso
 }
 
 /**
- * DESIGN §3 / seed 000: `id`, `type` and `function.name` only on the first delta of each
+ * `id`, `type` and `function.name` only on the first delta of each
  * tool-call index (with empty arguments), indexes from 0 in order; later deltas carry the index
  * and argument fragments only.
  */
@@ -153,7 +153,7 @@ export function checkChatStream(events: readonly ParsedEvent[]): ContractSummary
   });
   if (done) expect(terminalAt, "a finished stream has a terminal chunk").not.toBe(-1);
   const { reason, usage } = terminalAndUsage(chunks, terminalAt);
-  // DESIGN §3: finish_reason "tool_calls" only if a call was actually sent.
+  // finish_reason "tool_calls" only if a call was actually sent.
   if (reason === "tool_calls") expect(calls.length, "tool_calls finish without a call").toBeGreaterThan(0);
   if (calls.length > 0 && reason !== null) expect(["tool_calls", "length"]).toContain(reason);
   return { text, finishReason: reason, usage, error, done, reasoning, toolCalls: calls };
@@ -183,7 +183,7 @@ export function checkCompletionStream(events: readonly ParsedEvent[]): ContractS
   return { text, finishReason: reason, usage, error, done };
 }
 
-// ---- Anthropic Messages (seed 004, issue 3) ------------------------------------
+// ---- Anthropic Messages ---------------------------------------------------------
 //   message_start → per block content_block_start / content_block_delta… /
 //   content_block_stop (one open block at a time, indices 0, 1, 2…, delta type
 //   matching the block) → message_delta → message_stop; `event:` equals the data's
@@ -339,7 +339,7 @@ export function checkAnthropicStream(events: readonly ParsedEvent[]): AnthropicS
   return summary;
 }
 
-// ---- OpenAI Responses (seed 004, issue 3) --------------------------------------
+// ---- OpenAI Responses -----------------------------------------------------------
 //   data-only frames with `type` and `sequence_number` 0, 1, 2…;
 //   response.created → response.in_progress → per item output_item.added →
 //   (content_part.added → output_text.delta… → output_text.done →

@@ -14,7 +14,7 @@ export const chatWeatherTool = {
   function: { name: "get_weather", description: "Get weather for a city", parameters: WEATHER_PARAMETERS },
 };
 
-/** One get_weather call with seed 000's argument fragments. */
+/** One get_weather call with the contract's argument fragments. */
 export const weatherCallScript: Step[] = [
   start("tiny-llama", 40),
   ...toolCall(0, "call_weather", "get_weather", ['{"', "city", '":"Tokyo"}']),

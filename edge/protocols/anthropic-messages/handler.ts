@@ -13,7 +13,7 @@ const messagesEndpoint: Endpoint<typeof messagesRequestSchema> = {
   idPrefix: "msg_",
   toRequest: toGenerateRequest,
   isStream: (body) => body.stream === true,
-  // No refusedStream: a request the sidecar refuses is an HTTP 400 (seed 004).
+  // No refusedStream: a request the sidecar refuses is an HTTP 400 (docs/contract.md, "Every stream").
   streamEncoder: createMessagesStreamEncoder,
   encodeResult: encodeMessage,
 };

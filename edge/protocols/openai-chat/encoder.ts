@@ -1,4 +1,4 @@
-// Generation events → chat.completion.chunk frames (seed 000 / DESIGN §3), and the
+// Generation events → chat.completion.chunk frames (docs/contract.md, "Every stream"), and the
 // whole chat.completion for non-streaming requests.
 //
 // Stream order: role frame {"role":"assistant"} once, when `start` arrives; one
@@ -8,7 +8,7 @@
 // Chat has no blocks: each content kind is a field of `delta` — `content`,
 // `reasoning_content`, `tool_calls` — chosen in `ChatDeltas`. A tool call's first delta
 // carries its index, id, type and name with empty arguments; later ones its index and
-// argument fragments (seed 000). finish_reason is "tool_calls" only if a call was sent.
+// argument fragments. finish_reason is "tool_calls" only if a call was sent.
 // Tokens with nothing to send (held back mid-character or as a possible stop sequence) are
 // skipped, unless logprobs were requested: then every token gets a chunk (its content
 // may be "") so that logprobs cover every generated token.

@@ -12,7 +12,7 @@ const chatEndpoint: Endpoint<typeof chatRequestSchema> = {
   idPrefix: "chatcmpl-",
   toRequest: toGenerateRequest,
   isStream: (body) => body.stream === true,
-  // Seed 000: a request the sidecar refuses ends the stream with one error event, no role frame.
+  // A request the sidecar refuses ends the stream with one error event, no role frame.
   refusedStream: (error) => [openAiErrorEvent(error)],
   streamEncoder: createChatStreamEncoder,
   encodeResult: encodeChatCompletion,

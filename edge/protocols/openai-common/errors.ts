@@ -44,7 +44,7 @@ export function openAiErrorResponse(error: ApiError): Response {
 
 /**
  * The `event: error` frame that ends a stream. The fields sit at the top level (as
- * seed 000 shows) AND under `error`, because the OpenAI SDKs raise only when the
+ * the contract shows) AND under `error`, because the OpenAI SDKs raise only when the
  * data has an `error` key.
  */
 export function openAiErrorEvent(error: ApiError): SseEvent {

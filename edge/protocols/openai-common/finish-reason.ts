@@ -4,7 +4,7 @@ export type OpenAiFinishReason = "stop" | "length" | "tool_calls";
 
 /**
  * The OpenAI finish_reason; null for ABORT (the client left: nothing more is sent).
- * "tool_calls" exactly when a call was actually sent (`calledTools`; DESIGN §3) and the reply
+ * "tool_calls" exactly when a call was actually sent (`calledTools`; docs/contract.md) and the reply
  * ended normally: a TOOL_CALLS finish without a call says "stop", and a reply that sent a call
  * and then ended for another normal reason (a stop sequence) still says "tool_calls", as OpenAI
  * does, so clients run the call. LENGTH stays "length" (the last call may be cut short).

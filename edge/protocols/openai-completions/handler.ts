@@ -12,7 +12,7 @@ const completionEndpoint: Endpoint<typeof completionRequestSchema> = {
   idPrefix: "cmpl-",
   toRequest: toGenerateRequest,
   isStream: (body) => body.stream === true,
-  // As for chat (seed 000): a refused request is one error event on a stream.
+  // As for chat: a refused request is one error event on a stream.
   refusedStream: (error) => [openAiErrorEvent(error)],
   streamEncoder: createCompletionStreamEncoder,
   encodeResult: encodeCompletion,

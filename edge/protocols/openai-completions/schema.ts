@@ -24,7 +24,7 @@ export const completionRequestSchema = z.object({
   ...commonFields,
   prompt,
   // Legacy: the number of most likely alternatives to report per token (0..5).
-  // `true` is accepted too (seed 000 sends it) and means 1.
+  // `true` is accepted too (some clients send it) and means 1.
   logprobs: z.union([z.boolean(), integer().min(0).max(5)]).nullish(),
   echo: z
     .boolean()

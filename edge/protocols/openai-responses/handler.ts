@@ -11,7 +11,7 @@ const responsesEndpoint: Endpoint<typeof responsesRequestSchema> = {
   idPrefix: "resp_",
   toRequest: toGenerateRequest,
   isStream: (body) => body.stream === true,
-  // No refusedStream: a request the sidecar refuses is an HTTP 400 (seed 004).
+  // No refusedStream: a request the sidecar refuses is an HTTP 400 (docs/contract.md, "Every stream").
   streamEncoder: createResponsesStreamEncoder,
   encodeResult: encodeResponse,
 };
