@@ -7,6 +7,7 @@ import { DEFAULT_MAX_BODY_BYTES } from "./body.js";
 import type { AppContext } from "./context.js";
 import { preflight, withCors } from "./cors.js";
 import { MethodNotAllowedError, NotFoundError } from "./errors.js";
+import { RequestRecord, setRecord, type RequestLogger } from "./request-log.js";
 import { routeTable } from "./routes.js";
 import { randomId, systemClock } from "./ids.js";
 import { answer, type Protocol } from "./protocol.js";
@@ -43,6 +44,10 @@ export interface AppOptions {
    * no keys, so only loopback hosts and pages are served (docs/contract.md, "Access").
    */
   access?: AccessOptions;
+  /** Receives one line per request (docs/contract.md, "Request logs"); default: none. */
+  log?: RequestLogger;
+  /** Also log prompt and reply text (`LOG_BODIES=true`); default false. */
+  logBodies?: boolean;
 }
 
 /** The protocol whose error shape a path's failures take: Anthropic's under /v1/messages, else OpenAI's. */
@@ -87,17 +92,26 @@ export function createApp(options: AppOptions): App {
   // Generation routes answer their own failures (edge/serve.ts); anything else a route
   // throws (refused access, unknown route, wrong method, models) is answered here, in the
   // error shape of the path's protocol.
+  const log = options.log ?? (() => undefined);
   const fetch = async (request: Request): Promise<Response> => {
     const url = new URL(request.url);
     const allowOrigin = access.allowOrigin(request);
+    const record = new RequestRecord(`req_${context.newId()}`, request.method, url.pathname, context.now(), options.logBodies === true, log);
+    setRecord(request, record);
+    let response: Response;
     try {
-      setCaller(request, await access.admit(request, url));
-      if (request.method === "OPTIONS") return preflight(request, allowOrigin);
-      return withCors((await router.fetch(request)) as Response, allowOrigin);
+      const caller = await access.admit(request, url);
+      setCaller(request, caller);
+      record.keyId = caller.keyId;
+      response = request.method === "OPTIONS" ? preflight(request, allowOrigin) : withCors((await router.fetch(request)) as Response, allowOrigin);
     } catch (error) {
       const protocol = protocolForPath(url.pathname);
-      return withCors(await answer(protocol, context, () => Promise.reject(error)), allowOrigin);
+      response = withCors(await answer(protocol, context, request, () => Promise.reject(error)), allowOrigin);
     }
+    record.status = response.status;
+    if (response.status >= 400) record.outcome = "error";
+    if (!record.deferred) record.end();
+    return response;
   };
   return { fetch, access };
 }

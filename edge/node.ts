@@ -12,8 +12,11 @@
 //   SIDECAR_TOKEN   the sidecar's shared secret, sent on every call
 //   SIDECAR_HEADERS more headers for sidecar calls, a JSON object
 //   SIDECAR_CA      a PEM file of the CA that signed the sidecar's TLS certificate (https:// URLs)
+//   LOG_REQUESTS    `false` turns the one-line-per-request JSON log (stdout, pino) off
+//   LOG_BODIES      `true` adds prompt and reply text to it (off by default)
 import { serve } from "@hono/node-server";
 import { readFileSync } from "node:fs";
+import { pino } from "pino";
 import { RateLimiterMemory, RateLimiterRes } from "rate-limiter-flexible";
 import { Agent, fetch as undiciFetch } from "undici";
 import type { AddressInfo } from "node:net";
@@ -116,12 +119,17 @@ async function main(): Promise<void> {
     sidecarLink: { token: process.env["SIDECAR_TOKEN"], headers: parseSidecarHeaders(process.env["SIDECAR_HEADERS"]) },
   };
   if (process.env["SIDECAR_CA"]) options.sidecarCa = process.env["SIDECAR_CA"];
+  if (process.env["LOG_REQUESTS"] !== "false") {
+    const logger = pino({ base: null, timestamp: false });
+    options.log = (line) => logger.info(line);
+    options.logBodies = process.env["LOG_BODIES"] === "true";
+  }
   const maxBodyBytes = envNumber("MAX_BODY_BYTES");
   if (maxBodyBytes !== undefined) options.maxBodyBytes = maxBodyBytes;
   const keepAliveMs = envNumber("KEEP_ALIVE_MS");
   if (keepAliveMs !== undefined) options.keepAliveMs = keepAliveMs;
   const edge = await startNodeEdge(options);
-  console.log(`edge listening on ${edge.url} (sidecar ${sidecarUrl}); ${edge.access}`);
+  console.error(`edge listening on ${edge.url} (sidecar ${sidecarUrl}); ${edge.access}`);
   const stop = () => {
     edge.close().then(
       () => process.exit(0),

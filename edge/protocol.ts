@@ -4,6 +4,7 @@
 // error becomes that protocol's HTTP error response.
 import type { AppContext } from "./context.js";
 import { isUnexpected, toApiError, type ApiError } from "./errors.js";
+import { recordOf } from "./request-log.js";
 
 export interface Protocol {
   /** The HTTP error response in this protocol's shape (status, body, error headers). */
@@ -11,7 +12,7 @@ export interface Protocol {
   /** SSE text written on a started stream after `keepAliveMs` of silence. */
   readonly keepAlive: string;
   /** Headers added to every answer of one request, success or error (e.g. Anthropic's `request-id`). */
-  headers(context: AppContext): Record<string, string>;
+  headers(requestId: string): Record<string, string>;
 }
 
 /** Sets `headers` on `response` (copying it if its headers are immutable). */
@@ -35,13 +36,17 @@ export function withHeaders(response: Response, headers: Readonly<Record<string,
 export async function answer(
   protocol: Protocol,
   context: AppContext,
+  request: Request,
   run: () => Promise<Response>,
 ): Promise<Response> {
-  const headers = protocol.headers(context);
+  const record = recordOf(request);
+  const headers = protocol.headers(record?.requestId ?? `req_${context.newId()}`);
   try {
     return withHeaders(await run(), headers);
   } catch (caught) {
     if (isUnexpected(caught)) context.reportUnexpected(caught);
-    return withHeaders(protocol.errorResponse(toApiError(caught)), headers);
+    const error = toApiError(caught);
+    if (record !== undefined) [record.outcome, record.errorType] = ["error", error.kind];
+    return withHeaders(protocol.errorResponse(error), headers);
   }
 }

@@ -15,6 +15,7 @@ import { jsonResponse } from "./json.js";
 import { answer, type Protocol } from "./protocol.js";
 import { formatEvent, type SseEvent } from "./sse/frame.js";
 import { sseResponse } from "./sse/response.js";
+import { recordOf, type RequestRecord } from "./request-log.js";
 import { parseRequest } from "./validation.js";
 
 /** Identity of one response: the same on every frame of a stream. */
@@ -69,6 +70,7 @@ async function* streamFrames(
   encoder: StreamEncoder,
   signal: AbortSignal,
   report: (error: unknown) => void,
+  record: RequestRecord | undefined,
 ): AsyncGenerator<string, void, undefined> {
   const format = (events: readonly SseEvent[]) => events.map(formatEvent).join("");
   yield format(encoder.start(opened.start));
@@ -76,9 +78,11 @@ async function* streamFrames(
     for await (const event of opened.events) {
       switch (event.case) {
         case "token":
+          noteToken(record, event.value);
           yield format(encoder.token(event.value));
           break;
         case "finish":
+          noteFinish(record, event.value);
           // ABORT means the client left: there is no one to tell.
           if (event.value.reason === FinishReason.ABORT) return;
           yield format(encoder.finish(event.value));
@@ -92,9 +96,27 @@ async function* streamFrames(
   } catch (error) {
     if (signal.aborted) return;
     if (isUnexpected(error)) report(error);
+    if (record !== undefined) [record.outcome, record.errorType] = ["error", "server_error"];
     // Headers are sent: report in-stream, always as a server error (docs/contract.md, "Every stream").
     yield format(encoder.fail(new ServerError(toApiError(error).message, { cause: error })));
+  } finally {
+    if (record !== undefined && signal.aborted) record.outcome = "client_left";
+    record?.end();
   }
+}
+
+/** The request log's view of a token: the time to the first one, and the reply's text. */
+function noteToken(record: RequestRecord | undefined, token: Token): void {
+  if (record === undefined) return;
+  record.ttftMs ??= performance.now() - record.startedAtMonotonic;
+  if (record.withBodies) record.replyText = (record.replyText ?? "") + token.text;
+}
+
+function noteFinish(record: RequestRecord | undefined, finish: Finish): void {
+  if (record === undefined) return;
+  record.completionTokens = finish.completionTokens;
+  record.outcome = finish.reason === FinishReason.ABORT ? "client_left" : finish.reason === FinishReason.LENGTH ? "length" : "completed";
+  if (record.withBodies) record.replyText = (record.replyText ?? "") + finish.text;
 }
 
 async function* only(text: string): AsyncGenerator<string, void, undefined> {
@@ -143,8 +165,14 @@ async function generate<S extends z.ZodType>(
     model: opened.start.model !== "" ? opened.start.model : generateRequest.model,
     newId: context.newId,
   };
+  const record = recordOf(request);
+  if (record !== undefined) {
+    [record.model, record.promptTokens, record.cachedTokens] = [meta.model, opened.start.promptTokens, opened.start.cachedTokens];
+    if (record.withBodies) record.requestBody = JSON.stringify(body);
+  }
   if (stream) {
-    const frames = streamFrames(opened, endpoint.streamEncoder(body, meta), abort.signal, context.reportUnexpected);
+    if (record !== undefined) record.deferred = true;
+    const frames = streamFrames(opened, endpoint.streamEncoder(body, meta), abort.signal, context.reportUnexpected, record);
     return sseResponse(frames, {
       onCancel: (reason) => abort.abort(reason),
       keepAliveMs: context.keepAliveMs,
@@ -152,6 +180,13 @@ async function generate<S extends z.ZodType>(
     });
   }
   const result = await collectGeneration(opened);
+  noteFinish(record, result.finish);
+  if (record !== undefined) {
+    // Nothing is sent before the end: the time to the first token is the sidecar's own.
+    const timings = result.finish.timings;
+    if (timings !== undefined && result.tokens.length > 0) record.ttftMs = timings.queueMs + timings.promptMs;
+    if (record.withBodies) record.replyText = result.text;
+  }
   if (result.finish.reason === FinishReason.ABORT) {
     throw new ServerError("The generation was cancelled.", { code: "cancelled" });
   }
@@ -160,5 +195,5 @@ async function generate<S extends z.ZodType>(
 
 /** Serves one generation request on `endpoint`; errors come back in its protocol's shape. */
 export function serve<S extends z.ZodType>(endpoint: Endpoint<S>, request: Request, context: AppContext): Promise<Response> {
-  return answer(endpoint.protocol, context, () => generate(endpoint, request, context));
+  return answer(endpoint.protocol, context, request, () => generate(endpoint, request, context));
 }

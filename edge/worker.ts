@@ -11,6 +11,8 @@
 //                   (`[[ratelimits]]` in wrangler.toml, whose `limit` must say the same)
 //   SIDECAR_TOKEN   the sidecar's shared secret (a secret), sent on every call
 //   SIDECAR_HEADERS more headers for sidecar calls, a JSON object (e.g. a tunnel's service token)
+//   LOG_REQUESTS    `false` turns the one-line-per-request JSON log (console.log) off
+//   LOG_BODIES      `true` adds prompt and reply text to it (off by default)
 import { createApp, type App, type AppOptions } from "./app.js";
 import type { AccessOptions } from "./access/policy.js";
 import { bindingRateLimiter, type RateLimitBinding } from "./access/rate-limit.js";
@@ -27,6 +29,8 @@ export interface WorkerEnv {
   RATE_LIMITER?: RateLimitBinding;
   SIDECAR_TOKEN?: string;
   SIDECAR_HEADERS?: string;
+  LOG_REQUESTS?: string;
+  LOG_BODIES?: string;
 }
 
 /** The Rate Limiting binding's window, as configured in wrangler.toml. */
@@ -56,12 +60,16 @@ export function appFor(env: WorkerEnv): App {
   const url = env.SIDECAR_URL ?? DEFAULT_SIDECAR_URL;
   const maxBodyBytes = count(env.MAX_BODY_BYTES);
   const keepAliveMs = count(env.KEEP_ALIVE_MS);
-  const key = JSON.stringify([url, maxBodyBytes, keepAliveMs, env.API_KEYS, env.ALLOW_OPEN, env.CORS_ORIGINS, env.RATE_LIMIT, env.SIDECAR_TOKEN, env.SIDECAR_HEADERS]);
+  const key = JSON.stringify([url, maxBodyBytes, keepAliveMs, env.API_KEYS, env.ALLOW_OPEN, env.CORS_ORIGINS, env.RATE_LIMIT, env.SIDECAR_TOKEN, env.SIDECAR_HEADERS, env.LOG_REQUESTS, env.LOG_BODIES]);
   if (cached?.key !== key) {
     const link = { token: env.SIDECAR_TOKEN, headers: parseSidecarHeaders(env.SIDECAR_HEADERS) };
     const options: AppOptions = { sidecar: createSidecarClient(url, undefined, link), access: accessOf(env) };
     if (maxBodyBytes !== undefined) options.maxBodyBytes = maxBodyBytes;
     if (keepAliveMs !== undefined) options.keepAliveMs = keepAliveMs;
+    if (env.LOG_REQUESTS !== "false") {
+      options.log = (line) => console.log(JSON.stringify(line));
+      options.logBodies = env.LOG_BODIES === "true";
+    }
     cached = { key, app: createApp(options) };
     console.log(JSON.stringify({ event: "edge_config", access: cached.app.access.describe() }));
   }

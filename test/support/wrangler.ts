@@ -17,6 +17,8 @@ export function freePort(): Promise<number> {
 export interface Wrangler {
   /** e.g. http://127.0.0.1:PORT */
   readonly url: string;
+  /** What wrangler and the Worker printed so far (stdout and stderr). */
+  output(): string;
   stop(): Promise<void>;
 }
 
@@ -52,7 +54,7 @@ export async function startWrangler(vars: Readonly<Record<string, string>>): Pro
     if (child.exitCode !== null) throw new Error(`wrangler dev exited: ${output}`);
     try {
       await (await fetch(`${url}/health`)).arrayBuffer();
-      return { url, stop };
+      return { url, stop, output: () => output };
     } catch {
       if (Date.now() > deadline) {
         await stop();

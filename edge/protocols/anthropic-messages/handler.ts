@@ -25,5 +25,5 @@ export function handleMessages(request: Request, context: AppContext): Promise<R
 
 /** POST /v1/messages/count_tokens */
 export function handleCountTokens(request: Request, context: AppContext): Promise<Response> {
-  return answer(anthropicProtocol, context, () => countTokens(request, context));
+  return answer(anthropicProtocol, context, request, () => countTokens(request, context));
 }

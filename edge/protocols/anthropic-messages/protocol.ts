@@ -1,6 +1,5 @@
 // The Anthropic protocol: its error shape, `event: ping` as keep-alive, and a
 // `request-id` header on every answer.
-import type { AppContext } from "../../context.js";
 import type { Protocol } from "../../protocol.js";
 import { formatEvent, jsonEvent } from "../../sse/frame.js";
 import { anthropicErrorResponse } from "./errors.js";
@@ -12,5 +11,5 @@ export const anthropicProtocol: Protocol = {
   errorResponse: anthropicErrorResponse,
   keepAlive: PING,
   // Like Anthropic's API, every answer names its request (the SDKs read it into `request_id`).
-  headers: (context: AppContext) => ({ "request-id": `req_${context.newId()}` }),
+  headers: (requestId: string) => ({ "request-id": requestId }),
 };

@@ -1,5 +1,5 @@
 // The OpenAI family (chat, completions, Responses, models): its error shape, the
-// `: ping` comment as keep-alive, no extra headers.
+// `: ping` comment as keep-alive, and the request's id as `x-request-id`, as OpenAI's API sends it.
 import type { Protocol } from "../../protocol.js";
 import { formatComment } from "../../sse/frame.js";
 import { openAiErrorResponse } from "./errors.js";
@@ -7,5 +7,5 @@ import { openAiErrorResponse } from "./errors.js";
 export const openAiProtocol: Protocol = {
   errorResponse: openAiErrorResponse,
   keepAlive: formatComment("ping"),
-  headers: () => ({}),
+  headers: (requestId: string) => ({ "x-request-id": requestId }),
 };
