@@ -20,6 +20,8 @@ import { writeGguf, type GgufFile } from "./writer.js";
 export const DEMO_SPEC: ScriptedSpec = {
   name: "demo",
   chatTemplate: CHATML_TEMPLATE,
+  // A coding agent's first prompt is 25,000–70,000 tokens: the demo model takes it out of the box.
+  contextLength: 131_072,
   scripts: [
     { after: "Once upon a time", reply: " Once upon a", end: "eos" },
     { after: "\n", reply: "Hi there", end: "im_end" },

@@ -28,7 +28,7 @@ const options = {
   threads: { type: "string", env: "THREADS", help: "llama.cpp threads, or auto: all cores with a local build, half (>= 1) with the prebuilt one", default: "auto" },
   engine: { type: "string", env: "ENGINE", default: "auto", help: "llama.cpp library: auto, prebuilt or local (npm run build:engine)" },
   sequences: { type: "string", env: "SEQUENCES", default: "4", help: "requests generated at once" },
-  "context-size": { type: "string", env: "CONTEXT_SIZE", default: "2048", help: "tokens per request (prompt + reply)" },
+  "context-size": { type: "string", env: "CONTEXT_SIZE", default: "auto", help: "tokens per request (prompt + reply), or auto: the model's trained context, capped by memory" },
   "max-queue": { type: "string", env: "MAX_QUEUE", default: "64", help: "requests that may wait for a sequence" },
   "queue-timeout-ms": { type: "string", env: "QUEUE_TIMEOUT_MS", default: "60000", help: "longest wait for a sequence" },
   "drain-ms": { type: "string", env: "DRAIN_MS", default: "30000", help: "grace period on SIGTERM" },
@@ -51,6 +51,10 @@ function positiveInt(name: string, raw: string, min = 1): number {
   const value = Number(raw);
   if (!Number.isInteger(value) || value < min) throw new Error(`--${name} must be an integer of at least ${min}, got "${raw}"`);
   return value;
+}
+
+function contextSizeOf(raw: string): number | "auto" {
+  return raw === "auto" ? "auto" : positiveInt("context-size", raw, 16);
 }
 
 function priorityOf(raw: string): PrioritySetting {
@@ -106,7 +110,7 @@ export function readConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Sid
     threads: threads === undefined || threads === "auto" ? "auto" : positiveInt("threads", threads),
     engine: engine as EngineChoice,
     sequences: positiveInt("sequences", get("sequences") ?? "4"),
-    contextSize: positiveInt("context-size", get("context-size") ?? "2048", 16),
+    contextSize: contextSizeOf(get("context-size") ?? "auto"),
     maxQueue: positiveInt("max-queue", get("max-queue") ?? "64", 0),
     queueTimeoutMs: positiveInt("queue-timeout-ms", get("queue-timeout-ms") ?? "60000"),
     drainMs: positiveInt("drain-ms", get("drain-ms") ?? "30000", 0),

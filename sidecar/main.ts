@@ -28,6 +28,7 @@ async function main(): Promise<void> {
   });
   process.stderr.write("\n");
   const [first] = sidecar.models;
+  if (first !== undefined) console.error(`sidecar: ${contextChoice(config.contextSize, first.contextSize, first.trainedContextSize)}`);
   console.error(
     `sidecar: serving ${first?.id} (${config.sequences} sequences × ${first?.contextSize} tokens, ${first?.threads} threads, ` +
       `${first?.llama.buildType} llama.cpp, nice ${getPriority()}) ` +
@@ -45,6 +46,13 @@ async function main(): Promise<void> {
   };
   process.on("SIGTERM", () => onSignal("SIGTERM"));
   process.on("SIGINT", () => onSignal("SIGINT"));
+}
+
+/** Says which context size was chosen, and why. */
+function contextChoice(asked: number | "auto", chosen: number, trained: number): string {
+  if (asked !== "auto") return `context: ${chosen} tokens per request (CONTEXT_SIZE; the model was trained with ${trained})`;
+  if (chosen >= trained) return `context: ${chosen} tokens per request, the model's trained context (CONTEXT_SIZE=auto; set a number to use less memory)`;
+  return `context: ${chosen} tokens per request: the model was trained with ${trained}, but memory holds only this many for every sequence (CONTEXT_SIZE=auto; fewer --sequences leave more per request)`;
 }
 
 main().catch((error: unknown) => {

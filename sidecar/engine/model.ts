@@ -40,8 +40,11 @@ export interface ModelOptions {
   readonly engine: EngineChoice;
   /** Requests generated at the same time, each in its own sequence of one shared context. */
   readonly sequences: number;
-  /** Tokens one sequence holds (prompt plus reply). */
-  readonly contextSize: number;
+  /**
+   * Tokens one sequence holds (prompt plus reply); "auto": the model's trained context, or less
+   * when memory does not hold that many for every sequence (node-llama-cpp sizes it).
+   */
+  readonly contextSize: number | "auto";
   /** Requests allowed to wait for a free sequence; more are refused at once. */
   readonly maxQueue: number;
   /** How long a request may wait for a free sequence, in milliseconds. */
@@ -63,6 +66,8 @@ export interface LoadedModel {
   readonly pool: SequencePool;
   readonly tokenBytes: TokenBytes;
   readonly contextSize: number;
+  /** The context the model was trained with (its GGUF metadata). */
+  readonly trainedContextSize: number;
   readonly vocabularySize: number;
   readonly threads: number;
   /** How decode steps and cache trims share the context (see batch-scheduling.ts). */
@@ -102,6 +107,8 @@ export async function loadModel(options: ModelOptions): Promise<LoadedModel> {
     sequences: options.sequences,
     // node-llama-cpp's context size is per sequence: each sequence gets this many tokens.
     contextSize: options.contextSize,
+    // An explicit size stays what was asked for; "auto" is sized by the memory there is.
+    ...(options.contextSize === "auto" ? {} : { failedCreationRemedy: false as const }),
     threads,
     batching: { itemPrioritizationStrategy: shareBatch },
   });
@@ -120,6 +127,7 @@ export async function loadModel(options: ModelOptions): Promise<LoadedModel> {
     pool,
     tokenBytes: new TokenBytes(model),
     contextSize: context.contextSize,
+    trainedContextSize: model.trainContextSize,
     vocabularySize: vocabularySize(model),
     threads,
     scheduler,

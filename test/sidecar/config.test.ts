@@ -13,6 +13,13 @@ describe("readConfig", () => {
     expect(readConfig([], { SIDECAR_PRIORITY: "-3" }).priority).toBe(-3);
   });
 
+  it("sizes the context automatically unless CONTEXT_SIZE says otherwise", () => {
+    expect(readConfig([], {}).contextSize).toBe("auto");
+    expect(readConfig([], { CONTEXT_SIZE: "8192" }).contextSize).toBe(8192);
+    expect(readConfig(["--context-size", "auto"], { CONTEXT_SIZE: "8192" }).contextSize).toBe("auto");
+    expect(() => readConfig(["--context-size", "big"], {})).toThrow(/--context-size/);
+  });
+
   it.each([
     [["--priority", "-21"], /--priority/],
     [["--priority", "high"], /--priority/],
