@@ -119,44 +119,63 @@ function resultOf(content: string): unknown {
   }
 }
 
+/** One assistant message as parts of a model response: reasoning, then text, then calls. */
+function assistantParts(message: Chat["messages"][number], index: number, calls: Map<string, ChatModelFunctionCall>): ChatModelResponse["response"] {
+  const parts: ChatModelResponse["response"] = [];
+  if (message.reasoning !== "") parts.push({ type: "segment", segmentType: "thought", text: message.reasoning, ended: true });
+  if (message.content !== "") parts.push(message.content);
+  for (const call of message.toolCalls) {
+    if (call.id === "") throw invalidArgument(`a tool call of chat message ${index} has no id`);
+    const item: ChatModelFunctionCall = {
+      type: "functionCall",
+      name: call.name,
+      params: parseArguments(call.arguments, `tool call "${call.id}" of chat message ${index}`),
+      result: null,
+    };
+    calls.set(call.id, item);
+    parts.push(item);
+  }
+  return parts;
+}
+
 /**
- * The chat as node-llama-cpp's history: an assistant message's calls become function-call items
- * of its model response, the tool messages that answer them fill in their results, and an
- * assistant message right after tool results continues the same model response.
+ * Adds `parts` to one assistant turn in the order templates render a turn: reasoning first, then
+ * text, then calls, whatever order a client sent its items back in (docs/contract.md, "Histories").
+ */
+function mergeTurn(turn: ChatModelResponse["response"], parts: ChatModelResponse["response"]): void {
+  const rank = (part: ChatModelResponse["response"][number]): number =>
+    typeof part === "string" ? 1 : part.type === "functionCall" ? 2 : 0;
+  for (const part of parts) {
+    const at = turn.findIndex((existing) => rank(existing) > rank(part));
+    if (at === -1) turn.push(part);
+    else turn.splice(at, 0, part);
+  }
+}
+
+/**
+ * The chat as node-llama-cpp's history: consecutive assistant messages are one turn (text before
+ * calls), an assistant message's calls become function-call items of its model response, the tool
+ * messages that answer them fill in their results, and an assistant message right after tool
+ * results continues the same model response.
  */
 function historyOf(chat: Chat): ChatHistoryItem[] {
   const history: ChatHistoryItem[] = [];
   const calls = new Map<string, ChatModelFunctionCall>();
   let open: ChatModelResponse | undefined;
-  let afterResults = false;
+  let previous: Role | undefined;
   chat.messages.forEach((message, index) => {
     switch (message.role) {
       case Role.SYSTEM:
-        history.push({ type: "system", text: message.content });
-        open = undefined;
-        break;
       case Role.USER:
-        history.push({ type: "user", text: message.content });
+        history.push({ type: message.role === Role.SYSTEM ? "system" : "user", text: message.content });
         open = undefined;
         break;
       case Role.ASSISTANT: {
-        const response: ChatModelResponse["response"] = [];
-        if (message.reasoning !== "") response.push({ type: "segment", segmentType: "thought", text: message.reasoning, ended: true });
-        if (message.content !== "") response.push(message.content);
-        for (const call of message.toolCalls) {
-          if (call.id === "") throw invalidArgument(`a tool call of chat message ${index} has no id`);
-          const item: ChatModelFunctionCall = {
-            type: "functionCall",
-            name: call.name,
-            params: parseArguments(call.arguments, `tool call "${call.id}" of chat message ${index}`),
-            result: null,
-          };
-          calls.set(call.id, item);
-          response.push(item);
-        }
-        if (open !== undefined && afterResults) open.response.push(...response);
+        const parts = assistantParts(message, index, calls);
+        if (open !== undefined && previous === Role.ASSISTANT) mergeTurn(open.response, parts);
+        else if (open !== undefined && previous === Role.TOOL) open.response.push(...parts);
         else {
-          open = { type: "model", response };
+          open = { type: "model", response: parts };
           history.push(open);
         }
         break;
@@ -172,10 +191,10 @@ function historyOf(chat: Chat): ChatHistoryItem[] {
       case Role.UNSPECIFIED:
         throw invalidArgument(`chat message ${index} has no role`);
     }
-    afterResults = message.role === Role.TOOL;
+    previous = message.role;
   });
   // After tool results the reply continues the model response that made the calls.
-  if (!afterResults || open === undefined) history.push({ type: "model", response: [] });
+  if (previous !== Role.TOOL || open === undefined) history.push({ type: "model", response: [] });
   return history;
 }
 

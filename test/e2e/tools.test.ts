@@ -199,4 +199,19 @@ describe("OpenAI responses", () => {
     expect(JSON.stringify(final.output[0])).toContain(TOOL_RESULT_REASONING);
     expect(final.usage?.output_tokens_details.reasoning_tokens).toBe(TOOLS_RESULT_PIECES.indexOf("</think>") + 1);
   });
+
+  it("answers a history sent back as [function_call, message, function_call_output], as coding agents send it", async () => {
+    const final = await openai.responses.create({
+      model: "m",
+      tools,
+      input: [
+        { role: "user", content: "Weather in Tokyo?" },
+        { type: "function_call", call_id: "call_a", name: "get_weather", arguments: '{"city":"Tokyo"}' },
+        { type: "message", role: "assistant", content: [{ type: "output_text", text: "Checking now.", annotations: [] }] } as never,
+        { type: "function_call_output", call_id: "call_a", output: toolResult },
+      ],
+    });
+    expect(final.output_text).toBe(TOOLS_ANSWER);
+    expect(final.usage?.output_tokens).toBeGreaterThan(0);
+  });
 });

@@ -92,6 +92,26 @@ describe.each(["grpc", "grpc-web"] as const)("the tools model over %s", (protoco
     expect(parts(events).map(([, t]) => t).join("")).toBe(TOOLS_ANSWER);
     expect(finishOf(events)).toMatchObject({ reason: FinishReason.STOP, reasoningTokens: TOOLS_RESULT_PIECES.indexOf("</think>") + 1 });
   });
+
+  // A client may send one assistant turn back as several messages, in any order (an agent that got
+  // [call, text] sends [call, text, result]): it is one turn, text before calls, then the results.
+  it.each([
+    ["call, then text", ["call", "text"]],
+    ["text, then call", ["text", "call"]],
+    ["reasoning, call, text", ["reasoning", "call", "text"]],
+  ])("after the tool result of a turn sent back as %s: the same answer", async (_name, order) => {
+    const pieces: Record<string, object> = {
+      call: { role: Role.ASSISTANT, toolCalls: [{ id: "call_1", name: "get_weather", arguments: '{"city":"Tokyo"}' }] },
+      text: { role: Role.ASSISTANT, content: "Let me look that up." },
+      reasoning: { role: Role.ASSISTANT, reasoning: "The user wants the weather." },
+    };
+    const events = await generate(protocol, {
+      tools,
+      messages: [question, ...order.map((k) => pieces[k]), { role: Role.TOOL, toolCallId: "call_1", content: '{"temperature":22,"sky":"sunny"}' }],
+    });
+    expect(parts(events).map(([r]) => r).join("")).toBe(TOOL_RESULT_REASONING);
+    expect(parts(events).map(([, t]) => t).join("")).toBe(TOOLS_ANSWER);
+  });
 });
 
 describe("two calls in one reply on the tools model", () => {
