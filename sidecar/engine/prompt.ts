@@ -1,4 +1,4 @@
-import type { ChatHistoryItem, ChatModelFunctionCall, ChatModelFunctions, ChatModelResponse, Token } from "node-llama-cpp";
+import type { ChatHistoryItem, ChatModelFunctionCall, ChatModelFunctions, ChatModelResponse, ChatWrapper, Token } from "node-llama-cpp";
 import { Role, ToolChoice, type Chat, type GenerateRequest } from "../../proto/gen/inference/v1/inference_pb.js";
 import { invalidArgument } from "./errors.js";
 import type { LoadedModel } from "./model.js";
@@ -198,11 +198,44 @@ function historyOf(chat: Chat): ChatHistoryItem[] {
   return history;
 }
 
+const PROBE = "system-probe-4f1c";
+const PROBE_USER = "user-probe-9b2e";
+const inPlace = new WeakMap<ChatWrapper, boolean>();
+
+/**
+ * Whether the chat template renders a system message where it stands, later in a chat: found
+ * once per template by rendering a probe (some templates refuse such a message, some drop it).
+ */
+export function rendersSystemInPlace(wrapper: ChatWrapper): boolean {
+  let known = inPlace.get(wrapper);
+  if (known === undefined) {
+    try {
+      const text = wrapper
+        .generateContextState({
+          chatHistory: [{ type: "system", text: "s" }, { type: "user", text: PROBE_USER }, { type: "system", text: PROBE }, { type: "user", text: "v" }, { type: "model", response: [] }],
+        })
+        .contextText.toString();
+      known = text.includes(PROBE) && text.indexOf(PROBE) > text.indexOf(PROBE_USER);
+    } catch {
+      known = false;
+    }
+    inPlace.set(wrapper, known);
+  }
+  return known;
+}
+
+/** Every system message's text joined, in order, as one system message at the start. */
+export function systemFirst(history: readonly ChatHistoryItem[]): ChatHistoryItem[] {
+  const system = history.flatMap((item) => (item.type === "system" ? [item.text] : []));
+  const rest = history.filter((item) => item.type !== "system");
+  return system.length === 0 ? rest : [{ type: "system", text: system.join("\n\n") }, ...rest];
+}
+
 export function renderChat(loaded: LoadedModel, chat: Chat): RenderedPrompt {
   if (chat.messages.length === 0) throw invalidArgument("chat needs at least one message");
   const tools = parseTools(chat);
   const toolUse = toolUseOf(chat, tools);
-  const history = historyOf(chat);
+  const history = rendersSystemInPlace(loaded.chatWrapper) ? historyOf(chat) : systemFirst(historyOf(chat));
   let availableFunctions: ChatModelFunctions | undefined;
   if (toolUse !== undefined) {
     const functions: Record<string, ChatModelFunctions[string]> = {};

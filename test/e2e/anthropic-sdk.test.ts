@@ -45,6 +45,20 @@ describe("messages.create", () => {
     expect(promptOf(message.usage)).toBe(await chatPromptTokens(stack.sidecar.url, "Hello!"));
   });
 
+  it("takes a system message inside messages, as Claude Code sends its environment", async () => {
+    const message = await client.messages.create({
+      model: "m",
+      max_tokens: 256,
+      system: [{ type: "text", text: "You are a coding agent." }],
+      messages: [
+        { role: "user", content: "Hello!" },
+        { role: "system", content: [{ type: "text", text: "<env>Platform: linux</env>", cache_control: { type: "ephemeral" } }] } as never,
+        { role: "user", content: "What is the weather?" },
+      ],
+    });
+    expect(message.content).toEqual([{ type: "text", text: CHAT_REPLY }]);
+  });
+
   it("stops at max_tokens and at a stop sequence, never leaking it", async () => {
     const short = await client.messages.create({ model: "m", max_tokens: 3, messages: [{ role: "user", content: "Hi" }] });
     expect(short).toMatchObject({ content: [{ type: "text", text: "It is sunny" }], stop_reason: "max_tokens", stop_sequence: null });

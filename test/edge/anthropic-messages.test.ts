@@ -193,6 +193,30 @@ describe("Messages → GenerateRequest", () => {
   });
 });
 
+describe("system messages inside messages (as Claude Code sends them)", () => {
+  it("stay where they stand, as system messages, cache_control and all", async () => {
+    const { app, sidecar } = testApp();
+    const response = await post(app, PATH, {
+      ...body,
+      system: "You are Claude Code.",
+      messages: [
+        { role: "user", content: "Hello!" },
+        { role: "system", content: [{ type: "text", text: "<env>linux</env>", cache_control: { type: "ephemeral" } }] },
+        { role: "user", content: "Go on." },
+      ],
+    });
+    expect(response.status).toBe(200);
+    const input = sidecar.lastCall?.request.input;
+    const messages = input?.case === "chat" ? input.value.messages.map((m) => [m.role, m.content]) : [];
+    expect(messages).toEqual([
+      [Role.SYSTEM, "You are Claude Code."],
+      [Role.USER, "Hello!"],
+      [Role.SYSTEM, "<env>linux</env>"],
+      [Role.USER, "Go on."],
+    ]);
+  });
+});
+
 describe("bad requests: Anthropic's error shape, refused before the sidecar is called", () => {
   const user = [{ role: "user", content: "Hello!" }];
   const cases: { name: string; body: unknown; message: RegExp; status?: number; type?: string }[] = [
@@ -204,7 +228,8 @@ describe("bad requests: Anthropic's error shape, refused before the sidecar is c
     { name: "max_tokens a string", body: { ...body, max_tokens: "5" }, message: /'max_tokens'/ },
     { name: "missing messages", body: { model: "m", max_tokens: 5 }, message: /'messages'/ },
     { name: "no messages", body: { ...body, messages: [] }, message: /at least one message/ },
-    { name: "a system role in messages", body: { ...body, messages: [{ role: "system", content: "x" }, ...user] }, message: /'messages\[0\]\.role'.*top-level 'system'/ },
+    { name: "an unknown role in messages", body: { ...body, messages: [{ role: "developer", content: "x" }, ...user] }, message: /'messages\[0\]\.role'.*'user', 'assistant' or 'system'/ },
+    { name: "a tool_use block in a system message", body: { ...body, messages: [{ role: "system", content: [{ type: "tool_use", id: "t", name: "f", input: {} }] }, ...user] }, message: /cannot hold 'tool_use'/ },
     { name: "an image block", body: { ...body, messages: [{ role: "user", content: [{ type: "image", source: {} }] }] }, message: /'messages\[0\]\.content\[0\]\.type'.*'image' are not supported/ },
     { name: "a tool_result answering no tool_use", body: { ...body, messages: [{ role: "user", content: [{ type: "tool_result", tool_use_id: "t", content: "x" }] }] }, message: /'messages\[0\]\.content\[0\]\.tool_use_id'.*answers no tool call/ },
     { name: "a tool_use block from the user", body: { ...body, messages: [{ role: "user", content: [{ type: "tool_use", id: "t", name: "f", input: {} }] }] }, message: /'messages\[0\]\.content\[0\]\.type'.*cannot hold 'tool_use'/ },

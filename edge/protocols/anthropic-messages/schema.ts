@@ -1,11 +1,14 @@
 // POST /v1/messages (and /v1/messages/count_tokens) request body, as Anthropic's
 // Messages API defines it. Fields this server does not use (metadata, service_tier,
 // cache_control on blocks, …) are ignored; `null` is accepted for optional fields.
-// Refused with a 400 naming the field: roles other than user/assistant (the system prompt
-// is the top-level `system`), content blocks other than text / tool_use / tool_result /
-// thinking / redacted_thinking, server tools (web search, bash, text editor…: this server
-// runs custom tools only), and a last message from the assistant (a prefill: the sidecar
-// contract has no way yet to continue an assistant turn instead of starting a new one).
+// A `system` message inside `messages` (Claude Code sends one, with its environment) stands where
+// it is: the sidecar renders it there, or merges it into the system prompt when the model's
+// template cannot (docs/contract.md, "Histories").
+// Refused with a 400 naming the field: roles other than user/assistant/system, content blocks
+// other than text / tool_use / tool_result / thinking / redacted_thinking, server tools (web
+// search, bash, text editor…: this server runs custom tools only), and a last message from the
+// assistant (a prefill: the sidecar contract has no way yet to continue an assistant turn
+// instead of starting a new one).
 import * as z from "zod";
 import { integer, MAX_STOP_SEQUENCES, positiveInteger, UINT32_MAX } from "../../fields.js";
 import { CallLedger, duplicateNames, report, schemaObject, toolName, unknownChoice } from "../../tools.js";
@@ -48,20 +51,19 @@ const content = z.union([z.string(), z.array(contentBlock)]);
 export type AnthropicContent = z.output<typeof content>;
 const systemContent = z.union([z.string(), z.array(textBlock)]);
 
-export const ANTHROPIC_ROLES = ["user", "assistant"] as const;
+export const ANTHROPIC_ROLES = ["user", "assistant", "system"] as const;
 export type AnthropicRole = (typeof ANTHROPIC_ROLES)[number];
 
 /** Which role may send which blocks. */
 const BLOCKS_OF: Record<AnthropicRole, readonly string[]> = {
   user: ["text", "tool_result"],
   assistant: ["text", "tool_use", "thinking", "redacted_thinking"],
+  system: ["text"],
 };
 
 const message = z
   .object({
-    role: z.enum(ANTHROPIC_ROLES, {
-      error: "expected 'user' or 'assistant' (the system prompt is the top-level 'system' field)",
-    }),
+    role: z.enum(ANTHROPIC_ROLES, { error: "expected 'user', 'assistant' or 'system'" }),
     content,
   })
   .superRefine((m, ctx) => {

@@ -9,7 +9,7 @@ import {
   type GenerateRequest,
 } from "../../../proto/gen/inference/v1/inference_pb.js";
 import { nonEmptyStops, tokenLimit } from "../../fields.js";
-import type { AnthropicBlock, CountTokensRequest, MessagesRequest } from "./schema.js";
+import type { AnthropicBlock, AnthropicRole, CountTokensRequest, MessagesRequest } from "./schema.js";
 
 type MessageInit = MessageInitShape<typeof ChatMessageSchema>;
 
@@ -29,7 +29,8 @@ function resultText(block: Extract<AnthropicBlock, { type: "tool_result" }>): st
  * (in order), followed by its text as a user message; an assistant message carries its
  * thinking as reasoning, its text, and its tool_use blocks as calls.
  */
-function toMessages(role: "user" | "assistant", content: string | readonly AnthropicBlock[]): MessageInit[] {
+function toMessages(role: AnthropicRole, content: string | readonly AnthropicBlock[]): MessageInit[] {
+  if (role === "system") return [{ role: Role.SYSTEM, content: typeof content === "string" ? content : joinText(content) }];
   if (typeof content === "string") return [{ role: role === "user" ? Role.USER : Role.ASSISTANT, content }];
   if (role === "assistant") {
     return [
