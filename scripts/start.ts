@@ -1,11 +1,13 @@
 /**
  * `npm start`: the sidecar (MODEL or the embedded demo model) and the edge on 127.0.0.1:8080,
  * under `wrangler dev` by default or on Node with EDGE_RUNTIME=node. Ctrl-C stops both.
+ * Several instances run side by side when each has its own EDGE_PORT and SIDECAR_PORT: wrangler's
+ * inspector port follows EDGE_PORT (8080 → 9229, 8081 → 9230, …) unless INSPECTOR_PORT sets it.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { setTimeout as sleep } from "node:timers/promises";
 import { createAccessPolicy } from "../edge/access/policy.js";
-import { ACCESS_VARS, prepareWranglerDev } from "./wrangler-dev.js";
+import { ACCESS_VARS, inspectorPortFor, prepareWranglerDev } from "./wrangler-dev.js";
 
 const sidecarHost = process.env.SIDECAR_HOST ?? "127.0.0.1";
 const sidecarPort = process.env.SIDECAR_PORT ?? "50051";
@@ -13,6 +15,7 @@ const sidecarUrl = process.env.SIDECAR_URL ?? `http://${sidecarHost}:${sidecarPo
 const edgePort = process.env.EDGE_PORT ?? "8080";
 const edgeHost = process.env.EDGE_HOST ?? "127.0.0.1";
 const runtime = process.env.EDGE_RUNTIME ?? "wrangler";
+const inspectorPort = process.env.INSPECTOR_PORT ?? String(inspectorPortFor(Number(edgePort)));
 
 const children: ChildProcess[] = [];
 let stopping = false;
@@ -66,7 +69,7 @@ if (!stopping) {
     const setup = prepareWranglerDev(`start-${edgePort}`, vars);
     process.on("exit", () => setup.cleanup());
     console.error(`start: ${createAccessPolicy({ apiKeys: vars["API_KEYS"] ?? "", allowOpen: vars["ALLOW_OPEN"] === "true" }).describe()}`);
-    run("edge (wrangler dev)", "node_modules/.bin/wrangler", [...setup.args, "--ip", edgeHost, "--port", edgePort], {
+    run("edge (wrangler dev)", "node_modules/.bin/wrangler", [...setup.args, "--ip", edgeHost, "--port", edgePort, "--inspector-port", inspectorPort], {
       CLOUDFLARE_CF_FETCH_ENABLED: "false",
       WRANGLER_SEND_METRICS: "false",
     });

@@ -46,3 +46,9 @@ export function prepareWranglerDev(name: string, vars: Readonly<Record<string, s
   chmodSync(devVars, 0o600);
   return { args, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
+
+/** wrangler dev's inspector port for an edge port (8080 → 9229): one per instance, never shared. */
+export function inspectorPortFor(edgePort: number): number {
+  const derived = edgePort + 1149;
+  return derived <= 65535 ? derived : edgePort - 1149;
+}
