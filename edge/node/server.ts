@@ -1,0 +1,80 @@
+// The edge on Node: the same fetch handler served by @hono/node-server, with the connection
+// limits a public Node server needs (docs/contract.md, "Node server limits").
+import { serve } from "@hono/node-server";
+import type { Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { createApp, type AppOptions } from "../app.js";
+import { DEFAULT_SIDECAR_URL, createSidecarClient, type SidecarLink } from "../sidecar-client.js";
+import { fetchTrusting } from "./sidecar-fetch.js";
+
+/** How long a client may take, and how many may connect at once. */
+export interface ConnectionLimits {
+  /** The request's headers must arrive within this time (else 408 and the connection closes). */
+  readonly headersTimeoutMs: number;
+  /** The whole request (headers and body) must arrive within this time; the answer may take longer. */
+  readonly requestTimeoutMs: number;
+  /** An idle keep-alive connection is closed after this time. */
+  readonly keepAliveTimeoutMs: number;
+  /** Connections beyond this many are refused (closed at once). */
+  readonly maxConnections: number;
+}
+
+export const DEFAULT_LIMITS: ConnectionLimits = {
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 60_000,
+  keepAliveTimeoutMs: 5_000,
+  maxConnections: 1024,
+};
+
+export interface NodeEdgeOptions extends Partial<AppOptions> {
+  sidecarUrl?: string;
+  /** Credentials for the sidecar link (ignored when `sidecar` is given). */
+  sidecarLink?: SidecarLink;
+  /** A PEM file of the CA that signed the sidecar's certificate (ignored when `sidecar` is given). */
+  sidecarCa?: string;
+  port?: number;
+  hostname?: string;
+  limits?: Partial<ConnectionLimits>;
+}
+
+export interface RunningEdge {
+  /** e.g. "http://127.0.0.1:8080" */
+  readonly url: string;
+  /** The access mode in force, for the start-up log. */
+  readonly access: string;
+  close(): Promise<void>;
+}
+
+function applyLimits(server: Server, limits: ConnectionLimits): void {
+  server.headersTimeout = limits.headersTimeoutMs;
+  server.requestTimeout = limits.requestTimeoutMs;
+  server.keepAliveTimeout = limits.keepAliveTimeoutMs;
+  server.maxConnections = limits.maxConnections;
+}
+
+/** Starts the edge on Node; resolves once it listens. */
+export function startNodeEdge(options: NodeEdgeOptions = {}): Promise<RunningEdge> {
+  const { sidecarUrl, sidecarLink, sidecarCa, port, hostname, limits, ...appOptions } = options;
+  const fetchImpl = sidecarCa === undefined ? undefined : fetchTrusting(sidecarCa);
+  const sidecar = appOptions.sidecar ?? createSidecarClient(sidecarUrl ?? DEFAULT_SIDECAR_URL, fetchImpl, sidecarLink);
+  const app = createApp({ ...appOptions, sidecar });
+  const host = hostname ?? "127.0.0.1";
+  const all = { ...DEFAULT_LIMITS, ...limits };
+  return new Promise((resolve, reject) => {
+    const serverOptions = { headersTimeout: all.headersTimeoutMs, requestTimeout: all.requestTimeoutMs, connectionsCheckingInterval: Math.min(1000, all.headersTimeoutMs) };
+    const server = serve({ fetch: (request) => app.fetch(request), port: port ?? 8080, hostname: host, serverOptions }, (info: AddressInfo) => {
+      const shownHost = info.family === "IPv6" ? `[${info.address}]` : info.address;
+      resolve({
+        url: `http://${shownHost}:${info.port}`,
+        access: app.access.describe(),
+        close: () =>
+          new Promise<void>((done, fail) => {
+            server.close((error) => (error ? fail(error) : done()));
+            if ("closeAllConnections" in server) server.closeAllConnections();
+          }),
+      });
+    }) as Server;
+    applyLimits(server, all);
+    server.once("error", reject);
+  });
+}
