@@ -143,10 +143,21 @@ function retryAfter(error: ConnectError): Record<string, string> {
   return { "retry-after": seconds };
 }
 
+/**
+ * A request the client library could not encode for the sidecar (a value out of a proto field's
+ * range that the schema let through): the request's fault, and nothing internal is shown.
+ */
+function isEncodeFailure(error: ConnectError): boolean {
+  return error.code === Code.Internal && error.rawMessage.startsWith("serialize binary");
+}
+
 /** Maps a sidecar failure (gRPC status) to the edge's error hierarchy. */
 export function fromConnectError(error: ConnectError): ApiError {
   const message = error.rawMessage;
   const cause = error;
+  if (isEncodeFailure(error)) {
+    return new InvalidRequestError("The request holds a value out of the range this server accepts.", { code: "value_out_of_range", cause });
+  }
   switch (error.code) {
     case Code.InvalidArgument:
     case Code.FailedPrecondition:

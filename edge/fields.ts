@@ -10,6 +10,10 @@ export const MAX_STOP_SEQUENCES = 16;
 /** Any integer (JSON numbers beyond 2^53 included: they are integral doubles). */
 export const integer = () => z.number().refine(Number.isInteger, { error: "expected an integer" });
 
+/** An integer a proto uint32 field holds: 0 … 4,294,967,295 (a 400 naming the field otherwise). */
+export const uint32 = () =>
+  z.number().refine((v) => Number.isInteger(v) && v >= 0 && v <= UINT32_MAX, { error: `expected an integer from 0 to ${UINT32_MAX}` });
+
 /** An integer ≥ 1; huge values are accepted (the sidecar caps generation by its context). */
 export const positiveInteger = () =>
   z.number().refine((v) => Number.isInteger(v) && v >= 1, { error: "expected an integer of at least 1" });

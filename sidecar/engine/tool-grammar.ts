@@ -95,7 +95,6 @@ export class ToolGrammar {
   readonly #commitLength: number;
   #key: string | undefined;
   #state: LlamaGrammarEvaluationState | undefined;
-  #head: Promise<LlamaGrammar> | undefined;
   #headGrammar: LlamaGrammar | undefined;
   #nameGrammar: LlamaGrammar | undefined;
 

@@ -4,7 +4,7 @@
 // thinking blocks, streaming (`messages.stream()` → `finalMessage()`) and not.
 import Anthropic, { APIError } from "@anthropic-ai/sdk";
 import { describe, expect, it } from "vitest";
-import { Role, ToolChoice, type Chat } from "../../proto/gen/inference/v1/inference_pb.js";
+import { Role, ToolChoice } from "../../proto/gen/inference/v1/inference_pb.js";
 import { thinkingSignature } from "../../edge/protocols/anthropic-messages/signature.js";
 import { inProcessFetch, post, sentChat, testApp } from "../support/app.js";
 import { finish, start, token, toolCall, type Step } from "../support/fake-sidecar.js";

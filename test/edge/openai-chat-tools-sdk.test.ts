@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { Role } from "../../proto/gen/inference/v1/inference_pb.js";
 import { inProcessFetch, testApp } from "../support/app.js";
-import { finish, reasoning, start, token, toolCall, type Script, type Step } from "../support/fake-sidecar.js";
+import { finish, reasoning, start, token, type Script, type Step } from "../support/fake-sidecar.js";
 import { twoCallsScript, weatherCallScript } from "../support/tool-scripts.js";
 
 const weatherCall = weatherCallScript;

@@ -10,7 +10,7 @@
 // assistant (a prefill: the sidecar contract has no way yet to continue an assistant turn
 // instead of starting a new one).
 import * as z from "zod";
-import { integer, MAX_STOP_SEQUENCES, positiveInteger, UINT32_MAX } from "../../fields.js";
+import { MAX_STOP_SEQUENCES, positiveInteger, uint32 } from "../../fields.js";
 import { CallLedger, duplicateNames, report, schemaObject, toolName, unknownChoice } from "../../tools.js";
 
 const textBlock = z.object({ type: z.literal("text"), text: z.string() });
@@ -110,7 +110,7 @@ const conversation = {
   tool_choice: toolChoice.nullish(),
   // Extended thinking: "enabled" (or "adaptive") shows the model's reasoning as thinking blocks.
   thinking: z
-    .object({ type: z.enum(["enabled", "disabled", "adaptive"]), budget_tokens: integer().min(0).nullish() })
+    .object({ type: z.enum(["enabled", "disabled", "adaptive"]), budget_tokens: uint32().nullish() })
     .nullish(),
 };
 
@@ -155,7 +155,7 @@ export const messagesRequestSchema = z
     // Anthropic's ranges: temperature 0..1, top_p (0, 1], top_k ≥ 0 (0: off).
     temperature: z.number().min(0).max(1).nullish(),
     top_p: z.number().gt(0).max(1).nullish(),
-    top_k: integer().min(0).max(UINT32_MAX).nullish(),
+    top_k: uint32().nullish(),
     stream: z.boolean().nullish(),
     metadata: z.object({ user_id: z.string().nullish() }).nullish(),
   })

@@ -4,7 +4,7 @@
 import * as z from "zod";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { SamplingOptionsSchema } from "../../../proto/gen/inference/v1/inference_pb.js";
-import { integer, MAX_STOP_SEQUENCES, nonEmptyStops, positiveInteger, tokenLimit, UINT32_MAX } from "../../fields.js";
+import { integer, uint32, MAX_STOP_SEQUENCES, nonEmptyStops, positiveInteger, tokenLimit, UINT32_MAX } from "../../fields.js";
 
 const tokenId = z.string().regex(/^\d{1,10}$/, { error: "logit_bias keys are token ids (decimal integers)" })
   .refine((key) => Number(key) <= UINT32_MAX, { error: "token id out of range" });
@@ -30,7 +30,7 @@ export const commonFields = {
     .nullish(),
   temperature: z.number().min(0).max(2).nullish(),
   top_p: z.number().gt(0).max(1).nullish(),
-  top_k: integer().min(0).max(UINT32_MAX).nullish(),
+  top_k: uint32().nullish(),
   min_p: z.number().min(0).max(1).nullish(),
   seed: integer().nullish(),
   presence_penalty: z.number().min(-2).max(2).nullish(),
