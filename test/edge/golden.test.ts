@@ -472,19 +472,19 @@ describe("golden transcripts, specific rules", () => {
         ],
       },
       {
-        token: "\uFFFD",
+        token: "bytes:\\xf0\\x9f",
         logprob: -0.5,
         bytes: [0xf0, 0x9f],
         top_logprobs: [
-          { token: "\uFFFD", logprob: -0.5, bytes: [0xf0, 0x9f] },
+          { token: "bytes:\\xf0\\x9f", logprob: -0.5, bytes: [0xf0, 0x9f] },
           { token: "!", logprob: -2, bytes: [33] },
         ],
       },
       {
-        token: "\uFFFD\uFFFD",
+        token: "bytes:\\xa6\\x99",
         logprob: 0,
         bytes: [0xa6, 0x99],
-        top_logprobs: [{ token: "\uFFFD\uFFFD", logprob: 0, bytes: [0xa6, 0x99] }],
+        top_logprobs: [{ token: "bytes:\\xa6\\x99", logprob: 0, bytes: [0xa6, 0x99] }],
       },
     ]);
   });
@@ -496,8 +496,8 @@ describe("golden transcripts, specific rules", () => {
       .map((e) => (JSON.parse(e.data) as { choices: { logprobs: unknown }[] }).choices[0]?.logprobs);
     expect(logprobs).toEqual([
       { tokens: [" there"], token_logprobs: [-0.125], top_logprobs: [{ " there": -0.125, " was": -2.25 }], text_offset: [0] },
-      { tokens: ["\uFFFD"], token_logprobs: [-1], top_logprobs: [{ "\uFFFD": -1 }], text_offset: [6] },
-      { tokens: ["\uFFFD\uFFFD"], token_logprobs: [-0.0625], top_logprobs: [{ "\uFFFD\uFFFD": -0.0625 }], text_offset: [6] },
+      { tokens: ["bytes:\\xf0\\x9f"], token_logprobs: [-1], top_logprobs: [{ "bytes:\\xf0\\x9f": -1 }], text_offset: [6] },
+      { tokens: ["bytes:\\xa6\\x99"], token_logprobs: [-0.0625], top_logprobs: [{ "bytes:\\xa6\\x99": -0.0625 }], text_offset: [6] },
       null,
     ]);
   });

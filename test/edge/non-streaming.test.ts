@@ -48,8 +48,8 @@ describe("POST /v1/chat/completions (stream off)", () => {
     expect(body.choices[0]?.logprobs).toEqual({
       content: [
         { token: "Hi", logprob: -0.25, bytes: [72, 105], top_logprobs: [{ token: "Hi", logprob: -0.25, bytes: [72, 105] }] },
-        { token: "\uFFFD", logprob: -0.5, bytes: [240, 159], top_logprobs: [{ token: "\uFFFD", logprob: -0.5, bytes: [240, 159] }] },
-        { token: " \uFFFD\uFFFD", logprob: -1, bytes: [32, 166, 153], top_logprobs: [] },
+        { token: "bytes:\\xf0\\x9f", logprob: -0.5, bytes: [240, 159], top_logprobs: [{ token: "bytes:\\xf0\\x9f", logprob: -0.5, bytes: [240, 159] }] },
+        { token: "bytes:\\x20\\xa6\\x99", logprob: -1, bytes: [32, 166, 153], top_logprobs: [] },
       ],
       refusal: null,
     });
@@ -94,9 +94,9 @@ describe("POST /v1/completions (stream off)", () => {
     const response = await post(app, "/v1/completions", { prompt: "Once upon a time", logprobs: 1 });
     const body = (await response.json()) as { choices: { logprobs: unknown }[] };
     expect(body.choices[0]?.logprobs).toEqual({
-      tokens: ["Hi", "\uFFFD", " \uFFFD\uFFFD"],
+      tokens: ["Hi", "bytes:\\xf0\\x9f", "bytes:\\x20\\xa6\\x99"],
       token_logprobs: [-0.25, -0.5, -1],
-      top_logprobs: [{ Hi: -0.25 }, { "\uFFFD": -0.5 }, {}],
+      top_logprobs: [{ Hi: -0.25 }, { "bytes:\\xf0\\x9f": -0.5 }, {}],
       text_offset: [0, 2, 2],
     });
   });

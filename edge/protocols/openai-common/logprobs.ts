@@ -1,16 +1,40 @@
 // Token pieces and log-probabilities as the OpenAI shapes want them.
-// A piece is a token's raw bytes; it may be part of a UTF-8 character, so its text
-// is decoded leniently (U+FFFD for an incomplete character) and the exact bytes are
-// reported next to it.
+// A piece is a token's raw bytes, and may be only part of a UTF-8 character. A piece that is whole
+// UTF-8 is shown as its text; one that is not is shown as OpenAI's API shows it, `bytes:` and each
+// byte as `\xNN` (e.g. `bytes:\xf0\x9f`), so no two different pieces share a text and none is
+// shown as U+FFFD. Chat logprobs also carry the raw `bytes`.
 
-const lenient = new TextDecoder("utf-8", { ignoreBOM: true });
+const strict = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
+function bytesText(piece: Uint8Array): string {
+  return `bytes:${Array.from(piece, (byte) => `\\x${byte.toString(16).padStart(2, "0")}`).join("")}`;
+}
+
+/** The piece as text: its UTF-8 text when whole, else its bytes as `bytes:\xNN…`. */
 export function pieceText(piece: Uint8Array): string {
-  return lenient.decode(piece);
+  try {
+    return strict.decode(piece);
+  } catch {
+    return bytesText(piece);
+  }
 }
 
 export function pieceBytes(piece: Uint8Array): number[] {
   return Array.from(piece);
+}
+
+/**
+ * Keys for legacy `top_logprobs` maps, distinct per token: a piece's text; when another token
+ * already has that text (the same character as a word piece and as a byte token), its `bytes:`
+ * form; when even that is taken (pieces with the same bytes), `token:<id>`.
+ */
+export function distinctKeys(alternatives: readonly { readonly id: number; readonly piece: Uint8Array }[]): string[] {
+  const used = new Set<string>();
+  return alternatives.map(({ id, piece }) => {
+    const key = [pieceText(piece), bytesText(piece), `token:${id}`].find((candidate) => !used.has(candidate)) ?? `token:${id}`;
+    used.add(key);
+    return key;
+  });
 }
 
 /**

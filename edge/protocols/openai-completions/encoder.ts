@@ -6,11 +6,10 @@
 // gets a chunk (its text may be ""), as in the chat encoder. A raw prompt's reply has
 // one kind of content, text.
 //
-// Legacy logprobs: `tokens` are the tokens' own texts (their bytes decoded, U+FFFD
-// for part of a character), `text_offset` is where each token event's text starts
-// in the completion (not counting the prompt), in UTF-16 code units, and each
-// `top_logprobs` entry maps token text → logprob (alternatives whose texts collide
-// keep the likeliest).
+// Legacy logprobs: `tokens` are the tokens' own texts (`bytes:\xNN…` for a piece that is
+// not whole UTF-8), `text_offset` is where each token event's text starts in the
+// completion (not counting the prompt), in UTF-16 code units, and each `top_logprobs`
+// entry maps a token's key → logprob, one key per alternative (openai-common/logprobs.ts).
 import type { Finish, Start, Token } from "../../../proto/gen/inference/v1/inference_pb.js";
 import { finishContent } from "../../content.js";
 import type { ApiError } from "../../errors.js";
@@ -19,7 +18,7 @@ import type { ResponseMeta, StreamEncoder } from "../../serve.js";
 import { DONE, jsonEvent, type SseEvent } from "../../sse/frame.js";
 import { openAiErrorEvent } from "../openai-common/errors.js";
 import { openAiFinishReason } from "../openai-common/finish-reason.js";
-import { logprobValue, pieceText } from "../openai-common/logprobs.js";
+import { distinctKeys, logprobValue, pieceText } from "../openai-common/logprobs.js";
 import { openAiUsage } from "../openai-common/usage.js";
 import { logprobsCount, type CompletionRequest } from "./schema.js";
 
@@ -35,14 +34,11 @@ function emptyLogprobs(): LegacyLogprobs {
 }
 
 function addToken(into: LegacyLogprobs, token: Token, count: number, offset: number): void {
-  const top = new Map<string, number | null>();
-  for (const alt of token.topLogprobs.slice(0, count)) {
-    const text = pieceText(alt.piece);
-    if (!top.has(text)) top.set(text, logprobValue(alt.logprob));
-  }
+  const alternatives = token.topLogprobs.slice(0, count);
+  const keys = distinctKeys(alternatives);
   into.tokens.push(pieceText(token.piece));
   into.token_logprobs.push(logprobValue(token.logprob));
-  into.top_logprobs.push(Object.fromEntries(top));
+  into.top_logprobs.push(Object.fromEntries(alternatives.map((alt, i) => [keys[i], logprobValue(alt.logprob)])));
   into.text_offset.push(offset);
 }
 
