@@ -32,6 +32,11 @@ export interface AppOptions {
    * that left while nothing was being sent.
    */
   keepAliveMs?: number;
+  /**
+   * Where a closed connection shows only when written to (workerd): a non-streaming answer not
+   * ready after this long commits to 200 and writes a space this often; 0 (default) turns it off.
+   */
+  abandonProbeMs?: number;
   /** How long GET /health waits for the sidecar; default 2000 ms. */
   healthTimeoutMs?: number;
   /**
@@ -71,6 +76,7 @@ export function createApp(options: AppOptions): App {
     now: options.now ?? systemClock,
     keepAliveMs: options.keepAliveMs ?? DEFAULT_KEEP_ALIVE_MS,
     healthTimeoutMs: options.healthTimeoutMs ?? 2000,
+    abandonProbeMs: options.abandonProbeMs ?? 0,
     reportUnexpected: report,
   };
 

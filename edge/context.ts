@@ -11,6 +11,11 @@ export interface AppContext {
   readonly now: () => number;
   /** Silence after which a started stream gets a `: ping` comment; 0 disables. */
   readonly keepAliveMs: number;
+  /**
+   * Non-streaming answers not ready after this long commit to 200 and write a space this often,
+   * so a client that left is noticed where only a write shows it (workerd); 0: off.
+   */
+  readonly abandonProbeMs: number;
   /** How long /health waits for the sidecar's ListModels. */
   readonly healthTimeoutMs: number;
   /** Reports a failure that is a bug in the edge (not a client or sidecar error). */

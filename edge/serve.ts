@@ -11,7 +11,7 @@ import { readJsonBody } from "./body.js";
 import type { AppContext } from "./context.js";
 import { GenerationRejectedError, isUnexpected, ServerError, toApiError, type ApiError } from "./errors.js";
 import { collectGeneration, openGeneration, type GenerationResult, type OpenedGeneration } from "./generation.js";
-import { jsonResponse } from "./json.js";
+import { patientJson } from "./patient-json.js";
 import { answer, type Protocol } from "./protocol.js";
 import { formatEvent, type SseEvent } from "./sse/frame.js";
 import { sseResponse } from "./sse/response.js";
@@ -175,10 +175,32 @@ async function generate<S extends z.ZodType>(
     const frames = streamFrames(opened, endpoint.streamEncoder(body, meta), abort.signal, context.reportUnexpected, record);
     return sseResponse(frames, {
       onCancel: (reason) => abort.abort(reason),
-      keepAliveMs: context.keepAliveMs,
+      // Under workerd a silence is also when a client that left goes unnoticed (patient-json.ts).
+      keepAliveMs: context.abandonProbeMs > 0 ? Math.min(context.keepAliveMs, context.abandonProbeMs) : context.keepAliveMs,
       keepAlive: endpoint.protocol.keepAlive,
     });
   }
+  return patientJson(collectBody(endpoint, body, meta, opened, record), {
+    probeMs: context.abandonProbeMs,
+    onCancel: (reason) => abort.abort(reason),
+    errorBody: (error) => endpoint.protocol.errorResponse(toApiError(error)).text(),
+    onCommitted: () => record !== undefined && (record.deferred = true),
+    onWritten: (ok) => {
+      if (record === undefined) return;
+      if (!ok) record.outcome = abort.signal.aborted ? "client_left" : "error";
+      record.end();
+    },
+  });
+}
+
+/** The whole answer of a non-streaming request, once the generation is done. */
+async function collectBody<S extends z.ZodType>(
+  endpoint: Endpoint<S>,
+  body: z.output<S>,
+  meta: ResponseMeta,
+  opened: OpenedGeneration,
+  record: RequestRecord | undefined,
+): Promise<unknown> {
   const result = await collectGeneration(opened);
   noteFinish(record, result.finish);
   if (record !== undefined) {
@@ -190,7 +212,7 @@ async function generate<S extends z.ZodType>(
   if (result.finish.reason === FinishReason.ABORT) {
     throw new ServerError("The generation was cancelled.", { code: "cancelled" });
   }
-  return jsonResponse(endpoint.encodeResult(body, meta, result));
+  return endpoint.encodeResult(body, meta, result);
 }
 
 /** Serves one generation request on `endpoint`; errors come back in its protocol's shape. */

@@ -11,6 +11,8 @@
 //                   (`[[ratelimits]]` in wrangler.toml, whose `limit` must say the same)
 //   SIDECAR_TOKEN   the sidecar's shared secret (a secret), sent on every call
 //   SIDECAR_HEADERS more headers for sidecar calls, a JSON object (e.g. a tunnel's service token)
+//   ABANDON_PROBE_MS a JSON answer not ready after this long commits to 200 and writes a space
+//                   this often, so a client that left is noticed (default 500; 0 disables)
 //   LOG_REQUESTS    `false` turns the one-line-per-request JSON log (console.log) off
 //   LOG_BODIES      `true` adds prompt and reply text to it (off by default)
 import { createApp, type App, type AppOptions } from "./app.js";
@@ -30,8 +32,12 @@ export interface WorkerEnv {
   SIDECAR_TOKEN?: string;
   SIDECAR_HEADERS?: string;
   LOG_REQUESTS?: string;
+  ABANDON_PROBE_MS?: string;
   LOG_BODIES?: string;
 }
+
+/** workerd notices a client that left only when written to: probe JSON answers this often. */
+const DEFAULT_ABANDON_PROBE_MS = 500;
 
 /** The Rate Limiting binding's window, as configured in wrangler.toml. */
 const RATE_LIMIT_PERIOD_SECONDS = 60;
@@ -60,10 +66,14 @@ export function appFor(env: WorkerEnv): App {
   const url = env.SIDECAR_URL ?? DEFAULT_SIDECAR_URL;
   const maxBodyBytes = count(env.MAX_BODY_BYTES);
   const keepAliveMs = count(env.KEEP_ALIVE_MS);
-  const key = JSON.stringify([url, maxBodyBytes, keepAliveMs, env.API_KEYS, env.ALLOW_OPEN, env.CORS_ORIGINS, env.RATE_LIMIT, env.SIDECAR_TOKEN, env.SIDECAR_HEADERS, env.LOG_REQUESTS, env.LOG_BODIES]);
+  const key = JSON.stringify([url, maxBodyBytes, keepAliveMs, env.API_KEYS, env.ALLOW_OPEN, env.CORS_ORIGINS, env.RATE_LIMIT, env.SIDECAR_TOKEN, env.SIDECAR_HEADERS, env.LOG_REQUESTS, env.LOG_BODIES, env.ABANDON_PROBE_MS]);
   if (cached?.key !== key) {
     const link = { token: env.SIDECAR_TOKEN, headers: parseSidecarHeaders(env.SIDECAR_HEADERS) };
-    const options: AppOptions = { sidecar: createSidecarClient(url, undefined, link), access: accessOf(env) };
+    const options: AppOptions = {
+      sidecar: createSidecarClient(url, undefined, link),
+      access: accessOf(env),
+      abandonProbeMs: count(env.ABANDON_PROBE_MS) ?? DEFAULT_ABANDON_PROBE_MS,
+    };
     if (maxBodyBytes !== undefined) options.maxBodyBytes = maxBodyBytes;
     if (keepAliveMs !== undefined) options.keepAliveMs = keepAliveMs;
     if (env.LOG_REQUESTS !== "false") {
