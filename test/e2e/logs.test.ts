@@ -85,7 +85,7 @@ describe.each([
     const deadline = Date.now() + 10_000;
     while (chatLines().length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     const lines = chatLines();
-    expect(lines).toHaveLength(1);
+    expect(lines, JSON.stringify(lines)).toHaveLength(1);
     expect(lines[0]).toMatchObject({ key_id: expect.stringMatching(/^key_/), status: 200, outcome: "completed", model: "fake-model", prompt_tokens: 9, completion_tokens: 2 });
     expect(edge.output()).not.toContain(KEY);
     expect(edge.output()).not.toContain(PROMPT);

@@ -17,10 +17,12 @@ interface Started {
 }
 
 async function npmStart(env: Record<string, string>): Promise<Started> {
-  const [edgePort, sidecarPort] = [await freePort(), await freePort()];
+  // The inspector port is chosen here too: the one derived from EDGE_PORT could be a port another
+  // test file picked at random a moment ago.
+  const [edgePort, sidecarPort, inspectorPort] = [await freePort(), await freePort(), await freePort()];
   const child: ChildProcess = spawn("node_modules/.bin/tsx", ["scripts/start.ts", "--sequences", "2"], {
     cwd: ROOT,
-    env: { ...process.env, ...env, EDGE_PORT: String(edgePort), SIDECAR_PORT: String(sidecarPort), CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_SEND_METRICS: "false", NO_COLOR: "1" },
+    env: { ...process.env, ...env, EDGE_PORT: String(edgePort), SIDECAR_PORT: String(sidecarPort), INSPECTOR_PORT: String(inspectorPort), CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_SEND_METRICS: "false", NO_COLOR: "1" },
     stdio: ["ignore", "pipe", "pipe"],
     detached: true,
   });

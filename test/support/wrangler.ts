@@ -27,8 +27,20 @@ export interface Wrangler {
  * as API_KEYS go through a private `.dev.vars`, as `npm start` passes them).
  */
 export async function startWrangler(vars: Readonly<Record<string, string>>): Promise<Wrangler> {
+  // Test files start wranglers in parallel: a port that was free a moment ago may be taken by
+  // the time workerd binds it, so a start that meets "Address already in use" is tried again.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startWranglerOnce(vars);
+    } catch (error) {
+      if (attempt >= 3 || !String(error).includes("Address already in use")) throw error;
+    }
+  }
+}
+
+async function startWranglerOnce(vars: Readonly<Record<string, string>>): Promise<Wrangler> {
   const [port, inspector] = [await freePort(), await freePort()];
-  const setup = prepareWranglerDev(`test-${port}`, vars);
+  const setup = prepareWranglerDev(`test-${port}-${Math.random().toString(36).slice(2, 8)}`, vars);
   const args = [...setup.args, "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(inspector)];
   const child: ChildProcess = spawn("node_modules/.bin/wrangler", args, {
     cwd: root,
