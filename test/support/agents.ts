@@ -1,0 +1,85 @@
+// The two coding agents users point at local servers, installed at pinned versions into
+// .cache/agents (not project dependencies: together they are ~800 MB of native binaries), and
+// run headless against a base URL with a private home and every telemetry, update and
+// non-essential traffic switch off.
+import { execFileSync, spawn } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+const DIR = join(ROOT, ".cache", "agents");
+
+/** The versions the tests pin (README, "Coding agents"). */
+export const AGENTS = { "@anthropic-ai/claude-code": "2.1.331", "@openai/codex": "0.169.0" } as const;
+
+function installedVersion(name: string): string | undefined {
+  const file = join(DIR, "node_modules", name, "package.json");
+  return existsSync(file) ? (JSON.parse(readFileSync(file, "utf8")) as { version: string }).version : undefined;
+}
+
+/** Installs the agents once (about 20 s from the registry); a no-op when the pinned ones are there. */
+export function ensureAgents(): void {
+  if (Object.entries(AGENTS).every(([name, version]) => installedVersion(name) === version)) return;
+  mkdirSync(DIR, { recursive: true });
+  // Claude Code's install script puts its platform's native binary in place (it downloads nothing).
+  writeFileSync(join(DIR, "package.json"), JSON.stringify({ name: "agents", private: true, allowScripts: { "@anthropic-ai/claude-code": true } }));
+  const specs = Object.entries(AGENTS).map(([name, version]) => `${name}@${version}`);
+  execFileSync("npm", ["install", "--no-audit", "--no-fund", "--no-package-lock", ...specs], { cwd: DIR, stdio: "pipe", timeout: 600_000 });
+}
+
+export interface AgentRun {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+function run(command: string, args: readonly string[], env: Record<string, string>, cwd: string): Promise<AgentRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(join(DIR, "node_modules", ".bin", command), args, { cwd, env: { PATH: process.env["PATH"] ?? "", ...env }, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    const timer = setTimeout(() => child.kill("SIGKILL"), 240_000);
+    child.once("error", reject);
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+/** `claude -p <prompt> --output-format json` against an Anthropic base URL. */
+export function runClaudeCode(baseUrl: string, prompt: string): Promise<AgentRun> {
+  const home = mkdtempSync(join(tmpdir(), "claude-home-"));
+  return run("claude", ["-p", prompt, "--output-format", "json"], {
+    HOME: home,
+    ANTHROPIC_BASE_URL: baseUrl,
+    ANTHROPIC_API_KEY: "sk-local-agent",
+    DISABLE_TELEMETRY: "1",
+    DISABLE_AUTOUPDATER: "1",
+    DISABLE_ERROR_REPORTING: "1",
+    DISABLE_BUG_COMMAND: "1",
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+  }, home);
+}
+
+/** `codex exec <prompt>` with a custom model provider whose base_url is the server's /v1. */
+export function runCodex(baseUrl: string, prompt: string, model = "demo"): Promise<AgentRun> {
+  const home = mkdtempSync(join(tmpdir(), "codex-home-"));
+  const config = [
+    `model = "${model}"`,
+    `model_provider = "local"`,
+    `[model_providers.local]`,
+    `name = "llm-edge"`,
+    `base_url = "${baseUrl}/v1"`,
+    `wire_api = "responses"`,
+    `env_key = "LOCAL_API_KEY"`,
+    `[analytics]`,
+    `enabled = false`,
+  ].join("\n");
+  writeFileSync(join(home, "config.toml"), `${config}\n`);
+  return run("codex", ["exec", "--skip-git-repo-check", prompt], { HOME: home, CODEX_HOME: home, LOCAL_API_KEY: "sk-local-agent" }, home);
+}
