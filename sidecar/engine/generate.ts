@@ -11,7 +11,7 @@ import { invalidArgument } from "./errors.js";
 import type { EngineMetrics } from "./metrics.js";
 import type { LoadedModel } from "./model.js";
 import { renderPrompt } from "./prompt.js";
-import { buildSampling, checkLogprobs, checkStops } from "./sampling.js";
+import { buildSampling, checkLogprobs, checkStops, templateMarkerTokens, tokenBiasOf } from "./sampling.js";
 import { StopSequenceFilter, type TextStep } from "./text-stream.js";
 import { replyReader } from "./reply-reader.js";
 import { TokenTextDecoder } from "./token-text.js";
@@ -63,6 +63,7 @@ export async function* generate(
     sampling.grammarEvaluationState = () => grammar.current();
   }
   const parser = reply?.parser;
+  if (parser !== undefined && reply?.grammar !== undefined) argumentsWithoutMarkers(loaded, request, sampling, parser);
   const budget = Math.min(request.maxTokens ?? Number.POSITIVE_INFINITY, loaded.contextSize - promptTokens);
 
   const queuedAt = performance.now();
@@ -201,6 +202,17 @@ export async function* generate(
     metrics.generationsActive--;
     loaded.pool.release(sequence);
   }
+}
+
+/**
+ * While a call's arguments are written, the template's marker tokens are banned: a model that does
+ * not know the tool well would otherwise keep writing `<tool_call>` into a string until max_tokens.
+ */
+function argumentsWithoutMarkers(loaded: LoadedModel, request: GenerateRequest, sampling: SequenceEvaluateOptions, parser: { readonly phase: string }): void {
+  const plain = sampling.tokenBias;
+  const inArguments = tokenBiasOf(loaded, request.sampling?.logitBias ?? {}, templateMarkerTokens(loaded));
+  const free = plain ?? tokenBiasOf(loaded, {});
+  sampling.tokenBias = () => (parser.phase === "arguments" ? inArguments : typeof free === "function" ? free() : free);
 }
 
 /** Keeps the sequence's cached tokens that the prompt starts with; returns how many. */

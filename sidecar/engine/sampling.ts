@@ -54,22 +54,48 @@ export function buildSampling(
     };
   }
 
-  const bias = o.logitBias ?? {};
-  const entries = Object.entries(bias);
-  if (entries.length > 0) {
-    const tokenBias = new TokenBias(loaded.model.tokenizer);
-    const vocabulary = loaded.vocabularySize || Number.POSITIVE_INFINITY;
-    for (const [key, value] of entries) {
-      const token = Number(key);
-      if (!Number.isInteger(token) || token < 0 || token >= vocabulary) {
-        throw invalidArgument(`logit_bias names token ${key}, which is not in the model's vocabulary`);
-      }
-      inRange(`logit_bias[${key}]`, value, -100, 100);
-      tokenBias.set(token as Token, value <= -100 ? "never" : { logit: value });
-    }
-    evaluate.tokenBias = tokenBias;
-  }
+  if (Object.keys(o.logitBias ?? {}).length > 0) evaluate.tokenBias = tokenBiasOf(loaded, o.logitBias ?? {});
   return evaluate;
+}
+
+/** The request's logit bias, plus `banned` tokens that may never be sampled. */
+export function tokenBiasOf(
+  loaded: Pick<LoadedModel, "model" | "vocabularySize">,
+  logitBias: Readonly<Record<number, number>>,
+  banned: readonly Token[] = [],
+): TokenBias {
+  const tokenBias = new TokenBias(loaded.model.tokenizer);
+  const vocabulary = loaded.vocabularySize || Number.POSITIVE_INFINITY;
+  for (const [key, value] of Object.entries(logitBias)) {
+    const token = Number(key);
+    if (!Number.isInteger(token) || token < 0 || token >= vocabulary) {
+      throw invalidArgument(`logit_bias names token ${key}, which is not in the model's vocabulary`);
+    }
+    inRange(`logit_bias[${key}]`, value, -100, 100);
+    tokenBias.set(token as Token, value <= -100 ? "never" : { logit: value });
+  }
+  for (const token of banned) tokenBias.set(token, "never");
+  return tokenBias;
+}
+
+const markerTokens = new WeakMap<object, Token[]>();
+
+/**
+ * The template's own tokens — control tokens and user-defined ones such as `<tool_call>` or
+ * `<think>` — found once per model. They mark the reply's structure and are never text a tool's
+ * argument holds.
+ */
+export function templateMarkerTokens(loaded: Pick<LoadedModel, "model">): Token[] {
+  let tokens = markerTokens.get(loaded.model);
+  if (tokens === undefined) {
+    tokens = [];
+    for (const token of loaded.model.iterateAllTokens()) {
+      const attributes = loaded.model.getTokenAttributes(token);
+      if (attributes.control || attributes.userDefined) tokens.push(token);
+    }
+    markerTokens.set(loaded.model, tokens);
+  }
+  return tokens;
 }
 
 export function checkStops(stops: readonly string[]): void {

@@ -114,6 +114,36 @@ describe.each(["grpc", "grpc-web"] as const)("the tools model over %s", (protoco
   });
 });
 
+describe("argument strings on the tools model", () => {
+  // A model that does not know a tool well may keep writing the template's own markers inside a
+  // string argument (the call syntax's `<tool_call>`), until max_tokens. Pushed there with a
+  // logit bias, it must still write a well-formed call: the markers are not allowed in arguments.
+  it("never hold the template's special tokens, even when the model wants nothing else", async () => {
+    const [loaded] = sidecar.models;
+    const [marker] = loaded!.model.tokenize("<tool_call>", true);
+    const note = { type: "object", properties: { note: { type: "string", maxLength: 12 } }, required: ["note"] };
+    const events = await collect(
+      clientsFor(sidecar.url).grpc.generate({
+        input: {
+          case: "chat",
+          value: {
+            messages: [question],
+            tools: [{ name: "take_note", description: "Keep a note", parameters: JSON.stringify(note) }],
+            toolChoice: ToolChoice.REQUIRED,
+            parallelToolCalls: false,
+          },
+        },
+        sampling: { temperature: 0, logitBias: { [marker!]: 100 } },
+        maxTokens: 80,
+      }),
+    );
+    const args = events.flatMap((e) => (e.case === "token" ? e.value.toolCalls.map((c) => c.arguments) : [])).join("");
+    expect(args).not.toContain("<tool_call>");
+    expect(JSON.parse(args)).toMatchObject({ note: expect.any(String) });
+    expect(finishOf(events).reason).toBe(FinishReason.TOOL_CALLS);
+  });
+});
+
 describe("two calls in one reply on the tools model", () => {
   const both = { role: Role.USER, content: "Weather in both cities, Tokyo and Paris?" };
   const argumentsOf = (events: Events) => {
