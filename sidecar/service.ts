@@ -1,6 +1,6 @@
-import { Code, ConnectError, type ServiceImpl } from "@connectrpc/connect";
+import type { ServiceImpl } from "@connectrpc/connect";
 import { InferenceService } from "../proto/gen/inference/v1/inference_pb.js";
-import { unavailable } from "./engine/errors.js";
+import { invalidArgument, notFound, unavailable } from "./engine/errors.js";
 import { FIRST_TOKEN_POSITION, generate } from "./engine/generate.js";
 import { readAhead } from "./engine/read-ahead.js";
 import type { EngineMetrics } from "./engine/metrics.js";
@@ -26,7 +26,7 @@ export function createInferenceService(state: ServiceState): ServiceImpl<typeof 
     const found = state.models.find((m) => m.id === name) ?? (name === "" ? only : undefined);
     if (found === undefined) {
       const known = state.models.map((m) => m.id).join(", ");
-      throw new ConnectError(`model "${name}" is not served here (served: ${known})`, Code.NotFound);
+      throw notFound(`model "${name}" is not served here (served: ${known})`);
     }
     return found;
   };
@@ -44,13 +44,13 @@ export function createInferenceService(state: ServiceState): ServiceImpl<typeof 
         case "chat":
           return { tokens: renderChat(loaded, request.input.value).tokens };
         case undefined:
-          throw new ConnectError("tokenize needs text or chat messages", Code.InvalidArgument);
+          throw invalidArgument("tokenize needs text or chat messages");
       }
     },
     detokenize(request) {
       const loaded = pick(request.model);
       const bad = request.tokens.find((t) => loaded.vocabularySize > 0 && t >= loaded.vocabularySize);
-      if (bad !== undefined) throw new ConnectError(`token ${bad} is not in the model's vocabulary`, Code.InvalidArgument);
+      if (bad !== undefined) throw invalidArgument(`token ${bad} is not in the model's vocabulary`);
       return { text: loaded.model.detokenize(request.tokens as never, false) };
     },
     listModels() {

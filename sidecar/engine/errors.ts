@@ -5,6 +5,16 @@ export function invalidArgument(message: string): ConnectError {
   return new ConnectError(message, Code.InvalidArgument);
 }
 
+/** An unknown model while several are served. Maps to NOT_FOUND. */
+export function notFound(message: string): ConnectError {
+  return new ConnectError(message, Code.NotFound);
+}
+
+/** The caller's deadline passed. Maps to DEADLINE_EXCEEDED. */
+export function deadlineExceeded(message: string): ConnectError {
+  return new ConnectError(message, Code.DeadlineExceeded);
+}
+
 /** Every sequence is busy and the wait queue is full. Maps to RESOURCE_EXHAUSTED. */
 export function overloaded(message: string): ConnectError {
   return new ConnectError(message, Code.ResourceExhausted);
@@ -21,6 +31,6 @@ export function unavailable(message: string): ConnectError {
 }
 
 /** The caller left. Maps to CANCELLED. */
-export function cancelled(): ConnectError {
-  return new ConnectError("the request was cancelled", Code.Canceled);
+export function cancelled(message = "the request was cancelled"): ConnectError {
+  return new ConnectError(message, Code.Canceled);
 }

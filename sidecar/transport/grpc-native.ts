@@ -2,9 +2,17 @@ import { create, fromBinary, toBinary, type DescMessage, type DescMethod, type D
 import { FileDescriptorProtoSchema } from "@bufbuild/protobuf/wkt";
 import { ConnectError, createHandlerContext, type ServiceImpl } from "@connectrpc/connect";
 import * as grpc from "@grpc/grpc-js";
+import { loadSync } from "@grpc/proto-loader";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
 import { ReflectionService } from "@grpc/reflection";
 import { HealthImplementation } from "grpc-health-check";
 import { InferenceService } from "../../proto/gen/inference/v1/inference_pb.js";
+import { cancelled, deadlineExceeded } from "../engine/errors.js";
+
+const require = createRequire(import.meta.url);
+/** The reflection service's own definition, as @grpc/reflection ships it. */
+const REFLECTION_PROTO = join(dirname(require.resolve("@grpc/reflection")), "..", "proto", "grpc", "reflection", "v1", "reflection.proto");
 
 type Impl = ServiceImpl<typeof InferenceService>;
 type AnyHandler = (request: unknown, context: ReturnType<typeof createHandlerContext>) => unknown;
@@ -32,7 +40,9 @@ export function addInferenceService(server: grpc.Server, impl: Impl, shutdown: A
   health.addToServer(server);
 
   const fileDescriptor = toBinary(FileDescriptorProtoSchema, InferenceService.file.proto);
+  // Reflection lists every service the port serves: inference, health and reflection itself.
   const reflection = new ReflectionService({
+    ...loadSync([require.resolve("grpc-health-check/proto/health/v1/health.proto"), REFLECTION_PROTO]),
     [InferenceService.typeName]: { fileDescriptorProtos: [Buffer.from(fileDescriptor)] },
   } as never);
   reflection.addToServer(server);
@@ -66,11 +76,11 @@ function contextFor(
     url: `/${InferenceService.typeName}/${method.name}`,
     shutdownSignal: shutdown,
   });
-  call.on("cancelled", () => context.abort(new ConnectError("cancelled by the caller", 1)));
+  call.on("cancelled", () => context.abort(cancelled("cancelled by the caller")));
   const deadline = call.getDeadline();
   if (deadline instanceof Date || typeof deadline === "number") {
     const ms = Number(deadline) - Date.now();
-    if (Number.isFinite(ms)) setTimeout(() => context.abort(new ConnectError("deadline exceeded", 4)), Math.max(0, ms)).unref();
+    if (Number.isFinite(ms)) setTimeout(() => context.abort(deadlineExceeded("deadline exceeded")), Math.max(0, ms)).unref();
   }
   return context;
 }

@@ -209,7 +209,12 @@ describe("direct gRPC callers need no copy of the .proto", () => {
         call.write(request);
       });
     const list = (await ask({ list_services: "" })) as { list_services_response: { service: { name: string }[] } };
-    expect(list.list_services_response.service.map((s) => s.name)).toContain("inference.v1.InferenceService");
+    // Every service of the port, as grpcurl users expect: inference, health and reflection itself.
+    expect(list.list_services_response.service.map((s) => s.name).sort()).toEqual([
+      "grpc.health.v1.Health",
+      "grpc.reflection.v1.ServerReflection",
+      "inference.v1.InferenceService",
+    ]);
     const file = (await ask({ file_containing_symbol: "inference.v1.InferenceService" })) as {
       file_descriptor_response: { file_descriptor_proto: Buffer[] };
     };
