@@ -28,6 +28,8 @@ export interface ResponseMeta {
   readonly model: string;
   /** A fresh random id suffix, for ids inside the response (e.g. Responses output items). */
   readonly newId: () => string;
+  /** The current time in milliseconds since the epoch (e.g. a Response's `completed_at`). */
+  readonly now: () => number;
 }
 
 /**
@@ -164,6 +166,7 @@ async function generate<S extends z.ZodType>(
     created,
     model: opened.start.model !== "" ? opened.start.model : generateRequest.model,
     newId: context.newId,
+    now: context.now,
   };
   const record = recordOf(request);
   if (record !== undefined) {

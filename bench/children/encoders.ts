@@ -110,7 +110,7 @@ function measure(make: Factory, body: unknown, tokens: readonly Token[], ms: num
   const began = performance.now();
   let stream = 0;
   while (performance.now() - began < ms) {
-    const meta: ResponseMeta = { id: `bench-${stream++}`, created: 1_700_000_000, model: "bench", newId: () => `id${stream}` };
+    const meta: ResponseMeta = { id: `bench-${stream++}`, created: 1_700_000_000, model: "bench", newId: () => `id${stream}`, now: () => 1_700_000_000_000 };
     const encoder = make(body, meta);
     sink += encoder.start(start).length;
     for (const token of tokens) {

@@ -117,7 +117,7 @@ describe("the Responses checker catches", () => {
     ["output_text.done whose text is not the deltas'", () => mutateData(events, indexOf(events, "response.output_text.done"), (d) => (d["text"] = "Hi")), /done carries the whole text/],
     ["a terminal output that differs from the items", () => mutateData(events, indexOf(events, "response.completed"), (d) => ((d["response"] as { output: unknown[] }).output = [])), /the terminal output is the items sent/],
     ["a missing [DONE]", () => events.slice(0, -1), /\[DONE\] after the terminal event/],
-    ["an event: line", () => events.map((e, i) => (i === delta ? { ...e, event: "response.output_text.delta" } : e)), /data-only frames/],
+    ["an event: line that differs from the type", () => events.map((e, i) => (i === delta ? { ...e, event: "response.output_text.done" } : e)), /event: names the data's type/],
     ["response.in_progress missing", () => renumber(events.filter((_, i) => i !== 1)), /response.in_progress second/],
     ["no terminal event", () => renumber(events.filter((_, i) => i !== indexOf(events, "response.completed"))), /ends with a terminal event/],
   ];
@@ -176,7 +176,14 @@ describe("the Responses checker catches function_call and reasoning faults", () 
     ["arguments.done that differ from the deltas", () => mutateData(tools, indexOf(tools, "response.function_call_arguments.done"), (d) => (d["arguments"] = "{}")), /done carries the whole arguments/],
     ["a function_call item announced with arguments", () => mutateData(tools, indexOf(tools, "response.output_item.added"), (d) => ((d["item"] as Record<string, unknown>)["arguments"] = "{")), /expected/],
     ["a function_call item with a msg_ id", () => mutateData(tools, indexOf(tools, "response.output_item.added"), (d) => ((d["item"] as Record<string, unknown>)["id"] = "msg_x")), /fc_/],
-    ["reasoning text in an output_text delta", () => mutateData(reasoning, indexOf(reasoning, "response.reasoning_text.delta"), (d) => (d["type"] = "response.output_text.delta")), /only in message items/],
+    [
+      "reasoning text in an output_text delta",
+      () => {
+        const at = indexOf(reasoning, "response.reasoning_text.delta");
+        return mutateData(reasoning, at, (d) => (d["type"] = "response.output_text.delta")).map((e, i) => (i === at ? { ...e, event: "response.output_text.delta" } : e));
+      },
+      /only in message items/,
+    ],
   ];
   it.each(cases)("%s", (_, mutate, rule) => {
     expect(() => checkResponsesStream(rebuild(mutate()))).toThrow(rule);

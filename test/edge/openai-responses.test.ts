@@ -25,6 +25,7 @@ function response(fields: Record<string, unknown>): Record<string, unknown> {
     id: `resp_${FIXED_ID}`,
     object: "response",
     created_at: FIXED_CREATED,
+    completed_at: FIXED_CREATED,
     status: "completed",
     error: null,
     incomplete_details: null,
@@ -36,11 +37,22 @@ function response(fields: Record<string, unknown>): Record<string, unknown> {
     parallel_tool_calls: true,
     previous_response_id: null,
     store: false,
-    temperature: null,
+    background: false,
+    service_tier: "default",
+    // The sampling in effect: the sidecar's defaults unless the request set them.
+    temperature: 1,
     text: { format: { type: "text" } },
     tool_choice: "auto",
     tools: [],
-    top_p: null,
+    top_p: 0.95,
+    presence_penalty: 0,
+    frequency_penalty: 0,
+    top_logprobs: 0,
+    reasoning: { effort: null, summary: null },
+    max_tool_calls: null,
+    user: null,
+    safety_identifier: null,
+    prompt_cache_key: null,
     truncation: "disabled",
     usage: null,
     metadata: {},
@@ -255,5 +267,56 @@ describe("sidecar failures before the stream starts: HTTP errors, streaming or n
       expect(res.headers.get("content-type")).toBe("application/json");
       expect(((await res.json()) as { error: { type: string; message: string } }).error).toMatchObject({ type: c.type, message: "sidecar says no" });
     }
+  });
+});
+
+describe("Response fields the Open Responses schema requires", () => {
+  it("echo what the request set, forward what changes the reply, and refuse what this server cannot do", async () => {
+    const { app, sidecar } = testApp(script);
+    const sent = {
+      input: "Hello!",
+      temperature: 0.2,
+      top_p: 0.5,
+      presence_penalty: 0.5,
+      frequency_penalty: -0.5,
+      max_tool_calls: 1,
+      reasoning: { effort: "low", summary: "auto" },
+      safety_identifier: "user-hash-1",
+      prompt_cache_key: "thread-7",
+      user: "u1",
+      service_tier: "auto",
+    };
+    const body = (await (await post(app, PATH, sent)).json()) as Record<string, unknown>;
+    expect(body).toMatchObject({
+      temperature: 0.2,
+      top_p: 0.5,
+      presence_penalty: 0.5,
+      frequency_penalty: -0.5,
+      max_tool_calls: 1,
+      reasoning: { effort: "low", summary: "auto" },
+      safety_identifier: "user-hash-1",
+      prompt_cache_key: "thread-7",
+      user: "u1",
+      service_tier: "default",
+      background: false,
+      completed_at: FIXED_CREATED,
+    });
+    const request = sidecar.lastCall?.request;
+    expect(request?.sampling).toMatchObject({ presencePenalty: 0.5, frequencyPenalty: -0.5 });
+    expect(request?.input.case === "chat" ? request.input.value.parallelToolCalls : undefined).toBe(false);
+    for (const [field, value] of [["background", true], ["top_logprobs", 3]] as const) {
+      const refused = await post(app, PATH, { input: "x", [field]: value });
+      expect(refused.status, field).toBe(400);
+      expect(((await refused.json()) as { error: { param: string } }).error.param).toBe(field);
+    }
+  });
+
+  it("names every stream event with an event: line equal to its type", async () => {
+    const { app } = testApp(script);
+    const text = await (await post(app, PATH, { input: "Hello!", stream: true })).text();
+    const events = parseText(text);
+    for (const event of events.filter((e) => e.data !== "[DONE]")) expect(event.event).toBe((JSON.parse(event.data) as { type: string }).type);
+    const created = JSON.parse(events[0]!.data) as { response: { completed_at: unknown } };
+    expect(created.response.completed_at).toBeNull();
   });
 });

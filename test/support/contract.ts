@@ -374,7 +374,11 @@ function partOf(itemType: string | undefined, text: string): Record<string, unkn
 
 export function checkResponsesStream(events: readonly ParsedEvent[]): ResponsesSummary {
   const summary: ResponsesSummary = { text: "", reasoning: "", terminal: null, response: undefined, usage: undefined, error: undefined, done: false, items: [] };
-  for (const event of events) expect(event.event, "data-only frames (no event: line)").toBe("message");
+  // Every event is named by its type (`event:` equal to the data's `type`); [DONE] is a plain data frame.
+  for (const event of events) {
+    if (event.data === "[DONE]") expect(event.event, "[DONE] has no event: line").toBe("message");
+    else expect(event.event, "event: names the data's type").toBe((JSON.parse(event.data) as { type?: string }).type);
+  }
   const doneAt = events.findIndex((e) => e.data === "[DONE]");
   if (doneAt !== -1) {
     expect(doneAt, "[DONE] is last and once").toBe(events.length - 1);

@@ -1,9 +1,8 @@
 // Generation events → OpenAI Responses stream events, and the whole Response for
 // non-streaming requests.
 //
-// Every event is a `data:` frame whose JSON has a `type` and a `sequence_number`
-// that grows by one from 0 (no `event:` line: seed 004 shows data frames only, and
-// the SDKs read the type from the data). Order:
+// Every event is an `event: <type>` line and a `data:` line whose JSON has the same `type`
+// and a `sequence_number` that grows by one from 0. Order:
 //   response.created, response.in_progress    on the sidecar's `start`: status
 //                                             in_progress, empty output
 //   per output item (one open at a time, opened at its first non-empty delta;
@@ -41,6 +40,11 @@ import type { ResponsesRequest } from "./schema.js";
 import { responsesEnding } from "./status.js";
 import { responsesUsage } from "./usage.js";
 
+/** Unix seconds now, for a terminal Response's `completed_at`. */
+function completedAt(meta: ResponseMeta): number {
+  return Math.floor(meta.now() / 1000);
+}
+
 /** What the stream knows of one output item. */
 interface ItemRecord {
   readonly block: Block;
@@ -75,7 +79,7 @@ export function createResponsesStreamEncoder(body: ResponsesRequest, meta: Respo
   let closingStatus: ItemStatus = "completed";
 
   const event = (type: string, fields: Record<string, unknown>): SseEvent =>
-    jsonEvent({ type, ...fields, sequence_number: sequence++ });
+    jsonEvent({ type, ...fields, sequence_number: sequence++ }, type);
   const record = (block: Block): ItemRecord => {
     const found = items[block.index];
     if (found === undefined) throw new Error(`no output item for block ${block.index}`);
@@ -138,7 +142,7 @@ export function createResponsesStreamEncoder(body: ResponsesRequest, meta: Respo
       if (ending === null) return [];
       closingStatus = ending.status === "completed" ? "completed" : "incomplete";
       const frames = [...blocks.pushAll(finishContent(finish)), ...blocks.close()];
-      const response = snapshot({ ...ending, error: null, usage: responsesUsage(finish) });
+      const response = snapshot({ ...ending, completed_at: completedAt(meta), error: null, usage: responsesUsage(finish) });
       frames.push(event(`response.${ending.status}`, { response }), DONE);
       return frames;
     },
@@ -147,6 +151,7 @@ export function createResponsesStreamEncoder(body: ResponsesRequest, meta: Respo
       if (open !== undefined) record(open).status = "incomplete";
       const response = snapshot({
         status: "failed",
+        completed_at: completedAt(meta),
         error: { code: "server_error", message: error.message },
         incomplete_details: null,
         usage: null,
@@ -162,5 +167,5 @@ export function encodeResponse(body: ResponsesRequest, meta: ResponseMeta, resul
   const output = collectBlocks(result).map((block) =>
     itemOf({ block, id: `${itemIdPrefix(block)}${meta.newId()}`, status }),
   );
-  return responseObject(body, meta, { ...ending, error: null, usage: responsesUsage(result.finish), output });
+  return responseObject(body, meta, { ...ending, completed_at: completedAt(meta), error: null, usage: responsesUsage(result.finish), output });
 }

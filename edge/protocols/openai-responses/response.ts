@@ -106,6 +106,8 @@ export function outputText(output: readonly OutputItem[]): string {
 
 export interface ResponseState {
   status: ResponseStatus;
+  /** Unix seconds when the response reached a terminal status; null before. */
+  completed_at?: number | null;
   output: OutputItem[];
   error: { code: "server_error"; message: string } | null;
   incomplete_details: { reason: "max_output_tokens" } | null;
@@ -119,11 +121,16 @@ function warnings(body: ResponsesRequest): { warnings?: string[] } {
   return { warnings: ignored.map((type) => `tools of type '${type}' are not supported by this server and were ignored`) };
 }
 
+/** The sampling in effect: what the request set, else the sidecar's defaults (proto SamplingOptions). */
+const DEFAULT_TEMPERATURE = 1;
+const DEFAULT_TOP_P = 0.95;
+
 export function responseObject(body: ResponsesRequest, meta: ResponseMeta, state: ResponseState): Record<string, unknown> {
   return {
     id: meta.id,
     object: "response",
     created_at: meta.created,
+    completed_at: state.completed_at ?? null,
     status: state.status,
     error: state.error,
     incomplete_details: state.incomplete_details,
@@ -135,7 +142,9 @@ export function responseObject(body: ResponsesRequest, meta: ResponseMeta, state
     parallel_tool_calls: body.parallel_tool_calls ?? true,
     previous_response_id: null,
     store: false,
-    temperature: body.temperature ?? null,
+    background: false,
+    service_tier: "default",
+    temperature: body.temperature ?? DEFAULT_TEMPERATURE,
     text: { format: body.text?.format ?? { type: "text" } },
     tool_choice: body.tool_choice ?? "auto",
     tools: functionTools(body).map((t) => ({
@@ -145,8 +154,16 @@ export function responseObject(body: ResponsesRequest, meta: ResponseMeta, state
       parameters: t.parameters ?? null,
       strict: t.strict ?? true,
     })),
-    top_p: body.top_p ?? null,
-    truncation: "disabled",
+    top_p: body.top_p ?? DEFAULT_TOP_P,
+    presence_penalty: body.presence_penalty ?? 0,
+    frequency_penalty: body.frequency_penalty ?? 0,
+    top_logprobs: 0,
+    reasoning: { effort: body.reasoning?.effort ?? null, summary: body.reasoning?.summary ?? null },
+    max_tool_calls: body.max_tool_calls ?? null,
+    user: body.user ?? null,
+    safety_identifier: body.safety_identifier ?? null,
+    prompt_cache_key: body.prompt_cache_key ?? null,
+    truncation: body.truncation ?? "disabled",
     usage: state.usage,
     metadata: body.metadata ?? {},
     ...warnings(body),

@@ -11,7 +11,7 @@
 import * as z from "zod";
 import { CallLedger, duplicateNames, report, schemaObject, toolName, unknownChoice } from "../../tools.js";
 import { textFormatField } from "../openai-common/response-format.js";
-import { positiveInteger } from "../../fields.js";
+import { positiveInteger, UINT32_MAX } from "../../fields.js";
 
 export const RESPONSES_ROLES = ["system", "developer", "user", "assistant"] as const;
 export type ResponsesRole = (typeof RESPONSES_ROLES)[number];
@@ -140,6 +140,28 @@ export const responsesRequestSchema = z.object({
   tools: z.array(anyTool).nullish(),
   tool_choice: toolChoice.nullish(),
   parallel_tool_calls: z.boolean().nullish(),
+  // Sampling the proto carries, echoed in the Response.
+  presence_penalty: z.number().min(-2).max(2).nullish(),
+  frequency_penalty: z.number().min(-2).max(2).nullish(),
+  // Logprobs on output text are not produced on this endpoint yet: 0 (or unset) only.
+  top_logprobs: z
+    .number()
+    .nullish()
+    .refine((n) => n == null || n === 0, { error: "top_logprobs on /v1/responses is not supported yet; use /v1/chat/completions with logprobs" }),
+  // At most one call per reply when 1 (more are not counted yet: any larger value allows parallel calls).
+  max_tool_calls: z.number().int().min(1).max(UINT32_MAX).nullish(),
+  // Runs in the background need stored, resumable responses, which this server does not keep yet.
+  background: z
+    .boolean()
+    .nullish()
+    .refine((b) => b !== true, { error: "background responses are not supported yet: send the request with stream: true, or without background" }),
+  // Echoed in the Response; they change nothing in the reply.
+  reasoning: z.object({ effort: z.string().nullish(), summary: z.string().nullish() }).nullish(),
+  service_tier: z.string().nullish(),
+  safety_identifier: z.string().nullish(),
+  prompt_cache_key: z.string().nullish(),
+  user: z.string().nullish(),
+  truncation: z.enum(["auto", "disabled"]).nullish(),
 }).superRefine((body, ctx) => {
   (body.tools ?? []).forEach((tool, i) => {
     if (tool.type !== "function") return;

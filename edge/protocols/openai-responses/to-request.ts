@@ -80,9 +80,12 @@ function toolChoiceInit(body: ResponsesRequest): Pick<MessageInitShape<typeof Ch
 export function toGenerateRequest(body: ResponsesRequest): GenerateRequest {
   const items = typeof body.input === "string" ? [{ role: Role.USER, content: body.input }] : toMessages(body.input);
   const instructions = body.instructions ?? "";
-  const sampling: { temperature?: number; topP?: number } = {};
+  const sampling: { temperature?: number; topP?: number; presencePenalty?: number; frequencyPenalty?: number } = {};
   if (body.temperature != null) sampling.temperature = body.temperature;
   if (body.top_p != null) sampling.topP = body.top_p;
+  if (body.presence_penalty != null) sampling.presencePenalty = body.presence_penalty;
+  if (body.frequency_penalty != null) sampling.frequencyPenalty = body.frequency_penalty;
+  const parallel = body.max_tool_calls === 1 ? false : body.parallel_tool_calls;
   return create(GenerateRequestSchema, {
     model: body.model ?? "",
     input: {
@@ -95,7 +98,7 @@ export function toGenerateRequest(body: ResponsesRequest): GenerateRequest {
           parameters: t.parameters == null ? "" : JSON.stringify(t.parameters),
         })),
         ...toolChoiceInit(body),
-        ...(body.parallel_tool_calls != null ? { parallelToolCalls: body.parallel_tool_calls } : {}),
+        ...(parallel != null ? { parallelToolCalls: parallel } : {}),
       },
     },
     sampling,
