@@ -137,7 +137,8 @@ describe("completions", () => {
     const completion = await client.completions.create({ model: "m", prompt: "Once upon a time", logprobs: 2, max_tokens: 3, temperature: 0 });
     const logprobs = completion.choices[0]?.logprobs;
     expect(logprobs?.tokens).toEqual([" there", " lived", " a"]);
-    expect(logprobs?.text_offset).toEqual([0, 6, 12]);
+    // Counted from the start of the prompt "Once upon a time" (16 characters), as OpenAI counts.
+    expect(logprobs?.text_offset).toEqual([16, 22, 28]);
     expect(logprobs?.token_logprobs?.every((l) => l <= 0)).toBe(true);
     expect(logprobs?.top_logprobs?.map((t) => Object.keys(t ?? {}).length)).toEqual([2, 2, 2]);
   });

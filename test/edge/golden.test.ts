@@ -495,9 +495,9 @@ describe("golden transcripts, specific rules", () => {
       .filter((e) => e.data !== "[DONE]")
       .map((e) => (JSON.parse(e.data) as { choices: { logprobs: unknown }[] }).choices[0]?.logprobs);
     expect(logprobs).toEqual([
-      { tokens: [" there"], token_logprobs: [-0.125], top_logprobs: [{ " there": -0.125, " was": -2.25 }], text_offset: [0] },
-      { tokens: ["bytes:\\xf0\\x9f"], token_logprobs: [-1], top_logprobs: [{ "bytes:\\xf0\\x9f": -1 }], text_offset: [6] },
-      { tokens: ["bytes:\\xa6\\x99"], token_logprobs: [-0.0625], top_logprobs: [{ "bytes:\\xa6\\x99": -0.0625 }], text_offset: [6] },
+      { tokens: [" there"], token_logprobs: [-0.125], top_logprobs: [{ " there": -0.125, " was": -2.25 }], text_offset: [16] },
+      { tokens: ["bytes:\\xf0\\x9f"], token_logprobs: [-1], top_logprobs: [{ "bytes:\\xf0\\x9f": -1 }], text_offset: [22] },
+      { tokens: ["bytes:\\xa6\\x99"], token_logprobs: [-0.0625], top_logprobs: [{ "bytes:\\xa6\\x99": -0.0625 }], text_offset: [22] },
       null,
     ]);
   });

@@ -97,7 +97,8 @@ describe("POST /v1/completions (stream off)", () => {
       tokens: ["Hi", "bytes:\\xf0\\x9f", "bytes:\\x20\\xa6\\x99"],
       token_logprobs: [-0.25, -0.5, -1],
       top_logprobs: [{ Hi: -0.25 }, { "bytes:\\xf0\\x9f": -0.5 }, {}],
-      text_offset: [0, 2, 2],
+      // Offsets count from the start of the prompt "Once upon a time" (16 characters).
+      text_offset: [16, 18, 18],
     });
   });
 

@@ -144,7 +144,8 @@ describe("completions", () => {
     const completion = await openai.completions.create({ model: "m", prompt: "Once upon a time", logprobs: 1 });
     expect(completion.choices[0]?.text).toBe("Hi there");
     expect(completion.choices[0]?.logprobs?.tokens).toEqual(["Hi", " there"]);
-    expect(completion.choices[0]?.logprobs?.text_offset).toEqual([0, 2]);
+    // From the start of the prompt (16 characters), as OpenAI counts.
+    expect(completion.choices[0]?.logprobs?.text_offset).toEqual([16, 18]);
     expect(completion.usage?.total_tokens).toBe(11);
   });
 

@@ -7,8 +7,9 @@
 // one kind of content, text.
 //
 // Legacy logprobs: `tokens` are the tokens' own texts (`bytes:\xNN…` for a piece that is
-// not whole UTF-8), `text_offset` is where each token event's text starts in the
-// completion (not counting the prompt), in UTF-16 code units, and each `top_logprobs`
+// not whole UTF-8), `text_offset` is where each token event's text starts, counted from
+// the start of the prompt (as OpenAI counts: the completion follows the prompt), in UTF-16
+// code units, and each `top_logprobs`
 // entry maps a token's key → logprob, one key per alternative (openai-common/logprobs.ts).
 import type { Finish, Start, Token } from "../../../proto/gen/inference/v1/inference_pb.js";
 import { finishContent } from "../../content.js";
@@ -44,7 +45,7 @@ function addToken(into: LegacyLogprobs, token: Token, count: number, offset: num
 
 export function createCompletionStreamEncoder(body: CompletionRequest, meta: ResponseMeta): StreamEncoder {
   const count = logprobsCount(body);
-  let offset = 0;
+  let offset = body.prompt.length;
   const chunk = (choices: unknown[], usage?: unknown): SseEvent =>
     jsonEvent({
       id: meta.id,
@@ -92,7 +93,7 @@ export function encodeCompletion(body: CompletionRequest, meta: ResponseMeta, re
   let logprobs: LegacyLogprobs | null = null;
   if (count !== null) {
     logprobs = emptyLogprobs();
-    let offset = 0;
+    let offset = body.prompt.length;
     for (const token of result.tokens) {
       addToken(logprobs, token, count, offset);
       offset += token.text.length;
