@@ -6,6 +6,7 @@
 // Failures reported by the sidecar arrive as ConnectErrors and are mapped here,
 // in one switch, by `fromConnectError`.
 import { Code, ConnectError } from "@connectrpc/connect";
+import { PromptTooLongSchema } from "../proto/gen/inference/v1/inference_pb.js";
 
 /** Seconds a client is told to wait after a 429/503 when the sidecar suggests nothing. */
 export const DEFAULT_RETRY_AFTER_SECONDS = 1;
@@ -79,6 +80,28 @@ export class PermissionDeniedError extends ApiError {
 export class KeyRateLimitError extends ApiError {
   readonly status = 429;
   readonly kind = "key_rate_limit";
+}
+
+/**
+ * 400 `context_length_exceeded`: the prompt does not fit the model's context. Worded as each API
+ * words it, because client libraries match the words and the code to trim and retry.
+ */
+export class ContextLengthError extends GenerationRejectedError {
+  constructor(
+    readonly promptTokens: number,
+    readonly contextSize: number,
+    cause?: unknown,
+  ) {
+    super(
+      `This model's maximum context length is ${contextSize} tokens. However, your messages resulted in ${promptTokens} tokens. Please reduce the length of the messages.`,
+      { code: "context_length_exceeded", cause },
+    );
+  }
+
+  /** Anthropic's wording of the same refusal. */
+  get anthropicMessage(): string {
+    return `prompt is too long: ${this.promptTokens} tokens > ${this.contextSize} maximum`;
+  }
 }
 
 /** 404: unknown route or model. */
@@ -161,8 +184,11 @@ export function fromConnectError(error: ConnectError): ApiError {
   switch (error.code) {
     case Code.InvalidArgument:
     case Code.FailedPrecondition:
-    case Code.OutOfRange:
+    case Code.OutOfRange: {
+      const [tooLong] = error.findDetails(PromptTooLongSchema);
+      if (tooLong !== undefined) return new ContextLengthError(tooLong.promptTokens, tooLong.contextSize, cause);
       return new GenerationRejectedError(message, { cause });
+    }
     case Code.NotFound:
       return new NotFoundError(message, { code: "model_not_found", cause });
     case Code.ResourceExhausted:

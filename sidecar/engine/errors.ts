@@ -1,4 +1,5 @@
 import { Code, ConnectError } from "@connectrpc/connect";
+import { PromptTooLongSchema } from "../../proto/gen/inference/v1/inference_pb.js";
 
 /** A request the engine refuses: bad options, a prompt that does not fit. Maps to INVALID_ARGUMENT. */
 export function invalidArgument(message: string): ConnectError {
@@ -33,4 +34,14 @@ export function unavailable(message: string): ConnectError {
 /** The caller left. Maps to CANCELLED. */
 export function cancelled(message = "the request was cancelled"): ConnectError {
   return new ConnectError(message, Code.Canceled);
+}
+
+/** A prompt longer than the context: INVALID_ARGUMENT with the counts as a PromptTooLong detail. */
+export function promptTooLong(promptTokens: number, contextSize: number): ConnectError {
+  return new ConnectError(
+    `the prompt has ${promptTokens} tokens, but the context holds ${contextSize} tokens for prompt and reply together`,
+    Code.InvalidArgument,
+    undefined,
+    [{ desc: PromptTooLongSchema, value: { promptTokens, contextSize } }],
+  );
 }

@@ -7,7 +7,7 @@ import {
   type TokenAlternative,
 } from "../../proto/gen/inference/v1/inference_pb.js";
 import { constraintState } from "./constraint.js";
-import { invalidArgument } from "./errors.js";
+import { invalidArgument, promptTooLong } from "./errors.js";
 import type { EngineMetrics } from "./metrics.js";
 import type { LoadedModel } from "./model.js";
 import { renderPrompt } from "./prompt.js";
@@ -45,11 +45,7 @@ export async function* generate(
   const prompt = renderPrompt(loaded, request.input);
   const promptTokens = prompt.tokens.length;
   if (promptTokens === 0) throw invalidArgument("the prompt is empty");
-  if (promptTokens >= loaded.contextSize) {
-    throw invalidArgument(
-      `the prompt has ${promptTokens} tokens, but the context holds ${loaded.contextSize} tokens for prompt and reply together`,
-    );
-  }
+  if (promptTokens >= loaded.contextSize) throw promptTooLong(promptTokens, loaded.contextSize);
   const generated: Token[] = [];
   const sampling = buildSampling(loaded, request.sampling, generated);
   const constraint = await constraintState(loaded, request.constraint);

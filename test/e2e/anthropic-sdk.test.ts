@@ -109,7 +109,7 @@ describe("messages.stream()", () => {
     const error = await client.messages.stream({ model: "m", max_tokens: 16, messages: [{ role: "user", content: huge }] }).finalMessage().catch((e: unknown) => e);
     expect(error).toBeInstanceOf(Anthropic.BadRequestError);
     expect((error as APIError).type).toBe("invalid_request_error");
-    expect((error as APIError).message).toMatch(/context holds 256 tokens/);
+    expect((error as APIError).message).toMatch(/prompt is too long: \d+ tokens > 256 maximum/);
     const missing = await client.messages.create({ model: "m", messages: hello } as unknown as Anthropic.MessageCreateParamsNonStreaming).catch((e: unknown) => e);
     expect(missing).toBeInstanceOf(Anthropic.BadRequestError);
     expect((missing as APIError).message).toMatch(/max_tokens/);

@@ -108,7 +108,7 @@ describe("chat completions", () => {
       (async () => {
         for await (const _ of stream) expect.unreachable("no chunk may precede the error");
       })(),
-    ).rejects.toThrow(/context holds 256 tokens/);
+    ).rejects.toThrow(/maximum context length is 256 tokens/);
   });
 });
 

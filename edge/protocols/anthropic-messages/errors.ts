@@ -5,7 +5,7 @@
 // 529 `overloaded_error`, Anthropic's "temporarily overloaded" — not 429
 // `rate_limit_error`, which Anthropic uses for a client's own rate limit. Both keep
 // the Retry-After header, and the SDKs retry both.
-import type { ApiError, ApiErrorKind } from "../../errors.js";
+import { ContextLengthError, type ApiError, type ApiErrorKind } from "../../errors.js";
 import { jsonResponse } from "../../json.js";
 import { jsonEvent, type SseEvent } from "../../sse/frame.js";
 
@@ -61,7 +61,8 @@ export interface AnthropicErrorBody {
 }
 
 export function anthropicErrorBody(error: ApiError): AnthropicErrorBody {
-  return { type: "error", error: { type: typeOf(error.kind), message: error.message } };
+  const message = error instanceof ContextLengthError ? error.anthropicMessage : error.message;
+  return { type: "error", error: { type: typeOf(error.kind), message } };
 }
 
 export function anthropicErrorResponse(error: ApiError): Response {
