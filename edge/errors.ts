@@ -18,6 +18,8 @@ export interface ApiErrorOptions {
   code?: string | null;
   /** Extra response headers (e.g. `retry-after`). */
   headers?: Record<string, string>;
+  /** Machine-readable details a protocol puts in its error body (Anthropic's `error.details`). */
+  details?: Readonly<Record<string, unknown>>;
   cause?: unknown;
 }
 
@@ -40,6 +42,7 @@ export abstract class ApiError extends Error {
   readonly param: string | null;
   readonly code: string | null;
   readonly headers: Readonly<Record<string, string>>;
+  readonly details: Readonly<Record<string, unknown>> | undefined;
 
   constructor(message: string, options: ApiErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -47,6 +50,7 @@ export abstract class ApiError extends Error {
     this.param = options.param ?? null;
     this.code = options.code ?? null;
     this.headers = options.headers ?? {};
+    this.details = options.details;
   }
 }
 

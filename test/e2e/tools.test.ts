@@ -6,6 +6,7 @@
 // A tool call streams as delta.tool_calls fragments and ends with finish_reason "tool_calls"
 // (docs/contract.md, "Chat completions: tools and reasoning").
 import Anthropic from "@anthropic-ai/sdk";
+import { betaTool } from "@anthropic-ai/sdk/helpers/beta/json-schema";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { modelPath, TOOLS_RESULT_PIECES, TOOLS_THINK_PIECES } from "../../gguf/models.js";
@@ -167,6 +168,35 @@ describe("Anthropic messages", () => {
       { type: "thinking", thinking: "Checking", signature: expect.any(String) },
       { type: "text", text: TOOLS_ANSWER },
     ]);
+  });
+});
+
+describe("Anthropic tool runner (message threads)", () => {
+  it("runs its tool loop: the server refuses to thread, the runner sends the whole conversation", async () => {
+    const calls: string[] = [];
+    const getWeather = betaTool({
+      name: "get_weather",
+      description: "Get weather for a city",
+      inputSchema: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+      run: ({ city }) => {
+        calls.push(city);
+        return JSON.stringify({ temperature: 22, sky: "sunny" });
+      },
+    });
+    const final = await anthropic.beta.messages.toolRunner({ model: "m", max_tokens: 256, messages: weatherQuestion, tools: [getWeather] });
+    expect(calls).toEqual(["Tokyo"]);
+    expect(final.content.filter((block) => block.type === "text").map((block) => (block as { text: string }).text).join("")).toBe(TOOLS_ANSWER);
+  });
+
+  it("refuses a thread on the raw wire as the API does: create 400 thread_unsupported_request, continue 404 thread_not_found", async () => {
+    const post = (thread: object, messages: object[]) =>
+      fetch(`${stack.edge.url}/v1/messages`, { method: "POST", body: JSON.stringify({ model: "m", max_tokens: 8, thread, messages }) });
+    const create = await post({ type: "create" }, weatherQuestion);
+    expect(create.status).toBe(400);
+    expect(await create.json()).toMatchObject({ type: "error", error: { type: "invalid_request_error", details: { error_code: "thread_unsupported_request" } } });
+    const cont = await post({ type: "continue", previous_message_id: "msg_x" }, [{ role: "user", content: [{ type: "tool_result", tool_use_id: "call_x", content: "sunny" }] }]);
+    expect(cont.status).toBe(404);
+    expect(await cont.json()).toMatchObject({ type: "error", error: { type: "not_found_error", details: { error_code: "thread_not_found" } } });
   });
 });
 

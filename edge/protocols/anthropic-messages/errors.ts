@@ -57,12 +57,12 @@ function statusOf(error: ApiError): number {
 
 export interface AnthropicErrorBody {
   type: "error";
-  error: { type: AnthropicErrorType; message: string };
+  error: { type: AnthropicErrorType; message: string; details?: Readonly<Record<string, unknown>> };
 }
 
 export function anthropicErrorBody(error: ApiError): AnthropicErrorBody {
   const message = error instanceof ContextLengthError ? error.anthropicMessage : error.message;
-  return { type: "error", error: { type: typeOf(error.kind), message } };
+  return { type: "error", error: { type: typeOf(error.kind), message, ...(error.details === undefined ? {} : { details: error.details }) } };
 }
 
 export function anthropicErrorResponse(error: ApiError): Response {

@@ -115,9 +115,16 @@ const conversation = {
 };
 
 function checkConversation(
-  body: { messages: readonly z.output<typeof message>[]; tools?: readonly { name: string }[] | null | undefined; tool_choice?: z.output<typeof toolChoice> | null | undefined },
+  body: {
+    messages: readonly z.output<typeof message>[];
+    tools?: readonly { name: string }[] | null | undefined;
+    tool_choice?: z.output<typeof toolChoice> | null | undefined;
+    thread?: { type: string } | null | undefined;
+  },
   ctx: z.RefinementCtx,
 ): void {
+  // A thread's turn holds only the new messages: it is answered by threads.ts, whole or not.
+  if (body.thread != null) return;
   const last = body.messages.length - 1;
   if (body.messages[last]?.role === "assistant") {
     ctx.addIssue({
@@ -145,6 +152,13 @@ function checkConversation(
 
 export const messagesRequestSchema = z
   .object({
+    // Message threads are refused as the API refuses what it cannot thread (threads.ts).
+    thread: z
+      .discriminatedUnion("type", [
+        z.object({ type: z.literal("create") }),
+        z.object({ type: z.literal("continue"), previous_message_id: z.string() }),
+      ])
+      .nullish(),
     ...conversation,
     // Required, as Anthropic requires it.
     max_tokens: positiveInteger(),

@@ -9,6 +9,7 @@ import {
   type GenerateRequest,
 } from "../../../proto/gen/inference/v1/inference_pb.js";
 import { nonEmptyStops, tokenLimit } from "../../fields.js";
+import { refuseThread } from "./threads.js";
 import type { AnthropicBlock, AnthropicRole, CountTokensRequest, MessagesRequest } from "./schema.js";
 
 type MessageInit = MessageInitShape<typeof ChatMessageSchema>;
@@ -83,6 +84,7 @@ export function toChat(body: CountTokensRequest): Chat {
 }
 
 export function toGenerateRequest(body: MessagesRequest): GenerateRequest {
+  refuseThread(body.thread);
   const sampling: { temperature?: number; topP?: number; topK?: number } = {};
   if (body.temperature != null) sampling.temperature = body.temperature;
   if (body.top_p != null) sampling.topP = body.top_p;
