@@ -1,6 +1,8 @@
 // Structured output through the edge with the official clients: a random-weight model under the
 // sidecar's grammar always answers JSON that parses and validates against the request's schema.
 import { Ajv } from "ajv";
+import Anthropic from "@anthropic-ai/sdk";
+import { jsonSchemaOutputFormat } from "@anthropic-ai/sdk/helpers/json-schema";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { modelPath } from "../../gguf/models.js";
@@ -51,6 +53,18 @@ describe("structured output", () => {
       }),
     );
     for (const reply of replies) expect(validate(JSON.parse(reply)), `${reply} ${JSON.stringify(validate.errors)}`).toBe(true);
+  });
+
+  it("Anthropic: output_config.format json_schema; messages.parse() gets parsed output, streaming and not", async () => {
+    const anthropic = new Anthropic({ baseURL: stack.edge.url, apiKey: "x", maxRetries: 0 });
+    for (let run = 0; run < 4; run++) {
+      const params = { model: "m", max_tokens: 300, temperature: 1, messages: [{ role: "user" as const, content: "Weather?" }], output_config: { format: jsonSchemaOutputFormat(schema as never) } };
+      const message = await anthropic.messages.parse(params);
+      expect(validate(message.parsed_output), JSON.stringify(validate.errors)).toBe(true);
+      const streamed = await anthropic.messages.stream(params).finalMessage();
+      const text = streamed.content.map((block) => (block.type === "text" ? block.text : "")).join("");
+      expect(validate(JSON.parse(text)), text).toBe(true);
+    }
   });
 
   it("responses: text.format json_schema, and the Response echoes the format", async () => {

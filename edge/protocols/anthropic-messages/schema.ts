@@ -160,6 +160,14 @@ export const messagesRequestSchema = z
       ])
       .nullish(),
     ...conversation,
+    // Structured output: the reply is JSON valid for the schema (the same grammar path as OpenAI's
+    // response_format). `effort` changes how much the model reasons.
+    output_config: z
+      .object({
+        format: z.object({ type: z.literal("json_schema"), schema: z.record(z.string(), z.unknown()) }).nullish(),
+        effort: z.enum(["low", "medium", "high", "xhigh", "max"]).nullish(),
+      })
+      .nullish(),
     // Required, as Anthropic requires it.
     max_tokens: positiveInteger(),
     stop_sequences: z

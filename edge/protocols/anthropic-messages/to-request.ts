@@ -9,6 +9,7 @@ import {
   type GenerateRequest,
 } from "../../../proto/gen/inference/v1/inference_pb.js";
 import { nonEmptyStops, tokenLimit } from "../../fields.js";
+import { formatConstraint } from "../../output-constraint.js";
 import { refuseThread } from "./threads.js";
 import type { AnthropicBlock, AnthropicRole, CountTokensRequest, MessagesRequest } from "./schema.js";
 
@@ -95,5 +96,6 @@ export function toGenerateRequest(body: MessagesRequest): GenerateRequest {
     sampling,
     maxTokens: tokenLimit(body.max_tokens),
     stop: nonEmptyStops(body.stop_sequences ?? []),
+    constraint: formatConstraint(body.output_config?.format),
   });
 }

@@ -1,11 +1,8 @@
 // The reply's form: OpenAI's `response_format` (chat, completions) and the Responses API's
 // `text.format`, as the proto's OutputConstraint. The sidecar enforces it with a grammar, so a
 // JSON reply always parses (`strict` is accepted either way: the grammar is always strict).
-import type { MessageInitShape } from "@bufbuild/protobuf";
 import * as z from "zod";
-import type { OutputConstraintSchema } from "../../../proto/gen/inference/v1/inference_pb.js";
-
-type ConstraintInit = MessageInitShape<typeof OutputConstraintSchema>;
+import { formatConstraint as toConstraint, type ConstraintInit } from "../../output-constraint.js";
 
 const jsonSchemaBody = {
   name: z.string().nullish(),
@@ -31,27 +28,6 @@ export const textFormatField = z
     z.object({ type: z.literal("json_schema"), ...jsonSchemaBody }),
   ])
   .nullish();
-
-type Format =
-  | { type: "text" }
-  | { type: "json_object" }
-  | { type: "json_schema"; schema?: Record<string, unknown> | null | undefined };
-
-function toConstraint(format: Format | null | undefined, grammar?: string | null): ConstraintInit | undefined {
-  if (grammar != null && grammar !== "") return { kind: { case: "grammar", value: grammar } };
-  switch (format?.type) {
-    case undefined:
-    case "text":
-      return undefined;
-    case "json_object":
-      return { kind: { case: "jsonObject", value: true } };
-    case "json_schema":
-      // A json_schema format without a schema still asks for JSON.
-      return format.schema == null
-        ? { kind: { case: "jsonObject", value: true } }
-        : { kind: { case: "jsonSchema", value: JSON.stringify(format.schema) } };
-  }
-}
 
 export function responseFormatConstraint(
   format: z.output<typeof responseFormatField>,
