@@ -121,6 +121,36 @@ describe("chat completions", () => {
   });
 });
 
+describe("turning reasoning down", () => {
+  const hello = [{ role: "user" as const, content: "Hello!" }];
+  const full = TOOLS_THINK_PIECES.indexOf("</think>") + 1;
+
+  it("chat reasoning_effort none: no reasoning, the answer, fewer tokens; low leaves it be", async () => {
+    const none = await openai.chat.completions.create({ model: "m", messages: hello, reasoning_effort: "none" as never });
+    expect(none.choices[0]?.message.content).toBe(TOOLS_ANSWER);
+    expect((none.choices[0]?.message as { reasoning_content?: string }).reasoning_content ?? "").toBe("");
+    expect(none.usage?.completion_tokens_details?.reasoning_tokens ?? 0).toBeLessThan(full);
+    const low = await openai.chat.completions.create({ model: "m", messages: hello, reasoning_effort: "low" });
+    expect((low.choices[0]?.message as { reasoning_content?: string }).reasoning_content).toBe(THINK_REASONING);
+    expect(none.usage!.completion_tokens).toBeLessThan(low.usage!.completion_tokens);
+  });
+
+  it("Responses reasoning.effort minimal: no reasoning item", async () => {
+    const response = await openai.responses.create({ model: "m", input: "Hello!", reasoning: { effort: "minimal" } });
+    expect(response.output.map((item) => item.type)).toEqual(["message"]);
+    expect(response.output_text).toBe(TOOLS_ANSWER);
+  });
+
+  it("Anthropic thinking disabled: no reasoning, fewer output tokens; display omitted hides it", async () => {
+    const disabled = await anthropic.messages.create({ model: "m", max_tokens: 256, messages: hello, thinking: { type: "disabled" } });
+    const enabled = await anthropic.messages.create({ model: "m", max_tokens: 256, messages: hello, thinking: { type: "enabled", budget_tokens: 1024 } });
+    expect(disabled.content).toEqual([{ type: "text", text: TOOLS_ANSWER }]);
+    expect(disabled.usage.output_tokens).toBeLessThan(enabled.usage.output_tokens);
+    const omitted = await anthropic.messages.create({ model: "m", max_tokens: 256, messages: hello, thinking: { type: "adaptive", display: "omitted" } as never });
+    expect(omitted.content).toEqual([{ type: "text", text: TOOLS_ANSWER }]);
+  });
+});
+
 describe("Anthropic messages", () => {
   const tools: Anthropic.Tool[] = [{ name: "get_weather", description: "Get weather for a city", input_schema: WEATHER_SCHEMA }];
 

@@ -108,9 +108,14 @@ const conversation = {
   system: systemContent.nullish(),
   tools: z.array(tool).nullish(),
   tool_choice: toolChoice.nullish(),
-  // Extended thinking: "enabled" (or "adaptive") shows the model's reasoning as thinking blocks.
+  // Extended thinking: "enabled" (or "adaptive") shows the model's reasoning as thinking blocks
+  // (not with display "omitted"); "disabled" means no reasoning (docs/contract.md, "Reasoning effort").
   thinking: z
-    .object({ type: z.enum(["enabled", "disabled", "adaptive"]), budget_tokens: uint32().nullish() })
+    .object({
+      type: z.enum(["enabled", "disabled", "adaptive"]),
+      budget_tokens: uint32().nullish(),
+      display: z.enum(["summarized", "omitted"]).nullish(),
+    })
     .nullish(),
 };
 
@@ -191,4 +196,4 @@ export type CountTokensRequest = z.output<typeof countTokensRequestSchema>;
 
 /** Whether the reply's reasoning is shown (as thinking blocks). */
 export const showsThinking = (body: Pick<MessagesRequest, "thinking">): boolean =>
-  body.thinking?.type === "enabled" || body.thinking?.type === "adaptive";
+  (body.thinking?.type === "enabled" || body.thinking?.type === "adaptive") && body.thinking.display !== "omitted";

@@ -10,6 +10,7 @@ import {
 } from "../../../proto/gen/inference/v1/inference_pb.js";
 import { nonEmptyStops, tokenLimit } from "../../fields.js";
 import { formatConstraint } from "../../output-constraint.js";
+import { effortBudget } from "../../reasoning-effort.js";
 import { refuseThread } from "./threads.js";
 import type { AnthropicBlock, AnthropicRole, CountTokensRequest, MessagesRequest } from "./schema.js";
 
@@ -69,8 +70,23 @@ function toolChoiceInit(body: CountTokensRequest): Pick<MessageInitShape<typeof 
   }
 }
 
+/**
+ * How much the reply may reason: enabled thinking's `budget_tokens`; adaptive thinking's
+ * `output_config.effort` (as every protocol's effort maps: edge/reasoning-effort.ts); disabled
+ * thinking none at all (the sidecar closes the segment at once). No limit otherwise.
+ */
+function thinkingBudget(body: CountTokensRequest & { output_config?: { effort?: string | null | undefined } | null | undefined }): { reasoningBudget?: number } {
+  const budget =
+    body.thinking?.type === "disabled"
+      ? 0
+      : body.thinking?.type === "enabled"
+        ? (body.thinking.budget_tokens ?? undefined)
+        : effortBudget(body.output_config?.effort);
+  return budget === undefined ? {} : { reasoningBudget: budget };
+}
+
 /** `system` (when given and not empty) becomes the first, system message; tools travel with the chat. */
-export function toChat(body: CountTokensRequest): Chat {
+export function toChat(body: CountTokensRequest & Partial<Pick<MessagesRequest, "output_config">>): Chat {
   const system = body.system == null ? "" : typeof body.system === "string" ? body.system : joinText(body.system);
   return create(ChatSchema, {
     messages: [
@@ -79,8 +95,7 @@ export function toChat(body: CountTokensRequest): Chat {
     ],
     tools: (body.tools ?? []).map((t) => ({ name: t.name, description: t.description ?? "", parameters: JSON.stringify(t.input_schema ?? {}) })),
     ...toolChoiceInit(body),
-    // Enabled thinking's budget caps the reasoning: the sidecar closes the segment when it is spent.
-    ...(body.thinking?.type === "enabled" && body.thinking.budget_tokens != null ? { reasoningBudget: body.thinking.budget_tokens } : {}),
+    ...thinkingBudget(body),
   });
 }
 

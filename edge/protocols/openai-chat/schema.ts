@@ -92,6 +92,8 @@ export const chatRequestSchema = z
     tools: z.array(tool).nullish(),
     tool_choice: toolChoice.nullish(),
     parallel_tool_calls: z.boolean().nullish(),
+    // How much the reply may reason (edge/reasoning-effort.ts).
+    reasoning_effort: z.enum(["none", "minimal", "low", "medium", "high", "xhigh"]).nullish(),
     // The legacy spelling of tools and tool_choice (refused below).
     functions: z.unknown().optional(),
     function_call: z.unknown().optional(),

@@ -1,4 +1,5 @@
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
+import { effortBudget } from "../../reasoning-effort.js";
 import {
   GenerateRequestSchema,
   Role,
@@ -28,6 +29,11 @@ function toMessage(m: Message): MessageInitShape<typeof ChatMessageSchema> {
     toolCalls: (m.tool_calls ?? []).map((c) => ({ id: c.id, name: c.function.name, arguments: c.function.arguments })),
     reasoning: m.reasoning_content ?? m.reasoning ?? "",
   };
+}
+
+function reasoningBudgetOf(effort: string | null | undefined): { reasoningBudget?: number } {
+  const budget = effortBudget(effort);
+  return budget === undefined ? {} : { reasoningBudget: budget };
 }
 
 function toolChoiceInit(body: ChatRequest): { toolChoice?: ToolChoice; toolName?: string } {
@@ -62,6 +68,7 @@ export function toGenerateRequest(body: ChatRequest): GenerateRequest {
         tools,
         ...toolChoiceInit(body),
         ...(body.parallel_tool_calls != null ? { parallelToolCalls: body.parallel_tool_calls } : {}),
+        ...reasoningBudgetOf(body.reasoning_effort),
       },
     },
     logprobs: body.logprobs === true,

@@ -1,4 +1,5 @@
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
+import { effortBudget } from "../../reasoning-effort.js";
 import {
   GenerateRequestSchema,
   Role,
@@ -99,6 +100,7 @@ export function toGenerateRequest(body: ResponsesRequest): GenerateRequest {
         })),
         ...toolChoiceInit(body),
         ...(parallel != null ? { parallelToolCalls: parallel } : {}),
+        ...(effortBudget(body.reasoning?.effort) === undefined ? {} : { reasoningBudget: effortBudget(body.reasoning?.effort) }),
       },
     },
     sampling,
