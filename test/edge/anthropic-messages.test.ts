@@ -164,6 +164,8 @@ describe("Messages → GenerateRequest", () => {
         input: {
           case: "chat",
           value: {
+            // thinking disabled: no reasoning at all.
+            reasoningBudget: 0,
             messages: [
               { role: Role.SYSTEM, content: "Be brief.\nUse English." },
               { role: Role.USER, content: "Hello\nthere!" },

@@ -187,6 +187,8 @@ describe("Responses → GenerateRequest", () => {
         input: {
           case: "chat",
           value: {
+            // reasoning.effort low: 512 reasoning tokens (edge/reasoning-effort.ts).
+            reasoningBudget: 512,
             messages: [
               { role: Role.SYSTEM, content: "Be brief." },
               { role: Role.SYSTEM, content: "Use English." },

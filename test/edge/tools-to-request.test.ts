@@ -65,13 +65,13 @@ describe("tools → the proto chat", () => {
     expect(chat).toEqual(expectedChat({ toolChoice: ToolChoice.REQUIRED, parallelToolCalls: false }));
   });
 
-  it("Anthropic: enabled thinking's budget_tokens becomes the chat's reasoning budget; other thinking sets none", async () => {
+  it("Anthropic: enabled thinking's budget_tokens becomes the chat's reasoning budget; disabled is none at all", async () => {
     const sent = async (thinking: object) =>
       (await chatSent("/v1/messages", { model: "m", max_tokens: 2048, messages: [{ role: "user", content: "Hi" }], thinking })).chat.reasoningBudget;
     expect(await sent({ type: "enabled", budget_tokens: 1024 })).toBe(1024);
     expect(await sent({ type: "enabled" })).toBeUndefined();
     expect(await sent({ type: "adaptive" })).toBeUndefined();
-    expect(await sent({ type: "disabled" })).toBeUndefined();
+    expect(await sent({ type: "disabled" })).toBe(0);
   });
 
   it("Anthropic: text after tool results follows them as a user message; error results say so", async () => {
