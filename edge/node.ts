@@ -15,7 +15,8 @@
 //   LOG_REQUESTS    `false` turns the one-line-per-request JSON log (stdout, pino) off
 //   LOG_BODIES      `true` adds prompt and reply text to it (off by default)
 //   HEADERS_TIMEOUT_MS     a request's headers must arrive within this (default 10000; then 408)
-//   REQUEST_TIMEOUT_MS     the whole request must arrive within this (default 60000; answers may take longer)
+//   REQUEST_TIMEOUT_MS     the whole request must arrive within this (default 60000; answers may take
+//                          longer; raised to HEADERS_TIMEOUT_MS if below it); 0 turns either off
 //   KEEP_ALIVE_TIMEOUT_MS  idle keep-alive connections close after this (default 5000)
 //   MAX_CONNECTIONS        connections beyond this many are refused (default 1024)
 import process from "node:process";

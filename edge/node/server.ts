@@ -1,7 +1,7 @@
 // The edge on Node: the same fetch handler served by @hono/node-server, with the connection
 // limits a public Node server needs (docs/contract.md, "Node server limits").
 import { serve } from "@hono/node-server";
-import type { Server } from "node:http";
+import type { Server, ServerOptions } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createApp, type AppOptions } from "../app.js";
 import { DEFAULT_SIDECAR_URL, createSidecarClient, type SidecarLink } from "../sidecar-client.js";
@@ -45,9 +45,20 @@ export interface RunningEdge {
   close(): Promise<void>;
 }
 
+/**
+ * node:http's settings for `limits` (0 turns a timeout off). A request cannot be complete before
+ * its headers are, so a request timeout shorter than the headers timeout is raised to it (Node
+ * refuses to start otherwise). Node checks both deadlines every `connectionsCheckingInterval`:
+ * a quarter of the shortest one set, at most a second.
+ */
+export function nodeServerOptions(limits: ConnectionLimits): Pick<ServerOptions, "headersTimeout" | "requestTimeout" | "connectionsCheckingInterval"> {
+  const headersTimeout = limits.headersTimeoutMs;
+  const requestTimeout = limits.requestTimeoutMs === 0 ? 0 : Math.max(limits.requestTimeoutMs, headersTimeout);
+  const shortest = Math.min(...[headersTimeout, requestTimeout].filter((ms) => ms > 0), 4000);
+  return { headersTimeout, requestTimeout, connectionsCheckingInterval: Math.max(10, Math.floor(shortest / 4)) };
+}
+
 function applyLimits(server: Server, limits: ConnectionLimits): void {
-  server.headersTimeout = limits.headersTimeoutMs;
-  server.requestTimeout = limits.requestTimeoutMs;
   server.keepAliveTimeout = limits.keepAliveTimeoutMs;
   server.maxConnections = limits.maxConnections;
 }
@@ -61,7 +72,7 @@ export function startNodeEdge(options: NodeEdgeOptions = {}): Promise<RunningEdg
   const host = hostname ?? "127.0.0.1";
   const all = { ...DEFAULT_LIMITS, ...limits };
   return new Promise((resolve, reject) => {
-    const serverOptions = { headersTimeout: all.headersTimeoutMs, requestTimeout: all.requestTimeoutMs, connectionsCheckingInterval: Math.min(1000, all.headersTimeoutMs) };
+    const serverOptions = nodeServerOptions(all);
     const server = serve({ fetch: (request) => app.fetch(request), port: port ?? 8080, hostname: host, serverOptions }, (info: AddressInfo) => {
       const shownHost = info.family === "IPv6" ? `[${info.address}]` : info.address;
       resolve({

@@ -1,7 +1,9 @@
 // `npm start` as a user runs it: two instances at once on their own ports (each wrangler dev
-// gets its own inspector port), one of them locked down exactly as a deployment is
-// (API_KEYS, SIDECAR_TOKEN, RATE_LIMIT from the environment reach both sides).
+// gets its own inspector port, one of them the port derived from its EDGE_PORT), one of them
+// locked down exactly as a deployment is (API_KEYS, SIDECAR_TOKEN, RATE_LIMIT from the
+// environment reach both sides).
 import { spawn, type ChildProcess } from "node:child_process";
+import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { inspectorPortFor } from "../../scripts/wrangler-dev.js";
@@ -12,17 +14,41 @@ const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 interface Started {
   readonly edge: string;
   readonly sidecar: string;
+  /** Where its wrangler dev serves the DevTools inspector. */
+  readonly inspector: string;
   output(): string;
   stop(): Promise<void>;
 }
 
-async function npmStart(env: Record<string, string>): Promise<Started> {
-  // The inspector port is chosen here too: the one derived from EDGE_PORT could be a port another
-  // test file picked at random a moment ago.
-  const [edgePort, sidecarPort, inspectorPort] = [await freePort(), await freePort(), await freePort()];
+/** Whether `port` on 127.0.0.1 can be bound right now. */
+function isFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once("error", () => resolve(false));
+    server.listen(port, "127.0.0.1", () => server.close(() => resolve(true)));
+  });
+}
+
+/** A free edge port whose derived inspector port (EDGE_PORT + 1149) is free too. */
+async function edgePortWithFreeInspector(): Promise<number> {
+  for (;;) {
+    const port = await freePort();
+    if (port + 1149 <= 65535 && (await isFree(port + 1149))) return port;
+  }
+}
+
+/**
+ * `derived`: the inspector port is left to start.ts (from EDGE_PORT); otherwise it is chosen here
+ * too, since the derived one could be a port another test file picked at random a moment ago.
+ */
+async function npmStart(env: Record<string, string>, derived = false): Promise<Started> {
+  const [edgePort, sidecarPort] = [derived ? await edgePortWithFreeInspector() : await freePort(), await freePort()];
+  const inspectorPort = derived ? inspectorPortFor(edgePort) : await freePort();
+  const childEnv: NodeJS.ProcessEnv = { ...process.env, ...env, EDGE_PORT: String(edgePort), SIDECAR_PORT: String(sidecarPort), INSPECTOR_PORT: String(inspectorPort), CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_SEND_METRICS: "false", NO_COLOR: "1" };
+  if (derived) delete childEnv["INSPECTOR_PORT"];
   const child: ChildProcess = spawn("node_modules/.bin/tsx", ["scripts/start.ts", "--sequences", "2"], {
     cwd: ROOT,
-    env: { ...process.env, ...env, EDGE_PORT: String(edgePort), SIDECAR_PORT: String(sidecarPort), INSPECTOR_PORT: String(inspectorPort), CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_SEND_METRICS: "false", NO_COLOR: "1" },
+    env: childEnv,
     stdio: ["ignore", "pipe", "pipe"],
     detached: true,
   });
@@ -41,6 +67,7 @@ async function npmStart(env: Record<string, string>): Promise<Started> {
   return {
     edge,
     sidecar: `http://127.0.0.1:${sidecarPort}`,
+    inspector: `http://127.0.0.1:${inspectorPort}`,
     output: () => output,
     stop: async () => {
       if (child.exitCode !== null || child.pid === undefined) return;
@@ -58,7 +85,7 @@ describe("npm start", () => {
   let open: Started;
   let locked: Started;
   beforeAll(async () => {
-    [open, locked] = await Promise.all([npmStart({}), npmStart({ API_KEYS: "sk-start-1", SIDECAR_TOKEN: "start-token", RATE_LIMIT: "100" })]);
+    [open, locked] = await Promise.all([npmStart({}, true), npmStart({ API_KEYS: "sk-start-1", SIDECAR_TOKEN: "start-token", RATE_LIMIT: "100" })]);
   }, 120_000);
   afterAll(async () => {
     await Promise.all([open?.stop(), locked?.stop()]);
@@ -70,6 +97,13 @@ describe("npm start", () => {
       expect(body.choices[0]?.message.content).toBe("Hi there");
     }
     expect(open.output()).not.toContain("Address already in use");
+    // Each wrangler dev serves its inspector where start.ts told it: `open` on the port derived
+    // from its EDGE_PORT (no INSPECTOR_PORT set), `locked` on its INSPECTOR_PORT.
+    for (const started of [open, locked]) {
+      const version = await fetch(`${started.inspector}/json/version`);
+      expect(version.status).toBe(200);
+      await version.arrayBuffer();
+    }
     expect(inspectorPortFor(8080)).toBe(9229);
     expect(inspectorPortFor(8081)).toBe(9230);
   });

@@ -1,9 +1,11 @@
 // Numbers a proto field cannot hold are refused by the schema with a 400 naming the field, in
 // the protocol's shape, and the sidecar is never called; if one ever slips past a schema, the
 // encode failure is still a 400 that shows nothing internal, never a 500.
+import { create } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { toApiError } from "../../edge/errors.js";
-import { createSidecarClient } from "../../edge/sidecar-client.js";
+import { createSidecarClient, type Sidecar } from "../../edge/sidecar-client.js";
+import { ChatSchema } from "../../proto/gen/inference/v1/inference_pb.js";
 import { post, testApp } from "../support/app.js";
 import { FakeSidecar } from "../support/fake-sidecar.js";
 import { serveGrpcWeb, type GrpcWebTestServer } from "../support/grpc-web-server.js";
@@ -16,6 +18,8 @@ describe.each([
   ["/v1/messages", { ...anthropic, thinking: { type: "enabled", budget_tokens: HUGE } }, "thinking.budget_tokens"],
   ["/v1/messages", { ...anthropic, top_k: HUGE }, "top_k"],
   ["/v1/messages", { ...anthropic, thinking: { type: "enabled", budget_tokens: -1 } }, "thinking.budget_tokens"],
+  ["/v1/messages/count_tokens", { model: "m", messages: anthropic.messages, thinking: { type: "enabled", budget_tokens: HUGE } }, "thinking.budget_tokens"],
+  ["/v1/responses", { input: "hi", max_output_tokens: -1 }, "max_output_tokens"],
   ["/v1/chat/completions", { ...chat, top_k: HUGE }, "top_k"],
   ["/v1/chat/completions", { ...chat, logit_bias: { "99999999999": 1 } }, "logit_bias"],
   ["/v1/chat/completions", { ...chat, top_logprobs: 21, logprobs: true }, "top_logprobs"],
@@ -30,6 +34,7 @@ describe.each([
     expect(text).toContain(field.split(".")[0]);
     expect(text).not.toMatch(/serialize|inference\.v1|uint32/);
     expect(sidecar.calls).toHaveLength(0);
+    expect(sidecar.tokenizeCalls).toHaveLength(0);
   });
 });
 
@@ -52,5 +57,36 @@ describe("a value no schema caught", () => {
     expect(error.status).toBe(400);
     expect(error.message).toBe("The request holds a value out of the range this server accepts.");
     expect(error.code).toBe("value_out_of_range");
+  });
+
+  it("is that 400 in each protocol's own shape, streams included, and nothing is sent", async () => {
+    const sent: string[] = [];
+    const client = createSidecarClient("http://127.0.0.1:1", async (input) => {
+      sent.push(String(input));
+      throw new Error("nothing may be sent");
+    });
+    // A caller that forgot a range check: every request reaches the client out of range.
+    const careless: Sidecar = {
+      ...client,
+      generate: (request, options) => client.generate({ ...request, maxTokens: 2 ** 33 }, options),
+      tokenize: (_request, options) => client.tokenize({ model: "m", input: { case: "chat", value: create(ChatSchema, { reasoningBudget: -1 }) } }, options),
+    };
+    const { app } = testApp(undefined, { sidecar: careless });
+    const message = "The request holds a value out of the range this server accepts.";
+    const openai = { error: { message, type: "invalid_request_error", param: null, code: "value_out_of_range" } };
+    const anthropicError = { type: "error", error: { type: "invalid_request_error", message } };
+    const cases: [string, unknown, unknown][] = [
+      ["/v1/chat/completions", { ...chat, stream: true }, openai],
+      ["/v1/completions", { prompt: "x", stream: true }, openai],
+      ["/v1/responses", { input: "hi", stream: true }, openai],
+      ["/v1/messages", { ...anthropic, stream: true }, anthropicError],
+      ["/v1/messages/count_tokens", { model: "m", messages: anthropic.messages }, anthropicError],
+    ];
+    for (const [path, body, expected] of cases) {
+      const response = await post(app, path, body);
+      expect([path, response.status]).toEqual([path, 400]);
+      expect(await response.json()).toEqual(expected);
+    }
+    expect(sent).toEqual([]);
   });
 });
