@@ -97,7 +97,7 @@ describe("responses.stream()", () => {
     const huge = "word ".repeat(400);
     const error = await client.responses.stream({ model: "m", input: huge }).finalResponse().catch((e: unknown) => e);
     expect(error).toBeInstanceOf(OpenAI.BadRequestError);
-    expect((error as APIError).message).toMatch(/context holds 256 tokens/);
+    expect((error as APIError).message).toMatch(/maximum context length is 256 tokens/);
   });
 });
 
