@@ -47,7 +47,8 @@ describe("logprobs of tokens that are not whole UTF-8, through the real sidecar"
       tokens: [" Once", " upon", " a"],
       token_logprobs: [0, 0, 0],
       top_logprobs: [{ " Once": 0, ...alternatives }, { " upon": 0, ...alternatives }, { " a": 0, ...alternatives }],
-      text_offset: [0, 5, 10],
+      // From the start of the prompt "Once upon a time", as OpenAI counts them: [16, 21, 26].
+      text_offset: [16, 21, 26],
     });
     const five = await postJson<{ choices: { logprobs: LegacyLogprobs }[] }>(`${demo.baseURL}/completions`, { ...sampling, logprobs: 5 });
     expect(five.choices[0]?.logprobs.top_logprobs.map((entry) => Object.keys(entry))).toEqual(
