@@ -27,3 +27,10 @@ export function tokenLimit(requested: number): number {
 export function nonEmptyStops(stops: readonly string[]): string[] {
   return stops.filter((s) => s !== "");
 }
+
+/** A field this server refuses whenever it is set (null and absent are fine), with why. */
+export const refusedField = (why: string) =>
+  z
+    .unknown()
+    .optional()
+    .refine((value) => value == null, { error: why });

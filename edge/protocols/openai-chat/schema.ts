@@ -8,7 +8,7 @@
 // finish_reason "function_call" back, which this server does not send (it answers in
 // `tool_calls`), so accepting them would break those clients silently.
 import * as z from "zod";
-import { integer, positiveInteger } from "../../fields.js";
+import { integer, positiveInteger, refusedField } from "../../fields.js";
 import { CallLedger, duplicateNames, report, schemaObject, toolName, unknownChoice } from "../../tools.js";
 import { commonFields } from "../openai-common/fields.js";
 import { responseFormatField } from "../openai-common/response-format.js";
@@ -92,6 +92,17 @@ export const chatRequestSchema = z
     tools: z.array(tool).nullish(),
     tool_choice: toolChoice.nullish(),
     parallel_tool_calls: z.boolean().nullish(),
+    // Output this server cannot produce: refused by name (docs/contract.md, "Request fields").
+    audio: refusedField("audio output is not supported: this server generates text"),
+    modalities: z
+      .array(z.string())
+      .nullish()
+      .refine((m) => m == null || m.every((kind) => kind === "text"), { error: "only the 'text' modality is supported" }),
+    verbosity: z
+      .string()
+      .nullish()
+      .refine((v) => v == null || v === "medium", { error: "only verbosity 'medium' is supported: the model's replies are not shortened or lengthened on request" }),
+    web_search_options: refusedField("web search is not supported: this server runs no search"),
     // How much the reply may reason (edge/reasoning-effort.ts).
     reasoning_effort: z.enum(["none", "minimal", "low", "medium", "high", "xhigh"]).nullish(),
     // The legacy spelling of tools and tool_choice (refused below).

@@ -11,7 +11,7 @@
 import * as z from "zod";
 import { CallLedger, duplicateNames, report, schemaObject, toolName, unknownChoice } from "../../tools.js";
 import { textFormatField } from "../openai-common/response-format.js";
-import { positiveInteger, UINT32_MAX } from "../../fields.js";
+import { positiveInteger, refusedField, UINT32_MAX } from "../../fields.js";
 
 export const RESPONSES_ROLES = ["system", "developer", "user", "assistant"] as const;
 export type ResponsesRole = (typeof RESPONSES_ROLES)[number];
@@ -162,6 +162,8 @@ export const responsesRequestSchema = z.object({
   prompt_cache_key: z.string().nullish(),
   user: z.string().nullish(),
   truncation: z.enum(["auto", "disabled"]).nullish(),
+  // Stored prompt templates live on OpenAI's platform; this server has none.
+  prompt: refusedField("prompt templates are not supported: this server stores no prompts; send the instructions and input"),
 }).superRefine((body, ctx) => {
   (body.tools ?? []).forEach((tool, i) => {
     if (tool.type !== "function") return;
