@@ -16,6 +16,8 @@ import { openAiProtocol } from "./protocols/openai-common/protocol.js";
 import type { Sidecar } from "./sidecar-client.js";
 
 export const DEFAULT_KEEP_ALIVE_MS = 10_000;
+/** Six of the sidecar's default heartbeat intervals (5 s). */
+export const DEFAULT_SIDECAR_STALL_MS = 30_000;
 
 export interface AppOptions {
   /** The inference sidecar (createSidecarClient(url), or a fake in tests). */
@@ -37,6 +39,11 @@ export interface AppOptions {
    * ready after this long commits to 200 and writes a space this often; 0 (default) turns it off.
    */
   abandonProbeMs?: number;
+  /**
+   * A sidecar that sends nothing, not even its heartbeat, for this long is taken as stalled: the
+   * call is cancelled and answered 504 (or the protocol's error event); default 30000, 0 never.
+   */
+  sidecarStallMs?: number;
   /** How long GET /health waits for the sidecar; default 2000 ms. */
   healthTimeoutMs?: number;
   /**
@@ -77,6 +84,7 @@ export function createApp(options: AppOptions): App {
     keepAliveMs: options.keepAliveMs ?? DEFAULT_KEEP_ALIVE_MS,
     healthTimeoutMs: options.healthTimeoutMs ?? 2000,
     abandonProbeMs: options.abandonProbeMs ?? 0,
+    sidecarStallMs: options.sidecarStallMs ?? DEFAULT_SIDECAR_STALL_MS,
     reportUnexpected: report,
   };
 

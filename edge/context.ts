@@ -16,6 +16,8 @@ export interface AppContext {
    * so a client that left is noticed where only a write shows it (workerd); 0: off.
    */
   readonly abandonProbeMs: number;
+  /** A sidecar that sends nothing (not even a heartbeat) for this long is taken as stalled; 0: never. */
+  readonly sidecarStallMs: number;
   /** How long /health waits for the sidecar's ListModels. */
   readonly healthTimeoutMs: number;
   /** Reports a failure that is a bug in the edge (not a client or sidecar error). */

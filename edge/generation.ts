@@ -8,7 +8,7 @@ import type {
   Start,
   Token,
 } from "../proto/gen/inference/v1/inference_pb.js";
-import { ServerError } from "./errors.js";
+import { GatewayTimeoutError, ServerError } from "./errors.js";
 import type { Sidecar } from "./sidecar-client.js";
 
 export type GenerationEvent = { case: "token"; value: Token } | { case: "finish"; value: Finish };
@@ -29,6 +29,36 @@ export interface GenerationResult {
 
 function protocolError(what: string): ServerError {
   return new ServerError(`The inference sidecar broke its protocol: ${what}.`);
+}
+
+/**
+ * The sidecar's stream with a stall deadline: when nothing arrives for `stallMs` (not even a
+ * heartbeat, which the sidecar sends every few seconds of silence), the call is cancelled and
+ * reading fails with a 504-class error. 0 turns the deadline off.
+ */
+function watched(iterator: AsyncIterator<GenerateResponse>, stallMs: number, call: AbortController): AsyncIterator<GenerateResponse> {
+  if (stallMs <= 0) return iterator;
+  return {
+    next: async () => {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const stalled = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => {
+          call.abort(new Error("the sidecar stalled"));
+          reject(
+            new GatewayTimeoutError(`The inference sidecar stopped answering: nothing from it for ${stallMs} ms.`, { code: "sidecar_stalled" }),
+          );
+        }, stallMs);
+      });
+      try {
+        const next = iterator.next();
+        next.catch(() => undefined); // a call cancelled on a stall fails later: nobody waits for it
+        return await Promise.race([next, stalled]);
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+    return: async () => (await iterator.return?.()) ?? { done: true, value: undefined },
+  };
 }
 
 async function drain(iterator: AsyncIterator<GenerateResponse>): Promise<void> {
@@ -57,8 +87,9 @@ async function* afterStart(
         return;
       case "start":
         throw protocolError("a second start event");
+      case "heartbeat":
       case undefined:
-        break; // an event this edge does not know yet (newer sidecar): skip it
+        break; // a heartbeat only resets the stall deadline; an event this edge does not know yet is skipped
       default: {
         const unexpected: never = event;
         throw protocolError(`unknown event ${JSON.stringify(unexpected)}`);
@@ -70,14 +101,19 @@ async function* afterStart(
 /**
  * Calls Generate and waits for its `start` event. Rejects with the sidecar's error
  * (a ConnectError) when it refuses the request, so callers can still choose the
- * HTTP status. `signal` cancels the sidecar call (docs/decisions.md, "Cancellation chain").
+ * HTTP status. `signal` cancels the sidecar call (docs/decisions.md, "Cancellation chain"); so
+ * does a sidecar that sends nothing for `stallMs` (0: never), with a GatewayTimeoutError.
  */
 export async function openGeneration(
   sidecar: Sidecar,
   request: GenerateRequest,
   signal: AbortSignal,
+  stallMs = 0,
 ): Promise<OpenedGeneration> {
-  const iterator = sidecar.generate(request, { signal })[Symbol.asyncIterator]();
+  const call = new AbortController();
+  if (signal.aborted) call.abort(signal.reason);
+  else signal.addEventListener("abort", () => call.abort(signal.reason), { once: true });
+  const iterator = watched(sidecar.generate(request, { signal: call.signal })[Symbol.asyncIterator](), stallMs, call);
   for (;;) {
     const next = await iterator.next();
     if (next.done === true) throw protocolError("the stream ended without a start event");
@@ -88,6 +124,7 @@ export async function openGeneration(
       case "token":
       case "finish":
         throw protocolError(`a ${event.case} event before start`);
+      case "heartbeat":
       case undefined:
         break;
       default: {

@@ -12,6 +12,7 @@
 //   SIDECAR_TOKEN   the sidecar's shared secret, sent on every call
 //   SIDECAR_HEADERS more headers for sidecar calls, a JSON object
 //   SIDECAR_CA      a PEM file of the CA that signed the sidecar's TLS certificate (https:// URLs)
+//   SIDECAR_STALL_MS a sidecar silent this long (not even its heartbeat) is stalled (default 30000)
 //   LOG_REQUESTS    `false` turns the one-line-per-request JSON log (stdout, pino) off
 //   LOG_BODIES      `true` adds prompt and reply text to it (off by default)
 //   HEADERS_TIMEOUT_MS     a request's headers must arrive within this (default 10000; then 408)

@@ -150,7 +150,7 @@ async function generate<S extends z.ZodType>(
 
   let opened: OpenedGeneration;
   try {
-    opened = await openGeneration(context.sidecar, generateRequest, abort.signal);
+    opened = await openGeneration(context.sidecar, generateRequest, abort.signal, context.sidecarStallMs);
   } catch (caught) {
     const error = toApiError(caught);
     // Other failures (unreachable, busy, unknown model) keep their HTTP status on every

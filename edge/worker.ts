@@ -13,6 +13,8 @@
 //   SIDECAR_HEADERS more headers for sidecar calls, a JSON object (e.g. a tunnel's service token)
 //   ABANDON_PROBE_MS a JSON answer not ready after this long commits to 200 and writes a space
 //                   this often, so a client that left is noticed (default 500; 0 disables)
+//   SIDECAR_STALL_MS a sidecar that sends nothing (not even its heartbeat) this long is stalled:
+//                   the call is cancelled, 504 / the error event (default 30000; 0 never)
 //   LOG_REQUESTS    `false` turns the one-line-per-request JSON log (console.log) off
 //   LOG_BODIES      `true` adds prompt and reply text to it (off by default)
 import { createApp, type App, type AppOptions } from "./app.js";
@@ -33,6 +35,7 @@ export interface WorkerEnv {
   SIDECAR_HEADERS?: string;
   LOG_REQUESTS?: string;
   ABANDON_PROBE_MS?: string;
+  SIDECAR_STALL_MS?: string;
   LOG_BODIES?: string;
 }
 
@@ -66,7 +69,7 @@ export function appFor(env: WorkerEnv): App {
   const url = env.SIDECAR_URL ?? DEFAULT_SIDECAR_URL;
   const maxBodyBytes = count(env.MAX_BODY_BYTES);
   const keepAliveMs = count(env.KEEP_ALIVE_MS);
-  const key = JSON.stringify([url, maxBodyBytes, keepAliveMs, env.API_KEYS, env.ALLOW_OPEN, env.CORS_ORIGINS, env.RATE_LIMIT, env.SIDECAR_TOKEN, env.SIDECAR_HEADERS, env.LOG_REQUESTS, env.LOG_BODIES, env.ABANDON_PROBE_MS]);
+  const key = JSON.stringify([url, maxBodyBytes, keepAliveMs, env.API_KEYS, env.ALLOW_OPEN, env.CORS_ORIGINS, env.RATE_LIMIT, env.SIDECAR_TOKEN, env.SIDECAR_HEADERS, env.LOG_REQUESTS, env.LOG_BODIES, env.ABANDON_PROBE_MS, env.SIDECAR_STALL_MS]);
   if (cached?.key !== key) {
     const link = { token: env.SIDECAR_TOKEN, headers: parseSidecarHeaders(env.SIDECAR_HEADERS) };
     const options: AppOptions = {
@@ -76,6 +79,8 @@ export function appFor(env: WorkerEnv): App {
     };
     if (maxBodyBytes !== undefined) options.maxBodyBytes = maxBodyBytes;
     if (keepAliveMs !== undefined) options.keepAliveMs = keepAliveMs;
+    const stallMs = count(env.SIDECAR_STALL_MS);
+    if (stallMs !== undefined) options.sidecarStallMs = stallMs;
     if (env.LOG_REQUESTS !== "false") {
       options.log = (line) => console.log(JSON.stringify(line));
       options.logBodies = env.LOG_BODIES === "true";

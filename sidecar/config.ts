@@ -15,6 +15,8 @@ export interface SidecarConfig extends Pick<ModelOptions, EngineSettings> {
   readonly priority?: PrioritySetting;
   /** The shared secret every call must carry (`authorization: Bearer <token>`); none: no check. */
   readonly token?: string | undefined;
+  /** Silence on a call after which a heartbeat event is sent (proto: Heartbeat); 0 turns them off. */
+  readonly heartbeatMs?: number;
   /** PEM files: with both, the port speaks TLS (native gRPC over HTTP/2, gRPC-Web over HTTPS). */
   readonly tlsCert?: string | undefined;
   readonly tlsKey?: string | undefined;
@@ -35,6 +37,7 @@ const options = {
   priority: { type: "string", env: "SIDECAR_PRIORITY", default: "auto", help: "nice value of the main thread: auto (-5 when permitted), off, or -20..19" },
   token: { type: "string", env: "SIDECAR_TOKEN", help: "shared secret every call must carry (authorization: Bearer <token>)" },
   insecure: { type: "string", env: "SIDECAR_INSECURE", default: "false", help: "true: listen on a non-loopback address without a token" },
+  "heartbeat-ms": { type: "string", env: "HEARTBEAT_MS", default: "5000", help: "a heartbeat event after this much silence on a call (0: none)" },
   "tls-cert": { type: "string", env: "SIDECAR_TLS_CERT", help: "PEM certificate (chain): serve TLS on the port" },
   "tls-key": { type: "string", env: "SIDECAR_TLS_KEY", help: "PEM private key of --tls-cert" },
 } as const;
@@ -118,5 +121,6 @@ export function readConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Sid
     token,
     tlsCert,
     tlsKey,
+    heartbeatMs: positiveInt("heartbeat-ms", get("heartbeat-ms") ?? "5000", 0),
   };
 }

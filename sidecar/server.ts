@@ -14,6 +14,9 @@ import { prometheusMetrics } from "./transport/prometheus.js";
 import { listen } from "./transport/server.js";
 import { connectTokenInterceptor, grpcTokenInterceptor, tokenCheck } from "./transport/token.js";
 
+/** A heartbeat after this much silence on a call (proto: Heartbeat). */
+export const DEFAULT_HEARTBEAT_MS = 5000;
+
 export interface RunningSidecar {
   readonly port: number;
   readonly url: string;
@@ -29,7 +32,7 @@ export interface StartOptions extends Omit<SidecarConfig, "model"> {
 }
 
 export async function startSidecar(config: StartOptions): Promise<RunningSidecar> {
-  const { model, modelId, host: _host, port: _port, drainMs: _drainMs, priority = "off", token, tlsCert, tlsKey, ...engine } = config;
+  const { model, modelId, host: _host, port: _port, drainMs: _drainMs, priority = "off", token, tlsCert, tlsKey, heartbeatMs = DEFAULT_HEARTBEAT_MS, ...engine } = config;
   applyPriority(priority);
   const loaded = await loadModel({ ...engine, modelPath: model, ...(modelId !== undefined ? { id: modelId } : {}) });
   const models = [loaded];
@@ -37,7 +40,7 @@ export async function startSidecar(config: StartOptions): Promise<RunningSidecar
   const shutdown = new AbortController();
   // Every call in progress listens for shutdown; there may be far more than Node's default of 10.
   setMaxListeners(0, shutdown.signal);
-  const impl = createInferenceService({ models, metrics, draining: () => shutdown.signal.aborted });
+  const impl = createInferenceService({ models, metrics, draining: () => shutdown.signal.aborted, heartbeatMs });
 
   const authorized = tokenCheck(token);
   const grpcServer = new grpc.Server({ interceptors: [grpcTokenInterceptor(authorized)] });

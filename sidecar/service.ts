@@ -2,6 +2,7 @@ import type { ServiceImpl } from "@connectrpc/connect";
 import { InferenceService } from "../proto/gen/inference/v1/inference_pb.js";
 import { invalidArgument, notFound, unavailable } from "./engine/errors.js";
 import { FIRST_TOKEN_POSITION, generate } from "./engine/generate.js";
+import { withHeartbeats } from "./engine/heartbeat.js";
 import { readAhead } from "./engine/read-ahead.js";
 import type { EngineMetrics } from "./engine/metrics.js";
 import type { LoadedModel } from "./engine/model.js";
@@ -12,6 +13,8 @@ export interface ServiceState {
   readonly metrics: EngineMetrics;
   /** True once the sidecar drains: new work is refused with UNAVAILABLE. */
   readonly draining: () => boolean;
+  /** Silence after which a call gets a heartbeat event; 0: none. */
+  readonly heartbeatMs: number;
 }
 
 /**
@@ -34,7 +37,8 @@ export function createInferenceService(state: ServiceState): ServiceImpl<typeof 
   return {
     generate(request, context) {
       const events = generate(pick(request.model), request, context.signal, state.metrics);
-      return readAhead(events, { atOnce: (position) => position === FIRST_TOKEN_POSITION });
+      const ahead = readAhead(events, { atOnce: (position) => position === FIRST_TOKEN_POSITION });
+      return withHeartbeats(ahead, state.heartbeatMs, () => ({ event: { case: "heartbeat", value: {} } }));
     },
     tokenize(request) {
       const loaded = pick(request.model);

@@ -73,5 +73,7 @@ export function optionsFromEnv(env: NodeJS.ProcessEnv): NodeEdgeOptions {
   if (maxBodyBytes !== undefined) options.maxBodyBytes = maxBodyBytes;
   const keepAliveMs = envNumber("KEEP_ALIVE_MS", env);
   if (keepAliveMs !== undefined) options.keepAliveMs = keepAliveMs;
+  const stallMs = envNumber("SIDECAR_STALL_MS", env);
+  if (stallMs !== undefined) options.sidecarStallMs = stallMs;
   return options;
 }

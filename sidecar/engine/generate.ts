@@ -89,9 +89,10 @@ export async function* generate(
     let stoppedByText = false;
     let reasoningTokens = 0;
 
+    const rest = budget > 0 ? await feedPrompt(sequence, prompt.tokens.slice(cachedTokens), signal) : [];
     if (budget <= 0) reason = FinishReason.LENGTH;
-    else {
-      const steps = evaluate(sequence, prompt.tokens.slice(cachedTokens), sampling, wantLogprobs, request.topLogprobs > 0);
+    else if (!signal.aborted) {
+      const steps = evaluate(sequence, rest, sampling, wantLogprobs, request.topLogprobs > 0);
       const closing = reasoningClose(loaded, request);
       try {
         let replacement: Token[] | undefined;
@@ -209,6 +210,25 @@ function argumentsWithoutMarkers(loaded: LoadedModel, request: GenerateRequest, 
   const inArguments = tokenBiasOf(loaded, request.sampling?.logitBias ?? {}, templateMarkerTokens(loaded));
   const free = plain ?? tokenBiasOf(loaded, {});
   sampling.tokenBias = () => (parser.phase === "arguments" ? inArguments : typeof free === "function" ? free() : free);
+}
+
+/** Prompt tokens evaluated per call, between two looks at the caller's signal. */
+export const PROMPT_CHUNK_TOKENS = 512;
+
+/**
+ * Evaluates a long prompt's tokens in chunks, looking at `signal` between chunks, so a caller that
+ * leaves during prompt processing frees its sequence within a chunk (as llama-server stops between
+ * batches) instead of after the whole prompt. Returns the tokens left for the generating
+ * evaluation: the last chunk (at least the last token, whose logits pick the first reply token).
+ * A short prompt is returned whole, untouched.
+ */
+async function feedPrompt(sequence: LlamaContextSequence, tokens: Token[], signal: AbortSignal): Promise<Token[]> {
+  let start = 0;
+  while (tokens.length - start > PROMPT_CHUNK_TOKENS && !signal.aborted) {
+    await sequence.evaluateWithoutGeneratingNewTokens(tokens.slice(start, start + PROMPT_CHUNK_TOKENS));
+    start += PROMPT_CHUNK_TOKENS;
+  }
+  return tokens.slice(start);
 }
 
 /** Keeps the sequence's cached tokens that the prompt starts with; returns how many. */

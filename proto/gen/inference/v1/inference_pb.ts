@@ -25,7 +25,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file inference/v1/inference.proto.
  */
 export const file_inference_v1_inference: GenFile = /*@__PURE__*/
-  fileDesc("ChxpbmZlcmVuY2UvdjEvaW5mZXJlbmNlLnByb3RvEgxpbmZlcmVuY2UudjEilQEKC0NoYXRNZXNzYWdlEiAKBHJvbGUYASABKA4yEi5pbmZlcmVuY2UudjEuUm9sZRIPCgdjb250ZW50GAIgASgJEioKCnRvb2xfY2FsbHMYAyADKAsyFi5pbmZlcmVuY2UudjEuVG9vbENhbGwSFAoMdG9vbF9jYWxsX2lkGAQgASgJEhEKCXJlYXNvbmluZxgFIAEoCSI3CghUb29sQ2FsbBIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEhEKCWFyZ3VtZW50cxgDIAEoCSI9CgRUb29sEgwKBG5hbWUYASABKAkSEwoLZGVzY3JpcHRpb24YAiABKAkSEgoKcGFyYW1ldGVycxgDIAEoCSKGAgoEQ2hhdBIrCghtZXNzYWdlcxgBIAMoCzIZLmluZmVyZW5jZS52MS5DaGF0TWVzc2FnZRIhCgV0b29scxgCIAMoCzISLmluZmVyZW5jZS52MS5Ub29sEi0KC3Rvb2xfY2hvaWNlGAMgASgOMhguaW5mZXJlbmNlLnYxLlRvb2xDaG9pY2USEQoJdG9vbF9uYW1lGAQgASgJEiAKE3BhcmFsbGVsX3Rvb2xfY2FsbHMYBSABKAhIAIgBARIdChByZWFzb25pbmdfYnVkZ2V0GAYgASgNSAGIAQFCFgoUX3BhcmFsbGVsX3Rvb2xfY2FsbHNCEwoRX3JlYXNvbmluZ19idWRnZXQivwMKD1NhbXBsaW5nT3B0aW9ucxIYCgt0ZW1wZXJhdHVyZRgBIAEoAkgAiAEBEhIKBXRvcF9wGAIgASgCSAGIAQESEgoFdG9wX2sYAyABKA1IAogBARISCgVtaW5fcBgEIAEoAkgDiAEBEhEKBHNlZWQYBSABKA1IBIgBARIdChBwcmVzZW5jZV9wZW5hbHR5GAYgASgCSAWIAQESHgoRZnJlcXVlbmN5X3BlbmFsdHkYByABKAJIBogBARIbCg5yZXBlYXRfcGVuYWx0eRgIIAEoAkgHiAEBEkAKCmxvZ2l0X2JpYXMYCSADKAsyLC5pbmZlcmVuY2UudjEuU2FtcGxpbmdPcHRpb25zLkxvZ2l0Qmlhc0VudHJ5GjAKDkxvZ2l0Qmlhc0VudHJ5EgsKA2tleRgBIAEoDRINCgV2YWx1ZRgCIAEoAjoCOAFCDgoMX3RlbXBlcmF0dXJlQggKBl90b3BfcEIICgZfdG9wX2tCCAoGX21pbl9wQgcKBV9zZWVkQhMKEV9wcmVzZW5jZV9wZW5hbHR5QhQKEl9mcmVxdWVuY3lfcGVuYWx0eUIRCg9fcmVwZWF0X3BlbmFsdHkitQIKD0dlbmVyYXRlUmVxdWVzdBINCgVtb2RlbBgBIAEoCRIQCgZwcm9tcHQYAiABKAlIABIiCgRjaGF0GAMgASgLMhIuaW5mZXJlbmNlLnYxLkNoYXRIABIvCghzYW1wbGluZxgEIAEoCzIdLmluZmVyZW5jZS52MS5TYW1wbGluZ09wdGlvbnMSFwoKbWF4X3Rva2VucxgFIAEoDUgBiAEBEgwKBHN0b3AYBiADKAkSEAoIbG9ncHJvYnMYByABKAgSFAoMdG9wX2xvZ3Byb2JzGAggASgNEjIKCmNvbnN0cmFpbnQYCSABKAsyHi5pbmZlcmVuY2UudjEuT3V0cHV0Q29uc3RyYWludBIRCgljbGllbnRfaWQYCiABKAlCBwoFaW5wdXRCDQoLX21heF90b2tlbnMiWwoQT3V0cHV0Q29uc3RyYWludBIVCgtqc29uX29iamVjdBgBIAEoCEgAEhUKC2pzb25fc2NoZW1hGAIgASgJSAASEQoHZ3JhbW1hchgDIAEoCUgAQgYKBGtpbmQijwEKEEdlbmVyYXRlUmVzcG9uc2USJAoFc3RhcnQYASABKAsyEy5pbmZlcmVuY2UudjEuU3RhcnRIABIkCgV0b2tlbhgCIAEoCzITLmluZmVyZW5jZS52MS5Ub2tlbkgAEiYKBmZpbmlzaBgDIAEoCzIULmluZmVyZW5jZS52MS5GaW5pc2hIAEIHCgVldmVudCJECgVTdGFydBINCgVtb2RlbBgBIAEoCRIVCg1wcm9tcHRfdG9rZW5zGAIgASgNEhUKDWNhY2hlZF90b2tlbnMYAyABKA0izAEKBVRva2VuEgoKAmlkGAEgASgNEgwKBHRleHQYAiABKAkSDQoFcGllY2UYAyABKAwSFAoHbG9ncHJvYhgEIAEoAkgAiAEBEjQKDHRvcF9sb2dwcm9icxgFIAMoCzIeLmluZmVyZW5jZS52MS5Ub2tlbkFsdGVybmF0aXZlEhEKCXJlYXNvbmluZxgGIAEoCRIvCgp0b29sX2NhbGxzGAcgAygLMhsuaW5mZXJlbmNlLnYxLlRvb2xDYWxsRGVsdGFCCgoIX2xvZ3Byb2IiSwoNVG9vbENhbGxEZWx0YRINCgVpbmRleBgBIAEoDRIKCgJpZBgCIAEoCRIMCgRuYW1lGAMgASgJEhEKCWFyZ3VtZW50cxgEIAEoCSI+ChBUb2tlbkFsdGVybmF0aXZlEgoKAmlkGAEgASgNEg0KBXBpZWNlGAIgASgMEg8KB2xvZ3Byb2IYAyABKAIiPAoNUHJvbXB0VG9vTG9uZxIVCg1wcm9tcHRfdG9rZW5zGAEgASgNEhQKDGNvbnRleHRfc2l6ZRgCIAEoDSL3AQoGRmluaXNoEioKBnJlYXNvbhgBIAEoDjIaLmluZmVyZW5jZS52MS5GaW5pc2hSZWFzb24SFQoNcHJvbXB0X3Rva2VucxgCIAEoDRIZChFjb21wbGV0aW9uX3Rva2VucxgDIAEoDRIVCg1jYWNoZWRfdG9rZW5zGAQgASgNEhUKDXN0b3Bfc2VxdWVuY2UYBSABKAkSJgoHdGltaW5ncxgGIAEoCzIVLmluZmVyZW5jZS52MS5UaW1pbmdzEgwKBHRleHQYByABKAkSEQoJcmVhc29uaW5nGAggASgJEhgKEHJlYXNvbmluZ190b2tlbnMYCSABKA0iRQoHVGltaW5ncxIRCglwcm9tcHRfbXMYASABKAESFQoNZ2VuZXJhdGlvbl9tcxgCIAEoARIQCghxdWV1ZV9tcxgDIAEoASJdCg9Ub2tlbml6ZVJlcXVlc3QSDQoFbW9kZWwYASABKAkSDgoEdGV4dBgCIAEoCUgAEiIKBGNoYXQYAyABKAsyEi5pbmZlcmVuY2UudjEuQ2hhdEgAQgcKBWlucHV0IiIKEFRva2VuaXplUmVzcG9uc2USDgoGdG9rZW5zGAEgAygNIjIKEURldG9rZW5pemVSZXF1ZXN0Eg0KBW1vZGVsGAEgASgJEg4KBnRva2VucxgCIAMoDSIiChJEZXRva2VuaXplUmVzcG9uc2USDAoEdGV4dBgBIAEoCSITChFMaXN0TW9kZWxzUmVxdWVzdCI9ChJMaXN0TW9kZWxzUmVzcG9uc2USJwoGbW9kZWxzGAEgAygLMhcuaW5mZXJlbmNlLnYxLk1vZGVsSW5mbyLaAQoJTW9kZWxJbmZvEgoKAmlkGAEgASgJEg8KB2NyZWF0ZWQYAiABKAMSFAoMY29udGV4dF9zaXplGAMgASgNEhEKCXNlcXVlbmNlcxgEIAEoDRIXCg92b2NhYnVsYXJ5X3NpemUYBSABKA0SFQoNY2hhdF90ZW1wbGF0ZRgGIAEoCRIUCgxhcmNoaXRlY3R1cmUYByABKAkSFAoMZW5naW5lX2J1aWxkGAggASgJEhEKCW1heF9xdWV1ZRgJIAEoDRIYChBxdWV1ZV90aW1lb3V0X21zGAogASgNKl8KBFJvbGUSFAoQUk9MRV9VTlNQRUNJRklFRBAAEg8KC1JPTEVfU1lTVEVNEAESDQoJUk9MRV9VU0VSEAISEgoOUk9MRV9BU1NJU1RBTlQQAxINCglST0xFX1RPT0wQBCqJAQoKVG9vbENob2ljZRIbChdUT09MX0NIT0lDRV9VTlNQRUNJRklFRBAAEhQKEFRPT0xfQ0hPSUNFX0FVVE8QARIUChBUT09MX0NIT0lDRV9OT05FEAISGAoUVE9PTF9DSE9JQ0VfUkVRVUlSRUQQAxIYChRUT09MX0NIT0lDRV9GVU5DVElPThAEKpYBCgxGaW5pc2hSZWFzb24SHQoZRklOSVNIX1JFQVNPTl9VTlNQRUNJRklFRBAAEhYKEkZJTklTSF9SRUFTT05fU1RPUBABEhgKFEZJTklTSF9SRUFTT05fTEVOR1RIEAISFwoTRklOSVNIX1JFQVNPTl9BQk9SVBADEhwKGEZJTklTSF9SRUFTT05fVE9PTF9DQUxMUxAEMswCChBJbmZlcmVuY2VTZXJ2aWNlEksKCEdlbmVyYXRlEh0uaW5mZXJlbmNlLnYxLkdlbmVyYXRlUmVxdWVzdBoeLmluZmVyZW5jZS52MS5HZW5lcmF0ZVJlc3BvbnNlMAESSQoIVG9rZW5pemUSHS5pbmZlcmVuY2UudjEuVG9rZW5pemVSZXF1ZXN0Gh4uaW5mZXJlbmNlLnYxLlRva2VuaXplUmVzcG9uc2USTwoKRGV0b2tlbml6ZRIfLmluZmVyZW5jZS52MS5EZXRva2VuaXplUmVxdWVzdBogLmluZmVyZW5jZS52MS5EZXRva2VuaXplUmVzcG9uc2USTwoKTGlzdE1vZGVscxIfLmluZmVyZW5jZS52MS5MaXN0TW9kZWxzUmVxdWVzdBogLmluZmVyZW5jZS52MS5MaXN0TW9kZWxzUmVzcG9uc2ViBnByb3RvMw");
+  fileDesc("ChxpbmZlcmVuY2UvdjEvaW5mZXJlbmNlLnByb3RvEgxpbmZlcmVuY2UudjEilQEKC0NoYXRNZXNzYWdlEiAKBHJvbGUYASABKA4yEi5pbmZlcmVuY2UudjEuUm9sZRIPCgdjb250ZW50GAIgASgJEioKCnRvb2xfY2FsbHMYAyADKAsyFi5pbmZlcmVuY2UudjEuVG9vbENhbGwSFAoMdG9vbF9jYWxsX2lkGAQgASgJEhEKCXJlYXNvbmluZxgFIAEoCSI3CghUb29sQ2FsbBIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEhEKCWFyZ3VtZW50cxgDIAEoCSI9CgRUb29sEgwKBG5hbWUYASABKAkSEwoLZGVzY3JpcHRpb24YAiABKAkSEgoKcGFyYW1ldGVycxgDIAEoCSKGAgoEQ2hhdBIrCghtZXNzYWdlcxgBIAMoCzIZLmluZmVyZW5jZS52MS5DaGF0TWVzc2FnZRIhCgV0b29scxgCIAMoCzISLmluZmVyZW5jZS52MS5Ub29sEi0KC3Rvb2xfY2hvaWNlGAMgASgOMhguaW5mZXJlbmNlLnYxLlRvb2xDaG9pY2USEQoJdG9vbF9uYW1lGAQgASgJEiAKE3BhcmFsbGVsX3Rvb2xfY2FsbHMYBSABKAhIAIgBARIdChByZWFzb25pbmdfYnVkZ2V0GAYgASgNSAGIAQFCFgoUX3BhcmFsbGVsX3Rvb2xfY2FsbHNCEwoRX3JlYXNvbmluZ19idWRnZXQivwMKD1NhbXBsaW5nT3B0aW9ucxIYCgt0ZW1wZXJhdHVyZRgBIAEoAkgAiAEBEhIKBXRvcF9wGAIgASgCSAGIAQESEgoFdG9wX2sYAyABKA1IAogBARISCgVtaW5fcBgEIAEoAkgDiAEBEhEKBHNlZWQYBSABKA1IBIgBARIdChBwcmVzZW5jZV9wZW5hbHR5GAYgASgCSAWIAQESHgoRZnJlcXVlbmN5X3BlbmFsdHkYByABKAJIBogBARIbCg5yZXBlYXRfcGVuYWx0eRgIIAEoAkgHiAEBEkAKCmxvZ2l0X2JpYXMYCSADKAsyLC5pbmZlcmVuY2UudjEuU2FtcGxpbmdPcHRpb25zLkxvZ2l0Qmlhc0VudHJ5GjAKDkxvZ2l0Qmlhc0VudHJ5EgsKA2tleRgBIAEoDRINCgV2YWx1ZRgCIAEoAjoCOAFCDgoMX3RlbXBlcmF0dXJlQggKBl90b3BfcEIICgZfdG9wX2tCCAoGX21pbl9wQgcKBV9zZWVkQhMKEV9wcmVzZW5jZV9wZW5hbHR5QhQKEl9mcmVxdWVuY3lfcGVuYWx0eUIRCg9fcmVwZWF0X3BlbmFsdHkitQIKD0dlbmVyYXRlUmVxdWVzdBINCgVtb2RlbBgBIAEoCRIQCgZwcm9tcHQYAiABKAlIABIiCgRjaGF0GAMgASgLMhIuaW5mZXJlbmNlLnYxLkNoYXRIABIvCghzYW1wbGluZxgEIAEoCzIdLmluZmVyZW5jZS52MS5TYW1wbGluZ09wdGlvbnMSFwoKbWF4X3Rva2VucxgFIAEoDUgBiAEBEgwKBHN0b3AYBiADKAkSEAoIbG9ncHJvYnMYByABKAgSFAoMdG9wX2xvZ3Byb2JzGAggASgNEjIKCmNvbnN0cmFpbnQYCSABKAsyHi5pbmZlcmVuY2UudjEuT3V0cHV0Q29uc3RyYWludBIRCgljbGllbnRfaWQYCiABKAlCBwoFaW5wdXRCDQoLX21heF90b2tlbnMiWwoQT3V0cHV0Q29uc3RyYWludBIVCgtqc29uX29iamVjdBgBIAEoCEgAEhUKC2pzb25fc2NoZW1hGAIgASgJSAASEQoHZ3JhbW1hchgDIAEoCUgAQgYKBGtpbmQivQEKEEdlbmVyYXRlUmVzcG9uc2USJAoFc3RhcnQYASABKAsyEy5pbmZlcmVuY2UudjEuU3RhcnRIABIkCgV0b2tlbhgCIAEoCzITLmluZmVyZW5jZS52MS5Ub2tlbkgAEiYKBmZpbmlzaBgDIAEoCzIULmluZmVyZW5jZS52MS5GaW5pc2hIABIsCgloZWFydGJlYXQYBCABKAsyFy5pbmZlcmVuY2UudjEuSGVhcnRiZWF0SABCBwoFZXZlbnQiCwoJSGVhcnRiZWF0IkQKBVN0YXJ0Eg0KBW1vZGVsGAEgASgJEhUKDXByb21wdF90b2tlbnMYAiABKA0SFQoNY2FjaGVkX3Rva2VucxgDIAEoDSLMAQoFVG9rZW4SCgoCaWQYASABKA0SDAoEdGV4dBgCIAEoCRINCgVwaWVjZRgDIAEoDBIUCgdsb2dwcm9iGAQgASgCSACIAQESNAoMdG9wX2xvZ3Byb2JzGAUgAygLMh4uaW5mZXJlbmNlLnYxLlRva2VuQWx0ZXJuYXRpdmUSEQoJcmVhc29uaW5nGAYgASgJEi8KCnRvb2xfY2FsbHMYByADKAsyGy5pbmZlcmVuY2UudjEuVG9vbENhbGxEZWx0YUIKCghfbG9ncHJvYiJLCg1Ub29sQ2FsbERlbHRhEg0KBWluZGV4GAEgASgNEgoKAmlkGAIgASgJEgwKBG5hbWUYAyABKAkSEQoJYXJndW1lbnRzGAQgASgJIj4KEFRva2VuQWx0ZXJuYXRpdmUSCgoCaWQYASABKA0SDQoFcGllY2UYAiABKAwSDwoHbG9ncHJvYhgDIAEoAiI8Cg1Qcm9tcHRUb29Mb25nEhUKDXByb21wdF90b2tlbnMYASABKA0SFAoMY29udGV4dF9zaXplGAIgASgNIvcBCgZGaW5pc2gSKgoGcmVhc29uGAEgASgOMhouaW5mZXJlbmNlLnYxLkZpbmlzaFJlYXNvbhIVCg1wcm9tcHRfdG9rZW5zGAIgASgNEhkKEWNvbXBsZXRpb25fdG9rZW5zGAMgASgNEhUKDWNhY2hlZF90b2tlbnMYBCABKA0SFQoNc3RvcF9zZXF1ZW5jZRgFIAEoCRImCgd0aW1pbmdzGAYgASgLMhUuaW5mZXJlbmNlLnYxLlRpbWluZ3MSDAoEdGV4dBgHIAEoCRIRCglyZWFzb25pbmcYCCABKAkSGAoQcmVhc29uaW5nX3Rva2VucxgJIAEoDSJFCgdUaW1pbmdzEhEKCXByb21wdF9tcxgBIAEoARIVCg1nZW5lcmF0aW9uX21zGAIgASgBEhAKCHF1ZXVlX21zGAMgASgBIl0KD1Rva2VuaXplUmVxdWVzdBINCgVtb2RlbBgBIAEoCRIOCgR0ZXh0GAIgASgJSAASIgoEY2hhdBgDIAEoCzISLmluZmVyZW5jZS52MS5DaGF0SABCBwoFaW5wdXQiIgoQVG9rZW5pemVSZXNwb25zZRIOCgZ0b2tlbnMYASADKA0iMgoRRGV0b2tlbml6ZVJlcXVlc3QSDQoFbW9kZWwYASABKAkSDgoGdG9rZW5zGAIgAygNIiIKEkRldG9rZW5pemVSZXNwb25zZRIMCgR0ZXh0GAEgASgJIhMKEUxpc3RNb2RlbHNSZXF1ZXN0Ij0KEkxpc3RNb2RlbHNSZXNwb25zZRInCgZtb2RlbHMYASADKAsyFy5pbmZlcmVuY2UudjEuTW9kZWxJbmZvItoBCglNb2RlbEluZm8SCgoCaWQYASABKAkSDwoHY3JlYXRlZBgCIAEoAxIUCgxjb250ZXh0X3NpemUYAyABKA0SEQoJc2VxdWVuY2VzGAQgASgNEhcKD3ZvY2FidWxhcnlfc2l6ZRgFIAEoDRIVCg1jaGF0X3RlbXBsYXRlGAYgASgJEhQKDGFyY2hpdGVjdHVyZRgHIAEoCRIUCgxlbmdpbmVfYnVpbGQYCCABKAkSEQoJbWF4X3F1ZXVlGAkgASgNEhgKEHF1ZXVlX3RpbWVvdXRfbXMYCiABKA0qXwoEUm9sZRIUChBST0xFX1VOU1BFQ0lGSUVEEAASDwoLUk9MRV9TWVNURU0QARINCglST0xFX1VTRVIQAhISCg5ST0xFX0FTU0lTVEFOVBADEg0KCVJPTEVfVE9PTBAEKokBCgpUb29sQ2hvaWNlEhsKF1RPT0xfQ0hPSUNFX1VOU1BFQ0lGSUVEEAASFAoQVE9PTF9DSE9JQ0VfQVVUTxABEhQKEFRPT0xfQ0hPSUNFX05PTkUQAhIYChRUT09MX0NIT0lDRV9SRVFVSVJFRBADEhgKFFRPT0xfQ0hPSUNFX0ZVTkNUSU9OEAQqlgEKDEZpbmlzaFJlYXNvbhIdChlGSU5JU0hfUkVBU09OX1VOU1BFQ0lGSUVEEAASFgoSRklOSVNIX1JFQVNPTl9TVE9QEAESGAoURklOSVNIX1JFQVNPTl9MRU5HVEgQAhIXChNGSU5JU0hfUkVBU09OX0FCT1JUEAMSHAoYRklOSVNIX1JFQVNPTl9UT09MX0NBTExTEAQyzAIKEEluZmVyZW5jZVNlcnZpY2USSwoIR2VuZXJhdGUSHS5pbmZlcmVuY2UudjEuR2VuZXJhdGVSZXF1ZXN0Gh4uaW5mZXJlbmNlLnYxLkdlbmVyYXRlUmVzcG9uc2UwARJJCghUb2tlbml6ZRIdLmluZmVyZW5jZS52MS5Ub2tlbml6ZVJlcXVlc3QaHi5pbmZlcmVuY2UudjEuVG9rZW5pemVSZXNwb25zZRJPCgpEZXRva2VuaXplEh8uaW5mZXJlbmNlLnYxLkRldG9rZW5pemVSZXF1ZXN0GiAuaW5mZXJlbmNlLnYxLkRldG9rZW5pemVSZXNwb25zZRJPCgpMaXN0TW9kZWxzEh8uaW5mZXJlbmNlLnYxLkxpc3RNb2RlbHNSZXF1ZXN0GiAuaW5mZXJlbmNlLnYxLkxpc3RNb2RlbHNSZXNwb25zZWIGcHJvdG8z");
 
 /**
  * One message of a chat history.
@@ -429,6 +429,12 @@ export type GenerateResponse = Message<"inference.v1.GenerateResponse"> & {
      */
     value: Finish;
     case: "finish";
+  } | {
+    /**
+     * @generated from field: inference.v1.Heartbeat heartbeat = 4;
+     */
+    value: Heartbeat;
+    case: "heartbeat";
   } | { case: undefined; value?: undefined };
 };
 
@@ -438,6 +444,26 @@ export type GenerateResponse = Message<"inference.v1.GenerateResponse"> & {
  */
 export const GenerateResponseSchema: GenMessage<GenerateResponse> = /*@__PURE__*/
   messageDesc(file_inference_v1_inference, 7);
+
+/**
+ * "Still working": sent on every open call after a silence of the sidecar's heartbeat interval
+ * (5 s by default; --heartbeat-ms), while the request waits for a sequence, while its prompt is
+ * evaluated, and between tokens. It may come before `start` and between any two events; it
+ * carries nothing. A caller that hears nothing for several intervals may take the sidecar as
+ * stalled and cancel the call (the edge does, after SIDECAR_STALL_MS). Callers that do not know
+ * it skip it.
+ *
+ * @generated from message inference.v1.Heartbeat
+ */
+export type Heartbeat = Message<"inference.v1.Heartbeat"> & {
+};
+
+/**
+ * Describes the message inference.v1.Heartbeat.
+ * Use `create(HeartbeatSchema)` to create a new message.
+ */
+export const HeartbeatSchema: GenMessage<Heartbeat> = /*@__PURE__*/
+  messageDesc(file_inference_v1_inference, 8);
 
 /**
  * Generation is about to begin: the request was accepted.
@@ -472,7 +498,7 @@ export type Start = Message<"inference.v1.Start"> & {
  * Use `create(StartSchema)` to create a new message.
  */
 export const StartSchema: GenMessage<Start> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 8);
+  messageDesc(file_inference_v1_inference, 9);
 
 /**
  * One generated token.
@@ -541,7 +567,7 @@ export type Token = Message<"inference.v1.Token"> & {
  * Use `create(TokenSchema)` to create a new message.
  */
 export const TokenSchema: GenMessage<Token> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 9);
+  messageDesc(file_inference_v1_inference, 10);
 
 /**
  * A piece of a tool call as it is generated. The first delta of a call carries its `id` and
@@ -579,7 +605,7 @@ export type ToolCallDelta = Message<"inference.v1.ToolCallDelta"> & {
  * Use `create(ToolCallDeltaSchema)` to create a new message.
  */
 export const ToolCallDeltaSchema: GenMessage<ToolCallDelta> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 10);
+  messageDesc(file_inference_v1_inference, 11);
 
 /**
  * @generated from message inference.v1.TokenAlternative
@@ -606,7 +632,7 @@ export type TokenAlternative = Message<"inference.v1.TokenAlternative"> & {
  * Use `create(TokenAlternativeSchema)` to create a new message.
  */
 export const TokenAlternativeSchema: GenMessage<TokenAlternative> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 11);
+  messageDesc(file_inference_v1_inference, 12);
 
 /**
  * Attached as a gRPC error detail to the INVALID_ARGUMENT that refuses a prompt which does not
@@ -635,7 +661,7 @@ export type PromptTooLong = Message<"inference.v1.PromptTooLong"> & {
  * Use `create(PromptTooLongSchema)` to create a new message.
  */
 export const PromptTooLongSchema: GenMessage<PromptTooLong> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 12);
+  messageDesc(file_inference_v1_inference, 13);
 
 /**
  * Generation is over; always the last event.
@@ -705,7 +731,7 @@ export type Finish = Message<"inference.v1.Finish"> & {
  * Use `create(FinishSchema)` to create a new message.
  */
 export const FinishSchema: GenMessage<Finish> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 13);
+  messageDesc(file_inference_v1_inference, 14);
 
 /**
  * @generated from message inference.v1.Timings
@@ -738,7 +764,7 @@ export type Timings = Message<"inference.v1.Timings"> & {
  * Use `create(TimingsSchema)` to create a new message.
  */
 export const TimingsSchema: GenMessage<Timings> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 14);
+  messageDesc(file_inference_v1_inference, 15);
 
 /**
  * @generated from message inference.v1.TokenizeRequest
@@ -772,7 +798,7 @@ export type TokenizeRequest = Message<"inference.v1.TokenizeRequest"> & {
  * Use `create(TokenizeRequestSchema)` to create a new message.
  */
 export const TokenizeRequestSchema: GenMessage<TokenizeRequest> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 15);
+  messageDesc(file_inference_v1_inference, 16);
 
 /**
  * @generated from message inference.v1.TokenizeResponse
@@ -789,7 +815,7 @@ export type TokenizeResponse = Message<"inference.v1.TokenizeResponse"> & {
  * Use `create(TokenizeResponseSchema)` to create a new message.
  */
 export const TokenizeResponseSchema: GenMessage<TokenizeResponse> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 16);
+  messageDesc(file_inference_v1_inference, 17);
 
 /**
  * @generated from message inference.v1.DetokenizeRequest
@@ -811,7 +837,7 @@ export type DetokenizeRequest = Message<"inference.v1.DetokenizeRequest"> & {
  * Use `create(DetokenizeRequestSchema)` to create a new message.
  */
 export const DetokenizeRequestSchema: GenMessage<DetokenizeRequest> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 17);
+  messageDesc(file_inference_v1_inference, 18);
 
 /**
  * @generated from message inference.v1.DetokenizeResponse
@@ -828,7 +854,7 @@ export type DetokenizeResponse = Message<"inference.v1.DetokenizeResponse"> & {
  * Use `create(DetokenizeResponseSchema)` to create a new message.
  */
 export const DetokenizeResponseSchema: GenMessage<DetokenizeResponse> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 18);
+  messageDesc(file_inference_v1_inference, 19);
 
 /**
  * @generated from message inference.v1.ListModelsRequest
@@ -841,7 +867,7 @@ export type ListModelsRequest = Message<"inference.v1.ListModelsRequest"> & {
  * Use `create(ListModelsRequestSchema)` to create a new message.
  */
 export const ListModelsRequestSchema: GenMessage<ListModelsRequest> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 19);
+  messageDesc(file_inference_v1_inference, 20);
 
 /**
  * @generated from message inference.v1.ListModelsResponse
@@ -858,7 +884,7 @@ export type ListModelsResponse = Message<"inference.v1.ListModelsResponse"> & {
  * Use `create(ListModelsResponseSchema)` to create a new message.
  */
 export const ListModelsResponseSchema: GenMessage<ListModelsResponse> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 20);
+  messageDesc(file_inference_v1_inference, 21);
 
 /**
  * @generated from message inference.v1.ModelInfo
@@ -939,7 +965,7 @@ export type ModelInfo = Message<"inference.v1.ModelInfo"> & {
  * Use `create(ModelInfoSchema)` to create a new message.
  */
 export const ModelInfoSchema: GenMessage<ModelInfo> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 21);
+  messageDesc(file_inference_v1_inference, 22);
 
 /**
  * Who wrote a chat message.
