@@ -1,19 +1,31 @@
 import { LlamaGrammarEvaluationState, LlamaText, type Llama, type LlamaGrammar } from "node-llama-cpp";
 import type { OutputConstraint } from "../../proto/gen/inference/v1/inference_pb.js";
+import { createHash } from "node:crypto";
 import { invalidArgument } from "./errors.js";
 import type { LoadedModel } from "./model.js";
+import { checkSchemaSize, SCHEMA_LIMITS } from "./schema-limits.js";
 
-/** Grammars built recently, by their source: agents send the same schema again and again. */
-const CACHE_SIZE = 32;
+/** Grammars built recently, by the hash of their source: agents send the same schema every turn. */
+const CACHE_SIZE = 64;
 const cache = new Map<string, Promise<LlamaGrammar>>();
 
-export function remember(key: string, build: () => Promise<LlamaGrammar>): Promise<LlamaGrammar> {
+/** Grammar builds and cache hits, for the tests and /metrics. */
+export const grammarCache = { builds: 0, hits: 0 };
+
+export function remember(source: string, build: () => Promise<LlamaGrammar>): Promise<LlamaGrammar> {
+  const key = createHash("sha256").update(source).digest("base64");
   let grammar = cache.get(key);
   if (grammar === undefined) {
+    grammarCache.builds++;
     grammar = build();
     grammar.catch(() => cache.delete(key));
     cache.set(key, grammar);
     if (cache.size > CACHE_SIZE) cache.delete(cache.keys().next().value as string);
+  } else {
+    grammarCache.hits++;
+    // Most recently used last: the oldest is dropped first.
+    cache.delete(key);
+    cache.set(key, grammar);
   }
   return grammar;
 }
@@ -88,10 +100,12 @@ export async function constraintState(
         throw invalidArgument("the JSON schema is not valid JSON");
       }
       if (typeof schema !== "object" || schema === null) throw invalidArgument("the JSON schema must be an object");
+      checkSchemaSize(schema, kind.value, "the JSON schema");
       grammar = remember(`schema:${kind.value}`, () => schemaGrammar(loaded.llama, schema as object));
       break;
     }
     case "grammar":
+      if (kind.value.length > SCHEMA_LIMITS.bytes * 4) throw invalidArgument(`the grammar is ${kind.value.length} characters: at most ${SCHEMA_LIMITS.bytes * 4} are allowed`);
       grammar = remember(`gbnf:${kind.value}`, () => loaded.llama.createGrammar({ grammar: kind.value }));
       break;
   }

@@ -1,6 +1,7 @@
 import type { ChatHistoryItem, ChatModelFunctionCall, ChatModelFunctions, ChatModelResponse, ChatWrapper, Token } from "node-llama-cpp";
 import { Role, ToolChoice, type Chat, type GenerateRequest } from "../../proto/gen/inference/v1/inference_pb.js";
 import { invalidArgument } from "./errors.js";
+import { checkSchemaSize, MAX_TOOLS } from "./schema-limits.js";
 import type { LoadedModel } from "./model.js";
 import type { ToolSpec } from "./tool-grammar.js";
 
@@ -61,6 +62,7 @@ export function tokenizeRaw(loaded: LoadedModel, text: string): Token[] {
 const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
 function parseTools(chat: Chat): ToolSpec[] {
+  if (chat.tools.length > MAX_TOOLS) throw invalidArgument(`the request offers ${chat.tools.length} tools: at most ${MAX_TOOLS} are allowed`);
   const seen = new Set<string>();
   return chat.tools.map((tool, index) => {
     if (!TOOL_NAME.test(tool.name)) {
@@ -79,6 +81,7 @@ function parseTools(chat: Chat): ToolSpec[] {
     if (typeof schema !== "object" || schema === null || Array.isArray(schema)) {
       throw invalidArgument(`the parameters of tool "${tool.name}" must be a JSON schema object`);
     }
+    checkSchemaSize(schema, tool.parameters, `the parameters schema of tool "${tool.name}"`);
     return { name: tool.name, schema, schemaText: JSON.stringify(schema) };
   });
 }

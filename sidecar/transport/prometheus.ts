@@ -3,6 +3,7 @@
 // reads by default (the vLLM names of the Gateway API Inference Extension's model server
 // protocol): queue length, running requests and KV-cache use (docs/contract.md, "Metrics").
 import { Counter, Gauge, type Registry } from "prom-client";
+import { grammarCache } from "../engine/constraint.js";
 import type { EngineMetrics } from "../engine/metrics.js";
 
 /** The load a scrape reads from the engine. */
@@ -43,6 +44,8 @@ export function prometheusMetrics(metrics: EngineMetrics, load: () => Load): () 
       this.inc({ outcome: "cancelled_in_queue" }, metrics.requestsCancelledInQueue);
     },
   });
+  counter(registry, "sidecar_grammar_builds_total", "Grammars built (output constraints, tool calls).", () => grammarCache.builds);
+  counter(registry, "sidecar_grammar_cache_hits_total", "Grammars found already built (the same schema again).", () => grammarCache.hits);
   gauge(registry, "sidecar_generations_active", "Generations running now.", () => metrics.generationsActive);
   gauge(registry, "sidecar_sequences_busy", "Sequences in use.", () => load().running);
   gauge(registry, "sidecar_queue_length", "Requests waiting for a sequence.", () => load().queued);
