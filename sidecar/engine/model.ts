@@ -77,6 +77,15 @@ export interface LoadedModel {
 
 let llamaInstance: Promise<Llama> | undefined;
 
+/**
+ * llama.cpp's own messages, to stderr, except the text of a grammar it could not parse: that is
+ * a request's content, which never reaches a log (the request gets INVALID_ARGUMENT instead).
+ */
+export function engineLog(_level: LlamaLogLevel, message: string): void {
+  const text = message.includes("error parsing grammar") ? "llama.cpp: a request's grammar did not parse (its text is not logged)" : message;
+  process.stderr.write(text.endsWith("\n") ? text : `${text}\n`);
+}
+
 /** The llama.cpp binding, loaded once per process; never builds or downloads anything. */
 export function loadLlama(engine: EngineChoice = "auto"): Promise<Llama> {
   llamaInstance ??= (async () => {
@@ -86,6 +95,7 @@ export function loadLlama(engine: EngineChoice = "auto"): Promise<Llama> {
       // Always explicit: node-llama-cpp's own default is far more threads than small hosts have.
       maxThreads: os.availableParallelism(),
       logLevel: LlamaLogLevel.error,
+      logger: engineLog,
       cmakeOptions: engine === "prebuilt" ? {} : { ...LOCAL_BUILD_CMAKE_OPTIONS },
     });
     if (engine === "local" && llama.buildType !== "localBuild") {
