@@ -79,7 +79,8 @@ async function one(base: string, i: number): Promise<string | undefined> {
       return undefined;
     }
     const text = await response.text();
-    return text.includes("Hi there") || text.includes("Once upon a") ? undefined : `${path}: unexpected reply ${text.slice(0, 120)}`;
+    const complete = stream ? /data: \[DONE\]|event: message_stop/.test(text) : text.includes("Hi there") || text.includes("Once upon a");
+    return complete ? undefined : `${path}: unexpected reply ${text.slice(0, 600)}`;
   } catch (error) {
     return `${path}: ${String(error)}`;
   } finally {
@@ -107,15 +108,19 @@ async function soak(runtime: "node" | "workerd", sidecar: Proc): Promise<string[
       ? await launch(process.execPath, ["--import", "tsx", "edge/node.ts"], { SIDECAR_URL: sidecar.url, EDGE_PORT: "0", LOG_REQUESTS: "false" }, /edge listening on (\S+)/)
       : await launch("node_modules/.bin/wrangler", ["dev", "--ip", "127.0.0.1", "--port", "0", "--inspector-port", "0", "--var", `SIDECAR_URL:${sidecar.url}`, "--var", "LOG_REQUESTS:false", "--show-interactive-dev-session=false"], { CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_SEND_METRICS: "false", NO_COLOR: "1" }, /Ready on (http:\/\/\S+)/);
   const procs = { sidecar: tree(sidecar.child.pid ?? 0), edge: tree(edge.child.pid ?? 0) };
+  const names = procs.edge.map((pid) => `${pid}:${readFileSync(`/proc/${pid}/comm`, "utf8").trim()}`);
+  const perProcess = () => procs.edge.map((pid, i) => `${names[i]} ${rssMiB([pid])}`).join(", ");
   for (let i = 0; i < 20; i++) await one(edge.url, i % 8); // warm up
   await sleep(SETTLE_MS);
   const idle = { sidecar: rssMiB(procs.sidecar), edge: rssMiB(procs.edge) };
+  console.error(`soak ${runtime}: edge processes idle: ${perProcess()}`);
   const began = performance.now();
   const errors = await load(edge.url);
   const seconds = (performance.now() - began) / 1000;
   const loaded = { sidecar: rssMiB(procs.sidecar), edge: rssMiB(procs.edge) };
   await sleep(SETTLE_MS);
   const settled = { sidecar: rssMiB(procs.sidecar), edge: rssMiB(procs.edge) };
+  console.error(`soak ${runtime}: edge processes settled: ${perProcess()}`);
   process.kill(-(edge.child.pid ?? 0), "SIGTERM");
   const within = (a: number, b: number) => (b <= a * 1.1 + 4 ? "yes" : "no");
   return [
@@ -129,7 +134,7 @@ async function main(): Promise<void> {
   const sidecar = await launch(process.execPath, ["--import", "tsx", "sidecar/main.ts", "--port", "0", "--sequences", "4", "--context-size", "2048"], { MODEL: demo }, /on (http:\/\/127\.0\.0\.1:\d+)/);
   const lines = ["| runtime | requests | errors | memory idle → after load → settled (within 10%) | |", "| --- | --- | --- | --- | --- |"];
   try {
-    for (const runtime of ["node", "workerd"] as const) lines.push(...(await soak(runtime, sidecar)));
+    for (const runtime of (process.env["SOAK_RUNTIMES"] ?? "node,workerd").split(",") as ("node" | "workerd")[]) lines.push(...(await soak(runtime, sidecar)));
   } finally {
     process.kill(-(sidecar.child.pid ?? 0), "SIGTERM");
   }
