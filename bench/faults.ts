@@ -8,15 +8,12 @@
  *   5. 200 connections that trickle their headers: closed with 408, others served meanwhile;
  *   6. a slow reader (one event a second, max_tokens 4,000): the sidecar's memory stays bounded.
  */
-import { spawn, type ChildProcess } from "node:child_process";
 import { connect } from "node:net";
 import { startNodeEdge, type RunningEdge } from "../edge/node.js";
 import { ensureModels, modelPath } from "../gguf/models.js";
+import { startSidecarProcess, type Started } from "../test/support/processes.js";
 
-interface Sidecar {
-  child: ChildProcess;
-  url: string;
-}
+type Sidecar = Started;
 
 const rows: [string, string, string][] = [];
 const note = (fault: string, measured: string, expected: string): void => {
@@ -26,17 +23,8 @@ const note = (fault: string, measured: string, expected: string): void => {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const ms = (since: number) => `${Math.round(performance.now() - since)} ms`;
 
-async function startSidecar(model: string, port = 0): Promise<Sidecar> {
-  const args = ["--import", "tsx", "sidecar/main.ts", "--port", String(port), "--sequences", "2", "--context-size", "8192", "--heartbeat-ms", "500"];
-  const child = spawn(process.execPath, args, { env: { ...process.env, MODEL: model }, stdio: ["ignore", "ignore", "pipe"] });
-  let stderr = "";
-  child.stderr?.on("data", (d: Buffer) => (stderr += d.toString()));
-  const deadline = Date.now() + 60_000;
-  while (!/on (http:\/\/127\.0\.0\.1:\d+)/.test(stderr)) {
-    if (Date.now() > deadline || child.exitCode !== null) throw new Error(`sidecar did not start: ${stderr}`);
-    await sleep(50);
-  }
-  return { child, url: /on (http:\/\/127\.0\.0\.1:\d+)/.exec(stderr)?.[1] ?? "" };
+function startSidecar(model: string, port = 0): Promise<Sidecar> {
+  return startSidecarProcess(model, ["--port", String(port), "--sequences", "2", "--context-size", "8192", "--heartbeat-ms", "500"]);
 }
 
 const post = (edge: RunningEdge, path: string, body: unknown, signal?: AbortSignal) =>

@@ -6,32 +6,18 @@
  * involved at idle, right after the load, and after a settle; prints a table. Bounded: 2,000
  * requests a runtime, 30 s a request; traffic to 127.0.0.1 only.
  */
-import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { ensureModels } from "../gguf/models.js";
+import { startProcess, type Started } from "../test/support/processes.js";
 
 const REQUESTS = Number(process.env["SOAK_REQUESTS"] ?? 2000);
 const CONCURRENCY = 8;
 const SETTLE_MS = 5000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-interface Proc {
-  readonly child: ChildProcess;
-  readonly url: string;
-}
-
-async function launch(command: string, args: string[], env: Record<string, string>, ready: RegExp): Promise<Proc> {
-  const child = spawn(command, args, { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"], detached: true });
-  let output = "";
-  child.stdout?.on("data", (d: Buffer) => (output += d.toString()));
-  child.stderr?.on("data", (d: Buffer) => (output += d.toString()));
-  const deadline = Date.now() + 90_000;
-  while (!ready.test(output)) {
-    if (Date.now() > deadline || child.exitCode !== null) throw new Error(`${command} did not start: ${output.slice(-500)}`);
-    await sleep(100);
-  }
-  return { child, url: ready.exec(output)?.[1] ?? "" };
-}
+type Proc = Started;
+const launch = startProcess;
 
 /** The pids of a process and all its descendants (wrangler runs workerd as a child). */
 function tree(pid: number): number[] {

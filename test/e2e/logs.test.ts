@@ -1,14 +1,12 @@
 // The request log as each runtime writes it: JSON lines from the Node edge's process (pino, on
 // stdout) and from the Worker under `wrangler dev` (console.log), with the key's id, the
 // endpoint, the tokens and the outcome — and neither the key nor the prompt nor the reply.
-import { spawn, type ChildProcess } from "node:child_process";
-import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FakeSidecar, finish, start, token } from "../support/fake-sidecar.js";
 import { serveGrpcWeb, type GrpcWebTestServer } from "../support/grpc-web-server.js";
+import { startProcess } from "../support/processes.js";
 import { startWrangler } from "../support/wrangler.js";
 
-const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const KEY = "sk-logged-key-99";
 const PROMPT = "a private prompt about llamas";
 
@@ -19,27 +17,13 @@ interface LoggingEdge {
 }
 
 async function nodeEdgeProcess(sidecarUrl: string): Promise<LoggingEdge> {
-  const child: ChildProcess = spawn("node_modules/.bin/tsx", ["edge/node.ts"], {
-    cwd: ROOT,
-    env: { ...process.env, SIDECAR_URL: sidecarUrl, EDGE_PORT: "0", API_KEYS: KEY },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let stdout = "";
-  let stderr = "";
-  child.stdout?.on("data", (d: Buffer) => (stdout += d.toString()));
-  child.stderr?.on("data", (d: Buffer) => (stderr += d.toString()));
-  const deadline = Date.now() + 30_000;
-  while (!/edge listening on (\S+)/.test(stderr)) {
-    if (Date.now() > deadline || child.exitCode !== null) throw new Error(`the Node edge did not start: ${stderr}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  const url = /edge listening on (\S+)/.exec(stderr)?.[1] ?? "";
+  const edge = await startProcess("node_modules/.bin/tsx", ["edge/node.ts"], { SIDECAR_URL: sidecarUrl, EDGE_PORT: "0", API_KEYS: KEY }, /edge listening on (\S+)/, 30_000);
   return {
-    url,
-    output: () => stdout,
+    url: edge.url,
+    output: edge.output,
     stop: async () => {
-      const exited = new Promise((r) => child.once("exit", r));
-      child.kill("SIGTERM");
+      const exited = new Promise((r) => edge.child.once("exit", r));
+      edge.child.kill("SIGTERM");
       await exited;
     },
   };

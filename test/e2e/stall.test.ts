@@ -1,28 +1,17 @@
 // A real sidecar process stopped with SIGSTOP: the edge (Node and workerd) ends a stream with the
 // protocol's error event and a JSON request with 504 once the stall deadline passes, instead of
 // waiting for ever; after SIGCONT it answers again.
-import { spawn, type ChildProcess } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startNodeEdge } from "../../edge/node.js";
 import { modelPath } from "../../gguf/models.js";
+import { startSidecarProcess, type Started } from "../support/processes.js";
 import { startWrangler } from "../support/wrangler.js";
 
 const STALL_MS = 1500;
 const chat = { messages: [{ role: "user", content: "Hi" }] };
 
-async function sidecarProcess(): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, ["--import", "tsx", "sidecar/main.ts", "--port", "0", "--sequences", "1", "--context-size", "512", "--heartbeat-ms", "300"], {
-    env: { ...process.env, MODEL: modelPath("scripted") },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let stderr = "";
-  child.stderr?.on("data", (d: Buffer) => (stderr += d.toString()));
-  const deadline = Date.now() + 30_000;
-  while (!/on (http:\/\/127\.0\.0\.1:\d+)/.test(stderr)) {
-    if (Date.now() > deadline || child.exitCode !== null) throw new Error(`the sidecar did not start: ${stderr}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return { child, url: /on (http:\/\/127\.0\.0\.1:\d+)/.exec(stderr)?.[1] ?? "" };
+function sidecarProcess(): Promise<Started> {
+  return startSidecarProcess(modelPath("scripted"), ["--sequences", "1", "--context-size", "512", "--heartbeat-ms", "300"]);
 }
 
 describe.each([
@@ -35,7 +24,7 @@ describe.each([
     return { url: wrangler.url, stop: () => wrangler.stop() };
   }],
 ] as const)("a stopped sidecar behind the edge on %s", (_name, startEdge) => {
-  let sidecar: { child: ChildProcess; url: string };
+  let sidecar: Started;
   let edge: { url: string; stop(): Promise<void> };
   beforeAll(async () => {
     sidecar = await sidecarProcess();
