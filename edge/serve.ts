@@ -168,11 +168,7 @@ async function generate<S extends z.ZodType>(
     newId: context.newId,
     now: context.now,
   };
-  const record = recordOf(request);
-  if (record !== undefined) {
-    [record.model, record.promptTokens, record.cachedTokens] = [meta.model, opened.start.promptTokens, opened.start.cachedTokens];
-    if (record.withBodies) record.requestBody = JSON.stringify(body);
-  }
+  const record = noteStart(recordOf(request), meta, opened, body);
   if (stream) {
     if (record !== undefined) record.deferred = true;
     const frames = streamFrames(opened, endpoint.streamEncoder(body, meta), abort.signal, context.reportUnexpected, record);
@@ -194,6 +190,15 @@ async function generate<S extends z.ZodType>(
       record.end();
     },
   });
+}
+
+/** The request log's view of an accepted generation. */
+function noteStart(record: RequestRecord | undefined, meta: ResponseMeta, opened: OpenedGeneration, body: unknown): RequestRecord | undefined {
+  if (record !== undefined) {
+    [record.model, record.promptTokens, record.cachedTokens] = [meta.model, opened.start.promptTokens, opened.start.cachedTokens];
+    if (record.withBodies) record.requestBody = JSON.stringify(body);
+  }
+  return record;
 }
 
 /** The whole answer of a non-streaming request, once the generation is done. */

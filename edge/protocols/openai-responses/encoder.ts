@@ -72,59 +72,75 @@ function partOf(block: Block, text: string): OutputTextPart | ReasoningTextPart 
   }
 }
 
-export function createResponsesStreamEncoder(body: ResponsesRequest, meta: ResponseMeta): StreamEncoder {
-  let sequence = 0;
-  const items: ItemRecord[] = [];
-  /** The status an item gets when it closes: `incomplete` when the reply was cut at a token limit. */
-  let closingStatus: ItemStatus = "completed";
+/** The output items of one stream: the block sequencer that opens, fills and closes them as events. */
+interface ItemEvents {
+  readonly items: ItemRecord[];
+  readonly blocks: BlockSequencer<SseEvent>;
+  /** The status items get when they close from now on (`incomplete`: cut at a token limit). */
+  closingStatus: ItemStatus;
+  record(block: Block): ItemRecord;
+}
 
-  const event = (type: string, fields: Record<string, unknown>): SseEvent =>
-    jsonEvent({ type, ...fields, sequence_number: sequence++ }, type);
+function itemEvents(meta: ResponseMeta, event: (type: string, fields: Record<string, unknown>) => SseEvent): ItemEvents {
+  const items: ItemRecord[] = [];
   const record = (block: Block): ItemRecord => {
     const found = items[block.index];
     if (found === undefined) throw new Error(`no output item for block ${block.index}`);
     return found;
   };
-  const snapshot = (state: Omit<ResponseState, "output">) => responseObject(body, meta, { ...state, output: items.map(itemOf) });
   /** `response.output_text` or `response.reasoning_text`: the event family of a block's text. */
   const textEvents = (block: Block): string => (block.kind === "reasoning" ? "response.reasoning_text" : "response.output_text");
+  const state: ItemEvents = {
+    items,
+    record,
+    closingStatus: "completed",
+    blocks: new BlockSequencer<SseEvent>({
+      open(block) {
+        const item: ItemRecord = { block, id: `${itemIdPrefix(block)}${meta.newId()}`, status: "in_progress" };
+        items[block.index] = item;
+        const frames = [event("response.output_item.added", { output_index: block.index, item: outputItem(block, item.id, "in_progress", false) })];
+        const part = partOf(block, "");
+        if (part !== undefined) {
+          frames.push(event("response.content_part.added", { item_id: item.id, output_index: block.index, content_index: 0, part }));
+        }
+        return frames;
+      },
+      delta(block, text) {
+        const item = record(block);
+        if (block.kind === "tool_call") {
+          return [event("response.function_call_arguments.delta", { item_id: item.id, output_index: block.index, delta: text })];
+        }
+        const logprobs = block.kind === "text" ? { logprobs: [] } : {};
+        return [event(`${textEvents(block)}.delta`, { item_id: item.id, output_index: block.index, content_index: 0, delta: text, ...logprobs })];
+      },
+      close(block) {
+        const item = record(block);
+        item.status = state.closingStatus;
+        const done = () => event("response.output_item.done", { output_index: block.index, item: itemOf(item) });
+        if (block.kind === "tool_call") {
+          const args = { item_id: item.id, output_index: block.index, name: block.call?.name ?? "", arguments: block.text };
+          return [event("response.function_call_arguments.done", args), done()];
+        }
+        const at = { item_id: item.id, output_index: block.index, content_index: 0 };
+        const logprobs = block.kind === "text" ? { logprobs: [] } : {};
+        return [
+          event(`${textEvents(block)}.done`, { ...at, text: block.text, ...logprobs }),
+          event("response.content_part.done", { ...at, part: partOf(block, block.text) }),
+          done(),
+        ];
+      },
+    }),
+  };
+  return state;
+}
 
-  const blocks = new BlockSequencer<SseEvent>({
-    open(block) {
-      const item: ItemRecord = { block, id: `${itemIdPrefix(block)}${meta.newId()}`, status: "in_progress" };
-      items[block.index] = item;
-      const frames = [event("response.output_item.added", { output_index: block.index, item: outputItem(block, item.id, "in_progress", false) })];
-      const part = partOf(block, "");
-      if (part !== undefined) {
-        frames.push(event("response.content_part.added", { item_id: item.id, output_index: block.index, content_index: 0, part }));
-      }
-      return frames;
-    },
-    delta(block, text) {
-      const item = record(block);
-      if (block.kind === "tool_call") {
-        return [event("response.function_call_arguments.delta", { item_id: item.id, output_index: block.index, delta: text })];
-      }
-      const logprobs = block.kind === "text" ? { logprobs: [] } : {};
-      return [event(`${textEvents(block)}.delta`, { item_id: item.id, output_index: block.index, content_index: 0, delta: text, ...logprobs })];
-    },
-    close(block) {
-      const item = record(block);
-      item.status = closingStatus;
-      const done = () => event("response.output_item.done", { output_index: block.index, item: itemOf(item) });
-      if (block.kind === "tool_call") {
-        const args = { item_id: item.id, output_index: block.index, name: block.call?.name ?? "", arguments: block.text };
-        return [event("response.function_call_arguments.done", args), done()];
-      }
-      const at = { item_id: item.id, output_index: block.index, content_index: 0 };
-      const logprobs = block.kind === "text" ? { logprobs: [] } : {};
-      return [
-        event(`${textEvents(block)}.done`, { ...at, text: block.text, ...logprobs }),
-        event("response.content_part.done", { ...at, part: partOf(block, block.text) }),
-        done(),
-      ];
-    },
-  });
+export function createResponsesStreamEncoder(body: ResponsesRequest, meta: ResponseMeta): StreamEncoder {
+  let sequence = 0;
+  const event = (type: string, fields: Record<string, unknown>): SseEvent =>
+    jsonEvent({ type, ...fields, sequence_number: sequence++ }, type);
+  const output = itemEvents(meta, event);
+  const { blocks, items, record } = output;
+  const snapshot = (state: Omit<ResponseState, "output">) => responseObject(body, meta, { ...state, output: items.map(itemOf) });
 
   const inProgress = { status: "in_progress", error: null, incomplete_details: null, usage: null } as const;
   return {
@@ -140,7 +156,7 @@ export function createResponsesStreamEncoder(body: ResponsesRequest, meta: Respo
     finish(finish: Finish) {
       const ending = responsesEnding(finish);
       if (ending === null) return [];
-      closingStatus = ending.status === "completed" ? "completed" : "incomplete";
+      output.closingStatus = ending.status === "completed" ? "completed" : "incomplete";
       const frames = [...blocks.pushAll(finishContent(finish)), ...blocks.close()];
       const response = snapshot({ ...ending, completed_at: completedAt(meta), error: null, usage: responsesUsage(finish) });
       frames.push(event(`response.${ending.status}`, { response }), DONE);
