@@ -2,6 +2,7 @@
 import type { IRequest } from "itty-router";
 import type { AccessMode } from "./access/policy.js";
 import type { AppContext } from "./context.js";
+import { InvalidRequestError } from "./errors.js";
 import { handleHealth } from "./health.js";
 import { handleInfo, type RouteInfo } from "./info.js";
 import { handleCountTokens, handleMessages } from "./protocols/anthropic-messages/handler.js";
@@ -23,11 +24,21 @@ function decodePathSegment(raw: string): string {
   }
 }
 
+/** Compaction is refused by name (docs/contract.md, "Request fields"), not left to a 404. */
+function refuseCompaction(): Promise<Response> {
+  return Promise.reject(
+    new InvalidRequestError("POST /v1/responses/compact is not supported: this server does not compact conversations; send the whole conversation in 'input'.", {
+      code: "unsupported_endpoint",
+    }),
+  );
+}
+
 export function routeTable(context: AppContext, access: AccessMode): readonly Route[] {
   const routes: Route[] = [
     { method: "POST", path: "/v1/chat/completions", protocol: "openai", handle: (r) => handleChatCompletions(r, context) },
     { method: "POST", path: "/v1/completions", protocol: "openai", handle: (r) => handleCompletions(r, context) },
     { method: "POST", path: "/v1/responses", protocol: "openai", handle: (r) => handleResponses(r, context) },
+    { method: "POST", path: "/v1/responses/compact", protocol: "openai", handle: refuseCompaction },
     { method: "POST", path: "/v1/messages", protocol: "anthropic", handle: (r) => handleMessages(r, context) },
     { method: "POST", path: "/v1/messages/count_tokens", protocol: "anthropic", handle: (r) => handleCountTokens(r, context) },
     { method: "GET", path: "/v1/models", protocol: "openai", handle: (r) => handleListModels(r, context) },
