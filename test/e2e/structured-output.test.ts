@@ -56,14 +56,18 @@ describe("structured output", () => {
   });
 
   it("Anthropic: output_config.format json_schema; messages.parse() gets parsed output, streaming and not", async () => {
+    // The SDK sends the schema without the keywords Anthropic's API does not take (maxItems
+    // among them), so this one has none: the reply is bounded by its enum and scalars.
+    const flat = { type: "object", properties: { days: { type: "integer" }, sunny: { type: "boolean" }, kind: { enum: ["rain", "sun", "snow"] } }, required: ["days", "sunny", "kind"], additionalProperties: false };
+    const validateFlat = new Ajv().compile(flat);
     const anthropic = new Anthropic({ baseURL: stack.edge.url, apiKey: "x", maxRetries: 0 });
     for (let run = 0; run < 4; run++) {
-      const params = { model: "m", max_tokens: 300, temperature: 1, messages: [{ role: "user" as const, content: "Weather?" }], output_config: { format: jsonSchemaOutputFormat(schema as never) } };
+      const params = { model: "m", max_tokens: 300, temperature: 1, messages: [{ role: "user" as const, content: "Weather?" }], output_config: { format: jsonSchemaOutputFormat(flat as never) } };
       const message = await anthropic.messages.parse(params);
-      expect(validate(message.parsed_output), JSON.stringify(validate.errors)).toBe(true);
+      expect(validateFlat(message.parsed_output), JSON.stringify(validateFlat.errors)).toBe(true);
       const streamed = await anthropic.messages.stream(params).finalMessage();
       const text = streamed.content.map((block) => (block.type === "text" ? block.text : "")).join("");
-      expect(validate(JSON.parse(text)), text).toBe(true);
+      expect(validateFlat(JSON.parse(text)), text).toBe(true);
     }
   });
 
