@@ -6,6 +6,9 @@ interface QueuedDecode {
   readonly afterBatchAction?: (sequenceLength: number) => unknown;
 }
 
+/** Samples (or reads) the logits of one batch output; node-llama-cpp calls it after the decode. */
+type LogitDataMapper = (batchLogitIndex: number, tokenIndex: number) => unknown;
+
 interface ContextInternals {
   _decodeTokens?: (...args: unknown[]) => Promise<unknown>;
   _queuedDecodes?: QueuedDecode[];
@@ -23,7 +26,7 @@ export interface BatchScheduler {
 }
 
 /**
- * Three changes to how node-llama-cpp feeds llama.cpp, all by wrapping the context's queueing
+ * Four changes to how node-llama-cpp feeds llama.cpp, all by wrapping the context's queueing
  * method (its batching options expose no sequence ids):
  *
  * 1. Pending decodes stay ordered by sequence id, so one step of N sequences goes to llama.cpp as
@@ -45,7 +48,15 @@ export interface BatchScheduler {
  *    a trim waits, other sequences queue no new step; the dispatcher finishes the step in flight
  *    and lets go of the lock, the trim runs, and the held steps go out together.
  *
- * If a later node-llama-cpp changes those internals, nothing is wrapped and all three fall back to
+ * 4. The first sampling of a batch runs alone. llama.cpp may compute a batch's outputs in another
+ *    order than the batch's (it splits a batch by sequence), and puts them back in order lazily, on
+ *    the first read of the logits after the decode. node-llama-cpp samples the sequences of a batch
+ *    at once on worker threads, so two samplings could run that reordering at the same time: the
+ *    rows were then swapped twice or half, and a sequence sampled from another's logits (seen as a
+ *    wrong reply about once in 3,000 requests under load, with prompts joining streams). The
+ *    others start once the first has read the logits; by then the order is settled.
+ *
+ * If a later node-llama-cpp changes those internals, nothing is wrapped and all four fall back to
  * node-llama-cpp's own behaviour (`active` is false; a test checks it).
  */
 export function scheduleBatches(context: LlamaContext): BatchScheduler {
@@ -72,6 +83,16 @@ export function scheduleBatches(context: LlamaContext): BatchScheduler {
         resolve();
       }),
     ));
+  // The first sampling of the batch being sampled; the others wait for it (point 4).
+  let firstSampling: Promise<unknown> | undefined;
+  const sampleInTurn =
+    (mapper: LogitDataMapper): LogitDataMapper =>
+    (...mapped) => {
+      if (firstSampling !== undefined) return firstSampling.then(() => mapper(...mapped), () => mapper(...mapped));
+      const result = mapper(...mapped);
+      firstSampling = Promise.resolve(result);
+      return result;
+    };
   internals._decodeTokens = async function scheduledDecode(...args: unknown[]): Promise<unknown> {
     const decode = args[0] as QueuedDecode | undefined;
     // The sequence being trimmed may decode (a trim can re-evaluate); the others wait their turn.
@@ -79,11 +100,14 @@ export function scheduleBatches(context: LlamaContext): BatchScheduler {
     if (decode !== undefined) {
       const after = decode.afterBatchAction;
       const afterBatchAction = async (sequenceLength: number): Promise<void> => {
+        // Every sampling of the batch is done when its after-actions run.
+        firstSampling = undefined;
         await after?.(sequenceLength);
         await nextTurn();
       };
       args[0] = { ...decode, afterBatchAction };
     }
+    if (typeof args[1] === "function") args[1] = sampleInTurn(args[1] as LogitDataMapper);
     return queue(args);
   };
 

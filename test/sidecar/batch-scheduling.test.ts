@@ -10,7 +10,7 @@ import { EngineMetrics } from "../../sidecar/engine/metrics.js";
 import { loadModel, type LoadedModel } from "../../sidecar/engine/model.js";
 import { STREAMING_BATCH_TOKENS } from "../../sidecar/engine/batch-shares.js";
 import { readAhead } from "../../sidecar/engine/read-ahead.js";
-import { watchBatches } from "../support/engine.js";
+import { watchBatches, watchSampling } from "../support/engine.js";
 
 const STREAMS = 4;
 const TOKENS = 16;
@@ -59,5 +59,13 @@ describe("batch scheduling", () => {
       expect(items.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(STREAMING_BATCH_TOKENS);
       expect(items.filter((tokens) => tokens === 1)).toHaveLength(2);
     }
+  });
+
+  it("samples the first output of every batch alone, so llama.cpp's lazy output reordering never runs twice at once", async () => {
+    const seen = watchSampling(loaded);
+    const all = await Promise.all(Array.from({ length: STREAMS }, () => run("Let us sing. Sing", TOKENS)));
+    expect(all).toEqual(Array.from({ length: STREAMS }, () => TOKENS));
+    expect(seen.batches).toBeGreaterThanOrEqual(TOKENS);
+    expect(seen.overlapping).toBe(0);
   });
 });
