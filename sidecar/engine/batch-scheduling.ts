@@ -1,20 +1,10 @@
 import type { LlamaContext, LlamaContextSequence } from "node-llama-cpp";
-
-interface QueuedDecode {
-  readonly sequenceId: number;
-  /** Awaited by node-llama-cpp's batch loop after the batch, before it looks for the next one. */
-  readonly afterBatchAction?: (sequenceLength: number) => unknown;
-}
-
-interface ContextInternals {
-  _decodeTokens?: (...args: unknown[]) => Promise<unknown>;
-  _queuedDecodes?: QueuedDecode[];
-}
+import { decodeQueue, sequenceIdOf, type QueuedDecode } from "./llama-internals.js";
 
 /** How one context's decode steps reach llama.cpp. */
 export interface BatchScheduler {
-  /** Whether the scheduling below is in effect (false if node-llama-cpp's internals changed). */
-  readonly active: boolean;
+  /** Whether the scheduling below is in effect: always, as a model whose context lacks the internals it needs does not load. */
+  readonly active: true;
   /**
    * Runs `work` on `sequence` (a cache trim) between two decode steps: new steps of the other
    * sequences wait until it is done.
@@ -45,22 +35,18 @@ export interface BatchScheduler {
  *    a trim waits, other sequences queue no new step; the dispatcher finishes the step in flight
  *    and lets go of the lock, the trim runs, and the held steps go out together.
  *
- * If a later node-llama-cpp changes those internals, nothing is wrapped and all three fall back to
- * node-llama-cpp's own behaviour (`active` is false; a test checks it).
+ * The queueing method and the queue are node-llama-cpp internals (`llama-internals.ts`, checked at
+ * start-up).
  */
 export function scheduleBatches(context: LlamaContext): BatchScheduler {
-  const internals = context as unknown as ContextInternals;
-  const decode = internals._decodeTokens;
-  if (typeof decode !== "function" || !Array.isArray(internals._queuedDecodes)) {
-    return { active: false, between: (_sequence, work) => work() };
-  }
+  const decodes = decodeQueue(context);
   let gate: Promise<void> | undefined;
   let trimming: number | undefined;
 
   const queue = (args: unknown[]): Promise<unknown> => {
-    const done = decode.apply(context, args);
+    const done = decodes.decodeTokens.apply(context, args);
     // The decode was queued synchronously above; a stable sort keeps each sequence's own order.
-    internals._queuedDecodes?.sort((a, b) => a.sequenceId - b.sequenceId);
+    decodes.queued.sort((a, b) => a.sequenceId - b.sequenceId);
     return done;
   };
   // One event-loop turn, shared by the sequences of a batch.
@@ -72,7 +58,7 @@ export function scheduleBatches(context: LlamaContext): BatchScheduler {
         resolve();
       }),
     ));
-  internals._decodeTokens = async function scheduledDecode(...args: unknown[]): Promise<unknown> {
+  decodes.replace(async function scheduledDecode(...args: unknown[]): Promise<unknown> {
     const decode = args[0] as QueuedDecode | undefined;
     // The sequence being trimmed may decode (a trim can re-evaluate); the others wait their turn.
     while (gate !== undefined && decode?.sequenceId !== trimming) await gate;
@@ -85,7 +71,7 @@ export function scheduleBatches(context: LlamaContext): BatchScheduler {
       args[0] = { ...decode, afterBatchAction };
     }
     return queue(args);
-  };
+  });
 
   return {
     active: true,
@@ -93,7 +79,7 @@ export function scheduleBatches(context: LlamaContext): BatchScheduler {
       while (gate !== undefined) await gate;
       let open = (): void => undefined;
       gate = new Promise((resolve) => (open = resolve));
-      trimming = (sequence as unknown as { _sequenceId?: number })._sequenceId;
+      trimming = sequenceIdOf(sequence);
       try {
         return await work();
       } finally {
