@@ -86,9 +86,13 @@ export async function planGeneration(loaded: LoadedModel, request: GenerateReque
   };
 }
 
-/** The request's max_tokens, or the context's room after the prompt when that is less. */
+/**
+ * The request's max_tokens (LENGTH), or the context's room after the prompt when that is less
+ * (CONTEXT_FULL); max_tokens when both are the same.
+ */
 function tokenBudget(maxTokens: number | undefined, room: number): TokenBudget {
-  return { tokens: Math.min(maxTokens ?? Number.POSITIVE_INFINITY, room), reason: FinishReason.LENGTH };
+  if (maxTokens !== undefined && maxTokens <= room) return { tokens: maxTokens, reason: FinishReason.LENGTH };
+  return { tokens: room, reason: FinishReason.CONTEXT_FULL };
 }
 
 /**
