@@ -30,6 +30,7 @@ type DecodeTokens = (...args: unknown[]) => Promise<unknown>;
 /** A context's decode queue: the method every decode step goes through, and the pending decodes. */
 export interface DecodeQueue {
   readonly decodeTokens: DecodeTokens;
+  /** The pending decodes (node-llama-cpp's own array). */
   readonly queued: QueuedDecode[];
   /** Puts `wrapper` in place of the context's queueing method. */
   replace(wrapper: DecodeTokens): void;
@@ -71,7 +72,10 @@ export function decodeQueue(context: LlamaContext): DecodeQueue {
   if (!Array.isArray(queued)) fail("LlamaContext._queuedDecodes");
   return {
     decodeTokens: decodeTokens as DecodeTokens,
-    queued: queued as QueuedDecode[],
+    // Read each time: the context owns the array.
+    get queued() {
+      return Array.isArray(internals._queuedDecodes) ? (internals._queuedDecodes as QueuedDecode[]) : [];
+    },
     replace(wrapper) {
       internals._decodeTokens = wrapper;
     },
