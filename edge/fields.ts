@@ -4,8 +4,15 @@ import * as z from "zod";
 /** The largest value a proto uint32 holds. */
 export const UINT32_MAX = 0xffff_ffff;
 
-/** The proto allows at most this many stop sequences. */
+// The proto's limits that the edge checks itself, so a request over one is refused in the
+// protocol's own shape. Each is documented in proto/inference/v1/inference.proto and has one twin
+// in sidecar/ (test/proto-limits.test.ts checks all three agree).
+
+/** The proto allows at most this many stop sequences (`GenerateRequest.stop`). */
 export const MAX_STOP_SEQUENCES = 16;
+
+/** The most alternatives per token the proto allows (`GenerateRequest.top_logprobs`). */
+export const MAX_TOP_LOGPROBS = 20;
 
 /** Any integer (JSON numbers beyond 2^53 included: they are integral doubles). */
 export const integer = () => z.number().refine(Number.isInteger, { error: "expected an integer" });

@@ -4,6 +4,7 @@
 import type { AccessMode } from "./access/policy.js";
 import type { AppContext } from "./context.js";
 import { toApiError } from "./errors.js";
+import { MAX_STOP_SEQUENCES, MAX_TOP_LOGPROBS } from "./fields.js";
 import { jsonResponse } from "./json.js";
 import { SERVER_NAME, SERVER_VERSION } from "./version.js";
 
@@ -15,9 +16,6 @@ export interface RouteInfo {
   readonly protocol: "openai" | "anthropic" | "server";
 }
 
-/** Stop sequences and alternatives per token that the proto allows (proto/inference/v1). */
-const MAX_STOP_SEQUENCES = 16;
-const MAX_TOP_LOGPROBS = 20;
 
 async function sidecarStatus(request: Request, context: AppContext) {
   try {

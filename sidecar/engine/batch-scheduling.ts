@@ -1,23 +1,13 @@
 import type { LlamaContext, LlamaContextSequence } from "node-llama-cpp";
-
-interface QueuedDecode {
-  readonly sequenceId: number;
-  /** Awaited by node-llama-cpp's batch loop after the batch, before it looks for the next one. */
-  readonly afterBatchAction?: (sequenceLength: number) => unknown;
-}
+import { decodeQueue, sequenceIdOf, type QueuedDecode } from "./llama-internals.js";
 
 /** Samples (or reads) the logits of one batch output; node-llama-cpp calls it after the decode. */
 type LogitDataMapper = (batchLogitIndex: number, tokenIndex: number) => unknown;
 
-interface ContextInternals {
-  _decodeTokens?: (...args: unknown[]) => Promise<unknown>;
-  _queuedDecodes?: QueuedDecode[];
-}
-
 /** How one context's decode steps reach llama.cpp. */
 export interface BatchScheduler {
-  /** Whether the scheduling below is in effect (false if node-llama-cpp's internals changed). */
-  readonly active: boolean;
+  /** Whether the scheduling below is in effect: always, as a model whose context lacks the internals it needs does not load. */
+  readonly active: true;
   /**
    * Runs `work` on `sequence` (a cache trim) between two decode steps: new steps of the other
    * sequences wait until it is done.
@@ -47,7 +37,6 @@ export interface BatchScheduler {
  *    waited until all of them had finished (measured: 1.2–1.8 s with 2–4 streams running). While
  *    a trim waits, other sequences queue no new step; the dispatcher finishes the step in flight
  *    and lets go of the lock, the trim runs, and the held steps go out together.
- *
  * 4. The first sampling of a batch runs alone. llama.cpp may compute a batch's outputs in another
  *    order than the batch's (it splits a batch by sequence), and puts them back in order lazily, on
  *    the first read of the logits after the decode. node-llama-cpp samples the sequences of a batch
@@ -56,22 +45,18 @@ export interface BatchScheduler {
  *    wrong reply about once in 3,000 requests under load, with prompts joining streams). The
  *    others start once the first has read the logits; by then the order is settled.
  *
- * If a later node-llama-cpp changes those internals, nothing is wrapped and all four fall back to
- * node-llama-cpp's own behaviour (`active` is false; a test checks it).
+ * The queueing method and the queue are node-llama-cpp internals (`llama-internals.ts`, checked at
+ * start-up).
  */
 export function scheduleBatches(context: LlamaContext): BatchScheduler {
-  const internals = context as unknown as ContextInternals;
-  const decode = internals._decodeTokens;
-  if (typeof decode !== "function" || !Array.isArray(internals._queuedDecodes)) {
-    return { active: false, between: (_sequence, work) => work() };
-  }
+  const decodes = decodeQueue(context);
   let gate: Promise<void> | undefined;
   let trimming: number | undefined;
 
   const queue = (args: unknown[]): Promise<unknown> => {
-    const done = decode.apply(context, args);
+    const done = decodes.decodeTokens.apply(context, args);
     // The decode was queued synchronously above; a stable sort keeps each sequence's own order.
-    internals._queuedDecodes?.sort((a, b) => a.sequenceId - b.sequenceId);
+    decodes.queued.sort((a, b) => a.sequenceId - b.sequenceId);
     return done;
   };
   // One event-loop turn, shared by the sequences of a batch.
@@ -93,7 +78,7 @@ export function scheduleBatches(context: LlamaContext): BatchScheduler {
       firstSampling = Promise.resolve(result);
       return result;
     };
-  internals._decodeTokens = async function scheduledDecode(...args: unknown[]): Promise<unknown> {
+  decodes.replace(async function scheduledDecode(...args: unknown[]): Promise<unknown> {
     const decode = args[0] as QueuedDecode | undefined;
     // The sequence being trimmed may decode (a trim can re-evaluate); the others wait their turn.
     while (gate !== undefined && decode?.sequenceId !== trimming) await gate;
@@ -109,7 +94,7 @@ export function scheduleBatches(context: LlamaContext): BatchScheduler {
     }
     if (typeof args[1] === "function") args[1] = sampleInTurn(args[1] as LogitDataMapper);
     return queue(args);
-  };
+  });
 
   return {
     active: true,
@@ -117,7 +102,7 @@ export function scheduleBatches(context: LlamaContext): BatchScheduler {
       while (gate !== undefined) await gate;
       let open = (): void => undefined;
       gate = new Promise((resolve) => (open = resolve));
-      trimming = (sequence as unknown as { _sequenceId?: number })._sequenceId;
+      trimming = sequenceIdOf(sequence);
       try {
         return await work();
       } finally {

@@ -14,6 +14,7 @@ import { scheduleBatches, type BatchScheduler } from "./batch-scheduling.js";
 import { SequencePool } from "./pool.js";
 import { replySyntax, type ReplySyntax } from "./reply-syntax.js";
 import { TokenBytes } from "./token-bytes.js";
+import { checkLlamaInternals } from "./llama-internals.js";
 
 /**
  * Which llama.cpp library to load: "auto" takes this host's own build (`npm run build:engine`)
@@ -122,6 +123,7 @@ export async function loadModel(options: ModelOptions): Promise<LoadedModel> {
     threads,
     batching: { itemPrioritizationStrategy: shareBatch },
   });
+  await checkLlamaInternals({ llama, model, context });
   const scheduler = scheduleBatches(context);
   const chatWrapper = resolveChatWrapper(model);
   const id = options.id ?? path.basename(options.modelPath).replace(/\.gguf$/i, "");

@@ -59,7 +59,8 @@ export function tokenizeRaw(loaded: LoadedModel, text: string): Token[] {
   return tokens;
 }
 
-const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+/** A tool name as the proto allows it (`Tool.name`; the edge's twin is in edge/tools.ts). */
+export const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
 function parseTools(chat: Chat): ToolSpec[] {
   if (chat.tools.length > MAX_TOOLS) throw invalidArgument(`the request offers ${chat.tools.length} tools: at most ${MAX_TOOLS} are allowed`);

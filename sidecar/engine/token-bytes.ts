@@ -1,4 +1,5 @@
 import type { LlamaModel, Token } from "node-llama-cpp";
+import { vocabularyEntry } from "./llama-internals.js";
 
 const encoder = new TextEncoder();
 
@@ -34,12 +35,6 @@ export class TokenBytes {
     if (byteToken?.[1] !== undefined) return Uint8Array.of(Number.parseInt(byteToken[1], 16));
     return byteLevelDecode(entry) ?? encoder.encode(text);
   }
-}
-
-function vocabularyEntry(model: LlamaModel, token: Token): string | undefined {
-  // node-llama-cpp keeps the vocabulary text reader on its native model handle only.
-  const native = (model as unknown as { _model?: { getTokenString?: (t: number) => string | undefined } })._model;
-  return native?.getTokenString?.(token);
 }
 
 let unicodeToByte: Map<number, number> | undefined;

@@ -1,6 +1,7 @@
-import { LlamaGrammarEvaluationState, type LlamaGrammar, type Token } from "node-llama-cpp";
+import { LlamaGrammarEvaluationState, type LlamaGrammar } from "node-llama-cpp";
 import { remember, schemaGrammarText } from "./constraint.js";
 import { invalidArgument } from "./errors.js";
+import { grammarStepper, type GrammarStepper } from "./llama-internals.js";
 import type { LoadedModel } from "./model.js";
 import type { ReplyParser } from "./reply-parser.js";
 import { forFunction, type CallSyntax } from "./reply-syntax.js";
@@ -56,18 +57,6 @@ export async function toolGrammars(loaded: LoadedModel, syntax: CallSyntax, tool
   return out;
 }
 
-interface SamplerBindings {
-  canBeNextTokenForGrammarEvaluationState(state: unknown, token: Token): boolean;
-  acceptGrammarEvaluationStateToken(state: unknown, token: Token): void;
-}
-
-function samplerBindings(loaded: LoadedModel): SamplerBindings | undefined {
-  const bindings = (loaded.llama as unknown as { _bindings?: { AddonSampler?: Partial<SamplerBindings> } })._bindings?.AddonSampler;
-  if (typeof bindings?.canBeNextTokenForGrammarEvaluationState !== "function") return undefined;
-  if (typeof bindings.acceptGrammarEvaluationStateToken !== "function") return undefined;
-  return bindings as SamplerBindings;
-}
-
 export interface ToolGrammarOptions {
   readonly syntax: CallSyntax;
   readonly arguments: ReadonlyMap<string, LlamaGrammar>;
@@ -90,7 +79,7 @@ export class ToolGrammar {
   readonly #loaded: LoadedModel;
   readonly #parser: ReplyParser;
   readonly #options: ToolGrammarOptions;
-  readonly #bindings: SamplerBindings | undefined;
+  readonly #stepper: GrammarStepper;
   /** How much of the call's start commits the model to the call (see `#committed`). */
   readonly #commitLength: number;
   #key: string | undefined;
@@ -102,7 +91,7 @@ export class ToolGrammar {
     this.#loaded = loaded;
     this.#parser = parser;
     this.#options = options;
-    this.#bindings = samplerBindings(loaded);
+    this.#stepper = grammarStepper(loaded.llama);
     const { start } = options.syntax;
     const firstLine = start.split("\n")[0] ?? "";
     this.#commitLength = firstLine.length >= 3 && firstLine.length < start.length ? firstLine.length : start.length;
@@ -166,12 +155,9 @@ export class ToolGrammar {
   #start(grammar: LlamaGrammar, consumed: string): LlamaGrammarEvaluationState | undefined {
     const state = new LlamaGrammarEvaluationState({ model: this.#loaded.model, grammar });
     if (consumed === "") return state;
-    const bindings = this.#bindings;
-    if (bindings === undefined) return undefined;
-    const internal = (state as unknown as { _state: unknown })._state;
     for (const token of this.#loaded.model.tokenize(consumed, false)) {
-      if (!bindings.canBeNextTokenForGrammarEvaluationState(internal, token)) return undefined;
-      bindings.acceptGrammarEvaluationStateToken(internal, token);
+      if (!this.#stepper.canBeNext(state, token)) return undefined;
+      this.#stepper.accept(state, token);
     }
     return state;
   }

@@ -63,7 +63,9 @@ describe("POST /v1/messages (stream off)", () => {
   it.each([
     ["stop_sequence", [finish("stop", { completionTokens: 1, stopSequence: "Tokyo" })], "stop_sequence", "Tokyo"],
     ["max_tokens", [finish("length", { completionTokens: 64 })], "max_tokens", null],
-    ["a full context (fewer tokens than max_tokens)", [finish("length", { completionTokens: 10 })], "model_context_window_exceeded", null],
+    // The sidecar names the cause: no guess from the counts (10 < max_tokens 64 is still max_tokens).
+    ["max_tokens below the body's max_tokens", [finish("length", { completionTokens: 10 })], "max_tokens", null],
+    ["a full context", [finish("context_full", { completionTokens: 10 })], "model_context_window_exceeded", null],
   ] as const)("stop_reason for %s", async (_, ending, reason, sequence) => {
     const { app } = testApp([start(), token("It is sunny in "), ...ending]);
     const message = (await (await post(app, PATH, body)).json()) as Record<string, unknown>;

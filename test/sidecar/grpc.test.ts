@@ -57,10 +57,10 @@ describe.each(["grpc", "grpc-web"] as const)("Generate over %s", (transport) => 
     expect(events.at(-1)?.value).toMatchObject({ reason: FinishReason.LENGTH, completionTokens: 7 });
   });
 
-  it("ends by length, not a crash, when the reply fills the context", async () => {
+  it("ends with CONTEXT_FULL, not a crash, when the reply fills the context", async () => {
     const events = await collect(client().generate({ input: prompt("Let us sing. Sing") }));
     const start = events[0]?.value as { promptTokens: number };
-    expect(events.at(-1)?.value).toMatchObject({ reason: FinishReason.LENGTH, completionTokens: 256 - start.promptTokens });
+    expect(events.at(-1)?.value).toMatchObject({ reason: FinishReason.CONTEXT_FULL, completionTokens: 256 - start.promptTokens });
   });
 
   it("never sends any part of a stop sequence, across token boundaries", async () => {
@@ -130,8 +130,8 @@ describe.each(["grpc", "grpc-web"] as const)("Generate over %s", (transport) => 
 
 describe("concurrent requests", () => {
   it("go to llama.cpp as one batch per step, ordered by sequence, with turns for cache trims", () => {
-    // If a node-llama-cpp upgrade changes the internals this relies on, this fails rather than
-    // silently losing the batching speed-up (see sidecar/engine/batch-scheduling.ts).
+    // If a node-llama-cpp upgrade changes the internals this relies on, the model does not load
+    // (sidecar/engine/llama-internals.ts; test/sidecar/llama-internals.test.ts).
     expect(sidecar.models[0]?.scheduler.active).toBe(true);
   });
 

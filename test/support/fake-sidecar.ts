@@ -99,8 +99,14 @@ export interface FinishOptions {
   reasoningTokens?: number;
 }
 
-export function finish(reason: "stop" | "length" | "abort" | "tool_calls" = "stop", options: FinishOptions = {}): Step {
-  const reasons = { stop: FinishReason.STOP, length: FinishReason.LENGTH, abort: FinishReason.ABORT, tool_calls: FinishReason.TOOL_CALLS };
+export function finish(reason: "stop" | "length" | "context_full" | "abort" | "tool_calls" = "stop", options: FinishOptions = {}): Step {
+  const reasons = {
+    stop: FinishReason.STOP,
+    length: FinishReason.LENGTH,
+    context_full: FinishReason.CONTEXT_FULL,
+    abort: FinishReason.ABORT,
+    tool_calls: FinishReason.TOOL_CALLS,
+  };
   return {
     kind: "event",
     event: create(GenerateResponseSchema, {

@@ -23,7 +23,7 @@ import { jsonEvent, type SseEvent } from "../../sse/frame.js";
 import { anthropicErrorEvent } from "./errors.js";
 import { showsThinking, type MessagesRequest } from "./schema.js";
 import { thinkingSignature } from "./signature.js";
-import { anthropicStop, type AnthropicStop } from "./stop-reason.js";
+import { anthropicFinish, type AnthropicStop } from "./finish.js";
 import { anthropicUsage, type AnthropicUsage } from "./usage.js";
 
 export type AnthropicContentBlock =
@@ -144,7 +144,7 @@ export function createMessagesStreamEncoder(body: MessagesRequest, meta: Respons
       if (finish.reason === FinishReason.ABORT) return [];
       // Text the sidecar held back to the end goes out first, in its block.
       const last = [...blocks.pushAll(finishContent(finish).filter(shown)), ...blocks.close()];
-      const stop = anthropicStop(finish, body.max_tokens, calledTools);
+      const stop = anthropicFinish(finish, calledTools);
       if (stop === null) return [];
       return [
         ...last,
@@ -162,6 +162,6 @@ export function encodeMessage(body: MessagesRequest, meta: ResponseMeta, result:
   const blocks = collectBlocks(result, shownBy(body));
   const content = blocks.map((block) => contentBlock(block, true));
   const calledTools = blocks.some((block) => block.kind === "tool_call");
-  const stop = anthropicStop(result.finish, body.max_tokens, calledTools) ?? { stop_reason: "end_turn", stop_sequence: null };
+  const stop = anthropicFinish(result.finish, calledTools) ?? { stop_reason: "end_turn", stop_sequence: null };
   return message(meta, content, stop, anthropicUsage(result.finish, result.finish.completionTokens));
 }

@@ -19,7 +19,7 @@ import type { GenerationResult } from "../../generation.js";
 import type { ResponseMeta, StreamEncoder } from "../../serve.js";
 import { DONE, jsonEvent, type SseEvent } from "../../sse/frame.js";
 import { openAiErrorEvent } from "../openai-common/errors.js";
-import { openAiFinishReason } from "../openai-common/finish-reason.js";
+import { openAiFinish } from "../openai-common/finish.js";
 import { logprobValue, pieceBytes, pieceText } from "../openai-common/logprobs.js";
 import { openAiUsage } from "../openai-common/usage.js";
 import type { ChatRequest } from "./schema.js";
@@ -117,7 +117,7 @@ export function createChatStreamEncoder(body: ChatRequest, meta: ResponseMeta): 
     finish(finish: Finish) {
       // Text the sidecar held back to the end (a stop sequence that never came) goes out first.
       const frames = finishContent(finish).flatMap(contentChunks);
-      const reason = openAiFinishReason(finish.reason, deltas.calledTools);
+      const reason = openAiFinish(finish.reason, deltas.calledTools);
       if (reason === null) return [];
       frames.push(chunk([{ index: 0, delta: {}, finish_reason: reason }]));
       if (body.stream_options?.include_usage === true) frames.push(chunk([], openAiUsage(finish)));
@@ -186,7 +186,7 @@ export function encodeChatCompletion(body: ChatRequest, meta: ResponseMeta, resu
         logprobs: wantsLogprobs(body)
           ? { content: result.tokens.map((t) => chatLogprobEntry(t, topCount)), refusal: null }
           : null,
-        finish_reason: openAiFinishReason(result.finish.reason, calledTools) ?? "stop",
+        finish_reason: openAiFinish(result.finish.reason, calledTools) ?? "stop",
       },
     ],
     usage: openAiUsage(result.finish),

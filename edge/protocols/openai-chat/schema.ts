@@ -8,7 +8,7 @@
 // finish_reason "function_call" back, which this server does not send (it answers in
 // `tool_calls`), so accepting them would break those clients silently.
 import * as z from "zod";
-import { integer, positiveInteger, refusedField } from "../../fields.js";
+import { integer, MAX_TOP_LOGPROBS, positiveInteger, refusedField } from "../../fields.js";
 import { CallLedger, duplicateNames, report, schemaObject, toolName, unknownChoice } from "../../tools.js";
 import { commonFields } from "../openai-common/fields.js";
 import { responseFormatField } from "../openai-common/response-format.js";
@@ -87,7 +87,7 @@ export const chatRequestSchema = z
     messages: z.array(message).min(1, { error: "at least one message is required" }),
     max_completion_tokens: positiveInteger().nullish(),
     logprobs: z.boolean().nullish(),
-    top_logprobs: integer().min(0).max(20).nullish(),
+    top_logprobs: integer().min(0).max(MAX_TOP_LOGPROBS).nullish(),
     response_format: responseFormatField,
     tools: z.array(tool).nullish(),
     tool_choice: toolChoice.nullish(),

@@ -18,7 +18,7 @@ import type { GenerationResult } from "../../generation.js";
 import type { ResponseMeta, StreamEncoder } from "../../serve.js";
 import { DONE, jsonEvent, type SseEvent } from "../../sse/frame.js";
 import { openAiErrorEvent } from "../openai-common/errors.js";
-import { openAiFinishReason } from "../openai-common/finish-reason.js";
+import { openAiFinish } from "../openai-common/finish.js";
 import { distinctKeys, logprobValue, pieceText } from "../openai-common/logprobs.js";
 import { openAiUsage } from "../openai-common/usage.js";
 import { logprobsCount, type CompletionRequest } from "./schema.js";
@@ -70,7 +70,7 @@ export function createCompletionStreamEncoder(body: CompletionRequest, meta: Res
       return [chunk([{ text: token.text, index: 0, logprobs, finish_reason: null }])];
     },
     finish(finish: Finish) {
-      const reason = openAiFinishReason(finish.reason);
+      const reason = openAiFinish(finish.reason);
       if (reason === null) return [];
       // Text the sidecar held back to the end (a stop sequence that never came) goes out first.
       // A raw prompt has no reasoning or tool calls (the proto sends them for chats only): text alone.
@@ -105,7 +105,7 @@ export function encodeCompletion(body: CompletionRequest, meta: ResponseMeta, re
     created: meta.created,
     model: meta.model,
     choices: [
-      { text: result.text, index: 0, logprobs, finish_reason: openAiFinishReason(result.finish.reason) ?? "stop" },
+      { text: result.text, index: 0, logprobs, finish_reason: openAiFinish(result.finish.reason) ?? "stop" },
     ],
     usage: openAiUsage(result.finish),
   };

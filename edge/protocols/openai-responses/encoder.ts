@@ -37,7 +37,7 @@ import {
   type ResponseState,
 } from "./response.js";
 import type { ResponsesRequest } from "./schema.js";
-import { responsesEnding } from "./status.js";
+import { responsesFinish } from "./finish.js";
 import { responsesUsage } from "./usage.js";
 
 /** Unix seconds now, for a terminal Response's `completed_at`. */
@@ -154,7 +154,7 @@ export function createResponsesStreamEncoder(body: ResponsesRequest, meta: Respo
       return blocks.pushAll(tokenContent(token));
     },
     finish(finish: Finish) {
-      const ending = responsesEnding(finish);
+      const ending = responsesFinish(finish);
       if (ending === null) return [];
       output.closingStatus = ending.status === "completed" ? "completed" : "incomplete";
       const frames = [...blocks.pushAll(finishContent(finish)), ...blocks.close()];
@@ -178,7 +178,7 @@ export function createResponsesStreamEncoder(body: ResponsesRequest, meta: Respo
 }
 
 export function encodeResponse(body: ResponsesRequest, meta: ResponseMeta, result: GenerationResult): Record<string, unknown> {
-  const ending = responsesEnding(result.finish) ?? { status: "completed", incomplete_details: null };
+  const ending = responsesFinish(result.finish) ?? { status: "completed", incomplete_details: null };
   const status: ItemStatus = ending.status === "completed" ? "completed" : "incomplete";
   const output = collectBlocks(result).map((block) =>
     itemOf({ block, id: `${itemIdPrefix(block)}${meta.newId()}`, status }),

@@ -9,12 +9,11 @@ export interface AnthropicStop {
 }
 
 /**
- * Anthropic's stop_reason; null for ABORT (the client left: nothing more is sent).
- * The sidecar's LENGTH means max_tokens, or a full context when fewer tokens than
- * max_tokens were generated (Anthropic's `model_context_window_exceeded`). "tool_use" only
- * when a tool_use block was sent (`calledTools`).
+ * Anthropic's stop_reason for a finish; null for ABORT (the client left: nothing more is sent).
+ * LENGTH is `max_tokens`, CONTEXT_FULL `model_context_window_exceeded`. "tool_use" only when a
+ * tool_use block was sent (`calledTools`).
  */
-export function anthropicStop(finish: Finish, maxTokens: number, calledTools = false): AnthropicStop | null {
+export function anthropicFinish(finish: Finish, calledTools = false): AnthropicStop | null {
   switch (finish.reason) {
     case FinishReason.TOOL_CALLS:
       return { stop_reason: calledTools ? "tool_use" : "end_turn", stop_sequence: null };
@@ -24,10 +23,9 @@ export function anthropicStop(finish: Finish, maxTokens: number, calledTools = f
         ? { stop_reason: "stop_sequence", stop_sequence: finish.stopSequence }
         : { stop_reason: "end_turn", stop_sequence: null };
     case FinishReason.LENGTH:
-      return {
-        stop_reason: finish.completionTokens < maxTokens ? "model_context_window_exceeded" : "max_tokens",
-        stop_sequence: null,
-      };
+      return { stop_reason: "max_tokens", stop_sequence: null };
+    case FinishReason.CONTEXT_FULL:
+      return { stop_reason: "model_context_window_exceeded", stop_sequence: null };
     case FinishReason.ABORT:
       return null;
     default: {

@@ -1,0 +1,115 @@
+import type { SequenceEvaluateOptions, Token } from "node-llama-cpp";
+import { FinishReason, type GenerateRequest } from "../../proto/gen/inference/v1/inference_pb.js";
+import { constraintState } from "./constraint.js";
+import { invalidArgument, promptTooLong } from "./errors.js";
+import type { LoadedModel } from "./model.js";
+import { renderPrompt, type RenderedPrompt } from "./prompt.js";
+import type { ReplyParser } from "./reply-parser.js";
+import { replyReader } from "./reply-reader.js";
+import { buildSampling, checkLogprobs, checkStops, templateMarkerTokens, tokenBiasOf } from "./sampling.js";
+
+/** How a reply that spends its reasoning budget leaves the reasoning segment. */
+export interface ReasoningClose {
+  /** Reasoning tokens the reply may spend. */
+  readonly budget: number;
+  /** The reasoning segment's end marker, as the template writes it. */
+  readonly tokens: Token[];
+}
+
+/** The most tokens a reply may have, and the finish reason when it has them. */
+export interface TokenBudget {
+  readonly tokens: number;
+  readonly reason: FinishReason;
+}
+
+/**
+ * Everything one generation needs, built from the request and fully checked before it waits for a
+ * sequence: whatever a plan can be refused for is refused while building it.
+ */
+export interface GenerationPlan {
+  readonly prompt: RenderedPrompt;
+  /** Texts that end the reply: the request's, the template's, the constraint's. */
+  readonly stopTexts: readonly string[];
+  /** The request's own stop sequences (the only ones a finish names). */
+  readonly userStops: ReadonlySet<string>;
+  /** node-llama-cpp's sampling options (grammar and token bias included). */
+  readonly sampling: SequenceEvaluateOptions;
+  /** The reply's tokens so far: the decode loop appends them, the sampler's penalties read them. */
+  readonly generated: Token[];
+  /** Whether whitespace at the end of the reply is dropped (JSON constraints). */
+  readonly trimEnd: boolean;
+  /** Splits a chat reply into reasoning, content and calls; undefined for plain text. */
+  readonly parser: ReplyParser | undefined;
+  /** The reply ends after its first complete call. */
+  readonly oneCall: boolean;
+  readonly budget: TokenBudget;
+  readonly reasoning: ReasoningClose | undefined;
+  /** Report each token's log-probability. */
+  readonly logprobs: boolean;
+  /** Alternatives reported per token. */
+  readonly topLogprobs: number;
+}
+
+/** Checks `request` and builds its plan; throws the refusal (INVALID_ARGUMENT) otherwise. */
+export async function planGeneration(loaded: LoadedModel, request: GenerateRequest): Promise<GenerationPlan> {
+  checkStops(request.stop);
+  checkLogprobs(request.topLogprobs);
+  const prompt = renderPrompt(loaded, request.input);
+  if (prompt.tokens.length === 0) throw invalidArgument("the prompt is empty");
+  if (prompt.tokens.length >= loaded.contextSize) throw promptTooLong(prompt.tokens.length, loaded.contextSize);
+  const generated: Token[] = [];
+  const sampling = buildSampling(loaded, request.sampling, generated);
+  const constraint = await constraintState(loaded, request.constraint);
+  if (constraint !== undefined && prompt.toolUse !== undefined) {
+    throw invalidArgument("an output constraint (JSON or grammar) cannot be combined with tools the model may call; drop one, or set the tool choice to none");
+  }
+  if (constraint !== undefined) sampling.grammarEvaluationState = constraint.state;
+  const reply = await replyReader(loaded, prompt);
+  if (reply?.grammar !== undefined) {
+    const grammar = reply.grammar;
+    sampling.grammarEvaluationState = () => grammar.current();
+    argumentsWithoutMarkers(loaded, request, sampling, reply.parser);
+  }
+  return {
+    prompt,
+    stopTexts: [...request.stop, ...prompt.stopTexts, ...(constraint?.stopTexts ?? [])],
+    userStops: new Set(request.stop),
+    sampling,
+    generated,
+    trimEnd: constraint?.trimWhitespaceSuffix === true,
+    parser: reply?.parser,
+    oneCall: reply !== undefined && prompt.toolUse?.parallel === false,
+    budget: tokenBudget(request.maxTokens, loaded.contextSize - prompt.tokens.length),
+    reasoning: reasoningClose(loaded, request),
+    logprobs: request.logprobs || request.topLogprobs > 0,
+    topLogprobs: request.topLogprobs,
+  };
+}
+
+/**
+ * The request's max_tokens (LENGTH), or the context's room after the prompt when that is less
+ * (CONTEXT_FULL); max_tokens when both are the same.
+ */
+function tokenBudget(maxTokens: number | undefined, room: number): TokenBudget {
+  if (maxTokens !== undefined && maxTokens <= room) return { tokens: maxTokens, reason: FinishReason.LENGTH };
+  return { tokens: room, reason: FinishReason.CONTEXT_FULL };
+}
+
+/**
+ * While a call's arguments are written, the template's marker tokens are banned: a model that does
+ * not know the tool well would otherwise keep writing `<tool_call>` into a string until max_tokens.
+ */
+function argumentsWithoutMarkers(loaded: LoadedModel, request: GenerateRequest, sampling: SequenceEvaluateOptions, parser: { readonly phase: string }): void {
+  const plain = sampling.tokenBias;
+  const inArguments = tokenBiasOf(loaded, request.sampling?.logitBias ?? {}, templateMarkerTokens(loaded));
+  const free = plain ?? tokenBiasOf(loaded, {});
+  sampling.tokenBias = () => (parser.phase === "arguments" ? inArguments : typeof free === "function" ? free() : free);
+}
+
+/** For a chat with a reasoning budget and a template with reasoning segments: how to close one. */
+function reasoningClose(loaded: LoadedModel, request: GenerateRequest): ReasoningClose | undefined {
+  const budget = request.input.case === "chat" ? request.input.value.reasoningBudget : undefined;
+  const suffix = loaded.replySyntax.thought?.suffix;
+  if (budget === undefined || suffix === undefined) return undefined;
+  return { budget, tokens: loaded.model.tokenize(suffix, true) };
+}

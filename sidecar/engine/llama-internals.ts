@@ -1,0 +1,159 @@
+// The one place that reaches into node-llama-cpp's private parts (members whose names start with
+// `_`). Its public API has no sequence ids on queued decodes, no way to feed text to a grammar
+// state, and no vocabulary text reader; the engine needs all three. Everything here is checked at
+// start-up (`checkLlamaInternals`), so an upgrade that moves them fails loudly when the model
+// loads, never quietly mid-generation — and an upgrade touches this file alone.
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import path from "node:path";
+import {
+  LlamaGrammarEvaluationState,
+  type Llama,
+  type LlamaContext,
+  type LlamaContextSequence,
+  type LlamaModel,
+  type Token,
+} from "node-llama-cpp";
+
+/** The node-llama-cpp version whose internals this module was written against. */
+export const SUPPORTED_NODE_LLAMA_CPP = "3.21.1";
+
+/** A decode waiting in a context's queue. */
+export interface QueuedDecode {
+  readonly sequenceId: number;
+  /** Awaited by node-llama-cpp's batch loop after the batch, before it looks for the next one. */
+  readonly afterBatchAction?: (sequenceLength: number) => unknown;
+}
+
+type DecodeTokens = (...args: unknown[]) => Promise<unknown>;
+
+/** A context's decode queue: the method every decode step goes through, and the pending decodes. */
+export interface DecodeQueue {
+  readonly decodeTokens: DecodeTokens;
+  /** The pending decodes (node-llama-cpp's own array). */
+  readonly queued: QueuedDecode[];
+  /** Puts `wrapper` in place of the context's queueing method. */
+  replace(wrapper: DecodeTokens): void;
+}
+
+/** The native sampler functions that step a grammar state by hand. */
+export interface GrammarStepper {
+  canBeNext(state: LlamaGrammarEvaluationState, token: Token): boolean;
+  accept(state: LlamaGrammarEvaluationState, token: Token): void;
+}
+
+interface ContextInternals {
+  _decodeTokens?: unknown;
+  _queuedDecodes?: unknown;
+}
+interface SamplerBindings {
+  canBeNextTokenForGrammarEvaluationState?: unknown;
+  acceptGrammarEvaluationStateToken?: unknown;
+}
+interface LlamaInternals {
+  _bindings?: { AddonSampler?: SamplerBindings };
+}
+interface ModelInternals {
+  _model?: { getTokenString?: unknown };
+}
+
+function fail(what: string): never {
+  throw new Error(
+    `node-llama-cpp internals changed: ${what} is missing (llm-edge reads it as of node-llama-cpp ${SUPPORTED_NODE_LLAMA_CPP}; see sidecar/engine/llama-internals.ts)`,
+  );
+}
+
+/** The context's decode queue. */
+export function decodeQueue(context: LlamaContext): DecodeQueue {
+  const internals = context as unknown as ContextInternals;
+  const decodeTokens = internals._decodeTokens;
+  const queued = internals._queuedDecodes;
+  if (typeof decodeTokens !== "function") fail("LlamaContext._decodeTokens");
+  if (!Array.isArray(queued)) fail("LlamaContext._queuedDecodes");
+  return {
+    decodeTokens: decodeTokens as DecodeTokens,
+    // Read each time: the context owns the array.
+    get queued() {
+      return Array.isArray(internals._queuedDecodes) ? (internals._queuedDecodes as QueuedDecode[]) : [];
+    },
+    replace(wrapper) {
+      internals._decodeTokens = wrapper;
+    },
+  };
+}
+
+/** The sequence's id in its context (the id its queued decodes carry). */
+export function sequenceIdOf(sequence: LlamaContextSequence): number {
+  const id = (sequence as unknown as { _sequenceId?: unknown })._sequenceId;
+  if (typeof id !== "number") fail("LlamaContextSequence._sequenceId");
+  return id;
+}
+
+/** Steps grammar states of `llama` by hand, token by token. */
+export function grammarStepper(llama: Llama): GrammarStepper {
+  const sampler = (llama as unknown as LlamaInternals)._bindings?.AddonSampler;
+  const canBeNext = sampler?.canBeNextTokenForGrammarEvaluationState;
+  const accept = sampler?.acceptGrammarEvaluationStateToken;
+  if (typeof canBeNext !== "function") fail("Llama._bindings.AddonSampler.canBeNextTokenForGrammarEvaluationState");
+  if (typeof accept !== "function") fail("Llama._bindings.AddonSampler.acceptGrammarEvaluationStateToken");
+  return {
+    canBeNext: (state, token) => Boolean(canBeNext(nativeState(state), token)),
+    accept: (state, token) => void accept(nativeState(state), token),
+  };
+}
+
+function nativeState(state: LlamaGrammarEvaluationState): unknown {
+  const native = (state as unknown as { _state?: unknown })._state;
+  if (native === undefined || native === null) fail("LlamaGrammarEvaluationState._state");
+  return native;
+}
+
+/** The vocabulary entry of `token` as the model file writes it (`<0xF0>`, `Ġthe`). */
+export function vocabularyEntry(model: LlamaModel, token: Token): string | undefined {
+  const native = (model as unknown as ModelInternals)._model;
+  const read = native?.getTokenString;
+  if (typeof read !== "function") fail("LlamaModel._model.getTokenString");
+  const entry: unknown = read.call(native, token);
+  return typeof entry === "string" ? entry : undefined;
+}
+
+/** The installed node-llama-cpp's version, read from its package.json. */
+export function installedVersion(): string {
+  const entry = createRequire(import.meta.url).resolve("node-llama-cpp");
+  let dir = path.dirname(entry);
+  for (;;) {
+    try {
+      const pkg = JSON.parse(readFileSync(path.join(dir, "package.json"), "utf8")) as { name?: unknown; version?: unknown };
+      if (pkg.name === "node-llama-cpp" && typeof pkg.version === "string") return pkg.version;
+    } catch {
+      // no package.json here: look one folder up
+    }
+    const parent = path.dirname(dir);
+    if (parent === dir) return "unknown";
+    dir = parent;
+  }
+}
+
+/**
+ * Fails with a clear message unless the installed node-llama-cpp is the version this module was
+ * written against and every internal it reads is there. Run once per loaded model, at start-up.
+ */
+export async function checkLlamaInternals(loaded: { llama: Llama; model: LlamaModel; context: LlamaContext }, version = installedVersion()): Promise<void> {
+  if (version !== SUPPORTED_NODE_LLAMA_CPP) {
+    throw new Error(
+      `node-llama-cpp ${version} is installed, but llm-edge reads its internals as of ${SUPPORTED_NODE_LLAMA_CPP}: check them in sidecar/engine/llama-internals.ts, then update SUPPORTED_NODE_LLAMA_CPP there`,
+    );
+  }
+  decodeQueue(loaded.context);
+  vocabularyEntry(loaded.model, 0 as Token);
+  grammarStepper(loaded.llama);
+  const grammar = await loaded.llama.createGrammar({ grammar: 'root ::= "a"' });
+  nativeState(new LlamaGrammarEvaluationState({ model: loaded.model, grammar }));
+  // A sequence taken and given back before any is handed out: its id returns to the context.
+  const sequence = loaded.context.getSequence();
+  try {
+    sequenceIdOf(sequence);
+  } finally {
+    await sequence.dispose();
+  }
+}
