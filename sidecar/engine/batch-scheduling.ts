@@ -68,16 +68,7 @@ export function scheduleBatches(context: LlamaContext): BatchScheduler {
         resolve();
       }),
     ));
-  // The first sampling of the batch being sampled; the others wait for it (point 4).
-  let firstSampling: Promise<unknown> | undefined;
-  const sampleInTurn =
-    (mapper: LogitDataMapper): LogitDataMapper =>
-    (...mapped) => {
-      if (firstSampling !== undefined) return firstSampling.then(() => mapper(...mapped), () => mapper(...mapped));
-      const result = mapper(...mapped);
-      firstSampling = Promise.resolve(result);
-      return result;
-    };
+  const sampling = firstSamplingAlone();
   decodes.replace(async function scheduledDecode(...args: unknown[]): Promise<unknown> {
     const decode = args[0] as QueuedDecode | undefined;
     // The sequence being trimmed may decode (a trim can re-evaluate); the others wait their turn.
@@ -85,14 +76,13 @@ export function scheduleBatches(context: LlamaContext): BatchScheduler {
     if (decode !== undefined) {
       const after = decode.afterBatchAction;
       const afterBatchAction = async (sequenceLength: number): Promise<void> => {
-        // Every sampling of the batch is done when its after-actions run.
-        firstSampling = undefined;
+        sampling.batchDone();
         await after?.(sequenceLength);
         await nextTurn();
       };
       args[0] = { ...decode, afterBatchAction };
     }
-    if (typeof args[1] === "function") args[1] = sampleInTurn(args[1] as LogitDataMapper);
+    if (typeof args[1] === "function") args[1] = sampling.inTurn(args[1] as LogitDataMapper);
     return queue(args);
   });
 
@@ -111,5 +101,22 @@ export function scheduleBatches(context: LlamaContext): BatchScheduler {
         open();
       }
     },
+  };
+}
+
+/** Point 4: the first sampling of each batch runs alone, the others after it. */
+function firstSamplingAlone(): { inTurn(mapper: LogitDataMapper): LogitDataMapper; batchDone(): void } {
+  let first: Promise<unknown> | undefined;
+  return {
+    inTurn:
+      (mapper) =>
+      (...mapped) => {
+        if (first !== undefined) return first.then(() => mapper(...mapped), () => mapper(...mapped));
+        const result = mapper(...mapped);
+        first = Promise.resolve(result);
+        return result;
+      },
+    // Every sampling of a batch is done when its after-actions run.
+    batchDone: () => (first = undefined),
   };
 }
