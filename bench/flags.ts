@@ -3,7 +3,7 @@ import { parseArgs } from "node:util";
 import type { EngineChoice } from "../sidecar/engine/model.js";
 import { DEFAULT_MAX_TOKENS } from "./workload.js";
 
-export const SECTIONS = ["engine", "single", "sweep", "reject", "prefix", "join", "encoders"] as const;
+export const SECTIONS = ["engine", "single", "sweep", "reject", "prefix", "join", "long", "encoders"] as const;
 export type Section = (typeof SECTIONS)[number];
 
 export interface BenchFlags {
@@ -33,6 +33,8 @@ export interface BenchFlags {
   readonly prefixTokens: number;
   /** Rounds of the long-prompt-joins-streams run. */
   readonly joinRounds: number;
+  /** Tokens of the agent-sized prompt of the long-prompt run. */
+  readonly longTokens: number;
   /** Rounds of the engine-build comparison. */
   readonly engineRounds: number;
   /** Encoder micro-bench: repetitions and milliseconds per repetition. */
@@ -67,6 +69,7 @@ export const USAGE = `usage: npm run bench -- [flags]
   --prefix-warm N       warm requests per round [3; quick 2]
   --prefix-tokens N     shared system prompt size in tokens [1500]
   --join-rounds N       rounds of a long prompt joining two streams [3; quick 1]
+  --long-tokens N       the agent-sized prompt of the long-prompt run [40000; quick 8000]
   --engine-rounds N     rounds of the engine-build comparison [3; quick 1]
   --encoder-reps N      encoder micro-bench repetitions [5; quick 3]
   --encoder-ms N        milliseconds per repetition [1000; quick 300]
@@ -106,6 +109,7 @@ export function readFlags(argv: readonly string[]): BenchFlags | "help" {
       "prefix-warm": { type: "string" },
       "prefix-tokens": { type: "string" },
       "engine-rounds": { type: "string" },
+      "long-tokens": { type: "string" },
       "join-rounds": { type: "string" },
       "encoder-reps": { type: "string" },
       "encoder-ms": { type: "string" },
@@ -144,6 +148,7 @@ export function readFlags(argv: readonly string[]): BenchFlags | "help" {
     prefixWarm: int("prefix-warm", values["prefix-warm"], quick ? 2 : 3),
     prefixTokens: int("prefix-tokens", values["prefix-tokens"], 1500),
     joinRounds: int("join-rounds", values["join-rounds"], quick ? 1 : 3),
+    longTokens: int("long-tokens", values["long-tokens"], quick ? 8000 : 40_000, 100),
     engineRounds: int("engine-rounds", values["engine-rounds"], quick ? 1 : 3),
     encoderReps: int("encoder-reps", values["encoder-reps"], quick ? 3 : 5),
     encoderMs: int("encoder-ms", values["encoder-ms"], quick ? 300 : 1000, 10),

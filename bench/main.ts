@@ -25,6 +25,7 @@ import { compare, readPrevious, resultsDir, writeResults, type ResultsFile } fro
 import { runConcurrent, type ConcurrentRun } from "./sections/concurrent.js";
 import { runEngine, summarizeEngine, type EngineParty, type EngineResult } from "./sections/engine.js";
 import { runJoin, summarizeJoin, type JoinResult } from "./sections/join.js";
+import { LONG_CONTEXT_MARGIN, promptRate, runLong, type LongResult } from "./sections/long.js";
 import { runPrefix, type PrefixResult } from "./sections/prefix.js";
 import { runSingle, type SingleResult } from "./sections/single.js";
 import { runSweep, sweepVariant, type SweepResult } from "./sections/sweep.js";
@@ -133,6 +134,7 @@ async function main(): Promise<void> {
   let memory: MemoryRow[] | undefined;
   let engine: EngineResult | undefined;
   let joining: JoinResult | undefined;
+  let long: LongResult | undefined;
   const running: Running = {};
 
   const onSignal = (): void => {
@@ -275,6 +277,17 @@ async function main(): Promise<void> {
       raw["rejectSidecarMetrics"] = await running.rejectSidecar.call("metrics");
       await stopAll(running);
     }
+
+    // 8. An agent-sized prompt on a context of its own, cold and with its prefix cached.
+    if (has("long")) {
+      const contextSize = flags.longTokens + LONG_CONTEXT_MARGIN;
+      running.sidecar = await startChild<SidecarReady>("sidecar-long", "sidecar.ts", { ...engineArgs, sequences: 1, contextSize });
+      if (peerInfo) running.peer = await startPeer(peerInfo, { modelPath, threads: flags.threads, sequences: 1, contextSize });
+      const options = { tokens: flags.longTokens, contextSize, timeoutMs: 30 * 60_000 };
+      const longClient = grpcClient(running.sidecar.ready.url);
+      long = await watched("long", notes, loads, () => runLong(longClient, running.peer?.url, options, log));
+      await stopAll(running);
+    }
   } finally {
     await stopAll(running);
   }
@@ -304,6 +317,7 @@ async function main(): Promise<void> {
     encoders,
     engine: engineRows && engine ? { rows: engineRows, streams: engine.streams, rounds: engine.rounds } : undefined,
     join: joinSummary ? { summary: joinSummary, rounds: joining?.rounds.length ?? 0 } : undefined,
+    long,
     processes,
     memory,
     targets,
@@ -325,6 +339,10 @@ async function main(): Promise<void> {
     headline["join: streams' longest token gap ms"] = joinSummary.longestGapMs;
     headline["join: long prompt TTFT ms"] = joinSummary.joinedTtftMs;
   }
+  for (const p of long?.parties ?? []) {
+    headline[`long prompt ${p.name} cold prompt tok/s`] = promptRate(p.cold);
+    headline[`long prompt ${p.name} prefix-cached prompt ms`] = p.cached.promptMs;
+  }
   for (const e of encoders?.results ?? []) headline[`encoder ${e.protocol} chunks/s`] = e.medianChunksPerSecond;
   for (const p of processes) if (p.peakRssMiB !== undefined) headline[`peak RSS ${p.name} MiB`] = p.peakRssMiB;
   for (const row of memory ?? []) headline[`settled RSS ${row.name} MiB`] = row.settled.rssMiB;
@@ -341,7 +359,7 @@ async function main(): Promise<void> {
     otherLoad: loads,
     summaries: { engine: engineRows, join: joinSummary, single: singleSummary, sweep: sweepSummary, reject: rejectSummary, prefix: prefixRows },
     targets,
-    raw: { ...raw, engine, join: joining, single, sweep, reject, prefix, encoders },
+    raw: { ...raw, engine, join: joining, long, single, sweep, reject, prefix, encoders },
     processes,
     memory: memory ?? null,
     table: report,

@@ -4,6 +4,7 @@ import type { Machine } from "./machine.js";
 import { SETTLE_MS, type MemoryRow } from "./memory.js";
 import type { EngineRow } from "./sections/engine.js";
 import type { JoinSummary } from "./sections/join.js";
+import { promptRate, type LongResult } from "./sections/long.js";
 import type { LevelSummary, PartySummary, PrefixRow, Target } from "./summary.js";
 
 export interface ProcessInfo {
@@ -24,6 +25,7 @@ export interface Report {
   readonly encoders?: EncoderReport | undefined;
   readonly engine?: { rows: EngineRow[]; streams: number; rounds: number } | undefined;
   readonly join?: { summary: JoinSummary; rounds: number } | undefined;
+  readonly long?: LongResult | undefined;
   readonly processes: readonly ProcessInfo[];
   readonly memory?: readonly MemoryRow[] | undefined;
   readonly targets: readonly Target[];
@@ -157,6 +159,25 @@ export function renderReport(r: Report): string {
         [[fmt(j.promptTokens, 0), fmt(j.aloneTtftMs), fmt(j.joinedTtftMs), fmt(j.medianGapMs, 1), fmt(j.longestGapMs)]],
       ),
     );
+  }
+
+  if (r.long) {
+    const l = r.long;
+    out.push(
+      `\n**An agent-sized prompt** (${fmt(l.promptTokens, 0)} tokens, one sequence of ${fmt(l.contextSize, 0)} tokens; each server's own prompt time; ` +
+        "prefix cached = the same prompt with a new ending, one run each)\n",
+    );
+    const peer = l.parties.find((p) => p.name.startsWith("llama-server"));
+    const rows = l.parties.map((p) => [
+      p.name,
+      fmt(p.cold.promptMs, 0),
+      fmt(promptRate(p.cold), 0),
+      peer && p !== peer ? `${fmt(promptRate(p.cold) / promptRate(peer.cold), 2)}×` : "–",
+      fmt(p.cached.evaluated, 0),
+      fmt(p.cached.promptMs, 0),
+      fmt(p.cached.ttftMs, 0),
+    ]);
+    out.push(table(["server", "cold prompt ms", "cold prompt tok/s", "vs llama-server", "prefix cached: tokens evaluated", "prompt ms", "TTFT ms"], rows));
   }
 
   if (r.encoders) {
