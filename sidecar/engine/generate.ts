@@ -2,6 +2,7 @@ import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { LlamaContextSequence, Token } from "node-llama-cpp";
 import { FinishReason, type GenerateRequest, type GenerateResponseSchema } from "../../proto/gen/inference/v1/inference_pb.js";
 import { planGeneration, type GenerationPlan } from "./generation-plan.js";
+import { scorePrompt } from "./prompt-logprobs.js";
 import type { EngineMetrics } from "./metrics.js";
 import type { LoadedModel } from "./model.js";
 import type { ReplyParts } from "./reply-parser.js";
@@ -32,9 +33,13 @@ export async function* generate(
   metrics.requestsStarted++;
   metrics.generationsActive++;
   try {
-    const cachedTokens = await reuseCachedPrefix(loaded, sequence, plan.prompt.tokens);
-    yield { event: { case: "start", value: { model: loaded.id, promptTokens: plan.prompt.tokens.length, cachedTokens } } };
+    const tokens = plan.prompt.tokens;
+    // Scoring the prompt needs every token's logits: nothing cached is kept for it.
+    const cachedTokens = await reuseCachedPrefix(loaded, sequence, tokens, plan.promptLogprobs ? 0 : tokens.length - 1);
     const state = new DecodeState(loaded, plan, queueMs, cachedTokens);
+    const prompt = plan.promptLogprobs ? await scorePrompt(loaded, sequence, tokens, plan.topLogprobs, signal) : [];
+    if (plan.promptLogprobs) state.evaluated = tokens.length - 1;
+    yield { event: { case: "start", value: { model: loaded.id, promptTokens: tokens.length, cachedTokens, prompt } } };
     yield* decode(loaded, plan, state, sequence, signal, metrics);
     yield finish(plan, state, signal, metrics);
   } finally {
@@ -66,6 +71,8 @@ class DecodeState {
   /** A stop text (the request's, the template's or the constraint's) ended the reply. */
   stoppedByText = false;
   reasoningTokens = 0;
+  /** Prompt tokens already in the sequence (cached, or scored) when the decode loop begins. */
+  evaluated: number;
 
   constructor(
     loaded: LoadedModel,
@@ -75,6 +82,7 @@ class DecodeState {
   ) {
     this.decoder = new TokenTextDecoder(loaded.model);
     this.filter = new StopSequenceFilter(plan.stopTexts);
+    this.evaluated = cachedTokens;
   }
 }
 
@@ -91,7 +99,7 @@ async function* decode(
     state.reason = plan.budget.reason;
     return;
   }
-  const rest = await feedPrompt(sequence, plan.prompt.tokens.slice(state.cachedTokens), signal);
+  const rest = await feedPrompt(sequence, plan.prompt.tokens.slice(state.evaluated), signal);
   if (signal.aborted) return;
   const steps = evaluate(sequence, rest, plan.sampling, plan.logprobs, plan.topLogprobs > 0);
   try {
@@ -227,10 +235,12 @@ async function feedPrompt(sequence: LlamaContextSequence, tokens: Token[], signa
   return tokens.slice(start);
 }
 
-/** Keeps the sequence's cached tokens that the prompt starts with; returns how many. */
-async function reuseCachedPrefix(loaded: LoadedModel, sequence: LlamaContextSequence, prompt: readonly Token[]): Promise<number> {
-  // At least the prompt's last token is evaluated again: its logits pick the first reply token.
-  const shared = Math.min(sequence.compareContextTokens(prompt as Token[]).firstDifferentIndex, prompt.length - 1);
+/**
+ * Keeps the sequence's cached tokens that the prompt starts with, at most `limit` (at least the
+ * prompt's last token is evaluated again: its logits pick the first reply token); returns how many.
+ */
+async function reuseCachedPrefix(loaded: LoadedModel, sequence: LlamaContextSequence, prompt: readonly Token[], limit: number): Promise<number> {
+  const shared = Math.min(sequence.compareContextTokens(prompt as Token[]).firstDifferentIndex, limit);
   if (sequence.nextTokenIndex > shared) {
     const end = sequence.nextTokenIndex;
     await loaded.scheduler.between(sequence, () => sequence.eraseContextTokenRanges([{ start: shared, end }]));

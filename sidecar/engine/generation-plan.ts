@@ -48,6 +48,8 @@ export interface GenerationPlan {
   readonly logprobs: boolean;
   /** Alternatives reported per token. */
   readonly topLogprobs: number;
+  /** Score the prompt's own tokens (`start.prompt`); the whole prompt is evaluated. */
+  readonly promptLogprobs: boolean;
 }
 
 /** Checks `request` and builds its plan; throws the refusal (INVALID_ARGUMENT) otherwise. */
@@ -83,6 +85,7 @@ export async function planGeneration(loaded: LoadedModel, request: GenerateReque
     reasoning: reasoningClose(loaded, request),
     logprobs: request.logprobs || request.topLogprobs > 0,
     topLogprobs: request.topLogprobs,
+    promptLogprobs: request.promptLogprobs,
   };
 }
 

@@ -121,7 +121,7 @@ const cases: Case[] = [
   { name: "token-id prompt", path: COMPLETIONS, body: { prompt: [1, 2, 3] }, param: "prompt", message: /token-id prompts are not supported/ },
   { name: "nested token-id prompt", path: COMPLETIONS, body: { prompt: [[1, 2]] }, param: "prompt", message: /token-id prompts/ },
   { name: "prompt a number", path: COMPLETIONS, body: { prompt: 5 }, param: "prompt" },
-  { name: "echo: true", path: COMPLETIONS, body: { prompt: "x", echo: true }, param: "echo", message: /echo is not supported/ },
+  { name: "max_tokens 0 without echo", path: COMPLETIONS, body: { prompt: "x", max_tokens: 0 }, param: "max_tokens", message: /max_tokens 0 needs echo/ },
   { name: "suffix", path: COMPLETIONS, body: { prompt: "x", suffix: "end" }, param: "suffix", message: /suffix is not supported/ },
   { name: "best_of: 2", path: COMPLETIONS, body: { prompt: "x", best_of: 2 }, param: "best_of", message: /best_of=1/ },
 ];

@@ -6,10 +6,14 @@
 // gets a chunk (its text may be ""), as in the chat encoder. A raw prompt's reply has
 // one kind of content, text.
 //
+// `echo`: the prompt comes first, in the non-streaming text and as the stream's first chunk;
+// with logprobs its tokens come first too (the sidecar's `start.prompt`: the first has a null
+// logprob and no alternatives unless a beginning-of-sequence token predicts it).
+//
 // Legacy logprobs: `tokens` are the tokens' own texts (`bytes:\xNN…` for a piece that is
 // not whole UTF-8), `text_offset` is where each token event's text starts, counted from
-// the start of the prompt (as OpenAI counts: the completion follows the prompt), in UTF-16
-// code units, and each `top_logprobs`
+// the start of the prompt (as OpenAI counts: the completion follows the prompt, echoed or
+// not), in UTF-16 code units, and each `top_logprobs`
 // entry maps a token's key → logprob, one key per alternative (openai-common/logprobs.ts).
 import type { Finish, Start, Token } from "../../../proto/gen/inference/v1/inference_pb.js";
 import { finishContent } from "../../content.js";
@@ -26,7 +30,7 @@ import { logprobsCount, type CompletionRequest } from "./schema.js";
 export interface LegacyLogprobs {
   tokens: string[];
   token_logprobs: (number | null)[];
-  top_logprobs: Record<string, number | null>[];
+  top_logprobs: (Record<string, number | null> | null)[];
   text_offset: number[];
 }
 
@@ -39,8 +43,26 @@ function addToken(into: LegacyLogprobs, token: Token, count: number, offset: num
   const keys = distinctKeys(alternatives);
   into.tokens.push(pieceText(token.piece));
   into.token_logprobs.push(logprobValue(token.logprob));
-  into.top_logprobs.push(Object.fromEntries(alternatives.map((alt, i) => [keys[i], logprobValue(alt.logprob)])));
+  into.top_logprobs.push(token.logprob === undefined ? null : Object.fromEntries(alternatives.map((alt, i) => [keys[i], logprobValue(alt.logprob)])));
   into.text_offset.push(offset);
+}
+
+/** Adds `tokens` from `offset` on; returns the offset after them. */
+function addTokens(into: LegacyLogprobs, tokens: readonly Token[], count: number, offset: number): number {
+  let at = offset;
+  for (const token of tokens) {
+    addToken(into, token, count, at);
+    at += token.text.length;
+  }
+  return at;
+}
+
+/** The echoed prompt's logprobs (its tokens from offset 0), or null without logprobs. */
+function echoedLogprobs(start: Start, count: number | null): LegacyLogprobs | null {
+  if (count === null) return null;
+  const logprobs = emptyLogprobs();
+  addTokens(logprobs, start.prompt, count, 0);
+  return logprobs;
 }
 
 export function createCompletionStreamEncoder(body: CompletionRequest, meta: ResponseMeta): StreamEncoder {
@@ -56,8 +78,9 @@ export function createCompletionStreamEncoder(body: CompletionRequest, meta: Res
       ...(usage === undefined ? {} : { usage }),
     });
   return {
-    start(_start: Start) {
-      return [];
+    start(start: Start) {
+      if (body.echo !== true) return [];
+      return [chunk([{ text: body.prompt, index: 0, logprobs: echoedLogprobs(start, count), finish_reason: null }])];
     },
     token(token: Token) {
       if (count === null && token.text === "") return [];
@@ -90,14 +113,11 @@ export function createCompletionStreamEncoder(body: CompletionRequest, meta: Res
 
 export function encodeCompletion(body: CompletionRequest, meta: ResponseMeta, result: GenerationResult): unknown {
   const count = logprobsCount(body);
+  const echo = body.echo === true;
   let logprobs: LegacyLogprobs | null = null;
   if (count !== null) {
-    logprobs = emptyLogprobs();
-    let offset = body.prompt.length;
-    for (const token of result.tokens) {
-      addToken(logprobs, token, count, offset);
-      offset += token.text.length;
-    }
+    logprobs = (echo ? echoedLogprobs(result.start, count) : null) ?? emptyLogprobs();
+    addTokens(logprobs, result.tokens, count, body.prompt.length);
   }
   return {
     id: meta.id,
@@ -105,7 +125,7 @@ export function encodeCompletion(body: CompletionRequest, meta: ResponseMeta, re
     created: meta.created,
     model: meta.model,
     choices: [
-      { text: result.text, index: 0, logprobs, finish_reason: openAiFinish(result.finish.reason) ?? "stop" },
+      { text: echo ? body.prompt + result.text : result.text, index: 0, logprobs, finish_reason: openAiFinish(result.finish.reason) ?? "stop" },
     ],
     usage: openAiUsage(result.finish),
   };

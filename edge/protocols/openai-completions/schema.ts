@@ -20,29 +20,31 @@ const prompt = z
   })
   .transform((value) => (typeof value === "string" ? value : String(value[0])));
 
-export const completionRequestSchema = z.object({
-  ...commonFields,
-  prompt,
-  // Legacy: the number of most likely alternatives to report per token (0..5).
-  // `true` is accepted too (some clients send it) and means 1.
-  logprobs: z.union([z.boolean(), integer().min(0).max(5)]).nullish(),
-  echo: z
-    .boolean()
-    .nullish()
-    .refine((v) => v !== true, { error: "echo is not supported" }),
-  suffix: z
-    .string()
-    .nullish()
-    .refine((v) => v == null || v === "", { error: "suffix is not supported" }),
-  best_of: z
-    .number()
-    .nullish()
-    .refine((v) => v == null || v === 1, { error: "only best_of=1 is supported" }),
-  // Not in OpenAI's legacy API; as llama.cpp's server accepts them: a JSON format, or a GBNF
-  // grammar (which wins over response_format).
-  response_format: responseFormatField,
-  grammar: z.string().nullish(),
-});
+export const completionRequestSchema = z
+  .object({
+    ...commonFields,
+    // 0 generates nothing: with `echo` and `logprobs` it scores the prompt alone.
+    max_tokens: z.number().refine((v) => Number.isInteger(v) && v >= 0, { error: "expected an integer of at least 0" }).nullish(),
+    prompt,
+    // Legacy: the number of most likely alternatives to report per token (0..5).
+    // `true` is accepted too (some clients send it) and means 1.
+    logprobs: z.union([z.boolean(), integer().min(0).max(5)]).nullish(),
+    // The prompt again before the reply (with `logprobs`, its tokens scored too).
+    echo: z.boolean().nullish(),
+    suffix: z
+      .string()
+      .nullish()
+      .refine((v) => v == null || v === "", { error: "suffix is not supported" }),
+    best_of: z
+      .number()
+      .nullish()
+      .refine((v) => v == null || v === 1, { error: "only best_of=1 is supported" }),
+    // Not in OpenAI's legacy API; as llama.cpp's server accepts them: a JSON format, or a GBNF
+    // grammar (which wins over response_format).
+    response_format: responseFormatField,
+    grammar: z.string().nullish(),
+  })
+  .refine((body) => body.max_tokens !== 0 || body.echo === true, { path: ["max_tokens"], error: "max_tokens 0 needs echo: it would return nothing" });
 
 export type CompletionRequest = z.output<typeof completionRequestSchema>;
 

@@ -11,6 +11,8 @@ export function toGenerateRequest(body: CompletionRequest): GenerateRequest {
     input: { case: "prompt", value: body.prompt },
     logprobs: count !== null,
     topLogprobs: count ?? 0,
+    // `echo` with `logprobs` scores the prompt's own tokens.
+    promptLogprobs: body.echo === true && count !== null,
     constraint: responseFormatConstraint(body.response_format, body.grammar),
   });
 }
