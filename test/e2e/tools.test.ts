@@ -260,6 +260,35 @@ describe("OpenAI responses", () => {
     expect(final.usage?.output_tokens_details.reasoning_tokens).toBe(TOOLS_RESULT_PIECES.indexOf("</think>") + 1);
   });
 
+  it("gives a stateless client its reasoning back through encrypted_content, and reads it on the next turn", async () => {
+    // Turn 1 with include, as Codex sends it (store: false): the reasoning item carries its text sealed.
+    const first = await openai.responses.create({ model: "m", input: "Hello!", store: false, include: ["reasoning.encrypted_content"] });
+    const reasoning = first.output[0];
+    if (reasoning?.type !== "reasoning") throw new Error("no reasoning item");
+    expect(reasoning.content).toEqual([{ type: "reasoning_text", text: THINK_REASONING }]);
+    expect(reasoning.encrypted_content).toMatch(/^llm-edge\.r1\./);
+    const plain = await openai.responses.create({ model: "m", input: "Hello!" });
+    expect(plain.output[0]).not.toHaveProperty("encrypted_content");
+    // Turn 2: the item comes back without its text (as Codex sends it), before a call and its
+    // result; the prompt is the same as with the text sent in the clear, and longer than without it.
+    const history = (item: Record<string, unknown> | undefined) => ({
+      model: "m",
+      tools,
+      input: [
+        { role: "user" as const, content: "Weather in Tokyo?" },
+        ...(item === undefined ? [] : [{ type: "reasoning", summary: [], ...item } as never]),
+        { type: "function_call" as const, call_id: "call_a", name: "get_weather", arguments: '{"city":"Tokyo"}' },
+        { type: "function_call_output" as const, call_id: "call_a", output: toolResult },
+      ],
+    });
+    const sealed = await openai.responses.create(history({ encrypted_content: reasoning.encrypted_content }));
+    const clear = await openai.responses.create(history({ content: [{ type: "reasoning_text", text: THINK_REASONING }] }));
+    const without = await openai.responses.create(history(undefined));
+    expect(sealed.usage?.input_tokens).toBe(clear.usage?.input_tokens);
+    expect(sealed.usage?.input_tokens).toBeGreaterThan(without.usage?.input_tokens ?? Number.POSITIVE_INFINITY);
+    expect(sealed.output_text).toBe(TOOLS_ANSWER);
+  });
+
   it("answers a history sent back as [function_call, message, function_call_output], as coding agents send it", async () => {
     const final = await openai.responses.create({
       model: "m",

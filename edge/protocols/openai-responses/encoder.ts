@@ -36,6 +36,7 @@ import {
   type ReasoningTextPart,
   type ResponseState,
 } from "./response.js";
+import { wantsEncryptedReasoning } from "./encrypted-reasoning.js";
 import type { ResponsesRequest } from "./schema.js";
 import { responsesFinish } from "./finish.js";
 import { responsesUsage } from "./usage.js";
@@ -50,10 +51,12 @@ interface ItemRecord {
   readonly block: Block;
   readonly id: string;
   status: ItemStatus;
+  /** A reasoning item carries its encrypted_content (the request's `include` asked for it). */
+  readonly sealed: boolean;
 }
 
 function itemOf(record: ItemRecord): OutputItem {
-  return outputItem(record.block, record.id, record.status, true);
+  return outputItem(record.block, record.id, record.status, true, record.sealed);
 }
 
 /** The content part a block's item holds (none for a function call). */
@@ -81,7 +84,7 @@ interface ItemEvents {
   record(block: Block): ItemRecord;
 }
 
-function itemEvents(meta: ResponseMeta, event: (type: string, fields: Record<string, unknown>) => SseEvent): ItemEvents {
+function itemEvents(meta: ResponseMeta, sealed: boolean, event: (type: string, fields: Record<string, unknown>) => SseEvent): ItemEvents {
   const items: ItemRecord[] = [];
   const record = (block: Block): ItemRecord => {
     const found = items[block.index];
@@ -96,7 +99,7 @@ function itemEvents(meta: ResponseMeta, event: (type: string, fields: Record<str
     closingStatus: "completed",
     blocks: new BlockSequencer<SseEvent>({
       open(block) {
-        const item: ItemRecord = { block, id: `${itemIdPrefix(block)}${meta.newId()}`, status: "in_progress" };
+        const item: ItemRecord = { block, id: `${itemIdPrefix(block)}${meta.newId()}`, status: "in_progress", sealed };
         items[block.index] = item;
         const frames = [event("response.output_item.added", { output_index: block.index, item: outputItem(block, item.id, "in_progress", false) })];
         const part = partOf(block, "");
@@ -138,7 +141,7 @@ export function createResponsesStreamEncoder(body: ResponsesRequest, meta: Respo
   let sequence = 0;
   const event = (type: string, fields: Record<string, unknown>): SseEvent =>
     jsonEvent({ type, ...fields, sequence_number: sequence++ }, type);
-  const output = itemEvents(meta, event);
+  const output = itemEvents(meta, wantsEncryptedReasoning(body.include), event);
   const { blocks, items, record } = output;
   const snapshot = (state: Omit<ResponseState, "output">) => responseObject(body, meta, { ...state, output: items.map(itemOf) });
 
@@ -181,7 +184,7 @@ export function encodeResponse(body: ResponsesRequest, meta: ResponseMeta, resul
   const ending = responsesFinish(result.finish) ?? { status: "completed", incomplete_details: null };
   const status: ItemStatus = ending.status === "completed" ? "completed" : "incomplete";
   const output = collectBlocks(result).map((block) =>
-    itemOf({ block, id: `${itemIdPrefix(block)}${meta.newId()}`, status }),
+    itemOf({ block, id: `${itemIdPrefix(block)}${meta.newId()}`, status, sealed: wantsEncryptedReasoning(body.include) }),
   );
   return responseObject(body, meta, { ...ending, completed_at: completedAt(meta), error: null, usage: responsesUsage(result.finish), output });
 }

@@ -1,6 +1,7 @@
 // The Response object and its output items, as the Responses API shapes them. The
 // same builder serves the non-streaming body and the `response` of every lifecycle
 // event (created, in_progress, completed, incomplete, failed).
+import { sealReasoning } from "./encrypted-reasoning.js";
 import type { Block } from "../../content.js";
 import type { ResponseMeta } from "../../serve.js";
 import { functionTools, ignoredTools, type ResponsesRequest } from "./schema.js";
@@ -36,6 +37,8 @@ export interface ReasoningItem {
   status: ItemStatus;
   summary: [];
   content: ReasoningTextPart[];
+  /** The reasoning for the next turn of a stateless client (encrypted-reasoning.ts), when asked for. */
+  encrypted_content?: string;
 }
 
 export interface FunctionCallItem {
@@ -74,13 +77,23 @@ export function itemIdPrefix(block: Block): string {
   }
 }
 
-/** The output item a block becomes: as announced (`whole` false: no content yet) or with its text so far. */
-export function outputItem(block: Block, id: string, status: ItemStatus, whole: boolean): OutputItem {
+/**
+ * The output item a block becomes: as announced (`whole` false: no content yet) or with its text so
+ * far (`sealed`: a reasoning item with its encrypted_content too).
+ */
+export function outputItem(block: Block, id: string, status: ItemStatus, whole: boolean, sealed = false): OutputItem {
   switch (block.kind) {
     case "text":
       return { id, type: "message", status, role: "assistant", content: whole ? [outputTextPart(block.text)] : [] };
     case "reasoning":
-      return { id, type: "reasoning", status, summary: [], content: whole ? [reasoningTextPart(block.text)] : [] };
+      return {
+        id,
+        type: "reasoning",
+        status,
+        summary: [],
+        content: whole ? [reasoningTextPart(block.text)] : [],
+        ...(whole && sealed ? { encrypted_content: sealReasoning(block.text) } : {}),
+      };
     case "tool_call":
       return {
         id,

@@ -54,11 +54,15 @@ const functionCallOutputItem = z.object({
   call_id: z.string().min(1),
   output: z.union([z.string(), z.array(contentPart)]),
 });
-/** A reasoning item sent back: its reasoning_text (else its summary) goes with the next assistant turn. */
+/**
+ * A reasoning item sent back: its reasoning_text (else the text its encrypted_content holds, else
+ * its summary) goes with the next assistant turn.
+ */
 const reasoningItem = z.object({
   type: z.literal("reasoning"),
   summary: z.array(z.object({ text: z.string() })).nullish(),
   content: z.array(z.object({ text: z.string() })).nullish(),
+  encrypted_content: z.string().nullish(),
 });
 
 const ITEM_TYPES = ["message", "function_call", "function_call_output", "reasoning"];
@@ -162,6 +166,9 @@ export const responsesRequestSchema = z.object({
   prompt_cache_key: z.string().nullish(),
   user: z.string().nullish(),
   truncation: z.enum(["auto", "disabled"]).nullish(),
+  // "reasoning.encrypted_content" gives reasoning items an encrypted_content to send back next
+  // turn (encrypted-reasoning.ts); other values add nothing this server makes.
+  include: z.array(z.string()).nullish(),
   // Stored prompt templates live on OpenAI's platform; this server has none.
   prompt: refusedField("prompt templates are not supported: this server stores no prompts; send the instructions and input"),
 }).superRefine((body, ctx) => {

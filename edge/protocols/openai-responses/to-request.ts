@@ -1,3 +1,4 @@
+import { openReasoning } from "./encrypted-reasoning.js";
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { effortBudget } from "../../reasoning-effort.js";
 import {
@@ -20,10 +21,12 @@ function toText(content: ResponsesMessageItem["content"]): string {
   return typeof content === "string" ? content : content.join("\n");
 }
 
-/** A reasoning item's text: its reasoning_text parts, else its summary. */
+/** A reasoning item's text: its reasoning_text parts, else what its encrypted_content holds, else its summary. */
 function reasoningText(item: Extract<ResponsesInputItem, { type: "reasoning" }>): string {
   const content = (item.content ?? []).map((part) => part.text);
-  return (content.length > 0 ? content : (item.summary ?? []).map((part) => part.text)).join("\n");
+  if (content.length > 0) return content.join("\n");
+  const sealed = item.encrypted_content == null ? undefined : openReasoning(item.encrypted_content);
+  return sealed ?? (item.summary ?? []).map((part) => part.text).join("\n");
 }
 
 /**
