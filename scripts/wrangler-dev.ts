@@ -36,7 +36,10 @@ export function prepareWranglerDev(name: string, vars: Readonly<Record<string, s
   const dir = join(ROOT, ".wrangler", "run", name);
   mkdirSync(dir, { recursive: true });
   const limit = /^\d+$/.test(vars["RATE_LIMIT"] ?? "") && Number(vars["RATE_LIMIT"]) > 0 ? vars["RATE_LIMIT"] : undefined;
-  let config = readFileSync(join(ROOT, "wrangler.toml"), "utf8").replace(/^main = "(.*)"$/m, (_m, main: string) => `main = ${quote(resolve(ROOT, main))}`);
+  // Paths in the copy are made absolute: the Worker's entry and the page's assets folder.
+  let config = readFileSync(join(ROOT, "wrangler.toml"), "utf8")
+    .replace(/^main = "(.*)"$/m, (_m, main: string) => `main = ${quote(resolve(ROOT, main))}`)
+    .replace(/^directory = "(.*)"$/m, (_m, directory: string) => `directory = ${quote(resolve(ROOT, directory))}`);
   if (limit !== undefined) config = config.replace(/simple = \{ limit = \d+, period = 60 \}/, `simple = { limit = ${limit}, period = 60 }`);
   writeFileSync(join(dir, "wrangler.toml"), config);
   const projectVars = join(ROOT, ".dev.vars");

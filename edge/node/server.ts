@@ -6,6 +6,7 @@ import type { AddressInfo } from "node:net";
 import { createApp, type AppOptions } from "../app.js";
 import { DEFAULT_SIDECAR_URL, createSidecarClient, type SidecarLink } from "../sidecar-client.js";
 import { fetchTrusting } from "./sidecar-fetch.js";
+import { loadStaticFiles, withStaticFiles } from "./static.js";
 
 /** How long a client may take, and how many may connect at once. */
 export interface ConnectionLimits {
@@ -32,6 +33,8 @@ export interface NodeEdgeOptions extends Partial<AppOptions> {
   sidecarLink?: SidecarLink;
   /** A PEM file of the CA that signed the sidecar's certificate (ignored when `sidecar` is given). */
   sidecarCa?: string;
+  /** The playground page's folder, served at `/` (default public/; `false` serves no page). */
+  publicDir?: string | false;
   port?: number;
   hostname?: string;
   limits?: Partial<ConnectionLimits>;
@@ -65,15 +68,17 @@ function applyLimits(server: Server, limits: ConnectionLimits): void {
 
 /** Starts the edge on Node; resolves once it listens. */
 export function startNodeEdge(options: NodeEdgeOptions = {}): Promise<RunningEdge> {
-  const { sidecarUrl, sidecarLink, sidecarCa, port, hostname, limits, ...appOptions } = options;
+  const { sidecarUrl, sidecarLink, sidecarCa, publicDir, port, hostname, limits, ...appOptions } = options;
   const fetchImpl = sidecarCa === undefined ? undefined : fetchTrusting(sidecarCa);
   const sidecar = appOptions.sidecar ?? createSidecarClient(sidecarUrl ?? DEFAULT_SIDECAR_URL, fetchImpl, sidecarLink);
   const app = createApp({ ...appOptions, sidecar });
+  const toApp = (request: Request) => app.fetch(request);
+  const handle = publicDir === false ? toApp : withStaticFiles(loadStaticFiles(publicDir), toApp);
   const host = hostname ?? "127.0.0.1";
   const all = { ...DEFAULT_LIMITS, ...limits };
   return new Promise((resolve, reject) => {
     const serverOptions = nodeServerOptions(all);
-    const server = serve({ fetch: (request) => app.fetch(request), port: port ?? 8080, hostname: host, serverOptions }, (info: AddressInfo) => {
+    const server = serve({ fetch: (request) => handle(request), port: port ?? 8080, hostname: host, serverOptions }, (info: AddressInfo) => {
       const shownHost = info.family === "IPv6" ? `[${info.address}]` : info.address;
       resolve({
         url: `http://${shownHost}:${info.port}`,
