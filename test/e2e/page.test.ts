@@ -95,7 +95,6 @@ describe("the playground on Node, tools model", () => {
     const usage = ((await direct.json()) as { usage: { prompt_tokens: number; completion_tokens: number } }).usage;
     expect(Number(stats?.[1])).toBe(usage.prompt_tokens);
     expect(Number(stats?.[3])).toBe(usage.completion_tokens);
-    if (process.env["UPDATE_SCREENSHOT"] === "1" && protocol === "chat") await page.screenshot({ path: "docs/playground.png" });
   });
 
   it.each(PROTOCOLS)("%s: shows the tool call as it streams", async (protocol) => {
@@ -114,6 +113,7 @@ describe("the playground on Node, tools model", () => {
     await page.fill("#tools", "");
     await page.check("#logprobs");
     await ask(page, "How is the weather?");
+    if (process.env["UPDATE_SCREENSHOT"] === "1") await page.screenshot({ path: "docs/playground.png" });
     await page.uncheck("#logprobs");
     const tokens = page.locator(".turn.assistant").last().locator(".answer .tok");
     expect((await tokens.allTextContents()).join("")).toBe(TOOLS_ANSWER);
@@ -195,7 +195,13 @@ describe("the playground from the Worker's static assets (wrangler dev)", () => 
       const reply = page.locator(".turn.assistant").last();
       expect(await reply.locator(".reasoning").textContent()).toBe(THINK_REASONING);
       expect(await reply.locator(".answer").textContent()).toBe(TOOLS_ANSWER);
+      // The API still reaches the Worker; only the page's own files are assets.
       expect((await fetch(`${wrangler.url}/health`)).status).toBe(200);
+      expect((await fetch(`${wrangler.url}/v1/models`)).status).toBe(200);
+      const html = await fetch(`${wrangler.url}/`);
+      expect(html.headers.get("content-type")).toMatch(/^text\/html/);
+      expect(html.headers.get("content-security-policy")).toContain("default-src 'self'");
+      expect((await fetch(`${wrangler.url}/README.md`)).status).toBe(404);
     } finally {
       await page.close();
     }
