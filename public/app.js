@@ -12,7 +12,7 @@ const $ = (id) => /** @type {any} */ (document.getElementById(id));
 /** @typedef {{ text?: string, reasoning?: string, call?: { slot: number, name?: string, args?: string }, usage?: Usage, tokens?: Token[], error?: string }} Delta */
 
 /** @type {Turn[]} */
-let history = [];
+let turns = [];
 /** @type {AbortController | undefined} */
 let running;
 
@@ -64,20 +64,20 @@ function numberField(id) {
   return value === "" ? undefined : Number(value);
 }
 
-/** The request for the chosen protocol: [path, body]. */
+/** The request for the chosen protocol: [path, body]. @returns {[string, object]} */
 function request() {
   const protocol = $("protocol").value;
   const system = $("system").value.trim();
   const common = { model: $("model").value, stream: true, temperature: numberField("temperature"), top_p: numberField("top_p"), tools: tools() };
   const max = numberField("max_tokens");
   if (protocol === "responses") {
-    return ["/v1/responses", { ...common, input: history, instructions: system || undefined, max_output_tokens: max }];
+    return ["/v1/responses", { ...common, input: turns, instructions: system || undefined, max_output_tokens: max }];
   }
   if (protocol === "messages") {
     // Adaptive thinking shows the reasoning as thinking blocks, with no budget of its own.
-    return ["/v1/messages", { ...common, messages: history, system: system || undefined, max_tokens: max ?? 512, thinking: { type: "adaptive" } }];
+    return ["/v1/messages", { ...common, messages: turns, system: system || undefined, max_tokens: max ?? 512, thinking: { type: "adaptive" } }];
   }
-  const messages = system === "" ? history : [{ role: "system", content: system }, ...history];
+  const messages = system === "" ? turns : [{ role: "system", content: system }, ...turns];
   const logprobs = $("logprobs").checked ? { logprobs: true, top_logprobs: 3 } : {};
   return ["/v1/chat/completions", { ...common, messages, max_tokens: max, stream_options: { include_usage: true }, ...logprobs }];
 }
@@ -87,7 +87,7 @@ function request() {
  * @param {ReadableStream<Uint8Array>} body
  */
 async function* events(body) {
-  const reader = body.pipeThrough(new TextDecoderStream()).getReader();
+  const reader = body.pipeThrough(/** @type {TransformStream<Uint8Array, string>} */ (new TextDecoderStream())).getReader();
   let buffer = "";
   for (;;) {
     const { value, done } = await reader.read();
@@ -268,7 +268,7 @@ async function send() {
   if (text === "" || running) return;
   const protocol = /** @type {"chat" | "responses" | "messages"} */ ($("protocol").value);
   addTurn("user", text);
-  history.push({ role: "user", content: text });
+  turns.push({ role: "user", content: text });
   $("prompt").value = "";
   const view = replyView();
   const controller = new AbortController();
@@ -299,10 +299,14 @@ async function send() {
     view.stats(statsLine(started, first, usage, false));
   } catch (error) {
     if (controller.signal.aborted) view.stats(statsLine(started, first, usage, true));
-    else addTurn("error", error instanceof Error ? error.message : String(error));
+    else {
+      addTurn("error", error instanceof Error ? error.message : String(error));
+      // A message that got no answer is not sent again with the next one.
+      if (view.answer.textContent === "") turns.pop();
+    }
   } finally {
     const answer = view.answer.textContent ?? "";
-    if (answer !== "") history.push({ role: "assistant", content: answer });
+    if (answer !== "") turns.push({ role: "assistant", content: answer });
     running = undefined;
     $("send").disabled = false;
     $("stop").disabled = true;
@@ -314,6 +318,8 @@ $("prompt").addEventListener("keydown", (/** @type {KeyboardEvent} */ e) => {
   if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); void send(); }
 });
 $("stop").addEventListener("click", () => running?.abort());
-$("clear").addEventListener("click", () => { history = []; $("log").replaceChildren(); });
+$("clear").addEventListener("click", () => { turns = []; $("log").replaceChildren(); });
 $("key").addEventListener("change", () => void loadModels());
 void loadModels();
+
+export {};

@@ -3,7 +3,7 @@
 // answer, or a get_weather call when tools are offered; the 60M random model writes long enough
 // for the Stop button to cancel it. One run under `wrangler dev` loads the page from the Worker's
 // static assets. UPDATE_SCREENSHOT=1 writes docs/playground.png.
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -97,6 +97,38 @@ describe("the playground on Node, tools model", () => {
     expect(Number(stats?.[3])).toBe(usage.completion_tokens);
   });
 
+  it("shows what could not be sent as an error, and leaves that message out of the conversation", async () => {
+    await page.click("#clear");
+    await page.selectOption("#protocol", "messages");
+    await page.fill("#tools", "[{");
+    await page.fill("#prompt", "First try");
+    await page.click("#send");
+    await expect.poll(() => page.locator(".turn.error").allTextContents()).toEqual([expect.stringMatching(/JSON/)]);
+    await page.fill("#tools", "");
+    await page.fill("#temperature", "1.5"); // Messages allows 0–1: the edge's own 400
+    await page.fill("#prompt", "Second try");
+    await page.click("#send");
+    await expect.poll(() => page.locator(".turn.error").count()).toBe(2);
+    expect(await page.locator(".turn.error").last().textContent()).toMatch(/temperature/);
+    await page.fill("#temperature", "");
+    await ask(page, "How is the weather?");
+    const reply = page.locator(".turn.assistant").last();
+    expect(await reply.locator(".answer").textContent()).toBe(TOOLS_ANSWER);
+    // Only the last message was sent: the prompt is what one turn alone counts.
+    const count = await fetch(`${stack.baseURL}/messages/count_tokens`, {
+      method: "POST",
+      body: JSON.stringify({ model: "tools", messages: [{ role: "user", content: "How is the weather?" }] }),
+    });
+    const { input_tokens } = (await count.json()) as { input_tokens: number };
+    expect(Number(STATS.exec((await reply.locator(".stats").textContent()) ?? "")?.[1])).toBe(input_tokens);
+  });
+
+  it("type-checks its script (app.js is checked by tsc, as it is served)", () => {
+    const run = spawnSync("node_modules/.bin/tsc", ["-p", "public/tsconfig.json"], { encoding: "utf8" });
+    expect(run.stdout + run.stderr).toBe("");
+    expect(run.status).toBe(0);
+  });
+
   it.each(PROTOCOLS)("%s: shows the tool call as it streams", async (protocol) => {
     await page.click("#clear");
     await page.selectOption("#protocol", protocol);
@@ -125,7 +157,7 @@ describe("the playground on Node, tools model", () => {
     expect(degree.split("\n").filter((line) => !line.startsWith("  "))).toEqual([expect.stringMatching(/^"bytes:\\\\xc2" /), expect.stringMatching(/^"bytes:\\\\xb0" /)]);
   });
 
-  it("sends the key typed in as a bearer token (and is refused for a wrong one when keys are set)", async () => {
+  it("with keys set: the page loads without one, the API refuses it until the key is typed in", async () => {
     const keyed = await startStack({ model: modelPath("tools"), contextSize: 2048 }, { access: { apiKeys: "right-key" } });
     const keyedPage = await browser.newPage();
     try {
