@@ -1,11 +1,16 @@
 // /c1 turns that are not plain text, on the Node edge and a real sidecar: a tool call stored with
-// the turn and answered by a `tool` message in the next one (the `tools` model), and a stream the
-// client leaves, which stores nothing (the 60M random model, slow enough to leave mid-reply).
+// the turn and answered by a `tool` message in the next one (the `tools` model); a stream the
+// client leaves, which stores nothing, and an edge process killed mid-reply, which loses only that
+// turn (the 60M random model, slow enough to stop mid-reply).
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ensureModels, modelPath } from "../../gguf/models.js";
 import { checkChatStream } from "../support/contract.js";
 import { startStack, type Stack } from "../support/edge.js";
 import { TOOL_ARGUMENT_FRAGMENTS, TOOL_RESULT_REASONING, TOOLS_ANSWER } from "../support/scripted.js";
+import { startProcess } from "../support/processes.js";
 import { readMetrics } from "../support/sidecar.js";
 import { readEvents, SseParser } from "../support/sse.js";
 
@@ -88,4 +93,38 @@ describe("a stream the client leaves (random model)", () => {
     await new Promise((r) => setTimeout(r, 200));
     expect(await stored(stack.edge.url, id)).toEqual(before);
   });
+
+  it("an edge process killed mid-reply loses only that turn: restarted on the same file, every committed turn is there", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "llm-edge-kill-"));
+    const env = { SIDECAR_URL: stack.sidecar.url, EDGE_PORT: "0", STORE_PATH: join(dir, "store.sqlite"), LOG_REQUESTS: "false" };
+    const start = () => startProcess(process.execPath, ["--import", "tsx", "edge/node.ts"], env, /edge listening on (http:\/\/127\.0\.0\.1:\d+)/);
+    try {
+      const edge = await start();
+      const first = await chat(edge.url, { messages: [{ role: "user", content: "Tell me everything." }], max_tokens: 3 });
+      const id = first.headers.get("x-conversation-id") ?? "";
+      await first.arrayBuffer();
+      const before = await stored(edge.url, id);
+      expect(before.message_count).toBe(2);
+      const second = await chat(edge.url, { messages: [{ role: "user", content: "More." }], max_tokens: 4000, stream: true }, { "x-conversation-id": id });
+      const reader = (second.body as ReadableStream<Uint8Array>).getReader();
+      const parser = new SseParser();
+      let seen = 0;
+      while (seen < 2) seen += parser.feed((await reader.read()).value ?? new Uint8Array()).length;
+      const exited = new Promise((r) => edge.child.once("exit", r));
+      process.kill(-(edge.child.pid ?? 0), "SIGKILL");
+      await exited;
+      await reader.read().catch(() => undefined);
+
+      const restarted = await start();
+      try {
+        expect(await stored(restarted.url, id)).toEqual(before);
+      } finally {
+        const gone = new Promise((r) => restarted.child.once("exit", r));
+        process.kill(-(restarted.child.pid ?? 0), "SIGTERM");
+        await gone;
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });
