@@ -47,11 +47,25 @@ function conversationRoutes(context: AppContext, store: ConversationStore): Rout
   ];
 }
 
+/**
+ * The Responses WebSocket mode (a GET /v1/responses upgraded to a WebSocket) is refused by name,
+ * not left to a 405: this server answers Responses over HTTP only.
+ */
+function refuseWebSocketMode(): Promise<Response> {
+  return Promise.reject(
+    new InvalidRequestError(
+      "The WebSocket mode of /v1/responses is not supported: this server answers Responses over HTTP only; POST /v1/responses (with stream: true for server-sent events).",
+      { code: "unsupported_endpoint" },
+    ),
+  );
+}
+
 export function routeTable(context: AppContext, access: AccessMode): readonly Route[] {
   const routes: Route[] = [
     { method: "POST", path: "/v1/chat/completions", protocol: "openai", handle: (r) => handleChatCompletions(r, context) },
     { method: "POST", path: "/v1/completions", protocol: "openai", handle: (r) => handleCompletions(r, context) },
     { method: "POST", path: "/v1/responses", protocol: "openai", handle: (r) => handleResponses(r, context) },
+    { method: "GET", path: "/v1/responses", protocol: "openai", handle: refuseWebSocketMode },
     { method: "POST", path: "/v1/responses/compact", protocol: "openai", handle: refuseCompaction },
     { method: "POST", path: "/v1/messages", protocol: "anthropic", handle: (r) => handleMessages(r, context) },
     { method: "POST", path: "/v1/messages/count_tokens", protocol: "anthropic", handle: (r) => handleCountTokens(r, context) },

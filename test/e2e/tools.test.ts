@@ -260,6 +260,36 @@ describe("OpenAI responses", () => {
     expect(final.usage?.output_tokens_details.reasoning_tokens).toBe(TOOLS_RESULT_PIECES.indexOf("</think>") + 1);
   });
 
+  it("offers a namespace's function tools and names the namespace on their calls (as Codex groups its tools)", async () => {
+    const grouped = [
+      { type: "namespace", name: "weather", description: "Weather tools.", tools: [{ ...tools[0], type: "function" }, { type: "custom", name: "raw" }] },
+      { type: "web_search" },
+    ] as never;
+    const response = await openai.responses.create({ model: "m", input: "Weather in Tokyo?", tools: grouped });
+    const call = response.output[0];
+    expect(call).toMatchObject({ type: "function_call", name: "get_weather", namespace: "weather", status: "completed" });
+    if (call?.type !== "function_call") throw new Error("no function call");
+    expect(JSON.parse(call.arguments)).toEqual({ city: "Tokyo" });
+    expect(response.tools).toEqual([
+      { type: "namespace", name: "weather", description: "Weather tools.", tools: [{ type: "function", name: "get_weather", description: "Get weather for a city", parameters: WEATHER_SCHEMA, strict: true }] },
+    ]);
+    expect((response as unknown as { warnings: string[] }).warnings).toEqual([
+      "tools of type 'custom' are not supported by this server and were ignored",
+      "tools of type 'web_search' are not supported by this server and were ignored",
+    ]);
+    // The call goes back with its namespace, as Codex sends it.
+    const final = await openai.responses.create({
+      model: "m",
+      tools: grouped,
+      input: [
+        { role: "user", content: "Weather in Tokyo?" },
+        { type: "function_call", call_id: call.call_id, name: call.name, arguments: call.arguments, namespace: "weather" } as never,
+        { type: "function_call_output", call_id: call.call_id, output: toolResult },
+      ],
+    });
+    expect(final.output_text).toBe(TOOLS_ANSWER);
+  });
+
   it("gives a stateless client its reasoning back through encrypted_content, and reads it on the next turn", async () => {
     // Turn 1 with include, as Codex sends it (store: false): the reasoning item carries its text sealed.
     const first = await openai.responses.create({ model: "m", input: "Hello!", store: false, include: ["reasoning.encrypted_content"] });

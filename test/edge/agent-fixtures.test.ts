@@ -20,7 +20,7 @@ interface ClaudeBody {
 
 interface CodexBody {
   input: { role?: string }[];
-  tools: { type: string }[];
+  tools: { type: string; name?: string; tools?: { type: string; name: string }[] }[];
 }
 
 describe("Claude Code's requests", () => {
@@ -45,6 +45,9 @@ describe("Codex CLI's requests", () => {
     const body = recorded.body as CodexBody;
     const chat = sentChat(sidecar);
     expect(chat.messages.map((m) => m.role)).toEqual(body.input.map((item) => (item.role === "developer" ? Role.SYSTEM : Role.USER)));
-    expect(chat.tools).toHaveLength(body.tools.filter((t) => t.type === "function").length);
+    // The function tools, a namespace's (multi_agent_v1's) among them in place; web_search is ignored.
+    const offered = body.tools.flatMap((t) => (t.type === "function" ? [t.name] : t.type === "namespace" ? (t.tools ?? []).filter((i) => i.type === "function").map((i) => i.name) : []));
+    expect(offered.length).toBeGreaterThan(body.tools.filter((t) => t.type === "function").length);
+    expect(chat.tools.map((t) => t.name)).toEqual(offered);
   });
 });

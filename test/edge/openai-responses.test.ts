@@ -7,7 +7,7 @@ import { create } from "@bufbuild/protobuf";
 import { Code } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
 import { GenerateRequestSchema, Role } from "../../proto/gen/inference/v1/inference_pb.js";
-import { FIXED_CREATED, FIXED_ID, post, testApp } from "../support/app.js";
+import { FIXED_CREATED, FIXED_ID, get, post, testApp } from "../support/app.js";
 import { checkResponsesStream } from "../support/contract.js";
 import { delay, fail, finish, start, token, type Step } from "../support/fake-sidecar.js";
 import { parseText } from "../support/sse.js";
@@ -325,6 +325,25 @@ describe("POST /v1/responses/compact", () => {
     expect(await response.json()).toEqual({
       error: {
         message: "POST /v1/responses/compact is not supported: this server does not compact conversations; send the whole conversation in 'input'.",
+        type: "invalid_request_error",
+        param: null,
+        code: "unsupported_endpoint",
+      },
+    });
+    expect(sidecar.calls).toHaveLength(0);
+  });
+});
+
+describe("GET /v1/responses (the WebSocket mode)", () => {
+  it("is refused by name with a 400, not a 405", async () => {
+    const { app, sidecar } = testApp(script);
+    const upgrade = { connection: "Upgrade", upgrade: "websocket", "sec-websocket-version": "13", "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==" };
+    const response = await get(app, PATH, { headers: upgrade });
+    expect(response.status).toBe(400);
+    expect(await response.json()).toEqual({
+      error: {
+        message:
+          "The WebSocket mode of /v1/responses is not supported: this server answers Responses over HTTP only; POST /v1/responses (with stream: true for server-sent events).",
         type: "invalid_request_error",
         param: null,
         code: "unsupported_endpoint",

@@ -26,17 +26,18 @@ import type { ResponseMeta, StreamEncoder } from "../../serve.js";
 import { DONE, jsonEvent, type SseEvent } from "../../sse/frame.js";
 import {
   itemIdPrefix,
+  itemOptions,
   outputItem,
   outputTextPart,
   reasoningTextPart,
   responseObject,
+  type ItemOptions,
   type ItemStatus,
   type OutputItem,
   type OutputTextPart,
   type ReasoningTextPart,
   type ResponseState,
 } from "./response.js";
-import { wantsEncryptedReasoning } from "./encrypted-reasoning.js";
 import type { ResponsesRequest } from "./schema.js";
 import { responsesFinish } from "./finish.js";
 import { responsesUsage } from "./usage.js";
@@ -51,12 +52,11 @@ interface ItemRecord {
   readonly block: Block;
   readonly id: string;
   status: ItemStatus;
-  /** A reasoning item carries its encrypted_content (the request's `include` asked for it). */
-  readonly sealed: boolean;
+  readonly options: ItemOptions;
 }
 
 function itemOf(record: ItemRecord): OutputItem {
-  return outputItem(record.block, record.id, record.status, true, record.sealed);
+  return outputItem(record.block, record.id, record.status, true, record.options);
 }
 
 /** The content part a block's item holds (none for a function call). */
@@ -84,7 +84,7 @@ interface ItemEvents {
   record(block: Block): ItemRecord;
 }
 
-function itemEvents(meta: ResponseMeta, sealed: boolean, event: (type: string, fields: Record<string, unknown>) => SseEvent): ItemEvents {
+function itemEvents(meta: ResponseMeta, options: ItemOptions, event: (type: string, fields: Record<string, unknown>) => SseEvent): ItemEvents {
   const items: ItemRecord[] = [];
   const record = (block: Block): ItemRecord => {
     const found = items[block.index];
@@ -99,9 +99,9 @@ function itemEvents(meta: ResponseMeta, sealed: boolean, event: (type: string, f
     closingStatus: "completed",
     blocks: new BlockSequencer<SseEvent>({
       open(block) {
-        const item: ItemRecord = { block, id: `${itemIdPrefix(block)}${meta.newId()}`, status: "in_progress", sealed };
+        const item: ItemRecord = { block, id: `${itemIdPrefix(block)}${meta.newId()}`, status: "in_progress", options };
         items[block.index] = item;
-        const frames = [event("response.output_item.added", { output_index: block.index, item: outputItem(block, item.id, "in_progress", false) })];
+        const frames = [event("response.output_item.added", { output_index: block.index, item: outputItem(block, item.id, "in_progress", false, item.options) })];
         const part = partOf(block, "");
         if (part !== undefined) {
           frames.push(event("response.content_part.added", { item_id: item.id, output_index: block.index, content_index: 0, part }));
@@ -141,7 +141,7 @@ export function createResponsesStreamEncoder(body: ResponsesRequest, meta: Respo
   let sequence = 0;
   const event = (type: string, fields: Record<string, unknown>): SseEvent =>
     jsonEvent({ type, ...fields, sequence_number: sequence++ }, type);
-  const output = itemEvents(meta, wantsEncryptedReasoning(body.include), event);
+  const output = itemEvents(meta, itemOptions(body), event);
   const { blocks, items, record } = output;
   const snapshot = (state: Omit<ResponseState, "output">) => responseObject(body, meta, { ...state, output: items.map(itemOf) });
 
@@ -183,8 +183,9 @@ export function createResponsesStreamEncoder(body: ResponsesRequest, meta: Respo
 export function encodeResponse(body: ResponsesRequest, meta: ResponseMeta, result: GenerationResult): Record<string, unknown> {
   const ending = responsesFinish(result.finish) ?? { status: "completed", incomplete_details: null };
   const status: ItemStatus = ending.status === "completed" ? "completed" : "incomplete";
+  const options = itemOptions(body);
   const output = collectBlocks(result).map((block) =>
-    itemOf({ block, id: `${itemIdPrefix(block)}${meta.newId()}`, status, sealed: wantsEncryptedReasoning(body.include) }),
+    itemOf({ block, id: `${itemIdPrefix(block)}${meta.newId()}`, status, options }),
   );
   return responseObject(body, meta, { ...ending, completed_at: completedAt(meta), error: null, usage: responsesUsage(result.finish), output });
 }

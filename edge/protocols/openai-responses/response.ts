@@ -1,10 +1,11 @@
 // The Response object and its output items, as the Responses API shapes them. The
 // same builder serves the non-streaming body and the `response` of every lifecycle
 // event (created, in_progress, completed, incomplete, failed).
-import { sealReasoning } from "./encrypted-reasoning.js";
+import { sealReasoning, wantsEncryptedReasoning } from "./encrypted-reasoning.js";
 import type { Block } from "../../content.js";
 import type { ResponseMeta } from "../../serve.js";
-import { functionTools, ignoredTools, type ResponsesRequest } from "./schema.js";
+import type { ResponsesRequest } from "./schema.js";
+import { echoedTools, ignoredTools, toolNamespaces } from "./tools.js";
 import type { ResponsesUsage } from "./usage.js";
 
 export type ItemStatus = "in_progress" | "completed" | "incomplete";
@@ -49,6 +50,8 @@ export interface FunctionCallItem {
   call_id: string;
   name: string;
   arguments: string;
+  /** The namespace of a namespaced tool's call. */
+  namespace?: string;
 }
 
 export type OutputItem = MessageItem | ReasoningItem | FunctionCallItem;
@@ -77,11 +80,23 @@ export function itemIdPrefix(block: Block): string {
   }
 }
 
+/** What a request asks of its output items beyond their content. */
+export interface ItemOptions {
+  /** Reasoning items carry their encrypted_content (`include`). */
+  readonly sealed: boolean;
+  /** Calls of namespaced tools name their namespace (tools.ts). */
+  readonly namespaces: ReadonlyMap<string, string>;
+}
+
+export function itemOptions(body: ResponsesRequest): ItemOptions {
+  return { sealed: wantsEncryptedReasoning(body.include), namespaces: toolNamespaces(body.tools) };
+}
+
 /**
  * The output item a block becomes: as announced (`whole` false: no content yet) or with its text so
- * far (`sealed`: a reasoning item with its encrypted_content too).
+ * far.
  */
-export function outputItem(block: Block, id: string, status: ItemStatus, whole: boolean, sealed = false): OutputItem {
+export function outputItem(block: Block, id: string, status: ItemStatus, whole: boolean, options?: ItemOptions): OutputItem {
   switch (block.kind) {
     case "text":
       return { id, type: "message", status, role: "assistant", content: whole ? [outputTextPart(block.text)] : [] };
@@ -92,7 +107,7 @@ export function outputItem(block: Block, id: string, status: ItemStatus, whole: 
         status,
         summary: [],
         content: whole ? [reasoningTextPart(block.text)] : [],
-        ...(whole && sealed ? { encrypted_content: sealReasoning(block.text) } : {}),
+        ...(whole && options?.sealed === true ? { encrypted_content: sealReasoning(block.text) } : {}),
       };
     case "tool_call":
       return {
@@ -102,12 +117,18 @@ export function outputItem(block: Block, id: string, status: ItemStatus, whole: 
         call_id: block.call?.id ?? "",
         name: block.call?.name ?? "",
         arguments: whole ? block.text : "",
+        ...namespaceOf(block.call?.name, options),
       };
     default: {
       const unknownKind: never = block.kind;
       throw new Error(`unknown content kind ${String(unknownKind)}`);
     }
   }
+}
+
+function namespaceOf(name: string | undefined, options: ItemOptions | undefined): { namespace?: string } {
+  const namespace = name === undefined ? undefined : options?.namespaces.get(name);
+  return namespace === undefined ? {} : { namespace };
 }
 
 /** Concatenated output_text of the message items (the SDKs' `output_text`). */
@@ -129,7 +150,7 @@ export interface ResponseState {
 
 /** Tool types the request sent that this server ignored, said in the Response (absent when none). */
 function warnings(body: ResponsesRequest): { warnings?: string[] } {
-  const ignored = ignoredTools(body);
+  const ignored = ignoredTools(body.tools);
   if (ignored.length === 0) return {};
   return { warnings: ignored.map((type) => `tools of type '${type}' are not supported by this server and were ignored`) };
 }
@@ -160,13 +181,7 @@ export function responseObject(body: ResponsesRequest, meta: ResponseMeta, state
     temperature: body.temperature ?? DEFAULT_TEMPERATURE,
     text: { format: body.text?.format ?? { type: "text" } },
     tool_choice: body.tool_choice ?? "auto",
-    tools: functionTools(body).map((t) => ({
-      type: "function",
-      name: t.name,
-      description: t.description ?? null,
-      parameters: t.parameters ?? null,
-      strict: t.strict ?? true,
-    })),
+    tools: echoedTools(body.tools),
     top_p: body.top_p ?? DEFAULT_TOP_P,
     presence_penalty: body.presence_penalty ?? 0,
     frequency_penalty: body.frequency_penalty ?? 0,

@@ -1,15 +1,16 @@
 // POST /v1/responses request body (OpenAI Responses API), stateless. Fields this
 // server does not use (user, reasoning, truncation, include, …) are ignored;
 // `null` is accepted for optional fields; `store` is accepted but nothing is stored.
-// Tools of type "function" are offered to the model; other tool types that agents send
-// (web_search, file_search, code_interpreter, mcp, …) are ignored and named in the
-// Response's `warnings`. Input items: messages, function_call, function_call_output, and
+// Tools of type "function", and those of "namespace" tools, are offered to the model (tools.ts);
+// other tool types that agents send (web_search, file_search, code_interpreter, mcp, …) are
+// ignored and named in the Response's `warnings`. Input items: messages, function_call, function_call_output, and
 // reasoning items (their text becomes the next assistant message's reasoning).
 // Refused with a 400 naming the field: `previous_response_id` and `conversation`
 // (stored, stateful responses come in a later version), other input item types, content
 // parts other than input_text / output_text.
 import * as z from "zod";
-import { CallLedger, duplicateNames, report, schemaObject, toolName, unknownChoice } from "../../tools.js";
+import { CallLedger, duplicateNames, report, toolName, unknownChoice } from "../../tools.js";
+import { anyTool, checkTool, functionTool, offeredTools } from "./tools.js";
 import { textFormatField } from "../openai-common/response-format.js";
 import { positiveInteger, refusedField, UINT32_MAX } from "../../fields.js";
 
@@ -48,6 +49,8 @@ const functionCallItem = z.object({
   call_id: z.string().min(1),
   name: toolName(),
   arguments: z.string(),
+  // The namespace of a namespaced tool's call: names are unique across namespaces, so it is not needed.
+  namespace: z.string().nullish(),
 });
 const functionCallOutputItem = z.object({
   type: z.literal("function_call_output"),
@@ -80,18 +83,6 @@ const inputItem = z.preprocess(
   }),
 );
 export type ResponsesInputItem = z.output<typeof inputItem>;
-
-const functionTool = z.object({
-  type: z.literal("function"),
-  name: toolName(),
-  description: z.string().nullish(),
-  parameters: schemaObject().nullish(),
-  strict: z.boolean().nullish(),
-});
-export type ResponsesFunctionTool = z.output<typeof functionTool>;
-
-/** Any tool: function tools are checked in full; other types are ignored (see `ignoredTools`). */
-const anyTool = z.looseObject({ type: z.string({ error: "expected a tool type" }) });
 
 const CHOICES = 'use "none", "auto", "required" or {"type":"function","name":…}';
 
@@ -173,14 +164,18 @@ export const responsesRequestSchema = z.object({
   prompt: refusedField("prompt templates are not supported: this server stores no prompts; send the instructions and input"),
 }).superRefine((body, ctx) => {
   (body.tools ?? []).forEach((tool, i) => {
-    if (tool.type !== "function") return;
-    const parsed = functionTool.safeParse(tool);
-    if (!parsed.success) {
-      for (const issue of parsed.error.issues) ctx.addIssue({ ...issue, code: "custom", path: ["tools", i, ...issue.path] } as never);
+    const parsed = checkTool(tool);
+    for (const issue of parsed?.error?.issues ?? []) ctx.addIssue({ ...issue, code: "custom", path: ["tools", i, ...issue.path] } as never);
+    if (parsed?.success === true && parsed.data.type === "namespace") {
+      parsed.data.tools.forEach((inner, j) => {
+        if (inner.type !== "function") return;
+        for (const issue of functionTool.safeParse(inner).error?.issues ?? []) ctx.addIssue({ ...issue, code: "custom", path: ["tools", i, "tools", j, ...issue.path] } as never);
+      });
     }
   });
-  const names = functionTools(body).map((t) => t.name);
-  report(ctx, duplicateNames(names, (i) => ["tools", i, "name"]));
+  const offered = offeredTools(body.tools);
+  const names = offered.map((o) => o.tool.name);
+  report(ctx, duplicateNames(names, (i) => [...(offered[i]?.path ?? ["tools"]), "name"]));
   const choice = body.tool_choice;
   if (typeof choice === "object" && choice !== null) report(ctx, unknownChoice(choice.name, names, ["tool_choice", "name"]));
   if (choice === "required" && names.length === 0) {
@@ -198,16 +193,3 @@ export const responsesRequestSchema = z.object({
 });
 
 export type ResponsesRequest = z.output<typeof responsesRequestSchema>;
-
-/** The function tools a request offers (other tool types are ignored). */
-export function functionTools(body: Pick<ResponsesRequest, "tools">): ResponsesFunctionTool[] {
-  return (body.tools ?? []).flatMap((tool) => {
-    const parsed = functionTool.safeParse(tool);
-    return parsed.success ? [parsed.data] : [];
-  });
-}
-
-/** The tool types a request sent that this server ignores, each once. */
-export function ignoredTools(body: Pick<ResponsesRequest, "tools">): string[] {
-  return [...new Set((body.tools ?? []).map((tool) => tool.type).filter((type) => type !== "function"))];
-}

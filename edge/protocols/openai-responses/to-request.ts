@@ -12,7 +12,8 @@ import {
 import { toProtoRole } from "../../roles.js";
 import { textFormatConstraint } from "../openai-common/response-format.js";
 import { tokenLimit } from "../../fields.js";
-import { functionTools, type ResponsesInputItem, type ResponsesMessageItem, type ResponsesRequest } from "./schema.js";
+import type { ResponsesInputItem, ResponsesMessageItem, ResponsesRequest } from "./schema.js";
+import { functionTools } from "./tools.js";
 
 type MessageInit = MessageInitShape<typeof ChatMessageSchema>;
 
@@ -96,7 +97,7 @@ export function toGenerateRequest(body: ResponsesRequest): GenerateRequest {
       case: "chat",
       value: {
         messages: [...(instructions === "" ? [] : [{ role: Role.SYSTEM, content: instructions }]), ...items],
-        tools: functionTools(body).map((t) => ({
+        tools: functionTools(body.tools).map((t) => ({
           name: t.name,
           description: t.description ?? "",
           parameters: t.parameters == null ? "" : JSON.stringify(t.parameters),

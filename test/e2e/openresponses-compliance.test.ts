@@ -1,0 +1,263 @@
+// The Open Responses compliance tests (vendored at a pinned revision:
+// test/vendor/openresponses/README.md), run through their own runner against the edge on Node
+// and under workerd, in front of real sidecars: the `scripted` model (any chat → CHAT_REPLY) and,
+// for tool calling, the `tools` model (calls get_weather when tools are offered). Each upstream
+// test is one `it`, and its result is also checked for the model's exact reply. The tests that
+// cannot apply to this server are listed in NOT_APPLICABLE with the reason; in their place the
+// server's clear refusal of the same request is asserted. Where the specification and OpenAI's
+// API differ, this server follows OpenAI (docs/contract.md, "OpenAI Responses"); the one difference
+// these tests meet (reasoning event names) is asserted exactly below.
+import { request as httpRequest } from "node:http";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { startNodeEdge, type RunningEdge } from "../../edge/node.js";
+import { modelPath } from "../../gguf/models.js";
+import type { RunningSidecar } from "../../sidecar/server.js";
+import { CHAT_REPLY } from "../support/scripted.js";
+import { startTestSidecar } from "../support/sidecar.js";
+import { startWrangler, type Wrangler } from "../support/wrangler.js";
+import { runAllTests, testTemplates, type TestConfig, type TestResult, type TestTemplate } from "../vendor/openresponses/src/lib/compliance-tests.js";
+
+/** Every test of the pinned upstream revision, in its order: a new or renamed one shows here. */
+const UPSTREAM_IDS = [
+  "basic-response",
+  "assistant-phase",
+  "response-output-phase-schema",
+  "streaming-response",
+  "websocket-response",
+  "websocket-sequential-responses",
+  "websocket-continuation",
+  "websocket-reconnect-store-false-recovery",
+  "websocket-previous-response-not-found",
+  "websocket-failed-continuation-evicts-cache",
+  "websocket-compact-new-chain",
+  "system-prompt",
+  "tool-calling",
+  "image-input",
+  "multi-turn",
+  "compact-response",
+  "compact-missing-model",
+];
+
+/** The models the tests run against (each behind its own sidecar). */
+type TestModel = "scripted" | "tools";
+type Refusal = "websocket" | "image" | "compaction";
+const NO_WEBSOCKET = "the WebSocket mode of /v1/responses: this server answers Responses over HTTP only (JSON, or SSE with stream: true)";
+const NO_COMPACTION = "POST /v1/responses/compact: this server stores nothing and does not compact conversations";
+
+/** Upstream tests that do not apply to this server, why, and which refusal is asserted instead. */
+const NOT_APPLICABLE: Readonly<Record<string, { readonly reason: string; readonly refusal: Refusal }>> = {
+  "websocket-response": { reason: NO_WEBSOCKET, refusal: "websocket" },
+  "websocket-sequential-responses": { reason: NO_WEBSOCKET, refusal: "websocket" },
+  "websocket-continuation": { reason: `${NO_WEBSOCKET}; continuing a response needs stored responses`, refusal: "websocket" },
+  "websocket-reconnect-store-false-recovery": { reason: NO_WEBSOCKET, refusal: "websocket" },
+  "websocket-previous-response-not-found": { reason: NO_WEBSOCKET, refusal: "websocket" },
+  "websocket-failed-continuation-evicts-cache": { reason: NO_WEBSOCKET, refusal: "websocket" },
+  "websocket-compact-new-chain": { reason: `${NO_WEBSOCKET}; and ${NO_COMPACTION}`, refusal: "websocket" },
+  "image-input": { reason: "image input needs a vision model; the served models read text only, so input_image parts are refused", refusal: "image" },
+  "compact-response": { reason: NO_COMPACTION, refusal: "compaction" },
+};
+
+/** The model each applicable test runs against, and what its result must hold beyond passing. */
+const EXPECTED: Readonly<Record<string, { readonly model: TestModel; check(response: unknown): void }>> = {
+  "basic-response": { model: "scripted", check: scriptedReply },
+  "assistant-phase": { model: "scripted", check: scriptedReply },
+  // Validates an upstream fixture against the schema; it sends nothing.
+  "response-output-phase-schema": { model: "scripted", check: (response) => expect(response).toMatchObject({ id: "resp_phase_schema" }) },
+  "streaming-response": { model: "scripted", check: scriptedReply },
+  "system-prompt": { model: "scripted", check: scriptedReply },
+  "tool-calling": { model: "tools", check: weatherCall },
+  "multi-turn": { model: "scripted", check: scriptedReply },
+  // Upstream accepts 400 or 422 with any body; it passes because compaction is refused as a whole.
+  "compact-missing-model": {
+    model: "scripted",
+    check: (response) => expect(response).toMatchObject({ error: { type: "invalid_request_error", param: null, code: "unsupported_endpoint" } }),
+  },
+};
+
+/** The scripted model's one reply, as a completed Response. */
+function scriptedReply(response: unknown): void {
+  expect(response).toMatchObject({
+    status: "completed",
+    model: "scripted",
+    output: [{ type: "message", role: "assistant", status: "completed", content: [{ type: "output_text", text: CHAT_REPLY, annotations: [] }] }],
+  });
+}
+
+/**
+ * get_weather calls whose arguments follow the request's schema. The tools model is scripted to
+ * call get_weather with {"city":"Tokyo"}; this schema's only key is `location`, which the
+ * schema's grammar forces, and past it the model is off its script: the text of the string is not
+ * known, nor whether another call follows, and the context may fill before a string ends (then
+ * that item and the Response are incomplete).
+ */
+function weatherCall(response: unknown): void {
+  const { output } = response as { output: { status: string; arguments: string }[] };
+  expect(output.length).toBeGreaterThan(0);
+  for (const item of output) {
+    expect(item, JSON.stringify(item).slice(0, 500)).toMatchObject({ type: "function_call", name: "get_weather", call_id: expect.stringMatching(/^call_/) });
+    if (item.status === "completed") expect(Object.entries(JSON.parse(item.arguments) as object)).toEqual([["location", expect.any(String)]]);
+    else expect(item.arguments).toMatch(/^\{\s*"location"\s*:\s*"/);
+  }
+}
+
+interface Edge {
+  readonly name: string;
+  /** The OpenAI-style base URL of the edge in front of the model's sidecar, e.g. http://127.0.0.1:PORT/v1 */
+  baseUrl(model: TestModel): string;
+}
+
+const sidecars = new Map<TestModel, RunningSidecar>();
+const nodeEdges = new Map<TestModel, RunningEdge>();
+const wranglers = new Map<TestModel, Wrangler>();
+beforeAll(async () => {
+  for (const model of ["scripted", "tools"] as const) {
+    const sidecar = await startTestSidecar({ model: modelPath(model), contextSize: 2048 });
+    sidecars.set(model, sidecar);
+    nodeEdges.set(model, await startNodeEdge({ sidecarUrl: sidecar.url, port: 0 }));
+    wranglers.set(model, await startWrangler({ SIDECAR_URL: sidecar.url }));
+  }
+}, 180_000);
+afterAll(async () => {
+  for (const wrangler of wranglers.values()) await wrangler.stop();
+  for (const edge of nodeEdges.values()) await edge.close();
+  for (const sidecar of sidecars.values()) await sidecar.stop();
+});
+
+function started<T>(map: ReadonlyMap<TestModel, T>, model: TestModel): T {
+  const value = map.get(model);
+  if (value === undefined) throw new Error(`nothing started for the ${model} model`);
+  return value;
+}
+
+const EDGES: Edge[] = [
+  { name: "Node", baseUrl: (model) => `${started(nodeEdges, model).url}/v1` },
+  { name: "workerd", baseUrl: (model) => `${started(wranglers, model).url}/v1` },
+];
+
+function configFor(baseUrl: string, model: TestModel): TestConfig {
+  return { baseUrl, apiKey: "not-needed", authHeaderName: "Authorization", useBearerPrefix: true, model, runtime: "server" };
+}
+
+function template(id: string): TestTemplate {
+  const found = testTemplates.find((t) => t.id === id);
+  if (!found) throw new Error(`no upstream test ${id}`);
+  return found;
+}
+
+async function runUpstream(test: TestTemplate, config: TestConfig): Promise<TestResult> {
+  const [result] = await runAllTests(config, () => undefined, [test]);
+  if (!result) throw new Error(`no result for ${test.id}`);
+  return result;
+}
+
+it("the pinned revision holds exactly the listed tests, each either run or listed as not applicable", () => {
+  expect(testTemplates.map((t) => t.id)).toEqual(UPSTREAM_IDS);
+  expect([...Object.keys(EXPECTED), ...Object.keys(NOT_APPLICABLE)].sort()).toEqual([...UPSTREAM_IDS].sort());
+});
+
+describe.each(EDGES)("Open Responses compliance, edge on $name", (edge) => {
+  for (const test of testTemplates) {
+    const notApplicable = NOT_APPLICABLE[test.id];
+    if (notApplicable) {
+      it(`${test.id}: not applicable (${notApplicable.reason}); the request is refused clearly`, async () => {
+        await expectRefusal(notApplicable.refusal, test, edge.baseUrl("scripted"));
+      });
+      continue;
+    }
+    it(`${test.id}: ${test.name}`, async () => {
+      const expected = EXPECTED[test.id];
+      if (!expected) throw new Error(`${test.id} is neither expected nor listed as not applicable`);
+      const result = await runUpstream(test, configFor(edge.baseUrl(expected.model), expected.model));
+      expect(result.errors ?? []).toEqual([]);
+      expect(result.status).toBe("passed");
+      expected.check(result.response);
+    });
+  }
+
+  it("streaming-response with a reasoning model fails on the reasoning event names alone (OpenAI's, not the specification's)", async () => {
+    const result = await runUpstream(template("streaming-response"), configFor(edge.baseUrl("tools"), "tools"));
+    const names = (result.errors ?? []).map((error) => /^Event validation failed for (\S+): /.exec(error)?.[1]);
+    // Three reasoning_text deltas ("Checking the forecast." in three tokens), then their done.
+    expect(names).toEqual(["response.reasoning_text.delta", "response.reasoning_text.delta", "response.reasoning_text.delta", "response.reasoning_text.done"]);
+    expect(result.response).toMatchObject({ status: "completed", output: [{ type: "reasoning" }, { type: "message", content: [{ text: CHAT_REPLY }] }] });
+  });
+});
+
+/** The error body every refusal here answers with: a 400 in OpenAI's shape. */
+function openAIError(message: RegExp | string, param: string | null, code: string | null): unknown {
+  return { error: { message: typeof message === "string" ? message : expect.stringMatching(message), type: "invalid_request_error", param, code } };
+}
+
+async function expectRefusal(refusal: Refusal, test: TestTemplate, baseUrl: string): Promise<void> {
+  const body = test.getRequest(configFor(baseUrl, "scripted"));
+  if (refusal === "websocket") {
+    const { status, json } = await webSocketUpgrade(`${baseUrl}/responses`);
+    expect(status).toBe(400);
+    expect(json).toEqual(openAIError(/^The WebSocket mode of \/v1\/responses is not supported: this server answers Responses over HTTP only/, null, "unsupported_endpoint"));
+    return;
+  }
+  const path = refusal === "image" ? "/responses" : "/responses/compact";
+  const response = await fetch(`${baseUrl}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+  expect(response.status).toBe(400);
+  expect(await response.json()).toEqual(
+    refusal === "image"
+      ? openAIError(/^Invalid 'input\[0\]\.content\[1\]\.type': content parts of type 'input_image' are not supported/, "input[0].content[1].type", null)
+      : openAIError(/^POST \/v1\/responses\/compact is not supported/, null, "unsupported_endpoint"),
+  );
+}
+
+/** A WebSocket handshake as a client sends it; the answer's status and JSON body (no upgrade expected). */
+function webSocketUpgrade(url: string): Promise<{ status: number | undefined; json: unknown }> {
+  const headers = { connection: "Upgrade", upgrade: "websocket", "sec-websocket-version": "13", "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==", authorization: "Bearer not-needed" };
+  return new Promise((resolve, reject) => {
+    const request = httpRequest(url, { headers });
+    request.on("upgrade", (_response, socket) => {
+      socket.destroy();
+      reject(new Error("the server accepted a WebSocket upgrade"));
+    });
+    request.on("response", (response) => {
+      let text = "";
+      response.setEncoding("utf8");
+      response.on("data", (chunk: string) => (text += chunk));
+      response.on("end", () => resolve({ status: response.statusCode, json: JSON.parse(text) as unknown }));
+    });
+    request.on("error", reject);
+    request.end();
+  });
+}
+
+describe("the runner fails when the server breaks the contract", () => {
+  // The edge's answers, altered on their way to the runner: a dropped required field must fail it.
+  async function runAltered(id: string, alter: (text: string) => string): Promise<TestResult> {
+    const baseUrl = EDGES[0]!.baseUrl("scripted");
+    const realFetch = globalThis.fetch;
+    // The edge on Node runs in this process and calls the sidecar with fetch too: only the
+    // runner's requests to the edge are altered.
+    const spy = vi.spyOn(globalThis, "fetch").mockImplementation(async (input, init) => {
+      const response = await realFetch(input, init);
+      if (!String(input).startsWith(baseUrl)) return response;
+      return new Response(alter(await response.text()), { status: response.status, headers: response.headers });
+    });
+    try {
+      return await runUpstream(template(id), configFor(baseUrl, "scripted"));
+    } finally {
+      spy.mockRestore();
+    }
+  }
+
+  it("a Response without completed_at fails basic-response", async () => {
+    const result = await runAltered("basic-response", (text) => {
+      const { completed_at: _dropped, ...rest } = JSON.parse(text) as Record<string, unknown>;
+      return JSON.stringify(rest);
+    });
+    expect(result.status).toBe("failed");
+    expect(result.errors).toEqual(["completed_at: Invalid input"]);
+  });
+
+  it("stream events without sequence_number fail streaming-response", async () => {
+    const result = await runAltered("streaming-response", (text) => text.replace(/,"sequence_number":\d+/g, ""));
+    expect(result.status).toBe("failed");
+    expect(result.errors?.length).toBeGreaterThan(0);
+    for (const error of result.errors ?? []) expect(error).toMatch(/^Event validation failed for response\.[a-z_.]+: .*"sequence_number"/);
+  });
+});
