@@ -16,7 +16,7 @@ const root = fileURLToPath(new URL("..", import.meta.url));
 const require = createRequire(import.meta.url);
 const packageDir = path.dirname(require.resolve("node-llama-cpp/package.json"));
 const { version } = JSON.parse(readFileSync(path.join(packageDir, "package.json"), "utf8")) as { version: string };
-const PATCHED_FOR = "3.22.1";
+const PATCHED_FOR = "3.21.1";
 const patchFile = path.join(root, "sidecar/native/threadpool.patch");
 const marker = "llm-edge engine patch";
 
