@@ -113,7 +113,7 @@ async function main(): Promise<void> {
   const profileDir = flags.profile ? join(resultsDir(flags.out), "profiles") : undefined;
 
   const { "random-60m": modelPath } = await ensureModels("models", ["random-60m"]);
-  const peerInfo = has("single") || has("sweep") ? peerFor(flags, notes) : undefined;
+  const peerInfo = has("single") || has("sweep") || has("long") ? peerFor(flags, notes) : undefined;
   const workload: Workload = { maxTokens: flags.maxTokens, timeoutMs: flags.streamTimeoutMs };
   const engineArgs: EngineArgs = {
     modelPath,

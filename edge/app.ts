@@ -14,6 +14,7 @@ import { answer, type Protocol } from "./protocol.js";
 import { anthropicProtocol } from "./protocols/anthropic-messages/protocol.js";
 import { openAiProtocol } from "./protocols/openai-common/protocol.js";
 import type { Sidecar } from "./sidecar-client.js";
+import type { ConversationStore } from "./store/store.js";
 
 export const DEFAULT_KEEP_ALIVE_MS = 10_000;
 /** Six of the sidecar's default heartbeat intervals (5 s). */
@@ -60,6 +61,8 @@ export interface AppOptions {
   log?: RequestLogger;
   /** Also log prompt and reply text (`LOG_BODIES=true`); default false. */
   logBodies?: boolean;
+  /** Where /c1 keeps conversations (D1 under workerd, SQLite on Node); without one /c1 is not served. */
+  store?: ConversationStore;
 }
 
 /** The protocol whose error shape a path's failures take: Anthropic's under /v1/messages, else OpenAI's. */
@@ -86,6 +89,7 @@ export function createApp(options: AppOptions): App {
     abandonProbeMs: options.abandonProbeMs ?? 0,
     sidecarStallMs: options.sidecarStallMs ?? DEFAULT_SIDECAR_STALL_MS,
     reportUnexpected: report,
+    store: options.store,
   };
 
   const access = createAccessPolicy(options.access);

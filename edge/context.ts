@@ -1,5 +1,6 @@
 // What every route handler receives: the sidecar and the app's settings.
 import type { Sidecar } from "./sidecar-client.js";
+import type { ConversationStore } from "./store/store.js";
 
 export interface AppContext {
   readonly sidecar: Sidecar;
@@ -20,6 +21,8 @@ export interface AppContext {
   readonly sidecarStallMs: number;
   /** How long /health waits for the sidecar's ListModels. */
   readonly healthTimeoutMs: number;
+  /** Where /c1 keeps conversations; without one the /c1 routes are not served. */
+  readonly store?: ConversationStore | undefined;
   /** Reports a failure that is a bug in the edge (not a client or sidecar error). */
   readonly reportUnexpected: (error: unknown) => void;
 }

@@ -114,6 +114,12 @@ export class NotFoundError extends ApiError {
   readonly kind = "not_found";
 }
 
+/** 409: the object changed under the request (another turn of the same conversation finished first). */
+export class ConflictError extends ApiError {
+  readonly status = 409;
+  readonly kind = "invalid_request";
+}
+
 /** 405: the route exists but not for this method. */
 export class MethodNotAllowedError extends ApiError {
   readonly status = 405;

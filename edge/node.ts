@@ -13,6 +13,8 @@
 //   SIDECAR_HEADERS more headers for sidecar calls, a JSON object
 //   SIDECAR_CA      a PEM file of the CA that signed the sidecar's TLS certificate (https:// URLs)
 //   SIDECAR_STALL_MS a sidecar silent this long (not even its heartbeat) is stalled (default 30000)
+//   STORE_PATH      the SQLite file /c1 keeps conversations in (default .data/llm-edge.sqlite;
+//                   `:memory:` keeps them until the edge stops); migrations/ applied at start-up
 //   LOG_REQUESTS    `false` turns the one-line-per-request JSON log (stdout, pino) off
 //   LOG_BODIES      `true` adds prompt and reply text to it (off by default)
 //   HEADERS_TIMEOUT_MS     a request's headers must arrive within this (default 10000; then 408)

@@ -5,6 +5,9 @@ import type { AppContext } from "./context.js";
 import { InvalidRequestError } from "./errors.js";
 import { handleHealth } from "./health.js";
 import { handleInfo, type RouteInfo } from "./info.js";
+import { handleConversationChat } from "./conversations/chat.js";
+import { handleDeleteConversation, handleGetConversation, handleListConversations } from "./conversations/handler.js";
+import type { ConversationStore } from "./store/store.js";
 import { handleCountTokens, handleMessages } from "./protocols/anthropic-messages/handler.js";
 import { handleChatCompletions } from "./protocols/openai-chat/handler.js";
 import { handleCompletions } from "./protocols/openai-completions/handler.js";
@@ -31,6 +34,17 @@ function refuseCompaction(): Promise<Response> {
       code: "unsupported_endpoint",
     }),
   );
+}
+
+/** The /c1 routes: conversations the server keeps (docs/contract.md, "Conversations"). */
+function conversationRoutes(context: AppContext, store: ConversationStore): Route[] {
+  const id = (r: IRequest) => decodePathSegment(r.params["id"] ?? "");
+  return [
+    { method: "POST", path: "/c1/chat", protocol: "openai", handle: (r) => handleConversationChat(r, context, store) },
+    { method: "GET", path: "/c1/conversations", protocol: "openai", handle: (r) => handleListConversations(r, store) },
+    { method: "GET", path: "/c1/conversations/:id", protocol: "openai", handle: (r) => handleGetConversation(id(r), r, store) },
+    { method: "DELETE", path: "/c1/conversations/:id", protocol: "openai", handle: (r) => handleDeleteConversation(id(r), r, store) },
+  ];
 }
 
 /**
@@ -62,6 +76,7 @@ export function routeTable(context: AppContext, access: AccessMode): readonly Ro
       protocol: "openai",
       handle: (r) => handleRetrieveModel(decodePathSegment(r.params["id"] ?? ""), r, context),
     },
+    ...(context.store === undefined ? [] : conversationRoutes(context, context.store)),
     { method: "GET", path: "/v1/info", protocol: "server", handle: (r) => handleInfo(r, context, routes, access) },
     { method: "GET", path: "/health", protocol: "server", handle: (r) => handleHealth(r, context) },
   ];

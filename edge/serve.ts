@@ -65,7 +65,16 @@ export interface Endpoint<S extends z.ZodType> {
   refusedStream?(error: ApiError): SseEvent[];
   streamEncoder(body: z.output<S>, meta: ResponseMeta): StreamEncoder;
   encodeResult(body: z.output<S>, meta: ResponseMeta, result: GenerationResult): unknown;
+  /**
+   * Runs once a generation finished (not cancelled, not failed), after its last token and before
+   * a stream's closing frames or the JSON body are sent: where a conversation's turn is stored.
+   * If it fails, the answer fails (a stream ends with its error frames).
+   */
+  finished?(body: z.output<S>, result: GenerationResult): Promise<void>;
 }
+
+/** What a stream needs to hand its whole result on (Endpoint.finished), or nothing. */
+type Finished = ((result: GenerationResult) => Promise<void>) | undefined;
 
 async function* streamFrames(
   opened: OpenedGeneration,
@@ -73,20 +82,24 @@ async function* streamFrames(
   signal: AbortSignal,
   report: (error: unknown) => void,
   record: RequestRecord | undefined,
+  finished: Finished,
 ): AsyncGenerator<string, void, undefined> {
   const format = (events: readonly SseEvent[]) => events.map(formatEvent).join("");
   yield format(encoder.start(opened.start));
+  const tokens: Token[] = [];
   try {
     for await (const event of opened.events) {
       switch (event.case) {
         case "token":
           noteToken(record, event.value);
+          if (finished !== undefined) tokens.push(event.value);
           yield format(encoder.token(event.value));
           break;
         case "finish":
           noteFinish(record, event.value);
           // ABORT means the client left: there is no one to tell.
           if (event.value.reason === FinishReason.ABORT) return;
+          await finished?.({ start: opened.start, tokens, text: tokens.map((t) => t.text).join(""), finish: event.value });
           yield format(encoder.finish(event.value));
           break; // keep reading: the sidecar's stream ends right after `finish`
         default: {
@@ -139,6 +152,19 @@ async function generate<S extends z.ZodType>(
   context: AppContext,
 ): Promise<Response> {
   const body = parseRequest(endpoint.schema, await readJsonBody(request, context.maxBodyBytes));
+  return generateFor(endpoint, body, request, context);
+}
+
+/**
+ * The generation for a body already read and validated (routes that read the body themselves,
+ * such as /c1/chat, which adds the stored conversation first). Errors are thrown, not answered.
+ */
+export async function generateFor<S extends z.ZodType>(
+  endpoint: Endpoint<S>,
+  body: z.output<S>,
+  request: Request,
+  context: AppContext,
+): Promise<Response> {
   const generateRequest = endpoint.toRequest(body);
   // The sidecar's queue lets callers take turns (proto: GenerateRequest.client_id; empty: anonymous).
   const caller = callerOf(request);
@@ -171,7 +197,8 @@ async function generate<S extends z.ZodType>(
   const record = noteStart(recordOf(request), meta, opened, body);
   if (stream) {
     if (record !== undefined) record.deferred = true;
-    const frames = streamFrames(opened, endpoint.streamEncoder(body, meta), abort.signal, context.reportUnexpected, record);
+    const finished: Finished = endpoint.finished === undefined ? undefined : (result) => endpoint.finished?.(body, result) ?? Promise.resolve();
+    const frames = streamFrames(opened, endpoint.streamEncoder(body, meta), abort.signal, context.reportUnexpected, record, finished);
     return sseResponse(frames, {
       onCancel: (reason) => abort.abort(reason),
       // Under workerd a silence is also when a client that left goes unnoticed (patient-json.ts).
@@ -220,6 +247,7 @@ async function collectBody<S extends z.ZodType>(
   if (result.finish.reason === FinishReason.ABORT) {
     throw new ServerError("The generation was cancelled.", { code: "cancelled" });
   }
+  await endpoint.finished?.(body, result);
   return endpoint.encodeResult(body, meta, result);
 }
 

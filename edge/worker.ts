@@ -15,12 +15,15 @@
 //                   this often, so a client that left is noticed (default 500; 0 disables)
 //   SIDECAR_STALL_MS a sidecar that sends nothing (not even its heartbeat) this long is stalled:
 //                   the call is cancelled, 504 / the error event (default 30000; 0 never)
+//   DB              the D1 binding (`[[d1_databases]]` in wrangler.toml) /c1 keeps conversations in;
+//                   without it /c1 is not served
 //   LOG_REQUESTS    `false` turns the one-line-per-request JSON log (console.log) off
 //   LOG_BODIES      `true` adds prompt and reply text to it (off by default)
 import { createApp, type App, type AppOptions } from "./app.js";
 import type { AccessOptions } from "./access/policy.js";
 import { bindingRateLimiter, type RateLimitBinding } from "./access/rate-limit.js";
 import { DEFAULT_SIDECAR_URL, createSidecarClient, parseSidecarHeaders } from "./sidecar-client.js";
+import { d1Store, type D1DatabaseLike } from "./store/d1.js";
 
 export interface WorkerEnv {
   SIDECAR_URL?: string;
@@ -37,6 +40,7 @@ export interface WorkerEnv {
   ABANDON_PROBE_MS?: string;
   SIDECAR_STALL_MS?: string;
   LOG_BODIES?: string;
+  DB?: D1DatabaseLike;
 }
 
 /** workerd notices a client that left only when written to: probe JSON answers this often. */
@@ -69,7 +73,7 @@ export function appFor(env: WorkerEnv): App {
   const url = env.SIDECAR_URL ?? DEFAULT_SIDECAR_URL;
   const maxBodyBytes = count(env.MAX_BODY_BYTES);
   const keepAliveMs = count(env.KEEP_ALIVE_MS);
-  const key = JSON.stringify([url, maxBodyBytes, keepAliveMs, env.API_KEYS, env.ALLOW_OPEN, env.CORS_ORIGINS, env.RATE_LIMIT, env.SIDECAR_TOKEN, env.SIDECAR_HEADERS, env.LOG_REQUESTS, env.LOG_BODIES, env.ABANDON_PROBE_MS, env.SIDECAR_STALL_MS]);
+  const key = JSON.stringify([url, maxBodyBytes, keepAliveMs, env.API_KEYS, env.ALLOW_OPEN, env.CORS_ORIGINS, env.RATE_LIMIT, env.SIDECAR_TOKEN, env.SIDECAR_HEADERS, env.LOG_REQUESTS, env.LOG_BODIES, env.ABANDON_PROBE_MS, env.SIDECAR_STALL_MS, env.DB !== undefined]);
   if (cached?.key !== key) {
     const link = { token: env.SIDECAR_TOKEN, headers: parseSidecarHeaders(env.SIDECAR_HEADERS) };
     const options: AppOptions = {
@@ -78,6 +82,7 @@ export function appFor(env: WorkerEnv): App {
       abandonProbeMs: count(env.ABANDON_PROBE_MS) ?? DEFAULT_ABANDON_PROBE_MS,
     };
     if (maxBodyBytes !== undefined) options.maxBodyBytes = maxBodyBytes;
+    if (env.DB !== undefined) options.store = d1Store(env.DB);
     if (keepAliveMs !== undefined) options.keepAliveMs = keepAliveMs;
     const stallMs = count(env.SIDECAR_STALL_MS);
     if (stallMs !== undefined) options.sidecarStallMs = stallMs;

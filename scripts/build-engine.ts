@@ -6,7 +6,7 @@
  * prebuilt CUDA/Vulkan libraries that `npm ci` installs.
  */
 import { execFileSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -14,9 +14,17 @@ import { LOCAL_BUILD_CMAKE_OPTIONS } from "../sidecar/engine/model.js";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const require = createRequire(import.meta.url);
-const packageDir = path.dirname(require.resolve("node-llama-cpp/package.json"));
+/** node-llama-cpp's folder: its `exports` hide package.json, so up from its entry point. */
+function packageFolder(): string {
+  for (let dir = path.dirname(require.resolve("node-llama-cpp")); dir !== path.dirname(dir); dir = path.dirname(dir)) {
+    const file = path.join(dir, "package.json");
+    if (existsSync(file) && (JSON.parse(readFileSync(file, "utf8")) as { name?: string }).name === "node-llama-cpp") return dir;
+  }
+  throw new Error("build:engine: node-llama-cpp is not installed");
+}
+const packageDir = packageFolder();
 const { version } = JSON.parse(readFileSync(path.join(packageDir, "package.json"), "utf8")) as { version: string };
-const PATCHED_FOR = "3.22.1";
+const PATCHED_FOR = "3.21.1";
 const patchFile = path.join(root, "sidecar/native/threadpool.patch");
 const marker = "llm-edge engine patch";
 

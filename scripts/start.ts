@@ -4,7 +4,7 @@
  * Several instances run side by side when each has its own EDGE_PORT and SIDECAR_PORT: wrangler's
  * inspector port follows EDGE_PORT (8080 → 9229, 8081 → 9230, …) unless INSPECTOR_PORT sets it.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { setTimeout as sleep } from "node:timers/promises";
 import { createAccessPolicy } from "../edge/access/policy.js";
 import { ACCESS_VARS, inspectorPortFor, prepareWranglerDev } from "./wrangler-dev.js";
@@ -68,11 +68,14 @@ if (!stopping) {
     }
     const setup = prepareWranglerDev(`start-${edgePort}`, vars);
     process.on("exit", () => setup.cleanup());
+    // The store's tables (migrations/) on this instance's local D1, before the Worker serves /c1.
+    const offline = { ...process.env, CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_SEND_METRICS: "false" };
+    const migrated = spawnSync("node_modules/.bin/wrangler", setup.migrateArgs, { stdio: ["ignore", "ignore", "inherit"], env: offline });
     console.error(`start: ${createAccessPolicy({ apiKeys: vars["API_KEYS"] ?? "", allowOpen: vars["ALLOW_OPEN"] === "true" }).describe()}`);
-    run("edge (wrangler dev)", "node_modules/.bin/wrangler", [...setup.args, "--ip", edgeHost, "--port", edgePort, "--inspector-port", inspectorPort], {
-      CLOUDFLARE_CF_FETCH_ENABLED: "false",
-      WRANGLER_SEND_METRICS: "false",
-    });
+    if (migrated.status !== 0) {
+      console.error("start: applying migrations/ to the local D1 database failed");
+      stop(1);
+    } else run("edge (wrangler dev)", "node_modules/.bin/wrangler", [...setup.args, "--ip", edgeHost, "--port", edgePort, "--inspector-port", inspectorPort], offline);
   }
   console.error(`start: the API answers at http://${edgeHost}:${edgePort}/v1 once the edge is up`);
 }

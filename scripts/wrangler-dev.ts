@@ -15,9 +15,17 @@ export const SECRET_VARS = ["API_KEYS", "SIDECAR_TOKEN", "SIDECAR_HEADERS"] as c
 /** Access variables `npm start` hands from its environment to the edge. */
 export const ACCESS_VARS = ["API_KEYS", "ALLOW_OPEN", "CORS_ORIGINS", "RATE_LIMIT", "SIDECAR_TOKEN", "SIDECAR_HEADERS"] as const;
 
+/** The D1 database of wrangler.toml's `[[d1_databases]]` (the store of /c1). */
+export const D1_DATABASE = "llm-edge";
+
 export interface WranglerDevSetup {
   /** Arguments for `wrangler` (`dev …`), without the ports. */
   readonly args: string[];
+  /**
+   * Arguments for `wrangler` that apply migrations/ to this instance's local D1 database (its
+   * own state folder), to run before `dev`; applied migrations are skipped.
+   */
+  readonly migrateArgs: string[];
   /** Removes the private folder (the secrets with it). */
   cleanup(): void;
 }
@@ -36,9 +44,10 @@ export function prepareWranglerDev(name: string, vars: Readonly<Record<string, s
   const dir = join(ROOT, ".wrangler", "run", name);
   mkdirSync(dir, { recursive: true });
   const limit = /^\d+$/.test(vars["RATE_LIMIT"] ?? "") && Number(vars["RATE_LIMIT"]) > 0 ? vars["RATE_LIMIT"] : undefined;
-  // Paths in the copy are made absolute: the Worker's entry and the page's assets folder.
+  // Paths in the copy are made absolute: the Worker's entry, the migrations and the page's assets.
   let config = readFileSync(join(ROOT, "wrangler.toml"), "utf8")
     .replace(/^main = "(.*)"$/m, (_m, main: string) => `main = ${quote(resolve(ROOT, main))}`)
+    .replace(/^migrations_dir = "(.*)"$/m, (_m, migrations: string) => `migrations_dir = ${quote(resolve(ROOT, migrations))}`)
     .replace(/^directory = "(.*)"$/m, (_m, directory: string) => `directory = ${quote(resolve(ROOT, directory))}`);
   if (limit !== undefined) config = config.replace(/simple = \{ limit = \d+, period = 60 \}/, `simple = { limit = ${limit}, period = 60 }`);
   writeFileSync(join(dir, "wrangler.toml"), config);
@@ -53,7 +62,8 @@ export function prepareWranglerDev(name: string, vars: Readonly<Record<string, s
   const devVars = join(dir, ".dev.vars");
   writeFileSync(devVars, secrets, { mode: 0o600 });
   chmodSync(devVars, 0o600);
-  return { args, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+  const migrateArgs = ["d1", "migrations", "apply", D1_DATABASE, "--local", "--config", join(dir, "wrangler.toml"), "--persist-to", state];
+  return { args, migrateArgs, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
 /** wrangler dev's inspector port for an edge port (8080 → 9229): one per instance, never shared. */

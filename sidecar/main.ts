@@ -34,6 +34,9 @@ async function main(): Promise<void> {
       `${first?.llama.buildType} llama.cpp, nice ${getPriority()}) ` +
       `on ${sidecar.url} (native gRPC and gRPC-Web)`,
   );
+  if (first !== undefined && first.llama.buildType !== "localBuild" && first.llama.gpu === false) {
+    console.error("sidecar: on the prebuilt CPU library; `npm run build:engine` (once, about 10 minutes) builds a faster one for this host (docs/performance.md, \"Engine builds\")");
+  }
   let signals = 0;
   const onSignal = (name: string): void => {
     signals++;

@@ -5,6 +5,7 @@ import type { AccessOptions } from "../access/policy.js";
 import type { RateLimiter } from "../access/rate-limit.js";
 import { DEFAULT_SIDECAR_URL, parseSidecarHeaders } from "../sidecar-client.js";
 import type { ConnectionLimits, NodeEdgeOptions } from "./server.js";
+import { DEFAULT_STORE_PATH } from "./sqlite-store.js";
 
 export function envNumber(name: string, env: NodeJS.ProcessEnv): number | undefined {
   const value = env[name];
@@ -62,6 +63,7 @@ export function optionsFromEnv(env: NodeJS.ProcessEnv): NodeEdgeOptions {
     access: accessFromEnv(env),
     sidecarLink: { token: env["SIDECAR_TOKEN"], headers: parseSidecarHeaders(env["SIDECAR_HEADERS"]) },
     limits: limitsFromEnv(env),
+    storePath: env["STORE_PATH"] || DEFAULT_STORE_PATH,
   };
   if (env["SIDECAR_CA"]) options.sidecarCa = env["SIDECAR_CA"];
   if (env["LOG_REQUESTS"] !== "false") {

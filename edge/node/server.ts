@@ -6,6 +6,7 @@ import type { AddressInfo } from "node:net";
 import { createApp, type AppOptions } from "../app.js";
 import { DEFAULT_SIDECAR_URL, createSidecarClient, type SidecarLink } from "../sidecar-client.js";
 import { fetchTrusting } from "./sidecar-fetch.js";
+import { openSqliteStore } from "./sqlite-store.js";
 import { loadStaticFiles, withStaticFiles } from "./static.js";
 
 /** How long a client may take, and how many may connect at once. */
@@ -33,6 +34,11 @@ export interface NodeEdgeOptions extends Partial<AppOptions> {
   sidecarLink?: SidecarLink;
   /** A PEM file of the CA that signed the sidecar's certificate (ignored when `sidecar` is given). */
   sidecarCa?: string;
+  /**
+   * The SQLite file /c1 keeps conversations in (ignored when `store` is given); default `:memory:`
+   * (`npm run edge` passes STORE_PATH, default .data/llm-edge.sqlite).
+   */
+  storePath?: string;
   /** The playground page's folder, served at `/` (default public/; `false` serves no page). */
   publicDir?: string | false;
   port?: number;
@@ -68,10 +74,12 @@ function applyLimits(server: Server, limits: ConnectionLimits): void {
 
 /** Starts the edge on Node; resolves once it listens. */
 export function startNodeEdge(options: NodeEdgeOptions = {}): Promise<RunningEdge> {
-  const { sidecarUrl, sidecarLink, sidecarCa, publicDir, port, hostname, limits, ...appOptions } = options;
+  const { sidecarUrl, sidecarLink, sidecarCa, storePath, publicDir, port, hostname, limits, ...appOptions } = options;
   const fetchImpl = sidecarCa === undefined ? undefined : fetchTrusting(sidecarCa);
   const sidecar = appOptions.sidecar ?? createSidecarClient(sidecarUrl ?? DEFAULT_SIDECAR_URL, fetchImpl, sidecarLink);
-  const app = createApp({ ...appOptions, sidecar });
+  // A store given is the caller's to close; one opened here closes with the server.
+  const opened = appOptions.store === undefined ? openSqliteStore(storePath ?? ":memory:") : { store: appOptions.store, close: () => undefined };
+  const app = createApp({ ...appOptions, sidecar, store: opened.store });
   const toApp = (request: Request) => app.fetch(request);
   const handle = publicDir === false ? toApp : withStaticFiles(loadStaticFiles(publicDir), toApp);
   const host = hostname ?? "127.0.0.1";
@@ -85,7 +93,11 @@ export function startNodeEdge(options: NodeEdgeOptions = {}): Promise<RunningEdg
         access: app.access.describe(),
         close: () =>
           new Promise<void>((done, fail) => {
-            server.close((error) => (error ? fail(error) : done()));
+            server.close((error) => {
+              opened.close();
+              if (error) fail(error);
+              else done();
+            });
             if ("closeAllConnections" in server) server.closeAllConnections();
           }),
       });

@@ -1,3 +1,4 @@
+import { gbnfSyntaxError } from "./gbnf-check.js";
 import { LlamaGrammarEvaluationState, LlamaText, type Llama, type LlamaGrammar } from "node-llama-cpp";
 import type { OutputConstraint } from "../../proto/gen/inference/v1/inference_pb.js";
 import { createHash } from "node:crypto";
@@ -75,6 +76,12 @@ export interface ConstraintState {
   readonly trimWhitespaceSuffix: boolean;
 }
 
+/** A grammar llama.cpp would fail to parse is refused before it gets there (gbnf-check.ts). */
+function checkGrammarSyntax(text: string): void {
+  const problem = gbnfSyntaxError(text);
+  if (problem !== undefined) throw invalidArgument(`the grammar does not parse: ${problem}`);
+}
+
 /**
  * The grammar a request's constraint asks for, with a fresh evaluation state for one generation;
  * undefined for free text. A schema or grammar that cannot be built is INVALID_ARGUMENT.
@@ -106,6 +113,7 @@ export async function constraintState(
     }
     case "grammar":
       if (kind.value.length > SCHEMA_LIMITS.bytes * 4) throw invalidArgument(`the grammar is ${kind.value.length} characters: at most ${SCHEMA_LIMITS.bytes * 4} are allowed`);
+      checkGrammarSyntax(kind.value);
       grammar = remember(`gbnf:${kind.value}`, () => loaded.llama.createGrammar({ grammar: kind.value }));
       break;
   }

@@ -6,7 +6,7 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 
 const edgeDir = fileURLToPath(new URL("../../edge", import.meta.url));
-const FORBIDDEN = [/^node:/, /^@grpc\//, /^node-llama-cpp/, /^@hono\/node-server/, /^(fs|path|http|https|net|stream|os|crypto|buffer|process|url|child_process|events|util)$/];
+const FORBIDDEN = [/^node:/, /^@grpc\//, /^node-llama-cpp/, /^@hono\/node-server/, /^better-sqlite3/, /^(fs|path|http|https|net|stream|os|crypto|buffer|process|url|child_process|events|util)$/];
 
 function sources(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {

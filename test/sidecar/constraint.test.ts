@@ -89,7 +89,7 @@ describe("output constraints", () => {
 
   it.each([
     ["a schema that is not JSON", { case: "jsonSchema" as const, value: "{type: object" }, /not valid JSON/],
-    ["a grammar that does not parse", { case: "grammar" as const, value: "root ::= (" }, /grammar cannot be used/],
+    ["a grammar that does not parse", { case: "grammar" as const, value: "root ::= (" }, /^the grammar does not parse: unexpected end of the grammar \(line 1, column 11\)$/],
   ])("refuses %s with INVALID_ARGUMENT before any event", async (_name, kind, message) => {
     const error = await generate({ constraint: { kind } }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ConnectError);

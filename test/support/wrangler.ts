@@ -1,4 +1,5 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import { execFile, spawn, type ChildProcess } from "node:child_process";
+import { promisify } from "node:util";
 import { createServer } from "node:net";
 import { prepareWranglerDev, ROOT as root } from "../../scripts/wrangler-dev.js";
 
@@ -42,10 +43,13 @@ export async function startWrangler(vars: Readonly<Record<string, string>>): Pro
 async function startWranglerOnce(vars: Readonly<Record<string, string>>): Promise<Wrangler> {
   const [port, inspector] = [await freePort(), await freePort()];
   const setup = prepareWranglerDev(`test-${port}-${Math.random().toString(36).slice(2, 8)}`, vars, true);
+  const env = { ...process.env, CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_SEND_METRICS: "false", NO_COLOR: "1" };
+  // The store's tables first, as `npm start` creates them (migrations/ on the local D1).
+  await promisify(execFile)("node_modules/.bin/wrangler", setup.migrateArgs, { cwd: root, env, timeout: 60_000 });
   const args = [...setup.args, "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(inspector)];
   const child: ChildProcess = spawn("node_modules/.bin/wrangler", args, {
     cwd: root,
-    env: { ...process.env, CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_SEND_METRICS: "false", NO_COLOR: "1" },
+    env,
     stdio: ["ignore", "pipe", "pipe"],
     detached: true,
   });

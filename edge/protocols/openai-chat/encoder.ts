@@ -137,7 +137,7 @@ interface ChatToolCall {
 }
 
 /** The assistant message of a whole generation: text, reasoning and tool calls from its blocks. */
-function chatMessage(result: GenerationResult): { message: Record<string, unknown>; calledTools: boolean } {
+export function chatMessage(result: GenerationResult): { message: Record<string, unknown>; calledTools: boolean } {
   let content = "";
   let reasoning = "";
   const toolCalls: ChatToolCall[] = [];

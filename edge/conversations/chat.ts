@@ -1,0 +1,76 @@
+// POST /c1/chat: chat completions on a conversation the server keeps (docs/contract.md,
+// "Conversations"). The request carries only the new turn; the stored history goes first, the
+// reply streams (or not) exactly as /v1/chat/completions answers, and the finished turn is stored
+// in one transaction before the closing frames. Cancelled or failed replies store nothing.
+import { callerOf } from "../access/caller.js";
+import { readJsonBody } from "../body.js";
+import type { AppContext } from "../context.js";
+import { ConflictError, NotFoundError } from "../errors.js";
+import type { GenerationResult } from "../generation.js";
+import { answer, withHeaders } from "../protocol.js";
+import { createChatStreamEncoder, encodeChatCompletion } from "../protocols/openai-chat/encoder.js";
+import { chatRequestSchema, type ChatRequest } from "../protocols/openai-chat/schema.js";
+import { toGenerateRequest } from "../protocols/openai-chat/to-request.js";
+import { openAiProtocol } from "../protocols/openai-common/protocol.js";
+import { generateFor, type Endpoint } from "../serve.js";
+import { TurnConflictError, type ConversationStore, type StoredMessage } from "../store/store.js";
+import { CONVERSATION_HEADER, readTurn, replyMessage, withHistory } from "./turn.js";
+
+/** Where a finished reply is stored. */
+interface PendingTurn {
+  readonly owner: string;
+  readonly conversationId: string;
+  /** Messages stored before this turn. */
+  readonly base: number;
+}
+
+async function commitTurn(store: ConversationStore, pending: PendingTurn, body: ChatRequest, result: GenerationResult, at: number): Promise<void> {
+  const messages: StoredMessage[] = [...body.messages.slice(pending.base), replyMessage(result)];
+  try {
+    await store.commit({ ...pending, messages, at });
+  } catch (error) {
+    if (!(error instanceof TurnConflictError)) throw error;
+    throw new ConflictError(
+      `Conversation '${pending.conversationId}' changed while this reply was generated (another turn finished first, or it was deleted); this turn was not stored.`,
+      { code: "conversation_conflict", cause: error },
+    );
+  }
+}
+
+/**
+ * The chat-completions endpoint for one turn. A refusal before the first token (a conversation
+ * that no longer fits the context) is an HTTP 400 on a stream too: there is no turn to store.
+ */
+function turnEndpoint(store: ConversationStore, pending: PendingTurn, context: AppContext): Endpoint<typeof chatRequestSchema> {
+  return {
+    protocol: openAiProtocol,
+    schema: chatRequestSchema,
+    idPrefix: "chatcmpl-",
+    toRequest: toGenerateRequest,
+    isStream: (body) => body.stream === true,
+    streamEncoder: createChatStreamEncoder,
+    encodeResult: encodeChatCompletion,
+    finished: (body, result) => commitTurn(store, pending, body, result, context.now()),
+  };
+}
+
+/** POST /c1/chat */
+export async function handleConversationChat(request: Request, context: AppContext, store: ConversationStore): Promise<Response> {
+  let conversationId: string | undefined;
+  const response = await answer(openAiProtocol, context, request, async () => {
+    const raw = await readJsonBody(request, context.maxBodyBytes);
+    const turn = readTurn(raw, request);
+    const owner = callerOf(request).keyId;
+    const stored = turn.conversationId === undefined ? undefined : await store.get(owner, turn.conversationId);
+    if (turn.conversationId !== undefined && stored === undefined) {
+      throw new NotFoundError(`No conversation found with id '${turn.conversationId}'.`, { param: "conversation_id", code: "conversation_not_found" });
+    }
+    conversationId = turn.conversationId ?? `conv_${context.newId()}`;
+    const history = stored?.messages ?? [];
+    const body = withHistory(raw, history, turn);
+    const pending: PendingTurn = { owner, conversationId, base: history.length };
+    return generateFor(turnEndpoint(store, pending, context), body, request, context);
+  });
+  // Every answer names its conversation, errors included, once the conversation is known.
+  return conversationId === undefined ? response : withHeaders(response, { [CONVERSATION_HEADER]: conversationId });
+}

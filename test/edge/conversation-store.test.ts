@@ -1,0 +1,135 @@
+// The conversation store's contract, run against both drivers: D1 (miniflare's, real SQLite under
+// workerd's D1 API) and SQLite on Node (better-sqlite3 in a temporary file). The tables come from
+// migrations/, applied as each runtime applies them.
+import Database from "better-sqlite3";
+import { Miniflare } from "miniflare";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeEach, describe, expect, it } from "vitest";
+import { MIGRATIONS_DIR, migrate, openSqliteStore } from "../../edge/node/sqlite-store.js";
+import { d1Store, type D1DatabaseLike } from "../../edge/store/d1.js";
+import { TurnConflictError, type ConversationStore } from "../../edge/store/store.js";
+
+/** The migrations' statements, as wrangler sends them to D1. */
+function migrationStatements(): string[] {
+  return readdirSync(MIGRATIONS_DIR)
+    .filter((name) => name.endsWith(".sql"))
+    .sort()
+    .flatMap((name) =>
+      readFileSync(join(MIGRATIONS_DIR, name), "utf8")
+        .split("\n")
+        .filter((line) => !line.trim().startsWith("--"))
+        .join("\n")
+        .split(";")
+        .map((s) => s.trim())
+        .filter((s) => s !== ""),
+    );
+}
+
+const dir = mkdtempSync(join(tmpdir(), "llm-edge-store-"));
+const cleanups: (() => Promise<void> | void)[] = [() => rmSync(dir, { recursive: true, force: true })];
+afterAll(async () => {
+  for (const cleanup of cleanups.reverse()) await cleanup();
+});
+
+let fresh = 0;
+const drivers: Record<string, () => Promise<ConversationStore>> = {
+  async d1() {
+    const mf = new Miniflare({ modules: true, script: "export default { fetch() { return new Response(null) } }", d1Databases: [`DB${++fresh}`] });
+    cleanups.push(() => mf.dispose());
+    const db = (await mf.getD1Database(`DB${fresh}`)) as unknown as D1DatabaseLike;
+    for (const statement of migrationStatements()) await db.prepare(statement).all();
+    return d1Store(db);
+  },
+  sqlite() {
+    const opened = openSqliteStore(join(dir, `store-${++fresh}.sqlite`));
+    cleanups.push(() => opened.close());
+    return Promise.resolve(opened.store);
+  },
+};
+
+const user = (content: string) => ({ role: "user", content });
+const assistant = (content: string) => ({ role: "assistant", content });
+
+describe.each(Object.keys(drivers))("the conversation store on %s", (name) => {
+  let store: ConversationStore;
+  beforeEach(async () => {
+    store = await (drivers[name] as () => Promise<ConversationStore>)();
+  }, 30_000);
+
+  it("keeps turns in order, with their times and count", async () => {
+    await store.commit({ owner: "key_a", conversationId: "conv_1", base: 0, messages: [user("hi"), assistant("hello")], at: 1000 });
+    const call = { role: "assistant", content: null, tool_calls: [{ id: "call_1", type: "function", function: { name: "f", arguments: "{}" } }], reasoning_content: "r" };
+    await store.commit({ owner: "key_a", conversationId: "conv_1", base: 2, messages: [user("again"), call], at: 2000 });
+    expect(await store.get("key_a", "conv_1")).toEqual({
+      id: "conv_1",
+      createdAt: 1000,
+      updatedAt: 2000,
+      messageCount: 4,
+      messages: [user("hi"), assistant("hello"), user("again"), call],
+    });
+  });
+
+  it("hides a conversation from every other owner: get, list and delete find nothing", async () => {
+    await store.commit({ owner: "key_a", conversationId: "conv_1", base: 0, messages: [user("hi")], at: 1000 });
+    expect(await store.get("key_b", "conv_1")).toBeUndefined();
+    expect(await store.list("key_b", { limit: 10 })).toEqual({ items: [], hasMore: false });
+    expect(await store.delete("key_b", "conv_1")).toBe(false);
+    await expect(store.commit({ owner: "key_b", conversationId: "conv_1", base: 1, messages: [user("x")], at: 2000 })).rejects.toBeInstanceOf(TurnConflictError);
+    expect((await store.get("key_a", "conv_1"))?.messages).toEqual([user("hi")]);
+  });
+
+  it("lists newest first, a page at a time, from the id the last page ended with", async () => {
+    for (const [i, at] of [1000, 3000, 2000, 3000].entries()) {
+      await store.commit({ owner: "key_a", conversationId: `conv_${i}`, base: 0, messages: [user(String(i))], at });
+    }
+    const first = await store.list("key_a", { limit: 2 });
+    expect(first).toEqual({
+      items: [
+        { id: "conv_3", createdAt: 3000, updatedAt: 3000, messageCount: 1 },
+        { id: "conv_1", createdAt: 3000, updatedAt: 3000, messageCount: 1 },
+      ],
+      hasMore: true,
+    });
+    const second = await store.list("key_a", { limit: 2, after: "conv_1" });
+    expect(second?.items.map((c) => c.id)).toEqual(["conv_2", "conv_0"]);
+    expect(second?.hasMore).toBe(false);
+    expect(await store.list("key_a", { limit: 2, after: "conv_unknown" })).toBeUndefined();
+    expect(await store.list("key_b", { limit: 2, after: "conv_1" })).toBeUndefined();
+  });
+
+  it("commits a turn whole or not at all: one that raced another changes nothing", async () => {
+    await store.commit({ owner: "key_a", conversationId: "conv_1", base: 0, messages: [user("hi"), assistant("hello")], at: 1000 });
+    await store.commit({ owner: "key_a", conversationId: "conv_1", base: 2, messages: [user("first"), assistant("one")], at: 2000 });
+    // A turn that began when the conversation had 2 messages, finishing after another turn.
+    await expect(store.commit({ owner: "key_a", conversationId: "conv_1", base: 2, messages: [user("late"), assistant("two"), user("x")], at: 3000 })).rejects.toBeInstanceOf(TurnConflictError);
+    // A conversation id taken already.
+    await expect(store.commit({ owner: "key_a", conversationId: "conv_1", base: 0, messages: [user("new")], at: 3000 })).rejects.toBeInstanceOf(TurnConflictError);
+    expect(await store.get("key_a", "conv_1")).toMatchObject({ updatedAt: 2000, messageCount: 4, messages: [user("hi"), assistant("hello"), user("first"), assistant("one")] });
+  });
+
+  it("deletes a conversation with its messages; a turn on a deleted conversation is refused", async () => {
+    await store.commit({ owner: "key_a", conversationId: "conv_1", base: 0, messages: [user("hi"), assistant("hello")], at: 1000 });
+    expect(await store.delete("key_a", "conv_1")).toBe(true);
+    expect(await store.get("key_a", "conv_1")).toBeUndefined();
+    expect(await store.delete("key_a", "conv_1")).toBe(false);
+    await expect(store.commit({ owner: "key_a", conversationId: "conv_1", base: 2, messages: [user("x")], at: 2000 })).rejects.toBeInstanceOf(TurnConflictError);
+    // Recreated under the same id, it starts empty: no message of the deleted one comes back.
+    await store.commit({ owner: "key_a", conversationId: "conv_1", base: 0, messages: [user("new")], at: 3000 });
+    expect((await store.get("key_a", "conv_1"))?.messages).toEqual([user("new")]);
+  });
+});
+
+describe("migrations on Node", () => {
+  it("are applied once, recorded as wrangler records them, and kept across reopening", () => {
+    const path = join(dir, "migrate.sqlite");
+    const db = new Database(path);
+    expect(migrate(db)).toEqual(["0001_conversations.sql"]);
+    expect(migrate(db)).toEqual([]);
+    expect(db.prepare("SELECT name FROM d1_migrations").all()).toEqual([{ name: "0001_conversations.sql" }]);
+    db.close();
+    const reopened = openSqliteStore(path);
+    reopened.close();
+  });
+});
