@@ -5,8 +5,10 @@ import type { PrioritySetting } from "./priority.js";
 type EngineSettings = "threads" | "engine" | "sequences" | "contextSize" | "maxQueue" | "queueTimeoutMs";
 
 export interface SidecarConfig extends Pick<ModelOptions, EngineSettings> {
-  /** A GGUF path; undefined serves the project's embedded demo model. */
+  /** A GGUF path, a name in `modelsDir`, or a remote model (model-source.ts); undefined serves the embedded demo model. */
   readonly model: string | undefined;
+  /** Where models are named from and downloaded to. */
+  readonly modelsDir?: string;
   readonly modelId: string | undefined;
   readonly host: string;
   readonly port: number;
@@ -23,7 +25,8 @@ export interface SidecarConfig extends Pick<ModelOptions, EngineSettings> {
 }
 
 const options = {
-  model: { type: "string", env: "MODEL", help: "GGUF file to serve (default: the embedded demo model)" },
+  model: { type: "string", env: "MODEL", help: "GGUF file, a name in --models-dir, hf:<user>/<repo>/<file>.gguf or an https URL (downloaded once into --models-dir); default: the embedded demo model" },
+  "models-dir": { type: "string", env: "MODELS_DIR", default: "models", help: "where models are named from and downloaded to" },
   "model-id": { type: "string", env: "MODEL_ID", help: "name clients use (default: the file name)" },
   host: { type: "string", env: "SIDECAR_HOST", default: "127.0.0.1", help: "address to bind" },
   port: { type: "string", env: "SIDECAR_PORT", default: "50051", help: "port for native gRPC and gRPC-Web" },
@@ -107,6 +110,7 @@ export function readConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Sid
   if (!ENGINE_CHOICES.includes(engine as EngineChoice)) throw new Error(`--engine must be one of ${ENGINE_CHOICES.join(", ")}, got "${engine}"`);
   return {
     model: get("model"),
+    modelsDir: get("models-dir") ?? "models",
     modelId: get("model-id"),
     host,
     port: positiveInt("port", get("port") ?? "50051", 0),

@@ -1,7 +1,33 @@
 import { getPriority } from "node:os";
 import { ensureModels } from "../gguf/models.js";
 import { readConfig, usage } from "./config.js";
+import { isRemoteModel, modelsInFolder, resolveModelSource } from "./model-source.js";
 import { startSidecar } from "./server.js";
+
+/** The GGUF file to serve: MODEL resolved (a download shows its progress), else the demo model. */
+async function modelToServe(model: string | undefined, folder: string): Promise<string> {
+  const present = modelsInFolder(folder);
+  if (present.length > 0) console.error(`sidecar: models in ${folder}: ${present.join(", ")} (MODEL=<name> serves one)`);
+  if (model === undefined) {
+    const demo = (await ensureModels(folder, ["demo"])).demo;
+    console.error(`sidecar: no MODEL given, serving the embedded demo model (${demo}); run MODEL=/path/to/model.gguf npm start to serve a real one`);
+    return demo;
+  }
+  if (!isRemoteModel(model)) return resolveModelSource(model, { folder });
+  let shown = -1;
+  const path = await resolveModelSource(model, {
+    folder,
+    onDownload: (done, total) => {
+      const percent = total > 0 ? Math.floor((done / total) * 100) : 0;
+      if (percent === shown) return;
+      shown = percent;
+      process.stderr.write(`\rsidecar: downloading ${model} ${percent}% (${(done / 2 ** 20).toFixed(0)} of ${(total / 2 ** 20).toFixed(0)} MiB)`);
+    },
+  });
+  if (shown !== -1) process.stderr.write("\n");
+  console.error(`sidecar: ${model} is ${path}`);
+  return path;
+}
 
 /** The sidecar process: config, model load with a progress line, bind, SIGTERM drain. */
 async function main(): Promise<void> {
@@ -10,11 +36,7 @@ async function main(): Promise<void> {
     return;
   }
   const config = readConfig(process.argv.slice(2), process.env);
-  let model = config.model;
-  if (model === undefined) {
-    model = (await ensureModels("models", ["demo"])).demo;
-    console.error(`sidecar: no MODEL given, serving the embedded demo model (${model}); run MODEL=/path/to/model.gguf npm start to serve a real one`);
-  }
+  const model = await modelToServe(config.model, config.modelsDir ?? "models");
   let lastShown = -1;
   const sidecar = await startSidecar({
     ...config,
