@@ -1,5 +1,6 @@
 import type { ServiceImpl } from "@connectrpc/connect";
-import { InferenceService } from "../proto/gen/inference/v1/inference_pb.js";
+import type { Token } from "node-llama-cpp";
+import { InferenceService, type TokenizeRequest } from "../proto/gen/inference/v1/inference_pb.js";
 import { invalidArgument, notFound, unavailable } from "./engine/errors.js";
 import { FIRST_TOKEN_POSITION, generate } from "./engine/generate.js";
 import { withHeartbeats } from "./engine/heartbeat.js";
@@ -42,14 +43,8 @@ export function createInferenceService(state: ServiceState): ServiceImpl<typeof 
     },
     tokenize(request) {
       const loaded = pick(request.model);
-      switch (request.input.case) {
-        case "text":
-          return { tokens: tokenizeRaw(loaded, request.input.value) };
-        case "chat":
-          return { tokens: renderChat(loaded, request.input.value).tokens };
-        case undefined:
-          throw invalidArgument("tokenize needs text or chat messages");
-      }
+      const tokens = tokensOf(loaded, request);
+      return { tokens, pieces: request.withPieces ? tokens.map((t) => loaded.tokenBytes.of(t as Token)) : [] };
     },
     detokenize(request) {
       const loaded = pick(request.model);
@@ -74,4 +69,16 @@ export function createInferenceService(state: ServiceState): ServiceImpl<typeof 
       };
     },
   };
+}
+
+/** The tokens a Tokenize request asks for (TokenizeRequest: text as a prompt, or a rendered chat). */
+function tokensOf(loaded: LoadedModel, request: TokenizeRequest): number[] {
+  switch (request.input.case) {
+    case "text":
+      return request.addSpecial === false ? loaded.model.tokenize(request.input.value, false) : tokenizeRaw(loaded, request.input.value);
+    case "chat":
+      return renderChat(loaded, request.input.value).tokens;
+    case undefined:
+      throw invalidArgument("tokenize needs text or chat messages");
+  }
 }

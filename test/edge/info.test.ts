@@ -15,6 +15,8 @@ const ENDPOINTS = [
   { method: "POST", path: "/v1/messages", protocol: "anthropic" },
   { method: "POST", path: "/v1/messages/count_tokens", protocol: "anthropic" },
   { method: "GET", path: "/v1/models", protocol: "openai" },
+  { method: "POST", path: "/tokenize", protocol: "openai" },
+  { method: "POST", path: "/detokenize", protocol: "openai" },
   { method: "GET", path: "/v1/models/:id+", protocol: "openai" },
   { method: "GET", path: "/v1/info", protocol: "server" },
   { method: "GET", path: "/health", protocol: "server" },
