@@ -118,6 +118,19 @@ describe("stored responses through the openai client", () => {
   });
 });
 
+describe("a chain that outgrows the context", () => {
+  it("is a 400 naming the limit (context_length_exceeded)", async () => {
+    const context = stack.sidecar.models[0]?.contextSize ?? 0;
+    const long = "sunny ".repeat(Math.floor(context / 2));
+    const first = await client.responses.create({ model: "m", input: long });
+    expect(first.usage?.input_tokens).toBeLessThan(context);
+    const refused = await client.responses.create({ model: "m", input: long, previous_response_id: first.id }).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((refused as APIError).code).toBe("context_length_exceeded");
+    expect(((refused as APIError).error as { message: string }).message).toMatch(new RegExp(`^This model's maximum context length is ${context} tokens\\. However, your messages resulted in \\d+ tokens\\.`));
+  });
+});
+
 describe("ownership", () => {
   it("keeps each key's responses from every other key: a 404, never the object", async () => {
     const keyed = await startNodeEdge({ sidecarUrl: stack.sidecar.url, port: 0, storePath: join(dir, "keys.sqlite"), access: accessFromEnv({ API_KEYS: "key-one,key-two" }) });
