@@ -14,6 +14,7 @@ import { handleChatCompletions } from "./protocols/openai-chat/handler.js";
 import { handleCompletions } from "./protocols/openai-completions/handler.js";
 import { handleListModels, handleRetrieveModel } from "./protocols/openai-models/handler.js";
 import { handleResponses } from "./protocols/openai-responses/handler.js";
+import { handleDeleteResponse, handleGetResponse, handleInputItems, handleStoredResponses } from "./stored-responses/handler.js";
 
 export interface Route extends RouteInfo {
   handle(request: IRequest): Promise<Response>;
@@ -48,6 +49,19 @@ function conversationRoutes(context: AppContext, store: ConversationStore): Rout
   ];
 }
 
+/** Stored responses (docs/contract.md, "Stored responses"); without a store, POST alone. */
+function responseRoutes(context: AppContext): Route[] {
+  const store = context.store;
+  if (store === undefined) return [{ method: "POST", path: "/v1/responses", protocol: "openai", handle: (r) => handleResponses(r, context) }];
+  const id = (r: IRequest) => decodePathSegment(r.params["id"] ?? "");
+  return [
+    { method: "POST", path: "/v1/responses", protocol: "openai", handle: (r) => handleStoredResponses(r, context, store) },
+    { method: "GET", path: "/v1/responses/:id", protocol: "openai", handle: (r) => handleGetResponse(id(r), r, store) },
+    { method: "DELETE", path: "/v1/responses/:id", protocol: "openai", handle: (r) => handleDeleteResponse(id(r), r, store) },
+    { method: "GET", path: "/v1/responses/:id/input_items", protocol: "openai", handle: (r) => handleInputItems(id(r), r, store) },
+  ];
+}
+
 /**
  * The Responses WebSocket mode (a GET /v1/responses upgraded to a WebSocket) is refused by name,
  * not left to a 405: this server answers Responses over HTTP only.
@@ -65,7 +79,7 @@ export function routeTable(context: AppContext, access: AccessMode): readonly Ro
   const routes: Route[] = [
     { method: "POST", path: "/v1/chat/completions", protocol: "openai", handle: (r) => handleChatCompletions(r, context) },
     { method: "POST", path: "/v1/completions", protocol: "openai", handle: (r) => handleCompletions(r, context) },
-    { method: "POST", path: "/v1/responses", protocol: "openai", handle: (r) => handleResponses(r, context) },
+    ...responseRoutes(context),
     { method: "GET", path: "/v1/responses", protocol: "openai", handle: refuseWebSocketMode },
     { method: "POST", path: "/v1/responses/compact", protocol: "openai", handle: refuseCompaction },
     { method: "POST", path: "/v1/messages", protocol: "anthropic", handle: (r) => handleMessages(r, context) },

@@ -70,7 +70,7 @@ export interface Endpoint<S extends z.ZodType> {
    * a stream's closing frames or the JSON body are sent: where a conversation's turn is stored.
    * If it fails, the answer fails (a stream ends with its error frames).
    */
-  finished?(body: z.output<S>, result: GenerationResult): Promise<void>;
+  finished?(body: z.output<S>, result: GenerationResult, meta: ResponseMeta): Promise<void>;
 }
 
 /** What a stream needs to hand its whole result on (Endpoint.finished), or nothing. */
@@ -197,7 +197,7 @@ export async function generateFor<S extends z.ZodType>(
   const record = noteStart(recordOf(request), meta, opened, body);
   if (stream) {
     if (record !== undefined) record.deferred = true;
-    const finished: Finished = endpoint.finished === undefined ? undefined : (result) => endpoint.finished?.(body, result) ?? Promise.resolve();
+    const finished: Finished = endpoint.finished === undefined ? undefined : (result) => endpoint.finished?.(body, result, meta) ?? Promise.resolve();
     const frames = streamFrames(opened, endpoint.streamEncoder(body, meta), abort.signal, context.reportUnexpected, record, finished);
     return sseResponse(frames, {
       onCancel: (reason) => abort.abort(reason),
@@ -247,7 +247,7 @@ async function collectBody<S extends z.ZodType>(
   if (result.finish.reason === FinishReason.ABORT) {
     throw new ServerError("The generation was cancelled.", { code: "cancelled" });
   }
-  await endpoint.finished?.(body, result);
+  await endpoint.finished?.(body, result, meta);
   return endpoint.encodeResult(body, meta, result);
 }
 

@@ -1,7 +1,8 @@
 // The conversation store in SQL, the same on D1 and on SQLite: a driver runs the statements
 // (d1.ts, edge/node/sqlite-store.ts), the tables come from migrations/ (docs/decisions.md,
 // "One store, two drivers").
-import { TurnConflictError, type Conversation, type ConversationInfo, type ConversationPage, type ConversationStore, type StoredMessage, type Turn } from "./store.js";
+import * as responses from "./responses-sql.js";
+import { TurnConflictError, type Conversation, type ConversationInfo, type ConversationPage, type ConversationStore, type StoredItem, type StoredMessage, type StoredResponse, type Turn } from "./store.js";
 
 export type SqlValue = string | number | null;
 
@@ -120,5 +121,21 @@ export class SqlConversationStore implements ConversationStore {
       sql("DELETE FROM conversations WHERE id = ? AND owner = ?", id, owner),
     ]);
     return (changed[1] ?? 0) > 0;
+  }
+
+  getResponse(owner: string, id: string): Promise<StoredResponse | undefined> {
+    return responses.getResponse(this.driver, owner, id);
+  }
+
+  putResponse(response: StoredResponse): Promise<void> {
+    return responses.putResponse(this.driver, response);
+  }
+
+  deleteResponse(owner: string, id: string): Promise<boolean> {
+    return responses.deleteResponse(this.driver, owner, id);
+  }
+
+  getItem(owner: string, id: string): Promise<StoredItem | undefined> {
+    return responses.getItem(this.driver, owner, id);
   }
 }

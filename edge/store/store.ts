@@ -43,6 +43,23 @@ export class TurnConflictError extends Error {
   }
 }
 
+/** A stored Responses item (an input or output item, as the Responses API spells it, with its `id`). */
+export type StoredItem = Readonly<Record<string, unknown>>;
+
+/** A finished Response kept for `previous_response_id`, retrieval and `item_reference`. */
+export interface StoredResponse {
+  readonly id: string;
+  readonly owner: string;
+  /** Milliseconds since the Unix epoch. */
+  readonly createdAt: number;
+  /** The Response object as it was answered. */
+  readonly response: Readonly<Record<string, unknown>>;
+  /** The request's own input items (instructions not among them). */
+  readonly inputItems: readonly StoredItem[];
+  /** Every input item the model saw: the chain's input and output, then `inputItems`. */
+  readonly context: readonly StoredItem[];
+}
+
 export interface ConversationStore {
   /** The conversation with its messages; undefined if unknown or another owner's. */
   get(owner: string, id: string): Promise<Conversation | undefined>;
@@ -55,4 +72,12 @@ export interface ConversationStore {
   commit(turn: Turn): Promise<void>;
   /** Deletes the conversation and its messages; false if unknown or another owner's. */
   delete(owner: string, id: string): Promise<boolean>;
+  /** The stored response; undefined if unknown or another owner's. */
+  getResponse(owner: string, id: string): Promise<StoredResponse | undefined>;
+  /** Stores a response with its input and output items, whole or not at all. */
+  putResponse(response: StoredResponse): Promise<void>;
+  /** Deletes the response and its items; false if unknown or another owner's. */
+  deleteResponse(owner: string, id: string): Promise<boolean>;
+  /** A stored input or output item of `owner`'s responses, by its id. */
+  getItem(owner: string, id: string): Promise<StoredItem | undefined>;
 }

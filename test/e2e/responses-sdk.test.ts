@@ -68,10 +68,15 @@ describe("responses.create", () => {
     expect(response.usage?.input_tokens).toBe(await chatPromptTokens(stack.sidecar.url, "Hello!", "You are a weather bot."));
   });
 
-  it("says clearly that stored responses are not supported yet", async () => {
+  it("an unknown previous_response_id is OpenAI's 404, naming it", async () => {
     const error = await client.responses.create({ model: "m", input: "Hi", previous_response_id: "resp_123" }).catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(OpenAI.BadRequestError);
-    expect((error as APIError).message).toMatch(/previous_response_id.*not supported yet: this server stores no responses/);
+    expect(error).toBeInstanceOf(OpenAI.NotFoundError);
+    expect((error as APIError).error).toEqual({
+      message: "Previous response with id 'resp_123' not found.",
+      type: "invalid_request_error",
+      param: "previous_response_id",
+      code: "previous_response_not_found",
+    });
   });
 });
 

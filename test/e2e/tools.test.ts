@@ -260,6 +260,26 @@ describe("OpenAI responses", () => {
     expect(final.usage?.output_tokens_details.reasoning_tokens).toBe(TOOLS_RESULT_PIECES.indexOf("</think>") + 1);
   });
 
+  /** The Response of a stream's `response.completed`, as sent. */
+  async function completedOf(body: OpenAI.Responses.ResponseCreateParamsStreaming): Promise<OpenAI.Responses.Response> {
+    let completed: OpenAI.Responses.Response | undefined;
+    for await (const event of await openai.responses.create(body)) if (event.type === "response.completed") completed = event.response;
+    if (completed === undefined) throw new Error("no response.completed");
+    return completed;
+  }
+
+  it("runs the agent loop on stored responses: previous_response_id and the call's output alone; retrieve is what was streamed", async () => {
+    const first = await completedOf({ model: "m", input: "Weather in Tokyo?", tools, stream: true });
+    const call = first.output[0];
+    if (call?.type !== "function_call") throw new Error("no function call");
+    const final = await completedOf({ model: "m", tools, stream: true, previous_response_id: first.id, input: [{ type: "function_call_output", call_id: call.call_id, output: toolResult }] });
+    expect(final.output.map((item) => item.type)).toEqual(["reasoning", "message"]);
+    expect(final.output_text).toBe(TOOLS_ANSWER);
+    const { _request_id: _one, ...storedFirst } = await openai.responses.retrieve(first.id);
+    const { _request_id: _two, ...storedFinal } = await openai.responses.retrieve(final.id);
+    expect([storedFirst, storedFinal]).toEqual([first, final]);
+  });
+
   it("offers a namespace's function tools and names the namespace on their calls (as Codex groups its tools)", async () => {
     const grouped = [
       { type: "namespace", name: "weather", description: "Weather tools.", tools: [{ ...tools[0], type: "function" }, { type: "custom", name: "raw" }] },

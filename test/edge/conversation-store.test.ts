@@ -121,13 +121,63 @@ describe.each(Object.keys(drivers))("the conversation store on %s", (name) => {
   });
 });
 
+describe.each(Object.keys(drivers))("stored responses on %s", (name) => {
+  let store: ConversationStore;
+  beforeEach(async () => {
+    store = await (drivers[name] as () => Promise<ConversationStore>)();
+  }, 30_000);
+
+  const input = { id: "msg_in1", type: "message", role: "user", content: [{ type: "input_text", text: "Hi" }] };
+  const output = { id: "msg_out1", type: "message", status: "completed", role: "assistant", content: [{ type: "output_text", text: "Hello", annotations: [], logprobs: [] }] };
+  const stored = {
+    id: "resp_1",
+    owner: "key-a",
+    createdAt: 1_700_000_000_000,
+    response: { id: "resp_1", object: "response", output: [output] },
+    inputItems: [input],
+    context: [input],
+  };
+
+  it("keeps a response whole, for its owner only", async () => {
+    await store.putResponse(stored);
+    expect(await store.getResponse("key-a", "resp_1")).toEqual(stored);
+    expect(await store.getResponse("key-b", "resp_1")).toBeUndefined();
+    expect(await store.getResponse("key-a", "resp_2")).toBeUndefined();
+  });
+
+  it("finds its input and output items by id, for its owner only", async () => {
+    await store.putResponse(stored);
+    expect(await store.getItem("key-a", "msg_in1")).toEqual(input);
+    expect(await store.getItem("key-a", "msg_out1")).toEqual(output);
+    expect(await store.getItem("key-b", "msg_out1")).toBeUndefined();
+  });
+
+  it("deletes a response and its items; another owner deletes nothing", async () => {
+    await store.putResponse(stored);
+    expect(await store.deleteResponse("key-b", "resp_1")).toBe(false);
+    expect(await store.getItem("key-a", "msg_out1")).toEqual(output);
+    expect(await store.deleteResponse("key-a", "resp_1")).toBe(true);
+    expect(await store.getResponse("key-a", "resp_1")).toBeUndefined();
+    expect(await store.getItem("key-a", "msg_out1")).toBeUndefined();
+    expect(await store.deleteResponse("key-a", "resp_1")).toBe(false);
+  });
+
+  it("stores nothing when a response's id is taken", async () => {
+    await store.putResponse(stored);
+    const again = { ...stored, response: { id: "resp_1", output: [{ ...output, id: "msg_out2" }] } };
+    await expect(store.putResponse(again)).rejects.toThrow(/constraint/i);
+    expect(await store.getItem("key-a", "msg_out2")).toBeUndefined();
+    expect(await store.getResponse("key-a", "resp_1")).toEqual(stored);
+  });
+});
+
 describe("migrations on Node", () => {
   it("are applied once, recorded as wrangler records them, and kept across reopening", () => {
     const path = join(dir, "migrate.sqlite");
     const db = new Database(path);
-    expect(migrate(db)).toEqual(["0001_conversations.sql"]);
+    expect(migrate(db)).toEqual(["0001_conversations.sql", "0002_responses.sql"]);
     expect(migrate(db)).toEqual([]);
-    expect(db.prepare("SELECT name FROM d1_migrations").all()).toEqual([{ name: "0001_conversations.sql" }]);
+    expect(db.prepare("SELECT name FROM d1_migrations").all()).toEqual([{ name: "0001_conversations.sql" }, { name: "0002_responses.sql" }]);
     db.close();
     const reopened = openSqliteStore(path);
     reopened.close();

@@ -219,7 +219,7 @@ describe("bad requests: OpenAI's error shape, refused before the sidecar is call
     { name: "missing input", body: { model: "m" }, param: "input", message: /^Missing required parameter: 'input'\.$/ },
     { name: "input a number", body: { input: 5 }, param: "input", message: /expected string or array/ },
     { name: "empty input list", body: { input: [] }, param: "input", message: /at least one input item/ },
-    { name: "previous_response_id (stored responses come later)", body: { input: "x", previous_response_id: "resp_abc" }, param: "previous_response_id", message: /not supported yet: this server stores no responses/ },
+    { name: "previous_response_id without a store", body: { input: "x", previous_response_id: "resp_abc" }, param: "previous_response_id", message: /not supported by this server without a store/ },
     { name: "conversation", body: { input: "x", conversation: "conv_1" }, param: "conversation", message: /stores no responses/ },
     { name: "a function tool with a bad name", body: { input: "x", tools: [{ type: "function", name: "get weather", parameters: {} }] }, param: "tools[0].name", message: /1 to 64 characters/ },
     { name: "a function tool named twice", body: { input: "x", tools: [{ type: "function", name: "f" }, { type: "function", name: "f" }] }, param: "tools[1].name", message: /used twice/ },

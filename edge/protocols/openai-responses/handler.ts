@@ -1,11 +1,15 @@
+import { readJsonBody } from "../../body.js";
 import type { AppContext } from "../../context.js";
-import { serve, type Endpoint } from "../../serve.js";
+import { InvalidRequestError } from "../../errors.js";
+import { answer } from "../../protocol.js";
+import { generateFor, type Endpoint } from "../../serve.js";
+import { parseRequest } from "../../validation.js";
 import { openAiProtocol } from "../openai-common/protocol.js";
 import { createResponsesStreamEncoder, encodeResponse } from "./encoder.js";
-import { responsesRequestSchema } from "./schema.js";
+import { NOT_STORED_HERE, responsesRequestSchema } from "./schema.js";
 import { toGenerateRequest } from "./to-request.js";
 
-const responsesEndpoint: Endpoint<typeof responsesRequestSchema> = {
+export const responsesEndpoint: Endpoint<typeof responsesRequestSchema> = {
   protocol: openAiProtocol,
   schema: responsesRequestSchema,
   idPrefix: "resp_",
@@ -16,7 +20,18 @@ const responsesEndpoint: Endpoint<typeof responsesRequestSchema> = {
   encodeResult: encodeResponse,
 };
 
-/** POST /v1/responses */
+/**
+ * POST /v1/responses on a server without a store: nothing is stored (`store: false` in every
+ * Response) and previous_response_id is refused by name. With a store, edge/stored-responses/.
+ */
 export function handleResponses(request: Request, context: AppContext): Promise<Response> {
-  return serve(responsesEndpoint, request, context);
+  return answer(openAiProtocol, context, request, async () => {
+    const raw = await readJsonBody(request, context.maxBodyBytes);
+    const fields = typeof raw === "object" && raw !== null && !Array.isArray(raw) ? (raw as Record<string, unknown>) : undefined;
+    if (fields?.["previous_response_id"] != null) {
+      throw new InvalidRequestError(`Invalid 'previous_response_id': ${NOT_STORED_HERE}.`, { param: "previous_response_id" });
+    }
+    const body = { ...parseRequest(responsesRequestSchema, raw), store: false };
+    return generateFor(responsesEndpoint, body, request, context);
+  });
 }

@@ -174,8 +174,9 @@ export function responseObject(body: ResponsesRequest, meta: ResponseMeta, state
     output: state.output,
     output_text: outputText(state.output),
     parallel_tool_calls: body.parallel_tool_calls ?? true,
-    previous_response_id: null,
-    store: false,
+    previous_response_id: body.previous_response_id ?? null,
+    // True only where the handler stored it (edge/stored-responses/): a server without a store says false.
+    store: body.store === true,
     background: false,
     service_tier: "default",
     temperature: body.temperature ?? DEFAULT_TEMPERATURE,

@@ -1,12 +1,12 @@
-// POST /v1/responses request body (OpenAI Responses API), stateless. Fields this
+// POST /v1/responses request body (OpenAI Responses API). Fields this
 // server does not use (user, reasoning, truncation, include, …) are ignored;
-// `null` is accepted for optional fields; `store` is accepted but nothing is stored.
+// `null` is accepted for optional fields; `store` and `previous_response_id` are the handler's
+// (edge/stored-responses/ with a store; refused or false without one).
 // Tools of type "function", and those of "namespace" tools, are offered to the model (tools.ts);
 // other tool types that agents send (web_search, file_search, code_interpreter, mcp, …) are
 // ignored and named in the Response's `warnings`. Input items: messages, function_call, function_call_output, and
 // reasoning items (their text becomes the next assistant message's reasoning).
-// Refused with a 400 naming the field: `previous_response_id` and `conversation`
-// (stored, stateful responses come in a later version), other input item types, content
+// Refused with a 400 naming the field: `conversation`, other input item types, content
 // parts other than input_text / output_text.
 import * as z from "zod";
 import { CallLedger, duplicateNames, report, toolName, unknownChoice } from "../../tools.js";
@@ -112,6 +112,10 @@ const toolChoice = z
 const NOT_STORED =
   "not supported yet: this server stores no responses (the stored, stateful side of the Responses API comes in a later version); send the whole conversation in 'input'";
 
+/** Why previous_response_id is refused by a server without a store. */
+export const NOT_STORED_HERE =
+  "is not supported by this server without a store (no database is configured): send the whole conversation in 'input'";
+
 export const responsesRequestSchema = z.object({
   model: z.string().nullish(),
   input: z.union([z.string(), z.array(inputItem).min(1, { error: "at least one input item is required" })]),
@@ -121,12 +125,11 @@ export const responsesRequestSchema = z.object({
   top_p: z.number().gt(0).max(1).nullish(),
   stream: z.boolean().nullish(),
   metadata: z.record(z.string(), z.string()).nullish(),
-  // Accepted; nothing is stored either way (responses say `"store": false`).
+  // With a store (edge/stored-responses/) the handler sets `store` to what is done and puts the
+  // previous responses' items first in `input`; without one it refuses previous_response_id and
+  // sets `store` to false.
   store: z.boolean().nullish(),
-  previous_response_id: z
-    .string()
-    .nullish()
-    .refine((id) => id == null, { error: NOT_STORED }),
+  previous_response_id: z.string().min(1).nullish(),
   conversation: z
     .unknown()
     .optional()

@@ -1,0 +1,59 @@
+// Stored Responses in SQL (migrations/0002_responses.sql), the same on D1 and on SQLite: the
+// Response row holds the object, its own input items and the whole context it was made from;
+// every input and output item also gets a row by id, for `item_reference`.
+import type { SqlDriver, SqlStatement, SqlValue } from "./sql.js";
+import type { StoredItem, StoredResponse } from "./store.js";
+
+const sql = (text: string, ...params: SqlValue[]): SqlStatement => ({ sql: text, params });
+
+const parse = <T>(value: unknown): T => JSON.parse(String(value)) as T;
+
+/** The items a stored response answers `item_reference` with: its input, then its output. */
+function itemsOf(response: StoredResponse): StoredItem[] {
+  const output = Array.isArray(response.response["output"]) ? (response.response["output"] as StoredItem[]) : [];
+  return [...response.inputItems, ...output].filter((item) => typeof item["id"] === "string");
+}
+
+export async function getResponse(driver: SqlDriver, owner: string, id: string): Promise<StoredResponse | undefined> {
+  const [row] = await driver.all(sql("SELECT created_at, response, input_items, context FROM responses WHERE id = ? AND owner = ?", id, owner));
+  if (row === undefined) return undefined;
+  return {
+    id,
+    owner,
+    createdAt: Number(row["created_at"]),
+    response: parse<Record<string, unknown>>(row["response"]),
+    inputItems: parse<StoredItem[]>(row["input_items"]),
+    context: parse<StoredItem[]>(row["context"]),
+  };
+}
+
+export async function putResponse(driver: SqlDriver, response: StoredResponse): Promise<void> {
+  const { id, owner } = response;
+  await driver.batch([
+    sql(
+      "INSERT INTO responses (id, owner, created_at, response, input_items, context) VALUES (?, ?, ?, ?, ?, ?)",
+      id,
+      owner,
+      response.createdAt,
+      JSON.stringify(response.response),
+      JSON.stringify(response.inputItems),
+      JSON.stringify(response.context),
+    ),
+    ...itemsOf(response).map((item) =>
+      sql("INSERT OR REPLACE INTO response_items (response_id, id, owner, item) VALUES (?, ?, ?, ?)", id, String(item["id"]), owner, JSON.stringify(item)),
+    ),
+  ]);
+}
+
+export async function deleteResponse(driver: SqlDriver, owner: string, id: string): Promise<boolean> {
+  const changed = await driver.batch([
+    sql("DELETE FROM response_items WHERE response_id = ? AND owner = ?", id, owner),
+    sql("DELETE FROM responses WHERE id = ? AND owner = ?", id, owner),
+  ]);
+  return (changed[1] ?? 0) > 0;
+}
+
+export async function getItem(driver: SqlDriver, owner: string, id: string): Promise<StoredItem | undefined> {
+  const [row] = await driver.all(sql("SELECT item FROM response_items WHERE owner = ? AND id = ? LIMIT 1", owner, id));
+  return row === undefined ? undefined : parse<StoredItem>(row["item"]);
+}
