@@ -3,7 +3,7 @@
 // them, every grammar llama.cpp's parser would print whole to standard error (the leak the check
 // prevents) is refused, and no grammar llama.cpp accepts is.
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
@@ -44,11 +44,23 @@ interface Verdict {
 
 /** llama.cpp's verdict on each grammar, from a child process whose standard error is read. */
 function llamaVerdicts(grammars: readonly string[]): Verdict[] {
-  const file = join(mkdtempSync(join(tmpdir(), "gbnf-")), "grammars.json");
+  const dir = mkdtempSync(join(tmpdir(), "gbnf-"));
+  const file = join(dir, "grammars.json");
   writeFileSync(file, JSON.stringify(grammars));
-  const run = spawnSync(process.execPath, ["--import", "tsx", "test/support/grammar-probe.ts", file], { encoding: "utf8", maxBuffer: 1 << 28 });
+  // Standard error goes to a file, not a pipe: on a busy machine a full pipe made the child's
+  // synchronous writes fail (EAGAIN) and it died before printing its verdicts.
+  const errFile = join(dir, "stderr.txt");
+  const errFd = openSync(errFile, "w");
+  const run = spawnSync(process.execPath, ["--import", "tsx", "test/support/grammar-probe.ts", file], {
+    encoding: "utf8",
+    maxBuffer: 1 << 28,
+    stdio: ["ignore", "pipe", errFd],
+  });
+  closeSync(errFd);
+  const stderr = readFileSync(errFile, "utf8");
+  if (run.status !== 0) throw new Error(`grammar probe exited with ${String(run.status ?? run.signal)}: ${stderr.slice(-2000)}`);
   const accepted = JSON.parse(run.stdout) as boolean[];
-  const printed = run.stderr.split(/\n@@grammar-probe \d+@@\n/).map((part) => part.includes("error parsing grammar"));
+  const printed = stderr.split(/\n@@grammar-probe \d+@@\n/).map((part) => part.includes("error parsing grammar"));
   return accepted.map((ok, i) => ({ accepted: ok, printed: printed[i] ?? false }));
 }
 
