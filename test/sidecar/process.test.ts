@@ -10,7 +10,7 @@ describe("the sidecar process", () => {
     // node itself rather than the tsx wrapper, so that signals reach the sidecar's own process.
     const child = spawn(
       process.execPath,
-      ["--import", "tsx", "sidecar/main.ts", "--port", "0", "--sequences", "1", "--context-size", "4096", "--drain-ms", "20000"],
+      ["--import", "tsx", "sidecar/main.ts", "--port", "0", "--sequences", "1", "--context-size", "4096", "--drain-ms", "60000"],
       { env: { ...process.env, MODEL: modelPath("scripted") }, stdio: ["ignore", "pipe", "pipe"] },
     );
     let stderr = "";
@@ -24,12 +24,13 @@ describe("the sidecar process", () => {
 
       let tokens = 0;
       let finish: unknown;
-      for await (const e of client.generate({ input: { case: "prompt", value: "Let us sing. Sing" }, maxTokens: 1500 })) {
+      for await (const e of client.generate({ input: { case: "prompt", value: "Let us sing. Sing" }, maxTokens: 400 })) {
         if (e.event.case === "token" && ++tokens === 5) child.kill("SIGTERM");
         if (e.event.case === "finish") finish = e.event.value;
       }
-      // The stream that was running when SIGTERM came finished in full.
-      expect(finish).toMatchObject({ reason: FinishReason.LENGTH, completionTokens: 1500 });
+      // The stream that was running when SIGTERM came finished in full (the drain period is far
+      // longer than the stream: on a loaded machine 1,500 tokens once outlasted a 20 s drain).
+      expect(finish).toMatchObject({ reason: FinishReason.LENGTH, completionTokens: 400 });
       const [code] = await exited;
       expect(code).toBe(0);
       expect(stderr).toContain("SIGTERM, draining");
