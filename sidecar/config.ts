@@ -2,7 +2,7 @@ import { parseArgs } from "node:util";
 import { ENGINE_CHOICES, type EngineChoice, type ModelOptions } from "./engine/model.js";
 import type { PrioritySetting } from "./priority.js";
 
-type EngineSettings = "threads" | "engine" | "sequences" | "contextSize" | "maxQueue" | "queueTimeoutMs";
+type EngineSettings = "threads" | "engine" | "sequences" | "contextSize" | "maxQueue" | "queueTimeoutMs" | "embeddingContextSize";
 
 export interface SidecarConfig extends Pick<ModelOptions, EngineSettings> {
   /** A GGUF path, a name in `modelsDir`, or a remote model (model-source.ts); undefined serves the embedded demo model. */
@@ -34,6 +34,7 @@ const options = {
   engine: { type: "string", env: "ENGINE", default: "auto", help: "llama.cpp library: auto, prebuilt or local (npm run build:engine)" },
   sequences: { type: "string", env: "SEQUENCES", default: "4", help: "requests generated at once" },
   "context-size": { type: "string", env: "CONTEXT_SIZE", default: "auto", help: "tokens per request (prompt + reply), or auto: the model's trained context, capped by memory" },
+  "embedding-context-size": { type: "string", env: "EMBEDDING_CONTEXT_SIZE", default: "8192", help: "tokens one embedding input may hold (capped by the model's trained context)" },
   "max-queue": { type: "string", env: "MAX_QUEUE", default: "64", help: "requests that may wait for a sequence" },
   "queue-timeout-ms": { type: "string", env: "QUEUE_TIMEOUT_MS", default: "60000", help: "longest wait for a sequence" },
   "drain-ms": { type: "string", env: "DRAIN_MS", default: "30000", help: "grace period on SIGTERM" },
@@ -118,6 +119,7 @@ export function readConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Sid
     engine: engine as EngineChoice,
     sequences: positiveInt("sequences", get("sequences") ?? "4"),
     contextSize: contextSizeOf(get("context-size") ?? "auto"),
+    embeddingContextSize: positiveInt("embedding-context-size", get("embedding-context-size") ?? "8192", 16),
     maxQueue: positiveInt("max-queue", get("max-queue") ?? "64", 0),
     queueTimeoutMs: positiveInt("queue-timeout-ms", get("queue-timeout-ms") ?? "60000"),
     drainMs: positiveInt("drain-ms", get("drain-ms") ?? "30000", 0),

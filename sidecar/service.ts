@@ -52,6 +52,16 @@ export function createInferenceService(state: ServiceState): ServiceImpl<typeof 
       if (bad !== undefined) throw invalidArgument(`token ${bad} is not in the model's vocabulary`);
       return { text: loaded.model.detokenize(request.tokens as never, false) };
     },
+    async embed(request, context) {
+      const loaded = pick(request.model);
+      if (request.inputs.length === 0) throw invalidArgument("embed needs at least one input");
+      const dimensions = loaded.embedder.dimensions;
+      if (request.dimensions !== 0 && request.dimensions !== dimensions) {
+        throw invalidArgument(`this model's embeddings have ${dimensions} dimensions; ${request.dimensions} cannot be made from them`);
+      }
+      const embeddings = await loaded.embedder.embed(request.inputs, context.signal);
+      return { embeddings, promptTokens: embeddings.reduce((sum, e) => sum + e.tokens, 0) };
+    },
     listModels() {
       return {
         models: state.models.map((m) => ({
@@ -65,6 +75,8 @@ export function createInferenceService(state: ServiceState): ServiceImpl<typeof 
           engineBuild: m.llama.buildType,
           maxQueue: m.pool.limits.maxQueue,
           queueTimeoutMs: m.pool.limits.queueTimeoutMs,
+          embeddingDimensions: m.embedder.dimensions,
+          embeddingContextSize: m.embedder.contextSize,
         })),
       };
     },

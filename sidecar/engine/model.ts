@@ -9,6 +9,7 @@ import {
   type LlamaContext,
   type LlamaModel,
 } from "node-llama-cpp";
+import { Embedder } from "./embeddings.js";
 import { shareBatch } from "./batch-shares.js";
 import { scheduleBatches, type BatchScheduler } from "./batch-scheduling.js";
 import { SequencePool } from "./pool.js";
@@ -50,9 +51,14 @@ export interface ModelOptions {
   readonly maxQueue: number;
   /** How long a request may wait for a free sequence, in milliseconds. */
   readonly queueTimeoutMs: number;
+  /** Tokens one embedding input may hold (capped by the trained context); default 8,192. */
+  readonly embeddingContextSize?: number;
   /** Load progress, 0..1. */
   readonly onProgress?: (fraction: number) => void;
 }
+
+/** Tokens one embedding input may hold unless configured. */
+export const DEFAULT_EMBEDDING_CONTEXT_SIZE = 8192;
 
 /** One loaded model: its context, its sequences and what is resolved once per model. */
 export interface LoadedModel {
@@ -73,6 +79,8 @@ export interface LoadedModel {
   readonly threads: number;
   /** How decode steps and cache trims share the context (see batch-scheduling.ts). */
   readonly scheduler: BatchScheduler;
+  /** Embeddings with this model (its own context, made on first use). */
+  readonly embedder: Embedder;
   dispose(): Promise<void>;
 }
 
@@ -128,6 +136,13 @@ export async function loadModel(options: ModelOptions): Promise<LoadedModel> {
   const chatWrapper = resolveChatWrapper(model);
   const id = options.id ?? path.basename(options.modelPath).replace(/\.gguf$/i, "");
   const pool = new SequencePool(context, { maxQueue: options.maxQueue, queueTimeoutMs: options.queueTimeoutMs });
+  const vocabulary = vocabularySize(model);
+  const embedder = new Embedder(model, {
+    threads,
+    contextSize: options.embeddingContextSize ?? DEFAULT_EMBEDDING_CONTEXT_SIZE,
+    maxQueue: options.maxQueue,
+    vocabularySize: vocabulary,
+  });
   return {
     id,
     created: Math.floor(Date.now() / 1000),
@@ -140,10 +155,12 @@ export async function loadModel(options: ModelOptions): Promise<LoadedModel> {
     tokenBytes: new TokenBytes(model),
     contextSize: context.contextSize,
     trainedContextSize: model.trainContextSize,
-    vocabularySize: vocabularySize(model),
+    vocabularySize: vocabulary,
     threads,
     scheduler,
+    embedder,
     async dispose() {
+      await embedder.dispose();
       await context.dispose();
       await model.dispose();
     },
