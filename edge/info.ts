@@ -47,6 +47,7 @@ export async function handleInfo(
         sequences: model.sequences,
         architecture: model.architecture,
         engine_build: model.engineBuild,
+        embedding_dimensions: model.embeddingDimensions,
       })),
       limits: {
         max_body_bytes: context.maxBodyBytes,
