@@ -162,6 +162,7 @@ async function main(): Promise<void> {
     if (needServers) {
       log(`starting the sidecar (threads ${flags.threads}, engine ${flags.engine}, ${flags.sequences} sequences × ${flags.contextSize} tokens, queue ${flags.maxQueue})`);
       running.sidecar = await startChild<SidecarReady>("sidecar", "sidecar.ts", engineArgs);
+      notes.push(`The model runs on: ${running.sidecar.ready.gpu ?? "?"} (the figures of docs/performance.md were measured on CPU-only hosts).`);
       running.edge = await startChild<EdgeReady>("edge", "edge.ts", { sidecarUrl: running.sidecar.ready.url });
       if (peerInfo) {
         running.peer = await startPeer(peerInfo, { modelPath, threads: flags.threads, sequences: flags.sequences, contextSize: flags.contextSize });

@@ -1,8 +1,9 @@
 import { parseArgs } from "node:util";
 import { ENGINE_CHOICES, type EngineChoice, type ModelOptions } from "./engine/model.js";
 import type { PrioritySetting } from "./priority.js";
+import { parseGpu, parseGpuLayers } from "./engine/gpu.js";
 
-type EngineSettings = "threads" | "engine" | "sequences" | "contextSize" | "maxQueue" | "queueTimeoutMs" | "embeddingContextSize";
+type EngineSettings = "threads" | "engine" | "sequences" | "contextSize" | "maxQueue" | "queueTimeoutMs" | "embeddingContextSize" | "gpu" | "gpuLayers";
 
 export interface SidecarConfig extends Pick<ModelOptions, EngineSettings> {
   /** A GGUF path, a name in `modelsDir`, or a remote model (model-source.ts); undefined serves the embedded demo model. */
@@ -32,6 +33,8 @@ const options = {
   port: { type: "string", env: "SIDECAR_PORT", default: "50051", help: "port for native gRPC and gRPC-Web" },
   threads: { type: "string", env: "THREADS", help: "llama.cpp threads, or auto: all cores with a local build, half (>= 1) with the prebuilt one", default: "auto" },
   engine: { type: "string", env: "ENGINE", default: "auto", help: "llama.cpp library: auto, prebuilt or local (npm run build:engine)" },
+  gpu: { type: "string", env: "GPU", default: "auto", help: "llama.cpp GPU backend: auto, cuda, vulkan, metal or false (CPU only)" },
+  "gpu-layers": { type: "string", env: "GPU_LAYERS", default: "auto", help: "model layers on the GPU: auto (what fits), max, or a number" },
   sequences: { type: "string", env: "SEQUENCES", default: "4", help: "requests generated at once" },
   "context-size": { type: "string", env: "CONTEXT_SIZE", default: "auto", help: "tokens per request (prompt + reply), or auto: the model's trained context, capped by memory" },
   "embedding-context-size": { type: "string", env: "EMBEDDING_CONTEXT_SIZE", default: "8192", help: "tokens one embedding input may hold (capped by the model's trained context)" },
@@ -117,6 +120,8 @@ export function readConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Sid
     port: positiveInt("port", get("port") ?? "50051", 0),
     threads: threads === undefined || threads === "auto" ? "auto" : positiveInt("threads", threads),
     engine: engine as EngineChoice,
+    gpu: parseGpu(get("gpu") ?? "auto"),
+    gpuLayers: parseGpuLayers(get("gpu-layers") ?? "auto"),
     sequences: positiveInt("sequences", get("sequences") ?? "4"),
     contextSize: contextSizeOf(get("context-size") ?? "auto"),
     embeddingContextSize: positiveInt("embedding-context-size", get("embedding-context-size") ?? "8192", 16),

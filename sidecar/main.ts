@@ -1,6 +1,7 @@
 import { getPriority } from "node:os";
 import { ensureModels } from "../gguf/models.js";
 import { readConfig, usage } from "./config.js";
+import { describeGpu } from "./engine/gpu.js";
 import { isRemoteModel, modelsInFolder, resolveModelSource } from "./model-source.js";
 import { startSidecar } from "./server.js";
 
@@ -53,7 +54,7 @@ async function main(): Promise<void> {
   if (first !== undefined) console.error(`sidecar: ${contextChoice(config.contextSize, first.contextSize, first.trainedContextSize)}`);
   console.error(
     `sidecar: serving ${first?.id} (${config.sequences} sequences × ${first?.contextSize} tokens, ${first?.threads} threads, ` +
-      `${first?.llama.buildType} llama.cpp, nice ${getPriority()}) ` +
+      `${first?.llama.buildType} llama.cpp, ${first === undefined ? "" : describeGpu(first.gpu)}, nice ${getPriority()}) ` +
       `on ${sidecar.url} (native gRPC and gRPC-Web)`,
   );
   if (first !== undefined && first.llama.buildType !== "localBuild" && first.llama.gpu === false) {

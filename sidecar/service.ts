@@ -77,6 +77,11 @@ export function createInferenceService(state: ServiceState): ServiceImpl<typeof 
           queueTimeoutMs: m.pool.limits.queueTimeoutMs,
           embeddingDimensions: m.embedder.dimensions,
           embeddingContextSize: m.embedder.contextSize,
+          gpu: m.gpu.type,
+          gpuDevices: [...m.gpu.devices],
+          vramBytes: BigInt(m.gpu.vramBytes),
+          gpuLayers: m.gpu.layersOffloaded,
+          modelLayers: m.gpu.layers,
         })),
       };
     },

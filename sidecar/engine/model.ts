@@ -10,6 +10,7 @@ import {
   type LlamaModel,
 } from "node-llama-cpp";
 import { Embedder } from "./embeddings.js";
+import { checkGpuAvailable, gpuReport, type GpuChoice, type GpuLayers, type GpuReport } from "./gpu.js";
 import { shareBatch } from "./batch-shares.js";
 import { scheduleBatches, type BatchScheduler } from "./batch-scheduling.js";
 import { SequencePool } from "./pool.js";
@@ -51,6 +52,10 @@ export interface ModelOptions {
   readonly maxQueue: number;
   /** How long a request may wait for a free sequence, in milliseconds. */
   readonly queueTimeoutMs: number;
+  /** The llama.cpp GPU backend (`--gpu`); default "auto". */
+  readonly gpu?: GpuChoice;
+  /** Layers on the GPU (`--gpu-layers`); default "auto" (what fits). */
+  readonly gpuLayers?: GpuLayers;
   /** Tokens one embedding input may hold (capped by the trained context); default 8,192. */
   readonly embeddingContextSize?: number;
   /** Load progress, 0..1. */
@@ -79,6 +84,8 @@ export interface LoadedModel {
   readonly threads: number;
   /** How decode steps and cache trims share the context (see batch-scheduling.ts). */
   readonly scheduler: BatchScheduler;
+  /** The GPU it runs on, if any. */
+  readonly gpu: GpuReport;
   /** Embeddings with this model (its own context, made on first use). */
   readonly embedder: Embedder;
   dispose(): Promise<void>;
@@ -95,11 +102,15 @@ export function engineLog(_level: LlamaLogLevel, message: string): void {
   process.stderr.write(text.endsWith("\n") ? text : `${text}\n`);
 }
 
-/** The llama.cpp binding, loaded once per process; never builds or downloads anything. */
-export function loadLlama(engine: EngineChoice = "auto"): Promise<Llama> {
+/**
+ * The llama.cpp binding, loaded once per process (the first call's choices stay); never builds or
+ * downloads anything. A GPU backend this host cannot load is refused, naming the ones it can.
+ */
+export function loadLlama(engine: EngineChoice = "auto", gpu: GpuChoice = "auto"): Promise<Llama> {
   llamaInstance ??= (async () => {
+    await checkGpuAvailable(gpu);
     const llama = await getLlama({
-      gpu: "auto",
+      gpu,
       build: "never",
       // Always explicit: node-llama-cpp's own default is far more threads than small hosts have.
       maxThreads: os.availableParallelism(),
@@ -116,10 +127,11 @@ export function loadLlama(engine: EngineChoice = "auto"): Promise<Llama> {
 }
 
 export async function loadModel(options: ModelOptions): Promise<LoadedModel> {
-  const llama = await loadLlama(options.engine);
+  const llama = await loadLlama(options.engine, options.gpu);
   const threads = resolveThreads(options.threads, llama);
   const model = await llama.loadModel({
     modelPath: options.modelPath,
+    gpuLayers: options.gpuLayers ?? "auto",
     ...(options.onProgress ? { onLoadProgress: options.onProgress } : {}),
   });
   const context = await model.createContext({
@@ -159,6 +171,7 @@ export async function loadModel(options: ModelOptions): Promise<LoadedModel> {
     threads,
     scheduler,
     embedder,
+    gpu: await gpuReport(llama, model),
     async dispose() {
       await embedder.dispose();
       await context.dispose();
