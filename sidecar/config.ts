@@ -11,6 +11,8 @@ export interface SidecarConfig extends Pick<ModelOptions, EngineSettings> {
   /** Where models are named from and downloaded to. */
   readonly modelsDir?: string;
   readonly modelId: string | undefined;
+  /** A separate GGUF for embeddings (resolved like `model`); none: the served model embeds. */
+  readonly embeddingModel?: string | undefined;
   readonly host: string;
   readonly port: number;
   readonly drainMs: number;
@@ -28,6 +30,7 @@ export interface SidecarConfig extends Pick<ModelOptions, EngineSettings> {
 const options = {
   model: { type: "string", env: "MODEL", help: "GGUF file, a name in --models-dir, hf:<user>/<repo>/<file>.gguf or an https URL (downloaded once into --models-dir); default: the embedded demo model" },
   "models-dir": { type: "string", env: "MODELS_DIR", default: "models", help: "where models are named from and downloaded to" },
+  "embedding-model": { type: "string", env: "EMBEDDING_MODEL", help: "a separate model for /v1/embeddings (path, name, hf: or https URL like --model); default: the served model" },
   "model-id": { type: "string", env: "MODEL_ID", help: "name clients use (default: the file name)" },
   host: { type: "string", env: "SIDECAR_HOST", default: "127.0.0.1", help: "address to bind" },
   port: { type: "string", env: "SIDECAR_PORT", default: "50051", help: "port for native gRPC and gRPC-Web" },
@@ -116,6 +119,7 @@ export function readConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Sid
     model: get("model"),
     modelsDir: get("models-dir") ?? "models",
     modelId: get("model-id"),
+    embeddingModel: get("embedding-model"),
     host,
     port: positiveInt("port", get("port") ?? "50051", 0),
     threads: threads === undefined || threads === "auto" ? "auto" : positiveInt("threads", threads),

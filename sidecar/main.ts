@@ -14,6 +14,11 @@ async function modelToServe(model: string | undefined, folder: string): Promise<
     console.error(`sidecar: no MODEL given, serving the embedded demo model (${demo}); run MODEL=/path/to/model.gguf npm start to serve a real one`);
     return demo;
   }
+  return resolveShowingProgress(model, folder);
+}
+
+/** A path, a name in the models folder, or a remote model downloaded once (with a progress line). */
+async function resolveShowingProgress(model: string, folder: string): Promise<string> {
   if (!isRemoteModel(model)) return resolveModelSource(model, { folder });
   let shown = -1;
   const path = await resolveModelSource(model, {
@@ -38,10 +43,12 @@ async function main(): Promise<void> {
   }
   const config = readConfig(process.argv.slice(2), process.env);
   const model = await modelToServe(config.model, config.modelsDir ?? "models");
+  const embeddingModel = config.embeddingModel === undefined ? undefined : await resolveShowingProgress(config.embeddingModel, config.modelsDir ?? "models");
   let lastShown = -1;
   const sidecar = await startSidecar({
     ...config,
     model,
+    embeddingModel,
     onProgress: (fraction) => {
       const percent = Math.floor(fraction * 100);
       if (percent === lastShown) return;

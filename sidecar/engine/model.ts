@@ -56,6 +56,8 @@ export interface ModelOptions {
   readonly gpu?: GpuChoice;
   /** Layers on the GPU (`--gpu-layers`); default "auto" (what fits). */
   readonly gpuLayers?: GpuLayers;
+  /** A separate GGUF whose vectors Embed returns; none: this model's own. */
+  readonly embeddingModelPath?: string;
   /** Tokens one embedding input may hold (capped by the trained context); default 8,192. */
   readonly embeddingContextSize?: number;
   /** Load progress, 0..1. */
@@ -149,11 +151,13 @@ export async function loadModel(options: ModelOptions): Promise<LoadedModel> {
   const id = options.id ?? path.basename(options.modelPath).replace(/\.gguf$/i, "");
   const pool = new SequencePool(context, { maxQueue: options.maxQueue, queueTimeoutMs: options.queueTimeoutMs });
   const vocabulary = vocabularySize(model);
-  const embedder = new Embedder(model, {
+  const embeddingModel =
+    options.embeddingModelPath === undefined ? model : await llama.loadModel({ modelPath: options.embeddingModelPath, gpuLayers: options.gpuLayers ?? "auto" });
+  const embedder = new Embedder(embeddingModel, {
     threads,
     contextSize: options.embeddingContextSize ?? DEFAULT_EMBEDDING_CONTEXT_SIZE,
     maxQueue: options.maxQueue,
-    vocabularySize: vocabulary,
+    vocabularySize: embeddingModel === model ? vocabulary : vocabularySize(embeddingModel),
   });
   return {
     id,
@@ -174,6 +178,7 @@ export async function loadModel(options: ModelOptions): Promise<LoadedModel> {
     gpu: await gpuReport(llama, model),
     async dispose() {
       await embedder.dispose();
+      if (embeddingModel !== model) await embeddingModel.dispose();
       await context.dispose();
       await model.dispose();
     },

@@ -26,6 +26,8 @@ describe("readConfig", () => {
     expect(readConfig([], { GPU: "vulkan", GPU_LAYERS: "max" })).toMatchObject({ gpu: "vulkan", gpuLayers: "max" });
     for (const off of ["false", "off", "cpu", "none"]) expect(readConfig(["--gpu", off], {}).gpu).toBe(false);
     expect(readConfig([], { EMBEDDING_CONTEXT_SIZE: "512" }).embeddingContextSize).toBe(512);
+    expect(readConfig(["--embedding-model", "hf:user/repo/e.gguf"], {}).embeddingModel).toBe("hf:user/repo/e.gguf");
+    expect(readConfig([], {}).embeddingModel).toBeUndefined();
   });
 
   it.each([

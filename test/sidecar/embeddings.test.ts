@@ -38,6 +38,30 @@ describe("Embedder", () => {
     expect(result?.values).toHaveLength(loaded.embedder.dimensions);
   });
 
+  it("--embedding-model: a separate model's vectors, the served model untouched", async () => {
+    const other = await loadModel({
+      modelPath: modelPath("scripted"),
+      threads: 1,
+      engine: "auto",
+      sequences: 1,
+      contextSize: 256,
+      maxQueue: 1,
+      queueTimeoutMs: 10_000,
+      embeddingModelPath: modelPath("random-tiny"),
+    });
+    try {
+      const signal = new AbortController().signal;
+      const [own] = await loaded.embedder.embed([text("Hello!")], signal);
+      const [separate] = await other.embedder.embed([text("Hello!")], signal);
+      expect(other.embedder.dimensions).not.toBe(loaded.embedder.dimensions);
+      expect(separate?.values).toHaveLength(other.embedder.dimensions);
+      expect(own?.values).toHaveLength(loaded.embedder.dimensions);
+      expect(other.id).toBe("scripted");
+    } finally {
+      await other.dispose();
+    }
+  });
+
   it("scales vectors to unit length and leaves a zero vector alone", () => {
     expect(unitLength([3, 4])).toEqual([0.6, 0.8]);
     expect(unitLength([0, 0])).toEqual([0, 0]);
