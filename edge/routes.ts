@@ -10,6 +10,7 @@ import { handleDeleteConversation, handleGetConversation, handleListConversation
 import type { ConversationStore } from "./store/store.js";
 import { handleCountTokens, handleMessages } from "./protocols/anthropic-messages/handler.js";
 import { handleDetokenize, handleTokenize } from "./protocols/tokenizer/handler.js";
+import { handleEmbeddings } from "./protocols/openai-embeddings/handler.js";
 import { handleChatCompletions } from "./protocols/openai-chat/handler.js";
 import { handleCompletions } from "./protocols/openai-completions/handler.js";
 import { handleListModels, handleRetrieveModel } from "./protocols/openai-models/handler.js";
@@ -85,6 +86,7 @@ export function routeTable(context: AppContext, access: AccessMode): readonly Ro
     { method: "POST", path: "/v1/messages", protocol: "anthropic", handle: (r) => handleMessages(r, context) },
     { method: "POST", path: "/v1/messages/count_tokens", protocol: "anthropic", handle: (r) => handleCountTokens(r, context) },
     { method: "GET", path: "/v1/models", protocol: "openai", handle: (r) => handleListModels(r, context) },
+    { method: "POST", path: "/v1/embeddings", protocol: "openai", handle: (r) => handleEmbeddings(r, context) },
     { method: "POST", path: "/tokenize", protocol: "openai", handle: (r) => handleTokenize(r, context) },
     { method: "POST", path: "/detokenize", protocol: "openai", handle: (r) => handleDetokenize(r, context) },
     {

@@ -32,9 +32,14 @@ export interface StartOptions extends Omit<SidecarConfig, "model"> {
 }
 
 export async function startSidecar(config: StartOptions): Promise<RunningSidecar> {
-  const { model, modelId, host: _host, port: _port, drainMs: _drainMs, modelsDir: _modelsDir, priority = "off", token, tlsCert, tlsKey, heartbeatMs = DEFAULT_HEARTBEAT_MS, ...engine } = config;
+  const { model, modelId, embeddingModel, host: _host, port: _port, drainMs: _drainMs, modelsDir: _modelsDir, priority = "off", token, tlsCert, tlsKey, heartbeatMs = DEFAULT_HEARTBEAT_MS, ...engine } = config;
   applyPriority(priority);
-  const loaded = await loadModel({ ...engine, modelPath: model, ...(modelId !== undefined ? { id: modelId } : {}) });
+  const loaded = await loadModel({
+    ...engine,
+    modelPath: model,
+    ...(modelId !== undefined ? { id: modelId } : {}),
+    ...(embeddingModel !== undefined ? { embeddingModelPath: embeddingModel } : {}),
+  });
   const models = [loaded];
   const metrics = new EngineMetrics();
   const shutdown = new AbortController();

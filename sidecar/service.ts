@@ -1,6 +1,7 @@
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { Token } from "node-llama-cpp";
-import { InferenceService, type TokenizeRequest } from "../proto/gen/inference/v1/inference_pb.js";
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import { InferenceService, type ModelInfoSchema, type TokenizeRequest } from "../proto/gen/inference/v1/inference_pb.js";
 import { invalidArgument, notFound, unavailable } from "./engine/errors.js";
 import { FIRST_TOKEN_POSITION, generate } from "./engine/generate.js";
 import { withHeartbeats } from "./engine/heartbeat.js";
@@ -52,22 +53,42 @@ export function createInferenceService(state: ServiceState): ServiceImpl<typeof 
       if (bad !== undefined) throw invalidArgument(`token ${bad} is not in the model's vocabulary`);
       return { text: loaded.model.detokenize(request.tokens as never, false) };
     },
-    listModels() {
-      return {
-        models: state.models.map((m) => ({
-          id: m.id,
-          created: BigInt(m.created),
-          contextSize: m.contextSize,
-          sequences: m.pool.size,
-          vocabularySize: m.vocabularySize,
-          chatTemplate: m.chatWrapper.wrapperName,
-          architecture: String(m.model.fileInfo.metadata.general.architecture ?? ""),
-          engineBuild: m.llama.buildType,
-          maxQueue: m.pool.limits.maxQueue,
-          queueTimeoutMs: m.pool.limits.queueTimeoutMs,
-        })),
-      };
+    async embed(request, context) {
+      const loaded = pick(request.model);
+      if (request.inputs.length === 0) throw invalidArgument("embed needs at least one input");
+      const dimensions = loaded.embedder.dimensions;
+      if (request.dimensions !== 0 && request.dimensions !== dimensions) {
+        throw invalidArgument(`this model's embeddings have ${dimensions} dimensions; ${request.dimensions} cannot be made from them`);
+      }
+      const embeddings = await loaded.embedder.embed(request.inputs, context.signal);
+      return { embeddings, promptTokens: embeddings.reduce((sum, e) => sum + e.tokens, 0) };
     },
+    listModels() {
+      return { models: state.models.map(modelInfo) };
+    },
+  };
+}
+
+/** What ListModels says of one model (proto: ModelInfo). */
+function modelInfo(m: LoadedModel): MessageInitShape<typeof ModelInfoSchema> {
+  return {
+    id: m.id,
+    created: BigInt(m.created),
+    contextSize: m.contextSize,
+    sequences: m.pool.size,
+    vocabularySize: m.vocabularySize,
+    chatTemplate: m.chatWrapper.wrapperName,
+    architecture: String(m.model.fileInfo.metadata.general.architecture ?? ""),
+    engineBuild: m.llama.buildType,
+    maxQueue: m.pool.limits.maxQueue,
+    queueTimeoutMs: m.pool.limits.queueTimeoutMs,
+    embeddingDimensions: m.embedder.dimensions,
+    embeddingContextSize: m.embedder.contextSize,
+    gpu: m.gpu.type,
+    gpuDevices: [...m.gpu.devices],
+    vramBytes: BigInt(m.gpu.vramBytes),
+    gpuLayers: m.gpu.layersOffloaded,
+    modelLayers: m.gpu.layers,
   };
 }
 

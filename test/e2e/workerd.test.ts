@@ -6,7 +6,7 @@ import { request as httpRequest } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunningSidecar } from "../../sidecar/server.js";
 import { checkChatStream } from "../support/contract.js";
-import { readMetrics, startTestSidecar } from "../support/sidecar.js";
+import { clientsFor, readMetrics, startTestSidecar } from "../support/sidecar.js";
 import { readEvents } from "../support/sse.js";
 import { startWrangler, type Wrangler } from "../support/wrangler.js";
 
@@ -47,6 +47,14 @@ describe("the edge under wrangler dev with the real sidecar", () => {
     const openai = new OpenAI({ baseURL: `${wrangler.url}/v1`, apiKey: "not-needed", maxRetries: 0 });
     const response = await openai.responses.stream({ model: "m", input: "Hello!", max_output_tokens: 3 }).finalResponse();
     expect(response).toMatchObject({ status: "incomplete", output_text: "It is sunny", usage: { output_tokens: 3 } });
+  });
+
+  it("embeds through the official client, the base64 form decoding to the sidecar's own vectors", async () => {
+    const openai = new OpenAI({ baseURL: `${wrangler.url}/v1`, apiKey: "not-needed", maxRetries: 0 });
+    const answer = await openai.embeddings.create({ model: "m", input: ["Hello!", "Once upon a time"] });
+    const rpc = await clientsFor(sidecar.url).grpc.embed({ inputs: [{ input: { case: "text", value: "Hello!" } }, { input: { case: "text", value: "Once upon a time" } }] });
+    expect(answer.data.map((d) => d.embedding)).toEqual(rpc.embeddings.map((e) => e.values));
+    expect(answer.usage.prompt_tokens).toBe(rpc.promptTokens);
   });
 
   it("streams a forced tool call to the official client (the sidecar's grammar writes it)", async () => {

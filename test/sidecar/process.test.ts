@@ -1,5 +1,6 @@
 import { spawn } from "node:child_process";
 import { once } from "node:events";
+import { getLlamaGpuTypes } from "node-llama-cpp";
 import { describe, expect, it } from "vitest";
 import { FinishReason } from "../../proto/gen/inference/v1/inference_pb.js";
 import { modelPath } from "../../gguf/models.js";
@@ -37,6 +38,22 @@ describe("the sidecar process", () => {
     } finally {
       if (child.exitCode === null) child.kill("SIGKILL");
     }
+  });
+
+  it("refuses a GPU backend this host cannot load, naming the ones it can", async () => {
+    const supported = await getLlamaGpuTypes("supported");
+    const missing = (["cuda", "vulkan", "metal"] as const).find((gpu) => !supported.includes(gpu));
+    if (missing === undefined) return; // every backend loads here: nothing to refuse
+    const child = spawn(process.execPath, ["--import", "tsx", "sidecar/main.ts", "--gpu", missing, "--port", "0"], {
+      env: { ...process.env, MODEL: modelPath("scripted") },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stderr = "";
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    const [code] = await once(child, "exit");
+    expect(code).toBe(1);
+    const names = supported.map((t) => (t === false ? "false (CPU)" : t)).join(", ");
+    expect(stderr).toContain(`--gpu ${missing}: not available on this host (its libraries or drivers are missing); available here: ${names}`);
   });
 
   it("refuses bad flags with a clear message", async () => {

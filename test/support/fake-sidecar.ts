@@ -5,6 +5,8 @@
 import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError, type CallOptions } from "@connectrpc/connect";
 import {
+  EmbedRequestSchema,
+  EmbedResponseSchema,
   FinishReason,
   GenerateRequestSchema,
   GenerateResponseSchema,
@@ -13,6 +15,8 @@ import {
   TokenizeRequestSchema,
   TokenizeResponseSchema,
   type DetokenizeResponse,
+  type EmbedRequest,
+  type EmbedResponse,
   type GenerateRequest,
   type GenerateResponse,
   type ListModelsResponse,
@@ -235,6 +239,20 @@ export class FakeSidecar implements Sidecar {
 
   detokenize = async (): Promise<DetokenizeResponse> => {
     throw new ConnectError("not scripted", Code.Unimplemented);
+  };
+
+  /** What Embed answers: one vector per input (cycled), or this error. */
+  embedResult: readonly (readonly number[])[] | ConnectError = new ConnectError("not scripted", Code.Unimplemented);
+  /** Every Embed request. */
+  readonly embedCalls: EmbedRequest[] = [];
+
+  embed = async (request: Parameters<Sidecar["embed"]>[0]): Promise<EmbedResponse> => {
+    const call = create(EmbedRequestSchema, request);
+    this.embedCalls.push(call);
+    const result = this.embedResult;
+    if (result instanceof ConnectError) throw result;
+    const embeddings = call.inputs.map((_, i) => ({ values: [...(result[i % result.length] ?? [])], tokens: 2 }));
+    return create(EmbedResponseSchema, { embeddings, promptTokens: 2 * embeddings.length });
   };
 }
 

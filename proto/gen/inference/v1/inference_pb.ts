@@ -25,7 +25,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file inference/v1/inference.proto.
  */
 export const file_inference_v1_inference: GenFile = /*@__PURE__*/
-  fileDesc("ChxpbmZlcmVuY2UvdjEvaW5mZXJlbmNlLnByb3RvEgxpbmZlcmVuY2UudjEilQEKC0NoYXRNZXNzYWdlEiAKBHJvbGUYASABKA4yEi5pbmZlcmVuY2UudjEuUm9sZRIPCgdjb250ZW50GAIgASgJEioKCnRvb2xfY2FsbHMYAyADKAsyFi5pbmZlcmVuY2UudjEuVG9vbENhbGwSFAoMdG9vbF9jYWxsX2lkGAQgASgJEhEKCXJlYXNvbmluZxgFIAEoCSI3CghUb29sQ2FsbBIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEhEKCWFyZ3VtZW50cxgDIAEoCSI9CgRUb29sEgwKBG5hbWUYASABKAkSEwoLZGVzY3JpcHRpb24YAiABKAkSEgoKcGFyYW1ldGVycxgDIAEoCSKGAgoEQ2hhdBIrCghtZXNzYWdlcxgBIAMoCzIZLmluZmVyZW5jZS52MS5DaGF0TWVzc2FnZRIhCgV0b29scxgCIAMoCzISLmluZmVyZW5jZS52MS5Ub29sEi0KC3Rvb2xfY2hvaWNlGAMgASgOMhguaW5mZXJlbmNlLnYxLlRvb2xDaG9pY2USEQoJdG9vbF9uYW1lGAQgASgJEiAKE3BhcmFsbGVsX3Rvb2xfY2FsbHMYBSABKAhIAIgBARIdChByZWFzb25pbmdfYnVkZ2V0GAYgASgNSAGIAQFCFgoUX3BhcmFsbGVsX3Rvb2xfY2FsbHNCEwoRX3JlYXNvbmluZ19idWRnZXQivwMKD1NhbXBsaW5nT3B0aW9ucxIYCgt0ZW1wZXJhdHVyZRgBIAEoAkgAiAEBEhIKBXRvcF9wGAIgASgCSAGIAQESEgoFdG9wX2sYAyABKA1IAogBARISCgVtaW5fcBgEIAEoAkgDiAEBEhEKBHNlZWQYBSABKA1IBIgBARIdChBwcmVzZW5jZV9wZW5hbHR5GAYgASgCSAWIAQESHgoRZnJlcXVlbmN5X3BlbmFsdHkYByABKAJIBogBARIbCg5yZXBlYXRfcGVuYWx0eRgIIAEoAkgHiAEBEkAKCmxvZ2l0X2JpYXMYCSADKAsyLC5pbmZlcmVuY2UudjEuU2FtcGxpbmdPcHRpb25zLkxvZ2l0Qmlhc0VudHJ5GjAKDkxvZ2l0Qmlhc0VudHJ5EgsKA2tleRgBIAEoDRINCgV2YWx1ZRgCIAEoAjoCOAFCDgoMX3RlbXBlcmF0dXJlQggKBl90b3BfcEIICgZfdG9wX2tCCAoGX21pbl9wQgcKBV9zZWVkQhMKEV9wcmVzZW5jZV9wZW5hbHR5QhQKEl9mcmVxdWVuY3lfcGVuYWx0eUIRCg9fcmVwZWF0X3BlbmFsdHkizgIKD0dlbmVyYXRlUmVxdWVzdBINCgVtb2RlbBgBIAEoCRIQCgZwcm9tcHQYAiABKAlIABIiCgRjaGF0GAMgASgLMhIuaW5mZXJlbmNlLnYxLkNoYXRIABIvCghzYW1wbGluZxgEIAEoCzIdLmluZmVyZW5jZS52MS5TYW1wbGluZ09wdGlvbnMSFwoKbWF4X3Rva2VucxgFIAEoDUgBiAEBEgwKBHN0b3AYBiADKAkSEAoIbG9ncHJvYnMYByABKAgSFAoMdG9wX2xvZ3Byb2JzGAggASgNEjIKCmNvbnN0cmFpbnQYCSABKAsyHi5pbmZlcmVuY2UudjEuT3V0cHV0Q29uc3RyYWludBIRCgljbGllbnRfaWQYCiABKAkSFwoPcHJvbXB0X2xvZ3Byb2JzGAsgASgIQgcKBWlucHV0Qg0KC19tYXhfdG9rZW5zIlsKEE91dHB1dENvbnN0cmFpbnQSFQoLanNvbl9vYmplY3QYASABKAhIABIVCgtqc29uX3NjaGVtYRgCIAEoCUgAEhEKB2dyYW1tYXIYAyABKAlIAEIGCgRraW5kIr0BChBHZW5lcmF0ZVJlc3BvbnNlEiQKBXN0YXJ0GAEgASgLMhMuaW5mZXJlbmNlLnYxLlN0YXJ0SAASJAoFdG9rZW4YAiABKAsyEy5pbmZlcmVuY2UudjEuVG9rZW5IABImCgZmaW5pc2gYAyABKAsyFC5pbmZlcmVuY2UudjEuRmluaXNoSAASLAoJaGVhcnRiZWF0GAQgASgLMhcuaW5mZXJlbmNlLnYxLkhlYXJ0YmVhdEgAQgcKBWV2ZW50IgsKCUhlYXJ0YmVhdCJpCgVTdGFydBINCgVtb2RlbBgBIAEoCRIVCg1wcm9tcHRfdG9rZW5zGAIgASgNEhUKDWNhY2hlZF90b2tlbnMYAyABKA0SIwoGcHJvbXB0GAQgAygLMhMuaW5mZXJlbmNlLnYxLlRva2VuIswBCgVUb2tlbhIKCgJpZBgBIAEoDRIMCgR0ZXh0GAIgASgJEg0KBXBpZWNlGAMgASgMEhQKB2xvZ3Byb2IYBCABKAJIAIgBARI0Cgx0b3BfbG9ncHJvYnMYBSADKAsyHi5pbmZlcmVuY2UudjEuVG9rZW5BbHRlcm5hdGl2ZRIRCglyZWFzb25pbmcYBiABKAkSLwoKdG9vbF9jYWxscxgHIAMoCzIbLmluZmVyZW5jZS52MS5Ub29sQ2FsbERlbHRhQgoKCF9sb2dwcm9iIksKDVRvb2xDYWxsRGVsdGESDQoFaW5kZXgYASABKA0SCgoCaWQYAiABKAkSDAoEbmFtZRgDIAEoCRIRCglhcmd1bWVudHMYBCABKAkiPgoQVG9rZW5BbHRlcm5hdGl2ZRIKCgJpZBgBIAEoDRINCgVwaWVjZRgCIAEoDBIPCgdsb2dwcm9iGAMgASgCIjwKDVByb21wdFRvb0xvbmcSFQoNcHJvbXB0X3Rva2VucxgBIAEoDRIUCgxjb250ZXh0X3NpemUYAiABKA0i9wEKBkZpbmlzaBIqCgZyZWFzb24YASABKA4yGi5pbmZlcmVuY2UudjEuRmluaXNoUmVhc29uEhUKDXByb21wdF90b2tlbnMYAiABKA0SGQoRY29tcGxldGlvbl90b2tlbnMYAyABKA0SFQoNY2FjaGVkX3Rva2VucxgEIAEoDRIVCg1zdG9wX3NlcXVlbmNlGAUgASgJEiYKB3RpbWluZ3MYBiABKAsyFS5pbmZlcmVuY2UudjEuVGltaW5ncxIMCgR0ZXh0GAcgASgJEhEKCXJlYXNvbmluZxgIIAEoCRIYChByZWFzb25pbmdfdG9rZW5zGAkgASgNIkUKB1RpbWluZ3MSEQoJcHJvbXB0X21zGAEgASgBEhUKDWdlbmVyYXRpb25fbXMYAiABKAESEAoIcXVldWVfbXMYAyABKAEinAEKD1Rva2VuaXplUmVxdWVzdBINCgVtb2RlbBgBIAEoCRIOCgR0ZXh0GAIgASgJSAASIgoEY2hhdBgDIAEoCzISLmluZmVyZW5jZS52MS5DaGF0SAASGAoLYWRkX3NwZWNpYWwYBCABKAhIAYgBARITCgt3aXRoX3BpZWNlcxgFIAEoCEIHCgVpbnB1dEIOCgxfYWRkX3NwZWNpYWwiMgoQVG9rZW5pemVSZXNwb25zZRIOCgZ0b2tlbnMYASADKA0SDgoGcGllY2VzGAIgAygMIjIKEURldG9rZW5pemVSZXF1ZXN0Eg0KBW1vZGVsGAEgASgJEg4KBnRva2VucxgCIAMoDSIiChJEZXRva2VuaXplUmVzcG9uc2USDAoEdGV4dBgBIAEoCSITChFMaXN0TW9kZWxzUmVxdWVzdCI9ChJMaXN0TW9kZWxzUmVzcG9uc2USJwoGbW9kZWxzGAEgAygLMhcuaW5mZXJlbmNlLnYxLk1vZGVsSW5mbyLaAQoJTW9kZWxJbmZvEgoKAmlkGAEgASgJEg8KB2NyZWF0ZWQYAiABKAMSFAoMY29udGV4dF9zaXplGAMgASgNEhEKCXNlcXVlbmNlcxgEIAEoDRIXCg92b2NhYnVsYXJ5X3NpemUYBSABKA0SFQoNY2hhdF90ZW1wbGF0ZRgGIAEoCRIUCgxhcmNoaXRlY3R1cmUYByABKAkSFAoMZW5naW5lX2J1aWxkGAggASgJEhEKCW1heF9xdWV1ZRgJIAEoDRIYChBxdWV1ZV90aW1lb3V0X21zGAogASgNKl8KBFJvbGUSFAoQUk9MRV9VTlNQRUNJRklFRBAAEg8KC1JPTEVfU1lTVEVNEAESDQoJUk9MRV9VU0VSEAISEgoOUk9MRV9BU1NJU1RBTlQQAxINCglST0xFX1RPT0wQBCqJAQoKVG9vbENob2ljZRIbChdUT09MX0NIT0lDRV9VTlNQRUNJRklFRBAAEhQKEFRPT0xfQ0hPSUNFX0FVVE8QARIUChBUT09MX0NIT0lDRV9OT05FEAISGAoUVE9PTF9DSE9JQ0VfUkVRVUlSRUQQAxIYChRUT09MX0NIT0lDRV9GVU5DVElPThAEKrYBCgxGaW5pc2hSZWFzb24SHQoZRklOSVNIX1JFQVNPTl9VTlNQRUNJRklFRBAAEhYKEkZJTklTSF9SRUFTT05fU1RPUBABEhgKFEZJTklTSF9SRUFTT05fTEVOR1RIEAISFwoTRklOSVNIX1JFQVNPTl9BQk9SVBADEhwKGEZJTklTSF9SRUFTT05fVE9PTF9DQUxMUxAEEh4KGkZJTklTSF9SRUFTT05fQ09OVEVYVF9GVUxMEAUyzAIKEEluZmVyZW5jZVNlcnZpY2USSwoIR2VuZXJhdGUSHS5pbmZlcmVuY2UudjEuR2VuZXJhdGVSZXF1ZXN0Gh4uaW5mZXJlbmNlLnYxLkdlbmVyYXRlUmVzcG9uc2UwARJJCghUb2tlbml6ZRIdLmluZmVyZW5jZS52MS5Ub2tlbml6ZVJlcXVlc3QaHi5pbmZlcmVuY2UudjEuVG9rZW5pemVSZXNwb25zZRJPCgpEZXRva2VuaXplEh8uaW5mZXJlbmNlLnYxLkRldG9rZW5pemVSZXF1ZXN0GiAuaW5mZXJlbmNlLnYxLkRldG9rZW5pemVSZXNwb25zZRJPCgpMaXN0TW9kZWxzEh8uaW5mZXJlbmNlLnYxLkxpc3RNb2RlbHNSZXF1ZXN0GiAuaW5mZXJlbmNlLnYxLkxpc3RNb2RlbHNSZXNwb25zZWIGcHJvdG8z");
+  fileDesc("ChxpbmZlcmVuY2UvdjEvaW5mZXJlbmNlLnByb3RvEgxpbmZlcmVuY2UudjEilQEKC0NoYXRNZXNzYWdlEiAKBHJvbGUYASABKA4yEi5pbmZlcmVuY2UudjEuUm9sZRIPCgdjb250ZW50GAIgASgJEioKCnRvb2xfY2FsbHMYAyADKAsyFi5pbmZlcmVuY2UudjEuVG9vbENhbGwSFAoMdG9vbF9jYWxsX2lkGAQgASgJEhEKCXJlYXNvbmluZxgFIAEoCSI3CghUb29sQ2FsbBIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEhEKCWFyZ3VtZW50cxgDIAEoCSI9CgRUb29sEgwKBG5hbWUYASABKAkSEwoLZGVzY3JpcHRpb24YAiABKAkSEgoKcGFyYW1ldGVycxgDIAEoCSKGAgoEQ2hhdBIrCghtZXNzYWdlcxgBIAMoCzIZLmluZmVyZW5jZS52MS5DaGF0TWVzc2FnZRIhCgV0b29scxgCIAMoCzISLmluZmVyZW5jZS52MS5Ub29sEi0KC3Rvb2xfY2hvaWNlGAMgASgOMhguaW5mZXJlbmNlLnYxLlRvb2xDaG9pY2USEQoJdG9vbF9uYW1lGAQgASgJEiAKE3BhcmFsbGVsX3Rvb2xfY2FsbHMYBSABKAhIAIgBARIdChByZWFzb25pbmdfYnVkZ2V0GAYgASgNSAGIAQFCFgoUX3BhcmFsbGVsX3Rvb2xfY2FsbHNCEwoRX3JlYXNvbmluZ19idWRnZXQivwMKD1NhbXBsaW5nT3B0aW9ucxIYCgt0ZW1wZXJhdHVyZRgBIAEoAkgAiAEBEhIKBXRvcF9wGAIgASgCSAGIAQESEgoFdG9wX2sYAyABKA1IAogBARISCgVtaW5fcBgEIAEoAkgDiAEBEhEKBHNlZWQYBSABKA1IBIgBARIdChBwcmVzZW5jZV9wZW5hbHR5GAYgASgCSAWIAQESHgoRZnJlcXVlbmN5X3BlbmFsdHkYByABKAJIBogBARIbCg5yZXBlYXRfcGVuYWx0eRgIIAEoAkgHiAEBEkAKCmxvZ2l0X2JpYXMYCSADKAsyLC5pbmZlcmVuY2UudjEuU2FtcGxpbmdPcHRpb25zLkxvZ2l0Qmlhc0VudHJ5GjAKDkxvZ2l0Qmlhc0VudHJ5EgsKA2tleRgBIAEoDRINCgV2YWx1ZRgCIAEoAjoCOAFCDgoMX3RlbXBlcmF0dXJlQggKBl90b3BfcEIICgZfdG9wX2tCCAoGX21pbl9wQgcKBV9zZWVkQhMKEV9wcmVzZW5jZV9wZW5hbHR5QhQKEl9mcmVxdWVuY3lfcGVuYWx0eUIRCg9fcmVwZWF0X3BlbmFsdHkizgIKD0dlbmVyYXRlUmVxdWVzdBINCgVtb2RlbBgBIAEoCRIQCgZwcm9tcHQYAiABKAlIABIiCgRjaGF0GAMgASgLMhIuaW5mZXJlbmNlLnYxLkNoYXRIABIvCghzYW1wbGluZxgEIAEoCzIdLmluZmVyZW5jZS52MS5TYW1wbGluZ09wdGlvbnMSFwoKbWF4X3Rva2VucxgFIAEoDUgBiAEBEgwKBHN0b3AYBiADKAkSEAoIbG9ncHJvYnMYByABKAgSFAoMdG9wX2xvZ3Byb2JzGAggASgNEjIKCmNvbnN0cmFpbnQYCSABKAsyHi5pbmZlcmVuY2UudjEuT3V0cHV0Q29uc3RyYWludBIRCgljbGllbnRfaWQYCiABKAkSFwoPcHJvbXB0X2xvZ3Byb2JzGAsgASgIQgcKBWlucHV0Qg0KC19tYXhfdG9rZW5zIlsKEE91dHB1dENvbnN0cmFpbnQSFQoLanNvbl9vYmplY3QYASABKAhIABIVCgtqc29uX3NjaGVtYRgCIAEoCUgAEhEKB2dyYW1tYXIYAyABKAlIAEIGCgRraW5kIr0BChBHZW5lcmF0ZVJlc3BvbnNlEiQKBXN0YXJ0GAEgASgLMhMuaW5mZXJlbmNlLnYxLlN0YXJ0SAASJAoFdG9rZW4YAiABKAsyEy5pbmZlcmVuY2UudjEuVG9rZW5IABImCgZmaW5pc2gYAyABKAsyFC5pbmZlcmVuY2UudjEuRmluaXNoSAASLAoJaGVhcnRiZWF0GAQgASgLMhcuaW5mZXJlbmNlLnYxLkhlYXJ0YmVhdEgAQgcKBWV2ZW50IgsKCUhlYXJ0YmVhdCJpCgVTdGFydBINCgVtb2RlbBgBIAEoCRIVCg1wcm9tcHRfdG9rZW5zGAIgASgNEhUKDWNhY2hlZF90b2tlbnMYAyABKA0SIwoGcHJvbXB0GAQgAygLMhMuaW5mZXJlbmNlLnYxLlRva2VuIswBCgVUb2tlbhIKCgJpZBgBIAEoDRIMCgR0ZXh0GAIgASgJEg0KBXBpZWNlGAMgASgMEhQKB2xvZ3Byb2IYBCABKAJIAIgBARI0Cgx0b3BfbG9ncHJvYnMYBSADKAsyHi5pbmZlcmVuY2UudjEuVG9rZW5BbHRlcm5hdGl2ZRIRCglyZWFzb25pbmcYBiABKAkSLwoKdG9vbF9jYWxscxgHIAMoCzIbLmluZmVyZW5jZS52MS5Ub29sQ2FsbERlbHRhQgoKCF9sb2dwcm9iIksKDVRvb2xDYWxsRGVsdGESDQoFaW5kZXgYASABKA0SCgoCaWQYAiABKAkSDAoEbmFtZRgDIAEoCRIRCglhcmd1bWVudHMYBCABKAkiPgoQVG9rZW5BbHRlcm5hdGl2ZRIKCgJpZBgBIAEoDRINCgVwaWVjZRgCIAEoDBIPCgdsb2dwcm9iGAMgASgCIjwKDVByb21wdFRvb0xvbmcSFQoNcHJvbXB0X3Rva2VucxgBIAEoDRIUCgxjb250ZXh0X3NpemUYAiABKA0i9wEKBkZpbmlzaBIqCgZyZWFzb24YASABKA4yGi5pbmZlcmVuY2UudjEuRmluaXNoUmVhc29uEhUKDXByb21wdF90b2tlbnMYAiABKA0SGQoRY29tcGxldGlvbl90b2tlbnMYAyABKA0SFQoNY2FjaGVkX3Rva2VucxgEIAEoDRIVCg1zdG9wX3NlcXVlbmNlGAUgASgJEiYKB3RpbWluZ3MYBiABKAsyFS5pbmZlcmVuY2UudjEuVGltaW5ncxIMCgR0ZXh0GAcgASgJEhEKCXJlYXNvbmluZxgIIAEoCRIYChByZWFzb25pbmdfdG9rZW5zGAkgASgNIkUKB1RpbWluZ3MSEQoJcHJvbXB0X21zGAEgASgBEhUKDWdlbmVyYXRpb25fbXMYAiABKAESEAoIcXVldWVfbXMYAyABKAEinAEKD1Rva2VuaXplUmVxdWVzdBINCgVtb2RlbBgBIAEoCRIOCgR0ZXh0GAIgASgJSAASIgoEY2hhdBgDIAEoCzISLmluZmVyZW5jZS52MS5DaGF0SAASGAoLYWRkX3NwZWNpYWwYBCABKAhIAYgBARITCgt3aXRoX3BpZWNlcxgFIAEoCEIHCgVpbnB1dEIOCgxfYWRkX3NwZWNpYWwiMgoQVG9rZW5pemVSZXNwb25zZRIOCgZ0b2tlbnMYASADKA0SDgoGcGllY2VzGAIgAygMIjIKEURldG9rZW5pemVSZXF1ZXN0Eg0KBW1vZGVsGAEgASgJEg4KBnRva2VucxgCIAMoDSIiChJEZXRva2VuaXplUmVzcG9uc2USDAoEdGV4dBgBIAEoCSJbCgxFbWJlZFJlcXVlc3QSDQoFbW9kZWwYASABKAkSKAoGaW5wdXRzGAIgAygLMhguaW5mZXJlbmNlLnYxLkVtYmVkSW5wdXQSEgoKZGltZW5zaW9ucxgDIAEoDSJPCgpFbWJlZElucHV0Eg4KBHRleHQYASABKAlIABIoCgZ0b2tlbnMYAiABKAsyFi5pbmZlcmVuY2UudjEuVG9rZW5JZHNIAEIHCgVpbnB1dCIXCghUb2tlbklkcxILCgNpZHMYASADKA0iUwoNRW1iZWRSZXNwb25zZRIrCgplbWJlZGRpbmdzGAEgAygLMhcuaW5mZXJlbmNlLnYxLkVtYmVkZGluZxIVCg1wcm9tcHRfdG9rZW5zGAIgASgNIisKCUVtYmVkZGluZxIOCgZ2YWx1ZXMYASADKAISDgoGdG9rZW5zGAIgASgNIhMKEUxpc3RNb2RlbHNSZXF1ZXN0Ij0KEkxpc3RNb2RlbHNSZXNwb25zZRInCgZtb2RlbHMYASADKAsyFy5pbmZlcmVuY2UudjEuTW9kZWxJbmZvIvgCCglNb2RlbEluZm8SCgoCaWQYASABKAkSDwoHY3JlYXRlZBgCIAEoAxIUCgxjb250ZXh0X3NpemUYAyABKA0SEQoJc2VxdWVuY2VzGAQgASgNEhcKD3ZvY2FidWxhcnlfc2l6ZRgFIAEoDRIVCg1jaGF0X3RlbXBsYXRlGAYgASgJEhQKDGFyY2hpdGVjdHVyZRgHIAEoCRIUCgxlbmdpbmVfYnVpbGQYCCABKAkSEQoJbWF4X3F1ZXVlGAkgASgNEhgKEHF1ZXVlX3RpbWVvdXRfbXMYCiABKA0SHAoUZW1iZWRkaW5nX2RpbWVuc2lvbnMYCyABKA0SHgoWZW1iZWRkaW5nX2NvbnRleHRfc2l6ZRgMIAEoDRILCgNncHUYDSABKAkSEwoLZ3B1X2RldmljZXMYDiADKAkSEgoKdnJhbV9ieXRlcxgPIAEoBBISCgpncHVfbGF5ZXJzGBAgASgNEhQKDG1vZGVsX2xheWVycxgRIAEoDSpfCgRSb2xlEhQKEFJPTEVfVU5TUEVDSUZJRUQQABIPCgtST0xFX1NZU1RFTRABEg0KCVJPTEVfVVNFUhACEhIKDlJPTEVfQVNTSVNUQU5UEAMSDQoJUk9MRV9UT09MEAQqiQEKClRvb2xDaG9pY2USGwoXVE9PTF9DSE9JQ0VfVU5TUEVDSUZJRUQQABIUChBUT09MX0NIT0lDRV9BVVRPEAESFAoQVE9PTF9DSE9JQ0VfTk9ORRACEhgKFFRPT0xfQ0hPSUNFX1JFUVVJUkVEEAMSGAoUVE9PTF9DSE9JQ0VfRlVOQ1RJT04QBCq2AQoMRmluaXNoUmVhc29uEh0KGUZJTklTSF9SRUFTT05fVU5TUEVDSUZJRUQQABIWChJGSU5JU0hfUkVBU09OX1NUT1AQARIYChRGSU5JU0hfUkVBU09OX0xFTkdUSBACEhcKE0ZJTklTSF9SRUFTT05fQUJPUlQQAxIcChhGSU5JU0hfUkVBU09OX1RPT0xfQ0FMTFMQBBIeChpGSU5JU0hfUkVBU09OX0NPTlRFWFRfRlVMTBAFMo4DChBJbmZlcmVuY2VTZXJ2aWNlEksKCEdlbmVyYXRlEh0uaW5mZXJlbmNlLnYxLkdlbmVyYXRlUmVxdWVzdBoeLmluZmVyZW5jZS52MS5HZW5lcmF0ZVJlc3BvbnNlMAESSQoIVG9rZW5pemUSHS5pbmZlcmVuY2UudjEuVG9rZW5pemVSZXF1ZXN0Gh4uaW5mZXJlbmNlLnYxLlRva2VuaXplUmVzcG9uc2USTwoKRGV0b2tlbml6ZRIfLmluZmVyZW5jZS52MS5EZXRva2VuaXplUmVxdWVzdBogLmluZmVyZW5jZS52MS5EZXRva2VuaXplUmVzcG9uc2USTwoKTGlzdE1vZGVscxIfLmluZmVyZW5jZS52MS5MaXN0TW9kZWxzUmVxdWVzdBogLmluZmVyZW5jZS52MS5MaXN0TW9kZWxzUmVzcG9uc2USQAoFRW1iZWQSGi5pbmZlcmVuY2UudjEuRW1iZWRSZXF1ZXN0GhsuaW5mZXJlbmNlLnYxLkVtYmVkUmVzcG9uc2ViBnByb3RvMw");
 
 /**
  * One message of a chat history.
@@ -906,6 +906,140 @@ export const DetokenizeResponseSchema: GenMessage<DetokenizeResponse> = /*@__PUR
   messageDesc(file_inference_v1_inference, 19);
 
 /**
+ * @generated from message inference.v1.EmbedRequest
+ */
+export type EmbedRequest = Message<"inference.v1.EmbedRequest"> & {
+  /**
+   * @generated from field: string model = 1;
+   */
+  model: string;
+
+  /**
+   * One embedding per input, in order. At least one; none may be empty.
+   *
+   * @generated from field: repeated inference.v1.EmbedInput inputs = 2;
+   */
+  inputs: EmbedInput[];
+
+  /**
+   * The vector length the caller wants; 0: the model's own. Any other length than the model's is
+   * INVALID_ARGUMENT (a model's vector cannot be shortened meaningfully unless it was trained so).
+   *
+   * @generated from field: uint32 dimensions = 3;
+   */
+  dimensions: number;
+};
+
+/**
+ * Describes the message inference.v1.EmbedRequest.
+ * Use `create(EmbedRequestSchema)` to create a new message.
+ */
+export const EmbedRequestSchema: GenMessage<EmbedRequest> = /*@__PURE__*/
+  messageDesc(file_inference_v1_inference, 20);
+
+/**
+ * @generated from message inference.v1.EmbedInput
+ */
+export type EmbedInput = Message<"inference.v1.EmbedInput"> & {
+  /**
+   * @generated from oneof inference.v1.EmbedInput.input
+   */
+  input: {
+    /**
+     * Text, tokenized as a prompt is (with the beginning-of-sequence token the model wants).
+     *
+     * @generated from field: string text = 1;
+     */
+    value: string;
+    case: "text";
+  } | {
+    /**
+     * Token ids, used as they are (the beginning-of-sequence token is added when missing).
+     *
+     * @generated from field: inference.v1.TokenIds tokens = 2;
+     */
+    value: TokenIds;
+    case: "tokens";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message inference.v1.EmbedInput.
+ * Use `create(EmbedInputSchema)` to create a new message.
+ */
+export const EmbedInputSchema: GenMessage<EmbedInput> = /*@__PURE__*/
+  messageDesc(file_inference_v1_inference, 21);
+
+/**
+ * @generated from message inference.v1.TokenIds
+ */
+export type TokenIds = Message<"inference.v1.TokenIds"> & {
+  /**
+   * @generated from field: repeated uint32 ids = 1;
+   */
+  ids: number[];
+};
+
+/**
+ * Describes the message inference.v1.TokenIds.
+ * Use `create(TokenIdsSchema)` to create a new message.
+ */
+export const TokenIdsSchema: GenMessage<TokenIds> = /*@__PURE__*/
+  messageDesc(file_inference_v1_inference, 22);
+
+/**
+ * @generated from message inference.v1.EmbedResponse
+ */
+export type EmbedResponse = Message<"inference.v1.EmbedResponse"> & {
+  /**
+   * In the order of the inputs.
+   *
+   * @generated from field: repeated inference.v1.Embedding embeddings = 1;
+   */
+  embeddings: Embedding[];
+
+  /**
+   * Tokens evaluated for all inputs together.
+   *
+   * @generated from field: uint32 prompt_tokens = 2;
+   */
+  promptTokens: number;
+};
+
+/**
+ * Describes the message inference.v1.EmbedResponse.
+ * Use `create(EmbedResponseSchema)` to create a new message.
+ */
+export const EmbedResponseSchema: GenMessage<EmbedResponse> = /*@__PURE__*/
+  messageDesc(file_inference_v1_inference, 23);
+
+/**
+ * @generated from message inference.v1.Embedding
+ */
+export type Embedding = Message<"inference.v1.Embedding"> & {
+  /**
+   * Scaled to unit length (Euclidean), so a dot product is the cosine similarity.
+   *
+   * @generated from field: repeated float values = 1;
+   */
+  values: number[];
+
+  /**
+   * Tokens evaluated for this input.
+   *
+   * @generated from field: uint32 tokens = 2;
+   */
+  tokens: number;
+};
+
+/**
+ * Describes the message inference.v1.Embedding.
+ * Use `create(EmbeddingSchema)` to create a new message.
+ */
+export const EmbeddingSchema: GenMessage<Embedding> = /*@__PURE__*/
+  messageDesc(file_inference_v1_inference, 24);
+
+/**
  * @generated from message inference.v1.ListModelsRequest
  */
 export type ListModelsRequest = Message<"inference.v1.ListModelsRequest"> & {
@@ -916,7 +1050,7 @@ export type ListModelsRequest = Message<"inference.v1.ListModelsRequest"> & {
  * Use `create(ListModelsRequestSchema)` to create a new message.
  */
 export const ListModelsRequestSchema: GenMessage<ListModelsRequest> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 20);
+  messageDesc(file_inference_v1_inference, 25);
 
 /**
  * @generated from message inference.v1.ListModelsResponse
@@ -933,7 +1067,7 @@ export type ListModelsResponse = Message<"inference.v1.ListModelsResponse"> & {
  * Use `create(ListModelsResponseSchema)` to create a new message.
  */
 export const ListModelsResponseSchema: GenMessage<ListModelsResponse> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 21);
+  messageDesc(file_inference_v1_inference, 26);
 
 /**
  * @generated from message inference.v1.ModelInfo
@@ -1007,6 +1141,55 @@ export type ModelInfo = Message<"inference.v1.ModelInfo"> & {
    * @generated from field: uint32 queue_timeout_ms = 10;
    */
   queueTimeoutMs: number;
+
+  /**
+   * The length of the model's embedding vectors (Embed).
+   *
+   * @generated from field: uint32 embedding_dimensions = 11;
+   */
+  embeddingDimensions: number;
+
+  /**
+   * Tokens one Embed input may hold.
+   *
+   * @generated from field: uint32 embedding_context_size = 12;
+   */
+  embeddingContextSize: number;
+
+  /**
+   * The llama.cpp GPU backend the model runs on ("cuda", "vulkan", "metal"), or "" on the CPU.
+   *
+   * @generated from field: string gpu = 13;
+   */
+  gpu: string;
+
+  /**
+   * The GPU devices' names (none on the CPU).
+   *
+   * @generated from field: repeated string gpu_devices = 14;
+   */
+  gpuDevices: string[];
+
+  /**
+   * The GPU memory there is, in bytes (0 on the CPU).
+   *
+   * @generated from field: uint64 vram_bytes = 15;
+   */
+  vramBytes: bigint;
+
+  /**
+   * Layers of the model on the GPU (`--gpu-layers`).
+   *
+   * @generated from field: uint32 gpu_layers = 16;
+   */
+  gpuLayers: number;
+
+  /**
+   * Layers of the model in all.
+   *
+   * @generated from field: uint32 model_layers = 17;
+   */
+  modelLayers: number;
 };
 
 /**
@@ -1014,7 +1197,7 @@ export type ModelInfo = Message<"inference.v1.ModelInfo"> & {
  * Use `create(ModelInfoSchema)` to create a new message.
  */
 export const ModelInfoSchema: GenMessage<ModelInfo> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 22);
+  messageDesc(file_inference_v1_inference, 27);
 
 /**
  * Who wrote a chat message.
@@ -1205,6 +1388,18 @@ export const InferenceService: GenService<{
     methodKind: "unary";
     input: typeof ListModelsRequestSchema;
     output: typeof ListModelsResponseSchema;
+  },
+  /**
+   * Computes one embedding per input with the model (an embedding context of its own, beside the
+   * generation sequences). Inputs are evaluated one after another; requests from several callers
+   * wait their turn (RESOURCE_EXHAUSTED past the queue limit, like Generate).
+   *
+   * @generated from rpc inference.v1.InferenceService.Embed
+   */
+  embed: {
+    methodKind: "unary";
+    input: typeof EmbedRequestSchema;
+    output: typeof EmbedResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_inference_v1_inference, 0);
