@@ -12,6 +12,7 @@ import {
   ModelInfoSchema,
   TokenizeRequestSchema,
   TokenizeResponseSchema,
+  type CancelStreamResponse,
   type DetokenizeResponse,
   type GenerateRequest,
   type GenerateResponse,
@@ -234,6 +235,14 @@ export class FakeSidecar implements Sidecar {
   };
 
   detokenize = async (): Promise<DetokenizeResponse> => {
+    throw new ConnectError("not scripted", Code.Unimplemented);
+  };
+
+  resume = async function* (): AsyncGenerator<GenerateResponse> {
+    throw new ConnectError("not scripted", Code.Unimplemented);
+  };
+
+  cancelStream = async (): Promise<CancelStreamResponse> => {
     throw new ConnectError("not scripted", Code.Unimplemented);
   };
 }
