@@ -2,7 +2,10 @@
 import type { IRequest } from "itty-router";
 import type { AccessMode } from "./access/policy.js";
 import type { AppContext } from "./context.js";
-import { InvalidRequestError } from "./errors.js";
+import { InvalidRequestError, NotFoundError } from "./errors.js";
+import { answer } from "./protocol.js";
+import { openAiProtocol } from "./protocols/openai-common/protocol.js";
+import { handleResumeResponse, handleResumeStream } from "./streams/handler.js";
 import { handleHealth } from "./health.js";
 import { handleInfo, type RouteInfo } from "./info.js";
 import { handleConversationChat } from "./conversations/chat.js";
@@ -53,14 +56,28 @@ function conversationRoutes(context: AppContext, store: ConversationStore): Rout
 /** Stored responses (docs/contract.md, "Stored responses"); without a store, POST alone. */
 function responseRoutes(context: AppContext): Route[] {
   const store = context.store;
-  if (store === undefined) return [{ method: "POST", path: "/v1/responses", protocol: "openai", handle: (r) => handleResponses(r, context) }];
   const id = (r: IRequest) => decodePathSegment(r.params["id"] ?? "");
+  // `?stream=true` reads a background (resumable) Response's stream again (edge/streams/).
+  const streamed = (r: IRequest) => new URL(r.url).searchParams.get("stream") === "true";
+  if (store === undefined) {
+    return [
+      { method: "POST", path: "/v1/responses", protocol: "openai", handle: (r) => handleResponses(r, context) },
+      { method: "GET", path: "/v1/responses/:id", protocol: "openai", handle: (r) => (streamed(r) ? handleResumeResponse(id(r), r, context) : notStored(id(r), r, context)) },
+    ];
+  }
   return [
     { method: "POST", path: "/v1/responses", protocol: "openai", handle: (r) => handleStoredResponses(r, context, store) },
-    { method: "GET", path: "/v1/responses/:id", protocol: "openai", handle: (r) => handleGetResponse(id(r), r, store) },
+    { method: "GET", path: "/v1/responses/:id", protocol: "openai", handle: (r) => (streamed(r) ? handleResumeResponse(id(r), r, context) : handleGetResponse(id(r), r, store)) },
     { method: "DELETE", path: "/v1/responses/:id", protocol: "openai", handle: (r) => handleDeleteResponse(id(r), r, store) },
     { method: "GET", path: "/v1/responses/:id/input_items", protocol: "openai", handle: (r) => handleInputItems(id(r), r, store) },
   ];
+}
+
+/** GET /v1/responses/{id} without a store: nothing is kept to read back. */
+function notStored(id: string, request: Request, context: AppContext): Promise<Response> {
+  return answer(openAiProtocol, context, request, () =>
+    Promise.reject(new NotFoundError(`No response found with id '${id}': this server stores no responses (only a background stream can be read again, with ?stream=true).`, { param: "response_id" })),
+  );
 }
 
 /**
@@ -96,6 +113,7 @@ export function routeTable(context: AppContext, access: AccessMode): readonly Ro
       handle: (r) => handleRetrieveModel(decodePathSegment(r.params["id"] ?? ""), r, context),
     },
     ...(context.store === undefined ? [] : conversationRoutes(context, context.store)),
+    { method: "GET", path: "/v1/streams/:id", protocol: "openai", handle: (r) => handleResumeStream(decodePathSegment(r.params["id"] ?? ""), r, context) },
     { method: "GET", path: "/v1/info", protocol: "server", handle: (r) => handleInfo(r, context, routes, access) },
     { method: "GET", path: "/health", protocol: "server", handle: (r) => handleHealth(r, context) },
   ];

@@ -1,5 +1,6 @@
 import { parseArgs } from "node:util";
 import { ENGINE_CHOICES, type EngineChoice, type ModelOptions } from "./engine/model.js";
+import type { ResumableOptions } from "./engine/resumable-streams.js";
 import type { PrioritySetting } from "./priority.js";
 import { parseGpu, parseGpuLayers } from "./engine/gpu.js";
 
@@ -22,6 +23,8 @@ export interface SidecarConfig extends Pick<ModelOptions, EngineSettings> {
   readonly token?: string | undefined;
   /** Silence on a call after which a heartbeat event is sent (proto: Heartbeat); 0 turns them off. */
   readonly heartbeatMs?: number;
+  /** Resumable generations: grace period, retention after the finish, memory cap. */
+  readonly resumable?: ResumableOptions;
   /** PEM files: with both, the port speaks TLS (native gRPC over HTTP/2, gRPC-Web over HTTPS). */
   readonly tlsCert?: string | undefined;
   readonly tlsKey?: string | undefined;
@@ -47,6 +50,9 @@ const options = {
   priority: { type: "string", env: "SIDECAR_PRIORITY", default: "auto", help: "nice value of the main thread: auto (-5 when permitted), off, or -20..19" },
   token: { type: "string", env: "SIDECAR_TOKEN", help: "shared secret every call must carry (authorization: Bearer <token>)" },
   insecure: { type: "string", env: "SIDECAR_INSECURE", default: "false", help: "true: listen on a non-loopback address without a token" },
+  "resume-grace-ms": { type: "string", env: "RESUME_GRACE_MS", default: "60000", help: "how long a resumable generation nobody reads goes on waiting for a reader (also the most a request may ask)" },
+  "resume-retention-ms": { type: "string", env: "RESUME_RETENTION_MS", default: "300000", help: "how long a finished resumable generation can still be read" },
+  "resume-buffer-mib": { type: "string", env: "RESUME_BUFFER_MIB", default: "64", help: "memory cap of all resumable generations' events (finished ones are dropped oldest first)" },
   "heartbeat-ms": { type: "string", env: "HEARTBEAT_MS", default: "5000", help: "a heartbeat event after this much silence on a call (0: none)" },
   "tls-cert": { type: "string", env: "SIDECAR_TLS_CERT", help: "PEM certificate (chain): serve TLS on the port" },
   "tls-key": { type: "string", env: "SIDECAR_TLS_KEY", help: "PEM private key of --tls-cert" },
@@ -137,5 +143,10 @@ export function readConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Sid
     tlsCert,
     tlsKey,
     heartbeatMs: positiveInt("heartbeat-ms", get("heartbeat-ms") ?? "5000", 0),
+    resumable: {
+      graceMs: positiveInt("resume-grace-ms", get("resume-grace-ms") ?? "60000", 0),
+      retentionMs: positiveInt("resume-retention-ms", get("resume-retention-ms") ?? "300000", 0),
+      maxBytes: positiveInt("resume-buffer-mib", get("resume-buffer-mib") ?? "64", 0) * 2 ** 20,
+    },
   };
 }

@@ -77,6 +77,24 @@ describe("the edge under wrangler dev with the real sidecar", () => {
     expect(JSON.parse(call.function.arguments)).toEqual({ city: "Tokyo" });
   });
 
+  it("resumes a dropped stream (x-resumable) after its last event, the pieces joining into the whole", async () => {
+    const drop = new AbortController();
+    const body = JSON.stringify({ model: "m", stream: true, messages: [{ role: "user", content: "Hello!" }] });
+    const response = await fetch(`${wrangler.url}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json", "x-resumable": "true" }, body, signal: drop.signal });
+    const streamId = response.headers.get("x-stream-id") ?? "";
+    const reader = response.body!.getReader();
+    const decoder = new TextDecoder();
+    let text = "";
+    while ((text.match(/\n\n/g) ?? []).length < 2) text += decoder.decode((await reader.read()).value, { stream: true });
+    drop.abort();
+    const first = text.split(/(?<=\n\n)/).slice(0, 2);
+    expect(first.map((e) => /id: (\d+)/.exec(e)?.[1])).toEqual(["0", "1"]);
+    const rest = await (await fetch(`${wrangler.url}/v1/streams/${streamId}`, { headers: { "last-event-id": "1" } })).text();
+    const whole = await (await fetch(`${wrangler.url}/v1/streams/${streamId}`)).text();
+    expect(first.join("") + rest).toBe(whole);
+    expect(whole).toContain("data: [DONE]");
+  });
+
   it("keeps the frame order on the raw stream", async () => {
     const response = await fetch(`${wrangler.url}/v1/chat/completions`, {
       method: "POST",

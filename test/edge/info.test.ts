@@ -10,6 +10,7 @@ const ENDPOINTS = [
   { method: "POST", path: "/v1/chat/completions", protocol: "openai" },
   { method: "POST", path: "/v1/completions", protocol: "openai" },
   { method: "POST", path: "/v1/responses", protocol: "openai" },
+  { method: "GET", path: "/v1/responses/:id", protocol: "openai" },
   { method: "GET", path: "/v1/responses", protocol: "openai" },
   { method: "POST", path: "/v1/responses/compact", protocol: "openai" },
   { method: "POST", path: "/v1/messages", protocol: "anthropic" },
@@ -19,6 +20,7 @@ const ENDPOINTS = [
   { method: "POST", path: "/tokenize", protocol: "openai" },
   { method: "POST", path: "/detokenize", protocol: "openai" },
   { method: "GET", path: "/v1/models/:id+", protocol: "openai" },
+  { method: "GET", path: "/v1/streams/:id", protocol: "openai" },
   { method: "GET", path: "/v1/info", protocol: "server" },
   { method: "GET", path: "/health", protocol: "server" },
 ];

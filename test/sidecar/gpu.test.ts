@@ -6,6 +6,7 @@ import { describeGpu } from "../../sidecar/engine/gpu.js";
 import { loadModel, type LoadedModel } from "../../sidecar/engine/model.js";
 import { createInferenceService } from "../../sidecar/service.js";
 import { EngineMetrics } from "../../sidecar/engine/metrics.js";
+import { ResumableStreams } from "../../sidecar/engine/resumable-streams.js";
 
 let loaded: LoadedModel;
 beforeAll(async () => {
@@ -20,7 +21,7 @@ describe("GPU report", () => {
     expect(loaded.llama.gpu).toBe(false);
     expect(loaded.gpu).toEqual({ type: "", devices: [], vramBytes: 0, layersOffloaded: 0, layers });
     expect(describeGpu(loaded.gpu)).toBe(`no GPU (CPU only, ${layers} layers)`);
-    const service = createInferenceService({ models: [loaded], metrics: new EngineMetrics(), draining: () => false, heartbeatMs: 0 });
+    const service = createInferenceService({ models: [loaded], metrics: new EngineMetrics(), draining: () => false, heartbeatMs: 0, streams: new ResumableStreams() });
     const { models } = await service.listModels!({} as never, {} as never);
     expect(models?.[0]).toMatchObject({ gpu: "", gpuDevices: [], vramBytes: 0n, gpuLayers: 0, modelLayers: layers });
   });

@@ -14,6 +14,7 @@ import {
   ModelInfoSchema,
   TokenizeRequestSchema,
   TokenizeResponseSchema,
+  type CancelStreamResponse,
   type DetokenizeResponse,
   type EmbedRequest,
   type EmbedResponse,
@@ -253,6 +254,14 @@ export class FakeSidecar implements Sidecar {
     if (result instanceof ConnectError) throw result;
     const embeddings = call.inputs.map((_, i) => ({ values: [...(result[i % result.length] ?? [])], tokens: 2 }));
     return create(EmbedResponseSchema, { embeddings, promptTokens: 2 * embeddings.length });
+  };
+
+  resume = async function* (): AsyncGenerator<GenerateResponse> {
+    throw new ConnectError("not scripted", Code.Unimplemented);
+  };
+
+  cancelStream = async (): Promise<CancelStreamResponse> => {
+    throw new ConnectError("not scripted", Code.Unimplemented);
   };
 }
 

@@ -177,7 +177,7 @@ export function responseObject(body: ResponsesRequest, meta: ResponseMeta, state
     previous_response_id: body.previous_response_id ?? null,
     // True only where the handler stored it (edge/stored-responses/): a server without a store says false.
     store: body.store === true,
-    background: false,
+    background: body.background === true,
     service_tier: "default",
     temperature: body.temperature ?? DEFAULT_TEMPERATURE,
     text: { format: body.text?.format ?? { type: "text" } },
