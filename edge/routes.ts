@@ -5,7 +5,7 @@ import type { AppContext } from "./context.js";
 import { InvalidRequestError, NotFoundError } from "./errors.js";
 import { answer } from "./protocol.js";
 import { openAiProtocol } from "./protocols/openai-common/protocol.js";
-import { handleResumeResponse, handleResumeStream } from "./streams/handler.js";
+import { handleCancelResponse, handleResumeResponse, handleResumeStream } from "./streams/handler.js";
 import { handleHealth } from "./health.js";
 import { handleInfo, type RouteInfo } from "./info.js";
 import { handleConversationChat } from "./conversations/chat.js";
@@ -59,14 +59,17 @@ function responseRoutes(context: AppContext): Route[] {
   const id = (r: IRequest) => decodePathSegment(r.params["id"] ?? "");
   // `?stream=true` reads a background (resumable) Response's stream again (edge/streams/).
   const streamed = (r: IRequest) => new URL(r.url).searchParams.get("stream") === "true";
+  const cancel: Route = { method: "POST", path: "/v1/responses/:id/cancel", protocol: "openai", handle: (r) => handleCancelResponse(id(r), r, context) };
   if (store === undefined) {
     return [
       { method: "POST", path: "/v1/responses", protocol: "openai", handle: (r) => handleResponses(r, context) },
+      cancel,
       { method: "GET", path: "/v1/responses/:id", protocol: "openai", handle: (r) => (streamed(r) ? handleResumeResponse(id(r), r, context) : notStored(id(r), r, context)) },
     ];
   }
   return [
     { method: "POST", path: "/v1/responses", protocol: "openai", handle: (r) => handleStoredResponses(r, context, store) },
+    cancel,
     { method: "GET", path: "/v1/responses/:id", protocol: "openai", handle: (r) => (streamed(r) ? handleResumeResponse(id(r), r, context) : handleGetResponse(id(r), r, store)) },
     { method: "DELETE", path: "/v1/responses/:id", protocol: "openai", handle: (r) => handleDeleteResponse(id(r), r, store) },
     { method: "GET", path: "/v1/responses/:id/input_items", protocol: "openai", handle: (r) => handleInputItems(id(r), r, store) },

@@ -278,6 +278,14 @@ function resumableMeta<S extends z.ZodType>(endpoint: Endpoint<S>, start: Start,
   return [meta, { after, onFinish: (finish) => (endedMs = finishedAtMs(startedMs, finish)) }];
 }
 
+/** A resumable stream read again whole, as a non-streaming answer would have it (its finish may be ABORT). */
+export async function replayResult<S extends z.ZodType>(endpoint: Endpoint<S>, body: z.output<S>, opened: OpenedGeneration, startedMs: number): Promise<unknown> {
+  const [meta, numbering] = resumableMeta(endpoint, opened.start, startedMs, opened.start.model, -1);
+  const result = await collectGeneration(opened);
+  numbering.onFinish(result.finish);
+  return endpoint.encodeResult(body, meta, result);
+}
+
 /**
  * A resumable stream read again (edge/streams/): the same endpoint's encoder over the sidecar's
  * replayed events, its frames from number `after + 1` on; nothing is stored again.

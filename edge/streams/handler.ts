@@ -13,7 +13,8 @@ import { messagesEndpoint } from "../protocols/anthropic-messages/handler.js";
 import { openAiProtocol } from "../protocols/openai-common/protocol.js";
 import { responsesEndpoint } from "../protocols/openai-responses/handler.js";
 import { decodeResumeContext, streamIdOfResponse } from "../resumable.js";
-import { replayStream, type Endpoint } from "../serve.js";
+import { jsonResponse } from "../json.js";
+import { replayResult, replayStream, type Endpoint } from "../serve.js";
 
 // Every endpoint whose streams may be resumable, by its resumeName.
 const ENDPOINTS: Readonly<Record<string, Endpoint<never>>> = Object.fromEntries(
@@ -29,19 +30,44 @@ function lastEventOf(request: Request): number {
   return n;
 }
 
-async function resume(streamId: string, request: Request, context: AppContext): Promise<Response> {
-  const after = lastEventOf(request);
+const clientOf = (request: Request): string => {
   const caller = callerOf(request);
-  const opened = await openResumed(context.sidecar, { streamId, clientId: caller === ANONYMOUS ? "" : caller.keyId }, request.signal, context.sidecarStallMs);
+  return caller === ANONYMOUS ? "" : caller.keyId;
+};
+
+/** The stream from its start, with the endpoint and body it was encoded with. */
+async function reopen(streamId: string, request: Request, context: AppContext) {
+  const opened = await openResumed(context.sidecar, { streamId, clientId: clientOf(request) }, request.signal, context.sidecarStallMs);
   const saved = decodeResumeContext(opened.start.resumeContext);
   const endpoint = saved === undefined ? undefined : ENDPOINTS[saved.endpoint];
   if (saved === undefined || endpoint === undefined) throw new ServerError(`Stream '${streamId}' cannot be read again by this edge: it was started by another version.`);
+  return { opened, saved, endpoint };
+}
+
+async function resume(streamId: string, request: Request, context: AppContext): Promise<Response> {
+  const after = lastEventOf(request);
+  const { opened, saved, endpoint } = await reopen(streamId, request, context);
   return replayStream(endpoint, saved.body as never, opened, saved.startedMs, after, request, context);
 }
 
 /** GET /v1/streams/{stream_id} */
 export function handleResumeStream(streamId: string, request: Request, context: AppContext): Promise<Response> {
   return answer(openAiProtocol, context, request, () => resume(streamId, request, context));
+}
+
+/**
+ * POST /v1/responses/{id}/cancel: stops a background Response and answers it as it stands,
+ * `status: "cancelled"` (one that had already finished is answered as it finished).
+ */
+export function handleCancelResponse(responseId: string, request: Request, context: AppContext): Promise<Response> {
+  return answer(openAiProtocol, context, request, async () => {
+    const streamId = streamIdOfResponse(responseId, "resp_");
+    if (streamId === undefined) throw new NotFoundError(`No response found with id '${responseId}'.`, { param: "response_id" });
+    const { cancelled } = await context.sidecar.cancelStream({ streamId, clientId: clientOf(request) }, { signal: request.signal });
+    const { opened, saved, endpoint } = await reopen(streamId, request, context);
+    const response = (await replayResult(endpoint, saved.body as never, opened, saved.startedMs)) as Record<string, unknown>;
+    return jsonResponse(cancelled ? { ...response, status: "cancelled", completed_at: null, incomplete_details: null } : response);
+  });
 }
 
 /** GET /v1/responses/{id}?stream=true: a background (resumable) Response streamed again. */

@@ -6,7 +6,7 @@ import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunningSidecar } from "../../sidecar/server.js";
 import { startNodeEdge, type RunningEdge } from "../../edge/node.js";
-import { startTestSidecar } from "../support/sidecar.js";
+import { readMetrics, startTestSidecar } from "../support/sidecar.js";
 
 let sidecar: RunningSidecar;
 let edge: RunningEdge;
@@ -114,6 +114,22 @@ describe("resumable streams", () => {
     const response = await fetch(`${edge.url}/v1/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(CASES[1][1]) });
     expect(response.headers.get("x-stream-id")).toBeNull();
     expect(await response.text()).not.toMatch(/^id:/m);
+  });
+
+  it("Responses: cancel a background response through the official client; it stops, says cancelled, and frees its sequence", async () => {
+    const client = new OpenAI({ baseURL: `${edge.url}/v1`, apiKey: "none", maxRetries: 0 });
+    const song = await client.responses.create({ model: "m", input: [{ role: "user", content: "Let us sing. Sing" }], stream: true, background: true });
+    let id = "";
+    for await (const event of song) {
+      if (event.type === "response.created") id = event.response.id;
+      if (event.type === "response.output_text.delta") break;
+    }
+    const cancelled = await client.responses.cancel(id);
+    expect(cancelled).toMatchObject({ id, status: "cancelled", background: true });
+    await expect.poll(async () => (await readMetrics(sidecar.url)).sidecar_generations_active, { timeout: 10_000 }).toBe(0);
+    const done = await client.completions.create({ model: "m", prompt: "Once upon a time" });
+    expect(done.choices[0]?.text).toBe(" there lived a tiny llama (🦙).");
+    expect(await client.responses.cancel(done.id.replace(/^cmpl-/, "resp_")).catch((e: unknown) => (e as { status?: number }).status)).toBe(404);
   });
 
   it("Responses: background + stream through the official client, then retrieve with stream and starting_after", async () => {

@@ -10,6 +10,7 @@ const ENDPOINTS = [
   { method: "POST", path: "/v1/chat/completions", protocol: "openai" },
   { method: "POST", path: "/v1/completions", protocol: "openai" },
   { method: "POST", path: "/v1/responses", protocol: "openai" },
+  { method: "POST", path: "/v1/responses/:id/cancel", protocol: "openai" },
   { method: "GET", path: "/v1/responses/:id", protocol: "openai" },
   { method: "GET", path: "/v1/responses", protocol: "openai" },
   { method: "POST", path: "/v1/responses/compact", protocol: "openai" },
