@@ -67,10 +67,14 @@ async function drain(iterator: AsyncIterator<GenerateResponse>): Promise<void> {
 
 async function* afterStart(
   iterator: AsyncIterator<GenerateResponse>,
+  snapshot = false,
 ): AsyncGenerator<GenerationEvent, void, undefined> {
   for (;;) {
     const next = await iterator.next();
-    if (next.done === true) throw protocolError("the stream ended without a finish event");
+    if (next.done === true) {
+      if (snapshot) return; // a snapshot ends where the generation has got to
+      throw protocolError("the stream ended without a finish event");
+    }
     const event = next.value.event;
     switch (event.case) {
       case "token":
@@ -105,13 +109,14 @@ export function openGeneration(sidecar: Sidecar, request: GenerateRequest, signa
 
 /** A resumable generation read again from its start (proto: Resume), as openGeneration opens one. */
 export function openResumed(sidecar: Sidecar, request: MessageInitShape<typeof ResumeRequestSchema>, signal: AbortSignal, stallMs = 0): Promise<OpenedGeneration> {
-  return openEvents((callSignal) => sidecar.resume(request, { signal: callSignal }), signal, stallMs);
+  return openEvents((callSignal) => sidecar.resume(request, { signal: callSignal }), signal, stallMs, request.snapshot === true);
 }
 
 async function openEvents(
   call: (signal: AbortSignal) => AsyncIterable<GenerateResponse>,
   signal: AbortSignal,
   stallMs: number,
+  snapshot = false,
 ): Promise<OpenedGeneration> {
   const controller = new AbortController();
   if (signal.aborted) controller.abort(signal.reason);
@@ -123,7 +128,7 @@ async function openEvents(
     const event = next.value.event;
     switch (event.case) {
       case "start":
-        return { start: event.value, events: afterStart(iterator) };
+        return { start: event.value, events: afterStart(iterator, snapshot) };
       case "token":
       case "finish":
         throw protocolError(`a ${event.case} event before start`);
@@ -140,6 +145,13 @@ async function openEvents(
 
 /** Reads a whole generation (non-streaming responses). */
 export async function collectGeneration(opened: OpenedGeneration): Promise<GenerationResult> {
+  const result = await collectSoFar(opened);
+  if (result.finish === undefined) throw protocolError("the stream ended without a finish event");
+  return { ...result, finish: result.finish };
+}
+
+/** Reads a generation as far as its events go (a snapshot may end before the finish). */
+export async function collectSoFar(opened: OpenedGeneration): Promise<Omit<GenerationResult, "finish"> & { finish: Finish | undefined }> {
   const tokens: Token[] = [];
   let text = "";
   let finish: Finish | undefined;
@@ -160,6 +172,5 @@ export async function collectGeneration(opened: OpenedGeneration): Promise<Gener
       }
     }
   }
-  if (finish === undefined) throw protocolError("the stream ended without a finish event");
   return { start: opened.start, tokens, text, finish };
 }

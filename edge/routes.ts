@@ -3,9 +3,7 @@ import type { IRequest } from "itty-router";
 import type { AccessMode } from "./access/policy.js";
 import type { AppContext } from "./context.js";
 import { InvalidRequestError, NotFoundError } from "./errors.js";
-import { answer } from "./protocol.js";
-import { openAiProtocol } from "./protocols/openai-common/protocol.js";
-import { handleCancelResponse, handleResumeResponse, handleResumeStream } from "./streams/handler.js";
+import { handleCancelResponse, handlePollResponse, handleResumeResponse, handleResumeStream } from "./streams/handler.js";
 import { handleHealth } from "./health.js";
 import { handleInfo, type RouteInfo } from "./info.js";
 import { handleConversationChat } from "./conversations/chat.js";
@@ -64,23 +62,26 @@ function responseRoutes(context: AppContext): Route[] {
     return [
       { method: "POST", path: "/v1/responses", protocol: "openai", handle: (r) => handleResponses(r, context) },
       cancel,
-      { method: "GET", path: "/v1/responses/:id", protocol: "openai", handle: (r) => (streamed(r) ? handleResumeResponse(id(r), r, context) : notStored(id(r), r, context)) },
+      { method: "GET", path: "/v1/responses/:id", protocol: "openai", handle: (r) => (streamed(r) ? handleResumeResponse(id(r), r, context) : handlePollResponse(id(r), r, context)) },
     ];
   }
   return [
     { method: "POST", path: "/v1/responses", protocol: "openai", handle: (r) => handleStoredResponses(r, context, store) },
     cancel,
-    { method: "GET", path: "/v1/responses/:id", protocol: "openai", handle: (r) => (streamed(r) ? handleResumeResponse(id(r), r, context) : handleGetResponse(id(r), r, store)) },
+    { method: "GET", path: "/v1/responses/:id", protocol: "openai", handle: (r) => (streamed(r) ? handleResumeResponse(id(r), r, context) : storedOrPolled(id(r), r, context, store)) },
     { method: "DELETE", path: "/v1/responses/:id", protocol: "openai", handle: (r) => handleDeleteResponse(id(r), r, store) },
     { method: "GET", path: "/v1/responses/:id/input_items", protocol: "openai", handle: (r) => handleInputItems(id(r), r, store) },
   ];
 }
 
-/** GET /v1/responses/{id} without a store: nothing is kept to read back. */
-function notStored(id: string, request: Request, context: AppContext): Promise<Response> {
-  return answer(openAiProtocol, context, request, () =>
-    Promise.reject(new NotFoundError(`No response found with id '${id}': this server stores no responses (only a background stream can be read again, with ?stream=true).`, { param: "response_id" })),
-  );
+/** GET /v1/responses/{id} with a store: a stored Response, else a background one as it stands. */
+async function storedOrPolled(id: string, request: Request, context: AppContext, store: ConversationStore): Promise<Response> {
+  try {
+    return await handleGetResponse(id, request, store);
+  } catch (error) {
+    if (!(error instanceof NotFoundError)) throw error;
+    return handlePollResponse(id, request, context);
+  }
 }
 
 /**

@@ -4,13 +4,15 @@
 // reading, the wait for the sidecar's `start`, stream or collect, keep-alive,
 // cancellation and error framing are decided once, here (docs/contract.md, "Every stream": every route
 // normalises its request and ends in one shared path; framing per protocol apart).
+import { create } from "@bufbuild/protobuf";
 import type * as z from "zod";
-import { FinishReason, type Finish, type GenerateRequest, type Start, type Token } from "../proto/gen/inference/v1/inference_pb.js";
+import { FinishReason, FinishSchema, type Finish, type GenerateRequest, type Start, type Token } from "../proto/gen/inference/v1/inference_pb.js";
 import { ANONYMOUS, callerOf } from "./access/caller.js";
 import { readJsonBody } from "./body.js";
 import type { AppContext } from "./context.js";
 import { GenerationRejectedError, isUnexpected, ServerError, toApiError, type ApiError } from "./errors.js";
-import { collectGeneration, openGeneration, type GenerationResult, type OpenedGeneration } from "./generation.js";
+import { collectGeneration, collectSoFar, openGeneration, type GenerationResult, type OpenedGeneration } from "./generation.js";
+import { jsonResponse } from "./json.js";
 import { patientJson } from "./patient-json.js";
 import { answer, type Protocol } from "./protocol.js";
 import { formatEvent, type SseEvent } from "./sse/frame.js";
@@ -61,6 +63,10 @@ export interface Endpoint<S extends z.ZodType> {
    * streams may be resumable (resumable.ts); without one, never.
    */
   readonly resumeName?: string;
+  /** A non-streaming request to run as a background job (Responses' `background`): answered at once, polled. */
+  isBackground?(body: z.output<S>): boolean;
+  /** The answer to a background request the sidecar accepted (with `isBackground`). */
+  accepted?(body: z.output<S>, meta: ResponseMeta): unknown;
   toRequest(body: z.output<S>): GenerateRequest;
   isStream(body: z.output<S>): boolean;
   /**
@@ -200,9 +206,11 @@ export async function generateFor<S extends z.ZodType>(
   if (caller !== ANONYMOUS) generateRequest.clientId = caller.keyId;
   const stream = endpoint.isStream(body);
   const startedMs = context.now();
-  const resumeName = stream && endpoint.resumeName !== undefined && wantsResumable(request, body) ? endpoint.resumeName : undefined;
+  const background = !stream && endpoint.isBackground?.(body) === true;
+  const resumeName = (stream && wantsResumable(request, body)) || background ? endpoint.resumeName : undefined;
   if (resumeName !== undefined) {
     generateRequest.resumable = true;
+    generateRequest.detached = background;
     generateRequest.resumeContext = encodeResumeContext({ endpoint: resumeName, body, startedMs });
   }
   const abort = linkedAbort(request);
@@ -221,7 +229,11 @@ export async function generateFor<S extends z.ZodType>(
   const model = opened.start.model !== "" ? opened.start.model : generateRequest.model;
   if (resumeName !== undefined) {
     const [meta, numbering] = resumableMeta(endpoint, opened.start, startedMs, model, -1);
-    return streamResponse(endpoint, body, opened, meta, { abort, context, record: noteStart(recordOf(request), meta, opened, body), numbering });
+    const record = noteStart(recordOf(request), meta, opened, body);
+    if (!background) return streamResponse(endpoint, body, opened, meta, { abort, context, record, numbering });
+    // The job goes on in the sidecar (detached); this call only waited for it to be accepted.
+    abort.abort(new Error("a background job: the caller polls it"));
+    return jsonResponse(endpoint.accepted?.(body, meta) ?? {});
   }
   const meta: ResponseMeta = { id: `${endpoint.idPrefix}${context.newId()}`, created: Math.floor(startedMs / 1000), model, newId: context.newId, now: context.now };
   const record = noteStart(recordOf(request), meta, opened, body);
@@ -278,12 +290,24 @@ function resumableMeta<S extends z.ZodType>(endpoint: Endpoint<S>, start: Start,
   return [meta, { after, onFinish: (finish) => (endedMs = finishedAtMs(startedMs, finish)) }];
 }
 
-/** A resumable stream read again whole, as a non-streaming answer would have it (its finish may be ABORT). */
-export async function replayResult<S extends z.ZodType>(endpoint: Endpoint<S>, body: z.output<S>, opened: OpenedGeneration, startedMs: number): Promise<unknown> {
+/**
+ * A resumable stream read again as far as it goes, answered as a non-streaming request would be,
+ * with how it ended: `running` when the events stop before the finish (a snapshot of a job in
+ * progress: encoded as if it had ended there), `cancelled` for ABORT.
+ */
+export async function replayResult<S extends z.ZodType>(
+  endpoint: Endpoint<S>,
+  body: z.output<S>,
+  opened: OpenedGeneration,
+  startedMs: number,
+): Promise<{ answer: unknown; state: "finished" | "running" | "cancelled" }> {
   const [meta, numbering] = resumableMeta(endpoint, opened.start, startedMs, opened.start.model, -1);
-  const result = await collectGeneration(opened);
-  numbering.onFinish(result.finish);
-  return endpoint.encodeResult(body, meta, result);
+  const soFar = await collectSoFar(opened);
+  const finish = soFar.finish ?? create(FinishSchema, {});
+  if (soFar.finish !== undefined) numbering.onFinish(finish);
+  const answer = endpoint.encodeResult(body, meta, { ...soFar, finish });
+  const state = soFar.finish === undefined ? "running" : finish.reason === FinishReason.ABORT ? "cancelled" : "finished";
+  return { answer, state };
 }
 
 /**

@@ -31,7 +31,7 @@ export async function* generateResumable(
   const id = streams.newId();
   const stamped: GenerateEvent =
     start.event?.case === "start" ? { event: { case: "start", value: { ...start.event.value, streamId: id, resumeContext: request.resumeContext } } } : start;
-  streams.add(id, request.clientId, stamped, { [Symbol.asyncIterator]: () => events }, generation, request.resumeGraceMs);
+  streams.add(id, request.clientId, stamped, { [Symbol.asyncIterator]: () => events }, generation, request.detached ? Infinity : request.resumeGraceMs);
   const reader = streams.read(id, request.clientId, 0, caller);
   if (reader !== undefined) yield* reader;
 }

@@ -52,7 +52,7 @@ export function createInferenceService(state: ServiceState): ServiceImpl<typeof 
     },
     resume(request, context) {
       if (state.draining()) throw unavailable("the sidecar is shutting down");
-      const events = state.streams.read(request.streamId, request.clientId, request.after, context.signal);
+      const events = state.streams.read(request.streamId, request.clientId, request.after, context.signal, request.snapshot);
       if (events === undefined) throw notFound(`stream "${request.streamId}" is unknown or has expired`);
       return beating(events);
     },

@@ -4,7 +4,7 @@
 // end (docs/contract.md, "Resumable streams").
 import { ANONYMOUS, callerOf } from "../access/caller.js";
 import type { AppContext } from "../context.js";
-import { InvalidRequestError, NotFoundError, ServerError } from "../errors.js";
+import { InvalidRequestError, NotFoundError, ServerError, toApiError } from "../errors.js";
 import { openResumed } from "../generation.js";
 import { answer } from "../protocol.js";
 import { chatEndpoint } from "../protocols/openai-chat/handler.js";
@@ -36,8 +36,8 @@ const clientOf = (request: Request): string => {
 };
 
 /** The stream from its start, with the endpoint and body it was encoded with. */
-async function reopen(streamId: string, request: Request, context: AppContext) {
-  const opened = await openResumed(context.sidecar, { streamId, clientId: clientOf(request) }, request.signal, context.sidecarStallMs);
+async function reopen(streamId: string, request: Request, context: AppContext, snapshot = false) {
+  const opened = await openResumed(context.sidecar, { streamId, clientId: clientOf(request), snapshot }, request.signal, context.sidecarStallMs);
   const saved = decodeResumeContext(opened.start.resumeContext);
   const endpoint = saved === undefined ? undefined : ENDPOINTS[saved.endpoint];
   if (saved === undefined || endpoint === undefined) throw new ServerError(`Stream '${streamId}' cannot be read again by this edge: it was started by another version.`);
@@ -63,10 +63,32 @@ export function handleCancelResponse(responseId: string, request: Request, conte
   return answer(openAiProtocol, context, request, async () => {
     const streamId = streamIdOfResponse(responseId, "resp_");
     if (streamId === undefined) throw new NotFoundError(`No response found with id '${responseId}'.`, { param: "response_id" });
-    const { cancelled } = await context.sidecar.cancelStream({ streamId, clientId: clientOf(request) }, { signal: request.signal });
-    const { opened, saved, endpoint } = await reopen(streamId, request, context);
-    const response = (await replayResult(endpoint, saved.body as never, opened, saved.startedMs)) as Record<string, unknown>;
-    return jsonResponse(cancelled ? { ...response, status: "cancelled", completed_at: null, incomplete_details: null } : response);
+    await context.sidecar.cancelStream({ streamId, clientId: clientOf(request) }, { signal: request.signal });
+    return jsonResponse(await responseSoFar(streamId, request, context, false));
+  });
+}
+
+/** A background Response as it stands: in progress (output so far), cancelled, or as it ended. */
+async function responseSoFar(streamId: string, request: Request, context: AppContext, snapshot: boolean): Promise<Record<string, unknown>> {
+  const { opened, saved, endpoint } = await reopen(streamId, request, context, snapshot);
+  const { answer: response, state } = (await replayResult(endpoint, saved.body as never, opened, saved.startedMs)) as { answer: Record<string, unknown>; state: string };
+  if (state === "cancelled") return { ...response, status: "cancelled", completed_at: null, incomplete_details: null };
+  if (state !== "running") return response;
+  const output = (response["output"] as Record<string, unknown>[]).map((item) => ({ ...item, status: "in_progress" }));
+  return { ...response, status: "in_progress", completed_at: null, incomplete_details: null, usage: null, output };
+}
+
+/** GET /v1/responses/{id} for a background Response: polled, as it stands now. */
+export function handlePollResponse(responseId: string, request: Request, context: AppContext): Promise<Response> {
+  return answer(openAiProtocol, context, request, async () => {
+    const missing = new NotFoundError(`Response with id '${responseId}' not found.`, { code: "response_not_found" });
+    const streamId = streamIdOfResponse(responseId, "resp_");
+    if (streamId === undefined) throw missing;
+    try {
+      return jsonResponse(await responseSoFar(streamId, request, context, true));
+    } catch (error) {
+      throw toApiError(error) instanceof NotFoundError ? missing : error;
+    }
   });
 }
 

@@ -34,11 +34,16 @@ export class ReplayBuffer<T> {
     this.#wake();
   }
 
-  /** The events from `from` on, then the live ones until the end; stops quietly when `signal` aborts. */
-  async *read(from: number, signal: AbortSignal): AsyncGenerator<T, void, undefined> {
+  /**
+   * The events from `from` on, then the live ones until the end (with `snapshot`, only those kept
+   * now); stops quietly when `signal` aborts.
+   */
+  async *read(from: number, signal: AbortSignal, snapshot = false): AsyncGenerator<T, void, undefined> {
     let next = from;
+    const until = snapshot ? this.#events.length : Infinity;
     for (;;) {
-      while (next < this.#events.length) yield this.#events[next++] as T;
+      while (next < this.#events.length && next < until) yield this.#events[next++] as T;
+      if (next >= until) return;
       if (this.#done) {
         if (this.#failure !== undefined) throw this.#failure.error;
         return;

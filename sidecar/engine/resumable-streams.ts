@@ -58,7 +58,8 @@ export class ResumableStreams {
 
   /**
    * Keeps `events` (the generation after its first event, `first`, already sent) under `id`, read
-   * by nobody yet: the caller that asked for it reads next, through `read`.
+   * by nobody yet: the caller that asked for it reads next, through `read`. A `graceMs` of
+   * Infinity: detached, it runs to its finish with no reader.
    */
   add(id: string, clientId: string, first: GenerateEvent, events: AsyncIterable<GenerateEvent>, generation: AbortController, graceMs: number): void {
     const entry: Entry = { id, clientId, buffer: new ReplayBuffer(), generation, graceMs: this.#grace(graceMs), readers: 0 };
@@ -67,11 +68,11 @@ export class ResumableStreams {
     void this.#pump(entry, events);
   }
 
-  /** The stream's events from `after` on, then live; the reader counts until it stops. */
-  read(id: string, clientId: string, after: number, signal: AbortSignal): AsyncGenerator<GenerateEvent, void, undefined> | undefined {
+  /** The stream's events from `after` on, then live (with `snapshot`, only those kept now); the reader counts until it stops. */
+  read(id: string, clientId: string, after: number, signal: AbortSignal, snapshot = false): AsyncGenerator<GenerateEvent, void, undefined> | undefined {
     const entry = this.#find(id, clientId);
     if (entry === undefined) return undefined;
-    return this.#reader(entry, after, signal);
+    return snapshot ? entry.buffer.read(after, signal, true) : this.#reader(entry, after, signal);
   }
 
   /** Cancels a live stream; undefined when unknown (or another client's), false when it had finished. */
@@ -94,6 +95,7 @@ export class ResumableStreams {
   }
 
   #grace(requested: number): number {
+    if (requested === Infinity) return Infinity;
     return requested > 0 ? Math.min(requested, this.#options.graceMs) : this.#options.graceMs;
   }
 
@@ -108,8 +110,9 @@ export class ResumableStreams {
     }
   }
 
-  /** Nobody reads a live stream: it is cancelled unless a reader comes within its grace period. */
+  /** Nobody reads a live stream: it is cancelled unless a reader comes within its grace period (a detached one never is). */
   #awaitReader(entry: Entry): void {
+    if (entry.graceMs === Infinity) return;
     entry.timer = setTimeout(() => {
       if (entry.readers === 0) entry.generation.abort(new Error("no reader within the grace period"));
     }, entry.graceMs);

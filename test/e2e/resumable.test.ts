@@ -6,6 +6,8 @@ import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunningSidecar } from "../../sidecar/server.js";
 import { startNodeEdge, type RunningEdge } from "../../edge/node.js";
+import { modelPath } from "../../gguf/models.js";
+import { startStack } from "../support/edge.js";
 import { readMetrics, startTestSidecar } from "../support/sidecar.js";
 
 let sidecar: RunningSidecar;
@@ -116,20 +118,44 @@ describe("resumable streams", () => {
     expect(await response.text()).not.toMatch(/^id:/m);
   });
 
-  it("Responses: cancel a background response through the official client; it stops, says cancelled, and frees its sequence", async () => {
+  it("Responses: a background job through the official client: queued at once, polled to completion", async () => {
     const client = new OpenAI({ baseURL: `${edge.url}/v1`, apiKey: "none", maxRetries: 0 });
-    const song = await client.responses.create({ model: "m", input: [{ role: "user", content: "Let us sing. Sing" }], stream: true, background: true });
-    let id = "";
-    for await (const event of song) {
-      if (event.type === "response.created") id = event.response.id;
-      if (event.type === "response.output_text.delta") break;
+    const queued = await client.responses.create({ model: "m", input: "Hello!", background: true });
+    expect(queued).toMatchObject({ object: "response", status: "queued", background: true, output: [], usage: null });
+    let polled = await client.responses.retrieve(queued.id);
+    for (let i = 0; i < 200 && polled.status !== "completed"; i++) {
+      expect(["queued", "in_progress"]).toContain(polled.status);
+      await new Promise((resolve) => setTimeout(resolve, 25));
+      polled = await client.responses.retrieve(queued.id);
     }
-    const cancelled = await client.responses.cancel(id);
-    expect(cancelled).toMatchObject({ id, status: "cancelled", background: true });
-    await expect.poll(async () => (await readMetrics(sidecar.url)).sidecar_generations_active, { timeout: 10_000 }).toBe(0);
-    const done = await client.completions.create({ model: "m", prompt: "Once upon a time" });
-    expect(done.choices[0]?.text).toBe(" there lived a tiny llama (🦙).");
-    expect(await client.responses.cancel(done.id.replace(/^cmpl-/, "resp_")).catch((e: unknown) => (e as { status?: number }).status)).toBe(404);
+    expect(polled).toMatchObject({ id: queued.id, status: "completed", background: true, output_text: "It is sunny in Tokyo, 22°C. ☀️", usage: { output_tokens: 16 } });
+    // The same Response as its stream would have ended with.
+    const streamed = await client.responses.retrieve(queued.id, { stream: true });
+    let completed: OpenAI.Responses.Response | undefined;
+    for await (const event of streamed) if (event.type === "response.completed") completed = event.response;
+    expect(completed).toEqual(polled);
+  });
+
+  it("Responses: cancel a background job through the official client; polled before, it is in progress with its output so far; then cancelled, its sequence freed", async () => {
+    // Random weights: a reply that runs to its token limit, long enough to be caught in progress.
+    const random = await startStack({ model: modelPath("random-tiny"), sequences: 1, contextSize: 4096 });
+    try {
+      const client = new OpenAI({ baseURL: random.baseURL, apiKey: "none", maxRetries: 0 });
+      const job = await client.responses.create({ model: "m", input: "Hello!", max_output_tokens: 3000, background: true });
+      let polled = await client.responses.retrieve(job.id);
+      for (let i = 0; i < 400 && polled.output_text === ""; i++) polled = await client.responses.retrieve(job.id);
+      expect(polled).toMatchObject({ status: "in_progress", completed_at: null, usage: null, output: [{ type: "message", status: "in_progress" }] });
+      expect(polled.output_text).not.toBe("");
+      const cancelled = await client.responses.cancel(job.id);
+      expect(cancelled).toMatchObject({ id: job.id, status: "cancelled", background: true });
+      expect(cancelled.output_text.startsWith(polled.output_text)).toBe(true);
+      await expect.poll(async () => (await readMetrics(random.sidecar.url)).sidecar_generations_active, { timeout: 10_000 }).toBe(0);
+      expect((await client.responses.retrieve(job.id)).status).toBe("cancelled");
+      const other = await client.completions.create({ model: "m", prompt: "Once", max_tokens: 1 });
+      expect(await client.responses.cancel(other.id.replace(/^cmpl-/, "resp_")).catch((e: unknown) => (e as { status?: number }).status)).toBe(404);
+    } finally {
+      await random.stop();
+    }
   });
 
   it("Responses: background + stream through the official client, then retrieve with stream and starting_after", async () => {

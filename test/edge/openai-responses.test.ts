@@ -300,11 +300,17 @@ describe("Response fields the Open Responses schema requires", () => {
     const request = sidecar.lastCall?.request;
     expect(request?.sampling).toMatchObject({ presencePenalty: 0.5, frequencyPenalty: -0.5 });
     expect(request?.input.case === "chat" ? request.input.value.parallelToolCalls : undefined).toBe(false);
-    for (const [field, value] of [["background", true], ["top_logprobs", 3]] as const) {
-      const refused = await post(app, PATH, { input: "x", [field]: value });
-      expect(refused.status, field).toBe(400);
-      expect(((await refused.json()) as { error: { param: string } }).error.param).toBe(field);
-    }
+    const refused = await post(app, PATH, { input: "x", top_logprobs: 3 });
+    expect(refused.status).toBe(400);
+    expect(((await refused.json()) as { error: { param: string } }).error.param).toBe("top_logprobs");
+  });
+
+  it("background without a stream: the sidecar is asked for a detached resumable job and the answer is queued at once", async () => {
+    const { app, sidecar } = testApp(script);
+    const response = await post(app, PATH, { input: "Hello!", background: true });
+    expect(response.status).toBe(200);
+    expect(await response.json()).toMatchObject({ object: "response", status: "queued", background: true, output: [], usage: null, completed_at: null });
+    expect(sidecar.lastCall?.request).toMatchObject({ resumable: true, detached: true });
   });
 
   it("names every stream event with an event: line equal to its type", async () => {

@@ -90,6 +90,20 @@ describe("resumable generations", () => {
     expect(all.length).toBeLessThan(2000);
   });
 
+  it("detached: goes on to its finish with nobody reading; a snapshot read returns what is kept so far and ends", async () => {
+    const first = await read((signal) => grpc().generate({ ...SONG, maxTokens: 400, resumable: true, detached: true, resumeGraceMs: 1 }, { signal }), 2);
+    const start = first[0]?.event;
+    const streamId = start?.case === "start" ? start.value.streamId : "";
+    const early = await read((signal) => grpc().resume({ streamId, snapshot: true }, { signal }));
+    expect(early.length).toBeGreaterThanOrEqual(2);
+    expect(early.length).toBeLessThan(402);
+    await expect.poll(async () => (await readMetrics(sidecar.url)).sidecar_generations_active, { timeout: 20_000 }).toBe(0);
+    const all = await read((signal) => grpc().resume({ streamId, snapshot: true }, { signal }));
+    const finish = all.at(-1)?.event;
+    expect(finish?.case === "finish" ? [finish.value.reason, finish.value.completionTokens] : []).toEqual([FinishReason.LENGTH, 400]);
+    expect(bytesOf(all.slice(0, early.length))).toEqual(bytesOf(early));
+  });
+
   it("CancelStream stops it for every reader; afterwards it says the stream had finished", async () => {
     const first = await read((signal) => grpc().generate({ ...SONG, resumable: true, clientId: "k2" }, { signal }), 2);
     const start = first[0]?.event;

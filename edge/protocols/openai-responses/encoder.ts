@@ -189,3 +189,8 @@ export function encodeResponse(body: ResponsesRequest, meta: ResponseMeta, resul
   );
   return responseObject(body, meta, { ...ending, completed_at: completedAt(meta), error: null, usage: responsesUsage(result.finish), output });
 }
+
+/** The answer to a background request the sidecar accepted: `queued`, nothing generated yet. */
+export function queuedResponse(body: ResponsesRequest, meta: ResponseMeta): Record<string, unknown> {
+  return responseObject(body, meta, { status: "queued", output: [], error: null, incomplete_details: null, usage: null });
+}

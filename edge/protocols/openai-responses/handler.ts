@@ -5,7 +5,7 @@ import { answer } from "../../protocol.js";
 import { generateFor, type Endpoint } from "../../serve.js";
 import { parseRequest } from "../../validation.js";
 import { openAiProtocol } from "../openai-common/protocol.js";
-import { createResponsesStreamEncoder, encodeResponse } from "./encoder.js";
+import { createResponsesStreamEncoder, encodeResponse, queuedResponse } from "./encoder.js";
 import { NOT_STORED_HERE, responsesRequestSchema } from "./schema.js";
 import { toGenerateRequest } from "./to-request.js";
 
@@ -19,6 +19,8 @@ export const responsesEndpoint: Endpoint<typeof responsesRequestSchema> = {
   // No refusedStream: a request the sidecar refuses is an HTTP 400 (docs/contract.md, "Every stream").
   streamEncoder: createResponsesStreamEncoder,
   encodeResult: encodeResponse,
+  isBackground: (body) => body.background === true && body.stream !== true,
+  accepted: queuedResponse,
 };
 
 /**

@@ -9,7 +9,7 @@ import { echoedTools, ignoredTools, toolNamespaces } from "./tools.js";
 import type { ResponsesUsage } from "./usage.js";
 
 export type ItemStatus = "in_progress" | "completed" | "incomplete";
-export type ResponseStatus = "in_progress" | "completed" | "incomplete" | "failed";
+export type ResponseStatus = "queued" | "in_progress" | "completed" | "incomplete" | "failed" | "cancelled";
 
 export interface OutputTextPart {
   type: "output_text";
