@@ -8,7 +8,7 @@ import { streamSse } from "./clients/sse.js";
 import type { StreamSample } from "./sample.js";
 import { SEED, streamPrompt, TEMPERATURE } from "./workload.js";
 
-export type PartyKey = "a" | "b" | "c" | "d" | "peer";
+export type PartyKey = "a" | "b" | "c" | "r" | "d" | "peer";
 
 export interface Party {
   readonly key: PartyKey;
@@ -65,10 +65,10 @@ export function completionBody(variant: number, maxTokens: number): Record<strin
   };
 }
 
-export function httpParty(key: "c" | "d" | "peer", label: string, baseUrl: string, w: Workload): Party {
+export function httpParty(key: "c" | "r" | "d" | "peer", label: string, baseUrl: string, w: Workload, headers: Readonly<Record<string, string>> = {}): Party {
   return {
     key,
     label,
-    run: (variant) => streamSse(`${baseUrl}/v1/completions`, completionBody(variant, w.maxTokens), w.timeoutMs),
+    run: (variant) => streamSse(`${baseUrl}/v1/completions`, completionBody(variant, w.maxTokens), w.timeoutMs, headers),
   };
 }

@@ -29,7 +29,13 @@ try {
   const loaded = sidecar.models[0];
   if (loaded === undefined) throw new Error("the sidecar loaded no model");
   serveParent(
-    { metrics: async () => sidecar.metrics },
+    {
+      // The counters only: the metrics object also holds prom-client's registry, which is cyclic.
+      metrics: async () => {
+        const { registry: _registry, ...counters } = sidecar.metrics;
+        return { ...counters };
+      },
+    },
     { url: sidecar.url, buildType: loaded.llama.buildType, threads: loaded.threads, batchesOrdered: loaded.scheduler.active, gpu: describeGpu(loaded.gpu) } satisfies SidecarReady,
   );
 } catch (error) {

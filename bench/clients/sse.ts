@@ -16,7 +16,7 @@ function contentOf(chunk: ChunkJson): string {
 }
 
 /** POSTs `body` to `url` and reads the SSE reply to its end; never throws. */
-export async function streamSse(url: string, body: unknown, timeoutMs: number): Promise<StreamSample> {
+export async function streamSse(url: string, body: unknown, timeoutMs: number, headers: Readonly<Record<string, string>> = {}): Promise<StreamSample> {
   const abort = new AbortController();
   let timedOut = false;
   const timer = setTimeout(() => {
@@ -50,7 +50,7 @@ export async function streamSse(url: string, body: unknown, timeoutMs: number): 
   try {
     const response = await fetch(url, {
       method: "POST",
-      headers: { "content-type": "application/json", accept: "text/event-stream" },
+      headers: { "content-type": "application/json", accept: "text/event-stream", ...headers },
       body: JSON.stringify(body),
       signal: abort.signal,
     });
