@@ -7,7 +7,7 @@ const metadataObject = z
   .record(z.string().max(64, { error: "keys are at most 64 characters long" }), z.string().max(512, { error: "values are at most 512 characters long" }), {
     error: "expected an object of string values",
   })
-  .refine((metadata) => Object.keys(metadata).length <= 16, { error: "at most 16 keys" });
+  .refine((metadata) => Object.keys(metadata).length <= 16, { error: "expected an object with at most 16 keys" });
 
 /** Creating: absent or null is `{}`. */
 export const optionalMetadata = metadataObject.nullish().transform((metadata): ConversationMetadata => metadata ?? {});

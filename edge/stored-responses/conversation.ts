@@ -17,8 +17,8 @@ function conversationIdOf(value: unknown): string | undefined {
   if (value == null) return undefined;
   const id = isRecord(value) ? value["id"] : value;
   if (typeof id === "string" && id !== "") return id;
-  const param = isRecord(value) ? "conversation.id" : "conversation";
-  throw new InvalidRequestError(`Invalid '${param}': expected a conversation id (a non-empty string), or an object with one as 'id'.`, { param });
+  if (isRecord(value)) throw new InvalidRequestError("Invalid 'conversation.id': expected a conversation id (a non-empty string).", { param: "conversation.id" });
+  throw new InvalidRequestError("Invalid 'conversation': expected a conversation id (a non-empty string), or an object with one as 'id'.", { param: "conversation" });
 }
 
 /** The conversation the request names, with its items; 400 beside previous_response_id, 404 if unknown or another key's. */

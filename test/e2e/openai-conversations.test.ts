@@ -5,6 +5,7 @@
 // and the response's input and output items are appended when it finishes.
 import OpenAI, { APIError } from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { accessFromEnv, startNodeEdge } from "../../edge/node.js";
 import { Role } from "../../proto/gen/inference/v1/inference_pb.js";
 import { startStack, type Stack } from "../support/edge.js";
 import { CHAT_REPLY } from "../support/scripted.js";
@@ -167,5 +168,115 @@ describe("responses.create({conversation})", () => {
     const [hello] = await allItems(conversation.id);
     const response = await client.responses.create({ model: "m", input: [{ type: "item_reference", id: hello?.id ?? "" }, { role: "user", content: "And tomorrow?" }] });
     expect(response.usage?.input_tokens).toBe(await promptTokens([user("Hello!"), user("And tomorrow?")]));
+  });
+});
+
+/** A raw request and its answer, status and JSON body. */
+async function raw(method: string, path: string, body?: unknown): Promise<{ status: number; body: unknown }> {
+  const init: RequestInit = body === undefined ? { method } : { method, headers: { "content-type": "application/json" }, body: typeof body === "string" ? body : JSON.stringify(body) };
+  const response = await fetch(`${stack.baseURL}${path}`, init);
+  return { status: response.status, body: await response.json() };
+}
+
+const invalid = (message: string, param: string | null, code: string | null = null) => ({ error: { message, type: "invalid_request_error", param, code } });
+
+describe("refusals on the wire, in OpenAI's error shape, changing nothing", () => {
+  it("responses: conversation with previous_response_id, an unknown conversation, a malformed one", async () => {
+    const { id } = await client.conversations.create();
+    expect(await raw("POST", "/responses", { model: "m", input: "Hi", conversation: id, previous_response_id: "resp_x" })).toEqual({
+      status: 400,
+      body: invalid("Mutually exclusive parameters: Ensure you are only providing one of: 'previous_response_id' or 'conversation'.", null, "mutually_exclusive_parameters"),
+    });
+    expect(await raw("POST", "/responses", { model: "m", input: "Hi", conversation: { id: "conv_nope" } })).toEqual({
+      status: 404,
+      body: invalid("Conversation with id 'conv_nope' not found.", "conversation", "conversation_not_found"),
+    });
+    expect(await raw("POST", "/responses", { model: "m", input: "Hi", conversation: 42 })).toEqual({
+      status: 400,
+      body: invalid("Invalid 'conversation': expected a conversation id (a non-empty string), or an object with one as 'id'.", "conversation"),
+    });
+    expect(await raw("POST", "/responses", { model: "m", input: "Hi", conversation: {} })).toEqual({
+      status: 400,
+      body: invalid("Invalid 'conversation.id': expected a conversation id (a non-empty string).", "conversation.id"),
+    });
+    expect(await allItems(id)).toEqual([]);
+  });
+
+  it("conversations: bad items, metadata and bodies", async () => {
+    expect(await raw("POST", "/conversations", { items: [{ type: "web_search_call", id: "ws_1" }] })).toEqual({
+      status: 400,
+      body: invalid("Invalid 'items[0].type': input items of type 'web_search_call' are not supported; supported: 'message', 'function_call', 'function_call_output', 'reasoning'", "items[0].type"),
+    });
+    expect(await raw("POST", "/conversations", { items: [{ role: "robot", content: "x" }] })).toEqual({
+      status: 400,
+      body: invalid("Invalid 'items[0].role': expected one of 'system', 'developer', 'user', 'assistant'", "items[0].role"),
+    });
+    const seventeen = Object.fromEntries(Array.from({ length: 17 }, (_, i) => [`k${i}`, "v"]));
+    expect(await raw("POST", "/conversations", { metadata: seventeen })).toEqual({ status: 400, body: invalid("Invalid 'metadata': expected an object with at most 16 keys", "metadata") });
+    expect(await raw("POST", "/conversations", { metadata: { k: 1 } })).toEqual({ status: 400, body: invalid("Invalid 'metadata.k': expected string, received number", "metadata.k") });
+    const many = Array.from({ length: 21 }, () => ({ role: "user", content: "x" }));
+    expect(await raw("POST", "/conversations", { items: many })).toEqual({ status: 400, body: invalid("Invalid 'items': at most 20 items may be added at a time", "items") });
+    expect(await raw("POST", "/conversations", "[1]")).toEqual({ status: 400, body: invalid("Invalid request body: expected a JSON object", null) });
+    const { id } = await client.conversations.create({ metadata: { topic: "weather" } });
+    expect(await raw("POST", `/conversations/${id}`, {})).toEqual({ status: 400, body: invalid("Missing required parameter: 'metadata'.", "metadata") });
+    expect((await client.conversations.retrieve(id)).metadata).toEqual({ topic: "weather" });
+  });
+
+  it("items: none, an unknown reference (the good items before it are not added), bad list queries, unknown ids", async () => {
+    const { id } = await client.conversations.create({ items: [{ role: "user", content: "Hello!" }] });
+    const before = await allItems(id);
+    expect(await raw("POST", `/conversations/${id}/items`, { items: [] })).toEqual({ status: 400, body: invalid("Invalid 'items': at least one item is required", "items") });
+    expect(await raw("POST", `/conversations/${id}/items`, {})).toEqual({ status: 400, body: invalid("Missing required parameter: 'items'.", "items") });
+    expect(await raw("POST", `/conversations/${id}/items`, { items: [{ role: "user", content: "ok" }, { type: "item_reference", id: "msg_nope" }] })).toEqual({
+      status: 400,
+      body: invalid("Item with id 'msg_nope' not found.", "items[1].id"),
+    });
+    expect(await allItems(id)).toEqual(before);
+    expect(await raw("GET", `/conversations/${id}/items?limit=0`)).toEqual({ status: 400, body: invalid("Invalid 'limit': expected an integer from 1 to 100.", "limit") });
+    expect(await raw("GET", `/conversations/${id}/items?order=sideways`)).toEqual({ status: 400, body: invalid("Invalid 'order': expected 'asc' or 'desc'.", "order") });
+    expect(await raw("GET", `/conversations/${id}/items?after=msg_nope`)).toEqual({ status: 400, body: invalid("Invalid 'after': no item with id 'msg_nope' in this conversation.", "after") });
+    const include = await raw("GET", `/conversations/${id}/items?include[]=bogus`);
+    expect(include).toMatchObject({ status: 400, body: { error: { message: expect.stringMatching(/^Invalid 'include': 'bogus' is not one of /), param: "include" } } });
+    expect(await raw("GET", "/conversations/conv_nope/items/msg_x")).toEqual({ status: 404, body: invalid("Conversation with id 'conv_nope' not found.", null, "conversation_not_found") });
+    expect(await raw("DELETE", `/conversations/${id}/items/msg_x`)).toEqual({ status: 404, body: invalid("Item with id 'msg_x' not found.", null, "item_not_found") });
+  });
+
+  it("a /c1 conversation is not an OpenAI conversation, nor the other way round", async () => {
+    const chat = await fetch(`${stack.edge.url}/c1/chat`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "m", messages: [{ role: "user", content: "Hi" }] }) });
+    const c1 = chat.headers.get("x-conversation-id") ?? "";
+    expect(c1).toMatch(/^conv_/);
+    expect(await raw("GET", `/conversations/${c1}`)).toEqual({ status: 404, body: invalid(`Conversation with id '${c1}' not found.`, null, "conversation_not_found") });
+    const { id } = await client.conversations.create();
+    expect((await fetch(`${stack.edge.url}/c1/conversations/${id}`)).status).toBe(404);
+  });
+});
+
+describe("ownership", () => {
+  it("keeps each key's conversations from every other key: a 404, never the conversation", async () => {
+    const keyed = await startNodeEdge({ sidecarUrl: stack.sidecar.url, port: 0, access: accessFromEnv({ API_KEYS: "key-one,key-two" }) });
+    try {
+      const one = new OpenAI({ baseURL: `${keyed.url}/v1`, apiKey: "key-one", maxRetries: 0 });
+      const two = new OpenAI({ baseURL: `${keyed.url}/v1`, apiKey: "key-two", maxRetries: 0 });
+      const created = await one.conversations.create({ metadata: { owner: "one" }, items: [{ role: "user", content: "Hello!" }] });
+      const [item] = (await one.conversations.items.list(created.id)).data;
+      const itemId = item?.id ?? "";
+      const refusals = [
+        two.conversations.retrieve(created.id),
+        two.conversations.update(created.id, { metadata: { owner: "two" } }),
+        two.conversations.items.list(created.id),
+        two.conversations.items.create(created.id, { items: [{ role: "user", content: "x" }] }),
+        two.conversations.items.retrieve(itemId, { conversation_id: created.id }),
+        two.conversations.items.delete(itemId, { conversation_id: created.id }),
+        two.responses.create({ model: "m", conversation: created.id, input: "Hi" }),
+        two.conversations.delete(created.id),
+      ];
+      for (const refused of await Promise.all(refusals.map((p) => Promise.resolve(p).catch((e: unknown) => e)))) expect(refused).toBeInstanceOf(OpenAI.NotFoundError);
+      const reference = await two.responses.create({ model: "m", input: [{ type: "item_reference", id: itemId }] }).catch((e: unknown) => e);
+      expect(reference).toBeInstanceOf(OpenAI.BadRequestError);
+      expect(withoutRequestId(await one.conversations.retrieve(created.id))).toEqual(withoutRequestId(created));
+      expect((await one.conversations.items.list(created.id)).data).toEqual([item]);
+    } finally {
+      await keyed.close();
+    }
   });
 });
