@@ -6,10 +6,11 @@
 import OpenAI, { APIError } from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { accessFromEnv, startNodeEdge } from "../../edge/node.js";
+import { ensureModels } from "../../gguf/models.js";
 import { Role } from "../../proto/gen/inference/v1/inference_pb.js";
 import { startStack, type Stack } from "../support/edge.js";
 import { CHAT_REPLY } from "../support/scripted.js";
-import { clientsFor } from "../support/sidecar.js";
+import { clientsFor, readMetrics } from "../support/sidecar.js";
 
 let stack: Stack;
 let client: OpenAI;
@@ -278,5 +279,30 @@ describe("ownership", () => {
     } finally {
       await keyed.close();
     }
+  });
+});
+
+describe("a response stream the client leaves (random model, slow enough to leave mid-reply)", () => {
+  let slow: Stack;
+  beforeAll(async () => {
+    const { "random-60m": model } = await ensureModels("models", ["random-60m"]);
+    slow = await startStack({ model, sequences: 1, contextSize: 4096 });
+  }, 90_000);
+  afterAll(async () => slow?.stop());
+
+  it("appends nothing: the conversation keeps only what it had", async () => {
+    const slowClient = new OpenAI({ baseURL: slow.baseURL, apiKey: "not-needed", maxRetries: 0 });
+    const conversation = await slowClient.conversations.create({ items: [{ role: "user", content: "Hello!" }] });
+    const before = (await slowClient.conversations.items.list(conversation.id)).data;
+    const stream = await slowClient.responses.create({ model: "m", conversation: conversation.id, input: "Tell me everything.", max_output_tokens: 4000, stream: true });
+    for await (const event of stream) {
+      // Leave once the reply has begun.
+      if (event.type === "response.output_text.delta") break;
+    }
+    const deadline = Date.now() + 10_000;
+    while ((await readMetrics(slow.sidecar.url))["sidecar_generations_active"] !== 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect((await readMetrics(slow.sidecar.url))["sidecar_generations_active"]).toBe(0);
+    await new Promise((r) => setTimeout(r, 200));
+    expect((await slowClient.conversations.items.list(conversation.id)).data).toEqual(before);
   });
 });
