@@ -11,6 +11,7 @@ import { Role } from "../../proto/gen/inference/v1/inference_pb.js";
 import { startStack, type Stack } from "../support/edge.js";
 import { CHAT_REPLY } from "../support/scripted.js";
 import { clientsFor, readMetrics } from "../support/sidecar.js";
+import { SseParser, type ParsedEvent } from "../support/sse.js";
 
 let stack: Stack;
 let client: OpenAI;
@@ -282,7 +283,7 @@ describe("ownership", () => {
   });
 });
 
-describe("a response stream the client leaves (random model, slow enough to leave mid-reply)", () => {
+describe("responses on a conversation that stop mid-reply (random model, slow enough to act mid-reply)", () => {
   let slow: Stack;
   beforeAll(async () => {
     const { "random-60m": model } = await ensureModels("models", ["random-60m"]);
@@ -304,5 +305,53 @@ describe("a response stream the client leaves (random model, slow enough to leav
     expect((await readMetrics(slow.sidecar.url))["sidecar_generations_active"]).toBe(0);
     await new Promise((r) => setTimeout(r, 200));
     expect((await slowClient.conversations.items.list(conversation.id)).data).toEqual(before);
+  });
+
+  it("a conversation deleted while its response streams gets nothing, and the stream says why", async () => {
+    const slowClient = new OpenAI({ baseURL: slow.baseURL, apiKey: "not-needed", maxRetries: 0 });
+    const conversation = await slowClient.conversations.create();
+    const response = await fetch(`${slow.baseURL}/responses`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model: "m", conversation: conversation.id, input: "Tell me everything.", max_output_tokens: 48, stream: true }),
+    });
+    const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+    const parser = new SseParser();
+    const events: ParsedEvent[] = [];
+    while (!events.some((e) => e.event === "response.output_text.delta")) events.push(...parser.feed((await reader.read()).value ?? new Uint8Array()));
+    await slowClient.conversations.delete(conversation.id);
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      events.push(...parser.feed(value));
+    }
+    const failed = events.at(-2);
+    expect(failed?.event).toBe("response.failed");
+    const body = (JSON.parse(failed?.data ?? "{}") as { response: { id: string; status: string; error: unknown } }).response;
+    expect(body).toMatchObject({
+      status: "failed",
+      error: { code: "server_error", message: `Conversation '${conversation.id}' was deleted while this response was generated; its items were not added.` },
+    });
+    expect(events.at(-1)?.data).toBe("[DONE]");
+    // Nothing was kept of it: neither the response nor a conversation brought back.
+    expect(await slowClient.responses.retrieve(body.id).catch((e: unknown) => e)).toBeInstanceOf(OpenAI.NotFoundError);
+    expect(await slowClient.conversations.retrieve(conversation.id).catch((e: unknown) => e)).toBeInstanceOf(OpenAI.NotFoundError);
+  });
+
+  it("the same without a stream: a 409 conversation_conflict", async () => {
+    const slowClient = new OpenAI({ baseURL: slow.baseURL, apiKey: "not-needed", maxRetries: 0 });
+    const conversation = await slowClient.conversations.create();
+    const pending = slowClient.responses.create({ model: "m", conversation: conversation.id, input: "Tell me everything.", max_output_tokens: 64 }).catch((e: unknown) => e);
+    const deadline = Date.now() + 10_000;
+    while ((await readMetrics(slow.sidecar.url))["sidecar_generations_active"] !== 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    await slowClient.conversations.delete(conversation.id);
+    const refused = await pending;
+    expect(refused).toBeInstanceOf(OpenAI.ConflictError);
+    expect((refused as APIError).error).toEqual({
+      message: `Conversation '${conversation.id}' was deleted while this response was generated; its items were not added.`,
+      type: "invalid_request_error",
+      param: null,
+      code: "conversation_conflict",
+    });
   });
 });
