@@ -14,11 +14,9 @@ import { optionalMetadata, requiredMetadata } from "./metadata.js";
 /** The conversation id prefix, as OpenAI's (and /c1's) conversations have it. */
 export const CONVERSATION_ID_PREFIX = "conv_";
 
-const objectBody = (raw: unknown): Record<string, unknown> => parseRequest(z.record(z.string(), z.unknown(), { error: "expected a JSON object" }), raw);
-
 /** POST /v1/conversations {items?, metadata?} */
 export async function handleCreateConversation(request: Request, context: AppContext, store: ConversationStore): Promise<Response> {
-  const raw = objectBody(await bodyOf(request, context.maxBodyBytes));
+  const raw = await bodyOf(request, context.maxBodyBytes);
   const { metadata } = parseRequest(z.object({ metadata: optionalMetadata }), raw);
   const owner = ownerOf(request);
   const items = await requestItems(raw, 0, store, owner, context.newId);
@@ -34,7 +32,7 @@ export async function handleGetConversation(id: string, request: Request, store:
 
 /** POST /v1/conversations/{id} {metadata}: replaces the metadata. */
 export async function handleUpdateConversation(id: string, request: Request, context: AppContext, store: ConversationStore): Promise<Response> {
-  const raw = objectBody(await bodyOf(request, context.maxBodyBytes));
+  const raw = await bodyOf(request, context.maxBodyBytes);
   const { metadata } = parseRequest(z.object({ metadata: requiredMetadata }), raw);
   const updated = await store.updateItemConversation(ownerOf(request), id, metadata);
   if (updated === undefined) throw conversationNotFound(id);

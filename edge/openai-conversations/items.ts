@@ -19,9 +19,15 @@ export function asConversationItem(item: StoredItem): StoredItem {
   return WITH_STATUS.has(String(item["type"])) && typeof item["status"] !== "string" ? { ...item, status: "completed" } : item;
 }
 
+/** An item's own id, where it brings one: a non-empty string. */
+const itemWithId = z.unknown().superRefine((item, ctx) => {
+  if (!isRecord(item) || item["id"] === undefined || (typeof item["id"] === "string" && item["id"] !== "")) return;
+  ctx.addIssue({ code: "custom", path: ["id"], message: "expected an item id (a non-empty string)" });
+});
+
 const itemsField = (min: number) =>
   z
-    .array(z.unknown(), { error: "expected an array of items" })
+    .array(itemWithId, { error: "expected an array of items" })
     .min(min, { error: "at least one item is required" })
     .max(MAX_ITEMS_PER_REQUEST, { error: `at most ${MAX_ITEMS_PER_REQUEST} items may be added at a time` });
 
@@ -29,8 +35,7 @@ const itemsField = (min: number) =>
  * The request's `items` (absent: none, where `min` is 0), ready to store. Errors name
  * `items[i]…`; nothing is stored when one is refused.
  */
-export async function requestItems(raw: unknown, min: 0 | 1, store: ConversationStore, owner: string, newId: () => string): Promise<StoredItem[]> {
-  const fields = isRecord(raw) ? raw : {};
+export async function requestItems(fields: Record<string, unknown>, min: 0 | 1, store: ConversationStore, owner: string, newId: () => string): Promise<StoredItem[]> {
   const { items } = parseRequest(z.object({ items: min === 0 ? itemsField(0).nullish() : itemsField(1) }), fields);
   if (items == null || items.length === 0) return [];
   const resolved = (await ownItems(items, store, owner, newId, "items")) as unknown[];

@@ -1,11 +1,13 @@
 // What every /v1/conversations route shares: the caller's conversation or OpenAI's 404, the
 // request's JSON body, and the `include` query.
+import * as z from "zod";
 import { callerOf } from "../access/caller.js";
 import { readJsonBody } from "../body.js";
 import { InvalidRequestError, NotFoundError } from "../errors.js";
 import { wantsEncryptedReasoning } from "../protocols/openai-responses/encrypted-reasoning.js";
 import type { ItemConversation } from "../store/item-conversations.js";
 import type { ConversationStore } from "../store/store.js";
+import { parseRequest } from "../validation.js";
 
 export const ownerOf = (request: Request): string => callerOf(request).keyId;
 
@@ -19,14 +21,16 @@ export async function conversationOf(store: ConversationStore, request: Request,
   return found;
 }
 
-/** The body as JSON; an empty body is `{}` (the `openai` client sends none for an empty create). */
-export async function bodyOf(request: Request, maxBytes: number): Promise<unknown> {
+/** The body, a JSON object; an empty body is `{}` (the `openai` client sends none for an empty create). */
+export async function bodyOf(request: Request, maxBytes: number): Promise<Record<string, unknown>> {
+  let raw: unknown;
   try {
-    return await readJsonBody(request, maxBytes);
+    raw = await readJsonBody(request, maxBytes);
   } catch (error) {
     if (error instanceof InvalidRequestError && error.code === "missing_body") return {};
     throw error;
   }
+  return parseRequest(z.record(z.string(), z.unknown(), { error: "expected a JSON object" }), raw);
 }
 
 /** What an `include` query may name (the Responses API's includables). */

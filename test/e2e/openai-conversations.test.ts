@@ -229,6 +229,11 @@ describe("refusals on the wire, in OpenAI's error shape, changing nothing", () =
     const before = await allItems(id);
     expect(await raw("POST", `/conversations/${id}/items`, { items: [] })).toEqual({ status: 400, body: invalid("Invalid 'items': at least one item is required", "items") });
     expect(await raw("POST", `/conversations/${id}/items`, {})).toEqual({ status: 400, body: invalid("Missing required parameter: 'items'.", "items") });
+    expect(await raw("POST", `/conversations/${id}/items`, "[1]")).toEqual({ status: 400, body: invalid("Invalid request body: expected a JSON object", null) });
+    expect(await raw("POST", `/conversations/${id}/items`, { items: [{ id: 5, role: "user", content: "x" }] })).toEqual({
+      status: 400,
+      body: invalid("Invalid 'items[0].id': expected an item id (a non-empty string)", "items[0].id"),
+    });
     expect(await raw("POST", `/conversations/${id}/items`, { items: [{ role: "user", content: "ok" }, { type: "item_reference", id: "msg_nope" }] })).toEqual({
       status: 400,
       body: invalid("Item with id 'msg_nope' not found.", "items[1].id"),
