@@ -2,7 +2,8 @@
 // edge and a real sidecar running the `tools` scripted model: a generateText tool loop, then a
 // second turn on the first one's messages, for which the SDK sends the earlier reasoning and message
 // as `item_reference` items (it does so whenever responses are stored); the edge resolves them
-// against the stored items, and the second response's input items are those stored items.
+// against the stored items, and the second response's input items are those stored items. Then
+// two turns on an OpenAI conversation (the provider's `conversation` option).
 import { createOpenAI } from "@ai-sdk/openai";
 import { generateText, stepCountIs, tool } from "ai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -73,5 +74,29 @@ describe("the AI SDK's Responses provider on stored responses", () => {
     const resolved = await inputItems(String(second.providerMetadata?.["openai"]?.["responseId"]));
     expect(resolved.slice(3, 5)).toEqual(answered);
     expect(resolved[5]).toEqual({ id: expect.stringMatching(/^msg_/), type: "message", role: "user", content: [{ type: "input_text", text: "And tomorrow?" }] });
+  });
+
+  it("two turns on an OpenAI conversation (providerOptions.openai.conversation): each sends only its own prompt", async () => {
+    const { model, sent } = setup();
+    const created = (await (await fetch(`${stack.baseURL}/conversations`, { method: "POST" })).json()) as { id: string };
+    const providerOptions = { openai: { conversation: created.id } };
+    const first = await generateText({ model, prompt: "Weather in Tokyo?", providerOptions });
+    const second = await generateText({ model, prompt: "And tomorrow?", providerOptions });
+    expect([first.text, second.text]).toEqual([TOOLS_ANSWER, TOOLS_ANSWER]);
+    expect(sent.map((body) => body.input)).toEqual([[{ role: "user", content: [{ type: "input_text", text: "Weather in Tokyo?" }] }], [{ role: "user", content: [{ type: "input_text", text: "And tomorrow?" }] }]]);
+    // The second prompt is the first turn then its own, as previous_response_id makes it, and finds
+    // the first turn in the sidecar's cache.
+    const chained = await fetch(`${stack.baseURL}/responses`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model: "m", input: "And tomorrow?", previous_response_id: first.providerMetadata?.["openai"]?.["responseId"], store: false }),
+    });
+    expect(second.usage.inputTokens).toBe(((await chained.json()) as { usage: { input_tokens: number } }).usage.input_tokens);
+    expect(second.usage.inputTokenDetails.cacheReadTokens).toBeGreaterThan(0);
+    const items = (await (await fetch(`${stack.baseURL}/conversations/${created.id}/items?order=asc`)).json()) as { data: Item[] };
+    const firstOutput = await storedOutput(String(first.providerMetadata?.["openai"]?.["responseId"]));
+    const secondOutput = await storedOutput(String(second.providerMetadata?.["openai"]?.["responseId"]));
+    const asked = (text: string) => ({ id: expect.stringMatching(/^msg_/), type: "message", status: "completed", role: "user", content: [{ type: "input_text", text }] });
+    expect(items.data).toEqual([asked("Weather in Tokyo?"), ...firstOutput, asked("And tomorrow?"), ...secondOutput]);
   });
 });
