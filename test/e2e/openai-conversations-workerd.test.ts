@@ -50,6 +50,8 @@ describe("OpenAI conversations under wrangler dev (D1)", () => {
 
     const added = await client.conversations.items.create(conversation.id, { items: [{ role: "user", content: "Thanks." }] });
     expect(added.data).toEqual([userItem("Thanks.")]);
+    const { _request_id: _ignored, ...retrieved } = await client.conversations.items.retrieve(added.data[0]?.id ?? "", { conversation_id: conversation.id });
+    expect(retrieved).toEqual(added.data[0]);
     await client.conversations.items.delete(added.data[0]?.id ?? "", { conversation_id: conversation.id });
     expect(await allItems(conversation.id)).toHaveLength(4);
 

@@ -9,6 +9,7 @@ import { accessFromEnv, startNodeEdge } from "../../edge/node.js";
 import { ensureModels } from "../../gguf/models.js";
 import { Role } from "../../proto/gen/inference/v1/inference_pb.js";
 import { startStack, type Stack } from "../support/edge.js";
+import { sealReasoning } from "../../edge/protocols/openai-responses/encrypted-reasoning.js";
 import { CHAT_REPLY } from "../support/scripted.js";
 import { clientsFor, readMetrics } from "../support/sidecar.js";
 import { SseParser, type ParsedEvent } from "../support/sse.js";
@@ -106,6 +107,17 @@ describe("conversations through the openai client", () => {
     expect(gone).toBeInstanceOf(OpenAI.NotFoundError);
     expect((gone as APIError).error).toEqual({ message: `Item with id '${call.id ?? ""}' not found.`, type: "invalid_request_error", param: null, code: "item_not_found" });
     expect((await allItems(id)).map((item) => item.id)).toEqual([all[0]?.id, all[2]?.id, all[3]?.id]);
+  });
+  it("include reasoning.encrypted_content: reasoning items carry their text sealed, as Responses seal it", async () => {
+    // An item that brings its own id keeps it.
+    const reasoning = { id: "rs_given", type: "reasoning" as const, summary: [], content: [{ type: "reasoning_text" as const, text: "Checking the forecast." }] };
+    const { id } = await client.conversations.create({ items: [{ role: "user", content: "Weather?" }, reasoning] });
+    const plain = (await client.conversations.items.list(id, { order: "asc" })).data;
+    expect(plain[1]).toEqual(reasoning);
+    const sealed = (await client.conversations.items.list(id, { order: "asc", include: ["reasoning.encrypted_content"] })).data;
+    expect(sealed).toEqual([plain[0], { ...plain[1], encrypted_content: sealReasoning("Checking the forecast.") }]);
+    const one = await client.conversations.items.retrieve(plain[1]?.id ?? "", { conversation_id: id, include: ["reasoning.encrypted_content"] });
+    expect(withoutRequestId(one)).toEqual(sealed[1]);
   });
 });
 
