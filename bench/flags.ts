@@ -3,7 +3,7 @@ import { parseArgs } from "node:util";
 import type { EngineChoice } from "../sidecar/engine/model.js";
 import { DEFAULT_MAX_TOKENS } from "./workload.js";
 
-export const SECTIONS = ["engine", "single", "sweep", "reject", "prefix", "join", "long", "encoders"] as const;
+export const SECTIONS = ["engine", "single", "sweep", "reject", "prefix", "join", "long", "embeddings", "encoders"] as const;
 export type Section = (typeof SECTIONS)[number];
 
 export interface BenchFlags {
@@ -35,6 +35,8 @@ export interface BenchFlags {
   readonly joinRounds: number;
   /** Tokens of the agent-sized prompt of the long-prompt run. */
   readonly longTokens: number;
+  /** Requests each client sends in the embeddings run, per level. */
+  readonly embeddingRequests: number;
   /** Rounds of the engine-build comparison. */
   readonly engineRounds: number;
   /** Encoder micro-bench: repetitions and milliseconds per repetition. */
@@ -70,6 +72,7 @@ export const USAGE = `usage: npm run bench -- [flags]
   --prefix-tokens N     shared system prompt size in tokens [1500]
   --join-rounds N       rounds of a long prompt joining two streams [3; quick 1]
   --long-tokens N       the agent-sized prompt of the long-prompt run [40000; quick 8000]
+  --embedding-requests N  requests per client in the embeddings run [16; quick 4]
   --engine-rounds N     rounds of the engine-build comparison [3; quick 1]
   --encoder-reps N      encoder micro-bench repetitions [5; quick 3]
   --encoder-ms N        milliseconds per repetition [1000; quick 300]
@@ -110,6 +113,7 @@ export function readFlags(argv: readonly string[]): BenchFlags | "help" {
       "prefix-tokens": { type: "string" },
       "engine-rounds": { type: "string" },
       "long-tokens": { type: "string" },
+      "embedding-requests": { type: "string" },
       "join-rounds": { type: "string" },
       "encoder-reps": { type: "string" },
       "encoder-ms": { type: "string" },
@@ -149,6 +153,7 @@ export function readFlags(argv: readonly string[]): BenchFlags | "help" {
     prefixTokens: int("prefix-tokens", values["prefix-tokens"], 1500),
     joinRounds: int("join-rounds", values["join-rounds"], quick ? 1 : 3),
     longTokens: int("long-tokens", values["long-tokens"], quick ? 8000 : 40_000, 100),
+    embeddingRequests: int("embedding-requests", values["embedding-requests"], quick ? 4 : 16),
     engineRounds: int("engine-rounds", values["engine-rounds"], quick ? 1 : 3),
     encoderReps: int("encoder-reps", values["encoder-reps"], quick ? 3 : 5),
     encoderMs: int("encoder-ms", values["encoder-ms"], quick ? 300 : 1000, 10),

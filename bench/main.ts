@@ -26,6 +26,7 @@ import { runConcurrent, type ConcurrentRun } from "./sections/concurrent.js";
 import { runEngine, summarizeEngine, type EngineParty, type EngineResult } from "./sections/engine.js";
 import { runJoin, summarizeJoin, type JoinResult } from "./sections/join.js";
 import { LONG_CONTEXT_MARGIN, promptRate, runLong, type LongResult } from "./sections/long.js";
+import { runEmbeddings, type EmbeddingsResult } from "./sections/embeddings.js";
 import { runPrefix, type PrefixResult } from "./sections/prefix.js";
 import { runSingle, type SingleResult } from "./sections/single.js";
 import { runSweep, sweepVariant, type SweepResult } from "./sections/sweep.js";
@@ -113,7 +114,7 @@ async function main(): Promise<void> {
   const profileDir = flags.profile ? join(resultsDir(flags.out), "profiles") : undefined;
 
   const { "random-60m": modelPath } = await ensureModels("models", ["random-60m"]);
-  const peerInfo = has("single") || has("sweep") || has("long") ? peerFor(flags, notes) : undefined;
+  const peerInfo = has("single") || has("sweep") || has("long") || has("embeddings") ? peerFor(flags, notes) : undefined;
   const workload: Workload = { maxTokens: flags.maxTokens, timeoutMs: flags.streamTimeoutMs };
   const engineArgs: EngineArgs = {
     modelPath,
@@ -135,6 +136,7 @@ async function main(): Promise<void> {
   let engine: EngineResult | undefined;
   let joining: JoinResult | undefined;
   let long: LongResult | undefined;
+  let embeddings: EmbeddingsResult | undefined;
   const running: Running = {};
 
   const onSignal = (): void => {
@@ -160,6 +162,7 @@ async function main(): Promise<void> {
     if (needServers) {
       log(`starting the sidecar (threads ${flags.threads}, engine ${flags.engine}, ${flags.sequences} sequences × ${flags.contextSize} tokens, queue ${flags.maxQueue})`);
       running.sidecar = await startChild<SidecarReady>("sidecar", "sidecar.ts", engineArgs);
+      notes.push(`The model runs on: ${running.sidecar.ready.gpu ?? "?"} (the figures of docs/performance.md were measured on CPU-only hosts).`);
       running.edge = await startChild<EdgeReady>("edge", "edge.ts", { sidecarUrl: running.sidecar.ready.url });
       if (peerInfo) {
         running.peer = await startPeer(peerInfo, { modelPath, threads: flags.threads, sequences: flags.sequences, contextSize: flags.contextSize });
@@ -288,6 +291,18 @@ async function main(): Promise<void> {
       long = await watched("long", notes, loads, () => runLong(longClient, running.peer?.url, options, log));
       await stopAll(running);
     }
+
+    // 9. Embeddings per second at 1 and 8 clients, the edge and the peer side by side.
+    if (has("embeddings")) {
+      running.sidecar = await startChild<SidecarReady>("sidecar-embeddings", "sidecar.ts", engineArgs);
+      running.edge = await startChild<EdgeReady>("edge-embeddings", "edge.ts", { sidecarUrl: running.sidecar.ready.url });
+      const extraArgs = ["--embeddings", "--pooling", "last"];
+      if (peerInfo) running.peer = await startPeer(peerInfo, { modelPath, threads: flags.threads, sequences: flags.sequences, contextSize: flags.contextSize, extraArgs });
+      const parties = [{ name: "edge on Node", url: running.edge.ready.url }, ...(running.peer ? [{ name: "llama-server (peer)", url: running.peer.url }] : [])];
+      const options = { levels: [1, 8], perClient: flags.embeddingRequests, timeoutMs: flags.streamTimeoutMs };
+      embeddings = await watched("embeddings", notes, loads, () => runEmbeddings(parties, options, log));
+      await stopAll(running);
+    }
   } finally {
     await stopAll(running);
   }
@@ -318,6 +333,7 @@ async function main(): Promise<void> {
     engine: engineRows && engine ? { rows: engineRows, streams: engine.streams, rounds: engine.rounds } : undefined,
     join: joinSummary ? { summary: joinSummary, rounds: joining?.rounds.length ?? 0 } : undefined,
     long,
+    embeddings,
     processes,
     memory,
     targets,
@@ -339,6 +355,9 @@ async function main(): Promise<void> {
     headline["join: streams' longest token gap ms"] = joinSummary.longestGapMs;
     headline["join: long prompt TTFT ms"] = joinSummary.joinedTtftMs;
   }
+  for (const p of embeddings?.parties ?? []) {
+    for (const l of p.levels) headline[`embeddings ${p.name} ${l.clients} client(s) per s`] = l.perSecond;
+  }
   for (const p of long?.parties ?? []) {
     headline[`long prompt ${p.name} cold prompt tok/s`] = promptRate(p.cold);
     headline[`long prompt ${p.name} prefix-cached prompt ms`] = p.cached.promptMs;
@@ -359,7 +378,7 @@ async function main(): Promise<void> {
     otherLoad: loads,
     summaries: { engine: engineRows, join: joinSummary, single: singleSummary, sweep: sweepSummary, reject: rejectSummary, prefix: prefixRows },
     targets,
-    raw: { ...raw, engine, join: joining, long, single, sweep, reject, prefix, encoders },
+    raw: { ...raw, engine, join: joining, long, embeddings, single, sweep, reject, prefix, encoders },
     processes,
     memory: memory ?? null,
     table: report,

@@ -17,6 +17,8 @@ export interface PeerSettings {
   readonly threads: number;
   readonly sequences: number;
   readonly contextSize: number;
+  /** More flags (e.g. the embeddings run's `--embeddings --pooling last`). */
+  readonly extraArgs?: readonly string[];
 }
 
 export async function startPeer(info: PeerInfo, settings: PeerSettings): Promise<RunningPeer> {
@@ -33,6 +35,7 @@ export async function startPeer(info: PeerInfo, settings: PeerSettings): Promise
     "--host", "127.0.0.1",
     "--port", String(port),
     "--no-webui",
+    ...(settings.extraArgs ?? []),
   ];
   const child: ChildProcess = spawn(PEER_BINARY, args, { stdio: ["ignore", "pipe", "pipe"] });
   let log = "";

@@ -5,6 +5,7 @@ import { SETTLE_MS, type MemoryRow } from "./memory.js";
 import type { EngineRow } from "./sections/engine.js";
 import type { JoinSummary } from "./sections/join.js";
 import { promptRate, type LongResult } from "./sections/long.js";
+import type { EmbeddingsResult } from "./sections/embeddings.js";
 import type { LevelSummary, PartySummary, PrefixRow, Target } from "./summary.js";
 
 export interface ProcessInfo {
@@ -26,6 +27,7 @@ export interface Report {
   readonly engine?: { rows: EngineRow[]; streams: number; rounds: number } | undefined;
   readonly join?: { summary: JoinSummary; rounds: number } | undefined;
   readonly long?: LongResult | undefined;
+  readonly embeddings?: EmbeddingsResult | undefined;
   readonly processes: readonly ProcessInfo[];
   readonly memory?: readonly MemoryRow[] | undefined;
   readonly targets: readonly Target[];
@@ -180,6 +182,8 @@ export function renderReport(r: Report): string {
     out.push(table(["server", "cold prompt ms", "cold prompt tok/s", "vs llama-server", "prefix cached: tokens evaluated", "prompt ms", "TTFT ms"], rows));
   }
 
+  if (r.embeddings) out.push(...embeddingsTable(r.embeddings));
+
   if (r.encoders) {
     out.push("\n**SSE encoding alone** (one core: encoder + SSE framing + UTF-8, synthetic 128-token streams)\n");
     out.push(
@@ -214,4 +218,18 @@ export function renderReport(r: Report): string {
   out.push("\n**Targets**\n");
   out.push(table(["target", "measured", "needed", "result"], r.targets.map((t) => [t.name, t.measured, t.needed, verdict(t.pass)])));
   return `${out.join("\n")}\n`;
+}
+
+function embeddingsTable(e: EmbeddingsResult): string[] {
+  const peer = e.parties.find((p) => p.name.startsWith("llama-server"));
+  const rows = e.parties.flatMap((p) =>
+    p.levels.map((l, i) => {
+      const theirs = peer && p !== peer ? peer.levels[i] : undefined;
+      return [p.name, fmt(l.clients, 0), fmt(l.perSecond), theirs ? `${fmt(l.perSecond / theirs.perSecond, 2)}×` : "–", fmt(l.p50Ms), fmt(l.p99Ms), `${l.failed}/${l.requests}`];
+    }),
+  );
+  return [
+    `\n**Embeddings** (POST /v1/embeddings, one ${e.inputWords}-word text per request, each client one request at a time)\n`,
+    table(["server", "clients", "embeddings/s", "vs llama-server", "p50 ms", "p99 ms", "failed"], rows),
+  ];
 }

@@ -3,8 +3,8 @@
 // (itty-router's own `cors` helper drops the response status in v6, hence this.)
 
 const ALLOW_METHODS = "GET, POST, DELETE, OPTIONS";
-const ALLOW_HEADERS = "authorization, content-type, x-api-key, anthropic-version, anthropic-beta, x-conversation-id";
-const EXPOSE_HEADERS = "retry-after, allow, request-id, x-conversation-id";
+const ALLOW_HEADERS = "authorization, content-type, x-api-key, anthropic-version, anthropic-beta, x-conversation-id, x-resumable, last-event-id";
+const EXPOSE_HEADERS = "retry-after, allow, request-id, x-conversation-id, x-stream-id";
 
 /** The answer to an allowed OPTIONS preflight. */
 export function preflight(request: Request, allowOrigin: string | undefined): Response {

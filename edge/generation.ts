@@ -1,13 +1,8 @@
 // The one completion path shared by every protocol: open the sidecar's Generate
 // stream, wait for `start` (the sidecar's "request accepted"), then hand out the
 // token and finish events in order. Protocol-neutral: no OpenAI/Anthropic shapes.
-import type {
-  Finish,
-  GenerateRequest,
-  GenerateResponse,
-  Start,
-  Token,
-} from "../proto/gen/inference/v1/inference_pb.js";
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import type { Finish, GenerateRequest, GenerateResponse, ResumeRequestSchema, Start, Token } from "../proto/gen/inference/v1/inference_pb.js";
 import { GatewayTimeoutError, ServerError } from "./errors.js";
 import type { Sidecar } from "./sidecar-client.js";
 
@@ -104,16 +99,24 @@ async function* afterStart(
  * HTTP status. `signal` cancels the sidecar call (docs/decisions.md, "Cancellation chain"); so
  * does a sidecar that sends nothing for `stallMs` (0: never), with a GatewayTimeoutError.
  */
-export async function openGeneration(
-  sidecar: Sidecar,
-  request: GenerateRequest,
+export function openGeneration(sidecar: Sidecar, request: GenerateRequest, signal: AbortSignal, stallMs = 0): Promise<OpenedGeneration> {
+  return openEvents((callSignal) => sidecar.generate(request, { signal: callSignal }), signal, stallMs);
+}
+
+/** A resumable generation read again from its start (proto: Resume), as openGeneration opens one. */
+export function openResumed(sidecar: Sidecar, request: MessageInitShape<typeof ResumeRequestSchema>, signal: AbortSignal, stallMs = 0): Promise<OpenedGeneration> {
+  return openEvents((callSignal) => sidecar.resume(request, { signal: callSignal }), signal, stallMs);
+}
+
+async function openEvents(
+  call: (signal: AbortSignal) => AsyncIterable<GenerateResponse>,
   signal: AbortSignal,
-  stallMs = 0,
+  stallMs: number,
 ): Promise<OpenedGeneration> {
-  const call = new AbortController();
-  if (signal.aborted) call.abort(signal.reason);
-  else signal.addEventListener("abort", () => call.abort(signal.reason), { once: true });
-  const iterator = watched(sidecar.generate(request, { signal: call.signal })[Symbol.asyncIterator](), stallMs, call);
+  const controller = new AbortController();
+  if (signal.aborted) controller.abort(signal.reason);
+  else signal.addEventListener("abort", () => controller.abort(signal.reason), { once: true });
+  const iterator = watched(call(controller.signal)[Symbol.asyncIterator](), stallMs, controller);
   for (;;) {
     const next = await iterator.next();
     if (next.done === true) throw protocolError("the stream ended without a start event");

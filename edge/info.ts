@@ -47,6 +47,14 @@ export async function handleInfo(
         sequences: model.sequences,
         architecture: model.architecture,
         engine_build: model.engineBuild,
+        embedding_dimensions: model.embeddingDimensions,
+        gpu: {
+          type: model.gpu || null,
+          devices: model.gpuDevices,
+          vram_bytes: Number(model.vramBytes),
+          layers_offloaded: model.gpuLayers,
+          layers: model.modelLayers,
+        },
       })),
       limits: {
         max_body_bytes: context.maxBodyBytes,

@@ -2,7 +2,10 @@
 import type { IRequest } from "itty-router";
 import type { AccessMode } from "./access/policy.js";
 import type { AppContext } from "./context.js";
-import { InvalidRequestError } from "./errors.js";
+import { InvalidRequestError, NotFoundError } from "./errors.js";
+import { answer } from "./protocol.js";
+import { openAiProtocol } from "./protocols/openai-common/protocol.js";
+import { handleCancelResponse, handleResumeResponse, handleResumeStream } from "./streams/handler.js";
 import { handleHealth } from "./health.js";
 import { handleInfo, type RouteInfo } from "./info.js";
 import { handleConversationChat } from "./conversations/chat.js";
@@ -12,6 +15,7 @@ import { handleCreateConversation, handleDeleteConversation as handleDeleteItemC
 import { handleCreateItems, handleDeleteItem, handleGetItem, handleListItems } from "./openai-conversations/items-handler.js";
 import { handleCountTokens, handleMessages } from "./protocols/anthropic-messages/handler.js";
 import { handleDetokenize, handleTokenize } from "./protocols/tokenizer/handler.js";
+import { handleEmbeddings } from "./protocols/openai-embeddings/handler.js";
 import { handleChatCompletions } from "./protocols/openai-chat/handler.js";
 import { handleCompletions } from "./protocols/openai-completions/handler.js";
 import { handleListModels, handleRetrieveModel } from "./protocols/openai-models/handler.js";
@@ -70,14 +74,31 @@ function openAiConversationRoutes(context: AppContext, store: ConversationStore)
 /** Stored responses (docs/contract.md, "Stored responses"); without a store, POST alone. */
 function responseRoutes(context: AppContext): Route[] {
   const store = context.store;
-  if (store === undefined) return [{ method: "POST", path: "/v1/responses", protocol: "openai", handle: (r) => handleResponses(r, context) }];
   const id = (r: IRequest) => decodePathSegment(r.params["id"] ?? "");
+  // `?stream=true` reads a background (resumable) Response's stream again (edge/streams/).
+  const streamed = (r: IRequest) => new URL(r.url).searchParams.get("stream") === "true";
+  const cancel: Route = { method: "POST", path: "/v1/responses/:id/cancel", protocol: "openai", handle: (r) => handleCancelResponse(id(r), r, context) };
+  if (store === undefined) {
+    return [
+      { method: "POST", path: "/v1/responses", protocol: "openai", handle: (r) => handleResponses(r, context) },
+      cancel,
+      { method: "GET", path: "/v1/responses/:id", protocol: "openai", handle: (r) => (streamed(r) ? handleResumeResponse(id(r), r, context) : notStored(id(r), r, context)) },
+    ];
+  }
   return [
     { method: "POST", path: "/v1/responses", protocol: "openai", handle: (r) => handleStoredResponses(r, context, store) },
-    { method: "GET", path: "/v1/responses/:id", protocol: "openai", handle: (r) => handleGetResponse(id(r), r, store) },
+    cancel,
+    { method: "GET", path: "/v1/responses/:id", protocol: "openai", handle: (r) => (streamed(r) ? handleResumeResponse(id(r), r, context) : handleGetResponse(id(r), r, store)) },
     { method: "DELETE", path: "/v1/responses/:id", protocol: "openai", handle: (r) => handleDeleteResponse(id(r), r, store) },
     { method: "GET", path: "/v1/responses/:id/input_items", protocol: "openai", handle: (r) => handleInputItems(id(r), r, store) },
   ];
+}
+
+/** GET /v1/responses/{id} without a store: nothing is kept to read back. */
+function notStored(id: string, request: Request, context: AppContext): Promise<Response> {
+  return answer(openAiProtocol, context, request, () =>
+    Promise.reject(new NotFoundError(`No response found with id '${id}': this server stores no responses (only a background stream can be read again, with ?stream=true).`, { param: "response_id" })),
+  );
 }
 
 /**
@@ -103,6 +124,7 @@ export function routeTable(context: AppContext, access: AccessMode): readonly Ro
     { method: "POST", path: "/v1/messages", protocol: "anthropic", handle: (r) => handleMessages(r, context) },
     { method: "POST", path: "/v1/messages/count_tokens", protocol: "anthropic", handle: (r) => handleCountTokens(r, context) },
     { method: "GET", path: "/v1/models", protocol: "openai", handle: (r) => handleListModels(r, context) },
+    { method: "POST", path: "/v1/embeddings", protocol: "openai", handle: (r) => handleEmbeddings(r, context) },
     { method: "POST", path: "/tokenize", protocol: "openai", handle: (r) => handleTokenize(r, context) },
     { method: "POST", path: "/detokenize", protocol: "openai", handle: (r) => handleDetokenize(r, context) },
     {
@@ -113,6 +135,7 @@ export function routeTable(context: AppContext, access: AccessMode): readonly Ro
     },
     ...(context.store === undefined ? [] : conversationRoutes(context, context.store)),
     ...(context.store === undefined ? [] : openAiConversationRoutes(context, context.store)),
+    { method: "GET", path: "/v1/streams/:id", protocol: "openai", handle: (r) => handleResumeStream(decodePathSegment(r.params["id"] ?? ""), r, context) },
     { method: "GET", path: "/v1/info", protocol: "server", handle: (r) => handleInfo(r, context, routes, access) },
     { method: "GET", path: "/health", protocol: "server", handle: (r) => handleHealth(r, context) },
   ];

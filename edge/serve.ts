@@ -16,6 +16,7 @@ import { answer, type Protocol } from "./protocol.js";
 import { formatEvent, type SseEvent } from "./sse/frame.js";
 import { sseResponse } from "./sse/response.js";
 import { recordOf, type RequestRecord } from "./request-log.js";
+import { encodeResumeContext, finishedAtMs, resumableResponseId, seededIds, STREAM_ID_HEADER, wantsResumable } from "./resumable.js";
 import { parseRequest } from "./validation.js";
 
 /** Identity of one response: the same on every frame of a stream. */
@@ -55,6 +56,11 @@ export interface Endpoint<S extends z.ZodType> {
   readonly schema: S;
   /** "chatcmpl-", "cmpl-", "msg_", "resp_". */
   readonly idPrefix: string;
+  /**
+   * The name a resumable stream of this endpoint is encoded again under (edge/streams/): its
+   * streams may be resumable (resumable.ts); without one, never.
+   */
+  readonly resumeName?: string;
   toRequest(body: z.output<S>): GenerateRequest;
   isStream(body: z.output<S>): boolean;
   /**
@@ -76,6 +82,27 @@ export interface Endpoint<S extends z.ZodType> {
 /** What a stream needs to hand its whole result on (Endpoint.finished), or nothing. */
 type Finished = ((result: GenerationResult) => Promise<void>) | undefined;
 
+/** A resumable stream's frames: numbered from 0 (`id:`), those up to `after` left out. */
+interface Numbering {
+  readonly after: number;
+  /** Told the finish before it is encoded (the response's deterministic clock). */
+  readonly onFinish: (finish: Finish) => void;
+}
+
+/** Formats SSE events, numbering them when the stream is resumable. */
+function framer(numbering: Numbering | undefined): (events: readonly SseEvent[]) => string {
+  if (numbering === undefined) return (events) => events.map(formatEvent).join("");
+  let next = 0;
+  return (events) => {
+    let out = "";
+    for (const event of events) {
+      const id = next++;
+      if (id > numbering.after) out += formatEvent({ ...event, id: String(id) });
+    }
+    return out;
+  };
+}
+
 async function* streamFrames(
   opened: OpenedGeneration,
   encoder: StreamEncoder,
@@ -83,8 +110,9 @@ async function* streamFrames(
   report: (error: unknown) => void,
   record: RequestRecord | undefined,
   finished: Finished,
+  numbering?: Numbering,
 ): AsyncGenerator<string, void, undefined> {
-  const format = (events: readonly SseEvent[]) => events.map(formatEvent).join("");
+  const format = framer(numbering);
   yield format(encoder.start(opened.start));
   const tokens: Token[] = [];
   try {
@@ -99,6 +127,7 @@ async function* streamFrames(
           noteFinish(record, event.value);
           // ABORT means the client left: there is no one to tell.
           if (event.value.reason === FinishReason.ABORT) return;
+          numbering?.onFinish(event.value);
           await finished?.({ start: opened.start, tokens, text: tokens.map((t) => t.text).join(""), finish: event.value });
           yield format(encoder.finish(event.value));
           break; // keep reading: the sidecar's stream ends right after `finish`
@@ -170,10 +199,13 @@ export async function generateFor<S extends z.ZodType>(
   const caller = callerOf(request);
   if (caller !== ANONYMOUS) generateRequest.clientId = caller.keyId;
   const stream = endpoint.isStream(body);
-  const id = `${endpoint.idPrefix}${context.newId()}`;
-  const created = Math.floor(context.now() / 1000);
+  const startedMs = context.now();
+  const resumeName = stream && endpoint.resumeName !== undefined && wantsResumable(request, body) ? endpoint.resumeName : undefined;
+  if (resumeName !== undefined) {
+    generateRequest.resumable = true;
+    generateRequest.resumeContext = encodeResumeContext({ endpoint: resumeName, body, startedMs });
+  }
   const abort = linkedAbort(request);
-
   let opened: OpenedGeneration;
   try {
     opened = await openGeneration(context.sidecar, generateRequest, abort.signal, context.sidecarStallMs);
@@ -186,26 +218,14 @@ export async function generateFor<S extends z.ZodType>(
     }
     throw error;
   }
-
-  const meta: ResponseMeta = {
-    id,
-    created,
-    model: opened.start.model !== "" ? opened.start.model : generateRequest.model,
-    newId: context.newId,
-    now: context.now,
-  };
-  const record = noteStart(recordOf(request), meta, opened, body);
-  if (stream) {
-    if (record !== undefined) record.deferred = true;
-    const finished: Finished = endpoint.finished === undefined ? undefined : (result) => endpoint.finished?.(body, result, meta) ?? Promise.resolve();
-    const frames = streamFrames(opened, endpoint.streamEncoder(body, meta), abort.signal, context.reportUnexpected, record, finished);
-    return sseResponse(frames, {
-      onCancel: (reason) => abort.abort(reason),
-      // Under workerd a silence is also when a client that left goes unnoticed (patient-json.ts).
-      keepAliveMs: context.abandonProbeMs > 0 ? Math.min(context.keepAliveMs, context.abandonProbeMs) : context.keepAliveMs,
-      keepAlive: endpoint.protocol.keepAlive,
-    });
+  const model = opened.start.model !== "" ? opened.start.model : generateRequest.model;
+  if (resumeName !== undefined) {
+    const [meta, numbering] = resumableMeta(endpoint, opened.start, startedMs, model, -1);
+    return streamResponse(endpoint, body, opened, meta, { abort, context, record: noteStart(recordOf(request), meta, opened, body), numbering });
   }
+  const meta: ResponseMeta = { id: `${endpoint.idPrefix}${context.newId()}`, created: Math.floor(startedMs / 1000), model, newId: context.newId, now: context.now };
+  const record = noteStart(recordOf(request), meta, opened, body);
+  if (stream) return streamResponse(endpoint, body, opened, meta, { abort, context, record });
   return patientJson(collectBody(endpoint, body, meta, opened, record), {
     probeMs: context.abandonProbeMs,
     onCancel: (reason) => abort.abort(reason),
@@ -217,6 +237,71 @@ export async function generateFor<S extends z.ZodType>(
       record.end();
     },
   });
+}
+
+interface StreamSettings {
+  readonly abort: AbortController;
+  readonly context: AppContext;
+  readonly record: RequestRecord | undefined;
+  /** A resumable stream: its frames numbered; without, the stream is not resumable. */
+  readonly numbering?: Numbering;
+  /** A replay (edge/streams/): the endpoint's `finished` does not run again. */
+  readonly replay?: boolean;
+}
+
+/** The SSE response of an opened generation. */
+function streamResponse<S extends z.ZodType>(endpoint: Endpoint<S>, body: z.output<S>, opened: OpenedGeneration, meta: ResponseMeta, settings: StreamSettings): Response {
+  const { abort, context, record, numbering } = settings;
+  if (record !== undefined) record.deferred = true;
+  const finished: Finished =
+    endpoint.finished === undefined || settings.replay === true ? undefined : (result) => endpoint.finished?.(body, result, meta) ?? Promise.resolve();
+  const frames = streamFrames(opened, endpoint.streamEncoder(body, meta), abort.signal, context.reportUnexpected, record, finished, numbering);
+  return sseResponse(frames, {
+    onCancel: (reason) => abort.abort(reason),
+    // Under workerd a silence is also when a client that left goes unnoticed (patient-json.ts).
+    keepAliveMs: context.abandonProbeMs > 0 ? Math.min(context.keepAliveMs, context.abandonProbeMs) : context.keepAliveMs,
+    keepAlive: endpoint.protocol.keepAlive,
+    ...(numbering === undefined ? {} : { headers: { [STREAM_ID_HEADER]: opened.start.streamId } }),
+  });
+}
+
+/** A resumable stream's identity, from its stream id and events alone (resumable.ts). */
+function resumableMeta<S extends z.ZodType>(endpoint: Endpoint<S>, start: Start, startedMs: number, model: string, after: number): [ResponseMeta, Numbering] {
+  let endedMs: number | undefined;
+  const meta: ResponseMeta = {
+    id: resumableResponseId(endpoint.idPrefix, start.streamId),
+    created: Math.floor(startedMs / 1000),
+    model,
+    newId: seededIds(start.streamId),
+    now: () => endedMs ?? startedMs,
+  };
+  return [meta, { after, onFinish: (finish) => (endedMs = finishedAtMs(startedMs, finish)) }];
+}
+
+/** A resumable stream read again whole, as a non-streaming answer would have it (its finish may be ABORT). */
+export async function replayResult<S extends z.ZodType>(endpoint: Endpoint<S>, body: z.output<S>, opened: OpenedGeneration, startedMs: number): Promise<unknown> {
+  const [meta, numbering] = resumableMeta(endpoint, opened.start, startedMs, opened.start.model, -1);
+  const result = await collectGeneration(opened);
+  numbering.onFinish(result.finish);
+  return endpoint.encodeResult(body, meta, result);
+}
+
+/**
+ * A resumable stream read again (edge/streams/): the same endpoint's encoder over the sidecar's
+ * replayed events, its frames from number `after + 1` on; nothing is stored again.
+ */
+export function replayStream<S extends z.ZodType>(
+  endpoint: Endpoint<S>,
+  body: z.output<S>,
+  opened: OpenedGeneration,
+  startedMs: number,
+  after: number,
+  request: Request,
+  context: AppContext,
+): Response {
+  const model = opened.start.model;
+  const [meta, numbering] = resumableMeta(endpoint, opened.start, startedMs, model, after);
+  return streamResponse(endpoint, body, opened, meta, { abort: linkedAbort(request), context, record: recordOf(request), numbering, replay: true });
 }
 
 /** The request log's view of an accepted generation. */

@@ -1,8 +1,10 @@
 import { parseArgs } from "node:util";
 import { ENGINE_CHOICES, type EngineChoice, type ModelOptions } from "./engine/model.js";
+import type { ResumableOptions } from "./engine/resumable-streams.js";
 import type { PrioritySetting } from "./priority.js";
+import { parseGpu, parseGpuLayers } from "./engine/gpu.js";
 
-type EngineSettings = "threads" | "engine" | "sequences" | "contextSize" | "maxQueue" | "queueTimeoutMs";
+type EngineSettings = "threads" | "engine" | "sequences" | "contextSize" | "maxQueue" | "queueTimeoutMs" | "embeddingContextSize" | "gpu" | "gpuLayers";
 
 export interface SidecarConfig extends Pick<ModelOptions, EngineSettings> {
   /** A GGUF path, a name in `modelsDir`, or a remote model (model-source.ts); undefined serves the embedded demo model. */
@@ -10,6 +12,8 @@ export interface SidecarConfig extends Pick<ModelOptions, EngineSettings> {
   /** Where models are named from and downloaded to. */
   readonly modelsDir?: string;
   readonly modelId: string | undefined;
+  /** A separate GGUF for embeddings (resolved like `model`); none: the served model embeds. */
+  readonly embeddingModel?: string | undefined;
   readonly host: string;
   readonly port: number;
   readonly drainMs: number;
@@ -19,6 +23,8 @@ export interface SidecarConfig extends Pick<ModelOptions, EngineSettings> {
   readonly token?: string | undefined;
   /** Silence on a call after which a heartbeat event is sent (proto: Heartbeat); 0 turns them off. */
   readonly heartbeatMs?: number;
+  /** Resumable generations: grace period, retention after the finish, memory cap. */
+  readonly resumable?: ResumableOptions;
   /** PEM files: with both, the port speaks TLS (native gRPC over HTTP/2, gRPC-Web over HTTPS). */
   readonly tlsCert?: string | undefined;
   readonly tlsKey?: string | undefined;
@@ -27,19 +33,26 @@ export interface SidecarConfig extends Pick<ModelOptions, EngineSettings> {
 const options = {
   model: { type: "string", env: "MODEL", help: "GGUF file, a name in --models-dir, hf:<user>/<repo>/<file>.gguf or an https URL (downloaded once into --models-dir); default: the embedded demo model" },
   "models-dir": { type: "string", env: "MODELS_DIR", default: "models", help: "where models are named from and downloaded to" },
+  "embedding-model": { type: "string", env: "EMBEDDING_MODEL", help: "a separate model for /v1/embeddings (path, name, hf: or https URL like --model); default: the served model" },
   "model-id": { type: "string", env: "MODEL_ID", help: "name clients use (default: the file name)" },
   host: { type: "string", env: "SIDECAR_HOST", default: "127.0.0.1", help: "address to bind" },
   port: { type: "string", env: "SIDECAR_PORT", default: "50051", help: "port for native gRPC and gRPC-Web" },
   threads: { type: "string", env: "THREADS", help: "llama.cpp threads, or auto: all cores with a local build, half (>= 1) with the prebuilt one", default: "auto" },
   engine: { type: "string", env: "ENGINE", default: "auto", help: "llama.cpp library: auto, prebuilt or local (npm run build:engine)" },
+  gpu: { type: "string", env: "GPU", default: "auto", help: "llama.cpp GPU backend: auto, cuda, vulkan, metal or false (CPU only)" },
+  "gpu-layers": { type: "string", env: "GPU_LAYERS", default: "auto", help: "model layers on the GPU: auto (what fits), max, or a number" },
   sequences: { type: "string", env: "SEQUENCES", default: "4", help: "requests generated at once" },
   "context-size": { type: "string", env: "CONTEXT_SIZE", default: "auto", help: "tokens per request (prompt + reply), or auto: the model's trained context, capped by memory" },
+  "embedding-context-size": { type: "string", env: "EMBEDDING_CONTEXT_SIZE", default: "8192", help: "tokens one embedding input may hold (capped by the model's trained context)" },
   "max-queue": { type: "string", env: "MAX_QUEUE", default: "64", help: "requests that may wait for a sequence" },
   "queue-timeout-ms": { type: "string", env: "QUEUE_TIMEOUT_MS", default: "60000", help: "longest wait for a sequence" },
   "drain-ms": { type: "string", env: "DRAIN_MS", default: "30000", help: "grace period on SIGTERM" },
   priority: { type: "string", env: "SIDECAR_PRIORITY", default: "auto", help: "nice value of the main thread: auto (-5 when permitted), off, or -20..19" },
   token: { type: "string", env: "SIDECAR_TOKEN", help: "shared secret every call must carry (authorization: Bearer <token>)" },
   insecure: { type: "string", env: "SIDECAR_INSECURE", default: "false", help: "true: listen on a non-loopback address without a token" },
+  "resume-grace-ms": { type: "string", env: "RESUME_GRACE_MS", default: "60000", help: "how long a resumable generation nobody reads goes on waiting for a reader (also the most a request may ask)" },
+  "resume-retention-ms": { type: "string", env: "RESUME_RETENTION_MS", default: "300000", help: "how long a finished resumable generation can still be read" },
+  "resume-buffer-mib": { type: "string", env: "RESUME_BUFFER_MIB", default: "64", help: "memory cap of all resumable generations' events (finished ones are dropped oldest first)" },
   "heartbeat-ms": { type: "string", env: "HEARTBEAT_MS", default: "5000", help: "a heartbeat event after this much silence on a call (0: none)" },
   "tls-cert": { type: "string", env: "SIDECAR_TLS_CERT", help: "PEM certificate (chain): serve TLS on the port" },
   "tls-key": { type: "string", env: "SIDECAR_TLS_KEY", help: "PEM private key of --tls-cert" },
@@ -112,12 +125,16 @@ export function readConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Sid
     model: get("model"),
     modelsDir: get("models-dir") ?? "models",
     modelId: get("model-id"),
+    embeddingModel: get("embedding-model"),
     host,
     port: positiveInt("port", get("port") ?? "50051", 0),
     threads: threads === undefined || threads === "auto" ? "auto" : positiveInt("threads", threads),
     engine: engine as EngineChoice,
+    gpu: parseGpu(get("gpu") ?? "auto"),
+    gpuLayers: parseGpuLayers(get("gpu-layers") ?? "auto"),
     sequences: positiveInt("sequences", get("sequences") ?? "4"),
     contextSize: contextSizeOf(get("context-size") ?? "auto"),
+    embeddingContextSize: positiveInt("embedding-context-size", get("embedding-context-size") ?? "8192", 16),
     maxQueue: positiveInt("max-queue", get("max-queue") ?? "64", 0),
     queueTimeoutMs: positiveInt("queue-timeout-ms", get("queue-timeout-ms") ?? "60000"),
     drainMs: positiveInt("drain-ms", get("drain-ms") ?? "30000", 0),
@@ -126,5 +143,10 @@ export function readConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Sid
     tlsCert,
     tlsKey,
     heartbeatMs: positiveInt("heartbeat-ms", get("heartbeat-ms") ?? "5000", 0),
+    resumable: {
+      graceMs: positiveInt("resume-grace-ms", get("resume-grace-ms") ?? "60000", 0),
+      retentionMs: positiveInt("resume-retention-ms", get("resume-retention-ms") ?? "300000", 0),
+      maxBytes: positiveInt("resume-buffer-mib", get("resume-buffer-mib") ?? "64", 0) * 2 ** 20,
+    },
   };
 }

@@ -1,6 +1,7 @@
 import { getPriority } from "node:os";
 import { ensureModels } from "../gguf/models.js";
 import { readConfig, usage } from "./config.js";
+import { describeGpu } from "./engine/gpu.js";
 import { isRemoteModel, modelsInFolder, resolveModelSource } from "./model-source.js";
 import { startSidecar } from "./server.js";
 
@@ -13,6 +14,11 @@ async function modelToServe(model: string | undefined, folder: string): Promise<
     console.error(`sidecar: no MODEL given, serving the embedded demo model (${demo}); run MODEL=/path/to/model.gguf npm start to serve a real one`);
     return demo;
   }
+  return resolveShowingProgress(model, folder);
+}
+
+/** A path, a name in the models folder, or a remote model downloaded once (with a progress line). */
+async function resolveShowingProgress(model: string, folder: string): Promise<string> {
   if (!isRemoteModel(model)) return resolveModelSource(model, { folder });
   let shown = -1;
   const path = await resolveModelSource(model, {
@@ -37,10 +43,12 @@ async function main(): Promise<void> {
   }
   const config = readConfig(process.argv.slice(2), process.env);
   const model = await modelToServe(config.model, config.modelsDir ?? "models");
+  const embeddingModel = config.embeddingModel === undefined ? undefined : await resolveShowingProgress(config.embeddingModel, config.modelsDir ?? "models");
   let lastShown = -1;
   const sidecar = await startSidecar({
     ...config,
     model,
+    embeddingModel,
     onProgress: (fraction) => {
       const percent = Math.floor(fraction * 100);
       if (percent === lastShown) return;
@@ -53,7 +61,7 @@ async function main(): Promise<void> {
   if (first !== undefined) console.error(`sidecar: ${contextChoice(config.contextSize, first.contextSize, first.trainedContextSize)}`);
   console.error(
     `sidecar: serving ${first?.id} (${config.sequences} sequences × ${first?.contextSize} tokens, ${first?.threads} threads, ` +
-      `${first?.llama.buildType} llama.cpp, nice ${getPriority()}) ` +
+      `${first?.llama.buildType} llama.cpp, ${first === undefined ? "" : describeGpu(first.gpu)}, nice ${getPriority()}) ` +
       `on ${sidecar.url} (native gRPC and gRPC-Web)`,
   );
   if (first !== undefined && first.llama.buildType !== "localBuild" && first.llama.gpu === false) {

@@ -6,6 +6,7 @@ import { unavailable } from "./engine/errors.js";
 import { EngineMetrics } from "./engine/metrics.js";
 import { loadModel, type LoadedModel } from "./engine/model.js";
 import { applyPriority } from "./priority.js";
+import { DEFAULT_RESUMABLE, ResumableStreams } from "./engine/resumable-streams.js";
 import { createInferenceService } from "./service.js";
 import { addInferenceService } from "./transport/grpc-native.js";
 import { grpcWebHandler } from "./transport/grpc-web.js";
@@ -32,15 +33,21 @@ export interface StartOptions extends Omit<SidecarConfig, "model"> {
 }
 
 export async function startSidecar(config: StartOptions): Promise<RunningSidecar> {
-  const { model, modelId, host: _host, port: _port, drainMs: _drainMs, modelsDir: _modelsDir, priority = "off", token, tlsCert, tlsKey, heartbeatMs = DEFAULT_HEARTBEAT_MS, ...engine } = config;
+  const { model, modelId, embeddingModel, host: _host, port: _port, drainMs: _drainMs, modelsDir: _modelsDir, priority = "off", token, tlsCert, tlsKey, heartbeatMs = DEFAULT_HEARTBEAT_MS, resumable = DEFAULT_RESUMABLE, ...engine } = config;
   applyPriority(priority);
-  const loaded = await loadModel({ ...engine, modelPath: model, ...(modelId !== undefined ? { id: modelId } : {}) });
+  const loaded = await loadModel({
+    ...engine,
+    modelPath: model,
+    ...(modelId !== undefined ? { id: modelId } : {}),
+    ...(embeddingModel !== undefined ? { embeddingModelPath: embeddingModel } : {}),
+  });
   const models = [loaded];
   const metrics = new EngineMetrics();
   const shutdown = new AbortController();
   // Every call in progress listens for shutdown; there may be far more than Node's default of 10.
   setMaxListeners(0, shutdown.signal);
-  const impl = createInferenceService({ models, metrics, draining: () => shutdown.signal.aborted, heartbeatMs });
+  const streams = new ResumableStreams(resumable);
+  const impl = createInferenceService({ models, metrics, draining: () => shutdown.signal.aborted, heartbeatMs, streams });
 
   const authorized = tokenCheck(token);
   const grpcServer = new grpc.Server({ interceptors: [grpcTokenInterceptor(authorized)] });
@@ -75,6 +82,7 @@ export async function startSidecar(config: StartOptions): Promise<RunningSidecar
         const closing = listening.close(config.drainMs);
         while (!drained() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
         shutdown.abort();
+        streams.cancelAll();
         await closing;
         for (const m of models) await m.dispose();
       })();

@@ -1,8 +1,11 @@
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { Token } from "node-llama-cpp";
-import { InferenceService, type TokenizeRequest } from "../proto/gen/inference/v1/inference_pb.js";
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import { InferenceService, type ModelInfoSchema, type TokenizeRequest } from "../proto/gen/inference/v1/inference_pb.js";
+import type { ResumableStreams } from "./engine/resumable-streams.js";
+import { generateResumable } from "./resumable.js";
 import { invalidArgument, notFound, unavailable } from "./engine/errors.js";
-import { FIRST_TOKEN_POSITION, generate } from "./engine/generate.js";
+import { FIRST_TOKEN_POSITION, generate, type GenerateEvent } from "./engine/generate.js";
 import { withHeartbeats } from "./engine/heartbeat.js";
 import { readAhead } from "./engine/read-ahead.js";
 import type { EngineMetrics } from "./engine/metrics.js";
@@ -16,6 +19,8 @@ export interface ServiceState {
   readonly draining: () => boolean;
   /** Silence after which a call gets a heartbeat event; 0: none. */
   readonly heartbeatMs: number;
+  /** Resumable generations (GenerateRequest.resumable, Resume, CancelStream). */
+  readonly streams: ResumableStreams;
 }
 
 /**
@@ -35,11 +40,26 @@ export function createInferenceService(state: ServiceState): ServiceImpl<typeof 
     return found;
   };
 
+  const beating = (events: AsyncGenerator<GenerateEvent, void, undefined>) =>
+    withHeartbeats(events, state.heartbeatMs, (): GenerateEvent => ({ event: { case: "heartbeat", value: {} } }));
+
   return {
     generate(request, context) {
-      const events = generate(pick(request.model), request, context.signal, state.metrics);
-      const ahead = readAhead(events, { atOnce: (position) => position === FIRST_TOKEN_POSITION });
-      return withHeartbeats(ahead, state.heartbeatMs, () => ({ event: { case: "heartbeat", value: {} } }));
+      const loaded = pick(request.model);
+      if (request.resumable) return beating(generateResumable(loaded, request, context.signal, state.streams, state.metrics));
+      const events = generate(loaded, request, context.signal, state.metrics);
+      return beating(readAhead(events, { atOnce: (position) => position === FIRST_TOKEN_POSITION }));
+    },
+    resume(request, context) {
+      if (state.draining()) throw unavailable("the sidecar is shutting down");
+      const events = state.streams.read(request.streamId, request.clientId, request.after, context.signal);
+      if (events === undefined) throw notFound(`stream "${request.streamId}" is unknown or has expired`);
+      return beating(events);
+    },
+    cancelStream(request) {
+      const cancelled = state.streams.cancel(request.streamId, request.clientId);
+      if (cancelled === undefined) throw notFound(`stream "${request.streamId}" is unknown or has expired`);
+      return { cancelled };
     },
     tokenize(request) {
       const loaded = pick(request.model);
@@ -52,22 +72,42 @@ export function createInferenceService(state: ServiceState): ServiceImpl<typeof 
       if (bad !== undefined) throw invalidArgument(`token ${bad} is not in the model's vocabulary`);
       return { text: loaded.model.detokenize(request.tokens as never, false) };
     },
-    listModels() {
-      return {
-        models: state.models.map((m) => ({
-          id: m.id,
-          created: BigInt(m.created),
-          contextSize: m.contextSize,
-          sequences: m.pool.size,
-          vocabularySize: m.vocabularySize,
-          chatTemplate: m.chatWrapper.wrapperName,
-          architecture: String(m.model.fileInfo.metadata.general.architecture ?? ""),
-          engineBuild: m.llama.buildType,
-          maxQueue: m.pool.limits.maxQueue,
-          queueTimeoutMs: m.pool.limits.queueTimeoutMs,
-        })),
-      };
+    async embed(request, context) {
+      const loaded = pick(request.model);
+      if (request.inputs.length === 0) throw invalidArgument("embed needs at least one input");
+      const dimensions = loaded.embedder.dimensions;
+      if (request.dimensions !== 0 && request.dimensions !== dimensions) {
+        throw invalidArgument(`this model's embeddings have ${dimensions} dimensions; ${request.dimensions} cannot be made from them`);
+      }
+      const embeddings = await loaded.embedder.embed(request.inputs, context.signal);
+      return { embeddings, promptTokens: embeddings.reduce((sum, e) => sum + e.tokens, 0) };
     },
+    listModels() {
+      return { models: state.models.map(modelInfo) };
+    },
+  };
+}
+
+/** What ListModels says of one model (proto: ModelInfo). */
+function modelInfo(m: LoadedModel): MessageInitShape<typeof ModelInfoSchema> {
+  return {
+    id: m.id,
+    created: BigInt(m.created),
+    contextSize: m.contextSize,
+    sequences: m.pool.size,
+    vocabularySize: m.vocabularySize,
+    chatTemplate: m.chatWrapper.wrapperName,
+    architecture: String(m.model.fileInfo.metadata.general.architecture ?? ""),
+    engineBuild: m.llama.buildType,
+    maxQueue: m.pool.limits.maxQueue,
+    queueTimeoutMs: m.pool.limits.queueTimeoutMs,
+    embeddingDimensions: m.embedder.dimensions,
+    embeddingContextSize: m.embedder.contextSize,
+    gpu: m.gpu.type,
+    gpuDevices: [...m.gpu.devices],
+    vramBytes: BigInt(m.gpu.vramBytes),
+    gpuLayers: m.gpu.layersOffloaded,
+    modelLayers: m.gpu.layers,
   };
 }
 

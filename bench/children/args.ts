@@ -15,6 +15,8 @@ export interface EngineReady {
   readonly buildType: string;
   readonly threads: number;
   readonly batchesOrdered: boolean;
+  /** Where the model runs (sidecar/engine/gpu.ts, describeGpu). */
+  readonly gpu?: string;
 }
 
 export function argsOf<T>(): T {

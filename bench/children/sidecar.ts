@@ -1,6 +1,7 @@
 // Parties (b), (c), (d) and the sweep: the real sidecar (`startSidecar`) in its own process.
 import { startSidecar } from "../../sidecar/server.js";
 import { failToParent, serveParent } from "../ipc.js";
+import { describeGpu } from "../../sidecar/engine/gpu.js";
 import { argsOf, exitOnSigterm, type EngineArgs, type EngineReady } from "./args.js";
 
 export interface SidecarReady extends EngineReady {
@@ -29,7 +30,7 @@ try {
   if (loaded === undefined) throw new Error("the sidecar loaded no model");
   serveParent(
     { metrics: async () => sidecar.metrics },
-    { url: sidecar.url, buildType: loaded.llama.buildType, threads: loaded.threads, batchesOrdered: loaded.scheduler.active } satisfies SidecarReady,
+    { url: sidecar.url, buildType: loaded.llama.buildType, threads: loaded.threads, batchesOrdered: loaded.scheduler.active, gpu: describeGpu(loaded.gpu) } satisfies SidecarReady,
   );
 } catch (error) {
   failToParent(error);

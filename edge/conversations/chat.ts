@@ -46,6 +46,8 @@ function turnEndpoint(store: ConversationStore, pending: PendingTurn, context: A
     protocol: openAiProtocol,
     schema: chatRequestSchema,
     idPrefix: "chatcmpl-",
+    // Read again as a plain chat stream: a replay stores nothing (docs/contract.md, "Resumable streams").
+    resumeName: "chat",
     toRequest: toGenerateRequest,
     isStream: (body) => body.stream === true,
     streamEncoder: createChatStreamEncoder,

@@ -9,6 +9,8 @@ import {
   type LlamaContext,
   type LlamaModel,
 } from "node-llama-cpp";
+import { Embedder } from "./embeddings.js";
+import { checkGpuAvailable, gpuReport, type GpuChoice, type GpuLayers, type GpuReport } from "./gpu.js";
 import { shareBatch } from "./batch-shares.js";
 import { scheduleBatches, type BatchScheduler } from "./batch-scheduling.js";
 import { SequencePool } from "./pool.js";
@@ -50,9 +52,20 @@ export interface ModelOptions {
   readonly maxQueue: number;
   /** How long a request may wait for a free sequence, in milliseconds. */
   readonly queueTimeoutMs: number;
+  /** The llama.cpp GPU backend (`--gpu`); default "auto". */
+  readonly gpu?: GpuChoice;
+  /** Layers on the GPU (`--gpu-layers`); default "auto" (what fits). */
+  readonly gpuLayers?: GpuLayers;
+  /** A separate GGUF whose vectors Embed returns; none: this model's own. */
+  readonly embeddingModelPath?: string;
+  /** Tokens one embedding input may hold (capped by the trained context); default 8,192. */
+  readonly embeddingContextSize?: number;
   /** Load progress, 0..1. */
   readonly onProgress?: (fraction: number) => void;
 }
+
+/** Tokens one embedding input may hold unless configured. */
+export const DEFAULT_EMBEDDING_CONTEXT_SIZE = 8192;
 
 /** One loaded model: its context, its sequences and what is resolved once per model. */
 export interface LoadedModel {
@@ -73,6 +86,10 @@ export interface LoadedModel {
   readonly threads: number;
   /** How decode steps and cache trims share the context (see batch-scheduling.ts). */
   readonly scheduler: BatchScheduler;
+  /** The GPU it runs on, if any. */
+  readonly gpu: GpuReport;
+  /** Embeddings with this model (its own context, made on first use). */
+  readonly embedder: Embedder;
   dispose(): Promise<void>;
 }
 
@@ -87,11 +104,15 @@ export function engineLog(_level: LlamaLogLevel, message: string): void {
   process.stderr.write(text.endsWith("\n") ? text : `${text}\n`);
 }
 
-/** The llama.cpp binding, loaded once per process; never builds or downloads anything. */
-export function loadLlama(engine: EngineChoice = "auto"): Promise<Llama> {
+/**
+ * The llama.cpp binding, loaded once per process (the first call's choices stay); never builds or
+ * downloads anything. A GPU backend this host cannot load is refused, naming the ones it can.
+ */
+export function loadLlama(engine: EngineChoice = "auto", gpu: GpuChoice = "auto"): Promise<Llama> {
   llamaInstance ??= (async () => {
+    await checkGpuAvailable(gpu);
     const llama = await getLlama({
-      gpu: "auto",
+      gpu,
       build: "never",
       // Always explicit: node-llama-cpp's own default is far more threads than small hosts have.
       maxThreads: os.availableParallelism(),
@@ -108,10 +129,11 @@ export function loadLlama(engine: EngineChoice = "auto"): Promise<Llama> {
 }
 
 export async function loadModel(options: ModelOptions): Promise<LoadedModel> {
-  const llama = await loadLlama(options.engine);
+  const llama = await loadLlama(options.engine, options.gpu);
   const threads = resolveThreads(options.threads, llama);
   const model = await llama.loadModel({
     modelPath: options.modelPath,
+    gpuLayers: options.gpuLayers ?? "auto",
     ...(options.onProgress ? { onLoadProgress: options.onProgress } : {}),
   });
   const context = await model.createContext({
@@ -128,6 +150,15 @@ export async function loadModel(options: ModelOptions): Promise<LoadedModel> {
   const chatWrapper = resolveChatWrapper(model);
   const id = options.id ?? path.basename(options.modelPath).replace(/\.gguf$/i, "");
   const pool = new SequencePool(context, { maxQueue: options.maxQueue, queueTimeoutMs: options.queueTimeoutMs });
+  const vocabulary = vocabularySize(model);
+  const embeddingModel =
+    options.embeddingModelPath === undefined ? model : await llama.loadModel({ modelPath: options.embeddingModelPath, gpuLayers: options.gpuLayers ?? "auto" });
+  const embedder = new Embedder(embeddingModel, {
+    threads,
+    contextSize: options.embeddingContextSize ?? DEFAULT_EMBEDDING_CONTEXT_SIZE,
+    maxQueue: options.maxQueue,
+    vocabularySize: embeddingModel === model ? vocabulary : vocabularySize(embeddingModel),
+  });
   return {
     id,
     created: Math.floor(Date.now() / 1000),
@@ -140,10 +171,14 @@ export async function loadModel(options: ModelOptions): Promise<LoadedModel> {
     tokenBytes: new TokenBytes(model),
     contextSize: context.contextSize,
     trainedContextSize: model.trainContextSize,
-    vocabularySize: vocabularySize(model),
+    vocabularySize: vocabulary,
     threads,
     scheduler,
+    embedder,
+    gpu: await gpuReport(llama, model),
     async dispose() {
+      await embedder.dispose();
+      if (embeddingModel !== model) await embeddingModel.dispose();
       await context.dispose();
       await model.dispose();
     },

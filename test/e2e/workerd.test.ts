@@ -6,7 +6,7 @@ import { request as httpRequest } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunningSidecar } from "../../sidecar/server.js";
 import { checkChatStream } from "../support/contract.js";
-import { readMetrics, startTestSidecar } from "../support/sidecar.js";
+import { clientsFor, readMetrics, startTestSidecar } from "../support/sidecar.js";
 import { readEvents } from "../support/sse.js";
 import { startWrangler, type Wrangler } from "../support/wrangler.js";
 
@@ -49,6 +49,14 @@ describe("the edge under wrangler dev with the real sidecar", () => {
     expect(response).toMatchObject({ status: "incomplete", output_text: "It is sunny", usage: { output_tokens: 3 } });
   });
 
+  it("embeds through the official client, the base64 form decoding to the sidecar's own vectors", async () => {
+    const openai = new OpenAI({ baseURL: `${wrangler.url}/v1`, apiKey: "not-needed", maxRetries: 0 });
+    const answer = await openai.embeddings.create({ model: "m", input: ["Hello!", "Once upon a time"] });
+    const rpc = await clientsFor(sidecar.url).grpc.embed({ inputs: [{ input: { case: "text", value: "Hello!" } }, { input: { case: "text", value: "Once upon a time" } }] });
+    expect(answer.data.map((d) => d.embedding)).toEqual(rpc.embeddings.map((e) => e.values));
+    expect(answer.usage.prompt_tokens).toBe(rpc.promptTokens);
+  });
+
   it("streams a forced tool call to the official client (the sidecar's grammar writes it)", async () => {
     const client = new OpenAI({ baseURL: `${wrangler.url}/v1`, apiKey: "not-needed", maxRetries: 0 });
     const parameters = { type: "object", properties: { city: { enum: ["Tokyo"] } }, required: ["city"] };
@@ -67,6 +75,24 @@ describe("the edge under wrangler dev with the real sidecar", () => {
     if (call?.type !== "function") throw new Error("no function call");
     expect(call.function.name).toBe("get_weather");
     expect(JSON.parse(call.function.arguments)).toEqual({ city: "Tokyo" });
+  });
+
+  it("resumes a dropped stream (x-resumable) after its last event, the pieces joining into the whole", async () => {
+    const drop = new AbortController();
+    const body = JSON.stringify({ model: "m", stream: true, messages: [{ role: "user", content: "Hello!" }] });
+    const response = await fetch(`${wrangler.url}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json", "x-resumable": "true" }, body, signal: drop.signal });
+    const streamId = response.headers.get("x-stream-id") ?? "";
+    const reader = response.body!.getReader();
+    const decoder = new TextDecoder();
+    let text = "";
+    while ((text.match(/\n\n/g) ?? []).length < 2) text += decoder.decode((await reader.read()).value, { stream: true });
+    drop.abort();
+    const first = text.split(/(?<=\n\n)/).slice(0, 2);
+    expect(first.map((e) => /id: (\d+)/.exec(e)?.[1])).toEqual(["0", "1"]);
+    const rest = await (await fetch(`${wrangler.url}/v1/streams/${streamId}`, { headers: { "last-event-id": "1" } })).text();
+    const whole = await (await fetch(`${wrangler.url}/v1/streams/${streamId}`)).text();
+    expect(first.join("") + rest).toBe(whole);
+    expect(whole).toContain("data: [DONE]");
   });
 
   it("keeps the frame order on the raw stream", async () => {

@@ -10,14 +10,18 @@ const ENDPOINTS = [
   { method: "POST", path: "/v1/chat/completions", protocol: "openai" },
   { method: "POST", path: "/v1/completions", protocol: "openai" },
   { method: "POST", path: "/v1/responses", protocol: "openai" },
+  { method: "POST", path: "/v1/responses/:id/cancel", protocol: "openai" },
+  { method: "GET", path: "/v1/responses/:id", protocol: "openai" },
   { method: "GET", path: "/v1/responses", protocol: "openai" },
   { method: "POST", path: "/v1/responses/compact", protocol: "openai" },
   { method: "POST", path: "/v1/messages", protocol: "anthropic" },
   { method: "POST", path: "/v1/messages/count_tokens", protocol: "anthropic" },
   { method: "GET", path: "/v1/models", protocol: "openai" },
+  { method: "POST", path: "/v1/embeddings", protocol: "openai" },
   { method: "POST", path: "/tokenize", protocol: "openai" },
   { method: "POST", path: "/detokenize", protocol: "openai" },
   { method: "GET", path: "/v1/models/:id+", protocol: "openai" },
+  { method: "GET", path: "/v1/streams/:id", protocol: "openai" },
   { method: "GET", path: "/v1/info", protocol: "server" },
   { method: "GET", path: "/health", protocol: "server" },
 ];
@@ -25,7 +29,7 @@ const ENDPOINTS = [
 describe("GET /v1/info", () => {
   it("describes the server, its models, endpoints and limits", async () => {
     const { app, sidecar } = testApp();
-    for (const model of sidecar.models) Object.assign(model, { maxQueue: 64, queueTimeoutMs: 60000, architecture: "llama", engineBuild: "prebuilt" });
+    for (const model of sidecar.models) Object.assign(model, { maxQueue: 64, queueTimeoutMs: 60000, architecture: "llama", engineBuild: "prebuilt", embeddingDimensions: 288, modelLayers: 12 });
     const response = await get(app, "/v1/info");
     expect(response.status).toBe(200);
     expect(await response.json()).toEqual({
@@ -34,7 +38,7 @@ describe("GET /v1/info", () => {
       version: SERVER_VERSION,
       protocols: ["openai", "anthropic"],
       endpoints: ENDPOINTS,
-      models: [{ id: "fake-model", context_length: 4096, sequences: 4, architecture: "llama", engine_build: "prebuilt" }],
+      models: [{ id: "fake-model", context_length: 4096, sequences: 4, architecture: "llama", engine_build: "prebuilt", embedding_dimensions: 288, gpu: { type: null, devices: [], vram_bytes: 0, layers_offloaded: 0, layers: 12 } }],
       limits: {
         max_body_bytes: 4 * 1024 * 1024,
         max_tokens: 4096,

@@ -20,11 +20,25 @@ describe("readConfig", () => {
     expect(() => readConfig(["--context-size", "big"], {})).toThrow(/--context-size/);
   });
 
+  it("takes the GPU backend and layers by flag or environment; auto by default; false, off, cpu and none mean the CPU", () => {
+    expect([readConfig([], {}).gpu, readConfig([], {}).gpuLayers]).toEqual(["auto", "auto"]);
+    expect(readConfig(["--gpu", "cuda", "--gpu-layers", "20"], {})).toMatchObject({ gpu: "cuda", gpuLayers: 20 });
+    expect(readConfig([], { GPU: "vulkan", GPU_LAYERS: "max" })).toMatchObject({ gpu: "vulkan", gpuLayers: "max" });
+    for (const off of ["false", "off", "cpu", "none"]) expect(readConfig(["--gpu", off], {}).gpu).toBe(false);
+    expect(readConfig([], { EMBEDDING_CONTEXT_SIZE: "512" }).embeddingContextSize).toBe(512);
+    expect(readConfig(["--embedding-model", "hf:user/repo/e.gguf"], {}).embeddingModel).toBe("hf:user/repo/e.gguf");
+    expect(readConfig([], {}).embeddingModel).toBeUndefined();
+  });
+
   it.each([
     [["--priority", "-21"], /--priority/],
     [["--priority", "high"], /--priority/],
     [["--sequences", "0"], /--sequences/],
     [["--engine", "gpu"], /--engine/],
+    [["--gpu", "rocm"], /--gpu must be one of auto, cuda, vulkan, metal, false, got "rocm"/],
+    [["--gpu-layers", "half"], /--gpu-layers must be auto, max or a number of layers/],
+    [["--gpu-layers", "-1"], /--gpu-layers/],
+    [["--embedding-context-size", "8"], /--embedding-context-size/],
   ])("refuses %j", (argv, message) => {
     expect(() => readConfig(argv, {})).toThrow(message);
   });

@@ -5,6 +5,8 @@
 import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError, type CallOptions } from "@connectrpc/connect";
 import {
+  EmbedRequestSchema,
+  EmbedResponseSchema,
   FinishReason,
   GenerateRequestSchema,
   GenerateResponseSchema,
@@ -12,7 +14,10 @@ import {
   ModelInfoSchema,
   TokenizeRequestSchema,
   TokenizeResponseSchema,
+  type CancelStreamResponse,
   type DetokenizeResponse,
+  type EmbedRequest,
+  type EmbedResponse,
   type GenerateRequest,
   type GenerateResponse,
   type ListModelsResponse,
@@ -234,6 +239,28 @@ export class FakeSidecar implements Sidecar {
   };
 
   detokenize = async (): Promise<DetokenizeResponse> => {
+    throw new ConnectError("not scripted", Code.Unimplemented);
+  };
+
+  /** What Embed answers: one vector per input (cycled), or this error. */
+  embedResult: readonly (readonly number[])[] | ConnectError = new ConnectError("not scripted", Code.Unimplemented);
+  /** Every Embed request. */
+  readonly embedCalls: EmbedRequest[] = [];
+
+  embed = async (request: Parameters<Sidecar["embed"]>[0]): Promise<EmbedResponse> => {
+    const call = create(EmbedRequestSchema, request);
+    this.embedCalls.push(call);
+    const result = this.embedResult;
+    if (result instanceof ConnectError) throw result;
+    const embeddings = call.inputs.map((_, i) => ({ values: [...(result[i % result.length] ?? [])], tokens: 2 }));
+    return create(EmbedResponseSchema, { embeddings, promptTokens: 2 * embeddings.length });
+  };
+
+  resume = async function* (): AsyncGenerator<GenerateResponse> {
+    throw new ConnectError("not scripted", Code.Unimplemented);
+  };
+
+  cancelStream = async (): Promise<CancelStreamResponse> => {
     throw new ConnectError("not scripted", Code.Unimplemented);
   };
 }

@@ -7,10 +7,11 @@ import { anthropicProtocol } from "./protocol.js";
 import { messagesRequestSchema } from "./schema.js";
 import { toGenerateRequest } from "./to-request.js";
 
-const messagesEndpoint: Endpoint<typeof messagesRequestSchema> = {
+export const messagesEndpoint: Endpoint<typeof messagesRequestSchema> = {
   protocol: anthropicProtocol,
   schema: messagesRequestSchema,
   idPrefix: "msg_",
+  resumeName: "messages",
   toRequest: toGenerateRequest,
   isStream: (body) => body.stream === true,
   // No refusedStream: a request the sidecar refuses is an HTTP 400 (docs/contract.md, "Every stream").

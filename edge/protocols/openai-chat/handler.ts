@@ -6,10 +6,11 @@ import { createChatStreamEncoder, encodeChatCompletion } from "./encoder.js";
 import { chatRequestSchema } from "./schema.js";
 import { toGenerateRequest } from "./to-request.js";
 
-const chatEndpoint: Endpoint<typeof chatRequestSchema> = {
+export const chatEndpoint: Endpoint<typeof chatRequestSchema> = {
   protocol: openAiProtocol,
   schema: chatRequestSchema,
   idPrefix: "chatcmpl-",
+  resumeName: "chat",
   toRequest: toGenerateRequest,
   isStream: (body) => body.stream === true,
   // A request the sidecar refuses ends the stream with one error event, no role frame.

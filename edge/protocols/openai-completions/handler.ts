@@ -6,10 +6,11 @@ import { createCompletionStreamEncoder, encodeCompletion } from "./encoder.js";
 import { completionRequestSchema } from "./schema.js";
 import { toGenerateRequest } from "./to-request.js";
 
-const completionEndpoint: Endpoint<typeof completionRequestSchema> = {
+export const completionEndpoint: Endpoint<typeof completionRequestSchema> = {
   protocol: openAiProtocol,
   schema: completionRequestSchema,
   idPrefix: "cmpl-",
+  resumeName: "completions",
   toRequest: toGenerateRequest,
   isStream: (body) => body.stream === true,
   // As for chat: a refused request is one error event on a stream.

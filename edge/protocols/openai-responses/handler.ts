@@ -13,6 +13,7 @@ export const responsesEndpoint: Endpoint<typeof responsesRequestSchema> = {
   protocol: openAiProtocol,
   schema: responsesRequestSchema,
   idPrefix: "resp_",
+  resumeName: "responses",
   toRequest: toGenerateRequest,
   isStream: (body) => body.stream === true,
   // No refusedStream: a request the sidecar refuses is an HTTP 400 (docs/contract.md, "Every stream").

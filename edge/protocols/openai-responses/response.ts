@@ -179,7 +179,7 @@ export function responseObject(body: ResponsesRequest, meta: ResponseMeta, state
     ...(body.conversation == null ? {} : { conversation: body.conversation }),
     // True only where the handler stored it (edge/stored-responses/): a server without a store says false.
     store: body.store === true,
-    background: false,
+    background: body.background === true,
     service_tier: "default",
     temperature: body.temperature ?? DEFAULT_TEMPERATURE,
     text: { format: body.text?.format ?? { type: "text" } },

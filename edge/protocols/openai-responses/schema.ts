@@ -150,11 +150,8 @@ export const responsesRequestSchema = z.object({
     .refine((n) => n == null || n === 0, { error: "top_logprobs on /v1/responses is not supported yet; use /v1/chat/completions with logprobs" }),
   // At most one call per reply when 1 (more are not counted yet: any larger value allows parallel calls).
   max_tool_calls: z.number().int().min(1).max(UINT32_MAX).nullish(),
-  // Runs in the background need stored, resumable responses, which this server does not keep yet.
-  background: z
-    .boolean()
-    .nullish()
-    .refine((b) => b !== true, { error: "background responses are not supported yet: send the request with stream: true, or without background" }),
+  // With stream: true, a resumable stream (docs/contract.md, "Resumable streams"); alone, refused in to-request.ts.
+  background: z.boolean().nullish(),
   // Echoed in the Response; they change nothing in the reply.
   reasoning: z.object({ effort: z.string().nullish(), summary: z.string().nullish() }).nullish(),
   service_tier: z.string().nullish(),

@@ -9,6 +9,7 @@ import {
   type ChatSchema,
   type GenerateRequest,
 } from "../../../proto/gen/inference/v1/inference_pb.js";
+import { InvalidRequestError } from "../../errors.js";
 import { toProtoRole } from "../../roles.js";
 import { textFormatConstraint } from "../openai-common/response-format.js";
 import { tokenLimit } from "../../fields.js";
@@ -83,6 +84,12 @@ function toolChoiceInit(body: ResponsesRequest): Pick<MessageInitShape<typeof Ch
 
 /** `instructions` is the first, system message; a string `input` is one user message. */
 export function toGenerateRequest(body: ResponsesRequest): GenerateRequest {
+  if (body.background === true && body.stream !== true) {
+    throw new InvalidRequestError(
+      "background responses are served as resumable streams: send stream: true with background: true (polling a background response without a stream is not supported yet).",
+      { param: "background" },
+    );
+  }
   const items = typeof body.input === "string" ? [{ role: Role.USER, content: body.input }] : toMessages(body.input);
   const instructions = body.instructions ?? "";
   const sampling: { temperature?: number; topP?: number; presencePenalty?: number; frequencyPenalty?: number } = {};

@@ -25,7 +25,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file inference/v1/inference.proto.
  */
 export const file_inference_v1_inference: GenFile = /*@__PURE__*/
-  fileDesc("ChxpbmZlcmVuY2UvdjEvaW5mZXJlbmNlLnByb3RvEgxpbmZlcmVuY2UudjEilQEKC0NoYXRNZXNzYWdlEiAKBHJvbGUYASABKA4yEi5pbmZlcmVuY2UudjEuUm9sZRIPCgdjb250ZW50GAIgASgJEioKCnRvb2xfY2FsbHMYAyADKAsyFi5pbmZlcmVuY2UudjEuVG9vbENhbGwSFAoMdG9vbF9jYWxsX2lkGAQgASgJEhEKCXJlYXNvbmluZxgFIAEoCSI3CghUb29sQ2FsbBIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEhEKCWFyZ3VtZW50cxgDIAEoCSI9CgRUb29sEgwKBG5hbWUYASABKAkSEwoLZGVzY3JpcHRpb24YAiABKAkSEgoKcGFyYW1ldGVycxgDIAEoCSKGAgoEQ2hhdBIrCghtZXNzYWdlcxgBIAMoCzIZLmluZmVyZW5jZS52MS5DaGF0TWVzc2FnZRIhCgV0b29scxgCIAMoCzISLmluZmVyZW5jZS52MS5Ub29sEi0KC3Rvb2xfY2hvaWNlGAMgASgOMhguaW5mZXJlbmNlLnYxLlRvb2xDaG9pY2USEQoJdG9vbF9uYW1lGAQgASgJEiAKE3BhcmFsbGVsX3Rvb2xfY2FsbHMYBSABKAhIAIgBARIdChByZWFzb25pbmdfYnVkZ2V0GAYgASgNSAGIAQFCFgoUX3BhcmFsbGVsX3Rvb2xfY2FsbHNCEwoRX3JlYXNvbmluZ19idWRnZXQivwMKD1NhbXBsaW5nT3B0aW9ucxIYCgt0ZW1wZXJhdHVyZRgBIAEoAkgAiAEBEhIKBXRvcF9wGAIgASgCSAGIAQESEgoFdG9wX2sYAyABKA1IAogBARISCgVtaW5fcBgEIAEoAkgDiAEBEhEKBHNlZWQYBSABKA1IBIgBARIdChBwcmVzZW5jZV9wZW5hbHR5GAYgASgCSAWIAQESHgoRZnJlcXVlbmN5X3BlbmFsdHkYByABKAJIBogBARIbCg5yZXBlYXRfcGVuYWx0eRgIIAEoAkgHiAEBEkAKCmxvZ2l0X2JpYXMYCSADKAsyLC5pbmZlcmVuY2UudjEuU2FtcGxpbmdPcHRpb25zLkxvZ2l0Qmlhc0VudHJ5GjAKDkxvZ2l0Qmlhc0VudHJ5EgsKA2tleRgBIAEoDRINCgV2YWx1ZRgCIAEoAjoCOAFCDgoMX3RlbXBlcmF0dXJlQggKBl90b3BfcEIICgZfdG9wX2tCCAoGX21pbl9wQgcKBV9zZWVkQhMKEV9wcmVzZW5jZV9wZW5hbHR5QhQKEl9mcmVxdWVuY3lfcGVuYWx0eUIRCg9fcmVwZWF0X3BlbmFsdHkizgIKD0dlbmVyYXRlUmVxdWVzdBINCgVtb2RlbBgBIAEoCRIQCgZwcm9tcHQYAiABKAlIABIiCgRjaGF0GAMgASgLMhIuaW5mZXJlbmNlLnYxLkNoYXRIABIvCghzYW1wbGluZxgEIAEoCzIdLmluZmVyZW5jZS52MS5TYW1wbGluZ09wdGlvbnMSFwoKbWF4X3Rva2VucxgFIAEoDUgBiAEBEgwKBHN0b3AYBiADKAkSEAoIbG9ncHJvYnMYByABKAgSFAoMdG9wX2xvZ3Byb2JzGAggASgNEjIKCmNvbnN0cmFpbnQYCSABKAsyHi5pbmZlcmVuY2UudjEuT3V0cHV0Q29uc3RyYWludBIRCgljbGllbnRfaWQYCiABKAkSFwoPcHJvbXB0X2xvZ3Byb2JzGAsgASgIQgcKBWlucHV0Qg0KC19tYXhfdG9rZW5zIlsKEE91dHB1dENvbnN0cmFpbnQSFQoLanNvbl9vYmplY3QYASABKAhIABIVCgtqc29uX3NjaGVtYRgCIAEoCUgAEhEKB2dyYW1tYXIYAyABKAlIAEIGCgRraW5kIr0BChBHZW5lcmF0ZVJlc3BvbnNlEiQKBXN0YXJ0GAEgASgLMhMuaW5mZXJlbmNlLnYxLlN0YXJ0SAASJAoFdG9rZW4YAiABKAsyEy5pbmZlcmVuY2UudjEuVG9rZW5IABImCgZmaW5pc2gYAyABKAsyFC5pbmZlcmVuY2UudjEuRmluaXNoSAASLAoJaGVhcnRiZWF0GAQgASgLMhcuaW5mZXJlbmNlLnYxLkhlYXJ0YmVhdEgAQgcKBWV2ZW50IgsKCUhlYXJ0YmVhdCJpCgVTdGFydBINCgVtb2RlbBgBIAEoCRIVCg1wcm9tcHRfdG9rZW5zGAIgASgNEhUKDWNhY2hlZF90b2tlbnMYAyABKA0SIwoGcHJvbXB0GAQgAygLMhMuaW5mZXJlbmNlLnYxLlRva2VuIswBCgVUb2tlbhIKCgJpZBgBIAEoDRIMCgR0ZXh0GAIgASgJEg0KBXBpZWNlGAMgASgMEhQKB2xvZ3Byb2IYBCABKAJIAIgBARI0Cgx0b3BfbG9ncHJvYnMYBSADKAsyHi5pbmZlcmVuY2UudjEuVG9rZW5BbHRlcm5hdGl2ZRIRCglyZWFzb25pbmcYBiABKAkSLwoKdG9vbF9jYWxscxgHIAMoCzIbLmluZmVyZW5jZS52MS5Ub29sQ2FsbERlbHRhQgoKCF9sb2dwcm9iIksKDVRvb2xDYWxsRGVsdGESDQoFaW5kZXgYASABKA0SCgoCaWQYAiABKAkSDAoEbmFtZRgDIAEoCRIRCglhcmd1bWVudHMYBCABKAkiPgoQVG9rZW5BbHRlcm5hdGl2ZRIKCgJpZBgBIAEoDRINCgVwaWVjZRgCIAEoDBIPCgdsb2dwcm9iGAMgASgCIjwKDVByb21wdFRvb0xvbmcSFQoNcHJvbXB0X3Rva2VucxgBIAEoDRIUCgxjb250ZXh0X3NpemUYAiABKA0i9wEKBkZpbmlzaBIqCgZyZWFzb24YASABKA4yGi5pbmZlcmVuY2UudjEuRmluaXNoUmVhc29uEhUKDXByb21wdF90b2tlbnMYAiABKA0SGQoRY29tcGxldGlvbl90b2tlbnMYAyABKA0SFQoNY2FjaGVkX3Rva2VucxgEIAEoDRIVCg1zdG9wX3NlcXVlbmNlGAUgASgJEiYKB3RpbWluZ3MYBiABKAsyFS5pbmZlcmVuY2UudjEuVGltaW5ncxIMCgR0ZXh0GAcgASgJEhEKCXJlYXNvbmluZxgIIAEoCRIYChByZWFzb25pbmdfdG9rZW5zGAkgASgNIkUKB1RpbWluZ3MSEQoJcHJvbXB0X21zGAEgASgBEhUKDWdlbmVyYXRpb25fbXMYAiABKAESEAoIcXVldWVfbXMYAyABKAEinAEKD1Rva2VuaXplUmVxdWVzdBINCgVtb2RlbBgBIAEoCRIOCgR0ZXh0GAIgASgJSAASIgoEY2hhdBgDIAEoCzISLmluZmVyZW5jZS52MS5DaGF0SAASGAoLYWRkX3NwZWNpYWwYBCABKAhIAYgBARITCgt3aXRoX3BpZWNlcxgFIAEoCEIHCgVpbnB1dEIOCgxfYWRkX3NwZWNpYWwiMgoQVG9rZW5pemVSZXNwb25zZRIOCgZ0b2tlbnMYASADKA0SDgoGcGllY2VzGAIgAygMIjIKEURldG9rZW5pemVSZXF1ZXN0Eg0KBW1vZGVsGAEgASgJEg4KBnRva2VucxgCIAMoDSIiChJEZXRva2VuaXplUmVzcG9uc2USDAoEdGV4dBgBIAEoCSITChFMaXN0TW9kZWxzUmVxdWVzdCI9ChJMaXN0TW9kZWxzUmVzcG9uc2USJwoGbW9kZWxzGAEgAygLMhcuaW5mZXJlbmNlLnYxLk1vZGVsSW5mbyLaAQoJTW9kZWxJbmZvEgoKAmlkGAEgASgJEg8KB2NyZWF0ZWQYAiABKAMSFAoMY29udGV4dF9zaXplGAMgASgNEhEKCXNlcXVlbmNlcxgEIAEoDRIXCg92b2NhYnVsYXJ5X3NpemUYBSABKA0SFQoNY2hhdF90ZW1wbGF0ZRgGIAEoCRIUCgxhcmNoaXRlY3R1cmUYByABKAkSFAoMZW5naW5lX2J1aWxkGAggASgJEhEKCW1heF9xdWV1ZRgJIAEoDRIYChBxdWV1ZV90aW1lb3V0X21zGAogASgNKl8KBFJvbGUSFAoQUk9MRV9VTlNQRUNJRklFRBAAEg8KC1JPTEVfU1lTVEVNEAESDQoJUk9MRV9VU0VSEAISEgoOUk9MRV9BU1NJU1RBTlQQAxINCglST0xFX1RPT0wQBCqJAQoKVG9vbENob2ljZRIbChdUT09MX0NIT0lDRV9VTlNQRUNJRklFRBAAEhQKEFRPT0xfQ0hPSUNFX0FVVE8QARIUChBUT09MX0NIT0lDRV9OT05FEAISGAoUVE9PTF9DSE9JQ0VfUkVRVUlSRUQQAxIYChRUT09MX0NIT0lDRV9GVU5DVElPThAEKrYBCgxGaW5pc2hSZWFzb24SHQoZRklOSVNIX1JFQVNPTl9VTlNQRUNJRklFRBAAEhYKEkZJTklTSF9SRUFTT05fU1RPUBABEhgKFEZJTklTSF9SRUFTT05fTEVOR1RIEAISFwoTRklOSVNIX1JFQVNPTl9BQk9SVBADEhwKGEZJTklTSF9SRUFTT05fVE9PTF9DQUxMUxAEEh4KGkZJTklTSF9SRUFTT05fQ09OVEVYVF9GVUxMEAUyzAIKEEluZmVyZW5jZVNlcnZpY2USSwoIR2VuZXJhdGUSHS5pbmZlcmVuY2UudjEuR2VuZXJhdGVSZXF1ZXN0Gh4uaW5mZXJlbmNlLnYxLkdlbmVyYXRlUmVzcG9uc2UwARJJCghUb2tlbml6ZRIdLmluZmVyZW5jZS52MS5Ub2tlbml6ZVJlcXVlc3QaHi5pbmZlcmVuY2UudjEuVG9rZW5pemVSZXNwb25zZRJPCgpEZXRva2VuaXplEh8uaW5mZXJlbmNlLnYxLkRldG9rZW5pemVSZXF1ZXN0GiAuaW5mZXJlbmNlLnYxLkRldG9rZW5pemVSZXNwb25zZRJPCgpMaXN0TW9kZWxzEh8uaW5mZXJlbmNlLnYxLkxpc3RNb2RlbHNSZXF1ZXN0GiAuaW5mZXJlbmNlLnYxLkxpc3RNb2RlbHNSZXNwb25zZWIGcHJvdG8z");
+  fileDesc("ChxpbmZlcmVuY2UvdjEvaW5mZXJlbmNlLnByb3RvEgxpbmZlcmVuY2UudjEilQEKC0NoYXRNZXNzYWdlEiAKBHJvbGUYASABKA4yEi5pbmZlcmVuY2UudjEuUm9sZRIPCgdjb250ZW50GAIgASgJEioKCnRvb2xfY2FsbHMYAyADKAsyFi5pbmZlcmVuY2UudjEuVG9vbENhbGwSFAoMdG9vbF9jYWxsX2lkGAQgASgJEhEKCXJlYXNvbmluZxgFIAEoCSI3CghUb29sQ2FsbBIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEhEKCWFyZ3VtZW50cxgDIAEoCSI9CgRUb29sEgwKBG5hbWUYASABKAkSEwoLZGVzY3JpcHRpb24YAiABKAkSEgoKcGFyYW1ldGVycxgDIAEoCSKGAgoEQ2hhdBIrCghtZXNzYWdlcxgBIAMoCzIZLmluZmVyZW5jZS52MS5DaGF0TWVzc2FnZRIhCgV0b29scxgCIAMoCzISLmluZmVyZW5jZS52MS5Ub29sEi0KC3Rvb2xfY2hvaWNlGAMgASgOMhguaW5mZXJlbmNlLnYxLlRvb2xDaG9pY2USEQoJdG9vbF9uYW1lGAQgASgJEiAKE3BhcmFsbGVsX3Rvb2xfY2FsbHMYBSABKAhIAIgBARIdChByZWFzb25pbmdfYnVkZ2V0GAYgASgNSAGIAQFCFgoUX3BhcmFsbGVsX3Rvb2xfY2FsbHNCEwoRX3JlYXNvbmluZ19idWRnZXQivwMKD1NhbXBsaW5nT3B0aW9ucxIYCgt0ZW1wZXJhdHVyZRgBIAEoAkgAiAEBEhIKBXRvcF9wGAIgASgCSAGIAQESEgoFdG9wX2sYAyABKA1IAogBARISCgVtaW5fcBgEIAEoAkgDiAEBEhEKBHNlZWQYBSABKA1IBIgBARIdChBwcmVzZW5jZV9wZW5hbHR5GAYgASgCSAWIAQESHgoRZnJlcXVlbmN5X3BlbmFsdHkYByABKAJIBogBARIbCg5yZXBlYXRfcGVuYWx0eRgIIAEoAkgHiAEBEkAKCmxvZ2l0X2JpYXMYCSADKAsyLC5pbmZlcmVuY2UudjEuU2FtcGxpbmdPcHRpb25zLkxvZ2l0Qmlhc0VudHJ5GjAKDkxvZ2l0Qmlhc0VudHJ5EgsKA2tleRgBIAEoDRINCgV2YWx1ZRgCIAEoAjoCOAFCDgoMX3RlbXBlcmF0dXJlQggKBl90b3BfcEIICgZfdG9wX2tCCAoGX21pbl9wQgcKBV9zZWVkQhMKEV9wcmVzZW5jZV9wZW5hbHR5QhQKEl9mcmVxdWVuY3lfcGVuYWx0eUIRCg9fcmVwZWF0X3BlbmFsdHkikgMKD0dlbmVyYXRlUmVxdWVzdBINCgVtb2RlbBgBIAEoCRIQCgZwcm9tcHQYAiABKAlIABIiCgRjaGF0GAMgASgLMhIuaW5mZXJlbmNlLnYxLkNoYXRIABIvCghzYW1wbGluZxgEIAEoCzIdLmluZmVyZW5jZS52MS5TYW1wbGluZ09wdGlvbnMSFwoKbWF4X3Rva2VucxgFIAEoDUgBiAEBEgwKBHN0b3AYBiADKAkSEAoIbG9ncHJvYnMYByABKAgSFAoMdG9wX2xvZ3Byb2JzGAggASgNEjIKCmNvbnN0cmFpbnQYCSABKAsyHi5pbmZlcmVuY2UudjEuT3V0cHV0Q29uc3RyYWludBIRCgljbGllbnRfaWQYCiABKAkSFwoPcHJvbXB0X2xvZ3Byb2JzGAsgASgIEhEKCXJlc3VtYWJsZRgMIAEoCBIXCg9yZXN1bWVfZ3JhY2VfbXMYDSABKA0SFgoOcmVzdW1lX2NvbnRleHQYDiABKAxCBwoFaW5wdXRCDQoLX21heF90b2tlbnMiWwoQT3V0cHV0Q29uc3RyYWludBIVCgtqc29uX29iamVjdBgBIAEoCEgAEhUKC2pzb25fc2NoZW1hGAIgASgJSAASEQoHZ3JhbW1hchgDIAEoCUgAQgYKBGtpbmQivQEKEEdlbmVyYXRlUmVzcG9uc2USJAoFc3RhcnQYASABKAsyEy5pbmZlcmVuY2UudjEuU3RhcnRIABIkCgV0b2tlbhgCIAEoCzITLmluZmVyZW5jZS52MS5Ub2tlbkgAEiYKBmZpbmlzaBgDIAEoCzIULmluZmVyZW5jZS52MS5GaW5pc2hIABIsCgloZWFydGJlYXQYBCABKAsyFy5pbmZlcmVuY2UudjEuSGVhcnRiZWF0SABCBwoFZXZlbnQiCwoJSGVhcnRiZWF0IpQBCgVTdGFydBINCgVtb2RlbBgBIAEoCRIVCg1wcm9tcHRfdG9rZW5zGAIgASgNEhUKDWNhY2hlZF90b2tlbnMYAyABKA0SIwoGcHJvbXB0GAQgAygLMhMuaW5mZXJlbmNlLnYxLlRva2VuEhEKCXN0cmVhbV9pZBgFIAEoCRIWCg5yZXN1bWVfY29udGV4dBgGIAEoDCLMAQoFVG9rZW4SCgoCaWQYASABKA0SDAoEdGV4dBgCIAEoCRINCgVwaWVjZRgDIAEoDBIUCgdsb2dwcm9iGAQgASgCSACIAQESNAoMdG9wX2xvZ3Byb2JzGAUgAygLMh4uaW5mZXJlbmNlLnYxLlRva2VuQWx0ZXJuYXRpdmUSEQoJcmVhc29uaW5nGAYgASgJEi8KCnRvb2xfY2FsbHMYByADKAsyGy5pbmZlcmVuY2UudjEuVG9vbENhbGxEZWx0YUIKCghfbG9ncHJvYiJLCg1Ub29sQ2FsbERlbHRhEg0KBWluZGV4GAEgASgNEgoKAmlkGAIgASgJEgwKBG5hbWUYAyABKAkSEQoJYXJndW1lbnRzGAQgASgJIj4KEFRva2VuQWx0ZXJuYXRpdmUSCgoCaWQYASABKA0SDQoFcGllY2UYAiABKAwSDwoHbG9ncHJvYhgDIAEoAiI8Cg1Qcm9tcHRUb29Mb25nEhUKDXByb21wdF90b2tlbnMYASABKA0SFAoMY29udGV4dF9zaXplGAIgASgNIvcBCgZGaW5pc2gSKgoGcmVhc29uGAEgASgOMhouaW5mZXJlbmNlLnYxLkZpbmlzaFJlYXNvbhIVCg1wcm9tcHRfdG9rZW5zGAIgASgNEhkKEWNvbXBsZXRpb25fdG9rZW5zGAMgASgNEhUKDWNhY2hlZF90b2tlbnMYBCABKA0SFQoNc3RvcF9zZXF1ZW5jZRgFIAEoCRImCgd0aW1pbmdzGAYgASgLMhUuaW5mZXJlbmNlLnYxLlRpbWluZ3MSDAoEdGV4dBgHIAEoCRIRCglyZWFzb25pbmcYCCABKAkSGAoQcmVhc29uaW5nX3Rva2VucxgJIAEoDSJFCgdUaW1pbmdzEhEKCXByb21wdF9tcxgBIAEoARIVCg1nZW5lcmF0aW9uX21zGAIgASgBEhAKCHF1ZXVlX21zGAMgASgBIpwBCg9Ub2tlbml6ZVJlcXVlc3QSDQoFbW9kZWwYASABKAkSDgoEdGV4dBgCIAEoCUgAEiIKBGNoYXQYAyABKAsyEi5pbmZlcmVuY2UudjEuQ2hhdEgAEhgKC2FkZF9zcGVjaWFsGAQgASgISAGIAQESEwoLd2l0aF9waWVjZXMYBSABKAhCBwoFaW5wdXRCDgoMX2FkZF9zcGVjaWFsIjIKEFRva2VuaXplUmVzcG9uc2USDgoGdG9rZW5zGAEgAygNEg4KBnBpZWNlcxgCIAMoDCIyChFEZXRva2VuaXplUmVxdWVzdBINCgVtb2RlbBgBIAEoCRIOCgZ0b2tlbnMYAiADKA0iIgoSRGV0b2tlbml6ZVJlc3BvbnNlEgwKBHRleHQYASABKAkiWwoMRW1iZWRSZXF1ZXN0Eg0KBW1vZGVsGAEgASgJEigKBmlucHV0cxgCIAMoCzIYLmluZmVyZW5jZS52MS5FbWJlZElucHV0EhIKCmRpbWVuc2lvbnMYAyABKA0iTwoKRW1iZWRJbnB1dBIOCgR0ZXh0GAEgASgJSAASKAoGdG9rZW5zGAIgASgLMhYuaW5mZXJlbmNlLnYxLlRva2VuSWRzSABCBwoFaW5wdXQiFwoIVG9rZW5JZHMSCwoDaWRzGAEgAygNIlMKDUVtYmVkUmVzcG9uc2USKwoKZW1iZWRkaW5ncxgBIAMoCzIXLmluZmVyZW5jZS52MS5FbWJlZGRpbmcSFQoNcHJvbXB0X3Rva2VucxgCIAEoDSIrCglFbWJlZGRpbmcSDgoGdmFsdWVzGAEgAygCEg4KBnRva2VucxgCIAEoDSJECg1SZXN1bWVSZXF1ZXN0EhEKCXN0cmVhbV9pZBgBIAEoCRINCgVhZnRlchgCIAEoDRIRCgljbGllbnRfaWQYAyABKAkiOwoTQ2FuY2VsU3RyZWFtUmVxdWVzdBIRCglzdHJlYW1faWQYASABKAkSEQoJY2xpZW50X2lkGAIgASgJIikKFENhbmNlbFN0cmVhbVJlc3BvbnNlEhEKCWNhbmNlbGxlZBgBIAEoCCITChFMaXN0TW9kZWxzUmVxdWVzdCI9ChJMaXN0TW9kZWxzUmVzcG9uc2USJwoGbW9kZWxzGAEgAygLMhcuaW5mZXJlbmNlLnYxLk1vZGVsSW5mbyL4AgoJTW9kZWxJbmZvEgoKAmlkGAEgASgJEg8KB2NyZWF0ZWQYAiABKAMSFAoMY29udGV4dF9zaXplGAMgASgNEhEKCXNlcXVlbmNlcxgEIAEoDRIXCg92b2NhYnVsYXJ5X3NpemUYBSABKA0SFQoNY2hhdF90ZW1wbGF0ZRgGIAEoCRIUCgxhcmNoaXRlY3R1cmUYByABKAkSFAoMZW5naW5lX2J1aWxkGAggASgJEhEKCW1heF9xdWV1ZRgJIAEoDRIYChBxdWV1ZV90aW1lb3V0X21zGAogASgNEhwKFGVtYmVkZGluZ19kaW1lbnNpb25zGAsgASgNEh4KFmVtYmVkZGluZ19jb250ZXh0X3NpemUYDCABKA0SCwoDZ3B1GA0gASgJEhMKC2dwdV9kZXZpY2VzGA4gAygJEhIKCnZyYW1fYnl0ZXMYDyABKAQSEgoKZ3B1X2xheWVycxgQIAEoDRIUCgxtb2RlbF9sYXllcnMYESABKA0qXwoEUm9sZRIUChBST0xFX1VOU1BFQ0lGSUVEEAASDwoLUk9MRV9TWVNURU0QARINCglST0xFX1VTRVIQAhISCg5ST0xFX0FTU0lTVEFOVBADEg0KCVJPTEVfVE9PTBAEKokBCgpUb29sQ2hvaWNlEhsKF1RPT0xfQ0hPSUNFX1VOU1BFQ0lGSUVEEAASFAoQVE9PTF9DSE9JQ0VfQVVUTxABEhQKEFRPT0xfQ0hPSUNFX05PTkUQAhIYChRUT09MX0NIT0lDRV9SRVFVSVJFRBADEhgKFFRPT0xfQ0hPSUNFX0ZVTkNUSU9OEAQqtgEKDEZpbmlzaFJlYXNvbhIdChlGSU5JU0hfUkVBU09OX1VOU1BFQ0lGSUVEEAASFgoSRklOSVNIX1JFQVNPTl9TVE9QEAESGAoURklOSVNIX1JFQVNPTl9MRU5HVEgQAhIXChNGSU5JU0hfUkVBU09OX0FCT1JUEAMSHAoYRklOSVNIX1JFQVNPTl9UT09MX0NBTExTEAQSHgoaRklOSVNIX1JFQVNPTl9DT05URVhUX0ZVTEwQBTKuBAoQSW5mZXJlbmNlU2VydmljZRJLCghHZW5lcmF0ZRIdLmluZmVyZW5jZS52MS5HZW5lcmF0ZVJlcXVlc3QaHi5pbmZlcmVuY2UudjEuR2VuZXJhdGVSZXNwb25zZTABEkkKCFRva2VuaXplEh0uaW5mZXJlbmNlLnYxLlRva2VuaXplUmVxdWVzdBoeLmluZmVyZW5jZS52MS5Ub2tlbml6ZVJlc3BvbnNlEk8KCkRldG9rZW5pemUSHy5pbmZlcmVuY2UudjEuRGV0b2tlbml6ZVJlcXVlc3QaIC5pbmZlcmVuY2UudjEuRGV0b2tlbml6ZVJlc3BvbnNlEk8KCkxpc3RNb2RlbHMSHy5pbmZlcmVuY2UudjEuTGlzdE1vZGVsc1JlcXVlc3QaIC5pbmZlcmVuY2UudjEuTGlzdE1vZGVsc1Jlc3BvbnNlEkAKBUVtYmVkEhouaW5mZXJlbmNlLnYxLkVtYmVkUmVxdWVzdBobLmluZmVyZW5jZS52MS5FbWJlZFJlc3BvbnNlEkcKBlJlc3VtZRIbLmluZmVyZW5jZS52MS5SZXN1bWVSZXF1ZXN0Gh4uaW5mZXJlbmNlLnYxLkdlbmVyYXRlUmVzcG9uc2UwARJVCgxDYW5jZWxTdHJlYW0SIS5pbmZlcmVuY2UudjEuQ2FuY2VsU3RyZWFtUmVxdWVzdBoiLmluZmVyZW5jZS52MS5DYW5jZWxTdHJlYW1SZXNwb25zZWIGcHJvdG8z");
 
 /**
  * One message of a chat history.
@@ -365,6 +365,33 @@ export type GenerateRequest = Message<"inference.v1.GenerateRequest"> & {
    * @generated from field: bool prompt_logprobs = 11;
    */
   promptLogprobs: boolean;
+
+  /**
+   * Keep the generation's events so that Resume can read them again, and do not stop it when the
+   * caller leaves: it goes on for `resume_grace_ms` waiting for a reader (a Resume call), then is
+   * cancelled. `start.stream_id` names it. Events are kept until a while after the finish
+   * (--resume-retention-ms), within a memory cap (--resume-buffer-mib: finished streams are
+   * dropped oldest first to stay under it).
+   *
+   * @generated from field: bool resumable = 12;
+   */
+  resumable: boolean;
+
+  /**
+   * How long a resumable generation waits for a reader once it has none; 0: the sidecar's
+   * --resume-grace-ms (60 s by default), which is also the most it allows.
+   *
+   * @generated from field: uint32 resume_grace_ms = 13;
+   */
+  resumeGraceMs: number;
+
+  /**
+   * Opaque to the sidecar: given back in `start.resume_context`, for the caller to rebuild what
+   * it needs to read the stream again (the edge keeps its protocol's encoder settings there).
+   *
+   * @generated from field: bytes resume_context = 14;
+   */
+  resumeContext: Uint8Array;
 };
 
 /**
@@ -514,6 +541,20 @@ export type Start = Message<"inference.v1.Start"> & {
    * @generated from field: repeated inference.v1.Token prompt = 4;
    */
   prompt: Token[];
+
+  /**
+   * With `resumable`: the stream's id for Resume and CancelStream.
+   *
+   * @generated from field: string stream_id = 5;
+   */
+  streamId: string;
+
+  /**
+   * With `resumable`: the request's `resume_context`, as sent.
+   *
+   * @generated from field: bytes resume_context = 6;
+   */
+  resumeContext: Uint8Array;
 };
 
 /**
@@ -906,6 +947,216 @@ export const DetokenizeResponseSchema: GenMessage<DetokenizeResponse> = /*@__PUR
   messageDesc(file_inference_v1_inference, 19);
 
 /**
+ * @generated from message inference.v1.EmbedRequest
+ */
+export type EmbedRequest = Message<"inference.v1.EmbedRequest"> & {
+  /**
+   * @generated from field: string model = 1;
+   */
+  model: string;
+
+  /**
+   * One embedding per input, in order. At least one; none may be empty.
+   *
+   * @generated from field: repeated inference.v1.EmbedInput inputs = 2;
+   */
+  inputs: EmbedInput[];
+
+  /**
+   * The vector length the caller wants; 0: the model's own. Any other length than the model's is
+   * INVALID_ARGUMENT (a model's vector cannot be shortened meaningfully unless it was trained so).
+   *
+   * @generated from field: uint32 dimensions = 3;
+   */
+  dimensions: number;
+};
+
+/**
+ * Describes the message inference.v1.EmbedRequest.
+ * Use `create(EmbedRequestSchema)` to create a new message.
+ */
+export const EmbedRequestSchema: GenMessage<EmbedRequest> = /*@__PURE__*/
+  messageDesc(file_inference_v1_inference, 20);
+
+/**
+ * @generated from message inference.v1.EmbedInput
+ */
+export type EmbedInput = Message<"inference.v1.EmbedInput"> & {
+  /**
+   * @generated from oneof inference.v1.EmbedInput.input
+   */
+  input: {
+    /**
+     * Text, tokenized as a prompt is (with the beginning-of-sequence token the model wants).
+     *
+     * @generated from field: string text = 1;
+     */
+    value: string;
+    case: "text";
+  } | {
+    /**
+     * Token ids, used as they are (the beginning-of-sequence token is added when missing).
+     *
+     * @generated from field: inference.v1.TokenIds tokens = 2;
+     */
+    value: TokenIds;
+    case: "tokens";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message inference.v1.EmbedInput.
+ * Use `create(EmbedInputSchema)` to create a new message.
+ */
+export const EmbedInputSchema: GenMessage<EmbedInput> = /*@__PURE__*/
+  messageDesc(file_inference_v1_inference, 21);
+
+/**
+ * @generated from message inference.v1.TokenIds
+ */
+export type TokenIds = Message<"inference.v1.TokenIds"> & {
+  /**
+   * @generated from field: repeated uint32 ids = 1;
+   */
+  ids: number[];
+};
+
+/**
+ * Describes the message inference.v1.TokenIds.
+ * Use `create(TokenIdsSchema)` to create a new message.
+ */
+export const TokenIdsSchema: GenMessage<TokenIds> = /*@__PURE__*/
+  messageDesc(file_inference_v1_inference, 22);
+
+/**
+ * @generated from message inference.v1.EmbedResponse
+ */
+export type EmbedResponse = Message<"inference.v1.EmbedResponse"> & {
+  /**
+   * In the order of the inputs.
+   *
+   * @generated from field: repeated inference.v1.Embedding embeddings = 1;
+   */
+  embeddings: Embedding[];
+
+  /**
+   * Tokens evaluated for all inputs together.
+   *
+   * @generated from field: uint32 prompt_tokens = 2;
+   */
+  promptTokens: number;
+};
+
+/**
+ * Describes the message inference.v1.EmbedResponse.
+ * Use `create(EmbedResponseSchema)` to create a new message.
+ */
+export const EmbedResponseSchema: GenMessage<EmbedResponse> = /*@__PURE__*/
+  messageDesc(file_inference_v1_inference, 23);
+
+/**
+ * @generated from message inference.v1.Embedding
+ */
+export type Embedding = Message<"inference.v1.Embedding"> & {
+  /**
+   * Scaled to unit length (Euclidean), so a dot product is the cosine similarity.
+   *
+   * @generated from field: repeated float values = 1;
+   */
+  values: number[];
+
+  /**
+   * Tokens evaluated for this input.
+   *
+   * @generated from field: uint32 tokens = 2;
+   */
+  tokens: number;
+};
+
+/**
+ * Describes the message inference.v1.Embedding.
+ * Use `create(EmbeddingSchema)` to create a new message.
+ */
+export const EmbeddingSchema: GenMessage<Embedding> = /*@__PURE__*/
+  messageDesc(file_inference_v1_inference, 24);
+
+/**
+ * @generated from message inference.v1.ResumeRequest
+ */
+export type ResumeRequest = Message<"inference.v1.ResumeRequest"> & {
+  /**
+   * `start.stream_id` of a resumable generation.
+   *
+   * @generated from field: string stream_id = 1;
+   */
+  streamId: string;
+
+  /**
+   * Events already read: the replay starts with event number `after` (0: from `start`).
+   *
+   * @generated from field: uint32 after = 2;
+   */
+  after: number;
+
+  /**
+   * The same client id the generation was requested with; another one gets NOT_FOUND.
+   *
+   * @generated from field: string client_id = 3;
+   */
+  clientId: string;
+};
+
+/**
+ * Describes the message inference.v1.ResumeRequest.
+ * Use `create(ResumeRequestSchema)` to create a new message.
+ */
+export const ResumeRequestSchema: GenMessage<ResumeRequest> = /*@__PURE__*/
+  messageDesc(file_inference_v1_inference, 25);
+
+/**
+ * @generated from message inference.v1.CancelStreamRequest
+ */
+export type CancelStreamRequest = Message<"inference.v1.CancelStreamRequest"> & {
+  /**
+   * @generated from field: string stream_id = 1;
+   */
+  streamId: string;
+
+  /**
+   * The same client id the generation was requested with; another one gets NOT_FOUND.
+   *
+   * @generated from field: string client_id = 2;
+   */
+  clientId: string;
+};
+
+/**
+ * Describes the message inference.v1.CancelStreamRequest.
+ * Use `create(CancelStreamRequestSchema)` to create a new message.
+ */
+export const CancelStreamRequestSchema: GenMessage<CancelStreamRequest> = /*@__PURE__*/
+  messageDesc(file_inference_v1_inference, 26);
+
+/**
+ * @generated from message inference.v1.CancelStreamResponse
+ */
+export type CancelStreamResponse = Message<"inference.v1.CancelStreamResponse"> & {
+  /**
+   * False when the generation had already finished.
+   *
+   * @generated from field: bool cancelled = 1;
+   */
+  cancelled: boolean;
+};
+
+/**
+ * Describes the message inference.v1.CancelStreamResponse.
+ * Use `create(CancelStreamResponseSchema)` to create a new message.
+ */
+export const CancelStreamResponseSchema: GenMessage<CancelStreamResponse> = /*@__PURE__*/
+  messageDesc(file_inference_v1_inference, 27);
+
+/**
  * @generated from message inference.v1.ListModelsRequest
  */
 export type ListModelsRequest = Message<"inference.v1.ListModelsRequest"> & {
@@ -916,7 +1167,7 @@ export type ListModelsRequest = Message<"inference.v1.ListModelsRequest"> & {
  * Use `create(ListModelsRequestSchema)` to create a new message.
  */
 export const ListModelsRequestSchema: GenMessage<ListModelsRequest> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 20);
+  messageDesc(file_inference_v1_inference, 28);
 
 /**
  * @generated from message inference.v1.ListModelsResponse
@@ -933,7 +1184,7 @@ export type ListModelsResponse = Message<"inference.v1.ListModelsResponse"> & {
  * Use `create(ListModelsResponseSchema)` to create a new message.
  */
 export const ListModelsResponseSchema: GenMessage<ListModelsResponse> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 21);
+  messageDesc(file_inference_v1_inference, 29);
 
 /**
  * @generated from message inference.v1.ModelInfo
@@ -1007,6 +1258,55 @@ export type ModelInfo = Message<"inference.v1.ModelInfo"> & {
    * @generated from field: uint32 queue_timeout_ms = 10;
    */
   queueTimeoutMs: number;
+
+  /**
+   * The length of the model's embedding vectors (Embed).
+   *
+   * @generated from field: uint32 embedding_dimensions = 11;
+   */
+  embeddingDimensions: number;
+
+  /**
+   * Tokens one Embed input may hold.
+   *
+   * @generated from field: uint32 embedding_context_size = 12;
+   */
+  embeddingContextSize: number;
+
+  /**
+   * The llama.cpp GPU backend the model runs on ("cuda", "vulkan", "metal"), or "" on the CPU.
+   *
+   * @generated from field: string gpu = 13;
+   */
+  gpu: string;
+
+  /**
+   * The GPU devices' names (none on the CPU).
+   *
+   * @generated from field: repeated string gpu_devices = 14;
+   */
+  gpuDevices: string[];
+
+  /**
+   * The GPU memory there is, in bytes (0 on the CPU).
+   *
+   * @generated from field: uint64 vram_bytes = 15;
+   */
+  vramBytes: bigint;
+
+  /**
+   * Layers of the model on the GPU (`--gpu-layers`).
+   *
+   * @generated from field: uint32 gpu_layers = 16;
+   */
+  gpuLayers: number;
+
+  /**
+   * Layers of the model in all.
+   *
+   * @generated from field: uint32 model_layers = 17;
+   */
+  modelLayers: number;
 };
 
 /**
@@ -1014,7 +1314,7 @@ export type ModelInfo = Message<"inference.v1.ModelInfo"> & {
  * Use `create(ModelInfoSchema)` to create a new message.
  */
 export const ModelInfoSchema: GenMessage<ModelInfo> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 22);
+  messageDesc(file_inference_v1_inference, 30);
 
 /**
  * Who wrote a chat message.
@@ -1205,6 +1505,40 @@ export const InferenceService: GenService<{
     methodKind: "unary";
     input: typeof ListModelsRequestSchema;
     output: typeof ListModelsResponseSchema;
+  },
+  /**
+   * Computes one embedding per input with the model (an embedding context of its own, beside the
+   * generation sequences). Inputs are evaluated one after another; requests from several callers
+   * wait their turn (RESOURCE_EXHAUSTED past the queue limit, like Generate).
+   *
+   * @generated from rpc inference.v1.InferenceService.Embed
+   */
+  embed: {
+    methodKind: "unary";
+    input: typeof EmbedRequestSchema;
+    output: typeof EmbedResponseSchema;
+  },
+  /**
+   * Reads a resumable generation (GenerateRequest.resumable) again, from any process: its events
+   * from `after` on, byte for byte as Generate sent them (heartbeats aside), then live until its
+   * finish. NOT_FOUND for a stream that is unknown, expired or another client's.
+   *
+   * @generated from rpc inference.v1.InferenceService.Resume
+   */
+  resume: {
+    methodKind: "server_streaming";
+    input: typeof ResumeRequestSchema;
+    output: typeof GenerateResponseSchema;
+  },
+  /**
+   * Stops a resumable generation, whoever reads it; it finishes with FINISH_REASON_ABORT.
+   *
+   * @generated from rpc inference.v1.InferenceService.CancelStream
+   */
+  cancelStream: {
+    methodKind: "unary";
+    input: typeof CancelStreamRequestSchema;
+    output: typeof CancelStreamResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_inference_v1_inference, 0);

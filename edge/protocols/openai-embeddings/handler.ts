@@ -1,0 +1,22 @@
+// POST /v1/embeddings over the sidecar's Embed (schema.ts for the body, to-request.ts for the
+// mapping, encoder.ts for the answer). Errors in OpenAI's shape; a client that leaves cancels the call.
+import { readJsonBody } from "../../body.js";
+import type { AppContext } from "../../context.js";
+import { jsonResponse } from "../../json.js";
+import { parseRequest } from "../../validation.js";
+import { embeddingsAnswer } from "./encoder.js";
+import { embeddingsRequestSchema } from "./schema.js";
+import { toEmbedRequest } from "./to-request.js";
+
+export async function handleEmbeddings(request: Request, context: AppContext): Promise<Response> {
+  const body = parseRequest(embeddingsRequestSchema, await readJsonBody(request, context.maxBodyBytes));
+  const response = await context.sidecar.embed(toEmbedRequest(body), { signal: request.signal });
+  const model = body.model ?? (await servedModel(request, context));
+  return jsonResponse(embeddingsAnswer(response, model, body.encoding_format ?? "float"));
+}
+
+/** The model's id when the body named none (the sidecar's first model answered). */
+async function servedModel(request: Request, context: AppContext): Promise<string> {
+  const { models } = await context.sidecar.listModels({}, { signal: request.signal });
+  return models[0]?.id ?? "";
+}
