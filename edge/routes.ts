@@ -9,6 +9,8 @@ import { handleInfo, type RouteInfo } from "./info.js";
 import { handleConversationChat } from "./conversations/chat.js";
 import { handleDeleteConversation, handleGetConversation, handleListConversations } from "./conversations/handler.js";
 import type { ConversationStore } from "./store/store.js";
+import { handleCreateConversation, handleDeleteConversation as handleDeleteItemConversation, handleGetConversation as handleGetItemConversation, handleUpdateConversation } from "./openai-conversations/handler.js";
+import { handleCreateItems, handleDeleteItem, handleGetItem, handleListItems } from "./openai-conversations/items-handler.js";
 import { handleCountTokens, handleMessages } from "./protocols/anthropic-messages/handler.js";
 import { handleDetokenize, handleTokenize } from "./protocols/tokenizer/handler.js";
 import { handleEmbeddings } from "./protocols/openai-embeddings/handler.js";
@@ -48,6 +50,22 @@ function conversationRoutes(context: AppContext, store: ConversationStore): Rout
     { method: "GET", path: "/c1/conversations", protocol: "openai", handle: (r) => handleListConversations(r, store) },
     { method: "GET", path: "/c1/conversations/:id", protocol: "openai", handle: (r) => handleGetConversation(id(r), r, store) },
     { method: "DELETE", path: "/c1/conversations/:id", protocol: "openai", handle: (r) => handleDeleteConversation(id(r), r, store) },
+  ];
+}
+
+/** OpenAI's Conversations API (docs/contract.md, "OpenAI conversations"). */
+function openAiConversationRoutes(context: AppContext, store: ConversationStore): Route[] {
+  const id = (r: IRequest) => decodePathSegment(r.params["id"] ?? "");
+  const item = (r: IRequest) => decodePathSegment(r.params["item_id"] ?? "");
+  return [
+    { method: "POST", path: "/v1/conversations", protocol: "openai", handle: (r) => handleCreateConversation(r, context, store) },
+    { method: "GET", path: "/v1/conversations/:id", protocol: "openai", handle: (r) => handleGetItemConversation(id(r), r, store) },
+    { method: "POST", path: "/v1/conversations/:id", protocol: "openai", handle: (r) => handleUpdateConversation(id(r), r, context, store) },
+    { method: "DELETE", path: "/v1/conversations/:id", protocol: "openai", handle: (r) => handleDeleteItemConversation(id(r), r, store) },
+    { method: "GET", path: "/v1/conversations/:id/items", protocol: "openai", handle: (r) => handleListItems(id(r), r, store) },
+    { method: "POST", path: "/v1/conversations/:id/items", protocol: "openai", handle: (r) => handleCreateItems(id(r), r, context, store) },
+    { method: "GET", path: "/v1/conversations/:id/items/:item_id", protocol: "openai", handle: (r) => handleGetItem(id(r), item(r), r, store) },
+    { method: "DELETE", path: "/v1/conversations/:id/items/:item_id", protocol: "openai", handle: (r) => handleDeleteItem(id(r), item(r), r, store) },
   ];
 }
 
@@ -117,6 +135,7 @@ export function routeTable(context: AppContext, access: AccessMode): readonly Ro
       handle: (r) => handleRetrieveModel(decodePathSegment(r.params["id"] ?? ""), r, context),
     },
     ...(context.store === undefined ? [] : conversationRoutes(context, context.store)),
+    ...(context.store === undefined ? [] : openAiConversationRoutes(context, context.store)),
     { method: "GET", path: "/v1/streams/:id", protocol: "openai", handle: (r) => handleResumeStream(decodePathSegment(r.params["id"] ?? ""), r, context) },
     { method: "GET", path: "/v1/info", protocol: "server", handle: (r) => handleInfo(r, context, routes, access) },
     { method: "GET", path: "/health", protocol: "server", handle: (r) => handleHealth(r, context) },

@@ -1,6 +1,8 @@
 // The conversation store in SQL, the same on D1 and on SQLite: a driver runs the statements
 // (d1.ts, edge/node/sqlite-store.ts), the tables come from migrations/ (docs/decisions.md,
 // "One store, two drivers").
+import * as itemConversations from "./item-conversations-sql.js";
+import type { ConversationMetadata, ItemConversation, NewItemConversation } from "./item-conversations.js";
 import * as responses from "./responses-sql.js";
 import { TurnConflictError, type Conversation, type ConversationInfo, type ConversationPage, type ConversationStore, type StoredItem, type StoredMessage, type StoredResponse, type Turn } from "./store.js";
 
@@ -135,7 +137,35 @@ export class SqlConversationStore implements ConversationStore {
     return responses.deleteResponse(this.driver, owner, id);
   }
 
-  getItem(owner: string, id: string): Promise<StoredItem | undefined> {
-    return responses.getItem(this.driver, owner, id);
+  async getItem(owner: string, id: string): Promise<StoredItem | undefined> {
+    return (await responses.getItem(this.driver, owner, id)) ?? itemConversations.getConversationItemById(this.driver, owner, id);
+  }
+
+  createItemConversation(conversation: NewItemConversation): Promise<void> {
+    return itemConversations.createItemConversation(this.driver, conversation);
+  }
+
+  getItemConversation(owner: string, id: string): Promise<ItemConversation | undefined> {
+    return itemConversations.getItemConversation(this.driver, owner, id);
+  }
+
+  updateItemConversation(owner: string, id: string, metadata: ConversationMetadata): Promise<ItemConversation | undefined> {
+    return itemConversations.updateItemConversation(this.driver, owner, id, metadata);
+  }
+
+  deleteItemConversation(owner: string, id: string): Promise<boolean> {
+    return itemConversations.deleteItemConversation(this.driver, owner, id);
+  }
+
+  conversationItems(owner: string, id: string): Promise<StoredItem[] | undefined> {
+    return itemConversations.conversationItems(this.driver, owner, id);
+  }
+
+  appendConversationItems(owner: string, id: string, items: readonly StoredItem[]): Promise<boolean> {
+    return itemConversations.appendConversationItems(this.driver, owner, id, items);
+  }
+
+  deleteConversationItem(owner: string, id: string, itemId: string): Promise<boolean> {
+    return itemConversations.deleteConversationItem(this.driver, owner, id, itemId);
   }
 }

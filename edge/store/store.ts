@@ -3,6 +3,8 @@
 // SQLite on Node (edge/node/sqlite-store.ts). Every call names the owner: another owner's object
 // is not found, never returned.
 
+import type { ItemConversationStore } from "./item-conversations.js";
+
 /** A stored chat message, as chat completions spell it (`role`, `content`, `tool_calls`, …). */
 export type StoredMessage = Readonly<Record<string, unknown>>;
 
@@ -60,7 +62,8 @@ export interface StoredResponse {
   readonly context: readonly StoredItem[];
 }
 
-export interface ConversationStore {
+/** `/c1` conversations, stored responses, and OpenAI conversations (item-conversations.ts). */
+export interface ConversationStore extends ItemConversationStore {
   /** The conversation with its messages; undefined if unknown or another owner's. */
   get(owner: string, id: string): Promise<Conversation | undefined>;
   /**
@@ -78,6 +81,6 @@ export interface ConversationStore {
   putResponse(response: StoredResponse): Promise<void>;
   /** Deletes the response and its items; false if unknown or another owner's. */
   deleteResponse(owner: string, id: string): Promise<boolean>;
-  /** A stored input or output item of `owner`'s responses, by its id. */
+  /** A stored input or output item of `owner`'s responses (else of `owner`'s OpenAI conversations), by its id. */
   getItem(owner: string, id: string): Promise<StoredItem | undefined>;
 }

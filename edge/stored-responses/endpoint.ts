@@ -10,6 +10,7 @@ import { responsesEndpoint } from "../protocols/openai-responses/handler.js";
 import type { ResponsesRequest, responsesRequestSchema } from "../protocols/openai-responses/schema.js";
 import type { Endpoint, ResponseMeta } from "../serve.js";
 import type { ConversationStore, StoredItem } from "../store/store.js";
+import { appendResponse } from "./conversation.js";
 
 /** Where a finished response is stored, and what it is stored with. */
 export interface PendingResponse {
@@ -17,6 +18,8 @@ export interface PendingResponse {
   readonly owner: string;
   readonly inputItems: readonly StoredItem[];
   readonly context: readonly StoredItem[];
+  /** The OpenAI conversation (`conversation`) the input and output items are appended to. */
+  readonly conversationId?: string | undefined;
 }
 
 /** Ids handed out once and read again, in the same order, by every reader. */
@@ -48,11 +51,15 @@ class SameResponse {
 }
 
 async function store(pending: PendingResponse, same: SameResponse, body: ResponsesRequest, result: GenerationResult, meta: ResponseMeta): Promise<void> {
-  // A cancelled reply never gets here; completed and incomplete ones are stored.
-  if (body.store !== true || responsesFinish(result.finish) === null) return;
+  // A cancelled reply never gets here; completed and incomplete ones are stored. The conversation
+  // gets its items first: if it was deleted meanwhile, the response is not stored either.
+  if ((body.store !== true && pending.conversationId === undefined) || responsesFinish(result.finish) === null) return;
   same.freeze(meta);
   const response = encodeResponse(body, same.meta(meta), result);
-  await pending.store.putResponse({ id: meta.id, owner: pending.owner, createdAt: meta.created * 1000, response, inputItems: pending.inputItems, context: pending.context });
+  if (pending.conversationId !== undefined) await appendResponse(pending.store, pending.owner, pending.conversationId, pending.inputItems, response);
+  if (body.store === true) {
+    await pending.store.putResponse({ id: meta.id, owner: pending.owner, createdAt: meta.created * 1000, response, inputItems: pending.inputItems, context: pending.context });
+  }
   same.stored = response;
 }
 

@@ -1,6 +1,6 @@
 // /v1/responses with a store (docs/contract.md, "Stored responses"): POST stores the finished
-// Response unless `store: false`, continues a stored one with previous_response_id and resolves
-// `item_reference` items; GET and DELETE /v1/responses/{id} and GET …/input_items read and
+// Response unless `store: false`, continues a stored one with previous_response_id or an OpenAI
+// conversation with `conversation` (conversation.ts), and resolves `item_reference` items; GET and DELETE /v1/responses/{id} and GET …/input_items read and
 // delete the caller's own responses (another key's are not found).
 import { callerOf } from "../access/caller.js";
 import { readJsonBody } from "../body.js";
@@ -13,6 +13,7 @@ import { responsesRequestSchema, type ResponsesRequest } from "../protocols/open
 import { generateFor } from "../serve.js";
 import type { ConversationStore, StoredItem } from "../store/store.js";
 import { parseRequest } from "../validation.js";
+import { requestConversation } from "./conversation.js";
 import { storedEndpoint } from "./endpoint.js";
 import { inputItemsPage, pageOptions } from "./encoder.js";
 import { contextAfter, isRecord, ownItems, previousResponse, shifted } from "./input.js";
@@ -42,12 +43,17 @@ export function handleStoredResponses(request: Request, context: AppContext, sto
     const fields = isRecord(raw) ? raw : (parseRequest(responsesRequestSchema, raw) as Record<string, unknown>);
     const owner = callerOf(request).keyId;
     const previousId = typeof fields["previous_response_id"] === "string" && fields["previous_response_id"] !== "" ? fields["previous_response_id"] : undefined;
+    const conversation = await requestConversation(fields, previousId, store, owner);
     const previous = previousId === undefined ? undefined : await previousResponse(store, owner, previousId);
     const own = await ownItems(fields["input"], store, owner, context.newId);
-    const prefix = contextAfter(previous);
-    const body = parseWithContext(fields, prefix, own);
+    const prefix = conversation?.items ?? contextAfter(previous);
+    const { conversation: _named, ...rest } = fields;
+    const parsed = parseWithContext(rest, prefix, own);
+    // The Response names its conversation, as OpenAI's does.
+    const body = conversation === undefined ? parsed : { ...parsed, conversation: { id: conversation.id } };
     const inputItems = own as StoredItem[];
-    return generateFor(storedEndpoint({ store, owner, inputItems, context: [...prefix, ...inputItems] }), body, request, context);
+    const pending = { store, owner, inputItems, context: [...prefix, ...inputItems], conversationId: conversation?.id };
+    return generateFor(storedEndpoint(pending), body, request, context);
   });
 }
 

@@ -21,10 +21,10 @@ function normalised(item: Record<string, unknown>, newId: () => string): StoredI
 
 /**
  * The request's own input items, normalised and with ids; `item_reference` items resolve to the
- * caller's stored items (an unknown id is a 400 naming `input[i].id`). Anything else is left for
- * the schema to judge.
+ * caller's stored items (an unknown id is a 400 naming `input[i].id`, or `<field>[i].id`). Anything
+ * else is left for the schema to judge.
  */
-export async function ownItems(input: unknown, store: ConversationStore, owner: string, newId: () => string): Promise<unknown> {
+export async function ownItems(input: unknown, store: ConversationStore, owner: string, newId: () => string, field = "input"): Promise<unknown> {
   if (typeof input === "string") return [normalised({ type: "message", role: "user", content: input }, newId)];
   if (!Array.isArray(input)) return input;
   const items: unknown[] = [];
@@ -34,7 +34,7 @@ export async function ownItems(input: unknown, store: ConversationStore, owner: 
     } else if (item["type"] === "item_reference") {
       const id = typeof item["id"] === "string" ? item["id"] : "";
       const found = await store.getItem(owner, id);
-      if (found === undefined) throw new InvalidRequestError(`Item with id '${id}' not found.`, { param: `input[${i}].id` });
+      if (found === undefined) throw new InvalidRequestError(`Item with id '${id}' not found.`, { param: `${field}[${i}].id` });
       items.push(found);
     } else {
       items.push(normalised(item, newId));

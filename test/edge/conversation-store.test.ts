@@ -175,9 +175,9 @@ describe("migrations on Node", () => {
   it("are applied once, recorded as wrangler records them, and kept across reopening", () => {
     const path = join(dir, "migrate.sqlite");
     const db = new Database(path);
-    expect(migrate(db)).toEqual(["0001_conversations.sql", "0002_responses.sql"]);
+    expect(migrate(db)).toEqual(["0001_conversations.sql", "0002_responses.sql", "0003_item_conversations.sql"]);
     expect(migrate(db)).toEqual([]);
-    expect(db.prepare("SELECT name FROM d1_migrations").all()).toEqual([{ name: "0001_conversations.sql" }, { name: "0002_responses.sql" }]);
+    expect(db.prepare("SELECT name FROM d1_migrations").all()).toEqual([{ name: "0001_conversations.sql" }, { name: "0002_responses.sql" }, { name: "0003_item_conversations.sql" }]);
     db.close();
     const reopened = openSqliteStore(path);
     reopened.close();

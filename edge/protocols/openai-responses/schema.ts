@@ -71,7 +71,7 @@ const reasoningItem = z.object({
 const ITEM_TYPES = ["message", "function_call", "function_call_output", "reasoning"];
 
 /** An input item; a message may leave out its `type`. */
-const inputItem = z.preprocess(
+export const inputItem = z.preprocess(
   (item) => (typeof item === "object" && item !== null && !Array.isArray(item) && (item as { type?: unknown }).type == null ? { ...item, type: "message" } : item),
   z.discriminatedUnion("type", [messageItem, functionCallItem, functionCallOutputItem, reasoningItem], {
     error: (issue) => {
@@ -130,10 +130,12 @@ export const responsesRequestSchema = z.object({
   // sets `store` to false.
   store: z.boolean().nullish(),
   previous_response_id: z.string().min(1).nullish(),
+  // With a store the handler takes `conversation` out before parsing and puts `{id}` back after
+  // (edge/stored-responses/conversation.ts); without one it is refused here.
   conversation: z
     .unknown()
     .optional()
-    .refine((value) => value == null, { error: NOT_STORED }),
+    .refine((value): boolean => value == null, { error: NOT_STORED }),
   text: z.object({ format: textFormatField }).nullish(),
   tools: z.array(anyTool).nullish(),
   tool_choice: toolChoice.nullish(),
