@@ -43,6 +43,12 @@ export function handleStoredResponses(request: Request, context: AppContext, sto
     const fields = isRecord(raw) ? raw : (parseRequest(responsesRequestSchema, raw) as Record<string, unknown>);
     const owner = callerOf(request).keyId;
     const previousId = typeof fields["previous_response_id"] === "string" && fields["previous_response_id"] !== "" ? fields["previous_response_id"] : undefined;
+    if (fields["background"] === true && fields["stream"] !== true && fields["conversation"] != null) {
+      // A polled job is read back from the sidecar, never appended (docs/contract.md, "Resumable streams").
+      throw new InvalidRequestError("A background response without a stream cannot be added to a conversation: send stream: true, or leave out conversation.", {
+        param: "background",
+      });
+    }
     const conversation = await requestConversation(fields, previousId, store, owner);
     const previous = previousId === undefined ? undefined : await previousResponse(store, owner, previousId);
     const own = await ownItems(fields["input"], store, owner, context.newId);

@@ -129,6 +129,8 @@ describe("resumable streams", () => {
       polled = await client.responses.retrieve(queued.id);
     }
     expect(polled).toMatchObject({ id: queued.id, status: "completed", background: true, output_text: "It is sunny in Tokyo, 22°C. ☀️", usage: { output_tokens: 16 } });
+    const refused = await client.responses.create({ model: "m", input: "Hello!", background: true, conversation: "conv_x" }).catch((e: unknown) => e as { status: number; param?: string });
+    expect(refused).toMatchObject({ status: 400, param: "background" });
     // The same Response as its stream would have ended with.
     const streamed = await client.responses.retrieve(queued.id, { stream: true });
     let completed: OpenAI.Responses.Response | undefined;
