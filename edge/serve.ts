@@ -10,12 +10,14 @@ import { ANONYMOUS, callerOf } from "./access/caller.js";
 import { readJsonBody } from "./body.js";
 import type { AppContext } from "./context.js";
 import { GenerationRejectedError, isUnexpected, ServerError, toApiError, type ApiError } from "./errors.js";
-import { collectGeneration, openGeneration, type GenerationResult, type OpenedGeneration } from "./generation.js";
+import { collectGeneration, type GenerationResult, type OpenedGeneration } from "./generation.js";
 import { patientJson } from "./patient-json.js";
 import { answer, type Protocol } from "./protocol.js";
 import { formatEvent, type SseEvent } from "./sse/frame.js";
 import { sseResponse } from "./sse/response.js";
 import { recordOf, type RequestRecord } from "./request-log.js";
+import { affinityKey, type Affinity } from "./sidecars/affinity.js";
+import { openRouted } from "./sidecars/route.js";
 import { parseRequest } from "./validation.js";
 
 /** Identity of one response: the same on every frame of a stream. */
@@ -71,6 +73,12 @@ export interface Endpoint<S extends z.ZodType> {
    * If it fails, the answer fails (a stream ends with its error frames).
    */
   finished?(body: z.output<S>, result: GenerationResult, meta: ResponseMeta): Promise<void>;
+  /**
+   * What keeps the request on the sidecar that served its conversation before (a conversation id,
+   * or that it continues an earlier response); without it the prompt's opening decides
+   * (edge/sidecars/affinity.ts). Matters only with several sidecars.
+   */
+  affinity?(body: z.output<S>): Affinity;
 }
 
 /** What a stream needs to hand its whole result on (Endpoint.finished), or nothing. */
@@ -176,7 +184,8 @@ export async function generateFor<S extends z.ZodType>(
 
   let opened: OpenedGeneration;
   try {
-    opened = await openGeneration(context.sidecar, generateRequest, abort.signal, context.sidecarStallMs);
+    const key = context.sidecars.several ? await affinityKey(generateRequest, endpoint.affinity?.(body)) : undefined;
+    opened = await openRouted(context.sidecars, generateRequest, key, abort.signal, context.sidecarStallMs);
   } catch (caught) {
     const error = toApiError(caught);
     // Other failures (unreachable, busy, unknown model) keep their HTTP status on every

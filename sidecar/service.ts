@@ -53,6 +53,8 @@ export function createInferenceService(state: ServiceState): ServiceImpl<typeof 
       return { text: loaded.model.detokenize(request.tokens as never, false) };
     },
     listModels() {
+      // A draining sidecar is not serving: the edge's health check reads this refusal.
+      if (state.draining()) throw unavailable("the sidecar is shutting down");
       return {
         models: state.models.map((m) => ({
           id: m.id,
@@ -65,6 +67,8 @@ export function createInferenceService(state: ServiceState): ServiceImpl<typeof 
           engineBuild: m.llama.buildType,
           maxQueue: m.pool.limits.maxQueue,
           queueTimeoutMs: m.pool.limits.queueTimeoutMs,
+          active: m.pool.busy,
+          queued: m.pool.queued,
         })),
       };
     },

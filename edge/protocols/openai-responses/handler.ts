@@ -3,6 +3,7 @@ import type { AppContext } from "../../context.js";
 import { InvalidRequestError } from "../../errors.js";
 import { answer } from "../../protocol.js";
 import { generateFor, type Endpoint } from "../../serve.js";
+import { conversationIdOf } from "../../sidecars/affinity.js";
 import { parseRequest } from "../../validation.js";
 import { openAiProtocol } from "../openai-common/protocol.js";
 import { createResponsesStreamEncoder, encodeResponse } from "./encoder.js";
@@ -18,6 +19,7 @@ export const responsesEndpoint: Endpoint<typeof responsesRequestSchema> = {
   // No refusedStream: a request the sidecar refuses is an HTTP 400 (docs/contract.md, "Every stream").
   streamEncoder: createResponsesStreamEncoder,
   encodeResult: encodeResponse,
+  affinity: (body) => ({ id: conversationIdOf(body.conversation), continues: typeof body.previous_response_id === "string" }),
 };
 
 /**

@@ -1,0 +1,28 @@
+// A generation routed over the pool, with failover before `start`: a sidecar that is unreachable
+// or refuses with UNAVAILABLE is marked down and the next candidate is tried; one that is busy
+// (RESOURCE_EXHAUSTED: every sequence taken and its queue full) is passed over for the next. Once
+// `start` has come, the answer belongs to that sidecar: nothing has been sent to the client before
+// it, and everything after it is the sidecar's stream (no failover mid-answer).
+import type { GenerateRequest } from "../../proto/gen/inference/v1/inference_pb.js";
+import { openGeneration, type OpenedGeneration } from "../generation.js";
+import { failoverReason, type SidecarPool } from "./pool.js";
+
+export async function openRouted(pool: SidecarPool, request: GenerateRequest, key: string | undefined, signal: AbortSignal, stallMs: number): Promise<OpenedGeneration> {
+  const candidates = await pool.candidates(request.model, key);
+  let last: unknown;
+  for (const state of candidates) {
+    try {
+      const opened = await openGeneration(state.client, request, signal, stallMs);
+      pool.note(state, "ok");
+      return opened;
+    } catch (error) {
+      if (signal.aborted) throw error;
+      const reason = failoverReason(error);
+      pool.note(state, reason ?? "error");
+      if (reason === undefined) throw error;
+      if (reason === "unavailable") pool.markDown(state, error);
+      last = error;
+    }
+  }
+  throw last;
+}
