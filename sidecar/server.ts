@@ -76,6 +76,7 @@ export async function startSidecar(config: StartOptions): Promise<RunningSidecar
         while (!drained() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
         shutdown.abort();
         await closing;
+        listening.closeConnections();
         for (const m of models) await m.dispose();
       })();
       return stopping;

@@ -86,11 +86,26 @@ export class SidecarPool {
     state.lastError = ConnectError.from(error).rawMessage;
   }
 
-  /** Counts a routed call's outcome; an accepted one also adds to the sidecar's load until its next report. */
+  /** Counts a routed call's outcome. */
   note(state: SidecarState, outcome: RouteOutcome): void {
     state.outcomes[outcome] += 1;
-    if (outcome === "ok") state.sentSinceReport += 1;
     this.#options.onOutcome?.(state.id, outcome);
+  }
+
+  /**
+   * Adds a call about to be sent to `state`'s load, so that requests that arrive together spread
+   * before any report can show them. The returned function takes it back when the call fails or
+   * ends; a report that came in between already counts the call (or its end), so then it does nothing.
+   */
+  reserve(state: SidecarState): () => void {
+    state.sentSinceReport += 1;
+    const at = state.reportedAt;
+    let released = false;
+    return () => {
+      if (released || state.reportedAt !== at) return;
+      released = true;
+      state.sentSinceReport = Math.max(0, state.sentSinceReport - 1);
+    };
   }
 
   /**
@@ -99,6 +114,20 @@ export class SidecarPool {
    * did are all down (or none has reported).
    */
   async candidates(model: string, key?: string): Promise<SidecarState[]> {
+    return (await this.pick(model, key)).ordered;
+  }
+
+  /**
+   * The candidates, the first one reserved (its load counts the call at once, in the same turn as
+   * the choice, so choices made together see each other); `release` takes the reservation back.
+   */
+  async pick(model: string, key?: string): Promise<{ ordered: SidecarState[]; release: () => void }> {
+    const ordered = await this.#ordered(model, key);
+    const [first] = ordered;
+    return { ordered, release: first === undefined || !this.several ? () => undefined : this.reserve(first) };
+  }
+
+  async #ordered(model: string, key: string | undefined): Promise<SidecarState[]> {
     if (!this.several) return [...this.states];
     await this.refresh();
     const up = this.states.filter((s) => !s.down);

@@ -4,18 +4,29 @@
 // `start` has come, the answer belongs to that sidecar: nothing has been sent to the client before
 // it, and everything after it is the sidecar's stream (no failover mid-answer).
 import type { GenerateRequest } from "../../proto/gen/inference/v1/inference_pb.js";
-import { openGeneration, type OpenedGeneration } from "../generation.js";
+import { openGeneration, type GenerationEvent, type OpenedGeneration } from "../generation.js";
 import { failoverReason, type SidecarPool } from "./pool.js";
 
+/** The events, then `release` (the generation no longer adds to the sidecar's load). */
+async function* releasing(events: AsyncGenerator<GenerationEvent, void, undefined>, release: () => void): AsyncGenerator<GenerationEvent, void, undefined> {
+  try {
+    yield* events;
+  } finally {
+    release();
+  }
+}
+
 export async function openRouted(pool: SidecarPool, request: GenerateRequest, key: string | undefined, signal: AbortSignal, stallMs: number): Promise<OpenedGeneration> {
-  const candidates = await pool.candidates(request.model, key);
+  const picked = await pool.pick(request.model, key);
   let last: unknown;
-  for (const state of candidates) {
+  for (const [i, state] of picked.ordered.entries()) {
+    const release = i === 0 ? picked.release : pool.several ? pool.reserve(state) : () => undefined;
     try {
       const opened = await openGeneration(state.client, request, signal, stallMs);
       pool.note(state, "ok");
-      return opened;
+      return { start: opened.start, events: releasing(opened.events, release) };
     } catch (error) {
+      release();
       if (signal.aborted) throw error;
       const reason = failoverReason(error);
       pool.note(state, reason ?? "error");

@@ -15,6 +15,12 @@ export interface Listening {
   readonly port: number;
   /** Stops accepting connections and closes idle ones; streams in progress finish first. */
   close(graceMs: number): Promise<void>;
+  /**
+   * Closes every HTTP/1.1 connection left (once drained): a kept-alive connection would otherwise
+   * go on answering "shutting down" to a client that reuses it, instead of failing so the client
+   * reconnects (to a sidecar started again on the same port, say).
+   */
+  closeConnections(): void;
 }
 
 /**
@@ -31,9 +37,13 @@ export async function listen(
 ): Promise<Listening> {
   const injector = grpcServer.createConnectionInjector(grpc.ServerCredentials.createInsecure());
   const httpServer = http.createServer({ keepAliveTimeout: 30_000 }, http1);
+  // The HTTP/1.1 server never listens itself, so Node tracks none of its connections: they are kept here.
+  const http1Sockets = new Set<net.Socket>();
   const route = (socket: net.Socket, http2: boolean): void => {
-    if (http2) injector.injectConnection(socket);
-    else httpServer.emit("connection", socket);
+    if (http2) return injector.injectConnection(socket);
+    http1Sockets.add(socket);
+    socket.once("close", () => http1Sockets.delete(socket));
+    httpServer.emit("connection", socket);
   };
   const accept = (socket: net.Socket): void => {
     socket.on("error", () => socket.destroy());
@@ -53,6 +63,9 @@ export async function listen(
   const address = tcp.address();
   return {
     port: typeof address === "object" && address !== null ? address.port : port,
+    closeConnections() {
+      for (const socket of http1Sockets) socket.destroy();
+    },
     async close(graceMs) {
       tcp.close();
       httpServer.closeIdleConnections();
