@@ -51,17 +51,22 @@ export class SidecarPool {
     return this.states.length > 1;
   }
 
-  /** Refreshes the reports that are stale, and checks down sidecars whose backoff is over. */
-  async refresh(force = false): Promise<void> {
+  /**
+   * Refreshes the reports that are stale, and checks down sidecars whose backoff is over. `wait`
+   * "all" waits for every report on its way; "cold" only for sidecars that never reported (a
+   * call then routes on the reports it has while newer ones come, so a sidecar slow to answer
+   * its check delays no call).
+   */
+  async refresh(wait: "all" | "cold" = "all"): Promise<void> {
     await this.#ids;
     const now = this.#options.now();
-    await Promise.all(
-      this.states.map((s) => {
-        const stale = force || now - s.reportedAt >= this.#options.reportTtlMs;
-        const due = !s.down || now >= s.downUntil;
-        return stale && due ? this.#report(s) : s.refreshing;
-      }),
-    );
+    const asked = this.states.map((s) => {
+      const stale = now - s.reportedAt >= this.#options.reportTtlMs;
+      const due = !s.down || now >= s.downUntil;
+      const report = stale && due ? this.#report(s) : s.refreshing;
+      return wait === "all" || (s.reportedAt === 0 && !s.down) ? report : undefined;
+    });
+    await Promise.all(asked);
   }
 
   #report(state: SidecarState): Promise<void> {
@@ -129,7 +134,7 @@ export class SidecarPool {
 
   async #ordered(model: string, key: string | undefined): Promise<SidecarState[]> {
     if (!this.several) return [...this.states];
-    await this.refresh();
+    await this.refresh("cold");
     const up = this.states.filter((s) => !s.down);
     const served = new Set(this.states.flatMap((s) => s.models.map((m) => m.id)));
     // As with one sidecar: no name, or one model everywhere, reaches any sidecar.
