@@ -16,7 +16,8 @@ export interface Listening {
   /** Stops accepting connections and closes idle ones; streams in progress finish first. */
   close(graceMs: number): Promise<void>;
   /**
-   * Closes every HTTP/1.1 connection left (once drained): a kept-alive connection would otherwise
+   * Ends every HTTP/1.1 connection left, each after its response in progress (once drained): a
+   * kept-alive connection would otherwise
    * go on answering "shutting down" to a client that reuses it, instead of failing so the client
    * reconnects (to a sidecar started again on the same port, say).
    */
@@ -37,11 +38,22 @@ export async function listen(
 ): Promise<Listening> {
   const injector = grpcServer.createConnectionInjector(grpc.ServerCredentials.createInsecure());
   const httpServer = http.createServer({ keepAliveTimeout: 30_000 }, http1);
-  // The HTTP/1.1 server never listens itself, so Node tracks none of its connections: they are kept here.
-  const http1Sockets = new Set<net.Socket>();
+  // The HTTP/1.1 server never listens itself, so Node tracks none of its connections: they are
+  // kept here, each with its responses in progress, so that closing ends each one after its last.
+  const http1Sockets = new Map<net.Socket, number>();
+  let closingConnections = false;
+  httpServer.on("request", (request: http.IncomingMessage, response: http.ServerResponse) => {
+    const socket = request.socket;
+    http1Sockets.set(socket, (http1Sockets.get(socket) ?? 0) + 1);
+    response.once("close", () => {
+      const left = (http1Sockets.get(socket) ?? 1) - 1;
+      if (http1Sockets.has(socket)) http1Sockets.set(socket, left);
+      if (closingConnections && left === 0) socket.end();
+    });
+  });
   const route = (socket: net.Socket, http2: boolean): void => {
     if (http2) return injector.injectConnection(socket);
-    http1Sockets.add(socket);
+    http1Sockets.set(socket, 0);
     socket.once("close", () => http1Sockets.delete(socket));
     httpServer.emit("connection", socket);
   };
@@ -64,7 +76,8 @@ export async function listen(
   return {
     port: typeof address === "object" && address !== null ? address.port : port,
     closeConnections() {
-      for (const socket of http1Sockets) socket.destroy();
+      closingConnections = true;
+      for (const [socket, inProgress] of http1Sockets) if (inProgress === 0) socket.end();
     },
     async close(graceMs) {
       tcp.close();
