@@ -44,7 +44,7 @@ export class SidecarState {
     return this.failures > 0;
   }
 
-  /** Whether it reported serving `model` ("" or one model served everywhere: any). */
+  /** Whether its last report lists `model` (by exact id). */
   serves(model: string): boolean {
     return this.models.some((m) => m.id === model);
   }

@@ -9,7 +9,7 @@ import { createEdgeMetrics, type EdgeMetrics } from "../../edge/node/metrics.js"
 import type { RunningSidecar } from "../../sidecar/server.js";
 import { modelPath } from "../../gguf/models.js";
 import { CHAT_REPLY, THINK_REASONING } from "../support/scripted.js";
-import { startTestSidecar } from "../support/sidecar.js";
+import { clientsFor, startTestSidecar } from "../support/sidecar.js";
 import { readEvents } from "../support/sse.js";
 
 type Name = "A" | "B" | "C";
@@ -91,6 +91,19 @@ describe("model routing", () => {
     expect(anthropic.status).toBe(404);
     expect(await anthropic.json()).toEqual({ type: "error", error: { type: "not_found_error", message: "The model 'nope' does not exist." } });
     expect(started()).toEqual(before);
+  });
+
+  it("sends /tokenize to the sidecar that serves the named model", async () => {
+    const text = "Hello, llama 🦙!";
+    for (const [model, name] of [["tools", "B"], ["scripted", "A"]] as const) {
+      const rpc = await clientsFor(sidecars.get(name)?.url ?? "").grpc.tokenize({ input: { case: "text", value: text } });
+      const response = await post("/tokenize", { model, content: text, add_special: true });
+      expect(response.status).toBe(200);
+      expect(await response.json()).toEqual({ tokens: rpc.tokens });
+    }
+    const scriptedCount = (await clientsFor(sidecars.get("A")?.url ?? "").grpc.tokenize({ input: { case: "text", value: text } })).tokens.length;
+    const toolsCount = (await clientsFor(sidecars.get("B")?.url ?? "").grpc.tokenize({ input: { case: "text", value: text } })).tokens.length;
+    expect(scriptedCount).not.toBe(toolsCount); // the two tokenizers differ, so the answer names its sidecar
   });
 
   it("lists the union of the models, and reports each sidecar by id without its address", async () => {
