@@ -61,9 +61,9 @@ export class SidecarPool {
     await this.#ids;
     const now = this.#options.now();
     const asked = this.states.map((s) => {
-      const stale = now - s.reportedAt >= this.#options.reportTtlMs;
-      const due = !s.down || now >= s.downUntil;
-      const report = stale && due ? this.#report(s) : s.refreshing;
+      // Up: a report older than the TTL is asked again; down: the check is due when its backoff ends.
+      const due = s.down ? now >= s.downUntil : now - s.reportedAt >= this.#options.reportTtlMs;
+      const report = due ? this.#report(s) : s.refreshing;
       return wait === "all" || (s.reportedAt === 0 && !s.down) ? report : undefined;
     });
     await Promise.all(asked);
@@ -82,13 +82,17 @@ export class SidecarPool {
     return state.refreshing;
   }
 
-  /** Marks `state` down for its backoff (only when there are several: one sidecar is always tried). */
+  /**
+   * Marks `state` down for its backoff (only when there are several: one sidecar is always tried).
+   * Calls that were already on their way when it went down fail too: they do not lengthen it.
+   */
   markDown(state: SidecarState, error: unknown): void {
     if (!this.several) return;
-    state.failures += 1;
-    const backoff = Math.min(this.#options.maxBackoffMs, this.#options.backoffMs * 2 ** (state.failures - 1));
-    state.downUntil = this.#options.now() + backoff;
+    const now = this.#options.now();
     state.lastError = ConnectError.from(error).rawMessage;
+    if (state.down && now < state.downUntil) return;
+    state.failures += 1;
+    state.downUntil = now + Math.min(this.#options.maxBackoffMs, this.#options.backoffMs * 2 ** (state.failures - 1));
   }
 
   /** Counts a routed call's outcome. */

@@ -158,6 +158,20 @@ describe("the pool on fake sidecars", () => {
     expect([a.calls.length, b.calls.length]).toEqual([2, 2]);
   });
 
+  it("counts a burst of failures on their way together as one: the backoff does not grow with the burst", async () => {
+    const { app, a, b, clock } = twoSidecars();
+    await health(app);
+    a.script = [fail(Code.Unavailable, "The inference sidecar is unreachable.")];
+    const burst = await Promise.all([0, 1, 2, 3].map(() => chat(app)));
+    expect(burst.map((r) => r.status)).toEqual([200, 200, 200, 200]);
+    expect(a.calls.length).toBeGreaterThanOrEqual(2);
+    expect(b.calls.length).toBe(4);
+    // One failure: down for the first backoff (500 ms) only, then its check brings it back.
+    a.script = [start(), token("Back"), finish("stop", { completionTokens: 1 })];
+    clock.now += 500;
+    expect((await health(app)).sidecars.map((s) => s.status)).toEqual(["ok", "ok"]);
+  });
+
   it("does not fail over once start has come: the stream ends with the error", async () => {
     const { app, a, b } = twoSidecars();
     a.script = [start(), fail(Code.Unavailable, "gone")];
