@@ -137,6 +137,7 @@ export class SidecarPool {
   }
 
   async #ordered(model: string, key: string | undefined): Promise<SidecarState[]> {
+    await this.#ids;
     if (!this.several) return [...this.states];
     await this.refresh("cold");
     const up = this.states.filter((s) => !s.down);
@@ -158,6 +159,15 @@ export class SidecarPool {
       });
     }
     return new NotFoundError(`The model '${model}' does not exist.`, { param: "model", code: "model_not_found" });
+  }
+
+  /**
+   * The sidecar with this public id (what a stream id can carry, so that a later call about that
+   * stream reaches the sidecar that holds it), or undefined.
+   */
+  async byId(id: string): Promise<SidecarState | undefined> {
+    await this.#ids;
+    return this.states.find((s) => s.id === id);
   }
 
   /** Every sidecar's state after a refresh, for /health and /v1/info. */

@@ -16,7 +16,12 @@ async function* releasing(events: AsyncGenerator<GenerationEvent, void, undefine
   }
 }
 
-export async function openRouted(pool: SidecarPool, request: GenerateRequest, key: string | undefined, signal: AbortSignal, stallMs: number): Promise<OpenedGeneration> {
+/** An accepted generation, and the public id of the sidecar that runs it (SidecarPool.byId finds it again). */
+export interface RoutedGeneration extends OpenedGeneration {
+  readonly sidecarId: string;
+}
+
+export async function openRouted(pool: SidecarPool, request: GenerateRequest, key: string | undefined, signal: AbortSignal, stallMs: number): Promise<RoutedGeneration> {
   const picked = await pool.pick(request.model, key);
   let last: unknown;
   for (const [i, state] of picked.ordered.entries()) {
@@ -24,7 +29,7 @@ export async function openRouted(pool: SidecarPool, request: GenerateRequest, ke
     try {
       const opened = await openGeneration(state.client, request, signal, stallMs);
       pool.note(state, "ok");
-      return { start: opened.start, events: releasing(opened.events, release) };
+      return { start: opened.start, events: releasing(opened.events, release), sidecarId: state.id };
     } catch (error) {
       release();
       if (signal.aborted) throw error;

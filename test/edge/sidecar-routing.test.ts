@@ -9,7 +9,9 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { createApp, type App } from "../../edge/app.js";
 import { affinityKey, OPENING_MIN_CHARS } from "../../edge/sidecars/affinity.js";
+import { SidecarPool } from "../../edge/sidecars/pool.js";
 import { rendezvousOrder } from "../../edge/sidecars/rendezvous.js";
+import { openRouted } from "../../edge/sidecars/route.js";
 import { GenerateRequestSchema, ModelInfoSchema, Role, type GenerateRequest } from "../../proto/gen/inference/v1/inference_pb.js";
 import { fail, FakeSidecar, finish, start, token } from "../support/fake-sidecar.js";
 
@@ -198,6 +200,23 @@ describe("the pool on fake sidecars", () => {
       error: { message: "No inference sidecar serving 'other' is reachable (last error: draining).", type: "server_error", param: null, code: "service_unavailable" },
     });
     expect([a.calls.length, b.calls.length]).toEqual([0, 2]);
+  });
+
+  it("names the sidecar that runs a generation by the id /health shows, and finds it again by that id", async () => {
+    const a = new FakeSidecar();
+    a.models = [create(ModelInfoSchema, { id: "fake-model", contextSize: 4096, sequences: 4, active: 3 })];
+    const b = new FakeSidecar();
+    const pool = new SidecarPool([
+      { url: "http://a.test", client: a },
+      { url: "http://b.test", client: b },
+    ]);
+    const request = chatRequest([[Role.USER, "Hi"]], "fake-model");
+    const opened = await openRouted(pool, request, undefined, new AbortController().signal, 0);
+    for await (const _ of opened.events);
+    const ids = (await pool.status()).map((s) => s.id);
+    expect(opened.sidecarId).toBe(ids[1]); // a reported 3 of 4 sequences busy: b is less loaded
+    expect((await pool.byId(opened.sidecarId))?.client).toBe(b);
+    expect(await pool.byId("000000000000")).toBeUndefined();
   });
 
   it("with one sidecar, asks for no report before generating (as before)", async () => {
