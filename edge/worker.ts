@@ -24,7 +24,7 @@
 import { createApp, type App, type AppOptions } from "./app.js";
 import type { AccessOptions } from "./access/policy.js";
 import { bindingRateLimiter, type RateLimitBinding } from "./access/rate-limit.js";
-import { createSidecarClient, parseSidecarHeaders, parseSidecarUrls } from "./sidecar-client.js";
+import { createSidecarClient, createSidecarHealthClient, parseSidecarHeaders, parseSidecarUrls } from "./sidecar-client.js";
 import { d1Store, type D1DatabaseLike } from "./store/d1.js";
 
 export interface WorkerEnv {
@@ -81,7 +81,7 @@ export function appFor(env: WorkerEnv): App {
     const link = { token: env.SIDECAR_TOKEN, headers: parseSidecarHeaders(env.SIDECAR_HEADERS) };
     const options: AppOptions = {
       // What each sidecar serves and its load are learnt again by every new isolate (edge/sidecars/).
-      sidecars: urls.map((url) => ({ url, client: createSidecarClient(url, undefined, link) })),
+      sidecars: urls.map((url) => ({ url, client: createSidecarClient(url, undefined, link), health: createSidecarHealthClient(url, undefined, link) })),
       access: accessOf(env),
       abandonProbeMs: count(env.ABANDON_PROBE_MS) ?? DEFAULT_ABANDON_PROBE_MS,
     };

@@ -4,7 +4,7 @@ import { serve } from "@hono/node-server";
 import type { Server, ServerOptions } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createApp, type AppOptions } from "../app.js";
-import { DEFAULT_SIDECAR_URL, createSidecarClient, type SidecarLink } from "../sidecar-client.js";
+import { DEFAULT_SIDECAR_URL, createSidecarClient, createSidecarHealthClient, type SidecarLink } from "../sidecar-client.js";
 import { withMetrics, type EdgeMetrics } from "./metrics.js";
 import { fetchTrusting } from "./sidecar-fetch.js";
 import { openSqliteStore } from "./sqlite-store.js";
@@ -81,7 +81,9 @@ function applyLimits(server: Server, limits: ConnectionLimits): void {
 export function startNodeEdge(options: NodeEdgeOptions = {}): Promise<RunningEdge> {
   const { sidecarUrl, sidecarUrls, sidecarLink, sidecarCa, storePath, publicDir, port, hostname, limits, metrics, ...appOptions } = options;
   const fetchImpl = sidecarCa === undefined ? undefined : fetchTrusting(sidecarCa);
-  const sidecars = appOptions.sidecars ?? sidecarUrls?.map((url) => ({ url, client: createSidecarClient(url, fetchImpl, sidecarLink) }));
+  const sidecars =
+    appOptions.sidecars ??
+    sidecarUrls?.map((url) => ({ url, client: createSidecarClient(url, fetchImpl, sidecarLink), health: createSidecarHealthClient(url, fetchImpl, sidecarLink) }));
   const sidecar = appOptions.sidecar ?? (sidecars === undefined ? createSidecarClient(sidecarUrl ?? DEFAULT_SIDECAR_URL, fetchImpl, sidecarLink) : undefined);
   // A store given is the caller's to close; one opened here closes with the server.
   const opened = appOptions.store === undefined ? openSqliteStore(storePath ?? ":memory:") : { store: appOptions.store, close: () => undefined };

@@ -6,7 +6,9 @@
 // row; after it, its next report is the health check that brings it back. With one sidecar
 // nothing is asked or excluded: every call goes to it, as before.
 import { Code, ConnectError } from "@connectrpc/connect";
-import type { ModelInfo } from "../../proto/gen/inference/v1/inference_pb.js";
+import { HealthCheckResponse_ServingStatus } from "../../proto/gen/grpc/health/v1/health_pb.js";
+import { InferenceService, type ModelInfo } from "../../proto/gen/inference/v1/inference_pb.js";
+import type { SidecarHealth } from "../sidecar-client.js";
 import { NotFoundError, ServiceUnavailableError } from "../errors.js";
 import { rendezvousOrder, sha256Hex } from "./rendezvous.js";
 import { SidecarState, type RouteOutcome, type SidecarTarget } from "./state.js";
@@ -42,7 +44,7 @@ export class SidecarPool {
 
   constructor(targets: readonly SidecarTarget[], options: PoolOptions = {}) {
     if (targets.length === 0) throw new Error("at least one sidecar is needed");
-    this.states = targets.map((t, i) => new SidecarState(i, t.url, t.client));
+    this.states = targets.map((t, i) => new SidecarState(i, t.url, t.client, t.health));
     this.#options = { reportTtlMs: 1000, backoffMs: 500, maxBackoffMs: 30_000, checkTimeoutMs: 2000, now: Date.now, ...options };
     this.#ids = Promise.all(this.states.map(async (s) => (s.id = (await sha256Hex(s.url)).slice(0, 12)))).then(() => undefined);
   }
@@ -70,8 +72,12 @@ export class SidecarPool {
   }
 
   #report(state: SidecarState): Promise<void> {
-    state.refreshing ??= state.client
-      .listModels({}, { timeoutMs: this.#options.checkTimeoutMs })
+    if (state.refreshing !== undefined) return state.refreshing;
+    const timeoutMs = this.#options.checkTimeoutMs;
+    // A down sidecar's check: the standard health service first (SERVING), then its report.
+    const checked = state.down && state.health !== undefined ? serving(state.health, timeoutMs) : Promise.resolve();
+    state.refreshing = checked
+      .then(() => state.client.listModels({}, { timeoutMs }))
       .then(
         ({ models }) => {
           [state.models, state.reportedAt, state.sentSinceReport, state.failures, state.lastError] = [models, this.#options.now(), 0, 0, undefined];
@@ -180,6 +186,14 @@ export class SidecarPool {
       ...(s.down && s.lastError !== undefined ? { message: s.lastError } : {}),
       requests: { ...s.outcomes },
     }));
+  }
+}
+
+/** Resolves when grpc.health.v1 says the inference service is SERVING; else rejects with UNAVAILABLE. */
+async function serving(health: SidecarHealth, timeoutMs: number): Promise<void> {
+  const { status } = await health.check({ service: InferenceService.typeName }, { timeoutMs });
+  if (status !== HealthCheckResponse_ServingStatus.SERVING) {
+    throw new ConnectError(`the sidecar's health check says ${HealthCheckResponse_ServingStatus[status]}`, Code.Unavailable);
   }
 }
 

@@ -2,7 +2,7 @@
 // it is down and until when, and its request counts. Kept in this process's (or isolate's) memory
 // only: a cold isolate starts with every sidecar up and unreported, and learns by asking.
 import type { ModelInfo } from "../../proto/gen/inference/v1/inference_pb.js";
-import type { Sidecar } from "../sidecar-client.js";
+import type { Sidecar, SidecarHealth } from "../sidecar-client.js";
 
 /** How a routed call ended, as counted per sidecar. */
 export type RouteOutcome = "ok" | "unavailable" | "busy" | "error";
@@ -11,6 +11,8 @@ export interface SidecarTarget {
   /** Its base URL: the name its rendezvous weights and its public id are made from. */
   readonly url: string;
   readonly client: Sidecar;
+  /** Its grpc.health.v1 service: asked first when a down sidecar is checked (without it, ListModels alone). */
+  readonly health?: SidecarHealth | undefined;
 }
 
 export class SidecarState {
@@ -37,6 +39,7 @@ export class SidecarState {
     readonly index: number,
     readonly url: string,
     readonly client: Sidecar,
+    readonly health: SidecarHealth | undefined,
   ) {}
 
   /** Down from a failure until a health check (its next report, after the backoff) succeeds. */

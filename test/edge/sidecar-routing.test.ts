@@ -9,7 +9,10 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { createApp, type App } from "../../edge/app.js";
 import { affinityKey, OPENING_MIN_CHARS } from "../../edge/sidecars/affinity.js";
+import type { SidecarHealth } from "../../edge/sidecar-client.js";
 import { SidecarPool } from "../../edge/sidecars/pool.js";
+import type { SidecarState } from "../../edge/sidecars/state.js";
+import { HealthCheckResponse_ServingStatus, HealthCheckResponseSchema } from "../../proto/gen/grpc/health/v1/health_pb.js";
 import { rendezvousOrder } from "../../edge/sidecars/rendezvous.js";
 import { openRouted } from "../../edge/sidecars/route.js";
 import { GenerateRequestSchema, ModelInfoSchema, Role, type GenerateRequest } from "../../proto/gen/inference/v1/inference_pb.js";
@@ -172,6 +175,38 @@ describe("the pool on fake sidecars", () => {
     a.script = [start(), token("Back"), finish("stop", { completionTokens: 1 })];
     clock.now += 500;
     expect((await health(app)).sidecars.map((s) => s.status)).toEqual(["ok", "ok"]);
+  });
+
+  it("checks a down sidecar with grpc.health.v1 first: NOT_SERVING keeps it down, SERVING brings it back", async () => {
+    const [a, b] = [new FakeSidecar(), new FakeSidecar()];
+    const clock = { now: 1_000_000 };
+    let status = HealthCheckResponse_ServingStatus.NOT_SERVING;
+    const checks: string[] = [];
+    const health = {
+      check: async (request: { service?: string }) => {
+        checks.push(request.service ?? "");
+        return create(HealthCheckResponseSchema, { status });
+      },
+    } as unknown as SidecarHealth;
+    const pool = new SidecarPool(
+      [
+        { url: "http://a.test", client: a, health },
+        { url: "http://b.test", client: b },
+      ],
+      { now: () => clock.now, backoffMs: 500 },
+    );
+    await pool.status();
+    expect(checks).toEqual([]); // an up sidecar's report is its ListModels alone
+    pool.markDown(pool.states[0] as SidecarState, new ConnectError("gone", Code.Unavailable));
+    clock.now += 500;
+    expect((await pool.status()).map((s) => [s.status, s.message])).toEqual([
+      ["down", "the sidecar's health check says NOT_SERVING"],
+      ["ok", undefined],
+    ]);
+    status = HealthCheckResponse_ServingStatus.SERVING;
+    clock.now += 1000;
+    expect((await pool.status()).map((s) => s.status)).toEqual(["ok", "ok"]);
+    expect(checks).toEqual(["inference.v1.InferenceService", "inference.v1.InferenceService"]);
   });
 
   it("does not fail over once start has come: the stream ends with the error", async () => {
