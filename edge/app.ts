@@ -14,6 +14,9 @@ import { answer, type Protocol } from "./protocol.js";
 import { anthropicProtocol } from "./protocols/anthropic-messages/protocol.js";
 import { openAiProtocol } from "./protocols/openai-common/protocol.js";
 import type { Sidecar } from "./sidecar-client.js";
+import { routedClient } from "./sidecars/client.js";
+import { SidecarPool, type PoolOptions } from "./sidecars/pool.js";
+import type { SidecarTarget } from "./sidecars/state.js";
 import type { ConversationStore } from "./store/store.js";
 
 export const DEFAULT_KEEP_ALIVE_MS = 10_000;
@@ -21,8 +24,12 @@ export const DEFAULT_KEEP_ALIVE_MS = 10_000;
 export const DEFAULT_SIDECAR_STALL_MS = 30_000;
 
 export interface AppOptions {
-  /** The inference sidecar (createSidecarClient(url), or a fake in tests). */
-  sidecar: Sidecar;
+  /** The inference sidecar (createSidecarClient(url), or a fake in tests); or give `sidecars`. */
+  sidecar?: Sidecar;
+  /** Several sidecars (SIDECAR_URLS), each with its URL; requests are routed among them. */
+  sidecars?: readonly SidecarTarget[];
+  /** How the sidecars are watched and picked (report age, backoff, metrics hook). */
+  routing?: PoolOptions | undefined;
   /** Largest accepted request body in bytes; default 4 MiB. */
   maxBodyBytes?: number;
   /** Random part of response ids (`chatcmpl-<id>`); default 24 random base-62 characters. */
@@ -76,11 +83,19 @@ export interface App {
   readonly access: AccessPolicy;
 }
 
+/** The sidecars of `options`: `sidecars`, else the one `sidecar`. */
+function poolOf(options: AppOptions): SidecarPool {
+  const targets = options.sidecars ?? (options.sidecar === undefined ? [] : [{ url: "sidecar", client: options.sidecar }]);
+  if (targets.length === 0) throw new Error("createApp needs a sidecar (or sidecars)");
+  return new SidecarPool(targets, { checkTimeoutMs: options.healthTimeoutMs ?? 2000, ...options.routing });
+}
 
 export function createApp(options: AppOptions): App {
   const report = options.onUnexpectedError ?? ((error: unknown) => console.error("edge: unexpected error", error));
+  const pool = poolOf(options);
   const context: AppContext = {
-    sidecar: options.sidecar,
+    sidecar: routedClient(pool),
+    sidecars: pool,
     maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
     newId: options.newId ?? randomId,
     now: options.now ?? systemClock,

@@ -1,9 +1,13 @@
 // What every route handler receives: the sidecar and the app's settings.
+import type { SidecarPool } from "./sidecars/pool.js";
 import type { Sidecar } from "./sidecar-client.js";
 import type { ConversationStore } from "./store/store.js";
 
 export interface AppContext {
+  /** The sidecars as one: Tokenize and Detokenize routed by model, ListModels their union. */
   readonly sidecar: Sidecar;
+  /** Every sidecar, their reports and the routing of generations (edge/sidecars/). */
+  readonly sidecars: SidecarPool;
   /** Largest accepted request body, in bytes. */
   readonly maxBodyBytes: number;
   /** A fresh random suffix for response ids (`chatcmpl-<id>`). */

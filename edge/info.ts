@@ -16,8 +16,24 @@ export interface RouteInfo {
   readonly protocol: "openai" | "anthropic" | "server";
 }
 
+/** With several sidecars: the union of models, and each sidecar by its id (never its address). */
+async function severalStatus(context: AppContext) {
+  const sidecars = await context.sidecars.status();
+  const up = sidecars.filter((s) => s.status === "ok");
+  const models = [...new Map(up.flatMap((s) => s.models).map((m) => [m.id, m] as const)).values()];
+  const each = sidecars.map((s) => ({
+    id: s.id,
+    status: s.status,
+    models: s.models.map((m) => m.id),
+    ...(s.message === undefined ? {} : { message: s.message }),
+    requests: s.requests,
+  }));
+  const message = "no sidecar is reachable";
+  return up.length === 0 ? { status: "unavailable" as const, message, models, sidecars: each } : { status: "ok" as const, models, sidecars: each };
+}
 
 async function sidecarStatus(request: Request, context: AppContext) {
+  if (context.sidecars.several) return severalStatus(context);
   try {
     const { models } = await context.sidecar.listModels({}, { signal: request.signal, timeoutMs: context.healthTimeoutMs });
     return { status: "ok" as const, models };
@@ -67,6 +83,7 @@ export async function handleInfo(
       },
       auth: { api_key_required: access === "keys", mode: access, headers: ["authorization: Bearer <key>", "x-api-key: <key>"] },
       sidecar: sidecar.status === "ok" ? { status: "ok" } : { status: "unavailable", message: sidecar.message },
+      ...("sidecars" in sidecar ? { sidecars: sidecar.sidecars } : {}),
     },
     200,
     { "cache-control": "no-store" },

@@ -1,6 +1,8 @@
 // Node entry (`npm run edge`): the same fetch handler as the Worker, hosted by edge/node/
 // (docs/decisions.md, "Web-only edge"). Only this file and edge/node/ may import Node modules.
 //   SIDECAR_URL     gRPC-Web base URL of the sidecar (default http://127.0.0.1:50051)
+//   SIDECAR_URLS    several sidecars, comma-separated (instead of SIDECAR_URL): requests are routed
+//                   by model, conversation affinity and load, with failover (edge/sidecars/)
 //   EDGE_PORT       port to listen on (default 8080; 0 picks a free one)
 //   EDGE_HOST       address to bind (default 127.0.0.1)
 //   MAX_BODY_BYTES  request body limit (default 4 MiB)
@@ -17,6 +19,7 @@
 //                   `:memory:` keeps them until the edge stops); migrations/ applied at start-up
 //   LOG_REQUESTS    `false` turns the one-line-per-request JSON log (stdout, pino) off
 //   LOG_BODIES      `true` adds prompt and reply text to it (off by default)
+// GET /metrics (admitted like the API) counts the generations sent to each sidecar (node/metrics.ts).
 //   HEADERS_TIMEOUT_MS     a request's headers must arrive within this (default 10000; then 408)
 //   REQUEST_TIMEOUT_MS     the whole request must arrive within this (default 60000; answers may take
 //                          longer; raised to HEADERS_TIMEOUT_MS if below it); 0 turns either off
@@ -33,7 +36,8 @@ export { DEFAULT_LIMITS, startNodeEdge, type ConnectionLimits, type NodeEdgeOpti
 async function main(): Promise<void> {
   const options = optionsFromEnv(process.env);
   const edge = await startNodeEdge(options);
-  console.error(`edge listening on ${edge.url} (sidecar ${options.sidecarUrl}); ${edge.access}`);
+  const sidecars = options.sidecarUrls === undefined ? `sidecar ${options.sidecarUrl}` : `sidecars ${options.sidecarUrls.join(", ")}`;
+  console.error(`edge listening on ${edge.url} (${sidecars}); ${edge.access}`);
   const stop = () => {
     edge.close().then(
       () => process.exit(0),

@@ -47,7 +47,7 @@ export function resumableResponseId(idPrefix: string, streamId: string): string 
   return `${idPrefix}${streamId.startsWith(STREAM_PREFIX) ? streamId.slice(STREAM_PREFIX.length) : streamId}`;
 }
 
-/** The stream id behind a resumable stream's response id (`resp_X` → `strm_X`). */
+/** The stream id behind a resumable stream's response id (`resp_X` → `strm_X`; X names the sidecar too). */
 export function streamIdOfResponse(responseId: string, idPrefix: string): string | undefined {
   return responseId.startsWith(idPrefix) && responseId.length > idPrefix.length ? `${STREAM_PREFIX}${responseId.slice(idPrefix.length)}` : undefined;
 }

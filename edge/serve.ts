@@ -11,7 +11,7 @@ import { ANONYMOUS, callerOf } from "./access/caller.js";
 import { readJsonBody } from "./body.js";
 import type { AppContext } from "./context.js";
 import { GenerationRejectedError, isUnexpected, ServerError, toApiError, type ApiError } from "./errors.js";
-import { collectGeneration, collectSoFar, openGeneration, type GenerationResult, type OpenedGeneration } from "./generation.js";
+import { collectGeneration, collectSoFar, type GenerationResult, type OpenedGeneration } from "./generation.js";
 import { jsonResponse } from "./json.js";
 import { patientJson } from "./patient-json.js";
 import { answer, type Protocol } from "./protocol.js";
@@ -19,6 +19,9 @@ import { formatEvent, type SseEvent } from "./sse/frame.js";
 import { sseResponse } from "./sse/response.js";
 import { recordOf, type RequestRecord } from "./request-log.js";
 import { encodeResumeContext, finishedAtMs, resumableResponseId, seededIds, STREAM_ID_HEADER, wantsResumable } from "./resumable.js";
+import { affinityKey, type Affinity } from "./sidecars/affinity.js";
+import { openRouted, type RoutedGeneration } from "./sidecars/route.js";
+import { edgeStreamId } from "./sidecars/streams.js";
 import { parseRequest } from "./validation.js";
 
 /** Identity of one response: the same on every frame of a stream. */
@@ -83,6 +86,12 @@ export interface Endpoint<S extends z.ZodType> {
    * If it fails, the answer fails (a stream ends with its error frames).
    */
   finished?(body: z.output<S>, result: GenerationResult, meta: ResponseMeta): Promise<void>;
+  /**
+   * What keeps the request on the sidecar that served its conversation before (a conversation id,
+   * or that it continues an earlier response); without it the prompt's opening decides
+   * (edge/sidecars/affinity.ts). Matters only with several sidecars.
+   */
+  affinity?(body: z.output<S>): Affinity;
 }
 
 /** What a stream needs to hand its whole result on (Endpoint.finished), or nothing. */
@@ -90,6 +99,8 @@ type Finished = ((result: GenerationResult) => Promise<void>) | undefined;
 
 /** A resumable stream's frames: numbered from 0 (`id:`), those up to `after` left out. */
 interface Numbering {
+  /** The stream's id as the client sees it (edge/sidecars/streams.ts). */
+  readonly streamId: string;
   readonly after: number;
   /** Told the finish before it is encoded (the response's deterministic clock). */
   readonly onFinish: (finish: Finish) => void;
@@ -214,9 +225,10 @@ export async function generateFor<S extends z.ZodType>(
     generateRequest.resumeContext = encodeResumeContext({ endpoint: resumeName, body, startedMs });
   }
   const abort = linkedAbort(request);
-  let opened: OpenedGeneration;
+  let opened: RoutedGeneration;
   try {
-    opened = await openGeneration(context.sidecar, generateRequest, abort.signal, context.sidecarStallMs);
+    const key = context.sidecars.several ? await affinityKey(generateRequest, endpoint.affinity?.(body)) : undefined;
+    opened = await openRouted(context.sidecars, generateRequest, key, abort.signal, context.sidecarStallMs);
   } catch (caught) {
     const error = toApiError(caught);
     // Other failures (unreachable, busy, unknown model) keep their HTTP status on every
@@ -228,7 +240,8 @@ export async function generateFor<S extends z.ZodType>(
   }
   const model = opened.start.model !== "" ? opened.start.model : generateRequest.model;
   if (resumeName !== undefined) {
-    const [meta, numbering] = resumableMeta(endpoint, opened.start, startedMs, model, -1);
+    const streamId = edgeStreamId(opened.start.streamId, opened.sidecarId);
+    const [meta, numbering] = resumableMeta(endpoint, streamId, startedMs, model, -1);
     const record = noteStart(recordOf(request), meta, opened, body);
     if (!background) return streamResponse(endpoint, body, opened, meta, { abort, context, record, numbering });
     // The job goes on in the sidecar (detached); this call only waited for it to be accepted.
@@ -273,21 +286,21 @@ function streamResponse<S extends z.ZodType>(endpoint: Endpoint<S>, body: z.outp
     // Under workerd a silence is also when a client that left goes unnoticed (patient-json.ts).
     keepAliveMs: context.abandonProbeMs > 0 ? Math.min(context.keepAliveMs, context.abandonProbeMs) : context.keepAliveMs,
     keepAlive: endpoint.protocol.keepAlive,
-    ...(numbering === undefined ? {} : { headers: { [STREAM_ID_HEADER]: opened.start.streamId } }),
+    ...(numbering === undefined ? {} : { headers: { [STREAM_ID_HEADER]: numbering.streamId } }),
   });
 }
 
 /** A resumable stream's identity, from its stream id and events alone (resumable.ts). */
-function resumableMeta<S extends z.ZodType>(endpoint: Endpoint<S>, start: Start, startedMs: number, model: string, after: number): [ResponseMeta, Numbering] {
+function resumableMeta<S extends z.ZodType>(endpoint: Endpoint<S>, streamId: string, startedMs: number, model: string, after: number): [ResponseMeta, Numbering] {
   let endedMs: number | undefined;
   const meta: ResponseMeta = {
-    id: resumableResponseId(endpoint.idPrefix, start.streamId),
+    id: resumableResponseId(endpoint.idPrefix, streamId),
     created: Math.floor(startedMs / 1000),
     model,
-    newId: seededIds(start.streamId),
+    newId: seededIds(streamId),
     now: () => endedMs ?? startedMs,
   };
-  return [meta, { after, onFinish: (finish) => (endedMs = finishedAtMs(startedMs, finish)) }];
+  return [meta, { streamId, after, onFinish: (finish) => (endedMs = finishedAtMs(startedMs, finish)) }];
 }
 
 /**
@@ -299,9 +312,9 @@ export async function replayResult<S extends z.ZodType>(
   endpoint: Endpoint<S>,
   body: z.output<S>,
   opened: OpenedGeneration,
-  startedMs: number,
+  replay: { streamId: string; startedMs: number },
 ): Promise<{ answer: unknown; state: "finished" | "running" | "cancelled" }> {
-  const [meta, numbering] = resumableMeta(endpoint, opened.start, startedMs, opened.start.model, -1);
+  const [meta, numbering] = resumableMeta(endpoint, replay.streamId, replay.startedMs, opened.start.model, -1);
   const soFar = await collectSoFar(opened);
   const finish = soFar.finish ?? create(FinishSchema, {});
   if (soFar.finish !== undefined) numbering.onFinish(finish);
@@ -318,13 +331,11 @@ export function replayStream<S extends z.ZodType>(
   endpoint: Endpoint<S>,
   body: z.output<S>,
   opened: OpenedGeneration,
-  startedMs: number,
-  after: number,
+  replay: { streamId: string; startedMs: number; after: number },
   request: Request,
   context: AppContext,
 ): Response {
-  const model = opened.start.model;
-  const [meta, numbering] = resumableMeta(endpoint, opened.start, startedMs, model, after);
+  const [meta, numbering] = resumableMeta(endpoint, replay.streamId, replay.startedMs, opened.start.model, replay.after);
   return streamResponse(endpoint, body, opened, meta, { abort: linkedAbort(request), context, record: recordOf(request), numbering, replay: true });
 }
 

@@ -1,6 +1,8 @@
 // Cloudflare Workers / `wrangler dev` entry. Configuration comes from the Worker's
 // environment ([vars] in wrangler.toml, `--var NAME:value`, secrets, or `.dev.vars` locally):
 //   SIDECAR_URL     gRPC-Web base URL of the sidecar (default http://127.0.0.1:50051)
+//   SIDECAR_URLS    several sidecars, comma-separated (instead of SIDECAR_URL): requests are routed
+//                   by model, conversation affinity and load, with failover (edge/sidecars/)
 //   MAX_BODY_BYTES  request body limit (default 4 MiB)
 //   KEEP_ALIVE_MS   `: ping` after this much stream silence (default 10000; 0 disables)
 //   API_KEYS        client keys, comma-separated, each a key or `sha256:<hex>` (a secret:
@@ -22,11 +24,12 @@
 import { createApp, type App, type AppOptions } from "./app.js";
 import type { AccessOptions } from "./access/policy.js";
 import { bindingRateLimiter, type RateLimitBinding } from "./access/rate-limit.js";
-import { DEFAULT_SIDECAR_URL, createSidecarClient, parseSidecarHeaders } from "./sidecar-client.js";
+import { createSidecarClient, createSidecarHealthClient, parseSidecarHeaders, parseSidecarUrls } from "./sidecar-client.js";
 import { d1Store, type D1DatabaseLike } from "./store/d1.js";
 
 export interface WorkerEnv {
   SIDECAR_URL?: string;
+  SIDECAR_URLS?: string;
   MAX_BODY_BYTES?: string;
   KEEP_ALIVE_MS?: string;
   API_KEYS?: string;
@@ -70,14 +73,15 @@ let cached: { key: string; app: App } | undefined;
 
 /** One app per configuration, reused across requests of this isolate. */
 export function appFor(env: WorkerEnv): App {
-  const url = env.SIDECAR_URL ?? DEFAULT_SIDECAR_URL;
+  const urls = parseSidecarUrls(env.SIDECAR_URLS, env.SIDECAR_URL);
   const maxBodyBytes = count(env.MAX_BODY_BYTES);
   const keepAliveMs = count(env.KEEP_ALIVE_MS);
-  const key = JSON.stringify([url, maxBodyBytes, keepAliveMs, env.API_KEYS, env.ALLOW_OPEN, env.CORS_ORIGINS, env.RATE_LIMIT, env.SIDECAR_TOKEN, env.SIDECAR_HEADERS, env.LOG_REQUESTS, env.LOG_BODIES, env.ABANDON_PROBE_MS, env.SIDECAR_STALL_MS, env.DB !== undefined]);
+  const key = JSON.stringify([urls, maxBodyBytes, keepAliveMs, env.API_KEYS, env.ALLOW_OPEN, env.CORS_ORIGINS, env.RATE_LIMIT, env.SIDECAR_TOKEN, env.SIDECAR_HEADERS, env.LOG_REQUESTS, env.LOG_BODIES, env.ABANDON_PROBE_MS, env.SIDECAR_STALL_MS, env.DB !== undefined]);
   if (cached?.key !== key) {
     const link = { token: env.SIDECAR_TOKEN, headers: parseSidecarHeaders(env.SIDECAR_HEADERS) };
     const options: AppOptions = {
-      sidecar: createSidecarClient(url, undefined, link),
+      // What each sidecar serves and its load are learnt again by every new isolate (edge/sidecars/).
+      sidecars: urls.map((url) => ({ url, client: createSidecarClient(url, undefined, link), health: createSidecarHealthClient(url, undefined, link) })),
       access: accessOf(env),
       abandonProbeMs: count(env.ABANDON_PROBE_MS) ?? DEFAULT_ABANDON_PROBE_MS,
     };

@@ -61,7 +61,8 @@ export async function startSidecar(config: StartOptions): Promise<RunningSidecar
     draining: () => shutdown.signal.aborted,
     authorized,
   });
-  const http1 = grpcWebHandler(impl, shutdown.signal, plain, [connectTokenInterceptor(authorized)]);
+  let serving = true;
+  const http1 = grpcWebHandler(impl, shutdown.signal, plain, [connectTokenInterceptor(authorized)], () => serving);
   const tls = tlsCert !== undefined && tlsKey !== undefined ? { cert: readFileSync(tlsCert), key: readFileSync(tlsKey) } : undefined;
   const listening = await listen(grpcServer, http1 as never, config.host, config.port, tls);
 
@@ -73,6 +74,7 @@ export async function startSidecar(config: StartOptions): Promise<RunningSidecar
     metrics,
     stop() {
       stopping ??= (async () => {
+        serving = false;
         health.setStatus("", "NOT_SERVING");
         health.setStatus("inference.v1.InferenceService", "NOT_SERVING");
         for (const m of models) m.pool.rejectWaiting(unavailable("the sidecar is shutting down"));
@@ -84,6 +86,7 @@ export async function startSidecar(config: StartOptions): Promise<RunningSidecar
         shutdown.abort();
         streams.cancelAll();
         await closing;
+        listening.closeConnections();
         for (const m of models) await m.dispose();
       })();
       return stopping;

@@ -83,6 +83,8 @@ export function createInferenceService(state: ServiceState): ServiceImpl<typeof 
       return { embeddings, promptTokens: embeddings.reduce((sum, e) => sum + e.tokens, 0) };
     },
     listModels() {
+      // A draining sidecar is not serving: the edge's health check reads this refusal.
+      if (state.draining()) throw unavailable("the sidecar is shutting down");
       return { models: state.models.map(modelInfo) };
     },
   };
@@ -108,6 +110,8 @@ function modelInfo(m: LoadedModel): MessageInitShape<typeof ModelInfoSchema> {
     vramBytes: BigInt(m.gpu.vramBytes),
     gpuLayers: m.gpu.layersOffloaded,
     modelLayers: m.gpu.layers,
+    active: m.pool.busy,
+    queued: m.pool.queued,
   };
 }
 

@@ -53,6 +53,7 @@ function turnEndpoint(store: ConversationStore, pending: PendingTurn, context: A
     streamEncoder: createChatStreamEncoder,
     encodeResult: encodeChatCompletion,
     finished: (body, result) => commitTurn(store, pending, body, result, context.now()),
+    affinity: () => ({ id: pending.conversationId }),
   };
 }
 

@@ -3,7 +3,8 @@ import { pino } from "pino";
 import { RateLimiterMemory, RateLimiterRes } from "rate-limiter-flexible";
 import type { AccessOptions } from "../access/policy.js";
 import type { RateLimiter } from "../access/rate-limit.js";
-import { DEFAULT_SIDECAR_URL, parseSidecarHeaders } from "../sidecar-client.js";
+import { DEFAULT_SIDECAR_URL, parseSidecarHeaders, parseSidecarUrls } from "../sidecar-client.js";
+import { createEdgeMetrics } from "./metrics.js";
 import type { ConnectionLimits, NodeEdgeOptions } from "./server.js";
 import { DEFAULT_STORE_PATH } from "./sqlite-store.js";
 
@@ -56,8 +57,11 @@ function limitsFromEnv(env: NodeJS.ProcessEnv): Partial<ConnectionLimits> {
 
 /** Everything `npm run edge` reads from its environment. */
 export function optionsFromEnv(env: NodeJS.ProcessEnv): NodeEdgeOptions {
+  const urls = parseSidecarUrls(env["SIDECAR_URLS"], env["SIDECAR_URL"]);
   const options: NodeEdgeOptions = {
-    sidecarUrl: env["SIDECAR_URL"] ?? DEFAULT_SIDECAR_URL,
+    sidecarUrl: urls[0] ?? DEFAULT_SIDECAR_URL,
+    ...(urls.length > 1 ? { sidecarUrls: urls } : {}),
+    metrics: createEdgeMetrics(),
     port: envNumber("EDGE_PORT", env) ?? 8080,
     hostname: env["EDGE_HOST"] ?? "127.0.0.1",
     access: accessFromEnv(env),

@@ -4,7 +4,8 @@ import { serve } from "@hono/node-server";
 import type { Server, ServerOptions } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createApp, type AppOptions } from "../app.js";
-import { DEFAULT_SIDECAR_URL, createSidecarClient, type SidecarLink } from "../sidecar-client.js";
+import { DEFAULT_SIDECAR_URL, createSidecarClient, createSidecarHealthClient, type SidecarLink } from "../sidecar-client.js";
+import { withMetrics, type EdgeMetrics } from "./metrics.js";
 import { fetchTrusting } from "./sidecar-fetch.js";
 import { openSqliteStore } from "./sqlite-store.js";
 import { loadStaticFiles, withStaticFiles } from "./static.js";
@@ -30,6 +31,10 @@ export const DEFAULT_LIMITS: ConnectionLimits = {
 
 export interface NodeEdgeOptions extends Partial<AppOptions> {
   sidecarUrl?: string;
+  /** Several sidecars (SIDECAR_URLS); when given, `sidecarUrl` is not used. */
+  sidecarUrls?: readonly string[];
+  /** Counts routed calls per sidecar and serves them at GET /metrics (default: off). */
+  metrics?: EdgeMetrics;
   /** Credentials for the sidecar link (ignored when `sidecar` is given). */
   sidecarLink?: SidecarLink;
   /** A PEM file of the CA that signed the sidecar's certificate (ignored when `sidecar` is given). */
@@ -74,13 +79,18 @@ function applyLimits(server: Server, limits: ConnectionLimits): void {
 
 /** Starts the edge on Node; resolves once it listens. */
 export function startNodeEdge(options: NodeEdgeOptions = {}): Promise<RunningEdge> {
-  const { sidecarUrl, sidecarLink, sidecarCa, storePath, publicDir, port, hostname, limits, ...appOptions } = options;
+  const { sidecarUrl, sidecarUrls, sidecarLink, sidecarCa, storePath, publicDir, port, hostname, limits, metrics, ...appOptions } = options;
   const fetchImpl = sidecarCa === undefined ? undefined : fetchTrusting(sidecarCa);
-  const sidecar = appOptions.sidecar ?? createSidecarClient(sidecarUrl ?? DEFAULT_SIDECAR_URL, fetchImpl, sidecarLink);
+  const sidecars =
+    appOptions.sidecars ??
+    sidecarUrls?.map((url) => ({ url, client: createSidecarClient(url, fetchImpl, sidecarLink), health: createSidecarHealthClient(url, fetchImpl, sidecarLink) }));
+  const sidecar = appOptions.sidecar ?? (sidecars === undefined ? createSidecarClient(sidecarUrl ?? DEFAULT_SIDECAR_URL, fetchImpl, sidecarLink) : undefined);
   // A store given is the caller's to close; one opened here closes with the server.
   const opened = appOptions.store === undefined ? openSqliteStore(storePath ?? ":memory:") : { store: appOptions.store, close: () => undefined };
-  const app = createApp({ ...appOptions, sidecar, store: opened.store });
-  const toApp = (request: Request) => app.fetch(request);
+  const routing = metrics === undefined ? appOptions.routing : { ...appOptions.routing, onOutcome: metrics.count };
+  const app = createApp({ ...appOptions, ...(sidecars === undefined ? {} : { sidecars }), ...(sidecar === undefined ? {} : { sidecar }), routing, store: opened.store });
+  const toApi = (request: Request) => app.fetch(request);
+  const toApp = metrics === undefined ? toApi : withMetrics(metrics, app, toApi);
   const handle = publicDir === false ? toApp : withStaticFiles(loadStaticFiles(publicDir), toApp);
   const host = hostname ?? "127.0.0.1";
   const all = { ...DEFAULT_LIMITS, ...limits };

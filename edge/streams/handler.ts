@@ -15,6 +15,7 @@ import { responsesEndpoint } from "../protocols/openai-responses/handler.js";
 import { decodeResumeContext, streamIdOfResponse } from "../resumable.js";
 import { jsonResponse } from "../json.js";
 import { replayResult, replayStream, type Endpoint } from "../serve.js";
+import { locateStream } from "../sidecars/streams.js";
 
 // Every endpoint whose streams may be resumable, by its resumeName.
 const ENDPOINTS: Readonly<Record<string, Endpoint<never>>> = Object.fromEntries(
@@ -35,9 +36,17 @@ const clientOf = (request: Request): string => {
   return caller === ANONYMOUS ? "" : caller.keyId;
 };
 
+/** The sidecar that holds a stream (its id names it), or a 404. */
+async function located(streamId: string, context: AppContext) {
+  const found = await locateStream(context.sidecars, streamId);
+  if (found === undefined) throw new NotFoundError(`stream "${streamId}" is unknown or has expired`, { param: "stream_id" });
+  return found;
+}
+
 /** The stream from its start, with the endpoint and body it was encoded with. */
 async function reopen(streamId: string, request: Request, context: AppContext, snapshot = false) {
-  const opened = await openResumed(context.sidecar, { streamId, clientId: clientOf(request), snapshot }, request.signal, context.sidecarStallMs);
+  const found = await located(streamId, context);
+  const opened = await openResumed(found.client, { streamId: found.streamId, clientId: clientOf(request), snapshot }, request.signal, context.sidecarStallMs);
   const saved = decodeResumeContext(opened.start.resumeContext);
   const endpoint = saved === undefined ? undefined : ENDPOINTS[saved.endpoint];
   if (saved === undefined || endpoint === undefined) throw new ServerError(`Stream '${streamId}' cannot be read again by this edge: it was started by another version.`);
@@ -47,7 +56,7 @@ async function reopen(streamId: string, request: Request, context: AppContext, s
 async function resume(streamId: string, request: Request, context: AppContext): Promise<Response> {
   const after = lastEventOf(request);
   const { opened, saved, endpoint } = await reopen(streamId, request, context);
-  return replayStream(endpoint, saved.body as never, opened, saved.startedMs, after, request, context);
+  return replayStream(endpoint, saved.body as never, opened, { streamId, startedMs: saved.startedMs, after }, request, context);
 }
 
 /** GET /v1/streams/{stream_id} */
@@ -63,7 +72,8 @@ export function handleCancelResponse(responseId: string, request: Request, conte
   return answer(openAiProtocol, context, request, async () => {
     const streamId = streamIdOfResponse(responseId, "resp_");
     if (streamId === undefined) throw new NotFoundError(`No response found with id '${responseId}'.`, { param: "response_id" });
-    await context.sidecar.cancelStream({ streamId, clientId: clientOf(request) }, { signal: request.signal });
+    const found = await located(streamId, context);
+    await found.client.cancelStream({ streamId: found.streamId, clientId: clientOf(request) }, { signal: request.signal });
     return jsonResponse(await responseSoFar(streamId, request, context, false));
   });
 }
@@ -71,7 +81,7 @@ export function handleCancelResponse(responseId: string, request: Request, conte
 /** A background Response as it stands: in progress (output so far), cancelled, or as it ended. */
 async function responseSoFar(streamId: string, request: Request, context: AppContext, snapshot: boolean): Promise<Record<string, unknown>> {
   const { opened, saved, endpoint } = await reopen(streamId, request, context, snapshot);
-  const { answer: response, state } = (await replayResult(endpoint, saved.body as never, opened, saved.startedMs)) as { answer: Record<string, unknown>; state: string };
+  const { answer: response, state } = (await replayResult(endpoint, saved.body as never, opened, { streamId, startedMs: saved.startedMs })) as { answer: Record<string, unknown>; state: string };
   if (state === "cancelled") return { ...response, status: "cancelled", completed_at: null, incomplete_details: null };
   if (state !== "running") return response;
   const output = (response["output"] as Record<string, unknown>[]).map((item) => ({ ...item, status: "in_progress" }));

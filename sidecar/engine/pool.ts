@@ -135,18 +135,22 @@ export class SequencePool {
   }
 
   #take(prompt: readonly Token[]): LlamaContextSequence {
-    // The longest shared prefix wins; a prefix of one token (the BOS) is no reuse, and among
-    // equals the sequence free the longest is taken, so recent caches survive for their owners.
+    // Each free sequence scores the prompt tokens it already holds (its shared prefix) minus the
+    // cached tokens the prompt would throw away (the rest of what it holds): a sequence holding
+    // another conversation is not overwritten for a few shared tokens (a chat template's header)
+    // while an empty one is free. A prefix of one token (the BOS) is no reuse; among equals the
+    // sequence free the longest is taken, so recent caches survive for their owners.
     let best = 0;
-    let bestShared = -1;
+    let bestScore = Number.NEGATIVE_INFINITY;
     for (let i = 0; i < this.#free.length; i++) {
       const candidate = this.#free[i];
       if (candidate === undefined) continue;
       let shared = candidate.compareContextTokens(prompt as Token[]).firstDifferentIndex;
       if (shared <= 1) shared = 0;
-      if (shared > bestShared) {
+      const score = shared - Math.max(0, candidate.nextTokenIndex - shared);
+      if (score > bestScore) {
         best = i;
-        bestShared = shared;
+        bestScore = score;
       }
     }
     const [sequence] = this.#free.splice(best, 1);

@@ -15,6 +15,13 @@ export interface Listening {
   readonly port: number;
   /** Stops accepting connections and closes idle ones; streams in progress finish first. */
   close(graceMs: number): Promise<void>;
+  /**
+   * Ends every HTTP/1.1 connection left, each after its response in progress (once drained): a
+   * kept-alive connection would otherwise
+   * go on answering "shutting down" to a client that reuses it, instead of failing so the client
+   * reconnects (to a sidecar started again on the same port, say).
+   */
+  closeConnections(): void;
 }
 
 /**
@@ -31,9 +38,24 @@ export async function listen(
 ): Promise<Listening> {
   const injector = grpcServer.createConnectionInjector(grpc.ServerCredentials.createInsecure());
   const httpServer = http.createServer({ keepAliveTimeout: 30_000 }, http1);
+  // The HTTP/1.1 server never listens itself, so Node tracks none of its connections: they are
+  // kept here, each with its responses in progress, so that closing ends each one after its last.
+  const http1Sockets = new Map<net.Socket, number>();
+  let closingConnections = false;
+  httpServer.on("request", (request: http.IncomingMessage, response: http.ServerResponse) => {
+    const socket = request.socket;
+    http1Sockets.set(socket, (http1Sockets.get(socket) ?? 0) + 1);
+    response.once("close", () => {
+      const left = (http1Sockets.get(socket) ?? 1) - 1;
+      if (http1Sockets.has(socket)) http1Sockets.set(socket, left);
+      if (closingConnections && left === 0) socket.end();
+    });
+  });
   const route = (socket: net.Socket, http2: boolean): void => {
-    if (http2) injector.injectConnection(socket);
-    else httpServer.emit("connection", socket);
+    if (http2) return injector.injectConnection(socket);
+    http1Sockets.set(socket, 0);
+    socket.once("close", () => http1Sockets.delete(socket));
+    httpServer.emit("connection", socket);
   };
   const accept = (socket: net.Socket): void => {
     socket.on("error", () => socket.destroy());
@@ -53,6 +75,10 @@ export async function listen(
   const address = tcp.address();
   return {
     port: typeof address === "object" && address !== null ? address.port : port,
+    closeConnections() {
+      closingConnections = true;
+      for (const [socket, inProgress] of http1Sockets) if (inProgress === 0) socket.end();
+    },
     async close(graceMs) {
       tcp.close();
       httpServer.closeIdleConnections();

@@ -35,10 +35,11 @@ export function grpcTokenInterceptor(check: (authorization: string | undefined) 
     });
 }
 
-/** connect interceptor for gRPC-Web: the same refusal. */
+/** connect interceptor for gRPC-Web: the same refusal (grpc.health.v1 open there too). */
 export function connectTokenInterceptor(check: (authorization: string | null) => boolean): Interceptor {
   return (next) => async (request) => {
-    if (!check(request.header.get("authorization"))) throw new ConnectError(REFUSAL, Code.Unauthenticated);
+    const open = request.service.typeName === "grpc.health.v1.Health";
+    if (!open && !check(request.header.get("authorization"))) throw new ConnectError(REFUSAL, Code.Unauthenticated);
     return next(request);
   };
 }

@@ -70,7 +70,7 @@ describe.each(CASES)("resumable %s", (path, body) => {
   it("numbers every event from 0, names the stream, and replays it byte for byte", async () => {
     const original = await open(edge.url, path, body);
     expect(original.status).toBe(200);
-    expect(original.streamId).toMatch(/^strm_[A-Za-z0-9_-]{22}$/);
+    expect(original.streamId).toMatch(/^strm_[A-Za-z0-9_-]{22}\.[0-9a-f]{12}$/);
     expect(original.events.map((e) => /^(?:event: [^\n]*\n)?id: (\d+)\n/.exec(e)?.[1])).toEqual(original.events.map((_, i) => String(i)));
     const replay = await resume(edge.url, original.streamId);
     expect(replay.type).toBe("text/event-stream; charset=utf-8");

@@ -10,6 +10,7 @@ function fakeContext(caches: number[][]): LlamaContext {
     (tokens, id) =>
       ({
         id,
+        nextTokenIndex: tokens.length,
         compareContextTokens(prompt: number[]) {
           let i = 0;
           while (i < tokens.length && i < prompt.length && tokens[i] === prompt[i]) i++;
@@ -35,6 +36,17 @@ describe("SequencePool", () => {
     const signal = new AbortController().signal;
     expect(idOf(await pool.acquire(tokens(1, 2, 3, 9), signal))).toBe(1);
     expect(idOf(await pool.acquire(tokens(1, 2, 7), signal))).toBe(2);
+  });
+
+  it("takes an empty sequence rather than throw away another conversation's cache for a short shared header", async () => {
+    // Sequence 0 holds a conversation (a 3-token template header, then its own 6 tokens); 1 is empty.
+    const pool = new SequencePool(fakeContext([[1, 2, 3, 10, 11, 12, 13, 14, 15], []]), { maxQueue: 0, queueTimeoutMs: 1000 });
+    const signal = new AbortController().signal;
+    const other = await pool.acquire(tokens(1, 2, 3, 20, 21, 22), signal);
+    expect(idOf(other)).toBe(1);
+    pool.release(other);
+    // The first conversation's next turn still finds its cache.
+    expect(idOf(await pool.acquire(tokens(1, 2, 3, 10, 11, 12, 13, 14, 15, 16), signal))).toBe(0);
   });
 
   it("refuses at once with RESOURCE_EXHAUSTED when the queue is full, and serves waiters in order", async () => {

@@ -3,6 +3,7 @@ import type { AppContext } from "../../context.js";
 import { InvalidRequestError } from "../../errors.js";
 import { answer } from "../../protocol.js";
 import { generateFor, type Endpoint } from "../../serve.js";
+import { conversationIdOf } from "../../sidecars/affinity.js";
 import { parseRequest } from "../../validation.js";
 import { openAiProtocol } from "../openai-common/protocol.js";
 import { createResponsesStreamEncoder, encodeResponse, queuedResponse } from "./encoder.js";
@@ -21,6 +22,7 @@ export const responsesEndpoint: Endpoint<typeof responsesRequestSchema> = {
   encodeResult: encodeResponse,
   isBackground: (body) => body.background === true && body.stream !== true,
   accepted: queuedResponse,
+  affinity: (body) => ({ id: conversationIdOf(body.conversation), continues: typeof body.previous_response_id === "string" }),
 };
 
 /**
