@@ -161,8 +161,9 @@ describe("affinity and load", () => {
 
 describe("resumable streams across sidecars", () => {
   it("names the sidecar that holds a stream in its id, and every resume, poll and embedding reaches the right one", async () => {
-    const info = (await (await fetch(`${edge.url}/v1/info`)).json()) as { sidecars: { id: string; models: { id: string }[] }[] };
-    const toolsId = info.sidecars.find((s) => s.models.some((m) => m.id === "tools"))?.id;
+    const info = (await (await fetch(`${edge.url}/v1/info`)).json()) as { sidecars: { id: string; models: string[] }[] };
+    const toolsId = info.sidecars.find((s) => s.models.includes("tools"))?.id;
+    expect(toolsId).toMatch(/^[0-9a-f]{12}$/);
     const { by, result: response } = await servedBy(() => post("/v1/chat/completions", { model: "tools", stream: true, messages: [{ role: "user", content: "Hi" }] }, { "x-resumable": "true" }));
     expect(by).toBe("B");
     const streamId = response.headers.get("x-stream-id") ?? "";
