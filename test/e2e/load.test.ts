@@ -59,7 +59,9 @@ describe("concurrent streams", () => {
 
 describe("admission control", () => {
   it("refuses a request at once with 429 and Retry-After when the queue is full, while the others finish", async () => {
-    const stack = await startStack({ sequences: 1, maxQueue: 1, contextSize: 4096 });
+    // The waiting request waits for the whole song: on a loaded machine that outlasted the tests'
+    // usual 10 s queue timeout (a 504 instead of its answer).
+    const stack = await startStack({ sequences: 1, maxQueue: 1, contextSize: 4096, queueTimeoutMs: 120_000 });
     try {
       const running = await startSong(stack.baseURL, 3000);
       const waiting = fetch(`${stack.baseURL}/completions`, {
