@@ -63,7 +63,7 @@ describe("admission control", () => {
     // usual 10 s queue timeout (a 504 instead of its answer).
     const stack = await startStack({ sequences: 1, maxQueue: 1, contextSize: 4096, queueTimeoutMs: 120_000 });
     try {
-      const running = await startSong(stack.baseURL, 3000);
+      const running = await startSong(stack.baseURL, 1500);
       const waiting = fetch(`${stack.baseURL}/completions`, {
         method: "POST",
         headers: { "content-type": "application/json" },
