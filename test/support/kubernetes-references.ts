@@ -25,6 +25,7 @@ export interface PickerConfig {
   plugins: Plugin[];
   schedulingProfiles?: { name: string; plugins: { pluginRef: string }[] }[];
   dataLayer?: { sources?: { pluginRef: string; extractors?: { pluginRef: string }[] }[] };
+  requestHandler?: { parsers?: { pluginRef: string }[] };
 }
 interface EngineConfig { name: string; queuedRequestsSpec?: string; runningRequestsSpec?: string; kvUsageSpec?: string }
 
@@ -119,10 +120,12 @@ export function pickerProblems(c: Cluster): string[] {
   check(p, c.engine !== undefined && extractor.defaultEngine === c.engine.name, "the model-server pods' engine label must name an engineConfig (and be the default engine)");
   const config = c.pickerConfig;
   const names = new Set(config.plugins.map((pl) => pl.name ?? pl.type));
-  const refs = [...(config.schedulingProfiles ?? []).flatMap((s) => s.plugins.map((x) => x.pluginRef)), ...(config.dataLayer?.sources ?? []).flatMap((s) => [s.pluginRef, ...(s.extractors ?? []).map((e) => e.pluginRef)])];
+  const refs = [...(config.schedulingProfiles ?? []).flatMap((s) => s.plugins.map((x) => x.pluginRef)), ...(config.dataLayer?.sources ?? []).flatMap((s) => [s.pluginRef, ...(s.extractors ?? []).map((e) => e.pluginRef)]), ...(config.requestHandler?.parsers ?? []).map((x) => x.pluginRef)];
   for (const ref of refs) check(p, names.has(ref), `pluginRef ${ref} names no plugin`);
   const profile = new Set((config.schedulingProfiles?.[0]?.plugins ?? []).map((x) => x.pluginRef));
   for (const scorer of ["queue-scorer", "kv-cache-utilization-scorer", "prefix-cache-scorer"]) check(p, profile.has(scorer), `the scheduling profile must use ${scorer}`);
+  const parsers = (config.requestHandler?.parsers ?? []).map((x) => config.plugins.find((pl) => (pl.name ?? pl.type) === x.pluginRef)?.type);
+  check(p, parsers.join(" ") === "openai-parser anthropic-parser passthrough-parser", `the parsers must read OpenAI and Anthropic bodies and pass any other path through, last (${parsers.join(" ")})`);
   return p;
 }
 
