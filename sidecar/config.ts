@@ -28,6 +28,10 @@ export interface SidecarConfig extends Pick<ModelOptions, EngineSettings> {
   /** PEM files: with both, the port speaks TLS (native gRPC over HTTP/2, gRPC-Web over HTTPS). */
   readonly tlsCert?: string | undefined;
   readonly tlsKey?: string | undefined;
+  /** A second port that serves only GET /metrics and GET /healthz, without the token (for a scraper
+   * or a probe that cannot reach `host`, e.g. an Inference Gateway's endpoint picker); none: off. */
+  readonly metricsPort?: number | undefined;
+  readonly metricsHost?: string;
 }
 
 const options = {
@@ -56,6 +60,8 @@ const options = {
   "heartbeat-ms": { type: "string", env: "HEARTBEAT_MS", default: "5000", help: "a heartbeat event after this much silence on a call (0: none)" },
   "tls-cert": { type: "string", env: "SIDECAR_TLS_CERT", help: "PEM certificate (chain): serve TLS on the port" },
   "tls-key": { type: "string", env: "SIDECAR_TLS_KEY", help: "PEM private key of --tls-cert" },
+  "metrics-port": { type: "string", env: "METRICS_PORT", help: "a second port serving only GET /metrics and /healthz, without the token (default: none)" },
+  "metrics-host": { type: "string", env: "METRICS_HOST", default: "127.0.0.1", help: "address of --metrics-port" },
 } as const;
 
 export function usage(): string {
@@ -70,6 +76,13 @@ function positiveInt(name: string, raw: string, min = 1): number {
   const value = Number(raw);
   if (!Number.isInteger(value) || value < min) throw new Error(`--${name} must be an integer of at least ${min}, got "${raw}"`);
   return value;
+}
+
+function metricsPortOf(raw: string | undefined): number | undefined {
+  if (raw === undefined) return undefined;
+  const port = positiveInt("metrics-port", raw, 0);
+  if (port > 65535) throw new Error(`--metrics-port must be at most 65535, got "${raw}"`);
+  return port;
 }
 
 function contextSizeOf(raw: string): number | "auto" {
@@ -142,6 +155,8 @@ export function readConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Sid
     token,
     tlsCert,
     tlsKey,
+    metricsPort: metricsPortOf(get("metrics-port")),
+    metricsHost: get("metrics-host") ?? "127.0.0.1",
     heartbeatMs: positiveInt("heartbeat-ms", get("heartbeat-ms") ?? "5000", 0),
     resumable: {
       graceMs: positiveInt("resume-grace-ms", get("resume-grace-ms") ?? "60000", 0),

@@ -64,6 +64,7 @@ async function main(): Promise<void> {
       `${first?.llama.buildType} llama.cpp, ${first === undefined ? "" : describeGpu(first.gpu)}, nice ${getPriority()}) ` +
       `on ${sidecar.url} (native gRPC and gRPC-Web)`,
   );
+  if (sidecar.metricsPort !== undefined) console.error(`sidecar: GET /metrics and /healthz without the token on http://${config.metricsHost}:${sidecar.metricsPort}`);
   if (first !== undefined && first.llama.buildType !== "localBuild" && first.llama.gpu === false) {
     console.error("sidecar: on the prebuilt CPU library; `npm run build:engine` (once, about 10 minutes) builds a faster one for this host (docs/performance.md, \"Engine builds\")");
   }

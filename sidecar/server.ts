@@ -12,6 +12,7 @@ import { addInferenceService } from "./transport/grpc-native.js";
 import { grpcWebHandler } from "./transport/grpc-web.js";
 import { plainHandler } from "./transport/plain.js";
 import { prometheusMetrics } from "./transport/prometheus.js";
+import { listenMetrics } from "./transport/metrics-listener.js";
 import { listen } from "./transport/server.js";
 import { connectTokenInterceptor, grpcTokenInterceptor, tokenCheck } from "./transport/token.js";
 
@@ -21,6 +22,8 @@ export const DEFAULT_HEARTBEAT_MS = 5000;
 export interface RunningSidecar {
   readonly port: number;
   readonly url: string;
+  /** The port of --metrics-port (GET /metrics and /healthz without the token), when one is open. */
+  readonly metricsPort: number | undefined;
   readonly models: readonly LoadedModel[];
   readonly metrics: EngineMetrics;
   /** Refuses new work, lets streams in progress finish (up to the drain period), then closes. */
@@ -33,7 +36,7 @@ export interface StartOptions extends Omit<SidecarConfig, "model"> {
 }
 
 export async function startSidecar(config: StartOptions): Promise<RunningSidecar> {
-  const { model, modelId, embeddingModel, host: _host, port: _port, drainMs: _drainMs, modelsDir: _modelsDir, priority = "off", token, tlsCert, tlsKey, heartbeatMs = DEFAULT_HEARTBEAT_MS, resumable = DEFAULT_RESUMABLE, ...engine } = config;
+  const { model, modelId, embeddingModel, host: _host, port: _port, drainMs: _drainMs, modelsDir: _modelsDir, priority = "off", token, tlsCert, tlsKey, metricsPort, metricsHost = "127.0.0.1", heartbeatMs = DEFAULT_HEARTBEAT_MS, resumable = DEFAULT_RESUMABLE, ...engine } = config;
   applyPriority(priority);
   const loaded = await loadModel({
     ...engine,
@@ -52,24 +55,26 @@ export async function startSidecar(config: StartOptions): Promise<RunningSidecar
   const authorized = tokenCheck(token);
   const grpcServer = new grpc.Server({ interceptors: [grpcTokenInterceptor(authorized)] });
   const health = addInferenceService(grpcServer, impl, shutdown.signal);
-  const plain = plainHandler({
+  const plainState = {
     metrics: prometheusMetrics(metrics, () => ({
       queued: loaded.pool.queued,
       running: loaded.pool.busy,
       kvCacheUsage: loaded.pool.heldTokens() / (loaded.pool.size * loaded.contextSize),
     })),
     draining: () => shutdown.signal.aborted,
-    authorized,
-  });
+  };
+  const plain = plainHandler({ ...plainState, authorized });
   let serving = true;
   const http1 = grpcWebHandler(impl, shutdown.signal, plain, [connectTokenInterceptor(authorized)], () => serving);
   const tls = tlsCert !== undefined && tlsKey !== undefined ? { cert: readFileSync(tlsCert), key: readFileSync(tlsKey) } : undefined;
   const listening = await listen(grpcServer, http1 as never, config.host, config.port, tls);
+  const metricsListening = metricsPort === undefined ? undefined : await listenMetrics(plainState, metricsHost, metricsPort);
 
   let stopping: Promise<void> | undefined;
   return {
     port: listening.port,
     url: `${tls === undefined ? "http" : "https"}://${config.host}:${listening.port}`,
+    metricsPort: metricsListening?.port,
     models,
     metrics,
     stop() {
@@ -87,6 +92,7 @@ export async function startSidecar(config: StartOptions): Promise<RunningSidecar
         streams.cancelAll();
         await closing;
         listening.closeConnections();
+        await metricsListening?.close();
         for (const m of models) await m.dispose();
       })();
       return stopping;
