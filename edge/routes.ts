@@ -8,6 +8,7 @@ import { handleInfo, type RouteInfo } from "./info.js";
 import { handleConversationChat } from "./conversations/chat.js";
 import { handleDeleteConversation, handleGetConversation, handleListConversations } from "./conversations/handler.js";
 import type { ConversationStore } from "./store/store.js";
+import { handleThreadedMessages } from "./message-threads/handler.js";
 import { handleCountTokens, handleMessages } from "./protocols/anthropic-messages/handler.js";
 import { handleDetokenize, handleTokenize } from "./protocols/tokenizer/handler.js";
 import { handleChatCompletions } from "./protocols/openai-chat/handler.js";
@@ -82,7 +83,13 @@ export function routeTable(context: AppContext, access: AccessMode): readonly Ro
     ...responseRoutes(context),
     { method: "GET", path: "/v1/responses", protocol: "openai", handle: refuseWebSocketMode },
     { method: "POST", path: "/v1/responses/compact", protocol: "openai", handle: refuseCompaction },
-    { method: "POST", path: "/v1/messages", protocol: "anthropic", handle: (r) => handleMessages(r, context) },
+    {
+      method: "POST",
+      path: "/v1/messages",
+      protocol: "anthropic",
+      // With a store, message threads are kept (docs/contract.md, "Anthropic message threads").
+      handle: (r) => (context.store === undefined ? handleMessages(r, context) : handleThreadedMessages(r, context, context.store)),
+    },
     { method: "POST", path: "/v1/messages/count_tokens", protocol: "anthropic", handle: (r) => handleCountTokens(r, context) },
     { method: "GET", path: "/v1/models", protocol: "openai", handle: (r) => handleListModels(r, context) },
     { method: "POST", path: "/tokenize", protocol: "openai", handle: (r) => handleTokenize(r, context) },

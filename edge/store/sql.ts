@@ -3,6 +3,8 @@
 // "One store, two drivers").
 import * as responses from "./responses-sql.js";
 import { TurnConflictError, type Conversation, type ConversationInfo, type ConversationPage, type ConversationStore, type StoredItem, type StoredMessage, type StoredResponse, type Turn } from "./store.js";
+import type { StoredThread, ThreadTurn } from "./store.js";
+import * as threads from "./threads-sql.js";
 
 export type SqlValue = string | number | null;
 
@@ -137,5 +139,13 @@ export class SqlConversationStore implements ConversationStore {
 
   getItem(owner: string, id: string): Promise<StoredItem | undefined> {
     return responses.getItem(this.driver, owner, id);
+  }
+
+  getThread(owner: string, messageId: string): Promise<StoredThread | undefined> {
+    return threads.getThread(this.driver, owner, messageId);
+  }
+
+  putThreadTurn(turn: ThreadTurn): Promise<void> {
+    return threads.putThreadTurn(this.driver, turn);
   }
 }

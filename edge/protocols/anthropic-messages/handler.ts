@@ -7,7 +7,8 @@ import { anthropicProtocol } from "./protocol.js";
 import { messagesRequestSchema } from "./schema.js";
 import { toGenerateRequest } from "./to-request.js";
 
-const messagesEndpoint: Endpoint<typeof messagesRequestSchema> = {
+/** The Messages endpoint; edge/message-threads/ adds storing a thread's turn to it. */
+export const messagesEndpoint: Endpoint<typeof messagesRequestSchema> = {
   protocol: anthropicProtocol,
   schema: messagesRequestSchema,
   idPrefix: "msg_",
