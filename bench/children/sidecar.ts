@@ -28,7 +28,8 @@ try {
   const loaded = sidecar.models[0];
   if (loaded === undefined) throw new Error("the sidecar loaded no model");
   serveParent(
-    { metrics: async () => sidecar.metrics },
+    // The counters only: the prom-client registry beside them does not survive IPC's JSON.
+    { metrics: async () => Object.fromEntries(Object.entries(sidecar.metrics).filter(([, value]) => typeof value === "number")) },
     { url: sidecar.url, buildType: loaded.llama.buildType, threads: loaded.threads, batchesOrdered: loaded.scheduler.active } satisfies SidecarReady,
   );
 } catch (error) {
