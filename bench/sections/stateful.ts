@@ -38,11 +38,11 @@ async function round(path: StatefulPath, seed: number, words: number, into: Stat
   for (let i = 0; i < STORE_PAIRS; i++) {
     const off = () => path.stateless([{ role: "user", content: streamPrompt(seed * 100 + 2 * i) }]);
     const on = () => path.create([{ role: "user", content: streamPrompt(seed * 100 + 2 * i + 1) }]);
-    const [first, second] = i % 2 === 0 ? [off, on] : [on, off];
-    const a = await first();
-    const b = await second();
-    into.storeOff.push(first === off ? a : b);
-    into.storeOn.push(first === on ? a : b);
+    const offFirst = i % 2 === 0;
+    const a = await (offFirst ? off : on)();
+    const b = await (offFirst ? on : off)();
+    into.storeOff.push(offFirst ? a : b);
+    into.storeOn.push(offFirst ? b : a);
   }
 }
 
@@ -69,6 +69,8 @@ export interface StatefulRow {
   readonly path: PathName;
   readonly label: string;
   readonly requests: number;
+  /** Store-off / store-on pairs that both completed. */
+  readonly storePairs: number;
   readonly promptTokens: number;
   readonly cachedTokens: number;
   readonly coldTtftMs: number;
@@ -87,6 +89,7 @@ export function summarizeStateful(result: StatefulResult): StatefulRow[] {
       path,
       label: p.label,
       requests: ok(p.next).length,
+      storePairs: Math.min(ok(p.storeOff).length, ok(p.storeOn).length),
       promptTokens: p50(p.next, (s) => s.promptTokens),
       cachedTokens: p50(p.next, (s) => s.cachedTokens),
       coldTtftMs: p50(p.cold, (s) => s.ttftMs),
@@ -98,12 +101,12 @@ export function summarizeStateful(result: StatefulResult): StatefulRow[] {
 }
 
 export function renderStateful(rows: readonly StatefulRow[], conversationTokens: number): string {
-  const header = ["path", "n", "next turn: prompt / cached tokens", "cold TTFT p50 ms", "next turn TTFT p50 ms", "next / cold", "store off TTFT ms", "store on TTFT ms", "added ms"];
+  const header = ["path", "next turns / store pairs", "next turn: prompt / cached tokens", "cold TTFT p50 ms", "next turn TTFT p50 ms", "next / cold", "store off TTFT ms", "store on TTFT ms", "added ms"];
   const line = (cells: readonly string[]): string => `| ${cells.join(" | ")} |`;
   const body = rows.map((r) =>
     line([
       r.label,
-      String(r.requests),
+      `${r.requests} / ${r.storePairs}`,
       `${fmt(r.promptTokens, 0)} / ${fmt(r.cachedTokens, 0)}`,
       fmt(r.coldTtftMs),
       fmt(r.nextTtftMs),
