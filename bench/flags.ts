@@ -3,7 +3,7 @@ import { parseArgs } from "node:util";
 import type { EngineChoice } from "../sidecar/engine/model.js";
 import { DEFAULT_MAX_TOKENS } from "./workload.js";
 
-export const SECTIONS = ["engine", "single", "sweep", "reject", "prefix", "join", "long", "embeddings", "encoders"] as const;
+export const SECTIONS = ["engine", "single", "sweep", "reject", "prefix", "stateful", "join", "long", "embeddings", "encoders"] as const;
 export type Section = (typeof SECTIONS)[number];
 
 export interface BenchFlags {
@@ -67,9 +67,9 @@ export const USAGE = `usage: npm run bench -- [flags]
   --runs N              single-stream runs per party [9; quick 2]
   --sweep-runs N        runs per concurrency level [3; quick 1]
   --levels L            concurrency levels, comma-separated [1,2,4,8,16; quick 1,8,16]
-  --prefix-rounds N     prefix-reuse rounds [3; quick 1]
+  --prefix-rounds N     prefix-reuse rounds, and the stateful section's [3; quick 1]
   --prefix-warm N       warm requests per round [3; quick 2]
-  --prefix-tokens N     shared system prompt size in tokens [1500]
+  --prefix-tokens N     shared system prompt size in tokens, and the stateful conversation's [1500]
   --join-rounds N       rounds of a long prompt joining two streams [3; quick 1]
   --long-tokens N       the agent-sized prompt of the long-prompt run [40000; quick 8000]
   --embedding-requests N  requests per client in the embeddings run [16; quick 4]

@@ -29,6 +29,7 @@ import { LONG_CONTEXT_MARGIN, promptRate, runLong, type LongResult } from "./sec
 import { runEmbeddings, type EmbeddingsResult } from "./sections/embeddings.js";
 import { runPrefix, type PrefixResult } from "./sections/prefix.js";
 import { runSingle, type SingleResult } from "./sections/single.js";
+import { renderStateful, runStateful, statefulTargets, summarizeStateful, type StatefulResult } from "./sections/stateful.js";
 import { runSweep, sweepVariant, type SweepResult } from "./sections/sweep.js";
 import { summarizeLevel, summarizePrefix, summarizeSingle, summarizeSweep } from "./summary.js";
 import { renderReport, type ProcessInfo } from "./table.js";
@@ -131,6 +132,7 @@ async function main(): Promise<void> {
   let sweep: SweepResult | undefined;
   let reject: ConcurrentRun | undefined;
   let prefix: PrefixResult | undefined;
+  let stateful: StatefulResult | undefined;
   let encoders: EncoderReport | undefined;
   let memory: MemoryRow[] | undefined;
   let engine: EngineResult | undefined;
@@ -158,7 +160,7 @@ async function main(): Promise<void> {
     // 2. The engine builds side by side, in-process, alone on the machine.
     if (has("engine")) engine = await watched("engine", notes, loads, () => compareEngines(engineArgs, flags, workload, notes));
 
-    const needServers = has("single") || has("sweep") || has("prefix") || has("join");
+    const needServers = has("single") || has("sweep") || has("prefix") || has("stateful") || has("join");
     if (needServers) {
       log(`starting the sidecar (threads ${flags.threads}, engine ${flags.engine}, ${flags.sequences} sequences × ${flags.contextSize} tokens, queue ${flags.maxQueue})`);
       running.sidecar = await startChild<SidecarReady>("sidecar", "sidecar.ts", engineArgs);
@@ -235,6 +237,11 @@ async function main(): Promise<void> {
     if (has("prefix") && client && edge) {
       const options = { rounds: flags.prefixRounds, warm: flags.prefixWarm, tokens: flags.prefixTokens, timeoutMs: flags.streamTimeoutMs };
       prefix = await watched("prefix", notes, loads, () => runPrefix(client, edge.ready.url, options, log));
+    }
+    // 5b. Stateful conversations: a stored conversation's next turn vs cold, the store on vs off.
+    if (has("stateful") && client && edge) {
+      const options = { rounds: flags.prefixRounds, tokens: flags.prefixTokens, timeoutMs: flags.streamTimeoutMs };
+      stateful = await watched("stateful", notes, loads, () => runStateful(client, edge.ready.url, options, log));
     }
     // 6. A long prompt joins two decoding streams.
     if (has("join") && client) {
@@ -315,14 +322,18 @@ async function main(): Promise<void> {
   const prefixRows = prefix ? summarizePrefix(prefix) : undefined;
   const engineRows = engine ? summarizeEngine(engine) : undefined;
   const joinSummary = joining ? summarizeJoin(joining) : undefined;
-  const targets = evaluateTargets({ single: singleSummary, sweep: sweepSummary, reject: rejectSummary, prefix: prefixRows, memory, concurrent: flags.sequences });
+  const statefulRows = stateful ? summarizeStateful(stateful) : undefined;
+  const targets = [
+    ...evaluateTargets({ single: singleSummary, sweep: sweepSummary, reject: rejectSummary, prefix: prefixRows, memory, concurrent: flags.sequences }),
+    ...(statefulRows ? statefulTargets(statefulRows) : []),
+  ];
   const m = machine();
   const settings =
     `random-60m (F16), ${flags.maxTokens} tokens per stream, temperature 0, threads ${flags.threads} for every party, ` +
     `${flags.sequences} sequences × ${flags.contextSize} tokens, sidecar queue ${flags.maxQueue}` +
     (single ? `; single stream ${flags.runs} runs per party` : "") +
     (sweep ? `; sweep ${flags.sweepRuns} runs per level` : "");
-  const report = renderReport({
+  const report = appendStateful(renderReport({
     machine: m,
     date: startedAt.slice(0, 16).replace("T", " ") + " UTC",
     settings,
@@ -339,7 +350,7 @@ async function main(): Promise<void> {
     processes,
     memory,
     targets,
-  });
+  }), statefulRows && stateful ? renderStateful(statefulRows, stateful.conversationTokens) : undefined);
 
   const headline: Record<string, number> = {};
   for (const p of singleSummary ?? []) {
@@ -349,6 +360,10 @@ async function main(): Promise<void> {
   for (const l of sweepSummary?.edge ?? []) headline[`edge ${l.streams} streams aggregate tok/s`] = l.aggregateTps;
   for (const l of sweepSummary?.peer ?? []) headline[`llama-server ${l.streams} streams aggregate tok/s`] = l.aggregateTps;
   for (const p of prefixRows ?? []) headline[`prefix ${p.path} ${p.kind} engine prompt ms`] = p.enginePromptMs;
+  for (const r of statefulRows ?? []) {
+    headline[`stateful ${r.path} next turn TTFT ms`] = r.nextTtftMs;
+    headline[`stateful ${r.path} cold TTFT ms`] = r.coldTtftMs;
+  }
   for (const r of engineRows ?? []) {
     headline[`engine ${r.library} ${r.threads} thread(s) 1 stream tok/s`] = r.singleTps;
     headline[`engine ${r.library} ${r.threads} thread(s) ${engine?.streams ?? 0} streams tok/s`] = r.concurrentTps;
@@ -378,9 +393,9 @@ async function main(): Promise<void> {
     peer: peerInfo ?? null,
     notes,
     otherLoad: loads,
-    summaries: { engine: engineRows, join: joinSummary, single: singleSummary, sweep: sweepSummary, reject: rejectSummary, prefix: prefixRows },
+    summaries: { engine: engineRows, join: joinSummary, single: singleSummary, sweep: sweepSummary, reject: rejectSummary, prefix: prefixRows, stateful: statefulRows },
     targets,
-    raw: { ...raw, engine, join: joining, long, embeddings, single, sweep, reject, prefix, encoders },
+    raw: { ...raw, engine, join: joining, long, embeddings, single, sweep, reject, prefix, stateful, encoders },
     processes,
     memory: memory ?? null,
     table: report,
@@ -419,6 +434,13 @@ async function compareEngines(args: EngineArgs, flags: BenchFlags, w: Workload, 
     // A child that fails to start has exited; the parent going away ends the others (ipc.ts).
     for (const party of parties) await party.child.stop();
   }
+}
+
+/** The stateful section's table, before the report's targets (which list its targets too). */
+function appendStateful(report: string, section: string | undefined): string {
+  if (section === undefined) return report;
+  const at = report.indexOf("\n**Targets**");
+  return at === -1 ? `${report}${section}\n` : `${report.slice(0, at)}${section}\n${report.slice(at)}`;
 }
 
 function engineBuild(child: Child<EngineReady>): string {

@@ -11,6 +11,7 @@ import { handleDeleteConversation, handleGetConversation, handleListConversation
 import type { ConversationStore } from "./store/store.js";
 import { handleCreateConversation, handleDeleteConversation as handleDeleteItemConversation, handleGetConversation as handleGetItemConversation, handleUpdateConversation } from "./openai-conversations/handler.js";
 import { handleCreateItems, handleDeleteItem, handleGetItem, handleListItems } from "./openai-conversations/items-handler.js";
+import { handleThreadedMessages } from "./message-threads/handler.js";
 import { handleCountTokens, handleMessages } from "./protocols/anthropic-messages/handler.js";
 import { handleDetokenize, handleTokenize } from "./protocols/tokenizer/handler.js";
 import { handleEmbeddings } from "./protocols/openai-embeddings/handler.js";
@@ -122,7 +123,13 @@ export function routeTable(context: AppContext, access: AccessMode): readonly Ro
     ...responseRoutes(context),
     { method: "GET", path: "/v1/responses", protocol: "openai", handle: refuseWebSocketMode },
     { method: "POST", path: "/v1/responses/compact", protocol: "openai", handle: refuseCompaction },
-    { method: "POST", path: "/v1/messages", protocol: "anthropic", handle: (r) => handleMessages(r, context) },
+    {
+      method: "POST",
+      path: "/v1/messages",
+      protocol: "anthropic",
+      // With a store, message threads are kept (docs/contract.md, "Anthropic message threads").
+      handle: (r) => (context.store === undefined ? handleMessages(r, context) : handleThreadedMessages(r, context, context.store)),
+    },
     { method: "POST", path: "/v1/messages/count_tokens", protocol: "anthropic", handle: (r) => handleCountTokens(r, context) },
     { method: "GET", path: "/v1/models", protocol: "openai", handle: (r) => handleListModels(r, context) },
     { method: "POST", path: "/v1/embeddings", protocol: "openai", handle: (r) => handleEmbeddings(r, context) },

@@ -5,6 +5,8 @@ import * as itemConversations from "./item-conversations-sql.js";
 import type { ConversationMetadata, ItemConversation, NewItemConversation } from "./item-conversations.js";
 import * as responses from "./responses-sql.js";
 import { TurnConflictError, type Conversation, type ConversationInfo, type ConversationPage, type ConversationStore, type StoredItem, type StoredMessage, type StoredResponse, type Turn } from "./store.js";
+import type { StoredThread, ThreadTurn } from "./store.js";
+import * as threads from "./threads-sql.js";
 
 export type SqlValue = string | number | null;
 
@@ -167,5 +169,13 @@ export class SqlConversationStore implements ConversationStore {
 
   deleteConversationItem(owner: string, id: string, itemId: string): Promise<boolean> {
     return itemConversations.deleteConversationItem(this.driver, owner, id, itemId);
+  }
+
+  getThread(owner: string, messageId: string): Promise<StoredThread | undefined> {
+    return threads.getThread(this.driver, owner, messageId);
+  }
+
+  putThreadTurn(turn: ThreadTurn): Promise<void> {
+    return threads.putThreadTurn(this.driver, turn);
   }
 }

@@ -62,7 +62,28 @@ export interface StoredResponse {
   readonly context: readonly StoredItem[];
 }
 
-/** `/c1` conversations, stored responses, and OpenAI conversations (item-conversations.ts). */
+/** One stored turn of an Anthropic message thread, named by its reply's message id. */
+export interface ThreadTurn {
+  /** The reply's message id (`msg_…`). */
+  readonly id: string;
+  readonly owner: string;
+  /** The reply this turn continued; null for the turn that created the thread. */
+  readonly parent: string | null;
+  /** Milliseconds since the Unix epoch. */
+  readonly createdAt: number;
+  /** The creating turn's `system` and `tools`, kept for every later turn; undefined on a continue. */
+  readonly fixed?: Readonly<Record<string, unknown>>;
+  /** The turn's own messages, then the reply (Anthropic message params). */
+  readonly messages: readonly StoredMessage[];
+}
+
+/** A thread as a continue finds it: what its creating turn fixed, and every message so far. */
+export interface StoredThread {
+  readonly fixed: Readonly<Record<string, unknown>>;
+  readonly messages: readonly StoredMessage[];
+}
+
+/** `/c1` conversations, stored responses, OpenAI conversations (item-conversations.ts) and message threads. */
 export interface ConversationStore extends ItemConversationStore {
   /** The conversation with its messages; undefined if unknown or another owner's. */
   get(owner: string, id: string): Promise<Conversation | undefined>;
@@ -83,4 +104,8 @@ export interface ConversationStore extends ItemConversationStore {
   deleteResponse(owner: string, id: string): Promise<boolean>;
   /** A stored input or output item of `owner`'s responses (else of `owner`'s OpenAI conversations), by its id. */
   getItem(owner: string, id: string): Promise<StoredItem | undefined>;
+  /** The thread up to and including the reply `messageId`; undefined if unknown or another owner's. */
+  getThread(owner: string, messageId: string): Promise<StoredThread | undefined>;
+  /** Stores one turn of a thread, whole or not at all. */
+  putThreadTurn(turn: ThreadTurn): Promise<void>;
 }

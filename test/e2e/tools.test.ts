@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { modelPath, TOOLS_RESULT_PIECES, TOOLS_THINK_PIECES } from "../../gguf/models.js";
 import { checkChatStream } from "../support/contract.js";
 import { startStack, type Stack } from "../support/edge.js";
+import { startRecordingProxy } from "../support/recording-proxy.js";
 import { readEvents } from "../support/sse.js";
 import { THINK_REASONING, TOOL_ARGUMENT_FRAGMENTS, TOOL_RESULT_REASONING, TOOLS_ANSWER } from "../support/scripted.js";
 
@@ -202,31 +203,75 @@ describe("Anthropic messages", () => {
 });
 
 describe("Anthropic tool runner (message threads)", () => {
-  it("runs its tool loop: the server refuses to thread, the runner sends the whole conversation", async () => {
-    const calls: string[] = [];
-    const getWeather = betaTool({
+  const getWeather = (calls: string[]) =>
+    betaTool({
       name: "get_weather",
       description: "Get weather for a city",
       inputSchema: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
       run: ({ city }) => {
         calls.push(city);
-        return JSON.stringify({ temperature: 22, sky: "sunny" });
+        return toolResult;
       },
     });
-    const final = await anthropic.beta.messages.toolRunner({ model: "m", max_tokens: 256, messages: weatherQuestion, tools: [getWeather] });
+
+  it.each([false, true])("runs its tool loop on a thread the server keeps, sending only the new turn (stream: %s)", async (stream) => {
+    // What reaches the edge, recorded at its door.
+    const proxy = await startRecordingProxy(stack.edge.url);
+    const client = new Anthropic({ baseURL: proxy.url, apiKey: "not-checked", maxRetries: 0 });
+    const calls: string[] = [];
+    const replies: Anthropic.Beta.BetaMessage[] = [];
+    try {
+      const runner = client.beta.messages.toolRunner({ model: "m", max_tokens: 256, messages: weatherQuestion, tools: [getWeather(calls)], stream });
+      for await (const item of runner) replies.push("finalMessage" in item ? await item.finalMessage() : item);
+    } finally {
+      await proxy.close();
+    }
     expect(calls).toEqual(["Tokyo"]);
-    expect(final.content.filter((block) => block.type === "text").map((block) => (block as { text: string }).text).join("")).toBe(TOOLS_ANSWER);
+    const [first, final] = replies;
+    expect(replies).toHaveLength(2);
+    expect(first?.content).toEqual([{ type: "tool_use", id: expect.stringMatching(/^call_/), name: "get_weather", input: { city: "Tokyo" } }]);
+    expect(final).toMatchObject({ stop_reason: "end_turn", content: [{ type: "text", text: TOOLS_ANSWER }] });
+    const use = first?.content[0] as Anthropic.Beta.BetaToolUseBlock;
+
+    const posts = proxy.requests.filter((r) => r.method === "POST");
+    expect(posts.map((r) => [r.path, r.headers["anthropic-beta"]])).toEqual([
+      ["/v1/messages", "message-threads-2026-08-12"],
+      ["/v1/messages", "message-threads-2026-08-12"],
+    ]);
+    const streamField = { stream };
+    // Turn 1 creates the thread with the whole conversation and the tools.
+    expect(posts[0]?.body).toEqual({
+      model: "m",
+      max_tokens: 256,
+      messages: weatherQuestion,
+      tools: [{ type: "custom", name: "get_weather", description: "Get weather for a city", input_schema: WEATHER_SCHEMA }],
+      thread: { type: "create" },
+      ...streamField,
+    });
+    // Turn 2 sends only the tool result, continuing from turn 1's reply, without the tools.
+    expect(posts[1]?.body).toEqual({
+      model: "m",
+      max_tokens: 256,
+      messages: [{ role: "user", content: [{ type: "tool_result", tool_use_id: use.id, content: toolResult }] }],
+      thread: { type: "continue", previous_message_id: first?.id },
+      ...streamField,
+    });
+    // The sidecar saw the whole conversation on turn 2 (the thread's tools, turn 1, the tool
+    // result), its prefix found in the KV cache.
+    const whole = await anthropic.messages.countTokens({
+      model: "m",
+      tools: [{ name: "get_weather", description: "Get weather for a city", input_schema: WEATHER_SCHEMA }],
+      messages: [...weatherQuestion, { role: "assistant", content: [{ type: "tool_use", id: use.id, name: "get_weather", input: { city: "Tokyo" } }] }, { role: "user", content: [{ type: "tool_result", tool_use_id: use.id, content: toolResult }] }],
+    });
+    expect((final?.usage.input_tokens ?? 0) + (final?.usage.cache_read_input_tokens ?? 0)).toBe(whole.input_tokens);
+    expect(final?.usage.cache_read_input_tokens).toBeGreaterThan(first?.usage.input_tokens ?? 0);
   });
 
-  it("refuses a thread on the raw wire as the API does: create 400 thread_unsupported_request, continue 404 thread_not_found", async () => {
-    const post = (thread: object, messages: object[]) =>
-      fetch(`${stack.edge.url}/v1/messages`, { method: "POST", body: JSON.stringify({ model: "m", max_tokens: 8, thread, messages }) });
-    const create = await post({ type: "create" }, weatherQuestion);
-    expect(create.status).toBe(400);
-    expect(await create.json()).toMatchObject({ type: "error", error: { type: "invalid_request_error", details: { error_code: "thread_unsupported_request" } } });
-    const cont = await post({ type: "continue", previous_message_id: "msg_x" }, [{ role: "user", content: [{ type: "tool_result", tool_use_id: "call_x", content: "sunny" }] }]);
-    expect(cont.status).toBe(404);
-    expect(await cont.json()).toMatchObject({ type: "error", error: { type: "not_found_error", details: { error_code: "thread_not_found" } } });
+  it("with thread: false the runner sends the whole conversation, and nothing is threaded", async () => {
+    const calls: string[] = [];
+    const final = await anthropic.beta.messages.toolRunner({ model: "m", max_tokens: 256, messages: weatherQuestion, tools: [getWeather(calls)], thread: false });
+    expect(calls).toEqual(["Tokyo"]);
+    expect(final.content).toEqual([{ type: "text", text: TOOLS_ANSWER }]);
   });
 });
 

@@ -171,13 +171,49 @@ describe.each(Object.keys(drivers))("stored responses on %s", (name) => {
   });
 });
 
+describe.each(Object.keys(drivers))("message threads on %s", (name) => {
+  let store: ConversationStore;
+  beforeEach(async () => {
+    store = await (drivers[name] as () => Promise<ConversationStore>)();
+  }, 30_000);
+
+  const fixed = { system: "Be brief.", tools: [{ name: "f", input_schema: { type: "object" } }] };
+  const reply = (text: string) => ({ role: "assistant", content: [{ type: "text", text }] });
+  const create = { id: "msg_1", owner: "key-a", parent: null, createdAt: 1000, fixed, messages: [user("hi"), reply("hello")] };
+
+  it("reads a thread back from any of its replies: what its first turn fixed, every message up to that reply", async () => {
+    await store.putThreadTurn(create);
+    await store.putThreadTurn({ id: "msg_2", owner: "key-a", parent: "msg_1", createdAt: 2000, messages: [user("again"), reply("once more")] });
+    await store.putThreadTurn({ id: "msg_3", owner: "key-a", parent: "msg_2", createdAt: 3000, messages: [user("last"), reply("done")] });
+    expect(await store.getThread("key-a", "msg_3")).toEqual({ fixed, messages: [user("hi"), reply("hello"), user("again"), reply("once more"), user("last"), reply("done")] });
+    expect(await store.getThread("key-a", "msg_1")).toEqual({ fixed, messages: [user("hi"), reply("hello")] });
+    // A reply continued twice branches: each continuation reads its own history.
+    await store.putThreadTurn({ id: "msg_2b", owner: "key-a", parent: "msg_1", createdAt: 4000, messages: [user("other"), reply("branch")] });
+    expect((await store.getThread("key-a", "msg_2b"))?.messages).toEqual([user("hi"), reply("hello"), user("other"), reply("branch")]);
+  });
+
+  it("finds nothing for an unknown id, another owner's, or a turn whose chain does not reach its first", async () => {
+    await store.putThreadTurn(create);
+    expect(await store.getThread("key-a", "msg_x")).toBeUndefined();
+    expect(await store.getThread("key-b", "msg_1")).toBeUndefined();
+    await store.putThreadTurn({ id: "msg_orphan", owner: "key-a", parent: "msg_gone", createdAt: 2000, messages: [user("x"), reply("y")] });
+    expect(await store.getThread("key-a", "msg_orphan")).toBeUndefined();
+  });
+
+  it("stores nothing when a turn's id is taken", async () => {
+    await store.putThreadTurn(create);
+    await expect(store.putThreadTurn({ ...create, messages: [user("other")] })).rejects.toThrow(/constraint/i);
+    expect(await store.getThread("key-a", "msg_1")).toEqual({ fixed, messages: [user("hi"), reply("hello")] });
+  });
+});
+
 describe("migrations on Node", () => {
   it("are applied once, recorded as wrangler records them, and kept across reopening", () => {
     const path = join(dir, "migrate.sqlite");
     const db = new Database(path);
-    expect(migrate(db)).toEqual(["0001_conversations.sql", "0002_responses.sql", "0003_item_conversations.sql"]);
+    expect(migrate(db)).toEqual(["0001_conversations.sql", "0002_responses.sql", "0003_item_conversations.sql", "0004_message_threads.sql"]);
     expect(migrate(db)).toEqual([]);
-    expect(db.prepare("SELECT name FROM d1_migrations").all()).toEqual([{ name: "0001_conversations.sql" }, { name: "0002_responses.sql" }, { name: "0003_item_conversations.sql" }]);
+    expect(db.prepare("SELECT name FROM d1_migrations").all()).toEqual([{ name: "0001_conversations.sql" }, { name: "0002_responses.sql" }, { name: "0003_item_conversations.sql" }, { name: "0004_message_threads.sql" }]);
     db.close();
     const reopened = openSqliteStore(path);
     reopened.close();

@@ -128,7 +128,8 @@ function checkConversation(
   },
   ctx: z.RefinementCtx,
 ): void {
-  // A thread's turn holds only the new messages: it is answered by threads.ts, whole or not.
+  // A thread's turn holds only the new messages: without a store threads.ts refuses it whole (with
+  // one, edge/message-threads/ validates the thread's whole conversation, `thread` taken out).
   if (body.thread != null) return;
   const last = body.messages.length - 1;
   if (body.messages[last]?.role === "assistant") {
@@ -155,15 +156,17 @@ function checkConversation(
   report(ctx, ledger.issues);
 }
 
+/** `thread` (beta message-threads-2026-08-12): start a thread the server keeps, or continue one. */
+export const threadParam = z.discriminatedUnion(
+  "type",
+  [z.object({ type: z.literal("create") }), z.object({ type: z.literal("continue"), previous_message_id: z.string().min(1) })],
+  { error: "expected a thread of type 'create', or 'continue' with a previous_message_id" },
+);
+
 export const messagesRequestSchema = z
   .object({
-    // Message threads are refused as the API refuses what it cannot thread (threads.ts).
-    thread: z
-      .discriminatedUnion("type", [
-        z.object({ type: z.literal("create") }),
-        z.object({ type: z.literal("continue"), previous_message_id: z.string() }),
-      ])
-      .nullish(),
+    // With a store, edge/message-threads/ answers a thread; without one threads.ts refuses it.
+    thread: threadParam.nullish(),
     ...conversation,
     // Structured output: the reply is JSON valid for the schema (the same grammar path as OpenAI's
     // response_format). `effort` changes how much the model reasons.

@@ -1,8 +1,9 @@
-// Message threads (`thread`, beta message-threads-2026-08-12): the server keeps a conversation and
-// the client sends only the new turn. This server keeps none yet, so it answers as the API does for
-// a request it cannot thread — and the SDK (its tool runner) then carries on without a thread,
-// sending the whole conversation: `create` is a 400 `thread_unsupported_request`, `continue` a 404
-// `thread_not_found` (docs/contract.md, "Anthropic Messages").
+// Message threads (`thread`, beta message-threads-2026-08-12) on a server without a store (a
+// Worker without its D1 binding): no thread can be kept, so the server answers as the API does for
+// a request it cannot thread, and the SDK (its tool runner) carries on without a thread, sending
+// the whole conversation: `create` is a 400 `thread_unsupported_request`, `continue` a 404
+// `thread_not_found`. With a store, edge/message-threads/ keeps threads (docs/contract.md,
+// "Anthropic message threads").
 import { InvalidRequestError, NotFoundError } from "../../errors.js";
 
 export type ThreadField = { type: "create" } | { type: "continue"; previous_message_id: string };
