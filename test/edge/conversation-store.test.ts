@@ -2,60 +2,26 @@
 // workerd's D1 API) and SQLite on Node (better-sqlite3 in a temporary file). The tables come from
 // migrations/, applied as each runtime applies them.
 import Database from "better-sqlite3";
-import { Miniflare } from "miniflare";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeEach, describe, expect, it } from "vitest";
-import { MIGRATIONS_DIR, migrate, openSqliteStore } from "../../edge/node/sqlite-store.js";
-import { d1Store, type D1DatabaseLike } from "../../edge/store/d1.js";
+import { migrate, openSqliteStore } from "../../edge/node/sqlite-store.js";
 import { TurnConflictError, type ConversationStore } from "../../edge/store/store.js";
+import { storeDrivers } from "../support/store-drivers.js";
 
-/** The migrations' statements, as wrangler sends them to D1. */
-function migrationStatements(): string[] {
-  return readdirSync(MIGRATIONS_DIR)
-    .filter((name) => name.endsWith(".sql"))
-    .sort()
-    .flatMap((name) =>
-      readFileSync(join(MIGRATIONS_DIR, name), "utf8")
-        .split("\n")
-        .filter((line) => !line.trim().startsWith("--"))
-        .join("\n")
-        .split(";")
-        .map((s) => s.trim())
-        .filter((s) => s !== ""),
-    );
-}
-
-const dir = mkdtempSync(join(tmpdir(), "llm-edge-store-"));
-const cleanups: (() => Promise<void> | void)[] = [() => rmSync(dir, { recursive: true, force: true })];
-afterAll(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup();
-});
-
-let fresh = 0;
-const drivers: Record<string, () => Promise<ConversationStore>> = {
-  async d1() {
-    const mf = new Miniflare({ modules: true, script: "export default { fetch() { return new Response(null) } }", d1Databases: [`DB${++fresh}`] });
-    cleanups.push(() => mf.dispose());
-    const db = (await mf.getD1Database(`DB${fresh}`)) as unknown as D1DatabaseLike;
-    for (const statement of migrationStatements()) await db.prepare(statement).all();
-    return d1Store(db);
-  },
-  sqlite() {
-    const opened = openSqliteStore(join(dir, `store-${++fresh}.sqlite`));
-    cleanups.push(() => opened.close());
-    return Promise.resolve(opened.store);
-  },
-};
+const drivers = storeDrivers();
+afterAll(() => drivers.close());
+const dir = mkdtempSync(join(tmpdir(), "llm-edge-migrate-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const user = (content: string) => ({ role: "user", content });
 const assistant = (content: string) => ({ role: "assistant", content });
 
-describe.each(Object.keys(drivers))("the conversation store on %s", (name) => {
+describe.each(Object.keys(drivers.open))("the conversation store on %s", (name) => {
   let store: ConversationStore;
   beforeEach(async () => {
-    store = await (drivers[name] as () => Promise<ConversationStore>)();
+    store = await drivers.open[name as "d1" | "sqlite"]();
   }, 30_000);
 
   it("keeps turns in order, with their times and count", async () => {
@@ -121,10 +87,10 @@ describe.each(Object.keys(drivers))("the conversation store on %s", (name) => {
   });
 });
 
-describe.each(Object.keys(drivers))("stored responses on %s", (name) => {
+describe.each(Object.keys(drivers.open))("stored responses on %s", (name) => {
   let store: ConversationStore;
   beforeEach(async () => {
-    store = await (drivers[name] as () => Promise<ConversationStore>)();
+    store = await drivers.open[name as "d1" | "sqlite"]();
   }, 30_000);
 
   const input = { id: "msg_in1", type: "message", role: "user", content: [{ type: "input_text", text: "Hi" }] };
@@ -171,10 +137,10 @@ describe.each(Object.keys(drivers))("stored responses on %s", (name) => {
   });
 });
 
-describe.each(Object.keys(drivers))("message threads on %s", (name) => {
+describe.each(Object.keys(drivers.open))("message threads on %s", (name) => {
   let store: ConversationStore;
   beforeEach(async () => {
-    store = await (drivers[name] as () => Promise<ConversationStore>)();
+    store = await drivers.open[name as "d1" | "sqlite"]();
   }, 30_000);
 
   const fixed = { system: "Be brief.", tools: [{ name: "f", input_schema: { type: "object" } }] };
