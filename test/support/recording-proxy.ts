@@ -48,11 +48,16 @@ export function startRecordingProxy(target: string): Promise<RecordingProxy> {
       delete forwarded["content-length"];
       const init: RequestInit = { method: req.method ?? "GET", headers: forwarded };
       if (raw.length > 0) init.body = raw;
-      const response = await fetch(`${target}${req.url ?? "/"}`, init);
-      res.writeHead(response.status, Object.fromEntries(response.headers.entries()));
-      if (response.body === null) return res.end();
-      for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) res.write(chunk);
-      res.end();
+      try {
+        const response = await fetch(`${target}${req.url ?? "/"}`, init);
+        res.writeHead(response.status, Object.fromEntries(response.headers.entries()));
+        if (response.body === null) return res.end();
+        for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) res.write(chunk);
+        res.end();
+      } catch {
+        // The client went away (or the server did): so does the forwarded exchange.
+        res.destroy();
+      }
     });
   });
   return new Promise((resolve) => {
