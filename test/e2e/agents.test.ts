@@ -1,7 +1,7 @@
 // Claude Code and Codex CLI, unmodified, headless against the edge on Node and the `agent`
 // scripted model (gguf/models.ts): each exits 0 with the model's reply, on a plain prompt and on
 // a tool loop through one of its own tools (Claude Code's Read of a file in its private working
-// folder; Codex's get_goal). The recording proxy in front of the edge shows what arrives: the
+// folder; Codex's get_goal); under workerd (wrangler dev), the plain prompt of each. The recording proxy in front of the edge shows what arrives: the
 // agent's tool result goes back with the call's id. With RECORD_AGENT_FIXTURES=1 the requests are
 // saved, texts redacted, to test/fixtures/agents/ for the unit tests (test/edge/agent-fixtures.test.ts).
 import { mkdirSync, writeFileSync } from "node:fs";
@@ -10,6 +10,7 @@ import { ensureModels } from "../../gguf/models.js";
 import { AGENT_TIMEOUT_MS, ensureAgents, NOTES, runClaudeCode, runCodex, type AgentRun } from "../support/agents.js";
 import { startStack, type Stack } from "../support/edge.js";
 import { redact, startRecordingProxy, type RecordedRequest } from "../support/recording-proxy.js";
+import { startWrangler, type Wrangler } from "../support/wrangler.js";
 
 const RESULT = "Done, the tool call worked.";
 
@@ -17,7 +18,7 @@ function saveFixture(name: string, requests: readonly RecordedRequest[]): void {
   if (process.env["RECORD_AGENT_FIXTURES"] !== "1") return;
   const dir = new URL("../fixtures/agents/", import.meta.url);
   mkdirSync(dir, { recursive: true });
-  const redacted = requests.filter((r) => r.method === "POST").map((r) => ({ ...r, body: redact(r.body) }));
+  const redacted = requests.map(({ method, path, headers, body }) => ({ method, path, headers, body: redact(body) }));
   writeFileSync(new URL(`${name}.json`, dir), `${JSON.stringify(redacted, null, 2)}\n`);
 }
 
@@ -25,7 +26,10 @@ function saveFixture(name: string, requests: readonly RecordedRequest[]): void {
 async function recorded(target: string, agent: (url: string) => Promise<AgentRun>): Promise<{ run: AgentRun; posts: RecordedRequest[] }> {
   const proxy = await startRecordingProxy(target);
   const run = await agent(proxy.url).finally(() => proxy.close());
-  return { run, posts: proxy.requests.filter((r) => r.method === "POST") };
+  const posts = proxy.requests.filter((r) => r.method === "POST");
+  // Every request the agent made was answered (a retried one would show here as a second POST).
+  expect(posts.map((p) => p.status)).toEqual(posts.map(() => 200));
+  return { run, posts };
 }
 
 interface ClaudeResult {
@@ -116,4 +120,29 @@ describe("coding agents against the server (Node edge)", () => {
     expect([output?.type, output?.call_id]).toEqual(["function_call_output", call?.call_id]);
     expect(JSON.parse(output?.output ?? "")).toEqual({ goal: null, remainingTokens: null, completionBudgetReport: null });
   }, AGENT_TIMEOUT_MS + 10_000);
+
+  describe("under workerd (wrangler dev), the same sidecar", () => {
+    let wrangler: Wrangler;
+    beforeAll(async () => {
+      wrangler = await startWrangler({ SIDECAR_URL: stack.sidecar.url });
+    }, 90_000);
+    afterAll(async () => {
+      await wrangler?.stop();
+    });
+
+    it("Claude Code: a plain prompt gets the model's reply", async () => {
+      const { run, posts } = await recorded(wrangler.url, (url) => runClaudeCode(url, "Say hi"));
+      expect(run.code, run.stderr).toBe(0);
+      const result = JSON.parse(run.stdout) as ClaudeResult;
+      expect([result.is_error, result.result, result.num_turns]).toEqual([false, "Hi there", 1]);
+      expect(posts.map((p) => p.path), wrangler.output().slice(-4000)).toEqual(["/v1/messages?beta=true"]);
+    }, AGENT_TIMEOUT_MS + 10_000);
+
+    it("Codex CLI: a plain prompt gets the model's reply", async () => {
+      const { run, posts } = await recorded(wrangler.url, (url) => runCodex(url, "Say hi"));
+      expect(run.code, run.stderr).toBe(0);
+      expect(lastLine(run.stdout)).toBe("Hi there");
+      expect(posts.map((p) => p.path), wrangler.output().slice(-4000)).toEqual(["/v1/responses"]);
+    }, AGENT_TIMEOUT_MS + 10_000);
+  });
 });

@@ -11,17 +11,20 @@ import { finish, start, token } from "../support/fake-sidecar.js";
 import type { RecordedRequest } from "../support/recording-proxy.js";
 import { readEvents, type ParsedEvent } from "../support/sse.js";
 
-function fixture(name: string): RecordedRequest[] {
-  return JSON.parse(readFileSync(new URL(`../fixtures/agents/${name}.json`, import.meta.url), "utf8")) as RecordedRequest[];
+/** A recorded request as saved (its answer's status is not kept). */
+type Fixture = Omit<RecordedRequest, "status">;
+
+function fixture(name: string): Fixture[] {
+  return JSON.parse(readFileSync(new URL(`../fixtures/agents/${name}.json`, import.meta.url), "utf8")) as Fixture[];
 }
 
-const cases = (...names: string[]): (readonly [string, number, RecordedRequest])[] =>
+const cases = (...names: string[]): (readonly [string, number, Fixture])[] =>
   names.flatMap((name) => fixture(name).map((r, i) => [name, i, r] as const));
 
 /** The model thinks, then answers: what each agent gets back. */
 const REPLY = [start(), token("", { reasoning: "Checking." }), token("Hi there"), finish("stop", { completionTokens: 2, reasoningTokens: 1 })];
 
-async function replay(recorded: RecordedRequest): Promise<{ chat: Chat; events: ParsedEvent[] }> {
+async function replay(recorded: Fixture): Promise<{ chat: Chat; events: ParsedEvent[] }> {
   const { app, sidecar } = testApp(REPLY);
   const response = await post(app, recorded.path, recorded.body, { headers: recorded.headers });
   expect(response.status).toBe(200);
@@ -69,7 +72,7 @@ describe("Claude Code's requests", () => {
     const body = second?.body as ClaudeBody;
     const call = (body.messages.at(-2)?.content as ClaudeBlock[])[0];
     const result = (body.messages.at(-1)?.content as ClaudeBlock[])[0];
-    const { chat } = await replay(second as RecordedRequest);
+    const { chat } = await replay(second as Fixture);
     const [assistant, tool] = chat.messages.slice(-2);
     expect(assistant?.role).toBe(Role.ASSISTANT);
     expect(assistant?.toolCalls.map((c) => [c.id, c.name, JSON.parse(c.arguments)])).toEqual([[call?.id, "Read", call?.input]]);
@@ -116,7 +119,7 @@ describe("Codex CLI's requests", () => {
   it("the tool loop's second request carries the get_goal call and its output, with the call's id", async () => {
     const [, second] = fixture("codex-tools");
     const [call, output] = (second?.body as CodexBody).input.slice(-2);
-    const { chat } = await replay(second as RecordedRequest);
+    const { chat } = await replay(second as Fixture);
     const [assistant, tool] = chat.messages.slice(-2);
     expect(assistant?.toolCalls.map((c) => [c.id, c.name, c.arguments])).toEqual([[call?.call_id, "get_goal", "{}"]]);
     expect([tool?.role, tool?.toolCallId, tool?.content]).toEqual([Role.TOOL, call?.call_id, output?.output]);

@@ -35,8 +35,12 @@ export interface AgentRun {
   readonly stderr: string;
 }
 
-/** Every CLI run's bound: a run that hangs is killed, and its test fails on the exit code. */
-export const AGENT_TIMEOUT_MS = 90_000;
+/**
+ * Every CLI run's bound: a run that hangs is killed, and its test fails on the exit code. A run
+ * takes 15–40 s on 2 idle cores (a cold 44,000-token prompt is most of it); the bound leaves room
+ * for a loaded machine.
+ */
+export const AGENT_TIMEOUT_MS = 180_000;
 
 /**
  * No network but the server: every other connection goes to a proxy on a closed port of
