@@ -7,7 +7,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ensureModels } from "../../gguf/models.js";
-import { AGENT_TIMEOUT_MS, ensureAgents, NOTES, runClaudeCode, runCodex, type AgentRun } from "../support/agents.js";
+import { AGENT_TIMEOUT_MS, agentDirs, ensureAgents, NOTES, runClaudeCode, runCodex, type AgentDirs, type AgentRun } from "../support/agents.js";
 import { startStack, type Stack } from "../support/edge.js";
 import { redact, startRecordingProxy, type RecordedRequest } from "../support/recording-proxy.js";
 import { startWrangler, type Wrangler } from "../support/wrangler.js";
@@ -62,7 +62,11 @@ const lastLine = (stdout: string): string | undefined => stdout.trim().split("\n
 
 describe("coding agents against the server (Node edge)", () => {
   let stack: Stack;
+  // One private home and working folder per CLI for all its runs, as a user has.
+  let claude: AgentDirs;
+  let codex: AgentDirs;
   beforeAll(async () => {
+    [claude, codex] = [agentDirs(), agentDirs()];
     ensureAgents();
     const { agent } = await ensureModels("models", ["agent"]);
     stack = await startStack({ model: agent, contextSize: "auto", sequences: 2, threads: 2 });
@@ -72,7 +76,7 @@ describe("coding agents against the server (Node edge)", () => {
   });
 
   it("Claude Code (claude -p): a plain prompt gets the model's reply, its system message inside messages accepted", async () => {
-    const { run, posts } = await recorded(stack.edge.url, (url) => runClaudeCode(url, "Say hi"));
+    const { run, posts } = await recorded(stack.edge.url, (url) => runClaudeCode(url, "Say hi", claude));
     saveFixture("claude-code", posts);
     expect(run.code, run.stderr).toBe(0);
     const result = JSON.parse(run.stdout) as ClaudeResult;
@@ -83,7 +87,7 @@ describe("coding agents against the server (Node edge)", () => {
   }, AGENT_TIMEOUT_MS + 10_000);
 
   it("Claude Code: a tool loop — the model calls Read, Claude Code reads the file and sends the result back, the model answers", async () => {
-    const { run, posts } = await recorded(stack.edge.url, (url) => runClaudeCode(url, "Read notes.txt"));
+    const { run, posts } = await recorded(stack.edge.url, (url) => runClaudeCode(url, "Read notes.txt", claude));
     saveFixture("claude-code-tools", posts);
     expect(run.code, run.stderr).toBe(0);
     const result = JSON.parse(run.stdout) as ClaudeResult;
@@ -100,7 +104,7 @@ describe("coding agents against the server (Node edge)", () => {
   }, AGENT_TIMEOUT_MS + 10_000);
 
   it("Codex CLI (codex exec): a plain prompt gets the model's reply", async () => {
-    const { run, posts } = await recorded(stack.edge.url, (url) => runCodex(url, "Say hi"));
+    const { run, posts } = await recorded(stack.edge.url, (url) => runCodex(url, "Say hi", codex));
     saveFixture("codex", posts);
     expect(run.code, run.stderr).toBe(0);
     expect(lastLine(run.stdout)).toBe("Hi there");
@@ -108,7 +112,7 @@ describe("coding agents against the server (Node edge)", () => {
   }, AGENT_TIMEOUT_MS + 10_000);
 
   it("Codex CLI: a tool loop — the model calls get_goal, Codex runs it and sends the output back, the model answers", async () => {
-    const { run, posts } = await recorded(stack.edge.url, (url) => runCodex(url, "What is the current goal?"));
+    const { run, posts } = await recorded(stack.edge.url, (url) => runCodex(url, "What is the current goal?", codex));
     saveFixture("codex-tools", posts);
     expect(run.code, run.stderr).toBe(0);
     expect(lastLine(run.stdout)).toBe(RESULT);
@@ -131,7 +135,7 @@ describe("coding agents against the server (Node edge)", () => {
     });
 
     it("Claude Code: a plain prompt gets the model's reply", async () => {
-      const { run, posts } = await recorded(wrangler.url, (url) => runClaudeCode(url, "Say hi"));
+      const { run, posts } = await recorded(wrangler.url, (url) => runClaudeCode(url, "Say hi", claude));
       expect(run.code, run.stderr).toBe(0);
       const result = JSON.parse(run.stdout) as ClaudeResult;
       expect([result.is_error, result.result, result.num_turns]).toEqual([false, "Hi there", 1]);
@@ -139,7 +143,7 @@ describe("coding agents against the server (Node edge)", () => {
     }, AGENT_TIMEOUT_MS + 10_000);
 
     it("Codex CLI: a plain prompt gets the model's reply", async () => {
-      const { run, posts } = await recorded(wrangler.url, (url) => runCodex(url, "Say hi"));
+      const { run, posts } = await recorded(wrangler.url, (url) => runCodex(url, "Say hi", codex));
       expect(run.code, run.stderr).toBe(0);
       expect(lastLine(run.stdout)).toBe("Hi there");
       expect(posts.map((p) => p.path), wrangler.output().slice(-4000)).toEqual(["/v1/responses"]);

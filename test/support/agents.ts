@@ -72,22 +72,29 @@ function run(command: string, args: readonly string[], env: Record<string, strin
   });
 }
 
-/** What `notes.txt` holds in each run's private working folder (the agent model reads it with Claude Code's Read). */
+/** What `notes.txt` holds in the private working folder (the agent model reads it with Claude Code's Read). */
 export const NOTES = "The meeting moved to Friday.\n";
 
-function workdir(): string {
-  const dir = mkdtempSync(join(tmpdir(), "agent-work-"));
-  writeFileSync(join(dir, "notes.txt"), NOTES);
-  return dir;
+/** A private home and working folder (holding `notes.txt`) for an agent's runs. */
+export interface AgentDirs {
+  readonly home: string;
+  readonly work: string;
+}
+
+export function agentDirs(): AgentDirs {
+  const home = mkdtempSync(join(tmpdir(), "agent-home-"));
+  const work = mkdtempSync(join(tmpdir(), "agent-work-"));
+  writeFileSync(join(work, "notes.txt"), NOTES);
+  return { home, work };
 }
 
 /**
- * `claude -p <prompt> --output-format json` against an Anthropic base URL, in a private working
- * folder, in the default permission mode: as root Claude Code refuses to skip permissions, and
- * reading a file of the working folder needs no permission.
+ * `claude -p <prompt> --output-format json` against an Anthropic base URL, in the default
+ * permission mode: as root Claude Code refuses to skip permissions, and reading a file of the
+ * working folder needs none. Runs that share their folders share their prompt's prefix (the
+ * system prompt names the home and the working folder), which the server's prefix cache keeps.
  */
-export function runClaudeCode(baseUrl: string, prompt: string, model = "agent"): Promise<AgentRun> {
-  const home = mkdtempSync(join(tmpdir(), "claude-home-"));
+export function runClaudeCode(baseUrl: string, prompt: string, { home, work }: AgentDirs = agentDirs(), model = "agent"): Promise<AgentRun> {
   return run("claude", ["-p", prompt, "--output-format", "json", "--model", model], {
     HOME: home,
     ANTHROPIC_BASE_URL: baseUrl,
@@ -97,7 +104,10 @@ export function runClaudeCode(baseUrl: string, prompt: string, model = "agent"):
     DISABLE_ERROR_REPORTING: "1",
     DISABLE_BUG_COMMAND: "1",
     CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
-  }, workdir());
+    // No per-prompt attribution block at the head of the system prompt: the prompt prefix then
+    // stays the same from one session to the next, and the server's prefix cache takes it.
+    CLAUDE_CODE_ATTRIBUTION_HEADER: "0",
+  }, work);
 }
 
 /** Codex's config.toml: the server as a Responses provider, analytics, feedback and update checks off. */
@@ -122,8 +132,7 @@ export function codexConfig(baseUrl: string, model: string): string {
 }
 
 /** `codex exec <prompt>` with a custom model provider whose base_url is the server's /v1, in a private working folder. */
-export function runCodex(baseUrl: string, prompt: string, model = "agent"): Promise<AgentRun> {
-  const home = mkdtempSync(join(tmpdir(), "codex-home-"));
+export function runCodex(baseUrl: string, prompt: string, { home, work }: AgentDirs = agentDirs(), model = "agent"): Promise<AgentRun> {
   writeFileSync(join(home, "config.toml"), codexConfig(baseUrl, model));
-  return run("codex", ["exec", "--skip-git-repo-check", prompt], { HOME: home, CODEX_HOME: home, LOCAL_API_KEY: "sk-local-agent" }, workdir());
+  return run("codex", ["exec", "--skip-git-repo-check", prompt], { HOME: home, CODEX_HOME: home, LOCAL_API_KEY: "sk-local-agent" }, work);
 }
