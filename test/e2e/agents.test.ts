@@ -4,7 +4,7 @@
 // folder; Codex's get_goal); under workerd (wrangler dev), the plain prompt of each. The recording proxy in front of the edge shows what arrives: the
 // agent's tool result goes back with the call's id. With RECORD_AGENT_FIXTURES=1 the requests are
 // saved, texts redacted, to test/fixtures/agents/ for the unit tests (test/edge/agent-fixtures.test.ts).
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ensureModels } from "../../gguf/models.js";
 import { AGENT_TIMEOUT_MS, agentDirs, ensureAgents, NOTES, runClaudeCode, runCodex, type AgentDirs, type AgentRun } from "../support/agents.js";
@@ -73,6 +73,7 @@ describe("coding agents against the server (Node edge)", () => {
   }, 600_000);
   afterAll(async () => {
     await stack?.stop();
+    for (const dirs of [claude, codex]) for (const dir of Object.values(dirs ?? {})) rmSync(dir, { recursive: true, force: true });
   });
 
   it("Claude Code (claude -p): a plain prompt gets the model's reply, its system message inside messages accepted", async () => {
