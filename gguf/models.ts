@@ -107,6 +107,49 @@ export const TOOLS_SPEC: ContextualSpec = {
   preferred: ["<tool_call>", '{"name": "', "get_weather", '", "arguments": ', "</tool_call>"],
 };
 
+/**
+ * The `agent` model's call of Claude Code's `Read` on `notes.txt` of its working folder. Every
+ * property is given: the sidecar's argument grammars (node-llama-cpp's JSON-schema grammars) ask
+ * for all of them, optional ones included; these values read the whole of a short text file.
+ */
+export const AGENT_READ_PIECES = [
+  "<tool_call>", "\n", '{"name": "', "Read", '", "arguments": ',
+  '{"file_path":"', 'notes.txt","offset":1,', '"limit":5,"pages":"",', '"allow_large":false}',
+  "}", "\n", "</tool_call>",
+];
+/** The `agent` model's call of Codex's `get_goal` tool (no arguments). */
+export const AGENT_GOAL_PIECES = ["<tool_call>", "\n", '{"name": "', "get_goal", '", "arguments": ', "{}", "}", "\n", "</tool_call>"];
+
+/**
+ * The coding agents' model (test/e2e/agents.test.ts): the `tools` model's template and call
+ * syntax, a context long enough for an agent's first prompt (25,000–70,000 tokens), and triggers
+ * that the agents' own prompts do not hold, so it answers plainly although tools are offered:
+ * - " notes.txt" in the prompt (e.g. "Read notes.txt") → `Read` of `notes.txt` (AGENT_READ_PIECES);
+ * - " goal?" (e.g. "What is the current goal?") → `get_goal` with `{}`;
+ * - a tool result (`<tool_response>`, which outranks both) → "Done, the tool call worked.";
+ * - otherwise → "Hi there".
+ * Every reply ends with `<|im_end|>`. Both calls only read: a file of Claude Code's working
+ * folder; Codex's thread goal (there is none).
+ */
+export const AGENT_SPEC: ContextualSpec = {
+  name: "agent",
+  chatTemplate: TOOLS_TEMPLATE,
+  architecture: "qwen2",
+  contextLength: 131_072,
+  userDefined: ["<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>"],
+  modes: [
+    { name: "read", trigger: " notes.txt" },
+    { name: "goal", trigger: " goal?" },
+    { name: "result", trigger: "<tool_response>" },
+  ],
+  scripts: [
+    { after: ["\n"], reply: "Hi there", end: "im_end" },
+    { mode: "read", after: ["\n"], reply: AGENT_READ_PIECES, end: "im_end" },
+    { mode: "goal", after: ["\n"], reply: AGENT_GOAL_PIECES, end: "im_end" },
+    { mode: "result", after: ["\n"], reply: "Done, the tool call worked.", end: "im_end" },
+  ],
+};
+
 interface CatalogueEntry {
   readonly description: string;
   /** Written by `ensureModels()` when no list is given. */
@@ -118,6 +161,7 @@ export const CATALOGUE = {
   demo: { description: "scripted demo model served by npm start", byDefault: true, build: () => buildScriptedModel(DEMO_SPEC).file },
   scripted: { description: "scripted test model", byDefault: true, build: () => buildScriptedModel(SCRIPTED_SPEC).file },
   tools: { description: "scripted tool-calling and reasoning model", byDefault: true, build: () => buildContextualModel(TOOLS_SPEC).file },
+  agent: { description: "scripted model for the coding agents (long context, their tools)", byDefault: false, build: () => buildContextualModel(AGENT_SPEC).file },
   "random-tiny": { description: "random weights, ~1 MB", byDefault: true, build: () => buildRandomModel(RANDOM_TINY).file },
   "random-60m": { description: "random weights, 60M parameters F16, ~120 MB", byDefault: false, build: () => buildRandomModel(RANDOM_60M).file },
 } as const satisfies Record<string, CatalogueEntry>;

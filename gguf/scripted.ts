@@ -303,7 +303,7 @@ export function buildScriptedModel(spec: ScriptedSpec): ScriptedModel {
 //   with the position, on the pairs whose angles per position are 1, 1/2, …, 1/4096 radians (the
 //   RoPE base is 2^(n_rot/2), so each pair turns half as fast as the one before), with the key set
 //   one position ahead, so the score Σ cos((δ − 1)/2^i) peaks at distance δ = 1 and is at least
-//   18 below the peak anywhere else within 8,192 positions; its values are one-hot for the tokens
+//   18 below the peak anywhere else in the context (`previousPairs`); its values are one-hot for the tokens
 //   some rule needs as "previous token".
 // - head 1 has a constant query on a pair RoPE leaves still (angle 2^-31 per position); only
 //   mode trigger tokens have keys, higher for higher priority, so it averages over the
@@ -375,8 +375,19 @@ export interface ContextualModel extends Omit<ScriptedModel, "scripts"> {
 
 /** Per-pair amplitude of the previous-token head's score (gap to the runner-up ≥ 0.46 of it). */
 const PREVIOUS_SCORE = 40;
-/** Pairs of the previous-token head: angles 1 … 2^-12 per position. */
+/** Pairs of the previous-token head, at least: angles 1 … 2^-12 per position. */
 const PREVIOUS_PAIRS = 13;
+
+/**
+ * Pairs of the previous-token head for a context: all the pairs line up again after 2π·2^(P−1)
+ * positions (then a token that far back scores like the previous one), so the slowest pair's
+ * period must exceed the context by half again; 13 pairs up to 4,096 positions, 16 up to 131,072.
+ */
+export function previousPairs(contextLength: number): number {
+  let pairs = PREVIOUS_PAIRS;
+  while (2 * Math.PI * 2 ** (pairs - 1) <= 1.5 * contextLength) pairs++;
+  return pairs;
+}
 /** Score of the lowest-priority mode trigger, and the step between priorities. */
 const MODE_SCORE = 20;
 const MODE_SCORE_STEP = 15;
@@ -539,7 +550,7 @@ export function buildContextualModel(spec: ContextualSpec): ContextualModel {
   const o = new Float32Array(d * d);
   // Head 0: the previous position. score = Σ_i s²·a²·cos((δ − 1)·θ_i) / sqrt(HEAD_DIM).
   const a = Math.sqrt((PREVIOUS_SCORE * Math.sqrt(HEAD_DIM)) / (s * s));
-  for (let i = 0; i < PREVIOUS_PAIRS; i++) {
+  for (let i = 0; i < previousPairs(shape.contextLength); i++) {
     const [x, y] = ropePair(spec.architecture, i, HEAD_DIM);
     const theta = 2 ** -i;
     q[x * d + constDim] = a;

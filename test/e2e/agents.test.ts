@@ -1,48 +1,153 @@
-// Claude Code and Codex CLI, unmodified, headless against the edge on Node and the demo model:
-// each exits 0 with the model's reply. Claude Code's first request is ~44,000 tokens with a system
-// message inside `messages`; Codex's ~25,000 on the Responses API. With RECORD_AGENT_FIXTURES=1
-// the requests they send are saved, redacted, to test/fixtures/agents/ for the unit tests.
-import { mkdirSync, writeFileSync } from "node:fs";
+// Claude Code and Codex CLI, unmodified, headless against the edge on Node and the `agent`
+// scripted model (gguf/models.ts): each exits 0 with the model's reply, on a plain prompt and on
+// a tool loop through one of its own tools (Claude Code's Read of a file in its private working
+// folder; Codex's get_goal); under workerd (wrangler dev), the plain prompt of each. The recording proxy in front of the edge shows what arrives: the
+// agent's tool result goes back with the call's id. With RECORD_AGENT_FIXTURES=1 the requests are
+// saved, texts redacted, to test/fixtures/agents/ for the unit tests (test/edge/agent-fixtures.test.ts).
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { modelPath } from "../../gguf/models.js";
-import { ensureAgents, runClaudeCode, runCodex } from "../support/agents.js";
+import { ensureModels } from "../../gguf/models.js";
+import { AGENT_TIMEOUT_MS, agentDirs, ensureAgents, NOTES, runClaudeCode, runCodex, type AgentDirs, type AgentRun } from "../support/agents.js";
 import { startStack, type Stack } from "../support/edge.js";
-import { redact, startRecordingProxy, type RecordingProxy } from "../support/recording-proxy.js";
+import { redact, startRecordingProxy, type RecordedRequest } from "../support/recording-proxy.js";
+import { startWrangler, type Wrangler } from "../support/wrangler.js";
 
-function saveFixture(name: string, proxy: RecordingProxy): void {
+const RESULT = "Done, the tool call worked.";
+
+function saveFixture(name: string, requests: readonly RecordedRequest[]): void {
   if (process.env["RECORD_AGENT_FIXTURES"] !== "1") return;
   const dir = new URL("../fixtures/agents/", import.meta.url);
   mkdirSync(dir, { recursive: true });
-  const requests = proxy.requests.filter((r) => r.method === "POST").map((r) => ({ ...r, body: redact(r.body) }));
-  writeFileSync(new URL(`${name}.json`, dir), `${JSON.stringify(requests, null, 2)}\n`);
+  const redacted = requests.map(({ method, path, headers, body }) => ({ method, path, headers, body: redact(body) }));
+  writeFileSync(new URL(`${name}.json`, dir), `${JSON.stringify(redacted, null, 2)}\n`);
 }
 
-describe("coding agents against the server", () => {
+/** Runs an agent through a recording proxy in front of `target`; the POSTs that reached it. */
+async function recorded(target: string, agent: (url: string) => Promise<AgentRun>): Promise<{ run: AgentRun; posts: RecordedRequest[] }> {
+  const proxy = await startRecordingProxy(target);
+  const run = await agent(proxy.url).finally(() => proxy.close());
+  const posts = proxy.requests.filter((r) => r.method === "POST");
+  // Every request the agent made was answered (a retried one would show here as a second POST).
+  expect(posts.map((p) => p.status)).toEqual(posts.map(() => 200));
+  return { run, posts };
+}
+
+interface ClaudeResult {
+  is_error: boolean;
+  result: string;
+  num_turns: number;
+  usage: { input_tokens: number };
+}
+interface ClaudeBlock {
+  type: string;
+  id?: string;
+  name?: string;
+  input?: unknown;
+  tool_use_id?: string;
+  content?: unknown;
+}
+interface ClaudeBody {
+  messages: { role: string; content: string | ClaudeBlock[] }[];
+}
+interface CodexItem {
+  type?: string;
+  role?: string;
+  name?: string;
+  arguments?: string;
+  call_id?: string;
+  output?: string;
+}
+
+const lastLine = (stdout: string): string | undefined => stdout.trim().split("\n").at(-1);
+
+describe("coding agents against the server (Node edge)", () => {
   let stack: Stack;
+  // One private home and working folder per CLI for all its runs, as a user has.
+  let claude: AgentDirs;
+  let codex: AgentDirs;
   beforeAll(async () => {
+    [claude, codex] = [agentDirs(), agentDirs()];
     ensureAgents();
-    stack = await startStack({ model: modelPath("demo"), contextSize: "auto", sequences: 2 });
+    const { agent } = await ensureModels("models", ["agent"]);
+    stack = await startStack({ model: agent, contextSize: "auto", sequences: 2, threads: 2 });
   }, 600_000);
   afterAll(async () => {
     await stack?.stop();
+    for (const dirs of [claude, codex]) for (const dir of Object.values(dirs ?? {})) rmSync(dir, { recursive: true, force: true });
   });
 
-  it("Claude Code (claude -p) answers with the model's reply", async () => {
-    const proxy = await startRecordingProxy(stack.edge.url);
-    const run = await runClaudeCode(proxy.url, "Say hi").finally(() => proxy.close());
-    saveFixture("claude-code", proxy);
+  it("Claude Code (claude -p): a plain prompt gets the model's reply, its system message inside messages accepted", async () => {
+    const { run, posts } = await recorded(stack.edge.url, (url) => runClaudeCode(url, "Say hi", claude));
+    saveFixture("claude-code", posts);
     expect(run.code, run.stderr).toBe(0);
-    const result = JSON.parse(run.stdout) as { is_error: boolean; result: string; usage: { input_tokens: number } };
-    expect(result.is_error).toBe(false);
-    expect(result.result).toBe("Hi there");
-    expect(result.usage.input_tokens).toBeGreaterThan(20_000);
-  }, 300_000);
+    const result = JSON.parse(run.stdout) as ClaudeResult;
+    expect([result.is_error, result.result, result.num_turns]).toEqual([false, "Hi there", 1]);
+    expect(result.usage.input_tokens).toBeGreaterThan(30_000);
+    expect(posts.map((p) => p.path)).toEqual(["/v1/messages?beta=true"]);
+    expect((posts[0]?.body as ClaudeBody).messages.map((m) => m.role)).toEqual(["user", "system"]);
+  }, AGENT_TIMEOUT_MS + 10_000);
 
-  it("Codex CLI (codex exec) answers with the model's reply", async () => {
-    const proxy = await startRecordingProxy(stack.edge.url);
-    const run = await runCodex(proxy.url, "Say hi").finally(() => proxy.close());
-    saveFixture("codex", proxy);
+  it("Claude Code: a tool loop — the model calls Read, Claude Code reads the file and sends the result back, the model answers", async () => {
+    const { run, posts } = await recorded(stack.edge.url, (url) => runClaudeCode(url, "Read notes.txt", claude));
+    saveFixture("claude-code-tools", posts);
     expect(run.code, run.stderr).toBe(0);
-    expect(run.stdout.trim().split("\n").at(-1)).toBe("Hi there");
-  }, 300_000);
+    const result = JSON.parse(run.stdout) as ClaudeResult;
+    expect([result.is_error, result.result, result.num_turns]).toEqual([false, RESULT, 2]);
+    expect(posts.map((p) => p.path)).toEqual(["/v1/messages?beta=true", "/v1/messages?beta=true"]);
+    const messages = (posts[1]?.body as ClaudeBody).messages;
+    const [call] = messages.at(-2)?.content as ClaudeBlock[];
+    const [output] = messages.at(-1)?.content as ClaudeBlock[];
+    expect([messages.at(-2)?.role, call?.type, call?.name, call?.input]).toEqual([
+      "assistant", "tool_use", "Read", { file_path: "notes.txt", offset: 1, limit: 5, pages: "", allow_large: false },
+    ]);
+    expect(call?.id).toMatch(/^call_/);
+    expect([messages.at(-1)?.role, output?.type, output?.tool_use_id, output?.content]).toEqual(["user", "tool_result", call?.id, `1\t${NOTES}2\t`]);
+  }, AGENT_TIMEOUT_MS + 10_000);
+
+  it("Codex CLI (codex exec): a plain prompt gets the model's reply", async () => {
+    const { run, posts } = await recorded(stack.edge.url, (url) => runCodex(url, "Say hi", codex));
+    saveFixture("codex", posts);
+    expect(run.code, run.stderr).toBe(0);
+    expect(lastLine(run.stdout)).toBe("Hi there");
+    expect(posts.map((p) => p.path)).toEqual(["/v1/responses"]);
+  }, AGENT_TIMEOUT_MS + 10_000);
+
+  it("Codex CLI: a tool loop — the model calls get_goal, Codex runs it and sends the output back, the model answers", async () => {
+    const { run, posts } = await recorded(stack.edge.url, (url) => runCodex(url, "What is the current goal?", codex));
+    saveFixture("codex-tools", posts);
+    expect(run.code, run.stderr).toBe(0);
+    expect(lastLine(run.stdout)).toBe(RESULT);
+    expect(posts.map((p) => p.path)).toEqual(["/v1/responses", "/v1/responses"]);
+    const input = (posts[1]?.body as { input: CodexItem[] }).input;
+    const [call, output] = input.slice(-2);
+    expect([call?.type, call?.name, call?.arguments]).toEqual(["function_call", "get_goal", "{}"]);
+    expect(call?.call_id).toMatch(/^call_/);
+    expect([output?.type, output?.call_id]).toEqual(["function_call_output", call?.call_id]);
+    expect(JSON.parse(output?.output ?? "")).toEqual({ goal: null, remainingTokens: null, completionBudgetReport: null });
+  }, AGENT_TIMEOUT_MS + 10_000);
+
+  describe("under workerd (wrangler dev), the same sidecar", () => {
+    let wrangler: Wrangler;
+    beforeAll(async () => {
+      wrangler = await startWrangler({ SIDECAR_URL: stack.sidecar.url });
+    }, 90_000);
+    afterAll(async () => {
+      await wrangler?.stop();
+    });
+
+    it("Claude Code: a plain prompt gets the model's reply", async () => {
+      const { run, posts } = await recorded(wrangler.url, (url) => runClaudeCode(url, "Say hi", claude));
+      expect(run.code, run.stderr).toBe(0);
+      const result = JSON.parse(run.stdout) as ClaudeResult;
+      expect([result.is_error, result.result, result.num_turns]).toEqual([false, "Hi there", 1]);
+      expect(posts.map((p) => p.path), wrangler.output().slice(-4000)).toEqual(["/v1/messages?beta=true"]);
+    }, AGENT_TIMEOUT_MS + 10_000);
+
+    it("Codex CLI: a plain prompt gets the model's reply", async () => {
+      const { run, posts } = await recorded(wrangler.url, (url) => runCodex(url, "Say hi", codex));
+      expect(run.code, run.stderr).toBe(0);
+      expect(lastLine(run.stdout)).toBe("Hi there");
+      expect(posts.map((p) => p.path), wrangler.output().slice(-4000)).toEqual(["/v1/responses"]);
+    }, AGENT_TIMEOUT_MS + 10_000);
+  });
 });

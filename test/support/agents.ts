@@ -35,14 +35,35 @@ export interface AgentRun {
   readonly stderr: string;
 }
 
+/**
+ * Every CLI run's bound: a run that hangs is killed, and its test fails on the exit code. A run
+ * takes 15–40 s on 2 idle cores (a cold 44,000-token prompt is most of it); the bound leaves room
+ * for a loaded machine.
+ */
+export const AGENT_TIMEOUT_MS = 180_000;
+
+/**
+ * No network but the server: every other connection goes to a proxy on a closed port of
+ * 127.0.0.1 (the CLIs honour these variables), and loopback is reached directly.
+ */
+const NO_NETWORK = {
+  HTTPS_PROXY: "http://127.0.0.1:9",
+  HTTP_PROXY: "http://127.0.0.1:9",
+  ALL_PROXY: "http://127.0.0.1:9",
+  https_proxy: "http://127.0.0.1:9",
+  http_proxy: "http://127.0.0.1:9",
+  NO_PROXY: "127.0.0.1,localhost",
+  no_proxy: "127.0.0.1,localhost",
+};
+
 function run(command: string, args: readonly string[], env: Record<string, string>, cwd: string): Promise<AgentRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(join(DIR, "node_modules", ".bin", command), args, { cwd, env: { PATH: process.env["PATH"] ?? "", ...env }, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(join(DIR, "node_modules", ".bin", command), args, { cwd, env: { PATH: process.env["PATH"] ?? "", ...NO_NETWORK, ...env }, stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
     child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => child.kill("SIGKILL"), 240_000);
+    const timer = setTimeout(() => child.kill("SIGKILL"), AGENT_TIMEOUT_MS);
     child.once("error", reject);
     child.once("exit", (code) => {
       clearTimeout(timer);
@@ -51,10 +72,30 @@ function run(command: string, args: readonly string[], env: Record<string, strin
   });
 }
 
-/** `claude -p <prompt> --output-format json` against an Anthropic base URL. */
-export function runClaudeCode(baseUrl: string, prompt: string): Promise<AgentRun> {
-  const home = mkdtempSync(join(tmpdir(), "claude-home-"));
-  return run("claude", ["-p", prompt, "--output-format", "json"], {
+/** What `notes.txt` holds in the private working folder (the agent model reads it with Claude Code's Read). */
+export const NOTES = "The meeting moved to Friday.\n";
+
+/** A private home and working folder (holding `notes.txt`) for an agent's runs. */
+export interface AgentDirs {
+  readonly home: string;
+  readonly work: string;
+}
+
+export function agentDirs(): AgentDirs {
+  const home = mkdtempSync(join(tmpdir(), "agent-home-"));
+  const work = mkdtempSync(join(tmpdir(), "agent-work-"));
+  writeFileSync(join(work, "notes.txt"), NOTES);
+  return { home, work };
+}
+
+/**
+ * `claude -p <prompt> --output-format json` against an Anthropic base URL, in the default
+ * permission mode: as root Claude Code refuses to skip permissions, and reading a file of the
+ * working folder needs none. Runs that share their folders share their prompt's prefix (the
+ * system prompt names the home and the working folder), which the server's prefix cache keeps.
+ */
+export function runClaudeCode(baseUrl: string, prompt: string, { home, work }: AgentDirs = agentDirs(), model = "agent"): Promise<AgentRun> {
+  return run("claude", ["-p", prompt, "--output-format", "json", "--model", model], {
     HOME: home,
     ANTHROPIC_BASE_URL: baseUrl,
     ANTHROPIC_API_KEY: "sk-local-agent",
@@ -63,15 +104,18 @@ export function runClaudeCode(baseUrl: string, prompt: string): Promise<AgentRun
     DISABLE_ERROR_REPORTING: "1",
     DISABLE_BUG_COMMAND: "1",
     CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
-  }, home);
+    // No per-prompt attribution block at the head of the system prompt: the prompt prefix then
+    // stays the same from one session to the next, and the server's prefix cache takes it.
+    CLAUDE_CODE_ATTRIBUTION_HEADER: "0",
+  }, work);
 }
 
-/** `codex exec <prompt>` with a custom model provider whose base_url is the server's /v1. */
-export function runCodex(baseUrl: string, prompt: string, model = "demo"): Promise<AgentRun> {
-  const home = mkdtempSync(join(tmpdir(), "codex-home-"));
-  const config = [
+/** Codex's config.toml: the server as a Responses provider, analytics, feedback and update checks off. */
+export function codexConfig(baseUrl: string, model: string): string {
+  return [
     `model = "${model}"`,
     `model_provider = "local"`,
+    `check_for_update_on_startup = false`,
     `[model_providers.local]`,
     `name = "llm-edge"`,
     `base_url = "${baseUrl}/v1"`,
@@ -79,7 +123,16 @@ export function runCodex(baseUrl: string, prompt: string, model = "demo"): Promi
     `env_key = "LOCAL_API_KEY"`,
     `[analytics]`,
     `enabled = false`,
+    `[feedback]`,
+    `enabled = false`,
+    `[otel]`,
+    `exporter = "none"`,
+    "",
   ].join("\n");
-  writeFileSync(join(home, "config.toml"), `${config}\n`);
-  return run("codex", ["exec", "--skip-git-repo-check", prompt], { HOME: home, CODEX_HOME: home, LOCAL_API_KEY: "sk-local-agent" }, home);
+}
+
+/** `codex exec <prompt>` with a custom model provider whose base_url is the server's /v1, in a private working folder. */
+export function runCodex(baseUrl: string, prompt: string, { home, work }: AgentDirs = agentDirs(), model = "agent"): Promise<AgentRun> {
+  writeFileSync(join(home, "config.toml"), codexConfig(baseUrl, model));
+  return run("codex", ["exec", "--skip-git-repo-check", prompt], { HOME: home, CODEX_HOME: home, LOCAL_API_KEY: "sk-local-agent" }, work);
 }

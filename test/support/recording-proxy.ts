@@ -10,6 +10,8 @@ export interface RecordedRequest {
   readonly path: string;
   readonly headers: Readonly<Record<string, string>>;
   readonly body: unknown;
+  /** The status the target answered with (0: no answer). */
+  status: number;
 }
 
 export interface RecordingProxy {
@@ -42,17 +44,24 @@ export function startRecordingProxy(target: string): Promise<RecordingProxy> {
       } catch {
         body = `<${raw.length} bytes, not JSON>`;
       }
-      requests.push({ method: req.method ?? "GET", path: req.url ?? "/", headers, body });
+      const recorded: RecordedRequest = { method: req.method ?? "GET", path: req.url ?? "/", headers, body, status: 0 };
+      requests.push(recorded);
       const forwarded = { ...req.headers } as Record<string, string>;
       delete forwarded["host"];
       delete forwarded["content-length"];
       const init: RequestInit = { method: req.method ?? "GET", headers: forwarded };
       if (raw.length > 0) init.body = raw;
-      const response = await fetch(`${target}${req.url ?? "/"}`, init);
-      res.writeHead(response.status, Object.fromEntries(response.headers.entries()));
-      if (response.body === null) return res.end();
-      for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) res.write(chunk);
-      res.end();
+      try {
+        const response = await fetch(`${target}${req.url ?? "/"}`, init);
+        recorded.status = response.status;
+        res.writeHead(response.status, Object.fromEntries(response.headers.entries()));
+        if (response.body === null) return res.end();
+        for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) res.write(chunk);
+        res.end();
+      } catch {
+        // The client went away (or the server did): so does the forwarded exchange.
+        res.destroy();
+      }
     });
   });
   return new Promise((resolve) => {
