@@ -142,6 +142,17 @@ describe("a tool_use / tool_result / thinking history → chat messages", () => 
     expect(chat[1]).toMatchObject({ content: "", toolCalls: [{ id: "toolu_a", arguments: "{}" }] });
     expect(chat[2]).toMatchObject({ toolCallId: "toolu_a", content: "Error: city is required" });
   });
+
+  it("a tool search's result (tool_reference blocks, as Claude Code's ToolSearch sends) names the tools it loads", async () => {
+    const messages = [
+      ...question,
+      { role: "assistant", content: [{ type: "tool_use", id: "toolu_a", name: "get_weather", input: {} }] },
+      { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_a", content: [{ type: "tool_reference", tool_name: "get_weather" }, { type: "text", text: "found" }] }] },
+    ];
+    const { response, sidecar } = await send({ ...base, tools: [weatherTool], messages });
+    expect(response.status).toBe(200);
+    expect(chatOf(sidecar).messages[2]).toMatchObject({ role: Role.TOOL, toolCallId: "toolu_a", content: "Tool loaded: get_weather\nfound" });
+  });
 });
 
 describe("refusals: Anthropic's error shape, before the sidecar is called", () => {

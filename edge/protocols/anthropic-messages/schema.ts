@@ -20,18 +20,23 @@ const toolUseBlock = z.object({
   name: toolName(),
   input: z.record(z.string(), z.unknown(), { error: "expected the call's input object" }),
 });
-/** A tool result's content block: text only (an image or document result is named in the error). */
+/** A tool result's text block (an image or document result is named in the error). */
 const resultTextBlock = z.object({
   type: z.literal("text", {
     error: (issue) =>
-      `tool_result content blocks of type '${String(issue.input)}' are not supported; send the result as a string or 'text' blocks`,
+      `tool_result content blocks of type '${String(issue.input)}' are not supported; send the result as a string, or 'text' and 'tool_reference' blocks`,
   }),
   text: z.string(),
 });
+/**
+ * A tool search's answer inside a tool result (Claude Code's ToolSearch): the deferred tool it
+ * loads. Every tool is already in the prompt here, so it is rendered as a line naming the tool.
+ */
+const toolReferenceBlock = z.object({ type: z.literal("tool_reference"), tool_name: toolName() });
 const toolResultBlock = z.object({
   type: z.literal("tool_result"),
   tool_use_id: z.string().min(1),
-  content: z.union([z.string(), z.array(resultTextBlock)]).nullish(),
+  content: z.union([z.string(), z.array(z.union([resultTextBlock, toolReferenceBlock]))]).nullish(),
   is_error: z.boolean().nullish(),
 });
 const thinkingBlock = z.object({ type: z.literal("thinking"), thinking: z.string(), signature: z.string().nullish() });

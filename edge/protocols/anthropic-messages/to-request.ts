@@ -21,9 +21,10 @@ function joinText(blocks: readonly { type: string; text?: string }[]): string {
   return blocks.flatMap((b) => (b.type === "text" && b.text !== undefined ? [b.text] : [])).join("\n");
 }
 
-/** A tool result's text; an error result says so, since the template has no error flag. */
+/** A tool result's text (a tool reference as a line naming the tool it loads); an error result says so, since the template has no error flag. */
 function resultText(block: Extract<AnthropicBlock, { type: "tool_result" }>): string {
-  const text = block.content == null ? "" : typeof block.content === "string" ? block.content : joinText(block.content);
+  const blocks = typeof block.content === "string" || block.content == null ? block.content : block.content.map((b) => (b.type === "tool_reference" ? { type: "text", text: `Tool loaded: ${b.tool_name}` } : b));
+  const text = blocks == null ? "" : typeof blocks === "string" ? blocks : joinText(blocks);
   return block.is_error === true ? `Error: ${text}` : text;
 }
 
