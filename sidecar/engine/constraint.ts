@@ -1,3 +1,4 @@
+import { grammarSchema } from "./grammar-schema.js";
 import { gbnfSyntaxError } from "./gbnf-check.js";
 import { LlamaGrammarEvaluationState, LlamaText, type Llama, type LlamaGrammar } from "node-llama-cpp";
 import type { OutputConstraint } from "../../proto/gen/inference/v1/inference_pb.js";
@@ -45,10 +46,11 @@ const VALID_STRING_CHAR = 'string-char-rule ::= [^"\\\\\\x7F\\x00-\\x1F\\uD800-\
  * grammar character, several U+FFFD once decoded, so `maxLength` breaks): a schema validator
  * refuses all three. Integers lose the exponent, other numbers keep two digits of it, strings
  * keep to valid code points. (Overlong byte forms of valid code points still pass the grammar;
- * only a model that writes random bytes produces them.)
+ * only a model that writes random bytes produces them.) Optional properties stay optional
+ * (grammar-schema.ts).
  */
 export async function schemaGrammarText(llama: Llama, schema: object): Promise<string> {
-  const generated = await llama.createGrammarForJsonSchema(schema as never);
+  const generated = await llama.createGrammarForJsonSchema(grammarSchema(schema) as never);
   return generated.grammar
     .replace(STRING_CHAR, VALID_STRING_CHAR)
     .split("\n")
