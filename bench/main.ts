@@ -193,7 +193,7 @@ async function main(): Promise<void> {
         grpcParty(client, workload),
         httpParty("c", "(c) edge on Node, HTTP/SSE", edge.ready.url, workload),
         // The cost of a resumable stream: the sidecar keeps its events, the edge numbers its frames.
-        httpParty("r", "(c) edge on Node, resumable (x-resumable)", edge.ready.url, workload, { "x-resumable": "true" }),
+        httpParty("r", "(r) edge on Node, resumable (x-resumable)", edge.ready.url, workload, { "x-resumable": "true" }),
       ];
       if (running.wrangler) parties.push(httpParty("d", "(d) edge under wrangler dev", running.wrangler.url, workload));
       if (peerParty) parties.push(peerParty);
