@@ -35,15 +35,19 @@ export interface StartOptions extends Omit<SidecarConfig, "model"> {
   readonly onProgress?: (fraction: number) => void;
 }
 
+/** The Prometheus text of the engine's counters and the model's load (queue, sequences, KV cache). */
+function modelMetrics(metrics: EngineMetrics, loaded: LoadedModel): ReturnType<typeof prometheusMetrics> {
+  return prometheusMetrics(metrics, () => ({
+    queued: loaded.pool.queued,
+    running: loaded.pool.busy,
+    kvCacheUsage: loaded.pool.heldTokens() / (loaded.pool.size * loaded.contextSize),
+  }));
+}
+
 export async function startSidecar(config: StartOptions): Promise<RunningSidecar> {
   const { model, modelId, embeddingModel, host: _host, port: _port, drainMs: _drainMs, modelsDir: _modelsDir, priority = "off", token, tlsCert, tlsKey, metricsPort, metricsHost = "127.0.0.1", heartbeatMs = DEFAULT_HEARTBEAT_MS, resumable = DEFAULT_RESUMABLE, ...engine } = config;
   applyPriority(priority);
-  const loaded = await loadModel({
-    ...engine,
-    modelPath: model,
-    ...(modelId !== undefined ? { id: modelId } : {}),
-    ...(embeddingModel !== undefined ? { embeddingModelPath: embeddingModel } : {}),
-  });
+  const loaded = await loadModel({ ...engine, modelPath: model, ...(modelId !== undefined ? { id: modelId } : {}), ...(embeddingModel !== undefined ? { embeddingModelPath: embeddingModel } : {}) });
   const models = [loaded];
   const metrics = new EngineMetrics();
   const shutdown = new AbortController();
@@ -55,14 +59,7 @@ export async function startSidecar(config: StartOptions): Promise<RunningSidecar
   const authorized = tokenCheck(token);
   const grpcServer = new grpc.Server({ interceptors: [grpcTokenInterceptor(authorized)] });
   const health = addInferenceService(grpcServer, impl, shutdown.signal);
-  const plainState = {
-    metrics: prometheusMetrics(metrics, () => ({
-      queued: loaded.pool.queued,
-      running: loaded.pool.busy,
-      kvCacheUsage: loaded.pool.heldTokens() / (loaded.pool.size * loaded.contextSize),
-    })),
-    draining: () => shutdown.signal.aborted,
-  };
+  const plainState = { metrics: modelMetrics(metrics, loaded), draining: () => shutdown.signal.aborted };
   const plain = plainHandler({ ...plainState, authorized });
   let serving = true;
   const http1 = grpcWebHandler(impl, shutdown.signal, plain, [connectTokenInterceptor(authorized)], () => serving);

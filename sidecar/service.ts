@@ -23,22 +23,25 @@ export interface ServiceState {
   readonly streams: ResumableStreams;
 }
 
+/** The model a call names (with one served, any name reaches it); refused while draining. */
+function pickModel(state: ServiceState, name: string): LoadedModel {
+  if (state.draining()) throw unavailable("the sidecar is shutting down");
+  const [only] = state.models;
+  if (state.models.length === 1 && only !== undefined) return only;
+  const found = state.models.find((m) => m.id === name) ?? (name === "" ? only : undefined);
+  if (found === undefined) {
+    const known = state.models.map((m) => m.id).join(", ");
+    throw notFound(`model "${name}" is not served here (served: ${known})`);
+  }
+  return found;
+}
+
 /**
  * The one implementation of inference.v1.InferenceService. Native gRPC (grpc-js) and gRPC-Web
  * (the edge) both call it; `context.signal` aborts when the caller cancels or disconnects.
  */
 export function createInferenceService(state: ServiceState): ServiceImpl<typeof InferenceService> {
-  const pick = (name: string): LoadedModel => {
-    if (state.draining()) throw unavailable("the sidecar is shutting down");
-    const [only] = state.models;
-    if (state.models.length === 1 && only !== undefined) return only;
-    const found = state.models.find((m) => m.id === name) ?? (name === "" ? only : undefined);
-    if (found === undefined) {
-      const known = state.models.map((m) => m.id).join(", ");
-      throw notFound(`model "${name}" is not served here (served: ${known})`);
-    }
-    return found;
-  };
+  const pick = (name: string): LoadedModel => pickModel(state, name);
 
   const beating = (events: AsyncGenerator<GenerateEvent, void, undefined>) =>
     withHeartbeats(events, state.heartbeatMs, (): GenerateEvent => ({ event: { case: "heartbeat", value: {} } }));

@@ -25,6 +25,34 @@ export interface Listening {
 }
 
 /**
+ * The HTTP/1.1 server never listens itself, so Node tracks none of its connections: they are
+ * kept here, each with its responses in progress, so that closing ends each one after its last.
+ */
+function trackConnections(httpServer: http.Server): { add(socket: net.Socket): void; closeAll(): void } {
+  const sockets = new Map<net.Socket, number>();
+  let closing = false;
+  httpServer.on("request", (request: http.IncomingMessage, response: http.ServerResponse) => {
+    const socket = request.socket;
+    sockets.set(socket, (sockets.get(socket) ?? 0) + 1);
+    response.once("close", () => {
+      const left = (sockets.get(socket) ?? 1) - 1;
+      if (sockets.has(socket)) sockets.set(socket, left);
+      if (closing && left === 0) socket.end();
+    });
+  });
+  return {
+    add(socket) {
+      sockets.set(socket, 0);
+      socket.once("close", () => sockets.delete(socket));
+    },
+    closeAll() {
+      closing = true;
+      for (const [socket, inProgress] of sockets) if (inProgress === 0) socket.end();
+    },
+  };
+}
+
+/**
  * One port for both protocols: a connection that opens with the HTTP/2 preface is native gRPC
  * and goes to grpc-js; anything else is HTTP/1.1 (gRPC-Web and plain endpoints). With TLS, the
  * client's ALPN choice (`h2` or `http/1.1`) decides, and the preface is sniffed without one.
@@ -38,23 +66,10 @@ export async function listen(
 ): Promise<Listening> {
   const injector = grpcServer.createConnectionInjector(grpc.ServerCredentials.createInsecure());
   const httpServer = http.createServer({ keepAliveTimeout: 30_000 }, http1);
-  // The HTTP/1.1 server never listens itself, so Node tracks none of its connections: they are
-  // kept here, each with its responses in progress, so that closing ends each one after its last.
-  const http1Sockets = new Map<net.Socket, number>();
-  let closingConnections = false;
-  httpServer.on("request", (request: http.IncomingMessage, response: http.ServerResponse) => {
-    const socket = request.socket;
-    http1Sockets.set(socket, (http1Sockets.get(socket) ?? 0) + 1);
-    response.once("close", () => {
-      const left = (http1Sockets.get(socket) ?? 1) - 1;
-      if (http1Sockets.has(socket)) http1Sockets.set(socket, left);
-      if (closingConnections && left === 0) socket.end();
-    });
-  });
+  const http1Connections = trackConnections(httpServer);
   const route = (socket: net.Socket, http2: boolean): void => {
     if (http2) return injector.injectConnection(socket);
-    http1Sockets.set(socket, 0);
-    socket.once("close", () => http1Sockets.delete(socket));
+    http1Connections.add(socket);
     httpServer.emit("connection", socket);
   };
   const accept = (socket: net.Socket): void => {
@@ -75,10 +90,7 @@ export async function listen(
   const address = tcp.address();
   return {
     port: typeof address === "object" && address !== null ? address.port : port,
-    closeConnections() {
-      closingConnections = true;
-      for (const [socket, inProgress] of http1Sockets) if (inProgress === 0) socket.end();
-    },
+    closeConnections: () => http1Connections.closeAll(),
     async close(graceMs) {
       tcp.close();
       httpServer.closeIdleConnections();

@@ -6,9 +6,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ensureModels, modelPath } from "../../gguf/models.js";
+import { modelPath } from "../../gguf/models.js";
 import { checkChatStream } from "../support/contract.js";
-import { startStack, type Stack } from "../support/edge.js";
+import { startRandomStack, startStack, type Stack } from "../support/edge.js";
 import { TOOL_ARGUMENT_FRAGMENTS, TOOL_RESULT_REASONING, TOOLS_ANSWER } from "../support/scripted.js";
 import { startProcess } from "../support/processes.js";
 import { readMetrics } from "../support/sidecar.js";
@@ -64,8 +64,7 @@ describe("a tool call across two turns (tools model)", () => {
 describe("a stream the client leaves (random model)", () => {
   let stack: Stack;
   beforeAll(async () => {
-    const { "random-60m": model } = await ensureModels("models", ["random-60m"]);
-    stack = await startStack({ model, sequences: 1, contextSize: 4096 });
+    stack = await startRandomStack();
   }, 90_000);
   afterAll(async () => stack?.stop());
 

@@ -4,23 +4,19 @@
 // continued with only the new message, and an unknown id's 404 thread_not_found.
 import Anthropic from "@anthropic-ai/sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { RunningSidecar } from "../../sidecar/server.js";
 import { CHAT_REPLY } from "../support/scripted.js";
-import { startTestSidecar } from "../support/sidecar.js";
-import { startWrangler, type Wrangler } from "../support/wrangler.js";
+import { startWranglerStack, type WranglerStack } from "../support/edge.js";
+import type { Wrangler } from "../support/wrangler.js";
 
-let sidecar: RunningSidecar;
+let stack: WranglerStack;
 let wrangler: Wrangler;
 let client: Anthropic;
 beforeAll(async () => {
-  sidecar = await startTestSidecar({ sequences: 2, contextSize: 1024 });
-  wrangler = await startWrangler({ SIDECAR_URL: sidecar.url });
+  stack = await startWranglerStack();
+  ({ wrangler } = stack);
   client = new Anthropic({ baseURL: wrangler.url, apiKey: "not-checked", maxRetries: 0 });
 }, 120_000);
-afterAll(async () => {
-  await wrangler?.stop();
-  await sidecar?.stop();
-});
+afterAll(() => stack?.stop());
 
 const BETAS: Anthropic.Beta.AnthropicBeta[] = ["message-threads-2026-08-12"];
 

@@ -8,8 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { accessFromEnv, startNodeEdge } from "../../edge/node.js";
-import { ensureModels } from "../../gguf/models.js";
-import { startStack, type Stack } from "../support/edge.js";
+import { startRandomStack, startStack, type Stack } from "../support/edge.js";
 import { CHAT_REPLY } from "../support/scripted.js";
 import { readMetrics } from "../support/sidecar.js";
 import { SseParser } from "../support/sse.js";
@@ -139,8 +138,7 @@ describe("message threads on the Node edge (scripted model)", () => {
 describe("a thread turn the client leaves (60M random model)", () => {
   let stack: Stack;
   beforeAll(async () => {
-    const { "random-60m": model } = await ensureModels("models", ["random-60m"]);
-    stack = await startStack({ model, sequences: 1, contextSize: 4096 });
+    stack = await startRandomStack();
   }, 120_000);
   afterAll(async () => stack?.stop());
 

@@ -6,9 +6,8 @@
 import OpenAI, { APIError } from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { accessFromEnv, startNodeEdge } from "../../edge/node.js";
-import { ensureModels } from "../../gguf/models.js";
 import { Role } from "../../proto/gen/inference/v1/inference_pb.js";
-import { startStack, type Stack } from "../support/edge.js";
+import { startRandomStack, startStack, type Stack } from "../support/edge.js";
 import { sealReasoning } from "../../edge/protocols/openai-responses/encrypted-reasoning.js";
 import { CHAT_REPLY } from "../support/scripted.js";
 import { clientsFor, readMetrics } from "../support/sidecar.js";
@@ -303,8 +302,7 @@ describe("ownership", () => {
 describe("responses on a conversation that stop mid-reply (random model, slow enough to act mid-reply)", () => {
   let slow: Stack;
   beforeAll(async () => {
-    const { "random-60m": model } = await ensureModels("models", ["random-60m"]);
-    slow = await startStack({ model, sequences: 1, contextSize: 4096 });
+    slow = await startRandomStack();
   }, 90_000);
   afterAll(async () => slow?.stop());
 

@@ -5,21 +5,19 @@ import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunningSidecar } from "../../sidecar/server.js";
 import { CHAT_REPLY, chatPromptTokens } from "../support/scripted.js";
-import { startTestSidecar } from "../support/sidecar.js";
-import { startWrangler, type Wrangler } from "../support/wrangler.js";
+import { startWranglerStack, type WranglerStack } from "../support/edge.js";
+import type { Wrangler } from "../support/wrangler.js";
 
+let stack: WranglerStack;
 let sidecar: RunningSidecar;
 let wrangler: Wrangler;
 let client: OpenAI;
 beforeAll(async () => {
-  sidecar = await startTestSidecar({ sequences: 2, contextSize: 1024 });
-  wrangler = await startWrangler({ SIDECAR_URL: sidecar.url });
+  stack = await startWranglerStack();
+  ({ sidecar, wrangler } = stack);
   client = new OpenAI({ baseURL: `${wrangler.url}/v1`, apiKey: "not-needed", maxRetries: 0 });
 }, 120_000);
-afterAll(async () => {
-  await wrangler?.stop();
-  await sidecar?.stop();
-});
+afterAll(() => stack?.stop());
 
 describe("stored responses under wrangler dev (D1)", () => {
   it("continues a streamed response with previous_response_id; retrieve, input_items, delete", async () => {
