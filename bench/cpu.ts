@@ -62,7 +62,7 @@ function tree(root: number): Stat[] {
 }
 
 /** Roles of processes the bench does not start itself (wrangler dev's own processes). */
-const UNNAMED: Readonly<Record<string, string>> = { node: "wrangler dev (node)", workerd: "wrangler dev (workerd)", esbuild: "tsx (esbuild)" };
+const UNNAMED: Readonly<Record<string, string>> = { node: "wrangler dev (node)", workerd: "workerd (wrangler dev or Miniflare)", esbuild: "tsx (esbuild)" };
 
 /**
  * CPU milliseconds used by each process under this one, keyed by role: the names given for known

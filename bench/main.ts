@@ -7,6 +7,7 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { ensureModels } from "../gguf/models.js";
 import { startWrangler, type Wrangler } from "../test/support/wrangler.js";
+import { startMiniflare, type RunningMiniflare } from "./miniflare-party.js";
 import { startChild, type Child } from "./children.js";
 import type { EngineArgs, EngineReady } from "./children/args.js";
 import type { EdgeReady } from "./children/edge.js";
@@ -61,6 +62,7 @@ interface Running {
   sidecar?: Child<SidecarReady>;
   edge?: Child<EdgeReady>;
   wrangler?: Wrangler;
+  miniflare?: RunningMiniflare;
   peer?: RunningPeer;
   rejectSidecar?: Child<SidecarReady>;
   rejectEdge?: Child<EdgeReady>;
@@ -187,6 +189,7 @@ async function main(): Promise<void> {
       if (flags.wrangler) {
         log("starting the edge under wrangler dev");
         running.wrangler = await startWrangler({ SIDECAR_URL: sidecar.ready.url });
+        running.miniflare = await startMiniflare(sidecar.ready.url);
       } else notes.push("(d) wrangler dev: left out (--no-wrangler).");
       const parties: Party[] = [
         inProcessParty(running.inProcess, workload),
@@ -196,6 +199,8 @@ async function main(): Promise<void> {
         httpParty("r", "(r) edge on Node, resumable (x-resumable)", edge.ready.url, workload, { "x-resumable": "true" }),
       ];
       if (running.wrangler) parties.push(httpParty("d", "(d) edge under wrangler dev", running.wrangler.url, workload));
+      // The same Worker on workerd without wrangler's local proxy: what of (d) is the proxy's.
+      if (running.miniflare) parties.push(httpParty("m", "(m) edge under Miniflare (workerd, no wrangler proxy)", running.miniflare.url, workload));
       if (peerParty) parties.push(peerParty);
       log(`single stream: ${flags.runs} runs × ${parties.length} parties, ${flags.maxTokens} tokens each`);
       const meter = new CpuMeter(
@@ -204,6 +209,7 @@ async function main(): Promise<void> {
           [sidecar.pid, "sidecar"],
           [edge.pid, "edge (Node)"],
           ...(running.peer ? [[running.peer.pid, "llama-server"] as const] : []),
+          ...(running.miniflare ? [[running.miniflare.pid, "Miniflare (node)"] as const] : []),
         ]),
       );
       const inProcess = running.inProcess;
@@ -216,6 +222,8 @@ async function main(): Promise<void> {
       delete running.inProcess;
       await running.wrangler?.stop();
       delete running.wrangler;
+      await running.miniflare?.stop();
+      delete running.miniflare;
     }
 
     // 4. Concurrency sweep through the edge on Node (and the peer at 1 and `sequences` streams).

@@ -8,7 +8,7 @@ import { streamSse } from "./clients/sse.js";
 import type { StreamSample } from "./sample.js";
 import { SEED, streamPrompt, TEMPERATURE } from "./workload.js";
 
-export type PartyKey = "a" | "b" | "c" | "r" | "d" | "peer";
+export type PartyKey = "a" | "b" | "c" | "r" | "d" | "m" | "peer";
 
 export interface Party {
   readonly key: PartyKey;
@@ -65,7 +65,7 @@ export function completionBody(variant: number, maxTokens: number): Record<strin
   };
 }
 
-export function httpParty(key: "c" | "r" | "d" | "peer", label: string, baseUrl: string, w: Workload, headers: Readonly<Record<string, string>> = {}): Party {
+export function httpParty(key: "c" | "r" | "d" | "m" | "peer", label: string, baseUrl: string, w: Workload, headers: Readonly<Record<string, string>> = {}): Party {
   return {
     key,
     label,
