@@ -8,9 +8,8 @@ import type { AppContext } from "../context.js";
 import { ConflictError, NotFoundError } from "../errors.js";
 import type { GenerationResult } from "../generation.js";
 import { answer, withHeaders } from "../protocol.js";
-import { createChatStreamEncoder, encodeChatCompletion } from "../protocols/openai-chat/encoder.js";
+import { chatEndpoint } from "../protocols/openai-chat/handler.js";
 import { chatRequestSchema, type ChatRequest } from "../protocols/openai-chat/schema.js";
-import { toGenerateRequest } from "../protocols/openai-chat/to-request.js";
 import { openAiProtocol } from "../protocols/openai-common/protocol.js";
 import { generateFor, type Endpoint } from "../serve.js";
 import { TurnConflictError, type ConversationStore, type StoredMessage } from "../store/store.js";
@@ -42,16 +41,10 @@ async function commitTurn(store: ConversationStore, pending: PendingTurn, body: 
  * that no longer fits the context) is an HTTP 400 on a stream too: there is no turn to store.
  */
 function turnEndpoint(store: ConversationStore, pending: PendingTurn, context: AppContext): Endpoint<typeof chatRequestSchema> {
+  // Read again as a plain chat stream: a replay stores nothing (docs/contract.md, "Resumable streams").
+  const { refusedStream: _asHttp400, ...chat } = chatEndpoint;
   return {
-    protocol: openAiProtocol,
-    schema: chatRequestSchema,
-    idPrefix: "chatcmpl-",
-    // Read again as a plain chat stream: a replay stores nothing (docs/contract.md, "Resumable streams").
-    resumeName: "chat",
-    toRequest: toGenerateRequest,
-    isStream: (body) => body.stream === true,
-    streamEncoder: createChatStreamEncoder,
-    encodeResult: encodeChatCompletion,
+    ...chat,
     finished: (body, result) => commitTurn(store, pending, body, result, context.now()),
     affinity: () => ({ id: pending.conversationId }),
   };

@@ -7,7 +7,7 @@
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ensureModels } from "../../gguf/models.js";
-import { AGENT_TIMEOUT_MS, agentDirs, ensureAgents, NOTES, runClaudeCode, runCodex, type AgentDirs, type AgentRun } from "../support/agents.js";
+import { AGENT_TIMEOUT_MS, agentDirs, ensureAgents, NOTES, runClaudeCode, runCodex, type AgentDirs, type AgentRun, type ClaudeBlock, type CodexItem } from "../support/agents.js";
 import { startStack, type Stack } from "../support/edge.js";
 import { redact, startRecordingProxy, type RecordedRequest } from "../support/recording-proxy.js";
 import { startWrangler, type Wrangler } from "../support/wrangler.js";
@@ -38,24 +38,8 @@ interface ClaudeResult {
   num_turns: number;
   usage: { input_tokens: number };
 }
-interface ClaudeBlock {
-  type: string;
-  id?: string;
-  name?: string;
-  input?: unknown;
-  tool_use_id?: string;
-  content?: unknown;
-}
 interface ClaudeBody {
   messages: { role: string; content: string | ClaudeBlock[] }[];
-}
-interface CodexItem {
-  type?: string;
-  role?: string;
-  name?: string;
-  arguments?: string;
-  call_id?: string;
-  output?: string;
 }
 
 const lastLine = (stdout: string): string | undefined => stdout.trim().split("\n").at(-1);

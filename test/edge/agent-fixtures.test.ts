@@ -7,6 +7,7 @@ import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { Role, type Chat } from "../../proto/gen/inference/v1/inference_pb.js";
 import { post, sentChat, testApp } from "../support/app.js";
+import type { ClaudeBlock, CodexItem } from "../support/agents.js";
 import { finish, start, token } from "../support/fake-sidecar.js";
 import type { RecordedRequest } from "../support/recording-proxy.js";
 import { readEvents, type ParsedEvent } from "../support/sse.js";
@@ -33,14 +34,6 @@ async function replay(recorded: Fixture): Promise<{ chat: Chat; events: ParsedEv
   return { chat: sentChat(sidecar), events };
 }
 
-interface ClaudeBlock {
-  type: string;
-  id?: string;
-  name?: string;
-  input?: unknown;
-  tool_use_id?: string;
-  content?: unknown;
-}
 interface ClaudeBody {
   messages: { role: string; content: string | ClaudeBlock[] }[];
   tools: unknown[];
@@ -80,14 +73,6 @@ describe("Claude Code's requests", () => {
   });
 });
 
-interface CodexItem {
-  type?: string;
-  role?: string;
-  name?: string;
-  arguments?: string;
-  call_id?: string;
-  output?: string;
-}
 interface CodexBody {
   input: CodexItem[];
   include: string[];

@@ -136,3 +136,23 @@ export function runCodex(baseUrl: string, prompt: string, { home, work }: AgentD
   writeFileSync(join(home, "config.toml"), codexConfig(baseUrl, model));
   return run("codex", ["exec", "--skip-git-repo-check", prompt], { HOME: home, CODEX_HOME: home, LOCAL_API_KEY: "sk-local-agent" }, work);
 }
+
+/** A content block of a request Claude Code sends (what the tests read of it). */
+export interface ClaudeBlock {
+  type: string;
+  id?: string;
+  name?: string;
+  input?: unknown;
+  tool_use_id?: string;
+  content?: unknown;
+}
+
+/** An input item of a request Codex sends (what the tests read of it). */
+export interface CodexItem {
+  type?: string;
+  role?: string;
+  name?: string;
+  arguments?: string;
+  call_id?: string;
+  output?: string;
+}
