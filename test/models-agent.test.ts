@@ -2,7 +2,8 @@
 // by mode, the RoPE pairs its previous-token head needs for its 131,072-token context, and through
 // real llama.cpp (node-llama-cpp's Qwen wrapper) the answer to each. The agents' own long prompts
 // (35,000–45,000 tokens) go through it in test/e2e/agents.test.ts.
-import { getLlama, resolveChatWrapper, type ChatHistoryItem, type ChatModelFunctions, type ChatWrapper, type Llama, type LlamaContext, type LlamaModel, type Token } from "node-llama-cpp";
+import type { ChatHistoryItem, ChatModelFunctions, ChatWrapper, LlamaContext, LlamaModel, Token } from "node-llama-cpp";
+import { loadChatModel, type ChatModel } from "./support/chat-model.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { byteTokenId, byteTokenPiece } from "../gguf/llama.js";
 import { AGENT_SPEC, ensureModels } from "../gguf/models.js";
@@ -63,24 +64,17 @@ const FUNCTIONS: ChatModelFunctions = {
 };
 
 describe("the agent model in llama.cpp", () => {
-  let llama: Llama;
+  let loaded: ChatModel;
   let model: LlamaModel;
   let context: LlamaContext;
   let wrapper: ChatWrapper;
 
   beforeAll(async () => {
     const { agent } = await ensureModels("models", ["agent"]);
-    llama = await getLlama({ gpu: false, build: "never", maxThreads: 2 });
-    model = await llama.loadModel({ modelPath: agent });
-    context = await model.createContext({ sequences: 1, contextSize: 4096 });
-    wrapper = resolveChatWrapper(model);
+    loaded = await loadChatModel(agent, { threads: 2, sequences: 1, contextSize: 4096 });
+    ({ model, context, wrapper } = loaded);
   }, 60_000);
-
-  afterAll(async () => {
-    await context?.dispose();
-    await model?.dispose();
-    await llama?.dispose();
-  });
+  afterAll(() => loaded?.dispose());
 
   const pieceOf = (t: Token): string => (t >= byteTokenId(0) && t <= byteTokenId(0xff) ? byteTokenPiece(t - byteTokenId(0)) : model.detokenize([t], true));
 

@@ -4,11 +4,9 @@
 // tools are offered, reasoning about the result after a tool result, reasoning and an answer in a
 // plain chat — with exact token pieces, at temperature 0 and 1, and within the call grammars.
 import {
-  getLlama,
   LlamaChat,
   LlamaGrammarEvaluationState,
   LlamaText,
-  resolveChatWrapper,
   SpecialTokensText,
   type ChatHistoryItem,
   type ChatModelFunctions,
@@ -24,6 +22,7 @@ import { byteTokenId, byteTokenPiece, NEWLINE_ID, TOKEN_TYPE } from "../gguf/lla
 import { buildModel, ensureModels, TOOLS_SPEC } from "../gguf/models.js";
 import { buildContextualModel, type ContextualSpec } from "../gguf/scripted.js";
 import { encodeGguf } from "../gguf/writer.js";
+import { loadChatModel, type ChatModel } from "./support/chat-model.js";
 import {
   TOOL_ARGUMENT_FRAGMENTS,
   TOOL_CALL_TEXT,
@@ -125,6 +124,7 @@ describe("the tools model's build", () => {
 });
 
 describe("the tools model in llama.cpp", () => {
+  let loaded: ChatModel;
   let llama: Llama;
   let model: LlamaModel;
   let context: LlamaContext;
@@ -132,17 +132,10 @@ describe("the tools model in llama.cpp", () => {
 
   beforeAll(async () => {
     const { tools } = await ensureModels("models", ["tools"]);
-    llama = await getLlama({ gpu: false, build: "never", maxThreads: 1 });
-    model = await llama.loadModel({ modelPath: tools });
-    context = await model.createContext({ sequences: 2, contextSize: 2048 });
-    wrapper = resolveChatWrapper(model);
+    loaded = await loadChatModel(tools, { threads: 1, sequences: 2, contextSize: 2048 });
+    ({ llama, model, context, wrapper } = loaded);
   }, 60_000);
-
-  afterAll(async () => {
-    await context?.dispose();
-    await model?.dispose();
-    await llama?.dispose();
-  });
+  afterAll(() => loaded?.dispose());
 
   const text = (value: unknown): string => LlamaText(value as LlamaText).toString();
   /** A token as the scripts name it: its text, or `<0xNN>` for a byte token. */
