@@ -1,4 +1,5 @@
 // Command-line flags of `npm run bench`.
+import { availableParallelism } from "node:os";
 import { parseArgs } from "node:util";
 import type { EngineChoice } from "../sidecar/engine/model.js";
 import { DEFAULT_MAX_TOKENS } from "./workload.js";
@@ -10,6 +11,8 @@ export interface BenchFlags {
   readonly quick: boolean;
   /** llama.cpp threads for every party (node-llama-cpp, the sidecar, llama-server). */
   readonly threads: number;
+  /** llama.cpp threads of batches of several tokens, for every party (the sidecar's `--threads-batch`, llama-server's `-tb`). */
+  readonly threadsBatch: number;
   readonly engine: EngineChoice;
   /** Sequences of the sidecar's context (and llama-server's `-np`). */
   readonly sequences: number;
@@ -57,6 +60,7 @@ export interface BenchFlags {
 export const USAGE = `usage: npm run bench -- [flags]
   --quick               smoke run (~1 minute): fewer runs and levels
   --threads N           llama.cpp threads for every party [1]
+  --threads-batch N     threads of batches of several tokens, every party [every core]
   --engine E            auto | prebuilt | local (sidecar and in-process baseline) [auto]
   --sequences N         sidecar sequences, llama-server -np [8]
   --context-size N      tokens per sequence [2048]
@@ -71,7 +75,7 @@ export const USAGE = `usage: npm run bench -- [flags]
   --prefix-warm N       warm requests per round [3; quick 2]
   --prefix-tokens N     shared system prompt size in tokens, and the stateful conversation's [1500]
   --join-rounds N       rounds of a long prompt joining two streams [3; quick 1]
-  --long-tokens N       the agent-sized prompt of the long-prompt run [40000; quick 8000]
+  --long-tokens N       the agent-sized prompt of the long-prompt run [8000; quick 2000; an agent's full size: 40000]
   --embedding-requests N  requests per client in the embeddings run [16; quick 4]
   --engine-rounds N     rounds of the engine-build comparison [3; quick 1]
   --encoder-reps N      encoder micro-bench repetitions [5; quick 3]
@@ -98,6 +102,7 @@ export function readFlags(argv: readonly string[]): BenchFlags | "help" {
     options: {
       quick: { type: "boolean" },
       threads: { type: "string" },
+      "threads-batch": { type: "string" },
       engine: { type: "string" },
       sequences: { type: "string" },
       "context-size": { type: "string" },
@@ -138,6 +143,7 @@ export function readFlags(argv: readonly string[]): BenchFlags | "help" {
   return {
     quick,
     threads: int("threads", values.threads, 1),
+    threadsBatch: int("threads-batch", values["threads-batch"], availableParallelism()),
     engine,
     sequences: int("sequences", values.sequences, 8),
     contextSize: int("context-size", values["context-size"], 2048, 64),
@@ -152,7 +158,7 @@ export function readFlags(argv: readonly string[]): BenchFlags | "help" {
     prefixWarm: int("prefix-warm", values["prefix-warm"], quick ? 2 : 3),
     prefixTokens: int("prefix-tokens", values["prefix-tokens"], 1500),
     joinRounds: int("join-rounds", values["join-rounds"], quick ? 1 : 3),
-    longTokens: int("long-tokens", values["long-tokens"], quick ? 8000 : 40_000, 100),
+    longTokens: int("long-tokens", values["long-tokens"], quick ? 2000 : 8000, 100),
     embeddingRequests: int("embedding-requests", values["embedding-requests"], quick ? 4 : 16),
     engineRounds: int("engine-rounds", values["engine-rounds"], quick ? 1 : 3),
     encoderReps: int("encoder-reps", values["encoder-reps"], quick ? 3 : 5),

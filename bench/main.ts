@@ -24,7 +24,7 @@ import { readPeerInfo, type PeerInfo } from "./peer-paths.js";
 import { startPeer, type RunningPeer } from "./peer.js";
 import { compare, readPrevious, resultsDir, writeResults, type ResultsFile } from "./results.js";
 import { runConcurrent, type ConcurrentRun } from "./sections/concurrent.js";
-import { runEngine, summarizeEngine, type EngineParty, type EngineResult } from "./sections/engine.js";
+import { runEngine, summarizeEngine, threadsLabel, type EngineParty, type EngineResult } from "./sections/engine.js";
 import { runJoin, summarizeJoin, type JoinResult } from "./sections/join.js";
 import { LONG_CONTEXT_MARGIN, promptRate, runLong, type LongResult } from "./sections/long.js";
 import { runEmbeddings, type EmbeddingsResult } from "./sections/embeddings.js";
@@ -122,6 +122,7 @@ async function main(): Promise<void> {
   const engineArgs: EngineArgs = {
     modelPath,
     threads: flags.threads,
+    threadsBatch: flags.threadsBatch,
     engine: flags.engine,
     sequences: flags.sequences,
     contextSize: flags.contextSize,
@@ -164,12 +165,12 @@ async function main(): Promise<void> {
 
     const needServers = has("single") || has("sweep") || has("prefix") || has("stateful") || has("join");
     if (needServers) {
-      log(`starting the sidecar (threads ${flags.threads}, engine ${flags.engine}, ${flags.sequences} sequences × ${flags.contextSize} tokens, queue ${flags.maxQueue})`);
+      log(`starting the sidecar (threads ${flags.threads}, batch threads ${flags.threadsBatch}, engine ${flags.engine}, ${flags.sequences} sequences × ${flags.contextSize} tokens, queue ${flags.maxQueue})`);
       running.sidecar = await startChild<SidecarReady>("sidecar", "sidecar.ts", engineArgs);
       notes.push(`The model runs on: ${running.sidecar.ready.gpu ?? "?"} (the figures of docs/performance.md were measured on CPU-only hosts).`);
       running.edge = await startChild<EdgeReady>("edge", "edge.ts", { sidecarUrl: running.sidecar.ready.url });
       if (peerInfo) {
-        running.peer = await startPeer(peerInfo, { modelPath, threads: flags.threads, sequences: flags.sequences, contextSize: flags.contextSize });
+        running.peer = await startPeer(peerInfo, { modelPath, threads: flags.threads, threadsBatch: flags.threadsBatch, sequences: flags.sequences, contextSize: flags.contextSize });
         log(`llama-server: ${running.peer.args.join(" ")}`);
       }
     }
@@ -302,7 +303,7 @@ async function main(): Promise<void> {
     if (has("long")) {
       const contextSize = flags.longTokens + LONG_CONTEXT_MARGIN;
       running.sidecar = await startChild<SidecarReady>("sidecar-long", "sidecar.ts", { ...engineArgs, sequences: 1, contextSize });
-      if (peerInfo) running.peer = await startPeer(peerInfo, { modelPath, threads: flags.threads, sequences: 1, contextSize });
+      if (peerInfo) running.peer = await startPeer(peerInfo, { modelPath, threads: flags.threads, threadsBatch: flags.threadsBatch, sequences: 1, contextSize });
       const options = { tokens: flags.longTokens, contextSize, timeoutMs: 30 * 60_000 };
       const longClient = grpcClient(running.sidecar.ready.url);
       long = await watched("long", notes, loads, () => runLong(longClient, running.peer?.url, options, log));
@@ -314,7 +315,7 @@ async function main(): Promise<void> {
       running.sidecar = await startChild<SidecarReady>("sidecar-embeddings", "sidecar.ts", engineArgs);
       running.edge = await startChild<EdgeReady>("edge-embeddings", "edge.ts", { sidecarUrl: running.sidecar.ready.url });
       const extraArgs = ["--embeddings", "--pooling", "last"];
-      if (peerInfo) running.peer = await startPeer(peerInfo, { modelPath, threads: flags.threads, sequences: flags.sequences, contextSize: flags.contextSize, extraArgs });
+      if (peerInfo) running.peer = await startPeer(peerInfo, { modelPath, threads: flags.threads, threadsBatch: flags.threadsBatch, sequences: flags.sequences, contextSize: flags.contextSize, extraArgs });
       const parties = [{ name: "edge on Node", url: running.edge.ready.url }, ...(running.peer ? [{ name: "llama-server (peer)", url: running.peer.url }] : [])];
       const options = { levels: [1, 8], perClient: flags.embeddingRequests, timeoutMs: flags.streamTimeoutMs };
       embeddings = await watched("embeddings", notes, loads, () => runEmbeddings(parties, options, log));
@@ -337,7 +338,7 @@ async function main(): Promise<void> {
   ];
   const m = machine();
   const settings =
-    `random-60m (F16), ${flags.maxTokens} tokens per stream, temperature 0, threads ${flags.threads} for every party, ` +
+    `random-60m (F16), ${flags.maxTokens} tokens per stream, temperature 0, threads ${flags.threads} (batches of several tokens: ${flags.threadsBatch}) for every party, ` +
     `${flags.sequences} sequences × ${flags.contextSize} tokens, sidecar queue ${flags.maxQueue}` +
     (single ? `; single stream ${flags.runs} runs per party` : "") +
     (sweep ? `; sweep ${flags.sweepRuns} runs per level` : "");
@@ -373,8 +374,8 @@ async function main(): Promise<void> {
     headline[`stateful ${r.path} cold TTFT ms`] = r.coldTtftMs;
   }
   for (const r of engineRows ?? []) {
-    headline[`engine ${r.library} ${r.threads} thread(s) 1 stream tok/s`] = r.singleTps;
-    headline[`engine ${r.library} ${r.threads} thread(s) ${engine?.streams ?? 0} streams tok/s`] = r.concurrentTps;
+    headline[`engine ${r.library} threads ${r.threads} 1 stream tok/s`] = r.singleTps;
+    headline[`engine ${r.library} threads ${r.threads} ${engine?.streams ?? 0} streams tok/s`] = r.concurrentTps;
   }
   if (joinSummary) {
     headline["join: streams' longest token gap ms"] = joinSummary.longestGapMs;
@@ -414,18 +415,21 @@ async function main(): Promise<void> {
   log(`results: ${files.join(", ")}`);
 }
 
+/** The engine section's thread settings: [threads, batch threads]. */
+const ENGINE_THREADS = [[1, 1], [2, 2], [1, 2]] as const;
+
 /**
  * In-process children on the prebuilt library and on this host's own build (when there is one),
- * on 1 and 2 threads, all loaded before the first round.
+ * on 1 and 2 threads and on 1 with 2 for batches, all loaded before the first round.
  */
 async function compareEngines(args: EngineArgs, flags: BenchFlags, w: Workload, notes: string[]): Promise<EngineResult> {
   const parties: EngineParty[] = [];
   try {
     for (const library of ["prebuilt", "local"] as const) {
-      for (const threads of [1, 2]) {
+      for (const [threads, threadsBatch] of ENGINE_THREADS) {
         let child: Child<EngineReady>;
         try {
-          child = await startChild<EngineReady>(`in-process ${library} ${threads}`, "inprocess.ts", { ...args, engine: library, threads });
+          child = await startChild<EngineReady>(`in-process ${library} ${threads}/${threadsBatch}`, "inprocess.ts", { ...args, engine: library, threads, threadsBatch });
         } catch (error) {
           if (library === "local") {
             notes.push("engine builds: no local build here (`npm run build:engine`), so only the prebuilt library is shown.");
@@ -433,7 +437,7 @@ async function compareEngines(args: EngineArgs, flags: BenchFlags, w: Workload, 
           }
           throw error;
         }
-        parties.push({ library: library === "local" ? "local build (thread pool)" : "prebuilt", threads, child });
+        parties.push({ library: library === "local" ? "local build (thread pool)" : "prebuilt", threads, threadsBatch, child });
       }
     }
     log(`engine builds: ${parties.length} configurations × ${flags.engineRounds} rounds, 1 and ${flags.sequences} streams`);
@@ -453,7 +457,7 @@ function appendStateful(report: string, section: string | undefined): string {
 
 function engineBuild(child: Child<EngineReady>): string {
   const r = child.ready;
-  return `${r.buildType}, ${cpuBackend(child.pid) ?? "?"}, ${r.threads} thread${r.threads === 1 ? "" : "s"}${r.batchesOrdered ? ", batches ordered" : ""}`;
+  return `${r.buildType}, ${cpuBackend(child.pid) ?? "?"}, ${threadsLabel(r.threads, r.threadsBatch)}${r.batchesOrdered ? ", batches ordered" : ""}`;
 }
 
 main().catch((error: unknown) => {

@@ -15,6 +15,8 @@ export interface RunningPeer {
 export interface PeerSettings {
   readonly modelPath: string;
   readonly threads: number;
+  /** llama-server's `-tb`: its threads for every batch of more than one token. */
+  readonly threadsBatch: number;
   readonly sequences: number;
   readonly contextSize: number;
   /** More flags (e.g. the embeddings run's `--embeddings --pooling last`). */
@@ -26,7 +28,7 @@ export async function startPeer(info: PeerInfo, settings: PeerSettings): Promise
   const args = [
     "-m", settings.modelPath,
     "-t", String(settings.threads),
-    "-tb", String(settings.threads),
+    "-tb", String(settings.threadsBatch),
     "-np", String(settings.sequences),
     // The sidecar's context: `contextSize` tokens for each sequence.
     "-c", String(settings.contextSize * settings.sequences),

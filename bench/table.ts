@@ -2,7 +2,7 @@
 import type { EncoderReport } from "./children/encoders.js";
 import type { Machine } from "./machine.js";
 import { SETTLE_MS, type MemoryRow } from "./memory.js";
-import type { EngineRow } from "./sections/engine.js";
+import { threadsLabel, type EngineRow } from "./sections/engine.js";
 import type { JoinSummary } from "./sections/join.js";
 import { promptRate, type LongResult } from "./sections/long.js";
 import type { EmbeddingsResult } from "./sections/embeddings.js";
@@ -67,7 +67,7 @@ export function renderReport(r: Report): string {
 
   if (r.engine) {
     const { rows, streams, rounds } = r.engine;
-    const base = rows.find((row) => row.library === "prebuilt" && row.threads === 1);
+    const base = rows.find((row) => row.library === "prebuilt" && row.threads === threadsLabel(1, 1));
     const ratio = (value: number, of: number | undefined): string => (of === undefined ? "–" : `${fmt(value / of, 2)}×`);
     out.push(
       `\n**Engine builds** (node-llama-cpp in-process, alone on the machine: decode tok/s of one stream, aggregate tok/s of ${streams} streams at once; ` +
@@ -76,7 +76,7 @@ export function renderReport(r: Report): string {
     out.push(
       table(
         ["llama.cpp library", "threads", "1 stream tok/s", "ratio", `${streams} streams tok/s`, "ratio"],
-        rows.map((row) => [row.library, String(row.threads), fmt(row.singleTps), ratio(row.singleTps, base?.singleTps), fmt(row.concurrentTps), ratio(row.concurrentTps, base?.concurrentTps)]),
+        rows.map((row) => [row.library, row.threads, fmt(row.singleTps), ratio(row.singleTps, base?.singleTps), fmt(row.concurrentTps), ratio(row.concurrentTps, base?.concurrentTps)]),
       ),
     );
   }

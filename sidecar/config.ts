@@ -3,8 +3,9 @@ import { ENGINE_CHOICES, type EngineChoice, type ModelOptions } from "./engine/m
 import type { ResumableOptions } from "./engine/resumable-streams.js";
 import type { PrioritySetting } from "./priority.js";
 import { parseGpu, parseGpuLayers } from "./engine/gpu.js";
+import { BATCH_THREADS_MIN_TOKENS } from "./engine/batch-threads.js";
 
-type EngineSettings = "threads" | "engine" | "sequences" | "contextSize" | "maxQueue" | "queueTimeoutMs" | "embeddingContextSize" | "gpu" | "gpuLayers";
+type EngineSettings = "threads" | "threadsBatch" | "engine" | "sequences" | "contextSize" | "maxQueue" | "queueTimeoutMs" | "embeddingContextSize" | "gpu" | "gpuLayers";
 
 export interface SidecarConfig extends Pick<ModelOptions, EngineSettings> {
   /** A GGUF path, a name in `modelsDir`, or a remote model (model-source.ts); undefined serves the embedded demo model. */
@@ -41,7 +42,8 @@ const options = {
   "model-id": { type: "string", env: "MODEL_ID", help: "name clients use (default: the file name)" },
   host: { type: "string", env: "SIDECAR_HOST", default: "127.0.0.1", help: "address to bind" },
   port: { type: "string", env: "SIDECAR_PORT", default: "50051", help: "port for native gRPC and gRPC-Web" },
-  threads: { type: "string", env: "THREADS", help: "llama.cpp threads, or auto: all cores with a local build, half (>= 1) with the prebuilt one", default: "auto" },
+  threads: { type: "string", env: "THREADS", help: "llama.cpp threads for one or a few streams' next tokens, or auto: half the cores (>= 1)", default: "auto" },
+  "threads-batch": { type: "string", env: "THREADS_BATCH", help: `llama.cpp threads for batches of ${BATCH_THREADS_MIN_TOKENS} tokens or more (prompts, many streams), or auto: every core; default: auto when --threads is, else the same number` },
   engine: { type: "string", env: "ENGINE", default: "auto", help: "llama.cpp library: auto, prebuilt or local (npm run build:engine)" },
   gpu: { type: "string", env: "GPU", default: "auto", help: "llama.cpp GPU backend: auto, cuda, vulkan, metal or false (CPU only)" },
   "gpu-layers": { type: "string", env: "GPU_LAYERS", default: "auto", help: "model layers on the GPU: auto (what fits), max, or a number" },
@@ -141,7 +143,7 @@ export function readConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Sid
     embeddingModel: get("embedding-model"),
     host,
     port: positiveInt("port", get("port") ?? "50051", 0),
-    threads: threads === undefined || threads === "auto" ? "auto" : positiveInt("threads", threads),
+    ...threadSettings(threads, get("threads-batch")),
     engine: engine as EngineChoice,
     gpu: parseGpu(get("gpu") ?? "auto"),
     gpuLayers: parseGpuLayers(get("gpu-layers") ?? "auto"),
@@ -164,4 +166,12 @@ export function readConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Sid
       maxBytes: positiveInt("resume-buffer-mib", get("resume-buffer-mib") ?? "64", 0) * 2 ** 20,
     },
   };
+}
+
+/** `--threads` and `--threads-batch`: the batch threads follow a number given for `--threads`. */
+function threadSettings(threads: string | undefined, batch: string | undefined): Pick<ModelOptions, "threads" | "threadsBatch"> {
+  const parse = (name: string, value: string | undefined): number | "auto" | undefined =>
+    value === undefined ? undefined : value === "auto" ? "auto" : positiveInt(name, value);
+  const decode = parse("threads", threads) ?? "auto";
+  return { threads: decode, threadsBatch: parse("threads-batch", batch) ?? decode };
 }

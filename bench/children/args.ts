@@ -4,6 +4,8 @@ import type { EngineChoice } from "../../sidecar/engine/model.js";
 export interface EngineArgs {
   readonly modelPath: string;
   readonly threads: number;
+  /** Threads of batches of 8 tokens or more (sidecar/engine/batch-threads.ts). */
+  readonly threadsBatch: number;
   readonly engine: EngineChoice;
   readonly sequences: number;
   readonly contextSize: number;
@@ -14,6 +16,7 @@ export interface EngineArgs {
 export interface EngineReady {
   readonly buildType: string;
   readonly threads: number;
+  readonly threadsBatch: number;
   readonly batchesOrdered: boolean;
   /** Where the model runs (sidecar/engine/gpu.ts, describeGpu). */
   readonly gpu?: string;

@@ -16,6 +16,7 @@ try {
     host: "127.0.0.1",
     port: 0,
     threads: args.threads,
+    threadsBatch: args.threadsBatch,
     engine: args.engine,
     sequences: args.sequences,
     contextSize: args.contextSize,
@@ -36,7 +37,7 @@ try {
         return { ...counters };
       },
     },
-    { url: sidecar.url, buildType: loaded.llama.buildType, threads: loaded.threads, batchesOrdered: loaded.scheduler.active, gpu: describeGpu(loaded.gpu) } satisfies SidecarReady,
+    { url: sidecar.url, buildType: loaded.llama.buildType, threads: loaded.threads, threadsBatch: loaded.threadsBatch, batchesOrdered: loaded.scheduler.active, gpu: describeGpu(loaded.gpu) } satisfies SidecarReady,
   );
 } catch (error) {
   failToParent(error);

@@ -1,6 +1,7 @@
 // The engine builds side by side, so the effect of the local build shows: the in-process
 // baseline on node-llama-cpp's prebuilt library and on this host's own build (`npm run
-// build:engine`, the thread-pool patch), each on 1 and on 2 threads, one stream and N streams at
+// build:engine`, the thread-pool patch), each on 1 and on 2 threads and on 1 thread with 2 for
+// batches of several tokens (sidecar/engine/batch-threads.ts), one stream and N streams at
 // once. Rounds are interleaved (each round runs every build once, in a rotated order), and nothing
 // else runs meanwhile.
 import type { Child } from "../children.js";
@@ -12,18 +13,20 @@ import { runConcurrent, type ConcurrentRun } from "./concurrent.js";
 export interface EngineParty {
   readonly library: string;
   readonly threads: number;
+  readonly threadsBatch: number;
   readonly child: Child<unknown>;
 }
 
 export interface EngineResult {
   readonly streams: number;
   readonly rounds: number;
-  readonly parties: { library: string; threads: number; single: StreamSample[]; concurrent: ConcurrentRun[] }[];
+  readonly parties: { library: string; threads: string; single: StreamSample[]; concurrent: ConcurrentRun[] }[];
 }
 
 export interface EngineRow {
   readonly library: string;
-  readonly threads: number;
+  /** "1", "2", "1, batches 2" (threadsLabel). */
+  readonly threads: string;
   /** Decode tok/s of one stream (the first token excluded), median over the rounds. */
   readonly singleTps: number;
   /** Aggregate tok/s of `streams` streams at once, median over the rounds. */
@@ -34,7 +37,7 @@ export interface EngineRow {
 const VARIANT_BASE = 20_000;
 
 export async function runEngine(parties: readonly EngineParty[], w: Workload, streams: number, rounds: number, log: (m: string) => void): Promise<EngineResult> {
-  const result: EngineResult = { streams, rounds, parties: parties.map((p) => ({ library: p.library, threads: p.threads, single: [], concurrent: [] })) };
+  const result: EngineResult = { streams, rounds, parties: parties.map((p) => ({ library: p.library, threads: threadsLabel(p.threads, p.threadsBatch), single: [], concurrent: [] })) };
   let variant = VARIANT_BASE;
   // One discarded warm-up each.
   for (const p of parties) await inProcessParty(p.child, w).run(variant++);
@@ -62,4 +65,10 @@ export function summarizeEngine(result: EngineResult): EngineRow[] {
     singleTps: median(p.single.filter((s) => s.outcome === "completed").map(decodeRate)),
     concurrentTps: median(p.concurrent.map((c) => c.aggregateTps)),
   }));
+}
+
+/** "1 thread", "2 threads", "1 thread, 2 for batches". */
+export function threadsLabel(threads: number, threadsBatch: number): string {
+  const base = `${threads} thread${threads === 1 ? "" : "s"}`;
+  return threadsBatch === threads ? base : `${base}, ${threadsBatch} for batches`;
 }

@@ -1,7 +1,9 @@
-// A coding agent's prompt: one ~40,000-token prompt on a context of its own (one sequence), cold,
+// A coding agent's prompt: one long prompt (8,000 tokens by default, `--long-tokens 40000` for an
+// agent's full size) on a context of its own (one sequence), cold,
 // then again with a new ending (its prefix cached), on the sidecar (native gRPC) and on
 // llama-server (its /completion with cache_prompt). Prompt processing of such prompts is the hot
 // path of an agent's turn; each server's own prompt timing and the tokens it evaluated are reported.
+import http from "node:http";
 import { streamGrpc, type GrpcClient } from "../clients/grpc.js";
 import { fillerText, SEED, TEMPERATURE, userTurn } from "../workload.js";
 
@@ -52,15 +54,31 @@ async function viaSidecar(client: GrpcClient, prompt: string, timeoutMs: number)
 
 async function viaPeer(url: string, prompt: string, timeoutMs: number): Promise<LongRun> {
   const sent = performance.now();
-  const response = await fetch(`${url}/completion`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ prompt, n_predict: 1, cache_prompt: true, temperature: TEMPERATURE, seed: SEED }),
-    signal: AbortSignal.timeout(timeoutMs),
-  });
-  const body = (await response.json()) as { timings?: { prompt_n?: number; prompt_ms?: number } };
-  if (!response.ok) throw new Error(`long prompt through llama-server: HTTP ${response.status}`);
+  const body = (await postJson(`${url}/completion`, { prompt, n_predict: 1, cache_prompt: true, temperature: TEMPERATURE, seed: SEED }, timeoutMs)) as {
+    timings?: { prompt_n?: number; prompt_ms?: number };
+  };
   return { evaluated: body.timings?.prompt_n ?? 0, promptMs: body.timings?.prompt_ms ?? Number.NaN, ttftMs: performance.now() - sent };
+}
+
+/**
+ * POSTs JSON and reads the JSON answer over node:http, which (unlike fetch) has no time limit for
+ * the response headers: llama-server sends them only after the prompt, minutes for a long one.
+ */
+function postJson(url: string, value: unknown, timeoutMs: number): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const request = http.request(url, { method: "POST", headers: { "content-type": "application/json" }, signal: AbortSignal.timeout(timeoutMs) }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on("data", (chunk: Buffer) => chunks.push(chunk));
+      response.on("error", reject);
+      response.on("end", () => {
+        const text = Buffer.concat(chunks).toString("utf8");
+        if (response.statusCode !== 200) reject(new Error(`long prompt through llama-server: HTTP ${response.statusCode} ${text.slice(0, 200)}`));
+        else resolve(JSON.parse(text));
+      });
+    });
+    request.on("error", reject);
+    request.end(JSON.stringify(value));
+  });
 }
 
 /** Measures the sidecar behind `client` and, when given, llama-server at `peerUrl` on the same prompt. */

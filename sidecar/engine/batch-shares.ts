@@ -12,10 +12,12 @@ export const STREAMING_BATCH_TOKENS = 128;
 /**
  * How one batch's token slots are shared among the queued decodes (node-llama-cpp's
  * `itemPrioritizationStrategy`). Every decode first gets one token: a generating stream needs just
- * one, so it advances at every batch. The slots left are split evenly among the decodes that want
- * more (prompts), so a long prompt is evaluated a batch at a time beside the streams already
- * decoding, not ahead of them; while streams decode, a batch holds at most
- * STREAMING_BATCH_TOKENS. Items keep their order (batch-scheduling.ts sorts them by sequence);
+ * one, so it advances at every batch. The slots left go to the decodes that want more (prompts),
+ * the one with the fewest tokens left first, so a long prompt is evaluated a batch at a time
+ * beside the streams already decoding, not ahead of them (while streams decode, a batch holds at
+ * most STREAMING_BATCH_TOKENS), and of prompts that arrive together as many as fit finish in the
+ * first batch: split evenly, every one of them waited for the last batch (docs/decisions.md,
+ * "Batch scheduling"). Items keep their order (batch-scheduling.ts sorts them by sequence);
  * evaluation priorities are not used (the sidecar gives every request the same).
  *
  * node-llama-cpp's own "maximumParallelism" hands out more slots than the batch holds (its extra
@@ -35,15 +37,14 @@ export const shareBatch: CustomBatchingPrioritizationStrategy = ({ items, size }
       left--;
     }
   }
-  const wanting = (): number[] => amounts.flatMap((amount, i) => (amount > 0 && amount < (wants[i] ?? 0) ? [i] : []));
-  for (let open = wanting(); left > 0 && open.length > 0; open = wanting()) {
-    const share = Math.max(1, Math.floor(left / open.length));
-    for (const i of open) {
-      const add = Math.min(share, (wants[i] ?? 0) - (amounts[i] ?? 0), left);
-      amounts[i] = (amounts[i] ?? 0) + add;
-      left -= add;
-      if (left === 0) break;
-    }
+  // Then the prompts closest to done, each as much as it still wants.
+  const open = wants.flatMap((want, i) => (want > (amounts[i] ?? 0) ? [i] : []));
+  open.sort((a, b) => (wants[a] ?? 0) - (amounts[a] ?? 0) - ((wants[b] ?? 0) - (amounts[b] ?? 0)));
+  for (const i of open) {
+    if (left === 0) break;
+    const add = Math.min((wants[i] ?? 0) - (amounts[i] ?? 0), left);
+    amounts[i] = (amounts[i] ?? 0) + add;
+    left -= add;
   }
   return items.flatMap((item: BatchItem, i): PrioritizedBatchItem[] => {
     const processAmount = amounts[i] ?? 0;

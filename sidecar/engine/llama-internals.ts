@@ -1,8 +1,9 @@
 // The one place that reaches into node-llama-cpp's private parts (members whose names start with
-// `_`). Its public API has no sequence ids on queued decodes, no way to feed text to a grammar
-// state, and no vocabulary text reader; the engine needs all three. Everything here is checked at
-// start-up (`checkLlamaInternals`), so an upgrade that moves them fails loudly when the model
-// loads, never quietly mid-generation — and an upgrade touches this file alone.
+// `_`). Its public API has no sequence ids on queued decodes, no thread count per batch, no way to
+// feed text to a grammar state, and no vocabulary text reader; the engine needs all four.
+// Everything here is checked at start-up (`checkLlamaInternals`), so an upgrade that moves them
+// fails loudly when the model loads, never quietly mid-generation — and an upgrade touches this
+// file alone.
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
@@ -45,6 +46,7 @@ export interface GrammarStepper {
 interface ContextInternals {
   _decodeTokens?: unknown;
   _queuedDecodes?: unknown;
+  _ctx?: { initBatch?: unknown; setThreads?: unknown };
 }
 interface SamplerBindings {
   canBeNextTokenForGrammarEvaluationState?: unknown;
@@ -79,6 +81,45 @@ export function decodeQueue(context: LlamaContext): DecodeQueue {
     replace(wrapper) {
       internals._decodeTokens = wrapper;
     },
+  };
+}
+
+/**
+ * Runs each batch of `context` on `threadsFor(tokens in the batch)` threads. node-llama-cpp sets one
+ * thread count for every batch (`_ctx.setThreads`, just before each decode); the count for a batch
+ * is chosen when the batch starts (`_ctx.initBatch`), and node-llama-cpp's own count is replaced.
+ */
+export function threadsPerBatch(context: LlamaContext, threadsFor: (tokens: number) => number): void {
+  const native = nativeBatchCalls(context);
+  let applied: number | undefined;
+  let wanted: number | undefined;
+  const apply = (threads: number): void => {
+    if (threads === applied) return;
+    native.setThreads(threads);
+    applied = threads;
+  };
+  // The native object's methods are read-only on its prototype; own properties shadow them.
+  Object.defineProperty(native.target, "initBatch", {
+    configurable: true,
+    value: (tokens: number): unknown => {
+      wanted = threadsFor(tokens);
+      apply(wanted);
+      return native.initBatch(tokens);
+    },
+  });
+  Object.defineProperty(native.target, "setThreads", { configurable: true, value: (threads: number): void => apply(wanted ?? threads) });
+}
+
+function nativeBatchCalls(context: LlamaContext): { target: object; initBatch(tokens: number): unknown; setThreads(threads: number): unknown } {
+  const target = (context as unknown as ContextInternals)._ctx;
+  const initBatch = target?.initBatch;
+  const setThreads = target?.setThreads;
+  if (typeof initBatch !== "function") fail("LlamaContext._ctx.initBatch");
+  if (typeof setThreads !== "function") fail("LlamaContext._ctx.setThreads");
+  return {
+    target: target as object,
+    initBatch: (tokens) => initBatch.call(target, tokens),
+    setThreads: (threads) => setThreads.call(target, threads),
   };
 }
 
@@ -145,6 +186,7 @@ export async function checkLlamaInternals(loaded: { llama: Llama; model: LlamaMo
     );
   }
   decodeQueue(loaded.context);
+  nativeBatchCalls(loaded.context);
   vocabularyEntry(loaded.model, 0 as Token);
   grammarStepper(loaded.llama);
   const grammar = await loaded.llama.createGrammar({ grammar: 'root ::= "a"' });

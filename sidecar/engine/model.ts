@@ -16,6 +16,7 @@ import { scheduleBatches, type BatchScheduler } from "./batch-scheduling.js";
 import { SequencePool } from "./pool.js";
 import { replySyntax, type ReplySyntax } from "./reply-syntax.js";
 import { TokenBytes } from "./token-bytes.js";
+import { useBatchThreads } from "./batch-threads.js";
 import { checkLlamaInternals } from "./llama-internals.js";
 
 /**
@@ -35,11 +36,15 @@ export interface ModelOptions {
   /** The name clients use; defaults to the file name without `.gguf`. */
   readonly id?: string;
   /**
-   * Threads llama.cpp uses; "auto" picks by measurement: all cores with this host's own build
-   * (it keeps a thread pool), half of them (at least 1) with the prebuilt library, which starts
-   * new threads for every decode step and so gets slower with more of them on small hosts.
+   * Threads llama.cpp decodes small batches on (one or a few streams' next tokens); "auto": half
+   * the cores (at least 1), the measured best for one stream on small hosts with either library.
    */
   readonly threads: number | "auto";
+  /**
+   * Threads for batches of `BATCH_THREADS_MIN_TOKENS` tokens or more (prompts, many streams);
+   * "auto": every core. Unset: the same as `threads`.
+   */
+  readonly threadsBatch?: number | "auto";
   readonly engine: EngineChoice;
   /** Requests generated at the same time, each in its own sequence of one shared context. */
   readonly sequences: number;
@@ -83,7 +88,9 @@ export interface LoadedModel {
   /** The context the model was trained with (its GGUF metadata). */
   readonly trainedContextSize: number;
   readonly vocabularySize: number;
+  /** Threads of small batches and of large ones (see batch-threads.ts). */
   readonly threads: number;
+  readonly threadsBatch: number;
   /** How decode steps and cache trims share the context (see batch-scheduling.ts). */
   readonly scheduler: BatchScheduler;
   /** The GPU it runs on, if any. */
@@ -130,7 +137,8 @@ export function loadLlama(engine: EngineChoice = "auto", gpu: GpuChoice = "auto"
 
 export async function loadModel(options: ModelOptions): Promise<LoadedModel> {
   const llama = await loadLlama(options.engine, options.gpu);
-  const threads = resolveThreads(options.threads, llama);
+  const threads = resolveThreads(options.threads);
+  const threadsBatch = options.threadsBatch === undefined ? threads : resolveBatchThreads(options.threadsBatch);
   const model = await llama.loadModel({
     modelPath: options.modelPath,
     gpuLayers: options.gpuLayers ?? "auto",
@@ -142,10 +150,12 @@ export async function loadModel(options: ModelOptions): Promise<LoadedModel> {
     contextSize: options.contextSize,
     // An explicit size stays what was asked for; "auto" is sized by the memory there is.
     ...(options.contextSize === "auto" ? {} : { failedCreationRemedy: false as const }),
-    threads,
+    // The most any batch uses; each batch gets its own count (batch-threads.ts).
+    threads: threadsBatch,
     batching: { itemPrioritizationStrategy: shareBatch },
   });
   await checkLlamaInternals({ llama, model, context });
+  useBatchThreads(context, { decode: threads, batch: threadsBatch });
   const scheduler = scheduleBatches(context);
   const chatWrapper = resolveChatWrapper(model);
   const id = options.id ?? path.basename(options.modelPath).replace(/\.gguf$/i, "");
@@ -154,7 +164,8 @@ export async function loadModel(options: ModelOptions): Promise<LoadedModel> {
   const embeddingModel =
     options.embeddingModelPath === undefined ? model : await llama.loadModel({ modelPath: options.embeddingModelPath, gpuLayers: options.gpuLayers ?? "auto" });
   const embedder = new Embedder(embeddingModel, {
-    threads,
+    // An input is evaluated as one batch of its tokens.
+    threads: threadsBatch,
     contextSize: options.embeddingContextSize ?? DEFAULT_EMBEDDING_CONTEXT_SIZE,
     maxQueue: options.maxQueue,
     vocabularySize: embeddingModel === model ? vocabulary : vocabularySize(embeddingModel),
@@ -173,6 +184,7 @@ export async function loadModel(options: ModelOptions): Promise<LoadedModel> {
     trainedContextSize: model.trainContextSize,
     vocabularySize: vocabulary,
     threads,
+    threadsBatch,
     scheduler,
     embedder,
     gpu: await gpuReport(llama, model),
@@ -185,10 +197,12 @@ export async function loadModel(options: ModelOptions): Promise<LoadedModel> {
   };
 }
 
-export function resolveThreads(threads: number | "auto", llama: Llama): number {
-  if (threads !== "auto") return threads;
-  const cores = os.availableParallelism();
-  return llama.buildType === "localBuild" ? cores : Math.max(1, Math.floor(cores / 2));
+function resolveThreads(threads: number | "auto"): number {
+  return threads === "auto" ? Math.max(1, Math.floor(os.availableParallelism() / 2)) : threads;
+}
+
+function resolveBatchThreads(threads: number | "auto"): number {
+  return threads === "auto" ? os.availableParallelism() : threads;
 }
 
 function vocabularySize(model: LlamaModel): number {

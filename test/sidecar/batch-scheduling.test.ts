@@ -61,6 +61,19 @@ describe("batch scheduling", () => {
     }
   });
 
+  it("evaluates prompts that arrive together in one batch, also when each must first trim another prompt's cache", async () => {
+    // Every sequence holds a prompt the next ones do not share, so each request trims first.
+    await Promise.all(Array.from({ length: STREAMS }, (_, i) => run(`Verse ${i}. Let us sing. Sing`, 2)));
+    const batches: number[][] = [];
+    watchBatches(loaded, (items) => batches.push(items));
+    const all = await Promise.all(Array.from({ length: STREAMS }, (_, i) => run(`Chorus ${i}. We hum along. Hum`, 4)));
+    expect(all).toEqual(Array.from({ length: STREAMS }, () => 4));
+    // The prompts' batches come before the first batch of single-token steps only.
+    const prompts = batches.slice(0, batches.findIndex((items) => items.every((tokens) => tokens === 1)));
+    expect(prompts.flat().filter((tokens) => tokens > 1)).toHaveLength(STREAMS);
+    expect(prompts).toHaveLength(1);
+  });
+
   it("samples the first output of every batch alone, so llama.cpp's lazy output reordering never runs twice at once", async () => {
     const seen = watchSampling(loaded);
     const all = await Promise.all(Array.from({ length: STREAMS }, () => run("Let us sing. Sing", TOKENS)));

@@ -1,5 +1,5 @@
 // How a batch's token slots are shared (sidecar/engine/batch-shares.ts): every decode gets a token,
-// prompts share the rest, never more than the batch holds.
+// the prompts closest to done the rest, never more than the batch holds.
 import type { BatchItem } from "node-llama-cpp";
 import { describe, expect, it } from "vitest";
 import { shareBatch, STREAMING_BATCH_TOKENS } from "../../sidecar/engine/batch-shares.js";
@@ -21,13 +21,17 @@ describe("shareBatch", () => {
 
   it("fills whole batches with prompts when no stream is decoding", () => {
     expect(shares([3000], 512)).toEqual([512]);
-    expect(shares([600, 600], 512)).toEqual([256, 256]);
-    expect(shares([600, 10, 600], 512)).toEqual([251, 10, 251]);
+    expect(shares([600, 600], 512)).toEqual([511, 1]);
+    expect(shares([600, 10, 500], 512)).toEqual([2, 10, 500]);
   });
 
-  it("splits what is left evenly among prompts beside streams", () => {
-    expect(shares([1, 300, 300], 512)).toEqual([1, 64, 63]);
+  it("gives what is left to the prompts with the fewest tokens left first, so prompts that arrive together finish as early as they can", () => {
+    expect(shares([1, 300, 300], 512)).toEqual([1, 126, 1]);
     expect(shares([1, 1, 1], 512)).toEqual([1, 1, 1]);
+    // One stream decoding, seven 29-token prompts: four finish in this batch (split evenly, none would).
+    expect(shares([1, 29, 29, 29, 29, 29, 29, 29], 512)).toEqual([1, 29, 29, 29, 29, 9, 1, 1]);
+    expect(shares([1, 40, 20, 29], 512)).toEqual([1, 40, 20, 29]);
+    expect(shares([1, 200, 20, 29], 512)).toEqual([1, 78, 20, 29]);
   });
 
   it("never hands out more than the batch holds", () => {

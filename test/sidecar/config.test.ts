@@ -13,6 +13,14 @@ describe("readConfig", () => {
     expect(readConfig([], { SIDECAR_PRIORITY: "-3" }).priority).toBe(-3);
   });
 
+  it("takes batch threads by flag or environment; they follow a number given for --threads, else auto", () => {
+    expect(readConfig([], {})).toMatchObject({ threads: "auto", threadsBatch: "auto" });
+    expect(readConfig(["--threads", "1"], {})).toMatchObject({ threads: 1, threadsBatch: 1 });
+    expect(readConfig(["--threads", "1", "--threads-batch", "4"], {})).toMatchObject({ threads: 1, threadsBatch: 4 });
+    expect(readConfig([], { THREADS_BATCH: "auto", THREADS: "2" })).toMatchObject({ threads: 2, threadsBatch: "auto" });
+    expect(() => readConfig(["--threads-batch", "0"], {})).toThrow(/--threads-batch must be an integer of at least 1/);
+  });
+
   it("sizes the context automatically unless CONTEXT_SIZE says otherwise", () => {
     expect(readConfig([], {}).contextSize).toBe("auto");
     expect(readConfig([], { CONTEXT_SIZE: "8192" }).contextSize).toBe(8192);

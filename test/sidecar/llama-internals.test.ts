@@ -11,6 +11,7 @@ import {
   installedVersion,
   sequenceIdOf,
   SUPPORTED_NODE_LLAMA_CPP,
+  threadsPerBatch,
   vocabularyEntry,
 } from "../../sidecar/engine/llama-internals.js";
 import { loadModel, type LoadedModel } from "../../sidecar/engine/model.js";
@@ -65,6 +66,7 @@ describe("node-llama-cpp internals", () => {
     const missing = (what: string) => `node-llama-cpp internals changed: ${what} is missing (llm-edge reads it as of node-llama-cpp ${SUPPORTED_NODE_LLAMA_CPP}`;
     await expect(checkLlamaInternals({ ...loaded, context: {} as LlamaContext })).rejects.toThrow(missing("LlamaContext._decodeTokens"));
     expect(() => decodeQueue({ _decodeTokens: () => undefined } as unknown as LlamaContext)).toThrow(missing("LlamaContext._queuedDecodes"));
+    expect(() => threadsPerBatch({ _ctx: { initBatch: () => undefined } } as unknown as LlamaContext, () => 1)).toThrow(missing("LlamaContext._ctx.setThreads"));
     expect(() => vocabularyEntry({} as LlamaModel, 0 as Token)).toThrow(missing("LlamaModel._model.getTokenString"));
     expect(() => grammarStepper({} as Llama)).toThrow(missing("Llama._bindings.AddonSampler.canBeNextTokenForGrammarEvaluationState"));
     expect(() => sequenceIdOf({} as never)).toThrow(missing("LlamaContextSequence._sequenceId"));

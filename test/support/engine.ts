@@ -2,10 +2,11 @@
 import type { LoadedModel } from "../../sidecar/engine/model.js";
 
 /**
- * Calls `onBatch` with the tokens of each sequence in a batch, as its decode starts. Wraps the
- * context's native handle (node-llama-cpp's `_ctx`): `addToBatch` once per sequence, then `decodeBatch`.
+ * Calls `onBatch` with the tokens of each sequence in a batch and the threads it runs on, as its
+ * decode starts. Wraps the context's native handle (node-llama-cpp's `_ctx`): `addToBatch` once
+ * per sequence, then `decodeBatch`.
  */
-export function watchBatches(loaded: LoadedModel, onBatch: (tokensPerSequence: number[]) => void): void {
+export function watchBatches(loaded: LoadedModel, onBatch: (tokensPerSequence: number[], threads: number) => void): void {
   const context = loaded.context as unknown as { _ctx: Record<string | symbol, unknown> };
   const native = context._ctx;
   let added: number[] = [];
@@ -21,7 +22,7 @@ export function watchBatches(loaded: LoadedModel, onBatch: (tokensPerSequence: n
       }
       if (key === "decodeBatch") {
         return (...args: unknown[]): unknown => {
-          onBatch(added);
+          onBatch(added, (target.getThreads as () => number).call(target));
           added = [];
           return value.apply(target, args);
         };
