@@ -42,7 +42,7 @@ const options = {
   "model-id": { type: "string", env: "MODEL_ID", help: "name clients use (default: the file name)" },
   host: { type: "string", env: "SIDECAR_HOST", default: "127.0.0.1", help: "address to bind" },
   port: { type: "string", env: "SIDECAR_PORT", default: "50051", help: "port for native gRPC and gRPC-Web" },
-  threads: { type: "string", env: "THREADS", help: "llama.cpp threads for one or a few streams' next tokens, or auto: half the cores (>= 1)", default: "auto" },
+  threads: { type: "string", env: "THREADS", help: "llama.cpp threads for one or a few streams' next tokens, or auto: all cores with a local build, half (>= 1) with the prebuilt one", default: "auto" },
   "threads-batch": { type: "string", env: "THREADS_BATCH", help: `llama.cpp threads for batches of ${BATCH_THREADS_MIN_TOKENS} tokens or more (prompts, many streams), or auto: every core; default: auto when --threads is, else the same number` },
   engine: { type: "string", env: "ENGINE", default: "auto", help: "llama.cpp library: auto, prebuilt or local (npm run build:engine)" },
   gpu: { type: "string", env: "GPU", default: "auto", help: "llama.cpp GPU backend: auto, cuda, vulkan, metal or false (CPU only)" },

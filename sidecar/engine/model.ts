@@ -36,8 +36,9 @@ export interface ModelOptions {
   /** The name clients use; defaults to the file name without `.gguf`. */
   readonly id?: string;
   /**
-   * Threads llama.cpp decodes small batches on (one or a few streams' next tokens); "auto": half
-   * the cores (at least 1), the measured best for one stream on small hosts with either library.
+   * Threads llama.cpp decodes small batches on (one or a few streams' next tokens); "auto" picks by
+   * measurement: all cores with this host's own build (it keeps a thread pool), half of them (at
+   * least 1) with the prebuilt library, which starts new threads for every batch.
    */
   readonly threads: number | "auto";
   /**
@@ -137,7 +138,7 @@ export function loadLlama(engine: EngineChoice = "auto", gpu: GpuChoice = "auto"
 
 export async function loadModel(options: ModelOptions): Promise<LoadedModel> {
   const llama = await loadLlama(options.engine, options.gpu);
-  const threads = resolveThreads(options.threads);
+  const threads = resolveThreads(options.threads, llama);
   const threadsBatch = options.threadsBatch === undefined ? threads : resolveBatchThreads(options.threadsBatch);
   const model = await llama.loadModel({
     modelPath: options.modelPath,
@@ -197,8 +198,10 @@ export async function loadModel(options: ModelOptions): Promise<LoadedModel> {
   };
 }
 
-function resolveThreads(threads: number | "auto"): number {
-  return threads === "auto" ? Math.max(1, Math.floor(os.availableParallelism() / 2)) : threads;
+function resolveThreads(threads: number | "auto", llama: Llama): number {
+  if (threads !== "auto") return threads;
+  const cores = os.availableParallelism();
+  return llama.buildType === "localBuild" ? cores : Math.max(1, Math.floor(cores / 2));
 }
 
 function resolveBatchThreads(threads: number | "auto"): number {
