@@ -374,8 +374,8 @@ async function main(): Promise<void> {
     headline[`stateful ${r.path} cold TTFT ms`] = r.coldTtftMs;
   }
   for (const r of engineRows ?? []) {
-    headline[`engine ${r.library} threads ${r.threads} 1 stream tok/s`] = r.singleTps;
-    headline[`engine ${r.library} threads ${r.threads} ${engine?.streams ?? 0} streams tok/s`] = r.concurrentTps;
+    headline[`engine ${r.library} ${r.threads} 1 stream tok/s`] = r.singleTps;
+    headline[`engine ${r.library} ${r.threads} ${engine?.streams ?? 0} streams tok/s`] = r.concurrentTps;
   }
   if (joinSummary) {
     headline["join: streams' longest token gap ms"] = joinSummary.longestGapMs;
