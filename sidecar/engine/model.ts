@@ -162,15 +162,7 @@ export async function loadModel(options: ModelOptions): Promise<LoadedModel> {
   const id = options.id ?? path.basename(options.modelPath).replace(/\.gguf$/i, "");
   const pool = new SequencePool(context, { maxQueue: options.maxQueue, queueTimeoutMs: options.queueTimeoutMs });
   const vocabulary = vocabularySize(model);
-  const embeddingModel =
-    options.embeddingModelPath === undefined ? model : await llama.loadModel({ modelPath: options.embeddingModelPath, gpuLayers: options.gpuLayers ?? "auto" });
-  const embedder = new Embedder(embeddingModel, {
-    // An input is evaluated as one batch of its tokens.
-    threads: threadsBatch,
-    contextSize: options.embeddingContextSize ?? DEFAULT_EMBEDDING_CONTEXT_SIZE,
-    maxQueue: options.maxQueue,
-    vocabularySize: embeddingModel === model ? vocabulary : vocabularySize(embeddingModel),
-  });
+  const { embeddingModel, embedder } = await loadEmbedder(llama, model, options, threadsBatch);
   return {
     id,
     created: Math.floor(Date.now() / 1000),
@@ -196,6 +188,24 @@ export async function loadModel(options: ModelOptions): Promise<LoadedModel> {
       await model.dispose();
     },
   };
+}
+
+async function loadEmbedder(
+  llama: Llama,
+  model: LlamaModel,
+  options: ModelOptions,
+  threadsBatch: number,
+): Promise<{ embeddingModel: LlamaModel; embedder: Embedder }> {
+  const embeddingModel =
+    options.embeddingModelPath === undefined ? model : await llama.loadModel({ modelPath: options.embeddingModelPath, gpuLayers: options.gpuLayers ?? "auto" });
+  const embedder = new Embedder(embeddingModel, {
+    // An input is evaluated as one batch of its tokens.
+    threads: threadsBatch,
+    contextSize: options.embeddingContextSize ?? DEFAULT_EMBEDDING_CONTEXT_SIZE,
+    maxQueue: options.maxQueue,
+    vocabularySize: vocabularySize(embeddingModel),
+  });
+  return { embeddingModel, embedder };
 }
 
 function resolveThreads(threads: number | "auto", llama: Llama): number {
