@@ -1,4 +1,4 @@
-// One parse for both hosts: the environment (Node's process.env, or the Worker's env with its
+// One parse for both hosts: the environment (the Node process's variables, or the Worker's env with its
 // vars and secrets) → the typed settings of settings.ts, or one EdgeConfigError naming every bad
 // variable and what it accepts. An empty value counts as unset.
 import { Refusal } from "./kinds.js";
