@@ -1,6 +1,6 @@
 // The kinds of value an edge setting may hold (edge/config/settings.ts): what each accepts, in
 // words for messages and docs/configuration.md, and how a raw environment string becomes it.
-import { z } from "zod";
+import * as z from "zod";
 
 /** What a value is wrong about, beyond "not <accepts>" (e.g. which entry of a list). */
 export class Refusal extends Error {}
