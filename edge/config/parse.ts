@@ -1,6 +1,6 @@
-// One parse for both hosts: the environment (the Node process's variables, or the Worker's env with its
-// vars and secrets) → the typed settings of settings.ts, or one EdgeConfigError naming every bad
-// variable and what it accepts. An empty value counts as unset.
+// One parse for both hosts: the environment (the Node process's variables, or the Worker's env
+// with its vars and secrets) → the typed settings of settings.ts, or one EdgeConfigError naming
+// every bad variable and what it accepts. An empty value counts as unset.
 import { Refusal } from "./kinds.js";
 import { SETTINGS_OF, type EdgeConfig, type Host, type Setting } from "./settings.js";
 
