@@ -30,27 +30,17 @@ export interface AppOptions {
   sidecars?: readonly SidecarTarget[];
   /** How the sidecars are watched and picked (report age, backoff, metrics hook). */
   routing?: PoolOptions | undefined;
-  /** Largest accepted request body in bytes; default 4 MiB. */
+  /** `MAX_BODY_BYTES` (docs/configuration.md); default 4 MiB. */
   maxBodyBytes?: number;
   /** Random part of response ids (`chatcmpl-<id>`); default 24 random base-62 characters. */
   newId?: () => string;
   /** Current time in ms since the epoch, for `created`; default Date.now. */
   now?: () => number;
-  /**
-   * Silence on a started stream after which a `: ping` SSE comment is written;
-   * default 10000 ms, 0 disables. The write is also how workerd notices a client
-   * that left while nothing was being sent.
-   */
+  /** `KEEP_ALIVE_MS` (docs/configuration.md); default 10000, 0 disables. */
   keepAliveMs?: number;
-  /**
-   * Where a closed connection shows only when written to (workerd): a non-streaming answer not
-   * ready after this long commits to 200 and writes a space this often; 0 (default) turns it off.
-   */
+  /** `ABANDON_PROBE_MS` (docs/configuration.md; the Worker's default is 500); default 0, off. */
   abandonProbeMs?: number;
-  /**
-   * A sidecar that sends nothing, not even its heartbeat, for this long is taken as stalled: the
-   * call is cancelled and answered 504 (or the protocol's error event); default 30000, 0 never.
-   */
+  /** `SIDECAR_STALL_MS` (docs/configuration.md); default 30000, 0 never. */
   sidecarStallMs?: number;
   /** How long GET /health waits for the sidecar; default 2000 ms. */
   healthTimeoutMs?: number;
@@ -66,7 +56,7 @@ export interface AppOptions {
   access?: AccessOptions;
   /** Receives one line per request (docs/contract.md, "Request logs"); default: none. */
   log?: RequestLogger;
-  /** Also log prompt and reply text (`LOG_BODIES=true`); default false. */
+  /** `LOG_BODIES` (docs/configuration.md); default false. */
   logBodies?: boolean;
   /** Where /c1 keeps conversations (D1 under workerd, SQLite on Node); without one /c1 is not served. */
   store?: ConversationStore;

@@ -45,35 +45,6 @@ export interface SidecarLink {
   readonly headers?: Readonly<Record<string, string>> | undefined;
 }
 
-/**
- * The sidecars' base URLs: `SIDECAR_URLS` (comma-separated) when set, else `SIDECAR_URL`, else the
- * default. Each must be an http(s) URL, and no URL may appear twice.
- */
-export function parseSidecarUrls(urls: string | undefined, url: string | undefined): string[] {
-  const list = urls !== undefined && urls.trim() !== "" ? urls.split(",").map((u) => u.trim()).filter((u) => u !== "") : [url ?? DEFAULT_SIDECAR_URL];
-  list.forEach((item, i) => {
-    const protocol = URL.canParse(item) ? new URL(item).protocol : "";
-    if (protocol !== "http:" && protocol !== "https:") throw new Error(`SIDECAR_URLS: entry ${i + 1} is not an http(s) URL`);
-  });
-  if (new Set(list).size !== list.length) throw new Error("SIDECAR_URLS names the same sidecar twice");
-  return list;
-}
-
-/** Parses `SIDECAR_HEADERS`: a JSON object of header names to string values. */
-export function parseSidecarHeaders(text: string | undefined): Record<string, string> | undefined {
-  if (text === undefined || text.trim() === "") return undefined;
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    throw new Error("SIDECAR_HEADERS must be a JSON object of header names to values");
-  }
-  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed) || !Object.values(parsed).every((v) => typeof v === "string")) {
-    throw new Error("SIDECAR_HEADERS must be a JSON object of header names to string values");
-  }
-  return parsed as Record<string, string>;
-}
-
 /** Adds the link's credentials to every call. */
 function credentials(link: SidecarLink): Interceptor {
   const headers = { ...link.headers, ...(link.token ? { authorization: `Bearer ${link.token}` } : {}) };

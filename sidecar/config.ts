@@ -1,3 +1,4 @@
+// The sidecar's settings: each flag, its environment variable, default and help (`usage`), read by `readConfig`.
 import { parseArgs } from "node:util";
 import { ENGINE_CHOICES, type EngineChoice, type ModelOptions } from "./engine/model.js";
 import type { ResumableOptions } from "./engine/resumable-streams.js";
@@ -65,6 +66,9 @@ const options = {
   "metrics-port": { type: "string", env: "METRICS_PORT", help: "a second port serving only GET /metrics and /healthz, without the token (default: none)" },
   "metrics-host": { type: "string", env: "METRICS_HOST", default: "127.0.0.1", help: "address of --metrics-port" },
 } as const;
+
+/** The sidecar's flags and variables (`npm run docs:config` writes docs/configuration.md from them). */
+export const SIDECAR_OPTIONS: Readonly<Record<string, { readonly env: string; readonly help: string; readonly default?: string }>> = options;
 
 export function usage(): string {
   const lines = Object.entries(options).map(([name, o]) => {
