@@ -21,11 +21,11 @@
 //                   without it /c1 is not served
 //   LOG_REQUESTS    `false` turns the one-line-per-request JSON log (console.log) off
 //   LOG_BODIES      `true` adds prompt and reply text to it (off by default)
-import { createApp, type App, type AppOptions } from "./app.js";
+import { createApp, type App, type AppOptions } from "./http/app.js";
 import type { AccessOptions } from "./access/policy.js";
 import { bindingRateLimiter, type RateLimitBinding } from "./access/rate-limit.js";
-import { createSidecarClient, createSidecarHealthClient, parseSidecarHeaders, parseSidecarUrls } from "./sidecar-client.js";
-import { d1Store, type D1DatabaseLike } from "./store/d1.js";
+import { createSidecarClient, createSidecarHealthClient, parseSidecarHeaders, parseSidecarUrls } from "./sidecars/connection.js";
+import { d1Store, type D1DatabaseLike } from "./state/store/d1.js";
 
 export interface WorkerEnv {
   SIDECAR_URL?: string;

@@ -3,7 +3,7 @@ import { pino } from "pino";
 import { RateLimiterMemory, RateLimiterRes } from "rate-limiter-flexible";
 import type { AccessOptions } from "../access/policy.js";
 import type { RateLimiter } from "../access/rate-limit.js";
-import { DEFAULT_SIDECAR_URL, parseSidecarHeaders, parseSidecarUrls } from "../sidecar-client.js";
+import { DEFAULT_SIDECAR_URL, parseSidecarHeaders, parseSidecarUrls } from "../sidecars/connection.js";
 import { createEdgeMetrics } from "./metrics.js";
 import type { ConnectionLimits, NodeEdgeOptions } from "./server.js";
 import { DEFAULT_STORE_PATH } from "./sqlite-store.js";

@@ -5,8 +5,8 @@ import Database from "better-sqlite3";
 import { mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { SqlConversationStore, type SqlDriver } from "../store/sql.js";
-import type { ConversationStore } from "../store/store.js";
+import { SqlConversationStore, type SqlDriver } from "../state/store/sql.js";
+import type { ConversationStore } from "../state/store/store.js";
 
 export const MIGRATIONS_DIR = fileURLToPath(new URL("../../migrations/", import.meta.url));
 

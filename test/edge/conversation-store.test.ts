@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeEach, describe, expect, it } from "vitest";
 import { migrate, openSqliteStore } from "../../edge/node/sqlite-store.js";
-import { TurnConflictError, type ConversationStore } from "../../edge/store/store.js";
+import { TurnConflictError, type ConversationStore } from "../../edge/state/store/store.js";
 import { storeDrivers } from "../support/store-drivers.js";
 
 const drivers = storeDrivers();

@@ -2,7 +2,7 @@
 // drivers: items kept in order with their ids, appends whole or not at all, metadata, deletion,
 // and each owner's conversations hidden from every other owner.
 import { afterAll, beforeEach, describe, expect, it } from "vitest";
-import type { ConversationStore } from "../../edge/store/store.js";
+import type { ConversationStore } from "../../edge/state/store/store.js";
 import { storeDrivers } from "../support/store-drivers.js";
 
 const drivers = storeDrivers();

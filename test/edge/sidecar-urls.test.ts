@@ -1,7 +1,7 @@
 // SIDECAR_URLS: parsed the same way for the Node edge and the Worker; SIDECAR_URL stays for one.
 import { describe, expect, it } from "vitest";
 import { optionsFromEnv } from "../../edge/node/env.js";
-import { DEFAULT_SIDECAR_URL, parseSidecarUrls } from "../../edge/sidecar-client.js";
+import { DEFAULT_SIDECAR_URL, parseSidecarUrls } from "../../edge/sidecars/connection.js";
 
 describe("SIDECAR_URLS", () => {
   it("lists the sidecars, comma-separated, blanks trimmed; SIDECAR_URL or the default names one", () => {

@@ -6,8 +6,8 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { MIGRATIONS_DIR, openSqliteStore } from "../../edge/node/sqlite-store.js";
-import { d1Store, type D1DatabaseLike } from "../../edge/store/d1.js";
-import type { ConversationStore } from "../../edge/store/store.js";
+import { d1Store, type D1DatabaseLike } from "../../edge/state/store/d1.js";
+import type { ConversationStore } from "../../edge/state/store/store.js";
 
 /** The migrations' statements, as wrangler sends them to D1. */
 export function migrationStatements(): string[] {

@@ -1,6 +1,6 @@
-import type { AppContext } from "../../context.js";
-import { answer } from "../../protocol.js";
-import { serve, type Endpoint } from "../../serve.js";
+import type { AppContext } from "../../core/context.js";
+import { answer } from "../../core/protocol.js";
+import { serve, type Endpoint } from "../../core/serve.js";
 import { countTokens } from "./count-tokens.js";
 import { createMessagesStreamEncoder, encodeMessage } from "./encoder.js";
 import { anthropicProtocol } from "./protocol.js";

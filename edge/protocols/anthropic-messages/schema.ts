@@ -10,8 +10,8 @@
 // assistant (a prefill: the sidecar contract has no way yet to continue an assistant turn
 // instead of starting a new one).
 import * as z from "zod";
-import { MAX_STOP_SEQUENCES, positiveInteger, uint32 } from "../../fields.js";
-import { CallLedger, duplicateNames, report, schemaObject, toolName, unknownChoice } from "../../tools.js";
+import { MAX_STOP_SEQUENCES, positiveInteger, uint32 } from "../../fields/fields.js";
+import { CallLedger, duplicateNames, report, schemaObject, toolName, unknownChoice } from "../../fields/tools.js";
 
 const textBlock = z.object({ type: z.literal("text"), text: z.string() });
 const toolUseBlock = z.object({

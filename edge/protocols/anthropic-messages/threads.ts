@@ -4,7 +4,7 @@
 // the whole conversation: `create` is a 400 `thread_unsupported_request`, `continue` a 404
 // `thread_not_found`. With a store, edge/message-threads/ keeps threads (docs/contract.md,
 // "Anthropic message threads").
-import { InvalidRequestError, NotFoundError } from "../../errors.js";
+import { InvalidRequestError, NotFoundError } from "../../base/errors.js";
 
 export type ThreadField = { type: "create" } | { type: "continue"; previous_message_id: string };
 

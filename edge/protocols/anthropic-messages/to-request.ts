@@ -8,9 +8,9 @@ import {
   type ChatMessageSchema,
   type GenerateRequest,
 } from "../../../proto/gen/inference/v1/inference_pb.js";
-import { nonEmptyStops, tokenLimit } from "../../fields.js";
-import { formatConstraint } from "../../output-constraint.js";
-import { effortBudget } from "../../reasoning-effort.js";
+import { nonEmptyStops, tokenLimit } from "../../fields/fields.js";
+import { formatConstraint } from "../../fields/output-constraint.js";
+import { effortBudget } from "../../fields/reasoning-effort.js";
 import { refuseThread } from "./threads.js";
 import type { AnthropicBlock, AnthropicRole, CountTokensRequest, MessagesRequest } from "./schema.js";
 

@@ -8,8 +8,8 @@
 // finish_reason "function_call" back, which this server does not send (it answers in
 // `tool_calls`), so accepting them would break those clients silently.
 import * as z from "zod";
-import { integer, MAX_TOP_LOGPROBS, positiveInteger, refusedField } from "../../fields.js";
-import { CallLedger, duplicateNames, report, schemaObject, toolName, unknownChoice } from "../../tools.js";
+import { integer, MAX_TOP_LOGPROBS, positiveInteger, refusedField } from "../../fields/fields.js";
+import { CallLedger, duplicateNames, report, schemaObject, toolName, unknownChoice } from "../../fields/tools.js";
 import { commonFields } from "../openai-common/fields.js";
 import { responseFormatField } from "../openai-common/response-format.js";
 

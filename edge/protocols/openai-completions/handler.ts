@@ -1,5 +1,5 @@
-import type { AppContext } from "../../context.js";
-import { serve, type Endpoint } from "../../serve.js";
+import type { AppContext } from "../../core/context.js";
+import { serve, type Endpoint } from "../../core/serve.js";
 import { openAiErrorEvent } from "../openai-common/errors.js";
 import { openAiProtocol } from "../openai-common/protocol.js";
 import { createCompletionStreamEncoder, encodeCompletion } from "./encoder.js";

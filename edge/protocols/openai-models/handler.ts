@@ -1,6 +1,6 @@
-import type { AppContext } from "../../context.js";
-import { NotFoundError } from "../../errors.js";
-import { jsonResponse } from "../../json.js";
+import type { AppContext } from "../../core/context.js";
+import { NotFoundError } from "../../base/errors.js";
+import { jsonResponse } from "../../core/json.js";
 import { openAiModel, openAiModelList } from "./encoder.js";
 
 /** GET /v1/models */

@@ -1,10 +1,10 @@
-import { readJsonBody } from "../../body.js";
-import type { AppContext } from "../../context.js";
-import { InvalidRequestError } from "../../errors.js";
-import { answer } from "../../protocol.js";
-import { generateFor, type Endpoint } from "../../serve.js";
+import { readJsonBody } from "../../core/body.js";
+import type { AppContext } from "../../core/context.js";
+import { InvalidRequestError } from "../../base/errors.js";
+import { answer } from "../../core/protocol.js";
+import { generateFor, type Endpoint } from "../../core/serve.js";
 import { conversationIdOf } from "../../sidecars/affinity.js";
-import { parseRequest } from "../../validation.js";
+import { parseRequest } from "../../core/validation.js";
 import { openAiProtocol } from "../openai-common/protocol.js";
 import { createResponsesStreamEncoder, encodeResponse, queuedResponse } from "./encoder.js";
 import { NOT_STORED_HERE, responsesRequestSchema } from "./schema.js";

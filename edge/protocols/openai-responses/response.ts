@@ -2,8 +2,8 @@
 // same builder serves the non-streaming body and the `response` of every lifecycle
 // event (created, in_progress, completed, incomplete, failed).
 import { sealReasoning, wantsEncryptedReasoning } from "./encrypted-reasoning.js";
-import type { Block } from "../../content.js";
-import type { ResponseMeta } from "../../serve.js";
+import type { Block } from "../../core/content.js";
+import type { ResponseMeta } from "../../core/serve.js";
 import type { ResponsesRequest } from "./schema.js";
 import { echoedTools, ignoredTools, toolNamespaces } from "./tools.js";
 import type { ResponsesUsage } from "./usage.js";

@@ -9,10 +9,10 @@
 // Refused with a 400 naming the field: `conversation`, other input item types, content
 // parts other than input_text / output_text.
 import * as z from "zod";
-import { CallLedger, duplicateNames, report, toolName, unknownChoice } from "../../tools.js";
+import { CallLedger, duplicateNames, report, toolName, unknownChoice } from "../../fields/tools.js";
 import { anyTool, checkTool, functionTool, offeredTools } from "./tools.js";
 import { textFormatField } from "../openai-common/response-format.js";
-import { positiveInteger, refusedField, UINT32_MAX } from "../../fields.js";
+import { positiveInteger, refusedField, UINT32_MAX } from "../../fields/fields.js";
 
 export const RESPONSES_ROLES = ["system", "developer", "user", "assistant"] as const;
 export type ResponsesRole = (typeof RESPONSES_ROLES)[number];

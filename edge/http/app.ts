@@ -1,0 +1,150 @@
+// The edge's fetch handler: routes, CORS, and the one place where a thrown error
+// becomes an HTTP response. Web APIs only (runs in workerd and on Node).
+import { Router, type IRequest } from "itty-router";
+import { setCaller } from "../access/caller.js";
+import { createAccessPolicy, type AccessOptions, type AccessPolicy } from "../access/policy.js";
+import { DEFAULT_MAX_BODY_BYTES } from "../core/body.js";
+import type { AppContext } from "../core/context.js";
+import { preflight, withCors } from "./cors.js";
+import { MethodNotAllowedError, NotFoundError } from "../base/errors.js";
+import { RequestRecord, setRecord, type RequestLogger } from "../core/request-log.js";
+import { routeTable } from "./routes.js";
+import { randomId, systemClock } from "../core/ids.js";
+import { answer, type Protocol } from "../core/protocol.js";
+import { anthropicProtocol } from "../protocols/anthropic-messages/protocol.js";
+import { openAiProtocol } from "../protocols/openai-common/protocol.js";
+import type { Sidecar } from "../sidecars/connection.js";
+import { routedClient } from "../sidecars/client.js";
+import { SidecarPool, type PoolOptions } from "../sidecars/pool.js";
+import type { SidecarTarget } from "../sidecars/state.js";
+import type { ConversationStore } from "../state/store/store.js";
+
+export const DEFAULT_KEEP_ALIVE_MS = 10_000;
+/** Six of the sidecar's default heartbeat intervals (5 s). */
+export const DEFAULT_SIDECAR_STALL_MS = 30_000;
+
+export interface AppOptions {
+  /** The inference sidecar (createSidecarClient(url), or a fake in tests); or give `sidecars`. */
+  sidecar?: Sidecar;
+  /** Several sidecars (SIDECAR_URLS), each with its URL; requests are routed among them. */
+  sidecars?: readonly SidecarTarget[];
+  /** How the sidecars are watched and picked (report age, backoff, metrics hook). */
+  routing?: PoolOptions | undefined;
+  /** Largest accepted request body in bytes; default 4 MiB. */
+  maxBodyBytes?: number;
+  /** Random part of response ids (`chatcmpl-<id>`); default 24 random base-62 characters. */
+  newId?: () => string;
+  /** Current time in ms since the epoch, for `created`; default Date.now. */
+  now?: () => number;
+  /**
+   * Silence on a started stream after which a `: ping` SSE comment is written;
+   * default 10000 ms, 0 disables. The write is also how workerd notices a client
+   * that left while nothing was being sent.
+   */
+  keepAliveMs?: number;
+  /**
+   * Where a closed connection shows only when written to (workerd): a non-streaming answer not
+   * ready after this long commits to 200 and writes a space this often; 0 (default) turns it off.
+   */
+  abandonProbeMs?: number;
+  /**
+   * A sidecar that sends nothing, not even its heartbeat, for this long is taken as stalled: the
+   * call is cancelled and answered 504 (or the protocol's error event); default 30000, 0 never.
+   */
+  sidecarStallMs?: number;
+  /** How long GET /health waits for the sidecar; default 2000 ms. */
+  healthTimeoutMs?: number;
+  /**
+   * Called with unexpected failures (bugs, not client or sidecar errors); default
+   * console.error. Never receives request content.
+   */
+  onUnexpectedError?: (error: unknown) => void;
+  /**
+   * Who may call (API keys, loopback-only or open, allowed web origins, per-key limits). Default:
+   * no keys, so only loopback hosts and pages are served (docs/contract.md, "Access").
+   */
+  access?: AccessOptions;
+  /** Receives one line per request (docs/contract.md, "Request logs"); default: none. */
+  log?: RequestLogger;
+  /** Also log prompt and reply text (`LOG_BODIES=true`); default false. */
+  logBodies?: boolean;
+  /** Where /c1 keeps conversations (D1 under workerd, SQLite on Node); without one /c1 is not served. */
+  store?: ConversationStore;
+}
+
+/** The protocol whose error shape a path's failures take: Anthropic's under /v1/messages, else OpenAI's. */
+export function protocolForPath(pathname: string): Protocol {
+  return pathname === "/v1/messages" || pathname.startsWith("/v1/messages/") ? anthropicProtocol : openAiProtocol;
+}
+
+export interface App {
+  fetch(request: Request): Promise<Response>;
+  /** The access policy in force (for the start-up log). */
+  readonly access: AccessPolicy;
+}
+
+/** The sidecars of `options`: `sidecars`, else the one `sidecar`. */
+function poolOf(options: AppOptions): SidecarPool {
+  const targets = options.sidecars ?? (options.sidecar === undefined ? [] : [{ url: "sidecar", client: options.sidecar }]);
+  if (targets.length === 0) throw new Error("createApp needs a sidecar (or sidecars)");
+  return new SidecarPool(targets, { checkTimeoutMs: options.healthTimeoutMs ?? 2000, ...options.routing });
+}
+
+export function createApp(options: AppOptions): App {
+  const report = options.onUnexpectedError ?? ((error: unknown) => console.error("edge: unexpected error", error));
+  const pool = poolOf(options);
+  const context: AppContext = {
+    sidecar: routedClient(pool),
+    sidecars: pool,
+    maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+    newId: options.newId ?? randomId,
+    now: options.now ?? systemClock,
+    keepAliveMs: options.keepAliveMs ?? DEFAULT_KEEP_ALIVE_MS,
+    healthTimeoutMs: options.healthTimeoutMs ?? 2000,
+    abandonProbeMs: options.abandonProbeMs ?? 0,
+    sidecarStallMs: options.sidecarStallMs ?? DEFAULT_SIDECAR_STALL_MS,
+    reportUnexpected: report,
+    store: options.store,
+  };
+
+  const access = createAccessPolicy(options.access);
+  const router = Router<IRequest, []>();
+
+  const routes = routeTable(context, access.mode);
+  for (const route of routes) router[route.method === "POST" ? "post" : route.method === "GET" ? "get" : "delete"](route.path, route.handle);
+  router
+    .all("*", (request) => {
+      const { pathname } = new URL(request.url);
+      const allowed = router.routes
+        .filter(([method, pattern]) => method !== "ALL" && pattern.test(pathname))
+        .map(([method]) => method);
+      if (allowed.length > 0) throw new MethodNotAllowedError(request.method, [...new Set(allowed)]);
+      throw new NotFoundError(`Unknown route: ${request.method} ${pathname}`, { code: "unknown_route" });
+    });
+
+  // Generation routes answer their own failures (edge/serve.ts); anything else a route
+  // throws (refused access, unknown route, wrong method, models) is answered here, in the
+  // error shape of the path's protocol.
+  const log = options.log ?? (() => undefined);
+  const fetch = async (request: Request): Promise<Response> => {
+    const url = new URL(request.url);
+    const allowOrigin = access.allowOrigin(request);
+    const record = new RequestRecord(`req_${context.newId()}`, request.method, url.pathname, context.now(), options.logBodies === true, log);
+    setRecord(request, record);
+    let response: Response;
+    try {
+      const caller = await access.admit(request, url);
+      setCaller(request, caller);
+      record.keyId = caller.keyId;
+      response = request.method === "OPTIONS" ? preflight(request, allowOrigin) : withCors((await router.fetch(request)) as Response, allowOrigin);
+    } catch (error) {
+      const protocol = protocolForPath(url.pathname);
+      response = withCors(await answer(protocol, context, request, () => Promise.reject(error)), allowOrigin);
+    }
+    record.status = response.status;
+    if (response.status >= 400) record.outcome = "error";
+    if (!record.deferred) record.end();
+    return response;
+  };
+  return { fetch, access };
+}
