@@ -25,7 +25,8 @@ import { createApp, type App, type AppOptions } from "./http/app.js";
 import type { AccessOptions } from "./access/policy.js";
 import { bindingRateLimiter, type RateLimitBinding } from "./access/rate-limit.js";
 import { createSidecarClient, createSidecarHealthClient, parseSidecarHeaders, parseSidecarUrls } from "./sidecars/connection.js";
-import { d1Store, type D1DatabaseLike } from "./state/store/d1.js";
+import type { D1DatabaseLike } from "./state/store/d1.js";
+import { d1Store } from "./state/stores.js";
 
 export interface WorkerEnv {
   SIDECAR_URL?: string;

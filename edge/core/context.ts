@@ -1,7 +1,7 @@
 // What every route handler receives: the sidecar and the app's settings.
 import type { SidecarPool } from "../sidecars/pool.js";
 import type { Sidecar } from "../sidecars/connection.js";
-import type { ConversationStore } from "../state/store/store.js";
+import type { Stores } from "../state/stores.js";
 
 export interface AppContext {
   /** The sidecars as one: Tokenize and Detokenize routed by model, ListModels their union. */
@@ -26,7 +26,7 @@ export interface AppContext {
   /** How long /health waits for the sidecar's ListModels. */
   readonly healthTimeoutMs: number;
   /** Where /c1 keeps conversations; without one the /c1 routes are not served. */
-  readonly store?: ConversationStore | undefined;
+  readonly store?: Stores | undefined;
   /** Reports a failure that is a bug in the edge (not a client or sidecar error). */
   readonly reportUnexpected: (error: unknown) => void;
 }

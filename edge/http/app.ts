@@ -17,7 +17,7 @@ import type { Sidecar } from "../sidecars/connection.js";
 import { routedClient } from "../sidecars/client.js";
 import { SidecarPool, type PoolOptions } from "../sidecars/pool.js";
 import type { SidecarTarget } from "../sidecars/state.js";
-import type { ConversationStore } from "../state/store/store.js";
+import type { Stores } from "../state/stores.js";
 
 export const DEFAULT_KEEP_ALIVE_MS = 10_000;
 /** Six of the sidecar's default heartbeat intervals (5 s). */
@@ -69,7 +69,7 @@ export interface AppOptions {
   /** Also log prompt and reply text (`LOG_BODIES=true`); default false. */
   logBodies?: boolean;
   /** Where /c1 keeps conversations (D1 under workerd, SQLite on Node); without one /c1 is not served. */
-  store?: ConversationStore;
+  store?: Stores;
 }
 
 /** The protocol whose error shape a path's failures take: Anthropic's under /v1/messages, else OpenAI's. */

@@ -8,7 +8,7 @@ import { handleHealth } from "./health.js";
 import { handleInfo, type RouteInfo } from "./info.js";
 import { handleConversationChat } from "../state/c1/chat.js";
 import { handleDeleteConversation, handleGetConversation, handleListConversations } from "../state/c1/handler.js";
-import type { ConversationStore } from "../state/store/store.js";
+import type { Stores } from "../state/stores.js";
 import { handleCreateConversation, handleDeleteConversation as handleDeleteItemConversation, handleGetConversation as handleGetItemConversation, handleUpdateConversation } from "../state/conversations/handler.js";
 import { handleCreateItems, handleDeleteItem, handleGetItem, handleListItems } from "../state/conversations/items-handler.js";
 import { handleThreadedMessages } from "../state/threads/handler.js";
@@ -44,29 +44,29 @@ function refuseCompaction(): Promise<Response> {
 }
 
 /** The /c1 routes: conversations the server keeps (docs/contract.md, "Conversations"). */
-function conversationRoutes(context: AppContext, store: ConversationStore): Route[] {
+function conversationRoutes(context: AppContext, stores: Stores): Route[] {
   const id = (r: IRequest) => decodePathSegment(r.params["id"] ?? "");
   return [
-    { method: "POST", path: "/c1/chat", protocol: "openai", handle: (r) => handleConversationChat(r, context, store) },
-    { method: "GET", path: "/c1/conversations", protocol: "openai", handle: (r) => handleListConversations(r, store) },
-    { method: "GET", path: "/c1/conversations/:id", protocol: "openai", handle: (r) => handleGetConversation(id(r), r, store) },
-    { method: "DELETE", path: "/c1/conversations/:id", protocol: "openai", handle: (r) => handleDeleteConversation(id(r), r, store) },
+    { method: "POST", path: "/c1/chat", protocol: "openai", handle: (r) => handleConversationChat(r, context, stores.c1) },
+    { method: "GET", path: "/c1/conversations", protocol: "openai", handle: (r) => handleListConversations(r, stores.c1) },
+    { method: "GET", path: "/c1/conversations/:id", protocol: "openai", handle: (r) => handleGetConversation(id(r), r, stores.c1) },
+    { method: "DELETE", path: "/c1/conversations/:id", protocol: "openai", handle: (r) => handleDeleteConversation(id(r), r, stores.c1) },
   ];
 }
 
 /** OpenAI's Conversations API (docs/contract.md, "OpenAI conversations"). */
-function openAiConversationRoutes(context: AppContext, store: ConversationStore): Route[] {
+function openAiConversationRoutes(context: AppContext, stores: Stores): Route[] {
   const id = (r: IRequest) => decodePathSegment(r.params["id"] ?? "");
   const item = (r: IRequest) => decodePathSegment(r.params["item_id"] ?? "");
   return [
-    { method: "POST", path: "/v1/conversations", protocol: "openai", handle: (r) => handleCreateConversation(r, context, store) },
-    { method: "GET", path: "/v1/conversations/:id", protocol: "openai", handle: (r) => handleGetItemConversation(id(r), r, store) },
-    { method: "POST", path: "/v1/conversations/:id", protocol: "openai", handle: (r) => handleUpdateConversation(id(r), r, context, store) },
-    { method: "DELETE", path: "/v1/conversations/:id", protocol: "openai", handle: (r) => handleDeleteItemConversation(id(r), r, store) },
-    { method: "GET", path: "/v1/conversations/:id/items", protocol: "openai", handle: (r) => handleListItems(id(r), r, store) },
-    { method: "POST", path: "/v1/conversations/:id/items", protocol: "openai", handle: (r) => handleCreateItems(id(r), r, context, store) },
-    { method: "GET", path: "/v1/conversations/:id/items/:item_id", protocol: "openai", handle: (r) => handleGetItem(id(r), item(r), r, store) },
-    { method: "DELETE", path: "/v1/conversations/:id/items/:item_id", protocol: "openai", handle: (r) => handleDeleteItem(id(r), item(r), r, store) },
+    { method: "POST", path: "/v1/conversations", protocol: "openai", handle: (r) => handleCreateConversation(r, context, stores.conversations, stores.responses) },
+    { method: "GET", path: "/v1/conversations/:id", protocol: "openai", handle: (r) => handleGetItemConversation(id(r), r, stores.conversations) },
+    { method: "POST", path: "/v1/conversations/:id", protocol: "openai", handle: (r) => handleUpdateConversation(id(r), r, context, stores.conversations) },
+    { method: "DELETE", path: "/v1/conversations/:id", protocol: "openai", handle: (r) => handleDeleteItemConversation(id(r), r, stores.conversations) },
+    { method: "GET", path: "/v1/conversations/:id/items", protocol: "openai", handle: (r) => handleListItems(id(r), r, stores.conversations) },
+    { method: "POST", path: "/v1/conversations/:id/items", protocol: "openai", handle: (r) => handleCreateItems(id(r), r, context, stores.conversations, stores.responses) },
+    { method: "GET", path: "/v1/conversations/:id/items/:item_id", protocol: "openai", handle: (r) => handleGetItem(id(r), item(r), r, stores.conversations) },
+    { method: "DELETE", path: "/v1/conversations/:id/items/:item_id", protocol: "openai", handle: (r) => handleDeleteItem(id(r), item(r), r, stores.conversations) },
   ];
 }
 
@@ -87,14 +87,14 @@ function responseRoutes(context: AppContext): Route[] {
   return [
     { method: "POST", path: "/v1/responses", protocol: "openai", handle: (r) => handleStoredResponses(r, context, store) },
     cancel,
-    { method: "GET", path: "/v1/responses/:id", protocol: "openai", handle: (r) => (streamed(r) ? handleResumeResponse(id(r), r, context) : storedOrPolled(id(r), r, context, store)) },
-    { method: "DELETE", path: "/v1/responses/:id", protocol: "openai", handle: (r) => handleDeleteResponse(id(r), r, store) },
-    { method: "GET", path: "/v1/responses/:id/input_items", protocol: "openai", handle: (r) => handleInputItems(id(r), r, store) },
+    { method: "GET", path: "/v1/responses/:id", protocol: "openai", handle: (r) => (streamed(r) ? handleResumeResponse(id(r), r, context) : storedOrPolled(id(r), r, context, store.responses)) },
+    { method: "DELETE", path: "/v1/responses/:id", protocol: "openai", handle: (r) => handleDeleteResponse(id(r), r, store.responses) },
+    { method: "GET", path: "/v1/responses/:id/input_items", protocol: "openai", handle: (r) => handleInputItems(id(r), r, store.responses) },
   ];
 }
 
 /** GET /v1/responses/{id} with a store: a stored Response, else a background one as it stands. */
-async function storedOrPolled(id: string, request: Request, context: AppContext, store: ConversationStore): Promise<Response> {
+async function storedOrPolled(id: string, request: Request, context: AppContext, store: Stores["responses"]): Promise<Response> {
   try {
     return await handleGetResponse(id, request, store);
   } catch (error) {
@@ -128,7 +128,7 @@ export function routeTable(context: AppContext, access: AccessMode): readonly Ro
       path: "/v1/messages",
       protocol: "anthropic",
       // With a store, message threads are kept (docs/contract.md, "Anthropic message threads").
-      handle: (r) => (context.store === undefined ? handleMessages(r, context) : handleThreadedMessages(r, context, context.store)),
+      handle: (r) => (context.store === undefined ? handleMessages(r, context) : handleThreadedMessages(r, context, context.store.threads)),
     },
     { method: "POST", path: "/v1/messages/count_tokens", protocol: "anthropic", handle: (r) => handleCountTokens(r, context) },
     { method: "GET", path: "/v1/models", protocol: "openai", handle: (r) => handleListModels(r, context) },

@@ -12,7 +12,7 @@ import { chatEndpoint } from "../../protocols/openai-chat/handler.js";
 import { chatRequestSchema, type ChatRequest } from "../../protocols/openai-chat/schema.js";
 import { openAiProtocol } from "../../protocols/openai-common/protocol.js";
 import { generateFor, type Endpoint } from "../../core/serve.js";
-import { TurnConflictError, type ConversationStore, type StoredMessage } from "../store/store.js";
+import { TurnConflictError, type C1Store, type StoredMessage } from "./store.js";
 import { CONVERSATION_HEADER, readTurn, replyMessage, withHistory } from "./turn.js";
 
 /** Where a finished reply is stored. */
@@ -23,7 +23,7 @@ interface PendingTurn {
   readonly base: number;
 }
 
-async function commitTurn(store: ConversationStore, pending: PendingTurn, body: ChatRequest, result: GenerationResult, at: number): Promise<void> {
+async function commitTurn(store: C1Store, pending: PendingTurn, body: ChatRequest, result: GenerationResult, at: number): Promise<void> {
   const messages: StoredMessage[] = [...body.messages.slice(pending.base), replyMessage(result)];
   try {
     await store.commit({ ...pending, messages, at });
@@ -40,7 +40,7 @@ async function commitTurn(store: ConversationStore, pending: PendingTurn, body: 
  * The chat-completions endpoint for one turn. A refusal before the first token (a conversation
  * that no longer fits the context) is an HTTP 400 on a stream too: there is no turn to store.
  */
-function turnEndpoint(store: ConversationStore, pending: PendingTurn, context: AppContext): Endpoint<typeof chatRequestSchema> {
+function turnEndpoint(store: C1Store, pending: PendingTurn, context: AppContext): Endpoint<typeof chatRequestSchema> {
   // Read again as a plain chat stream: a replay stores nothing (docs/contract.md, "Resumable streams").
   const { refusedStream: _asHttp400, ...chat } = chatEndpoint;
   return {
@@ -51,7 +51,7 @@ function turnEndpoint(store: ConversationStore, pending: PendingTurn, context: A
 }
 
 /** POST /c1/chat */
-export async function handleConversationChat(request: Request, context: AppContext, store: ConversationStore): Promise<Response> {
+export async function handleConversationChat(request: Request, context: AppContext, store: C1Store): Promise<Response> {
   let conversationId: string | undefined;
   const response = await answer(openAiProtocol, context, request, async () => {
     const raw = await readJsonBody(request, context.maxBodyBytes);

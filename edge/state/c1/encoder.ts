@@ -1,6 +1,6 @@
 // The JSON shapes of /c1/conversations (docs/contract.md, "Conversations"). Times are Unix
 // seconds, as `created` is everywhere else in the OpenAI family.
-import type { Conversation, ConversationInfo, ConversationPage } from "../store/store.js";
+import type { Conversation, ConversationInfo, ConversationPage } from "./store.js";
 
 const seconds = (ms: number): number => Math.floor(ms / 1000);
 

@@ -3,7 +3,7 @@
 import { callerOf } from "../../access/caller.js";
 import { InvalidRequestError, NotFoundError } from "../../base/errors.js";
 import { jsonResponse } from "../../core/json.js";
-import type { ConversationStore } from "../store/store.js";
+import type { C1Store } from "./store.js";
 import { conversationDeleted, conversationList, conversationObject } from "./encoder.js";
 
 export const DEFAULT_LIST_LIMIT = 20;
@@ -23,7 +23,7 @@ function limitOf(url: URL): number {
 }
 
 /** GET /c1/conversations?limit=&after= */
-export async function handleListConversations(request: Request, store: ConversationStore): Promise<Response> {
+export async function handleListConversations(request: Request, store: C1Store): Promise<Response> {
   const url = new URL(request.url);
   const limit = limitOf(url);
   const after = url.searchParams.get("after") ?? undefined;
@@ -33,14 +33,14 @@ export async function handleListConversations(request: Request, store: Conversat
 }
 
 /** GET /c1/conversations/{id} */
-export async function handleGetConversation(id: string, request: Request, store: ConversationStore): Promise<Response> {
+export async function handleGetConversation(id: string, request: Request, store: C1Store): Promise<Response> {
   const conversation = await store.get(callerOf(request).keyId, id);
   if (conversation === undefined) throw notFound(id);
   return jsonResponse(conversationObject(conversation));
 }
 
 /** DELETE /c1/conversations/{id} */
-export async function handleDeleteConversation(id: string, request: Request, store: ConversationStore): Promise<Response> {
+export async function handleDeleteConversation(id: string, request: Request, store: C1Store): Promise<Response> {
   if (!(await store.delete(callerOf(request).keyId, id))) throw notFound(id);
   return jsonResponse(conversationDeleted(id));
 }

@@ -5,7 +5,7 @@ import { InvalidRequestError } from "../../base/errors.js";
 import type { GenerationResult } from "../../sidecars/generation.js";
 import { chatMessage } from "../../protocols/openai-chat/encoder.js";
 import { chatRequestSchema, type ChatRequest } from "../../protocols/openai-chat/schema.js";
-import type { StoredMessage } from "../store/store.js";
+import type { StoredMessage } from "./store.js";
 import { parseRequest } from "../../core/validation.js";
 
 /** The request header (and response header) that names the conversation. */

@@ -2,11 +2,11 @@
 // and pages. Times are Unix seconds.
 import { sealReasoning } from "../../protocols/openai-responses/encrypted-reasoning.js";
 import { InvalidRequestError } from "../../base/errors.js";
-import type { ItemConversation } from "../store/item-conversations.js";
-import type { StoredItem } from "../store/store.js";
-import type { PageOptions } from "../responses/encoder.js";
+import type { StoredItem } from "../items/items.js";
+import type { PageOptions } from "../items/page.js";
+import type { OpenAiConversation } from "./store.js";
 
-export function conversationObject(conversation: ItemConversation): Record<string, unknown> {
+export function conversationObject(conversation: OpenAiConversation): Record<string, unknown> {
   return { id: conversation.id, object: "conversation", created_at: Math.floor(conversation.createdAt / 1000), metadata: conversation.metadata };
 }
 

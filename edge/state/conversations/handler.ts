@@ -4,7 +4,8 @@
 import * as z from "zod";
 import type { AppContext } from "../../core/context.js";
 import { jsonResponse } from "../../core/json.js";
-import type { ConversationStore } from "../store/store.js";
+import type { ItemSource } from "../items/items.js";
+import type { ConversationStore } from "./store.js";
 import { parseRequest } from "../../core/validation.js";
 import { conversationDeleted, conversationObject } from "./encoder.js";
 import { requestItems } from "./items.js";
@@ -15,13 +16,13 @@ import { optionalMetadata, requiredMetadata } from "./metadata.js";
 export const CONVERSATION_ID_PREFIX = "conv_";
 
 /** POST /v1/conversations {items?, metadata?} */
-export async function handleCreateConversation(request: Request, context: AppContext, store: ConversationStore): Promise<Response> {
+export async function handleCreateConversation(request: Request, context: AppContext, store: ConversationStore, sources: ItemSource): Promise<Response> {
   const raw = await bodyOf(request, context.maxBodyBytes);
   const { metadata } = parseRequest(z.object({ metadata: optionalMetadata }), raw);
   const owner = ownerOf(request);
-  const items = await requestItems(raw, 0, store, owner, context.newId);
+  const items = await requestItems(raw, 0, sources, owner, context.newId);
   const conversation = { id: `${CONVERSATION_ID_PREFIX}${context.newId()}`, createdAt: context.now(), metadata };
-  await store.createItemConversation({ ...conversation, owner, items });
+  await store.createConversation({ ...conversation, owner, items });
   return jsonResponse(conversationObject(conversation));
 }
 
@@ -34,13 +35,13 @@ export async function handleGetConversation(id: string, request: Request, store:
 export async function handleUpdateConversation(id: string, request: Request, context: AppContext, store: ConversationStore): Promise<Response> {
   const raw = await bodyOf(request, context.maxBodyBytes);
   const { metadata } = parseRequest(z.object({ metadata: requiredMetadata }), raw);
-  const updated = await store.updateItemConversation(ownerOf(request), id, metadata);
+  const updated = await store.updateConversation(ownerOf(request), id, metadata);
   if (updated === undefined) throw conversationNotFound(id);
   return jsonResponse(conversationObject(updated));
 }
 
 /** DELETE /v1/conversations/{id}: the conversation and its items. */
 export async function handleDeleteConversation(id: string, request: Request, store: ConversationStore): Promise<Response> {
-  if (!(await store.deleteItemConversation(ownerOf(request), id))) throw conversationNotFound(id);
+  if (!(await store.deleteConversation(ownerOf(request), id))) throw conversationNotFound(id);
   return jsonResponse(conversationDeleted(id));
 }

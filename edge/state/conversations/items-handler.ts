@@ -3,8 +3,9 @@
 import type { AppContext } from "../../core/context.js";
 import { NotFoundError } from "../../base/errors.js";
 import { jsonResponse } from "../../core/json.js";
-import type { ConversationStore, StoredItem } from "../store/store.js";
-import { pageOptions } from "../responses/encoder.js";
+import type { ItemSource, StoredItem } from "../items/items.js";
+import { pageOptions } from "../items/page.js";
+import type { ConversationStore } from "./store.js";
 import { conversationObject, itemList, itemsPage, withIncluded } from "./encoder.js";
 import { requestItems } from "./items.js";
 import { bodyOf, conversationNotFound, conversationOf, ownerOf, sealedReasoning } from "./lookup.js";
@@ -29,11 +30,11 @@ export async function handleListItems(id: string, request: Request, store: Conve
 }
 
 /** POST /v1/conversations/{id}/items {items}: appended in order, all or none. */
-export async function handleCreateItems(id: string, request: Request, context: AppContext, store: ConversationStore): Promise<Response> {
+export async function handleCreateItems(id: string, request: Request, context: AppContext, store: ConversationStore, sources: ItemSource): Promise<Response> {
   const sealed = sealedReasoning(new URL(request.url));
   const owner = ownerOf(request);
   await conversationOf(store, request, id);
-  const items = await requestItems(await bodyOf(request, context.maxBodyBytes), 1, store, owner, context.newId);
+  const items = await requestItems(await bodyOf(request, context.maxBodyBytes), 1, sources, owner, context.newId);
   if (!(await store.appendConversationItems(owner, id, items))) throw conversationNotFound(id);
   return jsonResponse(itemList(items.map((item) => withIncluded(item, sealed))));
 }

@@ -4,8 +4,7 @@
 // items, each checked as a Responses input item, and given the `status` the API lists items with.
 import * as z from "zod";
 import { inputItem } from "../../protocols/openai-responses/schema.js";
-import { isRecord, ownItems } from "../responses/input.js";
-import type { ConversationStore, StoredItem } from "../store/store.js";
+import { isRecord, ownItems, type ItemSource, type StoredItem } from "../items/items.js";
 import { parseRequest } from "../../core/validation.js";
 
 /** At most this many items per request, as OpenAI's API allows. */
@@ -35,10 +34,10 @@ const itemsField = (min: number) =>
  * The request's `items` (absent: none, where `min` is 0), ready to store. Errors name
  * `items[i]…`; nothing is stored when one is refused.
  */
-export async function requestItems(fields: Record<string, unknown>, min: 0 | 1, store: ConversationStore, owner: string, newId: () => string): Promise<StoredItem[]> {
+export async function requestItems(fields: Record<string, unknown>, min: 0 | 1, sources: ItemSource, owner: string, newId: () => string): Promise<StoredItem[]> {
   const { items } = parseRequest(z.object({ items: min === 0 ? itemsField(0).nullish() : itemsField(1) }), fields);
   if (items == null || items.length === 0) return [];
-  const resolved = (await ownItems(items, store, owner, newId, "items")) as unknown[];
+  const resolved = (await ownItems(items, sources, owner, newId, "items")) as unknown[];
   parseRequest(z.object({ items: z.array(inputItem) }), { items: resolved });
   return (resolved as StoredItem[]).map(asConversationItem);
 }

@@ -5,8 +5,7 @@ import { callerOf } from "../../access/caller.js";
 import { readJsonBody } from "../../core/body.js";
 import { InvalidRequestError, NotFoundError } from "../../base/errors.js";
 import { wantsEncryptedReasoning } from "../../protocols/openai-responses/encrypted-reasoning.js";
-import type { ItemConversation } from "../store/item-conversations.js";
-import type { ConversationStore } from "../store/store.js";
+import type { ConversationStore, OpenAiConversation } from "./store.js";
 import { parseRequest } from "../../core/validation.js";
 
 export const ownerOf = (request: Request): string => callerOf(request).keyId;
@@ -15,8 +14,8 @@ export function conversationNotFound(id: string, param: string | null = null): N
   return new NotFoundError(`Conversation with id '${id}' not found.`, { param, code: "conversation_not_found" });
 }
 
-export async function conversationOf(store: ConversationStore, request: Request, id: string): Promise<ItemConversation> {
-  const found = await store.getItemConversation(ownerOf(request), id);
+export async function conversationOf(store: ConversationStore, request: Request, id: string): Promise<OpenAiConversation> {
+  const found = await store.getConversation(ownerOf(request), id);
   if (found === undefined) throw conversationNotFound(id);
   return found;
 }

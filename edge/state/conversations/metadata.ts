@@ -1,7 +1,7 @@
 // A conversation's `metadata`: at most 16 string values, keys of at most 64 characters, values of
 // at most 512, as OpenAI's API bounds it. `null` is no metadata: `{}`.
 import * as z from "zod";
-import type { ConversationMetadata } from "../store/item-conversations.js";
+import type { ConversationMetadata } from "./store.js";
 
 const metadataObject = z
   .record(z.string().max(64, { error: "keys are at most 64 characters long" }), z.string().max(512, { error: "values are at most 512 characters long" }), {

@@ -3,8 +3,8 @@
 // response finished (endpoint.ts). Not with previous_response_id, as OpenAI's API has it.
 import { ConflictError, InvalidRequestError, NotFoundError } from "../../base/errors.js";
 import { asConversationItem } from "../conversations/items.js";
-import type { ConversationStore, StoredItem } from "../store/store.js";
-import { isRecord } from "./input.js";
+import type { ConversationStore } from "../conversations/store.js";
+import { isRecord, type StoredItem } from "../items/items.js";
 
 export interface ResponseConversation {
   readonly id: string;

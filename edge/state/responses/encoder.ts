@@ -1,26 +1,7 @@
 // The JSON shapes of a stored response's input items: one page of a list, as the API pages lists.
 import { InvalidRequestError } from "../../base/errors.js";
-import type { StoredItem } from "../store/store.js";
-
-export const DEFAULT_LIMIT = 20;
-export const MAX_LIMIT = 100;
-
-export interface PageOptions {
-  readonly order: "asc" | "desc";
-  readonly limit: number;
-  readonly after: string | undefined;
-}
-
-/** `order` (desc: newest first, the default), `limit` (1–100, default 20), `after` (an item id). */
-export function pageOptions(url: URL): PageOptions {
-  const order = url.searchParams.get("order") ?? "desc";
-  if (order !== "asc" && order !== "desc") throw new InvalidRequestError("Invalid 'order': expected 'asc' or 'desc'.", { param: "order" });
-  const raw = url.searchParams.get("limit");
-  if (raw !== null && (!/^\d+$/.test(raw) || Number(raw) < 1 || Number(raw) > MAX_LIMIT)) {
-    throw new InvalidRequestError(`Invalid 'limit': expected an integer from 1 to ${MAX_LIMIT}.`, { param: "limit" });
-  }
-  return { order, limit: raw === null ? DEFAULT_LIMIT : Number(raw), after: url.searchParams.get("after") ?? undefined };
-}
+import type { StoredItem } from "../items/items.js";
+import type { PageOptions } from "../items/page.js";
 
 export function inputItemsPage(items: readonly StoredItem[], options: PageOptions): Record<string, unknown> {
   const ordered = options.order === "asc" ? [...items] : [...items].reverse();

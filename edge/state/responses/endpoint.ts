@@ -9,12 +9,13 @@ import { responsesFinish } from "../../protocols/openai-responses/finish.js";
 import { responsesEndpoint } from "../../protocols/openai-responses/handler.js";
 import type { ResponsesRequest, responsesRequestSchema } from "../../protocols/openai-responses/schema.js";
 import type { Endpoint, ResponseMeta } from "../../core/serve.js";
-import type { ConversationStore, StoredItem } from "../store/store.js";
+import type { StoredItem } from "../items/items.js";
+import type { ResponseStores } from "./store.js";
 import { appendResponse } from "./conversation.js";
 
 /** Where a finished response is stored, and what it is stored with. */
 export interface PendingResponse {
-  readonly store: ConversationStore;
+  readonly store: ResponseStores;
   readonly owner: string;
   readonly inputItems: readonly StoredItem[];
   readonly context: readonly StoredItem[];
@@ -56,9 +57,9 @@ async function store(pending: PendingResponse, same: SameResponse, body: Respons
   if ((body.store !== true && pending.conversationId === undefined) || responsesFinish(result.finish) === null) return;
   same.freeze(meta);
   const response = encodeResponse(body, same.meta(meta), result);
-  if (pending.conversationId !== undefined) await appendResponse(pending.store, pending.owner, pending.conversationId, pending.inputItems, response);
+  if (pending.conversationId !== undefined) await appendResponse(pending.store.conversations, pending.owner, pending.conversationId, pending.inputItems, response);
   if (body.store === true) {
-    await pending.store.putResponse({ id: meta.id, owner: pending.owner, createdAt: meta.created * 1000, response, inputItems: pending.inputItems, context: pending.context });
+    await pending.store.responses.putResponse({ id: meta.id, owner: pending.owner, createdAt: meta.created * 1000, response, inputItems: pending.inputItems, context: pending.context });
   }
   same.stored = response;
 }

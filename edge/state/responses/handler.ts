@@ -11,12 +11,14 @@ import { answer } from "../../core/protocol.js";
 import { openAiProtocol } from "../../protocols/openai-common/protocol.js";
 import { responsesRequestSchema, type ResponsesRequest } from "../../protocols/openai-responses/schema.js";
 import { generateFor } from "../../core/serve.js";
-import type { ConversationStore, StoredItem } from "../store/store.js";
+import { isRecord, ownItems, type StoredItem } from "../items/items.js";
+import { pageOptions } from "../items/page.js";
+import type { ResponseStore, ResponseStores } from "./store.js";
 import { parseRequest } from "../../core/validation.js";
 import { requestConversation } from "./conversation.js";
 import { storedEndpoint } from "./endpoint.js";
-import { inputItemsPage, pageOptions } from "./encoder.js";
-import { contextAfter, isRecord, ownItems, previousResponse, shifted } from "./input.js";
+import { inputItemsPage } from "./encoder.js";
+import { contextAfter, previousResponse, shifted } from "./input.js";
 
 function notFound(id: string): NotFoundError {
   return new NotFoundError(`Response with id '${id}' not found.`, { code: "response_not_found" });
@@ -36,7 +38,7 @@ function parseWithContext(fields: Record<string, unknown>, prefix: readonly Stor
 }
 
 /** POST /v1/responses */
-export function handleStoredResponses(request: Request, context: AppContext, store: ConversationStore): Promise<Response> {
+export function handleStoredResponses(request: Request, context: AppContext, store: ResponseStores): Promise<Response> {
   return answer(openAiProtocol, context, request, async () => {
     const raw = await readJsonBody(request, context.maxBodyBytes);
     // Not an object: the schema says why.
@@ -49,9 +51,9 @@ export function handleStoredResponses(request: Request, context: AppContext, sto
         param: "background",
       });
     }
-    const conversation = await requestConversation(fields, previousId, store, owner);
-    const previous = previousId === undefined ? undefined : await previousResponse(store, owner, previousId);
-    const own = await ownItems(fields["input"], store, owner, context.newId);
+    const conversation = await requestConversation(fields, previousId, store.conversations, owner);
+    const previous = previousId === undefined ? undefined : await previousResponse(store.responses, owner, previousId);
+    const own = await ownItems(fields["input"], store.responses, owner, context.newId);
     const prefix = conversation?.items ?? contextAfter(previous);
     const { conversation: _named, ...rest } = fields;
     const parsed = parseWithContext(rest, prefix, own);
@@ -64,20 +66,20 @@ export function handleStoredResponses(request: Request, context: AppContext, sto
 }
 
 /** GET /v1/responses/{id} */
-export async function handleGetResponse(id: string, request: Request, store: ConversationStore): Promise<Response> {
+export async function handleGetResponse(id: string, request: Request, store: ResponseStore): Promise<Response> {
   const found = await store.getResponse(callerOf(request).keyId, id);
   if (found === undefined) throw notFound(id);
   return jsonResponse(found.response);
 }
 
 /** DELETE /v1/responses/{id} */
-export async function handleDeleteResponse(id: string, request: Request, store: ConversationStore): Promise<Response> {
+export async function handleDeleteResponse(id: string, request: Request, store: ResponseStore): Promise<Response> {
   if (!(await store.deleteResponse(callerOf(request).keyId, id))) throw notFound(id);
   return jsonResponse({ id, object: "response", deleted: true });
 }
 
 /** GET /v1/responses/{id}/input_items?order=&limit=&after= */
-export async function handleInputItems(id: string, request: Request, store: ConversationStore): Promise<Response> {
+export async function handleInputItems(id: string, request: Request, store: ResponseStore): Promise<Response> {
   const options = pageOptions(new URL(request.url));
   const found = await store.getResponse(callerOf(request).keyId, id);
   if (found === undefined) throw notFound(id);

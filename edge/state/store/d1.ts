@@ -1,7 +1,6 @@
-// The store on Cloudflare D1 (worker.ts, the `DB` binding in wrangler.toml). A D1 batch runs as
+// The driver for Cloudflare D1 (worker.ts, the `DB` binding in wrangler.toml). A D1 batch runs as
 // one transaction: a turn is stored whole or not at all.
-import { SqlConversationStore, type SqlDriver, type SqlStatement } from "./sql.js";
-import type { ConversationStore } from "./store.js";
+import type { SqlDriver, SqlStatement } from "./driver.js";
 
 /** The part of D1's prepared statement the store uses. */
 export interface D1PreparedStatementLike {
@@ -15,7 +14,7 @@ export interface D1DatabaseLike {
   batch(statements: D1PreparedStatementLike[]): Promise<{ meta: { changes?: number } }[]>;
 }
 
-function d1Driver(db: D1DatabaseLike): SqlDriver {
+export function d1Driver(db: D1DatabaseLike): SqlDriver {
   const prepared = (statement: SqlStatement) => db.prepare(statement.sql).bind(...statement.params);
   return {
     async all(statement) {
@@ -27,8 +26,4 @@ function d1Driver(db: D1DatabaseLike): SqlDriver {
       return results.map((result) => result.meta.changes ?? 0);
     },
   };
-}
-
-export function d1Store(db: D1DatabaseLike): ConversationStore {
-  return new SqlConversationStore(d1Driver(db));
 }

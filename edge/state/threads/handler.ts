@@ -13,7 +13,7 @@ import { messagesEndpoint } from "../../protocols/anthropic-messages/handler.js"
 import { anthropicProtocol } from "../../protocols/anthropic-messages/protocol.js";
 import { messagesRequestSchema, threadParam } from "../../protocols/anthropic-messages/schema.js";
 import { generateFor, type Endpoint } from "../../core/serve.js";
-import type { ConversationStore } from "../store/store.js";
+import type { ThreadStore } from "./store.js";
 import { parseRequest } from "../../core/validation.js";
 import { continueTurn, createTurn, turnMessages, type ThreadTurnRequest } from "./turn.js";
 
@@ -22,7 +22,7 @@ const threadOnly = z.object({ thread: threadParam.nullish() });
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
 
 /** The Messages endpoint of one thread turn: answered as ever, the finished turn stored. */
-function threadEndpoint(store: ConversationStore, owner: string, turn: ThreadTurnRequest, context: AppContext): Endpoint<typeof messagesRequestSchema> {
+function threadEndpoint(store: ThreadStore, owner: string, turn: ThreadTurnRequest, context: AppContext): Endpoint<typeof messagesRequestSchema> {
   return {
     ...messagesEndpoint,
     finished: (body, result, meta) =>
@@ -38,7 +38,7 @@ function threadEndpoint(store: ConversationStore, owner: string, turn: ThreadTur
 }
 
 /** POST /v1/messages */
-export function handleThreadedMessages(request: Request, context: AppContext, store: ConversationStore): Promise<Response> {
+export function handleThreadedMessages(request: Request, context: AppContext, store: ThreadStore): Promise<Response> {
   return answer(anthropicProtocol, context, request, async () => {
     const raw = await readJsonBody(request, context.maxBodyBytes);
     const thread = isRecord(raw) ? parseRequest(threadOnly, raw).thread : undefined;

@@ -6,7 +6,7 @@ import type { GenerationResult } from "../../sidecars/generation.js";
 import { encodeMessage } from "../../protocols/anthropic-messages/encoder.js";
 import { messagesRequestSchema, type MessagesRequest } from "../../protocols/anthropic-messages/schema.js";
 import type { ResponseMeta } from "../../core/serve.js";
-import type { ConversationStore, StoredMessage } from "../store/store.js";
+import type { ThreadMessage, ThreadStore } from "./store.js";
 import { parseRequest } from "../../core/validation.js";
 
 /** The fields a thread keeps from the turn that created it; a continue may not send them. */
@@ -52,7 +52,7 @@ export function threadNotFound(id: string): NotFoundError {
 }
 
 /** `thread: {type: "continue"}`: the stored thread up to `parent`, then the request's new messages. */
-export async function continueTurn(fields: Record<string, unknown>, parent: string, store: ConversationStore, owner: string): Promise<ThreadTurnRequest> {
+export async function continueTurn(fields: Record<string, unknown>, parent: string, store: ThreadStore, owner: string): Promise<ThreadTurnRequest> {
   const stored = await store.getThread(owner, parent);
   if (stored === undefined) throw threadNotFound(parent);
   for (const field of FIXED_FIELDS) {
@@ -69,7 +69,7 @@ export async function continueTurn(fields: Record<string, unknown>, parent: stri
 }
 
 /** What the finished turn stores: its own messages as validated, then the reply as it was answered. */
-export function turnMessages(turn: ThreadTurnRequest, body: MessagesRequest, meta: ResponseMeta, result: GenerationResult): StoredMessage[] {
+export function turnMessages(turn: ThreadTurnRequest, body: MessagesRequest, meta: ResponseMeta, result: GenerationResult): ThreadMessage[] {
   const reply = encodeMessage(body, meta, result);
   return [...body.messages.slice(turn.base), { role: "assistant", content: reply.content }];
 }

@@ -1,29 +1,8 @@
-// The conversation store in SQL, the same on D1 and on SQLite: a driver runs the statements
-// (d1.ts, edge/node/sqlite-store.ts), the tables come from migrations/ (docs/decisions.md,
-// "One store, two drivers").
-import * as itemConversations from "./item-conversations-sql.js";
-import type { ConversationMetadata, ItemConversation, NewItemConversation } from "./item-conversations.js";
-import * as responses from "./responses-sql.js";
-import { TurnConflictError, type Conversation, type ConversationInfo, type ConversationPage, type ConversationStore, type StoredItem, type StoredMessage, type StoredResponse, type Turn } from "./store.js";
-import type { StoredThread, ThreadTurn } from "./store.js";
-import * as threads from "./threads-sql.js";
-
-export type SqlValue = string | number | null;
-
-export interface SqlStatement {
-  readonly sql: string;
-  readonly params: readonly SqlValue[];
-}
-
-/** What the store needs from a database. */
-export interface SqlDriver {
-  /** The rows of one query. */
-  all(statement: SqlStatement): Promise<Record<string, unknown>[]>;
-  /** Runs the statements in one transaction (all or none); resolves with the rows each changed. */
-  batch(statements: readonly SqlStatement[]): Promise<number[]>;
-}
-
-const sql = (text: string, ...params: SqlValue[]): SqlStatement => ({ sql: text, params });
+// /c1's conversations in SQL (migrations/0001_conversations.sql), the same on D1 and on SQLite
+// (state/store/): a turn is stored whole or not at all, only if the conversation still counts the
+// messages it began with.
+import { sql, type SqlDriver, type SqlStatement } from "../store/driver.js";
+import { TurnConflictError, type C1Store, type Conversation, type ConversationInfo, type ConversationPage, type StoredMessage, type Turn } from "./store.js";
 
 function infoOf(row: Record<string, unknown>): ConversationInfo {
   return {
@@ -71,7 +50,7 @@ function headOf(turn: Turn, count: number): SqlStatement {
   );
 }
 
-export class SqlConversationStore implements ConversationStore {
+export class SqlC1Store implements C1Store {
   constructor(private readonly driver: SqlDriver) {}
 
   async get(owner: string, id: string): Promise<Conversation | undefined> {
@@ -125,57 +104,5 @@ export class SqlConversationStore implements ConversationStore {
       sql("DELETE FROM conversations WHERE id = ? AND owner = ?", id, owner),
     ]);
     return (changed[1] ?? 0) > 0;
-  }
-
-  getResponse(owner: string, id: string): Promise<StoredResponse | undefined> {
-    return responses.getResponse(this.driver, owner, id);
-  }
-
-  putResponse(response: StoredResponse): Promise<void> {
-    return responses.putResponse(this.driver, response);
-  }
-
-  deleteResponse(owner: string, id: string): Promise<boolean> {
-    return responses.deleteResponse(this.driver, owner, id);
-  }
-
-  async getItem(owner: string, id: string): Promise<StoredItem | undefined> {
-    return (await responses.getItem(this.driver, owner, id)) ?? itemConversations.getConversationItemById(this.driver, owner, id);
-  }
-
-  createItemConversation(conversation: NewItemConversation): Promise<void> {
-    return itemConversations.createItemConversation(this.driver, conversation);
-  }
-
-  getItemConversation(owner: string, id: string): Promise<ItemConversation | undefined> {
-    return itemConversations.getItemConversation(this.driver, owner, id);
-  }
-
-  updateItemConversation(owner: string, id: string, metadata: ConversationMetadata): Promise<ItemConversation | undefined> {
-    return itemConversations.updateItemConversation(this.driver, owner, id, metadata);
-  }
-
-  deleteItemConversation(owner: string, id: string): Promise<boolean> {
-    return itemConversations.deleteItemConversation(this.driver, owner, id);
-  }
-
-  conversationItems(owner: string, id: string): Promise<StoredItem[] | undefined> {
-    return itemConversations.conversationItems(this.driver, owner, id);
-  }
-
-  appendConversationItems(owner: string, id: string, items: readonly StoredItem[]): Promise<boolean> {
-    return itemConversations.appendConversationItems(this.driver, owner, id, items);
-  }
-
-  deleteConversationItem(owner: string, id: string, itemId: string): Promise<boolean> {
-    return itemConversations.deleteConversationItem(this.driver, owner, id, itemId);
-  }
-
-  getThread(owner: string, messageId: string): Promise<StoredThread | undefined> {
-    return threads.getThread(this.driver, owner, messageId);
-  }
-
-  putThreadTurn(turn: ThreadTurn): Promise<void> {
-    return threads.putThreadTurn(this.driver, turn);
   }
 }
