@@ -14,7 +14,8 @@ import { openAiProtocol } from "../protocols/openai-common/protocol.js";
 import { responsesEndpoint } from "../protocols/openai-responses/handler.js";
 import { decodeResumeContext, streamIdOfResponse } from "../core/resumable.js";
 import { jsonResponse } from "../core/json.js";
-import { replayResult, replayStream, type Endpoint } from "../core/serve.js";
+import type { Endpoint } from "../core/endpoint.js";
+import { replayResult, replayStream } from "./replay.js";
 import { locateStream } from "../sidecars/streams.js";
 
 // Every endpoint whose streams may be resumable, by its resumeName.

@@ -3,6 +3,7 @@
 // token and finish events in order. Protocol-neutral: no OpenAI/Anthropic shapes.
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { Finish, GenerateRequest, GenerateResponse, ResumeRequestSchema, Start, Token } from "../../proto/gen/inference/v1/inference_pb.js";
+import { linkedAbort } from "../base/abort.js";
 import { GatewayTimeoutError, ServerError } from "../base/errors.js";
 import type { Sidecar } from "./connection.js";
 
@@ -118,9 +119,7 @@ async function openEvents(
   stallMs: number,
   snapshot = false,
 ): Promise<OpenedGeneration> {
-  const controller = new AbortController();
-  if (signal.aborted) controller.abort(signal.reason);
-  else signal.addEventListener("abort", () => controller.abort(signal.reason), { once: true });
+  const controller = linkedAbort(signal);
   const iterator = watched(call(controller.signal)[Symbol.asyncIterator](), stallMs, controller);
   for (;;) {
     const next = await iterator.next();

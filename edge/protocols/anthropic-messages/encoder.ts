@@ -18,7 +18,7 @@ import { FinishReason, type Finish, type Start, type Token } from "../../../prot
 import { BlockSequencer, collectBlocks, finishContent, tokenContent, type Block, type ContentDelta } from "../../core/content.js";
 import type { ApiError } from "../../base/errors.js";
 import type { GenerationResult } from "../../sidecars/generation.js";
-import type { ResponseMeta, StreamEncoder } from "../../core/serve.js";
+import type { ResponseMeta, StreamEncoder } from "../../core/endpoint.js";
 import { jsonEvent, type SseEvent } from "../../sse/frame.js";
 import { anthropicErrorEvent } from "./errors.js";
 import { showsThinking, type MessagesRequest } from "./schema.js";

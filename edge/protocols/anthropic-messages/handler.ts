@@ -1,6 +1,7 @@
 import type { AppContext } from "../../core/context.js";
 import { answer } from "../../core/protocol.js";
-import { serve, type Endpoint } from "../../core/serve.js";
+import { serve } from "../../core/serve.js";
+import type { Endpoint } from "../../core/endpoint.js";
 import { countTokens } from "./count-tokens.js";
 import { createMessagesStreamEncoder, encodeMessage } from "./encoder.js";
 import { anthropicProtocol } from "./protocol.js";

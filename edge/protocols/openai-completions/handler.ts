@@ -1,5 +1,6 @@
 import type { AppContext } from "../../core/context.js";
-import { serve, type Endpoint } from "../../core/serve.js";
+import { serve } from "../../core/serve.js";
+import type { Endpoint } from "../../core/endpoint.js";
 import { openAiErrorEvent } from "../openai-common/errors.js";
 import { openAiProtocol } from "../openai-common/protocol.js";
 import { createCompletionStreamEncoder, encodeCompletion } from "./encoder.js";

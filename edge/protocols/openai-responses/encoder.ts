@@ -22,7 +22,7 @@ import type { Finish, Start, Token } from "../../../proto/gen/inference/v1/infer
 import { BlockSequencer, collectBlocks, finishContent, tokenContent, type Block } from "../../core/content.js";
 import type { ApiError } from "../../base/errors.js";
 import type { GenerationResult } from "../../sidecars/generation.js";
-import type { ResponseMeta, StreamEncoder } from "../../core/serve.js";
+import type { ResponseMeta, StreamEncoder } from "../../core/endpoint.js";
 import { DONE, jsonEvent, type SseEvent } from "../../sse/frame.js";
 import {
   itemIdPrefix,

@@ -3,7 +3,7 @@
 // event (created, in_progress, completed, incomplete, failed).
 import { sealReasoning, wantsEncryptedReasoning } from "./encrypted-reasoning.js";
 import type { Block } from "../../core/content.js";
-import type { ResponseMeta } from "../../core/serve.js";
+import type { ResponseMeta } from "../../core/endpoint.js";
 import type { ResponsesRequest } from "./schema.js";
 import { echoedTools, ignoredTools, toolNamespaces } from "./tools.js";
 import type { ResponsesUsage } from "./usage.js";

@@ -11,7 +11,8 @@ import { answer, withHeaders } from "../../core/protocol.js";
 import { chatEndpoint } from "../../protocols/openai-chat/handler.js";
 import { chatRequestSchema, type ChatRequest } from "../../protocols/openai-chat/schema.js";
 import { openAiProtocol } from "../../protocols/openai-common/protocol.js";
-import { generateFor, type Endpoint } from "../../core/serve.js";
+import { generateFor } from "../../core/serve.js";
+import type { Endpoint } from "../../core/endpoint.js";
 import { TurnConflictError, type C1Store, type StoredMessage } from "./store.js";
 import { CONVERSATION_HEADER, readTurn, replyMessage, withHistory } from "./turn.js";
 

@@ -8,7 +8,7 @@ import { createResponsesStreamEncoder, encodeResponse } from "../../protocols/op
 import { responsesFinish } from "../../protocols/openai-responses/finish.js";
 import { responsesEndpoint } from "../../protocols/openai-responses/handler.js";
 import type { ResponsesRequest, responsesRequestSchema } from "../../protocols/openai-responses/schema.js";
-import type { Endpoint, ResponseMeta } from "../../core/serve.js";
+import type { Endpoint, ResponseMeta } from "../../core/endpoint.js";
 import type { StoredItem } from "../items/items.js";
 import type { ResponseStores } from "./store.js";
 import { appendResponse } from "./conversation.js";

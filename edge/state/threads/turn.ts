@@ -5,7 +5,7 @@ import { InvalidRequestError, NotFoundError } from "../../base/errors.js";
 import type { GenerationResult } from "../../sidecars/generation.js";
 import { encodeMessage } from "../../protocols/anthropic-messages/encoder.js";
 import { messagesRequestSchema, type MessagesRequest } from "../../protocols/anthropic-messages/schema.js";
-import type { ResponseMeta } from "../../core/serve.js";
+import type { ResponseMeta } from "../../core/endpoint.js";
 import type { ThreadMessage, ThreadStore } from "./store.js";
 import { parseRequest } from "../../core/validation.js";
 
