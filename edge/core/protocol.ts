@@ -1,9 +1,10 @@
 // What an API protocol family (OpenAI, Anthropic) decides for every route it
 // serves, apart from its bodies: the shape of its errors, its keep-alive frame and
-// headers it adds to every answer. `answer` is the one place where a route's thrown
-// error becomes that protocol's HTTP error response.
+// headers it adds to every answer. A route's thrown error becomes that protocol's HTTP error
+// response in one place, http/answer.ts, with the protocol of its entry in the route table.
 import type { AppContext } from "./context.js";
-import { isUnexpected, toApiError, type ApiError } from "../base/errors.js";
+import type { ApiError } from "../base/errors.js";
+import { withHeaders } from "./headers.js";
 import { recordOf } from "./request-log.js";
 
 export interface Protocol {
@@ -15,38 +16,30 @@ export interface Protocol {
   headers(requestId: string): Record<string, string>;
 }
 
-/** Sets `headers` on `response` (copying it if its headers are immutable). */
-export function withHeaders(response: Response, headers: Readonly<Record<string, string>>): Response {
-  const entries = Object.entries(headers);
-  if (entries.length === 0) return response;
-  let out = response;
-  try {
-    for (const [name, value] of entries) out.headers.set(name, value);
-  } catch {
-    out = new Response(response.body, response);
-    for (const [name, value] of entries) out.headers.set(name, value);
-  }
-  return out;
+/** Headers a route adds to every answer of one request, errors included (e.g. /c1's conversation id). */
+const answerHeaders = new WeakMap<Request, Record<string, string>>();
+
+/** Adds headers to every answer of `request` from now on, errors included. */
+export function addAnswerHeaders(request: Request, headers: Readonly<Record<string, string>>): void {
+  answerHeaders.set(request, { ...answerHeaders.get(request), ...headers });
+}
+
+/** The protocol's headers for this request, then those the route added (addAnswerHeaders). */
+export function headersOf(protocol: Protocol, context: AppContext, request: Request): () => Record<string, string> {
+  const own = protocol.headers(recordOf(request)?.requestId ?? `req_${context.newId()}`);
+  return () => ({ ...own, ...answerHeaders.get(request) });
 }
 
 /**
- * Runs a route handler; whatever it throws is answered in `protocol`'s error shape
- * (bugs are reported first). The protocol's headers go on every answer.
+ * Runs a route handler and puts `protocol`'s headers on its answer. A thrown error goes on to the
+ * app (http/answer.ts), which answers it in the route's protocol with the same headers.
  */
-export async function answer(
+export async function withProtocolHeaders(
   protocol: Protocol,
   context: AppContext,
   request: Request,
   run: () => Promise<Response>,
 ): Promise<Response> {
-  const record = recordOf(request);
-  const headers = protocol.headers(record?.requestId ?? `req_${context.newId()}`);
-  try {
-    return withHeaders(await run(), headers);
-  } catch (caught) {
-    if (isUnexpected(caught)) context.reportUnexpected(caught);
-    const error = toApiError(caught);
-    if (record !== undefined) [record.outcome, record.errorType] = ["error", error.kind];
-    return withHeaders(protocol.errorResponse(error), headers);
-  }
+  const headers = headersOf(protocol, context, request);
+  return withHeaders(await run(), headers());
 }

@@ -24,7 +24,7 @@ import type { Endpoint, ResponseMeta } from "./endpoint.js";
 import { noteCollected, noteStart } from "./log-notes.js";
 import { resumableMeta } from "./numbering.js";
 import { patientJson } from "./patient-json.js";
-import { answer } from "./protocol.js";
+import { withProtocolHeaders } from "./protocol.js";
 import { recordOf, type RequestRecord } from "./request-log.js";
 import { encodeResumeContext, wantsResumable } from "./resumable.js";
 import { only, streamResponse } from "./stream.js";
@@ -144,7 +144,7 @@ async function collectBody<S extends z.ZodType>(
   return endpoint.encodeResult(body, meta, result);
 }
 
-/** Serves one generation request on `endpoint`; errors come back in its protocol's shape. */
+/** Serves one generation request on `endpoint`, with its protocol's headers; errors are thrown to the app (http/answer.ts). */
 export function serve<S extends z.ZodType>(endpoint: Endpoint<S>, request: Request, context: AppContext): Promise<Response> {
-  return answer(endpoint.protocol, context, request, () => generate(endpoint, request, context));
+  return withProtocolHeaders(endpoint.protocol, context, request, () => generate(endpoint, request, context));
 }

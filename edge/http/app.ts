@@ -8,9 +8,10 @@ import type { AppContext } from "../core/context.js";
 import { preflight, withCors } from "./cors.js";
 import { MethodNotAllowedError, NotFoundError } from "../base/errors.js";
 import { RequestRecord, setRecord, type RequestLogger } from "../core/request-log.js";
-import { routeTable } from "./routes.js";
+import { answerError } from "./answer.js";
+import { FALLBACK_ROUTES, routeTable, type RouteProtocol } from "./routes.js";
 import { randomId, systemClock } from "../core/ids.js";
-import { answer, type Protocol } from "../core/protocol.js";
+import type { Protocol } from "../core/protocol.js";
 import { anthropicProtocol } from "../protocols/anthropic-messages/protocol.js";
 import { openAiProtocol } from "../protocols/openai-common/protocol.js";
 import type { Sidecar } from "../sidecars/connection.js";
@@ -72,10 +73,8 @@ export interface AppOptions {
   store?: Stores;
 }
 
-/** The protocol whose error shape a path's failures take: Anthropic's under /v1/messages, else OpenAI's. */
-export function protocolForPath(pathname: string): Protocol {
-  return pathname === "/v1/messages" || pathname.startsWith("/v1/messages/") ? anthropicProtocol : openAiProtocol;
-}
+/** Each route-table protocol's error shape and headers; the server's own routes answer errors as OpenAI does. */
+const PROTOCOLS: Readonly<Record<RouteProtocol, Protocol>> = { openai: openAiProtocol, anthropic: anthropicProtocol, server: openAiProtocol };
 
 export interface App {
   fetch(request: Request): Promise<Response>;
@@ -112,19 +111,21 @@ export function createApp(options: AppOptions): App {
 
   const routes = routeTable(context, access.mode);
   for (const route of routes) router[route.method === "POST" ? "post" : route.method === "GET" ? "get" : "delete"](route.path, route.handle);
-  router
-    .all("*", (request) => {
-      const { pathname } = new URL(request.url);
-      const allowed = router.routes
-        .filter(([method, pattern]) => method !== "ALL" && pattern.test(pathname))
-        .map(([method]) => method);
-      if (allowed.length > 0) throw new MethodNotAllowedError(request.method, [...new Set(allowed)]);
-      throw new NotFoundError(`Unknown route: ${request.method} ${pathname}`, { code: "unknown_route" });
-    });
+  const unknownRoute = (request: IRequest): never => {
+    const { pathname } = new URL(request.url);
+    const allowed = router.routes
+      .filter(([method, pattern]) => method !== "ALL" && pattern.test(pathname))
+      .map(([method]) => method);
+    if (allowed.length > 0) throw new MethodNotAllowedError(request.method, [...new Set(allowed)]);
+    throw new NotFoundError(`Unknown route: ${request.method} ${pathname}`, { code: "unknown_route" });
+  };
+  for (const fallback of FALLBACK_ROUTES) router.all(fallback.path, unknownRoute);
+  // The protocol of the first route-table entry whose path matches (the fallbacks last).
+  const protocolOf = new Map<string, Protocol>([...routes, ...FALLBACK_ROUTES].map((route) => [route.path, PROTOCOLS[route.protocol]]));
+  const protocolAt = (pathname: string): Protocol => protocolOf.get(router.routes.find(([, pattern]) => pattern.test(pathname))?.[3] ?? "*") ?? openAiProtocol;
 
-  // Generation routes answer their own failures (edge/serve.ts); anything else a route
-  // throws (refused access, unknown route, wrong method, models) is answered here, in the
-  // error shape of the path's protocol.
+  // Whatever a route throws (and a refused access, an unknown route, a wrong method) is answered
+  // here alone, in the error shape of the protocol its route-table entry names (answer.ts).
   const log = options.log ?? (() => undefined);
   const fetch = async (request: Request): Promise<Response> => {
     const url = new URL(request.url);
@@ -138,8 +139,7 @@ export function createApp(options: AppOptions): App {
       record.keyId = caller.keyId;
       response = request.method === "OPTIONS" ? preflight(request, allowOrigin) : withCors((await router.fetch(request)) as Response, allowOrigin);
     } catch (error) {
-      const protocol = protocolForPath(url.pathname);
-      response = withCors(await answer(protocol, context, request, () => Promise.reject(error)), allowOrigin);
+      response = withCors(answerError(protocolAt(url.pathname), context, request, error), allowOrigin);
     }
     record.status = response.status;
     if (response.status >= 400) record.outcome = "error";

@@ -1,6 +1,7 @@
 // CORS for browser clients. Which origins may call is the access policy's decision
 // (edge/access/policy.ts); this file writes the headers. Preflights are answered for every path.
 // (itty-router's own `cors` helper drops the response status in v6, hence this.)
+import { withHeaders } from "../core/headers.js";
 
 const ALLOW_METHODS = "GET, POST, DELETE, OPTIONS";
 const ALLOW_HEADERS = "authorization, content-type, x-api-key, anthropic-version, anthropic-beta, x-conversation-id, x-resumable, last-event-id";
@@ -21,14 +22,7 @@ export function preflight(request: Request, allowOrigin: string | undefined): Re
 /** Adds the CORS headers to a response (copying it if its headers are immutable). */
 export function withCors(response: Response, allowOrigin: string | undefined): Response {
   if (allowOrigin === undefined || response.headers.has("access-control-allow-origin")) return response;
-  let out = response;
-  try {
-    out.headers.set("access-control-allow-origin", allowOrigin);
-  } catch {
-    out = new Response(response.body, response);
-    out.headers.set("access-control-allow-origin", allowOrigin);
-  }
-  out.headers.set("access-control-expose-headers", EXPOSE_HEADERS);
+  const out = withHeaders(response, { "access-control-allow-origin": allowOrigin, "access-control-expose-headers": EXPOSE_HEADERS });
   if (allowOrigin !== "*") out.headers.append("vary", "origin");
   return out;
 }

@@ -25,6 +25,18 @@ export interface Route extends RouteInfo {
   handle(request: IRequest): Promise<Response>;
 }
 
+/** Whose error shape and headers a route's answers take (app.ts). */
+export type RouteProtocol = RouteInfo["protocol"];
+
+/**
+ * Where no route matches (an unknown route, or a known one with another method): under
+ * /v1/messages in Anthropic's shape, elsewhere in OpenAI's. The router tries them after every route.
+ */
+export const FALLBACK_ROUTES: readonly { readonly path: string; readonly protocol: RouteProtocol }[] = [
+  { path: "/v1/messages/*", protocol: "anthropic" },
+  { path: "*", protocol: "openai" },
+];
+
 /** Percent-decodes a path parameter; a malformed escape is taken literally. */
 function decodePathSegment(raw: string): string {
   try {

@@ -6,7 +6,7 @@ import { ANONYMOUS, callerOf } from "../access/caller.js";
 import type { AppContext } from "../core/context.js";
 import { InvalidRequestError, NotFoundError, ServerError, toApiError } from "../base/errors.js";
 import { openResumed } from "../sidecars/generation.js";
-import { answer } from "../core/protocol.js";
+import { withProtocolHeaders } from "../core/protocol.js";
 import { chatEndpoint } from "../protocols/openai-chat/handler.js";
 import { completionEndpoint } from "../protocols/openai-completions/handler.js";
 import { messagesEndpoint } from "../protocols/anthropic-messages/handler.js";
@@ -62,7 +62,7 @@ async function resume(streamId: string, request: Request, context: AppContext): 
 
 /** GET /v1/streams/{stream_id} */
 export function handleResumeStream(streamId: string, request: Request, context: AppContext): Promise<Response> {
-  return answer(openAiProtocol, context, request, () => resume(streamId, request, context));
+  return withProtocolHeaders(openAiProtocol, context, request, () => resume(streamId, request, context));
 }
 
 /**
@@ -70,7 +70,7 @@ export function handleResumeStream(streamId: string, request: Request, context: 
  * `status: "cancelled"` (one that had already finished is answered as it finished).
  */
 export function handleCancelResponse(responseId: string, request: Request, context: AppContext): Promise<Response> {
-  return answer(openAiProtocol, context, request, async () => {
+  return withProtocolHeaders(openAiProtocol, context, request, async () => {
     const streamId = streamIdOfResponse(responseId, "resp_");
     if (streamId === undefined) throw new NotFoundError(`No response found with id '${responseId}'.`, { param: "response_id" });
     const found = await located(streamId, context);
@@ -91,7 +91,7 @@ async function responseSoFar(streamId: string, request: Request, context: AppCon
 
 /** GET /v1/responses/{id} for a background Response: polled, as it stands now. */
 export function handlePollResponse(responseId: string, request: Request, context: AppContext): Promise<Response> {
-  return answer(openAiProtocol, context, request, async () => {
+  return withProtocolHeaders(openAiProtocol, context, request, async () => {
     const missing = new NotFoundError(`Response with id '${responseId}' not found.`, { code: "response_not_found" });
     const streamId = streamIdOfResponse(responseId, "resp_");
     if (streamId === undefined) throw missing;
@@ -105,7 +105,7 @@ export function handlePollResponse(responseId: string, request: Request, context
 
 /** GET /v1/responses/{id}?stream=true: a background (resumable) Response streamed again. */
 export function handleResumeResponse(responseId: string, request: Request, context: AppContext): Promise<Response> {
-  return answer(openAiProtocol, context, request, () => {
+  return withProtocolHeaders(openAiProtocol, context, request, () => {
     const streamId = streamIdOfResponse(responseId, "resp_");
     if (streamId === undefined) throw new NotFoundError(`No response found with id '${responseId}'.`, { param: "response_id" });
     return resume(streamId, request, context);

@@ -1,5 +1,5 @@
 import type { AppContext } from "../../core/context.js";
-import { answer } from "../../core/protocol.js";
+import { withProtocolHeaders } from "../../core/protocol.js";
 import { serve } from "../../core/serve.js";
 import type { Endpoint } from "../../core/endpoint.js";
 import { countTokens } from "./count-tokens.js";
@@ -28,5 +28,5 @@ export function handleMessages(request: Request, context: AppContext): Promise<R
 
 /** POST /v1/messages/count_tokens */
 export function handleCountTokens(request: Request, context: AppContext): Promise<Response> {
-  return answer(anthropicProtocol, context, request, () => countTokens(request, context));
+  return withProtocolHeaders(anthropicProtocol, context, request, () => countTokens(request, context));
 }

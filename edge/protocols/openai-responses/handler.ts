@@ -1,7 +1,7 @@
 import { readJsonBody } from "../../core/body.js";
 import type { AppContext } from "../../core/context.js";
 import { InvalidRequestError } from "../../base/errors.js";
-import { answer } from "../../core/protocol.js";
+import { withProtocolHeaders } from "../../core/protocol.js";
 import { generateFor } from "../../core/serve.js";
 import type { Endpoint } from "../../core/endpoint.js";
 import { conversationIdOf } from "../../sidecars/affinity.js";
@@ -31,7 +31,7 @@ export const responsesEndpoint: Endpoint<typeof responsesRequestSchema> = {
  * Response) and previous_response_id is refused by name. With a store, edge/stored-responses/.
  */
 export function handleResponses(request: Request, context: AppContext): Promise<Response> {
-  return answer(openAiProtocol, context, request, async () => {
+  return withProtocolHeaders(openAiProtocol, context, request, async () => {
     const raw = await readJsonBody(request, context.maxBodyBytes);
     const fields = typeof raw === "object" && raw !== null && !Array.isArray(raw) ? (raw as Record<string, unknown>) : undefined;
     if (fields?.["previous_response_id"] != null) {

@@ -7,7 +7,7 @@ import { readJsonBody } from "../../core/body.js";
 import type { AppContext } from "../../core/context.js";
 import { ConflictError, NotFoundError } from "../../base/errors.js";
 import type { GenerationResult } from "../../sidecars/generation.js";
-import { answer, withHeaders } from "../../core/protocol.js";
+import { addAnswerHeaders, withProtocolHeaders } from "../../core/protocol.js";
 import { chatEndpoint } from "../../protocols/openai-chat/handler.js";
 import { chatRequestSchema, type ChatRequest } from "../../protocols/openai-chat/schema.js";
 import { openAiProtocol } from "../../protocols/openai-common/protocol.js";
@@ -52,9 +52,8 @@ function turnEndpoint(store: C1Store, pending: PendingTurn, context: AppContext)
 }
 
 /** POST /c1/chat */
-export async function handleConversationChat(request: Request, context: AppContext, store: C1Store): Promise<Response> {
-  let conversationId: string | undefined;
-  const response = await answer(openAiProtocol, context, request, async () => {
+export function handleConversationChat(request: Request, context: AppContext, store: C1Store): Promise<Response> {
+  return withProtocolHeaders(openAiProtocol, context, request, async () => {
     const raw = await readJsonBody(request, context.maxBodyBytes);
     const turn = readTurn(raw, request);
     const owner = callerOf(request).keyId;
@@ -62,12 +61,12 @@ export async function handleConversationChat(request: Request, context: AppConte
     if (turn.conversationId !== undefined && stored === undefined) {
       throw new NotFoundError(`No conversation found with id '${turn.conversationId}'.`, { param: "conversation_id", code: "conversation_not_found" });
     }
-    conversationId = turn.conversationId ?? `conv_${context.newId()}`;
+    const conversationId = turn.conversationId ?? `conv_${context.newId()}`;
+    // Every answer names its conversation, errors included, once the conversation is known.
+    addAnswerHeaders(request, { [CONVERSATION_HEADER]: conversationId });
     const history = stored?.messages ?? [];
     const body = withHistory(raw, history, turn);
     const pending: PendingTurn = { owner, conversationId, base: history.length };
     return generateFor(turnEndpoint(store, pending, context), body, request, context);
   });
-  // Every answer names its conversation, errors included, once the conversation is known.
-  return conversationId === undefined ? response : withHeaders(response, { [CONVERSATION_HEADER]: conversationId });
 }

@@ -7,7 +7,7 @@ import { readJsonBody } from "../../core/body.js";
 import type { AppContext } from "../../core/context.js";
 import { InvalidRequestError, NotFoundError } from "../../base/errors.js";
 import { jsonResponse } from "../../core/json.js";
-import { answer } from "../../core/protocol.js";
+import { withProtocolHeaders } from "../../core/protocol.js";
 import { openAiProtocol } from "../../protocols/openai-common/protocol.js";
 import { responsesRequestSchema, type ResponsesRequest } from "../../protocols/openai-responses/schema.js";
 import { generateFor } from "../../core/serve.js";
@@ -39,7 +39,7 @@ function parseWithContext(fields: Record<string, unknown>, prefix: readonly Stor
 
 /** POST /v1/responses */
 export function handleStoredResponses(request: Request, context: AppContext, store: ResponseStores): Promise<Response> {
-  return answer(openAiProtocol, context, request, async () => {
+  return withProtocolHeaders(openAiProtocol, context, request, async () => {
     const raw = await readJsonBody(request, context.maxBodyBytes);
     // Not an object: the schema says why.
     const fields = isRecord(raw) ? raw : (parseRequest(responsesRequestSchema, raw) as Record<string, unknown>);

@@ -8,7 +8,7 @@ import * as z from "zod";
 import { callerOf } from "../../access/caller.js";
 import { readJsonBody } from "../../core/body.js";
 import type { AppContext } from "../../core/context.js";
-import { answer } from "../../core/protocol.js";
+import { withProtocolHeaders } from "../../core/protocol.js";
 import { messagesEndpoint } from "../../protocols/anthropic-messages/handler.js";
 import { anthropicProtocol } from "../../protocols/anthropic-messages/protocol.js";
 import { messagesRequestSchema, threadParam } from "../../protocols/anthropic-messages/schema.js";
@@ -40,7 +40,7 @@ function threadEndpoint(store: ThreadStore, owner: string, turn: ThreadTurnReque
 
 /** POST /v1/messages */
 export function handleThreadedMessages(request: Request, context: AppContext, store: ThreadStore): Promise<Response> {
-  return answer(anthropicProtocol, context, request, async () => {
+  return withProtocolHeaders(anthropicProtocol, context, request, async () => {
     const raw = await readJsonBody(request, context.maxBodyBytes);
     const thread = isRecord(raw) ? parseRequest(threadOnly, raw).thread : undefined;
     if (thread == null || !isRecord(raw)) return generateFor(messagesEndpoint, parseRequest(messagesRequestSchema, raw), request, context);
