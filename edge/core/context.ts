@@ -1,7 +1,6 @@
 // What every route handler receives: the sidecar and the app's settings.
 import type { SidecarPool } from "../sidecars/pool.js";
 import type { Sidecar } from "../sidecars/connection.js";
-import type { Stores } from "../state/stores.js";
 
 export interface AppContext {
   /** The sidecars as one: Tokenize and Detokenize routed by model, ListModels their union. */
@@ -25,8 +24,6 @@ export interface AppContext {
   readonly sidecarStallMs: number;
   /** How long /health waits for the sidecar's ListModels. */
   readonly healthTimeoutMs: number;
-  /** Where /c1 keeps conversations; without one the /c1 routes are not served. */
-  readonly store?: Stores | undefined;
   /** Reports a failure that is a bug in the edge (not a client or sidecar error). */
   readonly reportUnexpected: (error: unknown) => void;
 }

@@ -103,13 +103,12 @@ export function createApp(options: AppOptions): App {
     abandonProbeMs: options.abandonProbeMs ?? 0,
     sidecarStallMs: options.sidecarStallMs ?? DEFAULT_SIDECAR_STALL_MS,
     reportUnexpected: report,
-    store: options.store,
   };
 
   const access = createAccessPolicy(options.access);
   const router = Router<IRequest, []>();
 
-  const routes = routeTable(context, access.mode);
+  const routes = routeTable(context, access.mode, options.store);
   for (const route of routes) router[route.method === "POST" ? "post" : route.method === "GET" ? "get" : "delete"](route.path, route.handle);
   const unknownRoute = (request: IRequest): never => {
     const { pathname } = new URL(request.url);

@@ -83,8 +83,7 @@ function openAiConversationRoutes(context: AppContext, stores: Stores): Route[] 
 }
 
 /** Stored responses (docs/contract.md, "Stored responses"); without a store, POST alone. */
-function responseRoutes(context: AppContext): Route[] {
-  const store = context.store;
+function responseRoutes(context: AppContext, store: Stores | undefined): Route[] {
   const id = (r: IRequest) => decodePathSegment(r.params["id"] ?? "");
   // `?stream=true` reads a background (resumable) Response's stream again (edge/streams/).
   const streamed = (r: IRequest) => new URL(r.url).searchParams.get("stream") === "true";
@@ -128,11 +127,12 @@ function refuseWebSocketMode(): Promise<Response> {
   );
 }
 
-export function routeTable(context: AppContext, access: AccessMode): readonly Route[] {
+/** Every route; the state's routes only with a store (without one, /v1/responses and /v1/messages keep nothing). */
+export function routeTable(context: AppContext, access: AccessMode, store?: Stores): readonly Route[] {
   const routes: Route[] = [
     { method: "POST", path: "/v1/chat/completions", protocol: "openai", handle: (r) => handleChatCompletions(r, context) },
     { method: "POST", path: "/v1/completions", protocol: "openai", handle: (r) => handleCompletions(r, context) },
-    ...responseRoutes(context),
+    ...responseRoutes(context, store),
     { method: "GET", path: "/v1/responses", protocol: "openai", handle: refuseWebSocketMode },
     { method: "POST", path: "/v1/responses/compact", protocol: "openai", handle: refuseCompaction },
     {
@@ -140,7 +140,7 @@ export function routeTable(context: AppContext, access: AccessMode): readonly Ro
       path: "/v1/messages",
       protocol: "anthropic",
       // With a store, message threads are kept (docs/contract.md, "Anthropic message threads").
-      handle: (r) => (context.store === undefined ? handleMessages(r, context) : handleThreadedMessages(r, context, context.store.threads)),
+      handle: (r) => (store === undefined ? handleMessages(r, context) : handleThreadedMessages(r, context, store.threads)),
     },
     { method: "POST", path: "/v1/messages/count_tokens", protocol: "anthropic", handle: (r) => handleCountTokens(r, context) },
     { method: "GET", path: "/v1/models", protocol: "openai", handle: (r) => handleListModels(r, context) },
@@ -153,8 +153,8 @@ export function routeTable(context: AppContext, access: AccessMode): readonly Ro
       protocol: "openai",
       handle: (r) => handleRetrieveModel(decodePathSegment(r.params["id"] ?? ""), r, context),
     },
-    ...(context.store === undefined ? [] : conversationRoutes(context, context.store)),
-    ...(context.store === undefined ? [] : openAiConversationRoutes(context, context.store)),
+    ...(store === undefined ? [] : conversationRoutes(context, store)),
+    ...(store === undefined ? [] : openAiConversationRoutes(context, store)),
     { method: "GET", path: "/v1/streams/:id", protocol: "openai", handle: (r) => handleResumeStream(decodePathSegment(r.params["id"] ?? ""), r, context) },
     { method: "GET", path: "/v1/info", protocol: "server", handle: (r) => handleInfo(r, context, routes, access) },
     { method: "GET", path: "/health", protocol: "server", handle: (r) => handleHealth(r, context) },
