@@ -25,7 +25,7 @@ export interface ResponseMeta {
 
 /**
  * Turns generation events into one protocol's SSE events, in order. Content goes
- * through edge/content.ts (deltas → blocks), so more block kinds are more cases
+ * through edge/core/content.ts (deltas → blocks), so more block kinds are more cases
  * there, not more paths here.
  */
 export interface StreamEncoder {
@@ -47,7 +47,7 @@ export interface Endpoint<S extends z.ZodType> {
   /** "chatcmpl-", "cmpl-", "msg_", "resp_". */
   readonly idPrefix: string;
   /**
-   * The name a resumable stream of this endpoint is encoded again under (edge/streams/): its
+   * The name a resumable stream of this endpoint is encoded again under (edge/resumable/): its
    * streams may be resumable (resumable.ts); without one, never.
    */
   readonly resumeName?: string;

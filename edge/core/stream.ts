@@ -73,7 +73,7 @@ export interface StreamSettings {
   readonly record: RequestRecord | undefined;
   /** A resumable stream: its frames numbered; without, the stream is not resumable. */
   readonly numbering?: Numbering;
-  /** A replay (edge/streams/): the endpoint's `finished` does not run again. */
+  /** A replay (edge/resumable/): the endpoint's `finished` does not run again. */
   readonly replay?: boolean;
 }
 

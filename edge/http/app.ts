@@ -1,5 +1,5 @@
-// The edge's fetch handler: routes, CORS, and the one place where a thrown error
-// becomes an HTTP response. Web APIs only (runs in workerd and on Node).
+// The edge's fetch handler: access, routes, CORS, and the one place where a thrown error is
+// caught (answered by answer.ts in its route's protocol). Web APIs only (runs in workerd and on Node).
 import { Router, type IRequest } from "itty-router";
 import { setCaller } from "../access/caller.js";
 import { createAccessPolicy, type AccessOptions, type AccessPolicy } from "../access/policy.js";

@@ -85,7 +85,7 @@ function openAiConversationRoutes(context: AppContext, stores: Stores): Route[] 
 /** Stored responses (docs/contract.md, "Stored responses"); without a store, POST alone. */
 function responseRoutes(context: AppContext, store: Stores | undefined): Route[] {
   const id = (r: IRequest) => decodePathSegment(r.params["id"] ?? "");
-  // `?stream=true` reads a background (resumable) Response's stream again (edge/streams/).
+  // `?stream=true` reads a background (resumable) Response's stream again (edge/resumable/).
   const streamed = (r: IRequest) => new URL(r.url).searchParams.get("stream") === "true";
   const cancel: Route = { method: "POST", path: "/v1/responses/:id/cancel", protocol: "openai", handle: (r) => handleCancelResponse(id(r), r, context) };
   if (store === undefined) {

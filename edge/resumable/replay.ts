@@ -33,7 +33,7 @@ export async function replayResult<S extends z.ZodType>(
 }
 
 /**
- * A resumable stream read again (edge/streams/): the same endpoint's encoder over the sidecar's
+ * A resumable stream read again (edge/resumable/): the same endpoint's encoder over the sidecar's
  * replayed events, its frames from number `after + 1` on; nothing is stored again.
  */
 export function replayStream<S extends z.ZodType>(

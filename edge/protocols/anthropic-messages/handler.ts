@@ -8,7 +8,7 @@ import { anthropicProtocol } from "./protocol.js";
 import { messagesRequestSchema } from "./schema.js";
 import { toGenerateRequest } from "./to-request.js";
 
-/** The Messages endpoint; edge/message-threads/ adds storing a thread's turn to it. */
+/** The Messages endpoint; edge/state/threads/ adds storing a thread's turn to it. */
 export const messagesEndpoint: Endpoint<typeof messagesRequestSchema> = {
   protocol: anthropicProtocol,
   schema: messagesRequestSchema,

@@ -73,7 +73,7 @@ function toolChoiceInit(body: CountTokensRequest): Pick<MessageInitShape<typeof 
 
 /**
  * How much the reply may reason: enabled thinking's `budget_tokens`; adaptive thinking's
- * `output_config.effort` (as every protocol's effort maps: edge/reasoning-effort.ts); disabled
+ * `output_config.effort` (as every protocol's effort maps: edge/fields/reasoning-effort.ts); disabled
  * thinking none at all (the sidecar closes the segment at once). No limit otherwise.
  */
 function thinkingBudget(body: CountTokensRequest & { output_config?: { effort?: string | null | undefined } | null | undefined }): { reasoningBudget?: number } {

@@ -103,7 +103,7 @@ export const chatRequestSchema = z
       .nullish()
       .refine((v) => v == null || v === "medium", { error: "only verbosity 'medium' is supported: the model's replies are not shortened or lengthened on request" }),
     web_search_options: refusedField("web search is not supported: this server runs no search"),
-    // How much the reply may reason (edge/reasoning-effort.ts).
+    // How much the reply may reason (edge/fields/reasoning-effort.ts).
     reasoning_effort: z.enum(["none", "minimal", "low", "medium", "high", "xhigh"]).nullish(),
     // The legacy spelling of tools and tool_choice (refused below).
     functions: z.unknown().optional(),

@@ -28,7 +28,7 @@ export const responsesEndpoint: Endpoint<typeof responsesRequestSchema> = {
 
 /**
  * POST /v1/responses on a server without a store: nothing is stored (`store: false` in every
- * Response) and previous_response_id is refused by name. With a store, edge/stored-responses/.
+ * Response) and previous_response_id is refused by name. With a store, edge/state/responses/.
  */
 export function handleResponses(request: Request, context: AppContext): Promise<Response> {
   return withProtocolHeaders(openAiProtocol, context, request, async () => {

@@ -1,5 +1,5 @@
 // A stored-Responses request's input: the context of the response it continues (that response's
-// whole input, then its output), before its own items (items/items.ts normalises those).
+// whole input, then its output), before its own items (state/items/items.ts normalises those).
 import { NotFoundError } from "../../base/errors.js";
 import type { StoredItem } from "../items/items.js";
 import type { ResponseStore, StoredResponse } from "./store.js";
