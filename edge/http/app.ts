@@ -1,6 +1,6 @@
 // The edge's fetch handler: access, routes, CORS, and the one place where a thrown error is
 // caught (answered by answer.ts in its route's protocol). Web APIs only (runs in workerd and on Node).
-import { Router, type IRequest } from "itty-router";
+import { Router, type IRequest, type RouterType } from "itty-router";
 import { setCaller } from "../access/caller.js";
 import { createAccessPolicy, type AccessOptions, type AccessPolicy } from "../access/policy.js";
 import { DEFAULT_MAX_BODY_BYTES } from "../core/body.js";
@@ -9,7 +9,7 @@ import { preflight, withCors } from "./cors.js";
 import { MethodNotAllowedError, NotFoundError } from "../base/errors.js";
 import { RequestRecord, setRecord, type RequestLogger } from "../core/request-log.js";
 import { answerError } from "./answer.js";
-import { FALLBACK_ROUTES, routeTable, type RouteProtocol } from "./routes.js";
+import { FALLBACK_ROUTES, routeTable, type Route, type RouteProtocol } from "./routes.js";
 import { randomId, systemClock } from "../core/ids.js";
 import type { Protocol } from "../core/protocol.js";
 import { anthropicProtocol } from "../protocols/anthropic-messages/protocol.js";
@@ -89,6 +89,27 @@ function poolOf(options: AppOptions): SidecarPool {
   return new SidecarPool(targets, { checkTimeoutMs: options.healthTimeoutMs ?? 2000, ...options.routing });
 }
 
+/**
+ * The router of the route table, its fallbacks last (an unknown route's 404, a wrong method's 405),
+ * and the protocol of the first entry whose path matches a path: whose errors it answers in.
+ */
+function routerOf(routes: readonly Route[]): { router: RouterType<IRequest, []>; protocolAt: (pathname: string) => Protocol } {
+  const router = Router<IRequest, []>();
+  for (const route of routes) router[route.method === "POST" ? "post" : route.method === "GET" ? "get" : "delete"](route.path, route.handle);
+  const unknownRoute = (request: IRequest): never => {
+    const { pathname } = new URL(request.url);
+    const allowed = router.routes
+      .filter(([method, pattern]) => method !== "ALL" && pattern.test(pathname))
+      .map(([method]) => method);
+    if (allowed.length > 0) throw new MethodNotAllowedError(request.method, [...new Set(allowed)]);
+    throw new NotFoundError(`Unknown route: ${request.method} ${pathname}`, { code: "unknown_route" });
+  };
+  for (const fallback of FALLBACK_ROUTES) router.all(fallback.path, unknownRoute);
+  const protocolOf = new Map<string, Protocol>([...routes, ...FALLBACK_ROUTES].map((route) => [route.path, PROTOCOLS[route.protocol]]));
+  const protocolAt = (pathname: string): Protocol => protocolOf.get(router.routes.find(([, pattern]) => pattern.test(pathname))?.[3] ?? "*") ?? openAiProtocol;
+  return { router, protocolAt };
+}
+
 export function createApp(options: AppOptions): App {
   const report = options.onUnexpectedError ?? ((error: unknown) => console.error("edge: unexpected error", error));
   const pool = poolOf(options);
@@ -106,22 +127,7 @@ export function createApp(options: AppOptions): App {
   };
 
   const access = createAccessPolicy(options.access);
-  const router = Router<IRequest, []>();
-
-  const routes = routeTable(context, access.mode, options.store);
-  for (const route of routes) router[route.method === "POST" ? "post" : route.method === "GET" ? "get" : "delete"](route.path, route.handle);
-  const unknownRoute = (request: IRequest): never => {
-    const { pathname } = new URL(request.url);
-    const allowed = router.routes
-      .filter(([method, pattern]) => method !== "ALL" && pattern.test(pathname))
-      .map(([method]) => method);
-    if (allowed.length > 0) throw new MethodNotAllowedError(request.method, [...new Set(allowed)]);
-    throw new NotFoundError(`Unknown route: ${request.method} ${pathname}`, { code: "unknown_route" });
-  };
-  for (const fallback of FALLBACK_ROUTES) router.all(fallback.path, unknownRoute);
-  // The protocol of the first route-table entry whose path matches (the fallbacks last).
-  const protocolOf = new Map<string, Protocol>([...routes, ...FALLBACK_ROUTES].map((route) => [route.path, PROTOCOLS[route.protocol]]));
-  const protocolAt = (pathname: string): Protocol => protocolOf.get(router.routes.find(([, pattern]) => pattern.test(pathname))?.[3] ?? "*") ?? openAiProtocol;
+  const { router, protocolAt } = routerOf(routeTable(context, access.mode, options.store));
 
   // Whatever a route throws (and a refused access, an unknown route, a wrong method) is answered
   // here alone, in the error shape of the protocol its route-table entry names (answer.ts).
