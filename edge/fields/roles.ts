@@ -1,3 +1,4 @@
+// Message roles every protocol shares, and how each maps to the proto's chat role.
 import { Role } from "../../proto/gen/inference/v1/inference_pb.js";
 
 /** The message roles any protocol may send; each protocol's schema admits its own subset. */

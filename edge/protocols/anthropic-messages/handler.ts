@@ -1,3 +1,5 @@
+// POST /v1/messages and /v1/messages/count_tokens: the Messages endpoint (schema, translation,
+// encoders, protocol) handed to core/serve.ts, and token counting.
 import type { AppContext } from "../../core/context.js";
 import { withProtocolHeaders } from "../../core/protocol.js";
 import { serve } from "../../core/serve.js";

@@ -1,3 +1,4 @@
+// A validated Messages body → the proto's GenerateRequest (messages, system, tools, thinking, limits).
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import {
   ChatSchema,

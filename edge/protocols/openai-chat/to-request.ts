@@ -1,3 +1,4 @@
+// A validated chat-completions body → the proto's GenerateRequest (messages, tools, format, limits).
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { effortBudget } from "../../fields/reasoning-effort.js";
 import {

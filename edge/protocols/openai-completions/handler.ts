@@ -1,3 +1,5 @@
+// POST /v1/completions: the legacy completions endpoint (schema, translation, encoders, protocol)
+// handed to core/serve.ts.
 import type { AppContext } from "../../core/context.js";
 import { serve } from "../../core/serve.js";
 import type { Endpoint } from "../../core/endpoint.js";

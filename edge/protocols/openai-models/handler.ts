@@ -1,3 +1,4 @@
+// GET /v1/models and GET /v1/models/{id}: the sidecars' models in OpenAI's shape.
 import type { AppContext } from "../../core/context.js";
 import { NotFoundError } from "../../base/errors.js";
 import { jsonResponse } from "../../core/json.js";

@@ -1,3 +1,5 @@
+// POST /v1/responses without a store: the Responses endpoint (schema, translation, encoders,
+// protocol) handed to core/serve.ts; with a store, edge/state/responses/ builds on it.
 import { readJsonBody } from "../../core/body.js";
 import type { AppContext } from "../../core/context.js";
 import { InvalidRequestError } from "../../base/errors.js";

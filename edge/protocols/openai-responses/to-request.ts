@@ -1,3 +1,5 @@
+// A validated Responses body → the proto's GenerateRequest (input items, instructions, tools,
+// format, reasoning, limits).
 import { openReasoning } from "./encrypted-reasoning.js";
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { effortBudget } from "../../fields/reasoning-effort.js";
