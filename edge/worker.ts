@@ -3,13 +3,14 @@
 // bad one stops `wrangler dev` and a deployment before any request (docs/decisions.md, "Settings
 // checked before the edge starts").
 import { env as startEnv } from "cloudflare:workers";
-import { createApp, type App, type AppOptions } from "./app.js";
+import { createApp, type App, type AppOptions } from "./http/app.js";
 import type { AccessOptions } from "./access/policy.js";
 import { bindingRateLimiter, type RateLimitBinding } from "./access/rate-limit.js";
 import { parseEdgeConfig, sidecarUrlsOf } from "./config/parse.js";
 import type { EdgeConfig } from "./config/settings.js";
-import { createSidecarClient, createSidecarHealthClient } from "./sidecar-client.js";
-import { d1Store, type D1DatabaseLike } from "./store/d1.js";
+import { createSidecarClient, createSidecarHealthClient } from "./sidecars/connection.js";
+import type { D1DatabaseLike } from "./state/store/d1.js";
+import { d1Store } from "./state/stores.js";
 
 /** The bindings the Worker uses beside its variables (wrangler.toml). */
 export interface WorkerEnv {

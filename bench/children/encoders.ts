@@ -8,7 +8,7 @@ import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { FinishReason, FinishSchema, StartSchema, TokenSchema, type Token } from "../../proto/gen/inference/v1/inference_pb.js";
-import type { ResponseMeta, StreamEncoder } from "../../edge/serve.js";
+import type { ResponseMeta, StreamEncoder } from "../../edge/core/endpoint.js";
 import { formatEvent } from "../../edge/sse/frame.js";
 import { failToParent, serveParent } from "../ipc.js";
 import { ROOT } from "../peer-paths.js";

@@ -5,7 +5,7 @@
 // Browsers: a request whose `Origin` is not allowed is refused with 403, not merely left
 // unreadable. `CORS_ORIGINS` lists the allowed origins (or `*`); unset, keys and open mode allow
 // any origin (keys are not cookies), loopback mode only loopback pages.
-import { AuthenticationError, KeyRateLimitError, PermissionDeniedError } from "../errors.js";
+import { AuthenticationError, KeyRateLimitError, PermissionDeniedError } from "../base/errors.js";
 import { ANONYMOUS, type Caller } from "./caller.js";
 import { matchKey, parseApiKeys, presentedKeys, type ConfiguredKey, type DigestCompare } from "./keys.js";
 import { isLoopbackHostname, isLoopbackOrigin } from "./loopback.js";

@@ -3,8 +3,8 @@
 import { serve } from "@hono/node-server";
 import type { Server, ServerOptions } from "node:http";
 import type { AddressInfo } from "node:net";
-import { createApp, type AppOptions } from "../app.js";
-import { DEFAULT_SIDECAR_URL, createSidecarClient, createSidecarHealthClient, type SidecarLink } from "../sidecar-client.js";
+import { createApp, type AppOptions } from "../http/app.js";
+import { DEFAULT_SIDECAR_URL, createSidecarClient, createSidecarHealthClient, type SidecarLink } from "../sidecars/connection.js";
 import { withMetrics, type EdgeMetrics } from "./metrics.js";
 import { fetchTrusting } from "./sidecar-fetch.js";
 import { openSqliteStore } from "./sqlite-store.js";

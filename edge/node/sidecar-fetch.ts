@@ -1,7 +1,7 @@
 // A fetch for https:// sidecars signed by a private CA (`SIDECAR_CA`), as deployments use.
 import { readFileSync } from "node:fs";
 import { Agent, fetch as undiciFetch } from "undici";
-import type { FetchImpl } from "../sidecar-client.js";
+import type { FetchImpl } from "../sidecars/connection.js";
 
 export function fetchTrusting(caFile: string): FetchImpl {
   const dispatcher = new Agent({ connect: { ca: readFileSync(caFile) } });

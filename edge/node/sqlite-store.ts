@@ -5,8 +5,8 @@ import Database from "better-sqlite3";
 import { mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { SqlConversationStore, type SqlDriver } from "../store/sql.js";
-import type { ConversationStore } from "../store/store.js";
+import type { SqlDriver } from "../state/store/driver.js";
+import { sqlStores, type Stores } from "../state/stores.js";
 
 export const MIGRATIONS_DIR = fileURLToPath(new URL("../../migrations/", import.meta.url));
 
@@ -45,7 +45,7 @@ function sqliteDriver(db: Database.Database): SqlDriver {
 }
 
 export interface SqliteStore {
-  readonly store: ConversationStore;
+  readonly store: Stores;
   close(): void;
 }
 
@@ -56,5 +56,5 @@ export function openSqliteStore(path: string): SqliteStore {
   // WAL: a crash mid-write leaves the last committed turn; readers never wait for a writer.
   if (path !== ":memory:" && path !== "") db.pragma("journal_mode = WAL");
   migrate(db);
-  return { store: new SqlConversationStore(sqliteDriver(db)), close: () => db.close() };
+  return { store: sqlStores(sqliteDriver(db)), close: () => db.close() };
 }

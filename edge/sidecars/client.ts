@@ -4,8 +4,8 @@
 // sidecar every call is that sidecar's own.
 import { Code, ConnectError, type CallOptions } from "@connectrpc/connect";
 import type { ModelInfo } from "../../proto/gen/inference/v1/inference_pb.js";
-import { ServiceUnavailableError } from "../errors.js";
-import type { Sidecar } from "../sidecar-client.js";
+import { ServiceUnavailableError } from "../base/errors.js";
+import type { Sidecar } from "./connection.js";
 import { failoverReason, type SidecarPool } from "./pool.js";
 import { locateStream } from "./streams.js";
 

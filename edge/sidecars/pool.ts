@@ -8,8 +8,8 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { HealthCheckResponse_ServingStatus } from "../../proto/gen/grpc/health/v1/health_pb.js";
 import { InferenceService, type ModelInfo } from "../../proto/gen/inference/v1/inference_pb.js";
-import type { SidecarHealth } from "../sidecar-client.js";
-import { NotFoundError, ServiceUnavailableError } from "../errors.js";
+import type { SidecarHealth } from "./connection.js";
+import { NotFoundError, ServiceUnavailableError } from "../base/errors.js";
 import { rendezvousOrder, sha256Hex } from "./rendezvous.js";
 import { SidecarState, type RouteOutcome, type SidecarTarget } from "./state.js";
 

@@ -4,7 +4,7 @@
 // `start` has come, the answer belongs to that sidecar: nothing has been sent to the client before
 // it, and everything after it is the sidecar's stream (no failover mid-answer).
 import type { GenerateRequest } from "../../proto/gen/inference/v1/inference_pb.js";
-import { openGeneration, type GenerationEvent, type OpenedGeneration } from "../generation.js";
+import { openGeneration, type GenerationEvent, type OpenedGeneration } from "./generation.js";
 import { failoverReason, type SidecarPool } from "./pool.js";
 
 /** The events, then `release` (the generation no longer adds to the sidecar's load). */

@@ -2,7 +2,7 @@
 // it is down and until when, and its request counts. Kept in this process's (or isolate's) memory
 // only: a cold isolate starts with every sidecar up and unreported, and learns by asking.
 import type { ModelInfo } from "../../proto/gen/inference/v1/inference_pb.js";
-import type { Sidecar, SidecarHealth } from "../sidecar-client.js";
+import type { Sidecar, SidecarHealth } from "./connection.js";
 
 /** How a routed call ended, as counted per sidecar. */
 export type RouteOutcome = "ok" | "unavailable" | "busy" | "error";

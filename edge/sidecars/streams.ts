@@ -1,7 +1,7 @@
 // Where a resumable stream lives: the edge names it by the sidecar's own stream id and the public id
 // of the sidecar that holds it (`strm_<sidecar's>.<sidecar id>`), so a resume, a poll or a cancel
 // from any edge process or isolate reaches that sidecar again (docs/contract.md, "Resumable streams").
-import type { Sidecar } from "../sidecar-client.js";
+import type { Sidecar } from "./connection.js";
 import type { SidecarPool } from "./pool.js";
 
 const EDGE_STREAM_ID = /^(strm_[A-Za-z0-9_-]{1,64})\.([0-9a-f]{1,32})$/;

@@ -59,7 +59,7 @@ export function tokenizeRaw(loaded: LoadedModel, text: string): Token[] {
   return tokens;
 }
 
-/** A tool name as the proto allows it (`Tool.name`; the edge's twin is in edge/tools.ts). */
+/** A tool name as the proto allows it (`Tool.name`; the edge's twin is in edge/fields/tools.ts). */
 export const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
 function parseTools(chat: Chat): ToolSpec[] {

@@ -4,7 +4,7 @@ import { invalidArgument } from "./errors.js";
 import type { LoadedModel } from "./model.js";
 
 // Limits the proto documents (GenerateRequest.top_logprobs and .stop); the edge's twins are in
-// edge/fields.ts (test/proto-limits.test.ts checks they agree).
+// edge/fields/fields.ts (test/proto-limits.test.ts checks they agree).
 export const MAX_TOP_LOGPROBS = 20;
 export const MAX_STOP_SEQUENCES = 16;
 export const MAX_STOP_LENGTH = 256;

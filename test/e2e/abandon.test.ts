@@ -1,7 +1,7 @@
 // Abandoned requests free their sequences promptly on both runtimes, on all four generation
 // endpoints: four non-streaming requests whose clients leave together (under workerd a closed
 // connection shows only when written to, so JSON answers that take a while write spaces: see
-// edge/patient-json.ts), and four streams dropped together. The 60M-parameter random model
+// edge/core/patient-json.ts), and four streams dropped together. The 60M-parameter random model
 // decodes slowly enough (and almost never picks its end token) that nothing ends by itself while
 // the test watches.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

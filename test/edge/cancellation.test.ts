@@ -2,7 +2,7 @@
 // fake sidecar records the signal the edge passed to Generate.
 import { request as httpRequest } from "node:http";
 import { afterEach, describe, expect, it } from "vitest";
-import { createApp } from "../../edge/app.js";
+import { createApp } from "../../edge/http/app.js";
 import { startNodeEdge, type RunningEdge } from "../../edge/node.js";
 import { BASE, testApp } from "../support/app.js";
 import { delay, FakeSidecar, finish, start, token, type Step } from "../support/fake-sidecar.js";

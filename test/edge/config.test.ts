@@ -1,12 +1,12 @@
 // The edge's settings table (edge/config/): every kind, the defaults (equal to what the app and the
 // Node host fall back to), and one error naming each bad variable and what it accepts.
 import { describe, expect, it } from "vitest";
-import { DEFAULT_KEEP_ALIVE_MS, DEFAULT_SIDECAR_STALL_MS } from "../../edge/app.js";
-import { DEFAULT_MAX_BODY_BYTES } from "../../edge/body.js";
+import { DEFAULT_KEEP_ALIVE_MS, DEFAULT_SIDECAR_STALL_MS } from "../../edge/http/app.js";
+import { DEFAULT_MAX_BODY_BYTES } from "../../edge/core/body.js";
 import { EdgeConfigError, parseEdgeConfig, sidecarUrlsOf } from "../../edge/config/parse.js";
 import { DEFAULT_LIMITS } from "../../edge/node/server.js";
 import { DEFAULT_STORE_PATH } from "../../edge/node/sqlite-store.js";
-import { DEFAULT_SIDECAR_URL } from "../../edge/sidecar-client.js";
+import { DEFAULT_SIDECAR_URL } from "../../edge/sidecars/connection.js";
 
 function refusal(env: Record<string, unknown>, host: "node" | "worker" = "node"): string {
   try {

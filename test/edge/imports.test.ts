@@ -1,7 +1,8 @@
 // edge/ runs in workerd: Web APIs only. Only edge/node.ts and edge/node/ (the Node host) may
-// import Node modules.
+// import Node modules. Inside edge/, each folder imports only the folders below it (the rules its
+// README states, edge/README.md "Layers"), and no file reaches itself again through its imports.
 import { readdirSync, readFileSync } from "node:fs";
-import { join, relative } from "node:path";
+import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 
@@ -63,5 +64,80 @@ describe("layering", () => {
       .filter((spec) => spec.startsWith("."))
       .map((spec) => relative(root, join(file, "..", spec)).split(/[\\/]/)[0] ?? "");
     expect(reached.filter((top) => forbidden.includes(top))).toEqual([]);
+  });
+});
+
+// Which edge/ folders each folder may import besides its own files (edge/README.md, "Layers"; each
+// folder's README says the same). The hosts (worker.ts, node.ts, node/) may import any of them.
+const LAYERS: Readonly<Record<string, readonly string[]>> = {
+  http: ["state", "resumable", "protocols", "core", "access", "sidecars", "base", "fields", "sse"],
+  state: ["state/c1", "state/responses", "state/conversations", "state/threads", "state/store"],
+  "state/c1": ["protocols", "core", "access", "sidecars", "base", "sse", "state/store"],
+  "state/threads": ["protocols", "core", "access", "sidecars", "base", "sse", "state/store"],
+  "state/responses": ["protocols", "core", "access", "sidecars", "base", "sse", "state/store", "state/items", "state/conversations"],
+  "state/conversations": ["protocols", "core", "access", "sidecars", "base", "sse", "state/store", "state/items"],
+  "state/items": ["base"],
+  "state/store": [],
+  resumable: ["protocols", "core", "access", "sidecars", "base", "sse"],
+  "protocols/openai-common": ["core", "sidecars", "base", "fields", "sse"],
+  protocols: ["core", "sidecars", "base", "fields", "sse", "protocols/openai-common"],
+  core: ["access", "sidecars", "base", "sse"],
+  access: ["base"],
+  sidecars: ["base"],
+  base: [],
+  fields: [],
+  sse: [],
+};
+
+/** The folder whose rules a file of edge/ follows: `hosts`, `state/<feature>`, `protocols/<name>`, or its top folder. */
+function unitOf(name: string): string {
+  const parts = name.split(/[\\/]/);
+  if (parts.length === 1 || parts[0] === "node") return "hosts";
+  if ((parts[0] === "state" || parts[0] === "protocols") && parts.length > 2) return `${parts[0]}/${parts[1]}`;
+  return parts[0] ?? "";
+}
+
+const rulesOf = (unit: string): readonly string[] | undefined => LAYERS[unit] ?? (unit.startsWith("protocols/") ? LAYERS["protocols"] : undefined);
+const within = (unit: string, folder: string): boolean => unit === folder || unit.startsWith(`${folder}/`);
+
+/** The edge/ files a file imports, by their path under edge/ (`.ts`). */
+function edgeImports(file: string): string[] {
+  return imports(readFileSync(file, "utf8"))
+    .filter((spec) => spec.startsWith("."))
+    .map((spec) => relative(edgeDir, resolve(dirname(file), spec)).replace(/\.js$/, ".ts"))
+    .filter((name) => !name.startsWith(".."));
+}
+
+describe("edge/ layers", () => {
+  const files = sources(edgeDir).map((f) => [relative(edgeDir, f), f] as const);
+
+  it.each(files)("%s imports only the folders below its own", (name, file) => {
+    const unit = unitOf(name);
+    if (unit === "hosts") return;
+    const allowed = rulesOf(unit);
+    expect(allowed, `no rule for ${unit}/ in LAYERS`).toBeDefined();
+    const reached = edgeImports(file).map(unitOf).filter((target) => target !== unit);
+    expect(reached.filter((target) => !(allowed ?? []).some((folder) => within(target, folder)))).toEqual([]);
+  });
+
+  it("has no import cycle", () => {
+    const graph = new Map(files.map(([name, file]) => [name, edgeImports(file)]));
+    const done = new Set<string>();
+    const path: string[] = [];
+    const cycles: string[] = [];
+    const visit = (name: string): void => {
+      if (done.has(name)) return;
+      const at = path.indexOf(name);
+      if (at >= 0) {
+        cycles.push([...path.slice(at), name].join(" → "));
+        return;
+      }
+      path.push(name);
+      for (const next of graph.get(name) ?? []) visit(next);
+      path.pop();
+      done.add(name);
+    };
+    for (const name of graph.keys()) visit(name);
+    expect(cycles).toEqual([]);
   });
 });

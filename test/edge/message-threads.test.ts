@@ -56,7 +56,7 @@ describe("a thread continued", () => {
       const failed = await post(app, PATH, { model: "m", max_tokens: 16, stream, messages: [{ role: "user", content: "More" }], thread: { type: "continue", previous_message_id: first.id } });
       // A stream's status is sent before the failure: its end is an error event.
       expect(stream ? await failed.text() : String(failed.status)).toMatch(stream ? /event: error\ndata: \{"type":"error","error":\{"type":"api_error"/ : /^500$/);
-      const threads = await Promise.all(ids.map(async (id) => [`msg_${id}`, await opened?.store.getThread("anonymous", `msg_${id}`)] as const));
+      const threads = await Promise.all(ids.map(async (id) => [`msg_${id}`, await opened?.store.threads.getThread("anonymous", `msg_${id}`)] as const));
       expect(threads.filter(([, thread]) => thread !== undefined)).toEqual([[first.id, { fixed: { system: null, tools: null }, messages: [{ role: "user", content: "Hi" }, { role: "assistant", content: [{ type: "text", text: "Hi." }] }] }]]);
       opened?.close();
     }

@@ -187,7 +187,7 @@ describe("Responses → GenerateRequest", () => {
         input: {
           case: "chat",
           value: {
-            // reasoning.effort low: 512 reasoning tokens (edge/reasoning-effort.ts).
+            // reasoning.effort low: 512 reasoning tokens (edge/fields/reasoning-effort.ts).
             reasoningBudget: 512,
             messages: [
               { role: Role.SYSTEM, content: "Be brief." },

@@ -3,8 +3,8 @@
 // encode failure is still a 400 that shows nothing internal, never a 500.
 import { create } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { toApiError } from "../../edge/errors.js";
-import { createSidecarClient, type Sidecar } from "../../edge/sidecar-client.js";
+import { toApiError } from "../../edge/base/errors.js";
+import { createSidecarClient, type Sidecar } from "../../edge/sidecars/connection.js";
 import { ChatSchema } from "../../proto/gen/inference/v1/inference_pb.js";
 import { post, testApp } from "../support/app.js";
 import { FakeSidecar } from "../support/fake-sidecar.js";

@@ -2,7 +2,7 @@
 // tokens and time to first token; a stream's line once the stream ends; no prompt or reply text
 // unless asked for.
 import { describe, expect, it } from "vitest";
-import type { RequestLogLine } from "../../edge/request-log.js";
+import type { RequestLogLine } from "../../edge/core/request-log.js";
 import { delay, finish, start, token } from "../support/fake-sidecar.js";
 import { post, testApp } from "../support/app.js";
 

@@ -3,8 +3,8 @@
 // alone, errors keep their codes, and cancellation crosses the HTTP hop.
 import { Code, ConnectError } from "@connectrpc/connect";
 import { afterEach, describe, expect, it } from "vitest";
-import { createApp } from "../../edge/app.js";
-import { createSidecarClient, type FetchImpl } from "../../edge/sidecar-client.js";
+import { createApp } from "../../edge/http/app.js";
+import { createSidecarClient, type FetchImpl } from "../../edge/sidecars/connection.js";
 import { FIXED_NOW_MS, FIXED_ID, post } from "../support/app.js";
 import { delay, fail, FakeSidecar, finish, start, token, type Step } from "../support/fake-sidecar.js";
 import { serveGrpcWeb, type GrpcWebTestServer } from "../support/grpc-web-server.js";

@@ -4,7 +4,7 @@
 // keeps a real HTTP status on streams too, because clients act on it (retry, back off).
 import { Code, ConnectError } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
-import { fromConnectError } from "../../edge/errors.js";
+import { fromConnectError } from "../../edge/base/errors.js";
 import { post, testApp } from "../support/app.js";
 import { fail } from "../support/fake-sidecar.js";
 import { parseText } from "../support/sse.js";

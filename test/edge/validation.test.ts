@@ -1,7 +1,7 @@
 // Every bad request is refused before the sidecar is called, with an HTTP 4xx and
 // the OpenAI error shape {"error":{"message","type","param","code"}} (docs/contract.md).
 import { describe, expect, it } from "vitest";
-import { MAX_DISCARD_BYTES } from "../../edge/body.js";
+import { MAX_DISCARD_BYTES } from "../../edge/core/body.js";
 import { BASE, get, post, testApp } from "../support/app.js";
 
 const CHAT = "/v1/chat/completions";

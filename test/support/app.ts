@@ -1,6 +1,6 @@
 // Builds the edge app around a fake sidecar with a fixed id and clock, so response
 // bodies are byte-for-byte reproducible.
-import { createApp, type App, type AppOptions } from "../../edge/app.js";
+import { createApp, type App, type AppOptions } from "../../edge/http/app.js";
 import type { Chat } from "../../proto/gen/inference/v1/inference_pb.js";
 import { FakeSidecar, type Script } from "./fake-sidecar.js";
 

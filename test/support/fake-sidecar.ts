@@ -25,7 +25,7 @@ import {
   type TokenizeRequest,
   type TokenizeResponse,
 } from "../../proto/gen/inference/v1/inference_pb.js";
-import type { Sidecar } from "../../edge/sidecar-client.js";
+import type { Sidecar } from "../../edge/sidecars/connection.js";
 
 export type Step =
   | { kind: "event"; event: GenerateResponse }

@@ -12,7 +12,7 @@ import {
   ListModelsRequestSchema,
   ListModelsResponseSchema,
 } from "../../proto/gen/inference/v1/inference_pb.js";
-import type { Sidecar } from "../../edge/sidecar-client.js";
+import type { Sidecar } from "../../edge/sidecars/connection.js";
 
 function frame(flag: number, payload: Uint8Array): Buffer {
   const out = Buffer.alloc(5 + payload.length);

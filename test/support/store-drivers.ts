@@ -6,8 +6,8 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { MIGRATIONS_DIR, openSqliteStore } from "../../edge/node/sqlite-store.js";
-import { d1Store, type D1DatabaseLike } from "../../edge/store/d1.js";
-import type { ConversationStore } from "../../edge/store/store.js";
+import type { D1DatabaseLike } from "../../edge/state/store/d1.js";
+import { d1Store, type Stores } from "../../edge/state/stores.js";
 
 /** The migrations' statements, as wrangler sends them to D1. */
 export function migrationStatements(): string[] {
@@ -27,7 +27,7 @@ export function migrationStatements(): string[] {
 
 export interface StoreDrivers {
   /** A fresh, empty store on each driver. */
-  readonly open: Readonly<Record<"d1" | "sqlite", () => Promise<ConversationStore>>>;
+  readonly open: Readonly<Record<"d1" | "sqlite", () => Promise<Stores>>>;
   /** Closes every store opened and removes their files. */
   close(): Promise<void>;
 }

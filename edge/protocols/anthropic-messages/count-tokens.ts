@@ -1,10 +1,10 @@
 // POST /v1/messages/count_tokens: the prompt's size as the model's chat template
 // renders it, counted by the sidecar's Tokenize (no generation). `input_tokens` is
 // the whole prompt: counting uses no cache.
-import { readJsonBody } from "../../body.js";
-import type { AppContext } from "../../context.js";
-import { jsonResponse } from "../../json.js";
-import { parseRequest } from "../../validation.js";
+import { readJsonBody } from "../../core/body.js";
+import type { AppContext } from "../../core/context.js";
+import { jsonResponse } from "../../core/json.js";
+import { parseRequest } from "../../core/validation.js";
 import { countTokensRequestSchema } from "./schema.js";
 import { toChat } from "./to-request.js";
 

@@ -15,10 +15,10 @@
 // message_start is one `event: error` ({"type":"error","error":{"type":"api_error",…}})
 // and the stream ends: no message_delta, no message_stop.
 import { FinishReason, type Finish, type Start, type Token } from "../../../proto/gen/inference/v1/inference_pb.js";
-import { BlockSequencer, collectBlocks, finishContent, tokenContent, type Block, type ContentDelta } from "../../content.js";
-import type { ApiError } from "../../errors.js";
-import type { GenerationResult } from "../../generation.js";
-import type { ResponseMeta, StreamEncoder } from "../../serve.js";
+import { BlockSequencer, collectBlocks, finishContent, tokenContent, type Block, type ContentDelta } from "../../core/content.js";
+import type { ApiError } from "../../base/errors.js";
+import type { GenerationResult } from "../../sidecars/generation.js";
+import type { ResponseMeta, StreamEncoder } from "../../core/endpoint.js";
 import { jsonEvent, type SseEvent } from "../../sse/frame.js";
 import { anthropicErrorEvent } from "./errors.js";
 import { showsThinking, type MessagesRequest } from "./schema.js";

@@ -1,13 +1,16 @@
-import type { AppContext } from "../../context.js";
-import { answer } from "../../protocol.js";
-import { serve, type Endpoint } from "../../serve.js";
+// POST /v1/messages and /v1/messages/count_tokens: the Messages endpoint (schema, translation,
+// encoders, protocol) handed to core/serve.ts, and token counting.
+import type { AppContext } from "../../core/context.js";
+import { withProtocolHeaders } from "../../core/protocol.js";
+import { serve } from "../../core/serve.js";
+import type { Endpoint } from "../../core/endpoint.js";
 import { countTokens } from "./count-tokens.js";
 import { createMessagesStreamEncoder, encodeMessage } from "./encoder.js";
 import { anthropicProtocol } from "./protocol.js";
 import { messagesRequestSchema } from "./schema.js";
 import { toGenerateRequest } from "./to-request.js";
 
-/** The Messages endpoint; edge/message-threads/ adds storing a thread's turn to it. */
+/** The Messages endpoint; edge/state/threads/ adds storing a thread's turn to it. */
 export const messagesEndpoint: Endpoint<typeof messagesRequestSchema> = {
   protocol: anthropicProtocol,
   schema: messagesRequestSchema,
@@ -27,5 +30,5 @@ export function handleMessages(request: Request, context: AppContext): Promise<R
 
 /** POST /v1/messages/count_tokens */
 export function handleCountTokens(request: Request, context: AppContext): Promise<Response> {
-  return answer(anthropicProtocol, context, request, () => countTokens(request, context));
+  return withProtocolHeaders(anthropicProtocol, context, request, () => countTokens(request, context));
 }

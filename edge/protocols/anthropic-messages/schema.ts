@@ -10,8 +10,8 @@
 // assistant (a prefill: the sidecar contract has no way yet to continue an assistant turn
 // instead of starting a new one).
 import * as z from "zod";
-import { MAX_STOP_SEQUENCES, positiveInteger, uint32 } from "../../fields.js";
-import { CallLedger, duplicateNames, report, schemaObject, toolName, unknownChoice } from "../../tools.js";
+import { MAX_STOP_SEQUENCES, positiveInteger, uint32 } from "../../fields/fields.js";
+import { CallLedger, duplicateNames, report, schemaObject, toolName, unknownChoice } from "../../fields/tools.js";
 
 const textBlock = z.object({ type: z.literal("text"), text: z.string() });
 const toolUseBlock = z.object({
@@ -134,7 +134,7 @@ function checkConversation(
   ctx: z.RefinementCtx,
 ): void {
   // A thread's turn holds only the new messages: without a store threads.ts refuses it whole (with
-  // one, edge/message-threads/ validates the thread's whole conversation, `thread` taken out).
+  // one, edge/state/threads/ validates the thread's whole conversation, `thread` taken out).
   if (body.thread != null) return;
   const last = body.messages.length - 1;
   if (body.messages[last]?.role === "assistant") {
@@ -170,7 +170,7 @@ export const threadParam = z.discriminatedUnion(
 
 export const messagesRequestSchema = z
   .object({
-    // With a store, edge/message-threads/ answers a thread; without one threads.ts refuses it.
+    // With a store, edge/state/threads/ answers a thread; without one threads.ts refuses it.
     thread: threadParam.nullish(),
     ...conversation,
     // Structured output: the reply is JSON valid for the schema (the same grammar path as OpenAI's

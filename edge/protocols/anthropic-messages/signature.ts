@@ -1,3 +1,4 @@
+// The deterministic `signature` of an Anthropic thinking block.
 /**
  * The `signature` of a thinking block: opaque to clients, deterministic from the block's text
  * (FNV-1a and the length, base64), so a client can send the block back unchanged. This server

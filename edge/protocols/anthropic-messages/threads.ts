@@ -2,9 +2,9 @@
 // Worker without its D1 binding): no thread can be kept, so the server answers as the API does for
 // a request it cannot thread, and the SDK (its tool runner) carries on without a thread, sending
 // the whole conversation: `create` is a 400 `thread_unsupported_request`, `continue` a 404
-// `thread_not_found`. With a store, edge/message-threads/ keeps threads (docs/contract.md,
+// `thread_not_found`. With a store, edge/state/threads/ keeps threads (docs/contract.md,
 // "Anthropic message threads").
-import { InvalidRequestError, NotFoundError } from "../../errors.js";
+import { InvalidRequestError, NotFoundError } from "../../base/errors.js";
 
 export type ThreadField = { type: "create" } | { type: "continue"; previous_message_id: string };
 

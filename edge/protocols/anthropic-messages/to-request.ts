@@ -1,3 +1,4 @@
+// A validated Messages body → the proto's GenerateRequest (messages, system, tools, thinking, limits).
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import {
   ChatSchema,
@@ -8,9 +9,9 @@ import {
   type ChatMessageSchema,
   type GenerateRequest,
 } from "../../../proto/gen/inference/v1/inference_pb.js";
-import { nonEmptyStops, tokenLimit } from "../../fields.js";
-import { formatConstraint } from "../../output-constraint.js";
-import { effortBudget } from "../../reasoning-effort.js";
+import { nonEmptyStops, tokenLimit } from "../../fields/fields.js";
+import { formatConstraint } from "../../fields/output-constraint.js";
+import { effortBudget } from "../../fields/reasoning-effort.js";
 import { refuseThread } from "./threads.js";
 import type { AnthropicBlock, AnthropicRole, CountTokensRequest, MessagesRequest } from "./schema.js";
 
@@ -73,7 +74,7 @@ function toolChoiceInit(body: CountTokensRequest): Pick<MessageInitShape<typeof 
 
 /**
  * How much the reply may reason: enabled thinking's `budget_tokens`; adaptive thinking's
- * `output_config.effort` (as every protocol's effort maps: edge/reasoning-effort.ts); disabled
+ * `output_config.effort` (as every protocol's effort maps: edge/fields/reasoning-effort.ts); disabled
  * thinking none at all (the sidecar closes the segment at once). No limit otherwise.
  */
 function thinkingBudget(body: CountTokensRequest & { output_config?: { effort?: string | null | undefined } | null | undefined }): { reasoningBudget?: number } {

@@ -13,10 +13,10 @@
 // skipped, unless logprobs were requested: then every token gets a chunk (its content
 // may be "") so that logprobs cover every generated token.
 import type { Finish, Start, Token } from "../../../proto/gen/inference/v1/inference_pb.js";
-import { collectBlocks, finishContent, tokenContent, type ContentDelta } from "../../content.js";
-import type { ApiError } from "../../errors.js";
-import type { GenerationResult } from "../../generation.js";
-import type { ResponseMeta, StreamEncoder } from "../../serve.js";
+import { collectBlocks, finishContent, tokenContent, type ContentDelta } from "../../core/content.js";
+import type { ApiError } from "../../base/errors.js";
+import type { GenerationResult } from "../../sidecars/generation.js";
+import type { ResponseMeta, StreamEncoder } from "../../core/endpoint.js";
 import { DONE, jsonEvent, type SseEvent } from "../../sse/frame.js";
 import { openAiErrorEvent } from "../openai-common/errors.js";
 import { openAiFinish } from "../openai-common/finish.js";

@@ -1,5 +1,8 @@
-import type { AppContext } from "../../context.js";
-import { serve, type Endpoint } from "../../serve.js";
+// POST /v1/chat/completions: the chat-completions endpoint (schema, translation, encoders,
+// protocol) handed to core/serve.ts.
+import type { AppContext } from "../../core/context.js";
+import { serve } from "../../core/serve.js";
+import type { Endpoint } from "../../core/endpoint.js";
 import { openAiErrorEvent } from "../openai-common/errors.js";
 import { openAiProtocol } from "../openai-common/protocol.js";
 import { createChatStreamEncoder, encodeChatCompletion } from "./encoder.js";

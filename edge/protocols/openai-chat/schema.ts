@@ -8,8 +8,8 @@
 // finish_reason "function_call" back, which this server does not send (it answers in
 // `tool_calls`), so accepting them would break those clients silently.
 import * as z from "zod";
-import { integer, MAX_TOP_LOGPROBS, positiveInteger, refusedField } from "../../fields.js";
-import { CallLedger, duplicateNames, report, schemaObject, toolName, unknownChoice } from "../../tools.js";
+import { integer, MAX_TOP_LOGPROBS, positiveInteger, refusedField } from "../../fields/fields.js";
+import { CallLedger, duplicateNames, report, schemaObject, toolName, unknownChoice } from "../../fields/tools.js";
 import { commonFields } from "../openai-common/fields.js";
 import { responseFormatField } from "../openai-common/response-format.js";
 
@@ -103,7 +103,7 @@ export const chatRequestSchema = z
       .nullish()
       .refine((v) => v == null || v === "medium", { error: "only verbosity 'medium' is supported: the model's replies are not shortened or lengthened on request" }),
     web_search_options: refusedField("web search is not supported: this server runs no search"),
-    // How much the reply may reason (edge/reasoning-effort.ts).
+    // How much the reply may reason (edge/fields/reasoning-effort.ts).
     reasoning_effort: z.enum(["none", "minimal", "low", "medium", "high", "xhigh"]).nullish(),
     // The legacy spelling of tools and tool_choice (refused below).
     functions: z.unknown().optional(),

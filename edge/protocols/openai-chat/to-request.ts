@@ -1,5 +1,6 @@
+// A validated chat-completions body → the proto's GenerateRequest (messages, tools, format, limits).
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
-import { effortBudget } from "../../reasoning-effort.js";
+import { effortBudget } from "../../fields/reasoning-effort.js";
 import {
   GenerateRequestSchema,
   Role,
@@ -7,7 +8,7 @@ import {
   type ChatMessageSchema,
   type GenerateRequest,
 } from "../../../proto/gen/inference/v1/inference_pb.js";
-import { toProtoRole } from "../../roles.js";
+import { toProtoRole } from "../../fields/roles.js";
 import { commonRequestInit } from "../openai-common/fields.js";
 import { responseFormatConstraint } from "../openai-common/response-format.js";
 import { chatToolChoice, chatTools, type ChatRequest } from "./schema.js";

@@ -1,3 +1,4 @@
+// OpenAI's `finish_reason` from the sidecar's finish reason (chat and completions).
 import { FinishReason } from "../../../proto/gen/inference/v1/inference_pb.js";
 
 export type OpenAiFinishReason = "stop" | "length" | "tool_calls";

@@ -2,7 +2,7 @@
 // `text.format`, as the proto's OutputConstraint. The sidecar enforces it with a grammar, so a
 // JSON reply always parses (`strict` is accepted either way: the grammar is always strict).
 import * as z from "zod";
-import { formatConstraint as toConstraint, type ConstraintInit } from "../../output-constraint.js";
+import { formatConstraint as toConstraint, type ConstraintInit } from "../../fields/output-constraint.js";
 
 const jsonSchemaBody = {
   name: z.string().nullish(),

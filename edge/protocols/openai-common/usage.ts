@@ -1,3 +1,4 @@
+// OpenAI's `usage` object from the sidecar's token counts (chat and completions).
 import type { Finish } from "../../../proto/gen/inference/v1/inference_pb.js";
 
 export interface OpenAiUsage {

@@ -16,10 +16,10 @@
 // not), in UTF-16 code units, and each `top_logprobs`
 // entry maps a token's key → logprob, one key per alternative (openai-common/logprobs.ts).
 import type { Finish, Start, Token } from "../../../proto/gen/inference/v1/inference_pb.js";
-import { finishContent } from "../../content.js";
-import type { ApiError } from "../../errors.js";
-import type { GenerationResult } from "../../generation.js";
-import type { ResponseMeta, StreamEncoder } from "../../serve.js";
+import { finishContent } from "../../core/content.js";
+import type { ApiError } from "../../base/errors.js";
+import type { GenerationResult } from "../../sidecars/generation.js";
+import type { ResponseMeta, StreamEncoder } from "../../core/endpoint.js";
 import { DONE, jsonEvent, type SseEvent } from "../../sse/frame.js";
 import { openAiErrorEvent } from "../openai-common/errors.js";
 import { openAiFinish } from "../openai-common/finish.js";

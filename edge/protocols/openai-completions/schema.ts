@@ -1,7 +1,7 @@
 // POST /v1/completions request body (the legacy text completion API). One prompt
 // per request; fields this server does not use are ignored.
 import * as z from "zod";
-import { integer } from "../../fields.js";
+import { integer } from "../../fields/fields.js";
 import { commonFields } from "../openai-common/fields.js";
 import { responseFormatField } from "../openai-common/response-format.js";
 

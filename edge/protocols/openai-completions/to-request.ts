@@ -1,3 +1,4 @@
+// A validated completions body → the proto's GenerateRequest (a raw prompt, limits, logprobs).
 import { create } from "@bufbuild/protobuf";
 import { GenerateRequestSchema, type GenerateRequest } from "../../../proto/gen/inference/v1/inference_pb.js";
 import { commonRequestInit } from "../openai-common/fields.js";

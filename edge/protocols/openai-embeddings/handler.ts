@@ -1,9 +1,9 @@
 // POST /v1/embeddings over the sidecar's Embed (schema.ts for the body, to-request.ts for the
 // mapping, encoder.ts for the answer). Errors in OpenAI's shape; a client that leaves cancels the call.
-import { readJsonBody } from "../../body.js";
-import type { AppContext } from "../../context.js";
-import { jsonResponse } from "../../json.js";
-import { parseRequest } from "../../validation.js";
+import { readJsonBody } from "../../core/body.js";
+import type { AppContext } from "../../core/context.js";
+import { jsonResponse } from "../../core/json.js";
+import { parseRequest } from "../../core/validation.js";
 import { embeddingsAnswer } from "./encoder.js";
 import { embeddingsRequestSchema } from "./schema.js";
 import { toEmbedRequest } from "./to-request.js";

@@ -1,6 +1,7 @@
-import type { AppContext } from "../../context.js";
-import { NotFoundError } from "../../errors.js";
-import { jsonResponse } from "../../json.js";
+// GET /v1/models and GET /v1/models/{id}: the sidecars' models in OpenAI's shape.
+import type { AppContext } from "../../core/context.js";
+import { NotFoundError } from "../../base/errors.js";
+import { jsonResponse } from "../../core/json.js";
 import { openAiModel, openAiModelList } from "./encoder.js";
 
 /** GET /v1/models */

@@ -19,10 +19,10 @@
 // `start` is `response.failed` with `error` (the partial output kept, its open item
 // `incomplete`), then [DONE].
 import type { Finish, Start, Token } from "../../../proto/gen/inference/v1/inference_pb.js";
-import { BlockSequencer, collectBlocks, finishContent, tokenContent, type Block } from "../../content.js";
-import type { ApiError } from "../../errors.js";
-import type { GenerationResult } from "../../generation.js";
-import type { ResponseMeta, StreamEncoder } from "../../serve.js";
+import { BlockSequencer, collectBlocks, finishContent, tokenContent, type Block } from "../../core/content.js";
+import type { ApiError } from "../../base/errors.js";
+import type { GenerationResult } from "../../sidecars/generation.js";
+import type { ResponseMeta, StreamEncoder } from "../../core/endpoint.js";
 import { DONE, jsonEvent, type SseEvent } from "../../sse/frame.js";
 import {
   itemIdPrefix,

@@ -1,3 +1,4 @@
+// How a finished generation ends a Response: its `status` and `incomplete_details`.
 import { FinishReason, type Finish } from "../../../proto/gen/inference/v1/inference_pb.js";
 
 /** How a finished generation ends a Response. */

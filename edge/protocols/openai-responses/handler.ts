@@ -1,10 +1,13 @@
-import { readJsonBody } from "../../body.js";
-import type { AppContext } from "../../context.js";
-import { InvalidRequestError } from "../../errors.js";
-import { answer } from "../../protocol.js";
-import { generateFor, type Endpoint } from "../../serve.js";
+// POST /v1/responses without a store: the Responses endpoint (schema, translation, encoders,
+// protocol) handed to core/serve.ts; with a store, edge/state/responses/ builds on it.
+import { readJsonBody } from "../../core/body.js";
+import type { AppContext } from "../../core/context.js";
+import { InvalidRequestError } from "../../base/errors.js";
+import { withProtocolHeaders } from "../../core/protocol.js";
+import { generateFor } from "../../core/serve.js";
+import type { Endpoint } from "../../core/endpoint.js";
 import { conversationIdOf } from "../../sidecars/affinity.js";
-import { parseRequest } from "../../validation.js";
+import { parseRequest } from "../../core/validation.js";
 import { openAiProtocol } from "../openai-common/protocol.js";
 import { createResponsesStreamEncoder, encodeResponse, queuedResponse } from "./encoder.js";
 import { NOT_STORED_HERE, responsesRequestSchema } from "./schema.js";
@@ -27,10 +30,10 @@ export const responsesEndpoint: Endpoint<typeof responsesRequestSchema> = {
 
 /**
  * POST /v1/responses on a server without a store: nothing is stored (`store: false` in every
- * Response) and previous_response_id is refused by name. With a store, edge/stored-responses/.
+ * Response) and previous_response_id is refused by name. With a store, edge/state/responses/.
  */
 export function handleResponses(request: Request, context: AppContext): Promise<Response> {
-  return answer(openAiProtocol, context, request, async () => {
+  return withProtocolHeaders(openAiProtocol, context, request, async () => {
     const raw = await readJsonBody(request, context.maxBodyBytes);
     const fields = typeof raw === "object" && raw !== null && !Array.isArray(raw) ? (raw as Record<string, unknown>) : undefined;
     if (fields?.["previous_response_id"] != null) {

@@ -2,8 +2,8 @@
 // same builder serves the non-streaming body and the `response` of every lifecycle
 // event (created, in_progress, completed, incomplete, failed).
 import { sealReasoning, wantsEncryptedReasoning } from "./encrypted-reasoning.js";
-import type { Block } from "../../content.js";
-import type { ResponseMeta } from "../../serve.js";
+import type { Block } from "../../core/content.js";
+import type { ResponseMeta } from "../../core/endpoint.js";
 import type { ResponsesRequest } from "./schema.js";
 import { echoedTools, ignoredTools, toolNamespaces } from "./tools.js";
 import type { ResponsesUsage } from "./usage.js";
@@ -175,9 +175,9 @@ export function responseObject(body: ResponsesRequest, meta: ResponseMeta, state
     output_text: outputText(state.output),
     parallel_tool_calls: body.parallel_tool_calls ?? true,
     previous_response_id: body.previous_response_id ?? null,
-    // Only where a stored request named one (edge/stored-responses/conversation.ts).
+    // Only where a stored request named one (edge/state/responses/conversation.ts).
     ...(body.conversation == null ? {} : { conversation: body.conversation }),
-    // True only where the handler stored it (edge/stored-responses/): a server without a store says false.
+    // True only where the handler stored it (edge/state/responses/): a server without a store says false.
     store: body.store === true,
     background: body.background === true,
     service_tier: "default",

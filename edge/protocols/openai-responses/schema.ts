@@ -1,7 +1,7 @@
 // POST /v1/responses request body (OpenAI Responses API). Fields this
 // server does not use (user, reasoning, truncation, include, …) are ignored;
 // `null` is accepted for optional fields; `store` and `previous_response_id` are the handler's
-// (edge/stored-responses/ with a store; refused or false without one).
+// (edge/state/responses/ with a store; refused or false without one).
 // Tools of type "function", and those of "namespace" tools, are offered to the model (tools.ts);
 // other tool types that agents send (web_search, file_search, code_interpreter, mcp, …) are
 // ignored and named in the Response's `warnings`. Input items: messages, function_call, function_call_output, and
@@ -9,10 +9,10 @@
 // Refused with a 400 naming the field: `conversation`, other input item types, content
 // parts other than input_text / output_text.
 import * as z from "zod";
-import { CallLedger, duplicateNames, report, toolName, unknownChoice } from "../../tools.js";
+import { CallLedger, duplicateNames, report, toolName, unknownChoice } from "../../fields/tools.js";
 import { anyTool, checkTool, functionTool, offeredTools } from "./tools.js";
 import { textFormatField } from "../openai-common/response-format.js";
-import { positiveInteger, refusedField, UINT32_MAX } from "../../fields.js";
+import { positiveInteger, refusedField, UINT32_MAX } from "../../fields/fields.js";
 
 export const RESPONSES_ROLES = ["system", "developer", "user", "assistant"] as const;
 export type ResponsesRole = (typeof RESPONSES_ROLES)[number];
@@ -125,13 +125,13 @@ export const responsesRequestSchema = z.object({
   top_p: z.number().gt(0).max(1).nullish(),
   stream: z.boolean().nullish(),
   metadata: z.record(z.string(), z.string()).nullish(),
-  // With a store (edge/stored-responses/) the handler sets `store` to what is done and puts the
+  // With a store (edge/state/responses/) the handler sets `store` to what is done and puts the
   // previous responses' items first in `input`; without one it refuses previous_response_id and
   // sets `store` to false.
   store: z.boolean().nullish(),
   previous_response_id: z.string().min(1).nullish(),
   // With a store the handler takes `conversation` out before parsing and puts `{id}` back after
-  // (edge/stored-responses/conversation.ts); without one it is refused here.
+  // (edge/state/responses/conversation.ts); without one it is refused here.
   conversation: z
     .unknown()
     .optional()

@@ -1,6 +1,8 @@
+// A validated Responses body → the proto's GenerateRequest (input items, instructions, tools,
+// format, reasoning, limits).
 import { openReasoning } from "./encrypted-reasoning.js";
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
-import { effortBudget } from "../../reasoning-effort.js";
+import { effortBudget } from "../../fields/reasoning-effort.js";
 import {
   GenerateRequestSchema,
   Role,
@@ -9,9 +11,9 @@ import {
   type ChatSchema,
   type GenerateRequest,
 } from "../../../proto/gen/inference/v1/inference_pb.js";
-import { toProtoRole } from "../../roles.js";
+import { toProtoRole } from "../../fields/roles.js";
 import { textFormatConstraint } from "../openai-common/response-format.js";
-import { tokenLimit } from "../../fields.js";
+import { tokenLimit } from "../../fields/fields.js";
 import type { ResponsesInputItem, ResponsesMessageItem, ResponsesRequest } from "./schema.js";
 import { functionTools } from "./tools.js";
 

@@ -1,10 +1,10 @@
 // POST /tokenize and POST /detokenize over the sidecar's Tokenize and Detokenize (schema.ts for
 // the two request shapes, encoder.ts for the answers). Errors in OpenAI's shape.
 import { Role } from "../../../proto/gen/inference/v1/inference_pb.js";
-import { readJsonBody } from "../../body.js";
-import type { AppContext } from "../../context.js";
-import { jsonResponse } from "../../json.js";
-import { parseRequest } from "../../validation.js";
+import { readJsonBody } from "../../core/body.js";
+import type { AppContext } from "../../core/context.js";
+import { jsonResponse } from "../../core/json.js";
+import { parseRequest } from "../../core/validation.js";
 import { detokenizeAnswer, tokenizeAnswer } from "./encoder.js";
 import { detokenizeRequestSchema, tokenizeRequestSchema, type TokenizeRequestBody } from "./schema.js";
 

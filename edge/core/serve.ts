@@ -1,0 +1,150 @@
+// The one request → sidecar → response path shared by every generation endpoint
+// (OpenAI chat and completions, Anthropic Messages, OpenAI Responses). An endpoint
+// supplies its schema, its translation to a GenerateRequest and its encoders; body
+// reading, the wait for the sidecar's `start`, stream or collect, keep-alive,
+// cancellation and error framing are decided once, here (docs/contract.md, "Every stream": every route
+// normalises its request and ends in one shared path; framing per protocol apart). The stream is
+// stream.ts, a resumable stream's numbering numbering.ts, background jobs background.ts, what the
+// request log learns log-notes.ts; the endpoint's types are endpoint.ts.
+import type * as z from "zod";
+import { FinishReason, type GenerateRequest } from "../../proto/gen/inference/v1/inference_pb.js";
+import { ANONYMOUS, callerOf } from "../access/caller.js";
+import { linkedAbort } from "../base/abort.js";
+import { GenerationRejectedError, ServerError, toApiError } from "../base/errors.js";
+import { affinityKey } from "../sidecars/affinity.js";
+import { collectGeneration, type OpenedGeneration } from "../sidecars/generation.js";
+import { openRouted, type RoutedGeneration } from "../sidecars/route.js";
+import { edgeStreamId } from "../sidecars/streams.js";
+import { formatEvent } from "../sse/frame.js";
+import { sseResponse } from "../sse/response.js";
+import { acceptedJob, isBackgroundJob } from "./background.js";
+import { readJsonBody } from "./body.js";
+import type { AppContext } from "./context.js";
+import type { Endpoint, ResponseMeta } from "./endpoint.js";
+import { noteCollected, noteStart } from "./log-notes.js";
+import { resumableMeta } from "./numbering.js";
+import { patientJson } from "./patient-json.js";
+import { withProtocolHeaders } from "./protocol.js";
+import { recordOf, type RequestRecord } from "./request-log.js";
+import { encodeResumeContext, wantsResumable } from "./resumable.js";
+import { only, streamResponse } from "./stream.js";
+import { parseRequest } from "./validation.js";
+
+async function generate<S extends z.ZodType>(
+  endpoint: Endpoint<S>,
+  request: Request,
+  context: AppContext,
+): Promise<Response> {
+  const body = parseRequest(endpoint.schema, await readJsonBody(request, context.maxBodyBytes));
+  return generateFor(endpoint, body, request, context);
+}
+
+/**
+ * The generation for a body already read and validated (routes that read the body themselves,
+ * such as /c1/chat, which adds the stored conversation first). Errors are thrown, not answered.
+ */
+export async function generateFor<S extends z.ZodType>(
+  endpoint: Endpoint<S>,
+  body: z.output<S>,
+  request: Request,
+  context: AppContext,
+): Promise<Response> {
+  const generateRequest = endpoint.toRequest(body);
+  // The sidecar's queue lets callers take turns (proto: GenerateRequest.client_id; empty: anonymous).
+  const caller = callerOf(request);
+  if (caller !== ANONYMOUS) generateRequest.clientId = caller.keyId;
+  const stream = endpoint.isStream(body);
+  const startedMs = context.now();
+  const background = isBackgroundJob(endpoint, body, stream);
+  const resumeName = (stream && wantsResumable(request, body)) || background ? endpoint.resumeName : undefined;
+  if (resumeName !== undefined) {
+    generateRequest.resumable = true;
+    generateRequest.detached = background;
+    generateRequest.resumeContext = encodeResumeContext({ endpoint: resumeName, body, startedMs });
+  }
+  const abort = linkedAbort(request.signal);
+  const opened = await openFor(endpoint, body, generateRequest, stream, abort, context);
+  if (opened instanceof Response) return opened;
+  const model = opened.start.model !== "" ? opened.start.model : generateRequest.model;
+  if (resumeName !== undefined) {
+    const streamId = edgeStreamId(opened.start.streamId, opened.sidecarId);
+    const [meta, numbering] = resumableMeta(endpoint, streamId, startedMs, model, -1);
+    const record = noteStart(recordOf(request), meta, opened, body);
+    if (!background) return streamResponse(endpoint, body, opened, meta, { abort, context, record, numbering });
+    return acceptedJob(endpoint, body, meta, abort);
+  }
+  const meta: ResponseMeta = { id: `${endpoint.idPrefix}${context.newId()}`, created: Math.floor(startedMs / 1000), model, newId: context.newId, now: context.now };
+  const record = noteStart(recordOf(request), meta, opened, body);
+  if (stream) return streamResponse(endpoint, body, opened, meta, { abort, context, record });
+  return collectedAnswer(endpoint, body, meta, opened, { abort, context, record });
+}
+
+/**
+ * The generation opened on a sidecar picked for it, or, for a stream the sidecar refused before
+ * `start` where the protocol reports that in-stream, that whole SSE answer.
+ */
+async function openFor<S extends z.ZodType>(
+  endpoint: Endpoint<S>,
+  body: z.output<S>,
+  generateRequest: GenerateRequest,
+  stream: boolean,
+  abort: AbortController,
+  context: AppContext,
+): Promise<RoutedGeneration | Response> {
+  try {
+    const key = context.sidecars.several ? await affinityKey(generateRequest, endpoint.affinity?.(body)) : undefined;
+    return await openRouted(context.sidecars, generateRequest, key, abort.signal, context.sidecarStallMs);
+  } catch (caught) {
+    const error = toApiError(caught);
+    // Other failures (unreachable, busy, unknown model) keep their HTTP status on every
+    // protocol, because clients and SDKs act on it (retry, back off).
+    if (stream && error instanceof GenerationRejectedError && endpoint.refusedStream !== undefined) {
+      return sseResponse(only(endpoint.refusedStream(error).map(formatEvent).join("")));
+    }
+    throw error;
+  }
+}
+
+interface CollectSettings {
+  readonly abort: AbortController;
+  readonly context: AppContext;
+  readonly record: RequestRecord | undefined;
+}
+
+/** A non-streaming answer: JSON once the generation is done, written patiently (patient-json.ts). */
+function collectedAnswer<S extends z.ZodType>(endpoint: Endpoint<S>, body: z.output<S>, meta: ResponseMeta, opened: OpenedGeneration, settings: CollectSettings): Promise<Response> {
+  const { abort, context, record } = settings;
+  return patientJson(collectBody(endpoint, body, meta, opened, record), {
+    probeMs: context.abandonProbeMs,
+    onCancel: (reason) => abort.abort(reason),
+    errorBody: (error) => endpoint.protocol.errorResponse(toApiError(error)).text(),
+    onCommitted: () => record !== undefined && (record.deferred = true),
+    onWritten: (ok) => {
+      if (record === undefined) return;
+      if (!ok) record.outcome = abort.signal.aborted ? "client_left" : "error";
+      record.end();
+    },
+  });
+}
+
+/** The whole answer of a non-streaming request, once the generation is done. */
+async function collectBody<S extends z.ZodType>(
+  endpoint: Endpoint<S>,
+  body: z.output<S>,
+  meta: ResponseMeta,
+  opened: OpenedGeneration,
+  record: RequestRecord | undefined,
+): Promise<unknown> {
+  const result = await collectGeneration(opened);
+  noteCollected(record, result);
+  if (result.finish.reason === FinishReason.ABORT) {
+    throw new ServerError("The generation was cancelled.", { code: "cancelled" });
+  }
+  await endpoint.finished?.(body, result, meta);
+  return endpoint.encodeResult(body, meta, result);
+}
+
+/** Serves one generation request on `endpoint`, with its protocol's headers; errors are thrown to the app (http/answer.ts). */
+export function serve<S extends z.ZodType>(endpoint: Endpoint<S>, request: Request, context: AppContext): Promise<Response> {
+  return withProtocolHeaders(endpoint.protocol, context, request, () => generate(endpoint, request, context));
+}

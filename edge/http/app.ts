@@ -1,0 +1,145 @@
+// The edge's fetch handler: access, routes, CORS, and the one place where a thrown error is
+// caught (answered by answer.ts in its route's protocol). Web APIs only (runs in workerd and on Node).
+import { Router, type IRequest, type RouterType } from "itty-router";
+import { setCaller } from "../access/caller.js";
+import { createAccessPolicy, type AccessOptions, type AccessPolicy } from "../access/policy.js";
+import { DEFAULT_MAX_BODY_BYTES } from "../core/body.js";
+import type { AppContext } from "../core/context.js";
+import { preflight, withCors } from "./cors.js";
+import { MethodNotAllowedError, NotFoundError } from "../base/errors.js";
+import { RequestRecord, setRecord, type RequestLogger } from "../core/request-log.js";
+import { answerError } from "./answer.js";
+import { FALLBACK_ROUTES, routeTable, type Route, type RouteProtocol } from "./routes.js";
+import { randomId, systemClock } from "../core/ids.js";
+import type { Protocol } from "../core/protocol.js";
+import { anthropicProtocol } from "../protocols/anthropic-messages/protocol.js";
+import { openAiProtocol } from "../protocols/openai-common/protocol.js";
+import type { Sidecar } from "../sidecars/connection.js";
+import { routedClient } from "../sidecars/client.js";
+import { SidecarPool, type PoolOptions } from "../sidecars/pool.js";
+import type { SidecarTarget } from "../sidecars/state.js";
+import type { Stores } from "../state/stores.js";
+
+export const DEFAULT_KEEP_ALIVE_MS = 10_000;
+/** Six of the sidecar's default heartbeat intervals (5 s). */
+export const DEFAULT_SIDECAR_STALL_MS = 30_000;
+
+export interface AppOptions {
+  /** The inference sidecar (createSidecarClient(url), or a fake in tests); or give `sidecars`. */
+  sidecar?: Sidecar;
+  /** Several sidecars (SIDECAR_URLS), each with its URL; requests are routed among them. */
+  sidecars?: readonly SidecarTarget[];
+  /** How the sidecars are watched and picked (report age, backoff, metrics hook). */
+  routing?: PoolOptions | undefined;
+  /** `MAX_BODY_BYTES` (docs/configuration.md); default 4 MiB. */
+  maxBodyBytes?: number;
+  /** Random part of response ids (`chatcmpl-<id>`); default 24 random base-62 characters. */
+  newId?: () => string;
+  /** Current time in ms since the epoch, for `created`; default Date.now. */
+  now?: () => number;
+  /** `KEEP_ALIVE_MS` (docs/configuration.md); default 10000, 0 disables. */
+  keepAliveMs?: number;
+  /** `ABANDON_PROBE_MS` (docs/configuration.md; the Worker's default is 500); default 0, off. */
+  abandonProbeMs?: number;
+  /** `SIDECAR_STALL_MS` (docs/configuration.md); default 30000, 0 never. */
+  sidecarStallMs?: number;
+  /** How long GET /health waits for the sidecar; default 2000 ms. */
+  healthTimeoutMs?: number;
+  /**
+   * Called with unexpected failures (bugs, not client or sidecar errors); default
+   * console.error. Never receives request content.
+   */
+  onUnexpectedError?: (error: unknown) => void;
+  /**
+   * Who may call (API keys, loopback-only or open, allowed web origins, per-key limits). Default:
+   * no keys, so only loopback hosts and pages are served (docs/contract.md, "Access").
+   */
+  access?: AccessOptions;
+  /** Receives one line per request (docs/contract.md, "Request logs"); default: none. */
+  log?: RequestLogger;
+  /** `LOG_BODIES` (docs/configuration.md); default false. */
+  logBodies?: boolean;
+  /** Where /c1 keeps conversations (D1 under workerd, SQLite on Node); without one /c1 is not served. */
+  store?: Stores;
+}
+
+/** Each route-table protocol's error shape and headers; the server's own routes answer errors as OpenAI does. */
+const PROTOCOLS: Readonly<Record<RouteProtocol, Protocol>> = { openai: openAiProtocol, anthropic: anthropicProtocol, server: openAiProtocol };
+
+export interface App {
+  fetch(request: Request): Promise<Response>;
+  /** The access policy in force (for the start-up log). */
+  readonly access: AccessPolicy;
+}
+
+/** The sidecars of `options`: `sidecars`, else the one `sidecar`. */
+function poolOf(options: AppOptions): SidecarPool {
+  const targets = options.sidecars ?? (options.sidecar === undefined ? [] : [{ url: "sidecar", client: options.sidecar }]);
+  if (targets.length === 0) throw new Error("createApp needs a sidecar (or sidecars)");
+  return new SidecarPool(targets, { checkTimeoutMs: options.healthTimeoutMs ?? 2000, ...options.routing });
+}
+
+/**
+ * The router of the route table, its fallbacks last (an unknown route's 404, a wrong method's 405),
+ * and the protocol of the first entry whose path matches a path: whose errors it answers in.
+ */
+function routerOf(routes: readonly Route[]): { router: RouterType<IRequest, []>; protocolAt: (pathname: string) => Protocol } {
+  const router = Router<IRequest, []>();
+  for (const route of routes) router[route.method === "POST" ? "post" : route.method === "GET" ? "get" : "delete"](route.path, route.handle);
+  const unknownRoute = (request: IRequest): never => {
+    const { pathname } = new URL(request.url);
+    const allowed = router.routes
+      .filter(([method, pattern]) => method !== "ALL" && pattern.test(pathname))
+      .map(([method]) => method);
+    if (allowed.length > 0) throw new MethodNotAllowedError(request.method, [...new Set(allowed)]);
+    throw new NotFoundError(`Unknown route: ${request.method} ${pathname}`, { code: "unknown_route" });
+  };
+  for (const fallback of FALLBACK_ROUTES) router.all(fallback.path, unknownRoute);
+  const protocolOf = new Map<string, Protocol>([...routes, ...FALLBACK_ROUTES].map((route) => [route.path, PROTOCOLS[route.protocol]]));
+  const protocolAt = (pathname: string): Protocol => protocolOf.get(router.routes.find(([, pattern]) => pattern.test(pathname))?.[3] ?? "*") ?? openAiProtocol;
+  return { router, protocolAt };
+}
+
+export function createApp(options: AppOptions): App {
+  const report = options.onUnexpectedError ?? ((error: unknown) => console.error("edge: unexpected error", error));
+  const pool = poolOf(options);
+  const context: AppContext = {
+    sidecar: routedClient(pool),
+    sidecars: pool,
+    maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+    newId: options.newId ?? randomId,
+    now: options.now ?? systemClock,
+    keepAliveMs: options.keepAliveMs ?? DEFAULT_KEEP_ALIVE_MS,
+    healthTimeoutMs: options.healthTimeoutMs ?? 2000,
+    abandonProbeMs: options.abandonProbeMs ?? 0,
+    sidecarStallMs: options.sidecarStallMs ?? DEFAULT_SIDECAR_STALL_MS,
+    reportUnexpected: report,
+  };
+
+  const access = createAccessPolicy(options.access);
+  const { router, protocolAt } = routerOf(routeTable(context, access.mode, options.store));
+
+  // Whatever a route throws (and a refused access, an unknown route, a wrong method) is answered
+  // here alone, in the error shape of the protocol its route-table entry names (answer.ts).
+  const log = options.log ?? (() => undefined);
+  const fetch = async (request: Request): Promise<Response> => {
+    const url = new URL(request.url);
+    const allowOrigin = access.allowOrigin(request);
+    const record = new RequestRecord(`req_${context.newId()}`, request.method, url.pathname, context.now(), options.logBodies === true, log);
+    setRecord(request, record);
+    let response: Response;
+    try {
+      const caller = await access.admit(request, url);
+      setCaller(request, caller);
+      record.keyId = caller.keyId;
+      response = request.method === "OPTIONS" ? preflight(request, allowOrigin) : withCors((await router.fetch(request)) as Response, allowOrigin);
+    } catch (error) {
+      response = withCors(answerError(protocolAt(url.pathname), context, request, error), allowOrigin);
+    }
+    record.status = response.status;
+    if (response.status >= 400) record.outcome = "error";
+    if (!record.deferred) record.end();
+    return response;
+  };
+  return { fetch, access };
+}

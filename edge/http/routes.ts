@@ -1,0 +1,163 @@
+// Every route the edge serves, in one table: the router is built from it and /v1/info lists it.
+import type { IRequest } from "itty-router";
+import type { AccessMode } from "../access/policy.js";
+import type { AppContext } from "../core/context.js";
+import { InvalidRequestError, NotFoundError } from "../base/errors.js";
+import { handleCancelResponse, handlePollResponse, handleResumeResponse, handleResumeStream } from "../resumable/handler.js";
+import { handleHealth } from "./health.js";
+import { handleInfo, type RouteInfo } from "./info.js";
+import { handleConversationChat } from "../state/c1/chat.js";
+import { handleDeleteConversation, handleGetConversation, handleListConversations } from "../state/c1/handler.js";
+import type { Stores } from "../state/stores.js";
+import { handleCreateConversation, handleDeleteConversation as handleDeleteItemConversation, handleGetConversation as handleGetItemConversation, handleUpdateConversation } from "../state/conversations/handler.js";
+import { handleCreateItems, handleDeleteItem, handleGetItem, handleListItems } from "../state/conversations/items-handler.js";
+import { handleThreadedMessages } from "../state/threads/handler.js";
+import { handleCountTokens, handleMessages } from "../protocols/anthropic-messages/handler.js";
+import { handleDetokenize, handleTokenize } from "../protocols/tokenizer/handler.js";
+import { handleEmbeddings } from "../protocols/openai-embeddings/handler.js";
+import { handleChatCompletions } from "../protocols/openai-chat/handler.js";
+import { handleCompletions } from "../protocols/openai-completions/handler.js";
+import { handleListModels, handleRetrieveModel } from "../protocols/openai-models/handler.js";
+import { handleResponses } from "../protocols/openai-responses/handler.js";
+import { handleDeleteResponse, handleGetResponse, handleInputItems, handleStoredResponses } from "../state/responses/handler.js";
+
+export interface Route extends RouteInfo {
+  handle(request: IRequest): Promise<Response>;
+}
+
+/** Whose error shape and headers a route's answers take (app.ts). */
+export type RouteProtocol = RouteInfo["protocol"];
+
+/**
+ * Where no route matches (an unknown route, or a known one with another method): under
+ * /v1/messages in Anthropic's shape, elsewhere in OpenAI's. The router tries them after every route.
+ */
+export const FALLBACK_ROUTES: readonly { readonly path: string; readonly protocol: RouteProtocol }[] = [
+  { path: "/v1/messages/*", protocol: "anthropic" },
+  { path: "*", protocol: "openai" },
+];
+
+/** Percent-decodes a path parameter; a malformed escape is taken literally. */
+function decodePathSegment(raw: string): string {
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    return raw;
+  }
+}
+
+/** Compaction is refused by name (docs/contract.md, "Request fields"), not left to a 404. */
+function refuseCompaction(): Promise<Response> {
+  return Promise.reject(
+    new InvalidRequestError("POST /v1/responses/compact is not supported: this server does not compact conversations; send the whole conversation in 'input'.", {
+      code: "unsupported_endpoint",
+    }),
+  );
+}
+
+/** The /c1 routes: conversations the server keeps (docs/contract.md, "Conversations"). */
+function conversationRoutes(context: AppContext, stores: Stores): Route[] {
+  const id = (r: IRequest) => decodePathSegment(r.params["id"] ?? "");
+  return [
+    { method: "POST", path: "/c1/chat", protocol: "openai", handle: (r) => handleConversationChat(r, context, stores.c1) },
+    { method: "GET", path: "/c1/conversations", protocol: "openai", handle: (r) => handleListConversations(r, stores.c1) },
+    { method: "GET", path: "/c1/conversations/:id", protocol: "openai", handle: (r) => handleGetConversation(id(r), r, stores.c1) },
+    { method: "DELETE", path: "/c1/conversations/:id", protocol: "openai", handle: (r) => handleDeleteConversation(id(r), r, stores.c1) },
+  ];
+}
+
+/** OpenAI's Conversations API (docs/contract.md, "OpenAI conversations"). */
+function openAiConversationRoutes(context: AppContext, stores: Stores): Route[] {
+  const id = (r: IRequest) => decodePathSegment(r.params["id"] ?? "");
+  const item = (r: IRequest) => decodePathSegment(r.params["item_id"] ?? "");
+  return [
+    { method: "POST", path: "/v1/conversations", protocol: "openai", handle: (r) => handleCreateConversation(r, context, stores.conversations, stores.responses) },
+    { method: "GET", path: "/v1/conversations/:id", protocol: "openai", handle: (r) => handleGetItemConversation(id(r), r, stores.conversations) },
+    { method: "POST", path: "/v1/conversations/:id", protocol: "openai", handle: (r) => handleUpdateConversation(id(r), r, context, stores.conversations) },
+    { method: "DELETE", path: "/v1/conversations/:id", protocol: "openai", handle: (r) => handleDeleteItemConversation(id(r), r, stores.conversations) },
+    { method: "GET", path: "/v1/conversations/:id/items", protocol: "openai", handle: (r) => handleListItems(id(r), r, stores.conversations) },
+    { method: "POST", path: "/v1/conversations/:id/items", protocol: "openai", handle: (r) => handleCreateItems(id(r), r, context, stores.conversations, stores.responses) },
+    { method: "GET", path: "/v1/conversations/:id/items/:item_id", protocol: "openai", handle: (r) => handleGetItem(id(r), item(r), r, stores.conversations) },
+    { method: "DELETE", path: "/v1/conversations/:id/items/:item_id", protocol: "openai", handle: (r) => handleDeleteItem(id(r), item(r), r, stores.conversations) },
+  ];
+}
+
+/** Stored responses (docs/contract.md, "Stored responses"); without a store, POST alone. */
+function responseRoutes(context: AppContext, store: Stores | undefined): Route[] {
+  const id = (r: IRequest) => decodePathSegment(r.params["id"] ?? "");
+  // `?stream=true` reads a background (resumable) Response's stream again (edge/resumable/).
+  const streamed = (r: IRequest) => new URL(r.url).searchParams.get("stream") === "true";
+  const cancel: Route = { method: "POST", path: "/v1/responses/:id/cancel", protocol: "openai", handle: (r) => handleCancelResponse(id(r), r, context) };
+  if (store === undefined) {
+    return [
+      { method: "POST", path: "/v1/responses", protocol: "openai", handle: (r) => handleResponses(r, context) },
+      cancel,
+      { method: "GET", path: "/v1/responses/:id", protocol: "openai", handle: (r) => (streamed(r) ? handleResumeResponse(id(r), r, context) : handlePollResponse(id(r), r, context)) },
+    ];
+  }
+  return [
+    { method: "POST", path: "/v1/responses", protocol: "openai", handle: (r) => handleStoredResponses(r, context, store) },
+    cancel,
+    { method: "GET", path: "/v1/responses/:id", protocol: "openai", handle: (r) => (streamed(r) ? handleResumeResponse(id(r), r, context) : storedOrPolled(id(r), r, context, store.responses)) },
+    { method: "DELETE", path: "/v1/responses/:id", protocol: "openai", handle: (r) => handleDeleteResponse(id(r), r, store.responses) },
+    { method: "GET", path: "/v1/responses/:id/input_items", protocol: "openai", handle: (r) => handleInputItems(id(r), r, store.responses) },
+  ];
+}
+
+/** GET /v1/responses/{id} with a store: a stored Response, else a background one as it stands. */
+async function storedOrPolled(id: string, request: Request, context: AppContext, store: Stores["responses"]): Promise<Response> {
+  try {
+    return await handleGetResponse(id, request, store);
+  } catch (error) {
+    if (!(error instanceof NotFoundError)) throw error;
+    return handlePollResponse(id, request, context);
+  }
+}
+
+/**
+ * The Responses WebSocket mode (a GET /v1/responses upgraded to a WebSocket) is refused by name,
+ * not left to a 405: this server answers Responses over HTTP only.
+ */
+function refuseWebSocketMode(): Promise<Response> {
+  return Promise.reject(
+    new InvalidRequestError(
+      "The WebSocket mode of /v1/responses is not supported: this server answers Responses over HTTP only; POST /v1/responses (with stream: true for server-sent events).",
+      { code: "unsupported_endpoint" },
+    ),
+  );
+}
+
+/** Every route; the state's routes only with a store (without one, /v1/responses and /v1/messages keep nothing). */
+export function routeTable(context: AppContext, access: AccessMode, store?: Stores): readonly Route[] {
+  const routes: Route[] = [
+    { method: "POST", path: "/v1/chat/completions", protocol: "openai", handle: (r) => handleChatCompletions(r, context) },
+    { method: "POST", path: "/v1/completions", protocol: "openai", handle: (r) => handleCompletions(r, context) },
+    ...responseRoutes(context, store),
+    { method: "GET", path: "/v1/responses", protocol: "openai", handle: refuseWebSocketMode },
+    { method: "POST", path: "/v1/responses/compact", protocol: "openai", handle: refuseCompaction },
+    {
+      method: "POST",
+      path: "/v1/messages",
+      protocol: "anthropic",
+      // With a store, message threads are kept (docs/contract.md, "Anthropic message threads").
+      handle: (r) => (store === undefined ? handleMessages(r, context) : handleThreadedMessages(r, context, store.threads)),
+    },
+    { method: "POST", path: "/v1/messages/count_tokens", protocol: "anthropic", handle: (r) => handleCountTokens(r, context) },
+    { method: "GET", path: "/v1/models", protocol: "openai", handle: (r) => handleListModels(r, context) },
+    { method: "POST", path: "/v1/embeddings", protocol: "openai", handle: (r) => handleEmbeddings(r, context) },
+    { method: "POST", path: "/tokenize", protocol: "openai", handle: (r) => handleTokenize(r, context) },
+    { method: "POST", path: "/detokenize", protocol: "openai", handle: (r) => handleDetokenize(r, context) },
+    {
+      method: "GET",
+      path: "/v1/models/:id+",
+      protocol: "openai",
+      handle: (r) => handleRetrieveModel(decodePathSegment(r.params["id"] ?? ""), r, context),
+    },
+    ...(store === undefined ? [] : conversationRoutes(context, store)),
+    ...(store === undefined ? [] : openAiConversationRoutes(context, store)),
+    { method: "GET", path: "/v1/streams/:id", protocol: "openai", handle: (r) => handleResumeStream(decodePathSegment(r.params["id"] ?? ""), r, context) },
+    { method: "GET", path: "/v1/info", protocol: "server", handle: (r) => handleInfo(r, context, routes, access) },
+    { method: "GET", path: "/health", protocol: "server", handle: (r) => handleHealth(r, context) },
+  ];
+  return routes;
+}

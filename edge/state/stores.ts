@@ -1,0 +1,36 @@
+// The state's four features over one SQL driver, as the app holds them (AppOptions.store): /c1's
+// conversations, stored responses, OpenAI conversations and Anthropic message threads. A host picks
+// the driver: D1 under workerd (d1Store), SQLite on Node (edge/node/sqlite-store.ts).
+import { SqlC1Store } from "./c1/sql.js";
+import type { C1Store } from "./c1/store.js";
+import { SqlConversationStore } from "./conversations/sql.js";
+import type { ConversationStore } from "./conversations/store.js";
+import { SqlResponseStore } from "./responses/sql.js";
+import type { ResponseStore } from "./responses/store.js";
+import { d1Driver, type D1DatabaseLike } from "./store/d1.js";
+import type { SqlDriver } from "./store/driver.js";
+import { SqlThreadStore } from "./threads/sql.js";
+import type { ThreadStore } from "./threads/store.js";
+
+/** What the edge keeps between requests, one store per feature. */
+export interface Stores {
+  readonly c1: C1Store;
+  readonly responses: ResponseStore;
+  readonly conversations: ConversationStore;
+  readonly threads: ThreadStore;
+}
+
+/** Every feature's store in SQL over `driver`. */
+export function sqlStores(driver: SqlDriver): Stores {
+  return {
+    c1: new SqlC1Store(driver),
+    responses: new SqlResponseStore(driver),
+    conversations: new SqlConversationStore(driver),
+    threads: new SqlThreadStore(driver),
+  };
+}
+
+/** The stores on a D1 binding (worker.ts). */
+export function d1Store(db: D1DatabaseLike): Stores {
+  return sqlStores(d1Driver(db));
+}
