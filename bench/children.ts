@@ -18,6 +18,33 @@ export interface ChildOptions {
   readonly startTimeoutMs?: number;
 }
 
+type Pending = Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>;
+
+/** A started child: IPC calls answered through `pending`, and a stop that waits for `exited`. */
+function childHandle<Ready>(name: string, child: ChildProcess, ready: Ready, pending: Pending, exited: Promise<void>): Child<Ready> {
+  let nextId = 1;
+  return {
+    name,
+    pid: child.pid ?? -1,
+    ready,
+    call<T>(command: string, callArgs?: unknown): Promise<T> {
+      const id = nextId++;
+      return new Promise<T>((res, rej) => {
+        pending.set(id, { resolve: res as (v: unknown) => void, reject: rej });
+        child.send({ id, command, args: callArgs } satisfies IpcRequest);
+      });
+    },
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const killer = setTimeout(() => child.kill("SIGKILL"), 15_000);
+      // Each child cleans up (stops its server, frees the model) and exits on SIGTERM.
+      child.kill("SIGTERM");
+      await exited;
+      clearTimeout(killer);
+    },
+  };
+}
+
 /** Runs `bench/children/<file>` with `args` (JSON in argv[2]) and waits for its `ready`. */
 export function startChild<Ready>(name: string, file: string, args: unknown, options: ChildOptions = {}): Promise<Child<Ready>> {
   const nodeArgs = ["--import", "tsx"];
@@ -29,8 +56,7 @@ export function startChild<Ready>(name: string, file: string, args: unknown, opt
   // Children never write to the bench's stdout (the table goes there).
   child.stdout?.on("data", (d: Buffer) => process.stderr.write(`[${name}] ${d.toString()}`));
   child.stderr?.on("data", (d: Buffer) => process.stderr.write(`[${name}] ${d.toString()}`));
-  let nextId = 1;
-  const pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
+  const pending: Pending = new Map();
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
   child.once("exit", (code, signal) => {
     for (const p of pending.values()) p.reject(new Error(`${name} exited (${code ?? signal})`));
@@ -51,27 +77,7 @@ export function startChild<Ready>(name: string, file: string, args: unknown, opt
         reject(new Error(`${name} failed to start: ${message.failed}`));
       } else if ("ready" in message) {
         clearTimeout(timer);
-        const pid = child.pid ?? -1;
-        resolve({
-          name,
-          pid,
-          ready: message.ready as Ready,
-          call<T>(command: string, callArgs?: unknown): Promise<T> {
-            const id = nextId++;
-            return new Promise<T>((res, rej) => {
-              pending.set(id, { resolve: res as (v: unknown) => void, reject: rej });
-              child.send({ id, command, args: callArgs } satisfies IpcRequest);
-            });
-          },
-          async stop() {
-            if (child.exitCode !== null || child.signalCode !== null) return;
-            const killer = setTimeout(() => child.kill("SIGKILL"), 15_000);
-            // Each child cleans up (stops its server, frees the model) and exits on SIGTERM.
-            child.kill("SIGTERM");
-            await exited;
-            clearTimeout(killer);
-          },
-        });
+        resolve(childHandle<Ready>(name, child, message.ready as Ready, pending, exited));
       } else {
         const waiting = pending.get(message.id);
         if (waiting === undefined) return;

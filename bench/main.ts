@@ -1,7 +1,8 @@
 /**
  * `npm run bench`: writes the 60M-parameter random test model if absent, starts every
  * party on 127.0.0.1, measures them in one run, prints a markdown table on stdout (progress goes
- * to stderr) and writes bench/results/latest.json plus a timestamped copy. See bench/README.md.
+ * to stderr) and writes bench/results/latest.json plus a timestamped copy (report.ts). See
+ * bench/README.md.
  */
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
@@ -13,28 +14,27 @@ import type { EngineArgs, EngineReady } from "./children/args.js";
 import type { EdgeReady } from "./children/edge.js";
 import type { EncoderArgs, EncoderReport } from "./children/encoders.js";
 import type { SidecarReady } from "./children/sidecar.js";
-import { grpcClient } from "./clients/grpc.js";
+import { grpcClient, type GrpcClient } from "./clients/grpc.js";
 import { CpuMeter, machineSnapshot, otherLoad } from "./cpu.js";
 import { readFlags, USAGE, type BenchFlags, type Section } from "./flags.js";
-import { cpuBackend, descendantsNamed, machine, peakRssMiB } from "./machine.js";
+import { cpuBackend, descendantsNamed, peakRssMiB } from "./machine.js";
 import { footprint, SETTLE_MS, type Footprint, type MemoryRow } from "./memory.js";
 import { grpcParty, httpParty, inProcessParty, type Party, type Workload } from "./parties.js";
 import { buildPeer } from "./peer-build.js";
 import { readPeerInfo, type PeerInfo } from "./peer-paths.js";
 import { startPeer, type RunningPeer } from "./peer.js";
-import { compare, readPrevious, resultsDir, writeResults, type ResultsFile } from "./results.js";
+import { finishRun, type Measured, type RunRecord } from "./report.js";
+import { readPrevious, resultsDir } from "./results.js";
 import { runConcurrent, type ConcurrentRun } from "./sections/concurrent.js";
-import { runEngine, summarizeEngine, threadsLabel, type EngineParty, type EngineResult } from "./sections/engine.js";
-import { runJoin, summarizeJoin, type JoinResult } from "./sections/join.js";
-import { LONG_CONTEXT_MARGIN, promptRate, runLong, type LongResult } from "./sections/long.js";
+import { runEngine, threadsLabel, type EngineParty, type EngineResult } from "./sections/engine.js";
+import { runJoin } from "./sections/join.js";
+import { LONG_CONTEXT_MARGIN, runLong, type LongResult } from "./sections/long.js";
 import { runEmbeddings, type EmbeddingsResult } from "./sections/embeddings.js";
-import { runPrefix, type PrefixResult } from "./sections/prefix.js";
+import { runPrefix } from "./sections/prefix.js";
 import { runSingle, type SingleResult } from "./sections/single.js";
-import { renderStateful, runStateful, statefulTargets, summarizeStateful, type StatefulResult } from "./sections/stateful.js";
+import { runStateful } from "./sections/stateful.js";
 import { runSweep, sweepVariant, type SweepResult } from "./sections/sweep.js";
-import { summarizeLevel, summarizePrefix, summarizeSingle, summarizeSweep } from "./summary.js";
-import { renderReport, type ProcessInfo } from "./table.js";
-import { evaluateTargets } from "./targets.js";
+import type { ProcessInfo } from "./table.js";
 
 const log = (message: string): void => {
   process.stderr.write(`bench: ${message}\n`);
@@ -104,18 +104,23 @@ async function profiled<T>(dir: string | undefined, section: string, children: r
   }
 }
 
-async function main(): Promise<void> {
-  const flags = readFlags(process.argv.slice(2));
-  if (flags === "help") {
-    console.log(USAGE);
-    return;
-  }
-  const startedAt = new Date().toISOString();
+/** What the sections of one run share: the settings, the processes running, what they noted. */
+interface Run extends RunRecord {
+  readonly has: (s: Section) => boolean;
+  readonly notes: string[];
+  readonly processes: ProcessInfo[];
+  readonly running: Running;
+  readonly workload: Workload;
+  readonly engineArgs: EngineArgs;
+  readonly modelPath: string;
+  readonly profileDir: string | undefined;
+}
+
+/** The test model written if absent, the peer found (or built), the settings every party shares. */
+async function prepareRun(flags: BenchFlags, startedAt: string): Promise<Run> {
   const has = (s: Section): boolean => flags.sections.includes(s);
   const notes: string[] = [];
-  const previous = readPrevious(flags.out);
   const profileDir = flags.profile ? join(resultsDir(flags.out), "profiles") : undefined;
-
   const { "random-60m": modelPath } = await ensureModels("models", ["random-60m"]);
   const peerInfo = has("single") || has("sweep") || has("long") || has("embeddings") ? peerFor(flags, notes) : undefined;
   const workload: Workload = { maxTokens: flags.maxTokens, timeoutMs: flags.streamTimeoutMs };
@@ -128,291 +133,264 @@ async function main(): Promise<void> {
     contextSize: flags.contextSize,
     maxQueue: flags.maxQueue,
   };
-  const processes: ProcessInfo[] = [];
-  const raw: Record<string, unknown> = {};
-  const loads: Record<string, unknown> = {};
-  let single: SingleResult | undefined;
-  let sweep: SweepResult | undefined;
-  let reject: ConcurrentRun | undefined;
-  let prefix: PrefixResult | undefined;
-  let stateful: StatefulResult | undefined;
-  let encoders: EncoderReport | undefined;
-  let memory: MemoryRow[] | undefined;
-  let engine: EngineResult | undefined;
-  let joining: JoinResult | undefined;
-  let long: LongResult | undefined;
-  let embeddings: EmbeddingsResult | undefined;
-  const running: Running = {};
+  return { flags, startedAt, has, notes, loads: {}, processes: [], raw: {}, running: {}, workload, engineArgs, modelPath, peerInfo, profileDir };
+}
+
+async function main(): Promise<void> {
+  const flags = readFlags(process.argv.slice(2));
+  if (flags === "help") {
+    console.log(USAGE);
+    return;
+  }
+  const startedAt = new Date().toISOString();
+  const previous = readPrevious(flags.out);
+  const run = await prepareRun(flags, startedAt);
+  const measured: Measured = {};
 
   const onSignal = (): void => {
     log("interrupted: stopping what the bench started");
-    stopAll(running).finally(() => process.exit(130));
+    stopAll(run.running).finally(() => process.exit(130));
   };
   process.once("SIGINT", onSignal);
   process.once("SIGTERM", onSignal);
 
   try {
-    // 1. Encoders first, alone on the machine.
-    if (has("encoders")) {
-      log("SSE encoder micro-bench");
-      const child = await startChild<unknown>("encoders", "encoders.ts", { reps: flags.encoderReps, ms: flags.encoderMs, tokens: flags.maxTokens } satisfies EncoderArgs);
-      encoders = await child.call<EncoderReport>("run");
-      await child.stop();
-    }
-
-    // 2. The engine builds side by side, in-process, alone on the machine.
-    if (has("engine")) engine = await watched("engine", notes, loads, () => compareEngines(engineArgs, flags, workload, notes));
-
-    const needServers = has("single") || has("sweep") || has("prefix") || has("stateful") || has("join");
-    if (needServers) {
-      log(`starting the sidecar (threads ${flags.threads}, batch threads ${flags.threadsBatch}, engine ${flags.engine}, ${flags.sequences} sequences × ${flags.contextSize} tokens, queue ${flags.maxQueue})`);
-      running.sidecar = await startChild<SidecarReady>("sidecar", "sidecar.ts", engineArgs);
-      notes.push(`The model runs on: ${running.sidecar.ready.gpu ?? "?"} (the figures of docs/performance.md were measured on CPU-only hosts).`);
-      running.edge = await startChild<EdgeReady>("edge", "edge.ts", { sidecarUrl: running.sidecar.ready.url });
-      if (peerInfo) {
-        running.peer = await startPeer(peerInfo, { modelPath, threads: flags.threads, threadsBatch: flags.threadsBatch, sequences: flags.sequences, contextSize: flags.contextSize });
-        log(`llama-server: ${running.peer.args.join(" ")}`);
-      }
-    }
-    const sidecar = running.sidecar;
-    const edge = running.edge;
-    const client = sidecar ? grpcClient(sidecar.ready.url) : undefined;
-    const peerParty: Party | undefined = running.peer ? httpParty("peer", "llama-server (peer)", running.peer.url, workload) : undefined;
-    const footprints = async (gc: boolean): Promise<Record<string, Footprint> | undefined> =>
-      sidecar && edge ? { sidecar: await footprint(sidecar, gc), "edge on Node": await footprint(edge, gc) } : undefined;
-    // The idle footprint: after start-up and one warm-up request through the edge, after a GC.
-    if (edge) await httpParty("c", "edge on Node", edge.ready.url, { ...workload, maxTokens: 8 }).run(9_000);
-    const idle = await footprints(true);
-
-    // 3. Single stream: (a) (b) (c) (d) and the peer, interleaved.
-    if (has("single") && sidecar && edge && client) {
-      running.inProcess = await startChild<EngineReady>("in-process", "inprocess.ts", engineArgs);
-      if (flags.wrangler) {
-        log("starting the edge under wrangler dev");
-        running.wrangler = await startWrangler({ SIDECAR_URL: sidecar.ready.url });
-        running.miniflare = await startMiniflare(sidecar.ready.url);
-      } else notes.push("(d) wrangler dev: left out (--no-wrangler).");
-      const parties: Party[] = [
-        inProcessParty(running.inProcess, workload),
-        grpcParty(client, workload),
-        httpParty("c", "(c) edge on Node, HTTP/SSE", edge.ready.url, workload),
-        // The cost of a resumable stream: the sidecar keeps its events, the edge numbers its frames.
-        httpParty("r", "(r) edge on Node, resumable (x-resumable)", edge.ready.url, workload, { "x-resumable": "true" }),
-      ];
-      if (running.wrangler) parties.push(httpParty("d", "(d) edge under wrangler dev", running.wrangler.url, workload));
-      // The same Worker on workerd without wrangler's local proxy: what of (d) is the proxy's.
-      if (running.miniflare) parties.push(httpParty("m", "(m) edge under Miniflare (workerd, no wrangler proxy)", running.miniflare.url, workload));
-      if (peerParty) parties.push(peerParty);
-      log(`single stream: ${flags.runs} runs × ${parties.length} parties, ${flags.maxTokens} tokens each`);
-      const meter = new CpuMeter(
-        new Map([
-          [running.inProcess.pid, "in-process"],
-          [sidecar.pid, "sidecar"],
-          [edge.pid, "edge (Node)"],
-          ...(running.peer ? [[running.peer.pid, "llama-server"] as const] : []),
-          ...(running.miniflare ? [[running.miniflare.pid, "Miniflare (node)"] as const] : []),
-        ]),
-      );
-      const inProcess = running.inProcess;
-      single = await watched("single-stream", notes, loads, () =>
-        profiled(profileDir, "single", [inProcess, sidecar, edge], () => runSingle(parties, flags.runs, meter, log)),
-      );
-      processes.push({ name: "(a) in-process node-llama-cpp", build: engineBuild(running.inProcess), peakRssMiB: peakRssMiB(running.inProcess.pid) });
-      for (const pid of descendantsNamed(process.pid, "workerd")) processes.push({ name: `workerd (wrangler dev) pid ${pid}`, build: "–", peakRssMiB: peakRssMiB(pid) });
-      await running.inProcess.stop();
-      delete running.inProcess;
-      await running.wrangler?.stop();
-      delete running.wrangler;
-      await running.miniflare?.stop();
-      delete running.miniflare;
-    }
-
-    // 4. Concurrency sweep through the edge on Node (and the peer at 1 and `sequences` streams).
-    if (has("sweep") && edge) {
-      const edgeParty = httpParty("c", "edge on Node", edge.ready.url, workload);
-      const peerLevels = [1, flags.sequences].filter((l) => flags.levels.includes(l));
-      log(`sweep: levels ${flags.levels.join(", ")} × ${flags.sweepRuns} runs`);
-      sweep = await watched("sweep", notes, loads, () =>
-        profiled(profileDir, "sweep", [sidecar, edge], () => runSweep(edgeParty, peerParty, flags.levels, peerLevels, flags.sweepRuns, log)),
-      );
-    }
-    if (running.peer) {
-      processes.push({ name: "llama-server (peer)", build: `peer build, ${cpuBackend(running.peer.pid) ?? "?"}`, peakRssMiB: peakRssMiB(running.peer.pid) });
-      await running.peer.stop();
-      delete running.peer;
-    }
-
-    // 5. Prefix reuse.
-    if (has("prefix") && client && edge) {
-      const options = { rounds: flags.prefixRounds, warm: flags.prefixWarm, tokens: flags.prefixTokens, timeoutMs: flags.streamTimeoutMs };
-      prefix = await watched("prefix", notes, loads, () => runPrefix(client, edge.ready.url, options, log));
-    }
-    // 5b. Stateful conversations: a stored conversation's next turn vs cold, the store on vs off.
-    if (has("stateful") && client && edge) {
-      const options = { rounds: flags.prefixRounds, tokens: flags.prefixTokens, timeoutMs: flags.streamTimeoutMs };
-      stateful = await watched("stateful", notes, loads, () => runStateful(client, edge.ready.url, options, log));
-    }
-    // 6. A long prompt joins two decoding streams.
-    if (has("join") && client) {
-      joining = await watched("join", notes, loads, () => runJoin(client, { rounds: flags.joinRounds, tokens: flags.prefixTokens }, log));
-    }
-    // The footprint right after the load (single stream, sweep, prefix reuse), and once settled.
-    const loaded = await footprints(false);
-    const settle = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
-    await settle();
-    const settled = await footprints(true);
-    // A second, shorter load of the same kinds with new prompts: it must leave nothing more behind.
-    let again: Record<string, Footprint> | undefined;
-    if (settled && edge && client && (has("sweep") || has("prefix"))) {
-      log("memory: a second load (one sweep run at the two highest levels, one prefix round)");
-      if (has("sweep")) {
-        const edgeParty = httpParty("c", "edge on Node", edge.ready.url, workload);
-        await runSweep(edgeParty, undefined, flags.levels.slice(-2), [], 1, log, flags.sweepRuns);
-      }
-      if (has("prefix")) {
-        const options = { rounds: 1, warm: flags.prefixWarm, tokens: flags.prefixTokens, timeoutMs: flags.streamTimeoutMs, firstRound: flags.prefixRounds };
-        await runPrefix(client, edge.ready.url, options, log);
-      }
-      await settle();
-      again = await footprints(true);
-    }
-    if (idle && loaded && settled) {
-      memory = Object.keys(idle).map((name) => ({ name, idle: idle[name], loaded: loaded[name], settled: settled[name], again: again?.[name] }) as MemoryRow);
-    }
-    if (sidecar && edge) {
-      raw["sidecarMetrics"] = await sidecar.call("metrics");
-      processes.unshift(
-        { name: "sidecar", build: engineBuild(sidecar), peakRssMiB: peakRssMiB(sidecar.pid) },
-        { name: "edge on Node", build: "–", peakRssMiB: peakRssMiB(edge.pid) },
-      );
-    }
-    await stopAll(running);
-
-    // 7. A small queue: the streams beyond sequences + queue must get an immediate 429.
-    if (has("reject")) {
-      log(`rejection run: ${flags.rejectStreams} streams, ${flags.sequences} sequences, queue ${flags.rejectQueue}`);
-      running.rejectSidecar = await startChild<SidecarReady>("sidecar-small-queue", "sidecar.ts", { ...engineArgs, maxQueue: flags.rejectQueue });
-      running.rejectEdge = await startChild<EdgeReady>("edge-small-queue", "edge.ts", { sidecarUrl: running.rejectSidecar.ready.url });
-      const party = httpParty("c", "edge on Node", running.rejectEdge.ready.url, workload);
-      reject = await runConcurrent(flags.rejectStreams, (i) => party.run(sweepVariant(90, flags.rejectStreams, i)));
-      raw["rejectSidecarMetrics"] = await running.rejectSidecar.call("metrics");
-      await stopAll(running);
-    }
-
-    // 8. An agent-sized prompt on a context of its own, cold and with its prefix cached.
-    if (has("long")) {
-      const contextSize = flags.longTokens + LONG_CONTEXT_MARGIN;
-      running.sidecar = await startChild<SidecarReady>("sidecar-long", "sidecar.ts", { ...engineArgs, sequences: 1, contextSize });
-      if (peerInfo) running.peer = await startPeer(peerInfo, { modelPath, threads: flags.threads, threadsBatch: flags.threadsBatch, sequences: 1, contextSize });
-      const options = { tokens: flags.longTokens, contextSize, timeoutMs: 30 * 60_000 };
-      const longClient = grpcClient(running.sidecar.ready.url);
-      long = await watched("long", notes, loads, () => runLong(longClient, running.peer?.url, options, log));
-      await stopAll(running);
-    }
-
-    // 9. Embeddings per second at 1 and 8 clients, the edge and the peer side by side.
-    if (has("embeddings")) {
-      running.sidecar = await startChild<SidecarReady>("sidecar-embeddings", "sidecar.ts", engineArgs);
-      running.edge = await startChild<EdgeReady>("edge-embeddings", "edge.ts", { sidecarUrl: running.sidecar.ready.url });
-      const extraArgs = ["--embeddings", "--pooling", "last"];
-      if (peerInfo) running.peer = await startPeer(peerInfo, { modelPath, threads: flags.threads, threadsBatch: flags.threadsBatch, sequences: flags.sequences, contextSize: flags.contextSize, extraArgs });
-      const parties = [{ name: "edge on Node", url: running.edge.ready.url }, ...(running.peer ? [{ name: "llama-server (peer)", url: running.peer.url }] : [])];
-      const options = { levels: [1, 8], perClient: flags.embeddingRequests, timeoutMs: flags.streamTimeoutMs };
-      embeddings = await watched("embeddings", notes, loads, () => runEmbeddings(parties, options, log));
-      await stopAll(running);
-    }
+    await measureAll(run, measured);
   } finally {
-    await stopAll(running);
+    await stopAll(run.running);
+  }
+  finishRun(run, measured, previous);
+}
+
+/** Every section asked for, in order, each on the processes it needs. */
+async function measureAll(run: Run, m: Measured): Promise<void> {
+  const { flags, has, notes, loads } = run;
+  // 1. Encoders first, alone on the machine.
+  if (has("encoders")) {
+    log("SSE encoder micro-bench");
+    const child = await startChild<unknown>("encoders", "encoders.ts", { reps: flags.encoderReps, ms: flags.encoderMs, tokens: flags.maxTokens } satisfies EncoderArgs);
+    m.encoders = await child.call<EncoderReport>("run");
+    await child.stop();
   }
 
-  const singleSummary = single ? summarizeSingle(single) : undefined;
-  const sweepSummary = sweep ? summarizeSweep(sweep) : undefined;
-  const rejectSummary = reject ? summarizeLevel([reject]) : undefined;
-  const prefixRows = prefix ? summarizePrefix(prefix) : undefined;
-  const engineRows = engine ? summarizeEngine(engine) : undefined;
-  const joinSummary = joining ? summarizeJoin(joining) : undefined;
-  const statefulRows = stateful ? summarizeStateful(stateful) : undefined;
-  const targets = [
-    ...evaluateTargets({ single: singleSummary, sweep: sweepSummary, reject: rejectSummary, prefix: prefixRows, memory, concurrent: flags.sequences }),
-    ...(statefulRows ? statefulTargets(statefulRows) : []),
+  // 2. The engine builds side by side, in-process, alone on the machine.
+  if (has("engine")) m.engine = await watched("engine", notes, loads, () => compareEngines(run.engineArgs, flags, run.workload, notes));
+
+  await measureOnServers(run, m);
+  await stopAll(run.running);
+
+  // 7. A small queue: the streams beyond sequences + queue must get an immediate 429.
+  if (has("reject")) m.reject = await measureReject(run);
+  // 8. An agent-sized prompt on a context of its own, cold and with its prefix cached.
+  if (has("long")) m.long = await measureLong(run);
+  // 9. Embeddings per second at 1 and 8 clients, the edge and the peer side by side.
+  if (has("embeddings")) m.embeddings = await measureEmbeddings(run);
+}
+
+/** The sidecar, the edge on Node and the peer, for the sections that share them. */
+async function startServers(run: Run): Promise<void> {
+  const { flags, running, engineArgs, peerInfo } = run;
+  log(`starting the sidecar (threads ${flags.threads}, batch threads ${flags.threadsBatch}, engine ${flags.engine}, ${flags.sequences} sequences × ${flags.contextSize} tokens, queue ${flags.maxQueue})`);
+  running.sidecar = await startChild<SidecarReady>("sidecar", "sidecar.ts", engineArgs);
+  run.notes.push(`The model runs on: ${running.sidecar.ready.gpu ?? "?"} (the figures of docs/performance.md were measured on CPU-only hosts).`);
+  running.edge = await startChild<EdgeReady>("edge", "edge.ts", { sidecarUrl: running.sidecar.ready.url });
+  if (peerInfo) {
+    running.peer = await startPeer(peerInfo, { modelPath: run.modelPath, threads: flags.threads, threadsBatch: flags.threadsBatch, sequences: flags.sequences, contextSize: flags.contextSize });
+    log(`llama-server: ${running.peer.args.join(" ")}`);
+  }
+}
+
+type Footprints = (gc: boolean) => Promise<Record<string, Footprint> | undefined>;
+
+/** Sections 3 to 6 on one sidecar and edge (and the peer), with the memory they leave behind. */
+async function measureOnServers(run: Run, m: Measured): Promise<void> {
+  const { has, running, workload } = run;
+  if (has("single") || has("sweep") || has("prefix") || has("stateful") || has("join")) await startServers(run);
+  const sidecar = running.sidecar;
+  const edge = running.edge;
+  const client = sidecar ? grpcClient(sidecar.ready.url) : undefined;
+  const peerParty: Party | undefined = running.peer ? httpParty("peer", "llama-server (peer)", running.peer.url, workload) : undefined;
+  const footprints: Footprints = async (gc) =>
+    sidecar && edge ? { sidecar: await footprint(sidecar, gc), "edge on Node": await footprint(edge, gc) } : undefined;
+  // The idle footprint: after start-up and one warm-up request through the edge, after a GC.
+  if (edge) await httpParty("c", "edge on Node", edge.ready.url, { ...workload, maxTokens: 8 }).run(9_000);
+  const idle = await footprints(true);
+
+  // 3. Single stream: (a) (b) (c) (d) and the peer, interleaved.
+  if (has("single") && sidecar && edge && client) m.single = await measureSingle(run, sidecar, edge, client, peerParty);
+  // 4. Concurrency sweep through the edge on Node (and the peer at 1 and `sequences` streams).
+  if (has("sweep") && edge) m.sweep = await measureSweep(run, sidecar, edge, peerParty);
+  if (running.peer) {
+    run.processes.push({ name: "llama-server (peer)", build: `peer build, ${cpuBackend(running.peer.pid) ?? "?"}`, peakRssMiB: peakRssMiB(running.peer.pid) });
+    await running.peer.stop();
+    delete running.peer;
+  }
+  if (client && edge) await measureCaches(run, m, client, edge);
+  // 6. A long prompt joins two decoding streams.
+  if (has("join") && client) {
+    m.joining = await watched("join", run.notes, run.loads, () => runJoin(client, { rounds: run.flags.joinRounds, tokens: run.flags.prefixTokens }, log));
+  }
+  const memory = await measureMemory(run, footprints, idle, client, edge);
+  if (memory) m.memory = memory;
+  if (sidecar && edge) {
+    run.raw["sidecarMetrics"] = await sidecar.call("metrics");
+    run.processes.unshift(
+      { name: "sidecar", build: engineBuild(sidecar), peakRssMiB: peakRssMiB(sidecar.pid) },
+      { name: "edge on Node", build: "–", peakRssMiB: peakRssMiB(edge.pid) },
+    );
+  }
+}
+
+/** The parties of the single-stream section, each started here but the sidecar, the edge and the peer. */
+async function singleParties(run: Run, sidecar: Child<SidecarReady>, edge: Child<EdgeReady>, client: GrpcClient, peerParty: Party | undefined): Promise<Party[]> {
+  const { flags, running, workload } = run;
+  running.inProcess = await startChild<EngineReady>("in-process", "inprocess.ts", run.engineArgs);
+  if (flags.wrangler) {
+    log("starting the edge under wrangler dev");
+    running.wrangler = await startWrangler({ SIDECAR_URL: sidecar.ready.url });
+    running.miniflare = await startMiniflare(sidecar.ready.url);
+  } else run.notes.push("(d) wrangler dev: left out (--no-wrangler).");
+  const parties: Party[] = [
+    inProcessParty(running.inProcess, workload),
+    grpcParty(client, workload),
+    httpParty("c", "(c) edge on Node, HTTP/SSE", edge.ready.url, workload),
+    // The cost of a resumable stream: the sidecar keeps its events, the edge numbers its frames.
+    httpParty("r", "(r) edge on Node, resumable (x-resumable)", edge.ready.url, workload, { "x-resumable": "true" }),
   ];
-  const m = machine();
-  const settings =
-    `random-60m (F16), ${flags.maxTokens} tokens per stream, temperature 0, threads ${flags.threads} (batches of several tokens: ${flags.threadsBatch}) for every party, ` +
-    `${flags.sequences} sequences × ${flags.contextSize} tokens, sidecar queue ${flags.maxQueue}` +
-    (single ? `; single stream ${flags.runs} runs per party` : "") +
-    (sweep ? `; sweep ${flags.sweepRuns} runs per level` : "");
-  const report = appendStateful(renderReport({
-    machine: m,
-    date: startedAt.slice(0, 16).replace("T", " ") + " UTC",
-    settings,
-    notes,
-    single: singleSummary,
-    sweep: sweepSummary,
-    reject: rejectSummary ? { summary: rejectSummary, queue: flags.rejectQueue } : undefined,
-    prefix: prefixRows && prefix ? { rows: prefixRows, systemPromptTokens: prefix.systemPromptTokens } : undefined,
-    encoders,
-    engine: engineRows && engine ? { rows: engineRows, streams: engine.streams, rounds: engine.rounds } : undefined,
-    join: joinSummary ? { summary: joinSummary, rounds: joining?.rounds.length ?? 0 } : undefined,
-    long,
-    embeddings,
-    processes,
-    memory,
-    targets,
-  }), statefulRows && stateful ? renderStateful(statefulRows, stateful.conversationTokens) : undefined);
+  if (running.wrangler) parties.push(httpParty("d", "(d) edge under wrangler dev", running.wrangler.url, workload));
+  // The same Worker on workerd without wrangler's local proxy: what of (d) is the proxy's.
+  if (running.miniflare) parties.push(httpParty("m", "(m) edge under Miniflare (workerd, no wrangler proxy)", running.miniflare.url, workload));
+  if (peerParty) parties.push(peerParty);
+  return parties;
+}
 
-  const headline: Record<string, number> = {};
-  for (const p of singleSummary ?? []) {
-    headline[`single ${p.key} decode tok/s`] = p.decodeTps;
-    headline[`single ${p.key} TTFT ms`] = p.ttftMs;
-  }
-  for (const l of sweepSummary?.edge ?? []) headline[`edge ${l.streams} streams aggregate tok/s`] = l.aggregateTps;
-  for (const l of sweepSummary?.peer ?? []) headline[`llama-server ${l.streams} streams aggregate tok/s`] = l.aggregateTps;
-  for (const p of prefixRows ?? []) headline[`prefix ${p.path} ${p.kind} engine prompt ms`] = p.enginePromptMs;
-  for (const r of statefulRows ?? []) {
-    headline[`stateful ${r.path} next turn TTFT ms`] = r.nextTtftMs;
-    headline[`stateful ${r.path} cold TTFT ms`] = r.coldTtftMs;
-  }
-  for (const r of engineRows ?? []) {
-    headline[`engine ${r.library} ${r.threads} 1 stream tok/s`] = r.singleTps;
-    headline[`engine ${r.library} ${r.threads} ${engine?.streams ?? 0} streams tok/s`] = r.concurrentTps;
-  }
-  if (joinSummary) {
-    headline["join: streams' longest token gap ms"] = joinSummary.longestGapMs;
-    headline["join: long prompt TTFT ms"] = joinSummary.joinedTtftMs;
-  }
-  for (const p of embeddings?.parties ?? []) {
-    for (const l of p.levels) headline[`embeddings ${p.name} ${l.clients} client(s) per s`] = l.perSecond;
-  }
-  for (const p of long?.parties ?? []) {
-    headline[`long prompt ${p.name} cold prompt tok/s`] = promptRate(p.cold);
-    headline[`long prompt ${p.name} prefix-cached prompt ms`] = p.cached.promptMs;
-  }
-  for (const e of encoders?.results ?? []) headline[`encoder ${e.protocol} chunks/s`] = e.medianChunksPerSecond;
-  for (const p of processes) if (p.peakRssMiB !== undefined) headline[`peak RSS ${p.name} MiB`] = p.peakRssMiB;
-  for (const row of memory ?? []) headline[`settled RSS ${row.name} MiB`] = row.settled.rssMiB;
+/** Section 3: one stream at a time through each party, interleaved. */
+async function measureSingle(run: Run, sidecar: Child<SidecarReady>, edge: Child<EdgeReady>, client: GrpcClient, peerParty: Party | undefined): Promise<SingleResult> {
+  const { flags, running } = run;
+  const parties = await singleParties(run, sidecar, edge, client, peerParty);
+  const inProcess = running.inProcess as Child<EngineReady>;
+  log(`single stream: ${flags.runs} runs × ${parties.length} parties, ${flags.maxTokens} tokens each`);
+  const meter = new CpuMeter(
+    new Map([
+      [inProcess.pid, "in-process"],
+      [sidecar.pid, "sidecar"],
+      [edge.pid, "edge (Node)"],
+      ...(running.peer ? [[running.peer.pid, "llama-server"] as const] : []),
+      ...(running.miniflare ? [[running.miniflare.pid, "Miniflare (node)"] as const] : []),
+    ]),
+  );
+  const single = await watched("single-stream", run.notes, run.loads, () =>
+    profiled(run.profileDir, "single", [inProcess, sidecar, edge], () => runSingle(parties, flags.runs, meter, log)),
+  );
+  run.processes.push({ name: "(a) in-process node-llama-cpp", build: engineBuild(inProcess), peakRssMiB: peakRssMiB(inProcess.pid) });
+  for (const pid of descendantsNamed(process.pid, "workerd")) run.processes.push({ name: `workerd (wrangler dev) pid ${pid}`, build: "–", peakRssMiB: peakRssMiB(pid) });
+  await inProcess.stop();
+  delete running.inProcess;
+  await running.wrangler?.stop();
+  delete running.wrangler;
+  await running.miniflare?.stop();
+  delete running.miniflare;
+  return single;
+}
 
-  const results: ResultsFile = {
-    version: 1,
-    startedAt,
-    finishedAt: new Date().toISOString(),
-    headline,
-    machine: m,
-    flags,
-    peer: peerInfo ?? null,
-    notes,
-    otherLoad: loads,
-    summaries: { engine: engineRows, join: joinSummary, single: singleSummary, sweep: sweepSummary, reject: rejectSummary, prefix: prefixRows, stateful: statefulRows },
-    targets,
-    raw: { ...raw, engine, join: joining, long, embeddings, single, sweep, reject, prefix, stateful, encoders },
-    processes,
-    memory: memory ?? null,
-    table: report,
-  };
-  const files = writeResults(flags.out, results);
-  process.stdout.write(report);
-  if (previous) process.stdout.write(`\n${compare(previous, results)}\n`);
-  log(`results: ${files.join(", ")}`);
+/** Section 4: concurrent streams through the edge on Node at each level. */
+async function measureSweep(run: Run, sidecar: Child<SidecarReady> | undefined, edge: Child<EdgeReady>, peerParty: Party | undefined): Promise<SweepResult> {
+  const { flags } = run;
+  const edgeParty = httpParty("c", "edge on Node", edge.ready.url, run.workload);
+  const peerLevels = [1, flags.sequences].filter((l) => flags.levels.includes(l));
+  log(`sweep: levels ${flags.levels.join(", ")} × ${flags.sweepRuns} runs`);
+  return watched("sweep", run.notes, run.loads, () =>
+    profiled(run.profileDir, "sweep", [sidecar, edge], () => runSweep(edgeParty, peerParty, flags.levels, peerLevels, flags.sweepRuns, log)),
+  );
+}
+
+/** Sections 5 and 5b: prefix reuse, and stored conversations' next turns against cold ones. */
+async function measureCaches(run: Run, m: Measured, client: GrpcClient, edge: Child<EdgeReady>): Promise<void> {
+  const { flags, has } = run;
+  // 5. Prefix reuse.
+  if (has("prefix")) {
+    const options = { rounds: flags.prefixRounds, warm: flags.prefixWarm, tokens: flags.prefixTokens, timeoutMs: flags.streamTimeoutMs };
+    m.prefix = await watched("prefix", run.notes, run.loads, () => runPrefix(client, edge.ready.url, options, log));
+  }
+  // 5b. Stateful conversations: a stored conversation's next turn vs cold, the store on vs off.
+  if (has("stateful")) {
+    const options = { rounds: flags.prefixRounds, tokens: flags.prefixTokens, timeoutMs: flags.streamTimeoutMs };
+    m.stateful = await watched("stateful", run.notes, run.loads, () => runStateful(client, edge.ready.url, options, log));
+  }
+}
+
+/**
+ * The footprint right after the load (single stream, sweep, prefix reuse), once settled, and after
+ * a second, shorter load of the same kinds with new prompts: it must leave nothing more behind.
+ */
+async function measureMemory(
+  run: Run,
+  footprints: Footprints,
+  idle: Record<string, Footprint> | undefined,
+  client: GrpcClient | undefined,
+  edge: Child<EdgeReady> | undefined,
+): Promise<MemoryRow[] | undefined> {
+  const { flags, has } = run;
+  const loaded = await footprints(false);
+  const settle = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
+  await settle();
+  const settled = await footprints(true);
+  let again: Record<string, Footprint> | undefined;
+  if (settled && edge && client && (has("sweep") || has("prefix"))) {
+    log("memory: a second load (one sweep run at the two highest levels, one prefix round)");
+    if (has("sweep")) {
+      const edgeParty = httpParty("c", "edge on Node", edge.ready.url, run.workload);
+      await runSweep(edgeParty, undefined, flags.levels.slice(-2), [], 1, log, flags.sweepRuns);
+    }
+    if (has("prefix")) {
+      const options = { rounds: 1, warm: flags.prefixWarm, tokens: flags.prefixTokens, timeoutMs: flags.streamTimeoutMs, firstRound: flags.prefixRounds };
+      await runPrefix(client, edge.ready.url, options, log);
+    }
+    await settle();
+    again = await footprints(true);
+  }
+  if (!(idle && loaded && settled)) return undefined;
+  return Object.keys(idle).map((name) => ({ name, idle: idle[name], loaded: loaded[name], settled: settled[name], again: again?.[name] }) as MemoryRow);
+}
+
+/** Section 7: a sidecar with a small queue behind its own edge; the streams beyond it get a 429. */
+async function measureReject(run: Run): Promise<ConcurrentRun> {
+  const { flags, running } = run;
+  log(`rejection run: ${flags.rejectStreams} streams, ${flags.sequences} sequences, queue ${flags.rejectQueue}`);
+  running.rejectSidecar = await startChild<SidecarReady>("sidecar-small-queue", "sidecar.ts", { ...run.engineArgs, maxQueue: flags.rejectQueue });
+  running.rejectEdge = await startChild<EdgeReady>("edge-small-queue", "edge.ts", { sidecarUrl: running.rejectSidecar.ready.url });
+  const party = httpParty("c", "edge on Node", running.rejectEdge.ready.url, run.workload);
+  const reject = await runConcurrent(flags.rejectStreams, (i) => party.run(sweepVariant(90, flags.rejectStreams, i)));
+  run.raw["rejectSidecarMetrics"] = await running.rejectSidecar.call("metrics");
+  await stopAll(running);
+  return reject;
+}
+
+/** Section 8: a long prompt on a sidecar (and a peer) of one sequence and a context of its own. */
+async function measureLong(run: Run): Promise<LongResult> {
+  const { flags, running, peerInfo } = run;
+  const contextSize = flags.longTokens + LONG_CONTEXT_MARGIN;
+  running.sidecar = await startChild<SidecarReady>("sidecar-long", "sidecar.ts", { ...run.engineArgs, sequences: 1, contextSize });
+  if (peerInfo) running.peer = await startPeer(peerInfo, { modelPath: run.modelPath, threads: flags.threads, threadsBatch: flags.threadsBatch, sequences: 1, contextSize });
+  const options = { tokens: flags.longTokens, contextSize, timeoutMs: 30 * 60_000 };
+  const longClient = grpcClient(running.sidecar.ready.url);
+  const long = await watched("long", run.notes, run.loads, () => runLong(longClient, running.peer?.url, options, log));
+  await stopAll(running);
+  return long;
+}
+
+/** Section 9: embeddings through a fresh sidecar and edge, and the peer. */
+async function measureEmbeddings(run: Run): Promise<EmbeddingsResult> {
+  const { flags, running, peerInfo } = run;
+  running.sidecar = await startChild<SidecarReady>("sidecar-embeddings", "sidecar.ts", run.engineArgs);
+  running.edge = await startChild<EdgeReady>("edge-embeddings", "edge.ts", { sidecarUrl: running.sidecar.ready.url });
+  const extraArgs = ["--embeddings", "--pooling", "last"];
+  if (peerInfo) running.peer = await startPeer(peerInfo, { modelPath: run.modelPath, threads: flags.threads, threadsBatch: flags.threadsBatch, sequences: flags.sequences, contextSize: flags.contextSize, extraArgs });
+  const parties = [{ name: "edge on Node", url: running.edge.ready.url }, ...(running.peer ? [{ name: "llama-server (peer)", url: running.peer.url }] : [])];
+  const options = { levels: [1, 8], perClient: flags.embeddingRequests, timeoutMs: flags.streamTimeoutMs };
+  const embeddings = await watched("embeddings", run.notes, run.loads, () => runEmbeddings(parties, options, log));
+  await stopAll(running);
+  return embeddings;
 }
 
 /** The engine section's thread settings: [threads, batch threads]. */
@@ -446,13 +424,6 @@ async function compareEngines(args: EngineArgs, flags: BenchFlags, w: Workload, 
     // A child that fails to start has exited; the parent going away ends the others (ipc.ts).
     for (const party of parties) await party.child.stop();
   }
-}
-
-/** The stateful section's table, before the report's targets (which list its targets too). */
-function appendStateful(report: string, section: string | undefined): string {
-  if (section === undefined) return report;
-  const at = report.indexOf("\n**Targets**");
-  return at === -1 ? `${report}${section}\n` : `${report.slice(0, at)}${section}\n${report.slice(at)}`;
 }
 
 function engineBuild(child: Child<EngineReady>): string {

@@ -18,77 +18,101 @@ export const REJECT_AT_ONCE_MS = 1000;
 
 const check = (value: number, ok: (v: number) => boolean): boolean | undefined => (Number.isFinite(value) ? ok(value) : undefined);
 
-export function evaluateTargets(t: TargetInputs): Target[] {
-  const targets: Target[] = [];
+/** The single stream through the edge against the in-process baseline. */
+function singleTargets(t: TargetInputs): Target[] {
   const edgeOne = t.single?.find((p) => p.key === "c");
-  targets.push({
-    name: "edge, 1 stream: decode tok/s vs in-process",
-    measured: edgeOne ? `${fmt(edgeOne.decodeRatio, 3)}× (${fmt(edgeOne.decodeTps)} vs ${fmt(edgeOne.decodeTps / edgeOne.decodeRatio)})` : "–",
-    needed: "≥ 0.95×",
-    pass: edgeOne ? check(edgeOne.decodeRatio, (v) => v >= 0.95) : undefined,
-  });
-  targets.push({
-    name: "edge, 1 stream: added TTFT p50",
-    measured: edgeOne ? `${fmt(edgeOne.addedTtftMs)} ms` : "–",
-    needed: "≤ 5 ms",
-    pass: edgeOne ? check(edgeOne.addedTtftMs, (v) => v <= 5) : undefined,
-  });
+  return [
+    {
+      name: "edge, 1 stream: decode tok/s vs in-process",
+      measured: edgeOne ? `${fmt(edgeOne.decodeRatio, 3)}× (${fmt(edgeOne.decodeTps)} vs ${fmt(edgeOne.decodeTps / edgeOne.decodeRatio)})` : "–",
+      needed: "≥ 0.95×",
+      pass: edgeOne ? check(edgeOne.decodeRatio, (v) => v >= 0.95) : undefined,
+    },
+    {
+      name: "edge, 1 stream: added TTFT p50",
+      measured: edgeOne ? `${fmt(edgeOne.addedTtftMs)} ms` : "–",
+      needed: "≤ 5 ms",
+      pass: edgeOne ? check(edgeOne.addedTtftMs, (v) => v <= 5) : undefined,
+    },
+  ];
+}
+
+/** The concurrent streams through the edge: scaling, fairness, and against llama-server. */
+function sweepTargets(t: TargetInputs): Target[] {
   const level = (list: readonly LevelSummary[] | undefined, n: number): LevelSummary | undefined => list?.find((l) => l.streams === n);
   const one = level(t.sweep?.edge, 1);
   const many = level(t.sweep?.edge, t.concurrent);
   const peerMany = level(t.sweep?.peer, t.concurrent);
   const scale = one && many ? many.aggregateTps / one.aggregateTps : Number.NaN;
-  targets.push({
-    name: `edge, ${t.concurrent} streams: aggregate vs 1 stream`,
-    measured: `${fmt(scale, 2)}× (${fmt(many?.aggregateTps)} vs ${fmt(one?.aggregateTps)} tok/s)`,
-    needed: "≥ 1.5×",
-    pass: check(scale, (v) => v >= 1.5),
-  });
-  targets.push({
-    name: `edge, ${t.concurrent} streams: every stream within 2× of the mean rate`,
-    measured: many ? `worst ${fmt(many.worstSpread, 2)}×` : "–",
-    needed: "≤ 2×",
-    pass: many ? check(many.worstSpread, (v) => v <= 2) : undefined,
-  });
   const vsPeer = many && peerMany ? many.aggregateTps / peerMany.aggregateTps : Number.NaN;
-  targets.push({
-    name: `edge, ${t.concurrent} streams: aggregate vs llama-server`,
-    measured: peerMany ? `${fmt(vsPeer, 2)}× (${fmt(many?.aggregateTps)} vs ${fmt(peerMany.aggregateTps)} tok/s)` : "llama-server not run",
-    needed: "≥ 1.0×",
-    pass: check(vsPeer, (v) => v >= 1.0),
-  });
+  return [
+    {
+      name: `edge, ${t.concurrent} streams: aggregate vs 1 stream`,
+      measured: `${fmt(scale, 2)}× (${fmt(many?.aggregateTps)} vs ${fmt(one?.aggregateTps)} tok/s)`,
+      needed: "≥ 1.5×",
+      pass: check(scale, (v) => v >= 1.5),
+    },
+    {
+      name: `edge, ${t.concurrent} streams: every stream within 2× of the mean rate`,
+      measured: many ? `worst ${fmt(many.worstSpread, 2)}×` : "–",
+      needed: "≤ 2×",
+      pass: many ? check(many.worstSpread, (v) => v <= 2) : undefined,
+    },
+    {
+      name: `edge, ${t.concurrent} streams: aggregate vs llama-server`,
+      measured: peerMany ? `${fmt(vsPeer, 2)}× (${fmt(many?.aggregateTps)} vs ${fmt(peerMany.aggregateTps)} tok/s)` : "llama-server not run",
+      needed: "≥ 1.0×",
+      pass: check(vsPeer, (v) => v >= 1.0),
+    },
+  ];
+}
+
+function prefixTarget(t: TargetInputs): Target {
   const cold = t.prefix?.find((p) => p.path === "grpc" && p.kind === "cold");
   const warm = t.prefix?.find((p) => p.path === "grpc" && p.kind === "warm");
   const prefixRatio = cold && warm ? warm.enginePromptMs / cold.enginePromptMs : Number.NaN;
-  targets.push({
+  return {
     name: "prefix-cached request: prompt time vs cold",
     measured: cold && warm ? `${fmt(prefixRatio * 100)}% (${fmt(warm.enginePromptMs)} vs ${fmt(cold.enginePromptMs)} ms; ${fmt(warm.promptTokens - warm.cachedTokens, 0)} new tokens evaluated)` : "–",
     needed: "≤ 30%",
     pass: check(prefixRatio, (v) => v <= 0.3),
-  });
+  };
+}
+
+/** No stream of the sweep or the rejection run lost or hung; refusals at once (none if neither ran). */
+function lossTargets(t: TargetInputs): Target[] {
   const levels = [...(t.sweep?.edge ?? []), ...(t.reject ? [t.reject] : [])];
-  if (levels.length > 0) {
-    const lost = levels.reduce((n, l) => n + l.failed + l.hung, 0);
-    const total = levels.reduce((n, l) => n + l.completed + l.rejected + l.failed + l.hung, 0);
-    const rejected = levels.reduce((n, l) => n + l.rejected, 0);
-    const slowest = Math.max(0, ...levels.map((l) => (Number.isFinite(l.maxRejectMs) ? l.maxRejectMs : 0)));
-    targets.push({
+  if (levels.length === 0) return [];
+  const lost = levels.reduce((n, l) => n + l.failed + l.hung, 0);
+  const total = levels.reduce((n, l) => n + l.completed + l.rejected + l.failed + l.hung, 0);
+  const rejected = levels.reduce((n, l) => n + l.rejected, 0);
+  const slowest = Math.max(0, ...levels.map((l) => (Number.isFinite(l.maxRejectMs) ? l.maxRejectMs : 0)));
+  return [
+    {
       name: "sweep: no request lost or hung; refusals are an immediate 429",
       measured: `${lost} lost of ${total}; ${rejected} rejected, slowest 429 in ${fmt(slowest, 0)} ms`,
       needed: `0 lost; 429 within ${REJECT_AT_ONCE_MS} ms`,
       pass: lost === 0 && slowest <= REJECT_AT_ONCE_MS,
-    });
-  }
-  if (t.memory && t.memory.length > 0) {
-    const rows = t.memory;
-    targets.push({
+    },
+  ];
+}
+
+/** Memory back to idle after the load (none if it was not measured). */
+function memoryTargets(t: TargetInputs): Target[] {
+  if (!t.memory || t.memory.length === 0) return [];
+  const rows = t.memory;
+  return [
+    {
       name: "memory: bounded (sidecar and edge after the load)",
       measured: rows
         .map((r) => `${r.name}: heap ${fmt(r.idle.heapUsedMiB, 0)} → ${fmt(r.settled.heapUsedMiB, 0)} MiB, RSS ${fmt(r.settled.rssMiB, 0)} → ${fmt(r.again?.rssMiB, 0)} MiB`)
         .join("; "),
       needed: `heap back to idle, RSS unchanged by a second load (±${TOLERANCE * 100}% + 4 MiB)`,
       pass: rows.some((r) => r.again === undefined) ? undefined : rows.every(bounded),
-    });
-  }
-  return targets;
+    },
+  ];
+}
+
+export function evaluateTargets(t: TargetInputs): Target[] {
+  return [...singleTargets(t), ...sweepTargets(t), prefixTarget(t), ...lossTargets(t), ...memoryTargets(t)];
 }

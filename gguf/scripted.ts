@@ -208,12 +208,8 @@ interface Step {
   readonly origin: string;
 }
 
-/** Builds the scripted model; throws if a token would need two different successors. */
-export function buildScriptedModel(spec: ScriptedSpec): ScriptedModel {
-  const fail = (message: string): never => {
-    throw new Error(`scripted model "${spec.name}": ${message}`);
-  };
-  const vocab = new VocabBuilder();
+/** The scripts' chains of tokens, and the successor of every token that starts a step. */
+function scriptedSteps(spec: ScriptedSpec, vocab: VocabBuilder, fail: (message: string) => never): { steps: Map<number, Step>; built: BuiltScript[] } {
   const parsed = spec.scripts.map((script, index) => {
     const label = `script ${index + 1} (after ${JSON.stringify(script.after)})`;
     const { trigger, reply } = scriptPieces(script, vocab, label, fail);
@@ -254,6 +250,16 @@ export function buildScriptedModel(spec: ScriptedSpec): ScriptedModel {
       end: script.end,
     };
   });
+  return { steps, built };
+}
+
+/** Builds the scripted model; throws if a token would need two different successors. */
+export function buildScriptedModel(spec: ScriptedSpec): ScriptedModel {
+  const fail = (message: string): never => {
+    throw new Error(`scripted model "${spec.name}": ${message}`);
+  };
+  const vocab = new VocabBuilder();
+  const { steps, built } = scriptedSteps(spec, vocab, fail);
 
   // Dimension 0 belongs to the newline (and to every token without a step of its own).
   const dimOf = new Map<number, number>([[NEWLINE_ID, 0]]);
@@ -407,14 +413,11 @@ function ropePair(architecture: Architecture, i: number, n: number): [number, nu
 
 type Transition = { readonly previous: number | undefined; readonly mode: string | undefined; readonly next: number; readonly origin: string };
 
-/**
- * Builds a contextual scripted model; throws if a token would need two successors after the same
- * previous token in the same mode.
- */
-export function buildContextualModel(spec: ContextualSpec): ContextualModel {
-  const fail = (message: string): never => {
-    throw new Error(`scripted model "${spec.name}": ${message}`);
-  };
+type Fail = (message: string) => never;
+type Rule = { token: number; previous: number | undefined; mode: ContextRule["mode"]; next: number };
+
+/** The vocabulary before the scripts: user-defined tokens, preferred pieces, mode triggers. */
+function contextualVocab(spec: ContextualSpec, fail: Fail): { vocab: VocabBuilder; modeNames: string[]; triggerPiece: (trigger: string) => Piece } {
   const vocab = new VocabBuilder();
   for (const piece of spec.userDefined) vocab.addUserDefined(piece);
   for (const text of spec.preferred ?? []) vocab.addText(escapeSpaces(text));
@@ -429,8 +432,16 @@ export function buildContextualModel(spec: ContextualSpec): ContextualModel {
       fail(`the trigger of mode "${m.name}": ${(e as Error).message}`);
     }
   }
+  return { vocab, modeNames, triggerPiece };
+}
 
-  // Every transition of every script, by current token.
+/** Every transition of every script, by current token, and the scripts as built. */
+function scriptTransitions(
+  spec: ContextualSpec,
+  vocab: VocabBuilder,
+  modeNames: readonly string[],
+  fail: Fail,
+): { transitions: Map<number, Transition[]>; built: BuiltContextualScript[] } {
   const transitions = new Map<number, Transition[]>();
   const built: BuiltContextualScript[] = spec.scripts.map((script, index) => {
     const label = `script ${index + 1} (after ${JSON.stringify(script.after)}${script.mode === undefined ? "" : `, mode ${script.mode}`})`;
@@ -454,15 +465,42 @@ export function buildContextualModel(spec: ContextualSpec): ContextualModel {
       end: script.end,
     };
   });
-  const name = (id: number | undefined): string => (id === undefined ? "(start)" : quote(vocab.entries[id]?.piece ?? "?"));
-  built.forEach((script, index) => {
-    const last = script.tokenIds.at(-1) as number;
-    if (script.end === "continue" && !transitions.has(last)) fail(`script ${index + 1} continues after ${name(last)}, which no script continues`);
-  });
+  return { transitions, built };
+}
 
-  // Direct successors where every context agrees; rules where the previous token or the mode decide.
+/**
+ * The rules of `token` after `previous` when its successor differs by mode: one per mode whose
+ * successor is not the default (that without a mode, else the first script's), then the default
+ * for every other mode.
+ */
+function modeRules(token: number, previous: number | undefined, group: readonly Transition[], name: (id: number | undefined) => string, fail: Fail): Rule[] {
+  const rules: Rule[] = [];
+  const byMode = new Map<string | undefined, Transition>();
+  for (const t of group) {
+    const known = byMode.get(t.mode);
+    if (known && known.next !== t.next) {
+      fail(
+        `token ${name(token)} after ${name(previous)} would need two successors: ${name(known.next)} (${known.origin}) ` +
+          `and ${name(t.next)} (${t.origin})`,
+      );
+    }
+    byMode.set(t.mode, t);
+  }
+  // The default: the successor without a mode, else the first script's.
+  const fallback = (byMode.get(undefined) ?? group[0])?.next as number;
+  const except: string[] = [];
+  for (const [mode, t] of byMode) {
+    if (mode === undefined || t.next === fallback) continue;
+    except.push(mode);
+    rules.push({ token, previous, mode, next: t.next });
+  }
+  rules.push({ token, previous, mode: { except }, next: fallback });
+  return rules;
+}
+
+/** Direct successors where every context agrees; rules where the previous token or the mode decide. */
+function successorRules(transitions: ReadonlyMap<number, Transition[]>, name: (id: number | undefined) => string, fail: Fail): { direct: Map<number, number>; rules: Rule[] } {
   const direct = new Map<number, number>();
-  type Rule = { token: number; previous: number | undefined; mode: ContextRule["mode"]; next: number };
   const rules: Rule[] = [];
   for (const [token, list] of transitions) {
     const nexts = new Set(list.map((t) => t.next));
@@ -477,30 +515,31 @@ export function buildContextualModel(spec: ContextualSpec): ContextualModel {
         rules.push({ token, previous, mode: undefined, next: group[0]?.next as number });
         continue;
       }
-      const byMode = new Map<string | undefined, Transition>();
-      for (const t of group) {
-        const known = byMode.get(t.mode);
-        if (known && known.next !== t.next) {
-          fail(
-            `token ${name(token)} after ${name(previous)} would need two successors: ${name(known.next)} (${known.origin}) ` +
-              `and ${name(t.next)} (${t.origin})`,
-          );
-        }
-        byMode.set(t.mode, t);
-      }
-      // The default: the successor without a mode, else the first script's.
-      const fallback = (byMode.get(undefined) ?? group[0])?.next as number;
-      const except: string[] = [];
-      for (const [mode, t] of byMode) {
-        if (mode === undefined || t.next === fallback) continue;
-        except.push(mode);
-        rules.push({ token, previous, mode, next: t.next });
-      }
-      rules.push({ token, previous, mode: { except }, next: fallback });
+      rules.push(...modeRules(token, previous, group, name, fail));
     }
   }
+  return { direct, rules };
+}
 
-  // Dimensions.
+/** Which residual dimension holds what (see above), in the order they are given out. */
+interface Dimensions {
+  readonly count: number;
+  readonly constDim: number;
+  readonly otherDim: number;
+  readonly tokenDim: ReadonlyMap<number, number>;
+  readonly modeTriggers: readonly number[];
+  readonly previousTokens: readonly number[];
+  readonly previousDim: ReadonlyMap<number, number>;
+  readonly modeDim: ReadonlyMap<string, number>;
+  readonly targetDim: ReadonlyMap<number, number>;
+}
+
+function contextDimensions(
+  modes: { readonly modeNames: readonly string[]; readonly modeTriggers: readonly number[] },
+  transitions: ReadonlyMap<number, Transition[]>,
+  rules: readonly Rule[],
+  fail: Fail,
+): Dimensions {
   const dims = new Map<string, number>();
   const dim = (key: string): number => {
     let at = dims.get(key);
@@ -519,8 +558,7 @@ export function buildContextualModel(spec: ContextualSpec): ContextualModel {
     ensureToken(token);
     for (const t of list) if (t.previous !== undefined) ensureToken(t.previous);
   }
-  const modeTriggers = spec.modes.map((m) => vocab.id(triggerPiece(m.trigger)));
-  if (new Set(modeTriggers).size !== modeTriggers.length) fail("two modes have the same trigger");
+  const { modeNames, modeTriggers } = modes;
   for (const id of modeTriggers) ensureToken(id);
   const previousTokens = [...new Set(rules.flatMap((r) => (r.previous === undefined ? [] : [r.previous])))];
   const previousDim = new Map(previousTokens.map((id) => [id, dim(`previous:${id}`)]));
@@ -528,88 +566,91 @@ export function buildContextualModel(spec: ContextualSpec): ContextualModel {
   const targets = [...new Set(rules.map((r) => r.next))];
   const targetDim = new Map(targets.map((id) => [id, dim(`target:${id}`)]));
   if (previousTokens.length > HEAD_DIM || modeNames.length > HEAD_DIM) fail("too many previous tokens or modes");
+  return { count: dims.size, constDim, otherDim, tokenDim, modeTriggers, previousTokens, previousDim, modeDim, targetDim };
+}
 
-  const heads = Math.max(2, Math.ceil(dims.size / HEAD_DIM));
-  const d = heads * HEAD_DIM;
-  const ff = Math.max(16, Math.ceil(rules.length / 16) * 16);
-  const shape: LlamaShape = { contextLength: spec.contextLength ?? 4096, embedding: d, blocks: 1, feedForward: ff, heads, headsKv: heads, rmsEpsilon: 1e-5 };
-  const n = vocab.entries.length;
-
-  // Every embedding: its token's (or the shared) dimension and the constant, so the norms scale
-  // every position alike: s = sqrt(d / 2).
-  const embedding = new Float32Array(d * n);
-  for (let id = 0; id < n; id++) {
-    embedding[id * d + (tokenDim.get(id) ?? otherDim)] = 1;
-    embedding[id * d + constDim] = 1;
-  }
-  const s = Math.sqrt(d / 2);
-  // ggml matrices: `m[out * in + in_index]`.
+/**
+ * Attention (ggml matrices: `m[out * in + in_index]`). Head 0: the previous position, score
+ * = Σ_i s²·a²·cos((δ − 1)·θ_i) / sqrt(HEAD_DIM). Head 1: the mode, on the last pair (still).
+ */
+function attentionWeights(spec: ContextualSpec, at: Dimensions, modeNames: readonly string[], d: number, s: number, contextLength: number) {
   const q = new Float32Array(d * d);
   const k = new Float32Array(d * d);
   const v = new Float32Array(d * d);
   const o = new Float32Array(d * d);
-  // Head 0: the previous position. score = Σ_i s²·a²·cos((δ − 1)·θ_i) / sqrt(HEAD_DIM).
   const a = Math.sqrt((PREVIOUS_SCORE * Math.sqrt(HEAD_DIM)) / (s * s));
-  for (let i = 0; i < previousPairs(shape.contextLength); i++) {
+  for (let i = 0; i < previousPairs(contextLength); i++) {
     const [x, y] = ropePair(spec.architecture, i, HEAD_DIM);
     const theta = 2 ** -i;
-    q[x * d + constDim] = a;
-    k[x * d + constDim] = a * Math.cos(theta);
-    k[y * d + constDim] = a * Math.sin(theta);
+    q[x * d + at.constDim] = a;
+    k[x * d + at.constDim] = a * Math.cos(theta);
+    k[y * d + at.constDim] = a * Math.sin(theta);
   }
-  previousTokens.forEach((id, j) => {
-    v[j * d + (tokenDim.get(id) as number)] = 1 / s;
-    o[(previousDim.get(id) as number) * d + j] = 1;
+  at.previousTokens.forEach((id, j) => {
+    v[j * d + (at.tokenDim.get(id) as number)] = 1 / s;
+    o[(at.previousDim.get(id) as number) * d + j] = 1;
   });
-  // Head 1: the mode, on the last pair (still).
   const [still] = ropePair(spec.architecture, HEAD_DIM / 2 - 1, HEAD_DIM);
-  q[(HEAD_DIM + still) * d + constDim] = 1;
-  modeTriggers.forEach((id, m) => {
+  q[(HEAD_DIM + still) * d + at.constDim] = 1;
+  at.modeTriggers.forEach((id, m) => {
     const score = MODE_SCORE + MODE_SCORE_STEP * m;
-    k[(HEAD_DIM + still) * d + (tokenDim.get(id) as number)] = (score * Math.sqrt(HEAD_DIM)) / (s * s);
-    v[(HEAD_DIM + m) * d + (tokenDim.get(id) as number)] = 1 / s;
-    o[(modeDim.get(modeNames[m] as string) as number) * d + HEAD_DIM + m] = 1;
+    k[(HEAD_DIM + still) * d + (at.tokenDim.get(id) as number)] = (score * Math.sqrt(HEAD_DIM)) / (s * s);
+    v[(HEAD_DIM + m) * d + (at.tokenDim.get(id) as number)] = 1 / s;
+    o[(at.modeDim.get(modeNames[m] as string) as number) * d + HEAD_DIM + m] = 1;
   });
+  return { q, k, v, o };
+}
 
-  // Feed-forward: one unit per rule. Every active dimension is ≈ 1 before the norm, so after it
-  // they are all equal (s'); gate = G·s'·(Σ on − Σ off − (|on| − ½)) is +½·G·s' when the rule
-  // holds and ≤ −½·G·s' otherwise.
+/**
+ * Feed-forward: one unit per rule. Every active dimension is ≈ 1 before the norm, so after it
+ * they are all equal (s'); gate = G·s'·(Σ on − Σ off − (|on| − ½)) is +½·G·s' when the rule
+ * holds and ≤ −½·G·s' otherwise.
+ */
+function feedForwardWeights(rules: readonly Rule[], at: Dimensions, d: number, ff: number) {
   const gate = new Float32Array(d * ff);
   const up = new Float32Array(d * ff);
   const down = new Float32Array(ff * d);
   // The unit's output ≈ ½·G·s'²·D with s'² between d/4 and d/2: aim at RULE_VALUE for s'² = d/3.
   const downWeight = RULE_VALUE / (0.5 * RULE_GATE * (d / 3));
   rules.forEach((rule, u) => {
-    const on = [tokenDim.get(rule.token) as number];
+    const on = [at.tokenDim.get(rule.token) as number];
     const off: number[] = [];
-    if (rule.previous === undefined) off.push(...previousDim.values());
-    else on.push(previousDim.get(rule.previous) as number);
-    if (typeof rule.mode === "string") on.push(modeDim.get(rule.mode) as number);
-    else if (rule.mode !== undefined) off.push(...rule.mode.except.map((m) => modeDim.get(m) as number));
+    if (rule.previous === undefined) off.push(...at.previousDim.values());
+    else on.push(at.previousDim.get(rule.previous) as number);
+    if (typeof rule.mode === "string") on.push(at.modeDim.get(rule.mode) as number);
+    else if (rule.mode !== undefined) off.push(...rule.mode.except.map((m) => at.modeDim.get(m) as number));
     for (const x of on) gate[u * d + x] = RULE_GATE;
     for (const x of off) gate[u * d + x] = -RULE_GATE;
-    gate[u * d + constDim] = -(on.length - 0.5) * RULE_GATE;
-    up[u * d + constDim] = 1;
-    down[(targetDim.get(rule.next) as number) * ff + u] = downWeight;
+    gate[u * d + at.constDim] = -(on.length - 0.5) * RULE_GATE;
+    up[u * d + at.constDim] = 1;
+    down[(at.targetDim.get(rule.next) as number) * ff + u] = downWeight;
   });
+  return { gate, up, down };
+}
 
-  // Output: a direct successor from the token's dimension (normalized to s when only it and the
-  // constant are on); a rule's target from its dimension (≈ sqrt(d) when it dominates the norm).
+/**
+ * Every embedding: its token's (or the shared) dimension and the constant, so the norms scale
+ * every position alike: s = sqrt(d / 2). Output: a direct successor from the token's dimension
+ * (normalized to s when only it and the constant are on); a rule's target from its dimension
+ * (≈ sqrt(d) when it dominates the norm).
+ */
+function contextualEnds(spec: ContextualSpec, vocab: VocabBuilder, at: Dimensions, direct: ReadonlyMap<number, number>, d: number, s: number) {
+  const n = vocab.entries.length;
+  const embedding = new Float32Array(d * n);
+  for (let id = 0; id < n; id++) {
+    embedding[id * d + (at.tokenDim.get(id) ?? at.otherDim)] = 1;
+    embedding[id * d + at.constDim] = 1;
+  }
   const output = new Float32Array(d * n);
-  for (const [token, next] of direct) output[next * d + (tokenDim.get(token) as number)] = DIRECT_LOGIT / s;
-  for (const [id, at] of targetDim) output[id * d + at] = RULE_LOGIT / Math.sqrt(d);
-  for (const text of spec.preferred ?? []) output[vocab.id(escapeSpaces(text)) * d + constDim] = CONTEXT_PREFERRED_LOGIT / s;
+  for (const [token, next] of direct) output[next * d + (at.tokenDim.get(token) as number)] = DIRECT_LOGIT / s;
+  for (const [id, dimension] of at.targetDim) output[id * d + dimension] = RULE_LOGIT / Math.sqrt(d);
+  for (const text of spec.preferred ?? []) output[vocab.id(escapeSpaces(text)) * d + at.constDim] = CONTEXT_PREFERRED_LOGIT / s;
+  return { embedding, output };
+}
 
-  const layer = new Map<string, Float32Array>([
-    ["attn_q.weight", q],
-    ["attn_k.weight", k],
-    ["attn_v.weight", v],
-    ["attn_output.weight", o],
-    ["ffn_gate.weight", gate],
-    ["ffn_up.weight", up],
-    ["ffn_down.weight", down],
-  ]);
-  const tensors: Tensor[] = llamaTensorSlots(shape, n).map((slot) => {
+/** The tensors in llama.cpp's order: the layer's matrices, the embedding and output, norms of ones. */
+function contextualTensors(shape: LlamaShape, n: number, layer: ReadonlyMap<string, Float32Array>, embedding: Float32Array, output: Float32Array): Tensor[] {
+  return llamaTensorSlots(shape, n).map((slot) => {
     const data = layer.get(slot.name.replace(/^blk\.0\./, ""));
     if (data !== undefined) return { name: slot.name, shape: slot.shape, type: "F32", data };
     switch (slot.role) {
@@ -619,22 +660,52 @@ export function buildContextualModel(spec: ContextualSpec): ContextualModel {
       case "matrix": return { name: slot.name, shape: slot.shape, type: "F32", data: new Float32Array(sizeOf(slot.shape)) };
     }
   });
+}
+
+/**
+ * Builds a contextual scripted model; throws if a token would need two successors after the same
+ * previous token in the same mode.
+ */
+export function buildContextualModel(spec: ContextualSpec): ContextualModel {
+  const fail = (message: string): never => {
+    throw new Error(`scripted model "${spec.name}": ${message}`);
+  };
+  const { vocab, modeNames, triggerPiece } = contextualVocab(spec, fail);
+  const { transitions, built } = scriptTransitions(spec, vocab, modeNames, fail);
+  const name = (id: number | undefined): string => (id === undefined ? "(start)" : quote(vocab.entries[id]?.piece ?? "?"));
+  built.forEach((script, index) => {
+    const last = script.tokenIds.at(-1) as number;
+    if (script.end === "continue" && !transitions.has(last)) fail(`script ${index + 1} continues after ${name(last)}, which no script continues`);
+  });
+  const { direct, rules } = successorRules(transitions, name, fail);
+  const modeTriggers = spec.modes.map((m) => vocab.id(triggerPiece(m.trigger)));
+  if (new Set(modeTriggers).size !== modeTriggers.length) fail("two modes have the same trigger");
+  const at = contextDimensions({ modeNames, modeTriggers }, transitions, rules, fail);
+
+  const heads = Math.max(2, Math.ceil(at.count / HEAD_DIM));
+  const d = heads * HEAD_DIM;
+  const ff = Math.max(16, Math.ceil(rules.length / 16) * 16);
+  const shape: LlamaShape = { contextLength: spec.contextLength ?? 4096, embedding: d, blocks: 1, feedForward: ff, heads, headsKv: heads, rmsEpsilon: 1e-5 };
+  const n = vocab.entries.length;
+  const s = Math.sqrt(d / 2);
+  const { embedding, output } = contextualEnds(spec, vocab, at, direct, d, s);
+  const { q, k, v, o } = attentionWeights(spec, at, modeNames, d, s, shape.contextLength);
+  const { gate, up, down } = feedForwardWeights(rules, at, d, ff);
+  const layer = new Map<string, Float32Array>([
+    ["attn_q.weight", q],
+    ["attn_k.weight", k],
+    ["attn_v.weight", v],
+    ["attn_output.weight", o],
+    ["ffn_gate.weight", gate],
+    ["ffn_up.weight", up],
+    ["ffn_down.weight", down],
+  ]);
+  const tensors = contextualTensors(shape, n, layer, embedding, output);
   const metadata = llamaMetadata(spec.name, shape, vocab.entries, spec.chatTemplate, "F32", spec.architecture);
   // Pair i turns by 2^-i radians per position: base^(-2/n_rot) = 1/2.
   metadata.push([`${spec.architecture}.rope.freq_base`, meta.f32(2 ** (HEAD_DIM / 2))]);
   const parameters = tensors.reduce((sum, t) => sum + t.data.length, 0);
   const piece = (id: number): string => show(vocab.entries[id]?.piece ?? "?");
-  return {
-    file: { metadata, tensors },
-    vocab: vocab.entries,
-    scripts: built,
-    shape,
-    parameters,
-    rules: rules.map((r) => ({
-      token: piece(r.token),
-      previous: r.previous === undefined ? undefined : piece(r.previous),
-      mode: r.mode,
-      next: piece(r.next),
-    })),
-  };
+  const shownRules = rules.map((r) => ({ token: piece(r.token), previous: r.previous === undefined ? undefined : piece(r.previous), mode: r.mode, next: piece(r.next) }));
+  return { file: { metadata, tensors }, vocab: vocab.entries, scripts: built, shape, parameters, rules: shownRules };
 }

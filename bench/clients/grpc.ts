@@ -2,7 +2,7 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { Code, ConnectError, createClient, type Client } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
-import { InferenceService, type GenerateRequestSchema } from "../../proto/gen/inference/v1/inference_pb.js";
+import { InferenceService, type GenerateRequestSchema, type GenerateResponse } from "../../proto/gen/inference/v1/inference_pb.js";
 import type { StreamSample } from "../sample.js";
 
 export type GrpcClient = Client<typeof InferenceService>;
@@ -10,6 +10,41 @@ export type GenerateInit = MessageInitShape<typeof GenerateRequestSchema>;
 
 export function grpcClient(url: string): GrpcClient {
   return createClient(InferenceService, createGrpcTransport({ baseUrl: url }));
+}
+
+/** What a Generate stream showed so far: when it was accepted, its tokens' times, the counts. */
+interface Seen {
+  acceptedMs: number | undefined;
+  first: number | undefined;
+  last: number;
+  tokens: number;
+  promptTokens: number | undefined;
+  cachedTokens: number | undefined;
+  timings: { promptMs: number; generationMs: number; queueMs: number } | undefined;
+}
+
+type GenerateEvent = GenerateResponse["event"];
+
+function noteEvent(seen: Seen, event: GenerateEvent, since: () => number): void {
+  switch (event.case) {
+    case "start":
+      seen.acceptedMs = since();
+      seen.promptTokens = event.value.promptTokens;
+      seen.cachedTokens = event.value.cachedTokens;
+      break;
+    case "token":
+      seen.last = since();
+      seen.first ??= seen.last;
+      seen.tokens++;
+      break;
+    case "finish":
+      seen.tokens = event.value.completionTokens;
+      seen.cachedTokens = event.value.cachedTokens;
+      if (event.value.timings) seen.timings = event.value.timings;
+      break;
+    case undefined:
+      break;
+  }
 }
 
 /** Calls Generate and reads its stream to the end; never throws. */
@@ -22,51 +57,25 @@ export async function streamGrpc(client: GrpcClient, request: GenerateInit, time
   }, timeoutMs);
   const sentAt = performance.now();
   const since = (): number => performance.now() - sentAt;
-  let first: number | undefined;
-  let last = 0;
-  let tokens = 0;
-  let promptTokens: number | undefined;
-  let acceptedMs: number | undefined;
-  let cachedTokens: number | undefined;
-  let timings: { promptMs: number; generationMs: number; queueMs: number } | undefined;
+  const seen: Seen = { acceptedMs: undefined, first: undefined, last: 0, tokens: 0, promptTokens: undefined, cachedTokens: undefined, timings: undefined };
   const result = (outcome: StreamSample["outcome"], status: number, error?: string): StreamSample => ({
     outcome,
     status,
-    acceptedMs,
-    ttftMs: first ?? Number.NaN,
-    lastTokenMs: first === undefined ? Number.NaN : last,
+    acceptedMs: seen.acceptedMs,
+    ttftMs: seen.first ?? Number.NaN,
+    lastTokenMs: seen.first === undefined ? Number.NaN : seen.last,
     totalMs: since(),
-    tokens,
-    promptTokens,
-    cachedTokens,
-    serverPromptMs: timings?.promptMs,
-    serverDecodeMs: timings?.generationMs,
-    serverQueueMs: timings?.queueMs,
+    tokens: seen.tokens,
+    promptTokens: seen.promptTokens,
+    cachedTokens: seen.cachedTokens,
+    serverPromptMs: seen.timings?.promptMs,
+    serverDecodeMs: seen.timings?.generationMs,
+    serverQueueMs: seen.timings?.queueMs,
     sentAt,
     error,
   });
   try {
-    for await (const { event } of client.generate(request, { signal: abort.signal })) {
-      switch (event.case) {
-        case "start":
-          acceptedMs = since();
-          promptTokens = event.value.promptTokens;
-          cachedTokens = event.value.cachedTokens;
-          break;
-        case "token":
-          last = since();
-          first ??= last;
-          tokens++;
-          break;
-        case "finish":
-          tokens = event.value.completionTokens;
-          cachedTokens = event.value.cachedTokens;
-          if (event.value.timings) timings = event.value.timings;
-          break;
-        case undefined:
-          break;
-      }
-    }
+    for await (const { event } of client.generate(request, { signal: abort.signal })) noteEvent(seen, event, since);
     return result("completed", 0);
   } catch (error) {
     const code = error instanceof ConnectError ? error.code : Code.Unknown;

@@ -1,5 +1,6 @@
-// /c1: conversations the server keeps, on the Node edge (SQLite in a temporary file) in front of
-// a real sidecar and the scripted model. Raw fetch, as gateway clients call it: the conversation
+// /c1: conversations the server keeps, in front of a real sidecar and the scripted model: the main
+// flow on both runtimes (Node with SQLite, workerd under `wrangler dev` with D1), the rest on the
+// Node edge (SQLite in a temporary file). Raw fetch, as gateway clients call it: the conversation
 // id comes back in `x-conversation-id`, the next turn sends only its new messages, and the
 // sidecar sees the whole conversation (turn 2's prompt counts turn 1, and reuses its cache).
 import { mkdtempSync, rmSync } from "node:fs";
@@ -12,6 +13,7 @@ import { checkChatStream } from "../support/contract.js";
 import { startStack, type Stack } from "../support/edge.js";
 import { CHAT_REPLY, CHAT_REPLY_TOKENS } from "../support/scripted.js";
 import { clientsFor } from "../support/sidecar.js";
+import { describeOnRuntimes } from "../support/runtimes.js";
 import { readEvents } from "../support/sse.js";
 
 const dir = mkdtempSync(join(tmpdir(), "llm-edge-c1-"));
@@ -47,6 +49,39 @@ async function getJson(path: string, headers: Record<string, string> = {}, url =
   const response = await fetch(`${url}${path}`, { headers });
   return { status: response.status, body: (await response.json()) as Record<string, unknown> };
 }
+
+describeOnRuntimes("/c1 on a fresh store", () => [stack.sidecar.url], (edgeOn) => {
+  it("keeps a two-turn conversation, streamed then not, and lists, reads and deletes it", async () => {
+    const { url } = edgeOn();
+    const first = await chat({ messages: [user("Hello!")], stream: true }, {}, url);
+    expect(first.status).toBe(200);
+    const id = first.headers.get("x-conversation-id") ?? "";
+    expect(id).toMatch(/^conv_[0-9A-Za-z]{24}$/);
+    const one = checkChatStream(await readEvents(first.body));
+    expect([one.text, one.finishReason, one.done]).toEqual([CHAT_REPLY, "stop", true]);
+
+    const second = await chat({ messages: [user("And tomorrow?")] }, { "x-conversation-id": id }, url);
+    expect(second.headers.get("x-conversation-id")).toBe(id);
+    const two = (await second.json()) as { choices: { message: unknown }[]; usage: { prompt_tokens_details: { cached_tokens: number } } };
+    expect(two.choices[0]?.message).toEqual({ ...reply, refusal: null });
+    expect(two.usage.prompt_tokens_details.cached_tokens).toBeGreaterThan(0);
+
+    const stored = await getJson(`/c1/conversations/${id}`, {}, url);
+    expect(stored.body).toEqual({
+      id,
+      object: "conversation",
+      created_at: expect.any(Number),
+      updated_at: expect.any(Number),
+      message_count: 4,
+      messages: [user("Hello!"), reply, user("And tomorrow?"), reply],
+    });
+    const list = await getJson("/c1/conversations", {}, url);
+    expect((list.body["data"] as { id: string }[]).map((c) => c.id)).toEqual([id]);
+    const deleted = await fetch(`${url}/c1/conversations/${id}`, { method: "DELETE" });
+    expect(await deleted.json()).toEqual({ id, object: "conversation.deleted", deleted: true });
+    expect((await fetch(`${url}/c1/conversations/${id}`)).status).toBe(404);
+  });
+});
 
 describe("POST /c1/chat on the Node edge", () => {
   it("keeps a two-turn conversation: turn 2 sends only its message, the sidecar sees all of it", async () => {

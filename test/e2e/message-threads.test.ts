@@ -1,8 +1,11 @@
-// Anthropic message threads on the Node edge (SQLite in a temporary file) in front of a real
-// sidecar: raw HTTP, as the wire carries them. A create keeps the conversation, a continue sends
+// Anthropic message threads in front of a real sidecar. Through the official `@anthropic-ai/sdk`
+// client on both runtimes (Node with SQLite, workerd under `wrangler dev` with D1): a thread
+// created on a streamed turn, continued with only the new message, an unknown id's 404. The rest
+// on the Node edge (SQLite in a temporary file), raw HTTP, as the wire carries them. A create keeps the conversation, a continue sends
 // only its new messages and the sidecar sees the whole thread; unknown and other keys' ids are
 // 404 thread_not_found; a continue may not resend the thread's system or tools; a stream the client
 // leaves stores nothing (the 60M random model, slow enough to leave mid-reply).
+import Anthropic from "@anthropic-ai/sdk";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -10,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { accessFromEnv, startNodeEdge } from "../../edge/node.js";
 import { startRandomStack, startStack, type Stack } from "../support/edge.js";
 import { CHAT_REPLY } from "../support/scripted.js";
+import { describeOnRuntimes } from "../support/runtimes.js";
 import { readMetrics } from "../support/sidecar.js";
 import { SseParser } from "../support/sse.js";
 
@@ -49,12 +53,50 @@ const notFound = (id: string) => ({
   },
 });
 
+/** The scripted model's sidecar and the Node edge in front of it, for the suites below but the last. */
+let stack: Stack;
+beforeAll(async () => {
+  stack = await startStack({ sequences: 2, contextSize: 1024 }, { storePath: join(dir, "store.sqlite") });
+}, 90_000);
+afterAll(async () => stack?.stop());
+
+const BETAS: Anthropic.Beta.AnthropicBeta[] = ["message-threads-2026-08-12"];
+
+describeOnRuntimes("message threads through @anthropic-ai/sdk (scripted model)", () => [stack.sidecar.url], (edge) => {
+  it("creates a thread on a streamed turn and continues it with only the new message", async () => {
+    const client = new Anthropic({ baseURL: edge().url, apiKey: "not-checked", maxRetries: 0 });
+    const system = "You answer about the weather.";
+    const first = await client.beta.messages
+      .stream({ model: "m", max_tokens: 64, system, messages: [{ role: "user", content: "Hello!" }], thread: { type: "create" }, betas: BETAS })
+      .finalMessage();
+    expect(first.content).toEqual([{ type: "text", text: CHAT_REPLY }]);
+
+    const second = await client.beta.messages.create({
+      model: "m",
+      max_tokens: 64,
+      messages: [{ role: "user", content: "And tomorrow?" }],
+      thread: { type: "continue", previous_message_id: first.id },
+      betas: BETAS,
+    });
+    expect(second.content).toEqual([{ type: "text", text: CHAT_REPLY }]);
+    const whole = await client.messages.countTokens({
+      model: "m",
+      system,
+      messages: [{ role: "user", content: "Hello!" }, { role: "assistant", content: CHAT_REPLY }, { role: "user", content: "And tomorrow?" }],
+    });
+    expect(second.usage.input_tokens + (second.usage.cache_read_input_tokens ?? 0)).toBe(whole.input_tokens);
+    expect(second.usage.cache_read_input_tokens).toBeGreaterThan(0);
+
+    const unknown = await client.beta.messages
+      .create({ model: "m", max_tokens: 8, messages: [{ role: "user", content: "Hi" }], thread: { type: "continue", previous_message_id: "msg_unknown" }, betas: BETAS })
+      .catch((error: unknown) => error);
+    // The SDK reads `error.details.error_code` into its own error class.
+    expect(unknown).toBeInstanceOf(Anthropic.ThreadNotFoundError);
+    expect(unknown).toMatchObject({ status: 404, error: { type: "error", error: { type: "not_found_error", details: { error_code: "thread_not_found" } } } });
+  });
+});
+
 describe("message threads on the Node edge (scripted model)", () => {
-  let stack: Stack;
-  beforeAll(async () => {
-    stack = await startStack({ sequences: 2, contextSize: 1024 }, { storePath: join(dir, "store.sqlite") });
-  }, 90_000);
-  afterAll(async () => stack?.stop());
 
   it("create keeps the conversation with its system prompt; continue sends only the new turn, the sidecar sees it all", async () => {
     const created = await post(stack.edge.url, { system: SYSTEM, messages: [user("Hello!")], thread: { type: "create" } });

@@ -2,14 +2,17 @@
 // the scripted model, through the official `openai` client: conversations created with items and
 // metadata, read, updated and deleted; items added, listed (paged), read and deleted; and
 // `responses.create({conversation})`, streamed and not: the conversation's items are the context,
-// and the response's input and output items are appended when it finishes.
+// and the response's input and output items are appended when it finishes. The main flow (a
+// streamed and a plain response on a conversation, items added and deleted, metadata, delete) also
+// runs on both runtimes, each with a fresh store: Node (SQLite) and workerd (`wrangler dev`, D1).
 import OpenAI, { APIError } from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { accessFromEnv, startNodeEdge } from "../../edge/node.js";
 import { Role } from "../../proto/gen/inference/v1/inference_pb.js";
 import { startRandomStack, startStack, type Stack } from "../support/edge.js";
 import { sealReasoning } from "../../edge/protocols/openai-responses/encrypted-reasoning.js";
-import { CHAT_REPLY } from "../support/scripted.js";
+import { describeOnRuntimes } from "../support/runtimes.js";
+import { CHAT_REPLY, chatPromptTokens } from "../support/scripted.js";
 import { clientsFor, readMetrics } from "../support/sidecar.js";
 import { SseParser, type ParsedEvent } from "../support/sse.js";
 
@@ -40,9 +43,9 @@ const withoutRequestId = <T extends object>(value: T): Omit<T, "_request_id"> =>
   return rest;
 };
 
-async function allItems(id: string): Promise<OpenAI.Conversations.ConversationItem[]> {
+async function allItems(id: string, from: OpenAI = client): Promise<OpenAI.Conversations.ConversationItem[]> {
   const items: OpenAI.Conversations.ConversationItem[] = [];
-  for await (const item of client.conversations.items.list(id, { order: "asc", limit: 2 })) items.push(item);
+  for await (const item of from.conversations.items.list(id, { order: "asc", limit: 2 })) items.push(item);
   return items;
 }
 
@@ -368,5 +371,39 @@ describe("responses on a conversation that stop mid-reply (random model, slow en
       param: null,
       code: "conversation_conflict",
     });
+  });
+});
+
+// Last, so that its turns leave nothing in the sidecar's cache for the suites above.
+describeOnRuntimes("OpenAI conversations, a fresh store", () => [stack.sidecar.url], (edge) => {
+  it("keeps a conversation's items through a streamed and a plain response, items added and deleted, metadata, delete", async () => {
+    const client = new OpenAI({ baseURL: `${edge().url}/v1`, apiKey: "not-needed", maxRetries: 0 });
+    const msg = (text: string) => userItem(expect.stringMatching(/^msg_/), text);
+    const conversation = await client.conversations.create({ metadata: { topic: "weather" } });
+    expect(conversation).toMatchObject({ id: expect.stringMatching(/^conv_/), object: "conversation", metadata: { topic: "weather" } });
+
+    const stream = await client.responses.create({ model: "m", conversation: conversation.id, input: "Hello!", stream: true });
+    let first: OpenAI.Responses.Response | undefined;
+    for await (const event of stream) if (event.type === "response.completed") first = event.response;
+    expect(first).toMatchObject({ status: "completed", output_text: CHAT_REPLY, conversation: { id: conversation.id } });
+    expect(first?.usage?.input_tokens).toBe(await chatPromptTokens(stack.sidecar.url, "Hello!"));
+
+    const second = await client.responses.create({ model: "m", conversation: { id: conversation.id }, input: "And tomorrow?" });
+    expect(second).toMatchObject({ status: "completed", output_text: CHAT_REPLY, conversation: { id: conversation.id } });
+    expect(second.usage?.input_tokens).toBeGreaterThan((first?.usage?.input_tokens ?? 0) + (first?.usage?.output_tokens ?? 0));
+    expect(second.usage?.input_tokens_details.cached_tokens).toBeGreaterThan(0);
+    expect(await allItems(conversation.id, client)).toEqual([msg("Hello!"), first?.output[0], msg("And tomorrow?"), second.output[0]]);
+
+    const added = await client.conversations.items.create(conversation.id, { items: [{ role: "user", content: "Thanks." }] });
+    expect(added.data).toEqual([msg("Thanks.")]);
+    const retrieved = withoutRequestId(await client.conversations.items.retrieve(added.data[0]?.id ?? "", { conversation_id: conversation.id }));
+    expect(retrieved).toEqual(added.data[0]);
+    await client.conversations.items.delete(added.data[0]?.id ?? "", { conversation_id: conversation.id });
+    expect(await allItems(conversation.id, client)).toHaveLength(4);
+
+    expect((await client.conversations.update(conversation.id, { metadata: { topic: "rain" } })).metadata).toEqual({ topic: "rain" });
+    expect(await client.conversations.delete(conversation.id)).toMatchObject({ id: conversation.id, object: "conversation.deleted", deleted: true });
+    expect(await client.conversations.retrieve(conversation.id).catch((e: unknown) => e)).toBeInstanceOf(OpenAI.NotFoundError);
+    expect(await client.responses.create({ model: "m", conversation: conversation.id, input: "Hi" }).catch((e: unknown) => e)).toBeInstanceOf(OpenAI.NotFoundError);
   });
 });

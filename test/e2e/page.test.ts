@@ -1,28 +1,18 @@
-// The playground page (public/) in a real browser: Debian's Chromium driven by playwright-core,
+// The playground page (public/) in a real browser: the Chromium that npm ci brings
+// (@sparticuz/chromium, see test/support/browser.ts) driven by playwright-core,
 // against the edge on Node with a real sidecar. The `tools` model answers with reasoning then an
 // answer, or a get_weather call when tools are offered; the 60M random model writes long enough
 // for the Stop button to cancel it. One run under `wrangler dev` loads the page from the Worker's
 // static assets. UPDATE_SCREENSHOT=1 writes docs/playground.png.
-import { execFileSync, spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
-import { chromium, type Browser, type Page } from "playwright-core";
+import { spawnSync } from "node:child_process";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ensureModels, modelPath } from "../../gguf/models.js";
+import { launchBrowser } from "../support/browser.js";
 import { startStack, type Stack } from "../support/edge.js";
 import { THINK_REASONING, TOOLS_ANSWER } from "../support/scripted.js";
 import { readMetrics } from "../support/sidecar.js";
 import { startWrangler, type Wrangler } from "../support/wrangler.js";
-
-/** CHROMIUM_PATH, else Debian's chromium; a missing browser fails the tests (no skip). */
-function chromiumPath(): string {
-  const candidates = [process.env["CHROMIUM_PATH"], "/usr/bin/chromium"];
-  for (const path of candidates) if (path !== undefined && path !== "" && existsSync(path)) return path;
-  try {
-    return execFileSync("sh", ["-c", "command -v chromium"], { encoding: "utf8" }).trim();
-  } catch {
-    throw new Error("No Chromium found: install Debian's `chromium` (apt-get install chromium) or set CHROMIUM_PATH");
-  }
-}
 
 const WEATHER_TOOLS = JSON.stringify([
   { type: "function", function: { name: "get_weather", description: "Weather for a city", parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] } } },
@@ -31,7 +21,7 @@ const PROTOCOLS = ["chat", "responses", "messages"] as const;
 
 let browser: Browser;
 beforeAll(async () => {
-  browser = await chromium.launch({ executablePath: chromiumPath(), args: ["--no-sandbox"] });
+  browser = await launchBrowser();
 });
 afterAll(async () => {
   await browser?.close();

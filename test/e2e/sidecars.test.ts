@@ -2,7 +2,8 @@
 // and C serve the scripted model, B the tools model — and the edge picks among them by model,
 // by conversation (rendezvous hashing on the /c1 conversation id), else by load; it fails over
 // when one is stopped and sends its conversations back when it returns. Which sidecar served a
-// request is read from each sidecar's own count of accepted generations.
+// request is read from each sidecar's own count of accepted generations. Last, a fresh edge on
+// each runtime (Node, and workerd under `wrangler dev`) in front of A and B routes by model.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startNodeEdge, type RunningEdge } from "../../edge/node.js";
 import { createEdgeMetrics, type EdgeMetrics } from "../../edge/node/metrics.js";
@@ -10,6 +11,7 @@ import type { RunningSidecar } from "../../sidecar/server.js";
 import { modelPath } from "../../gguf/models.js";
 import { CHAT_REPLY, THINK_REASONING } from "../support/scripted.js";
 import { clientsFor, startTestSidecar } from "../support/sidecar.js";
+import { describeOnRuntimes } from "../support/runtimes.js";
 import { readEvents } from "../support/sse.js";
 
 type Name = "A" | "B" | "C";
@@ -216,5 +218,37 @@ describe("failover and recovery", () => {
     await expect.poll(async () => ((await (await fetch(`${edge.url}/health`)).json()) as { sidecar: string }).sidecar, { timeout: 10_000, interval: 100 }).toBe("ok");
     const returned = await servedBy(() => turn(onA, "And now?"));
     expect(returned).toEqual({ by: "A", result: { id: onA, text: CHAT_REPLY } });
+  });
+});
+
+// Last, as the counts above are the one Node edge's: a fresh edge on each runtime in front of A
+// (scripted) and B (tools) learns what each serves from their own reports.
+describeOnRuntimes("two sidecars behind a fresh edge", () => [sidecars.get("A")?.url ?? "", sidecars.get("B")?.url ?? ""], (edgeOn) => {
+  async function chatOn(model: string): Promise<{ model: string; choices: { message: Record<string, unknown> }[] }> {
+    const response = await fetch(`${edgeOn().url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model, messages: [{ role: "user", content: "Hello!" }] }),
+    });
+    expect(response.status).toBe(200);
+    return (await response.json()) as { model: string; choices: { message: Record<string, unknown> }[] };
+  }
+
+  it("routes each model to the sidecar that serves it", async () => {
+    const before = started();
+    const [a, b, c] = [await chatOn("tools"), await chatOn("scripted"), await chatOn("tools")];
+    expect([a.model, b.model, c.model]).toEqual(["tools", "scripted", "tools"]);
+    expect(a.choices[0]?.message).toEqual({ role: "assistant", content: CHAT_REPLY, reasoning_content: THINK_REASONING, refusal: null });
+    expect(b.choices[0]?.message).toEqual({ role: "assistant", content: CHAT_REPLY, refusal: null });
+    const after = started();
+    expect([after.A - before.A, after.B - before.B]).toEqual([1, 2]);
+  });
+
+  it("lists the union of the models and reports both sidecars", async () => {
+    const models = (await (await fetch(`${edgeOn().url}/v1/models`)).json()) as { data: { id: string }[] };
+    expect(models.data.map((m) => m.id)).toEqual(["scripted", "tools"]);
+    const health = (await (await fetch(`${edgeOn().url}/health`)).json()) as { sidecar: string; sidecars: { status: string; models: string[] }[] };
+    expect(health.sidecar).toBe("ok");
+    expect(health.sidecars.map((s) => [s.status, s.models])).toEqual([["ok", ["scripted"]], ["ok", ["tools"]]]);
   });
 });

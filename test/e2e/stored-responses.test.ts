@@ -2,7 +2,9 @@
 // the scripted model, through the official `openai` client: previous_response_id carries the
 // earlier input and output (turn 2's prompt counts turn 1 and reuses its cache), retrieve returns
 // what create answered, input_items lists the request's own items, delete, store: false,
-// item_reference, and each key's responses kept from every other key.
+// item_reference, and each key's responses kept from every other key. A streamed turn continued
+// on previous_response_id, then retrieve, input_items and delete, also run on both runtimes, each
+// with a fresh store: Node (SQLite) and workerd (`wrangler dev`, D1).
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -11,7 +13,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { accessFromEnv, startNodeEdge } from "../../edge/node.js";
 import { Role } from "../../proto/gen/inference/v1/inference_pb.js";
 import { startStack, type Stack } from "../support/edge.js";
-import { CHAT_REPLY } from "../support/scripted.js";
+import { describeOnRuntimes } from "../support/runtimes.js";
+import { CHAT_REPLY, chatPromptTokens } from "../support/scripted.js";
 import { clientsFor } from "../support/sidecar.js";
 import { readEvents } from "../support/sse.js";
 
@@ -149,5 +152,30 @@ describe("ownership", () => {
     } finally {
       await keyed.close();
     }
+  });
+});
+
+// Last, so that its turns leave nothing in the sidecar's cache for the suites above.
+describeOnRuntimes("stored responses, a fresh store", () => [stack.sidecar.url], (edge) => {
+  it("continues a streamed response with previous_response_id; retrieve, input_items, delete", async () => {
+    const client = new OpenAI({ baseURL: `${edge().url}/v1`, apiKey: "not-needed", maxRetries: 0 });
+    const stream = await client.responses.create({ model: "m", input: "Hello!", stream: true });
+    let completed: OpenAI.Responses.Response | undefined;
+    for await (const event of stream) if (event.type === "response.completed") completed = event.response;
+    const first = completed as OpenAI.Responses.Response;
+    expect(first).toMatchObject({ status: "completed", output_text: CHAT_REPLY, previous_response_id: null });
+    expect(first.usage?.input_tokens).toBe(await chatPromptTokens(stack.sidecar.url, "Hello!"));
+
+    const second = await client.responses.create({ model: "m", input: "And tomorrow?", previous_response_id: first.id });
+    expect(second).toMatchObject({ status: "completed", output_text: CHAT_REPLY, previous_response_id: first.id });
+    expect(second.usage?.input_tokens).toBeGreaterThan((first.usage?.input_tokens ?? 0) + (first.usage?.output_tokens ?? 0));
+    expect(second.usage?.input_tokens_details.cached_tokens).toBeGreaterThan(0);
+
+    const { _request_id: _a, ...retrieved } = await client.responses.retrieve(first.id);
+    expect(retrieved).toEqual(JSON.parse(JSON.stringify(first)) as unknown);
+    const items = (await client.responses.inputItems.list(second.id)).data;
+    expect(items).toEqual([{ id: expect.stringMatching(/^msg_/), type: "message", role: "user", content: [{ type: "input_text", text: "And tomorrow?" }] }]);
+    expect(await client.responses.delete(first.id)).toMatchObject({ id: first.id, object: "response", deleted: true });
+    expect(await client.responses.retrieve(first.id).catch((e: unknown) => e)).toBeInstanceOf(OpenAI.NotFoundError);
   });
 });

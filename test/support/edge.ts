@@ -2,7 +2,6 @@ import { startNodeEdge, type NodeEdgeOptions, type RunningEdge } from "../../edg
 import type { RunningSidecar, StartOptions } from "../../sidecar/server.js";
 import { ensureModels } from "../../gguf/models.js";
 import { startTestSidecar } from "./sidecar.js";
-import { startWrangler, type Wrangler } from "./wrangler.js";
 
 export interface Stack {
   readonly sidecar: RunningSidecar;
@@ -31,24 +30,4 @@ export async function startStack(sidecarOptions: Partial<StartOptions> = {}, edg
 export async function startRandomStack(sidecarOptions: Partial<StartOptions> = {}): Promise<Stack> {
   const { "random-60m": model } = await ensureModels("models", ["random-60m"]);
   return startStack({ model, sequences: 1, contextSize: 4096, ...sidecarOptions });
-}
-
-export interface WranglerStack {
-  readonly sidecar: RunningSidecar;
-  readonly wrangler: Wrangler;
-  stop(): Promise<void>;
-}
-
-/** A real sidecar (scripted model, 2 sequences × 1,024 tokens) and the edge under `wrangler dev` in front of it. */
-export async function startWranglerStack(sidecarOptions: Partial<StartOptions> = {}): Promise<WranglerStack> {
-  const sidecar = await startTestSidecar({ sequences: 2, contextSize: 1024, ...sidecarOptions });
-  const wrangler = await startWrangler({ SIDECAR_URL: sidecar.url });
-  return {
-    sidecar,
-    wrangler,
-    async stop() {
-      await wrangler.stop();
-      await sidecar.stop();
-    },
-  };
 }

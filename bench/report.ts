@@ -1,0 +1,174 @@
+/**
+ * The end of `npm run bench`: each section's measurements summarized, the markdown report, the
+ * headline figures, and the results file written (main.ts runs the sections).
+ */
+import type { EncoderReport } from "./children/encoders.js";
+import { machine } from "./machine.js";
+import type { MemoryRow } from "./memory.js";
+import type { PeerInfo } from "./peer-paths.js";
+import { compare, writeResults, type ResultsFile } from "./results.js";
+import type { ConcurrentRun } from "./sections/concurrent.js";
+import type { EmbeddingsResult } from "./sections/embeddings.js";
+import { summarizeEngine, type EngineResult } from "./sections/engine.js";
+import { summarizeJoin, type JoinResult } from "./sections/join.js";
+import { promptRate, type LongResult } from "./sections/long.js";
+import type { PrefixResult } from "./sections/prefix.js";
+import type { SingleResult } from "./sections/single.js";
+import { renderStateful, statefulTargets, summarizeStateful, type StatefulResult } from "./sections/stateful.js";
+import type { SweepResult } from "./sections/sweep.js";
+import type { BenchFlags } from "./flags.js";
+import { summarizeLevel, summarizePrefix, summarizeSingle, summarizeSweep } from "./summary.js";
+import { renderReport, type ProcessInfo } from "./table.js";
+import { evaluateTargets } from "./targets.js";
+
+/** Each section's measurements; a section left out leaves its own undefined. */
+export interface Measured {
+  single?: SingleResult | undefined;
+  sweep?: SweepResult | undefined;
+  reject?: ConcurrentRun | undefined;
+  prefix?: PrefixResult | undefined;
+  stateful?: StatefulResult | undefined;
+  encoders?: EncoderReport | undefined;
+  memory?: MemoryRow[] | undefined;
+  engine?: EngineResult | undefined;
+  joining?: JoinResult | undefined;
+  long?: LongResult | undefined;
+  embeddings?: EmbeddingsResult | undefined;
+}
+
+/** What the run noted besides the sections' own results. */
+export interface RunRecord {
+  readonly flags: BenchFlags;
+  readonly startedAt: string;
+  readonly notes: readonly string[];
+  readonly loads: Record<string, unknown>;
+  readonly processes: readonly ProcessInfo[];
+  readonly raw: Record<string, unknown>;
+  readonly peerInfo: PeerInfo | undefined;
+}
+
+type Summaries = ReturnType<typeof summarize>;
+
+function summarize(m: Measured) {
+  return {
+    single: m.single ? summarizeSingle(m.single) : undefined,
+    sweep: m.sweep ? summarizeSweep(m.sweep) : undefined,
+    reject: m.reject ? summarizeLevel([m.reject]) : undefined,
+    prefix: m.prefix ? summarizePrefix(m.prefix) : undefined,
+    engine: m.engine ? summarizeEngine(m.engine) : undefined,
+    join: m.joining ? summarizeJoin(m.joining) : undefined,
+    stateful: m.stateful ? summarizeStateful(m.stateful) : undefined,
+  };
+}
+
+/** The stateful section's table, before the report's targets (which list its targets too). */
+function appendStateful(report: string, section: string | undefined): string {
+  if (section === undefined) return report;
+  const at = report.indexOf("\n**Targets**");
+  return at === -1 ? `${report}${section}\n` : `${report.slice(0, at)}${section}\n${report.slice(at)}`;
+}
+
+function settingsLine(flags: BenchFlags, m: Measured): string {
+  return (
+    `random-60m (F16), ${flags.maxTokens} tokens per stream, temperature 0, threads ${flags.threads} (batches of several tokens: ${flags.threadsBatch}) for every party, ` +
+    `${flags.sequences} sequences × ${flags.contextSize} tokens, sidecar queue ${flags.maxQueue}` +
+    (m.single ? `; single stream ${flags.runs} runs per party` : "") +
+    (m.sweep ? `; sweep ${flags.sweepRuns} runs per level` : "")
+  );
+}
+
+/** The markdown report printed on stdout. */
+function render(run: RunRecord, m: Measured, s: Summaries, targets: ReturnType<typeof evaluateTargets>, machineInfo: ReturnType<typeof machine>): string {
+  const { flags } = run;
+  return appendStateful(renderReport({
+    machine: machineInfo,
+    date: run.startedAt.slice(0, 16).replace("T", " ") + " UTC",
+    settings: settingsLine(flags, m),
+    notes: run.notes,
+    single: s.single,
+    sweep: s.sweep,
+    reject: s.reject ? { summary: s.reject, queue: flags.rejectQueue } : undefined,
+    prefix: s.prefix && m.prefix ? { rows: s.prefix, systemPromptTokens: m.prefix.systemPromptTokens } : undefined,
+    encoders: m.encoders,
+    engine: s.engine && m.engine ? { rows: s.engine, streams: m.engine.streams, rounds: m.engine.rounds } : undefined,
+    join: s.join ? { summary: s.join, rounds: m.joining?.rounds.length ?? 0 } : undefined,
+    long: m.long,
+    embeddings: m.embeddings,
+    processes: run.processes,
+    memory: m.memory,
+    targets,
+  }), s.stateful && m.stateful ? renderStateful(s.stateful, m.stateful.conversationTokens) : undefined);
+}
+
+/** The single-stream, sweep, prefix, stateful and engine figures of the headline. */
+function streamHeadline(headline: Record<string, number>, m: Measured, s: Summaries): void {
+  for (const p of s.single ?? []) {
+    headline[`single ${p.key} decode tok/s`] = p.decodeTps;
+    headline[`single ${p.key} TTFT ms`] = p.ttftMs;
+  }
+  for (const l of s.sweep?.edge ?? []) headline[`edge ${l.streams} streams aggregate tok/s`] = l.aggregateTps;
+  for (const l of s.sweep?.peer ?? []) headline[`llama-server ${l.streams} streams aggregate tok/s`] = l.aggregateTps;
+  for (const p of s.prefix ?? []) headline[`prefix ${p.path} ${p.kind} engine prompt ms`] = p.enginePromptMs;
+  for (const r of s.stateful ?? []) {
+    headline[`stateful ${r.path} next turn TTFT ms`] = r.nextTtftMs;
+    headline[`stateful ${r.path} cold TTFT ms`] = r.coldTtftMs;
+  }
+  for (const r of s.engine ?? []) {
+    headline[`engine ${r.library} ${r.threads} 1 stream tok/s`] = r.singleTps;
+    headline[`engine ${r.library} ${r.threads} ${m.engine?.streams ?? 0} streams tok/s`] = r.concurrentTps;
+  }
+}
+
+/** Headline figures by name, for comparing runs (results.ts). */
+function headlineOf(run: RunRecord, m: Measured, s: Summaries): Record<string, number> {
+  const headline: Record<string, number> = {};
+  streamHeadline(headline, m, s);
+  if (s.join) {
+    headline["join: streams' longest token gap ms"] = s.join.longestGapMs;
+    headline["join: long prompt TTFT ms"] = s.join.joinedTtftMs;
+  }
+  for (const p of m.embeddings?.parties ?? []) {
+    for (const l of p.levels) headline[`embeddings ${p.name} ${l.clients} client(s) per s`] = l.perSecond;
+  }
+  for (const p of m.long?.parties ?? []) {
+    headline[`long prompt ${p.name} cold prompt tok/s`] = promptRate(p.cold);
+    headline[`long prompt ${p.name} prefix-cached prompt ms`] = p.cached.promptMs;
+  }
+  for (const e of m.encoders?.results ?? []) headline[`encoder ${e.protocol} chunks/s`] = e.medianChunksPerSecond;
+  for (const p of run.processes) if (p.peakRssMiB !== undefined) headline[`peak RSS ${p.name} MiB`] = p.peakRssMiB;
+  for (const row of m.memory ?? []) headline[`settled RSS ${row.name} MiB`] = row.settled.rssMiB;
+  return headline;
+}
+
+/** Prints the report (and the comparison with `previous`) and writes the results files. */
+export function finishRun(run: RunRecord, m: Measured, previous: ResultsFile | undefined): void {
+  const { flags } = run;
+  const s = summarize(m);
+  const targets = [
+    ...evaluateTargets({ single: s.single, sweep: s.sweep, reject: s.reject, prefix: s.prefix, memory: m.memory, concurrent: flags.sequences }),
+    ...(s.stateful ? statefulTargets(s.stateful) : []),
+  ];
+  const machineInfo = machine();
+  const report = render(run, m, s, targets, machineInfo);
+  const results: ResultsFile = {
+    version: 1,
+    startedAt: run.startedAt,
+    finishedAt: new Date().toISOString(),
+    headline: headlineOf(run, m, s),
+    machine: machineInfo,
+    flags,
+    peer: run.peerInfo ?? null,
+    notes: run.notes,
+    otherLoad: run.loads,
+    summaries: { engine: s.engine, join: s.join, single: s.single, sweep: s.sweep, reject: s.reject, prefix: s.prefix, stateful: s.stateful },
+    targets,
+    raw: { ...run.raw, engine: m.engine, join: m.joining, long: m.long, embeddings: m.embeddings, single: m.single, sweep: m.sweep, reject: m.reject, prefix: m.prefix, stateful: m.stateful, encoders: m.encoders },
+    processes: run.processes,
+    memory: m.memory ?? null,
+    table: report,
+  };
+  const files = writeResults(flags.out, results);
+  process.stdout.write(report);
+  if (previous) process.stdout.write(`\n${compare(previous, results)}\n`);
+  process.stderr.write(`bench: results: ${files.join(", ")}\n`);
+}

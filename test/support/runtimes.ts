@@ -1,0 +1,59 @@
+// The edge on either runtime, for suites run on both: on Node (SQLite in a temporary folder) or
+// under workerd (`wrangler dev`, D1 with migrations/ applied, as `npm start` does), each with its
+// own empty store, in front of sidecars the test file already runs.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe } from "vitest";
+import { startNodeEdge } from "../../edge/node.js";
+import { startWrangler } from "./wrangler.js";
+
+export const RUNTIMES = ["node", "workerd"] as const;
+export type Runtime = (typeof RUNTIMES)[number];
+
+export interface RuntimeEdge {
+  readonly runtime: Runtime;
+  /** e.g. http://127.0.0.1:PORT */
+  readonly url: string;
+  stop(): Promise<void>;
+}
+
+/** The edge on `runtime` in front of one sidecar, or of several (SIDECAR_URLS). */
+export async function startEdgeOn(runtime: Runtime, sidecarUrls: readonly string[]): Promise<RuntimeEdge> {
+  const [first = "", ...more] = sidecarUrls;
+  if (runtime === "workerd") {
+    const wrangler = await startWrangler(more.length === 0 ? { SIDECAR_URL: first } : { SIDECAR_URLS: sidecarUrls.join(",") });
+    return { runtime, url: wrangler.url, stop: () => wrangler.stop() };
+  }
+  const dir = mkdtempSync(join(tmpdir(), "llm-edge-runtime-"));
+  const urls = more.length === 0 ? {} : { sidecarUrls };
+  const edge = await startNodeEdge({ sidecarUrl: first, ...urls, port: 0, storePath: join(dir, "store.sqlite") });
+  return {
+    runtime,
+    url: edge.url,
+    async stop() {
+      await edge.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * One suite run once per runtime (describe.each): each gets a fresh edge in front of
+ * `sidecarUrls()` (read when the suite starts), and `body` reads it through `edge()`.
+ */
+export function describeOnRuntimes(title: string, sidecarUrls: () => readonly string[], body: (edge: () => RuntimeEdge) => void): void {
+  describe.each(RUNTIMES)(`${title} (%s)`, (runtime) => {
+    let edge: RuntimeEdge | undefined;
+    beforeAll(async () => {
+      edge = await startEdgeOn(runtime, sidecarUrls());
+    }, 120_000);
+    afterAll(async () => {
+      await edge?.stop();
+    });
+    body(() => {
+      if (edge === undefined) throw new Error(`the edge on ${runtime} did not start`);
+      return edge;
+    });
+  });
+}
