@@ -86,6 +86,7 @@ const LAYERS: Readonly<Record<string, readonly string[]>> = {
   sidecars: ["base"],
   base: [],
   fields: [],
+  config: [],
   sse: [],
 };
 
