@@ -1,9 +1,9 @@
 import { parseArgs } from "node:util";
-import { ENGINE_CHOICES, type EngineChoice, type ModelOptions } from "./engine/model.js";
-import type { ResumableOptions } from "./engine/resumable-streams.js";
+import { ENGINE_CHOICES, type EngineChoice, type ModelOptions } from "./engine/llama/model.js";
+import type { ResumableOptions } from "./engine/streams/resumable-streams.js";
 import type { PrioritySetting } from "./priority.js";
-import { parseGpu, parseGpuLayers } from "./engine/gpu.js";
-import { BATCH_THREADS_MIN_TOKENS } from "./engine/batch-threads.js";
+import { parseGpu, parseGpuLayers } from "./engine/llama/gpu.js";
+import { BATCH_THREADS_MIN_TOKENS } from "./engine/llama/batch-threads.js";
 
 type EngineSettings = "threads" | "threadsBatch" | "engine" | "sequences" | "contextSize" | "maxQueue" | "queueTimeoutMs" | "embeddingContextSize" | "gpu" | "gpuLayers";
 

@@ -3,9 +3,9 @@
 import { create } from "@bufbuild/protobuf";
 import type { Token } from "node-llama-cpp";
 import { SamplingOptionsSchema } from "../../proto/gen/inference/v1/inference_pb.js";
-import { loadModel, type LoadedModel } from "../../sidecar/engine/model.js";
-import { tokenizeRaw } from "../../sidecar/engine/prompt.js";
-import { buildSampling } from "../../sidecar/engine/sampling.js";
+import { loadModel, type LoadedModel } from "../../sidecar/engine/llama/model.js";
+import { tokenizeRaw } from "../../sidecar/engine/chat/prompt.js";
+import { buildSampling } from "../../sidecar/engine/decode/sampling.js";
 import { failToParent, serveParent } from "../ipc.js";
 import type { StreamSample } from "../sample.js";
 import { argsOf, exitOnSigterm, type EngineArgs, type EngineReady } from "./args.js";

@@ -1,7 +1,7 @@
 // Parties (b), (c), (d) and the sweep: the real sidecar (`startSidecar`) in its own process.
 import { startSidecar } from "../../sidecar/server.js";
 import { failToParent, serveParent } from "../ipc.js";
-import { describeGpu } from "../../sidecar/engine/gpu.js";
+import { describeGpu } from "../../sidecar/engine/llama/gpu.js";
 import { argsOf, exitOnSigterm, type EngineArgs, type EngineReady } from "./args.js";
 
 export interface SidecarReady extends EngineReady {

@@ -131,7 +131,7 @@ describe.each(["grpc", "grpc-web"] as const)("Generate over %s", (transport) => 
 describe("concurrent requests", () => {
   it("go to llama.cpp as one batch per step, ordered by sequence, with turns for cache trims", () => {
     // If a node-llama-cpp upgrade changes the internals this relies on, the model does not load
-    // (sidecar/engine/llama-internals.ts; test/sidecar/llama-internals.test.ts).
+    // (sidecar/engine/llama/llama-internals.ts; test/sidecar/llama-internals.test.ts).
     expect(sidecar.models[0]?.scheduler.active).toBe(true);
   });
 

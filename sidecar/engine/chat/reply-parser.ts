@@ -1,4 +1,4 @@
-import { forFunction, namesFunction, type ReplySyntax } from "./reply-syntax.js";
+import { forFunction, namesFunction, type ReplySyntax } from "../llama/reply-syntax.js";
 
 /** A piece of a tool call: `id` and `name` on the first piece of a call, then argument text. */
 export interface CallPiece {

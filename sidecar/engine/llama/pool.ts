@@ -1,5 +1,5 @@
 import type { LlamaContext, LlamaContextSequence, Token } from "node-llama-cpp";
-import { cancelled, overloaded, queueTimeout } from "./errors.js";
+import { cancelled, overloaded, queueTimeout } from "../errors.js";
 
 interface Waiter {
   readonly prompt: readonly Token[];

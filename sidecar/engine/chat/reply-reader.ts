@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import type { LoadedModel } from "./model.js";
+import type { LoadedModel } from "../llama/model.js";
 import type { RenderedPrompt } from "./prompt.js";
 import { ReplyParser } from "./reply-parser.js";
 import { ToolGrammar, toolGrammars } from "./tool-grammar.js";

@@ -1,10 +1,10 @@
 import { LlamaGrammarEvaluationState, type LlamaGrammar } from "node-llama-cpp";
-import { remember, schemaGrammarText } from "./constraint.js";
-import { invalidArgument } from "./errors.js";
-import { grammarStepper, type GrammarStepper } from "./llama-internals.js";
-import type { LoadedModel } from "./model.js";
+import { remember, schemaGrammarText } from "../grammar/constraint.js";
+import { invalidArgument } from "../errors.js";
+import { grammarStepper, type GrammarStepper } from "../llama/llama-internals.js";
+import type { LoadedModel } from "../llama/model.js";
 import type { ReplyParser } from "./reply-parser.js";
-import { forFunction, type CallSyntax } from "./reply-syntax.js";
+import { forFunction, type CallSyntax } from "../llama/reply-syntax.js";
 
 export interface ToolSpec {
   readonly name: string;
