@@ -455,9 +455,10 @@ function appendStateful(report: string, section: string | undefined): string {
   return at === -1 ? `${report}${section}\n` : `${report.slice(0, at)}${section}\n${report.slice(at)}`;
 }
 
+/** Batches are always ordered by sequence: a model whose context lacks the internals for it does not load. */
 function engineBuild(child: Child<EngineReady>): string {
   const r = child.ready;
-  return `${r.buildType}, ${cpuBackend(child.pid) ?? "?"}, ${threadsLabel(r.threads, r.threadsBatch)}${r.batchesOrdered ? ", batches ordered" : ""}`;
+  return `${r.buildType}, ${cpuBackend(child.pid) ?? "?"}, ${threadsLabel(r.threads, r.threadsBatch)}, batches ordered`;
 }
 
 main().catch((error: unknown) => {

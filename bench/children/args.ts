@@ -17,7 +17,6 @@ export interface EngineReady {
   readonly buildType: string;
   readonly threads: number;
   readonly threadsBatch: number;
-  readonly batchesOrdered: boolean;
   /** Where the model runs (sidecar/engine/llama/gpu.ts, describeGpu). */
   readonly gpu?: string;
 }

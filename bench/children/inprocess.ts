@@ -60,7 +60,7 @@ try {
   exitOnSigterm(() => loaded.dispose());
   serveParent(
     { run: (request) => run(loaded, request as InProcessRun) },
-    { buildType: loaded.llama.buildType, threads: loaded.threads, threadsBatch: loaded.threadsBatch, batchesOrdered: loaded.scheduler.active } satisfies EngineReady,
+    { buildType: loaded.llama.buildType, threads: loaded.threads, threadsBatch: loaded.threadsBatch } satisfies EngineReady,
   );
 } catch (error) {
   failToParent(error);
