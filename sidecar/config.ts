@@ -1,3 +1,4 @@
+// The sidecar's settings: flags, environment variables and defaults (`readConfig`, `usage`).
 import { parseArgs } from "node:util";
 import { ENGINE_CHOICES, type EngineChoice, type ModelOptions } from "./engine/llama/model.js";
 import type { ResumableOptions } from "./engine/streams/resumable-streams.js";

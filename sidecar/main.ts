@@ -1,3 +1,5 @@
+// The sidecar process: config, the model to serve (the demo model when none is given), a progress
+// line, bind, SIGTERM drain.
 import { getPriority } from "node:os";
 import { ensureModels } from "../gguf/models.js";
 import { readConfig, usage } from "./config.js";

@@ -1,3 +1,5 @@
+// `startSidecar`: loads the models, binds one port for native gRPC, gRPC-Web and the plain
+// endpoints, and stops with a drain.
 import * as grpc from "@grpc/grpc-js";
 import { setMaxListeners } from "node:events";
 import { readFileSync } from "node:fs";

@@ -1,3 +1,4 @@
+// The one implementation of inference.v1.InferenceService, called by native gRPC and gRPC-Web.
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { Token } from "node-llama-cpp";
 import type { MessageInitShape } from "@bufbuild/protobuf";

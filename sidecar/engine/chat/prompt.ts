@@ -1,3 +1,5 @@
+// Renders a request's input into prompt tokens: a raw prompt as is, a chat (messages, tools, calls
+// and their results) through the model's chat template.
 import type { ChatHistoryItem, ChatModelFunctionCall, ChatModelFunctions, ChatModelResponse, ChatWrapper, Token } from "node-llama-cpp";
 import { Role, ToolChoice, type Chat, type GenerateRequest } from "../../../proto/gen/inference/v1/inference_pb.js";
 import { invalidArgument } from "../errors.js";

@@ -1,3 +1,5 @@
+// How a chat reply is read: its parser and its tool grammar, chosen for a rendered prompt, and the
+// ids of tool calls.
 import { randomBytes } from "node:crypto";
 import type { LoadedModel } from "../llama/model.js";
 import type { RenderedPrompt } from "./prompt.js";

@@ -1,3 +1,5 @@
+// Grammars that keep tool calls well-formed: a name from the offered tools, then arguments valid
+// for that tool's schema, then the call's closing syntax (`ToolGrammar`).
 import { LlamaGrammarEvaluationState, type LlamaGrammar } from "node-llama-cpp";
 import { remember, schemaGrammarText } from "../grammar/constraint.js";
 import { invalidArgument } from "../errors.js";

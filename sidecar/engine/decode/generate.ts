@@ -1,3 +1,4 @@
+// The decode loop: one request's plan turned into `start`, `token`… and `finish` events.
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { LlamaContextSequence, Token } from "node-llama-cpp";
 import { FinishReason, type GenerateRequest, type GenerateResponseSchema } from "../../../proto/gen/inference/v1/inference_pb.js";

@@ -1,3 +1,5 @@
+// A request's generation plan: prompt tokens, stops, sampling, constraint or reply reader, token
+// and reasoning budgets, built and checked before the request waits for a sequence.
 import type { SequenceEvaluateOptions, Token } from "node-llama-cpp";
 import { FinishReason, type GenerateRequest } from "../../../proto/gen/inference/v1/inference_pb.js";
 import { constraintState } from "../grammar/constraint.js";

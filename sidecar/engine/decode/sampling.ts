@@ -1,3 +1,5 @@
+// Sampling options: checked, and turned into node-llama-cpp's evaluation options (temperature,
+// penalties, logit bias, stops, logprobs).
 import { TokenBias, type SequenceEvaluateOptions, type Token } from "node-llama-cpp";
 import type { SamplingOptions } from "../../../proto/gen/inference/v1/inference_pb.js";
 import { invalidArgument } from "../errors.js";

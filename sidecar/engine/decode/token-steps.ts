@@ -1,3 +1,4 @@
+// Sampled tokens with their probabilities and most likely alternatives.
 import type { LlamaContextSequence, SequenceEvaluateOptions, Token } from "node-llama-cpp";
 import type { TokenAlternative } from "../../../proto/gen/inference/v1/inference_pb.js";
 import type { LoadedModel } from "../llama/model.js";

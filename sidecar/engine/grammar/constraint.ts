@@ -1,3 +1,5 @@
+// Output constraints (a JSON schema or a GBNF grammar) as node-llama-cpp grammars, and the cache
+// of recently built grammars.
 import { grammarSchema } from "./grammar-schema.js";
 import { gbnfSyntaxError } from "./gbnf-check.js";
 import { LlamaGrammarEvaluationState, LlamaText, type Llama, type LlamaGrammar } from "node-llama-cpp";

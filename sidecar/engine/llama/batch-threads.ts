@@ -1,3 +1,5 @@
+// The threads of each decode batch: `--threads` for a batch of a few tokens, `--threads-batch` for
+// `BATCH_THREADS_MIN_TOKENS` or more.
 import type { LlamaContext } from "node-llama-cpp";
 import { threadsPerBatch } from "./llama-internals.js";
 

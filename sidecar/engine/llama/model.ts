@@ -1,3 +1,5 @@
+// Loading a model: the llama.cpp library, the model, its context and sequence pool, and what is
+// resolved once per model (`LoadedModel`, `loadModel`).
 import os from "node:os";
 import path from "node:path";
 import {

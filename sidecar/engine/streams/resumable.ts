@@ -1,5 +1,5 @@
 // A resumable generation (proto: GenerateRequest.resumable): the generation runs on a signal of its
-// own, its events go to the replay buffer (engine/resumable-streams.ts), and the caller reads them
+// own, its events go to the replay buffer (resumable-streams.ts), and the caller reads them
 // from there, so a caller that leaves starts the grace period instead of cancelling.
 import type { GenerateRequest } from "../../../proto/gen/inference/v1/inference_pb.js";
 import { FIRST_TOKEN_POSITION, generate, type GenerateEvent } from "../decode/generate.js";
