@@ -100,7 +100,7 @@ function priorityOf(raw: string): PrioritySetting {
 }
 
 /** True for 127.0.0.0/8, ::1 and localhost. */
-export function isLoopbackAddress(host: string): boolean {
+function isLoopbackAddress(host: string): boolean {
   return host === "localhost" || host === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
 }
 

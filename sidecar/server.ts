@@ -19,7 +19,7 @@ import { listen } from "./transport/server.js";
 import { connectTokenInterceptor, grpcTokenInterceptor, tokenCheck } from "./transport/token.js";
 
 /** A heartbeat after this much silence on a call (proto: Heartbeat). */
-export const DEFAULT_HEARTBEAT_MS = 5000;
+const DEFAULT_HEARTBEAT_MS = 5000;
 
 export interface RunningSidecar {
   readonly port: number;

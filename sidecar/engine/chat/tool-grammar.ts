@@ -17,7 +17,7 @@ export interface ToolSpec {
 }
 
 /** A GBNF string literal for `text`. */
-export function gbnfLiteral(text: string): string {
+function gbnfLiteral(text: string): string {
   let out = '"';
   for (const ch of text) {
     const code = ch.codePointAt(0) ?? 0;

@@ -18,7 +18,7 @@ export interface ContextThreads {
 }
 
 /** The threads a batch of `tokens` tokens runs on. */
-export function threadsForBatch(threads: ContextThreads, tokens: number): number {
+function threadsForBatch(threads: ContextThreads, tokens: number): number {
   return tokens >= BATCH_THREADS_MIN_TOKENS ? threads.batch : threads.decode;
 }
 

@@ -1,7 +1,7 @@
 // Lets a generation run ahead of its transport by a bounded number of events (`readAhead`), so
 // writing a token overlaps the next decode step.
 /** Events a generation may run ahead of a slow reader before it waits for it. */
-export const READ_AHEAD_LIMIT = 256;
+const READ_AHEAD_LIMIT = 256;
 
 export interface ReadAheadOptions {
   /** Items that may wait for the reader (default READ_AHEAD_LIMIT). */
