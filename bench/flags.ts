@@ -1,7 +1,7 @@
 // Command-line flags of `npm run bench`.
 import { availableParallelism } from "node:os";
 import { parseArgs } from "node:util";
-import type { EngineChoice } from "../sidecar/engine/model.js";
+import type { EngineChoice } from "../sidecar/engine/llama/model.js";
 import { DEFAULT_MAX_TOKENS } from "./workload.js";
 
 export const SECTIONS = ["engine", "single", "sweep", "reject", "prefix", "stateful", "join", "long", "embeddings", "encoders"] as const;

@@ -426,9 +426,10 @@ async function compareEngines(args: EngineArgs, flags: BenchFlags, w: Workload, 
   }
 }
 
+/** Batches are always ordered by sequence: a model whose context lacks the internals for it does not load. */
 function engineBuild(child: Child<EngineReady>): string {
   const r = child.ready;
-  return `${r.buildType}, ${cpuBackend(child.pid) ?? "?"}, ${threadsLabel(r.threads, r.threadsBatch)}${r.batchesOrdered ? ", batches ordered" : ""}`;
+  return `${r.buildType}, ${cpuBackend(child.pid) ?? "?"}, ${threadsLabel(r.threads, r.threadsBatch)}, batches ordered`;
 }
 
 main().catch((error: unknown) => {

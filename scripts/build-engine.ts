@@ -10,7 +10,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { LOCAL_BUILD_CMAKE_OPTIONS } from "../sidecar/engine/model.js";
+import { LOCAL_BUILD_CMAKE_OPTIONS } from "../sidecar/engine/llama/model.js";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const require = createRequire(import.meta.url);

@@ -1,10 +1,10 @@
 // The sidecar's settings: each flag, its environment variable, default and help (`usage`), read by `readConfig`.
 import { parseArgs } from "node:util";
-import { ENGINE_CHOICES, type EngineChoice, type ModelOptions } from "./engine/model.js";
-import type { ResumableOptions } from "./engine/resumable-streams.js";
+import { ENGINE_CHOICES, type EngineChoice, type ModelOptions } from "./engine/llama/model.js";
+import type { ResumableOptions } from "./engine/streams/resumable-streams.js";
 import type { PrioritySetting } from "./priority.js";
-import { parseGpu, parseGpuLayers } from "./engine/gpu.js";
-import { BATCH_THREADS_MIN_TOKENS } from "./engine/batch-threads.js";
+import { parseGpu, parseGpuLayers } from "./engine/llama/gpu.js";
+import { BATCH_THREADS_MIN_TOKENS } from "./engine/llama/batch-threads.js";
 
 type EngineSettings = "threads" | "threadsBatch" | "engine" | "sequences" | "contextSize" | "maxQueue" | "queueTimeoutMs" | "embeddingContextSize" | "gpu" | "gpuLayers";
 
@@ -103,7 +103,7 @@ function priorityOf(raw: string): PrioritySetting {
 }
 
 /** True for 127.0.0.0/8, ::1 and localhost. */
-export function isLoopbackAddress(host: string): boolean {
+function isLoopbackAddress(host: string): boolean {
   return host === "localhost" || host === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
 }
 

@@ -1,10 +1,12 @@
+// The sidecar process: config, the model to serve (the demo model when none is given), a progress
+// line, bind, SIGTERM drain.
 import { getPriority } from "node:os";
 import { ensureModels } from "../gguf/models.js";
 import { readConfig, usage } from "./config.js";
-import { describeGpu } from "./engine/gpu.js";
+import { describeGpu } from "./engine/llama/gpu.js";
 import { isRemoteModel, modelsInFolder, resolveModelSource } from "./model-source.js";
 import { startSidecar } from "./server.js";
-import { BATCH_THREADS_MIN_TOKENS } from "./engine/batch-threads.js";
+import { BATCH_THREADS_MIN_TOKENS } from "./engine/llama/batch-threads.js";
 
 /** The GGUF file to serve: MODEL resolved (a download shows its progress), else the demo model. */
 async function modelToServe(model: string | undefined, folder: string): Promise<string> {

@@ -1,3 +1,4 @@
+// `--priority`: the nice value of the sidecar's main thread, which every decode step waits for.
 import { getPriority, setPriority } from "node:os";
 
 /** "auto" raises the priority when the host allows it; "off" leaves it; a number is a nice value. */

@@ -1,12 +1,14 @@
+// `startSidecar`: loads the models, binds one port for native gRPC, gRPC-Web and the plain
+// endpoints, and stops with a drain.
 import * as grpc from "@grpc/grpc-js";
 import { setMaxListeners } from "node:events";
 import { readFileSync } from "node:fs";
 import type { SidecarConfig } from "./config.js";
 import { unavailable } from "./engine/errors.js";
 import { EngineMetrics } from "./engine/metrics.js";
-import { loadModel, type LoadedModel } from "./engine/model.js";
+import { loadModel, type LoadedModel } from "./engine/llama/model.js";
 import { applyPriority } from "./priority.js";
-import { DEFAULT_RESUMABLE, ResumableStreams } from "./engine/resumable-streams.js";
+import { DEFAULT_RESUMABLE, ResumableStreams } from "./engine/streams/resumable-streams.js";
 import { createInferenceService } from "./service.js";
 import { addInferenceService } from "./transport/grpc-native.js";
 import { grpcWebHandler } from "./transport/grpc-web.js";
@@ -17,7 +19,7 @@ import { listen } from "./transport/server.js";
 import { connectTokenInterceptor, grpcTokenInterceptor, tokenCheck } from "./transport/token.js";
 
 /** A heartbeat after this much silence on a call (proto: Heartbeat). */
-export const DEFAULT_HEARTBEAT_MS = 5000;
+const DEFAULT_HEARTBEAT_MS = 5000;
 
 export interface RunningSidecar {
   readonly port: number;

@@ -1,16 +1,17 @@
+// The one implementation of inference.v1.InferenceService, called by native gRPC and gRPC-Web.
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { Token } from "node-llama-cpp";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { InferenceService, type ModelInfoSchema, type TokenizeRequest } from "../proto/gen/inference/v1/inference_pb.js";
-import type { ResumableStreams } from "./engine/resumable-streams.js";
-import { generateResumable } from "./resumable.js";
+import type { ResumableStreams } from "./engine/streams/resumable-streams.js";
+import { generateResumable } from "./engine/streams/resumable.js";
 import { invalidArgument, notFound, unavailable } from "./engine/errors.js";
-import { FIRST_TOKEN_POSITION, generate, type GenerateEvent } from "./engine/generate.js";
-import { withHeartbeats } from "./engine/heartbeat.js";
-import { readAhead } from "./engine/read-ahead.js";
+import { FIRST_TOKEN_POSITION, generate, type GenerateEvent } from "./engine/decode/generate.js";
+import { withHeartbeats } from "./engine/streams/heartbeat.js";
+import { readAhead } from "./engine/streams/read-ahead.js";
 import type { EngineMetrics } from "./engine/metrics.js";
-import type { LoadedModel } from "./engine/model.js";
-import { renderChat, tokenizeRaw } from "./engine/prompt.js";
+import type { LoadedModel } from "./engine/llama/model.js";
+import { renderChat, tokenizeRaw } from "./engine/chat/prompt.js";
 
 export interface ServiceState {
   readonly models: readonly LoadedModel[];

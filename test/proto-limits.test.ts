@@ -4,9 +4,9 @@ import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { MAX_STOP_SEQUENCES as EDGE_MAX_STOPS, MAX_TOP_LOGPROBS as EDGE_MAX_TOP_LOGPROBS } from "../edge/fields/fields.js";
 import { TOOL_NAME as EDGE_TOOL_NAME } from "../edge/fields/tools.js";
-import { TOOL_NAME as SIDECAR_TOOL_NAME } from "../sidecar/engine/prompt.js";
-import { MAX_STOP_LENGTH, MAX_STOP_SEQUENCES as SIDECAR_MAX_STOPS, MAX_TOP_LOGPROBS as SIDECAR_MAX_TOP_LOGPROBS } from "../sidecar/engine/sampling.js";
-import { MAX_TOOLS } from "../sidecar/engine/schema-limits.js";
+import { TOOL_NAME as SIDECAR_TOOL_NAME } from "../sidecar/engine/chat/prompt.js";
+import { MAX_STOP_LENGTH, MAX_STOP_SEQUENCES as SIDECAR_MAX_STOPS, MAX_TOP_LOGPROBS as SIDECAR_MAX_TOP_LOGPROBS } from "../sidecar/engine/decode/sampling.js";
+import { MAX_TOOLS } from "../sidecar/engine/grammar/schema-limits.js";
 
 const proto = readFileSync(new URL("../proto/inference/v1/inference.proto", import.meta.url), "utf8");
 

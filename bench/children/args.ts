@@ -1,10 +1,10 @@
 // What the bench passes to the children that load the model (JSON in argv[2]).
-import type { EngineChoice } from "../../sidecar/engine/model.js";
+import type { EngineChoice } from "../../sidecar/engine/llama/model.js";
 
 export interface EngineArgs {
   readonly modelPath: string;
   readonly threads: number;
-  /** Threads of batches of 8 tokens or more (sidecar/engine/batch-threads.ts). */
+  /** Threads of batches of 8 tokens or more (sidecar/engine/llama/batch-threads.ts). */
   readonly threadsBatch: number;
   readonly engine: EngineChoice;
   readonly sequences: number;
@@ -17,8 +17,7 @@ export interface EngineReady {
   readonly buildType: string;
   readonly threads: number;
   readonly threadsBatch: number;
-  readonly batchesOrdered: boolean;
-  /** Where the model runs (sidecar/engine/gpu.ts, describeGpu). */
+  /** Where the model runs (sidecar/engine/llama/gpu.ts, describeGpu). */
   readonly gpu?: string;
 }
 

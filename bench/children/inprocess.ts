@@ -3,9 +3,9 @@
 import { create } from "@bufbuild/protobuf";
 import type { Token } from "node-llama-cpp";
 import { SamplingOptionsSchema } from "../../proto/gen/inference/v1/inference_pb.js";
-import { loadModel, type LoadedModel } from "../../sidecar/engine/model.js";
-import { tokenizeRaw } from "../../sidecar/engine/prompt.js";
-import { buildSampling } from "../../sidecar/engine/sampling.js";
+import { loadModel, type LoadedModel } from "../../sidecar/engine/llama/model.js";
+import { tokenizeRaw } from "../../sidecar/engine/chat/prompt.js";
+import { buildSampling } from "../../sidecar/engine/decode/sampling.js";
 import { failToParent, serveParent } from "../ipc.js";
 import type { StreamSample } from "../sample.js";
 import { argsOf, exitOnSigterm, type EngineArgs, type EngineReady } from "./args.js";
@@ -60,7 +60,7 @@ try {
   exitOnSigterm(() => loaded.dispose());
   serveParent(
     { run: (request) => run(loaded, request as InProcessRun) },
-    { buildType: loaded.llama.buildType, threads: loaded.threads, threadsBatch: loaded.threadsBatch, batchesOrdered: loaded.scheduler.active } satisfies EngineReady,
+    { buildType: loaded.llama.buildType, threads: loaded.threads, threadsBatch: loaded.threadsBatch } satisfies EngineReady,
   );
 } catch (error) {
   failToParent(error);

@@ -1,7 +1,7 @@
 // Parties (b), (c), (d) and the sweep: the real sidecar (`startSidecar`) in its own process.
 import { startSidecar } from "../../sidecar/server.js";
 import { failToParent, serveParent } from "../ipc.js";
-import { describeGpu } from "../../sidecar/engine/gpu.js";
+import { describeGpu } from "../../sidecar/engine/llama/gpu.js";
 import { argsOf, exitOnSigterm, type EngineArgs, type EngineReady } from "./args.js";
 
 export interface SidecarReady extends EngineReady {
@@ -37,7 +37,7 @@ try {
         return { ...counters };
       },
     },
-    { url: sidecar.url, buildType: loaded.llama.buildType, threads: loaded.threads, threadsBatch: loaded.threadsBatch, batchesOrdered: loaded.scheduler.active, gpu: describeGpu(loaded.gpu) } satisfies SidecarReady,
+    { url: sidecar.url, buildType: loaded.llama.buildType, threads: loaded.threads, threadsBatch: loaded.threadsBatch, gpu: describeGpu(loaded.gpu) } satisfies SidecarReady,
   );
 } catch (error) {
   failToParent(error);

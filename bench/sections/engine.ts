@@ -1,7 +1,7 @@
 // The engine builds side by side, so the effect of the local build shows: the in-process
 // baseline on node-llama-cpp's prebuilt library and on this host's own build (`npm run
 // build:engine`, the thread-pool patch), each on 1 and on 2 threads and on 1 thread with 2 for
-// batches of several tokens (sidecar/engine/batch-threads.ts), one stream and N streams at
+// batches of several tokens (sidecar/engine/llama/batch-threads.ts), one stream and N streams at
 // once. Rounds are interleaved (each round runs every build once, in a rotated order), and nothing
 // else runs meanwhile.
 import type { Child } from "../children.js";

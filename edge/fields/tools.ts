@@ -4,7 +4,7 @@
 // errors come out in that protocol's shape with the field's path.
 import * as z from "zod";
 
-/** A tool name as the proto allows it (`Tool.name`; the sidecar's twin is in sidecar/engine/prompt.ts). */
+/** A tool name as the proto allows it (`Tool.name`; the sidecar's twin is in sidecar/engine/chat/prompt.ts). */
 export const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
 /** A tool or function name as every protocol accepts it. */

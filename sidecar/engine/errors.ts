@@ -1,3 +1,5 @@
+// The errors the engine refuses or fails a request with, as ConnectErrors with their gRPC codes;
+// shared by every room and by the transports.
 import { Code, ConnectError } from "@connectrpc/connect";
 import { PromptTooLongSchema } from "../../proto/gen/inference/v1/inference_pb.js";
 

@@ -1,3 +1,4 @@
+// Native gRPC (grpc-js): the inference service, grpc.health.v1 and server reflection.
 import { create, fromBinary, toBinary, type DescMessage, type DescMethod, type DescService } from "@bufbuild/protobuf";
 import { FileDescriptorProtoSchema } from "@bufbuild/protobuf/wkt";
 import { ConnectError, createHandlerContext, type ServiceImpl } from "@connectrpc/connect";

@@ -1,3 +1,4 @@
+// gRPC-Web (HTTP/1.1) for the edge, with the plain endpoints as its fallback.
 import type { Interceptor, ServiceImpl } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { InferenceService } from "../../proto/gen/inference/v1/inference_pb.js";

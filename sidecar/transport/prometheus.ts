@@ -3,7 +3,7 @@
 // reads by default (the vLLM names of the Gateway API Inference Extension's model server
 // protocol): queue length, running requests and KV-cache use (docs/contract.md, "Metrics").
 import { Counter, Gauge, type Registry } from "prom-client";
-import { grammarCache } from "../engine/constraint.js";
+import { grammarCache } from "../engine/grammar/constraint.js";
 import type { EngineMetrics } from "../engine/metrics.js";
 
 /** The load a scrape reads from the engine. */

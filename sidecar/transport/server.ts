@@ -1,3 +1,5 @@
+// One port for native gRPC and HTTP/1.1 (gRPC-Web, plain endpoints), plain or TLS chosen by ALPN,
+// and the connections it holds until they are drained.
 import * as grpc from "@grpc/grpc-js";
 import http from "node:http";
 import net from "node:net";

@@ -1,15 +1,15 @@
-// How decode steps reach llama.cpp with several generations at once (sidecar/engine/batch-scheduling.ts,
+// How decode steps reach llama.cpp with several generations at once (sidecar/engine/llama/batch-scheduling.ts,
 // batch-shares.ts): after the prompts, every step of N concurrent generations is one N-sequence
 // batch, and a long prompt joining streams is evaluated in small batches that carry their steps.
 import { create } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GenerateRequestSchema } from "../../proto/gen/inference/v1/inference_pb.js";
 import { modelPath } from "../../gguf/models.js";
-import { FIRST_TOKEN_POSITION, generate } from "../../sidecar/engine/generate.js";
+import { FIRST_TOKEN_POSITION, generate } from "../../sidecar/engine/decode/generate.js";
 import { EngineMetrics } from "../../sidecar/engine/metrics.js";
-import { loadModel, type LoadedModel } from "../../sidecar/engine/model.js";
-import { STREAMING_BATCH_TOKENS } from "../../sidecar/engine/batch-shares.js";
-import { readAhead } from "../../sidecar/engine/read-ahead.js";
+import { loadModel, type LoadedModel } from "../../sidecar/engine/llama/model.js";
+import { STREAMING_BATCH_TOKENS } from "../../sidecar/engine/llama/batch-shares.js";
+import { readAhead } from "../../sidecar/engine/streams/read-ahead.js";
 import { watchBatches, watchSampling } from "../support/engine.js";
 
 const STREAMS = 4;

@@ -1,8 +1,8 @@
-// How a batch's token slots are shared (sidecar/engine/batch-shares.ts): every decode gets a token,
+// How a batch's token slots are shared (sidecar/engine/llama/batch-shares.ts): every decode gets a token,
 // the prompts closest to done the rest, never more than the batch holds.
 import type { BatchItem } from "node-llama-cpp";
 import { describe, expect, it } from "vitest";
-import { shareBatch, STREAMING_BATCH_TOKENS } from "../../sidecar/engine/batch-shares.js";
+import { shareBatch, STREAMING_BATCH_TOKENS } from "../../sidecar/engine/llama/batch-shares.js";
 
 const item = (tokens: number): BatchItem => ({ tokens: Array.from({ length: tokens }, () => 1) as never, logits: [], evaluationPriority: 5 });
 const shares = (wants: number[], size: number): number[] => {

@@ -1,13 +1,13 @@
-// Threads per batch (sidecar/engine/batch-threads.ts): a batch of a few tokens runs on the decode
+// Threads per batch (sidecar/engine/llama/batch-threads.ts): a batch of a few tokens runs on the decode
 // threads, a prompt or a step of many streams on the batch threads.
 import { create } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GenerateRequestSchema } from "../../proto/gen/inference/v1/inference_pb.js";
 import { modelPath } from "../../gguf/models.js";
-import { BATCH_THREADS_MIN_TOKENS } from "../../sidecar/engine/batch-threads.js";
-import { generate } from "../../sidecar/engine/generate.js";
+import { BATCH_THREADS_MIN_TOKENS } from "../../sidecar/engine/llama/batch-threads.js";
+import { generate } from "../../sidecar/engine/decode/generate.js";
 import { EngineMetrics } from "../../sidecar/engine/metrics.js";
-import { loadModel, type LoadedModel } from "../../sidecar/engine/model.js";
+import { loadModel, type LoadedModel } from "../../sidecar/engine/llama/model.js";
 import { watchBatches } from "../support/engine.js";
 
 const STREAMS = BATCH_THREADS_MIN_TOKENS;

@@ -1,4 +1,4 @@
-// The GBNF syntax check (sidecar/engine/gbnf-check.ts) against llama.cpp's own parser, run in a
+// The GBNF syntax check (sidecar/engine/grammar/gbnf-check.ts) against llama.cpp's own parser, run in a
 // child process whose standard error is read: on llama.cpp's sample grammars and on mutations of
 // them, every grammar llama.cpp's parser would print whole to standard error (the leak the check
 // prevents) is refused, and no grammar llama.cpp accepts is.
@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
-import { gbnfSyntaxError } from "../../sidecar/engine/gbnf-check.js";
+import { gbnfSyntaxError } from "../../sidecar/engine/grammar/gbnf-check.js";
 
 const SAMPLES_DIR = "node_modules/node-llama-cpp/llama/grammars";
 const samples = readdirSync(SAMPLES_DIR)

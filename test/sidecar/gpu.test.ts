@@ -2,11 +2,11 @@
 // when told so, and the report says so in ListModels and the start-up line.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { modelPath } from "../../gguf/models.js";
-import { describeGpu } from "../../sidecar/engine/gpu.js";
-import { loadModel, type LoadedModel } from "../../sidecar/engine/model.js";
+import { describeGpu } from "../../sidecar/engine/llama/gpu.js";
+import { loadModel, type LoadedModel } from "../../sidecar/engine/llama/model.js";
 import { createInferenceService } from "../../sidecar/service.js";
 import { EngineMetrics } from "../../sidecar/engine/metrics.js";
-import { ResumableStreams } from "../../sidecar/engine/resumable-streams.js";
+import { ResumableStreams } from "../../sidecar/engine/streams/resumable-streams.js";
 
 let loaded: LoadedModel;
 beforeAll(async () => {

@@ -1,7 +1,7 @@
 // The schema node-llama-cpp's grammar generator is given: optional properties as alternatives of
 // the object (it would make them all required), anyOf as oneOf, at every depth.
 import { describe, expect, it } from "vitest";
-import { grammarSchema, MAX_COMBINED_OPTIONAL } from "../../sidecar/engine/grammar-schema.js";
+import { grammarSchema, MAX_COMBINED_OPTIONAL } from "../../sidecar/engine/grammar/grammar-schema.js";
 
 const str = { type: "string" };
 const keysOf = (schema: unknown): string[] =>

@@ -6,6 +6,7 @@ import { createRequire } from "node:module";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { create } from "@bufbuild/protobuf";
 import { ChatSchema, FinishReason, Role, type GenerateRequest } from "../../proto/gen/inference/v1/inference_pb.js";
+import { decodeQueue } from "../../sidecar/engine/llama/llama-internals.js";
 import type { RunningSidecar } from "../../sidecar/server.js";
 import { CHAT_REPLY } from "../support/scripted.js";
 import { clientsFor, collect, readMetrics, replyText, startTestSidecar } from "../support/sidecar.js";
@@ -131,8 +132,9 @@ describe.each(["grpc", "grpc-web"] as const)("Generate over %s", (transport) => 
 describe("concurrent requests", () => {
   it("go to llama.cpp as one batch per step, ordered by sequence, with turns for cache trims", () => {
     // If a node-llama-cpp upgrade changes the internals this relies on, the model does not load
-    // (sidecar/engine/llama-internals.ts; test/sidecar/llama-internals.test.ts).
-    expect(sidecar.models[0]?.scheduler.active).toBe(true);
+    // (sidecar/engine/llama/llama-internals.ts; test/sidecar/llama-internals.test.ts).
+    const model = sidecar.models[0];
+    expect(model && decodeQueue(model.context).decodeTokens.name).toBe("scheduledDecode");
   });
 
   it("each get their own exact text while more requests than sequences wait their turn", async () => {

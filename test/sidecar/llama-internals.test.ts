@@ -1,4 +1,4 @@
-// The node-llama-cpp internals the engine reads (sidecar/engine/llama-internals.ts): all there in
+// The node-llama-cpp internals the engine reads (sidecar/engine/llama/llama-internals.ts): all there in
 // the installed version, and a clear start-up failure naming what is missing when they are not.
 import { readFileSync } from "node:fs";
 import { LlamaGrammarEvaluationState, type Llama, type LlamaContext, type LlamaModel, type Token } from "node-llama-cpp";
@@ -13,8 +13,8 @@ import {
   SUPPORTED_NODE_LLAMA_CPP,
   threadsPerBatch,
   vocabularyEntry,
-} from "../../sidecar/engine/llama-internals.js";
-import { loadModel, type LoadedModel } from "../../sidecar/engine/model.js";
+} from "../../sidecar/engine/llama/llama-internals.js";
+import { loadModel, type LoadedModel } from "../../sidecar/engine/llama/model.js";
 
 describe("node-llama-cpp internals", () => {
   let loaded: LoadedModel;

@@ -5,10 +5,10 @@ import { create } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GenerateRequestSchema } from "../../proto/gen/inference/v1/inference_pb.js";
 import { modelPath } from "../../gguf/models.js";
-import { FIRST_TOKEN_POSITION, generate } from "../../sidecar/engine/generate.js";
+import { FIRST_TOKEN_POSITION, generate } from "../../sidecar/engine/decode/generate.js";
 import { EngineMetrics } from "../../sidecar/engine/metrics.js";
-import { loadModel, type LoadedModel } from "../../sidecar/engine/model.js";
-import { readAhead } from "../../sidecar/engine/read-ahead.js";
+import { loadModel, type LoadedModel } from "../../sidecar/engine/llama/model.js";
+import { readAhead } from "../../sidecar/engine/streams/read-ahead.js";
 import { watchBatches } from "../support/engine.js";
 
 const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));

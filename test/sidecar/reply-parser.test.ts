@@ -2,8 +2,8 @@
 // the generic `||call:` syntax, fed whole and at every possible cut, give the same parts.
 import { ChatMLChatWrapper, QwenChatWrapper } from "node-llama-cpp";
 import { describe, expect, it } from "vitest";
-import { ReplyParser, type CallPiece, type ReplyParts } from "../../sidecar/engine/reply-parser.js";
-import { replySyntax, type ReplySyntax } from "../../sidecar/engine/reply-syntax.js";
+import { ReplyParser, type CallPiece, type ReplyParts } from "../../sidecar/engine/chat/reply-parser.js";
+import { replySyntax, type ReplySyntax } from "../../sidecar/engine/llama/reply-syntax.js";
 
 const qwen = replySyntax(new QwenChatWrapper());
 const chatml = replySyntax(new ChatMLChatWrapper());

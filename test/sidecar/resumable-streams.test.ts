@@ -2,8 +2,8 @@
 // finish, the memory cap (finished streams dropped oldest first, live ones kept), readers that
 // follow the live end.
 import { describe, expect, it, vi } from "vitest";
-import type { GenerateEvent } from "../../sidecar/engine/generate.js";
-import { eventBytes, ResumableStreams } from "../../sidecar/engine/resumable-streams.js";
+import type { GenerateEvent } from "../../sidecar/engine/decode/generate.js";
+import { eventBytes, ResumableStreams } from "../../sidecar/engine/streams/resumable-streams.js";
 
 const start: GenerateEvent = { event: { case: "start", value: { model: "m" } } };
 const token = (text: string): GenerateEvent => ({ event: { case: "token", value: { text } } });

@@ -6,8 +6,8 @@ import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Role } from "../../proto/gen/inference/v1/inference_pb.js";
-import { grammarCache } from "../../sidecar/engine/constraint.js";
-import { MAX_TOOLS, SCHEMA_LIMITS } from "../../sidecar/engine/schema-limits.js";
+import { grammarCache } from "../../sidecar/engine/grammar/constraint.js";
+import { MAX_TOOLS, SCHEMA_LIMITS } from "../../sidecar/engine/grammar/schema-limits.js";
 import { startStack, type Stack } from "../support/edge.js";
 import { clientsFor, collect } from "../support/sidecar.js";
 

@@ -4,7 +4,7 @@ import type { ChatHistoryItem, ChatWrapper } from "node-llama-cpp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Role } from "../../proto/gen/inference/v1/inference_pb.js";
 import { modelPath } from "../../gguf/models.js";
-import { rendersSystemInPlace, systemFirst } from "../../sidecar/engine/prompt.js";
+import { rendersSystemInPlace, systemFirst } from "../../sidecar/engine/chat/prompt.js";
 import type { RunningSidecar } from "../../sidecar/server.js";
 import { clientsFor, startTestSidecar } from "../support/sidecar.js";
 

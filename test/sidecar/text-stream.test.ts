@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { StopSequenceFilter } from "../../sidecar/engine/text-stream.js";
+import { StopSequenceFilter } from "../../sidecar/engine/decode/text-stream.js";
 
 function run(stops: string[], fragments: string[]): { sent: string[]; stop?: string; rest: string } {
   const filter = new StopSequenceFilter(stops);

@@ -1,5 +1,5 @@
 // Watches a loaded model's context from the inside: every batch llama.cpp decodes.
-import type { LoadedModel } from "../../sidecar/engine/model.js";
+import type { LoadedModel } from "../../sidecar/engine/llama/model.js";
 
 /**
  * Calls `onBatch` with the tokens of each sequence in a batch and the threads it runs on, as its

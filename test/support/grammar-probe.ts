@@ -1,9 +1,9 @@
 // Run as a child process: parses each grammar of the JSON file named by argv[2] with llama.cpp
 // (through node-llama-cpp) and prints, per grammar, whether it was accepted and whether llama.cpp's
-// parser printed it to standard error (what sidecar/engine/gbnf-check.ts must prevent). The marker
+// parser printed it to standard error (what sidecar/engine/grammar/gbnf-check.ts must prevent). The marker
 // written after each grammar, straight to the file descriptor, keeps stderr in step.
 import { readFileSync, writeSync } from "node:fs";
-import { loadLlama } from "../../sidecar/engine/model.js";
+import { loadLlama } from "../../sidecar/engine/llama/model.js";
 
 const grammars = JSON.parse(readFileSync(process.argv[2] ?? "", "utf8")) as string[];
 const llama = await loadLlama();

@@ -1,3 +1,4 @@
+// Stop sequences on generated text (`StopSequenceFilter`).
 /**
  * Turns generated text fragments into text that is safe to send: nothing that might be the
  * beginning of a stop sequence leaves until it is known not to be one, and generation ends

@@ -1,3 +1,5 @@
+// How a model's chat template marks tool calls and reasoning segments in a reply, read once per
+// model from node-llama-cpp's chat wrapper settings (the chat room reads replies with it).
 import { LlamaText, type ChatWrapper } from "node-llama-cpp";
 
 /** How a chat template marks tool calls in the model's reply, as plain text. */

@@ -1,10 +1,12 @@
+// Grammars that keep tool calls well-formed: a name from the offered tools, then arguments valid
+// for that tool's schema, then the call's closing syntax (`ToolGrammar`).
 import { LlamaGrammarEvaluationState, type LlamaGrammar } from "node-llama-cpp";
-import { remember, schemaGrammarText } from "./constraint.js";
-import { invalidArgument } from "./errors.js";
-import { grammarStepper, type GrammarStepper } from "./llama-internals.js";
-import type { LoadedModel } from "./model.js";
+import { remember, schemaGrammarText } from "../grammar/constraint.js";
+import { invalidArgument } from "../errors.js";
+import { grammarStepper, type GrammarStepper } from "../llama/llama-internals.js";
+import type { LoadedModel } from "../llama/model.js";
 import type { ReplyParser } from "./reply-parser.js";
-import { forFunction, type CallSyntax } from "./reply-syntax.js";
+import { forFunction, type CallSyntax } from "../llama/reply-syntax.js";
 
 export interface ToolSpec {
   readonly name: string;
@@ -15,7 +17,7 @@ export interface ToolSpec {
 }
 
 /** A GBNF string literal for `text`. */
-export function gbnfLiteral(text: string): string {
+function gbnfLiteral(text: string): string {
   let out = '"';
   for (const ch of text) {
     const code = ch.codePointAt(0) ?? 0;

@@ -1,3 +1,4 @@
+// The raw bytes of single tokens, read from the vocabulary (`TokenBytes`).
 import type { LlamaModel, Token } from "node-llama-cpp";
 import { vocabularyEntry } from "./llama-internals.js";
 

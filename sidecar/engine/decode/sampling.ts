@@ -1,7 +1,9 @@
+// Sampling options: checked, and turned into node-llama-cpp's evaluation options (temperature,
+// penalties, logit bias, stops, logprobs).
 import { TokenBias, type SequenceEvaluateOptions, type Token } from "node-llama-cpp";
-import type { SamplingOptions } from "../../proto/gen/inference/v1/inference_pb.js";
-import { invalidArgument } from "./errors.js";
-import type { LoadedModel } from "./model.js";
+import type { SamplingOptions } from "../../../proto/gen/inference/v1/inference_pb.js";
+import { invalidArgument } from "../errors.js";
+import type { LoadedModel } from "../llama/model.js";
 
 // Limits the proto documents (GenerateRequest.top_logprobs and .stop); the edge's twins are in
 // edge/fields/fields.ts (test/proto-limits.test.ts checks they agree).

@@ -1,3 +1,5 @@
+// How a context's decode steps reach llama.cpp: one batch per step of all streams, ordered by
+// sequence, with turns for cache trims (`scheduleBatches`).
 import type { LlamaContext, LlamaContextSequence } from "node-llama-cpp";
 import { decodeQueue, sequenceIdOf, type QueuedDecode } from "./llama-internals.js";
 
@@ -6,8 +8,6 @@ type LogitDataMapper = (batchLogitIndex: number, tokenIndex: number) => unknown;
 
 /** How one context's decode steps reach llama.cpp. */
 export interface BatchScheduler {
-  /** Whether the scheduling below is in effect: always, as a model whose context lacks the internals it needs does not load. */
-  readonly active: true;
   /**
    * Runs `work` on `sequence` (a cache trim) between two decode steps: new steps of the other
    * sequences wait until it is done.
@@ -87,7 +87,6 @@ export function scheduleBatches(context: LlamaContext): BatchScheduler {
   });
 
   return {
-    active: true,
     async between(sequence, work) {
       while (gate !== undefined) await gate;
       let open = (): void => undefined;

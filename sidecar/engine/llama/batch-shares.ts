@@ -1,3 +1,5 @@
+// How a batch's token slots are shared: every stream's next token first, a joining prompt 128
+// tokens a batch, the prompts closest to done first (`shareBatch`).
 import type { BatchItem, CustomBatchingPrioritizationStrategy, PrioritizedBatchItem } from "node-llama-cpp";
 
 /**

@@ -2,7 +2,7 @@
 // events in a replay buffer, readers counted, a grace period that cancels a generation nobody
 // reads, retention after the finish, and a memory cap over all buffers.
 import { randomBytes } from "node:crypto";
-import type { GenerateEvent } from "./generate.js";
+import type { GenerateEvent } from "../decode/generate.js";
 import { ReplayBuffer } from "./replay-buffer.js";
 
 export interface ResumableOptions {

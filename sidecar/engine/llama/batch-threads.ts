@@ -1,3 +1,5 @@
+// The threads of each decode batch: `--threads` for a batch of a few tokens, `--threads-batch` for
+// `BATCH_THREADS_MIN_TOKENS` or more.
 import type { LlamaContext } from "node-llama-cpp";
 import { threadsPerBatch } from "./llama-internals.js";
 
@@ -16,7 +18,7 @@ export interface ContextThreads {
 }
 
 /** The threads a batch of `tokens` tokens runs on. */
-export function threadsForBatch(threads: ContextThreads, tokens: number): number {
+function threadsForBatch(threads: ContextThreads, tokens: number): number {
   return tokens >= BATCH_THREADS_MIN_TOKENS ? threads.batch : threads.decode;
 }
 

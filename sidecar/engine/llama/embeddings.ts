@@ -3,8 +3,8 @@
 // node-llama-cpp's embedding context evaluates one input at a time and reads the vector of its one
 // sequence, so calls queue for it (docs/decisions.md, "Embeddings queue, one input at a time").
 import type { LlamaEmbeddingContext, LlamaModel, Token } from "node-llama-cpp";
-import type { EmbedInput } from "../../proto/gen/inference/v1/inference_pb.js";
-import { cancelled, invalidArgument, overloaded } from "./errors.js";
+import type { EmbedInput } from "../../../proto/gen/inference/v1/inference_pb.js";
+import { cancelled, invalidArgument, overloaded } from "../errors.js";
 
 export interface EmbedderOptions {
   readonly threads: number;

@@ -1,5 +1,7 @@
+// The sequences of one context: the free one with the longest shared prefix, a bounded wait queue,
+// and turns between clients (`SequencePool`).
 import type { LlamaContext, LlamaContextSequence, Token } from "node-llama-cpp";
-import { cancelled, overloaded, queueTimeout } from "./errors.js";
+import { cancelled, overloaded, queueTimeout } from "../errors.js";
 
 interface Waiter {
   readonly prompt: readonly Token[];

@@ -1,10 +1,12 @@
+// Output constraints (a JSON schema or a GBNF grammar) as node-llama-cpp grammars, and the cache
+// of recently built grammars.
 import { grammarSchema } from "./grammar-schema.js";
 import { gbnfSyntaxError } from "./gbnf-check.js";
 import { LlamaGrammarEvaluationState, LlamaText, type Llama, type LlamaGrammar } from "node-llama-cpp";
-import type { OutputConstraint } from "../../proto/gen/inference/v1/inference_pb.js";
+import type { OutputConstraint } from "../../../proto/gen/inference/v1/inference_pb.js";
 import { createHash } from "node:crypto";
-import { invalidArgument } from "./errors.js";
-import type { LoadedModel } from "./model.js";
+import { invalidArgument } from "../errors.js";
+import type { LoadedModel } from "../llama/model.js";
 import { checkSchemaSize, SCHEMA_LIMITS } from "./schema-limits.js";
 
 /** Grammars built recently, by the hash of their source: agents send the same schema every turn. */

@@ -1,8 +1,10 @@
+// Renders a request's input into prompt tokens: a raw prompt as is, a chat (messages, tools, calls
+// and their results) through the model's chat template.
 import type { ChatHistoryItem, ChatModelFunctionCall, ChatModelFunctions, ChatModelResponse, ChatWrapper, Token } from "node-llama-cpp";
-import { Role, ToolChoice, type Chat, type GenerateRequest } from "../../proto/gen/inference/v1/inference_pb.js";
-import { invalidArgument } from "./errors.js";
-import { checkSchemaSize, MAX_TOOLS } from "./schema-limits.js";
-import type { LoadedModel } from "./model.js";
+import { Role, ToolChoice, type Chat, type GenerateRequest } from "../../../proto/gen/inference/v1/inference_pb.js";
+import { invalidArgument } from "../errors.js";
+import { checkSchemaSize, MAX_TOOLS } from "../grammar/schema-limits.js";
+import type { LoadedModel } from "../llama/model.js";
 import type { ToolSpec } from "./tool-grammar.js";
 
 /** How the reply may call tools, when the request offers any. */

@@ -1,4 +1,6 @@
-import { forFunction, namesFunction, type ReplySyntax } from "./reply-syntax.js";
+// Splits a streamed reply into reasoning, content and tool-call fragments, by the template's reply
+// syntax (`ReplyParser`).
+import { forFunction, namesFunction, type ReplySyntax } from "../llama/reply-syntax.js";
 
 /** A piece of a tool call: `id` and `name` on the first piece of a call, then argument text. */
 export interface CallPiece {
@@ -58,7 +60,7 @@ function firstMarker(text: string, markers: readonly string[]): { at: number; ma
 
 /**
  * Splits generated text into reasoning, content and tool calls, following the chat template's
- * syntax (reply-syntax.ts). Text that might begin a marker is held back until it is known;
+ * syntax (../llama/reply-syntax.ts). Text that might begin a marker is held back until it is known;
  * markers never reach any part. Whitespace around markers is dropped: the start of a reasoning
  * segment, and the start of the content after reasoning or after a call.
  *

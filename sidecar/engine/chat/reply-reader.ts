@@ -1,5 +1,7 @@
+// How a chat reply is read: its parser and its tool grammar, chosen for a rendered prompt, and the
+// ids of tool calls.
 import { randomBytes } from "node:crypto";
-import type { LoadedModel } from "./model.js";
+import type { LoadedModel } from "../llama/model.js";
 import type { RenderedPrompt } from "./prompt.js";
 import { ReplyParser } from "./reply-parser.js";
 import { ToolGrammar, toolGrammars } from "./tool-grammar.js";

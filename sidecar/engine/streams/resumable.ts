@@ -1,12 +1,12 @@
 // A resumable generation (proto: GenerateRequest.resumable): the generation runs on a signal of its
-// own, its events go to the replay buffer (engine/resumable-streams.ts), and the caller reads them
+// own, its events go to the replay buffer (resumable-streams.ts), and the caller reads them
 // from there, so a caller that leaves starts the grace period instead of cancelling.
-import type { GenerateRequest } from "../proto/gen/inference/v1/inference_pb.js";
-import { FIRST_TOKEN_POSITION, generate, type GenerateEvent } from "./engine/generate.js";
-import type { EngineMetrics } from "./engine/metrics.js";
-import type { LoadedModel } from "./engine/model.js";
-import { readAhead } from "./engine/read-ahead.js";
-import type { ResumableStreams } from "./engine/resumable-streams.js";
+import type { GenerateRequest } from "../../../proto/gen/inference/v1/inference_pb.js";
+import { FIRST_TOKEN_POSITION, generate, type GenerateEvent } from "../decode/generate.js";
+import type { EngineMetrics } from "../metrics.js";
+import type { LoadedModel } from "../llama/model.js";
+import { readAhead } from "./read-ahead.js";
+import type { ResumableStreams } from "./resumable-streams.js";
 
 export async function* generateResumable(
   loaded: LoadedModel,

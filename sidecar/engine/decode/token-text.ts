@@ -1,3 +1,4 @@
+// Generated tokens decoded into whole UTF-8 characters (`TokenTextDecoder`).
 import type { LlamaModel, Token } from "node-llama-cpp";
 
 /** Tokens decoded together before a broken character is let through as U+FFFD. */

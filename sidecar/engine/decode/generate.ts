@@ -1,11 +1,12 @@
+// The decode loop: one request's plan turned into `start`, `token`… and `finish` events.
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { LlamaContextSequence, Token } from "node-llama-cpp";
-import { FinishReason, type GenerateRequest, type GenerateResponseSchema } from "../../proto/gen/inference/v1/inference_pb.js";
+import { FinishReason, type GenerateRequest, type GenerateResponseSchema } from "../../../proto/gen/inference/v1/inference_pb.js";
 import { planGeneration, type GenerationPlan } from "./generation-plan.js";
 import { scorePrompt } from "./prompt-logprobs.js";
-import type { EngineMetrics } from "./metrics.js";
-import type { LoadedModel } from "./model.js";
-import type { ReplyParts } from "./reply-parser.js";
+import type { EngineMetrics } from "../metrics.js";
+import type { LoadedModel } from "../llama/model.js";
+import type { ReplyParts } from "../chat/reply-parser.js";
 import { StopSequenceFilter, type TextStep } from "./text-stream.js";
 import { evaluate, forcedStep, logOf, topAlternatives, type Step } from "./token-steps.js";
 import { TokenTextDecoder } from "./token-text.js";

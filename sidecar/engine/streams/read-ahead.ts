@@ -1,5 +1,7 @@
+// Lets a generation run ahead of its transport by a bounded number of events (`readAhead`), so
+// writing a token overlaps the next decode step.
 /** Events a generation may run ahead of a slow reader before it waits for it. */
-export const READ_AHEAD_LIMIT = 256;
+const READ_AHEAD_LIMIT = 256;
 
 export interface ReadAheadOptions {
   /** Items that may wait for the reader (default READ_AHEAD_LIMIT). */
@@ -11,7 +13,7 @@ export interface ReadAheadOptions {
 /**
  * Resolves one event-loop turn later: after the immediates queued by the current turn's work.
  * The next decode step goes to llama.cpp from an immediate queued in the same microtasks that
- * deliver a token (node-llama-cpp's dispatch, or the batch loop's turn in batch-scheduling.ts);
+ * deliver a token (node-llama-cpp's dispatch, or the batch loop's turn in ../llama/batch-scheduling.ts);
  * an immediate queued from inside an immediate runs on the next turn.
  */
 const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(() => setImmediate(resolve)));

@@ -1,11 +1,13 @@
+// A request's generation plan: prompt tokens, stops, sampling, constraint or reply reader, token
+// and reasoning budgets, built and checked before the request waits for a sequence.
 import type { SequenceEvaluateOptions, Token } from "node-llama-cpp";
-import { FinishReason, type GenerateRequest } from "../../proto/gen/inference/v1/inference_pb.js";
-import { constraintState } from "./constraint.js";
-import { invalidArgument, promptTooLong } from "./errors.js";
-import type { LoadedModel } from "./model.js";
-import { renderPrompt, type RenderedPrompt } from "./prompt.js";
-import type { ReplyParser } from "./reply-parser.js";
-import { replyReader } from "./reply-reader.js";
+import { FinishReason, type GenerateRequest } from "../../../proto/gen/inference/v1/inference_pb.js";
+import { constraintState } from "../grammar/constraint.js";
+import { invalidArgument, promptTooLong } from "../errors.js";
+import type { LoadedModel } from "../llama/model.js";
+import { renderPrompt, type RenderedPrompt } from "../chat/prompt.js";
+import type { ReplyParser } from "../chat/reply-parser.js";
+import { replyReader } from "../chat/reply-reader.js";
 import { buildSampling, checkLogprobs, checkStops, templateMarkerTokens, tokenBiasOf } from "./sampling.js";
 
 /** How a reply that spends its reasoning budget leaves the reasoning segment. */

@@ -1,3 +1,5 @@
+// Loading a model: the llama.cpp library, the model, its context and sequence pool, and what is
+// resolved once per model (`LoadedModel`, `loadModel`).
 import os from "node:os";
 import path from "node:path";
 import {
@@ -71,7 +73,7 @@ export interface ModelOptions {
 }
 
 /** Tokens one embedding input may hold unless configured. */
-export const DEFAULT_EMBEDDING_CONTEXT_SIZE = 8192;
+const DEFAULT_EMBEDDING_CONTEXT_SIZE = 8192;
 
 /** One loaded model: its context, its sequences and what is resolved once per model. */
 export interface LoadedModel {
@@ -107,7 +109,7 @@ let llamaInstance: Promise<Llama> | undefined;
  * llama.cpp's own messages, to stderr, except the text of a grammar it could not parse: that is
  * a request's content, which never reaches a log (the request gets INVALID_ARGUMENT instead).
  */
-export function engineLog(_level: LlamaLogLevel, message: string): void {
+function engineLog(_level: LlamaLogLevel, message: string): void {
   const text = message.includes("error parsing grammar") ? "llama.cpp: a request's grammar did not parse (its text is not logged)" : message;
   process.stderr.write(text.endsWith("\n") ? text : `${text}\n`);
 }

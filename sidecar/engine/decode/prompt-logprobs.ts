@@ -1,7 +1,9 @@
+// The log-probability of every prompt token (`GenerateRequest.prompt_logprobs`), evaluated in
+// chunks before the reply.
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { ControlledEvaluateInputItem, LlamaContextSequence, Token } from "node-llama-cpp";
-import type { TokenSchema } from "../../proto/gen/inference/v1/inference_pb.js";
-import type { LoadedModel } from "./model.js";
+import type { TokenSchema } from "../../../proto/gen/inference/v1/inference_pb.js";
+import type { LoadedModel } from "../llama/model.js";
 import { TokenTextDecoder } from "./token-text.js";
 import { logOf, topAlternatives } from "./token-steps.js";
 

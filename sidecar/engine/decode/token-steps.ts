@@ -1,6 +1,7 @@
+// Sampled tokens with their probabilities and most likely alternatives.
 import type { LlamaContextSequence, SequenceEvaluateOptions, Token } from "node-llama-cpp";
-import type { TokenAlternative } from "../../proto/gen/inference/v1/inference_pb.js";
-import type { LoadedModel } from "./model.js";
+import type { TokenAlternative } from "../../../proto/gen/inference/v1/inference_pb.js";
+import type { LoadedModel } from "../llama/model.js";
 
 /** One sampled token, with what the request asked to know about its choice. */
 export interface Step {

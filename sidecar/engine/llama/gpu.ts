@@ -4,7 +4,7 @@
 import { getLlamaGpuTypes, type Llama, type LlamaGpuType, type LlamaModel } from "node-llama-cpp";
 
 export type GpuChoice = "auto" | Exclude<LlamaGpuType, false> | false;
-export const GPU_CHOICES = ["auto", "cuda", "vulkan", "metal", "false"] as const;
+const GPU_CHOICES = ["auto", "cuda", "vulkan", "metal", "false"] as const;
 export type GpuLayers = "auto" | "max" | number;
 
 /** The `--gpu` flag's text as a choice; "false", "off", "cpu" and "none" all mean no GPU. */
