@@ -80,24 +80,27 @@ function settingsLine(flags: BenchFlags, m: Measured): string {
 /** The markdown report printed on stdout. */
 function render(run: RunRecord, m: Measured, s: Summaries, targets: ReturnType<typeof evaluateTargets>, machineInfo: ReturnType<typeof machine>): string {
   const { flags } = run;
-  return appendStateful(renderReport({
-    machine: machineInfo,
-    date: run.startedAt.slice(0, 16).replace("T", " ") + " UTC",
-    settings: settingsLine(flags, m),
-    notes: run.notes,
-    single: s.single,
-    sweep: s.sweep,
-    reject: s.reject ? { summary: s.reject, queue: flags.rejectQueue } : undefined,
-    prefix: s.prefix && m.prefix ? { rows: s.prefix, systemPromptTokens: m.prefix.systemPromptTokens } : undefined,
-    encoders: m.encoders,
-    engine: s.engine && m.engine ? { rows: s.engine, streams: m.engine.streams, rounds: m.engine.rounds } : undefined,
-    join: s.join ? { summary: s.join, rounds: m.joining?.rounds.length ?? 0 } : undefined,
-    long: m.long,
-    embeddings: m.embeddings,
-    processes: run.processes,
-    memory: m.memory,
-    targets,
-  }), s.stateful && m.stateful ? renderStateful(s.stateful, m.stateful.conversationTokens) : undefined);
+  return appendStateful(
+    renderReport({
+      machine: machineInfo,
+      date: run.startedAt.slice(0, 16).replace("T", " ") + " UTC",
+      settings: settingsLine(flags, m),
+      notes: run.notes,
+      single: s.single,
+      sweep: s.sweep,
+      reject: s.reject ? { summary: s.reject, queue: flags.rejectQueue } : undefined,
+      prefix: s.prefix && m.prefix ? { rows: s.prefix, systemPromptTokens: m.prefix.systemPromptTokens } : undefined,
+      encoders: m.encoders,
+      engine: s.engine && m.engine ? { rows: s.engine, streams: m.engine.streams, rounds: m.engine.rounds } : undefined,
+      join: s.join ? { summary: s.join, rounds: m.joining?.rounds.length ?? 0 } : undefined,
+      long: m.long,
+      embeddings: m.embeddings,
+      processes: run.processes,
+      memory: m.memory,
+      targets,
+    }),
+    s.stateful && m.stateful ? renderStateful(s.stateful, m.stateful.conversationTokens) : undefined,
+  );
 }
 
 /** The single-stream, sweep, prefix, stateful and engine figures of the headline. */
@@ -162,7 +165,19 @@ export function finishRun(run: RunRecord, m: Measured, previous: ResultsFile | u
     otherLoad: run.loads,
     summaries: { engine: s.engine, join: s.join, single: s.single, sweep: s.sweep, reject: s.reject, prefix: s.prefix, stateful: s.stateful },
     targets,
-    raw: { ...run.raw, engine: m.engine, join: m.joining, long: m.long, embeddings: m.embeddings, single: m.single, sweep: m.sweep, reject: m.reject, prefix: m.prefix, stateful: m.stateful, encoders: m.encoders },
+    raw: {
+      ...run.raw,
+      engine: m.engine,
+      join: m.joining,
+      long: m.long,
+      embeddings: m.embeddings,
+      single: m.single,
+      sweep: m.sweep,
+      reject: m.reject,
+      prefix: m.prefix,
+      stateful: m.stateful,
+      encoders: m.encoders,
+    },
     processes: run.processes,
     memory: m.memory ?? null,
     table: report,

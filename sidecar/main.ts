@@ -67,9 +67,12 @@ async function main(): Promise<void> {
       `${first?.llama.buildType} llama.cpp, ${first === undefined ? "" : describeGpu(first.gpu)}, nice ${getPriority()}) ` +
       `on ${sidecar.url} (native gRPC and gRPC-Web)`,
   );
-  if (sidecar.metricsPort !== undefined) console.error(`sidecar: GET /metrics and /healthz without the token on http://${config.metricsHost}:${sidecar.metricsPort}`);
+  if (sidecar.metricsPort !== undefined)
+    console.error(`sidecar: GET /metrics and /healthz without the token on http://${config.metricsHost}:${sidecar.metricsPort}`);
   if (first !== undefined && first.llama.buildType !== "localBuild" && first.llama.gpu === false) {
-    console.error("sidecar: on the prebuilt CPU library; `npm run build:engine` (once, about 5 minutes on 2 cores) builds a faster one for this host (sidecar/native/README.md)");
+    console.error(
+      "sidecar: on the prebuilt CPU library; `npm run build:engine` (once, about 5 minutes on 2 cores) builds a faster one for this host (sidecar/native/README.md)",
+    );
   }
   let signals = 0;
   const onSignal = (name: string): void => {

@@ -47,9 +47,31 @@ function modelMetrics(metrics: EngineMetrics, loaded: LoadedModel): ReturnType<t
 }
 
 export async function startSidecar(config: StartOptions): Promise<RunningSidecar> {
-  const { model, modelId, embeddingModel, host: _host, port: _port, drainMs: _drainMs, modelsDir: _modelsDir, priority = "off", token, tlsCert, tlsKey, metricsPort, metricsHost = "127.0.0.1", heartbeatMs = DEFAULT_HEARTBEAT_MS, resumable = DEFAULT_RESUMABLE, ...engine } = config;
+  const {
+    model,
+    modelId,
+    embeddingModel,
+    host: _host,
+    port: _port,
+    drainMs: _drainMs,
+    modelsDir: _modelsDir,
+    priority = "off",
+    token,
+    tlsCert,
+    tlsKey,
+    metricsPort,
+    metricsHost = "127.0.0.1",
+    heartbeatMs = DEFAULT_HEARTBEAT_MS,
+    resumable = DEFAULT_RESUMABLE,
+    ...engine
+  } = config;
   applyPriority(priority);
-  const loaded = await loadModel({ ...engine, modelPath: model, ...(modelId !== undefined ? { id: modelId } : {}), ...(embeddingModel !== undefined ? { embeddingModelPath: embeddingModel } : {}) });
+  const loaded = await loadModel({
+    ...engine,
+    modelPath: model,
+    ...(modelId !== undefined ? { id: modelId } : {}),
+    ...(embeddingModel !== undefined ? { embeddingModelPath: embeddingModel } : {}),
+  });
   const models = [loaded];
   const metrics = new EngineMetrics();
   const shutdown = new AbortController();

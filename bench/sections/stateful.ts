@@ -32,7 +32,11 @@ async function round(path: StatefulPath, seed: number, words: number, into: Stat
   if (!first.ok) throw new Error(`${path.label}: turn 1 failed: ${first.error ?? ""}`);
   into.next.push(await path.next(first.next, userTurn(1)));
   // The same conversation with a filler never seen before: every token evaluated.
-  const twin = [{ role: "user", content: opening(seed + 500_000, words) }, { role: "assistant", content: first.text }, { role: "user", content: userTurn(1) }] as const;
+  const twin = [
+    { role: "user", content: opening(seed + 500_000, words) },
+    { role: "assistant", content: first.text },
+    { role: "user", content: userTurn(1) },
+  ] as const;
   into.cold.push(await path.stateless(twin));
   // Short new conversations, store off and on in turn (its write comes after the last token).
   for (let i = 0; i < STORE_PAIRS; i++) {
@@ -101,7 +105,17 @@ export function summarizeStateful(result: StatefulResult): StatefulRow[] {
 }
 
 export function renderStateful(rows: readonly StatefulRow[], conversationTokens: number): string {
-  const header = ["path", "next turns / store pairs", "next turn: prompt / cached tokens", "cold TTFT p50 ms", "next turn TTFT p50 ms", "next / cold", "store off TTFT ms", "store on TTFT ms", "added ms"];
+  const header = [
+    "path",
+    "next turns / store pairs",
+    "next turn: prompt / cached tokens",
+    "cold TTFT p50 ms",
+    "next turn TTFT p50 ms",
+    "next / cold",
+    "store off TTFT ms",
+    "store on TTFT ms",
+    "added ms",
+  ];
   const line = (cells: readonly string[]): string => `| ${cells.join(" | ")} |`;
   const body = rows.map((r) =>
     line([

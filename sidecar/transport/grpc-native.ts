@@ -31,9 +31,7 @@ export function addInferenceService(server: grpc.Server, impl: Impl, shutdown: A
     const call = (impl as unknown as Record<string, AnyHandler>)[method.localName];
     if (call === undefined) continue;
     handlers[method.localName] =
-      method.methodKind === "server_streaming"
-        ? streamingHandler(method, call.bind(impl), shutdown)
-        : unaryHandler(method, call.bind(impl), shutdown);
+      method.methodKind === "server_streaming" ? streamingHandler(method, call.bind(impl), shutdown) : unaryHandler(method, call.bind(impl), shutdown);
   }
   server.addService(definition, handlers);
 

@@ -100,7 +100,10 @@ describe("responses.stream()", () => {
 
   it("raises the SDK's 400 for a prompt the sidecar refuses, before any event", async () => {
     const huge = "word ".repeat(400);
-    const error = await client.responses.stream({ model: "m", input: huge }).finalResponse().catch((e: unknown) => e);
+    const error = await client.responses
+      .stream({ model: "m", input: huge })
+      .finalResponse()
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(OpenAI.BadRequestError);
     expect((error as APIError).message).toMatch(/maximum context length is 256 tokens/);
   });

@@ -55,7 +55,9 @@ async function open(url: string, path: string, body: unknown, stopAfter = Infini
 }
 
 async function resume(url: string, streamId: string, lastEventId?: number, headers: Record<string, string> = {}) {
-  const response = await fetch(`${url}/v1/streams/${streamId}`, { headers: { ...(lastEventId === undefined ? {} : { "last-event-id": String(lastEventId) }), ...headers } });
+  const response = await fetch(`${url}/v1/streams/${streamId}`, {
+    headers: { ...(lastEventId === undefined ? {} : { "last-event-id": String(lastEventId) }), ...headers },
+  });
   return { status: response.status, type: response.headers.get("content-type"), text: await response.text() };
 }
 
@@ -113,7 +115,11 @@ describe("resumable streams", () => {
   });
 
   it("a stream that did not ask is not numbered and has no stream id", async () => {
-    const response = await fetch(`${edge.url}/v1/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(CASES[1][1]) });
+    const response = await fetch(`${edge.url}/v1/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(CASES[1][1]),
+    });
     expect(response.headers.get("x-stream-id")).toBeNull();
     expect(await response.text()).not.toMatch(/^id:/m);
   });
@@ -128,8 +134,16 @@ describe("resumable streams", () => {
       await new Promise((resolve) => setTimeout(resolve, 25));
       polled = await client.responses.retrieve(queued.id);
     }
-    expect(polled).toMatchObject({ id: queued.id, status: "completed", background: true, output_text: "It is sunny in Tokyo, 22°C. ☀️", usage: { output_tokens: 16 } });
-    const refused = await client.responses.create({ model: "m", input: "Hello!", background: true, conversation: "conv_x" }).catch((e: unknown) => e as { status: number; param?: string });
+    expect(polled).toMatchObject({
+      id: queued.id,
+      status: "completed",
+      background: true,
+      output_text: "It is sunny in Tokyo, 22°C. ☀️",
+      usage: { output_tokens: 16 },
+    });
+    const refused = await client.responses
+      .create({ model: "m", input: "Hello!", background: true, conversation: "conv_x" })
+      .catch((e: unknown) => e as { status: number; param?: string });
     expect(refused).toMatchObject({ status: 400, param: "background" });
     // The same Response as its stream would have ended with.
     const streamed = await client.responses.retrieve(queued.id, { stream: true });

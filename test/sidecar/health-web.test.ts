@@ -15,11 +15,16 @@ it("answers Check over gRPC-Web: SERVING without the token, NOT_FOUND for anothe
   const unknown = await health.check({ service: "nope.v1.Nope" }).catch((e: unknown) => e);
   expect([(unknown as ConnectError).code, (unknown as ConnectError).rawMessage]).toEqual([Code.NotFound, 'unknown service "nope.v1.Nope"']);
   // The inference service itself still needs the token.
-  const refused = await clientsFor(sidecar.url)["grpc-web"].listModels({}).catch((e: unknown) => e);
+  const refused = await clientsFor(sidecar.url)
+    ["grpc-web"].listModels({})
+    .catch((e: unknown) => e);
   expect((refused as ConnectError).code).toBe(Code.Unauthenticated);
 
   // A stream in progress keeps the sidecar draining; meanwhile Check says NOT_SERVING.
-  const stream = clientsFor(sidecar.url)["grpc-web"].generate({ input: { case: "prompt", value: "Let us sing. Sing" }, maxTokens: 400 }, { headers: { authorization: "Bearer s3cret" } });
+  const stream = clientsFor(sidecar.url)["grpc-web"].generate(
+    { input: { case: "prompt", value: "Let us sing. Sing" }, maxTokens: 400 },
+    { headers: { authorization: "Bearer s3cret" } },
+  );
   const iterator = stream[Symbol.asyncIterator]();
   await iterator.next();
   const stopping = sidecar.stop();

@@ -32,7 +32,14 @@ const codeOf = (e: unknown) => ConnectError.from(e).code;
 
 describe("SequencePool", () => {
   it("takes the free sequence with the longest shared prefix", async () => {
-    const pool = new SequencePool(fakeContext([[1, 5, 6], [1, 2, 3, 4], [1, 2]]), { maxQueue: 0, queueTimeoutMs: 1000 });
+    const pool = new SequencePool(
+      fakeContext([
+        [1, 5, 6],
+        [1, 2, 3, 4],
+        [1, 2],
+      ]),
+      { maxQueue: 0, queueTimeoutMs: 1000 },
+    );
     const signal = new AbortController().signal;
     expect(idOf(await pool.acquire(tokens(1, 2, 3, 9), signal))).toBe(1);
     expect(idOf(await pool.acquire(tokens(1, 2, 7), signal))).toBe(2);

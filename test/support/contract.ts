@@ -34,7 +34,10 @@ function errorEnding(events: readonly ParsedEvent[]): unknown {
   if (errors.length === 0) return undefined;
   expect(errors, "at most one error event").toHaveLength(1);
   expect(events.at(-1)?.event, "the error event is the last event").toBe("error");
-  expect(events.some((e) => e.data === "[DONE]"), "no [DONE] after an error").toBe(false);
+  expect(
+    events.some((e) => e.data === "[DONE]"),
+    "no [DONE] after an error",
+  ).toBe(false);
   const data = JSON.parse(errors[0]?.data ?? "null") as Record<string, unknown>;
   // The fields at the top level, and an `error` object for the OpenAI SDKs.
   expect(data).toMatchObject({ message: expect.any(String), type: expect.any(String) });
@@ -99,7 +102,10 @@ function checkToolCallDelta(call: Record<string, unknown>, calls: { id: string; 
       type: "function",
       function: { name: expect.any(String), arguments: "" },
     });
-    expect(calls.map((c) => c.id), "each call has its own id").not.toContain(call["id"]);
+    expect(
+      calls.map((c) => c.id),
+      "each call has its own id",
+    ).not.toContain(call["id"]);
     calls.push({ id: String(call["id"]), name: String(fn?.["name"]), arguments: "" });
     return;
   }
@@ -373,7 +379,16 @@ function partOf(itemType: string | undefined, text: string): Record<string, unkn
 }
 
 export function checkResponsesStream(events: readonly ParsedEvent[]): ResponsesSummary {
-  const summary: ResponsesSummary = { text: "", reasoning: "", terminal: null, response: undefined, usage: undefined, error: undefined, done: false, items: [] };
+  const summary: ResponsesSummary = {
+    text: "",
+    reasoning: "",
+    terminal: null,
+    response: undefined,
+    usage: undefined,
+    error: undefined,
+    done: false,
+    items: [],
+  };
   // Every event is named by its type (`event:` equal to the data's `type`); [DONE] is a plain data frame.
   for (const event of events) {
     if (event.data === "[DONE]") expect(event.event, "[DONE] has no event: line").toBe("message");
@@ -444,7 +459,9 @@ export function checkResponsesStream(events: readonly ParsedEvent[]): ResponsesS
       case "response.reasoning_text.delta":
         at();
         expect(part, "a delta inside an open part").toBeDefined();
-        expect(item?.type, `${type} only in ${type.includes("reasoning") ? "reasoning" : "message"} items`).toBe(type.includes("reasoning") ? "reasoning" : "message");
+        expect(item?.type, `${type} only in ${type.includes("reasoning") ? "reasoning" : "message"} items`).toBe(
+          type.includes("reasoning") ? "reasoning" : "message",
+        );
         expect(data["content_index"]).toBe(part?.index);
         expect(typeof data["delta"]).toBe("string");
         expect(data["delta"], "no empty deltas").not.toBe("");

@@ -145,7 +145,10 @@ function checkConversation(
     });
   }
   const names = (body.tools ?? []).map((t) => t.name);
-  report(ctx, duplicateNames(names, (i) => ["tools", i, "name"]));
+  report(
+    ctx,
+    duplicateNames(names, (i) => ["tools", i, "name"]),
+  );
   if (body.tool_choice?.type === "tool") report(ctx, unknownChoice(body.tool_choice.name, names, ["tool_choice", "name"]));
   if (body.tool_choice?.type === "any" && names.length === 0) {
     ctx.addIssue({ code: "custom", path: ["tool_choice"], message: "'any' needs at least one tool" });

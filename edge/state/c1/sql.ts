@@ -38,7 +38,14 @@ function messageInserts(turn: Turn, count: number): SqlStatement[] {
 /** The turn's first statement: create the conversation, or move its count from `base` on. */
 function headOf(turn: Turn, count: number): SqlStatement {
   if (turn.base === 0) {
-    return sql("INSERT INTO conversations (id, owner, created_at, updated_at, message_count) VALUES (?, ?, ?, ?, ?)", turn.conversationId, turn.owner, turn.at, turn.at, count);
+    return sql(
+      "INSERT INTO conversations (id, owner, created_at, updated_at, message_count) VALUES (?, ?, ?, ?, ?)",
+      turn.conversationId,
+      turn.owner,
+      turn.at,
+      turn.at,
+      count,
+    );
   }
   return sql(
     "UPDATE conversations SET updated_at = ?, message_count = ? WHERE id = ? AND owner = ? AND message_count = ?",
@@ -57,7 +64,9 @@ export class SqlC1Store implements C1Store {
     const [row] = await this.driver.all(sql(`SELECT ${INFO_COLUMNS} FROM conversations WHERE id = ? AND owner = ?`, id, owner));
     if (row === undefined) return undefined;
     const info = infoOf(row);
-    const rows = await this.driver.all(sql("SELECT message FROM conversation_messages WHERE conversation_id = ? AND seq < ? ORDER BY seq", id, info.messageCount));
+    const rows = await this.driver.all(
+      sql("SELECT message FROM conversation_messages WHERE conversation_id = ? AND seq < ? ORDER BY seq", id, info.messageCount),
+    );
     const messages = rows.map((r) => JSON.parse(String(r["message"])) as StoredMessage);
     return { ...info, messages };
   }
@@ -65,7 +74,9 @@ export class SqlC1Store implements C1Store {
   async list(owner: string, options: { limit: number; after?: string }): Promise<ConversationPage | undefined> {
     let rows: Record<string, unknown>[];
     if (options.after === undefined) {
-      rows = await this.driver.all(sql(`SELECT ${INFO_COLUMNS} FROM conversations WHERE owner = ? ORDER BY created_at DESC, id DESC LIMIT ?`, owner, options.limit + 1));
+      rows = await this.driver.all(
+        sql(`SELECT ${INFO_COLUMNS} FROM conversations WHERE owner = ? ORDER BY created_at DESC, id DESC LIMIT ?`, owner, options.limit + 1),
+      );
     } else {
       const [cursor] = await this.driver.all(sql("SELECT created_at FROM conversations WHERE id = ? AND owner = ?", options.after, owner));
       if (cursor === undefined) return undefined;

@@ -7,14 +7,7 @@
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
-import {
-  LlamaGrammarEvaluationState,
-  type Llama,
-  type LlamaContext,
-  type LlamaContextSequence,
-  type LlamaModel,
-  type Token,
-} from "node-llama-cpp";
+import { LlamaGrammarEvaluationState, type Llama, type LlamaContext, type LlamaContextSequence, type LlamaModel, type Token } from "node-llama-cpp";
 
 /** The node-llama-cpp version whose internals this module was written against. */
 export const SUPPORTED_NODE_LLAMA_CPP = "3.21.1";
