@@ -83,7 +83,7 @@ function render(run: RunRecord, m: Measured, s: Summaries, targets: ReturnType<t
   return appendStateful(
     renderReport({
       machine: machineInfo,
-      date: run.startedAt.slice(0, 16).replace("T", " ") + " UTC",
+      date: `${run.startedAt.slice(0, 16).replace("T", " ")} UTC`,
       settings: settingsLine(flags, m),
       notes: run.notes,
       single: s.single,

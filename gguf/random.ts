@@ -128,6 +128,7 @@ export function buildRandomModel(spec: RandomSpec): RandomModel {
       case "output":
         return randomTensor(slot, spec.type, 1 / Math.sqrt(slot.shape[0] ?? 1), next);
     }
+    throw new Error(`unknown tensor role ${slot.role satisfies never}`);
   });
   const metadata = llamaMetadata(spec.name, spec.shape, vocab, spec.chatTemplate ?? CHATML_TEMPLATE, spec.type);
   const parameters = tensors.reduce((sum, t) => sum + t.data.length, 0);

@@ -294,6 +294,7 @@ export function buildScriptedModel(spec: ScriptedSpec): ScriptedModel {
       case "matrix":
         return { name: slot.name, shape: slot.shape, type: "F32", data: new Float32Array(sizeOf(slot.shape)) };
     }
+    throw new Error(`unknown tensor role ${slot.role satisfies never}`);
   });
   const parameters = tensors.reduce((sum, t) => sum + t.data.length, 0);
   const metadata = llamaMetadata(spec.name, shape, vocab.entries, spec.chatTemplate, "F32");
@@ -549,7 +550,10 @@ function contextDimensions(
   const dims = new Map<string, number>();
   const dim = (key: string): number => {
     let at = dims.get(key);
-    if (at === undefined) dims.set(key, (at = dims.size));
+    if (at === undefined) {
+      at = dims.size;
+      dims.set(key, at);
+    }
     return at;
   };
   const constDim = dim("const");
@@ -557,7 +561,10 @@ function contextDimensions(
   const tokenDim = new Map<number, number>();
   const ensureToken = (id: number): number => {
     let at = tokenDim.get(id);
-    if (at === undefined) tokenDim.set(id, (at = dim(`token:${id}`)));
+    if (at === undefined) {
+      at = dim(`token:${id}`);
+      tokenDim.set(id, at);
+    }
     return at;
   };
   for (const [token, list] of transitions) {
@@ -669,6 +676,7 @@ function contextualTensors(shape: LlamaShape, n: number, layer: ReadonlyMap<stri
       case "matrix":
         return { name: slot.name, shape: slot.shape, type: "F32", data: new Float32Array(sizeOf(slot.shape)) };
     }
+    throw new Error(`unknown tensor role ${slot.role satisfies never}`);
   });
 }
 

@@ -149,21 +149,29 @@ class ByteSink {
 function writeNumber(sink: ByteSink, type: NumberType, v: number): void {
   switch (type) {
     case "uint8":
-      return sink.u8(v);
+      sink.u8(v);
+      return;
     case "int8":
-      return sink.i8(v);
+      sink.i8(v);
+      return;
     case "uint16":
-      return sink.u16(v);
+      sink.u16(v);
+      return;
     case "int16":
-      return sink.i16(v);
+      sink.i16(v);
+      return;
     case "uint32":
-      return sink.u32(v);
+      sink.u32(v);
+      return;
     case "int32":
-      return sink.i32(v);
+      sink.i32(v);
+      return;
     case "float32":
-      return sink.f32(v);
+      sink.f32(v);
+      return;
     case "float64":
-      return sink.f64(v);
+      sink.f64(v);
+      return;
   }
 }
 
@@ -171,13 +179,17 @@ function writeValue(sink: ByteSink, value: MetadataValue): void {
   sink.u32(VALUE_TYPE[value.type]);
   switch (value.type) {
     case "string":
-      return sink.string(value.value);
+      sink.string(value.value);
+      return;
     case "bool":
-      return sink.u8(value.value ? 1 : 0);
+      sink.u8(value.value ? 1 : 0);
+      return;
     case "uint64":
-      return sink.u64(value.value);
+      sink.u64(value.value);
+      return;
     case "int64":
-      return sink.i64(value.value);
+      sink.i64(value.value);
+      return;
     case "array": {
       sink.u32(VALUE_TYPE[value.itemType]);
       sink.u64(value.values.length);
@@ -187,7 +199,8 @@ function writeValue(sink: ByteSink, value: MetadataValue): void {
       return;
     }
     default:
-      return writeNumber(sink, value.type, value.value);
+      writeNumber(sink, value.type, value.value);
+      return;
   }
 }
 

@@ -121,7 +121,9 @@ function collectedAnswer<S extends z.ZodType>(
     probeMs: context.abandonProbeMs,
     onCancel: (reason) => abort.abort(reason),
     errorBody: (error) => endpoint.protocol.errorResponse(toApiError(error)).text(),
-    onCommitted: () => record !== undefined && (record.deferred = true),
+    onCommitted: () => {
+      if (record !== undefined) record.deferred = true;
+    },
     onWritten: (ok) => {
       if (record === undefined) return;
       if (!ok) record.outcome = abort.signal.aborted ? "client_left" : "error";

@@ -2,7 +2,7 @@
 import { create, fromBinary, toBinary, type DescMessage, type DescMethod, type DescService } from "@bufbuild/protobuf";
 import { FileDescriptorProtoSchema } from "@bufbuild/protobuf/wkt";
 import { ConnectError, createHandlerContext, type ServiceImpl } from "@connectrpc/connect";
-import * as grpc from "@grpc/grpc-js";
+import type * as grpc from "@grpc/grpc-js";
 import { loadSync } from "@grpc/proto-loader";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";

@@ -64,7 +64,10 @@ export async function listen(grpcServer: grpc.Server, http1: http.RequestListene
   const httpServer = http.createServer({ keepAliveTimeout: 30_000 }, http1);
   const http1Connections = trackConnections(httpServer);
   const route = (socket: net.Socket, http2: boolean): void => {
-    if (http2) return injector.injectConnection(socket);
+    if (http2) {
+      injector.injectConnection(socket);
+      return;
+    }
     http1Connections.add(socket);
     httpServer.emit("connection", socket);
   };

@@ -81,7 +81,7 @@ describe("coding agents against the server (Node edge)", () => {
       expect([result.is_error, result.result, result.num_turns]).toEqual([false, "Hi there", 1]);
       expect(result.usage.input_tokens).toBeGreaterThan(30_000);
       expect(posts.map((p) => p.path)).toEqual(["/v1/messages?beta=true"]);
-      expect((posts[0]?.body as ClaudeBody).messages.map((m) => m.role)).toEqual(["user", "system"]);
+      expect((posts[0]!.body as ClaudeBody).messages.map((m) => m.role)).toEqual(["user", "system"]);
     },
     AGENT_TIMEOUT_MS + 10_000,
   );
@@ -95,9 +95,9 @@ describe("coding agents against the server (Node edge)", () => {
       const result = JSON.parse(run.stdout) as ClaudeResult;
       expect([result.is_error, result.result, result.num_turns]).toEqual([false, RESULT, 2]);
       expect(posts.map((p) => p.path)).toEqual(["/v1/messages?beta=true", "/v1/messages?beta=true"]);
-      const messages = (posts[1]?.body as ClaudeBody).messages;
-      const [call] = messages.at(-2)?.content as ClaudeBlock[];
-      const [output] = messages.at(-1)?.content as ClaudeBlock[];
+      const messages = (posts[1]!.body as ClaudeBody).messages;
+      const [call] = messages.at(-2)!.content as ClaudeBlock[];
+      const [output] = messages.at(-1)!.content as ClaudeBlock[];
       expect([messages.at(-2)?.role, call?.type, call?.name, call?.input]).toEqual([
         "assistant",
         "tool_use",
@@ -130,7 +130,7 @@ describe("coding agents against the server (Node edge)", () => {
       expect(run.code, run.stderr).toBe(0);
       expect(lastLine(run.stdout)).toBe(RESULT);
       expect(posts.map((p) => p.path)).toEqual(["/v1/responses", "/v1/responses"]);
-      const input = (posts[1]?.body as { input: CodexItem[] }).input;
+      const input = (posts[1]!.body as { input: CodexItem[] }).input;
       const [call, output] = input.slice(-2);
       expect([call?.type, call?.name, call?.arguments]).toEqual(["function_call", "get_goal", "{}"]);
       expect(call?.call_id).toMatch(/^call_/);

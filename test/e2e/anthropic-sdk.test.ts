@@ -4,7 +4,7 @@
 //
 // Messages streams named events (an `event:` line per `data:` line) and reports usage on
 // message_delta (docs/contract.md, "Anthropic Messages").
-import Anthropic, { APIError } from "@anthropic-ai/sdk";
+import Anthropic, { type APIError } from "@anthropic-ai/sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { checkAnthropicStream } from "../support/contract.js";
 import { startStack, type Stack } from "../support/edge.js";

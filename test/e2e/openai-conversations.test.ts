@@ -5,7 +5,7 @@
 // and the response's input and output items are appended when it finishes. The main flow (a
 // streamed and a plain response on a conversation, items added and deleted, metadata, delete) also
 // runs on both runtimes, each with a fresh store: Node (SQLite) and workerd (`wrangler dev`, D1).
-import OpenAI, { APIError } from "openai";
+import OpenAI, { type APIError } from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { accessFromEnv, startNodeEdge } from "../../edge/node.js";
 import { Role } from "../../proto/gen/inference/v1/inference_pb.js";

@@ -147,7 +147,7 @@ describe("the playground on Node, tools model", () => {
     const tokens = page.locator(".turn.assistant").last().locator(".answer .tok");
     expect((await tokens.allTextContents()).join("")).toBe(TOOLS_ANSWER);
     const title = (await tokens.first().getAttribute("title")) ?? "";
-    expect(title).toMatch(/^"It" \d+\.\d%(\n  ".*" \d+\.\d%)*$/);
+    expect(title).toMatch(/^"It" \d+\.\d%(\n {2}".*" \d+\.\d%)*$/);
     expect(await tokens.first().evaluate((el) => (el as HTMLElement).style.background)).toMatch(/^rgba\(255, 140, 0, /);
     // ° is two byte tokens: one piece of text, both tokens on hover.
     const degree = (await tokens.filter({ hasText: /^°$/ }).getAttribute("title")) ?? "";

@@ -6,7 +6,7 @@
 // Responses streams typed events, and usage comes on the terminal event inside the whole
 // Response (docs/contract.md, "OpenAI Responses").
 import Anthropic from "@anthropic-ai/sdk";
-import OpenAI, { APIError } from "openai";
+import OpenAI, { type APIError } from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { checkResponsesStream } from "../support/contract.js";
 import { startStack, type Stack } from "../support/edge.js";

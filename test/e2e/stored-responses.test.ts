@@ -8,7 +8,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import OpenAI, { APIError } from "openai";
+import OpenAI, { type APIError } from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { accessFromEnv, startNodeEdge } from "../../edge/node.js";
 import { Role } from "../../proto/gen/inference/v1/inference_pb.js";

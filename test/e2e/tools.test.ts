@@ -130,10 +130,10 @@ describe("turning reasoning down", () => {
   it("chat reasoning_effort none: no reasoning, the answer, fewer tokens; low leaves it be", async () => {
     const none = await openai.chat.completions.create({ model: "m", messages: hello, reasoning_effort: "none" as never });
     expect(none.choices[0]?.message.content).toBe(TOOLS_ANSWER);
-    expect((none.choices[0]?.message as { reasoning_content?: string }).reasoning_content ?? "").toBe("");
+    expect((none.choices[0]!.message as { reasoning_content?: string }).reasoning_content ?? "").toBe("");
     expect(none.usage?.completion_tokens_details?.reasoning_tokens ?? 0).toBeLessThan(full);
     const low = await openai.chat.completions.create({ model: "m", messages: hello, reasoning_effort: "low" });
-    expect((low.choices[0]?.message as { reasoning_content?: string }).reasoning_content).toBe(THINK_REASONING);
+    expect((low.choices[0]!.message as { reasoning_content?: string }).reasoning_content).toBe(THINK_REASONING);
     expect(none.usage!.completion_tokens).toBeLessThan(low.usage!.completion_tokens);
   });
 

@@ -188,7 +188,12 @@ describe("per-key rate limits", () => {
 
   it("counts keyless requests under one id", async () => {
     const counted: string[] = [];
-    const limiter: RateLimiter = { check: async (keyId) => (counted.push(keyId), { allowed: true, retryAfterSeconds: 0 }) };
+    const limiter: RateLimiter = {
+      check: async (keyId) => {
+        counted.push(keyId);
+        return { allowed: true, retryAfterSeconds: 0 };
+      },
+    };
     const { app } = appWith({ rateLimiter: limiter });
     await call(app, "http://127.0.0.1/v1/chat/completions", CHAT);
     expect(counted).toEqual(["anonymous"]);

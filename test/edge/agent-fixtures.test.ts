@@ -62,8 +62,8 @@ describe("Claude Code's requests", () => {
   it("the tool loop's second request carries the Read call and its result, with the call's id", async () => {
     const [, second] = fixture("claude-code-tools");
     const body = second?.body as ClaudeBody;
-    const call = (body.messages.at(-2)?.content as ClaudeBlock[])[0];
-    const result = (body.messages.at(-1)?.content as ClaudeBlock[])[0];
+    const call = (body.messages.at(-2)!.content as ClaudeBlock[])[0];
+    const result = (body.messages.at(-1)!.content as ClaudeBlock[])[0];
     const { chat } = await replay(second as Fixture);
     const [assistant, tool] = chat.messages.slice(-2);
     expect(assistant?.role).toBe(Role.ASSISTANT);
@@ -105,7 +105,7 @@ describe("Codex CLI's requests", () => {
 
   it("the tool loop's second request carries the get_goal call and its output, with the call's id", async () => {
     const [, second] = fixture("codex-tools");
-    const [call, output] = (second?.body as CodexBody).input.slice(-2);
+    const [call, output] = (second!.body as CodexBody).input.slice(-2);
     const { chat } = await replay(second as Fixture);
     const [assistant, tool] = chat.messages.slice(-2);
     expect(assistant?.toolCalls.map((c) => [c.id, c.name, c.arguments])).toEqual([[call?.call_id, "get_goal", "{}"]]);

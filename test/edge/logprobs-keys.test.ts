@@ -64,11 +64,10 @@ describe("legacy completions logprobs: N keys per entry", () => {
         ? text
             .split("\n\n")
             .filter((frame) => frame.startsWith("data: {"))
-            .map(
+            .flatMap(
               (frame) =>
                 (JSON.parse(frame.slice(6)) as { choices: { logprobs: { top_logprobs: unknown[] } | null }[] }).choices[0]?.logprobs?.top_logprobs ?? [],
             )
-            .flat()
         : (JSON.parse(text) as { choices: { logprobs: { top_logprobs: unknown[] } }[] }).choices[0]?.logprobs.top_logprobs;
       expect(entries).toEqual([
         { " Once": 0, "bytes:\\xf0": -80, "bytes:\\xe2": -80 },

@@ -71,7 +71,9 @@ describe("Node edge connection limits", () => {
     const held = await Promise.all(Array.from({ length: 8 }, () => open(edge.url)));
     const extra = await open(edge.url);
     expect((await closedWithin(extra, 500)).closed).toBe(true);
-    held.forEach((socket) => socket.destroy());
+    held.forEach((socket) => {
+      socket.destroy();
+    });
     await new Promise((r) => setTimeout(r, 50));
     expect((await fetch(`${edge.url}/health`)).status).toBe(200);
   });

@@ -2,7 +2,7 @@
 // sidecar; and its Responses stream helper reading the golden transcripts at hostile
 // chunk boundaries.
 import { Code } from "@connectrpc/connect";
-import OpenAI, { APIError } from "openai";
+import OpenAI, { type APIError } from "openai";
 import { describe, expect, it } from "vitest";
 import { FIXED_ID, inProcessFetch, testApp } from "../support/app.js";
 import { delay, fail, finish, start, token, type Step } from "../support/fake-sidecar.js";

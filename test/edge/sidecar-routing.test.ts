@@ -51,7 +51,9 @@ describe("rendezvous hashing", () => {
           all.filter((n) => n !== gone),
           keys.slice(0, 500),
         );
-        orders.forEach((order, i) => expect(after[i]).toBe(order[0] === gone ? order[1] : order[0]));
+        orders.forEach((order, i) => {
+          expect(after[i]).toBe(order[0] === gone ? order[1] : order[0]);
+        });
       }),
       { numRuns: 12 },
     );

@@ -76,7 +76,7 @@ describe("output constraints", () => {
         maxTokens: 1000,
         constraint: { kind: { case: "jsonObject", value: true } },
       });
-      if ((events.at(-1)?.value as { reason: FinishReason }).reason !== FinishReason.STOP) continue;
+      if ((events.at(-1)!.value as { reason: FinishReason }).reason !== FinishReason.STOP) continue;
       const value: unknown = JSON.parse(replyText(events));
       expect(typeof value === "object" && value !== null && !Array.isArray(value)).toBe(true);
     }

@@ -1,7 +1,7 @@
 // grpc.health.v1 over gRPC-Web (what an edge in a Worker can call): SERVING without the token while
 // the sidecar serves, NOT_FOUND for a service it does not have, NOT_SERVING once it starts to stop
 // (while a stream in progress drains).
-import { Code, ConnectError } from "@connectrpc/connect";
+import { Code, type ConnectError } from "@connectrpc/connect";
 import { expect, it } from "vitest";
 import { createSidecarHealthClient } from "../../edge/sidecars/connection.js";
 import { HealthCheckResponse_ServingStatus as Status } from "../../proto/gen/grpc/health/v1/health_pb.js";

@@ -251,6 +251,7 @@ export class FakeSidecar implements Sidecar {
     return create(EmbedResponseSchema, { embeddings, promptTokens: 2 * embeddings.length });
   };
 
+  // biome-ignore lint/correctness/useYield: an unscripted resume fails on its first read, as a real stream would.
   resume = async function* (): AsyncGenerator<GenerateResponse> {
     throw new ConnectError("not scripted", Code.Unimplemented);
   };

@@ -9,7 +9,7 @@ import { ConflictError, NotFoundError } from "../../base/errors.js";
 import type { GenerationResult } from "../../sidecars/generation.js";
 import { addAnswerHeaders, withProtocolHeaders } from "../../core/protocol.js";
 import { chatEndpoint } from "../../protocols/openai-chat/handler.js";
-import { chatRequestSchema, type ChatRequest } from "../../protocols/openai-chat/schema.js";
+import type { chatRequestSchema, ChatRequest } from "../../protocols/openai-chat/schema.js";
 import { openAiProtocol } from "../../protocols/openai-common/protocol.js";
 import { generateFor } from "../../core/serve.js";
 import type { Endpoint } from "../../core/endpoint.js";

@@ -258,7 +258,7 @@ export function renderChat(loaded: LoadedModel, chat: Chat): RenderedPrompt {
     });
     availableFunctions = functions;
   }
-  let state;
+  let state: ReturnType<typeof loaded.chatWrapper.generateContextState>;
   try {
     state = loaded.chatWrapper.generateContextState({
       chatHistory: history,
