@@ -120,7 +120,8 @@ function row(mode: string, t: { first: Totals; later: Totals }): string {
 async function main(): Promise<void> {
   const picked = { affinity: await affinity(), random: await random() };
   console.log(
-    `Affinity vs random picking: ${SIDECARS} sidecars (random-tiny, ${SEQUENCES} sequences each), ${CONVERSATIONS} conversations × ${TURNS} turns, round-robin, one request at a time.\n`,
+    `Affinity vs random picking: ${SIDECARS} sidecars (random-tiny, ${SEQUENCES} sequences each), ${CONVERSATIONS} ` +
+      `conversations × ${TURNS} turns, round-robin, one request at a time.\n`,
   );
   console.log("| picking | cache hit rate, turns 2+ | cached / prompt tokens | hit rate, turn 1 | ms per request, turns 2+ |");
   console.log("|---|---|---|---|---|");

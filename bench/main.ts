@@ -86,7 +86,8 @@ async function watched<T>(section: string, notes: string[], loads: Record<string
   loads[section] = load;
   if (load.otherCores >= 0.1 || load.stealCores >= 0.05) {
     notes.push(
-      `During the ${section} section, other processes used ${load.otherCores.toFixed(2)} cores on average and the hypervisor stole ${load.stealCores.toFixed(2)}: its figures are noisier.`,
+      `During the ${section} section, other processes used ${load.otherCores.toFixed(2)} cores on average and the hypervisor ` +
+        `stole ${load.stealCores.toFixed(2)}: its figures are noisier.`,
     );
   }
   return result;
@@ -197,7 +198,8 @@ async function measureAll(run: Run, m: Measured): Promise<void> {
 async function startServers(run: Run): Promise<void> {
   const { flags, running, engineArgs, peerInfo } = run;
   log(
-    `starting the sidecar (threads ${flags.threads}, batch threads ${flags.threadsBatch}, engine ${flags.engine}, ${flags.sequences} sequences × ${flags.contextSize} tokens, queue ${flags.maxQueue})`,
+    `starting the sidecar (threads ${flags.threads}, batch threads ${flags.threadsBatch}, engine ${flags.engine}, ` +
+      `${flags.sequences} sequences × ${flags.contextSize} tokens, queue ${flags.maxQueue})`,
   );
   running.sidecar = await startChild<SidecarReady>("sidecar", "sidecar.ts", engineArgs);
   run.notes.push(`The model runs on: ${running.sidecar.ready.gpu ?? "?"} (the figures of docs/performance.md were measured on CPU-only hosts).`);

@@ -70,7 +70,8 @@ function appendStateful(report: string, section: string | undefined): string {
 
 function settingsLine(flags: BenchFlags, m: Measured): string {
   return (
-    `random-60m (F16), ${flags.maxTokens} tokens per stream, temperature 0, threads ${flags.threads} (batches of several tokens: ${flags.threadsBatch}) for every party, ` +
+    `random-60m (F16), ${flags.maxTokens} tokens per stream, temperature 0, threads ${flags.threads} (batches of several ` +
+    `tokens: ${flags.threadsBatch}) for every party, ` +
     `${flags.sequences} sequences × ${flags.contextSize} tokens, sidecar queue ${flags.maxQueue}` +
     (m.single ? `; single stream ${flags.runs} runs per party` : "") +
     (m.sweep ? `; sweep ${flags.sweepRuns} runs per level` : "")

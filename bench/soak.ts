@@ -218,7 +218,8 @@ async function soak(runtime: Runtime, sidecar: Proc): Promise<string[]> {
     a === undefined || b === undefined ? "not inspectable" : `${a} → ${b} (${b <= a * 1.1 ? "within 10%" : "NOT within 10%"})`;
   const rss = [idle, ...rounds, settled].map((r) => `${r.rss.sidecar}/${r.rss.edge}`).join(" → ");
   return [
-    `| ${runtime} | ${REQUESTS * ROUNDS} in ${seconds.toFixed(0)} s | ${errors.length} | ${heap(idle.heap.sidecar, settled.heap.sidecar)} | ${heap(idle.heap.edge, settled.heap.edge)} | ${rss} |`,
+    `| ${runtime} | ${REQUESTS * ROUNDS} in ${seconds.toFixed(0)} s | ${errors.length} | ` +
+      `${heap(idle.heap.sidecar, settled.heap.sidecar)} | ${heap(idle.heap.edge, settled.heap.edge)} | ${rss} |`,
     ...errors.slice(0, 5).map((e) => `  error: ${e}`),
   ];
 }
@@ -232,7 +233,8 @@ async function main(): Promise<void> {
     /on (http:\/\/127\.0\.0\.1:\d+)/,
   );
   const lines = [
-    "| runtime | requests | errors | sidecar JS heap after GC, idle → settled (MiB) | edge JS heap after GC, idle → settled (MiB) | resident MiB sidecar/edge: idle → after each round → settled |",
+    "| runtime | requests | errors | sidecar JS heap after GC, idle → settled (MiB) | edge JS heap after GC, idle → settled " +
+      "(MiB) | resident MiB sidecar/edge: idle → after each round → settled |",
     "| --- | --- | --- | --- | --- | --- |",
   ];
   try {

@@ -9,7 +9,10 @@ const $ = (id) => /** @type {any} */ (document.getElementById(id));
 /** @typedef {{ role: "user" | "assistant", content: string }} Turn */
 /** @typedef {{ input?: number, output?: number, cached?: number }} Usage */
 /** @typedef {{ token: string, bytes?: number[], logprob: number, top?: Array<{ token: string, logprob: number }> }} Token */
-/** @typedef {{ text?: string, reasoning?: string, call?: { slot: number, name?: string, args?: string }, usage?: Usage, tokens?: Token[], error?: string }} Delta */
+/**
+ * @typedef {{ text?: string, reasoning?: string, call?: { slot: number, name?: string, args?: string },
+ *   usage?: Usage, tokens?: Token[], error?: string }} Delta
+ */
 
 /** @type {Turn[]} */
 let turns = [];

@@ -50,7 +50,9 @@ const options = {
   model: {
     type: "string",
     env: "MODEL",
-    help: "GGUF file, a name in --models-dir, hf:<user>/<repo>/<file>.gguf or an https URL (downloaded once into --models-dir); default: the embedded demo model",
+    help:
+      "GGUF file, a name in --models-dir, hf:<user>/<repo>/<file>.gguf or an https URL (downloaded once into --models-dir); " +
+      "default: the embedded demo model",
   },
   "models-dir": { type: "string", env: "MODELS_DIR", default: "models", help: "where models are named from and downloaded to" },
   "embedding-model": {
@@ -70,14 +72,18 @@ const options = {
   "threads-batch": {
     type: "string",
     env: "THREADS_BATCH",
-    help: `llama.cpp threads for batches of ${BATCH_THREADS_MIN_TOKENS} tokens or more (prompts, many streams), or auto: every core; default: auto when --threads is, else the same number`,
+    help:
+      `llama.cpp threads for batches of ${BATCH_THREADS_MIN_TOKENS} tokens or more (prompts, many streams), or auto: every ` +
+      `core; default: auto when --threads is, else the same number`,
   },
   engine: { type: "string", env: "ENGINE", default: "auto", help: "llama.cpp library: auto, prebuilt or local (npm run build:engine)" },
   gpu: {
     type: "string",
     env: "GPU",
     default: "auto",
-    help: "llama.cpp GPU backend: auto (the best this host can load), cuda, vulkan, metal or false (CPU only); one this host cannot load stops the start, naming those it can",
+    help:
+      "llama.cpp GPU backend: auto (the best this host can load), cuda, vulkan, metal or false (CPU only); one this host " +
+      "cannot load stops the start, naming those it can",
   },
   "gpu-layers": { type: "string", env: "GPU_LAYERS", default: "auto", help: "model layers on the GPU: auto (what fits), max, or a number" },
   sequences: { type: "string", env: "SEQUENCES", default: "4", help: "requests generated at once (batched in one context)" },
@@ -85,7 +91,9 @@ const options = {
     type: "string",
     env: "CONTEXT_SIZE",
     default: "auto",
-    help: "tokens per request (prompt + reply), or auto: the model's trained context, less if memory does not hold that much for every sequence (the start line says why)",
+    help:
+      "tokens per request (prompt + reply), or auto: the model's trained context, less if memory does not hold that much for " +
+      "every sequence (the start line says why)",
   },
   "embedding-context-size": {
     type: "string",
@@ -181,7 +189,8 @@ function checkExposure(host: string, token: string | undefined, insecure: string
   if (insecure !== "true" && insecure !== "false") throw new Error(`--insecure must be true or false, got "${insecure}"`);
   if (token === undefined && !isLoopbackAddress(host) && insecure !== "true") {
     throw new Error(
-      `refusing to listen on ${host} without a token: anyone who reaches it could skip the edge. Set SIDECAR_TOKEN (and the same on the edge), or --insecure true to accept unauthenticated calls`,
+      `refusing to listen on ${host} without a token: anyone who reaches it could skip the edge. Set SIDECAR_TOKEN (and the ` +
+        `same on the edge), or --insecure true to accept unauthenticated calls`,
     );
   }
 }

@@ -107,7 +107,8 @@ export async function runLong(
     const coldRun = await run(cold);
     const cachedRun = await run(cached);
     log(
-      `long prompt, ${name}: cold ${coldRun.promptMs.toFixed(0)} ms, prefix cached ${cachedRun.promptMs.toFixed(0)} ms (${cachedRun.evaluated} tokens evaluated)`,
+      `long prompt, ${name}: cold ${coldRun.promptMs.toFixed(0)} ms, prefix cached ${cachedRun.promptMs.toFixed(0)} ms ` +
+        `(${cachedRun.evaluated} tokens evaluated)`,
     );
     parties.push({ name, cold: coldRun, cached: cachedRun });
   }

@@ -131,7 +131,9 @@ export function renderStateful(rows: readonly StatefulRow[], conversationTokens:
     ]),
   );
   return [
-    `\n**Stateful conversations** (a ~${fmt(conversationTokens, 0)}-token conversation's next turn, sending only its new message, against a cold prompt of the same length through the same protocol without the store; and a short new conversation with the store on vs off; client TTFT)\n`,
+    `\n**Stateful conversations** (a ~${fmt(conversationTokens, 0)}-token conversation's next turn, sending only its new ` +
+      `message, against a cold prompt of the same length through the same protocol without the store; and a short new ` +
+      `conversation with the store on vs off; client TTFT)\n`,
     line(header),
     line(header.map(() => "---")),
     ...body,
@@ -145,7 +147,9 @@ export function statefulTargets(rows: readonly StatefulRow[]): Target[] {
     return [
       {
         name: `${r.label}: next turn of a ~1,500-token conversation, time to first token vs cold`,
-        measured: `${fmt(ratio * 100)}% (${fmt(r.nextTtftMs)} vs ${fmt(r.coldTtftMs)} ms; ${fmt(r.promptTokens - r.cachedTokens, 0)} of ${fmt(r.promptTokens, 0)} tokens evaluated)`,
+        measured:
+          `${fmt(ratio * 100)}% (${fmt(r.nextTtftMs)} vs ${fmt(r.coldTtftMs)} ms; ${fmt(r.promptTokens - r.cachedTokens, 0)} of ` +
+          `${fmt(r.promptTokens, 0)} tokens evaluated)`,
         needed: "≤ 30%",
         pass: Number.isFinite(ratio) ? ratio <= 0.3 : undefined,
       },

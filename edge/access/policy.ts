@@ -101,7 +101,8 @@ export function createAccessPolicy(options: AccessOptions = {}): AccessPolicy {
 
 function hostRefused(hostname: string): PermissionDeniedError {
   return new PermissionDeniedError(
-    `This server has no API keys configured, so it answers only requests addressed to a loopback host (localhost, 127.0.0.1, ::1), not '${hostname}'. Set API_KEYS, or ALLOW_OPEN=true to serve any host without keys.`,
+    `This server has no API keys configured, so it answers only requests addressed to a loopback host (localhost, 127.0.0.1, ` +
+      `::1), not '${hostname}'. Set API_KEYS, or ALLOW_OPEN=true to serve any host without keys.`,
     { code: "host_not_allowed" },
   );
 }

@@ -97,7 +97,8 @@ export class ContextLengthError extends GenerationRejectedError {
     cause?: unknown,
   ) {
     super(
-      `This model's maximum context length is ${contextSize} tokens. However, your messages resulted in ${promptTokens} tokens. Please reduce the length of the messages.`,
+      `This model's maximum context length is ${contextSize} tokens. However, your messages resulted in ${promptTokens} ` +
+        `tokens. Please reduce the length of the messages.`,
       { code: "context_length_exceeded", cause },
     );
   }

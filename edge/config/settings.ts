@@ -42,7 +42,9 @@ export const SHARED_SETTINGS = {
     env: "SIDECAR_URLS",
     kind: httpUrls,
     secret: true,
-    help: "several sidecars, instead of `SIDECAR_URL` (the same token and headers for each): each request goes to one that serves its model, a conversation's turns to the same one, else the least loaded, with failover",
+    help:
+      "several sidecars, instead of `SIDECAR_URL` (the same token and headers for each): each request goes to one that serves " +
+      "its model, a conversation's turns to the same one, else the least loaded, with failover",
   },
   sidecarToken: {
     env: "SIDECAR_TOKEN",
@@ -54,7 +56,9 @@ export const SHARED_SETTINGS = {
     env: "SIDECAR_HEADERS",
     kind: jsonHeaders,
     secret: true,
-    help: 'more headers for sidecar calls, e.g. a Cloudflare Access service token `{"CF-Access-Client-Id":"…","CF-Access-Client-Secret":"…"}` (a secret on Workers)',
+    help:
+      "more headers for sidecar calls, e.g. a Cloudflare Access service token " +
+      '`{"CF-Access-Client-Id":"…","CF-Access-Client-Secret":"…"}` (a secret on Workers)',
   },
   apiKeys: {
     env: "API_KEYS",
@@ -86,7 +90,9 @@ export const SHARED_SETTINGS = {
     env: "SIDECAR_STALL_MS",
     kind: integer(0),
     default: 30_000,
-    help: "a sidecar that sends nothing, not even its heartbeat, this long is taken as stalled: the call is cancelled, 504 (or the stream's error event); 0: never",
+    help:
+      "a sidecar that sends nothing, not even its heartbeat, this long is taken as stalled: the call is cancelled, 504 (or the " +
+      "stream's error event); 0: never",
   },
   logRequests: {
     env: "LOG_REQUESTS",
@@ -110,7 +116,9 @@ export const NODE_SETTINGS = {
     env: "STORE_PATH",
     kind: text("path", "a path"),
     default: ".data/llm-edge.sqlite",
-    help: "the SQLite file `/c1` keeps conversations in, `/v1/responses` its stored responses, `/v1/conversations` its conversations and `/v1/messages` its threads (`:memory:`: until the edge stops); `migrations/` is applied at start-up",
+    help:
+      "the SQLite file `/c1` keeps conversations in, `/v1/responses` its stored responses, `/v1/conversations` its " +
+      "conversations and `/v1/messages` its threads (`:memory:`: until the edge stops); `migrations/` is applied at start-up",
   },
   headersTimeoutMs: {
     env: "HEADERS_TIMEOUT_MS",
@@ -122,7 +130,9 @@ export const NODE_SETTINGS = {
     env: "REQUEST_TIMEOUT_MS",
     kind: integer(0),
     default: 60_000,
-    help: "the whole request must arrive within this (raised to `HEADERS_TIMEOUT_MS` if below it; answers and streams may take as long as they need); 0: no limit",
+    help:
+      "the whole request must arrive within this (raised to `HEADERS_TIMEOUT_MS` if below it; answers and streams may take as " +
+      "long as they need); 0: no limit",
   },
   keepAliveTimeoutMs: { env: "KEEP_ALIVE_TIMEOUT_MS", kind: integer(0), default: 5_000, help: "idle keep-alive connections close after this" },
   maxConnections: { env: "MAX_CONNECTIONS", kind: integer(0), default: 1024, help: "connections beyond this many are refused (closed at once)" },
@@ -134,7 +144,9 @@ export const WORKER_SETTINGS = {
     env: "ABANDON_PROBE_MS",
     kind: integer(0),
     default: 500,
-    help: "a JSON answer not ready after this long commits to 200 and writes a space this often, so a client that left is noticed under workerd ([why](decisions.md#abandoned-requests-under-workerd)); 0: off",
+    help:
+      "a JSON answer not ready after this long commits to 200 and writes a space this often, so a client that left is noticed " +
+      "under workerd ([why](decisions.md#abandoned-requests-under-workerd)); 0: off",
   },
 } as const satisfies Record<string, Setting>;
 
@@ -144,13 +156,19 @@ export const WORKER_BINDINGS = [
     env: "DB",
     type: "D1 binding",
     where: "`[[d1_databases]]`",
-    help: "the D1 database `/c1` keeps conversations in, `/v1/responses` its stored responses, `/v1/conversations` its conversations and `/v1/messages` its threads (without it, nothing is stored). `npm start` applies `migrations/` to `wrangler dev`'s local copy; to deploy, `wrangler d1 create llm-edge`, its id in `wrangler.toml`, `wrangler d1 migrations apply llm-edge --remote`",
+    help:
+      "the D1 database `/c1` keeps conversations in, `/v1/responses` its stored responses, `/v1/conversations` its " +
+      "conversations and `/v1/messages` its threads (without it, nothing is stored). `npm start` applies `migrations/` to " +
+      "`wrangler dev`'s local copy; to deploy, `wrangler d1 create llm-edge`, its id in `wrangler.toml`, `wrangler d1 " +
+      "migrations apply llm-edge --remote`",
   },
   {
     env: "RATE_LIMITER",
     type: "Rate Limiting binding",
     where: "`[[ratelimits]]`",
-    help: "counts `RATE_LIMIT` per key over 60 s; its `limit` must say the same number as `RATE_LIMIT` (`npm start` writes a copy of `wrangler.toml` when they differ). Required when `RATE_LIMIT` is above 0",
+    help:
+      "counts `RATE_LIMIT` per key over 60 s; its `limit` must say the same number as `RATE_LIMIT` (`npm start` writes a copy " +
+      "of `wrangler.toml` when they differ). Required when `RATE_LIMIT` is above 0",
   },
 ] as const;
 

@@ -154,7 +154,8 @@ async function storedOrPolled(id: string, request: Request, context: AppContext,
 function refuseWebSocketMode(): Promise<Response> {
   return Promise.reject(
     new InvalidRequestError(
-      "The WebSocket mode of /v1/responses is not supported: this server answers Responses over HTTP only; POST /v1/responses (with stream: true for server-sent events).",
+      "The WebSocket mode of /v1/responses is not supported: this server answers Responses over HTTP only; POST /v1/responses " +
+        "(with stream: true for server-sent events).",
       { code: "unsupported_endpoint" },
     ),
   );

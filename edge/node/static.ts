@@ -19,7 +19,8 @@ const TYPES: Record<string, string> = {
 
 /** The page may load only its own files and call only its own origin. */
 export const PAGE_CSP =
-  "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+  "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self'; base-uri 'none'; " +
+  "form-action 'none'; frame-ancestors 'none'";
 
 interface StaticFile {
   readonly body: Uint8Array<ArrayBuffer>;

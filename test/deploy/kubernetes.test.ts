@@ -107,7 +107,8 @@ describe("deploy/kubernetes references", () => {
     expect(
       poolProblems(new Cluster(mutated("InferencePool", "llm-edge", [["spec", "selector", "matchLabels", "app.kubernetes.io/name"], "llm-edge-typo"]))),
     ).toEqual([
-      'the pool\'s selector {"app.kubernetes.io/name":"llm-edge-typo","app.kubernetes.io/component":"model-server"} must match the model-server pods and only them (matches none)',
+      'the pool\'s selector {"app.kubernetes.io/name":"llm-edge-typo","app.kubernetes.io/component":"model-server"} must match ' +
+        "the model-server pods and only them (matches none)",
     ]);
     expect(poolProblems(new Cluster(mutated("InferencePool", "llm-edge", [["spec", "targetPorts"], [{ number: 9400 }]])))).toEqual([
       'targetPorts [{"number":9400}] must be the edge\'s port (containerPort 8080, EDGE_PORT 8080)',

@@ -25,7 +25,8 @@ describe("a prompt longer than the context", () => {
 
   const openAiMessage = () =>
     new RegExp(
-      `^This model's maximum context length is ${context} tokens\\. However, your messages resulted in \\d+ tokens\\. Please reduce the length of the messages\\.$`,
+      `^This model's maximum context length is ${context} tokens\\. However, your messages resulted in \\d+ tokens\\. Please ` +
+        `reduce the length of the messages\\.$`,
     );
 
   it("chat completions: 400 context_length_exceeded, and on a stream the SDK raises it", async () => {

@@ -282,7 +282,8 @@ describe("refusals on the wire, in OpenAI's error shape, changing nothing", () =
     expect(await raw("POST", "/conversations", { items: [{ type: "web_search_call", id: "ws_1" }] })).toEqual({
       status: 400,
       body: invalid(
-        "Invalid 'items[0].type': input items of type 'web_search_call' are not supported; supported: 'message', 'function_call', 'function_call_output', 'reasoning'",
+        "Invalid 'items[0].type': input items of type 'web_search_call' are not supported; supported: 'message', " +
+          "'function_call', 'function_call_output', 'reasoning'",
         "items[0].type",
       ),
     });

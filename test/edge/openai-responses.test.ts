@@ -427,7 +427,8 @@ describe("GET /v1/responses (the WebSocket mode)", () => {
     expect(await response.json()).toEqual({
       error: {
         message:
-          "The WebSocket mode of /v1/responses is not supported: this server answers Responses over HTTP only; POST /v1/responses (with stream: true for server-sent events).",
+          "The WebSocket mode of /v1/responses is not supported: this server answers Responses over HTTP only; POST /v1/responses " +
+          "(with stream: true for server-sent events).",
         type: "invalid_request_error",
         param: null,
         code: "unsupported_endpoint",

@@ -185,7 +185,8 @@ export function poolProblems(c: Cluster): string[] {
   check(
     p,
     selected.length === 1 && selected[0] === c.modelServer,
-    `the pool's selector ${JSON.stringify(selector.matchLabels)} must match the model-server pods and only them (matches ${selected.map((d) => d.metadata.name).join(", ") || "none"})`,
+    `the pool's selector ${JSON.stringify(selector.matchLabels)} must match the model-server pods and only them (matches ` +
+      `${selected.map((d) => d.metadata.name).join(", ") || "none"})`,
   );
   check(
     p,
@@ -230,7 +231,8 @@ export function pickerProblems(c: Cluster): string[] {
   check(
     p,
     source.port !== undefined && source.port === port(sidecar, "metrics") && source.port === Number(env(sidecar, "METRICS_PORT")),
-    `the picker must scrape the sidecar's metrics port (scrapes ${source.port}; containerPort ${port(sidecar, "metrics")}, METRICS_PORT ${env(sidecar, "METRICS_PORT")})`,
+    `the picker must scrape the sidecar's metrics port (scrapes ${source.port}; containerPort ${port(sidecar, "metrics")}, ` +
+      `METRICS_PORT ${env(sidecar, "METRICS_PORT")})`,
   );
   check(
     p,

@@ -47,7 +47,8 @@ const BLOCK_TYPES = ["text", "tool_use", "tool_result", "thinking", "redacted_th
 const contentBlock = z.discriminatedUnion("type", [textBlock, toolUseBlock, toolResultBlock, thinkingBlock, redactedThinkingBlock], {
   error: (issue) =>
     issue.code === "invalid_union" && issue.note === "No matching discriminator"
-      ? `content blocks of type '${String((issue.input as { type?: unknown } | undefined)?.type)}' are not supported; supported: ${BLOCK_TYPES.map((t) => `'${t}'`).join(", ")}`
+      ? `content blocks of type '${String((issue.input as { type?: unknown } | undefined)?.type)}' are not supported; supported: ` +
+        `${BLOCK_TYPES.map((t) => `'${t}'`).join(", ")}`
       : undefined,
 });
 export type AnthropicBlock = z.output<typeof contentBlock>;

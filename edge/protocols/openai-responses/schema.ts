@@ -111,7 +111,8 @@ const toolChoice = z
   .transform((choice) => (typeof choice === "string" ? choice : { type: "function" as const, name: String(choice.name) }));
 
 const NOT_STORED =
-  "not supported yet: this server stores no responses (the stored, stateful side of the Responses API comes in a later version); send the whole conversation in 'input'";
+  "not supported yet: this server stores no responses (the stored, stateful side of the Responses API comes in a later " +
+  "version); send the whole conversation in 'input'";
 
 /** Why previous_response_id is refused by a server without a store. */
 export const NOT_STORED_HERE = "is not supported by this server without a store (no database is configured): send the whole conversation in 'input'";

@@ -31,7 +31,8 @@ async function commitTurn(store: C1Store, pending: PendingTurn, body: ChatReques
   } catch (error) {
     if (!(error instanceof TurnConflictError)) throw error;
     throw new ConflictError(
-      `Conversation '${pending.conversationId}' changed while this reply was generated (another turn finished first, or it was deleted); this turn was not stored.`,
+      `Conversation '${pending.conversationId}' changed while this reply was generated (another turn finished first, or it was ` +
+        `deleted); this turn was not stored.`,
       { code: "conversation_conflict", cause: error },
     );
   }

@@ -24,7 +24,8 @@ function isConstraintFailure(error: unknown): boolean {
 function messageInserts(turn: Turn, count: number): SqlStatement[] {
   return turn.messages.map((message, i) =>
     sql(
-      "INSERT INTO conversation_messages (conversation_id, seq, message) SELECT ?, ?, ? WHERE EXISTS (SELECT 1 FROM conversations WHERE id = ? AND owner = ? AND message_count = ?)",
+      "INSERT INTO conversation_messages (conversation_id, seq, message) SELECT ?, ?, ? WHERE EXISTS (SELECT 1 FROM " +
+        "conversations WHERE id = ? AND owner = ? AND message_count = ?)",
       turn.conversationId,
       turn.base + i,
       JSON.stringify(message),
@@ -83,7 +84,8 @@ export class SqlC1Store implements C1Store {
       const created = Number(cursor["created_at"]);
       rows = await this.driver.all(
         sql(
-          `SELECT ${INFO_COLUMNS} FROM conversations WHERE owner = ? AND (created_at < ? OR (created_at = ? AND id < ?)) ORDER BY created_at DESC, id DESC LIMIT ?`,
+          `SELECT ${INFO_COLUMNS} FROM conversations WHERE owner = ? AND (created_at < ? OR (created_at = ? AND id < ?)) ORDER BY ` +
+            `created_at DESC, id DESC LIMIT ?`,
           owner,
           created,
           created,

@@ -54,7 +54,8 @@ interface ModelInternals {
 
 function fail(what: string): never {
   throw new Error(
-    `node-llama-cpp internals changed: ${what} is missing (llm-edge reads it as of node-llama-cpp ${SUPPORTED_NODE_LLAMA_CPP}; see sidecar/engine/llama/llama-internals.ts)`,
+    `node-llama-cpp internals changed: ${what} is missing (llm-edge reads it as of node-llama-cpp ` +
+      `${SUPPORTED_NODE_LLAMA_CPP}; see sidecar/engine/llama/llama-internals.ts)`,
   );
 }
 
@@ -175,7 +176,8 @@ export function installedVersion(): string {
 export async function checkLlamaInternals(loaded: { llama: Llama; model: LlamaModel; context: LlamaContext }, version = installedVersion()): Promise<void> {
   if (version !== SUPPORTED_NODE_LLAMA_CPP) {
     throw new Error(
-      `node-llama-cpp ${version} is installed, but llm-edge reads its internals as of ${SUPPORTED_NODE_LLAMA_CPP}: check them in sidecar/engine/llama/llama-internals.ts, then update SUPPORTED_NODE_LLAMA_CPP there`,
+      `node-llama-cpp ${version} is installed, but llm-edge reads its internals as of ${SUPPORTED_NODE_LLAMA_CPP}: check them ` +
+        `in sidecar/engine/llama/llama-internals.ts, then update SUPPORTED_NODE_LLAMA_CPP there`,
     );
   }
   decodeQueue(loaded.context);
