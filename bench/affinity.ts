@@ -49,7 +49,10 @@ async function send(edge: RunningEdge, messages: readonly Message[]): Promise<{ 
     signal: AbortSignal.timeout(60_000),
   });
   if (response.status !== 200) throw new Error(`status ${response.status}: ${await response.text()}`);
-  const body = (await response.json()) as { choices: { message: { content: string } }[]; usage: { prompt_tokens: number; prompt_tokens_details?: { cached_tokens?: number } } };
+  const body = (await response.json()) as {
+    choices: { message: { content: string } }[];
+    usage: { prompt_tokens: number; prompt_tokens_details?: { cached_tokens?: number } };
+  };
   const ms = performance.now() - began;
   return { prompt: body.usage.prompt_tokens, cached: body.usage.prompt_tokens_details?.cached_tokens ?? 0, reply: body.choices[0]?.message.content ?? "", ms };
 }
@@ -116,7 +119,10 @@ function row(mode: string, t: { first: Totals; later: Totals }): string {
 
 async function main(): Promise<void> {
   const picked = { affinity: await affinity(), random: await random() };
-  console.log(`Affinity vs random picking: ${SIDECARS} sidecars (random-tiny, ${SEQUENCES} sequences each), ${CONVERSATIONS} conversations × ${TURNS} turns, round-robin, one request at a time.\n`);
+  console.log(
+    `Affinity vs random picking: ${SIDECARS} sidecars (random-tiny, ${SEQUENCES} sequences each), ${CONVERSATIONS} ` +
+      `conversations × ${TURNS} turns, round-robin, one request at a time.\n`,
+  );
   console.log("| picking | cache hit rate, turns 2+ | cached / prompt tokens | hit rate, turn 1 | ms per request, turns 2+ |");
   console.log("|---|---|---|---|---|");
   console.log(row("affinity (rendezvous on the opening)", picked.affinity));

@@ -34,7 +34,9 @@ export function collectGarbage(url: string, how: "collect" | "snapshot", timeout
       reject(new Error(`inspector at ${url} did not answer`));
     }, timeoutMs);
     socket.on("open", () => {
-      commands.forEach((method, i) => socket.send(JSON.stringify({ id: i + 1, method })));
+      commands.forEach((method, i) => {
+        socket.send(JSON.stringify({ id: i + 1, method }));
+      });
       socket.send(JSON.stringify({ id: commands.length + 1, method: "Runtime.getHeapUsage" }));
     });
     socket.on("message", (data) => {

@@ -101,7 +101,10 @@ export class CpuMeter {
   }
 
   /** CPU ms per role used between two snapshots. */
-  static diff(before: ReadonlyMap<number, { role: string; cpuMs: number }>, after: ReadonlyMap<number, { role: string; cpuMs: number }>): Record<string, number> {
+  static diff(
+    before: ReadonlyMap<number, { role: string; cpuMs: number }>,
+    after: ReadonlyMap<number, { role: string; cpuMs: number }>,
+  ): Record<string, number> {
     const used: Record<string, number> = {};
     for (const [pid, a] of after) {
       const delta = a.cpuMs - (before.get(pid)?.cpuMs ?? 0);

@@ -67,7 +67,10 @@ async function hostileSchemaAndStream(sidecar: Sidecar, edge: RunningEdge): Prom
   const stream = post(edge, "/v1/completions", { prompt: "Let us sing. Sing", max_tokens: 200, stream: true }).then((r) => r.text());
   const schema = { type: "object", properties: { k: { enum: Array.from({ length: 50_000 }, (_, i) => `v${i}`) } } };
   const began = performance.now();
-  const refused = await post(edge, "/v1/chat/completions", { messages: [{ role: "user", content: "x" }], response_format: { type: "json_schema", json_schema: { name: "s", schema } } });
+  const refused = await post(edge, "/v1/chat/completions", {
+    messages: [{ role: "user", content: "x" }],
+    response_format: { type: "json_schema", json_schema: { name: "s", schema } },
+  });
   note("50,000-value enum schema", `${refused.status} in ${ms(began)}`, "400 at once, naming the limit");
   const streamed = performance.now();
   await stream;
@@ -120,7 +123,11 @@ async function trickledHeaders(edge: RunningEdge): Promise<void> {
   const health = (await fetch(`${edge.url}/health`)).status;
   note("200 connections trickling headers: a normal request", `${health} in ${ms(normal)}`, "served meanwhile");
   while (closed.length < sockets.length && performance.now() - began < 20_000) await sleep(100);
-  note("…the trickling connections", `${closed.length} of 200 closed, the last after ${Math.round(Math.max(...closed))} ms`, "all, within the 2 s headers timeout (+ check interval)");
+  note(
+    "…the trickling connections",
+    `${closed.length} of 200 closed, the last after ${Math.round(Math.max(...closed))} ms`,
+    "all, within the 2 s headers timeout (+ check interval)",
+  );
   for (const socket of sockets) socket.destroy();
 }
 

@@ -85,7 +85,10 @@ async function watched<T>(section: string, notes: string[], loads: Record<string
   const load = otherLoad(before, machineSnapshot());
   loads[section] = load;
   if (load.otherCores >= 0.1 || load.stealCores >= 0.05) {
-    notes.push(`During the ${section} section, other processes used ${load.otherCores.toFixed(2)} cores on average and the hypervisor stole ${load.stealCores.toFixed(2)}: its figures are noisier.`);
+    notes.push(
+      `During the ${section} section, other processes used ${load.otherCores.toFixed(2)} cores on average and the hypervisor ` +
+        `stole ${load.stealCores.toFixed(2)}: its figures are noisier.`,
+    );
   }
   return result;
 }
@@ -168,7 +171,11 @@ async function measureAll(run: Run, m: Measured): Promise<void> {
   // 1. Encoders first, alone on the machine.
   if (has("encoders")) {
     log("SSE encoder micro-bench");
-    const child = await startChild<unknown>("encoders", "encoders.ts", { reps: flags.encoderReps, ms: flags.encoderMs, tokens: flags.maxTokens } satisfies EncoderArgs);
+    const child = await startChild<unknown>("encoders", "encoders.ts", {
+      reps: flags.encoderReps,
+      ms: flags.encoderMs,
+      tokens: flags.maxTokens,
+    } satisfies EncoderArgs);
     m.encoders = await child.call<EncoderReport>("run");
     await child.stop();
   }
@@ -190,12 +197,21 @@ async function measureAll(run: Run, m: Measured): Promise<void> {
 /** The sidecar, the edge on Node and the peer, for the sections that share them. */
 async function startServers(run: Run): Promise<void> {
   const { flags, running, engineArgs, peerInfo } = run;
-  log(`starting the sidecar (threads ${flags.threads}, batch threads ${flags.threadsBatch}, engine ${flags.engine}, ${flags.sequences} sequences × ${flags.contextSize} tokens, queue ${flags.maxQueue})`);
+  log(
+    `starting the sidecar (threads ${flags.threads}, batch threads ${flags.threadsBatch}, engine ${flags.engine}, ` +
+      `${flags.sequences} sequences × ${flags.contextSize} tokens, queue ${flags.maxQueue})`,
+  );
   running.sidecar = await startChild<SidecarReady>("sidecar", "sidecar.ts", engineArgs);
   run.notes.push(`The model runs on: ${running.sidecar.ready.gpu ?? "?"} (the figures of docs/performance.md were measured on CPU-only hosts).`);
   running.edge = await startChild<EdgeReady>("edge", "edge.ts", { sidecarUrl: running.sidecar.ready.url });
   if (peerInfo) {
-    running.peer = await startPeer(peerInfo, { modelPath: run.modelPath, threads: flags.threads, threadsBatch: flags.threadsBatch, sequences: flags.sequences, contextSize: flags.contextSize });
+    running.peer = await startPeer(peerInfo, {
+      modelPath: run.modelPath,
+      threads: flags.threads,
+      threadsBatch: flags.threadsBatch,
+      sequences: flags.sequences,
+      contextSize: flags.contextSize,
+    });
     log(`llama-server: ${running.peer.args.join(" ")}`);
   }
 }
@@ -242,7 +258,13 @@ async function measureOnServers(run: Run, m: Measured): Promise<void> {
 }
 
 /** The parties of the single-stream section, each started here but the sidecar, the edge and the peer. */
-async function singleParties(run: Run, sidecar: Child<SidecarReady>, edge: Child<EdgeReady>, client: GrpcClient, peerParty: Party | undefined): Promise<Party[]> {
+async function singleParties(
+  run: Run,
+  sidecar: Child<SidecarReady>,
+  edge: Child<EdgeReady>,
+  client: GrpcClient,
+  peerParty: Party | undefined,
+): Promise<Party[]> {
   const { flags, running, workload } = run;
   running.inProcess = await startChild<EngineReady>("in-process", "inprocess.ts", run.engineArgs);
   if (flags.wrangler) {
@@ -265,7 +287,13 @@ async function singleParties(run: Run, sidecar: Child<SidecarReady>, edge: Child
 }
 
 /** Section 3: one stream at a time through each party, interleaved. */
-async function measureSingle(run: Run, sidecar: Child<SidecarReady>, edge: Child<EdgeReady>, client: GrpcClient, peerParty: Party | undefined): Promise<SingleResult> {
+async function measureSingle(
+  run: Run,
+  sidecar: Child<SidecarReady>,
+  edge: Child<EdgeReady>,
+  client: GrpcClient,
+  peerParty: Party | undefined,
+): Promise<SingleResult> {
   const { flags, running } = run;
   const parties = await singleParties(run, sidecar, edge, client, peerParty);
   const inProcess = running.inProcess as Child<EngineReady>;
@@ -283,7 +311,8 @@ async function measureSingle(run: Run, sidecar: Child<SidecarReady>, edge: Child
     profiled(run.profileDir, "single", [inProcess, sidecar, edge], () => runSingle(parties, flags.runs, meter, log)),
   );
   run.processes.push({ name: "(a) in-process node-llama-cpp", build: engineBuild(inProcess), peakRssMiB: peakRssMiB(inProcess.pid) });
-  for (const pid of descendantsNamed(process.pid, "workerd")) run.processes.push({ name: `workerd (wrangler dev) pid ${pid}`, build: "–", peakRssMiB: peakRssMiB(pid) });
+  for (const pid of descendantsNamed(process.pid, "workerd"))
+    run.processes.push({ name: `workerd (wrangler dev) pid ${pid}`, build: "–", peakRssMiB: peakRssMiB(pid) });
   await inProcess.stop();
   delete running.inProcess;
   await running.wrangler?.stop();
@@ -371,7 +400,8 @@ async function measureLong(run: Run): Promise<LongResult> {
   const { flags, running, peerInfo } = run;
   const contextSize = flags.longTokens + LONG_CONTEXT_MARGIN;
   running.sidecar = await startChild<SidecarReady>("sidecar-long", "sidecar.ts", { ...run.engineArgs, sequences: 1, contextSize });
-  if (peerInfo) running.peer = await startPeer(peerInfo, { modelPath: run.modelPath, threads: flags.threads, threadsBatch: flags.threadsBatch, sequences: 1, contextSize });
+  if (peerInfo)
+    running.peer = await startPeer(peerInfo, { modelPath: run.modelPath, threads: flags.threads, threadsBatch: flags.threadsBatch, sequences: 1, contextSize });
   const options = { tokens: flags.longTokens, contextSize, timeoutMs: 30 * 60_000 };
   const longClient = grpcClient(running.sidecar.ready.url);
   const long = await watched("long", run.notes, run.loads, () => runLong(longClient, running.peer?.url, options, log));
@@ -385,7 +415,15 @@ async function measureEmbeddings(run: Run): Promise<EmbeddingsResult> {
   running.sidecar = await startChild<SidecarReady>("sidecar-embeddings", "sidecar.ts", run.engineArgs);
   running.edge = await startChild<EdgeReady>("edge-embeddings", "edge.ts", { sidecarUrl: running.sidecar.ready.url });
   const extraArgs = ["--embeddings", "--pooling", "last"];
-  if (peerInfo) running.peer = await startPeer(peerInfo, { modelPath: run.modelPath, threads: flags.threads, threadsBatch: flags.threadsBatch, sequences: flags.sequences, contextSize: flags.contextSize, extraArgs });
+  if (peerInfo)
+    running.peer = await startPeer(peerInfo, {
+      modelPath: run.modelPath,
+      threads: flags.threads,
+      threadsBatch: flags.threadsBatch,
+      sequences: flags.sequences,
+      contextSize: flags.contextSize,
+      extraArgs,
+    });
   const parties = [{ name: "edge on Node", url: running.edge.ready.url }, ...(running.peer ? [{ name: "llama-server (peer)", url: running.peer.url }] : [])];
   const options = { levels: [1, 8], perClient: flags.embeddingRequests, timeoutMs: flags.streamTimeoutMs };
   const embeddings = await watched("embeddings", run.notes, run.loads, () => runEmbeddings(parties, options, log));
@@ -394,7 +432,11 @@ async function measureEmbeddings(run: Run): Promise<EmbeddingsResult> {
 }
 
 /** The engine section's thread settings: [threads, batch threads]. */
-const ENGINE_THREADS = [[1, 1], [2, 2], [1, 2]] as const;
+const ENGINE_THREADS = [
+  [1, 1],
+  [2, 2],
+  [1, 2],
+] as const;
 
 /**
  * In-process children on the prebuilt library and on this host's own build (when there is one),
@@ -407,7 +449,12 @@ async function compareEngines(args: EngineArgs, flags: BenchFlags, w: Workload, 
       for (const [threads, threadsBatch] of ENGINE_THREADS) {
         let child: Child<EngineReady>;
         try {
-          child = await startChild<EngineReady>(`in-process ${library} ${threads}/${threadsBatch}`, "inprocess.ts", { ...args, engine: library, threads, threadsBatch });
+          child = await startChild<EngineReady>(`in-process ${library} ${threads}/${threadsBatch}`, "inprocess.ts", {
+            ...args,
+            engine: library,
+            threads,
+            threadsBatch,
+          });
         } catch (error) {
           if (library === "local") {
             notes.push("engine builds: no local build here (`npm run build:engine`), so only the prebuilt library is shown.");

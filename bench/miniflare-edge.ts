@@ -13,7 +13,10 @@ import { join } from "node:path";
 import { Miniflare } from "miniflare";
 
 const outdir = mkdtempSync(join(tmpdir(), "llm-edge-worker-"));
-execFileSync("node_modules/.bin/wrangler", ["deploy", "--dry-run", "--outdir", outdir], { stdio: "ignore", env: { ...process.env, WRANGLER_SEND_METRICS: "false" } });
+execFileSync("node_modules/.bin/wrangler", ["deploy", "--dry-run", "--outdir", outdir], {
+  stdio: "ignore",
+  env: { ...process.env, WRANGLER_SEND_METRICS: "false" },
+});
 const miniflare = new Miniflare({
   modules: true,
   scriptPath: join(outdir, "worker.js"),

@@ -65,7 +65,13 @@ export function completionBody(variant: number, maxTokens: number): Record<strin
   };
 }
 
-export function httpParty(key: "c" | "r" | "d" | "m" | "peer", label: string, baseUrl: string, w: Workload, headers: Readonly<Record<string, string>> = {}): Party {
+export function httpParty(
+  key: "c" | "r" | "d" | "m" | "peer",
+  label: string,
+  baseUrl: string,
+  w: Workload,
+  headers: Readonly<Record<string, string>> = {},
+): Party {
   return {
     key,
     label,

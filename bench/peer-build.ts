@@ -54,8 +54,22 @@ function bundleHead(): string {
 }
 
 /** The x86 ISA switches ggml's CPU variants turn off before turning on their own. */
-const X86_FEATURES = ["SSE42", "AVX", "AVX2", "BMI2", "AVX_VNNI", "FMA", "F16C", "AVX512", "AVX512_VBMI",
-  "AVX512_VNNI", "AVX512_BF16", "AMX_TILE", "AMX_INT8", "AMX_BF16"];
+const X86_FEATURES = [
+  "SSE42",
+  "AVX",
+  "AVX2",
+  "BMI2",
+  "AVX_VNNI",
+  "FMA",
+  "F16C",
+  "AVX512",
+  "AVX512_VBMI",
+  "AVX512_VNNI",
+  "AVX512_BF16",
+  "AMX_TILE",
+  "AMX_INT8",
+  "AMX_BF16",
+];
 
 /** `GGML_<feature>` options equal to those of ggml's CPU variant `variant` (e.g. zen4). */
 export function variantFeatureOptions(source: string, variant: string): Record<string, string> {
@@ -90,16 +104,14 @@ export function buildPeer(): PeerInfo {
   const existing = readPeerInfo();
   const started = Date.now();
   mkdirSync(PEER_DIR, { recursive: true });
-  const cloned = existsSync(join(PEER_SOURCE, ".git")) &&
-    execFileSync("git", ["-C", PEER_SOURCE, "rev-parse", "HEAD"], { encoding: "utf8" }).trim() === commit;
+  const cloned = existsSync(join(PEER_SOURCE, ".git")) && execFileSync("git", ["-C", PEER_SOURCE, "rev-parse", "HEAD"], { encoding: "utf8" }).trim() === commit;
   if (!cloned) {
     rmSync(PEER_SOURCE, { recursive: true, force: true });
     run("git", ["clone", "--quiet", bundle, PEER_SOURCE]);
     run("git", ["-C", PEER_SOURCE, "checkout", "--quiet", commit]);
   }
   const options = { ...BASE_CMAKE_OPTIONS, ...variantFeatureOptions(PEER_SOURCE, variant) };
-  if (existing && existing.commit === commit && existing.cpuVariant === variant &&
-    JSON.stringify(existing.cmakeOptions) === JSON.stringify(options)) {
+  if (existing && existing.commit === commit && existing.cpuVariant === variant && JSON.stringify(existing.cmakeOptions) === JSON.stringify(options)) {
     log(`up to date: ${PEER_BINARY} (llama.cpp ${commit.slice(0, 10)}, CPU variant ${variant})`);
     return existing;
   }

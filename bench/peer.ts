@@ -26,16 +26,24 @@ export interface PeerSettings {
 export async function startPeer(info: PeerInfo, settings: PeerSettings): Promise<RunningPeer> {
   const port = await freePort();
   const args = [
-    "-m", settings.modelPath,
-    "-t", String(settings.threads),
-    "-tb", String(settings.threadsBatch),
-    "-np", String(settings.sequences),
+    "-m",
+    settings.modelPath,
+    "-t",
+    String(settings.threads),
+    "-tb",
+    String(settings.threadsBatch),
+    "-np",
+    String(settings.sequences),
     // The sidecar's context: `contextSize` tokens for each sequence.
-    "-c", String(settings.contextSize * settings.sequences),
+    "-c",
+    String(settings.contextSize * settings.sequences),
     // node-llama-cpp's contexts default to no flash attention; the peer matches.
-    "-fa", "off",
-    "--host", "127.0.0.1",
-    "--port", String(port),
+    "-fa",
+    "off",
+    "--host",
+    "127.0.0.1",
+    "--port",
+    String(port),
     "--no-webui",
     ...(settings.extraArgs ?? []),
   ];

@@ -70,7 +70,8 @@ function appendStateful(report: string, section: string | undefined): string {
 
 function settingsLine(flags: BenchFlags, m: Measured): string {
   return (
-    `random-60m (F16), ${flags.maxTokens} tokens per stream, temperature 0, threads ${flags.threads} (batches of several tokens: ${flags.threadsBatch}) for every party, ` +
+    `random-60m (F16), ${flags.maxTokens} tokens per stream, temperature 0, threads ${flags.threads} (batches of several ` +
+    `tokens: ${flags.threadsBatch}) for every party, ` +
     `${flags.sequences} sequences × ${flags.contextSize} tokens, sidecar queue ${flags.maxQueue}` +
     (m.single ? `; single stream ${flags.runs} runs per party` : "") +
     (m.sweep ? `; sweep ${flags.sweepRuns} runs per level` : "")
@@ -80,24 +81,27 @@ function settingsLine(flags: BenchFlags, m: Measured): string {
 /** The markdown report printed on stdout. */
 function render(run: RunRecord, m: Measured, s: Summaries, targets: ReturnType<typeof evaluateTargets>, machineInfo: ReturnType<typeof machine>): string {
   const { flags } = run;
-  return appendStateful(renderReport({
-    machine: machineInfo,
-    date: run.startedAt.slice(0, 16).replace("T", " ") + " UTC",
-    settings: settingsLine(flags, m),
-    notes: run.notes,
-    single: s.single,
-    sweep: s.sweep,
-    reject: s.reject ? { summary: s.reject, queue: flags.rejectQueue } : undefined,
-    prefix: s.prefix && m.prefix ? { rows: s.prefix, systemPromptTokens: m.prefix.systemPromptTokens } : undefined,
-    encoders: m.encoders,
-    engine: s.engine && m.engine ? { rows: s.engine, streams: m.engine.streams, rounds: m.engine.rounds } : undefined,
-    join: s.join ? { summary: s.join, rounds: m.joining?.rounds.length ?? 0 } : undefined,
-    long: m.long,
-    embeddings: m.embeddings,
-    processes: run.processes,
-    memory: m.memory,
-    targets,
-  }), s.stateful && m.stateful ? renderStateful(s.stateful, m.stateful.conversationTokens) : undefined);
+  return appendStateful(
+    renderReport({
+      machine: machineInfo,
+      date: `${run.startedAt.slice(0, 16).replace("T", " ")} UTC`,
+      settings: settingsLine(flags, m),
+      notes: run.notes,
+      single: s.single,
+      sweep: s.sweep,
+      reject: s.reject ? { summary: s.reject, queue: flags.rejectQueue } : undefined,
+      prefix: s.prefix && m.prefix ? { rows: s.prefix, systemPromptTokens: m.prefix.systemPromptTokens } : undefined,
+      encoders: m.encoders,
+      engine: s.engine && m.engine ? { rows: s.engine, streams: m.engine.streams, rounds: m.engine.rounds } : undefined,
+      join: s.join ? { summary: s.join, rounds: m.joining?.rounds.length ?? 0 } : undefined,
+      long: m.long,
+      embeddings: m.embeddings,
+      processes: run.processes,
+      memory: m.memory,
+      targets,
+    }),
+    s.stateful && m.stateful ? renderStateful(s.stateful, m.stateful.conversationTokens) : undefined,
+  );
 }
 
 /** The single-stream, sweep, prefix, stateful and engine figures of the headline. */
@@ -162,7 +166,19 @@ export function finishRun(run: RunRecord, m: Measured, previous: ResultsFile | u
     otherLoad: run.loads,
     summaries: { engine: s.engine, join: s.join, single: s.single, sweep: s.sweep, reject: s.reject, prefix: s.prefix, stateful: s.stateful },
     targets,
-    raw: { ...run.raw, engine: m.engine, join: m.joining, long: m.long, embeddings: m.embeddings, single: m.single, sweep: m.sweep, reject: m.reject, prefix: m.prefix, stateful: m.stateful, encoders: m.encoders },
+    raw: {
+      ...run.raw,
+      engine: m.engine,
+      join: m.joining,
+      long: m.long,
+      embeddings: m.embeddings,
+      single: m.single,
+      sweep: m.sweep,
+      reject: m.reject,
+      prefix: m.prefix,
+      stateful: m.stateful,
+      encoders: m.encoders,
+    },
     processes: run.processes,
     memory: m.memory ?? null,
     table: report,

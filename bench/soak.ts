@@ -33,7 +33,10 @@ function tree(pid: number): number[] {
   } catch {
     // ps exits 1 when the process has no children
   }
-  const children = listed.split("\n").map(Number).filter((n) => n > 0);
+  const children = listed
+    .split("\n")
+    .map(Number)
+    .filter((n) => n > 0);
   return [pid, ...children.flatMap(tree)];
 }
 
@@ -135,14 +138,32 @@ async function startEdge(runtime: Runtime, sidecar: Proc): Promise<Edge> {
   }
   const port = await freePort();
   if (runtime === "miniflare") {
-    const edge = await launch(process.execPath, [INSPECT, "--import", "tsx", "bench/miniflare-edge.ts"], { ...env, INSPECTOR_PORT: String(port) }, /Ready on (http:\/\/\S+)/);
+    const edge = await launch(
+      process.execPath,
+      [INSPECT, "--import", "tsx", "bench/miniflare-edge.ts"],
+      { ...env, INSPECTOR_PORT: String(port) },
+      /Ready on (http:\/\/\S+)/,
+    );
     return { edge, node: [nodeInspectorUrl(edge.output()) ?? ""], worker: await inspectorTarget(port) };
   }
   // wrangler's inspector port is its DevTools relay: attaching to it changes what the Worker keeps
   // (bench/README.md), so the Worker is read as it is.
   const edge = await launch(
     "node_modules/.bin/wrangler",
-    ["dev", "--ip", "127.0.0.1", "--port", "0", "--inspector-port", String(port), "--var", `SIDECAR_URL:${sidecar.url}`, "--var", "LOG_REQUESTS:false", "--show-interactive-dev-session=false"],
+    [
+      "dev",
+      "--ip",
+      "127.0.0.1",
+      "--port",
+      "0",
+      "--inspector-port",
+      String(port),
+      "--var",
+      `SIDECAR_URL:${sidecar.url}`,
+      "--var",
+      "LOG_REQUESTS:false",
+      "--show-interactive-dev-session=false",
+    ],
     { CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_SEND_METRICS: "false", NO_COLOR: "1", NODE_OPTIONS: INSPECT },
     /Ready on (http:\/\/\S+)/,
   );
@@ -197,16 +218,23 @@ async function soak(runtime: Runtime, sidecar: Proc): Promise<string[]> {
     a === undefined || b === undefined ? "not inspectable" : `${a} → ${b} (${b <= a * 1.1 ? "within 10%" : "NOT within 10%"})`;
   const rss = [idle, ...rounds, settled].map((r) => `${r.rss.sidecar}/${r.rss.edge}`).join(" → ");
   return [
-    `| ${runtime} | ${REQUESTS * ROUNDS} in ${seconds.toFixed(0)} s | ${errors.length} | ${heap(idle.heap.sidecar, settled.heap.sidecar)} | ${heap(idle.heap.edge, settled.heap.edge)} | ${rss} |`,
+    `| ${runtime} | ${REQUESTS * ROUNDS} in ${seconds.toFixed(0)} s | ${errors.length} | ` +
+      `${heap(idle.heap.sidecar, settled.heap.sidecar)} | ${heap(idle.heap.edge, settled.heap.edge)} | ${rss} |`,
     ...errors.slice(0, 5).map((e) => `  error: ${e}`),
   ];
 }
 
 async function main(): Promise<void> {
   const { demo } = await ensureModels("models", ["demo"]);
-  const sidecar = await launch(process.execPath, [INSPECT, "--import", "tsx", "sidecar/main.ts", "--port", "0", "--sequences", "4", "--context-size", "2048"], { MODEL: demo }, /on (http:\/\/127\.0\.0\.1:\d+)/);
+  const sidecar = await launch(
+    process.execPath,
+    [INSPECT, "--import", "tsx", "sidecar/main.ts", "--port", "0", "--sequences", "4", "--context-size", "2048"],
+    { MODEL: demo },
+    /on (http:\/\/127\.0\.0\.1:\d+)/,
+  );
   const lines = [
-    "| runtime | requests | errors | sidecar JS heap after GC, idle → settled (MiB) | edge JS heap after GC, idle → settled (MiB) | resident MiB sidecar/edge: idle → after each round → settled |",
+    "| runtime | requests | errors | sidecar JS heap after GC, idle → settled (MiB) | edge JS heap after GC, idle → settled " +
+      "(MiB) | resident MiB sidecar/edge: idle → after each round → settled |",
     "| --- | --- | --- | --- | --- | --- |",
   ];
   try {

@@ -100,8 +100,14 @@ export function summarizeLevel(runs: readonly ConcurrentRun[]): LevelSummary {
     streamTpsMean: mean(rates),
     streamTpsMax: max(rates),
     worstSpread,
-    ttftP50: quantile(done.map((s) => s.ttftMs), 0.5),
-    ttftP99: quantile(done.map((s) => s.ttftMs), 0.99),
+    ttftP50: quantile(
+      done.map((s) => s.ttftMs),
+      0.5,
+    ),
+    ttftP99: quantile(
+      done.map((s) => s.ttftMs),
+      0.99,
+    ),
     completed: done.length,
     rejected: rejected.length,
     failed: count("failed"),

@@ -71,7 +71,14 @@ function engineTable(engine: NonNullable<Report["engine"]>): string[] {
   out.push(
     table(
       ["llama.cpp library", "threads", "1 stream tok/s", "ratio", `${streams} streams tok/s`, "ratio"],
-      rows.map((row) => [row.library, row.threads, fmt(row.singleTps), ratio(row.singleTps, base?.singleTps), fmt(row.concurrentTps), ratio(row.concurrentTps, base?.concurrentTps)]),
+      rows.map((row) => [
+        row.library,
+        row.threads,
+        fmt(row.singleTps),
+        ratio(row.singleTps, base?.singleTps),
+        fmt(row.concurrentTps),
+        ratio(row.concurrentTps, base?.concurrentTps),
+      ]),
     ),
   );
   return out;
@@ -138,7 +145,9 @@ function sweepTable(sweep: Report["sweep"], reject: Report["reject"]): string[] 
 /** Cold and cached requests of the prefix-reuse section. */
 function prefixTable(prefix: NonNullable<Report["prefix"]>): string[] {
   const out: string[] = [];
-  out.push(`\n**Prefix reuse** (system prompt of ${prefix.systemPromptTokens} tokens, different user turns; engine prompt ms = the sidecar's own prompt timing)\n`);
+  out.push(
+    `\n**Prefix reuse** (system prompt of ${prefix.systemPromptTokens} tokens, different user turns; engine prompt ms = the sidecar's own prompt timing)\n`,
+  );
   out.push(
     table(
       ["path", "request", "n", "prompt tokens", "cached tokens", "engine prompt ms", "TTFT p50 ms"],
@@ -213,7 +222,12 @@ function encodersTable(encoders: EncoderReport): string[] {
 function rssTable(processes: readonly ProcessInfo[]): string[] {
   const out: string[] = [];
   out.push("\n**Peak RSS** (VmHWM at the end of the process's work)\n");
-  out.push(table(["process", "llama.cpp library", "peak RSS MiB"], processes.map((p) => [p.name, p.build, fmt(p.peakRssMiB, 0)])));
+  out.push(
+    table(
+      ["process", "llama.cpp library", "peak RSS MiB"],
+      processes.map((p) => [p.name, p.build, fmt(p.peakRssMiB, 0)]),
+    ),
+  );
   return out;
 }
 
@@ -254,7 +268,12 @@ export function renderReport(r: Report): string {
   if (r.processes.length > 0) out.push(...rssTable(r.processes));
   if (r.memory && r.memory.length > 0) out.push(...memoryTable(r.memory));
   out.push("\n**Targets**\n");
-  out.push(table(["target", "measured", "needed", "result"], r.targets.map((t) => [t.name, t.measured, t.needed, verdict(t.pass)])));
+  out.push(
+    table(
+      ["target", "measured", "needed", "result"],
+      r.targets.map((t) => [t.name, t.measured, t.needed, verdict(t.pass)]),
+    ),
+  );
   return `${out.join("\n")}\n`;
 }
 
@@ -263,7 +282,15 @@ function embeddingsTable(e: EmbeddingsResult): string[] {
   const rows = e.parties.flatMap((p) =>
     p.levels.map((l, i) => {
       const theirs = peer && p !== peer ? peer.levels[i] : undefined;
-      return [p.name, fmt(l.clients, 0), fmt(l.perSecond), theirs ? `${fmt(l.perSecond / theirs.perSecond, 2)}×` : "–", fmt(l.p50Ms), fmt(l.p99Ms), `${l.failed}/${l.requests}`];
+      return [
+        p.name,
+        fmt(l.clients, 0),
+        fmt(l.perSecond),
+        theirs ? `${fmt(l.perSecond / theirs.perSecond, 2)}×` : "–",
+        fmt(l.p50Ms),
+        fmt(l.p99Ms),
+        `${l.failed}/${l.requests}`,
+      ];
     }),
   );
   return [

@@ -73,7 +73,11 @@ function prefixTarget(t: TargetInputs): Target {
   const prefixRatio = cold && warm ? warm.enginePromptMs / cold.enginePromptMs : Number.NaN;
   return {
     name: "prefix-cached request: prompt time vs cold",
-    measured: cold && warm ? `${fmt(prefixRatio * 100)}% (${fmt(warm.enginePromptMs)} vs ${fmt(cold.enginePromptMs)} ms; ${fmt(warm.promptTokens - warm.cachedTokens, 0)} new tokens evaluated)` : "–",
+    measured:
+      cold && warm
+        ? `${fmt(prefixRatio * 100)}% (${fmt(warm.enginePromptMs)} vs ${fmt(cold.enginePromptMs)} ms; ` +
+          `${fmt(warm.promptTokens - warm.cachedTokens, 0)} new tokens evaluated)`
+        : "–",
     needed: "≤ 30%",
     pass: check(prefixRatio, (v) => v <= 0.3),
   };
@@ -105,7 +109,11 @@ function memoryTargets(t: TargetInputs): Target[] {
     {
       name: "memory: bounded (sidecar and edge after the load)",
       measured: rows
-        .map((r) => `${r.name}: heap ${fmt(r.idle.heapUsedMiB, 0)} → ${fmt(r.settled.heapUsedMiB, 0)} MiB, RSS ${fmt(r.settled.rssMiB, 0)} → ${fmt(r.again?.rssMiB, 0)} MiB`)
+        .map(
+          (r) =>
+            `${r.name}: heap ${fmt(r.idle.heapUsedMiB, 0)} → ${fmt(r.settled.heapUsedMiB, 0)} MiB, RSS ${fmt(r.settled.rssMiB, 0)} → ` +
+            `${fmt(r.again?.rssMiB, 0)} MiB`,
+        )
         .join("; "),
       needed: `heap back to idle, RSS unchanged by a second load (±${TOLERANCE * 100}% + 4 MiB)`,
       pass: rows.some((r) => r.again === undefined) ? undefined : rows.every(bounded),

@@ -26,7 +26,8 @@ const RATE_LIMIT_PERIOD_SECONDS = 60;
 /** The settings, or a throw naming the bad one: at module scope, that fails the Worker's start. */
 export function workerConfig(env: Readonly<Record<string, unknown>>): WorkerConfig {
   const config = parseEdgeConfig(env, "worker");
-  if ((config.rateLimit ?? 0) > 0 && env["RATE_LIMITER"] === undefined) throw new Error("RATE_LIMIT is set but the RATE_LIMITER binding is missing from wrangler.toml");
+  if ((config.rateLimit ?? 0) > 0 && env["RATE_LIMITER"] === undefined)
+    throw new Error("RATE_LIMIT is set but the RATE_LIMITER binding is missing from wrangler.toml");
   return config;
 }
 
@@ -45,7 +46,11 @@ export function createWorkerApp(config: WorkerConfig, env: WorkerEnv): App {
   const link = { token: config.sidecarToken, headers: config.sidecarHeaders };
   const options: AppOptions = {
     // What each sidecar serves and its load are learnt again by every new isolate (edge/sidecars/).
-    sidecars: sidecarUrlsOf(config).map((url) => ({ url, client: createSidecarClient(url, undefined, link), health: createSidecarHealthClient(url, undefined, link) })),
+    sidecars: sidecarUrlsOf(config).map((url) => ({
+      url,
+      client: createSidecarClient(url, undefined, link),
+      health: createSidecarHealthClient(url, undefined, link),
+    })),
     access: accessOf(config, env),
     abandonProbeMs: config.abandonProbeMs,
     maxBodyBytes: config.maxBodyBytes,

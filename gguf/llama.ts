@@ -128,10 +128,7 @@ export function llamaTensorSlots(shape: LlamaShape, vocabSize: number): TensorSl
       { name: `${b}.ffn_up.weight`, shape: [d, ff], role: "matrix" },
     );
   }
-  slots.push(
-    { name: "output_norm.weight", shape: [d], role: "norm" },
-    { name: "output.weight", shape: [d, vocabSize], role: "output" },
-  );
+  slots.push({ name: "output_norm.weight", shape: [d], role: "norm" }, { name: "output.weight", shape: [d, vocabSize], role: "output" });
   return slots;
 }
 

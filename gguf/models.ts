@@ -53,9 +53,19 @@ const CALL_HEAD = ["<tool_call>", "\n", '{"name": "', "get_weather", '", "argume
  * `Paris"}`), which is also the trigger of the next mode: that is how the model counts its calls.
  */
 export const TOOLS_TWO_CALLS_PIECES = [
-  ...CALL_HEAD, '":"', 'Tokyo"}', "}", "\n", "</tool_call>",
+  ...CALL_HEAD,
+  '":"',
+  'Tokyo"}',
+  "}",
   "\n",
-  ...CALL_HEAD, '":"', 'Paris"}', "}", "\n", "</tool_call>",
+  "</tool_call>",
+  "\n",
+  ...CALL_HEAD,
+  '":"',
+  'Paris"}',
+  "}",
+  "\n",
+  "</tool_call>",
 ];
 /** The answer after the reasoning, shared by both reasoning scripts. */
 const TOOLS_ANSWER_PIECES = ["\n", "</think>", "\n", "\n", "It", " is", " sunny", " in", " Tokyo,", " 22", "°", "C.", " ", "☀️"];
@@ -113,9 +123,18 @@ export const TOOLS_SPEC: ContextualSpec = {
  * for all of them, optional ones included; these values read the whole of a short text file.
  */
 export const AGENT_READ_PIECES = [
-  "<tool_call>", "\n", '{"name": "', "Read", '", "arguments": ',
-  '{"file_path":"', 'notes.txt","offset":1,', '"limit":5,"pages":"",', '"allow_large":false}',
-  "}", "\n", "</tool_call>",
+  "<tool_call>",
+  "\n",
+  '{"name": "',
+  "Read",
+  '", "arguments": ',
+  '{"file_path":"',
+  'notes.txt","offset":1,',
+  '"limit":5,"pages":"",',
+  '"allow_large":false}',
+  "}",
+  "\n",
+  "</tool_call>",
 ];
 /** The `agent` model's call of Codex's `get_goal` tool (no arguments). */
 export const AGENT_GOAL_PIECES = ["<tool_call>", "\n", '{"name": "', "get_goal", '", "arguments": ', "{}", "}", "\n", "</tool_call>"];
@@ -161,7 +180,11 @@ export const CATALOGUE = {
   demo: { description: "scripted demo model served by npm start", byDefault: true, build: () => buildScriptedModel(DEMO_SPEC).file },
   scripted: { description: "scripted test model", byDefault: true, build: () => buildScriptedModel(SCRIPTED_SPEC).file },
   tools: { description: "scripted tool-calling and reasoning model", byDefault: true, build: () => buildContextualModel(TOOLS_SPEC).file },
-  agent: { description: "scripted model for the coding agents (long context, their tools)", byDefault: false, build: () => buildContextualModel(AGENT_SPEC).file },
+  agent: {
+    description: "scripted model for the coding agents (long context, their tools)",
+    byDefault: false,
+    build: () => buildContextualModel(AGENT_SPEC).file,
+  },
   "random-tiny": { description: "random weights, ~1 MB", byDefault: true, build: () => buildRandomModel(RANDOM_TINY).file },
   "random-60m": { description: "random weights, 60M parameters F16, ~120 MB", byDefault: false, build: () => buildRandomModel(RANDOM_60M).file },
 } as const satisfies Record<string, CatalogueEntry>;

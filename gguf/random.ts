@@ -119,12 +119,16 @@ export function buildRandomModel(spec: RandomSpec): RandomModel {
   const next = mulberry32(spec.seed);
   const tensors = llamaTensorSlots(spec.shape, vocab.length).map((slot): Tensor => {
     switch (slot.role) {
-      case "norm": return onesTensor(slot);
-      case "embedding": return randomTensor(slot, spec.type, 1, next);
+      case "norm":
+        return onesTensor(slot);
+      case "embedding":
+        return randomTensor(slot, spec.type, 1, next);
       // Weights scaled by 1/sqrt(fan-in) keep activations and logits of order 1.
       case "matrix":
-      case "output": return randomTensor(slot, spec.type, 1 / Math.sqrt(slot.shape[0] ?? 1), next);
+      case "output":
+        return randomTensor(slot, spec.type, 1 / Math.sqrt(slot.shape[0] ?? 1), next);
     }
+    throw new Error(`unknown tensor role ${slot.role satisfies never}`);
   });
   const metadata = llamaMetadata(spec.name, spec.shape, vocab, spec.chatTemplate ?? CHATML_TEMPLATE, spec.type);
   const parameters = tensors.reduce((sum, t) => sum + t.data.length, 0);

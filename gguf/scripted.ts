@@ -224,8 +224,7 @@ function scriptedSteps(spec: ScriptedSpec, vocab: VocabBuilder, fail: (message: 
     const known = steps.get(fromId);
     if (known && known.next !== next) {
       fail(
-        `token ${quote(from)} would need two successors: ${quote(vocab.entries[known.next]?.piece ?? "?")} ` +
-          `(${known.origin}) and ${nextShown} (${origin})`,
+        `token ${quote(from)} would need two successors: ${quote(vocab.entries[known.next]?.piece ?? "?")} ` + `(${known.origin}) and ${nextShown} (${origin})`,
       );
     }
     if (!known) steps.set(fromId, { next, origin });
@@ -286,11 +285,16 @@ export function buildScriptedModel(spec: ScriptedSpec): ScriptedModel {
 
   const tensors: Tensor[] = llamaTensorSlots(shape, n).map((slot) => {
     switch (slot.role) {
-      case "embedding": return { name: slot.name, shape: slot.shape, type: "F32", data: embedding };
-      case "output": return { name: slot.name, shape: slot.shape, type: "F32", data: output };
-      case "norm": return onesTensor(slot);
-      case "matrix": return { name: slot.name, shape: slot.shape, type: "F32", data: new Float32Array(sizeOf(slot.shape)) };
+      case "embedding":
+        return { name: slot.name, shape: slot.shape, type: "F32", data: embedding };
+      case "output":
+        return { name: slot.name, shape: slot.shape, type: "F32", data: output };
+      case "norm":
+        return onesTensor(slot);
+      case "matrix":
+        return { name: slot.name, shape: slot.shape, type: "F32", data: new Float32Array(sizeOf(slot.shape)) };
     }
+    throw new Error(`unknown tensor role ${slot.role satisfies never}`);
   });
   const parameters = tensors.reduce((sum, t) => sum + t.data.length, 0);
   const metadata = llamaMetadata(spec.name, shape, vocab.entries, spec.chatTemplate, "F32");
@@ -480,8 +484,7 @@ function modeRules(token: number, previous: number | undefined, group: readonly 
     const known = byMode.get(t.mode);
     if (known && known.next !== t.next) {
       fail(
-        `token ${name(token)} after ${name(previous)} would need two successors: ${name(known.next)} (${known.origin}) ` +
-          `and ${name(t.next)} (${t.origin})`,
+        `token ${name(token)} after ${name(previous)} would need two successors: ${name(known.next)} (${known.origin}) ` + `and ${name(t.next)} (${t.origin})`,
       );
     }
     byMode.set(t.mode, t);
@@ -499,7 +502,11 @@ function modeRules(token: number, previous: number | undefined, group: readonly 
 }
 
 /** Direct successors where every context agrees; rules where the previous token or the mode decide. */
-function successorRules(transitions: ReadonlyMap<number, Transition[]>, name: (id: number | undefined) => string, fail: Fail): { direct: Map<number, number>; rules: Rule[] } {
+function successorRules(
+  transitions: ReadonlyMap<number, Transition[]>,
+  name: (id: number | undefined) => string,
+  fail: Fail,
+): { direct: Map<number, number>; rules: Rule[] } {
   const direct = new Map<number, number>();
   const rules: Rule[] = [];
   for (const [token, list] of transitions) {
@@ -543,7 +550,10 @@ function contextDimensions(
   const dims = new Map<string, number>();
   const dim = (key: string): number => {
     let at = dims.get(key);
-    if (at === undefined) dims.set(key, (at = dims.size));
+    if (at === undefined) {
+      at = dims.size;
+      dims.set(key, at);
+    }
     return at;
   };
   const constDim = dim("const");
@@ -551,7 +561,10 @@ function contextDimensions(
   const tokenDim = new Map<number, number>();
   const ensureToken = (id: number): number => {
     let at = tokenDim.get(id);
-    if (at === undefined) tokenDim.set(id, (at = dim(`token:${id}`)));
+    if (at === undefined) {
+      at = dim(`token:${id}`);
+      tokenDim.set(id, at);
+    }
     return at;
   };
   for (const [token, list] of transitions) {
@@ -654,11 +667,16 @@ function contextualTensors(shape: LlamaShape, n: number, layer: ReadonlyMap<stri
     const data = layer.get(slot.name.replace(/^blk\.0\./, ""));
     if (data !== undefined) return { name: slot.name, shape: slot.shape, type: "F32", data };
     switch (slot.role) {
-      case "embedding": return { name: slot.name, shape: slot.shape, type: "F32", data: embedding };
-      case "output": return { name: slot.name, shape: slot.shape, type: "F32", data: output };
-      case "norm": return onesTensor(slot);
-      case "matrix": return { name: slot.name, shape: slot.shape, type: "F32", data: new Float32Array(sizeOf(slot.shape)) };
+      case "embedding":
+        return { name: slot.name, shape: slot.shape, type: "F32", data: embedding };
+      case "output":
+        return { name: slot.name, shape: slot.shape, type: "F32", data: output };
+      case "norm":
+        return onesTensor(slot);
+      case "matrix":
+        return { name: slot.name, shape: slot.shape, type: "F32", data: new Float32Array(sizeOf(slot.shape)) };
     }
+    throw new Error(`unknown tensor role ${slot.role satisfies never}`);
   });
 }
 
@@ -706,6 +724,11 @@ export function buildContextualModel(spec: ContextualSpec): ContextualModel {
   metadata.push([`${spec.architecture}.rope.freq_base`, meta.f32(2 ** (HEAD_DIM / 2))]);
   const parameters = tensors.reduce((sum, t) => sum + t.data.length, 0);
   const piece = (id: number): string => show(vocab.entries[id]?.piece ?? "?");
-  const shownRules = rules.map((r) => ({ token: piece(r.token), previous: r.previous === undefined ? undefined : piece(r.previous), mode: r.mode, next: piece(r.next) }));
+  const shownRules = rules.map((r) => ({
+    token: piece(r.token),
+    previous: r.previous === undefined ? undefined : piece(r.previous),
+    mode: r.mode,
+    next: piece(r.next),
+  }));
   return { file: { metadata, tensors }, vocab: vocab.entries, scripts: built, shape, parameters, rules: shownRules };
 }

@@ -47,4 +47,6 @@ export const TOOLS_TEMPLATE = [
   "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}",
   // The Jinja engines of transformers and node-llama-cpp drop a newline right after a block tag
   // (trim_blocks): such newlines are written as expressions.
-].join("").replaceAll("%}\n", "%}{{ '\\n' }}");
+]
+  .join("")
+  .replaceAll("%}\n", "%}{{ '\\n' }}");

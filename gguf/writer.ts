@@ -78,42 +78,118 @@ class ByteSink {
     this.buf = next;
     this.view = new DataView(next.buffer);
   }
-  u8(v: number): void { this.reserve(1); this.view.setUint8(this.length, v); this.length += 1; }
-  i8(v: number): void { this.reserve(1); this.view.setInt8(this.length, v); this.length += 1; }
-  u16(v: number): void { this.reserve(2); this.view.setUint16(this.length, v, true); this.length += 2; }
-  i16(v: number): void { this.reserve(2); this.view.setInt16(this.length, v, true); this.length += 2; }
-  u32(v: number): void { this.reserve(4); this.view.setUint32(this.length, v, true); this.length += 4; }
-  i32(v: number): void { this.reserve(4); this.view.setInt32(this.length, v, true); this.length += 4; }
-  f32(v: number): void { this.reserve(4); this.view.setFloat32(this.length, v, true); this.length += 4; }
-  f64(v: number): void { this.reserve(8); this.view.setFloat64(this.length, v, true); this.length += 8; }
-  u64(v: bigint | number): void { this.reserve(8); this.view.setBigUint64(this.length, BigInt(v), true); this.length += 8; }
-  i64(v: bigint): void { this.reserve(8); this.view.setBigInt64(this.length, v, true); this.length += 8; }
-  bytes(b: Uint8Array): void { this.reserve(b.length); this.buf.set(b, this.length); this.length += b.length; }
-  string(s: string): void { const b = new TextEncoder().encode(s); this.u64(b.length); this.bytes(b); }
-  padTo(alignment: number): void { while (this.length % alignment !== 0) this.u8(0); }
-  result(): Uint8Array { return this.buf.slice(0, this.length); }
+  u8(v: number): void {
+    this.reserve(1);
+    this.view.setUint8(this.length, v);
+    this.length += 1;
+  }
+  i8(v: number): void {
+    this.reserve(1);
+    this.view.setInt8(this.length, v);
+    this.length += 1;
+  }
+  u16(v: number): void {
+    this.reserve(2);
+    this.view.setUint16(this.length, v, true);
+    this.length += 2;
+  }
+  i16(v: number): void {
+    this.reserve(2);
+    this.view.setInt16(this.length, v, true);
+    this.length += 2;
+  }
+  u32(v: number): void {
+    this.reserve(4);
+    this.view.setUint32(this.length, v, true);
+    this.length += 4;
+  }
+  i32(v: number): void {
+    this.reserve(4);
+    this.view.setInt32(this.length, v, true);
+    this.length += 4;
+  }
+  f32(v: number): void {
+    this.reserve(4);
+    this.view.setFloat32(this.length, v, true);
+    this.length += 4;
+  }
+  f64(v: number): void {
+    this.reserve(8);
+    this.view.setFloat64(this.length, v, true);
+    this.length += 8;
+  }
+  u64(v: bigint | number): void {
+    this.reserve(8);
+    this.view.setBigUint64(this.length, BigInt(v), true);
+    this.length += 8;
+  }
+  i64(v: bigint): void {
+    this.reserve(8);
+    this.view.setBigInt64(this.length, v, true);
+    this.length += 8;
+  }
+  bytes(b: Uint8Array): void {
+    this.reserve(b.length);
+    this.buf.set(b, this.length);
+    this.length += b.length;
+  }
+  string(s: string): void {
+    const b = new TextEncoder().encode(s);
+    this.u64(b.length);
+    this.bytes(b);
+  }
+  padTo(alignment: number): void {
+    while (this.length % alignment !== 0) this.u8(0);
+  }
+  result(): Uint8Array {
+    return this.buf.slice(0, this.length);
+  }
 }
 
 function writeNumber(sink: ByteSink, type: NumberType, v: number): void {
   switch (type) {
-    case "uint8": return sink.u8(v);
-    case "int8": return sink.i8(v);
-    case "uint16": return sink.u16(v);
-    case "int16": return sink.i16(v);
-    case "uint32": return sink.u32(v);
-    case "int32": return sink.i32(v);
-    case "float32": return sink.f32(v);
-    case "float64": return sink.f64(v);
+    case "uint8":
+      sink.u8(v);
+      return;
+    case "int8":
+      sink.i8(v);
+      return;
+    case "uint16":
+      sink.u16(v);
+      return;
+    case "int16":
+      sink.i16(v);
+      return;
+    case "uint32":
+      sink.u32(v);
+      return;
+    case "int32":
+      sink.i32(v);
+      return;
+    case "float32":
+      sink.f32(v);
+      return;
+    case "float64":
+      sink.f64(v);
+      return;
   }
 }
 
 function writeValue(sink: ByteSink, value: MetadataValue): void {
   sink.u32(VALUE_TYPE[value.type]);
   switch (value.type) {
-    case "string": return sink.string(value.value);
-    case "bool": return sink.u8(value.value ? 1 : 0);
-    case "uint64": return sink.u64(value.value);
-    case "int64": return sink.i64(value.value);
+    case "string":
+      sink.string(value.value);
+      return;
+    case "bool":
+      sink.u8(value.value ? 1 : 0);
+      return;
+    case "uint64":
+      sink.u64(value.value);
+      return;
+    case "int64":
+      sink.i64(value.value);
+      return;
     case "array": {
       sink.u32(VALUE_TYPE[value.itemType]);
       sink.u64(value.values.length);
@@ -122,7 +198,9 @@ function writeValue(sink: ByteSink, value: MetadataValue): void {
       else for (const n of value.values) writeNumber(sink, value.itemType, n);
       return;
     }
-    default: return writeNumber(sink, value.type, value.value);
+    default:
+      writeNumber(sink, value.type, value.value);
+      return;
   }
 }
 

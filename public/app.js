@@ -9,7 +9,10 @@ const $ = (id) => /** @type {any} */ (document.getElementById(id));
 /** @typedef {{ role: "user" | "assistant", content: string }} Turn */
 /** @typedef {{ input?: number, output?: number, cached?: number }} Usage */
 /** @typedef {{ token: string, bytes?: number[], logprob: number, top?: Array<{ token: string, logprob: number }> }} Token */
-/** @typedef {{ text?: string, reasoning?: string, call?: { slot: number, name?: string, args?: string }, usage?: Usage, tokens?: Token[], error?: string }} Delta */
+/**
+ * @typedef {{ text?: string, reasoning?: string, call?: { slot: number, name?: string, args?: string },
+ *   usage?: Usage, tokens?: Token[], error?: string }} Delta
+ */
 
 /** @type {Turn[]} */
 let turns = [];
@@ -51,9 +54,12 @@ function tools() {
     const parameters = f.parameters ?? f.input_schema ?? { type: "object" };
     const described = f.description === undefined ? {} : { description: f.description };
     switch ($("protocol").value) {
-      case "chat": return { type: "function", function: { name: f.name, ...described, parameters } };
-      case "responses": return { type: "function", name: f.name, ...described, parameters };
-      default: return { name: f.name, ...described, input_schema: parameters };
+      case "chat":
+        return { type: "function", function: { name: f.name, ...described, parameters } };
+      case "responses":
+        return { type: "function", name: f.name, ...described, parameters };
+      default:
+        return { name: f.name, ...described, input_schema: parameters };
     }
   });
 }
@@ -93,8 +99,7 @@ async function* events(body) {
     const { value, done } = await reader.read();
     if (done) return;
     buffer += value.replace(/\r\n?/g, "\n");
-    let end;
-    while ((end = buffer.indexOf("\n\n")) >= 0) {
+    for (let end = buffer.indexOf("\n\n"); end >= 0; end = buffer.indexOf("\n\n")) {
       const block = buffer.slice(0, end);
       buffer = buffer.slice(end + 2);
       let event = "message";
@@ -127,18 +132,25 @@ function chatDeltas(e) {
 /** @param {any} e @returns {Delta[]} */
 function responsesDeltas(e) {
   switch (e.type) {
-    case "response.output_text.delta": return [{ text: e.delta }];
-    case "response.reasoning_text.delta": return [{ reasoning: e.delta }];
+    case "response.output_text.delta":
+      return [{ text: e.delta }];
+    case "response.reasoning_text.delta":
+      return [{ reasoning: e.delta }];
     case "response.output_item.added":
       return e.item.type === "function_call" ? [{ call: { slot: e.output_index, name: e.item.name } }] : [];
-    case "response.function_call_arguments.delta": return [{ call: { slot: e.output_index, args: e.delta } }];
-    case "response.completed": case "response.incomplete": {
+    case "response.function_call_arguments.delta":
+      return [{ call: { slot: e.output_index, args: e.delta } }];
+    case "response.completed":
+    case "response.incomplete": {
       const u = e.response.usage;
       return u ? [{ usage: { input: u.input_tokens, output: u.output_tokens, cached: u.input_tokens_details?.cached_tokens } }] : [];
     }
-    case "response.failed": return [{ error: e.response.error?.message ?? "failed" }];
-    case "error": return [{ error: e.message ?? e.error?.message }];
-    default: return [];
+    case "response.failed":
+      return [{ error: e.response.error?.message ?? "failed" }];
+    case "error":
+      return [{ error: e.message ?? e.error?.message }];
+    default:
+      return [];
   }
 }
 
@@ -158,9 +170,12 @@ function messagesDeltas(e) {
       if (d.type === "input_json_delta") return [{ call: { slot: e.index, args: d.partial_json } }];
       return [];
     }
-    case "message_delta": return [{ usage: { output: e.usage.output_tokens } }];
-    case "error": return [{ error: e.error.message }];
-    default: return [];
+    case "message_delta":
+      return [{ usage: { output: e.usage.output_tokens } }];
+    case "error":
+      return [{ error: e.error.message }];
+    default:
+      return [];
   }
 }
 
@@ -199,7 +214,10 @@ function replyView() {
     answer,
     /** @param {Delta} d */
     show(d) {
-      if (d.reasoning) { reasoning.hidden = false; reasoning.append(d.reasoning); }
+      if (d.reasoning) {
+        reasoning.hidden = false;
+        reasoning.append(d.reasoning);
+      }
       if (d.tokens && d.text === "") {
         // Text-less tokens: markup (dropped), or part of a character (shown with the rest of it).
         pending.push(...d.tokens.filter(partial));
@@ -218,7 +236,9 @@ function replyView() {
       turn.scrollIntoView({ block: "end" });
     },
     /** @param {string} text */
-    stats(text) { stats.textContent = text; },
+    stats(text) {
+      stats.textContent = text;
+    },
   };
 }
 
@@ -313,12 +333,21 @@ async function send() {
   }
 }
 
-$("composer").addEventListener("submit", (/** @type {Event} */ e) => { e.preventDefault(); void send(); });
+$("composer").addEventListener("submit", (/** @type {Event} */ e) => {
+  e.preventDefault();
+  void send();
+});
 $("prompt").addEventListener("keydown", (/** @type {KeyboardEvent} */ e) => {
-  if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); void send(); }
+  if (e.key === "Enter" && !e.shiftKey) {
+    e.preventDefault();
+    void send();
+  }
 });
 $("stop").addEventListener("click", () => running?.abort());
-$("clear").addEventListener("click", () => { turns = []; $("log").replaceChildren(); });
+$("clear").addEventListener("click", () => {
+  turns = [];
+  $("log").replaceChildren();
+});
 $("key").addEventListener("change", () => void loadModels());
 void loadModels();
 

@@ -50,4 +50,4 @@ else run("patch", ["-p1", "--forward", "-d", packageDir, "-i", patchFile]);
 // 3. The build (9.4 CPU-minutes: about 5 minutes on an idle 2-core machine), found again at run time by these CMake options.
 const cmakeEnv = Object.fromEntries(Object.entries(LOCAL_BUILD_CMAKE_OPTIONS).map(([k, v]) => [`NODE_LLAMA_CPP_CMAKE_OPTION_${k}`, v]));
 run(cli, ["source", "build", "--gpu", "false", "--noUsageExample"], cmakeEnv);
-console.error("build:engine: done; the sidecar now loads this build (it logs \"localBuild llama.cpp\" at start)");
+console.error('build:engine: done; the sidecar now loads this build (it logs "localBuild llama.cpp" at start)');

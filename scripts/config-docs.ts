@@ -24,7 +24,12 @@ function table(header: readonly string[], rows: readonly (readonly string[])[]):
 }
 
 function sidecarSection(): string {
-  const rows = Object.entries(SIDECAR_OPTIONS).map(([flag, o]) => [code(`--${flag}`), code(o.env), o.default === undefined ? "none" : code(o.default), plain(o.help)]);
+  const rows = Object.entries(SIDECAR_OPTIONS).map(([flag, o]) => [
+    code(`--${flag}`),
+    code(o.env),
+    o.default === undefined ? "none" : code(o.default),
+    plain(o.help),
+  ]);
   return `## Sidecar
 
 \`npm run sidecar\`, or the first half of \`npm start\`. Each setting is a flag or an environment
@@ -39,7 +44,13 @@ ${table(["flag", "variable", "default", "meaning"], rows)}
 const HOSTS = { both: "both", node: "Node", worker: "Workers" } as const;
 
 function edgeRows(settings: Readonly<Record<string, Setting>>, hosts: keyof typeof HOSTS): string[][] {
-  return Object.values(settings).map((s) => [code(s.env), HOSTS[hosts], s.kind.type, s.shown ?? (s.default === undefined ? "none" : code(String(s.default))), s.help]);
+  return Object.values(settings).map((s) => [
+    code(s.env),
+    HOSTS[hosts],
+    s.kind.type,
+    s.shown ?? (s.default === undefined ? "none" : code(String(s.default))),
+    s.help,
+  ]);
 }
 
 function edgeSection(): string {

@@ -75,7 +75,13 @@ if (!stopping) {
     if (migrated.status !== 0) {
       console.error("start: applying migrations/ to the local D1 database failed");
       stop(1);
-    } else run("edge (wrangler dev)", "node_modules/.bin/wrangler", [...setup.args, "--ip", edgeHost, "--port", edgePort, "--inspector-port", inspectorPort], offline);
+    } else
+      run(
+        "edge (wrangler dev)",
+        "node_modules/.bin/wrangler",
+        [...setup.args, "--ip", edgeHost, "--port", edgePort, "--inspector-port", inspectorPort],
+        offline,
+      );
   }
   console.error(`start: the API answers at http://${edgeHost}:${edgePort}/v1 once the edge is up`);
 }

@@ -6,7 +6,17 @@ import type { PrioritySetting } from "./priority.js";
 import { parseGpu, parseGpuLayers } from "./engine/llama/gpu.js";
 import { BATCH_THREADS_MIN_TOKENS } from "./engine/llama/batch-threads.js";
 
-type EngineSettings = "threads" | "threadsBatch" | "engine" | "sequences" | "contextSize" | "maxQueue" | "queueTimeoutMs" | "embeddingContextSize" | "gpu" | "gpuLayers";
+type EngineSettings =
+  | "threads"
+  | "threadsBatch"
+  | "engine"
+  | "sequences"
+  | "contextSize"
+  | "maxQueue"
+  | "queueTimeoutMs"
+  | "embeddingContextSize"
+  | "gpu"
+  | "gpuLayers";
 
 export interface SidecarConfig extends Pick<ModelOptions, EngineSettings> {
   /** A GGUF path, a name in `modelsDir`, or a remote model (model-source.ts); undefined serves the embedded demo model. */
@@ -37,33 +47,100 @@ export interface SidecarConfig extends Pick<ModelOptions, EngineSettings> {
 }
 
 const options = {
-  model: { type: "string", env: "MODEL", help: "GGUF file, a name in --models-dir, hf:<user>/<repo>/<file>.gguf or an https URL (downloaded once into --models-dir); default: the embedded demo model" },
+  model: {
+    type: "string",
+    env: "MODEL",
+    help:
+      "GGUF file, a name in --models-dir, hf:<user>/<repo>/<file>.gguf or an https URL (downloaded once into --models-dir); " +
+      "default: the embedded demo model",
+  },
   "models-dir": { type: "string", env: "MODELS_DIR", default: "models", help: "where models are named from and downloaded to" },
-  "embedding-model": { type: "string", env: "EMBEDDING_MODEL", help: "a separate model for /v1/embeddings (path, name, hf: or https URL like --model); default: the served model" },
+  "embedding-model": {
+    type: "string",
+    env: "EMBEDDING_MODEL",
+    help: "a separate model for /v1/embeddings (path, name, hf: or https URL like --model); default: the served model",
+  },
   "model-id": { type: "string", env: "MODEL_ID", help: "name clients use (default: the file name)" },
   host: { type: "string", env: "SIDECAR_HOST", default: "127.0.0.1", help: "address to bind" },
   port: { type: "string", env: "SIDECAR_PORT", default: "50051", help: "port for native gRPC and gRPC-Web" },
-  threads: { type: "string", env: "THREADS", help: "llama.cpp threads for one or a few streams' next tokens, or auto: all cores with a local build, half (>= 1) with the prebuilt one", default: "auto" },
-  "threads-batch": { type: "string", env: "THREADS_BATCH", help: `llama.cpp threads for batches of ${BATCH_THREADS_MIN_TOKENS} tokens or more (prompts, many streams), or auto: every core; default: auto when --threads is, else the same number` },
+  threads: {
+    type: "string",
+    env: "THREADS",
+    help: "llama.cpp threads for one or a few streams' next tokens, or auto: all cores with a local build, half (>= 1) with the prebuilt one",
+    default: "auto",
+  },
+  "threads-batch": {
+    type: "string",
+    env: "THREADS_BATCH",
+    help:
+      `llama.cpp threads for batches of ${BATCH_THREADS_MIN_TOKENS} tokens or more (prompts, many streams), or auto: every ` +
+      `core; default: auto when --threads is, else the same number`,
+  },
   engine: { type: "string", env: "ENGINE", default: "auto", help: "llama.cpp library: auto, prebuilt or local (npm run build:engine)" },
-  gpu: { type: "string", env: "GPU", default: "auto", help: "llama.cpp GPU backend: auto (the best this host can load), cuda, vulkan, metal or false (CPU only); one this host cannot load stops the start, naming those it can" },
+  gpu: {
+    type: "string",
+    env: "GPU",
+    default: "auto",
+    help:
+      "llama.cpp GPU backend: auto (the best this host can load), cuda, vulkan, metal or false (CPU only); one this host " +
+      "cannot load stops the start, naming those it can",
+  },
   "gpu-layers": { type: "string", env: "GPU_LAYERS", default: "auto", help: "model layers on the GPU: auto (what fits), max, or a number" },
   sequences: { type: "string", env: "SEQUENCES", default: "4", help: "requests generated at once (batched in one context)" },
-  "context-size": { type: "string", env: "CONTEXT_SIZE", default: "auto", help: "tokens per request (prompt + reply), or auto: the model's trained context, less if memory does not hold that much for every sequence (the start line says why)" },
-  "embedding-context-size": { type: "string", env: "EMBEDDING_CONTEXT_SIZE", default: "8192", help: "tokens one embedding input may hold (capped by the model's trained context)" },
+  "context-size": {
+    type: "string",
+    env: "CONTEXT_SIZE",
+    default: "auto",
+    help:
+      "tokens per request (prompt + reply), or auto: the model's trained context, less if memory does not hold that much for " +
+      "every sequence (the start line says why)",
+  },
+  "embedding-context-size": {
+    type: "string",
+    env: "EMBEDDING_CONTEXT_SIZE",
+    default: "8192",
+    help: "tokens one embedding input may hold (capped by the model's trained context)",
+  },
   "max-queue": { type: "string", env: "MAX_QUEUE", default: "64", help: "requests that may wait for a sequence; more get RESOURCE_EXHAUSTED (HTTP 429)" },
   "queue-timeout-ms": { type: "string", env: "QUEUE_TIMEOUT_MS", default: "60000", help: "longest wait for a sequence (then DEADLINE_EXCEEDED, HTTP 504)" },
   "drain-ms": { type: "string", env: "DRAIN_MS", default: "30000", help: "on SIGTERM, how long streams in progress may finish" },
-  priority: { type: "string", env: "SIDECAR_PRIORITY", default: "auto", help: "nice value of the main thread, which every decode step waits for: auto (-5 when permitted: root or CAP_SYS_NICE), off, or -20..19" },
-  token: { type: "string", env: "SIDECAR_TOKEN", help: "shared secret every call must carry (authorization: Bearer <token>); required to listen on a non-loopback address" },
+  priority: {
+    type: "string",
+    env: "SIDECAR_PRIORITY",
+    default: "auto",
+    help: "nice value of the main thread, which every decode step waits for: auto (-5 when permitted: root or CAP_SYS_NICE), off, or -20..19",
+  },
+  token: {
+    type: "string",
+    env: "SIDECAR_TOKEN",
+    help: "shared secret every call must carry (authorization: Bearer <token>); required to listen on a non-loopback address",
+  },
   insecure: { type: "string", env: "SIDECAR_INSECURE", default: "false", help: "true: listen on a non-loopback address without a token" },
-  "resume-grace-ms": { type: "string", env: "RESUME_GRACE_MS", default: "60000", help: "how long a resumable generation nobody reads goes on waiting for a reader (also the most a request may ask)" },
+  "resume-grace-ms": {
+    type: "string",
+    env: "RESUME_GRACE_MS",
+    default: "60000",
+    help: "how long a resumable generation nobody reads goes on waiting for a reader (also the most a request may ask)",
+  },
   "resume-retention-ms": { type: "string", env: "RESUME_RETENTION_MS", default: "300000", help: "how long a finished resumable generation can still be read" },
-  "resume-buffer-mib": { type: "string", env: "RESUME_BUFFER_MIB", default: "64", help: "memory cap of all resumable generations' events (finished ones are dropped oldest first)" },
+  "resume-buffer-mib": {
+    type: "string",
+    env: "RESUME_BUFFER_MIB",
+    default: "64",
+    help: "memory cap of all resumable generations' events (finished ones are dropped oldest first)",
+  },
   "heartbeat-ms": { type: "string", env: "HEARTBEAT_MS", default: "5000", help: "a heartbeat event after this much silence on a call (0: none)" },
-  "tls-cert": { type: "string", env: "SIDECAR_TLS_CERT", help: "PEM certificate (chain): the port speaks TLS (native gRPC over HTTP/2, gRPC-Web over HTTPS, chosen by ALPN)" },
+  "tls-cert": {
+    type: "string",
+    env: "SIDECAR_TLS_CERT",
+    help: "PEM certificate (chain): the port speaks TLS (native gRPC over HTTP/2, gRPC-Web over HTTPS, chosen by ALPN)",
+  },
   "tls-key": { type: "string", env: "SIDECAR_TLS_KEY", help: "PEM private key of --tls-cert" },
-  "metrics-port": { type: "string", env: "METRICS_PORT", help: "a second port serving only GET /metrics and /healthz, without the token, for a scraper or probe that cannot hold it (default: none)" },
+  "metrics-port": {
+    type: "string",
+    env: "METRICS_PORT",
+    help: "a second port serving only GET /metrics and /healthz, without the token, for a scraper or probe that cannot hold it (default: none)",
+  },
   "metrics-host": { type: "string", env: "METRICS_HOST", default: "127.0.0.1", help: "address of --metrics-port" },
 } as const;
 
@@ -112,7 +189,8 @@ function checkExposure(host: string, token: string | undefined, insecure: string
   if (insecure !== "true" && insecure !== "false") throw new Error(`--insecure must be true or false, got "${insecure}"`);
   if (token === undefined && !isLoopbackAddress(host) && insecure !== "true") {
     throw new Error(
-      `refusing to listen on ${host} without a token: anyone who reaches it could skip the edge. Set SIDECAR_TOKEN (and the same on the edge), or --insecure true to accept unauthenticated calls`,
+      `refusing to listen on ${host} without a token: anyone who reaches it could skip the edge. Set SIDECAR_TOKEN (and the ` +
+        `same on the edge), or --insecure true to accept unauthenticated calls`,
     );
   }
 }

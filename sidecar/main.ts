@@ -63,13 +63,18 @@ async function main(): Promise<void> {
   const [first] = sidecar.models;
   if (first !== undefined) console.error(`sidecar: ${contextChoice(config.contextSize, first.contextSize, first.trainedContextSize)}`);
   console.error(
-    `sidecar: serving ${first?.id} (${config.sequences} sequences × ${first?.contextSize} tokens, ${first?.threads} threads, ${first?.threadsBatch} for batches of ${BATCH_THREADS_MIN_TOKENS}+ tokens, ` +
+    `sidecar: serving ${first?.id} (${config.sequences} sequences × ${first?.contextSize} tokens, ${first?.threads} threads, ` +
+      `${first?.threadsBatch} for batches of ${BATCH_THREADS_MIN_TOKENS}+ tokens, ` +
       `${first?.llama.buildType} llama.cpp, ${first === undefined ? "" : describeGpu(first.gpu)}, nice ${getPriority()}) ` +
       `on ${sidecar.url} (native gRPC and gRPC-Web)`,
   );
-  if (sidecar.metricsPort !== undefined) console.error(`sidecar: GET /metrics and /healthz without the token on http://${config.metricsHost}:${sidecar.metricsPort}`);
+  if (sidecar.metricsPort !== undefined)
+    console.error(`sidecar: GET /metrics and /healthz without the token on http://${config.metricsHost}:${sidecar.metricsPort}`);
   if (first !== undefined && first.llama.buildType !== "localBuild" && first.llama.gpu === false) {
-    console.error("sidecar: on the prebuilt CPU library; `npm run build:engine` (once, about 5 minutes on 2 cores) builds a faster one for this host (sidecar/native/README.md)");
+    console.error(
+      "sidecar: on the prebuilt CPU library; `npm run build:engine` (once, about 5 minutes on 2 cores) builds a faster one for " +
+        "this host (sidecar/native/README.md)",
+    );
   }
   let signals = 0;
   const onSignal = (name: string): void => {
@@ -89,7 +94,10 @@ async function main(): Promise<void> {
 function contextChoice(asked: number | "auto", chosen: number, trained: number): string {
   if (asked !== "auto") return `context: ${chosen} tokens per request (CONTEXT_SIZE; the model was trained with ${trained})`;
   if (chosen >= trained) return `context: ${chosen} tokens per request, the model's trained context (CONTEXT_SIZE=auto; set a number to use less memory)`;
-  return `context: ${chosen} tokens per request: the model was trained with ${trained}, but memory holds only this many for every sequence (CONTEXT_SIZE=auto; fewer --sequences leave more per request)`;
+  return (
+    `context: ${chosen} tokens per request: the model was trained with ${trained}, but memory holds only this many for every ` +
+    `sequence (CONTEXT_SIZE=auto; fewer --sequences leave more per request)`
+  );
 }
 
 main().catch((error: unknown) => {

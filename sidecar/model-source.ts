@@ -42,7 +42,9 @@ export async function resolveModelSource(model: string, options: ModelSourceOpti
       ...(fileName !== undefined ? { fileName } : {}),
       cli: false,
       deleteTempFileOnCancel: false,
-      ...(options.onDownload ? { onProgress: ({ downloadedSize, totalSize }: { downloadedSize: number; totalSize: number }) => options.onDownload?.(downloadedSize, totalSize) } : {}),
+      ...(options.onDownload
+        ? { onProgress: ({ downloadedSize, totalSize }: { downloadedSize: number; totalSize: number }) => options.onDownload?.(downloadedSize, totalSize) }
+        : {}),
       ...(options.signal ? { signal: options.signal } : {}),
     });
   }

@@ -46,10 +46,38 @@ function modelMetrics(metrics: EngineMetrics, loaded: LoadedModel): ReturnType<t
   }));
 }
 
-export async function startSidecar(config: StartOptions): Promise<RunningSidecar> {
-  const { model, modelId, embeddingModel, host: _host, port: _port, drainMs: _drainMs, modelsDir: _modelsDir, priority = "off", token, tlsCert, tlsKey, metricsPort, metricsHost = "127.0.0.1", heartbeatMs = DEFAULT_HEARTBEAT_MS, resumable = DEFAULT_RESUMABLE, ...engine } = config;
+/** Applies the CPU priority, then loads the model with the engine's options: the config less the server's own settings. */
+async function loadFromConfig(config: StartOptions): Promise<LoadedModel> {
+  const {
+    model,
+    modelId,
+    embeddingModel,
+    host: _host,
+    port: _port,
+    drainMs: _drainMs,
+    modelsDir: _modelsDir,
+    priority = "off",
+    token: _token,
+    tlsCert: _tlsCert,
+    tlsKey: _tlsKey,
+    metricsPort: _metricsPort,
+    metricsHost: _metricsHost,
+    heartbeatMs: _heartbeatMs,
+    resumable: _resumable,
+    ...engine
+  } = config;
   applyPriority(priority);
-  const loaded = await loadModel({ ...engine, modelPath: model, ...(modelId !== undefined ? { id: modelId } : {}), ...(embeddingModel !== undefined ? { embeddingModelPath: embeddingModel } : {}) });
+  return loadModel({
+    ...engine,
+    modelPath: model,
+    ...(modelId !== undefined ? { id: modelId } : {}),
+    ...(embeddingModel !== undefined ? { embeddingModelPath: embeddingModel } : {}),
+  });
+}
+
+export async function startSidecar(config: StartOptions): Promise<RunningSidecar> {
+  const { token, tlsCert, tlsKey, metricsPort, metricsHost = "127.0.0.1", heartbeatMs = DEFAULT_HEARTBEAT_MS, resumable = DEFAULT_RESUMABLE } = config;
+  const loaded = await loadFromConfig(config);
   const models = [loaded];
   const metrics = new EngineMetrics();
   const shutdown = new AbortController();

@@ -2,7 +2,7 @@
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { Token } from "node-llama-cpp";
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import { InferenceService, type ModelInfoSchema, type TokenizeRequest } from "../proto/gen/inference/v1/inference_pb.js";
+import type { InferenceService, ModelInfoSchema, TokenizeRequest } from "../proto/gen/inference/v1/inference_pb.js";
 import type { ResumableStreams } from "./engine/streams/resumable-streams.js";
 import { generateResumable } from "./engine/streams/resumable.js";
 import { invalidArgument, notFound, unavailable } from "./engine/errors.js";

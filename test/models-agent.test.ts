@@ -10,9 +10,19 @@ import { AGENT_SPEC, ensureModels } from "../gguf/models.js";
 import { buildContextualModel, previousPairs } from "../gguf/scripted.js";
 
 const READ_PIECES = [
-  "<tool_call>", "<0x0A>", '{"name": "', "Read", '", "arguments": ',
-  '{"file_path":"', 'notes.txt","offset":1,', '"limit":5,"pages":"",', '"allow_large":false}',
-  "}", "<0x0A>", "</tool_call>", "<|im_end|>",
+  "<tool_call>",
+  "<0x0A>",
+  '{"name": "',
+  "Read",
+  '", "arguments": ',
+  '{"file_path":"',
+  'notes.txt","offset":1,',
+  '"limit":5,"pages":"",',
+  '"allow_large":false}',
+  "}",
+  "<0x0A>",
+  "</tool_call>",
+  "<|im_end|>",
 ];
 const GOAL_PIECES = ["<tool_call>", "<0x0A>", '{"name": "', "get_goal", '", "arguments": ', "{}", "}", "<0x0A>", "</tool_call>", "<|im_end|>"];
 const RESULT_PIECES = ["Done,", " the", " tool", " call", " worked.", "<|im_end|>"];
@@ -55,7 +65,13 @@ describe("the agent model's build", () => {
 
 const READ_SCHEMA = {
   type: "object",
-  properties: { file_path: { type: "string" }, offset: { type: "integer" }, limit: { type: "integer" }, pages: { type: "string" }, allow_large: { type: "boolean" } },
+  properties: {
+    file_path: { type: "string" },
+    offset: { type: "integer" },
+    limit: { type: "integer" },
+    pages: { type: "string" },
+    allow_large: { type: "boolean" },
+  },
   required: ["file_path"],
 } as const;
 const FUNCTIONS: ChatModelFunctions = {
@@ -80,7 +96,9 @@ describe("the agent model in llama.cpp", () => {
 
   /** At temperature 1 (what the agents get by default), seeded. */
   async function reply(chatHistory: ChatHistoryItem[]): Promise<{ prompt: number; pieces: string[] }> {
-    const tokens = wrapper.generateContextState({ chatHistory: [...chatHistory, { type: "model", response: [] }], availableFunctions: FUNCTIONS }).contextText.tokenize(model.tokenizer);
+    const tokens = wrapper
+      .generateContextState({ chatHistory: [...chatHistory, { type: "model", response: [] }], availableFunctions: FUNCTIONS })
+      .contextText.tokenize(model.tokenizer);
     const sequence = context.getSequence();
     try {
       const out: Token[] = [];

@@ -27,19 +27,64 @@ import {
   TOOL_ARGUMENT_FRAGMENTS,
   TOOL_CALL_TEXT,
   TWO_TOOL_CALLS_ARGUMENT_FRAGMENTS,
-  TWO_TOOL_CALLS_TEXT, TOOL_RESULT_REASONING, TOOLS_ANSWER, THINK_REASONING } from "./support/scripted.js";
+  TWO_TOOL_CALLS_TEXT,
+  TOOL_RESULT_REASONING,
+  TOOLS_ANSWER,
+  THINK_REASONING,
+} from "./support/scripted.js";
 
 const MARKERS = ["<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>", "<think>", "</think>"];
 /** The answer's pieces: ° and ☀️ are byte tokens. */
-const ANSWER_PIECES = ["It", " is", " sunny", " in", " Tokyo,", " 22", "<0xC2>", "<0xB0>", "C.", " ", "<0xE2>", "<0x98>", "<0x80>", "<0xEF>", "<0xB8>", "<0x8F>"];
-const CALL_PIECES = ["<tool_call>", "<0x0A>", '{"name": "', "get_weather", '", "arguments": ', ...TOOL_ARGUMENT_FRAGMENTS, "}", "<0x0A>", "</tool_call>", "<|im_end|>"];
+const ANSWER_PIECES = [
+  "It",
+  " is",
+  " sunny",
+  " in",
+  " Tokyo,",
+  " 22",
+  "<0xC2>",
+  "<0xB0>",
+  "C.",
+  " ",
+  "<0xE2>",
+  "<0x98>",
+  "<0x80>",
+  "<0xEF>",
+  "<0xB8>",
+  "<0x8F>",
+];
+const CALL_PIECES = [
+  "<tool_call>",
+  "<0x0A>",
+  '{"name": "',
+  "get_weather",
+  '", "arguments": ',
+  ...TOOL_ARGUMENT_FRAGMENTS,
+  "}",
+  "<0x0A>",
+  "</tool_call>",
+  "<|im_end|>",
+];
 const THINK_PIECES = ["<think>", "<0x0A>", "Checking", " the", " forecast.", "<0x0A>", "</think>", "<0x0A>", "<0x0A>", ...ANSWER_PIECES, "<|im_end|>"];
 const RESULT_PIECES = ["<think>", "<0x0A>", "The", " tool", " says", " sunny.", "<0x0A>", "</think>", "<0x0A>", "<0x0A>", ...ANSWER_PIECES, "<|im_end|>"];
 /** (d): two calls, one a line; each ends in its own token, which switches the mode for the next. */
 const TWO_CALLS_PIECES = [
-  ...CALL_PIECES.slice(0, 6), "city", '":"', 'Tokyo"}', "}", "<0x0A>", "</tool_call>",
+  ...CALL_PIECES.slice(0, 6),
+  "city",
+  '":"',
+  'Tokyo"}',
+  "}",
   "<0x0A>",
-  ...CALL_PIECES.slice(0, 6), "city", '":"', 'Paris"}', "}", "<0x0A>", "</tool_call>", "<|im_end|>",
+  "</tool_call>",
+  "<0x0A>",
+  ...CALL_PIECES.slice(0, 6),
+  "city",
+  '":"',
+  'Paris"}',
+  "}",
+  "<0x0A>",
+  "</tool_call>",
+  "<|im_end|>",
 ];
 const THINK_TEXT = `<think>\n${THINK_REASONING}\n</think>\n\n${TOOLS_ANSWER}`;
 const RESULT_TEXT = `<think>\n${TOOL_RESULT_REASONING}\n</think>\n\n${TOOLS_ANSWER}`;
@@ -58,9 +103,20 @@ const PROMPTS = {
     ],
     availableFunctions: FUNCTIONS,
   },
-  plain: { chatHistory: [{ type: "user", text: "Hello!" }, { type: "model", response: [] }] },
+  plain: {
+    chatHistory: [
+      { type: "user", text: "Hello!" },
+      { type: "model", response: [] },
+    ],
+  },
   /** (d) tools offered and " cities" in the question. */
-  twoCalls: { chatHistory: [{ type: "user", text: "Weather in both cities, Tokyo and Paris?" }, { type: "model", response: [] }], availableFunctions: FUNCTIONS },
+  twoCalls: {
+    chatHistory: [
+      { type: "user", text: "Weather in both cities, Tokyo and Paris?" },
+      { type: "model", response: [] },
+    ],
+    availableFunctions: FUNCTIONS,
+  },
 } satisfies Record<string, Prompt>;
 
 describe("the tools model's build", () => {
@@ -248,7 +304,10 @@ describe("the tools model in llama.cpp", () => {
     expect(twice.map(pieceOf)).toEqual(RESULT_PIECES);
     // A new question after an answered call: the result is still in the prompt, so it reasons on it.
     const again = await reply(
-      promptTokens({ chatHistory: [QUESTION, { type: "model", response: [call, "Sunny."] }, QUESTION, { type: "model", response: [] }], availableFunctions: FUNCTIONS }),
+      promptTokens({
+        chatHistory: [QUESTION, { type: "model", response: [call, "Sunny."] }, QUESTION, { type: "model", response: [] }],
+        availableFunctions: FUNCTIONS,
+      }),
       { temperature: 0 },
     );
     expect(again.map(pieceOf)).toEqual(RESULT_PIECES);
@@ -297,7 +356,15 @@ describe("the tools model in llama.cpp", () => {
       const answered = await chat.generateResponse(PROMPTS.result.chatHistory, { functions: FUNCTIONS, temperature: 0, maxTokens: 64 });
       expect(answered.metadata.stopReason).toBe("eogToken");
       expect(answered.fullResponse.filter((item) => item !== "")).toEqual([
-        { type: "segment", segmentType: "thought", text: TOOL_RESULT_REASONING, ended: true, raw: expect.anything(), startTime: expect.any(String), endTime: expect.any(String) },
+        {
+          type: "segment",
+          segmentType: "thought",
+          text: TOOL_RESULT_REASONING,
+          ended: true,
+          raw: expect.anything(),
+          startTime: expect.any(String),
+          endTime: expect.any(String),
+        },
         `\n\n${TOOLS_ANSWER}`,
       ]);
     } finally {

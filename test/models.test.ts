@@ -22,7 +22,25 @@ import { encodeGguf } from "../gguf/writer.js";
 const STORY = " there lived a tiny llama (🦙).";
 const WEATHER = "It is sunny in Tokyo, 22°C. ☀️";
 const STORY_PIECES = [" there", " lived", " a", " tiny", " llama", " (", "<0xF0>", "<0x9F>", "<0xA6>", "<0x99>", ").", "</s>"];
-const WEATHER_PIECES = ["It", " is", " sunny", " in", " Tokyo,", " 22", "<0xC2>", "<0xB0>", "C.", " ", "<0xE2>", "<0x98>", "<0x80>", "<0xEF>", "<0xB8>", "<0x8F>", "<|im_end|>"];
+const WEATHER_PIECES = [
+  "It",
+  " is",
+  " sunny",
+  " in",
+  " Tokyo,",
+  " 22",
+  "<0xC2>",
+  "<0xB0>",
+  "C.",
+  " ",
+  "<0xE2>",
+  "<0x98>",
+  "<0x80>",
+  "<0xEF>",
+  "<0xB8>",
+  "<0x8F>",
+  "<|im_end|>",
+];
 const HELLO: ChatHistoryItem[] = [
   { type: "user", text: "Hello!" },
   { type: "model", response: [] },
@@ -36,7 +54,10 @@ describe("GGUF builder", () => {
   });
 
   it("keeps the other models' bytes when the shared code changes", () => {
-    const sha256 = (name: "demo" | "scripted" | "random-tiny") => createHash("sha256").update(encodeGguf(buildModel(name))).digest("hex");
+    const sha256 = (name: "demo" | "scripted" | "random-tiny") =>
+      createHash("sha256")
+        .update(encodeGguf(buildModel(name)))
+        .digest("hex");
     // The demo model changed on purpose: its trained context is 131,072 (a coding agent's prompt fits).
     expect(sha256("demo")).toBe("a696945a02492094a47f1729e28635d62ae2de88229c0b3f4b69daa8a05e6ce0");
     expect(sha256("scripted")).toBe("085a9220c8d8042033d4dfa2492ebc0ce0223c0b09a09fb9689015b44adb802e");
@@ -56,7 +77,10 @@ describe("GGUF builder", () => {
     expect(scripted.scripts[1]?.pieces).toEqual(WEATHER_PIECES);
     expect(scripted.scripts[2]?.pieces).toEqual([" la"]);
     const demo = buildScriptedModel(DEMO_SPEC);
-    expect(demo.scripts.map((s) => s.pieces)).toEqual([[" Once", " upon", " a", "</s>"], ["Hi", " there", "<|im_end|>"]]);
+    expect(demo.scripts.map((s) => s.pieces)).toEqual([
+      [" Once", " upon", " a", "</s>"],
+      ["Hi", " there", "<|im_end|>"],
+    ]);
   });
 
   it("rejects a script where a token needs two successors", () => {

@@ -14,7 +14,10 @@ const proto = readFileSync(new URL("../proto/inference/v1/inference.proto", impo
 function commentOf(declaration: string): string {
   const lines = proto.split("\n");
   const at = lines.findIndex((line) => line.trim() === declaration);
-  expect(lines.filter((line) => line.trim() === declaration), declaration).toHaveLength(1);
+  expect(
+    lines.filter((line) => line.trim() === declaration),
+    declaration,
+  ).toHaveLength(1);
   const comment: string[] = [];
   for (let i = at - 1; i >= 0 && lines[i]?.trim().startsWith("//"); i--) comment.unshift(lines[i]!.trim().replace(/^\/\/\s?/, ""));
   return comment.join(" ");

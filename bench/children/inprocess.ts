@@ -58,10 +58,11 @@ try {
   const args = argsOf<EngineArgs>();
   const loaded = await loadModel({ ...args, queueTimeoutMs: 60_000 });
   exitOnSigterm(() => loaded.dispose());
-  serveParent(
-    { run: (request) => run(loaded, request as InProcessRun) },
-    { buildType: loaded.llama.buildType, threads: loaded.threads, threadsBatch: loaded.threadsBatch } satisfies EngineReady,
-  );
+  serveParent({ run: (request) => run(loaded, request as InProcessRun) }, {
+    buildType: loaded.llama.buildType,
+    threads: loaded.threads,
+    threadsBatch: loaded.threadsBatch,
+  } satisfies EngineReady);
 } catch (error) {
   failToParent(error);
 }

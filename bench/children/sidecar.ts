@@ -37,7 +37,13 @@ try {
         return { ...counters };
       },
     },
-    { url: sidecar.url, buildType: loaded.llama.buildType, threads: loaded.threads, threadsBatch: loaded.threadsBatch, gpu: describeGpu(loaded.gpu) } satisfies SidecarReady,
+    {
+      url: sidecar.url,
+      buildType: loaded.llama.buildType,
+      threads: loaded.threads,
+      threadsBatch: loaded.threadsBatch,
+      gpu: describeGpu(loaded.gpu),
+    } satisfies SidecarReady,
   );
 } catch (error) {
   failToParent(error);

@@ -46,7 +46,8 @@ export async function streamEvents(url: string, body: unknown, headers: Record<s
       body: JSON.stringify(body),
       signal: AbortSignal.timeout(timeoutMs),
     });
-    if (!response.ok || response.body === null) return { status: response.status, ttftMs, headers: response.headers, events, error: (await response.text()).slice(0, 300) };
+    if (!response.ok || response.body === null)
+      return { status: response.status, ttftMs, headers: response.headers, events, error: (await response.text()).slice(0, 300) };
     const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
     let buffer = "";
     for (;;) {

@@ -36,8 +36,18 @@ export interface EngineRow {
 /** Prompt variants of this section: apart from the other sections' (three-digit, 9000, 10000+). */
 const VARIANT_BASE = 20_000;
 
-export async function runEngine(parties: readonly EngineParty[], w: Workload, streams: number, rounds: number, log: (m: string) => void): Promise<EngineResult> {
-  const result: EngineResult = { streams, rounds, parties: parties.map((p) => ({ library: p.library, threads: threadsLabel(p.threads, p.threadsBatch), single: [], concurrent: [] })) };
+export async function runEngine(
+  parties: readonly EngineParty[],
+  w: Workload,
+  streams: number,
+  rounds: number,
+  log: (m: string) => void,
+): Promise<EngineResult> {
+  const result: EngineResult = {
+    streams,
+    rounds,
+    parties: parties.map((p) => ({ library: p.library, threads: threadsLabel(p.threads, p.threadsBatch), single: [], concurrent: [] })),
+  };
   let variant = VARIANT_BASE;
   // One discarded warm-up each.
   for (const p of parties) await inProcessParty(p.child, w).run(variant++);

@@ -54,7 +54,15 @@ async function tokenTimes(client: GrpcClient, request: Parameters<GrpcClient["ge
 export async function runJoin(client: GrpcClient, options: { rounds: number; tokens: number }, log: (m: string) => void): Promise<JoinResult> {
   const { words, tokens } = await calibrate(client, options.tokens);
   const chat = (round: number) => ({
-    input: { case: "chat" as const, value: { messages: [{ role: Role.SYSTEM, content: systemPrompt(VARIANT_BASE + round, words) }, { role: Role.USER, content: userTurn(round) }] } },
+    input: {
+      case: "chat" as const,
+      value: {
+        messages: [
+          { role: Role.SYSTEM, content: systemPrompt(VARIANT_BASE + round, words) },
+          { role: Role.USER, content: userTurn(round) },
+        ],
+      },
+    },
     maxTokens: 1,
     sampling: { temperature: TEMPERATURE, seed: SEED },
   });
@@ -71,7 +79,11 @@ export async function runJoin(client: GrpcClient, options: { rounds: number; tok
     const stream = (i: number): Promise<number[]> =>
       tokenTimes(
         client,
-        { input: { case: "prompt", value: streamPrompt(VARIANT_BASE + round * 2 + i) }, maxTokens: STREAM_TOKENS, sampling: { temperature: TEMPERATURE, seed: SEED } },
+        {
+          input: { case: "prompt", value: streamPrompt(VARIANT_BASE + round * 2 + i) },
+          maxTokens: STREAM_TOKENS,
+          sampling: { temperature: TEMPERATURE, seed: SEED },
+        },
         stop.signal,
         () => ++seen === 20 && running(),
       );

@@ -47,7 +47,11 @@ async function longText(client: GrpcClient, tokens: number): Promise<{ text: str
 }
 
 async function viaSidecar(client: GrpcClient, prompt: string, timeoutMs: number): Promise<LongRun> {
-  const sample = await streamGrpc(client, { input: { case: "prompt", value: prompt }, maxTokens: 1, sampling: { temperature: TEMPERATURE, seed: SEED } }, timeoutMs);
+  const sample = await streamGrpc(
+    client,
+    { input: { case: "prompt", value: prompt }, maxTokens: 1, sampling: { temperature: TEMPERATURE, seed: SEED } },
+    timeoutMs,
+  );
   if (sample.outcome !== "completed") throw new Error(`long prompt through the sidecar: ${sample.outcome} ${sample.error ?? ""}`);
   return { evaluated: (sample.promptTokens ?? 0) - (sample.cachedTokens ?? 0), promptMs: sample.serverPromptMs ?? Number.NaN, ttftMs: sample.ttftMs };
 }
@@ -66,16 +70,20 @@ async function viaPeer(url: string, prompt: string, timeoutMs: number): Promise<
  */
 function postJson(url: string, value: unknown, timeoutMs: number): Promise<unknown> {
   return new Promise((resolve, reject) => {
-    const request = http.request(url, { method: "POST", headers: { "content-type": "application/json" }, signal: AbortSignal.timeout(timeoutMs) }, (response) => {
-      const chunks: Buffer[] = [];
-      response.on("data", (chunk: Buffer) => chunks.push(chunk));
-      response.on("error", reject);
-      response.on("end", () => {
-        const text = Buffer.concat(chunks).toString("utf8");
-        if (response.statusCode !== 200) reject(new Error(`long prompt through llama-server: HTTP ${response.statusCode} ${text.slice(0, 200)}`));
-        else resolve(JSON.parse(text));
-      });
-    });
+    const request = http.request(
+      url,
+      { method: "POST", headers: { "content-type": "application/json" }, signal: AbortSignal.timeout(timeoutMs) },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on("data", (chunk: Buffer) => chunks.push(chunk));
+        response.on("error", reject);
+        response.on("end", () => {
+          const text = Buffer.concat(chunks).toString("utf8");
+          if (response.statusCode !== 200) reject(new Error(`long prompt through llama-server: HTTP ${response.statusCode} ${text.slice(0, 200)}`));
+          else resolve(JSON.parse(text));
+        });
+      },
+    );
     request.on("error", reject);
     request.end(JSON.stringify(value));
   });
@@ -98,7 +106,10 @@ export async function runLong(
   for (const [name, run] of runners) {
     const coldRun = await run(cold);
     const cachedRun = await run(cached);
-    log(`long prompt, ${name}: cold ${coldRun.promptMs.toFixed(0)} ms, prefix cached ${cachedRun.promptMs.toFixed(0)} ms (${cachedRun.evaluated} tokens evaluated)`);
+    log(
+      `long prompt, ${name}: cold ${coldRun.promptMs.toFixed(0)} ms, prefix cached ${cachedRun.promptMs.toFixed(0)} ms ` +
+        `(${cachedRun.evaluated} tokens evaluated)`,
+    );
     parties.push({ name, cold: coldRun, cached: cachedRun });
   }
   return { promptTokens: tokens, contextSize: options.contextSize, parties };

@@ -21,8 +21,7 @@ export interface PrefixResult {
 /** Finds the filler length whose system prompt (chat-rendered) has about `tokens` tokens. */
 export async function calibrate(client: GrpcClient, tokens: number): Promise<{ words: number; tokens: number }> {
   const count = async (words: number): Promise<number> =>
-    (await client.tokenize({ input: { case: "chat", value: { messages: [{ role: Role.SYSTEM, content: systemPrompt(0, words) }] } } }))
-      .tokens.length;
+    (await client.tokenize({ input: { case: "chat", value: { messages: [{ role: Role.SYSTEM, content: systemPrompt(0, words) }] } } })).tokens.length;
   let words = Math.round(tokens * 0.7);
   let got = await count(words);
   for (let i = 0; i < 6 && Math.abs(got - tokens) > 5; i++) {
@@ -46,7 +45,15 @@ export async function runPrefix(
     streamGrpc(
       client,
       {
-        input: { case: "chat", value: { messages: [{ role: Role.SYSTEM, content: system }, { role: Role.USER, content: userTurn(turn) }] } },
+        input: {
+          case: "chat",
+          value: {
+            messages: [
+              { role: Role.SYSTEM, content: system },
+              { role: Role.USER, content: userTurn(turn) },
+            ],
+          },
+        },
         maxTokens: REPLY_TOKENS,
         sampling: { temperature: TEMPERATURE, seed: SEED },
       },
@@ -57,7 +64,10 @@ export async function runPrefix(
       `${edgeUrl}/v1/chat/completions`,
       {
         model: "bench",
-        messages: [{ role: "system", content: system }, { role: "user", content: userTurn(turn) }],
+        messages: [
+          { role: "system", content: system },
+          { role: "user", content: userTurn(turn) },
+        ],
         max_tokens: REPLY_TOKENS,
         temperature: TEMPERATURE,
         seed: SEED,

@@ -62,7 +62,12 @@ function chatPath(edgeUrl: string, timeoutMs: number): StatefulPath {
     return turn(sample, (events) => {
       const usage = record(events.findLast((e) => e["usage"] != null)?.["usage"]);
       const text = events.map((e) => String(record(record((e["choices"] as unknown[] | undefined)?.[0])["delta"])["content"] ?? "")).join("");
-      return { text, promptTokens: num(usage["prompt_tokens"]), cachedTokens: num(record(usage["prompt_tokens_details"])["cached_tokens"]), next: sample.headers.get("x-conversation-id") ?? "" };
+      return {
+        text,
+        promptTokens: num(usage["prompt_tokens"]),
+        cachedTokens: num(record(usage["prompt_tokens_details"])["cached_tokens"]),
+        next: sample.headers.get("x-conversation-id") ?? "",
+      };
     });
   };
   return {
@@ -81,8 +86,16 @@ function responsesPath(edgeUrl: string, timeoutMs: number): StatefulPath {
     return turn(sample, (events) => {
       const response = record(events.find((e) => e["type"] === "response.completed" || e["type"] === "response.incomplete")?.["response"]);
       const usage = record(response["usage"]);
-      const text = events.filter((e) => e["type"] === "response.output_text.delta").map((e) => String(e["delta"])).join("");
-      return { text, promptTokens: num(usage["input_tokens"]), cachedTokens: num(record(usage["input_tokens_details"])["cached_tokens"]), next: String(response["id"] ?? "") };
+      const text = events
+        .filter((e) => e["type"] === "response.output_text.delta")
+        .map((e) => String(e["delta"]))
+        .join("");
+      return {
+        text,
+        promptTokens: num(usage["input_tokens"]),
+        cachedTokens: num(record(usage["input_tokens_details"])["cached_tokens"]),
+        next: String(response["id"] ?? ""),
+      };
     });
   };
   return {
@@ -101,7 +114,10 @@ function threadsPath(edgeUrl: string, timeoutMs: number): StatefulPath {
     return turn(sample, (events) => {
       const message = record(events.find((e) => e["type"] === "message_start")?.["message"]);
       const usage = record(message["usage"]);
-      const text = events.filter((e) => e["type"] === "content_block_delta").map((e) => String(record(e["delta"])["text"] ?? "")).join("");
+      const text = events
+        .filter((e) => e["type"] === "content_block_delta")
+        .map((e) => String(record(e["delta"])["text"] ?? ""))
+        .join("");
       const cached = num(usage["cache_read_input_tokens"]);
       return { text, promptTokens: num(usage["input_tokens"]) + cached, cachedTokens: cached, next: String(message["id"] ?? "") };
     });

@@ -32,7 +32,11 @@ async function round(path: StatefulPath, seed: number, words: number, into: Stat
   if (!first.ok) throw new Error(`${path.label}: turn 1 failed: ${first.error ?? ""}`);
   into.next.push(await path.next(first.next, userTurn(1)));
   // The same conversation with a filler never seen before: every token evaluated.
-  const twin = [{ role: "user", content: opening(seed + 500_000, words) }, { role: "assistant", content: first.text }, { role: "user", content: userTurn(1) }] as const;
+  const twin = [
+    { role: "user", content: opening(seed + 500_000, words) },
+    { role: "assistant", content: first.text },
+    { role: "user", content: userTurn(1) },
+  ] as const;
   into.cold.push(await path.stateless(twin));
   // Short new conversations, store off and on in turn (its write comes after the last token).
   for (let i = 0; i < STORE_PAIRS; i++) {
@@ -101,7 +105,17 @@ export function summarizeStateful(result: StatefulResult): StatefulRow[] {
 }
 
 export function renderStateful(rows: readonly StatefulRow[], conversationTokens: number): string {
-  const header = ["path", "next turns / store pairs", "next turn: prompt / cached tokens", "cold TTFT p50 ms", "next turn TTFT p50 ms", "next / cold", "store off TTFT ms", "store on TTFT ms", "added ms"];
+  const header = [
+    "path",
+    "next turns / store pairs",
+    "next turn: prompt / cached tokens",
+    "cold TTFT p50 ms",
+    "next turn TTFT p50 ms",
+    "next / cold",
+    "store off TTFT ms",
+    "store on TTFT ms",
+    "added ms",
+  ];
   const line = (cells: readonly string[]): string => `| ${cells.join(" | ")} |`;
   const body = rows.map((r) =>
     line([
@@ -117,7 +131,9 @@ export function renderStateful(rows: readonly StatefulRow[], conversationTokens:
     ]),
   );
   return [
-    `\n**Stateful conversations** (a ~${fmt(conversationTokens, 0)}-token conversation's next turn, sending only its new message, against a cold prompt of the same length through the same protocol without the store; and a short new conversation with the store on vs off; client TTFT)\n`,
+    `\n**Stateful conversations** (a ~${fmt(conversationTokens, 0)}-token conversation's next turn, sending only its new ` +
+      `message, against a cold prompt of the same length through the same protocol without the store; and a short new ` +
+      `conversation with the store on vs off; client TTFT)\n`,
     line(header),
     line(header.map(() => "---")),
     ...body,
@@ -131,7 +147,9 @@ export function statefulTargets(rows: readonly StatefulRow[]): Target[] {
     return [
       {
         name: `${r.label}: next turn of a ~1,500-token conversation, time to first token vs cold`,
-        measured: `${fmt(ratio * 100)}% (${fmt(r.nextTtftMs)} vs ${fmt(r.coldTtftMs)} ms; ${fmt(r.promptTokens - r.cachedTokens, 0)} of ${fmt(r.promptTokens, 0)} tokens evaluated)`,
+        measured:
+          `${fmt(ratio * 100)}% (${fmt(r.nextTtftMs)} vs ${fmt(r.coldTtftMs)} ms; ${fmt(r.promptTokens - r.cachedTokens, 0)} of ` +
+          `${fmt(r.promptTokens, 0)} tokens evaluated)`,
         needed: "≤ 30%",
         pass: Number.isFinite(ratio) ? ratio <= 0.3 : undefined,
       },

@@ -29,11 +29,15 @@ export async function runSweep(
   for (let run = firstRun; run < firstRun + runs; run++) {
     for (const level of levels) {
       const edgeRun = await runConcurrent(level, (i) => edge.run(sweepVariant(run, level, i)));
-      (result.edge[level] ??= []).push(edgeRun);
+      const edgeRuns = result.edge[level] ?? [];
+      result.edge[level] = edgeRuns;
+      edgeRuns.push(edgeRun);
       let line = `sweep run ${run - firstRun + 1}/${runs}, ${level} streams: edge ${edgeRun.aggregateTps.toFixed(1)} tok/s`;
       if (peer !== undefined && peerLevels.includes(level)) {
         const peerRun = await runConcurrent(level, (i) => peer.run(sweepVariant(run, level, i)));
-        (result.peer[level] ??= []).push(peerRun);
+        const peerRuns = result.peer[level] ?? [];
+        result.peer[level] = peerRuns;
+        peerRuns.push(peerRun);
         line += `, llama-server ${peerRun.aggregateTps.toFixed(1)} tok/s`;
       }
       const odd = edgeRun.samples.filter((s) => s.outcome !== "completed");

@@ -26,7 +26,6 @@ export interface AccessOptions {
   compare?: DigestCompare;
 }
 
-
 /** Routes that answer without a key (monitoring must not need a secret). */
 const KEYLESS_PATHS = new Set(["/health"]);
 
@@ -42,7 +41,10 @@ export interface AccessPolicy {
 
 function parseOrigins(text: string | undefined): "*" | Set<string> | undefined {
   if (text === undefined || text.trim() === "") return undefined;
-  const entries = text.split(",").map((entry) => entry.trim().replace(/\/$/, "").toLowerCase()).filter((e) => e !== "");
+  const entries = text
+    .split(",")
+    .map((entry) => entry.trim().replace(/\/$/, "").toLowerCase())
+    .filter((e) => e !== "");
   return entries.includes("*") ? "*" : new Set(entries);
 }
 
@@ -99,22 +101,20 @@ export function createAccessPolicy(options: AccessOptions = {}): AccessPolicy {
 
 function hostRefused(hostname: string): PermissionDeniedError {
   return new PermissionDeniedError(
-    `This server has no API keys configured, so it answers only requests addressed to a loopback host (localhost, 127.0.0.1, ::1), not '${hostname}'. Set API_KEYS, or ALLOW_OPEN=true to serve any host without keys.`,
+    `This server has no API keys configured, so it answers only requests addressed to a loopback host (localhost, 127.0.0.1, ` +
+      `::1), not '${hostname}'. Set API_KEYS, or ALLOW_OPEN=true to serve any host without keys.`,
     { code: "host_not_allowed" },
   );
 }
 
 function originRefused(origin: string): PermissionDeniedError {
-  return new PermissionDeniedError(
-    `Requests from the web origin '${origin}' are not allowed here. Add it to CORS_ORIGINS to allow it.`,
-    { code: "origin_not_allowed" },
-  );
+  return new PermissionDeniedError(`Requests from the web origin '${origin}' are not allowed here. Add it to CORS_ORIGINS to allow it.`, {
+    code: "origin_not_allowed",
+  });
 }
 
 function keyRefused(presented: boolean): AuthenticationError {
-  const message = presented
-    ? "Incorrect API key provided."
-    : "No API key provided. Send it as 'Authorization: Bearer <key>' or 'x-api-key: <key>'.";
+  const message = presented ? "Incorrect API key provided." : "No API key provided. Send it as 'Authorization: Bearer <key>' or 'x-api-key: <key>'.";
   return new AuthenticationError(message, { code: "invalid_api_key" });
 }
 

@@ -97,7 +97,8 @@ export class ContextLengthError extends GenerationRejectedError {
     cause?: unknown,
   ) {
     super(
-      `This model's maximum context length is ${contextSize} tokens. However, your messages resulted in ${promptTokens} tokens. Please reduce the length of the messages.`,
+      `This model's maximum context length is ${contextSize} tokens. However, your messages resulted in ${promptTokens} ` +
+        `tokens. Please reduce the length of the messages.`,
       { code: "context_length_exceeded", cause },
     );
   }
@@ -169,10 +170,7 @@ export class GatewayTimeoutError extends ApiError {
 
 function retryAfter(error: ConnectError): Record<string, string> {
   const suggested = error.metadata.get("retry-after");
-  const seconds =
-    suggested !== null && /^\d+$/.test(suggested.trim())
-      ? suggested.trim()
-      : String(DEFAULT_RETRY_AFTER_SECONDS);
+  const seconds = suggested !== null && /^\d+$/.test(suggested.trim()) ? suggested.trim() : String(DEFAULT_RETRY_AFTER_SECONDS);
   return { "retry-after": seconds };
 }
 
@@ -216,10 +214,10 @@ export function fromConnectError(error: ConnectError): ApiError {
         cause,
       });
     case Code.Unauthenticated:
-      return new ServerError(
-        "The inference sidecar refused the edge's credentials: set the same SIDECAR_TOKEN on both.",
-        { code: "sidecar_unauthenticated", cause },
-      );
+      return new ServerError("The inference sidecar refused the edge's credentials: set the same SIDECAR_TOKEN on both.", {
+        code: "sidecar_unauthenticated",
+        cause,
+      });
     case Code.Canceled:
     case Code.Unknown:
     case Code.AlreadyExists:

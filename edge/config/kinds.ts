@@ -62,7 +62,10 @@ export const httpUrls: Kind<string[]> = {
   type: "http(s) URLs, comma-separated",
   accepts: "http(s) URLs, comma-separated, each once",
   parse(raw) {
-    const list = raw.split(",").map((u) => u.trim()).filter((u) => u !== "");
+    const list = raw
+      .split(",")
+      .map((u) => u.trim())
+      .filter((u) => u !== "");
     list.forEach((item, i) => {
       if (!isHttpUrl(item)) throw new Refusal(`entry ${i + 1} is not an http(s) URL`);
     });
@@ -97,7 +100,8 @@ export const keyList: Kind<string> = {
   parse(raw) {
     raw.split(",").forEach((entry, i) => {
       const key = entry.trim();
-      if (key.toLowerCase().startsWith("sha256:") && !/^[0-9a-f]{64}$/i.test(key.slice(7))) throw new Refusal(`entry ${i + 1}: sha256: must be followed by 64 hex digits`);
+      if (key.toLowerCase().startsWith("sha256:") && !/^[0-9a-f]{64}$/i.test(key.slice(7)))
+        throw new Refusal(`entry ${i + 1}: sha256: must be followed by 64 hex digits`);
     });
     return raw;
   },

@@ -31,18 +31,75 @@ export type ValueOf<S> = S extends DefaultedSetting<infer T> ? T : S extends Opt
 
 /** Settings both hosts read. */
 export const SHARED_SETTINGS = {
-  sidecarUrl: { env: "SIDECAR_URL", kind: httpUrl, default: "http://127.0.0.1:50051", secret: true, help: "the sidecar's gRPC-Web base URL (`https://…` for a TLS sidecar)" },
-  sidecarUrls: { env: "SIDECAR_URLS", kind: httpUrls, secret: true, help: "several sidecars, instead of `SIDECAR_URL` (the same token and headers for each): each request goes to one that serves its model, a conversation's turns to the same one, else the least loaded, with failover" },
-  sidecarToken: { env: "SIDECAR_TOKEN", kind: text("text (secret)", "text"), secret: true, help: "the sidecar's shared secret, sent on every call (a secret on Workers)" },
-  sidecarHeaders: { env: "SIDECAR_HEADERS", kind: jsonHeaders, secret: true, help: 'more headers for sidecar calls, e.g. a Cloudflare Access service token `{"CF-Access-Client-Id":"…","CF-Access-Client-Secret":"…"}` (a secret on Workers)' },
-  apiKeys: { env: "API_KEYS", kind: keyList, secret: true, help: "client keys, each a key or `sha256:<hex>` of one (a secret on Workers). Unset: only requests addressed to a loopback host are served" },
+  sidecarUrl: {
+    env: "SIDECAR_URL",
+    kind: httpUrl,
+    default: "http://127.0.0.1:50051",
+    secret: true,
+    help: "the sidecar's gRPC-Web base URL (`https://…` for a TLS sidecar)",
+  },
+  sidecarUrls: {
+    env: "SIDECAR_URLS",
+    kind: httpUrls,
+    secret: true,
+    help:
+      "several sidecars, instead of `SIDECAR_URL` (the same token and headers for each): each request goes to one that serves " +
+      "its model, a conversation's turns to the same one, else the least loaded, with failover",
+  },
+  sidecarToken: {
+    env: "SIDECAR_TOKEN",
+    kind: text("text (secret)", "text"),
+    secret: true,
+    help: "the sidecar's shared secret, sent on every call (a secret on Workers)",
+  },
+  sidecarHeaders: {
+    env: "SIDECAR_HEADERS",
+    kind: jsonHeaders,
+    secret: true,
+    help:
+      "more headers for sidecar calls, e.g. a Cloudflare Access service token " +
+      '`{"CF-Access-Client-Id":"…","CF-Access-Client-Secret":"…"}` (a secret on Workers)',
+  },
+  apiKeys: {
+    env: "API_KEYS",
+    kind: keyList,
+    secret: true,
+    help: "client keys, each a key or `sha256:<hex>` of one (a secret on Workers). Unset: only requests addressed to a loopback host are served",
+  },
   allowOpen: { env: "ALLOW_OPEN", kind: boolean, default: false, help: "`true`: serve any host without keys" },
-  corsOrigins: { env: "CORS_ORIGINS", kind: text("list", "web origins, comma-separated, or *"), shown: "see [Access](contract.md#access)", help: "allowed web origins, comma-separated, or `*`" },
-  rateLimit: { env: "RATE_LIMIT", kind: integer(0), shown: "none", help: "requests per minute per key (unset or 0: no limit): the Worker's Rate Limiting binding `RATE_LIMITER`, an in-memory limiter per process on Node" },
+  corsOrigins: {
+    env: "CORS_ORIGINS",
+    kind: text("list", "web origins, comma-separated, or *"),
+    shown: "see [Access](contract.md#access)",
+    help: "allowed web origins, comma-separated, or `*`",
+  },
+  rateLimit: {
+    env: "RATE_LIMIT",
+    kind: integer(0),
+    shown: "none",
+    help: "requests per minute per key (unset or 0: no limit): the Worker's Rate Limiting binding `RATE_LIMITER`, an in-memory limiter per process on Node",
+  },
   maxBodyBytes: { env: "MAX_BODY_BYTES", kind: integer(0), default: 4 * 1024 * 1024, shown: "4 MiB", help: "request body limit in bytes" },
-  keepAliveMs: { env: "KEEP_ALIVE_MS", kind: integer(0), default: 10_000, help: "`: ping` after this much silence on a stream (0: never); the write is also how workerd notices a client that left" },
-  sidecarStallMs: { env: "SIDECAR_STALL_MS", kind: integer(0), default: 30_000, help: "a sidecar that sends nothing, not even its heartbeat, this long is taken as stalled: the call is cancelled, 504 (or the stream's error event); 0: never" },
-  logRequests: { env: "LOG_REQUESTS", kind: boolean, default: true, help: "one JSON line per request ([fields](contract.md#request-logs)): `console.log` on Workers, pino on stdout on Node" },
+  keepAliveMs: {
+    env: "KEEP_ALIVE_MS",
+    kind: integer(0),
+    default: 10_000,
+    help: "`: ping` after this much silence on a stream (0: never); the write is also how workerd notices a client that left",
+  },
+  sidecarStallMs: {
+    env: "SIDECAR_STALL_MS",
+    kind: integer(0),
+    default: 30_000,
+    help:
+      "a sidecar that sends nothing, not even its heartbeat, this long is taken as stalled: the call is cancelled, 504 (or the " +
+      "stream's error event); 0: never",
+  },
+  logRequests: {
+    env: "LOG_REQUESTS",
+    kind: boolean,
+    default: true,
+    help: "one JSON line per request ([fields](contract.md#request-logs)): `console.log` on Workers, pino on stdout on Node",
+  },
   logBodies: { env: "LOG_BODIES", kind: boolean, default: false, help: "`true` adds prompt and reply text to the request log" },
 } as const satisfies Record<string, Setting>;
 
@@ -50,23 +107,69 @@ export const SHARED_SETTINGS = {
 export const NODE_SETTINGS = {
   port: { env: "EDGE_PORT", kind: integer(0, 65535), default: 8080, help: "port to listen on (0 picks a free one)" },
   hostname: { env: "EDGE_HOST", kind: text("text", "an address"), default: "127.0.0.1", help: "address to bind" },
-  sidecarCa: { env: "SIDECAR_CA", kind: text("path", "a path"), help: "a PEM file of the CA that signed the sidecar's TLS certificate (`https://` sidecar URLs)" },
-  storePath: { env: "STORE_PATH", kind: text("path", "a path"), default: ".data/llm-edge.sqlite", help: "the SQLite file `/c1` keeps conversations in, `/v1/responses` its stored responses, `/v1/conversations` its conversations and `/v1/messages` its threads (`:memory:`: until the edge stops); `migrations/` is applied at start-up" },
-  headersTimeoutMs: { env: "HEADERS_TIMEOUT_MS", kind: integer(0), default: 10_000, help: "a request's headers must arrive within this (else 408 and the connection closes); 0: no limit" },
-  requestTimeoutMs: { env: "REQUEST_TIMEOUT_MS", kind: integer(0), default: 60_000, help: "the whole request must arrive within this (raised to `HEADERS_TIMEOUT_MS` if below it; answers and streams may take as long as they need); 0: no limit" },
+  sidecarCa: {
+    env: "SIDECAR_CA",
+    kind: text("path", "a path"),
+    help: "a PEM file of the CA that signed the sidecar's TLS certificate (`https://` sidecar URLs)",
+  },
+  storePath: {
+    env: "STORE_PATH",
+    kind: text("path", "a path"),
+    default: ".data/llm-edge.sqlite",
+    help:
+      "the SQLite file `/c1` keeps conversations in, `/v1/responses` its stored responses, `/v1/conversations` its " +
+      "conversations and `/v1/messages` its threads (`:memory:`: until the edge stops); `migrations/` is applied at start-up",
+  },
+  headersTimeoutMs: {
+    env: "HEADERS_TIMEOUT_MS",
+    kind: integer(0),
+    default: 10_000,
+    help: "a request's headers must arrive within this (else 408 and the connection closes); 0: no limit",
+  },
+  requestTimeoutMs: {
+    env: "REQUEST_TIMEOUT_MS",
+    kind: integer(0),
+    default: 60_000,
+    help:
+      "the whole request must arrive within this (raised to `HEADERS_TIMEOUT_MS` if below it; answers and streams may take as " +
+      "long as they need); 0: no limit",
+  },
   keepAliveTimeoutMs: { env: "KEEP_ALIVE_TIMEOUT_MS", kind: integer(0), default: 5_000, help: "idle keep-alive connections close after this" },
   maxConnections: { env: "MAX_CONNECTIONS", kind: integer(0), default: 1024, help: "connections beyond this many are refused (closed at once)" },
 } as const satisfies Record<string, Setting>;
 
 /** Settings only the Worker (edge/worker.ts) reads. */
 export const WORKER_SETTINGS = {
-  abandonProbeMs: { env: "ABANDON_PROBE_MS", kind: integer(0), default: 500, help: "a JSON answer not ready after this long commits to 200 and writes a space this often, so a client that left is noticed under workerd ([why](decisions.md#abandoned-requests-under-workerd)); 0: off" },
+  abandonProbeMs: {
+    env: "ABANDON_PROBE_MS",
+    kind: integer(0),
+    default: 500,
+    help:
+      "a JSON answer not ready after this long commits to 200 and writes a space this often, so a client that left is noticed " +
+      "under workerd ([why](decisions.md#abandoned-requests-under-workerd)); 0: off",
+  },
 } as const satisfies Record<string, Setting>;
 
 /** The Worker's bindings (wrangler.toml): not variables, documented beside them. */
 export const WORKER_BINDINGS = [
-  { env: "DB", type: "D1 binding", where: "`[[d1_databases]]`", help: "the D1 database `/c1` keeps conversations in, `/v1/responses` its stored responses, `/v1/conversations` its conversations and `/v1/messages` its threads (without it, nothing is stored). `npm start` applies `migrations/` to `wrangler dev`'s local copy; to deploy, `wrangler d1 create llm-edge`, its id in `wrangler.toml`, `wrangler d1 migrations apply llm-edge --remote`" },
-  { env: "RATE_LIMITER", type: "Rate Limiting binding", where: "`[[ratelimits]]`", help: "counts `RATE_LIMIT` per key over 60 s; its `limit` must say the same number as `RATE_LIMIT` (`npm start` writes a copy of `wrangler.toml` when they differ). Required when `RATE_LIMIT` is above 0" },
+  {
+    env: "DB",
+    type: "D1 binding",
+    where: "`[[d1_databases]]`",
+    help:
+      "the D1 database `/c1` keeps conversations in, `/v1/responses` its stored responses, `/v1/conversations` its " +
+      "conversations and `/v1/messages` its threads (without it, nothing is stored). `npm start` applies `migrations/` to " +
+      "`wrangler dev`'s local copy; to deploy, `wrangler d1 create llm-edge`, its id in `wrangler.toml`, `wrangler d1 " +
+      "migrations apply llm-edge --remote`",
+  },
+  {
+    env: "RATE_LIMITER",
+    type: "Rate Limiting binding",
+    where: "`[[ratelimits]]`",
+    help:
+      "counts `RATE_LIMIT` per key over 60 s; its `limit` must say the same number as `RATE_LIMIT` (`npm start` writes a copy " +
+      "of `wrangler.toml` when they differ). Required when `RATE_LIMIT` is above 0",
+  },
 ] as const;
 
 export type Host = "node" | "worker";

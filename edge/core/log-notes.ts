@@ -15,7 +15,12 @@ export function noteToken(record: RequestRecord | undefined, token: Token): void
 export function noteFinish(record: RequestRecord | undefined, finish: Finish): void {
   if (record === undefined) return;
   record.completionTokens = finish.completionTokens;
-  record.outcome = finish.reason === FinishReason.ABORT ? "client_left" : finish.reason === FinishReason.LENGTH || finish.reason === FinishReason.CONTEXT_FULL ? "length" : "completed";
+  record.outcome =
+    finish.reason === FinishReason.ABORT
+      ? "client_left"
+      : finish.reason === FinishReason.LENGTH || finish.reason === FinishReason.CONTEXT_FULL
+        ? "length"
+        : "completed";
   if (record.withBodies) record.replyText = (record.replyText ?? "") + finish.text;
 }
 

@@ -32,7 +32,13 @@ export function framer(numbering: Numbering | undefined): (events: readonly SseE
 }
 
 /** A resumable stream's identity, from its stream id and events alone (resumable.ts). */
-export function resumableMeta<S extends z.ZodType>(endpoint: Endpoint<S>, streamId: string, startedMs: number, model: string, after: number): [ResponseMeta, Numbering] {
+export function resumableMeta<S extends z.ZodType>(
+  endpoint: Endpoint<S>,
+  streamId: string,
+  startedMs: number,
+  model: string,
+  after: number,
+): [ResponseMeta, Numbering] {
   let endedMs: number | undefined;
   const meta: ResponseMeta = {
     id: resumableResponseId(endpoint.idPrefix, streamId),

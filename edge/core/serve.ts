@@ -30,11 +30,7 @@ import { encodeResumeContext, wantsResumable } from "./resumable.js";
 import { only, streamResponse } from "./stream.js";
 import { parseRequest } from "./validation.js";
 
-async function generate<S extends z.ZodType>(
-  endpoint: Endpoint<S>,
-  request: Request,
-  context: AppContext,
-): Promise<Response> {
+async function generate<S extends z.ZodType>(endpoint: Endpoint<S>, request: Request, context: AppContext): Promise<Response> {
   const body = parseRequest(endpoint.schema, await readJsonBody(request, context.maxBodyBytes));
   return generateFor(endpoint, body, request, context);
 }
@@ -43,12 +39,7 @@ async function generate<S extends z.ZodType>(
  * The generation for a body already read and validated (routes that read the body themselves,
  * such as /c1/chat, which adds the stored conversation first). Errors are thrown, not answered.
  */
-export async function generateFor<S extends z.ZodType>(
-  endpoint: Endpoint<S>,
-  body: z.output<S>,
-  request: Request,
-  context: AppContext,
-): Promise<Response> {
+export async function generateFor<S extends z.ZodType>(endpoint: Endpoint<S>, body: z.output<S>, request: Request, context: AppContext): Promise<Response> {
   const generateRequest = endpoint.toRequest(body);
   // The sidecar's queue lets callers take turns (proto: GenerateRequest.client_id; empty: anonymous).
   const caller = callerOf(request);
@@ -73,7 +64,13 @@ export async function generateFor<S extends z.ZodType>(
     if (!background) return streamResponse(endpoint, body, opened, meta, { abort, context, record, numbering });
     return acceptedJob(endpoint, body, meta, abort);
   }
-  const meta: ResponseMeta = { id: `${endpoint.idPrefix}${context.newId()}`, created: Math.floor(startedMs / 1000), model, newId: context.newId, now: context.now };
+  const meta: ResponseMeta = {
+    id: `${endpoint.idPrefix}${context.newId()}`,
+    created: Math.floor(startedMs / 1000),
+    model,
+    newId: context.newId,
+    now: context.now,
+  };
   const record = noteStart(recordOf(request), meta, opened, body);
   if (stream) return streamResponse(endpoint, body, opened, meta, { abort, context, record });
   return collectedAnswer(endpoint, body, meta, opened, { abort, context, record });
@@ -112,13 +109,21 @@ interface CollectSettings {
 }
 
 /** A non-streaming answer: JSON once the generation is done, written patiently (patient-json.ts). */
-function collectedAnswer<S extends z.ZodType>(endpoint: Endpoint<S>, body: z.output<S>, meta: ResponseMeta, opened: OpenedGeneration, settings: CollectSettings): Promise<Response> {
+function collectedAnswer<S extends z.ZodType>(
+  endpoint: Endpoint<S>,
+  body: z.output<S>,
+  meta: ResponseMeta,
+  opened: OpenedGeneration,
+  settings: CollectSettings,
+): Promise<Response> {
   const { abort, context, record } = settings;
   return patientJson(collectBody(endpoint, body, meta, opened, record), {
     probeMs: context.abandonProbeMs,
     onCancel: (reason) => abort.abort(reason),
     errorBody: (error) => endpoint.protocol.errorResponse(toApiError(error)).text(),
-    onCommitted: () => record !== undefined && (record.deferred = true),
+    onCommitted: () => {
+      if (record !== undefined) record.deferred = true;
+    },
     onWritten: (ok) => {
       if (record === undefined) return;
       if (!ok) record.outcome = abort.signal.aborted ? "client_left" : "error";

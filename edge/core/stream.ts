@@ -78,7 +78,13 @@ export interface StreamSettings {
 }
 
 /** The SSE response of an opened generation. */
-export function streamResponse<S extends z.ZodType>(endpoint: Endpoint<S>, body: z.output<S>, opened: OpenedGeneration, meta: ResponseMeta, settings: StreamSettings): Response {
+export function streamResponse<S extends z.ZodType>(
+  endpoint: Endpoint<S>,
+  body: z.output<S>,
+  opened: OpenedGeneration,
+  meta: ResponseMeta,
+  settings: StreamSettings,
+): Response {
   const { abort, context, record, numbering } = settings;
   if (record !== undefined) record.deferred = true;
   const finished: Finished =

@@ -22,8 +22,7 @@ export const uint32 = () =>
   z.number().refine((v) => Number.isInteger(v) && v >= 0 && v <= UINT32_MAX, { error: `expected an integer from 0 to ${UINT32_MAX}` });
 
 /** An integer ≥ 1; huge values are accepted (the sidecar caps generation by its context). */
-export const positiveInteger = () =>
-  z.number().refine((v) => Number.isInteger(v) && v >= 1, { error: "expected an integer of at least 1" });
+export const positiveInteger = () => z.number().refine((v) => Number.isInteger(v) && v >= 1, { error: "expected an integer of at least 1" });
 
 /** A token limit for the proto: larger than uint32 holds means "no practical limit" (the context caps it). */
 export function tokenLimit(requested: number): number {

@@ -88,9 +88,7 @@ function routerOf(routes: readonly Route[]): { router: RouterType<IRequest, []>;
   for (const route of routes) router[route.method === "POST" ? "post" : route.method === "GET" ? "get" : "delete"](route.path, route.handle);
   const unknownRoute = (request: IRequest): never => {
     const { pathname } = new URL(request.url);
-    const allowed = router.routes
-      .filter(([method, pattern]) => method !== "ALL" && pattern.test(pathname))
-      .map(([method]) => method);
+    const allowed = router.routes.filter(([method, pattern]) => method !== "ALL" && pattern.test(pathname)).map(([method]) => method);
     if (allowed.length > 0) throw new MethodNotAllowedError(request.method, [...new Set(allowed)]);
     throw new NotFoundError(`Unknown route: ${request.method} ${pathname}`, { code: "unknown_route" });
   };

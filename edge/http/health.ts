@@ -15,17 +15,19 @@ async function severalHealth(context: AppContext): Promise<Response> {
   const up = sidecars.filter((s) => s.status === "ok");
   const status = up.length === 0 ? "unavailable" : up.length < sidecars.length ? "degraded" : "ok";
   const models = [...new Set(up.flatMap((s) => s.models.map((m) => m.id)))];
-  const each = sidecars.map((s) => ({ id: s.id, status: s.status, models: s.models.map((m) => m.id), ...(s.message === undefined ? {} : { message: s.message }) }));
+  const each = sidecars.map((s) => ({
+    id: s.id,
+    status: s.status,
+    models: s.models.map((m) => m.id),
+    ...(s.message === undefined ? {} : { message: s.message }),
+  }));
   return json({ status: up.length === 0 ? "unavailable" : "ok", sidecar: status, models, sidecars: each }, up.length === 0 ? 503 : 200);
 }
 
 export async function handleHealth(request: Request, context: AppContext): Promise<Response> {
   if (context.sidecars.several) return severalHealth(context);
   try {
-    const { models } = await context.sidecar.listModels(
-      {},
-      { signal: request.signal, timeoutMs: context.healthTimeoutMs },
-    );
+    const { models } = await context.sidecar.listModels({}, { signal: request.signal, timeoutMs: context.healthTimeoutMs });
     return json({ status: "ok", sidecar: "ok", models: models.map((m) => m.id) }, 200);
   } catch (error) {
     return json({ status: "unavailable", sidecar: "unavailable", message: toApiError(error).message }, 503);

@@ -42,12 +42,7 @@ async function sidecarStatus(request: Request, context: AppContext) {
   }
 }
 
-export async function handleInfo(
-  request: Request,
-  context: AppContext,
-  routes: readonly RouteInfo[],
-  access: AccessMode,
-): Promise<Response> {
+export async function handleInfo(request: Request, context: AppContext, routes: readonly RouteInfo[], access: AccessMode): Promise<Response> {
   const sidecar = await sidecarStatus(request, context);
   const [first] = sidecar.models;
   return jsonResponse(

@@ -9,7 +9,12 @@ import { handleInfo, type RouteInfo } from "./info.js";
 import { handleConversationChat } from "../state/c1/chat.js";
 import { handleDeleteConversation, handleGetConversation, handleListConversations } from "../state/c1/handler.js";
 import type { Stores } from "../state/stores.js";
-import { handleCreateConversation, handleDeleteConversation as handleDeleteItemConversation, handleGetConversation as handleGetItemConversation, handleUpdateConversation } from "../state/conversations/handler.js";
+import {
+  handleCreateConversation,
+  handleDeleteConversation as handleDeleteItemConversation,
+  handleGetConversation as handleGetItemConversation,
+  handleUpdateConversation,
+} from "../state/conversations/handler.js";
 import { handleCreateItems, handleDeleteItem, handleGetItem, handleListItems } from "../state/conversations/items-handler.js";
 import { handleThreadedMessages } from "../state/threads/handler.js";
 import { handleCountTokens, handleMessages } from "../protocols/anthropic-messages/handler.js";
@@ -49,9 +54,12 @@ function decodePathSegment(raw: string): string {
 /** Compaction is refused by name (docs/contract.md, "Request fields"), not left to a 404. */
 function refuseCompaction(): Promise<Response> {
   return Promise.reject(
-    new InvalidRequestError("POST /v1/responses/compact is not supported: this server does not compact conversations; send the whole conversation in 'input'.", {
-      code: "unsupported_endpoint",
-    }),
+    new InvalidRequestError(
+      "POST /v1/responses/compact is not supported: this server does not compact conversations; send the whole conversation in 'input'.",
+      {
+        code: "unsupported_endpoint",
+      },
+    ),
   );
 }
 
@@ -71,14 +79,29 @@ function openAiConversationRoutes(context: AppContext, stores: Stores): Route[] 
   const id = (r: IRequest) => decodePathSegment(r.params["id"] ?? "");
   const item = (r: IRequest) => decodePathSegment(r.params["item_id"] ?? "");
   return [
-    { method: "POST", path: "/v1/conversations", protocol: "openai", handle: (r) => handleCreateConversation(r, context, stores.conversations, stores.responses) },
+    {
+      method: "POST",
+      path: "/v1/conversations",
+      protocol: "openai",
+      handle: (r) => handleCreateConversation(r, context, stores.conversations, stores.responses),
+    },
     { method: "GET", path: "/v1/conversations/:id", protocol: "openai", handle: (r) => handleGetItemConversation(id(r), r, stores.conversations) },
     { method: "POST", path: "/v1/conversations/:id", protocol: "openai", handle: (r) => handleUpdateConversation(id(r), r, context, stores.conversations) },
     { method: "DELETE", path: "/v1/conversations/:id", protocol: "openai", handle: (r) => handleDeleteItemConversation(id(r), r, stores.conversations) },
     { method: "GET", path: "/v1/conversations/:id/items", protocol: "openai", handle: (r) => handleListItems(id(r), r, stores.conversations) },
-    { method: "POST", path: "/v1/conversations/:id/items", protocol: "openai", handle: (r) => handleCreateItems(id(r), r, context, stores.conversations, stores.responses) },
+    {
+      method: "POST",
+      path: "/v1/conversations/:id/items",
+      protocol: "openai",
+      handle: (r) => handleCreateItems(id(r), r, context, stores.conversations, stores.responses),
+    },
     { method: "GET", path: "/v1/conversations/:id/items/:item_id", protocol: "openai", handle: (r) => handleGetItem(id(r), item(r), r, stores.conversations) },
-    { method: "DELETE", path: "/v1/conversations/:id/items/:item_id", protocol: "openai", handle: (r) => handleDeleteItem(id(r), item(r), r, stores.conversations) },
+    {
+      method: "DELETE",
+      path: "/v1/conversations/:id/items/:item_id",
+      protocol: "openai",
+      handle: (r) => handleDeleteItem(id(r), item(r), r, stores.conversations),
+    },
   ];
 }
 
@@ -92,13 +115,23 @@ function responseRoutes(context: AppContext, store: Stores | undefined): Route[]
     return [
       { method: "POST", path: "/v1/responses", protocol: "openai", handle: (r) => handleResponses(r, context) },
       cancel,
-      { method: "GET", path: "/v1/responses/:id", protocol: "openai", handle: (r) => (streamed(r) ? handleResumeResponse(id(r), r, context) : handlePollResponse(id(r), r, context)) },
+      {
+        method: "GET",
+        path: "/v1/responses/:id",
+        protocol: "openai",
+        handle: (r) => (streamed(r) ? handleResumeResponse(id(r), r, context) : handlePollResponse(id(r), r, context)),
+      },
     ];
   }
   return [
     { method: "POST", path: "/v1/responses", protocol: "openai", handle: (r) => handleStoredResponses(r, context, store) },
     cancel,
-    { method: "GET", path: "/v1/responses/:id", protocol: "openai", handle: (r) => (streamed(r) ? handleResumeResponse(id(r), r, context) : storedOrPolled(id(r), r, context, store.responses)) },
+    {
+      method: "GET",
+      path: "/v1/responses/:id",
+      protocol: "openai",
+      handle: (r) => (streamed(r) ? handleResumeResponse(id(r), r, context) : storedOrPolled(id(r), r, context, store.responses)),
+    },
     { method: "DELETE", path: "/v1/responses/:id", protocol: "openai", handle: (r) => handleDeleteResponse(id(r), r, store.responses) },
     { method: "GET", path: "/v1/responses/:id/input_items", protocol: "openai", handle: (r) => handleInputItems(id(r), r, store.responses) },
   ];
@@ -121,7 +154,8 @@ async function storedOrPolled(id: string, request: Request, context: AppContext,
 function refuseWebSocketMode(): Promise<Response> {
   return Promise.reject(
     new InvalidRequestError(
-      "The WebSocket mode of /v1/responses is not supported: this server answers Responses over HTTP only; POST /v1/responses (with stream: true for server-sent events).",
+      "The WebSocket mode of /v1/responses is not supported: this server answers Responses over HTTP only; POST /v1/responses " +
+        "(with stream: true for server-sent events).",
       { code: "unsupported_endpoint" },
     ),
   );

@@ -15,7 +15,9 @@ export function createEdgeMetrics(): EdgeMetrics {
   const registry = new Registry();
   const requests = new Counter({
     name: "edge_sidecar_requests_total",
-    help: "Generations this edge sent to each sidecar, by outcome: ok (accepted), unavailable (unreachable or draining: failed over), busy (queue full: failed over), error (refused).",
+    help:
+      "Generations this edge sent to each sidecar, by outcome: ok (accepted), unavailable (unreachable or draining: failed " +
+      "over), busy (queue full: failed over), error (refused).",
     labelNames: ["sidecar", "outcome"] as const,
     registers: [registry],
   });

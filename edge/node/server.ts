@@ -83,12 +83,22 @@ export function startNodeEdge(options: NodeEdgeOptions = {}): Promise<RunningEdg
   const fetchImpl = sidecarCa === undefined ? undefined : fetchTrusting(sidecarCa);
   const sidecars =
     appOptions.sidecars ??
-    sidecarUrls?.map((url) => ({ url, client: createSidecarClient(url, fetchImpl, sidecarLink), health: createSidecarHealthClient(url, fetchImpl, sidecarLink) }));
+    sidecarUrls?.map((url) => ({
+      url,
+      client: createSidecarClient(url, fetchImpl, sidecarLink),
+      health: createSidecarHealthClient(url, fetchImpl, sidecarLink),
+    }));
   const sidecar = appOptions.sidecar ?? (sidecars === undefined ? createSidecarClient(sidecarUrl ?? DEFAULT_SIDECAR_URL, fetchImpl, sidecarLink) : undefined);
   // A store given is the caller's to close; one opened here closes with the server.
   const opened = appOptions.store === undefined ? openSqliteStore(storePath ?? ":memory:") : { store: appOptions.store, close: () => undefined };
   const routing = metrics === undefined ? appOptions.routing : { ...appOptions.routing, onOutcome: metrics.count };
-  const app = createApp({ ...appOptions, ...(sidecars === undefined ? {} : { sidecars }), ...(sidecar === undefined ? {} : { sidecar }), routing, store: opened.store });
+  const app = createApp({
+    ...appOptions,
+    ...(sidecars === undefined ? {} : { sidecars }),
+    ...(sidecar === undefined ? {} : { sidecar }),
+    routing,
+    store: opened.store,
+  });
   const toApi = (request: Request) => app.fetch(request);
   const toApp = metrics === undefined ? toApi : withMetrics(metrics, app, toApi);
   const handle = publicDir === false ? toApp : withStaticFiles(loadStaticFiles(publicDir), toApp);

@@ -15,9 +15,19 @@ export const DEFAULT_STORE_PATH = ".data/llm-edge.sqlite";
 
 /** Applies the migrations not applied yet, in file-name order, each in its own transaction. */
 export function migrate(db: Database.Database, dir = MIGRATIONS_DIR): string[] {
-  db.exec("CREATE TABLE IF NOT EXISTS d1_migrations (id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT UNIQUE, applied_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP NOT NULL)");
-  const applied = new Set(db.prepare("SELECT name FROM d1_migrations").all().map((row) => String((row as { name: unknown }).name)));
-  const pending = readdirSync(dir).filter((name) => name.endsWith(".sql") && !applied.has(name)).sort();
+  db.exec(
+    "CREATE TABLE IF NOT EXISTS d1_migrations (id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT UNIQUE, applied_at TIMESTAMP " +
+      "DEFAULT CURRENT_TIMESTAMP NOT NULL)",
+  );
+  const applied = new Set(
+    db
+      .prepare("SELECT name FROM d1_migrations")
+      .all()
+      .map((row) => String((row as { name: unknown }).name)),
+  );
+  const pending = readdirSync(dir)
+    .filter((name) => name.endsWith(".sql") && !applied.has(name))
+    .sort();
   for (const name of pending) {
     const sql = readFileSync(join(dir, name), "utf8");
     db.transaction(() => {

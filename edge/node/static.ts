@@ -18,7 +18,9 @@ const TYPES: Record<string, string> = {
 };
 
 /** The page may load only its own files and call only its own origin. */
-export const PAGE_CSP = "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+export const PAGE_CSP =
+  "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self'; base-uri 'none'; " +
+  "form-action 'none'; frame-ancestors 'none'";
 
 interface StaticFile {
   readonly body: Uint8Array<ArrayBuffer>;

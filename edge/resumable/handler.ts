@@ -28,7 +28,8 @@ function lastEventOf(request: Request): number {
   const raw = request.headers.get("last-event-id") ?? new URL(request.url).searchParams.get("starting_after");
   if (raw === null || raw.trim() === "") return -1;
   const n = Number(raw);
-  if (!Number.isInteger(n) || n < -1) throw new InvalidRequestError(`Invalid 'starting_after' (or Last-Event-ID): expected an event number, got '${raw}'.`, { param: "starting_after" });
+  if (!Number.isInteger(n) || n < -1)
+    throw new InvalidRequestError(`Invalid 'starting_after' (or Last-Event-ID): expected an event number, got '${raw}'.`, { param: "starting_after" });
   return n;
 }
 
@@ -50,7 +51,8 @@ async function reopen(streamId: string, request: Request, context: AppContext, s
   const opened = await openResumed(found.client, { streamId: found.streamId, clientId: clientOf(request), snapshot }, request.signal, context.sidecarStallMs);
   const saved = decodeResumeContext(opened.start.resumeContext);
   const endpoint = saved === undefined ? undefined : ENDPOINTS[saved.endpoint];
-  if (saved === undefined || endpoint === undefined) throw new ServerError(`Stream '${streamId}' cannot be read again by this edge: it was started by another version.`);
+  if (saved === undefined || endpoint === undefined)
+    throw new ServerError(`Stream '${streamId}' cannot be read again by this edge: it was started by another version.`);
   return { opened, saved, endpoint };
 }
 
@@ -82,7 +84,10 @@ export function handleCancelResponse(responseId: string, request: Request, conte
 /** A background Response as it stands: in progress (output so far), cancelled, or as it ended. */
 async function responseSoFar(streamId: string, request: Request, context: AppContext, snapshot: boolean): Promise<Record<string, unknown>> {
   const { opened, saved, endpoint } = await reopen(streamId, request, context, snapshot);
-  const { answer: response, state } = (await replayResult(endpoint, saved.body as never, opened, { streamId, startedMs: saved.startedMs })) as { answer: Record<string, unknown>; state: string };
+  const { answer: response, state } = (await replayResult(endpoint, saved.body as never, opened, { streamId, startedMs: saved.startedMs })) as {
+    answer: Record<string, unknown>;
+    state: string;
+  };
   if (state === "cancelled") return { ...response, status: "cancelled", completed_at: null, incomplete_details: null };
   if (state !== "running") return response;
   const output = (response["output"] as Record<string, unknown>[]).map((item) => ({ ...item, status: "in_progress" }));

@@ -28,13 +28,7 @@ const unreachableIsUnavailable: Interceptor = (next) => async (request) => {
     return await next(request);
   } catch (error) {
     if (error instanceof ConnectError || isAbort(error) || !(error instanceof Error)) throw error;
-    throw new ConnectError(
-      "The inference sidecar is unreachable.",
-      Code.Unavailable,
-      undefined,
-      undefined,
-      error,
-    );
+    throw new ConnectError("The inference sidecar is unreachable.", Code.Unavailable, undefined, undefined, error);
   }
 };
 

@@ -40,9 +40,7 @@ function watched(iterator: AsyncIterator<GenerateResponse>, stallMs: number, cal
       const stalled = new Promise<never>((_, reject) => {
         timer = setTimeout(() => {
           call.abort(new Error("the sidecar stalled"));
-          reject(
-            new GatewayTimeoutError(`The inference sidecar stopped answering: nothing from it for ${stallMs} ms.`, { code: "sidecar_stalled" }),
-          );
+          reject(new GatewayTimeoutError(`The inference sidecar stopped answering: nothing from it for ${stallMs} ms.`, { code: "sidecar_stalled" }));
         }, stallMs);
       });
       try {
@@ -66,10 +64,7 @@ async function drain(iterator: AsyncIterator<GenerateResponse>): Promise<void> {
   }
 }
 
-async function* afterStart(
-  iterator: AsyncIterator<GenerateResponse>,
-  snapshot = false,
-): AsyncGenerator<GenerationEvent, void, undefined> {
+async function* afterStart(iterator: AsyncIterator<GenerateResponse>, snapshot = false): AsyncGenerator<GenerationEvent, void, undefined> {
   for (;;) {
     const next = await iterator.next();
     if (next.done === true) {
@@ -109,7 +104,12 @@ export function openGeneration(sidecar: Sidecar, request: GenerateRequest, signa
 }
 
 /** A resumable generation read again from its start (proto: Resume), as openGeneration opens one. */
-export function openResumed(sidecar: Sidecar, request: MessageInitShape<typeof ResumeRequestSchema>, signal: AbortSignal, stallMs = 0): Promise<OpenedGeneration> {
+export function openResumed(
+  sidecar: Sidecar,
+  request: MessageInitShape<typeof ResumeRequestSchema>,
+  signal: AbortSignal,
+  stallMs = 0,
+): Promise<OpenedGeneration> {
   return openEvents((callSignal) => sidecar.resume(request, { signal: callSignal }), signal, stallMs, request.snapshot === true);
 }
 

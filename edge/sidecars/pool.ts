@@ -154,7 +154,10 @@ export class SidecarPool {
     if (serving.length === 0) throw this.#none(model, anyModel || served.has(model) || up.length < this.states.length);
     if (key !== undefined) return rendezvousOrder(key, serving, (s) => s.url);
     const name = anyModel ? "" : model;
-    return serving.map((s) => ({ s, load: s.load(name) })).sort((a, b) => a.load - b.load || a.s.index - b.s.index).map(({ s }) => s);
+    return serving
+      .map((s) => ({ s, load: s.load(name) }))
+      .sort((a, b) => a.load - b.load || a.s.index - b.s.index)
+      .map(({ s }) => s);
   }
 
   #none(model: string, someDown: boolean): Error {

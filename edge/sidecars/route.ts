@@ -21,7 +21,13 @@ export interface RoutedGeneration extends OpenedGeneration {
   readonly sidecarId: string;
 }
 
-export async function openRouted(pool: SidecarPool, request: GenerateRequest, key: string | undefined, signal: AbortSignal, stallMs: number): Promise<RoutedGeneration> {
+export async function openRouted(
+  pool: SidecarPool,
+  request: GenerateRequest,
+  key: string | undefined,
+  signal: AbortSignal,
+  stallMs: number,
+): Promise<RoutedGeneration> {
   const picked = await pool.pick(request.model, key);
   let last: unknown;
   for (const [i, state] of picked.ordered.entries()) {

@@ -2,7 +2,7 @@
 import { create, fromBinary, toBinary, type DescMessage, type DescMethod, type DescService } from "@bufbuild/protobuf";
 import { FileDescriptorProtoSchema } from "@bufbuild/protobuf/wkt";
 import { ConnectError, createHandlerContext, type ServiceImpl } from "@connectrpc/connect";
-import * as grpc from "@grpc/grpc-js";
+import type * as grpc from "@grpc/grpc-js";
 import { loadSync } from "@grpc/proto-loader";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
@@ -31,9 +31,7 @@ export function addInferenceService(server: grpc.Server, impl: Impl, shutdown: A
     const call = (impl as unknown as Record<string, AnyHandler>)[method.localName];
     if (call === undefined) continue;
     handlers[method.localName] =
-      method.methodKind === "server_streaming"
-        ? streamingHandler(method, call.bind(impl), shutdown)
-        : unaryHandler(method, call.bind(impl), shutdown);
+      method.methodKind === "server_streaming" ? streamingHandler(method, call.bind(impl), shutdown) : unaryHandler(method, call.bind(impl), shutdown);
   }
   server.addService(definition, handlers);
 

@@ -15,11 +15,26 @@ export interface Load {
 }
 
 function counter(registry: Registry, name: string, help: string, read: () => number): void {
-  new Counter({ name, help, registers: [registry], collect() { this.reset(); this.inc(read()); } });
+  new Counter({
+    name,
+    help,
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(read());
+    },
+  });
 }
 
 function gauge(registry: Registry, name: string, help: string, read: () => number): void {
-  new Gauge({ name, help, registers: [registry], collect() { this.set(read()); } });
+  new Gauge({
+    name,
+    help,
+    registers: [registry],
+    collect() {
+      this.set(read());
+    },
+  });
 }
 
 /** Registers every metric on `metrics.registry`; returns the renderer. */

@@ -66,21 +66,35 @@ describe("deploy/kubernetes against the vendored schemas", () => {
   });
 
   it("fails a broken manifest: a wrong type, a value outside an enum, a misspelt field, an unknown kind", () => {
-    const pool = doc(mutated("InferencePool", "llm-edge", [["spec", "targetPorts"], [{ number: "8080" }]], [["spec", "endpointPickerRef", "failureMode"], "Open"]), "InferencePool", "llm-edge");
+    const pool = doc(
+      mutated("InferencePool", "llm-edge", [["spec", "targetPorts"], [{ number: "8080" }]], [["spec", "endpointPickerRef", "failureMode"], "Open"]),
+      "InferencePool",
+      "llm-edge",
+    );
     expect(validateManifest(validators, pool)).toEqual([
       '/spec/endpointPickerRef/failureMode must be equal to one of the allowed values {"allowedValues":["FailOpen","FailClose"]}',
       '/spec/targetPorts/0/number must be integer {"type":"integer"}',
     ]);
-    const deployment = doc(mutated("Deployment", "llm-edge", [["spec", "template", "spec", "containers", 1, "readinessProbe", "httpGet", "paht"], "/healthz"]), "Deployment", "llm-edge");
-    expect(validateManifest(validators, deployment)).toEqual(['/spec/template/spec/containers/1/readinessProbe/httpGet must NOT have additional properties {"additionalProperty":"paht"}']);
+    const deployment = doc(
+      mutated("Deployment", "llm-edge", [["spec", "template", "spec", "containers", 1, "readinessProbe", "httpGet", "paht"], "/healthz"]),
+      "Deployment",
+      "llm-edge",
+    );
+    expect(validateManifest(validators, deployment)).toEqual([
+      '/spec/template/spec/containers/1/readinessProbe/httpGet must NOT have additional properties {"additionalProperty":"paht"}',
+    ]);
     const route = doc(mutated("HTTPRoute", "llm-edge", [["spec", "rules", 0, "backendRefs", 0, "name"], undefined]), "HTTPRoute", "llm-edge");
     expect(validateManifest(validators, route)).toEqual(['/spec/rules/0/backendRefs/0 must have required property \'name\' {"missingProperty":"name"}']);
-    expect(validateManifest(validators, { apiVersion: "inference.networking.x-k8s.io/v1alpha2", kind: "InferencePool", metadata: { name: "x" } })).toEqual(["no schema for apiVersion inference.networking.x-k8s.io/v1alpha2 kind InferencePool"]);
+    expect(validateManifest(validators, { apiVersion: "inference.networking.x-k8s.io/v1alpha2", kind: "InferencePool", metadata: { name: "x" } })).toEqual([
+      "no schema for apiVersion inference.networking.x-k8s.io/v1alpha2 kind InferencePool",
+    ]);
     const validate = pickerConfigValidator();
     const settings = parse(cluster.pickerConfigText()) as { plugins: { type: string; parameters?: Record<string, unknown> }[] };
     (settings.plugins[0] as { parameters: Record<string, unknown> }).parameters = { port: 9400, metricsPath: "/metrics" };
     expect(validate(settings)).toBe(false);
-    expect(validate.errors?.map((e) => `${e.instancePath} ${e.message} ${JSON.stringify(e.params)}`)).toContain('/plugins/0/parameters must NOT have additional properties {"additionalProperty":"metricsPath"}');
+    expect(validate.errors?.map((e) => `${e.instancePath} ${e.message} ${JSON.stringify(e.params)}`)).toContain(
+      '/plugins/0/parameters must NOT have additional properties {"additionalProperty":"metricsPath"}',
+    );
   });
 });
 
@@ -90,17 +104,21 @@ describe("deploy/kubernetes references", () => {
   });
 
   it("are found broken: a pool selecting no pod, a picker scraping another port, a container reading another Secret", () => {
-    expect(poolProblems(new Cluster(mutated("InferencePool", "llm-edge", [["spec", "selector", "matchLabels", "app.kubernetes.io/name"], "llm-edge-typo"])))).toEqual([
-      'the pool\'s selector {"app.kubernetes.io/name":"llm-edge-typo","app.kubernetes.io/component":"model-server"} must match the model-server pods and only them (matches none)',
+    expect(
+      poolProblems(new Cluster(mutated("InferencePool", "llm-edge", [["spec", "selector", "matchLabels", "app.kubernetes.io/name"], "llm-edge-typo"]))),
+    ).toEqual([
+      'the pool\'s selector {"app.kubernetes.io/name":"llm-edge-typo","app.kubernetes.io/component":"model-server"} must match ' +
+        "the model-server pods and only them (matches none)",
     ]);
     expect(poolProblems(new Cluster(mutated("InferencePool", "llm-edge", [["spec", "targetPorts"], [{ number: 9400 }]])))).toEqual([
       'targetPorts [{"number":9400}] must be the edge\'s port (containerPort 8080, EDGE_PORT 8080)',
     ]);
-    expect(pickerProblems(new Cluster(mutated("Deployment", "llm-edge", [[...sidecarEnv("METRICS_PORT"), "value"], "9401"])))).toEqual(["the picker must scrape the sidecar's metrics port (scrapes 9400; containerPort 9400, METRICS_PORT 9401)"]);
-    expect(podProblems(new Cluster(mutated("Deployment", "llm-edge", [[...sidecarEnv("SIDECAR_TOKEN"), "valueFrom", "secretKeyRef", "name"], "other"])))).toEqual([
-      "both containers must read SIDECAR_TOKEN from the same Secret key",
-      "every secretKeyRef must be a key of the Secret llm-edge",
+    expect(pickerProblems(new Cluster(mutated("Deployment", "llm-edge", [[...sidecarEnv("METRICS_PORT"), "value"], "9401"])))).toEqual([
+      "the picker must scrape the sidecar's metrics port (scrapes 9400; containerPort 9400, METRICS_PORT 9401)",
     ]);
+    expect(
+      podProblems(new Cluster(mutated("Deployment", "llm-edge", [[...sidecarEnv("SIDECAR_TOKEN"), "valueFrom", "secretKeyRef", "name"], "other"]))),
+    ).toEqual(["both containers must read SIDECAR_TOKEN from the same Secret key", "every secretKeyRef must be a key of the Secret llm-edge"]);
   });
 
   it("kustomization.yaml applies every manifest but the Secret example", () => {
@@ -111,7 +129,10 @@ describe("deploy/kubernetes references", () => {
   it("runs, in both containers, an entry file that the Dockerfile copies into the image", () => {
     const dockerfile = readFileSync(new URL("../../Dockerfile", import.meta.url), "utf8");
     const [edge, sidecar] = [cluster.container("edge"), cluster.container("sidecar")];
-    expect([edge.command, sidecar.command]).toEqual([["node", "--import", "tsx", "edge/node.ts"], ["node", "--import", "tsx", "sidecar/main.ts"]]);
+    expect([edge.command, sidecar.command]).toEqual([
+      ["node", "--import", "tsx", "edge/node.ts"],
+      ["node", "--import", "tsx", "sidecar/main.ts"],
+    ]);
     expect(edge.image).toBe(sidecar.image);
     for (const file of ["edge/node.ts", "sidecar/main.ts"]) {
       expect(existsSync(new URL(`../../${file}`, import.meta.url))).toBe(true);
@@ -140,7 +161,8 @@ describe("the picker's metric names", () => {
     const response = await fetch(`http://127.0.0.1:${sidecar.metricsPort}/metrics`);
     expect(response.status).toBe(200);
     const families = parsePrometheusTextFormat(await response.text());
-    const read = (name: string | undefined) => families.filter((f) => f.name === name).map((f) => ({ name: f.name, type: f.type, values: f.metrics.map((m) => m.value) }));
+    const read = (name: string | undefined) =>
+      families.filter((f) => f.name === name).map((f) => ({ name: f.name, type: f.type, values: f.metrics.map((m) => m.value) }));
     expect([engine?.queuedRequestsSpec, engine?.runningRequestsSpec, engine?.kvUsageSpec].flatMap(read)).toEqual([
       { name: "sidecar_queue_length", type: "GAUGE", values: ["0"] },
       { name: "sidecar_sequences_busy", type: "GAUGE", values: ["0"] },

@@ -22,14 +22,20 @@ const ENDPOINTS: ReadonlyArray<readonly [string, Record<string, unknown>]> = [
 
 type Runtime = (sidecarUrl: string) => Promise<{ url: string; stop(): Promise<void> }>;
 const runtimes: ReadonlyArray<readonly [string, Runtime]> = [
-  ["node", async (sidecarUrl) => {
-    const edge = await startNodeEdge({ sidecarUrl, port: 0 });
-    return { url: edge.url, stop: () => edge.close() };
-  }],
-  ["workerd", async (sidecarUrl) => {
-    const wrangler = await startWrangler({ SIDECAR_URL: sidecarUrl });
-    return { url: wrangler.url, stop: () => wrangler.stop() };
-  }],
+  [
+    "node",
+    async (sidecarUrl) => {
+      const edge = await startNodeEdge({ sidecarUrl, port: 0 });
+      return { url: edge.url, stop: () => edge.close() };
+    },
+  ],
+  [
+    "workerd",
+    async (sidecarUrl) => {
+      const wrangler = await startWrangler({ SIDECAR_URL: sidecarUrl });
+      return { url: wrangler.url, stop: () => wrangler.stop() };
+    },
+  ],
 ];
 
 async function until(check: () => Promise<boolean>, ms: number): Promise<boolean> {

@@ -7,7 +7,18 @@
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ensureModels } from "../../gguf/models.js";
-import { AGENT_TIMEOUT_MS, agentDirs, ensureAgents, NOTES, runClaudeCode, runCodex, type AgentDirs, type AgentRun, type ClaudeBlock, type CodexItem } from "../support/agents.js";
+import {
+  AGENT_TIMEOUT_MS,
+  agentDirs,
+  ensureAgents,
+  NOTES,
+  runClaudeCode,
+  runCodex,
+  type AgentDirs,
+  type AgentRun,
+  type ClaudeBlock,
+  type CodexItem,
+} from "../support/agents.js";
 import { startStack, type Stack } from "../support/edge.js";
 import { redact, startRecordingProxy, type RecordedRequest } from "../support/recording-proxy.js";
 import { startWrangler, type Wrangler } from "../support/wrangler.js";
@@ -60,55 +71,74 @@ describe("coding agents against the server (Node edge)", () => {
     for (const dirs of [claude, codex]) for (const dir of Object.values(dirs ?? {})) rmSync(dir, { recursive: true, force: true });
   });
 
-  it("Claude Code (claude -p): a plain prompt gets the model's reply, its system message inside messages accepted", async () => {
-    const { run, posts } = await recorded(stack.edge.url, (url) => runClaudeCode(url, "Say hi", claude));
-    saveFixture("claude-code", posts);
-    expect(run.code, run.stderr).toBe(0);
-    const result = JSON.parse(run.stdout) as ClaudeResult;
-    expect([result.is_error, result.result, result.num_turns]).toEqual([false, "Hi there", 1]);
-    expect(result.usage.input_tokens).toBeGreaterThan(30_000);
-    expect(posts.map((p) => p.path)).toEqual(["/v1/messages?beta=true"]);
-    expect((posts[0]?.body as ClaudeBody).messages.map((m) => m.role)).toEqual(["user", "system"]);
-  }, AGENT_TIMEOUT_MS + 10_000);
+  it(
+    "Claude Code (claude -p): a plain prompt gets the model's reply, its system message inside messages accepted",
+    async () => {
+      const { run, posts } = await recorded(stack.edge.url, (url) => runClaudeCode(url, "Say hi", claude));
+      saveFixture("claude-code", posts);
+      expect(run.code, run.stderr).toBe(0);
+      const result = JSON.parse(run.stdout) as ClaudeResult;
+      expect([result.is_error, result.result, result.num_turns]).toEqual([false, "Hi there", 1]);
+      expect(result.usage.input_tokens).toBeGreaterThan(30_000);
+      expect(posts.map((p) => p.path)).toEqual(["/v1/messages?beta=true"]);
+      expect((posts[0]!.body as ClaudeBody).messages.map((m) => m.role)).toEqual(["user", "system"]);
+    },
+    AGENT_TIMEOUT_MS + 10_000,
+  );
 
-  it("Claude Code: a tool loop — the model calls Read, Claude Code reads the file and sends the result back, the model answers", async () => {
-    const { run, posts } = await recorded(stack.edge.url, (url) => runClaudeCode(url, "Read notes.txt", claude));
-    saveFixture("claude-code-tools", posts);
-    expect(run.code, run.stderr).toBe(0);
-    const result = JSON.parse(run.stdout) as ClaudeResult;
-    expect([result.is_error, result.result, result.num_turns]).toEqual([false, RESULT, 2]);
-    expect(posts.map((p) => p.path)).toEqual(["/v1/messages?beta=true", "/v1/messages?beta=true"]);
-    const messages = (posts[1]?.body as ClaudeBody).messages;
-    const [call] = messages.at(-2)?.content as ClaudeBlock[];
-    const [output] = messages.at(-1)?.content as ClaudeBlock[];
-    expect([messages.at(-2)?.role, call?.type, call?.name, call?.input]).toEqual([
-      "assistant", "tool_use", "Read", { file_path: "notes.txt", offset: 1, limit: 5, pages: "", allow_large: false },
-    ]);
-    expect(call?.id).toMatch(/^call_/);
-    expect([messages.at(-1)?.role, output?.type, output?.tool_use_id, output?.content]).toEqual(["user", "tool_result", call?.id, `1\t${NOTES}2\t`]);
-  }, AGENT_TIMEOUT_MS + 10_000);
+  it(
+    "Claude Code: a tool loop — the model calls Read, Claude Code reads the file and sends the result back, the model answers",
+    async () => {
+      const { run, posts } = await recorded(stack.edge.url, (url) => runClaudeCode(url, "Read notes.txt", claude));
+      saveFixture("claude-code-tools", posts);
+      expect(run.code, run.stderr).toBe(0);
+      const result = JSON.parse(run.stdout) as ClaudeResult;
+      expect([result.is_error, result.result, result.num_turns]).toEqual([false, RESULT, 2]);
+      expect(posts.map((p) => p.path)).toEqual(["/v1/messages?beta=true", "/v1/messages?beta=true"]);
+      const messages = (posts[1]!.body as ClaudeBody).messages;
+      const [call] = messages.at(-2)!.content as ClaudeBlock[];
+      const [output] = messages.at(-1)!.content as ClaudeBlock[];
+      expect([messages.at(-2)?.role, call?.type, call?.name, call?.input]).toEqual([
+        "assistant",
+        "tool_use",
+        "Read",
+        { file_path: "notes.txt", offset: 1, limit: 5, pages: "", allow_large: false },
+      ]);
+      expect(call?.id).toMatch(/^call_/);
+      expect([messages.at(-1)?.role, output?.type, output?.tool_use_id, output?.content]).toEqual(["user", "tool_result", call?.id, `1\t${NOTES}2\t`]);
+    },
+    AGENT_TIMEOUT_MS + 10_000,
+  );
 
-  it("Codex CLI (codex exec): a plain prompt gets the model's reply", async () => {
-    const { run, posts } = await recorded(stack.edge.url, (url) => runCodex(url, "Say hi", codex));
-    saveFixture("codex", posts);
-    expect(run.code, run.stderr).toBe(0);
-    expect(lastLine(run.stdout)).toBe("Hi there");
-    expect(posts.map((p) => p.path)).toEqual(["/v1/responses"]);
-  }, AGENT_TIMEOUT_MS + 10_000);
+  it(
+    "Codex CLI (codex exec): a plain prompt gets the model's reply",
+    async () => {
+      const { run, posts } = await recorded(stack.edge.url, (url) => runCodex(url, "Say hi", codex));
+      saveFixture("codex", posts);
+      expect(run.code, run.stderr).toBe(0);
+      expect(lastLine(run.stdout)).toBe("Hi there");
+      expect(posts.map((p) => p.path)).toEqual(["/v1/responses"]);
+    },
+    AGENT_TIMEOUT_MS + 10_000,
+  );
 
-  it("Codex CLI: a tool loop — the model calls get_goal, Codex runs it and sends the output back, the model answers", async () => {
-    const { run, posts } = await recorded(stack.edge.url, (url) => runCodex(url, "What is the current goal?", codex));
-    saveFixture("codex-tools", posts);
-    expect(run.code, run.stderr).toBe(0);
-    expect(lastLine(run.stdout)).toBe(RESULT);
-    expect(posts.map((p) => p.path)).toEqual(["/v1/responses", "/v1/responses"]);
-    const input = (posts[1]?.body as { input: CodexItem[] }).input;
-    const [call, output] = input.slice(-2);
-    expect([call?.type, call?.name, call?.arguments]).toEqual(["function_call", "get_goal", "{}"]);
-    expect(call?.call_id).toMatch(/^call_/);
-    expect([output?.type, output?.call_id]).toEqual(["function_call_output", call?.call_id]);
-    expect(JSON.parse(output?.output ?? "")).toEqual({ goal: null, remainingTokens: null, completionBudgetReport: null });
-  }, AGENT_TIMEOUT_MS + 10_000);
+  it(
+    "Codex CLI: a tool loop — the model calls get_goal, Codex runs it and sends the output back, the model answers",
+    async () => {
+      const { run, posts } = await recorded(stack.edge.url, (url) => runCodex(url, "What is the current goal?", codex));
+      saveFixture("codex-tools", posts);
+      expect(run.code, run.stderr).toBe(0);
+      expect(lastLine(run.stdout)).toBe(RESULT);
+      expect(posts.map((p) => p.path)).toEqual(["/v1/responses", "/v1/responses"]);
+      const input = (posts[1]!.body as { input: CodexItem[] }).input;
+      const [call, output] = input.slice(-2);
+      expect([call?.type, call?.name, call?.arguments]).toEqual(["function_call", "get_goal", "{}"]);
+      expect(call?.call_id).toMatch(/^call_/);
+      expect([output?.type, output?.call_id]).toEqual(["function_call_output", call?.call_id]);
+      expect(JSON.parse(output?.output ?? "")).toEqual({ goal: null, remainingTokens: null, completionBudgetReport: null });
+    },
+    AGENT_TIMEOUT_MS + 10_000,
+  );
 
   describe("under workerd (wrangler dev), the same sidecar", () => {
     let wrangler: Wrangler;
@@ -119,19 +149,33 @@ describe("coding agents against the server (Node edge)", () => {
       await wrangler?.stop();
     });
 
-    it("Claude Code: a plain prompt gets the model's reply", async () => {
-      const { run, posts } = await recorded(wrangler.url, (url) => runClaudeCode(url, "Say hi", claude));
-      expect(run.code, run.stderr).toBe(0);
-      const result = JSON.parse(run.stdout) as ClaudeResult;
-      expect([result.is_error, result.result, result.num_turns]).toEqual([false, "Hi there", 1]);
-      expect(posts.map((p) => p.path), wrangler.output().slice(-4000)).toEqual(["/v1/messages?beta=true"]);
-    }, AGENT_TIMEOUT_MS + 10_000);
+    it(
+      "Claude Code: a plain prompt gets the model's reply",
+      async () => {
+        const { run, posts } = await recorded(wrangler.url, (url) => runClaudeCode(url, "Say hi", claude));
+        expect(run.code, run.stderr).toBe(0);
+        const result = JSON.parse(run.stdout) as ClaudeResult;
+        expect([result.is_error, result.result, result.num_turns]).toEqual([false, "Hi there", 1]);
+        expect(
+          posts.map((p) => p.path),
+          wrangler.output().slice(-4000),
+        ).toEqual(["/v1/messages?beta=true"]);
+      },
+      AGENT_TIMEOUT_MS + 10_000,
+    );
 
-    it("Codex CLI: a plain prompt gets the model's reply", async () => {
-      const { run, posts } = await recorded(wrangler.url, (url) => runCodex(url, "Say hi", codex));
-      expect(run.code, run.stderr).toBe(0);
-      expect(lastLine(run.stdout)).toBe("Hi there");
-      expect(posts.map((p) => p.path), wrangler.output().slice(-4000)).toEqual(["/v1/responses"]);
-    }, AGENT_TIMEOUT_MS + 10_000);
+    it(
+      "Codex CLI: a plain prompt gets the model's reply",
+      async () => {
+        const { run, posts } = await recorded(wrangler.url, (url) => runCodex(url, "Say hi", codex));
+        expect(run.code, run.stderr).toBe(0);
+        expect(lastLine(run.stdout)).toBe("Hi there");
+        expect(
+          posts.map((p) => p.path),
+          wrangler.output().slice(-4000),
+        ).toEqual(["/v1/responses"]);
+      },
+      AGENT_TIMEOUT_MS + 10_000,
+    );
   });
 });

@@ -64,16 +64,32 @@ describe("the AI SDK's Responses provider on stored responses", () => {
     expect(answered.map((item) => item["type"])).toEqual(["reasoning", "message"]);
     expect(answered[0]).toMatchObject({ summary: [], content: [{ type: "reasoning_text", text: TOOL_RESULT_REASONING }] });
 
-    const second = await generateText({ model, tools, messages: [{ role: "user", content: "Weather in Tokyo?" }, ...first.response.messages, { role: "user", content: "And tomorrow?" }] });
+    const second = await generateText({
+      model,
+      tools,
+      messages: [{ role: "user", content: "Weather in Tokyo?" }, ...first.response.messages, { role: "user", content: "And tomorrow?" }],
+    });
     expect(second.text).toBe(TOOLS_ANSWER);
     // What the SDK sent: the stored reasoning and message by reference, everything else whole.
     const input = sent.at(-1)?.input ?? [];
-    expect(input.map((item) => item["type"] ?? item["role"])).toEqual(["user", "function_call", "function_call_output", "item_reference", "item_reference", "user"]);
+    expect(input.map((item) => item["type"] ?? item["role"])).toEqual([
+      "user",
+      "function_call",
+      "function_call_output",
+      "item_reference",
+      "item_reference",
+      "user",
+    ]);
     expect(input.slice(3, 5)).toEqual(answered.map((item) => ({ type: "item_reference", id: item["id"] })));
     // What the edge made of it: the references are the stored items themselves.
     const resolved = await inputItems(String(second.providerMetadata?.["openai"]?.["responseId"]));
     expect(resolved.slice(3, 5)).toEqual(answered);
-    expect(resolved[5]).toEqual({ id: expect.stringMatching(/^msg_/), type: "message", role: "user", content: [{ type: "input_text", text: "And tomorrow?" }] });
+    expect(resolved[5]).toEqual({
+      id: expect.stringMatching(/^msg_/),
+      type: "message",
+      role: "user",
+      content: [{ type: "input_text", text: "And tomorrow?" }],
+    });
   });
 
   it("two turns on an OpenAI conversation (providerOptions.openai.conversation): each sends only its own prompt", async () => {
@@ -83,7 +99,10 @@ describe("the AI SDK's Responses provider on stored responses", () => {
     const first = await generateText({ model, prompt: "Weather in Tokyo?", providerOptions });
     const second = await generateText({ model, prompt: "And tomorrow?", providerOptions });
     expect([first.text, second.text]).toEqual([TOOLS_ANSWER, TOOLS_ANSWER]);
-    expect(sent.map((body) => body.input)).toEqual([[{ role: "user", content: [{ type: "input_text", text: "Weather in Tokyo?" }] }], [{ role: "user", content: [{ type: "input_text", text: "And tomorrow?" }] }]]);
+    expect(sent.map((body) => body.input)).toEqual([
+      [{ role: "user", content: [{ type: "input_text", text: "Weather in Tokyo?" }] }],
+      [{ role: "user", content: [{ type: "input_text", text: "And tomorrow?" }] }],
+    ]);
     // The second prompt is the first turn then its own, as previous_response_id makes it, and finds
     // the first turn in the sidecar's cache.
     const chained = await fetch(`${stack.baseURL}/responses`, {
@@ -96,7 +115,13 @@ describe("the AI SDK's Responses provider on stored responses", () => {
     const items = (await (await fetch(`${stack.baseURL}/conversations/${created.id}/items?order=asc`)).json()) as { data: Item[] };
     const firstOutput = await storedOutput(String(first.providerMetadata?.["openai"]?.["responseId"]));
     const secondOutput = await storedOutput(String(second.providerMetadata?.["openai"]?.["responseId"]));
-    const asked = (text: string) => ({ id: expect.stringMatching(/^msg_/), type: "message", status: "completed", role: "user", content: [{ type: "input_text", text }] });
+    const asked = (text: string) => ({
+      id: expect.stringMatching(/^msg_/),
+      type: "message",
+      status: "completed",
+      role: "user",
+      content: [{ type: "input_text", text }],
+    });
     expect(items.data).toEqual([asked("Weather in Tokyo?"), ...firstOutput, asked("And tomorrow?"), ...secondOutput]);
   });
 });

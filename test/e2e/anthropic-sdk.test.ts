@@ -4,7 +4,7 @@
 //
 // Messages streams named events (an `event:` line per `data:` line) and reports usage on
 // message_delta (docs/contract.md, "Anthropic Messages").
-import Anthropic, { APIError } from "@anthropic-ai/sdk";
+import Anthropic, { type APIError } from "@anthropic-ai/sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { checkAnthropicStream } from "../support/contract.js";
 import { startStack, type Stack } from "../support/edge.js";
@@ -106,11 +106,16 @@ describe("messages.stream()", () => {
 
   it("raises the SDK's 400 for a prompt the sidecar refuses, before any event", async () => {
     const huge = "word ".repeat(400);
-    const error = await client.messages.stream({ model: "m", max_tokens: 16, messages: [{ role: "user", content: huge }] }).finalMessage().catch((e: unknown) => e);
+    const error = await client.messages
+      .stream({ model: "m", max_tokens: 16, messages: [{ role: "user", content: huge }] })
+      .finalMessage()
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(Anthropic.BadRequestError);
     expect((error as APIError).type).toBe("invalid_request_error");
     expect((error as APIError).message).toMatch(/prompt is too long: \d+ tokens > 256 maximum/);
-    const missing = await client.messages.create({ model: "m", messages: hello } as unknown as Anthropic.MessageCreateParamsNonStreaming).catch((e: unknown) => e);
+    const missing = await client.messages
+      .create({ model: "m", messages: hello } as unknown as Anthropic.MessageCreateParamsNonStreaming)
+      .catch((e: unknown) => e);
     expect(missing).toBeInstanceOf(Anthropic.BadRequestError);
     expect((missing as APIError).message).toMatch(/max_tokens/);
   });

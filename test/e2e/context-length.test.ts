@@ -23,7 +23,11 @@ describe("a prompt longer than the context", () => {
     await stack?.stop();
   });
 
-  const openAiMessage = () => new RegExp(`^This model's maximum context length is ${context} tokens\\. However, your messages resulted in \\d+ tokens\\. Please reduce the length of the messages\\.$`);
+  const openAiMessage = () =>
+    new RegExp(
+      `^This model's maximum context length is ${context} tokens\\. However, your messages resulted in \\d+ tokens\\. Please ` +
+        `reduce the length of the messages\\.$`,
+    );
 
   it("chat completions: 400 context_length_exceeded, and on a stream the SDK raises it", async () => {
     const refused = await openai.chat.completions.create({ model: "m", messages: [{ role: "user", content: long }] }).catch((e: unknown) => e);
@@ -39,10 +43,7 @@ describe("a prompt longer than the context", () => {
   });
 
   it("completions and Responses: the same code and wording", async () => {
-    for (const call of [
-      () => openai.completions.create({ model: "m", prompt: long }),
-      () => openai.responses.create({ model: "m", input: long }),
-    ]) {
+    for (const call of [() => openai.completions.create({ model: "m", prompt: long }), () => openai.responses.create({ model: "m", input: long })]) {
       const refused = (await call().catch((e: unknown) => e)) as InstanceType<typeof OpenAI.BadRequestError>;
       expect(refused).toBeInstanceOf(OpenAI.BadRequestError);
       expect(refused.code).toBe("context_length_exceeded");
@@ -51,8 +52,13 @@ describe("a prompt longer than the context", () => {
   });
 
   it("Anthropic Messages: 400 with Anthropic's wording and the counts", async () => {
-    const refused = (await anthropic.messages.create({ model: "m", max_tokens: 8, messages: [{ role: "user", content: long }] }).catch((e: unknown) => e)) as InstanceType<typeof Anthropic.BadRequestError>;
+    const refused = (await anthropic.messages
+      .create({ model: "m", max_tokens: 8, messages: [{ role: "user", content: long }] })
+      .catch((e: unknown) => e)) as InstanceType<typeof Anthropic.BadRequestError>;
     expect(refused).toBeInstanceOf(Anthropic.BadRequestError);
-    expect(refused.error).toMatchObject({ type: "error", error: { type: "invalid_request_error", message: expect.stringMatching(new RegExp(`^prompt is too long: \\d+ tokens > ${context} maximum$`)) } });
+    expect(refused.error).toMatchObject({
+      type: "error",
+      error: { type: "invalid_request_error", message: expect.stringMatching(new RegExp(`^prompt is too long: \\d+ tokens > ${context} maximum$`)) },
+    });
   });
 });

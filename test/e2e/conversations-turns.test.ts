@@ -27,7 +27,9 @@ async function stored(url: string, id: string): Promise<{ message_count: number;
   return (await (await fetch(`${url}/c1/conversations/${id}`)).json()) as { message_count: number; messages: unknown[] };
 }
 
-const tools = [{ type: "function", function: { name: "get_weather", parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] } } }];
+const tools = [
+  { type: "function", function: { name: "get_weather", parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] } } },
+];
 const toolResult = JSON.stringify({ temperature: 22, sky: "sunny" });
 
 describe("a tool call across two turns (tools model)", () => {
@@ -50,10 +52,17 @@ describe("a tool call across two turns (tools model)", () => {
       { role: "assistant", content: null, tool_calls: [{ id: call?.id, type: "function", function: { name: "get_weather", arguments: '{"city":"Tokyo"}' } }] },
     ]);
 
-    const second = await chat(stack.edge.url, { messages: [{ role: "tool", tool_call_id: call?.id, content: toolResult }], tools }, { "x-conversation-id": id });
+    const second = await chat(
+      stack.edge.url,
+      { messages: [{ role: "tool", tool_call_id: call?.id, content: toolResult }], tools },
+      { "x-conversation-id": id },
+    );
     expect(second.status).toBe(200);
     const two = (await second.json()) as { choices: { message: unknown; finish_reason: string }[] };
-    expect(two.choices[0]).toMatchObject({ finish_reason: "stop", message: { role: "assistant", content: TOOLS_ANSWER, reasoning_content: TOOL_RESULT_REASONING } });
+    expect(two.choices[0]).toMatchObject({
+      finish_reason: "stop",
+      message: { role: "assistant", content: TOOLS_ANSWER, reasoning_content: TOOL_RESULT_REASONING },
+    });
     expect((await stored(stack.edge.url, id)).messages.slice(2)).toEqual([
       { role: "tool", tool_call_id: call?.id, content: toolResult },
       { role: "assistant", content: TOOLS_ANSWER, reasoning_content: TOOL_RESULT_REASONING },
@@ -76,7 +85,12 @@ describe("a stream the client leaves (random model)", () => {
     expect(before.message_count).toBe(2);
 
     const leave = new AbortController();
-    const second = await chat(stack.edge.url, { messages: [{ role: "user", content: "More." }], max_tokens: 4000, stream: true }, { "x-conversation-id": id }, leave.signal);
+    const second = await chat(
+      stack.edge.url,
+      { messages: [{ role: "user", content: "More." }], max_tokens: 4000, stream: true },
+      { "x-conversation-id": id },
+      leave.signal,
+    );
     expect(second.headers.get("x-conversation-id")).toBe(id);
     // Read until the reply has begun (a content chunk after the role frame), then leave.
     const parser = new SseParser();

@@ -42,7 +42,11 @@ async function promptTokens(messages: readonly Message[]): Promise<number> {
 }
 
 function chat(body: Record<string, unknown>, headers: Record<string, string> = {}, url = edge.url): Promise<Response> {
-  return fetch(`${url}/c1/chat`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify({ model: "m", ...body }) });
+  return fetch(`${url}/c1/chat`, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...headers },
+    body: JSON.stringify({ model: "m", ...body }),
+  });
 }
 
 async function getJson(path: string, headers: Record<string, string> = {}, url = edge.url): Promise<{ status: number; body: Record<string, unknown> }> {
@@ -50,38 +54,42 @@ async function getJson(path: string, headers: Record<string, string> = {}, url =
   return { status: response.status, body: (await response.json()) as Record<string, unknown> };
 }
 
-describeOnRuntimes("/c1 on a fresh store", () => [stack.sidecar.url], (edgeOn) => {
-  it("keeps a two-turn conversation, streamed then not, and lists, reads and deletes it", async () => {
-    const { url } = edgeOn();
-    const first = await chat({ messages: [user("Hello!")], stream: true }, {}, url);
-    expect(first.status).toBe(200);
-    const id = first.headers.get("x-conversation-id") ?? "";
-    expect(id).toMatch(/^conv_[0-9A-Za-z]{24}$/);
-    const one = checkChatStream(await readEvents(first.body));
-    expect([one.text, one.finishReason, one.done]).toEqual([CHAT_REPLY, "stop", true]);
+describeOnRuntimes(
+  "/c1 on a fresh store",
+  () => [stack.sidecar.url],
+  (edgeOn) => {
+    it("keeps a two-turn conversation, streamed then not, and lists, reads and deletes it", async () => {
+      const { url } = edgeOn();
+      const first = await chat({ messages: [user("Hello!")], stream: true }, {}, url);
+      expect(first.status).toBe(200);
+      const id = first.headers.get("x-conversation-id") ?? "";
+      expect(id).toMatch(/^conv_[0-9A-Za-z]{24}$/);
+      const one = checkChatStream(await readEvents(first.body));
+      expect([one.text, one.finishReason, one.done]).toEqual([CHAT_REPLY, "stop", true]);
 
-    const second = await chat({ messages: [user("And tomorrow?")] }, { "x-conversation-id": id }, url);
-    expect(second.headers.get("x-conversation-id")).toBe(id);
-    const two = (await second.json()) as { choices: { message: unknown }[]; usage: { prompt_tokens_details: { cached_tokens: number } } };
-    expect(two.choices[0]?.message).toEqual({ ...reply, refusal: null });
-    expect(two.usage.prompt_tokens_details.cached_tokens).toBeGreaterThan(0);
+      const second = await chat({ messages: [user("And tomorrow?")] }, { "x-conversation-id": id }, url);
+      expect(second.headers.get("x-conversation-id")).toBe(id);
+      const two = (await second.json()) as { choices: { message: unknown }[]; usage: { prompt_tokens_details: { cached_tokens: number } } };
+      expect(two.choices[0]?.message).toEqual({ ...reply, refusal: null });
+      expect(two.usage.prompt_tokens_details.cached_tokens).toBeGreaterThan(0);
 
-    const stored = await getJson(`/c1/conversations/${id}`, {}, url);
-    expect(stored.body).toEqual({
-      id,
-      object: "conversation",
-      created_at: expect.any(Number),
-      updated_at: expect.any(Number),
-      message_count: 4,
-      messages: [user("Hello!"), reply, user("And tomorrow?"), reply],
+      const stored = await getJson(`/c1/conversations/${id}`, {}, url);
+      expect(stored.body).toEqual({
+        id,
+        object: "conversation",
+        created_at: expect.any(Number),
+        updated_at: expect.any(Number),
+        message_count: 4,
+        messages: [user("Hello!"), reply, user("And tomorrow?"), reply],
+      });
+      const list = await getJson("/c1/conversations", {}, url);
+      expect((list.body["data"] as { id: string }[]).map((c) => c.id)).toEqual([id]);
+      const deleted = await fetch(`${url}/c1/conversations/${id}`, { method: "DELETE" });
+      expect(await deleted.json()).toEqual({ id, object: "conversation.deleted", deleted: true });
+      expect((await fetch(`${url}/c1/conversations/${id}`)).status).toBe(404);
     });
-    const list = await getJson("/c1/conversations", {}, url);
-    expect((list.body["data"] as { id: string }[]).map((c) => c.id)).toEqual([id]);
-    const deleted = await fetch(`${url}/c1/conversations/${id}`, { method: "DELETE" });
-    expect(await deleted.json()).toEqual({ id, object: "conversation.deleted", deleted: true });
-    expect((await fetch(`${url}/c1/conversations/${id}`)).status).toBe(404);
-  });
-});
+  },
+);
 
 describe("POST /c1/chat on the Node edge", () => {
   it("keeps a two-turn conversation: turn 2 sends only its message, the sidecar sees all of it", async () => {
@@ -97,7 +105,10 @@ describe("POST /c1/chat on the Node edge", () => {
     const second = await chat({ messages: [user("And tomorrow?")] }, { "x-conversation-id": id });
     expect(second.status).toBe(200);
     expect(second.headers.get("x-conversation-id")).toBe(id);
-    const two = (await second.json()) as { choices: { message: unknown }[]; usage: { prompt_tokens: number; prompt_tokens_details: { cached_tokens: number } } };
+    const two = (await second.json()) as {
+      choices: { message: unknown }[];
+      usage: { prompt_tokens: number; prompt_tokens_details: { cached_tokens: number } };
+    };
     expect(two.choices[0]?.message).toEqual({ role: "assistant", content: CHAT_REPLY, refusal: null });
     expect(two.usage.prompt_tokens).toBe(await promptTokens([user("Hello!"), reply, user("And tomorrow?")]));
     expect(two.usage.prompt_tokens_details.cached_tokens).toBeGreaterThan(0);
@@ -151,7 +162,13 @@ describe("POST /c1/chat on the Node edge", () => {
     const long = await chat({ messages: [user("word ".repeat(1100))], stream: true }, { "x-conversation-id": id });
     expect(long.status).toBe(400);
     expect(long.headers.get("x-conversation-id")).toBe(id);
-    expect(await long.json()).toMatchObject({ error: { type: "invalid_request_error", code: "context_length_exceeded", message: expect.stringMatching(/^This model's maximum context length is 1024 tokens\. However, your messages resulted in \d+ tokens\./) } });
+    expect(await long.json()).toMatchObject({
+      error: {
+        type: "invalid_request_error",
+        code: "context_length_exceeded",
+        message: expect.stringMatching(/^This model's maximum context length is 1024 tokens\. However, your messages resulted in \d+ tokens\./),
+      },
+    });
     expect((await getJson(`/c1/conversations/${id}`)).body["message_count"]).toBe(2);
   });
 });
@@ -200,7 +217,12 @@ describe("GET and DELETE /c1/conversations", () => {
 
 describe("ownership", () => {
   it("keeps each key's conversations from every other key: a 404, never the object", async () => {
-    const keyed = await startNodeEdge({ sidecarUrl: stack.sidecar.url, port: 0, storePath: join(dir, "keys.sqlite"), access: accessFromEnv({ API_KEYS: "key-one,key-two" }) });
+    const keyed = await startNodeEdge({
+      sidecarUrl: stack.sidecar.url,
+      port: 0,
+      storePath: join(dir, "keys.sqlite"),
+      access: accessFromEnv({ API_KEYS: "key-one,key-two" }),
+    });
     try {
       const [one, two] = [{ authorization: "Bearer key-one" }, { authorization: "Bearer key-two" }];
       const created = await chat({ messages: [user("Hello!")] }, one, keyed.url);
@@ -227,7 +249,9 @@ describe("a restart of the Node edge", () => {
     edge = await startNodeEdge({ sidecarUrl: stack.sidecar.url, port: 0, storePath });
     expect((await getJson(`/c1/conversations/${id}`)).body["messages"]).toEqual([user("Hello!"), reply]);
     const next = await chat({ messages: [user("And tomorrow?")] }, { "x-conversation-id": id });
-    expect(((await next.json()) as { usage: { prompt_tokens: number } }).usage.prompt_tokens).toBe(await promptTokens([user("Hello!"), reply, user("And tomorrow?")]));
+    expect(((await next.json()) as { usage: { prompt_tokens: number } }).usage.prompt_tokens).toBe(
+      await promptTokens([user("Hello!"), reply, user("And tomorrow?")]),
+    );
     expect((await getJson(`/c1/conversations/${id}`)).body["message_count"]).toBe(4);
   });
 });

@@ -47,7 +47,13 @@ describe("max_tokens and a full context end differently", () => {
     expect(room).toBeLessThan(CHAT_REPLY_TOKENS);
     const finishOf = async (maxTokens: number | undefined) => {
       const chat = { messages: [{ role: Role.USER, content: user }] };
-      const events = await collect(clientsFor(stack.sidecar.url).grpc.generate({ input: { case: "chat", value: chat }, sampling: { temperature: 0 }, ...(maxTokens === undefined ? {} : { maxTokens }) }));
+      const events = await collect(
+        clientsFor(stack.sidecar.url).grpc.generate({
+          input: { case: "chat", value: chat },
+          sampling: { temperature: 0 },
+          ...(maxTokens === undefined ? {} : { maxTokens }),
+        }),
+      );
       return events.at(-1)?.value;
     };
     expect(await finishOf(UNDER)).toMatchObject({ reason: FinishReason.LENGTH, completionTokens: UNDER });
@@ -61,7 +67,10 @@ describe("max_tokens and a full context end differently", () => {
     expect(await create(UNDER)).toMatchObject({ stop_reason: "max_tokens", stop_sequence: null, usage: { output_tokens: UNDER } });
     expect(await create(room)).toMatchObject({ stop_reason: "max_tokens", usage: { output_tokens: room } });
     expect(await create(OVER)).toMatchObject({ stop_reason: "model_context_window_exceeded", stop_sequence: null, usage: { output_tokens: room } });
-    for (const [max_tokens, reason] of [[UNDER, "max_tokens"], [OVER, "model_context_window_exceeded"]] as const) {
+    for (const [max_tokens, reason] of [
+      [UNDER, "max_tokens"],
+      [OVER, "model_context_window_exceeded"],
+    ] as const) {
       const stream = anthropic.messages.stream({ model: "m", max_tokens, messages: [{ role: "user", content: user }] });
       expect((await stream.finalMessage()).stop_reason).toBe(reason);
     }

@@ -46,7 +46,11 @@ describe("logprobs of tokens that are not whole UTF-8, through the real sidecar"
     expect(three.choices[0]?.logprobs).toEqual({
       tokens: [" Once", " upon", " a"],
       token_logprobs: [0, 0, 0],
-      top_logprobs: [{ " Once": 0, ...alternatives }, { " upon": 0, ...alternatives }, { " a": 0, ...alternatives }],
+      top_logprobs: [
+        { " Once": 0, ...alternatives },
+        { " upon": 0, ...alternatives },
+        { " a": 0, ...alternatives },
+      ],
       // From the start of the prompt "Once upon a time", as OpenAI counts them: [16, 21, 26].
       text_offset: [16, 21, 26],
     });
@@ -81,19 +85,44 @@ describe("logprobs of tokens that are not whole UTF-8, through the real sidecar"
     });
     expect(completion.choices[0]?.text).toBe(" there lived a tiny llama (🦙).");
     expect(completion.choices[0]?.logprobs.tokens).toEqual([
-      " there", " lived", " a", " tiny", " llama", " (", "bytes:\\xf0", "bytes:\\x9f", "bytes:\\xa6", "bytes:\\x99", ").",
+      " there",
+      " lived",
+      " a",
+      " tiny",
+      " llama",
+      " (",
+      "bytes:\\xf0",
+      "bytes:\\x9f",
+      "bytes:\\xa6",
+      "bytes:\\x99",
+      ").",
     ]);
     expect(completion.choices[0]?.logprobs.top_logprobs.map((entry) => Object.keys(entry))).toEqual(
       completion.choices[0]?.logprobs.tokens.map((token) => [token]),
     );
-    const chat = await postJson<{ choices: { message: { content: string }; logprobs: { content: ChatEntry[] } }[] }>(
-      `${scripted.baseURL}/chat/completions`,
-      { messages: [{ role: "user", content: "Hello!" }], logprobs: true, top_logprobs: 1 },
-    );
+    const chat = await postJson<{ choices: { message: { content: string }; logprobs: { content: ChatEntry[] } }[] }>(`${scripted.baseURL}/chat/completions`, {
+      messages: [{ role: "user", content: "Hello!" }],
+      logprobs: true,
+      top_logprobs: 1,
+    });
     const entries = chat.choices[0]?.logprobs.content ?? [];
     expect(entries.map((e) => e.token)).toEqual([
-      "It", " is", " sunny", " in", " Tokyo,", " 22", "bytes:\\xc2", "bytes:\\xb0", "C.", " ",
-      "bytes:\\xe2", "bytes:\\x98", "bytes:\\x80", "bytes:\\xef", "bytes:\\xb8", "bytes:\\x8f",
+      "It",
+      " is",
+      " sunny",
+      " in",
+      " Tokyo,",
+      " 22",
+      "bytes:\\xc2",
+      "bytes:\\xb0",
+      "C.",
+      " ",
+      "bytes:\\xe2",
+      "bytes:\\x98",
+      "bytes:\\x80",
+      "bytes:\\xef",
+      "bytes:\\xb8",
+      "bytes:\\x8f",
     ]);
     expect(Buffer.from(entries.flatMap((e) => e.bytes)).toString("utf8")).toBe(chat.choices[0]?.message.content);
     expect(entries.map((e) => e.top_logprobs.map((alt) => alt.token))).toEqual(entries.map((e) => [e.token]));

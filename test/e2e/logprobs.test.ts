@@ -41,7 +41,10 @@ describe("logprobs of byte tokens", () => {
     const partial = content.filter((entry) => entry.token.startsWith("bytes:"));
     expect(partial.length).toBeGreaterThan(0);
     for (const entry of partial) {
-      const hex = entry.token.slice("bytes:".length).split("\\x").filter((h) => h !== "");
+      const hex = entry.token
+        .slice("bytes:".length)
+        .split("\\x")
+        .filter((h) => h !== "");
       expect(hex.map((h) => Number.parseInt(h, 16))).toEqual(entry.bytes);
     }
     for (const entry of content) expect(new Set(entry.top_logprobs.map((alt) => alt.token)).size).toBe(entry.top_logprobs.length);

@@ -17,7 +17,13 @@ interface LoggingEdge {
 }
 
 async function nodeEdgeProcess(sidecarUrl: string): Promise<LoggingEdge> {
-  const edge = await startProcess("node_modules/.bin/tsx", ["edge/node.ts"], { SIDECAR_URL: sidecarUrl, EDGE_PORT: "0", API_KEYS: KEY }, /edge listening on (\S+)/, 30_000);
+  const edge = await startProcess(
+    "node_modules/.bin/tsx",
+    ["edge/node.ts"],
+    { SIDECAR_URL: sidecarUrl, EDGE_PORT: "0", API_KEYS: KEY },
+    /edge listening on (\S+)/,
+    30_000,
+  );
   return {
     url: edge.url,
     output: edge.output,
@@ -70,7 +76,14 @@ describe.each([
     while (chatLines().length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     const lines = chatLines();
     expect(lines, JSON.stringify(lines)).toHaveLength(1);
-    expect(lines[0]).toMatchObject({ key_id: expect.stringMatching(/^key_/), status: 200, outcome: "completed", model: "fake-model", prompt_tokens: 9, completion_tokens: 2 });
+    expect(lines[0]).toMatchObject({
+      key_id: expect.stringMatching(/^key_/),
+      status: 200,
+      outcome: "completed",
+      model: "fake-model",
+      prompt_tokens: 9,
+      completion_tokens: 2,
+    });
     expect(edge.output()).not.toContain(KEY);
     expect(edge.output()).not.toContain(PROMPT);
     expect(edge.output()).not.toContain("Llamas");

@@ -62,47 +62,65 @@ afterAll(async () => stack?.stop());
 
 const BETAS: Anthropic.Beta.AnthropicBeta[] = ["message-threads-2026-08-12"];
 
-describeOnRuntimes("message threads through @anthropic-ai/sdk (scripted model)", () => [stack.sidecar.url], (edge) => {
-  it("creates a thread on a streamed turn and continues it with only the new message", async () => {
-    const client = new Anthropic({ baseURL: edge().url, apiKey: "not-checked", maxRetries: 0 });
-    const system = "You answer about the weather.";
-    const first = await client.beta.messages
-      .stream({ model: "m", max_tokens: 64, system, messages: [{ role: "user", content: "Hello!" }], thread: { type: "create" }, betas: BETAS })
-      .finalMessage();
-    expect(first.content).toEqual([{ type: "text", text: CHAT_REPLY }]);
+describeOnRuntimes(
+  "message threads through @anthropic-ai/sdk (scripted model)",
+  () => [stack.sidecar.url],
+  (edge) => {
+    it("creates a thread on a streamed turn and continues it with only the new message", async () => {
+      const client = new Anthropic({ baseURL: edge().url, apiKey: "not-checked", maxRetries: 0 });
+      const system = "You answer about the weather.";
+      const first = await client.beta.messages
+        .stream({ model: "m", max_tokens: 64, system, messages: [{ role: "user", content: "Hello!" }], thread: { type: "create" }, betas: BETAS })
+        .finalMessage();
+      expect(first.content).toEqual([{ type: "text", text: CHAT_REPLY }]);
 
-    const second = await client.beta.messages.create({
-      model: "m",
-      max_tokens: 64,
-      messages: [{ role: "user", content: "And tomorrow?" }],
-      thread: { type: "continue", previous_message_id: first.id },
-      betas: BETAS,
-    });
-    expect(second.content).toEqual([{ type: "text", text: CHAT_REPLY }]);
-    const whole = await client.messages.countTokens({
-      model: "m",
-      system,
-      messages: [{ role: "user", content: "Hello!" }, { role: "assistant", content: CHAT_REPLY }, { role: "user", content: "And tomorrow?" }],
-    });
-    expect(second.usage.input_tokens + (second.usage.cache_read_input_tokens ?? 0)).toBe(whole.input_tokens);
-    expect(second.usage.cache_read_input_tokens).toBeGreaterThan(0);
+      const second = await client.beta.messages.create({
+        model: "m",
+        max_tokens: 64,
+        messages: [{ role: "user", content: "And tomorrow?" }],
+        thread: { type: "continue", previous_message_id: first.id },
+        betas: BETAS,
+      });
+      expect(second.content).toEqual([{ type: "text", text: CHAT_REPLY }]);
+      const whole = await client.messages.countTokens({
+        model: "m",
+        system,
+        messages: [
+          { role: "user", content: "Hello!" },
+          { role: "assistant", content: CHAT_REPLY },
+          { role: "user", content: "And tomorrow?" },
+        ],
+      });
+      expect(second.usage.input_tokens + (second.usage.cache_read_input_tokens ?? 0)).toBe(whole.input_tokens);
+      expect(second.usage.cache_read_input_tokens).toBeGreaterThan(0);
 
-    const unknown = await client.beta.messages
-      .create({ model: "m", max_tokens: 8, messages: [{ role: "user", content: "Hi" }], thread: { type: "continue", previous_message_id: "msg_unknown" }, betas: BETAS })
-      .catch((error: unknown) => error);
-    // The SDK reads `error.details.error_code` into its own error class.
-    expect(unknown).toBeInstanceOf(Anthropic.ThreadNotFoundError);
-    expect(unknown).toMatchObject({ status: 404, error: { type: "error", error: { type: "not_found_error", details: { error_code: "thread_not_found" } } } });
-  });
-});
+      const unknown = await client.beta.messages
+        .create({
+          model: "m",
+          max_tokens: 8,
+          messages: [{ role: "user", content: "Hi" }],
+          thread: { type: "continue", previous_message_id: "msg_unknown" },
+          betas: BETAS,
+        })
+        .catch((error: unknown) => error);
+      // The SDK reads `error.details.error_code` into its own error class.
+      expect(unknown).toBeInstanceOf(Anthropic.ThreadNotFoundError);
+      expect(unknown).toMatchObject({ status: 404, error: { type: "error", error: { type: "not_found_error", details: { error_code: "thread_not_found" } } } });
+    });
+  },
+);
 
 describe("message threads on the Node edge (scripted model)", () => {
-
   it("create keeps the conversation with its system prompt; continue sends only the new turn, the sidecar sees it all", async () => {
     const created = await post(stack.edge.url, { system: SYSTEM, messages: [user("Hello!")], thread: { type: "create" } });
     expect(created.status).toBe(200);
     const first = (await created.json()) as Message;
-    expect(first).toMatchObject({ id: expect.stringMatching(/^msg_/), type: "message", content: [{ type: "text", text: CHAT_REPLY }], stop_reason: "end_turn" });
+    expect(first).toMatchObject({
+      id: expect.stringMatching(/^msg_/),
+      type: "message",
+      content: [{ type: "text", text: CHAT_REPLY }],
+      stop_reason: "end_turn",
+    });
 
     const continued = await post(stack.edge.url, { messages: [user("And tomorrow?")], thread: { type: "continue", previous_message_id: first.id } });
     expect(continued.status).toBe(200);
@@ -137,7 +155,10 @@ describe("message threads on the Node edge (scripted model)", () => {
     expect(system.status).toBe(400);
     expect(await system.json()).toEqual({
       type: "error",
-      error: { type: "invalid_request_error", message: "'system' cannot be sent when continuing a thread: the thread keeps the system it was created with. Leave it out, or start a new thread." },
+      error: {
+        type: "invalid_request_error",
+        message: "'system' cannot be sent when continuing a thread: the thread keeps the system it was created with. Leave it out, or start a new thread.",
+      },
     });
     const tools = await post(stack.edge.url, { tools: [{ name: "f", input_schema: { type: "object" } }], messages: [user("Hi")], thread: cont });
     expect(tools.status).toBe(400);
@@ -151,7 +172,9 @@ describe("message threads on the Node edge (scripted model)", () => {
 
     // The refused turns stored nothing: the thread is still two messages long.
     const next = (await (await post(stack.edge.url, { messages: [user("And tomorrow?")], thread: cont })).json()) as Message;
-    expect(next.usage.input_tokens + next.usage.cache_read_input_tokens).toBe(await countTokens(stack.edge.url, { messages: [user("Hello!"), reply, user("And tomorrow?")] }));
+    expect(next.usage.input_tokens + next.usage.cache_read_input_tokens).toBe(
+      await countTokens(stack.edge.url, { messages: [user("Hello!"), reply, user("And tomorrow?")] }),
+    );
   });
 
   it("a request without thread stores nothing: its id continues nothing", async () => {
@@ -162,7 +185,12 @@ describe("message threads on the Node edge (scripted model)", () => {
   });
 
   it("keeps each key's threads from every other key: 404 thread_not_found", async () => {
-    const keyed = await startNodeEdge({ sidecarUrl: stack.sidecar.url, port: 0, storePath: join(dir, "keys.sqlite"), access: accessFromEnv({ API_KEYS: "key-one,key-two" }) });
+    const keyed = await startNodeEdge({
+      sidecarUrl: stack.sidecar.url,
+      port: 0,
+      storePath: join(dir, "keys.sqlite"),
+      access: accessFromEnv({ API_KEYS: "key-one,key-two" }),
+    });
     try {
       const [one, two] = [{ "x-api-key": "key-one" }, { "x-api-key": "key-two" }];
       const first = (await (await post(keyed.url, { messages: [user("Hello!")], thread: { type: "create" } }, one)).json()) as Message;
@@ -187,7 +215,12 @@ describe("a thread turn the client leaves (60M random model)", () => {
   it("stores nothing: the reply's id continues nothing, and the thread it continued is as it was", async () => {
     const first = (await (await post(stack.edge.url, { messages: [user("Hello!")], max_tokens: 2, thread: { type: "create" } })).json()) as Message;
     const leave = new AbortController();
-    const streamed = await post(stack.edge.url, { messages: [user("More.")], max_tokens: 4000, stream: true, thread: { type: "continue", previous_message_id: first.id } }, {}, leave.signal);
+    const streamed = await post(
+      stack.edge.url,
+      { messages: [user("More.")], max_tokens: 4000, stream: true, thread: { type: "continue", previous_message_id: first.id } },
+      {},
+      leave.signal,
+    );
     expect(streamed.status).toBe(200);
     // Read until the reply has begun (message_start, then a block), then leave.
     const parser = new SseParser();
@@ -205,6 +238,8 @@ describe("a thread turn the client leaves (60M random model)", () => {
     const cont = await post(stack.edge.url, { messages: [user("Hi")], thread: { type: "continue", previous_message_id: left.id } });
     expect(cont.status).toBe(404);
     expect(await cont.json()).toEqual(notFound(left.id));
-    expect((await post(stack.edge.url, { messages: [user("Hi")], max_tokens: 1, thread: { type: "continue", previous_message_id: first.id } })).status).toBe(200);
+    expect((await post(stack.edge.url, { messages: [user("Hi")], max_tokens: 1, thread: { type: "continue", previous_message_id: first.id } })).status).toBe(
+      200,
+    );
   });
 });

@@ -193,7 +193,9 @@ async function expectRefusal(refusal: Refusal, test: TestTemplate, baseUrl: stri
   if (refusal === "websocket") {
     const { status, json } = await webSocketUpgrade(`${baseUrl}/responses`);
     expect(status).toBe(400);
-    expect(json).toEqual(openAIError(/^The WebSocket mode of \/v1\/responses is not supported: this server answers Responses over HTTP only/, null, "unsupported_endpoint"));
+    expect(json).toEqual(
+      openAIError(/^The WebSocket mode of \/v1\/responses is not supported: this server answers Responses over HTTP only/, null, "unsupported_endpoint"),
+    );
     return;
   }
   const path = refusal === "image" ? "/responses" : "/responses/compact";
@@ -208,7 +210,13 @@ async function expectRefusal(refusal: Refusal, test: TestTemplate, baseUrl: stri
 
 /** A WebSocket handshake as a client sends it; the answer's status and JSON body (no upgrade expected). */
 function webSocketUpgrade(url: string): Promise<{ status: number | undefined; json: unknown }> {
-  const headers = { connection: "Upgrade", upgrade: "websocket", "sec-websocket-version": "13", "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==", authorization: "Bearer not-needed" };
+  const headers = {
+    connection: "Upgrade",
+    upgrade: "websocket",
+    "sec-websocket-version": "13",
+    "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==",
+    authorization: "Bearer not-needed",
+  };
   return new Promise((resolve, reject) => {
     const request = httpRequest(url, { headers });
     request.on("upgrade", (_response, socket) => {

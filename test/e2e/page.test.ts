@@ -15,7 +15,14 @@ import { readMetrics } from "../support/sidecar.js";
 import { startWrangler, type Wrangler } from "../support/wrangler.js";
 
 const WEATHER_TOOLS = JSON.stringify([
-  { type: "function", function: { name: "get_weather", description: "Weather for a city", parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] } } },
+  {
+    type: "function",
+    function: {
+      name: "get_weather",
+      description: "Weather for a city",
+      parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+    },
+  },
 ]);
 const PROTOCOLS = ["chat", "responses", "messages"] as const;
 
@@ -140,11 +147,14 @@ describe("the playground on Node, tools model", () => {
     const tokens = page.locator(".turn.assistant").last().locator(".answer .tok");
     expect((await tokens.allTextContents()).join("")).toBe(TOOLS_ANSWER);
     const title = (await tokens.first().getAttribute("title")) ?? "";
-    expect(title).toMatch(/^"It" \d+\.\d%(\n  ".*" \d+\.\d%)*$/);
+    expect(title).toMatch(/^"It" \d+\.\d%(\n {2}".*" \d+\.\d%)*$/);
     expect(await tokens.first().evaluate((el) => (el as HTMLElement).style.background)).toMatch(/^rgba\(255, 140, 0, /);
     // ° is two byte tokens: one piece of text, both tokens on hover.
     const degree = (await tokens.filter({ hasText: /^°$/ }).getAttribute("title")) ?? "";
-    expect(degree.split("\n").filter((line) => !line.startsWith("  "))).toEqual([expect.stringMatching(/^"bytes:\\\\xc2" /), expect.stringMatching(/^"bytes:\\\\xb0" /)]);
+    expect(degree.split("\n").filter((line) => !line.startsWith("  "))).toEqual([
+      expect.stringMatching(/^"bytes:\\\\xc2" /),
+      expect.stringMatching(/^"bytes:\\\\xb0" /),
+    ]);
   });
 
   it("with keys set: the page loads without one, the API refuses it until the key is typed in", async () => {

@@ -6,7 +6,7 @@
 // Responses streams typed events, and usage comes on the terminal event inside the whole
 // Response (docs/contract.md, "OpenAI Responses").
 import Anthropic from "@anthropic-ai/sdk";
-import OpenAI, { APIError } from "openai";
+import OpenAI, { type APIError } from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { checkResponsesStream } from "../support/contract.js";
 import { startStack, type Stack } from "../support/edge.js";
@@ -100,7 +100,10 @@ describe("responses.stream()", () => {
 
   it("raises the SDK's 400 for a prompt the sidecar refuses, before any event", async () => {
     const huge = "word ".repeat(400);
-    const error = await client.responses.stream({ model: "m", input: huge }).finalResponse().catch((e: unknown) => e);
+    const error = await client.responses
+      .stream({ model: "m", input: huge })
+      .finalResponse()
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(OpenAI.BadRequestError);
     expect((error as APIError).message).toMatch(/maximum context length is 256 tokens/);
   });

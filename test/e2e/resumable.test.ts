@@ -55,7 +55,9 @@ async function open(url: string, path: string, body: unknown, stopAfter = Infini
 }
 
 async function resume(url: string, streamId: string, lastEventId?: number, headers: Record<string, string> = {}) {
-  const response = await fetch(`${url}/v1/streams/${streamId}`, { headers: { ...(lastEventId === undefined ? {} : { "last-event-id": String(lastEventId) }), ...headers } });
+  const response = await fetch(`${url}/v1/streams/${streamId}`, {
+    headers: { ...(lastEventId === undefined ? {} : { "last-event-id": String(lastEventId) }), ...headers },
+  });
   return { status: response.status, type: response.headers.get("content-type"), text: await response.text() };
 }
 
@@ -113,7 +115,11 @@ describe("resumable streams", () => {
   });
 
   it("a stream that did not ask is not numbered and has no stream id", async () => {
-    const response = await fetch(`${edge.url}/v1/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(CASES[1][1]) });
+    const response = await fetch(`${edge.url}/v1/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(CASES[1][1]),
+    });
     expect(response.headers.get("x-stream-id")).toBeNull();
     expect(await response.text()).not.toMatch(/^id:/m);
   });
@@ -128,8 +134,16 @@ describe("resumable streams", () => {
       await new Promise((resolve) => setTimeout(resolve, 25));
       polled = await client.responses.retrieve(queued.id);
     }
-    expect(polled).toMatchObject({ id: queued.id, status: "completed", background: true, output_text: "It is sunny in Tokyo, 22°C. ☀️", usage: { output_tokens: 16 } });
-    const refused = await client.responses.create({ model: "m", input: "Hello!", background: true, conversation: "conv_x" }).catch((e: unknown) => e as { status: number; param?: string });
+    expect(polled).toMatchObject({
+      id: queued.id,
+      status: "completed",
+      background: true,
+      output_text: "It is sunny in Tokyo, 22°C. ☀️",
+      usage: { output_tokens: 16 },
+    });
+    const refused = await client.responses
+      .create({ model: "m", input: "Hello!", background: true, conversation: "conv_x" })
+      .catch((e: unknown) => e as { status: number; param?: string });
     expect(refused).toMatchObject({ status: 400, param: "background" });
     // The same Response as its stream would have ended with.
     const streamed = await client.responses.retrieve(queued.id, { stream: true });
@@ -138,27 +152,31 @@ describe("resumable streams", () => {
     expect(completed).toEqual(polled);
   });
 
-  it("Responses: cancel a background job through the official client; polled before, it is in progress with its output so far; then cancelled, its sequence freed", async () => {
-    // Random weights: a reply that runs to its token limit, long enough to be caught in progress.
-    const random = await startStack({ model: modelPath("random-tiny"), sequences: 1, contextSize: 4096 });
-    try {
-      const client = new OpenAI({ baseURL: random.baseURL, apiKey: "none", maxRetries: 0 });
-      const job = await client.responses.create({ model: "m", input: "Hello!", max_output_tokens: 3000, background: true });
-      let polled = await client.responses.retrieve(job.id);
-      for (let i = 0; i < 400 && polled.output_text === ""; i++) polled = await client.responses.retrieve(job.id);
-      expect(polled).toMatchObject({ status: "in_progress", completed_at: null, usage: null, output: [{ type: "message", status: "in_progress" }] });
-      expect(polled.output_text).not.toBe("");
-      const cancelled = await client.responses.cancel(job.id);
-      expect(cancelled).toMatchObject({ id: job.id, status: "cancelled", background: true });
-      expect(cancelled.output_text.startsWith(polled.output_text)).toBe(true);
-      await expect.poll(async () => (await readMetrics(random.sidecar.url)).sidecar_generations_active, { timeout: 10_000 }).toBe(0);
-      expect((await client.responses.retrieve(job.id)).status).toBe("cancelled");
-      const other = await client.completions.create({ model: "m", prompt: "Once", max_tokens: 1 });
-      expect(await client.responses.cancel(other.id.replace(/^cmpl-/, "resp_")).catch((e: unknown) => (e as { status?: number }).status)).toBe(404);
-    } finally {
-      await random.stop();
-    }
-  });
+  it(
+    "Responses: cancel a background job through the official client; polled before, it is in progress with its output so " +
+      "far; then cancelled, its sequence freed",
+    async () => {
+      // Random weights: a reply that runs to its token limit, long enough to be caught in progress.
+      const random = await startStack({ model: modelPath("random-tiny"), sequences: 1, contextSize: 4096 });
+      try {
+        const client = new OpenAI({ baseURL: random.baseURL, apiKey: "none", maxRetries: 0 });
+        const job = await client.responses.create({ model: "m", input: "Hello!", max_output_tokens: 3000, background: true });
+        let polled = await client.responses.retrieve(job.id);
+        for (let i = 0; i < 400 && polled.output_text === ""; i++) polled = await client.responses.retrieve(job.id);
+        expect(polled).toMatchObject({ status: "in_progress", completed_at: null, usage: null, output: [{ type: "message", status: "in_progress" }] });
+        expect(polled.output_text).not.toBe("");
+        const cancelled = await client.responses.cancel(job.id);
+        expect(cancelled).toMatchObject({ id: job.id, status: "cancelled", background: true });
+        expect(cancelled.output_text.startsWith(polled.output_text)).toBe(true);
+        await expect.poll(async () => (await readMetrics(random.sidecar.url)).sidecar_generations_active, { timeout: 10_000 }).toBe(0);
+        expect((await client.responses.retrieve(job.id)).status).toBe("cancelled");
+        const other = await client.completions.create({ model: "m", prompt: "Once", max_tokens: 1 });
+        expect(await client.responses.cancel(other.id.replace(/^cmpl-/, "resp_")).catch((e: unknown) => (e as { status?: number }).status)).toBe(404);
+      } finally {
+        await random.stop();
+      }
+    },
+  );
 
   it("Responses: background + stream through the official client, then retrieve with stream and starting_after", async () => {
     const client = new OpenAI({ baseURL: `${edge.url}/v1`, apiKey: "none", maxRetries: 0 });

@@ -12,7 +12,10 @@ let a: RunningSidecar;
 let c: RunningSidecar;
 let edge: RunningEdge;
 beforeAll(async () => {
-  [a, c] = [await startTestSidecar({ modelId: "scripted", sequences: 1, maxQueue: 0 }), await startTestSidecar({ modelId: "scripted", sequences: 1, maxQueue: 0 })];
+  [a, c] = [
+    await startTestSidecar({ modelId: "scripted", sequences: 1, maxQueue: 0 }),
+    await startTestSidecar({ modelId: "scripted", sequences: 1, maxQueue: 0 }),
+  ];
   edge = await startNodeEdge({ sidecarUrls: [a.url, c.url], port: 0 });
 }, 120_000);
 afterAll(async () => {
@@ -26,13 +29,21 @@ async function turn(conversationId: string | undefined, content: string): Promis
   const response = await fetch(`${edge.url}/c1/chat`, {
     method: "POST",
     headers: { "content-type": "application/json" },
-    body: JSON.stringify({ model: "scripted", messages: [{ role: "user", content }], ...(conversationId === undefined ? {} : { conversation_id: conversationId }) }),
+    body: JSON.stringify({
+      model: "scripted",
+      messages: [{ role: "user", content }],
+      ...(conversationId === undefined ? {} : { conversation_id: conversationId }),
+    }),
   });
   expect(response.status).toBe(200);
   const body = (await response.json()) as { choices: { message: { content: string } }[] };
   const moved = [a.metrics.requestsStarted - (before[0] ?? 0), c.metrics.requestsStarted - (before[1] ?? 0)];
   expect(moved.sort()).toEqual([0, 1]);
-  return { id: response.headers.get("x-conversation-id") ?? "", text: body.choices[0]?.message.content ?? "", on: a.metrics.requestsStarted > (before[0] ?? 0) ? "A" : "C" };
+  return {
+    id: response.headers.get("x-conversation-id") ?? "",
+    text: body.choices[0]?.message.content ?? "",
+    on: a.metrics.requestsStarted > (before[0] ?? 0) ? "A" : "C",
+  };
 }
 
 it("passes a busy sidecar over before the first token, without marking it down", async () => {
@@ -46,7 +57,10 @@ it("passes a busy sidecar over before the first token, without marking it down",
   // A's only sequence sings until the call is cancelled.
   const hold = new AbortController();
   const singing = (async () => {
-    for await (const event of clientsFor(a.url).grpc.generate({ input: { case: "prompt", value: "Let us sing. Sing" }, maxTokens: 4000 }, { signal: hold.signal })) {
+    for await (const event of clientsFor(a.url).grpc.generate(
+      { input: { case: "prompt", value: "Let us sing. Sing" }, maxTokens: 4000 },
+      { signal: hold.signal },
+    )) {
       if (event.event.case === "finish") break;
     }
   })().catch(() => undefined);

@@ -64,7 +64,11 @@ async function chat(model: string, content: string): Promise<Completion> {
 
 /** One /c1 turn; returns the conversation id and the reply's text. */
 async function turn(conversationId: string | undefined, content: string): Promise<{ id: string; text: string }> {
-  const response = await post("/c1/chat", { model: "scripted", messages: [{ role: "user", content }], ...(conversationId === undefined ? {} : { conversation_id: conversationId }) });
+  const response = await post("/c1/chat", {
+    model: "scripted",
+    messages: [{ role: "user", content }],
+    ...(conversationId === undefined ? {} : { conversation_id: conversationId }),
+  });
   expect(response.status).toBe(200);
   const body = (await response.json()) as Completion;
   return { id: response.headers.get("x-conversation-id") ?? "", text: body.choices[0]?.message.content ?? "" };
@@ -88,7 +92,9 @@ describe("model routing", () => {
     const before = started();
     const openai = await post("/v1/chat/completions", { model: "nope", messages: [{ role: "user", content: "Hi" }] });
     expect(openai.status).toBe(404);
-    expect(await openai.json()).toEqual({ error: { message: "The model 'nope' does not exist.", type: "invalid_request_error", param: "model", code: "model_not_found" } });
+    expect(await openai.json()).toEqual({
+      error: { message: "The model 'nope' does not exist.", type: "invalid_request_error", param: "model", code: "model_not_found" },
+    });
     const anthropic = await post("/v1/messages", { model: "nope", max_tokens: 16, messages: [{ role: "user", content: "Hi" }] });
     expect(anthropic.status).toBe(404);
     expect(await anthropic.json()).toEqual({ type: "error", error: { type: "not_found_error", message: "The model 'nope' does not exist." } });
@@ -97,7 +103,10 @@ describe("model routing", () => {
 
   it("sends /tokenize to the sidecar that serves the named model", async () => {
     const text = "Hello, llama 🦙!";
-    for (const [model, name] of [["tools", "B"], ["scripted", "A"]] as const) {
+    for (const [model, name] of [
+      ["tools", "B"],
+      ["scripted", "A"],
+    ] as const) {
       const rpc = await clientsFor(sidecars.get(name)?.url ?? "").grpc.tokenize({ input: { case: "text", value: text } });
       const response = await post("/tokenize", { model, content: text, add_special: true });
       expect(response.status).toBe(200);
@@ -115,7 +124,11 @@ describe("model routing", () => {
     expect(health.status).toBe(200);
     const body = (await health.json()) as { status: string; sidecar: string; models: string[]; sidecars: { id: string; status: string; models: string[] }[] };
     expect(body).toMatchObject({ status: "ok", sidecar: "ok", models: ["scripted", "tools"] });
-    expect(body.sidecars.map((s) => [s.status, s.models])).toEqual([["ok", ["scripted"]], ["ok", ["tools"]], ["ok", ["scripted"]]]);
+    expect(body.sidecars.map((s) => [s.status, s.models])).toEqual([
+      ["ok", ["scripted"]],
+      ["ok", ["tools"]],
+      ["ok", ["scripted"]],
+    ]);
     for (const s of body.sidecars) expect(s.id).toMatch(/^[0-9a-f]{12}$/);
     const info = await (await fetch(`${edge.url}/v1/info`)).text();
     for (const sidecar of sidecars.values()) expect(info).not.toContain(String(sidecar.port));
@@ -166,7 +179,9 @@ describe("resumable streams across sidecars", () => {
     const info = (await (await fetch(`${edge.url}/v1/info`)).json()) as { sidecars: { id: string; models: string[] }[] };
     const toolsId = info.sidecars.find((s) => s.models.includes("tools"))?.id;
     expect(toolsId).toMatch(/^[0-9a-f]{12}$/);
-    const { by, result: response } = await servedBy(() => post("/v1/chat/completions", { model: "tools", stream: true, messages: [{ role: "user", content: "Hi" }] }, { "x-resumable": "true" }));
+    const { by, result: response } = await servedBy(() =>
+      post("/v1/chat/completions", { model: "tools", stream: true, messages: [{ role: "user", content: "Hi" }] }, { "x-resumable": "true" }),
+    );
     expect(by).toBe("B");
     const streamId = response.headers.get("x-stream-id") ?? "";
     expect(streamId.endsWith(`.${toolsId}`)).toBe(true);
@@ -178,7 +193,7 @@ describe("resumable streams across sidecars", () => {
     expect(original.endsWith(rest)).toBe(true);
     const elsewhere = streamId.replace(/\.[0-9a-f]+$/, `.${info.sidecars.find((s) => s.id !== toolsId)?.id ?? ""}`);
     expect((await fetch(`${edge.url}/v1/streams/${elsewhere}`)).status).toBe(404);
-    const embedded = await (await post("/v1/embeddings", { model: "tools", input: "Hi" })).json() as { data: unknown[] };
+    const embedded = (await (await post("/v1/embeddings", { model: "tools", input: "Hi" })).json()) as { data: unknown[] };
     expect(embedded.data).toHaveLength(1);
   });
 });
@@ -215,7 +230,9 @@ describe("failover and recovery", () => {
     // A comes back on its port; once its health check passes, the conversation returns to it.
     const back = await startTestSidecar({ modelId: "scripted", port: a?.port ?? 0 });
     sidecars.set("A", back);
-    await expect.poll(async () => ((await (await fetch(`${edge.url}/health`)).json()) as { sidecar: string }).sidecar, { timeout: 10_000, interval: 100 }).toBe("ok");
+    await expect
+      .poll(async () => ((await (await fetch(`${edge.url}/health`)).json()) as { sidecar: string }).sidecar, { timeout: 10_000, interval: 100 })
+      .toBe("ok");
     const returned = await servedBy(() => turn(onA, "And now?"));
     expect(returned).toEqual({ by: "A", result: { id: onA, text: CHAT_REPLY } });
   });
@@ -223,32 +240,39 @@ describe("failover and recovery", () => {
 
 // Last, as the counts above are the one Node edge's: a fresh edge on each runtime in front of A
 // (scripted) and B (tools) learns what each serves from their own reports.
-describeOnRuntimes("two sidecars behind a fresh edge", () => [sidecars.get("A")?.url ?? "", sidecars.get("B")?.url ?? ""], (edgeOn) => {
-  async function chatOn(model: string): Promise<{ model: string; choices: { message: Record<string, unknown> }[] }> {
-    const response = await fetch(`${edgeOn().url}/v1/chat/completions`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ model, messages: [{ role: "user", content: "Hello!" }] }),
+describeOnRuntimes(
+  "two sidecars behind a fresh edge",
+  () => [sidecars.get("A")?.url ?? "", sidecars.get("B")?.url ?? ""],
+  (edgeOn) => {
+    async function chatOn(model: string): Promise<{ model: string; choices: { message: Record<string, unknown> }[] }> {
+      const response = await fetch(`${edgeOn().url}/v1/chat/completions`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ model, messages: [{ role: "user", content: "Hello!" }] }),
+      });
+      expect(response.status).toBe(200);
+      return (await response.json()) as { model: string; choices: { message: Record<string, unknown> }[] };
+    }
+
+    it("routes each model to the sidecar that serves it", async () => {
+      const before = started();
+      const [a, b, c] = [await chatOn("tools"), await chatOn("scripted"), await chatOn("tools")];
+      expect([a.model, b.model, c.model]).toEqual(["tools", "scripted", "tools"]);
+      expect(a.choices[0]?.message).toEqual({ role: "assistant", content: CHAT_REPLY, reasoning_content: THINK_REASONING, refusal: null });
+      expect(b.choices[0]?.message).toEqual({ role: "assistant", content: CHAT_REPLY, refusal: null });
+      const after = started();
+      expect([after.A - before.A, after.B - before.B]).toEqual([1, 2]);
     });
-    expect(response.status).toBe(200);
-    return (await response.json()) as { model: string; choices: { message: Record<string, unknown> }[] };
-  }
 
-  it("routes each model to the sidecar that serves it", async () => {
-    const before = started();
-    const [a, b, c] = [await chatOn("tools"), await chatOn("scripted"), await chatOn("tools")];
-    expect([a.model, b.model, c.model]).toEqual(["tools", "scripted", "tools"]);
-    expect(a.choices[0]?.message).toEqual({ role: "assistant", content: CHAT_REPLY, reasoning_content: THINK_REASONING, refusal: null });
-    expect(b.choices[0]?.message).toEqual({ role: "assistant", content: CHAT_REPLY, refusal: null });
-    const after = started();
-    expect([after.A - before.A, after.B - before.B]).toEqual([1, 2]);
-  });
-
-  it("lists the union of the models and reports both sidecars", async () => {
-    const models = (await (await fetch(`${edgeOn().url}/v1/models`)).json()) as { data: { id: string }[] };
-    expect(models.data.map((m) => m.id)).toEqual(["scripted", "tools"]);
-    const health = (await (await fetch(`${edgeOn().url}/health`)).json()) as { sidecar: string; sidecars: { status: string; models: string[] }[] };
-    expect(health.sidecar).toBe("ok");
-    expect(health.sidecars.map((s) => [s.status, s.models])).toEqual([["ok", ["scripted"]], ["ok", ["tools"]]]);
-  });
-});
+    it("lists the union of the models and reports both sidecars", async () => {
+      const models = (await (await fetch(`${edgeOn().url}/v1/models`)).json()) as { data: { id: string }[] };
+      expect(models.data.map((m) => m.id)).toEqual(["scripted", "tools"]);
+      const health = (await (await fetch(`${edgeOn().url}/health`)).json()) as { sidecar: string; sidecars: { status: string; models: string[] }[] };
+      expect(health.sidecar).toBe("ok");
+      expect(health.sidecars.map((s) => [s.status, s.models])).toEqual([
+        ["ok", ["scripted"]],
+        ["ok", ["tools"]],
+      ]);
+    });
+  },
+);

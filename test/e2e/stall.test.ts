@@ -15,14 +15,20 @@ function sidecarProcess(): Promise<Started> {
 }
 
 describe.each([
-  ["node", async (sidecarUrl: string) => {
-    const edge = await startNodeEdge({ port: 0, sidecarUrl, sidecarStallMs: STALL_MS });
-    return { url: edge.url, stop: () => edge.close() };
-  }],
-  ["workerd", async (sidecarUrl: string) => {
-    const wrangler = await startWrangler({ SIDECAR_URL: sidecarUrl, SIDECAR_STALL_MS: String(STALL_MS) });
-    return { url: wrangler.url, stop: () => wrangler.stop() };
-  }],
+  [
+    "node",
+    async (sidecarUrl: string) => {
+      const edge = await startNodeEdge({ port: 0, sidecarUrl, sidecarStallMs: STALL_MS });
+      return { url: edge.url, stop: () => edge.close() };
+    },
+  ],
+  [
+    "workerd",
+    async (sidecarUrl: string) => {
+      const wrangler = await startWrangler({ SIDECAR_URL: sidecarUrl, SIDECAR_STALL_MS: String(STALL_MS) });
+      return { url: wrangler.url, stop: () => wrangler.stop() };
+    },
+  ],
 ] as const)("a stopped sidecar behind the edge on %s", (_name, startEdge) => {
   let sidecar: Started;
   let edge: { url: string; stop(): Promise<void> };

@@ -44,7 +44,16 @@ async function edgePortWithFreeInspector(): Promise<number> {
 async function npmStart(env: Record<string, string>, derived = false): Promise<Started> {
   const [edgePort, sidecarPort] = [derived ? await edgePortWithFreeInspector() : await freePort(), await freePort()];
   const inspectorPort = derived ? inspectorPortFor(edgePort) : await freePort();
-  const childEnv: NodeJS.ProcessEnv = { ...process.env, ...env, EDGE_PORT: String(edgePort), SIDECAR_PORT: String(sidecarPort), INSPECTOR_PORT: String(inspectorPort), CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_SEND_METRICS: "false", NO_COLOR: "1" };
+  const childEnv: NodeJS.ProcessEnv = {
+    ...process.env,
+    ...env,
+    EDGE_PORT: String(edgePort),
+    SIDECAR_PORT: String(sidecarPort),
+    INSPECTOR_PORT: String(inspectorPort),
+    CLOUDFLARE_CF_FETCH_ENABLED: "false",
+    WRANGLER_SEND_METRICS: "false",
+    NO_COLOR: "1",
+  };
   if (derived) delete childEnv["INSPECTOR_PORT"];
   const child: ChildProcess = spawn("node_modules/.bin/tsx", ["scripts/start.ts", "--sequences", "2"], {
     cwd: ROOT,
@@ -59,7 +68,10 @@ async function npmStart(env: Record<string, string>, derived = false): Promise<S
   const deadline = Date.now() + 90_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`npm start exited: ${output}`);
-    const ok = await fetch(`${edge}/health`).then((r) => r.ok, () => false);
+    const ok = await fetch(`${edge}/health`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ok) break;
     if (Date.now() > deadline) throw new Error(`npm start did not answer: ${output}`);
     await new Promise((r) => setTimeout(r, 250));

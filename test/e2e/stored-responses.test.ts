@@ -8,7 +8,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import OpenAI, { APIError } from "openai";
+import OpenAI, { type APIError } from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { accessFromEnv, startNodeEdge } from "../../edge/node.js";
 import { Role } from "../../proto/gen/inference/v1/inference_pb.js";
@@ -59,7 +59,11 @@ describe("stored responses through the openai client", () => {
     const created = await client.responses.create({ model: "m", input: "Hello!" });
     expect(await client.responses.retrieve(created.id)).toEqual(created);
 
-    const stream = await fetch(`${stack.baseURL}/responses`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "m", input: "Hello!", stream: true }) });
+    const stream = await fetch(`${stack.baseURL}/responses`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model: "m", input: "Hello!", stream: true }),
+    });
     const events = await readEvents(stream.body as ReadableStream<Uint8Array>);
     const completed = events.find((e) => e.event === "response.completed");
     const response = (JSON.parse(completed?.data ?? "{}") as { response: { id: string } }).response;
@@ -85,8 +89,16 @@ describe("stored responses through the openai client", () => {
 
     const asc = await fetch(`${stack.baseURL}/responses/${created.id}/input_items?order=asc&limit=2`).then((r) => r.json() as Promise<Record<string, unknown>>);
     const ids = [...page.data].reverse().map((item) => item.id);
-    expect(asc).toEqual({ object: "list", data: [expect.objectContaining({ id: ids[0] }), expect.objectContaining({ id: ids[1] })], first_id: ids[0], last_id: ids[1], has_more: true });
-    const rest = await fetch(`${stack.baseURL}/responses/${created.id}/input_items?order=asc&after=${ids[1]}`).then((r) => r.json() as Promise<Record<string, unknown>>);
+    expect(asc).toEqual({
+      object: "list",
+      data: [expect.objectContaining({ id: ids[0] }), expect.objectContaining({ id: ids[1] })],
+      first_id: ids[0],
+      last_id: ids[1],
+      has_more: true,
+    });
+    const rest = await fetch(`${stack.baseURL}/responses/${created.id}/input_items?order=asc&after=${ids[1]}`).then(
+      (r) => r.json() as Promise<Record<string, unknown>>,
+    );
     expect(rest).toMatchObject({ first_id: ids[2], last_id: ids[2], has_more: false });
   });
 
@@ -95,7 +107,12 @@ describe("stored responses through the openai client", () => {
     expect(await client.responses.delete(created.id)).toMatchObject({ id: created.id, object: "response", deleted: true });
     const gone = await client.responses.retrieve(created.id).catch((e: unknown) => e);
     expect(gone).toBeInstanceOf(OpenAI.NotFoundError);
-    expect((gone as APIError).error).toEqual({ message: `Response with id '${created.id}' not found.`, type: "invalid_request_error", param: null, code: "response_not_found" });
+    expect((gone as APIError).error).toEqual({
+      message: `Response with id '${created.id}' not found.`,
+      type: "invalid_request_error",
+      param: null,
+      code: "response_not_found",
+    });
 
     const unstored = await client.responses.create({ model: "m", input: "Hello!", store: false });
     expect((unstored as unknown as { store: boolean }).store).toBe(false);
@@ -110,15 +127,32 @@ describe("stored responses through the openai client", () => {
     const [asked] = (await client.responses.inputItems.list(first.id)).data;
     const second = await client.responses.create({
       model: "m",
-      input: [{ type: "item_reference", id: asked?.id ?? "" }, { type: "item_reference", id: answer }, { role: "user", content: "And tomorrow?" }],
+      input: [
+        { type: "item_reference", id: asked?.id ?? "" },
+        { type: "item_reference", id: answer },
+        { role: "user", content: "And tomorrow?" },
+      ],
     });
     expect(second.usage?.input_tokens).toBe(await promptTokens([user("Hello!"), reply, user("And tomorrow?")]));
     const items = (await client.responses.inputItems.list(second.id, { order: "asc" })).data;
     expect(items.slice(0, 2)).toEqual([asked, first.output[0]]);
 
-    const unknown = await client.responses.create({ model: "m", input: [{ role: "user", content: "Hi" }, { type: "item_reference", id: "msg_nope" }] }).catch((e: unknown) => e);
+    const unknown = await client.responses
+      .create({
+        model: "m",
+        input: [
+          { role: "user", content: "Hi" },
+          { type: "item_reference", id: "msg_nope" },
+        ],
+      })
+      .catch((e: unknown) => e);
     expect(unknown).toBeInstanceOf(OpenAI.BadRequestError);
-    expect((unknown as APIError).error).toEqual({ message: "Item with id 'msg_nope' not found.", type: "invalid_request_error", param: "input[1].id", code: null });
+    expect((unknown as APIError).error).toEqual({
+      message: "Item with id 'msg_nope' not found.",
+      type: "invalid_request_error",
+      param: "input[1].id",
+      code: null,
+    });
   });
 });
 
@@ -131,13 +165,20 @@ describe("a chain that outgrows the context", () => {
     const refused = await client.responses.create({ model: "m", input: long, previous_response_id: first.id }).catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(OpenAI.BadRequestError);
     expect((refused as APIError).code).toBe("context_length_exceeded");
-    expect(((refused as APIError).error as { message: string }).message).toMatch(new RegExp(`^This model's maximum context length is ${context} tokens\\. However, your messages resulted in \\d+ tokens\\.`));
+    expect(((refused as APIError).error as { message: string }).message).toMatch(
+      new RegExp(`^This model's maximum context length is ${context} tokens\\. However, your messages resulted in \\d+ tokens\\.`),
+    );
   });
 });
 
 describe("ownership", () => {
   it("keeps each key's responses from every other key: a 404, never the object", async () => {
-    const keyed = await startNodeEdge({ sidecarUrl: stack.sidecar.url, port: 0, storePath: join(dir, "keys.sqlite"), access: accessFromEnv({ API_KEYS: "key-one,key-two" }) });
+    const keyed = await startNodeEdge({
+      sidecarUrl: stack.sidecar.url,
+      port: 0,
+      storePath: join(dir, "keys.sqlite"),
+      access: accessFromEnv({ API_KEYS: "key-one,key-two" }),
+    });
     try {
       const one = new OpenAI({ baseURL: `${keyed.url}/v1`, apiKey: "key-one", maxRetries: 0 });
       const two = new OpenAI({ baseURL: `${keyed.url}/v1`, apiKey: "key-two", maxRetries: 0 });
@@ -145,8 +186,12 @@ describe("ownership", () => {
       expect(await two.responses.retrieve(created.id).catch((e: unknown) => e)).toBeInstanceOf(OpenAI.NotFoundError);
       expect(await two.responses.inputItems.list(created.id).catch((e: unknown) => e)).toBeInstanceOf(OpenAI.NotFoundError);
       expect(await two.responses.delete(created.id).catch((e: unknown) => e)).toBeInstanceOf(OpenAI.NotFoundError);
-      expect(await two.responses.create({ model: "m", input: "Hi", previous_response_id: created.id }).catch((e: unknown) => e)).toBeInstanceOf(OpenAI.NotFoundError);
-      const reference = await two.responses.create({ model: "m", input: [{ type: "item_reference", id: created.output[0]?.id ?? "" }] }).catch((e: unknown) => e);
+      expect(await two.responses.create({ model: "m", input: "Hi", previous_response_id: created.id }).catch((e: unknown) => e)).toBeInstanceOf(
+        OpenAI.NotFoundError,
+      );
+      const reference = await two.responses
+        .create({ model: "m", input: [{ type: "item_reference", id: created.output[0]?.id ?? "" }] })
+        .catch((e: unknown) => e);
       expect(reference).toBeInstanceOf(OpenAI.BadRequestError);
       expect(await one.responses.retrieve(created.id)).toEqual(created);
     } finally {
@@ -156,26 +201,30 @@ describe("ownership", () => {
 });
 
 // Last, so that its turns leave nothing in the sidecar's cache for the suites above.
-describeOnRuntimes("stored responses, a fresh store", () => [stack.sidecar.url], (edge) => {
-  it("continues a streamed response with previous_response_id; retrieve, input_items, delete", async () => {
-    const client = new OpenAI({ baseURL: `${edge().url}/v1`, apiKey: "not-needed", maxRetries: 0 });
-    const stream = await client.responses.create({ model: "m", input: "Hello!", stream: true });
-    let completed: OpenAI.Responses.Response | undefined;
-    for await (const event of stream) if (event.type === "response.completed") completed = event.response;
-    const first = completed as OpenAI.Responses.Response;
-    expect(first).toMatchObject({ status: "completed", output_text: CHAT_REPLY, previous_response_id: null });
-    expect(first.usage?.input_tokens).toBe(await chatPromptTokens(stack.sidecar.url, "Hello!"));
+describeOnRuntimes(
+  "stored responses, a fresh store",
+  () => [stack.sidecar.url],
+  (edge) => {
+    it("continues a streamed response with previous_response_id; retrieve, input_items, delete", async () => {
+      const client = new OpenAI({ baseURL: `${edge().url}/v1`, apiKey: "not-needed", maxRetries: 0 });
+      const stream = await client.responses.create({ model: "m", input: "Hello!", stream: true });
+      let completed: OpenAI.Responses.Response | undefined;
+      for await (const event of stream) if (event.type === "response.completed") completed = event.response;
+      const first = completed as OpenAI.Responses.Response;
+      expect(first).toMatchObject({ status: "completed", output_text: CHAT_REPLY, previous_response_id: null });
+      expect(first.usage?.input_tokens).toBe(await chatPromptTokens(stack.sidecar.url, "Hello!"));
 
-    const second = await client.responses.create({ model: "m", input: "And tomorrow?", previous_response_id: first.id });
-    expect(second).toMatchObject({ status: "completed", output_text: CHAT_REPLY, previous_response_id: first.id });
-    expect(second.usage?.input_tokens).toBeGreaterThan((first.usage?.input_tokens ?? 0) + (first.usage?.output_tokens ?? 0));
-    expect(second.usage?.input_tokens_details.cached_tokens).toBeGreaterThan(0);
+      const second = await client.responses.create({ model: "m", input: "And tomorrow?", previous_response_id: first.id });
+      expect(second).toMatchObject({ status: "completed", output_text: CHAT_REPLY, previous_response_id: first.id });
+      expect(second.usage?.input_tokens).toBeGreaterThan((first.usage?.input_tokens ?? 0) + (first.usage?.output_tokens ?? 0));
+      expect(second.usage?.input_tokens_details.cached_tokens).toBeGreaterThan(0);
 
-    const { _request_id: _a, ...retrieved } = await client.responses.retrieve(first.id);
-    expect(retrieved).toEqual(JSON.parse(JSON.stringify(first)) as unknown);
-    const items = (await client.responses.inputItems.list(second.id)).data;
-    expect(items).toEqual([{ id: expect.stringMatching(/^msg_/), type: "message", role: "user", content: [{ type: "input_text", text: "And tomorrow?" }] }]);
-    expect(await client.responses.delete(first.id)).toMatchObject({ id: first.id, object: "response", deleted: true });
-    expect(await client.responses.retrieve(first.id).catch((e: unknown) => e)).toBeInstanceOf(OpenAI.NotFoundError);
-  });
-});
+      const { _request_id: _a, ...retrieved } = await client.responses.retrieve(first.id);
+      expect(retrieved).toEqual(JSON.parse(JSON.stringify(first)) as unknown);
+      const items = (await client.responses.inputItems.list(second.id)).data;
+      expect(items).toEqual([{ id: expect.stringMatching(/^msg_/), type: "message", role: "user", content: [{ type: "input_text", text: "And tomorrow?" }] }]);
+      expect(await client.responses.delete(first.id)).toMatchObject({ id: first.id, object: "response", deleted: true });
+      expect(await client.responses.retrieve(first.id).catch((e: unknown) => e)).toBeInstanceOf(OpenAI.NotFoundError);
+    });
+  },
+);

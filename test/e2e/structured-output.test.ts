@@ -58,11 +58,22 @@ describe("structured output", () => {
   it("Anthropic: output_config.format json_schema; messages.parse() gets parsed output, streaming and not", async () => {
     // The SDK sends the schema without the keywords Anthropic's API does not take (maxItems
     // among them), so this one has none: the reply is bounded by its enum and scalars.
-    const flat = { type: "object", properties: { days: { type: "integer" }, sunny: { type: "boolean" }, kind: { enum: ["rain", "sun", "snow"] } }, required: ["days", "sunny", "kind"], additionalProperties: false };
+    const flat = {
+      type: "object",
+      properties: { days: { type: "integer" }, sunny: { type: "boolean" }, kind: { enum: ["rain", "sun", "snow"] } },
+      required: ["days", "sunny", "kind"],
+      additionalProperties: false,
+    };
     const validateFlat = new Ajv().compile(flat);
     const anthropic = new Anthropic({ baseURL: stack.edge.url, apiKey: "x", maxRetries: 0 });
     for (let run = 0; run < 4; run++) {
-      const params = { model: "m", max_tokens: 300, temperature: 1, messages: [{ role: "user" as const, content: "Weather?" }], output_config: { format: jsonSchemaOutputFormat(flat as never) } };
+      const params = {
+        model: "m",
+        max_tokens: 300,
+        temperature: 1,
+        messages: [{ role: "user" as const, content: "Weather?" }],
+        output_config: { format: jsonSchemaOutputFormat(flat as never) },
+      };
       const message = await anthropic.messages.parse(params);
       expect(validateFlat(message.parsed_output), JSON.stringify(validateFlat.errors)).toBe(true);
       const streamed = await anthropic.messages.stream(params).finalMessage();
@@ -93,9 +104,10 @@ describe("structured output", () => {
   });
 
   it("refuses a grammar that does not parse with a 400 naming the problem", async () => {
-    await expect(
-      client.completions.create({ model: "m", prompt: "x", ...({ grammar: "root ::= (" } as object) }),
-    ).rejects.toMatchObject({ status: 400, error: { type: "invalid_request_error", message: expect.stringMatching(/grammar/) } });
+    await expect(client.completions.create({ model: "m", prompt: "x", ...({ grammar: "root ::= (" } as object) })).rejects.toMatchObject({
+      status: 400,
+      error: { type: "invalid_request_error", message: expect.stringMatching(/grammar/) },
+    });
   });
 });
 

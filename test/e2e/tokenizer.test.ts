@@ -36,7 +36,10 @@ describe("tokenizer endpoints", () => {
     const rpc = await clientsFor(stack.sidecar.url).grpc.tokenize({ input: { case: "text", value: TEXT } });
     const { models } = await clientsFor(stack.sidecar.url).grpc.listModels({});
     const contextSize = models[0]?.contextSize;
-    expect(await post("/tokenize", { prompt: TEXT })).toEqual({ status: 200, json: { count: rpc.tokens.length, max_model_len: contextSize, tokens: rpc.tokens } });
+    expect(await post("/tokenize", { prompt: TEXT })).toEqual({
+      status: 200,
+      json: { count: rpc.tokens.length, max_model_len: contextSize, tokens: rpc.tokens },
+    });
     expect((await post("/tokenize", { prompt: TEXT, add_special_tokens: false })).json["tokens"]).toEqual(rpc.tokens.slice(1));
     const chat = await clientsFor(stack.sidecar.url).grpc.tokenize({ input: { case: "chat", value: { messages: [{ role: Role.USER, content: "Hello!" }] } } });
     expect((await post("/tokenize", { messages: [{ role: "user", content: "Hello!" }] })).json["tokens"]).toEqual(chat.tokens);

@@ -65,9 +65,7 @@ describe("chat completions", () => {
   });
 
   it("runs an agent loop with the openai client: call, tool result, final answer with reasoning", async () => {
-    const first = await openai.chat.completions
-      .stream({ model: "local-model", messages: weatherQuestion, tools: chatTools })
-      .finalChatCompletion();
+    const first = await openai.chat.completions.stream({ model: "local-model", messages: weatherQuestion, tools: chatTools }).finalChatCompletion();
     const choice = first.choices[0];
     expect(choice?.finish_reason).toBe("tool_calls");
     const call = choice?.message.tool_calls?.[0];
@@ -99,7 +97,10 @@ describe("chat completions", () => {
     expect(finish).toBe("stop");
 
     const final = await openai.chat.completions.create({ model: "m", messages: history, tools: chatTools });
-    expect(final.choices[0]).toMatchObject({ finish_reason: "stop", message: { role: "assistant", content: TOOLS_ANSWER, reasoning_content: TOOL_RESULT_REASONING } });
+    expect(final.choices[0]).toMatchObject({
+      finish_reason: "stop",
+      message: { role: "assistant", content: TOOLS_ANSWER, reasoning_content: TOOL_RESULT_REASONING },
+    });
     // `<think>` through `</think>`: the reasoning tokens of the reply, both markers counted.
     expect(final.usage?.completion_tokens_details?.reasoning_tokens).toBe(TOOLS_RESULT_PIECES.indexOf("</think>") + 1);
   });
@@ -129,10 +130,10 @@ describe("turning reasoning down", () => {
   it("chat reasoning_effort none: no reasoning, the answer, fewer tokens; low leaves it be", async () => {
     const none = await openai.chat.completions.create({ model: "m", messages: hello, reasoning_effort: "none" as never });
     expect(none.choices[0]?.message.content).toBe(TOOLS_ANSWER);
-    expect((none.choices[0]?.message as { reasoning_content?: string }).reasoning_content ?? "").toBe("");
+    expect((none.choices[0]!.message as { reasoning_content?: string }).reasoning_content ?? "").toBe("");
     expect(none.usage?.completion_tokens_details?.reasoning_tokens ?? 0).toBeLessThan(full);
     const low = await openai.chat.completions.create({ model: "m", messages: hello, reasoning_effort: "low" });
-    expect((low.choices[0]?.message as { reasoning_content?: string }).reasoning_content).toBe(THINK_REASONING);
+    expect((low.choices[0]!.message as { reasoning_content?: string }).reasoning_content).toBe(THINK_REASONING);
     expect(none.usage!.completion_tokens).toBeLessThan(low.usage!.completion_tokens);
   });
 
@@ -147,7 +148,12 @@ describe("turning reasoning down", () => {
     const enabled = await anthropic.messages.create({ model: "m", max_tokens: 256, messages: hello, thinking: { type: "enabled", budget_tokens: 1024 } });
     expect(disabled.content).toEqual([{ type: "text", text: TOOLS_ANSWER }]);
     expect(disabled.usage.output_tokens).toBeLessThan(enabled.usage.output_tokens);
-    const omitted = await anthropic.messages.create({ model: "m", max_tokens: 256, messages: hello, thinking: { type: "adaptive", display: "omitted" } as never });
+    const omitted = await anthropic.messages.create({
+      model: "m",
+      max_tokens: 256,
+      messages: hello,
+      thinking: { type: "adaptive", display: "omitted" } as never,
+    });
     expect(omitted.content).toEqual([{ type: "text", text: TOOLS_ANSWER }]);
   });
 });
@@ -156,9 +162,7 @@ describe("Anthropic messages", () => {
   const tools: Anthropic.Tool[] = [{ name: "get_weather", description: "Get weather for a city", input_schema: WEATHER_SCHEMA }];
 
   it("runs an agent loop with messages.stream(): tool_use, tool_result, thinking and the answer", async () => {
-    const first = await anthropic.messages
-      .stream({ model: "local-model", max_tokens: 256, messages: weatherQuestion, tools })
-      .finalMessage();
+    const first = await anthropic.messages.stream({ model: "local-model", max_tokens: 256, messages: weatherQuestion, tools }).finalMessage();
     expect(first.stop_reason).toBe("tool_use");
     expect(first.content).toEqual([{ type: "tool_use", id: expect.any(String), name: "get_weather", input: { city: "Tokyo" } }]);
     const use = first.content[0] as Anthropic.ToolUseBlock;
@@ -261,7 +265,11 @@ describe("Anthropic tool runner (message threads)", () => {
     const whole = await anthropic.messages.countTokens({
       model: "m",
       tools: [{ name: "get_weather", description: "Get weather for a city", input_schema: WEATHER_SCHEMA }],
-      messages: [...weatherQuestion, { role: "assistant", content: [{ type: "tool_use", id: use.id, name: "get_weather", input: { city: "Tokyo" } }] }, { role: "user", content: [{ type: "tool_result", tool_use_id: use.id, content: toolResult }] }],
+      messages: [
+        ...weatherQuestion,
+        { role: "assistant", content: [{ type: "tool_use", id: use.id, name: "get_weather", input: { city: "Tokyo" } }] },
+        { role: "user", content: [{ type: "tool_result", tool_use_id: use.id, content: toolResult }] },
+      ],
     });
     expect((final?.usage.input_tokens ?? 0) + (final?.usage.cache_read_input_tokens ?? 0)).toBe(whole.input_tokens);
     expect(final?.usage.cache_read_input_tokens).toBeGreaterThan(first?.usage.input_tokens ?? 0);
@@ -269,7 +277,13 @@ describe("Anthropic tool runner (message threads)", () => {
 
   it("with thread: false the runner sends the whole conversation, and nothing is threaded", async () => {
     const calls: string[] = [];
-    const final = await anthropic.beta.messages.toolRunner({ model: "m", max_tokens: 256, messages: weatherQuestion, tools: [getWeather(calls)], thread: false });
+    const final = await anthropic.beta.messages.toolRunner({
+      model: "m",
+      max_tokens: 256,
+      messages: weatherQuestion,
+      tools: [getWeather(calls)],
+      thread: false,
+    });
     expect(calls).toEqual(["Tokyo"]);
     expect(final.content).toEqual([{ type: "text", text: TOOLS_ANSWER }]);
   });
@@ -317,7 +331,13 @@ describe("OpenAI responses", () => {
     const first = await completedOf({ model: "m", input: "Weather in Tokyo?", tools, stream: true });
     const call = first.output[0];
     if (call?.type !== "function_call") throw new Error("no function call");
-    const final = await completedOf({ model: "m", tools, stream: true, previous_response_id: first.id, input: [{ type: "function_call_output", call_id: call.call_id, output: toolResult }] });
+    const final = await completedOf({
+      model: "m",
+      tools,
+      stream: true,
+      previous_response_id: first.id,
+      input: [{ type: "function_call_output", call_id: call.call_id, output: toolResult }],
+    });
     expect(final.output.map((item) => item.type)).toEqual(["reasoning", "message"]);
     expect(final.output_text).toBe(TOOLS_ANSWER);
     const { _request_id: _one, ...storedFirst } = await openai.responses.retrieve(first.id);
@@ -327,7 +347,15 @@ describe("OpenAI responses", () => {
 
   it("offers a namespace's function tools and names the namespace on their calls (as Codex groups its tools)", async () => {
     const grouped = [
-      { type: "namespace", name: "weather", description: "Weather tools.", tools: [{ ...tools[0], type: "function" }, { type: "custom", name: "raw" }] },
+      {
+        type: "namespace",
+        name: "weather",
+        description: "Weather tools.",
+        tools: [
+          { ...tools[0], type: "function" },
+          { type: "custom", name: "raw" },
+        ],
+      },
       { type: "web_search" },
     ] as never;
     const response = await openai.responses.create({ model: "m", input: "Weather in Tokyo?", tools: grouped });
@@ -336,7 +364,12 @@ describe("OpenAI responses", () => {
     if (call?.type !== "function_call") throw new Error("no function call");
     expect(JSON.parse(call.arguments)).toEqual({ city: "Tokyo" });
     expect(response.tools).toEqual([
-      { type: "namespace", name: "weather", description: "Weather tools.", tools: [{ type: "function", name: "get_weather", description: "Get weather for a city", parameters: WEATHER_SCHEMA, strict: true }] },
+      {
+        type: "namespace",
+        name: "weather",
+        description: "Weather tools.",
+        tools: [{ type: "function", name: "get_weather", description: "Get weather for a city", parameters: WEATHER_SCHEMA, strict: true }],
+      },
     ]);
     expect((response as unknown as { warnings: string[] }).warnings).toEqual([
       "tools of type 'custom' are not supported by this server and were ignored",

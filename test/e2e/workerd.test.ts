@@ -43,7 +43,11 @@ describe("the edge under wrangler dev with the real sidecar", () => {
   it("streams Anthropic Messages and OpenAI Responses to their official clients", async () => {
     const anthropic = new Anthropic({ baseURL: wrangler.url, apiKey: "not-needed", maxRetries: 0 });
     const message = await anthropic.messages.stream({ model: "m", max_tokens: 256, messages: [{ role: "user", content: "Hello!" }] }).finalMessage();
-    expect(message).toMatchObject({ content: [{ type: "text", text: "It is sunny in Tokyo, 22°C. ☀️" }], stop_reason: "end_turn", usage: { output_tokens: 16 } });
+    expect(message).toMatchObject({
+      content: [{ type: "text", text: "It is sunny in Tokyo, 22°C. ☀️" }],
+      stop_reason: "end_turn",
+      usage: { output_tokens: 16 },
+    });
     const openai = new OpenAI({ baseURL: `${wrangler.url}/v1`, apiKey: "not-needed", maxRetries: 0 });
     const response = await openai.responses.stream({ model: "m", input: "Hello!", max_output_tokens: 3 }).finalResponse();
     expect(response).toMatchObject({ status: "incomplete", output_text: "It is sunny", usage: { output_tokens: 3 } });
@@ -52,7 +56,9 @@ describe("the edge under wrangler dev with the real sidecar", () => {
   it("embeds through the official client, the base64 form decoding to the sidecar's own vectors", async () => {
     const openai = new OpenAI({ baseURL: `${wrangler.url}/v1`, apiKey: "not-needed", maxRetries: 0 });
     const answer = await openai.embeddings.create({ model: "m", input: ["Hello!", "Once upon a time"] });
-    const rpc = await clientsFor(sidecar.url).grpc.embed({ inputs: [{ input: { case: "text", value: "Hello!" } }, { input: { case: "text", value: "Once upon a time" } }] });
+    const rpc = await clientsFor(sidecar.url).grpc.embed({
+      inputs: [{ input: { case: "text", value: "Hello!" } }, { input: { case: "text", value: "Once upon a time" } }],
+    });
     expect(answer.data.map((d) => d.embedding)).toEqual(rpc.embeddings.map((e) => e.values));
     expect(answer.usage.prompt_tokens).toBe(rpc.promptTokens);
   });
@@ -80,7 +86,12 @@ describe("the edge under wrangler dev with the real sidecar", () => {
   it("resumes a dropped stream (x-resumable) after its last event, the pieces joining into the whole", async () => {
     const drop = new AbortController();
     const body = JSON.stringify({ model: "m", stream: true, messages: [{ role: "user", content: "Hello!" }] });
-    const response = await fetch(`${wrangler.url}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json", "x-resumable": "true" }, body, signal: drop.signal });
+    const response = await fetch(`${wrangler.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-resumable": "true" },
+      body,
+      signal: drop.signal,
+    });
     const streamId = response.headers.get("x-stream-id") ?? "";
     const reader = response.body!.getReader();
     const decoder = new TextDecoder();

@@ -17,15 +17,8 @@ function appWith(access: AccessOptions) {
   return testApp(undefined, { access });
 }
 
-function call(
-  app: ReturnType<typeof appWith>["app"],
-  url: string,
-  body: unknown,
-  headers: Record<string, string> = {},
-): Promise<Response> {
-  return app.fetch(
-    new Request(url, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) }),
-  );
+function call(app: ReturnType<typeof appWith>["app"], url: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
+  return app.fetch(new Request(url, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) }));
 }
 
 describe("API keys", () => {
@@ -86,7 +79,10 @@ describe("API keys", () => {
     const { app } = appWith({ apiKeys: `${KEY},${OTHER_KEY}`, compare: spy });
     expect((await call(app, "https://api.example/v1/chat/completions", CHAT, { authorization: `Bearer ${KEY}` })).status).toBe(200);
     // The first key matched, and the second was compared all the same: no early exit.
-    expect(seen).toEqual([[32, 32], [32, 32]]);
+    expect(seen).toEqual([
+      [32, 32],
+      [32, 32],
+    ]);
     const refusing = appWith({ apiKeys: KEY, compare: () => false });
     expect((await call(refusing.app, "https://api.example/v1/chat/completions", CHAT, { authorization: `Bearer ${KEY}` })).status).toBe(401);
   });
@@ -105,7 +101,10 @@ describe("API keys", () => {
     const allowed = await call(limited.app, "https://api.example/v1/chat/completions", CHAT, { authorization: `Bearer ${KEY}`, origin: "https://app.example" });
     expect(allowed.status).toBe(200);
     expect(allowed.headers.get("access-control-allow-origin")).toBe("https://app.example");
-    const refused = await call(limited.app, "https://api.example/v1/chat/completions", CHAT, { authorization: `Bearer ${KEY}`, origin: "https://evil.example" });
+    const refused = await call(limited.app, "https://api.example/v1/chat/completions", CHAT, {
+      authorization: `Bearer ${KEY}`,
+      origin: "https://evil.example",
+    });
     expect(refused.status).toBe(403);
     expect(limited.sidecar.calls).toHaveLength(1);
   });
@@ -189,7 +188,12 @@ describe("per-key rate limits", () => {
 
   it("counts keyless requests under one id", async () => {
     const counted: string[] = [];
-    const limiter: RateLimiter = { check: async (keyId) => (counted.push(keyId), { allowed: true, retryAfterSeconds: 0 }) };
+    const limiter: RateLimiter = {
+      check: async (keyId) => {
+        counted.push(keyId);
+        return { allowed: true, retryAfterSeconds: 0 };
+      },
+    };
     const { app } = appWith({ rateLimiter: limiter });
     await call(app, "http://127.0.0.1/v1/chat/completions", CHAT);
     expect(counted).toEqual(["anonymous"]);

@@ -19,8 +19,7 @@ function fixture(name: string): Fixture[] {
   return JSON.parse(readFileSync(new URL(`../fixtures/agents/${name}.json`, import.meta.url), "utf8")) as Fixture[];
 }
 
-const cases = (...names: string[]): (readonly [string, number, Fixture])[] =>
-  names.flatMap((name) => fixture(name).map((r, i) => [name, i, r] as const));
+const cases = (...names: string[]): (readonly [string, number, Fixture])[] => names.flatMap((name) => fixture(name).map((r, i) => [name, i, r] as const));
 
 /** The model thinks, then answers: what each agent gets back. */
 const REPLY = [start(), token("", { reasoning: "Checking." }), token("Hi there"), finish("stop", { completionTokens: 2, reasoningTokens: 1 })];
@@ -63,8 +62,8 @@ describe("Claude Code's requests", () => {
   it("the tool loop's second request carries the Read call and its result, with the call's id", async () => {
     const [, second] = fixture("claude-code-tools");
     const body = second?.body as ClaudeBody;
-    const call = (body.messages.at(-2)?.content as ClaudeBlock[])[0];
-    const result = (body.messages.at(-1)?.content as ClaudeBlock[])[0];
+    const call = (body.messages.at(-2)!.content as ClaudeBlock[])[0];
+    const result = (body.messages.at(-1)!.content as ClaudeBlock[])[0];
     const { chat } = await replay(second as Fixture);
     const [assistant, tool] = chat.messages.slice(-2);
     expect(assistant?.role).toBe(Role.ASSISTANT);
@@ -90,12 +89,15 @@ describe("Codex CLI's requests", () => {
     const { chat, events } = await replay(recorded);
     expect(chat.messages.map((m) => m.role)).toEqual(body.input.map(codexRole));
     // The function tools, a namespace's (multi_agent_v1's) among them in place; web_search is ignored.
-    const offered = body.tools.flatMap((t) => (t.type === "function" ? [t.name] : t.type === "namespace" ? (t.tools ?? []).filter((i) => i.type === "function").map((i) => i.name) : []));
+    const offered = body.tools.flatMap((t) =>
+      t.type === "function" ? [t.name] : t.type === "namespace" ? (t.tools ?? []).filter((i) => i.type === "function").map((i) => i.name) : [],
+    );
     expect(offered.length).toBeGreaterThan(body.tools.filter((t) => t.type === "function").length);
     expect(chat.tools.map((t) => t.name)).toEqual(offered);
     // Stateless: the reasoning comes back with an encrypted_content that carries its text.
     const completed = events.find((e) => e.event === "response.completed");
-    const output = (JSON.parse(completed?.data ?? "{}") as { response: { output: { type: string; encrypted_content?: string }[]; warnings?: string[] } }).response;
+    const output = (JSON.parse(completed?.data ?? "{}") as { response: { output: { type: string; encrypted_content?: string }[]; warnings?: string[] } })
+      .response;
     expect(output.output.map((o) => o.type)).toEqual(["reasoning", "message"]);
     expect(output.output[0]?.encrypted_content).toBe(`llm-edge.r1.${Buffer.from("Checking.").toString("base64url")}`);
     expect(output.warnings).toEqual(["tools of type 'web_search' are not supported by this server and were ignored"]);
@@ -103,7 +105,7 @@ describe("Codex CLI's requests", () => {
 
   it("the tool loop's second request carries the get_goal call and its output, with the call's id", async () => {
     const [, second] = fixture("codex-tools");
-    const [call, output] = (second?.body as CodexBody).input.slice(-2);
+    const [call, output] = (second!.body as CodexBody).input.slice(-2);
     const { chat } = await replay(second as Fixture);
     const [assistant, tool] = chat.messages.slice(-2);
     expect(assistant?.toolCalls.map((c) => [c.id, c.name, c.arguments])).toEqual([[call?.call_id, "get_goal", "{}"]]);

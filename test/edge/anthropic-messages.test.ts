@@ -15,12 +15,7 @@ import { parseText } from "../support/sse.js";
 
 const PATH = "/v1/messages";
 const body = { model: "claude-sonnet-4-5", max_tokens: 64, messages: [{ role: "user", content: "Hello!" }] };
-const script: Step[] = [
-  start("tiny-llama", 9, 2),
-  token("Hi"),
-  token(" there"),
-  finish("stop", { promptTokens: 9, completionTokens: 2, cachedTokens: 2 }),
-];
+const script: Step[] = [start("tiny-llama", 9, 2), token("Hi"), token(" there"), finish("stop", { promptTokens: 9, completionTokens: 2, cachedTokens: 2 })];
 
 interface AnthropicError {
   type: "error";
@@ -145,9 +140,18 @@ describe("Messages → GenerateRequest", () => {
     const response = await post(app, PATH, {
       model: "claude-haiku-4-5",
       max_tokens: 100,
-      system: [{ type: "text", text: "Be brief." }, { type: "text", text: "Use English.", cache_control: { type: "ephemeral" } }],
+      system: [
+        { type: "text", text: "Be brief." },
+        { type: "text", text: "Use English.", cache_control: { type: "ephemeral" } },
+      ],
       messages: [
-        { role: "user", content: [{ type: "text", text: "Hello" }, { type: "text", text: "there!" }] },
+        {
+          role: "user",
+          content: [
+            { type: "text", text: "Hello" },
+            { type: "text", text: "there!" },
+          ],
+        },
         { role: "assistant", content: "Hi." },
         { role: "user", content: "Weather?" },
       ],
@@ -188,7 +192,9 @@ describe("Messages → GenerateRequest", () => {
     await post(app, PATH, { ...body, system: "Be brief." });
     expect(sidecar.lastCall?.request.input).toEqual({
       case: "chat",
-      value: expect.objectContaining({ messages: [expect.objectContaining({ role: Role.SYSTEM, content: "Be brief." }), expect.objectContaining({ role: Role.USER, content: "Hello!" })] }),
+      value: expect.objectContaining({
+        messages: [expect.objectContaining({ role: Role.SYSTEM, content: "Be brief." }), expect.objectContaining({ role: Role.USER, content: "Hello!" })],
+      }),
     });
     await post(app, PATH, { ...body, max_tokens: 1e12, system: null });
     const request = sidecar.lastCall?.request;
@@ -226,32 +232,82 @@ describe("bad requests: Anthropic's error shape, refused before the sidecar is c
   const cases: { name: string; body: unknown; message: RegExp; status?: number; type?: string }[] = [
     { name: "not JSON", body: '{"model":', message: /not valid JSON/ },
     { name: "empty body", body: "", message: /empty/ },
-    { name: "missing max_tokens (required, as Anthropic requires)", body: { model: "m", messages: user }, message: /^Missing required parameter: 'max_tokens'\.$/ },
+    {
+      name: "missing max_tokens (required, as Anthropic requires)",
+      body: { model: "m", messages: user },
+      message: /^Missing required parameter: 'max_tokens'\.$/,
+    },
     { name: "missing model", body: { max_tokens: 5, messages: user }, message: /'model'/ },
     { name: "max_tokens 0", body: { ...body, max_tokens: 0 }, message: /'max_tokens'.*at least 1/ },
     { name: "max_tokens a string", body: { ...body, max_tokens: "5" }, message: /'max_tokens'/ },
     { name: "missing messages", body: { model: "m", max_tokens: 5 }, message: /'messages'/ },
     { name: "no messages", body: { ...body, messages: [] }, message: /at least one message/ },
-    { name: "an unknown role in messages", body: { ...body, messages: [{ role: "developer", content: "x" }, ...user] }, message: /'messages\[0\]\.role'.*'user', 'assistant' or 'system'/ },
-    { name: "a tool_use block in a system message", body: { ...body, messages: [{ role: "system", content: [{ type: "tool_use", id: "t", name: "f", input: {} }] }, ...user] }, message: /cannot hold 'tool_use'/ },
-    { name: "an image block", body: { ...body, messages: [{ role: "user", content: [{ type: "image", source: {} }] }] }, message: /'messages\[0\]\.content\[0\]\.type'.*'image' are not supported/ },
-    { name: "a tool_result answering no tool_use", body: { ...body, messages: [{ role: "user", content: [{ type: "tool_result", tool_use_id: "t", content: "x" }] }] }, message: /'messages\[0\]\.content\[0\]\.tool_use_id'.*answers no tool call/ },
-    { name: "a tool_use block from the user", body: { ...body, messages: [{ role: "user", content: [{ type: "tool_use", id: "t", name: "f", input: {} }] }] }, message: /'messages\[0\]\.content\[0\]\.type'.*cannot hold 'tool_use'/ },
-    { name: "a server tool", body: { ...body, tools: [{ type: "web_search_20250305", name: "web_search" }] }, message: /'tools\[0\]\.type'.*server tools \('web_search_20250305'\)/ },
+    {
+      name: "an unknown role in messages",
+      body: { ...body, messages: [{ role: "developer", content: "x" }, ...user] },
+      message: /'messages\[0\]\.role'.*'user', 'assistant' or 'system'/,
+    },
+    {
+      name: "a tool_use block in a system message",
+      body: { ...body, messages: [{ role: "system", content: [{ type: "tool_use", id: "t", name: "f", input: {} }] }, ...user] },
+      message: /cannot hold 'tool_use'/,
+    },
+    {
+      name: "an image block",
+      body: { ...body, messages: [{ role: "user", content: [{ type: "image", source: {} }] }] },
+      message: /'messages\[0\]\.content\[0\]\.type'.*'image' are not supported/,
+    },
+    {
+      name: "a tool_result answering no tool_use",
+      body: { ...body, messages: [{ role: "user", content: [{ type: "tool_result", tool_use_id: "t", content: "x" }] }] },
+      message: /'messages\[0\]\.content\[0\]\.tool_use_id'.*answers no tool call/,
+    },
+    {
+      name: "a tool_use block from the user",
+      body: { ...body, messages: [{ role: "user", content: [{ type: "tool_use", id: "t", name: "f", input: {} }] }] },
+      message: /'messages\[0\]\.content\[0\]\.type'.*cannot hold 'tool_use'/,
+    },
+    {
+      name: "a server tool",
+      body: { ...body, tools: [{ type: "web_search_20250305", name: "web_search" }] },
+      message: /'tools\[0\]\.type'.*server tools \('web_search_20250305'\)/,
+    },
     { name: "a tool without input_schema", body: { ...body, tools: [{ name: "get_weather" }] }, message: /'tools\[0\]\.input_schema'/ },
     { name: "a bad tool name", body: { ...body, tools: [{ name: "get weather", input_schema: { type: "object" } }] }, message: /'tools\[0\]\.name'.*1 to 64/ },
-    { name: "a tool name twice", body: { ...body, tools: [{ name: "f", input_schema: {} }, { name: "f", input_schema: {} }] }, message: /'tools\[1\]\.name'.*used twice/ },
-    { name: "a tool choice naming no tool", body: { ...body, tools: [{ name: "f", input_schema: {} }], tool_choice: { type: "tool", name: "g" } }, message: /'tool_choice\.name'.*not among the tools/ },
+    {
+      name: "a tool name twice",
+      body: {
+        ...body,
+        tools: [
+          { name: "f", input_schema: {} },
+          { name: "f", input_schema: {} },
+        ],
+      },
+      message: /'tools\[1\]\.name'.*used twice/,
+    },
+    {
+      name: "a tool choice naming no tool",
+      body: { ...body, tools: [{ name: "f", input_schema: {} }], tool_choice: { type: "tool", name: "g" } },
+      message: /'tool_choice\.name'.*not among the tools/,
+    },
     { name: "tool choice any without tools", body: { ...body, tool_choice: { type: "any" } }, message: /'tool_choice'.*needs at least one tool/ },
     { name: "an unknown tool choice", body: { ...body, tool_choice: { type: "sometimes" } }, message: /'tool_choice\.type'.*'auto', 'any', 'tool'/ },
-    { name: "a text block without text", body: { ...body, messages: [{ role: "user", content: [{ type: "text" }] }] }, message: /'messages\[0\]\.content\[0\]\.text'/ },
+    {
+      name: "a text block without text",
+      body: { ...body, messages: [{ role: "user", content: [{ type: "text" }] }] },
+      message: /'messages\[0\]\.content\[0\]\.text'/,
+    },
     { name: "system an image block", body: { ...body, system: [{ type: "image" }] }, message: /'system\[0\]\.type'/ },
     { name: "temperature above Anthropic's 1", body: { ...body, temperature: 1.5 }, message: /'temperature'/ },
     { name: "top_p 0", body: { ...body, top_p: 0 }, message: /'top_p'/ },
     { name: "top_k negative", body: { ...body, top_k: -1 }, message: /'top_k'/ },
     { name: "17 stop sequences", body: { ...body, stop_sequences: Array.from({ length: 17 }, (_, i) => `s${i}`) }, message: /at most 16/ },
     { name: "stream a string", body: { ...body, stream: "yes" }, message: /'stream'/ },
-    { name: "a last assistant message (prefill)", body: { ...body, messages: [...user, { role: "assistant", content: "The answer is" }] }, message: /'messages\[1\]\.role'.*prefill/ },
+    {
+      name: "a last assistant message (prefill)",
+      body: { ...body, messages: [...user, { role: "assistant", content: "The answer is" }] },
+      message: /'messages\[1\]\.role'.*prefill/,
+    },
     { name: "a 5 MB body", body: { ...body, system: "x".repeat(5 * 1024 * 1024) }, status: 413, type: "request_too_large", message: /4194304 bytes/ },
   ];
 
@@ -320,10 +376,7 @@ describe("POST /v1/messages/count_tokens", () => {
     expect(sidecar.tokenizeCalls[0]?.input).toEqual({
       case: "chat",
       value: expect.objectContaining({
-        messages: [
-          expect.objectContaining({ role: Role.SYSTEM, content: "Be brief." }),
-          expect.objectContaining({ role: Role.USER, content: "Hello!" }),
-        ],
+        messages: [expect.objectContaining({ role: Role.SYSTEM, content: "Be brief." }), expect.objectContaining({ role: Role.USER, content: "Hello!" })],
       }),
     });
     expect(sidecar.calls).toHaveLength(0);
@@ -334,6 +387,11 @@ describe("POST /v1/messages/count_tokens", () => {
     await expectError(await post(app, `${PATH}/count_tokens`, { model: "m", messages: [] }), 400, "invalid_request_error", /at least one message/);
     expect(sidecar.tokenizeCalls).toHaveLength(0);
     sidecar.tokenizeResult = new (await import("@connectrpc/connect")).ConnectError("model is loading", Code.Unavailable);
-    await expectError(await post(app, `${PATH}/count_tokens`, { model: "m", messages: [{ role: "user", content: "x" }] }), 503, "api_error", /model is loading/);
+    await expectError(
+      await post(app, `${PATH}/count_tokens`, { model: "m", messages: [{ role: "user", content: "x" }] }),
+      503,
+      "api_error",
+      /model is loading/,
+    );
   });
 });

@@ -9,12 +9,7 @@ import { delay, fail, finish, start, token, type Step } from "../support/fake-si
 import { goldenBytes, hostileSplits } from "../support/sse.js";
 import { anthropicReplaying } from "../support/replay.js";
 
-const script: Step[] = [
-  start("tiny-llama", 9, 3),
-  token("Hi"),
-  token(" there"),
-  finish("stop", { promptTokens: 9, completionTokens: 2, cachedTokens: 3 }),
-];
+const script: Step[] = [start("tiny-llama", 9, 3), token("Hi"), token(" there"), finish("stop", { promptTokens: 9, completionTokens: 2, cachedTokens: 3 })];
 const params = { model: "local-model", max_tokens: 64, messages: [{ role: "user" as const, content: "Hello!" }] };
 const usage = { input_tokens: 6, cache_creation_input_tokens: 0, cache_read_input_tokens: 3, output_tokens: 2 };
 
@@ -125,7 +120,10 @@ describe("HTTP errors become the SDK's typed errors", () => {
     expect((missing as APIError).type).toBe("invalid_request_error");
     expect((missing as APIError).requestID).toBe(`req_${FIXED_ID}`);
     const refused = client([fail(Code.InvalidArgument, "the prompt does not fit the context")]);
-    const error = await refused.anthropic.messages.stream(params).finalMessage().catch((e: unknown) => e);
+    const error = await refused.anthropic.messages
+      .stream(params)
+      .finalMessage()
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(Anthropic.BadRequestError);
     expect((error as APIError).message).toContain("the prompt does not fit the context");
   });
@@ -155,7 +153,6 @@ describe("messages.countTokens", () => {
 });
 
 describe("the SDK reads the golden transcripts at hostile chunk boundaries", () => {
-
   it.each([
     ["anthropic-plain", "Hi there 🦙", "end_turn"],
     ["anthropic-max-tokens", "Hi there", "max_tokens"],

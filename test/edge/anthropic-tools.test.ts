@@ -65,11 +65,23 @@ describe("tools and tool_choice → the sidecar's Chat", () => {
   it.each([
     [{ type: "auto" }, { toolChoice: ToolChoice.AUTO, toolName: "", parallelToolCalls: undefined }],
     [{ type: "any" }, { toolChoice: ToolChoice.REQUIRED, toolName: "", parallelToolCalls: undefined }],
-    [{ type: "tool", name: "get_weather" }, { toolChoice: ToolChoice.FUNCTION, toolName: "get_weather", parallelToolCalls: undefined }],
+    [
+      { type: "tool", name: "get_weather" },
+      { toolChoice: ToolChoice.FUNCTION, toolName: "get_weather", parallelToolCalls: undefined },
+    ],
     [{ type: "none" }, { toolChoice: ToolChoice.NONE, toolName: "", parallelToolCalls: undefined }],
-    [{ type: "auto", disable_parallel_tool_use: true }, { toolChoice: ToolChoice.AUTO, toolName: "", parallelToolCalls: false }],
-    [{ type: "any", disable_parallel_tool_use: true }, { toolChoice: ToolChoice.REQUIRED, toolName: "", parallelToolCalls: false }],
-    [{ type: "tool", name: "get_weather", disable_parallel_tool_use: false }, { toolChoice: ToolChoice.FUNCTION, toolName: "get_weather", parallelToolCalls: undefined }],
+    [
+      { type: "auto", disable_parallel_tool_use: true },
+      { toolChoice: ToolChoice.AUTO, toolName: "", parallelToolCalls: false },
+    ],
+    [
+      { type: "any", disable_parallel_tool_use: true },
+      { toolChoice: ToolChoice.REQUIRED, toolName: "", parallelToolCalls: false },
+    ],
+    [
+      { type: "tool", name: "get_weather", disable_parallel_tool_use: false },
+      { toolChoice: ToolChoice.FUNCTION, toolName: "get_weather", parallelToolCalls: undefined },
+    ],
   ])("tool_choice %j", async (toolChoice, expected) => {
     const { response, sidecar } = await send({ ...base, tools: [weatherTool], tool_choice: toolChoice });
     expect(response.status).toBe(200);
@@ -95,7 +107,15 @@ describe("a tool_use / tool_result / thinking history → chat messages", () => 
       role: "user",
       content: [
         { type: "tool_result", tool_use_id: "toolu_a", content: '{"sky":"sunny"}' },
-        { type: "tool_result", tool_use_id: "toolu_b", content: [{ type: "text", text: "rain" }, { type: "text", text: "12 C" }], is_error: false },
+        {
+          type: "tool_result",
+          tool_use_id: "toolu_b",
+          content: [
+            { type: "text", text: "rain" },
+            { type: "text", text: "12 C" },
+          ],
+          is_error: false,
+        },
         { type: "text", text: "And tomorrow?" },
       ],
     },
@@ -147,7 +167,19 @@ describe("a tool_use / tool_result / thinking history → chat messages", () => 
     const messages = [
       ...question,
       { role: "assistant", content: [{ type: "tool_use", id: "toolu_a", name: "get_weather", input: {} }] },
-      { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_a", content: [{ type: "tool_reference", tool_name: "get_weather" }, { type: "text", text: "found" }] }] },
+      {
+        role: "user",
+        content: [
+          {
+            type: "tool_result",
+            tool_use_id: "toolu_a",
+            content: [
+              { type: "tool_reference", tool_name: "get_weather" },
+              { type: "text", text: "found" },
+            ],
+          },
+        ],
+      },
     ];
     const { response, sidecar } = await send({ ...base, tools: [weatherTool], messages });
     expect(response.status).toBe(200);
@@ -165,22 +197,54 @@ describe("refusals: Anthropic's error shape, before the sidecar is called", () =
     ["input_schema a string", { tools: [{ ...weatherTool, input_schema: "object" }] }, /'tools\[0\]\.input_schema'/],
     ["a web search server tool", { tools: [{ type: "web_search_20250305", name: "web_search" }] }, /server tools \('web_search_20250305'\)/],
     ["a bash server tool", { tools: [{ type: "bash_20250124", name: "bash" }] }, /server tools \('bash_20250124'\)/],
-    ["a text editor server tool", { tools: [{ type: "text_editor_20250429", name: "str_replace_based_edit_tool" }] }, /server tools \('text_editor_20250429'\)/],
+    [
+      "a text editor server tool",
+      { tools: [{ type: "text_editor_20250429", name: "str_replace_based_edit_tool" }] },
+      /server tools \('text_editor_20250429'\)/,
+    ],
     ["tool choice naming no given tool", { tools: [weatherTool], tool_choice: { type: "tool", name: "get_time" } }, /'tool_choice\.name'.*not among the tools/],
     ["tool choice 'tool' without a name", { tools: [weatherTool], tool_choice: { type: "tool" } }, /'tool_choice/],
-    ["a tool_result answering no tool_use", { messages: [{ role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_x", content: "1" }] }] }, /'messages\[0\]\.content\[0\]\.tool_use_id'.*"toolu_x" answers no tool call/],
+    [
+      "a tool_result answering no tool_use",
+      { messages: [{ role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_x", content: "1" }] }] },
+      /'messages\[0\]\.content\[0\]\.tool_use_id'.*"toolu_x" answers no tool call/,
+    ],
     [
       "a tool_result answering another id",
       { tools: [weatherTool], messages: [...withCall, { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_b", content: "1" }] }] },
       /'messages\[2\]\.content\[0\]\.tool_use_id'.*"toolu_b"/,
     ],
-    ["a tool_use in a user message", { messages: [{ role: "user", content: [{ type: "tool_use", id: "t", name: "f", input: {} }] }] }, /cannot hold 'tool_use'/],
+    [
+      "a tool_use in a user message",
+      { messages: [{ role: "user", content: [{ type: "tool_use", id: "t", name: "f", input: {} }] }] },
+      /cannot hold 'tool_use'/,
+    ],
     ["a thinking block in a user message", { messages: [{ role: "user", content: [{ type: "thinking", thinking: "x" }] }] }, /cannot hold 'thinking'/],
-    ["a tool_use input that is not an object", { messages: [{ role: "user", content: "q" }, { role: "assistant", content: [{ type: "tool_use", id: "t", name: "f", input: "x" }] }, { role: "user", content: "go" }] }, /'messages\[1\]\.content\[0\]\.input'/],
+    [
+      "a tool_use input that is not an object",
+      {
+        messages: [
+          { role: "user", content: "q" },
+          { role: "assistant", content: [{ type: "tool_use", id: "t", name: "f", input: "x" }] },
+          { role: "user", content: "go" },
+        ],
+      },
+      /'messages\[1\]\.content\[0\]\.input'/,
+    ],
     ["thinking of an unknown type", { thinking: { type: "sometimes" } }, /'thinking\.type'/],
     [
       "a tool_result with an image block",
-      { messages: [...withCall, { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_a", content: [{ type: "image", source: { type: "base64", media_type: "image/png", data: "" } }] }] }] },
+      {
+        messages: [
+          ...withCall,
+          {
+            role: "user",
+            content: [
+              { type: "tool_result", tool_use_id: "toolu_a", content: [{ type: "image", source: { type: "base64", media_type: "image/png", data: "" } }] },
+            ],
+          },
+        ],
+      },
       /'messages\[2\]\.content\[0\]\.content\[0\]\.type'.*tool_result content blocks of type 'image' are not supported/,
     ],
   ])("%s", async (_, patch, message) => {
@@ -329,7 +393,13 @@ describe("the official client", () => {
     const { app, sidecar } = testApp(script);
     return { anthropic: new Anthropic({ baseURL: "http://edge.test", apiKey: "sk-ant-x", fetch: inProcessFetch(app), maxRetries: 0 }), sidecar };
   }
-  const tools: Anthropic.Tool[] = [{ name: "get_weather", description: "Get weather for a city", input_schema: { type: "object", properties: { city: { type: "string" } }, required: ["city"] } }];
+  const tools: Anthropic.Tool[] = [
+    {
+      name: "get_weather",
+      description: "Get weather for a city",
+      input_schema: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+    },
+  ];
 
   it("messages.stream() → finalMessage(): the tool_use block with its parsed input; inputJson events", async () => {
     const { anthropic } = client(toolScript);

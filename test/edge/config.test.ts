@@ -48,7 +48,11 @@ describe("edge settings", () => {
   });
 
   it("treat an empty value as unset", () => {
-    expect(parseEdgeConfig({ RATE_LIMIT: "", EDGE_HOST: " ", LOG_REQUESTS: "" }, "node")).toMatchObject({ rateLimit: undefined, hostname: "127.0.0.1", logRequests: true });
+    expect(parseEdgeConfig({ RATE_LIMIT: "", EDGE_HOST: " ", LOG_REQUESTS: "" }, "node")).toMatchObject({
+      rateLimit: undefined,
+      hostname: "127.0.0.1",
+      logRequests: true,
+    });
   });
 
   it("read integers, booleans, text, URLs, URL lists and JSON objects", () => {
@@ -84,7 +88,11 @@ describe("edge settings", () => {
   });
 
   it("read a Worker var that wrangler.toml gives as a number, a boolean or an object", () => {
-    expect(parseEdgeConfig({ RATE_LIMIT: 60, ALLOW_OPEN: true, SIDECAR_HEADERS: { a: "b" }, DB: {} }, "worker")).toMatchObject({ rateLimit: 60, allowOpen: true, sidecarHeaders: { a: "b" } });
+    expect(parseEdgeConfig({ RATE_LIMIT: 60, ALLOW_OPEN: true, SIDECAR_HEADERS: { a: "b" }, DB: {} }, "worker")).toMatchObject({
+      rateLimit: 60,
+      allowOpen: true,
+      sidecarHeaders: { a: "b" },
+    });
   });
 
   it("name the variable and what it accepts", () => {
@@ -99,12 +107,18 @@ describe("edge settings", () => {
 
   it("never repeat a secret or a URL in a refusal", () => {
     expect(refusal({ SIDECAR_URL: "tcp://user:pw@host" })).toBe("SIDECAR_URL: the value is not an http(s) URL");
-    expect(refusal({ SIDECAR_URLS: "http://a:1,gpu2:50051" })).toBe("SIDECAR_URLS: entry 2 is not an http(s) URL; it takes http(s) URLs, comma-separated, each once");
-    expect(refusal({ SIDECAR_URLS: "http://a:1,http://a:1" })).toBe("SIDECAR_URLS: names the same sidecar twice; it takes http(s) URLs, comma-separated, each once");
+    expect(refusal({ SIDECAR_URLS: "http://a:1,gpu2:50051" })).toBe(
+      "SIDECAR_URLS: entry 2 is not an http(s) URL; it takes http(s) URLs, comma-separated, each once",
+    );
+    expect(refusal({ SIDECAR_URLS: "http://a:1,http://a:1" })).toBe(
+      "SIDECAR_URLS: names the same sidecar twice; it takes http(s) URLs, comma-separated, each once",
+    );
     expect(refusal({ SIDECAR_HEADERS: "secret{" })).toBe("SIDECAR_HEADERS: the value is not JSON; it takes a JSON object of header names to string values");
     expect(refusal({ SIDECAR_HEADERS: '{"a":1}' })).toBe("SIDECAR_HEADERS: the value is not a JSON object of header names to string values");
     expect(refusal({ SIDECAR_HEADERS: '["secret"]' })).not.toContain("secret");
-    expect(refusal({ API_KEYS: "good,sha256:beef" })).toBe("API_KEYS: entry 2: sha256: must be followed by 64 hex digits; it takes keys, comma-separated, each a key or sha256:<64 hex digits>");
+    expect(refusal({ API_KEYS: "good,sha256:beef" })).toBe(
+      "API_KEYS: entry 2: sha256: must be followed by 64 hex digits; it takes keys, comma-separated, each a key or sha256:<64 hex digits>",
+    );
   });
 
   it("name every bad variable in one error, and read only the host's own", () => {

@@ -27,7 +27,12 @@ describe.each(Object.keys(drivers.open))("the conversation store on %s", (name) 
 
   it("keeps turns in order, with their times and count", async () => {
     await store.c1.commit({ owner: "key_a", conversationId: "conv_1", base: 0, messages: [user("hi"), assistant("hello")], at: 1000 });
-    const call = { role: "assistant", content: null, tool_calls: [{ id: "call_1", type: "function", function: { name: "f", arguments: "{}" } }], reasoning_content: "r" };
+    const call = {
+      role: "assistant",
+      content: null,
+      tool_calls: [{ id: "call_1", type: "function", function: { name: "f", arguments: "{}" } }],
+      reasoning_content: "r",
+    };
     await store.c1.commit({ owner: "key_a", conversationId: "conv_1", base: 2, messages: [user("again"), call], at: 2000 });
     expect(await store.c1.get("key_a", "conv_1")).toEqual({
       id: "conv_1",
@@ -43,7 +48,9 @@ describe.each(Object.keys(drivers.open))("the conversation store on %s", (name) 
     expect(await store.c1.get("key_b", "conv_1")).toBeUndefined();
     expect(await store.c1.list("key_b", { limit: 10 })).toEqual({ items: [], hasMore: false });
     expect(await store.c1.delete("key_b", "conv_1")).toBe(false);
-    await expect(store.c1.commit({ owner: "key_b", conversationId: "conv_1", base: 1, messages: [user("x")], at: 2000 })).rejects.toBeInstanceOf(TurnConflictError);
+    await expect(store.c1.commit({ owner: "key_b", conversationId: "conv_1", base: 1, messages: [user("x")], at: 2000 })).rejects.toBeInstanceOf(
+      TurnConflictError,
+    );
     expect((await store.c1.get("key_a", "conv_1"))?.messages).toEqual([user("hi")]);
   });
 
@@ -70,10 +77,18 @@ describe.each(Object.keys(drivers.open))("the conversation store on %s", (name) 
     await store.c1.commit({ owner: "key_a", conversationId: "conv_1", base: 0, messages: [user("hi"), assistant("hello")], at: 1000 });
     await store.c1.commit({ owner: "key_a", conversationId: "conv_1", base: 2, messages: [user("first"), assistant("one")], at: 2000 });
     // A turn that began when the conversation had 2 messages, finishing after another turn.
-    await expect(store.c1.commit({ owner: "key_a", conversationId: "conv_1", base: 2, messages: [user("late"), assistant("two"), user("x")], at: 3000 })).rejects.toBeInstanceOf(TurnConflictError);
+    await expect(
+      store.c1.commit({ owner: "key_a", conversationId: "conv_1", base: 2, messages: [user("late"), assistant("two"), user("x")], at: 3000 }),
+    ).rejects.toBeInstanceOf(TurnConflictError);
     // A conversation id taken already.
-    await expect(store.c1.commit({ owner: "key_a", conversationId: "conv_1", base: 0, messages: [user("new")], at: 3000 })).rejects.toBeInstanceOf(TurnConflictError);
-    expect(await store.c1.get("key_a", "conv_1")).toMatchObject({ updatedAt: 2000, messageCount: 4, messages: [user("hi"), assistant("hello"), user("first"), assistant("one")] });
+    await expect(store.c1.commit({ owner: "key_a", conversationId: "conv_1", base: 0, messages: [user("new")], at: 3000 })).rejects.toBeInstanceOf(
+      TurnConflictError,
+    );
+    expect(await store.c1.get("key_a", "conv_1")).toMatchObject({
+      updatedAt: 2000,
+      messageCount: 4,
+      messages: [user("hi"), assistant("hello"), user("first"), assistant("one")],
+    });
   });
 
   it("deletes a conversation with its messages; a turn on a deleted conversation is refused", async () => {
@@ -81,7 +96,9 @@ describe.each(Object.keys(drivers.open))("the conversation store on %s", (name) 
     expect(await store.c1.delete("key_a", "conv_1")).toBe(true);
     expect(await store.c1.get("key_a", "conv_1")).toBeUndefined();
     expect(await store.c1.delete("key_a", "conv_1")).toBe(false);
-    await expect(store.c1.commit({ owner: "key_a", conversationId: "conv_1", base: 2, messages: [user("x")], at: 2000 })).rejects.toBeInstanceOf(TurnConflictError);
+    await expect(store.c1.commit({ owner: "key_a", conversationId: "conv_1", base: 2, messages: [user("x")], at: 2000 })).rejects.toBeInstanceOf(
+      TurnConflictError,
+    );
     // Recreated under the same id, it starts empty: no message of the deleted one comes back.
     await store.c1.commit({ owner: "key_a", conversationId: "conv_1", base: 0, messages: [user("new")], at: 3000 });
     expect((await store.c1.get("key_a", "conv_1"))?.messages).toEqual([user("new")]);
@@ -95,7 +112,13 @@ describe.each(Object.keys(drivers.open))("stored responses on %s", (name) => {
   }, 30_000);
 
   const input = { id: "msg_in1", type: "message", role: "user", content: [{ type: "input_text", text: "Hi" }] };
-  const output = { id: "msg_out1", type: "message", status: "completed", role: "assistant", content: [{ type: "output_text", text: "Hello", annotations: [], logprobs: [] }] };
+  const output = {
+    id: "msg_out1",
+    type: "message",
+    status: "completed",
+    role: "assistant",
+    content: [{ type: "output_text", text: "Hello", annotations: [], logprobs: [] }],
+  };
   const stored = {
     id: "resp_1",
     owner: "key-a",
@@ -152,7 +175,10 @@ describe.each(Object.keys(drivers.open))("message threads on %s", (name) => {
     await store.threads.putThreadTurn(create);
     await store.threads.putThreadTurn({ id: "msg_2", owner: "key-a", parent: "msg_1", createdAt: 2000, messages: [user("again"), reply("once more")] });
     await store.threads.putThreadTurn({ id: "msg_3", owner: "key-a", parent: "msg_2", createdAt: 3000, messages: [user("last"), reply("done")] });
-    expect(await store.threads.getThread("key-a", "msg_3")).toEqual({ fixed, messages: [user("hi"), reply("hello"), user("again"), reply("once more"), user("last"), reply("done")] });
+    expect(await store.threads.getThread("key-a", "msg_3")).toEqual({
+      fixed,
+      messages: [user("hi"), reply("hello"), user("again"), reply("once more"), user("last"), reply("done")],
+    });
     expect(await store.threads.getThread("key-a", "msg_1")).toEqual({ fixed, messages: [user("hi"), reply("hello")] });
     // A reply continued twice branches: each continuation reads its own history.
     await store.threads.putThreadTurn({ id: "msg_2b", owner: "key-a", parent: "msg_1", createdAt: 4000, messages: [user("other"), reply("branch")] });
@@ -180,7 +206,12 @@ describe("migrations on Node", () => {
     const db = new Database(path);
     expect(migrate(db)).toEqual(["0001_conversations.sql", "0002_responses.sql", "0003_item_conversations.sql", "0004_message_threads.sql"]);
     expect(migrate(db)).toEqual([]);
-    expect(db.prepare("SELECT name FROM d1_migrations").all()).toEqual([{ name: "0001_conversations.sql" }, { name: "0002_responses.sql" }, { name: "0003_item_conversations.sql" }, { name: "0004_message_threads.sql" }]);
+    expect(db.prepare("SELECT name FROM d1_migrations").all()).toEqual([
+      { name: "0001_conversations.sql" },
+      { name: "0002_responses.sql" },
+      { name: "0003_item_conversations.sql" },
+      { name: "0004_message_threads.sql" },
+    ]);
     db.close();
     const reopened = openSqliteStore(path);
     reopened.close();

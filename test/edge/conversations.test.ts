@@ -23,7 +23,15 @@ const hello = [start(), token("Hi"), finish("stop", { completionTokens: 1 })];
 describe("POST /c1/chat", () => {
   it("sends the stored history before the new turn", async () => {
     const { app, sidecar } = appWith(hello);
-    const id = (await post(app, "/c1/chat", { messages: [{ role: "system", content: "Be brief." }, { role: "user", content: "One" }] })).headers.get("x-conversation-id") ?? "";
+    const id =
+      (
+        await post(app, "/c1/chat", {
+          messages: [
+            { role: "system", content: "Be brief." },
+            { role: "user", content: "One" },
+          ],
+        })
+      ).headers.get("x-conversation-id") ?? "";
     await post(app, "/c1/chat", { messages: [{ role: "user", content: "Two" }] }, { headers: { "x-conversation-id": id } });
     expect(sentChat(sidecar).messages.map((m) => [m.role, m.content])).toEqual([
       [Role.SYSTEM, "Be brief."],
@@ -71,14 +79,21 @@ describe("POST /c1/chat", () => {
     await (await post(app, "/c1/chat", { messages: [{ role: "user", content: "fast" }] }, { headers })).arrayBuffer();
     const events = await readEvents((await lateStream).body);
     expect(events.at(-1)?.event).toBe("error");
-    expect(JSON.parse(events.at(-1)?.data ?? "{}")).toMatchObject({ error: { type: "server_error", message: expect.stringContaining("this turn was not stored") } });
+    expect(JSON.parse(events.at(-1)?.data ?? "{}")).toMatchObject({
+      error: { type: "server_error", message: expect.stringContaining("this turn was not stored") },
+    });
     const stored = (await (await get(app, `/c1/conversations/${id}`)).json()) as { messages: { content: string }[] };
     expect(stored.messages.map((m) => m.content)).toEqual(["One", "Hi", "fast", "early", "fast", "early"]);
   });
 
   it("refuses a header and a conversation_id that disagree", async () => {
     const { app } = appWith(hello);
-    const response = await post(app, "/c1/chat", { conversation_id: "conv_a", messages: [{ role: "user", content: "x" }] }, { headers: { "x-conversation-id": "conv_b" } });
+    const response = await post(
+      app,
+      "/c1/chat",
+      { conversation_id: "conv_a", messages: [{ role: "user", content: "x" }] },
+      { headers: { "x-conversation-id": "conv_b" } },
+    );
     expect(response.status).toBe(400);
     expect(((await response.json()) as { error: { param: string } }).error.param).toBe("conversation_id");
   });

@@ -9,7 +9,8 @@ import { modelPath } from "../../gguf/models.js";
 import { startStack, type Stack } from "../support/edge.js";
 import { bodyArbitrary, ENDPOINTS, send } from "../support/fuzz.js";
 
-const SEED = process.env["FUZZ_SEED"] !== undefined ? Number(process.env["FUZZ_SEED"]) : process.env["FUZZ_RUNS"] !== undefined ? Date.now() % 2 ** 31 : 20261125;
+const SEED =
+  process.env["FUZZ_SEED"] !== undefined ? Number(process.env["FUZZ_SEED"]) : process.env["FUZZ_RUNS"] !== undefined ? Date.now() % 2 ** 31 : 20261125;
 const RUNS = Number(process.env["FUZZ_RUNS"] ?? 300);
 /** Each endpoint's run is bounded: bodies are answered in milliseconds, so this is generous. */
 const TIME_LIMIT_MS = Math.max(120_000, RUNS * 60);
@@ -23,19 +24,26 @@ describe("hostile bodies (seeded fuzz)", () => {
     await stack?.stop();
   });
 
-  it.each(ENDPOINTS.map((e) => [e.name, e] as const))("%s: every answer keeps the contract", async (_name, endpoint) => {
-    console.log(`fuzz ${endpoint.name}: ${RUNS} bodies, seed ${SEED} (replay: FUZZ_SEED=${SEED} FUZZ_RUNS=${RUNS} npm run fuzz)`);
-    await fc.assert(
-      fc.asyncProperty(bodyArbitrary(endpoint), async (body) => {
-        const problem = await send(stack.edge.url, endpoint, body, 15_000);
-        expect(problem).toBeUndefined();
-      }),
-      { seed: SEED, numRuns: RUNS, endOnFailure: true, interruptAfterTimeLimit: TIME_LIMIT_MS },
-    );
-  }, TIME_LIMIT_MS + 30_000);
+  it.each(ENDPOINTS.map((e) => [e.name, e] as const))(
+    "%s: every answer keeps the contract",
+    async (_name, endpoint) => {
+      console.log(`fuzz ${endpoint.name}: ${RUNS} bodies, seed ${SEED} (replay: FUZZ_SEED=${SEED} FUZZ_RUNS=${RUNS} npm run fuzz)`);
+      await fc.assert(
+        fc.asyncProperty(bodyArbitrary(endpoint), async (body) => {
+          const problem = await send(stack.edge.url, endpoint, body, 15_000);
+          expect(problem).toBeUndefined();
+        }),
+        { seed: SEED, numRuns: RUNS, endOnFailure: true, interruptAfterTimeLimit: TIME_LIMIT_MS },
+      );
+    },
+    TIME_LIMIT_MS + 30_000,
+  );
 
   it("leaves the edge and the sidecar answering normally", async () => {
-    const response = await fetch(`${stack.baseURL}/chat/completions`, { method: "POST", body: JSON.stringify({ messages: [{ role: "user", content: "Hello!" }] }) });
+    const response = await fetch(`${stack.baseURL}/chat/completions`, {
+      method: "POST",
+      body: JSON.stringify({ messages: [{ role: "user", content: "Hello!" }] }),
+    });
     expect(((await response.json()) as { choices: { message: { content: string } }[] }).choices[0]?.message.content).toBe("Hi there");
   });
 });

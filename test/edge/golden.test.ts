@@ -11,12 +11,7 @@ import { fileURLToPath } from "node:url";
 import { Code } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
 import { testApp, post } from "../support/app.js";
-import {
-  checkAnthropicStream,
-  checkChatStream,
-  checkCompletionStream,
-  checkResponsesStream,
-} from "../support/contract.js";
+import { checkAnthropicStream, checkChatStream, checkCompletionStream, checkResponsesStream } from "../support/contract.js";
 import { fail, finish, start, token, type Step } from "../support/fake-sidecar.js";
 import { chatWeatherTool } from "../support/tool-scripts.js";
 import { hostileSplits, parseChunks, parseText } from "../support/sse.js";
@@ -107,7 +102,13 @@ const scenarios: Scenario[] = [
       finishReason: "stop",
       done: true,
       toolCalls: [],
-      usage: { prompt_tokens: 9, completion_tokens: 5, total_tokens: 14, prompt_tokens_details: { cached_tokens: 0 }, completion_tokens_details: { reasoning_tokens: 4 } },
+      usage: {
+        prompt_tokens: 9,
+        completion_tokens: 5,
+        total_tokens: 14,
+        prompt_tokens_details: { cached_tokens: 0 },
+        completion_tokens_details: { reasoning_tokens: 4 },
+      },
     },
   },
   {
@@ -129,12 +130,7 @@ const scenarios: Scenario[] = [
     name: "chat-usage",
     path: "/v1/chat/completions",
     body: { ...chat, max_tokens: 2, stream_options: { include_usage: true } },
-    script: [
-      start("tiny-llama", 9, 4),
-      token("Hi"),
-      token(" there"),
-      finish("length", { promptTokens: 9, completionTokens: 2, cachedTokens: 4 }),
-    ],
+    script: [start("tiny-llama", 9, 4), token("Hi"), token(" there"), finish("length", { promptTokens: 9, completionTokens: 2, cachedTokens: 4 })],
     expected: {
       text: "Hi there",
       finishReason: "length",
@@ -148,8 +144,21 @@ const scenarios: Scenario[] = [
     body: { ...chat, logprobs: true, top_logprobs: 2 },
     script: [
       start("tiny-llama", 9),
-      token("Hi", { logprob: Math.fround(-0.25), top: [["Hi", Math.fround(-0.25)], ["Hello", Math.fround(-1.5)]] }),
-      token("", { piece: llama.subarray(0, 2), logprob: -0.5, top: [[llama.subarray(0, 2), -0.5], ["!", -2]] }),
+      token("Hi", {
+        logprob: Math.fround(-0.25),
+        top: [
+          ["Hi", Math.fround(-0.25)],
+          ["Hello", Math.fround(-1.5)],
+        ],
+      }),
+      token("", {
+        piece: llama.subarray(0, 2),
+        logprob: -0.5,
+        top: [
+          [llama.subarray(0, 2), -0.5],
+          ["!", -2],
+        ],
+      }),
       token("🦙", { piece: llama.subarray(2), logprob: 0, top: [[llama.subarray(2), 0]] }),
       finish("stop", { promptTokens: 9, completionTokens: 3 }),
     ],
@@ -201,7 +210,14 @@ const scenarios: Scenario[] = [
     body: { ...completion, logprobs: 2 },
     script: [
       start("tiny-llama", 4),
-      token(" there", { logprob: -0.125, top: [[" there", -0.125], [" was", -2.25], [" is", -3]] }),
+      token(" there", {
+        logprob: -0.125,
+        top: [
+          [" there", -0.125],
+          [" was", -2.25],
+          [" is", -3],
+        ],
+      }),
       token("", { piece: llama.subarray(0, 2), logprob: -1, top: [[llama.subarray(0, 2), -1]] }),
       token("🦙", { piece: llama.subarray(2), logprob: -0.0625, top: [[llama.subarray(2), -0.0625]] }),
       finish("stop", { promptTokens: 4, completionTokens: 3 }),
@@ -262,12 +278,7 @@ const scenarios: Scenario[] = [
     name: "anthropic-max-tokens",
     path: "/v1/messages",
     body: { ...messages, max_tokens: 2 },
-    script: [
-      start("tiny-llama", 9, 4),
-      token("Hi"),
-      token(" there"),
-      finish("length", { promptTokens: 9, completionTokens: 2, cachedTokens: 4 }),
-    ],
+    script: [start("tiny-llama", 9, 4), token("Hi"), token(" there"), finish("length", { promptTokens: 9, completionTokens: 2, cachedTokens: 4 })],
     expected: {
       text: "Hi there",
       stopReason: "max_tokens",
@@ -320,7 +331,13 @@ const scenarios: Scenario[] = [
       reasoning: "Checking the forecast.",
       terminal: "response.completed",
       done: true,
-      usage: { input_tokens: 9, input_tokens_details: { cached_tokens: 0 }, output_tokens: 5, output_tokens_details: { reasoning_tokens: 4 }, total_tokens: 14 },
+      usage: {
+        input_tokens: 9,
+        input_tokens_details: { cached_tokens: 0 },
+        output_tokens: 5,
+        output_tokens_details: { reasoning_tokens: 4 },
+        total_tokens: 14,
+      },
     },
   },
   {
@@ -332,24 +349,31 @@ const scenarios: Scenario[] = [
       text: "Hi there 🦙",
       terminal: "response.completed",
       done: true,
-      usage: { input_tokens: 9, input_tokens_details: { cached_tokens: 0 }, output_tokens: 4, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 13 },
+      usage: {
+        input_tokens: 9,
+        input_tokens_details: { cached_tokens: 0 },
+        output_tokens: 4,
+        output_tokens_details: { reasoning_tokens: 0 },
+        total_tokens: 13,
+      },
     },
   },
   {
     name: "responses-max-tokens",
     path: "/v1/responses",
     body: { ...responses, max_output_tokens: 2 },
-    script: [
-      start("tiny-llama", 9, 4),
-      token("Hi"),
-      token(" there"),
-      finish("length", { promptTokens: 9, completionTokens: 2, cachedTokens: 4 }),
-    ],
+    script: [start("tiny-llama", 9, 4), token("Hi"), token(" there"), finish("length", { promptTokens: 9, completionTokens: 2, cachedTokens: 4 })],
     expected: {
       text: "Hi there",
       terminal: "response.incomplete",
       done: true,
-      usage: { input_tokens: 9, input_tokens_details: { cached_tokens: 4 }, output_tokens: 2, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 11 },
+      usage: {
+        input_tokens: 9,
+        input_tokens_details: { cached_tokens: 4 },
+        output_tokens: 2,
+        output_tokens_details: { reasoning_tokens: 0 },
+        total_tokens: 11,
+      },
     },
   },
   {
@@ -491,9 +515,7 @@ describe("golden transcripts, specific rules", () => {
 
   it("legacy completion logprobs carry tokens, offsets and top alternatives", () => {
     const events = parseText(readFileSync(goldenPath("completions-logprobs"), "utf8"));
-    const logprobs = events
-      .filter((e) => e.data !== "[DONE]")
-      .map((e) => (JSON.parse(e.data) as { choices: { logprobs: unknown }[] }).choices[0]?.logprobs);
+    const logprobs = events.filter((e) => e.data !== "[DONE]").map((e) => (JSON.parse(e.data) as { choices: { logprobs: unknown }[] }).choices[0]?.logprobs);
     expect(logprobs).toEqual([
       { tokens: [" there"], token_logprobs: [-0.125], top_logprobs: [{ " there": -0.125, " was": -2.25 }], text_offset: [16] },
       { tokens: ["bytes:\\xf0\\x9f"], token_logprobs: [-1], top_logprobs: [{ "bytes:\\xf0\\x9f": -1 }], text_offset: [22] },

@@ -7,7 +7,14 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 
 const edgeDir = fileURLToPath(new URL("../../edge", import.meta.url));
-const FORBIDDEN = [/^node:/, /^@grpc\//, /^node-llama-cpp/, /^@hono\/node-server/, /^better-sqlite3/, /^(fs|path|http|https|net|stream|os|crypto|buffer|process|url|child_process|events|util)$/];
+const FORBIDDEN = [
+  /^node:/,
+  /^@grpc\//,
+  /^node-llama-cpp/,
+  /^@hono\/node-server/,
+  /^better-sqlite3/,
+  /^(fs|path|http|https|net|stream|os|crypto|buffer|process|url|child_process|events|util)$/,
+];
 
 function sources(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
@@ -55,9 +62,7 @@ describe("layering", () => {
     ["sidecar", ["scripts", "bench", "test", "edge"]],
     ["gguf", ["scripts", "bench", "test", "edge", "sidecar", "proto"]],
   ];
-  const cases = rules.flatMap(([folder, forbidden]) =>
-    sources(join(root, folder)).map((file) => [relative(root, file), file, forbidden] as const),
-  );
+  const cases = rules.flatMap(([folder, forbidden]) => sources(join(root, folder)).map((file) => [relative(root, file), file, forbidden] as const));
 
   it.each(cases)("%s imports no higher layer", (_name, file, forbidden) => {
     const reached = imports(readFileSync(file, "utf8"))
@@ -117,7 +122,9 @@ describe("edge/ layers", () => {
     if (unit === "hosts") return;
     const allowed = rulesOf(unit);
     expect(allowed, `no rule for ${unit}/ in LAYERS`).toBeDefined();
-    const reached = edgeImports(file).map(unitOf).filter((target) => target !== unit);
+    const reached = edgeImports(file)
+      .map(unitOf)
+      .filter((target) => target !== unit);
     expect(reached.filter((target) => !(allowed ?? []).some((folder) => within(target, folder)))).toEqual([]);
   });
 

@@ -29,7 +29,8 @@ const ENDPOINTS = [
 describe("GET /v1/info", () => {
   it("describes the server, its models, endpoints and limits", async () => {
     const { app, sidecar } = testApp();
-    for (const model of sidecar.models) Object.assign(model, { maxQueue: 64, queueTimeoutMs: 60000, architecture: "llama", engineBuild: "prebuilt", embeddingDimensions: 288, modelLayers: 12 });
+    for (const model of sidecar.models)
+      Object.assign(model, { maxQueue: 64, queueTimeoutMs: 60000, architecture: "llama", engineBuild: "prebuilt", embeddingDimensions: 288, modelLayers: 12 });
     const response = await get(app, "/v1/info");
     expect(response.status).toBe(200);
     expect(await response.json()).toEqual({
@@ -38,7 +39,17 @@ describe("GET /v1/info", () => {
       version: SERVER_VERSION,
       protocols: ["openai", "anthropic"],
       endpoints: ENDPOINTS,
-      models: [{ id: "fake-model", context_length: 4096, sequences: 4, architecture: "llama", engine_build: "prebuilt", embedding_dimensions: 288, gpu: { type: null, devices: [], vram_bytes: 0, layers_offloaded: 0, layers: 12 } }],
+      models: [
+        {
+          id: "fake-model",
+          context_length: 4096,
+          sequences: 4,
+          architecture: "llama",
+          engine_build: "prebuilt",
+          embedding_dimensions: 288,
+          gpu: { type: null, devices: [], vram_bytes: 0, layers_offloaded: 0, layers: 12 },
+        },
+      ],
       limits: {
         max_body_bytes: 4 * 1024 * 1024,
         max_tokens: 4096,

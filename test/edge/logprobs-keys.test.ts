@@ -39,8 +39,22 @@ describe("legacy completions logprobs: N keys per entry", () => {
   it("keeps alternatives apart whose texts are the same or are incomplete characters", async () => {
     const { app } = testApp([
       start(),
-      token(" Once", { logprob: 0, top: [[" Once", 0], [bytes(0xf0), -80], [bytes(0xe2), -80]] }),
-      token(" a", { logprob: -0.5, top: [[" a", -0.5], ["a", -1], [" a", -2]] }),
+      token(" Once", {
+        logprob: 0,
+        top: [
+          [" Once", 0],
+          [bytes(0xf0), -80],
+          [bytes(0xe2), -80],
+        ],
+      }),
+      token(" a", {
+        logprob: -0.5,
+        top: [
+          [" a", -0.5],
+          ["a", -1],
+          [" a", -2],
+        ],
+      }),
       finish("length", { completionTokens: 2 }),
     ]);
     for (const stream of [false, true]) {
@@ -50,8 +64,10 @@ describe("legacy completions logprobs: N keys per entry", () => {
         ? text
             .split("\n\n")
             .filter((frame) => frame.startsWith("data: {"))
-            .map((frame) => (JSON.parse(frame.slice(6)) as { choices: { logprobs: { top_logprobs: unknown[] } | null }[] }).choices[0]?.logprobs?.top_logprobs ?? [])
-            .flat()
+            .flatMap(
+              (frame) =>
+                (JSON.parse(frame.slice(6)) as { choices: { logprobs: { top_logprobs: unknown[] } | null }[] }).choices[0]?.logprobs?.top_logprobs ?? [],
+            )
         : (JSON.parse(text) as { choices: { logprobs: { top_logprobs: unknown[] } }[] }).choices[0]?.logprobs.top_logprobs;
       expect(entries).toEqual([
         { " Once": 0, "bytes:\\xf0": -80, "bytes:\\xe2": -80 },

@@ -29,9 +29,18 @@ function threadApp(script: (call: number) => readonly Step[]) {
 describe("a thread continued", () => {
   it("sends the sidecar the thread's system and tools, its messages and the new turn's", async () => {
     const { app, sidecar } = threadApp((call) =>
-      call === 0 ? [start("m", 9, 0), ...toolCall(0, "call_1", "get_weather", ['{"city":"Tokyo"}']), finish("tool_calls", { promptTokens: 9, completionTokens: 3 })] : reply("Sunny."),
+      call === 0
+        ? [start("m", 9, 0), ...toolCall(0, "call_1", "get_weather", ['{"city":"Tokyo"}']), finish("tool_calls", { promptTokens: 9, completionTokens: 3 })]
+        : reply("Sunny."),
     );
-    const created = await post(app, PATH, { model: "m", max_tokens: 16, system: "Be brief.", tools, messages: [{ role: "user", content: "Weather?" }], thread: { type: "create" } });
+    const created = await post(app, PATH, {
+      model: "m",
+      max_tokens: 16,
+      system: "Be brief.",
+      tools,
+      messages: [{ role: "user", content: "Weather?" }],
+      thread: { type: "create" },
+    });
     expect(created.status).toBe(200);
     const first = (await created.json()) as { id: string; content: unknown[] };
     expect(first.content).toEqual([{ type: "tool_use", id: "call_1", name: "get_weather", input: { city: "Tokyo" } }]);
@@ -52,12 +61,33 @@ describe("a thread continued", () => {
   it("stores nothing of a reply that failed, streamed or not: no id but the first continues anything", async () => {
     for (const stream of [false, true]) {
       const { app, ids } = threadApp((call) => (call === 0 ? reply("Hi.") : [start("m", 9, 0), token("Par"), fail(Code.Internal, "engine died")]));
-      const first = (await (await post(app, PATH, { model: "m", max_tokens: 16, messages: [{ role: "user", content: "Hi" }], thread: { type: "create" } })).json()) as { id: string };
-      const failed = await post(app, PATH, { model: "m", max_tokens: 16, stream, messages: [{ role: "user", content: "More" }], thread: { type: "continue", previous_message_id: first.id } });
+      const first = (await (
+        await post(app, PATH, { model: "m", max_tokens: 16, messages: [{ role: "user", content: "Hi" }], thread: { type: "create" } })
+      ).json()) as { id: string };
+      const failed = await post(app, PATH, {
+        model: "m",
+        max_tokens: 16,
+        stream,
+        messages: [{ role: "user", content: "More" }],
+        thread: { type: "continue", previous_message_id: first.id },
+      });
       // A stream's status is sent before the failure: its end is an error event.
-      expect(stream ? await failed.text() : String(failed.status)).toMatch(stream ? /event: error\ndata: \{"type":"error","error":\{"type":"api_error"/ : /^500$/);
+      expect(stream ? await failed.text() : String(failed.status)).toMatch(
+        stream ? /event: error\ndata: \{"type":"error","error":\{"type":"api_error"/ : /^500$/,
+      );
       const threads = await Promise.all(ids.map(async (id) => [`msg_${id}`, await opened?.store.threads.getThread("anonymous", `msg_${id}`)] as const));
-      expect(threads.filter(([, thread]) => thread !== undefined)).toEqual([[first.id, { fixed: { system: null, tools: null }, messages: [{ role: "user", content: "Hi" }, { role: "assistant", content: [{ type: "text", text: "Hi." }] }] }]]);
+      expect(threads.filter(([, thread]) => thread !== undefined)).toEqual([
+        [
+          first.id,
+          {
+            fixed: { system: null, tools: null },
+            messages: [
+              { role: "user", content: "Hi" },
+              { role: "assistant", content: [{ type: "text", text: "Hi." }] },
+            ],
+          },
+        ],
+      ]);
       opened?.close();
     }
   });
@@ -76,7 +106,12 @@ describe("without a store", () => {
         details: { error_code: "thread_unsupported_request", unsupported: ["thread"] },
       },
     });
-    const cont = await post(app, PATH, { model: "m", max_tokens: 8, messages: [{ role: "user", content: "Hi" }], thread: { type: "continue", previous_message_id: "msg_x" } });
+    const cont = await post(app, PATH, {
+      model: "m",
+      max_tokens: 8,
+      messages: [{ role: "user", content: "Hi" }],
+      thread: { type: "continue", previous_message_id: "msg_x" },
+    });
     expect(cont.status).toBe(404);
     expect(await cont.json()).toMatchObject({ type: "error", error: { type: "not_found_error", details: { error_code: "thread_not_found" } } });
     expect(sidecar.calls).toHaveLength(0);

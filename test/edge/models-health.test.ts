@@ -96,7 +96,11 @@ describe("CORS", () => {
 
   it("every response carries access-control-allow-origin, statuses intact", async () => {
     const { app } = testApp();
-    for (const [path, status] of [["/health", 200], ["/v1/models", 200], ["/nope", 404]] as const) {
+    for (const [path, status] of [
+      ["/health", 200],
+      ["/v1/models", 200],
+      ["/nope", 404],
+    ] as const) {
       const response = await get(app, path);
       expect(response.status).toBe(status);
       expect(response.headers.get("access-control-allow-origin")).toBe("*");

@@ -34,10 +34,18 @@ function closedWithin(socket: Socket, ms: number): Promise<{ closed: boolean; re
 }
 
 describe("Node edge connection limits", () => {
-  const sidecar = new FakeSidecar([start(), ...Array.from({ length: 6 }, (_, i) => [delay(250), token(`t${i}`)]).flat(), finish("stop", { completionTokens: 6 })]);
+  const sidecar = new FakeSidecar([
+    start(),
+    ...Array.from({ length: 6 }, (_, i) => [delay(250), token(`t${i}`)]).flat(),
+    finish("stop", { completionTokens: 6 }),
+  ]);
   let edge: RunningEdge;
   beforeAll(async () => {
-    edge = await startNodeEdge({ sidecar, port: 0, limits: { headersTimeoutMs: HEADERS_TIMEOUT_MS, requestTimeoutMs: 800, keepAliveTimeoutMs: 500, maxConnections: 8 } });
+    edge = await startNodeEdge({
+      sidecar,
+      port: 0,
+      limits: { headersTimeoutMs: HEADERS_TIMEOUT_MS, requestTimeoutMs: 800, keepAliveTimeoutMs: 500, maxConnections: 8 },
+    });
   });
   afterAll(async () => {
     await edge.close();
@@ -63,7 +71,9 @@ describe("Node edge connection limits", () => {
     const held = await Promise.all(Array.from({ length: 8 }, () => open(edge.url)));
     const extra = await open(edge.url);
     expect((await closedWithin(extra, 500)).closed).toBe(true);
-    held.forEach((socket) => socket.destroy());
+    held.forEach((socket) => {
+      socket.destroy();
+    });
     await new Promise((r) => setTimeout(r, 50));
     expect((await fetch(`${edge.url}/health`)).status).toBe(200);
   });
@@ -131,13 +141,28 @@ describe("Node edge connection limits, many clients and settings", () => {
   it("checks deadlines a quarter of the shortest timeout apart, at most a second, and not in a loop when both are off", () => {
     expect(nodeServerOptions(DEFAULT_LIMITS)).toEqual({ headersTimeout: 10_000, requestTimeout: 60_000, connectionsCheckingInterval: 1000 });
     expect(nodeServerOptions({ ...DEFAULT_LIMITS, headersTimeoutMs: 600, requestTimeoutMs: 800 }).connectionsCheckingInterval).toBe(150);
-    expect(nodeServerOptions({ ...DEFAULT_LIMITS, headersTimeoutMs: 0, requestTimeoutMs: 0 })).toEqual({ headersTimeout: 0, requestTimeout: 0, connectionsCheckingInterval: 1000 });
-    expect(nodeServerOptions({ ...DEFAULT_LIMITS, headersTimeoutMs: 0 })).toEqual({ headersTimeout: 0, requestTimeout: 60_000, connectionsCheckingInterval: 1000 });
+    expect(nodeServerOptions({ ...DEFAULT_LIMITS, headersTimeoutMs: 0, requestTimeoutMs: 0 })).toEqual({
+      headersTimeout: 0,
+      requestTimeout: 0,
+      connectionsCheckingInterval: 1000,
+    });
+    expect(nodeServerOptions({ ...DEFAULT_LIMITS, headersTimeoutMs: 0 })).toEqual({
+      headersTimeout: 0,
+      requestTimeout: 60_000,
+      connectionsCheckingInterval: 1000,
+    });
   });
 
   it("reads its limits from the environment (npm run edge)", async () => {
     const port = await freePort();
-    const env = { ...process.env, EDGE_PORT: String(port), SIDECAR_URL: "http://127.0.0.1:1", HEADERS_TIMEOUT_MS: "500", MAX_CONNECTIONS: "1", LOG_REQUESTS: "false" };
+    const env = {
+      ...process.env,
+      EDGE_PORT: String(port),
+      SIDECAR_URL: "http://127.0.0.1:1",
+      HEADERS_TIMEOUT_MS: "500",
+      MAX_CONNECTIONS: "1",
+      LOG_REQUESTS: "false",
+    };
     const root = fileURLToPath(new URL("../..", import.meta.url));
     const child = spawn("node_modules/.bin/tsx", ["edge/node.ts"], { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] });
     try {

@@ -137,8 +137,14 @@ describe("reasoning, then text", () => {
     const result = streamText({ model, prompt: "Weather in Tokyo?" });
     const { all, errors, types } = await parts(result);
     expect(errors).toEqual([]);
-    const reasoningText = all.filter((p) => p.type === "reasoning-delta").map((p) => p["text"]).join("");
-    const text = all.filter((p) => p.type === "text-delta").map((p) => p["text"]).join("");
+    const reasoningText = all
+      .filter((p) => p.type === "reasoning-delta")
+      .map((p) => p["text"])
+      .join("");
+    const text = all
+      .filter((p) => p.type === "text-delta")
+      .map((p) => p["text"])
+      .join("");
     expect(reasoningText).toBe("Checking the forecast.");
     expect(text).toBe("It is sunny.");
     expect(types.lastIndexOf("reasoning-delta")).toBeLessThan(types.indexOf("text-delta"));

@@ -143,19 +143,43 @@ describe("the chat checker rejects", () => {
     secondFragment = at(parallel, '"index":1,"function":{"arguments"');
   });
   const cases: [string, () => ParsedEvent[], RegExp][] = [
-    ["a name repeated on a later delta", () => mutateCall(parallel, secondFragment, (c) => (c.function = { ...c.function, name: "get_weather" })), /index and arguments only/],
+    [
+      "a name repeated on a later delta",
+      () => mutateCall(parallel, secondFragment, (c) => (c.function = { ...c.function, name: "get_weather" })),
+      /index and arguments only/,
+    ],
     ["a type repeated on a later delta", () => mutateCall(parallel, secondFragment, (c) => (c.type = "function")), /index and arguments only/],
     ["an id repeated on a later delta", () => mutateCall(parallel, secondFragment, (c) => (c.id = "call_2")), /index and arguments only/],
     ["a second call's first delta without its id", () => mutateCall(parallel, secondCall, (c) => delete c.id), /the first delta of a call/],
     ["a second call's first delta without its type", () => mutateCall(parallel, secondCall, (c) => delete c.type), /the first delta of a call/],
-    ["a first delta that already carries arguments", () => mutateCall(parallel, secondCall, (c) => (c.function = { name: "get_weather", arguments: "{" })), /the first delta of a call/],
+    [
+      "a first delta that already carries arguments",
+      () => mutateCall(parallel, secondCall, (c) => (c.function = { name: "get_weather", arguments: "{" })),
+      /the first delta of a call/,
+    ],
     ["two calls with the same id", () => mutateCall(parallel, secondCall, (c) => (c.id = "call_1")), /each call has its own id/],
     ["a call's fragment after the next call began", () => mutateCall(parallel, secondFragment, (c) => (c.index = 0)), /latest call/],
-    ["a role on a tool-call chunk", () => full.map((e, i) => (i === at(full, "tool_calls") ? { ...e, data: e.data.replace('"delta":{', '"delta":{"role":"assistant",') } : e)), /no role after the first chunk/],
-    ["reasoning_content and content in one delta", () => full.map((e, i) => (i === at(full, "reasoning_content") ? { ...e, data: e.data.replace('"delta":{', '"delta":{"content":"x",') } : e)), /one kind of content per delta/],
-    ["finish_reason stop after a call was sent", () => full.map((e) => ({ ...e, data: e.data.replace('"finish_reason":"tool_calls"', '"finish_reason":"stop"') })), /to include 'stop'/],
-    ["finish_reason tool_calls with the call removed", () => full.filter((e) => !e.data.includes("tool_calls\":[")), /tool_calls finish without a call/],
-    ["a tool-call chunk after the terminal chunk", () => [...full.slice(0, -1), full[at(full, '"arguments":"city"')]!, full.at(-1)!], /the usage chunk has empty choices/],
+    [
+      "a role on a tool-call chunk",
+      () => full.map((e, i) => (i === at(full, "tool_calls") ? { ...e, data: e.data.replace('"delta":{', '"delta":{"role":"assistant",') } : e)),
+      /no role after the first chunk/,
+    ],
+    [
+      "reasoning_content and content in one delta",
+      () => full.map((e, i) => (i === at(full, "reasoning_content") ? { ...e, data: e.data.replace('"delta":{', '"delta":{"content":"x",') } : e)),
+      /one kind of content per delta/,
+    ],
+    [
+      "finish_reason stop after a call was sent",
+      () => full.map((e) => ({ ...e, data: e.data.replace('"finish_reason":"tool_calls"', '"finish_reason":"stop"') })),
+      /to include 'stop'/,
+    ],
+    ["finish_reason tool_calls with the call removed", () => full.filter((e) => !e.data.includes('tool_calls":[')), /tool_calls finish without a call/],
+    [
+      "a tool-call chunk after the terminal chunk",
+      () => [...full.slice(0, -1), full[at(full, '"arguments":"city"')]!, full.at(-1)!],
+      /the usage chunk has empty choices/,
+    ],
   ];
   it("accepts the unmutated transcripts", () => {
     expect(() => checkChatStream(rebuild(parallel))).not.toThrow();

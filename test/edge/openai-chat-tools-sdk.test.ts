@@ -128,7 +128,11 @@ it("an agent loop's second turn sends the call and its result back", async () =>
   if (message === undefined || call?.type !== "function") throw new Error("no call");
   const history: OpenAI.Chat.ChatCompletionMessageParam[] = [
     ...question,
-    { role: "assistant", content: message.content, tool_calls: [{ id: call.id, type: "function", function: { name: call.function.name, arguments: call.function.arguments } }] },
+    {
+      role: "assistant",
+      content: message.content,
+      tool_calls: [{ id: call.id, type: "function", function: { name: call.function.name, arguments: call.function.arguments } }],
+    },
     { role: "tool", tool_call_id: call.id, content: '{"sky":"sunny"}' },
   ];
   const second = await openai.chat.completions.create({ model: "local-model", messages: history, tools: [strictTool] });

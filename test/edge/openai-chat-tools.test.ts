@@ -85,7 +85,14 @@ describe("chat request → proto Chat", () => {
           ],
         },
         { role: "tool", tool_call_id: "call_1", content: '{"sky":"sunny"}' },
-        { role: "tool", tool_call_id: "call_2", content: [{ type: "text", text: "10:00" }, { type: "text", text: "JST" }] },
+        {
+          role: "tool",
+          tool_call_id: "call_2",
+          content: [
+            { type: "text", text: "10:00" },
+            { type: "text", text: "JST" },
+          ],
+        },
         // `reasoning` is the other spelling; an assistant turn may omit content
         { role: "assistant", reasoning: "Both answered.", tool_calls: [{ id: "call_3", function: { name: "get_time", arguments: "" } }] },
         { role: "tool", tool_call_id: "call_3", content: "10:01" },
@@ -141,31 +148,131 @@ const refusals: Refusal[] = [
   { name: "a non-function tool", body: { tools: [{ type: "web_search" }] }, param: "tools[0].type", message: /only "function" tools/ },
   { name: "a custom tool", body: { tools: [{ type: "custom", custom: { name: "x" } }] }, param: "tools[0].type", message: /only "function" tools/ },
   { name: "a function tool without its function", body: { tools: [{ type: "function" }] }, param: "tools[0].function", message: /Missing required parameter/ },
-  { name: "a tool name with a space", body: { tools: [{ type: "function", function: { name: "get weather" } }] }, param: "tools[0].function.name", message: /1 to 64 characters/ },
-  { name: "a tool name of 65 characters", body: { tools: [{ type: "function", function: { name: "x".repeat(65) } }] }, param: "tools[0].function.name", message: /1 to 64 characters/ },
-  { name: "an empty tool name", body: { tools: [{ type: "function", function: { name: "" } }] }, param: "tools[0].function.name", message: /1 to 64 characters/ },
+  {
+    name: "a tool name with a space",
+    body: { tools: [{ type: "function", function: { name: "get weather" } }] },
+    param: "tools[0].function.name",
+    message: /1 to 64 characters/,
+  },
+  {
+    name: "a tool name of 65 characters",
+    body: { tools: [{ type: "function", function: { name: "x".repeat(65) } }] },
+    param: "tools[0].function.name",
+    message: /1 to 64 characters/,
+  },
+  {
+    name: "an empty tool name",
+    body: { tools: [{ type: "function", function: { name: "" } }] },
+    param: "tools[0].function.name",
+    message: /1 to 64 characters/,
+  },
   { name: "a tool name twice", body: { tools: [weatherTool, timeTool, weatherTool] }, param: "tools[2].function.name", message: /"get_weather" is used twice/ },
-  { name: "parameters an array", body: { tools: [{ type: "function", function: { name: "f", parameters: [1] } }] }, param: "tools[0].function.parameters", message: /JSON schema object/ },
-  { name: "parameters a string", body: { tools: [{ type: "function", function: { name: "f", parameters: '{"type":"object"}' } }] }, param: "tools[0].function.parameters", message: /JSON schema object/ },
-  { name: "a tool choice naming no given tool", body: { tools: [weatherTool], tool_choice: { type: "function", function: { name: "get_time" } } }, param: "tool_choice", message: /"get_time", which is not among the tools/ },
-  { name: "a named tool choice without tools", body: { tool_choice: { type: "function", function: { name: "get_weather" } } }, param: "tool_choice", message: /not among the tools/ },
+  {
+    name: "parameters an array",
+    body: { tools: [{ type: "function", function: { name: "f", parameters: [1] } }] },
+    param: "tools[0].function.parameters",
+    message: /JSON schema object/,
+  },
+  {
+    name: "parameters a string",
+    body: { tools: [{ type: "function", function: { name: "f", parameters: '{"type":"object"}' } }] },
+    param: "tools[0].function.parameters",
+    message: /JSON schema object/,
+  },
+  {
+    name: "a tool choice naming no given tool",
+    body: { tools: [weatherTool], tool_choice: { type: "function", function: { name: "get_time" } } },
+    param: "tool_choice",
+    message: /"get_time", which is not among the tools/,
+  },
+  {
+    name: "a named tool choice without tools",
+    body: { tool_choice: { type: "function", function: { name: "get_weather" } } },
+    param: "tool_choice",
+    message: /not among the tools/,
+  },
   { name: "tool choice required without tools", body: { tool_choice: "required" }, param: "tool_choice", message: /needs at least one tool/ },
-  { name: "an unknown tool choice mode", body: { tools: [weatherTool], tool_choice: "any" }, param: "tool_choice", message: /expected one of "none"\|"auto"\|"required"/ },
+  {
+    name: "an unknown tool choice mode",
+    body: { tools: [weatherTool], tool_choice: "any" },
+    param: "tool_choice",
+    message: /expected one of "none"\|"auto"\|"required"/,
+  },
   { name: "parallel_tool_calls not a boolean", body: { tools: [weatherTool], parallel_tool_calls: "yes" }, param: "parallel_tool_calls", message: /boolean/ },
-  { name: "a tool message without tool_call_id", body: { messages: [user, { role: "tool", content: "x" }] }, param: "messages[1].tool_call_id", message: /Missing required parameter/ },
-  { name: "a tool message without content", body: { messages: [user, { role: "assistant", tool_calls: [call1] }, { role: "tool", tool_call_id: "call_1" }] }, param: "messages[2].content", message: /Missing required parameter: 'messages\[2\]\.content'/ },
-  { name: "a tool result answering no call", body: { messages: [user, { role: "assistant", tool_calls: [call1] }, { role: "tool", tool_call_id: "call_9", content: "x" }] }, param: "messages[2].tool_call_id", message: /"call_9" answers no tool call made earlier/ },
-  { name: "a tool result before its call", body: { messages: [user, { role: "tool", tool_call_id: "call_1", content: "x" }, { role: "assistant", tool_calls: [call1] }] }, param: "messages[1].tool_call_id", message: /answers no tool call made earlier/ },
-  { name: "tool_calls on a user message", body: { messages: [{ ...user, tool_calls: [call1] }] }, param: "messages[0].tool_calls", message: /only assistant messages carry tool_calls/ },
-  { name: "a history call of another type", body: { messages: [user, { role: "assistant", tool_calls: [{ ...call1, type: "custom" }] }] }, param: "messages[1].tool_calls[0].type", message: /only "function" tool calls/ },
-  { name: "a history call with a bad name", body: { messages: [user, { role: "assistant", tool_calls: [{ ...call1, function: { name: "a.b", arguments: "{}" } }] }] }, param: "messages[1].tool_calls[0].function.name", message: /1 to 64 characters/ },
-  { name: "a history call without an id", body: { messages: [user, { role: "assistant", tool_calls: [{ type: "function", function: call1.function }] }] }, param: "messages[1].tool_calls[0].id", message: /Missing required parameter/ },
-  { name: "history arguments as an object", body: { messages: [user, { role: "assistant", tool_calls: [{ ...call1, function: { name: "get_weather", arguments: { city: "Tokyo" } } }] }] }, param: "messages[1].tool_calls[0].function.arguments", message: /expected string/ },
-  { name: "the legacy functions", body: { functions: [{ name: "get_weather", parameters: WEATHER_SCHEMA }] }, param: "functions", message: /legacy "functions" \/ "function_call" are not supported: send "tools"/ },
+  {
+    name: "a tool message without tool_call_id",
+    body: { messages: [user, { role: "tool", content: "x" }] },
+    param: "messages[1].tool_call_id",
+    message: /Missing required parameter/,
+  },
+  {
+    name: "a tool message without content",
+    body: { messages: [user, { role: "assistant", tool_calls: [call1] }, { role: "tool", tool_call_id: "call_1" }] },
+    param: "messages[2].content",
+    message: /Missing required parameter: 'messages\[2\]\.content'/,
+  },
+  {
+    name: "a tool result answering no call",
+    body: { messages: [user, { role: "assistant", tool_calls: [call1] }, { role: "tool", tool_call_id: "call_9", content: "x" }] },
+    param: "messages[2].tool_call_id",
+    message: /"call_9" answers no tool call made earlier/,
+  },
+  {
+    name: "a tool result before its call",
+    body: { messages: [user, { role: "tool", tool_call_id: "call_1", content: "x" }, { role: "assistant", tool_calls: [call1] }] },
+    param: "messages[1].tool_call_id",
+    message: /answers no tool call made earlier/,
+  },
+  {
+    name: "tool_calls on a user message",
+    body: { messages: [{ ...user, tool_calls: [call1] }] },
+    param: "messages[0].tool_calls",
+    message: /only assistant messages carry tool_calls/,
+  },
+  {
+    name: "a history call of another type",
+    body: { messages: [user, { role: "assistant", tool_calls: [{ ...call1, type: "custom" }] }] },
+    param: "messages[1].tool_calls[0].type",
+    message: /only "function" tool calls/,
+  },
+  {
+    name: "a history call with a bad name",
+    body: { messages: [user, { role: "assistant", tool_calls: [{ ...call1, function: { name: "a.b", arguments: "{}" } }] }] },
+    param: "messages[1].tool_calls[0].function.name",
+    message: /1 to 64 characters/,
+  },
+  {
+    name: "a history call without an id",
+    body: { messages: [user, { role: "assistant", tool_calls: [{ type: "function", function: call1.function }] }] },
+    param: "messages[1].tool_calls[0].id",
+    message: /Missing required parameter/,
+  },
+  {
+    name: "history arguments as an object",
+    body: { messages: [user, { role: "assistant", tool_calls: [{ ...call1, function: { name: "get_weather", arguments: { city: "Tokyo" } } }] }] },
+    param: "messages[1].tool_calls[0].function.arguments",
+    message: /expected string/,
+  },
+  {
+    name: "the legacy functions",
+    body: { functions: [{ name: "get_weather", parameters: WEATHER_SCHEMA }] },
+    param: "functions",
+    message: /legacy "functions" \/ "function_call" are not supported: send "tools"/,
+  },
   { name: "the legacy function_call", body: { tools: [weatherTool], function_call: "auto" }, param: "function_call", message: /not supported/ },
   { name: "tools and legacy functions together", body: { tools: [weatherTool], functions: [{ name: "f" }] }, param: "functions", message: /not both/ },
-  { name: "a legacy function_call in history", body: { messages: [user, { role: "assistant", content: null, function_call: { name: "f", arguments: "{}" } }] }, param: "messages[1].function_call", message: /not supported/ },
-  { name: "a legacy function message", body: { messages: [user, { role: "function", name: "f", content: "x" }] }, param: "messages[1].role", message: /'tool'/ },
+  {
+    name: "a legacy function_call in history",
+    body: { messages: [user, { role: "assistant", content: null, function_call: { name: "f", arguments: "{}" } }] },
+    param: "messages[1].function_call",
+    message: /not supported/,
+  },
+  {
+    name: "a legacy function message",
+    body: { messages: [user, { role: "function", name: "f", content: "x" }] },
+    param: "messages[1].role",
+    message: /'tool'/,
+  },
 ];
 
 describe("refused with a 400 in OpenAI's error shape, before the sidecar is called", () => {
@@ -254,10 +361,9 @@ describe("streamed", () => {
   });
 
   it("sends reasoning and text held back to the end before the terminal chunk", async () => {
-    const { deltas, summary } = await stream(
-      [start(), ...reasoning("Hm"), token("Su"), finish("stop", { reasoning: "m.", text: "nny" })],
-      { tools: undefined },
-    );
+    const { deltas, summary } = await stream([start(), ...reasoning("Hm"), token("Su"), finish("stop", { reasoning: "m.", text: "nny" })], {
+      tools: undefined,
+    });
     expect(summary).toMatchObject({ reasoning: "Hmm.", text: "Sunny", finishReason: "stop" });
     expect(deltas.slice(-3).map((c) => c?.delta)).toEqual([{ reasoning_content: "m." }, { content: "nny" }, {}]);
   });

@@ -21,7 +21,11 @@ describe.each(["d1", "sqlite"] as const)("OpenAI conversations in the store on %
 
   it("keeps a conversation with its first items in order, then appends at the end", async () => {
     await store.conversations.createConversation(created);
-    expect(await store.conversations.getConversation("key-a", "conv_1")).toEqual({ id: "conv_1", createdAt: 1_700_000_000_000, metadata: { topic: "weather" } });
+    expect(await store.conversations.getConversation("key-a", "conv_1")).toEqual({
+      id: "conv_1",
+      createdAt: 1_700_000_000_000,
+      metadata: { topic: "weather" },
+    });
     expect(await store.conversations.conversationItems("key-a", "conv_1")).toEqual([message("msg_1", "Hi"), call]);
     expect(await store.conversations.appendConversationItems("key-a", "conv_1", [message("msg_2", "And then?"), message("msg_3", "Sunny.")])).toBe(true);
     expect((await store.conversations.conversationItems("key-a", "conv_1"))?.map((item) => item["id"])).toEqual(["msg_1", "fc_1", "msg_2", "msg_3"]);
@@ -34,7 +38,11 @@ describe.each(["d1", "sqlite"] as const)("OpenAI conversations in the store on %
 
   it("replaces the metadata; deletes one item, leaving the others in order; appends after a deleted item", async () => {
     await store.conversations.createConversation(created);
-    expect(await store.conversations.updateConversation("key-a", "conv_1", { topic: "rain", lang: "en" })).toEqual({ id: "conv_1", createdAt: 1_700_000_000_000, metadata: { topic: "rain", lang: "en" } });
+    expect(await store.conversations.updateConversation("key-a", "conv_1", { topic: "rain", lang: "en" })).toEqual({
+      id: "conv_1",
+      createdAt: 1_700_000_000_000,
+      metadata: { topic: "rain", lang: "en" },
+    });
     expect(await store.conversations.deleteConversationItem("key-a", "conv_1", "msg_1")).toBe(true);
     expect(await store.conversations.deleteConversationItem("key-a", "conv_1", "msg_1")).toBe(false);
     expect(await store.conversations.appendConversationItems("key-a", "conv_1", [message("msg_2", "Later")])).toBe(true);

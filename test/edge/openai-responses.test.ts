@@ -13,12 +13,7 @@ import { delay, fail, finish, start, token, type Step } from "../support/fake-si
 import { parseText } from "../support/sse.js";
 
 const PATH = "/v1/responses";
-const script: Step[] = [
-  start("tiny-llama", 9, 2),
-  token("Hi"),
-  token(" there"),
-  finish("stop", { promptTokens: 9, completionTokens: 2, cachedTokens: 2 }),
-];
+const script: Step[] = [start("tiny-llama", 9, 2), token("Hi"), token(" there"), finish("stop", { promptTokens: 9, completionTokens: 2, cachedTokens: 2 })];
 
 function response(fields: Record<string, unknown>): Record<string, unknown> {
   return {
@@ -71,7 +66,15 @@ const message = (text: string, status = "completed") => ({
 describe("POST /v1/responses (stream off)", () => {
   it("returns the Response: one message item, output_text, usage from the sidecar's counts", async () => {
     const { app } = testApp(script);
-    const res = await post(app, PATH, { model: "local-model", input: "Hello!", instructions: "Be brief.", temperature: 0.5, top_p: 0.9, store: true, metadata: { k: "v" } });
+    const res = await post(app, PATH, {
+      model: "local-model",
+      input: "Hello!",
+      instructions: "Be brief.",
+      temperature: 0.5,
+      top_p: 0.9,
+      store: true,
+      metadata: { k: "v" },
+    });
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toBe("application/json");
     expect(await res.json()).toEqual(
@@ -82,7 +85,13 @@ describe("POST /v1/responses (stream off)", () => {
         metadata: { k: "v" },
         output: [message("Hi there")],
         output_text: "Hi there",
-        usage: { input_tokens: 9, input_tokens_details: { cached_tokens: 2 }, output_tokens: 2, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 11 },
+        usage: {
+          input_tokens: 9,
+          input_tokens_details: { cached_tokens: 2 },
+          output_tokens: 2,
+          output_tokens_details: { reasoning_tokens: 0 },
+          total_tokens: 11,
+        },
       }),
     );
   });
@@ -116,7 +125,12 @@ describe("POST /v1/responses (stream off)", () => {
 
 describe("POST /v1/responses (stream on)", () => {
   it("streams typed events with sequence numbers, held-back text before the item closes", async () => {
-    const { app } = testApp([start("tiny-llama", 9), token("It is"), token("", { piece: " sun" }), finish("stop", { promptTokens: 9, completionTokens: 2, text: " sun" })]);
+    const { app } = testApp([
+      start("tiny-llama", 9),
+      token("It is"),
+      token("", { piece: " sun" }),
+      finish("stop", { promptTokens: 9, completionTokens: 2, text: " sun" }),
+    ]);
     const res = await post(app, PATH, { input: "Hello!", stream: true });
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toBe("text/event-stream; charset=utf-8");
@@ -140,7 +154,13 @@ describe("POST /v1/responses (stream on)", () => {
       response({
         output: [message("It is sun")],
         output_text: "It is sun",
-        usage: { input_tokens: 9, input_tokens_details: { cached_tokens: 0 }, output_tokens: 2, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 11 },
+        usage: {
+          input_tokens: 9,
+          input_tokens_details: { cached_tokens: 0 },
+          output_tokens: 2,
+          output_tokens_details: { reasoning_tokens: 0 },
+          total_tokens: 11,
+        },
       }),
     );
   });
@@ -168,7 +188,14 @@ describe("Responses → GenerateRequest", () => {
       instructions: "Be brief.",
       input: [
         { role: "developer", content: "Use English." },
-        { type: "message", role: "user", content: [{ type: "input_text", text: "Hello" }, { type: "input_text", text: "there!" }] },
+        {
+          type: "message",
+          role: "user",
+          content: [
+            { type: "input_text", text: "Hello" },
+            { type: "input_text", text: "there!" },
+          ],
+        },
         { type: "message", role: "assistant", id: "msg_1", status: "completed", content: [{ type: "output_text", text: "Hi.", annotations: [] }] },
         { role: "user", content: "Weather?" },
       ],
@@ -219,18 +246,69 @@ describe("bad requests: OpenAI's error shape, refused before the sidecar is call
     { name: "missing input", body: { model: "m" }, param: "input", message: /^Missing required parameter: 'input'\.$/ },
     { name: "input a number", body: { input: 5 }, param: "input", message: /expected string or array/ },
     { name: "empty input list", body: { input: [] }, param: "input", message: /at least one input item/ },
-    { name: "previous_response_id without a store", body: { input: "x", previous_response_id: "resp_abc" }, param: "previous_response_id", message: /not supported by this server without a store/ },
+    {
+      name: "previous_response_id without a store",
+      body: { input: "x", previous_response_id: "resp_abc" },
+      param: "previous_response_id",
+      message: /not supported by this server without a store/,
+    },
     { name: "conversation", body: { input: "x", conversation: "conv_1" }, param: "conversation", message: /stores no responses/ },
-    { name: "a function tool with a bad name", body: { input: "x", tools: [{ type: "function", name: "get weather", parameters: {} }] }, param: "tools[0].name", message: /1 to 64 characters/ },
-    { name: "a function tool named twice", body: { input: "x", tools: [{ type: "function", name: "f" }, { type: "function", name: "f" }] }, param: "tools[1].name", message: /used twice/ },
-    { name: "a tool choice naming no tool", body: { input: "x", tools: [{ type: "function", name: "f" }], tool_choice: { type: "function", name: "g" } }, param: "tool_choice.name", message: /not among the tools/ },
-    { name: "tool choice required without function tools", body: { input: "x", tools: [{ type: "web_search" }], tool_choice: "required" }, param: "tool_choice", message: /needs at least one function tool/ },
-    { name: "a function_call_output answering no call", body: { input: [{ type: "function_call_output", call_id: "c", output: "x" }] }, param: "input[0].call_id", message: /answers no tool call/ },
-    { name: "a function_call item without call_id", body: { input: [{ type: "function_call", role: "assistant", content: "x" }] }, param: "input[0].call_id", message: /Missing required parameter/ },
+    {
+      name: "a function tool with a bad name",
+      body: { input: "x", tools: [{ type: "function", name: "get weather", parameters: {} }] },
+      param: "tools[0].name",
+      message: /1 to 64 characters/,
+    },
+    {
+      name: "a function tool named twice",
+      body: {
+        input: "x",
+        tools: [
+          { type: "function", name: "f" },
+          { type: "function", name: "f" },
+        ],
+      },
+      param: "tools[1].name",
+      message: /used twice/,
+    },
+    {
+      name: "a tool choice naming no tool",
+      body: { input: "x", tools: [{ type: "function", name: "f" }], tool_choice: { type: "function", name: "g" } },
+      param: "tool_choice.name",
+      message: /not among the tools/,
+    },
+    {
+      name: "tool choice required without function tools",
+      body: { input: "x", tools: [{ type: "web_search" }], tool_choice: "required" },
+      param: "tool_choice",
+      message: /needs at least one function tool/,
+    },
+    {
+      name: "a function_call_output answering no call",
+      body: { input: [{ type: "function_call_output", call_id: "c", output: "x" }] },
+      param: "input[0].call_id",
+      message: /answers no tool call/,
+    },
+    {
+      name: "a function_call item without call_id",
+      body: { input: [{ type: "function_call", role: "assistant", content: "x" }] },
+      param: "input[0].call_id",
+      message: /Missing required parameter/,
+    },
     { name: "an item_reference", body: { input: [{ type: "item_reference", role: "user", content: "x" }] }, param: "input[0].type", message: /stores nothing/ },
-    { name: "an image part", body: { input: [{ role: "user", content: [{ type: "input_image", image_url: "x" }] }] }, param: "input[0].content[0].type", message: /'input_image' are not supported/ },
+    {
+      name: "an image part",
+      body: { input: [{ role: "user", content: [{ type: "input_image", image_url: "x" }] }] },
+      param: "input[0].content[0].type",
+      message: /'input_image' are not supported/,
+    },
     { name: "a tool role", body: { input: [{ role: "tool", content: "x" }] }, param: "input[0].role", message: /'system', 'developer', 'user', 'assistant'/ },
-    { name: "an unknown input item type", body: { input: [{ type: "computer_call_output", role: "user", content: "x" }] }, param: "input[0].type", message: /'computer_call_output' are not supported/ },
+    {
+      name: "an unknown input item type",
+      body: { input: [{ type: "computer_call_output", role: "user", content: "x" }] },
+      param: "input[0].type",
+      message: /'computer_call_output' are not supported/,
+    },
     { name: "max_output_tokens 0", body: { input: "x", max_output_tokens: 0 }, param: "max_output_tokens", message: /at least 1/ },
     { name: "temperature 3", body: { input: "x", temperature: 3 }, param: "temperature", message: /temperature/ },
     { name: "metadata values not strings", body: { input: "x", metadata: { a: 1 } }, param: "metadata.a", message: /metadata\.a/ },
@@ -349,7 +427,8 @@ describe("GET /v1/responses (the WebSocket mode)", () => {
     expect(await response.json()).toEqual({
       error: {
         message:
-          "The WebSocket mode of /v1/responses is not supported: this server answers Responses over HTTP only; POST /v1/responses (with stream: true for server-sent events).",
+          "The WebSocket mode of /v1/responses is not supported: this server answers Responses over HTTP only; POST /v1/responses " +
+          "(with stream: true for server-sent events).",
         type: "invalid_request_error",
         param: null,
         code: "unsupported_endpoint",

@@ -98,13 +98,9 @@ describe("chat.completions", () => {
 
   it("HTTP errors become the SDK's typed errors", async () => {
     const bad = client();
-    await expect(bad.openai.chat.completions.create({ model: "m", messages: [], stream: true })).rejects.toBeInstanceOf(
-      OpenAI.BadRequestError,
-    );
+    await expect(bad.openai.chat.completions.create({ model: "m", messages: [], stream: true })).rejects.toBeInstanceOf(OpenAI.BadRequestError);
     const busy = client([fail(Code.ResourceExhausted, "all sequences are busy")]);
-    const error = await busy.openai.chat.completions
-      .create({ model: "m", messages: [{ role: "user", content: "x" }], stream: true })
-      .catch((e: unknown) => e);
+    const error = await busy.openai.chat.completions.create({ model: "m", messages: [{ role: "user", content: "x" }], stream: true }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(OpenAI.RateLimitError);
     expect((error as APIError).headers?.get("retry-after")).toBe("1");
     const down = client([fail(Code.Unavailable, "loading the model")]);

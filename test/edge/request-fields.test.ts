@@ -22,7 +22,10 @@ function table(name: string): Row[] {
   const rows: Row[] = [];
   for (const line of lines.slice(2)) {
     if (!line.startsWith("|")) break;
-    const [fields = "", decision = "", sample = ""] = line.split("|").slice(1, -1).map((cell) => cell.trim());
+    const [fields = "", decision = "", sample = ""] = line
+      .split("|")
+      .slice(1, -1)
+      .map((cell) => cell.trim());
     rows.push({
       fields: [...fields.matchAll(/`([^`]+)`/g)].map((m) => m[1] ?? ""),
       decision: decision as Row["decision"],
@@ -53,8 +56,18 @@ const PROTOCOLS = [
     base: { model: "m", messages: [{ role: "user", content: "hi" }] },
     sdk: ["openai/resources/chat/completions/completions.d.ts", "ChatCompletionCreateParamsBase"],
   },
-  { name: "completions", path: "/v1/completions", base: { model: "m", prompt: "hi" }, sdk: ["openai/resources/completions.d.ts", "CompletionCreateParamsBase"] },
-  { name: "responses", path: "/v1/responses", base: { model: "m", input: "hi" }, sdk: ["openai/resources/responses/responses.d.ts", "ResponseCreateParamsBase"] },
+  {
+    name: "completions",
+    path: "/v1/completions",
+    base: { model: "m", prompt: "hi" },
+    sdk: ["openai/resources/completions.d.ts", "CompletionCreateParamsBase"],
+  },
+  {
+    name: "responses",
+    path: "/v1/responses",
+    base: { model: "m", input: "hi" },
+    sdk: ["openai/resources/responses/responses.d.ts", "ResponseCreateParamsBase"],
+  },
   {
     name: "messages",
     path: "/v1/messages",

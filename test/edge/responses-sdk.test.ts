@@ -2,20 +2,21 @@
 // sidecar; and its Responses stream helper reading the golden transcripts at hostile
 // chunk boundaries.
 import { Code } from "@connectrpc/connect";
-import OpenAI, { APIError } from "openai";
+import OpenAI, { type APIError } from "openai";
 import { describe, expect, it } from "vitest";
 import { FIXED_ID, inProcessFetch, testApp } from "../support/app.js";
 import { delay, fail, finish, start, token, type Step } from "../support/fake-sidecar.js";
 import { goldenBytes, hostileSplits } from "../support/sse.js";
 import { openaiReplaying } from "../support/replay.js";
 
-const script: Step[] = [
-  start("tiny-llama", 9, 3),
-  token("Hi"),
-  token(" there"),
-  finish("stop", { promptTokens: 9, completionTokens: 2, cachedTokens: 3 }),
-];
-const usage = { input_tokens: 9, input_tokens_details: { cached_tokens: 3 }, output_tokens: 2, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 11 };
+const script: Step[] = [start("tiny-llama", 9, 3), token("Hi"), token(" there"), finish("stop", { promptTokens: 9, completionTokens: 2, cachedTokens: 3 })];
+const usage = {
+  input_tokens: 9,
+  input_tokens_details: { cached_tokens: 3 },
+  output_tokens: 2,
+  output_tokens_details: { reasoning_tokens: 0 },
+  total_tokens: 11,
+};
 
 function client(steps: Step[] = script) {
   const { app, sidecar } = testApp(steps);
@@ -30,7 +31,13 @@ describe("responses.create", () => {
     expect(response).toMatchObject({ id: `resp_${FIXED_ID}`, object: "response", status: "completed", model: "tiny-llama", usage });
     expect(response.output_text).toBe("Hi there");
     expect(response.output).toEqual([
-      { id: `msg_${FIXED_ID}`, type: "message", status: "completed", role: "assistant", content: [{ type: "output_text", text: "Hi there", annotations: [], logprobs: [] }] },
+      {
+        id: `msg_${FIXED_ID}`,
+        type: "message",
+        status: "completed",
+        role: "assistant",
+        content: [{ type: "output_text", text: "Hi there", annotations: [], logprobs: [] }],
+      },
     ]);
   });
 
@@ -109,7 +116,10 @@ describe("HTTP errors become the SDK's typed errors", () => {
     expect(stored).toBeInstanceOf(OpenAI.BadRequestError);
     expect((stored as APIError).param).toBe("previous_response_id");
     const refused = client([fail(Code.InvalidArgument, "the prompt does not fit the context")]);
-    const error = await refused.openai.responses.stream({ model: "m", input: "x" }).finalResponse().catch((e: unknown) => e);
+    const error = await refused.openai.responses
+      .stream({ model: "m", input: "x" })
+      .finalResponse()
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(OpenAI.BadRequestError);
     expect((error as APIError).message).toContain("the prompt does not fit the context");
   });

@@ -57,7 +57,10 @@ describe("tools, tool_choice, parallel_tool_calls → the sidecar's Chat", () =>
     ["auto", { toolChoice: ToolChoice.AUTO, toolName: "" }],
     ["none", { toolChoice: ToolChoice.NONE, toolName: "" }],
     ["required", { toolChoice: ToolChoice.REQUIRED, toolName: "" }],
-    [{ type: "function", name: "get_weather" }, { toolChoice: ToolChoice.FUNCTION, toolName: "get_weather" }],
+    [
+      { type: "function", name: "get_weather" },
+      { toolChoice: ToolChoice.FUNCTION, toolName: "get_weather" },
+    ],
   ])("tool_choice %j", async (toolChoice, expected) => {
     const { response, sidecar } = await send({ ...base, tools: [weatherTool], tool_choice: toolChoice });
     expect(response.status).toBe(200);
@@ -140,7 +143,14 @@ describe("a function_call / function_call_output / reasoning history → chat me
       { type: "function_call", id: "fc_1", call_id: "call_a", name: "get_weather", arguments: '{"city":"Tokyo"}', status: "completed" },
       { type: "function_call", call_id: "call_b", name: "get_weather", arguments: '{"city":"Paris"}' },
       { type: "function_call_output", call_id: "call_a", output: '{"sky":"sunny"}' },
-      { type: "function_call_output", call_id: "call_b", output: [{ type: "input_text", text: "rain" }, { type: "input_text", text: "12 C" }] },
+      {
+        type: "function_call_output",
+        call_id: "call_b",
+        output: [
+          { type: "input_text", text: "rain" },
+          { type: "input_text", text: "12 C" },
+        ],
+      },
       { role: "user", content: "And tomorrow?" },
     ];
     const { response, sidecar } = await send({ ...base, input, tools: [weatherTool] });
@@ -163,8 +173,20 @@ describe("a function_call / function_call_output / reasoning history → chat me
   it("a previous Response's output sent back as is: reasoning, message, then calls make one assistant turn", async () => {
     const input = [
       { role: "user", content: "Weather?" },
-      { id: "rs_1", type: "reasoning", status: "completed", summary: [{ type: "summary_text", text: "ignored when content is given" }], content: [{ type: "reasoning_text", text: "Need a call." }] },
-      { id: "msg_1", type: "message", status: "completed", role: "assistant", content: [{ type: "output_text", text: "Let me look.", annotations: [], logprobs: [] }] },
+      {
+        id: "rs_1",
+        type: "reasoning",
+        status: "completed",
+        summary: [{ type: "summary_text", text: "ignored when content is given" }],
+        content: [{ type: "reasoning_text", text: "Need a call." }],
+      },
+      {
+        id: "msg_1",
+        type: "message",
+        status: "completed",
+        role: "assistant",
+        content: [{ type: "output_text", text: "Let me look.", annotations: [], logprobs: [] }],
+      },
       { type: "function_call", call_id: "call_a", name: "get_weather", arguments: "{}" },
       { type: "function_call_output", call_id: "call_a", output: "sunny" },
     ];
@@ -193,7 +215,10 @@ describe("a function_call / function_call_output / reasoning history → chat me
 });
 
 describe("refusals: OpenAI's error shape with `param`, before the sidecar is called", () => {
-  const withCall = [{ role: "user", content: "q" }, { type: "function_call", call_id: "call_a", name: "get_weather", arguments: "{}" }];
+  const withCall = [
+    { role: "user", content: "q" },
+    { type: "function_call", call_id: "call_a", name: "get_weather", arguments: "{}" },
+  ];
   it.each<[string, Record<string, unknown>, string, RegExp]>([
     ["a tool name with a space", { tools: [{ ...weatherTool, name: "get weather" }] }, "tools[0].name", /1 to 64 characters/],
     ["a 65-character tool name", { tools: [{ ...weatherTool, name: "x".repeat(65) }] }, "tools[0].name", /1 to 64 characters/],
@@ -201,21 +226,71 @@ describe("refusals: OpenAI's error shape with `param`, before the sidecar is cal
     ["a tool name twice", { tools: [weatherTool, weatherTool] }, "tools[1].name", /used twice/],
     ["parameters an array", { tools: [{ ...weatherTool, parameters: [] }] }, "tools[0].parameters", /JSON schema object/],
     ["a tool without a type", { tools: [{ name: "get_weather" }] }, "tools[0].type", /type/],
-    ["tool_choice naming no function tool", { tools: [weatherTool], tool_choice: { type: "function", name: "get_time" } }, "tool_choice.name", /not among the tools/],
-    ["tool_choice naming an ignored tool", { tools: [{ type: "web_search" }], tool_choice: { type: "function", name: "web_search" } }, "tool_choice.name", /not among the tools/],
+    [
+      "tool_choice naming no function tool",
+      { tools: [weatherTool], tool_choice: { type: "function", name: "get_time" } },
+      "tool_choice.name",
+      /not among the tools/,
+    ],
+    [
+      "tool_choice naming an ignored tool",
+      { tools: [{ type: "web_search" }], tool_choice: { type: "function", name: "web_search" } },
+      "tool_choice.name",
+      /not among the tools/,
+    ],
     ["tool_choice required without function tools", { tool_choice: "required" }, "tool_choice", /needs at least one function tool/],
     ["an unknown tool_choice", { tools: [weatherTool], tool_choice: "sometimes" }, "tool_choice", /"none".*"auto".*"required"/],
-    ["tool_choice forcing an ignored hosted tool", { tools: [{ type: "web_search" }], tool_choice: { type: "web_search_preview" } }, "tool_choice.type", /'web_search_preview' are ignored by this server/],
-    ["tool_choice forcing an mcp tool", { tools: [{ type: "mcp", server_label: "x" }], tool_choice: { type: "mcp", server_label: "x" } }, "tool_choice.type", /type 'mcp'/],
-    ["tool_choice allowed_tools", { tools: [weatherTool], tool_choice: { type: "allowed_tools", mode: "auto", tools: [{ type: "function", name: "get_weather" }] } }, "tool_choice.type", /'allowed_tools' is not supported: send only the allowed function tools/],
+    [
+      "tool_choice forcing an ignored hosted tool",
+      { tools: [{ type: "web_search" }], tool_choice: { type: "web_search_preview" } },
+      "tool_choice.type",
+      /'web_search_preview' are ignored by this server/,
+    ],
+    [
+      "tool_choice forcing an mcp tool",
+      { tools: [{ type: "mcp", server_label: "x" }], tool_choice: { type: "mcp", server_label: "x" } },
+      "tool_choice.type",
+      /type 'mcp'/,
+    ],
+    [
+      "tool_choice allowed_tools",
+      { tools: [weatherTool], tool_choice: { type: "allowed_tools", mode: "auto", tools: [{ type: "function", name: "get_weather" }] } },
+      "tool_choice.type",
+      /'allowed_tools' is not supported: send only the allowed function tools/,
+    ],
     ["a function tool_choice without a name", { tools: [weatherTool], tool_choice: { type: "function" } }, "tool_choice.name", /Missing required parameter/],
     ["parallel_tool_calls a string", { parallel_tool_calls: "yes" }, "parallel_tool_calls", /parallel_tool_calls/],
-    ["a function_call_output answering no call", { input: [{ role: "user", content: "q" }, { type: "function_call_output", call_id: "call_x", output: "1" }] }, "input[1].call_id", /"call_x" answers no tool call/],
-    ["a function_call_output answering a later call", { input: [{ type: "function_call_output", call_id: "call_a", output: "1" }, ...withCall] }, "input[0].call_id", /answers no tool call made earlier/],
+    [
+      "a function_call_output answering no call",
+      {
+        input: [
+          { role: "user", content: "q" },
+          { type: "function_call_output", call_id: "call_x", output: "1" },
+        ],
+      },
+      "input[1].call_id",
+      /"call_x" answers no tool call/,
+    ],
+    [
+      "a function_call_output answering a later call",
+      { input: [{ type: "function_call_output", call_id: "call_a", output: "1" }, ...withCall] },
+      "input[0].call_id",
+      /answers no tool call made earlier/,
+    ],
     ["a function_call_output without output", { input: [...withCall, { type: "function_call_output", call_id: "call_a" }] }, "input[2].output", /output/],
     ["a function_call without name", { input: [{ type: "function_call", call_id: "c", arguments: "{}" }] }, "input[0].name", /name/],
-    ["a function_call with object arguments", { input: [{ type: "function_call", call_id: "c", name: "f", arguments: {} }] }, "input[0].arguments", /arguments/],
-    ["a custom_tool_call item", { input: [{ type: "custom_tool_call", call_id: "c", name: "f", input: "x" }] }, "input[0].type", /'custom_tool_call' are not supported/],
+    [
+      "a function_call with object arguments",
+      { input: [{ type: "function_call", call_id: "c", name: "f", arguments: {} }] },
+      "input[0].arguments",
+      /arguments/,
+    ],
+    [
+      "a custom_tool_call item",
+      { input: [{ type: "custom_tool_call", call_id: "c", name: "f", input: "x" }] },
+      "input[0].type",
+      /'custom_tool_call' are not supported/,
+    ],
   ])("%s", async (_, patch, param, message) => {
     const { response, sidecar } = await send({ ...base, ...patch });
     expect(response.status).toBe(400);
@@ -284,7 +359,9 @@ describe("streamed function_call and reasoning items", () => {
     const script = [start("tiny-llama", 40), ...toolCall(0, "call_01", "get_weather", ['{"city":']), finish("length", { completionTokens: 3 })];
     const { response } = await send({ ...base, tools: [weatherTool], max_output_tokens: 3, stream: true }, script);
     const data = dataOf(await response.text());
-    expect(data.find((d) => d.type === "response.output_item.done")).toMatchObject({ item: { type: "function_call", status: "incomplete", arguments: '{"city":' } });
+    expect(data.find((d) => d.type === "response.output_item.done")).toMatchObject({
+      item: { type: "function_call", status: "incomplete", arguments: '{"city":' },
+    });
     expect(data.at(-1)).toMatchObject({ type: "response.incomplete", response: { status: "incomplete", incomplete_details: { reason: "max_output_tokens" } } });
   });
 });
@@ -298,7 +375,13 @@ describe("non-streaming: the same items", () => {
     expect(body.usage.output_tokens).toBe(14);
     expect(body.output).toEqual([
       { id: `rs_${FIXED_ID}`, type: "reasoning", status: "completed", summary: [], content: [{ type: "reasoning_text", text: "Two cities." }] },
-      { id: `msg_${FIXED_ID}`, type: "message", status: "completed", role: "assistant", content: [{ type: "output_text", text: "Checking both.", annotations: [], logprobs: [] }] },
+      {
+        id: `msg_${FIXED_ID}`,
+        type: "message",
+        status: "completed",
+        role: "assistant",
+        content: [{ type: "output_text", text: "Checking both.", annotations: [], logprobs: [] }],
+      },
       { id: `fc_${FIXED_ID}`, type: "function_call", status: "completed", call_id: "call_a", name: "get_weather", arguments: '{"city": "Tokyo"}' },
       { id: `fc_${FIXED_ID}`, type: "function_call", status: "completed", call_id: "call_b", name: "get_weather", arguments: '{"city": "Paris"}' },
     ]);
@@ -341,9 +424,21 @@ describe("the official client", () => {
     const final = await openai.responses.stream({ model: "m", input: "Weather in Tokyo?" }).finalResponse();
     expect(final.output).toMatchObject([
       { id: `rs_${FIXED_ID}`, type: "reasoning", status: "completed", summary: [], content: [{ type: "reasoning_text", text: "Checking the forecast." }] },
-      { id: `msg_${FIXED_ID}`, type: "message", status: "completed", role: "assistant", content: [{ type: "output_text", text: "It is sunny.", annotations: [], logprobs: [] }] },
+      {
+        id: `msg_${FIXED_ID}`,
+        type: "message",
+        status: "completed",
+        role: "assistant",
+        content: [{ type: "output_text", text: "It is sunny.", annotations: [], logprobs: [] }],
+      },
     ]);
-    expect(final.output[0]).toEqual({ id: `rs_${FIXED_ID}`, type: "reasoning", status: "completed", summary: [], content: [{ type: "reasoning_text", text: "Checking the forecast." }] });
+    expect(final.output[0]).toEqual({
+      id: `rs_${FIXED_ID}`,
+      type: "reasoning",
+      status: "completed",
+      summary: [],
+      content: [{ type: "reasoning_text", text: "Checking the forecast." }],
+    });
     expect(final.output_text).toBe("It is sunny.");
   });
 
@@ -373,9 +468,7 @@ describe("the official client", () => {
 
   it("a refusal is a BadRequestError with param", async () => {
     const { openai } = client(toolScript);
-    const error = await openai.responses
-      .create({ model: "m", input: "x", tools: [{ ...tools[0]!, name: "get weather" }] })
-      .catch((e: unknown) => e);
+    const error = await openai.responses.create({ model: "m", input: "x", tools: [{ ...tools[0]!, name: "get weather" }] }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(APIError);
     expect((error as APIError).status).toBe(400);
     expect((error as APIError).param).toBe("tools[0].name");
@@ -384,7 +477,20 @@ describe("the official client", () => {
 
 describe("the stream helper reads the function_call and reasoning goldens at hostile chunk boundaries", () => {
   it.each([
-    ["responses-tools", [{ type: "function_call", id: "fc_test0000000000000000id01", call_id: "call_weather", name: "get_weather", arguments: '{"city":"Tokyo"}', status: "completed" }], ""],
+    [
+      "responses-tools",
+      [
+        {
+          type: "function_call",
+          id: "fc_test0000000000000000id01",
+          call_id: "call_weather",
+          name: "get_weather",
+          arguments: '{"city":"Tokyo"}',
+          status: "completed",
+        },
+      ],
+      "",
+    ],
     [
       "responses-reasoning",
       [

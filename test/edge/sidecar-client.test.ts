@@ -34,7 +34,13 @@ const chat = { messages: [{ role: "user", content: "Hello!" }], stream: true };
 const emoji = new Uint8Array([0xf0, 0x9f, 0xa6, 0x99]);
 const script: Step[] = [
   start("tiny-llama", 9),
-  token("Hi", { logprob: -0.1, top: [["Hi", -0.1], ["Hello", -2.3]] }),
+  token("Hi", {
+    logprob: -0.1,
+    top: [
+      ["Hi", -0.1],
+      ["Hello", -2.3],
+    ],
+  }),
   token("", { piece: emoji.subarray(0, 2), logprob: -0.5 }),
   token("🦙", { piece: emoji.subarray(2), logprob: -0.75 }),
   finish("stop", { promptTokens: 9, completionTokens: 3 }),

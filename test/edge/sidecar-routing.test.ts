@@ -47,8 +47,13 @@ describe("rendezvous hashing", () => {
       fc.asyncProperty(fc.uniqueArray(fc.webUrl(), { minLength: 2, maxLength: 6 }), fc.nat(), async (all, pick) => {
         const gone = all[pick % all.length] ?? "";
         const orders = await Promise.all(keys.slice(0, 500).map((key) => rendezvousOrder(key, all, (n) => n)));
-        const after = await winners(all.filter((n) => n !== gone), keys.slice(0, 500));
-        orders.forEach((order, i) => expect(after[i]).toBe(order[0] === gone ? order[1] : order[0]));
+        const after = await winners(
+          all.filter((n) => n !== gone),
+          keys.slice(0, 500),
+        );
+        orders.forEach((order, i) => {
+          expect(after[i]).toBe(order[0] === gone ? order[1] : order[0]);
+        });
       }),
       { numRuns: 12 },
     );
@@ -82,15 +87,38 @@ describe("the affinity key", () => {
   });
 
   it("is the opening's digest for a long opening, the same on every later turn", async () => {
-    const first = await affinityKey(chatRequest([[Role.SYSTEM, longSystem], [Role.USER, "Hi"]]));
+    const first = await affinityKey(
+      chatRequest([
+        [Role.SYSTEM, longSystem],
+        [Role.USER, "Hi"],
+      ]),
+    );
     expect(first).toMatch(/^opening:[0-9a-f]{64}$/);
-    const later = chatRequest([[Role.SYSTEM, longSystem], [Role.USER, "Hi"], [Role.ASSISTANT, "Hello."], [Role.USER, "And then?"]]);
+    const later = chatRequest([
+      [Role.SYSTEM, longSystem],
+      [Role.USER, "Hi"],
+      [Role.ASSISTANT, "Hello."],
+      [Role.USER, "And then?"],
+    ]);
     expect(await affinityKey(later)).toBe(first);
-    expect(await affinityKey(chatRequest([[Role.SYSTEM, longSystem], [Role.USER, "Something else"]]))).not.toBe(first);
+    expect(
+      await affinityKey(
+        chatRequest([
+          [Role.SYSTEM, longSystem],
+          [Role.USER, "Something else"],
+        ]),
+      ),
+    ).not.toBe(first);
   });
 
   it("is the opening's digest for a short conversation that continues (history or previous_response_id)", async () => {
-    const resent = await affinityKey(chatRequest([[Role.USER, "Hi"], [Role.ASSISTANT, "Hello."], [Role.USER, "More"]]));
+    const resent = await affinityKey(
+      chatRequest([
+        [Role.USER, "Hi"],
+        [Role.ASSISTANT, "Hello."],
+        [Role.USER, "More"],
+      ]),
+    );
     const chained = await affinityKey(chatRequest([[Role.USER, "Hi"]]), { continues: true });
     expect(resent).toMatch(/^opening:/);
     expect(chained).toBe(resent);
@@ -148,7 +176,10 @@ describe("the pool on fake sidecars", () => {
     // Down: not tried, not even checked, until its backoff (500 ms) is over.
     expect((await chat(app)).status).toBe(200);
     expect([a.calls.length, b.calls.length]).toEqual([1, 2]);
-    expect(await health(app)).toMatchObject({ sidecar: "degraded", sidecars: [{ status: "down", message: "The inference sidecar is unreachable." }, { status: "ok" }] });
+    expect(await health(app)).toMatchObject({
+      sidecar: "degraded",
+      sidecars: [{ status: "down", message: "The inference sidecar is unreachable." }, { status: "ok" }],
+    });
     // Its first check fails: the backoff doubles (1000 ms), then 2000 ms.
     clock.now += 1000;
     await health(app);
@@ -224,7 +255,9 @@ describe("the pool on fake sidecars", () => {
     b.models = [create(ModelInfoSchema, { id: "other", contextSize: 4096, sequences: 4 })];
     const missing = await chat(app, "nope");
     expect(missing.status).toBe(404);
-    expect(await missing.json()).toEqual({ error: { message: "The model 'nope' does not exist.", type: "invalid_request_error", param: "model", code: "model_not_found" } });
+    expect(await missing.json()).toEqual({
+      error: { message: "The model 'nope' does not exist.", type: "invalid_request_error", param: "model", code: "model_not_found" },
+    });
     expect((await chat(app, "other")).status).toBe(200);
     expect([a.calls.length, b.calls.length]).toEqual([0, 1]);
     b.script = [fail(Code.Unavailable, "draining")];
@@ -232,7 +265,12 @@ describe("the pool on fake sidecars", () => {
     const down = await chat(app, "other");
     expect(down.status).toBe(503);
     expect(await down.json()).toEqual({
-      error: { message: "No inference sidecar serving 'other' is reachable (last error: draining).", type: "server_error", param: null, code: "service_unavailable" },
+      error: {
+        message: "No inference sidecar serving 'other' is reachable (last error: draining).",
+        type: "server_error",
+        param: null,
+        code: "service_unavailable",
+      },
     });
     expect([a.calls.length, b.calls.length]).toEqual([0, 2]);
   });

@@ -8,7 +8,10 @@ const urlsOf = (env: Record<string, string>): string[] => sidecarUrlsOf(parseEdg
 
 describe("SIDECAR_URLS", () => {
   it("lists the sidecars, comma-separated, blanks trimmed; SIDECAR_URL or the default names one", () => {
-    expect(urlsOf({ SIDECAR_URLS: " http://10.0.0.1:50051, https://gpu2.example:443 ,", SIDECAR_URL: "http://ignored:1" })).toEqual(["http://10.0.0.1:50051", "https://gpu2.example:443"]);
+    expect(urlsOf({ SIDECAR_URLS: " http://10.0.0.1:50051, https://gpu2.example:443 ,", SIDECAR_URL: "http://ignored:1" })).toEqual([
+      "http://10.0.0.1:50051",
+      "https://gpu2.example:443",
+    ]);
     expect(urlsOf({ SIDECAR_URL: "http://one:50051" })).toEqual(["http://one:50051"]);
     expect(urlsOf({ SIDECAR_URLS: "  " })).toEqual([DEFAULT_SIDECAR_URL]);
   });

@@ -20,7 +20,13 @@ describe("chat → GenerateRequest", () => {
       messages: [
         { role: "system", content: "Be brief." },
         { role: "developer", content: [{ type: "text", text: "Use English." }] },
-        { role: "user", content: [{ type: "text", text: "Hello" }, { type: "text", text: "there!" }] },
+        {
+          role: "user",
+          content: [
+            { type: "text", text: "Hello" },
+            { type: "text", text: "there!" },
+          ],
+        },
         { role: "assistant", content: null },
         { role: "assistant", content: "Hi." },
       ],

@@ -22,7 +22,12 @@ const expectedChat = (extra: { toolChoice?: ToolChoice; toolName?: string; paral
   create(ChatSchema, {
     messages: [
       { role: Role.USER, content: "Weather in Tokyo?" },
-      { role: Role.ASSISTANT, content: "", reasoning: "The user wants weather.", toolCalls: [{ id: "call_1", name: "get_weather", arguments: '{"city":"Tokyo"}' }] },
+      {
+        role: Role.ASSISTANT,
+        content: "",
+        reasoning: "The user wants weather.",
+        toolCalls: [{ id: "call_1", name: "get_weather", arguments: '{"city":"Tokyo"}' }],
+      },
       { role: Role.TOOL, toolCallId: "call_1", content: '{"sky":"sunny"}' },
     ],
     tools: [tool],
@@ -34,7 +39,12 @@ describe("tools → the proto chat", () => {
     const { chat } = await chatSent("/v1/chat/completions", {
       messages: [
         { role: "user", content: "Weather in Tokyo?" },
-        { role: "assistant", content: null, reasoning_content: "The user wants weather.", tool_calls: [{ id: "call_1", type: "function", function: { name: "get_weather", arguments: '{"city":"Tokyo"}' } }] },
+        {
+          role: "assistant",
+          content: null,
+          reasoning_content: "The user wants weather.",
+          tool_calls: [{ id: "call_1", type: "function", function: { name: "get_weather", arguments: '{"city":"Tokyo"}' } }],
+        },
         { role: "tool", tool_call_id: "call_1", content: '{"sky":"sunny"}' },
       ],
       tools: [{ type: "function", function: { name: "get_weather", description: "Get weather for a city", parameters } }],
@@ -81,7 +91,13 @@ describe("tools → the proto chat", () => {
       messages: [
         { role: "user", content: "Weather?" },
         { role: "assistant", content: [{ type: "tool_use", id: "t1", name: "get_weather", input: {} }] },
-        { role: "user", content: [{ type: "tool_result", tool_use_id: "t1", content: "no such city", is_error: true }, { type: "text", text: "Try Tokyo." }] },
+        {
+          role: "user",
+          content: [
+            { type: "tool_result", tool_use_id: "t1", content: "no such city", is_error: true },
+            { type: "text", text: "Try Tokyo." },
+          ],
+        },
       ],
       tools: [{ name: "get_weather", input_schema: parameters }],
     });

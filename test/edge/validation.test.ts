@@ -61,23 +61,93 @@ const cases: Case[] = [
   { name: "missing messages", path: CHAT, body: { model: "m" }, param: "messages", message: /^Missing required parameter: 'messages'/ },
   { name: "messages not an array", path: CHAT, body: { messages: "hi" }, param: "messages" },
   { name: "empty messages", path: CHAT, body: { messages: [] }, param: "messages", message: /at least one message/ },
-  { name: "unknown role", path: CHAT, body: { messages: [...user, { role: "wizard", content: "x" }] }, param: "messages[1].role", message: /'system', 'developer', 'user', 'assistant', 'tool'/ },
-  { name: "a non-function tool", path: CHAT, body: { messages: user, tools: [{ type: "web_search" }] }, param: "tools[0].type", message: /only "function" tools/ },
-  { name: "a bad tool name", path: CHAT, body: { messages: user, tools: [{ type: "function", function: { name: "get weather" } }] }, param: "tools[0].function.name", message: /1 to 64 characters/ },
-  { name: "a tool name twice", path: CHAT, body: { messages: user, tools: [weatherTool, weatherTool] }, param: "tools[1].function.name", message: /used twice/ },
-  { name: "tool parameters not an object", path: CHAT, body: { messages: user, tools: [{ type: "function", function: { name: "f", parameters: [1] } }] }, param: "tools[0].function.parameters", message: /JSON schema object/ },
-  { name: "a tool choice naming no tool", path: CHAT, body: { messages: user, tools: [weatherTool], tool_choice: { type: "function", function: { name: "other" } } }, param: "tool_choice", message: /not among the tools/ },
-  { name: "tool choice required without tools", path: CHAT, body: { messages: user, tool_choice: "required" }, param: "tool_choice", message: /needs at least one tool/ },
-  { name: "tools and legacy functions together", path: CHAT, body: { messages: user, tools: [weatherTool], functions: [{ name: "f" }] }, param: "functions", message: /not both/ },
-  { name: "a tool message without tool_call_id", path: CHAT, body: { messages: [...user, { role: "tool", content: "x" }] }, param: "messages[1].tool_call_id", message: /Missing required parameter/ },
-  { name: "tool result answering no call", path: CHAT, body: { messages: [{ role: "tool", content: "x", tool_call_id: "c" }] }, param: "messages[0].tool_call_id", message: /answers no tool call/ },
+  {
+    name: "unknown role",
+    path: CHAT,
+    body: { messages: [...user, { role: "wizard", content: "x" }] },
+    param: "messages[1].role",
+    message: /'system', 'developer', 'user', 'assistant', 'tool'/,
+  },
+  {
+    name: "a non-function tool",
+    path: CHAT,
+    body: { messages: user, tools: [{ type: "web_search" }] },
+    param: "tools[0].type",
+    message: /only "function" tools/,
+  },
+  {
+    name: "a bad tool name",
+    path: CHAT,
+    body: { messages: user, tools: [{ type: "function", function: { name: "get weather" } }] },
+    param: "tools[0].function.name",
+    message: /1 to 64 characters/,
+  },
+  {
+    name: "a tool name twice",
+    path: CHAT,
+    body: { messages: user, tools: [weatherTool, weatherTool] },
+    param: "tools[1].function.name",
+    message: /used twice/,
+  },
+  {
+    name: "tool parameters not an object",
+    path: CHAT,
+    body: { messages: user, tools: [{ type: "function", function: { name: "f", parameters: [1] } }] },
+    param: "tools[0].function.parameters",
+    message: /JSON schema object/,
+  },
+  {
+    name: "a tool choice naming no tool",
+    path: CHAT,
+    body: { messages: user, tools: [weatherTool], tool_choice: { type: "function", function: { name: "other" } } },
+    param: "tool_choice",
+    message: /not among the tools/,
+  },
+  {
+    name: "tool choice required without tools",
+    path: CHAT,
+    body: { messages: user, tool_choice: "required" },
+    param: "tool_choice",
+    message: /needs at least one tool/,
+  },
+  {
+    name: "tools and legacy functions together",
+    path: CHAT,
+    body: { messages: user, tools: [weatherTool], functions: [{ name: "f" }] },
+    param: "functions",
+    message: /not both/,
+  },
+  {
+    name: "a tool message without tool_call_id",
+    path: CHAT,
+    body: { messages: [...user, { role: "tool", content: "x" }] },
+    param: "messages[1].tool_call_id",
+    message: /Missing required parameter/,
+  },
+  {
+    name: "tool result answering no call",
+    path: CHAT,
+    body: { messages: [{ role: "tool", content: "x", tool_call_id: "c" }] },
+    param: "messages[0].tool_call_id",
+    message: /answers no tool call/,
+  },
   { name: "missing role", path: CHAT, body: { messages: [{ content: "x" }] }, param: "messages[0].role", message: /Missing required parameter/ },
   { name: "content a number", path: CHAT, body: { messages: [{ role: "user", content: 5 }] }, param: "messages[0].content" },
   { name: "user content null", path: CHAT, body: { messages: [{ role: "user", content: null }] }, param: "messages[0].content", message: /needs content/ },
   {
     name: "image content part",
     path: CHAT,
-    body: { messages: [{ role: "user", content: [{ type: "text", text: "a" }, { type: "image_url", image_url: { url: "x" } }] }] },
+    body: {
+      messages: [
+        {
+          role: "user",
+          content: [
+            { type: "text", text: "a" },
+            { type: "image_url", image_url: { url: "x" } },
+          ],
+        },
+      ],
+    },
     param: "messages[0].content[1].type",
     message: /only text content parts/,
   },
@@ -104,10 +174,21 @@ const cases: Case[] = [
   { name: "repeat_penalty 0", path: CHAT, body: { messages: user, repeat_penalty: 0 }, param: "repeat_penalty" },
   { name: "logit_bias key not a token id", path: CHAT, body: { messages: user, logit_bias: { hello: 5 } }, param: "logit_bias.hello", message: /token ids/ },
   { name: "logit_bias value out of range", path: CHAT, body: { messages: user, logit_bias: { "42": 101 } }, param: "logit_bias.42" },
-  { name: "17 stop sequences", path: CHAT, body: { messages: user, stop: Array.from({ length: 17 }, (_, i) => `s${i}`) }, param: "stop", message: /at most 16/ },
+  {
+    name: "17 stop sequences",
+    path: CHAT,
+    body: { messages: user, stop: Array.from({ length: 17 }, (_, i) => `s${i}`) },
+    param: "stop",
+    message: /at most 16/,
+  },
   { name: "stop a number", path: CHAT, body: { messages: user, stop: 5 }, param: "stop" },
   { name: "stream a string", path: CHAT, body: { messages: user, stream: "yes" }, param: "stream" },
-  { name: "include_usage a string", path: CHAT, body: { messages: user, stream: true, stream_options: { include_usage: "yes" } }, param: "stream_options.include_usage" },
+  {
+    name: "include_usage a string",
+    path: CHAT,
+    body: { messages: user, stream: true, stream_options: { include_usage: "yes" } },
+    param: "stream_options.include_usage",
+  },
   { name: "model a number", path: CHAT, body: { messages: user, model: 7 }, param: "model" },
   // logprobs
   { name: "top_logprobs > 20", path: CHAT, body: { messages: user, logprobs: true, top_logprobs: 21 }, param: "top_logprobs" },
@@ -201,9 +282,7 @@ describe("body size limit", () => {
         }
       },
     });
-    const response = await app.fetch(
-      new Request(`${BASE}${CHAT}`, { method: "POST", body, duplex: "half" } as RequestInit),
-    );
+    const response = await app.fetch(new Request(`${BASE}${CHAT}`, { method: "POST", body, duplex: "half" } as RequestInit));
     await expectError(response, 413, { code: "request_too_large", message: /1048576 bytes/ });
     expect(sidecar.calls).toHaveLength(0);
   });
@@ -218,9 +297,7 @@ describe("body size limit", () => {
         sent += chunk;
       },
     });
-    const response = await app.fetch(
-      new Request(`${BASE}${CHAT}`, { method: "POST", body, duplex: "half" } as RequestInit),
-    );
+    const response = await app.fetch(new Request(`${BASE}${CHAT}`, { method: "POST", body, duplex: "half" } as RequestInit));
     await expectError(response, 413, { code: "request_too_large" });
     expect(sent).toBeLessThanOrEqual(MAX_DISCARD_BYTES + 4 * chunk);
   });
@@ -279,7 +356,7 @@ describe("tolerated input", () => {
     expect(sidecar.calls.map((c) => c.request.maxTokens)).toEqual([1_000_000, 0xffffffff, 0xffffffff]);
   });
 
-  it("accepts echo: false, suffix: null/\"\", best_of: 1 and a one-element prompt array", async () => {
+  it('accepts echo: false, suffix: null/"", best_of: 1 and a one-element prompt array', async () => {
     const { app, sidecar } = testApp();
     const response = await post(app, COMPLETIONS, { prompt: ["Once"], echo: false, suffix: "", best_of: 1 });
     expect(response.status).toBe(200);

@@ -10,7 +10,15 @@ import { checkChatStream } from "../support/contract.js";
 import { startWrangler, type Wrangler } from "../support/wrangler.js";
 
 describe("under wrangler dev (workerd)", () => {
-  const script: Step[] = [start("fake-model", 4), token("Once"), delay(150), token(" upon"), delay(150), token(" a time"), finish("stop", { completionTokens: 3 })];
+  const script: Step[] = [
+    start("fake-model", 4),
+    token("Once"),
+    delay(150),
+    token(" upon"),
+    delay(150),
+    token(" a time"),
+    finish("stop", { completionTokens: 3 }),
+  ];
   const fake = new FakeSidecar(script);
   let sidecar: GrpcWebTestServer;
   let wrangler: Wrangler;

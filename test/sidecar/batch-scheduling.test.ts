@@ -18,7 +18,15 @@ const TOKENS = 16;
 describe("batch scheduling", () => {
   let loaded: LoadedModel;
   beforeAll(async () => {
-    loaded = await loadModel({ modelPath: modelPath("scripted"), threads: 1, engine: "auto", sequences: STREAMS, contextSize: 256, maxQueue: 1, queueTimeoutMs: 10_000 });
+    loaded = await loadModel({
+      modelPath: modelPath("scripted"),
+      threads: 1,
+      engine: "auto",
+      sequences: STREAMS,
+      contextSize: 256,
+      maxQueue: 1,
+      queueTimeoutMs: 10_000,
+    });
   });
   afterAll(() => loaded?.dispose());
 
@@ -27,7 +35,8 @@ describe("batch scheduling", () => {
     const request = create(GenerateRequestSchema, { input: { case: "prompt", value: prompt }, maxTokens, sampling: { temperature: 0 } });
     let tokens = 0;
     const events = generate(loaded, request, new AbortController().signal, new EngineMetrics());
-    for await (const { event } of readAhead(events, { atOnce: (position) => position === FIRST_TOKEN_POSITION })) if (event?.case === "token") onToken(++tokens);
+    for await (const { event } of readAhead(events, { atOnce: (position) => position === FIRST_TOKEN_POSITION }))
+      if (event?.case === "token") onToken(++tokens);
     return tokens;
   };
 
@@ -69,7 +78,10 @@ describe("batch scheduling", () => {
     const all = await Promise.all(Array.from({ length: STREAMS }, (_, i) => run(`Chorus ${i}. We hum along. Hum`, 4)));
     expect(all).toEqual(Array.from({ length: STREAMS }, () => 4));
     // The prompts' batches come before the first batch of single-token steps only.
-    const prompts = batches.slice(0, batches.findIndex((items) => items.every((tokens) => tokens === 1)));
+    const prompts = batches.slice(
+      0,
+      batches.findIndex((items) => items.every((tokens) => tokens === 1)),
+    );
     expect(prompts.flat().filter((tokens) => tokens > 1)).toHaveLength(STREAMS);
     expect(prompts).toHaveLength(1);
   });

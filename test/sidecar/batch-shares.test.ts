@@ -37,13 +37,18 @@ describe("shareBatch", () => {
   it("never hands out more than the batch holds", () => {
     expect(shares([1, 1, 1, 1], 3)).toEqual([1, 1, 1, 0]);
     let seed = 7;
-    const next = (n: number): number => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed % n);
+    const next = (n: number): number => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed % n;
+    };
     for (let round = 0; round < 500; round++) {
       const wants = Array.from({ length: 1 + next(10) }, () => (next(3) === 0 ? 1 : 1 + next(2000)));
       const size = 1 + next(600);
       const got = shares(wants, size);
       expect(got.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(size);
-      got.forEach((amount, i) => expect(amount).toBeLessThanOrEqual(wants[i] ?? 0));
+      got.forEach((amount, i) => {
+        expect(amount).toBeLessThanOrEqual(wants[i] ?? 0);
+      });
       // Nothing is left unused while an item still wants tokens.
       const budget = wants.includes(1) ? Math.min(size, STREAMING_BATCH_TOKENS) : size;
       if (got.reduce((a, b) => a + b, 0) < budget) expect(got).toEqual(wants);

@@ -16,7 +16,16 @@ describe("threads per batch", () => {
   let loaded: LoadedModel;
   const batches: { tokens: number; threads: number }[] = [];
   beforeAll(async () => {
-    loaded = await loadModel({ modelPath: modelPath("scripted"), threads: 1, threadsBatch: 2, engine: "auto", sequences: STREAMS, contextSize: 256, maxQueue: 1, queueTimeoutMs: 10_000 });
+    loaded = await loadModel({
+      modelPath: modelPath("scripted"),
+      threads: 1,
+      threadsBatch: 2,
+      engine: "auto",
+      sequences: STREAMS,
+      contextSize: 256,
+      maxQueue: 1,
+      queueTimeoutMs: 10_000,
+    });
     watchBatches(loaded, (items, threads) => batches.push({ tokens: items.reduce((a, b) => a + b, 0), threads }));
   });
   afterAll(() => loaded?.dispose());

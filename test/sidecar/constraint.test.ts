@@ -24,7 +24,11 @@ const schema = {
 function withoutMaxLength(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(withoutMaxLength);
   if (typeof value !== "object" || value === null) return value;
-  return Object.fromEntries(Object.entries(value).filter(([k]) => k !== "maxLength").map(([k, v]) => [k, withoutMaxLength(v)]));
+  return Object.fromEntries(
+    Object.entries(value)
+      .filter(([k]) => k !== "maxLength")
+      .map(([k, v]) => [k, withoutMaxLength(v)]),
+  );
 }
 
 let sidecar: RunningSidecar;
@@ -49,8 +53,7 @@ describe("output constraints", () => {
   // as several U+FFFD: lengths are checked on strings without U+FFFD, the rest of the schema on all.
   it("a JSON schema: every reply parses and validates, over many seeds", async () => {
     const validate = new Ajv().compile(withoutMaxLength(schema) as object);
-    const lengthOk = (value: unknown): boolean =>
-      typeof value === "string" ? value.includes("\uFFFD") || [...value].length <= 12 : true;
+    const lengthOk = (value: unknown): boolean => (typeof value === "string" ? value.includes("\uFFFD") || [...value].length <= 12 : true);
     const runs = await Promise.all(
       Array.from({ length: 30 }, (_, seed) =>
         generate({ sampling: { temperature: 1, seed }, constraint: { kind: { case: "jsonSchema", value: JSON.stringify(schema) } } }),
@@ -73,7 +76,7 @@ describe("output constraints", () => {
         maxTokens: 1000,
         constraint: { kind: { case: "jsonObject", value: true } },
       });
-      if ((events.at(-1)?.value as { reason: FinishReason }).reason !== FinishReason.STOP) continue;
+      if ((events.at(-1)!.value as { reason: FinishReason }).reason !== FinishReason.STOP) continue;
       const value: unknown = JSON.parse(replyText(events));
       expect(typeof value === "object" && value !== null && !Array.isArray(value)).toBe(true);
     }
@@ -89,7 +92,11 @@ describe("output constraints", () => {
 
   it.each([
     ["a schema that is not JSON", { case: "jsonSchema" as const, value: "{type: object" }, /not valid JSON/],
-    ["a grammar that does not parse", { case: "grammar" as const, value: "root ::= (" }, /^the grammar does not parse: unexpected end of the grammar \(line 1, column 11\)$/],
+    [
+      "a grammar that does not parse",
+      { case: "grammar" as const, value: "root ::= (" },
+      /^the grammar does not parse: unexpected end of the grammar \(line 1, column 11\)$/,
+    ],
   ])("refuses %s with INVALID_ARGUMENT before any event", async (_name, kind, message) => {
     const error = await generate({ constraint: { kind } }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ConnectError);

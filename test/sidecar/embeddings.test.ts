@@ -10,12 +10,25 @@ import { loadModel, type LoadedModel } from "../../sidecar/engine/llama/model.js
 
 let loaded: LoadedModel;
 beforeAll(async () => {
-  loaded = await loadModel({ modelPath: modelPath("scripted"), threads: 1, engine: "auto", sequences: 1, contextSize: 256, maxQueue: 1, queueTimeoutMs: 10_000, embeddingContextSize: 64 });
+  loaded = await loadModel({
+    modelPath: modelPath("scripted"),
+    threads: 1,
+    engine: "auto",
+    sequences: 1,
+    contextSize: 256,
+    maxQueue: 1,
+    queueTimeoutMs: 10_000,
+    embeddingContextSize: 64,
+  });
 }, 60_000);
 afterAll(() => loaded?.dispose());
 
 const text = (value: string) => create(EmbedInputSchema, { input: { case: "text", value } });
-const codeOf = async (promise: Promise<unknown>) => promise.then(() => "ok", (error: unknown) => (error instanceof ConnectError ? Code[error.code] : String(error)));
+const codeOf = async (promise: Promise<unknown>) =>
+  promise.then(
+    () => "ok",
+    (error: unknown) => (error instanceof ConnectError ? Code[error.code] : String(error)),
+  );
 
 describe("Embedder", () => {
   it("caps an input at the configured embedding context, not the generation context", () => {

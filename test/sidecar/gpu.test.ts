@@ -10,7 +10,17 @@ import { ResumableStreams } from "../../sidecar/engine/streams/resumable-streams
 
 let loaded: LoadedModel;
 beforeAll(async () => {
-  loaded = await loadModel({ modelPath: modelPath("scripted"), threads: 1, engine: "auto", sequences: 1, contextSize: 256, maxQueue: 1, queueTimeoutMs: 10_000, gpu: false, gpuLayers: 0 });
+  loaded = await loadModel({
+    modelPath: modelPath("scripted"),
+    threads: 1,
+    engine: "auto",
+    sequences: 1,
+    contextSize: 256,
+    maxQueue: 1,
+    queueTimeoutMs: 10_000,
+    gpu: false,
+    gpuLayers: 0,
+  });
 }, 60_000);
 afterAll(() => loaded?.dispose());
 
@@ -21,7 +31,13 @@ describe("GPU report", () => {
     expect(loaded.llama.gpu).toBe(false);
     expect(loaded.gpu).toEqual({ type: "", devices: [], vramBytes: 0, layersOffloaded: 0, layers });
     expect(describeGpu(loaded.gpu)).toBe(`no GPU (CPU only, ${layers} layers)`);
-    const service = createInferenceService({ models: [loaded], metrics: new EngineMetrics(), draining: () => false, heartbeatMs: 0, streams: new ResumableStreams() });
+    const service = createInferenceService({
+      models: [loaded],
+      metrics: new EngineMetrics(),
+      draining: () => false,
+      heartbeatMs: 0,
+      streams: new ResumableStreams(),
+    });
     const { models } = await service.listModels!({} as never, {} as never);
     expect(models?.[0]).toMatchObject({ gpu: "", gpuDevices: [], vramBytes: 0n, gpuLayers: 0, modelLayers: layers });
   });

@@ -5,7 +5,9 @@ import { grammarSchema, MAX_COMBINED_OPTIONAL } from "../../sidecar/engine/gramm
 
 const str = { type: "string" };
 const keysOf = (schema: unknown): string[] =>
-  ((schema as { oneOf: { properties: Record<string, unknown> }[] }).oneOf ?? [schema as { properties: Record<string, unknown> }]).map((alt) => Object.keys(alt.properties).join(","));
+  ((schema as { oneOf: { properties: Record<string, unknown> }[] }).oneOf ?? [schema as { properties: Record<string, unknown> }]).map((alt) =>
+    Object.keys(alt.properties).join(","),
+  );
 
 describe("grammarSchema", () => {
   it("leaves an object whose properties are all required as it is", () => {
@@ -31,7 +33,11 @@ describe("grammarSchema", () => {
 
   it("works at every depth, and anyOf becomes oneOf", () => {
     const inner = { type: "object", properties: { x: str }, required: [] };
-    const out = grammarSchema({ type: "object", properties: { list: { type: "array", items: inner }, either: { anyOf: [str, inner] } }, required: ["list", "either"] }) as {
+    const out = grammarSchema({
+      type: "object",
+      properties: { list: { type: "array", items: inner }, either: { anyOf: [str, inner] } },
+      required: ["list", "either"],
+    }) as {
       properties: { list: { items: unknown }; either: { oneOf: unknown[] } };
     };
     expect(keysOf(out.properties.list.items)).toEqual(["", "x"]);

@@ -85,9 +85,7 @@ describe.each(["grpc", "grpc-web"] as const)("Generate over %s", (transport) => 
   });
 
   it("reports log-probabilities and the top alternatives when asked", async () => {
-    const events = await collect(
-      client().generate({ input: prompt("Once upon a time"), sampling: { temperature: 0 }, logprobs: true, topLogprobs: 3 }),
-    );
+    const events = await collect(client().generate({ input: prompt("Once upon a time"), sampling: { temperature: 0 }, logprobs: true, topLogprobs: 3 }));
     const tokens = events.flatMap((e) => (e.case === "token" ? [e.value] : []));
     expect(tokens).toHaveLength(11);
     for (const t of tokens) {
@@ -146,9 +144,7 @@ describe("concurrent requests", () => {
       { input: chat("And tomorrow?"), text: CHAT_REPLY },
       { input: prompt("Once upon a time"), text: STORY.join("") },
     ];
-    const results = await Promise.all(
-      jobs.map((j) => collect(client.generate({ input: j.input, ...(j.maxTokens ? { maxTokens: j.maxTokens } : {}) }))),
-    );
+    const results = await Promise.all(jobs.map((j) => collect(client.generate({ input: j.input, ...(j.maxTokens ? { maxTokens: j.maxTokens } : {}) }))));
     expect(results.map(replyText)).toEqual(jobs.map((j) => j.text));
   });
 });

@@ -29,7 +29,13 @@ function relativeImports(file: string): string[] {
   const specs = [...source.matchAll(/(?:import|export)\s[^;]*?from\s+["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)|import\s+["']([^"']+)["']/g)].map(
     (match) => match[1] ?? match[2] ?? match[3] ?? "",
   );
-  return specs.filter((spec) => spec.startsWith(".")).map((spec) => relative(root, join(file, "..", spec)).split(/[\\/]/).join("/"));
+  return specs
+    .filter((spec) => spec.startsWith("."))
+    .map((spec) =>
+      relative(root, join(file, "..", spec))
+        .split(/[\\/]/)
+        .join("/"),
+    );
 }
 
 /** The room of a path under sidecar/engine/ (SHARED for a file directly in it); undefined outside engine/. */

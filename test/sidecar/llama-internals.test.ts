@@ -19,7 +19,15 @@ import { loadModel, type LoadedModel } from "../../sidecar/engine/llama/model.js
 describe("node-llama-cpp internals", () => {
   let loaded: LoadedModel;
   beforeAll(async () => {
-    loaded = await loadModel({ modelPath: modelPath("scripted"), threads: 1, engine: "auto", sequences: 2, contextSize: 256, maxQueue: 1, queueTimeoutMs: 10_000 });
+    loaded = await loadModel({
+      modelPath: modelPath("scripted"),
+      threads: 1,
+      engine: "auto",
+      sequences: 2,
+      contextSize: 256,
+      maxQueue: 1,
+      queueTimeoutMs: 10_000,
+    });
   });
   afterAll(() => loaded?.dispose());
 
@@ -63,10 +71,13 @@ describe("node-llama-cpp internals", () => {
   });
 
   it("fail the start-up clearly, naming the internal that is missing", async () => {
-    const missing = (what: string) => `node-llama-cpp internals changed: ${what} is missing (llm-edge reads it as of node-llama-cpp ${SUPPORTED_NODE_LLAMA_CPP}`;
+    const missing = (what: string) =>
+      `node-llama-cpp internals changed: ${what} is missing (llm-edge reads it as of node-llama-cpp ${SUPPORTED_NODE_LLAMA_CPP}`;
     await expect(checkLlamaInternals({ ...loaded, context: {} as LlamaContext })).rejects.toThrow(missing("LlamaContext._decodeTokens"));
     expect(() => decodeQueue({ _decodeTokens: () => undefined } as unknown as LlamaContext)).toThrow(missing("LlamaContext._queuedDecodes"));
-    expect(() => threadsPerBatch({ _ctx: { initBatch: () => undefined } } as unknown as LlamaContext, () => 1)).toThrow(missing("LlamaContext._ctx.setThreads"));
+    expect(() => threadsPerBatch({ _ctx: { initBatch: () => undefined } } as unknown as LlamaContext, () => 1)).toThrow(
+      missing("LlamaContext._ctx.setThreads"),
+    );
     expect(() => vocabularyEntry({} as LlamaModel, 0 as Token)).toThrow(missing("LlamaModel._model.getTokenString"));
     expect(() => grammarStepper({} as Llama)).toThrow(missing("Llama._bindings.AddonSampler.canBeNextTokenForGrammarEvaluationState"));
     expect(() => sequenceIdOf({} as never)).toThrow(missing("LlamaContextSequence._sequenceId"));

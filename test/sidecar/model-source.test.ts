@@ -37,7 +37,11 @@ function serve(request: IncomingMessage, response: import("node:http").ServerRes
     return;
   }
   const body = source.subarray(start);
-  response.writeHead(range ? 206 : 200, { ...headers, "content-length": body.length, ...(range ? { "content-range": `bytes ${start}-${source.length - 1}/${source.length}` } : {}) });
+  response.writeHead(range ? 206 : 200, {
+    ...headers,
+    "content-length": body.length,
+    ...(range ? { "content-range": `bytes ${start}-${source.length - 1}/${source.length}` } : {}),
+  });
   if (!range && cutAfter > 0) {
     const cut = cutAfter;
     cutAfter = 0;

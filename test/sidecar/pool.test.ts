@@ -32,7 +32,14 @@ const codeOf = (e: unknown) => ConnectError.from(e).code;
 
 describe("SequencePool", () => {
   it("takes the free sequence with the longest shared prefix", async () => {
-    const pool = new SequencePool(fakeContext([[1, 5, 6], [1, 2, 3, 4], [1, 2]]), { maxQueue: 0, queueTimeoutMs: 1000 });
+    const pool = new SequencePool(
+      fakeContext([
+        [1, 5, 6],
+        [1, 2, 3, 4],
+        [1, 2],
+      ]),
+      { maxQueue: 0, queueTimeoutMs: 1000 },
+    );
     const signal = new AbortController().signal;
     expect(idOf(await pool.acquire(tokens(1, 2, 3, 9), signal))).toBe(1);
     expect(idOf(await pool.acquire(tokens(1, 2, 7), signal))).toBe(2);
@@ -54,8 +61,14 @@ describe("SequencePool", () => {
     const signal = new AbortController().signal;
     const first = await pool.acquire(tokens(1), signal);
     const order: string[] = [];
-    const a = pool.acquire(tokens(1), signal).then((s) => (order.push("a"), s));
-    const b = pool.acquire(tokens(1), signal).then((s) => (order.push("b"), s));
+    const a = pool.acquire(tokens(1), signal).then((s) => {
+      order.push("a");
+      return s;
+    });
+    const b = pool.acquire(tokens(1), signal).then((s) => {
+      order.push("b");
+      return s;
+    });
     await expect(pool.acquire(tokens(1), signal).catch(codeOf)).resolves.toBe(Code.ResourceExhausted);
     expect(pool.queued).toBe(2);
     pool.release(first);
@@ -93,10 +106,24 @@ describe("SequencePool fairness", () => {
     const held = await pool.acquire(tokens(1), signal, "key_a");
     const order: string[] = [];
     const waiting = [
-      ...Array.from({ length: 60 }, (_, i) => pool.acquire(tokens(1), signal, "key_a").then((s) => (order.push(`a${i}`), s))),
-      pool.acquire(tokens(1), signal, "key_b").then((s) => (order.push("b"), s)),
-      pool.acquire(tokens(1), signal, "key_c").then((s) => (order.push("c0"), s)),
-      pool.acquire(tokens(1), signal, "key_c").then((s) => (order.push("c1"), s)),
+      ...Array.from({ length: 60 }, (_, i) =>
+        pool.acquire(tokens(1), signal, "key_a").then((s) => {
+          order.push(`a${i}`);
+          return s;
+        }),
+      ),
+      pool.acquire(tokens(1), signal, "key_b").then((s) => {
+        order.push("b");
+        return s;
+      }),
+      pool.acquire(tokens(1), signal, "key_c").then((s) => {
+        order.push("c0");
+        return s;
+      }),
+      pool.acquire(tokens(1), signal, "key_c").then((s) => {
+        order.push("c1");
+        return s;
+      }),
     ];
     // One sequence: each release hands it to the next waiter, who gives it back at once.
     for (let i = 0; i < waiting.length; i++) {

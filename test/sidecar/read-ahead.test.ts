@@ -68,7 +68,15 @@ describe("readAhead over a real generation", () => {
   beforeAll(async () => {
     // Two sequences, as a server has several: node-llama-cpp dispatches at once only when every
     // sequence has a step queued, otherwise on the next immediate.
-    loaded = await loadModel({ modelPath: modelPath("scripted"), threads: 1, engine: "auto", sequences: 2, contextSize: 256, maxQueue: 1, queueTimeoutMs: 10_000 });
+    loaded = await loadModel({
+      modelPath: modelPath("scripted"),
+      threads: 1,
+      engine: "auto",
+      sequences: 2,
+      contextSize: 256,
+      maxQueue: 1,
+      queueTimeoutMs: 10_000,
+    });
   });
   afterAll(() => loaded?.dispose());
 

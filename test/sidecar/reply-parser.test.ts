@@ -106,7 +106,12 @@ describe("ReplyParser", () => {
   });
 
   it("without tools, call syntax is content; an unfinished marker is content at the end", () => {
-    expectSameAtEveryCut(qwen, '<tool_call>\n{"name": "x"}', { reasoning: "", content: '<tool_call>\n{"name": "x"}', calls: [], completed: 0 }, { tools: false });
+    expectSameAtEveryCut(
+      qwen,
+      '<tool_call>\n{"name": "x"}',
+      { reasoning: "", content: '<tool_call>\n{"name": "x"}', calls: [], completed: 0 },
+      { tools: false },
+    );
     expectSameAtEveryCut(qwen, "a <tool_ca", { reasoning: "", content: "a <tool_ca", calls: [], completed: 0 });
   });
 

@@ -38,7 +38,11 @@ async function read(events: (signal: AbortSignal) => AsyncIterable<GenerateRespo
   return got;
 }
 
-const codeOf = (promise: Promise<unknown>) => promise.then(() => "ok", (error: unknown) => (error instanceof ConnectError ? Code[error.code] : String(error)));
+const codeOf = (promise: Promise<unknown>) =>
+  promise.then(
+    () => "ok",
+    (error: unknown) => (error instanceof ConnectError ? Code[error.code] : String(error)),
+  );
 
 describe("resumable generations", () => {
   it("name the stream in start, give the resume context back, and replay every event byte for byte, from any event", async () => {

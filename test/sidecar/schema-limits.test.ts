@@ -31,7 +31,11 @@ describe("schema limits", () => {
     expect((error as ConnectError).code).toBe(Code.InvalidArgument);
     return error as ConnectError;
   };
-  const constrained = (schema: object) => ({ input: { case: "prompt", value: "x" }, maxTokens: 4, constraint: { kind: { case: "jsonSchema", value: JSON.stringify(schema) } } });
+  const constrained = (schema: object) => ({
+    input: { case: "prompt", value: "x" },
+    maxTokens: 4,
+    constraint: { kind: { case: "jsonSchema", value: JSON.stringify(schema) } },
+  });
 
   it.each([
     ["enum values", enumOf(SCHEMA_LIMITS.enumValues + 1), /has 257 enum values: at most 256/],
@@ -53,7 +57,13 @@ describe("schema limits", () => {
     const schema = JSON.stringify(enumOf(SCHEMA_LIMITS.enumValues));
     const before = { ...grammarCache };
     for (let i = 0; i < 3; i++) {
-      const events = await collect(clientsFor(stack.sidecar.url).grpc.generate({ input: { case: "prompt", value: "x" }, maxTokens: 12, constraint: { kind: { case: "jsonSchema", value: schema } } }));
+      const events = await collect(
+        clientsFor(stack.sidecar.url).grpc.generate({
+          input: { case: "prompt", value: "x" },
+          maxTokens: 12,
+          constraint: { kind: { case: "jsonSchema", value: schema } },
+        }),
+      );
       expect(events.at(-1)?.case).toBe("finish");
     }
     expect(grammarCache.builds - before.builds).toBe(1);
@@ -63,7 +73,11 @@ describe("schema limits", () => {
   it("is a 400 naming the limit through the edge, in OpenAI's and Anthropic's shapes", async () => {
     const openai = new OpenAI({ baseURL: stack.baseURL, apiKey: "x", maxRetries: 0 });
     const refused = (await openai.chat.completions
-      .create({ model: "m", messages: [{ role: "user", content: "x" }], response_format: { type: "json_schema", json_schema: { name: "s", schema: enumOf(50_000) } } })
+      .create({
+        model: "m",
+        messages: [{ role: "user", content: "x" }],
+        response_format: { type: "json_schema", json_schema: { name: "s", schema: enumOf(50_000) } },
+      })
       .catch((e: unknown) => e)) as InstanceType<typeof OpenAI.BadRequestError>;
     expect(refused).toBeInstanceOf(OpenAI.BadRequestError);
     expect(refused.message).toMatch(/the JSON schema is \d+ bytes: at most 32768 bytes/);

@@ -24,7 +24,14 @@ describe("system messages inside a chat", () => {
     const { tokens } = await client.tokenize({
       input: {
         case: "chat",
-        value: { messages: [{ role: Role.SYSTEM, content: "Be brief." }, { role: Role.USER, content: "Hi" }, { role: Role.SYSTEM, content: "Env: linux" }, { role: Role.USER, content: "Go" }] },
+        value: {
+          messages: [
+            { role: Role.SYSTEM, content: "Be brief." },
+            { role: Role.USER, content: "Hi" },
+            { role: Role.SYSTEM, content: "Env: linux" },
+            { role: Role.USER, content: "Go" },
+          ],
+        },
       },
     });
     const { text } = await client.detokenize({ tokens });
@@ -41,7 +48,13 @@ describe("system messages inside a chat", () => {
     } as unknown as ChatWrapper;
     const dropping = {
       generateContextState: ({ chatHistory }: { chatHistory: ChatHistoryItem[] }) => ({
-        contextText: { toString: () => chatHistory.filter((item, i) => i === 0 || item.type !== "system").map((item) => ("text" in item ? item.text : "")).join("|") },
+        contextText: {
+          toString: () =>
+            chatHistory
+              .filter((item, i) => i === 0 || item.type !== "system")
+              .map((item) => ("text" in item ? item.text : ""))
+              .join("|"),
+        },
       }),
     } as unknown as ChatWrapper;
     expect(rendersSystemInPlace(refusing)).toBe(false);
@@ -52,6 +65,10 @@ describe("system messages inside a chat", () => {
       { type: "system", text: "Env: linux" },
       { type: "model", response: [] },
     ];
-    expect(systemFirst(history)).toEqual([{ type: "system", text: "Be brief.\n\nEnv: linux" }, { type: "user", text: "Hi" }, { type: "model", response: [] }]);
+    expect(systemFirst(history)).toEqual([
+      { type: "system", text: "Be brief.\n\nEnv: linux" },
+      { type: "user", text: "Hi" },
+      { type: "model", response: [] },
+    ]);
   });
 });

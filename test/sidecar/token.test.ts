@@ -23,15 +23,16 @@ describe("a sidecar with a token", () => {
   });
 
   const transports = {
-    grpc: (headers?: Record<string, string>) =>
-      createGrpcTransport({ baseUrl: sidecar.url, ...(headers ? { interceptors: [withHeaders(headers)] } : {}) }),
+    grpc: (headers?: Record<string, string>) => createGrpcTransport({ baseUrl: sidecar.url, ...(headers ? { interceptors: [withHeaders(headers)] } : {}) }),
     "grpc-web": (headers?: Record<string, string>) =>
       createGrpcWebTransport({ baseUrl: sidecar.url, httpVersion: "1.1", ...(headers ? { interceptors: [withHeaders(headers)] } : {}) }),
   };
 
   it.each(Object.entries(transports))("refuses %s calls without it or with another, and serves them with it", async (_name, transport) => {
     for (const headers of [undefined, { authorization: "Bearer wrong" }, { authorization: TOKEN }]) {
-      const error = await createClient(InferenceService, transport(headers)).listModels({}).catch((e: unknown) => e);
+      const error = await createClient(InferenceService, transport(headers))
+        .listModels({})
+        .catch((e: unknown) => e);
       expect(error).toBeInstanceOf(ConnectError);
       expect((error as ConnectError).code).toBe(Code.Unauthenticated);
     }

@@ -87,9 +87,7 @@ describe("forced tool calls on a random model", () => {
   });
 
   it("a named function: every seed calls exactly that one", async () => {
-    const runs = await Promise.all(
-      Array.from({ length: 8 }, (_, seed) => generate(100 + seed, { toolChoice: ToolChoice.FUNCTION, toolName: "get_time" })),
-    );
+    const runs = await Promise.all(Array.from({ length: 8 }, (_, seed) => generate(100 + seed, { toolChoice: ToolChoice.FUNCTION, toolName: "get_time" })));
     for (const events of runs) {
       const calls = callsOf(events);
       expect(calls.map((c) => c.name)).toEqual(["get_time"]);
@@ -98,9 +96,15 @@ describe("forced tool calls on a random model", () => {
   });
 
   it("optional properties stay optional: every call validates, some give the optional one and some leave it out", async () => {
-    const read = { type: "object", properties: { path: { type: "string", maxLength: 8 }, offset: { type: "integer" }, pages: { type: "string", maxLength: 8 } }, required: ["path"] };
+    const read = {
+      type: "object",
+      properties: { path: { type: "string", maxLength: 8 }, offset: { type: "integer" }, pages: { type: "string", maxLength: 8 } },
+      required: ["path"],
+    };
     const readTools = [{ name: "read", description: "Read a file", parameters: JSON.stringify(read) }];
-    const runs = await Promise.all(Array.from({ length: 24 }, (_, seed) => generate(300 + seed, { tools: readTools, toolChoice: ToolChoice.FUNCTION, toolName: "read" })));
+    const runs = await Promise.all(
+      Array.from({ length: 24 }, (_, seed) => generate(300 + seed, { tools: readTools, toolChoice: ToolChoice.FUNCTION, toolName: "read" })),
+    );
     const validate = new Ajv().compile({ ...(loose(read) as object), additionalProperties: false });
     const given = runs.map((events) => {
       const args = JSON.parse(callsOf(events)[0]?.arguments ?? "") as Record<string, unknown>;

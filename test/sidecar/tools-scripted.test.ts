@@ -32,7 +32,13 @@ const generate = (protocol: "grpc" | "grpc-web", chat: object, temperature = 0):
 function parts(events: Events): [string, string, string[]][] {
   return events.flatMap((e) =>
     e.case === "token"
-      ? [[e.value.reasoning, e.value.text, e.value.toolCalls.map((c) => `${c.index}|${c.id === "" ? "" : "id"}|${c.name}|${c.arguments}`)] as [string, string, string[]]]
+      ? [
+          [e.value.reasoning, e.value.text, e.value.toolCalls.map((c) => `${c.index}|${c.id === "" ? "" : "id"}|${c.name}|${c.arguments}`)] as [
+            string,
+            string,
+            string[],
+          ],
+        ]
       : [],
   );
 }
@@ -45,7 +51,9 @@ const finishOf = (events: Events) => {
 describe.each(["grpc", "grpc-web"] as const)("the tools model over %s", (protocol) => {
   it.each([0, 1])("calls get_weather with the scripted argument fragments (temperature %d)", async (temperature) => {
     const events = await generate(protocol, { messages: [question], tools }, temperature);
-    const calls = parts(events).filter(([, , c]) => c.length > 0).map(([, , c]) => c);
+    const calls = parts(events)
+      .filter(([, , c]) => c.length > 0)
+      .map(([, , c]) => c);
     expect(calls).toEqual([["0|id|get_weather|"], ...TOOL_ARGUMENT_FRAGMENTS.map((f) => [`0||${""}|${f}`])]);
     // The call's syntax shows in no text.
     expect(parts(events).every(([r, t]) => r === "" && t === "")).toBe(true);
@@ -88,8 +96,16 @@ describe.each(["grpc", "grpc-web"] as const)("the tools model over %s", (protoco
         { role: Role.TOOL, toolCallId: "call_1", content: '{"temperature":22,"sky":"sunny"}' },
       ],
     });
-    expect(parts(events).map(([r]) => r).join("")).toBe(TOOL_RESULT_REASONING);
-    expect(parts(events).map(([, t]) => t).join("")).toBe(TOOLS_ANSWER);
+    expect(
+      parts(events)
+        .map(([r]) => r)
+        .join(""),
+    ).toBe(TOOL_RESULT_REASONING);
+    expect(
+      parts(events)
+        .map(([, t]) => t)
+        .join(""),
+    ).toBe(TOOLS_ANSWER);
     expect(finishOf(events)).toMatchObject({ reason: FinishReason.STOP, reasoningTokens: TOOLS_RESULT_PIECES.indexOf("</think>") + 1 });
   });
 
@@ -109,8 +125,16 @@ describe.each(["grpc", "grpc-web"] as const)("the tools model over %s", (protoco
       tools,
       messages: [question, ...order.map((k) => pieces[k]), { role: Role.TOOL, toolCallId: "call_1", content: '{"temperature":22,"sky":"sunny"}' }],
     });
-    expect(parts(events).map(([r]) => r).join("")).toBe(TOOL_RESULT_REASONING);
-    expect(parts(events).map(([, t]) => t).join("")).toBe(TOOLS_ANSWER);
+    expect(
+      parts(events)
+        .map(([r]) => r)
+        .join(""),
+    ).toBe(TOOL_RESULT_REASONING);
+    expect(
+      parts(events)
+        .map(([, t]) => t)
+        .join(""),
+    ).toBe(TOOLS_ANSWER);
   });
 });
 
@@ -179,13 +203,20 @@ describe("two calls in one reply on the tools model", () => {
 describe("tool choice and history on the tools model", () => {
   it('"none" renders no tools: the model answers', async () => {
     const events = await generate("grpc", { messages: [question], tools, toolChoice: ToolChoice.NONE });
-    expect(parts(events).map(([, t]) => t).join("")).toBe(TOOLS_ANSWER);
+    expect(
+      parts(events)
+        .map(([, t]) => t)
+        .join(""),
+    ).toBe(TOOLS_ANSWER);
   });
 
   it('"required" and a named function force the call from the first token', async () => {
     for (const chat of [{ toolChoice: ToolChoice.REQUIRED }, { toolChoice: ToolChoice.FUNCTION, toolName: "get_weather" }]) {
       const events = await generate("grpc", { messages: [{ role: Role.USER, content: "Hello!" }], tools, ...chat });
-      const args = parts(events).flatMap(([, , c]) => c).map((c) => c.split("|")[3]).join("");
+      const args = parts(events)
+        .flatMap(([, , c]) => c)
+        .map((c) => c.split("|")[3])
+        .join("");
       expect(JSON.parse(args)).toMatchObject({ city: expect.any(String) });
       expect(finishOf(events).reason).toBe(FinishReason.TOOL_CALLS);
     }
@@ -217,7 +248,10 @@ describe("tool choice and history on the tools model", () => {
         maxTokens: 100,
       }),
     );
-    const fragments = parts(events).flatMap(([, , c]) => c).map((c) => c.split("|")[3] ?? "").filter((f) => f !== "");
+    const fragments = parts(events)
+      .flatMap(([, , c]) => c)
+      .map((c) => c.split("|")[3] ?? "")
+      .filter((f) => f !== "");
     expect(events.some((e) => e.case === "token" && e.value.id === city)).toBe(false);
     // Off its script after the ban, the model writes the key the schema requires, piece by piece.
     expect(fragments.join("")).toMatch(/^\{"city":/);

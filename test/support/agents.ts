@@ -58,7 +58,11 @@ const NO_NETWORK = {
 
 function run(command: string, args: readonly string[], env: Record<string, string>, cwd: string): Promise<AgentRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(join(DIR, "node_modules", ".bin", command), args, { cwd, env: { PATH: process.env["PATH"] ?? "", ...NO_NETWORK, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(join(DIR, "node_modules", ".bin", command), args, {
+      cwd,
+      env: { PATH: process.env["PATH"] ?? "", ...NO_NETWORK, ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
@@ -95,19 +99,24 @@ export function agentDirs(): AgentDirs {
  * system prompt names the home and the working folder), which the server's prefix cache keeps.
  */
 export function runClaudeCode(baseUrl: string, prompt: string, { home, work }: AgentDirs = agentDirs(), model = "agent"): Promise<AgentRun> {
-  return run("claude", ["-p", prompt, "--output-format", "json", "--model", model], {
-    HOME: home,
-    ANTHROPIC_BASE_URL: baseUrl,
-    ANTHROPIC_API_KEY: "sk-local-agent",
-    DISABLE_TELEMETRY: "1",
-    DISABLE_AUTOUPDATER: "1",
-    DISABLE_ERROR_REPORTING: "1",
-    DISABLE_BUG_COMMAND: "1",
-    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
-    // No per-prompt attribution block at the head of the system prompt: the prompt prefix then
-    // stays the same from one session to the next, and the server's prefix cache takes it.
-    CLAUDE_CODE_ATTRIBUTION_HEADER: "0",
-  }, work);
+  return run(
+    "claude",
+    ["-p", prompt, "--output-format", "json", "--model", model],
+    {
+      HOME: home,
+      ANTHROPIC_BASE_URL: baseUrl,
+      ANTHROPIC_API_KEY: "sk-local-agent",
+      DISABLE_TELEMETRY: "1",
+      DISABLE_AUTOUPDATER: "1",
+      DISABLE_ERROR_REPORTING: "1",
+      DISABLE_BUG_COMMAND: "1",
+      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+      // No per-prompt attribution block at the head of the system prompt: the prompt prefix then
+      // stays the same from one session to the next, and the server's prefix cache takes it.
+      CLAUDE_CODE_ATTRIBUTION_HEADER: "0",
+    },
+    work,
+  );
 }
 
 /** Codex's config.toml: the server as a Responses provider, analytics, feedback and update checks off. */

@@ -8,9 +8,11 @@ import Chromium from "@sparticuz/chromium";
 import { chromium, type Browser } from "playwright-core";
 
 /** The pinned version in package.json: each version is extracted to its own folder. */
-const VERSION = (JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
-  devDependencies: Record<string, string>;
-}).devDependencies["@sparticuz/chromium"];
+const VERSION = (
+  JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
+    devDependencies: Record<string, string>;
+  }
+).devDependencies["@sparticuz/chromium"];
 
 /**
  * Without these, Chromium calls out at start (updates, sync, field trials) and this machine's

@@ -21,6 +21,22 @@ export function makeCertificates(): TestCertificates {
   openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=llm-edge test CA", "-keyout", path("ca.key"), "-out", path("ca.pem"));
   openssl("req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=localhost", "-keyout", path("server.key"), "-out", path("server.csr"));
   writeFileSync(path("san.ext"), "subjectAltName=IP:127.0.0.1,DNS:localhost\n");
-  openssl("x509", "-req", "-in", path("server.csr"), "-CA", path("ca.pem"), "-CAkey", path("ca.key"), "-CAcreateserial", "-days", "2", "-extfile", path("san.ext"), "-out", path("server.pem"));
+  openssl(
+    "x509",
+    "-req",
+    "-in",
+    path("server.csr"),
+    "-CA",
+    path("ca.pem"),
+    "-CAkey",
+    path("ca.key"),
+    "-CAcreateserial",
+    "-days",
+    "2",
+    "-extfile",
+    path("san.ext"),
+    "-out",
+    path("server.pem"),
+  );
   return { dir, ca: path("ca.pem"), cert: path("server.pem"), key: path("server.key") };
 }

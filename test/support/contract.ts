@@ -34,7 +34,10 @@ function errorEnding(events: readonly ParsedEvent[]): unknown {
   if (errors.length === 0) return undefined;
   expect(errors, "at most one error event").toHaveLength(1);
   expect(events.at(-1)?.event, "the error event is the last event").toBe("error");
-  expect(events.some((e) => e.data === "[DONE]"), "no [DONE] after an error").toBe(false);
+  expect(
+    events.some((e) => e.data === "[DONE]"),
+    "no [DONE] after an error",
+  ).toBe(false);
   const data = JSON.parse(errors[0]?.data ?? "null") as Record<string, unknown>;
   // The fields at the top level, and an `error` object for the OpenAI SDKs.
   expect(data).toMatchObject({ message: expect.any(String), type: expect.any(String) });
@@ -99,7 +102,10 @@ function checkToolCallDelta(call: Record<string, unknown>, calls: { id: string; 
       type: "function",
       function: { name: expect.any(String), arguments: "" },
     });
-    expect(calls.map((c) => c.id), "each call has its own id").not.toContain(call["id"]);
+    expect(
+      calls.map((c) => c.id),
+      "each call has its own id",
+    ).not.toContain(call["id"]);
     calls.push({ id: String(call["id"]), name: String(fn?.["name"]), arguments: "" });
     return;
   }
@@ -220,6 +226,126 @@ function asRecord(value: unknown): Record<string, unknown> {
   return value as Record<string, unknown>;
 }
 
+/** What the Anthropic check carries from one event to the next. */
+interface AnthropicState {
+  readonly summary: AnthropicSummary;
+  /** The open content block. */
+  open: { index: number; type: string } | undefined;
+  /** The open block's signature_delta was seen. */
+  signed: boolean;
+  /** message_delta was seen. */
+  sawDelta: boolean;
+  /** message_stop or error was seen. */
+  ended: boolean;
+}
+
+type AnthropicCheck = (st: AnthropicState, data: Data, i: number) => void;
+
+function anthropicMessageStart(st: AnthropicState, data: Data, i: number): void {
+  expect(st.summary.message, "one message_start, first").toBeUndefined();
+  expect(i - st.summary.pings, "message_start is the first event").toBe(0);
+  const message = asRecord(data["message"]);
+  expect(message).toMatchObject({ type: "message", role: "assistant", content: [], stop_reason: null, stop_sequence: null });
+  expect(String(message["id"])).toMatch(/^msg_/);
+  expect(typeof message["model"]).toBe("string");
+  const usage = asRecord(message["usage"]);
+  expect(typeof usage["input_tokens"]).toBe("number");
+  expect(typeof usage["output_tokens"]).toBe("number");
+  st.summary.message = message;
+  st.summary.usage = { ...usage };
+}
+
+function anthropicBlockStart(st: AnthropicState, data: Data): void {
+  expect(st.open, "one open block at a time").toBeUndefined();
+  expect(st.sawDelta, "no block after message_delta").toBe(false);
+  expect(data["index"], "blocks are numbered 0, 1, 2…").toBe(st.summary.blocks.length);
+  const block = asRecord(data["content_block"]);
+  const type = String(block["type"]);
+  expect(Object.keys(ANTHROPIC_DELTAS), "a known block type").toContain(type);
+  if (type === "text") expect(block).toEqual({ type: "text", text: "" });
+  if (type === "thinking") expect(block).toEqual({ type: "thinking", thinking: "", signature: "" });
+  if (type === "tool_use") expect(block).toEqual({ type: "tool_use", id: expect.any(String), name: expect.any(String), input: {} });
+  st.open = { index: Number(data["index"]), type };
+  st.signed = false;
+  st.summary.blocks.push({ type, text: "" });
+}
+
+function anthropicBlockDelta(st: AnthropicState, data: Data): void {
+  expect(st.open, "a delta inside an open block").toBeDefined();
+  expect(data["index"], "the delta's index is the open block's").toBe(st.open?.index);
+  const delta = asRecord(data["delta"]);
+  expect(ANTHROPIC_DELTAS[st.open?.type ?? ""], "delta type matches the block").toContain(delta["type"]);
+  expect(st.signed, "the signature is a thinking block's last delta").toBe(false);
+  if (delta["type"] === "signature_delta") st.signed = true;
+  const piece = String(delta["text"] ?? delta["thinking"] ?? delta["partial_json"] ?? "");
+  const block = st.summary.blocks.at(-1);
+  if (block !== undefined) block.text += piece;
+  if (delta["type"] === "text_delta") {
+    expect(typeof delta["text"]).toBe("string");
+    expect(delta["text"], "no empty text deltas").not.toBe("");
+    st.summary.text += String(delta["text"]);
+  }
+}
+
+function anthropicBlockStop(st: AnthropicState, data: Data): void {
+  expect(st.open, "a stop closes an open block").toBeDefined();
+  if (st.open?.type === "thinking") expect(st.signed, "a thinking block is signed before it stops").toBe(true);
+  expect(data).toEqual({ type: "content_block_stop", index: st.open?.index });
+  st.open = undefined;
+}
+
+function anthropicMessageDelta(st: AnthropicState, data: Data): void {
+  expect(st.open, "every block is closed before message_delta").toBeUndefined();
+  expect(st.sawDelta, "one message_delta").toBe(false);
+  st.sawDelta = true;
+  const delta = asRecord(data["delta"]);
+  expect(ANTHROPIC_STOP_REASONS).toContain(delta["stop_reason"]);
+  const usedTools = st.summary.blocks.some((b) => b.type === "tool_use");
+  if (delta["stop_reason"] === "tool_use") expect(usedTools, "stop_reason tool_use needs a tool_use block").toBe(true);
+  if (usedTools) expect(["tool_use", "max_tokens"], "a reply with tool_use stops for it").toContain(delta["stop_reason"]);
+  if (delta["stop_reason"] === "stop_sequence") expect(typeof delta["stop_sequence"]).toBe("string");
+  else expect(delta["stop_sequence"]).toBeNull();
+  const usage = asRecord(data["usage"]);
+  expect(typeof usage["output_tokens"]).toBe("number");
+  st.summary.stopReason = String(delta["stop_reason"]);
+  st.summary.stopSequence = (delta["stop_sequence"] as string | null) ?? null;
+  st.summary.usage = { ...st.summary.usage, ...usage };
+}
+
+/** Each Anthropic event type's checks. */
+const ANTHROPIC_EVENTS = new Map<string, AnthropicCheck>([
+  [
+    "ping",
+    (st, data) => {
+      expect(data).toEqual({ type: "ping" });
+      st.summary.pings++;
+    },
+  ],
+  ["message_start", anthropicMessageStart],
+  ["content_block_start", anthropicBlockStart],
+  ["content_block_delta", anthropicBlockDelta],
+  ["content_block_stop", anthropicBlockStop],
+  ["message_delta", anthropicMessageDelta],
+  [
+    "message_stop",
+    (st, data) => {
+      expect(st.sawDelta, "message_stop follows message_delta").toBe(true);
+      expect(data).toEqual({ type: "message_stop" });
+      st.summary.done = true;
+      st.ended = true;
+    },
+  ],
+  [
+    "error",
+    (st, data) => {
+      expect(asRecord(data["error"])).toMatchObject({ type: expect.any(String), message: expect.any(String) });
+      expect(Object.keys(data).sort()).toEqual(["error", "type"]);
+      st.summary.error = data;
+      st.ended = true;
+    },
+  ],
+]);
+
 export function checkAnthropicStream(events: readonly ParsedEvent[]): AnthropicSummary {
   const summary: AnthropicSummary = {
     text: "",
@@ -232,110 +358,19 @@ export function checkAnthropicStream(events: readonly ParsedEvent[]): AnthropicS
     done: false,
     pings: 0,
   };
-  let open: { index: number; type: string } | undefined;
-  let signed = false;
-  let sawDelta = false;
-  let ended = false;
+  const st: AnthropicState = { summary, open: undefined, signed: false, sawDelta: false, ended: false };
   events.forEach((event, i) => {
-    expect(ended, `nothing after the end (event ${i}: ${event.event})`).toBe(false);
+    expect(st.ended, `nothing after the end (event ${i}: ${event.event})`).toBe(false);
     const data = JSON.parse(event.data) as Data;
     expect(event.event, "the event: line names the data's type").toBe(data.type);
     if (data.type !== "message_start" && data.type !== "error") {
       expect(summary.message, `${String(data.type)} after message_start`).toBeDefined();
     }
-    switch (data.type) {
-      case "ping":
-        expect(data).toEqual({ type: "ping" });
-        summary.pings++;
-        break;
-      case "message_start": {
-        expect(summary.message, "one message_start, first").toBeUndefined();
-        expect(i - summary.pings, "message_start is the first event").toBe(0);
-        const message = asRecord(data["message"]);
-        expect(message).toMatchObject({ type: "message", role: "assistant", content: [], stop_reason: null, stop_sequence: null });
-        expect(String(message["id"])).toMatch(/^msg_/);
-        expect(typeof message["model"]).toBe("string");
-        const usage = asRecord(message["usage"]);
-        expect(typeof usage["input_tokens"]).toBe("number");
-        expect(typeof usage["output_tokens"]).toBe("number");
-        summary.message = message;
-        summary.usage = { ...usage };
-        break;
-      }
-      case "content_block_start": {
-        expect(open, "one open block at a time").toBeUndefined();
-        expect(sawDelta, "no block after message_delta").toBe(false);
-        expect(data["index"], "blocks are numbered 0, 1, 2…").toBe(summary.blocks.length);
-        const block = asRecord(data["content_block"]);
-        const type = String(block["type"]);
-        expect(Object.keys(ANTHROPIC_DELTAS), "a known block type").toContain(type);
-        if (type === "text") expect(block).toEqual({ type: "text", text: "" });
-        if (type === "thinking") expect(block).toEqual({ type: "thinking", thinking: "", signature: "" });
-        if (type === "tool_use") expect(block).toEqual({ type: "tool_use", id: expect.any(String), name: expect.any(String), input: {} });
-        open = { index: Number(data["index"]), type };
-        signed = false;
-        summary.blocks.push({ type, text: "" });
-        break;
-      }
-      case "content_block_delta": {
-        expect(open, "a delta inside an open block").toBeDefined();
-        expect(data["index"], "the delta's index is the open block's").toBe(open?.index);
-        const delta = asRecord(data["delta"]);
-        expect(ANTHROPIC_DELTAS[open?.type ?? ""], "delta type matches the block").toContain(delta["type"]);
-        expect(signed, "the signature is a thinking block's last delta").toBe(false);
-        if (delta["type"] === "signature_delta") signed = true;
-        const piece = String(delta["text"] ?? delta["thinking"] ?? delta["partial_json"] ?? "");
-        const block = summary.blocks.at(-1);
-        if (block !== undefined) block.text += piece;
-        if (delta["type"] === "text_delta") {
-          expect(typeof delta["text"]).toBe("string");
-          expect(delta["text"], "no empty text deltas").not.toBe("");
-          summary.text += String(delta["text"]);
-        }
-        break;
-      }
-      case "content_block_stop":
-        expect(open, "a stop closes an open block").toBeDefined();
-        if (open?.type === "thinking") expect(signed, "a thinking block is signed before it stops").toBe(true);
-        expect(data).toEqual({ type: "content_block_stop", index: open?.index });
-        open = undefined;
-        break;
-      case "message_delta": {
-        expect(open, "every block is closed before message_delta").toBeUndefined();
-        expect(sawDelta, "one message_delta").toBe(false);
-        sawDelta = true;
-        const delta = asRecord(data["delta"]);
-        expect(ANTHROPIC_STOP_REASONS).toContain(delta["stop_reason"]);
-        const usedTools = summary.blocks.some((b) => b.type === "tool_use");
-        if (delta["stop_reason"] === "tool_use") expect(usedTools, "stop_reason tool_use needs a tool_use block").toBe(true);
-        if (usedTools) expect(["tool_use", "max_tokens"], "a reply with tool_use stops for it").toContain(delta["stop_reason"]);
-        if (delta["stop_reason"] === "stop_sequence") expect(typeof delta["stop_sequence"]).toBe("string");
-        else expect(delta["stop_sequence"]).toBeNull();
-        const usage = asRecord(data["usage"]);
-        expect(typeof usage["output_tokens"]).toBe("number");
-        summary.stopReason = String(delta["stop_reason"]);
-        summary.stopSequence = (delta["stop_sequence"] as string | null) ?? null;
-        summary.usage = { ...summary.usage, ...usage };
-        break;
-      }
-      case "message_stop":
-        expect(sawDelta, "message_stop follows message_delta").toBe(true);
-        expect(data).toEqual({ type: "message_stop" });
-        summary.done = true;
-        ended = true;
-        break;
-      case "error": {
-        expect(asRecord(data["error"])).toMatchObject({ type: expect.any(String), message: expect.any(String) });
-        expect(Object.keys(data).sort()).toEqual(["error", "type"]);
-        summary.error = data;
-        ended = true;
-        break;
-      }
-      default:
-        expect.unreachable(`unknown event type ${JSON.stringify(data.type)}`);
-    }
+    const check = typeof data.type === "string" ? ANTHROPIC_EVENTS.get(data.type) : undefined;
+    if (check === undefined) expect.unreachable(`unknown event type ${JSON.stringify(data.type)}`);
+    else check(st, data, i);
   });
-  expect(ended, "the stream ends with message_stop or error").toBe(true);
+  expect(st.ended, "the stream ends with message_stop or error").toBe(true);
   return summary;
 }
 
@@ -372,8 +407,177 @@ function partOf(itemType: string | undefined, text: string): Record<string, unkn
   return itemType === "reasoning" ? { type: "reasoning_text", text } : { type: "output_text", text, annotations: [], logprobs: [] };
 }
 
+/** What the Responses check carries from one event to the next. */
+interface ResponsesState {
+  readonly summary: ResponsesSummary;
+  /** The first response's id, which every later one repeats. */
+  responseId: string | undefined;
+  /** The open output item. */
+  item: { id: string; index: number; type: string; parts: string[]; added: Record<string, unknown>; arguments: string } | undefined;
+  /** The open content part. */
+  part: { index: number; text: string } | undefined;
+}
+
+type ResponsesCheck = (st: ResponsesState, data: Data, type: string, i: number) => void;
+
+function checkResponse(st: ResponsesState, value: unknown, status: string): Record<string, unknown> {
+  const response = asRecord(value);
+  expect(response["object"]).toBe("response");
+  expect(String(response["id"])).toMatch(/^resp_/);
+  st.responseId ??= String(response["id"]);
+  expect(response["id"], "the same response id throughout").toBe(st.responseId);
+  expect(response["status"]).toBe(status);
+  return response;
+}
+
+/** The event belongs to the open item. */
+function inOpenItem(st: ResponsesState, data: Data, type: string): void {
+  expect(st.item, `${type} inside an open item`).toBeDefined();
+  expect(data["item_id"]).toBe(st.item?.id);
+  expect(data["output_index"]).toBe(st.item?.index);
+}
+
+function responsesStarted(st: ResponsesState, data: Data, _type: string, i: number): void {
+  expect(i).toBeLessThan(2);
+  const response = checkResponse(st, data["response"], "in_progress");
+  expect(response["output"]).toEqual([]);
+}
+
+function responsesItemAdded(st: ResponsesState, data: Data): void {
+  expect(st.item, "one open item at a time").toBeUndefined();
+  expect(data["output_index"], "output_index is the item's position in output").toBe(st.summary.items.length);
+  const added = asRecord(data["item"]);
+  expect(added["status"]).toBe("in_progress");
+  const itemType = String(added["type"]);
+  expect(Object.keys(RESPONSES_ITEMS), "a known item type").toContain(itemType);
+  expect(String(added["id"])).toMatch(new RegExp(`^${RESPONSES_ITEMS[itemType] ?? "?"}`));
+  if (itemType === "message") expect(added).toMatchObject({ role: "assistant", content: [] });
+  if (itemType === "reasoning") expect(added).toMatchObject({ summary: [], content: [] });
+  if (itemType === "function_call") {
+    expect(added).toMatchObject({ call_id: expect.any(String), name: expect.any(String), arguments: "" });
+  }
+  st.item = { id: String(added["id"]), index: st.summary.items.length, type: itemType, parts: [], added, arguments: "" };
+}
+
+function responsesPartAdded(st: ResponsesState, data: Data, type: string): void {
+  inOpenItem(st, data, type);
+  expect(st.part, "one open part at a time").toBeUndefined();
+  expect(st.item?.type, "content parts only in message and reasoning items").not.toBe("function_call");
+  expect(data["content_index"]).toBe(st.item?.parts.length);
+  expect(data["part"]).toEqual(partOf(st.item?.type, ""));
+  st.part = { index: Number(data["content_index"]), text: "" };
+}
+
+function responsesTextDelta(st: ResponsesState, data: Data, type: string): void {
+  inOpenItem(st, data, type);
+  expect(st.part, "a delta inside an open part").toBeDefined();
+  expect(st.item?.type, `${type} only in ${type.includes("reasoning") ? "reasoning" : "message"} items`).toBe(
+    type.includes("reasoning") ? "reasoning" : "message",
+  );
+  expect(data["content_index"]).toBe(st.part?.index);
+  expect(typeof data["delta"]).toBe("string");
+  expect(data["delta"], "no empty deltas").not.toBe("");
+  if (st.part !== undefined) st.part.text += String(data["delta"]);
+  if (st.item?.type === "message") st.summary.text += String(data["delta"]);
+  else st.summary.reasoning += String(data["delta"]);
+}
+
+function responsesTextDone(st: ResponsesState, data: Data, type: string): void {
+  inOpenItem(st, data, type);
+  expect(data["content_index"]).toBe(st.part?.index);
+  expect(data["text"], "done carries the whole text").toBe(st.part?.text);
+}
+
+function responsesPartDone(st: ResponsesState, data: Data, type: string): void {
+  inOpenItem(st, data, type);
+  expect(data["content_index"]).toBe(st.part?.index);
+  expect(data["part"]).toEqual(partOf(st.item?.type, st.part?.text ?? ""));
+  st.item?.parts.push(st.part?.text ?? "");
+  st.part = undefined;
+}
+
+function responsesArgumentsDelta(st: ResponsesState, data: Data, type: string): void {
+  inOpenItem(st, data, type);
+  expect(st.item?.type, "argument deltas only in function_call items").toBe("function_call");
+  expect(data["delta"], "no empty deltas").not.toBe("");
+  if (st.item !== undefined) st.item.arguments += String(data["delta"]);
+}
+
+function responsesArgumentsDone(st: ResponsesState, data: Data, type: string): void {
+  inOpenItem(st, data, type);
+  expect(st.item?.type).toBe("function_call");
+  expect(data["arguments"], "done carries the whole arguments").toBe(st.item?.arguments);
+  expect(data["name"]).toBe(st.item?.added["name"]);
+}
+
+function responsesItemDone(st: ResponsesState, data: Data): void {
+  const { item } = st;
+  expect(item, "done closes an open item").toBeDefined();
+  expect(st.part, "parts are closed before their item").toBeUndefined();
+  expect(data["output_index"]).toBe(item?.index);
+  const done = asRecord(data["item"]);
+  expect(done["id"]).toBe(item?.id);
+  expect(["completed", "incomplete"]).toContain(done["status"]);
+  if (item?.type === "function_call") {
+    expect(done).toMatchObject({ call_id: item.added["call_id"], name: item.added["name"], arguments: item.arguments });
+  } else {
+    const open = item;
+    expect(done["content"]).toEqual(open?.parts.map((text) => partOf(open.type, text)));
+  }
+  st.summary.items.push(done);
+  st.item = undefined;
+}
+
+function responsesTerminal(st: ResponsesState, data: Data, type: string): void {
+  const { summary } = st;
+  const status = type.slice("response.".length);
+  const response = checkResponse(st, data["response"], status);
+  summary.terminal = type;
+  summary.response = response;
+  if (type === "response.failed") {
+    expect(asRecord(response["error"])).toMatchObject({ code: expect.any(String), message: expect.any(String) });
+    summary.error = response["error"];
+    return;
+  }
+  expect(st.item, "every item is closed before the terminal event").toBeUndefined();
+  expect(response["output"], "the terminal output is the items sent").toEqual(summary.items);
+  expect(response["error"]).toBeNull();
+  if (type === "response.incomplete") expect(response["incomplete_details"]).toEqual({ reason: "max_output_tokens" });
+  else expect(response["incomplete_details"]).toBeNull();
+  if ("output_text" in response) expect(response["output_text"]).toBe(summary.text);
+  const usage = asRecord(response["usage"]);
+  expect(usage["total_tokens"]).toBe(Number(usage["input_tokens"]) + Number(usage["output_tokens"]));
+  summary.usage = usage;
+}
+
+/** Each Responses event type's checks. */
+const RESPONSES_EVENTS = new Map<string, ResponsesCheck>([
+  ["response.created", responsesStarted],
+  ["response.in_progress", responsesStarted],
+  ["response.output_item.added", responsesItemAdded],
+  ["response.content_part.added", responsesPartAdded],
+  ["response.output_text.delta", responsesTextDelta],
+  ["response.reasoning_text.delta", responsesTextDelta],
+  ["response.output_text.done", responsesTextDone],
+  ["response.reasoning_text.done", responsesTextDone],
+  ["response.content_part.done", responsesPartDone],
+  ["response.function_call_arguments.delta", responsesArgumentsDelta],
+  ["response.function_call_arguments.done", responsesArgumentsDone],
+  ["response.output_item.done", responsesItemDone],
+  ...TERMINALS.map((terminal): [string, ResponsesCheck] => [terminal, responsesTerminal]),
+]);
+
 export function checkResponsesStream(events: readonly ParsedEvent[]): ResponsesSummary {
-  const summary: ResponsesSummary = { text: "", reasoning: "", terminal: null, response: undefined, usage: undefined, error: undefined, done: false, items: [] };
+  const summary: ResponsesSummary = {
+    text: "",
+    reasoning: "",
+    terminal: null,
+    response: undefined,
+    usage: undefined,
+    error: undefined,
+    done: false,
+    items: [],
+  };
   // Every event is named by its type (`event:` equal to the data's `type`); [DONE] is a plain data frame.
   for (const event of events) {
     if (event.data === "[DONE]") expect(event.event, "[DONE] has no event: line").toBe("message");
@@ -385,141 +589,16 @@ export function checkResponsesStream(events: readonly ParsedEvent[]): ResponsesS
     summary.done = true;
   }
   const payloads = events.filter((e) => e.data !== "[DONE]").map((e) => JSON.parse(e.data) as Data);
-  let responseId: string | undefined;
-  let item: { id: string; index: number; type: string; parts: string[]; added: Record<string, unknown>; arguments: string } | undefined;
-  let part: { index: number; text: string } | undefined;
-  const checkResponse = (value: unknown, status: string): Record<string, unknown> => {
-    const response = asRecord(value);
-    expect(response["object"]).toBe("response");
-    expect(String(response["id"])).toMatch(/^resp_/);
-    responseId ??= String(response["id"]);
-    expect(response["id"], "the same response id throughout").toBe(responseId);
-    expect(response["status"]).toBe(status);
-    return response;
-  };
+  const st: ResponsesState = { summary, responseId: undefined, item: undefined, part: undefined };
   payloads.forEach((data, i) => {
     expect(data["sequence_number"], "sequence numbers grow by one from 0").toBe(i);
     expect(summary.terminal, `nothing but [DONE] after ${String(summary.terminal)}`).toBeNull();
     const type = String(data.type);
     if (i === 0) expect(type, "response.created first").toBe("response.created");
     if (i === 1) expect(type, "response.in_progress second").toBe("response.in_progress");
-    const at = () => {
-      expect(item, `${type} inside an open item`).toBeDefined();
-      expect(data["item_id"]).toBe(item?.id);
-      expect(data["output_index"]).toBe(item?.index);
-    };
-    switch (type) {
-      case "response.created":
-      case "response.in_progress": {
-        expect(i).toBeLessThan(2);
-        const response = checkResponse(data["response"], "in_progress");
-        expect(response["output"]).toEqual([]);
-        break;
-      }
-      case "response.output_item.added": {
-        expect(item, "one open item at a time").toBeUndefined();
-        expect(data["output_index"], "output_index is the item's position in output").toBe(summary.items.length);
-        const added = asRecord(data["item"]);
-        expect(added["status"]).toBe("in_progress");
-        const itemType = String(added["type"]);
-        expect(Object.keys(RESPONSES_ITEMS), "a known item type").toContain(itemType);
-        expect(String(added["id"])).toMatch(new RegExp(`^${RESPONSES_ITEMS[itemType] ?? "?"}`));
-        if (itemType === "message") expect(added).toMatchObject({ role: "assistant", content: [] });
-        if (itemType === "reasoning") expect(added).toMatchObject({ summary: [], content: [] });
-        if (itemType === "function_call") {
-          expect(added).toMatchObject({ call_id: expect.any(String), name: expect.any(String), arguments: "" });
-        }
-        item = { id: String(added["id"]), index: summary.items.length, type: itemType, parts: [], added, arguments: "" };
-        break;
-      }
-      case "response.content_part.added":
-        at();
-        expect(part, "one open part at a time").toBeUndefined();
-        expect(item?.type, "content parts only in message and reasoning items").not.toBe("function_call");
-        expect(data["content_index"]).toBe(item?.parts.length);
-        expect(data["part"]).toEqual(partOf(item?.type, ""));
-        part = { index: Number(data["content_index"]), text: "" };
-        break;
-      case "response.output_text.delta":
-      case "response.reasoning_text.delta":
-        at();
-        expect(part, "a delta inside an open part").toBeDefined();
-        expect(item?.type, `${type} only in ${type.includes("reasoning") ? "reasoning" : "message"} items`).toBe(type.includes("reasoning") ? "reasoning" : "message");
-        expect(data["content_index"]).toBe(part?.index);
-        expect(typeof data["delta"]).toBe("string");
-        expect(data["delta"], "no empty deltas").not.toBe("");
-        if (part !== undefined) part.text += String(data["delta"]);
-        if (item?.type === "message") summary.text += String(data["delta"]);
-        else summary.reasoning += String(data["delta"]);
-        break;
-      case "response.output_text.done":
-      case "response.reasoning_text.done":
-        at();
-        expect(data["content_index"]).toBe(part?.index);
-        expect(data["text"], "done carries the whole text").toBe(part?.text);
-        break;
-      case "response.content_part.done":
-        at();
-        expect(data["content_index"]).toBe(part?.index);
-        expect(data["part"]).toEqual(partOf(item?.type, part?.text ?? ""));
-        item?.parts.push(part?.text ?? "");
-        part = undefined;
-        break;
-      case "response.function_call_arguments.delta":
-        at();
-        expect(item?.type, "argument deltas only in function_call items").toBe("function_call");
-        expect(data["delta"], "no empty deltas").not.toBe("");
-        if (item !== undefined) item.arguments += String(data["delta"]);
-        break;
-      case "response.function_call_arguments.done":
-        at();
-        expect(item?.type).toBe("function_call");
-        expect(data["arguments"], "done carries the whole arguments").toBe(item?.arguments);
-        expect(data["name"]).toBe(item?.added["name"]);
-        break;
-      case "response.output_item.done": {
-        expect(item, "done closes an open item").toBeDefined();
-        expect(part, "parts are closed before their item").toBeUndefined();
-        expect(data["output_index"]).toBe(item?.index);
-        const done = asRecord(data["item"]);
-        expect(done["id"]).toBe(item?.id);
-        expect(["completed", "incomplete"]).toContain(done["status"]);
-        if (item?.type === "function_call") {
-          expect(done).toMatchObject({ call_id: item.added["call_id"], name: item.added["name"], arguments: item.arguments });
-        } else {
-          const open = item;
-          expect(done["content"]).toEqual(open?.parts.map((text) => partOf(open.type, text)));
-        }
-        summary.items.push(done);
-        item = undefined;
-        break;
-      }
-      case "response.completed":
-      case "response.incomplete":
-      case "response.failed": {
-        const status = type.slice("response.".length);
-        const response = checkResponse(data["response"], status);
-        summary.terminal = type;
-        summary.response = response;
-        if (type === "response.failed") {
-          expect(asRecord(response["error"])).toMatchObject({ code: expect.any(String), message: expect.any(String) });
-          summary.error = response["error"];
-          break;
-        }
-        expect(item, "every item is closed before the terminal event").toBeUndefined();
-        expect(response["output"], "the terminal output is the items sent").toEqual(summary.items);
-        expect(response["error"]).toBeNull();
-        if (type === "response.incomplete") expect(response["incomplete_details"]).toEqual({ reason: "max_output_tokens" });
-        else expect(response["incomplete_details"]).toBeNull();
-        if ("output_text" in response) expect(response["output_text"]).toBe(summary.text);
-        const usage = asRecord(response["usage"]);
-        expect(usage["total_tokens"]).toBe(Number(usage["input_tokens"]) + Number(usage["output_tokens"]));
-        summary.usage = usage;
-        break;
-      }
-      default:
-        expect.unreachable(`unknown event type ${type}`);
-    }
+    const check = RESPONSES_EVENTS.get(type);
+    if (check === undefined) expect.unreachable(`unknown event type ${type}`);
+    else check(st, data, type, i);
   });
   expect(TERMINALS, "the stream ends with a terminal event").toContain(summary.terminal);
   expect(summary.done, "[DONE] after the terminal event").toBe(true);

@@ -27,10 +27,7 @@ import {
 } from "../../proto/gen/inference/v1/inference_pb.js";
 import type { Sidecar } from "../../edge/sidecars/connection.js";
 
-export type Step =
-  | { kind: "event"; event: GenerateResponse }
-  | { kind: "fail"; error: ConnectError }
-  | { kind: "delay"; ms: number };
+export type Step = { kind: "event"; event: GenerateResponse } | { kind: "fail"; error: ConnectError } | { kind: "delay"; ms: number };
 
 export interface GenerateCall {
   readonly request: GenerateRequest;
@@ -170,9 +167,7 @@ export class FakeSidecar implements Sidecar {
   readonly calls: GenerateCall[] = [];
   /** Steps of every Generate call (or a function of the request). */
   script: Script;
-  models: ModelInfo[] = [
-    create(ModelInfoSchema, { id: "fake-model", created: 1_700_000_000n, contextSize: 4096, sequences: 4 }),
-  ];
+  models: ModelInfo[] = [create(ModelInfoSchema, { id: "fake-model", created: 1_700_000_000n, contextSize: 4096, sequences: 4 })];
   /** Makes ListModels fail with this error, or never answer ("hang", until aborted). */
   listModelsFailure: ConnectError | "hang" | undefined;
   /** Number of steps (events, delays) that ran, over all calls. */
@@ -256,6 +251,7 @@ export class FakeSidecar implements Sidecar {
     return create(EmbedResponseSchema, { embeddings, promptTokens: 2 * embeddings.length });
   };
 
+  // biome-ignore lint/correctness/useYield: an unscripted resume fails on its first read, as a real stream would.
   resume = async function* (): AsyncGenerator<GenerateResponse> {
     throw new ConnectError("not scripted", Code.Unimplemented);
   };

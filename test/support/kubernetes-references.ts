@@ -6,57 +6,138 @@ import { parse } from "yaml";
 import type { Manifest } from "./kubernetes-schemas.js";
 
 type Labels = Readonly<Record<string, string>>;
-interface EnvVar { name: string; value?: string; valueFrom?: { secretKeyRef?: { name: string; key: string } } }
-interface Probe { httpGet?: { path?: string; port: number | string }; tcpSocket?: { port: number | string } }
+interface EnvVar {
+  name: string;
+  value?: string;
+  valueFrom?: { secretKeyRef?: { name: string; key: string } };
+}
+interface Probe {
+  httpGet?: { path?: string; port: number | string };
+  tcpSocket?: { port: number | string };
+}
 export interface Container {
-  name: string; image?: string; command?: string[]; args?: string[];
-  ports?: { name?: string; containerPort: number }[]; env?: EnvVar[];
-  readinessProbe?: Probe; livenessProbe?: Probe; startupProbe?: Probe;
+  name: string;
+  image?: string;
+  command?: string[];
+  args?: string[];
+  ports?: { name?: string; containerPort: number }[];
+  env?: EnvVar[];
+  readinessProbe?: Probe;
+  livenessProbe?: Probe;
+  startupProbe?: Probe;
   volumeMounts?: { name: string; mountPath: string }[];
 }
-interface Deployment { metadata: { name: string }; spec: { selector: { matchLabels: Labels }; template: { metadata: { labels: Labels }; spec: { containers: Container[]; serviceAccountName?: string; volumes?: { name: string; configMap?: { name: string } }[] } } } }
-interface Service { metadata: { name: string }; spec: { selector: Labels; ports: { name?: string; port: number; targetPort?: number | string; appProtocol?: string }[] } }
-interface Pool { metadata: { name: string }; spec: { selector: { matchLabels: Labels }; targetPorts: { number: number }[]; endpointPickerRef: { name: string; kind?: string; port?: { number: number } } } }
-interface Ref { group?: string; kind?: string; name: string }
-interface Route { spec: { parentRefs: Ref[]; rules: { backendRefs?: Ref[] }[] } }
-interface Rule { apiGroups?: string[]; resources?: string[]; verbs: string[] }
-interface Plugin { name?: string; type: string; parameters?: Record<string, unknown> }
+interface Deployment {
+  metadata: { name: string };
+  spec: {
+    selector: { matchLabels: Labels };
+    template: {
+      metadata: { labels: Labels };
+      spec: { containers: Container[]; serviceAccountName?: string; volumes?: { name: string; configMap?: { name: string } }[] };
+    };
+  };
+}
+interface Service {
+  metadata: { name: string };
+  spec: { selector: Labels; ports: { name?: string; port: number; targetPort?: number | string; appProtocol?: string }[] };
+}
+interface Pool {
+  metadata: { name: string };
+  spec: { selector: { matchLabels: Labels }; targetPorts: { number: number }[]; endpointPickerRef: { name: string; kind?: string; port?: { number: number } } };
+}
+interface Ref {
+  group?: string;
+  kind?: string;
+  name: string;
+}
+interface Route {
+  spec: { parentRefs: Ref[]; rules: { backendRefs?: Ref[] }[] };
+}
+interface Rule {
+  apiGroups?: string[];
+  resources?: string[];
+  verbs: string[];
+}
+interface Plugin {
+  name?: string;
+  type: string;
+  parameters?: Record<string, unknown>;
+}
 export interface PickerConfig {
   plugins: Plugin[];
   schedulingProfiles?: { name: string; plugins: { pluginRef: string }[] }[];
   dataLayer?: { sources?: { pluginRef: string; extractors?: { pluginRef: string }[] }[] };
   requestHandler?: { parsers?: { pluginRef: string }[] };
 }
-interface EngineConfig { name: string; queuedRequestsSpec?: string; runningRequestsSpec?: string; kvUsageSpec?: string }
+interface EngineConfig {
+  name: string;
+  queuedRequestsSpec?: string;
+  runningRequestsSpec?: string;
+  kvUsageSpec?: string;
+}
 
 /** The manifests by role, read after their schemas passed. */
 export class Cluster {
   constructor(readonly manifests: readonly Manifest[]) {}
-  private all<T>(kind: string): T[] { return this.manifests.filter((m) => m.doc.kind === kind).map((m) => m.doc as unknown as T); }
+  private all<T>(kind: string): T[] {
+    return this.manifests.filter((m) => m.doc.kind === kind).map((m) => m.doc as unknown as T);
+  }
   private one<T>(kind: string, name?: string): T {
     const found = this.manifests.filter((m) => m.doc.kind === kind && (name === undefined || m.doc.metadata.name === name));
     if (found.length !== 1) throw new Error(`expected one ${kind}${name === undefined ? "" : ` ${name}`}, found ${found.length}`);
     return (found[0] as Manifest).doc as unknown as T;
   }
-  get pool(): Pool { return this.one("InferencePool"); }
-  get deployments(): Deployment[] { return this.all("Deployment"); }
-  get services(): Service[] { return this.all("Service"); }
+  get pool(): Pool {
+    return this.one("InferencePool");
+  }
+  get deployments(): Deployment[] {
+    return this.all("Deployment");
+  }
+  get services(): Service[] {
+    return this.all("Service");
+  }
   /** The Deployment whose pods the pool selects (the first that matches). */
-  get modelServer(): Deployment { return this.deployments.find((d) => matches(this.pool.spec.selector.matchLabels, d.spec.template.metadata.labels)) ?? this.one("Deployment", "llm-edge"); }
-  get picker(): Deployment { return this.one("Deployment", this.pool.spec.endpointPickerRef.name); }
-  get pickerService(): Service { return this.one("Service", this.pool.spec.endpointPickerRef.name); }
-  get pickerContainer(): Container { return this.picker.spec.template.spec.containers[0] as Container; }
-  container(name: "edge" | "sidecar"): Container { return this.modelServer.spec.template.spec.containers.find((c) => c.name === name) ?? { name }; }
-  get configMaps(): { metadata: { name: string }; data: Record<string, string> }[] { return this.all("ConfigMap"); }
-  get route(): Route { return this.one("HTTPRoute"); }
-  get gateway(): { metadata: { name: string } } { return this.one("Gateway"); }
-  get secret(): { metadata: { name: string }; stringData?: Record<string, string> } { return this.one("Secret"); }
-  get role(): { metadata: { name: string }; rules: Rule[] } { return this.one("Role"); }
-  get roleBinding(): { subjects: { kind: string; name: string }[]; roleRef: { kind: string; name: string } } { return this.one("RoleBinding"); }
-  get serviceAccount(): { metadata: { name: string } } { return this.one("ServiceAccount"); }
+  get modelServer(): Deployment {
+    return this.deployments.find((d) => matches(this.pool.spec.selector.matchLabels, d.spec.template.metadata.labels)) ?? this.one("Deployment", "llm-edge");
+  }
+  get picker(): Deployment {
+    return this.one("Deployment", this.pool.spec.endpointPickerRef.name);
+  }
+  get pickerService(): Service {
+    return this.one("Service", this.pool.spec.endpointPickerRef.name);
+  }
+  get pickerContainer(): Container {
+    return this.picker.spec.template.spec.containers[0] as Container;
+  }
+  container(name: "edge" | "sidecar"): Container {
+    return this.modelServer.spec.template.spec.containers.find((c) => c.name === name) ?? { name };
+  }
+  get configMaps(): { metadata: { name: string }; data: Record<string, string> }[] {
+    return this.all("ConfigMap");
+  }
+  get route(): Route {
+    return this.one("HTTPRoute");
+  }
+  get gateway(): { metadata: { name: string } } {
+    return this.one("Gateway");
+  }
+  get secret(): { metadata: { name: string }; stringData?: Record<string, string> } {
+    return this.one("Secret");
+  }
+  get role(): { metadata: { name: string }; rules: Rule[] } {
+    return this.one("Role");
+  }
+  get roleBinding(): { subjects: { kind: string; name: string }[]; roleRef: { kind: string; name: string } } {
+    return this.one("RoleBinding");
+  }
+  get serviceAccount(): { metadata: { name: string } } {
+    return this.one("ServiceAccount");
+  }
 
   /** The picker's settings file: --config-file through its volume mount to the ConfigMap key. */
-  get pickerConfig(): PickerConfig { return parse(this.pickerConfigText()) as PickerConfig; }
+  get pickerConfig(): PickerConfig {
+    return parse(this.pickerConfigText()) as PickerConfig;
+  }
   pickerConfigText(): string {
     const path = flag(this.pickerContainer, "config-file") ?? "";
     const mount = (this.pickerContainer.volumeMounts ?? []).find((m) => path.startsWith(`${m.mountPath}/`));
@@ -64,7 +145,9 @@ export class Cluster {
     const data = this.configMaps.find((c) => c.metadata.name === volume?.configMap?.name)?.data ?? {};
     return data[path.slice((mount?.mountPath.length ?? 0) + 1)] ?? "";
   }
-  plugin(type: string): Plugin | undefined { return this.pickerConfig.plugins.find((p) => p.type === type); }
+  plugin(type: string): Plugin | undefined {
+    return this.pickerConfig.plugins.find((p) => p.type === type);
+  }
   /** The engine config the model-server pods' engine label selects. */
   get engine(): EngineConfig | undefined {
     const params = (this.plugin("core-metrics-extractor")?.parameters ?? {}) as { engineLabelKey?: string; engineConfigs?: EngineConfig[] };
@@ -76,8 +159,12 @@ export class Cluster {
 export function matches(selector: Labels, labels: Labels): boolean {
   return Object.entries(selector).every(([k, v]) => labels[k] === v);
 }
-export function env(container: Container, name: string): string | undefined { return container.env?.find((e) => e.name === name)?.value; }
-export function port(container: Container, name: string): number | undefined { return container.ports?.find((p) => p.name === name)?.containerPort; }
+export function env(container: Container, name: string): string | undefined {
+  return container.env?.find((e) => e.name === name)?.value;
+}
+export function port(container: Container, name: string): number | undefined {
+  return container.ports?.find((p) => p.name === name)?.containerPort;
+}
 /** `--name=value` or `--name value` among the container's args. */
 export function flag(container: Container, name: string): string | undefined {
   const args = container.args ?? [];
@@ -86,24 +173,51 @@ export function flag(container: Container, name: string): string | undefined {
   const arg = args[i] as string;
   return arg.includes("=") ? arg.slice(arg.indexOf("=") + 1) : args[i + 1];
 }
-function check(problems: string[], ok: boolean, problem: string): void { if (!ok) problems.push(problem); }
+function check(problems: string[], ok: boolean, problem: string): void {
+  if (!ok) problems.push(problem);
+}
 
 /** The pool selects the model-server pods (and no other), on the edge's port, and names the picker. */
 export function poolProblems(c: Cluster): string[] {
   const p: string[] = [];
   const { selector, targetPorts, endpointPickerRef: ref } = c.pool.spec;
   const selected = c.deployments.filter((d) => matches(selector.matchLabels, d.spec.template.metadata.labels));
-  check(p, selected.length === 1 && selected[0] === c.modelServer, `the pool's selector ${JSON.stringify(selector.matchLabels)} must match the model-server pods and only them (matches ${selected.map((d) => d.metadata.name).join(", ") || "none"})`);
-  check(p, matches(c.modelServer.spec.selector.matchLabels, c.modelServer.spec.template.metadata.labels), "the model-server Deployment's selector must match its pod labels");
+  check(
+    p,
+    selected.length === 1 && selected[0] === c.modelServer,
+    `the pool's selector ${JSON.stringify(selector.matchLabels)} must match the model-server pods and only them (matches ` +
+      `${selected.map((d) => d.metadata.name).join(", ") || "none"})`,
+  );
+  check(
+    p,
+    matches(c.modelServer.spec.selector.matchLabels, c.modelServer.spec.template.metadata.labels),
+    "the model-server Deployment's selector must match its pod labels",
+  );
   const edgePort = port(c.container("edge"), "http");
-  check(p, targetPorts.length === 1 && targetPorts[0]?.number === edgePort && Number(env(c.container("edge"), "EDGE_PORT")) === edgePort, `targetPorts ${JSON.stringify(targetPorts)} must be the edge's port (containerPort ${edgePort}, EDGE_PORT ${env(c.container("edge"), "EDGE_PORT")})`);
+  check(
+    p,
+    targetPorts.length === 1 && targetPorts[0]?.number === edgePort && Number(env(c.container("edge"), "EDGE_PORT")) === edgePort,
+    `targetPorts ${JSON.stringify(targetPorts)} must be the edge's port (containerPort ${edgePort}, EDGE_PORT ${env(c.container("edge"), "EDGE_PORT")})`,
+  );
   check(p, new Set(targetPorts.map((t) => t.number)).size === targetPorts.length, "targetPorts must be unique");
   const servicePort = c.pickerService.spec.ports.find((sp) => sp.port === ref.port?.number);
-  check(p, (ref.kind ?? "Service") === "Service" && servicePort !== undefined, `endpointPickerRef must name the picker's Service and one of its ports (${ref.name}:${ref.port?.number})`);
+  check(
+    p,
+    (ref.kind ?? "Service") === "Service" && servicePort !== undefined,
+    `endpointPickerRef must name the picker's Service and one of its ports (${ref.name}:${ref.port?.number})`,
+  );
   const grpc = c.pickerContainer.ports?.find((cp) => cp.name === servicePort?.targetPort || cp.containerPort === servicePort?.targetPort);
-  check(p, grpc !== undefined && String(grpc.containerPort) === flag(c.pickerContainer, "grpc-port"), "the picker Service's ext-proc port must lead to the container's --grpc-port");
+  check(
+    p,
+    grpc !== undefined && String(grpc.containerPort) === flag(c.pickerContainer, "grpc-port"),
+    "the picker Service's ext-proc port must lead to the container's --grpc-port",
+  );
   check(p, matches(c.pickerService.spec.selector, c.picker.spec.template.metadata.labels), "the picker Service must select the picker's pods");
-  check(p, flag(c.pickerContainer, "pool-name") === c.pool.metadata.name && flag(c.pickerContainer, "pool-group") === "inference.networking.k8s.io", "the picker's --pool-name and --pool-group must name the pool");
+  check(
+    p,
+    flag(c.pickerContainer, "pool-name") === c.pool.metadata.name && flag(c.pickerContainer, "pool-group") === "inference.networking.k8s.io",
+    "the picker's --pool-name and --pool-group must name the pool",
+  );
   return p;
 }
 
@@ -114,18 +228,40 @@ export function pickerProblems(c: Cluster): string[] {
   if (c.pickerConfigText() === "") return p;
   const source = (c.plugin("metrics-data-source")?.parameters ?? {}) as { port?: number; path?: string; scheme?: string };
   const sidecar = c.container("sidecar");
-  check(p, source.port !== undefined && source.port === port(sidecar, "metrics") && source.port === Number(env(sidecar, "METRICS_PORT")), `the picker must scrape the sidecar's metrics port (scrapes ${source.port}; containerPort ${port(sidecar, "metrics")}, METRICS_PORT ${env(sidecar, "METRICS_PORT")})`);
-  check(p, env(sidecar, "METRICS_HOST") === "0.0.0.0" && (source.path ?? "/metrics") === "/metrics" && (source.scheme ?? "http") === "http", "the sidecar's metrics port must listen on the pod's address and be read at http /metrics");
+  check(
+    p,
+    source.port !== undefined && source.port === port(sidecar, "metrics") && source.port === Number(env(sidecar, "METRICS_PORT")),
+    `the picker must scrape the sidecar's metrics port (scrapes ${source.port}; containerPort ${port(sidecar, "metrics")}, ` +
+      `METRICS_PORT ${env(sidecar, "METRICS_PORT")})`,
+  );
+  check(
+    p,
+    env(sidecar, "METRICS_HOST") === "0.0.0.0" && (source.path ?? "/metrics") === "/metrics" && (source.scheme ?? "http") === "http",
+    "the sidecar's metrics port must listen on the pod's address and be read at http /metrics",
+  );
   const extractor = (c.plugin("core-metrics-extractor")?.parameters ?? {}) as { defaultEngine?: string };
-  check(p, c.engine !== undefined && extractor.defaultEngine === c.engine.name, "the model-server pods' engine label must name an engineConfig (and be the default engine)");
+  check(
+    p,
+    c.engine !== undefined && extractor.defaultEngine === c.engine.name,
+    "the model-server pods' engine label must name an engineConfig (and be the default engine)",
+  );
   const config = c.pickerConfig;
   const names = new Set(config.plugins.map((pl) => pl.name ?? pl.type));
-  const refs = [...(config.schedulingProfiles ?? []).flatMap((s) => s.plugins.map((x) => x.pluginRef)), ...(config.dataLayer?.sources ?? []).flatMap((s) => [s.pluginRef, ...(s.extractors ?? []).map((e) => e.pluginRef)]), ...(config.requestHandler?.parsers ?? []).map((x) => x.pluginRef)];
+  const refs = [
+    ...(config.schedulingProfiles ?? []).flatMap((s) => s.plugins.map((x) => x.pluginRef)),
+    ...(config.dataLayer?.sources ?? []).flatMap((s) => [s.pluginRef, ...(s.extractors ?? []).map((e) => e.pluginRef)]),
+    ...(config.requestHandler?.parsers ?? []).map((x) => x.pluginRef),
+  ];
   for (const ref of refs) check(p, names.has(ref), `pluginRef ${ref} names no plugin`);
   const profile = new Set((config.schedulingProfiles?.[0]?.plugins ?? []).map((x) => x.pluginRef));
-  for (const scorer of ["queue-scorer", "kv-cache-utilization-scorer", "prefix-cache-scorer"]) check(p, profile.has(scorer), `the scheduling profile must use ${scorer}`);
+  for (const scorer of ["queue-scorer", "kv-cache-utilization-scorer", "prefix-cache-scorer"])
+    check(p, profile.has(scorer), `the scheduling profile must use ${scorer}`);
   const parsers = (config.requestHandler?.parsers ?? []).map((x) => config.plugins.find((pl) => (pl.name ?? pl.type) === x.pluginRef)?.type);
-  check(p, parsers.join(" ") === "openai-parser anthropic-parser passthrough-parser", `the parsers must read OpenAI and Anthropic bodies and pass any other path through, last (${parsers.join(" ")})`);
+  check(
+    p,
+    parsers.join(" ") === "openai-parser anthropic-parser passthrough-parser",
+    `the parsers must read OpenAI and Anthropic bodies and pass any other path through, last (${parsers.join(" ")})`,
+  );
   return p;
 }
 
@@ -136,14 +272,36 @@ export function podProblems(c: Cluster): string[] {
   check(p, env(sidecar, "SIDECAR_HOST") === "127.0.0.1", "the sidecar must bind 127.0.0.1 (SIDECAR_HOST)");
   check(p, env(edge, "SIDECAR_URL") === `http://127.0.0.1:${env(sidecar, "SIDECAR_PORT")}`, "the edge's SIDECAR_URL must be the sidecar's loopback port");
   const sidecarPort = Number(env(sidecar, "SIDECAR_PORT"));
-  check(p, !(sidecar.ports ?? []).some((cp) => cp.containerPort === sidecarPort) && !c.services.some((s) => s.spec.ports.some((sp) => sp.targetPort === sidecarPort)), "the sidecar's gRPC port must not be exposed");
-  const secretRefs = [edge, sidecar].flatMap((ct) => (ct.env ?? []).flatMap((e) => (e.valueFrom?.secretKeyRef ? [{ container: ct.name, ...e.valueFrom.secretKeyRef, env: e.name }] : [])));
+  check(
+    p,
+    !(sidecar.ports ?? []).some((cp) => cp.containerPort === sidecarPort) && !c.services.some((s) => s.spec.ports.some((sp) => sp.targetPort === sidecarPort)),
+    "the sidecar's gRPC port must not be exposed",
+  );
+  const secretRefs = [edge, sidecar].flatMap((ct) =>
+    (ct.env ?? []).flatMap((e) => (e.valueFrom?.secretKeyRef ? [{ container: ct.name, ...e.valueFrom.secretKeyRef, env: e.name }] : [])),
+  );
   const tokens = secretRefs.filter((r) => r.env === "SIDECAR_TOKEN");
-  check(p, tokens.length === 2 && tokens[0]?.name === tokens[1]?.name && tokens[0]?.key === tokens[1]?.key, "both containers must read SIDECAR_TOKEN from the same Secret key");
-  check(p, secretRefs.every((r) => r.name === c.secret.metadata.name && c.secret.stringData?.[r.key] !== undefined), `every secretKeyRef must be a key of the Secret ${c.secret.metadata.name}`);
+  check(
+    p,
+    tokens.length === 2 && tokens[0]?.name === tokens[1]?.name && tokens[0]?.key === tokens[1]?.key,
+    "both containers must read SIDECAR_TOKEN from the same Secret key",
+  );
+  check(
+    p,
+    secretRefs.every((r) => r.name === c.secret.metadata.name && c.secret.stringData?.[r.key] !== undefined),
+    `every secretKeyRef must be a key of the Secret ${c.secret.metadata.name}`,
+  );
   const http = (pr: Probe | undefined): string => `${pr?.httpGet?.path} ${pr?.httpGet?.port}`;
-  check(p, http(edge.readinessProbe) === "/health http" && edge.livenessProbe?.tcpSocket?.port === "http", "the edge must be ready on GET /health and alive on its port");
-  check(p, [sidecar.startupProbe, sidecar.readinessProbe, sidecar.livenessProbe].every((pr) => http(pr) === "/healthz metrics"), "the sidecar's probes must be GET /healthz on its metrics port");
+  check(
+    p,
+    http(edge.readinessProbe) === "/health http" && edge.livenessProbe?.tcpSocket?.port === "http",
+    "the edge must be ready on GET /health and alive on its port",
+  );
+  check(
+    p,
+    [sidecar.startupProbe, sidecar.readinessProbe, sidecar.livenessProbe].every((pr) => http(pr) === "/healthz metrics"),
+    "the sidecar's probes must be GET /healthz on its metrics port",
+  );
   return p;
 }
 
@@ -151,12 +309,34 @@ export function podProblems(c: Cluster): string[] {
 export function routeAndRbacProblems(c: Cluster): string[] {
   const p: string[] = [];
   const backends = c.route.spec.rules.flatMap((r) => r.backendRefs ?? []);
-  check(p, backends.length > 0 && backends.every((b) => b.group === "inference.networking.k8s.io" && b.kind === "InferencePool" && b.name === c.pool.metadata.name), "every backendRef must be the InferencePool");
-  check(p, c.route.spec.parentRefs.some((r) => (r.kind ?? "Gateway") === "Gateway" && r.name === c.gateway.metadata.name), "the route's parentRefs must name the Gateway");
+  check(
+    p,
+    backends.length > 0 && backends.every((b) => b.group === "inference.networking.k8s.io" && b.kind === "InferencePool" && b.name === c.pool.metadata.name),
+    "every backendRef must be the InferencePool",
+  );
+  check(
+    p,
+    c.route.spec.parentRefs.some((r) => (r.kind ?? "Gateway") === "Gateway" && r.name === c.gateway.metadata.name),
+    "the route's parentRefs must name the Gateway",
+  );
   const account = c.picker.spec.template.spec.serviceAccountName;
-  check(p, account === c.serviceAccount.metadata.name && c.roleBinding.subjects.some((s) => s.kind === "ServiceAccount" && s.name === account) && c.roleBinding.roleRef.kind === "Role" && c.roleBinding.roleRef.name === c.role.metadata.name, "the picker's ServiceAccount must be bound to the Role");
-  const grants = (group: string, resource: string): boolean => c.role.rules.some((r) => (r.apiGroups ?? []).includes(group) && (r.resources ?? []).includes(resource) && ["get", "watch", "list"].every((v) => r.verbs.includes(v)));
-  check(p, grants("inference.networking.k8s.io", "inferencepools") && grants("", "pods"), "the Role must let the picker get, watch and list inferencepools and pods");
+  check(
+    p,
+    account === c.serviceAccount.metadata.name &&
+      c.roleBinding.subjects.some((s) => s.kind === "ServiceAccount" && s.name === account) &&
+      c.roleBinding.roleRef.kind === "Role" &&
+      c.roleBinding.roleRef.name === c.role.metadata.name,
+    "the picker's ServiceAccount must be bound to the Role",
+  );
+  const grants = (group: string, resource: string): boolean =>
+    c.role.rules.some(
+      (r) => (r.apiGroups ?? []).includes(group) && (r.resources ?? []).includes(resource) && ["get", "watch", "list"].every((v) => r.verbs.includes(v)),
+    );
+  check(
+    p,
+    grants("inference.networking.k8s.io", "inferencepools") && grants("", "pods"),
+    "the Role must let the picker get, watch and list inferencepools and pods",
+  );
   return p;
 }
 

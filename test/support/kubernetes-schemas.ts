@@ -22,7 +22,9 @@ export interface Manifest {
 
 /** Every document of every manifest (kustomization.yaml aside), in file order. */
 export function loadManifests(): Manifest[] {
-  const files = readdirSync(MANIFESTS_DIR).filter((f) => f.endsWith(".yaml") && f !== "kustomization.yaml").sort();
+  const files = readdirSync(MANIFESTS_DIR)
+    .filter((f) => f.endsWith(".yaml") && f !== "kustomization.yaml")
+    .sort();
   return files.flatMap((file) =>
     parseAllDocuments(readFileSync(new URL(file, MANIFESTS_DIR), "utf8")).map((document) => {
       if (document.errors.length > 0) throw new Error(`${file}: ${document.errors.map((e) => e.message).join("; ")}`);
@@ -66,7 +68,11 @@ const OBJECT_META = { $ref: "k8s#/definitions/io.k8s.apimachinery.pkg.apis.meta.
 /** A CRD's v1 schema with apiVersion and kind fixed and metadata checked as ObjectMeta. */
 function crdSchema(schema: Json, apiVersion: string, kind: string): Json {
   const s = strict(schema) as { properties: { [key: string]: Json } } & { [key: string]: Json };
-  return { ...s, required: ["apiVersion", "kind", "metadata", "spec"], properties: { ...s.properties, apiVersion: { const: apiVersion }, kind: { const: kind }, metadata: OBJECT_META } };
+  return {
+    ...s,
+    required: ["apiVersion", "kind", "metadata", "spec"],
+    properties: { ...s.properties, apiVersion: { const: apiVersion }, kind: { const: kind }, metadata: OBJECT_META },
+  };
 }
 
 /** Validators by "apiVersion kind". */
@@ -78,21 +84,33 @@ export function manifestValidators(): Map<string, ValidateFunction> {
   ajv.addSchema({ definitions }, "k8s");
   const validators = new Map<string, ValidateFunction>();
   for (const [name, definition] of Object.entries(definitions)) {
-    const gvks = (definition as { "x-kubernetes-group-version-kind"?: { group: string; version: string; kind: string }[] })["x-kubernetes-group-version-kind"] ?? [];
+    const gvks =
+      (definition as { "x-kubernetes-group-version-kind"?: { group: string; version: string; kind: string }[] })["x-kubernetes-group-version-kind"] ?? [];
     for (const { group, version, kind } of gvks) {
       const apiVersion = group === "" ? version : `${group}/${version}`;
-      validators.set(`${apiVersion} ${kind}`, ajv.compile({
-        allOf: [{ $ref: `k8s#/definitions/${name}` }],
-        required: ["apiVersion", "kind", "metadata"],
-        properties: { apiVersion: { const: apiVersion }, kind: { const: kind } },
-      }));
+      validators.set(
+        `${apiVersion} ${kind}`,
+        ajv.compile({
+          allOf: [{ $ref: `k8s#/definitions/${name}` }],
+          required: ["apiVersion", "kind", "metadata"],
+          properties: { apiVersion: { const: apiVersion }, kind: { const: kind } },
+        }),
+      );
     }
   }
-  const crd = parse(readFileSync(new URL("inference.networking.k8s.io_inferencepools.yaml", VENDOR), "utf8")) as { spec: { versions: { name: string; schema: { openAPIV3Schema: Json } }[] } };
+  const crd = parse(readFileSync(new URL("inference.networking.k8s.io_inferencepools.yaml", VENDOR), "utf8")) as {
+    spec: { versions: { name: string; schema: { openAPIV3Schema: Json } }[] };
+  };
   const pool = crd.spec.versions.find((v) => v.name === "v1")?.schema.openAPIV3Schema ?? null;
   validators.set("inference.networking.k8s.io/v1 InferencePool", ajv.compile(crdSchema(pool, "inference.networking.k8s.io/v1", "InferencePool") as object));
-  validators.set("gateway.networking.k8s.io/v1 Gateway", ajv.compile(crdSchema(vendored("gateway-api-v1.6.1-gateway.json"), "gateway.networking.k8s.io/v1", "Gateway") as object));
-  validators.set("gateway.networking.k8s.io/v1 HTTPRoute", ajv.compile(crdSchema(vendored("gateway-api-v1.6.1-httproute.json"), "gateway.networking.k8s.io/v1", "HTTPRoute") as object));
+  validators.set(
+    "gateway.networking.k8s.io/v1 Gateway",
+    ajv.compile(crdSchema(vendored("gateway-api-v1.6.1-gateway.json"), "gateway.networking.k8s.io/v1", "Gateway") as object),
+  );
+  validators.set(
+    "gateway.networking.k8s.io/v1 HTTPRoute",
+    ajv.compile(crdSchema(vendored("gateway-api-v1.6.1-httproute.json"), "gateway.networking.k8s.io/v1", "HTTPRoute") as object),
+  );
   return validators;
 }
 

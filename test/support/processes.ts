@@ -11,7 +11,13 @@ export interface Started {
   output(): string;
 }
 
-export async function startProcess(command: string, args: readonly string[], env: Readonly<Record<string, string>>, ready: RegExp, timeoutMs = 60_000): Promise<Started> {
+export async function startProcess(
+  command: string,
+  args: readonly string[],
+  env: Readonly<Record<string, string>>,
+  ready: RegExp,
+  timeoutMs = 60_000,
+): Promise<Started> {
   const child = spawn(command, args, { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"], detached: true });
   let output = "";
   child.stdout?.on("data", (d: Buffer) => (output += d.toString()));

@@ -61,10 +61,7 @@ function contentBlock(block: Block, whole: boolean): AnthropicContentBlock {
   }
 }
 
-type BlockDelta =
-  | { type: "text_delta"; text: string }
-  | { type: "thinking_delta"; thinking: string }
-  | { type: "input_json_delta"; partial_json: string };
+type BlockDelta = { type: "text_delta"; text: string } | { type: "thinking_delta"; thinking: string } | { type: "input_json_delta"; partial_json: string };
 
 /** The `delta` of a content_block_delta: its type matches the block's. */
 function blockDelta(block: Block, text: string): BlockDelta {
@@ -146,11 +143,7 @@ export function createMessagesStreamEncoder(body: MessagesRequest, meta: Respons
       const last = [...blocks.pushAll(finishContent(finish).filter(shown)), ...blocks.close()];
       const stop = anthropicFinish(finish, calledTools);
       if (stop === null) return [];
-      return [
-        ...last,
-        event({ type: "message_delta", delta: stop, usage: { output_tokens: finish.completionTokens } }),
-        event({ type: "message_stop" }),
-      ];
+      return [...last, event({ type: "message_delta", delta: stop, usage: { output_tokens: finish.completionTokens } }), event({ type: "message_stop" })];
     },
     fail(error: ApiError) {
       return [anthropicErrorEvent(error)];

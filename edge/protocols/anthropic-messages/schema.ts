@@ -47,7 +47,8 @@ const BLOCK_TYPES = ["text", "tool_use", "tool_result", "thinking", "redacted_th
 const contentBlock = z.discriminatedUnion("type", [textBlock, toolUseBlock, toolResultBlock, thinkingBlock, redactedThinkingBlock], {
   error: (issue) =>
     issue.code === "invalid_union" && issue.note === "No matching discriminator"
-      ? `content blocks of type '${String((issue.input as { type?: unknown } | undefined)?.type)}' are not supported; supported: ${BLOCK_TYPES.map((t) => `'${t}'`).join(", ")}`
+      ? `content blocks of type '${String((issue.input as { type?: unknown } | undefined)?.type)}' are not supported; supported: ` +
+        `${BLOCK_TYPES.map((t) => `'${t}'`).join(", ")}`
       : undefined,
 });
 export type AnthropicBlock = z.output<typeof contentBlock>;
@@ -145,7 +146,10 @@ function checkConversation(
     });
   }
   const names = (body.tools ?? []).map((t) => t.name);
-  report(ctx, duplicateNames(names, (i) => ["tools", i, "name"]));
+  report(
+    ctx,
+    duplicateNames(names, (i) => ["tools", i, "name"]),
+  );
   if (body.tool_choice?.type === "tool") report(ctx, unknownChoice(body.tool_choice.name, names, ["tool_choice", "name"]));
   if (body.tool_choice?.type === "any" && names.length === 0) {
     ctx.addIssue({ code: "custom", path: ["tool_choice"], message: "'any' needs at least one tool" });

@@ -24,7 +24,10 @@ function joinText(blocks: readonly { type: string; text?: string }[]): string {
 
 /** A tool result's text (a tool reference as a line naming the tool it loads); an error result says so, since the template has no error flag. */
 function resultText(block: Extract<AnthropicBlock, { type: "tool_result" }>): string {
-  const blocks = typeof block.content === "string" || block.content == null ? block.content : block.content.map((b) => (b.type === "tool_reference" ? { type: "text", text: `Tool loaded: ${b.tool_name}` } : b));
+  const blocks =
+    typeof block.content === "string" || block.content == null
+      ? block.content
+      : block.content.map((b) => (b.type === "tool_reference" ? { type: "text", text: `Tool loaded: ${b.tool_name}` } : b));
   const text = blocks == null ? "" : typeof blocks === "string" ? blocks : joinText(blocks);
   return block.is_error === true ? `Error: ${text}` : text;
 }
@@ -47,9 +50,7 @@ function toMessages(role: AnthropicRole, content: string | readonly AnthropicBlo
       },
     ];
   }
-  const out: MessageInit[] = content.flatMap((b) =>
-    b.type === "tool_result" ? [{ role: Role.TOOL, toolCallId: b.tool_use_id, content: resultText(b) }] : [],
-  );
+  const out: MessageInit[] = content.flatMap((b) => (b.type === "tool_result" ? [{ role: Role.TOOL, toolCallId: b.tool_use_id, content: resultText(b) }] : []));
   const text = joinText(content);
   if (text !== "" || out.length === 0) out.push({ role: Role.USER, content: text });
   return out;
@@ -77,7 +78,9 @@ function toolChoiceInit(body: CountTokensRequest): Pick<MessageInitShape<typeof 
  * `output_config.effort` (as every protocol's effort maps: edge/fields/reasoning-effort.ts); disabled
  * thinking none at all (the sidecar closes the segment at once). No limit otherwise.
  */
-function thinkingBudget(body: CountTokensRequest & { output_config?: { effort?: string | null | undefined } | null | undefined }): { reasoningBudget?: number } {
+function thinkingBudget(body: CountTokensRequest & { output_config?: { effort?: string | null | undefined } | null | undefined }): {
+  reasoningBudget?: number;
+} {
   const budget =
     body.thinking?.type === "disabled"
       ? 0
@@ -91,10 +94,7 @@ function thinkingBudget(body: CountTokensRequest & { output_config?: { effort?: 
 export function toChat(body: CountTokensRequest & Partial<Pick<MessagesRequest, "output_config">>): Chat {
   const system = body.system == null ? "" : typeof body.system === "string" ? body.system : joinText(body.system);
   return create(ChatSchema, {
-    messages: [
-      ...(system === "" ? [] : [{ role: Role.SYSTEM, content: system }]),
-      ...body.messages.flatMap((m) => toMessages(m.role, m.content)),
-    ],
+    messages: [...(system === "" ? [] : [{ role: Role.SYSTEM, content: system }]), ...body.messages.flatMap((m) => toMessages(m.role, m.content))],
     tools: (body.tools ?? []).map((t) => ({ name: t.name, description: t.description ?? "", parameters: JSON.stringify(t.input_schema ?? {}) })),
     ...toolChoiceInit(body),
     ...thinkingBudget(body),

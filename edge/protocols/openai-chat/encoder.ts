@@ -96,8 +96,7 @@ export function createChatStreamEncoder(body: ChatRequest, meta: ResponseMeta): 
       ...(usage === undefined ? {} : { usage }),
     });
   const deltas = new ChatDeltas();
-  const contentChunks = (content: ContentDelta): SseEvent[] =>
-    deltas.of(content).map((delta) => chunk([{ index: 0, delta, finish_reason: null }]));
+  const contentChunks = (content: ContentDelta): SseEvent[] => deltas.of(content).map((delta) => chunk([{ index: 0, delta, finish_reason: null }]));
   return {
     start(_start: Start) {
       return [chunk([{ index: 0, delta: { role: "assistant" }, finish_reason: null }])];
@@ -183,9 +182,7 @@ export function encodeChatCompletion(body: ChatRequest, meta: ResponseMeta, resu
       {
         index: 0,
         message,
-        logprobs: wantsLogprobs(body)
-          ? { content: result.tokens.map((t) => chatLogprobEntry(t, topCount)), refusal: null }
-          : null,
+        logprobs: wantsLogprobs(body) ? { content: result.tokens.map((t) => chatLogprobEntry(t, topCount)), refusal: null } : null,
         finish_reason: openAiFinish(result.finish.reason, calledTools) ?? "stop",
       },
     ],

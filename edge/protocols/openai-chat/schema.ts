@@ -13,8 +13,7 @@ import { CallLedger, duplicateNames, report, schemaObject, toolName, unknownChoi
 import { commonFields } from "../openai-common/fields.js";
 import { responseFormatField } from "../openai-common/response-format.js";
 
-const LEGACY_FUNCTIONS =
-  'the legacy "functions" / "function_call" are not supported: send "tools", "tool_choice" and assistant "tool_calls" instead';
+const LEGACY_FUNCTIONS = 'the legacy "functions" / "function_call" are not supported: send "tools", "tool_choice" and assistant "tool_calls" instead';
 
 export const CHAT_ROLES = ["system", "developer", "user", "assistant", "tool"] as const;
 export type ChatRole = (typeof CHAT_ROLES)[number];
@@ -72,14 +71,9 @@ const tool = z.object({
   function: functionDefinition,
 });
 
-const toolChoice = z.union(
-  [
-    z.enum(["none", "auto", "required"]),
-    z.object({ type: z.literal("function"), function: z.object({ name: z.string() }) }),
-  ],
-  { error: 'expected "none", "auto", "required" or {"type":"function","function":{"name":…}}' },
-);
-
+const toolChoice = z.union([z.enum(["none", "auto", "required"]), z.object({ type: z.literal("function"), function: z.object({ name: z.string() }) })], {
+  error: 'expected "none", "auto", "required" or {"type":"function","function":{"name":…}}',
+});
 
 export const chatRequestSchema = z
   .object({
@@ -101,7 +95,9 @@ export const chatRequestSchema = z
     verbosity: z
       .string()
       .nullish()
-      .refine((v) => v == null || v === "medium", { error: "only verbosity 'medium' is supported: the model's replies are not shortened or lengthened on request" }),
+      .refine((v) => v == null || v === "medium", {
+        error: "only verbosity 'medium' is supported: the model's replies are not shortened or lengthened on request",
+      }),
     web_search_options: refusedField("web search is not supported: this server runs no search"),
     // How much the reply may reason (edge/fields/reasoning-effort.ts).
     reasoning_effort: z.enum(["none", "minimal", "low", "medium", "high", "xhigh"]).nullish(),
@@ -120,7 +116,10 @@ export const chatRequestSchema = z
     }
     if (body.function_call != null) ctx.addIssue({ code: "custom", path: ["function_call"], message: LEGACY_FUNCTIONS });
     const names = chatTools(body).map((t) => t.name);
-    report(ctx, duplicateNames(names, (i) => ["tools", i, "function", "name"]));
+    report(
+      ctx,
+      duplicateNames(names, (i) => ["tools", i, "function", "name"]),
+    );
     const choice = chatToolChoice(body);
     if (typeof choice === "object") report(ctx, unknownChoice(choice.name, names, ["tool_choice"]));
     if (choice === "required" && names.length === 0) {

@@ -1,13 +1,7 @@
 // A validated chat-completions body → the proto's GenerateRequest (messages, tools, format, limits).
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { effortBudget } from "../../fields/reasoning-effort.js";
-import {
-  GenerateRequestSchema,
-  Role,
-  ToolChoice,
-  type ChatMessageSchema,
-  type GenerateRequest,
-} from "../../../proto/gen/inference/v1/inference_pb.js";
+import { GenerateRequestSchema, Role, ToolChoice, type ChatMessageSchema, type GenerateRequest } from "../../../proto/gen/inference/v1/inference_pb.js";
 import { toProtoRole } from "../../fields/roles.js";
 import { commonRequestInit } from "../openai-common/fields.js";
 import { responseFormatConstraint } from "../openai-common/response-format.js";

@@ -1,6 +1,6 @@
 // OpenAI's error shape, for HTTP bodies and for in-stream `event: error` frames:
 //   {"error":{"message","type","param","code"}}
-import { type ApiError, type ApiErrorKind } from "../../base/errors.js";
+import type { ApiError, ApiErrorKind } from "../../base/errors.js";
 import { jsonResponse } from "../../core/json.js";
 import { jsonEvent, type SseEvent } from "../../sse/frame.js";
 

@@ -6,7 +6,9 @@ import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { SamplingOptionsSchema } from "../../../proto/gen/inference/v1/inference_pb.js";
 import { integer, uint32, MAX_STOP_SEQUENCES, nonEmptyStops, positiveInteger, tokenLimit, UINT32_MAX } from "../../fields/fields.js";
 
-const tokenId = z.string().regex(/^\d{1,10}$/, { error: "logit_bias keys are token ids (decimal integers)" })
+const tokenId = z
+  .string()
+  .regex(/^\d{1,10}$/, { error: "logit_bias keys are token ids (decimal integers)" })
   .refine((key) => Number(key) <= UINT32_MAX, { error: "token id out of range" });
 
 export const commonFields = {

@@ -29,10 +29,7 @@ export const textFormatField = z
   ])
   .nullish();
 
-export function responseFormatConstraint(
-  format: z.output<typeof responseFormatField>,
-  grammar?: string | null,
-): ConstraintInit | undefined {
+export function responseFormatConstraint(format: z.output<typeof responseFormatField>, grammar?: string | null): ConstraintInit | undefined {
   return toConstraint(format?.type === "json_schema" ? { type: "json_schema", schema: format.json_schema.schema } : format, grammar);
 }
 

@@ -97,9 +97,9 @@ export function createCompletionStreamEncoder(body: CompletionRequest, meta: Res
       if (reason === null) return [];
       // Text the sidecar held back to the end (a stop sequence that never came) goes out first.
       // A raw prompt has no reasoning or tool calls (the proto sends them for chats only): text alone.
-      const frames = finishContent(finish).filter((content) => content.kind === "text").map((content) =>
-        chunk([{ text: content.text, index: 0, logprobs: null, finish_reason: null }]),
-      );
+      const frames = finishContent(finish)
+        .filter((content) => content.kind === "text")
+        .map((content) => chunk([{ text: content.text, index: 0, logprobs: null, finish_reason: null }]));
       frames.push(chunk([{ text: "", index: 0, logprobs: null, finish_reason: reason }]));
       if (body.stream_options?.include_usage === true) frames.push(chunk([], openAiUsage(finish)));
       frames.push(DONE);
@@ -124,9 +124,7 @@ export function encodeCompletion(body: CompletionRequest, meta: ResponseMeta, re
     object: "text_completion",
     created: meta.created,
     model: meta.model,
-    choices: [
-      { text: echo ? body.prompt + result.text : result.text, index: 0, logprobs, finish_reason: openAiFinish(result.finish.reason) ?? "stop" },
-    ],
+    choices: [{ text: echo ? body.prompt + result.text : result.text, index: 0, logprobs, finish_reason: openAiFinish(result.finish.reason) ?? "stop" }],
     usage: openAiUsage(result.finish),
   };
 }

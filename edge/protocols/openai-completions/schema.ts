@@ -24,7 +24,10 @@ export const completionRequestSchema = z
   .object({
     ...commonFields,
     // 0 generates nothing: with `echo` and `logprobs` it scores the prompt alone.
-    max_tokens: z.number().refine((v) => Number.isInteger(v) && v >= 0, { error: "expected an integer of at least 0" }).nullish(),
+    max_tokens: z
+      .number()
+      .refine((v) => Number.isInteger(v) && v >= 0, { error: "expected an integer of at least 0" })
+      .nullish(),
     prompt,
     // Legacy: the number of most likely alternatives to report per token (0..5).
     // `true` is accepted too (some clients send it) and means 1.

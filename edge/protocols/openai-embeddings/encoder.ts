@@ -13,7 +13,9 @@ export interface EmbeddingsAnswer {
 export function float32Base64(values: readonly number[]): string {
   const bytes = new Uint8Array(values.length * 4);
   const view = new DataView(bytes.buffer);
-  values.forEach((v, i) => view.setFloat32(i * 4, v, true));
+  values.forEach((v, i) => {
+    view.setFloat32(i * 4, v, true);
+  });
   let binary = "";
   for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
   return btoa(binary);

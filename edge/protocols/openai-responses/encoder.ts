@@ -101,7 +101,9 @@ function itemEvents(meta: ResponseMeta, options: ItemOptions, event: (type: stri
       open(block) {
         const item: ItemRecord = { block, id: `${itemIdPrefix(block)}${meta.newId()}`, status: "in_progress", options };
         items[block.index] = item;
-        const frames = [event("response.output_item.added", { output_index: block.index, item: outputItem(block, item.id, "in_progress", false, item.options) })];
+        const frames = [
+          event("response.output_item.added", { output_index: block.index, item: outputItem(block, item.id, "in_progress", false, item.options) }),
+        ];
         const part = partOf(block, "");
         if (part !== undefined) {
           frames.push(event("response.content_part.added", { item_id: item.id, output_index: block.index, content_index: 0, part }));
@@ -139,8 +141,7 @@ function itemEvents(meta: ResponseMeta, options: ItemOptions, event: (type: stri
 
 export function createResponsesStreamEncoder(body: ResponsesRequest, meta: ResponseMeta): StreamEncoder {
   let sequence = 0;
-  const event = (type: string, fields: Record<string, unknown>): SseEvent =>
-    jsonEvent({ type, ...fields, sequence_number: sequence++ }, type);
+  const event = (type: string, fields: Record<string, unknown>): SseEvent => jsonEvent({ type, ...fields, sequence_number: sequence++ }, type);
   const output = itemEvents(meta, itemOptions(body), event);
   const { blocks, items, record } = output;
   const snapshot = (state: Omit<ResponseState, "output">) => responseObject(body, meta, { ...state, output: items.map(itemOf) });
@@ -148,10 +149,7 @@ export function createResponsesStreamEncoder(body: ResponsesRequest, meta: Respo
   const inProgress = { status: "in_progress", error: null, incomplete_details: null, usage: null } as const;
   return {
     start(_start: Start) {
-      return [
-        event("response.created", { response: snapshot(inProgress) }),
-        event("response.in_progress", { response: snapshot(inProgress) }),
-      ];
+      return [event("response.created", { response: snapshot(inProgress) }), event("response.in_progress", { response: snapshot(inProgress) })];
     },
     token(token: Token) {
       return blocks.pushAll(tokenContent(token));
@@ -184,9 +182,7 @@ export function encodeResponse(body: ResponsesRequest, meta: ResponseMeta, resul
   const ending = responsesFinish(result.finish) ?? { status: "completed", incomplete_details: null };
   const status: ItemStatus = ending.status === "completed" ? "completed" : "incomplete";
   const options = itemOptions(body);
-  const output = collectBlocks(result).map((block) =>
-    itemOf({ block, id: `${itemIdPrefix(block)}${meta.newId()}`, status, options }),
-  );
+  const output = collectBlocks(result).map((block) => itemOf({ block, id: `${itemIdPrefix(block)}${meta.newId()}`, status, options }));
   return responseObject(body, meta, { ...ending, completed_at: completedAt(meta), error: null, usage: responsesUsage(result.finish), output });
 }
 

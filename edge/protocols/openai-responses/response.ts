@@ -133,9 +133,7 @@ function namespaceOf(name: string | undefined, options: ItemOptions | undefined)
 
 /** Concatenated output_text of the message items (the SDKs' `output_text`). */
 export function outputText(output: readonly OutputItem[]): string {
-  return output
-    .flatMap((item) => (item.type === "message" ? item.content.map((part) => part.text) : []))
-    .join("");
+  return output.flatMap((item) => (item.type === "message" ? item.content.map((part) => part.text) : [])).join("");
 }
 
 export interface ResponseState {

@@ -72,7 +72,8 @@ const ITEM_TYPES = ["message", "function_call", "function_call_output", "reasoni
 
 /** An input item; a message may leave out its `type`. */
 export const inputItem = z.preprocess(
-  (item) => (typeof item === "object" && item !== null && !Array.isArray(item) && (item as { type?: unknown }).type == null ? { ...item, type: "message" } : item),
+  (item) =>
+    typeof item === "object" && item !== null && !Array.isArray(item) && (item as { type?: unknown }).type == null ? { ...item, type: "message" } : item,
   z.discriminatedUnion("type", [messageItem, functionCallItem, functionCallOutputItem, reasoningItem], {
     error: (issue) => {
       if (issue.code !== "invalid_union" || issue.note !== "No matching discriminator") return undefined;
@@ -100,7 +101,7 @@ const toolChoice = z
     if (choice.type !== "function") {
       const why =
         choice.type === "allowed_tools"
-          ? "is not supported: send only the allowed function tools in 'tools' with tool_choice \"auto\" or \"required\""
+          ? 'is not supported: send only the allowed function tools in \'tools\' with tool_choice "auto" or "required"'
           : `is not supported: tools of type '${choice.type}' are ignored by this server; ${CHOICES}`;
       ctx.addIssue({ code: "custom", path: ["type"], message: `a tool_choice of type '${choice.type}' ${why}` });
     } else if (typeof choice.name !== "string") {
@@ -110,88 +111,94 @@ const toolChoice = z
   .transform((choice) => (typeof choice === "string" ? choice : { type: "function" as const, name: String(choice.name) }));
 
 const NOT_STORED =
-  "not supported yet: this server stores no responses (the stored, stateful side of the Responses API comes in a later version); send the whole conversation in 'input'";
+  "not supported yet: this server stores no responses (the stored, stateful side of the Responses API comes in a later " +
+  "version); send the whole conversation in 'input'";
 
 /** Why previous_response_id is refused by a server without a store. */
-export const NOT_STORED_HERE =
-  "is not supported by this server without a store (no database is configured): send the whole conversation in 'input'";
+export const NOT_STORED_HERE = "is not supported by this server without a store (no database is configured): send the whole conversation in 'input'";
 
-export const responsesRequestSchema = z.object({
-  model: z.string().nullish(),
-  input: z.union([z.string(), z.array(inputItem).min(1, { error: "at least one input item is required" })]),
-  instructions: z.string().nullish(),
-  max_output_tokens: positiveInteger().nullish(),
-  temperature: z.number().min(0).max(2).nullish(),
-  top_p: z.number().gt(0).max(1).nullish(),
-  stream: z.boolean().nullish(),
-  metadata: z.record(z.string(), z.string()).nullish(),
-  // With a store (edge/state/responses/) the handler sets `store` to what is done and puts the
-  // previous responses' items first in `input`; without one it refuses previous_response_id and
-  // sets `store` to false.
-  store: z.boolean().nullish(),
-  previous_response_id: z.string().min(1).nullish(),
-  // With a store the handler takes `conversation` out before parsing and puts `{id}` back after
-  // (edge/state/responses/conversation.ts); without one it is refused here.
-  conversation: z
-    .unknown()
-    .optional()
-    .refine((value): boolean => value == null, { error: NOT_STORED }),
-  text: z.object({ format: textFormatField }).nullish(),
-  tools: z.array(anyTool).nullish(),
-  tool_choice: toolChoice.nullish(),
-  parallel_tool_calls: z.boolean().nullish(),
-  // Sampling the proto carries, echoed in the Response.
-  presence_penalty: z.number().min(-2).max(2).nullish(),
-  frequency_penalty: z.number().min(-2).max(2).nullish(),
-  // Logprobs on output text are not produced on this endpoint yet: 0 (or unset) only.
-  top_logprobs: z
-    .number()
-    .nullish()
-    .refine((n) => n == null || n === 0, { error: "top_logprobs on /v1/responses is not supported yet; use /v1/chat/completions with logprobs" }),
-  // At most one call per reply when 1 (more are not counted yet: any larger value allows parallel calls).
-  max_tool_calls: z.number().int().min(1).max(UINT32_MAX).nullish(),
-  // A resumable stream with stream: true, else a job to poll (docs/contract.md, "Resumable streams").
-  background: z.boolean().nullish(),
-  // Echoed in the Response; they change nothing in the reply.
-  reasoning: z.object({ effort: z.string().nullish(), summary: z.string().nullish() }).nullish(),
-  service_tier: z.string().nullish(),
-  safety_identifier: z.string().nullish(),
-  prompt_cache_key: z.string().nullish(),
-  user: z.string().nullish(),
-  truncation: z.enum(["auto", "disabled"]).nullish(),
-  // "reasoning.encrypted_content" gives reasoning items an encrypted_content to send back next
-  // turn (encrypted-reasoning.ts); other values add nothing this server makes.
-  include: z.array(z.string()).nullish(),
-  // Stored prompt templates live on OpenAI's platform; this server has none.
-  prompt: refusedField("prompt templates are not supported: this server stores no prompts; send the instructions and input"),
-}).superRefine((body, ctx) => {
-  (body.tools ?? []).forEach((tool, i) => {
-    const parsed = checkTool(tool);
-    for (const issue of parsed?.error?.issues ?? []) ctx.addIssue({ ...issue, code: "custom", path: ["tools", i, ...issue.path] } as never);
-    if (parsed?.success === true && parsed.data.type === "namespace") {
-      parsed.data.tools.forEach((inner, j) => {
-        if (inner.type !== "function") return;
-        for (const issue of functionTool.safeParse(inner).error?.issues ?? []) ctx.addIssue({ ...issue, code: "custom", path: ["tools", i, "tools", j, ...issue.path] } as never);
+export const responsesRequestSchema = z
+  .object({
+    model: z.string().nullish(),
+    input: z.union([z.string(), z.array(inputItem).min(1, { error: "at least one input item is required" })]),
+    instructions: z.string().nullish(),
+    max_output_tokens: positiveInteger().nullish(),
+    temperature: z.number().min(0).max(2).nullish(),
+    top_p: z.number().gt(0).max(1).nullish(),
+    stream: z.boolean().nullish(),
+    metadata: z.record(z.string(), z.string()).nullish(),
+    // With a store (edge/state/responses/) the handler sets `store` to what is done and puts the
+    // previous responses' items first in `input`; without one it refuses previous_response_id and
+    // sets `store` to false.
+    store: z.boolean().nullish(),
+    previous_response_id: z.string().min(1).nullish(),
+    // With a store the handler takes `conversation` out before parsing and puts `{id}` back after
+    // (edge/state/responses/conversation.ts); without one it is refused here.
+    conversation: z
+      .unknown()
+      .optional()
+      .refine((value): boolean => value == null, { error: NOT_STORED }),
+    text: z.object({ format: textFormatField }).nullish(),
+    tools: z.array(anyTool).nullish(),
+    tool_choice: toolChoice.nullish(),
+    parallel_tool_calls: z.boolean().nullish(),
+    // Sampling the proto carries, echoed in the Response.
+    presence_penalty: z.number().min(-2).max(2).nullish(),
+    frequency_penalty: z.number().min(-2).max(2).nullish(),
+    // Logprobs on output text are not produced on this endpoint yet: 0 (or unset) only.
+    top_logprobs: z
+      .number()
+      .nullish()
+      .refine((n) => n == null || n === 0, { error: "top_logprobs on /v1/responses is not supported yet; use /v1/chat/completions with logprobs" }),
+    // At most one call per reply when 1 (more are not counted yet: any larger value allows parallel calls).
+    max_tool_calls: z.number().int().min(1).max(UINT32_MAX).nullish(),
+    // A resumable stream with stream: true, else a job to poll (docs/contract.md, "Resumable streams").
+    background: z.boolean().nullish(),
+    // Echoed in the Response; they change nothing in the reply.
+    reasoning: z.object({ effort: z.string().nullish(), summary: z.string().nullish() }).nullish(),
+    service_tier: z.string().nullish(),
+    safety_identifier: z.string().nullish(),
+    prompt_cache_key: z.string().nullish(),
+    user: z.string().nullish(),
+    truncation: z.enum(["auto", "disabled"]).nullish(),
+    // "reasoning.encrypted_content" gives reasoning items an encrypted_content to send back next
+    // turn (encrypted-reasoning.ts); other values add nothing this server makes.
+    include: z.array(z.string()).nullish(),
+    // Stored prompt templates live on OpenAI's platform; this server has none.
+    prompt: refusedField("prompt templates are not supported: this server stores no prompts; send the instructions and input"),
+  })
+  .superRefine((body, ctx) => {
+    (body.tools ?? []).forEach((tool, i) => {
+      const parsed = checkTool(tool);
+      for (const issue of parsed?.error?.issues ?? []) ctx.addIssue({ ...issue, code: "custom", path: ["tools", i, ...issue.path] } as never);
+      if (parsed?.success === true && parsed.data.type === "namespace") {
+        parsed.data.tools.forEach((inner, j) => {
+          if (inner.type !== "function") return;
+          for (const issue of functionTool.safeParse(inner).error?.issues ?? [])
+            ctx.addIssue({ ...issue, code: "custom", path: ["tools", i, "tools", j, ...issue.path] } as never);
+        });
+      }
+    });
+    const offered = offeredTools(body.tools);
+    const names = offered.map((o) => o.tool.name);
+    report(
+      ctx,
+      duplicateNames(names, (i) => [...(offered[i]?.path ?? ["tools"]), "name"]),
+    );
+    const choice = body.tool_choice;
+    if (typeof choice === "object" && choice !== null) report(ctx, unknownChoice(choice.name, names, ["tool_choice", "name"]));
+    if (choice === "required" && names.length === 0) {
+      ctx.addIssue({ code: "custom", path: ["tool_choice"], message: '"required" needs at least one function tool' });
+    }
+    if (typeof body.input !== "string") {
+      const ledger = new CallLedger();
+      body.input.forEach((item, i) => {
+        if (!("call_id" in item)) return;
+        if (item.type === "function_call") ledger.call(item.call_id);
+        else ledger.result(item.call_id, ["input", i, "call_id"]);
       });
+      report(ctx, ledger.issues);
     }
   });
-  const offered = offeredTools(body.tools);
-  const names = offered.map((o) => o.tool.name);
-  report(ctx, duplicateNames(names, (i) => [...(offered[i]?.path ?? ["tools"]), "name"]));
-  const choice = body.tool_choice;
-  if (typeof choice === "object" && choice !== null) report(ctx, unknownChoice(choice.name, names, ["tool_choice", "name"]));
-  if (choice === "required" && names.length === 0) {
-    ctx.addIssue({ code: "custom", path: ["tool_choice"], message: '"required" needs at least one function tool' });
-  }
-  if (typeof body.input !== "string") {
-    const ledger = new CallLedger();
-    body.input.forEach((item, i) => {
-      if (!("call_id" in item)) return;
-      if (item.type === "function_call") ledger.call(item.call_id);
-      else ledger.result(item.call_id, ["input", i, "call_id"]);
-    });
-    report(ctx, ledger.issues);
-  }
-});
 
 export type ResponsesRequest = z.output<typeof responsesRequestSchema>;

@@ -9,7 +9,7 @@ import { ConflictError, NotFoundError } from "../../base/errors.js";
 import type { GenerationResult } from "../../sidecars/generation.js";
 import { addAnswerHeaders, withProtocolHeaders } from "../../core/protocol.js";
 import { chatEndpoint } from "../../protocols/openai-chat/handler.js";
-import { chatRequestSchema, type ChatRequest } from "../../protocols/openai-chat/schema.js";
+import type { chatRequestSchema, ChatRequest } from "../../protocols/openai-chat/schema.js";
 import { openAiProtocol } from "../../protocols/openai-common/protocol.js";
 import { generateFor } from "../../core/serve.js";
 import type { Endpoint } from "../../core/endpoint.js";
@@ -31,7 +31,8 @@ async function commitTurn(store: C1Store, pending: PendingTurn, body: ChatReques
   } catch (error) {
     if (!(error instanceof TurnConflictError)) throw error;
     throw new ConflictError(
-      `Conversation '${pending.conversationId}' changed while this reply was generated (another turn finished first, or it was deleted); this turn was not stored.`,
+      `Conversation '${pending.conversationId}' changed while this reply was generated (another turn finished first, or it was ` +
+        `deleted); this turn was not stored.`,
       { code: "conversation_conflict", cause: error },
     );
   }

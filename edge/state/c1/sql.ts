@@ -24,7 +24,8 @@ function isConstraintFailure(error: unknown): boolean {
 function messageInserts(turn: Turn, count: number): SqlStatement[] {
   return turn.messages.map((message, i) =>
     sql(
-      "INSERT INTO conversation_messages (conversation_id, seq, message) SELECT ?, ?, ? WHERE EXISTS (SELECT 1 FROM conversations WHERE id = ? AND owner = ? AND message_count = ?)",
+      "INSERT INTO conversation_messages (conversation_id, seq, message) SELECT ?, ?, ? WHERE EXISTS (SELECT 1 FROM " +
+        "conversations WHERE id = ? AND owner = ? AND message_count = ?)",
       turn.conversationId,
       turn.base + i,
       JSON.stringify(message),
@@ -38,7 +39,14 @@ function messageInserts(turn: Turn, count: number): SqlStatement[] {
 /** The turn's first statement: create the conversation, or move its count from `base` on. */
 function headOf(turn: Turn, count: number): SqlStatement {
   if (turn.base === 0) {
-    return sql("INSERT INTO conversations (id, owner, created_at, updated_at, message_count) VALUES (?, ?, ?, ?, ?)", turn.conversationId, turn.owner, turn.at, turn.at, count);
+    return sql(
+      "INSERT INTO conversations (id, owner, created_at, updated_at, message_count) VALUES (?, ?, ?, ?, ?)",
+      turn.conversationId,
+      turn.owner,
+      turn.at,
+      turn.at,
+      count,
+    );
   }
   return sql(
     "UPDATE conversations SET updated_at = ?, message_count = ? WHERE id = ? AND owner = ? AND message_count = ?",
@@ -57,7 +65,9 @@ export class SqlC1Store implements C1Store {
     const [row] = await this.driver.all(sql(`SELECT ${INFO_COLUMNS} FROM conversations WHERE id = ? AND owner = ?`, id, owner));
     if (row === undefined) return undefined;
     const info = infoOf(row);
-    const rows = await this.driver.all(sql("SELECT message FROM conversation_messages WHERE conversation_id = ? AND seq < ? ORDER BY seq", id, info.messageCount));
+    const rows = await this.driver.all(
+      sql("SELECT message FROM conversation_messages WHERE conversation_id = ? AND seq < ? ORDER BY seq", id, info.messageCount),
+    );
     const messages = rows.map((r) => JSON.parse(String(r["message"])) as StoredMessage);
     return { ...info, messages };
   }
@@ -65,14 +75,17 @@ export class SqlC1Store implements C1Store {
   async list(owner: string, options: { limit: number; after?: string }): Promise<ConversationPage | undefined> {
     let rows: Record<string, unknown>[];
     if (options.after === undefined) {
-      rows = await this.driver.all(sql(`SELECT ${INFO_COLUMNS} FROM conversations WHERE owner = ? ORDER BY created_at DESC, id DESC LIMIT ?`, owner, options.limit + 1));
+      rows = await this.driver.all(
+        sql(`SELECT ${INFO_COLUMNS} FROM conversations WHERE owner = ? ORDER BY created_at DESC, id DESC LIMIT ?`, owner, options.limit + 1),
+      );
     } else {
       const [cursor] = await this.driver.all(sql("SELECT created_at FROM conversations WHERE id = ? AND owner = ?", options.after, owner));
       if (cursor === undefined) return undefined;
       const created = Number(cursor["created_at"]);
       rows = await this.driver.all(
         sql(
-          `SELECT ${INFO_COLUMNS} FROM conversations WHERE owner = ? AND (created_at < ? OR (created_at = ? AND id < ?)) ORDER BY created_at DESC, id DESC LIMIT ?`,
+          `SELECT ${INFO_COLUMNS} FROM conversations WHERE owner = ? AND (created_at < ? OR (created_at = ? AND id < ?)) ORDER BY ` +
+            `created_at DESC, id DESC LIMIT ?`,
           owner,
           created,
           created,

@@ -17,7 +17,9 @@ export function conversationDeleted(id: string): Record<string, unknown> {
 /** `include: ["reasoning.encrypted_content"]`: reasoning items carry their text sealed, as Responses do. */
 export function withIncluded(item: StoredItem, sealed: boolean): StoredItem {
   if (!sealed || item["type"] !== "reasoning" || typeof item["encrypted_content"] === "string" || !Array.isArray(item["content"])) return item;
-  const text = (item["content"] as unknown[]).map((part) => (typeof part === "object" && part !== null ? String((part as { text?: unknown }).text ?? "") : "")).join("");
+  const text = (item["content"] as unknown[])
+    .map((part) => (typeof part === "object" && part !== null ? String((part as { text?: unknown }).text ?? "") : ""))
+    .join("");
   return { ...item, encrypted_content: sealReasoning(text) };
 }
 

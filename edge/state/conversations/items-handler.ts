@@ -26,7 +26,12 @@ export async function handleListItems(id: string, request: Request, store: Conve
   const options = pageOptions(url);
   const sealed = sealedReasoning(url);
   const items = await itemsOf(store, request, id);
-  return jsonResponse(itemsPage(items.map((item) => withIncluded(item, sealed)), options));
+  return jsonResponse(
+    itemsPage(
+      items.map((item) => withIncluded(item, sealed)),
+      options,
+    ),
+  );
 }
 
 /** POST /v1/conversations/{id}/items {items}: appended in order, all or none. */

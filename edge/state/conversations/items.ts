@@ -34,7 +34,13 @@ const itemsField = (min: number) =>
  * The request's `items` (absent: none, where `min` is 0), ready to store. Errors name
  * `items[i]…`; nothing is stored when one is refused.
  */
-export async function requestItems(fields: Record<string, unknown>, min: 0 | 1, sources: ItemSource, owner: string, newId: () => string): Promise<StoredItem[]> {
+export async function requestItems(
+  fields: Record<string, unknown>,
+  min: 0 | 1,
+  sources: ItemSource,
+  owner: string,
+  newId: () => string,
+): Promise<StoredItem[]> {
   const { items } = parseRequest(z.object({ items: min === 0 ? itemsField(0).nullish() : itemsField(1) }), fields);
   if (items == null || items.length === 0) return [];
   const resolved = (await ownItems(items, sources, owner, newId, "items")) as unknown[];

@@ -56,7 +56,9 @@ export class SqlConversationStore implements ConversationStore {
   }
 
   async updateConversation(owner: string, id: string, metadata: ConversationMetadata): Promise<OpenAiConversation | undefined> {
-    const [changed] = await this.driver.batch([sql("UPDATE item_conversations SET metadata = ? WHERE id = ? AND owner = ?", JSON.stringify(metadata), id, owner)]);
+    const [changed] = await this.driver.batch([
+      sql("UPDATE item_conversations SET metadata = ? WHERE id = ? AND owner = ?", JSON.stringify(metadata), id, owner),
+    ]);
     return changed === 1 ? this.getConversation(owner, id) : undefined;
   }
 
@@ -84,7 +86,13 @@ export class SqlConversationStore implements ConversationStore {
 
   async deleteConversationItem(owner: string, id: string, itemId: string): Promise<boolean> {
     const [changed] = await this.driver.batch([
-      sql("DELETE FROM conversation_items WHERE conversation_id = ? AND id = ? AND EXISTS (SELECT 1 FROM item_conversations WHERE id = ? AND owner = ?)", id, itemId, id, owner),
+      sql(
+        "DELETE FROM conversation_items WHERE conversation_id = ? AND id = ? AND EXISTS (SELECT 1 FROM item_conversations WHERE id = ? AND owner = ?)",
+        id,
+        itemId,
+        id,
+        owner,
+      ),
     ]);
     return (changed ?? 0) > 0;
   }

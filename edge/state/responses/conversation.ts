@@ -17,12 +17,20 @@ function conversationIdOf(value: unknown): string | undefined {
   if (value == null) return undefined;
   const id = isRecord(value) ? value["id"] : value;
   if (typeof id === "string" && id !== "") return id;
-  if (isRecord(value)) throw new InvalidRequestError("Invalid 'conversation.id': expected a conversation id (a non-empty string).", { param: "conversation.id" });
-  throw new InvalidRequestError("Invalid 'conversation': expected a conversation id (a non-empty string), or an object with one as 'id'.", { param: "conversation" });
+  if (isRecord(value))
+    throw new InvalidRequestError("Invalid 'conversation.id': expected a conversation id (a non-empty string).", { param: "conversation.id" });
+  throw new InvalidRequestError("Invalid 'conversation': expected a conversation id (a non-empty string), or an object with one as 'id'.", {
+    param: "conversation",
+  });
 }
 
 /** The conversation the request names, with its items; 400 beside previous_response_id, 404 if unknown or another key's. */
-export async function requestConversation(fields: Record<string, unknown>, previousId: string | undefined, store: ConversationStore, owner: string): Promise<ResponseConversation | undefined> {
+export async function requestConversation(
+  fields: Record<string, unknown>,
+  previousId: string | undefined,
+  store: ConversationStore,
+  owner: string,
+): Promise<ResponseConversation | undefined> {
   const id = conversationIdOf(fields["conversation"]);
   if (id === undefined) return undefined;
   if (previousId !== undefined) {
@@ -36,8 +44,16 @@ export async function requestConversation(fields: Record<string, unknown>, previ
 }
 
 /** Appends a finished response's input and output items, all or none. */
-export async function appendResponse(store: ConversationStore, owner: string, conversationId: string, inputItems: readonly StoredItem[], response: Readonly<Record<string, unknown>>): Promise<void> {
+export async function appendResponse(
+  store: ConversationStore,
+  owner: string,
+  conversationId: string,
+  inputItems: readonly StoredItem[],
+  response: Readonly<Record<string, unknown>>,
+): Promise<void> {
   const output = Array.isArray(response["output"]) ? (response["output"] as StoredItem[]) : [];
   if (await store.appendConversationItems(owner, conversationId, [...inputItems, ...output].map(asConversationItem))) return;
-  throw new ConflictError(`Conversation '${conversationId}' was deleted while this response was generated; its items were not added.`, { code: "conversation_conflict" });
+  throw new ConflictError(`Conversation '${conversationId}' was deleted while this response was generated; its items were not added.`, {
+    code: "conversation_conflict",
+  });
 }

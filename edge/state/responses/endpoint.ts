@@ -57,9 +57,17 @@ async function store(pending: PendingResponse, same: SameResponse, body: Respons
   if ((body.store !== true && pending.conversationId === undefined) || responsesFinish(result.finish) === null) return;
   same.freeze(meta);
   const response = encodeResponse(body, same.meta(meta), result);
-  if (pending.conversationId !== undefined) await appendResponse(pending.store.conversations, pending.owner, pending.conversationId, pending.inputItems, response);
+  if (pending.conversationId !== undefined)
+    await appendResponse(pending.store.conversations, pending.owner, pending.conversationId, pending.inputItems, response);
   if (body.store === true) {
-    await pending.store.responses.putResponse({ id: meta.id, owner: pending.owner, createdAt: meta.created * 1000, response, inputItems: pending.inputItems, context: pending.context });
+    await pending.store.responses.putResponse({
+      id: meta.id,
+      owner: pending.owner,
+      createdAt: meta.created * 1000,
+      response,
+      inputItems: pending.inputItems,
+      context: pending.context,
+    });
   }
   same.stored = response;
 }

@@ -45,10 +45,10 @@ export function createTurn(fields: Record<string, unknown>): ThreadTurnRequest {
 }
 
 export function threadNotFound(id: string): NotFoundError {
-  return new NotFoundError(
-    `No thread holds message '${id}' for this key; send the whole conversation with thread {"type": "create"} to start a new one.`,
-    { param: "thread.previous_message_id", details: { error_code: "thread_not_found" } },
-  );
+  return new NotFoundError(`No thread holds message '${id}' for this key; send the whole conversation with thread {"type": "create"} to start a new one.`, {
+    param: "thread.previous_message_id",
+    details: { error_code: "thread_not_found" },
+  });
 }
 
 /** `thread: {type: "continue"}`: the stored thread up to `parent`, then the request's new messages. */
@@ -57,9 +57,12 @@ export async function continueTurn(fields: Record<string, unknown>, parent: stri
   if (stored === undefined) throw threadNotFound(parent);
   for (const field of FIXED_FIELDS) {
     if (fields[field] != null) {
-      throw new InvalidRequestError(`'${field}' cannot be sent when continuing a thread: the thread keeps the ${field} it was created with. Leave it out, or start a new thread.`, {
-        param: field,
-      });
+      throw new InvalidRequestError(
+        `'${field}' cannot be sent when continuing a thread: the thread keeps the ${field} it was created with. Leave it out, or start a new thread.`,
+        {
+          param: field,
+        },
+      );
     }
   }
   const own = fields["messages"];

@@ -149,8 +149,7 @@ function assistantParts(message: Chat["messages"][number], index: number, calls:
  * text, then calls, whatever order a client sent its items back in (docs/contract.md, "Histories").
  */
 function mergeTurn(turn: ChatModelResponse["response"], parts: ChatModelResponse["response"]): void {
-  const rank = (part: ChatModelResponse["response"][number]): number =>
-    typeof part === "string" ? 1 : part.type === "functionCall" ? 2 : 0;
+  const rank = (part: ChatModelResponse["response"][number]): number => (typeof part === "string" ? 1 : part.type === "functionCall" ? 2 : 0);
   for (const part of parts) {
     const at = turn.findIndex((existing) => rank(existing) > rank(part));
     if (at === -1) turn.push(part);
@@ -218,7 +217,13 @@ export function rendersSystemInPlace(wrapper: ChatWrapper): boolean {
     try {
       const text = wrapper
         .generateContextState({
-          chatHistory: [{ type: "system", text: "s" }, { type: "user", text: PROBE_USER }, { type: "system", text: PROBE }, { type: "user", text: "v" }, { type: "model", response: [] }],
+          chatHistory: [
+            { type: "system", text: "s" },
+            { type: "user", text: PROBE_USER },
+            { type: "system", text: PROBE },
+            { type: "user", text: "v" },
+            { type: "model", response: [] },
+          ],
         })
         .contextText.toString();
       known = text.includes(PROBE) && text.indexOf(PROBE) > text.indexOf(PROBE_USER);
@@ -253,7 +258,7 @@ export function renderChat(loaded: LoadedModel, chat: Chat): RenderedPrompt {
     });
     availableFunctions = functions;
   }
-  let state;
+  let state: ReturnType<typeof loaded.chatWrapper.generateContextState>;
   try {
     state = loaded.chatWrapper.generateContextState({
       chatHistory: history,
@@ -281,7 +286,6 @@ export function renderChat(loaded: LoadedModel, chat: Chat): RenderedPrompt {
   const thought = loaded.replySyntax.thought;
   const rendered = state.contextText.toString().trimEnd();
   const startsInReasoning =
-    thought !== undefined &&
-    (thought.prefix === undefined || (thought.prefix.trim() !== "" && rendered.endsWith(thought.prefix.trim())));
+    thought !== undefined && (thought.prefix === undefined || (thought.prefix.trim() !== "" && rendered.endsWith(thought.prefix.trim())));
   return { tokens: state.contextText.tokenize(model.tokenizer), stopTokens, stopTexts, parsed: true, startsInReasoning, toolUse };
 }

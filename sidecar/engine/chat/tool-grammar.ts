@@ -102,9 +102,7 @@ export class ToolGrammar {
   static async create(loaded: LoadedModel, parser: ReplyParser, options: ToolGrammarOptions): Promise<ToolGrammar> {
     const grammar = new ToolGrammar(loaded, parser, options);
     const { syntax, names } = options;
-    const alternatives = names
-      .map((name) => `${gbnfLiteral(name)} ${gbnfLiteral(forFunction(syntax.paramsPrefix, name))}`)
-      .join(" | ");
+    const alternatives = names.map((name) => `${gbnfLiteral(name)} ${gbnfLiteral(forFunction(syntax.paramsPrefix, name))}`).join(" | ");
     const key = `${syntax.prefix}\u0000${syntax.paramsPrefix}\u0000${names.join("\u0000")}`;
     grammar.#nameGrammar = await remember(`name:${key}`, () => loaded.llama.createGrammar({ grammar: `root ::= ( ${alternatives} )` }));
     grammar.#headGrammar = await remember(`head:${key}`, () =>

@@ -21,12 +21,7 @@ export const FIRST_TOKEN_POSITION = 1;
  * streams `start`, `token`… and `finish`. Everything that can be refused is refused before
  * `start`. Aborting `signal` ends generation at the next token (or prompt chunk).
  */
-export async function* generate(
-  loaded: LoadedModel,
-  request: GenerateRequest,
-  signal: AbortSignal,
-  metrics: EngineMetrics,
-): AsyncGenerator<GenerateEvent> {
+export async function* generate(loaded: LoadedModel, request: GenerateRequest, signal: AbortSignal, metrics: EngineMetrics): AsyncGenerator<GenerateEvent> {
   const plan = await planGeneration(loaded, request);
   const queuedAt = performance.now();
   const sequence = await acquire(loaded, plan, request.clientId, signal, metrics);
@@ -50,7 +45,13 @@ export async function* generate(
 }
 
 /** Waits for a free sequence, counting a caller that leaves or is turned away. */
-async function acquire(loaded: LoadedModel, plan: GenerationPlan, clientId: string, signal: AbortSignal, metrics: EngineMetrics): Promise<LlamaContextSequence> {
+async function acquire(
+  loaded: LoadedModel,
+  plan: GenerationPlan,
+  clientId: string,
+  signal: AbortSignal,
+  metrics: EngineMetrics,
+): Promise<LlamaContextSequence> {
   try {
     return await loaded.pool.acquire(plan.prompt.tokens, signal, clientId);
   } catch (error) {

@@ -58,7 +58,7 @@ export async function schemaGrammarText(llama: Llama, schema: object): Promise<s
     .split("\n")
     .map((rule) => (rule.startsWith("integer-number-rule ::=") ? rule.replace(` ${EXPONENT}`, "") : rule))
     .join("\n")
-    .replaceAll(EXPONENT, '([eE] [-+]? [0-9]{1,2})?');
+    .replaceAll(EXPONENT, "([eE] [-+]? [0-9]{1,2})?");
 }
 
 /** node-llama-cpp's JSON grammars end the value with newlines, which its stop trigger catches. */
@@ -90,10 +90,7 @@ function checkGrammarSyntax(text: string): void {
  * The grammar a request's constraint asks for, with a fresh evaluation state for one generation;
  * undefined for free text. A schema or grammar that cannot be built is INVALID_ARGUMENT.
  */
-export async function constraintState(
-  loaded: LoadedModel,
-  constraint: OutputConstraint | undefined,
-): Promise<ConstraintState | undefined> {
+export async function constraintState(loaded: LoadedModel, constraint: OutputConstraint | undefined): Promise<ConstraintState | undefined> {
   const kind = constraint?.kind;
   let grammar: Promise<LlamaGrammar>;
   switch (kind?.case) {
@@ -116,7 +113,8 @@ export async function constraintState(
       break;
     }
     case "grammar":
-      if (kind.value.length > SCHEMA_LIMITS.bytes * 4) throw invalidArgument(`the grammar is ${kind.value.length} characters: at most ${SCHEMA_LIMITS.bytes * 4} are allowed`);
+      if (kind.value.length > SCHEMA_LIMITS.bytes * 4)
+        throw invalidArgument(`the grammar is ${kind.value.length} characters: at most ${SCHEMA_LIMITS.bytes * 4} are allowed`);
       checkGrammarSyntax(kind.value);
       grammar = remember(`gbnf:${kind.value}`, () => loaded.llama.createGrammar({ grammar: kind.value }));
       break;
@@ -129,6 +127,8 @@ export async function constraintState(
       trimWhitespaceSuffix: built.trimWhitespaceSuffix,
     };
   } catch (error) {
-    throw invalidArgument(`the ${kind.case === "grammar" ? "grammar" : "JSON schema"} cannot be used: ${error instanceof Error ? error.message : String(error)}`);
+    throw invalidArgument(
+      `the ${kind.case === "grammar" ? "grammar" : "JSON schema"} cannot be used: ${error instanceof Error ? error.message : String(error)}`,
+    );
   }
 }

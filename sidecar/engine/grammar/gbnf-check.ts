@@ -114,13 +114,13 @@ class Recognizer {
       this.#pos += (this.text.codePointAt(this.#pos) ?? 0) > 0xffff ? 2 : 1;
       return;
     }
-    const escape = this.text[this.#pos + 1];
-    const hex = escape === undefined ? undefined : HEX_DIGITS[escape];
+    const escaped = this.text[this.#pos + 1];
+    const hex = escaped === undefined ? undefined : HEX_DIGITS[escaped];
     if (hex !== undefined) {
       const digits = this.text.slice(this.#pos + 2, this.#pos + 2 + hex);
-      if (!new RegExp(`^[0-9a-fA-F]{${hex}}$`).test(digits)) this.#fail(`expecting ${hex} hex digits after \\${escape}`);
+      if (!new RegExp(`^[0-9a-fA-F]{${hex}}$`).test(digits)) this.#fail(`expecting ${hex} hex digits after \\${escaped}`);
       this.#pos += 2 + hex;
-    } else if (escape !== undefined && ESCAPES.has(escape)) this.#pos += 2;
+    } else if (escaped !== undefined && ESCAPES.has(escaped)) this.#pos += 2;
     else this.#fail("unknown escape");
   }
 

@@ -110,7 +110,11 @@ function firstSamplingAlone(): { inTurn(mapper: LogitDataMapper): LogitDataMappe
     inTurn:
       (mapper) =>
       (...mapped) => {
-        if (first !== undefined) return first.then(() => mapper(...mapped), () => mapper(...mapped));
+        if (first !== undefined)
+          return first.then(
+            () => mapper(...mapped),
+            () => mapper(...mapped),
+          );
         const result = mapper(...mapped);
         first = Promise.resolve(result);
         return result;

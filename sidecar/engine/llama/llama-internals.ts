@@ -7,14 +7,7 @@
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
-import {
-  LlamaGrammarEvaluationState,
-  type Llama,
-  type LlamaContext,
-  type LlamaContextSequence,
-  type LlamaModel,
-  type Token,
-} from "node-llama-cpp";
+import { LlamaGrammarEvaluationState, type Llama, type LlamaContext, type LlamaContextSequence, type LlamaModel, type Token } from "node-llama-cpp";
 
 /** The node-llama-cpp version whose internals this module was written against. */
 export const SUPPORTED_NODE_LLAMA_CPP = "3.21.1";
@@ -61,7 +54,8 @@ interface ModelInternals {
 
 function fail(what: string): never {
   throw new Error(
-    `node-llama-cpp internals changed: ${what} is missing (llm-edge reads it as of node-llama-cpp ${SUPPORTED_NODE_LLAMA_CPP}; see sidecar/engine/llama/llama-internals.ts)`,
+    `node-llama-cpp internals changed: ${what} is missing (llm-edge reads it as of node-llama-cpp ` +
+      `${SUPPORTED_NODE_LLAMA_CPP}; see sidecar/engine/llama/llama-internals.ts)`,
   );
 }
 
@@ -182,7 +176,8 @@ export function installedVersion(): string {
 export async function checkLlamaInternals(loaded: { llama: Llama; model: LlamaModel; context: LlamaContext }, version = installedVersion()): Promise<void> {
   if (version !== SUPPORTED_NODE_LLAMA_CPP) {
     throw new Error(
-      `node-llama-cpp ${version} is installed, but llm-edge reads its internals as of ${SUPPORTED_NODE_LLAMA_CPP}: check them in sidecar/engine/llama/llama-internals.ts, then update SUPPORTED_NODE_LLAMA_CPP there`,
+      `node-llama-cpp ${version} is installed, but llm-edge reads its internals as of ${SUPPORTED_NODE_LLAMA_CPP}: check them ` +
+        `in sidecar/engine/llama/llama-internals.ts, then update SUPPORTED_NODE_LLAMA_CPP there`,
     );
   }
   decodeQueue(loaded.context);

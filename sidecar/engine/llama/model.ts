@@ -2,15 +2,7 @@
 // resolved once per model (`LoadedModel`, `loadModel`).
 import os from "node:os";
 import path from "node:path";
-import {
-  getLlama,
-  LlamaLogLevel,
-  resolveChatWrapper,
-  type ChatWrapper,
-  type Llama,
-  type LlamaContext,
-  type LlamaModel,
-} from "node-llama-cpp";
+import { getLlama, LlamaLogLevel, resolveChatWrapper, type ChatWrapper, type Llama, type LlamaContext, type LlamaModel } from "node-llama-cpp";
 import { Embedder } from "./embeddings.js";
 import { checkGpuAvailable, gpuReport, type GpuChoice, type GpuLayers, type GpuReport } from "./gpu.js";
 import { shareBatch } from "./batch-shares.js";

@@ -4,7 +4,11 @@
 
 const BEAT = Symbol("beat");
 
-export async function* withHeartbeats<T>(source: AsyncGenerator<T, void, undefined>, intervalMs: number, heartbeat: () => T): AsyncGenerator<T, void, undefined> {
+export async function* withHeartbeats<T>(
+  source: AsyncGenerator<T, void, undefined>,
+  intervalMs: number,
+  heartbeat: () => T,
+): AsyncGenerator<T, void, undefined> {
   if (intervalMs <= 0) return yield* source;
   let pending = source.next();
   try {
