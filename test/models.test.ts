@@ -174,7 +174,7 @@ describe("scripted models in llama.cpp", () => {
     });
   }
 
-  it("demo: completion and chat reproduce the README's examples", async () => {
+  it("demo: completion and chat reproduce the examples of the README and docs/contract.md", async () => {
     const c = await complete(demo, demoContext, "Once upon a time", { temperature: 0 });
     expect(c).toMatchObject({ text: " Once upon a", stopReason: "eogToken", pieces: [" Once", " upon", " a"] });
     const r = await chat(demo, demoContext, { temperature: 0 });

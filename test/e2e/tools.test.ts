@@ -22,7 +22,7 @@ const WEATHER_SCHEMA = {
   required: ["city"],
 };
 
-/** The README's tool request: the get_weather tool, tool_choice auto. */
+/** The tool request of docs/clients.md ("Tool loops"): the get_weather tool, tool_choice auto. */
 const chatTools: OpenAI.Chat.ChatCompletionTool[] = [
   { type: "function", function: { name: "get_weather", description: "Get weather for a city", parameters: WEATHER_SCHEMA } },
 ];

@@ -2,10 +2,11 @@
 // chat/ → decode/ → streams/, each room importing only rooms before it and the shared files
 // directly under engine/ (errors.ts, metrics.ts), which import no room; nothing in engine/
 // imports the sidecar's process, service or transports.
-import { readdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { imports, sources } from "../support/imports.js";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
 const engineDir = join(root, "sidecar", "engine");
@@ -15,20 +16,9 @@ const ROOMS = ["llama", "grammar", "chat", "decode", "streams"] as const;
 /** Files directly under engine/, shared by every room. */
 const SHARED = "(shared)";
 
-function sources(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) return sources(path);
-    return entry.name.endsWith(".ts") ? [path] : [];
-  });
-}
-
 /** The files a source imports by relative path, as paths from the repository root. */
 function relativeImports(file: string): string[] {
-  const source = readFileSync(file, "utf8");
-  const specs = [...source.matchAll(/(?:import|export)\s[^;]*?from\s+["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)|import\s+["']([^"']+)["']/g)].map(
-    (match) => match[1] ?? match[2] ?? match[3] ?? "",
-  );
+  const specs = imports(readFileSync(file, "utf8"));
   return specs
     .filter((spec) => spec.startsWith("."))
     .map((spec) =>

@@ -11,7 +11,7 @@ import { fileURLToPath } from "node:url";
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const DIR = join(ROOT, ".cache", "agents");
 
-/** The versions the tests pin (README, "Coding agents"). */
+/** The versions the tests pin (docs/clients.md, "Coding agents"). */
 export const AGENTS = { "@anthropic-ai/claude-code": "2.1.331", "@openai/codex": "0.169.0" } as const;
 
 function installedVersion(name: string): string | undefined {
