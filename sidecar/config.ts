@@ -16,7 +16,9 @@ type EngineSettings =
   | "queueTimeoutMs"
   | "embeddingContextSize"
   | "gpu"
-  | "gpuLayers";
+  | "gpuLayers"
+  | "cacheRam"
+  | "cacheDir";
 
 export interface SidecarConfig extends Pick<ModelOptions, EngineSettings> {
   /** A GGUF path, a name in `modelsDir`, or a remote model (model-source.ts); undefined serves the embedded demo model. */
@@ -103,6 +105,21 @@ const options = {
   },
   "max-queue": { type: "string", env: "MAX_QUEUE", default: "64", help: "requests that may wait for a sequence; more get RESOURCE_EXHAUSTED (HTTP 429)" },
   "queue-timeout-ms": { type: "string", env: "QUEUE_TIMEOUT_MS", default: "60000", help: "longest wait for a sequence (then DEADLINE_EXCEEDED, HTTP 504)" },
+  "cache-ram": {
+    type: "string",
+    env: "CACHE_RAM",
+    default: "0",
+    help:
+      "MiB of host memory for sequences' KV states saved when another prompt takes their sequence and restored when their " +
+      "prompt returns (least recently used out first); auto: min(8192, half the free memory at start); 0: off",
+  },
+  "cache-dir": {
+    type: "string",
+    env: "CACHE_DIR",
+    help:
+      "keep the --cache-ram states in this folder (with an index.json), so a restarted sidecar still has them; default: a " +
+      "private folder in /dev/shm (else the temp folder), removed at stop",
+  },
   "drain-ms": { type: "string", env: "DRAIN_MS", default: "30000", help: "on SIGTERM, how long streams in progress may finish" },
   priority: {
     type: "string",
@@ -172,6 +189,10 @@ function contextSizeOf(raw: string): number | "auto" {
   return raw === "auto" ? "auto" : positiveInt("context-size", raw, 16);
 }
 
+function cacheRamOf(raw: string): number | "auto" {
+  return raw === "auto" ? "auto" : positiveInt("cache-ram", raw, 0);
+}
+
 function priorityOf(raw: string): PrioritySetting {
   if (raw === "auto" || raw === "off") return raw;
   const value = Number(raw);
@@ -234,6 +255,8 @@ export function readConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Sid
     embeddingContextSize: positiveInt("embedding-context-size", get("embedding-context-size") ?? "8192", 16),
     maxQueue: positiveInt("max-queue", get("max-queue") ?? "64", 0),
     queueTimeoutMs: positiveInt("queue-timeout-ms", get("queue-timeout-ms") ?? "60000"),
+    cacheRam: cacheRamOf(get("cache-ram") ?? "0"),
+    cacheDir: get("cache-dir"),
     drainMs: positiveInt("drain-ms", get("drain-ms") ?? "30000", 0),
     priority: priorityOf(get("priority") ?? "auto"),
     token,

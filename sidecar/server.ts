@@ -43,6 +43,7 @@ function modelMetrics(metrics: EngineMetrics, loaded: LoadedModel): ReturnType<t
     queued: loaded.pool.queued,
     running: loaded.pool.busy,
     kvCacheUsage: loaded.pool.heldTokens() / (loaded.pool.size * loaded.contextSize),
+    kvTier: loaded.kvTier?.stats,
   }));
 }
 

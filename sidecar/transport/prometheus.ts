@@ -5,6 +5,7 @@
 import { Counter, Gauge, type Registry } from "prom-client";
 import { grammarCache } from "../engine/grammar/constraint.js";
 import type { EngineMetrics } from "../engine/metrics.js";
+import type { KvTierStats } from "../engine/llama/kv-tier.js";
 
 /** The load a scrape reads from the engine. */
 export interface Load {
@@ -12,6 +13,8 @@ export interface Load {
   readonly running: number;
   /** Share of the KV cache that running sequences hold, 0..1. */
   readonly kvCacheUsage: number;
+  /** The KV cache tier in host memory, when `--cache-ram` is not 0. */
+  readonly kvTier?: KvTierStats | undefined;
 }
 
 function counter(registry: Registry, name: string, help: string, read: () => number): void {
@@ -69,5 +72,19 @@ export function prometheusMetrics(metrics: EngineMetrics, load: () => Load): () 
   gauge(registry, "vllm:num_requests_running", "Requests generating (Inference Gateway name).", () => load().running);
   gauge(registry, "vllm:gpu_cache_usage_perc", "KV-cache use, 1 = full (Inference Gateway name).", () => load().kvCacheUsage);
   gauge(registry, "vllm:kv_cache_usage_perc", "KV-cache use, 1 = full (newer Inference Gateway name).", () => load().kvCacheUsage);
+  kvTierMetrics(registry, () => load().kvTier);
   return () => registry.metrics();
+}
+
+/** The KV cache tier in host memory (sidecar/engine/llama/kv-tier.ts); all 0 when it is off. */
+function kvTierMetrics(registry: Registry, read: () => KvTierStats | undefined): void {
+  const of = (key: keyof KvTierStats) => () => read()?.[key] ?? 0;
+  gauge(registry, "sidecar_kv_tier_states", "Sequence states the KV cache tier holds.", of("states"));
+  gauge(registry, "sidecar_kv_tier_bytes", "Bytes of the sequence states the KV cache tier holds.", of("bytes"));
+  counter(registry, "sidecar_kv_tier_hits_total", "Prompts whose prefix was restored from a saved state.", of("hits"));
+  counter(registry, "sidecar_kv_tier_misses_total", "Prompts mostly evaluated cold that no saved state helped (or whose state did not load).", of("misses"));
+  counter(registry, "sidecar_kv_tier_saves_total", "Sequence states saved before their sequence was taken over.", of("saves"));
+  counter(registry, "sidecar_kv_tier_evictions_total", "Saved states removed, least recently used first, to stay within --cache-ram.", of("evictions"));
+  counter(registry, "sidecar_kv_tier_dropped_total", "Saved states that failed to load and were dropped.", of("dropped"));
+  counter(registry, "sidecar_kv_tier_restore_seconds_total", "Time spent restoring states (over hits: the mean restore time).", of("restoreSeconds"));
 }

@@ -30,6 +30,8 @@ export async function* generate(loaded: LoadedModel, request: GenerateRequest, s
   metrics.generationsActive++;
   try {
     const tokens = plan.prompt.tokens;
+    // What the sequence would lose is saved, and a longer saved prefix restored (kv-tier.ts).
+    await loaded.kvTier?.prepare(sequence, tokens, !plan.promptLogprobs);
     // Scoring the prompt needs every token's logits: nothing cached is kept for it.
     const cachedTokens = await reuseCachedPrefix(loaded, sequence, tokens, plan.promptLogprobs ? 0 : tokens.length - 1);
     const state = new DecodeState(loaded, plan, queueMs, cachedTokens);

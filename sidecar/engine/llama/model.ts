@@ -12,6 +12,7 @@ import { replySyntax, type ReplySyntax } from "./reply-syntax.js";
 import { TokenBytes } from "./token-bytes.js";
 import { useBatchThreads } from "./batch-threads.js";
 import { checkLlamaInternals } from "./llama-internals.js";
+import { cacheRamMiB, KvTier, modelIdentity } from "./kv-tier.js";
 
 /**
  * Which llama.cpp library to load: "auto" takes this host's own build (`npm run build:engine`)
@@ -60,6 +61,10 @@ export interface ModelOptions {
   readonly embeddingModelPath?: string;
   /** Tokens one embedding input may hold (capped by the trained context); default 8,192. */
   readonly embeddingContextSize?: number;
+  /** The KV cache tier's budget in MiB (`--cache-ram`): a number, or "auto"; 0 or unset: no tier. */
+  readonly cacheRam?: number | "auto";
+  /** A folder that keeps the tier's states across restarts (`--cache-dir`); unset: a private RAM-backed one. */
+  readonly cacheDir?: string | undefined;
   /** Load progress, 0..1. */
   readonly onProgress?: (fraction: number) => void;
 }
@@ -92,6 +97,8 @@ export interface LoadedModel {
   readonly gpu: GpuReport;
   /** Embeddings with this model (its own context, made on first use). */
   readonly embedder: Embedder;
+  /** Sequences' states kept in host memory (kv-tier.ts); undefined when `--cache-ram` is 0. */
+  readonly kvTier: KvTier | undefined;
   dispose(): Promise<void>;
 }
 
@@ -157,6 +164,7 @@ export async function loadModel(options: ModelOptions): Promise<LoadedModel> {
   const pool = new SequencePool(context, { maxQueue: options.maxQueue, queueTimeoutMs: options.queueTimeoutMs });
   const vocabulary = vocabularySize(model);
   const { embeddingModel, embedder } = await loadEmbedder(llama, model, options, threadsBatch);
+  const kvTier = await openKvTier(options, context.contextSize, scheduler);
   return {
     id,
     created: Math.floor(Date.now() / 1000),
@@ -174,8 +182,10 @@ export async function loadModel(options: ModelOptions): Promise<LoadedModel> {
     threadsBatch,
     scheduler,
     embedder,
+    kvTier,
     gpu: await gpuReport(llama, model),
     async dispose() {
+      await kvTier?.dispose(pool.all());
       await embedder.dispose();
       if (embeddingModel !== model) await embeddingModel.dispose();
       await context.dispose();
@@ -200,6 +210,18 @@ async function loadEmbedder(
     vocabularySize: vocabularySize(embeddingModel),
   });
   return { embeddingModel, embedder };
+}
+
+/** The KV cache tier of `--cache-ram` MiB, or none for 0. */
+async function openKvTier(options: ModelOptions, contextSize: number, scheduler: BatchScheduler): Promise<KvTier | undefined> {
+  const mib = cacheRamMiB(options.cacheRam ?? 0);
+  if (mib <= 0) return undefined;
+  return KvTier.open({
+    budgetBytes: mib * 2 ** 20,
+    dir: options.cacheDir,
+    identity: modelIdentity(options.modelPath, contextSize),
+    between: (sequence, work) => scheduler.between(sequence, work),
+  });
 }
 
 function resolveThreads(threads: number | "auto", llama: Llama): number {

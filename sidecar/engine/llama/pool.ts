@@ -50,6 +50,11 @@ export class SequencePool {
     return held;
   }
 
+  /** Every sequence, free or busy. */
+  all(): LlamaContextSequence[] {
+    return [...this.#free, ...this.#busy];
+  }
+
   /** The queue's limits, as configured. */
   get limits(): PoolOptions {
     return this.#options;

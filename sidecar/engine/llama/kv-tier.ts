@@ -1,0 +1,282 @@
+// A KV cache tier in host memory (`KvTier`): a sequence's state is saved to a file before the
+// sequence is taken over by another prompt, and restored when a prompt shares a longer prefix with
+// a saved state than with its sequence. docs/decisions.md, "A KV cache tier in host memory".
+import { randomUUID } from "node:crypto";
+import { accessSync, constants, statSync } from "node:fs";
+import { mkdir, mkdtemp, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import type { LlamaContextSequence, Token } from "node-llama-cpp";
+
+/**
+ * The fewest tokens worth a state: a sequence holding fewer is not saved, and a state is restored
+ * only when it gives at least this many tokens more than the sequence already holds.
+ */
+export const MIN_STATE_TOKENS = 64;
+/** `--cache-ram auto`: llama-server's 8 GiB, capped by half of the host's free memory at start. */
+export const DEFAULT_CACHE_RAM_MIB = 8192;
+const INDEX_FILE = "index.json";
+const INDEX_VERSION = 1;
+
+/** Runs work on a sequence between two decode steps (batch-scheduling.ts's `between`). */
+export type Between = <T>(sequence: LlamaContextSequence, work: () => Promise<T>) => Promise<T>;
+
+export interface KvTierOptions {
+  /** The most the saved states may take, in bytes. */
+  readonly budgetBytes: number;
+  /** A folder that keeps the states and their index across restarts; none: a private RAM-backed folder, removed at stop. */
+  readonly dir?: string | undefined;
+  /** The model and context a state belongs to (`modelIdentity`); a state of another is never loaded. */
+  readonly identity: string;
+  readonly between: Between;
+  readonly log?: (line: string) => void;
+}
+
+interface Entry {
+  readonly file: string;
+  readonly tokens: readonly Token[];
+  readonly bytes: number;
+  readonly model: string;
+}
+
+/** What the tier holds and did, read by /metrics. */
+export interface KvTierStats {
+  readonly states: number;
+  readonly bytes: number;
+  readonly hits: number;
+  readonly misses: number;
+  readonly saves: number;
+  readonly evictions: number;
+  readonly dropped: number;
+  readonly restoreSeconds: number;
+}
+
+/** `--cache-ram` in MiB: a number, or "auto" (min(8 GiB, half the free memory now)). */
+export function cacheRamMiB(setting: number | "auto"): number {
+  if (setting !== "auto") return setting;
+  return Math.min(DEFAULT_CACHE_RAM_MIB, Math.floor(os.freemem() / 2 / 2 ** 20));
+}
+
+/** The model file (path, size, modification time) and the sequence's context size. */
+export function modelIdentity(modelPath: string, contextSize: number): string {
+  const file = statSync(modelPath);
+  return JSON.stringify({ model: path.resolve(modelPath), size: file.size, mtimeMs: file.mtimeMs, contextSize });
+}
+
+/** /dev/shm when it is there and writable (memory), else the OS temp folder. */
+function ramFolder(): string {
+  try {
+    accessSync("/dev/shm", constants.W_OK);
+    return "/dev/shm";
+  } catch {
+    return os.tmpdir();
+  }
+}
+
+/** How many leading tokens `a` and `b` share. */
+function sharedPrefix(a: readonly Token[], b: readonly Token[]): number {
+  const end = Math.min(a.length, b.length);
+  let i = 0;
+  while (i < end && a[i] === b[i]) i++;
+  return i;
+}
+
+const startsWith = (tokens: readonly Token[], prefix: readonly Token[]): boolean =>
+  tokens.length >= prefix.length && sharedPrefix(tokens, prefix) === prefix.length;
+
+/**
+ * Saved sequence states within a byte budget, least recently used first out. `prepare` runs before
+ * a request decides what to evaluate: it saves what the sequence would lose (once: not when a state
+ * holds the same tokens or more), and loads the state sharing the longest prefix with the prompt
+ * when that beats the sequence's own. Calls run one at a time.
+ */
+export class KvTier {
+  /** Insertion order is recency: the first entry is the least recently used. */
+  readonly #entries = new Map<string, Entry>();
+  readonly #options: KvTierOptions;
+  readonly #log: (line: string) => void;
+  #bytes = 0;
+  #turn: Promise<unknown> = Promise.resolve();
+  #counts = { hits: 0, misses: 0, saves: 0, evictions: 0, dropped: 0, restoreSeconds: 0 };
+
+  private constructor(
+    readonly dir: string,
+    options: KvTierOptions,
+  ) {
+    this.#options = options;
+    this.#log = options.log ?? ((line) => process.stderr.write(`${line}\n`));
+  }
+
+  /** Opens the folder (and, with `dir`, the states a previous run left there). */
+  static async open(options: KvTierOptions): Promise<KvTier> {
+    if (options.dir === undefined) return new KvTier(await mkdtemp(path.join(ramFolder(), "sidecar-kv-")), options);
+    await mkdir(options.dir, { recursive: true });
+    const tier = new KvTier(options.dir, options);
+    await tier.#readIndex();
+    return tier;
+  }
+
+  get stats(): KvTierStats {
+    return { states: this.#entries.size, bytes: this.#bytes, ...this.#counts };
+  }
+
+  /** Saves what `sequence` would lose to `prompt`, then restores a better prefix when `restore`. */
+  prepare(sequence: LlamaContextSequence, prompt: readonly Token[], restore: boolean): Promise<void> {
+    const run = this.#turn.then(() => this.#prepare(sequence, prompt, restore));
+    this.#turn = run.catch(() => undefined);
+    return run;
+  }
+
+  async #prepare(sequence: LlamaContextSequence, prompt: readonly Token[], restore: boolean): Promise<void> {
+    const live = sharedPrefix(sequence.contextTokens, prompt);
+    const held = sequence.nextTokenIndex;
+    // Taken over: the prompt keeps at most half of what the sequence holds.
+    if (held >= MIN_STATE_TOKENS && live <= held / 2) await this.#save(sequence);
+    if (!restore) return;
+    const best = this.#best(prompt);
+    if (best !== undefined && best.shared >= live + MIN_STATE_TOKENS) {
+      await this.#restore(sequence, best.file);
+      return;
+    }
+    if (prompt.length >= MIN_STATE_TOKENS && live <= prompt.length / 2) this.#counts.misses++;
+  }
+
+  /** The entry sharing the longest prefix with the prompt. */
+  #best(prompt: readonly Token[]): { file: string; shared: number } | undefined {
+    let best: { file: string; shared: number } | undefined;
+    for (const [file, entry] of this.#entries) {
+      const shared = sharedPrefix(entry.tokens, prompt);
+      if (shared > (best?.shared ?? 0)) best = { file, shared };
+    }
+    return best;
+  }
+
+  async #save(sequence: LlamaContextSequence): Promise<void> {
+    const tokens = sequence.contextTokens.slice();
+    for (const entry of this.#entries.values()) if (startsWith(entry.tokens, tokens)) return;
+    const file = `${randomUUID()}.kv`;
+    let bytes: number;
+    try {
+      bytes = (await this.#options.between(sequence, () => sequence.saveStateToFile(path.join(this.dir, file)))).fileSize;
+    } catch (error) {
+      this.#log(`kv tier: a ${tokens.length}-token state could not be saved (${message(error)})`);
+      await rm(path.join(this.dir, file), { force: true });
+      return;
+    }
+    // States this one extends (the same session, turns ago) are superseded.
+    for (const [old, entry] of this.#entries) if (startsWith(tokens, entry.tokens)) await this.#remove(old);
+    this.#entries.set(file, { file, tokens, bytes, model: this.#options.identity });
+    this.#bytes += bytes;
+    this.#counts.saves++;
+    await this.#evict();
+    await this.#writeIndex();
+  }
+
+  /** Removes the least recently used states until the rest fit the budget. */
+  async #evict(): Promise<void> {
+    for (const [oldest] of this.#entries) {
+      if (this.#bytes <= this.#options.budgetBytes) return;
+      await this.#remove(oldest);
+      this.#counts.evictions++;
+    }
+  }
+
+  async #restore(sequence: LlamaContextSequence, file: string): Promise<void> {
+    const entry = this.#entries.get(file);
+    if (entry === undefined) return;
+    // Most recently used: last in the map.
+    this.#entries.delete(file);
+    this.#entries.set(file, entry);
+    const started = performance.now();
+    try {
+      await this.#load(sequence, entry);
+      this.#counts.hits++;
+      this.#counts.restoreSeconds += (performance.now() - started) / 1000;
+    } catch (error) {
+      this.#log(`kv tier: dropped a ${entry.tokens.length}-token state that did not load (${message(error)}); the prompt is evaluated cold`);
+      this.#counts.dropped++;
+      this.#counts.misses++;
+      await this.#remove(file);
+      await this.#writeIndex();
+      const end = sequence.nextTokenIndex;
+      if (end > 0) await this.#options.between(sequence, () => sequence.eraseContextTokenRanges([{ start: 0, end }]));
+    }
+  }
+
+  /** Empties the sequence, loads the entry's file into it and checks the tokens it holds then. */
+  async #load(sequence: LlamaContextSequence, entry: Entry): Promise<void> {
+    if (entry.model !== this.#options.identity) throw new Error("a state of another model");
+    const filePath = path.join(this.dir, entry.file);
+    if ((await stat(filePath)).size !== entry.bytes) throw new Error("its file changed size");
+    await this.#options.between(sequence, async () => {
+      const end = sequence.nextTokenIndex;
+      if (end > 0) await sequence.eraseContextTokenRanges([{ start: 0, end }]);
+      await sequence.loadStateFromFile(filePath, { acceptRisk: true });
+    });
+    const restored = sequence.contextTokens;
+    if (restored.length !== entry.tokens.length || !startsWith(restored, entry.tokens)) throw new Error("it held other tokens");
+  }
+
+  async #remove(file: string): Promise<void> {
+    const entry = this.#entries.get(file);
+    if (entry === undefined) return;
+    this.#entries.delete(file);
+    this.#bytes -= entry.bytes;
+    await rm(path.join(this.dir, file), { force: true });
+  }
+
+  /** `--cache-dir`: the entries, least recently used first, written whole and renamed into place. */
+  async #writeIndex(): Promise<void> {
+    if (this.#options.dir === undefined) return;
+    const index = { version: INDEX_VERSION, entries: [...this.#entries.values()] };
+    const temporary = path.join(this.dir, `${INDEX_FILE}.${process.pid}.tmp`);
+    try {
+      await writeFile(temporary, JSON.stringify(index));
+      await rename(temporary, path.join(this.dir, INDEX_FILE));
+    } catch (error) {
+      this.#log(`kv tier: the index in ${this.dir} could not be written (${message(error)})`);
+    }
+  }
+
+  /** Takes the previous run's states of this model whose files are whole; removes the rest. */
+  async #readIndex(): Promise<void> {
+    let entries: Entry[] = [];
+    try {
+      const index = JSON.parse(await readFile(path.join(this.dir, INDEX_FILE), "utf8")) as { version?: number; entries?: Entry[] };
+      if (index.version === INDEX_VERSION && Array.isArray(index.entries)) entries = index.entries;
+    } catch {
+      return;
+    }
+    for (const entry of entries) {
+      const size = await stat(path.join(this.dir, entry.file)).then(
+        (s) => s.size,
+        () => -1,
+      );
+      if (entry.model === this.#options.identity && size === entry.bytes && path.basename(entry.file) === entry.file) {
+        this.#entries.set(entry.file, entry);
+        this.#bytes += entry.bytes;
+      } else if (path.basename(entry.file) === entry.file) {
+        await rm(path.join(this.dir, entry.file), { force: true });
+      }
+    }
+    await this.#evict();
+    await this.#writeIndex();
+  }
+
+  /**
+   * Waits for the call in progress; removes the private folder. A `--cache-dir` stays, and gets the
+   * states `sequences` still hold (a restarted sidecar finds its sessions).
+   */
+  async dispose(sequences: readonly LlamaContextSequence[] = []): Promise<void> {
+    await this.#turn;
+    if (this.#options.dir === undefined) {
+      await rm(this.dir, { recursive: true, force: true });
+      return;
+    }
+    for (const sequence of sequences) if (sequence.nextTokenIndex >= MIN_STATE_TOKENS) await this.#save(sequence);
+  }
+}
+
+function message(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

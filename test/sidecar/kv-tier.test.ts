@@ -1,0 +1,285 @@
+// The KV cache tier in host memory (sidecar/engine/llama/kv-tier.ts): a sequence taken over keeps
+// its state, a returning prompt is restored and generates what a cold one does, states are saved
+// once, the least recently used go first, a state that does not load is dropped, a state never
+// crosses models, --cache-dir outlives a restart, and --cache-ram 0 means no tier.
+import { create } from "@bufbuild/protobuf";
+import { mkdtemp, readdir, rm, stat, truncate, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import type { LlamaContextSequence, Token } from "node-llama-cpp";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { GenerateRequestSchema } from "../../proto/gen/inference/v1/inference_pb.js";
+import { modelPath } from "../../gguf/models.js";
+import { generate } from "../../sidecar/engine/decode/generate.js";
+import { EngineMetrics } from "../../sidecar/engine/metrics.js";
+import { KvTier, MIN_STATE_TOKENS } from "../../sidecar/engine/llama/kv-tier.js";
+import { loadModel, type LoadedModel, type ModelOptions } from "../../sidecar/engine/llama/model.js";
+import type { RunningSidecar } from "../../sidecar/server.js";
+import { clientsFor, collect, readMetrics, startTestSidecar } from "../support/sidecar.js";
+
+/** A prompt of `words` pseudo-random words, different for each seed from its first word on. */
+function promptOf(seed: number, words = 120): string {
+  const out: string[] = [];
+  let x = seed * 7919 + 17;
+  for (let i = 0; i < words; i++) {
+    x = (x * 1103515245 + 12345) % 2 ** 31;
+    out.push(["river", "stone", "lamp", "orbit", "maple", "signal", "copper", "harbor", "violet", "engine"][x % 10] ?? "");
+  }
+  return `${["Alpha", "Bravo", "Charlie", "Delta"][seed]} ${out.join(" ")}`;
+}
+
+const load = (options: Partial<ModelOptions> = {}): Promise<LoadedModel> =>
+  loadModel({
+    modelPath: modelPath("random-60m"),
+    threads: 1,
+    engine: "auto",
+    sequences: 1,
+    contextSize: 1024,
+    maxQueue: 4,
+    queueTimeoutMs: 60_000,
+    ...options,
+  });
+
+interface Run {
+  readonly cached: number;
+  readonly promptTokens: number;
+  readonly tokens: number[];
+}
+
+async function run(loaded: LoadedModel, prompt: string): Promise<Run> {
+  const request = create(GenerateRequestSchema, { input: { case: "prompt", value: prompt }, maxTokens: 12, sampling: { temperature: 0 } });
+  let cached = -1;
+  let promptTokens = 0;
+  const tokens: number[] = [];
+  for await (const { event } of generate(loaded, request, new AbortController().signal, new EngineMetrics())) {
+    if (event?.case === "start") [cached, promptTokens] = [event.value.cachedTokens ?? 0, event.value.promptTokens ?? 0];
+    if (event?.case === "token") tokens.push(event.value.id ?? -1);
+  }
+  return { cached, promptTokens, tokens };
+}
+
+const [A, B] = [promptOf(0), promptOf(1)];
+const EXTENDED_A = `${A} ${promptOf(3, 40)}`;
+
+describe("KV cache tier with a model", () => {
+  const reference = new Map<string, number[]>();
+  const folders: string[] = [];
+  beforeAll(async () => {
+    // References: each prompt cold (--cache-ram 0: no tier; each prompt differs from the last from its first word on).
+    const cold = await load({ cacheRam: 0 });
+    try {
+      expect(cold.kvTier).toBeUndefined();
+      for (const prompt of [A, B, EXTENDED_A]) {
+        const result = await run(cold, prompt);
+        expect(result.cached).toBeLessThanOrEqual(1);
+        expect(result.promptTokens).toBeGreaterThanOrEqual(2 * MIN_STATE_TOKENS);
+        reference.set(prompt, result.tokens);
+      }
+    } finally {
+      await cold.dispose();
+    }
+  }, 120_000);
+  afterAll(async () => {
+    for (const folder of folders) await rm(folder, { recursive: true, force: true });
+  });
+
+  it("restores a returning prompt over one sequence, with the tokens of a cold run, saving each state once", async () => {
+    const loaded = await load({ cacheRam: 64 });
+    try {
+      const first = await run(loaded, A);
+      expect(first.tokens).toEqual(reference.get(A));
+      expect((await run(loaded, B)).tokens).toEqual(reference.get(B));
+      for (let turn = 0; turn < 2; turn++) {
+        const a = await run(loaded, A);
+        expect(a.cached).toBe(a.promptTokens - 1);
+        expect(a.tokens).toEqual(reference.get(A));
+        const b = await run(loaded, B);
+        expect(b.cached).toBe(b.promptTokens - 1);
+        expect(b.tokens).toEqual(reference.get(B));
+      }
+      // A grown prompt: the saved prefix restored, only the rest evaluated.
+      const grown = await run(loaded, EXTENDED_A);
+      expect(grown.cached).toBeGreaterThanOrEqual(first.promptTokens - 1);
+      expect(grown.cached).toBeLessThan(grown.promptTokens - 1);
+      expect(grown.tokens).toEqual(reference.get(EXTENDED_A));
+      const stats = loaded.kvTier?.stats;
+      expect(stats?.hits).toBe(5);
+      expect(stats?.saves).toBe(2);
+      expect(stats?.states).toBe(2);
+      expect(stats?.dropped).toBe(0);
+    } finally {
+      await loaded.dispose();
+    }
+  }, 120_000);
+
+  it("drops a state file that does not load, with a log line, and evaluates the prompt cold", async () => {
+    const loaded = await load({ cacheRam: 64 });
+    const tier = loaded.kvTier as KvTier;
+    try {
+      await run(loaded, A);
+      await run(loaded, B);
+      const [file] = (await readdir(tier.dir)).filter((name) => name.endsWith(".kv"));
+      if (file === undefined) throw new Error("no state saved");
+      const size = (await stat(path.join(tier.dir, file))).size;
+      // Garbage of the same size reaches llama.cpp; the next turn's file is cut short.
+      await writeFile(path.join(tier.dir, file), Buffer.alloc(size, 7));
+      const a = await run(loaded, A);
+      expect(a.cached).toBeLessThanOrEqual(1);
+      expect(a.tokens).toEqual(reference.get(A));
+      const [next] = (await readdir(tier.dir)).filter((name) => name.endsWith(".kv"));
+      if (next === undefined) throw new Error("no state saved");
+      await truncate(path.join(tier.dir, next), 100);
+      const b = await run(loaded, B);
+      expect(b.cached).toBeLessThanOrEqual(1);
+      expect(b.tokens).toEqual(reference.get(B));
+      expect(tier.stats.dropped).toBe(2);
+      expect(tier.stats.hits).toBe(0);
+    } finally {
+      await loaded.dispose();
+    }
+  }, 120_000);
+
+  it("keeps its states in --cache-dir across a restart, and loads none of another model", async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), "kv-tier-test-"));
+    folders.push(dir);
+    const first = await load({ cacheRam: 64, cacheDir: dir });
+    await run(first, A);
+    await run(first, B);
+    await first.dispose();
+    const again = await load({ cacheRam: 64, cacheDir: dir });
+    try {
+      expect(again.kvTier?.stats.states).toBe(2);
+      const b = await run(again, B);
+      expect(b.cached).toBe(b.promptTokens - 1);
+      expect(b.tokens).toEqual(reference.get(B));
+    } finally {
+      await again.dispose();
+    }
+    // Another context size is another identity: its states are not loaded.
+    const other = await load({ cacheRam: 64, cacheDir: dir, contextSize: 512 });
+    try {
+      expect(other.kvTier?.stats.states).toBe(0);
+      const a = await run(other, A);
+      expect(a.cached).toBeLessThanOrEqual(1);
+      expect(a.tokens).toEqual(reference.get(A));
+    } finally {
+      await other.dispose();
+    }
+  }, 120_000);
+});
+
+/** A sequence that only holds tokens; its state file is `bytes` long. */
+function fakeSequence(tokens: number[], bytes: number): LlamaContextSequence {
+  const sequence = {
+    contextTokens: tokens as Token[],
+    get nextTokenIndex() {
+      return sequence.contextTokens.length;
+    },
+    async saveStateToFile(file: string) {
+      await writeFile(file, Buffer.alloc(bytes));
+      return { fileSize: bytes };
+    },
+    async eraseContextTokenRanges() {
+      sequence.contextTokens = [];
+    },
+    async loadStateFromFile() {
+      sequence.contextTokens = restoring;
+    },
+  };
+  let restoring: Token[] = [];
+  return Object.assign(sequence, {
+    willRestore(next: number[]) {
+      restoring = next as Token[];
+    },
+  }) as unknown as LlamaContextSequence;
+}
+
+const range = (first: number, count = MIN_STATE_TOKENS) => Array.from({ length: count }, (_, i) => first + i);
+const between = <T>(_sequence: LlamaContextSequence, work: () => Promise<T>): Promise<T> => work();
+
+describe("KvTier", () => {
+  it("evicts the least recently used state first under a tiny budget", async () => {
+    const tier = await KvTier.open({ budgetBytes: 250, identity: "m", between, log: () => undefined });
+    try {
+      for (const first of [1000, 2000, 3000]) await tier.prepare(fakeSequence(range(first), 100), [1] as Token[], true);
+      expect(tier.stats).toMatchObject({ states: 2, bytes: 200, saves: 3, evictions: 1 });
+      // 2000 is used: 3000 is now the least recent, and goes when 4000 comes.
+      const sequence = fakeSequence([], 100);
+      (sequence as unknown as { willRestore(t: number[]): void }).willRestore(range(2000));
+      await tier.prepare(sequence, range(2000) as Token[], true);
+      expect(tier.stats.hits).toBe(1);
+      await tier.prepare(fakeSequence(range(4000), 100), [1] as Token[], true);
+      const restored = fakeSequence([], 100);
+      (restored as unknown as { willRestore(t: number[]): void }).willRestore(range(3000));
+      await tier.prepare(restored, range(3000) as Token[], true);
+      expect(tier.stats).toMatchObject({ states: 2, hits: 1, evictions: 2 });
+    } finally {
+      await tier.dispose();
+    }
+  });
+
+  it("saves a state once, and replaces the states it extends", async () => {
+    const tier = await KvTier.open({ budgetBytes: 10_000, identity: "m", between, log: () => undefined });
+    try {
+      await tier.prepare(fakeSequence(range(1000), 100), [1] as Token[], false);
+      await tier.prepare(fakeSequence(range(1000), 100), [1] as Token[], false);
+      await tier.prepare(fakeSequence(range(1000, 40), 100), [1] as Token[], false);
+      expect(tier.stats).toMatchObject({ states: 1, saves: 1 });
+      await tier.prepare(fakeSequence(range(1000, 2 * MIN_STATE_TOKENS), 100), [1] as Token[], false);
+      expect(tier.stats).toMatchObject({ states: 1, saves: 2, bytes: 100 });
+    } finally {
+      await tier.dispose();
+    }
+  });
+
+  it("with --cache-dir, finds its states again, and not another model's", async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), "kv-tier-unit-"));
+    try {
+      const first = await KvTier.open({ budgetBytes: 10_000, dir, identity: "model-1", between, log: () => undefined });
+      await first.prepare(fakeSequence(range(1000), 100), [1] as Token[], false);
+      await first.dispose();
+      const again = await KvTier.open({ budgetBytes: 10_000, dir, identity: "model-1", between, log: () => undefined });
+      expect(again.stats.states).toBe(1);
+      await again.dispose();
+      const other = await KvTier.open({ budgetBytes: 10_000, dir, identity: "model-2", between, log: () => undefined });
+      expect(other.stats.states).toBe(0);
+      await other.dispose();
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("removes its private folder at stop", async () => {
+    const tier = await KvTier.open({ budgetBytes: 10_000, identity: "m", between, log: () => undefined });
+    await tier.prepare(fakeSequence(range(1000), 100), [1] as Token[], false);
+    await tier.dispose();
+    await expect(stat(tier.dir)).rejects.toThrow();
+  });
+});
+
+describe("KV cache tier in the sidecar", () => {
+  let sidecar: RunningSidecar;
+  beforeAll(async () => {
+    sidecar = await startTestSidecar({ model: modelPath("random-60m"), sequences: 1, contextSize: 1024, cacheRam: 64 });
+  }, 60_000);
+  afterAll(() => sidecar?.stop());
+
+  it("reports states, bytes, saves, hits and misses in /metrics", async () => {
+    const client = clientsFor(sidecar.url).grpc;
+    const cachedOf = async (prompt: string): Promise<number> => {
+      const events = await collect(client.generate({ input: { case: "prompt", value: prompt }, maxTokens: 4, sampling: { temperature: 0 } }));
+      const start = events[0];
+      return start?.case === "start" ? start.value.cachedTokens : -1;
+    };
+    await cachedOf(A);
+    await cachedOf(B);
+    expect(await cachedOf(A)).toBeGreaterThan(2 * MIN_STATE_TOKENS);
+    const metrics = await readMetrics(sidecar.url);
+    expect(metrics.sidecar_kv_tier_states).toBe(2);
+    expect(metrics.sidecar_kv_tier_saves_total).toBe(2);
+    expect(metrics.sidecar_kv_tier_hits_total).toBe(1);
+    expect(metrics.sidecar_kv_tier_misses_total).toBe(2);
+    expect(metrics.sidecar_kv_tier_bytes).toBeGreaterThan(0);
+    expect(metrics.sidecar_kv_tier_restore_seconds_total).toBeGreaterThan(0);
+  }, 60_000);
+});
