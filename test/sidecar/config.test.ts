@@ -21,6 +21,13 @@ describe("readConfig", () => {
     expect(() => readConfig(["--threads-batch", "0"], {})).toThrow(/--threads-batch must be an integer of at least 1/);
   });
 
+  it("takes the KV cache tier's budget and folder; off (0) by default", () => {
+    expect(readConfig([], {})).toMatchObject({ cacheRam: 0, cacheDir: undefined });
+    expect(readConfig(["--cache-ram", "auto"], {}).cacheRam).toBe("auto");
+    expect(readConfig([], { CACHE_RAM: "512", CACHE_DIR: "/var/cache/kv" })).toMatchObject({ cacheRam: 512, cacheDir: "/var/cache/kv" });
+    expect(() => readConfig(["--cache-ram=-1"], {})).toThrow(/--cache-ram must be an integer of at least 0/);
+  });
+
   it("sizes the context automatically unless CONTEXT_SIZE says otherwise", () => {
     expect(readConfig([], {}).contextSize).toBe("auto");
     expect(readConfig([], { CONTEXT_SIZE: "8192" }).contextSize).toBe(8192);

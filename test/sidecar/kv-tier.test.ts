@@ -218,6 +218,17 @@ describe("KvTier", () => {
     }
   });
 
+  it("saves no state larger than the whole budget once one such has been seen", async () => {
+    const tier = await KvTier.open({ budgetBytes: 50, identity: "m", between, log: () => undefined });
+    try {
+      await tier.prepare(fakeSequence(range(1000), 100), [1] as Token[], false);
+      await tier.prepare(fakeSequence(range(2000), 100), [1] as Token[], false);
+      expect(tier.stats).toMatchObject({ states: 0, bytes: 0, saves: 1, evictions: 1 });
+    } finally {
+      await tier.dispose();
+    }
+  });
+
   it("saves a state once, and replaces the states it extends", async () => {
     const tier = await KvTier.open({ budgetBytes: 10_000, identity: "m", between, log: () => undefined });
     try {

@@ -96,6 +96,8 @@ export class KvTier {
   readonly #options: KvTierOptions;
   readonly #log: (line: string) => void;
   #bytes = 0;
+  /** Bytes per token of the last state saved: a state that would not fit the budget is not saved. */
+  #bytesPerToken = 0;
   #turn: Promise<unknown> = Promise.resolve();
   #counts = { hits: 0, misses: 0, saves: 0, evictions: 0, dropped: 0, restoreSeconds: 0 };
 
@@ -154,6 +156,7 @@ export class KvTier {
   async #save(sequence: LlamaContextSequence): Promise<void> {
     const tokens = sequence.contextTokens.slice();
     for (const entry of this.#entries.values()) if (startsWith(entry.tokens, tokens)) return;
+    if (tokens.length * this.#bytesPerToken > this.#options.budgetBytes) return;
     const file = `${randomUUID()}.kv`;
     let bytes: number;
     try {
@@ -167,6 +170,7 @@ export class KvTier {
     for (const [old, entry] of this.#entries) if (startsWith(tokens, entry.tokens)) await this.#remove(old);
     this.#entries.set(file, { file, tokens, bytes, model: this.#options.identity });
     this.#bytes += bytes;
+    this.#bytesPerToken = bytes / Math.max(1, tokens.length);
     this.#counts.saves++;
     await this.#evict();
     await this.#writeIndex();
