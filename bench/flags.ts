@@ -4,7 +4,7 @@ import { parseArgs } from "node:util";
 import type { EngineChoice } from "../sidecar/engine/llama/model.js";
 import { DEFAULT_MAX_TOKENS } from "./workload.js";
 
-export const SECTIONS = ["engine", "single", "sweep", "reject", "prefix", "stateful", "join", "long", "embeddings", "encoders"] as const;
+export const SECTIONS = ["engine", "single", "sweep", "reject", "prefix", "stateful", "join", "long", "embeddings", "encoders", "sessions"] as const;
 export type Section = (typeof SECTIONS)[number];
 
 export interface BenchFlags {
@@ -40,6 +40,11 @@ export interface BenchFlags {
   readonly longTokens: number;
   /** Requests each client sends in the embeddings run, per level. */
   readonly embeddingRequests: number;
+  /** Many sessions on one box: sessions, sequences, opening prompt tokens and turns per session. */
+  readonly sessions: number;
+  readonly sessionSequences: number;
+  readonly sessionTokens: number;
+  readonly sessionTurns: number;
   /** Rounds of the engine-build comparison. */
   readonly engineRounds: number;
   /** Encoder micro-bench: repetitions and milliseconds per repetition. */
@@ -77,6 +82,10 @@ export const USAGE = `usage: npm run bench -- [flags]
   --join-rounds N       rounds of a long prompt joining two streams [3; quick 1]
   --long-tokens N       the agent-sized prompt of the long-prompt run [8000; quick 2000; an agent's full size: 40000]
   --embedding-requests N  requests per client in the embeddings run [16; quick 4]
+  --sessions N          sessions of the many-sessions run [8]
+  --session-sequences N its sequences (sidecar and llama-server -np) [4]
+  --session-tokens N    each session's opening prompt in tokens [6600; quick 1500]
+  --session-turns N     turns per session, round-robin [3; quick 2]
   --engine-rounds N     rounds of the engine-build comparison [3; quick 1]
   --encoder-reps N      encoder micro-bench repetitions [5; quick 3]
   --encoder-ms N        milliseconds per repetition [1000; quick 300]
@@ -115,6 +124,10 @@ const OPTIONS = {
   "prefix-warm": { type: "string" },
   "prefix-tokens": { type: "string" },
   "engine-rounds": { type: "string" },
+  sessions: { type: "string" },
+  "session-sequences": { type: "string" },
+  "session-tokens": { type: "string" },
+  "session-turns": { type: "string" },
   "long-tokens": { type: "string" },
   "embedding-requests": { type: "string" },
   "join-rounds": { type: "string" },
@@ -163,6 +176,10 @@ export function readFlags(argv: readonly string[]): BenchFlags | "help" {
     joinRounds: int("join-rounds", values["join-rounds"], quick ? 1 : 3),
     longTokens: int("long-tokens", values["long-tokens"], quick ? 2000 : 8000, 100),
     embeddingRequests: int("embedding-requests", values["embedding-requests"], quick ? 4 : 16),
+    sessions: int("sessions", values.sessions, 8),
+    sessionSequences: int("session-sequences", values["session-sequences"], 4),
+    sessionTokens: int("session-tokens", values["session-tokens"], quick ? 1500 : 6600, 100),
+    sessionTurns: int("session-turns", values["session-turns"], quick ? 2 : 3, 2),
     engineRounds: int("engine-rounds", values["engine-rounds"], quick ? 1 : 3),
     encoderReps: int("encoder-reps", values["encoder-reps"], quick ? 3 : 5),
     encoderMs: int("encoder-ms", values["encoder-ms"], quick ? 300 : 1000, 10),

@@ -30,7 +30,8 @@ import { runEngine, threadsLabel, type EngineParty, type EngineResult } from "./
 import { runJoin } from "./sections/join.js";
 import { LONG_CONTEXT_MARGIN, runLong, type LongResult } from "./sections/long.js";
 import { runEmbeddings, type EmbeddingsResult } from "./sections/embeddings.js";
-import { runPrefix } from "./sections/prefix.js";
+import { calibrate, runPrefix } from "./sections/prefix.js";
+import { runSessionParty, sessionsContextSize, type SessionsResult } from "./sections/sessions.js";
 import { runSingle, type SingleResult } from "./sections/single.js";
 import { runStateful } from "./sections/stateful.js";
 import { runSweep, sweepVariant, type SweepResult } from "./sections/sweep.js";
@@ -125,7 +126,7 @@ async function prepareRun(flags: BenchFlags, startedAt: string): Promise<Run> {
   const notes: string[] = [];
   const profileDir = flags.profile ? join(resultsDir(flags.out), "profiles") : undefined;
   const { "random-60m": modelPath } = await ensureModels("models", ["random-60m"]);
-  const peerInfo = has("single") || has("sweep") || has("long") || has("embeddings") ? peerFor(flags, notes) : undefined;
+  const peerInfo = has("single") || has("sweep") || has("long") || has("embeddings") || has("sessions") ? peerFor(flags, notes) : undefined;
   const workload: Workload = { maxTokens: flags.maxTokens, timeoutMs: flags.streamTimeoutMs };
   const engineArgs: EngineArgs = {
     modelPath,
@@ -192,6 +193,8 @@ async function measureAll(run: Run, m: Measured): Promise<void> {
   if (has("long")) m.long = await measureLong(run);
   // 9. Embeddings per second at 1 and 8 clients, the edge and the peer side by side.
   if (has("embeddings")) m.embeddings = await measureEmbeddings(run);
+  // 10. Many sessions on few sequences, round-robin (its table comes first in the report).
+  if (has("sessions")) m.sessions = await measureSessions(run);
 }
 
 /** The sidecar, the edge on Node and the peer, for the sections that share them. */
@@ -429,6 +432,50 @@ async function measureEmbeddings(run: Run): Promise<EmbeddingsResult> {
   const embeddings = await watched("embeddings", run.notes, run.loads, () => runEmbeddings(parties, options, log));
   await stopAll(running);
   return embeddings;
+}
+
+/**
+ * Section 10: many sessions on few sequences through a fresh sidecar and edge without the KV tier
+ * (`--cache-ram 0`, the default), the same with it (`auto`), and the peer with its own prompt cache.
+ */
+async function measureSessions(run: Run): Promise<SessionsResult> {
+  const { flags, running, peerInfo } = run;
+  const contextSize = sessionsContextSize(flags.sessionTokens, flags.sessionTurns);
+  const options = {
+    sessions: flags.sessions,
+    sequences: flags.sessionSequences,
+    tokens: flags.sessionTokens,
+    turns: flags.sessionTurns,
+    timeoutMs: flags.streamTimeoutMs,
+  };
+  const result: SessionsResult = { options, contextSize, parties: [] };
+  const engineArgs: EngineArgs = { ...run.engineArgs, sequences: flags.sessionSequences, contextSize };
+  let words: number | undefined;
+  for (const cacheRam of [0, "auto"] as const) {
+    const label = `edge on Node, sidecar --cache-ram ${cacheRam}`;
+    log(`sessions: ${label}, ${options.sessions} sessions, ${options.sequences} sequences × ${contextSize} tokens`);
+    const sidecar = await startChild<SidecarReady>(`sidecar-sessions-${cacheRam}`, "sidecar.ts", { ...engineArgs, cacheRam });
+    running.sidecar = sidecar;
+    const edge = await startChild<EdgeReady>(`edge-sessions-${cacheRam}`, "edge.ts", { sidecarUrl: sidecar.ready.url });
+    running.edge = edge;
+    words ??= (await calibrate(grpcClient(sidecar.ready.url), flags.sessionTokens)).words;
+    const w = words;
+    result.parties.push(await watched(`sessions (${label})`, run.notes, run.loads, () => runSessionParty(label, edge.ready.url, w, options, log)));
+    run.raw[`sessionsSidecarMetrics ${cacheRam}`] = await sidecar.call("metrics");
+    await stopAll(running);
+  }
+  if (peerInfo && words !== undefined) {
+    const peerSettings = { threads: flags.threads, threadsBatch: flags.threadsBatch, sequences: flags.sessionSequences, contextSize };
+    const peer = await startPeer(peerInfo, { modelPath: run.modelPath, ...peerSettings });
+    running.peer = peer;
+    log(`llama-server: ${peer.args.join(" ")}`);
+    const w = words;
+    result.parties.push(
+      await watched("sessions (llama-server)", run.notes, run.loads, () => runSessionParty("llama-server (peer)", peer.url, w, options, log)),
+    );
+    await stopAll(running);
+  }
+  return result;
 }
 
 /** The engine section's thread settings: [threads, batch threads]. */

@@ -13,6 +13,7 @@ import { summarizeEngine, type EngineResult } from "./sections/engine.js";
 import { summarizeJoin, type JoinResult } from "./sections/join.js";
 import { promptRate, type LongResult } from "./sections/long.js";
 import type { PrefixResult } from "./sections/prefix.js";
+import { renderSessions, sessionsHeadline, summarizeSessions, type SessionsResult } from "./sections/sessions.js";
 import type { SingleResult } from "./sections/single.js";
 import { renderStateful, statefulTargets, summarizeStateful, type StatefulResult } from "./sections/stateful.js";
 import type { SweepResult } from "./sections/sweep.js";
@@ -34,6 +35,7 @@ export interface Measured {
   joining?: JoinResult | undefined;
   long?: LongResult | undefined;
   embeddings?: EmbeddingsResult | undefined;
+  sessions?: SessionsResult | undefined;
 }
 
 /** What the run noted besides the sections' own results. */
@@ -58,6 +60,7 @@ function summarize(m: Measured) {
     engine: m.engine ? summarizeEngine(m.engine) : undefined,
     join: m.joining ? summarizeJoin(m.joining) : undefined,
     stateful: m.stateful ? summarizeStateful(m.stateful) : undefined,
+    sessions: m.sessions ? summarizeSessions(m.sessions) : undefined,
   };
 }
 
@@ -87,6 +90,7 @@ function render(run: RunRecord, m: Measured, s: Summaries, targets: ReturnType<t
       date: `${run.startedAt.slice(0, 16).replace("T", " ")} UTC`,
       settings: settingsLine(flags, m),
       notes: run.notes,
+      sessions: s.sessions && m.sessions ? renderSessions(s.sessions, m.sessions) : undefined,
       single: s.single,
       sweep: s.sweep,
       reject: s.reject ? { summary: s.reject, queue: flags.rejectQueue } : undefined,
@@ -127,6 +131,7 @@ function streamHeadline(headline: Record<string, number>, m: Measured, s: Summar
 function headlineOf(run: RunRecord, m: Measured, s: Summaries): Record<string, number> {
   const headline: Record<string, number> = {};
   streamHeadline(headline, m, s);
+  if (s.sessions) sessionsHeadline(s.sessions, headline);
   if (s.join) {
     headline["join: streams' longest token gap ms"] = s.join.longestGapMs;
     headline["join: long prompt TTFT ms"] = s.join.joinedTtftMs;
@@ -164,7 +169,16 @@ export function finishRun(run: RunRecord, m: Measured, previous: ResultsFile | u
     peer: run.peerInfo ?? null,
     notes: run.notes,
     otherLoad: run.loads,
-    summaries: { engine: s.engine, join: s.join, single: s.single, sweep: s.sweep, reject: s.reject, prefix: s.prefix, stateful: s.stateful },
+    summaries: {
+      engine: s.engine,
+      join: s.join,
+      single: s.single,
+      sweep: s.sweep,
+      reject: s.reject,
+      prefix: s.prefix,
+      stateful: s.stateful,
+      sessions: s.sessions,
+    },
     targets,
     raw: {
       ...run.raw,
@@ -177,6 +191,7 @@ export function finishRun(run: RunRecord, m: Measured, previous: ResultsFile | u
       reject: m.reject,
       prefix: m.prefix,
       stateful: m.stateful,
+      sessions: m.sessions,
       encoders: m.encoders,
     },
     processes: run.processes,

@@ -19,6 +19,8 @@ export interface StreamSample {
   readonly tokens: number;
   readonly promptTokens?: number | undefined;
   readonly cachedTokens?: number | undefined;
+  /** The text generated (HTTP streams: what a client sends back as the assistant's turn). */
+  readonly text?: string | undefined;
   /** The server's own timings where it reports them (sidecar Finish.timings, llama-server timings). */
   readonly serverPromptMs?: number | undefined;
   readonly serverDecodeMs?: number | undefined;

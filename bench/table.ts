@@ -19,6 +19,8 @@ export interface Report {
   readonly date: string;
   readonly settings: string;
   readonly notes: readonly string[];
+  /** The many-sessions table, rendered (sections/sessions.ts): the report's first. */
+  readonly sessions?: string | undefined;
   readonly single?: PartySummary[] | undefined;
   readonly sweep?: { edge: LevelSummary[]; peer: LevelSummary[] } | undefined;
   readonly reject?: { summary: LevelSummary; queue: number } | undefined;
@@ -257,6 +259,7 @@ export function renderReport(r: Report): string {
     `Settings: ${r.settings}. Each figure is a median over the runs shown.`,
     ...r.notes.map((note) => `> ${note}`),
   ];
+  if (r.sessions) out.push(r.sessions);
   if (r.engine) out.push(...engineTable(r.engine));
   if (r.single) out.push(...singleTable(r.single), ...singleCpuTable(r.single));
   if (r.sweep || r.reject) out.push(...sweepTable(r.sweep, r.reject));

@@ -10,6 +10,8 @@ export interface EngineArgs {
   readonly sequences: number;
   readonly contextSize: number;
   readonly maxQueue: number;
+  /** The sidecar's `--cache-ram` (MiB, or "auto"; 0 = off, its default): the KV cache tier in host memory. */
+  readonly cacheRam?: number | "auto";
 }
 
 /** What a model-loading child reports when ready. */

@@ -21,6 +21,7 @@ try {
     sequences: args.sequences,
     contextSize: args.contextSize,
     maxQueue: args.maxQueue,
+    cacheRam: args.cacheRam ?? 0,
     queueTimeoutMs: 120_000,
     drainMs: 1_000,
     // As the sidecar's own entry (sidecar/main.ts) runs by default.

@@ -22,6 +22,7 @@ interface Seen {
   first: number | undefined;
   last: number;
   chunks: number;
+  text: string;
   usage: ChunkJson["usage"];
   timings: ChunkJson["timings"];
   failure: string | undefined;
@@ -41,6 +42,7 @@ function sampleOf(seen: Seen, sentAt: number, totalMs: number, outcome: StreamSa
     cachedTokens: usage?.prompt_tokens_details?.cached_tokens ?? timings?.cache_n,
     serverPromptMs: timings?.prompt_ms,
     serverDecodeMs: timings?.predicted_ms,
+    text: seen.text,
     sentAt,
     error,
   };
@@ -74,7 +76,9 @@ function noteEvent(seen: Seen, name: string, payload: string, since: () => numbe
   } catch {
     return;
   }
-  if (contentOf(chunk) !== "") {
+  const content = contentOf(chunk);
+  if (content !== "") {
+    seen.text += content;
     seen.last = since();
     seen.first ??= seen.last;
     seen.chunks++;
@@ -93,7 +97,17 @@ export async function streamSse(url: string, body: unknown, timeoutMs: number, h
   }, timeoutMs);
   const sentAt = performance.now();
   const since = (): number => performance.now() - sentAt;
-  const seen: Seen = { status: 0, acceptedMs: undefined, first: undefined, last: 0, chunks: 0, usage: undefined, timings: undefined, failure: undefined };
+  const seen: Seen = {
+    status: 0,
+    acceptedMs: undefined,
+    first: undefined,
+    last: 0,
+    chunks: 0,
+    text: "",
+    usage: undefined,
+    timings: undefined,
+    failure: undefined,
+  };
   const result = (outcome: StreamSample["outcome"], error?: string): StreamSample => sampleOf(seen, sentAt, since(), outcome, error);
   try {
     const response = await fetch(url, {
