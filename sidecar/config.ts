@@ -108,7 +108,7 @@ const options = {
   "cache-ram": {
     type: "string",
     env: "CACHE_RAM",
-    default: "0",
+    default: "auto",
     help:
       "MiB of host memory for sequences' KV states saved when another prompt takes their sequence and restored when their " +
       "prompt returns (least recently used out first); auto: min(8192, half the free memory at start); 0: off",
@@ -118,7 +118,7 @@ const options = {
     env: "CACHE_DIR",
     help:
       "keep the --cache-ram states in this folder (with an index.json), so a restarted sidecar still has them; default: a " +
-      "private folder in /dev/shm (else the temp folder), removed at stop",
+      "private folder in /dev/shm when it has room for the budget (else the temp folder), removed at stop",
   },
   "drain-ms": { type: "string", env: "DRAIN_MS", default: "30000", help: "on SIGTERM, how long streams in progress may finish" },
   priority: {
@@ -255,7 +255,7 @@ export function readConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Sid
     embeddingContextSize: positiveInt("embedding-context-size", get("embedding-context-size") ?? "8192", 16),
     maxQueue: positiveInt("max-queue", get("max-queue") ?? "64", 0),
     queueTimeoutMs: positiveInt("queue-timeout-ms", get("queue-timeout-ms") ?? "60000"),
-    cacheRam: cacheRamOf(get("cache-ram") ?? "0"),
+    cacheRam: cacheRamOf(get("cache-ram") ?? "auto"),
     cacheDir: get("cache-dir"),
     drainMs: positiveInt("drain-ms", get("drain-ms") ?? "30000", 0),
     priority: priorityOf(get("priority") ?? "auto"),

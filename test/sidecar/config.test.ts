@@ -21,9 +21,9 @@ describe("readConfig", () => {
     expect(() => readConfig(["--threads-batch", "0"], {})).toThrow(/--threads-batch must be an integer of at least 1/);
   });
 
-  it("takes the KV cache tier's budget and folder; off (0) by default", () => {
-    expect(readConfig([], {})).toMatchObject({ cacheRam: 0, cacheDir: undefined });
-    expect(readConfig(["--cache-ram", "auto"], {}).cacheRam).toBe("auto");
+  it("takes the KV cache tier's budget and folder; auto by default, 0 turns it off", () => {
+    expect(readConfig([], {})).toMatchObject({ cacheRam: "auto", cacheDir: undefined });
+    expect(readConfig(["--cache-ram", "0"], {}).cacheRam).toBe(0);
     expect(readConfig([], { CACHE_RAM: "512", CACHE_DIR: "/var/cache/kv" })).toMatchObject({ cacheRam: 512, cacheDir: "/var/cache/kv" });
     expect(() => readConfig(["--cache-ram=-1"], {})).toThrow(/--cache-ram must be an integer of at least 0/);
   });

@@ -2,7 +2,7 @@
 // sequence is taken over by another prompt, and restored when a prompt shares a longer prefix with
 // a saved state than with its sequence. docs/decisions.md, "A KV cache tier in host memory".
 import { randomUUID } from "node:crypto";
-import { accessSync, constants, statSync } from "node:fs";
+import { accessSync, constants, statfsSync, statSync } from "node:fs";
 import { mkdir, mkdtemp, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -63,14 +63,19 @@ export function modelIdentity(modelPath: string, contextSize: number): string {
   return JSON.stringify({ model: path.resolve(modelPath), size: file.size, mtimeMs: file.mtimeMs, contextSize });
 }
 
-/** /dev/shm when it is there and writable (memory), else the OS temp folder. */
-function ramFolder(): string {
+/**
+ * /dev/shm when it is there, writable and has room for the budget (memory), else the OS temp
+ * folder: containers often give /dev/shm only 64 MiB.
+ */
+function ramFolder(budgetBytes: number): string {
   try {
     accessSync("/dev/shm", constants.W_OK);
-    return "/dev/shm";
+    const free = statfsSync("/dev/shm");
+    if (free.bavail * free.bsize >= budgetBytes) return "/dev/shm";
   } catch {
-    return os.tmpdir();
+    // no /dev/shm: the temp folder
   }
+  return os.tmpdir();
 }
 
 /** How many leading tokens `a` and `b` share. */
@@ -111,7 +116,7 @@ export class KvTier {
 
   /** Opens the folder (and, with `dir`, the states a previous run left there). */
   static async open(options: KvTierOptions): Promise<KvTier> {
-    if (options.dir === undefined) return new KvTier(await mkdtemp(path.join(ramFolder(), "sidecar-kv-")), options);
+    if (options.dir === undefined) return new KvTier(await mkdtemp(path.join(ramFolder(options.budgetBytes), "sidecar-kv-")), options);
     await mkdir(options.dir, { recursive: true });
     const tier = new KvTier(options.dir, options);
     await tier.#readIndex();
