@@ -18,6 +18,45 @@ export interface ReadAheadOptions {
  */
 const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(() => setImmediate(resolve)));
 
+/** What the pump and the reader of one `readAhead` share. */
+interface Ahead<T> {
+  readonly queue: T[];
+  /** Items taken from the source so far. */
+  produced: number;
+  finished: boolean;
+  failure: { error: unknown } | undefined;
+  stopped: boolean;
+  wakeReader: (() => void) | undefined;
+  wakePump: (() => void) | undefined;
+}
+
+function wakeReader<T>(ahead: Ahead<T>): void {
+  ahead.wakeReader?.();
+  ahead.wakeReader = undefined;
+}
+
+/** Reads `source` into the queue, at most `limit` items ahead of the reader, until it ends or the reader stops. */
+async function pump<T>(source: AsyncGenerator<T, void, undefined>, limit: number, ahead: Ahead<T>): Promise<void> {
+  try {
+    while (!ahead.stopped) {
+      if (ahead.queue.length >= limit) {
+        await new Promise<void>((resolve) => (ahead.wakePump = resolve));
+        continue;
+      }
+      const next = await source.next();
+      if (next.done === true) break;
+      ahead.queue.push(next.value);
+      ahead.produced++;
+      wakeReader(ahead);
+    }
+  } catch (error) {
+    ahead.failure = { error };
+  } finally {
+    ahead.finished = true;
+    wakeReader(ahead);
+  }
+}
+
 /**
  * Pulls `source` eagerly: the next item is requested as soon as the previous one arrives, not
  * when the reader asks for it, and a reader that was waiting takes the new item one event-loop
@@ -35,58 +74,26 @@ export async function* readAhead<T>(
   source: AsyncGenerator<T, void, undefined>,
   { limit = READ_AHEAD_LIMIT, atOnce = () => false }: ReadAheadOptions = {},
 ): AsyncGenerator<T, void, undefined> {
-  const queue: T[] = [];
-  let produced = 0;
-  let finished = false;
-  let failure: { error: unknown } | undefined;
-  let stopped = false;
-  let wakeReader: (() => void) | undefined;
-  let wakePump: (() => void) | undefined;
-  const notify = (): void => {
-    wakeReader?.();
-    wakeReader = undefined;
-  };
-
-  const pump = async (): Promise<void> => {
-    try {
-      while (!stopped) {
-        if (queue.length >= limit) {
-          await new Promise<void>((resolve) => (wakePump = resolve));
-          continue;
-        }
-        const next = await source.next();
-        if (next.done === true) break;
-        queue.push(next.value);
-        produced++;
-        notify();
-      }
-    } catch (error) {
-      failure = { error };
-    } finally {
-      finished = true;
-      notify();
-    }
-  };
-  const pumping = pump();
-
+  const ahead: Ahead<T> = { queue: [], produced: 0, finished: false, failure: undefined, stopped: false, wakeReader: undefined, wakePump: undefined };
+  const pumping = pump(source, limit, ahead);
   try {
     for (;;) {
-      if (queue.length > 0) {
-        const item = queue.shift() as T;
-        wakePump?.();
-        wakePump = undefined;
+      if (ahead.queue.length > 0) {
+        const item = ahead.queue.shift() as T;
+        ahead.wakePump?.();
+        ahead.wakePump = undefined;
         yield item;
         continue;
       }
-      if (failure !== undefined) throw failure.error;
-      if (finished) return;
-      await new Promise<void>((resolve) => (wakeReader = resolve));
-      if (queue.length === 0 || !atOnce(produced - queue.length)) await nextTurn();
+      if (ahead.failure !== undefined) throw ahead.failure.error;
+      if (ahead.finished) return;
+      await new Promise<void>((resolve) => (ahead.wakeReader = resolve));
+      if (ahead.queue.length === 0 || !atOnce(ahead.produced - ahead.queue.length)) await nextTurn();
     }
   } finally {
-    if (!finished) {
-      stopped = true;
-      wakePump?.();
+    if (!ahead.finished) {
+      ahead.stopped = true;
+      ahead.wakePump?.();
       // Waits for the step in flight, then runs the source's own `finally`.
       await source.return(undefined);
     }
