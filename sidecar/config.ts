@@ -117,8 +117,9 @@ const options = {
     type: "string",
     env: "CACHE_DIR",
     help:
-      "keep the --cache-ram states in this folder (with an index.json), so a restarted sidecar still has them; default: a " +
-      "private folder in /dev/shm when it has room for the budget (else the temp folder), removed at stop",
+      "keep the --cache-ram states in this folder, so a restarted sidecar still has them (each model and context size in a " +
+      "subfolder of its own, with an index.json, used by one running sidecar at a time; another gets a private folder); " +
+      "default: a private folder in /dev/shm when it has room for the budget (else the temp folder), removed at stop",
   },
   "drain-ms": { type: "string", env: "DRAIN_MS", default: "30000", help: "on SIGTERM, how long streams in progress may finish" },
   priority: {

@@ -12,6 +12,7 @@ import { GenerateRequestSchema } from "../../proto/gen/inference/v1/inference_pb
 import { modelPath } from "../../gguf/models.js";
 import { generate } from "../../sidecar/engine/decode/generate.js";
 import { EngineMetrics } from "../../sidecar/engine/metrics.js";
+import { modelFolder } from "../../sidecar/engine/llama/kv-folder.js";
 import { KvTier, MIN_STATE_TOKENS } from "../../sidecar/engine/llama/kv-tier.js";
 import { loadModel, type LoadedModel, type ModelOptions } from "../../sidecar/engine/llama/model.js";
 import type { RunningSidecar } from "../../sidecar/server.js";
@@ -257,6 +258,86 @@ describe("KvTier", () => {
       await other.dispose();
     } finally {
       await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("shares one --cache-dir between models: each in its own folder, none deleting the other's states", async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), "kv-tier-unit-"));
+    const open = (identity: string) => KvTier.open({ budgetBytes: 10_000, dir, identity, between, log: () => undefined });
+    try {
+      const [one, two] = [await open("model-1"), await open("model-2")];
+      expect(one.dir).not.toBe(two.dir);
+      expect(path.dirname(one.dir)).toBe(dir);
+      await one.prepare(fakeSequence(range(1000), 100), [1] as Token[], false);
+      await two.prepare(fakeSequence(range(2000), 100), [1] as Token[], false);
+      await Promise.all([one.dispose(), two.dispose()]);
+      // Opened again in the other order: each still has its own state.
+      const twoAgain = await open("model-2");
+      const oneAgain = await open("model-1");
+      expect([oneAgain.stats.states, twoAgain.stats.states]).toEqual([1, 1]);
+      await Promise.all([oneAgain.dispose(), twoAgain.dispose()]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("leaves a model's --cache-dir folder to the running sidecar that holds it, with a log line", async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), "kv-tier-unit-"));
+    const lines: string[] = [];
+    const open = (log: (line: string) => void = () => undefined) => KvTier.open({ budgetBytes: 10_000, dir, identity: "model-1", between, log });
+    try {
+      const first = await open();
+      await first.prepare(fakeSequence(range(1000), 100), [1] as Token[], false);
+      await first.dispose();
+      // Another running process (this one's parent) holds the folder now.
+      await writeFile(path.join(modelFolder(dir, "model-1"), "owner.pid"), String(process.ppid));
+      const second = await open((line) => lines.push(line));
+      expect(path.dirname(second.dir)).not.toBe(dir);
+      expect(second.stats.states).toBe(0);
+      expect(lines).toEqual([
+        `kv tier: ${modelFolder(dir, "model-1")} is in use by process ${process.ppid}; this sidecar keeps its states in a private folder until it stops`,
+      ]);
+      await second.dispose();
+      // A stale owner (no such process) is replaced: the states are found again.
+      await writeFile(path.join(modelFolder(dir, "model-1"), "owner.pid"), "999999999");
+      const third = await open();
+      expect(third.stats.states).toBe(1);
+      await third.dispose();
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("removes state files no index names when it opens a --cache-dir folder", async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), "kv-tier-unit-"));
+    const open = () => KvTier.open({ budgetBytes: 10_000, dir, identity: "model-1", between, log: () => undefined });
+    try {
+      const first = await open();
+      await first.prepare(fakeSequence(range(1000), 100), [1] as Token[], false);
+      await first.dispose();
+      // A run that stopped between letting a state go and removing its file left it behind.
+      await writeFile(path.join(first.dir, "left-behind.kv"), Buffer.alloc(100));
+      const again = await open();
+      expect(again.stats.states).toBe(1);
+      expect((await readdir(again.dir)).filter((name) => name.endsWith(".kv"))).toHaveLength(1);
+      await again.dispose();
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("says which sequences a saved state keeps whole (the pool takes those over first)", async () => {
+    const tier = await KvTier.open({ budgetBytes: 10_000, identity: "m", between, log: () => undefined });
+    try {
+      const held = fakeSequence(range(1000), 100);
+      expect(tier.keeps(held)).toBe(false);
+      await tier.prepare(held, [1] as Token[], false);
+      expect(tier.keeps(fakeSequence(range(1000), 100))).toBe(true);
+      expect(tier.keeps(fakeSequence(range(1000, MIN_STATE_TOKENS - 1), 100))).toBe(true);
+      expect(tier.keeps(fakeSequence(range(1000, MIN_STATE_TOKENS + 1), 100))).toBe(false);
+      expect(tier.keeps(fakeSequence(range(5000, 3), 100))).toBe(true);
+    } finally {
+      await tier.dispose();
     }
   });
 

@@ -45,6 +45,20 @@ describe("SequencePool", () => {
     expect(idOf(await pool.acquire(tokens(1, 2, 7), signal))).toBe(2);
   });
 
+  it("takes over a sequence whose tokens a saved state keeps before one whose tokens it would lose", async () => {
+    // Sequence 0 holds 8 tokens of another conversation, kept by the KV tier; 1 holds 4 not kept.
+    const caches = [
+      [30, 31, 32, 33, 34, 35, 36, 37],
+      [40, 41, 42, 43],
+    ];
+    const signal = new AbortController().signal;
+    const prompt = tokens(1, 2, 3);
+    const without = new SequencePool(fakeContext(caches), { maxQueue: 0, queueTimeoutMs: 1000 });
+    expect(idOf(await without.acquire(prompt, signal))).toBe(1);
+    const kept = new SequencePool(fakeContext(caches), { maxQueue: 0, queueTimeoutMs: 1000, kept: (sequence) => idOf(sequence) === 0 });
+    expect(idOf(await kept.acquire(prompt, signal))).toBe(0);
+  });
+
   it("takes an empty sequence rather than throw away another conversation's cache for a short shared header", async () => {
     // Sequence 0 holds a conversation (a 3-token template header, then its own 6 tokens); 1 is empty.
     const pool = new SequencePool(fakeContext([[1, 2, 3, 10, 11, 12, 13, 14, 15], []]), { maxQueue: 0, queueTimeoutMs: 1000 });

@@ -2,11 +2,12 @@
 // sequence is taken over by another prompt, and restored when a prompt shares a longer prefix with
 // a saved state than with its sequence. docs/decisions.md, "A KV cache tier in host memory".
 import { randomUUID } from "node:crypto";
-import { accessSync, constants, statfsSync, statSync } from "node:fs";
-import { mkdir, mkdtemp, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
+import { statSync } from "node:fs";
+import { mkdtemp, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import type { LlamaContextSequence, Token } from "node-llama-cpp";
+import { claim, modelFolder, OWNER_FILE, ramFolder } from "./kv-folder.js";
 
 /**
  * The fewest tokens worth a state: a sequence holding fewer is not saved, and a state is restored
@@ -63,21 +64,6 @@ export function modelIdentity(modelPath: string, contextSize: number): string {
   return JSON.stringify({ model: path.resolve(modelPath), size: file.size, mtimeMs: file.mtimeMs, contextSize });
 }
 
-/**
- * /dev/shm when it is there, writable and has room for the budget (memory), else the OS temp
- * folder: containers often give /dev/shm only 64 MiB.
- */
-function ramFolder(budgetBytes: number): string {
-  try {
-    accessSync("/dev/shm", constants.W_OK);
-    const free = statfsSync("/dev/shm");
-    if (free.bavail * free.bsize >= budgetBytes) return "/dev/shm";
-  } catch {
-    // no /dev/shm: the temp folder
-  }
-  return os.tmpdir();
-}
-
 /** How many leading tokens `a` and `b` share. */
 function sharedPrefix(a: readonly Token[], b: readonly Token[]): number {
   const end = Math.min(a.length, b.length);
@@ -104,6 +90,8 @@ export class KvTier {
   /** Bytes per token of the last state saved: a state that would not fit the budget is not saved. */
   #bytesPerToken = 0;
   #turn: Promise<unknown> = Promise.resolve();
+  /** Files of states no longer held, removed after the request that let them go has its sequence. */
+  #doomed: string[] = [];
   #counts = { hits: 0, misses: 0, saves: 0, evictions: 0, dropped: 0, restoreSeconds: 0 };
 
   private constructor(
@@ -114,23 +102,45 @@ export class KvTier {
     this.#log = options.log ?? ((line) => process.stderr.write(`${line}\n`));
   }
 
-  /** Opens the folder (and, with `dir`, the states a previous run left there). */
+  /**
+   * Opens the folder: with `dir`, this model's own subfolder of it and the states a previous run
+   * left there, unless another running sidecar uses that subfolder (then, with a log line, a
+   * private folder as without `dir`).
+   */
   static async open(options: KvTierOptions): Promise<KvTier> {
-    if (options.dir === undefined) return new KvTier(await mkdtemp(path.join(ramFolder(options.budgetBytes), "sidecar-kv-")), options);
-    await mkdir(options.dir, { recursive: true });
-    const tier = new KvTier(options.dir, options);
-    await tier.#readIndex();
-    return tier;
+    const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+    if (options.dir !== undefined) {
+      const folder = modelFolder(options.dir, options.identity);
+      const owner = await claim(folder);
+      if (owner === undefined) {
+        const tier = new KvTier(folder, options);
+        await tier.#readIndex();
+        return tier;
+      }
+      log(`kv tier: ${folder} is in use by process ${owner}; this sidecar keeps its states in a private folder until it stops`);
+    }
+    const folder = await mkdtemp(path.join(ramFolder(options.budgetBytes), "sidecar-kv-"));
+    return new KvTier(folder, { ...options, dir: undefined });
   }
 
   get stats(): KvTierStats {
     return { states: this.#entries.size, bytes: this.#bytes, ...this.#counts };
   }
 
+  /** Whether taking `sequence` over would lose nothing: a saved state holds all it holds, or it holds too little to save. */
+  keeps(sequence: LlamaContextSequence): boolean {
+    const tokens = sequence.contextTokens;
+    if (tokens.length < MIN_STATE_TOKENS) return true;
+    for (const entry of this.#entries.values()) if (startsWith(entry.tokens, tokens)) return true;
+    return false;
+  }
+
   /** Saves what `sequence` would lose to `prompt`, then restores a better prefix when `restore`. */
   prepare(sequence: LlamaContextSequence, prompt: readonly Token[], restore: boolean): Promise<void> {
     const run = this.#turn.then(() => this.#prepare(sequence, prompt, restore));
-    this.#turn = run.catch(() => undefined);
+    // Files let go of are removed after the request is on its way (freeing a large file takes
+    // milliseconds), before the next call.
+    this.#turn = run.catch(() => undefined).then(() => this.#sweep());
     return run;
   }
 
@@ -172,20 +182,20 @@ export class KvTier {
       return;
     }
     // States this one extends (the same session, turns ago) are superseded.
-    for (const [old, entry] of this.#entries) if (startsWith(tokens, entry.tokens)) await this.#remove(old);
+    for (const [old, entry] of this.#entries) if (startsWith(tokens, entry.tokens)) this.#remove(old);
     this.#entries.set(file, { file, tokens, bytes, model: this.#options.identity });
     this.#bytes += bytes;
     this.#bytesPerToken = bytes / Math.max(1, tokens.length);
     this.#counts.saves++;
-    await this.#evict();
+    this.#evict();
     await this.#writeIndex();
   }
 
   /** Removes the least recently used states until the rest fit the budget. */
-  async #evict(): Promise<void> {
+  #evict(): void {
     for (const [oldest] of this.#entries) {
       if (this.#bytes <= this.#options.budgetBytes) return;
-      await this.#remove(oldest);
+      this.#remove(oldest);
       this.#counts.evictions++;
     }
   }
@@ -205,7 +215,7 @@ export class KvTier {
       this.#log(`kv tier: dropped a ${entry.tokens.length}-token state that did not load (${message(error)}); the prompt is evaluated cold`);
       this.#counts.dropped++;
       this.#counts.misses++;
-      await this.#remove(file);
+      this.#remove(file);
       await this.#writeIndex();
       const end = sequence.nextTokenIndex;
       if (end > 0) await this.#options.between(sequence, () => sequence.eraseContextTokenRanges([{ start: 0, end }]));
@@ -226,12 +236,18 @@ export class KvTier {
     if (restored.length !== entry.tokens.length || !startsWith(restored, entry.tokens)) throw new Error("it held other tokens");
   }
 
-  async #remove(file: string): Promise<void> {
+  /** Lets the state go: it is no longer held or counted; its file goes at the next `#sweep`. */
+  #remove(file: string): void {
     const entry = this.#entries.get(file);
     if (entry === undefined) return;
     this.#entries.delete(file);
     this.#bytes -= entry.bytes;
-    await rm(path.join(this.dir, file), { force: true });
+    this.#doomed.push(file);
+  }
+
+  /** Removes the files of the states let go of. */
+  async #sweep(): Promise<void> {
+    for (const file of this.#doomed.splice(0)) await rm(path.join(this.dir, file), { force: true });
   }
 
   /** `--cache-dir`: the entries, least recently used first, written whole and renamed into place. */
@@ -247,28 +263,31 @@ export class KvTier {
     }
   }
 
-  /** Takes the previous run's states of this model whose files are whole; removes the rest. */
+  /**
+   * Takes the previous run's states of this model whose files are whole; removes the rest, and
+   * state files no index names (a run that stopped before removing them).
+   */
   async #readIndex(): Promise<void> {
     let entries: Entry[] = [];
     try {
       const index = JSON.parse(await readFile(path.join(this.dir, INDEX_FILE), "utf8")) as { version?: number; entries?: Entry[] };
       if (index.version === INDEX_VERSION && Array.isArray(index.entries)) entries = index.entries;
     } catch {
-      return;
+      // no index: no states
     }
     for (const entry of entries) {
+      if (path.basename(entry.file) !== entry.file || !entry.file.endsWith(".kv")) continue;
       const size = await stat(path.join(this.dir, entry.file)).then(
         (s) => s.size,
         () => -1,
       );
-      if (entry.model === this.#options.identity && size === entry.bytes && path.basename(entry.file) === entry.file) {
-        this.#entries.set(entry.file, entry);
-        this.#bytes += entry.bytes;
-      } else if (path.basename(entry.file) === entry.file) {
-        await rm(path.join(this.dir, entry.file), { force: true });
-      }
+      if (entry.model !== this.#options.identity || size !== entry.bytes) continue;
+      this.#entries.set(entry.file, entry);
+      this.#bytes += entry.bytes;
     }
-    await this.#evict();
+    for (const file of await readdir(this.dir)) if (file.endsWith(".kv") && !this.#entries.has(file)) this.#doomed.push(file);
+    this.#evict();
+    await this.#sweep();
     await this.#writeIndex();
   }
 
@@ -283,6 +302,8 @@ export class KvTier {
       return;
     }
     for (const sequence of sequences) if (sequence.nextTokenIndex >= MIN_STATE_TOKENS) await this.#save(sequence);
+    await this.#sweep();
+    await rm(path.join(this.dir, OWNER_FILE), { force: true });
   }
 }
 

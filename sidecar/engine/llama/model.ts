@@ -2,7 +2,16 @@
 // resolved once per model (`LoadedModel`, `loadModel`).
 import os from "node:os";
 import path from "node:path";
-import { getLlama, LlamaLogLevel, resolveChatWrapper, type ChatWrapper, type Llama, type LlamaContext, type LlamaModel } from "node-llama-cpp";
+import {
+  getLlama,
+  LlamaLogLevel,
+  resolveChatWrapper,
+  type ChatWrapper,
+  type Llama,
+  type LlamaContext,
+  type LlamaContextSequence,
+  type LlamaModel,
+} from "node-llama-cpp";
 import { Embedder } from "./embeddings.js";
 import { checkGpuAvailable, gpuReport, type GpuChoice, type GpuLayers, type GpuReport } from "./gpu.js";
 import { shareBatch } from "./batch-shares.js";
@@ -161,10 +170,14 @@ export async function loadModel(options: ModelOptions): Promise<LoadedModel> {
   const scheduler = scheduleBatches(context);
   const chatWrapper = resolveChatWrapper(model);
   const id = options.id ?? path.basename(options.modelPath).replace(/\.gguf$/i, "");
-  const pool = new SequencePool(context, { maxQueue: options.maxQueue, queueTimeoutMs: options.queueTimeoutMs });
+  const kvTier = await openKvTier(options, context.contextSize, scheduler);
+  const pool = new SequencePool(context, {
+    maxQueue: options.maxQueue,
+    queueTimeoutMs: options.queueTimeoutMs,
+    ...(kvTier === undefined ? {} : { kept: (sequence: LlamaContextSequence) => kvTier.keeps(sequence) }),
+  });
   const vocabulary = vocabularySize(model);
   const { embeddingModel, embedder } = await loadEmbedder(llama, model, options, threadsBatch);
-  const kvTier = await openKvTier(options, context.contextSize, scheduler);
   return {
     id,
     created: Math.floor(Date.now() / 1000),

@@ -15,6 +15,11 @@ interface Waiter {
 export interface PoolOptions {
   readonly maxQueue: number;
   readonly queueTimeoutMs: number;
+  /**
+   * Whether a saved state already holds everything `sequence` holds (the KV cache tier,
+   * kv-tier.ts): taking such a sequence over loses nothing and costs no save.
+   */
+  readonly kept?: (sequence: LlamaContextSequence) => boolean;
 }
 
 /**
@@ -146,7 +151,8 @@ export class SequencePool {
     // cached tokens the prompt would throw away (the rest of what it holds): a sequence holding
     // another conversation is not overwritten for a few shared tokens (a chat template's header)
     // while an empty one is free. A prefix of one token (the BOS) is no reuse; among equals the
-    // sequence free the longest is taken, so recent caches survive for their owners.
+    // sequence free the longest is taken, so recent caches survive for their owners. A sequence
+    // whose tokens a saved state holds (the KV cache tier) loses nothing when taken over.
     let best = 0;
     let bestScore = Number.NEGATIVE_INFINITY;
     for (let i = 0; i < this.#free.length; i++) {
@@ -154,7 +160,8 @@ export class SequencePool {
       if (candidate === undefined) continue;
       let shared = candidate.compareContextTokens(prompt as Token[]).firstDifferentIndex;
       if (shared <= 1) shared = 0;
-      const score = shared - Math.max(0, candidate.nextTokenIndex - shared);
+      const lost = this.#options.kept?.(candidate) === true ? 0 : Math.max(0, candidate.nextTokenIndex - shared);
+      const score = shared - lost;
       if (score > bestScore) {
         best = i;
         bestScore = score;
