@@ -19,7 +19,7 @@ import type { SingleResult } from "./sections/single.js";
 import { renderStateful, statefulTargets, summarizeStateful, type StatefulResult } from "./sections/stateful.js";
 import type { SweepResult } from "./sections/sweep.js";
 import type { BenchFlags } from "./flags.js";
-import { summarizeLevel, summarizePrefix, summarizeSingle, summarizeSweep } from "./summary.js";
+import { summarizeLevel, summarizePrefix, summarizeSingle, summarizeSweep, type Target } from "./summary.js";
 import { renderReport, type ProcessInfo } from "./table.js";
 import { evaluateTargets } from "./targets.js";
 
@@ -155,22 +155,17 @@ function headlineOf(run: RunRecord, m: Measured, s: Summaries): Record<string, n
   return headline;
 }
 
+/** Every target of the sections that ran. */
+function targetsOf(flags: BenchFlags, m: Measured, s: Summaries): Target[] {
+  const inputs = { single: s.single, sweep: s.sweep, sessions: s.sessions, reject: s.reject, prefix: s.prefix, memory: m.memory };
+  return [...evaluateTargets({ ...inputs, concurrent: flags.sequences }), ...(s.stateful ? statefulTargets(s.stateful) : [])];
+}
+
 /** Prints the report (and the comparison with `previous`) and writes the results files. */
 export function finishRun(run: RunRecord, m: Measured, previous: ResultsFile | undefined): void {
   const { flags } = run;
   const s = summarize(m);
-  const targets = [
-    ...evaluateTargets({
-      single: s.single,
-      sweep: s.sweep,
-      sessions: s.sessions,
-      reject: s.reject,
-      prefix: s.prefix,
-      memory: m.memory,
-      concurrent: flags.sequences,
-    }),
-    ...(s.stateful ? statefulTargets(s.stateful) : []),
-  ];
+  const targets = targetsOf(flags, m, s);
   const machineInfo = machine();
   const report = render(run, m, s, targets, machineInfo);
   const results: ResultsFile = {
