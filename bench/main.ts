@@ -108,7 +108,7 @@ interface Run extends RunRecord {
   readonly profileDir: string | undefined;
 }
 
-/** The test model written if absent, the peer found (or built), the settings every party shares. */
+/** The test model written if absent, the peers found (or built), the settings every party shares. */
 async function prepareRun(flags: BenchFlags, startedAt: string): Promise<Run> {
   const has = (s: Section): boolean => flags.sections.includes(s);
   const notes: string[] = [];
@@ -180,13 +180,13 @@ async function measureAll(run: Run, m: Measured): Promise<void> {
   if (has("reject")) m.reject = await measureReject(run);
   // 8. An agent-sized prompt on a context of its own, cold and with its prefix cached.
   if (has("long")) m.long = await measureLong(run);
-  // 9. Embeddings per second at 1 and 8 clients, the edge and the peer side by side.
+  // 9. Embeddings per second at 1 and 8 clients, the edge and each peer side by side.
   if (has("embeddings")) m.embeddings = await measureEmbeddings(run);
   // 10. Many sessions on few sequences, round-robin (its table comes first in the report).
   if (has("sessions")) m.sessions = await measureSessions(run);
 }
 
-/** The sidecar, the edge on Node and the peer, for the sections that share them. */
+/** The sidecar, the edge on Node and the peers, for the sections that share them. */
 async function startServers(run: Run): Promise<void> {
   const { flags, running, engineArgs } = run;
   log(
@@ -196,7 +196,9 @@ async function startServers(run: Run): Promise<void> {
   running.sidecar = await startChild<SidecarReady>("sidecar", "sidecar.ts", engineArgs);
   run.notes.push(`The model runs on: ${running.sidecar.ready.gpu ?? "?"} (the figures of docs/performance.md were measured on CPU-only hosts).`);
   running.edge = await startChild<EdgeReady>("edge", "edge.ts", { sidecarUrl: running.sidecar.ready.url });
-  running.peers = await startPeers(run.peerInfos, peerSettings(run, flags.sequences, flags.contextSize), log);
+  // The peers take part in the single-stream section and the sweep only.
+  const peerInfos = run.has("single") || run.has("sweep") ? run.peerInfos : [];
+  running.peers = await startPeers(peerInfos, peerSettings(run, flags.sequences, flags.contextSize), log);
 }
 
 /** Every peer's settings: the run's model and threads, `sequences` × `contextSize` tokens. */
@@ -207,7 +209,7 @@ function peerSettings(run: Run, sequences: number, contextSize: number, extraArg
 
 type Footprints = (gc: boolean) => Promise<Record<string, Footprint> | undefined>;
 
-/** Sections 3 to 6 on one sidecar and edge (and the peer), with the memory they leave behind. */
+/** Sections 3 to 6 on one sidecar and edge (and the peers), with the memory they leave behind. */
 async function measureOnServers(run: Run, m: Measured): Promise<void> {
   const { has, running, workload } = run;
   if (has("single") || has("sweep") || has("prefix") || has("stateful") || has("join")) await startServers(run);
@@ -221,7 +223,7 @@ async function measureOnServers(run: Run, m: Measured): Promise<void> {
   if (edge) await httpParty("c", "edge on Node", edge.ready.url, { ...workload, maxTokens: 8 }).run(9_000);
   const idle = await footprints(true);
 
-  // 3. Single stream: (a) (b) (c) (d) and the peer, interleaved.
+  // 3. Single stream: (a) (b) (c) (d) and the peers, interleaved.
   if (has("single") && sidecar && edge && client) m.single = await measureSingle(run, sidecar, edge, client, peerParties);
   // 4. Concurrency sweep through the edge on Node (and each peer at 1, 4 and `sequences` streams).
   if (has("sweep") && edge) m.sweep = await measureSweep(run, sidecar, edge, peerParties);
@@ -246,7 +248,7 @@ async function measureOnServers(run: Run, m: Measured): Promise<void> {
   }
 }
 
-/** The parties of the single-stream section, each started here but the sidecar, the edge and the peer. */
+/** The parties of the single-stream section, each started here but the sidecar, the edge and the peers. */
 async function singleParties(
   run: Run,
   sidecar: Child<SidecarReady>,
@@ -400,7 +402,7 @@ async function measureLong(run: Run): Promise<LongResult> {
   return long;
 }
 
-/** Section 9: embeddings through a fresh sidecar and edge, and the peer. */
+/** Section 9: embeddings through a fresh sidecar and edge, and each peer. */
 async function measureEmbeddings(run: Run): Promise<EmbeddingsResult> {
   const { flags, running } = run;
   running.sidecar = await startChild<SidecarReady>("sidecar-embeddings", "sidecar.ts", run.engineArgs);
@@ -417,7 +419,7 @@ async function measureEmbeddings(run: Run): Promise<EmbeddingsResult> {
 
 /**
  * Section 10: many sessions on few sequences through a fresh sidecar and edge without the KV tier
- * (`--cache-ram 0`, the default), the same with it (`auto`), and the peer with its own prompt cache.
+ * (`--cache-ram 0`), the same with it (`auto`, the default), and each peer with its own prompt cache.
  */
 async function measureSessions(run: Run): Promise<SessionsResult> {
   const { flags, running } = run;
