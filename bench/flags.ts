@@ -2,6 +2,7 @@
 import { availableParallelism } from "node:os";
 import { parseArgs } from "node:util";
 import type { EngineChoice } from "../sidecar/engine/llama/model.js";
+import { PEER_VARIANTS, parsePeerVariants, type PeerVariant } from "./peer-paths.js";
 import { DEFAULT_MAX_TOKENS } from "./workload.js";
 
 export const SECTIONS = ["engine", "single", "sweep", "reject", "prefix", "stateful", "join", "long", "embeddings", "encoders", "sessions"] as const;
@@ -9,6 +10,8 @@ export type Section = (typeof SECTIONS)[number];
 
 export interface BenchFlags {
   readonly quick: boolean;
+  /** The model: a catalogue name of gguf/models.ts (written if missing) or a GGUF file's path. */
+  readonly model: string;
   /** llama.cpp threads for every party (node-llama-cpp, the sidecar, llama-server). */
   readonly threads: number;
   /** llama.cpp threads of batches of several tokens, for every party (the sidecar's `--threads-batch`, llama-server's `-tb`). */
@@ -38,6 +41,8 @@ export interface BenchFlags {
   readonly joinRounds: number;
   /** Tokens of the agent-sized prompt of the long-prompt run. */
   readonly longTokens: number;
+  /** Tokens generated after the agent-sized prompt (its decode row). */
+  readonly longDecodeTokens: number;
   /** Requests each client sends in the embeddings run, per level. */
   readonly embeddingRequests: number;
   /** Many sessions on one box: sessions, sequences, opening prompt tokens and turns per session. */
@@ -53,6 +58,8 @@ export interface BenchFlags {
   /** Build the peer if it is missing (otherwise a missing peer is skipped). */
   readonly peer: boolean;
   readonly noPeer: boolean;
+  /** The llama-server builds to run (each skipped with a note when not built). */
+  readonly peers: readonly PeerVariant[];
   readonly wrangler: boolean;
   readonly sections: readonly Section[];
   /** Longest a stream may take before it counts as hung. */
@@ -64,6 +71,7 @@ export interface BenchFlags {
 
 export const USAGE = `usage: npm run bench -- [flags]
   --quick               smoke run (~1 minute): fewer runs and levels
+  --model M             a model of gguf/models.ts (written if missing, e.g. random-850m) or a .gguf path [random-60m]
   --threads N           llama.cpp threads for every party [1]
   --threads-batch N     threads of batches of several tokens, every party [every core]
   --engine E            auto | prebuilt | local (sidecar and in-process baseline) [auto]
@@ -81,6 +89,7 @@ export const USAGE = `usage: npm run bench -- [flags]
   --prefix-tokens N     shared system prompt size in tokens, and the stateful conversation's [1500]
   --join-rounds N       rounds of a long prompt joining two streams [3; quick 1]
   --long-tokens N       the agent-sized prompt of the long-prompt run [8000; quick 2000; an agent's full size: 40000]
+  --long-decode-tokens N  tokens generated after it, its decode row [1024; quick 128]
   --embedding-requests N  requests per client in the embeddings run [16; quick 4]
   --sessions N          sessions of the many-sessions run [8]
   --session-sequences N its sequences (sidecar and llama-server -np) [4]
@@ -89,7 +98,8 @@ export const USAGE = `usage: npm run bench -- [flags]
   --engine-rounds N     rounds of the engine-build comparison [3; quick 1]
   --encoder-reps N      encoder micro-bench repetitions [5; quick 3]
   --encoder-ms N        milliseconds per repetition [1000; quick 300]
-  --peer                build llama-server first if it is missing (npm run bench:peer-build)
+  --peers P             llama-server builds, comma-separated: ${PEER_VARIANTS.join(",")} [every one that is built]
+  --peer                build the llama-servers of --peers first if missing (npm run bench:peer-build)
   --no-peer             leave llama-server out even if it is built
   --no-wrangler         leave the wrangler dev party out
   --sections S          comma-separated subset of ${SECTIONS.join(",")} [all]
@@ -108,6 +118,7 @@ function int(name: string, raw: string | undefined, fallback: number, min = 1): 
 /** The flags `npm run bench` takes (see USAGE). */
 const OPTIONS = {
   quick: { type: "boolean" },
+  model: { type: "string" },
   threads: { type: "string" },
   "threads-batch": { type: "string" },
   engine: { type: "string" },
@@ -129,12 +140,14 @@ const OPTIONS = {
   "session-tokens": { type: "string" },
   "session-turns": { type: "string" },
   "long-tokens": { type: "string" },
+  "long-decode-tokens": { type: "string" },
   "embedding-requests": { type: "string" },
   "join-rounds": { type: "string" },
   "encoder-reps": { type: "string" },
   "encoder-ms": { type: "string" },
   peer: { type: "boolean" },
   "no-peer": { type: "boolean" },
+  peers: { type: "string" },
   "no-wrangler": { type: "boolean" },
   sections: { type: "string" },
   "stream-timeout-ms": { type: "string" },
@@ -158,6 +171,7 @@ export function readFlags(argv: readonly string[]): BenchFlags | "help" {
   for (const s of sections) if (!(SECTIONS as readonly string[]).includes(s)) throw new Error(`--sections: unknown section "${s}"`);
   return {
     quick,
+    model: values.model ?? "random-60m",
     threads: int("threads", values.threads, 1),
     threadsBatch: int("threads-batch", values["threads-batch"], availableParallelism()),
     engine,
@@ -175,6 +189,7 @@ export function readFlags(argv: readonly string[]): BenchFlags | "help" {
     prefixTokens: int("prefix-tokens", values["prefix-tokens"], 1500),
     joinRounds: int("join-rounds", values["join-rounds"], quick ? 1 : 3),
     longTokens: int("long-tokens", values["long-tokens"], quick ? 2000 : 8000, 100),
+    longDecodeTokens: int("long-decode-tokens", values["long-decode-tokens"], quick ? 128 : 1024, 2),
     embeddingRequests: int("embedding-requests", values["embedding-requests"], quick ? 4 : 16),
     sessions: int("sessions", values.sessions, 8),
     sessionSequences: int("session-sequences", values["session-sequences"], 4),
@@ -185,6 +200,7 @@ export function readFlags(argv: readonly string[]): BenchFlags | "help" {
     encoderMs: int("encoder-ms", values["encoder-ms"], quick ? 300 : 1000, 10),
     peer: values.peer === true,
     noPeer: values["no-peer"] === true,
+    peers: parsePeerVariants(values.peers ?? "all", "--peers"),
     wrangler: values["no-wrangler"] !== true,
     sections: sections as Section[],
     streamTimeoutMs: int("stream-timeout-ms", values["stream-timeout-ms"], 120_000),

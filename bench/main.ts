@@ -4,9 +4,9 @@
  * to stderr) and writes bench/results/latest.json plus a timestamped copy (report.ts). See
  * bench/README.md.
  */
-import { mkdirSync } from "node:fs";
-import { join } from "node:path";
-import { ensureModels } from "../gguf/models.js";
+import { existsSync, mkdirSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { ensureModels, isModelName, MODEL_NAMES } from "../gguf/models.js";
 import { startWrangler, type Wrangler } from "../test/support/wrangler.js";
 import { startMiniflare, type RunningMiniflare } from "./miniflare-party.js";
 import { startChild, type Child } from "./children.js";
@@ -20,15 +20,14 @@ import { readFlags, USAGE, type BenchFlags, type Section } from "./flags.js";
 import { cpuBackend, descendantsNamed, peakRssMiB } from "./machine.js";
 import { footprint, SETTLE_MS, type Footprint, type MemoryRow } from "./memory.js";
 import { grpcParty, httpParty, inProcessParty, type Party, type Workload } from "./parties.js";
-import { buildPeer } from "./peer-build.js";
-import { readPeerInfo, type PeerInfo } from "./peer-paths.js";
-import { startPeer, type RunningPeer } from "./peer.js";
+import type { PeerSettings } from "./peer.js";
+import { peerProcesses, peersFor, startPeers, type PeerGroup } from "./peers.js";
 import { finishRun, type Measured, type RunRecord } from "./report.js";
 import { readPrevious, resultsDir } from "./results.js";
 import { runConcurrent, type ConcurrentRun } from "./sections/concurrent.js";
 import { runEngine, threadsLabel, type EngineParty, type EngineResult } from "./sections/engine.js";
 import { runJoin } from "./sections/join.js";
-import { LONG_CONTEXT_MARGIN, runLong, type LongResult } from "./sections/long.js";
+import { longContextSize, runLong, type LongResult } from "./sections/long.js";
 import { runEmbeddings, type EmbeddingsResult } from "./sections/embeddings.js";
 import { calibrate, runPrefix } from "./sections/prefix.js";
 import { runSessionParty, sessionsContextSize, type SessionsResult } from "./sections/sessions.js";
@@ -41,21 +40,11 @@ const log = (message: string): void => {
   process.stderr.write(`bench: ${message}\n`);
 };
 
-function peerFor(flags: BenchFlags, notes: string[]): PeerInfo | undefined {
-  if (flags.noPeer) {
-    notes.push("llama-server: left out (--no-peer).");
-    return undefined;
-  }
-  const built = readPeerInfo();
-  if (built) return built;
-  if (flags.peer) {
-    log("llama-server is not built yet: building it now (npm run bench:peer-build, ~5 minutes)");
-    return buildPeer();
-  }
-  const skip = "llama-server: SKIPPED — not built. Run `npm run bench:peer-build` once (~5 minutes) or pass --peer.";
-  log(skip);
-  notes.push(skip);
-  return undefined;
+/** The model's file: a catalogue model written if missing or outdated, or a path to a GGUF file. */
+async function resolveModel(model: string): Promise<string> {
+  if (isModelName(model)) return (await ensureModels("models", [model]))[model];
+  if (existsSync(model)) return resolve(model);
+  throw new Error(`--model: "${model}" is neither a model of gguf/models.ts (${MODEL_NAMES.join(", ")}) nor a file`);
 }
 
 interface Running {
@@ -64,7 +53,7 @@ interface Running {
   edge?: Child<EdgeReady>;
   wrangler?: Wrangler;
   miniflare?: RunningMiniflare;
-  peer?: RunningPeer;
+  peers?: PeerGroup;
   rejectSidecar?: Child<SidecarReady>;
   rejectEdge?: Child<EdgeReady>;
 }
@@ -116,17 +105,17 @@ interface Run extends RunRecord {
   readonly running: Running;
   readonly workload: Workload;
   readonly engineArgs: EngineArgs;
-  readonly modelPath: string;
   readonly profileDir: string | undefined;
 }
 
-/** The test model written if absent, the peer found (or built), the settings every party shares. */
+/** The test model written if absent, the peers found (or built), the settings every party shares. */
 async function prepareRun(flags: BenchFlags, startedAt: string): Promise<Run> {
   const has = (s: Section): boolean => flags.sections.includes(s);
   const notes: string[] = [];
   const profileDir = flags.profile ? join(resultsDir(flags.out), "profiles") : undefined;
-  const { "random-60m": modelPath } = await ensureModels("models", ["random-60m"]);
-  const peerInfo = has("single") || has("sweep") || has("long") || has("embeddings") || has("sessions") ? peerFor(flags, notes) : undefined;
+  const modelPath = await resolveModel(flags.model);
+  const withPeers = has("single") || has("sweep") || has("long") || has("embeddings") || has("sessions");
+  const peerInfos = withPeers ? peersFor(flags, notes, log) : [];
   const workload: Workload = { maxTokens: flags.maxTokens, timeoutMs: flags.streamTimeoutMs };
   const engineArgs: EngineArgs = {
     modelPath,
@@ -137,7 +126,7 @@ async function prepareRun(flags: BenchFlags, startedAt: string): Promise<Run> {
     contextSize: flags.contextSize,
     maxQueue: flags.maxQueue,
   };
-  return { flags, startedAt, has, notes, loads: {}, processes: [], raw: {}, running: {}, workload, engineArgs, modelPath, peerInfo, profileDir };
+  return { flags, startedAt, has, notes, loads: {}, processes: [], raw: {}, running: {}, workload, engineArgs, modelPath, peerInfos, profileDir };
 }
 
 async function main(): Promise<void> {
@@ -191,15 +180,15 @@ async function measureAll(run: Run, m: Measured): Promise<void> {
   if (has("reject")) m.reject = await measureReject(run);
   // 8. An agent-sized prompt on a context of its own, cold and with its prefix cached.
   if (has("long")) m.long = await measureLong(run);
-  // 9. Embeddings per second at 1 and 8 clients, the edge and the peer side by side.
+  // 9. Embeddings per second at 1 and 8 clients, the edge and each peer side by side.
   if (has("embeddings")) m.embeddings = await measureEmbeddings(run);
   // 10. Many sessions on few sequences, round-robin (its table comes first in the report).
   if (has("sessions")) m.sessions = await measureSessions(run);
 }
 
-/** The sidecar, the edge on Node and the peer, for the sections that share them. */
+/** The sidecar, the edge on Node and the peers, for the sections that share them. */
 async function startServers(run: Run): Promise<void> {
-  const { flags, running, engineArgs, peerInfo } = run;
+  const { flags, running, engineArgs } = run;
   log(
     `starting the sidecar (threads ${flags.threads}, batch threads ${flags.threadsBatch}, engine ${flags.engine}, ` +
       `${flags.sequences} sequences × ${flags.contextSize} tokens, queue ${flags.maxQueue})`,
@@ -207,42 +196,41 @@ async function startServers(run: Run): Promise<void> {
   running.sidecar = await startChild<SidecarReady>("sidecar", "sidecar.ts", engineArgs);
   run.notes.push(`The model runs on: ${running.sidecar.ready.gpu ?? "?"} (the figures of docs/performance.md were measured on CPU-only hosts).`);
   running.edge = await startChild<EdgeReady>("edge", "edge.ts", { sidecarUrl: running.sidecar.ready.url });
-  if (peerInfo) {
-    running.peer = await startPeer(peerInfo, {
-      modelPath: run.modelPath,
-      threads: flags.threads,
-      threadsBatch: flags.threadsBatch,
-      sequences: flags.sequences,
-      contextSize: flags.contextSize,
-    });
-    log(`llama-server: ${running.peer.args.join(" ")}`);
-  }
+  // The peers take part in the single-stream section and the sweep only.
+  const peerInfos = run.has("single") || run.has("sweep") ? run.peerInfos : [];
+  running.peers = await startPeers(peerInfos, peerSettings(run, flags.sequences, flags.contextSize), log);
+}
+
+/** Every peer's settings: the run's model and threads, `sequences` × `contextSize` tokens. */
+function peerSettings(run: Run, sequences: number, contextSize: number, extraArgs?: readonly string[]): PeerSettings {
+  const { flags } = run;
+  return { modelPath: run.modelPath, threads: flags.threads, threadsBatch: flags.threadsBatch, sequences, contextSize, ...(extraArgs ? { extraArgs } : {}) };
 }
 
 type Footprints = (gc: boolean) => Promise<Record<string, Footprint> | undefined>;
 
-/** Sections 3 to 6 on one sidecar and edge (and the peer), with the memory they leave behind. */
+/** Sections 3 to 6 on one sidecar and edge (and the peers), with the memory they leave behind. */
 async function measureOnServers(run: Run, m: Measured): Promise<void> {
   const { has, running, workload } = run;
   if (has("single") || has("sweep") || has("prefix") || has("stateful") || has("join")) await startServers(run);
   const sidecar = running.sidecar;
   const edge = running.edge;
   const client = sidecar ? grpcClient(sidecar.ready.url) : undefined;
-  const peerParty: Party | undefined = running.peer ? httpParty("peer", "llama-server (peer)", running.peer.url, workload) : undefined;
+  const peerParties: Party[] = (running.peers?.peers ?? []).map((p) => httpParty(`peer-${p.variant}`, p.label, p.peer.url, workload));
   const footprints: Footprints = async (gc) =>
     sidecar && edge ? { sidecar: await footprint(sidecar, gc), "edge on Node": await footprint(edge, gc) } : undefined;
   // The idle footprint: after start-up and one warm-up request through the edge, after a GC.
   if (edge) await httpParty("c", "edge on Node", edge.ready.url, { ...workload, maxTokens: 8 }).run(9_000);
   const idle = await footprints(true);
 
-  // 3. Single stream: (a) (b) (c) (d) and the peer, interleaved.
-  if (has("single") && sidecar && edge && client) m.single = await measureSingle(run, sidecar, edge, client, peerParty);
-  // 4. Concurrency sweep through the edge on Node (and the peer at 1 and `sequences` streams).
-  if (has("sweep") && edge) m.sweep = await measureSweep(run, sidecar, edge, peerParty);
-  if (running.peer) {
-    run.processes.push({ name: "llama-server (peer)", build: `peer build, ${cpuBackend(running.peer.pid) ?? "?"}`, peakRssMiB: peakRssMiB(running.peer.pid) });
-    await running.peer.stop();
-    delete running.peer;
+  // 3. Single stream: (a) (b) (c) (d) and the peers, interleaved.
+  if (has("single") && sidecar && edge && client) m.single = await measureSingle(run, sidecar, edge, client, peerParties);
+  // 4. Concurrency sweep through the edge on Node (and each peer at 1, 4 and `sequences` streams).
+  if (has("sweep") && edge) m.sweep = await measureSweep(run, sidecar, edge, peerParties);
+  if (running.peers) {
+    run.processes.push(...peerProcesses(running.peers));
+    await running.peers.stop();
+    delete running.peers;
   }
   if (client && edge) await measureCaches(run, m, client, edge);
   // 6. A long prompt joins two decoding streams.
@@ -260,13 +248,13 @@ async function measureOnServers(run: Run, m: Measured): Promise<void> {
   }
 }
 
-/** The parties of the single-stream section, each started here but the sidecar, the edge and the peer. */
+/** The parties of the single-stream section, each started here but the sidecar, the edge and the peers. */
 async function singleParties(
   run: Run,
   sidecar: Child<SidecarReady>,
   edge: Child<EdgeReady>,
   client: GrpcClient,
-  peerParty: Party | undefined,
+  peerParties: readonly Party[],
 ): Promise<Party[]> {
   const { flags, running, workload } = run;
   running.inProcess = await startChild<EngineReady>("in-process", "inprocess.ts", run.engineArgs);
@@ -285,7 +273,7 @@ async function singleParties(
   if (running.wrangler) parties.push(httpParty("d", "(d) edge under wrangler dev", running.wrangler.url, workload));
   // The same Worker on workerd without wrangler's local proxy: what of (d) is the proxy's.
   if (running.miniflare) parties.push(httpParty("m", "(m) edge under Miniflare (workerd, no wrangler proxy)", running.miniflare.url, workload));
-  if (peerParty) parties.push(peerParty);
+  parties.push(...peerParties);
   return parties;
 }
 
@@ -295,10 +283,10 @@ async function measureSingle(
   sidecar: Child<SidecarReady>,
   edge: Child<EdgeReady>,
   client: GrpcClient,
-  peerParty: Party | undefined,
+  peerParties: readonly Party[],
 ): Promise<SingleResult> {
   const { flags, running } = run;
-  const parties = await singleParties(run, sidecar, edge, client, peerParty);
+  const parties = await singleParties(run, sidecar, edge, client, peerParties);
   const inProcess = running.inProcess as Child<EngineReady>;
   log(`single stream: ${flags.runs} runs × ${parties.length} parties, ${flags.maxTokens} tokens each`);
   const meter = new CpuMeter(
@@ -306,7 +294,7 @@ async function measureSingle(
       [inProcess.pid, "in-process"],
       [sidecar.pid, "sidecar"],
       [edge.pid, "edge (Node)"],
-      ...(running.peer ? [[running.peer.pid, "llama-server"] as const] : []),
+      ...(running.peers?.peers ?? []).map((p) => [p.peer.pid, p.label] as const),
       ...(running.miniflare ? [[running.miniflare.pid, "Miniflare (node)"] as const] : []),
     ]),
   );
@@ -326,13 +314,14 @@ async function measureSingle(
 }
 
 /** Section 4: concurrent streams through the edge on Node at each level. */
-async function measureSweep(run: Run, sidecar: Child<SidecarReady> | undefined, edge: Child<EdgeReady>, peerParty: Party | undefined): Promise<SweepResult> {
+async function measureSweep(run: Run, sidecar: Child<SidecarReady> | undefined, edge: Child<EdgeReady>, peerParties: readonly Party[]): Promise<SweepResult> {
   const { flags } = run;
   const edgeParty = httpParty("c", "edge on Node", edge.ready.url, run.workload);
-  const peerLevels = [1, flags.sequences].filter((l) => flags.levels.includes(l));
+  // 1 and 4 streams for the first-token targets, `sequences` for the aggregate one.
+  const peerLevels = [1, 4, flags.sequences].filter((l) => flags.levels.includes(l));
   log(`sweep: levels ${flags.levels.join(", ")} × ${flags.sweepRuns} runs`);
   return watched("sweep", run.notes, run.loads, () =>
-    profiled(run.profileDir, "sweep", [sidecar, edge], () => runSweep(edgeParty, peerParty, flags.levels, peerLevels, flags.sweepRuns, log)),
+    profiled(run.profileDir, "sweep", [sidecar, edge], () => runSweep(edgeParty, peerParties, flags.levels, peerLevels, flags.sweepRuns, log)),
   );
 }
 
@@ -372,7 +361,7 @@ async function measureMemory(
     log("memory: a second load (one sweep run at the two highest levels, one prefix round)");
     if (has("sweep")) {
       const edgeParty = httpParty("c", "edge on Node", edge.ready.url, run.workload);
-      await runSweep(edgeParty, undefined, flags.levels.slice(-2), [], 1, log, flags.sweepRuns);
+      await runSweep(edgeParty, [], flags.levels.slice(-2), [], 1, log, flags.sweepRuns);
     }
     if (has("prefix")) {
       const options = { rounds: 1, warm: flags.prefixWarm, tokens: flags.prefixTokens, timeoutMs: flags.streamTimeoutMs, firstRound: flags.prefixRounds };
@@ -398,36 +387,30 @@ async function measureReject(run: Run): Promise<ConcurrentRun> {
   return reject;
 }
 
-/** Section 8: a long prompt on a sidecar (and a peer) of one sequence and a context of its own. */
+/** Section 8: a long prompt on a sidecar (and each peer) of one sequence and a context of its own. */
 async function measureLong(run: Run): Promise<LongResult> {
-  const { flags, running, peerInfo } = run;
-  const contextSize = flags.longTokens + LONG_CONTEXT_MARGIN;
+  const { flags, running } = run;
+  const contextSize = longContextSize(flags.longTokens, flags.longDecodeTokens);
   running.sidecar = await startChild<SidecarReady>("sidecar-long", "sidecar.ts", { ...run.engineArgs, sequences: 1, contextSize });
-  if (peerInfo)
-    running.peer = await startPeer(peerInfo, { modelPath: run.modelPath, threads: flags.threads, threadsBatch: flags.threadsBatch, sequences: 1, contextSize });
-  const options = { tokens: flags.longTokens, contextSize, timeoutMs: 30 * 60_000 };
+  const peers = await startPeers(run.peerInfos, peerSettings(run, 1, contextSize), log);
+  running.peers = peers;
+  const options = { tokens: flags.longTokens, contextSize, decodeTokens: flags.longDecodeTokens, timeoutMs: 30 * 60_000 };
   const longClient = grpcClient(running.sidecar.ready.url);
-  const long = await watched("long", run.notes, run.loads, () => runLong(longClient, running.peer?.url, options, log));
+  const urls = peers.peers.map((p) => ({ label: p.label, url: p.peer.url }));
+  const long = await watched("long", run.notes, run.loads, () => runLong(longClient, urls, options, log));
   await stopAll(running);
   return long;
 }
 
-/** Section 9: embeddings through a fresh sidecar and edge, and the peer. */
+/** Section 9: embeddings through a fresh sidecar and edge, and each peer. */
 async function measureEmbeddings(run: Run): Promise<EmbeddingsResult> {
-  const { flags, running, peerInfo } = run;
+  const { flags, running } = run;
   running.sidecar = await startChild<SidecarReady>("sidecar-embeddings", "sidecar.ts", run.engineArgs);
   running.edge = await startChild<EdgeReady>("edge-embeddings", "edge.ts", { sidecarUrl: running.sidecar.ready.url });
   const extraArgs = ["--embeddings", "--pooling", "last"];
-  if (peerInfo)
-    running.peer = await startPeer(peerInfo, {
-      modelPath: run.modelPath,
-      threads: flags.threads,
-      threadsBatch: flags.threadsBatch,
-      sequences: flags.sequences,
-      contextSize: flags.contextSize,
-      extraArgs,
-    });
-  const parties = [{ name: "edge on Node", url: running.edge.ready.url }, ...(running.peer ? [{ name: "llama-server (peer)", url: running.peer.url }] : [])];
+  const peers = await startPeers(run.peerInfos, peerSettings(run, flags.sequences, flags.contextSize, extraArgs), log);
+  running.peers = peers;
+  const parties = [{ name: "edge on Node", url: running.edge.ready.url }, ...peers.peers.map((p) => ({ name: p.label, url: p.peer.url }))];
   const options = { levels: [1, 8], perClient: flags.embeddingRequests, timeoutMs: flags.streamTimeoutMs };
   const embeddings = await watched("embeddings", run.notes, run.loads, () => runEmbeddings(parties, options, log));
   await stopAll(running);
@@ -436,10 +419,10 @@ async function measureEmbeddings(run: Run): Promise<EmbeddingsResult> {
 
 /**
  * Section 10: many sessions on few sequences through a fresh sidecar and edge without the KV tier
- * (`--cache-ram 0`, the default), the same with it (`auto`), and the peer with its own prompt cache.
+ * (`--cache-ram 0`), the same with it (`auto`, the default), and each peer with its own prompt cache.
  */
 async function measureSessions(run: Run): Promise<SessionsResult> {
-  const { flags, running, peerInfo } = run;
+  const { flags, running } = run;
   const contextSize = sessionsContextSize(flags.sessionTokens, flags.sessionTurns);
   const options = {
     sessions: flags.sessions,
@@ -464,15 +447,14 @@ async function measureSessions(run: Run): Promise<SessionsResult> {
     run.raw[`sessionsSidecarMetrics ${cacheRam}`] = await sidecar.call("metrics");
     await stopAll(running);
   }
-  if (peerInfo && words !== undefined) {
-    const peerSettings = { threads: flags.threads, threadsBatch: flags.threadsBatch, sequences: flags.sessionSequences, contextSize };
-    const peer = await startPeer(peerInfo, { modelPath: run.modelPath, ...peerSettings });
-    running.peer = peer;
-    log(`llama-server: ${peer.args.join(" ")}`);
-    const w = words;
-    result.parties.push(
-      await watched("sessions (llama-server)", run.notes, run.loads, () => runSessionParty("llama-server (peer)", peer.url, w, options, log)),
-    );
+  // Each peer alone on the machine, a fresh server each: its prompt cache holds only its own run.
+  for (const info of words === undefined ? [] : run.peerInfos) {
+    const peers = await startPeers([info], peerSettings(run, flags.sessionSequences, contextSize), log);
+    running.peers = peers;
+    const w = words ?? 0;
+    for (const { label, peer } of peers.peers) {
+      result.parties.push(await watched(`sessions (${label})`, run.notes, run.loads, () => runSessionParty(label, peer.url, w, options, log)));
+    }
     await stopAll(running);
   }
   return result;

@@ -1,14 +1,16 @@
 // The parties of the single-stream comparison and the sweep, each as "run one stream of prompt
 // variant N": (a) in-process, (b) sidecar over native gRPC, (c) edge on Node, (d) edge under
-// wrangler dev, and the peer (llama-server).
+// wrangler dev, and the peers (llama-server, each build).
 import type { Child } from "./children.js";
 import type { InProcessRun } from "./children/inprocess.js";
 import { streamGrpc, type GrpcClient } from "./clients/grpc.js";
 import { streamSse } from "./clients/sse.js";
+import type { PeerVariant } from "./peer-paths.js";
 import type { StreamSample } from "./sample.js";
 import { SEED, streamPrompt, TEMPERATURE } from "./workload.js";
 
-export type PartyKey = "a" | "b" | "c" | "r" | "d" | "m" | "peer";
+/** `peer-default` / `peer-prebuilt`: llama-server with llama.cpp's default build / built like the prebuilt library. */
+export type PartyKey = "a" | "b" | "c" | "r" | "d" | "m" | `peer-${PeerVariant}`;
 
 export interface Party {
   readonly key: PartyKey;
@@ -66,7 +68,7 @@ export function completionBody(variant: number, maxTokens: number): Record<strin
 }
 
 export function httpParty(
-  key: "c" | "r" | "d" | "m" | "peer",
+  key: Exclude<PartyKey, "a" | "b">,
   label: string,
   baseUrl: string,
   w: Workload,

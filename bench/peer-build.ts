@@ -1,19 +1,27 @@
 /**
- * `npm run bench:peer-build`: builds `llama-server` from the llama.cpp source node-llama-cpp ships
- * (its git bundle, offline) into `.cache/llama.cpp/`, with the CMake options node-llama-cpp's own
- * CI uses for the prebuilt CPU library (read from node-llama-cpp's compileLLamaCpp.js, `ciMode`):
- * GGML_NATIVE=OFF, GGML_BACKEND_DL=ON, GGML_OPENMP=OFF, LLAMA_CURL=OFF, Release. The prebuilt
- * library also sets GGML_CPU_ALL_VARIANTS (one CPU backend per ISA level, the best one loaded at
- * run time); building all of them would triple the build time, so this build compiles the one CPU
- * backend with exactly the ISA features of the variant the prebuilt library loads on this host
- * (found by loading it and reading /proc/self/maps; the features are read from the variant's line
- * in ggml/src/CMakeLists.txt). Takes ~5 minutes on 2 cores; a second run with the same source and
- * options does nothing.
+ * `npm run bench:peer-build [-- --variant default|prebuilt|both]` (both by default): builds
+ * `llama-server` from the llama.cpp source node-llama-cpp ships (its git bundle, offline) into
+ * `.cache/llama.cpp/`, twice.
+ *
+ * "prebuilt" (`build/`, `peer.json`): the CMake options node-llama-cpp's own CI uses for the
+ * prebuilt CPU library (read from node-llama-cpp's compileLLamaCpp.js, `ciMode`): GGML_NATIVE=OFF,
+ * GGML_BACKEND_DL=ON, GGML_OPENMP=OFF, LLAMA_CURL=OFF, Release. The prebuilt library also sets
+ * GGML_CPU_ALL_VARIANTS (one CPU backend per ISA level, the best one loaded at run time); building
+ * all of them would triple the build time, so this build compiles the one CPU backend with exactly
+ * the ISA features of the variant the prebuilt library loads on this host (found by loading it and
+ * reading /proc/self/maps; the features are read from the variant's line in ggml/src/CMakeLists.txt).
+ *
+ * "default" (`build-default/`, `peer-default.json`): llama.cpp's own defaults, as a user who clones
+ * it and runs `cmake -B build && cmake --build build --config Release -t llama-server` gets them
+ * (Release, GGML_NATIVE=ON, GGML_OPENMP=ON, no backend DL), with only what must change offline.
+ *
+ * Each takes ~5-8 minutes on 2 cores; a second run with the same source and options does nothing.
  */
 import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { PEER_BINARY, PEER_BUILD, PEER_DIR, PEER_INFO, PEER_SOURCE, ROOT, readPeerInfo, type PeerInfo } from "./peer-paths.js";
+import { parseArgs } from "node:util";
+import { PEER_DIR, PEER_SOURCE, ROOT, parsePeerVariants, peerPaths, readPeerInfo, type PeerInfo, type PeerVariant } from "./peer-paths.js";
 
 const bundle = join(ROOT, "node_modules/node-llama-cpp/llama/gitRelease.bundle");
 
@@ -80,7 +88,8 @@ export function variantFeatureOptions(source: string, variant: string): Record<s
   return Object.fromEntries(X86_FEATURES.map((f) => [`GGML_${f}`, on.has(f) ? "ON" : "OFF"]));
 }
 
-const BASE_CMAKE_OPTIONS: Readonly<Record<string, string>> = {
+/** The prebuilt-like build's options but the ISA switches (variantFeatureOptions adds those). */
+export const PREBUILT_CMAKE_OPTIONS: Readonly<Record<string, string>> = {
   CMAKE_BUILD_TYPE: "Release",
   GGML_NATIVE: "OFF",
   GGML_BACKEND_DL: "ON",
@@ -97,42 +106,68 @@ const BASE_CMAKE_OPTIONS: Readonly<Record<string, string>> = {
   LLAMA_BUILD_SERVER: "ON",
 };
 
-/** Builds the peer unless a build of the same source and options is already there. */
-export function buildPeer(): PeerInfo {
-  const commit = bundleHead();
-  const variant = prebuiltCpuVariant();
-  const existing = readPeerInfo();
-  const started = Date.now();
+/**
+ * The default build: llama.cpp's defaults (its CMakeLists.txt makes an unset build type Release;
+ * GGML_NATIVE, GGML_OPENMP, BUILD_SHARED_LIBS and LLAMA_OPENSSL default to ON, GGML_BACKEND_DL to
+ * OFF), changed only where a build must stay offline: the server's Web UI assets would be
+ * downloaded from a Hugging Face bucket (the bench runs llama-server with --no-webui anyway).
+ * LLAMA_CURL is a deprecated no-op in this source, and this host has no curl headers either way.
+ */
+export const DEFAULT_CMAKE_OPTIONS: Readonly<Record<string, string>> = {
+  LLAMA_USE_PREBUILT_UI: "OFF",
+};
+
+/** The options of build `variant` from `source`; `cpuVariant` is the prebuilt library's (read only for "prebuilt"). */
+export function peerCmakeOptions(variant: PeerVariant, source: string, cpuVariant: () => string): Record<string, string> {
+  if (variant === "default") return { ...DEFAULT_CMAKE_OPTIONS };
+  return { ...PREBUILT_CMAKE_OPTIONS, ...variantFeatureOptions(source, cpuVariant()) };
+}
+
+/** Clones the bundle's commit into PEER_SOURCE unless it is already there. */
+function checkOut(commit: string): void {
   mkdirSync(PEER_DIR, { recursive: true });
   const cloned = existsSync(join(PEER_SOURCE, ".git")) && execFileSync("git", ["-C", PEER_SOURCE, "rev-parse", "HEAD"], { encoding: "utf8" }).trim() === commit;
-  if (!cloned) {
-    rmSync(PEER_SOURCE, { recursive: true, force: true });
-    run("git", ["clone", "--quiet", bundle, PEER_SOURCE]);
-    run("git", ["-C", PEER_SOURCE, "checkout", "--quiet", commit]);
-  }
-  const options = { ...BASE_CMAKE_OPTIONS, ...variantFeatureOptions(PEER_SOURCE, variant) };
-  if (existing && existing.commit === commit && existing.cpuVariant === variant && JSON.stringify(existing.cmakeOptions) === JSON.stringify(options)) {
-    log(`up to date: ${PEER_BINARY} (llama.cpp ${commit.slice(0, 10)}, CPU variant ${variant})`);
+  if (cloned) return;
+  rmSync(PEER_SOURCE, { recursive: true, force: true });
+  run("git", ["clone", "--quiet", bundle, PEER_SOURCE]);
+  run("git", ["-C", PEER_SOURCE, "checkout", "--quiet", commit]);
+}
+
+/** Builds llama-server `variant` unless a build of the same source and options is already there. */
+export function buildPeer(variant: PeerVariant): PeerInfo {
+  const commit = bundleHead();
+  const paths = peerPaths(variant);
+  const existing = readPeerInfo(variant);
+  const started = Date.now();
+  checkOut(commit);
+  const cpuVariant = variant === "prebuilt" ? prebuiltCpuVariant() : "native";
+  const options = peerCmakeOptions(variant, PEER_SOURCE, () => cpuVariant);
+  const what = `${variant} build, llama.cpp ${commit.slice(0, 10)}, CPU ${cpuVariant}`;
+  if (existing && existing.commit === commit && existing.cpuVariant === cpuVariant && JSON.stringify(existing.cmakeOptions) === JSON.stringify(options)) {
+    log(`up to date: ${paths.binary} (${what})`);
     return existing;
   }
-  rmSync(PEER_BUILD, { recursive: true, force: true });
+  rmSync(paths.build, { recursive: true, force: true });
+  // Ninja when there is one (the generator changes no compiler flag, only how the build is driven).
   const generator = spawnSync("ninja", ["--version"]).status === 0 ? ["-G", "Ninja"] : [];
   const defines = Object.entries(options).map(([k, v]) => `-D${k}=${v}`);
-  run("cmake", ["-S", PEER_SOURCE, "-B", PEER_BUILD, ...generator, ...defines]);
-  run("cmake", ["--build", PEER_BUILD, "--config", "Release", "-j", "2", "--target", "llama-server"]);
-  if (!existsSync(PEER_BINARY)) throw new Error(`the build finished but ${PEER_BINARY} is missing`);
+  run("cmake", ["-S", PEER_SOURCE, "-B", paths.build, ...generator, ...defines]);
+  run("cmake", ["--build", paths.build, "--config", "Release", "-j", "2", "--target", "llama-server"]);
+  if (!existsSync(paths.binary)) throw new Error(`the build finished but ${paths.binary} is missing`);
   const info: PeerInfo = {
+    variant,
     commit,
-    cpuVariant: variant,
+    cpuVariant,
     cmakeOptions: options,
     builtAt: new Date().toISOString(),
     buildSeconds: Math.round((Date.now() - started) / 1000),
   };
-  writeFileSync(PEER_INFO, `${JSON.stringify(info, null, 2)}\n`);
-  log(`built ${PEER_BINARY} in ${info.buildSeconds} s (llama.cpp ${commit.slice(0, 10)}, CPU variant ${variant})`);
+  writeFileSync(paths.info, `${JSON.stringify(info, null, 2)}\n`);
+  log(`built ${paths.binary} in ${info.buildSeconds} s (${what})`);
   return info;
 }
 
 if (process.argv[1] !== undefined && import.meta.url === new URL(`file://${process.argv[1]}`).href) {
-  buildPeer();
+  const { values } = parseArgs({ args: process.argv.slice(2), options: { variant: { type: "string" } } });
+  for (const variant of parsePeerVariants(values.variant ?? "both", "--variant")) buildPeer(variant);
 }

@@ -1,8 +1,8 @@
-// The peer: llama-server (built by bench/peer-build.ts) on 127.0.0.1, same model, threads and
-// sequences as the sidecar, driven through its OpenAI-compatible /v1/completions.
+// A peer: llama-server (one of the builds of bench/peer-build.ts) on 127.0.0.1, same model, threads
+// and sequences as the sidecar, driven through its OpenAI-compatible /v1/completions.
 import { spawn, type ChildProcess } from "node:child_process";
 import { freePort } from "../test/support/wrangler.js";
-import { PEER_BINARY, type PeerInfo } from "./peer-paths.js";
+import { peerPaths, type PeerInfo } from "./peer-paths.js";
 
 export interface RunningPeer {
   readonly url: string;
@@ -47,7 +47,7 @@ export async function startPeer(info: PeerInfo, settings: PeerSettings): Promise
     "--no-webui",
     ...(settings.extraArgs ?? []),
   ];
-  const child: ChildProcess = spawn(PEER_BINARY, args, { stdio: ["ignore", "pipe", "pipe"] });
+  const child: ChildProcess = spawn(peerPaths(info.variant).binary, args, { stdio: ["ignore", "pipe", "pipe"] });
   let log = "";
   const keep = (d: Buffer): void => {
     log = (log + d.toString()).slice(-4000);

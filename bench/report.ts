@@ -2,6 +2,7 @@
  * The end of `npm run bench`: each section's measurements summarized, the markdown report, the
  * headline figures, and the results file written (main.ts runs the sections).
  */
+import { basename } from "node:path";
 import type { EncoderReport } from "./children/encoders.js";
 import { machine } from "./machine.js";
 import type { MemoryRow } from "./memory.js";
@@ -11,14 +12,14 @@ import type { ConcurrentRun } from "./sections/concurrent.js";
 import type { EmbeddingsResult } from "./sections/embeddings.js";
 import { summarizeEngine, type EngineResult } from "./sections/engine.js";
 import { summarizeJoin, type JoinResult } from "./sections/join.js";
-import { promptRate, type LongResult } from "./sections/long.js";
+import { longDecodeRate, promptRate, summarizeLong, type LongResult } from "./sections/long.js";
 import type { PrefixResult } from "./sections/prefix.js";
 import { renderSessions, sessionsHeadline, summarizeSessions, type SessionsResult } from "./sections/sessions.js";
 import type { SingleResult } from "./sections/single.js";
 import { renderStateful, statefulTargets, summarizeStateful, type StatefulResult } from "./sections/stateful.js";
 import type { SweepResult } from "./sections/sweep.js";
 import type { BenchFlags } from "./flags.js";
-import { summarizeLevel, summarizePrefix, summarizeSingle, summarizeSweep } from "./summary.js";
+import { summarizeLevel, summarizePrefix, summarizeSingle, summarizeSweep, type Target } from "./summary.js";
 import { renderReport, type ProcessInfo } from "./table.js";
 import { evaluateTargets } from "./targets.js";
 
@@ -46,7 +47,10 @@ export interface RunRecord {
   readonly loads: Record<string, unknown>;
   readonly processes: readonly ProcessInfo[];
   readonly raw: Record<string, unknown>;
-  readonly peerInfo: PeerInfo | undefined;
+  /** The llama-server builds this run found (the default build first). */
+  readonly peerInfos: readonly PeerInfo[];
+  /** The model's file. */
+  readonly modelPath: string;
 }
 
 type Summaries = ReturnType<typeof summarize>;
@@ -61,6 +65,7 @@ function summarize(m: Measured) {
     join: m.joining ? summarizeJoin(m.joining) : undefined,
     stateful: m.stateful ? summarizeStateful(m.stateful) : undefined,
     sessions: m.sessions ? summarizeSessions(m.sessions) : undefined,
+    long: m.long ? summarizeLong(m.long) : undefined,
   };
 }
 
@@ -71,9 +76,9 @@ function appendStateful(report: string, section: string | undefined): string {
   return at === -1 ? `${report}${section}\n` : `${report.slice(0, at)}${section}\n${report.slice(at)}`;
 }
 
-function settingsLine(flags: BenchFlags, m: Measured): string {
+function settingsLine(flags: BenchFlags, m: Measured, modelPath: string): string {
   return (
-    `random-60m (F16), ${flags.maxTokens} tokens per stream, temperature 0, threads ${flags.threads} (batches of several ` +
+    `${basename(modelPath)}, ${flags.maxTokens} tokens per stream, temperature 0, threads ${flags.threads} (batches of several ` +
     `tokens: ${flags.threadsBatch}) for every party, ` +
     `${flags.sequences} sequences × ${flags.contextSize} tokens, sidecar queue ${flags.maxQueue}` +
     (m.single ? `; single stream ${flags.runs} runs per party` : "") +
@@ -88,7 +93,7 @@ function render(run: RunRecord, m: Measured, s: Summaries, targets: ReturnType<t
     renderReport({
       machine: machineInfo,
       date: `${run.startedAt.slice(0, 16).replace("T", " ")} UTC`,
-      settings: settingsLine(flags, m),
+      settings: settingsLine(flags, m, run.modelPath),
       notes: run.notes,
       sessions: s.sessions && m.sessions ? renderSessions(s.sessions, m.sessions) : undefined,
       single: s.single,
@@ -115,7 +120,7 @@ function streamHeadline(headline: Record<string, number>, m: Measured, s: Summar
     headline[`single ${p.key} TTFT ms`] = p.ttftMs;
   }
   for (const l of s.sweep?.edge ?? []) headline[`edge ${l.streams} streams aggregate tok/s`] = l.aggregateTps;
-  for (const l of s.sweep?.peer ?? []) headline[`llama-server ${l.streams} streams aggregate tok/s`] = l.aggregateTps;
+  for (const p of s.sweep?.peers ?? []) for (const l of p.levels) headline[`${p.label} ${l.streams} streams aggregate tok/s`] = l.aggregateTps;
   for (const p of s.prefix ?? []) headline[`prefix ${p.path} ${p.kind} engine prompt ms`] = p.enginePromptMs;
   for (const r of s.stateful ?? []) {
     headline[`stateful ${r.path} next turn TTFT ms`] = r.nextTtftMs;
@@ -142,6 +147,7 @@ function headlineOf(run: RunRecord, m: Measured, s: Summaries): Record<string, n
   for (const p of m.long?.parties ?? []) {
     headline[`long prompt ${p.name} cold prompt tok/s`] = promptRate(p.cold);
     headline[`long prompt ${p.name} prefix-cached prompt ms`] = p.cached.promptMs;
+    headline[`long prompt ${p.name} decode tok/s`] = longDecodeRate(p);
   }
   for (const e of m.encoders?.results ?? []) headline[`encoder ${e.protocol} chunks/s`] = e.medianChunksPerSecond;
   for (const p of run.processes) if (p.peakRssMiB !== undefined) headline[`peak RSS ${p.name} MiB`] = p.peakRssMiB;
@@ -149,14 +155,17 @@ function headlineOf(run: RunRecord, m: Measured, s: Summaries): Record<string, n
   return headline;
 }
 
+/** Every target of the sections that ran. */
+function targetsOf(flags: BenchFlags, m: Measured, s: Summaries): Target[] {
+  const inputs = { single: s.single, sweep: s.sweep, sessions: s.sessions, reject: s.reject, prefix: s.prefix, memory: m.memory };
+  return [...evaluateTargets({ ...inputs, concurrent: flags.sequences }), ...(s.stateful ? statefulTargets(s.stateful) : [])];
+}
+
 /** Prints the report (and the comparison with `previous`) and writes the results files. */
 export function finishRun(run: RunRecord, m: Measured, previous: ResultsFile | undefined): void {
   const { flags } = run;
   const s = summarize(m);
-  const targets = [
-    ...evaluateTargets({ single: s.single, sweep: s.sweep, reject: s.reject, prefix: s.prefix, memory: m.memory, concurrent: flags.sequences }),
-    ...(s.stateful ? statefulTargets(s.stateful) : []),
-  ];
+  const targets = targetsOf(flags, m, s);
   const machineInfo = machine();
   const report = render(run, m, s, targets, machineInfo);
   const results: ResultsFile = {
@@ -166,7 +175,8 @@ export function finishRun(run: RunRecord, m: Measured, previous: ResultsFile | u
     headline: headlineOf(run, m, s),
     machine: machineInfo,
     flags,
-    peer: run.peerInfo ?? null,
+    model: run.modelPath,
+    peers: run.peerInfos,
     notes: run.notes,
     otherLoad: run.loads,
     summaries: {
@@ -178,6 +188,7 @@ export function finishRun(run: RunRecord, m: Measured, previous: ResultsFile | u
       prefix: s.prefix,
       stateful: s.stateful,
       sessions: s.sessions,
+      long: s.long,
     },
     targets,
     raw: {

@@ -1,5 +1,6 @@
 // Raw samples → the figures the table shows and the targets (targets.ts).
 import type { PartyKey } from "./parties.js";
+import type { PeerVariant } from "./peer-paths.js";
 import { decodeRate, type StreamSample } from "./sample.js";
 import type { ConcurrentRun } from "./sections/concurrent.js";
 import type { PrefixResult } from "./sections/prefix.js";
@@ -25,6 +26,10 @@ export interface PartySummary {
   readonly decodeRatio: number;
   /** Median TTFT − (a)'s. */
   readonly addedTtftMs: number;
+  /** Median decode rate / each llama-server build's (NaN where it did not run). */
+  readonly decodeVsPeer: Readonly<Record<PeerVariant, number>>;
+  /** Median TTFT − each llama-server build's, ms. */
+  readonly ttftVsPeerMs: Readonly<Record<PeerVariant, number>>;
   /** CPU ms per generated token, by process role (all measured runs together). */
   readonly cpuMsPerToken: Record<string, number>;
 }
@@ -51,10 +56,15 @@ export function summarizeSingle(single: SingleResult): PartySummary[] {
     };
   });
   const a = rows.find((r) => r.key === "a");
+  const peer = (variant: PeerVariant): { decodeTps: number; ttftMs: number } =>
+    rows.find((r) => r.key === `peer-${variant}`) ?? { decodeTps: Number.NaN, ttftMs: Number.NaN };
+  const [byDefault, prebuilt] = [peer("default"), peer("prebuilt")];
   return rows.map((r) => ({
     ...r,
     decodeRatio: a ? r.decodeTps / a.decodeTps : Number.NaN,
     addedTtftMs: a ? r.ttftMs - a.ttftMs : Number.NaN,
+    decodeVsPeer: { default: r.decodeTps / byDefault.decodeTps, prebuilt: r.decodeTps / prebuilt.decodeTps },
+    ttftVsPeerMs: { default: r.ttftMs - byDefault.ttftMs, prebuilt: r.ttftMs - prebuilt.ttftMs },
   }));
 }
 
@@ -116,13 +126,19 @@ export function summarizeLevel(runs: readonly ConcurrentRun[]): LevelSummary {
   };
 }
 
-export function summarizeSweep(sweep: SweepResult): { edge: LevelSummary[]; peer: LevelSummary[] } {
+/** The sweep's levels through the edge and each peer's (llama-server build's). */
+export interface SweepSummary {
+  readonly edge: LevelSummary[];
+  readonly peers: { readonly label: string; readonly levels: LevelSummary[] }[];
+}
+
+export function summarizeSweep(sweep: SweepResult): SweepSummary {
   const levels = (by: Record<string, ConcurrentRun[]>): LevelSummary[] =>
     Object.keys(by)
       .map(Number)
       .sort((x, y) => x - y)
       .map((level) => summarizeLevel(by[level] ?? []));
-  return { edge: levels(sweep.edge), peer: levels(sweep.peer) };
+  return { edge: levels(sweep.edge), peers: sweep.peers.map((p) => ({ label: p.label, levels: levels(p.runs) })) };
 }
 
 export interface PrefixRow {

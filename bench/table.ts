@@ -4,9 +4,10 @@ import type { Machine } from "./machine.js";
 import { SETTLE_MS, type MemoryRow } from "./memory.js";
 import { threadsLabel, type EngineRow } from "./sections/engine.js";
 import type { JoinSummary } from "./sections/join.js";
-import { promptRate, type LongResult } from "./sections/long.js";
+import { findPeer, type PeerVariant } from "./peer-paths.js";
+import { longDecodeRate, promptRate, type LongResult } from "./sections/long.js";
 import type { EmbeddingsResult } from "./sections/embeddings.js";
-import type { LevelSummary, PartySummary, PrefixRow, Target } from "./summary.js";
+import type { LevelSummary, PartySummary, PrefixRow, SweepSummary, Target } from "./summary.js";
 
 export interface ProcessInfo {
   readonly name: string;
@@ -22,7 +23,7 @@ export interface Report {
   /** The many-sessions table, rendered (sections/sessions.ts): the report's first. */
   readonly sessions?: string | undefined;
   readonly single?: PartySummary[] | undefined;
-  readonly sweep?: { edge: LevelSummary[]; peer: LevelSummary[] } | undefined;
+  readonly sweep?: SweepSummary | undefined;
   readonly reject?: { summary: LevelSummary; queue: number } | undefined;
   readonly prefix?: { rows: PrefixRow[]; systemPromptTokens: number } | undefined;
   readonly encoders?: EncoderReport | undefined;
@@ -44,6 +45,15 @@ function table(header: readonly string[], rows: readonly (readonly string[])[]):
   const line = (cells: readonly string[]): string => `| ${cells.join(" | ")} |`;
   return [line(header), line(header.map(() => "---")), ...rows.map(line)].join("\n");
 }
+
+/** "default / prebuilt-like" figures against the two llama-server builds; "–" when neither ran. */
+export function againstPeers(values: Readonly<Record<PeerVariant, number>>, format: (v: number) => string): string {
+  if (!Number.isFinite(values.default) && !Number.isFinite(values.prebuilt)) return "–";
+  return `${Number.isFinite(values.default) ? format(values.default) : "–"} / ${Number.isFinite(values.prebuilt) ? format(values.prebuilt) : "–"}`;
+}
+
+const times = (v: number): string => `${fmt(v, 2)}×`;
+const signedMs = (v: number): string => `${v >= 0 ? "+" : ""}${fmt(v)}`;
 
 const verdict = (pass: boolean | undefined): string => (pass === undefined ? "not measured" : pass ? "**pass**" : "**FAIL**");
 
@@ -91,19 +101,34 @@ function singleTable(single: readonly PartySummary[]): string[] {
   const out: string[] = [];
   out.push(
     "\n**Single stream** (decode tok/s excludes the first token; TTFT = request sent → first token; accepted = response headers, " +
-      "the gRPC `start` event, or in-process the prompt tokenized and a sequence taken; server prompt = the server's own prompt timing)\n",
+      "the gRPC `start` event, or in-process the prompt tokenized and a sequence taken; server prompt = the server's own prompt timing; " +
+      "vs llama-server = against its default build / the prebuilt-like one)\n",
   );
   out.push(
     table(
-      ["path", "runs", "tokens", "decode tok/s (min–max)", "ratio to (a)", "TTFT p50 ms", "added TTFT ms", "accepted ms", "server prompt ms"],
+      [
+        "path",
+        "runs",
+        "tokens",
+        "decode tok/s (min–max)",
+        "ratio to (a)",
+        "decode vs llama-server",
+        "TTFT p50 ms",
+        "added TTFT ms",
+        "TTFT vs llama-server ms",
+        "accepted ms",
+        "server prompt ms",
+      ],
       single.map((p) => [
         p.label,
         `${p.completed}/${p.runs}`,
         fmt(p.tokens, 0),
         `${fmt(p.decodeTps)} (${fmt(p.decodeTpsMin)}–${fmt(p.decodeTpsMax)})`,
         fmt(p.decodeRatio, 3),
+        againstPeers(p.decodeVsPeer, times),
         fmt(p.ttftMs),
         p.key === "a" ? "–" : fmt(p.addedTtftMs),
+        againstPeers(p.ttftVsPeerMs, signedMs),
         fmt(p.acceptedMs),
         fmt(p.serverPromptMs),
       ]),
@@ -135,7 +160,7 @@ function sweepTable(sweep: Report["sweep"], reject: Report["reject"]): string[] 
   out.push("\n**Concurrency sweep** (aggregate = tokens of all streams / wall time of the run; spread = worst max(rate/mean, mean/rate) in a run)\n");
   const rows: string[][] = [];
   for (const l of sweep?.edge ?? []) rows.push(levelRow("edge (Node)", l));
-  for (const l of sweep?.peer ?? []) rows.push(levelRow("llama-server", l));
+  for (const p of sweep?.peers ?? []) for (const l of p.levels) rows.push(levelRow(p.label, l));
   if (reject) rows.push(levelRow(`edge, queue ${reject.queue}`, reject.summary));
   out.push(
     table(["party", "streams", "aggregate tok/s", "per-stream tok/s min / mean / max", "spread", "TTFT p50 ms", "TTFT p99 ms", "completed / 429 / lost"], rows),
@@ -184,25 +209,35 @@ function joinTable(join: NonNullable<Report["join"]>): string[] {
   return out;
 }
 
-/** The agent-sized prompt, cold and with its prefix cached. */
+/** The agent-sized prompt, cold and with its prefix cached, and the decode after it. */
 function longTable(long: LongResult): string[] {
   const out: string[] = [];
   const l = long;
   out.push(
     `\n**An agent-sized prompt** (${fmt(l.promptTokens, 0)} tokens, one sequence of ${fmt(l.contextSize, 0)} tokens; each server's own prompt time; ` +
-      "prefix cached = the same prompt with a new ending, one run each)\n",
+      `prefix cached = the same prompt with a new ending, one run each; decode = that prompt again, ${fmt(l.decodeTokens, 0)} tokens streamed, ` +
+      "tok/s from the first to the last token, the first excluded; vs llama-server = against its default build / the prebuilt-like one)\n",
   );
-  const peer = l.parties.find((p) => p.name.startsWith("llama-server"));
+  type Party = LongResult["parties"][number];
+  const ratio = (variant: PeerVariant, value: (p: Party) => number, p: Party): number => {
+    const theirs = findPeer(l.parties, variant, (q) => q.name);
+    return theirs && theirs !== p ? value(p) / value(theirs) : Number.NaN;
+  };
+  const vs = (value: (p: Party) => number, p: Party): string =>
+    againstPeers({ default: ratio("default", value, p), prebuilt: ratio("prebuilt", value, p) }, times);
   const rows = l.parties.map((p) => [
     p.name,
     fmt(p.cold.promptMs, 0),
     fmt(promptRate(p.cold), 0),
-    peer && p !== peer ? `${fmt(promptRate(p.cold) / promptRate(peer.cold), 2)}×` : "–",
+    vs((q) => promptRate(q.cold), p),
     fmt(p.cached.evaluated, 0),
     fmt(p.cached.promptMs, 0),
     fmt(p.cached.ttftMs, 0),
+    `${fmt(longDecodeRate(p))} (${fmt(p.decode.tokens, 0)})`,
+    vs(longDecodeRate, p),
   ]);
-  out.push(table(["server", "cold prompt ms", "cold prompt tok/s", "vs llama-server", "prefix cached: tokens evaluated", "prompt ms", "TTFT ms"], rows));
+  const header = ["server", "cold prompt ms", "cold prompt tok/s", "vs llama-server", "prefix cached: tokens evaluated", "prompt ms", "TTFT ms"];
+  out.push(table([...header, "decode tok/s (tokens)", "decode vs llama-server"], rows));
   return out;
 }
 
@@ -281,15 +316,17 @@ export function renderReport(r: Report): string {
 }
 
 function embeddingsTable(e: EmbeddingsResult): string[] {
-  const peer = e.parties.find((p) => p.name.startsWith("llama-server"));
+  const peer = (variant: PeerVariant) => findPeer(e.parties, variant, (p) => p.name);
+  const [byDefault, prebuilt] = [peer("default"), peer("prebuilt")];
   const rows = e.parties.flatMap((p) =>
     p.levels.map((l, i) => {
-      const theirs = peer && p !== peer ? peer.levels[i] : undefined;
+      const ratio = (theirs: EmbeddingsResult["parties"][number] | undefined): number =>
+        theirs && theirs !== p ? l.perSecond / (theirs.levels[i]?.perSecond ?? Number.NaN) : Number.NaN;
       return [
         p.name,
         fmt(l.clients, 0),
         fmt(l.perSecond),
-        theirs ? `${fmt(l.perSecond / theirs.perSecond, 2)}×` : "–",
+        againstPeers({ default: ratio(byDefault), prebuilt: ratio(prebuilt) }, times),
         fmt(l.p50Ms),
         fmt(l.p99Ms),
         `${l.failed}/${l.requests}`,
@@ -297,7 +334,8 @@ function embeddingsTable(e: EmbeddingsResult): string[] {
     }),
   );
   return [
-    `\n**Embeddings** (POST /v1/embeddings, one ${e.inputWords}-word text per request, each client one request at a time)\n`,
+    `\n**Embeddings** (POST /v1/embeddings, one ${e.inputWords}-word text per request, each client one request at a time; ` +
+      "vs llama-server = against its default build / the prebuilt-like one)\n",
     table(["server", "clients", "embeddings/s", "vs llama-server", "p50 ms", "p99 ms", "failed"], rows),
   ];
 }

@@ -1,11 +1,14 @@
 // The benchmark's targets (bench/README.md, "Targets"), checked against this run's summaries.
 import { bounded, TOLERANCE, type MemoryRow } from "./memory.js";
-import type { LevelSummary, PartySummary, PrefixRow, Target } from "./summary.js";
+import { PEER_LABELS, referencePeer } from "./peer-paths.js";
+import type { SessionsRow } from "./sections/sessions.js";
+import type { LevelSummary, PartySummary, PrefixRow, SweepSummary, Target } from "./summary.js";
 import { fmt } from "./table.js";
 
 export interface TargetInputs {
   readonly single?: PartySummary[] | undefined;
-  readonly sweep?: { edge: LevelSummary[]; peer: LevelSummary[] } | undefined;
+  readonly sweep?: SweepSummary | undefined;
+  readonly sessions?: readonly SessionsRow[] | undefined;
   readonly reject?: LevelSummary | undefined;
   readonly prefix?: PrefixRow[] | undefined;
   readonly memory?: readonly MemoryRow[] | undefined;
@@ -18,9 +21,12 @@ export const REJECT_AT_ONCE_MS = 1000;
 
 const check = (value: number, ok: (v: number) => boolean): boolean | undefined => (Number.isFinite(value) ? ok(value) : undefined);
 
-/** The single stream through the edge against the in-process baseline. */
+/** The single stream through the edge against the in-process baseline and llama-server. */
 function singleTargets(t: TargetInputs): Target[] {
   const edgeOne = t.single?.find((p) => p.key === "c");
+  const peer = referencePeer(t.single ?? [], (p) => p.label);
+  const vsPeer = edgeOne && peer ? edgeOne.decodeTps / peer.decodeTps : Number.NaN;
+  const ttftVsPeer = edgeOne && peer ? edgeOne.ttftMs - peer.ttftMs : Number.NaN;
   return [
     {
       name: "edge, 1 stream: decode tok/s vs in-process",
@@ -34,6 +40,18 @@ function singleTargets(t: TargetInputs): Target[] {
       needed: "≤ 5 ms",
       pass: edgeOne ? check(edgeOne.addedTtftMs, (v) => v <= 5) : undefined,
     },
+    {
+      name: `edge, 1 stream: decode tok/s vs ${peer?.label ?? "llama-server"}`,
+      measured: edgeOne && peer ? `${fmt(vsPeer, 3)}× (${fmt(edgeOne.decodeTps)} vs ${fmt(peer.decodeTps)})` : "llama-server not run",
+      needed: "≥ 0.95×",
+      pass: check(vsPeer, (v) => v >= 0.95),
+    },
+    {
+      name: `edge, 1 stream: TTFT p50 vs ${peer?.label ?? "llama-server"}`,
+      measured: edgeOne && peer ? `${fmt(ttftVsPeer)} ms (${fmt(edgeOne.ttftMs)} vs ${fmt(peer.ttftMs)})` : "llama-server not run",
+      needed: "≤ +5 ms",
+      pass: check(ttftVsPeer, (v) => v <= 5),
+    },
   ];
 }
 
@@ -42,7 +60,11 @@ function sweepTargets(t: TargetInputs): Target[] {
   const level = (list: readonly LevelSummary[] | undefined, n: number): LevelSummary | undefined => list?.find((l) => l.streams === n);
   const one = level(t.sweep?.edge, 1);
   const many = level(t.sweep?.edge, t.concurrent);
-  const peerMany = level(t.sweep?.peer, t.concurrent);
+  const peer = referencePeer(t.sweep?.peers ?? [], (p) => p.label);
+  const peerName = peer?.label ?? "llama-server";
+  const peerMany = level(peer?.levels, t.concurrent);
+  const [four, peerFour] = [level(t.sweep?.edge, 4), level(peer?.levels, 4)];
+  const ttftFour = four && peerFour ? four.ttftP50 - peerFour.ttftP50 : Number.NaN;
   const scale = one && many ? many.aggregateTps / one.aggregateTps : Number.NaN;
   const vsPeer = many && peerMany ? many.aggregateTps / peerMany.aggregateTps : Number.NaN;
   return [
@@ -59,10 +81,16 @@ function sweepTargets(t: TargetInputs): Target[] {
       pass: many ? check(many.worstSpread, (v) => v <= 2) : undefined,
     },
     {
-      name: `edge, ${t.concurrent} streams: aggregate vs llama-server`,
+      name: `edge, ${t.concurrent} streams: aggregate vs ${peerName}`,
       measured: peerMany ? `${fmt(vsPeer, 2)}× (${fmt(many?.aggregateTps)} vs ${fmt(peerMany.aggregateTps)} tok/s)` : "llama-server not run",
       needed: "≥ 1.0×",
       pass: check(vsPeer, (v) => v >= 1.0),
+    },
+    {
+      name: `edge, 4 streams: TTFT p50 vs ${peerName}`,
+      measured: peerFour ? `${fmt(ttftFour)} ms (${fmt(four?.ttftP50)} vs ${fmt(peerFour.ttftP50)})` : "llama-server not run at 4 streams",
+      needed: "≤ +5 ms",
+      pass: check(ttftFour, (v) => v <= 5),
     },
   ];
 }
@@ -121,6 +149,22 @@ function memoryTargets(t: TargetInputs): Target[] {
   ];
 }
 
+/** The many-sessions run: a returning turn through the edge with the KV tier against llama-server's (none if it did not run). */
+function sessionsTargets(t: TargetInputs): Target[] {
+  const edge = t.sessions?.find((r) => r.label.endsWith("--cache-ram auto"));
+  if (!edge) return [];
+  const peer = referencePeer(t.sessions ?? [], (r) => r.label);
+  const ratio = peer ? edge.returningTtftP50 / peer.returningTtftP50 : Number.NaN;
+  return [
+    {
+      name: `many sessions: returning-turn TTFT p50 vs ${peer?.label ?? PEER_LABELS.default}`,
+      measured: peer ? `${fmt(ratio, 2)}× (${fmt(edge.returningTtftP50, 0)} vs ${fmt(peer.returningTtftP50, 0)} ms)` : "llama-server not run",
+      needed: "≤ 1.0×",
+      pass: check(ratio, (v) => v <= 1.0),
+    },
+  ];
+}
+
 export function evaluateTargets(t: TargetInputs): Target[] {
-  return [...singleTargets(t), ...sweepTargets(t), prefixTarget(t), ...lossTargets(t), ...memoryTargets(t)];
+  return [...singleTargets(t), ...sweepTargets(t), prefixTarget(t), ...lossTargets(t), ...memoryTargets(t), ...sessionsTargets(t)];
 }

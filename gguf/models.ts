@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSyn
 import { isAbsolute, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { CHATML_TEMPLATE } from "./llama.js";
-import { buildRandomModel, RANDOM_60M, RANDOM_TINY } from "./random.js";
+import { buildRandomModel, RANDOM_60M, RANDOM_850M, RANDOM_TINY } from "./random.js";
 import { buildContextualModel, buildScriptedModel, type ContextualSpec, type ScriptedSpec } from "./scripted.js";
 import { TOOLS_TEMPLATE } from "./tools-template.js";
 import { writeGguf, type GgufFile } from "./writer.js";
@@ -187,6 +187,11 @@ export const CATALOGUE = {
   },
   "random-tiny": { description: "random weights, ~1 MB", byDefault: true, build: () => buildRandomModel(RANDOM_TINY).file },
   "random-60m": { description: "random weights, 60M parameters F16, ~120 MB", byDefault: false, build: () => buildRandomModel(RANDOM_60M).file },
+  "random-850m": {
+    description: "random weights, 852M parameters F16, ~1.7 GB (the benchmark's larger model)",
+    byDefault: false,
+    build: () => buildRandomModel(RANDOM_850M).file,
+  },
 } as const satisfies Record<string, CatalogueEntry>;
 
 export type ModelName = keyof typeof CATALOGUE;
@@ -245,7 +250,7 @@ export function buildModel(name: ModelName): GgufFile {
 
 /**
  * Writes the catalogue models that are missing or outdated into `dir` and returns their absolute
- * paths by name. Without a list: the default models (`random-60m` only when asked for).
+ * paths by name. Without a list: the default models (`random-60m`, `random-850m` only when asked for).
  */
 export async function ensureModels<N extends ModelName = DefaultModelName>(
   dir = "models",

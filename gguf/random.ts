@@ -51,6 +51,20 @@ export const RANDOM_60M: RandomSpec = {
   type: "F16",
 };
 
+/**
+ * 852M parameters in F16 (~1.7 GB): the size class of the small models people run on a CPU, whose
+ * decode steps are long enough that thread wake-ups do not dominate them as they do random-60m's.
+ * Grouped-query attention (4 KV heads of 16, head size 128) as such models have, so its KV cache is
+ * 32 KiB a token.
+ */
+export const RANDOM_850M: RandomSpec = {
+  name: "random-850m",
+  seed: 850,
+  vocabSize: 32000,
+  shape: { contextLength: 65_536, embedding: 2048, blocks: 16, feedForward: 5632, heads: 16, headsKv: 4, rmsEpsilon: 1e-5 },
+  type: "F16",
+};
+
 /** mulberry32: a small, fast 32-bit PRNG; deterministic for a seed. */
 export function mulberry32(seed: number): () => number {
   let a = seed >>> 0;

@@ -1,6 +1,7 @@
 // Writes the project's GGUF models (missing or outdated ones only) and prints their paths.
 // Usage: npx tsx scripts/make-models.ts [names...] [--dir models]
-//        names: demo, scripted, random-tiny, random-60m, or "all"; default: all but random-60m.
+//        names: demo, scripted, tools, agent, random-tiny, random-60m, random-850m (~1.7 GB), or "all";
+//        default: demo, scripted, tools and random-tiny.
 import { DEFAULT_MODELS, ensureModels, isModelName, MODEL_NAMES, type ModelName } from "../gguf/models.js";
 
 function parseArgs(argv: readonly string[]): { dir: string; names: ModelName[] } {

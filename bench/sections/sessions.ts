@@ -5,6 +5,7 @@
 // returning turn's time to first token shows whether the server kept its prompt somewhere (the
 // sidecar's KV tier, `--cache-ram`; llama-server's prompt cache) or evaluates it all again.
 import { streamSse } from "../clients/sse.js";
+import { referencePeer } from "../peer-paths.js";
 import type { StreamSample } from "../sample.js";
 import { median, quantile } from "../stats.js";
 import { fmt } from "../table.js";
@@ -100,7 +101,7 @@ export interface SessionsRow {
   readonly returningPromptTokens: number;
   /** Cached tokens over prompt tokens, summed over the returning turns. */
   readonly cachedShare: number;
-  /** Returning TTFT p50 over llama-server's. */
+  /** Returning TTFT p50 over llama-server's (its default build's, else the prebuilt-like one's). */
   readonly vsPeer: number;
 }
 
@@ -123,7 +124,7 @@ export function summarizeSessions(result: SessionsResult): SessionsRow[] {
       cachedShare: sum(done.map((s) => s.cachedTokens ?? 0)) / sum(done.map((s) => s.promptTokens ?? 0)),
     };
   });
-  const peer = rows.find((r) => r.label.startsWith("llama-server"));
+  const peer = referencePeer(rows, (r) => r.label);
   return rows.map((r) => ({ ...r, vsPeer: peer ? r.returningTtftP50 / peer.returningTtftP50 : Number.NaN }));
 }
 
@@ -137,7 +138,7 @@ export function renderSessions(rows: readonly SessionsRow[], result: SessionsRes
     "returning TTFT p99 ms",
     "returning prompt tokens",
     "cached share",
-    "returning vs llama-server",
+    `returning vs ${referencePeer(rows, (r) => r.label)?.label ?? "llama-server"}`,
   ];
   const line = (cells: readonly string[]): string => `| ${cells.join(" | ")} |`;
   const body = rows.map((r) =>
