@@ -7,6 +7,7 @@ import { mkdir, mkdtemp, readFile, rename, rm, stat, writeFile } from "node:fs/p
 import os from "node:os";
 import path from "node:path";
 import type { LlamaContextSequence, Token } from "node-llama-cpp";
+import { evictionOrder, keptUntil, liveMarks, marksFrom, type KvMark, type MarkRequest } from "./kv-marks.js";
 
 /**
  * The fewest tokens worth a state: a sequence holding fewer is not saved, and a state is restored
@@ -30,6 +31,8 @@ export interface KvTierOptions {
   readonly identity: string;
   readonly between: Between;
   readonly log?: (line: string) => void;
+  /** The wall clock in ms (marks' expiry, kv-marks.ts); `Date.now` unless a test injects one. */
+  readonly now?: () => number;
 }
 
 interface Entry {
@@ -37,11 +40,15 @@ interface Entry {
   readonly tokens: readonly Token[];
   readonly bytes: number;
   readonly model: string;
+  /** Marked prefixes of the state that keep it ahead of unmarked ones (kv-marks.ts). */
+  marks?: KvMark[] | undefined;
 }
 
 /** What the tier holds and did, read by /metrics. */
 export interface KvTierStats {
   readonly states: number;
+  /** Of `states`, those a mark in force keeps ahead of the rest. */
+  readonly marked: number;
   readonly bytes: number;
   readonly hits: number;
   readonly misses: number;
@@ -79,7 +86,7 @@ function ramFolder(budgetBytes: number): string {
 }
 
 /** How many leading tokens `a` and `b` share. */
-function sharedPrefix(a: readonly Token[], b: readonly Token[]): number {
+export function sharedPrefix(a: readonly Token[], b: readonly Token[]): number {
   const end = Math.min(a.length, b.length);
   let i = 0;
   while (i < end && a[i] === b[i]) i++;
@@ -104,6 +111,9 @@ export class KvTier {
   /** Bytes per token of the last state saved: a state that would not fit the budget is not saved. */
   #bytesPerToken = 0;
   #turn: Promise<unknown> = Promise.resolve();
+  /** The marks in force for what each sequence holds (its last prompt's, and those it kept). */
+  readonly #marks = new WeakMap<LlamaContextSequence, KvMark[]>();
+  readonly #now: () => number;
   #counts = { hits: 0, misses: 0, saves: 0, evictions: 0, dropped: 0, restoreSeconds: 0 };
 
   private constructor(
@@ -112,6 +122,7 @@ export class KvTier {
   ) {
     this.#options = options;
     this.#log = options.log ?? ((line) => process.stderr.write(`${line}\n`));
+    this.#now = options.now ?? Date.now;
   }
 
   /** Opens the folder (and, with `dir`, the states a previous run left there). */
@@ -124,28 +135,35 @@ export class KvTier {
   }
 
   get stats(): KvTierStats {
-    return { states: this.#entries.size, bytes: this.#bytes, ...this.#counts };
+    const now = this.#now();
+    const marked = [...this.#entries.values()].filter((entry) => keptUntil(entry.marks, now) > 0).length;
+    return { states: this.#entries.size, marked, bytes: this.#bytes, ...this.#counts };
   }
 
-  /** Saves what `sequence` would lose to `prompt`, then restores a better prefix when `restore`. */
-  prepare(sequence: LlamaContextSequence, prompt: readonly Token[], restore: boolean): Promise<void> {
-    const run = this.#turn.then(() => this.#prepare(sequence, prompt, restore));
+  /**
+   * Saves what `sequence` would lose to `prompt`, then restores a better prefix when `restore`;
+   * the prompt's `marks` (prefix lengths and how long they are kept) go with the sequence's state.
+   */
+  prepare(sequence: LlamaContextSequence, prompt: readonly Token[], restore: boolean, marks: readonly MarkRequest[] = []): Promise<void> {
+    const run = this.#turn.then(() => this.#prepare(sequence, prompt, restore, marks));
     this.#turn = run.catch(() => undefined);
     return run;
   }
 
-  async #prepare(sequence: LlamaContextSequence, prompt: readonly Token[], restore: boolean): Promise<void> {
+  async #prepare(sequence: LlamaContextSequence, prompt: readonly Token[], restore: boolean, marks: readonly MarkRequest[]): Promise<void> {
     const live = sharedPrefix(sequence.contextTokens, prompt);
     const held = sequence.nextTokenIndex;
-    // Taken over: the prompt keeps at most half of what the sequence holds.
-    if (held >= MIN_STATE_TOKENS && live <= held / 2) await this.#save(sequence);
-    if (!restore) return;
-    const best = this.#best(prompt);
+    const now = this.#now();
+    const lost = this.#marks.get(sequence)?.some((mark) => mark.expiresAt > now && mark.tokens > live) === true;
+    // Taken over (the prompt keeps at most half of what the sequence holds), or a marked prefix lost.
+    if (held >= MIN_STATE_TOKENS && (live <= held / 2 || lost)) await this.#save(sequence);
+    let kept = liveMarks(this.#marks.get(sequence) ?? [], now, live);
+    const best = restore ? this.#best(prompt) : undefined;
     if (best !== undefined && best.shared >= live + MIN_STATE_TOKENS) {
-      await this.#restore(sequence, best.file);
-      return;
-    }
-    if (prompt.length >= MIN_STATE_TOKENS && live <= prompt.length / 2) this.#counts.misses++;
+      const restored = await this.#restore(sequence, best.file);
+      kept = liveMarks(restored?.marks ?? [], now, restored === undefined ? 0 : best.shared);
+    } else if (restore && prompt.length >= MIN_STATE_TOKENS && live <= prompt.length / 2) this.#counts.misses++;
+    this.#marks.set(sequence, liveMarks([...kept, ...marksFrom(marks, now)], now, prompt.length));
   }
 
   /** The entry sharing the longest prefix with the prompt. */
@@ -160,7 +178,15 @@ export class KvTier {
 
   async #save(sequence: LlamaContextSequence): Promise<void> {
     const tokens = sequence.contextTokens.slice();
-    for (const entry of this.#entries.values()) if (startsWith(entry.tokens, tokens)) return;
+    const now = this.#now();
+    const marks = liveMarks(this.#marks.get(sequence) ?? [], now, tokens.length);
+    for (const entry of this.#entries.values()) {
+      if (!startsWith(entry.tokens, tokens)) continue;
+      // Saved already: the state that holds it takes its marks.
+      if (marks.length === 0) return;
+      entry.marks = liveMarks([...(entry.marks ?? []), ...marks], now, entry.tokens.length);
+      return this.#writeIndex();
+    }
     if (tokens.length * this.#bytesPerToken > this.#options.budgetBytes) return;
     const file = `${randomUUID()}.kv`;
     let bytes: number;
@@ -171,9 +197,15 @@ export class KvTier {
       await rm(path.join(this.dir, file), { force: true });
       return;
     }
-    // States this one extends (the same session, turns ago) are superseded.
-    for (const [old, entry] of this.#entries) if (startsWith(tokens, entry.tokens)) await this.#remove(old);
-    this.#entries.set(file, { file, tokens, bytes, model: this.#options.identity });
+    // States this one extends (the same session, turns ago) are superseded; it takes their marks.
+    const inherited: KvMark[] = [];
+    for (const [old, entry] of this.#entries) {
+      if (!startsWith(tokens, entry.tokens)) continue;
+      inherited.push(...(entry.marks ?? []));
+      await this.#remove(old);
+    }
+    const kept = liveMarks([...marks, ...inherited], now, tokens.length);
+    this.#entries.set(file, { file, tokens, bytes, model: this.#options.identity, ...(kept.length > 0 ? { marks: kept } : {}) });
     this.#bytes += bytes;
     this.#bytesPerToken = bytes / Math.max(1, tokens.length);
     this.#counts.saves++;
@@ -181,18 +213,19 @@ export class KvTier {
     await this.#writeIndex();
   }
 
-  /** Removes the least recently used states until the rest fit the budget. */
+  /** Removes states until the rest fit the budget: unmarked ones by recency, then marked ones by expiry (kv-marks.ts). */
   async #evict(): Promise<void> {
-    for (const [oldest] of this.#entries) {
+    for (const oldest of evictionOrder(this.#entries, this.#now())) {
       if (this.#bytes <= this.#options.budgetBytes) return;
       await this.#remove(oldest);
       this.#counts.evictions++;
     }
   }
 
-  async #restore(sequence: LlamaContextSequence, file: string): Promise<void> {
+  /** Loads the entry into the sequence; returns it, or undefined when it did not load. */
+  async #restore(sequence: LlamaContextSequence, file: string): Promise<Entry | undefined> {
     const entry = this.#entries.get(file);
-    if (entry === undefined) return;
+    if (entry === undefined) return undefined;
     // Most recently used: last in the map.
     this.#entries.delete(file);
     this.#entries.set(file, entry);
@@ -201,6 +234,7 @@ export class KvTier {
       await this.#load(sequence, entry);
       this.#counts.hits++;
       this.#counts.restoreSeconds += (performance.now() - started) / 1000;
+      return entry;
     } catch (error) {
       this.#log(`kv tier: dropped a ${entry.tokens.length}-token state that did not load (${message(error)}); the prompt is evaluated cold`);
       this.#counts.dropped++;
@@ -209,6 +243,7 @@ export class KvTier {
       await this.#writeIndex();
       const end = sequence.nextTokenIndex;
       if (end > 0) await this.#options.between(sequence, () => sequence.eraseContextTokenRanges([{ start: 0, end }]));
+      return undefined;
     }
   }
 
