@@ -14,7 +14,7 @@ import { modelPath } from "../../gguf/models.js";
 import { generate } from "../../sidecar/engine/decode/generate.js";
 import { EngineMetrics } from "../../sidecar/engine/metrics.js";
 import { KvTier, MIN_STATE_TOKENS } from "../../sidecar/engine/llama/kv-tier.js";
-import { evictionOrder } from "../../sidecar/engine/llama/kv-marks.js";
+import { evictionOrder, readMarks } from "../../sidecar/engine/llama/kv-marks.js";
 import { loadModel, type LoadedModel, type ModelOptions } from "../../sidecar/engine/llama/model.js";
 import type { RunningSidecar } from "../../sidecar/server.js";
 import { clientsFor, collect, readMetrics, startTestSidecar } from "../support/sidecar.js";
@@ -364,6 +364,17 @@ describe("KvTier", () => {
         100,
       ),
     ).toEqual(["b", "d", "c", "a"]);
+  });
+
+  it("reads only well-formed marks from an index", () => {
+    expect(readMarks("x")).toBeUndefined();
+    expect(readMarks([{ tokens: "5", expiresAt: 1 }, null])).toBeUndefined();
+    expect(
+      readMarks([
+        { tokens: 5, expiresAt: 9 },
+        { tokens: 1.5, expiresAt: 9 },
+      ]),
+    ).toEqual([{ tokens: 5, expiresAt: 9 }]);
   });
 
   it("removes its private folder at stop", async () => {

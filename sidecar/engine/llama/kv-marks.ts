@@ -32,6 +32,15 @@ export function liveMarks(marks: readonly KvMark[], now: number, within: number)
     .slice(0, MAX_MARKS);
 }
 
+/** The marks an index entry (`--cache-dir`) holds: those well formed, or none. */
+export function readMarks(value: unknown): KvMark[] | undefined {
+  if (!Array.isArray(value)) return undefined;
+  const marks = value.filter(
+    (mark): mark is KvMark => typeof mark === "object" && mark !== null && Number.isInteger(mark.tokens) && Number.isFinite(mark.expiresAt),
+  );
+  return marks.length === 0 ? undefined : marks;
+}
+
 /** A request's marks, from `now` on. */
 export function marksFrom(requests: readonly MarkRequest[], now: number): KvMark[] {
   return requests.map((mark) => ({ tokens: mark.tokens, expiresAt: now + mark.ttlMs }));

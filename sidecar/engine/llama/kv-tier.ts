@@ -7,7 +7,7 @@ import { mkdir, mkdtemp, readFile, rename, rm, stat, writeFile } from "node:fs/p
 import os from "node:os";
 import path from "node:path";
 import type { LlamaContextSequence, Token } from "node-llama-cpp";
-import { evictionOrder, keptUntil, liveMarks, marksFrom, type KvMark, type MarkRequest } from "./kv-marks.js";
+import { evictionOrder, keptUntil, liveMarks, marksFrom, readMarks, type KvMark, type MarkRequest } from "./kv-marks.js";
 
 /**
  * The fewest tokens worth a state: a sequence holding fewer is not saved, and a state is restored
@@ -297,7 +297,7 @@ export class KvTier {
         () => -1,
       );
       if (entry.model === this.#options.identity && size === entry.bytes && path.basename(entry.file) === entry.file) {
-        this.#entries.set(entry.file, entry);
+        this.#entries.set(entry.file, { ...entry, marks: readMarks(entry.marks) });
         this.#bytes += entry.bytes;
       } else if (path.basename(entry.file) === entry.file) {
         await rm(path.join(this.dir, entry.file), { force: true });
