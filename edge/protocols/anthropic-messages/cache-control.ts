@@ -71,3 +71,27 @@ export function cacheMarksOf(body: MessagesRequest, parts: ChatParts): CacheMark
   for (const { messages, control } of found) if (messages !== undefined) byEnd.set(messages, Math.max(byEnd.get(messages) ?? 0, ttlOf(control)));
   return [...byEnd].map(([messages, ttlSeconds]) => ({ messages, ttlSeconds }));
 }
+
+type Message = MessagesRequest["messages"][number];
+
+/**
+ * Messages without their breakpoints (a message thread stores them so: a breakpoint marks the
+ * request that sent it, and a thread's later turns would otherwise pile them past the limit).
+ */
+export function withoutCacheControl(messages: readonly Message[]): Message[] {
+  const strip = <T extends object>(block: T): T => {
+    if (!("cache_control" in block)) return block;
+    const { cache_control: _, ...rest } = block;
+    return rest as T;
+  };
+  return messages.map((message) =>
+    typeof message.content === "string"
+      ? message
+      : {
+          ...message,
+          content: message.content.map((block) =>
+            block.type === "tool_result" && Array.isArray(block.content) ? strip({ ...block, content: block.content.map(strip) }) : strip(block),
+          ),
+        },
+  );
+}
