@@ -50,6 +50,13 @@ describe("Anthropic cache_control → cache marks", () => {
     ]);
   });
 
+  it("a text block inside a tool result marks through that tool message", async () => {
+    const [user, assistant] = toolTurn;
+    const result = { type: "tool_result", tool_use_id: "c1", content: [{ type: "text", text: "ok", cache_control: { type: "ephemeral", ttl: "1h" } }] };
+    const marks = await marksOf({ ...base, system: "Be brief.", tools, messages: [user, assistant, { role: "user", content: [result] }] });
+    expect(marks).toEqual([{ messages: 4, ttlSeconds: 3600 }]);
+  });
+
   it("a system block or a tool marks through the system message (the longer ttl); the request's own, the whole prompt", async () => {
     const marks = await marksOf({
       ...base,
