@@ -5,7 +5,9 @@
 // system prompt and the messages up to the first user message, or a raw prompt's first
 // characters — when it is long enough for a cached copy to matter or the request continues a
 // conversation (every turn of a `previous_response_id` chain, or of a client that resends the
-// history, repeats the same opening). Without a key the least loaded sidecar is picked.
+// history, repeats the same opening). A `prompt_cache_key` joins the key: key and opening together
+// when the opening is long enough, the key alone otherwise, so requests sharing a key land on one
+// sidecar. Without a key the least loaded sidecar is picked.
 import { toJsonString } from "@bufbuild/protobuf";
 import { ChatMessageSchema, Role, ToolSchema, type GenerateRequest } from "../../proto/gen/inference/v1/inference_pb.js";
 import { sha256Hex } from "./rendezvous.js";
@@ -22,6 +24,8 @@ export interface Affinity {
   readonly id?: string | undefined;
   /** The request continues an earlier response (`previous_response_id`): key on the opening. */
   readonly continues?: boolean;
+  /** The caller's `prompt_cache_key`: requests sharing it go to one sidecar. */
+  readonly cacheKey?: string | undefined;
 }
 
 /** The id of a Responses `conversation` field: the id itself, or `{ id }`. */
@@ -50,13 +54,16 @@ export function openingOf(request: GenerateRequest): { readonly text: string; re
 
 /**
  * The routing key: the conversation id when the route has one; else a digest of the opening when it
- * is long or the request continues a conversation; else undefined (least loaded).
+ * is long or the request continues a conversation (with the cache key when there is one); else the
+ * cache key alone; else undefined (least loaded).
  */
 export async function affinityKey(request: GenerateRequest, affinity: Affinity = {}): Promise<string | undefined> {
   if (affinity.id !== undefined && affinity.id !== "") return `id:${affinity.id}`;
   const continues = affinity.continues === true;
+  const cacheKey = affinity.cacheKey === undefined || affinity.cacheKey === "" ? undefined : affinity.cacheKey;
   const opening = openingOf(request);
-  if (opening === undefined || opening.text === "") return undefined;
-  if (opening.text.length < OPENING_MIN_CHARS && !opening.continues && !continues) return undefined;
-  return `opening:${await sha256Hex(opening.text)}`;
+  const worth = opening !== undefined && opening.text !== "" && (opening.text.length >= OPENING_MIN_CHARS || opening.continues || continues);
+  if (worth && cacheKey !== undefined) return `cache-opening:${await sha256Hex(`${cacheKey}\n${opening.text}`)}`;
+  if (worth) return `opening:${await sha256Hex(opening.text)}`;
+  return cacheKey === undefined ? undefined : `cache:${await sha256Hex(cacheKey)}`;
 }

@@ -80,11 +80,17 @@ export function prometheusMetrics(metrics: EngineMetrics, load: () => Load): () 
 function kvTierMetrics(registry: Registry, read: () => KvTierStats | undefined): void {
   const of = (key: keyof KvTierStats) => () => read()?.[key] ?? 0;
   gauge(registry, "sidecar_kv_tier_states", "Sequence states the KV cache tier holds.", of("states"));
+  gauge(registry, "sidecar_kv_tier_marked_states", "Of those, states a cache mark in force keeps ahead of the rest.", of("marked"));
   gauge(registry, "sidecar_kv_tier_bytes", "Bytes of the sequence states the KV cache tier holds.", of("bytes"));
   counter(registry, "sidecar_kv_tier_hits_total", "Prompts whose prefix was restored from a saved state.", of("hits"));
   counter(registry, "sidecar_kv_tier_misses_total", "Prompts mostly evaluated cold that no saved state helped (or whose state did not load).", of("misses"));
   counter(registry, "sidecar_kv_tier_saves_total", "Sequence states saved before their sequence was taken over.", of("saves"));
-  counter(registry, "sidecar_kv_tier_evictions_total", "Saved states removed, least recently used first, to stay within --cache-ram.", of("evictions"));
+  counter(
+    registry,
+    "sidecar_kv_tier_evictions_total",
+    "Saved states removed to stay within --cache-ram: unmarked ones least recently used first, then marked ones by expiry.",
+    of("evictions"),
+  );
   counter(registry, "sidecar_kv_tier_dropped_total", "Saved states that failed to load and were dropped.", of("dropped"));
   counter(registry, "sidecar_kv_tier_restore_seconds_total", "Time spent restoring states (over hits: the mean restore time).", of("restoreSeconds"));
 }

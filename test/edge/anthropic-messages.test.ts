@@ -183,6 +183,8 @@ describe("Messages → GenerateRequest", () => {
         sampling: { temperature: 0.5, topP: 0.9, topK: 20 },
         maxTokens: 100,
         stop: ["Tokyo"],
+        // The system block's cache_control: the prompt through the system message, 5 minutes.
+        cacheMarks: [{ messages: 1, ttlSeconds: 300 }],
       }),
     );
   });

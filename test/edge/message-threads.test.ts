@@ -27,6 +27,25 @@ function threadApp(script: (call: number) => readonly Step[]) {
 }
 
 describe("a thread continued", () => {
+  it("stores no breakpoints: a continue's cache marks are its own turn's, however many earlier turns had", async () => {
+    const { app, sidecar } = threadApp(() => reply("Sunny."));
+    const marked = (text: string) => ({ type: "text", text, cache_control: { type: "ephemeral" } });
+    const fourMarked = (text: string) => ({ role: "user", content: [1, 2, 3, 4].map((n) => marked(`${text} ${n}`)) });
+    const created = await post(app, PATH, { model: "m", max_tokens: 16, system: "Be brief.", messages: [fourMarked("Weather?")], thread: { type: "create" } });
+    expect(created.status).toBe(200);
+    expect(sidecar.lastCall?.request.cacheMarks.map((m) => m.messages)).toEqual([2]);
+    const first = (await created.json()) as { id: string };
+    const continued = await post(app, PATH, {
+      model: "m",
+      max_tokens: 16,
+      messages: [fourMarked("And tomorrow?")],
+      thread: { type: "continue", previous_message_id: first.id },
+    });
+    expect(continued.status).toBe(200);
+    // Chat: system, user, assistant, user: the new turn's four breakpoints end at its message.
+    expect(sidecar.lastCall?.request.cacheMarks.map((m) => m.messages)).toEqual([4]);
+  });
+
   it("sends the sidecar the thread's system and tools, its messages and the new turn's", async () => {
     const { app, sidecar } = threadApp((call) =>
       call === 0

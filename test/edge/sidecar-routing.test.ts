@@ -13,7 +13,7 @@ import type { SidecarHealth } from "../../edge/sidecars/connection.js";
 import { SidecarPool } from "../../edge/sidecars/pool.js";
 import type { SidecarState } from "../../edge/sidecars/state.js";
 import { HealthCheckResponse_ServingStatus, HealthCheckResponseSchema } from "../../proto/gen/grpc/health/v1/health_pb.js";
-import { rendezvousOrder } from "../../edge/sidecars/rendezvous.js";
+import { rendezvousOrder, sha256Hex } from "../../edge/sidecars/rendezvous.js";
 import { openRouted } from "../../edge/sidecars/route.js";
 import { GenerateRequestSchema, ModelInfoSchema, Role, type GenerateRequest } from "../../proto/gen/inference/v1/inference_pb.js";
 import { fail, FakeSidecar, finish, start, token } from "../support/fake-sidecar.js";
@@ -122,6 +122,27 @@ describe("the affinity key", () => {
     const chained = await affinityKey(chatRequest([[Role.USER, "Hi"]]), { continues: true });
     expect(resent).toMatch(/^opening:/);
     expect(chained).toBe(resent);
+  });
+
+  it("joins a prompt_cache_key: key and opening for a long opening, the key alone for a short one", async () => {
+    const short = chatRequest([[Role.USER, "Hi"]]);
+    const long = chatRequest([
+      [Role.SYSTEM, longSystem],
+      [Role.USER, "Hi"],
+    ]);
+    // Short first turns sharing a key go to one sidecar; without the key they had none.
+    const keyed = await affinityKey(short, { cacheKey: "user-42" });
+    expect(keyed).toBe(`cache:${await sha256Hex("user-42")}`);
+    expect(await affinityKey(chatRequest([[Role.USER, "Other"]]), { cacheKey: "user-42" })).toBe(keyed);
+    expect(await affinityKey(short, { cacheKey: "user-43" })).not.toBe(keyed);
+    // A long opening: the key and the opening together, unlike either alone.
+    const joined = await affinityKey(long, { cacheKey: "user-42" });
+    expect(joined).toMatch(/^cache-opening:[0-9a-f]{64}$/);
+    expect(joined).not.toBe(await affinityKey(long));
+    expect(await affinityKey(long, { cacheKey: "user-43" })).not.toBe(joined);
+    // An empty key is no key; a conversation id still comes first.
+    expect(await affinityKey(short, { cacheKey: "" })).toBeUndefined();
+    expect(await affinityKey(long, { id: "conv_1", cacheKey: "user-42" })).toBe("id:conv_1");
   });
 });
 

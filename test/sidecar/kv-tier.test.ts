@@ -1,7 +1,8 @@
 // The KV cache tier in host memory (sidecar/engine/llama/kv-tier.ts): a sequence taken over keeps
 // its state, a returning prompt is restored and generates what a cold one does, states are saved
 // once, the least recently used go first, a state that does not load is dropped, a state never
-// crosses models, --cache-dir outlives a restart, and --cache-ram 0 means no tier.
+// crosses models, --cache-dir outlives a restart, and --cache-ram 0 means no tier. Cache marks
+// (kv-marks.ts) keep a state ahead of unmarked ones until they expire (an injected clock).
 import { create } from "@bufbuild/protobuf";
 import { mkdtemp, readdir, rm, stat, truncate, writeFile } from "node:fs/promises";
 import os from "node:os";
@@ -14,6 +15,7 @@ import { generate } from "../../sidecar/engine/decode/generate.js";
 import { EngineMetrics } from "../../sidecar/engine/metrics.js";
 import { modelFolder } from "../../sidecar/engine/llama/kv-folder.js";
 import { KvTier, MIN_STATE_TOKENS } from "../../sidecar/engine/llama/kv-tier.js";
+import { evictionOrder, readMarks } from "../../sidecar/engine/llama/kv-marks.js";
 import { loadModel, type LoadedModel, type ModelOptions } from "../../sidecar/engine/llama/model.js";
 import type { RunningSidecar } from "../../sidecar/server.js";
 import { clientsFor, collect, readMetrics, startTestSidecar } from "../support/sidecar.js";
@@ -47,8 +49,9 @@ interface Run {
   readonly tokens: number[];
 }
 
-async function run(loaded: LoadedModel, prompt: string): Promise<Run> {
-  const request = create(GenerateRequestSchema, { input: { case: "prompt", value: prompt }, maxTokens: 12, sampling: { temperature: 0 } });
+async function run(loaded: LoadedModel, prompt: string, ttlSeconds?: number): Promise<Run> {
+  const cacheMarks = ttlSeconds === undefined ? [] : [{ messages: 0, ttlSeconds }];
+  const request = create(GenerateRequestSchema, { input: { case: "prompt", value: prompt }, maxTokens: 12, sampling: { temperature: 0 }, cacheMarks });
   let cached = -1;
   let promptTokens = 0;
   const tokens: number[] = [];
@@ -108,6 +111,22 @@ describe("KV cache tier with a model", () => {
       expect(stats?.saves).toBe(2);
       expect(stats?.states).toBe(2);
       expect(stats?.dropped).toBe(0);
+    } finally {
+      await loaded.dispose();
+    }
+  }, 120_000);
+
+  it("saves a marked prompt's state as marked, and restores it as any other", async () => {
+    const loaded = await load({ cacheRam: 64 });
+    try {
+      const first = await run(loaded, A, 300);
+      await run(loaded, B);
+      expect(loaded.kvTier?.stats).toMatchObject({ states: 1, marked: 1 });
+      const a = await run(loaded, A);
+      expect(a.cached).toBe(first.promptTokens - 1);
+      expect(a.tokens).toEqual(reference.get(A));
+      // B (unmarked) was saved when A came back; A's state still holds its mark.
+      expect(loaded.kvTier?.stats).toMatchObject({ states: 2, marked: 1 });
     } finally {
       await loaded.dispose();
     }
@@ -198,6 +217,15 @@ function fakeSequence(tokens: number[], bytes: number): LlamaContextSequence {
 const range = (first: number, count = MIN_STATE_TOKENS) => Array.from({ length: count }, (_, i) => first + i);
 const between = <T>(_sequence: LlamaContextSequence, work: () => Promise<T>): Promise<T> => work();
 
+/** Whether the state of `range(first)` is still there: a prompt of it is restored from the tier. */
+async function restores(tier: KvTier, first: number): Promise<boolean> {
+  const hits = tier.stats.hits;
+  const sequence = fakeSequence([], 100);
+  (sequence as unknown as { willRestore(t: number[]): void }).willRestore(range(first));
+  await tier.prepare(sequence, range(first) as Token[], true);
+  return tier.stats.hits > hits;
+}
+
 describe("KvTier", () => {
   it("evicts the least recently used state first under a tiny budget", async () => {
     const tier = await KvTier.open({ budgetBytes: 250, identity: "m", between, log: () => undefined });
@@ -259,6 +287,95 @@ describe("KvTier", () => {
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
+  });
+
+  it("keeps a marked state while it evicts unmarked ones, and lets it go by recency once its mark expires", async () => {
+    const clock = { now: 1_000_000 };
+    const tier = await KvTier.open({ budgetBytes: 250, identity: "m", between, log: () => undefined, now: () => clock.now });
+    try {
+      // 1000's prompt is marked for 60 s; the sequence is then taken over (saved, marked).
+      const marked = fakeSequence([], 100);
+      await tier.prepare(marked, range(1000) as Token[], false, [{ tokens: MIN_STATE_TOKENS, ttlMs: 60_000 }]);
+      (marked as unknown as { contextTokens: number[] }).contextTokens = range(1000);
+      await tier.prepare(marked, [1] as Token[], false);
+      for (const first of [2000, 3000, 4000]) await tier.prepare(fakeSequence(range(first), 100), [1] as Token[], false);
+      // The least recently used is 1000, yet 2000 and 3000 went: 1000 is marked.
+      expect(tier.stats).toMatchObject({ states: 2, marked: 1, saves: 4, evictions: 2 });
+      expect(await restores(tier, 1000)).toBe(true);
+      // A minute later the mark has expired: states go by recency alone (4000, then 1000).
+      clock.now += 60_000;
+      expect(tier.stats.marked).toBe(0);
+      for (const first of [5000, 6000]) await tier.prepare(fakeSequence(range(first), 100), [1] as Token[], false);
+      expect(tier.stats).toMatchObject({ states: 2, marked: 0, evictions: 4 });
+      expect(await restores(tier, 1000)).toBe(false);
+    } finally {
+      await tier.dispose();
+    }
+  });
+
+  it("takes the marks of the states it supersedes, until they expire", async () => {
+    const clock = { now: 1_000_000 };
+    const tier = await KvTier.open({ budgetBytes: 10_000, identity: "m", between, log: () => undefined, now: () => clock.now });
+    try {
+      const session = fakeSequence([], 100);
+      await tier.prepare(session, range(1000) as Token[], false, [{ tokens: 10, ttlMs: 1000 }]);
+      (session as unknown as { contextTokens: number[] }).contextTokens = range(1000);
+      await tier.prepare(session, [1] as Token[], false);
+      // The same session a turn later, unmarked this time: its state supersedes the marked one and keeps the mark.
+      await tier.prepare(fakeSequence(range(1000, 2 * MIN_STATE_TOKENS), 100), [1] as Token[], false);
+      expect(tier.stats).toMatchObject({ states: 1, marked: 1 });
+      clock.now += 1000;
+      expect(tier.stats.marked).toBe(0);
+    } finally {
+      await tier.dispose();
+    }
+  });
+
+  it("with --cache-dir, keeps the marks across a restart (expiry as wall-clock time)", async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), "kv-tier-marks-"));
+    const clock = { now: 1_000_000 };
+    const open = () => KvTier.open({ budgetBytes: 10_000, dir, identity: "m", between, log: () => undefined, now: () => clock.now });
+    try {
+      const first = await open();
+      const marked = fakeSequence([], 100);
+      await first.prepare(marked, range(1000) as Token[], false, [{ tokens: MIN_STATE_TOKENS, ttlMs: 5000 }]);
+      (marked as unknown as { contextTokens: number[] }).contextTokens = range(1000);
+      await first.prepare(marked, [1] as Token[], false);
+      await first.dispose();
+      const again = await open();
+      expect(again.stats).toMatchObject({ states: 1, marked: 1 });
+      clock.now += 5000;
+      expect(again.stats).toMatchObject({ states: 1, marked: 0 });
+      await again.dispose();
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("evicts unmarked (and expired) states by recency, then marked ones by expiry, the earliest first", () => {
+    const mark = (expiresAt: number) => ({ marks: [{ tokens: 5, expiresAt }] });
+    expect(
+      evictionOrder(
+        [
+          ["a", mark(300)],
+          ["b", {}],
+          ["c", mark(200)],
+          ["d", mark(50)],
+        ],
+        100,
+      ),
+    ).toEqual(["b", "d", "c", "a"]);
+  });
+
+  it("reads only well-formed marks from an index", () => {
+    expect(readMarks("x")).toBeUndefined();
+    expect(readMarks([{ tokens: "5", expiresAt: 1 }, null])).toBeUndefined();
+    expect(
+      readMarks([
+        { tokens: 5, expiresAt: 9 },
+        { tokens: 1.5, expiresAt: 9 },
+      ]),
+    ).toEqual([{ tokens: 5, expiresAt: 9 }]);
   });
 
   it("shares one --cache-dir between models: each in its own folder, none deleting the other's states", async () => {

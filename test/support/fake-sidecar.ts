@@ -38,10 +38,10 @@ const encoder = new TextEncoder();
 
 // ---- script builders ----------------------------------------------------------
 
-export function start(model = "fake-model", promptTokens = 5, cachedTokens = 0): Step {
+export function start(model = "fake-model", promptTokens = 5, cachedTokens = 0, cacheWrittenTokens = 0): Step {
   return {
     kind: "event",
-    event: create(GenerateResponseSchema, { event: { case: "start", value: { model, promptTokens, cachedTokens } } }),
+    event: create(GenerateResponseSchema, { event: { case: "start", value: { model, promptTokens, cachedTokens, cacheWrittenTokens } } }),
   };
 }
 
@@ -92,6 +92,8 @@ export interface FinishOptions {
   promptTokens?: number;
   completionTokens?: number;
   cachedTokens?: number;
+  /** Prompt tokens written up to the last cache mark (`Finish.cache_written_tokens`). */
+  cacheWrittenTokens?: number;
   stopSequence?: string;
   /** Text held back to the end (`Finish.text`). */
   text?: string;
@@ -119,6 +121,7 @@ export function finish(reason: "stop" | "length" | "context_full" | "abort" | "t
           promptTokens: options.promptTokens ?? 5,
           completionTokens: options.completionTokens ?? 0,
           cachedTokens: options.cachedTokens ?? 0,
+          cacheWrittenTokens: options.cacheWrittenTokens ?? 0,
           stopSequence: options.stopSequence ?? "",
           text: options.text ?? "",
           reasoning: options.reasoning ?? "",

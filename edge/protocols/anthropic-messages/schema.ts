@@ -1,6 +1,8 @@
 // POST /v1/messages (and /v1/messages/count_tokens) request body, as Anthropic's
-// Messages API defines it. Fields this server does not use (metadata, service_tier,
-// cache_control on blocks, …) are ignored; `null` is accepted for optional fields.
+// Messages API defines it. Fields this server does not use (metadata, service_tier, …) are
+// ignored; `null` is accepted for optional fields. `cache_control` (on system, tool, text,
+// tool_use and tool_result blocks, and the request's own) is checked here and becomes the
+// request's cache marks in cache-control.ts.
 // A `system` message inside `messages` (Claude Code sends one, with its environment) stands where
 // it is: the sidecar renders it there, or merges it into the system prompt when the model's
 // template cannot (docs/contract.md, "Histories").
@@ -13,9 +15,19 @@ import * as z from "zod";
 import { MAX_STOP_SEQUENCES, positiveInteger, uint32 } from "../../fields/fields.js";
 import { CallLedger, duplicateNames, report, schemaObject, toolName, unknownChoice } from "../../fields/tools.js";
 
-const textBlock = z.object({ type: z.literal("text"), text: z.string() });
+/** A cache breakpoint: `{type: "ephemeral", ttl?: "5m" | "1h"}` (docs/contract.md, "Cache hints"). */
+const cacheControl = z
+  .object({
+    type: z.literal("ephemeral", { error: "expected 'ephemeral'" }),
+    ttl: z.enum(["5m", "1h"], { error: "expected '5m' or '1h'" }).nullish(),
+  })
+  .nullish();
+export type CacheControl = z.output<typeof cacheControl>;
+
+const textBlock = z.object({ type: z.literal("text"), text: z.string(), cache_control: cacheControl });
 const toolUseBlock = z.object({
   type: z.literal("tool_use"),
+  cache_control: cacheControl,
   id: z.string().min(1),
   name: toolName(),
   input: z.record(z.string(), z.unknown(), { error: "expected the call's input object" }),
@@ -27,6 +39,7 @@ const resultTextBlock = z.object({
       `tool_result content blocks of type '${String(issue.input)}' are not supported; send the result as a string, or 'text' and 'tool_reference' blocks`,
   }),
   text: z.string(),
+  cache_control: cacheControl,
 });
 /**
  * A tool search's answer inside a tool result (Claude Code's ToolSearch): the deferred tool it
@@ -38,6 +51,7 @@ const toolResultBlock = z.object({
   tool_use_id: z.string().min(1),
   content: z.union([z.string(), z.array(z.union([resultTextBlock, toolReferenceBlock]))]).nullish(),
   is_error: z.boolean().nullish(),
+  cache_control: cacheControl,
 });
 const thinkingBlock = z.object({ type: z.literal("thinking"), thinking: z.string(), signature: z.string().nullish() });
 const redactedThinkingBlock = z.object({ type: z.literal("redacted_thinking"), data: z.string().nullish() });
@@ -83,7 +97,13 @@ const message = z
 
 /** A custom tool. Server tools (a `type` such as "web_search_20250305") are refused by name. */
 const tool = z
-  .object({ type: z.string().nullish(), name: toolName(), description: z.string().nullish(), input_schema: schemaObject().optional() })
+  .object({
+    type: z.string().nullish(),
+    name: toolName(),
+    description: z.string().nullish(),
+    input_schema: schemaObject().optional(),
+    cache_control: cacheControl,
+  })
   .superRefine((t, ctx) => {
     if (t.type != null && t.type !== "custom") {
       ctx.addIssue({
@@ -197,6 +217,8 @@ export const messagesRequestSchema = z
     top_k: uint32().nullish(),
     stream: z.boolean().nullish(),
     metadata: z.object({ user_id: z.string().nullish() }).nullish(),
+    // Automatic caching: the whole prompt is a breakpoint.
+    cache_control: cacheControl,
   })
   .superRefine(checkConversation);
 

@@ -13,9 +13,10 @@ import { nonEmptyStops, tokenLimit } from "../../fields/fields.js";
 import { formatConstraint } from "../../fields/output-constraint.js";
 import { effortBudget } from "../../fields/reasoning-effort.js";
 import { refuseThread } from "./threads.js";
+import { cacheMarksOf } from "./cache-control.js";
 import type { AnthropicBlock, AnthropicRole, CountTokensRequest, MessagesRequest } from "./schema.js";
 
-type MessageInit = MessageInitShape<typeof ChatMessageSchema>;
+export type MessageInit = MessageInitShape<typeof ChatMessageSchema>;
 
 /** Text blocks are joined with a newline between them (as chat text parts are). */
 function joinText(blocks: readonly { type: string; text?: string }[]): string {
@@ -90,11 +91,17 @@ function thinkingBudget(body: CountTokensRequest & { output_config?: { effort?: 
   return budget === undefined ? {} : { reasoningBudget: budget };
 }
 
+/** The chat messages of the request: `system` (when given and not empty) first, then each message's, in order. */
+export function chatMessagesOf(body: CountTokensRequest): { system: MessageInit[]; groups: MessageInit[][] } {
+  const system = body.system == null ? "" : typeof body.system === "string" ? body.system : joinText(body.system);
+  return { system: system === "" ? [] : [{ role: Role.SYSTEM, content: system }], groups: body.messages.map((m) => toMessages(m.role, m.content)) };
+}
+
 /** `system` (when given and not empty) becomes the first, system message; tools travel with the chat. */
 export function toChat(body: CountTokensRequest & Partial<Pick<MessagesRequest, "output_config">>): Chat {
-  const system = body.system == null ? "" : typeof body.system === "string" ? body.system : joinText(body.system);
+  const { system, groups } = chatMessagesOf(body);
   return create(ChatSchema, {
-    messages: [...(system === "" ? [] : [{ role: Role.SYSTEM, content: system }]), ...body.messages.flatMap((m) => toMessages(m.role, m.content))],
+    messages: [...system, ...groups.flat()],
     tools: (body.tools ?? []).map((t) => ({ name: t.name, description: t.description ?? "", parameters: JSON.stringify(t.input_schema ?? {}) })),
     ...toolChoiceInit(body),
     ...thinkingBudget(body),
@@ -110,6 +117,7 @@ export function toGenerateRequest(body: MessagesRequest): GenerateRequest {
   return create(GenerateRequestSchema, {
     model: body.model,
     input: { case: "chat", value: toChat(body) },
+    cacheMarks: cacheMarksOf(body, chatMessagesOf(body)),
     sampling,
     maxTokens: tokenLimit(body.max_tokens),
     stop: nonEmptyStops(body.stop_sequences ?? []),

@@ -20,6 +20,7 @@ export const chatEndpoint: Endpoint<typeof chatRequestSchema> = {
   refusedStream: (error) => [openAiErrorEvent(error)],
   streamEncoder: createChatStreamEncoder,
   encodeResult: encodeChatCompletion,
+  affinity: (body) => ({ cacheKey: body.prompt_cache_key ?? undefined }),
 };
 
 /** POST /v1/chat/completions */

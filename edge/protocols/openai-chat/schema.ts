@@ -12,6 +12,7 @@ import { integer, MAX_TOP_LOGPROBS, positiveInteger, refusedField } from "../../
 import { CallLedger, duplicateNames, report, schemaObject, toolName, unknownChoice } from "../../fields/tools.js";
 import { commonFields } from "../openai-common/fields.js";
 import { responseFormatField } from "../openai-common/response-format.js";
+import { promptCacheFields } from "../openai-common/prompt-cache.js";
 
 const LEGACY_FUNCTIONS = 'the legacy "functions" / "function_call" are not supported: send "tools", "tool_choice" and assistant "tool_calls" instead';
 
@@ -78,6 +79,7 @@ const toolChoice = z.union([z.enum(["none", "auto", "required"]), z.object({ typ
 export const chatRequestSchema = z
   .object({
     ...commonFields,
+    ...promptCacheFields,
     messages: z.array(message).min(1, { error: "at least one message is required" }),
     max_completion_tokens: positiveInteger().nullish(),
     logprobs: z.boolean().nullish(),

@@ -5,6 +5,7 @@ import { GenerateRequestSchema, Role, ToolChoice, type ChatMessageSchema, type G
 import { toProtoRole } from "../../fields/roles.js";
 import { commonRequestInit } from "../openai-common/fields.js";
 import { responseFormatConstraint } from "../openai-common/response-format.js";
+import { retentionMarks } from "../openai-common/prompt-cache.js";
 import { chatToolChoice, chatTools, type ChatRequest } from "./schema.js";
 
 type Message = ChatRequest["messages"][number];
@@ -69,5 +70,6 @@ export function toGenerateRequest(body: ChatRequest): GenerateRequest {
     logprobs: body.logprobs === true,
     topLogprobs,
     constraint: responseFormatConstraint(body.response_format),
+    cacheMarks: retentionMarks(body.prompt_cache_retention),
   });
 }

@@ -25,7 +25,11 @@ export const responsesEndpoint: Endpoint<typeof responsesRequestSchema> = {
   encodeResult: encodeResponse,
   isBackground: (body) => body.background === true && body.stream !== true,
   accepted: queuedResponse,
-  affinity: (body) => ({ id: conversationIdOf(body.conversation), continues: typeof body.previous_response_id === "string" }),
+  affinity: (body) => ({
+    id: conversationIdOf(body.conversation),
+    continues: typeof body.previous_response_id === "string",
+    cacheKey: body.prompt_cache_key ?? undefined,
+  }),
 };
 
 /**

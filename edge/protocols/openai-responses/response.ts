@@ -192,6 +192,8 @@ export function responseObject(body: ResponsesRequest, meta: ResponseMeta, state
     user: body.user ?? null,
     safety_identifier: body.safety_identifier ?? null,
     prompt_cache_key: body.prompt_cache_key ?? null,
+    // Echoed when given (the transcripts of requests without it keep their shape).
+    ...(body.prompt_cache_retention == null ? {} : { prompt_cache_retention: body.prompt_cache_retention }),
     truncation: body.truncation ?? "disabled",
     usage: state.usage,
     metadata: body.metadata ?? {},

@@ -12,6 +12,7 @@ import * as z from "zod";
 import { CallLedger, duplicateNames, report, toolName, unknownChoice } from "../../fields/tools.js";
 import { anyTool, checkTool, functionTool, offeredTools } from "./tools.js";
 import { textFormatField } from "../openai-common/response-format.js";
+import { promptCacheFields } from "../openai-common/prompt-cache.js";
 import { positiveInteger, refusedField, UINT32_MAX } from "../../fields/fields.js";
 
 export const RESPONSES_ROLES = ["system", "developer", "user", "assistant"] as const;
@@ -158,7 +159,7 @@ export const responsesRequestSchema = z
     reasoning: z.object({ effort: z.string().nullish(), summary: z.string().nullish() }).nullish(),
     service_tier: z.string().nullish(),
     safety_identifier: z.string().nullish(),
-    prompt_cache_key: z.string().nullish(),
+    ...promptCacheFields,
     user: z.string().nullish(),
     truncation: z.enum(["auto", "disabled"]).nullish(),
     // "reasoning.encrypted_content" gives reasoning items an encrypted_content to send back next

@@ -12,6 +12,7 @@ import {
   type GenerateRequest,
 } from "../../../proto/gen/inference/v1/inference_pb.js";
 import { toProtoRole } from "../../fields/roles.js";
+import { retentionMarks } from "../openai-common/prompt-cache.js";
 import { textFormatConstraint } from "../openai-common/response-format.js";
 import { tokenLimit } from "../../fields/fields.js";
 import type { ResponsesInputItem, ResponsesMessageItem, ResponsesRequest } from "./schema.js";
@@ -111,6 +112,7 @@ export function toGenerateRequest(body: ResponsesRequest): GenerateRequest {
     },
     sampling,
     constraint: textFormatConstraint(body.text?.format),
+    cacheMarks: retentionMarks(body.prompt_cache_retention),
     ...(body.max_output_tokens == null ? {} : { maxTokens: tokenLimit(body.max_output_tokens) }),
   });
 }

@@ -4,6 +4,7 @@
 import { InvalidRequestError, NotFoundError } from "../../base/errors.js";
 import type { GenerationResult } from "../../sidecars/generation.js";
 import { encodeMessage } from "../../protocols/anthropic-messages/encoder.js";
+import { withoutCacheControl } from "../../protocols/anthropic-messages/cache-control.js";
 import { messagesRequestSchema, type MessagesRequest } from "../../protocols/anthropic-messages/schema.js";
 import type { ResponseMeta } from "../../core/endpoint.js";
 import type { ThreadMessage, ThreadStore } from "./store.js";
@@ -74,5 +75,5 @@ export async function continueTurn(fields: Record<string, unknown>, parent: stri
 /** What the finished turn stores: its own messages as validated, then the reply as it was answered. */
 export function turnMessages(turn: ThreadTurnRequest, body: MessagesRequest, meta: ResponseMeta, result: GenerationResult): ThreadMessage[] {
   const reply = encodeMessage(body, meta, result);
-  return [...body.messages.slice(turn.base), { role: "assistant", content: reply.content }];
+  return [...withoutCacheControl(body.messages.slice(turn.base)), { role: "assistant", content: reply.content }];
 }

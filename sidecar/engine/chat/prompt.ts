@@ -161,9 +161,9 @@ function mergeTurn(turn: ChatModelResponse["response"], parts: ChatModelResponse
  * The chat as node-llama-cpp's history: consecutive assistant messages are one turn (text before
  * calls), an assistant message's calls become function-call items of its model response, the tool
  * messages that answer them fill in their results, and an assistant message right after tool
- * results continues the same model response.
+ * results continues the same model response. `reply`: ready for the assistant's reply.
  */
-function historyOf(chat: Chat): ChatHistoryItem[] {
+function historyOf(chat: Chat, reply: boolean): ChatHistoryItem[] {
   const history: ChatHistoryItem[] = [];
   const calls = new Map<string, ChatModelFunctionCall>();
   let open: ChatModelResponse | undefined;
@@ -199,7 +199,7 @@ function historyOf(chat: Chat): ChatHistoryItem[] {
     previous = message.role;
   });
   // After tool results the reply continues the model response that made the calls.
-  if (previous !== Role.TOOL || open === undefined) history.push({ type: "model", response: [] });
+  if (reply && (previous !== Role.TOOL || open === undefined)) history.push({ type: "model", response: [] });
   return history;
 }
 
@@ -242,28 +242,53 @@ export function systemFirst(history: readonly ChatHistoryItem[]): ChatHistoryIte
   return system.length === 0 ? rest : [{ type: "system", text: system.join("\n\n") }, ...rest];
 }
 
+/** The functions the template shows: none when the model may call no tool. */
+function functionsOf(chat: Chat, tools: readonly ToolSpec[], toolUse: ToolUse | undefined): ChatModelFunctions | undefined {
+  if (toolUse === undefined) return undefined;
+  const functions: Record<string, ChatModelFunctions[string]> = {};
+  chat.tools.forEach((tool, index) => {
+    functions[tool.name] = {
+      ...(tool.description !== "" ? { description: tool.description } : {}),
+      params: tools[index]?.schema as never,
+    };
+  });
+  return functions;
+}
+
+type ContextState = ReturnType<ChatWrapper["generateContextState"]>;
+
+/** The chat's history with its system messages where the template can render them (`reply`: ready for the assistant's reply). */
+function placedHistory(loaded: LoadedModel, chat: Chat, reply: boolean): ChatHistoryItem[] {
+  return rendersSystemInPlace(loaded.chatWrapper) ? historyOf(chat, reply) : systemFirst(historyOf(chat, reply));
+}
+
+/** The history through the template; throws what the template throws. */
+function chatState(loaded: LoadedModel, history: ChatHistoryItem[], availableFunctions: ChatModelFunctions | undefined): ContextState {
+  return loaded.chatWrapper.generateContextState({
+    chatHistory: history,
+    ...(availableFunctions !== undefined ? { availableFunctions, documentFunctionParams: true } : {}),
+  });
+}
+
+/**
+ * The tokens of the chat's first `messages` messages as the template renders them with the chat's
+ * tools, not yet ready for a reply (cache-marks.ts compares them with the whole prompt's).
+ */
+export function renderChatPrefix(loaded: LoadedModel, chat: Chat, messages: number): Token[] {
+  const tools = parseTools(chat);
+  const head = { ...chat, messages: chat.messages.slice(0, messages) };
+  const state = chatState(loaded, placedHistory(loaded, head, false), functionsOf(chat, tools, toolUseOf(chat, tools)));
+  return state.contextText.tokenize(loaded.model.tokenizer);
+}
+
 export function renderChat(loaded: LoadedModel, chat: Chat): RenderedPrompt {
   if (chat.messages.length === 0) throw invalidArgument("chat needs at least one message");
   const tools = parseTools(chat);
   const toolUse = toolUseOf(chat, tools);
-  const history = rendersSystemInPlace(loaded.chatWrapper) ? historyOf(chat) : systemFirst(historyOf(chat));
-  let availableFunctions: ChatModelFunctions | undefined;
-  if (toolUse !== undefined) {
-    const functions: Record<string, ChatModelFunctions[string]> = {};
-    chat.tools.forEach((tool, index) => {
-      functions[tool.name] = {
-        ...(tool.description !== "" ? { description: tool.description } : {}),
-        params: tools[index]?.schema as never,
-      };
-    });
-    availableFunctions = functions;
-  }
-  let state: ReturnType<typeof loaded.chatWrapper.generateContextState>;
+  const history = placedHistory(loaded, chat, true);
+  let state: ContextState;
   try {
-    state = loaded.chatWrapper.generateContextState({
-      chatHistory: history,
-      ...(availableFunctions !== undefined ? { availableFunctions, documentFunctionParams: true } : {}),
-    });
+    state = chatState(loaded, history, functionsOf(chat, tools, toolUse));
   } catch (error) {
     throw invalidArgument(`the model's chat template cannot render these messages: ${String(error)}`);
   }

@@ -31,13 +31,14 @@ export async function* generate(loaded: LoadedModel, request: GenerateRequest, s
   try {
     const tokens = plan.prompt.tokens;
     // What the sequence would lose is saved, and a longer saved prefix restored (kv-tier.ts).
-    await loaded.kvTier?.prepare(sequence, tokens, !plan.promptLogprobs);
+    await loaded.kvTier?.prepare(sequence, tokens, !plan.promptLogprobs, plan.marks);
     // Scoring the prompt needs every token's logits: nothing cached is kept for it.
     const cachedTokens = await reuseCachedPrefix(loaded, sequence, tokens, plan.promptLogprobs ? 0 : tokens.length - 1);
     const state = new DecodeState(loaded, plan, queueMs, cachedTokens);
+    const cacheWrittenTokens = state.cacheWrittenTokens;
     const prompt = plan.promptLogprobs ? await scorePrompt(loaded, sequence, tokens, plan.topLogprobs, signal) : [];
     if (plan.promptLogprobs) state.evaluated = tokens.length - 1;
-    yield { event: { case: "start", value: { model: loaded.id, promptTokens: tokens.length, cachedTokens, prompt } } };
+    yield { event: { case: "start", value: { model: loaded.id, promptTokens: tokens.length, cachedTokens, prompt, cacheWrittenTokens } } };
     yield* decode(loaded, plan, state, sequence, signal, metrics);
     yield finish(plan, state, signal, metrics);
   } finally {
@@ -77,6 +78,8 @@ class DecodeState {
   reasoningTokens = 0;
   /** Prompt tokens already in the sequence (cached, or scored) when the decode loop begins. */
   evaluated: number;
+  /** Prompt tokens evaluated from the cached prefix's end to the last mark's end (proto: `cache_written_tokens`). */
+  readonly cacheWrittenTokens: number;
 
   constructor(
     loaded: LoadedModel,
@@ -87,6 +90,7 @@ class DecodeState {
     this.decoder = new TokenTextDecoder(loaded.model);
     this.filter = new StopSequenceFilter(plan.stopTexts);
     this.evaluated = cachedTokens;
+    this.cacheWrittenTokens = Math.max(0, ...plan.marks.map((mark) => mark.tokens - cachedTokens));
   }
 }
 
@@ -193,11 +197,12 @@ function finish(plan: GenerationPlan, state: DecodeState, signal: AbortSignal, m
   const promptTokens = plan.prompt.tokens.length;
   const completionTokens = plan.generated.length;
   if (state.reason !== FinishReason.ABORT) metrics.finished({ ...timings, promptTokens, completionTokens });
-  const { reason, stopSequence, reasoningTokens, cachedTokens } = state;
+  const { reason, stopSequence, reasoningTokens, cachedTokens, cacheWrittenTokens } = state;
+  const { text, reasoning } = tail;
   return {
     event: {
       case: "finish",
-      value: { reason, promptTokens, completionTokens, cachedTokens, stopSequence, text: tail.text, reasoning: tail.reasoning, reasoningTokens, timings },
+      value: { reason, promptTokens, completionTokens, cachedTokens, cacheWrittenTokens, stopSequence, text, reasoning, reasoningTokens, timings },
     },
   };
 }

@@ -6,6 +6,8 @@ import { constraintState } from "../grammar/constraint.js";
 import { invalidArgument, promptTooLong } from "../errors.js";
 import type { LoadedModel } from "../llama/model.js";
 import { renderPrompt, type RenderedPrompt } from "../chat/prompt.js";
+import { checkCacheMarks, markPositions } from "../chat/cache-marks.js";
+import type { MarkRequest } from "../llama/kv-marks.js";
 import type { ReplyParser } from "../chat/reply-parser.js";
 import { replyReader } from "../chat/reply-reader.js";
 import { buildSampling, checkLogprobs, checkStops, templateMarkerTokens, tokenBiasOf } from "./sampling.js";
@@ -52,12 +54,15 @@ export interface GenerationPlan {
   readonly topLogprobs: number;
   /** Score the prompt's own tokens (`start.prompt`); the whole prompt is evaluated. */
   readonly promptLogprobs: boolean;
+  /** The request's cache marks placed in the prompt (chat/cache-marks.ts); none without marks. */
+  readonly marks: readonly MarkRequest[];
 }
 
 /** Checks `request` and builds its plan; throws the refusal (INVALID_ARGUMENT) otherwise. */
 export async function planGeneration(loaded: LoadedModel, request: GenerateRequest): Promise<GenerationPlan> {
   checkStops(request.stop);
   checkLogprobs(request.topLogprobs);
+  checkCacheMarks(request.cacheMarks);
   const prompt = renderPrompt(loaded, request.input);
   if (prompt.tokens.length === 0) throw invalidArgument("the prompt is empty");
   if (prompt.tokens.length >= loaded.contextSize) throw promptTooLong(prompt.tokens.length, loaded.contextSize);
@@ -88,6 +93,7 @@ export async function planGeneration(loaded: LoadedModel, request: GenerateReque
     logprobs: request.logprobs || request.topLogprobs > 0,
     topLogprobs: request.topLogprobs,
     promptLogprobs: request.promptLogprobs,
+    marks: markPositions(loaded, request, prompt.tokens),
   };
 }
 

@@ -8,6 +8,7 @@ import os from "node:os";
 import path from "node:path";
 import type { LlamaContextSequence, Token } from "node-llama-cpp";
 import { claim, modelFolder, OWNER_FILE, ramFolder } from "./kv-folder.js";
+import { evictionOrder, keptUntil, liveMarks, marksFrom, readMarks, type KvMark, type MarkRequest } from "./kv-marks.js";
 
 /**
  * The fewest tokens worth a state: a sequence holding fewer is not saved, and a state is restored
@@ -31,6 +32,8 @@ export interface KvTierOptions {
   readonly identity: string;
   readonly between: Between;
   readonly log?: (line: string) => void;
+  /** The wall clock in ms (marks' expiry, kv-marks.ts); `Date.now` unless a test injects one. */
+  readonly now?: () => number;
 }
 
 interface Entry {
@@ -38,11 +41,15 @@ interface Entry {
   readonly tokens: readonly Token[];
   readonly bytes: number;
   readonly model: string;
+  /** Marked prefixes of the state that keep it ahead of unmarked ones (kv-marks.ts). */
+  marks?: KvMark[] | undefined;
 }
 
 /** What the tier holds and did, read by /metrics. */
 export interface KvTierStats {
   readonly states: number;
+  /** Of `states`, those a mark in force keeps ahead of the rest. */
+  readonly marked: number;
   readonly bytes: number;
   readonly hits: number;
   readonly misses: number;
@@ -65,7 +72,7 @@ export function modelIdentity(modelPath: string, contextSize: number): string {
 }
 
 /** How many leading tokens `a` and `b` share. */
-function sharedPrefix(a: readonly Token[], b: readonly Token[]): number {
+export function sharedPrefix(a: readonly Token[], b: readonly Token[]): number {
   const end = Math.min(a.length, b.length);
   let i = 0;
   while (i < end && a[i] === b[i]) i++;
@@ -92,6 +99,9 @@ export class KvTier {
   #turn: Promise<unknown> = Promise.resolve();
   /** Files of states no longer held, removed after the request that let them go has its sequence. */
   #doomed: string[] = [];
+  /** The marks in force for what each sequence holds (its last prompt's, and those it kept). */
+  readonly #marks = new WeakMap<LlamaContextSequence, KvMark[]>();
+  readonly #now: () => number;
   #counts = { hits: 0, misses: 0, saves: 0, evictions: 0, dropped: 0, restoreSeconds: 0 };
 
   private constructor(
@@ -100,6 +110,7 @@ export class KvTier {
   ) {
     this.#options = options;
     this.#log = options.log ?? ((line) => process.stderr.write(`${line}\n`));
+    this.#now = options.now ?? Date.now;
   }
 
   /**
@@ -124,7 +135,9 @@ export class KvTier {
   }
 
   get stats(): KvTierStats {
-    return { states: this.#entries.size, bytes: this.#bytes, ...this.#counts };
+    const now = this.#now();
+    const marked = [...this.#entries.values()].filter((entry) => keptUntil(entry.marks, now) > 0).length;
+    return { states: this.#entries.size, marked, bytes: this.#bytes, ...this.#counts };
   }
 
   /** Whether taking `sequence` over would lose nothing: a saved state holds all it holds, or it holds too little to save. */
@@ -135,27 +148,32 @@ export class KvTier {
     return false;
   }
 
-  /** Saves what `sequence` would lose to `prompt`, then restores a better prefix when `restore`. */
-  prepare(sequence: LlamaContextSequence, prompt: readonly Token[], restore: boolean): Promise<void> {
-    const run = this.#turn.then(() => this.#prepare(sequence, prompt, restore));
+  /**
+   * Saves what `sequence` would lose to `prompt`, then restores a better prefix when `restore`;
+   * the prompt's `marks` (prefix lengths and how long they are kept) go with the sequence's state.
+   */
+  prepare(sequence: LlamaContextSequence, prompt: readonly Token[], restore: boolean, marks: readonly MarkRequest[] = []): Promise<void> {
+    const run = this.#turn.then(() => this.#prepare(sequence, prompt, restore, marks));
     // Files let go of are removed after the request is on its way (freeing a large file takes
     // milliseconds), before the next call.
     this.#turn = run.catch(() => undefined).then(() => this.#sweep());
     return run;
   }
 
-  async #prepare(sequence: LlamaContextSequence, prompt: readonly Token[], restore: boolean): Promise<void> {
+  async #prepare(sequence: LlamaContextSequence, prompt: readonly Token[], restore: boolean, marks: readonly MarkRequest[]): Promise<void> {
     const live = sharedPrefix(sequence.contextTokens, prompt);
     const held = sequence.nextTokenIndex;
-    // Taken over: the prompt keeps at most half of what the sequence holds.
-    if (held >= MIN_STATE_TOKENS && live <= held / 2) await this.#save(sequence);
-    if (!restore) return;
-    const best = this.#best(prompt);
+    const now = this.#now();
+    const lost = this.#marks.get(sequence)?.some((mark) => mark.expiresAt > now && mark.tokens > live) === true;
+    // Taken over (the prompt keeps at most half of what the sequence holds), or a marked prefix lost.
+    if (held >= MIN_STATE_TOKENS && (live <= held / 2 || lost)) await this.#save(sequence);
+    let kept = liveMarks(this.#marks.get(sequence) ?? [], now, live);
+    const best = restore ? this.#best(prompt) : undefined;
     if (best !== undefined && best.shared >= live + MIN_STATE_TOKENS) {
-      await this.#restore(sequence, best.file);
-      return;
-    }
-    if (prompt.length >= MIN_STATE_TOKENS && live <= prompt.length / 2) this.#counts.misses++;
+      const restored = await this.#restore(sequence, best.file);
+      kept = liveMarks(restored?.marks ?? [], now, restored === undefined ? 0 : best.shared);
+    } else if (restore && prompt.length >= MIN_STATE_TOKENS && live <= prompt.length / 2) this.#counts.misses++;
+    this.#marks.set(sequence, liveMarks([...kept, ...marksFrom(marks, now)], now, prompt.length));
   }
 
   /** The entry sharing the longest prefix with the prompt. */
@@ -170,7 +188,15 @@ export class KvTier {
 
   async #save(sequence: LlamaContextSequence): Promise<void> {
     const tokens = sequence.contextTokens.slice();
-    for (const entry of this.#entries.values()) if (startsWith(entry.tokens, tokens)) return;
+    const now = this.#now();
+    const marks = liveMarks(this.#marks.get(sequence) ?? [], now, tokens.length);
+    for (const entry of this.#entries.values()) {
+      if (!startsWith(entry.tokens, tokens)) continue;
+      // Saved already: the state that holds it takes its marks.
+      if (marks.length === 0) return;
+      entry.marks = liveMarks([...(entry.marks ?? []), ...marks], now, entry.tokens.length);
+      return this.#writeIndex();
+    }
     if (tokens.length * this.#bytesPerToken > this.#options.budgetBytes) return;
     const file = `${randomUUID()}.kv`;
     let bytes: number;
@@ -181,9 +207,15 @@ export class KvTier {
       await rm(path.join(this.dir, file), { force: true });
       return;
     }
-    // States this one extends (the same session, turns ago) are superseded.
-    for (const [old, entry] of this.#entries) if (startsWith(tokens, entry.tokens)) this.#remove(old);
-    this.#entries.set(file, { file, tokens, bytes, model: this.#options.identity });
+    // States this one extends (the same session, turns ago) are superseded; it takes their marks.
+    const inherited: KvMark[] = [];
+    for (const [old, entry] of this.#entries) {
+      if (!startsWith(tokens, entry.tokens)) continue;
+      inherited.push(...(entry.marks ?? []));
+      this.#remove(old);
+    }
+    const kept = liveMarks([...marks, ...inherited], now, tokens.length);
+    this.#entries.set(file, { file, tokens, bytes, model: this.#options.identity, ...(kept.length > 0 ? { marks: kept } : {}) });
     this.#bytes += bytes;
     this.#bytesPerToken = bytes / Math.max(1, tokens.length);
     this.#counts.saves++;
@@ -191,18 +223,19 @@ export class KvTier {
     await this.#writeIndex();
   }
 
-  /** Removes the least recently used states until the rest fit the budget. */
+  /** Removes states until the rest fit the budget: unmarked ones by recency, then marked ones by expiry (kv-marks.ts). */
   #evict(): void {
-    for (const [oldest] of this.#entries) {
+    for (const oldest of evictionOrder(this.#entries, this.#now())) {
       if (this.#bytes <= this.#options.budgetBytes) return;
       this.#remove(oldest);
       this.#counts.evictions++;
     }
   }
 
-  async #restore(sequence: LlamaContextSequence, file: string): Promise<void> {
+  /** Loads the entry into the sequence; returns it, or undefined when it did not load. */
+  async #restore(sequence: LlamaContextSequence, file: string): Promise<Entry | undefined> {
     const entry = this.#entries.get(file);
-    if (entry === undefined) return;
+    if (entry === undefined) return undefined;
     // Most recently used: last in the map.
     this.#entries.delete(file);
     this.#entries.set(file, entry);
@@ -211,6 +244,7 @@ export class KvTier {
       await this.#load(sequence, entry);
       this.#counts.hits++;
       this.#counts.restoreSeconds += (performance.now() - started) / 1000;
+      return entry;
     } catch (error) {
       this.#log(`kv tier: dropped a ${entry.tokens.length}-token state that did not load (${message(error)}); the prompt is evaluated cold`);
       this.#counts.dropped++;
@@ -219,6 +253,7 @@ export class KvTier {
       await this.#writeIndex();
       const end = sequence.nextTokenIndex;
       if (end > 0) await this.#options.between(sequence, () => sequence.eraseContextTokenRanges([{ start: 0, end }]));
+      return undefined;
     }
   }
 
@@ -282,7 +317,7 @@ export class KvTier {
         () => -1,
       );
       if (entry.model !== this.#options.identity || size !== entry.bytes) continue;
-      this.#entries.set(entry.file, entry);
+      this.#entries.set(entry.file, { ...entry, marks: readMarks(entry.marks) });
       this.#bytes += entry.bytes;
     }
     for (const file of await readdir(this.dir)) if (file.endsWith(".kv") && !this.#entries.has(file)) this.#doomed.push(file);

@@ -25,7 +25,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file inference/v1/inference.proto.
  */
 export const file_inference_v1_inference: GenFile = /*@__PURE__*/
-  fileDesc("ChxpbmZlcmVuY2UvdjEvaW5mZXJlbmNlLnByb3RvEgxpbmZlcmVuY2UudjEilQEKC0NoYXRNZXNzYWdlEiAKBHJvbGUYASABKA4yEi5pbmZlcmVuY2UudjEuUm9sZRIPCgdjb250ZW50GAIgASgJEioKCnRvb2xfY2FsbHMYAyADKAsyFi5pbmZlcmVuY2UudjEuVG9vbENhbGwSFAoMdG9vbF9jYWxsX2lkGAQgASgJEhEKCXJlYXNvbmluZxgFIAEoCSI3CghUb29sQ2FsbBIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEhEKCWFyZ3VtZW50cxgDIAEoCSI9CgRUb29sEgwKBG5hbWUYASABKAkSEwoLZGVzY3JpcHRpb24YAiABKAkSEgoKcGFyYW1ldGVycxgDIAEoCSKGAgoEQ2hhdBIrCghtZXNzYWdlcxgBIAMoCzIZLmluZmVyZW5jZS52MS5DaGF0TWVzc2FnZRIhCgV0b29scxgCIAMoCzISLmluZmVyZW5jZS52MS5Ub29sEi0KC3Rvb2xfY2hvaWNlGAMgASgOMhguaW5mZXJlbmNlLnYxLlRvb2xDaG9pY2USEQoJdG9vbF9uYW1lGAQgASgJEiAKE3BhcmFsbGVsX3Rvb2xfY2FsbHMYBSABKAhIAIgBARIdChByZWFzb25pbmdfYnVkZ2V0GAYgASgNSAGIAQFCFgoUX3BhcmFsbGVsX3Rvb2xfY2FsbHNCEwoRX3JlYXNvbmluZ19idWRnZXQivwMKD1NhbXBsaW5nT3B0aW9ucxIYCgt0ZW1wZXJhdHVyZRgBIAEoAkgAiAEBEhIKBXRvcF9wGAIgASgCSAGIAQESEgoFdG9wX2sYAyABKA1IAogBARISCgVtaW5fcBgEIAEoAkgDiAEBEhEKBHNlZWQYBSABKA1IBIgBARIdChBwcmVzZW5jZV9wZW5hbHR5GAYgASgCSAWIAQESHgoRZnJlcXVlbmN5X3BlbmFsdHkYByABKAJIBogBARIbCg5yZXBlYXRfcGVuYWx0eRgIIAEoAkgHiAEBEkAKCmxvZ2l0X2JpYXMYCSADKAsyLC5pbmZlcmVuY2UudjEuU2FtcGxpbmdPcHRpb25zLkxvZ2l0Qmlhc0VudHJ5GjAKDkxvZ2l0Qmlhc0VudHJ5EgsKA2tleRgBIAEoDRINCgV2YWx1ZRgCIAEoAjoCOAFCDgoMX3RlbXBlcmF0dXJlQggKBl90b3BfcEIICgZfdG9wX2tCCAoGX21pbl9wQgcKBV9zZWVkQhMKEV9wcmVzZW5jZV9wZW5hbHR5QhQKEl9mcmVxdWVuY3lfcGVuYWx0eUIRCg9fcmVwZWF0X3BlbmFsdHkipAMKD0dlbmVyYXRlUmVxdWVzdBINCgVtb2RlbBgBIAEoCRIQCgZwcm9tcHQYAiABKAlIABIiCgRjaGF0GAMgASgLMhIuaW5mZXJlbmNlLnYxLkNoYXRIABIvCghzYW1wbGluZxgEIAEoCzIdLmluZmVyZW5jZS52MS5TYW1wbGluZ09wdGlvbnMSFwoKbWF4X3Rva2VucxgFIAEoDUgBiAEBEgwKBHN0b3AYBiADKAkSEAoIbG9ncHJvYnMYByABKAgSFAoMdG9wX2xvZ3Byb2JzGAggASgNEjIKCmNvbnN0cmFpbnQYCSABKAsyHi5pbmZlcmVuY2UudjEuT3V0cHV0Q29uc3RyYWludBIRCgljbGllbnRfaWQYCiABKAkSFwoPcHJvbXB0X2xvZ3Byb2JzGAsgASgIEhEKCXJlc3VtYWJsZRgMIAEoCBIXCg9yZXN1bWVfZ3JhY2VfbXMYDSABKA0SFgoOcmVzdW1lX2NvbnRleHQYDiABKAwSEAoIZGV0YWNoZWQYDyABKAhCBwoFaW5wdXRCDQoLX21heF90b2tlbnMiWwoQT3V0cHV0Q29uc3RyYWludBIVCgtqc29uX29iamVjdBgBIAEoCEgAEhUKC2pzb25fc2NoZW1hGAIgASgJSAASEQoHZ3JhbW1hchgDIAEoCUgAQgYKBGtpbmQivQEKEEdlbmVyYXRlUmVzcG9uc2USJAoFc3RhcnQYASABKAsyEy5pbmZlcmVuY2UudjEuU3RhcnRIABIkCgV0b2tlbhgCIAEoCzITLmluZmVyZW5jZS52MS5Ub2tlbkgAEiYKBmZpbmlzaBgDIAEoCzIULmluZmVyZW5jZS52MS5GaW5pc2hIABIsCgloZWFydGJlYXQYBCABKAsyFy5pbmZlcmVuY2UudjEuSGVhcnRiZWF0SABCBwoFZXZlbnQiCwoJSGVhcnRiZWF0IpQBCgVTdGFydBINCgVtb2RlbBgBIAEoCRIVCg1wcm9tcHRfdG9rZW5zGAIgASgNEhUKDWNhY2hlZF90b2tlbnMYAyABKA0SIwoGcHJvbXB0GAQgAygLMhMuaW5mZXJlbmNlLnYxLlRva2VuEhEKCXN0cmVhbV9pZBgFIAEoCRIWCg5yZXN1bWVfY29udGV4dBgGIAEoDCLMAQoFVG9rZW4SCgoCaWQYASABKA0SDAoEdGV4dBgCIAEoCRINCgVwaWVjZRgDIAEoDBIUCgdsb2dwcm9iGAQgASgCSACIAQESNAoMdG9wX2xvZ3Byb2JzGAUgAygLMh4uaW5mZXJlbmNlLnYxLlRva2VuQWx0ZXJuYXRpdmUSEQoJcmVhc29uaW5nGAYgASgJEi8KCnRvb2xfY2FsbHMYByADKAsyGy5pbmZlcmVuY2UudjEuVG9vbENhbGxEZWx0YUIKCghfbG9ncHJvYiJLCg1Ub29sQ2FsbERlbHRhEg0KBWluZGV4GAEgASgNEgoKAmlkGAIgASgJEgwKBG5hbWUYAyABKAkSEQoJYXJndW1lbnRzGAQgASgJIj4KEFRva2VuQWx0ZXJuYXRpdmUSCgoCaWQYASABKA0SDQoFcGllY2UYAiABKAwSDwoHbG9ncHJvYhgDIAEoAiI8Cg1Qcm9tcHRUb29Mb25nEhUKDXByb21wdF90b2tlbnMYASABKA0SFAoMY29udGV4dF9zaXplGAIgASgNIvcBCgZGaW5pc2gSKgoGcmVhc29uGAEgASgOMhouaW5mZXJlbmNlLnYxLkZpbmlzaFJlYXNvbhIVCg1wcm9tcHRfdG9rZW5zGAIgASgNEhkKEWNvbXBsZXRpb25fdG9rZW5zGAMgASgNEhUKDWNhY2hlZF90b2tlbnMYBCABKA0SFQoNc3RvcF9zZXF1ZW5jZRgFIAEoCRImCgd0aW1pbmdzGAYgASgLMhUuaW5mZXJlbmNlLnYxLlRpbWluZ3MSDAoEdGV4dBgHIAEoCRIRCglyZWFzb25pbmcYCCABKAkSGAoQcmVhc29uaW5nX3Rva2VucxgJIAEoDSJFCgdUaW1pbmdzEhEKCXByb21wdF9tcxgBIAEoARIVCg1nZW5lcmF0aW9uX21zGAIgASgBEhAKCHF1ZXVlX21zGAMgASgBIpwBCg9Ub2tlbml6ZVJlcXVlc3QSDQoFbW9kZWwYASABKAkSDgoEdGV4dBgCIAEoCUgAEiIKBGNoYXQYAyABKAsyEi5pbmZlcmVuY2UudjEuQ2hhdEgAEhgKC2FkZF9zcGVjaWFsGAQgASgISAGIAQESEwoLd2l0aF9waWVjZXMYBSABKAhCBwoFaW5wdXRCDgoMX2FkZF9zcGVjaWFsIjIKEFRva2VuaXplUmVzcG9uc2USDgoGdG9rZW5zGAEgAygNEg4KBnBpZWNlcxgCIAMoDCIyChFEZXRva2VuaXplUmVxdWVzdBINCgVtb2RlbBgBIAEoCRIOCgZ0b2tlbnMYAiADKA0iIgoSRGV0b2tlbml6ZVJlc3BvbnNlEgwKBHRleHQYASABKAkiWwoMRW1iZWRSZXF1ZXN0Eg0KBW1vZGVsGAEgASgJEigKBmlucHV0cxgCIAMoCzIYLmluZmVyZW5jZS52MS5FbWJlZElucHV0EhIKCmRpbWVuc2lvbnMYAyABKA0iTwoKRW1iZWRJbnB1dBIOCgR0ZXh0GAEgASgJSAASKAoGdG9rZW5zGAIgASgLMhYuaW5mZXJlbmNlLnYxLlRva2VuSWRzSABCBwoFaW5wdXQiFwoIVG9rZW5JZHMSCwoDaWRzGAEgAygNIlMKDUVtYmVkUmVzcG9uc2USKwoKZW1iZWRkaW5ncxgBIAMoCzIXLmluZmVyZW5jZS52MS5FbWJlZGRpbmcSFQoNcHJvbXB0X3Rva2VucxgCIAEoDSIrCglFbWJlZGRpbmcSDgoGdmFsdWVzGAEgAygCEg4KBnRva2VucxgCIAEoDSJWCg1SZXN1bWVSZXF1ZXN0EhEKCXN0cmVhbV9pZBgBIAEoCRINCgVhZnRlchgCIAEoDRIRCgljbGllbnRfaWQYAyABKAkSEAoIc25hcHNob3QYBCABKAgiOwoTQ2FuY2VsU3RyZWFtUmVxdWVzdBIRCglzdHJlYW1faWQYASABKAkSEQoJY2xpZW50X2lkGAIgASgJIikKFENhbmNlbFN0cmVhbVJlc3BvbnNlEhEKCWNhbmNlbGxlZBgBIAEoCCITChFMaXN0TW9kZWxzUmVxdWVzdCI9ChJMaXN0TW9kZWxzUmVzcG9uc2USJwoGbW9kZWxzGAEgAygLMhcuaW5mZXJlbmNlLnYxLk1vZGVsSW5mbyKYAwoJTW9kZWxJbmZvEgoKAmlkGAEgASgJEg8KB2NyZWF0ZWQYAiABKAMSFAoMY29udGV4dF9zaXplGAMgASgNEhEKCXNlcXVlbmNlcxgEIAEoDRIXCg92b2NhYnVsYXJ5X3NpemUYBSABKA0SFQoNY2hhdF90ZW1wbGF0ZRgGIAEoCRIUCgxhcmNoaXRlY3R1cmUYByABKAkSFAoMZW5naW5lX2J1aWxkGAggASgJEhEKCW1heF9xdWV1ZRgJIAEoDRIYChBxdWV1ZV90aW1lb3V0X21zGAogASgNEhwKFGVtYmVkZGluZ19kaW1lbnNpb25zGAsgASgNEh4KFmVtYmVkZGluZ19jb250ZXh0X3NpemUYDCABKA0SCwoDZ3B1GA0gASgJEhMKC2dwdV9kZXZpY2VzGA4gAygJEhIKCnZyYW1fYnl0ZXMYDyABKAQSEgoKZ3B1X2xheWVycxgQIAEoDRIUCgxtb2RlbF9sYXllcnMYESABKA0SDgoGYWN0aXZlGBIgASgNEg4KBnF1ZXVlZBgTIAEoDSpfCgRSb2xlEhQKEFJPTEVfVU5TUEVDSUZJRUQQABIPCgtST0xFX1NZU1RFTRABEg0KCVJPTEVfVVNFUhACEhIKDlJPTEVfQVNTSVNUQU5UEAMSDQoJUk9MRV9UT09MEAQqiQEKClRvb2xDaG9pY2USGwoXVE9PTF9DSE9JQ0VfVU5TUEVDSUZJRUQQABIUChBUT09MX0NIT0lDRV9BVVRPEAESFAoQVE9PTF9DSE9JQ0VfTk9ORRACEhgKFFRPT0xfQ0hPSUNFX1JFUVVJUkVEEAMSGAoUVE9PTF9DSE9JQ0VfRlVOQ1RJT04QBCq2AQoMRmluaXNoUmVhc29uEh0KGUZJTklTSF9SRUFTT05fVU5TUEVDSUZJRUQQABIWChJGSU5JU0hfUkVBU09OX1NUT1AQARIYChRGSU5JU0hfUkVBU09OX0xFTkdUSBACEhcKE0ZJTklTSF9SRUFTT05fQUJPUlQQAxIcChhGSU5JU0hfUkVBU09OX1RPT0xfQ0FMTFMQBBIeChpGSU5JU0hfUkVBU09OX0NPTlRFWFRfRlVMTBAFMq4EChBJbmZlcmVuY2VTZXJ2aWNlEksKCEdlbmVyYXRlEh0uaW5mZXJlbmNlLnYxLkdlbmVyYXRlUmVxdWVzdBoeLmluZmVyZW5jZS52MS5HZW5lcmF0ZVJlc3BvbnNlMAESSQoIVG9rZW5pemUSHS5pbmZlcmVuY2UudjEuVG9rZW5pemVSZXF1ZXN0Gh4uaW5mZXJlbmNlLnYxLlRva2VuaXplUmVzcG9uc2USTwoKRGV0b2tlbml6ZRIfLmluZmVyZW5jZS52MS5EZXRva2VuaXplUmVxdWVzdBogLmluZmVyZW5jZS52MS5EZXRva2VuaXplUmVzcG9uc2USTwoKTGlzdE1vZGVscxIfLmluZmVyZW5jZS52MS5MaXN0TW9kZWxzUmVxdWVzdBogLmluZmVyZW5jZS52MS5MaXN0TW9kZWxzUmVzcG9uc2USQAoFRW1iZWQSGi5pbmZlcmVuY2UudjEuRW1iZWRSZXF1ZXN0GhsuaW5mZXJlbmNlLnYxLkVtYmVkUmVzcG9uc2USRwoGUmVzdW1lEhsuaW5mZXJlbmNlLnYxLlJlc3VtZVJlcXVlc3QaHi5pbmZlcmVuY2UudjEuR2VuZXJhdGVSZXNwb25zZTABElUKDENhbmNlbFN0cmVhbRIhLmluZmVyZW5jZS52MS5DYW5jZWxTdHJlYW1SZXF1ZXN0GiIuaW5mZXJlbmNlLnYxLkNhbmNlbFN0cmVhbVJlc3BvbnNlYgZwcm90bzM");
+  fileDesc("ChxpbmZlcmVuY2UvdjEvaW5mZXJlbmNlLnByb3RvEgxpbmZlcmVuY2UudjEilQEKC0NoYXRNZXNzYWdlEiAKBHJvbGUYASABKA4yEi5pbmZlcmVuY2UudjEuUm9sZRIPCgdjb250ZW50GAIgASgJEioKCnRvb2xfY2FsbHMYAyADKAsyFi5pbmZlcmVuY2UudjEuVG9vbENhbGwSFAoMdG9vbF9jYWxsX2lkGAQgASgJEhEKCXJlYXNvbmluZxgFIAEoCSI3CghUb29sQ2FsbBIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEhEKCWFyZ3VtZW50cxgDIAEoCSI9CgRUb29sEgwKBG5hbWUYASABKAkSEwoLZGVzY3JpcHRpb24YAiABKAkSEgoKcGFyYW1ldGVycxgDIAEoCSKGAgoEQ2hhdBIrCghtZXNzYWdlcxgBIAMoCzIZLmluZmVyZW5jZS52MS5DaGF0TWVzc2FnZRIhCgV0b29scxgCIAMoCzISLmluZmVyZW5jZS52MS5Ub29sEi0KC3Rvb2xfY2hvaWNlGAMgASgOMhguaW5mZXJlbmNlLnYxLlRvb2xDaG9pY2USEQoJdG9vbF9uYW1lGAQgASgJEiAKE3BhcmFsbGVsX3Rvb2xfY2FsbHMYBSABKAhIAIgBARIdChByZWFzb25pbmdfYnVkZ2V0GAYgASgNSAGIAQFCFgoUX3BhcmFsbGVsX3Rvb2xfY2FsbHNCEwoRX3JlYXNvbmluZ19idWRnZXQivwMKD1NhbXBsaW5nT3B0aW9ucxIYCgt0ZW1wZXJhdHVyZRgBIAEoAkgAiAEBEhIKBXRvcF9wGAIgASgCSAGIAQESEgoFdG9wX2sYAyABKA1IAogBARISCgVtaW5fcBgEIAEoAkgDiAEBEhEKBHNlZWQYBSABKA1IBIgBARIdChBwcmVzZW5jZV9wZW5hbHR5GAYgASgCSAWIAQESHgoRZnJlcXVlbmN5X3BlbmFsdHkYByABKAJIBogBARIbCg5yZXBlYXRfcGVuYWx0eRgIIAEoAkgHiAEBEkAKCmxvZ2l0X2JpYXMYCSADKAsyLC5pbmZlcmVuY2UudjEuU2FtcGxpbmdPcHRpb25zLkxvZ2l0Qmlhc0VudHJ5GjAKDkxvZ2l0Qmlhc0VudHJ5EgsKA2tleRgBIAEoDRINCgV2YWx1ZRgCIAEoAjoCOAFCDgoMX3RlbXBlcmF0dXJlQggKBl90b3BfcEIICgZfdG9wX2tCCAoGX21pbl9wQgcKBV9zZWVkQhMKEV9wcmVzZW5jZV9wZW5hbHR5QhQKEl9mcmVxdWVuY3lfcGVuYWx0eUIRCg9fcmVwZWF0X3BlbmFsdHki0gMKD0dlbmVyYXRlUmVxdWVzdBINCgVtb2RlbBgBIAEoCRIQCgZwcm9tcHQYAiABKAlIABIiCgRjaGF0GAMgASgLMhIuaW5mZXJlbmNlLnYxLkNoYXRIABIvCghzYW1wbGluZxgEIAEoCzIdLmluZmVyZW5jZS52MS5TYW1wbGluZ09wdGlvbnMSFwoKbWF4X3Rva2VucxgFIAEoDUgBiAEBEgwKBHN0b3AYBiADKAkSEAoIbG9ncHJvYnMYByABKAgSFAoMdG9wX2xvZ3Byb2JzGAggASgNEjIKCmNvbnN0cmFpbnQYCSABKAsyHi5pbmZlcmVuY2UudjEuT3V0cHV0Q29uc3RyYWludBIRCgljbGllbnRfaWQYCiABKAkSFwoPcHJvbXB0X2xvZ3Byb2JzGAsgASgIEhEKCXJlc3VtYWJsZRgMIAEoCBIXCg9yZXN1bWVfZ3JhY2VfbXMYDSABKA0SFgoOcmVzdW1lX2NvbnRleHQYDiABKAwSEAoIZGV0YWNoZWQYDyABKAgSLAoLY2FjaGVfbWFya3MYECADKAsyFy5pbmZlcmVuY2UudjEuQ2FjaGVNYXJrQgcKBWlucHV0Qg0KC19tYXhfdG9rZW5zIjIKCUNhY2hlTWFyaxIQCghtZXNzYWdlcxgBIAEoDRITCgt0dGxfc2Vjb25kcxgCIAEoDSJbChBPdXRwdXRDb25zdHJhaW50EhUKC2pzb25fb2JqZWN0GAEgASgISAASFQoLanNvbl9zY2hlbWEYAiABKAlIABIRCgdncmFtbWFyGAMgASgJSABCBgoEa2luZCK9AQoQR2VuZXJhdGVSZXNwb25zZRIkCgVzdGFydBgBIAEoCzITLmluZmVyZW5jZS52MS5TdGFydEgAEiQKBXRva2VuGAIgASgLMhMuaW5mZXJlbmNlLnYxLlRva2VuSAASJgoGZmluaXNoGAMgASgLMhQuaW5mZXJlbmNlLnYxLkZpbmlzaEgAEiwKCWhlYXJ0YmVhdBgEIAEoCzIXLmluZmVyZW5jZS52MS5IZWFydGJlYXRIAEIHCgVldmVudCILCglIZWFydGJlYXQisgEKBVN0YXJ0Eg0KBW1vZGVsGAEgASgJEhUKDXByb21wdF90b2tlbnMYAiABKA0SFQoNY2FjaGVkX3Rva2VucxgDIAEoDRIjCgZwcm9tcHQYBCADKAsyEy5pbmZlcmVuY2UudjEuVG9rZW4SEQoJc3RyZWFtX2lkGAUgASgJEhYKDnJlc3VtZV9jb250ZXh0GAYgASgMEhwKFGNhY2hlX3dyaXR0ZW5fdG9rZW5zGAcgASgNIswBCgVUb2tlbhIKCgJpZBgBIAEoDRIMCgR0ZXh0GAIgASgJEg0KBXBpZWNlGAMgASgMEhQKB2xvZ3Byb2IYBCABKAJIAIgBARI0Cgx0b3BfbG9ncHJvYnMYBSADKAsyHi5pbmZlcmVuY2UudjEuVG9rZW5BbHRlcm5hdGl2ZRIRCglyZWFzb25pbmcYBiABKAkSLwoKdG9vbF9jYWxscxgHIAMoCzIbLmluZmVyZW5jZS52MS5Ub29sQ2FsbERlbHRhQgoKCF9sb2dwcm9iIksKDVRvb2xDYWxsRGVsdGESDQoFaW5kZXgYASABKA0SCgoCaWQYAiABKAkSDAoEbmFtZRgDIAEoCRIRCglhcmd1bWVudHMYBCABKAkiPgoQVG9rZW5BbHRlcm5hdGl2ZRIKCgJpZBgBIAEoDRINCgVwaWVjZRgCIAEoDBIPCgdsb2dwcm9iGAMgASgCIjwKDVByb21wdFRvb0xvbmcSFQoNcHJvbXB0X3Rva2VucxgBIAEoDRIUCgxjb250ZXh0X3NpemUYAiABKA0ilQIKBkZpbmlzaBIqCgZyZWFzb24YASABKA4yGi5pbmZlcmVuY2UudjEuRmluaXNoUmVhc29uEhUKDXByb21wdF90b2tlbnMYAiABKA0SGQoRY29tcGxldGlvbl90b2tlbnMYAyABKA0SFQoNY2FjaGVkX3Rva2VucxgEIAEoDRIVCg1zdG9wX3NlcXVlbmNlGAUgASgJEiYKB3RpbWluZ3MYBiABKAsyFS5pbmZlcmVuY2UudjEuVGltaW5ncxIMCgR0ZXh0GAcgASgJEhEKCXJlYXNvbmluZxgIIAEoCRIYChByZWFzb25pbmdfdG9rZW5zGAkgASgNEhwKFGNhY2hlX3dyaXR0ZW5fdG9rZW5zGAogASgNIkUKB1RpbWluZ3MSEQoJcHJvbXB0X21zGAEgASgBEhUKDWdlbmVyYXRpb25fbXMYAiABKAESEAoIcXVldWVfbXMYAyABKAEinAEKD1Rva2VuaXplUmVxdWVzdBINCgVtb2RlbBgBIAEoCRIOCgR0ZXh0GAIgASgJSAASIgoEY2hhdBgDIAEoCzISLmluZmVyZW5jZS52MS5DaGF0SAASGAoLYWRkX3NwZWNpYWwYBCABKAhIAYgBARITCgt3aXRoX3BpZWNlcxgFIAEoCEIHCgVpbnB1dEIOCgxfYWRkX3NwZWNpYWwiMgoQVG9rZW5pemVSZXNwb25zZRIOCgZ0b2tlbnMYASADKA0SDgoGcGllY2VzGAIgAygMIjIKEURldG9rZW5pemVSZXF1ZXN0Eg0KBW1vZGVsGAEgASgJEg4KBnRva2VucxgCIAMoDSIiChJEZXRva2VuaXplUmVzcG9uc2USDAoEdGV4dBgBIAEoCSJbCgxFbWJlZFJlcXVlc3QSDQoFbW9kZWwYASABKAkSKAoGaW5wdXRzGAIgAygLMhguaW5mZXJlbmNlLnYxLkVtYmVkSW5wdXQSEgoKZGltZW5zaW9ucxgDIAEoDSJPCgpFbWJlZElucHV0Eg4KBHRleHQYASABKAlIABIoCgZ0b2tlbnMYAiABKAsyFi5pbmZlcmVuY2UudjEuVG9rZW5JZHNIAEIHCgVpbnB1dCIXCghUb2tlbklkcxILCgNpZHMYASADKA0iUwoNRW1iZWRSZXNwb25zZRIrCgplbWJlZGRpbmdzGAEgAygLMhcuaW5mZXJlbmNlLnYxLkVtYmVkZGluZxIVCg1wcm9tcHRfdG9rZW5zGAIgASgNIisKCUVtYmVkZGluZxIOCgZ2YWx1ZXMYASADKAISDgoGdG9rZW5zGAIgASgNIlYKDVJlc3VtZVJlcXVlc3QSEQoJc3RyZWFtX2lkGAEgASgJEg0KBWFmdGVyGAIgASgNEhEKCWNsaWVudF9pZBgDIAEoCRIQCghzbmFwc2hvdBgEIAEoCCI7ChNDYW5jZWxTdHJlYW1SZXF1ZXN0EhEKCXN0cmVhbV9pZBgBIAEoCRIRCgljbGllbnRfaWQYAiABKAkiKQoUQ2FuY2VsU3RyZWFtUmVzcG9uc2USEQoJY2FuY2VsbGVkGAEgASgIIhMKEUxpc3RNb2RlbHNSZXF1ZXN0Ij0KEkxpc3RNb2RlbHNSZXNwb25zZRInCgZtb2RlbHMYASADKAsyFy5pbmZlcmVuY2UudjEuTW9kZWxJbmZvIpgDCglNb2RlbEluZm8SCgoCaWQYASABKAkSDwoHY3JlYXRlZBgCIAEoAxIUCgxjb250ZXh0X3NpemUYAyABKA0SEQoJc2VxdWVuY2VzGAQgASgNEhcKD3ZvY2FidWxhcnlfc2l6ZRgFIAEoDRIVCg1jaGF0X3RlbXBsYXRlGAYgASgJEhQKDGFyY2hpdGVjdHVyZRgHIAEoCRIUCgxlbmdpbmVfYnVpbGQYCCABKAkSEQoJbWF4X3F1ZXVlGAkgASgNEhgKEHF1ZXVlX3RpbWVvdXRfbXMYCiABKA0SHAoUZW1iZWRkaW5nX2RpbWVuc2lvbnMYCyABKA0SHgoWZW1iZWRkaW5nX2NvbnRleHRfc2l6ZRgMIAEoDRILCgNncHUYDSABKAkSEwoLZ3B1X2RldmljZXMYDiADKAkSEgoKdnJhbV9ieXRlcxgPIAEoBBISCgpncHVfbGF5ZXJzGBAgASgNEhQKDG1vZGVsX2xheWVycxgRIAEoDRIOCgZhY3RpdmUYEiABKA0SDgoGcXVldWVkGBMgASgNKl8KBFJvbGUSFAoQUk9MRV9VTlNQRUNJRklFRBAAEg8KC1JPTEVfU1lTVEVNEAESDQoJUk9MRV9VU0VSEAISEgoOUk9MRV9BU1NJU1RBTlQQAxINCglST0xFX1RPT0wQBCqJAQoKVG9vbENob2ljZRIbChdUT09MX0NIT0lDRV9VTlNQRUNJRklFRBAAEhQKEFRPT0xfQ0hPSUNFX0FVVE8QARIUChBUT09MX0NIT0lDRV9OT05FEAISGAoUVE9PTF9DSE9JQ0VfUkVRVUlSRUQQAxIYChRUT09MX0NIT0lDRV9GVU5DVElPThAEKrYBCgxGaW5pc2hSZWFzb24SHQoZRklOSVNIX1JFQVNPTl9VTlNQRUNJRklFRBAAEhYKEkZJTklTSF9SRUFTT05fU1RPUBABEhgKFEZJTklTSF9SRUFTT05fTEVOR1RIEAISFwoTRklOSVNIX1JFQVNPTl9BQk9SVBADEhwKGEZJTklTSF9SRUFTT05fVE9PTF9DQUxMUxAEEh4KGkZJTklTSF9SRUFTT05fQ09OVEVYVF9GVUxMEAUyrgQKEEluZmVyZW5jZVNlcnZpY2USSwoIR2VuZXJhdGUSHS5pbmZlcmVuY2UudjEuR2VuZXJhdGVSZXF1ZXN0Gh4uaW5mZXJlbmNlLnYxLkdlbmVyYXRlUmVzcG9uc2UwARJJCghUb2tlbml6ZRIdLmluZmVyZW5jZS52MS5Ub2tlbml6ZVJlcXVlc3QaHi5pbmZlcmVuY2UudjEuVG9rZW5pemVSZXNwb25zZRJPCgpEZXRva2VuaXplEh8uaW5mZXJlbmNlLnYxLkRldG9rZW5pemVSZXF1ZXN0GiAuaW5mZXJlbmNlLnYxLkRldG9rZW5pemVSZXNwb25zZRJPCgpMaXN0TW9kZWxzEh8uaW5mZXJlbmNlLnYxLkxpc3RNb2RlbHNSZXF1ZXN0GiAuaW5mZXJlbmNlLnYxLkxpc3RNb2RlbHNSZXNwb25zZRJACgVFbWJlZBIaLmluZmVyZW5jZS52MS5FbWJlZFJlcXVlc3QaGy5pbmZlcmVuY2UudjEuRW1iZWRSZXNwb25zZRJHCgZSZXN1bWUSGy5pbmZlcmVuY2UudjEuUmVzdW1lUmVxdWVzdBoeLmluZmVyZW5jZS52MS5HZW5lcmF0ZVJlc3BvbnNlMAESVQoMQ2FuY2VsU3RyZWFtEiEuaW5mZXJlbmNlLnYxLkNhbmNlbFN0cmVhbVJlcXVlc3QaIi5pbmZlcmVuY2UudjEuQ2FuY2VsU3RyZWFtUmVzcG9uc2ViBnByb3RvMw");
 
 /**
  * One message of a chat history.
@@ -400,6 +400,17 @@ export type GenerateRequest = Message<"inference.v1.GenerateRequest"> & {
    * @generated from field: bool detached = 15;
    */
   detached: boolean;
+
+  /**
+   * Prefixes of the prompt worth keeping (at most 4): the sidecar keeps a marked prefix's state in
+   * its KV cache tier ahead of unmarked ones for the mark's `ttl_seconds` after its last use
+   * (ties: the earliest expiry goes first), and reports the tokens it wrote there
+   * (`cache_written_tokens`). More than 4 marks, or a `ttl_seconds` outside 1..86400, is
+   * INVALID_ARGUMENT. None: every state is kept by recency alone.
+   *
+   * @generated from field: repeated inference.v1.CacheMark cache_marks = 16;
+   */
+  cacheMarks: CacheMark[];
 };
 
 /**
@@ -408,6 +419,37 @@ export type GenerateRequest = Message<"inference.v1.GenerateRequest"> & {
  */
 export const GenerateRequestSchema: GenMessage<GenerateRequest> = /*@__PURE__*/
   messageDesc(file_inference_v1_inference, 5);
+
+/**
+ * A prefix of the prompt worth keeping. Its end is where the rendered prompt stops sharing tokens
+ * with the rendering of the chat's first `messages` messages (the prompt's last token at most:
+ * it is evaluated again on every request, for its logits).
+ *
+ * @generated from message inference.v1.CacheMark
+ */
+export type CacheMark = Message<"inference.v1.CacheMark"> & {
+  /**
+   * The chat messages the prefix holds; 0, or a value at least the number of messages, or any
+   * mark on a raw prompt, marks the whole prompt.
+   *
+   * @generated from field: uint32 messages = 1;
+   */
+  messages: number;
+
+  /**
+   * How long the prefix is kept ahead of unmarked ones after its last use, in seconds (1..86400).
+   *
+   * @generated from field: uint32 ttl_seconds = 2;
+   */
+  ttlSeconds: number;
+};
+
+/**
+ * Describes the message inference.v1.CacheMark.
+ * Use `create(CacheMarkSchema)` to create a new message.
+ */
+export const CacheMarkSchema: GenMessage<CacheMark> = /*@__PURE__*/
+  messageDesc(file_inference_v1_inference, 6);
 
 /**
  * A grammar the reply must follow, enforced while sampling: every token that would break it is
@@ -451,7 +493,7 @@ export type OutputConstraint = Message<"inference.v1.OutputConstraint"> & {
  * Use `create(OutputConstraintSchema)` to create a new message.
  */
 export const OutputConstraintSchema: GenMessage<OutputConstraint> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 6);
+  messageDesc(file_inference_v1_inference, 7);
 
 /**
  * @generated from message inference.v1.GenerateResponse
@@ -492,7 +534,7 @@ export type GenerateResponse = Message<"inference.v1.GenerateResponse"> & {
  * Use `create(GenerateResponseSchema)` to create a new message.
  */
 export const GenerateResponseSchema: GenMessage<GenerateResponse> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 7);
+  messageDesc(file_inference_v1_inference, 8);
 
 /**
  * "Still working": sent on every open call after a silence of the sidecar's heartbeat interval
@@ -512,7 +554,7 @@ export type Heartbeat = Message<"inference.v1.Heartbeat"> & {
  * Use `create(HeartbeatSchema)` to create a new message.
  */
 export const HeartbeatSchema: GenMessage<Heartbeat> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 8);
+  messageDesc(file_inference_v1_inference, 9);
 
 /**
  * Generation is about to begin: the request was accepted.
@@ -563,6 +605,15 @@ export type Start = Message<"inference.v1.Start"> & {
    * @generated from field: bytes resume_context = 6;
    */
   resumeContext: Uint8Array;
+
+  /**
+   * With `cache_marks`: prompt tokens evaluated from the end of the cached prefix to the last
+   * mark's end, which the KV cache tier now keeps as marked; 0 without marks, or when the cached
+   * prefix already reaches past the last mark.
+   *
+   * @generated from field: uint32 cache_written_tokens = 7;
+   */
+  cacheWrittenTokens: number;
 };
 
 /**
@@ -570,7 +621,7 @@ export type Start = Message<"inference.v1.Start"> & {
  * Use `create(StartSchema)` to create a new message.
  */
 export const StartSchema: GenMessage<Start> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 9);
+  messageDesc(file_inference_v1_inference, 10);
 
 /**
  * One generated token.
@@ -639,7 +690,7 @@ export type Token = Message<"inference.v1.Token"> & {
  * Use `create(TokenSchema)` to create a new message.
  */
 export const TokenSchema: GenMessage<Token> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 10);
+  messageDesc(file_inference_v1_inference, 11);
 
 /**
  * A piece of a tool call as it is generated. The first delta of a call carries its `id` and
@@ -677,7 +728,7 @@ export type ToolCallDelta = Message<"inference.v1.ToolCallDelta"> & {
  * Use `create(ToolCallDeltaSchema)` to create a new message.
  */
 export const ToolCallDeltaSchema: GenMessage<ToolCallDelta> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 11);
+  messageDesc(file_inference_v1_inference, 12);
 
 /**
  * @generated from message inference.v1.TokenAlternative
@@ -704,7 +755,7 @@ export type TokenAlternative = Message<"inference.v1.TokenAlternative"> & {
  * Use `create(TokenAlternativeSchema)` to create a new message.
  */
 export const TokenAlternativeSchema: GenMessage<TokenAlternative> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 12);
+  messageDesc(file_inference_v1_inference, 13);
 
 /**
  * Attached as a gRPC error detail to the INVALID_ARGUMENT that refuses a prompt which does not
@@ -733,7 +784,7 @@ export type PromptTooLong = Message<"inference.v1.PromptTooLong"> & {
  * Use `create(PromptTooLongSchema)` to create a new message.
  */
 export const PromptTooLongSchema: GenMessage<PromptTooLong> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 13);
+  messageDesc(file_inference_v1_inference, 14);
 
 /**
  * Generation is over; always the last event.
@@ -796,6 +847,13 @@ export type Finish = Message<"inference.v1.Finish"> & {
    * @generated from field: uint32 reasoning_tokens = 9;
    */
   reasoningTokens: number;
+
+  /**
+   * As `Start.cache_written_tokens`.
+   *
+   * @generated from field: uint32 cache_written_tokens = 10;
+   */
+  cacheWrittenTokens: number;
 };
 
 /**
@@ -803,7 +861,7 @@ export type Finish = Message<"inference.v1.Finish"> & {
  * Use `create(FinishSchema)` to create a new message.
  */
 export const FinishSchema: GenMessage<Finish> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 14);
+  messageDesc(file_inference_v1_inference, 15);
 
 /**
  * @generated from message inference.v1.Timings
@@ -836,7 +894,7 @@ export type Timings = Message<"inference.v1.Timings"> & {
  * Use `create(TimingsSchema)` to create a new message.
  */
 export const TimingsSchema: GenMessage<Timings> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 15);
+  messageDesc(file_inference_v1_inference, 16);
 
 /**
  * @generated from message inference.v1.TokenizeRequest
@@ -889,7 +947,7 @@ export type TokenizeRequest = Message<"inference.v1.TokenizeRequest"> & {
  * Use `create(TokenizeRequestSchema)` to create a new message.
  */
 export const TokenizeRequestSchema: GenMessage<TokenizeRequest> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 16);
+  messageDesc(file_inference_v1_inference, 17);
 
 /**
  * @generated from message inference.v1.TokenizeResponse
@@ -913,7 +971,7 @@ export type TokenizeResponse = Message<"inference.v1.TokenizeResponse"> & {
  * Use `create(TokenizeResponseSchema)` to create a new message.
  */
 export const TokenizeResponseSchema: GenMessage<TokenizeResponse> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 17);
+  messageDesc(file_inference_v1_inference, 18);
 
 /**
  * @generated from message inference.v1.DetokenizeRequest
@@ -935,7 +993,7 @@ export type DetokenizeRequest = Message<"inference.v1.DetokenizeRequest"> & {
  * Use `create(DetokenizeRequestSchema)` to create a new message.
  */
 export const DetokenizeRequestSchema: GenMessage<DetokenizeRequest> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 18);
+  messageDesc(file_inference_v1_inference, 19);
 
 /**
  * @generated from message inference.v1.DetokenizeResponse
@@ -952,7 +1010,7 @@ export type DetokenizeResponse = Message<"inference.v1.DetokenizeResponse"> & {
  * Use `create(DetokenizeResponseSchema)` to create a new message.
  */
 export const DetokenizeResponseSchema: GenMessage<DetokenizeResponse> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 19);
+  messageDesc(file_inference_v1_inference, 20);
 
 /**
  * @generated from message inference.v1.EmbedRequest
@@ -984,7 +1042,7 @@ export type EmbedRequest = Message<"inference.v1.EmbedRequest"> & {
  * Use `create(EmbedRequestSchema)` to create a new message.
  */
 export const EmbedRequestSchema: GenMessage<EmbedRequest> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 20);
+  messageDesc(file_inference_v1_inference, 21);
 
 /**
  * @generated from message inference.v1.EmbedInput
@@ -1017,7 +1075,7 @@ export type EmbedInput = Message<"inference.v1.EmbedInput"> & {
  * Use `create(EmbedInputSchema)` to create a new message.
  */
 export const EmbedInputSchema: GenMessage<EmbedInput> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 21);
+  messageDesc(file_inference_v1_inference, 22);
 
 /**
  * @generated from message inference.v1.TokenIds
@@ -1034,7 +1092,7 @@ export type TokenIds = Message<"inference.v1.TokenIds"> & {
  * Use `create(TokenIdsSchema)` to create a new message.
  */
 export const TokenIdsSchema: GenMessage<TokenIds> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 22);
+  messageDesc(file_inference_v1_inference, 23);
 
 /**
  * @generated from message inference.v1.EmbedResponse
@@ -1060,7 +1118,7 @@ export type EmbedResponse = Message<"inference.v1.EmbedResponse"> & {
  * Use `create(EmbedResponseSchema)` to create a new message.
  */
 export const EmbedResponseSchema: GenMessage<EmbedResponse> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 23);
+  messageDesc(file_inference_v1_inference, 24);
 
 /**
  * @generated from message inference.v1.Embedding
@@ -1086,7 +1144,7 @@ export type Embedding = Message<"inference.v1.Embedding"> & {
  * Use `create(EmbeddingSchema)` to create a new message.
  */
 export const EmbeddingSchema: GenMessage<Embedding> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 24);
+  messageDesc(file_inference_v1_inference, 25);
 
 /**
  * @generated from message inference.v1.ResumeRequest
@@ -1126,7 +1184,7 @@ export type ResumeRequest = Message<"inference.v1.ResumeRequest"> & {
  * Use `create(ResumeRequestSchema)` to create a new message.
  */
 export const ResumeRequestSchema: GenMessage<ResumeRequest> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 25);
+  messageDesc(file_inference_v1_inference, 26);
 
 /**
  * @generated from message inference.v1.CancelStreamRequest
@@ -1150,7 +1208,7 @@ export type CancelStreamRequest = Message<"inference.v1.CancelStreamRequest"> & 
  * Use `create(CancelStreamRequestSchema)` to create a new message.
  */
 export const CancelStreamRequestSchema: GenMessage<CancelStreamRequest> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 26);
+  messageDesc(file_inference_v1_inference, 27);
 
 /**
  * @generated from message inference.v1.CancelStreamResponse
@@ -1169,7 +1227,7 @@ export type CancelStreamResponse = Message<"inference.v1.CancelStreamResponse"> 
  * Use `create(CancelStreamResponseSchema)` to create a new message.
  */
 export const CancelStreamResponseSchema: GenMessage<CancelStreamResponse> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 27);
+  messageDesc(file_inference_v1_inference, 28);
 
 /**
  * @generated from message inference.v1.ListModelsRequest
@@ -1182,7 +1240,7 @@ export type ListModelsRequest = Message<"inference.v1.ListModelsRequest"> & {
  * Use `create(ListModelsRequestSchema)` to create a new message.
  */
 export const ListModelsRequestSchema: GenMessage<ListModelsRequest> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 28);
+  messageDesc(file_inference_v1_inference, 29);
 
 /**
  * @generated from message inference.v1.ListModelsResponse
@@ -1199,7 +1257,7 @@ export type ListModelsResponse = Message<"inference.v1.ListModelsResponse"> & {
  * Use `create(ListModelsResponseSchema)` to create a new message.
  */
 export const ListModelsResponseSchema: GenMessage<ListModelsResponse> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 29);
+  messageDesc(file_inference_v1_inference, 30);
 
 /**
  * @generated from message inference.v1.ModelInfo
@@ -1344,7 +1402,7 @@ export type ModelInfo = Message<"inference.v1.ModelInfo"> & {
  * Use `create(ModelInfoSchema)` to create a new message.
  */
 export const ModelInfoSchema: GenMessage<ModelInfo> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 30);
+  messageDesc(file_inference_v1_inference, 31);
 
 /**
  * Who wrote a chat message.
