@@ -4,7 +4,7 @@ import { ENGINE_CHOICES, type EngineChoice, type ModelOptions } from "./engine/l
 import type { ResumableOptions } from "./engine/streams/resumable-streams.js";
 import type { PrioritySetting } from "./priority.js";
 import { parseGpu, parseGpuLayers } from "./engine/llama/gpu.js";
-import { BATCH_THREADS_MIN_TOKENS } from "./engine/llama/batch-threads.js";
+import { BATCH_THREADS_MAX_MIN_TOKENS } from "./engine/llama/batch-threads.js";
 
 type EngineSettings =
   | "threads"
@@ -75,8 +75,8 @@ const options = {
     type: "string",
     env: "THREADS_BATCH",
     help:
-      `llama.cpp threads for batches of ${BATCH_THREADS_MIN_TOKENS} tokens or more (prompts, many streams), or auto: every ` +
-      `core; default: auto when --threads is, else the same number`,
+      `llama.cpp threads for batches of several tokens (prompts, many streams: ${BATCH_THREADS_MAX_MIN_TOKENS} tokens or more on a ` +
+      `model as small as 120 MB, 2 or more from ~450 MB up), or auto: every core; default: auto when --threads is, else the same number`,
   },
   engine: { type: "string", env: "ENGINE", default: "auto", help: "llama.cpp library: auto, prebuilt or local (npm run build:engine)" },
   gpu: {

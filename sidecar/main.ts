@@ -6,7 +6,6 @@ import { readConfig, usage } from "./config.js";
 import { describeGpu } from "./engine/llama/gpu.js";
 import { isRemoteModel, modelsInFolder, resolveModelSource } from "./model-source.js";
 import { startSidecar } from "./server.js";
-import { BATCH_THREADS_MIN_TOKENS } from "./engine/llama/batch-threads.js";
 
 /** The GGUF file to serve: MODEL resolved (a download shows its progress), else the demo model. */
 async function modelToServe(model: string | undefined, folder: string): Promise<string> {
@@ -64,7 +63,7 @@ async function main(): Promise<void> {
   if (first !== undefined) console.error(`sidecar: ${contextChoice(config.contextSize, first.contextSize, first.trainedContextSize)}`);
   console.error(
     `sidecar: serving ${first?.id} (${config.sequences} sequences × ${first?.contextSize} tokens, ${first?.threads} threads, ` +
-      `${first?.threadsBatch} for batches of ${BATCH_THREADS_MIN_TOKENS}+ tokens, ` +
+      `${first?.threadsBatch} for batches of ${first?.batchThreadsFrom}+ tokens, ` +
       `${first?.llama.buildType} llama.cpp, ${first === undefined ? "" : describeGpu(first.gpu)}, nice ${getPriority()}) ` +
       `on ${sidecar.url} (native gRPC and gRPC-Web)`,
   );

@@ -4,7 +4,7 @@ import type { EngineChoice } from "../../sidecar/engine/llama/model.js";
 export interface EngineArgs {
   readonly modelPath: string;
   readonly threads: number;
-  /** Threads of batches of 8 tokens or more (sidecar/engine/llama/batch-threads.ts). */
+  /** Threads of batches of several tokens (sidecar/engine/llama/batch-threads.ts). */
   readonly threadsBatch: number;
   readonly engine: EngineChoice;
   readonly sequences: number;

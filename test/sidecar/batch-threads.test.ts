@@ -1,16 +1,27 @@
 // Threads per batch (sidecar/engine/llama/batch-threads.ts): a batch of a few tokens runs on the decode
-// threads, a prompt or a step of many streams on the batch threads.
+// threads, a prompt or a step of many streams on the batch threads; "a few" shrinks as models grow.
 import { create } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GenerateRequestSchema } from "../../proto/gen/inference/v1/inference_pb.js";
 import { modelPath } from "../../gguf/models.js";
-import { BATCH_THREADS_MIN_TOKENS } from "../../sidecar/engine/llama/batch-threads.js";
+import { BATCH_THREADS_MAX_MIN_TOKENS as BATCH_THREADS_MIN_TOKENS, batchThreadsMinTokens } from "../../sidecar/engine/llama/batch-threads.js";
 import { generate } from "../../sidecar/engine/decode/generate.js";
 import { EngineMetrics } from "../../sidecar/engine/metrics.js";
 import { loadModel, type LoadedModel } from "../../sidecar/engine/llama/model.js";
 import { watchBatches } from "../support/engine.js";
 
 const STREAMS = BATCH_THREADS_MIN_TOKENS;
+
+describe("batchThreadsMinTokens", () => {
+  it("is 8 tokens for a model as small as the 60M test model, 2 (as llama.cpp) from ~450 MB up, and in between by the model's size", () => {
+    expect(batchThreadsMinTokens(121_504)).toBe(8);
+    expect(batchThreadsMinTokens(120_749_664)).toBe(8);
+    expect(batchThreadsMinTokens(181_124_496)).toBe(5);
+    expect(batchThreadsMinTokens(452_811_240)).toBe(2);
+    expect(batchThreadsMinTokens(1_705_912_096)).toBe(2);
+    expect(batchThreadsMinTokens(0)).toBe(8);
+  });
+});
 
 describe("threads per batch", () => {
   let loaded: LoadedModel;
@@ -41,6 +52,7 @@ describe("threads per batch", () => {
     batches.length = 0;
     expect(loaded.threads).toBe(1);
     expect(loaded.threadsBatch).toBe(2);
+    expect(loaded.batchThreadsFrom).toBe(BATCH_THREADS_MIN_TOKENS);
     expect(await run("Once upon a time there lived a tiny llama. Let us sing. Sing", 12)).toBe(12);
     const [prompt, ...steps] = batches;
     expect(prompt?.tokens).toBeGreaterThanOrEqual(BATCH_THREADS_MIN_TOKENS);

@@ -19,7 +19,7 @@ import { scheduleBatches, type BatchScheduler } from "./batch-scheduling.js";
 import { SequencePool } from "./pool.js";
 import { replySyntax, type ReplySyntax } from "./reply-syntax.js";
 import { TokenBytes } from "./token-bytes.js";
-import { useBatchThreads } from "./batch-threads.js";
+import { batchThreadsMinTokens, useBatchThreads } from "./batch-threads.js";
 import { checkLlamaInternals } from "./llama-internals.js";
 import { cacheRamMiB, KvTier, modelIdentity } from "./kv-tier.js";
 
@@ -46,7 +46,7 @@ export interface ModelOptions {
    */
   readonly threads: number | "auto";
   /**
-   * Threads for batches of `BATCH_THREADS_MIN_TOKENS` tokens or more (prompts, many streams);
+   * Threads for batches of several tokens (prompts, many streams; how many: batch-threads.ts);
    * "auto": every core. Unset: the same as `threads`.
    */
   readonly threadsBatch?: number | "auto";
@@ -100,6 +100,8 @@ export interface LoadedModel {
   /** Threads of small batches and of large ones (see batch-threads.ts). */
   readonly threads: number;
   readonly threadsBatch: number;
+  /** The fewest tokens a batch runs on `threadsBatch` threads (batch-threads.ts). */
+  readonly batchThreadsFrom: number;
   /** How decode steps and cache trims share the context (see batch-scheduling.ts). */
   readonly scheduler: BatchScheduler;
   /** The GPU it runs on, if any. */
@@ -166,7 +168,8 @@ export async function loadModel(options: ModelOptions): Promise<LoadedModel> {
     batching: { itemPrioritizationStrategy: shareBatch },
   });
   await checkLlamaInternals({ llama, model, context });
-  useBatchThreads(context, { decode: threads, batch: threadsBatch });
+  const batchThreadsFrom = batchThreadsMinTokens(model.size);
+  useBatchThreads(context, { decode: threads, batch: threadsBatch, minTokens: batchThreadsFrom });
   const scheduler = scheduleBatches(context);
   const chatWrapper = resolveChatWrapper(model);
   const id = options.id ?? path.basename(options.modelPath).replace(/\.gguf$/i, "");
@@ -193,6 +196,7 @@ export async function loadModel(options: ModelOptions): Promise<LoadedModel> {
     vocabularySize: vocabulary,
     threads,
     threadsBatch,
+    batchThreadsFrom,
     scheduler,
     embedder,
     kvTier,
