@@ -5,6 +5,7 @@ import { FinishReason, type GenerateRequest, type GenerateResponseSchema } from 
 import { planGeneration, type GenerationPlan } from "./generation-plan.js";
 import { scorePrompt } from "./prompt-logprobs.js";
 import type { EngineMetrics } from "../metrics.js";
+import type { Arrival } from "../llama/arrivals.js";
 import type { LoadedModel } from "../llama/model.js";
 import type { ReplyParts } from "../chat/reply-parser.js";
 import { StopSequenceFilter, type TextStep } from "./text-stream.js";
@@ -22,9 +23,28 @@ export const FIRST_TOKEN_POSITION = 1;
  * `start`. Aborting `signal` ends generation at the next token (or prompt chunk).
  */
 export async function* generate(loaded: LoadedModel, request: GenerateRequest, signal: AbortSignal, metrics: EngineMetrics): AsyncGenerator<GenerateEvent> {
+  // On its way to its first decode: an idle context's first batch waits for it (arrivals.ts).
+  const arrival = loaded.scheduler.arrive();
+  try {
+    yield* run(loaded, request, signal, metrics, arrival);
+  } finally {
+    arrival.leave();
+  }
+}
+
+async function* run(
+  loaded: LoadedModel,
+  request: GenerateRequest,
+  signal: AbortSignal,
+  metrics: EngineMetrics,
+  arrival: Arrival,
+): AsyncGenerator<GenerateEvent> {
   const plan = await planGeneration(loaded, request);
+  // Waiting for a sequence is not arriving: a batch does not wait for it.
+  if (loaded.pool.busy >= loaded.pool.size) arrival.leave();
   const queuedAt = performance.now();
   const sequence = await acquire(loaded, plan, request.clientId, signal, metrics);
+  arrival.bind(sequence);
   const queueMs = performance.now() - queuedAt;
   metrics.requestsStarted++;
   metrics.generationsActive++;

@@ -1,6 +1,7 @@
 // How a context's decode steps reach llama.cpp: one batch per step of all streams, ordered by
 // sequence, with turns for cache trims (`scheduleBatches`).
 import type { LlamaContext, LlamaContextSequence } from "node-llama-cpp";
+import type { Arrival, Arrivals } from "./arrivals.js";
 import { decodeQueue, sequenceIdOf, type QueuedDecode } from "./llama-internals.js";
 
 /** Samples (or reads) the logits of one batch output; node-llama-cpp calls it after the decode. */
@@ -13,6 +14,8 @@ export interface BatchScheduler {
    * sequences wait until it is done.
    */
   between<T>(sequence: LlamaContextSequence, work: () => Promise<T>): Promise<T>;
+  /** A request on its way to its first decode (arrivals.ts): an idle context's first batch waits for it. */
+  arrive(): Arrival;
 }
 
 /**
@@ -48,8 +51,9 @@ export interface BatchScheduler {
  * The queueing method and the queue are node-llama-cpp internals (`llama-internals.ts`, checked at
  * start-up).
  */
-export function scheduleBatches(context: LlamaContext): BatchScheduler {
+export function scheduleBatches(context: LlamaContext, arrivals: Arrivals): BatchScheduler {
   const decodes = decodeQueue(context);
+  arrivals.streaming = () => decodes.queued.some((decode) => decode.tokens?.length === 1);
   let gate: Promise<void> | undefined;
   let trimming: number | undefined;
 
@@ -57,6 +61,8 @@ export function scheduleBatches(context: LlamaContext): BatchScheduler {
     const done = decodes.decodeTokens.apply(context, args);
     // The decode was queued synchronously above; a stable sort keeps each sequence's own order.
     decodes.queued.sort((a, b) => a.sequenceId - b.sequenceId);
+    const decode = args[0] as QueuedDecode | undefined;
+    if (decode !== undefined) arrivals.queued(decode.sequenceId);
     return done;
   };
   // One event-loop turn, shared by the sequences of a batch.
@@ -87,6 +93,7 @@ export function scheduleBatches(context: LlamaContext): BatchScheduler {
   });
 
   return {
+    arrive: () => arrivals.arrive(),
     async between(sequence, work) {
       while (gate !== undefined) await gate;
       let open = (): void => undefined;

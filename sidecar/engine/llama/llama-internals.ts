@@ -15,6 +15,8 @@ export const SUPPORTED_NODE_LLAMA_CPP = "3.21.1";
 /** A decode waiting in a context's queue. */
 export interface QueuedDecode {
   readonly sequenceId: number;
+  /** The tokens it evaluates: one for a stream's next step. */
+  readonly tokens?: readonly unknown[];
   /** Awaited by node-llama-cpp's batch loop after the batch, before it looks for the next one. */
   readonly afterBatchAction?: (sequenceLength: number) => unknown;
 }

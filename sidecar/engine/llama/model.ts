@@ -14,6 +14,7 @@ import {
 } from "node-llama-cpp";
 import { Embedder } from "./embeddings.js";
 import { checkGpuAvailable, gpuReport, type GpuChoice, type GpuLayers, type GpuReport } from "./gpu.js";
+import { Arrivals } from "./arrivals.js";
 import { shareBatch } from "./batch-shares.js";
 import { scheduleBatches, type BatchScheduler } from "./batch-scheduling.js";
 import { SequencePool } from "./pool.js";
@@ -157,6 +158,8 @@ export async function loadModel(options: ModelOptions): Promise<LoadedModel> {
     gpuLayers: options.gpuLayers ?? "auto",
     ...(options.onProgress ? { onLoadProgress: options.onProgress } : {}),
   });
+  // Requests on their way to their first decode; an idle context's first batch waits for them.
+  const arrivals = new Arrivals();
   const context = await model.createContext({
     sequences: options.sequences,
     // node-llama-cpp's context size is per sequence: each sequence gets this many tokens.
@@ -165,12 +168,12 @@ export async function loadModel(options: ModelOptions): Promise<LoadedModel> {
     ...(options.contextSize === "auto" ? {} : { failedCreationRemedy: false as const }),
     // The most any batch uses; each batch gets its own count (batch-threads.ts).
     threads: threadsBatch,
-    batching: { itemPrioritizationStrategy: shareBatch },
+    batching: { itemPrioritizationStrategy: shareBatch, dispatchSchedule: arrivals.schedule },
   });
   await checkLlamaInternals({ llama, model, context });
   const batchThreadsFrom = batchThreadsMinTokens(model.size);
   useBatchThreads(context, { decode: threads, batch: threadsBatch, minTokens: batchThreadsFrom });
-  const scheduler = scheduleBatches(context);
+  const scheduler = scheduleBatches(context, arrivals);
   const chatWrapper = resolveChatWrapper(model);
   const id = options.id ?? path.basename(options.modelPath).replace(/\.gguf$/i, "");
   const kvTier = await openKvTier(options, context.contextSize, scheduler);
