@@ -37,7 +37,8 @@ export async function startPeer(info: PeerInfo, settings: PeerSettings): Promise
     // The sidecar's context: `contextSize` tokens for each sequence.
     "-c",
     String(settings.contextSize * settings.sequences),
-    // node-llama-cpp's contexts default to no flash attention; the peer matches.
+    // Flash attention off, as the sidecar has it on a CPU host (`--flash-attention auto`): llama-server's own default
+    // (auto) turns it on there, which is slower (docs/decisions.md, "Flash attention off on the CPU").
     "-fa",
     "off",
     "--host",

@@ -1,6 +1,6 @@
 // The sidecar's settings: each flag, its environment variable, default and help (`usage`), read by `readConfig`.
 import { parseArgs } from "node:util";
-import { ENGINE_CHOICES, type EngineChoice, type ModelOptions } from "./engine/llama/model.js";
+import { ENGINE_CHOICES, FLASH_ATTENTION_CHOICES, type EngineChoice, type ModelOptions } from "./engine/llama/model.js";
 import type { ResumableOptions } from "./engine/streams/resumable-streams.js";
 import type { PrioritySetting } from "./priority.js";
 import { parseGpu, parseGpuLayers } from "./engine/llama/gpu.js";
@@ -18,7 +18,8 @@ type EngineSettings =
   | "gpu"
   | "gpuLayers"
   | "cacheRam"
-  | "cacheDir";
+  | "cacheDir"
+  | "flashAttention";
 
 export interface SidecarConfig extends Pick<ModelOptions, EngineSettings> {
   /** A GGUF path, a name in `modelsDir`, or a remote model (model-source.ts); undefined serves the embedded demo model. */
@@ -88,6 +89,12 @@ const options = {
       "cannot load stops the start, naming those it can",
   },
   "gpu-layers": { type: "string", env: "GPU_LAYERS", default: "auto", help: "model layers on the GPU: auto (what fits), max, or a number" },
+  "flash-attention": {
+    type: "string",
+    env: "FLASH_ATTENTION",
+    default: "auto",
+    help: "llama.cpp's flash attention: on, off, or auto (off on a CPU-only host, where it is slower; llama.cpp's own choice on a GPU)",
+  },
   sequences: { type: "string", env: "SEQUENCES", default: "4", help: "requests generated at once (batched in one context)" },
   "context-size": {
     type: "string",
@@ -251,6 +258,7 @@ export function readConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Sid
     engine: engine as EngineChoice,
     gpu: parseGpu(get("gpu") ?? "auto"),
     gpuLayers: parseGpuLayers(get("gpu-layers") ?? "auto"),
+    flashAttention: choiceOf("flash-attention", get("flash-attention") ?? "auto", FLASH_ATTENTION_CHOICES),
     sequences: positiveInt("sequences", get("sequences") ?? "4"),
     contextSize: contextSizeOf(get("context-size") ?? "auto"),
     embeddingContextSize: positiveInt("embedding-context-size", get("embedding-context-size") ?? "8192", 16),
@@ -272,6 +280,12 @@ export function readConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Sid
       maxBytes: positiveInt("resume-buffer-mib", get("resume-buffer-mib") ?? "64", 0) * 2 ** 20,
     },
   };
+}
+
+/** `value` when it is one of `choices`, else an error naming the flag. */
+function choiceOf<T extends string>(name: string, value: string, choices: readonly T[]): T {
+  if (!choices.includes(value as T)) throw new Error(`--${name} must be one of ${choices.join(", ")}, got "${value}"`);
+  return value as T;
 }
 
 /** `--threads` and `--threads-batch`: the batch threads follow a number given for `--threads`. */

@@ -64,7 +64,8 @@ async function main(): Promise<void> {
   console.error(
     `sidecar: serving ${first?.id} (${config.sequences} sequences × ${first?.contextSize} tokens, ${first?.threads} threads, ` +
       `${first?.threadsBatch} for batches of ${first?.batchThreadsFrom}+ tokens, ` +
-      `${first?.llama.buildType} llama.cpp, ${first === undefined ? "" : describeGpu(first.gpu)}, nice ${getPriority()}) ` +
+      `${first?.llama.buildType} llama.cpp, flash attention ${first?.context.flashAttention === true ? "on" : "off"}, ` +
+      `${first === undefined ? "" : describeGpu(first.gpu)}, nice ${getPriority()}) ` +
       `on ${sidecar.url} (native gRPC and gRPC-Web)`,
   );
   if (sidecar.metricsPort !== undefined)

@@ -53,6 +53,8 @@ describe("threads per batch", () => {
     expect(loaded.threads).toBe(1);
     expect(loaded.threadsBatch).toBe(2);
     expect(loaded.batchThreadsFrom).toBe(BATCH_THREADS_MIN_TOKENS);
+    // --flash-attention auto on a CPU-only host: off (docs/decisions.md, "Flash attention off on the CPU").
+    expect(loaded.context.flashAttention).toBe(false);
     expect(await run("Once upon a time there lived a tiny llama. Let us sing. Sing", 12)).toBe(12);
     const [prompt, ...steps] = batches;
     expect(prompt?.tokens).toBeGreaterThanOrEqual(BATCH_THREADS_MIN_TOKENS);

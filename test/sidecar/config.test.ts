@@ -28,6 +28,12 @@ describe("readConfig", () => {
     expect(() => readConfig(["--cache-ram=-1"], {})).toThrow(/--cache-ram must be an integer of at least 0/);
   });
 
+  it("takes flash attention on, off or auto (the default)", () => {
+    expect(readConfig([], {}).flashAttention).toBe("auto");
+    expect(readConfig(["--flash-attention", "on"], {}).flashAttention).toBe("on");
+    expect(readConfig([], { FLASH_ATTENTION: "off" }).flashAttention).toBe("off");
+  });
+
   it("sizes the context automatically unless CONTEXT_SIZE says otherwise", () => {
     expect(readConfig([], {}).contextSize).toBe("auto");
     expect(readConfig([], { CONTEXT_SIZE: "8192" }).contextSize).toBe(8192);
@@ -54,6 +60,7 @@ describe("readConfig", () => {
     [["--gpu-layers", "half"], /--gpu-layers must be auto, max or a number of layers/],
     [["--gpu-layers", "-1"], /--gpu-layers/],
     [["--embedding-context-size", "8"], /--embedding-context-size/],
+    [["--flash-attention", "yes"], /--flash-attention must be one of auto, on, off, got "yes"/],
   ])("refuses %j", (argv, message) => {
     expect(() => readConfig(argv, {})).toThrow(message);
   });

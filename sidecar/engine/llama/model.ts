@@ -71,12 +71,27 @@ export interface ModelOptions {
   readonly embeddingModelPath?: string;
   /** Tokens one embedding input may hold (capped by the trained context); default 8,192. */
   readonly embeddingContextSize?: number;
+  /**
+   * llama.cpp's flash attention (`--flash-attention`): "auto" is off when the model runs on the
+   * CPU (slower there: docs/decisions.md, "Flash attention off on the CPU") and llama.cpp's own
+   * choice on a GPU. Default "auto".
+   */
+  readonly flashAttention?: FlashAttentionChoice;
   /** The KV cache tier's budget in MiB (`--cache-ram`): a number, or "auto"; 0 or unset: no tier. */
   readonly cacheRam?: number | "auto";
   /** A folder that keeps the tier's states across restarts (`--cache-dir`); unset: a private RAM-backed one. */
   readonly cacheDir?: string | undefined;
   /** Load progress, 0..1. */
   readonly onProgress?: (fraction: number) => void;
+}
+
+export const FLASH_ATTENTION_CHOICES = ["auto", "on", "off"] as const;
+export type FlashAttentionChoice = (typeof FLASH_ATTENTION_CHOICES)[number];
+
+/** node-llama-cpp's `flashAttention` for a choice: "auto" is off on a CPU-only library. */
+export function flashAttentionOf(choice: FlashAttentionChoice, llama: Llama): boolean | "auto" {
+  if (choice === "auto") return llama.gpu === false ? false : "auto";
+  return choice === "on";
 }
 
 /** Tokens one embedding input may hold unless configured. */
@@ -168,6 +183,7 @@ export async function loadModel(options: ModelOptions): Promise<LoadedModel> {
     ...(options.contextSize === "auto" ? {} : { failedCreationRemedy: false as const }),
     // The most any batch uses; each batch gets its own count (batch-threads.ts).
     threads: threadsBatch,
+    flashAttention: flashAttentionOf(options.flashAttention ?? "auto", llama),
     batching: { itemPrioritizationStrategy: shareBatch, dispatchSchedule: arrivals.schedule },
   });
   await checkLlamaInternals({ llama, model, context });
