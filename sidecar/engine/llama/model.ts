@@ -175,17 +175,7 @@ export async function loadModel(options: ModelOptions): Promise<LoadedModel> {
   });
   // Requests on their way to their first decode; an idle context's first batch waits for them.
   const arrivals = new Arrivals();
-  const context = await model.createContext({
-    sequences: options.sequences,
-    // node-llama-cpp's context size is per sequence: each sequence gets this many tokens.
-    contextSize: options.contextSize,
-    // An explicit size stays what was asked for; "auto" is sized by the memory there is.
-    ...(options.contextSize === "auto" ? {} : { failedCreationRemedy: false as const }),
-    // The most any batch uses; each batch gets its own count (batch-threads.ts).
-    threads: threadsBatch,
-    flashAttention: flashAttentionOf(options.flashAttention ?? "auto", llama),
-    batching: { itemPrioritizationStrategy: shareBatch, dispatchSchedule: arrivals.schedule },
-  });
+  const context = await createContext(llama, model, options, threadsBatch, arrivals);
   await checkLlamaInternals({ llama, model, context });
   const batchThreadsFrom = batchThreadsMinTokens(model.size);
   useBatchThreads(context, { decode: threads, batch: threadsBatch, minTokens: batchThreadsFrom });
@@ -228,6 +218,21 @@ export async function loadModel(options: ModelOptions): Promise<LoadedModel> {
       await model.dispose();
     },
   };
+}
+
+/** The model's one context: every sequence, its batches shared and scheduled (batch-shares.ts, arrivals.ts). */
+function createContext(llama: Llama, model: LlamaModel, options: ModelOptions, threadsBatch: number, arrivals: Arrivals): Promise<LlamaContext> {
+  return model.createContext({
+    sequences: options.sequences,
+    // node-llama-cpp's context size is per sequence: each sequence gets this many tokens.
+    contextSize: options.contextSize,
+    // An explicit size stays what was asked for; "auto" is sized by the memory there is.
+    ...(options.contextSize === "auto" ? {} : { failedCreationRemedy: false as const }),
+    // The most any batch uses; each batch gets its own count (batch-threads.ts).
+    threads: threadsBatch,
+    flashAttention: flashAttentionOf(options.flashAttention ?? "auto", llama),
+    batching: { itemPrioritizationStrategy: shareBatch, dispatchSchedule: arrivals.schedule },
+  });
 }
 
 async function loadEmbedder(
