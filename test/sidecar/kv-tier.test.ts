@@ -116,6 +116,30 @@ describe("KV cache tier with a model", () => {
     }
   }, 120_000);
 
+  it("saves a sequence left idle at once while sequences are being taken over, and not before", async () => {
+    const loaded = await load({ cacheRam: 64 });
+    try {
+      await run(loaded, A);
+      await loaded.kvTier?.settled();
+      // No takeover yet: A stays unsaved in its sequence.
+      expect(loaded.kvTier?.stats.saves).toBe(0);
+      await run(loaded, B);
+      await loaded.kvTier?.settled();
+      // B took A's sequence over (A saved on its path); B is saved as soon as it is left idle.
+      expect(loaded.kvTier?.stats).toMatchObject({ saves: 2, states: 2 });
+      const [sequence] = loaded.pool.all();
+      expect(sequence !== undefined && loaded.kvTier?.keeps(sequence)).toBe(true);
+      const a = await run(loaded, A);
+      expect(a.cached).toBe(a.promptTokens - 1);
+      expect(a.tokens).toEqual(reference.get(A));
+      await loaded.kvTier?.settled();
+      // A's state was saved already: nothing new to save.
+      expect(loaded.kvTier?.stats).toMatchObject({ saves: 2, hits: 1 });
+    } finally {
+      await loaded.dispose();
+    }
+  }, 120_000);
+
   it("saves a marked prompt's state as marked, and restores it as any other", async () => {
     const loaded = await load({ cacheRam: 64 });
     try {

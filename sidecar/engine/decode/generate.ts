@@ -64,6 +64,8 @@ async function* run(
   } finally {
     metrics.generationsActive--;
     loaded.pool.release(sequence);
+    // Left idle with nothing decoding: its state is saved now rather than at its takeover (kv-tier.ts).
+    if (loaded.pool.busy === 0) loaded.kvTier?.saveAhead(sequence);
   }
 }
 

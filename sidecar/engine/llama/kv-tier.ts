@@ -17,6 +17,12 @@ import { evictionOrder, keptUntil, liveMarks, marksFrom, readMarks, type KvMark,
 export const MIN_STATE_TOKENS = 64;
 /** `--cache-ram auto`: llama-server's 8 GiB, capped by half of the host's free memory at start. */
 export const DEFAULT_CACHE_RAM_MIB = 8192;
+/**
+ * How long after a takeover the tier saves a sequence as soon as it is left idle (`saveAhead`): while
+ * sessions outnumber sequences, the state would be saved at the next takeover anyway, on that
+ * request's path.
+ */
+export const PRESSURE_MS = 5 * 60_000;
 const INDEX_FILE = "index.json";
 const INDEX_VERSION = 1;
 
@@ -102,6 +108,8 @@ export class KvTier {
   /** The marks in force for what each sequence holds (its last prompt's, and those it kept). */
   readonly #marks = new WeakMap<LlamaContextSequence, KvMark[]>();
   readonly #now: () => number;
+  /** When a request last took over a sequence holding a state worth saving (`PRESSURE_MS`). */
+  #takenOverAt = Number.NEGATIVE_INFINITY;
   #counts = { hits: 0, misses: 0, saves: 0, evictions: 0, dropped: 0, restoreSeconds: 0 };
 
   private constructor(
@@ -160,13 +168,35 @@ export class KvTier {
     return run;
   }
 
+  /**
+   * Saves `sequence` now, off any request's path, when sequences were taken over within the last
+   * `PRESSURE_MS` (it would likely be saved at its takeover otherwise); the caller calls it when no
+   * other sequence is decoding, since a save holds their steps. Returns whether a save was queued.
+   */
+  saveAhead(sequence: LlamaContextSequence): boolean {
+    if (this.#now() - this.#takenOverAt > PRESSURE_MS || this.keeps(sequence)) return false;
+    this.#turn = this.#turn
+      .then(() => this.#save(sequence))
+      .catch(() => undefined)
+      .then(() => this.#sweep());
+    return true;
+  }
+
+  /** Resolves when the calls queued so far are done. */
+  async settled(): Promise<void> {
+    await this.#turn;
+  }
+
   async #prepare(sequence: LlamaContextSequence, prompt: readonly Token[], restore: boolean, marks: readonly MarkRequest[]): Promise<void> {
     const live = sharedPrefix(sequence.contextTokens, prompt);
     const held = sequence.nextTokenIndex;
     const now = this.#now();
     const lost = this.#marks.get(sequence)?.some((mark) => mark.expiresAt > now && mark.tokens > live) === true;
     // Taken over (the prompt keeps at most half of what the sequence holds), or a marked prefix lost.
-    if (held >= MIN_STATE_TOKENS && (live <= held / 2 || lost)) await this.#save(sequence);
+    if (held >= MIN_STATE_TOKENS && (live <= held / 2 || lost)) {
+      this.#takenOverAt = now;
+      await this.#save(sequence);
+    }
     let kept = liveMarks(this.#marks.get(sequence) ?? [], now, live);
     const best = restore ? this.#best(prompt) : undefined;
     if (best !== undefined && best.shared >= live + MIN_STATE_TOKENS) {
