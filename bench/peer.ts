@@ -1,6 +1,7 @@
 // A peer: llama-server (one of the builds of bench/peer-build.ts) on 127.0.0.1, same model, threads
 // and sequences as the sidecar, driven through its OpenAI-compatible /v1/completions.
 import { spawn, type ChildProcess } from "node:child_process";
+import path from "node:path";
 import { freePort } from "../test/support/wrangler.js";
 import { peerPaths, type PeerInfo } from "./peer-paths.js";
 
@@ -48,7 +49,11 @@ export async function startPeer(info: PeerInfo, settings: PeerSettings): Promise
     "--no-webui",
     ...(settings.extraArgs ?? []),
   ];
-  const child: ChildProcess = spawn(peerPaths(info.variant).binary, args, { stdio: ["ignore", "pipe", "pipe"] });
+  const binary = peerPaths(info.variant).binary;
+  // The build's shared libraries sit beside the binary; its run path names the folder it was built
+  // in, which may have moved since.
+  const libraries = [path.dirname(binary), process.env.LD_LIBRARY_PATH].filter(Boolean).join(":");
+  const child: ChildProcess = spawn(binary, args, { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, LD_LIBRARY_PATH: libraries } });
   let log = "";
   const keep = (d: Buffer): void => {
     log = (log + d.toString()).slice(-4000);
