@@ -5,7 +5,7 @@ import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { InferenceService, ModelInfoSchema, TokenizeRequest } from "../proto/gen/inference/v1/inference_pb.js";
 import type { ResumableStreams } from "./engine/streams/resumable-streams.js";
 import { generateResumable } from "./engine/streams/resumable.js";
-import { invalidArgument, notFound, unavailable } from "./engine/errors.js";
+import { invalidArgument, notFound, unavailable, unimplemented } from "./engine/errors.js";
 import { FIRST_TOKEN_POSITION, generate, type GenerateEvent } from "./engine/decode/generate.js";
 import { withHeartbeats } from "./engine/streams/heartbeat.js";
 import { readAhead } from "./engine/streams/read-ahead.js";
@@ -90,6 +90,15 @@ export function createInferenceService(state: ServiceState): ServiceImpl<typeof 
       // A draining sidecar is not serving: the edge's health check reads this refusal.
       if (state.draining()) throw unavailable("the sidecar is shutting down");
       return { models: state.models.map(modelInfo) };
+    },
+    loadModel() {
+      throw unimplemented("LoadModel is not served yet");
+    },
+    unloadModel() {
+      throw unimplemented("UnloadModel is not served yet");
+    },
+    rank() {
+      throw unimplemented("Rank is not served yet");
     },
   };
 }

@@ -61,5 +61,8 @@ export function routedClient(pool: SidecarPool): Sidecar {
     },
     detokenize: (request, options) => tryInTurn(pool, request.model ?? "", (s) => s.detokenize(request, options)),
     listModels: async () => ({ $typeName: "inference.v1.ListModelsResponse", models: await unionOfModels(pool) }),
+    loadModel: (request, options) => tryInTurn(pool, request.model ?? "", (s) => s.loadModel(request, options)),
+    unloadModel: (request, options) => tryInTurn(pool, request.model ?? "", (s) => s.unloadModel(request, options)),
+    rank: (request, options) => tryInTurn(pool, request.model ?? "", (s) => s.rank(request, options)),
   };
 }

@@ -22,6 +22,7 @@ import {
   type GenerateResponse,
   type ListModelsResponse,
   type ModelInfo,
+  type RankResponse,
   type TokenizeRequest,
   type TokenizeResponse,
 } from "../../proto/gen/inference/v1/inference_pb.js";
@@ -260,6 +261,18 @@ export class FakeSidecar implements Sidecar {
   };
 
   cancelStream = async (): Promise<CancelStreamResponse> => {
+    throw new ConnectError("not scripted", Code.Unimplemented);
+  };
+
+  loadModel = async (): Promise<ModelInfo> => {
+    throw new ConnectError("not scripted", Code.Unimplemented);
+  };
+
+  unloadModel = async (): Promise<ModelInfo> => {
+    throw new ConnectError("not scripted", Code.Unimplemented);
+  };
+
+  rank = async (): Promise<RankResponse> => {
     throw new ConnectError("not scripted", Code.Unimplemented);
   };
 }
