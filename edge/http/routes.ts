@@ -22,7 +22,7 @@ import { handleDetokenize, handleTokenize } from "../protocols/tokenizer/handler
 import { handleEmbeddings } from "../protocols/openai-embeddings/handler.js";
 import { handleChatCompletions } from "../protocols/openai-chat/handler.js";
 import { handleCompletions } from "../protocols/openai-completions/handler.js";
-import { handleListModels, handleRetrieveModel } from "../protocols/openai-models/handler.js";
+import { handleListModels, handleLoadModel, handleRetrieveModel, handleUnloadModel } from "../protocols/openai-models/handler.js";
 import { handleResponses } from "../protocols/openai-responses/handler.js";
 import { handleDeleteResponse, handleGetResponse, handleInputItems, handleStoredResponses } from "../state/responses/handler.js";
 
@@ -178,6 +178,9 @@ export function routeTable(context: AppContext, access: AccessMode, store?: Stor
     },
     { method: "POST", path: "/v1/messages/count_tokens", protocol: "anthropic", handle: (r) => handleCountTokens(r, context) },
     { method: "GET", path: "/v1/models", protocol: "openai", handle: (r) => handleListModels(r, context) },
+    // llama-server's paths, outside /v1 where model ids are path segments (docs/decisions.md, "Loading and unloading by request").
+    { method: "POST", path: "/models/load", protocol: "openai", handle: (r) => handleLoadModel(r, context) },
+    { method: "POST", path: "/models/unload", protocol: "openai", handle: (r) => handleUnloadModel(r, context) },
     { method: "POST", path: "/v1/embeddings", protocol: "openai", handle: (r) => handleEmbeddings(r, context) },
     { method: "POST", path: "/tokenize", protocol: "openai", handle: (r) => handleTokenize(r, context) },
     { method: "POST", path: "/detokenize", protocol: "openai", handle: (r) => handleDetokenize(r, context) },

@@ -17,6 +17,8 @@ const ENDPOINTS = [
   { method: "POST", path: "/v1/messages", protocol: "anthropic" },
   { method: "POST", path: "/v1/messages/count_tokens", protocol: "anthropic" },
   { method: "GET", path: "/v1/models", protocol: "openai" },
+  { method: "POST", path: "/models/load", protocol: "openai" },
+  { method: "POST", path: "/models/unload", protocol: "openai" },
   { method: "POST", path: "/v1/embeddings", protocol: "openai" },
   { method: "POST", path: "/tokenize", protocol: "openai" },
   { method: "POST", path: "/detokenize", protocol: "openai" },
