@@ -4,6 +4,7 @@
 // own shape naming the field.
 import { describe, expect, it } from "vitest";
 import { KEEP_ALIVE_FORMS, keepAliveSeconds } from "../../edge/fields/keep-alive.js";
+import { openSqliteStore } from "../../edge/node/sqlite-store.js";
 import { post, testApp } from "../support/app.js";
 
 describe("keepAliveSeconds", () => {
@@ -109,5 +110,23 @@ describe("keep_alive on /v1/embeddings", () => {
     expect(sidecar.embedCalls.at(-1)?.keepAliveSeconds).toBe(3600);
     expect((await post(app, "/v1/embeddings", { model: "m", input: "hi" })).status).toBe(200);
     expect(sidecar.embedCalls.at(-1)?.keepAliveSeconds).toBeUndefined();
+  });
+});
+
+describe("keep_alive on the routes that keep state (a store)", () => {
+  it.each([
+    ["/c1/chat", { messages: [{ role: "user", content: "hi" }], keep_alive: "2m" }],
+    ["/v1/responses", { model: "m", input: "hi", keep_alive: "2m" }],
+    ["/v1/messages", { model: "m", max_tokens: 8, messages: [{ role: "user", content: "hi" }], thread: { type: "create" }, keep_alive: "2m" }],
+  ])("%s", async (path, body) => {
+    const opened = openSqliteStore(":memory:");
+    try {
+      const { app, sidecar } = testApp(undefined, { store: opened.store });
+      const response = await post(app, path, body);
+      expect(response.status, await response.text()).toBe(200);
+      expect(sidecar.lastCall?.request.keepAliveSeconds).toBe(120);
+    } finally {
+      opened.close();
+    }
   });
 });
