@@ -18,6 +18,8 @@ const ENDPOINTS = [
   { method: "POST", path: "/v1/messages/count_tokens", protocol: "anthropic" },
   { method: "GET", path: "/v1/models", protocol: "openai" },
   { method: "POST", path: "/v1/embeddings", protocol: "openai" },
+  { method: "POST", path: "/v1/rerank", protocol: "openai" },
+  { method: "POST", path: "/rerank", protocol: "openai" },
   { method: "POST", path: "/tokenize", protocol: "openai" },
   { method: "POST", path: "/detokenize", protocol: "openai" },
   { method: "GET", path: "/v1/models/:id+", protocol: "openai" },
