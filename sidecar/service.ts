@@ -50,6 +50,7 @@ export function createInferenceService(state: ServiceState): ServiceImpl<typeof 
   return {
     generate(request, context) {
       const loaded = pick(request.model);
+      if (loaded.kind === "rank") throw invalidArgument(`model "${loaded.id}" is a reranking model: it ranks documents, it does not generate text`);
       if (request.resumable) return beating(generateResumable(loaded, request, context.signal, state.streams, state.metrics));
       const events = generate(loaded, request, context.signal, state.metrics);
       return beating(readAhead(events, { atOnce: (position) => position === FIRST_TOKEN_POSITION }));
@@ -97,8 +98,9 @@ export function createInferenceService(state: ServiceState): ServiceImpl<typeof 
     unloadModel() {
       throw unimplemented("UnloadModel is not served yet");
     },
-    rank() {
-      throw unimplemented("Rank is not served yet");
+    async rank(request, context) {
+      const { scores, tokens } = await pick(request.model).ranker.rank(request.query, request.documents, context.signal);
+      return { scores, promptTokens: tokens };
     },
   };
 }
@@ -118,6 +120,7 @@ function modelInfo(m: LoadedModel): MessageInitShape<typeof ModelInfoSchema> {
     queueTimeoutMs: m.pool.limits.queueTimeoutMs,
     embeddingDimensions: m.embedder.dimensions,
     embeddingContextSize: m.embedder.contextSize,
+    kind: m.kind,
     gpu: m.gpu.type,
     gpuDevices: [...m.gpu.devices],
     vramBytes: BigInt(m.gpu.vramBytes),

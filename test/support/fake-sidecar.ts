@@ -16,6 +16,8 @@ import {
   LoadModelRequestSchema,
   ModelInfoSchema,
   ModelStatus,
+  RankRequestSchema,
+  RankResponseSchema,
   UnloadModelRequestSchema,
   TokenizeRequestSchema,
   TokenizeResponseSchema,
@@ -28,6 +30,7 @@ import {
   type ListModelsResponse,
   type LoadModelRequest,
   type ModelInfo,
+  type RankRequest,
   type RankResponse,
   type TokenizeRequest,
   type TokenizeResponse,
@@ -350,8 +353,18 @@ export class FakeSidecar implements Sidecar {
     return this.#setStatus(call.model, ModelStatus.AVAILABLE);
   };
 
-  rank = async (): Promise<RankResponse> => {
-    throw new ConnectError("not scripted", Code.Unimplemented);
+  /** What Rank answers: one score per document (cycled), 3 prompt tokens each, or this error. */
+  rankResult: readonly number[] | ConnectError = new ConnectError("not scripted", Code.Unimplemented);
+  /** Every Rank request, and the signal it came with. */
+  readonly rankCalls: { readonly request: RankRequest; readonly signal: AbortSignal | undefined }[] = [];
+
+  rank = async (request: Parameters<Sidecar["rank"]>[0], options?: CallOptions): Promise<RankResponse> => {
+    const call = create(RankRequestSchema, request);
+    this.rankCalls.push({ request: call, signal: options?.signal });
+    const result = this.rankResult;
+    if (result instanceof ConnectError) throw result;
+    const scores = call.documents.map((_, i) => result[i % result.length] ?? 0);
+    return create(RankResponseSchema, { scores, promptTokens: 3 * scores.length });
   };
 }
 

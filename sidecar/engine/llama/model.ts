@@ -13,6 +13,7 @@ import {
   type LlamaModel,
 } from "node-llama-cpp";
 import { Embedder } from "./embeddings.js";
+import { modelKind, Ranker, type ModelKind } from "./ranking.js";
 import { checkGpuAvailable, gpuReport, type GpuChoice, type GpuLayers, type GpuReport } from "./gpu.js";
 import { Arrivals } from "./arrivals.js";
 import { shareBatch } from "./batch-shares.js";
@@ -124,6 +125,10 @@ export interface LoadedModel {
   readonly gpu: GpuReport;
   /** Embeddings with this model (its own context, made on first use). */
   readonly embedder: Embedder;
+  /** "rank" for a reranker (it answers Rank only), "generate" otherwise (ranking.ts). */
+  readonly kind: ModelKind;
+  /** Ranking with this model (its own context, made on first use; ranking.ts). */
+  readonly ranker: Ranker;
   /** Sequences' states kept in host memory (kv-tier.ts); undefined when `--cache-ram` is 0. */
   readonly kvTier: KvTier | undefined;
   dispose(): Promise<void>;
@@ -190,6 +195,7 @@ export async function loadModel(options: ModelOptions): Promise<LoadedModel> {
   });
   const vocabulary = vocabularySize(model);
   const { embeddingModel, embedder } = await loadEmbedder(llama, model, options, threadsBatch);
+  const ranker = rankerOf(model, options, threadsBatch);
   return {
     id,
     created: Math.floor(Date.now() / 1000),
@@ -208,11 +214,14 @@ export async function loadModel(options: ModelOptions): Promise<LoadedModel> {
     batchThreadsFrom,
     scheduler,
     embedder,
+    kind: modelKind(model.fileInsights),
+    ranker,
     kvTier,
     gpu: await gpuReport(llama, model),
     async dispose() {
       await kvTier?.dispose(pool.all());
       await embedder.dispose();
+      await ranker.dispose();
       if (embeddingModel !== model) await embeddingModel.dispose();
       await context.dispose();
       await model.dispose();
@@ -251,6 +260,11 @@ async function loadEmbedder(
     vocabularySize: vocabularySize(embeddingModel),
   });
   return { embeddingModel, embedder };
+}
+
+/** The model's ranker: a (query, document) pair is one input, capped as an embedding input is. */
+function rankerOf(model: LlamaModel, options: ModelOptions, threadsBatch: number): Ranker {
+  return new Ranker(model, { threads: threadsBatch, contextSize: options.embeddingContextSize ?? DEFAULT_EMBEDDING_CONTEXT_SIZE, maxQueue: options.maxQueue });
 }
 
 /** The KV cache tier of `--cache-ram` MiB, or none for 0. */

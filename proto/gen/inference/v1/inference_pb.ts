@@ -1310,12 +1310,16 @@ export type RankRequest = Message<"inference.v1.RankRequest"> & {
   model: string;
 
   /**
+   * Not empty.
+   *
    * @generated from field: string query = 2;
    */
   query: string;
 
   /**
-   * At least one; none may be empty.
+   * At least one; none may be empty, and each must fit beside the query in one ranking input
+   * (--embedding-context-size tokens, capped by the model's trained context, the model's rerank
+   * template included): INVALID_ARGUMENT otherwise, naming the document.
    *
    * @generated from field: repeated string documents = 3;
    */
@@ -1341,8 +1345,9 @@ export const RankRequestSchema: GenMessage<RankRequest> = /*@__PURE__*/
  */
 export type RankResponse = Message<"inference.v1.RankResponse"> & {
   /**
-   * One per document, in the documents' order: higher is more relevant (the model's score through
-   * a sigmoid, in 0..1).
+   * One per document, in the documents' order: higher is more relevant, in 0..1 (node-llama-cpp's
+   * score: the ranking head's logit through a sigmoid, or for a Qwen3 reranker P("yes") of its
+   * softmax over the labels).
    *
    * @generated from field: repeated float scores = 1;
    */
@@ -1873,7 +1878,9 @@ export const InferenceService: GenService<{
   },
   /**
    * Scores documents against a query with a reranking model (a ranking context of its own):
-   * one relevance score per document, in the documents' order.
+   * one relevance score per document, in the documents' order. Pairs are evaluated one after
+   * another; callers wait their turn (RESOURCE_EXHAUSTED past the queue limit, like Embed).
+   * INVALID_ARGUMENT for a model without a ranking head (ModelInfo.kind "generate").
    *
    * @generated from rpc inference.v1.InferenceService.Rank
    */
