@@ -121,10 +121,10 @@ describe("POST /v1/rerank: the sidecar's answers and the caller", () => {
   it("sends keep_alive as keep_alive_seconds, and refuses a bad one naming it", async () => {
     const { app, sidecar } = scripted();
     const body = { query: QUERY, documents: ["grass"] };
-    expect((await post(app, path, { ...body, keep_alive: "2m" })).status).toBe(200);
-    expect((await post(app, path, body)).status).toBe(200);
+    expect((await post(app, "/v1/rerank", { ...body, keep_alive: "2m" })).status).toBe(200);
+    expect((await post(app, "/v1/rerank", body)).status).toBe(200);
     expect(sidecar.rankCalls.map((c) => c.request.keepAliveSeconds)).toEqual([120, undefined]);
-    const refused = await post(app, path, { ...body, keep_alive: "soon" });
+    const refused = await post(app, "/v1/rerank", { ...body, keep_alive: "soon" });
     expect(refused.status).toBe(400);
     expect(((await refused.json()) as { error: { param: string } }).error.param).toBe("keep_alive");
     expect(sidecar.rankCalls).toHaveLength(2);
