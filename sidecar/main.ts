@@ -80,13 +80,14 @@ async function main(): Promise<void> {
   const embeddingModel = config.embeddingModel === undefined ? undefined : await resolveShowingProgress(config.embeddingModel, folder);
   let started = false;
   const downloads = new Map<string, (done: number, total: number) => void>();
+  const paths = new Map<string, string>();
   let lastShown = "";
   const sidecar = await startSidecar({
     ...config,
     catalogue,
     embeddingModel,
     onProgress: (fraction, model) => {
-      const line = `\rsidecar: loading ${catalogue.find(model)?.source ?? model} ${Math.floor(fraction * 100)}%`;
+      const line = `\rsidecar: loading ${paths.get(model) ?? model} ${Math.floor(fraction * 100)}%`;
       if (started || line === lastShown) return;
       lastShown = line;
       process.stderr.write(line);
@@ -97,6 +98,10 @@ async function main(): Promise<void> {
     onDownload: (entry, done, total) => {
       if (!downloads.has(entry.name)) downloads.set(entry.name, downloadLine(entry.source));
       downloads.get(entry.name)?.(done, total);
+    },
+    onResolved: (entry, path) => {
+      if (!paths.has(entry.name) && isRemoteModel(entry.source)) console.error(`sidecar: ${entry.source} is ${path}`);
+      paths.set(entry.name, path);
     },
   });
   started = true;

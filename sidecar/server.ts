@@ -54,6 +54,8 @@ export interface StartOptions extends Omit<SidecarConfig, "models" | "modelsPres
   readonly onEvent?: (event: RegistryEvent) => void;
   /** A remote model's download at its first load. */
   readonly onDownload?: (entry: CatalogueEntry, done: number, total: number) => void;
+  /** An entry's local file, once resolved. */
+  readonly onResolved?: (entry: CatalogueEntry, path: string) => void;
 }
 
 /** The engine's options every model shares: the config less the server's and the catalogue's own settings. */
@@ -81,6 +83,7 @@ function sharedOptions(config: StartOptions): SharedModelOptions {
     onProgress: _onProgress,
     onEvent: _onEvent,
     onDownload: _onDownload,
+    onResolved: _onResolved,
     ...engine
   } = config;
   return engine;
@@ -97,7 +100,14 @@ async function openRegistry(config: StartOptions): Promise<{ registry: ModelRegi
   const shared = config.embeddingModel === undefined ? undefined : await loadSharedEmbedder(llama, config.embeddingModel, engine);
   const registry = new ModelRegistry({
     catalogue,
-    loader: hostLoader({ llama, engine, folder, embedder: shared?.embedder, ...(config.onDownload ? { onDownload: config.onDownload } : {}) }),
+    loader: hostLoader({
+      llama,
+      engine,
+      folder,
+      embedder: shared?.embedder,
+      ...(config.onDownload ? { onDownload: config.onDownload } : {}),
+      ...(config.onResolved ? { onResolved: config.onResolved } : {}),
+    }),
     keepAliveSeconds: config.keepAliveSeconds,
     maxModels: config.modelsMax ?? DEFAULT_MODELS_MAX,
     ...(shared ? { reserved: shared.weights } : {}),

@@ -1,6 +1,7 @@
 // What a model will take before it is loaded: node-llama-cpp's own estimate from the GGUF header
-// (GgufInsights: the weights at the GPU layers it gets, the context at its size and sequences, the
-// embedding context when it embeds), and a check that the file holds all its tensors.
+// (GgufInsights' V2 estimates: the weights at the GPU layers it gets, the context at its size and
+// sequences), and a check that the file holds all its tensors. A model's embedding context is made on
+// its first Embed call; from then on free memory shows it like any other allocation.
 import { statSync } from "node:fs";
 import { GgufInsights, readGgufFileInfo, type Llama } from "node-llama-cpp";
 import type { Bytes } from "./budget.js";
@@ -17,8 +18,6 @@ export interface EstimateSettings {
   readonly sequences: number;
   readonly gpuLayers: number | "auto" | "max";
   readonly flashAttention: boolean;
-  /** Tokens of the model's own embedding context; 0 when another model embeds (--embedding-model). */
-  readonly embeddingContextSize: number;
 }
 
 export interface Estimate {
@@ -56,45 +55,35 @@ async function gpuLayersOf(file: ModelFile, llama: Llama, asked: EstimateSetting
   return (await file.insights.configurationResolver.resolveModelGpuLayersV2("auto")).gpuLayers;
 }
 
-/** Memory of the weights and of contexts of `contextSize` tokens per sequence (node-llama-cpp's arithmetic over the header). */
-function needAt(file: ModelFile, settings: EstimateSettings, gpuLayers: number, contextSize: number): { need: Bytes; weights: Bytes } {
+/** Memory of the weights and of contexts of `contextSize` tokens per sequence (node-llama-cpp's estimate from the header). */
+async function needAt(file: ModelFile, settings: EstimateSettings, gpuLayers: number, contextSize: number): Promise<{ need: Bytes; weights: Bytes }> {
   const insights = file.insights;
-  const model = insights.estimateModelResourceRequirements({ gpuLayers });
-  const context = insights.estimateContextResourceRequirements({
+  const model = await insights.estimateModelResourceRequirementsV2({ gpuLayers });
+  const context = await insights.estimateContextResourceRequirementsV2({
     contextSize,
     sequences: settings.sequences,
     modelGpuLayers: gpuLayers,
     flashAttention: settings.flashAttention,
   });
-  const embeddingSize = Math.min(settings.embeddingContextSize, insights.trainContextSize ?? settings.embeddingContextSize);
-  const embedding =
-    embeddingSize > 0
-      ? insights.estimateContextResourceRequirements({
-          contextSize: embeddingSize,
-          batchSize: embeddingSize,
-          modelGpuLayers: gpuLayers,
-          isEmbeddingContext: true,
-        })
-      : { cpuRam: 0, gpuVram: 0 };
   return {
-    need: { ram: model.cpuRam + context.cpuRam + embedding.cpuRam, vram: model.gpuVram + context.gpuVram + embedding.gpuVram },
+    need: { ram: model.cpuRam + context.cpuRam, vram: model.gpuVram + context.gpuVram },
     weights: { ram: model.cpuRam, vram: model.gpuVram },
   };
 }
 
 /** The largest context ("auto": up to the trained one) whose estimate fits `room`; the smallest when none does. */
-function autoContextSize(file: ModelFile, settings: EstimateSettings, gpuLayers: number, room: Bytes): number {
+async function autoContextSize(file: ModelFile, settings: EstimateSettings, gpuLayers: number, room: Bytes): Promise<number> {
   const trained = file.insights.trainContextSize ?? CONTEXT_STEP;
-  const fits = (size: number): boolean => {
-    const { need } = needAt(file, settings, gpuLayers, size);
+  const fits = async (size: number): Promise<boolean> => {
+    const { need } = await needAt(file, settings, gpuLayers, size);
     return need.ram <= room.ram && (need.vram === 0 || need.vram <= room.vram);
   };
-  if (fits(trained)) return trained;
+  if (await fits(trained)) return trained;
   let [low, high] = [1, Math.floor(trained / CONTEXT_STEP)];
-  if (high < 1 || !fits(CONTEXT_STEP)) return Math.min(trained, CONTEXT_STEP);
+  if (high < 1 || !(await fits(CONTEXT_STEP))) return Math.min(trained, CONTEXT_STEP);
   while (low < high) {
     const middle = Math.ceil((low + high) / 2);
-    if (fits(middle * CONTEXT_STEP)) low = middle;
+    if (await fits(middle * CONTEXT_STEP)) low = middle;
     else high = middle - 1;
   }
   return low * CONTEXT_STEP;
@@ -103,6 +92,6 @@ function autoContextSize(file: ModelFile, settings: EstimateSettings, gpuLayers:
 /** What the model will take with `settings`; an "auto" context is sized to `room` (the budget's room now). */
 export async function estimate(file: ModelFile, llama: Llama, settings: EstimateSettings, room: Bytes): Promise<Estimate> {
   const gpuLayers = await gpuLayersOf(file, llama, settings.gpuLayers);
-  const contextSize = settings.contextSize === "auto" ? autoContextSize(file, settings, gpuLayers, room) : settings.contextSize;
-  return { ...needAt(file, settings, gpuLayers, contextSize), contextSize, gpuLayers };
+  const contextSize = settings.contextSize === "auto" ? await autoContextSize(file, settings, gpuLayers, room) : settings.contextSize;
+  return { ...(await needAt(file, settings, gpuLayers, contextSize)), contextSize, gpuLayers };
 }

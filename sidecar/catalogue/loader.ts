@@ -24,6 +24,8 @@ export interface HostLoaderOptions {
   readonly embedder?: Embedder | undefined;
   /** A remote model's download, bytes so far and in all. */
   readonly onDownload?: (entry: CatalogueEntry, done: number, total: number) => void;
+  /** An entry's local file, once resolved (a remote one downloaded or found). */
+  readonly onResolved?: (entry: CatalogueEntry, path: string) => void;
 }
 
 /** The flags' settings with the entry's preset over them. */
@@ -39,14 +41,13 @@ function settingsOf(engine: SharedModelOptions, entry: CatalogueEntry): SharedMo
 }
 
 /** What the estimate needs of the settings. */
-function estimateSettings(options: HostLoaderOptions, settings: SharedModelOptions): EstimateSettings {
+function estimateSettings(llama: Llama, settings: SharedModelOptions): EstimateSettings {
   const asked = settings.contextSize;
   return {
     contextSize: typeof asked === "object" ? asked.max : asked,
     sequences: settings.sequences,
     gpuLayers: settings.gpuLayers ?? "auto",
-    flashAttention: flashAttentionOf(settings.flashAttention ?? "auto", options.llama) === true,
-    embeddingContextSize: options.embedder === undefined ? (settings.embeddingContextSize ?? 8192) : 0,
+    flashAttention: flashAttentionOf(settings.flashAttention ?? "auto", llama) === true,
   };
 }
 
@@ -59,12 +60,15 @@ async function memoryOf(llama: Llama): Promise<{ free: Bytes; total: Bytes }> {
 export function hostLoader(options: HostLoaderOptions): Loader {
   const files = new Map<string, Promise<ModelFile>>();
   return {
-    resolve: (entry, signal) =>
-      resolveModelSource(entry.source, {
+    async resolve(entry, signal) {
+      const path = await resolveModelSource(entry.source, {
         folder: options.folder,
         signal,
         ...(options.onDownload ? { onDownload: (done: number, total: number) => options.onDownload?.(entry, done, total) } : {}),
-      }),
+      });
+      options.onResolved?.(entry, path);
+      return path;
+    },
     read(path) {
       // A file replaced since (a new download, a fixed copy) is read again.
       const stat = statSync(path);
@@ -77,7 +81,7 @@ export function hostLoader(options: HostLoaderOptions): Loader {
       }
       return file;
     },
-    estimate: (entry, file, room) => estimate(file, options.llama, estimateSettings(options, settingsOf(options.engine, entry)), room),
+    estimate: (entry, file, room) => estimate(file, options.llama, estimateSettings(options.llama, settingsOf(options.engine, entry)), room),
     load(entry, path, estimated, onProgress, signal) {
       const settings = settingsOf(options.engine, entry);
       return loadModel({

@@ -168,8 +168,9 @@ export class ModelRegistry {
       if (this.draining || slot.estimate !== undefined || !isLocal(slot.entry)) continue;
       try {
         const file = await this.#options.loader.read(await this.#options.loader.resolve(slot.entry, this.#drain.signal));
+        const estimate = await this.#options.loader.estimate(slot.entry, file, await this.#room(slot));
+        slot.estimate ??= estimate;
         slot.fileBytes = file.fileBytes;
-        slot.estimate ??= await this.#options.loader.estimate(slot.entry, file, await this.#room(slot));
       } catch {
         // The load says why, in the model's status.
       }
