@@ -123,7 +123,8 @@ async function openRegistry(config: StartOptions): Promise<{ registry: ModelRegi
  * serving one model always did); `--preload` names are loaded in turn, a failure left in their status.
  */
 async function loadAtStart(registry: ModelRegistry, preload: readonly string[]): Promise<void> {
-  for (const name of preload) registry.view(name); // unknown names stop the start
+  const unknown = preload.find((name) => registry.catalogue.find(name) === undefined);
+  if (unknown !== undefined) throw new Error(`--preload ${unknown} is not in the catalogue (${registry.catalogue.names()})`);
   const [only, ...others] = registry.catalogue.entries;
   if (only !== undefined && others.length === 0) {
     await registry.load(only.name).catch(async (error: unknown) => {

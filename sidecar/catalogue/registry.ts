@@ -127,7 +127,8 @@ export class ModelRegistry {
   /** LoadModel: loads the model now (no-op when loaded) and answers once it is; the keep-alive counts from the load. */
   async load(name: string, options: AcquireOptions = {}): Promise<ModelView> {
     const slot = this.#slotNamed(name);
-    if (slot.status !== "loaded" && !this.draining) void this.#startLoad(slot, true).catch(() => undefined);
+    // Not abandoned when the callers waiting for it leave (an unloading model is loaded again by acquire).
+    if (slot.status !== "loaded" && slot.status !== "unloading" && !this.draining) void this.#startLoad(slot, true).catch(() => undefined);
     const lease = await this.acquire(slot.entry.name, options);
     lease.release();
     return slot.view();
