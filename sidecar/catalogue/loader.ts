@@ -1,16 +1,31 @@
-// The registry's work on this host (`hostLoader`): a catalogue entry's file resolved (a remote one
+// The registry's work on this host (`Loader`, `hostLoader`): a catalogue entry's file resolved (a remote one
 // downloaded at its first load), its header read once, its memory estimated with its preset over
 // the flags, its load through node-llama-cpp, and the free memory the budget is measured against.
 import { statSync } from "node:fs";
 import os from "node:os";
 import type { Llama } from "node-llama-cpp";
 import type { Embedder } from "../engine/llama/embeddings.js";
-import { embedderFor, flashAttentionOf, loadModel, threadCounts, type ModelOptions } from "../engine/llama/model.js";
+import { embedderFor, flashAttentionOf, loadModel, threadCounts, type LoadedModel, type ModelOptions } from "../engine/llama/model.js";
 import type { Bytes } from "./budget.js";
 import type { CatalogueEntry } from "./catalogue.js";
-import { estimate, readModelFile, type EstimateSettings, type ModelFile } from "./estimate.js";
+import { estimate, readModelFile, type Estimate, type EstimateSettings, type ModelFile } from "./estimate.js";
 import { resolveModelSource } from "./model-source.js";
-import type { Loader } from "./registry.js";
+import type { ModelLimits } from "./slot.js";
+
+/** What the registry does on the host: the parts that touch files, memory and llama.cpp. */
+export interface Loader {
+  /** The local GGUF of an entry (a remote one is downloaded now, once). */
+  resolve(entry: CatalogueEntry, signal: AbortSignal): Promise<string>;
+  /** The file's header, read once per path. */
+  read(path: string): Promise<ModelFile>;
+  /** What the entry will take; an "auto" context sized to `room`. */
+  estimate(entry: CatalogueEntry, file: ModelFile, room: Bytes): Promise<Estimate>;
+  load(entry: CatalogueEntry, path: string, estimate: Estimate, onProgress: (fraction: number) => void, signal: AbortSignal): Promise<LoadedModel>;
+  /** Free and total memory now. */
+  memory(): Promise<{ free: Bytes; total: Bytes }>;
+  /** The settings the entry loads with (its preset over the flags). */
+  limits(entry: CatalogueEntry): ModelLimits;
+}
 
 /** The engine settings every model shares (the flags), less what each load sets itself. */
 export type SharedModelOptions = Omit<ModelOptions, "modelPath" | "id" | "onProgress" | "loadSignal" | "sharedEmbedder" | "embeddingModelPath">;

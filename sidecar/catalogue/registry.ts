@@ -8,23 +8,9 @@ import type { LoadedModel } from "../engine/llama/model.js";
 import { decide, freeRoom, NO_BYTES, type Bytes, type Resident } from "./budget.js";
 import type { Catalogue, CatalogueEntry } from "./catalogue.js";
 import type { Estimate, ModelFile } from "./estimate.js";
-import { Slot, type ModelLimits, type ModelView } from "./slot.js";
+import type { Loader } from "./loader.js";
+import { Slot, type ModelView } from "./slot.js";
 import { Changes, until } from "./waiting.js";
-
-/** What the registry does on the host: the parts that touch files, memory and llama.cpp. */
-export interface Loader {
-  /** The local GGUF of an entry (a remote one is downloaded now, once). */
-  resolve(entry: CatalogueEntry, signal: AbortSignal): Promise<string>;
-  /** The file's header, read once per path. */
-  read(path: string): Promise<ModelFile>;
-  /** What the entry will take; an "auto" context sized to `room`. */
-  estimate(entry: CatalogueEntry, file: ModelFile, room: Bytes): Promise<Estimate>;
-  load(entry: CatalogueEntry, path: string, estimate: Estimate, onProgress: (fraction: number) => void, signal: AbortSignal): Promise<LoadedModel>;
-  /** Free and total memory now. */
-  memory(): Promise<{ free: Bytes; total: Bytes }>;
-  /** The settings the entry loads with (its preset over the flags). */
-  limits(entry: CatalogueEntry): ModelLimits;
-}
 
 export type RegistryEvent =
   | { readonly type: "loading"; readonly model: string }
@@ -273,10 +259,11 @@ export class ModelRegistry {
       if (this.draining) throw unavailable("the sidecar is shutting down");
       if (!slot.explicit && slot.waiters === 0) throw new Abandoned();
       const { free, total } = await this.#options.loader.memory();
-      const estimate = await this.#options.loader.estimate(slot.entry, file, await this.#room(slot));
-      slot.estimate = estimate;
-      const residents = this.#residents(slot);
       const reserved = this.#options.reserved ?? NO_BYTES;
+      const estimate = await this.#options.loader.estimate(slot.entry, file, freeRoom(free, total, this.#residents(slot), reserved));
+      slot.estimate = estimate;
+      // The residents again: others may have loaded or unloaded while this one estimated.
+      const residents = this.#residents(slot);
       const decision = decide({
         candidate: { name: slot.entry.name, need: estimate.need },
         residents,
@@ -337,12 +324,19 @@ export class ModelRegistry {
     slot.stopKeepAlive();
     slot.unloading = (async () => {
       while (slot.leases > 0) await this.#changes.next();
-      await slot.loaded?.dispose();
-      this.#record({ type: "unloaded", model: slot.entry.name, why });
-    })().finally(() => {
-      Object.assign(slot, { loaded: undefined, unloading: undefined, status: "available" });
-      this.#changed();
-    });
+      try {
+        await slot.loaded?.dispose();
+      } finally {
+        this.#record({ type: "unloaded", model: slot.entry.name, why });
+      }
+    })()
+      .catch(() => {
+        // A model that fails to free itself is gone from the catalogue's view all the same.
+      })
+      .finally(() => {
+        Object.assign(slot, { loaded: undefined, unloading: undefined, status: "available" });
+        this.#changed();
+      });
     return slot.unloading;
   }
 
