@@ -77,6 +77,52 @@ describe("--models-max 1", () => {
   });
 });
 
+describe("a load that waits for room", () => {
+  it("waits for the busy model's stream to end (never unloaded under it); a request that leaves drops out, one that stays is answered", async () => {
+    const sidecar = await startCatalogue(["random-60m", "tools"], { modelsMax: 1, keepAliveSeconds: 600 });
+    try {
+      const client = clientsFor(sidecar.url).grpc;
+      const stream = client.generate({ model: "random-60m", input: { case: "prompt", value: "Hello" }, maxTokens: 40 })[Symbol.asyncIterator]();
+      await stream.next();
+      const leaving = new AbortController();
+      const waiting = ask(client, "tools", "tools", {}).catch((e: unknown) => e);
+      const gone = client.tokenize({ model: "tools", input: { case: "text", value: "x" } }, { signal: leaving.signal }).catch((e: unknown) => e);
+      await expect.poll(async () => (await statuses(client)).tools, { timeout: 10_000, interval: 50 }).toBe("LOADING");
+      leaving.abort();
+      expect(await gone).toBeInstanceOf(ConnectError);
+      let last: unknown;
+      for (let next = await stream.next(); next.done !== true; next = await stream.next()) last = next.value.event.value;
+      expect(last).toMatchObject({ reason: FinishReason.LENGTH, completionTokens: 40 });
+      // The request still waiting is answered once the stream ends; the one that left asked for nothing.
+      expect(answer((await waiting) as never).text).toBe(TOOLS_ANSWER);
+      expect(mostLoadedAtOnce(sidecar.registry.history)).toBe(1);
+      expect(loadsOf(sidecar.registry.history, "tools")).toBe(1);
+    } finally {
+      await sidecar.stop();
+    }
+  });
+
+  it("with no request left waiting, is given up: the model stays available", async () => {
+    const sidecar = await startCatalogue(["random-60m", "tools"], { modelsMax: 1, keepAliveSeconds: 600 });
+    try {
+      const client = clientsFor(sidecar.url).grpc;
+      const stream = client.generate({ model: "random-60m", input: { case: "prompt", value: "Hello" }, maxTokens: 40 })[Symbol.asyncIterator]();
+      await stream.next();
+      const leaving = new AbortController();
+      const gone = client.tokenize({ model: "tools", input: { case: "text", value: "x" } }, { signal: leaving.signal }).catch((e: unknown) => e);
+      await expect.poll(async () => (await statuses(client)).tools, { timeout: 10_000, interval: 50 }).toBe("LOADING");
+      leaving.abort();
+      expect(await gone).toBeInstanceOf(ConnectError);
+      await expect.poll(async () => (await statuses(client)).tools, { timeout: 10_000, interval: 50 }).toBe("AVAILABLE");
+      while ((await stream.next()).done !== true);
+      expect(await statuses(client)).toEqual({ "random-60m": "LOADED", tools: "AVAILABLE" });
+      expect(loadsOf(sidecar.registry.history, "tools")).toBe(0);
+    } finally {
+      await sidecar.stop();
+    }
+  });
+});
+
 describe("stop()", () => {
   it("drains with several models loaded: the stream in progress ends in full, new calls are refused, every model is freed", async () => {
     const sidecar = await startCatalogue(["demo", "tools", "random-60m"], { drainMs: 60_000 });
