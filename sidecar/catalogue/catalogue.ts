@@ -57,7 +57,7 @@ function sourcesOf(sources: CatalogueSources, list: (folder: string) => string[]
   const taken = new Set(explicit.map((e) => e.name));
   const folder = sources.serveFolder ? list(sources.folder).filter((name) => !taken.has(name)) : [];
   const all = [...explicit, ...folder.map((name) => ({ name, source: path.join(sources.folder, `${name}.gguf`) }))];
-  if (all.length === 0 && sources.fallback !== undefined) return [{ name: nameOf(sources.fallback), source: sources.fallback }];
+  if (all.length === 0 && sources.fallback !== undefined) return [{ name: sources.modelId ?? nameOf(sources.fallback), source: sources.fallback }];
   if (all.length === 0) throw new Error(`no model to serve: --models-dir ${sources.folder} holds no .gguf file`);
   return all;
 }

@@ -89,7 +89,8 @@ export class ModelRegistry {
   async acquire(name: string, options: AcquireOptions = {}): Promise<Lease> {
     if (this.draining) throw unavailable("the sidecar is shutting down");
     const slot = this.#slotFor(name);
-    if (options.keepAliveSeconds !== undefined) slot.keepAliveSeconds = options.keepAliveSeconds;
+    // Any negative value keeps the model loaded; ModelInfo says -1.
+    if (options.keepAliveSeconds !== undefined) slot.keepAliveSeconds = Math.max(-1, options.keepAliveSeconds);
     while (slot.status !== "loaded") {
       // Those that would get a sequence and those that would queue for one.
       const limits = slot.limits;

@@ -67,6 +67,7 @@ describe("buildCatalogue", () => {
   it("leaves the default folder's files out unless it was given; with nothing given, the fallback (the demo model) alone", () => {
     expect(buildCatalogue(sources({ models: ["x.gguf"] }), folder(["a", "b"])).entries.map((e) => e.name)).toEqual(["x"]);
     expect(buildCatalogue(sources({ fallback: "models/demo.gguf" }), folder(["a", "b"])).entries.map((e) => e.name)).toEqual(["demo"]);
+    expect(buildCatalogue(sources({ fallback: "models/demo.gguf", modelId: "local" })).entries.map((e) => e.name)).toEqual(["local"]);
     expect(() => buildCatalogue(sources({ serveFolder: true }), folder([]))).toThrow("no model to serve: --models-dir models holds no .gguf file");
   });
 
