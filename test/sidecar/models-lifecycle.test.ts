@@ -1,9 +1,14 @@
 // A catalogued model's life on a real sidecar: --keep-alive unloads it once idle (ListModels and
 // the memory gauge show it) and the next request loads it again; a request's keep_alive overrides
 // it; --models-max 1 with two models alternating never holds both and never fails a request (the
-// registry's own log says so); stop() drains with several models loaded; the process's start line
-// lists the catalogue.
+// registry's own log says so); a load waiting for a busy model's room; stop() drains with several
+// models loaded; the process's start line lists the catalogue, and a bad presets file stops it.
 import { Code, ConnectError } from "@connectrpc/connect";
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { FinishReason } from "../../proto/gen/inference/v1/inference_pb.js";
 import { modelPath } from "../../gguf/models.js";
@@ -171,4 +176,19 @@ describe("the sidecar process", () => {
       started.child.kill("SIGTERM");
     }
   }, 60_000);
+
+  it("refuses a presets file with an unknown key, naming it, before anything loads", async () => {
+    const file = join(mkdtempSync(join(tmpdir(), "presets-")), "presets.json");
+    writeFileSync(file, JSON.stringify({ demo: { contextSize: 512, ctx: 4 } }));
+    const child = spawn(process.execPath, ["--import", "tsx", "sidecar/main.ts", "--model", modelPath("demo"), "--models-preset", file], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stderr = "";
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    const [code] = await once(child, "exit");
+    expect(code).toBe(1);
+    expect(stderr).toContain(
+      `sidecar: --models-preset ${file}: "demo" has an unknown key "ctx" (known: model, contextSize, sequences, chatTemplate, gpuLayers, alias)`,
+    );
+  });
 });
