@@ -1,6 +1,6 @@
 // Many models on one sidecar, over real gRPC and gRPC-Web with real generated models: a catalogue
 // of three listed before any load and each answering by name once loaded on demand; unknown names,
-// aliases and --default-model; one model answering any name; concurrent first requests loading once;
+// aliases, --default-model and a preset's chat template; one model answering any name; concurrent first requests loading once;
 // a corrupt file failing alone with ModelLoadFailed; LoadModel and UnloadModel; one shared
 // --embedding-model (docs/decisions.md, "Many models on one sidecar").
 import { Code, ConnectError } from "@connectrpc/connect";
@@ -8,7 +8,7 @@ import { copyFileSync, mkdtempSync, readFileSync, statSync, writeFileSync } from
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { FinishReason, ModelLoadFailedSchema, ModelStatus } from "../../proto/gen/inference/v1/inference_pb.js";
+import { FinishReason, ModelLoadFailedSchema, ModelStatus, Role } from "../../proto/gen/inference/v1/inference_pb.js";
 import { modelPath } from "../../gguf/models.js";
 import type { RunningSidecar } from "../../sidecar/server.js";
 import { THINK_REASONING, TOOLS_ANSWER } from "../support/scripted.js";
@@ -101,6 +101,20 @@ describe("names", () => {
         ["demo", []],
         ["tools", ["helper"]],
       ]);
+    } finally {
+      await sidecar.stop();
+    }
+  });
+
+  it("a preset's chat template replaces the file's: a wrapper name or a Jinja template", async () => {
+    const jinja = "{% for message in messages %}{{ message.content }}{% endfor %}";
+    const sidecar = await startCatalogue(["demo", "tools"], {}, { presets: { tools: { chatTemplate: "chatML" }, demo: { chatTemplate: jinja } } });
+    try {
+      const client = clientsFor(sidecar.url).grpc;
+      const [demo, tools] = await Promise.all([client.loadModel({ model: "demo" }), client.loadModel({ model: "tools" })]);
+      expect([demo.chatTemplate, tools.chatTemplate]).toEqual(["JinjaTemplate", "ChatML"]);
+      const { tokens } = await client.tokenize({ model: "demo", input: { case: "chat", value: { messages: [{ role: Role.USER, content: "Hi" }] } } });
+      expect((await client.detokenize({ model: "demo", tokens })).text).toContain("Hi");
     } finally {
       await sidecar.stop();
     }
