@@ -1,8 +1,9 @@
 // Many models on one sidecar, over real gRPC and gRPC-Web with real generated models: a catalogue
 // of three listed before any load and each answering by name once loaded on demand; unknown names,
-// aliases, --default-model and a preset's chat template; one model answering any name; concurrent first requests loading once;
-// a corrupt file failing alone with ModelLoadFailed; LoadModel and UnloadModel; one shared
-// --embedding-model (docs/decisions.md, "Many models on one sidecar").
+// aliases, --default-model and a preset's chat template; one model answering any name; concurrent
+// first requests loading once; a corrupt file failing alone with ModelLoadFailed; a model too big
+// for the memory budget; LoadModel and UnloadModel; one shared --embedding-model
+// (docs/decisions.md, "Many models on one sidecar").
 import { Code, ConnectError } from "@connectrpc/connect";
 import { copyFileSync, mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
