@@ -1570,8 +1570,9 @@ export type ModelInfo = Message<"inference.v1.ModelInfo"> & {
   failure: string;
 
   /**
-   * When loaded: host and GPU memory the model and its contexts take, in bytes; otherwise the
-   * estimate its load is measured against.
+   * Host and GPU memory the model and its contexts take, in bytes: node-llama-cpp's estimate from
+   * the file's header for the settings its load is measured against (an "auto" context: the size
+   * the memory budget allows); 0 before the file was read.
    *
    * @generated from field: uint64 memory_bytes = 23;
    */
