@@ -21,7 +21,7 @@ export type SlotStatus = "available" | "loading" | "loaded" | "unloading" | "fai
 export interface ModelView {
   readonly entry: CatalogueEntry;
   readonly limits: ModelLimits;
-  /** An unloading model is still "loaded" until its memory is freed. */
+  /** An unloading model is still "loaded" until its memory is freed (without `loaded`). */
   readonly status: "available" | "loading" | "loaded" | "failed";
   /** While loading: 0..1. */
   readonly progress: number;
@@ -111,7 +111,8 @@ export class Slot {
       status: this.status === "unloading" ? "loaded" : this.status,
       progress: this.status === "loading" ? this.progress : this.status === "available" || this.status === "failed" ? 0 : 1,
       failure: this.status === "failed" ? this.failure : "",
-      loaded: this.loaded,
+      // An unloading model's objects are being freed: nothing may read them.
+      loaded: this.status === "unloading" ? undefined : this.loaded,
       estimate: this.estimate,
       fileBytes: this.fileBytes,
       keepAliveSeconds: this.keepAliveSeconds,

@@ -60,6 +60,29 @@ describe("--keep-alive", () => {
   });
 });
 
+describe("a model being unloaded", () => {
+  it("is listed as loaded until it is freed, and ListModels never reads its freed objects", async () => {
+    const sidecar = await startCatalogue(["demo", "random-60m"]);
+    try {
+      const client = clientsFor(sidecar.url)["grpc-web"];
+      const seen = new Set<string>();
+      // Each request unloads its model as it ends; ListModels is asked at once, again and again,
+      // so that some calls land while the model's objects are being freed.
+      for (let round = 0; round < 10; round++) {
+        await ask(client, "random-60m", "random-60m", { keepAliveSeconds: 0 });
+        for (let i = 0; i < 10; i++) {
+          const statusOf = (await statuses(client))["random-60m"];
+          if (statusOf !== undefined) seen.add(statusOf);
+        }
+      }
+      expect([...seen].every((s) => s === "LOADED" || s === "AVAILABLE")).toBe(true);
+      expect(seen.has("AVAILABLE")).toBe(true);
+    } finally {
+      await sidecar.stop();
+    }
+  });
+});
+
 describe("--models-max 1", () => {
   it("two models alternating: never both loaded, no request fails, one by one or all at once", async () => {
     const sidecar = await startCatalogue(["demo", "tools"], { modelsMax: 1, keepAliveSeconds: 600 });
