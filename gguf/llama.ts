@@ -59,9 +59,10 @@ export interface LlamaShape {
 /**
  * Architectures whose graph is the llama one for this project's tensors. `qwen2` differs only in
  * its RoPE layout (NEOX: dimension i pairs with i + n/2, not with i + 1), and node-llama-cpp
- * considers its Qwen chat wrapper only for Qwen architectures.
+ * considers its Qwen chat wrapper only for Qwen architectures. `qwen3` adds a norm of queries and
+ * keys per head (rerank.ts) and is the one llama-like architecture whose graph takes a ranking head.
  */
-export type Architecture = "llama" | "qwen2";
+export type Architecture = "llama" | "qwen2" | "qwen3";
 
 /** The metadata of a llama model with this project's tokenizer settings. */
 export function llamaMetadata(

@@ -9,6 +9,7 @@ import { isAbsolute, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { CHATML_TEMPLATE } from "./llama.js";
 import { buildRandomModel, RANDOM_60M, RANDOM_850M, RANDOM_TINY } from "./random.js";
+import { buildRerankModel, RERANK_SPEC } from "./rerank.js";
 import { buildContextualModel, buildScriptedModel, type ContextualSpec, type ScriptedSpec } from "./scripted.js";
 import { TOOLS_TEMPLATE } from "./tools-template.js";
 import { writeGguf, type GgufFile } from "./writer.js";
@@ -186,6 +187,7 @@ export const CATALOGUE = {
     build: () => buildContextualModel(AGENT_SPEC).file,
   },
   "random-tiny": { description: "random weights, ~1 MB", byDefault: true, build: () => buildRandomModel(RANDOM_TINY).file },
+  rerank: { description: "random-weight reranker (Qwen3 layout, ranking head), ~0.6 MB", byDefault: true, build: () => buildRerankModel(RERANK_SPEC).file },
   "random-60m": { description: "random weights, 60M parameters F16, ~120 MB", byDefault: false, build: () => buildRandomModel(RANDOM_60M).file },
   "random-850m": {
     description: "random weights, 852M parameters F16, ~1.7 GB (the benchmark's larger model)",
@@ -195,15 +197,15 @@ export const CATALOGUE = {
 } as const satisfies Record<string, CatalogueEntry>;
 
 export type ModelName = keyof typeof CATALOGUE;
-export type DefaultModelName = "demo" | "scripted" | "tools" | "random-tiny";
+export type DefaultModelName = "demo" | "scripted" | "tools" | "random-tiny" | "rerank";
 export const MODEL_NAMES = Object.keys(CATALOGUE) as ModelName[];
-export const DEFAULT_MODELS: readonly DefaultModelName[] = ["demo", "scripted", "tools", "random-tiny"];
+export const DEFAULT_MODELS: readonly DefaultModelName[] = ["demo", "scripted", "tools", "random-tiny", "rerank"];
 
 export const isModelName = (name: string): name is ModelName => Object.hasOwn(CATALOGUE, name);
 
 /** The project root (this file is gguf/models.ts). */
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
-const SOURCES = ["writer.ts", "llama.ts", "scripted.ts", "random.ts", "models.ts", "tools-template.ts"];
+const SOURCES = ["writer.ts", "llama.ts", "scripted.ts", "random.ts", "rerank.ts", "models.ts", "tools-template.ts"];
 
 /** Relative directories are taken from the project root, so the cwd does not matter. */
 export const resolveModelDir = (dir: string): string => (isAbsolute(dir) ? dir : resolve(ROOT, dir));

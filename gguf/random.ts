@@ -107,7 +107,7 @@ export function randomVocab(size: number): VocabEntry[] {
 }
 
 /** Uniform values with the given standard deviation. */
-function randomTensor(slot: TensorSlot, type: "F32" | "F16", std: number, next: () => number): Tensor {
+export function randomTensor(slot: TensorSlot, type: "F32" | "F16", std: number, next: () => number): Tensor {
   const n = sizeOf(slot.shape);
   const a = std * Math.sqrt(3);
   const scale = (2 * a) / 0x100000000;

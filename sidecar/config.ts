@@ -11,7 +11,6 @@ type EngineSettings =
   | "threadsBatch"
   | "engine"
   | "sequences"
-  | "contextSize"
   | "maxQueue"
   | "queueTimeoutMs"
   | "embeddingContextSize"
@@ -22,11 +21,28 @@ type EngineSettings =
   | "flashAttention";
 
 export interface SidecarConfig extends Pick<ModelOptions, EngineSettings> {
-  /** A GGUF path, a name in `modelsDir`, or a remote model (model-source.ts); undefined serves the embedded demo model. */
-  readonly model: string | undefined;
+  /** Tokens per sequence, or "auto" (sized by memory). */
+  readonly contextSize: number | "auto";
+  /**
+   * Every `--model`: a GGUF path, a name in `modelsDir`, or a remote model (catalogue/model-source.ts).
+   * None (and no other source of models): the embedded demo model.
+   */
+  readonly models: readonly string[];
   /** Where models are named from and downloaded to. */
   readonly modelsDir?: string;
+  /** Whether `--models-dir` was given explicitly: then every `.gguf` in it is in the catalogue. */
+  readonly serveModelsDir?: boolean;
+  /** `--models-preset`: the presets file (catalogue/presets.ts). */
+  readonly modelsPreset?: string | undefined;
   readonly modelId: string | undefined;
+  /** `--keep-alive` seconds (-1: never); unset: 300, or never with one model in the catalogue. */
+  readonly keepAliveSeconds?: number | undefined;
+  /** `--models-max`: models loaded at once. */
+  readonly modelsMax?: number;
+  /** `--preload`: models loaded at start. */
+  readonly preload?: readonly string[];
+  /** `--default-model`: the model that serves names the catalogue does not know. */
+  readonly defaultModel?: string | undefined;
   /** A separate GGUF for embeddings (resolved like `model`); none: the served model embeds. */
   readonly embeddingModel?: string | undefined;
   readonly host: string;
@@ -54,10 +70,41 @@ const options = {
     type: "string",
     env: "MODEL",
     help:
-      "GGUF file, a name in --models-dir, hf:<user>/<repo>/<file>.gguf or an https URL (downloaded once into --models-dir); " +
-      "default: the embedded demo model",
+      "GGUF file, a name in --models-dir, hf:<user>/<repo>/<file>.gguf or an https URL (downloaded once into --models-dir, at its " +
+      "first load); repeat the flag (MODEL: comma-separated) to serve several; default: the embedded demo model",
   },
-  "models-dir": { type: "string", env: "MODELS_DIR", default: "models", help: "where models are named from and downloaded to" },
+  "models-dir": {
+    type: "string",
+    env: "MODELS_DIR",
+    default: "models",
+    help: "where models are named from and downloaded to; when given (flag or variable), every .gguf in it is served too, by its file name",
+  },
+  "models-preset": {
+    type: "string",
+    env: "MODELS_PRESET",
+    help:
+      "JSON file of per-model options keyed by model name: model (a source: adds it), contextSize, sequences, chatTemplate, gpuLayers, " +
+      'alias (docs/contract.md, "Model catalogue (sidecar)")',
+  },
+  "default-model": { type: "string", env: "DEFAULT_MODEL", help: "with several models, the one that serves names the catalogue does not know (else 404)" },
+  "keep-alive": {
+    type: "string",
+    env: "KEEP_ALIVE",
+    help:
+      "seconds a model stays loaded after its last request (0: unloaded at once, -1: never; a request's keep_alive overrides it); " +
+      "default: 300, or never with one model in the catalogue",
+  },
+  "models-max": {
+    type: "string",
+    env: "MODELS_MAX",
+    default: "3",
+    help: "models loaded at once; the least recently used idle one is unloaded to load another",
+  },
+  preload: {
+    type: "string",
+    env: "PRELOAD",
+    help: "models to load at start (comma-separated names); with one model in the catalogue it is always loaded at start",
+  },
   "embedding-model": {
     type: "string",
     env: "EMBEDDING_MODEL",
@@ -108,7 +155,7 @@ const options = {
     type: "string",
     env: "EMBEDDING_CONTEXT_SIZE",
     default: "8192",
-    help: "tokens one embedding input may hold (capped by the model's trained context)",
+    help: "tokens one embedding input, or one rerank query and document, may hold (capped by the model's trained context)",
   },
   "max-queue": { type: "string", env: "MAX_QUEUE", default: "64", help: "requests that may wait for a sequence; more get RESOURCE_EXHAUSTED (HTTP 429)" },
   "queue-timeout-ms": { type: "string", env: "QUEUE_TIMEOUT_MS", default: "60000", help: "longest wait for a sequence (then DEADLINE_EXCEEDED, HTTP 504)" },
@@ -224,21 +271,61 @@ function checkExposure(host: string, token: string | undefined, insecure: string
   }
 }
 
-/** Flags win over environment variables, which win over defaults. */
-export function readConfig(argv: readonly string[], env: NodeJS.ProcessEnv): SidecarConfig {
-  const { values } = parseArgs({
-    args: [...argv],
-    options: Object.fromEntries(Object.entries(options).map(([k, o]) => [k, { type: o.type }])),
-    allowPositionals: false,
-  });
-  const get = (name: keyof typeof options): string | undefined => {
+/** Flags that may be given more than once. */
+const REPEATED: readonly string[] = ["model", "preload"];
+
+type Values = Record<string, string | boolean | (string | boolean)[] | undefined>;
+
+/** A setting's value: the flag, else its variable (an empty one counts as unset), else its default. */
+function reader(values: Values, env: NodeJS.ProcessEnv): (name: keyof typeof options) => string | undefined {
+  return (name) => {
     const flag = values[name];
     if (typeof flag === "string") return flag;
+    if (Array.isArray(flag)) return flag.join(",");
     const o = options[name];
     const fromEnv = env[o.env];
     if (fromEnv !== undefined && fromEnv !== "") return fromEnv;
     return "default" in o ? o.default : undefined;
   };
+}
+
+/** The catalogue's settings (docs/decisions.md, "Many models on one sidecar"). */
+function catalogueSettings(values: Values, env: NodeJS.ProcessEnv, get: ReturnType<typeof reader>): Partial<SidecarConfig> & Pick<SidecarConfig, "models"> {
+  // Each --model flag is one source (a path may hold a comma); MODEL separates several with commas.
+  const flags = values["model"];
+  const models = Array.isArray(flags) ? flags.map(String) : splitList(get("model"));
+  const keepAlive = get("keep-alive");
+  if (keepAlive !== undefined && !/^-?\d+$/.test(keepAlive))
+    throw new Error(`--keep-alive must be a number of seconds (0: at once, -1: never), got "${keepAlive}"`);
+  const seconds = keepAlive === undefined ? undefined : Number(keepAlive);
+  if (seconds !== undefined && seconds < -1) throw new Error(`--keep-alive must be -1 (never) or a number of seconds, got "${keepAlive}"`);
+  return {
+    models,
+    modelsDir: get("models-dir") ?? "models",
+    serveModelsDir: values["models-dir"] !== undefined || (env["MODELS_DIR"] ?? "") !== "",
+    modelsPreset: get("models-preset"),
+    keepAliveSeconds: seconds,
+    modelsMax: positiveInt("models-max", get("models-max") ?? "3"),
+    preload: splitList(get("preload")),
+    defaultModel: get("default-model"),
+  };
+}
+
+function splitList(raw: string | undefined): string[] {
+  return (raw ?? "")
+    .split(",")
+    .map((item) => item.trim())
+    .filter((item) => item !== "");
+}
+
+/** Flags win over environment variables, which win over defaults. */
+export function readConfig(argv: readonly string[], env: NodeJS.ProcessEnv): SidecarConfig {
+  const { values } = parseArgs({
+    args: [...argv],
+    options: Object.fromEntries(Object.entries(options).map(([k, o]) => [k, { type: o.type, multiple: REPEATED.includes(k) }])),
+    allowPositionals: false,
+  });
+  const get = reader(values, env);
   const host = get("host") ?? "127.0.0.1";
   const token = get("token");
   checkExposure(host, token, get("insecure") ?? "false");
@@ -248,8 +335,7 @@ export function readConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Sid
   const engine = get("engine") ?? "auto";
   if (!ENGINE_CHOICES.includes(engine as EngineChoice)) throw new Error(`--engine must be one of ${ENGINE_CHOICES.join(", ")}, got "${engine}"`);
   return {
-    model: get("model"),
-    modelsDir: get("models-dir") ?? "models",
+    ...catalogueSettings(values, env, get),
     modelId: get("model-id"),
     embeddingModel: get("embedding-model"),
     host,

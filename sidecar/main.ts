@@ -1,73 +1,135 @@
-// The sidecar process: config, the model to serve (the demo model when none is given), a progress
-// line, bind, SIGTERM drain.
+// The sidecar process: config, the catalogue of models (the demo model when none is given), a
+// progress line, the start line with the catalogue, load and unload lines, SIGTERM drain.
 import { getPriority } from "node:os";
 import { ensureModels } from "../gguf/models.js";
-import { readConfig, usage } from "./config.js";
+import { readConfig, usage, type SidecarConfig } from "./config.js";
 import { describeGpu } from "./engine/llama/gpu.js";
-import { isRemoteModel, modelsInFolder, resolveModelSource } from "./model-source.js";
-import { startSidecar } from "./server.js";
+import { buildCatalogue, type Catalogue } from "./catalogue/catalogue.js";
+import { isRemoteModel, modelsInFolder, resolveModelSource } from "./catalogue/model-source.js";
+import { readPresets } from "./catalogue/presets.js";
+import type { RegistryEvent } from "./catalogue/registry.js";
+import { startSidecar, type RunningSidecar } from "./server.js";
 
-/** The GGUF file to serve: MODEL resolved (a download shows its progress), else the demo model. */
-async function modelToServe(model: string | undefined, folder: string): Promise<string> {
-  const present = modelsInFolder(folder);
-  if (present.length > 0) console.error(`sidecar: models in ${folder}: ${present.join(", ")} (MODEL=<name> serves one)`);
-  if (model === undefined) {
-    const demo = (await ensureModels(folder, ["demo"])).demo;
-    console.error(`sidecar: no MODEL given, serving the embedded demo model (${demo}); run MODEL=/path/to/model.gguf npm start to serve a real one`);
-    return demo;
+/** The catalogue the flags describe; with nothing given, the demo model alone (written if missing). */
+async function catalogueFor(config: SidecarConfig): Promise<Catalogue> {
+  const folder = config.modelsDir ?? "models";
+  const presets = config.modelsPreset === undefined ? undefined : readPresets(config.modelsPreset);
+  const sources = {
+    models: config.models,
+    modelId: config.modelId,
+    folder,
+    serveFolder: config.serveModelsDir ?? false,
+    presets,
+    defaultModel: config.defaultModel,
+  };
+  const given = config.models.length > 0 || sources.serveFolder || Object.values(presets ?? {}).some((p) => p.model !== undefined);
+  if (!sources.serveFolder) {
+    const present = modelsInFolder(folder);
+    if (present.length > 0)
+      console.error(`sidecar: models in ${folder}: ${present.join(", ")} (MODEL=<name> serves one; MODELS_DIR=${folder} serves them all)`);
   }
-  return resolveShowingProgress(model, folder);
+  if (given) return buildCatalogue(sources);
+  const demo = (await ensureModels(folder, ["demo"])).demo;
+  console.error(`sidecar: no MODEL given, serving the embedded demo model (${demo}); run MODEL=/path/to/model.gguf npm start to serve a real one`);
+  return buildCatalogue({ ...sources, fallback: demo });
+}
+
+/** A download's progress on one line, redrawn as it goes. */
+function downloadLine(model: string): (done: number, total: number) => void {
+  let shown = -1;
+  return (done, total) => {
+    const percent = total > 0 ? Math.floor((done / total) * 100) : 0;
+    if (percent === shown) return;
+    shown = percent;
+    process.stderr.write(`\rsidecar: downloading ${model} ${percent}% (${(done / 2 ** 20).toFixed(0)} of ${(total / 2 ** 20).toFixed(0)} MiB)`);
+    if (percent === 100) process.stderr.write("\n");
+  };
 }
 
 /** A path, a name in the models folder, or a remote model downloaded once (with a progress line). */
 async function resolveShowingProgress(model: string, folder: string): Promise<string> {
   if (!isRemoteModel(model)) return resolveModelSource(model, { folder });
-  let shown = -1;
-  const path = await resolveModelSource(model, {
-    folder,
-    onDownload: (done, total) => {
-      const percent = total > 0 ? Math.floor((done / total) * 100) : 0;
-      if (percent === shown) return;
-      shown = percent;
-      process.stderr.write(`\rsidecar: downloading ${model} ${percent}% (${(done / 2 ** 20).toFixed(0)} of ${(total / 2 ** 20).toFixed(0)} MiB)`);
-    },
-  });
-  if (shown !== -1) process.stderr.write("\n");
+  const path = await resolveModelSource(model, { folder, onDownload: downloadLine(model) });
   console.error(`sidecar: ${model} is ${path}`);
   return path;
 }
 
-/** The sidecar process: config, model load with a progress line, bind, SIGTERM drain. */
+/** One line per load, unload and failure once the sidecar serves (no request content, names only). */
+function eventLine(event: RegistryEvent): string {
+  switch (event.type) {
+    case "loading":
+      return `sidecar: loading ${event.model}`;
+    case "loaded":
+      return `sidecar: loaded ${event.model} in ${event.ms} ms`;
+    case "unloaded":
+      return `sidecar: unloaded ${event.model} (${event.why})`;
+    case "failed":
+      return `sidecar: ${event.model} failed to load: ${event.reason}`;
+  }
+}
+
+/** The sidecar process: config, catalogue, loads at start with a progress line, bind, SIGTERM drain. */
 async function main(): Promise<void> {
   if (process.argv.includes("--help")) {
     console.log(usage());
     return;
   }
   const config = readConfig(process.argv.slice(2), process.env);
-  const model = await modelToServe(config.model, config.modelsDir ?? "models");
-  const embeddingModel = config.embeddingModel === undefined ? undefined : await resolveShowingProgress(config.embeddingModel, config.modelsDir ?? "models");
-  let lastShown = -1;
+  const catalogue = await catalogueFor(config);
+  const folder = config.modelsDir ?? "models";
+  const embeddingModel = config.embeddingModel === undefined ? undefined : await resolveShowingProgress(config.embeddingModel, folder);
+  let started = false;
+  const downloads = new Map<string, (done: number, total: number) => void>();
+  const paths = new Map<string, string>();
+  let lastShown = "";
   const sidecar = await startSidecar({
     ...config,
-    model,
+    catalogue,
     embeddingModel,
-    onProgress: (fraction) => {
-      const percent = Math.floor(fraction * 100);
-      if (percent === lastShown) return;
-      lastShown = percent;
-      process.stderr.write(`\rsidecar: loading ${model} ${percent}%`);
+    onProgress: (fraction, model) => {
+      const line = `\rsidecar: loading ${paths.get(model) ?? model} ${Math.floor(fraction * 100)}%`;
+      if (started || line === lastShown) return;
+      lastShown = line;
+      process.stderr.write(line);
+    },
+    onEvent: (event) => {
+      if (started || event.type === "failed") console.error(eventLine(event));
+    },
+    onDownload: (entry, done, total) => {
+      if (!downloads.has(entry.name)) downloads.set(entry.name, downloadLine(entry.source));
+      downloads.get(entry.name)?.(done, total);
+    },
+    onResolved: (entry, path) => {
+      if (!paths.has(entry.name) && isRemoteModel(entry.source)) console.error(`sidecar: ${entry.source} is ${path}`);
+      paths.set(entry.name, path);
     },
   });
-  process.stderr.write("\n");
+  started = true;
+  if (lastShown !== "") process.stderr.write("\n");
+  startLines(config, sidecar);
+  drainOnSignals(config, sidecar);
+}
+
+/** The catalogue (name, status), the first loaded model's settings, and where the sidecar listens. */
+function startLines(config: SidecarConfig, sidecar: RunningSidecar): void {
+  const views = sidecar.registry.list();
+  const listed = views.map((v) => `${v.entry.name} (${v.status}${v.failure === "" ? "" : `: ${v.failure}`})`).join(", ");
+  const keepAlive = views[0]?.keepAliveSeconds ?? -1;
+  const policy = views.length > 1 ? `; unloaded after ${keepAlive < 0 ? "never" : `${keepAlive} s idle`}, at most ${config.modelsMax} loaded` : "";
+  console.error(`sidecar: catalogue of ${views.length}: ${listed}${policy}`);
   const [first] = sidecar.models;
-  if (first !== undefined) console.error(`sidecar: ${contextChoice(config.contextSize, first.contextSize, first.trainedContextSize)}`);
-  console.error(
-    `sidecar: serving ${first?.id} (${config.sequences} sequences × ${first?.contextSize} tokens, ${first?.threads} threads, ` +
-      `${first?.threadsBatch} for batches of ${first?.batchThreadsFrom}+ tokens, ` +
-      `${first?.llama.buildType} llama.cpp, flash attention ${first?.context.flashAttention === true ? "on" : "off"}, ` +
-      `${first === undefined ? "" : describeGpu(first.gpu)}, nice ${getPriority()}) ` +
-      `on ${sidecar.url} (native gRPC and gRPC-Web)`,
-  );
+  const where = `on ${sidecar.url} (native gRPC and gRPC-Web)`;
+  if (first === undefined) {
+    console.error(`sidecar: serving ${views.length} models, each loaded by its first request, ${where}`);
+  } else {
+    console.error(`sidecar: ${contextChoice(config.contextSize, first.contextSize, first.trainedContextSize)}`);
+    console.error(
+      `sidecar: serving ${first.id} (${first.pool.size} sequences × ${first.contextSize} tokens, ${first.threads} threads, ` +
+        `${first.threadsBatch} for batches of ${first.batchThreadsFrom}+ tokens, ` +
+        `${first.llama.buildType} llama.cpp, flash attention ${first.context.flashAttention === true ? "on" : "off"}, ` +
+        `${describeGpu(first.gpu)}, nice ${getPriority()}) ${where}`,
+    );
+  }
   if (sidecar.metricsPort !== undefined)
     console.error(`sidecar: GET /metrics and /healthz without the token on http://${config.metricsHost}:${sidecar.metricsPort}`);
   if (first !== undefined && first.llama.buildType !== "localBuild" && first.llama.gpu === false) {
@@ -76,6 +138,9 @@ async function main(): Promise<void> {
         "this host (sidecar/native/README.md)",
     );
   }
+}
+
+function drainOnSignals(config: SidecarConfig, sidecar: RunningSidecar): void {
   let signals = 0;
   const onSignal = (name: string): void => {
     signals++;

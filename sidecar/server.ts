@@ -1,18 +1,24 @@
-// `startSidecar`: loads the models, binds one port for native gRPC, gRPC-Web and the plain
-// endpoints, and stops with a drain.
+// `startSidecar`: opens the catalogue of models (loading what it must at start), binds one port for
+// native gRPC, gRPC-Web and the plain endpoints, and stops with a drain.
 import * as grpc from "@grpc/grpc-js";
 import { setMaxListeners } from "node:events";
 import { readFileSync } from "node:fs";
+import { ConnectError } from "@connectrpc/connect";
 import type { SidecarConfig } from "./config.js";
 import { unavailable } from "./engine/errors.js";
 import { EngineMetrics } from "./engine/metrics.js";
-import { loadModel, type LoadedModel } from "./engine/llama/model.js";
+import { loadLlama, type LoadedModel } from "./engine/llama/model.js";
+import { buildCatalogue, type Catalogue, type CatalogueEntry } from "./catalogue/catalogue.js";
+import { hostLoader, loadSharedEmbedder, type SharedEmbedder, type SharedModelOptions } from "./catalogue/loader.js";
+import { isRemoteModel } from "./catalogue/model-source.js";
+import { ModelRegistry, type RegistryEvent } from "./catalogue/registry.js";
 import { applyPriority } from "./priority.js";
 import { DEFAULT_RESUMABLE, ResumableStreams } from "./engine/streams/resumable-streams.js";
 import { createInferenceService } from "./service.js";
 import { addInferenceService } from "./transport/grpc-native.js";
 import { grpcWebHandler } from "./transport/grpc-web.js";
 import { plainHandler } from "./transport/plain.js";
+import { modelLoads } from "./model-metrics.js";
 import { prometheusMetrics } from "./transport/prometheus.js";
 import { listenMetrics } from "./transport/metrics-listener.js";
 import { listen } from "./transport/server.js";
@@ -20,44 +26,50 @@ import { connectTokenInterceptor, grpcTokenInterceptor, tokenCheck } from "./tra
 
 /** A heartbeat after this much silence on a call (proto: Heartbeat). */
 const DEFAULT_HEARTBEAT_MS = 5000;
+/** `--models-max` when none is given. */
+const DEFAULT_MODELS_MAX = 3;
 
 export interface RunningSidecar {
   readonly port: number;
   readonly url: string;
   /** The port of --metrics-port (GET /metrics and /healthz without the token), when one is open. */
   readonly metricsPort: number | undefined;
+  /** The models loaded now, in catalogue order. */
   readonly models: readonly LoadedModel[];
+  /** Every catalogued model and its state. */
+  readonly registry: ModelRegistry;
   readonly metrics: EngineMetrics;
   /** Refuses new work, lets streams in progress finish (up to the drain period), then closes. */
   stop(): Promise<void>;
 }
 
-export interface StartOptions extends Omit<SidecarConfig, "model"> {
-  readonly model: string;
-  readonly onProgress?: (fraction: number) => void;
+export interface StartOptions extends Omit<SidecarConfig, "models" | "modelsPreset" | "defaultModel" | "serveModelsDir"> {
+  /** One GGUF file, the catalogue's only model (named by `modelId`, else its file name); unused when `catalogue` is given. */
+  readonly model?: string;
+  /** The catalogue (main.ts builds it from the flags). */
+  readonly catalogue?: Catalogue;
+  /** Load progress of the models loaded at start, 0..1. */
+  readonly onProgress?: (fraction: number, model: string) => void;
+  /** Loads, unloads and failures (main.ts logs them). */
+  readonly onEvent?: (event: RegistryEvent) => void;
+  /** A remote model's download at its first load. */
+  readonly onDownload?: (entry: CatalogueEntry, done: number, total: number) => void;
+  /** An entry's local file, once resolved. */
+  readonly onResolved?: (entry: CatalogueEntry, path: string) => void;
 }
 
-/** The Prometheus text of the engine's counters and the model's load (queue, sequences, KV cache). */
-function modelMetrics(metrics: EngineMetrics, loaded: LoadedModel): ReturnType<typeof prometheusMetrics> {
-  return prometheusMetrics(metrics, () => ({
-    queued: loaded.pool.queued,
-    running: loaded.pool.busy,
-    kvCacheUsage: loaded.pool.heldTokens() / (loaded.pool.size * loaded.contextSize),
-    kvTier: loaded.kvTier?.stats,
-  }));
-}
-
-/** Applies the CPU priority, then loads the model with the engine's options: the config less the server's own settings. */
-async function loadFromConfig(config: StartOptions): Promise<LoadedModel> {
+/** The engine's options every model shares: the config less the server's and the catalogue's own settings. */
+function sharedOptions(config: StartOptions): SharedModelOptions {
   const {
-    model,
-    modelId,
-    embeddingModel,
+    model: _model,
+    catalogue: _catalogue,
+    modelId: _modelId,
+    embeddingModel: _embeddingModel,
     host: _host,
     port: _port,
     drainMs: _drainMs,
     modelsDir: _modelsDir,
-    priority = "off",
+    priority: _priority,
     token: _token,
     tlsCert: _tlsCert,
     tlsKey: _tlsKey,
@@ -65,52 +77,106 @@ async function loadFromConfig(config: StartOptions): Promise<LoadedModel> {
     metricsHost: _metricsHost,
     heartbeatMs: _heartbeatMs,
     resumable: _resumable,
+    keepAliveSeconds: _keepAlive,
+    modelsMax: _modelsMax,
+    preload: _preload,
+    onProgress: _onProgress,
+    onEvent: _onEvent,
+    onDownload: _onDownload,
+    onResolved: _onResolved,
     ...engine
   } = config;
-  applyPriority(priority);
-  return loadModel({
-    ...engine,
-    modelPath: model,
-    ...(modelId !== undefined ? { id: modelId } : {}),
-    ...(embeddingModel !== undefined ? { embeddingModelPath: embeddingModel } : {}),
+  return engine;
+}
+
+/** The catalogue, the shared embedder and the registry; the models loaded at start are loaded. */
+async function openRegistry(config: StartOptions): Promise<{ registry: ModelRegistry; shared: SharedEmbedder | undefined }> {
+  applyPriority(config.priority ?? "off");
+  const llama = await loadLlama(config.engine, config.gpu);
+  const engine = sharedOptions(config);
+  const folder = config.modelsDir ?? "models";
+  const catalogue =
+    config.catalogue ?? buildCatalogue({ models: config.model === undefined ? [] : [config.model], modelId: config.modelId, folder, serveFolder: false });
+  const shared = config.embeddingModel === undefined ? undefined : await loadSharedEmbedder(llama, config.embeddingModel, engine);
+  const registry = new ModelRegistry({
+    catalogue,
+    loader: hostLoader({
+      llama,
+      engine,
+      folder,
+      embedder: shared?.embedder,
+      ...(config.onDownload ? { onDownload: config.onDownload } : {}),
+      ...(config.onResolved ? { onResolved: config.onResolved } : {}),
+    }),
+    keepAliveSeconds: config.keepAliveSeconds,
+    maxModels: config.modelsMax ?? DEFAULT_MODELS_MAX,
+    ...(shared ? { reserved: shared.weights } : {}),
+    ...(config.onEvent ? { onEvent: config.onEvent } : {}),
+    ...(config.onProgress ? { onProgress: (model: string, fraction: number) => config.onProgress?.(fraction, model) } : {}),
   });
+  await loadAtStart(registry, config.preload ?? []);
+  return { registry, shared };
+}
+
+/**
+ * With one model in the catalogue, it is loaded now and a failure stops the start (as a sidecar
+ * serving one model always did); `--preload` names are loaded in turn, a failure left in their status.
+ */
+async function loadAtStart(registry: ModelRegistry, preload: readonly string[]): Promise<void> {
+  const unknown = preload.find((name) => registry.catalogue.find(name) === undefined);
+  if (unknown !== undefined) throw new Error(`--preload ${unknown} is not in the catalogue (${registry.catalogue.names()})`);
+  const [only, ...others] = registry.catalogue.entries;
+  if (only !== undefined && others.length === 0) {
+    await registry.load(only.name).catch(async (error: unknown) => {
+      await registry.close();
+      throw new Error(error instanceof ConnectError ? error.rawMessage : String(error));
+    });
+  }
+  await registry.preload(preload);
 }
 
 export async function startSidecar(config: StartOptions): Promise<RunningSidecar> {
   const { token, tlsCert, tlsKey, metricsPort, metricsHost = "127.0.0.1", heartbeatMs = DEFAULT_HEARTBEAT_MS, resumable = DEFAULT_RESUMABLE } = config;
-  const loaded = await loadFromConfig(config);
-  const models = [loaded];
+  const { registry, shared } = await openRegistry(config);
   const metrics = new EngineMetrics();
   const shutdown = new AbortController();
   // Every call in progress listens for shutdown; there may be far more than Node's default of 10.
   setMaxListeners(0, shutdown.signal);
   const streams = new ResumableStreams(resumable);
-  const impl = createInferenceService({ models, metrics, draining: () => shutdown.signal.aborted, heartbeatMs, streams });
+  // ListModels, Resume and /healthz refuse once the drain period is over; calls that need a model, from its start (the registry).
+  const draining = (): boolean => shutdown.signal.aborted;
+  const impl = createInferenceService({ registry, metrics, draining, heartbeatMs, streams });
 
   const authorized = tokenCheck(token);
   const grpcServer = new grpc.Server({ interceptors: [grpcTokenInterceptor(authorized)] });
   const health = addInferenceService(grpcServer, impl, shutdown.signal);
-  const plainState = { metrics: modelMetrics(metrics, loaded), draining: () => shutdown.signal.aborted };
+  const plainState = { metrics: prometheusMetrics(metrics, () => modelLoads(registry)), draining };
   const plain = plainHandler({ ...plainState, authorized });
   let serving = true;
   const http1 = grpcWebHandler(impl, shutdown.signal, plain, [connectTokenInterceptor(authorized)], () => serving);
   const tls = tlsCert !== undefined && tlsKey !== undefined ? { cert: readFileSync(tlsCert), key: readFileSync(tlsKey) } : undefined;
   const listening = await listen(grpcServer, http1 as never, config.host, config.port, tls);
   const metricsListening = metricsPort === undefined ? undefined : await listenMetrics(plainState, metricsHost, metricsPort);
+  // Sizes for ListModels before any load, off the start's path.
+  void registry.survey((entry) => !isRemoteModel(entry.source));
 
   let stopping: Promise<void> | undefined;
   return {
     port: listening.port,
     url: `${tls === undefined ? "http" : "https"}://${config.host}:${listening.port}`,
     metricsPort: metricsListening?.port,
-    models,
+    get models() {
+      return registry.loaded();
+    },
+    registry,
     metrics,
     stop() {
       stopping ??= (async () => {
         serving = false;
         health.setStatus("", "NOT_SERVING");
         health.setStatus("inference.v1.InferenceService", "NOT_SERVING");
-        for (const m of models) m.pool.rejectWaiting(unavailable("the sidecar is shutting down"));
+        registry.beginDrain();
+        for (const m of registry.loaded()) m.pool.rejectWaiting(unavailable("the sidecar is shutting down"));
         const deadline = Date.now() + config.drainMs;
         const drained = (): boolean => metrics.generationsActive === 0;
         // Stop accepting new calls at once; calls in progress keep their connections.
@@ -121,7 +187,8 @@ export async function startSidecar(config: StartOptions): Promise<RunningSidecar
         await closing;
         listening.closeConnections();
         await metricsListening?.close();
-        for (const m of models) await m.dispose();
+        await registry.close();
+        await shared?.dispose();
       })();
       return stopping;
     },

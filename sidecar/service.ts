@@ -1,10 +1,10 @@
 // The one implementation of inference.v1.InferenceService, called by native gRPC and gRPC-Web.
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { Token } from "node-llama-cpp";
-import type { MessageInitShape } from "@bufbuild/protobuf";
-import type { InferenceService, ModelInfoSchema, TokenizeRequest } from "../proto/gen/inference/v1/inference_pb.js";
+import type { GenerateRequest, InferenceService, TokenizeRequest } from "../proto/gen/inference/v1/inference_pb.js";
 import type { ResumableStreams } from "./engine/streams/resumable-streams.js";
 import { generateResumable } from "./engine/streams/resumable.js";
+import { onEnd } from "./engine/streams/on-end.js";
 import { invalidArgument, notFound, unavailable } from "./engine/errors.js";
 import { FIRST_TOKEN_POSITION, generate, type GenerateEvent } from "./engine/decode/generate.js";
 import { withHeartbeats } from "./engine/streams/heartbeat.js";
@@ -12,9 +12,12 @@ import { readAhead } from "./engine/streams/read-ahead.js";
 import type { EngineMetrics } from "./engine/metrics.js";
 import type { LoadedModel } from "./engine/llama/model.js";
 import { renderChat, tokenizeRaw } from "./engine/chat/prompt.js";
+import type { ModelRegistry } from "./catalogue/registry.js";
+import { modelInfo } from "./model-info.js";
 
 export interface ServiceState {
-  readonly models: readonly LoadedModel[];
+  /** The catalogue's models: each call holds the one it names (a lease) while it uses it. */
+  readonly registry: ModelRegistry;
   readonly metrics: EngineMetrics;
   /** True once the sidecar drains: new work is refused with UNAVAILABLE. */
   readonly draining: () => boolean;
@@ -24,17 +27,41 @@ export interface ServiceState {
   readonly streams: ResumableStreams;
 }
 
-/** The model a call names (with one served, any name reaches it); refused while draining. */
-function pickModel(state: ServiceState, name: string): LoadedModel {
+/** What a call that uses a model names: the model, its caller's signal, its keep_alive. */
+interface ModelCall {
+  readonly name: string;
+  readonly signal: AbortSignal;
+  readonly keepAliveSeconds?: number | undefined;
+}
+
+/**
+ * Runs `use` on the model a call names (loaded first if it is not: catalogue/registry.ts), holding
+ * it until `use` settles. Refused while draining.
+ */
+async function withModel<T>(state: ServiceState, call: ModelCall, use: (loaded: LoadedModel) => T | Promise<T>): Promise<T> {
   if (state.draining()) throw unavailable("the sidecar is shutting down");
-  const [only] = state.models;
-  if (state.models.length === 1 && only !== undefined) return only;
-  const found = state.models.find((m) => m.id === name) ?? (name === "" ? only : undefined);
-  if (found === undefined) {
-    const known = state.models.map((m) => m.id).join(", ");
-    throw notFound(`model "${name}" is not served here (served: ${known})`);
+  const lease = await state.registry.acquire(call.name, call);
+  try {
+    return await use(lease.model);
+  } finally {
+    lease.release();
   }
-  return found;
+}
+
+/** A generation on the model it names, held until the generation ends (not its reader: a resumable one outlives it). */
+async function* generation(state: ServiceState, request: GenerateRequest, signal: AbortSignal): AsyncGenerator<GenerateEvent, void, undefined> {
+  if (state.draining()) throw unavailable("the sidecar is shutting down");
+  const lease = await state.registry.acquire(request.model, { signal, keepAliveSeconds: request.keepAliveSeconds });
+  if (lease.model.kind === "rank") {
+    lease.release();
+    throw invalidArgument(`model "${lease.model.id}" is a reranking model: it ranks documents, it does not generate text`);
+  }
+  if (request.resumable) {
+    yield* generateResumable(lease.model, request, signal, state.streams, state.metrics, lease.release);
+    return;
+  }
+  const events = onEnd(generate(lease.model, request, signal, state.metrics), lease.release);
+  yield* readAhead(events, { atOnce: (position) => position === FIRST_TOKEN_POSITION });
 }
 
 /**
@@ -42,17 +69,13 @@ function pickModel(state: ServiceState, name: string): LoadedModel {
  * (the edge) both call it; `context.signal` aborts when the caller cancels or disconnects.
  */
 export function createInferenceService(state: ServiceState): ServiceImpl<typeof InferenceService> {
-  const pick = (name: string): LoadedModel => pickModel(state, name);
-
   const beating = (events: AsyncGenerator<GenerateEvent, void, undefined>) =>
     withHeartbeats(events, state.heartbeatMs, (): GenerateEvent => ({ event: { case: "heartbeat", value: {} } }));
 
   return {
     generate(request, context) {
-      const loaded = pick(request.model);
-      if (request.resumable) return beating(generateResumable(loaded, request, context.signal, state.streams, state.metrics));
-      const events = generate(loaded, request, context.signal, state.metrics);
-      return beating(readAhead(events, { atOnce: (position) => position === FIRST_TOKEN_POSITION }));
+      // Heartbeats go on while the model loads: the first event comes after the load.
+      return beating(generation(state, request, context.signal));
     },
     resume(request, context) {
       if (state.draining()) throw unavailable("the sidecar is shutting down");
@@ -65,57 +88,48 @@ export function createInferenceService(state: ServiceState): ServiceImpl<typeof 
       if (cancelled === undefined) throw notFound(`stream "${request.streamId}" is unknown or has expired`);
       return { cancelled };
     },
-    tokenize(request) {
-      const loaded = pick(request.model);
-      const tokens = tokensOf(loaded, request);
-      return { tokens, pieces: request.withPieces ? tokens.map((t) => loaded.tokenBytes.of(t as Token)) : [] };
+    tokenize(request, context) {
+      return withModel(state, { name: request.model, signal: context.signal }, (loaded) => {
+        const tokens = tokensOf(loaded, request);
+        return { tokens, pieces: request.withPieces ? tokens.map((t) => loaded.tokenBytes.of(t as Token)) : [] };
+      });
     },
-    detokenize(request) {
-      const loaded = pick(request.model);
-      const bad = request.tokens.find((t) => loaded.vocabularySize > 0 && t >= loaded.vocabularySize);
-      if (bad !== undefined) throw invalidArgument(`token ${bad} is not in the model's vocabulary`);
-      return { text: loaded.model.detokenize(request.tokens as never, false) };
+    detokenize(request, context) {
+      return withModel(state, { name: request.model, signal: context.signal }, (loaded) => {
+        const bad = request.tokens.find((t) => loaded.vocabularySize > 0 && t >= loaded.vocabularySize);
+        if (bad !== undefined) throw invalidArgument(`token ${bad} is not in the model's vocabulary`);
+        return { text: loaded.model.detokenize(request.tokens as never, false) };
+      });
     },
     async embed(request, context) {
-      const loaded = pick(request.model);
       if (request.inputs.length === 0) throw invalidArgument("embed needs at least one input");
-      const dimensions = loaded.embedder.dimensions;
-      if (request.dimensions !== 0 && request.dimensions !== dimensions) {
-        throw invalidArgument(`this model's embeddings have ${dimensions} dimensions; ${request.dimensions} cannot be made from them`);
-      }
-      const embeddings = await loaded.embedder.embed(request.inputs, context.signal);
-      return { embeddings, promptTokens: embeddings.reduce((sum, e) => sum + e.tokens, 0) };
+      return withModel(state, { name: request.model, signal: context.signal, keepAliveSeconds: request.keepAliveSeconds }, async (loaded) => {
+        const dimensions = loaded.embedder.dimensions;
+        if (request.dimensions !== 0 && request.dimensions !== dimensions) {
+          throw invalidArgument(`this model's embeddings have ${dimensions} dimensions; ${request.dimensions} cannot be made from them`);
+        }
+        const embeddings = await loaded.embedder.embed(request.inputs, context.signal);
+        return { embeddings, promptTokens: embeddings.reduce((sum, e) => sum + e.tokens, 0) };
+      });
     },
     listModels() {
       // A draining sidecar is not serving: the edge's health check reads this refusal.
       if (state.draining()) throw unavailable("the sidecar is shutting down");
-      return { models: state.models.map(modelInfo) };
+      return { models: state.registry.list().map((view) => modelInfo(view, state.registry.created)) };
     },
-  };
-}
-
-/** What ListModels says of one model (proto: ModelInfo). */
-function modelInfo(m: LoadedModel): MessageInitShape<typeof ModelInfoSchema> {
-  return {
-    id: m.id,
-    created: BigInt(m.created),
-    contextSize: m.contextSize,
-    sequences: m.pool.size,
-    vocabularySize: m.vocabularySize,
-    chatTemplate: m.chatWrapper.wrapperName,
-    architecture: String(m.model.fileInfo.metadata.general.architecture ?? ""),
-    engineBuild: m.llama.buildType,
-    maxQueue: m.pool.limits.maxQueue,
-    queueTimeoutMs: m.pool.limits.queueTimeoutMs,
-    embeddingDimensions: m.embedder.dimensions,
-    embeddingContextSize: m.embedder.contextSize,
-    gpu: m.gpu.type,
-    gpuDevices: [...m.gpu.devices],
-    vramBytes: BigInt(m.gpu.vramBytes),
-    gpuLayers: m.gpu.layersOffloaded,
-    modelLayers: m.gpu.layers,
-    active: m.pool.busy,
-    queued: m.pool.queued,
+    async loadModel(request, context) {
+      const view = await state.registry.load(request.model, { signal: context.signal, keepAliveSeconds: request.keepAliveSeconds });
+      return modelInfo(view, state.registry.created);
+    },
+    async unloadModel(request) {
+      return modelInfo(await state.registry.unload(request.model), state.registry.created);
+    },
+    rank(request, context) {
+      return withModel(state, { name: request.model, signal: context.signal, keepAliveSeconds: request.keepAliveSeconds }, async (loaded) => {
+        const { scores, tokens } = await loaded.ranker.rank(request.query, request.documents, context.signal);
+        return { scores, promptTokens: tokens };
+      });
+    },
   };
 }
 

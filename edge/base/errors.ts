@@ -6,7 +6,7 @@
 // Failures reported by the sidecar arrive as ConnectErrors and are mapped here,
 // in one switch, by `fromConnectError`.
 import { Code, ConnectError } from "@connectrpc/connect";
-import { PromptTooLongSchema } from "../../proto/gen/inference/v1/inference_pb.js";
+import { ModelLoadFailedSchema, PromptTooLongSchema } from "../../proto/gen/inference/v1/inference_pb.js";
 
 /** Seconds a client is told to wait after a 429/503 when the sidecar suggests nothing. */
 export const DEFAULT_RETRY_AFTER_SECONDS = 1;
@@ -182,6 +182,16 @@ function isEncodeFailure(error: ConnectError): boolean {
   return error.code === Code.Internal && error.rawMessage.startsWith("serialize binary");
 }
 
+/**
+ * 500 `model_load_failed`: the model a request named could not be loaded (INTERNAL with a
+ * ModelLoadFailed detail); the message names the model and why (docs/contract.md, "Models").
+ */
+function loadFailure(error: ConnectError): ServerError | undefined {
+  const [failed] = error.findDetails(ModelLoadFailedSchema);
+  if (failed === undefined) return undefined;
+  return new ServerError(`The model '${failed.model}' could not be loaded: ${failed.reason}`, { param: "model", code: "model_load_failed", cause: error });
+}
+
 /** Maps a sidecar failure (gRPC status) to the edge's error hierarchy. */
 export function fromConnectError(error: ConnectError): ApiError {
   const message = error.rawMessage;
@@ -224,9 +234,10 @@ export function fromConnectError(error: ConnectError): ApiError {
     case Code.PermissionDenied:
     case Code.Aborted:
     case Code.Unimplemented:
-    case Code.Internal:
     case Code.DataLoss:
       return new ServerError(message, { cause });
+    case Code.Internal:
+      return loadFailure(error) ?? new ServerError(message, { cause });
     default: {
       const unknownCode: never = error.code;
       return new ServerError(`${message} (code ${String(unknownCode)})`, { cause });

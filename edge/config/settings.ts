@@ -44,7 +44,7 @@ export const SHARED_SETTINGS = {
     secret: true,
     help:
       "several sidecars, instead of `SIDECAR_URL` (the same token and headers for each): each request goes to one that serves " +
-      "its model, a conversation's turns to the same one, else the least loaded, with failover",
+      "its model (one that has it loaded first), a conversation's turns to the same one, else the least loaded, with failover",
   },
   sidecarToken: {
     env: "SIDECAR_TOKEN",

@@ -20,7 +20,7 @@ import { sseResponse } from "../sse/response.js";
 import { acceptedJob, isBackgroundJob } from "./background.js";
 import { readJsonBody } from "./body.js";
 import type { AppContext } from "./context.js";
-import type { Endpoint, ResponseMeta } from "./endpoint.js";
+import type { Endpoint, GenerationSchema, ResponseMeta } from "./endpoint.js";
 import { noteCollected, noteStart } from "./log-notes.js";
 import { resumableMeta } from "./numbering.js";
 import { patientJson } from "./patient-json.js";
@@ -30,7 +30,7 @@ import { encodeResumeContext, wantsResumable } from "./resumable.js";
 import { only, streamResponse } from "./stream.js";
 import { parseRequest } from "./validation.js";
 
-async function generate<S extends z.ZodType>(endpoint: Endpoint<S>, request: Request, context: AppContext): Promise<Response> {
+async function generate<S extends GenerationSchema>(endpoint: Endpoint<S>, request: Request, context: AppContext): Promise<Response> {
   const body = parseRequest(endpoint.schema, await readJsonBody(request, context.maxBodyBytes));
   return generateFor(endpoint, body, request, context);
 }
@@ -39,11 +39,18 @@ async function generate<S extends z.ZodType>(endpoint: Endpoint<S>, request: Req
  * The generation for a body already read and validated (routes that read the body themselves,
  * such as /c1/chat, which adds the stored conversation first). Errors are thrown, not answered.
  */
-export async function generateFor<S extends z.ZodType>(endpoint: Endpoint<S>, body: z.output<S>, request: Request, context: AppContext): Promise<Response> {
+export async function generateFor<S extends GenerationSchema>(
+  endpoint: Endpoint<S>,
+  body: z.output<S>,
+  request: Request,
+  context: AppContext,
+): Promise<Response> {
   const generateRequest = endpoint.toRequest(body);
   // The sidecar's queue lets callers take turns (proto: GenerateRequest.client_id; empty: anonymous).
   const caller = callerOf(request);
   if (caller !== ANONYMOUS) generateRequest.clientId = caller.keyId;
+  // Every protocol's `keep_alive`, parsed by its schema's field (edge/fields/keep-alive.ts), set here once.
+  if (body.keep_alive !== undefined) generateRequest.keepAliveSeconds = body.keep_alive;
   const stream = endpoint.isStream(body);
   const startedMs = context.now();
   const background = isBackgroundJob(endpoint, body, stream);
@@ -150,6 +157,6 @@ async function collectBody<S extends z.ZodType>(
 }
 
 /** Serves one generation request on `endpoint`, with its protocol's headers; errors are thrown to the app (http/answer.ts). */
-export function serve<S extends z.ZodType>(endpoint: Endpoint<S>, request: Request, context: AppContext): Promise<Response> {
+export function serve<S extends GenerationSchema>(endpoint: Endpoint<S>, request: Request, context: AppContext): Promise<Response> {
   return withProtocolHeaders(endpoint.protocol, context, request, () => generate(endpoint, request, context));
 }

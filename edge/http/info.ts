@@ -7,6 +7,7 @@ import { toApiError } from "../base/errors.js";
 import { MAX_STOP_SEQUENCES, MAX_TOP_LOGPROBS } from "../fields/fields.js";
 import { jsonResponse } from "../core/json.js";
 import { SERVER_NAME, SERVER_VERSION } from "../core/version.js";
+import { mergeCatalogues } from "../sidecars/catalogue.js";
 
 /** One served route, as /v1/info lists it. */
 export interface RouteInfo {
@@ -20,7 +21,7 @@ export interface RouteInfo {
 async function severalStatus(context: AppContext) {
   const sidecars = await context.sidecars.status();
   const up = sidecars.filter((s) => s.status === "ok");
-  const models = [...new Map(up.flatMap((s) => s.models).map((m) => [m.id, m] as const)).values()];
+  const models = mergeCatalogues(up.map((s) => s.models));
   const each = sidecars.map((s) => ({
     id: s.id,
     status: s.status,

@@ -20,9 +20,10 @@ import { handleThreadedMessages } from "../state/threads/handler.js";
 import { handleCountTokens, handleMessages } from "../protocols/anthropic-messages/handler.js";
 import { handleDetokenize, handleTokenize } from "../protocols/tokenizer/handler.js";
 import { handleEmbeddings } from "../protocols/openai-embeddings/handler.js";
+import { handleRerank } from "../protocols/rerank/handler.js";
 import { handleChatCompletions } from "../protocols/openai-chat/handler.js";
 import { handleCompletions } from "../protocols/openai-completions/handler.js";
-import { handleListModels, handleRetrieveModel } from "../protocols/openai-models/handler.js";
+import { handleListModels, handleLoadModel, handleRetrieveModel, handleUnloadModel } from "../protocols/openai-models/handler.js";
 import { handleResponses } from "../protocols/openai-responses/handler.js";
 import { handleDeleteResponse, handleGetResponse, handleInputItems, handleStoredResponses } from "../state/responses/handler.js";
 
@@ -178,7 +179,13 @@ export function routeTable(context: AppContext, access: AccessMode, store?: Stor
     },
     { method: "POST", path: "/v1/messages/count_tokens", protocol: "anthropic", handle: (r) => handleCountTokens(r, context) },
     { method: "GET", path: "/v1/models", protocol: "openai", handle: (r) => handleListModels(r, context) },
+    // llama-server's paths, outside /v1 where model ids are path segments (docs/decisions.md, "Loading and unloading by request").
+    { method: "POST", path: "/models/load", protocol: "openai", handle: (r) => handleLoadModel(r, context) },
+    { method: "POST", path: "/models/unload", protocol: "openai", handle: (r) => handleUnloadModel(r, context) },
     { method: "POST", path: "/v1/embeddings", protocol: "openai", handle: (r) => handleEmbeddings(r, context) },
+    // llama-server's and Jina's path, and llama-server's short one (docs/contract.md, "Rerank").
+    { method: "POST", path: "/v1/rerank", protocol: "openai", handle: (r) => handleRerank(r, context) },
+    { method: "POST", path: "/rerank", protocol: "openai", handle: (r) => handleRerank(r, context) },
     { method: "POST", path: "/tokenize", protocol: "openai", handle: (r) => handleTokenize(r, context) },
     { method: "POST", path: "/detokenize", protocol: "openai", handle: (r) => handleDetokenize(r, context) },
     {

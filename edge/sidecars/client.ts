@@ -1,19 +1,22 @@
-// The pool seen as one sidecar, for the calls that need no affinity: Tokenize and Detokenize go to
-// a sidecar that serves the named model (the next one when it is unreachable or busy); ListModels
-// is the union of every reachable sidecar's models (the first report of an id wins). With one
+// The pool seen as one sidecar, for the calls that need no affinity: Tokenize, Detokenize, Embed and
+// LoadModel go to the first sidecar the pool picks for the named model (the next one when it is
+// unreachable, busy or could not load it); UnloadModel goes to every sidecar whose catalogue holds
+// the model; ListModels merges every reachable sidecar's catalogue (catalogue.ts). With one
 // sidecar every call is that sidecar's own.
 import { Code, ConnectError, type CallOptions } from "@connectrpc/connect";
 import type { ModelInfo } from "../../proto/gen/inference/v1/inference_pb.js";
 import { ServiceUnavailableError } from "../base/errors.js";
+import { mergeCatalogues } from "./catalogue.js";
 import type { Sidecar } from "./connection.js";
 import { failoverReason, type SidecarPool } from "./pool.js";
+import type { SidecarState } from "./state.js";
 import { locateStream } from "./streams.js";
 
-async function tryInTurn<T>(pool: SidecarPool, model: string, call: (sidecar: Sidecar) => Promise<T>): Promise<T> {
+async function tryInTurn<T>(pool: SidecarPool, model: string, call: (sidecar: Sidecar, state: SidecarState) => Promise<T>): Promise<T> {
   let last: unknown;
   for (const state of await pool.candidates(model)) {
     try {
-      return await call(state.client);
+      return await call(state.client, state);
     } catch (error) {
       const reason = failoverReason(error);
       if (reason === undefined || !pool.several) throw error;
@@ -24,7 +27,7 @@ async function tryInTurn<T>(pool: SidecarPool, model: string, call: (sidecar: Si
   throw last;
 }
 
-/** Every model of the sidecars that are up, each id once. */
+/** Every model of the sidecars that are up, each id once with its best status. */
 export async function unionOfModels(pool: SidecarPool): Promise<ModelInfo[]> {
   await pool.refresh();
   const up = pool.states.filter((s) => !s.down);
@@ -32,9 +35,28 @@ export async function unionOfModels(pool: SidecarPool): Promise<ModelInfo[]> {
     const why = pool.states.map((s) => s.lastError).find((m) => m !== undefined) ?? "no report";
     throw new ServiceUnavailableError(`No inference sidecar is reachable (last error: ${why}).`, { code: "service_unavailable" });
   }
-  const byId = new Map<string, ModelInfo>();
-  for (const model of up.flatMap((s) => s.models)) if (!byId.has(model.id)) byId.set(model.id, model);
-  return [...byId.values()];
+  return mergeCatalogues(up.map((s) => s.models));
+}
+
+/** A LoadModel or UnloadModel answer, also taken into the sidecar's report (routing sees it at once). */
+async function noted(state: SidecarState, answer: Promise<ModelInfo>): Promise<ModelInfo> {
+  const model = await answer;
+  state.update(model);
+  return model;
+}
+
+/**
+ * UnloadModel on every sidecar up whose catalogue holds the model (each may have it loaded): the
+ * model as the merged list would show it after. All failed: the first failure.
+ */
+async function unloadEverywhere(pool: SidecarPool, request: Parameters<Sidecar["unloadModel"]>[0], options?: CallOptions): Promise<ModelInfo> {
+  const states = await pool.candidates(request.model ?? "");
+  const settled = await Promise.allSettled(states.map((state) => noted(state, state.client.unloadModel(request, options))));
+  const failures = settled.flatMap((result, i) => (result.status === "rejected" ? [{ state: states[i], error: result.reason as unknown }] : []));
+  for (const { state, error } of failures) if (state !== undefined && failoverReason(error) === "unavailable") pool.markDown(state, error);
+  const [merged] = mergeCatalogues(settled.flatMap((result) => (result.status === "fulfilled" ? [[result.value]] : [])));
+  if (merged !== undefined) return merged;
+  throw failures[0]?.error;
 }
 
 export function routedClient(pool: SidecarPool): Sidecar {
@@ -61,5 +83,8 @@ export function routedClient(pool: SidecarPool): Sidecar {
     },
     detokenize: (request, options) => tryInTurn(pool, request.model ?? "", (s) => s.detokenize(request, options)),
     listModels: async () => ({ $typeName: "inference.v1.ListModelsResponse", models: await unionOfModels(pool) }),
+    loadModel: (request, options) => tryInTurn(pool, request.model ?? "", (s, state) => noted(state, s.loadModel(request, options))),
+    unloadModel: (request, options) => unloadEverywhere(pool, request, options),
+    rank: (request, options) => tryInTurn(pool, request.model ?? "", (s) => s.rank(request, options)),
   };
 }

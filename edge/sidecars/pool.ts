@@ -1,13 +1,14 @@
 // The sidecars behind this edge (SIDECAR_URLS) and how one is picked for a request
-// (docs/decisions.md, "Several sidecars behind one edge"): those that serve the model; among
-// them the rendezvous order of the request's affinity key, else the least loaded first. What
-// each serves and its load come from its own ListModels report, asked again when older than
+// (docs/decisions.md, "Several sidecars behind one edge", "Routing by catalogue"): those whose
+// catalogue holds the model, those that have it loaded first, then loading, available, failed;
+// within each, the rendezvous order of the request's affinity key, else the least loaded first.
+// What each serves and its load come from its own ListModels report, asked again when older than
 // `reportTtlMs`. A sidecar that fails is down for a backoff that doubles with each failure in a
 // row; after it, its next report is the health check that brings it back. With one sidecar
 // nothing is asked or excluded: every call goes to it, as before.
 import { Code, ConnectError } from "@connectrpc/connect";
 import { HealthCheckResponse_ServingStatus } from "../../proto/gen/grpc/health/v1/health_pb.js";
-import { InferenceService, type ModelInfo } from "../../proto/gen/inference/v1/inference_pb.js";
+import { InferenceService, ModelLoadFailedSchema, type ModelInfo } from "../../proto/gen/inference/v1/inference_pb.js";
 import type { SidecarHealth } from "./connection.js";
 import { NotFoundError, ServiceUnavailableError } from "../base/errors.js";
 import { rendezvousOrder, sha256Hex } from "./rendezvous.js";
@@ -147,16 +148,18 @@ export class SidecarPool {
     if (!this.several) return [...this.states];
     await this.refresh("cold");
     const up = this.states.filter((s) => !s.down);
-    const served = new Set(this.states.flatMap((s) => s.models.map((m) => m.id)));
+    const ids = new Set(this.states.flatMap((s) => s.models.map((m) => m.id)));
+    const known = this.states.some((s) => s.serves(model));
     // As with one sidecar: no name, or one model everywhere, reaches any sidecar.
-    const anyModel = model === "" || (served.size === 1 && !served.has(model));
+    const anyModel = model === "" || (ids.size === 1 && !known);
     const serving = up.filter((s) => anyModel || s.serves(model));
-    if (serving.length === 0) throw this.#none(model, anyModel || served.has(model) || up.length < this.states.length);
-    if (key !== undefined) return rendezvousOrder(key, serving, (s) => s.url);
-    const name = anyModel ? "" : model;
+    if (serving.length === 0) throw this.#none(model, anyModel || known || up.length < this.states.length);
+    // The model's status on each sidecar ranks it: loaded, loading, available, failed (catalogue.ts).
+    const name = anyModel ? (ids.size === 1 ? ([...ids][0] ?? "") : "") : model;
+    if (key !== undefined) return byTier(serving, name, (tier) => rendezvousOrder(key, tier, (s) => s.url));
     return serving
-      .map((s) => ({ s, load: s.load(name) }))
-      .sort((a, b) => a.load - b.load || a.s.index - b.s.index)
+      .map((s) => ({ s, tier: s.rank(name), load: s.load(name) }))
+      .sort((a, b) => a.tier - b.tier || a.load - b.load || a.s.index - b.s.index)
       .map(({ s }) => s);
   }
 
@@ -192,6 +195,17 @@ export class SidecarPool {
   }
 }
 
+/**
+ * The sidecars grouped by the status of `model` on each (loaded first, failed last), each group
+ * put in order by `order`: affinity applies among the sidecars where the model stands the same.
+ */
+async function byTier(states: readonly SidecarState[], model: string, order: (tier: SidecarState[]) => Promise<SidecarState[]>): Promise<SidecarState[]> {
+  const tiers = new Map<number, SidecarState[]>();
+  for (const s of states) tiers.set(s.rank(model), [...(tiers.get(s.rank(model)) ?? []), s]);
+  const ranked = [...tiers.entries()].sort(([a], [b]) => a - b);
+  return (await Promise.all(ranked.map(([, tier]) => order(tier)))).flat();
+}
+
 /** Resolves when grpc.health.v1 says the inference service is SERVING; else rejects with UNAVAILABLE. */
 async function serving(health: SidecarHealth, timeoutMs: number): Promise<void> {
   const { status } = await health.check({ service: InferenceService.typeName }, { timeoutMs });
@@ -200,10 +214,19 @@ async function serving(health: SidecarHealth, timeoutMs: number): Promise<void> 
   }
 }
 
-/** Whether a failure before `start` should send the request to the next candidate, and why. */
-export function failoverReason(error: unknown): "unavailable" | "busy" | undefined {
+/**
+ * Whether a failure before `start` should send the request to the next candidate, and why: a
+ * model that failed to load on one sidecar may load on another (its memory, its files).
+ */
+export function failoverReason(error: unknown): "unavailable" | "busy" | "load_failed" | undefined {
   if (!(error instanceof ConnectError)) return undefined;
   if (error.code === Code.Unavailable) return "unavailable";
   if (error.code === Code.ResourceExhausted) return "busy";
+  if (error.code === Code.Internal && error.findDetails(ModelLoadFailedSchema).length > 0) return "load_failed";
   return undefined;
+}
+
+/** How a failed call counts per sidecar: a load failure is an `error` (it failed over all the same). */
+export function outcomeOf(reason: ReturnType<typeof failoverReason>): RouteOutcome {
+  return reason === "unavailable" || reason === "busy" ? reason : "error";
 }

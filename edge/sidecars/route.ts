@@ -1,11 +1,12 @@
 // A generation routed over the pool, with failover before `start`: a sidecar that is unreachable
 // or refuses with UNAVAILABLE is marked down and the next candidate is tried; one that is busy
-// (RESOURCE_EXHAUSTED: every sequence taken and its queue full) is passed over for the next. Once
+// (RESOURCE_EXHAUSTED: every sequence taken and its queue full), or that could not load the model
+// (INTERNAL with ModelLoadFailed), is passed over for the next. Once
 // `start` has come, the answer belongs to that sidecar: nothing has been sent to the client before
 // it, and everything after it is the sidecar's stream (no failover mid-answer).
 import type { GenerateRequest } from "../../proto/gen/inference/v1/inference_pb.js";
 import { openGeneration, type GenerationEvent, type OpenedGeneration } from "./generation.js";
-import { failoverReason, type SidecarPool } from "./pool.js";
+import { failoverReason, outcomeOf, type SidecarPool } from "./pool.js";
 
 /** The events, then `release` (the generation no longer adds to the sidecar's load). */
 async function* releasing(events: AsyncGenerator<GenerationEvent, void, undefined>, release: () => void): AsyncGenerator<GenerationEvent, void, undefined> {
@@ -40,7 +41,7 @@ export async function openRouted(
       release();
       if (signal.aborted) throw error;
       const reason = failoverReason(error);
-      pool.note(state, reason ?? "error");
+      pool.note(state, outcomeOf(reason));
       if (reason === undefined) throw error;
       if (reason === "unavailable") pool.markDown(state, error);
       last = error;

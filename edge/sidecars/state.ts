@@ -2,6 +2,7 @@
 // it is down and until when, and its request counts. Kept in this process's (or isolate's) memory
 // only: a cold isolate starts with every sidecar up and unreported, and learns by asking.
 import type { ModelInfo } from "../../proto/gen/inference/v1/inference_pb.js";
+import { findModel, names, statusRank } from "./catalogue.js";
 import type { Sidecar, SidecarHealth } from "./connection.js";
 
 /** How a routed call ended, as counted per sidecar. */
@@ -47,14 +48,26 @@ export class SidecarState {
     return this.failures > 0;
   }
 
-  /** Whether its last report lists `model` (by exact id). */
+  /** Whether its last report lists `model` in its catalogue (by id or alias), whatever its status. */
   serves(model: string): boolean {
-    return this.models.some((m) => m.id === model);
+    return this.models.some((m) => names(m, model));
+  }
+
+  /** Where `model` is here, as catalogue.ts ranks statuses (0: loaded); "" ranks every sidecar 0. */
+  rank(model: string): number {
+    if (model === "") return 0;
+    const info = findModel(this.models, model);
+    return info === undefined ? Number.POSITIVE_INFINITY : statusRank(info);
+  }
+
+  /** Takes in what a LoadModel or UnloadModel call answered, ahead of the next report. */
+  update(model: ModelInfo): void {
+    this.models = this.models.map((m) => (m.id === model.id ? model : m));
   }
 
   /** (active + queued + sent since the report) per sequence, for `model` (or all its models). */
   load(model: string): number {
-    const infos = this.models.filter((m) => model === "" || m.id === model);
+    const infos = this.models.filter((m) => model === "" || names(m, model));
     const sequences = infos.reduce((sum, m) => sum + m.sequences, 0);
     const busy = infos.reduce((sum, m) => sum + m.active + m.queued, 0) + this.sentSinceReport;
     return busy / Math.max(1, sequences);

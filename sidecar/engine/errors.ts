@@ -1,7 +1,7 @@
 // The errors the engine refuses or fails a request with, as ConnectErrors with their gRPC codes;
 // shared by every room and by the transports.
 import { Code, ConnectError } from "@connectrpc/connect";
-import { PromptTooLongSchema } from "../../proto/gen/inference/v1/inference_pb.js";
+import { ModelLoadFailedSchema, PromptTooLongSchema } from "../../proto/gen/inference/v1/inference_pb.js";
 
 /** A request the engine refuses: bad options, a prompt that does not fit. Maps to INVALID_ARGUMENT. */
 export function invalidArgument(message: string): ConnectError {
@@ -46,4 +46,16 @@ export function promptTooLong(promptTokens: number, contextSize: number): Connec
     undefined,
     [{ desc: PromptTooLongSchema, value: { promptTokens, contextSize } }],
   );
+}
+
+/** A call the sidecar does not serve. Maps to UNIMPLEMENTED. */
+export function unimplemented(message: string): ConnectError {
+  return new ConnectError(message, Code.Unimplemented);
+}
+
+/** A model that could not be loaded: INTERNAL with a ModelLoadFailed detail naming it and why. */
+export function modelLoadFailed(model: string, reason: string): ConnectError {
+  return new ConnectError(`model "${model}" could not be loaded: ${reason}`, Code.Internal, undefined, [
+    { desc: ModelLoadFailedSchema, value: { model, reason } },
+  ]);
 }

@@ -2,7 +2,8 @@
 import { create, fromBinary, toBinary, type DescMessage, type DescMethod, type DescService } from "@bufbuild/protobuf";
 import { FileDescriptorProtoSchema } from "@bufbuild/protobuf/wkt";
 import { ConnectError, createHandlerContext, type ServiceImpl } from "@connectrpc/connect";
-import type * as grpc from "@grpc/grpc-js";
+import { setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
+import * as grpc from "@grpc/grpc-js";
 import { loadSync } from "@grpc/proto-loader";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
@@ -84,9 +85,15 @@ function contextFor(
   return context;
 }
 
+/** The call's status; its error details (PromptTooLong, ModelLoadFailed) in `grpc-status-details-bin`, as gRPC-Web carries them. */
 function toStatus(error: unknown): Partial<grpc.StatusObject> {
   const e = ConnectError.from(error);
-  return { code: e.code as number as grpc.status, details: e.rawMessage };
+  const status = { code: e.code as number as grpc.status, details: e.rawMessage };
+  const details = e.details.length === 0 ? null : setTrailerStatus(new Headers(), e).get("grpc-status-details-bin");
+  if (details === null) return status;
+  const metadata = new grpc.Metadata();
+  metadata.set("grpc-status-details-bin", Buffer.from(details, "base64"));
+  return { ...status, metadata };
 }
 
 function unaryHandler(method: DescMethod, call: AnyHandler, shutdown: AbortSignal): grpc.handleUnaryCall<unknown, unknown> {

@@ -15,6 +15,19 @@ export interface Load {
   readonly kvCacheUsage: number;
   /** The KV cache tier in host memory, when `--cache-ram` is not 0. */
   readonly kvTier?: KvTierStats | undefined;
+  /** Each catalogued model. */
+  readonly models?: readonly ModelLoad[];
+}
+
+/** One catalogued model's gauges (labelled `model`). */
+export interface ModelLoad {
+  readonly model: string;
+  readonly loaded: boolean;
+  readonly loading: boolean;
+  /** Memory it takes when loaded (its estimate), else 0. */
+  readonly memoryBytes: number;
+  /** Requests using it or waiting for it. */
+  readonly requests: number;
 }
 
 function counter(registry: Registry, name: string, help: string, read: () => number): void {
@@ -73,7 +86,28 @@ export function prometheusMetrics(metrics: EngineMetrics, load: () => Load): () 
   gauge(registry, "vllm:gpu_cache_usage_perc", "KV-cache use, 1 = full (Inference Gateway name).", () => load().kvCacheUsage);
   gauge(registry, "vllm:kv_cache_usage_perc", "KV-cache use, 1 = full (newer Inference Gateway name).", () => load().kvCacheUsage);
   kvTierMetrics(registry, () => load().kvTier);
+  modelMetrics(registry, () => load().models ?? []);
   return () => registry.metrics();
+}
+
+/** Per-model gauges, one series per catalogued model (docs/contract.md, "Metrics"). */
+function modelMetrics(registry: Registry, read: () => readonly ModelLoad[]): void {
+  const perModel = (name: string, help: string, value: (m: ModelLoad) => number): void => {
+    new Gauge({
+      name,
+      help,
+      labelNames: ["model"],
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const m of read()) this.set({ model: m.model }, value(m));
+      },
+    });
+  };
+  perModel("sidecar_model_loaded", "1 while the model is loaded.", (m) => Number(m.loaded));
+  perModel("sidecar_model_loading", "1 while the model loads.", (m) => Number(m.loading));
+  perModel("sidecar_model_memory_bytes", "Memory the loaded model takes (its weights and contexts, estimated); 0 when not loaded.", (m) => m.memoryBytes);
+  perModel("sidecar_model_requests", "Requests using the model or waiting for it to load.", (m) => m.requests);
 }
 
 /** The KV cache tier in host memory (sidecar/engine/llama/kv-tier.ts); all 0 when it is off. */

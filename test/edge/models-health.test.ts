@@ -4,7 +4,17 @@ import { describe, expect, it } from "vitest";
 import { ModelInfoSchema } from "../../proto/gen/inference/v1/inference_pb.js";
 import { BASE, get, testApp } from "../support/app.js";
 
-const model = { id: "fake-model", object: "model", created: 1_700_000_000, owned_by: "local", context_length: 4096 };
+// A sidecar older than catalogues reports no status: its models are loaded, and generate.
+const model = {
+  id: "fake-model",
+  object: "model",
+  created: 1_700_000_000,
+  owned_by: "local",
+  status: { value: "loaded" },
+  context_length: 4096,
+  aliases: [],
+  kind: "generate",
+};
 
 describe("GET /v1/models", () => {
   it("lists the sidecar's models", async () => {
@@ -14,7 +24,7 @@ describe("GET /v1/models", () => {
     expect(response.status).toBe(200);
     expect(await response.json()).toEqual({
       object: "list",
-      data: [model, { id: "org/other.v2", object: "model", created: 5, owned_by: "local", context_length: 2048 }],
+      data: [model, { ...model, id: "org/other.v2", created: 5, context_length: 2048 }],
     });
   });
 

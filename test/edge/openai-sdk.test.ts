@@ -3,7 +3,7 @@ import { Code } from "@connectrpc/connect";
 import OpenAI, { APIError } from "openai";
 import { describe, expect, it } from "vitest";
 import { FIXED_CREATED, inProcessFetch, testApp } from "../support/app.js";
-import { delay, fail, finish, start, token, type Step } from "../support/fake-sidecar.js";
+import { catalogued, delay, fail, finish, start, token, type Step } from "../support/fake-sidecar.js";
 import { goldenBytes, hostileSplits } from "../support/sse.js";
 import { openaiReplaying } from "../support/replay.js";
 
@@ -164,6 +164,52 @@ describe("models", () => {
     expect(list).toEqual(["fake-model"]);
     expect((await openai.models.retrieve("fake-model")).owned_by).toBe("local");
     await expect(openai.models.retrieve("nope")).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+  });
+
+  it("lists a catalogue with each model's status, and retrieves one by an alias", async () => {
+    const { openai, sidecar } = client();
+    sidecar.models = [
+      catalogued("demo", { created: FIXED_CREATED, memoryBytes: 1024 }),
+      catalogued("coder", { status: "loading", progress: 0.5, aliases: ["code"] }),
+      catalogued("broken", { status: "failed", failure: "not a GGUF file" }),
+    ];
+    const list: OpenAI.Model[] = [];
+    for await (const model of openai.models.list()) list.push(model);
+    expect(list).toEqual([
+      {
+        id: "demo",
+        object: "model",
+        created: FIXED_CREATED,
+        owned_by: "local",
+        status: { value: "loaded" },
+        context_length: 4096,
+        memory_bytes: 1024,
+        aliases: [],
+        kind: "generate",
+      },
+      {
+        id: "coder",
+        object: "model",
+        created: 0,
+        owned_by: "local",
+        status: { value: "loading", progress: 0.5 },
+        context_length: 4096,
+        aliases: ["code"],
+        kind: "generate",
+      },
+      {
+        id: "broken",
+        object: "model",
+        created: 0,
+        owned_by: "local",
+        status: { value: "failed", reason: "not a GGUF file" },
+        context_length: 4096,
+        aliases: [],
+        kind: "generate",
+      },
+    ]);
+    const coder = await openai.models.retrieve("code");
+    expect([coder.id, (coder as unknown as { status: unknown }).status]).toEqual(["coder", { value: "loading", progress: 0.5 }]);
   });
 });
 

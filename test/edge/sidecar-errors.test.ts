@@ -1,12 +1,13 @@
 // How sidecar failures (gRPC status codes) reach the client. Before `start`:
 // refusals of the request itself (INVALID_ARGUMENT, FAILED_PRECONDITION, OUT_OF_RANGE)
 // are an `event: error` on a stream (docs/contract.md) and a 400 otherwise; every other code
-// keeps a real HTTP status on streams too, because clients act on it (retry, back off).
+// keeps a real HTTP status on streams too, because clients act on it (retry, back off). A model
+// the sidecar does not know is the protocol's 404; one it could not load, a 500 naming it and why.
 import { Code, ConnectError } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
 import { fromConnectError } from "../../edge/base/errors.js";
 import { post, testApp } from "../support/app.js";
-import { fail } from "../support/fake-sidecar.js";
+import { fail, loadFailed, loadFailure } from "../support/fake-sidecar.js";
 import { parseText } from "../support/sse.js";
 
 const chat = { messages: [{ role: "user", content: "Hello!" }] };
@@ -91,5 +92,59 @@ describe("fromConnectError", () => {
       DataLoss: 500,
       Unauthenticated: 500,
     });
+  });
+});
+
+describe("a model the sidecar does not know or could not load", () => {
+  const messages = { model: "coder", max_tokens: 8, messages: [{ role: "user", content: "Hello!" }] };
+  const reason = "the file is truncated (expected 1048576 bytes of tensor data, found 4096)";
+  const loadMessage = `The model 'coder' could not be loaded: ${reason}`;
+
+  it.each([false, true])("NOT_FOUND: OpenAI 404 model_not_found (stream=%s)", async (stream) => {
+    const { app } = testApp([fail(Code.NotFound, 'model "coder" is not in the catalogue')]);
+    const response = await post(app, "/v1/chat/completions", { ...chat, model: "coder", stream });
+    expect(response.status).toBe(404);
+    expect(await response.json()).toEqual({
+      error: { message: 'model "coder" is not in the catalogue', type: "invalid_request_error", param: null, code: "model_not_found" },
+    });
+  });
+
+  it.each([false, true])("NOT_FOUND: Anthropic 404 not_found_error (stream=%s)", async (stream) => {
+    const { app } = testApp([fail(Code.NotFound, 'model "coder" is not in the catalogue')]);
+    const response = await post(app, "/v1/messages", { ...messages, stream });
+    expect(response.status).toBe(404);
+    expect(await response.json()).toEqual({ type: "error", error: { type: "not_found_error", message: 'model "coder" is not in the catalogue' } });
+  });
+
+  it.each([
+    ["/v1/chat/completions", { ...chat, model: "coder" }],
+    ["/v1/chat/completions", { ...chat, model: "coder", stream: true }],
+    ["/v1/completions", { model: "coder", prompt: "x" }],
+    ["/v1/responses", { model: "coder", input: "x", stream: true }],
+  ])("ModelLoadFailed: OpenAI 500 model_load_failed naming the model and why (%s)", async (path, body) => {
+    const { app } = testApp([loadFailed("coder", reason)]);
+    const response = await post(app, path, body);
+    expect(response.status).toBe(500);
+    expect(await response.json()).toEqual({ error: { message: loadMessage, type: "server_error", param: "model", code: "model_load_failed" } });
+  });
+
+  it("ModelLoadFailed on embeddings: the same 500", async () => {
+    const { app, sidecar } = testApp();
+    sidecar.embedResult = loadFailure("coder", reason);
+    const response = await post(app, "/v1/embeddings", { model: "coder", input: "x" });
+    expect(response.status).toBe(500);
+    expect(await response.json()).toEqual({ error: { message: loadMessage, type: "server_error", param: "model", code: "model_load_failed" } });
+  });
+
+  it.each([false, true])("ModelLoadFailed: Anthropic 500 api_error (stream=%s)", async (stream) => {
+    const { app } = testApp([loadFailed("coder", reason)]);
+    const response = await post(app, "/v1/messages", { ...messages, stream });
+    expect(response.status).toBe(500);
+    expect(await response.json()).toEqual({ type: "error", error: { type: "api_error", message: loadMessage } });
+  });
+
+  it("INTERNAL without the detail stays a plain 500", () => {
+    const error = fromConnectError(new ConnectError("the engine failed", Code.Internal));
+    expect([error.status, error.code, error.message]).toEqual([500, null, "the engine failed"]);
   });
 });

@@ -51,7 +51,32 @@ describe("readConfig", () => {
     expect(readConfig([], {}).embeddingModel).toBeUndefined();
   });
 
+  it("takes the catalogue's settings: --model repeated or MODEL comma-separated, an explicit --models-dir, presets, keep-alive, max, preload", () => {
+    expect(readConfig([], {})).toMatchObject({
+      models: [],
+      modelsDir: "models",
+      serveModelsDir: false,
+      keepAliveSeconds: undefined,
+      modelsMax: 3,
+      preload: [],
+    });
+    expect(readConfig(["--model", "a.gguf", "--model", "hf:u/r/b.gguf"], { MODEL: "c" }).models).toEqual(["a.gguf", "hf:u/r/b.gguf"]);
+    expect(readConfig([], { MODEL: "a.gguf, tools" }).models).toEqual(["a.gguf", "tools"]);
+    expect(readConfig(["--models-dir", "models"], {}).serveModelsDir).toBe(true);
+    expect(readConfig([], { MODELS_DIR: "/srv/models" })).toMatchObject({ modelsDir: "/srv/models", serveModelsDir: true });
+    const config = readConfig(["--keep-alive=-1", "--preload", "a", "--preload", "b,c"], {
+      MODELS_PRESET: "presets.json",
+      MODELS_MAX: "1",
+      DEFAULT_MODEL: "a",
+    });
+    expect(config).toMatchObject({ keepAliveSeconds: -1, preload: ["a", "b", "c"], modelsPreset: "presets.json", modelsMax: 1, defaultModel: "a" });
+    expect(readConfig([], { KEEP_ALIVE: "0" }).keepAliveSeconds).toBe(0);
+  });
+
   it.each([
+    [["--keep-alive", "5m"], /--keep-alive must be a number of seconds \(0: at once, -1: never\), got "5m"/],
+    [["--keep-alive=-2"], /--keep-alive must be -1 \(never\) or a number of seconds, got "-2"/],
+    [["--models-max", "0"], /--models-max must be an integer of at least 1/],
     [["--priority", "-21"], /--priority/],
     [["--priority", "high"], /--priority/],
     [["--sequences", "0"], /--sequences/],

@@ -1,28 +1,18 @@
 // `--gpu` / `--gpu-layers` on the real engine (this host has no GPU): the model loads on the CPU
 // when told so, and the report says so in ListModels and the start-up line.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { modelPath } from "../../gguf/models.js";
 import { describeGpu } from "../../sidecar/engine/llama/gpu.js";
-import { loadModel, type LoadedModel } from "../../sidecar/engine/llama/model.js";
-import { createInferenceService } from "../../sidecar/service.js";
-import { EngineMetrics } from "../../sidecar/engine/metrics.js";
-import { ResumableStreams } from "../../sidecar/engine/streams/resumable-streams.js";
+import type { LoadedModel } from "../../sidecar/engine/llama/model.js";
+import type { RunningSidecar } from "../../sidecar/server.js";
+import { clientsFor, startTestSidecar } from "../support/sidecar.js";
 
+let sidecar: RunningSidecar;
 let loaded: LoadedModel;
 beforeAll(async () => {
-  loaded = await loadModel({
-    modelPath: modelPath("scripted"),
-    threads: 1,
-    engine: "auto",
-    sequences: 1,
-    contextSize: 256,
-    maxQueue: 1,
-    queueTimeoutMs: 10_000,
-    gpu: false,
-    gpuLayers: 0,
-  });
+  sidecar = await startTestSidecar({ sequences: 1, maxQueue: 1, gpu: false, gpuLayers: 0 });
+  loaded = sidecar.models[0]!;
 }, 60_000);
-afterAll(() => loaded?.dispose());
+afterAll(() => sidecar?.stop());
 
 describe("GPU report", () => {
   it("--gpu false: the CPU, no layers offloaded, every layer counted", async () => {
@@ -31,14 +21,7 @@ describe("GPU report", () => {
     expect(loaded.llama.gpu).toBe(false);
     expect(loaded.gpu).toEqual({ type: "", devices: [], vramBytes: 0, layersOffloaded: 0, layers });
     expect(describeGpu(loaded.gpu)).toBe(`no GPU (CPU only, ${layers} layers)`);
-    const service = createInferenceService({
-      models: [loaded],
-      metrics: new EngineMetrics(),
-      draining: () => false,
-      heartbeatMs: 0,
-      streams: new ResumableStreams(),
-    });
-    const { models } = await service.listModels!({} as never, {} as never);
+    const { models } = await clientsFor(sidecar.url).grpc.listModels({});
     expect(models?.[0]).toMatchObject({ gpu: "", gpuDevices: [], vramBytes: 0n, gpuLayers: 0, modelLayers: layers });
   });
 

@@ -1,7 +1,9 @@
 // The rooms of sidecar/engine/ and what each may import (their READMEs): llama/ → grammar/ →
 // chat/ → decode/ → streams/, each room importing only rooms before it and the shared files
 // directly under engine/ (errors.ts, metrics.ts), which import no room; nothing in engine/
-// imports the sidecar's process, service or transports.
+// imports the sidecar's process, service or transports. sidecar/catalogue/ (the models and their
+// registry) imports only engine/llama/ and the shared files, and neither engine/ nor transport/
+// imports it.
 import { readFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -60,5 +62,22 @@ describe("sidecar/engine/ rooms", () => {
       return targetRoom === undefined || !allowed(room).includes(targetRoom);
     });
     expect(bad).toEqual([]);
+  });
+});
+
+describe("sidecar/catalogue/", () => {
+  const catalogueDir = join(root, "sidecar", "catalogue");
+  const named = (dir: string) => sources(dir).map((file) => [relative(root, file).split(/[\\/]/).join("/"), file] as const);
+
+  it.each(named(catalogueDir))("%s imports only itself, engine/llama/ and the engine's shared files", (_name, file) => {
+    const bad = relativeImports(file).filter((target) => {
+      if (target.startsWith("proto/gen/") || target.startsWith("sidecar/catalogue/") || target.startsWith("sidecar/engine/llama/")) return false;
+      return roomOf(target) !== SHARED;
+    });
+    expect(bad).toEqual([]);
+  });
+
+  it.each([...named(engineDir), ...named(join(root, "sidecar", "transport"))])("%s does not import the catalogue", (_name, file) => {
+    expect(relativeImports(file).filter((target) => target.startsWith("sidecar/catalogue/"))).toEqual([]);
   });
 });

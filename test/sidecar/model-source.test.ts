@@ -1,4 +1,4 @@
-// Models by name and by address (sidecar/model-source.ts, node-llama-cpp's own resolver): a
+// Models by name and by address (sidecar/catalogue/model-source.ts, node-llama-cpp's own resolver): a
 // "remote" model served by a local HTTP server — as an https-style URL and as an hf: URI through
 // HF_ENDPOINT — is downloaded once into the models folder, byte for byte, and found there the next
 // time without a request; a download that is interrupted resumes where it stopped (a Range request);
@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { modelPath } from "../../gguf/models.js";
-import { isRemoteModel, modelsInFolder, resolveModelSource } from "../../sidecar/model-source.js";
+import { isRemoteModel, modelsInFolder, resolveModelSource } from "../../sidecar/catalogue/model-source.js";
 import { startSidecarProcess } from "../support/processes.js";
 
 const source = readFileSync(modelPath("random-tiny"));

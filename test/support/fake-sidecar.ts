@@ -1,7 +1,9 @@
 // A scripted stand-in for the inference sidecar: implements the same `Sidecar`
 // type as the real gRPC-Web client, yields scripted Generate events, can fail
 // before `start` or mid-stream with a ConnectError, can be slow, and records every
-// request and the AbortSignal it was called with.
+// request and the AbortSignal it was called with. Its catalogue is `models` (built with
+// `catalogued`, any status); LoadModel and UnloadModel act on it as a sidecar would, are
+// recorded, and can be made to fail.
 import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError, type CallOptions } from "@connectrpc/connect";
 import {
@@ -11,7 +13,12 @@ import {
   GenerateRequestSchema,
   GenerateResponseSchema,
   ListModelsResponseSchema,
+  LoadModelRequestSchema,
   ModelInfoSchema,
+  ModelStatus,
+  RankRequestSchema,
+  RankResponseSchema,
+  UnloadModelRequestSchema,
   TokenizeRequestSchema,
   TokenizeResponseSchema,
   type CancelStreamResponse,
@@ -21,11 +28,16 @@ import {
   type GenerateRequest,
   type GenerateResponse,
   type ListModelsResponse,
+  type LoadModelRequest,
   type ModelInfo,
+  type RankRequest,
+  type RankResponse,
   type TokenizeRequest,
   type TokenizeResponse,
+  type UnloadModelRequest,
 } from "../../proto/gen/inference/v1/inference_pb.js";
 import type { Sidecar } from "../../edge/sidecars/connection.js";
+import { modelLoadFailed } from "../../sidecar/engine/errors.js";
 
 export type Step = { kind: "event"; event: GenerateResponse } | { kind: "fail"; error: ConnectError } | { kind: "delay"; ms: number };
 
@@ -136,8 +148,55 @@ export function fail(code: Code, message: string): Step {
   return { kind: "fail", error: new ConnectError(message, code) };
 }
 
+/** The sidecar's own error for a model it could not load: INTERNAL with a ModelLoadFailed detail. */
+export function loadFailure(model: string, reason: string): ConnectError {
+  return modelLoadFailed(model, reason);
+}
+
+/** A Generate that fails so before `start`. */
+export function loadFailed(model: string, reason: string): Step {
+  return { kind: "fail", error: loadFailure(model, reason) };
+}
+
 export function delay(ms: number): Step {
   return { kind: "delay", ms };
+}
+
+export interface CatalogueOptions {
+  /** Default "loaded". */
+  status?: "loaded" | "loading" | "available" | "failed";
+  progress?: number;
+  failure?: string;
+  memoryBytes?: number;
+  aliases?: readonly string[];
+  kind?: string;
+  expiresAt?: number;
+  created?: number;
+  contextSize?: number;
+  sequences?: number;
+  active?: number;
+  queued?: number;
+}
+
+const STATUSES = { loaded: ModelStatus.LOADED, loading: ModelStatus.LOADING, available: ModelStatus.AVAILABLE, failed: ModelStatus.FAILED };
+
+/** A catalogued model as a sidecar with several models lists it (loaded by default). */
+export function catalogued(id: string, options: CatalogueOptions = {}): ModelInfo {
+  return create(ModelInfoSchema, {
+    id,
+    status: STATUSES[options.status ?? "loaded"],
+    loadProgress: options.progress ?? 0,
+    failure: options.failure ?? "",
+    memoryBytes: BigInt(options.memoryBytes ?? 0),
+    aliases: [...(options.aliases ?? [])],
+    kind: options.kind ?? "generate",
+    expiresAt: BigInt(options.expiresAt ?? 0),
+    created: BigInt(options.created ?? 0),
+    contextSize: options.contextSize ?? 4096,
+    sequences: options.sequences ?? 4,
+    active: options.active ?? 0,
+    queued: options.queued ?? 0,
+  });
 }
 
 // ---- the fake ----------------------------------------------------------------
@@ -261,6 +320,51 @@ export class FakeSidecar implements Sidecar {
 
   cancelStream = async (): Promise<CancelStreamResponse> => {
     throw new ConnectError("not scripted", Code.Unimplemented);
+  };
+
+  /** Every LoadModel request, and every UnloadModel request. */
+  readonly loadCalls: LoadModelRequest[] = [];
+  readonly unloadCalls: UnloadModelRequest[] = [];
+  /** Makes LoadModel (and UnloadModel) fail with this error. */
+  loadFailure: ConnectError | undefined;
+  unloadFailure: ConnectError | undefined;
+
+  /** The catalogued model `name` reaches (id or alias) set to `status`, as the answer; NOT_FOUND else. */
+  #setStatus(name: string, status: ModelStatus): ModelInfo {
+    const found = this.models.find((m) => m.id === name || m.aliases.includes(name));
+    if (found === undefined) throw new ConnectError(`model "${name}" is not in the catalogue`, Code.NotFound);
+    const loaded = status === ModelStatus.LOADED;
+    const updated = create(ModelInfoSchema, { ...found, status, loadProgress: 0, failure: "", expiresAt: 0n, memoryBytes: loaded ? found.memoryBytes : 0n });
+    this.models = this.models.map((m) => (m === found ? updated : m));
+    return updated;
+  }
+
+  loadModel = async (request: Parameters<Sidecar["loadModel"]>[0]): Promise<ModelInfo> => {
+    const call = create(LoadModelRequestSchema, request);
+    this.loadCalls.push(call);
+    if (this.loadFailure !== undefined) throw this.loadFailure;
+    return this.#setStatus(call.model, ModelStatus.LOADED);
+  };
+
+  unloadModel = async (request: Parameters<Sidecar["unloadModel"]>[0]): Promise<ModelInfo> => {
+    const call = create(UnloadModelRequestSchema, request);
+    this.unloadCalls.push(call);
+    if (this.unloadFailure !== undefined) throw this.unloadFailure;
+    return this.#setStatus(call.model, ModelStatus.AVAILABLE);
+  };
+
+  /** What Rank answers: one score per document (cycled), 3 prompt tokens each, or this error. */
+  rankResult: readonly number[] | ConnectError = new ConnectError("not scripted", Code.Unimplemented);
+  /** Every Rank request, and the signal it came with. */
+  readonly rankCalls: { readonly request: RankRequest; readonly signal: AbortSignal | undefined }[] = [];
+
+  rank = async (request: Parameters<Sidecar["rank"]>[0], options?: CallOptions): Promise<RankResponse> => {
+    const call = create(RankRequestSchema, request);
+    this.rankCalls.push({ request: call, signal: options?.signal });
+    const result = this.rankResult;
+    if (result instanceof ConnectError) throw result;
+    const scores = call.documents.map((_, i) => result[i % result.length] ?? 0);
+    return create(RankResponseSchema, { scores, promptTokens: 3 * scores.length });
   };
 }
 

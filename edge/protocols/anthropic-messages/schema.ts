@@ -13,6 +13,7 @@
 // instead of starting a new one).
 import * as z from "zod";
 import { MAX_STOP_SEQUENCES, positiveInteger, uint32 } from "../../fields/fields.js";
+import { keepAliveField } from "../../fields/keep-alive.js";
 import { CallLedger, duplicateNames, report, schemaObject, toolName, unknownChoice } from "../../fields/tools.js";
 
 /** A cache breakpoint: `{type: "ephemeral", ttl?: "5m" | "1h"}` (docs/contract.md, "Cache hints"). */
@@ -219,6 +220,8 @@ export const messagesRequestSchema = z
     metadata: z.object({ user_id: z.string().nullish() }).nullish(),
     // Automatic caching: the whole prompt is a breakpoint.
     cache_control: cacheControl,
+    // Not Anthropic's: how long the model stays loaded (Ollama's field, docs/contract.md, "Models").
+    keep_alive: keepAliveField(),
   })
   .superRefine(checkConversation);
 

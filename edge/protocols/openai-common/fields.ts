@@ -5,6 +5,7 @@ import * as z from "zod";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { SamplingOptionsSchema } from "../../../proto/gen/inference/v1/inference_pb.js";
 import { integer, uint32, MAX_STOP_SEQUENCES, nonEmptyStops, positiveInteger, tokenLimit, UINT32_MAX } from "../../fields/fields.js";
+import { keepAliveField } from "../../fields/keep-alive.js";
 
 const tokenId = z
   .string()
@@ -39,6 +40,7 @@ export const commonFields = {
   frequency_penalty: z.number().min(-2).max(2).nullish(),
   repeat_penalty: z.number().gt(0).max(10).nullish(),
   logit_bias: z.record(tokenId, z.number().min(-100).max(100)).nullish(),
+  keep_alive: keepAliveField(),
 };
 
 const common = z.object(commonFields);

@@ -3,6 +3,7 @@
 import { readJsonBody } from "../../core/body.js";
 import type { AppContext } from "../../core/context.js";
 import { jsonResponse } from "../../core/json.js";
+import { servedModel } from "../../core/served-model.js";
 import { parseRequest } from "../../core/validation.js";
 import { embeddingsAnswer } from "./encoder.js";
 import { embeddingsRequestSchema } from "./schema.js";
@@ -13,10 +14,4 @@ export async function handleEmbeddings(request: Request, context: AppContext): P
   const response = await context.sidecar.embed(toEmbedRequest(body), { signal: request.signal });
   const model = body.model ?? (await servedModel(request, context));
   return jsonResponse(embeddingsAnswer(response, model, body.encoding_format ?? "float"));
-}
-
-/** The model's id when the body named none (the sidecar's first model answered). */
-async function servedModel(request: Request, context: AppContext): Promise<string> {
-  const { models } = await context.sidecar.listModels({}, { signal: request.signal });
-  return models[0]?.id ?? "";
 }

@@ -2,6 +2,7 @@
 // of token ids, or an array of such arrays; at most 2,048 inputs, none empty.
 import * as z from "zod";
 import { UINT32_MAX } from "../../fields/fields.js";
+import { keepAliveField } from "../../fields/keep-alive.js";
 
 /** Inputs one request may hold, as OpenAI's API allows. */
 export const MAX_EMBEDDING_INPUTS = 2048;
@@ -21,5 +22,6 @@ export const embeddingsRequestSchema = z.object({
   encoding_format: z.enum(["float", "base64"]).nullish(),
   dimensions: z.number().int().min(1).max(UINT32_MAX).nullish(),
   user: z.string().nullish(),
+  keep_alive: keepAliveField(),
 });
 export type EmbeddingsRequestBody = z.output<typeof embeddingsRequestSchema>;

@@ -1,6 +1,7 @@
 // An embeddings body → the sidecar's EmbedRequest (proto: one EmbedInput per text or token list).
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { EmbedRequestSchema } from "../../../proto/gen/inference/v1/inference_pb.js";
+import { keepAliveInit } from "../../fields/keep-alive.js";
 import type { EmbeddingsRequestBody } from "./schema.js";
 
 type EmbedInit = MessageInitShape<typeof EmbedRequestSchema>;
@@ -16,6 +17,7 @@ export function toEmbedRequest(body: EmbeddingsRequestBody): EmbedInit {
   return {
     model: body.model ?? "",
     dimensions: body.dimensions ?? 0,
+    ...keepAliveInit(body),
     inputs: inputsOf(body.input).map((input) =>
       typeof input === "string" ? { input: { case: "text", value: input } } : { input: { case: "tokens", value: { ids: input } } },
     ),

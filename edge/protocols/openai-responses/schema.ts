@@ -14,6 +14,7 @@ import { anyTool, checkTool, functionTool, offeredTools } from "./tools.js";
 import { textFormatField } from "../openai-common/response-format.js";
 import { promptCacheFields } from "../openai-common/prompt-cache.js";
 import { positiveInteger, refusedField, UINT32_MAX } from "../../fields/fields.js";
+import { keepAliveField } from "../../fields/keep-alive.js";
 
 export const RESPONSES_ROLES = ["system", "developer", "user", "assistant"] as const;
 export type ResponsesRole = (typeof RESPONSES_ROLES)[number];
@@ -162,6 +163,7 @@ export const responsesRequestSchema = z
     ...promptCacheFields,
     user: z.string().nullish(),
     truncation: z.enum(["auto", "disabled"]).nullish(),
+    keep_alive: keepAliveField(),
     // "reasoning.encrypted_content" gives reasoning items an encrypted_content to send back next
     // turn (encrypted-reasoning.ts); other values add nothing this server makes.
     include: z.array(z.string()).nullish(),

@@ -44,6 +44,8 @@ export class Embedder {
 
   /** One unit-length vector per input, in order; inputs are checked before any is evaluated. */
   async embed(inputs: readonly EmbedInput[], signal: AbortSignal): Promise<EmbeddingResult[]> {
+    // A reranker's pooled output is its ranking head's scores, not a vector (ranking.ts).
+    if (this.#model.fileInsights.supportsRanking) throw invalidArgument("this model is a reranking model: it ranks documents, it has no embeddings");
     const resolved = inputs.map((input, i) => this.#resolve(input, i));
     if (this.#waiting > this.#options.maxQueue) throw overloaded("too many embedding requests are waiting");
     this.#waiting += 1;

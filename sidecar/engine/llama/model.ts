@@ -6,13 +6,16 @@ import {
   getLlama,
   LlamaLogLevel,
   resolveChatWrapper,
+  specializedChatWrapperTypeNames,
   type ChatWrapper,
+  type SpecializedChatWrapperTypeName,
   type Llama,
   type LlamaContext,
   type LlamaContextSequence,
   type LlamaModel,
 } from "node-llama-cpp";
 import { Embedder } from "./embeddings.js";
+import { modelKind, Ranker, type ModelKind } from "./ranking.js";
 import { checkGpuAvailable, gpuReport, type GpuChoice, type GpuLayers, type GpuReport } from "./gpu.js";
 import { Arrivals } from "./arrivals.js";
 import { shareBatch } from "./batch-shares.js";
@@ -56,9 +59,10 @@ export interface ModelOptions {
   readonly sequences: number;
   /**
    * Tokens one sequence holds (prompt plus reply); "auto": the model's trained context, or less
-   * when memory does not hold that many for every sequence (node-llama-cpp sizes it).
+   * when memory does not hold that many for every sequence (node-llama-cpp sizes it); `{ max }`:
+   * as "auto", at most `max` (the catalogue's memory budget sized it).
    */
-  readonly contextSize: number | "auto";
+  readonly contextSize: number | "auto" | { readonly max: number };
   /** Requests allowed to wait for a free sequence; more are refused at once. */
   readonly maxQueue: number;
   /** How long a request may wait for a free sequence, in milliseconds. */
@@ -69,6 +73,12 @@ export interface ModelOptions {
   readonly gpuLayers?: GpuLayers;
   /** A separate GGUF whose vectors Embed returns; none: this model's own. */
   readonly embeddingModelPath?: string;
+  /** An embedder shared by several models (`--embedding-model` with a catalogue): used, never disposed, by this one. */
+  readonly sharedEmbedder?: Embedder;
+  /** A chat template in place of the file's: a node-llama-cpp chat wrapper name, or a Jinja template's text. */
+  readonly chatTemplate?: string;
+  /** Stops the load (the sidecar is stopping). */
+  readonly loadSignal?: AbortSignal;
   /** Tokens one embedding input may hold (capped by the trained context); default 8,192. */
   readonly embeddingContextSize?: number;
   /**
@@ -124,6 +134,10 @@ export interface LoadedModel {
   readonly gpu: GpuReport;
   /** Embeddings with this model (its own context, made on first use). */
   readonly embedder: Embedder;
+  /** "rank" for a reranker (it answers Rank only), "generate" otherwise (ranking.ts). */
+  readonly kind: ModelKind;
+  /** Ranking with this model (its own context, made on first use; ranking.ts). */
+  readonly ranker: Ranker;
   /** Sequences' states kept in host memory (kv-tier.ts); undefined when `--cache-ram` is 0. */
   readonly kvTier: KvTier | undefined;
   dispose(): Promise<void>;
@@ -166,12 +180,12 @@ export function loadLlama(engine: EngineChoice = "auto", gpu: GpuChoice = "auto"
 
 export async function loadModel(options: ModelOptions): Promise<LoadedModel> {
   const llama = await loadLlama(options.engine, options.gpu);
-  const threads = resolveThreads(options.threads, llama);
-  const threadsBatch = options.threadsBatch === undefined ? threads : resolveBatchThreads(options.threadsBatch);
+  const { threads, threadsBatch } = threadCounts(options, llama);
   const model = await llama.loadModel({
     modelPath: options.modelPath,
     gpuLayers: options.gpuLayers ?? "auto",
     ...(options.onProgress ? { onLoadProgress: options.onProgress } : {}),
+    ...(options.loadSignal ? { loadSignal: options.loadSignal } : {}),
   });
   // Requests on their way to their first decode; an idle context's first batch waits for them.
   const arrivals = new Arrivals();
@@ -180,7 +194,7 @@ export async function loadModel(options: ModelOptions): Promise<LoadedModel> {
   const batchThreadsFrom = batchThreadsMinTokens(model.size);
   useBatchThreads(context, { decode: threads, batch: threadsBatch, minTokens: batchThreadsFrom });
   const scheduler = scheduleBatches(context, arrivals);
-  const chatWrapper = resolveChatWrapper(model);
+  const { chatWrapper, template } = chatWrapperOf(model, options.chatTemplate);
   const id = options.id ?? path.basename(options.modelPath).replace(/\.gguf$/i, "");
   const kvTier = await openKvTier(options, context.contextSize, scheduler);
   const pool = new SequencePool(context, {
@@ -189,7 +203,8 @@ export async function loadModel(options: ModelOptions): Promise<LoadedModel> {
     ...(kvTier === undefined ? {} : { kept: (sequence: LlamaContextSequence) => kvTier.keeps(sequence) }),
   });
   const vocabulary = vocabularySize(model);
-  const { embeddingModel, embedder } = await loadEmbedder(llama, model, options, threadsBatch);
+  const { embedder, disposeEmbedder } = await loadEmbedder(llama, model, options, threadsBatch);
+  const ranker = rankerOf(model, options, threadsBatch);
   return {
     id,
     created: Math.floor(Date.now() / 1000),
@@ -197,7 +212,7 @@ export async function loadModel(options: ModelOptions): Promise<LoadedModel> {
     model,
     context,
     chatWrapper,
-    replySyntax: replySyntax(chatWrapper, String(model.fileInfo.metadata.tokenizer?.chat_template ?? "")),
+    replySyntax: replySyntax(chatWrapper, template),
     pool,
     tokenBytes: new TokenBytes(model),
     contextSize: context.contextSize,
@@ -208,12 +223,14 @@ export async function loadModel(options: ModelOptions): Promise<LoadedModel> {
     batchThreadsFrom,
     scheduler,
     embedder,
+    kind: modelKind(model.fileInsights),
+    ranker,
     kvTier,
     gpu: await gpuReport(llama, model),
     async dispose() {
       await kvTier?.dispose(pool.all());
-      await embedder.dispose();
-      if (embeddingModel !== model) await embeddingModel.dispose();
+      await disposeEmbedder();
+      await ranker.dispose();
       await context.dispose();
       await model.dispose();
     },
@@ -227,7 +244,7 @@ function createContext(llama: Llama, model: LlamaModel, options: ModelOptions, t
     // node-llama-cpp's context size is per sequence: each sequence gets this many tokens.
     contextSize: options.contextSize,
     // An explicit size stays what was asked for; "auto" is sized by the memory there is.
-    ...(options.contextSize === "auto" ? {} : { failedCreationRemedy: false as const }),
+    ...(typeof options.contextSize === "number" ? { failedCreationRemedy: false as const } : {}),
     // The most any batch uses; each batch gets its own count (batch-threads.ts).
     threads: threadsBatch,
     flashAttention: flashAttentionOf(options.flashAttention ?? "auto", llama),
@@ -235,22 +252,52 @@ function createContext(llama: Llama, model: LlamaModel, options: ModelOptions, t
   });
 }
 
+/** The model's embedder (its own, a separate model's, or a shared one) and what frees it. */
 async function loadEmbedder(
   llama: Llama,
   model: LlamaModel,
   options: ModelOptions,
   threadsBatch: number,
-): Promise<{ embeddingModel: LlamaModel; embedder: Embedder }> {
+): Promise<{ embedder: Embedder; disposeEmbedder: () => Promise<void> }> {
+  if (options.sharedEmbedder !== undefined) return { embedder: options.sharedEmbedder, disposeEmbedder: async () => undefined };
   const embeddingModel =
     options.embeddingModelPath === undefined ? model : await llama.loadModel({ modelPath: options.embeddingModelPath, gpuLayers: options.gpuLayers ?? "auto" });
-  const embedder = new Embedder(embeddingModel, {
-    // An input is evaluated as one batch of its tokens.
-    threads: threadsBatch,
+  const embedder = embedderFor(embeddingModel, { ...options, threadsBatch });
+  const disposeEmbedder = async (): Promise<void> => {
+    await embedder.dispose();
+    if (embeddingModel !== model) await embeddingModel.dispose();
+  };
+  return { embedder, disposeEmbedder };
+}
+
+/** An embedder on `model`: inputs of up to `--embedding-context-size` tokens, each evaluated as one batch. */
+export function embedderFor(model: LlamaModel, options: Pick<ModelOptions, "embeddingContextSize" | "maxQueue"> & { threadsBatch: number }): Embedder {
+  return new Embedder(model, {
+    threads: options.threadsBatch,
     contextSize: options.embeddingContextSize ?? DEFAULT_EMBEDDING_CONTEXT_SIZE,
     maxQueue: options.maxQueue,
-    vocabularySize: vocabularySize(embeddingModel),
+    vocabularySize: vocabularySize(model),
   });
-  return { embeddingModel, embedder };
+}
+
+/** The chat wrapper: the file's own template, or the one a preset names instead; and the template's text. */
+function chatWrapperOf(model: LlamaModel, override: string | undefined): { chatWrapper: ChatWrapper; template: string } {
+  const own = String(model.fileInfo.metadata.tokenizer?.chat_template ?? "");
+  if (override === undefined) return { chatWrapper: resolveChatWrapper(model), template: own };
+  if ((specializedChatWrapperTypeNames as readonly string[]).includes(override)) {
+    return { chatWrapper: resolveChatWrapper(model, { type: override as SpecializedChatWrapperTypeName }), template: own };
+  }
+  const chatWrapper = resolveChatWrapper(model, {
+    type: "jinjaTemplate",
+    customWrapperSettings: { jinjaTemplate: { template: override } },
+    fallbackToOtherWrappersOnJinjaError: false,
+  });
+  return { chatWrapper, template: override };
+}
+
+/** The model's ranker: a (query, document) pair is one input, capped as an embedding input is. */
+function rankerOf(model: LlamaModel, options: ModelOptions, threadsBatch: number): Ranker {
+  return new Ranker(model, { threads: threadsBatch, contextSize: options.embeddingContextSize ?? DEFAULT_EMBEDDING_CONTEXT_SIZE, maxQueue: options.maxQueue });
 }
 
 /** The KV cache tier of `--cache-ram` MiB, or none for 0. */
@@ -263,6 +310,12 @@ async function openKvTier(options: ModelOptions, contextSize: number, scheduler:
     identity: modelIdentity(options.modelPath, contextSize),
     between: (sequence, work) => scheduler.between(sequence, work),
   });
+}
+
+/** `--threads` and `--threads-batch` as numbers on this library. */
+export function threadCounts(options: Pick<ModelOptions, "threads" | "threadsBatch">, llama: Llama): { threads: number; threadsBatch: number } {
+  const threads = resolveThreads(options.threads, llama);
+  return { threads, threadsBatch: options.threadsBatch === undefined ? threads : resolveBatchThreads(options.threadsBatch) };
 }
 
 function resolveThreads(threads: number | "auto", llama: Llama): number {

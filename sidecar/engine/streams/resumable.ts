@@ -5,6 +5,7 @@ import type { GenerateRequest } from "../../../proto/gen/inference/v1/inference_
 import { FIRST_TOKEN_POSITION, generate, type GenerateEvent } from "../decode/generate.js";
 import type { EngineMetrics } from "../metrics.js";
 import type { LoadedModel } from "../llama/model.js";
+import { onEnd } from "./on-end.js";
 import { readAhead } from "./read-ahead.js";
 import type { ResumableStreams } from "./resumable-streams.js";
 
@@ -14,12 +15,14 @@ export async function* generateResumable(
   caller: AbortSignal,
   streams: ResumableStreams,
   metrics: EngineMetrics,
+  /** Runs once the generation ends (not its reader): the model's lease is released then. */
+  ended: () => void = () => undefined,
 ): AsyncGenerator<GenerateEvent, void, undefined> {
   const generation = new AbortController();
   // Until the generation starts (it may wait for a sequence), the caller leaving still cancels it.
   const onLeave = (): void => generation.abort(caller.reason);
   caller.addEventListener("abort", onLeave, { once: true });
-  const events = readAhead(generate(loaded, request, generation.signal, metrics), { atOnce: (position) => position === FIRST_TOKEN_POSITION });
+  const events = readAhead(onEnd(generate(loaded, request, generation.signal, metrics), ended), { atOnce: (position) => position === FIRST_TOKEN_POSITION });
   let first: IteratorResult<GenerateEvent, void>;
   try {
     first = await events.next();

@@ -54,7 +54,7 @@ export async function resolveModelSource(model: string, options: ModelSourceOpti
 }
 
 /** The file a remote model's address names, when it names one (`….gguf` at its end). */
-function knownFileName(model: string): string | undefined {
+export function knownFileName(model: string): string | undefined {
   const address = /^https?:\/\//i.test(model) ? new URL(model).pathname : model;
   const last = decodeURIComponent(address.split("/").at(-1) ?? "");
   return last.toLowerCase().endsWith(".gguf") && !last.includes(":") ? last : undefined;

@@ -1,0 +1,118 @@
+// The catalogue: every model this sidecar may serve, by name, whether loaded or not — each
+// `--model`, each preset with a `model`, every `.gguf` of `--models-dir` when that folder was given,
+// else the demo model alone — and which entry a request's model name reaches
+// (docs/decisions.md, "Many models on one sidecar").
+import path from "node:path";
+import { notFound } from "../engine/errors.js";
+import { isRemoteModel, knownFileName, modelsInFolder } from "./model-source.js";
+import type { Preset, Presets } from "./presets.js";
+
+export interface CatalogueEntry {
+  /** The name clients use (ModelInfo.id). */
+  readonly name: string;
+  /** Where it comes from, as given: a path, a name in the models folder, hf: or https. */
+  readonly source: string;
+  readonly aliases: readonly string[];
+  /** Its own options (the presets file); unset ones follow the sidecar's flags. */
+  readonly preset: Preset;
+}
+
+export interface CatalogueSources {
+  /** Every `--model` (MODEL may hold several, comma-separated). */
+  readonly models: readonly string[];
+  /** `--model-id`: the name of the one `--model`. */
+  readonly modelId?: string | undefined;
+  /** The models folder: where names are looked up and downloads land. */
+  readonly folder: string;
+  /** Whether every `.gguf` in the folder is served (`--models-dir` given explicitly). */
+  readonly serveFolder: boolean;
+  readonly presets?: Presets | undefined;
+  /** `--default-model`: the model that serves names the catalogue does not know. */
+  readonly defaultModel?: string | undefined;
+  /** Served when nothing else is (the demo model's path). */
+  readonly fallback?: string | undefined;
+}
+
+/** The name a source gets: its file name without `.gguf`; a remote one without a file name, its address less `hf:`. */
+export function nameOf(source: string): string {
+  if (!isRemoteModel(source)) return path.basename(source).replace(/\.gguf$/i, "");
+  const file = knownFileName(source);
+  if (file !== undefined) return file.replace(/\.gguf$/i, "");
+  if (/^https?:\/\//i.test(source)) return decodeURIComponent(new URL(source).pathname.split("/").filter(Boolean).at(-1) ?? source);
+  return source.replace(/^(hf|huggingface):/i, "");
+}
+
+/** The entries before presets apply: --model, presets with a `model`, the folder's files. */
+function sourcesOf(sources: CatalogueSources, list: (folder: string) => string[]): { name: string; source: string }[] {
+  if (sources.modelId !== undefined && sources.models.length > 1) {
+    throw new Error("--model-id names a single --model; with several, name each in the presets file (--models-preset)");
+  }
+  const given = sources.models.map((source) => ({ name: sources.modelId ?? nameOf(source), source }));
+  const preset = Object.entries(sources.presets ?? {}).flatMap(([name, p]) => (p.model === undefined ? [] : [{ name, source: p.model }]));
+  const explicit = [...given, ...preset];
+  for (const [i, entry] of explicit.entries()) {
+    const earlier = explicit.slice(0, i).find((e) => e.name === entry.name);
+    if (earlier !== undefined) throw new Error(`two models are named "${entry.name}" (${earlier.source}, ${entry.source}): name one in --models-preset`);
+  }
+  const taken = new Set(explicit.map((e) => e.name));
+  const folder = sources.serveFolder ? list(sources.folder).filter((name) => !taken.has(name)) : [];
+  const all = [...explicit, ...folder.map((name) => ({ name, source: path.join(sources.folder, `${name}.gguf`) }))];
+  if (all.length === 0 && sources.fallback !== undefined) return [{ name: sources.modelId ?? nameOf(sources.fallback), source: sources.fallback }];
+  if (all.length === 0) throw new Error(`no model to serve: --models-dir ${sources.folder} holds no .gguf file`);
+  return all;
+}
+
+/** The catalogue of `sources`; a preset naming no model, a name or alias used twice, or an unknown --default-model stop the start. */
+export function buildCatalogue(sources: CatalogueSources, list: (folder: string) => string[] = modelsInFolder): Catalogue {
+  const found = sourcesOf(sources, list);
+  const presets = sources.presets ?? {};
+  const names = new Set(found.map((e) => e.name));
+  for (const name of Object.keys(presets)) {
+    if (!names.has(name)) throw new Error(`--models-preset: "${name}" is no model of the catalogue (${[...names].join(", ")}) and has no "model"`);
+  }
+  const entries = found.map(({ name, source }) => ({ name, source, aliases: presets[name]?.alias ?? [], preset: presets[name] ?? {} }));
+  const seen = new Map<string, string>();
+  for (const entry of entries) {
+    for (const alias of [entry.name, ...entry.aliases]) {
+      const owner = seen.get(alias);
+      if (owner !== undefined) throw new Error(`--models-preset: "${alias}" names both "${owner}" and "${entry.name}"`);
+      seen.set(alias, entry.name);
+    }
+  }
+  return new Catalogue(entries, sources.defaultModel);
+}
+
+export class Catalogue {
+  readonly entries: readonly CatalogueEntry[];
+  /** The entry that serves names the catalogue does not know (`--default-model`), if any. */
+  readonly defaultEntry: CatalogueEntry | undefined;
+
+  constructor(entries: readonly CatalogueEntry[], defaultModel?: string) {
+    this.entries = entries;
+    this.defaultEntry = defaultModel === undefined ? undefined : this.find(defaultModel);
+    if (defaultModel !== undefined && this.defaultEntry === undefined) {
+      throw new Error(`--default-model ${defaultModel} is not in the catalogue (${this.names()})`);
+    }
+  }
+
+  /** The entry named `name` or one of its aliases. */
+  find(name: string): CatalogueEntry | undefined {
+    return this.entries.find((e) => e.name === name) ?? this.entries.find((e) => e.aliases.includes(name));
+  }
+
+  /**
+   * The entry a request naming `name` reaches: that model; with one model, any name; an empty name
+   * or an unknown one, the default model. NOT_FOUND otherwise.
+   */
+  resolve(name: string): CatalogueEntry {
+    const [only, ...others] = this.entries;
+    if (only !== undefined && others.length === 0) return only;
+    const found = this.find(name) ?? this.defaultEntry ?? (name === "" ? only : undefined);
+    if (found === undefined) throw notFound(`model "${name}" is not served here (served: ${this.names()})`);
+    return found;
+  }
+
+  names(): string {
+    return this.entries.map((e) => e.name).join(", ");
+  }
+}

@@ -1,0 +1,89 @@
+// The presets file (`--models-preset FILE`, JSON): per-model options keyed by model name, checked
+// strictly — an unknown key or a value of the wrong type stops the start with a message naming it.
+import { readFileSync } from "node:fs";
+import { specializedChatWrapperTypeNames } from "node-llama-cpp";
+
+/** One model's options; each unset one falls back to the sidecar's flag. */
+export interface Preset {
+  /** A source (path, name in the models folder, hf:, https): adds the model to the catalogue. */
+  readonly model?: string;
+  readonly contextSize?: number | "auto";
+  readonly sequences?: number;
+  /** A node-llama-cpp chat wrapper name (`chatML`, `llama3.1`…) or a Jinja template's text. */
+  readonly chatTemplate?: string;
+  readonly gpuLayers?: number | "auto" | "max";
+  /** Other names that reach the model. */
+  readonly alias?: readonly string[];
+}
+
+export type Presets = Readonly<Record<string, Preset>>;
+
+const KEYS = ["model", "contextSize", "sequences", "chatTemplate", "gpuLayers", "alias"] as const;
+type Key = (typeof KEYS)[number];
+
+/** A key's value when it passes its check, else what it must be. */
+type Checked = { readonly value: unknown } | { readonly error: string };
+const pass = (value: unknown): Checked => ({ value });
+const fail = (error: string): Checked => ({ error });
+const isCount = (v: unknown, min: number): boolean => Number.isInteger(v) && (v as number) >= min;
+
+const CHECKS: Record<Key, (value: unknown) => Checked> = {
+  model: (v) => (typeof v === "string" && v !== "" ? pass(v) : fail("must be a non-empty string (a path, a name in the models folder, hf: or https)")),
+  contextSize: (v) => (v === "auto" || isCount(v, 16) ? pass(v) : fail('must be "auto" or an integer of at least 16')),
+  sequences: (v) => (isCount(v, 1) ? pass(v) : fail("must be an integer of at least 1")),
+  chatTemplate: (v) =>
+    typeof v === "string" && isChatTemplate(v)
+      ? pass(v)
+      : fail(`must be a chat wrapper name (${specializedChatWrapperTypeNames.join(", ")}) or a Jinja template`),
+  gpuLayers: (v) => (v === "auto" || v === "max" || isCount(v, 0) ? pass(v) : fail('must be "auto", "max" or a number of layers')),
+  alias: (v) => {
+    const names = typeof v === "string" ? [v] : v;
+    const good = Array.isArray(names) && names.length > 0 && names.every((n) => typeof n === "string" && n.trim() !== "");
+    return good ? pass(names) : fail("must be a non-empty string or a list of them");
+  },
+};
+
+function isChatTemplate(value: string): boolean {
+  return (specializedChatWrapperTypeNames as readonly string[]).includes(value) || value.includes("{{") || value.includes("{%");
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** One model's entry, checked key by key. */
+function presetOf(where: string, name: string, value: unknown): Preset {
+  if (name.trim() === "") throw new Error(`${where}: a model name is empty`);
+  if (!isObject(value)) throw new Error(`${where}: "${name}" must be an object of options (${KEYS.join(", ")})`);
+  const preset: Record<string, unknown> = {};
+  for (const [key, raw] of Object.entries(value)) {
+    if (!(KEYS as readonly string[]).includes(key)) throw new Error(`${where}: "${name}" has an unknown key "${key}" (known: ${KEYS.join(", ")})`);
+    const checked = CHECKS[key as Key](raw);
+    if ("error" in checked) throw new Error(`${where}: "${name}".${key} ${checked.error}`);
+    preset[key] = checked.value;
+  }
+  return preset as Preset;
+}
+
+/** The presets in `text` (the file's content); `where` names the file in messages. */
+export function parsePresets(text: string, where: string): Presets {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    throw new Error(`${where} is not JSON: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  if (!isObject(parsed)) throw new Error(`${where} must hold a JSON object keyed by model name`);
+  return Object.fromEntries(Object.entries(parsed).map(([name, value]) => [name, presetOf(where, name, value)]));
+}
+
+/** The presets file `path` (`--models-preset`), read and checked. */
+export function readPresets(path: string): Presets {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (error) {
+    throw new Error(`--models-preset ${path} cannot be read: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  return parsePresets(text, `--models-preset ${path}`);
+}

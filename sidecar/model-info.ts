@@ -1,0 +1,63 @@
+// What ListModels, LoadModel and UnloadModel say of one catalogued model (proto: ModelInfo): its
+// status, its settings before a load, and everything about it once loaded.
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import { ModelStatus, type ModelInfoSchema } from "../proto/gen/inference/v1/inference_pb.js";
+import type { LoadedModel } from "./engine/llama/model.js";
+import type { ModelView } from "./catalogue/slot.js";
+
+type ModelInfo = MessageInitShape<typeof ModelInfoSchema>;
+
+const STATUS: Record<ModelView["status"], ModelStatus> = {
+  available: ModelStatus.AVAILABLE,
+  loading: ModelStatus.LOADING,
+  loaded: ModelStatus.LOADED,
+  failed: ModelStatus.FAILED,
+};
+
+/** One model, loaded or not; `created` is when the catalogue was opened (Unix seconds). */
+export function modelInfo(view: ModelView, created: number): ModelInfo {
+  const need = view.estimate?.need;
+  const base: ModelInfo = {
+    id: view.entry.name,
+    created: BigInt(created),
+    status: STATUS[view.status],
+    loadProgress: view.progress,
+    failure: view.failure,
+    memoryBytes: BigInt(need === undefined ? 0 : need.ram + need.vram),
+    aliases: [...view.entry.aliases],
+    fileBytes: BigInt(view.fileBytes),
+    kind: view.estimate?.kind ?? "generate",
+    keepAliveSeconds: view.keepAliveSeconds,
+    expiresAt: BigInt(Math.floor(view.expiresAt / 1000)),
+    // What its load will use; 0: decided at the load.
+    contextSize: view.limits.contextSize === "auto" ? 0 : view.limits.contextSize,
+    sequences: view.limits.sequences,
+    maxQueue: view.limits.maxQueue,
+    queueTimeoutMs: view.limits.queueTimeoutMs,
+  };
+  return view.loaded === undefined ? base : { ...base, ...loadedInfo(view.loaded) };
+}
+
+/** What a loaded model adds. */
+function loadedInfo(m: LoadedModel): ModelInfo {
+  return {
+    contextSize: m.contextSize,
+    sequences: m.pool.size,
+    vocabularySize: m.vocabularySize,
+    chatTemplate: m.chatWrapper.wrapperName,
+    architecture: String(m.model.fileInfo.metadata.general.architecture ?? ""),
+    engineBuild: m.llama.buildType,
+    maxQueue: m.pool.limits.maxQueue,
+    queueTimeoutMs: m.pool.limits.queueTimeoutMs,
+    embeddingDimensions: m.embedder.dimensions,
+    embeddingContextSize: m.embedder.contextSize,
+    kind: m.kind,
+    gpu: m.gpu.type,
+    gpuDevices: [...m.gpu.devices],
+    vramBytes: BigInt(m.gpu.vramBytes),
+    gpuLayers: m.gpu.layersOffloaded,
+    modelLayers: m.gpu.layers,
+    active: m.pool.busy,
+    queued: m.pool.queued,
+  };
+}

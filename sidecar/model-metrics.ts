@@ -1,0 +1,34 @@
+// What a scrape of /metrics reads from the catalogue: the load of every loaded model summed (the
+// single-model gauges: queue, running, KV cache, KV tier) and each catalogued model's own gauges.
+import type { ModelRegistry } from "./catalogue/registry.js";
+import type { KvTierStats } from "./engine/llama/kv-tier.js";
+import type { Load, ModelLoad } from "./transport/prometheus.js";
+
+/** The KV tier's counters summed over the models that have one; undefined when none has. */
+function kvTierSum(stats: readonly KvTierStats[]): KvTierStats | undefined {
+  const [first, ...rest] = stats;
+  if (first === undefined) return undefined;
+  const sum = { ...first } as Record<keyof KvTierStats, number>;
+  for (const s of rest) for (const key of Object.keys(sum) as (keyof KvTierStats)[]) sum[key] += s[key];
+  return sum;
+}
+
+export function modelLoads(registry: ModelRegistry): Load {
+  const loaded = registry.loaded();
+  const cells = loaded.reduce((total, m) => total + m.pool.size * m.contextSize, 0);
+  const held = loaded.reduce((total, m) => total + m.pool.heldTokens(), 0);
+  const models: ModelLoad[] = registry.list().map((view) => ({
+    model: view.entry.name,
+    loaded: view.status === "loaded",
+    loading: view.status === "loading",
+    memoryBytes: view.status === "loaded" ? (view.estimate?.need.ram ?? 0) + (view.estimate?.need.vram ?? 0) : 0,
+    requests: view.requests,
+  }));
+  return {
+    queued: loaded.reduce((total, m) => total + m.pool.queued, 0),
+    running: loaded.reduce((total, m) => total + m.pool.busy, 0),
+    kvCacheUsage: cells === 0 ? 0 : held / cells,
+    kvTier: kvTierSum(loaded.flatMap((m) => (m.kvTier === undefined ? [] : [m.kvTier.stats]))),
+    models,
+  };
+}
