@@ -145,6 +145,10 @@ export interface ModelsSummary {
   readonly overheadMs: number;
   readonly oneModel: CatalogueRow;
   readonly twoModels: CatalogueRow;
+  /** Over the pairs (the same prompt on each sidecar, one after the other) both completed: the median of two − one TTFT, ms, and of two / one decode rate. */
+  readonly pairs: number;
+  readonly addedTtftMs: number;
+  readonly decodeRatio: number;
 }
 
 const spread = (values: readonly number[]): Spread => ({ n: values.filter(Number.isFinite).length, p50: median(values), min: min(values), max: max(values) });
@@ -153,6 +157,19 @@ const done = (samples: readonly StreamSample[]): StreamSample[] => samples.filte
 function catalogueRow(label: string, samples: readonly StreamSample[]): CatalogueRow {
   const ok = done(samples);
   return { label, completed: `${ok.length} / ${samples.length}`, ttftP50: median(ok.map((s) => s.ttftMs)), decodeTps: spread(ok.map(decodeRate)) };
+}
+
+/** The pairs both completed: the median TTFT difference and decode ratio, the catalogue of two against the model alone. */
+function paired(one: readonly StreamSample[], two: readonly StreamSample[]): Pick<ModelsSummary, "pairs" | "addedTtftMs" | "decodeRatio"> {
+  const pairs = one.flatMap((a, i) => {
+    const b = two[i];
+    return a.outcome === "completed" && b?.outcome === "completed" ? [[a, b] as const] : [];
+  });
+  return {
+    pairs: pairs.length,
+    addedTtftMs: median(pairs.map(([a, b]) => b.ttftMs - a.ttftMs)),
+    decodeRatio: median(pairs.map(([a, b]) => decodeRate(b) / decodeRate(a))),
+  };
 }
 
 export function summarizeModels(result: ModelsResult): ModelsSummary {
@@ -170,10 +187,12 @@ export function summarizeModels(result: ModelsResult): ModelsSummary {
     overheadMs: firstRequestTtft.p50 - (load.p50 + loadedTtft.p50),
     oneModel: catalogueRow(`${model} alone (loaded at start)`, result.oneModel),
     twoModels: catalogueRow(`${model} and ${other} (${model} loaded, ${other} available)`, result.twoModels),
+    ...paired(result.oneModel, result.twoModels),
   };
 }
 
 const line = (cells: readonly string[]): string => `| ${cells.join(" | ")} |`;
+const signed = (v: number): string => `${v >= 0 ? "+" : ""}${fmt(v, 2)}`;
 const range = (s: Spread, digits = 1): string => `${fmt(s.min, digits)}–${fmt(s.max, digits)}`;
 
 export function renderModels(s: ModelsSummary, result: ModelsResult): string {
@@ -184,8 +203,7 @@ export function renderModels(s: ModelsSummary, result: ModelsResult): string {
     ["the same request, model loaded: time to first token", s.loadedTtft],
   ] as const;
   const firstHeader = ["what", "runs", "p50 ms", "min–max ms"];
-  const secondHeader = ["sidecar's catalogue", "requests done", "TTFT p50 ms", "decode tok/s (min–max)", "vs the model alone: TTFT, decode"];
-  const ratio = s.twoModels.decodeTps.p50 / s.oneModel.decodeTps.p50;
+  const secondHeader = ["sidecar's catalogue", "requests done", "TTFT p50 ms", "decode tok/s (min–max)", "vs the model alone: TTFT, decode (pairs)"];
   return [
     `\n**Many models on one sidecar** (a catalogue of ${s.model} and ${s.other}, none loaded at start; ${s.model} takes ` +
       `${fmt(s.memoryMiB, 0)} MiB loaded. Load on demand: ${o.runs} rounds after a warm-up, each the load alone, then a ` +
@@ -196,7 +214,8 @@ export function renderModels(s: ModelsSummary, result: ModelsResult): string {
     ...loadRows.map(([what, v]) => line([what, String(v.n), fmt(v.p50), range(v)])),
     line(["overhead of loading on demand", "–", fmt(s.overheadMs), "–"]),
     `\nThe catalogue's cost on a loaded model (one stream at a time through the edge, /v1/completions, ${o.maxTokens} tokens, ` +
-      `${o.requests} requests each, interleaved, each pair the same prompt):\n`,
+      `${o.requests} requests each, interleaved, each pair the same prompt; against the model alone: the medians of the pairs' ` +
+      "TTFT differences and decode ratios):\n",
     line(secondHeader),
     line(secondHeader.map(() => "---")),
     ...[s.oneModel, s.twoModels].map((r) =>
@@ -205,7 +224,7 @@ export function renderModels(s: ModelsSummary, result: ModelsResult): string {
         r.completed,
         fmt(r.ttftP50),
         `${fmt(r.decodeTps.p50)} (${range(r.decodeTps)})`,
-        r === s.oneModel ? "–" : `${fmt(r.ttftP50 - s.oneModel.ttftP50, 2)} ms, ${fmt(ratio, 3)}×`,
+        r === s.oneModel ? "–" : `${signed(s.addedTtftMs)} ms, ${fmt(s.decodeRatio, 3)}× (${s.pairs})`,
       ]),
     ),
   ].join("\n");
@@ -221,4 +240,6 @@ export function modelsHeadline(s: ModelsSummary, headline: Record<string, number
   headline["models: two-model catalogue TTFT ms"] = s.twoModels.ttftP50;
   headline["models: one-model catalogue decode tok/s"] = s.oneModel.decodeTps.p50;
   headline["models: two-model catalogue decode tok/s"] = s.twoModels.decodeTps.p50;
+  headline["models: catalogue's added TTFT ms (pairs)"] = s.addedTtftMs;
+  headline["models: catalogue's decode ratio (pairs)"] = s.decodeRatio;
 }
