@@ -2,6 +2,7 @@
 // from its samples (load on demand, the catalogue's cost by pairs), its targets and headline. Pure
 // functions only: nothing is started.
 import { describe, expect, it } from "vitest";
+import { medianInterval } from "../bench/stats.js";
 import { readFlags, SECTIONS, type BenchFlags } from "../bench/flags.js";
 import type { StreamSample } from "../bench/sample.js";
 import { modelsHeadline, renderModels, summarizeModels, type ModelsResult } from "../bench/sections/models.js";
@@ -72,13 +73,13 @@ describe("the many-models section", () => {
     });
     expect(s.twoModels.completed).toBe("2 / 3");
     // Pairs: +1 ms at 100 vs 100 tok/s, +0.5 ms at 80 vs 80 tok/s.
-    expect([s.pairs, s.addedTtftMs, s.decodeRatio]).toEqual([2, 0.75, 1]);
+    expect([s.pairs, s.addedTtftMs, s.decodeRatio, s.decodeRatioInterval]).toEqual([2, 0.75, 1, [1, 1]]);
     expect(renderModels(s, result)).toContain(
-      "| random-60m and demo (random-60m loaded, demo available) | 2 / 3 | 21.8 | 90.0 (80.0–100.0) | +0.75 ms, 1.000× (2) |",
+      "| random-60m and demo (random-60m loaded, demo available) | 2 / 3 | 21.8 | 90.0 (80.0–100.0) | +0.75 ms; 1.000× (1.000–1.000); 2 pairs |",
     );
   });
 
-  it("passes the targets at ≤ +1 ms and ≥ 0.97× and fails them beyond", () => {
+  it("passes the targets at ≤ +1 ms and a decode ratio whose interval reaches 1.0×, and fails them beyond", () => {
     const targets = (r: ModelsResult) => evaluateTargets({ models: summarizeModels(r), concurrent: 8 }).filter((t) => t.name.startsWith("many models"));
     expect(targets(result)).toEqual([
       {
@@ -89,15 +90,26 @@ describe("the many-models section", () => {
       },
       {
         name: "many models: decode tok/s with a second model in the catalogue vs the model alone",
-        measured: "1.000× (median of 2 pairs; p50 90.0 vs 100.0)",
-        needed: "≥ 0.97×",
+        measured: "1.000× (median of 2 pairs, 95% interval 1.000–1.000; p50 90.0 vs 100.0)",
+        needed: "upper end of the 95% interval ≥ 1.0×",
         pass: true,
       },
     ]);
     // Both pairs 2 ms later and at 0.96× the rate (96 instead of 100 tok/s, 76.8 instead of 80).
     const slower = { ...result, oneModel: result.oneModel.slice(0, 2), twoModels: [sample(22, 101, 22 + 100_000 / 96), sample(24, 101, 24 + 100_000 / 76.8)] };
     expect(targets(slower).map((t) => t.pass)).toEqual([false, false]);
+    expect(summarizeModels(slower).decodeRatioInterval.map((v) => v.toFixed(6))).toEqual(["0.960000", "0.960000"]);
     expect(evaluateTargets({ concurrent: 8 }).some((t) => t.name.startsWith("many models"))).toBe(false);
+  });
+
+  it("bounds the median of the pairs by the sign test's order statistics, the whole range below 6 pairs", () => {
+    const ratios = Array.from({ length: 16 }, (_, i) => 0.9 + i / 100);
+    // 16 pairs: the 4th and 13th of them (97.9% coverage); 9: the 2nd and 8th; 30: the 10th and 21st.
+    expect(medianInterval(ratios)).toEqual([ratios[3], ratios[12]]);
+    expect(medianInterval(ratios.slice(0, 9))).toEqual([ratios[1], ratios[7]]);
+    expect(medianInterval(Array.from({ length: 30 }, (_, i) => i + 1))).toEqual([10, 21]);
+    expect(medianInterval([3, 1, 2])).toEqual([1, 3]);
+    expect(medianInterval([])).toEqual([Number.NaN, Number.NaN]);
   });
 
   it("names its headline figures for the comparison with the previous run", () => {

@@ -10,7 +10,7 @@ import type { GrpcClient } from "../clients/grpc.js";
 import { streamSse } from "../clients/sse.js";
 import { completionBody } from "../parties.js";
 import { decodeRate, type StreamSample } from "../sample.js";
-import { max, median, min } from "../stats.js";
+import { max, median, medianInterval, min } from "../stats.js";
 import { fmt } from "../table.js";
 import { streamPrompt } from "../workload.js";
 import { chatBody } from "./sessions.js";
@@ -149,6 +149,8 @@ export interface ModelsSummary {
   readonly pairs: number;
   readonly addedTtftMs: number;
   readonly decodeRatio: number;
+  /** The decode ratio's 95% interval (stats.ts, medianInterval): the noise it is measured with. */
+  readonly decodeRatioInterval: readonly [number, number];
 }
 
 const spread = (values: readonly number[]): Spread => ({ n: values.filter(Number.isFinite).length, p50: median(values), min: min(values), max: max(values) });
@@ -160,15 +162,20 @@ function catalogueRow(label: string, samples: readonly StreamSample[]): Catalogu
 }
 
 /** The pairs both completed: the median TTFT difference and decode ratio, the catalogue of two against the model alone. */
-function paired(one: readonly StreamSample[], two: readonly StreamSample[]): Pick<ModelsSummary, "pairs" | "addedTtftMs" | "decodeRatio"> {
+function paired(
+  one: readonly StreamSample[],
+  two: readonly StreamSample[],
+): Pick<ModelsSummary, "pairs" | "addedTtftMs" | "decodeRatio" | "decodeRatioInterval"> {
   const pairs = one.flatMap((a, i) => {
     const b = two[i];
     return a.outcome === "completed" && b?.outcome === "completed" ? [[a, b] as const] : [];
   });
+  const ratios = pairs.map(([a, b]) => decodeRate(b) / decodeRate(a));
   return {
     pairs: pairs.length,
     addedTtftMs: median(pairs.map(([a, b]) => b.ttftMs - a.ttftMs)),
-    decodeRatio: median(pairs.map(([a, b]) => decodeRate(b) / decodeRate(a))),
+    decodeRatio: median(ratios),
+    decodeRatioInterval: medianInterval(ratios),
   };
 }
 
@@ -192,6 +199,8 @@ export function summarizeModels(result: ModelsResult): ModelsSummary {
 }
 
 const line = (cells: readonly string[]): string => `| ${cells.join(" | ")} |`;
+/** The decode ratio's 95% interval, "lo–hi". */
+export const ratioRange = (s: ModelsSummary): string => `${fmt(s.decodeRatioInterval[0], 3)}–${fmt(s.decodeRatioInterval[1], 3)}`;
 const signed = (v: number): string => `${v >= 0 ? "+" : ""}${fmt(v, 2)}`;
 const range = (s: Spread, digits = 1): string => `${fmt(s.min, digits)}–${fmt(s.max, digits)}`;
 
@@ -203,7 +212,7 @@ export function renderModels(s: ModelsSummary, result: ModelsResult): string {
     ["the same request, model loaded: time to first token", s.loadedTtft],
   ] as const;
   const firstHeader = ["what", "runs", "p50 ms", "min–max ms"];
-  const secondHeader = ["sidecar's catalogue", "requests done", "TTFT p50 ms", "decode tok/s (min–max)", "vs the model alone: TTFT, decode (pairs)"];
+  const secondHeader = ["sidecar's catalogue", "requests done", "TTFT p50 ms", "decode tok/s (min–max)", "vs the model alone: TTFT; decode (95% interval)"];
   return [
     `\n**Many models on one sidecar** (a catalogue of ${s.model} and ${s.other}, none loaded at start; ${s.model} takes ` +
       `${fmt(s.memoryMiB, 0)} MiB loaded. Load on demand: ${o.runs} rounds after a warm-up, each the load alone, then a ` +
@@ -224,7 +233,7 @@ export function renderModels(s: ModelsSummary, result: ModelsResult): string {
         r.completed,
         fmt(r.ttftP50),
         `${fmt(r.decodeTps.p50)} (${range(r.decodeTps)})`,
-        r === s.oneModel ? "–" : `${signed(s.addedTtftMs)} ms, ${fmt(s.decodeRatio, 3)}× (${s.pairs})`,
+        r === s.oneModel ? "–" : `${signed(s.addedTtftMs)} ms; ${fmt(s.decodeRatio, 3)}× (${ratioRange(s)}); ${s.pairs} pairs`,
       ]),
     ),
   ].join("\n");
