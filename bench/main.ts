@@ -425,9 +425,10 @@ async function measureEmbeddings(run: Run): Promise<EmbeddingsResult> {
 }
 
 /**
- * Section 10: a fresh sidecar whose catalogue holds the bench model and `--models-other` (none
- * loaded at start) behind an edge of its own: load-on-demand rounds; then, beside it, a sidecar of
- * the model alone (loaded at start) behind another edge, and requests to both in turn.
+ * Section 10: two fresh sidecars, each behind an edge of its own: one whose catalogue holds the bench
+ * model and `--models-other` (none loaded at start), one serving the model alone (loaded at start).
+ * Requests to both in turn first (the same history for both), then, on the catalogue's alone,
+ * load-on-demand rounds.
  */
 async function measureModels(run: Run): Promise<ModelsResult> {
   const { flags, running } = run;
@@ -435,18 +436,21 @@ async function measureModels(run: Run): Promise<ModelsResult> {
   const [model, other] = [nameOf(run.modelPath), nameOf(otherPath)];
   if (model === other) throw new Error(`--models-other: "${flags.modelsOther}" has the bench model's name (${model}); pick another model`);
   const options = { model, other, runs: flags.modelsRuns, requests: flags.modelsRequests, maxTokens: flags.maxTokens, timeoutMs: flags.streamTimeoutMs };
-  log(`models: a catalogue of ${model} and ${other}, ${options.runs} load rounds, then ${options.requests} requests per catalogue`);
+  log(`models: a catalogue of ${model} and ${other} beside ${model} alone, ${options.requests} requests each, then ${options.runs} load rounds`);
   const sidecar = await startChild<SidecarReady>("sidecar-catalogue", "sidecar.ts", { ...run.engineArgs, catalogue: [run.modelPath, otherPath] });
   running.sidecar = sidecar;
   running.edge = await startChild<EdgeReady>("edge-catalogue", "edge.ts", { sidecarUrl: sidecar.ready.url });
-  const edgeUrl = running.edge.ready.url;
-  const load = await watched("models (load on demand)", run.notes, run.loads, () => runLoadOnDemand(grpcClient(sidecar.ready.url), edgeUrl, options, log));
-  running.aloneSidecar = await startChild<SidecarReady>("sidecar-alone", "sidecar.ts", run.engineArgs);
-  running.aloneEdge = await startChild<EdgeReady>("edge-alone", "edge.ts", { sidecarUrl: running.aloneSidecar.ready.url });
-  const aloneUrl = running.aloneEdge.ready.url;
+  const alone = await startChild<SidecarReady>("sidecar-alone", "sidecar.ts", run.engineArgs);
+  running.aloneSidecar = alone;
+  running.aloneEdge = await startChild<EdgeReady>("edge-alone", "edge.ts", { sidecarUrl: alone.ready.url });
+  const [edgeUrl, aloneUrl] = [running.edge.ready.url, running.aloneEdge.ready.url];
   const cost = await watched("models (the catalogue's cost)", run.notes, run.loads, () => runCatalogueCost(aloneUrl, edgeUrl, options, log));
+  run.raw["modelsAloneSidecarMetrics"] = await alone.call("metrics");
+  await Promise.all([running.aloneEdge.stop(), alone.stop()]);
+  delete running.aloneEdge;
+  delete running.aloneSidecar;
+  const load = await watched("models (load on demand)", run.notes, run.loads, () => runLoadOnDemand(grpcClient(sidecar.ready.url), edgeUrl, options, log));
   run.raw["modelsSidecarMetrics"] = await sidecar.call("metrics");
-  run.raw["modelsAloneSidecarMetrics"] = await running.aloneSidecar.call("metrics");
   await stopAll(running);
   return { ...load, ...cost };
 }

@@ -91,9 +91,12 @@ export async function runLoadOnDemand(
   return { options, rounds, memoryBytes };
 }
 
+/** Warm-up requests on each side before the catalogue's cost is measured (the first loads the catalogue's model). */
+const WARM_UP = 3;
+
 /**
  * One stream at a time through each edge, the two sidecars in turn (which goes first alternates),
- * each pair the same prompt (their KV caches are their own); one warm-up request each first.
+ * each pair the same prompt (their KV caches are their own); `WARM_UP` requests each first.
  */
 export async function runCatalogueCost(
   oneModelEdge: string,
@@ -103,8 +106,7 @@ export async function runCatalogueCost(
 ): Promise<{ oneModel: StreamSample[]; twoModels: StreamSample[] }> {
   const run = (edgeUrl: string, variant: number): Promise<StreamSample> =>
     streamSse(`${edgeUrl}/v1/completions`, { ...completionBody(variant, options.maxTokens), model: options.model }, options.timeoutMs);
-  await run(oneModelEdge, 700);
-  await run(twoModelsEdge, 700);
+  for (let i = 0; i < WARM_UP; i++) for (const edgeUrl of [oneModelEdge, twoModelsEdge]) await run(edgeUrl, 700 + i);
   const result = { oneModel: [] as StreamSample[], twoModels: [] as StreamSample[] };
   for (let i = 0; i < options.requests; i++) {
     const variant = 710 + i;
@@ -149,7 +151,8 @@ export interface ModelsSummary {
   readonly pairs: number;
   readonly addedTtftMs: number;
   readonly decodeRatio: number;
-  /** The decode ratio's 95% interval (stats.ts, medianInterval): the noise it is measured with. */
+  /** Their 95% intervals (stats.ts, medianInterval): the noise they are measured with. */
+  readonly addedTtftInterval: readonly [number, number];
   readonly decodeRatioInterval: readonly [number, number];
 }
 
@@ -165,16 +168,18 @@ function catalogueRow(label: string, samples: readonly StreamSample[]): Catalogu
 function paired(
   one: readonly StreamSample[],
   two: readonly StreamSample[],
-): Pick<ModelsSummary, "pairs" | "addedTtftMs" | "decodeRatio" | "decodeRatioInterval"> {
+): Pick<ModelsSummary, "pairs" | "addedTtftMs" | "decodeRatio" | "addedTtftInterval" | "decodeRatioInterval"> {
   const pairs = one.flatMap((a, i) => {
     const b = two[i];
     return a.outcome === "completed" && b?.outcome === "completed" ? [[a, b] as const] : [];
   });
+  const added = pairs.map(([a, b]) => b.ttftMs - a.ttftMs);
   const ratios = pairs.map(([a, b]) => decodeRate(b) / decodeRate(a));
   return {
     pairs: pairs.length,
-    addedTtftMs: median(pairs.map(([a, b]) => b.ttftMs - a.ttftMs)),
+    addedTtftMs: median(added),
     decodeRatio: median(ratios),
+    addedTtftInterval: medianInterval(added),
     decodeRatioInterval: medianInterval(ratios),
   };
 }
@@ -199,9 +204,10 @@ export function summarizeModels(result: ModelsResult): ModelsSummary {
 }
 
 const line = (cells: readonly string[]): string => `| ${cells.join(" | ")} |`;
-/** The decode ratio's 95% interval, "lo–hi". */
-export const ratioRange = (s: ModelsSummary): string => `${fmt(s.decodeRatioInterval[0], 3)}–${fmt(s.decodeRatioInterval[1], 3)}`;
 const signed = (v: number): string => `${v >= 0 ? "+" : ""}${fmt(v, 2)}`;
+/** The 95% intervals of the added TTFT (ms) and of the decode ratio, "lo to hi". */
+export const ttftRange = (s: ModelsSummary): string => `${signed(s.addedTtftInterval[0])} to ${signed(s.addedTtftInterval[1])}`;
+export const ratioRange = (s: ModelsSummary): string => `${fmt(s.decodeRatioInterval[0], 3)} to ${fmt(s.decodeRatioInterval[1], 3)}`;
 const range = (s: Spread, digits = 1): string => `${fmt(s.min, digits)}–${fmt(s.max, digits)}`;
 
 export function renderModels(s: ModelsSummary, result: ModelsResult): string {
@@ -212,7 +218,7 @@ export function renderModels(s: ModelsSummary, result: ModelsResult): string {
     ["the same request, model loaded: time to first token", s.loadedTtft],
   ] as const;
   const firstHeader = ["what", "runs", "p50 ms", "min–max ms"];
-  const secondHeader = ["sidecar's catalogue", "requests done", "TTFT p50 ms", "decode tok/s (min–max)", "vs the model alone: TTFT; decode (95% interval)"];
+  const secondHeader = ["sidecar's catalogue", "requests done", "TTFT p50 ms", "decode tok/s (min–max)", "vs the model alone: TTFT; decode (95% intervals)"];
   return [
     `\n**Many models on one sidecar** (a catalogue of ${s.model} and ${s.other}, none loaded at start; ${s.model} takes ` +
       `${fmt(s.memoryMiB, 0)} MiB loaded. Load on demand: ${o.runs} rounds after a warm-up, each the load alone, then a ` +
@@ -233,7 +239,7 @@ export function renderModels(s: ModelsSummary, result: ModelsResult): string {
         r.completed,
         fmt(r.ttftP50),
         `${fmt(r.decodeTps.p50)} (${range(r.decodeTps)})`,
-        r === s.oneModel ? "–" : `${signed(s.addedTtftMs)} ms; ${fmt(s.decodeRatio, 3)}× (${ratioRange(s)}); ${s.pairs} pairs`,
+        r === s.oneModel ? "–" : `${signed(s.addedTtftMs)} ms (${ttftRange(s)}); ${fmt(s.decodeRatio, 3)}× (${ratioRange(s)}); ${s.pairs} pairs`,
       ]),
     ),
   ].join("\n");
