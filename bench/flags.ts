@@ -5,7 +5,7 @@ import type { EngineChoice } from "../sidecar/engine/llama/model.js";
 import { PEER_VARIANTS, parsePeerVariants, type PeerVariant } from "./peer-paths.js";
 import { DEFAULT_MAX_TOKENS } from "./workload.js";
 
-export const SECTIONS = ["engine", "single", "sweep", "reject", "prefix", "stateful", "join", "long", "embeddings", "encoders", "sessions"] as const;
+export const SECTIONS = ["engine", "single", "sweep", "reject", "prefix", "stateful", "join", "long", "embeddings", "encoders", "sessions", "models"] as const;
 export type Section = (typeof SECTIONS)[number];
 
 export interface BenchFlags {
@@ -50,6 +50,10 @@ export interface BenchFlags {
   readonly sessionSequences: number;
   readonly sessionTokens: number;
   readonly sessionTurns: number;
+  /** Many models on one sidecar: load-on-demand rounds, requests per catalogue, the catalogue's other model. */
+  readonly modelsRuns: number;
+  readonly modelsRequests: number;
+  readonly modelsOther: string;
   /** Rounds of the engine-build comparison. */
   readonly engineRounds: number;
   /** Encoder micro-bench: repetitions and milliseconds per repetition. */
@@ -95,6 +99,9 @@ export const USAGE = `usage: npm run bench -- [flags]
   --session-sequences N its sequences (sidecar and llama-server -np) [4]
   --session-tokens N    each session's opening prompt in tokens [6600; quick 1500]
   --session-turns N     turns per session, round-robin [3; quick 2]
+  --models-runs N       load-on-demand rounds of the many-models run (load alone, first request, loaded) [9; quick 3]
+  --models-requests N   its requests per catalogue (one model vs two) [16; quick 4]
+  --models-other M      the catalogue's second model, never loaded (as --model) [demo]
   --engine-rounds N     rounds of the engine-build comparison [3; quick 1]
   --encoder-reps N      encoder micro-bench repetitions [5; quick 3]
   --encoder-ms N        milliseconds per repetition [1000; quick 300]
@@ -134,6 +141,9 @@ const OPTIONS = {
   "prefix-rounds": { type: "string" },
   "prefix-warm": { type: "string" },
   "prefix-tokens": { type: "string" },
+  "models-runs": { type: "string" },
+  "models-requests": { type: "string" },
+  "models-other": { type: "string" },
   "engine-rounds": { type: "string" },
   sessions: { type: "string" },
   "session-sequences": { type: "string" },
@@ -195,6 +205,9 @@ export function readFlags(argv: readonly string[]): BenchFlags | "help" {
     sessionSequences: int("session-sequences", values["session-sequences"], 4),
     sessionTokens: int("session-tokens", values["session-tokens"], quick ? 1500 : 6600, 100),
     sessionTurns: int("session-turns", values["session-turns"], quick ? 2 : 3, 2),
+    modelsRuns: int("models-runs", values["models-runs"], quick ? 3 : 9),
+    modelsRequests: int("models-requests", values["models-requests"], quick ? 4 : 16),
+    modelsOther: values["models-other"] ?? "demo",
     engineRounds: int("engine-rounds", values["engine-rounds"], quick ? 1 : 3),
     encoderReps: int("encoder-reps", values["encoder-reps"], quick ? 3 : 5),
     encoderMs: int("encoder-ms", values["encoder-ms"], quick ? 300 : 1000, 10),

@@ -7,6 +7,7 @@
 import { existsSync, mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { ensureModels, isModelName, MODEL_NAMES } from "../gguf/models.js";
+import { nameOf } from "../sidecar/catalogue/catalogue.js";
 import { startWrangler, type Wrangler } from "../test/support/wrangler.js";
 import { startMiniflare, type RunningMiniflare } from "./miniflare-party.js";
 import { startChild, type Child } from "./children.js";
@@ -29,6 +30,7 @@ import { runEngine, threadsLabel, type EngineParty, type EngineResult } from "./
 import { runJoin } from "./sections/join.js";
 import { longContextSize, runLong, type LongResult } from "./sections/long.js";
 import { runEmbeddings, type EmbeddingsResult } from "./sections/embeddings.js";
+import { runCatalogueCost, runLoadOnDemand, type ModelsResult } from "./sections/models.js";
 import { calibrate, runPrefix } from "./sections/prefix.js";
 import { runSessionParty, sessionsContextSize, type SessionsResult } from "./sections/sessions.js";
 import { runSingle, type SingleResult } from "./sections/single.js";
@@ -56,6 +58,9 @@ interface Running {
   peers?: PeerGroup;
   rejectSidecar?: Child<SidecarReady>;
   rejectEdge?: Child<EdgeReady>;
+  /** The many-models run's second sidecar (the model alone) and its edge. */
+  aloneSidecar?: Child<SidecarReady>;
+  aloneEdge?: Child<EdgeReady>;
 }
 
 async function stopAll(running: Running): Promise<void> {
@@ -182,7 +187,9 @@ async function measureAll(run: Run, m: Measured): Promise<void> {
   if (has("long")) m.long = await measureLong(run);
   // 9. Embeddings per second at 1 and 8 clients, the edge and each peer side by side.
   if (has("embeddings")) m.embeddings = await measureEmbeddings(run);
-  // 10. Many sessions on few sequences, round-robin (its table comes first in the report).
+  // 10. Many models on one sidecar: load on demand, and the catalogue's cost on a loaded model.
+  if (has("models")) m.models = await measureModels(run);
+  // 11. Many sessions on few sequences, round-robin (its table comes first in the report).
   if (has("sessions")) m.sessions = await measureSessions(run);
 }
 
@@ -418,7 +425,38 @@ async function measureEmbeddings(run: Run): Promise<EmbeddingsResult> {
 }
 
 /**
- * Section 10: many sessions on few sequences through a fresh sidecar and edge without the KV tier
+ * Section 10: two fresh sidecars, each behind an edge of its own: one whose catalogue holds the bench
+ * model and `--models-other` (none loaded at start), one serving the model alone (loaded at start).
+ * Requests to both in turn first (the same history for both), then, on the catalogue's alone,
+ * load-on-demand rounds.
+ */
+async function measureModels(run: Run): Promise<ModelsResult> {
+  const { flags, running } = run;
+  const otherPath = await resolveModel(flags.modelsOther);
+  const [model, other] = [nameOf(run.modelPath), nameOf(otherPath)];
+  if (model === other) throw new Error(`--models-other: "${flags.modelsOther}" has the bench model's name (${model}); pick another model`);
+  const options = { model, other, runs: flags.modelsRuns, requests: flags.modelsRequests, maxTokens: flags.maxTokens, timeoutMs: flags.streamTimeoutMs };
+  log(`models: a catalogue of ${model} and ${other} beside ${model} alone, ${options.requests} requests each, then ${options.runs} load rounds`);
+  const sidecar = await startChild<SidecarReady>("sidecar-catalogue", "sidecar.ts", { ...run.engineArgs, catalogue: [run.modelPath, otherPath] });
+  running.sidecar = sidecar;
+  running.edge = await startChild<EdgeReady>("edge-catalogue", "edge.ts", { sidecarUrl: sidecar.ready.url });
+  const alone = await startChild<SidecarReady>("sidecar-alone", "sidecar.ts", run.engineArgs);
+  running.aloneSidecar = alone;
+  running.aloneEdge = await startChild<EdgeReady>("edge-alone", "edge.ts", { sidecarUrl: alone.ready.url });
+  const [edgeUrl, aloneUrl] = [running.edge.ready.url, running.aloneEdge.ready.url];
+  const cost = await watched("models (the catalogue's cost)", run.notes, run.loads, () => runCatalogueCost(aloneUrl, edgeUrl, options, log));
+  run.raw["modelsAloneSidecarMetrics"] = await alone.call("metrics");
+  await Promise.all([running.aloneEdge.stop(), alone.stop()]);
+  delete running.aloneEdge;
+  delete running.aloneSidecar;
+  const load = await watched("models (load on demand)", run.notes, run.loads, () => runLoadOnDemand(grpcClient(sidecar.ready.url), edgeUrl, options, log));
+  run.raw["modelsSidecarMetrics"] = await sidecar.call("metrics");
+  await stopAll(running);
+  return { ...load, ...cost };
+}
+
+/**
+ * Section 11: many sessions on few sequences through a fresh sidecar and edge without the KV tier
  * (`--cache-ram 0`), the same with it (`auto`, the default), and each peer with its own prompt cache.
  */
 async function measureSessions(run: Run): Promise<SessionsResult> {

@@ -13,6 +13,7 @@ import type { EmbeddingsResult } from "./sections/embeddings.js";
 import { summarizeEngine, type EngineResult } from "./sections/engine.js";
 import { summarizeJoin, type JoinResult } from "./sections/join.js";
 import { longDecodeRate, promptRate, summarizeLong, type LongResult } from "./sections/long.js";
+import { modelsHeadline, renderModels, summarizeModels, type ModelsResult } from "./sections/models.js";
 import type { PrefixResult } from "./sections/prefix.js";
 import { renderSessions, sessionsHeadline, summarizeSessions, type SessionsResult } from "./sections/sessions.js";
 import type { SingleResult } from "./sections/single.js";
@@ -37,6 +38,7 @@ export interface Measured {
   long?: LongResult | undefined;
   embeddings?: EmbeddingsResult | undefined;
   sessions?: SessionsResult | undefined;
+  models?: ModelsResult | undefined;
 }
 
 /** What the run noted besides the sections' own results. */
@@ -66,14 +68,17 @@ function summarize(m: Measured) {
     stateful: m.stateful ? summarizeStateful(m.stateful) : undefined,
     sessions: m.sessions ? summarizeSessions(m.sessions) : undefined,
     long: m.long ? summarizeLong(m.long) : undefined,
+    models: m.models ? summarizeModels(m.models) : undefined,
   };
 }
 
-/** The stateful section's table, before the report's targets (which list its targets too). */
-function appendStateful(report: string, section: string | undefined): string {
-  if (section === undefined) return report;
+/** The tables of the stateful and many-models sections, before the report's targets (which list their targets too). */
+function beforeTargets(report: string, sections: readonly (string | undefined)[]): string {
+  const tables = sections.filter((t): t is string => t !== undefined);
+  if (tables.length === 0) return report;
+  const text = tables.map((t) => `${t}\n`).join("");
   const at = report.indexOf("\n**Targets**");
-  return at === -1 ? `${report}${section}\n` : `${report.slice(0, at)}${section}\n${report.slice(at)}`;
+  return at === -1 ? `${report}${text}` : `${report.slice(0, at)}${text}${report.slice(at)}`;
 }
 
 function settingsLine(flags: BenchFlags, m: Measured, modelPath: string): string {
@@ -82,14 +87,15 @@ function settingsLine(flags: BenchFlags, m: Measured, modelPath: string): string
     `tokens: ${flags.threadsBatch}) for every party, ` +
     `${flags.sequences} sequences × ${flags.contextSize} tokens, sidecar queue ${flags.maxQueue}` +
     (m.single ? `; single stream ${flags.runs} runs per party` : "") +
-    (m.sweep ? `; sweep ${flags.sweepRuns} runs per level` : "")
+    (m.sweep ? `; sweep ${flags.sweepRuns} runs per level` : "") +
+    (m.models ? `; many models ${flags.modelsRuns} load rounds, ${flags.modelsRequests} requests per catalogue` : "")
   );
 }
 
 /** The markdown report printed on stdout. */
 function render(run: RunRecord, m: Measured, s: Summaries, targets: ReturnType<typeof evaluateTargets>, machineInfo: ReturnType<typeof machine>): string {
   const { flags } = run;
-  return appendStateful(
+  return beforeTargets(
     renderReport({
       machine: machineInfo,
       date: `${run.startedAt.slice(0, 16).replace("T", " ")} UTC`,
@@ -109,7 +115,10 @@ function render(run: RunRecord, m: Measured, s: Summaries, targets: ReturnType<t
       memory: m.memory,
       targets,
     }),
-    s.stateful && m.stateful ? renderStateful(s.stateful, m.stateful.conversationTokens) : undefined,
+    [
+      s.stateful && m.stateful ? renderStateful(s.stateful, m.stateful.conversationTokens) : undefined,
+      s.models && m.models ? renderModels(s.models, m.models) : undefined,
+    ],
   );
 }
 
@@ -137,6 +146,7 @@ function headlineOf(run: RunRecord, m: Measured, s: Summaries): Record<string, n
   const headline: Record<string, number> = {};
   streamHeadline(headline, m, s);
   if (s.sessions) sessionsHeadline(s.sessions, headline);
+  if (s.models) modelsHeadline(s.models, headline);
   if (s.join) {
     headline["join: streams' longest token gap ms"] = s.join.longestGapMs;
     headline["join: long prompt TTFT ms"] = s.join.joinedTtftMs;
@@ -157,7 +167,7 @@ function headlineOf(run: RunRecord, m: Measured, s: Summaries): Record<string, n
 
 /** Every target of the sections that ran. */
 function targetsOf(flags: BenchFlags, m: Measured, s: Summaries): Target[] {
-  const inputs = { single: s.single, sweep: s.sweep, sessions: s.sessions, reject: s.reject, prefix: s.prefix, memory: m.memory };
+  const inputs = { single: s.single, sweep: s.sweep, sessions: s.sessions, reject: s.reject, prefix: s.prefix, memory: m.memory, models: s.models };
   return [...evaluateTargets({ ...inputs, concurrent: flags.sequences }), ...(s.stateful ? statefulTargets(s.stateful) : [])];
 }
 
@@ -189,6 +199,7 @@ export function finishRun(run: RunRecord, m: Measured, previous: ResultsFile | u
       stateful: s.stateful,
       sessions: s.sessions,
       long: s.long,
+      models: s.models,
     },
     targets,
     raw: {
@@ -203,6 +214,7 @@ export function finishRun(run: RunRecord, m: Measured, previous: ResultsFile | u
       prefix: m.prefix,
       stateful: m.stateful,
       sessions: m.sessions,
+      models: m.models,
       encoders: m.encoders,
     },
     processes: run.processes,

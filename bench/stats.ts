@@ -32,3 +32,22 @@ export function max(values: readonly number[]): number {
   const s = sorted(values);
   return s[s.length - 1] ?? Number.NaN;
 }
+
+/**
+ * A distribution-free interval for the median of `values` (order statistics by the sign test),
+ * holding it with at least `level` confidence; the whole range when there are too few values for
+ * that (fewer than 6 at 95%).
+ */
+export function medianInterval(values: readonly number[], level = 0.95): [number, number] {
+  const s = sorted(values);
+  const n = s.length;
+  if (n === 0) return [Number.NaN, Number.NaN];
+  // k: the most values that may lie below the interval, P(Binomial(n, ½) < k) ≤ (1 − level) / 2.
+  let [k, below, term] = [0, 0, 0.5 ** n];
+  while (k < n / 2 && below + term <= (1 - level) / 2) {
+    below += term;
+    term = (term * (n - k)) / (k + 1);
+    k++;
+  }
+  return k === 0 ? [s[0] ?? Number.NaN, s[n - 1] ?? Number.NaN] : [s[k - 1] ?? Number.NaN, s[n - k] ?? Number.NaN];
+}

@@ -1,6 +1,7 @@
 // The benchmark's targets (bench/README.md, "Targets"), checked against this run's summaries.
 import { bounded, TOLERANCE, type MemoryRow } from "./memory.js";
 import { PEER_LABELS, referencePeer } from "./peer-paths.js";
+import { ratioRange, ttftRange, type ModelsSummary } from "./sections/models.js";
 import type { SessionsRow } from "./sections/sessions.js";
 import type { LevelSummary, PartySummary, PrefixRow, SweepSummary, Target } from "./summary.js";
 import { fmt } from "./table.js";
@@ -12,6 +13,7 @@ export interface TargetInputs {
   readonly reject?: LevelSummary | undefined;
   readonly prefix?: PrefixRow[] | undefined;
   readonly memory?: readonly MemoryRow[] | undefined;
+  readonly models?: ModelsSummary | undefined;
   /** Streams of the "8 concurrent streams" targets (the sidecar's sequences). */
   readonly concurrent: number;
 }
@@ -165,6 +167,28 @@ function sessionsTargets(t: TargetInputs): Target[] {
   ];
 }
 
+/** Many models on one sidecar: a catalogue of two against the model alone, on the loaded model's requests (none if it did not run). */
+function modelsTargets(t: TargetInputs): Target[] {
+  if (!t.models) return [];
+  const { oneModel: one, twoModels: two, addedTtftMs: added, decodeRatio: ratio, pairs } = t.models;
+  const rates = `${fmt(two.decodeTps.p50)} vs ${fmt(one.decodeTps.p50)}`;
+  return [
+    {
+      name: "many models: TTFT with a second model in the catalogue vs the model alone",
+      measured: `${fmt(added, 2)} ms (median of ${pairs} pairs, 95% interval ${ttftRange(t.models)} ms; p50 ${fmt(two.ttftP50)} vs ${fmt(one.ttftP50)})`,
+      needed: "≤ +1 ms",
+      pass: check(added, (v) => v <= 1),
+    },
+    {
+      name: "many models: decode tok/s with a second model in the catalogue vs the model alone",
+      measured: `${fmt(ratio, 3)}× (median of ${pairs} pairs, 95% interval ${ratioRange(t.models)}; p50 ${rates})`,
+      // "No change beyond noise": the interval of the pairs' median ratio reaches 1.0 (a slower decode would leave it below).
+      needed: "upper end of the 95% interval ≥ 1.0×",
+      pass: check(t.models.decodeRatioInterval[1], (v) => v >= 1),
+    },
+  ];
+}
+
 export function evaluateTargets(t: TargetInputs): Target[] {
-  return [...singleTargets(t), ...sweepTargets(t), prefixTarget(t), ...lossTargets(t), ...memoryTargets(t), ...sessionsTargets(t)];
+  return [...singleTargets(t), ...sweepTargets(t), prefixTarget(t), ...lossTargets(t), ...memoryTargets(t), ...sessionsTargets(t), ...modelsTargets(t)];
 }

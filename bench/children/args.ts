@@ -12,6 +12,11 @@ export interface EngineArgs {
   readonly maxQueue: number;
   /** The sidecar's `--cache-ram` (MiB, or "auto"; 0 = off, its default): the KV cache tier in host memory. */
   readonly cacheRam?: number | "auto";
+  /**
+   * The sidecar's catalogue, model files named by their file names (sidecar/catalogue/): with
+   * several, none is loaded at start; unset, `modelPath` alone, loaded at start.
+   */
+  readonly catalogue?: readonly string[];
 }
 
 /** What a model-loading child reports when ready. */

@@ -1,5 +1,8 @@
-// Parties (b), (c), (d) and the sweep: the real sidecar (`startSidecar`) in its own process.
-import { startSidecar } from "../../sidecar/server.js";
+// Parties (b), (c), (d) and the sweep: the real sidecar (`startSidecar`) in its own process; with
+// `catalogue`, a sidecar serving several models, none loaded at start (the many-models run).
+import { startSidecar, type RunningSidecar } from "../../sidecar/server.js";
+import { buildCatalogue } from "../../sidecar/catalogue/catalogue.js";
+import { loadLlama, threadCounts } from "../../sidecar/engine/llama/model.js";
 import { failToParent, serveParent } from "../ipc.js";
 import { describeGpu } from "../../sidecar/engine/llama/gpu.js";
 import { argsOf, exitOnSigterm, type EngineArgs, type EngineReady } from "./args.js";
@@ -8,10 +11,23 @@ export interface SidecarReady extends EngineReady {
   readonly url: string;
 }
 
+/** What the sidecar reports ready: its loaded model's library, threads and GPU; with none loaded, the library's and the threads asked for. */
+async function readyOf(sidecar: RunningSidecar, args: EngineArgs): Promise<SidecarReady> {
+  const loaded = sidecar.models[0];
+  if (loaded !== undefined) {
+    return { url: sidecar.url, buildType: loaded.llama.buildType, threads: loaded.threads, threadsBatch: loaded.threadsBatch, gpu: describeGpu(loaded.gpu) };
+  }
+  if (args.catalogue === undefined) throw new Error("the sidecar loaded no model");
+  // The process's one llama.cpp binding, which the sidecar loaded (sidecar/engine/llama/model.ts).
+  const llama = await loadLlama(args.engine);
+  return { url: sidecar.url, buildType: llama.buildType, ...threadCounts(args, llama) };
+}
+
 try {
   const args = argsOf<EngineArgs>();
   const sidecar = await startSidecar({
     model: args.modelPath,
+    ...(args.catalogue ? { catalogue: buildCatalogue({ models: args.catalogue, folder: "models", serveFolder: false }) } : {}),
     modelId: undefined,
     host: "127.0.0.1",
     port: 0,
@@ -28,8 +44,6 @@ try {
     priority: "auto",
   });
   exitOnSigterm(() => sidecar.stop());
-  const loaded = sidecar.models[0];
-  if (loaded === undefined) throw new Error("the sidecar loaded no model");
   serveParent(
     {
       // The counters only: the metrics object also holds prom-client's registry, which is cyclic.
@@ -38,13 +52,7 @@ try {
         return { ...counters };
       },
     },
-    {
-      url: sidecar.url,
-      buildType: loaded.llama.buildType,
-      threads: loaded.threads,
-      threadsBatch: loaded.threadsBatch,
-      gpu: describeGpu(loaded.gpu),
-    } satisfies SidecarReady,
+    await readyOf(sidecar, args),
   );
 } catch (error) {
   failToParent(error);

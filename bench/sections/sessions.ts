@@ -54,9 +54,10 @@ interface Message {
 export const sessionOpening = (session: number, words: number): string =>
   `Session ${session}. You are a coding agent working in a repository. Its notes follow. ${fillerText(words, 20_000 + session)}`;
 
-function chatBody(messages: readonly Message[], maxTokens: number): Record<string, unknown> {
+/** A streaming chat completions body; `model` "bench" reaches a one-model catalogue's model. */
+export function chatBody(messages: readonly Message[], maxTokens: number, model = "bench"): Record<string, unknown> {
   return {
-    model: "bench",
+    model,
     messages,
     max_tokens: maxTokens,
     temperature: TEMPERATURE,
