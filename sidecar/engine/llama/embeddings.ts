@@ -4,7 +4,8 @@
 // sequence, so calls queue for it (docs/decisions.md, "Embeddings queue, one input at a time").
 import type { LlamaEmbeddingContext, LlamaModel, Token } from "node-llama-cpp";
 import type { EmbedInput } from "../../../proto/gen/inference/v1/inference_pb.js";
-import { cancelled, invalidArgument, overloaded } from "../errors.js";
+import { cancelled, invalidArgument } from "../errors.js";
+import { OneAtATime } from "./one-at-a-time.js";
 
 export interface EmbedderOptions {
   readonly threads: number;
@@ -24,12 +25,12 @@ export class Embedder {
   readonly #model: LlamaModel;
   readonly #options: EmbedderOptions;
   #context: Promise<LlamaEmbeddingContext> | undefined;
-  #tail: Promise<unknown> = Promise.resolve();
-  #waiting = 0;
+  readonly #queue: OneAtATime;
 
   constructor(model: LlamaModel, options: EmbedderOptions) {
     this.#model = model;
     this.#options = options;
+    this.#queue = new OneAtATime(options.maxQueue, "embedding");
   }
 
   /** The length of every vector. */
@@ -47,10 +48,7 @@ export class Embedder {
     // A reranker's pooled output is its ranking head's scores, not a vector (ranking.ts).
     if (this.#model.fileInsights.supportsRanking) throw invalidArgument("this model is a reranking model: it ranks documents, it has no embeddings");
     const resolved = inputs.map((input, i) => this.#resolve(input, i));
-    if (this.#waiting > this.#options.maxQueue) throw overloaded("too many embedding requests are waiting");
-    this.#waiting += 1;
-    const run = this.#tail.then(async () => {
-      this.#waiting -= 1;
+    return this.#queue.run(async () => {
       const context = await this.#open();
       const results: EmbeddingResult[] = [];
       for (const input of resolved) {
@@ -60,8 +58,6 @@ export class Embedder {
       }
       return results;
     });
-    this.#tail = run.catch(() => undefined);
-    return run;
   }
 
   async dispose(): Promise<void> {

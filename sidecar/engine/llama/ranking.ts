@@ -3,7 +3,8 @@
 // ranking context evaluates one (query, document) pair at a time in its one sequence, so calls
 // queue for it as embeddings do (docs/decisions.md, "Rerank: one ranking context, one pair at a time").
 import type { LlamaModel, LlamaRankingContext } from "node-llama-cpp";
-import { cancelled, invalidArgument, overloaded } from "../errors.js";
+import { cancelled, invalidArgument } from "../errors.js";
+import { OneAtATime } from "./one-at-a-time.js";
 
 /** What a model is for (proto: ModelInfo.kind). */
 export type ModelKind = "generate" | "rank";
@@ -36,12 +37,12 @@ export class Ranker {
   readonly #model: LlamaModel;
   readonly #options: RankerOptions;
   #context: Promise<LlamaRankingContext> | undefined;
-  #tail: Promise<unknown> = Promise.resolve();
-  #waiting = 0;
+  readonly #queue: OneAtATime;
 
   constructor(model: LlamaModel, options: RankerOptions) {
     this.#model = model;
     this.#options = options;
+    this.#queue = new OneAtATime(options.maxQueue, "ranking");
   }
 
   /** Tokens one pair may hold. */
@@ -60,10 +61,7 @@ export class Ranker {
     if (empty >= 0) throw invalidArgument(`document ${empty} is empty`);
     const context = await this.#open();
     const tokens = documents.map((document, i) => this.#fits(context.calculateInputLength(query, document), i));
-    if (this.#waiting > this.#options.maxQueue) throw overloaded("too many ranking requests are waiting");
-    this.#waiting += 1;
-    const run = this.#tail.then(async () => {
-      this.#waiting -= 1;
+    return this.#queue.run(async () => {
       const scores: number[] = [];
       for (const document of documents) {
         if (signal.aborted) throw cancelled();
@@ -71,8 +69,6 @@ export class Ranker {
       }
       return { scores, tokens: tokens.reduce((sum, n) => sum + n, 0) };
     });
-    this.#tail = run.catch(() => undefined);
-    return run;
   }
 
   async dispose(): Promise<void> {
