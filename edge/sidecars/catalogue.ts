@@ -39,6 +39,15 @@ export function findModel(models: readonly ModelInfo[], name: string): ModelInfo
 }
 
 /**
+ * The sequences of the model `name` reaches in `models` (with one model catalogued, any name
+ * reaches it), or undefined when no model is found or its count is decided at its load (0).
+ */
+export function sequencesOf(models: readonly ModelInfo[], name: string): number | undefined {
+  const model = findModel(models, name) ?? (models.length === 1 ? models[0] : undefined);
+  return model === undefined || model.sequences === 0 ? undefined : model.sequences;
+}
+
+/**
  * Several catalogues as one list: each id once, in the order ids first appear, the entry with the
  * best status (loaded > loading > available > failed; the earlier sidecar's among equals).
  */
