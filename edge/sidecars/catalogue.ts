@@ -1,6 +1,6 @@
 // A sidecar's catalogue as the edge reads it (docs/contract.md, "Models"): each model's status by
-// name, the names that reach a model (its id and its aliases), and several sidecars' catalogues
-// merged into one list, each id once with its best status.
+// name, the names that reach a model (its id and its aliases), a model's sequences, and several
+// sidecars' catalogues merged into one list, each id once with its best status.
 import { ModelStatus, type ModelInfo } from "../../proto/gen/inference/v1/inference_pb.js";
 
 /** A model's status as the API names it. */
