@@ -22,12 +22,12 @@ function perIndex<C extends { choices: readonly { index: number }[] }>(
 ) {
   const texts: string[] = [];
   const positions: number[][] = [];
-  chunks.forEach((chunk, at) => {
+  for (const [at, chunk] of chunks.entries()) {
     for (const choice of chunk.choices) {
       texts[choice.index] = (texts[choice.index] ?? "") + (text(choice) ?? "");
-      (positions[choice.index] ??= []).push(at);
+      positions[choice.index] = [...(positions[choice.index] ?? []), at];
     }
-  });
+  }
   return { texts, positions };
 }
 
