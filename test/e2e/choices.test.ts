@@ -114,6 +114,11 @@ describe("n choices of the scripted model", () => {
     for (const choice of many.choices) expect(choice.logprobs).toEqual(one.choices[0]?.logprobs);
     // " there lived a tiny llama (🦙)." is 11 tokens, after the 5 of the prompt.
     expect(many.usage).toMatchObject({ prompt_tokens: 5, completion_tokens: 22, total_tokens: 27 });
+    // The prompt scored once (echo with logprobs), then copied: every choice echoes it with its logprobs.
+    const scored = { model: "m", prompt: "Once upon a time", temperature: 0, logprobs: 1, echo: true };
+    const oneScored = await client.completions.create(scored);
+    const manyScored = await client.completions.create({ ...scored, n: 2 });
+    for (const choice of manyScored.choices) expect([choice.text, choice.logprobs]).toEqual([oneScored.choices[0]?.text, oneScored.choices[0]?.logprobs]);
     const stream = await client.completions.create({ model: "m", prompt: "Once upon a time", temperature: 0, n: 2, stream: true, echo: true });
     const chunks = await readAll<CompletionChunk>(stream);
     const { texts, positions } = perIndex(chunks, (c) => c.text);
