@@ -77,6 +77,11 @@ export interface Endpoint<S extends z.ZodType> {
   streamEncoder(body: z.output<S>, meta: ResponseMeta): StreamEncoder;
   encodeResult(body: z.output<S>, meta: ResponseMeta, result: GenerationResult): unknown;
   /**
+   * The whole answer of several choices (a request whose GenerateRequest.n is above 1), one result
+   * per choice in index order. Only an endpoint whose requests ask for several has it.
+   */
+  encodeChoices?(body: z.output<S>, meta: ResponseMeta, results: readonly GenerationResult[]): unknown;
+  /**
    * Runs once a generation finished (not cancelled, not failed), after its last token and before
    * a stream's closing frames or the JSON body are sent: where a conversation's turn is stored.
    * If it fails, the answer fails (a stream ends with its error frames).

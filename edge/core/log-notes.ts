@@ -9,19 +9,21 @@ import type { RequestRecord } from "./request-log.js";
 export function noteToken(record: RequestRecord | undefined, token: Token): void {
   if (record === undefined) return;
   record.ttftMs ??= performance.now() - record.startedAtMonotonic;
-  if (record.withBodies) record.replyText = (record.replyText ?? "") + token.text;
+  // With several choices (`n`), the reply text is the first choice's.
+  if (record.withBodies && token.choice === 0) record.replyText = (record.replyText ?? "") + token.text;
 }
 
+/** A finish: its completion tokens added (summed over the choices of `n`), the outcome the last finish's. */
 export function noteFinish(record: RequestRecord | undefined, finish: Finish): void {
   if (record === undefined) return;
-  record.completionTokens = finish.completionTokens;
+  record.completionTokens = (record.completionTokens ?? 0) + finish.completionTokens;
   record.outcome =
     finish.reason === FinishReason.ABORT
       ? "client_left"
       : finish.reason === FinishReason.LENGTH || finish.reason === FinishReason.CONTEXT_FULL
         ? "length"
         : "completed";
-  if (record.withBodies) record.replyText = (record.replyText ?? "") + finish.text;
+  if (record.withBodies && finish.choice === 0) record.replyText = (record.replyText ?? "") + finish.text;
 }
 
 /** The request log's view of an accepted generation. */
@@ -31,6 +33,11 @@ export function noteStart(record: RequestRecord | undefined, meta: ResponseMeta,
     if (record.withBodies) record.requestBody = JSON.stringify(body);
   }
   return record;
+}
+
+/** A non-streaming answer of several choices: each noted; the reply text is the first choice's. */
+export function noteCollectedChoices(record: RequestRecord | undefined, results: readonly GenerationResult[]): void {
+  for (const result of results.toReversed()) noteCollected(record, result);
 }
 
 /** A non-streaming answer's log: nothing is sent before the end, so the time to the first token is the sidecar's own. */

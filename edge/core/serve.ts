@@ -12,16 +12,17 @@ import { ANONYMOUS, callerOf } from "../access/caller.js";
 import { linkedAbort } from "../base/abort.js";
 import { GenerationRejectedError, ServerError, toApiError } from "../base/errors.js";
 import { affinityKey } from "../sidecars/affinity.js";
-import { collectGeneration, type OpenedGeneration } from "../sidecars/generation.js";
+import { collectChoices, collectGeneration, type OpenedGeneration } from "../sidecars/generation.js";
 import { openRouted, type RoutedGeneration } from "../sidecars/route.js";
 import { edgeStreamId } from "../sidecars/streams.js";
 import { formatEvent } from "../sse/frame.js";
 import { sseResponse } from "../sse/response.js";
 import { acceptedJob, isBackgroundJob } from "./background.js";
 import { readJsonBody } from "./body.js";
+import { checkChoices } from "./choices.js";
 import type { AppContext } from "./context.js";
 import type { Endpoint, GenerationSchema, ResponseMeta } from "./endpoint.js";
-import { noteCollected, noteStart } from "./log-notes.js";
+import { noteCollected, noteCollectedChoices, noteStart } from "./log-notes.js";
 import { resumableMeta } from "./numbering.js";
 import { patientJson } from "./patient-json.js";
 import { withProtocolHeaders } from "./protocol.js";
@@ -60,6 +61,8 @@ export async function generateFor<S extends GenerationSchema>(
     generateRequest.detached = background;
     generateRequest.resumeContext = encodeResumeContext({ endpoint: resumeName, body, startedMs });
   }
+  if (generateRequest.n > 1)
+    await checkChoices(context.sidecars, generateRequest, { resumable: resumeName !== undefined, stored: endpoint.finished !== undefined });
   const abort = linkedAbort(request.signal);
   const opened = await openFor(endpoint, body, generateRequest, stream, abort, context);
   if (opened instanceof Response) return opened;
@@ -80,7 +83,7 @@ export async function generateFor<S extends GenerationSchema>(
   };
   const record = noteStart(recordOf(request), meta, opened, body);
   if (stream) return streamResponse(endpoint, body, opened, meta, { abort, context, record });
-  return collectedAnswer(endpoint, body, meta, opened, { abort, context, record });
+  return collectedAnswer(endpoint, body, meta, opened, { abort, context, record, choices: Math.max(1, generateRequest.n) });
 }
 
 /**
@@ -113,6 +116,8 @@ interface CollectSettings {
   readonly abort: AbortController;
   readonly context: AppContext;
   readonly record: RequestRecord | undefined;
+  /** The choices the generation has (GenerateRequest.n). */
+  readonly choices: number;
 }
 
 /** A non-streaming answer: JSON once the generation is done, written patiently (patient-json.ts). */
@@ -123,8 +128,9 @@ function collectedAnswer<S extends z.ZodType>(
   opened: OpenedGeneration,
   settings: CollectSettings,
 ): Promise<Response> {
-  const { abort, context, record } = settings;
-  return patientJson(collectBody(endpoint, body, meta, opened, record), {
+  const { abort, context, record, choices } = settings;
+  const answer = choices > 1 ? collectChoicesBody(endpoint, body, meta, opened, record, choices) : collectBody(endpoint, body, meta, opened, record);
+  return patientJson(answer, {
     probeMs: context.abandonProbeMs,
     onCancel: (reason) => abort.abort(reason),
     errorBody: (error) => endpoint.protocol.errorResponse(toApiError(error)).text(),
@@ -154,6 +160,24 @@ async function collectBody<S extends z.ZodType>(
   }
   await endpoint.finished?.(body, result, meta);
   return endpoint.encodeResult(body, meta, result);
+}
+
+/** The whole answer of a request for several choices: every choice's result, in index order. */
+async function collectChoicesBody<S extends z.ZodType>(
+  endpoint: Endpoint<S>,
+  body: z.output<S>,
+  meta: ResponseMeta,
+  opened: OpenedGeneration,
+  record: RequestRecord | undefined,
+  choices: number,
+): Promise<unknown> {
+  const results = await collectChoices(opened, choices);
+  noteCollectedChoices(record, results);
+  if (results.some((result) => result.finish.reason === FinishReason.ABORT)) {
+    throw new ServerError("The generation was cancelled.", { code: "cancelled" });
+  }
+  if (endpoint.encodeChoices === undefined) throw new ServerError(`This endpoint answers one choice, not ${choices}.`);
+  return endpoint.encodeChoices(body, meta, results);
 }
 
 /** Serves one generation request on `endpoint`, with its protocol's headers; errors are thrown to the app (http/answer.ts). */

@@ -1,6 +1,6 @@
 // A sidecar's catalogue as the edge reads it (docs/contract.md, "Models"): each model's status by
-// name, the names that reach a model (its id and its aliases), and several sidecars' catalogues
-// merged into one list, each id once with its best status.
+// name, the names that reach a model (its id and its aliases), a model's sequences, and several
+// sidecars' catalogues merged into one list, each id once with its best status.
 import { ModelStatus, type ModelInfo } from "../../proto/gen/inference/v1/inference_pb.js";
 
 /** A model's status as the API names it. */
@@ -36,6 +36,15 @@ export function names(model: ModelInfo, name: string): boolean {
 /** The model `name` reaches in `models` (an id first, then an alias), or undefined. */
 export function findModel(models: readonly ModelInfo[], name: string): ModelInfo | undefined {
   return models.find((m) => m.id === name) ?? models.find((m) => m.aliases.includes(name));
+}
+
+/**
+ * The sequences of the model `name` reaches in `models` (with one model catalogued, any name
+ * reaches it), or undefined when no model is found or its count is decided at its load (0).
+ */
+export function sequencesOf(models: readonly ModelInfo[], name: string): number | undefined {
+  const model = findModel(models, name) ?? (models.length === 1 ? models[0] : undefined);
+  return model === undefined || model.sequences === 0 ? undefined : model.sequences;
 }
 
 /**

@@ -11,7 +11,11 @@ export type GenerationEvent = { case: "token"; value: Token } | { case: "finish"
 
 export interface OpenedGeneration {
   readonly start: Start;
-  /** Token events, then exactly one finish event; throws if the sidecar fails. */
+  /**
+   * Token events, then exactly one finish event; throws if the sidecar fails. With several choices
+   * (GenerateRequest.n), their token events interleaved and one finish per choice, each naming its
+   * choice (`Token.choice`, `Finish.choice`).
+   */
   readonly events: AsyncGenerator<GenerationEvent, void, undefined>;
 }
 
@@ -64,7 +68,8 @@ async function drain(iterator: AsyncIterator<GenerateResponse>): Promise<void> {
   }
 }
 
-async function* afterStart(iterator: AsyncIterator<GenerateResponse>, snapshot = false): AsyncGenerator<GenerationEvent, void, undefined> {
+async function* afterStart(iterator: AsyncIterator<GenerateResponse>, snapshot: boolean, choices: number): AsyncGenerator<GenerationEvent, void, undefined> {
+  let finished = 0;
   for (;;) {
     const next = await iterator.next();
     if (next.done === true) {
@@ -78,6 +83,7 @@ async function* afterStart(iterator: AsyncIterator<GenerateResponse>, snapshot =
         break;
       case "finish":
         yield event;
+        if (++finished < choices) break;
         await drain(iterator);
         return;
       case "start":
@@ -100,7 +106,7 @@ async function* afterStart(iterator: AsyncIterator<GenerateResponse>, snapshot =
  * does a sidecar that sends nothing for `stallMs` (0: never), with a GatewayTimeoutError.
  */
 export function openGeneration(sidecar: Sidecar, request: GenerateRequest, signal: AbortSignal, stallMs = 0): Promise<OpenedGeneration> {
-  return openEvents((callSignal) => sidecar.generate(request, { signal: callSignal }), signal, stallMs);
+  return openEvents((callSignal) => sidecar.generate(request, { signal: callSignal }), signal, stallMs, false, Math.max(1, request.n));
 }
 
 /** A resumable generation read again from its start (proto: Resume), as openGeneration opens one. */
@@ -110,14 +116,16 @@ export function openResumed(
   signal: AbortSignal,
   stallMs = 0,
 ): Promise<OpenedGeneration> {
-  return openEvents((callSignal) => sidecar.resume(request, { signal: callSignal }), signal, stallMs, request.snapshot === true);
+  // A resumable generation has one choice (proto: GenerateRequest.n).
+  return openEvents((callSignal) => sidecar.resume(request, { signal: callSignal }), signal, stallMs, request.snapshot === true, 1);
 }
 
 async function openEvents(
   call: (signal: AbortSignal) => AsyncIterable<GenerateResponse>,
   signal: AbortSignal,
   stallMs: number,
-  snapshot = false,
+  snapshot: boolean,
+  choices: number,
 ): Promise<OpenedGeneration> {
   const controller = linkedAbort(signal);
   const iterator = watched(call(controller.signal)[Symbol.asyncIterator](), stallMs, controller);
@@ -127,7 +135,7 @@ async function openEvents(
     const event = next.value.event;
     switch (event.case) {
       case "start":
-        return { start: event.value, events: afterStart(iterator, snapshot) };
+        return { start: event.value, events: afterStart(iterator, snapshot, choices) };
       case "token":
       case "finish":
         throw protocolError(`a ${event.case} event before start`);
@@ -147,6 +155,23 @@ export async function collectGeneration(opened: OpenedGeneration): Promise<Gener
   const result = await collectSoFar(opened);
   if (result.finish === undefined) throw protocolError("the stream ended without a finish event");
   return { ...result, finish: result.finish };
+}
+
+/** Reads a whole generation of several choices (GenerateRequest.n): one result per choice, in index order. */
+export async function collectChoices(opened: OpenedGeneration, choices: number): Promise<GenerationResult[]> {
+  const tokens = Array.from({ length: choices }, (): Token[] => []);
+  const finishes: (Finish | undefined)[] = Array.from({ length: choices }, () => undefined);
+  for await (const event of opened.events) {
+    const choice = event.value.choice;
+    if (choice >= choices) throw protocolError(`an event of choice ${choice} in a generation of ${choices} choices`);
+    if (event.case === "token") tokens[choice]?.push(event.value);
+    else finishes[choice] = event.value;
+  }
+  return tokens.map((list, choice) => {
+    const finish = finishes[choice];
+    if (finish === undefined) throw protocolError(`choice ${choice} ended without a finish event`);
+    return { start: opened.start, tokens: list, text: list.map((t) => t.text).join("") + finish.text, finish };
+  });
 }
 
 /** Reads a generation as far as its events go (a snapshot may end before the finish). */

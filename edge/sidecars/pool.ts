@@ -11,6 +11,7 @@ import { HealthCheckResponse_ServingStatus } from "../../proto/gen/grpc/health/v
 import { InferenceService, ModelLoadFailedSchema, type ModelInfo } from "../../proto/gen/inference/v1/inference_pb.js";
 import type { SidecarHealth } from "./connection.js";
 import { NotFoundError, ServiceUnavailableError } from "../base/errors.js";
+import { sequencesOf } from "./catalogue.js";
 import { rendezvousOrder, sha256Hex } from "./rendezvous.js";
 import { SidecarState, type RouteOutcome, type SidecarTarget } from "./state.js";
 
@@ -180,6 +181,20 @@ export class SidecarPool {
   async byId(id: string): Promise<SidecarState | undefined> {
     await this.#ids;
     return this.states.find((s) => s.id === id);
+  }
+
+  /**
+   * The most sequences a sidecar up has for `model` (the most choices one request may ask for),
+   * from the ListModels reports, asked again when stale (with one sidecar too); undefined when no
+   * report gives a count for it (then the sidecar's own check decides).
+   */
+  async sequencesFor(model: string): Promise<number | undefined> {
+    await this.refresh();
+    const counts = this.states.flatMap((s) => {
+      const sequences = s.down ? undefined : sequencesOf(s.models, model);
+      return sequences === undefined ? [] : [sequences];
+    });
+    return counts.length === 0 ? undefined : Math.max(...counts);
   }
 
   /** Every sidecar's state after a refresh, for /health and /v1/info. */

@@ -160,9 +160,10 @@ const cases: Case[] = [
   { name: "zero max_completion_tokens", path: CHAT, body: { messages: user, max_completion_tokens: 0 }, param: "max_completion_tokens" },
   { name: "completions negative max_tokens", path: COMPLETIONS, body: { prompt: "x", max_tokens: -5 }, param: "max_tokens" },
   // n and sampling
-  { name: "n: 2", path: CHAT, body: { messages: user, n: 2 }, param: "n", message: /only n=1 is supported/ },
+  { name: "n: 129", path: CHAT, body: { messages: user, n: 129 }, param: "n", message: /expected an integer from 1 to 128/ },
   { name: "n: 0", path: CHAT, body: { messages: user, n: 0 }, param: "n" },
-  { name: "completions n: 3", path: COMPLETIONS, body: { prompt: "x", n: 3 }, param: "n" },
+  { name: "n: 1.5", path: CHAT, body: { messages: user, n: 1.5 }, param: "n" },
+  { name: "completions n: 0", path: COMPLETIONS, body: { prompt: "x", n: 0 }, param: "n" },
   { name: "temperature > 2", path: CHAT, body: { messages: user, temperature: 2.5 }, param: "temperature" },
   { name: "temperature a string", path: CHAT, body: { messages: user, temperature: "hot" }, param: "temperature" },
   { name: "top_p 0", path: CHAT, body: { messages: user, top_p: 0 }, param: "top_p" },

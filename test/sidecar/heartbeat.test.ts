@@ -3,7 +3,7 @@
 // the prompt in the cache).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ensureModels } from "../../gguf/models.js";
-import { PROMPT_CHUNK_TOKENS } from "../../sidecar/engine/decode/generate.js";
+import { PROMPT_CHUNK_TOKENS } from "../../sidecar/engine/decode/sequences.js";
 import type { RunningSidecar } from "../../sidecar/server.js";
 import { clientsFor, startTestSidecar } from "../support/sidecar.js";
 

@@ -112,6 +112,54 @@ describe("SequencePool", () => {
   });
 });
 
+describe("SequencePool: several sequences for one request", () => {
+  it("takes them all at once, by the same score as one: the longest shared prefix first, then what loses least", async () => {
+    const pool = new SequencePool(fakeContext([[1, 5], [1, 2, 3], [], [9]]), { maxQueue: 0, queueTimeoutMs: 1000 });
+    const taken = await pool.acquireMany(tokens(1, 2, 3, 4), new AbortController().signal, "", 3);
+    expect(taken.map(idOf)).toEqual([1, 2, 3]);
+    expect(pool.busy).toBe(3);
+  });
+
+  it("refuses more than the pool has with INVALID_ARGUMENT", async () => {
+    const pool = new SequencePool(fakeContext([[], []]), { maxQueue: 4, queueTimeoutMs: 1000 });
+    await expect(pool.acquireMany(tokens(1), new AbortController().signal, "", 3).catch(codeOf)).resolves.toBe(Code.InvalidArgument);
+  });
+
+  it("waits while too few are free, collecting the freed ones ahead of later waiters, then has them all", async () => {
+    const pool = new SequencePool(fakeContext([[], [], []]), { maxQueue: 4, queueTimeoutMs: 10_000 });
+    const signal = new AbortController().signal;
+    const [a, b] = [await pool.acquire(tokens(1), signal), await pool.acquire(tokens(1), signal)];
+    const many = pool.acquireMany(tokens(1), signal, "x", 3);
+    // It holds the free one already: a single request after it waits behind it.
+    expect([pool.busy, pool.queued]).toEqual([3, 1]);
+    const single = pool.acquire(tokens(1), signal, "y");
+    expect(pool.queued).toBe(2);
+    pool.release(a as LlamaContextSequence);
+    expect(pool.queued).toBe(2);
+    pool.release(b as LlamaContextSequence);
+    const taken = await many;
+    expect(taken).toHaveLength(3);
+    expect(new Set(taken.map(idOf)).size).toBe(3);
+    expect(pool.queued).toBe(1);
+    pool.release(taken[0] as LlamaContextSequence);
+    expect(await single).toBe(taken[0]);
+  });
+
+  it("frees what a waiter collected when it leaves, for the next one", async () => {
+    const pool = new SequencePool(fakeContext([[], []]), { maxQueue: 4, queueTimeoutMs: 10_000 });
+    const held = await pool.acquire(tokens(1), new AbortController().signal);
+    const leaving = new AbortController();
+    const cancelled = pool.acquireMany(tokens(1), leaving.signal, "", 2).catch(codeOf);
+    const next = pool.acquire(tokens(1), new AbortController().signal);
+    expect(pool.busy).toBe(2);
+    leaving.abort();
+    await expect(cancelled).resolves.toBe(Code.Canceled);
+    // The sequence it had collected goes to the waiter after it.
+    expect(idOf(await next)).not.toBe(idOf(held));
+    expect([pool.busy, pool.queued]).toEqual([2, 0]);
+  });
+});
+
 describe("SequencePool fairness", () => {
   it("lets clients take turns: one client's burst does not hold back another's request", async () => {
     const pool = new SequencePool(fakeContext([[]]), { maxQueue: 100, queueTimeoutMs: 10_000 });

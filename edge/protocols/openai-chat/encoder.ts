@@ -11,17 +11,18 @@
 // argument fragments. finish_reason is "tool_calls" only if a call was sent.
 // Tokens with nothing to send (held back mid-character or as a possible stop sequence) are
 // skipped, unless logprobs were requested: then every token gets a chunk (its content
-// may be "") so that logprobs cover every generated token.
-import type { Finish, Start, Token } from "../../../proto/gen/inference/v1/inference_pb.js";
+// may be "") so that logprobs cover every generated token. With `n` choices each has all of the
+// above under its own `index` (a role frame each, first), interleaved as generated, and one usage
+// chunk and [DONE] follow the last choice's terminal chunk (openai-common/choices.ts).
+import type { Finish, Token } from "../../../proto/gen/inference/v1/inference_pb.js";
 import { collectBlocks, finishContent, tokenContent, type ContentDelta } from "../../core/content.js";
-import type { ApiError } from "../../base/errors.js";
 import type { GenerationResult } from "../../sidecars/generation.js";
 import type { ResponseMeta, StreamEncoder } from "../../core/endpoint.js";
-import { DONE, jsonEvent, type SseEvent } from "../../sse/frame.js";
-import { openAiErrorEvent } from "../openai-common/errors.js";
+import type { SseEvent } from "../../sse/frame.js";
+import { choicesStreamEncoder, openAiChunk, type ChoiceStream, type Chunk } from "../openai-common/choices.js";
 import { openAiFinish } from "../openai-common/finish.js";
 import { logprobValue, pieceBytes, pieceText } from "../openai-common/logprobs.js";
-import { openAiUsage } from "../openai-common/usage.js";
+import { summedUsage } from "../openai-common/usage.js";
 import type { ChatRequest } from "./schema.js";
 
 interface TokenLogprob {
@@ -84,23 +85,18 @@ class ChatDeltas {
 }
 
 export function createChatStreamEncoder(body: ChatRequest, meta: ResponseMeta): StreamEncoder {
+  const chunk = openAiChunk(meta, "chat.completion.chunk");
+  return choicesStreamEncoder(body, chunk, (index) => chatChoiceStream(body, index, chunk));
+}
+
+/** The frames of choice `index`: its role frame, its deltas, its finish_reason chunk. */
+function chatChoiceStream(body: ChatRequest, index: number, chunk: Chunk): ChoiceStream {
   const logprobs = wantsLogprobs(body);
   const topCount = body.top_logprobs ?? 0;
-  const chunk = (choices: unknown[], usage?: unknown): SseEvent =>
-    jsonEvent({
-      id: meta.id,
-      object: "chat.completion.chunk",
-      created: meta.created,
-      model: meta.model,
-      choices,
-      ...(usage === undefined ? {} : { usage }),
-    });
   const deltas = new ChatDeltas();
-  const contentChunks = (content: ContentDelta): SseEvent[] => deltas.of(content).map((delta) => chunk([{ index: 0, delta, finish_reason: null }]));
+  const contentChunks = (content: ContentDelta): SseEvent[] => deltas.of(content).map((delta) => chunk([{ index, delta, finish_reason: null }]));
   return {
-    start(_start: Start) {
-      return [chunk([{ index: 0, delta: { role: "assistant" }, finish_reason: null }])];
-    },
+    start: () => [chunk([{ index, delta: { role: "assistant" }, finish_reason: null }])],
     token(token: Token) {
       const contents = tokenContent(token);
       if (!logprobs) return contents.flatMap(contentChunks);
@@ -109,22 +105,17 @@ export function createChatStreamEncoder(body: ChatRequest, meta: ResponseMeta): 
       const choices = contents.flatMap((content) => deltas.of(content));
       const [first = { content: "" }, ...rest] = choices;
       return [
-        chunk([{ index: 0, delta: first, logprobs: { content: [chatLogprobEntry(token, topCount)], refusal: null }, finish_reason: null }]),
-        ...rest.map((delta) => chunk([{ index: 0, delta, finish_reason: null }])),
+        chunk([{ index, delta: first, logprobs: { content: [chatLogprobEntry(token, topCount)], refusal: null }, finish_reason: null }]),
+        ...rest.map((delta) => chunk([{ index, delta, finish_reason: null }])),
       ];
     },
     finish(finish: Finish) {
       // Text the sidecar held back to the end (a stop sequence that never came) goes out first.
       const frames = finishContent(finish).flatMap(contentChunks);
       const reason = openAiFinish(finish.reason, deltas.calledTools);
-      if (reason === null) return [];
-      frames.push(chunk([{ index: 0, delta: {}, finish_reason: reason }]));
-      if (body.stream_options?.include_usage === true) frames.push(chunk([], openAiUsage(finish)));
-      frames.push(DONE);
+      if (reason === null) return undefined;
+      frames.push(chunk([{ index, delta: {}, finish_reason: reason }]));
       return frames;
-    },
-    fail(error: ApiError) {
-      return [openAiErrorEvent(error)];
     },
   };
 }
@@ -171,21 +162,26 @@ export function chatMessage(result: GenerationResult): { message: Record<string,
 }
 
 export function encodeChatCompletion(body: ChatRequest, meta: ResponseMeta, result: GenerationResult): unknown {
+  return encodeChatChoices(body, meta, [result]);
+}
+
+/** The whole chat.completion of one or several choices (`n`), in index order. */
+export function encodeChatChoices(body: ChatRequest, meta: ResponseMeta, results: readonly GenerationResult[]): unknown {
   const topCount = body.top_logprobs ?? 0;
-  const { message, calledTools } = chatMessage(result);
   return {
     id: meta.id,
     object: "chat.completion",
     created: meta.created,
     model: meta.model,
-    choices: [
-      {
-        index: 0,
+    choices: results.map((result, index) => {
+      const { message, calledTools } = chatMessage(result);
+      return {
+        index,
         message,
         logprobs: wantsLogprobs(body) ? { content: result.tokens.map((t) => chatLogprobEntry(t, topCount)), refusal: null } : null,
         finish_reason: openAiFinish(result.finish.reason, calledTools) ?? "stop",
-      },
-    ],
-    usage: openAiUsage(result.finish),
+      };
+    }),
+    usage: summedUsage(results.map((result) => result.finish)),
   };
 }

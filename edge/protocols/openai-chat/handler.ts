@@ -5,7 +5,7 @@ import { serve } from "../../core/serve.js";
 import type { Endpoint } from "../../core/endpoint.js";
 import { openAiErrorEvent } from "../openai-common/errors.js";
 import { openAiProtocol } from "../openai-common/protocol.js";
-import { createChatStreamEncoder, encodeChatCompletion } from "./encoder.js";
+import { createChatStreamEncoder, encodeChatChoices, encodeChatCompletion } from "./encoder.js";
 import { chatRequestSchema } from "./schema.js";
 import { toGenerateRequest } from "./to-request.js";
 
@@ -20,6 +20,7 @@ export const chatEndpoint: Endpoint<typeof chatRequestSchema> = {
   refusedStream: (error) => [openAiErrorEvent(error)],
   streamEncoder: createChatStreamEncoder,
   encodeResult: encodeChatCompletion,
+  encodeChoices: encodeChatChoices,
   affinity: (body) => ({ cacheKey: body.prompt_cache_key ?? undefined }),
 };
 

@@ -7,6 +7,9 @@ import type { SamplingOptionsSchema } from "../../../proto/gen/inference/v1/infe
 import { integer, uint32, MAX_STOP_SEQUENCES, nonEmptyStops, positiveInteger, tokenLimit, UINT32_MAX } from "../../fields/fields.js";
 import { keepAliveField } from "../../fields/keep-alive.js";
 
+/** OpenAI's most choices per request; the model's sequences are the limit that counts (core/choices.ts). */
+export const MAX_CHOICES = 128;
+
 const tokenId = z
   .string()
   .regex(/^\d{1,10}$/, { error: "logit_bias keys are token ids (decimal integers)" })
@@ -17,12 +20,11 @@ export const commonFields = {
   stream: z.boolean().nullish(),
   stream_options: z.object({ include_usage: z.boolean().nullish() }).nullish(),
   max_tokens: positiveInteger().nullish(),
+  // Choices of the one prompt (proto: GenerateRequest.n); at most the model's sequences (core/choices.ts).
   n: z
     .number()
-    .nullish()
-    .refine((n) => n == null || n === 1, {
-      message: "only n=1 is supported: this server generates one choice per request",
-    }),
+    .refine((n) => Number.isInteger(n) && n >= 1 && n <= MAX_CHOICES, { error: `expected an integer from 1 to ${MAX_CHOICES}` })
+    .nullish(),
   stop: z
     .union([
       z.string(),
@@ -53,6 +55,7 @@ export interface CommonRequestInit {
   sampling: SamplingInit;
   stop: string[];
   maxTokens?: number;
+  n?: number;
 }
 
 export function toSampling(body: CommonFields): SamplingInit {
@@ -80,7 +83,7 @@ export function toStop(stop: CommonFields["stop"]): string[] {
   return nonEmptyStops(typeof stop === "string" ? [stop] : stop);
 }
 
-/** The GenerateRequest fields common to both endpoints (all but input and logprobs). */
+/** The GenerateRequest fields common to both endpoints (all but input and logprobs); `n` only above 1. */
 export function commonRequestInit(body: CommonFields, maxTokens: number | null | undefined): CommonRequestInit {
   const init: CommonRequestInit = {
     model: body.model ?? "",
@@ -88,5 +91,6 @@ export function commonRequestInit(body: CommonFields, maxTokens: number | null |
     stop: toStop(body.stop),
   };
   if (maxTokens != null) init.maxTokens = tokenLimit(maxTokens);
+  if (body.n != null && body.n > 1) init.n = body.n;
   return init;
 }

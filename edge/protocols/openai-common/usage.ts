@@ -19,3 +19,16 @@ export function openAiUsage(finish: Finish): OpenAiUsage {
     ...(finish.reasoningTokens > 0 ? { completion_tokens_details: { reasoning_tokens: finish.reasoningTokens } } : {}),
   };
 }
+
+/**
+ * The usage of several choices of one prompt (`n`): the prompt once (every finish carries its
+ * counts), the completion and reasoning tokens summed over the choices.
+ */
+export function summedUsage(finishes: readonly Finish[]): OpenAiUsage {
+  const [first, ...others] = finishes;
+  if (first === undefined) throw new Error("usage of no finish");
+  if (others.length === 0) return openAiUsage(first);
+  const completionTokens = finishes.reduce((sum, f) => sum + f.completionTokens, 0);
+  const reasoningTokens = finishes.reduce((sum, f) => sum + f.reasoningTokens, 0);
+  return openAiUsage({ ...first, completionTokens, reasoningTokens });
+}

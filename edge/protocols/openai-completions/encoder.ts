@@ -15,16 +15,18 @@
 // the start of the prompt (as OpenAI counts: the completion follows the prompt, echoed or
 // not), in UTF-16 code units, and each `top_logprobs`
 // entry maps a token's key → logprob, one key per alternative (openai-common/logprobs.ts).
+//
+// `n` choices: each choice's chunks (its echo first) under its own `index`, interleaved as
+// generated; one usage chunk and [DONE] after the last choice's (openai-common/choices.ts). In the
+// whole answer each choice echoes the prompt and counts its text_offset from the prompt's end.
 import type { Finish, Start, Token } from "../../../proto/gen/inference/v1/inference_pb.js";
 import { finishContent } from "../../core/content.js";
-import type { ApiError } from "../../base/errors.js";
 import type { GenerationResult } from "../../sidecars/generation.js";
 import type { ResponseMeta, StreamEncoder } from "../../core/endpoint.js";
-import { DONE, jsonEvent, type SseEvent } from "../../sse/frame.js";
-import { openAiErrorEvent } from "../openai-common/errors.js";
+import { choicesStreamEncoder, openAiChunk, type ChoiceStream, type Chunk } from "../openai-common/choices.js";
 import { openAiFinish } from "../openai-common/finish.js";
 import { distinctKeys, logprobValue, pieceText } from "../openai-common/logprobs.js";
-import { openAiUsage } from "../openai-common/usage.js";
+import { summedUsage } from "../openai-common/usage.js";
 import { logprobsCount, type CompletionRequest } from "./schema.js";
 
 export interface LegacyLogprobs {
@@ -66,21 +68,18 @@ function echoedLogprobs(start: Start, count: number | null): LegacyLogprobs | nu
 }
 
 export function createCompletionStreamEncoder(body: CompletionRequest, meta: ResponseMeta): StreamEncoder {
+  const chunk = openAiChunk(meta, "text_completion");
+  return choicesStreamEncoder(body, chunk, (index) => completionChoiceStream(body, index, chunk));
+}
+
+/** The frames of choice `index`: the echoed prompt, its text chunks, its finish_reason chunk. */
+function completionChoiceStream(body: CompletionRequest, index: number, chunk: Chunk): ChoiceStream {
   const count = logprobsCount(body);
   let offset = body.prompt.length;
-  const chunk = (choices: unknown[], usage?: unknown): SseEvent =>
-    jsonEvent({
-      id: meta.id,
-      object: "text_completion",
-      created: meta.created,
-      model: meta.model,
-      choices,
-      ...(usage === undefined ? {} : { usage }),
-    });
   return {
     start(start: Start) {
       if (body.echo !== true) return [];
-      return [chunk([{ text: body.prompt, index: 0, logprobs: echoedLogprobs(start, count), finish_reason: null }])];
+      return [chunk([{ text: body.prompt, index, logprobs: echoedLogprobs(start, count), finish_reason: null }])];
     },
     token(token: Token) {
       if (count === null && token.text === "") return [];
@@ -90,28 +89,39 @@ export function createCompletionStreamEncoder(body: CompletionRequest, meta: Res
         addToken(logprobs, token, count, offset);
       }
       offset += token.text.length;
-      return [chunk([{ text: token.text, index: 0, logprobs, finish_reason: null }])];
+      return [chunk([{ text: token.text, index, logprobs, finish_reason: null }])];
     },
     finish(finish: Finish) {
       const reason = openAiFinish(finish.reason);
-      if (reason === null) return [];
+      if (reason === null) return undefined;
       // Text the sidecar held back to the end (a stop sequence that never came) goes out first.
       // A raw prompt has no reasoning or tool calls (the proto sends them for chats only): text alone.
       const frames = finishContent(finish)
         .filter((content) => content.kind === "text")
-        .map((content) => chunk([{ text: content.text, index: 0, logprobs: null, finish_reason: null }]));
-      frames.push(chunk([{ text: "", index: 0, logprobs: null, finish_reason: reason }]));
-      if (body.stream_options?.include_usage === true) frames.push(chunk([], openAiUsage(finish)));
-      frames.push(DONE);
+        .map((content) => chunk([{ text: content.text, index, logprobs: null, finish_reason: null }]));
+      frames.push(chunk([{ text: "", index, logprobs: null, finish_reason: reason }]));
       return frames;
-    },
-    fail(error: ApiError) {
-      return [openAiErrorEvent(error)];
     },
   };
 }
 
 export function encodeCompletion(body: CompletionRequest, meta: ResponseMeta, result: GenerationResult): unknown {
+  return encodeCompletionChoices(body, meta, [result]);
+}
+
+/** The whole text_completion of one or several choices (`n`), in index order. */
+export function encodeCompletionChoices(body: CompletionRequest, meta: ResponseMeta, results: readonly GenerationResult[]): unknown {
+  return {
+    id: meta.id,
+    object: "text_completion",
+    created: meta.created,
+    model: meta.model,
+    choices: results.map((result, index) => completionChoice(body, result, index)),
+    usage: summedUsage(results.map((result) => result.finish)),
+  };
+}
+
+function completionChoice(body: CompletionRequest, result: GenerationResult, index: number): unknown {
   const count = logprobsCount(body);
   const echo = body.echo === true;
   let logprobs: LegacyLogprobs | null = null;
@@ -119,12 +129,5 @@ export function encodeCompletion(body: CompletionRequest, meta: ResponseMeta, re
     logprobs = (echo ? echoedLogprobs(result.start, count) : null) ?? emptyLogprobs();
     addTokens(logprobs, result.tokens, count, body.prompt.length);
   }
-  return {
-    id: meta.id,
-    object: "text_completion",
-    created: meta.created,
-    model: meta.model,
-    choices: [{ text: echo ? body.prompt + result.text : result.text, index: 0, logprobs, finish_reason: openAiFinish(result.finish.reason) ?? "stop" }],
-    usage: openAiUsage(result.finish),
-  };
+  return { text: echo ? body.prompt + result.text : result.text, index, logprobs, finish_reason: openAiFinish(result.finish.reason) ?? "stop" };
 }

@@ -5,7 +5,7 @@ import { serve } from "../../core/serve.js";
 import type { Endpoint } from "../../core/endpoint.js";
 import { openAiErrorEvent } from "../openai-common/errors.js";
 import { openAiProtocol } from "../openai-common/protocol.js";
-import { createCompletionStreamEncoder, encodeCompletion } from "./encoder.js";
+import { createCompletionStreamEncoder, encodeCompletion, encodeCompletionChoices } from "./encoder.js";
 import { completionRequestSchema } from "./schema.js";
 import { toGenerateRequest } from "./to-request.js";
 
@@ -20,6 +20,7 @@ export const completionEndpoint: Endpoint<typeof completionRequestSchema> = {
   refusedStream: (error) => [openAiErrorEvent(error)],
   streamEncoder: createCompletionStreamEncoder,
   encodeResult: encodeCompletion,
+  encodeChoices: encodeCompletionChoices,
 };
 
 /** POST /v1/completions */

@@ -1,32 +1,31 @@
-// The decode loop: one request's plan turned into `start`, `token`… and `finish` events.
-import type { MessageInitShape } from "@bufbuild/protobuf";
-import type { LlamaContextSequence, Token } from "node-llama-cpp";
-import { FinishReason, type GenerateRequest, type GenerateResponseSchema } from "../../../proto/gen/inference/v1/inference_pb.js";
-import { planGeneration, type GenerationPlan } from "./generation-plan.js";
+// One request's generation: its plan turned into `start`, `token`… and `finish` events, on one
+// sequence (the decode loop: decode-loop.ts), or on several for several choices (choices.ts).
+import type { GenerateRequest } from "../../../proto/gen/inference/v1/inference_pb.js";
+import { planGeneration } from "./generation-plan.js";
 import { scorePrompt } from "./prompt-logprobs.js";
 import type { EngineMetrics } from "../metrics.js";
 import type { Arrival } from "../llama/arrivals.js";
 import type { LoadedModel } from "../llama/model.js";
-import type { ReplyParts } from "../chat/reply-parser.js";
-import { StopSequenceFilter, type TextStep } from "./text-stream.js";
-import { evaluate, forcedStep, logOf, topAlternatives, type Step } from "./token-steps.js";
-import { TokenTextDecoder } from "./token-text.js";
+import { runChoices } from "./choices.js";
+import { DecodeState, decode, finish, type GenerateEvent } from "./decode-loop.js";
+import { acquire, reuseCachedPrefix } from "./sequences.js";
 
-export type GenerateEvent = MessageInitShape<typeof GenerateResponseSchema>;
+export type { GenerateEvent } from "./decode-loop.js";
 
 /** Where the first token is among the events (`start` comes first). */
 export const FIRST_TOKEN_POSITION = 1;
 
 /**
  * Runs one request: builds and checks its plan (`generation-plan.ts`), waits for a sequence, then
- * streams `start`, `token`… and `finish`. Everything that can be refused is refused before
- * `start`. Aborting `signal` ends generation at the next token (or prompt chunk).
+ * streams `start`, `token`… and `finish`; with `n` > 1, several choices (choices.ts). Everything
+ * that can be refused is refused before `start`. Aborting `signal` ends generation at the next
+ * token (or prompt chunk).
  */
 export async function* generate(loaded: LoadedModel, request: GenerateRequest, signal: AbortSignal, metrics: EngineMetrics): AsyncGenerator<GenerateEvent> {
   // On its way to its first decode: an idle context's first batch waits for it (arrivals.ts).
   const arrival = loaded.scheduler.arrive();
   try {
-    yield* run(loaded, request, signal, metrics, arrival);
+    yield* request.n > 1 ? runChoices(loaded, request, signal, metrics, arrival) : run(loaded, request, signal, metrics, arrival);
   } finally {
     arrival.leave();
   }
@@ -67,214 +66,4 @@ async function* run(
     // Left idle with nothing decoding: its state is saved now rather than at its takeover (kv-tier.ts).
     if (loaded.pool.busy === 0) loaded.kvTier?.saveAhead(sequence);
   }
-}
-
-/** Waits for a free sequence, counting a caller that leaves or is turned away. */
-async function acquire(
-  loaded: LoadedModel,
-  plan: GenerationPlan,
-  clientId: string,
-  signal: AbortSignal,
-  metrics: EngineMetrics,
-): Promise<LlamaContextSequence> {
-  try {
-    return await loaded.pool.acquire(plan.prompt.tokens, signal, clientId);
-  } catch (error) {
-    if (signal.aborted) metrics.requestsCancelledInQueue++;
-    else metrics.requestsRejected++;
-    throw error;
-  }
-}
-
-/** What the decode loop changes as it goes; the finish is made from it. */
-class DecodeState {
-  readonly decoder: TokenTextDecoder;
-  readonly filter: StopSequenceFilter;
-  readonly promptStart = performance.now();
-  firstTokenAt: number | undefined;
-  reason: FinishReason = FinishReason.STOP;
-  /** The request's stop sequence that ended the reply, if one did. */
-  stopSequence = "";
-  /** A stop text (the request's, the template's or the constraint's) ended the reply. */
-  stoppedByText = false;
-  reasoningTokens = 0;
-  /** Prompt tokens already in the sequence (cached, or scored) when the decode loop begins. */
-  evaluated: number;
-  /** Prompt tokens evaluated from the cached prefix's end to the last mark's end (proto: `cache_written_tokens`). */
-  readonly cacheWrittenTokens: number;
-
-  constructor(
-    loaded: LoadedModel,
-    plan: GenerationPlan,
-    readonly queueMs: number,
-    readonly cachedTokens: number,
-  ) {
-    this.decoder = new TokenTextDecoder(loaded.model);
-    this.filter = new StopSequenceFilter(plan.stopTexts);
-    this.evaluated = cachedTokens;
-    this.cacheWrittenTokens = Math.max(0, ...plan.marks.map((mark) => mark.tokens - cachedTokens));
-  }
-}
-
-/** Evaluates the prompt, then samples and emits tokens until the reply ends. */
-async function* decode(
-  loaded: LoadedModel,
-  plan: GenerationPlan,
-  state: DecodeState,
-  sequence: LlamaContextSequence,
-  signal: AbortSignal,
-  metrics: EngineMetrics,
-): AsyncGenerator<GenerateEvent, void> {
-  if (plan.budget.tokens <= 0) {
-    state.reason = plan.budget.reason;
-    return;
-  }
-  const rest = await feedPrompt(sequence, plan.prompt.tokens.slice(state.evaluated), signal);
-  if (signal.aborted) return;
-  const steps = evaluate(sequence, rest, plan.sampling, plan.logprobs, plan.topLogprobs > 0);
-  try {
-    let replacement: Token[] | undefined;
-    for (let next = await steps.next(); next.done !== true; next = await steps.next(replacement)) {
-      if (signal.aborted) return;
-      state.firstTokenAt ??= performance.now();
-      // A spent reasoning budget: the segment's end goes into the reply in place of the sampled
-      // token, and the model goes on from there.
-      replacement = reasoningSpent(plan, state) ? plan.reasoning?.tokens : undefined;
-      for (const step of replacement?.map(forcedStep) ?? [next.value]) {
-        const taken = take(loaded, plan, state, step, metrics);
-        if (taken.event !== undefined) yield taken.event;
-        if (taken.ended) return;
-      }
-    }
-  } finally {
-    await steps.return(undefined);
-  }
-}
-
-function reasoningSpent(plan: GenerationPlan, state: DecodeState): boolean {
-  return plan.reasoning !== undefined && plan.parser?.phase === "reasoning" && state.reasoningTokens >= plan.reasoning.budget;
-}
-
-/** Adds one token to the reply: its event (none for a stop token), and whether the reply ends with it. */
-function take(loaded: LoadedModel, plan: GenerationPlan, state: DecodeState, step: Step, metrics: EngineMetrics): { event?: GenerateEvent; ended: boolean } {
-  if (plan.prompt.stopTokens.has(step.token)) return { ended: true };
-  plan.generated.push(step.token);
-  metrics.tokensGenerated++;
-  const raw = state.decoder.push(step.token);
-  const parser = plan.parser;
-  // Stop sequences apply outside tool calls: argument JSON is never cut.
-  const text: TextStep = parser?.inCall === true ? { text: state.filter.flush() + raw } : state.filter.push(raw);
-  const phaseBefore = parser?.phase;
-  const parts = parser?.push(text.text);
-  // A token that opens, continues or closes a reasoning segment is a reasoning token.
-  if (phaseBefore === "reasoning" || parser?.phase === "reasoning") state.reasoningTokens++;
-  return { event: tokenEvent(loaded, plan, step, text.text, parts), ended: ended(plan, state, text.stop) };
-}
-
-function tokenEvent(loaded: LoadedModel, plan: GenerationPlan, step: Step, text: string, parts: ReplyParts | undefined): GenerateEvent {
-  return {
-    event: {
-      case: "token",
-      value: {
-        id: step.token,
-        text: parts === undefined ? text : parts.content,
-        piece: loaded.tokenBytes.of(step.token),
-        ...(plan.logprobs ? { logprob: logOf(step.probability) } : {}),
-        topLogprobs: topAlternatives(loaded, step.alternatives, plan.topLogprobs),
-        ...(parts !== undefined ? { reasoning: parts.reasoning, toolCalls: parts.calls } : {}),
-      },
-    },
-  };
-}
-
-/** Whether the reply ends after its last token (`stop`: the stop text that token completed). */
-function ended(plan: GenerationPlan, state: DecodeState, stop: string | undefined): boolean {
-  if (stop !== undefined) {
-    state.stoppedByText = true;
-    if (plan.userStops.has(stop)) state.stopSequence = stop;
-    return true;
-  }
-  // A reply limited to one call ends when it is complete.
-  if (plan.oneCall && (plan.parser?.completedCalls ?? 0) > 0) return true;
-  if (plan.generated.length >= plan.budget.tokens) {
-    state.reason = plan.budget.reason;
-    return true;
-  }
-  return false;
-}
-
-/** The finish event: the held-back text, the reason, the counts and the timings. */
-function finish(plan: GenerationPlan, state: DecodeState, signal: AbortSignal, metrics: EngineMetrics): GenerateEvent {
-  if (signal.aborted) {
-    state.reason = FinishReason.ABORT;
-    metrics.generationsAborted++;
-  }
-  const tail = closingText(plan, state);
-  const end = performance.now();
-  const timings = {
-    queueMs: state.queueMs,
-    promptMs: (state.firstTokenAt ?? end) - state.promptStart,
-    generationMs: state.firstTokenAt === undefined ? 0 : end - state.firstTokenAt,
-  };
-  const promptTokens = plan.prompt.tokens.length;
-  const completionTokens = plan.generated.length;
-  if (state.reason !== FinishReason.ABORT) metrics.finished({ ...timings, promptTokens, completionTokens });
-  const { reason, stopSequence, reasoningTokens, cachedTokens, cacheWrittenTokens } = state;
-  const { text, reasoning } = tail;
-  return {
-    event: {
-      case: "finish",
-      value: { reason, promptTokens, completionTokens, cachedTokens, cacheWrittenTokens, stopSequence, text, reasoning, reasoningTokens, timings },
-    },
-  };
-}
-
-/** Text held back until the end; a normal end with complete calls becomes TOOL_CALLS. */
-function closingText(plan: GenerationPlan, state: DecodeState): { text: string; reasoning: string } {
-  let text = "";
-  if (!state.stoppedByText && state.reason !== FinishReason.ABORT) {
-    const last = state.filter.push(state.decoder.flush());
-    text = last.text + (last.stop === undefined ? state.filter.flush() : "");
-    if (plan.trimEnd) text = text.trimEnd();
-    if (last.stop !== undefined && plan.userStops.has(last.stop)) state.stopSequence = last.stop;
-  }
-  const parser = plan.parser;
-  if (parser === undefined) return { text, reasoning: "" };
-  // Whatever completes a call at the very end has no token to travel with: the call stays incomplete.
-  const parts = parser.push(text);
-  const held = parser.flush();
-  if (state.reason === FinishReason.STOP && parser.completedCalls > 0) state.reason = FinishReason.TOOL_CALLS;
-  return { text: parts.content + held.content, reasoning: parts.reasoning + held.reasoning };
-}
-
-/** Prompt tokens evaluated per call, between two looks at the caller's signal. */
-export const PROMPT_CHUNK_TOKENS = 512;
-
-/**
- * Evaluates a long prompt's tokens in chunks, looking at `signal` between chunks, so a caller that
- * leaves during prompt processing frees its sequence within a chunk (as llama-server stops between
- * batches) instead of after the whole prompt. Returns the tokens left for the generating
- * evaluation: the last chunk (at least the last token, whose logits pick the first reply token).
- * A short prompt is returned whole, untouched.
- */
-async function feedPrompt(sequence: LlamaContextSequence, tokens: Token[], signal: AbortSignal): Promise<Token[]> {
-  let start = 0;
-  while (tokens.length - start > PROMPT_CHUNK_TOKENS && !signal.aborted) {
-    await sequence.evaluateWithoutGeneratingNewTokens(tokens.slice(start, start + PROMPT_CHUNK_TOKENS));
-    start += PROMPT_CHUNK_TOKENS;
-  }
-  return tokens.slice(start);
-}
-
-/**
- * Keeps the sequence's cached tokens that the prompt starts with, at most `limit` (at least the
- * prompt's last token is evaluated again: its logits pick the first reply token); returns how many.
- */
-async function reuseCachedPrefix(loaded: LoadedModel, sequence: LlamaContextSequence, prompt: readonly Token[], limit: number): Promise<number> {
-  const shared = Math.min(sequence.compareContextTokens(prompt as Token[]).firstDifferentIndex, limit);
-  if (sequence.nextTokenIndex > shared) {
-    const end = sequence.nextTokenIndex;
-    await loaded.scheduler.between(sequence, () => sequence.eraseContextTokenRanges([{ start: shared, end }]));
-  }
-  return shared;
 }

@@ -1,7 +1,7 @@
 // A request's generation plan: prompt tokens, stops, sampling, constraint or reply reader, token
 // and reasoning budgets, built and checked before the request waits for a sequence.
 import type { SequenceEvaluateOptions, Token } from "node-llama-cpp";
-import { FinishReason, type GenerateRequest } from "../../../proto/gen/inference/v1/inference_pb.js";
+import { FinishReason, type GenerateRequest, type SamplingOptions } from "../../../proto/gen/inference/v1/inference_pb.js";
 import { constraintState } from "../grammar/constraint.js";
 import { invalidArgument, promptTooLong } from "../errors.js";
 import type { LoadedModel } from "../llama/model.js";
@@ -66,8 +66,28 @@ export async function planGeneration(loaded: LoadedModel, request: GenerateReque
   const prompt = renderPrompt(loaded, request.input);
   if (prompt.tokens.length === 0) throw invalidArgument("the prompt is empty");
   if (prompt.tokens.length >= loaded.contextSize) throw promptTooLong(prompt.tokens.length, loaded.contextSize);
+  return planReply(loaded, request, prompt, 0, undefined);
+}
+
+/**
+ * The plan of choice `choice` (1..n-1; GenerateRequest.n) of a request whose first choice is
+ * planned: the same prompt and marks, and a reply of its own — sampler (seed + choice), constraint
+ * state, reply reader, token list.
+ */
+export function planChoice(loaded: LoadedModel, request: GenerateRequest, first: GenerationPlan, choice: number): Promise<GenerationPlan> {
+  return planReply(loaded, request, first.prompt, choice, first.marks);
+}
+
+/** A plan for the rendered `prompt`; `marks` when they are placed already. */
+async function planReply(
+  loaded: LoadedModel,
+  request: GenerateRequest,
+  prompt: RenderedPrompt,
+  choice: number,
+  marks: readonly MarkRequest[] | undefined,
+): Promise<GenerationPlan> {
   const generated: Token[] = [];
-  const sampling = buildSampling(loaded, request.sampling, generated);
+  const sampling = buildSampling(loaded, choice === 0 ? request.sampling : seededFor(request.sampling, choice), generated);
   const constraint = await constraintState(loaded, request.constraint);
   if (constraint !== undefined && prompt.toolUse !== undefined) {
     throw invalidArgument("an output constraint (JSON or grammar) cannot be combined with tools the model may call; drop one, or set the tool choice to none");
@@ -93,8 +113,14 @@ export async function planGeneration(loaded: LoadedModel, request: GenerateReque
     logprobs: request.logprobs || request.topLogprobs > 0,
     topLogprobs: request.topLogprobs,
     promptLogprobs: request.promptLogprobs,
-    marks: markPositions(loaded, request, prompt.tokens),
+    marks: marks ?? markPositions(loaded, request, prompt.tokens),
   };
+}
+
+/** Choice `choice`'s sampling options: the request's seed + choice (modulo 2^32); no seed stays none. */
+function seededFor(sampling: SamplingOptions | undefined, choice: number): SamplingOptions | undefined {
+  if (sampling?.seed === undefined) return sampling;
+  return { ...sampling, seed: (sampling.seed + choice) >>> 0 };
 }
 
 /**

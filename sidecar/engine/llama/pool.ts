@@ -1,13 +1,16 @@
 // The sequences of one context: the free one with the longest shared prefix, a bounded wait queue,
-// and turns between clients (`SequencePool`).
+// turns between clients, and several sequences taken at once for one request (`SequencePool`).
 import type { LlamaContext, LlamaContextSequence, Token } from "node-llama-cpp";
-import { cancelled, overloaded, queueTimeout } from "../errors.js";
+import { cancelled, invalidArgument, overloaded, queueTimeout } from "../errors.js";
 
 interface Waiter {
   readonly prompt: readonly Token[];
   /** Who the request is for (GenerateRequest.client_id): clients take turns. */
   readonly client: string;
-  readonly resolve: (sequence: LlamaContextSequence) => void;
+  /** How many sequences it needs (GenerateRequest.n), and those it holds so far. */
+  readonly count: number;
+  readonly held: LlamaContextSequence[];
+  readonly resolve: (sequences: LlamaContextSequence[]) => void;
   readonly reject: (error: unknown) => void;
   readonly cleanup: () => void;
 }
@@ -27,12 +30,16 @@ export interface PoolOptions {
  * longest prefix with its prompt; when none is free it waits in a bounded queue, and is refused at
  * once when that queue is full. A freed sequence goes to the waiting client served least often
  * since the pool was last not saturated (in arrival order among equals): clients take turns, and
- * each client's own requests keep their order.
+ * each client's own requests keep their order. A request for several sequences (`acquireMany`)
+ * takes them all at once or waits; once it is the next waiter served it collects every sequence
+ * freed until it has them all (one collects at a time, so two cannot starve each other).
  */
 export class SequencePool {
   readonly #free: LlamaContextSequence[] = [];
   readonly #busy = new Set<LlamaContextSequence>();
   readonly #queue: Waiter[] = [];
+  /** The waiter for several sequences now collecting them; it holds some, no other waiter is served. */
+  #collector: Waiter | undefined;
   /** Sequences handed to each client since a sequence was last freed with nobody waiting. */
   readonly #turns = new Map<string, number>();
   readonly #options: PoolOptions;
@@ -66,7 +73,7 @@ export class SequencePool {
   }
 
   get queued(): number {
-    return this.#queue.length;
+    return this.#queue.length + (this.#collector === undefined ? 0 : 1);
   }
 
   acquire(prompt: readonly Token[], signal: AbortSignal, client = ""): Promise<LlamaContextSequence> {
@@ -75,8 +82,26 @@ export class SequencePool {
       this.#countTurn(client);
       return Promise.resolve(this.#take(prompt));
     }
-    if (this.#queue.length >= this.#options.maxQueue) {
-      return Promise.reject(overloaded(`all ${this.size} sequences are busy and ${this.#queue.length} requests are waiting`));
+    return this.#wait(prompt, signal, client, 1).then(([sequence]) => sequence as LlamaContextSequence);
+  }
+
+  /**
+   * `count` sequences for one request, all at once (the first holds the longest shared prefix);
+   * the request waits while fewer are free. More than the pool has is INVALID_ARGUMENT.
+   */
+  acquireMany(prompt: readonly Token[], signal: AbortSignal, client: string, count: number): Promise<LlamaContextSequence[]> {
+    if (signal.aborted) return Promise.reject(cancelled());
+    if (count > this.size) return Promise.reject(invalidArgument(`${count} choices need ${count} sequences; the model has ${this.size}`));
+    if (this.#free.length >= count) {
+      this.#countTurn(client);
+      return Promise.resolve(Array.from({ length: count }, () => this.#take(prompt)));
+    }
+    return this.#wait(prompt, signal, client, count);
+  }
+
+  #wait(prompt: readonly Token[], signal: AbortSignal, client: string, count: number): Promise<LlamaContextSequence[]> {
+    if (this.queued >= this.#options.maxQueue) {
+      return Promise.reject(overloaded(`all ${this.size} sequences are busy and ${this.queued} requests are waiting`));
     }
     return new Promise((resolve, reject) => {
       const onAbort = (): void => {
@@ -90,6 +115,8 @@ export class SequencePool {
       const waiter: Waiter = {
         prompt,
         client,
+        count,
+        held: [],
         resolve,
         reject,
         cleanup: () => {
@@ -98,15 +125,26 @@ export class SequencePool {
         },
       };
       signal.addEventListener("abort", onAbort, { once: true });
-      this.#queue.push(waiter);
+      // Some sequences free but too few (several asked for): it collects from now on.
+      if (this.#free.length > 0) {
+        this.#countTurn(client);
+        while (this.#free.length > 0) waiter.held.push(this.#take(prompt));
+        this.#collector = waiter;
+      } else this.#queue.push(waiter);
     });
   }
 
   release(sequence: LlamaContextSequence): void {
-    const next = this.#nextWaiter();
+    const next = this.#collector ?? this.#nextWaiter();
     if (next) {
+      next.held.push(sequence);
+      if (next.held.length < next.count) {
+        this.#collector = next;
+        return;
+      }
+      this.#collector = undefined;
       next.cleanup();
-      next.resolve(sequence);
+      next.resolve(next.held);
       return;
     }
     // Nobody waits: the pool is not saturated, and turns start over.
@@ -138,12 +176,19 @@ export class SequencePool {
       waiter.cleanup();
       waiter.reject(error);
     }
+    if (this.#collector !== undefined) this.#remove(this.#collector, error);
   }
 
-  #remove(waiter: Waiter): void {
+  /** Takes `waiter` out of the queue (rejected with `error` when given); what it collected is freed. */
+  #remove(waiter: Waiter, error?: unknown): void {
     waiter.cleanup();
     const at = this.#queue.indexOf(waiter);
     if (at !== -1) this.#queue.splice(at, 1);
+    if (waiter === this.#collector) {
+      this.#collector = undefined;
+      if (error !== undefined) waiter.reject(error);
+      for (const sequence of waiter.held.splice(0)) this.release(sequence);
+    }
   }
 
   #take(prompt: readonly Token[]): LlamaContextSequence {

@@ -1,0 +1,179 @@
+// The decode loop of one reply on its sequence: the prompt's rest fed, then sampling, stops and the
+// reasoning budget token by token, and the finish made from what the loop saw.
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import type { LlamaContextSequence, Token } from "node-llama-cpp";
+import { FinishReason, type GenerateResponseSchema } from "../../../proto/gen/inference/v1/inference_pb.js";
+import type { GenerationPlan } from "./generation-plan.js";
+import type { EngineMetrics } from "../metrics.js";
+import type { LoadedModel } from "../llama/model.js";
+import type { ReplyParts } from "../chat/reply-parser.js";
+import { feedPrompt } from "./sequences.js";
+import { StopSequenceFilter, type TextStep } from "./text-stream.js";
+import { evaluate, forcedStep, logOf, topAlternatives, type Step } from "./token-steps.js";
+import { TokenTextDecoder } from "./token-text.js";
+
+export type GenerateEvent = MessageInitShape<typeof GenerateResponseSchema>;
+
+/** What the decode loop changes as it goes; the finish is made from it. */
+export class DecodeState {
+  readonly decoder: TokenTextDecoder;
+  readonly filter: StopSequenceFilter;
+  readonly promptStart = performance.now();
+  firstTokenAt: number | undefined;
+  reason: FinishReason = FinishReason.STOP;
+  /** The request's stop sequence that ended the reply, if one did. */
+  stopSequence = "";
+  /** A stop text (the request's, the template's or the constraint's) ended the reply. */
+  stoppedByText = false;
+  reasoningTokens = 0;
+  /** Prompt tokens already in the sequence (cached, or scored) when the decode loop begins. */
+  evaluated: number;
+  /** Prompt tokens evaluated from the cached prefix's end to the last mark's end (proto: `cache_written_tokens`). */
+  readonly cacheWrittenTokens: number;
+
+  constructor(
+    loaded: LoadedModel,
+    plan: GenerationPlan,
+    readonly queueMs: number,
+    readonly cachedTokens: number,
+  ) {
+    this.decoder = new TokenTextDecoder(loaded.model);
+    this.filter = new StopSequenceFilter(plan.stopTexts);
+    this.evaluated = cachedTokens;
+    this.cacheWrittenTokens = Math.max(0, ...plan.marks.map((mark) => mark.tokens - cachedTokens));
+  }
+}
+
+/** Evaluates the prompt, then samples and emits tokens until the reply ends. */
+export async function* decode(
+  loaded: LoadedModel,
+  plan: GenerationPlan,
+  state: DecodeState,
+  sequence: LlamaContextSequence,
+  signal: AbortSignal,
+  metrics: EngineMetrics,
+): AsyncGenerator<GenerateEvent, void> {
+  if (plan.budget.tokens <= 0) {
+    state.reason = plan.budget.reason;
+    return;
+  }
+  const rest = await feedPrompt(sequence, plan.prompt.tokens.slice(state.evaluated), signal);
+  if (signal.aborted) return;
+  const steps = evaluate(sequence, rest, plan.sampling, plan.logprobs, plan.topLogprobs > 0);
+  try {
+    let replacement: Token[] | undefined;
+    for (let next = await steps.next(); next.done !== true; next = await steps.next(replacement)) {
+      if (signal.aborted) return;
+      state.firstTokenAt ??= performance.now();
+      // A spent reasoning budget: the segment's end goes into the reply in place of the sampled
+      // token, and the model goes on from there.
+      replacement = reasoningSpent(plan, state) ? plan.reasoning?.tokens : undefined;
+      for (const step of replacement?.map(forcedStep) ?? [next.value]) {
+        const taken = take(loaded, plan, state, step, metrics);
+        if (taken.event !== undefined) yield taken.event;
+        if (taken.ended) return;
+      }
+    }
+  } finally {
+    await steps.return(undefined);
+  }
+}
+
+function reasoningSpent(plan: GenerationPlan, state: DecodeState): boolean {
+  return plan.reasoning !== undefined && plan.parser?.phase === "reasoning" && state.reasoningTokens >= plan.reasoning.budget;
+}
+
+/** Adds one token to the reply: its event (none for a stop token), and whether the reply ends with it. */
+function take(loaded: LoadedModel, plan: GenerationPlan, state: DecodeState, step: Step, metrics: EngineMetrics): { event?: GenerateEvent; ended: boolean } {
+  if (plan.prompt.stopTokens.has(step.token)) return { ended: true };
+  plan.generated.push(step.token);
+  metrics.tokensGenerated++;
+  const raw = state.decoder.push(step.token);
+  const parser = plan.parser;
+  // Stop sequences apply outside tool calls: argument JSON is never cut.
+  const text: TextStep = parser?.inCall === true ? { text: state.filter.flush() + raw } : state.filter.push(raw);
+  const phaseBefore = parser?.phase;
+  const parts = parser?.push(text.text);
+  // A token that opens, continues or closes a reasoning segment is a reasoning token.
+  if (phaseBefore === "reasoning" || parser?.phase === "reasoning") state.reasoningTokens++;
+  return { event: tokenEvent(loaded, plan, step, text.text, parts), ended: ended(plan, state, text.stop) };
+}
+
+function tokenEvent(loaded: LoadedModel, plan: GenerationPlan, step: Step, text: string, parts: ReplyParts | undefined): GenerateEvent {
+  return {
+    event: {
+      case: "token",
+      value: {
+        id: step.token,
+        text: parts === undefined ? text : parts.content,
+        piece: loaded.tokenBytes.of(step.token),
+        ...(plan.logprobs ? { logprob: logOf(step.probability) } : {}),
+        topLogprobs: topAlternatives(loaded, step.alternatives, plan.topLogprobs),
+        ...(parts !== undefined ? { reasoning: parts.reasoning, toolCalls: parts.calls } : {}),
+      },
+    },
+  };
+}
+
+/** Whether the reply ends after its last token (`stop`: the stop text that token completed). */
+function ended(plan: GenerationPlan, state: DecodeState, stop: string | undefined): boolean {
+  if (stop !== undefined) {
+    state.stoppedByText = true;
+    if (plan.userStops.has(stop)) state.stopSequence = stop;
+    return true;
+  }
+  // A reply limited to one call ends when it is complete.
+  if (plan.oneCall && (plan.parser?.completedCalls ?? 0) > 0) return true;
+  if (plan.generated.length >= plan.budget.tokens) {
+    state.reason = plan.budget.reason;
+    return true;
+  }
+  return false;
+}
+
+/**
+ * The finish event: the held-back text, the reason, the counts and the timings. `record`: the
+ * metrics count it (a request's other choices are not counted again).
+ */
+export function finish(plan: GenerationPlan, state: DecodeState, signal: AbortSignal, metrics: EngineMetrics, record = true): GenerateEvent {
+  if (signal.aborted) {
+    state.reason = FinishReason.ABORT;
+    if (record) metrics.generationsAborted++;
+  }
+  const tail = closingText(plan, state);
+  const end = performance.now();
+  const timings = {
+    queueMs: state.queueMs,
+    promptMs: (state.firstTokenAt ?? end) - state.promptStart,
+    generationMs: state.firstTokenAt === undefined ? 0 : end - state.firstTokenAt,
+  };
+  const promptTokens = plan.prompt.tokens.length;
+  const completionTokens = plan.generated.length;
+  if (record && state.reason !== FinishReason.ABORT) metrics.finished({ ...timings, promptTokens, completionTokens });
+  const { reason, stopSequence, reasoningTokens, cachedTokens, cacheWrittenTokens } = state;
+  const { text, reasoning } = tail;
+  return {
+    event: {
+      case: "finish",
+      value: { reason, promptTokens, completionTokens, cachedTokens, cacheWrittenTokens, stopSequence, text, reasoning, reasoningTokens, timings },
+    },
+  };
+}
+
+/** Text held back until the end; a normal end with complete calls becomes TOOL_CALLS. */
+function closingText(plan: GenerationPlan, state: DecodeState): { text: string; reasoning: string } {
+  let text = "";
+  if (!state.stoppedByText && state.reason !== FinishReason.ABORT) {
+    const last = state.filter.push(state.decoder.flush());
+    text = last.text + (last.stop === undefined ? state.filter.flush() : "");
+    if (plan.trimEnd) text = text.trimEnd();
+    if (last.stop !== undefined && plan.userStops.has(last.stop)) state.stopSequence = last.stop;
+  }
+  const parser = plan.parser;
+  if (parser === undefined) return { text, reasoning: "" };
+  // Whatever completes a call at the very end has no token to travel with: the call stays incomplete.
+  const parts = parser.push(text);
+  const held = parser.flush();
+  if (state.reason === FinishReason.STOP && parser.completedCalls > 0) state.reason = FinishReason.TOOL_CALLS;
+  return { text: parts.content + held.content, reasoning: parts.reasoning + held.reasoning };
+}
