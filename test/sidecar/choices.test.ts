@@ -124,6 +124,15 @@ describe("n choices of a random-weight model", () => {
     expect(new Set(choices.map((c) => c.ids.join(","))).size).toBeGreaterThan(1);
   });
 
+  it("repeats with seed 4294967295 (llama.cpp's 'random' value, OpenAI's -1), as seed 4294967294 does", async () => {
+    const sampling = { temperature: 1, topK: 0 };
+    const run = async (seed: number) =>
+      byChoice(await generate(client, { prompt: "Once upon a time", sampling: { ...sampling, seed }, maxTokens: 12 }), 1)[0]?.ids;
+    const [first, second, below] = [await run(0xffffffff), await run(0xffffffff), await run(0xfffffffe)];
+    expect(second).toEqual(first);
+    expect(below).toEqual(first);
+  });
+
   it("stops every choice when the caller leaves, and frees their sequences", async () => {
     const [aborted, generated] = [sidecar.metrics.generationsAborted, sidecar.metrics.tokensGenerated];
     const controller = new AbortController();

@@ -23,6 +23,12 @@ function inRange(name: string, value: number | undefined, min: number, max: numb
  * Checks sampling options and builds node-llama-cpp's evaluation options from them.
  * `history` is the list the penalties read (the sequence's generated tokens so far).
  */
+/**
+ * The seed llama.cpp reads as "pick one at random" (LLAMA_DEFAULT_SEED). A caller's seed of that
+ * value (OpenAI's `seed: -1` arrives as it) is sampled with the seed below it, so that it repeats.
+ */
+const LLAMA_RANDOM_SEED = 0xffffffff;
+
 export function buildSampling(
   loaded: Pick<LoadedModel, "model" | "vocabularySize">,
   options: SamplingOptions | undefined,
@@ -42,8 +48,8 @@ export function buildSampling(
   // top_k 0 turns the filter off.
   if (o.topK !== undefined) evaluate.topK = o.topK;
   if (o.minP !== undefined) evaluate.minP = o.minP;
-  if (o.seed !== undefined) evaluate.seed = o.seed;
-  else evaluate.seed = Math.floor(Math.random() * 0xffffffff);
+  if (o.seed !== undefined) evaluate.seed = o.seed === LLAMA_RANDOM_SEED ? LLAMA_RANDOM_SEED - 1 : o.seed;
+  else evaluate.seed = Math.floor(Math.random() * LLAMA_RANDOM_SEED);
 
   const presence = o.presencePenalty ?? 0;
   const frequency = o.frequencyPenalty ?? 0;

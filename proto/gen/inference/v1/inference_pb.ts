@@ -235,6 +235,7 @@ export type SamplingOptions = Message<"inference.v1.SamplingOptions"> & {
 
   /**
    * Makes sampling repeatable: the same request with the same seed gives the same reply.
+   * 4294967295 (llama.cpp's "random seed" value; OpenAI's -1 wrapped) samples as 4294967294 does.
    *
    * @generated from field: optional uint32 seed = 5;
    */
