@@ -196,17 +196,17 @@ describe("loads", () => {
 
 describe("the memory budget", () => {
   it("fails a model too big for it alone, with the figures, before llama.cpp reads it", async () => {
-    const presets = { "random-850m": { contextSize: 65_536, sequences: 64 } };
-    const sidecar = await startCatalogue(["demo", "random-850m"], {}, { presets });
+    const presets = { "random-60m": { contextSize: 65_536, sequences: 64 } };
+    const sidecar = await startCatalogue(["demo", "random-60m"], {}, { presets });
     try {
       const client = clientsFor(sidecar.url).grpc;
-      const f = await failure(client.tokenize({ model: "random-850m", input: { case: "text", value: "x" } }));
-      expect(f).toMatchObject({ code: "Internal", detail: { model: "random-850m" } });
+      const f = await failure(client.tokenize({ model: "random-60m", input: { case: "text", value: "x" } }));
+      expect(f).toMatchObject({ code: "Internal", detail: { model: "random-60m" } });
       expect(f.detail?.reason).toMatch(
         /^it needs \d+ MiB of memory; the budget holds \d+ MiB with every other model unloaded \(free memory less a margin of \d+ MiB\)$/,
       );
       expect(answer(await ask(client, "demo")).text).toBe(" Once upon a");
-      expect(loadsOf(sidecar.registry.history, "random-850m")).toBe(0);
+      expect(loadsOf(sidecar.registry.history, "random-60m")).toBe(0);
     } finally {
       await sidecar.stop();
     }
