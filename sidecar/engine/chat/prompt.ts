@@ -257,14 +257,22 @@ function functionsOf(chat: Chat, tools: readonly ToolSpec[], toolUse: ToolUse | 
 
 type ContextState = ReturnType<ChatWrapper["generateContextState"]>;
 
+/**
+ * The wrapper that renders `chat`: with the template's own thinking switch off (`enable_thinking`,
+ * llama/thinking-switch.ts) when the chat may not reason at all (a reasoning budget of 0).
+ */
+function wrapperOf(loaded: LoadedModel, chat: Chat): ChatWrapper {
+  return chat.reasoningBudget === 0 && loaded.thinkingOff !== undefined ? loaded.thinkingOff : loaded.chatWrapper;
+}
+
 /** The chat's history with its system messages where the template can render them (`reply`: ready for the assistant's reply). */
-function placedHistory(loaded: LoadedModel, chat: Chat, reply: boolean): ChatHistoryItem[] {
-  return rendersSystemInPlace(loaded.chatWrapper) ? historyOf(chat, reply) : systemFirst(historyOf(chat, reply));
+function placedHistory(wrapper: ChatWrapper, chat: Chat, reply: boolean): ChatHistoryItem[] {
+  return rendersSystemInPlace(wrapper) ? historyOf(chat, reply) : systemFirst(historyOf(chat, reply));
 }
 
 /** The history through the template; throws what the template throws. */
-function chatState(loaded: LoadedModel, history: ChatHistoryItem[], availableFunctions: ChatModelFunctions | undefined): ContextState {
-  return loaded.chatWrapper.generateContextState({
+function chatState(wrapper: ChatWrapper, history: ChatHistoryItem[], availableFunctions: ChatModelFunctions | undefined): ContextState {
+  return wrapper.generateContextState({
     chatHistory: history,
     ...(availableFunctions !== undefined ? { availableFunctions, documentFunctionParams: true } : {}),
   });
@@ -277,7 +285,8 @@ function chatState(loaded: LoadedModel, history: ChatHistoryItem[], availableFun
 export function renderChatPrefix(loaded: LoadedModel, chat: Chat, messages: number): Token[] {
   const tools = parseTools(chat);
   const head = { ...chat, messages: chat.messages.slice(0, messages) };
-  const state = chatState(loaded, placedHistory(loaded, head, false), functionsOf(chat, tools, toolUseOf(chat, tools)));
+  const wrapper = wrapperOf(loaded, chat);
+  const state = chatState(wrapper, placedHistory(wrapper, head, false), functionsOf(chat, tools, toolUseOf(chat, tools)));
   return state.contextText.tokenize(loaded.model.tokenizer);
 }
 
@@ -285,10 +294,11 @@ export function renderChat(loaded: LoadedModel, chat: Chat): RenderedPrompt {
   if (chat.messages.length === 0) throw invalidArgument("chat needs at least one message");
   const tools = parseTools(chat);
   const toolUse = toolUseOf(chat, tools);
-  const history = placedHistory(loaded, chat, true);
+  const wrapper = wrapperOf(loaded, chat);
+  const history = placedHistory(wrapper, chat, true);
   let state: ContextState;
   try {
-    state = chatState(loaded, history, functionsOf(chat, tools, toolUse));
+    state = chatState(wrapper, history, functionsOf(chat, tools, toolUse));
   } catch (error) {
     throw invalidArgument(`the model's chat template cannot render these messages: ${String(error)}`);
   }

@@ -183,7 +183,9 @@ export type Chat = Message<"inference.v1.Chat"> & {
   /**
    * Tokens the reply may spend inside the template's reasoning segment (`<think>` and the like,
    * markers included). When they are spent the sidecar writes the segment's end marker into the
-   * reply and the model goes on with its answer. Unset: no limit.
+   * reply and the model goes on with its answer. 0: no reasoning; a template with its own thinking
+   * switch (`enable_thinking`) renders the prompt with it off, so no segment is generated at all.
+   * Unset: no limit.
    *
    * @generated from field: optional uint32 reasoning_budget = 6;
    */
@@ -852,7 +854,8 @@ export type Finish = Message<"inference.v1.Finish"> & {
 
   /**
    * Of completion_tokens, those generated inside a reasoning segment of the chat template
-   * (`<think>` … `</think>` and the like), its markers included.
+   * (`<think>` … `</think>` and the like), its markers included, but not the end marker the sidecar
+   * writes when the budget is spent; 0 for a segment that holds no reasoning text.
    *
    * @generated from field: uint32 reasoning_tokens = 9;
    */
