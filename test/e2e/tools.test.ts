@@ -467,6 +467,48 @@ describe("OpenAI responses", () => {
     expect(sealed.output_text).toBe(TOOLS_ANSWER);
   });
 
+  // The server takes back what it made: a call cut by max_output_tokens in its arguments is stored
+  // with the arguments it had; its output, sent with previous_response_id or with the items sent back
+  // as they came, is answered (the template gets the arguments as they were produced).
+  it("takes back its own call cut by max_output_tokens: by previous_response_id and sent back verbatim", async () => {
+    // `<tool_call>`, "\n", `{"name": "`, "get_weather", `", "arguments": `, `{"`, "city": cut there.
+    const cut = await openai.responses.create({ model: "m", input: "Weather in Tokyo?", tools, max_output_tokens: 7 });
+    expect(cut).toMatchObject({ status: "incomplete", incomplete_details: { reason: "max_output_tokens" } });
+    const call = cut.output[0];
+    expect(call).toMatchObject({ type: "function_call", name: "get_weather", arguments: '{"city', status: "incomplete" });
+    if (call?.type !== "function_call") throw new Error("no function call");
+    const output = { type: "function_call_output" as const, call_id: call.call_id, output: toolResult };
+    const continued = await openai.responses.create({ model: "m", tools, previous_response_id: cut.id, input: [output] });
+    expect(continued).toMatchObject({ status: "completed", output_text: TOOLS_ANSWER });
+    expect(continued.output[0]).toMatchObject({ type: "reasoning", content: [{ type: "reasoning_text", text: TOOL_RESULT_REASONING }] });
+    const verbatim = await openai.responses.create({
+      model: "m",
+      tools,
+      store: false,
+      input: [{ role: "user", content: "Weather in Tokyo?" }, ...(cut.output as OpenAI.Responses.ResponseInputItem[]), output],
+    });
+    expect(verbatim).toMatchObject({ status: "completed", output_text: TOOLS_ANSWER });
+    expect(verbatim.usage?.input_tokens).toBe(continued.usage?.input_tokens);
+  });
+
+  it("refuses a call from elsewhere whose arguments are not JSON, naming it", async () => {
+    const refused = await openai.responses
+      .create({
+        model: "m",
+        tools,
+        input: [
+          { role: "user", content: "Weather in Tokyo?" },
+          { type: "function_call", call_id: "call_elsewhere", name: "get_weather", arguments: '{"city' },
+          { type: "function_call_output", call_id: "call_elsewhere", output: toolResult },
+        ],
+      })
+      .catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((refused as InstanceType<typeof OpenAI.BadRequestError>).message).toContain(
+      'tool call "call_elsewhere" of chat message 1 has arguments that are not valid JSON',
+    );
+  });
+
   it("answers a history sent back as [function_call, message, function_call_output], as coding agents send it", async () => {
     const final = await openai.responses.create({
       model: "m",

@@ -79,7 +79,9 @@ export const ChatMessageSchema: GenMessage<ChatMessage> = /*@__PURE__*/
   messageDesc(file_inference_v1_inference, 0);
 
 /**
- * A call the model made: the sidecar assigns `id`; `arguments` is JSON text.
+ * A call the model made: the sidecar assigns `id` (`call_` and 24 characters, the last 4 a check
+ * of the others); `arguments` is JSON text, or, in a history, the text a call whose id the sidecar
+ * issued had when its reply was cut (given back to the template as it is).
  *
  * @generated from message inference.v1.ToolCall
  */
