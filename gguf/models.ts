@@ -11,7 +11,7 @@ import { CHATML_TEMPLATE } from "./llama.js";
 import { buildRandomModel, RANDOM_60M, RANDOM_850M, RANDOM_TINY } from "./random.js";
 import { buildRerankModel, RERANK_SPEC } from "./rerank.js";
 import { buildContextualModel, buildScriptedModel, type ContextualSpec, type ScriptedSpec } from "./scripted.js";
-import { TOOLS_TEMPLATE } from "./tools-template.js";
+import { THINKING_TEMPLATE, TOOLS_TEMPLATE } from "./tools-template.js";
 import { writeGguf, type GgufFile } from "./writer.js";
 
 /**
@@ -119,6 +119,14 @@ export const TOOLS_SPEC: ContextualSpec = {
 };
 
 /**
+ * The `tools` model with Qwen3's thinking switch in its template (THINKING_TEMPLATE): the same
+ * replies, and with `enable_thinking` false the prompt ends in `<think>\n\n</think>\n\n`, after
+ * which it answers at once (`It is sunny in Tokyo, 22°C. ☀️`, no reasoning). node-llama-cpp
+ * still resolves its QwenChatWrapper, whose `thoughts: "discourage"` writes the same empty segment.
+ */
+export const THINKING_SPEC: ContextualSpec = { ...TOOLS_SPEC, name: "thinking", chatTemplate: THINKING_TEMPLATE };
+
+/**
  * The `agent` model's call of Claude Code's `Read` on `notes.txt` of its working folder. Every
  * property is given: the sidecar's argument grammars (node-llama-cpp's JSON-schema grammars) ask
  * for all of them, optional ones included; these values read the whole of a short text file.
@@ -181,6 +189,11 @@ export const CATALOGUE = {
   demo: { description: "scripted demo model served by npm start", byDefault: true, build: () => buildScriptedModel(DEMO_SPEC).file },
   scripted: { description: "scripted test model", byDefault: true, build: () => buildScriptedModel(SCRIPTED_SPEC).file },
   tools: { description: "scripted tool-calling and reasoning model", byDefault: true, build: () => buildContextualModel(TOOLS_SPEC).file },
+  thinking: {
+    description: "the tools model with a thinking switch (enable_thinking) in its template",
+    byDefault: false,
+    build: () => buildContextualModel(THINKING_SPEC).file,
+  },
   agent: {
     description: "scripted model for the coding agents (long context, their tools)",
     byDefault: false,

@@ -8,6 +8,8 @@
 // It renders histories exactly as node-llama-cpp's QwenChatWrapper does (its default settings: no
 // line break before a call, `\n` between calls, results JSON-encoded), so `resolveChatWrapper`
 // picks that wrapper (on a Qwen architecture) instead of the generic Jinja one.
+// THINKING_TEMPLATE adds Qwen3's thinking switch: with `enable_thinking` false, the assistant's turn
+// opens with an empty `<think>\n\n</think>\n\n`, so the reply starts after its reasoning.
 const SYSTEM = "<|im_start|>system\n";
 const END = "<|im_end|>\n";
 
@@ -50,3 +52,12 @@ export const TOOLS_TEMPLATE = [
 ]
   .join("")
   .replaceAll("%}\n", "%}{{ '\\n' }}");
+
+const GENERATION_PROMPT = "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}";
+const SWITCHED_GENERATION_PROMPT =
+  "{% if add_generation_prompt %}<|im_start|>assistant\n" +
+  "{% if enable_thinking is defined and enable_thinking is false %}<think>\n\n</think>\n\n{% endif %}{% endif %}";
+if (!TOOLS_TEMPLATE.endsWith(GENERATION_PROMPT)) throw new Error("the tools template no longer ends with its generation prompt");
+
+/** The tools template with Qwen3's thinking switch at its generation prompt (the `thinking` model's). */
+export const THINKING_TEMPLATE = TOOLS_TEMPLATE.slice(0, -GENERATION_PROMPT.length) + SWITCHED_GENERATION_PROMPT;

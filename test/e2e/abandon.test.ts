@@ -1,7 +1,8 @@
 // Abandoned requests free their sequences promptly on both runtimes, on all four generation
 // endpoints: four non-streaming requests whose clients leave together (under workerd a closed
 // connection shows only when written to, so JSON answers that take a while write spaces: see
-// edge/core/patient-json.ts), and four streams dropped together. The 60M-parameter random model
+// edge/core/patient-json.ts), and four streams dropped together; under workerd the clients talk to
+// the Worker's own socket, behind wrangler dev's proxy. The 60M-parameter random model
 // decodes slowly enough (and almost never picks its end token) that nothing ends by itself while
 // the test watches.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -32,8 +33,10 @@ const runtimes: ReadonlyArray<readonly [string, Runtime]> = [
   [
     "workerd",
     async (sidecarUrl) => {
-      const wrangler = await startWrangler({ SIDECAR_URL: sidecarUrl });
-      return { url: wrangler.url, stop: () => wrangler.stop() };
+      // The Worker's own socket: wrangler dev's local proxy can keep reading a stream whose client
+      // left (docs/decisions.md, "Cancellation under wrangler dev").
+      const wrangler = await startWrangler({ SIDECAR_URL: sidecarUrl }, { workerSocket: true });
+      return { url: wrangler.workerUrl ?? wrangler.url, stop: () => wrangler.stop() };
     },
   ],
 ];

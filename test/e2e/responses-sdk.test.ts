@@ -68,10 +68,23 @@ describe("responses.create", () => {
     expect(response.usage?.input_tokens).toBe(await chatPromptTokens(stack.sidecar.url, "Hello!", "You are a weather bot."));
   });
 
-  it("an unknown previous_response_id is OpenAI's 404, naming it", async () => {
+  it("an unknown previous_response_id is OpenAI's 400 previous_response_not_found, streaming too", async () => {
     const error = await client.responses.create({ model: "m", input: "Hi", previous_response_id: "resp_123" }).catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(OpenAI.NotFoundError);
+    // A 400, as OpenAI answers it: the SDKs raise BadRequestError, never NotFoundError.
+    expect(error).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((error as APIError).status).toBe(400);
     expect((error as APIError).error).toEqual({
+      message: "Previous response with id 'resp_123' not found.",
+      type: "invalid_request_error",
+      param: "previous_response_id",
+      code: "previous_response_not_found",
+    });
+    const streamed = await client.responses
+      .stream({ model: "m", input: "Hi", previous_response_id: "resp_123" })
+      .finalResponse()
+      .catch((e: unknown) => e);
+    expect(streamed).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((streamed as APIError).error).toEqual({
       message: "Previous response with id 'resp_123' not found.",
       type: "invalid_request_error",
       param: "previous_response_id",

@@ -118,7 +118,13 @@ describe("stored responses through the openai client", () => {
     expect((unstored as unknown as { store: boolean }).store).toBe(false);
     expect(await client.responses.retrieve(unstored.id).catch((e: unknown) => e)).toBeInstanceOf(OpenAI.NotFoundError);
     const next = await client.responses.create({ model: "m", input: "Hi", previous_response_id: unstored.id }).catch((e: unknown) => e);
-    expect(next).toBeInstanceOf(OpenAI.NotFoundError);
+    expect(next).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((next as APIError).error).toEqual({
+      message: `Previous response with id '${unstored.id}' not found.`,
+      type: "invalid_request_error",
+      param: "previous_response_id",
+      code: "previous_response_not_found",
+    });
   });
 
   it("an item_reference is the stored item it names; an unknown one is a 400 naming input[i].id", async () => {
@@ -186,9 +192,9 @@ describe("ownership", () => {
       expect(await two.responses.retrieve(created.id).catch((e: unknown) => e)).toBeInstanceOf(OpenAI.NotFoundError);
       expect(await two.responses.inputItems.list(created.id).catch((e: unknown) => e)).toBeInstanceOf(OpenAI.NotFoundError);
       expect(await two.responses.delete(created.id).catch((e: unknown) => e)).toBeInstanceOf(OpenAI.NotFoundError);
-      expect(await two.responses.create({ model: "m", input: "Hi", previous_response_id: created.id }).catch((e: unknown) => e)).toBeInstanceOf(
-        OpenAI.NotFoundError,
-      );
+      const continued = await two.responses.create({ model: "m", input: "Hi", previous_response_id: created.id }).catch((e: unknown) => e);
+      expect(continued).toBeInstanceOf(OpenAI.BadRequestError);
+      expect((continued as APIError).code).toBe("previous_response_not_found");
       const reference = await two.responses
         .create({ model: "m", input: [{ type: "item_reference", id: created.output[0]?.id ?? "" }] })
         .catch((e: unknown) => e);
@@ -225,6 +231,15 @@ describeOnRuntimes(
       expect(items).toEqual([{ id: expect.stringMatching(/^msg_/), type: "message", role: "user", content: [{ type: "input_text", text: "And tomorrow?" }] }]);
       expect(await client.responses.delete(first.id)).toMatchObject({ id: first.id, object: "response", deleted: true });
       expect(await client.responses.retrieve(first.id).catch((e: unknown) => e)).toBeInstanceOf(OpenAI.NotFoundError);
+      // Deleted: continuing it is OpenAI's 400 previous_response_not_found, on either runtime.
+      const gone = await client.responses.create({ model: "m", input: "Hi", previous_response_id: first.id }).catch((e: unknown) => e);
+      expect(gone).toBeInstanceOf(OpenAI.BadRequestError);
+      expect((gone as APIError).error).toEqual({
+        message: `Previous response with id '${first.id}' not found.`,
+        type: "invalid_request_error",
+        param: "previous_response_id",
+        code: "previous_response_not_found",
+      });
     });
   },
 );

@@ -9,7 +9,7 @@ import Anthropic from "@anthropic-ai/sdk";
 import { betaTool } from "@anthropic-ai/sdk/helpers/beta/json-schema";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { modelPath, TOOLS_RESULT_PIECES, TOOLS_THINK_PIECES } from "../../gguf/models.js";
+import { ensureModels, modelPath, TOOLS_RESULT_PIECES, TOOLS_THINK_PIECES } from "../../gguf/models.js";
 import { checkChatStream } from "../support/contract.js";
 import { startStack, type Stack } from "../support/edge.js";
 import { startRecordingProxy } from "../support/recording-proxy.js";
@@ -125,22 +125,26 @@ describe("chat completions", () => {
 
 describe("turning reasoning down", () => {
   const hello = [{ role: "user" as const, content: "Hello!" }];
-  const full = TOOLS_THINK_PIECES.indexOf("</think>") + 1;
 
-  it("chat reasoning_effort none: no reasoning, the answer, fewer tokens; low leaves it be", async () => {
+  it("chat reasoning_effort none: no reasoning, the answer, usage says 0 reasoning tokens; low leaves it be", async () => {
     const none = await openai.chat.completions.create({ model: "m", messages: hello, reasoning_effort: "none" as never });
     expect(none.choices[0]?.message.content).toBe(TOOLS_ANSWER);
     expect((none.choices[0]!.message as { reasoning_content?: string }).reasoning_content ?? "").toBe("");
-    expect(none.usage?.completion_tokens_details?.reasoning_tokens ?? 0).toBeLessThan(full);
+    // The template has no thinking switch: the model opens its segment and the sidecar closes it at
+    // once; those markers are no reasoning.
+    expect(none.usage?.completion_tokens_details?.reasoning_tokens).toBe(0);
     const low = await openai.chat.completions.create({ model: "m", messages: hello, reasoning_effort: "low" });
     expect((low.choices[0]!.message as { reasoning_content?: string }).reasoning_content).toBe(THINK_REASONING);
     expect(none.usage!.completion_tokens).toBeLessThan(low.usage!.completion_tokens);
   });
 
-  it("Responses reasoning.effort minimal: no reasoning item", async () => {
-    const response = await openai.responses.create({ model: "m", input: "Hello!", reasoning: { effort: "minimal" } });
-    expect(response.output.map((item) => item.type)).toEqual(["message"]);
-    expect(response.output_text).toBe(TOOLS_ANSWER);
+  it("Responses reasoning.effort minimal and none: no reasoning item, 0 reasoning tokens", async () => {
+    for (const effort of ["minimal", "none"] as const) {
+      const response = await openai.responses.create({ model: "m", input: "Hello!", reasoning: { effort } });
+      expect(response.output.map((item) => item.type)).toEqual(["message"]);
+      expect(response.output_text).toBe(TOOLS_ANSWER);
+      expect(response.usage?.output_tokens_details.reasoning_tokens).toBe(0);
+    }
   });
 
   it("Anthropic thinking disabled: no reasoning, fewer output tokens; display omitted hides it", async () => {
@@ -155,6 +159,52 @@ describe("turning reasoning down", () => {
       thinking: { type: "adaptive", display: "omitted" } as never,
     });
     expect(omitted.content).toEqual([{ type: "text", text: TOOLS_ANSWER }]);
+  });
+});
+
+// The `thinking` model: the tools model with Qwen3's `enable_thinking` switch in its template.
+// Reasoning off turns the switch off, so the model writes no reasoning segment at all: the reply is
+// the answer's 16 tokens alone (`It is sunny in Tokyo, 22°C. ☀️`; "°" and "☀️" are byte tokens).
+describe("reasoning off with the template's own thinking switch", () => {
+  const hello = [{ role: "user" as const, content: "Hello!" }];
+  const ANSWER_TOKENS = 16;
+  let thinking: Stack;
+  let client: OpenAI;
+  let claude: Anthropic;
+  beforeAll(async () => {
+    const { thinking: model } = await ensureModels("models", ["thinking"]);
+    thinking = await startStack({ model, contextSize: 2048 });
+    client = new OpenAI({ baseURL: thinking.baseURL, apiKey: "not-needed", maxRetries: 0 });
+    claude = new Anthropic({ baseURL: thinking.edge.url, apiKey: "not-checked", maxRetries: 0 });
+  });
+  afterAll(async () => {
+    await thinking?.stop();
+  });
+
+  it("chat reasoning_effort none: the answer alone; low reasons as before", async () => {
+    const none = await client.chat.completions.create({ model: "m", messages: hello, reasoning_effort: "none" });
+    expect(none.choices[0]?.message).toEqual({ role: "assistant", content: TOOLS_ANSWER, refusal: null });
+    expect(none.usage).toMatchObject({ completion_tokens: ANSWER_TOKENS, completion_tokens_details: { reasoning_tokens: 0 } });
+    const low = await client.chat.completions.create({ model: "m", messages: hello, reasoning_effort: "low" });
+    expect(low.choices[0]?.message).toMatchObject({ content: TOOLS_ANSWER, reasoning_content: THINK_REASONING });
+    expect(low.usage?.completion_tokens_details?.reasoning_tokens).toBe(TOOLS_THINK_PIECES.indexOf("</think>") + 1);
+  });
+
+  it("Responses reasoning.effort none, streamed: no reasoning event, usage says 0", async () => {
+    const stream = client.responses.stream({ model: "m", input: "Hello!", reasoning: { effort: "none" } });
+    const types = new Set<string>();
+    stream.on("event", (event) => types.add(event.type));
+    const final = await stream.finalResponse();
+    expect([...types].filter((type) => type.includes("reasoning"))).toEqual([]);
+    expect(final.output.map((item) => item.type)).toEqual(["message"]);
+    expect(final.output_text).toBe(TOOLS_ANSWER);
+    expect(final.usage).toMatchObject({ output_tokens: ANSWER_TOKENS, output_tokens_details: { reasoning_tokens: 0 } });
+  });
+
+  it("Anthropic thinking disabled: a text block alone, the answer's tokens alone", async () => {
+    const disabled = await claude.messages.create({ model: "m", max_tokens: 256, messages: hello, thinking: { type: "disabled" } });
+    expect(disabled.content).toEqual([{ type: "text", text: TOOLS_ANSWER }]);
+    expect(disabled.usage.output_tokens).toBe(ANSWER_TOKENS);
   });
 });
 
@@ -415,6 +465,48 @@ describe("OpenAI responses", () => {
     expect(sealed.usage?.input_tokens).toBe(clear.usage?.input_tokens);
     expect(sealed.usage?.input_tokens).toBeGreaterThan(without.usage?.input_tokens ?? Number.POSITIVE_INFINITY);
     expect(sealed.output_text).toBe(TOOLS_ANSWER);
+  });
+
+  // The server takes back what it made: a call cut by max_output_tokens in its arguments is stored
+  // with the arguments it had; its output, sent with previous_response_id or with the items sent back
+  // as they came, is answered (the template gets the arguments as they were produced).
+  it("takes back its own call cut by max_output_tokens: by previous_response_id and sent back verbatim", async () => {
+    // `<tool_call>`, "\n", `{"name": "`, "get_weather", `", "arguments": `, `{"`, "city": cut there.
+    const cut = await openai.responses.create({ model: "m", input: "Weather in Tokyo?", tools, max_output_tokens: 7 });
+    expect(cut).toMatchObject({ status: "incomplete", incomplete_details: { reason: "max_output_tokens" } });
+    const call = cut.output[0];
+    expect(call).toMatchObject({ type: "function_call", name: "get_weather", arguments: '{"city', status: "incomplete" });
+    if (call?.type !== "function_call") throw new Error("no function call");
+    const output = { type: "function_call_output" as const, call_id: call.call_id, output: toolResult };
+    const continued = await openai.responses.create({ model: "m", tools, previous_response_id: cut.id, input: [output] });
+    expect(continued).toMatchObject({ status: "completed", output_text: TOOLS_ANSWER });
+    expect(continued.output[0]).toMatchObject({ type: "reasoning", content: [{ type: "reasoning_text", text: TOOL_RESULT_REASONING }] });
+    const verbatim = await openai.responses.create({
+      model: "m",
+      tools,
+      store: false,
+      input: [{ role: "user", content: "Weather in Tokyo?" }, ...(cut.output as OpenAI.Responses.ResponseInputItem[]), output],
+    });
+    expect(verbatim).toMatchObject({ status: "completed", output_text: TOOLS_ANSWER });
+    expect(verbatim.usage?.input_tokens).toBe(continued.usage?.input_tokens);
+  });
+
+  it("refuses a call from elsewhere whose arguments are not JSON, naming it", async () => {
+    const refused = await openai.responses
+      .create({
+        model: "m",
+        tools,
+        input: [
+          { role: "user", content: "Weather in Tokyo?" },
+          { type: "function_call", call_id: "call_elsewhere", name: "get_weather", arguments: '{"city' },
+          { type: "function_call_output", call_id: "call_elsewhere", output: toolResult },
+        ],
+      })
+      .catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((refused as InstanceType<typeof OpenAI.BadRequestError>).message).toContain(
+      'tool call "call_elsewhere" of chat message 1 has arguments that are not valid JSON',
+    );
   });
 
   it("answers a history sent back as [function_call, message, function_call_output], as coding agents send it", async () => {

@@ -1,9 +1,14 @@
 // docs/decisions.md, "Cancellation chain": client disconnect → request.signal → abort of the sidecar call. The
 // fake sidecar records the signal the edge passed to Generate.
 import { request as httpRequest } from "node:http";
+import { create } from "@bufbuild/protobuf";
+import { Code, ConnectError } from "@connectrpc/connect";
 import { afterEach, describe, expect, it } from "vitest";
 import { createApp } from "../../edge/http/app.js";
 import { startNodeEdge, type RunningEdge } from "../../edge/node.js";
+import { createSidecarClient, type FetchImpl } from "../../edge/sidecars/connection.js";
+import { openGeneration } from "../../edge/sidecars/generation.js";
+import { GenerateRequestSchema } from "../../proto/gen/inference/v1/inference_pb.js";
 import { BASE, testApp } from "../support/app.js";
 import { delay, FakeSidecar, finish, start, token, type Step } from "../support/fake-sidecar.js";
 
@@ -80,6 +85,63 @@ describe("cancellation reaches the sidecar call", () => {
     client.abort();
     await until(() => sidecar.lastCall?.signal?.aborted === true);
     await pending;
+  });
+
+  // The order of docs/decisions.md, "Cancellation under wrangler dev": the client leaves after the
+  // edge took its request and before it opened the sidecar call (here while it routes among two
+  // sidecars, on a ListModels report the test holds back). The call is then opened on an aborted
+  // signal, so it never runs a step.
+  it("an abort that arrives before the sidecar call is opened is not lost", async () => {
+    const [a, b] = [new FakeSidecar(), new FakeSidecar()];
+    let report!: () => void;
+    let asked!: () => void;
+    const held = new Promise<void>((resolve) => (report = resolve));
+    const routing = new Promise<void>((resolve) => (asked = resolve));
+    for (const fake of [a, b]) {
+      const answer = fake.listModels;
+      fake.listModels = async (request, options) => {
+        asked();
+        await held;
+        return answer(request, options);
+      };
+    }
+    const signalsAtCall: boolean[] = [];
+    for (const fake of [a, b]) {
+      const generate = fake.generate;
+      fake.generate = (request, options) => {
+        signalsAtCall.push(options?.signal?.aborted === true);
+        return generate(request, options);
+      };
+    }
+    const sidecars = [
+      { url: "http://a.test", client: a },
+      { url: "http://b.test", client: b },
+    ];
+    const app = createApp({ sidecars, access: { allowOpen: true }, onUnexpectedError: () => undefined });
+    const client = new AbortController();
+    const pending = app.fetch(chatRequest(chat, client.signal));
+    await routing; // the edge is routing, on the held report
+    expect(a.calls.length + b.calls.length).toBe(0);
+    client.abort();
+    report();
+    await pending;
+    // One call, opened on the aborted signal (no failover after an abort), which runs no step.
+    expect(signalsAtCall).toEqual([true]);
+    expect(a.stepsRun + b.stepsRun).toBe(0);
+  });
+
+  it("the gRPC-Web transport never sends a call opened on an aborted signal", async () => {
+    const sent: boolean[] = [];
+    const fetchImpl: FetchImpl = (_input, init) => {
+      sent.push(init?.signal?.aborted === true);
+      return Promise.reject(new DOMException("aborted", "AbortError"));
+    };
+    const client = createSidecarClient("http://sidecar.test", fetchImpl);
+    const signal = AbortSignal.abort();
+    const opened = await openGeneration(client, create(GenerateRequestSchema, {}), signal).catch((error: unknown) => error);
+    expect(ConnectError.from(opened).code).toBe(Code.Canceled);
+    // Not sent at all, or sent with the aborted signal (fetch then fails at once).
+    expect(sent.every((aborted) => aborted)).toBe(true);
   });
 
   it("a finished stream does not abort anything", async () => {

@@ -135,7 +135,13 @@ const scenarios: Scenario[] = [
       text: "Hi there",
       finishReason: "length",
       done: true,
-      usage: { prompt_tokens: 9, completion_tokens: 2, total_tokens: 11, prompt_tokens_details: { cached_tokens: 4 } },
+      usage: {
+        prompt_tokens: 9,
+        completion_tokens: 2,
+        total_tokens: 11,
+        prompt_tokens_details: { cached_tokens: 4 },
+        completion_tokens_details: { reasoning_tokens: 0 },
+      },
     },
   },
   {
@@ -201,7 +207,13 @@ const scenarios: Scenario[] = [
       text: " there",
       finishReason: "length",
       done: true,
-      usage: { prompt_tokens: 4, completion_tokens: 1, total_tokens: 5, prompt_tokens_details: { cached_tokens: 0 } },
+      usage: {
+        prompt_tokens: 4,
+        completion_tokens: 1,
+        total_tokens: 5,
+        prompt_tokens_details: { cached_tokens: 0 },
+        completion_tokens_details: { reasoning_tokens: 0 },
+      },
     },
   },
   {

@@ -12,7 +12,13 @@ const script = [
   token(" 🦙", { piece: new Uint8Array([0x20, ...emoji.subarray(2)]), logprob: -1, top: [] }),
   finish("length", { promptTokens: 9, completionTokens: 3, cachedTokens: 2 }),
 ];
-const usage = { prompt_tokens: 9, completion_tokens: 3, total_tokens: 12, prompt_tokens_details: { cached_tokens: 2 } };
+const usage = {
+  prompt_tokens: 9,
+  completion_tokens: 3,
+  total_tokens: 12,
+  prompt_tokens_details: { cached_tokens: 2 },
+  completion_tokens_details: { reasoning_tokens: 0 },
+};
 
 describe("POST /v1/chat/completions (stream off)", () => {
   it("returns a chat.completion", async () => {

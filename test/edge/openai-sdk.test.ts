@@ -40,7 +40,13 @@ describe("chat.completions", () => {
     }
     expect(text).toBe("Hi there");
     expect(reasons).toEqual([null, null, null, "stop"]);
-    expect(usage).toEqual({ prompt_tokens: 9, completion_tokens: 2, total_tokens: 11, prompt_tokens_details: { cached_tokens: 0 } });
+    expect(usage).toEqual({
+      prompt_tokens: 9,
+      completion_tokens: 2,
+      total_tokens: 11,
+      prompt_tokens_details: { cached_tokens: 0 },
+      completion_tokens_details: { reasoning_tokens: 0 },
+    });
   });
 
   it("non-streaming, with logprobs", async () => {

@@ -115,6 +115,8 @@ describe("HTTP errors become the SDK's typed errors", () => {
     const stored = await openai.responses.create({ model: "m", input: "x", previous_response_id: "resp_1" }).catch((e: unknown) => e);
     expect(stored).toBeInstanceOf(OpenAI.BadRequestError);
     expect((stored as APIError).param).toBe("previous_response_id");
+    // Nothing is stored here, so no previous response is found: the code proxies recover from.
+    expect((stored as APIError).code).toBe("previous_response_not_found");
     const refused = client([fail(Code.InvalidArgument, "the prompt does not fit the context")]);
     const error = await refused.openai.responses
       .stream({ model: "m", input: "x" })

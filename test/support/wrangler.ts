@@ -16,8 +16,14 @@ export function freePort(): Promise<number> {
 }
 
 export interface Wrangler {
-  /** e.g. http://127.0.0.1:PORT */
+  /** e.g. http://127.0.0.1:PORT: wrangler's local proxy, in front of the Worker (what `npm start` serves). */
   readonly url: string;
+  /**
+   * The Worker's own socket behind that proxy (asked for with `workerSocket`): what a deployed
+   * Worker's client talks to, without the proxy's handling of clients that leave
+   * (docs/decisions.md, "Cancellation under wrangler dev").
+   */
+  readonly workerUrl?: string | undefined;
   /** What wrangler and the Worker printed so far (stdout and stderr). */
   output(): string;
   stop(): Promise<void>;
@@ -27,12 +33,12 @@ export interface Wrangler {
  * The edge under workerd through `wrangler dev`, offline, with the given variables (secrets such
  * as API_KEYS go through a private `.dev.vars`, as `npm start` passes them).
  */
-export async function startWrangler(vars: Readonly<Record<string, string>>): Promise<Wrangler> {
+export async function startWrangler(vars: Readonly<Record<string, string>>, options: WranglerOptions = {}): Promise<Wrangler> {
   // Test files start wranglers in parallel: a port that was free a moment ago may be taken by
   // the time workerd binds it, so a start that meets "Address already in use" is tried again.
   for (let attempt = 1; ; attempt++) {
     try {
-      return await startWranglerOnce(vars);
+      return await startWranglerOnce(vars, options);
     } catch (error) {
       const busy = /Address already in use|database is locked/.test(String(error));
       if (attempt >= 3 || !busy) throw error;
@@ -40,10 +46,27 @@ export async function startWrangler(vars: Readonly<Record<string, string>>): Pro
   }
 }
 
-async function startWranglerOnce(vars: Readonly<Record<string, string>>): Promise<Wrangler> {
+export interface WranglerOptions {
+  /** Also find the Worker's own socket (`workerUrl`), from wrangler's debug log (which then holds every log line). */
+  readonly workerSocket?: boolean;
+}
+
+/** The Worker's own address in wrangler's debug log: the proxy's `userWorkerUrl`, the last one given. */
+function workerUrlIn(output: string): string | undefined {
+  const found = [...output.matchAll(/"userWorkerUrl":\{"protocol":"(https?:)","hostname":"([^"]+)","port":"(\d+)"\}/g)].at(-1);
+  return found === undefined ? undefined : `${found[1]}//${found[2]}:${found[3]}`;
+}
+
+async function startWranglerOnce(vars: Readonly<Record<string, string>>, options: WranglerOptions): Promise<Wrangler> {
   const [port, inspector] = [await freePort(), await freePort()];
   const setup = prepareWranglerDev(`test-${port}-${Math.random().toString(36).slice(2, 8)}`, vars, true);
-  const env = { ...process.env, CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_SEND_METRICS: "false", NO_COLOR: "1" };
+  const env = {
+    ...process.env,
+    CLOUDFLARE_CF_FETCH_ENABLED: "false",
+    WRANGLER_SEND_METRICS: "false",
+    NO_COLOR: "1",
+    ...(options.workerSocket === true ? { WRANGLER_LOG: "debug" } : {}),
+  };
   // The store's tables first, as `npm start` creates them (migrations/ on the local D1).
   await promisify(execFile)("node_modules/.bin/wrangler", setup.migrateArgs, { cwd: root, env, timeout: 60_000 });
   const args = [...setup.args, "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(inspector)];
@@ -71,7 +94,9 @@ async function startWranglerOnce(vars: Readonly<Record<string, string>>): Promis
     if (child.exitCode !== null) throw new Error(`wrangler dev exited: ${output}`);
     try {
       await (await fetch(`${url}/health`)).arrayBuffer();
-      return { url, stop, output: () => output };
+      const workerUrl = options.workerSocket === true ? workerUrlIn(output) : undefined;
+      if (options.workerSocket === true && workerUrl === undefined) throw new Error(`wrangler dev did not name the Worker's socket: ${output}`);
+      return { url, stop, output: () => output, workerUrl };
     } catch {
       if (Date.now() > deadline) {
         await stop();

@@ -6,8 +6,8 @@ export interface OpenAiUsage {
   completion_tokens: number;
   total_tokens: number;
   prompt_tokens_details: { cached_tokens: number };
-  /** Only when the reply reasoned: of completion_tokens, those inside the reasoning segment. */
-  completion_tokens_details?: { reasoning_tokens: number };
+  /** Of completion_tokens, those inside the reasoning segment: 0 without reasoning, as OpenAI's API says it. */
+  completion_tokens_details: { reasoning_tokens: number };
 }
 
 export function openAiUsage(finish: Finish): OpenAiUsage {
@@ -16,7 +16,7 @@ export function openAiUsage(finish: Finish): OpenAiUsage {
     completion_tokens: finish.completionTokens,
     total_tokens: finish.promptTokens + finish.completionTokens,
     prompt_tokens_details: { cached_tokens: finish.cachedTokens },
-    ...(finish.reasoningTokens > 0 ? { completion_tokens_details: { reasoning_tokens: finish.reasoningTokens } } : {}),
+    completion_tokens_details: { reasoning_tokens: finish.reasoningTokens },
   };
 }
 

@@ -33,6 +33,16 @@ export const responsesEndpoint: Endpoint<typeof responsesRequestSchema> = {
 };
 
 /**
+ * OpenAI's refusal of a previous_response_id that names no response this server can continue: a
+ * 400 (not a 404) with `code: "previous_response_not_found"`, as OpenAI answers it, so that SDKs
+ * raise their BadRequestError and proxies that recover from this code see it (docs/contract.md,
+ * "Stored responses").
+ */
+export function previousResponseNotFound(message: string): InvalidRequestError {
+  return new InvalidRequestError(message, { param: "previous_response_id", code: "previous_response_not_found" });
+}
+
+/**
  * POST /v1/responses on a server without a store: nothing is stored (`store: false` in every
  * Response) and previous_response_id is refused by name. With a store, edge/state/responses/.
  */
@@ -41,7 +51,8 @@ export function handleResponses(request: Request, context: AppContext): Promise<
     const raw = await readJsonBody(request, context.maxBodyBytes);
     const fields = typeof raw === "object" && raw !== null && !Array.isArray(raw) ? (raw as Record<string, unknown>) : undefined;
     if (fields?.["previous_response_id"] != null) {
-      throw new InvalidRequestError(`Invalid 'previous_response_id': ${NOT_STORED_HERE}.`, { param: "previous_response_id" });
+      // No response is stored here, so none is found: the same code, with the reason.
+      throw previousResponseNotFound(`Invalid 'previous_response_id': ${NOT_STORED_HERE}.`);
     }
     const body = { ...parseRequest(responsesRequestSchema, raw), store: false };
     return generateFor(responsesEndpoint, body, request, context);

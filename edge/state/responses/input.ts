@@ -1,15 +1,16 @@
 // A stored-Responses request's input: the context of the response it continues (that response's
 // whole input, then its output), before its own items (state/items/items.ts normalises those).
-import { NotFoundError } from "../../base/errors.js";
+import { previousResponseNotFound } from "../../protocols/openai-responses/handler.js";
 import type { StoredItem } from "../items/items.js";
 import type { ResponseStore, StoredResponse } from "./store.js";
 
-/** The stored response previous_response_id names, or OpenAI's 404. */
+/**
+ * The stored response previous_response_id names, or OpenAI's 400 `previous_response_not_found`
+ * (a 400, not a 404, as OpenAI answers it: clients and proxies recover from it as a bad request).
+ */
 export async function previousResponse(store: ResponseStore, owner: string, id: string): Promise<StoredResponse> {
   const found = await store.getResponse(owner, id);
-  if (found === undefined) {
-    throw new NotFoundError(`Previous response with id '${id}' not found.`, { param: "previous_response_id", code: "previous_response_not_found" });
-  }
+  if (found === undefined) throw previousResponseNotFound(`Previous response with id '${id}' not found.`);
   return found;
 }
 

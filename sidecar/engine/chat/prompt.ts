@@ -1,10 +1,11 @@
 // Renders a request's input into prompt tokens: a raw prompt as is, a chat (messages, tools, calls
 // and their results) through the model's chat template.
 import type { ChatHistoryItem, ChatModelFunctionCall, ChatModelFunctions, ChatModelResponse, ChatWrapper, Token } from "node-llama-cpp";
-import { Role, ToolChoice, type Chat, type GenerateRequest } from "../../../proto/gen/inference/v1/inference_pb.js";
+import { Role, ToolChoice, type Chat, type GenerateRequest, type ToolCall } from "../../../proto/gen/inference/v1/inference_pb.js";
 import { invalidArgument } from "../errors.js";
 import { checkSchemaSize, MAX_TOOLS } from "../grammar/schema-limits.js";
 import type { LoadedModel } from "../llama/model.js";
+import { callAsProduced, isOwnCallId } from "./own-calls.js";
 import type { ToolSpec } from "./tool-grammar.js";
 
 /** How the reply may call tools, when the request offers any. */
@@ -107,11 +108,17 @@ function toolUseOf(chat: Chat, tools: readonly ToolSpec[]): ToolUse | undefined 
   }
 }
 
-function parseArguments(text: string, where: string): unknown {
-  if (text.trim() === "") return {};
+/**
+ * A call's arguments for the template: parsed JSON (none: `{}`). Text that is not JSON is refused,
+ * unless the call is one this project's sidecars made (its id says so, own-calls.ts): cut by a
+ * token limit, it goes back as it was produced.
+ */
+function callArguments(wrapper: ChatWrapper, call: ToolCall, where: string): Pick<ChatModelFunctionCall, "params" | "rawCall"> {
+  if (call.arguments.trim() === "") return { params: {} };
   try {
-    return JSON.parse(text);
+    return { params: JSON.parse(call.arguments) };
   } catch {
+    if (isOwnCallId(call.id)) return callAsProduced(wrapper, call.name, call.arguments);
     throw invalidArgument(`${where} has arguments that are not valid JSON`);
   }
 }
@@ -126,7 +133,12 @@ function resultOf(content: string): unknown {
 }
 
 /** One assistant message as parts of a model response: reasoning, then text, then calls. */
-function assistantParts(message: Chat["messages"][number], index: number, calls: Map<string, ChatModelFunctionCall>): ChatModelResponse["response"] {
+function assistantParts(
+  wrapper: ChatWrapper,
+  message: Chat["messages"][number],
+  index: number,
+  calls: Map<string, ChatModelFunctionCall>,
+): ChatModelResponse["response"] {
   const parts: ChatModelResponse["response"] = [];
   if (message.reasoning !== "") parts.push({ type: "segment", segmentType: "thought", text: message.reasoning, ended: true });
   if (message.content !== "") parts.push(message.content);
@@ -135,7 +147,7 @@ function assistantParts(message: Chat["messages"][number], index: number, calls:
     const item: ChatModelFunctionCall = {
       type: "functionCall",
       name: call.name,
-      params: parseArguments(call.arguments, `tool call "${call.id}" of chat message ${index}`),
+      ...callArguments(wrapper, call, `tool call "${call.id}" of chat message ${index}`),
       result: null,
     };
     calls.set(call.id, item);
@@ -163,7 +175,7 @@ function mergeTurn(turn: ChatModelResponse["response"], parts: ChatModelResponse
  * messages that answer them fill in their results, and an assistant message right after tool
  * results continues the same model response. `reply`: ready for the assistant's reply.
  */
-function historyOf(chat: Chat, reply: boolean): ChatHistoryItem[] {
+function historyOf(wrapper: ChatWrapper, chat: Chat, reply: boolean): ChatHistoryItem[] {
   const history: ChatHistoryItem[] = [];
   const calls = new Map<string, ChatModelFunctionCall>();
   let open: ChatModelResponse | undefined;
@@ -176,7 +188,7 @@ function historyOf(chat: Chat, reply: boolean): ChatHistoryItem[] {
         open = undefined;
         break;
       case Role.ASSISTANT: {
-        const parts = assistantParts(message, index, calls);
+        const parts = assistantParts(wrapper, message, index, calls);
         if (open !== undefined && previous === Role.ASSISTANT) mergeTurn(open.response, parts);
         else if (open !== undefined && previous === Role.TOOL) open.response.push(...parts);
         else {
@@ -257,14 +269,23 @@ function functionsOf(chat: Chat, tools: readonly ToolSpec[], toolUse: ToolUse | 
 
 type ContextState = ReturnType<ChatWrapper["generateContextState"]>;
 
+/**
+ * The wrapper that renders `chat`: with the template's own thinking switch off (`enable_thinking`,
+ * llama/thinking-switch.ts) when the chat may not reason at all (a reasoning budget of 0).
+ */
+function wrapperOf(loaded: LoadedModel, chat: Chat): ChatWrapper {
+  return chat.reasoningBudget === 0 && loaded.thinkingOff !== undefined ? loaded.thinkingOff : loaded.chatWrapper;
+}
+
 /** The chat's history with its system messages where the template can render them (`reply`: ready for the assistant's reply). */
-function placedHistory(loaded: LoadedModel, chat: Chat, reply: boolean): ChatHistoryItem[] {
-  return rendersSystemInPlace(loaded.chatWrapper) ? historyOf(chat, reply) : systemFirst(historyOf(chat, reply));
+function placedHistory(wrapper: ChatWrapper, chat: Chat, reply: boolean): ChatHistoryItem[] {
+  const history = historyOf(wrapper, chat, reply);
+  return rendersSystemInPlace(wrapper) ? history : systemFirst(history);
 }
 
 /** The history through the template; throws what the template throws. */
-function chatState(loaded: LoadedModel, history: ChatHistoryItem[], availableFunctions: ChatModelFunctions | undefined): ContextState {
-  return loaded.chatWrapper.generateContextState({
+function chatState(wrapper: ChatWrapper, history: ChatHistoryItem[], availableFunctions: ChatModelFunctions | undefined): ContextState {
+  return wrapper.generateContextState({
     chatHistory: history,
     ...(availableFunctions !== undefined ? { availableFunctions, documentFunctionParams: true } : {}),
   });
@@ -277,7 +298,8 @@ function chatState(loaded: LoadedModel, history: ChatHistoryItem[], availableFun
 export function renderChatPrefix(loaded: LoadedModel, chat: Chat, messages: number): Token[] {
   const tools = parseTools(chat);
   const head = { ...chat, messages: chat.messages.slice(0, messages) };
-  const state = chatState(loaded, placedHistory(loaded, head, false), functionsOf(chat, tools, toolUseOf(chat, tools)));
+  const wrapper = wrapperOf(loaded, chat);
+  const state = chatState(wrapper, placedHistory(wrapper, head, false), functionsOf(chat, tools, toolUseOf(chat, tools)));
   return state.contextText.tokenize(loaded.model.tokenizer);
 }
 
@@ -285,10 +307,11 @@ export function renderChat(loaded: LoadedModel, chat: Chat): RenderedPrompt {
   if (chat.messages.length === 0) throw invalidArgument("chat needs at least one message");
   const tools = parseTools(chat);
   const toolUse = toolUseOf(chat, tools);
-  const history = placedHistory(loaded, chat, true);
+  const wrapper = wrapperOf(loaded, chat);
+  const history = placedHistory(wrapper, chat, true);
   let state: ContextState;
   try {
-    state = chatState(loaded, history, functionsOf(chat, tools, toolUse));
+    state = chatState(wrapper, history, functionsOf(chat, tools, toolUse));
   } catch (error) {
     throw invalidArgument(`the model's chat template cannot render these messages: ${String(error)}`);
   }

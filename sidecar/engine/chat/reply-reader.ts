@@ -1,7 +1,7 @@
-// How a chat reply is read: its parser and its tool grammar, chosen for a rendered prompt, and the
-// ids of tool calls.
-import { randomBytes } from "node:crypto";
+// How a chat reply is read: its parser and its tool grammar, chosen for a rendered prompt (its tool
+// calls' ids are own-calls.ts's).
 import type { LoadedModel } from "../llama/model.js";
+import { newCallId } from "./own-calls.js";
 import type { RenderedPrompt } from "./prompt.js";
 import { ReplyParser } from "./reply-parser.js";
 import { ToolGrammar, toolGrammars } from "./tool-grammar.js";
@@ -12,9 +12,6 @@ export interface ReplyReader {
   /** Set when the model may call tools. */
   readonly grammar: ToolGrammar | undefined;
 }
-
-/** A tool call's id: `call_` and 24 random characters. */
-export const newCallId = (): string => `call_${randomBytes(18).toString("base64url")}`;
 
 /**
  * The reader for a rendered prompt; undefined when the reply is plain text (a raw prompt, or a

@@ -25,7 +25,12 @@ export class DecodeState {
   stopSequence = "";
   /** A stop text (the request's, the template's or the constraint's) ended the reply. */
   stoppedByText = false;
+  /** Tokens of the reasoning segment, its markers included: what its budget counts. */
   reasoningTokens = 0;
+  /** Those the model generated (not the end marker a spent budget forces): what the finish reports. */
+  sampledReasoningTokens = 0;
+  /** Whether the reasoning segment held any text (an empty one is no reasoning). */
+  reasoned = false;
   /** Prompt tokens already in the sequence (cached, or scored) when the decode loop begins. */
   evaluated: number;
   /** Prompt tokens evaluated from the cached prefix's end to the last mark's end (proto: `cache_written_tokens`). */
@@ -95,7 +100,11 @@ function take(loaded: LoadedModel, plan: GenerationPlan, state: DecodeState, ste
   const phaseBefore = parser?.phase;
   const parts = parser?.push(text.text);
   // A token that opens, continues or closes a reasoning segment is a reasoning token.
-  if (phaseBefore === "reasoning" || parser?.phase === "reasoning") state.reasoningTokens++;
+  if (phaseBefore === "reasoning" || parser?.phase === "reasoning") {
+    state.reasoningTokens++;
+    if (step.forced !== true) state.sampledReasoningTokens++;
+  }
+  if (parts !== undefined && parts.reasoning !== "") state.reasoned = true;
   return { event: tokenEvent(loaded, plan, step, text.text, parts), ended: ended(plan, state, text.stop) };
 }
 
@@ -150,8 +159,10 @@ export function finish(plan: GenerationPlan, state: DecodeState, signal: AbortSi
   const promptTokens = plan.prompt.tokens.length;
   const completionTokens = plan.generated.length;
   if (record && state.reason !== FinishReason.ABORT) metrics.finished({ ...timings, promptTokens, completionTokens });
-  const { reason, stopSequence, reasoningTokens, cachedTokens, cacheWrittenTokens } = state;
+  const { reason, stopSequence, cachedTokens, cacheWrittenTokens } = state;
   const { text, reasoning } = tail;
+  // Forced markers and an empty segment are no reasoning (docs/contract.md, "Reasoning effort").
+  const reasoningTokens = state.reasoned || reasoning !== "" ? state.sampledReasoningTokens : 0;
   return {
     event: {
       case: "finish",

@@ -8,10 +8,12 @@ export interface Step {
   readonly token: Token;
   readonly probability: number;
   readonly alternatives: ReadonlyMap<Token, number> | undefined;
+  /** The sidecar wrote the token, the model did not sample it. */
+  readonly forced?: true;
 }
 
 /** A token the sidecar writes into the reply itself (probability 1, no alternatives). */
-export const forcedStep = (token: Token): Step => ({ token, probability: 1, alternatives: undefined });
+export const forcedStep = (token: Token): Step => ({ token, probability: 1, alternatives: undefined, forced: true });
 
 /** The steps of a generation; `next(tokens)` evaluates `tokens` in place of the last sampled one. */
 export async function* evaluate(

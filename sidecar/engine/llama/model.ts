@@ -8,6 +8,7 @@ import {
   resolveChatWrapper,
   specializedChatWrapperTypeNames,
   type ChatWrapper,
+  type ResolveChatWrapperWithModelOptions,
   type SpecializedChatWrapperTypeName,
   type Llama,
   type LlamaContext,
@@ -22,6 +23,7 @@ import { shareBatch } from "./batch-shares.js";
 import { scheduleBatches, type BatchScheduler } from "./batch-scheduling.js";
 import { SequencePool } from "./pool.js";
 import { replySyntax, type ReplySyntax } from "./reply-syntax.js";
+import { thinkingOffWrapper } from "./thinking-switch.js";
 import { TokenBytes } from "./token-bytes.js";
 import { batchThreadsMinTokens, useBatchThreads } from "./batch-threads.js";
 import { checkLlamaInternals } from "./llama-internals.js";
@@ -115,6 +117,8 @@ export interface LoadedModel {
   readonly model: LlamaModel;
   readonly context: LlamaContext;
   readonly chatWrapper: ChatWrapper;
+  /** The chat wrapper with the template's own thinking switch off (thinking-switch.ts); undefined without one. */
+  readonly thinkingOff: ChatWrapper | undefined;
   /** How the chat template marks reasoning and tool calls in a reply. */
   readonly replySyntax: ReplySyntax;
   readonly pool: SequencePool;
@@ -195,6 +199,7 @@ export async function loadModel(options: ModelOptions): Promise<LoadedModel> {
   useBatchThreads(context, { decode: threads, batch: threadsBatch, minTokens: batchThreadsFrom });
   const scheduler = scheduleBatches(context, arrivals);
   const { chatWrapper, template } = chatWrapperOf(model, options.chatTemplate);
+  const thinkingOff = thinkingOffWrapper(template, chatWrapper, (settings) => chatWrapperOf(model, options.chatTemplate, settings).chatWrapper);
   const id = options.id ?? path.basename(options.modelPath).replace(/\.gguf$/i, "");
   const kvTier = await openKvTier(options, context.contextSize, scheduler);
   const pool = new SequencePool(context, {
@@ -212,6 +217,7 @@ export async function loadModel(options: ModelOptions): Promise<LoadedModel> {
     model,
     context,
     chatWrapper,
+    thinkingOff,
     replySyntax: replySyntax(chatWrapper, template),
     pool,
     tokenBytes: new TokenBytes(model),
@@ -280,16 +286,21 @@ export function embedderFor(model: LlamaModel, options: Pick<ModelOptions, "embe
   });
 }
 
-/** The chat wrapper: the file's own template, or the one a preset names instead; and the template's text. */
-function chatWrapperOf(model: LlamaModel, override: string | undefined): { chatWrapper: ChatWrapper; template: string } {
+type WrapperSettings = NonNullable<ResolveChatWrapperWithModelOptions["customWrapperSettings"]>;
+
+/**
+ * The chat wrapper: the file's own template, or the one a preset names instead; and the template's
+ * text. `settings`: wrapper settings to resolve it with (the thinking switch off, thinking-switch.ts).
+ */
+function chatWrapperOf(model: LlamaModel, override: string | undefined, settings: WrapperSettings = {}): { chatWrapper: ChatWrapper; template: string } {
   const own = String(model.fileInfo.metadata.tokenizer?.chat_template ?? "");
-  if (override === undefined) return { chatWrapper: resolveChatWrapper(model), template: own };
+  if (override === undefined) return { chatWrapper: resolveChatWrapper(model, { customWrapperSettings: settings }), template: own };
   if ((specializedChatWrapperTypeNames as readonly string[]).includes(override)) {
-    return { chatWrapper: resolveChatWrapper(model, { type: override as SpecializedChatWrapperTypeName }), template: own };
+    return { chatWrapper: resolveChatWrapper(model, { type: override as SpecializedChatWrapperTypeName, customWrapperSettings: settings }), template: own };
   }
   const chatWrapper = resolveChatWrapper(model, {
     type: "jinjaTemplate",
-    customWrapperSettings: { jinjaTemplate: { template: override } },
+    customWrapperSettings: { ...settings, jinjaTemplate: { ...settings.jinjaTemplate, template: override } },
     fallbackToOtherWrappersOnJinjaError: false,
   });
   return { chatWrapper, template: override };

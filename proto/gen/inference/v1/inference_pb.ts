@@ -79,7 +79,9 @@ export const ChatMessageSchema: GenMessage<ChatMessage> = /*@__PURE__*/
   messageDesc(file_inference_v1_inference, 0);
 
 /**
- * A call the model made: the sidecar assigns `id`; `arguments` is JSON text.
+ * A call the model made: the sidecar assigns `id` (`call_` and 24 characters, the last 4 a check
+ * of the others); `arguments` is JSON text, or, in a history, the text a call whose id the sidecar
+ * issued had when its reply was cut (given back to the template as it is).
  *
  * @generated from message inference.v1.ToolCall
  */
@@ -183,7 +185,9 @@ export type Chat = Message<"inference.v1.Chat"> & {
   /**
    * Tokens the reply may spend inside the template's reasoning segment (`<think>` and the like,
    * markers included). When they are spent the sidecar writes the segment's end marker into the
-   * reply and the model goes on with its answer. Unset: no limit.
+   * reply and the model goes on with its answer. 0: no reasoning; a template with its own thinking
+   * switch (`enable_thinking`) renders the prompt with it off, so no segment is generated at all.
+   * Unset: no limit.
    *
    * @generated from field: optional uint32 reasoning_budget = 6;
    */
@@ -876,7 +880,8 @@ export type Finish = Message<"inference.v1.Finish"> & {
 
   /**
    * Of completion_tokens, those generated inside a reasoning segment of the chat template
-   * (`<think>` … `</think>` and the like), its markers included.
+   * (`<think>` … `</think>` and the like), its markers included, but not the end marker the sidecar
+   * writes when the budget is spent; 0 for a segment that holds no reasoning text.
    *
    * @generated from field: uint32 reasoning_tokens = 9;
    */
