@@ -25,6 +25,7 @@ import { handleChatCompletions } from "../protocols/openai-chat/handler.js";
 import { handleCompletions } from "../protocols/openai-completions/handler.js";
 import { handleListModels, handleLoadModel, handleRetrieveModel, handleUnloadModel } from "../protocols/openai-models/handler.js";
 import { handleResponses } from "../protocols/openai-responses/handler.js";
+import { handleCompact } from "../protocols/openai-responses/compact.js";
 import { handleDeleteResponse, handleGetResponse, handleInputItems, handleStoredResponses } from "../state/responses/handler.js";
 
 export interface Route extends RouteInfo {
@@ -50,18 +51,6 @@ function decodePathSegment(raw: string): string {
   } catch {
     return raw;
   }
-}
-
-/** Compaction is refused by name (docs/contract.md, "Request fields"), not left to a 404. */
-function refuseCompaction(): Promise<Response> {
-  return Promise.reject(
-    new InvalidRequestError(
-      "POST /v1/responses/compact is not supported: this server does not compact conversations; send the whole conversation in 'input'.",
-      {
-        code: "unsupported_endpoint",
-      },
-    ),
-  );
 }
 
 /** The /c1 routes: conversations the server keeps (docs/contract.md, "Conversations"). */
@@ -169,7 +158,7 @@ export function routeTable(context: AppContext, access: AccessMode, store?: Stor
     { method: "POST", path: "/v1/completions", protocol: "openai", handle: (r) => handleCompletions(r, context) },
     ...responseRoutes(context, store),
     { method: "GET", path: "/v1/responses", protocol: "openai", handle: refuseWebSocketMode },
-    { method: "POST", path: "/v1/responses/compact", protocol: "openai", handle: refuseCompaction },
+    { method: "POST", path: "/v1/responses/compact", protocol: "openai", handle: (r) => handleCompact(r, context) },
     {
       method: "POST",
       path: "/v1/messages",

@@ -5,7 +5,8 @@
 // Tools of type "function", and those of "namespace" tools, are offered to the model (tools.ts);
 // other tool types that agents send (web_search, file_search, code_interpreter, mcp, …) are
 // ignored and named in the Response's `warnings`. Input items: messages, function_call, function_call_output, and
-// reasoning items (their text becomes the next assistant message's reasoning).
+// reasoning items (their text becomes the next assistant message's reasoning), and compaction
+// items this server made (their summary becomes a user message; compaction.ts).
 // Refused with a 400 naming the field: `conversation`, other input item types, content
 // parts other than input_text / output_text.
 import * as z from "zod";
@@ -15,6 +16,7 @@ import { textFormatField } from "../openai-common/response-format.js";
 import { promptCacheFields } from "../openai-common/prompt-cache.js";
 import { positiveInteger, refusedField, UINT32_MAX } from "../../fields/fields.js";
 import { keepAliveField } from "../../fields/keep-alive.js";
+import { openCompaction } from "./compaction.js";
 
 export const RESPONSES_ROLES = ["system", "developer", "user", "assistant"] as const;
 export type ResponsesRole = (typeof RESPONSES_ROLES)[number];
@@ -70,13 +72,30 @@ const reasoningItem = z.object({
   encrypted_content: z.string().nullish(),
 });
 
-const ITEM_TYPES = ["message", "function_call", "function_call_output", "reasoning"];
+/**
+ * A compaction item sent back (from POST /v1/responses/compact): its encrypted_content must be one
+ * this server sealed (compaction.ts); the summary it holds stands for the conversation it replaced.
+ */
+const compactionItem = z.object({ type: z.literal("compaction"), encrypted_content: z.string(), id: z.string().nullish() }).transform((item, ctx) => {
+  const summary = openCompaction(item.encrypted_content);
+  if (summary === undefined) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["encrypted_content"],
+      message: "is not a compaction this server made: send back the compaction item this server's /v1/responses/compact returned, unchanged",
+    });
+    return z.NEVER;
+  }
+  return { type: "compaction" as const, summary };
+});
+
+const ITEM_TYPES = ["message", "function_call", "function_call_output", "reasoning", "compaction"];
 
 /** An input item; a message may leave out its `type`. */
 export const inputItem = z.preprocess(
   (item) =>
     typeof item === "object" && item !== null && !Array.isArray(item) && (item as { type?: unknown }).type == null ? { ...item, type: "message" } : item,
-  z.discriminatedUnion("type", [messageItem, functionCallItem, functionCallOutputItem, reasoningItem], {
+  z.discriminatedUnion("type", [messageItem, functionCallItem, functionCallOutputItem, reasoningItem, compactionItem], {
     error: (issue) => {
       if (issue.code !== "invalid_union" || issue.note !== "No matching discriminator") return undefined;
       const type = String((issue.input as { type?: unknown } | undefined)?.type);

@@ -1,6 +1,7 @@
 // A validated Responses body → the proto's GenerateRequest (input items, instructions, tools,
 // format, reasoning, limits).
 import { openReasoning } from "./encrypted-reasoning.js";
+import { summaryMessage } from "./compaction.js";
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { effortBudget } from "../../fields/reasoning-effort.js";
 import {
@@ -52,6 +53,10 @@ function toMessages(items: readonly ResponsesInputItem[]): MessageInit[] {
     switch (item.type) {
       case "reasoning":
         reasoning.push(reasoningText(item));
+        break;
+      case "compaction":
+        // The summary, as text through the template: never raw tokens (docs/contract.md, "Compaction").
+        out.push({ role: Role.USER, content: summaryMessage(item.summary) });
         break;
       case "function_call_output":
         out.push({ role: Role.TOOL, toolCallId: item.call_id, content: toText(item.output) });

@@ -1,0 +1,93 @@
+// POST /v1/responses/compact (docs/contract.md, "Compaction"): the served model summarises the
+// conversation in `input` with the compaction prompt (compaction.ts); the answer is OpenAI's
+// `response.compaction` object whose output is the input's user messages followed by one
+// compaction item holding the sealed summary.
+import { collectBlocks } from "../../core/content.js";
+import { readJsonBody } from "../../core/body.js";
+import type { AppContext } from "../../core/context.js";
+import type { Endpoint, ResponseMeta } from "../../core/endpoint.js";
+import { withProtocolHeaders } from "../../core/protocol.js";
+import { generateFor } from "../../core/serve.js";
+import { parseRequest } from "../../core/validation.js";
+import type { GenerationResult } from "../../sidecars/generation.js";
+import { openAiProtocol } from "../openai-common/protocol.js";
+import { COMPACTION_PROMPT, sealCompaction } from "./compaction.js";
+import { createResponsesStreamEncoder } from "./encoder.js";
+import { InvalidRequestError } from "../../base/errors.js";
+import { type ResponsesInputItem, type ResponsesRequest, responsesRequestSchema } from "./schema.js";
+import { toGenerateRequest } from "./to-request.js";
+import { responsesUsage } from "./usage.js";
+
+/** The input as items (a string input is one user message). */
+function inputItems(body: ResponsesRequest): ResponsesInputItem[] {
+  return typeof body.input === "string" ? [{ type: "message", role: "user", content: body.input }] : [...body.input];
+}
+
+/**
+ * The request the model summarises with: the conversation, then the compaction prompt as the last
+ * user turn; no tools are offered (a summary is text), nothing is streamed or kept.
+ */
+export function compactionBody(body: ResponsesRequest): ResponsesRequest {
+  const prompt: ResponsesInputItem = { type: "message", role: "user", content: COMPACTION_PROMPT };
+  return { ...body, input: [...inputItems(body), prompt], tools: null, tool_choice: null, text: null, stream: false, background: false };
+}
+
+/** The summary the model wrote: its text, without reasoning. */
+export function summaryOf(result: GenerationResult): string {
+  return collectBlocks(result)
+    .filter((block) => block.kind === "text")
+    .map((block) => block.text)
+    .join("\n")
+    .trim();
+}
+
+/** OpenAI's CompactedResponse: the input's user messages, then the compaction item. */
+export function encodeCompaction(body: ResponsesRequest, meta: ResponseMeta, result: GenerationResult): Record<string, unknown> {
+  const users = inputItems(body).flatMap((item) =>
+    item.type === "message" && item.role === "user"
+      ? [{ id: `msg_${meta.newId()}`, type: "message", status: "completed", role: "user", content: userContent(item.content) }]
+      : [],
+  );
+  const compaction = { id: `cmp_${meta.newId()}`, type: "compaction", encrypted_content: sealCompaction(summaryOf(result)) };
+  return { id: meta.id, object: "response.compaction", created_at: meta.created, output: [...users, compaction], usage: responsesUsage(result.finish) };
+}
+
+/** A user message's content as input_text parts. */
+function userContent(content: string | readonly string[]): { type: "input_text"; text: string }[] {
+  return (typeof content === "string" ? [content] : content).map((text) => ({ type: "input_text", text }));
+}
+
+export const compactEndpoint: Endpoint<typeof responsesRequestSchema> = {
+  protocol: openAiProtocol,
+  schema: responsesRequestSchema,
+  idPrefix: "resp_",
+  toRequest: (body) => toGenerateRequest(compactionBody(body)),
+  isStream: () => false,
+  // Never used: a compaction is not streamed.
+  streamEncoder: createResponsesStreamEncoder,
+  encodeResult: encodeCompaction,
+};
+
+/**
+ * What compact takes apart from the Responses body: `model` is required (as OpenAI requires it);
+ * previous_response_id is refused by name (docs/contract.md, "Compaction").
+ */
+function checkCompactFields(raw: unknown): void {
+  const fields = typeof raw === "object" && raw !== null && !Array.isArray(raw) ? (raw as Record<string, unknown>) : {};
+  if (fields["model"] == null) throw new InvalidRequestError("Missing required parameter: 'model'.", { param: "model" });
+  if (fields["previous_response_id"] != null) {
+    throw new InvalidRequestError("previous_response_id is not supported on /v1/responses/compact: send the whole conversation in 'input'.", {
+      param: "previous_response_id",
+    });
+  }
+}
+
+/** POST /v1/responses/compact: the whole conversation in `input` (and `instructions`), summarised. */
+export function handleCompact(request: Request, context: AppContext): Promise<Response> {
+  return withProtocolHeaders(openAiProtocol, context, request, async () => {
+    const raw = await readJsonBody(request, context.maxBodyBytes);
+    checkCompactFields(raw);
+    const body = { ...parseRequest(responsesRequestSchema, raw), stream: false, background: false, store: false };
+    return generateFor(compactEndpoint, body, request, context);
+  });
+}
