@@ -13,6 +13,7 @@ import { startNodeEdge, type RunningEdge } from "../../edge/node.js";
 import { modelPath } from "../../gguf/models.js";
 import type { RunningSidecar } from "../../sidecar/server.js";
 import { CHAT_REPLY } from "../support/scripted.js";
+import { sealCompaction } from "../../edge/protocols/openai-responses/compaction.js";
 import { startTestSidecar } from "../support/sidecar.js";
 import { startWrangler, type Wrangler } from "../support/wrangler.js";
 import { runAllTests, testTemplates, type TestConfig, type TestResult, type TestTemplate } from "../vendor/openresponses/src/lib/compliance-tests.js";
@@ -40,9 +41,8 @@ const UPSTREAM_IDS = [
 
 /** The models the tests run against (each behind its own sidecar). */
 type TestModel = "scripted" | "tools";
-type Refusal = "websocket" | "image" | "compaction";
+type Refusal = "websocket" | "image";
 const NO_WEBSOCKET = "the WebSocket mode of /v1/responses: this server answers Responses over HTTP only (JSON, or SSE with stream: true)";
-const NO_COMPACTION = "POST /v1/responses/compact: this server stores nothing and does not compact conversations";
 
 /** Upstream tests that do not apply to this server, why, and which refusal is asserted instead. */
 const NOT_APPLICABLE: Readonly<Record<string, { readonly reason: string; readonly refusal: Refusal }>> = {
@@ -52,9 +52,8 @@ const NOT_APPLICABLE: Readonly<Record<string, { readonly reason: string; readonl
   "websocket-reconnect-store-false-recovery": { reason: NO_WEBSOCKET, refusal: "websocket" },
   "websocket-previous-response-not-found": { reason: NO_WEBSOCKET, refusal: "websocket" },
   "websocket-failed-continuation-evicts-cache": { reason: NO_WEBSOCKET, refusal: "websocket" },
-  "websocket-compact-new-chain": { reason: `${NO_WEBSOCKET}; and ${NO_COMPACTION}`, refusal: "websocket" },
+  "websocket-compact-new-chain": { reason: NO_WEBSOCKET, refusal: "websocket" },
   "image-input": { reason: "image input needs a vision model; the served models read text only, so input_image parts are refused", refusal: "image" },
-  "compact-response": { reason: NO_COMPACTION, refusal: "compaction" },
 };
 
 /** The model each applicable test runs against, and what its result must hold beyond passing. */
@@ -67,10 +66,22 @@ const EXPECTED: Readonly<Record<string, { readonly model: TestModel; check(respo
   "system-prompt": { model: "scripted", check: scriptedReply },
   "tool-calling": { model: "tools", check: weatherCall },
   "multi-turn": { model: "scripted", check: scriptedReply },
-  // Upstream accepts 400 or 422 with any body; it passes because compaction is refused as a whole.
+  // The scripted model's summary is its one reply (docs/contract.md, "Compaction").
+  "compact-response": {
+    model: "scripted",
+    check: (response) =>
+      expect(response).toMatchObject({
+        object: "response.compaction",
+        output: [
+          { type: "message", role: "user", content: [{ type: "input_text", text: "We agreed to launch on Tuesday and notify support first." }] },
+          { type: "compaction", id: expect.stringMatching(/^cmp_/), encrypted_content: sealCompaction(CHAT_REPLY) },
+        ],
+      }),
+  },
+  // Upstream accepts 400 or 422 with any body; model is required as OpenAI requires it.
   "compact-missing-model": {
     model: "scripted",
-    check: (response) => expect(response).toMatchObject({ error: { type: "invalid_request_error", param: null, code: "unsupported_endpoint" } }),
+    check: (response) => expect(response).toEqual(openAIError("Missing required parameter: 'model'.", "model", null)),
   },
 };
 
@@ -198,13 +209,10 @@ async function expectRefusal(refusal: Refusal, test: TestTemplate, baseUrl: stri
     );
     return;
   }
-  const path = refusal === "image" ? "/responses" : "/responses/compact";
-  const response = await fetch(`${baseUrl}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+  const response = await fetch(`${baseUrl}/responses`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
   expect(response.status).toBe(400);
   expect(await response.json()).toEqual(
-    refusal === "image"
-      ? openAIError(/^Invalid 'input\[0\]\.content\[1\]\.type': content parts of type 'input_image' are not supported/, "input[0].content[1].type", null)
-      : openAIError(/^POST \/v1\/responses\/compact is not supported/, null, "unsupported_endpoint"),
+    openAIError(/^Invalid 'input\[0\]\.content\[1\]\.type': content parts of type 'input_image' are not supported/, "input[0].content[1].type", null),
   );
 }
 

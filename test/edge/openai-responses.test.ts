@@ -401,23 +401,6 @@ describe("Response fields the Open Responses schema requires", () => {
   });
 });
 
-describe("POST /v1/responses/compact", () => {
-  it("is refused by name with a 400, not a 404", async () => {
-    const { app, sidecar } = testApp(script);
-    const response = await post(app, "/v1/responses/compact", { model: "m", input: "Hello!" });
-    expect(response.status).toBe(400);
-    expect(await response.json()).toEqual({
-      error: {
-        message: "POST /v1/responses/compact is not supported: this server does not compact conversations; send the whole conversation in 'input'.",
-        type: "invalid_request_error",
-        param: null,
-        code: "unsupported_endpoint",
-      },
-    });
-    expect(sidecar.calls).toHaveLength(0);
-  });
-});
-
 describe("GET /v1/responses (the WebSocket mode)", () => {
   it("is refused by name with a 400, not a 405", async () => {
     const { app, sidecar } = testApp(script);

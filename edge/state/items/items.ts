@@ -14,7 +14,13 @@ export interface ItemSource {
 }
 
 /** The id prefix an input item gets when it has none. */
-const PREFIXES: Readonly<Record<string, string>> = { message: "msg_", function_call: "fc_", function_call_output: "fco_", reasoning: "rs_", compaction: "cmp_" };
+const PREFIXES: Readonly<Record<string, string>> = {
+  message: "msg_",
+  function_call: "fc_",
+  function_call_output: "fco_",
+  reasoning: "rs_",
+  compaction: "cmp_",
+};
 
 export const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
 

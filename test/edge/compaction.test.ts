@@ -1,0 +1,146 @@
+// Compaction against the fake sidecar (docs/contract.md, "Compaction"): POST /v1/responses/compact
+// asks the model for a summary with the compaction prompt and answers OpenAI's
+// `response.compaction` with the input's user messages and one sealed compaction item; that item
+// sent back in `input` stands for its summary as a user message; anyone else's is refused.
+import { describe, expect, it } from "vitest";
+import { Role } from "../../proto/gen/inference/v1/inference_pb.js";
+import { COMPACTION_PROMPT, openCompaction, SUMMARY_OPENING, sealCompaction } from "../../edge/protocols/openai-responses/compaction.js";
+import { openReasoning, sealReasoning } from "../../edge/protocols/openai-responses/encrypted-reasoning.js";
+import { FIXED_CREATED, FIXED_ID, post, testApp } from "../support/app.js";
+import { finish, start, token, type Step } from "../support/fake-sidecar.js";
+
+const SUMMARY = "Task: launch on Tuesday. Done: support notified. Next: nothing.";
+const script: Step[] = [
+  start("tiny-llama", 40, 12),
+  token("", { reasoning: "Summarise." }),
+  token(SUMMARY),
+  finish("stop", { promptTokens: 40, completionTokens: 12, cachedTokens: 8, reasoningTokens: 2 }),
+];
+const conversation = [
+  { type: "message", role: "user", content: "We agreed to launch on Tuesday." },
+  { type: "message", role: "assistant", content: "Understood: Tuesday." },
+  { type: "function_call", call_id: "call_1", name: "notify", arguments: "{}" },
+  { type: "function_call_output", call_id: "call_1", output: "notified" },
+  { role: "user", content: [{ type: "input_text", text: "Anything else?" }] },
+];
+
+describe("POST /v1/responses/compact", () => {
+  it("answers response.compaction: the user messages, then one compaction item holding the model's summary", async () => {
+    const { app } = testApp(script);
+    const res = await post(app, "/v1/responses/compact", { model: "m", instructions: "Be brief.", input: conversation, prompt_cache_key: "k" });
+    expect(res.status).toBe(200);
+    const user = (text: string) => ({ id: `msg_${FIXED_ID}`, type: "message", status: "completed", role: "user", content: [{ type: "input_text", text }] });
+    expect(await res.json()).toEqual({
+      id: `resp_${FIXED_ID}`,
+      object: "response.compaction",
+      created_at: FIXED_CREATED,
+      output: [
+        user("We agreed to launch on Tuesday."),
+        user("Anything else?"),
+        { id: `cmp_${FIXED_ID}`, type: "compaction", encrypted_content: sealCompaction(SUMMARY) },
+      ],
+      usage: {
+        input_tokens: 40,
+        input_tokens_details: { cached_tokens: 8 },
+        output_tokens: 12,
+        output_tokens_details: { reasoning_tokens: 2 },
+        total_tokens: 52,
+      },
+    });
+  });
+
+  it("asks the model with the whole conversation and the compaction prompt last, offering no tools", async () => {
+    const { app, sidecar } = testApp(script);
+    const tools = [{ type: "function", name: "notify", parameters: { type: "object", properties: {} } }];
+    await post(app, "/v1/responses/compact", { model: "m", instructions: "Be brief.", input: conversation, tools, stream: true });
+    const request = sidecar.lastCall?.request;
+    expect(request?.input.case).toBe("chat");
+    const chat = request?.input.case === "chat" ? request.input.value : undefined;
+    expect(chat?.tools).toEqual([]);
+    expect(chat?.messages.map((m) => [m.role, m.content])).toEqual([
+      [Role.SYSTEM, "Be brief."],
+      [Role.USER, "We agreed to launch on Tuesday."],
+      [Role.ASSISTANT, "Understood: Tuesday."],
+      [Role.TOOL, "notified"],
+      [Role.USER, "Anything else?"],
+      [Role.USER, COMPACTION_PROMPT],
+    ]);
+  });
+
+  it("requires model, as OpenAI does", async () => {
+    const { app, sidecar } = testApp(script);
+    const res = await post(app, "/v1/responses/compact", { input: "Compact this conversation." });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toEqual({
+      error: { message: "Missing required parameter: 'model'.", type: "invalid_request_error", param: "model", code: null },
+    });
+    expect(sidecar.calls).toHaveLength(0);
+  });
+
+  it("refuses previous_response_id by name", async () => {
+    const { app, sidecar } = testApp(script);
+    const res = await post(app, "/v1/responses/compact", { model: "m", input: "Hi", previous_response_id: "resp_1" });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toEqual({
+      error: {
+        message: "previous_response_id is not supported on /v1/responses/compact: send the whole conversation in 'input'.",
+        type: "invalid_request_error",
+        param: "previous_response_id",
+        code: null,
+      },
+    });
+    expect(sidecar.calls).toHaveLength(0);
+  });
+});
+
+describe("a compaction item in input", () => {
+  it("stands for its summary: a user message with the summary's opening", async () => {
+    const { app, sidecar } = testApp(script);
+    const input = [
+      { type: "message", role: "user", content: "We agreed to launch on Tuesday." },
+      { type: "compaction", id: "cmp_1", encrypted_content: sealCompaction(SUMMARY) },
+      { type: "message", role: "user", content: "Go on." },
+    ];
+    const res = await post(app, "/v1/responses", { model: "m", input });
+    expect(res.status).toBe(200);
+    const chat = sidecar.lastCall?.request.input;
+    expect(chat?.case === "chat" ? chat.value.messages.map((m) => [m.role, m.content]) : undefined).toEqual([
+      [Role.USER, "We agreed to launch on Tuesday."],
+      [Role.USER, `${SUMMARY_OPENING}${SUMMARY}`],
+      [Role.USER, "Go on."],
+    ]);
+  });
+
+  it("is refused when this server did not make it: another server's, a damaged one, a reasoning item's", async () => {
+    for (const encrypted of ["gAAAAABo-compacted-by-someone-else", "llm-edge.c1.!!!", sealReasoning(SUMMARY)]) {
+      const { app, sidecar } = testApp(script);
+      const res = await post(app, "/v1/responses", { model: "m", input: [{ type: "compaction", encrypted_content: encrypted }] });
+      expect(res.status).toBe(400);
+      expect(await res.json()).toEqual({
+        error: {
+          message:
+            "Invalid 'input[0].encrypted_content': is not a compaction this server made: send back the compaction item this server's " +
+            "/v1/responses/compact returned, unchanged",
+          type: "invalid_request_error",
+          param: "input[0].encrypted_content",
+          code: null,
+        },
+      });
+      expect(sidecar.calls).toHaveLength(0);
+    }
+  });
+});
+
+describe("sealed compaction", () => {
+  it("opens what it sealed, and is not read as reasoning (nor reasoning as a compaction)", () => {
+    for (const text of ["", SUMMARY, "22°C ☀️ 🦙\n<|im_end|>", "x".repeat(10_000)]) {
+      const sealed = sealCompaction(text);
+      expect(sealed).toMatch(/^llm-edge\.c1\.[A-Za-z0-9_-]*$/);
+      expect(openCompaction(sealed)).toBe(text);
+      expect(openReasoning(sealed)).toBeUndefined();
+      expect(openCompaction(sealReasoning(text))).toBeUndefined();
+    }
+    // Bytes that are not UTF-8 (0xff) are refused, not turned into U+FFFD.
+    expect(openCompaction("llm-edge.c1._w")).toBeUndefined();
+  });
+});
