@@ -8,6 +8,7 @@ import { COMPACTION_PROMPT, openCompaction, SUMMARY_OPENING, sealCompaction } fr
 import { openReasoning, sealReasoning } from "../../edge/protocols/openai-responses/encrypted-reasoning.js";
 import { FIXED_CREATED, FIXED_ID, post, testApp } from "../support/app.js";
 import { finish, start, token, type Step } from "../support/fake-sidecar.js";
+import { parseText } from "../support/sse.js";
 
 const SUMMARY = "Task: launch on Tuesday. Done: support notified. Next: nothing.";
 const script: Step[] = [
@@ -142,5 +143,52 @@ describe("sealed compaction", () => {
     }
     // Bytes that are not UTF-8 (0xff) are refused, not turned into U+FFFD.
     expect(openCompaction("llm-edge.c1._w")).toBeUndefined();
+  });
+});
+
+describe("a compaction_trigger as the last input item of /v1/responses (Codex's remote compaction)", () => {
+  const input = [...conversation, { type: "compaction_trigger" }];
+  const item = { id: `cmp_${FIXED_ID}`, type: "compaction", encrypted_content: sealCompaction(SUMMARY) };
+
+  it("streams one compaction item in place of the reply, then response.completed", async () => {
+    const { app, sidecar } = testApp(script);
+    const tools = [{ type: "function", name: "notify", parameters: { type: "object", properties: {} } }];
+    const res = await post(app, "/v1/responses", { model: "m", input, tools, stream: true });
+    expect(res.status).toBe(200);
+    const events = parseText(await res.text());
+    expect(events.map((e) => e.event ?? e.data)).toEqual([
+      "response.created",
+      "response.in_progress",
+      "response.output_item.added",
+      "response.output_item.done",
+      "response.completed",
+      "[DONE]",
+    ]);
+    expect(JSON.parse(events[3]!.data)).toEqual({ type: "response.output_item.done", output_index: 0, item, sequence_number: 3 });
+    const completed = JSON.parse(events[4]!.data) as { response: Record<string, unknown> };
+    expect(completed.response).toMatchObject({ status: "completed", output: [item], output_text: "", usage: { input_tokens: 40, output_tokens: 12 } });
+    const chat = sidecar.lastCall?.request.input;
+    expect(chat?.case === "chat" ? [chat.value.tools, chat.value.messages.at(-1)?.content] : undefined).toEqual([[], COMPACTION_PROMPT]);
+  });
+
+  it("answers the same item in a whole Response", async () => {
+    const { app } = testApp(script);
+    const res = await post(app, "/v1/responses", { model: "m", input });
+    expect(await res.json()).toMatchObject({ object: "response", status: "completed", output: [item] });
+  });
+
+  it("is refused anywhere but last", async () => {
+    const { app, sidecar } = testApp(script);
+    const res = await post(app, "/v1/responses", { model: "m", input: [{ type: "compaction_trigger" }, ...conversation] });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toEqual({
+      error: {
+        message: "Invalid 'input[0].type': a 'compaction_trigger' item must be the last input item",
+        type: "invalid_request_error",
+        param: "input[0].type",
+        code: null,
+      },
+    });
+    expect(sidecar.calls).toHaveLength(0);
   });
 });

@@ -2,7 +2,6 @@
 // conversation in `input` with the compaction prompt (compaction.ts); the answer is OpenAI's
 // `response.compaction` object whose output is the input's user messages followed by one
 // compaction item holding the sealed summary.
-import { collectBlocks } from "../../core/content.js";
 import { readJsonBody } from "../../core/body.js";
 import type { AppContext } from "../../core/context.js";
 import type { Endpoint, ResponseMeta } from "../../core/endpoint.js";
@@ -11,7 +10,7 @@ import { generateFor } from "../../core/serve.js";
 import { parseRequest } from "../../core/validation.js";
 import type { GenerationResult } from "../../sidecars/generation.js";
 import { openAiProtocol } from "../openai-common/protocol.js";
-import { COMPACTION_PROMPT, sealCompaction } from "./compaction.js";
+import { compactionItem, summaryOf } from "./compaction-stream.js";
 import { createResponsesStreamEncoder } from "./encoder.js";
 import { InvalidRequestError } from "../../base/errors.js";
 import { type ResponsesInputItem, type ResponsesRequest, responsesRequestSchema } from "./schema.js";
@@ -24,21 +23,12 @@ function inputItems(body: ResponsesRequest): ResponsesInputItem[] {
 }
 
 /**
- * The request the model summarises with: the conversation, then the compaction prompt as the last
- * user turn; no tools are offered (a summary is text), nothing is streamed or kept.
+ * The request the model summarises with: the conversation and a compaction_trigger, which
+ * to-request.ts turns into the compaction prompt as the last user turn, with no tools offered.
  */
 export function compactionBody(body: ResponsesRequest): ResponsesRequest {
-  const prompt: ResponsesInputItem = { type: "message", role: "user", content: COMPACTION_PROMPT };
-  return { ...body, input: [...inputItems(body), prompt], tools: null, tool_choice: null, text: null, stream: false, background: false };
-}
-
-/** The summary the model wrote: its text, without reasoning. */
-export function summaryOf(result: GenerationResult): string {
-  return collectBlocks(result)
-    .filter((block) => block.kind === "text")
-    .map((block) => block.text)
-    .join("\n")
-    .trim();
+  const items = inputItems(body).filter((item) => item.type !== "compaction_trigger");
+  return { ...body, input: [...items, { type: "compaction_trigger" }], stream: false, background: false };
 }
 
 /** OpenAI's CompactedResponse: the input's user messages, then the compaction item. */
@@ -48,7 +38,7 @@ export function encodeCompaction(body: ResponsesRequest, meta: ResponseMeta, res
       ? [{ id: `msg_${meta.newId()}`, type: "message", status: "completed", role: "user", content: userContent(item.content) }]
       : [],
   );
-  const compaction = { id: `cmp_${meta.newId()}`, type: "compaction", encrypted_content: sealCompaction(summaryOf(result)) };
+  const compaction = compactionItem(meta, summaryOf(result));
   return { id: meta.id, object: "response.compaction", created_at: meta.created, output: [...users, compaction], usage: responsesUsage(result.finish) };
 }
 

@@ -38,7 +38,8 @@ import {
   type ReasoningTextPart,
   type ResponseState,
 } from "./response.js";
-import type { ResponsesRequest } from "./schema.js";
+import { compactionTriggered, type ResponsesRequest } from "./schema.js";
+import { createCompactionStreamEncoder, encodeCompactionResponse } from "./compaction-stream.js";
 import { responsesFinish } from "./finish.js";
 import { responsesUsage } from "./usage.js";
 
@@ -140,6 +141,7 @@ function itemEvents(meta: ResponseMeta, options: ItemOptions, event: (type: stri
 }
 
 export function createResponsesStreamEncoder(body: ResponsesRequest, meta: ResponseMeta): StreamEncoder {
+  if (compactionTriggered(body)) return createCompactionStreamEncoder(body, meta);
   let sequence = 0;
   const event = (type: string, fields: Record<string, unknown>): SseEvent => jsonEvent({ type, ...fields, sequence_number: sequence++ }, type);
   const output = itemEvents(meta, itemOptions(body), event);
@@ -179,6 +181,7 @@ export function createResponsesStreamEncoder(body: ResponsesRequest, meta: Respo
 }
 
 export function encodeResponse(body: ResponsesRequest, meta: ResponseMeta, result: GenerationResult): Record<string, unknown> {
+  if (compactionTriggered(body)) return encodeCompactionResponse(body, meta, result);
   const ending = responsesFinish(result.finish) ?? { status: "completed", incomplete_details: null };
   const status: ItemStatus = ending.status === "completed" ? "completed" : "incomplete";
   const options = itemOptions(body);

@@ -54,7 +54,14 @@ export interface FunctionCallItem {
   namespace?: string;
 }
 
-export type OutputItem = MessageItem | ReasoningItem | FunctionCallItem;
+/** The answer to a compaction: the model's summary, sealed (compaction.ts; docs/contract.md, "Compaction"). */
+export interface CompactionItem {
+  id: string;
+  type: "compaction";
+  encrypted_content: string;
+}
+
+export type OutputItem = MessageItem | ReasoningItem | FunctionCallItem | CompactionItem;
 
 export function outputTextPart(text: string): OutputTextPart {
   return { type: "output_text", text, annotations: [], logprobs: [] };

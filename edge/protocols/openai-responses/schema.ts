@@ -89,13 +89,19 @@ const compactionItem = z.object({ type: z.literal("compaction"), encrypted_conte
   return { type: "compaction" as const, summary };
 });
 
-const ITEM_TYPES = ["message", "function_call", "function_call_output", "reasoning", "compaction"];
+/**
+ * `compaction_trigger` (OpenAI's compaction inside a Responses request, as Codex's remote compaction
+ * sends it): the reply is one compaction item in place of an answer; only as the last input item.
+ */
+const compactionTriggerItem = z.object({ type: z.literal("compaction_trigger"), metadata: z.unknown().optional() });
+
+const ITEM_TYPES = ["message", "function_call", "function_call_output", "reasoning", "compaction", "compaction_trigger"];
 
 /** An input item; a message may leave out its `type`. */
 export const inputItem = z.preprocess(
   (item) =>
     typeof item === "object" && item !== null && !Array.isArray(item) && (item as { type?: unknown }).type == null ? { ...item, type: "message" } : item,
-  z.discriminatedUnion("type", [messageItem, functionCallItem, functionCallOutputItem, reasoningItem, compactionItem], {
+  z.discriminatedUnion("type", [messageItem, functionCallItem, functionCallOutputItem, reasoningItem, compactionItem, compactionTriggerItem], {
     error: (issue) => {
       if (issue.code !== "invalid_union" || issue.note !== "No matching discriminator") return undefined;
       const type = String((issue.input as { type?: unknown } | undefined)?.type);
@@ -213,6 +219,12 @@ export const responsesRequestSchema = z
       ctx.addIssue({ code: "custom", path: ["tool_choice"], message: '"required" needs at least one function tool' });
     }
     if (typeof body.input !== "string") {
+      const last = body.input.length - 1;
+      body.input.forEach((item, i) => {
+        if (item.type === "compaction_trigger" && i !== last) {
+          ctx.addIssue({ code: "custom", path: ["input", i, "type"], message: "a 'compaction_trigger' item must be the last input item" });
+        }
+      });
       const ledger = new CallLedger();
       body.input.forEach((item, i) => {
         if (!("call_id" in item)) return;
@@ -224,3 +236,8 @@ export const responsesRequestSchema = z
   });
 
 export type ResponsesRequest = z.output<typeof responsesRequestSchema>;
+
+/** Whether the request asks for a compaction (its last input item is a compaction_trigger): docs/contract.md, "Compaction". */
+export function compactionTriggered(body: Pick<ResponsesRequest, "input">): boolean {
+  return typeof body.input !== "string" && body.input.at(-1)?.type === "compaction_trigger";
+}

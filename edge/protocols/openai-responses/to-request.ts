@@ -1,7 +1,7 @@
 // A validated Responses body → the proto's GenerateRequest (input items, instructions, tools,
 // format, reasoning, limits).
 import { openReasoning } from "./encrypted-reasoning.js";
-import { summaryMessage } from "./compaction.js";
+import { COMPACTION_PROMPT, summaryMessage } from "./compaction.js";
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { effortBudget } from "../../fields/reasoning-effort.js";
 import {
@@ -16,7 +16,7 @@ import { toProtoRole } from "../../fields/roles.js";
 import { retentionMarks } from "../openai-common/prompt-cache.js";
 import { textFormatConstraint } from "../openai-common/response-format.js";
 import { tokenLimit } from "../../fields/fields.js";
-import type { ResponsesInputItem, ResponsesMessageItem, ResponsesRequest } from "./schema.js";
+import { compactionTriggered, type ResponsesInputItem, type ResponsesMessageItem, type ResponsesRequest } from "./schema.js";
 import { functionTools } from "./tools.js";
 
 type MessageInit = MessageInitShape<typeof ChatMessageSchema>;
@@ -58,6 +58,10 @@ function toMessages(items: readonly ResponsesInputItem[]): MessageInit[] {
         // The summary, as text through the template: never raw tokens (docs/contract.md, "Compaction").
         out.push({ role: Role.USER, content: summaryMessage(item.summary) });
         break;
+      case "compaction_trigger":
+        // Always last (schema.ts): the compaction prompt is the last user turn instead.
+        out.push({ role: Role.USER, content: COMPACTION_PROMPT });
+        break;
       case "function_call_output":
         out.push({ role: Role.TOOL, toolCallId: item.call_id, content: toText(item.output) });
         break;
@@ -89,8 +93,12 @@ function toolChoiceInit(body: ResponsesRequest): Pick<MessageInitShape<typeof Ch
   return { toolChoice: { auto: ToolChoice.AUTO, none: ToolChoice.NONE, required: ToolChoice.REQUIRED }[choice] };
 }
 
-/** `instructions` is the first, system message; a string `input` is one user message. */
-export function toGenerateRequest(body: ResponsesRequest): GenerateRequest {
+/**
+ * `instructions` is the first, system message; a string `input` is one user message. A compaction
+ * (a last compaction_trigger item) offers no tools and takes no output format: the summary is text.
+ */
+export function toGenerateRequest(request: ResponsesRequest): GenerateRequest {
+  const body = compactionTriggered(request) ? { ...request, tools: null, tool_choice: null, text: null } : request;
   const items = typeof body.input === "string" ? [{ role: Role.USER, content: body.input }] : toMessages(body.input);
   const instructions = body.instructions ?? "";
   const sampling: { temperature?: number; topP?: number; presencePenalty?: number; frequencyPenalty?: number } = {};
