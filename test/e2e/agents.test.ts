@@ -144,6 +144,23 @@ describe("coding agents against the server (Node edge)", () => {
     AGENT_TIMEOUT_MS + 10_000,
   );
 
+  it(
+    "Codex CLI: a session past its auto-compact limit compacts through the server mid-way, then completes its task",
+    async () => {
+      // The first prompt (~44,000 tokens) is over the limit: after the get_goal call Codex compacts before it goes on.
+      const settings = ["model_context_window = 65536", "model_auto_compact_token_limit = 30000"];
+      const dirs = agentDirs();
+      const { run, posts } = await recorded(stack.edge.url, (url) => runCodex(url, "What is the current goal?", dirs, "agent", settings));
+      rmSync(dirs.home, { recursive: true, force: true });
+      rmSync(dirs.work, { recursive: true, force: true });
+      const shapes = posts.map((p) => `${p.path} ${((p.body as { input?: CodexItem[] }).input ?? []).map((i) => i.type ?? "message").join(",")}`);
+      expect(run.code, `${run.stderr}\n${shapes.join("\n")}`).toBe(0);
+      expect(lastLine(run.stdout), shapes.join("\n")).toBe(RESULT);
+      expect(shapes).toEqual([]);
+    },
+    AGENT_TIMEOUT_MS + 10_000,
+  );
+
   describe("under workerd (wrangler dev), the same sidecar", () => {
     let wrangler: Wrangler;
     beforeAll(async () => {

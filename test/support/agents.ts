@@ -119,12 +119,16 @@ export function runClaudeCode(baseUrl: string, prompt: string, { home, work }: A
   );
 }
 
-/** Codex's config.toml: the server as a Responses provider, analytics, feedback and update checks off. */
-export function codexConfig(baseUrl: string, model: string): string {
+/**
+ * Codex's config.toml: the server as a Responses provider, analytics, feedback and update checks
+ * off; `settings` are more top-level lines (e.g. `model_auto_compact_token_limit = 30000`).
+ */
+export function codexConfig(baseUrl: string, model: string, settings: readonly string[] = []): string {
   return [
     `model = "${model}"`,
     `model_provider = "local"`,
     `check_for_update_on_startup = false`,
+    ...settings,
     `[model_providers.local]`,
     `name = "llm-edge"`,
     `base_url = "${baseUrl}/v1"`,
@@ -141,8 +145,14 @@ export function codexConfig(baseUrl: string, model: string): string {
 }
 
 /** `codex exec <prompt>` with a custom model provider whose base_url is the server's /v1, in a private working folder. */
-export function runCodex(baseUrl: string, prompt: string, { home, work }: AgentDirs = agentDirs(), model = "agent"): Promise<AgentRun> {
-  writeFileSync(join(home, "config.toml"), codexConfig(baseUrl, model));
+export function runCodex(
+  baseUrl: string,
+  prompt: string,
+  { home, work }: AgentDirs = agentDirs(),
+  model = "agent",
+  settings: readonly string[] = [],
+): Promise<AgentRun> {
+  writeFileSync(join(home, "config.toml"), codexConfig(baseUrl, model, settings));
   return run("codex", ["exec", "--skip-git-repo-check", prompt], { HOME: home, CODEX_HOME: home, LOCAL_API_KEY: "sk-local-agent" }, work);
 }
 
