@@ -1,7 +1,7 @@
 // The official `openai` client's Responses API (responses.create, streaming and not, and
 // responses.stream()) against the edge on Node and a real sidecar running the scripted
 // model; and one conversation's usage through all three chat-like protocols, which must
-// all be the sidecar's own counts.
+// all be the sidecar's own counts; responses.compact, and its compaction item sent back.
 //
 // Responses streams typed events, and usage comes on the terminal event inside the whole
 // Response (docs/contract.md, "OpenAI Responses").
@@ -12,6 +12,9 @@ import { checkResponsesStream } from "../support/contract.js";
 import { startStack, type Stack } from "../support/edge.js";
 import { readEvents } from "../support/sse.js";
 import { CHAT_REPLY, CHAT_REPLY_TOKENS, chatPromptTokens } from "../support/scripted.js";
+import { clientsFor } from "../support/sidecar.js";
+import { Role } from "../../proto/gen/inference/v1/inference_pb.js";
+import { sealCompaction, SUMMARY_OPENING } from "../../edge/protocols/openai-responses/compaction.js";
 
 let stack: Stack;
 let client: OpenAI;
@@ -162,5 +165,49 @@ describe("one conversation, three protocols, the same sidecar counts", () => {
     expect(message.usage.input_tokens + (message.usage.cache_read_input_tokens ?? 0)).toBe(expected);
     expect(message.usage.output_tokens).toBe(CHAT_REPLY_TOKENS);
     expect(response.usage).toMatchObject({ input_tokens: expected, output_tokens: CHAT_REPLY_TOKENS });
+  });
+});
+
+describe('responses.compact (docs/contract.md, "Compaction")', () => {
+  it("compacts a conversation with the model's summary; the item sent back stands for it in the next turn", async () => {
+    const input: OpenAI.Responses.ResponseInputItem[] = [
+      { role: "user", content: "We agreed to launch on Tuesday." },
+      { role: "assistant", content: "Understood: Tuesday." },
+    ];
+    const compacted = await client.responses.compact({ model: "m", input });
+    expect(compacted).toMatchObject({
+      object: "response.compaction",
+      output: [
+        { type: "message", role: "user", content: [{ type: "input_text", text: "We agreed to launch on Tuesday." }] },
+        { type: "compaction", encrypted_content: sealCompaction(CHAT_REPLY) },
+      ],
+    });
+    expect(compacted.id).toMatch(/^resp_/);
+    const prompt = compacted.usage.input_tokens;
+    expect(compacted.usage).toMatchObject({ output_tokens: CHAT_REPLY_TOKENS, total_tokens: prompt + CHAT_REPLY_TOKENS });
+    // The compacted output as the next turn's input: the summary is a user message in the prompt.
+    const next = [...(compacted.output as OpenAI.Responses.ResponseInputItem[]), { role: "user" as const, content: "Go on." }];
+    const response = await client.responses.create({ model: "m", input: next });
+    expect(response.output_text).toBe(CHAT_REPLY);
+    const { tokens } = await clientsFor(stack.sidecar.url).grpc.tokenize({
+      input: {
+        case: "chat",
+        value: {
+          messages: [
+            { role: Role.USER, content: "We agreed to launch on Tuesday." },
+            { role: Role.USER, content: `${SUMMARY_OPENING}${CHAT_REPLY}` },
+            { role: Role.USER, content: "Go on." },
+          ],
+        },
+      },
+    });
+    expect(response.usage?.input_tokens).toBe(tokens.length);
+  });
+
+  it("another server's compaction item is a 400 naming it", async () => {
+    const error = (await client.responses
+      .create({ model: "m", input: [{ type: "compaction", encrypted_content: "gAAAAABo-someone-else" }] })
+      .catch((e: unknown) => e)) as APIError;
+    expect([error.status, error.param]).toEqual([400, "input[0].encrypted_content"]);
   });
 });
