@@ -169,6 +169,17 @@ describe("one conversation, three protocols, the same sidecar counts", () => {
 });
 
 describe('responses.compact (docs/contract.md, "Compaction")', () => {
+  // The compaction prompt does not fit the 256-token context of the other tests' sidecar.
+  let wide: Stack;
+  let client: OpenAI;
+  beforeAll(async () => {
+    wide = await startStack({ contextSize: 2048 });
+    client = new OpenAI({ baseURL: wide.baseURL, apiKey: "not-needed", maxRetries: 0 });
+  });
+  afterAll(async () => {
+    await wide?.stop();
+  });
+
   it("compacts a conversation with the model's summary; the item sent back stands for it in the next turn", async () => {
     const input: OpenAI.Responses.ResponseInputItem[] = [
       { role: "user", content: "We agreed to launch on Tuesday." },
@@ -189,7 +200,7 @@ describe('responses.compact (docs/contract.md, "Compaction")', () => {
     const next = [...(compacted.output as OpenAI.Responses.ResponseInputItem[]), { role: "user" as const, content: "Go on." }];
     const response = await client.responses.create({ model: "m", input: next });
     expect(response.output_text).toBe(CHAT_REPLY);
-    const { tokens } = await clientsFor(stack.sidecar.url).grpc.tokenize({
+    const { tokens } = await clientsFor(wide.sidecar.url).grpc.tokenize({
       input: {
         case: "chat",
         value: {
