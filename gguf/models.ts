@@ -145,8 +145,8 @@ export const AGENT_READ_PIECES = [
   "\n",
   "</tool_call>",
 ];
-/** The `agent` model's summary when asked to compact (test/e2e/agents.test.ts, compaction). */
-export const AGENT_SUMMARY = "The session was compacted: the user asked for the current goal, and get_goal answered that there is none.";
+/** The `agent` model's summary when asked to compact (test/e2e/agents.test.ts): " compacted" is a token of its own in it (not " compacted:"). */
+export const AGENT_SUMMARY = "The session was compacted to go on: the user asked for the current goal, and get_goal answered that there is none.";
 /** The `agent` model's call of Codex's `get_goal` tool (no arguments). */
 export const AGENT_GOAL_PIECES = ["<tool_call>", "\n", '{"name": "', "get_goal", '", "arguments": ', "{}", "}", "\n", "</tool_call>"];
 

@@ -6,7 +6,8 @@
 // saved, texts redacted, to test/fixtures/agents/ for the unit tests (test/edge/agent-fixtures.test.ts).
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ensureModels } from "../../gguf/models.js";
+import { AGENT_SUMMARY, ensureModels } from "../../gguf/models.js";
+import { sealCompaction } from "../../edge/protocols/openai-responses/compaction.js";
 import {
   AGENT_TIMEOUT_MS,
   agentDirs,
@@ -144,19 +145,47 @@ describe("coding agents against the server (Node edge)", () => {
     AGENT_TIMEOUT_MS + 10_000,
   );
 
+  /** Codex with an auto-compact limit below its first prompt (~44,000 tokens): the posts' paths and input item types. */
+  async function compactingCodex(providerName?: string): Promise<{ run: AgentRun; posts: RecordedRequest[]; shapes: string[] }> {
+    const settings = ["model_context_window = 65536", "model_auto_compact_token_limit = 30000"];
+    const dirs = agentDirs();
+    const options = { settings, ...(providerName === undefined ? {} : { providerName }) };
+    const { run, posts } = await recorded(stack.edge.url, (url) => runCodex(url, "What is the current goal?", dirs, "agent", options)).finally(() => {
+      for (const dir of Object.values(dirs)) rmSync(dir, { recursive: true, force: true });
+    });
+    const shapes = posts.map((p) => `${p.path} ${((p.body as { input?: CodexItem[] }).input ?? []).map((i) => i.type ?? "message").join(",")}`);
+    expect(run.code, `${run.stderr}\n${shapes.join("\n")}`).toBe(0);
+    expect(lastLine(run.stdout), shapes.join("\n")).toBe(RESULT);
+    return { run, posts, shapes };
+  }
+
   it(
-    "Codex CLI: a session past its auto-compact limit compacts through the server mid-way, then completes its task",
+    "Codex CLI past its auto-compact limit, its own provider: it compacts locally (its prompt, the served model's summary) mid-way, then completes",
     async () => {
-      // The first prompt (~44,000 tokens) is over the limit: after the get_goal call Codex compacts before it goes on.
-      const settings = ["model_context_window = 65536", "model_auto_compact_token_limit = 30000"];
-      const dirs = agentDirs();
-      const { run, posts } = await recorded(stack.edge.url, (url) => runCodex(url, "What is the current goal?", dirs, "agent", settings));
-      rmSync(dirs.home, { recursive: true, force: true });
-      rmSync(dirs.work, { recursive: true, force: true });
-      const shapes = posts.map((p) => `${p.path} ${((p.body as { input?: CodexItem[] }).input ?? []).map((i) => i.type ?? "message").join(",")}`);
-      expect(run.code, `${run.stderr}\n${shapes.join("\n")}`).toBe(0);
-      expect(lastLine(run.stdout), shapes.join("\n")).toBe(RESULT);
-      expect(shapes).toEqual([]);
+      const { posts, shapes } = await compactingCodex();
+      expect(shapes).toEqual([
+        "/v1/responses message,message,message,message",
+        "/v1/responses message,message,message,message,function_call,function_call_output,message",
+        "/v1/responses message,message,message,message,message",
+      ]);
+      const summary = (posts[2]!.body as { input: { content: { text: string }[] }[] }).input.at(-1)?.content[0]?.text;
+      expect(summary?.endsWith(`\n${AGENT_SUMMARY}`)).toBe(true);
+    },
+    AGENT_TIMEOUT_MS + 10_000,
+  );
+
+  it(
+    "Codex CLI past its auto-compact limit, OpenAI's provider name: it compacts through the server " +
+      "(compaction_trigger → one compaction item), sends the item back, completes",
+    async () => {
+      const { posts, shapes } = await compactingCodex("OpenAI");
+      expect(shapes).toEqual([
+        "/v1/responses message,message,message,message",
+        "/v1/responses message,message,message,message,function_call,function_call_output,compaction_trigger",
+        "/v1/responses message,message,message,message,compaction",
+      ]);
+      const item = (posts[2]!.body as { input: Record<string, unknown>[] }).input.at(-1);
+      expect(item).toMatchObject({ type: "compaction", encrypted_content: sealCompaction(AGENT_SUMMARY) });
     },
     AGENT_TIMEOUT_MS + 10_000,
   );

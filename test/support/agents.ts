@@ -40,7 +40,7 @@ export interface AgentRun {
  * takes 15–40 s on 2 idle cores (a cold 44,000-token prompt is most of it); the bound leaves room
  * for a loaded machine.
  */
-export const AGENT_TIMEOUT_MS = 180_000;
+export const AGENT_TIMEOUT_MS = Number(process.env["AGENT_TIMEOUT_MS"] ?? 180_000);
 
 /**
  * No network but the server: every other connection goes to a proxy on a closed port of
@@ -119,18 +119,22 @@ export function runClaudeCode(baseUrl: string, prompt: string, { home, work }: A
   );
 }
 
-/**
- * Codex's config.toml: the server as a Responses provider, analytics, feedback and update checks
- * off; `settings` are more top-level lines (e.g. `model_auto_compact_token_limit = 30000`).
- */
-export function codexConfig(baseUrl: string, model: string, settings: readonly string[] = []): string {
+/** More of Codex's configuration: top-level lines (e.g. `model_auto_compact_token_limit = 30000`), the provider's name. */
+export interface CodexOptions {
+  readonly settings?: readonly string[];
+  /** The provider's `name`: Codex compacts through the server (remote compaction) only for "OpenAI"'s. */
+  readonly providerName?: string;
+}
+
+/** Codex's config.toml: the server as a Responses provider, analytics, feedback and update checks off. */
+export function codexConfig(baseUrl: string, model: string, { settings = [], providerName = "llm-edge" }: CodexOptions = {}): string {
   return [
     `model = "${model}"`,
     `model_provider = "local"`,
     `check_for_update_on_startup = false`,
     ...settings,
     `[model_providers.local]`,
-    `name = "llm-edge"`,
+    `name = "${providerName}"`,
     `base_url = "${baseUrl}/v1"`,
     `wire_api = "responses"`,
     `env_key = "LOCAL_API_KEY"`,
@@ -150,9 +154,9 @@ export function runCodex(
   prompt: string,
   { home, work }: AgentDirs = agentDirs(),
   model = "agent",
-  settings: readonly string[] = [],
+  options: CodexOptions = {},
 ): Promise<AgentRun> {
-  writeFileSync(join(home, "config.toml"), codexConfig(baseUrl, model, settings));
+  writeFileSync(join(home, "config.toml"), codexConfig(baseUrl, model, options));
   return run("codex", ["exec", "--skip-git-repo-check", prompt], { HOME: home, CODEX_HOME: home, LOCAL_API_KEY: "sk-local-agent" }, work);
 }
 
