@@ -40,7 +40,7 @@ export interface AgentRun {
  * takes 15–40 s on 2 idle cores (a cold 44,000-token prompt is most of it); the bound leaves room
  * for a loaded machine.
  */
-export const AGENT_TIMEOUT_MS = Number(process.env["AGENT_TIMEOUT_MS"] ?? 180_000);
+export const AGENT_TIMEOUT_MS = 180_000;
 
 /**
  * No network but the server: every other connection goes to a proxy on a closed port of
