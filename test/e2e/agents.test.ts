@@ -2,9 +2,10 @@
 // scripted model (gguf/models.ts): each exits 0 with the model's reply, on a plain prompt and on
 // a tool loop through one of its own tools (Claude Code's Read of a file in its private working
 // folder; Codex's get_goal); Codex past its auto-compact limit, compacting mid-way (docs/contract.md,
-// "Compaction"), locally and through the server; under workerd (wrangler dev), the plain prompt of each. The recording proxy in front of the edge shows what arrives: the
-// agent's tool result goes back with the call's id. With RECORD_AGENT_FIXTURES=1 the requests are
-// saved, texts redacted, to test/fixtures/agents/ for the unit tests (test/edge/agent-fixtures.test.ts).
+// "Compaction"), locally and through the server; under workerd (wrangler dev), the plain prompt of
+// each. The recording proxy in front of the edge shows what arrives: the agent's tool result goes
+// back with the call's id. With RECORD_AGENT_FIXTURES=1 the requests are saved, texts redacted, to
+// test/fixtures/agents/ for the unit tests (test/edge/agent-fixtures.test.ts).
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AGENT_SUMMARY, ensureModels } from "../../gguf/models.js";
