@@ -1,12 +1,12 @@
 // The `agent` scripted model (gguf/models.ts, AGENT_SPEC) for the coding-agent tests: its scripts
 // by mode, the RoPE pairs its previous-token head needs for its 131,072-token context, and through
-// real llama.cpp (node-llama-cpp's Qwen wrapper) the answer to each. The agents' own long prompts
+// real llama.cpp (node-llama-cpp's Qwen wrapper) the answer to each, the compaction summary included. The agents' own long prompts
 // (35,000–45,000 tokens) go through it in test/e2e/agents.test.ts.
 import type { ChatHistoryItem, ChatModelFunctions, ChatWrapper, LlamaContext, LlamaModel, Token } from "node-llama-cpp";
 import { loadChatModel, type ChatModel } from "./support/chat-model.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { byteTokenId, byteTokenPiece } from "../gguf/llama.js";
-import { AGENT_SPEC, ensureModels } from "../gguf/models.js";
+import { AGENT_SPEC, AGENT_SUMMARY, ensureModels } from "../gguf/models.js";
 import { buildContextualModel, previousPairs } from "../gguf/scripted.js";
 
 const READ_PIECES = [
@@ -27,6 +27,11 @@ const READ_PIECES = [
 const GOAL_PIECES = ["<tool_call>", "<0x0A>", '{"name": "', "get_goal", '", "arguments": ', "{}", "}", "<0x0A>", "</tool_call>", "<|im_end|>"];
 const RESULT_PIECES = ["Done,", " the", " tool", " call", " worked.", "<|im_end|>"];
 const PLAIN_PIECES = ["Hi", " there", "<|im_end|>"];
+// AGENT_SUMMARY: " compacted" is a piece of its own, the trigger of the answer after a compaction.
+const SUMMARY_PIECES = [
+  ...["The", " session", " was", " compacted", " to", " go", " on:", " the", " user", " asked", " for", " the", " current", " goal,"],
+  ...[" and", " get_", "goal", " answered", " that", " there", " is", " none.", "<|im_end|>"],
+];
 
 /** The previous-token head's score at distance δ, over the peak's: Σ cos((δ − 1)/2^i) − pairs. */
 function scoreBelowPeak(pairs: number, delta: number): number {
@@ -51,7 +56,7 @@ describe("the agent model's build", () => {
     expect(runnerUp(16, 131_072)).toBeLessThan(-0.46);
   });
 
-  it("scripts a plain answer, the Read call, the get_goal call and the answer after a result, by mode", () => {
+  it("scripts a plain answer, the Read call, the get_goal call, the answer after a result or a compaction, and the summary, by mode", () => {
     const built = buildContextualModel(AGENT_SPEC);
     expect(built.shape.contextLength).toBe(131_072);
     expect(built.scripts.map((s) => [s.mode, s.pieces])).toEqual([
@@ -59,6 +64,8 @@ describe("the agent model's build", () => {
       ["read", READ_PIECES],
       ["goal", GOAL_PIECES],
       ["result", RESULT_PIECES],
+      ["compacted", RESULT_PIECES],
+      ["summary", SUMMARY_PIECES],
     ]);
   });
 });
@@ -119,5 +126,13 @@ describe("the agent model in llama.cpp", () => {
     expect((await reply([{ type: "user", text: "What is the current goal?" }])).pieces).toEqual(GOAL_PIECES);
     const result: ChatHistoryItem = { type: "model", response: [{ type: "functionCall", name: "get_goal", params: {}, result: { goal: null } }] };
     expect((await reply([{ type: "user", text: "What is the current goal?" }, result])).pieces).toEqual(RESULT_PIECES);
+  });
+
+  it("writes its summary on a compaction prompt (' handoff', over a tool result), and answers a compacted session (' compacted', over ' goal?')", async () => {
+    const result: ChatHistoryItem = { type: "model", response: [{ type: "functionCall", name: "get_goal", params: {}, result: { goal: null } }] };
+    const compact: ChatHistoryItem = { type: "user", text: "Write a handoff summary of this conversation." };
+    expect((await reply([{ type: "user", text: "What is the current goal?" }, result, compact])).pieces).toEqual(SUMMARY_PIECES);
+    const summary: ChatHistoryItem = { type: "user", text: AGENT_SUMMARY };
+    expect((await reply([{ type: "user", text: "What is the current goal?" }, summary])).pieces).toEqual(RESULT_PIECES);
   });
 });
