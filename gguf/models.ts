@@ -145,8 +145,8 @@ export const AGENT_READ_PIECES = [
   "\n",
   "</tool_call>",
 ];
-/** The `agent` model's summary when asked to compact (test/e2e/agents.test.ts): " compacted" is a token of its own in it (not " compacted:"). */
-export const AGENT_SUMMARY = "The session was compacted to go on: the user asked for the current goal, and get_goal answered that there is none.";
+/** The `agent` model's summary when asked to compact (test/e2e/agents.test.ts): " recapped" is a token of its own in it. */
+export const AGENT_SUMMARY = "The session was recapped to go on: the user asked for the current goal, and get_goal answered that there is none.";
 /** The `agent` model's call of Codex's `get_goal` tool (no arguments). */
 export const AGENT_GOAL_PIECES = ["<tool_call>", "\n", '{"name": "', "get_goal", '", "arguments": ', "{}", "}", "\n", "</tool_call>"];
 
@@ -157,9 +157,11 @@ export const AGENT_GOAL_PIECES = ["<tool_call>", "\n", '{"name": "', "get_goal",
  * - " notes.txt" in the prompt (e.g. "Read notes.txt") → `Read` of `notes.txt` (AGENT_READ_PIECES);
  * - " goal?" (e.g. "What is the current goal?") → `get_goal` with `{}`;
  * - a tool result (`<tool_response>`, which outranks both) → "Done, the tool call worked.";
- * - " compacted" (a compacted session: this server's summary opening, and the summary below) → the
- *   same, outranking the three above;
- * - " handoff" (a compaction prompt: this server's, and Codex's own) → AGENT_SUMMARY, outranking all;
+ * - " recapped" (a compacted session: the summary below, AGENT_SUMMARY) → the same, outranking the
+ *   three above;
+ * - " CHECKPOINT" (a compaction prompt: this server's "CONTEXT CHECKPOINT." and Codex's own "CONTEXT
+ *   CHECKPOINT COMPACTION") → AGENT_SUMMARY, outranking all. Neither word is in the agents' own
+ *   prompts (Claude Code's holds " handoff" and may hold " compacted").
  * - otherwise → "Hi there".
  * Every reply ends with `<|im_end|>`. Both calls only read: a file of Claude Code's working
  * folder; Codex's thread goal (there is none).
@@ -174,8 +176,8 @@ export const AGENT_SPEC: ContextualSpec = {
     { name: "read", trigger: " notes.txt" },
     { name: "goal", trigger: " goal?" },
     { name: "result", trigger: "<tool_response>" },
-    { name: "compacted", trigger: " compacted" },
-    { name: "summary", trigger: " handoff" },
+    { name: "compacted", trigger: " recapped" },
+    { name: "summary", trigger: " CHECKPOINT" },
   ],
   scripts: [
     { after: ["\n"], reply: "Hi there", end: "im_end" },

@@ -27,9 +27,9 @@ const READ_PIECES = [
 const GOAL_PIECES = ["<tool_call>", "<0x0A>", '{"name": "', "get_goal", '", "arguments": ', "{}", "}", "<0x0A>", "</tool_call>", "<|im_end|>"];
 const RESULT_PIECES = ["Done,", " the", " tool", " call", " worked.", "<|im_end|>"];
 const PLAIN_PIECES = ["Hi", " there", "<|im_end|>"];
-// AGENT_SUMMARY: " compacted" is a piece of its own, the trigger of the answer after a compaction.
+// AGENT_SUMMARY: " recapped" is a piece of its own, the trigger of the answer after a compaction.
 const SUMMARY_PIECES = [
-  ...["The", " session", " was", " compacted", " to", " go", " on:", " the", " user", " asked", " for", " the", " current", " goal,"],
+  ...["The", " session", " was", " recapped", " to", " go", " on:", " the", " user", " asked", " for", " the", " current", " goal,"],
   ...[" and", " get_", "goal", " answered", " that", " there", " is", " none.", "<|im_end|>"],
 ];
 
@@ -128,9 +128,9 @@ describe("the agent model in llama.cpp", () => {
     expect((await reply([{ type: "user", text: "What is the current goal?" }, result])).pieces).toEqual(RESULT_PIECES);
   });
 
-  it("writes its summary on a compaction prompt (' handoff', over a tool result), and answers a compacted session (' compacted', over ' goal?')", async () => {
+  it("writes its summary on a compaction prompt (' CHECKPOINT', over a tool result); answers a compacted session (' recapped', over ' goal?')", async () => {
     const result: ChatHistoryItem = { type: "model", response: [{ type: "functionCall", name: "get_goal", params: {}, result: { goal: null } }] };
-    const compact: ChatHistoryItem = { type: "user", text: "Write a handoff summary of this conversation." };
+    const compact: ChatHistoryItem = { type: "user", text: "CONTEXT CHECKPOINT. Write a handoff summary of this conversation." };
     expect((await reply([{ type: "user", text: "What is the current goal?" }, result, compact])).pieces).toEqual(SUMMARY_PIECES);
     const summary: ChatHistoryItem = { type: "user", text: AGENT_SUMMARY };
     expect((await reply([{ type: "user", text: "What is the current goal?" }, summary])).pieces).toEqual(RESULT_PIECES);
