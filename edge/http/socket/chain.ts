@@ -19,6 +19,13 @@ function inputItems(input: unknown): unknown[] {
   return Array.isArray(input) ? input : [input];
 }
 
+/** A turn's body as sent, and when it continues the socket's response: its id and how many context items come first. */
+export interface Continued {
+  readonly body: CreateBody;
+  readonly fromSocket: string | undefined;
+  readonly base: number;
+}
+
 export class ConnectionChain {
   private latest: Latest | undefined;
 
@@ -26,11 +33,11 @@ export class ConnectionChain {
    * The body to send for `body`: when its previous_response_id is this socket's latest response,
    * that response's context and the new input, without the id (stored or not); else `body` as it is.
    */
-  continued(body: CreateBody): { body: CreateBody; fromSocket: string | undefined } {
+  continued(body: CreateBody): Continued {
     const id = body["previous_response_id"];
-    if (this.latest === undefined || typeof id !== "string" || id !== this.latest.id) return { body, fromSocket: undefined };
+    if (this.latest === undefined || typeof id !== "string" || id !== this.latest.id) return { body, fromSocket: undefined, base: 0 };
     const { previous_response_id: _dropped, ...rest } = body;
-    return { body: { ...rest, input: [...this.latest.items, ...inputItems(body["input"])] }, fromSocket: id };
+    return { body: { ...rest, input: [...this.latest.items, ...inputItems(body["input"])] }, fromSocket: id, base: this.latest.items.length };
   }
 
   /**

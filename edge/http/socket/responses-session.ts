@@ -7,6 +7,7 @@
 import { ConnectionChain, type CreateBody } from "./chain.js";
 import type { SocketPort, SocketSession } from "./port.js";
 import { sseData } from "./sse-reader.js";
+import { shifted } from "../../state/responses/input.js";
 
 /** The headers of the upgrade that are the WebSocket's own, not the requests made for it. */
 const SOCKET_HEADERS = /^(connection|upgrade|content-length|transfer-encoding|sec-websocket-.*)$/i;
@@ -66,7 +67,7 @@ export class ResponsesSession implements SocketSession {
     if (!this.open) return;
     const parsed = parseCreate(text);
     if ("refusal" in parsed) return this.send(parsed.refusal);
-    const { body, fromSocket } = this.chain.continued(parsed.body);
+    const { body, fromSocket, base } = this.chain.continued(parsed.body);
     const abort = new AbortController();
     this.running = abort;
     try {
@@ -74,7 +75,7 @@ export class ResponsesSession implements SocketSession {
       if (response.ok && response.body !== null) await this.relay(response.body, body, fromSocket);
       else {
         this.chain.forget(fromSocket);
-        this.send(await errorOf(response));
+        this.send(await errorOf(response, base));
       }
     } finally {
       this.running = undefined;
@@ -117,12 +118,23 @@ function continuing(event: StreamEvent, previousId: string): StreamEvent {
   return event.response === undefined ? event : { ...event, response: { ...event.response, previous_response_id: previousId } };
 }
 
-/** The `error` message of an HTTP error answer (its OpenAI error object and status). */
-async function errorOf(response: Response): Promise<string> {
-  const fallback = { type: "server_error", code: null, message: `The request failed with status ${response.status}.`, param: null };
+/**
+ * The `error` message of an HTTP error answer (its OpenAI error object and status); `input[N]` in
+ * it counted in the request's own input when `base` context items came first (as a stored
+ * continuation's errors are, state/responses/input.ts).
+ */
+async function errorOf(response: Response, base: number): Promise<string> {
+  const fallback = {
+    type: "server_error",
+    code: null as string | null,
+    message: `The request failed with status ${response.status}.`,
+    param: null as string | null,
+  };
   try {
     const { error } = (await response.json()) as { error?: typeof fallback };
-    return errorMessage(response.status, { ...fallback, ...error });
+    const found = { ...fallback, ...error };
+    const param = found.param === null ? null : shifted(found.param, base);
+    return errorMessage(response.status, { ...found, message: shifted(found.message, base), param });
   } catch {
     return errorMessage(response.status, fallback);
   }
