@@ -23,7 +23,14 @@ export const workerSockets: SocketAcceptor = (_request, open) => {
   if (Pair === undefined) throw new Error("WebSocketPair is not available in this runtime");
   const { 0: client, 1: server } = new Pair();
   server.accept();
-  const session = open({ send: (text) => server.send(text), close: (code, reason) => server.close(code, reason) });
+  const send = (text: string) => {
+    try {
+      server.send(text);
+    } catch {
+      // the socket is closing: its close event ends the session
+    }
+  };
+  const session = open({ send, close: (code, reason) => server.close(code, reason) });
   server.addEventListener("message", ({ data }) => {
     if (typeof data === "string") session.message(data);
     else server.close(1003, "text messages only");
