@@ -213,6 +213,18 @@ describe.each(Object.entries(runtimes))("the Responses WebSocket mode on %s", (_
     await client.close();
   });
 
+  it("answers turns sent at once one after the other, in order", async () => {
+    const client = await connected(edge.url);
+    client.create({ model: "scripted", input: "One", store: false, metadata: { turn: "1" } });
+    client.create({ model: "scripted", input: "Two", store: false, metadata: { turn: "2" } });
+    const [first, second] = [await client.turn(), await client.turn()];
+    await client.close();
+    expect(first.map((m) => m.sequence_number)).toEqual(first.map((_, i) => i));
+    expect(second.map((m) => m.sequence_number)).toEqual(second.map((_, i) => i));
+    expect(responseOf(first)).toMatchObject({ status: "completed", metadata: { turn: "1" }, output_text: CHAT_REPLY });
+    expect(responseOf(second)).toMatchObject({ status: "completed", metadata: { turn: "2" }, output_text: CHAT_REPLY });
+  });
+
   it("refuses an upgrade without the key with the HTTP 401 and OpenAI's error, and opens no socket", async () => {
     const socket = new WebSocket(`${edge.url.replace(/^http/, "ws")}/v1/responses`, { headers: { authorization: "Bearer sk-wrong" } });
     const refused = await new Promise<{ status: number | undefined; body: string }>((resolve, reject) => {
@@ -239,5 +251,19 @@ describe.each(Object.entries(runtimes))("the Responses WebSocket mode on %s", (_
     // Freed within about a second: a generation left running would go on for a minute or more.
     expect(await until(async () => ((await readMetrics(random.url))["sidecar_generations_active"] ?? -1) === 0, 2_000)).toBe(true);
     expect(random.metrics.generationsAborted - aborted).toBe(1);
+  });
+});
+
+describe("the Responses WebSocket mode's message limit on Node", () => {
+  it("closes the socket (1009) on a message over MAX_BODY_BYTES", async () => {
+    const edge = await startNodeEdge({ sidecarUrl: scripted.url, port: 0, access: { apiKeys: KEY }, maxBodyBytes: 1024 });
+    try {
+      const client = await connected(edge.url);
+      const closed = new Promise<number>((resolve) => client.socket.once("close", (code) => resolve(code)));
+      client.create({ model: "scripted", input: "x".repeat(2048) });
+      expect(await closed).toBe(1009);
+    } finally {
+      await edge.close();
+    }
   });
 });
