@@ -208,6 +208,19 @@ describe.each(Object.entries(runtimes))("the Responses WebSocket mode on %s", (_
         },
       },
     ]);
+    client.create({ model: "scripted", input: "Hello!", store: false, generate: false });
+    expect(await client.turn()).toEqual([
+      {
+        type: "error",
+        status: 400,
+        error: {
+          type: "invalid_request_error",
+          code: "unsupported_parameter",
+          message: "generate: false (a warm-up without output) is not supported by this server; send the turn itself.",
+          param: "generate",
+        },
+      },
+    ]);
     client.create({ model: "scripted", input: "Hello!", store: false });
     expect(responseOf(await client.turn())).toMatchObject({ status: "completed", output_text: CHAT_REPLY });
     await client.close();

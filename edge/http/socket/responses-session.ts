@@ -30,6 +30,9 @@ export function parseCreate(text: string): { body: CreateBody } | { refusal: str
   if (type !== "response.create")
     return refuse(`Unknown event type ${JSON.stringify(type)}: this socket takes \`response.create\` messages.`, "type", "unknown_event_type");
   if (body["background"] === true) return refuse("background is not supported in WebSocket mode.", "background", "unsupported_parameter");
+  if (body["generate"] === false)
+    return refuse("generate: false (a warm-up without output) is not supported by this server; send the turn itself.", "generate", "unsupported_parameter");
+  delete body["generate"];
   return { body };
 }
 
