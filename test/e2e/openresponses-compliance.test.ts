@@ -7,13 +7,13 @@
 // server's clear refusal of the same request is asserted. Where the specification and OpenAI's
 // API differ, this server follows OpenAI (docs/contract.md, "OpenAI Responses"); the one difference
 // these tests meet (reasoning event names) is asserted exactly below.
-import { request as httpRequest } from "node:http";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { startNodeEdge, type RunningEdge } from "../../edge/node.js";
 import { modelPath } from "../../gguf/models.js";
 import type { RunningSidecar } from "../../sidecar/server.js";
 import { CHAT_REPLY } from "../support/scripted.js";
 import { startTestSidecar } from "../support/sidecar.js";
+import WebSocket from "ws";
 import { startWrangler, type Wrangler } from "../support/wrangler.js";
 import { runAllTests, testTemplates, type TestConfig, type TestResult, type TestTemplate } from "../vendor/openresponses/src/lib/compliance-tests.js";
 
@@ -40,19 +40,12 @@ const UPSTREAM_IDS = [
 
 /** The models the tests run against (each behind its own sidecar). */
 type TestModel = "scripted" | "tools";
-type Refusal = "websocket" | "image" | "compaction";
-const NO_WEBSOCKET = "the WebSocket mode of /v1/responses: this server answers Responses over HTTP only (JSON, or SSE with stream: true)";
+type Refusal = "image" | "compaction";
 const NO_COMPACTION = "POST /v1/responses/compact: this server stores nothing and does not compact conversations";
 
 /** Upstream tests that do not apply to this server, why, and which refusal is asserted instead. */
 const NOT_APPLICABLE: Readonly<Record<string, { readonly reason: string; readonly refusal: Refusal }>> = {
-  "websocket-response": { reason: NO_WEBSOCKET, refusal: "websocket" },
-  "websocket-sequential-responses": { reason: NO_WEBSOCKET, refusal: "websocket" },
-  "websocket-continuation": { reason: `${NO_WEBSOCKET}; continuing a response needs stored responses`, refusal: "websocket" },
-  "websocket-reconnect-store-false-recovery": { reason: NO_WEBSOCKET, refusal: "websocket" },
-  "websocket-previous-response-not-found": { reason: NO_WEBSOCKET, refusal: "websocket" },
-  "websocket-failed-continuation-evicts-cache": { reason: NO_WEBSOCKET, refusal: "websocket" },
-  "websocket-compact-new-chain": { reason: `${NO_WEBSOCKET}; and ${NO_COMPACTION}`, refusal: "websocket" },
+  "websocket-compact-new-chain": { reason: `its new chain starts from ${NO_COMPACTION}`, refusal: "compaction" },
   "image-input": { reason: "image input needs a vision model; the served models read text only, so input_image parts are refused", refusal: "image" },
   "compact-response": { reason: NO_COMPACTION, refusal: "compaction" },
 };
@@ -64,6 +57,43 @@ const EXPECTED: Readonly<Record<string, { readonly model: TestModel; check(respo
   // Validates an upstream fixture against the schema; it sends nothing.
   "response-output-phase-schema": { model: "scripted", check: (response) => expect(response).toMatchObject({ id: "resp_phase_schema" }) },
   "streaming-response": { model: "scripted", check: scriptedReply },
+  // The WebSocket mode (docs/contract.md, "Responses WebSocket mode"); the runner's response is
+  // the final Response of each turn, or the turn's error message.
+  "websocket-response": { model: "scripted", check: scriptedReply },
+  "websocket-sequential-responses": { model: "scripted", check: (responses) => scriptedReplies(responses, 2) },
+  "websocket-continuation": { model: "scripted", check: (responses) => scriptedReplies(responses, 2) },
+  "websocket-reconnect-store-false-recovery": {
+    model: "scripted",
+    check: (responses) => {
+      const [first, missing, recovered] = responses as unknown[];
+      scriptedReply(first);
+      expect(missing).toEqual(notFound((first as { id: string }).id));
+      scriptedReply(recovered);
+    },
+  },
+  "websocket-previous-response-not-found": {
+    model: "scripted",
+    check: (response) =>
+      expect(response).toMatchObject({
+        type: "error",
+        status: 400,
+        error: {
+          type: "invalid_request_error",
+          code: "previous_response_not_found",
+          message: expect.stringMatching(/^Previous response with id 'resp_openresponses_missing_\d+' not found\.$/),
+          param: "previous_response_id",
+        },
+      }),
+  },
+  "websocket-failed-continuation-evicts-cache": {
+    model: "scripted",
+    check: (responses) => {
+      const [first, failed, evicted] = responses as unknown[];
+      scriptedReply(first);
+      expect(failed).toMatchObject({ type: "error", status: 400, error: { type: "invalid_request_error", param: "input[0].call_id" } });
+      expect(evicted).toEqual(notFound((first as { id: string }).id));
+    },
+  },
   "system-prompt": { model: "scripted", check: scriptedReply },
   "tool-calling": { model: "tools", check: weatherCall },
   "multi-turn": { model: "scripted", check: scriptedReply },
@@ -81,6 +111,26 @@ function scriptedReply(response: unknown): void {
     model: "scripted",
     output: [{ type: "message", role: "assistant", status: "completed", content: [{ type: "output_text", text: CHAT_REPLY, annotations: [] }] }],
   });
+}
+
+/** `count` completed Responses, each with the scripted reply. */
+function scriptedReplies(responses: unknown, count: number): void {
+  expect(responses).toHaveLength(count);
+  for (const response of responses as unknown[]) scriptedReply(response);
+}
+
+/** The WebSocket mode's error message for a previous_response_id it cannot continue. */
+function notFound(id: string): unknown {
+  return {
+    type: "error",
+    status: 400,
+    error: {
+      type: "invalid_request_error",
+      code: "previous_response_not_found",
+      message: `Previous response with id '${id}' not found.`,
+      param: "previous_response_id",
+    },
+  };
 }
 
 /**
@@ -110,6 +160,9 @@ const sidecars = new Map<TestModel, RunningSidecar>();
 const nodeEdges = new Map<TestModel, RunningEdge>();
 const wranglers = new Map<TestModel, Wrangler>();
 beforeAll(async () => {
+  // The runner's WebSocket tests use the global WebSocket with headers (Bun's); Node 20 has no
+  // global one, and `ws`'s takes the same (url, {headers}) and dispatches the same events.
+  if (globalThis.WebSocket === undefined) vi.stubGlobal("WebSocket", WebSocket);
   for (const model of ["scripted", "tools"] as const) {
     const sidecar = await startTestSidecar({ model: modelPath(model), contextSize: 2048 });
     sidecars.set(model, sidecar);
@@ -190,14 +243,6 @@ function openAIError(message: RegExp | string, param: string | null, code: strin
 
 async function expectRefusal(refusal: Refusal, test: TestTemplate, baseUrl: string): Promise<void> {
   const body = test.getRequest(configFor(baseUrl, "scripted"));
-  if (refusal === "websocket") {
-    const { status, json } = await webSocketUpgrade(`${baseUrl}/responses`);
-    expect(status).toBe(400);
-    expect(json).toEqual(
-      openAIError(/^The WebSocket mode of \/v1\/responses is not supported: this server answers Responses over HTTP only/, null, "unsupported_endpoint"),
-    );
-    return;
-  }
   const path = refusal === "image" ? "/responses" : "/responses/compact";
   const response = await fetch(`${baseUrl}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
   expect(response.status).toBe(400);
@@ -206,32 +251,6 @@ async function expectRefusal(refusal: Refusal, test: TestTemplate, baseUrl: stri
       ? openAIError(/^Invalid 'input\[0\]\.content\[1\]\.type': content parts of type 'input_image' are not supported/, "input[0].content[1].type", null)
       : openAIError(/^POST \/v1\/responses\/compact is not supported/, null, "unsupported_endpoint"),
   );
-}
-
-/** A WebSocket handshake as a client sends it; the answer's status and JSON body (no upgrade expected). */
-function webSocketUpgrade(url: string): Promise<{ status: number | undefined; json: unknown }> {
-  const headers = {
-    connection: "Upgrade",
-    upgrade: "websocket",
-    "sec-websocket-version": "13",
-    "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==",
-    authorization: "Bearer not-needed",
-  };
-  return new Promise((resolve, reject) => {
-    const request = httpRequest(url, { headers });
-    request.on("upgrade", (_response, socket) => {
-      socket.destroy();
-      reject(new Error("the server accepted a WebSocket upgrade"));
-    });
-    request.on("response", (response) => {
-      let text = "";
-      response.setEncoding("utf8");
-      response.on("data", (chunk: string) => (text += chunk));
-      response.on("end", () => resolve({ status: response.statusCode, json: JSON.parse(text) as unknown }));
-    });
-    request.on("error", reject);
-    request.end();
-  });
 }
 
 describe("the runner fails when the server breaks the contract", () => {
