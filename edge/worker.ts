@@ -11,6 +11,7 @@ import type { EdgeConfig } from "./config/settings.js";
 import { createSidecarClient, createSidecarHealthClient } from "./sidecars/connection.js";
 import type { D1DatabaseLike } from "./state/store/d1.js";
 import { d1Store } from "./state/stores.js";
+import { workerSockets } from "./worker-sockets.js";
 
 /** The bindings the Worker uses beside its variables (wrangler.toml). */
 export interface WorkerEnv {
@@ -56,6 +57,7 @@ export function createWorkerApp(config: WorkerConfig, env: WorkerEnv): App {
     maxBodyBytes: config.maxBodyBytes,
     keepAliveMs: config.keepAliveMs,
     sidecarStallMs: config.sidecarStallMs,
+    webSockets: workerSockets,
   };
   if (env.DB !== undefined) options.store = d1Store(env.DB);
   if (config.logRequests) {

@@ -1,7 +1,7 @@
 // The one implementation of inference.v1.InferenceService, called by native gRPC and gRPC-Web.
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { Token } from "node-llama-cpp";
-import type { GenerateRequest, InferenceService, TokenizeRequest } from "../proto/gen/inference/v1/inference_pb.js";
+import type { EmbedRequest, GenerateRequest, InferenceService, TokenizeRequest } from "../proto/gen/inference/v1/inference_pb.js";
 import type { ResumableStreams } from "./engine/streams/resumable-streams.js";
 import { generateResumable } from "./engine/streams/resumable.js";
 import { onEnd } from "./engine/streams/on-end.js";
@@ -103,14 +103,8 @@ export function createInferenceService(state: ServiceState): ServiceImpl<typeof 
     },
     async embed(request, context) {
       if (request.inputs.length === 0) throw invalidArgument("embed needs at least one input");
-      return withModel(state, { name: request.model, signal: context.signal, keepAliveSeconds: request.keepAliveSeconds }, async (loaded) => {
-        const dimensions = loaded.embedder.dimensions;
-        if (request.dimensions !== 0 && request.dimensions !== dimensions) {
-          throw invalidArgument(`this model's embeddings have ${dimensions} dimensions; ${request.dimensions} cannot be made from them`);
-        }
-        const embeddings = await loaded.embedder.embed(request.inputs, context.signal);
-        return { embeddings, promptTokens: embeddings.reduce((sum, e) => sum + e.tokens, 0) };
-      });
+      const call = { name: request.model, signal: context.signal, keepAliveSeconds: request.keepAliveSeconds };
+      return withModel(state, call, (loaded) => embedWith(loaded, request, context.signal));
     },
     listModels() {
       // A draining sidecar is not serving: the edge's health check reads this refusal.
@@ -131,6 +125,16 @@ export function createInferenceService(state: ServiceState): ServiceImpl<typeof 
       });
     },
   };
+}
+
+/** One Embed call on its model: the vectors at the model's own length (no other length can be made). */
+async function embedWith(loaded: LoadedModel, request: EmbedRequest, signal: AbortSignal) {
+  const dimensions = loaded.embedder.dimensions;
+  if (request.dimensions !== 0 && request.dimensions !== dimensions) {
+    throw invalidArgument(`this model's embeddings have ${dimensions} dimensions; ${request.dimensions} cannot be made from them`);
+  }
+  const embeddings = await loaded.embedder.embed(request.inputs, signal);
+  return { embeddings, promptTokens: embeddings.reduce((sum, e) => sum + e.tokens, 0) };
 }
 
 /** The tokens a Tokenize request asks for (TokenizeRequest: text as a prompt, or a rendered chat). */

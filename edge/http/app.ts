@@ -19,6 +19,8 @@ import { routedClient } from "../sidecars/client.js";
 import { SidecarPool, type PoolOptions } from "../sidecars/pool.js";
 import type { SidecarTarget } from "../sidecars/state.js";
 import type { Stores } from "../state/stores.js";
+import { wantsWebSocket, type SocketAcceptor } from "./socket/port.js";
+import { ResponsesSession } from "./socket/responses-session.js";
 
 export const DEFAULT_KEEP_ALIVE_MS = 10_000;
 /** Six of the sidecar's default heartbeat intervals (5 s). */
@@ -61,6 +63,11 @@ export interface AppOptions {
   logBodies?: boolean;
   /** Where /c1 keeps conversations (D1 under workerd, SQLite on Node); without one /c1 is not served. */
   store?: Stores;
+  /**
+   * The host's WebSockets (workerd's WebSocketPair, Node's `ws`): with it, an admitted upgrade of
+   * GET /v1/responses is the Responses WebSocket mode (http/socket/); without it, refused by name.
+   */
+  webSockets?: SocketAcceptor;
 }
 
 /** Each route-table protocol's error shape and headers; the server's own routes answer errors as OpenAI does. */
@@ -120,6 +127,14 @@ export function createApp(options: AppOptions): App {
   // Whatever a route throws (and a refused access, an unknown route, a wrong method) is answered
   // here alone, in the error shape of the protocol its route-table entry names (answer.ts).
   const log = options.log ?? (() => undefined);
+  const accept = options.webSockets;
+  // An admitted upgrade of GET /v1/responses opens the WebSocket mode where the host has sockets.
+  const answer = async (request: Request, url: URL, allowOrigin: string | undefined): Promise<Response> => {
+    if (request.method === "OPTIONS") return preflight(request, allowOrigin);
+    if (accept !== undefined && url.pathname === "/v1/responses" && wantsWebSocket(request))
+      return accept(request, (port) => new ResponsesSession(port, request, fetch, report));
+    return withCors((await router.fetch(request)) as Response, allowOrigin);
+  };
   const fetch = async (request: Request): Promise<Response> => {
     const url = new URL(request.url);
     const allowOrigin = access.allowOrigin(request);
@@ -130,7 +145,7 @@ export function createApp(options: AppOptions): App {
       const caller = await access.admit(request, url);
       setCaller(request, caller);
       record.keyId = caller.keyId;
-      response = request.method === "OPTIONS" ? preflight(request, allowOrigin) : withCors((await router.fetch(request)) as Response, allowOrigin);
+      response = await answer(request, url, allowOrigin);
     } catch (error) {
       response = withCors(answerError(protocolAt(url.pathname), context, request, error), allowOrigin);
     }

@@ -3,6 +3,7 @@ import type { IRequest } from "itty-router";
 import type { AccessMode } from "../access/policy.js";
 import type { AppContext } from "../core/context.js";
 import { InvalidRequestError, NotFoundError } from "../base/errors.js";
+import { wantsWebSocket } from "./socket/port.js";
 import { handleCancelResponse, handlePollResponse, handleResumeResponse, handleResumeStream } from "../resumable/handler.js";
 import { handleHealth } from "./health.js";
 import { handleInfo, type RouteInfo } from "./info.js";
@@ -138,17 +139,21 @@ async function storedOrPolled(id: string, request: Request, context: AppContext,
 }
 
 /**
- * The Responses WebSocket mode (a GET /v1/responses upgraded to a WebSocket) is refused by name,
- * not left to a 405: this server answers Responses over HTTP only.
+ * GET /v1/responses that did not open the WebSocket mode (app.ts opens it where the host has
+ * WebSockets, http/socket/): without an upgrade it is refused by name, not left to a 405; an
+ * upgrade reaches this route only on a host without WebSockets (an app built without them).
  */
-function refuseWebSocketMode(): Promise<Response> {
-  return Promise.reject(
-    new InvalidRequestError(
-      "The WebSocket mode of /v1/responses is not supported: this server answers Responses over HTTP only; POST /v1/responses " +
-        "(with stream: true for server-sent events).",
-      { code: "unsupported_endpoint" },
-    ),
-  );
+function refuseWebSocketMode(request: Request): Promise<Response> {
+  const refusal = wantsWebSocket(request)
+    ? new InvalidRequestError(
+        "The WebSocket mode of /v1/responses is not served by this host; POST /v1/responses (with stream: true for server-sent events).",
+        { code: "unsupported_endpoint" },
+      )
+    : new InvalidRequestError(
+        "GET /v1/responses is the WebSocket mode: open it with a WebSocket upgrade and send response.create messages; or POST /v1/responses.",
+        { code: "websocket_upgrade_required" },
+      );
+  return Promise.reject(refusal);
 }
 
 /** Every route; the state's routes only with a store (without one, /v1/responses and /v1/messages keep nothing). */

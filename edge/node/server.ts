@@ -3,11 +3,13 @@
 import { serve } from "@hono/node-server";
 import type { Server, ServerOptions } from "node:http";
 import type { AddressInfo } from "node:net";
+import { DEFAULT_MAX_BODY_BYTES } from "../core/body.js";
 import { createApp, type AppOptions } from "../http/app.js";
 import { DEFAULT_SIDECAR_URL, createSidecarClient, createSidecarHealthClient, type SidecarLink } from "../sidecars/connection.js";
 import { withMetrics, type EdgeMetrics } from "./metrics.js";
 import { fetchTrusting } from "./sidecar-fetch.js";
 import { openSqliteStore } from "./sqlite-store.js";
+import { nodeSockets } from "./sockets.js";
 import { loadStaticFiles, withStaticFiles } from "./static.js";
 
 /** How long a client may take, and how many may connect at once. */
@@ -92,7 +94,9 @@ export function startNodeEdge(options: NodeEdgeOptions = {}): Promise<RunningEdg
   // A store given is the caller's to close; one opened here closes with the server.
   const opened = appOptions.store === undefined ? openSqliteStore(storePath ?? ":memory:") : { store: appOptions.store, close: () => undefined };
   const routing = metrics === undefined ? appOptions.routing : { ...appOptions.routing, onOutcome: metrics.count };
+  const sockets = nodeSockets(appOptions.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES);
   const app = createApp({
+    webSockets: sockets.acceptor,
     ...appOptions,
     ...(sidecars === undefined ? {} : { sidecars }),
     ...(sidecar === undefined ? {} : { sidecar }),
@@ -119,10 +123,12 @@ export function startNodeEdge(options: NodeEdgeOptions = {}): Promise<RunningEdg
               else done();
             });
             if ("closeAllConnections" in server) server.closeAllConnections();
+            sockets.closeAll();
           }),
       });
     }) as Server;
     applyLimits(server, all);
+    sockets.attach(server, handle);
     server.once("error", reject);
   });
 }

@@ -7,7 +7,6 @@
 // server's clear refusal of the same request is asserted. Where the specification and OpenAI's
 // API differ, this server follows OpenAI (docs/contract.md, "OpenAI Responses"); the one difference
 // these tests meet (reasoning event names) is asserted exactly below.
-import { request as httpRequest } from "node:http";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { startNodeEdge, type RunningEdge } from "../../edge/node.js";
 import { modelPath } from "../../gguf/models.js";
@@ -15,6 +14,7 @@ import type { RunningSidecar } from "../../sidecar/server.js";
 import { CHAT_REPLY } from "../support/scripted.js";
 import { sealCompaction } from "../../edge/protocols/openai-responses/compaction.js";
 import { startTestSidecar } from "../support/sidecar.js";
+import WebSocket from "ws";
 import { startWrangler, type Wrangler } from "../support/wrangler.js";
 import { runAllTests, testTemplates, type TestConfig, type TestResult, type TestTemplate } from "../vendor/openresponses/src/lib/compliance-tests.js";
 
@@ -41,19 +41,10 @@ const UPSTREAM_IDS = [
 
 /** The models the tests run against (each behind its own sidecar). */
 type TestModel = "scripted" | "tools";
-type Refusal = "websocket" | "image";
-const NO_WEBSOCKET = "the WebSocket mode of /v1/responses: this server answers Responses over HTTP only (JSON, or SSE with stream: true)";
 
-/** Upstream tests that do not apply to this server, why, and which refusal is asserted instead. */
-const NOT_APPLICABLE: Readonly<Record<string, { readonly reason: string; readonly refusal: Refusal }>> = {
-  "websocket-response": { reason: NO_WEBSOCKET, refusal: "websocket" },
-  "websocket-sequential-responses": { reason: NO_WEBSOCKET, refusal: "websocket" },
-  "websocket-continuation": { reason: `${NO_WEBSOCKET}; continuing a response needs stored responses`, refusal: "websocket" },
-  "websocket-reconnect-store-false-recovery": { reason: NO_WEBSOCKET, refusal: "websocket" },
-  "websocket-previous-response-not-found": { reason: NO_WEBSOCKET, refusal: "websocket" },
-  "websocket-failed-continuation-evicts-cache": { reason: NO_WEBSOCKET, refusal: "websocket" },
-  "websocket-compact-new-chain": { reason: NO_WEBSOCKET, refusal: "websocket" },
-  "image-input": { reason: "image input needs a vision model; the served models read text only, so input_image parts are refused", refusal: "image" },
+/** Upstream tests that do not apply to this server and why; the refusal of their request is asserted instead. */
+const NOT_APPLICABLE: Readonly<Record<string, { readonly reason: string }>> = {
+  "image-input": { reason: "image input needs a vision model; the served models read text only, so input_image parts are refused" },
 };
 
 /** The model each applicable test runs against, and what its result must hold beyond passing. */
@@ -63,6 +54,45 @@ const EXPECTED: Readonly<Record<string, { readonly model: TestModel; check(respo
   // Validates an upstream fixture against the schema; it sends nothing.
   "response-output-phase-schema": { model: "scripted", check: (response) => expect(response).toMatchObject({ id: "resp_phase_schema" }) },
   "streaming-response": { model: "scripted", check: scriptedReply },
+  // The WebSocket mode (docs/contract.md, "Responses WebSocket mode"); the runner's response is
+  // the final Response of each turn, or the turn's error message.
+  "websocket-response": { model: "scripted", check: scriptedReply },
+  "websocket-sequential-responses": { model: "scripted", check: (responses) => scriptedReplies(responses, 2) },
+  "websocket-continuation": { model: "scripted", check: (responses) => scriptedReplies(responses, 2) },
+  "websocket-reconnect-store-false-recovery": {
+    model: "scripted",
+    check: (responses) => {
+      const [first, missing, recovered] = responses as unknown[];
+      scriptedReply(first);
+      expect(missing).toEqual(notFound((first as { id: string }).id));
+      scriptedReply(recovered);
+    },
+  },
+  "websocket-previous-response-not-found": {
+    model: "scripted",
+    check: (response) =>
+      expect(response).toMatchObject({
+        type: "error",
+        status: 400,
+        error: {
+          type: "invalid_request_error",
+          code: "previous_response_not_found",
+          message: expect.stringMatching(/^Previous response with id 'resp_openresponses_missing_\d+' not found\.$/),
+          param: "previous_response_id",
+        },
+      }),
+  },
+  // A /v1/responses/compact answer is the input of a new chain on the socket ("Compaction").
+  "websocket-compact-new-chain": { model: "scripted", check: scriptedReply },
+  "websocket-failed-continuation-evicts-cache": {
+    model: "scripted",
+    check: (responses) => {
+      const [first, failed, evicted] = responses as unknown[];
+      scriptedReply(first);
+      expect(failed).toMatchObject({ type: "error", status: 400, error: { type: "invalid_request_error", param: "input[0].call_id" } });
+      expect(evicted).toEqual(notFound((first as { id: string }).id));
+    },
+  },
   "system-prompt": { model: "scripted", check: scriptedReply },
   "tool-calling": { model: "tools", check: weatherCall },
   "multi-turn": { model: "scripted", check: scriptedReply },
@@ -94,6 +124,26 @@ function scriptedReply(response: unknown): void {
   });
 }
 
+/** `count` completed Responses, each with the scripted reply. */
+function scriptedReplies(responses: unknown, count: number): void {
+  expect(responses).toHaveLength(count);
+  for (const response of responses as unknown[]) scriptedReply(response);
+}
+
+/** The WebSocket mode's error message for a previous_response_id it cannot continue. */
+function notFound(id: string): unknown {
+  return {
+    type: "error",
+    status: 400,
+    error: {
+      type: "invalid_request_error",
+      code: "previous_response_not_found",
+      message: `Previous response with id '${id}' not found.`,
+      param: "previous_response_id",
+    },
+  };
+}
+
 /**
  * get_weather calls whose arguments follow the request's schema. The tools model is scripted to
  * call get_weather with {"city":"Tokyo"}; this schema's only key is `location`, which the
@@ -121,6 +171,9 @@ const sidecars = new Map<TestModel, RunningSidecar>();
 const nodeEdges = new Map<TestModel, RunningEdge>();
 const wranglers = new Map<TestModel, Wrangler>();
 beforeAll(async () => {
+  // The runner's WebSocket tests use the global WebSocket with headers (Bun's); Node 20 has no
+  // global one, and `ws`'s takes the same (url, {headers}) and dispatches the same events.
+  if (globalThis.WebSocket === undefined) vi.stubGlobal("WebSocket", WebSocket);
   for (const model of ["scripted", "tools"] as const) {
     const sidecar = await startTestSidecar({ model: modelPath(model), contextSize: 2048 });
     sidecars.set(model, sidecar);
@@ -171,7 +224,7 @@ describe.each(EDGES)("Open Responses compliance, edge on $name", (edge) => {
     const notApplicable = NOT_APPLICABLE[test.id];
     if (notApplicable) {
       it(`${test.id}: not applicable (${notApplicable.reason}); the request is refused clearly`, async () => {
-        await expectRefusal(notApplicable.refusal, test, edge.baseUrl("scripted"));
+        await expectImageRefusal(test, edge.baseUrl("scripted"));
       });
       continue;
     }
@@ -199,47 +252,13 @@ function openAIError(message: RegExp | string, param: string | null, code: strin
   return { error: { message: typeof message === "string" ? message : expect.stringMatching(message), type: "invalid_request_error", param, code } };
 }
 
-async function expectRefusal(refusal: Refusal, test: TestTemplate, baseUrl: string): Promise<void> {
+async function expectImageRefusal(test: TestTemplate, baseUrl: string): Promise<void> {
   const body = test.getRequest(configFor(baseUrl, "scripted"));
-  if (refusal === "websocket") {
-    const { status, json } = await webSocketUpgrade(`${baseUrl}/responses`);
-    expect(status).toBe(400);
-    expect(json).toEqual(
-      openAIError(/^The WebSocket mode of \/v1\/responses is not supported: this server answers Responses over HTTP only/, null, "unsupported_endpoint"),
-    );
-    return;
-  }
   const response = await fetch(`${baseUrl}/responses`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
   expect(response.status).toBe(400);
   expect(await response.json()).toEqual(
     openAIError(/^Invalid 'input\[0\]\.content\[1\]\.type': content parts of type 'input_image' are not supported/, "input[0].content[1].type", null),
   );
-}
-
-/** A WebSocket handshake as a client sends it; the answer's status and JSON body (no upgrade expected). */
-function webSocketUpgrade(url: string): Promise<{ status: number | undefined; json: unknown }> {
-  const headers = {
-    connection: "Upgrade",
-    upgrade: "websocket",
-    "sec-websocket-version": "13",
-    "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==",
-    authorization: "Bearer not-needed",
-  };
-  return new Promise((resolve, reject) => {
-    const request = httpRequest(url, { headers });
-    request.on("upgrade", (_response, socket) => {
-      socket.destroy();
-      reject(new Error("the server accepted a WebSocket upgrade"));
-    });
-    request.on("response", (response) => {
-      let text = "";
-      response.setEncoding("utf8");
-      response.on("data", (chunk: string) => (text += chunk));
-      response.on("end", () => resolve({ status: response.statusCode, json: JSON.parse(text) as unknown }));
-    });
-    request.on("error", reject);
-    request.end();
-  });
 }
 
 describe("the runner fails when the server breaks the contract", () => {

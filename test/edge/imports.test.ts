@@ -15,6 +15,7 @@ const FORBIDDEN = [
   /^node-llama-cpp/,
   /^@hono\/node-server/,
   /^better-sqlite3/,
+  /^ws$/,
   /^(fs|path|http|https|net|stream|os|crypto|buffer|process|url|child_process|events|util)$/,
 ];
 

@@ -402,19 +402,32 @@ describe("Response fields the Open Responses schema requires", () => {
 });
 
 describe("GET /v1/responses (the WebSocket mode)", () => {
-  it("is refused by name with a 400, not a 405", async () => {
+  it("on an app built without WebSockets, an upgrade is refused by name with a 400, not a 405", async () => {
     const { app, sidecar } = testApp(script);
     const upgrade = { connection: "Upgrade", upgrade: "websocket", "sec-websocket-version": "13", "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==" };
     const response = await get(app, PATH, { headers: upgrade });
     expect(response.status).toBe(400);
     expect(await response.json()).toEqual({
       error: {
-        message:
-          "The WebSocket mode of /v1/responses is not supported: this server answers Responses over HTTP only; POST /v1/responses " +
-          "(with stream: true for server-sent events).",
+        message: "The WebSocket mode of /v1/responses is not served by this host; POST /v1/responses (with stream: true for server-sent events).",
         type: "invalid_request_error",
         param: null,
         code: "unsupported_endpoint",
+      },
+    });
+    expect(sidecar.calls).toHaveLength(0);
+  });
+
+  it("without an upgrade is a 400 that says it needs one", async () => {
+    const { app, sidecar } = testApp(script);
+    const response = await get(app, PATH);
+    expect(response.status).toBe(400);
+    expect(await response.json()).toEqual({
+      error: {
+        message: "GET /v1/responses is the WebSocket mode: open it with a WebSocket upgrade and send response.create messages; or POST /v1/responses.",
+        type: "invalid_request_error",
+        param: null,
+        code: "websocket_upgrade_required",
       },
     });
     expect(sidecar.calls).toHaveLength(0);

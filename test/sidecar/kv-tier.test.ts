@@ -160,19 +160,22 @@ describe("KV cache tier with a model", () => {
     const loaded = await load({ cacheRam: 64 });
     const tier = loaded.kvTier as KvTier;
     try {
+      const files = async (): Promise<string[]> => {
+        // The saves queued so far (a sequence left idle is saved ahead) are done first.
+        await tier.settled();
+        return (await readdir(tier.dir)).filter((name) => name.endsWith(".kv")).map((name) => path.join(tier.dir, name));
+      };
       await run(loaded, A);
       await run(loaded, B);
-      const [file] = (await readdir(tier.dir)).filter((name) => name.endsWith(".kv"));
-      if (file === undefined) throw new Error("no state saved");
-      const size = (await stat(path.join(tier.dir, file))).size;
-      // Garbage of the same size reaches llama.cpp; the next turn's file is cut short.
-      await writeFile(path.join(tier.dir, file), Buffer.alloc(size, 7));
+      // A's and B's states: garbage of the same size reaches llama.cpp when A comes back.
+      const saved = await files();
+      expect(saved).toHaveLength(2);
+      for (const file of saved) await writeFile(file, Buffer.alloc((await stat(file)).size, 7));
       const a = await run(loaded, A);
       expect(a.cached).toBeLessThanOrEqual(1);
       expect(a.tokens).toEqual(reference.get(A));
-      const [next] = (await readdir(tier.dir)).filter((name) => name.endsWith(".kv"));
-      if (next === undefined) throw new Error("no state saved");
-      await truncate(path.join(tier.dir, next), 100);
+      // Then every file is cut short: B's is refused before llama.cpp reads it.
+      for (const file of await files()) await truncate(file, 100);
       const b = await run(loaded, B);
       expect(b.cached).toBeLessThanOrEqual(1);
       expect(b.tokens).toEqual(reference.get(B));
