@@ -1,5 +1,6 @@
 // What every route handler receives: the sidecar and the app's settings.
 import type { SidecarPool } from "../sidecars/pool.js";
+import type { Arriving } from "./arriving.js";
 import type { Sidecar } from "../sidecars/connection.js";
 
 export interface AppContext {
@@ -7,6 +8,8 @@ export interface AppContext {
   readonly sidecar: Sidecar;
   /** Every sidecar, their reports and the routing of generations (edge/sidecars/). */
   readonly sidecars: SidecarPool;
+  /** Generation requests between their arrival and their sidecar call (arriving.ts). */
+  readonly arriving: Arriving;
   /** Largest accepted request body, in bytes. */
   readonly maxBodyBytes: number;
   /** A fresh random suffix for response ids (`chatcmpl-<id>`). */

@@ -17,6 +17,7 @@ import { openRouted, type RoutedGeneration } from "../sidecars/route.js";
 import { edgeStreamId } from "../sidecars/streams.js";
 import { formatEvent } from "../sse/frame.js";
 import { sseResponse } from "../sse/response.js";
+import type { ArrivalTicket } from "./arriving.js";
 import { acceptedJob, isBackgroundJob } from "./background.js";
 import { readJsonBody } from "./body.js";
 import { checkChoices } from "./choices.js";
@@ -32,8 +33,13 @@ import { only, streamResponse } from "./stream.js";
 import { parseRequest } from "./validation.js";
 
 async function generate<S extends GenerationSchema>(endpoint: Endpoint<S>, request: Request, context: AppContext): Promise<Response> {
-  const body = parseRequest(endpoint.schema, await readJsonBody(request, context.maxBodyBytes));
-  return generateFor(endpoint, body, request, context);
+  const ticket = context.arriving.enter();
+  try {
+    const body = parseRequest(endpoint.schema, await readJsonBody(request, context.maxBodyBytes));
+    return await generateFor(endpoint, body, request, context, ticket);
+  } finally {
+    ticket.leave();
+  }
 }
 
 /**
@@ -45,6 +51,7 @@ export async function generateFor<S extends GenerationSchema>(
   body: z.output<S>,
   request: Request,
   context: AppContext,
+  ticket?: ArrivalTicket,
 ): Promise<Response> {
   const generateRequest = endpoint.toRequest(body);
   // The sidecar's queue lets callers take turns (proto: GenerateRequest.client_id; empty: anonymous).
@@ -64,6 +71,8 @@ export async function generateFor<S extends GenerationSchema>(
   if (generateRequest.n > 1)
     await checkChoices(context.sidecars, generateRequest, { resumable: resumeName !== undefined, stored: endpoint.finished !== undefined });
   const abort = linkedAbort(request.signal);
+  // The requests right behind this one, for the sidecar's first batch to wait for (arriving.ts).
+  generateRequest.arrivingWith = ticket?.sent() ?? 0;
   const opened = await openFor(endpoint, body, generateRequest, stream, abort, context);
   if (opened instanceof Response) return opened;
   const model = opened.start.model !== "" ? opened.start.model : generateRequest.model;

@@ -3,6 +3,7 @@
 import { Router, type IRequest, type RouterType } from "itty-router";
 import { setCaller } from "../access/caller.js";
 import { createAccessPolicy, type AccessOptions, type AccessPolicy } from "../access/policy.js";
+import { Arriving } from "../core/arriving.js";
 import { DEFAULT_MAX_BODY_BYTES } from "../core/body.js";
 import type { AppContext } from "../core/context.js";
 import { preflight, withCors } from "./cors.js";
@@ -111,6 +112,7 @@ export function createApp(options: AppOptions): App {
   const context: AppContext = {
     sidecar: routedClient(pool),
     sidecars: pool,
+    arriving: new Arriving(),
     maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
     newId: options.newId ?? randomId,
     now: options.now ?? systemClock,

@@ -38,6 +38,41 @@ describe("Arrivals", () => {
     expect(dispatched).toEqual(["alone", "together"]);
   });
 
+  it("holds the batch for the requests a caller said are right behind, until they come or the wait ends", async () => {
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "setImmediate"] });
+    const arrivals = new Arrivals();
+    const dispatched: string[] = [];
+    // The first of three sent together: two are still in the caller's hands.
+    const first = arrivals.arrive(2);
+    first.bind(sequence(0));
+    arrivals.schedule(() => dispatched.push("three"));
+    arrivals.queued(0);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(dispatched).toEqual([]);
+    const second = arrivals.arrive(1);
+    const third = arrivals.arrive(0);
+    second.bind(sequence(1));
+    third.bind(sequence(2));
+    arrivals.queued(1);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(dispatched).toEqual([]);
+    arrivals.queued(2);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(dispatched).toEqual(["three"]);
+    // Announced ones that never come are waited for ARRIVAL_WAIT_MS at most, and then no more.
+    const lone = arrivals.arrive(3);
+    lone.bind(sequence(3));
+    arrivals.schedule(() => dispatched.push("lone"));
+    arrivals.queued(3);
+    await vi.advanceTimersByTimeAsync(ARRIVAL_WAIT_MS - 1);
+    expect(dispatched).toEqual(["three"]);
+    await vi.advanceTimersByTimeAsync(2);
+    expect(dispatched).toEqual(["three", "lone"]);
+    arrivals.schedule(() => dispatched.push("after"));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(dispatched).toEqual(["three", "lone", "after"]);
+  });
+
   it("waits at most ARRIVAL_WAIT_MS, and not for a stream's next token", async () => {
     vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "setImmediate"] });
     const arrivals = new Arrivals();

@@ -23,7 +23,7 @@ export const FIRST_TOKEN_POSITION = 1;
  */
 export async function* generate(loaded: LoadedModel, request: GenerateRequest, signal: AbortSignal, metrics: EngineMetrics): AsyncGenerator<GenerateEvent> {
   // On its way to its first decode: an idle context's first batch waits for it (arrivals.ts).
-  const arrival = loaded.scheduler.arrive();
+  const arrival = loaded.scheduler.arrive(request.arrivingWith);
   try {
     yield* request.n > 1 ? runChoices(loaded, request, signal, metrics, arrival) : run(loaded, request, signal, metrics, arrival);
   } finally {

@@ -27,6 +27,11 @@ export interface Arrival {
  */
 export class Arrivals {
   #count = 0;
+  /**
+   * Requests the callers said are right behind those that arrived (GenerateRequest.arriving_with)
+   * and not here yet: the batch waits for them too, until they come or the wait ends.
+   */
+  #announced = 0;
   /** The arrival of the request on each sequence (by id), until its first decode is queued. */
   readonly #bound = new Map<number, () => void>();
   #held: (() => void) | undefined;
@@ -34,7 +39,10 @@ export class Arrivals {
   /** Whether the decodes queued now hold a stream's next token (set by the scheduler). */
   streaming: () => boolean = () => false;
 
-  arrive(): Arrival {
+  /** One request on its way; `behind`: the requests its caller said are right behind it. */
+  arrive(behind = 0): Arrival {
+    // It may be one of those announced; the latest word on how many are still to come holds.
+    this.#announced = Math.max(this.#announced - 1, behind, 0);
     this.#count++;
     let gone = false;
     let on: number | undefined;
@@ -43,7 +51,7 @@ export class Arrivals {
       gone = true;
       if (on !== undefined && this.#bound.get(on) === leave) this.#bound.delete(on);
       this.#count--;
-      if (this.#count === 0) this.#release();
+      if (this.#count === 0 && this.#announced === 0) this.#release();
     };
     return {
       bind: (sequence) => {
@@ -62,7 +70,7 @@ export class Arrivals {
 
   /** node-llama-cpp's `dispatchSchedule`: called when an idle context gets a decode. */
   readonly schedule = (dispatch: () => void): void => {
-    if (this.#count === 0 || this.streaming()) {
+    if ((this.#count === 0 && this.#announced === 0) || this.streaming()) {
       setImmediate(dispatch);
       return;
     }
@@ -74,6 +82,8 @@ export class Arrivals {
   #release(): void {
     if (this.#timer !== undefined) clearTimeout(this.#timer);
     this.#timer = undefined;
+    // Those announced and not come in the wait are not waited for again.
+    this.#announced = 0;
     const dispatch = this.#held;
     this.#held = undefined;
     if (dispatch !== undefined) setImmediate(dispatch);

@@ -15,7 +15,7 @@ export interface BatchScheduler {
    */
   between<T>(sequence: LlamaContextSequence, work: () => Promise<T>): Promise<T>;
   /** A request on its way to its first decode (arrivals.ts): an idle context's first batch waits for it. */
-  arrive(): Arrival;
+  arrive(behind?: number): Arrival;
 }
 
 /**
@@ -93,7 +93,7 @@ export function scheduleBatches(context: LlamaContext, arrivals: Arrivals): Batc
   });
 
   return {
-    arrive: () => arrivals.arrive(),
+    arrive: (behind) => arrivals.arrive(behind),
     async between(sequence, work) {
       while (gate !== undefined) await gate;
       let open = (): void => undefined;
