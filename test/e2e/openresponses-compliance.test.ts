@@ -83,7 +83,21 @@ const EXPECTED: Readonly<Record<string, { readonly model: TestModel; check(respo
       }),
   },
   // A /v1/responses/compact answer is the input of a new chain on the socket ("Compaction").
-  "websocket-compact-new-chain": { model: "scripted", check: scriptedReply },
+  "websocket-compact-new-chain": {
+    model: "scripted",
+    check: (response) => {
+      const { compact, websocket } = response as { compact: unknown; websocket: unknown };
+      expect(compact).toMatchObject({
+        object: "response.compaction",
+        output: [
+          { type: "message", role: "user", content: [{ type: "input_text", text: "Remember the compaction code word: slate." }] },
+          { type: "message", role: "user", content: [{ type: "input_text", text: "Compress this conversation for later continuation." }] },
+          { type: "compaction", encrypted_content: sealCompaction(CHAT_REPLY) },
+        ],
+      });
+      scriptedReply(websocket);
+    },
+  },
   "websocket-failed-continuation-evicts-cache": {
     model: "scripted",
     check: (responses) => {

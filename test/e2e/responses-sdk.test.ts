@@ -215,6 +215,40 @@ describe('responses.compact (docs/contract.md, "Compaction")', () => {
     expect(response.usage?.input_tokens).toBe(tokens.length);
   });
 
+  it("context_management compacts a prompt over its threshold before answering; the next turn is rendered from the compaction item on", async () => {
+    const input: OpenAI.Responses.ResponseInputItem[] = [
+      { role: "user", content: "We agreed to launch on Tuesday." },
+      { role: "assistant", content: "Understood: Tuesday." },
+      { role: "user", content: "Anything else?" },
+    ];
+    const context_management = [{ type: "compaction" as const, compact_threshold: 20 }];
+    const stream = client.responses.stream({ model: "m", input, context_management });
+    const added: [number, string][] = [];
+    stream.on("response.output_item.added", (event) => added.push([event.output_index, event.item.type]));
+    const response = await stream.finalResponse();
+    expect(added).toEqual([
+      [0, "compaction"],
+      [1, "message"],
+    ]);
+    expect(response.output[0]).toMatchObject({ type: "compaction", id: expect.stringMatching(/^cmp_/), encrypted_content: sealCompaction(CHAT_REPLY) });
+    expect(response.output_text).toBe(CHAT_REPLY);
+    // The reply's prompt was the user messages and the summary, as the sidecar counts it.
+    const prompt = (messages: { role: Role; content: string }[]) =>
+      clientsFor(wide.sidecar.url).grpc.tokenize({ input: { case: "chat", value: { messages } } });
+    const window = [
+      { role: Role.USER, content: "We agreed to launch on Tuesday." },
+      { role: Role.USER, content: "Anything else?" },
+      { role: Role.USER, content: `${SUMMARY_OPENING}${CHAT_REPLY}` },
+    ];
+    expect(response.usage?.input_tokens).toBe((await prompt(window)).tokens.length);
+    // The client appends the output and its next message; the server renders from the compaction item on.
+    const next = [...input, ...(response.output as OpenAI.Responses.ResponseInputItem[]), { role: "user" as const, content: "Go on." }];
+    const again = await client.responses.create({ model: "m", input: next, context_management: [{ type: "compaction", compact_threshold: 2000 }] });
+    expect(again.output.map((item) => item.type)).toEqual(["message"]);
+    const nextWindow = [...window, { role: Role.ASSISTANT, content: CHAT_REPLY }, { role: Role.USER, content: "Go on." }];
+    expect(again.usage?.input_tokens).toBe((await prompt(nextWindow)).tokens.length);
+  });
+
   it("another server's compaction item is a 400 naming it", async () => {
     const error = (await client.responses
       .create({ model: "m", input: [{ type: "compaction", encrypted_content: "gAAAAABo-someone-else" }] })

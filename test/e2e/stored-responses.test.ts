@@ -15,6 +15,7 @@ import { Role } from "../../proto/gen/inference/v1/inference_pb.js";
 import { startStack, type Stack } from "../support/edge.js";
 import { describeOnRuntimes } from "../support/runtimes.js";
 import { CHAT_REPLY, chatPromptTokens } from "../support/scripted.js";
+import { sealCompaction, SUMMARY_OPENING } from "../../edge/protocols/openai-responses/compaction.js";
 import { clientsFor } from "../support/sidecar.js";
 import { readEvents } from "../support/sse.js";
 
@@ -53,6 +54,20 @@ describe("stored responses through the openai client", () => {
     const third = await client.responses.create({ model: "m", input: "And then?", previous_response_id: second.id });
     expect(third.usage?.input_tokens).toBe(await promptTokens([user("Hello!"), reply, user("And tomorrow?"), reply, user("And then?")]));
     expect(third.usage?.input_tokens_details.cached_tokens).toBeGreaterThanOrEqual(second.usage?.input_tokens ?? Number.POSITIVE_INFINITY);
+  });
+
+  it("context_management compacts a stored chain; the next turn continues from the stored compaction item", async () => {
+    const first = await client.responses.create({ model: "m", input: "Hello!" });
+    const context_management = [{ type: "compaction" as const, compact_threshold: 1 }];
+    const second = await client.responses.create({ model: "m", input: "And tomorrow?", previous_response_id: first.id, context_management });
+    expect(second.output.map((item) => item.type)).toEqual(["compaction", "message"]);
+    expect(second.output[0]).toMatchObject({ encrypted_content: sealCompaction(CHAT_REPLY) });
+    const summary = user(`${SUMMARY_OPENING}${CHAT_REPLY}`);
+    expect(second.usage?.input_tokens).toBe(await promptTokens([user("Hello!"), user("And tomorrow?"), summary]));
+    expect(await client.responses.retrieve(second.id)).toEqual(second);
+    const third = await client.responses.create({ model: "m", input: "And then?", previous_response_id: second.id });
+    expect(third.output.map((item) => item.type)).toEqual(["message"]);
+    expect(third.usage?.input_tokens).toBe(await promptTokens([user("Hello!"), user("And tomorrow?"), summary, reply, user("And then?")]));
   });
 
   it("retrieve returns what create answered, streamed or not", async () => {

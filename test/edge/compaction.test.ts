@@ -192,3 +192,120 @@ describe("a compaction_trigger as the last input item of /v1/responses (Codex's 
     expect(sidecar.calls).toHaveLength(0);
   });
 });
+
+describe("context_management: [{type: 'compaction'}] on /v1/responses (server-side compaction)", () => {
+  const item = { id: `cmp_${FIXED_ID}`, type: "compaction", encrypted_content: sealCompaction(SUMMARY) };
+  const tools = [{ type: "function", name: "notify", parameters: { type: "object", properties: {} } }];
+  const roles = (call: { request: { input: { case: string | undefined; value?: unknown } } } | undefined) => {
+    const input = call?.request.input;
+    return input?.case === "chat" ? (input.value as { messages: { role: Role; content: string }[] }).messages.map((m) => [m.role, m.content]) : undefined;
+  };
+
+  it("answers as usual while the prompt stays under compact_threshold", async () => {
+    const { app, sidecar } = testApp(script);
+    sidecar.tokenizeResult = Array.from({ length: 99 }, (_, i) => i);
+    const res = await post(app, "/v1/responses", { model: "m", input: conversation, context_management: [{ type: "compaction", compact_threshold: 100 }] });
+    expect(res.status).toBe(200);
+    expect(sidecar.calls).toHaveLength(1);
+    expect((await res.json()).output.map((o: { type: string }) => o.type)).toEqual(["reasoning", "message"]);
+  });
+
+  it("at the threshold, summarises first, answers from the user messages and the summary, and opens the output with the compaction item", async () => {
+    const { app, sidecar } = testApp(script);
+    sidecar.tokenizeResult = Array.from({ length: 100 }, (_, i) => i);
+    const body = { model: "m", instructions: "Be brief.", input: conversation, tools, context_management: [{ type: "compaction", compact_threshold: 100 }] };
+    const res = await post(app, "/v1/responses", body);
+    expect(res.status).toBe(200);
+    expect(sidecar.calls).toHaveLength(2);
+    expect(roles(sidecar.calls[0])?.at(-1)).toEqual([Role.USER, COMPACTION_PROMPT]);
+    expect(roles(sidecar.calls[1])).toEqual([
+      [Role.SYSTEM, "Be brief."],
+      [Role.USER, "We agreed to launch on Tuesday."],
+      [Role.USER, "Anything else?"],
+      [Role.USER, `${SUMMARY_OPENING}${SUMMARY}`],
+    ]);
+    const answer = sidecar.calls[1]?.request.input;
+    expect(answer?.case === "chat" ? answer.value.tools.map((t) => t.name) : undefined).toEqual(["notify"]);
+    const response = (await res.json()) as { output: { type: string }[]; output_text: string };
+    expect(response.output[0]).toEqual(item);
+    expect(response.output.map((o) => o.type)).toEqual(["compaction", "reasoning", "message"]);
+    expect(response.output_text).toBe(SUMMARY);
+  });
+
+  it("streams the compaction item first, at output_index 0, and the reply's items after it", async () => {
+    const { app, sidecar } = testApp(script);
+    sidecar.tokenizeResult = [1, 2, 3];
+    const res = await post(app, "/v1/responses", {
+      model: "m",
+      input: conversation,
+      stream: true,
+      context_management: [{ type: "compaction", compact_threshold: 3 }],
+    });
+    const events = parseText(await res.text()).filter((e) => e.data !== "[DONE]");
+    const added = events
+      .filter((e) => e.event === "response.output_item.added")
+      .map((e) => JSON.parse(e.data) as { output_index: number; item: { type: string } });
+    expect(added.map((a) => [a.output_index, a.item.type])).toEqual([
+      [0, "compaction"],
+      [1, "reasoning"],
+      [2, "message"],
+    ]);
+    expect(events.slice(0, 4).map((e) => e.event)).toEqual([
+      "response.created",
+      "response.in_progress",
+      "response.output_item.added",
+      "response.output_item.done",
+    ]);
+    expect(JSON.parse(events[0]!.data).response.output).toEqual([]);
+    expect(JSON.parse(events[3]!.data)).toEqual({ type: "response.output_item.done", output_index: 0, item, sequence_number: 3 });
+    const completed = JSON.parse(events.at(-1)!.data) as { type: string; response: { output: unknown[] } };
+    expect(completed.type).toBe("response.completed");
+    expect(completed.response.output[0]).toEqual(item);
+  });
+
+  it("without compact_threshold, compacts when the prompt leaves the reply less than its room in the model's context", async () => {
+    // The fake model's context is 4,096 tokens: max_output_tokens 96 leaves a prompt 4,000.
+    for (const [size, calls] of [
+      [3_999, 1],
+      [4_000, 2],
+    ] as const) {
+      const { app, sidecar } = testApp(script);
+      sidecar.tokenizeResult = Array.from({ length: size }, () => 7);
+      await post(app, "/v1/responses", { model: "m", input: conversation, max_output_tokens: 96, context_management: [{ type: "compaction" }] });
+      expect(sidecar.calls).toHaveLength(calls);
+    }
+  });
+
+  it("refuses a context_management type other than compaction", async () => {
+    const { app, sidecar } = testApp(script);
+    const res = await post(app, "/v1/responses", { model: "m", input: "Hi", context_management: [{ type: "truncation" }] });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toEqual({
+      error: {
+        message: "Invalid 'context_management[0].type': the only context_management type is 'compaction'",
+        type: "invalid_request_error",
+        param: "context_management[0].type",
+        code: null,
+      },
+    });
+    expect(sidecar.calls).toHaveLength(0);
+  });
+
+  it("renders a later turn from the latest compaction item on, with the user messages before it", async () => {
+    const { app, sidecar } = testApp(script);
+    const input = [
+      ...conversation,
+      { type: "compaction", encrypted_content: sealCompaction(SUMMARY) },
+      { type: "message", role: "assistant", content: "Nothing else." },
+      { type: "message", role: "user", content: "Thanks." },
+    ];
+    await post(app, "/v1/responses", { model: "m", input });
+    expect(roles(sidecar.lastCall)).toEqual([
+      [Role.USER, "We agreed to launch on Tuesday."],
+      [Role.USER, "Anything else?"],
+      [Role.USER, `${SUMMARY_OPENING}${SUMMARY}`],
+      [Role.ASSISTANT, "Nothing else."],
+      [Role.USER, "Thanks."],
+    ]);
+  });
+});

@@ -42,6 +42,7 @@ import { compactionTriggered, type ResponsesRequest } from "./schema.js";
 import { createCompactionStreamEncoder, encodeCompactionResponse } from "./compaction-stream.js";
 import { responsesFinish } from "./finish.js";
 import { responsesUsage } from "./usage.js";
+import { compactionOf } from "./compacted.js";
 
 /** Unix seconds now, for a terminal Response's `completed_at`. */
 function completedAt(meta: ResponseMeta): number {
@@ -85,8 +86,11 @@ interface ItemEvents {
   record(block: Block): ItemRecord;
 }
 
-function itemEvents(meta: ResponseMeta, options: ItemOptions, event: (type: string, fields: Record<string, unknown>) => SseEvent): ItemEvents {
+/** `offset`: the output items before the generated ones (a compaction item: auto-compaction.ts). */
+function itemEvents(meta: ResponseMeta, options: ItemOptions, event: (type: string, fields: Record<string, unknown>) => SseEvent, offset: number): ItemEvents {
   const items: ItemRecord[] = [];
+  /** A block's item's position in the final `output`. */
+  const indexOf = (block: Block): number => block.index + offset;
   const record = (block: Block): ItemRecord => {
     const found = items[block.index];
     if (found === undefined) throw new Error(`no output item for block ${block.index}`);
@@ -103,31 +107,31 @@ function itemEvents(meta: ResponseMeta, options: ItemOptions, event: (type: stri
         const item: ItemRecord = { block, id: `${itemIdPrefix(block)}${meta.newId()}`, status: "in_progress", options };
         items[block.index] = item;
         const frames = [
-          event("response.output_item.added", { output_index: block.index, item: outputItem(block, item.id, "in_progress", false, item.options) }),
+          event("response.output_item.added", { output_index: indexOf(block), item: outputItem(block, item.id, "in_progress", false, item.options) }),
         ];
         const part = partOf(block, "");
         if (part !== undefined) {
-          frames.push(event("response.content_part.added", { item_id: item.id, output_index: block.index, content_index: 0, part }));
+          frames.push(event("response.content_part.added", { item_id: item.id, output_index: indexOf(block), content_index: 0, part }));
         }
         return frames;
       },
       delta(block, text) {
         const item = record(block);
         if (block.kind === "tool_call") {
-          return [event("response.function_call_arguments.delta", { item_id: item.id, output_index: block.index, delta: text })];
+          return [event("response.function_call_arguments.delta", { item_id: item.id, output_index: indexOf(block), delta: text })];
         }
         const logprobs = block.kind === "text" ? { logprobs: [] } : {};
-        return [event(`${textEvents(block)}.delta`, { item_id: item.id, output_index: block.index, content_index: 0, delta: text, ...logprobs })];
+        return [event(`${textEvents(block)}.delta`, { item_id: item.id, output_index: indexOf(block), content_index: 0, delta: text, ...logprobs })];
       },
       close(block) {
         const item = record(block);
         item.status = state.closingStatus;
-        const done = () => event("response.output_item.done", { output_index: block.index, item: itemOf(item) });
+        const done = () => event("response.output_item.done", { output_index: indexOf(block), item: itemOf(item) });
         if (block.kind === "tool_call") {
-          const args = { item_id: item.id, output_index: block.index, name: block.call?.name ?? "", arguments: block.text };
+          const args = { item_id: item.id, output_index: indexOf(block), name: block.call?.name ?? "", arguments: block.text };
           return [event("response.function_call_arguments.done", args), done()];
         }
-        const at = { item_id: item.id, output_index: block.index, content_index: 0 };
+        const at = { item_id: item.id, output_index: indexOf(block), content_index: 0 };
         const logprobs = block.kind === "text" ? { logprobs: [] } : {};
         return [
           event(`${textEvents(block)}.done`, { ...at, text: block.text, ...logprobs }),
@@ -144,14 +148,23 @@ export function createResponsesStreamEncoder(body: ResponsesRequest, meta: Respo
   if (compactionTriggered(body)) return createCompactionStreamEncoder(body, meta);
   let sequence = 0;
   const event = (type: string, fields: Record<string, unknown>): SseEvent => jsonEvent({ type, ...fields, sequence_number: sequence++ }, type);
-  const output = itemEvents(meta, itemOptions(body), event);
+  // A compacted request's Response opens with its compaction item (auto-compaction.ts).
+  const head = compactionOf(body);
+  const output = itemEvents(meta, itemOptions(body), event, head === undefined ? 0 : 1);
   const { blocks, items, record } = output;
-  const snapshot = (state: Omit<ResponseState, "output">) => responseObject(body, meta, { ...state, output: items.map(itemOf) });
+  const snapshot = (state: Omit<ResponseState, "output">, before: OutputItem[] = head === undefined ? [] : [head]) =>
+    responseObject(body, meta, { ...state, output: [...before, ...items.map(itemOf)] });
 
   const inProgress = { status: "in_progress", error: null, incomplete_details: null, usage: null } as const;
   return {
     start(_start: Start) {
-      return [event("response.created", { response: snapshot(inProgress) }), event("response.in_progress", { response: snapshot(inProgress) })];
+      const frames = [event("response.created", { response: snapshot(inProgress, []) }), event("response.in_progress", { response: snapshot(inProgress, []) })];
+      if (head === undefined) return frames;
+      return [
+        ...frames,
+        event("response.output_item.added", { output_index: 0, item: head }),
+        event("response.output_item.done", { output_index: 0, item: head }),
+      ];
     },
     token(token: Token) {
       return blocks.pushAll(tokenContent(token));
@@ -185,7 +198,9 @@ export function encodeResponse(body: ResponsesRequest, meta: ResponseMeta, resul
   const ending = responsesFinish(result.finish) ?? { status: "completed", incomplete_details: null };
   const status: ItemStatus = ending.status === "completed" ? "completed" : "incomplete";
   const options = itemOptions(body);
-  const output = collectBlocks(result).map((block) => itemOf({ block, id: `${itemIdPrefix(block)}${meta.newId()}`, status, options }));
+  const generated = collectBlocks(result).map((block) => itemOf({ block, id: `${itemIdPrefix(block)}${meta.newId()}`, status, options }));
+  const head = compactionOf(body);
+  const output = head === undefined ? generated : [head, ...generated];
   return responseObject(body, meta, { ...ending, completed_at: completedAt(meta), error: null, usage: responsesUsage(result.finish), output });
 }
 

@@ -9,6 +9,7 @@ import type { Endpoint } from "../../core/endpoint.js";
 import { conversationIdOf } from "../../sidecars/affinity.js";
 import { parseRequest } from "../../core/validation.js";
 import { openAiProtocol } from "../openai-common/protocol.js";
+import { compactIfDue } from "./auto-compaction.js";
 import { createResponsesStreamEncoder, encodeResponse, queuedResponse } from "./encoder.js";
 import { NOT_STORED_HERE, responsesRequestSchema } from "./schema.js";
 import { toGenerateRequest } from "./to-request.js";
@@ -54,7 +55,7 @@ export function handleResponses(request: Request, context: AppContext): Promise<
       // No response is stored here, so none is found: the same code, with the reason.
       throw previousResponseNotFound(`Invalid 'previous_response_id': ${NOT_STORED_HERE}.`);
     }
-    const body = { ...parseRequest(responsesRequestSchema, raw), store: false };
-    return generateFor(responsesEndpoint, body, request, context);
+    const body = await compactIfDue({ ...parseRequest(responsesRequestSchema, raw), store: false }, request, context);
+    return body instanceof Response ? body : generateFor(responsesEndpoint, body, request, context);
   });
 }

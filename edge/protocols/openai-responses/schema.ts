@@ -192,6 +192,16 @@ export const responsesRequestSchema = z
     // "reasoning.encrypted_content" gives reasoning items an encrypted_content to send back next
     // turn (encrypted-reasoning.ts); other values add nothing this server makes.
     include: z.array(z.string()).nullish(),
+    // Server-side compaction (auto-compaction.ts): compacts before generating when the prompt
+    // reaches `compact_threshold` tokens (else when it would not leave room for the reply).
+    context_management: z
+      .array(
+        z.object({
+          type: z.literal("compaction", { error: "the only context_management type is 'compaction'" }),
+          compact_threshold: positiveInteger().nullish(),
+        }),
+      )
+      .nullish(),
     // Stored prompt templates live on OpenAI's platform; this server has none.
     prompt: refusedField("prompt templates are not supported: this server stores no prompts; send the instructions and input"),
   })

@@ -86,6 +86,17 @@ function toMessages(items: readonly ResponsesInputItem[]): MessageInit[] {
   return out;
 }
 
+/**
+ * The items the prompt is rendered from: a compaction item stands for everything before it, so of
+ * the items before the latest one only the user messages are kept (what /v1/responses/compact
+ * answers with; docs/contract.md, "Compaction").
+ */
+export function compactedWindow(items: readonly ResponsesInputItem[]): readonly ResponsesInputItem[] {
+  const last = items.findLastIndex((item) => item.type === "compaction");
+  if (last <= 0) return items;
+  return items.filter((item, i) => i >= last || (item.type === "message" && item.role === "user"));
+}
+
 function toolChoiceInit(body: ResponsesRequest): Pick<MessageInitShape<typeof ChatSchema>, "toolChoice" | "toolName"> {
   const choice = body.tool_choice;
   if (choice == null) return {};
@@ -99,7 +110,7 @@ function toolChoiceInit(body: ResponsesRequest): Pick<MessageInitShape<typeof Ch
  */
 export function toGenerateRequest(request: ResponsesRequest): GenerateRequest {
   const body = compactionTriggered(request) ? { ...request, tools: null, tool_choice: null, text: null } : request;
-  const items = typeof body.input === "string" ? [{ role: Role.USER, content: body.input }] : toMessages(body.input);
+  const items = typeof body.input === "string" ? [{ role: Role.USER, content: body.input }] : toMessages(compactedWindow(body.input));
   const instructions = body.instructions ?? "";
   const sampling: { temperature?: number; topP?: number; presencePenalty?: number; frequencyPenalty?: number } = {};
   if (body.temperature != null) sampling.temperature = body.temperature;

@@ -11,6 +11,7 @@ import { withProtocolHeaders } from "../../core/protocol.js";
 import { openAiProtocol } from "../../protocols/openai-common/protocol.js";
 import { responsesRequestSchema, type ResponsesRequest } from "../../protocols/openai-responses/schema.js";
 import { generateFor } from "../../core/serve.js";
+import { compactIfDue } from "../../protocols/openai-responses/auto-compaction.js";
 import { isRecord, ownItems, type StoredItem } from "../items/items.js";
 import { pageOptions } from "../items/page.js";
 import type { ResponseStore, ResponseStores } from "./store.js";
@@ -58,7 +59,9 @@ export function handleStoredResponses(request: Request, context: AppContext, sto
     const { conversation: _named, ...rest } = fields;
     const parsed = parseWithContext(rest, prefix, own);
     // The Response names its conversation, as OpenAI's does.
-    const body = conversation === undefined ? parsed : { ...parsed, conversation: { id: conversation.id } };
+    const named = conversation === undefined ? parsed : { ...parsed, conversation: { id: conversation.id } };
+    const body = await compactIfDue(named, request, context);
+    if (body instanceof Response) return body;
     const inputItems = own as StoredItem[];
     const pending = { store, owner, inputItems, context: [...prefix, ...inputItems], conversationId: conversation?.id };
     return generateFor(storedEndpoint(pending), body, request, context);
