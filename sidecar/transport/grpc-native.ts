@@ -114,7 +114,10 @@ function streamingHandler(method: DescMethod, call: AnyHandler, shutdown: AbortS
     const run = async (): Promise<void> => {
       const events = call(stream.request, context) as AsyncIterable<unknown>;
       for await (const event of events) {
-        if (context.signal.aborted) break;
+        // A caller gone or out of time gets nothing more. A drain's end (shutdown) does not stop the
+        // writing: a generation reads ahead of its writer (read-ahead.ts), so it may have ended,
+        // and the drain with it, while its last events still wait here to be written.
+        if (context.signal.aborted && !shutdown.aborted) break;
         if (!stream.write(event)) await new Promise((resolve) => stream.once("drain", resolve));
       }
     };

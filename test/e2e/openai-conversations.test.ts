@@ -283,7 +283,14 @@ describe("refusals on the wire, in OpenAI's error shape, changing nothing", () =
       status: 400,
       body: invalid(
         "Invalid 'items[0].type': input items of type 'web_search_call' are not supported; supported: 'message', " +
-          "'function_call', 'function_call_output', 'reasoning'",
+          "'function_call', 'function_call_output', 'reasoning', 'compaction', 'compaction_trigger'",
+        "items[0].type",
+      ),
+    });
+    expect(await raw("POST", "/conversations", { items: [{ type: "compaction_trigger" }] })).toEqual({
+      status: 400,
+      body: invalid(
+        "Invalid 'items[0].type': a 'compaction_trigger' item cannot be kept in a conversation: send it last in a /v1/responses input",
         "items[0].type",
       ),
     });

@@ -33,7 +33,10 @@ describe.each(Object.entries(runtimes))("a token-locked sidecar behind the edge 
 
   beforeAll(async () => {
     sidecar = await startTestSidecar({ model: modelPath("scripted"), token: TOKEN });
-    [withToken, without] = await Promise.all([startEdge(sidecar.url, TOKEN), startEdge(sidecar.url, undefined)]);
+    // One after the other: two `wrangler dev` of one Worker starting at once once answered a
+    // request with a bare 404.
+    withToken = await startEdge(sidecar.url, TOKEN);
+    without = await startEdge(sidecar.url, undefined);
   }, 90_000);
 
   afterAll(async () => {

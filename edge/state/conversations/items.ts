@@ -44,6 +44,11 @@ export async function requestItems(
   const { items } = parseRequest(z.object({ items: min === 0 ? itemsField(0).nullish() : itemsField(1) }), fields);
   if (items == null || items.length === 0) return [];
   const resolved = (await ownItems(items, sources, owner, newId, "items")) as unknown[];
-  parseRequest(z.object({ items: z.array(inputItem) }), { items: resolved });
+  // A compaction_trigger asks for a compaction in the request it ends; kept, it would end no request.
+  const storable = inputItem.refine((item) => item.type !== "compaction_trigger", {
+    error: "a 'compaction_trigger' item cannot be kept in a conversation: send it last in a /v1/responses input",
+    path: ["type"],
+  });
+  parseRequest(z.object({ items: z.array(storable) }), { items: resolved });
   return (resolved as StoredItem[]).map(asConversationItem);
 }
