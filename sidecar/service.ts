@@ -1,7 +1,7 @@
 // The one implementation of inference.v1.InferenceService, called by native gRPC and gRPC-Web.
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { Token } from "node-llama-cpp";
-import type { EmbedRequest, GenerateRequest, InferenceService, TokenizeRequest } from "../proto/gen/inference/v1/inference_pb.js";
+import { type EmbedRequest, type GenerateRequest, type InferenceService, Priority, type TokenizeRequest } from "../proto/gen/inference/v1/inference_pb.js";
 import type { ResumableStreams } from "./engine/streams/resumable-streams.js";
 import { generateResumable } from "./engine/streams/resumable.js";
 import { onEnd } from "./engine/streams/on-end.js";
@@ -133,7 +133,7 @@ async function embedWith(loaded: LoadedModel, request: EmbedRequest, signal: Abo
   if (request.dimensions !== 0 && request.dimensions !== dimensions) {
     throw invalidArgument(`this model's embeddings have ${dimensions} dimensions; ${request.dimensions} cannot be made from them`);
   }
-  const embeddings = await loaded.embedder.embed(request.inputs, signal);
+  const embeddings = await loaded.embedder.embed(request.inputs, signal, request.priority === Priority.BATCH);
   return { embeddings, promptTokens: embeddings.reduce((sum, e) => sum + e.tokens, 0) };
 }
 
