@@ -75,7 +75,9 @@ export function prometheusMetrics(metrics: EngineMetrics, load: () => Load): () 
   counter(registry, "sidecar_prompt_tokens_total", "Prompt tokens of finished generations.", () => metrics.promptTokens);
   new Counter({
     name: "sidecar_requests_total",
-    help: "Requests by outcome: completed (ran to a finish), aborted (caller left while generating), preempted (a batch request that gave way), rejected (queue full), cancelled_in_queue.",
+    help:
+      "Requests by outcome: completed (ran to a finish), aborted (caller left while generating), " +
+      "preempted (a batch request that gave way), rejected (queue full), cancelled_in_queue.",
     labelNames: ["outcome"],
     registers: [registry],
     collect() {

@@ -110,7 +110,7 @@ interface Choice {
 async function* choiceEvents(loaded: LoadedModel, choice: Choice, preemption: Preemption, metrics: EngineMetrics): AsyncGenerator<GenerateEvent> {
   const { plan, state, index } = choice;
   for await (const event of decode(loaded, plan, state, choice.sequence, preemption.signal, metrics)) yield ofChoice(event, index);
-  preemption.check(state, plan.generated.length, metrics);
+  preemption.check(state.interrupted, plan.generated.length, metrics);
   yield ofChoice(finish(plan, state, preemption.caller, metrics, index === 0), index);
 }
 

@@ -63,7 +63,7 @@ async function* run(
     if (plan.promptLogprobs) state.evaluated = tokens.length - 1;
     yield { event: { case: "start", value: { model: loaded.id, promptTokens: tokens.length, cachedTokens, prompt, cacheWrittenTokens } } };
     yield* decode(loaded, plan, state, sequence, running, metrics);
-    preemption.check(state, plan.generated.length, metrics);
+    preemption.check(state.interrupted, plan.generated.length, metrics);
     yield finish(plan, state, signal, metrics);
   } finally {
     metrics.generationsActive--;

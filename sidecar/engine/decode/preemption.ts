@@ -5,7 +5,6 @@ import { Priority } from "../../../proto/gen/inference/v1/inference_pb.js";
 import { preempted } from "../errors.js";
 import type { BatchClaim } from "../llama/idle-capacity.js";
 import type { EngineMetrics } from "../metrics.js";
-import type { DecodeState } from "./decode-loop.js";
 
 export class Preemption {
   readonly #preempted = new AbortController();
@@ -30,11 +29,11 @@ export class Preemption {
   }
 
   /**
-   * Ends a preempted request whose loop it stopped: ABORTED with a Preempted detail (a reply that
-   * reached its end first is delivered as it is).
+   * Ends a preempted request whose decode loop it stopped (`interrupted`: DecodeState's): ABORTED
+   * with a Preempted detail (a reply that reached its end first is delivered as it is).
    */
-  check(state: DecodeState, generatedTokens: number, metrics: EngineMetrics): void {
-    if (!this.preempted || !state.interrupted) return;
+  check(interrupted: boolean, generatedTokens: number, metrics: EngineMetrics): void {
+    if (!this.preempted || !interrupted) return;
     // Counted once: a request's every choice stops.
     if (!this.#reported) metrics.generationsPreempted++;
     this.#reported = true;
