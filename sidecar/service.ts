@@ -32,6 +32,8 @@ interface ModelCall {
   readonly name: string;
   readonly signal: AbortSignal;
   readonly keepAliveSeconds?: number | undefined;
+  /** A PRIORITY_BATCH call (EmbedRequest.priority). */
+  readonly batch?: boolean | undefined;
 }
 
 /**
@@ -51,7 +53,8 @@ async function withModel<T>(state: ServiceState, call: ModelCall, use: (loaded: 
 /** A generation on the model it names, held until the generation ends (not its reader: a resumable one outlives it). */
 async function* generation(state: ServiceState, request: GenerateRequest, signal: AbortSignal): AsyncGenerator<GenerateEvent, void, undefined> {
   if (state.draining()) throw unavailable("the sidecar is shutting down");
-  const lease = await state.registry.acquire(request.model, { signal, keepAliveSeconds: request.keepAliveSeconds });
+  const batch = request.priority === Priority.BATCH;
+  const lease = await state.registry.acquire(request.model, { signal, keepAliveSeconds: request.keepAliveSeconds, batch });
   if (lease.model.kind === "rank") {
     lease.release();
     throw invalidArgument(`model "${lease.model.id}" is a reranking model: it ranks documents, it does not generate text`);
@@ -103,7 +106,7 @@ export function createInferenceService(state: ServiceState): ServiceImpl<typeof 
     },
     async embed(request, context) {
       if (request.inputs.length === 0) throw invalidArgument("embed needs at least one input");
-      const call = { name: request.model, signal: context.signal, keepAliveSeconds: request.keepAliveSeconds };
+      const call = { name: request.model, signal: context.signal, keepAliveSeconds: request.keepAliveSeconds, batch: request.priority === Priority.BATCH };
       return withModel(state, call, (loaded) => embedWith(loaded, request, context.signal));
     },
     listModels() {

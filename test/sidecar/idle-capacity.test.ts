@@ -2,7 +2,8 @@
 // docs/contract.md, "Priority"): a batch request waits behind every interactive one and outside
 // --max-queue; an interactive request that finds every sequence busy preempts the batch request
 // that took its sequence last, which ends ABORTED with a Preempted detail; nothing is preempted
-// while a sequence is free; batch Embed calls wait behind interactive ones.
+// while a sequence is free; batch Embed calls wait behind interactive ones; batch calls waiting for
+// a model's load are outside the interactive limit.
 import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -10,6 +11,7 @@ import { ensureModels } from "../../gguf/models.js";
 import { EmbedInputSchema, FinishReason, type GenerateResponse, PreemptedSchema, Priority } from "../../proto/gen/inference/v1/inference_pb.js";
 import { PREEMPTED_MESSAGE } from "../../sidecar/engine/errors.js";
 import type { RunningSidecar } from "../../sidecar/server.js";
+import { startCatalogue } from "../support/catalogue.js";
 import { clientsFor, type InferenceClient, readMetrics, startTestSidecar } from "../support/sidecar.js";
 
 /** One generation followed event by event: when it started, its events, how it ended. */
@@ -158,5 +160,24 @@ describe("PRIORITY_BATCH embeddings", () => {
     expect(vectors[1]).toEqual(vectors[0]);
     const { embeddings } = await client.embed({ inputs: [text("Once upon a time")], priority: Priority.BATCH });
     expect(embeddings[0]?.values).toHaveLength(vectors[0]?.[0]?.values.length ?? 0);
+  });
+});
+
+describe("PRIORITY_BATCH calls waiting for a model's load", () => {
+  it("wait outside the interactive limit (sequences + --max-queue)", async () => {
+    // One sequence and no queue: one interactive call may wait for the load.
+    const catalogue = await startCatalogue(["scripted", "random-tiny"], { sequences: 1, maxQueue: 0 });
+    try {
+      const signal = new AbortController().signal;
+      const acquire = (batch: boolean) => catalogue.registry.acquire("random-tiny", { signal, batch });
+      const batch = [acquire(true), acquire(true), acquire(true)];
+      const interactive = acquire(false);
+      await expect(acquire(false).catch((e: unknown) => ConnectError.from(e).code)).resolves.toBe(Code.ResourceExhausted);
+      const leases = await Promise.all([...batch, interactive]);
+      expect(leases.map((lease) => lease.model.id)).toEqual(["random-tiny", "random-tiny", "random-tiny", "random-tiny"]);
+      for (const lease of leases) lease.release();
+    } finally {
+      await catalogue.stop();
+    }
   });
 });
