@@ -1564,14 +1564,16 @@ export type ModelInfo = Message<"inference.v1.ModelInfo"> & {
   engineBuild: string;
 
   /**
-   * Requests that may wait for a free sequence; more are refused with RESOURCE_EXHAUSTED.
+   * Interactive requests that may wait for a free sequence; more are refused with
+   * RESOURCE_EXHAUSTED (PRIORITY_BATCH requests wait apart: GenerateRequest.priority).
    *
    * @generated from field: uint32 max_queue = 9;
    */
   maxQueue: number;
 
   /**
-   * The longest wait for a free sequence before DEADLINE_EXCEEDED, in milliseconds.
+   * An interactive request's longest wait for a free sequence before DEADLINE_EXCEEDED, in
+   * milliseconds.
    *
    * @generated from field: uint32 queue_timeout_ms = 10;
    */
