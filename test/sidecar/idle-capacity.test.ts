@@ -12,6 +12,7 @@ import { EmbedInputSchema, FinishReason, type GenerateResponse, PreemptedSchema,
 import { PREEMPTED_MESSAGE } from "../../sidecar/engine/errors.js";
 import type { RunningSidecar } from "../../sidecar/server.js";
 import { startCatalogue } from "../support/catalogue.js";
+import { watchBatches } from "../support/engine.js";
 import { clientsFor, type InferenceClient, readMetrics, startTestSidecar } from "../support/sidecar.js";
 
 /** One generation followed event by event: when it started, its events, how it ended. */
@@ -114,6 +115,24 @@ describe("PRIORITY_BATCH generations", () => {
     expect(await metric("sidecar_batch_requests_running")).toBe(1);
     first.stop();
     expect((await first.ended).error?.code).toBe(Code.Canceled);
+  });
+
+  it("frees the sequence at the batch request's next decode step: no batch starts while the interactive request waits", async () => {
+    const loaded = sidecar.models[0];
+    if (loaded === undefined) throw new Error("no model loaded");
+    const holders = [call("b1", Priority.BATCH, 3000), call("b2", Priority.BATCH, 3000)];
+    await Promise.all(holders.map((h) => h.decoding));
+    const whileWaiting: number[][] = [];
+    watchBatches(loaded, (tokens) => {
+      if (loaded.pool.queued > 0) whileWaiting.push(tokens);
+    });
+    const interactive = call("i", Priority.INTERACTIVE, 3);
+    expect(await interactive.ended).toEqual({ finish: FinishReason.LENGTH });
+    expect((await holders[1]?.ended)?.error?.code).toBe(Code.Aborted);
+    // The step in flight when the request came was the preempted request's last.
+    expect(whileWaiting).toEqual([]);
+    holders[0]?.stop();
+    await holders[0]?.ended;
   });
 
   it("preempts nothing while a sequence is free", async () => {
