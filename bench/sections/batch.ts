@@ -79,15 +79,19 @@ class BatchRunner {
   }
 
   /** Sends no new line; resolves once the lines in flight are done. */
-  pause(): Promise<void> {
+  async pause(): Promise<void> {
     this.#paused = true;
-    return this.#running === 0 ? Promise.resolve() : new Promise((resolve) => this.#wake.push(resolve));
+    while (this.#running > 0) await this.#lineDone();
+  }
+
+  #lineDone(): Promise<void> {
+    return new Promise((resolve) => this.#wake.push(resolve));
   }
 
   /** Runs every line left; resolves when all are done. */
   async drain(): Promise<void> {
     this.resume();
-    while (this.left > 0) await new Promise<void>((resolve) => this.#wake.push(resolve));
+    while (this.left > 0) await this.#lineDone();
   }
 
   async #line(variant: number): Promise<void> {
