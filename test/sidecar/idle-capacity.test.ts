@@ -135,6 +135,24 @@ describe("PRIORITY_BATCH generations", () => {
     await holders[0]?.ended;
   });
 
+  it("keeps a batch request's tokens out of the batch that evaluates an interactive prompt", async () => {
+    const loaded = sidecar.models[0];
+    if (loaded === undefined) throw new Error("no model loaded");
+    const batch = call("batch", Priority.BATCH, 3000);
+    await batch.decoding;
+    const withPrompts: number[][] = [];
+    watchBatches(loaded, (tokens) => {
+      if (tokens.some((n) => n > 1)) withPrompts.push(tokens);
+    });
+    const interactive = call("interactive", Priority.INTERACTIVE, 3);
+    expect(await interactive.ended).toEqual({ finish: FinishReason.LENGTH });
+    const [start] = interactive.events.filter((e) => e.case === "start").map((e) => e.value);
+    // One batch evaluated the interactive prompt (all of it but a cached BOS), the batch request's step not in it.
+    expect(withPrompts).toEqual([[(start?.promptTokens ?? 0) - (start?.cachedTokens ?? 0)]]);
+    batch.stop();
+    await batch.ended;
+  });
+
   it("preempts nothing while a sequence is free", async () => {
     const preemptedBefore = sidecar.metrics.generationsPreempted;
     const batch = call("batch", Priority.BATCH, 3000);

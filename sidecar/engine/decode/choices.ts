@@ -90,8 +90,9 @@ async function* shared(
   const start = { model: loaded.id, promptTokens: tokens.length, cachedTokens, prompt, cacheWrittenTokens: states[0]?.cacheWrittenTokens ?? 0 };
   yield { event: { case: "start", value: start } };
   const evaluated = first.promptLogprobs ? tokens.length - 1 : cachedTokens;
-  const rest = await feedPrompt(primary, tokens.slice(evaluated, -1), signal);
-  if (rest.length > 0 && !signal.aborted) await primary.evaluateWithoutGeneratingNewTokens(rest);
+  const evaluationPriority = first.evaluationPriority;
+  const rest = await feedPrompt(primary, tokens.slice(evaluated, -1), signal, evaluationPriority);
+  if (rest.length > 0 && !signal.aborted) await primary.evaluateWithoutGeneratingNewTokens(rest, { evaluationPriority });
   if (!signal.aborted) await copySequence(loaded.context, (sequence, work) => loaded.scheduler.between(sequence, work), primary, others);
   for (const state of states) state.evaluated = tokens.length - 1;
   const choice = (plan: GenerationPlan, i: number) => ({ plan, state: states[i] as DecodeState, sequence: sequences[i] as LlamaContextSequence, index: i });

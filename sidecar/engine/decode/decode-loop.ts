@@ -64,7 +64,7 @@ export async function* decode(
     state.reason = plan.budget.reason;
     return;
   }
-  const rest = await feedPrompt(sequence, plan.prompt.tokens.slice(state.evaluated), signal);
+  const rest = await feedPrompt(sequence, plan.prompt.tokens.slice(state.evaluated), signal, plan.evaluationPriority);
   if (signal.aborted) {
     state.interrupted = true;
     return;

@@ -1,6 +1,6 @@
 // A request's sequences: taken from the pool (a caller that leaves or is turned away counted), the
 // cached prefix a prompt shares with one kept, and a long prompt fed in chunks.
-import type { LlamaContextSequence, Token } from "node-llama-cpp";
+import type { EvaluationPriority, LlamaContextSequence, Token } from "node-llama-cpp";
 import type { EngineMetrics } from "../metrics.js";
 import type { LoadedModel } from "../llama/model.js";
 import type { GenerationPlan } from "./generation-plan.js";
@@ -51,10 +51,15 @@ export const PROMPT_CHUNK_TOKENS = 512;
  * evaluation: the last chunk (at least the last token, whose logits pick the first reply token).
  * A short prompt is returned whole, untouched.
  */
-export async function feedPrompt(sequence: LlamaContextSequence, tokens: Token[], signal: AbortSignal): Promise<Token[]> {
+export async function feedPrompt(
+  sequence: LlamaContextSequence,
+  tokens: Token[],
+  signal: AbortSignal,
+  evaluationPriority: EvaluationPriority,
+): Promise<Token[]> {
   let start = 0;
   while (tokens.length - start > PROMPT_CHUNK_TOKENS && !signal.aborted) {
-    await sequence.evaluateWithoutGeneratingNewTokens(tokens.slice(start, start + PROMPT_CHUNK_TOKENS));
+    await sequence.evaluateWithoutGeneratingNewTokens(tokens.slice(start, start + PROMPT_CHUNK_TOKENS), { evaluationPriority });
     start += PROMPT_CHUNK_TOKENS;
   }
   return tokens.slice(start);
