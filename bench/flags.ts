@@ -5,7 +5,21 @@ import type { EngineChoice } from "../sidecar/engine/llama/model.js";
 import { PEER_VARIANTS, parsePeerVariants, type PeerVariant } from "./peer-paths.js";
 import { DEFAULT_MAX_TOKENS } from "./workload.js";
 
-export const SECTIONS = ["engine", "single", "sweep", "reject", "prefix", "stateful", "join", "long", "embeddings", "encoders", "sessions", "models"] as const;
+export const SECTIONS = [
+  "engine",
+  "single",
+  "sweep",
+  "reject",
+  "prefix",
+  "stateful",
+  "join",
+  "long",
+  "embeddings",
+  "encoders",
+  "sessions",
+  "models",
+  "batch",
+] as const;
 export type Section = (typeof SECTIONS)[number];
 
 export interface BenchFlags {
@@ -54,6 +68,10 @@ export interface BenchFlags {
   readonly modelsRuns: number;
   readonly modelsRequests: number;
   readonly modelsOther: string;
+  /** The batch section: its lines, tokens per line, and rounds of interactive streams alone and beside it. */
+  readonly batchLines: number;
+  readonly batchTokens: number;
+  readonly batchRounds: number;
   /** Rounds of the engine-build comparison. */
   readonly engineRounds: number;
   /** Encoder micro-bench: repetitions and milliseconds per repetition. */
@@ -102,6 +120,9 @@ export const USAGE = `usage: npm run bench -- [flags]
   --models-runs N       load-on-demand rounds of the many-models run (load alone, first request, loaded) [9; quick 3]
   --models-requests N   its requests per catalogue (one model vs two) [16; quick 4]
   --models-other M      the catalogue's second model, never loaded (as --model) [demo]
+  --batch-lines N       PRIORITY_BATCH lines of the batch section [200; quick 40]
+  --batch-tokens N      tokens each batch line generates [32]
+  --batch-rounds N      its rounds of 4 interactive streams, alone and beside the batch [8; quick 2]
   --engine-rounds N     rounds of the engine-build comparison [3; quick 1]
   --encoder-reps N      encoder micro-bench repetitions [5; quick 3]
   --encoder-ms N        milliseconds per repetition [1000; quick 300]
@@ -145,6 +166,9 @@ const OPTIONS = {
   "models-requests": { type: "string" },
   "models-other": { type: "string" },
   "engine-rounds": { type: "string" },
+  "batch-lines": { type: "string" },
+  "batch-tokens": { type: "string" },
+  "batch-rounds": { type: "string" },
   sessions: { type: "string" },
   "session-sequences": { type: "string" },
   "session-tokens": { type: "string" },
@@ -209,6 +233,9 @@ export function readFlags(argv: readonly string[]): BenchFlags | "help" {
     modelsRequests: int("models-requests", values["models-requests"], quick ? 4 : 16),
     modelsOther: values["models-other"] ?? "demo",
     engineRounds: int("engine-rounds", values["engine-rounds"], quick ? 1 : 3),
+    batchLines: int("batch-lines", values["batch-lines"], quick ? 40 : 200),
+    batchTokens: int("batch-tokens", values["batch-tokens"], 32),
+    batchRounds: int("batch-rounds", values["batch-rounds"], quick ? 2 : 8),
     encoderReps: int("encoder-reps", values["encoder-reps"], quick ? 3 : 5),
     encoderMs: int("encoder-ms", values["encoder-ms"], quick ? 300 : 1000, 10),
     peer: values.peer === true,

@@ -29,6 +29,7 @@ import { runConcurrent, type ConcurrentRun } from "./sections/concurrent.js";
 import { runEngine, threadsLabel, type EngineParty, type EngineResult } from "./sections/engine.js";
 import { runJoin } from "./sections/join.js";
 import { longContextSize, runLong, type LongResult } from "./sections/long.js";
+import { runBatch, type BatchResult } from "./sections/batch.js";
 import { runEmbeddings, type EmbeddingsResult } from "./sections/embeddings.js";
 import { runCatalogueCost, runLoadOnDemand, type ModelsResult } from "./sections/models.js";
 import { calibrate, runPrefix } from "./sections/prefix.js";
@@ -191,6 +192,31 @@ async function measureAll(run: Run, m: Measured): Promise<void> {
   if (has("models")) m.models = await measureModels(run);
   // 11. Many sessions on few sequences, round-robin (its table comes first in the report).
   if (has("sessions")) m.sessions = await measureSessions(run);
+  // 12. Batch lines in idle capacity: interactive TTFT with and without them, their idle throughput.
+  if (has("batch")) m.batch = await measureBatch(run);
+}
+
+/** Section 12: a fresh sidecar and edge; batch lines straight to the sidecar, interactive streams through the edge. */
+async function measureBatch(run: Run): Promise<BatchResult> {
+  const { flags, running } = run;
+  running.sidecar = await startChild<SidecarReady>("sidecar-batch", "sidecar.ts", run.engineArgs);
+  running.edge = await startChild<EdgeReady>("edge-batch", "edge.ts", { sidecarUrl: running.sidecar.ready.url });
+  const edge = httpParty("c", "edge on Node", running.edge.ready.url, run.workload);
+  // One warm-up stream through the edge.
+  await httpParty("c", "edge on Node", running.edge.ready.url, { ...run.workload, maxTokens: 8 }).run(9_001);
+  const options = {
+    lines: flags.batchLines,
+    lineTokens: flags.batchTokens,
+    inFlight: flags.sequences,
+    streams: 4,
+    rounds: flags.batchRounds,
+    timeoutMs: flags.streamTimeoutMs,
+  };
+  const client = grpcClient(running.sidecar.ready.url);
+  const batch = await watched("batch", run.notes, run.loads, () => runBatch(client, edge, options, log));
+  run.raw["batchSidecarMetrics"] = await running.sidecar.call("metrics");
+  await stopAll(running);
+  return batch;
 }
 
 /** The sidecar, the edge on Node and the peers, for the sections that share them. */

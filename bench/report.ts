@@ -9,6 +9,8 @@ import type { MemoryRow } from "./memory.js";
 import type { PeerInfo } from "./peer-paths.js";
 import { compare, writeResults, type ResultsFile } from "./results.js";
 import type { ConcurrentRun } from "./sections/concurrent.js";
+import type { BatchResult } from "./sections/batch.js";
+import { batchHeadline, batchTargets, renderBatch, summarizeBatch } from "./sections/batch-report.js";
 import type { EmbeddingsResult } from "./sections/embeddings.js";
 import { summarizeEngine, type EngineResult } from "./sections/engine.js";
 import { summarizeJoin, type JoinResult } from "./sections/join.js";
@@ -39,6 +41,7 @@ export interface Measured {
   embeddings?: EmbeddingsResult | undefined;
   sessions?: SessionsResult | undefined;
   models?: ModelsResult | undefined;
+  batch?: BatchResult | undefined;
 }
 
 /** What the run noted besides the sections' own results. */
@@ -69,6 +72,7 @@ function summarize(m: Measured) {
     sessions: m.sessions ? summarizeSessions(m.sessions) : undefined,
     long: m.long ? summarizeLong(m.long) : undefined,
     models: m.models ? summarizeModels(m.models) : undefined,
+    batch: m.batch ? summarizeBatch(m.batch) : undefined,
   };
 }
 
@@ -118,6 +122,7 @@ function render(run: RunRecord, m: Measured, s: Summaries, targets: ReturnType<t
     [
       s.stateful && m.stateful ? renderStateful(s.stateful, m.stateful.conversationTokens) : undefined,
       s.models && m.models ? renderModels(s.models, m.models) : undefined,
+      s.batch && m.batch ? renderBatch(s.batch, m.batch) : undefined,
     ],
   );
 }
@@ -147,6 +152,7 @@ function headlineOf(run: RunRecord, m: Measured, s: Summaries): Record<string, n
   streamHeadline(headline, m, s);
   if (s.sessions) sessionsHeadline(s.sessions, headline);
   if (s.models) modelsHeadline(s.models, headline);
+  if (s.batch) batchHeadline(s.batch, headline);
   if (s.join) {
     headline["join: streams' longest token gap ms"] = s.join.longestGapMs;
     headline["join: long prompt TTFT ms"] = s.join.joinedTtftMs;
@@ -168,7 +174,11 @@ function headlineOf(run: RunRecord, m: Measured, s: Summaries): Record<string, n
 /** Every target of the sections that ran. */
 function targetsOf(flags: BenchFlags, m: Measured, s: Summaries): Target[] {
   const inputs = { single: s.single, sweep: s.sweep, sessions: s.sessions, reject: s.reject, prefix: s.prefix, memory: m.memory, models: s.models };
-  return [...evaluateTargets({ ...inputs, concurrent: flags.sequences }), ...(s.stateful ? statefulTargets(s.stateful) : [])];
+  return [
+    ...evaluateTargets({ ...inputs, concurrent: flags.sequences }),
+    ...(s.stateful ? statefulTargets(s.stateful) : []),
+    ...(s.batch ? batchTargets(s.batch) : []),
+  ];
 }
 
 /** Prints the report (and the comparison with `previous`) and writes the results files. */
@@ -200,6 +210,7 @@ export function finishRun(run: RunRecord, m: Measured, previous: ResultsFile | u
       sessions: s.sessions,
       long: s.long,
       models: s.models,
+      batch: s.batch,
     },
     targets,
     raw: {
@@ -215,6 +226,7 @@ export function finishRun(run: RunRecord, m: Measured, previous: ResultsFile | u
       stateful: m.stateful,
       sessions: m.sessions,
       models: m.models,
+      batch: m.batch,
       encoders: m.encoders,
     },
     processes: run.processes,

@@ -157,8 +157,18 @@ const options = {
     default: "8192",
     help: "tokens one embedding input, or one rerank query and document, may hold (capped by the model's trained context)",
   },
-  "max-queue": { type: "string", env: "MAX_QUEUE", default: "64", help: "requests that may wait for a sequence; more get RESOURCE_EXHAUSTED (HTTP 429)" },
-  "queue-timeout-ms": { type: "string", env: "QUEUE_TIMEOUT_MS", default: "60000", help: "longest wait for a sequence (then DEADLINE_EXCEEDED, HTTP 504)" },
+  "max-queue": {
+    type: "string",
+    env: "MAX_QUEUE",
+    default: "64",
+    help: "interactive requests that may wait for a sequence; more get RESOURCE_EXHAUSTED (HTTP 429); batch ones wait apart",
+  },
+  "queue-timeout-ms": {
+    type: "string",
+    env: "QUEUE_TIMEOUT_MS",
+    default: "60000",
+    help: "longest wait of an interactive request for a sequence (then DEADLINE_EXCEEDED, HTTP 504)",
+  },
   "cache-ram": {
     type: "string",
     env: "CACHE_RAM",

@@ -57,7 +57,8 @@ function loadedInfo(m: LoadedModel): ModelInfo {
     vramBytes: BigInt(m.gpu.vramBytes),
     gpuLayers: m.gpu.layersOffloaded,
     modelLayers: m.gpu.layers,
-    active: m.pool.busy,
+    // Batch requests give way to interactive ones: they are not load an edge routes by.
+    active: m.pool.busy - m.pool.batchRunning.sequences,
     queued: m.pool.queued,
   };
 }

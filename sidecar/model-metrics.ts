@@ -26,6 +26,8 @@ export function modelLoads(registry: ModelRegistry): Load {
   }));
   return {
     queued: loaded.reduce((total, m) => total + m.pool.queued, 0),
+    batchQueued: loaded.reduce((total, m) => total + m.pool.queuedBatch, 0),
+    batchRunning: loaded.reduce((total, m) => total + m.pool.batchRunning.requests, 0),
     running: loaded.reduce((total, m) => total + m.pool.busy, 0),
     kvCacheUsage: cells === 0 ? 0 : held / cells,
     kvTier: kvTierSum(loaded.flatMap((m) => (m.kvTier === undefined ? [] : [m.kvTier.stats]))),

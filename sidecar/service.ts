@@ -1,7 +1,7 @@
 // The one implementation of inference.v1.InferenceService, called by native gRPC and gRPC-Web.
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { Token } from "node-llama-cpp";
-import type { EmbedRequest, GenerateRequest, InferenceService, TokenizeRequest } from "../proto/gen/inference/v1/inference_pb.js";
+import { type EmbedRequest, type GenerateRequest, type InferenceService, Priority, type TokenizeRequest } from "../proto/gen/inference/v1/inference_pb.js";
 import type { ResumableStreams } from "./engine/streams/resumable-streams.js";
 import { generateResumable } from "./engine/streams/resumable.js";
 import { onEnd } from "./engine/streams/on-end.js";
@@ -32,6 +32,8 @@ interface ModelCall {
   readonly name: string;
   readonly signal: AbortSignal;
   readonly keepAliveSeconds?: number | undefined;
+  /** A PRIORITY_BATCH call (EmbedRequest.priority). */
+  readonly batch?: boolean | undefined;
 }
 
 /**
@@ -51,7 +53,8 @@ async function withModel<T>(state: ServiceState, call: ModelCall, use: (loaded: 
 /** A generation on the model it names, held until the generation ends (not its reader: a resumable one outlives it). */
 async function* generation(state: ServiceState, request: GenerateRequest, signal: AbortSignal): AsyncGenerator<GenerateEvent, void, undefined> {
   if (state.draining()) throw unavailable("the sidecar is shutting down");
-  const lease = await state.registry.acquire(request.model, { signal, keepAliveSeconds: request.keepAliveSeconds });
+  const batch = request.priority === Priority.BATCH;
+  const lease = await state.registry.acquire(request.model, { signal, keepAliveSeconds: request.keepAliveSeconds, batch });
   if (lease.model.kind === "rank") {
     lease.release();
     throw invalidArgument(`model "${lease.model.id}" is a reranking model: it ranks documents, it does not generate text`);
@@ -103,7 +106,7 @@ export function createInferenceService(state: ServiceState): ServiceImpl<typeof 
     },
     async embed(request, context) {
       if (request.inputs.length === 0) throw invalidArgument("embed needs at least one input");
-      const call = { name: request.model, signal: context.signal, keepAliveSeconds: request.keepAliveSeconds };
+      const call = { name: request.model, signal: context.signal, keepAliveSeconds: request.keepAliveSeconds, batch: request.priority === Priority.BATCH };
       return withModel(state, call, (loaded) => embedWith(loaded, request, context.signal));
     },
     listModels() {
@@ -133,7 +136,7 @@ async function embedWith(loaded: LoadedModel, request: EmbedRequest, signal: Abo
   if (request.dimensions !== 0 && request.dimensions !== dimensions) {
     throw invalidArgument(`this model's embeddings have ${dimensions} dimensions; ${request.dimensions} cannot be made from them`);
   }
-  const embeddings = await loaded.embedder.embed(request.inputs, signal);
+  const embeddings = await loaded.embedder.embed(request.inputs, signal, request.priority === Priority.BATCH);
   return { embeddings, promptTokens: embeddings.reduce((sum, e) => sum + e.tokens, 0) };
 }
 

@@ -4,6 +4,7 @@
 // that needs a busy model's room waits), and a drain that stops loads and frees every model
 // (docs/decisions.md, "Many models on one sidecar").
 import { modelLoadFailed, notFound, overloaded, unavailable } from "../engine/errors.js";
+import { BATCH_QUEUE_LIMIT } from "../engine/llama/idle-capacity.js";
 import type { LoadedModel } from "../engine/llama/model.js";
 import { decide, freeRoom, NO_BYTES, type Bytes, type Resident } from "./budget.js";
 import type { Catalogue, CatalogueEntry } from "./catalogue.js";
@@ -45,6 +46,8 @@ export interface AcquireOptions {
   readonly signal?: AbortSignal | undefined;
   /** The request's keep_alive_seconds: the model's keep-alive from now on. */
   readonly keepAliveSeconds?: number | undefined;
+  /** A PRIORITY_BATCH call: it waits for a load outside the interactive limit (at most BATCH_QUEUE_LIMIT). */
+  readonly batch?: boolean | undefined;
 }
 
 /** Keep-alive when none is set and the catalogue holds several models (Ollama's default). */
@@ -94,8 +97,11 @@ export class ModelRegistry {
     while (slot.status !== "loaded") {
       // Those that would get a sequence and those that would queue for one.
       const limits = slot.limits;
-      if (slot.waiters >= limits.sequences + limits.maxQueue) throw overloaded(`too many requests are waiting for model "${slot.entry.name}" to load`);
+      const batch = options.batch === true ? 1 : 0;
+      const [waiting, limit] = batch === 1 ? [slot.batchWaiters, BATCH_QUEUE_LIMIT] : [slot.waiters - slot.batchWaiters, limits.sequences + limits.maxQueue];
+      if (waiting >= limit) throw overloaded(`too many requests are waiting for model "${slot.entry.name}" to load`);
       slot.waiters++;
+      slot.batchWaiters += batch;
       try {
         const pending: Promise<unknown> = slot.status === "unloading" && slot.unloading !== undefined ? slot.unloading : this.#startLoad(slot, false);
         await until(pending, this.#drain.signal, options.signal);
@@ -104,6 +110,7 @@ export class ModelRegistry {
         if (!(error instanceof Abandoned)) throw error;
       } finally {
         slot.waiters--;
+        slot.batchWaiters -= batch;
         this.#changed();
       }
       if (this.draining) throw unavailable("the sidecar is shutting down");

@@ -61,6 +61,8 @@ export class Slot {
   leases = 0;
   /** Requests waiting for it to load. */
   waiters = 0;
+  /** Of those, PRIORITY_BATCH calls (not counted against `limits`: GenerateRequest.priority). */
+  batchWaiters = 0;
   lastUsed = 0;
   keepAliveSeconds: number;
   expiresAt = 0;

@@ -1,7 +1,7 @@
 // The errors the engine refuses or fails a request with, as ConnectErrors with their gRPC codes;
 // shared by every room and by the transports.
 import { Code, ConnectError } from "@connectrpc/connect";
-import { ModelLoadFailedSchema, PromptTooLongSchema } from "../../proto/gen/inference/v1/inference_pb.js";
+import { ModelLoadFailedSchema, PreemptedSchema, PromptTooLongSchema } from "../../proto/gen/inference/v1/inference_pb.js";
 
 /** A request the engine refuses: bad options, a prompt that does not fit. Maps to INVALID_ARGUMENT. */
 export function invalidArgument(message: string): ConnectError {
@@ -31,6 +31,17 @@ export function queueTimeout(message: string): ConnectError {
 /** The sidecar is loading or draining. Maps to UNAVAILABLE. */
 export function unavailable(message: string): ConnectError {
   return new ConnectError(message, Code.Unavailable);
+}
+
+/** The message of `preempted`: what the edge's batch runner and operators read. */
+export const PREEMPTED_MESSAGE = "preempted by an interactive request; retry";
+
+/**
+ * A PRIORITY_BATCH generation stopped to free its sequence for an interactive request: ABORTED
+ * with a Preempted detail (proto: GenerateRequest.priority). The same request may be sent again.
+ */
+export function preempted(completionTokens: number): ConnectError {
+  return new ConnectError(PREEMPTED_MESSAGE, Code.Aborted, undefined, [{ desc: PreemptedSchema, value: { completionTokens } }]);
 }
 
 /** The caller left. Maps to CANCELLED. */

@@ -22,6 +22,8 @@ export class EngineMetrics {
   requestsCancelledInQueue = 0;
   generationsActive = 0;
   generationsAborted = 0;
+  /** PRIORITY_BATCH generations stopped for an interactive request (proto: GenerateRequest.priority). */
+  generationsPreempted = 0;
   tokensGenerated = 0;
   promptTokens = 0;
 

@@ -9,8 +9,13 @@ import type { KvTierStats } from "../engine/llama/kv-tier.js";
 
 /** The load a scrape reads from the engine. */
 export interface Load {
+  /** Interactive requests waiting for a sequence. */
   readonly queued: number;
+  /** Sequences in use (batch requests' included). */
   readonly running: number;
+  /** PRIORITY_BATCH requests waiting for a sequence, and those holding sequences. */
+  readonly batchQueued?: number;
+  readonly batchRunning?: number;
   /** Share of the KV cache that running sequences hold, 0..1. */
   readonly kvCacheUsage: number;
   /** The KV cache tier in host memory, when `--cache-ram` is not 0. */
@@ -60,17 +65,26 @@ export function prometheusMetrics(metrics: EngineMetrics, load: () => Load): () 
   counter(registry, "sidecar_requests_rejected_total", "Requests refused because every sequence was busy and the queue full.", () => metrics.requestsRejected);
   counter(registry, "sidecar_requests_cancelled_in_queue_total", "Requests whose caller left while they waited.", () => metrics.requestsCancelledInQueue);
   counter(registry, "sidecar_generations_aborted_total", "Generations stopped because the caller left.", () => metrics.generationsAborted);
+  counter(
+    registry,
+    "sidecar_batch_preempted_total",
+    "Batch (PRIORITY_BATCH) generations stopped to free a sequence for an interactive request (ended with ABORTED).",
+    () => metrics.generationsPreempted,
+  );
   counter(registry, "sidecar_tokens_generated_total", "Tokens generated.", () => metrics.tokensGenerated);
   counter(registry, "sidecar_prompt_tokens_total", "Prompt tokens of finished generations.", () => metrics.promptTokens);
   new Counter({
     name: "sidecar_requests_total",
-    help: "Requests by outcome: completed (ran to a finish), aborted (caller left while generating), rejected (queue full), cancelled_in_queue.",
+    help:
+      "Requests by outcome: completed (ran to a finish), aborted (caller left while generating), " +
+      "preempted (a batch request that gave way), rejected (queue full), cancelled_in_queue.",
     labelNames: ["outcome"],
     registers: [registry],
     collect() {
       this.reset();
-      this.inc({ outcome: "completed" }, metrics.requestsStarted - metrics.generationsActive - metrics.generationsAborted);
+      this.inc({ outcome: "completed" }, metrics.requestsStarted - metrics.generationsActive - metrics.generationsAborted - metrics.generationsPreempted);
       this.inc({ outcome: "aborted" }, metrics.generationsAborted);
+      this.inc({ outcome: "preempted" }, metrics.generationsPreempted);
       this.inc({ outcome: "rejected" }, metrics.requestsRejected);
       this.inc({ outcome: "cancelled_in_queue" }, metrics.requestsCancelledInQueue);
     },
@@ -79,9 +93,11 @@ export function prometheusMetrics(metrics: EngineMetrics, load: () => Load): () 
   counter(registry, "sidecar_grammar_cache_hits_total", "Grammars found already built (the same schema again).", () => grammarCache.hits);
   gauge(registry, "sidecar_generations_active", "Generations running now.", () => metrics.generationsActive);
   gauge(registry, "sidecar_sequences_busy", "Sequences in use.", () => load().running);
-  gauge(registry, "sidecar_queue_length", "Requests waiting for a sequence.", () => load().queued);
+  gauge(registry, "sidecar_queue_length", "Interactive requests waiting for a sequence.", () => load().queued);
+  gauge(registry, "sidecar_batch_requests_waiting", "Batch (PRIORITY_BATCH) requests waiting for a sequence.", () => load().batchQueued ?? 0);
+  gauge(registry, "sidecar_batch_requests_running", "Batch (PRIORITY_BATCH) requests holding sequences.", () => load().batchRunning ?? 0);
   gauge(registry, "sidecar_kv_cache_usage_ratio", "Share of the KV cache held by running sequences (0..1).", () => load().kvCacheUsage);
-  gauge(registry, "vllm:num_requests_waiting", "Requests waiting for a sequence (Inference Gateway name).", () => load().queued);
+  gauge(registry, "vllm:num_requests_waiting", "Interactive requests waiting for a sequence (Inference Gateway name).", () => load().queued);
   gauge(registry, "vllm:num_requests_running", "Requests generating (Inference Gateway name).", () => load().running);
   gauge(registry, "vllm:gpu_cache_usage_perc", "KV-cache use, 1 = full (Inference Gateway name).", () => load().kvCacheUsage);
   gauge(registry, "vllm:kv_cache_usage_perc", "KV-cache use, 1 = full (newer Inference Gateway name).", () => load().kvCacheUsage);

@@ -1,8 +1,9 @@
 // How a batch's token slots are shared (sidecar/engine/llama/batch-shares.ts): every decode gets a token,
-// the prompts closest to done the rest, never more than the batch holds.
+// the prompts closest to done the rest, never more than the batch holds; batch requests' tokens
+// beside no interactive prompt, their prompts a few tokens a batch beside interactive steps.
 import type { BatchItem } from "node-llama-cpp";
 import { describe, expect, it } from "vitest";
-import { shareBatch, STREAMING_BATCH_TOKENS } from "../../sidecar/engine/llama/batch-shares.js";
+import { BATCH_EVALUATION_PRIORITY, BATCH_PROMPT_TOKENS, shareBatch, STREAMING_BATCH_TOKENS } from "../../sidecar/engine/llama/batch-shares.js";
 
 const item = (tokens: number): BatchItem => ({ tokens: Array.from({ length: tokens }, () => 1) as never, logits: [], evaluationPriority: 5 });
 const shares = (wants: number[], size: number): number[] => {
@@ -53,5 +54,23 @@ describe("shareBatch", () => {
       const budget = wants.includes(1) ? Math.min(size, STREAMING_BATCH_TOKENS) : size;
       if (got.reduce((a, b) => a + b, 0) < budget) expect(got).toEqual(wants);
     }
+  });
+
+  it("gives a batch request's tokens no slot while an interactive prompt is evaluated, and its prompt few beside interactive steps", () => {
+    // Wants by item: a positive number is interactive, a negative one a batch request's.
+    const mixed = (wants: number[], size: number): number[] => {
+      const items = wants.map((w) => ({ ...item(Math.abs(w)), evaluationPriority: w < 0 ? BATCH_EVALUATION_PRIORITY : 5 }) as BatchItem);
+      const out = shareBatch({ items, size });
+      return items.map((i) => out.find((p) => p.item === i)?.processAmount ?? 0);
+    };
+    // An interactive prompt: batch steps and prompts wait.
+    expect(mixed([1, 30, -1, -1], 512)).toEqual([1, 30, 0, 0]);
+    expect(mixed([-40, 30], 512)).toEqual([0, 30]);
+    // Interactive steps: batch steps go beside them, a batch prompt BATCH_PROMPT_TOKENS beyond its first.
+    expect(mixed([1, -1, -40], 512)).toEqual([1, 1, 1 + BATCH_PROMPT_TOKENS]);
+    // Two batch prompts share those slots, the one closest to done first.
+    expect(mixed([1, -10, -40], 512)).toEqual([1, 10, 1 + BATCH_PROMPT_TOKENS - 9]);
+    // No interactive item: batch items share as any.
+    expect(mixed([-1, -40], 512)).toEqual([1, 40]);
   });
 });

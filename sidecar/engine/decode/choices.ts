@@ -14,6 +14,7 @@ import { DecodeState, decode, finish, type GenerateEvent } from "./decode-loop.j
 import { planChoice, planGeneration, type GenerationPlan } from "./generation-plan.js";
 import { mergeEvents } from "./merge-events.js";
 import { scorePrompt } from "./prompt-logprobs.js";
+import { Preemption } from "./preemption.js";
 import { acquireMany, feedPrompt, reuseCachedPrefix } from "./sequences.js";
 
 /**
@@ -36,14 +37,15 @@ export async function* runChoices(
   // Waiting for sequences is not arriving: a batch does not wait for it.
   if (loaded.pool.size - loaded.pool.busy < n) arrival.leave();
   const queuedAt = performance.now();
-  const sequences = await acquireMany(loaded, first, request.clientId, signal, metrics, n);
+  const preemption = new Preemption(request.priority, signal);
+  const sequences = await acquireMany(loaded, first, request.clientId, preemption, metrics, n);
   const [primary] = sequences as [LlamaContextSequence];
   arrival.bind(primary);
   const queueMs = performance.now() - queuedAt;
   metrics.requestsStarted++;
   metrics.generationsActive++;
   try {
-    yield* shared(loaded, plans, sequences, queueMs, signal, metrics);
+    yield* shared(loaded, plans, sequences, queueMs, preemption, metrics);
   } finally {
     metrics.generationsActive--;
     for (const sequence of sequences) loaded.pool.release(sequence);
@@ -70,9 +72,11 @@ async function* shared(
   plans: readonly GenerationPlan[],
   sequences: readonly LlamaContextSequence[],
   queueMs: number,
-  signal: AbortSignal,
+  preemption: Preemption,
   metrics: EngineMetrics,
 ): AsyncGenerator<GenerateEvent> {
+  // A batch request runs on a signal its preemption aborts too (preemption.ts).
+  const signal = preemption.signal;
   const [first] = plans as [GenerationPlan];
   const [primary, ...others] = sequences as [LlamaContextSequence, ...LlamaContextSequence[]];
   const tokens = first.prompt.tokens;
@@ -86,25 +90,29 @@ async function* shared(
   const start = { model: loaded.id, promptTokens: tokens.length, cachedTokens, prompt, cacheWrittenTokens: states[0]?.cacheWrittenTokens ?? 0 };
   yield { event: { case: "start", value: start } };
   const evaluated = first.promptLogprobs ? tokens.length - 1 : cachedTokens;
-  const rest = await feedPrompt(primary, tokens.slice(evaluated, -1), signal);
-  if (rest.length > 0 && !signal.aborted) await primary.evaluateWithoutGeneratingNewTokens(rest);
+  const evaluationPriority = first.evaluationPriority;
+  const rest = await feedPrompt(primary, tokens.slice(evaluated, -1), signal, evaluationPriority);
+  if (rest.length > 0 && !signal.aborted) await primary.evaluateWithoutGeneratingNewTokens(rest, { evaluationPriority });
   if (!signal.aborted) await copySequence(loaded.context, (sequence, work) => loaded.scheduler.between(sequence, work), primary, others);
   for (const state of states) state.evaluated = tokens.length - 1;
-  yield* mergeEvents(plans.map((plan, i) => choiceEvents(loaded, plan, states[i] as DecodeState, sequences[i] as LlamaContextSequence, signal, metrics, i)));
+  const choice = (plan: GenerationPlan, i: number) => ({ plan, state: states[i] as DecodeState, sequence: sequences[i] as LlamaContextSequence, index: i });
+  yield* mergeEvents(plans.map((plan, i) => choiceEvents(loaded, choice(plan, i), preemption, metrics)));
+}
+
+/** One choice of a request: its plan, decode state, sequence and index. */
+interface Choice {
+  readonly plan: GenerationPlan;
+  readonly state: DecodeState;
+  readonly sequence: LlamaContextSequence;
+  readonly index: number;
 }
 
 /** One choice's decode loop and finish, each event naming the choice; the request's metrics count choice 0's finish. */
-async function* choiceEvents(
-  loaded: LoadedModel,
-  plan: GenerationPlan,
-  state: DecodeState,
-  sequence: LlamaContextSequence,
-  signal: AbortSignal,
-  metrics: EngineMetrics,
-  choice: number,
-): AsyncGenerator<GenerateEvent> {
-  for await (const event of decode(loaded, plan, state, sequence, signal, metrics)) yield ofChoice(event, choice);
-  yield ofChoice(finish(plan, state, signal, metrics, choice === 0), choice);
+async function* choiceEvents(loaded: LoadedModel, choice: Choice, preemption: Preemption, metrics: EngineMetrics): AsyncGenerator<GenerateEvent> {
+  const { plan, state, index } = choice;
+  for await (const event of decode(loaded, plan, state, choice.sequence, preemption.signal, metrics)) yield ofChoice(event, index);
+  preemption.check(state.interrupted, plan.generated.length, metrics);
+  yield ofChoice(finish(plan, state, preemption.caller, metrics, index === 0), index);
 }
 
 function ofChoice(event: GenerateEvent, choice: number): GenerateEvent {

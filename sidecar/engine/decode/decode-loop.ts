@@ -31,6 +31,8 @@ export class DecodeState {
   sampledReasoningTokens = 0;
   /** Whether the reasoning segment held any text (an empty one is no reasoning). */
   reasoned = false;
+  /** The loop stopped because its signal was aborted, before the reply's end. */
+  interrupted = false;
   /** Prompt tokens already in the sequence (cached, or scored) when the decode loop begins. */
   evaluated: number;
   /** Prompt tokens evaluated from the cached prefix's end to the last mark's end (proto: `cache_written_tokens`). */
@@ -62,13 +64,19 @@ export async function* decode(
     state.reason = plan.budget.reason;
     return;
   }
-  const rest = await feedPrompt(sequence, plan.prompt.tokens.slice(state.evaluated), signal);
-  if (signal.aborted) return;
+  const rest = await feedPrompt(sequence, plan.prompt.tokens.slice(state.evaluated), signal, plan.evaluationPriority);
+  if (signal.aborted) {
+    state.interrupted = true;
+    return;
+  }
   const steps = evaluate(sequence, rest, plan.sampling, plan.logprobs, plan.topLogprobs > 0);
   try {
     let replacement: Token[] | undefined;
     for (let next = await steps.next(); next.done !== true; next = await steps.next(replacement)) {
-      if (signal.aborted) return;
+      if (signal.aborted) {
+        state.interrupted = true;
+        return;
+      }
       state.firstTokenAt ??= performance.now();
       // A spent reasoning budget: the segment's end goes into the reply in place of the sampled
       // token, and the model goes on from there.

@@ -8,6 +8,7 @@ import type { Arrival } from "../llama/arrivals.js";
 import type { LoadedModel } from "../llama/model.js";
 import { runChoices } from "./choices.js";
 import { DecodeState, decode, finish, type GenerateEvent } from "./decode-loop.js";
+import { Preemption } from "./preemption.js";
 import { acquire, reuseCachedPrefix } from "./sequences.js";
 
 export type { GenerateEvent } from "./decode-loop.js";
@@ -42,7 +43,10 @@ async function* run(
   // Waiting for a sequence is not arriving: a batch does not wait for it.
   if (loaded.pool.busy >= loaded.pool.size) arrival.leave();
   const queuedAt = performance.now();
-  const sequence = await acquire(loaded, plan, request.clientId, signal, metrics);
+  // A batch request runs on a signal its preemption aborts too (preemption.ts).
+  const preemption = new Preemption(request.priority, signal);
+  const running = preemption.signal;
+  const sequence = await acquire(loaded, plan, request.clientId, preemption, metrics);
   arrival.bind(sequence);
   const queueMs = performance.now() - queuedAt;
   metrics.requestsStarted++;
@@ -55,10 +59,11 @@ async function* run(
     const cachedTokens = await reuseCachedPrefix(loaded, sequence, tokens, plan.promptLogprobs ? 0 : tokens.length - 1);
     const state = new DecodeState(loaded, plan, queueMs, cachedTokens);
     const cacheWrittenTokens = state.cacheWrittenTokens;
-    const prompt = plan.promptLogprobs ? await scorePrompt(loaded, sequence, tokens, plan.topLogprobs, signal) : [];
+    const prompt = plan.promptLogprobs ? await scorePrompt(loaded, sequence, tokens, plan.topLogprobs, running) : [];
     if (plan.promptLogprobs) state.evaluated = tokens.length - 1;
     yield { event: { case: "start", value: { model: loaded.id, promptTokens: tokens.length, cachedTokens, prompt, cacheWrittenTokens } } };
-    yield* decode(loaded, plan, state, sequence, signal, metrics);
+    yield* decode(loaded, plan, state, sequence, running, metrics);
+    preemption.check(state.interrupted, plan.generated.length, metrics);
     yield finish(plan, state, signal, metrics);
   } finally {
     metrics.generationsActive--;

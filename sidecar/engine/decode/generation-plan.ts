@@ -1,7 +1,8 @@
 // A request's generation plan: prompt tokens, stops, sampling, constraint or reply reader, token
 // and reasoning budgets, built and checked before the request waits for a sequence.
-import type { SequenceEvaluateOptions, Token } from "node-llama-cpp";
-import { FinishReason, type GenerateRequest, type SamplingOptions } from "../../../proto/gen/inference/v1/inference_pb.js";
+import type { EvaluationPriority, SequenceEvaluateOptions, Token } from "node-llama-cpp";
+import { FinishReason, type GenerateRequest, Priority, type SamplingOptions } from "../../../proto/gen/inference/v1/inference_pb.js";
+import { BATCH_EVALUATION_PRIORITY, INTERACTIVE_EVALUATION_PRIORITY } from "../llama/batch-shares.js";
 import { constraintState } from "../grammar/constraint.js";
 import { invalidArgument, promptTooLong } from "../errors.js";
 import type { LoadedModel } from "../llama/model.js";
@@ -36,6 +37,8 @@ export interface GenerationPlan {
   readonly stopTexts: readonly string[];
   /** The request's own stop sequences (the only ones a finish names). */
   readonly userStops: ReadonlySet<string>;
+  /** The priority of its tokens in a batch: a batch request's give way (../llama/batch-shares.ts). */
+  readonly evaluationPriority: EvaluationPriority;
   /** node-llama-cpp's sampling options (grammar and token bias included). */
   readonly sampling: SequenceEvaluateOptions;
   /** The reply's tokens so far: the decode loop appends them, the sampler's penalties read them. */
@@ -88,6 +91,9 @@ async function planReply(
 ): Promise<GenerationPlan> {
   const generated: Token[] = [];
   const sampling = buildSampling(loaded, choice === 0 ? request.sampling : seededFor(request.sampling, choice), generated);
+  // A batch request's tokens give way to interactive ones in each batch (batch-shares.ts).
+  const evaluationPriority = request.priority === Priority.BATCH ? BATCH_EVALUATION_PRIORITY : INTERACTIVE_EVALUATION_PRIORITY;
+  sampling.evaluationPriority = evaluationPriority;
   const constraint = await constraintState(loaded, request.constraint);
   if (constraint !== undefined && prompt.toolUse !== undefined) {
     throw invalidArgument("an output constraint (JSON or grammar) cannot be combined with tools the model may call; drop one, or set the tool choice to none");
@@ -101,6 +107,7 @@ async function planReply(
   }
   return {
     prompt,
+    evaluationPriority,
     stopTexts: [...request.stop, ...prompt.stopTexts, ...(constraint?.stopTexts ?? [])],
     userStops: new Set(request.stop),
     sampling,

@@ -1,19 +1,21 @@
 // A request's sequences: taken from the pool (a caller that leaves or is turned away counted), the
 // cached prefix a prompt shares with one kept, and a long prompt fed in chunks.
-import type { LlamaContextSequence, Token } from "node-llama-cpp";
+import type { EvaluationPriority, LlamaContextSequence, Token } from "node-llama-cpp";
 import type { EngineMetrics } from "../metrics.js";
 import type { LoadedModel } from "../llama/model.js";
 import type { GenerationPlan } from "./generation-plan.js";
+import type { Preemption } from "./preemption.js";
 
-/** Waits for a free sequence, counting a caller that leaves or is turned away. */
+/** Waits for a free sequence (a batch request behind every interactive one), counting a caller that leaves or is turned away. */
 export function acquire(
   loaded: LoadedModel,
   plan: GenerationPlan,
   clientId: string,
-  signal: AbortSignal,
+  preemption: Preemption,
   metrics: EngineMetrics,
 ): Promise<LlamaContextSequence> {
-  return counted(loaded.pool.acquire(plan.prompt.tokens, signal, clientId), signal, metrics);
+  const signal = preemption.signal;
+  return counted(loaded.pool.acquire(plan.prompt.tokens, signal, clientId, preemption.claim), signal, metrics);
 }
 
 /** Waits until `count` sequences are free and takes them all (GenerateRequest.n), counted as `acquire` counts. */
@@ -21,11 +23,12 @@ export function acquireMany(
   loaded: LoadedModel,
   plan: GenerationPlan,
   clientId: string,
-  signal: AbortSignal,
+  preemption: Preemption,
   metrics: EngineMetrics,
   count: number,
 ): Promise<LlamaContextSequence[]> {
-  return counted(loaded.pool.acquireMany(plan.prompt.tokens, signal, clientId, count), signal, metrics);
+  const signal = preemption.signal;
+  return counted(loaded.pool.acquireMany(plan.prompt.tokens, signal, clientId, count, preemption.claim), signal, metrics);
 }
 
 async function counted<T>(taking: Promise<T>, signal: AbortSignal, metrics: EngineMetrics): Promise<T> {
@@ -48,10 +51,15 @@ export const PROMPT_CHUNK_TOKENS = 512;
  * evaluation: the last chunk (at least the last token, whose logits pick the first reply token).
  * A short prompt is returned whole, untouched.
  */
-export async function feedPrompt(sequence: LlamaContextSequence, tokens: Token[], signal: AbortSignal): Promise<Token[]> {
+export async function feedPrompt(
+  sequence: LlamaContextSequence,
+  tokens: Token[],
+  signal: AbortSignal,
+  evaluationPriority: EvaluationPriority,
+): Promise<Token[]> {
   let start = 0;
   while (tokens.length - start > PROMPT_CHUNK_TOKENS && !signal.aborted) {
-    await sequence.evaluateWithoutGeneratingNewTokens(tokens.slice(start, start + PROMPT_CHUNK_TOKENS));
+    await sequence.evaluateWithoutGeneratingNewTokens(tokens.slice(start, start + PROMPT_CHUNK_TOKENS), { evaluationPriority });
     start += PROMPT_CHUNK_TOKENS;
   }
   return tokens.slice(start);

@@ -1,6 +1,36 @@
 // How a batch's token slots are shared: every stream's next token first, a joining prompt 128
-// tokens a batch, the prompts closest to done first (`shareBatch`).
-import type { BatchItem, CustomBatchingPrioritizationStrategy, PrioritizedBatchItem } from "node-llama-cpp";
+// tokens a batch, the prompts closest to done first; batch requests' tokens beside no interactive
+// prompt, and their prompts 16 tokens a batch beside interactive streams (`shareBatch`).
+import type { BatchItem, CustomBatchingPrioritizationStrategy, EvaluationPriority, PrioritizedBatchItem } from "node-llama-cpp";
+
+/**
+ * The evaluation priority of a PRIORITY_BATCH request's tokens (proto: GenerateRequest.priority);
+ * an interactive request's are node-llama-cpp's default, 5.
+ */
+export const BATCH_EVALUATION_PRIORITY: EvaluationPriority = 1;
+export const INTERACTIVE_EVALUATION_PRIORITY: EvaluationPriority = 5;
+
+/**
+ * Tokens a batch request's prompt may take in a batch beside interactive streams' steps (after
+ * its first): enough to go on, few enough to leave their steps nearly as short as alone.
+ */
+export const BATCH_PROMPT_TOKENS = 16;
+
+const isBatch = (item: BatchItem): boolean => item.evaluationPriority === BATCH_EVALUATION_PRIORITY;
+
+/**
+ * The items that may take slots in this batch, and the slots batch requests' prompts may take
+ * beyond their first token. A batch request's items wait while an interactive request's prompt is
+ * evaluated (its first token comes as soon as alone); beside interactive streams' steps a batch
+ * request's step goes too, and its prompt BATCH_PROMPT_TOKENS a batch. Never empty when `items`
+ * is not: an interactive item is always eligible.
+ */
+function eligible(items: readonly BatchItem[]): { items: readonly BatchItem[]; batchTokens: number } {
+  const interactive = items.filter((item) => !isBatch(item));
+  if (interactive.length === 0) return { items, batchTokens: Number.POSITIVE_INFINITY };
+  if (interactive.some((item) => item.tokens.length > 1)) return { items: interactive, batchTokens: 0 };
+  return { items, batchTokens: BATCH_PROMPT_TOKENS };
+}
 
 /**
  * Tokens in a batch while streams are decoding: a prompt joining them is evaluated this many
@@ -20,14 +50,16 @@ export const STREAMING_BATCH_TOKENS = 128;
  * most STREAMING_BATCH_TOKENS), and of prompts that arrive together as many as fit finish in the
  * first batch: split evenly, every one of them waited for the last batch (docs/decisions.md,
  * "Batch scheduling"). Items keep their order (batch-scheduling.ts sorts them by sequence);
- * evaluation priorities are not used (the sidecar gives every request the same).
+ * evaluation priorities tell batch requests' items from interactive ones (`eligible`).
  *
  * node-llama-cpp's own "maximumParallelism" hands out more slots than the batch holds (its extra
  * passes never count down what is left), and the batch is then filled in queue order: a long
  * prompt on a lower sequence took whole batches, and every stream stood still for its entire
  * evaluation (measured: two streams waited 0.9 s while a 1,500-token prompt was evaluated).
  */
-export const shareBatch: CustomBatchingPrioritizationStrategy = ({ items, size }) => {
+export const shareBatch: CustomBatchingPrioritizationStrategy = ({ items: queued, size }) => {
+  const { items, batchTokens } = eligible(queued);
+  let batchLeft = batchTokens;
   const wants = items.map((item) => item.tokens.length);
   const amounts = wants.map(() => 0);
   // A decode of one token is a stream's next step.
@@ -44,9 +76,11 @@ export const shareBatch: CustomBatchingPrioritizationStrategy = ({ items, size }
   open.sort((a, b) => (wants[a] ?? 0) - (amounts[a] ?? 0) - ((wants[b] ?? 0) - (amounts[b] ?? 0)));
   for (const i of open) {
     if (left === 0) break;
-    const add = Math.min((wants[i] ?? 0) - (amounts[i] ?? 0), left);
+    const batch = isBatch(items[i] as BatchItem);
+    const add = Math.min((wants[i] ?? 0) - (amounts[i] ?? 0), left, batch ? batchLeft : left);
     amounts[i] = (amounts[i] ?? 0) + add;
     left -= add;
+    if (batch) batchLeft -= add;
   }
   return items.flatMap((item: BatchItem, i): PrioritizedBatchItem[] => {
     const processAmount = amounts[i] ?? 0;

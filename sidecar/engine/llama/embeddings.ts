@@ -43,8 +43,11 @@ export class Embedder {
     return Math.min(this.#options.contextSize, this.#model.trainContextSize);
   }
 
-  /** One unit-length vector per input, in order; inputs are checked before any is evaluated. */
-  async embed(inputs: readonly EmbedInput[], signal: AbortSignal): Promise<EmbeddingResult[]> {
+  /**
+   * One unit-length vector per input, in order; inputs are checked before any is evaluated. A
+   * `batch` call (EmbedRequest.priority) waits behind every interactive one (one-at-a-time.ts).
+   */
+  async embed(inputs: readonly EmbedInput[], signal: AbortSignal, batch = false): Promise<EmbeddingResult[]> {
     // A reranker's pooled output is its ranking head's scores, not a vector (ranking.ts).
     if (this.#model.fileInsights.supportsRanking) throw invalidArgument("this model is a reranking model: it ranks documents, it has no embeddings");
     const resolved = inputs.map((input, i) => this.#resolve(input, i));
@@ -57,7 +60,7 @@ export class Embedder {
         results.push({ values: unitLength(vector), tokens: context.calculateInputLength(input) });
       }
       return results;
-    });
+    }, batch);
   }
 
   async dispose(): Promise<void> {

@@ -1,10 +1,14 @@
 // Requests that run one after another behind a bounded wait (`OneAtATime`): the embedding and the
-// ranking contexts each take one request at a time.
+// ranking contexts each take one request at a time; batch requests (proto: EmbedRequest.priority)
+// only when no interactive one waits.
 import { overloaded } from "../errors.js";
+import { BATCH_QUEUE_LIMIT } from "./idle-capacity.js";
 
 export class OneAtATime {
-  #tail: Promise<unknown> = Promise.resolve();
-  #waiting = 0;
+  /** Requests waiting, interactive and batch; each starts its work and settles its caller. */
+  readonly #interactive: (() => Promise<void>)[] = [];
+  readonly #batch: (() => Promise<void>)[] = [];
+  #running = false;
 
   /** `what` names the requests in the refusal ("embedding"). */
   constructor(
@@ -12,15 +16,30 @@ export class OneAtATime {
     private readonly what: string,
   ) {}
 
-  /** Runs `work` after the requests before it; refused with RESOURCE_EXHAUSTED when more than `maxQueue` wait. */
-  run<T>(work: () => Promise<T>): Promise<T> {
-    if (this.#waiting > this.maxQueue) throw overloaded(`too many ${this.what} requests are waiting`);
-    this.#waiting += 1;
-    const run = this.#tail.then(() => {
-      this.#waiting -= 1;
-      return work();
+  /**
+   * Runs `work` after the requests before it: every interactive one waiting before any batch one
+   * (`batch`), each lane in arrival order. Refused with RESOURCE_EXHAUSTED when `maxQueue`
+   * interactive requests wait (an interactive request), or BATCH_QUEUE_LIMIT batch ones (a batch one).
+   */
+  run<T>(work: () => Promise<T>, batch = false): Promise<T> {
+    const lane = batch ? this.#batch : this.#interactive;
+    if (lane.length >= (batch ? BATCH_QUEUE_LIMIT : this.maxQueue) && this.#running) {
+      throw overloaded(`too many ${batch ? "batch " : ""}${this.what} requests are waiting`);
+    }
+    return new Promise<T>((resolve, reject) => {
+      lane.push(() => Promise.resolve().then(work).then(resolve, reject));
+      this.#next();
     });
-    this.#tail = run.catch(() => undefined);
-    return run;
+  }
+
+  #next(): void {
+    if (this.#running) return;
+    const job = this.#interactive.shift() ?? this.#batch.shift();
+    if (job === undefined) return;
+    this.#running = true;
+    void job().finally(() => {
+      this.#running = false;
+      this.#next();
+    });
   }
 }

@@ -1,7 +1,9 @@
 // The sequences of one context: the free one with the longest shared prefix, a bounded wait queue,
-// turns between clients, and several sequences taken at once for one request (`SequencePool`).
+// turns between clients, several sequences taken at once for one request, and batch requests
+// served in idle capacity (`SequencePool`).
 import type { LlamaContext, LlamaContextSequence, Token } from "node-llama-cpp";
 import { cancelled, invalidArgument, overloaded, queueTimeout } from "../errors.js";
+import { BATCH_QUEUE_LIMIT, BatchHolds, type BatchClaim } from "./idle-capacity.js";
 
 interface Waiter {
   readonly prompt: readonly Token[];
@@ -10,6 +12,8 @@ interface Waiter {
   /** How many sequences it needs (GenerateRequest.n), and those it holds so far. */
   readonly count: number;
   readonly held: LlamaContextSequence[];
+  /** A PRIORITY_BATCH request's claim; undefined for an interactive request. */
+  readonly batch: BatchClaim | undefined;
   readonly resolve: (sequences: LlamaContextSequence[]) => void;
   readonly reject: (error: unknown) => void;
   readonly cleanup: () => void;
@@ -33,6 +37,12 @@ export interface PoolOptions {
  * each client's own requests keep their order. A request for several sequences (`acquireMany`)
  * takes them all at once or waits; once it is the next waiter served it collects every sequence
  * freed until it has them all (one collects at a time, so two cannot starve each other).
+ *
+ * A batch request (a `BatchClaim`: proto GenerateRequest.priority) is served only when no
+ * interactive request waits, and waits outside `maxQueue` and the queue timeout (at most
+ * BATCH_QUEUE_LIMIT of them). An interactive request that finds every sequence busy preempts
+ * batch requests holding sequences, the one that took its sequence last first, and a batch
+ * request collecting sequences gives back those it holds (idle-capacity.ts).
  */
 export class SequencePool {
   readonly #free: LlamaContextSequence[] = [];
@@ -42,6 +52,8 @@ export class SequencePool {
   #collector: Waiter | undefined;
   /** Sequences handed to each client since a sequence was last freed with nobody waiting. */
   readonly #turns = new Map<string, number>();
+  /** The batch requests holding sequences. */
+  readonly #batch = new BatchHolds();
   readonly #options: PoolOptions;
   readonly size: number;
 
@@ -72,52 +84,93 @@ export class SequencePool {
     return this.#options;
   }
 
+  /** Interactive requests waiting for sequences. */
   get queued(): number {
-    return this.#queue.length + (this.#collector === undefined ? 0 : 1);
+    return this.#waiting(false);
   }
 
-  acquire(prompt: readonly Token[], signal: AbortSignal, client = ""): Promise<LlamaContextSequence> {
+  /** Batch requests waiting for sequences. */
+  get queuedBatch(): number {
+    return this.#waiting(true);
+  }
+
+  /** Batch requests holding sequences, and the sequences they hold. */
+  get batchRunning(): { readonly requests: number; readonly sequences: number } {
+    return { requests: this.#batch.running, sequences: this.#batch.sequences };
+  }
+
+  #waiting(batch: boolean): number {
+    const queued = this.#queue.filter((waiter) => (waiter.batch !== undefined) === batch).length;
+    return queued + (this.#collector !== undefined && (this.#collector.batch !== undefined) === batch ? 1 : 0);
+  }
+
+  /** One sequence; `batch` for a PRIORITY_BATCH request (served in idle capacity, preempted by an interactive one). */
+  acquire(prompt: readonly Token[], signal: AbortSignal, client = "", batch?: BatchClaim): Promise<LlamaContextSequence> {
     if (signal.aborted) return Promise.reject(cancelled());
     if (this.#free.length > 0) {
       this.#countTurn(client);
-      return Promise.resolve(this.#take(prompt));
+      return Promise.resolve(this.#held(batch, [this.#take(prompt)])[0] as LlamaContextSequence);
     }
-    return this.#wait(prompt, signal, client, 1).then(([sequence]) => sequence as LlamaContextSequence);
+    return this.#wait(prompt, signal, client, 1, batch).then(([sequence]) => sequence as LlamaContextSequence);
   }
 
   /**
    * `count` sequences for one request, all at once (the first holds the longest shared prefix);
    * the request waits while fewer are free. More than the pool has is INVALID_ARGUMENT.
    */
-  acquireMany(prompt: readonly Token[], signal: AbortSignal, client: string, count: number): Promise<LlamaContextSequence[]> {
+  acquireMany(prompt: readonly Token[], signal: AbortSignal, client: string, count: number, batch?: BatchClaim): Promise<LlamaContextSequence[]> {
     if (signal.aborted) return Promise.reject(cancelled());
     if (count > this.size) return Promise.reject(invalidArgument(`${count} choices need ${count} sequences; the model has ${this.size}`));
     if (this.#free.length >= count) {
       this.#countTurn(client);
-      return Promise.resolve(Array.from({ length: count }, () => this.#take(prompt)));
+      return Promise.resolve(
+        this.#held(
+          batch,
+          Array.from({ length: count }, () => this.#take(prompt)),
+        ),
+      );
     }
-    return this.#wait(prompt, signal, client, count);
+    return this.#wait(prompt, signal, client, count, batch);
   }
 
-  #wait(prompt: readonly Token[], signal: AbortSignal, client: string, count: number): Promise<LlamaContextSequence[]> {
-    if (this.queued >= this.#options.maxQueue) {
-      return Promise.reject(overloaded(`all ${this.size} sequences are busy and ${this.queued} requests are waiting`));
+  /** Sequences a request takes; a batch request's are counted as its (idle-capacity.ts). */
+  #held(batch: BatchClaim | undefined, sequences: LlamaContextSequence[]): LlamaContextSequence[] {
+    if (batch !== undefined) this.#batch.add(batch, sequences);
+    return sequences;
+  }
+
+  #wait(prompt: readonly Token[], signal: AbortSignal, client: string, count: number, batch: BatchClaim | undefined): Promise<LlamaContextSequence[]> {
+    const waiting = batch === undefined ? this.queued : this.queuedBatch;
+    if (waiting >= (batch === undefined ? this.#options.maxQueue : BATCH_QUEUE_LIMIT)) {
+      const what = batch === undefined ? "requests are" : "batch requests are";
+      return Promise.reject(overloaded(`all ${this.size} sequences are busy and ${waiting} ${what} waiting`));
     }
+    const waiter = this.#enqueue(prompt, signal, client, count, batch);
+    if (batch === undefined) this.#makeRoom();
+    return waiter;
+  }
+
+  #enqueue(prompt: readonly Token[], signal: AbortSignal, client: string, count: number, batch: BatchClaim | undefined): Promise<LlamaContextSequence[]> {
     return new Promise((resolve, reject) => {
       const onAbort = (): void => {
         this.#remove(waiter);
         reject(cancelled());
       };
-      const timer = setTimeout(() => {
-        this.#remove(waiter);
-        reject(queueTimeout(`no sequence became free within ${this.#options.queueTimeoutMs} ms`));
-      }, this.#options.queueTimeoutMs);
+      // A batch request waits as long as its caller lets it: it is served in idle capacity.
+      const timer =
+        batch === undefined
+          ? setTimeout(() => {
+              this.#remove(waiter);
+              reject(queueTimeout(`no sequence became free within ${this.#options.queueTimeoutMs} ms`));
+            }, this.#options.queueTimeoutMs)
+          : undefined;
       const waiter: Waiter = {
         prompt,
         client,
         count,
         held: [],
-        resolve,
+        batch,
+        resolve: (sequences) => resolve(this.#held(batch, sequences)),
         reject,
         cleanup: () => {
           clearTimeout(timer);
@@ -134,7 +187,26 @@ export class SequencePool {
     });
   }
 
+  /**
+   * An interactive request waits: a batch request collecting sequences gives them back, and batch
+   * requests holding sequences are preempted until those they are about to free cover what
+   * interactive requests wait for.
+   */
+  #makeRoom(): void {
+    const collector = this.#collector;
+    if (collector?.batch !== undefined) {
+      this.#collector = undefined;
+      this.#queue.unshift(collector);
+      for (const sequence of collector.held.splice(0)) this.release(sequence);
+    }
+    let needed = 0;
+    for (const waiter of this.#queue) if (waiter.batch === undefined) needed += waiter.count;
+    if (this.#collector !== undefined && this.#collector.batch === undefined) needed += this.#collector.count - this.#collector.held.length;
+    this.#batch.preemptFor(needed);
+  }
+
   release(sequence: LlamaContextSequence): void {
+    this.#batch.release(sequence);
     const next = this.#collector ?? this.#nextWaiter();
     if (next) {
       next.held.push(sequence);
@@ -157,11 +229,16 @@ export class SequencePool {
     this.#turns.set(client, (this.#turns.get(client) ?? 0) + 1);
   }
 
-  /** Takes the first waiter of the client with the fewest turns, and counts its turn. */
+  /**
+   * Takes the first waiter of the client with the fewest turns, and counts its turn: among
+   * interactive waiters, and among batch waiters only when no interactive one waits.
+   */
   #nextWaiter(): Waiter | undefined {
+    const batch = this.#queue.every((waiter) => waiter.batch !== undefined);
     let best = -1;
     let bestTurns = Number.POSITIVE_INFINITY;
     for (const [i, waiter] of this.#queue.entries()) {
+      if ((waiter.batch !== undefined) !== batch) continue;
       const turns = this.#turns.get(waiter.client) ?? 0;
       if (turns < bestTurns) [best, bestTurns] = [i, turns];
     }
