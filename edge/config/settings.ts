@@ -120,6 +120,14 @@ export const NODE_SETTINGS = {
       "the SQLite file `/c1` keeps conversations in, `/v1/responses` its stored responses, `/v1/conversations` its " +
       "conversations and `/v1/messages` its threads (`:memory:`: until the edge stops); `migrations/` is applied at start-up",
   },
+  filesPath: {
+    env: "FILES_PATH",
+    kind: text("path", "a path"),
+    default: ".data/files",
+    help:
+      "the folder batch files are kept in (`/v1/files` uploads, batches' output and error files, Message Batches' results); " +
+      "their records and the batches' lines are in `STORE_PATH`",
+  },
   headersTimeoutMs: {
     env: "HEADERS_TIMEOUT_MS",
     kind: integer(0),
