@@ -178,6 +178,22 @@ export const WORKER_BINDINGS = [
       "counts `RATE_LIMIT` per key over 60 s; its `limit` must say the same number as `RATE_LIMIT` (`npm start` writes a copy " +
       "of `wrangler.toml` when they differ). Required when `RATE_LIMIT` is above 0",
   },
+  {
+    env: "FILES",
+    type: "R2 binding",
+    where: "`[[r2_buckets]]`",
+    help:
+      "batch files (`/v1/files` uploads, batches' output and error files, Message Batches' results); with `DB` and " +
+      "`BATCH_QUEUE`, the batch routes are served. To deploy, `wrangler r2 bucket create llm-edge-files`",
+  },
+  {
+    env: "BATCH_QUEUE",
+    type: "Queue binding",
+    where: "`[[queues.producers]]` and `[[queues.consumers]]`",
+    help:
+      "drives batch lines: each message one step of one batch, consumed by this Worker (`wrangler dev` runs the queue " +
+      "locally). To deploy, `wrangler queues create llm-edge-batches`",
+  },
 ] as const;
 
 export type Host = "node" | "worker";
