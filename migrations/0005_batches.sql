@@ -50,6 +50,8 @@ CREATE TABLE batch_lines (
   state TEXT NOT NULL,
   -- What the line was answered (JSON: status, request id, body; or a malformed line's error).
   result TEXT,
+  -- How many times it was answered 500 and left pending (a sidecar that died mid-answer).
+  attempts INTEGER NOT NULL DEFAULT 0,
   PRIMARY KEY (batch_id, idx)
 );
 

@@ -23,7 +23,7 @@ function tooMany(count: number, param: string): InvalidRequestError {
 
 /** A JSON line that is not a request: kept as an error-file line. */
 function malformed(index: number, customId: string | null, message: string): BatchLine {
-  return { index, customId, body: null, state: "failed", result: { error: { code: "invalid_request", message } } };
+  return { index, customId, body: null, state: "failed", result: { error: { code: "invalid_request", message } }, attempts: 0 };
 }
 
 /** One parsed JSONL line (line `number`, 1-based) as a batch line, or a 400 for the whole input. */
@@ -41,7 +41,7 @@ function lineOf(value: unknown, index: number, number: number, endpoint: string)
     });
   }
   if (!isObject(value["body"])) return malformed(index, customId, `Line ${number}'s 'body' must be a JSON object.`);
-  return { index, customId, body: value["body"], state: "pending", result: null };
+  return { index, customId, body: value["body"], state: "pending", result: null, attempts: 0 };
 }
 
 /** The lines of an OpenAI batch input file; blank lines are skipped. */
@@ -92,6 +92,6 @@ export function parseAnthropicRequests(body: unknown): BatchLine[] {
     seen.add(customId);
     const params = isObject(request) ? request["params"] : undefined;
     if (!isObject(params)) throw new InvalidRequestError(`requests.${index}.params: must be an object.`, { param: `requests.${index}.params` });
-    return { index, customId, body: params, state: "pending", result: null };
+    return { index, customId, body: params, state: "pending", result: null, attempts: 0 };
   });
 }

@@ -1,7 +1,8 @@
 // What drives a batch's lines (docs/decisions.md, "Batches"): a step runs a few pending lines through
 // the app's own routes (the same validation, errors and bodies as the endpoint alone), each marked
 // PRIORITY_BATCH, and writes each result in the statement that ends the line; a line the sidecar
-// could not take now (429, 502, 503, 504, 529) stays pending. With no line pending the batch ends
+// could not take now (429, 502, 503, 504, 529) stays pending, and so does one answered
+// 500, a few times. With no line pending the batch ends
 // (results.ts). A host's BatchQueue calls `step` (a Cloudflare Queue's consumer in worker.ts); without
 // one the in-process queue does (queue.ts).
 import { Priority } from "../../../proto/gen/inference/v1/inference_pb.js";
@@ -15,6 +16,12 @@ export const LINES_PER_STEP = 4;
 
 /** Answers that mean "not now": the line is tried again later, never written as an error. */
 const RETRY_LATER = new Set([429, 502, 503, 504, 529]);
+
+/**
+ * A 500 is tried again this many times before it is the line's answer: a sidecar that died
+ * mid-answer is a 500, and so is a bug, which must not be tried until the batch expires.
+ */
+export const SERVER_ERROR_ATTEMPTS = 3;
 
 /** What a step leaves: more lines to run, only lines to try later, or nothing (ended or unknown). */
 export type StepOutcome = "more" | "wait" | "done";
@@ -76,6 +83,10 @@ export class BatchRunner {
     const response = await handle(lineRequest(batch, line, signal));
     const text = await response.text();
     if (RETRY_LATER.has(response.status) || stopped()) return false;
+    if (response.status === 500 && line.attempts + 1 < SERVER_ERROR_ATTEMPTS) {
+      await store.noteAttempt(batch.id, line.index);
+      return false;
+    }
     const state = response.status >= 200 && response.status < 300 ? "succeeded" : "failed";
     await store.finishLine(batch.id, line.index, state, { status: response.status, requestId: `req_${newId()}`, body: jsonOr(text) });
     return true;

@@ -43,6 +43,7 @@ function lineOf(row: Record<string, unknown>): BatchLine {
     body: row["body"] == null ? null : parse<Record<string, unknown>>(row["body"]),
     state: String(row["state"]) as LineState,
     result: row["result"] == null ? null : parse<LineResult>(row["result"]),
+    attempts: Number(row["attempts"] ?? 0),
   };
 }
 
@@ -197,6 +198,10 @@ export class SqlBatchStore implements BatchStore {
       sql("UPDATE batch_lines SET state = ?, result = ? WHERE batch_id = ? AND idx = ? AND state = 'pending'", state, JSON.stringify(result), id, index),
     ]);
     return (changed ?? 0) > 0;
+  }
+
+  async noteAttempt(id: string, index: number): Promise<void> {
+    await this.driver.batch([sql("UPDATE batch_lines SET attempts = attempts + 1 WHERE batch_id = ? AND idx = ? AND state = 'pending'", id, index)]);
   }
 
   async closePending(id: string, state: "cancelled" | "expired"): Promise<void> {

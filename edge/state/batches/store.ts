@@ -66,6 +66,8 @@ export interface BatchLine {
   readonly body: Readonly<Record<string, unknown>> | null;
   readonly state: LineState;
   readonly result: LineResult | null;
+  /** How many times it was answered 500 and left pending (runner.ts). */
+  readonly attempts: number;
 }
 
 export type LineCounts = Readonly<Record<LineState, number>>;
@@ -101,6 +103,8 @@ export interface BatchStore {
   lines(id: string, from: number, to: number): Promise<BatchLine[]>;
   /** Ends a pending line with its result; false when it had ended already (it is answered once). */
   finishLine(id: string, index: number, state: LineState, result: LineResult): Promise<boolean>;
+  /** Counts one more 500 for a pending line. */
+  noteAttempt(id: string, index: number): Promise<void>;
   /** Ends every pending line with `state` (cancelled, expired). */
   closePending(id: string, state: "cancelled" | "expired"): Promise<void>;
   /**

@@ -1,0 +1,72 @@
+// Nothing lost, nothing twice (docs/decisions.md, "Batches"): the sidecar and the Node edge are
+// killed (SIGKILL) mid-batch and started again on the same store and files folder; the batch goes
+// on, and every line is in the output file exactly once, in input order, the counts adding up.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import OpenAI, { toFile } from "openai";
+import { afterAll, describe, expect, it } from "vitest";
+import { modelPath } from "../../gguf/models.js";
+import { chatLine, fileLines, jsonl, waitForBatch } from "../support/batches.js";
+import { startProcess, startSidecarProcess, type Started } from "../support/processes.js";
+import { CHAT_REPLY } from "../support/scripted.js";
+
+const LINES = 60;
+const folder = mkdtempSync(join(tmpdir(), "batches-restart-"));
+const started: Started[] = [];
+
+function startEdge(sidecarUrl: string): Promise<Started> {
+  const env = { SIDECAR_URL: sidecarUrl, EDGE_PORT: "0", STORE_PATH: join(folder, "store.sqlite"), FILES_PATH: join(folder, "files"), LOG_REQUESTS: "false" };
+  return startProcess("node_modules/.bin/tsx", ["edge/node.ts"], env, /edge listening on (\S+)/, 30_000).then((edge) => (started.push(edge), edge));
+}
+
+async function startSidecar(): Promise<Started> {
+  const sidecar = await startSidecarProcess(modelPath("scripted"), ["--sequences", "1", "--context-size", "512", "--threads", "1"]);
+  started.push(sidecar);
+  return sidecar;
+}
+
+/** SIGKILL to the process group, and its exit. */
+async function kill(process: Started): Promise<void> {
+  if (process.child.exitCode !== null || process.child.signalCode !== null || process.child.pid === undefined) return;
+  const exited = new Promise((resolve) => process.child.once("exit", resolve));
+  globalThis.process.kill(-process.child.pid, "SIGKILL");
+  await exited;
+}
+
+afterAll(async () => {
+  for (const process of started) await kill(process);
+  rmSync(folder, { recursive: true, force: true });
+});
+
+describe("a batch across a restart of the edge and the sidecar", () => {
+  it("resumes: every line answered exactly once, in input order", async () => {
+    let sidecar = await startSidecar();
+    let edge = await startEdge(sidecar.url);
+    let client = new OpenAI({ baseURL: `${edge.url}/v1`, apiKey: "not-needed", maxRetries: 0 });
+    const lines = Array.from({ length: LINES }, (_, i) => chatLine(`line-${i}`));
+    const file = await client.files.create({ file: await toFile(Buffer.from(jsonl(lines)), "in.jsonl"), purpose: "batch" });
+    const created = await client.batches.create({ input_file_id: file.id, endpoint: "/v1/chat/completions", completion_window: "24h" });
+    // Mid-batch: some lines answered; then the sidecar dies (the lines left wait for it), then the edge.
+    for (;;) {
+      const batch = await client.batches.retrieve(created.id);
+      if ((batch.request_counts?.completed ?? 0) >= 3) break;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    await kill(sidecar);
+    const during = await client.batches.retrieve(created.id);
+    expect(during.status).toBe("in_progress");
+    expect(during.request_counts?.failed).toBe(0);
+    expect(during.request_counts?.completed ?? LINES).toBeLessThan(LINES);
+    await kill(edge);
+
+    sidecar = await startSidecar();
+    edge = await startEdge(sidecar.url);
+    client = new OpenAI({ baseURL: `${edge.url}/v1`, apiKey: "not-needed", maxRetries: 0 });
+    const batch = await waitForBatch(client, created.id);
+    expect(batch).toMatchObject({ status: "completed", error_file_id: null, request_counts: { total: LINES, completed: LINES, failed: 0 } });
+    const output = await fileLines(client, batch.output_file_id ?? null);
+    expect(output.map((line) => line["custom_id"])).toEqual(lines.map((line) => line["custom_id"]));
+    for (const line of output) expect((line["response"] as { body: OpenAI.ChatCompletion }).body.choices[0]?.message.content).toBe(CHAT_REPLY);
+  }, 120_000);
+});
