@@ -3,8 +3,8 @@
 import { parse, sql, type SqlDriver, type SqlStatement } from "../store/driver.js";
 import type { BatchApi, BatchLine, BatchRecord, BatchStatus, BatchStore, FileRecord, LineCounts, LineResult, LineState, Page } from "./store.js";
 
-/** Rows per INSERT of lines: D1 binds at most 100 parameters per statement. */
-const LINES_PER_INSERT = 20;
+/** Rows per INSERT of lines: six parameters each, and D1 binds at most 100 per statement. */
+const LINES_PER_INSERT = 16;
 
 function fileOf(row: Record<string, unknown>): FileRecord {
   return {
