@@ -28,7 +28,15 @@ function refusal(parse: () => unknown): { message: string; param: string | null;
 
 describe("an OpenAI input file", () => {
   it("lines that are JSON but not requests are error lines; blank lines are skipped", () => {
-    const text = `${JSON.stringify(chatLine("a"))}\n\n[1]\n{"method":"POST"}\n{"custom_id":"g","method":"GET","url":"${CHAT}","body":{}}\n{"custom_id":"u","method":"POST","body":{}}\n{"custom_id":"b","method":"POST","url":"${CHAT}","body":"x"}\n`;
+    const text = [
+      JSON.stringify(chatLine("a")),
+      "",
+      "[1]",
+      '{"method":"POST"}',
+      `{"custom_id":"g","method":"GET","url":"${CHAT}","body":{}}`,
+      '{"custom_id":"u","method":"POST","body":{}}',
+      `{"custom_id":"b","method":"POST","url":"${CHAT}","body":"x"}`,
+    ].join("\n");
     const lines = parseOpenAiInput(text, CHAT, 1000);
     expect(lines.map((l) => [l.index, l.customId, l.state, l.result])).toEqual([
       [0, "a", "pending", null],
