@@ -1,6 +1,7 @@
 // Nothing lost, nothing twice (docs/decisions.md, "Batches"): the sidecar and the Node edge are
 // killed (SIGKILL) mid-batch and started again on the same store and files folder; the batch goes
 // on, and every line is in the output file exactly once, in input order, the counts adding up.
+import Database from "better-sqlite3";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -26,6 +27,15 @@ async function startSidecar(): Promise<Started> {
   return sidecar;
 }
 
+/** Polls until the batch has at least `count` lines answered. */
+async function answered(client: OpenAI, id: string, count: number): Promise<void> {
+  for (;;) {
+    const batch = await client.batches.retrieve(id);
+    if ((batch.request_counts?.completed ?? 0) >= count) return;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
 /** SIGKILL to the process group, and its exit. */
 async function kill(process: Started): Promise<void> {
   if (process.child.exitCode !== null || process.child.signalCode !== null || process.child.pid === undefined) return;
@@ -48,11 +58,7 @@ describe("a batch across a restart of the edge and the sidecar", () => {
     const file = await client.files.create({ file: await toFile(Buffer.from(jsonl(lines)), "in.jsonl"), purpose: "batch" });
     const created = await client.batches.create({ input_file_id: file.id, endpoint: "/v1/chat/completions", completion_window: "24h" });
     // Mid-batch: some lines answered; then the sidecar dies (the lines left wait for it), then the edge.
-    for (;;) {
-      const batch = await client.batches.retrieve(created.id);
-      if ((batch.request_counts?.completed ?? 0) >= 3) break;
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+    await answered(client, created.id, 3);
     await kill(sidecar);
     const during = await client.batches.retrieve(created.id);
     expect(during.status).toBe("in_progress");
@@ -68,5 +74,28 @@ describe("a batch across a restart of the edge and the sidecar", () => {
     const output = await fileLines(client, batch.output_file_id ?? null);
     expect(output.map((line) => line["custom_id"])).toEqual(lines.map((line) => line["custom_id"]));
     for (const line of output) expect((line["response"] as { body: OpenAI.ChatCompletion }).body.choices[0]?.message.content).toBe(CHAT_REPLY);
+  }, 120_000);
+
+  it("the edge killed while lines run: those lines are run again and answered once", async () => {
+    const sidecar = await startSidecar();
+    let edge = await startEdge(sidecar.url);
+    let client = new OpenAI({ baseURL: `${edge.url}/v1`, apiKey: "not-needed", maxRetries: 0 });
+    const lines = Array.from({ length: LINES }, (_, i) => chatLine(`again-${i}`));
+    const file = await client.files.create({ file: await toFile(Buffer.from(jsonl(lines)), "in.jsonl"), purpose: "batch" });
+    const created = await client.batches.create({ input_file_id: file.id, endpoint: "/v1/chat/completions", completion_window: "24h" });
+    await answered(client, created.id, 3);
+    await kill(edge);
+    // Killed mid-batch: lines were left pending in the store.
+    const db = new Database(join(folder, "store.sqlite"), { readonly: true });
+    const pending = db.prepare("SELECT COUNT(*) AS n FROM batch_lines WHERE batch_id = ? AND state = 'pending'").get(created.id) as { n: number };
+    db.close();
+    expect(pending.n).toBeGreaterThan(0);
+    edge = await startEdge(sidecar.url);
+    client = new OpenAI({ baseURL: `${edge.url}/v1`, apiKey: "not-needed", maxRetries: 0 });
+    const batch = await waitForBatch(client, created.id);
+    expect(batch).toMatchObject({ status: "completed", error_file_id: null, request_counts: { total: LINES, completed: LINES, failed: 0 } });
+    const output = await fileLines(client, batch.output_file_id ?? null);
+    expect(output.map((line) => line["custom_id"])).toEqual(lines.map((line) => line["custom_id"]));
+    expect(new Set(output.map((line) => line["id"])).size).toBe(LINES);
   }, 120_000);
 });

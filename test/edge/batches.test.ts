@@ -126,6 +126,27 @@ describe("the store", () => {
   });
 });
 
+/** A multipart upload of `text` as a batch file. */
+function upload(text: string): Request {
+  const form = new FormData();
+  form.set("purpose", "batch");
+  form.set("file", new File([text], "in.jsonl"));
+  return new Request(`${BASE}/v1/files`, { method: "POST", body: form });
+}
+
+describe("uploads", () => {
+  it("a multipart body over the largest file is a 413", async () => {
+    const opened = openSqliteStore(":memory:");
+    const { app } = testApp(undefined, { store: opened.store, batches: { files: memoryFileStore(), maxFileBytes: 300 } });
+    const response = await app.fetch(upload("x".repeat(300)));
+    expect([response.status, await response.json()]).toEqual([
+      413,
+      { error: { message: "The request body is larger than the limit of 300 bytes.", type: "invalid_request_error", param: null, code: "request_too_large" } },
+    ]);
+    opened.close();
+  });
+});
+
 describe("priority", () => {
   it("a batch line's sidecar call is PRIORITY_BATCH; the same request alone is interactive", async () => {
     const opened = openSqliteStore(":memory:");
@@ -136,10 +157,7 @@ describe("priority", () => {
     });
     await post(app, CHAT, { model: "m", messages: [{ role: "user", content: "Hi" }] });
     expect(sidecar.lastCall?.request.priority).toBe(Priority.INTERACTIVE);
-    const form = new FormData();
-    form.set("purpose", "batch");
-    form.set("file", new File([jsonl([chatLine("a")])], "in.jsonl"));
-    const file = (await (await app.fetch(new Request(`${BASE}/v1/files`, { method: "POST", body: form }))).json()) as { id: string };
+    const file = (await (await app.fetch(upload(jsonl([chatLine("a")])))).json()) as { id: string };
     const created = (await (await post(app, "/v1/batches", { input_file_id: file.id, endpoint: CHAT, completion_window: "24h" })).json()) as { id: string };
     for (;;) {
       const batch = (await (await app.fetch(new Request(`${BASE}/v1/batches/${created.id}`))).json()) as { status: string };

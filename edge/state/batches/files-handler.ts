@@ -11,9 +11,6 @@ import type { Batches } from "./batches.js";
 import { fileObject } from "./encoder.js";
 import type { FileRecord } from "./store.js";
 
-/** Room for the multipart framing around the file itself. */
-const MULTIPART_OVERHEAD_BYTES = 64 * 1024;
-
 function notFound(id: string): NotFoundError {
   return new NotFoundError(`No such File object: ${id}`, { param: "id", code: "file_not_found" });
 }
@@ -25,9 +22,9 @@ export async function ownFile(batches: Batches, request: Request, id: string): P
   return file;
 }
 
-/** The multipart body's `file` and `purpose`. */
+/** The multipart body's `file` and `purpose`; the whole body at most `limit` bytes (else a 413). */
 async function uploaded(request: Request, limit: number): Promise<{ file: File; purpose: string }> {
-  const bytes = await readBodyBytes(request, limit + MULTIPART_OVERHEAD_BYTES);
+  const bytes = await readBodyBytes(request, limit);
   let form: FormData;
   try {
     form = await new Response(bytes as Uint8Array<ArrayBuffer>, { headers: { "content-type": request.headers.get("content-type") ?? "" } }).formData();
