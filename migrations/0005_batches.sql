@@ -33,7 +33,11 @@ CREATE TABLE batches (
   metadata TEXT,
   output_file_id TEXT,
   error_file_id TEXT,
-  total INTEGER NOT NULL
+  total INTEGER NOT NULL,
+  -- When a step of it last began (milliseconds): the queue's messages carry it, so a step sent
+  -- by an older chain of messages finds it changed and stops; one untouched for a while is sent
+  -- to the queue again when read (state/batches/runner.ts).
+  touched_at INTEGER NOT NULL DEFAULT 0
 );
 
 CREATE INDEX batches_by_owner ON batches (owner, api, created_at);

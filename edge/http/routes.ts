@@ -129,14 +129,14 @@ function batchRoutes(context: AppContext, batches: Batches): Route[] {
     { method: "DELETE", path: "/v1/files/:id", protocol: "openai", handle: (r) => handleDeleteFile(id(r), r, batches) },
     { method: "POST", path: "/v1/batches", protocol: "openai", handle: (r) => handleCreateBatch(r, context, batches) },
     { method: "GET", path: "/v1/batches", protocol: "openai", handle: (r) => handleListBatches(r, batches) },
-    { method: "GET", path: "/v1/batches/:id", protocol: "openai", handle: (r) => handleGetBatch(id(r), r, batches) },
+    { method: "GET", path: "/v1/batches/:id", protocol: "openai", handle: (r) => handleGetBatch(id(r), r, context, batches) },
     { method: "POST", path: "/v1/batches/:id/cancel", protocol: "openai", handle: (r) => handleCancelBatch(id(r), r, context, batches) },
     { method: "POST", path: "/v1/messages/batches", protocol: "anthropic", handle: (r) => handleCreateMessageBatch(r, context, batches) },
     { method: "GET", path: "/v1/messages/batches", protocol: "anthropic", handle: (r) => handleListMessageBatches(r, batches) },
-    { method: "GET", path: "/v1/messages/batches/:id", protocol: "anthropic", handle: (r) => handleGetMessageBatch(id(r), r, batches) },
-    { method: "DELETE", path: "/v1/messages/batches/:id", protocol: "anthropic", handle: (r) => handleDeleteMessageBatch(id(r), r, batches) },
+    { method: "GET", path: "/v1/messages/batches/:id", protocol: "anthropic", handle: (r) => handleGetMessageBatch(id(r), r, context, batches) },
+    { method: "DELETE", path: "/v1/messages/batches/:id", protocol: "anthropic", handle: (r) => handleDeleteMessageBatch(id(r), r, context, batches) },
     { method: "POST", path: "/v1/messages/batches/:id/cancel", protocol: "anthropic", handle: (r) => handleCancelMessageBatch(id(r), r, context, batches) },
-    { method: "GET", path: "/v1/messages/batches/:id/results", protocol: "anthropic", handle: (r) => handleMessageBatchResults(id(r), r, batches) },
+    { method: "GET", path: "/v1/messages/batches/:id/results", protocol: "anthropic", handle: (r) => handleMessageBatchResults(id(r), r, context, batches) },
   ];
 }
 

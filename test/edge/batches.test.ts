@@ -123,6 +123,12 @@ describe("the store", () => {
     expect(await store.moveBatch("batch_x", ["in_progress"], "finalizing", 3000)).toBe(false);
     expect((await store.getBatch("o", "batch_x"))?.times).toEqual({ in_progress_at: 1000, cancelling_at: 2000 });
     expect(await store.getBatch("other", "batch_x")).toBeUndefined();
+    // A step goes on only with the token of the last one; a stale batch is claimed once.
+    expect(await store.touchBatch("batch_x", 5000, { touchedAt: 999 })).toBe(false);
+    expect(await store.touchBatch("batch_x", 5000, { touchedAt: 1000 })).toBe(true);
+    expect(await store.touchBatch("batch_x", 6000, { before: 5000 })).toBe(false);
+    expect(await store.touchBatch("batch_x", 6000, { before: 5001 })).toBe(true);
+    expect((await store.batchById("batch_x"))?.touchedAt).toBe(6000);
   });
 });
 

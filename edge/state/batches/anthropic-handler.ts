@@ -31,8 +31,8 @@ export async function handleCreateMessageBatch(request: Request, context: AppCon
 }
 
 /** GET /v1/messages/batches/{id} */
-export async function handleGetMessageBatch(id: string, request: Request, batches: Batches): Promise<Response> {
-  return answer(batches, await ownBatch(batches, request, id, "anthropic"), request);
+export async function handleGetMessageBatch(id: string, request: Request, context: AppContext, batches: Batches): Promise<Response> {
+  return answer(batches, await ownBatch(batches, request, id, "anthropic", context.now()), request);
 }
 
 /** GET /v1/messages/batches?limit=&after_id= (newest first) */
@@ -49,7 +49,7 @@ export async function handleListMessageBatches(request: Request, batches: Batche
 
 /** POST /v1/messages/batches/{id}/cancel */
 export async function handleCancelMessageBatch(id: string, request: Request, context: AppContext, batches: Batches): Promise<Response> {
-  const batch = await cancelBatch(batches, await ownBatch(batches, request, id, "anthropic"), context.now());
+  const batch = await cancelBatch(batches, await ownBatch(batches, request, id, "anthropic", context.now()), context.now());
   return answer(batches, batch, request);
 }
 
@@ -58,16 +58,16 @@ function notEnded(id: string, what: string): InvalidRequestError {
 }
 
 /** GET /v1/messages/batches/{id}/results */
-export async function handleMessageBatchResults(id: string, request: Request, batches: Batches): Promise<Response> {
-  const batch = await ownBatch(batches, request, id, "anthropic");
+export async function handleMessageBatchResults(id: string, request: Request, context: AppContext, batches: Batches): Promise<Response> {
+  const batch = await ownBatch(batches, request, id, "anthropic", context.now());
   const body = isTerminal(batch.status) ? await batches.files.get(resultsKey(id)) : undefined;
   if (body === undefined) throw notEnded(id, "its results can be read");
   return new Response(body, { headers: { "content-type": "application/binary" } });
 }
 
 /** DELETE /v1/messages/batches/{id} */
-export async function handleDeleteMessageBatch(id: string, request: Request, batches: Batches): Promise<Response> {
-  const batch = await ownBatch(batches, request, id, "anthropic");
+export async function handleDeleteMessageBatch(id: string, request: Request, context: AppContext, batches: Batches): Promise<Response> {
+  const batch = await ownBatch(batches, request, id, "anthropic", context.now());
   if (!isTerminal(batch.status)) throw notEnded(id, "it can be deleted");
   await batches.store.deleteBatch(batch.owner, id);
   await batches.files.delete(resultsKey(id));

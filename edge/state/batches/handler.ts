@@ -11,7 +11,8 @@ import type { Batches } from "./batches.js";
 import { batchObject } from "./encoder.js";
 import { ownFile } from "./files-handler.js";
 import { BATCH_ENDPOINTS, parseOpenAiInput } from "./input.js";
-import type { BatchLine, BatchRecord } from "./store.js";
+import { STALE_MS } from "./runner.js";
+import { isTerminal, type BatchLine, type BatchRecord } from "./store.js";
 
 /** The one completion window (OpenAI's), and how long a batch may run. */
 export const COMPLETION_WINDOW_MS = 24 * 60 * 60 * 1000;
@@ -42,7 +43,8 @@ function createFields(raw: unknown): { inputFileId: string; endpoint: string; me
 /** A new batch's record, in progress from its creation (its input was checked whole). */
 export function newBatch(fields: Pick<BatchRecord, "id" | "owner" | "api" | "endpoint" | "inputFileId" | "metadata">, total: number, now: number): BatchRecord {
   const times = { in_progress_at: now };
-  return { ...fields, status: "in_progress", createdAt: now, expiresAt: now + COMPLETION_WINDOW_MS, times, outputFileId: null, errorFileId: null, total };
+  const expiresAt = now + COMPLETION_WINDOW_MS;
+  return { ...fields, status: "in_progress", createdAt: now, expiresAt, times, outputFileId: null, errorFileId: null, total, touchedAt: now };
 }
 
 /** Stores the batch with its lines and sends it to the queue. */
@@ -51,10 +53,15 @@ export async function startBatch(batches: Batches, batch: BatchRecord, lines: re
   await batches.queue.send(batch.id);
 }
 
-/** The caller's batch `id` of `api`, or a 404. */
-export async function ownBatch(batches: Batches, request: Request, id: string, api: BatchRecord["api"]): Promise<BatchRecord> {
+/**
+ * The caller's batch `id` of `api`, or a 404. A batch unfinished whose last step began over
+ * STALE_MS ago (its queue's messages lost, as a local queue's are when `wrangler dev` stops) is
+ * sent to the queue again, once: the first reader to note the new time sends it.
+ */
+export async function ownBatch(batches: Batches, request: Request, id: string, api: BatchRecord["api"], now: number): Promise<BatchRecord> {
   const batch = await batches.store.getBatch(callerOf(request).keyId, id);
   if (batch === undefined || batch.api !== api) throw new NotFoundError(`No such batch: ${id}`, { param: "id", code: "batch_not_found" });
+  if (!isTerminal(batch.status) && (await batches.store.touchBatch(id, now, { before: now - STALE_MS }))) await batches.queue.send(id, { token: now });
   return batch;
 }
 
@@ -74,8 +81,8 @@ export async function handleCreateBatch(request: Request, context: AppContext, b
 }
 
 /** GET /v1/batches/{id} */
-export async function handleGetBatch(id: string, request: Request, batches: Batches): Promise<Response> {
-  const batch = await ownBatch(batches, request, id, "openai");
+export async function handleGetBatch(id: string, request: Request, context: AppContext, batches: Batches): Promise<Response> {
+  const batch = await ownBatch(batches, request, id, "openai", context.now());
   return jsonResponse(batchObject(batch, await batches.store.counts(id)));
 }
 
@@ -101,6 +108,6 @@ export async function cancelBatch(batches: Batches, batch: BatchRecord, now: num
 
 /** POST /v1/batches/{id}/cancel */
 export async function handleCancelBatch(id: string, request: Request, context: AppContext, batches: Batches): Promise<Response> {
-  const batch = await cancelBatch(batches, await ownBatch(batches, request, id, "openai"), context.now());
+  const batch = await cancelBatch(batches, await ownBatch(batches, request, id, "openai", context.now()), context.now());
   return jsonResponse(batchObject(batch, await batches.store.counts(id)));
 }

@@ -1,7 +1,7 @@
 // The in-process BatchQueue (the Node edge's): one loop per batch, each step right after the last,
 // after a wait that doubles (0.5 s to 10 s) while the step only met lines to try later or failed.
 // `stop` ends the loops and aborts the lines running; their lines stay pending for the next start.
-import type { StepOutcome } from "./runner.js";
+import type { Step, StepOutcome } from "./runner.js";
 import type { BatchQueue } from "./store.js";
 
 const FIRST_WAIT_MS = 500;
@@ -10,7 +10,7 @@ const LONGEST_WAIT_MS = 10_000;
 export class InProcessQueue implements BatchQueue {
   private readonly active = new Set<string>();
   private readonly stopping = new AbortController();
-  private step: ((id: string) => Promise<StepOutcome>) | undefined;
+  private step: ((id: string) => Promise<Step>) | undefined;
 
   constructor(private readonly report: (error: unknown) => void) {}
 
@@ -20,14 +20,15 @@ export class InProcessQueue implements BatchQueue {
   }
 
   /** Starts serving with `step` (the runner's). */
-  serve(step: (id: string) => Promise<StepOutcome>): void {
+  serve(step: (id: string) => Promise<Step>): void {
     this.step = step;
   }
 
-  send(batchId: string, delaySeconds = 0): Promise<void> {
+  /** A loop for the batch unless one runs; its steps take no token (one loop per batch here). */
+  send(batchId: string, options: { readonly delaySeconds?: number } = {}): Promise<void> {
     if (!this.active.has(batchId) && !this.stopping.signal.aborted) {
       this.active.add(batchId);
-      void this.loop(batchId, delaySeconds * 1000).finally(() => this.active.delete(batchId));
+      void this.loop(batchId, (options.delaySeconds ?? 0) * 1000).finally(() => this.active.delete(batchId));
     }
     return Promise.resolve();
   }
@@ -43,7 +44,7 @@ export class InProcessQueue implements BatchQueue {
       if (this.stopping.signal.aborted || this.step === undefined) return;
       let outcome: StepOutcome | "failed";
       try {
-        outcome = await this.step(id);
+        outcome = (await this.step(id)).outcome;
       } catch (error) {
         if (this.stopping.signal.aborted) return;
         this.report(error);

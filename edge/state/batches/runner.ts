@@ -23,8 +23,19 @@ const RETRY_LATER = new Set([429, 502, 503, 504, 529]);
  */
 export const SERVER_ERROR_ATTEMPTS = 3;
 
-/** What a step leaves: more lines to run, only lines to try later, or nothing (ended or unknown). */
+/**
+ * What a step leaves: more lines to run, only lines to try later, or nothing (ended, unknown, or
+ * another step began since its token); and the token for the next step.
+ */
 export type StepOutcome = "more" | "wait" | "done";
+
+export interface Step {
+  readonly outcome: StepOutcome;
+  readonly token: number;
+}
+
+/** An unfinished batch whose last step began longer ago than this is sent to its queue again when read. */
+export const STALE_MS = 30_000;
 
 export interface BatchRunnerOptions {
   readonly store: BatchStore;
@@ -59,20 +70,22 @@ const jsonOr = (text: string): unknown => {
 export class BatchRunner {
   constructor(private readonly options: BatchRunnerOptions) {}
 
-  /** One step of the batch `id`. */
-  async step(id: string): Promise<StepOutcome> {
+  /** One step of the batch `id`; with a `token`, only if no other step began since it was given. */
+  async step(id: string, token?: number): Promise<Step> {
     const { store, files, now } = this.options;
+    const at = now();
     const batch = await store.batchById(id);
-    if (batch === undefined || isTerminal(batch.status)) return "done";
+    if (batch === undefined || isTerminal(batch.status)) return { outcome: "done", token: at };
+    if (!(await store.touchBatch(id, at, token === undefined ? undefined : { touchedAt: token }))) return { outcome: "done", token: at };
     if (batch.status === "cancelling") await store.closePending(id, "cancelled");
-    else if (now() >= batch.expiresAt) await store.closePending(id, "expired");
+    else if (at >= batch.expiresAt) await store.closePending(id, "expired");
     const lines = await store.pendingLines(id, LINES_PER_STEP);
     if (lines.length === 0) {
       await finalize(batch, store, files, now);
-      return "done";
+      return { outcome: "done", token: at };
     }
     const ran = await Promise.all(lines.map((line) => this.run(batch, line)));
-    return ran.some(Boolean) ? "more" : "wait";
+    return { outcome: ran.some(Boolean) ? "more" : "wait", token: at };
   }
 
   /** Runs one line; false when it is to be tried later. */

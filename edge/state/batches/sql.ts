@@ -33,6 +33,7 @@ function batchOf(row: Record<string, unknown>): BatchRecord {
     outputFileId: text(row["output_file_id"]),
     errorFileId: text(row["error_file_id"]),
     total: Number(row["total"]),
+    touchedAt: Number(row["touched_at"] ?? 0),
   };
 }
 
@@ -115,11 +116,11 @@ export class SqlBatchStore implements BatchStore {
   }
 
   async createBatch(batch: BatchRecord, lines: readonly BatchLine[]): Promise<void> {
-    const { id, owner, api, endpoint, inputFileId, status, createdAt, expiresAt, times, metadata, total } = batch;
+    const { id, owner, api, endpoint, inputFileId, status, createdAt, expiresAt, times, metadata, total, touchedAt } = batch;
     await this.driver.batch([
       sql(
-        "INSERT INTO batches (id, owner, api, endpoint, input_file_id, status, created_at, expires_at, times, metadata, total) " +
-          "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO batches (id, owner, api, endpoint, input_file_id, status, created_at, expires_at, times, metadata, total, touched_at) " +
+          "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         id,
         owner,
         api,
@@ -131,6 +132,7 @@ export class SqlBatchStore implements BatchStore {
         JSON.stringify(times),
         metadata === null ? null : JSON.stringify(metadata),
         total,
+        touchedAt,
       ),
       ...insertLines(id, lines),
     ]);
@@ -197,6 +199,17 @@ export class SqlBatchStore implements BatchStore {
     const [changed] = await this.driver.batch([
       sql("UPDATE batch_lines SET state = ?, result = ? WHERE batch_id = ? AND idx = ? AND state = 'pending'", state, JSON.stringify(result), id, index),
     ]);
+    return (changed ?? 0) > 0;
+  }
+
+  async touchBatch(id: string, now: number, when?: { readonly touchedAt: number } | { readonly before: number }): Promise<boolean> {
+    const statement =
+      when === undefined
+        ? sql("UPDATE batches SET touched_at = ? WHERE id = ?", now, id)
+        : "touchedAt" in when
+          ? sql("UPDATE batches SET touched_at = ? WHERE id = ? AND touched_at = ?", now, id, when.touchedAt)
+          : sql("UPDATE batches SET touched_at = ? WHERE id = ? AND touched_at < ?", now, id, when.before);
+    const [changed] = await this.driver.batch([statement]);
     return (changed ?? 0) > 0;
   }
 

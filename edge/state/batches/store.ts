@@ -11,9 +11,13 @@ export interface FileStore {
   delete(key: string): Promise<void>;
 }
 
-/** What drives a batch's lines: each `send` asks for one step of that batch (runner.ts). */
+/**
+ * What drives a batch's lines: each `send` asks for one step of that batch (runner.ts), after
+ * `delaySeconds`; `token` is the batch's `touchedAt` when it was sent (a queue that keeps messages
+ * hands it back to the step, which goes on only if no other step began since).
+ */
 export interface BatchQueue {
-  send(batchId: string, delaySeconds?: number): Promise<void>;
+  send(batchId: string, options?: { readonly delaySeconds?: number; readonly token?: number }): Promise<void>;
 }
 
 export type FilePurpose = "batch" | "batch_output";
@@ -50,6 +54,8 @@ export interface BatchRecord {
   readonly outputFileId: string | null;
   readonly errorFileId: string | null;
   readonly total: number;
+  /** When a step of it last began (ms). */
+  readonly touchedAt: number;
 }
 
 export type LineState = "pending" | "succeeded" | "failed" | "cancelled" | "expired";
@@ -103,6 +109,11 @@ export interface BatchStore {
   lines(id: string, from: number, to: number): Promise<BatchLine[]>;
   /** Ends a pending line with its result; false when it had ended already (it is answered once). */
   finishLine(id: string, index: number, state: LineState, result: LineResult): Promise<boolean>;
+  /**
+   * Notes that a step begins at `now`: always without `when`, else only if the batch's
+   * `touchedAt` is `when.touchedAt` (the step's token) or before `when.before` (a stale batch).
+   */
+  touchBatch(id: string, now: number, when?: { readonly touchedAt: number } | { readonly before: number }): Promise<boolean>;
   /** Counts one more 500 for a pending line. */
   noteAttempt(id: string, index: number): Promise<void>;
   /** Ends every pending line with `state` (cancelled, expired). */
