@@ -7,7 +7,7 @@ import OpenAI, { toFile, type APIError } from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { chatLine, fileLines, jsonl, waitForBatch, waitForMessageBatch } from "../support/batches.js";
 import { startStack, type Stack } from "../support/edge.js";
-import { CHAT_REPLY, CHAT_REPLY_TOKENS, chatPromptTokens } from "../support/scripted.js";
+import { CHAT_REPLY, CHAT_REPLY_TOKENS, STORY, chatPromptTokens } from "../support/scripted.js";
 
 let stack: Stack;
 let client: OpenAI;
@@ -152,6 +152,33 @@ describe("batches on /v1/chat/completions", () => {
     expect([...output, ...errors].map((l) => l["custom_id"]).sort()).toEqual(lines.map((l) => l["custom_id"]).sort());
     expect(batch.request_counts).toEqual({ total: 12, completed: output.length, failed: errors.length });
     for (const line of errors) expect(line["error"]).toEqual({ code: "batch_cancelled", message: "The batch was cancelled before this request was sent." });
+  });
+});
+
+describe("batches on /v1/completions and /v1/responses", () => {
+  it("each body is the one the endpoint answers alone", async () => {
+    const completion = { model: "m", prompt: "Once upon a time", max_tokens: 32 };
+    const file = await upload(jsonl([{ custom_id: "c", method: "POST", url: "/v1/completions", body: completion }]));
+    const created = await client.batches.create({ input_file_id: file.id, endpoint: "/v1/completions", completion_window: "24h" });
+    const [line] = (await fileLines(client, (await waitForBatch(client, created.id)).output_file_id ?? null)).map(
+      (l) => l["response"] as { body: OpenAI.Completion },
+    );
+    expect(line?.body.choices[0]?.text).toBe(STORY);
+    const direct = await client.completions.create(completion);
+    expect(line?.body).toEqual({ ...direct, id: expect.stringMatching(/^cmpl-/), created: expect.any(Number), usage: expect.any(Object) });
+
+    const responseBody = { model: "m", input: "Hello!", store: false };
+    const input = await upload(jsonl([{ custom_id: "r", method: "POST", url: "/v1/responses", body: responseBody }]));
+    const batch = await client.batches.create({ input_file_id: input.id, endpoint: "/v1/responses", completion_window: "24h" });
+    const [answer] = (await fileLines(client, (await waitForBatch(client, batch.id)).output_file_id ?? null)).map(
+      (l) => l["response"] as { body: OpenAI.Responses.Response },
+    );
+    expect(answer?.body).toMatchObject({
+      object: "response",
+      status: "completed",
+      store: false,
+      output: [{ type: "message", content: [{ type: "output_text", text: CHAT_REPLY }] }],
+    });
   });
 });
 
