@@ -37,10 +37,24 @@ export class InProcessQueue implements BatchQueue {
     this.stopping.abort();
   }
 
+  /** Waits `ms`, or less when the queue stops (no timer outlives it). */
+  private pause(ms: number): Promise<void> {
+    const signal = this.stopping.signal;
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        signal.removeEventListener("abort", done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      signal.addEventListener("abort", done);
+    });
+  }
+
   private async loop(id: string, firstWaitMs: number): Promise<void> {
     let waitMs = firstWaitMs;
     for (;;) {
-      if (waitMs > 0) await new Promise((resolve) => setTimeout(resolve, waitMs));
+      if (waitMs > 0) await this.pause(waitMs);
       if (this.stopping.signal.aborted || this.step === undefined) return;
       let outcome: StepOutcome | "failed";
       try {
