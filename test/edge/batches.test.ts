@@ -130,6 +130,13 @@ describe("the store", () => {
     expect(await store.touchBatch("batch_x", 6000, { before: 5001 })).toBe(true);
     expect((await store.batchById("batch_x"))?.touchedAt).toBe(6000);
   });
+
+  it.each(["d1", "sqlite"] as const)("%s: lines of more than one INSERT's worth are stored whole, in order", async (driver) => {
+    const store = (await drivers.open[driver]()).batches;
+    const lines = parseOpenAiInput(jsonl(Array.from({ length: 5 }, (_, i) => chatLine(`big-${i}`, `${i}`.repeat(400_000)))), CHAT, 1 << 20);
+    await store.createBatch(newBatch({ id: "batch_big", owner: "o", api: "openai", endpoint: CHAT, inputFileId: null, metadata: null }, 5, 1000), lines);
+    expect(await store.lines("batch_big", 0, 5)).toEqual(lines);
+  });
 });
 
 /** A multipart upload of `text` as a batch file. */

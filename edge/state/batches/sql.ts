@@ -3,9 +3,6 @@
 import { parse, sql, type SqlDriver, type SqlStatement } from "../store/driver.js";
 import type { BatchApi, BatchLine, BatchRecord, BatchStatus, BatchStore, FileRecord, LineCounts, LineResult, LineState, Page } from "./store.js";
 
-/** Rows per INSERT of lines: six parameters each, and D1 binds at most 100 per statement. */
-const LINES_PER_INSERT = 16;
-
 function fileOf(row: Record<string, unknown>): FileRecord {
   return {
     id: String(row["id"]),
@@ -48,22 +45,33 @@ function lineOf(row: Record<string, unknown>): BatchLine {
   };
 }
 
-/** The INSERTs of `lines`, LINES_PER_INSERT rows each. */
+/**
+ * Bytes of lines per INSERT: the lines go as one JSON array parameter (D1 binds at most 100
+ * parameters, takes a string of at most 2 MB, and counts each statement against a Worker's
+ * queries), read back row by row with `json_each`.
+ */
+const BYTES_PER_INSERT = 1024 * 1024;
+
+const INSERT_LINES =
+  "INSERT INTO batch_lines (batch_id, idx, custom_id, body, state, result) SELECT ?, json_extract(value, '$.i'), json_extract(value, '$.c'), " +
+  "json_extract(value, '$.b'), json_extract(value, '$.s'), json_extract(value, '$.r') FROM json_each(?)";
+
+/** The INSERTs of `lines`, about BYTES_PER_INSERT of them each (a larger line alone). */
 function insertLines(id: string, lines: readonly BatchLine[]): SqlStatement[] {
   const statements: SqlStatement[] = [];
-  for (let start = 0; start < lines.length; start += LINES_PER_INSERT) {
-    const chunk = lines.slice(start, start + LINES_PER_INSERT);
-    const values = chunk.flatMap((line) => [
-      id,
-      line.index,
-      line.customId,
-      line.body === null ? null : JSON.stringify(line.body),
-      line.state,
-      line.result === null ? null : JSON.stringify(line.result),
-    ]);
-    const rows = chunk.map(() => "(?, ?, ?, ?, ?, ?)").join(", ");
-    statements.push(sql(`INSERT INTO batch_lines (batch_id, idx, custom_id, body, state, result) VALUES ${rows}`, ...values));
+  let chunk: string[] = [];
+  let bytes = 0;
+  const flush = () => {
+    if (chunk.length > 0) statements.push(sql(INSERT_LINES, id, `[${chunk.join(",")}]`));
+    [chunk, bytes] = [[], 0];
+  };
+  for (const line of lines) {
+    const row = JSON.stringify({ i: line.index, c: line.customId, b: line.body, s: line.state, r: line.result });
+    if (bytes + row.length > BYTES_PER_INSERT) flush();
+    chunk.push(row);
+    bytes += row.length;
   }
+  flush();
   return statements;
 }
 
