@@ -88,19 +88,28 @@ describe("an OpenAI input file", () => {
 describe("Anthropic's requests", () => {
   const params = { model: "m", max_tokens: 8, messages: [] };
   it("each request a pending line; the 400s name the request", () => {
-    expect(parseAnthropicRequests({ requests: [{ custom_id: "a-1", params }] })).toEqual([
+    expect(parseAnthropicRequests({ requests: [{ custom_id: "a-1", params }] }, 1000)).toEqual([
       { index: 0, customId: "a-1", body: params, state: "pending", result: null, attempts: 0 },
     ]);
-    expect(refusal(() => parseAnthropicRequests({ requests: [] }))).toEqual({ message: "requests: must be a non-empty array.", param: "requests", code: null });
-    expect(refusal(() => parseAnthropicRequests({ requests: [{ custom_id: "a b", params }] }))).toEqual({
+    expect(refusal(() => parseAnthropicRequests({ requests: [] }, 1000))).toEqual({
+      message: "requests: must be a non-empty array.",
+      param: "requests",
+      code: null,
+    });
+    expect(refusal(() => parseAnthropicRequests({ requests: [{ custom_id: "a b", params }] }, 1000))).toEqual({
       message: "requests.0.custom_id: must be 1 to 64 letters, digits, '_' or '-'.",
       param: "requests.0.custom_id",
       code: null,
     });
-    expect(refusal(() => parseAnthropicRequests({ requests: [{ custom_id: "a" }] }))).toEqual({
+    expect(refusal(() => parseAnthropicRequests({ requests: [{ custom_id: "a" }] }, 1000))).toEqual({
       message: "requests.0.params: must be an object.",
       param: "requests.0.params",
       code: null,
+    });
+    expect(refusal(() => parseAnthropicRequests({ requests: [{ custom_id: "a", params }] }, 20))).toEqual({
+      message: "requests.0.params: over 20 bytes, the largest request body.",
+      param: "requests.0.params",
+      code: "line_too_large",
     });
   });
 });

@@ -22,7 +22,7 @@ async function answer(batches: Batches, batch: BatchRecord, request: Request): P
 
 /** POST /v1/messages/batches */
 export async function handleCreateMessageBatch(request: Request, context: AppContext, batches: Batches): Promise<Response> {
-  const lines = parseAnthropicRequests(await readJsonBody(request, batches.maxFileBytes));
+  const lines = parseAnthropicRequests(await readJsonBody(request, batches.maxFileBytes), context.maxBodyBytes);
   const owner = callerOf(request).keyId;
   const fields = { id: `msgbatch_${context.newId()}`, owner, api: "anthropic", endpoint: "/v1/messages", inputFileId: null, metadata: null } as const;
   const batch = newBatch(fields, lines.length, context.now());

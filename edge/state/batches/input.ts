@@ -77,8 +77,8 @@ export function parseOpenAiInput(text: string, endpoint: string, maxLineBytes: n
   return lines;
 }
 
-/** The lines of an Anthropic Message Batch's `requests`. */
-export function parseAnthropicRequests(body: unknown): BatchLine[] {
+/** The lines of an Anthropic Message Batch's `requests`; each `params` at most `maxParamsBytes` as JSON. */
+export function parseAnthropicRequests(body: unknown, maxParamsBytes: number): BatchLine[] {
   const requests = isObject(body) ? body["requests"] : undefined;
   if (!Array.isArray(requests) || requests.length === 0) throw new InvalidRequestError("requests: must be a non-empty array.", { param: "requests" });
   if (requests.length > MAX_BATCH_LINES) throw tooMany(requests.length, "requests");
@@ -92,6 +92,10 @@ export function parseAnthropicRequests(body: unknown): BatchLine[] {
     seen.add(customId);
     const params = isObject(request) ? request["params"] : undefined;
     if (!isObject(params)) throw new InvalidRequestError(`requests.${index}.params: must be an object.`, { param: `requests.${index}.params` });
+    if (new TextEncoder().encode(JSON.stringify(params)).length > maxParamsBytes) {
+      const message = `requests.${index}.params: over ${maxParamsBytes} bytes, the largest request body.`;
+      throw new InvalidRequestError(message, { param: `requests.${index}.params`, code: "line_too_large" });
+    }
     return { index, customId, body: params, state: "pending", result: null, attempts: 0 };
   });
 }
