@@ -281,6 +281,23 @@ describe("messages.batches (Anthropic)", () => {
     expect(await anthropic.messages.batches.delete(batch.id)).toEqual({ id: batch.id, type: "message_batch_deleted" });
   });
 
+  it("cancel: the requests not answered yet are canceled; every request has one result", async () => {
+    const params = { model: "m", max_tokens: 64, messages: [{ role: "user" as const, content: "Hello!" }] };
+    const requests = Array.from({ length: 12 }, (_, i) => ({ custom_id: `c${i}`, params }));
+    const created = await anthropic.messages.batches.create({ requests });
+    const canceling = await anthropic.messages.batches.cancel(created.id);
+    expect(["canceling", "ended"]).toContain(canceling.processing_status);
+    expect(canceling.cancel_initiated_at).toEqual(expect.any(String));
+    const batch = await waitForMessageBatch(anthropic, created.id);
+    const results: Anthropic.Messages.MessageBatchIndividualResponse[] = [];
+    for await (const result of await anthropic.messages.batches.results(batch.id)) results.push(result);
+    expect(results.map((r) => r.custom_id)).toEqual(requests.map((r) => r.custom_id));
+    const canceled = results.filter((r) => r.result.type === "canceled").length;
+    const succeeded = results.filter((r) => r.result.type === "succeeded").length;
+    expect(batch.request_counts).toEqual({ processing: 0, succeeded, errored: 0, canceled, expired: 0 });
+    expect(succeeded + canceled).toBe(12);
+  });
+
   it("a repeated custom_id is a 400 in Anthropic's shape", async () => {
     const params = { model: "m", max_tokens: 8, messages: [{ role: "user" as const, content: "Hi" }] };
     const error = (await anthropic.messages.batches
