@@ -1,10 +1,9 @@
-// What drives a batch's lines (docs/decisions.md, "Batches"): a step runs a few pending lines through
-// the app's own routes (the same validation, errors and bodies as the endpoint alone), each marked
-// PRIORITY_BATCH, and writes each result in the statement that ends the line; a line the sidecar
-// could not take now (429, 502, 503, 504, 529) stays pending, and so does one answered
-// 500, a few times. With no line pending the batch ends
-// (results.ts). A host's BatchQueue calls `step` (a Cloudflare Queue's consumer in worker.ts); without
-// one the in-process queue does (queue.ts).
+// What drives a batch's lines (docs/decisions.md, "Batches"): a step runs a few pending lines
+// through the app's own routes (the same validation, errors and bodies as the endpoint alone), each
+// marked PRIORITY_BATCH, and writes each result in the statement that ends the line; a line the
+// sidecar could not take now (429, 502, 503, 504, 529) stays pending, and so does one answered 500,
+// a few times. With no line pending the batch ends (results.ts). A host's BatchQueue calls `step`
+// (a Cloudflare Queue's consumer in worker.ts); without one the in-process queue does (queue.ts).
 import { Priority } from "../../../proto/gen/inference/v1/inference_pb.js";
 import { ANONYMOUS, setCaller } from "../../access/caller.js";
 import { setPriority } from "../../core/priority.js";
