@@ -16,9 +16,11 @@ const LINES = 60;
 const folder = mkdtempSync(join(tmpdir(), "batches-restart-"));
 const started: Started[] = [];
 
-function startEdge(sidecarUrl: string): Promise<Started> {
+async function startEdge(sidecarUrl: string): Promise<Started> {
   const env = { SIDECAR_URL: sidecarUrl, EDGE_PORT: "0", STORE_PATH: join(folder, "store.sqlite"), FILES_PATH: join(folder, "files"), LOG_REQUESTS: "false" };
-  return startProcess("node_modules/.bin/tsx", ["edge/node.ts"], env, /edge listening on (\S+)/, 30_000).then((edge) => (started.push(edge), edge));
+  const edge = await startProcess("node_modules/.bin/tsx", ["edge/node.ts"], env, /edge listening on (\S+)/, 30_000);
+  started.push(edge);
+  return edge;
 }
 
 async function startSidecar(): Promise<Started> {
