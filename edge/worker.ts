@@ -11,13 +11,25 @@ import type { EdgeConfig } from "./config/settings.js";
 import { createSidecarClient, createSidecarHealthClient } from "./sidecars/connection.js";
 import type { D1DatabaseLike } from "./state/store/d1.js";
 import { d1Store } from "./state/stores.js";
+import { cloudflareQueue, consumeMessage, r2FileStore, type QueueLike, type QueueMessageLike, type R2BucketLike } from "./state/batches/cloudflare.js";
 import { workerSockets } from "./worker-sockets.js";
 
 /** The bindings the Worker uses beside its variables (wrangler.toml). */
 export interface WorkerEnv {
   RATE_LIMITER?: RateLimitBinding;
   DB?: D1DatabaseLike;
+  /** Batch files (wrangler.toml's `[[r2_buckets]]`). */
+  FILES?: R2BucketLike;
+  /** What drives batch lines (wrangler.toml's `[[queues.producers]]`, consumed by this Worker). */
+  BATCH_QUEUE?: QueueLike;
 }
+
+/**
+ * The largest batch input file under workerd (docs/contract.md, "Batches"): the whole file is read
+ * into the isolate's 128 MB to be checked and its lines stored, so a quarter of that, leaving room
+ * for the text, the parsed lines and their statements at once.
+ */
+const WORKER_MAX_FILE_BYTES = 32 * 1024 * 1024;
 
 type WorkerConfig = EdgeConfig<"worker">;
 
@@ -60,6 +72,8 @@ export function createWorkerApp(config: WorkerConfig, env: WorkerEnv): App {
     webSockets: workerSockets,
   };
   if (env.DB !== undefined) options.store = d1Store(env.DB);
+  if (env.FILES !== undefined && env.BATCH_QUEUE !== undefined)
+    options.batches = { files: r2FileStore(env.FILES), queue: cloudflareQueue(env.BATCH_QUEUE), maxFileBytes: WORKER_MAX_FILE_BYTES };
   if (config.logRequests) {
     options.log = (line) => console.log(JSON.stringify(line));
     options.logBodies = config.logBodies;
@@ -76,5 +90,14 @@ export default {
     // One app per isolate: its settings cannot change while it lives.
     app ??= createWorkerApp(config, env);
     return app.fetch(request);
+  },
+  /** The batch queue's consumer: each message one step of one batch (state/batches/cloudflare.ts). */
+  async queue(batch: { readonly messages: readonly QueueMessageLike[] }, env: WorkerEnv): Promise<void> {
+    app ??= createWorkerApp(config, env);
+    const batches = app.batches;
+    for (const message of batch.messages) {
+      if (batches === undefined) message.ack();
+      else await consumeMessage(message, batches.runner, batches.queue);
+    }
   },
 };

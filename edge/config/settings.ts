@@ -120,6 +120,14 @@ export const NODE_SETTINGS = {
       "the SQLite file `/c1` keeps conversations in, `/v1/responses` its stored responses, `/v1/conversations` its " +
       "conversations and `/v1/messages` its threads (`:memory:`: until the edge stops); `migrations/` is applied at start-up",
   },
+  filesPath: {
+    env: "FILES_PATH",
+    kind: text("path", "a path"),
+    default: ".data/files",
+    help:
+      "the folder batch files are kept in (`/v1/files` uploads, batches' output and error files, Message Batches' results); " +
+      "their records and the batches' lines are in `STORE_PATH`",
+  },
   headersTimeoutMs: {
     env: "HEADERS_TIMEOUT_MS",
     kind: integer(0),
@@ -169,6 +177,22 @@ export const WORKER_BINDINGS = [
     help:
       "counts `RATE_LIMIT` per key over 60 s; its `limit` must say the same number as `RATE_LIMIT` (`npm start` writes a copy " +
       "of `wrangler.toml` when they differ). Required when `RATE_LIMIT` is above 0",
+  },
+  {
+    env: "FILES",
+    type: "R2 binding",
+    where: "`[[r2_buckets]]`",
+    help:
+      "batch files (`/v1/files` uploads, batches' output and error files, Message Batches' results); with `DB` and " +
+      "`BATCH_QUEUE`, the batch routes are served. To deploy, `wrangler r2 bucket create llm-edge-files`",
+  },
+  {
+    env: "BATCH_QUEUE",
+    type: "Queue binding",
+    where: "`[[queues.producers]]` and `[[queues.consumers]]`",
+    help:
+      "drives batch lines: each message one step of one batch, consumed by this Worker (`wrangler dev` runs the queue " +
+      "locally). To deploy, `wrangler queues create llm-edge-batches`",
   },
 ] as const;
 

@@ -26,6 +26,7 @@ import type { Endpoint, GenerationSchema, ResponseMeta } from "./endpoint.js";
 import { noteCollected, noteCollectedChoices, noteStart } from "./log-notes.js";
 import { resumableMeta } from "./numbering.js";
 import { patientJson } from "./patient-json.js";
+import { priorityOf } from "./priority.js";
 import { withProtocolHeaders } from "./protocol.js";
 import { recordOf, type RequestRecord } from "./request-log.js";
 import { encodeResumeContext, wantsResumable } from "./resumable.js";
@@ -57,6 +58,8 @@ export async function generateFor<S extends GenerationSchema>(
   // The sidecar's queue lets callers take turns (proto: GenerateRequest.client_id; empty: anonymous).
   const caller = callerOf(request);
   if (caller !== ANONYMOUS) generateRequest.clientId = caller.keyId;
+  // A batch line's call is served in idle capacity (priority.ts); any other is interactive.
+  generateRequest.priority = priorityOf(request);
   // Every protocol's `keep_alive`, parsed by its schema's field (edge/fields/keep-alive.ts), set here once.
   if (body.keep_alive !== undefined) generateRequest.keepAliveSeconds = body.keep_alive;
   const stream = endpoint.isStream(body);

@@ -20,6 +20,7 @@ import { routedClient } from "../sidecars/client.js";
 import { SidecarPool, type PoolOptions } from "../sidecars/pool.js";
 import type { SidecarTarget } from "../sidecars/state.js";
 import type { Stores } from "../state/stores.js";
+import { createBatches, type BatchHost, type Batches } from "../state/batches/batches.js";
 import { wantsWebSocket, type SocketAcceptor } from "./socket/port.js";
 import { ResponsesSession } from "./socket/responses-session.js";
 
@@ -65,6 +66,11 @@ export interface AppOptions {
   /** Where /c1 keeps conversations (D1 under workerd, SQLite on Node); without one /c1 is not served. */
   store?: Stores;
   /**
+   * The host's part of batches (a file store, a queue, the largest file): with a store, the Files,
+   * Batches and Message Batches routes are served (docs/contract.md, "Batches").
+   */
+  batches?: BatchHost;
+  /**
    * The host's WebSockets (workerd's WebSocketPair, Node's `ws`): with it, an admitted upgrade of
    * GET /v1/responses is the Responses WebSocket mode (http/socket/); without it, refused by name.
    */
@@ -78,6 +84,8 @@ export interface App {
   fetch(request: Request): Promise<Response>;
   /** The access policy in force (for the start-up log). */
   readonly access: AccessPolicy;
+  /** Batches, when served: the host drives them (resume at start, a queue consumer's steps, stop). */
+  readonly batches: Batches | undefined;
 }
 
 /** The sidecars of `options`: `sidecars`, else the one `sidecar`. */
@@ -124,7 +132,17 @@ export function createApp(options: AppOptions): App {
   };
 
   const access = createAccessPolicy(options.access);
-  const { router, protocolAt } = routerOf(routeTable(context, access.mode, options.store));
+  // A batch line is answered by the route it names, as that endpoint alone answers (state/batches/).
+  const dispatch = async (request: Request): Promise<Response> => {
+    try {
+      return (await router.fetch(request)) as Response;
+    } catch (error) {
+      return answerError(protocolAt(new URL(request.url).pathname), context, request, error);
+    }
+  };
+  const batches =
+    options.store === undefined || options.batches === undefined ? undefined : createBatches(options.batches, options.store.batches, context, dispatch);
+  const { router, protocolAt } = routerOf(routeTable(context, access.mode, options.store, batches));
 
   // Whatever a route throws (and a refused access, an unknown route, a wrong method) is answered
   // here alone, in the error shape of the protocol its route-table entry names (answer.ts).
@@ -156,5 +174,5 @@ export function createApp(options: AppOptions): App {
     if (!record.deferred) record.end();
     return response;
   };
-  return { fetch, access };
+  return { fetch, access, batches };
 }

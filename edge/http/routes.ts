@@ -10,6 +10,17 @@ import { handleInfo, type RouteInfo } from "./info.js";
 import { handleConversationChat } from "../state/c1/chat.js";
 import { handleDeleteConversation, handleGetConversation, handleListConversations } from "../state/c1/handler.js";
 import type { Stores } from "../state/stores.js";
+import type { Batches } from "../state/batches/batches.js";
+import { handleCreateFile, handleDeleteFile, handleFileContent, handleGetFile, handleListFiles } from "../state/batches/files-handler.js";
+import { handleCancelBatch, handleCreateBatch, handleGetBatch, handleListBatches } from "../state/batches/handler.js";
+import {
+  handleCancelMessageBatch,
+  handleCreateMessageBatch,
+  handleDeleteMessageBatch,
+  handleGetMessageBatch,
+  handleListMessageBatches,
+  handleMessageBatchResults,
+} from "../state/batches/anthropic-handler.js";
 import {
   handleCreateConversation,
   handleDeleteConversation as handleDeleteItemConversation,
@@ -96,6 +107,28 @@ function openAiConversationRoutes(context: AppContext, stores: Stores): Route[] 
   ];
 }
 
+/** OpenAI's Files and Batches and Anthropic's Message Batches (docs/contract.md, "Batches"). */
+function batchRoutes(context: AppContext, batches: Batches): Route[] {
+  const id = (r: IRequest) => decodePathSegment(r.params["id"] ?? "");
+  return [
+    { method: "POST", path: "/v1/files", protocol: "openai", handle: (r) => handleCreateFile(r, context, batches) },
+    { method: "GET", path: "/v1/files", protocol: "openai", handle: (r) => handleListFiles(r, batches) },
+    { method: "GET", path: "/v1/files/:id", protocol: "openai", handle: (r) => handleGetFile(id(r), r, batches) },
+    { method: "GET", path: "/v1/files/:id/content", protocol: "openai", handle: (r) => handleFileContent(id(r), r, batches) },
+    { method: "DELETE", path: "/v1/files/:id", protocol: "openai", handle: (r) => handleDeleteFile(id(r), r, batches) },
+    { method: "POST", path: "/v1/batches", protocol: "openai", handle: (r) => handleCreateBatch(r, context, batches) },
+    { method: "GET", path: "/v1/batches", protocol: "openai", handle: (r) => handleListBatches(r, batches) },
+    { method: "GET", path: "/v1/batches/:id", protocol: "openai", handle: (r) => handleGetBatch(id(r), r, context, batches) },
+    { method: "POST", path: "/v1/batches/:id/cancel", protocol: "openai", handle: (r) => handleCancelBatch(id(r), r, context, batches) },
+    { method: "POST", path: "/v1/messages/batches", protocol: "anthropic", handle: (r) => handleCreateMessageBatch(r, context, batches) },
+    { method: "GET", path: "/v1/messages/batches", protocol: "anthropic", handle: (r) => handleListMessageBatches(r, batches) },
+    { method: "GET", path: "/v1/messages/batches/:id", protocol: "anthropic", handle: (r) => handleGetMessageBatch(id(r), r, context, batches) },
+    { method: "DELETE", path: "/v1/messages/batches/:id", protocol: "anthropic", handle: (r) => handleDeleteMessageBatch(id(r), r, context, batches) },
+    { method: "POST", path: "/v1/messages/batches/:id/cancel", protocol: "anthropic", handle: (r) => handleCancelMessageBatch(id(r), r, context, batches) },
+    { method: "GET", path: "/v1/messages/batches/:id/results", protocol: "anthropic", handle: (r) => handleMessageBatchResults(id(r), r, context, batches) },
+  ];
+}
+
 /** Stored responses (docs/contract.md, "Stored responses"); without a store, POST alone. */
 function responseRoutes(context: AppContext, store: Stores | undefined): Route[] {
   const id = (r: IRequest) => decodePathSegment(r.params["id"] ?? "");
@@ -156,8 +189,11 @@ function refuseWebSocketMode(request: Request): Promise<Response> {
   return Promise.reject(refusal);
 }
 
-/** Every route; the state's routes only with a store (without one, /v1/responses and /v1/messages keep nothing). */
-export function routeTable(context: AppContext, access: AccessMode, store?: Stores): readonly Route[] {
+/**
+ * Every route; the state's routes only with a store (without one, /v1/responses and /v1/messages
+ * keep nothing), the batch routes only with batches (a store and the host's file store).
+ */
+export function routeTable(context: AppContext, access: AccessMode, store?: Stores, batches?: Batches): readonly Route[] {
   const routes: Route[] = [
     { method: "POST", path: "/v1/chat/completions", protocol: "openai", handle: (r) => handleChatCompletions(r, context) },
     { method: "POST", path: "/v1/completions", protocol: "openai", handle: (r) => handleCompletions(r, context) },
@@ -190,6 +226,7 @@ export function routeTable(context: AppContext, access: AccessMode, store?: Stor
     },
     ...(store === undefined ? [] : conversationRoutes(context, store)),
     ...(store === undefined ? [] : openAiConversationRoutes(context, store)),
+    ...(batches === undefined ? [] : batchRoutes(context, batches)),
     { method: "GET", path: "/v1/streams/:id", protocol: "openai", handle: (r) => handleResumeStream(decodePathSegment(r.params["id"] ?? ""), r, context) },
     { method: "GET", path: "/v1/info", protocol: "server", handle: (r) => handleInfo(r, context, routes, access) },
     { method: "GET", path: "/health", protocol: "server", handle: (r) => handleHealth(r, context) },

@@ -54,6 +54,7 @@ export function optionsFromEnv(env: NodeJS.ProcessEnv): NodeEdgeOptions {
     sidecarLink: { token: config.sidecarToken, headers: config.sidecarHeaders },
     limits: { headersTimeoutMs, requestTimeoutMs, keepAliveTimeoutMs, maxConnections },
     storePath: config.storePath,
+    filesPath: config.filesPath,
     maxBodyBytes: config.maxBodyBytes,
     keepAliveMs: config.keepAliveMs,
     sidecarStallMs: config.sidecarStallMs,

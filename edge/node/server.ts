@@ -9,6 +9,8 @@ import { DEFAULT_SIDECAR_URL, createSidecarClient, createSidecarHealthClient, ty
 import { withMetrics, type EdgeMetrics } from "./metrics.js";
 import { fetchTrusting } from "./sidecar-fetch.js";
 import { openSqliteStore } from "./sqlite-store.js";
+import { folderFileStore } from "./file-store.js";
+import { memoryFileStore } from "../state/batches/memory-files.js";
 import { nodeSockets } from "./sockets.js";
 import { loadStaticFiles, withStaticFiles } from "./static.js";
 
@@ -23,6 +25,9 @@ export interface ConnectionLimits {
   /** Connections beyond this many are refused (closed at once). */
   readonly maxConnections: number;
 }
+
+/** The largest batch input file on Node (docs/contract.md, "Batches"): OpenAI's own limit. */
+export const NODE_MAX_FILE_BYTES = 200 * 1024 * 1024;
 
 export const DEFAULT_LIMITS: ConnectionLimits = {
   headersTimeoutMs: 10_000,
@@ -46,6 +51,11 @@ export interface NodeEdgeOptions extends Partial<AppOptions> {
    * (`npm run edge` passes STORE_PATH, default .data/llm-edge.sqlite).
    */
   storePath?: string;
+  /**
+   * The folder batch files are kept in (ignored when `batches` is given); default: in memory, as
+   * the default store is (`npm run edge` passes FILES_PATH, default .data/files).
+   */
+  filesPath?: string;
   /** The playground page's folder, served at `/` (default public/; `false` serves no page). */
   publicDir?: string | false;
   port?: number;
@@ -81,7 +91,7 @@ function applyLimits(server: Server, limits: ConnectionLimits): void {
 
 /** Starts the edge on Node; resolves once it listens. */
 export function startNodeEdge(options: NodeEdgeOptions = {}): Promise<RunningEdge> {
-  const { sidecarUrl, sidecarUrls, sidecarLink, sidecarCa, storePath, publicDir, port, hostname, limits, metrics, ...appOptions } = options;
+  const { sidecarUrl, sidecarUrls, sidecarLink, sidecarCa, storePath, filesPath, publicDir, port, hostname, limits, metrics, ...appOptions } = options;
   const fetchImpl = sidecarCa === undefined ? undefined : fetchTrusting(sidecarCa);
   const sidecars =
     appOptions.sidecars ??
@@ -102,7 +112,10 @@ export function startNodeEdge(options: NodeEdgeOptions = {}): Promise<RunningEdg
     ...(sidecar === undefined ? {} : { sidecar }),
     routing,
     store: opened.store,
+    batches: appOptions.batches ?? { files: filesPath === undefined ? memoryFileStore() : folderFileStore(filesPath), maxFileBytes: NODE_MAX_FILE_BYTES },
   });
+  // Batches left unfinished by the last run go on (docs/decisions.md, "Batches").
+  app.batches?.resume().catch((error: unknown) => (appOptions.onUnexpectedError ?? console.error)(error));
   const toApi = (request: Request) => app.fetch(request);
   const toApp = metrics === undefined ? toApi : withMetrics(metrics, app, toApi);
   const handle = publicDir === false ? toApp : withStaticFiles(loadStaticFiles(publicDir), toApp);
@@ -117,6 +130,7 @@ export function startNodeEdge(options: NodeEdgeOptions = {}): Promise<RunningEdg
         access: app.access.describe(),
         close: () =>
           new Promise<void>((done, fail) => {
+            app.batches?.stop();
             server.close((error) => {
               opened.close();
               if (error) fail(error);

@@ -1,6 +1,9 @@
-// The state's four features over one SQL driver, as the app holds them (AppOptions.store): /c1's
-// conversations, stored responses, OpenAI conversations and Anthropic message threads. A host picks
+// The state's features over one SQL driver, as the app holds them (AppOptions.store): /c1's
+// conversations, stored responses, OpenAI conversations, Anthropic message threads, and files and
+// batches (whose bytes and queue the host gives apart, AppOptions.batches). A host picks
 // the driver: D1 under workerd (d1Store), SQLite on Node (edge/node/sqlite-store.ts).
+import { SqlBatchStore } from "./batches/sql.js";
+import type { BatchStore } from "./batches/store.js";
 import { SqlC1Store } from "./c1/sql.js";
 import type { C1Store } from "./c1/store.js";
 import { SqlConversationStore } from "./conversations/sql.js";
@@ -18,6 +21,7 @@ export interface Stores {
   readonly responses: ResponseStore;
   readonly conversations: ConversationStore;
   readonly threads: ThreadStore;
+  readonly batches: BatchStore;
 }
 
 /** Every feature's store in SQL over `driver`. */
@@ -27,6 +31,7 @@ export function sqlStores(driver: SqlDriver): Stores {
     responses: new SqlResponseStore(driver),
     conversations: new SqlConversationStore(driver),
     threads: new SqlThreadStore(driver),
+    batches: new SqlBatchStore(driver),
   };
 }
 

@@ -6,6 +6,7 @@ import { DEFAULT_MAX_BODY_BYTES } from "../../edge/core/body.js";
 import { EdgeConfigError, parseEdgeConfig, sidecarUrlsOf } from "../../edge/config/parse.js";
 import { DEFAULT_LIMITS } from "../../edge/node/server.js";
 import { DEFAULT_STORE_PATH } from "../../edge/node/sqlite-store.js";
+import { DEFAULT_FILES_PATH } from "../../edge/node/file-store.js";
 import { DEFAULT_SIDECAR_URL } from "../../edge/sidecars/connection.js";
 
 function refusal(env: Record<string, unknown>, host: "node" | "worker" = "node"): string {
@@ -39,6 +40,7 @@ describe("edge settings", () => {
       hostname: "127.0.0.1",
       sidecarCa: undefined,
       storePath: DEFAULT_STORE_PATH,
+      filesPath: DEFAULT_FILES_PATH,
       ...DEFAULT_LIMITS,
     });
     const worker = parseEdgeConfig({}, "worker");

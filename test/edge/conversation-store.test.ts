@@ -204,13 +204,20 @@ describe("migrations on Node", () => {
   it("are applied once, recorded as wrangler records them, and kept across reopening", () => {
     const path = join(dir, "migrate.sqlite");
     const db = new Database(path);
-    expect(migrate(db)).toEqual(["0001_conversations.sql", "0002_responses.sql", "0003_item_conversations.sql", "0004_message_threads.sql"]);
+    expect(migrate(db)).toEqual([
+      "0001_conversations.sql",
+      "0002_responses.sql",
+      "0003_item_conversations.sql",
+      "0004_message_threads.sql",
+      "0005_batches.sql",
+    ]);
     expect(migrate(db)).toEqual([]);
     expect(db.prepare("SELECT name FROM d1_migrations").all()).toEqual([
       { name: "0001_conversations.sql" },
       { name: "0002_responses.sql" },
       { name: "0003_item_conversations.sql" },
       { name: "0004_message_threads.sql" },
+      { name: "0005_batches.sql" },
     ]);
     db.close();
     const reopened = openSqliteStore(path);

@@ -63,7 +63,8 @@ describe("layering", () => {
 // folder's README says the same). The hosts (worker.ts, node.ts, node/) may import any of them.
 const LAYERS: Readonly<Record<string, readonly string[]>> = {
   http: ["state", "resumable", "protocols", "core", "access", "sidecars", "base", "fields", "sse"],
-  state: ["state/c1", "state/responses", "state/conversations", "state/threads", "state/store"],
+  state: ["state/c1", "state/responses", "state/conversations", "state/threads", "state/batches", "state/store"],
+  "state/batches": ["core", "access", "base", "state/store", "state/items"],
   "state/c1": ["protocols", "core", "access", "sidecars", "base", "sse", "state/store"],
   "state/threads": ["protocols", "core", "access", "sidecars", "base", "sse", "state/store"],
   "state/responses": ["protocols", "core", "access", "sidecars", "base", "sse", "state/store", "state/items", "state/conversations"],

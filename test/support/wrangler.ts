@@ -49,6 +49,11 @@ export async function startWrangler(vars: Readonly<Record<string, string>>, opti
 export interface WranglerOptions {
   /** Also find the Worker's own socket (`workerUrl`), from wrangler's debug log (which then holds every log line). */
   readonly workerSocket?: boolean;
+  /**
+   * Keep the local state (D1, R2, queues) under `.wrangler/state/<name>` between starts of the same
+   * name, instead of a temporary folder removed on stop (the caller removes it).
+   */
+  readonly stateName?: string;
 }
 
 /** The Worker's own address in wrangler's debug log: the proxy's `userWorkerUrl`, the last one given. */
@@ -59,7 +64,10 @@ function workerUrlIn(output: string): string | undefined {
 
 async function startWranglerOnce(vars: Readonly<Record<string, string>>, options: WranglerOptions): Promise<Wrangler> {
   const [port, inspector] = [await freePort(), await freePort()];
-  const setup = prepareWranglerDev(`test-${port}-${Math.random().toString(36).slice(2, 8)}`, vars, true);
+  const setup =
+    options.stateName === undefined
+      ? prepareWranglerDev(`test-${port}-${Math.random().toString(36).slice(2, 8)}`, vars, true)
+      : prepareWranglerDev(options.stateName, vars, false);
   const env = {
     ...process.env,
     CLOUDFLARE_CF_FETCH_ENABLED: "false",
