@@ -7,6 +7,8 @@ import { DEFAULT_MAX_BODY_BYTES } from "../core/body.js";
 import { createApp, type AppOptions } from "../http/app.js";
 import { DEFAULT_SIDECAR_URL, createSidecarClient, createSidecarHealthClient, type SidecarLink } from "../sidecars/connection.js";
 import { withMetrics, type EdgeMetrics } from "./metrics.js";
+import { startNodeTracing } from "./tracing.js";
+import type { TraceSettings } from "../config/parse.js";
 import { fetchTrusting } from "./sidecar-fetch.js";
 import { openSqliteStore } from "./sqlite-store.js";
 import { nodeSockets } from "./sockets.js";
@@ -51,6 +53,8 @@ export interface NodeEdgeOptions extends Partial<AppOptions> {
   port?: number;
   hostname?: string;
   limits?: Partial<ConnectionLimits>;
+  /** Traces to an OTLP collector (OTEL_EXPORTER_OTLP_*; ignored when `tracing` is given); default: off. */
+  trace?: TraceSettings | undefined;
 }
 
 export interface RunningEdge {
@@ -81,7 +85,8 @@ function applyLimits(server: Server, limits: ConnectionLimits): void {
 
 /** Starts the edge on Node; resolves once it listens. */
 export function startNodeEdge(options: NodeEdgeOptions = {}): Promise<RunningEdge> {
-  const { sidecarUrl, sidecarUrls, sidecarLink, sidecarCa, storePath, publicDir, port, hostname, limits, metrics, ...appOptions } = options;
+  const { sidecarUrl, sidecarUrls, sidecarLink, sidecarCa, storePath, publicDir, port, hostname, limits, metrics, trace, ...appOptions } = options;
+  const tracer = appOptions.tracing === undefined && trace !== undefined ? startNodeTracing(trace) : undefined;
   const fetchImpl = sidecarCa === undefined ? undefined : fetchTrusting(sidecarCa);
   const sidecars =
     appOptions.sidecars ??
@@ -102,6 +107,7 @@ export function startNodeEdge(options: NodeEdgeOptions = {}): Promise<RunningEdg
     ...(sidecar === undefined ? {} : { sidecar }),
     routing,
     store: opened.store,
+    ...(tracer === undefined ? {} : { tracing: tracer.tracing }),
   });
   const toApi = (request: Request) => app.fetch(request);
   const toApp = metrics === undefined ? toApi : withMetrics(metrics, app, toApi);
@@ -119,8 +125,8 @@ export function startNodeEdge(options: NodeEdgeOptions = {}): Promise<RunningEdg
           new Promise<void>((done, fail) => {
             server.close((error) => {
               opened.close();
-              if (error) fail(error);
-              else done();
+              const flushed = tracer?.shutdown() ?? Promise.resolve();
+              flushed.catch(() => undefined).then(() => (error ? fail(error) : done()));
             });
             if ("closeAllConnections" in server) server.closeAllConnections();
             sockets.closeAll();

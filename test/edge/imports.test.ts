@@ -62,7 +62,7 @@ describe("layering", () => {
 // Which edge/ folders each folder may import besides its own files (edge/README.md, "Layers"; each
 // folder's README says the same). The hosts (worker.ts, node.ts, node/) may import any of them.
 const LAYERS: Readonly<Record<string, readonly string[]>> = {
-  http: ["state", "resumable", "protocols", "core", "access", "sidecars", "base", "fields", "sse"],
+  http: ["state", "resumable", "protocols", "core", "access", "sidecars", "base", "fields", "sse", "trace"],
   state: ["state/c1", "state/responses", "state/conversations", "state/threads", "state/store"],
   "state/c1": ["protocols", "core", "access", "sidecars", "base", "sse", "state/store"],
   "state/threads": ["protocols", "core", "access", "sidecars", "base", "sse", "state/store"],
@@ -73,13 +73,14 @@ const LAYERS: Readonly<Record<string, readonly string[]>> = {
   resumable: ["protocols", "core", "access", "sidecars", "base", "sse"],
   "protocols/openai-common": ["core", "sidecars", "base", "fields", "sse"],
   protocols: ["core", "sidecars", "base", "fields", "sse", "protocols/openai-common"],
-  core: ["access", "sidecars", "base", "sse"],
+  core: ["access", "sidecars", "base", "sse", "trace"],
   access: ["base"],
   sidecars: ["base"],
   base: [],
   fields: [],
   config: [],
   sse: [],
+  trace: [],
 };
 
 /** The folder whose rules a file of edge/ follows: `hosts`, `state/<feature>`, `protocols/<name>`, or its top folder. */

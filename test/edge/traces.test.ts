@@ -1,0 +1,143 @@
+// Traces from the edge to the sidecar (docs/decisions.md, "Traces"): the real edge on Node and a
+// real sidecar with the scripted model, both exporting to a local OTLP receiver over each OTLP/HTTP
+// protocol; one trace id from the client's `traceparent` through the sidecar's steps, the GenAI
+// attributes, and no prompt or reply text unless content capture is on.
+import OpenAI from "openai";
+import { beforeAll, describe, expect, it } from "vitest";
+import { startNodeEdge, type RunningEdge } from "../../edge/node.js";
+import type { RunningSidecar } from "../../sidecar/server.js";
+import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from "../support/otlp-receiver.js";
+import { CHAT_REPLY, CHAT_REPLY_TOKENS, STORY, chatPromptTokens } from "../support/scripted.js";
+import { startTestSidecar } from "../support/sidecar.js";
+
+const TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736";
+const CLIENT_SPAN = "00f067aa0ba902b7";
+const USER = "What is the weather in Tokyo?";
+const [SERVER, CLIENT] = [2, 3];
+
+interface Run {
+  readonly spans: ReceivedSpan[];
+  readonly contentTypes: string[];
+  readonly chatId: string;
+  readonly traceresponse: string | null;
+  readonly promptTokens: number;
+}
+
+/** One streamed chat, one text completion and one request for an unknown model, traced; then both flushed. */
+async function tracedRun(protocol: "http/protobuf" | "http/json", captureContent: boolean): Promise<Run> {
+  const receiver: OtlpReceiver = await startOtlpReceiver();
+  const url = `${receiver.url}/v1/traces`;
+  const sidecar: RunningSidecar = await startTestSidecar({ trace: { url, protocol, serviceName: "llm-sidecar" } });
+  const edge: RunningEdge = await startNodeEdge({ sidecarUrl: sidecar.url, port: 0, trace: { url, protocol, serviceName: "llm-edge", captureContent } });
+  try {
+    const openai = new OpenAI({ baseURL: `${edge.url}/v1`, apiKey: "none", maxRetries: 0 });
+    const headers = { traceparent: `00-${TRACE_ID}-${CLIENT_SPAN}-01` };
+    const body = { model: "scripted", messages: [{ role: "user" as const, content: USER }], max_tokens: 40, temperature: 0, top_p: 0.5, seed: 7 };
+    const { data: stream, response } = await openai.chat.completions.create({ ...body, stream: true }, { headers }).withResponse();
+    let chatId = "";
+    for await (const chunk of stream) chatId = chunk.id;
+    await openai.completions.create({ model: "scripted", prompt: "Once upon a time", max_tokens: 20 });
+    // A prompt longer than the test sidecar's context (256 tokens): the sidecar refuses it.
+    const long = [{ role: "user" as const, content: "llama ".repeat(400) }];
+    await openai.chat.completions.create({ model: "scripted", messages: long, max_tokens: 1 }).catch(() => undefined);
+    const promptTokens = await chatPromptTokens(sidecar.url, USER);
+    return { spans: receiver.spans, contentTypes: receiver.contentTypes, chatId, traceresponse: response.headers.get("traceresponse"), promptTokens };
+  } finally {
+    await edge.close();
+    await sidecar.stop();
+    await receiver.close();
+  }
+}
+
+const one = (spans: readonly ReceivedSpan[], test: (span: ReceivedSpan) => boolean): ReceivedSpan => {
+  const found = spans.filter(test);
+  expect(found).toHaveLength(1);
+  return found[0] as ReceivedSpan;
+};
+
+describe.each(["http/protobuf", "http/json"] as const)("traces over %s", (protocol) => {
+  let run: Run;
+  beforeAll(async () => {
+    run = await tracedRun(protocol, false);
+  }, 60_000);
+
+  it("exports in the protocol asked for", () => {
+    expect(new Set(run.contentTypes)).toEqual(new Set([protocol === "http/json" ? "application/json" : "application/x-protobuf"]));
+  });
+
+  it("continues the client's trace: HTTP server span → GenAI span → the sidecar's call and its steps", () => {
+    const inTrace = run.spans.filter((span) => span.traceId === TRACE_ID);
+    const http = one(inTrace, (span) => span.kind === SERVER && span.service === "llm-edge");
+    expect(http).toMatchObject({ name: "POST /v1/chat/completions", parentSpanId: CLIENT_SPAN, statusCode: 0 });
+    expect(http.attributes).toEqual({
+      "http.request.method": "POST",
+      "url.path": "/v1/chat/completions",
+      "url.scheme": "http",
+      "http.route": "/v1/chat/completions",
+      "http.response.status_code": 200,
+    });
+    expect(run.traceresponse).toBe(`00-${TRACE_ID}-${http.spanId}-01`);
+    const genAi = one(inTrace, (span) => span.kind === CLIENT);
+    expect(genAi).toMatchObject({ name: "chat scripted", parentSpanId: http.spanId, service: "llm-edge" });
+    const call = one(inTrace, (span) => span.service === "llm-sidecar" && span.kind === SERVER);
+    expect(call).toMatchObject({ name: "inference.v1.InferenceService/Generate", parentSpanId: genAi.spanId });
+    const steps = inTrace.filter((span) => span.parentSpanId === call.spanId);
+    expect(steps.map((span) => span.name)).toEqual(["queue wait", "prompt evaluation", "decoding"]);
+    const [queue, prompt, decode] = steps as [ReceivedSpan, ReceivedSpan, ReceivedSpan];
+    expect([queue.endNs, prompt.endNs]).toEqual([prompt.startNs, decode.startNs]);
+    expect(prompt.attributes).toEqual({ "gen_ai.usage.input_tokens": run.promptTokens, "gen_ai.usage.cache_read.input_tokens": 0 });
+    expect(decode.attributes).toEqual({ "gen_ai.usage.output_tokens": CHAT_REPLY_TOKENS, "gen_ai.usage.reasoning.output_tokens": 0 });
+    expect(inTrace).toHaveLength(6);
+  });
+
+  it("writes the GenAI attributes of the request and the reply", () => {
+    const genAi = one(run.spans, (span) => span.name === "chat scripted" && span.traceId === TRACE_ID);
+    expect(genAi.attributes).toEqual({
+      "gen_ai.operation.name": "chat",
+      "gen_ai.provider.name": "llama.cpp",
+      "gen_ai.request.model": "scripted",
+      "gen_ai.request.stream": true,
+      "gen_ai.request.max_tokens": 40,
+      "gen_ai.request.temperature": 0,
+      "gen_ai.request.top_p": 0.5,
+      "gen_ai.request.seed": 7,
+      "gen_ai.response.id": run.chatId,
+      "gen_ai.response.model": "scripted",
+      "gen_ai.response.finish_reasons": ["stop"],
+      "gen_ai.usage.input_tokens": run.promptTokens,
+      "gen_ai.usage.output_tokens": CHAT_REPLY_TOKENS,
+      "gen_ai.usage.cache_read.input_tokens": 0,
+      "gen_ai.usage.reasoning.output_tokens": 0,
+    });
+  });
+
+  it("names a raw prompt's span text_completion, in a new trace", () => {
+    const span = one(run.spans, (s) => s.name === "text_completion scripted");
+    expect(span.traceId).not.toBe(TRACE_ID);
+    expect(span.attributes).toMatchObject({ "gen_ai.operation.name": "text_completion", "gen_ai.request.stream": false, "gen_ai.usage.output_tokens": 11 });
+    expect(one(run.spans, (s) => s.spanId === span.parentSpanId).name).toBe("POST /v1/completions");
+  });
+
+  it("marks a failed request with error.type on both spans", () => {
+    const genAi = one(run.spans, (span) => span.name === "chat scripted" && span.attributes["gen_ai.request.max_tokens"] === 1);
+    const http = one(run.spans, (span) => span.spanId === genAi.parentSpanId);
+    expect(http.attributes["http.response.status_code"]).toBe(400);
+    for (const span of [genAi, http]) expect([span.statusCode, span.attributes["error.type"]]).toEqual([2, "invalid_request"]);
+  });
+
+  it("records no prompt or reply text", () => {
+    const values = JSON.stringify(run.spans.map((span) => span.attributes));
+    for (const text of [USER, CHAT_REPLY, STORY, "Once upon"]) expect(values).not.toContain(text);
+  });
+});
+
+describe("traces with OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true", () => {
+  it("records the request's messages and the reply's text on the GenAI span", async () => {
+    const run = await tracedRun("http/json", true);
+    const genAi = one(run.spans, (span) => span.name === "chat scripted" && span.traceId === TRACE_ID);
+    expect(JSON.parse(String(genAi.attributes["gen_ai.input.messages"]))).toEqual([{ role: "user", content: USER }]);
+    expect(JSON.parse(String(genAi.attributes["gen_ai.output.messages"]))).toEqual([{ role: "assistant", parts: [{ type: "text", content: CHAT_REPLY }] }]);
+    const story = one(run.spans, (span) => span.name === "text_completion scripted");
+    expect(JSON.parse(String(story.attributes["gen_ai.output.messages"]))).toEqual([{ role: "assistant", parts: [{ type: "text", content: STORY }] }]);
+  }, 60_000);
+});
