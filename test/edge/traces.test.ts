@@ -9,6 +9,7 @@ import type { RunningSidecar } from "../../sidecar/server.js";
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from "../support/otlp-receiver.js";
 import { CHAT_REPLY, CHAT_REPLY_TOKENS, STORY, chatPromptTokens } from "../support/scripted.js";
 import { startTestSidecar } from "../support/sidecar.js";
+import { startWrangler } from "../support/wrangler.js";
 
 const TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736";
 const CLIENT_SPAN = "00f067aa0ba902b7";
@@ -23,12 +24,33 @@ interface Run {
   readonly promptTokens: number;
 }
 
-/** One streamed chat, one text completion and one request for an unknown model, traced; then both flushed. */
-async function tracedRun(protocol: "http/protobuf" | "http/json", captureContent: boolean): Promise<Run> {
+type Runtime = "node" | "workerd";
+type Protocol = "http/protobuf" | "http/json";
+
+/** The edge on `runtime`, tracing to `receiver` (under workerd through its variables, as a deployment sets them). */
+async function tracedEdge(runtime: Runtime, sidecarUrl: string, receiver: OtlpReceiver, protocol: Protocol, captureContent: boolean): Promise<RunningEdge> {
+  if (runtime === "node")
+    return startNodeEdge({ sidecarUrl, port: 0, trace: { url: `${receiver.url}/v1/traces`, protocol, serviceName: "llm-edge", captureContent } });
+  const wrangler = await startWrangler({
+    SIDECAR_URL: sidecarUrl,
+    OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+    OTEL_EXPORTER_OTLP_PROTOCOL: protocol,
+    OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: String(captureContent),
+  });
+  return { url: wrangler.url, access: "", close: () => wrangler.stop() };
+}
+
+/** Until the edge's spans of the test's requests have come (the Worker sends them within each request's waitUntil). */
+async function edgeSpansIn(receiver: OtlpReceiver): Promise<void> {
+  const ended = () => receiver.spans.filter((span) => span.service === "llm-edge" && span.kind === CLIENT).length >= 3;
+  for (let waited = 0; !ended() && waited < 30_000; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
+}
+
+/** One streamed chat, one text completion and one prompt too long for the context, traced; then both flushed. */
+async function tracedRun(runtime: Runtime, protocol: Protocol, captureContent: boolean): Promise<Run> {
   const receiver: OtlpReceiver = await startOtlpReceiver();
-  const url = `${receiver.url}/v1/traces`;
-  const sidecar: RunningSidecar = await startTestSidecar({ trace: { url, protocol, serviceName: "llm-sidecar" } });
-  const edge: RunningEdge = await startNodeEdge({ sidecarUrl: sidecar.url, port: 0, trace: { url, protocol, serviceName: "llm-edge", captureContent } });
+  const sidecar: RunningSidecar = await startTestSidecar({ trace: { url: `${receiver.url}/v1/traces`, protocol, serviceName: "llm-sidecar" } });
+  const edge = await tracedEdge(runtime, sidecar.url, receiver, protocol, captureContent);
   try {
     const openai = new OpenAI({ baseURL: `${edge.url}/v1`, apiKey: "none", maxRetries: 0 });
     const headers = { traceparent: `00-${TRACE_ID}-${CLIENT_SPAN}-01` };
@@ -41,6 +63,7 @@ async function tracedRun(protocol: "http/protobuf" | "http/json", captureContent
     const long = [{ role: "user" as const, content: "llama ".repeat(400) }];
     await openai.chat.completions.create({ model: "scripted", messages: long, max_tokens: 1 }).catch(() => undefined);
     const promptTokens = await chatPromptTokens(sidecar.url, USER);
+    await edgeSpansIn(receiver);
     return { spans: receiver.spans, contentTypes: receiver.contentTypes, chatId, traceresponse: response.headers.get("traceresponse"), promptTokens };
   } finally {
     await edge.close();
@@ -55,11 +78,13 @@ const one = (spans: readonly ReceivedSpan[], test: (span: ReceivedSpan) => boole
   return found[0] as ReceivedSpan;
 };
 
-describe.each(["http/protobuf", "http/json"] as const)("traces over %s", (protocol) => {
+const RUNS = (["node", "workerd"] as const).flatMap((runtime) => (["http/protobuf", "http/json"] as const).map((protocol) => [runtime, protocol] as const));
+
+describe.each(RUNS)("traces from the edge on %s over %s", (runtime, protocol) => {
   let run: Run;
   beforeAll(async () => {
-    run = await tracedRun(protocol, false);
-  }, 60_000);
+    run = await tracedRun(runtime, protocol, false);
+  }, 120_000);
 
   it("exports in the protocol asked for", () => {
     expect(new Set(run.contentTypes)).toEqual(new Set([protocol === "http/json" ? "application/json" : "application/x-protobuf"]));
@@ -133,7 +158,7 @@ describe.each(["http/protobuf", "http/json"] as const)("traces over %s", (protoc
 
 describe("traces with OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true", () => {
   it("records the request's messages and the reply's text on the GenAI span", async () => {
-    const run = await tracedRun("http/json", true);
+    const run = await tracedRun("node", "http/json", true);
     const genAi = one(run.spans, (span) => span.name === "chat scripted" && span.traceId === TRACE_ID);
     expect(JSON.parse(String(genAi.attributes["gen_ai.input.messages"]))).toEqual([{ role: "user", content: USER }]);
     expect(JSON.parse(String(genAi.attributes["gen_ai.output.messages"]))).toEqual([{ role: "assistant", parts: [{ type: "text", content: CHAT_REPLY }] }]);
