@@ -105,9 +105,8 @@ async function main(): Promise<void> {
   }
   const [off, on] = stacks.map(row) as [ReturnType<typeof row>, ReturnType<typeof row>];
   const format = (r: ReturnType<typeof row>) => `${r[0].toFixed(1)} | ${r[1].toFixed(1)} | ${r[2].toFixed(1)}`;
-  console.log(
-    `Traces ${protocol}, ${rounds} rounds × ${requests} streamed chats (${streams} at once, ${maxTokens} tokens), load average ${load} at start, ${sink.spans.length} spans received`,
-  );
+  const setup = `${rounds} rounds × ${requests} streamed chats (${streams} at once, ${maxTokens} tokens)`;
+  console.log(`Traces ${protocol}, ${setup}, load average ${load} at start, ${sink.spans.length} spans received`);
   console.log("| traces | tokens/s (median round) | TTFT p50 ms | TTFT p90 ms |\n|---|---|---|---|");
   console.log(`| off | ${format(off)} |\n| on | ${format(on)} |`);
   console.log(`| on − off | ${(((on[0] - off[0]) / off[0]) * 100).toFixed(1)} % | ${(on[1] - off[1]).toFixed(1)} | ${(on[2] - off[2]).toFixed(1)} |`);
