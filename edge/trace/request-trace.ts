@@ -2,9 +2,9 @@
 // client's `traceparent` or a new trace, and the GenAI span of its generation (a child), whose
 // context the sidecar call carries in its `traceparent` header. Both end when the request's log
 // line is written: a stream's when it ends or its client leaves.
-import { context as contexts, type Context, type Span, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
+import { type Attributes, context as contexts, type Context, type Span, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
 import type { Finish, GenerateRequest, Start, Token } from "../../proto/gen/inference/v1/inference_pb.js";
-import { ATTR, operationOf, requestAttributes, usageAttributes } from "./genai.js";
+import { ATTR, operationOf, PROVIDER, requestAttributes, usageAttributes } from "./genai.js";
 import type { Tracing } from "./tracing.js";
 
 const headerGetter = { keys: (carrier: Headers) => [...carrier.keys()], get: (carrier: Headers, key: string) => carrier.get(key) ?? undefined };
@@ -61,7 +61,21 @@ export class RequestTrace {
   generation(request: GenerateRequest, stream: boolean, conversationId: string | undefined, body: unknown): Record<string, string> {
     const attributes = requestAttributes(request, stream, conversationId);
     if (this.tracing.captureContent) attributes[ATTR.inputMessages] = JSON.stringify(inputOf(body));
-    this.#genAi = this.tracing.tracer.startSpan(`${operationOf(request)} ${request.model}`, { kind: SpanKind.CLIENT, attributes }, this.#parent);
+    return this.#open(`${operationOf(request)} ${request.model}`, attributes);
+  }
+
+  /** Opens the GenAI span of an Embed call (`embeddings {model}`); returns the headers for the sidecar. */
+  embeddings(model: string): Record<string, string> {
+    return this.#open(`embeddings ${model}`.trimEnd(), { [ATTR.operation]: "embeddings", [ATTR.provider]: PROVIDER, [ATTR.requestModel]: model });
+  }
+
+  /** The Embed call's answer: the tokens its inputs took and the model that answered. */
+  embedded(inputTokens: number, model: string): void {
+    this.#genAi?.setAttributes({ [ATTR.inputTokens]: inputTokens, [ATTR.responseModel]: model });
+  }
+
+  #open(name: string, attributes: Attributes): Record<string, string> {
+    this.#genAi = this.tracing.tracer.startSpan(name, { kind: SpanKind.CLIENT, attributes }, this.#parent);
     const headers: Record<string, string> = {};
     this.tracing.propagator.inject(trace.setSpan(this.#parent, this.#genAi), headers, recordSetter);
     return headers;

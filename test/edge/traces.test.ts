@@ -22,6 +22,8 @@ interface Run {
   readonly chatId: string;
   readonly traceresponse: string | null;
   readonly promptTokens: number;
+  /** The embeddings call's `usage.prompt_tokens`. */
+  readonly embeddingTokens: number;
 }
 
 type Runtime = "node" | "workerd";
@@ -42,7 +44,7 @@ async function tracedEdge(runtime: Runtime, sidecarUrl: string, receiver: OtlpRe
 
 /** Until the edge's spans of the test's requests have come (the Worker sends them within each request's waitUntil). */
 async function edgeSpansIn(receiver: OtlpReceiver): Promise<void> {
-  const ended = () => receiver.spans.filter((span) => span.service === "llm-edge" && span.kind === CLIENT).length >= 3;
+  const ended = () => receiver.spans.filter((span) => span.service === "llm-edge" && span.kind === CLIENT).length >= 4;
   for (let waited = 0; !ended() && waited < 30_000; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
 }
 
@@ -62,9 +64,17 @@ async function tracedRun(runtime: Runtime, protocol: Protocol, captureContent: b
     // A prompt longer than the test sidecar's context (256 tokens): the sidecar refuses it.
     const long = [{ role: "user" as const, content: "llama ".repeat(400) }];
     await openai.chat.completions.create({ model: "scripted", messages: long, max_tokens: 1 }).catch(() => undefined);
+    const embedded = await openai.embeddings.create({ model: "scripted", input: "Hello" });
     const promptTokens = await chatPromptTokens(sidecar.url, USER);
     await edgeSpansIn(receiver);
-    return { spans: receiver.spans, contentTypes: receiver.contentTypes, chatId, traceresponse: response.headers.get("traceresponse"), promptTokens };
+    return {
+      spans: receiver.spans,
+      contentTypes: receiver.contentTypes,
+      chatId,
+      traceresponse: response.headers.get("traceresponse"),
+      promptTokens,
+      embeddingTokens: embedded.usage.prompt_tokens,
+    };
   } finally {
     await edge.close();
     await sidecar.stop();
@@ -143,6 +153,19 @@ describe.each(RUNS)("traces from the edge on %s over %s", (runtime, protocol) =>
     expect(one(run.spans, (s) => s.spanId === span.parentSpanId).name).toBe("POST /v1/completions");
   });
 
+  it("names an Embed call's span embeddings", () => {
+    const span = one(run.spans, (s) => s.name === "embeddings scripted");
+    expect(span.attributes).toEqual({
+      "gen_ai.operation.name": "embeddings",
+      "gen_ai.provider.name": "llama.cpp",
+      "gen_ai.request.model": "scripted",
+      "gen_ai.response.model": "scripted",
+      "gen_ai.usage.input_tokens": run.embeddingTokens,
+    });
+    expect(run.embeddingTokens).toBeGreaterThan(0);
+    expect(one(run.spans, (s) => s.spanId === span.parentSpanId).name).toBe("POST /v1/embeddings");
+  });
+
   it("marks a failed request with error.type on both spans", () => {
     const genAi = one(run.spans, (span) => span.name === "chat scripted" && span.attributes["gen_ai.request.max_tokens"] === 1);
     const http = one(run.spans, (span) => span.spanId === genAi.parentSpanId);
@@ -164,5 +187,25 @@ describe("traces with OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true", 
     expect(JSON.parse(String(genAi.attributes["gen_ai.output.messages"]))).toEqual([{ role: "assistant", parts: [{ type: "text", content: CHAT_REPLY }] }]);
     const story = one(run.spans, (span) => span.name === "text_completion scripted");
     expect(JSON.parse(String(story.attributes["gen_ai.output.messages"]))).toEqual([{ role: "assistant", parts: [{ type: "text", content: STORY }] }]);
+  }, 60_000);
+});
+
+describe("traces off (no OTEL_EXPORTER_OTLP_ENDPOINT)", () => {
+  it("answers without a traceresponse, the client's traceparent notwithstanding", async () => {
+    const sidecar = await startTestSidecar();
+    const edge = await startNodeEdge({ sidecarUrl: sidecar.url, port: 0 });
+    try {
+      const response = await fetch(`${edge.url}/v1/chat/completions`, {
+        method: "POST",
+        headers: { "content-type": "application/json", traceparent: `00-${TRACE_ID}-${CLIENT_SPAN}-01` },
+        body: JSON.stringify({ model: "scripted", messages: [{ role: "user", content: USER }] }),
+      });
+      expect(response.status).toBe(200);
+      expect(response.headers.get("traceresponse")).toBeNull();
+      await response.arrayBuffer();
+    } finally {
+      await edge.close();
+      await sidecar.stop();
+    }
   }, 60_000);
 });
