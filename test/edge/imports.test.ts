@@ -36,6 +36,10 @@ describe("edge/ imports", () => {
     if (name !== "worker.ts") expect(found.filter((spec) => spec.startsWith("cloudflare:"))).toEqual([]);
     // no Buffer or process globals either
     if (!nodeHost) expect(readFileSync(file, "utf8")).not.toMatch(/\b(Buffer|process)\./);
+    // OpenTelemetry: its API in trace/ alone; its SDK and exporters in the hosts (docs/decisions.md, "Traces").
+    const otel = found.filter((spec) => spec.startsWith("@opentelemetry/"));
+    if (nodeHost || name.startsWith("worker")) return;
+    expect(otel).toEqual(name.startsWith("trace/") ? otel.filter((spec) => spec === "@opentelemetry/api") : []);
   });
 });
 
