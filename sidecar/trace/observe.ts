@@ -4,7 +4,7 @@
 // from the finish's timings (proto: Timings). No prompt or reply text is recorded.
 import { type Attributes, type Span, SpanKind, SpanStatusCode, trace, ROOT_CONTEXT } from "@opentelemetry/api";
 import { Code, ConnectError } from "@connectrpc/connect";
-import type { GenerateRequest } from "../../proto/gen/inference/v1/inference_pb.js";
+import { FinishReason, type GenerateRequest } from "../../proto/gen/inference/v1/inference_pb.js";
 import type { GenerateEvent } from "../engine/decode/generate.js";
 import type { GenAiServerMetrics, GenerationLabels } from "./genai-metrics.js";
 import type { SidecarTracing } from "./provider.js";
@@ -72,8 +72,9 @@ function serverSpan(tracing: SidecarTracing, labels: GenerationLabels, headers: 
 function endServerSpan(span: Span, finishes: readonly FinishInit[], tracer: SidecarTracing["tracer"] | undefined): void {
   const last = finishes.at(-1);
   const now = epochMs();
+  // A caller that left: no finish came through, or the generation's finish says so.
+  if (last === undefined || last.reason === FinishReason.ABORT) span.addEvent("cancelled");
   if (last === undefined || tracer === undefined) {
-    if (last === undefined) span.addEvent("cancelled");
     span.end(now);
     return;
   }

@@ -8,7 +8,8 @@ import { startNodeEdge, type RunningEdge } from "../../edge/node.js";
 import type { RunningSidecar } from "../../sidecar/server.js";
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from "../support/otlp-receiver.js";
 import { CHAT_REPLY, CHAT_REPLY_TOKENS, STORY, chatPromptTokens } from "../support/scripted.js";
-import { startTestSidecar } from "../support/sidecar.js";
+import { clientsFor, collect, startTestSidecar } from "../support/sidecar.js";
+import { ensureModels } from "../../gguf/models.js";
 import { startWrangler } from "../support/wrangler.js";
 
 const TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736";
@@ -42,9 +43,9 @@ async function tracedEdge(runtime: Runtime, sidecarUrl: string, receiver: OtlpRe
   return { url: wrangler.url, access: "", close: () => wrangler.stop() };
 }
 
-/** Until the edge's spans of the test's requests have come (the Worker sends them within each request's waitUntil). */
-async function edgeSpansIn(receiver: OtlpReceiver): Promise<void> {
-  const ended = () => receiver.spans.filter((span) => span.service === "llm-edge" && span.kind === CLIENT).length >= 4;
+/** Until `count` GenAI spans of the edge have come (sent within a second on Node; within each request's waitUntil by the Worker). */
+async function edgeSpansIn(receiver: OtlpReceiver, count = 4): Promise<void> {
+  const ended = () => receiver.spans.filter((span) => span.service === "llm-edge" && span.kind === CLIENT).length >= count;
   for (let waited = 0; !ended() && waited < 30_000; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
 }
 
@@ -207,5 +208,69 @@ describe("traces off (no OTEL_EXPORTER_OTLP_ENDPOINT)", () => {
       await edge.close();
       await sidecar.stop();
     }
+  }, 60_000);
+});
+
+describe("traces of a client that leaves, and of a native gRPC caller", () => {
+  it("ends a stream's spans when its client leaves, with the event client_left; the sidecar's call with cancelled", async () => {
+    const receiver = await startOtlpReceiver();
+    const url = `${receiver.url}/v1/traces`;
+    const { "random-60m": model } = await ensureModels("models", ["random-60m"]);
+    const sidecar = await startTestSidecar({ model, sequences: 1, contextSize: 4096, trace: { url, protocol: "http/json", serviceName: "llm-sidecar" } });
+    const edge = await startNodeEdge({
+      sidecarUrl: sidecar.url,
+      port: 0,
+      trace: { url, protocol: "http/json", serviceName: "llm-edge", captureContent: false },
+    });
+    try {
+      const client = new AbortController();
+      const body = JSON.stringify({ model: "m", messages: [{ role: "user", content: "Go on" }], max_tokens: 2000, stream: true });
+      const response = await fetch(`${edge.url}/v1/chat/completions`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body,
+        signal: client.signal,
+      });
+      const reader = response.body?.getReader();
+      await reader?.read();
+      client.abort();
+      await reader?.cancel().catch(() => undefined);
+      await edgeSpansIn(receiver, 1); // the spans end once the edge has seen the client leave
+    } finally {
+      await edge.close();
+      await sidecar.stop();
+      await receiver.close();
+    }
+    const genAi = one(receiver.spans, (span) => span.kind === CLIENT);
+    const http = one(receiver.spans, (span) => span.spanId === genAi.parentSpanId);
+    for (const span of [genAi, http]) expect([span.events, span.statusCode]).toEqual([["client_left"], 0]);
+    // The reply never finished: no finish reason and no usage, only the request's attributes and the response's id and model.
+    expect(Object.keys(genAi.attributes).filter((key) => key.startsWith("gen_ai.usage.") || key === "gen_ai.response.finish_reasons")).toEqual([
+      "gen_ai.usage.input_tokens",
+    ]);
+    const call = one(receiver.spans, (span) => span.service === "llm-sidecar" && span.kind === SERVER);
+    expect([call.parentSpanId, call.events]).toEqual([genAi.spanId, ["cancelled"]]);
+  }, 60_000);
+
+  it("continues the traceparent of a native gRPC call's metadata", async () => {
+    const receiver = await startOtlpReceiver();
+    const sidecar = await startTestSidecar({ trace: { url: `${receiver.url}/v1/traces`, protocol: "http/protobuf", serviceName: "llm-sidecar" } });
+    try {
+      const request = { model: "scripted", input: { case: "prompt" as const, value: "Once upon a time" }, maxTokens: 4 };
+      await collect(clientsFor(sidecar.url).grpc.generate(request, { headers: { traceparent: `00-${TRACE_ID}-${CLIENT_SPAN}-01` } }));
+    } finally {
+      await sidecar.stop();
+      await receiver.close();
+    }
+    const call = one(receiver.spans, (span) => span.kind === SERVER);
+    expect(call).toMatchObject({ traceId: TRACE_ID, parentSpanId: CLIENT_SPAN, name: "inference.v1.InferenceService/Generate" });
+    expect(call.attributes).toEqual({
+      "rpc.system": "grpc",
+      "rpc.service": "inference.v1.InferenceService",
+      "rpc.method": "Generate",
+      "gen_ai.operation.name": "text_completion",
+      "gen_ai.provider.name": "llama.cpp",
+      "gen_ai.request.model": "scripted",
+    });
   }, 60_000);
 });
