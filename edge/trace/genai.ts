@@ -46,13 +46,18 @@ export function requestAttributes(request: GenerateRequest, stream: boolean, con
     [ATTR.requestModel]: request.model,
     [ATTR.stream]: stream,
     [ATTR.maxTokens]: request.maxTokens,
-    [ATTR.temperature]: sampling?.temperature,
-    [ATTR.topP]: sampling?.topP,
+    [ATTR.temperature]: asSent(sampling?.temperature),
+    [ATTR.topP]: asSent(sampling?.topP),
     [ATTR.seed]: sampling?.seed,
     [ATTR.choiceCount]: request.n > 1 ? request.n : undefined,
     [ATTR.conversationId]: conversationId,
   };
   return Object.fromEntries(Object.entries(attributes).filter(([, value]) => value !== undefined));
+}
+
+/** A proto float (32 bits) as the caller wrote it: 0.7, not 0.699999988079071. */
+function asSent(value: number | undefined): number | undefined {
+  return value === undefined ? undefined : Number(value.toPrecision(7));
 }
 
 /** A finish reason as the semconv's list holds it (the OpenAI spelling where one exists). */

@@ -57,7 +57,7 @@ async function tracedRun(runtime: Runtime, protocol: Protocol, captureContent: b
   try {
     const openai = new OpenAI({ baseURL: `${edge.url}/v1`, apiKey: "none", maxRetries: 0 });
     const headers = { traceparent: `00-${TRACE_ID}-${CLIENT_SPAN}-01` };
-    const body = { model: "scripted", messages: [{ role: "user" as const, content: USER }], max_tokens: 40, temperature: 0, top_p: 0.5, seed: 7 };
+    const body = { model: "scripted", messages: [{ role: "user" as const, content: USER }], max_tokens: 40, temperature: 0.7, top_p: 0.9, seed: 7 };
     const { data: stream, response } = await openai.chat.completions.create({ ...body, stream: true }, { headers }).withResponse();
     let chatId = "";
     for await (const chunk of stream) chatId = chunk.id;
@@ -134,8 +134,8 @@ describe.each(RUNS)("traces from the edge on %s over %s", (runtime, protocol) =>
       "gen_ai.request.model": "scripted",
       "gen_ai.request.stream": true,
       "gen_ai.request.max_tokens": 40,
-      "gen_ai.request.temperature": 0,
-      "gen_ai.request.top_p": 0.5,
+      "gen_ai.request.temperature": 0.7,
+      "gen_ai.request.top_p": 0.9,
       "gen_ai.request.seed": 7,
       "gen_ai.response.id": run.chatId,
       "gen_ai.response.model": "scripted",
