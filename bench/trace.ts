@@ -6,7 +6,8 @@
  * which stack goes first; each round sends `--streams` streamed chats at once, `--requests` of
  * them in all. Prints per stack the median round's throughput (completion tokens per second over
  * the round's wall time) and TTFT p50 / p90 (first content chunk), then the difference. Progress on
- * stderr, the table on stdout. Figures are noisy on a shared machine: the load average is printed.
+ * stderr, the table on stdout. Figures are noisy on a shared machine: the load average is printed,
+ * and `--control` runs the same two stacks both untraced, to show the noise alone.
  */
 import { loadavg } from "node:os";
 import { parseArgs } from "node:util";
@@ -25,6 +26,7 @@ const { values: flags } = parseArgs({
     requests: { type: "string", default: "16" },
     "max-tokens": { type: "string", default: "64" },
     protocol: { type: "string", default: "http/protobuf" },
+    control: { type: "boolean", default: false },
   },
 });
 const [rounds, streams, requests, maxTokens] = [flags.rounds, flags.streams, flags.requests, flags["max-tokens"]].map(Number) as [
@@ -85,7 +87,8 @@ const row = (stack: Stack) => [median(stack.throughput), quantile(stack.ttfts, 0
 async function main(): Promise<void> {
   const { "random-60m": model } = await ensureModels("models", ["random-60m"]);
   const sink = await startOtlpReceiver();
-  const stacks = [await startStack("off", model, undefined), await startStack("on", model, sink.url)] as const;
+  // --control: both stacks untraced (an A/A run), to show how far apart two equal stacks come out.
+  const stacks = [await startStack("off", model, undefined), await startStack("on", model, flags.control ? undefined : sink.url)] as const;
   const load = loadavg()[0]?.toFixed(2);
   try {
     for (const stack of stacks) await round(stack, 0); // warm-up, not counted
@@ -106,7 +109,9 @@ async function main(): Promise<void> {
   const [off, on] = stacks.map(row) as [ReturnType<typeof row>, ReturnType<typeof row>];
   const format = (r: ReturnType<typeof row>) => `${r[0].toFixed(1)} | ${r[1].toFixed(1)} | ${r[2].toFixed(1)}`;
   const setup = `${rounds} rounds × ${requests} streamed chats (${streams} at once, ${maxTokens} tokens)`;
-  console.log(`Traces ${protocol}, ${setup}, load average ${load} at start, ${sink.spans.length} spans received`);
+  console.log(
+    `Traces ${flags.control ? "off on both stacks (--control)" : protocol}, ${setup}, load average ${load} at start, ${sink.spans.length} spans received`,
+  );
   console.log("| traces | tokens/s (median round) | TTFT p50 ms | TTFT p90 ms |\n|---|---|---|---|");
   console.log(`| off | ${format(off)} |\n| on | ${format(on)} |`);
   console.log(`| on − off | ${(((on[0] - off[0]) / off[0]) * 100).toFixed(1)} % | ${(on[1] - off[1]).toFixed(1)} | ${(on[2] - off[2]).toFixed(1)} |`);
