@@ -6,7 +6,7 @@
  * which stack goes first; each round sends `--streams` streamed chats at once, `--requests` of
  * them in all. Prints per stack the median round's throughput (completion tokens per second over
  * the round's wall time) and TTFT p50 / p90 (first content chunk), then the difference. Progress on
- * stderr, the table on stdout. Figures are noisy on a shared machine: the load average is printed,
+ * stderr, the table on stdout; then the CPU one traced request adds (trace-cpu.ts). Figures are noisy on a shared machine: the load average is printed,
  * and `--control` runs the same two stacks both untraced, to show the noise alone.
  */
 import { loadavg } from "node:os";
@@ -16,6 +16,7 @@ import { ensureModels } from "../gguf/models.js";
 import { startOtlpReceiver } from "../test/support/otlp-receiver.js";
 import { startSidecarProcess, type Started } from "../test/support/processes.js";
 import { streamSse } from "./clients/sse.js";
+import { cpuPerRequest } from "./trace-cpu.js";
 import { median, quantile } from "./stats.js";
 import { SEED, streamPrompt, TEMPERATURE } from "./workload.js";
 
@@ -115,6 +116,9 @@ async function main(): Promise<void> {
   console.log("| traces | tokens/s (median round) | TTFT p50 ms | TTFT p90 ms |\n|---|---|---|---|");
   console.log(`| off | ${format(off)} |\n| on | ${format(on)} |`);
   console.log(`| on − off | ${(((on[0] - off[0]) / off[0]) * 100).toFixed(1)} % | ${(on[1] - off[1]).toFixed(1)} | ${(on[2] - off[2]).toFixed(1)} |`);
+  const cpu = await cpuPerRequest();
+  console.log(`\nCPU per request in this process (edge and sidecar hooks, 64 tokens, spans encoded as protobuf):`);
+  console.log(`untraced ${cpu.off.toFixed(0)} µs, traced ${cpu.on.toFixed(0)} µs: tracing adds ${(cpu.on - cpu.off).toFixed(0)} µs of CPU per request`);
 }
 
 await main();
