@@ -15,8 +15,7 @@ import { ModelRegistry, type RegistryEvent } from "./catalogue/registry.js";
 import { applyPriority } from "./priority.js";
 import { DEFAULT_RESUMABLE, ResumableStreams } from "./engine/streams/resumable-streams.js";
 import { createInferenceService } from "./service.js";
-import { GenAiServerMetrics } from "./trace/genai-metrics.js";
-import { startSidecarTracing } from "./trace/provider.js";
+import { startObserver } from "./trace/observe.js";
 import { addInferenceService } from "./transport/grpc-native.js";
 import { grpcWebHandler } from "./transport/grpc-web.js";
 import { plainHandler } from "./transport/plain.js";
@@ -147,8 +146,7 @@ export async function startSidecar(config: StartOptions): Promise<RunningSidecar
   const streams = new ResumableStreams(resumable);
   // ListModels, Resume and /healthz refuse once the drain period is over; calls that need a model, from its start (the registry).
   const draining = (): boolean => shutdown.signal.aborted;
-  const tracing = config.trace === undefined ? undefined : startSidecarTracing(config.trace);
-  const observer = { metrics: new GenAiServerMetrics(metrics.registry), tracing };
+  const observer = startObserver(config.trace, metrics.registry);
   const impl = createInferenceService({ registry, metrics, draining, heartbeatMs, streams, observer });
 
   const authorized = tokenCheck(token);
@@ -193,7 +191,7 @@ export async function startSidecar(config: StartOptions): Promise<RunningSidecar
         await metricsListening?.close();
         await registry.close();
         await shared?.dispose();
-        await tracing?.shutdown().catch(() => undefined);
+        await observer.tracing?.shutdown().catch(() => undefined);
       })();
       return stopping;
     },

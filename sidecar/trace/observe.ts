@@ -6,8 +6,10 @@ import { type Attributes, type Span, SpanKind, SpanStatusCode, trace, ROOT_CONTE
 import { Code, ConnectError } from "@connectrpc/connect";
 import { FinishReason, type GenerateRequest } from "../../proto/gen/inference/v1/inference_pb.js";
 import type { GenerateEvent } from "../engine/decode/generate.js";
-import type { GenAiServerMetrics, GenerationLabels } from "./genai-metrics.js";
-import type { SidecarTracing } from "./provider.js";
+import type { Registry } from "prom-client";
+import { GenAiServerMetrics, type GenerationLabels } from "./genai-metrics.js";
+import { startSidecarTracing, type SidecarTracing } from "./provider.js";
+import type { SidecarTraceSettings } from "./settings.js";
 
 type FinishInit = Extract<NonNullable<GenerateEvent["event"]>, { case: "finish" }>["value"];
 
@@ -19,6 +21,11 @@ const epochMs = (): number => performance.timeOrigin + performance.now();
 export interface Observer {
   readonly metrics: GenAiServerMetrics;
   readonly tracing?: SidecarTracing | undefined;
+}
+
+/** The GenAI server metrics in `registry`, and the tracer of `settings` when traces are on. */
+export function startObserver(settings: SidecarTraceSettings | undefined, registry: Registry): Observer {
+  return { metrics: new GenAiServerMetrics(registry), tracing: settings === undefined ? undefined : startSidecarTracing(settings) };
 }
 
 /** `events` as they were, watched: metrics, and spans when traces are on. */
