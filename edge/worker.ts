@@ -6,13 +6,14 @@ import { env as startEnv } from "cloudflare:workers";
 import { createApp, type App, type AppOptions } from "./http/app.js";
 import type { AccessOptions } from "./access/policy.js";
 import { bindingRateLimiter, type RateLimitBinding } from "./access/rate-limit.js";
-import { parseEdgeConfig, sidecarUrlsOf } from "./config/parse.js";
+import { parseEdgeConfig, sidecarUrlsOf, traceSettingsOf } from "./config/parse.js";
 import type { EdgeConfig } from "./config/settings.js";
 import { createSidecarClient, createSidecarHealthClient } from "./sidecars/connection.js";
 import type { D1DatabaseLike } from "./state/store/d1.js";
 import { d1Store } from "./state/stores.js";
 import { cloudflareQueue, consumeMessage, r2FileStore, type QueueLike, type QueueMessageLike, type R2BucketLike } from "./state/batches/cloudflare.js";
 import { workerSockets } from "./worker-sockets.js";
+import { startWorkerTracing, type WaitUntil, type WorkerTracing } from "./worker-trace.js";
 
 /** The bindings the Worker uses beside its variables (wrangler.toml). */
 export interface WorkerEnv {
@@ -54,6 +55,9 @@ function accessOf(config: WorkerConfig, env: WorkerEnv): AccessOptions {
   return access;
 }
 
+/** The isolate's tracer, when OTEL_EXPORTER_OTLP_ENDPOINT turns traces on (worker-trace.ts). */
+const tracer: WorkerTracing | undefined = ((settings) => (settings === undefined ? undefined : startWorkerTracing(settings)))(traceSettingsOf(config));
+
 /** The app of these settings and bindings. */
 export function createWorkerApp(config: WorkerConfig, env: WorkerEnv): App {
   const link = { token: config.sidecarToken, headers: config.sidecarHeaders };
@@ -70,6 +74,7 @@ export function createWorkerApp(config: WorkerConfig, env: WorkerEnv): App {
     keepAliveMs: config.keepAliveMs,
     sidecarStallMs: config.sidecarStallMs,
     webSockets: workerSockets,
+    tracing: tracer?.tracing,
   };
   if (env.DB !== undefined) options.store = d1Store(env.DB);
   if (env.FILES !== undefined && env.BATCH_QUEUE !== undefined)
@@ -86,9 +91,10 @@ export function createWorkerApp(config: WorkerConfig, env: WorkerEnv): App {
 let app: App | undefined;
 
 export default {
-  fetch(request: Request, env: WorkerEnv): Promise<Response> {
+  fetch(request: Request, env: WorkerEnv, context: WaitUntil): Promise<Response> {
     // One app per isolate: its settings cannot change while it lives.
     app ??= createWorkerApp(config, env);
+    tracer?.track(request, context);
     return app.fetch(request);
   },
   /** The batch queue's consumer: each message one step of one batch (state/batches/cloudflare.ts). */

@@ -38,6 +38,11 @@ unset). \`npm start -- --flag value\` passes flags on to the sidecar; \`npm run 
 lists them. A bad value stops the start with a line naming the flag.
 
 ${table(["flag", "variable", "default", "meaning"], rows)}
+
+Traces take OpenTelemetry's standard variables, with no flags: \`OTEL_EXPORTER_OTLP_ENDPOINT\` or
+\`OTEL_EXPORTER_OTLP_TRACES_ENDPOINT\` turns them on, \`OTEL_EXPORTER_OTLP_PROTOCOL\` is \`http/protobuf\`
+(default) or \`http/json\`, \`OTEL_SERVICE_NAME\` defaults to \`llm-sidecar\`
+([decisions](decisions.md#traces)).
 `;
 }
 

@@ -5,6 +5,7 @@ import type { ResumableOptions } from "./engine/streams/resumable-streams.js";
 import type { PrioritySetting } from "./priority.js";
 import { parseGpu, parseGpuLayers } from "./engine/llama/gpu.js";
 import { BATCH_THREADS_MAX_MIN_TOKENS } from "./engine/llama/batch-threads.js";
+import { traceSettingsFromEnv, type SidecarTraceSettings } from "./trace/settings.js";
 
 type EngineSettings =
   | "threads"
@@ -63,6 +64,8 @@ export interface SidecarConfig extends Pick<ModelOptions, EngineSettings> {
    * or a probe that cannot reach `host`, e.g. an Inference Gateway's endpoint picker); none: off. */
   readonly metricsPort?: number | undefined;
   readonly metricsHost?: string;
+  /** Traces (OTEL_EXPORTER_OTLP_*, sidecar/trace/); none: off. */
+  readonly trace?: SidecarTraceSettings | undefined;
 }
 
 const options = {
@@ -370,6 +373,7 @@ export function readConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Sid
     metricsPort: metricsPortOf(get("metrics-port")),
     metricsHost: get("metrics-host") ?? "127.0.0.1",
     heartbeatMs: positiveInt("heartbeat-ms", get("heartbeat-ms") ?? "5000", 0),
+    trace: traceSettingsFromEnv(env),
     resumable: {
       graceMs: positiveInt("resume-grace-ms", get("resume-grace-ms") ?? "60000", 0),
       retentionMs: positiveInt("resume-retention-ms", get("resume-retention-ms") ?? "300000", 0),

@@ -15,6 +15,7 @@ import { ModelRegistry, type RegistryEvent } from "./catalogue/registry.js";
 import { applyPriority } from "./priority.js";
 import { DEFAULT_RESUMABLE, ResumableStreams } from "./engine/streams/resumable-streams.js";
 import { createInferenceService } from "./service.js";
+import { startObserver } from "./trace/observe.js";
 import { addInferenceService } from "./transport/grpc-native.js";
 import { grpcWebHandler } from "./transport/grpc-web.js";
 import { plainHandler } from "./transport/plain.js";
@@ -145,7 +146,8 @@ export async function startSidecar(config: StartOptions): Promise<RunningSidecar
   const streams = new ResumableStreams(resumable);
   // ListModels, Resume and /healthz refuse once the drain period is over; calls that need a model, from its start (the registry).
   const draining = (): boolean => shutdown.signal.aborted;
-  const impl = createInferenceService({ registry, metrics, draining, heartbeatMs, streams });
+  const observer = startObserver(config.trace, metrics.registry);
+  const impl = createInferenceService({ registry, metrics, draining, heartbeatMs, streams, observer });
 
   const authorized = tokenCheck(token);
   const grpcServer = new grpc.Server({ interceptors: [grpcTokenInterceptor(authorized)] });
@@ -189,6 +191,7 @@ export async function startSidecar(config: StartOptions): Promise<RunningSidecar
         await metricsListening?.close();
         await registry.close();
         await shared?.dispose();
+        await observer.tracing?.shutdown().catch(() => undefined);
       })();
       return stopping;
     },

@@ -14,6 +14,7 @@ import type { LoadedModel } from "./engine/llama/model.js";
 import { renderChat, tokenizeRaw } from "./engine/chat/prompt.js";
 import type { ModelRegistry } from "./catalogue/registry.js";
 import { modelInfo } from "./model-info.js";
+import { observed, type Observer } from "./trace/observe.js";
 
 export interface ServiceState {
   /** The catalogue's models: each call holds the one it names (a lease) while it uses it. */
@@ -25,6 +26,8 @@ export interface ServiceState {
   readonly heartbeatMs: number;
   /** Resumable generations (GenerateRequest.resumable, Resume, CancelStream). */
   readonly streams: ResumableStreams;
+  /** The GenAI server metrics and, with traces on, the tracer (trace/). */
+  readonly observer: Observer;
 }
 
 /** What a call that uses a model names: the model, its caller's signal, its keep_alive. */
@@ -78,7 +81,7 @@ export function createInferenceService(state: ServiceState): ServiceImpl<typeof 
   return {
     generate(request, context) {
       // Heartbeats go on while the model loads: the first event comes after the load.
-      return beating(generation(state, request, context.signal));
+      return observed(beating(generation(state, request, context.signal)), request, context.requestHeader, state.observer);
     },
     resume(request, context) {
       if (state.draining()) throw unavailable("the sidecar is shutting down");

@@ -43,6 +43,20 @@ export function text(type = "text", accepts = "text"): Kind<string> {
   return { type, accepts, parse: (raw) => raw };
 }
 
+/** One of a few words, as written. */
+export function oneOf<const T extends string>(...values: readonly T[]): Kind<T> {
+  const listed = values.map((value) => `\`${value}\``).join(" / ");
+  return {
+    type: listed,
+    accepts: `one of ${values.join(", ")}`,
+    parse(raw) {
+      const value = values.find((candidate) => candidate === raw.trim());
+      if (value === undefined) throw new Refusal();
+      return value;
+    },
+  };
+}
+
 function isHttpUrl(value: string): boolean {
   const protocol = URL.canParse(value) ? new URL(value).protocol : "";
   return protocol === "http:" || protocol === "https:";

@@ -52,3 +52,19 @@ export function parseEdgeConfig<H extends Host>(env: Readonly<Record<string, unk
 export function sidecarUrlsOf(config: EdgeConfig<Host>): string[] {
   return config.sidecarUrls !== undefined && config.sidecarUrls.length > 0 ? config.sidecarUrls : [config.sidecarUrl];
 }
+
+/** Where and how spans are sent (docs/decisions.md, "Traces"). */
+export interface TraceSettings {
+  /** The full URL of the collector's traces endpoint. */
+  readonly url: string;
+  readonly protocol: "http/protobuf" | "http/json";
+  readonly serviceName: string;
+  readonly captureContent: boolean;
+}
+
+/** The trace settings, or undefined when neither OTLP endpoint is set (traces off). */
+export function traceSettingsOf(config: EdgeConfig<Host>): TraceSettings | undefined {
+  const url = config.otlpTracesEndpoint ?? (config.otlpEndpoint === undefined ? undefined : `${config.otlpEndpoint.replace(/\/+$/, "")}/v1/traces`);
+  if (url === undefined) return undefined;
+  return { url, protocol: config.otlpProtocol, serviceName: config.otelServiceName, captureContent: config.captureContent };
+}

@@ -2,7 +2,7 @@
 // that read it (both, the Node edge only, the Worker only). parse.ts reads them; the Worker
 // (edge/worker.ts) and the Node edge (edge/node/env.ts) build their options from the result;
 // `npm run docs:config` writes docs/configuration.md from this table.
-import { boolean, httpUrl, httpUrls, integer, jsonHeaders, keyList, text, type Kind } from "./kinds.js";
+import { boolean, httpUrl, httpUrls, integer, jsonHeaders, keyList, oneOf, text, type Kind } from "./kinds.js";
 
 interface SettingBase<T> {
   /** The environment variable (a Worker var or secret). */
@@ -101,6 +101,31 @@ export const SHARED_SETTINGS = {
     help: "one JSON line per request ([fields](contract.md#request-logs)): `console.log` on Workers, pino on stdout on Node",
   },
   logBodies: { env: "LOG_BODIES", kind: boolean, default: false, help: "`true` adds prompt and reply text to the request log" },
+  otlpEndpoint: {
+    env: "OTEL_EXPORTER_OTLP_ENDPOINT",
+    kind: httpUrl,
+    secret: true,
+    help: "turns traces on ([Traces](decisions.md#traces)): the OTLP/HTTP collector's base URL, spans sent to its `/v1/traces`",
+  },
+  otlpTracesEndpoint: {
+    env: "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+    kind: httpUrl,
+    secret: true,
+    help: "turns traces on too: the full URL spans are sent to (before `OTEL_EXPORTER_OTLP_ENDPOINT`)",
+  },
+  otlpProtocol: {
+    env: "OTEL_EXPORTER_OTLP_PROTOCOL",
+    kind: oneOf("http/protobuf", "http/json"),
+    default: "http/protobuf",
+    help: "how spans are encoded (`grpc` is not offered: Workers cannot speak it)",
+  },
+  otelServiceName: { env: "OTEL_SERVICE_NAME", kind: text(), default: "llm-edge", help: "the spans' `service.name`" },
+  captureContent: {
+    env: "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT",
+    kind: boolean,
+    default: false,
+    help: "`true` adds the request's messages and the reply's text to the GenAI span (`gen_ai.input.messages`, `gen_ai.output.messages`)",
+  },
 } as const satisfies Record<string, Setting>;
 
 /** Settings only the Node edge (`npm run edge`, edge/node.ts) reads. */

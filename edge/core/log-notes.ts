@@ -8,6 +8,7 @@ import type { RequestRecord } from "./request-log.js";
 /** The request log's view of a token: the time to the first one, and the reply's text. */
 export function noteToken(record: RequestRecord | undefined, token: Token): void {
   if (record === undefined) return;
+  record.trace?.token(token);
   record.ttftMs ??= performance.now() - record.startedAtMonotonic;
   // With several choices (`n`), the reply text is the first choice's.
   if (record.withBodies && token.choice === 0) record.replyText = (record.replyText ?? "") + token.text;
@@ -16,6 +17,7 @@ export function noteToken(record: RequestRecord | undefined, token: Token): void
 /** A finish: its completion tokens added (summed over the choices of `n`), the outcome the last finish's. */
 export function noteFinish(record: RequestRecord | undefined, finish: Finish): void {
   if (record === undefined) return;
+  record.trace?.finished(finish);
   record.completionTokens = (record.completionTokens ?? 0) + finish.completionTokens;
   record.outcome =
     finish.reason === FinishReason.ABORT
@@ -30,6 +32,7 @@ export function noteFinish(record: RequestRecord | undefined, finish: Finish): v
 export function noteStart(record: RequestRecord | undefined, meta: ResponseMeta, opened: OpenedGeneration, body: unknown): RequestRecord | undefined {
   if (record !== undefined) {
     [record.model, record.promptTokens, record.cachedTokens] = [meta.model, opened.start.promptTokens, opened.start.cachedTokens];
+    record.trace?.started(opened.start, meta.id, meta.model);
     if (record.withBodies) record.requestBody = JSON.stringify(body);
   }
   return record;
@@ -42,6 +45,7 @@ export function noteCollectedChoices(record: RequestRecord | undefined, results:
 
 /** A non-streaming answer's log: nothing is sent before the end, so the time to the first token is the sidecar's own. */
 export function noteCollected(record: RequestRecord | undefined, result: GenerationResult): void {
+  if (record?.trace !== undefined) for (const token of result.tokens) record.trace.token(token);
   noteFinish(record, result.finish);
   if (record === undefined) return;
   const timings = result.finish.timings;

@@ -1,6 +1,8 @@
 // One structured log line per request: who (the key's id, never the key), what (endpoint,
 // model), how it went (status, tokens, time to first token, duration, how it ended). No prompt
-// or reply text unless `LOG_BODIES=true`. A stream's line is written when the stream ends.
+// or reply text unless `LOG_BODIES=true`. A stream's line is written when the stream ends; the
+// request's spans (edge/trace/), when it has them, end with it.
+import type { RequestTrace } from "../trace/request-trace.js";
 
 export type RequestOutcome =
   | "completed" // a generation finished (stop, stop sequence, tool calls)
@@ -48,6 +50,8 @@ export class RequestRecord {
   readonly startedAtMonotonic = performance.now();
   /** Set by a route whose body is still being written (a stream): it calls `end` itself. */
   deferred = false;
+  /** The request's spans, when tracing is on (edge/trace/). */
+  trace: RequestTrace | undefined;
   #ended = false;
 
   constructor(
@@ -65,6 +69,7 @@ export class RequestRecord {
   end(): void {
     if (this.#ended) return;
     this.#ended = true;
+    this.trace?.end({ status: this.status, outcome: this.outcome, errorType: this.errorType });
     const optional = {
       model: this.model,
       prompt_tokens: this.promptTokens,

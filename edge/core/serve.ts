@@ -76,7 +76,9 @@ export async function generateFor<S extends GenerationSchema>(
   const abort = linkedAbort(request.signal);
   // The requests right behind this one, for the sidecar's first batch to wait for (arriving.ts).
   generateRequest.arrivingWith = ticket?.sent() ?? 0;
-  const opened = await openFor(endpoint, body, generateRequest, stream, abort, context);
+  // The GenAI span, when the request is traced; its context goes to the sidecar (edge/trace/).
+  const headers = recordOf(request)?.trace?.generation(generateRequest, stream, endpoint.affinity?.(body).id, body);
+  const opened = await openFor(endpoint, body, generateRequest, { stream, abort, headers }, context);
   if (opened instanceof Response) return opened;
   const model = opened.start.model !== "" ? opened.start.model : generateRequest.model;
   if (resumeName !== undefined) {
@@ -98,6 +100,13 @@ export async function generateFor<S extends GenerationSchema>(
   return collectedAnswer(endpoint, body, meta, opened, { abort, context, record, choices: Math.max(1, generateRequest.n) });
 }
 
+/** How a generation is opened: streamed or not, its cancellation, the trace headers for the sidecar. */
+interface OpenCall {
+  readonly stream: boolean;
+  readonly abort: AbortController;
+  readonly headers: Readonly<Record<string, string>> | undefined;
+}
+
 /**
  * The generation opened on a sidecar picked for it, or, for a stream the sidecar refused before
  * `start` where the protocol reports that in-stream, that whole SSE answer.
@@ -106,13 +115,13 @@ async function openFor<S extends z.ZodType>(
   endpoint: Endpoint<S>,
   body: z.output<S>,
   generateRequest: GenerateRequest,
-  stream: boolean,
-  abort: AbortController,
+  call: OpenCall,
   context: AppContext,
 ): Promise<RoutedGeneration | Response> {
+  const { stream, abort, headers } = call;
   try {
     const key = context.sidecars.several ? await affinityKey(generateRequest, endpoint.affinity?.(body)) : undefined;
-    return await openRouted(context.sidecars, generateRequest, key, abort.signal, context.sidecarStallMs);
+    return await openRouted(context.sidecars, generateRequest, key, abort.signal, context.sidecarStallMs, headers);
   } catch (caught) {
     const error = toApiError(caught);
     // Other failures (unreachable, busy, unknown model) keep their HTTP status on every

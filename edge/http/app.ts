@@ -23,6 +23,9 @@ import type { Stores } from "../state/stores.js";
 import { createBatches, type BatchHost, type Batches } from "../state/batches/batches.js";
 import { wantsWebSocket, type SocketAcceptor } from "./socket/port.js";
 import { ResponsesSession } from "./socket/responses-session.js";
+import { withHeaders } from "../core/headers.js";
+import { RequestTrace } from "../trace/request-trace.js";
+import type { Tracing } from "../trace/tracing.js";
 
 export const DEFAULT_KEEP_ALIVE_MS = 10_000;
 /** Six of the sidecar's default heartbeat intervals (5 s). */
@@ -75,6 +78,8 @@ export interface AppOptions {
    * GET /v1/responses is the Responses WebSocket mode (http/socket/); without it, refused by name.
    */
   webSockets?: SocketAcceptor;
+  /** Traces (OTEL_EXPORTER_OTLP_ENDPOINT; edge/trace/): without it, no span is made. */
+  tracing?: Tracing | undefined;
 }
 
 /** Each route-table protocol's error shape and headers; the server's own routes answer errors as OpenAI does. */
@@ -99,7 +104,11 @@ function poolOf(options: AppOptions): SidecarPool {
  * The router of the route table, its fallbacks last (an unknown route's 404, a wrong method's 405),
  * and the protocol of the first entry whose path matches a path: whose errors it answers in.
  */
-function routerOf(routes: readonly Route[]): { router: RouterType<IRequest, []>; protocolAt: (pathname: string) => Protocol } {
+function routerOf(routes: readonly Route[]): {
+  router: RouterType<IRequest, []>;
+  protocolAt: (pathname: string) => Protocol;
+  routeAt: (pathname: string) => string | undefined;
+} {
   const router = Router<IRequest, []>();
   for (const route of routes) router[route.method === "POST" ? "post" : route.method === "GET" ? "get" : "delete"](route.path, route.handle);
   const unknownRoute = (request: IRequest): never => {
@@ -110,8 +119,9 @@ function routerOf(routes: readonly Route[]): { router: RouterType<IRequest, []>;
   };
   for (const fallback of FALLBACK_ROUTES) router.all(fallback.path, unknownRoute);
   const protocolOf = new Map<string, Protocol>([...routes, ...FALLBACK_ROUTES].map((route) => [route.path, PROTOCOLS[route.protocol]]));
-  const protocolAt = (pathname: string): Protocol => protocolOf.get(router.routes.find(([, pattern]) => pattern.test(pathname))?.[3] ?? "*") ?? openAiProtocol;
-  return { router, protocolAt };
+  const routeAt = (pathname: string): string | undefined => router.routes.find(([, pattern]) => pattern.test(pathname))?.[3];
+  const protocolAt = (pathname: string): Protocol => protocolOf.get(routeAt(pathname) ?? "*") ?? openAiProtocol;
+  return { router, protocolAt, routeAt };
 }
 
 export function createApp(options: AppOptions): App {
@@ -142,7 +152,7 @@ export function createApp(options: AppOptions): App {
   };
   const batches =
     options.store === undefined || options.batches === undefined ? undefined : createBatches(options.batches, options.store.batches, context, dispatch);
-  const { router, protocolAt } = routerOf(routeTable(context, access.mode, options.store, batches));
+  const { router, protocolAt, routeAt } = routerOf(routeTable(context, access.mode, options.store, batches));
 
   // Whatever a route throws (and a refused access, an unknown route, a wrong method) is answered
   // here alone, in the error shape of the protocol its route-table entry names (answer.ts).
@@ -160,6 +170,8 @@ export function createApp(options: AppOptions): App {
     const allowOrigin = access.allowOrigin(request);
     const record = new RequestRecord(`req_${context.newId()}`, request.method, url.pathname, context.now(), options.logBodies === true, log);
     setRecord(request, record);
+    const trace = options.tracing === undefined ? undefined : traced(options.tracing, request, url, routeAt);
+    record.trace = trace;
     let response: Response;
     try {
       const caller = await access.admit(request, url);
@@ -172,7 +184,16 @@ export function createApp(options: AppOptions): App {
     record.status = response.status;
     if (response.status >= 400) record.outcome = "error";
     if (!record.deferred) record.end();
-    return response;
+    // The trace this request joined, for the client to find it (docs/contract.md, "Traces").
+    return trace === undefined || response.status === 101 ? response : withHeaders(response, { traceresponse: trace.traceparent() });
   };
   return { fetch, access, batches };
+}
+
+/** A request's spans (edge/trace/), named by the route that serves it. */
+function traced(tracing: Tracing, request: Request, url: URL, routeAt: (pathname: string) => string | undefined): RequestTrace {
+  const trace = new RequestTrace(tracing, request, url.pathname);
+  const route = routeAt(url.pathname);
+  if (route !== undefined && route !== "*") trace.route(route);
+  return trace;
 }

@@ -5,7 +5,7 @@ import { withHeaders } from "../core/headers.js";
 
 const ALLOW_METHODS = "GET, POST, DELETE, OPTIONS";
 const ALLOW_HEADERS = "authorization, content-type, x-api-key, anthropic-version, anthropic-beta, x-conversation-id, x-resumable, last-event-id";
-const EXPOSE_HEADERS = "retry-after, allow, request-id, x-conversation-id, x-stream-id";
+const EXPOSE_HEADERS = "retry-after, allow, request-id, x-conversation-id, x-stream-id, traceresponse";
 
 /** The answer to an allowed OPTIONS preflight. */
 export function preflight(request: Request, allowOrigin: string | undefined): Response {

@@ -3,7 +3,7 @@ import { pino } from "pino";
 import { RateLimiterMemory, RateLimiterRes } from "rate-limiter-flexible";
 import type { AccessOptions } from "../access/policy.js";
 import type { RateLimiter } from "../access/rate-limit.js";
-import { parseEdgeConfig, sidecarUrlsOf } from "../config/parse.js";
+import { parseEdgeConfig, sidecarUrlsOf, traceSettingsOf } from "../config/parse.js";
 import type { EdgeConfig } from "../config/settings.js";
 import { createEdgeMetrics } from "./metrics.js";
 import type { NodeEdgeOptions } from "./server.js";
@@ -58,6 +58,7 @@ export function optionsFromEnv(env: NodeJS.ProcessEnv): NodeEdgeOptions {
     maxBodyBytes: config.maxBodyBytes,
     keepAliveMs: config.keepAliveMs,
     sidecarStallMs: config.sidecarStallMs,
+    trace: traceSettingsOf(config),
   };
   if (config.sidecarCa !== undefined) options.sidecarCa = config.sidecarCa;
   if (config.logRequests) {

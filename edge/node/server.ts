@@ -7,6 +7,8 @@ import { DEFAULT_MAX_BODY_BYTES } from "../core/body.js";
 import { createApp, type AppOptions } from "../http/app.js";
 import { DEFAULT_SIDECAR_URL, createSidecarClient, createSidecarHealthClient, type SidecarLink } from "../sidecars/connection.js";
 import { withMetrics, type EdgeMetrics } from "./metrics.js";
+import { startNodeTracing } from "./tracing.js";
+import type { TraceSettings } from "../config/parse.js";
 import { fetchTrusting } from "./sidecar-fetch.js";
 import { openSqliteStore } from "./sqlite-store.js";
 import { folderFileStore } from "./file-store.js";
@@ -61,6 +63,8 @@ export interface NodeEdgeOptions extends Partial<AppOptions> {
   port?: number;
   hostname?: string;
   limits?: Partial<ConnectionLimits>;
+  /** Traces to an OTLP collector (OTEL_EXPORTER_OTLP_*; ignored when `tracing` is given); default: off. */
+  trace?: TraceSettings | undefined;
 }
 
 export interface RunningEdge {
@@ -91,7 +95,8 @@ function applyLimits(server: Server, limits: ConnectionLimits): void {
 
 /** Starts the edge on Node; resolves once it listens. */
 export function startNodeEdge(options: NodeEdgeOptions = {}): Promise<RunningEdge> {
-  const { sidecarUrl, sidecarUrls, sidecarLink, sidecarCa, storePath, filesPath, publicDir, port, hostname, limits, metrics, ...appOptions } = options;
+  const { sidecarUrl, sidecarUrls, sidecarLink, sidecarCa, storePath, filesPath, publicDir, port, hostname, limits, metrics, trace, ...appOptions } = options;
+  const tracer = appOptions.tracing === undefined && trace !== undefined ? startNodeTracing(trace) : undefined;
   const fetchImpl = sidecarCa === undefined ? undefined : fetchTrusting(sidecarCa);
   const sidecars =
     appOptions.sidecars ??
@@ -113,6 +118,7 @@ export function startNodeEdge(options: NodeEdgeOptions = {}): Promise<RunningEdg
     routing,
     store: opened.store,
     batches: appOptions.batches ?? { files: filesPath === undefined ? memoryFileStore() : folderFileStore(filesPath), maxFileBytes: NODE_MAX_FILE_BYTES },
+    ...(tracer === undefined ? {} : { tracing: tracer.tracing }),
   });
   // Batches left unfinished by the last run go on (docs/decisions.md, "Batches").
   app.batches?.resume().catch((error: unknown) => (appOptions.onUnexpectedError ?? console.error)(error));
@@ -133,8 +139,8 @@ export function startNodeEdge(options: NodeEdgeOptions = {}): Promise<RunningEdg
             app.batches?.stop();
             server.close((error) => {
               opened.close();
-              if (error) fail(error);
-              else done();
+              const flushed = tracer?.shutdown() ?? Promise.resolve();
+              flushed.catch(() => undefined).then(() => (error ? fail(error) : done()));
             });
             if ("closeAllConnections" in server) server.closeAllConnections();
             sockets.closeAll();

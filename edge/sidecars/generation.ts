@@ -104,9 +104,17 @@ async function* afterStart(iterator: AsyncIterator<GenerateResponse>, snapshot: 
  * (a ConnectError) when it refuses the request, so callers can still choose the
  * HTTP status. `signal` cancels the sidecar call (docs/decisions.md, "Cancellation chain"); so
  * does a sidecar that sends nothing for `stallMs` (0: never), with a GatewayTimeoutError.
+ * `headers` go with the call (a trace's `traceparent`: docs/decisions.md, "Traces").
  */
-export function openGeneration(sidecar: Sidecar, request: GenerateRequest, signal: AbortSignal, stallMs = 0): Promise<OpenedGeneration> {
-  return openEvents((callSignal) => sidecar.generate(request, { signal: callSignal }), signal, stallMs, false, Math.max(1, request.n));
+export function openGeneration(
+  sidecar: Sidecar,
+  request: GenerateRequest,
+  signal: AbortSignal,
+  stallMs = 0,
+  headers?: Readonly<Record<string, string>>,
+): Promise<OpenedGeneration> {
+  const options = (callSignal: AbortSignal) => (headers === undefined ? { signal: callSignal } : { signal: callSignal, headers });
+  return openEvents((callSignal) => sidecar.generate(request, options(callSignal)), signal, stallMs, false, Math.max(1, request.n));
 }
 
 /** A resumable generation read again from its start (proto: Resume), as openGeneration opens one. */

@@ -28,13 +28,14 @@ export async function openRouted(
   key: string | undefined,
   signal: AbortSignal,
   stallMs: number,
+  headers?: Readonly<Record<string, string>>,
 ): Promise<RoutedGeneration> {
   const picked = await pool.pick(request.model, key);
   let last: unknown;
   for (const [i, state] of picked.ordered.entries()) {
     const release = i === 0 ? picked.release : pool.several ? pool.reserve(state) : () => undefined;
     try {
-      const opened = await openGeneration(state.client, request, signal, stallMs);
+      const opened = await openGeneration(state.client, request, signal, stallMs, headers);
       pool.note(state, "ok");
       return { start: opened.start, events: releasing(opened.events, release), sidecarId: state.id };
     } catch (error) {

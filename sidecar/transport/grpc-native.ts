@@ -75,6 +75,7 @@ function contextFor(
     requestMethod: "POST",
     url: `/${InferenceService.typeName}/${method.name}`,
     shutdownSignal: shutdown,
+    requestHeader: traceHeaders(call.metadata),
   });
   call.on("cancelled", () => context.abort(cancelled("cancelled by the caller")));
   const deadline = call.getDeadline();
@@ -83,6 +84,16 @@ function contextFor(
     if (Number.isFinite(ms)) setTimeout(() => context.abort(deadlineExceeded("deadline exceeded")), Math.max(0, ms)).unref();
   }
   return context;
+}
+
+/** The caller's trace context from its metadata (W3C `traceparent`, `tracestate`: docs/decisions.md, "Traces"). */
+function traceHeaders(metadata: grpc.Metadata): Headers {
+  const headers = new Headers();
+  for (const name of ["traceparent", "tracestate"]) {
+    const value = metadata.get(name)[0];
+    if (typeof value === "string") headers.set(name, value);
+  }
+  return headers;
 }
 
 /** The call's status; its error details (PromptTooLong, ModelLoadFailed) in `grpc-status-details-bin`, as gRPC-Web carries them. */

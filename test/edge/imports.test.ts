@@ -36,6 +36,10 @@ describe("edge/ imports", () => {
     if (name !== "worker.ts") expect(found.filter((spec) => spec.startsWith("cloudflare:"))).toEqual([]);
     // no Buffer or process globals either
     if (!nodeHost) expect(readFileSync(file, "utf8")).not.toMatch(/\b(Buffer|process)\./);
+    // OpenTelemetry: its API in trace/ alone; its SDK and exporters in the hosts (docs/decisions.md, "Traces").
+    const otel = found.filter((spec) => spec.startsWith("@opentelemetry/"));
+    if (nodeHost || name.startsWith("worker")) return;
+    expect(otel).toEqual(name.startsWith("trace/") ? otel.filter((spec) => spec === "@opentelemetry/api") : []);
   });
 });
 
@@ -62,7 +66,7 @@ describe("layering", () => {
 // Which edge/ folders each folder may import besides its own files (edge/README.md, "Layers"; each
 // folder's README says the same). The hosts (worker.ts, node.ts, node/) may import any of them.
 const LAYERS: Readonly<Record<string, readonly string[]>> = {
-  http: ["state", "resumable", "protocols", "core", "access", "sidecars", "base", "fields", "sse"],
+  http: ["state", "resumable", "protocols", "core", "access", "sidecars", "base", "fields", "sse", "trace"],
   state: ["state/c1", "state/responses", "state/conversations", "state/threads", "state/batches", "state/store"],
   "state/batches": ["core", "access", "base", "state/store", "state/items"],
   "state/c1": ["protocols", "core", "access", "sidecars", "base", "sse", "state/store"],
@@ -74,13 +78,14 @@ const LAYERS: Readonly<Record<string, readonly string[]>> = {
   resumable: ["protocols", "core", "access", "sidecars", "base", "sse"],
   "protocols/openai-common": ["core", "sidecars", "base", "fields", "sse"],
   protocols: ["core", "sidecars", "base", "fields", "sse", "protocols/openai-common"],
-  core: ["access", "sidecars", "base", "sse"],
+  core: ["access", "sidecars", "base", "sse", "trace"],
   access: ["base"],
   sidecars: ["base"],
   base: [],
   fields: [],
   config: [],
   sse: [],
+  trace: [],
 };
 
 /** The folder whose rules a file of edge/ follows: `hosts`, `state/<feature>`, `protocols/<name>`, or its top folder. */
