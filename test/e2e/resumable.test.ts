@@ -157,10 +157,11 @@ describe("resumable streams", () => {
       "far; then cancelled, its sequence freed",
     async () => {
       // Random weights: a reply that runs to its token limit, long enough to be caught in progress.
+      // Greedy, so that it is the same reply every run (sampled, it could meet an end token early).
       const random = await startStack({ model: modelPath("random-tiny"), sequences: 1, contextSize: 4096 });
       try {
         const client = new OpenAI({ baseURL: random.baseURL, apiKey: "none", maxRetries: 0 });
-        const job = await client.responses.create({ model: "m", input: "Hello!", max_output_tokens: 3000, background: true });
+        const job = await client.responses.create({ model: "m", input: "Hello!", max_output_tokens: 3000, temperature: 0, background: true });
         let polled = await client.responses.retrieve(job.id);
         for (let i = 0; i < 400 && polled.output_text === ""; i++) polled = await client.responses.retrieve(job.id);
         expect(polled).toMatchObject({ status: "in_progress", completed_at: null, usage: null, output: [{ type: "message", status: "in_progress" }] });
