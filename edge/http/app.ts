@@ -124,10 +124,10 @@ function routerOf(routes: readonly Route[]): {
   return { router, protocolAt, routeAt };
 }
 
-export function createApp(options: AppOptions): App {
-  const report = options.onUnexpectedError ?? ((error: unknown) => console.error("edge: unexpected error", error));
+/** What every route gets: the sidecars, limits, clock and ids, from the options and their defaults. */
+function contextOf(options: AppOptions, report: (error: unknown) => void): AppContext {
   const pool = poolOf(options);
-  const context: AppContext = {
+  return {
     sidecar: routedClient(pool),
     sidecars: pool,
     arriving: new Arriving(),
@@ -140,6 +140,11 @@ export function createApp(options: AppOptions): App {
     sidecarStallMs: options.sidecarStallMs ?? DEFAULT_SIDECAR_STALL_MS,
     reportUnexpected: report,
   };
+}
+
+export function createApp(options: AppOptions): App {
+  const report = options.onUnexpectedError ?? ((error: unknown) => console.error("edge: unexpected error", error));
+  const context = contextOf(options, report);
 
   const access = createAccessPolicy(options.access);
   // A batch line is answered by the route it names, as that endpoint alone answers (state/batches/).

@@ -51,18 +51,39 @@ afterAll(async () => {
   rmSync(folder, { recursive: true, force: true });
 });
 
+/** A client of the edge at `url`. */
+function clientOf(url: string): OpenAI {
+  return new OpenAI({ baseURL: `${url}/v1`, apiKey: "not-needed", maxRetries: 0 });
+}
+
+/** A batch of LINES chat lines whose custom ids start with `prefix`, created and running. */
+async function createBatch(client: OpenAI, prefix: string): Promise<{ id: string; lines: Record<string, unknown>[] }> {
+  const lines = Array.from({ length: LINES }, (_, i) => chatLine(`${prefix}-${i}`));
+  const file = await client.files.create({ file: await toFile(Buffer.from(jsonl(lines)), "in.jsonl"), purpose: "batch" });
+  const created = await client.batches.create({ input_file_id: file.id, endpoint: "/v1/chat/completions", completion_window: "24h" });
+  return { id: created.id, lines };
+}
+
+/** The batch ends completed, every line once, in input order; its output lines. */
+async function expectEveryLineOnce(client: OpenAI, id: string, lines: Record<string, unknown>[]): Promise<Record<string, unknown>[]> {
+  const batch = await waitForBatch(client, id);
+  expect(batch).toMatchObject({ status: "completed", error_file_id: null, request_counts: { total: LINES, completed: LINES, failed: 0 } });
+  const output = await fileLines(client, batch.output_file_id ?? null);
+  expect(output.map((line) => line["custom_id"])).toEqual(lines.map((line) => line["custom_id"]));
+  expect(new Set(output.map((line) => line["id"])).size).toBe(LINES);
+  return output;
+}
+
 describe("a batch across a restart of the edge and the sidecar", () => {
   it("resumes: every line answered exactly once, in input order", async () => {
     let sidecar = await startSidecar();
     let edge = await startEdge(sidecar.url);
-    let client = new OpenAI({ baseURL: `${edge.url}/v1`, apiKey: "not-needed", maxRetries: 0 });
-    const lines = Array.from({ length: LINES }, (_, i) => chatLine(`line-${i}`));
-    const file = await client.files.create({ file: await toFile(Buffer.from(jsonl(lines)), "in.jsonl"), purpose: "batch" });
-    const created = await client.batches.create({ input_file_id: file.id, endpoint: "/v1/chat/completions", completion_window: "24h" });
+    let client = clientOf(edge.url);
+    const { id, lines } = await createBatch(client, "line");
     // Mid-batch: some lines answered; then the sidecar dies (the lines left wait for it), then the edge.
-    await answered(client, created.id, 3);
+    await answered(client, id, 3);
     await kill(sidecar);
-    const during = await client.batches.retrieve(created.id);
+    const during = await client.batches.retrieve(id);
     expect(during.status).toBe("in_progress");
     expect(during.request_counts?.failed).toBe(0);
     expect(during.request_counts?.completed ?? LINES).toBeLessThan(LINES);
@@ -70,34 +91,25 @@ describe("a batch across a restart of the edge and the sidecar", () => {
 
     sidecar = await startSidecar();
     edge = await startEdge(sidecar.url);
-    client = new OpenAI({ baseURL: `${edge.url}/v1`, apiKey: "not-needed", maxRetries: 0 });
-    const batch = await waitForBatch(client, created.id);
-    expect(batch).toMatchObject({ status: "completed", error_file_id: null, request_counts: { total: LINES, completed: LINES, failed: 0 } });
-    const output = await fileLines(client, batch.output_file_id ?? null);
-    expect(output.map((line) => line["custom_id"])).toEqual(lines.map((line) => line["custom_id"]));
+    client = clientOf(edge.url);
+    const output = await expectEveryLineOnce(client, id, lines);
     for (const line of output) expect((line["response"] as { body: OpenAI.ChatCompletion }).body.choices[0]?.message.content).toBe(CHAT_REPLY);
   }, 120_000);
 
   it("the edge killed while lines run: those lines are run again and answered once", async () => {
     const sidecar = await startSidecar();
     let edge = await startEdge(sidecar.url);
-    let client = new OpenAI({ baseURL: `${edge.url}/v1`, apiKey: "not-needed", maxRetries: 0 });
-    const lines = Array.from({ length: LINES }, (_, i) => chatLine(`again-${i}`));
-    const file = await client.files.create({ file: await toFile(Buffer.from(jsonl(lines)), "in.jsonl"), purpose: "batch" });
-    const created = await client.batches.create({ input_file_id: file.id, endpoint: "/v1/chat/completions", completion_window: "24h" });
-    await answered(client, created.id, 3);
+    let client = clientOf(edge.url);
+    const { id, lines } = await createBatch(client, "again");
+    await answered(client, id, 3);
     await kill(edge);
     // Killed mid-batch: lines were left pending in the store.
     const db = new Database(join(folder, "store.sqlite"), { readonly: true });
-    const pending = db.prepare("SELECT COUNT(*) AS n FROM batch_lines WHERE batch_id = ? AND state = 'pending'").get(created.id) as { n: number };
+    const pending = db.prepare("SELECT COUNT(*) AS n FROM batch_lines WHERE batch_id = ? AND state = 'pending'").get(id) as { n: number };
     db.close();
     expect(pending.n).toBeGreaterThan(0);
     edge = await startEdge(sidecar.url);
-    client = new OpenAI({ baseURL: `${edge.url}/v1`, apiKey: "not-needed", maxRetries: 0 });
-    const batch = await waitForBatch(client, created.id);
-    expect(batch).toMatchObject({ status: "completed", error_file_id: null, request_counts: { total: LINES, completed: LINES, failed: 0 } });
-    const output = await fileLines(client, batch.output_file_id ?? null);
-    expect(output.map((line) => line["custom_id"])).toEqual(lines.map((line) => line["custom_id"]));
-    expect(new Set(output.map((line) => line["id"])).size).toBe(LINES);
+    client = clientOf(edge.url);
+    await expectEveryLineOnce(client, id, lines);
   }, 120_000);
 });

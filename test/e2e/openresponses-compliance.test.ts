@@ -12,6 +12,7 @@ import { startNodeEdge, type RunningEdge } from "../../edge/node.js";
 import { modelPath } from "../../gguf/models.js";
 import type { RunningSidecar } from "../../sidecar/server.js";
 import { CHAT_REPLY } from "../support/scripted.js";
+import { socketNotFound } from "../support/contract.js";
 import { sealCompaction } from "../../edge/protocols/openai-responses/compaction.js";
 import { startTestSidecar } from "../support/sidecar.js";
 import WebSocket from "ws";
@@ -64,7 +65,7 @@ const EXPECTED: Readonly<Record<string, { readonly model: TestModel; check(respo
     check: (responses) => {
       const [first, missing, recovered] = responses as unknown[];
       scriptedReply(first);
-      expect(missing).toEqual(notFound((first as { id: string }).id));
+      expect(missing).toEqual(socketNotFound((first as { id: string }).id));
       scriptedReply(recovered);
     },
   },
@@ -104,7 +105,7 @@ const EXPECTED: Readonly<Record<string, { readonly model: TestModel; check(respo
       const [first, failed, evicted] = responses as unknown[];
       scriptedReply(first);
       expect(failed).toMatchObject({ type: "error", status: 400, error: { type: "invalid_request_error", param: "input[0].call_id" } });
-      expect(evicted).toEqual(notFound((first as { id: string }).id));
+      expect(evicted).toEqual(socketNotFound((first as { id: string }).id));
     },
   },
   "system-prompt": { model: "scripted", check: scriptedReply },
@@ -142,20 +143,6 @@ function scriptedReply(response: unknown): void {
 function scriptedReplies(responses: unknown, count: number): void {
   expect(responses).toHaveLength(count);
   for (const response of responses as unknown[]) scriptedReply(response);
-}
-
-/** The WebSocket mode's error message for a previous_response_id it cannot continue. */
-function notFound(id: string): unknown {
-  return {
-    type: "error",
-    status: 400,
-    error: {
-      type: "invalid_request_error",
-      code: "previous_response_not_found",
-      message: `Previous response with id '${id}' not found.`,
-      param: "previous_response_id",
-    },
-  };
 }
 
 /**

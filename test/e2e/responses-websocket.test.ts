@@ -10,6 +10,7 @@ import { startNodeEdge } from "../../edge/node.js";
 import { ensureModels } from "../../gguf/models.js";
 import type { RunningSidecar } from "../../sidecar/server.js";
 import { CHAT_REPLY } from "../support/scripted.js";
+import { socketNotFound } from "../support/contract.js";
 import { readMetrics, startTestSidecar } from "../support/sidecar.js";
 import { startWrangler } from "../support/wrangler.js";
 
@@ -167,17 +168,7 @@ describe.each(Object.entries(runtimes))("the Responses WebSocket mode on %s", (_
   it("answers an unknown previous_response_id, a failed continuation and a bad message with error messages, and goes on", async () => {
     const client = await connected(edge.url);
     client.create({ model: "scripted", input: "Hi", store: false, previous_response_id: "resp_unknown" });
-    const notFound = (id: string) => ({
-      type: "error",
-      status: 400,
-      error: {
-        type: "invalid_request_error",
-        code: "previous_response_not_found",
-        message: `Previous response with id '${id}' not found.`,
-        param: "previous_response_id",
-      },
-    });
-    expect(await client.turn()).toEqual([notFound("resp_unknown")]);
+    expect(await client.turn()).toEqual([socketNotFound("resp_unknown")]);
     client.create({ model: "scripted", input: "Hello!", store: false });
     const first = responseOf(await client.turn());
     const id = first["id"] as string;
@@ -190,7 +181,7 @@ describe.each(Object.entries(runtimes))("the Responses WebSocket mode on %s", (_
     const [failed] = await client.turn();
     expect(failed).toMatchObject({ type: "error", status: 400, error: { type: "invalid_request_error", param: "input[0].call_id" } });
     client.create({ model: "scripted", input: "Again", store: false, previous_response_id: id });
-    expect(await client.turn()).toEqual([notFound(id)]);
+    expect(await client.turn()).toEqual([socketNotFound(id)]);
     client.socket.send("not json");
     expect(await client.turn()).toEqual([
       { type: "error", status: 400, error: { type: "invalid_request_error", code: "invalid_json", message: "The message is not valid JSON.", param: null } },

@@ -604,3 +604,17 @@ export function checkResponsesStream(events: readonly ParsedEvent[]): ResponsesS
   expect(summary.done, "[DONE] after the terminal event").toBe(true);
   return summary;
 }
+
+/** The Responses WebSocket mode's error message for a previous_response_id it cannot continue. */
+export function socketNotFound(id: string): unknown {
+  return {
+    type: "error",
+    status: 400,
+    error: {
+      type: "invalid_request_error",
+      code: "previous_response_not_found",
+      message: `Previous response with id '${id}' not found.`,
+      param: "previous_response_id",
+    },
+  };
+}
