@@ -1,7 +1,7 @@
 /**
  * `npm run build:engine`: builds llama.cpp for this host from the source node-llama-cpp ships
- * (offline), with the project's engine patch (a persistent CPU thread pool per context, see
- * sidecar/native/README.md). The sidecar then loads this build (`--engine auto` or `local`);
+ * (offline), with the project's engine patches (a persistent CPU thread pool per context, and
+ * sequence states restored into any sequence from memory; sidecar/native/README.md). The sidecar then loads this build (`--engine auto` or `local`);
  * without it, the prebuilt library stays the default. CPU hosts only: a GPU host keeps the
  * prebuilt CUDA/Vulkan libraries that `npm ci` installs.
  */
@@ -25,11 +25,14 @@ function packageFolder(): string {
 const packageDir = packageFolder();
 const { version } = JSON.parse(readFileSync(path.join(packageDir, "package.json"), "utf8")) as { version: string };
 const PATCHED_FOR = "3.21.1";
-const patchFile = path.join(root, "sidecar/native/threadpool.patch");
-const marker = "llm-edge engine patch";
+/** The patches, in order, each found applied by a line it adds to the addon's header. */
+const PATCHES = [
+  { file: "threadpool.patch", marker: "llm-edge engine patch" },
+  { file: "state-into.patch", marker: "state-into.patch" },
+];
 
 if (version !== PATCHED_FOR) {
-  console.error(`build:engine: the patch targets node-llama-cpp ${PATCHED_FOR}, found ${version}; update sidecar/native/threadpool.patch first`);
+  console.error(`build:engine: the patch targets node-llama-cpp ${PATCHED_FOR}, found ${version}; update the patches in sidecar/native/ first`);
   process.exit(1);
 }
 
@@ -42,10 +45,12 @@ const run = (command: string, args: string[], env: NodeJS.ProcessEnv = {}): void
 // 1. The llama.cpp source of this exact release, from the git bundle inside the package (no network).
 run(cli, ["source", "download", "--skipBuild", "--gpu", "false", "--noUsageExample"]);
 
-// 2. The patch, once.
-const header = readFileSync(path.join(packageDir, "llama/addon/AddonContext.h"), "utf8");
-if (header.includes(marker)) console.error("build:engine: patch already applied");
-else run("patch", ["-p1", "--forward", "-d", packageDir, "-i", patchFile]);
+// 2. Each patch, once.
+for (const patch of PATCHES) {
+  const header = readFileSync(path.join(packageDir, "llama/addon/AddonContext.h"), "utf8");
+  if (header.includes(patch.marker)) console.error(`build:engine: ${patch.file} already applied`);
+  else run("patch", ["-p1", "--forward", "-d", packageDir, "-i", path.join(root, "sidecar/native", patch.file)]);
+}
 
 // 3. The build (9.4 CPU-minutes: about 5 minutes on an idle 2-core machine), found again at run time by these CMake options.
 const cmakeEnv = Object.fromEntries(Object.entries(LOCAL_BUILD_CMAKE_OPTIONS).map(([k, v]) => [`NODE_LLAMA_CPP_CMAKE_OPTION_${k}`, v]));

@@ -186,7 +186,8 @@ const options = {
     help:
       "keep the --cache-ram states in this folder, so a restarted sidecar still has them (each model and context size in a " +
       "subfolder of its own, with an index.json, used by one running sidecar at a time; another gets a private folder); " +
-      "default: a private folder in /dev/shm when it has room for the budget (else the temp folder), removed at stop",
+      "default: the sidecar's memory on the local engine build, else a private folder in /dev/shm when it has room for the " +
+      "budget (else the temp folder), removed at stop",
   },
   "drain-ms": { type: "string", env: "DRAIN_MS", default: "30000", help: "on SIGTERM, how long streams in progress may finish" },
   priority: {

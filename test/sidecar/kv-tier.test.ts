@@ -2,7 +2,9 @@
 // its state, a returning prompt is restored and generates what a cold one does, states are saved
 // once, the least recently used go first, a state that does not load is dropped, a state never
 // crosses models, --cache-dir outlives a restart, and --cache-ram 0 means no tier. Cache marks
-// (kv-marks.ts) keep a state ahead of unmarked ones until they expire (an injected clock).
+// (kv-marks.ts) keep a state ahead of unmarked ones until they expire (an injected clock). On the
+// local build the states stay in memory and restore into any sequence (llama-internals.ts,
+// `sequenceStates`); with --cache-dir, and on the prebuilt library, they are files.
 import { create } from "@bufbuild/protobuf";
 import { mkdtemp, readdir, rm, stat, truncate, writeFile } from "node:fs/promises";
 import os from "node:os";
@@ -16,6 +18,7 @@ import { EngineMetrics } from "../../sidecar/engine/metrics.js";
 import { modelFolder } from "../../sidecar/engine/llama/kv-folder.js";
 import { KvTier, MIN_STATE_TOKENS } from "../../sidecar/engine/llama/kv-tier.js";
 import { evictionOrder, readMarks } from "../../sidecar/engine/llama/kv-marks.js";
+import type { HeldState, SequenceStates } from "../../sidecar/engine/llama/llama-internals.js";
 import { loadModel, type LoadedModel, type ModelOptions } from "../../sidecar/engine/llama/model.js";
 import type { RunningSidecar } from "../../sidecar/server.js";
 import { clientsFor, collect, readMetrics, startTestSidecar } from "../support/sidecar.js";
@@ -87,9 +90,13 @@ describe("KV cache tier with a model", () => {
     for (const folder of folders) await rm(folder, { recursive: true, force: true });
   });
 
-  it("restores a returning prompt over one sequence, with the tokens of a cold run, saving each state once", async () => {
-    const loaded = await load({ cacheRam: 64 });
+  it.each(["in memory", "in --cache-dir files"])("restores a returning prompt over one sequence, with the tokens of a cold run, saving each state once (%s)", async (store) => {
+    const cacheDir = store === "in memory" ? undefined : await mkdtemp(path.join(os.tmpdir(), "kv-tier-test-"));
+    if (cacheDir !== undefined) folders.push(cacheDir);
+    const loaded = await load({ cacheRam: 64, cacheDir });
     try {
+      // Where the states are: memory on the local build (no folder), else files.
+      expect(loaded.kvTier?.dir === "").toBe(cacheDir === undefined && loaded.states !== undefined);
       const first = await run(loaded, A);
       expect(first.tokens).toEqual(reference.get(A));
       expect((await run(loaded, B)).tokens).toEqual(reference.get(B));
@@ -111,6 +118,12 @@ describe("KV cache tier with a model", () => {
       expect(stats?.saves).toBe(2);
       expect(stats?.states).toBe(2);
       expect(stats?.dropped).toBe(0);
+      await loaded.kvTier?.settled();
+      const files = cacheDir === undefined ? [] : (await readdir(loaded.kvTier?.dir ?? "")).filter((name) => name.endsWith(".kv"));
+      // The grown prompt, saved ahead, supersedes A's state: A's prompt and all but A's last few
+      // (generated) tokens are in it. One file a state with --cache-dir, none in memory.
+      expect(files).toHaveLength(cacheDir === undefined ? 0 : 2);
+      expect(loaded.kvTier?.stats).toMatchObject({ states: 2, saves: 3 });
     } finally {
       await loaded.dispose();
     }
@@ -157,7 +170,9 @@ describe("KV cache tier with a model", () => {
   }, 120_000);
 
   it("drops a state file that does not load, with a log line, and evaluates the prompt cold", async () => {
-    const loaded = await load({ cacheRam: 64 });
+    const cacheDir = await mkdtemp(path.join(os.tmpdir(), "kv-tier-test-"));
+    folders.push(cacheDir);
+    const loaded = await load({ cacheRam: 64, cacheDir });
     const tier = loaded.kvTier as KvTier;
     try {
       const files = async (): Promise<string[]> => {
@@ -181,6 +196,35 @@ describe("KV cache tier with a model", () => {
       expect(b.tokens).toEqual(reference.get(B));
       expect(tier.stats.dropped).toBe(2);
       expect(tier.stats.hits).toBe(0);
+    } finally {
+      await loaded.dispose();
+    }
+  }, 120_000);
+
+  it.skipIf(process.env["ENGINE"] === "prebuilt")("copies a state in memory into another sequence on the local build, which then serves the prompt", async () => {
+    const loaded = await load({ cacheRam: 0, sequences: 2 });
+    try {
+      expect(loaded.llama.buildType).toBe("localBuild");
+      const states = loaded.states;
+      if (states === undefined) throw new Error("the local build has no sequence states in memory");
+      await run(loaded, A);
+      const [from, to] = [...loaded.pool.all()].sort((x, y) => y.nextTokenIndex - x.nextTokenIndex);
+      if (from === undefined || to === undefined) throw new Error("two sequences expected");
+      const tokens = from.contextTokens.slice();
+      expect(to.nextTokenIndex).toBe(0);
+      const state = await states.capture(from);
+      try {
+        await states.restore(to, state, tokens);
+      } finally {
+        state.dispose();
+      }
+      expect(to.contextTokens).toEqual(tokens);
+      await from.eraseContextTokenRanges([{ start: 0, end: from.nextTokenIndex }]);
+      // Only the copy holds A now: the prompt is served from it, as a cold run.
+      const a = await run(loaded, A);
+      expect(a.cached).toBe(a.promptTokens - 1);
+      expect(a.tokens).toEqual(reference.get(A));
+      expect(to.contextTokens.slice(0, tokens.length)).toEqual(tokens);
     } finally {
       await loaded.dispose();
     }
@@ -483,6 +527,96 @@ describe("KvTier", () => {
     } finally {
       await tier.dispose();
     }
+  });
+
+  it("keeps states in memory when given them (no folder), frees what it lets go of, and drops one that does not restore", async () => {
+    const freed: number[] = [];
+    const lines: string[] = [];
+    let captured = 0;
+    const states: SequenceStates = {
+      async capture() {
+        const id = ++captured;
+        return { bytes: 100, dispose: () => void freed.push(id) };
+      },
+      async restore(sequence, _state, tokens) {
+        if (tokens[0] === 2000) throw new Error("refused");
+        (sequence as unknown as { contextTokens: readonly Token[] }).contextTokens = tokens;
+      },
+    };
+    const tier = await KvTier.open({ budgetBytes: 250, identity: "m", between, log: (line) => lines.push(line), states });
+    try {
+      expect(tier.dir).toBe("");
+      for (const first of [1000, 2000, 3000]) await tier.prepare(fakeSequence(range(first), 100), [1] as Token[], true);
+      await tier.settled();
+      // The budget holds two: the first state went, and its memory with it.
+      expect(tier.stats).toMatchObject({ states: 2, evictions: 1 });
+      expect(freed).toEqual([1]);
+      expect(await restores(tier, 3000)).toBe(true);
+      expect(await restores(tier, 2000)).toBe(false);
+      await tier.settled();
+      expect(tier.stats).toMatchObject({ states: 1, dropped: 1, hits: 1 });
+      expect(freed).toEqual([1, 2]);
+      expect(lines.join("\n")).toMatch(/dropped a 64-token state that did not load \(refused\)/);
+    } finally {
+      await tier.dispose();
+    }
+    expect(freed).toEqual([1, 2, 3]);
+  });
+
+  it("supersedes a state the new one holds all but its last few tokens of, unless a mark in force lies in them", async () => {
+    const clock = { now: 1_000_000 };
+    const tier = await KvTier.open({ budgetBytes: 10_000, identity: "m", between, log: () => undefined, now: () => clock.now });
+    try {
+      const session = range(1000, 3 * MIN_STATE_TOKENS);
+      // The next turn: the reply's last tokens differ (sent back re-rendered), then more.
+      const next = [...session.slice(0, -10), ...range(9000, MIN_STATE_TOKENS)];
+      await tier.prepare(fakeSequence(session, 100), [1] as Token[], false);
+      await tier.prepare(fakeSequence(next, 100), [1] as Token[], false);
+      expect(tier.stats).toMatchObject({ states: 1, saves: 2 });
+      expect(tier.keeps(fakeSequence(next, 100))).toBe(true);
+      expect(tier.keeps(fakeSequence(session, 100))).toBe(false);
+      // A tail of MIN_STATE_TOKENS or more is worth keeping.
+      const other = [...next.slice(0, -MIN_STATE_TOKENS), ...range(7000, MIN_STATE_TOKENS)];
+      await tier.prepare(fakeSequence(other, 100), [1] as Token[], false);
+      expect(tier.stats).toMatchObject({ states: 2, saves: 3 });
+      // A marked end is kept for its mark's time.
+      const marked = fakeSequence(range(20_000, 2 * MIN_STATE_TOKENS), 100);
+      await tier.prepare(marked, range(20_000, 2 * MIN_STATE_TOKENS) as Token[], false, [{ tokens: 2 * MIN_STATE_TOKENS, ttlMs: 300_000 }]);
+      await tier.prepare(marked, [1] as Token[], false);
+      await tier.prepare(fakeSequence([...range(20_000, 2 * MIN_STATE_TOKENS - 5), ...range(30_000, 20)], 100), [1] as Token[], false);
+      expect(tier.stats).toMatchObject({ states: 4, marked: 1 });
+    } finally {
+      await tier.dispose();
+    }
+  });
+
+  it("captures a state that extends a held one into that one's buffer, which it never frees", async () => {
+    const freed: number[] = [];
+    const reused: (number | undefined)[] = [];
+    let captured = 0;
+    const states: SequenceStates = {
+      async capture(_sequence, reuse) {
+        const previous = (reuse as { id?: number } | undefined)?.id;
+        reused.push(previous);
+        const id = previous ?? ++captured;
+        const state: HeldState & { id: number } = { id, bytes: 100, dispose: () => void freed.push(id) };
+        return state;
+      },
+      async restore() {},
+    };
+    const tier = await KvTier.open({ budgetBytes: 10_000, identity: "m", between, log: () => undefined, states });
+    try {
+      await tier.prepare(fakeSequence(range(1000), 100), [1] as Token[], false);
+      await tier.prepare(fakeSequence(range(1000, 2 * MIN_STATE_TOKENS), 100), [1] as Token[], false);
+      await tier.prepare(fakeSequence(range(5000), 100), [1] as Token[], false);
+      await tier.settled();
+      expect(reused).toEqual([undefined, 1, undefined]);
+      expect(tier.stats).toMatchObject({ states: 2, saves: 3, bytes: 200 });
+      expect(freed).toEqual([]);
+    } finally {
+      await tier.dispose();
+    }
+    expect(freed.sort()).toEqual([1, 2]);
   });
 
   it("removes its private folder at stop", async () => {

@@ -93,7 +93,7 @@ async function* shared(
   const evaluationPriority = first.evaluationPriority;
   const rest = await feedPrompt(primary, tokens.slice(evaluated, -1), signal, evaluationPriority);
   if (rest.length > 0 && !signal.aborted) await primary.evaluateWithoutGeneratingNewTokens(rest, { evaluationPriority });
-  if (!signal.aborted) await copySequence(loaded.context, (sequence, work) => loaded.scheduler.between(sequence, work), primary, others);
+  if (!signal.aborted) await copySequence(loaded.context, (sequence, work) => loaded.scheduler.between(sequence, work), primary, others, loaded.states);
   for (const state of states) state.evaluated = tokens.length - 1;
   const choice = (plan: GenerationPlan, i: number) => ({ plan, state: states[i] as DecodeState, sequence: sequences[i] as LlamaContextSequence, index: i });
   yield* mergeEvents(plans.map((plan, i) => choiceEvents(loaded, choice(plan, i), preemption, metrics)));

@@ -1,6 +1,7 @@
-// A KV cache tier in host memory (`KvTier`): a sequence's state is saved to a file before the
-// sequence is taken over by another prompt, and restored when a prompt shares a longer prefix with
-// a saved state than with its sequence. docs/decisions.md, "A KV cache tier in host memory".
+// A KV cache tier in host memory (`KvTier`): a sequence's state is saved (in memory, or to a file)
+// before the sequence is taken over by another prompt, and restored when a prompt shares a longer
+// prefix with a saved state than with its sequence. docs/decisions.md, "A KV cache tier in host
+// memory".
 import { randomUUID } from "node:crypto";
 import { statSync } from "node:fs";
 import { mkdtemp, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
@@ -8,6 +9,7 @@ import os from "node:os";
 import path from "node:path";
 import type { LlamaContextSequence, Token } from "node-llama-cpp";
 import { claim, modelFolder, OWNER_FILE, ramFolder } from "./kv-folder.js";
+import type { HeldState, SequenceStates } from "./llama-internals.js";
 import { evictionOrder, keptUntil, liveMarks, marksFrom, readMarks, type KvMark, type MarkRequest } from "./kv-marks.js";
 
 /**
@@ -34,6 +36,11 @@ export interface KvTierOptions {
   readonly budgetBytes: number;
   /** A folder that keeps the states and their index across restarts; none: a private RAM-backed folder, removed at stop. */
   readonly dir?: string | undefined;
+  /**
+   * Keeps the states in memory instead of the private folder's files (one copy less each way;
+   * llama-internals.ts, `sequenceStates`). Not with `dir`, whose states are files by purpose.
+   */
+  readonly states?: SequenceStates | undefined;
   /** The model and context a state belongs to (`modelIdentity`); a state of another is never loaded. */
   readonly identity: string;
   readonly between: Between;
@@ -43,6 +50,7 @@ export interface KvTierOptions {
 }
 
 interface Entry {
+  /** The state's file name, or with `states` its key in memory. */
   readonly file: string;
   readonly tokens: readonly Token[];
   readonly bytes: number;
@@ -89,6 +97,20 @@ const startsWith = (tokens: readonly Token[], prefix: readonly Token[]): boolean
   tokens.length >= prefix.length && sharedPrefix(tokens, prefix) === prefix.length;
 
 /**
+ * How many tokens a new state of `tokens` shares with `entry` when it makes `entry` worth nothing
+ * (else undefined): it holds all of `entry` but fewer than MIN_STATE_TOKENS at its end, and every
+ * marked prefix of it in force. Then no prompt gets MIN_STATE_TOKENS more from `entry` than from
+ * it — the usual case is a session's previous turn, whose reply the client sends back re-rendered
+ * (its tokens differ from those generated at the end).
+ */
+function supersedes(tokens: readonly Token[], entry: Entry, now: number): number | undefined {
+  const shared = sharedPrefix(tokens, entry.tokens);
+  if (entry.tokens.length - shared >= MIN_STATE_TOKENS) return undefined;
+  if ((entry.marks ?? []).some((mark) => mark.expiresAt > now && mark.tokens > shared)) return undefined;
+  return shared;
+}
+
+/**
  * Saved sequence states within a byte budget, least recently used first out. `prepare` runs before
  * a request decides what to evaluate: it saves what the sequence would lose (once: not when a state
  * holds the same tokens or more), and loads the state sharing the longest prefix with the prompt
@@ -105,6 +127,8 @@ export class KvTier {
   #turn: Promise<unknown> = Promise.resolve();
   /** Files of states no longer held, removed after the request that let them go has its sequence. */
   #doomed: string[] = [];
+  /** With `states`: the states in memory, by entry. */
+  readonly #held = new Map<string, HeldState>();
   /** The marks in force for what each sequence holds (its last prompt's, and those it kept). */
   readonly #marks = new WeakMap<LlamaContextSequence, KvMark[]>();
   readonly #now: () => number;
@@ -132,14 +156,15 @@ export class KvTier {
       const folder = modelFolder(options.dir, options.identity);
       const owner = await claim(folder);
       if (owner === undefined) {
-        const tier = new KvTier(folder, options);
+        const tier = new KvTier(folder, { ...options, states: undefined });
         await tier.#readIndex();
         return tier;
       }
       log(`kv tier: ${folder} is in use by process ${owner}; this sidecar keeps its states in a private folder until it stops`);
     }
+    if (options.states !== undefined) return new KvTier("", { ...options, dir: undefined });
     const folder = await mkdtemp(path.join(ramFolder(options.budgetBytes), "sidecar-kv-"));
-    return new KvTier(folder, { ...options, dir: undefined });
+    return new KvTier(folder, { ...options, dir: undefined, states: undefined });
   }
 
   get stats(): KvTierStats {
@@ -231,17 +256,18 @@ export class KvTier {
     const file = `${randomUUID()}.kv`;
     let bytes: number;
     try {
-      bytes = (await this.#options.between(sequence, () => sequence.saveStateToFile(path.join(this.dir, file)))).fileSize;
+      bytes = await this.#write(sequence, file, [...this.#entries.values()].filter((entry) => supersedes(tokens, entry, now) !== undefined));
     } catch (error) {
       this.#log(`kv tier: a ${tokens.length}-token state could not be saved (${message(error)})`);
-      await rm(path.join(this.dir, file), { force: true });
+      if (this.#options.states === undefined) await rm(path.join(this.dir, file), { force: true });
       return;
     }
-    // States this one extends (the same session, turns ago) are superseded; it takes their marks.
+    // States this one (nearly) extends are superseded (the same session, turns ago); it takes their marks.
     const inherited: KvMark[] = [];
     for (const [old, entry] of this.#entries) {
-      if (!startsWith(tokens, entry.tokens)) continue;
-      inherited.push(...(entry.marks ?? []));
+      const shared = supersedes(tokens, entry, now);
+      if (shared === undefined) continue;
+      inherited.push(...liveMarks(entry.marks ?? [], now, shared));
       this.#remove(old);
     }
     const kept = liveMarks([...marks, ...inherited], now, tokens.length);
@@ -251,6 +277,27 @@ export class KvTier {
     this.#counts.saves++;
     this.#evict();
     await this.#writeIndex();
+  }
+
+  /**
+   * Saves what `sequence` holds as `file` (in memory with `states`, into the buffer of a state it
+   * supersedes when there is one); returns its bytes.
+   */
+  async #write(sequence: LlamaContextSequence, file: string, superseded: readonly Entry[]): Promise<number> {
+    const states = this.#options.states;
+    if (states === undefined) return (await this.#options.between(sequence, () => sequence.saveStateToFile(path.join(this.dir, file)))).fileSize;
+    const old = superseded.find((entry) => this.#held.has(entry.file))?.file;
+    const reuse = old === undefined ? undefined : this.#held.get(old);
+    // Its buffer is written over: the entry goes with this save (or now, if the save fails).
+    if (old !== undefined) this.#held.delete(old);
+    try {
+      const state = await this.#options.between(sequence, () => states.capture(sequence, reuse));
+      this.#held.set(file, state);
+      return state.bytes;
+    } catch (error) {
+      if (old !== undefined) this.#remove(old);
+      throw error;
+    }
   }
 
   /** Removes states until the rest fit the budget: unmarked ones by recency, then marked ones by expiry (kv-marks.ts). */
@@ -287,21 +334,28 @@ export class KvTier {
     }
   }
 
-  /** Empties the sequence, loads the entry's file into it and checks the tokens it holds then. */
+  /** Empties the sequence, loads the entry's state into it and checks the tokens it holds then. */
   async #load(sequence: LlamaContextSequence, entry: Entry): Promise<void> {
     if (entry.model !== this.#options.identity) throw new Error("a state of another model");
-    const filePath = path.join(this.dir, entry.file);
-    if ((await stat(filePath)).size !== entry.bytes) throw new Error("its file changed size");
-    await this.#options.between(sequence, async () => {
-      const end = sequence.nextTokenIndex;
-      if (end > 0) await sequence.eraseContextTokenRanges([{ start: 0, end }]);
-      await sequence.loadStateFromFile(filePath, { acceptRisk: true });
-    });
+    const states = this.#options.states;
+    if (states !== undefined) {
+      const state = this.#held.get(entry.file);
+      if (state === undefined) throw new Error("its state is gone");
+      await this.#options.between(sequence, () => states.restore(sequence, state, entry.tokens));
+    } else {
+      const filePath = path.join(this.dir, entry.file);
+      if ((await stat(filePath)).size !== entry.bytes) throw new Error("its file changed size");
+      await this.#options.between(sequence, async () => {
+        const end = sequence.nextTokenIndex;
+        if (end > 0) await sequence.eraseContextTokenRanges([{ start: 0, end }]);
+        await sequence.loadStateFromFile(filePath, { acceptRisk: true });
+      });
+    }
     const restored = sequence.contextTokens;
     if (restored.length !== entry.tokens.length || !startsWith(restored, entry.tokens)) throw new Error("it held other tokens");
   }
 
-  /** Lets the state go: it is no longer held or counted; its file goes at the next `#sweep`. */
+  /** Lets the state go: it is no longer held or counted; its file or memory goes at the next `#sweep`. */
   #remove(file: string): void {
     const entry = this.#entries.get(file);
     if (entry === undefined) return;
@@ -310,9 +364,14 @@ export class KvTier {
     this.#doomed.push(file);
   }
 
-  /** Removes the files of the states let go of. */
+  /** Frees the states let go of: their memory, or their files. */
   async #sweep(): Promise<void> {
-    for (const file of this.#doomed.splice(0)) await rm(path.join(this.dir, file), { force: true });
+    for (const file of this.#doomed.splice(0)) {
+      const state = this.#held.get(file);
+      this.#held.delete(file);
+      if (state !== undefined) state.dispose();
+      else if (this.#options.states === undefined) await rm(path.join(this.dir, file), { force: true });
+    }
   }
 
   /** `--cache-dir`: the entries, least recently used first, written whole and renamed into place. */
@@ -357,11 +416,15 @@ export class KvTier {
   }
 
   /**
-   * Waits for the call in progress; removes the private folder. A `--cache-dir` stays, and gets the
-   * states `sequences` still hold (a restarted sidecar finds its sessions).
+   * Waits for the call in progress; frees the states in memory and removes the private folder. A
+   * `--cache-dir` stays, and gets the states `sequences` still hold (a restarted sidecar finds its
+   * sessions).
    */
   async dispose(sequences: readonly LlamaContextSequence[] = []): Promise<void> {
     await this.#turn;
+    for (const state of this.#held.values()) state.dispose();
+    this.#held.clear();
+    if (this.#options.states !== undefined) return;
     if (this.#options.dir === undefined) {
       await rm(this.dir, { recursive: true, force: true });
       return;

@@ -1,12 +1,14 @@
 // The one place that reaches into node-llama-cpp's private parts (members whose names start with
 // `_`). Its public API has no sequence ids on queued decodes, no thread count per batch, no way to
-// feed text to a grammar state, and no vocabulary text reader; the engine needs all four.
+// feed text to a grammar state, no vocabulary text reader, and no sequence state kept in memory;
+// the engine needs all five.
 // Everything here is checked at start-up (`checkLlamaInternals`), so an upgrade that moves them
 // fails loudly when the model loads, never quietly mid-generation — and an upgrade touches this
 // file alone.
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
+import { pathToFileURL } from "node:url";
 import { LlamaGrammarEvaluationState, type Llama, type LlamaContext, type LlamaContextSequence, type LlamaModel, type Token } from "node-llama-cpp";
 
 /** The node-llama-cpp version whose internals this module was written against. */
@@ -152,6 +154,129 @@ export function vocabularyEntry(model: LlamaModel, token: Token): string | undef
   if (typeof read !== "function") fail("LlamaModel._model.getTokenString");
   const entry: unknown = read.call(native, token);
   return typeof entry === "string" ? entry : undefined;
+}
+
+/** A sequence's KV cells held in memory by the addon (its checkpoint object). */
+export interface HeldState {
+  /** The bytes it holds. */
+  readonly bytes: number;
+  /** Frees its memory. */
+  dispose(): void;
+}
+
+/** Sequence states kept in memory: captured from one sequence, restored into any of the same context. */
+export interface SequenceStates {
+  /**
+   * What `sequence` holds now, copied into memory; into `reuse`'s buffer when given (a state let go
+   * of, which is no longer to be used or disposed): a new buffer costs more to fill than the copy.
+   */
+  capture(sequence: LlamaContextSequence, reuse?: HeldState): Promise<HeldState>;
+  /** Replaces what `sequence` holds with `state`, whose cells hold `tokens`; throws (the sequence left empty) when it did not restore. */
+  restore(sequence: LlamaContextSequence, state: HeldState, tokens: readonly Token[]): Promise<void>;
+}
+
+interface NativeCheckpoint {
+  /** `reuse` (the engine patch's third argument): capture into this checkpoint's buffer. */
+  init(context: unknown, sequenceId: number, reuse?: boolean): Promise<void>;
+  dispose(): void;
+  readonly size: number;
+  readonly maxPos: number;
+}
+interface StateContextInternals {
+  _ctx?: { restoreCheckpointInto?: unknown; disposeSequence?: unknown };
+}
+interface StateSequenceInternals {
+  _lock?: object;
+  _contextTokens?: Token[];
+  _nextTokenIndex?: number;
+  _loadedTokenPredictions?: unknown[];
+  _tokenPredictorOwner?: object;
+  _abortTokenPredictor?: (skipClearingPredictionsFromState?: boolean) => Promise<void>;
+}
+type Locks = { acquireLock(scope: readonly unknown[]): Promise<{ dispose(): void }> };
+
+/**
+ * Sequence states in memory for `context`, or undefined where they cannot serve: an addon without
+ * the project's `restoreCheckpointInto` (the prebuilt library: its checkpoints restore only into
+ * the sequence they came from; sidecar/native/state-into.patch), or a model whose cache keeps only
+ * part of a sequence in a checkpoint (sliding-window, recurrent or hybrid models). The copies go
+ * through node-llama-cpp's checkpoint object (`llama_state_seq_get_data` / `set_data` on a buffer)
+ * under the same sequence and context locks as its state files.
+ */
+export async function sequenceStates(llama: Llama, model: LlamaModel, context: LlamaContext): Promise<SequenceStates | undefined> {
+  const native = (context as unknown as StateContextInternals)._ctx;
+  const restoreInto = native?.restoreCheckpointInto;
+  const Checkpoint = (llama as unknown as { _bindings?: { AddonContextSequenceCheckpoint?: unknown } })._bindings?.AddonContextSequenceCheckpoint;
+  const insights = model.fileInsights;
+  if (typeof restoreInto !== "function" || insights.isHybrid || insights.isRecurrent || insights.swaSize !== undefined) return undefined;
+  if (typeof Checkpoint !== "function") fail("Llama._bindings.AddonContextSequenceCheckpoint");
+  const locks = await llamaLocks();
+  const locked = async <T>(sequence: LlamaContextSequence, work: (internals: StateSequenceInternals) => Promise<T>): Promise<T> => {
+    const internals = sequence as unknown as StateSequenceInternals;
+    if (internals._lock === undefined) fail("LlamaContextSequence._lock");
+    // The order node-llama-cpp takes them in for its state files.
+    const evaluator = await locks.acquireLock([internals._lock, "evaluate"]);
+    const contextLock = await locks.acquireLock([context, "context"]).catch((error: unknown) => {
+      evaluator.dispose();
+      throw error;
+    });
+    try {
+      return await work(internals);
+    } finally {
+      contextLock.dispose();
+      evaluator.dispose();
+    }
+  };
+  const held = new WeakMap<HeldState, NativeCheckpoint>();
+  return {
+    capture: (sequence, reuse) =>
+      locked(sequence, async (internals) => {
+        const reused = reuse === undefined ? undefined : held.get(reuse);
+        if (reuse !== undefined) held.delete(reuse);
+        const checkpoint = reused ?? new (Checkpoint as new () => NativeCheckpoint)();
+        await checkpoint.init(native, sequenceIdOf(sequence), reused !== undefined);
+        if (checkpoint.maxPos !== (internals._nextTokenIndex ?? 0) - 1) {
+          checkpoint.dispose();
+          throw new Error(`the captured state ends at ${checkpoint.maxPos}, not at the sequence's last token`);
+        }
+        const state: HeldState = { bytes: checkpoint.size, dispose: () => checkpoint.dispose() };
+        held.set(state, checkpoint);
+        return state;
+      }),
+    restore: (sequence, state, tokens) =>
+      locked(sequence, async (internals) => {
+        const checkpoint = held.get(state);
+        if (checkpoint === undefined) throw new Error("a state of another context");
+        await forget(internals);
+        const id = sequenceIdOf(sequence);
+        const restored = (await restoreInto.call(native, checkpoint, tokens.length - 1, id)) === true;
+        if (!restored) {
+          (native?.disposeSequence as (id: number) => void).call(native, id);
+          throw new Error("the addon did not restore it");
+        }
+        internals._contextTokens = tokens.slice();
+        internals._nextTokenIndex = tokens.length;
+      }),
+  };
+}
+
+/** Empties node-llama-cpp's record of what a sequence holds, as it does before loading a state file. */
+async function forget(internals: StateSequenceInternals): Promise<void> {
+  if (typeof internals._abortTokenPredictor !== "function") fail("LlamaContextSequence._abortTokenPredictor");
+  if (!Array.isArray(internals._loadedTokenPredictions)) fail("LlamaContextSequence._loadedTokenPredictions");
+  internals._tokenPredictorOwner = {};
+  await internals._abortTokenPredictor(true);
+  internals._loadedTokenPredictions.length = 0;
+  internals._nextTokenIndex = 0;
+  internals._contextTokens = [];
+}
+
+/** node-llama-cpp's own copy of lifecycle-utils: locks are that module's state, so they must come from the copy it imports. */
+async function llamaLocks(): Promise<Locks> {
+  const fromLlama = createRequire(createRequire(import.meta.url).resolve("node-llama-cpp"));
+  const locks = (await import(pathToFileURL(fromLlama.resolve("lifecycle-utils")).href)) as Partial<Locks>;
+  if (typeof locks.acquireLock !== "function") fail("lifecycle-utils' acquireLock");
+  return locks as Locks;
 }
 
 /** The installed node-llama-cpp's version, read from its package.json. */

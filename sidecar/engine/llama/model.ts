@@ -26,7 +26,7 @@ import { replySyntax, type ReplySyntax } from "./reply-syntax.js";
 import { thinkingOffWrapper } from "./thinking-switch.js";
 import { TokenBytes } from "./token-bytes.js";
 import { batchThreadsMinTokens, useBatchThreads } from "./batch-threads.js";
-import { checkLlamaInternals } from "./llama-internals.js";
+import { checkLlamaInternals, sequenceStates, type SequenceStates } from "./llama-internals.js";
 import { cacheRamMiB, KvTier, modelIdentity } from "./kv-tier.js";
 
 /**
@@ -144,6 +144,8 @@ export interface LoadedModel {
   readonly ranker: Ranker;
   /** Sequences' states kept in host memory (kv-tier.ts); undefined when `--cache-ram` is 0. */
   readonly kvTier: KvTier | undefined;
+  /** Sequence states copied in memory, where the engine can (llama-internals.ts); else the tier and choices use state files. */
+  readonly states: SequenceStates | undefined;
   dispose(): Promise<void>;
 }
 
@@ -201,7 +203,8 @@ export async function loadModel(options: ModelOptions): Promise<LoadedModel> {
   const { chatWrapper, template } = chatWrapperOf(model, options.chatTemplate);
   const thinkingOff = thinkingOffWrapper(template, chatWrapper, (settings) => chatWrapperOf(model, options.chatTemplate, settings).chatWrapper);
   const id = options.id ?? path.basename(options.modelPath).replace(/\.gguf$/i, "");
-  const kvTier = await openKvTier(options, context.contextSize, scheduler);
+  const states = await sequenceStates(llama, model, context);
+  const kvTier = await openKvTier(options, context.contextSize, scheduler, states);
   const pool = new SequencePool(context, {
     maxQueue: options.maxQueue,
     queueTimeoutMs: options.queueTimeoutMs,
@@ -232,6 +235,7 @@ export async function loadModel(options: ModelOptions): Promise<LoadedModel> {
     kind: modelKind(model.fileInsights),
     ranker,
     kvTier,
+    states,
     gpu: await gpuReport(llama, model),
     async dispose() {
       await kvTier?.dispose(pool.all());
@@ -312,12 +316,13 @@ function rankerOf(model: LlamaModel, options: ModelOptions, threadsBatch: number
 }
 
 /** The KV cache tier of `--cache-ram` MiB, or none for 0. */
-async function openKvTier(options: ModelOptions, contextSize: number, scheduler: BatchScheduler): Promise<KvTier | undefined> {
+async function openKvTier(options: ModelOptions, contextSize: number, scheduler: BatchScheduler, states: SequenceStates | undefined): Promise<KvTier | undefined> {
   const mib = cacheRamMiB(options.cacheRam ?? 0);
   if (mib <= 0) return undefined;
   return KvTier.open({
     budgetBytes: mib * 2 ** 20,
     dir: options.cacheDir,
+    states,
     identity: modelIdentity(options.modelPath, contextSize),
     between: (sequence, work) => scheduler.between(sequence, work),
   });
