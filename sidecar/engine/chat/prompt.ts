@@ -300,7 +300,7 @@ export function renderChatPrefix(loaded: LoadedModel, chat: Chat, messages: numb
   const head = { ...chat, messages: chat.messages.slice(0, messages) };
   const wrapper = wrapperOf(loaded, chat);
   const state = chatState(wrapper, placedHistory(wrapper, head, false), functionsOf(chat, tools, toolUseOf(chat, tools)));
-  return state.contextText.tokenize(loaded.model.tokenizer);
+  return state.contextText.tokenize(loaded.tokenizer);
 }
 
 export function renderChat(loaded: LoadedModel, chat: Chat): RenderedPrompt {
@@ -335,5 +335,5 @@ export function renderChat(loaded: LoadedModel, chat: Chat): RenderedPrompt {
   const rendered = state.contextText.toString().trimEnd();
   const startsInReasoning =
     thought !== undefined && (thought.prefix === undefined || (thought.prefix.trim() !== "" && rendered.endsWith(thought.prefix.trim())));
-  return { tokens: state.contextText.tokenize(model.tokenizer), stopTokens, stopTexts, parsed: true, startsInReasoning, toolUse };
+  return { tokens: state.contextText.tokenize(loaded.tokenizer), stopTokens, stopTexts, parsed: true, startsInReasoning, toolUse };
 }

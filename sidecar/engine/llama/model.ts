@@ -14,6 +14,7 @@ import {
   type LlamaContext,
   type LlamaContextSequence,
   type LlamaModel,
+  type Tokenizer,
 } from "node-llama-cpp";
 import { Embedder } from "./embeddings.js";
 import { modelKind, Ranker, type ModelKind } from "./ranking.js";
@@ -27,6 +28,7 @@ import { thinkingOffWrapper } from "./thinking-switch.js";
 import { TokenBytes } from "./token-bytes.js";
 import { batchThreadsMinTokens, useBatchThreads } from "./batch-threads.js";
 import { checkLlamaInternals, sequenceStates, type SequenceStates } from "./llama-internals.js";
+import { cachedTokenizer } from "./tokenizer-cache.js";
 import { cacheRamMiB, KvTier, modelIdentity } from "./kv-tier.js";
 
 /**
@@ -144,6 +146,8 @@ export interface LoadedModel {
   readonly ranker: Ranker;
   /** Sequences' states kept in host memory (kv-tier.ts); undefined when `--cache-ram` is 0. */
   readonly kvTier: KvTier | undefined;
+  /** The model's tokenizer, keeping long texts' tokens for the turns that send them again (tokenizer-cache.ts). */
+  readonly tokenizer: Tokenizer;
   /** Sequence states copied in memory, where the engine can (llama-internals.ts); else the tier and choices use state files. */
   readonly states: SequenceStates | undefined;
   dispose(): Promise<void>;
@@ -224,6 +228,7 @@ export async function loadModel(options: ModelOptions): Promise<LoadedModel> {
     replySyntax: replySyntax(chatWrapper, template),
     pool,
     tokenBytes: new TokenBytes(model),
+    tokenizer: cachedTokenizer(model.tokenizer),
     contextSize: context.contextSize,
     trainedContextSize: model.trainContextSize,
     vocabularySize: vocabulary,
