@@ -90,44 +90,48 @@ describe("KV cache tier with a model", () => {
     for (const folder of folders) await rm(folder, { recursive: true, force: true });
   });
 
-  it.each(["in memory", "in --cache-dir files"])("restores a returning prompt over one sequence, with the tokens of a cold run, saving each state once (%s)", async (store) => {
-    const cacheDir = store === "in memory" ? undefined : await mkdtemp(path.join(os.tmpdir(), "kv-tier-test-"));
-    if (cacheDir !== undefined) folders.push(cacheDir);
-    const loaded = await load({ cacheRam: 64, cacheDir });
-    try {
-      // Where the states are: memory on the local build (no folder), else files.
-      expect(loaded.kvTier?.dir === "").toBe(cacheDir === undefined && loaded.states !== undefined);
-      const first = await run(loaded, A);
-      expect(first.tokens).toEqual(reference.get(A));
-      expect((await run(loaded, B)).tokens).toEqual(reference.get(B));
-      for (let turn = 0; turn < 2; turn++) {
-        const a = await run(loaded, A);
-        expect(a.cached).toBe(a.promptTokens - 1);
-        expect(a.tokens).toEqual(reference.get(A));
-        const b = await run(loaded, B);
-        expect(b.cached).toBe(b.promptTokens - 1);
-        expect(b.tokens).toEqual(reference.get(B));
+  it.each(["in memory", "in --cache-dir files"])(
+    "restores a returning prompt over one sequence, with the tokens of a cold run, saving each state once (%s)",
+    async (store) => {
+      const cacheDir = store === "in memory" ? undefined : await mkdtemp(path.join(os.tmpdir(), "kv-tier-test-"));
+      if (cacheDir !== undefined) folders.push(cacheDir);
+      const loaded = await load({ cacheRam: 64, cacheDir });
+      try {
+        // Where the states are: memory on the local build (no folder), else files.
+        expect(loaded.kvTier?.dir === "").toBe(cacheDir === undefined && loaded.states !== undefined);
+        const first = await run(loaded, A);
+        expect(first.tokens).toEqual(reference.get(A));
+        expect((await run(loaded, B)).tokens).toEqual(reference.get(B));
+        for (let turn = 0; turn < 2; turn++) {
+          const a = await run(loaded, A);
+          expect(a.cached).toBe(a.promptTokens - 1);
+          expect(a.tokens).toEqual(reference.get(A));
+          const b = await run(loaded, B);
+          expect(b.cached).toBe(b.promptTokens - 1);
+          expect(b.tokens).toEqual(reference.get(B));
+        }
+        // A grown prompt: the saved prefix restored, only the rest evaluated.
+        const grown = await run(loaded, EXTENDED_A);
+        expect(grown.cached).toBeGreaterThanOrEqual(first.promptTokens - 1);
+        expect(grown.cached).toBeLessThan(grown.promptTokens - 1);
+        expect(grown.tokens).toEqual(reference.get(EXTENDED_A));
+        const stats = loaded.kvTier?.stats;
+        expect(stats?.hits).toBe(5);
+        expect(stats?.saves).toBe(2);
+        expect(stats?.states).toBe(2);
+        expect(stats?.dropped).toBe(0);
+        await loaded.kvTier?.settled();
+        const files = cacheDir === undefined ? [] : (await readdir(loaded.kvTier?.dir ?? "")).filter((name) => name.endsWith(".kv"));
+        // The grown prompt, saved ahead, supersedes A's state: A's prompt and all but A's last few
+        // (generated) tokens are in it. One file a state with --cache-dir, none in memory.
+        expect(files).toHaveLength(cacheDir === undefined ? 0 : 2);
+        expect(loaded.kvTier?.stats).toMatchObject({ states: 2, saves: 3 });
+      } finally {
+        await loaded.dispose();
       }
-      // A grown prompt: the saved prefix restored, only the rest evaluated.
-      const grown = await run(loaded, EXTENDED_A);
-      expect(grown.cached).toBeGreaterThanOrEqual(first.promptTokens - 1);
-      expect(grown.cached).toBeLessThan(grown.promptTokens - 1);
-      expect(grown.tokens).toEqual(reference.get(EXTENDED_A));
-      const stats = loaded.kvTier?.stats;
-      expect(stats?.hits).toBe(5);
-      expect(stats?.saves).toBe(2);
-      expect(stats?.states).toBe(2);
-      expect(stats?.dropped).toBe(0);
-      await loaded.kvTier?.settled();
-      const files = cacheDir === undefined ? [] : (await readdir(loaded.kvTier?.dir ?? "")).filter((name) => name.endsWith(".kv"));
-      // The grown prompt, saved ahead, supersedes A's state: A's prompt and all but A's last few
-      // (generated) tokens are in it. One file a state with --cache-dir, none in memory.
-      expect(files).toHaveLength(cacheDir === undefined ? 0 : 2);
-      expect(loaded.kvTier?.stats).toMatchObject({ states: 2, saves: 3 });
-    } finally {
-      await loaded.dispose();
-    }
-  }, 120_000);
+    },
+    120_000,
+  );
 
   it("saves a sequence left idle at once while sequences are being taken over, and not before", async () => {
     const loaded = await load({ cacheRam: 64 });
@@ -201,34 +205,38 @@ describe("KV cache tier with a model", () => {
     }
   }, 120_000);
 
-  it.skipIf(process.env["ENGINE"] === "prebuilt")("copies a state in memory into another sequence on the local build, which then serves the prompt", async () => {
-    const loaded = await load({ cacheRam: 0, sequences: 2 });
-    try {
-      expect(loaded.llama.buildType).toBe("localBuild");
-      const states = loaded.states;
-      if (states === undefined) throw new Error("the local build has no sequence states in memory");
-      await run(loaded, A);
-      const [from, to] = [...loaded.pool.all()].sort((x, y) => y.nextTokenIndex - x.nextTokenIndex);
-      if (from === undefined || to === undefined) throw new Error("two sequences expected");
-      const tokens = from.contextTokens.slice();
-      expect(to.nextTokenIndex).toBe(0);
-      const state = await states.capture(from);
+  it.skipIf(process.env["ENGINE"] === "prebuilt")(
+    "copies a state in memory into another sequence on the local build, which then serves the prompt",
+    async () => {
+      const loaded = await load({ cacheRam: 0, sequences: 2 });
       try {
-        await states.restore(to, state, tokens);
+        expect(loaded.llama.buildType).toBe("localBuild");
+        const states = loaded.states;
+        if (states === undefined) throw new Error("the local build has no sequence states in memory");
+        await run(loaded, A);
+        const [from, to] = [...loaded.pool.all()].sort((x, y) => y.nextTokenIndex - x.nextTokenIndex);
+        if (from === undefined || to === undefined) throw new Error("two sequences expected");
+        const tokens = from.contextTokens.slice();
+        expect(to.nextTokenIndex).toBe(0);
+        const state = await states.capture(from);
+        try {
+          await states.restore(to, state, tokens);
+        } finally {
+          state.dispose();
+        }
+        expect(to.contextTokens).toEqual(tokens);
+        await from.eraseContextTokenRanges([{ start: 0, end: from.nextTokenIndex }]);
+        // Only the copy holds A now: the prompt is served from it, as a cold run.
+        const a = await run(loaded, A);
+        expect(a.cached).toBe(a.promptTokens - 1);
+        expect(a.tokens).toEqual(reference.get(A));
+        expect(to.contextTokens.slice(0, tokens.length)).toEqual(tokens);
       } finally {
-        state.dispose();
+        await loaded.dispose();
       }
-      expect(to.contextTokens).toEqual(tokens);
-      await from.eraseContextTokenRanges([{ start: 0, end: from.nextTokenIndex }]);
-      // Only the copy holds A now: the prompt is served from it, as a cold run.
-      const a = await run(loaded, A);
-      expect(a.cached).toBe(a.promptTokens - 1);
-      expect(a.tokens).toEqual(reference.get(A));
-      expect(to.contextTokens.slice(0, tokens.length)).toEqual(tokens);
-    } finally {
-      await loaded.dispose();
-    }
-  }, 120_000);
+    },
+    120_000,
+  );
 
   it("keeps its states in --cache-dir across a restart, and loads none of another model", async () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), "kv-tier-test-"));

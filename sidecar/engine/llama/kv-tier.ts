@@ -256,7 +256,11 @@ export class KvTier {
     const file = `${randomUUID()}.kv`;
     let bytes: number;
     try {
-      bytes = await this.#write(sequence, file, [...this.#entries.values()].filter((entry) => supersedes(tokens, entry, now) !== undefined));
+      bytes = await this.#write(
+        sequence,
+        file,
+        [...this.#entries.values()].filter((entry) => supersedes(tokens, entry, now) !== undefined),
+      );
     } catch (error) {
       this.#log(`kv tier: a ${tokens.length}-token state could not be saved (${message(error)})`);
       if (this.#options.states === undefined) await rm(path.join(this.dir, file), { force: true });

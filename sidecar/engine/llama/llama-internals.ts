@@ -210,6 +210,8 @@ export async function sequenceStates(llama: Llama, model: LlamaModel, context: L
   const insights = model.fileInsights;
   if (typeof restoreInto !== "function" || insights.isHybrid || insights.isRecurrent || insights.swaSize !== undefined) return undefined;
   if (typeof Checkpoint !== "function") fail("Llama._bindings.AddonContextSequenceCheckpoint");
+  const disposeSequence = native?.disposeSequence;
+  if (typeof disposeSequence !== "function") fail("LlamaContext._ctx.disposeSequence");
   const locks = await llamaLocks();
   const locked = async <T>(sequence: LlamaContextSequence, work: (internals: StateSequenceInternals) => Promise<T>): Promise<T> => {
     const internals = sequence as unknown as StateSequenceInternals;
@@ -251,7 +253,7 @@ export async function sequenceStates(llama: Llama, model: LlamaModel, context: L
         const id = sequenceIdOf(sequence);
         const restored = (await restoreInto.call(native, checkpoint, tokens.length - 1, id)) === true;
         if (!restored) {
-          (native?.disposeSequence as (id: number) => void).call(native, id);
+          disposeSequence.call(native, id);
           throw new Error("the addon did not restore it");
         }
         internals._contextTokens = tokens.slice();

@@ -321,7 +321,12 @@ function rankerOf(model: LlamaModel, options: ModelOptions, threadsBatch: number
 }
 
 /** The KV cache tier of `--cache-ram` MiB, or none for 0. */
-async function openKvTier(options: ModelOptions, contextSize: number, scheduler: BatchScheduler, states: SequenceStates | undefined): Promise<KvTier | undefined> {
+async function openKvTier(
+  options: ModelOptions,
+  contextSize: number,
+  scheduler: BatchScheduler,
+  states: SequenceStates | undefined,
+): Promise<KvTier | undefined> {
   const mib = cacheRamMiB(options.cacheRam ?? 0);
   if (mib <= 0) return undefined;
   return KvTier.open({
