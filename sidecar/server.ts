@@ -136,6 +136,14 @@ async function loadAtStart(registry: ModelRegistry, preload: readonly string[]):
   await registry.preload(preload);
 }
 
+/** The start of a shutdown: health says NOT_SERVING, no model loads, and every waiting call is refused. */
+function refuseNewWork(health: ReturnType<typeof addInferenceService>, registry: ModelRegistry): void {
+  health.setStatus("", "NOT_SERVING");
+  health.setStatus("inference.v1.InferenceService", "NOT_SERVING");
+  registry.beginDrain();
+  for (const m of registry.loaded()) m.pool.rejectWaiting(unavailable("the sidecar is shutting down"));
+}
+
 export async function startSidecar(config: StartOptions): Promise<RunningSidecar> {
   const { token, tlsCert, tlsKey, metricsPort, metricsHost = "127.0.0.1", heartbeatMs = DEFAULT_HEARTBEAT_MS, resumable = DEFAULT_RESUMABLE } = config;
   const { registry, shared } = await openRegistry(config);
@@ -175,10 +183,7 @@ export async function startSidecar(config: StartOptions): Promise<RunningSidecar
     stop() {
       stopping ??= (async () => {
         serving = false;
-        health.setStatus("", "NOT_SERVING");
-        health.setStatus("inference.v1.InferenceService", "NOT_SERVING");
-        registry.beginDrain();
-        for (const m of registry.loaded()) m.pool.rejectWaiting(unavailable("the sidecar is shutting down"));
+        refuseNewWork(health, registry);
         const deadline = Date.now() + config.drainMs;
         const drained = (): boolean => metrics.generationsActive === 0;
         // Stop accepting new calls at once; calls in progress keep their connections.

@@ -25,6 +25,15 @@ const conversation = [
   { role: "user", content: [{ type: "input_text", text: "Anything else?" }] },
 ];
 
+/** Posts `body` to `path`: a 400 with exactly this error, and nothing reached the sidecar. */
+async function expectRefused(path: string, body: unknown, message: string, param: string): Promise<void> {
+  const { app, sidecar } = testApp(script);
+  const res = await post(app, path, body);
+  expect(res.status).toBe(400);
+  expect(await res.json()).toEqual({ error: { message, type: "invalid_request_error", param, code: null } });
+  expect(sidecar.calls).toHaveLength(0);
+}
+
 describe("POST /v1/responses/compact", () => {
   it("answers response.compaction: the user messages, then one compaction item holding the model's summary", async () => {
     const { app } = testApp(script);
@@ -69,28 +78,16 @@ describe("POST /v1/responses/compact", () => {
   });
 
   it("requires model, as OpenAI does", async () => {
-    const { app, sidecar } = testApp(script);
-    const res = await post(app, "/v1/responses/compact", { input: "Compact this conversation." });
-    expect(res.status).toBe(400);
-    expect(await res.json()).toEqual({
-      error: { message: "Missing required parameter: 'model'.", type: "invalid_request_error", param: "model", code: null },
-    });
-    expect(sidecar.calls).toHaveLength(0);
+    await expectRefused("/v1/responses/compact", { input: "Compact this conversation." }, "Missing required parameter: 'model'.", "model");
   });
 
   it("refuses previous_response_id by name", async () => {
-    const { app, sidecar } = testApp(script);
-    const res = await post(app, "/v1/responses/compact", { model: "m", input: "Hi", previous_response_id: "resp_1" });
-    expect(res.status).toBe(400);
-    expect(await res.json()).toEqual({
-      error: {
-        message: "previous_response_id is not supported on /v1/responses/compact: send the whole conversation in 'input'.",
-        type: "invalid_request_error",
-        param: "previous_response_id",
-        code: null,
-      },
-    });
-    expect(sidecar.calls).toHaveLength(0);
+    await expectRefused(
+      "/v1/responses/compact",
+      { model: "m", input: "Hi", previous_response_id: "resp_1" },
+      "previous_response_id is not supported on /v1/responses/compact: send the whole conversation in 'input'.",
+      "previous_response_id",
+    );
   });
 });
 
@@ -114,20 +111,13 @@ describe("a compaction item in input", () => {
 
   it("is refused when this server did not make it: another server's, a damaged one, a reasoning item's", async () => {
     for (const encrypted of ["gAAAAABo-compacted-by-someone-else", "llm-edge.c1.!!!", sealReasoning(SUMMARY)]) {
-      const { app, sidecar } = testApp(script);
-      const res = await post(app, "/v1/responses", { model: "m", input: [{ type: "compaction", encrypted_content: encrypted }] });
-      expect(res.status).toBe(400);
-      expect(await res.json()).toEqual({
-        error: {
-          message:
-            "Invalid 'input[0].encrypted_content': is not a compaction this server made: send back the compaction item this server's " +
-            "/v1/responses/compact returned, unchanged",
-          type: "invalid_request_error",
-          param: "input[0].encrypted_content",
-          code: null,
-        },
-      });
-      expect(sidecar.calls).toHaveLength(0);
+      await expectRefused(
+        "/v1/responses",
+        { model: "m", input: [{ type: "compaction", encrypted_content: encrypted }] },
+        "Invalid 'input[0].encrypted_content': is not a compaction this server made: send back the compaction item this server's " +
+          "/v1/responses/compact returned, unchanged",
+        "input[0].encrypted_content",
+      );
     }
   });
 });
@@ -178,18 +168,12 @@ describe("a compaction_trigger as the last input item of /v1/responses (Codex's 
   });
 
   it("is refused anywhere but last", async () => {
-    const { app, sidecar } = testApp(script);
-    const res = await post(app, "/v1/responses", { model: "m", input: [{ type: "compaction_trigger" }, ...conversation] });
-    expect(res.status).toBe(400);
-    expect(await res.json()).toEqual({
-      error: {
-        message: "Invalid 'input[0].type': a 'compaction_trigger' item must be the last input item",
-        type: "invalid_request_error",
-        param: "input[0].type",
-        code: null,
-      },
-    });
-    expect(sidecar.calls).toHaveLength(0);
+    await expectRefused(
+      "/v1/responses",
+      { model: "m", input: [{ type: "compaction_trigger" }, ...conversation] },
+      "Invalid 'input[0].type': a 'compaction_trigger' item must be the last input item",
+      "input[0].type",
+    );
   });
 });
 
@@ -277,18 +261,12 @@ describe("context_management: [{type: 'compaction'}] on /v1/responses (server-si
   });
 
   it("refuses a context_management type other than compaction", async () => {
-    const { app, sidecar } = testApp(script);
-    const res = await post(app, "/v1/responses", { model: "m", input: "Hi", context_management: [{ type: "truncation" }] });
-    expect(res.status).toBe(400);
-    expect(await res.json()).toEqual({
-      error: {
-        message: "Invalid 'context_management[0].type': the only context_management type is 'compaction'",
-        type: "invalid_request_error",
-        param: "context_management[0].type",
-        code: null,
-      },
-    });
-    expect(sidecar.calls).toHaveLength(0);
+    await expectRefused(
+      "/v1/responses",
+      { model: "m", input: "Hi", context_management: [{ type: "truncation" }] },
+      "Invalid 'context_management[0].type': the only context_management type is 'compaction'",
+      "context_management[0].type",
+    );
   });
 
   it("renders a later turn from the latest compaction item on, with the user messages before it", async () => {

@@ -253,26 +253,29 @@ export class KvTier {
       return this.#writeIndex();
     }
     if (tokens.length * this.#bytesPerToken > this.#options.budgetBytes) return;
+    // States this one (nearly) extends are superseded (the same session, turns ago); it takes their marks.
+    const superseded = [...this.#entries.values()].flatMap((entry) => {
+      const shared = supersedes(tokens, entry, now);
+      return shared === undefined ? [] : [{ entry, shared }];
+    });
     const file = `${randomUUID()}.kv`;
     let bytes: number;
     try {
       bytes = await this.#write(
         sequence,
         file,
-        [...this.#entries.values()].filter((entry) => supersedes(tokens, entry, now) !== undefined),
+        superseded.map(({ entry }) => entry),
       );
     } catch (error) {
       this.#log(`kv tier: a ${tokens.length}-token state could not be saved (${message(error)})`);
       if (this.#options.states === undefined) await rm(path.join(this.dir, file), { force: true });
       return;
     }
-    // States this one (nearly) extends are superseded (the same session, turns ago); it takes their marks.
     const inherited: KvMark[] = [];
-    for (const [old, entry] of this.#entries) {
-      const shared = supersedes(tokens, entry, now);
-      if (shared === undefined) continue;
+    for (const { entry, shared } of superseded) {
+      if (!this.#entries.has(entry.file)) continue;
       inherited.push(...liveMarks(entry.marks ?? [], now, shared));
-      this.#remove(old);
+      this.#remove(entry.file);
     }
     const kept = liveMarks([...marks, ...inherited], now, tokens.length);
     this.#entries.set(file, { file, tokens, bytes, model: this.#options.identity, ...(kept.length > 0 ? { marks: kept } : {}) });

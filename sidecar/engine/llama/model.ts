@@ -197,13 +197,7 @@ export async function loadModel(options: ModelOptions): Promise<LoadedModel> {
     ...(options.onProgress ? { onLoadProgress: options.onProgress } : {}),
     ...(options.loadSignal ? { loadSignal: options.loadSignal } : {}),
   });
-  // Requests on their way to their first decode; an idle context's first batch waits for them.
-  const arrivals = new Arrivals();
-  const context = await createContext(llama, model, options, threadsBatch, arrivals);
-  await checkLlamaInternals({ llama, model, context });
-  const batchThreadsFrom = batchThreadsMinTokens(model.size);
-  useBatchThreads(context, { decode: threads, batch: threadsBatch, minTokens: batchThreadsFrom });
-  const scheduler = scheduleBatches(context, arrivals);
+  const { context, scheduler, batchThreadsFrom } = await scheduledContext(llama, model, options, threads, threadsBatch);
   const { chatWrapper, template } = chatWrapperOf(model, options.chatTemplate);
   const thinkingOff = thinkingOffWrapper(template, chatWrapper, (settings) => chatWrapperOf(model, options.chatTemplate, settings).chatWrapper);
   const id = options.id ?? path.basename(options.modelPath).replace(/\.gguf$/i, "");
@@ -250,6 +244,17 @@ export async function loadModel(options: ModelOptions): Promise<LoadedModel> {
       await model.dispose();
     },
   };
+}
+
+/** The model's context, checked, with its thread counts per batch and its batch scheduler. */
+async function scheduledContext(llama: Llama, model: LlamaModel, options: ModelOptions, threads: number, threadsBatch: number) {
+  // Requests on their way to their first decode; an idle context's first batch waits for them.
+  const arrivals = new Arrivals();
+  const context = await createContext(llama, model, options, threadsBatch, arrivals);
+  await checkLlamaInternals({ llama, model, context });
+  const batchThreadsFrom = batchThreadsMinTokens(model.size);
+  useBatchThreads(context, { decode: threads, batch: threadsBatch, minTokens: batchThreadsFrom });
+  return { context, scheduler: scheduleBatches(context, arrivals), batchThreadsFrom };
 }
 
 /** The model's one context: every sequence, its batches shared and scheduled (batch-shares.ts, arrivals.ts). */
