@@ -6,17 +6,37 @@
 
 /** One request's place among those arriving. */
 export interface ArrivalTicket {
-  /** Its sidecar call is about to be made: how many others are still on their way. Idempotent. */
-  sent(): number;
+  /**
+   * Its sidecar call is about to be made: waits for the requests already at this process's door
+   * (`Arriving.gathered`), then says how many others are still on their way. Sent once.
+   */
+  sent(): Promise<number>;
   /** It will make no sidecar call (refused, failed). Idempotent; no-op after `sent`. */
   leave(): void;
 }
 
+/**
+ * Event-loop turns a request waits before its sidecar call, at least: the first ends the reading
+ * of the sockets already underway when it started, the second reads them once more, so requests
+ * whose bytes came in meanwhile are counted. Nothing waiting, two turns take a few microseconds.
+ */
+export const GATHER_MIN_TURNS = 2;
+/** At most this many turns, however long a burst keeps coming. */
+export const GATHER_MAX_TURNS = 8;
+
+type Schedule = (run: () => void) => void;
+// Node's setImmediate runs after the sockets are read; where there is none (Workers), a 0 ms timer.
+const scheduled = (globalThis as { setImmediate?: Schedule }).setImmediate;
+const nextTurn = (): Promise<void> => new Promise((resolve) => (scheduled ?? ((run: () => void) => setTimeout(run, 0)))(resolve));
+
 export class Arriving {
   #count = 0;
+  /** Requests ever entered: a turn that raised it brought a new one. */
+  #entered = 0;
 
   enter(): ArrivalTicket {
     this.#count++;
+    this.#entered++;
     let here = true;
     const leave = (): void => {
       if (!here) return;
@@ -24,12 +44,27 @@ export class Arriving {
       this.#count--;
     };
     return {
-      sent: () => {
+      sent: async () => {
+        if (here) await this.gathered();
         const others = here ? this.#count - 1 : 0;
         leave();
         return others;
       },
       leave,
     };
+  }
+
+  /**
+   * Waits while requests keep coming: GATHER_MIN_TURNS event-loop turns, then more while the last
+   * one brought a new request, at most GATHER_MAX_TURNS. Without it, four requests a client sent at
+   * once reached the Node edge 1–5 ms apart (each waits for the one before to be handled), the
+   * first went to its sidecar alone, and its prompt was evaluated before the others came.
+   */
+  async gathered(): Promise<void> {
+    for (let turn = 1; turn <= GATHER_MAX_TURNS; turn++) {
+      const before = this.#entered;
+      await nextTurn();
+      if (turn >= GATHER_MIN_TURNS && this.#entered === before) return;
+    }
   }
 }

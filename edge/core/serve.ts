@@ -75,7 +75,7 @@ export async function generateFor<S extends GenerationSchema>(
     await checkChoices(context.sidecars, generateRequest, { resumable: resumeName !== undefined, stored: endpoint.finished !== undefined });
   const abort = linkedAbort(request.signal);
   // The requests right behind this one, for the sidecar's first batch to wait for (arriving.ts).
-  generateRequest.arrivingWith = ticket?.sent() ?? 0;
+  generateRequest.arrivingWith = ticket === undefined ? 0 : await ticket.sent();
   // The GenAI span, when the request is traced; its context goes to the sidecar (edge/trace/).
   const headers = recordOf(request)?.trace?.generation(generateRequest, stream, endpoint.affinity?.(body).id, body);
   const opened = await openFor(endpoint, body, generateRequest, { stream, abort, headers }, context);

@@ -2,7 +2,7 @@
 // others this app holds right behind it (GenerateRequest.arriving_with), so that the sidecar's idle
 // context evaluates their prompts in one batch; a request refused before its call counts no more.
 import { describe, expect, it } from "vitest";
-import { Arriving } from "../../edge/core/arriving.js";
+import { type ArrivalTicket, Arriving, GATHER_MAX_TURNS } from "../../edge/core/arriving.js";
 import { post, testApp } from "../support/app.js";
 
 const CHAT = { model: "m", messages: [{ role: "user", content: "hi" }] };
@@ -19,6 +19,14 @@ describe("arriving_with", () => {
     expect(sidecar.calls.map((c) => c.request.arrivingWith)).toEqual([2, 1, 0]);
   });
 
+  it("a request that comes an event-loop turn after another is counted by it", async () => {
+    const { app, sidecar } = testApp();
+    const first = post(app, "/v1/chat/completions", CHAT);
+    const second = new Promise<Response>((resolve) => setImmediate(() => resolve(post(app, "/v1/completions", { model: "m", prompt: "hi" }))));
+    expect((await Promise.all([first, second])).map((a) => a.status)).toEqual([200, 200]);
+    expect(sidecar.calls.map((c) => c.request.arrivingWith)).toEqual([1, 0]);
+  });
+
   it("a lone request says none; one refused before its call is no longer counted", async () => {
     const { app, sidecar } = testApp();
     const [refused, sent] = await Promise.all([post(app, "/v1/chat/completions", { ...CHAT, temperature: "hot" }), post(app, "/v1/chat/completions", CHAT)]);
@@ -29,14 +37,52 @@ describe("arriving_with", () => {
 });
 
 describe("Arriving", () => {
-  it("counts a ticket once, whether it is sent or leaves", () => {
+  it("counts a ticket once, whether it is sent or leaves", async () => {
     const arriving = new Arriving();
     const [a, b, c] = [arriving.enter(), arriving.enter(), arriving.enter()];
     b.leave();
     b.leave();
-    expect(a.sent()).toBe(1);
-    expect(a.sent()).toBe(0);
+    expect(await a.sent()).toBe(1);
+    expect(await a.sent()).toBe(0);
     a.leave();
-    expect(c.sent()).toBe(0);
+    expect(await c.sent()).toBe(0);
+  });
+
+  it("a request that comes in the next event-loop turns is counted; the wait goes on while they keep coming", async () => {
+    const arriving = new Arriving();
+    const first = arriving.enter();
+    const behind: ArrivalTicket[] = [];
+    // Each arrives one turn after the one before, as requests read off the sockets one by one.
+    const arrive = (left: number): void => {
+      behind.push(arriving.enter());
+      if (left > 1) setImmediate(() => arrive(left - 1));
+    };
+    setImmediate(() => arrive(GATHER_MAX_TURNS - 2));
+    expect(await first.sent()).toBe(GATHER_MAX_TURNS - 2);
+    expect(await Promise.all(behind.map((ticket) => ticket.sent()))).toEqual(Array.from({ length: GATHER_MAX_TURNS - 2 }, (_, i) => GATHER_MAX_TURNS - 3 - i));
+  });
+
+  it("does not wait for a request that comes later than a few turns, nor beyond GATHER_MAX_TURNS", async () => {
+    const arriving = new Arriving();
+    const lone = arriving.enter();
+    const late = new Promise<ArrivalTicket>((resolve) => setTimeout(() => resolve(arriving.enter()), 30));
+    expect(await lone.sent()).toBe(0);
+    expect(await (await late).sent()).toBe(0);
+
+    // A burst that never ends: the wait stops after GATHER_MAX_TURNS turns.
+    const first = arriving.enter();
+    let turns = 0;
+    let going = true;
+    const keep = (): void => {
+      if (!going) return;
+      turns++;
+      arriving.enter();
+      setImmediate(keep);
+    };
+    setImmediate(keep);
+    await first.sent();
+    going = false;
+    expect(turns).toBeLessThanOrEqual(GATHER_MAX_TURNS + 1);
+    expect(turns).toBeGreaterThanOrEqual(GATHER_MAX_TURNS - 1);
   });
 });

@@ -16,7 +16,7 @@ import { HealthCheckResponse_ServingStatus, HealthCheckResponseSchema } from "..
 import { rendezvousOrder, sha256Hex } from "../../edge/sidecars/rendezvous.js";
 import { openRouted } from "../../edge/sidecars/route.js";
 import { GenerateRequestSchema, ModelInfoSchema, Role, type GenerateRequest } from "../../proto/gen/inference/v1/inference_pb.js";
-import { fail, FakeSidecar, finish, start, token } from "../support/fake-sidecar.js";
+import { delay, fail, FakeSidecar, finish, start, token } from "../support/fake-sidecar.js";
 
 async function winners(names: readonly string[], keys: readonly string[]): Promise<string[]> {
   return Promise.all(keys.map(async (key) => (await rendezvousOrder(key, names, (n) => n))[0] ?? ""));
@@ -218,7 +218,9 @@ describe("the pool on fake sidecars", () => {
   it("counts a burst of failures on their way together as one: the backoff does not grow with the burst", async () => {
     const { app, a, b, clock } = twoSidecars();
     await health(app);
-    a.script = [fail(Code.Unavailable, "The inference sidecar is unreachable.")];
+    // Both answer after a few milliseconds, as over a network: the burst's calls are on their way together.
+    a.script = [delay(20), fail(Code.Unavailable, "The inference sidecar is unreachable.")];
+    b.script = [delay(20), start(), token("Hi"), finish("stop", { completionTokens: 1 })];
     const burst = await Promise.all([0, 1, 2, 3].map(() => chat(app)));
     expect(burst.map((r) => r.status)).toEqual([200, 200, 200, 200]);
     expect(a.calls.length).toBeGreaterThanOrEqual(2);
