@@ -8,7 +8,7 @@
 export interface ArrivalTicket {
   /**
    * Its sidecar call is about to be made: waits for the requests already at this process's door
-   * (`Arriving.gathered`), then says how many others are still on their way. Sent once.
+   * (`Arriving.#gathered`), then says how many others are still on their way. Sent once.
    */
   sent(): Promise<number>;
   /** It will make no sidecar call (refused, failed). Idempotent; no-op after `sent`. */
@@ -20,7 +20,7 @@ export interface ArrivalTicket {
  * of the sockets already underway when it started, the second reads them once more, so requests
  * whose bytes came in meanwhile are counted. Nothing waiting, two turns take a few microseconds.
  */
-export const GATHER_MIN_TURNS = 2;
+const GATHER_MIN_TURNS = 2;
 /** At most this many turns, however long a burst keeps coming. */
 export const GATHER_MAX_TURNS = 8;
 
@@ -45,7 +45,7 @@ export class Arriving {
     };
     return {
       sent: async () => {
-        if (here) await this.gathered();
+        if (here) await this.#gathered();
         const others = here ? this.#count - 1 : 0;
         leave();
         return others;
@@ -60,7 +60,7 @@ export class Arriving {
    * once reached the Node edge 1–5 ms apart (each waits for the one before to be handled), the
    * first went to its sidecar alone, and its prompt was evaluated before the others came.
    */
-  async gathered(): Promise<void> {
+  async #gathered(): Promise<void> {
     for (let turn = 1; turn <= GATHER_MAX_TURNS; turn++) {
       const before = this.#entered;
       await nextTurn();

@@ -218,9 +218,9 @@ describe("the pool on fake sidecars", () => {
   it("counts a burst of failures on their way together as one: the backoff does not grow with the burst", async () => {
     const { app, a, b, clock } = twoSidecars();
     await health(app);
-    // Both answer after a few milliseconds, as over a network: the burst's calls are on their way together.
-    a.script = [delay(20), fail(Code.Unavailable, "The inference sidecar is unreachable.")];
-    b.script = [delay(20), start(), token("Hi"), finish("stop", { completionTokens: 1 })];
+    // Both answer later, as over a network: the burst's calls are on their way together.
+    a.script = [delay(200), fail(Code.Unavailable, "The inference sidecar is unreachable.")];
+    b.script = [delay(200), start(), token("Hi"), finish("stop", { completionTokens: 1 })];
     const burst = await Promise.all([0, 1, 2, 3].map(() => chat(app)));
     expect(burst.map((r) => r.status)).toEqual([200, 200, 200, 200]);
     expect(a.calls.length).toBeGreaterThanOrEqual(2);
