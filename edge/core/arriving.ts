@@ -2,7 +2,8 @@
 // (`Arriving`): a burst of clients arriving together. The first of them to reach its sidecar says
 // how many are right behind it (proto: GenerateRequest.arriving_with), so that the sidecar's idle
 // context waits for them and evaluates their prompts in one batch (docs/decisions.md, "Batch
-// scheduling"). Memory of this process or isolate only.
+// scheduling"). Where the host sees connections (Node), one just opened counts too: its request is
+// on its way. Memory of this process or isolate only.
 
 /** One request's place among those arriving. */
 export interface ArrivalTicket {
@@ -29,10 +30,36 @@ type Schedule = (run: () => void) => void;
 const scheduled = (globalThis as { setImmediate?: Schedule }).setImmediate;
 const nextTurn = (): Promise<void> => new Promise((resolve) => (scheduled ?? ((run: () => void) => setTimeout(run, 0)))(resolve));
 
+/**
+ * How long a connection that sent no request yet counts as one on its way: no longer than the
+ * sidecar's first batch waits for those announced (sidecar/engine/llama/arrivals.ts).
+ */
+export const OPENED_COUNTS_MS = 25;
+
 export class Arriving {
   #count = 0;
   /** Requests ever entered: a turn that raised it brought a new one. */
   #entered = 0;
+  /** When each connection still without a request opened (`opened`). */
+  readonly #opened = new Set<{ readonly at: number }>();
+
+  readonly #now: () => number;
+
+  constructor(now: () => number = () => performance.now()) {
+    this.#now = now;
+  }
+
+  /**
+   * A client connection opened and sent no request yet: until the returned function is called (its
+   * first request came, or it closed), at most OPENED_COUNTS_MS, it counts among those on their way.
+   * A client sending several requests at once opens a connection for each that its pool lacks, and
+   * their requests come a few ms after the first one's.
+   */
+  opened(): () => void {
+    const entry = { at: this.#now() };
+    this.#opened.add(entry);
+    return () => this.#opened.delete(entry);
+  }
 
   enter(): ArrivalTicket {
     this.#count++;
@@ -46,12 +73,23 @@ export class Arriving {
     return {
       sent: async () => {
         if (here) await this.#gathered();
-        const others = here ? this.#count - 1 : 0;
+        const others = here ? this.#count - 1 + this.#connecting() : 0;
         leave();
         return others;
       },
       leave,
     };
+  }
+
+  /** Connections opened within OPENED_COUNTS_MS that sent no request yet; older ones are forgotten. */
+  #connecting(): number {
+    const since = this.#now() - OPENED_COUNTS_MS;
+    let count = 0;
+    for (const entry of this.#opened) {
+      if (entry.at >= since) count++;
+      else this.#opened.delete(entry);
+    }
+    return count;
   }
 
   /**

@@ -91,6 +91,11 @@ export interface App {
   readonly access: AccessPolicy;
   /** Batches, when served: the host drives them (resume at start, a queue consumer's steps, stop). */
   readonly batches: Batches | undefined;
+  /**
+   * A host that sees connections says one opened; it calls the returned function at the
+   * connection's first request or its close (core/arriving.ts, `opened`).
+   */
+  connectionOpened(): () => void;
 }
 
 /** The sidecars of `options`: `sidecars`, else the one `sidecar`. */
@@ -192,7 +197,7 @@ export function createApp(options: AppOptions): App {
     // The trace this request joined, for the client to find it (docs/contract.md, "Traces").
     return trace === undefined || response.status === 101 ? response : withHeaders(response, { traceresponse: trace.traceparent() });
   };
-  return { fetch, access, batches };
+  return { fetch, access, batches, connectionOpened: () => context.arriving.opened() };
 }
 
 /** A request's spans (edge/trace/), named by the route that serves it. */

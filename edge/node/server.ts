@@ -1,10 +1,10 @@
 // The edge on Node: the same fetch handler served by @hono/node-server, with the connection
 // limits a public Node server needs (docs/contract.md, "Node server limits").
 import { serve } from "@hono/node-server";
-import type { Server, ServerOptions } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { IncomingMessage, Server, ServerOptions } from "node:http";
+import type { AddressInfo, Socket } from "node:net";
 import { DEFAULT_MAX_BODY_BYTES } from "../core/body.js";
-import { createApp, type AppOptions } from "../http/app.js";
+import { createApp, type App, type AppOptions } from "../http/app.js";
 import { DEFAULT_SIDECAR_URL, createSidecarClient, createSidecarHealthClient, type SidecarLink } from "../sidecars/connection.js";
 import { withMetrics, type EdgeMetrics } from "./metrics.js";
 import { startNodeTracing } from "./tracing.js";
@@ -93,6 +93,23 @@ function applyLimits(server: Server, limits: ConnectionLimits): void {
   server.maxConnections = limits.maxConnections;
 }
 
+/**
+ * Tells the app of each new connection, until its first request or its close: a client sending
+ * several requests at once opens one for each that its pool lacks (core/arriving.ts, `opened`).
+ */
+function announceConnections(server: Server, app: App): void {
+  const waiting = new WeakMap<Socket, () => void>();
+  server.on("connection", (socket: Socket) => {
+    const came = app.connectionOpened();
+    waiting.set(socket, came);
+    socket.once("close", came);
+  });
+  server.on("request", (request: IncomingMessage) => {
+    waiting.get(request.socket)?.();
+    waiting.delete(request.socket);
+  });
+}
+
 /** Starts the edge on Node; resolves once it listens. */
 export function startNodeEdge(options: NodeEdgeOptions = {}): Promise<RunningEdge> {
   const { sidecarUrl, sidecarUrls, sidecarLink, sidecarCa, storePath, filesPath, publicDir, port, hostname, limits, metrics, trace, ...appOptions } = options;
@@ -148,6 +165,7 @@ export function startNodeEdge(options: NodeEdgeOptions = {}): Promise<RunningEdg
       });
     }) as Server;
     applyLimits(server, all);
+    announceConnections(server, app);
     sockets.attach(server, handle);
     server.once("error", reject);
   });

@@ -2,7 +2,7 @@
 // others this app holds right behind it (GenerateRequest.arriving_with), so that the sidecar's idle
 // context evaluates their prompts in one batch; a request refused before its call counts no more.
 import { describe, expect, it } from "vitest";
-import { type ArrivalTicket, Arriving, GATHER_MAX_TURNS } from "../../edge/core/arriving.js";
+import { type ArrivalTicket, Arriving, GATHER_MAX_TURNS, OPENED_COUNTS_MS } from "../../edge/core/arriving.js";
 import { post, testApp } from "../support/app.js";
 
 const CHAT = { model: "m", messages: [{ role: "user", content: "hi" }] };
@@ -88,5 +88,22 @@ describe("Arriving", () => {
     going = false;
     expect(turns).toBeLessThanOrEqual(GATHER_MAX_TURNS + 1);
     expect(turns).toBeGreaterThanOrEqual(GATHER_MAX_TURNS - 1);
+  });
+
+  it("counts a connection just opened until its request comes or it closes, for at most OPENED_COUNTS_MS", async () => {
+    let now = 1000;
+    const arriving = new Arriving(() => now);
+    const [first, second] = [arriving.opened(), arriving.opened()];
+    expect(await arriving.enter().sent()).toBe(2);
+    first();
+    first();
+    expect(await arriving.enter().sent()).toBe(1);
+    now += OPENED_COUNTS_MS;
+    expect(await arriving.enter().sent()).toBe(1);
+    now += 1;
+    expect(await arriving.enter().sent()).toBe(0);
+    second();
+    arriving.opened();
+    expect(await arriving.enter().sent()).toBe(1);
   });
 });
