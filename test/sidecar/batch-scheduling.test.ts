@@ -26,15 +26,17 @@ describe("batch scheduling", () => {
       contextSize: 256,
       maxQueue: 1,
       queueTimeoutMs: 10_000,
+      // Every prompt in one batch, as on a GPU and for a small model on a CPU; a bound is the last test's.
+      promptBatchTokens: Number.POSITIVE_INFINITY,
     });
   });
   afterAll(() => loaded?.dispose());
 
-  /** Generates from `prompt`; `onToken` sees the running count of tokens. */
-  const run = async (prompt: string, maxTokens: number, onToken: (count: number) => void = () => undefined): Promise<number> => {
+  /** Generates from `prompt` (on `model`, default the one loaded above); `onToken` sees the running count of tokens. */
+  const run = async (prompt: string, maxTokens: number, onToken: (count: number) => void = () => undefined, model?: LoadedModel): Promise<number> => {
     const request = create(GenerateRequestSchema, { input: { case: "prompt", value: prompt }, maxTokens, sampling: { temperature: 0 } });
     let tokens = 0;
-    const events = generate(loaded, request, new AbortController().signal, new EngineMetrics());
+    const events = generate(model ?? loaded, request, new AbortController().signal, new EngineMetrics());
     for await (const { event } of readAhead(events, { atOnce: (position) => position === FIRST_TOKEN_POSITION }))
       if (event?.case === "token") onToken(++tokens);
     return tokens;
@@ -92,5 +94,35 @@ describe("batch scheduling", () => {
     expect(all).toEqual(Array.from({ length: STREAMS }, () => TOKENS));
     expect(seen.batches).toBeGreaterThanOrEqual(TOKENS);
     expect(seen.overlapping).toBe(0);
+  });
+
+  it("within a bound (a large model on a CPU), prompts arriving together go a few at a time, the first ones stepping beside the next", async () => {
+    const BOUND = 64;
+    const cpu = await loadModel({
+      modelPath: modelPath("scripted"),
+      threads: 1,
+      engine: "auto",
+      sequences: STREAMS,
+      contextSize: 256,
+      maxQueue: 1,
+      queueTimeoutMs: 10_000,
+      promptBatchTokens: BOUND,
+    });
+    try {
+      const batches: number[][] = [];
+      watchBatches(cpu, (items) => batches.push(items));
+      const all = await Promise.all(Array.from({ length: STREAMS }, (_, i) => run(`Chorus ${i}. We hum along and on and on. Hum`, 4, undefined, cpu)));
+      expect(all).toEqual(Array.from({ length: STREAMS }, () => 4));
+      const withPrompts = batches.filter((items) => items.some((tokens) => tokens > 1));
+      const promptSizes = withPrompts.map((items) => items.filter((tokens) => tokens > 1));
+      // Each prompt whole in one batch; more than one only within the bound.
+      expect(promptSizes.flat()).toHaveLength(STREAMS);
+      for (const sizes of promptSizes) if (sizes.length > 1) expect(sizes.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(BOUND);
+      expect(withPrompts.length).toBeGreaterThan(1);
+      // The later prompts' batches carry the earlier prompts' next tokens.
+      expect(withPrompts.slice(1).every((items) => items.includes(1))).toBe(true);
+    } finally {
+      await cpu.dispose();
+    }
   });
 });

@@ -3,12 +3,19 @@
 // beside no interactive prompt, their prompts a few tokens a batch beside interactive steps.
 import type { BatchItem } from "node-llama-cpp";
 import { describe, expect, it } from "vitest";
-import { BATCH_EVALUATION_PRIORITY, BATCH_PROMPT_TOKENS, shareBatch, STREAMING_BATCH_TOKENS } from "../../sidecar/engine/llama/batch-shares.js";
+import {
+  BATCH_EVALUATION_PRIORITY,
+  BATCH_PROMPT_TOKENS,
+  cpuPromptBatchTokens,
+  shareBatch,
+  shareBatchOf,
+  STREAMING_BATCH_TOKENS,
+} from "../../sidecar/engine/llama/batch-shares.js";
 
 const item = (tokens: number): BatchItem => ({ tokens: Array.from({ length: tokens }, () => 1) as never, logits: [], evaluationPriority: 5 });
-const shares = (wants: number[], size: number): number[] => {
+const shares = (wants: number[], size: number, share = shareBatch): number[] => {
   const items = wants.map(item);
-  const out = shareBatch({ items, size });
+  const out = share({ items, size });
   // Every prioritized item is one of the given items, in their order.
   expect(out.map((p) => items.indexOf(p.item))).toEqual([...out.map((p) => items.indexOf(p.item))].sort((a, b) => a - b));
   return items.map((i) => out.find((p) => p.item === i)?.processAmount ?? 0);
@@ -72,5 +79,55 @@ describe("shareBatch", () => {
     expect(mixed([1, -10, -40], 512)).toEqual([1, 10, 1 + BATCH_PROMPT_TOKENS - 9]);
     // No interactive item: batch items share as any.
     expect(mixed([-1, -40], 512)).toEqual([1, 40]);
+  });
+
+  describe("on a CPU and a large model: a prompt joins another's batch only whole and within its bound", () => {
+    // The 850M-class model's bound.
+    const BOUND = 64;
+    const cpu = shareBatchOf(BOUND);
+    it("is 64 tokens for the 850M-class model, and holds every prompt of a small model", () => {
+      expect(cpuPromptBatchTokens(1_705_912_096)).toBe(BOUND);
+      expect(cpuPromptBatchTokens(4_000_000_000)).toBe(27);
+      expect(cpuPromptBatchTokens(120_749_664)).toBeGreaterThan(900);
+    });
+
+    it("four 24-token prompts at once go two by two, the two on the lowest sequences first", () => {
+      expect(shares([24, 24, 24, 24], 512, cpu)).toEqual([24, 24, 0, 0]);
+      // The next batch: the first two's next tokens, and the other two prompts.
+      expect(shares([1, 1, 24, 24], 512, cpu)).toEqual([1, 1, 24, 24]);
+    });
+
+    it("takes the prompts with the fewest tokens left first; a long one then waits its turn", () => {
+      expect(shares([3000, 10, 20, 40], 512, cpu)).toEqual([0, 10, 20, 0]);
+      expect(shares([3000, 40], 512, cpu)).toEqual([0, 40]);
+      expect(shares([3000], 512, cpu)).toEqual([512]);
+      // A long prompt first in line takes the batch alone, beside the streams' steps.
+      expect(shares([1, 1500, 1500], 512, cpu)).toEqual([1, STREAMING_BATCH_TOKENS - 1, 0]);
+    });
+
+    it("gives a prompt with one token left (its prefix cached) that token at once, as a stream's step", () => {
+      expect(shares([1, 60, 1, 30], 512, cpu)).toEqual([1, 0, 1, 30]);
+      expect(shares([64, 1], 512, cpu)).toEqual([64, 1]);
+    });
+
+    it("never hands out more than the batch holds, and leaves no prompt out that fits", () => {
+      let seed = 11;
+      const next = (n: number): number => {
+        seed = (seed * 1103515245 + 12345) % 2 ** 31;
+        return seed % n;
+      };
+      for (let round = 0; round < 500; round++) {
+        const wants = Array.from({ length: 1 + next(8) }, () => (next(3) === 0 ? 1 : 2 + next(100)));
+        const size = 1 + next(600);
+        const got = shares(wants, size, cpu);
+        expect(got.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(size);
+        const prompts = got.filter((amount, i) => (wants[i] ?? 0) > 1 && amount > 0);
+        // More than one prompt only within the bound, each of them whole but the one closest to done.
+        if (prompts.length > 1) expect(prompts.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(BOUND);
+        got.forEach((amount, i) => {
+          expect(amount).toBeLessThanOrEqual(wants[i] ?? 0);
+        });
+      }
+    });
   });
 });

@@ -1,6 +1,7 @@
 // How a batch's token slots are shared: every stream's next token first, a joining prompt 128
-// tokens a batch, the prompts closest to done first; batch requests' tokens beside no interactive
-// prompt, and their prompts 16 tokens a batch beside interactive streams (`shareBatch`).
+// tokens a batch, the prompts closest to done first (on a CPU and a large model, a second prompt
+// only while the prompts stay small: `cpuPromptBatchTokens`); batch requests' tokens beside no
+// interactive prompt, and their prompts 16 tokens a batch beside interactive streams (`shareBatchOf`).
 import type { BatchItem, CustomBatchingPrioritizationStrategy, EvaluationPriority, PrioritizedBatchItem } from "node-llama-cpp";
 
 /**
@@ -42,8 +43,28 @@ function eligible(items: readonly BatchItem[]): { items: readonly BatchItem[]; b
 export const STREAMING_BATCH_TOKENS = 128;
 
 /**
+ * On a CPU, the prompt work (tokens × model bytes) a batch holds once it has one prompt: another
+ * prompt joins it only whole and within this, 64 tokens of the 850M-class model (1,706 MB). A CPU
+ * evaluates a large model's prompt tokens at nearly the same rate one prompt at a time as together
+ * (the 850M-class model: ~10 against 8.4 ms a token), so a batch of every prompt that arrived
+ * together gives all of them their first token when the last one's would come; a few at a time, the
+ * fewest tokens first, most first tokens come earlier. A small model's batch of many tokens is
+ * still much faster than its parts (random-60m: 0.56 against 0.73 ms a token), and there every
+ * prompt goes in one batch. Measured, four prompts of 24–29 tokens at once: docs/decisions.md,
+ * "Prompts on a CPU, a few at a time". A GPU evaluates many prompt tokens for the price of a few:
+ * there the batch always takes all.
+ */
+const CPU_PROMPT_BATCH_WORK_BYTES = 64 * 1_705_912_096;
+
+/** The most prompt tokens a CPU batch holds once it has one prompt, for a model of `modelBytes`. */
+export function cpuPromptBatchTokens(modelBytes: number): number {
+  return Math.floor(CPU_PROMPT_BATCH_WORK_BYTES / Math.max(1, modelBytes));
+}
+
+/**
  * How one batch's token slots are shared among the queued decodes (node-llama-cpp's
- * `itemPrioritizationStrategy`). Every decode first gets one token: a generating stream needs just
+ * `itemPrioritizationStrategy`), a prompt joining another's batch only while the batch's prompt
+ * tokens stay within `promptTokens` (CPU_PROMPT_BATCH_TOKENS on a CPU; unbounded on a GPU). Every decode first gets one token: a generating stream needs just
  * one, so it advances at every batch. The slots left go to the decodes that want more (prompts),
  * the one with the fewest tokens left first, so a long prompt is evaluated a batch at a time
  * beside the streams already decoding, not ahead of them (while streams decode, a batch holds at
@@ -57,33 +78,44 @@ export const STREAMING_BATCH_TOKENS = 128;
  * prompt on a lower sequence took whole batches, and every stream stood still for its entire
  * evaluation (measured: two streams waited 0.9 s while a 1,500-token prompt was evaluated).
  */
-export const shareBatch: CustomBatchingPrioritizationStrategy = ({ items: queued, size }) => {
-  const { items, batchTokens } = eligible(queued);
-  let batchLeft = batchTokens;
-  const wants = items.map((item) => item.tokens.length);
-  const amounts = wants.map(() => 0);
-  // A decode of one token is a stream's next step.
-  const streaming = wants.some((want) => want === 1);
-  let left = streaming ? Math.min(size, STREAMING_BATCH_TOKENS) : size;
-  for (let i = 0; i < wants.length && left > 0; i++) {
-    if ((wants[i] ?? 0) > 0) {
-      amounts[i] = 1;
-      left--;
+export const shareBatchOf =
+  (promptTokens = Number.POSITIVE_INFINITY): CustomBatchingPrioritizationStrategy =>
+  ({ items: queued, size }) => {
+    const { items, batchTokens } = eligible(queued);
+    let batchLeft = batchTokens;
+    const wants = items.map((item) => item.tokens.length);
+    const amounts = wants.map(() => 0);
+    // A decode of one token is a stream's next step.
+    const streaming = wants.some((want) => want === 1);
+    const bounded = promptTokens !== Number.POSITIVE_INFINITY;
+    let left = streaming ? Math.min(size, STREAMING_BATCH_TOKENS) : size;
+    for (let i = 0; i < wants.length && left > 0; i++) {
+      // Bounded, a prompt gets no token ahead of its turn below.
+      if (bounded && (wants[i] ?? 0) > 1) continue;
+      if ((wants[i] ?? 0) > 0) {
+        amounts[i] = 1;
+        left--;
+      }
     }
-  }
-  // Then the prompts closest to done, each as much as it still wants.
-  const open = wants.flatMap((want, i) => (want > (amounts[i] ?? 0) ? [i] : []));
-  open.sort((a, b) => (wants[a] ?? 0) - (amounts[a] ?? 0) - ((wants[b] ?? 0) - (amounts[b] ?? 0)));
-  for (const i of open) {
-    if (left === 0) break;
-    const batch = isBatch(items[i] as BatchItem);
-    const add = Math.min((wants[i] ?? 0) - (amounts[i] ?? 0), left, batch ? batchLeft : left);
-    amounts[i] = (amounts[i] ?? 0) + add;
-    left -= add;
-    if (batch) batchLeft -= add;
-  }
-  return items.flatMap((item: BatchItem, i): PrioritizedBatchItem[] => {
-    const processAmount = amounts[i] ?? 0;
-    return processAmount > 0 ? [{ item, processAmount }] : [];
-  });
-};
+    // Then the prompts closest to done, each as much as it still wants.
+    const open = wants.flatMap((want, i) => (want > (amounts[i] ?? 0) ? [i] : []));
+    open.sort((a, b) => (wants[a] ?? 0) - (amounts[a] ?? 0) - ((wants[b] ?? 0) - (amounts[b] ?? 0)));
+    let prompts = 0;
+    for (const i of open) {
+      const wanted = (wants[i] ?? 0) - (amounts[i] ?? 0);
+      if (left === 0 || (prompts > 0 && prompts + wanted > promptTokens)) break;
+      const batch = isBatch(items[i] as BatchItem);
+      const add = Math.min(wanted, left, batch ? batchLeft : left);
+      amounts[i] = (amounts[i] ?? 0) + add;
+      prompts += add;
+      left -= add;
+      if (batch) batchLeft -= add;
+    }
+    return items.flatMap((item: BatchItem, i): PrioritizedBatchItem[] => {
+      const processAmount = amounts[i] ?? 0;
+      return processAmount > 0 ? [{ item, processAmount }] : [];
+    });
+  };
+
+/** Every prompt in one batch as far as it holds (a GPU's sharing). */
+export const shareBatch = shareBatchOf();

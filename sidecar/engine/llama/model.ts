@@ -20,7 +20,7 @@ import { Embedder } from "./embeddings.js";
 import { modelKind, Ranker, type ModelKind } from "./ranking.js";
 import { checkGpuAvailable, gpuReport, type GpuChoice, type GpuLayers, type GpuReport } from "./gpu.js";
 import { Arrivals } from "./arrivals.js";
-import { shareBatch } from "./batch-shares.js";
+import { cpuPromptBatchTokens, shareBatchOf } from "./batch-shares.js";
 import { scheduleBatches, type BatchScheduler } from "./batch-scheduling.js";
 import { SequencePool } from "./pool.js";
 import { replySyntax, type ReplySyntax } from "./reply-syntax.js";
@@ -91,6 +91,11 @@ export interface ModelOptions {
    * choice on a GPU. Default "auto".
    */
   readonly flashAttention?: FlashAttentionChoice;
+  /**
+   * The most prompt tokens a batch holds once it has one prompt (batch-shares.ts); default
+   * `cpuPromptBatchTokens` of the model's size on a CPU, every prompt that fits on a GPU.
+   */
+  readonly promptBatchTokens?: number;
   /** The KV cache tier's budget in MiB (`--cache-ram`): a number, or "auto"; 0 or unset: no tier. */
   readonly cacheRam?: number | "auto";
   /** A folder that keeps the tier's states across restarts (`--cache-dir`); unset: a private RAM-backed one. */
@@ -268,7 +273,13 @@ function createContext(llama: Llama, model: LlamaModel, options: ModelOptions, t
     // The most any batch uses; each batch gets its own count (batch-threads.ts).
     threads: threadsBatch,
     flashAttention: flashAttentionOf(options.flashAttention ?? "auto", llama),
-    batching: { itemPrioritizationStrategy: shareBatch, dispatchSchedule: arrivals.schedule },
+    // On a CPU, prompts that arrive together go a few at a time, the shortest first (batch-shares.ts).
+    batching: {
+      itemPrioritizationStrategy: shareBatchOf(
+        options.promptBatchTokens ?? (llama.gpu === false ? cpuPromptBatchTokens(model.size) : Number.POSITIVE_INFINITY),
+      ),
+      dispatchSchedule: arrivals.schedule,
+    },
   });
 }
 
