@@ -15,20 +15,24 @@ import { watchBatches, watchSampling } from "../support/engine.js";
 const STREAMS = 4;
 const TOKENS = 16;
 
+/** The scripted model with STREAMS sequences, a batch's prompts beyond its first within `promptBatchTokens`. */
+const scripted = (promptBatchTokens: number): Promise<LoadedModel> =>
+  loadModel({
+    modelPath: modelPath("scripted"),
+    threads: 1,
+    engine: "auto",
+    sequences: STREAMS,
+    contextSize: 256,
+    maxQueue: 1,
+    queueTimeoutMs: 10_000,
+    promptBatchTokens,
+  });
+
 describe("batch scheduling", () => {
   let loaded: LoadedModel;
   beforeAll(async () => {
-    loaded = await loadModel({
-      modelPath: modelPath("scripted"),
-      threads: 1,
-      engine: "auto",
-      sequences: STREAMS,
-      contextSize: 256,
-      maxQueue: 1,
-      queueTimeoutMs: 10_000,
-      // Every prompt in one batch, as on a GPU and for a small model on a CPU; a bound is the last test's.
-      promptBatchTokens: Number.POSITIVE_INFINITY,
-    });
+    // Every prompt in one batch, as on a GPU and for a small model on a CPU; a bound is the last test's.
+    loaded = await scripted(Number.POSITIVE_INFINITY);
   });
   afterAll(() => loaded?.dispose());
 
@@ -98,16 +102,7 @@ describe("batch scheduling", () => {
 
   it("within a bound (a large model on a CPU), prompts arriving together go a few at a time, the first ones stepping beside the next", async () => {
     const BOUND = 64;
-    const cpu = await loadModel({
-      modelPath: modelPath("scripted"),
-      threads: 1,
-      engine: "auto",
-      sequences: STREAMS,
-      contextSize: 256,
-      maxQueue: 1,
-      queueTimeoutMs: 10_000,
-      promptBatchTokens: BOUND,
-    });
+    const cpu = await scripted(BOUND);
     try {
       const batches: number[][] = [];
       watchBatches(cpu, (items) => batches.push(items));

@@ -21,6 +21,15 @@ const shares = (wants: number[], size: number, share = shareBatch): number[] => 
   return items.map((i) => out.find((p) => p.item === i)?.processAmount ?? 0);
 };
 
+/** A seeded generator of whole numbers below `n`, the same every run. */
+const seeded = (start: number): ((n: number) => number) => {
+  let seed = start;
+  return (n) => {
+    seed = (seed * 1103515245 + 12345) % 2 ** 31;
+    return seed % n;
+  };
+};
+
 describe("shareBatch", () => {
   it("gives each decoding stream its token, and a prompt the rest of a streaming batch", () => {
     expect(shares([1526, 1, 1], 512)).toEqual([STREAMING_BATCH_TOKENS - 2, 1, 1]);
@@ -44,11 +53,7 @@ describe("shareBatch", () => {
 
   it("never hands out more than the batch holds", () => {
     expect(shares([1, 1, 1, 1], 3)).toEqual([1, 1, 1, 0]);
-    let seed = 7;
-    const next = (n: number): number => {
-      seed = (seed * 1103515245 + 12345) % 2 ** 31;
-      return seed % n;
-    };
+    const next = seeded(7);
     for (let round = 0; round < 500; round++) {
       const wants = Array.from({ length: 1 + next(10) }, () => (next(3) === 0 ? 1 : 1 + next(2000)));
       const size = 1 + next(600);
@@ -110,12 +115,8 @@ describe("shareBatch", () => {
       expect(shares([64, 1], 512, cpu)).toEqual([64, 1]);
     });
 
-    it("never hands out more than the batch holds, and leaves no prompt out that fits", () => {
-      let seed = 11;
-      const next = (n: number): number => {
-        seed = (seed * 1103515245 + 12345) % 2 ** 31;
-        return seed % n;
-      };
+    it("never hands out more than the batch holds, and more than one prompt only within the bound", () => {
+      const next = seeded(11);
       for (let round = 0; round < 500; round++) {
         const wants = Array.from({ length: 1 + next(8) }, () => (next(3) === 0 ? 1 : 2 + next(100)));
         const size = 1 + next(600);
