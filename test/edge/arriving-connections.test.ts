@@ -1,18 +1,11 @@
 // The Node edge counts a connection that opened and sent no request yet among the requests on their
 // way (edge/core/arriving.ts, `opened`): a client sending several requests at once opens one for
 // each its pool lacks, and the sidecar's first batch waits for what they carry.
-import { connect, type Socket } from "node:net";
+import type { Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startNodeEdge, type RunningEdge } from "../../edge/node.js";
 import { FakeSidecar } from "../support/fake-sidecar.js";
-
-function open(url: string): Promise<Socket> {
-  const { hostname, port } = new URL(url);
-  return new Promise((resolve, reject) => {
-    const socket = connect(Number(port), hostname, () => resolve(socket));
-    socket.once("error", reject);
-  });
-}
+import { openSocket } from "../support/raw-socket.js";
 
 function closed(socket: Socket): Promise<void> {
   return new Promise((resolve) => {
@@ -45,7 +38,7 @@ describe("Node edge: connections on their way", () => {
     // The window is 25 ms: on a loaded machine one try may miss it, so a few tries; none may count more.
     const seen: (number | undefined)[] = [];
     for (let attempt = 0; attempt < 5 && !seen.includes(1); attempt++) {
-      const silent = await open(edge.url);
+      const silent = await openSocket(edge.url);
       seen.push(await complete());
       await closed(silent);
     }
@@ -54,7 +47,7 @@ describe("Node edge: connections on their way", () => {
   });
 
   it("a connection that closed, or that sent its request, no longer counts", async () => {
-    const silent = await open(edge.url);
+    const silent = await openSocket(edge.url);
     await closed(silent);
     expect(await complete()).toBe(0);
     // The keep-alive connection of the requests above has sent its requests: it never counts again.

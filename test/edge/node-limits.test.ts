@@ -8,17 +8,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startNodeEdge, type RunningEdge } from "../../edge/node.js";
 import { DEFAULT_LIMITS, nodeServerOptions } from "../../edge/node/server.js";
 import { delay, FakeSidecar, finish, start, token } from "../support/fake-sidecar.js";
+import { openSocket } from "../support/raw-socket.js";
 import { freePort } from "../support/wrangler.js";
 
 const HEADERS_TIMEOUT_MS = 600;
-
-function open(url: string): Promise<Socket> {
-  const { hostname, port } = new URL(url);
-  return new Promise((resolve, reject) => {
-    const socket = connect(Number(port), hostname, () => resolve(socket));
-    socket.once("error", reject);
-  });
-}
 
 /** Resolves with what the server sent once it closes the connection (or after `ms`). */
 function closedWithin(socket: Socket, ms: number): Promise<{ closed: boolean; received: string }> {
@@ -52,7 +45,7 @@ describe("Node edge connection limits", () => {
   });
 
   it("closes connections that trickle their headers, with 408, while serving others", async () => {
-    const slow = await Promise.all(Array.from({ length: 4 }, () => open(edge.url)));
+    const slow = await Promise.all(Array.from({ length: 4 }, () => openSocket(edge.url)));
     const ended = slow.map((socket) => closedWithin(socket, HEADERS_TIMEOUT_MS * 6));
     const tricklers = slow.map((socket) => {
       socket.write("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n");
@@ -68,8 +61,8 @@ describe("Node edge connection limits", () => {
   });
 
   it("refuses connections over the cap at once", async () => {
-    const held = await Promise.all(Array.from({ length: 8 }, () => open(edge.url)));
-    const extra = await open(edge.url);
+    const held = await Promise.all(Array.from({ length: 8 }, () => openSocket(edge.url)));
+    const extra = await openSocket(edge.url);
     expect((await closedWithin(extra, 500)).closed).toBe(true);
     held.forEach((socket) => {
       socket.destroy();

@@ -115,6 +115,10 @@ describe("shareBatch", () => {
       expect(shares([64, 1], 512, cpu)).toEqual([64, 1]);
     });
 
+    it("leaves a second prompt out rather than cut it where the batch is full", () => {
+      expect(shares([20, 20], 30, cpu)).toEqual([20, 0]);
+    });
+
     it("never hands out more than the batch holds, and more than one prompt only within the bound", () => {
       const next = seeded(11);
       for (let round = 0; round < 500; round++) {
@@ -122,9 +126,13 @@ describe("shareBatch", () => {
         const size = 1 + next(600);
         const got = shares(wants, size, cpu);
         expect(got.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(size);
-        const prompts = got.filter((amount, i) => (wants[i] ?? 0) > 1 && amount > 0);
+        const prompts = wants.flatMap((want, i) => (want > 1 && (got[i] ?? 0) > 0 ? [{ want, got: got[i] ?? 0 }] : []));
         // More than one prompt only within the bound, each of them whole but the one closest to done.
-        if (prompts.length > 1) expect(prompts.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(BOUND);
+        if (prompts.length > 1) {
+          expect(prompts.reduce((sum, p) => sum + p.got, 0)).toBeLessThanOrEqual(BOUND);
+          const closest = Math.min(...prompts.map((p) => p.want));
+          expect(prompts.filter((p) => p.got < p.want).every((p) => p.want === closest)).toBe(true);
+        }
         got.forEach((amount, i) => {
           expect(amount).toBeLessThanOrEqual(wants[i] ?? 0);
         });

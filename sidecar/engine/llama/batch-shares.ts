@@ -103,7 +103,8 @@ export const shareBatchOf =
     let prompts = 0;
     for (const i of open) {
       const wanted = (wants[i] ?? 0) - (amounts[i] ?? 0);
-      if (left === 0 || (prompts > 0 && prompts + wanted > promptTokens)) break;
+      // Bounded, a prompt after the first joins only whole.
+      if (left === 0 || (prompts > 0 && (prompts + wanted > promptTokens || (bounded && wanted > left)))) break;
       const batch = isBatch(items[i] as BatchItem);
       const add = Math.min(wanted, left, batch ? batchLeft : left);
       amounts[i] = (amounts[i] ?? 0) + add;
