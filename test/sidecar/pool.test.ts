@@ -2,7 +2,7 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import type { LlamaContext, LlamaContextSequence, Token } from "node-llama-cpp";
 import { setMaxListeners } from "node:events";
 import { describe, expect, it } from "vitest";
-import { SequencePool } from "../../sidecar/engine/llama/pool.js";
+import { RUN_COST_TOKENS, SequencePool } from "../../sidecar/engine/llama/pool.js";
 
 /** Sequences that only know their cached tokens: enough for the pool's choices. */
 function fakeContext(caches: number[][]): LlamaContext {
@@ -109,6 +109,40 @@ describe("SequencePool", () => {
     await pool.acquire(tokens(1), new AbortController().signal);
     await expect(pool.acquire(tokens(1), new AbortController().signal).catch(codeOf)).resolves.toBe(Code.DeadlineExceeded);
     expect(pool.queued).toBe(0);
+  });
+});
+
+describe("SequencePool: busy sequences side by side", () => {
+  // Eight sequences holding other conversations; sequence 0 holds the fewest tokens, so it loses
+  // least, and the pool takes it by tokens alone.
+  const caches = (): number[][] => Array.from({ length: 8 }, (_, id) => Array.from({ length: id === 0 ? 4 : 8 }, (_, k) => 100 * (id + 1) + k));
+  const signal = new AbortController().signal;
+  const withIds = () => new SequencePool(fakeContext(caches()), { maxQueue: 0, queueTimeoutMs: 1000, idOf });
+
+  it("takes a sequence beside a busy one over one apart, though the one apart would lose fewer tokens", async () => {
+    const pool = withIds();
+    // The prompt continuing sequence 5's conversation takes sequence 5.
+    expect(idOf(await pool.acquire(tokens(600, 601, 602, 603, 604, 605, 606, 607, 1), signal))).toBe(5);
+    expect([4, 6]).toContain(idOf(await pool.acquire(tokens(9, 9, 9), signal)));
+    const byTokens = new SequencePool(fakeContext(caches()), { maxQueue: 0, queueTimeoutMs: 1000 });
+    await byTokens.acquire(tokens(600, 601, 602, 603, 604, 605, 606, 607, 1), signal);
+    expect(idOf(await byTokens.acquire(tokens(9, 9, 9), signal))).toBe(0);
+  });
+
+  it("takes the sequence that joins two runs of busy ones", async () => {
+    // Sequences 2 and 4 hold long conversations that come back, each to its own sequence.
+    const held = caches().map((cache, id) => (id === 2 || id === 4 ? Array.from({ length: 2 * RUN_COST_TOKENS }, (_, k) => 1000 * id + k) : cache));
+    const pool = new SequencePool(fakeContext(held), { maxQueue: 0, queueTimeoutMs: 1000, idOf });
+    expect(idOf(await pool.acquire(tokens(...(held[2] ?? []), 1), signal))).toBe(2);
+    expect(idOf(await pool.acquire(tokens(...(held[4] ?? []), 1), signal))).toBe(4);
+    expect(idOf(await pool.acquire(tokens(9, 9, 9), signal))).toBe(3);
+  });
+
+  it(`still takes a sequence apart when it holds more than ${RUN_COST_TOKENS} tokens of the prompt more`, async () => {
+    const long = Array.from({ length: RUN_COST_TOKENS + 10 }, (_, k) => 7000 + k);
+    const pool = new SequencePool(fakeContext([...caches().slice(0, 7), long]), { maxQueue: 0, queueTimeoutMs: 1000, idOf });
+    await pool.acquire(tokens(200, 201, 202, 203, 204, 205, 206, 207), signal);
+    expect(idOf(await pool.acquire(tokens(...long, 1), signal))).toBe(7);
   });
 });
 

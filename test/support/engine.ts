@@ -2,28 +2,31 @@
 import type { LoadedModel } from "../../sidecar/engine/llama/model.js";
 
 /**
- * Calls `onBatch` with the tokens of each sequence in a batch and the threads it runs on, as its
- * decode starts. Wraps the context's native handle (node-llama-cpp's `_ctx`): `addToBatch` once
- * per sequence, then `decodeBatch`.
+ * Calls `onBatch` with the tokens of each sequence in a batch, the threads it runs on and the
+ * sequences' ids, as its decode starts. Wraps the context's native handle (node-llama-cpp's
+ * `_ctx`): `addToBatch` once per sequence, then `decodeBatch`.
  */
-export function watchBatches(loaded: LoadedModel, onBatch: (tokensPerSequence: number[], threads: number) => void): void {
+export function watchBatches(loaded: LoadedModel, onBatch: (tokensPerSequence: number[], threads: number, sequenceIds: number[]) => void): void {
   const context = loaded.context as unknown as { _ctx: Record<string | symbol, unknown> };
   const native = context._ctx;
   let added: number[] = [];
+  let ids: number[] = [];
   context._ctx = new Proxy(native, {
     get(target, key) {
       const value = target[key];
       if (typeof value !== "function") return value;
       if (key === "addToBatch") {
         return (...args: unknown[]): unknown => {
+          ids.push(args[0] as number);
           added.push((args[2] as ArrayLike<number>).length);
           return value.apply(target, args);
         };
       }
       if (key === "decodeBatch") {
         return (...args: unknown[]): unknown => {
-          onBatch(added, (target.getThreads as () => number).call(target));
+          onBatch(added, (target.getThreads as () => number).call(target), ids);
           added = [];
+          ids = [];
           return value.apply(target, args);
         };
       }

@@ -27,7 +27,7 @@ import { replySyntax, type ReplySyntax } from "./reply-syntax.js";
 import { thinkingOffWrapper } from "./thinking-switch.js";
 import { TokenBytes } from "./token-bytes.js";
 import { batchThreadsMinTokens, useBatchThreads } from "./batch-threads.js";
-import { checkLlamaInternals, sequenceStates, type SequenceStates } from "./llama-internals.js";
+import { checkLlamaInternals, sequenceIdOf, sequenceStates, type SequenceStates } from "./llama-internals.js";
 import { cachedTokenizer } from "./tokenizer-cache.js";
 import { cacheRamMiB, KvTier, modelIdentity } from "./kv-tier.js";
 
@@ -211,6 +211,7 @@ export async function loadModel(options: ModelOptions): Promise<LoadedModel> {
   const pool = new SequencePool(context, {
     maxQueue: options.maxQueue,
     queueTimeoutMs: options.queueTimeoutMs,
+    idOf: sequenceIdOf,
     ...(kvTier === undefined ? {} : { kept: (sequence: LlamaContextSequence) => kvTier.keeps(sequence) }),
   });
   const vocabulary = vocabularySize(model);

@@ -27,7 +27,22 @@ export interface PoolOptions {
    * kv-tier.ts): taking such a sequence over loses nothing and costs no save.
    */
   readonly kept?: (sequence: LlamaContextSequence) => boolean;
+  /**
+   * The sequence's id in its context (llama-internals.ts, `sequenceIdOf`): the pool keeps the
+   * busy ids adjacent (`RUN_COST_TOKENS`). Without it, ids play no part in the choice.
+   */
+  readonly idOf?: (sequence: LlamaContextSequence) => number;
 }
+
+/**
+ * What a sequence that starts a new run of busy ids costs, in prompt tokens: llama.cpp evaluates a
+ * batch of sequences with their own KV caches one run of consecutive ids at a time, each run a
+ * pass over the weights. Measured on a 2-core CPU, one more run costs a decode step about what 5
+ * prompt tokens cost (850M-class model: 4 streams' steps 92 ms on ids 0–3, 138 on 0, 1, 6, 7,
+ * 206 on 0, 2, 4, 6), so over a reply of ~50 tokens about 256 tokens. docs/decisions.md, "One
+ * context, many sequences".
+ */
+export const RUN_COST_TOKENS = 256;
 
 /**
  * The sequences of one context. A request takes the free sequence whose cached tokens share the
@@ -274,16 +289,18 @@ export class SequencePool {
     // another conversation is not overwritten for a few shared tokens (a chat template's header)
     // while an empty one is free. A prefix of one token (the BOS) is no reuse; among equals the
     // sequence free the longest is taken, so recent caches survive for their owners. A sequence
-    // whose tokens a saved state holds (the KV cache tier) loses nothing when taken over.
+    // whose tokens a saved state holds (the KV cache tier) loses nothing when taken over. One
+    // beside the busy sequences' ids is worth RUN_COST_TOKENS more than one apart from them.
     let best = 0;
     let bestScore = Number.NEGATIVE_INFINITY;
+    const busyIds = this.#busyIds();
     for (let i = 0; i < this.#free.length; i++) {
       const candidate = this.#free[i];
       if (candidate === undefined) continue;
       let shared = candidate.compareContextTokens(prompt as Token[]).firstDifferentIndex;
       if (shared <= 1) shared = 0;
       const lost = this.#options.kept?.(candidate) === true ? 0 : Math.max(0, candidate.nextTokenIndex - shared);
-      const score = shared - lost;
+      const score = shared - lost - RUN_COST_TOKENS * this.#runsAdded(candidate, busyIds);
       if (score > bestScore) {
         best = i;
         bestScore = score;
@@ -293,5 +310,22 @@ export class SequencePool {
     if (sequence === undefined) throw new Error("sequence pool is empty");
     this.#busy.add(sequence);
     return sequence;
+  }
+
+  /** The ids of the busy sequences; empty without `idOf`. */
+  #busyIds(): Set<number> {
+    const idOf = this.#options.idOf;
+    return new Set(idOf === undefined ? [] : [...this.#busy].map(idOf));
+  }
+
+  /**
+   * How many runs of consecutive busy ids taking `candidate` adds: 1 beside none, 0 beside one,
+   * -1 between two (it joins them); 0 while nothing is busy.
+   */
+  #runsAdded(candidate: LlamaContextSequence, busyIds: ReadonlySet<number>): number {
+    const idOf = this.#options.idOf;
+    if (idOf === undefined || busyIds.size === 0) return 0;
+    const id = idOf(candidate);
+    return 1 - Number(busyIds.has(id - 1)) - Number(busyIds.has(id + 1));
   }
 }
