@@ -26,6 +26,9 @@ export class EngineMetrics {
   generationsPreempted = 0;
   tokensGenerated = 0;
   promptTokens = 0;
+  /** Prompts that copied a prefix another sequence held instead of evaluating it (decode/prefix-copy.ts), and the tokens. */
+  prefixCopies = 0;
+  prefixCopiedTokens = 0;
 
   /** The registry the histograms live in; the Prometheus endpoint adds its gauges to it. */
   readonly registry = new Registry();

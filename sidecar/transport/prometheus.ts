@@ -73,6 +73,8 @@ export function prometheusMetrics(metrics: EngineMetrics, load: () => Load): () 
   );
   counter(registry, "sidecar_tokens_generated_total", "Tokens generated.", () => metrics.tokensGenerated);
   counter(registry, "sidecar_prompt_tokens_total", "Prompt tokens of finished generations.", () => metrics.promptTokens);
+  counter(registry, "sidecar_prefix_copies_total", "Prompts whose prefix was copied from another sequence instead of evaluated.", () => metrics.prefixCopies);
+  counter(registry, "sidecar_prefix_copied_tokens_total", "Prompt tokens those copies gave.", () => metrics.prefixCopiedTokens);
   new Counter({
     name: "sidecar_requests_total",
     help:

@@ -9,6 +9,7 @@ import type { LoadedModel } from "../llama/model.js";
 import { runChoices } from "./choices.js";
 import { DecodeState, decode, finish, type GenerateEvent } from "./decode-loop.js";
 import { Preemption } from "./preemption.js";
+import { copyLongerPrefix } from "./prefix-copy.js";
 import { acquire, reuseCachedPrefix } from "./sequences.js";
 
 export type { GenerateEvent } from "./decode-loop.js";
@@ -55,6 +56,8 @@ async function* run(
     const tokens = plan.prompt.tokens;
     // What the sequence would lose is saved, and a longer saved prefix restored (kv-tier.ts).
     await loaded.kvTier?.prepare(sequence, tokens, !plan.promptLogprobs, plan.marks);
+    // A longer prefix another sequence holds is copied rather than evaluated (prefix-copy.ts).
+    if (!plan.promptLogprobs) await copyLongerPrefix(loaded, sequence, tokens, tokens.length - 1, metrics);
     // Scoring the prompt needs every token's logits: nothing cached is kept for it.
     const cachedTokens = await reuseCachedPrefix(loaded, sequence, tokens, plan.promptLogprobs ? 0 : tokens.length - 1);
     const state = new DecodeState(loaded, plan, queueMs, cachedTokens);

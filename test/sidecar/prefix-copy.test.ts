@@ -1,0 +1,103 @@
+// A prefix another sequence holds is copied instead of evaluated (sidecar/engine/decode/prefix-copy.ts),
+// on the real engine: the reply is the one a cold prompt gives, the source keeps its cache, and a
+// busy source goes on decoding what it would have alone.
+import { create } from "@bufbuild/protobuf";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { GenerateRequestSchema } from "../../proto/gen/inference/v1/inference_pb.js";
+import { modelPath } from "../../gguf/models.js";
+import { FIRST_TOKEN_POSITION, generate } from "../../sidecar/engine/decode/generate.js";
+import { EngineMetrics } from "../../sidecar/engine/metrics.js";
+import { loadModel, type LoadedModel } from "../../sidecar/engine/llama/model.js";
+import { readAhead } from "../../sidecar/engine/streams/read-ahead.js";
+
+const load = (): Promise<LoadedModel> =>
+  loadModel({
+    modelPath: modelPath("scripted"),
+    threads: 1,
+    engine: "auto",
+    sequences: 4,
+    contextSize: 2048,
+    maxQueue: 1,
+    queueTimeoutMs: 10_000,
+    cacheRam: 0,
+  });
+
+// A shared system prompt of ~200 tokens, and two conversations after it.
+const SYSTEM = "Once upon a time there lived a tiny llama. ".repeat(20);
+const PARENT = `${SYSTEM}${"Sing la la. ".repeat(60)}`;
+const CHILD = `${SYSTEM}Let us sing`;
+
+interface Reply {
+  readonly text: string;
+  readonly cachedTokens: number;
+}
+
+describe("a prefix copied from another sequence", () => {
+  let loaded: LoadedModel;
+  let cold: LoadedModel;
+  beforeAll(async () => {
+    [loaded, cold] = await Promise.all([load(), load()]);
+  });
+  afterAll(async () => {
+    await loaded?.dispose();
+    await cold?.dispose();
+  });
+
+  const run = async (
+    model: LoadedModel,
+    prompt: string,
+    maxTokens: number,
+    metrics = new EngineMetrics(),
+    onToken = (): unknown => undefined,
+  ): Promise<Reply> => {
+    const request = create(GenerateRequestSchema, { input: { case: "prompt", value: prompt }, maxTokens, sampling: { temperature: 0 } });
+    let text = "";
+    let cachedTokens = -1;
+    for await (const { event } of readAhead(generate(model, request, new AbortController().signal, metrics), { atOnce: (p) => p === FIRST_TOKEN_POSITION })) {
+      if (event?.case === "start") cachedTokens = event.value.cachedTokens ?? 0;
+      if (event?.case === "token") {
+        text += event.value.text;
+        onToken();
+      }
+    }
+    return { text, cachedTokens };
+  };
+  const systemTokens = (): number => loaded.model.tokenize(SYSTEM.trim()).length;
+
+  it("gives a new conversation the system prompt an idle one holds, and leaves that one's cache as it was", async () => {
+    await run(loaded, PARENT, 4);
+    const parent = loaded.pool.all().find((s) => s.nextTokenIndex > 0);
+    const held = parent?.contextTokens.slice();
+    const metrics = new EngineMetrics();
+    const child = await run(loaded, CHILD, 12, metrics);
+    // The parent's sequence holds more than the child shares: the pool takes another and copies.
+    expect(metrics.prefixCopies).toBe(1);
+    expect(child.cachedTokens).toBeGreaterThanOrEqual(systemTokens());
+    expect(metrics.prefixCopiedTokens).toBe(child.cachedTokens);
+    expect(child.text).toBe((await run(cold, CHILD, 12)).text);
+    expect(parent?.contextTokens).toEqual(held);
+  });
+
+  it("copies from a sequence that is decoding, which goes on with the reply it gives alone", async () => {
+    const parentPrompt = `${SYSTEM}${"Who sings? ".repeat(60)}`;
+    const childPrompt = `${SYSTEM}The llama`;
+    let started = (): void => undefined;
+    const decoding = new Promise<void>((resolve) => (started = resolve));
+    let tokens = 0;
+    const parent = run(loaded, parentPrompt, 40, new EngineMetrics(), () => ++tokens === 3 && started());
+    await decoding;
+    const metrics = new EngineMetrics();
+    const child = await run(loaded, childPrompt, 12, metrics);
+    expect(metrics.prefixCopies).toBe(1);
+    expect(child.cachedTokens).toBeGreaterThanOrEqual(systemTokens());
+    expect(child.text).toBe((await run(cold, childPrompt, 12)).text);
+    expect((await parent).text).toBe((await run(cold, parentPrompt, 40)).text);
+  });
+
+  it("evaluates a short shared prefix instead of copying a sequence for it", async () => {
+    const metrics = new EngineMetrics();
+    const reply = await run(loaded, "Once upon a time there lived a big llama", 4, metrics);
+    expect(metrics.prefixCopies).toBe(0);
+    expect(reply.text).toBe((await run(cold, "Once upon a time there lived a big llama", 4)).text);
+  });
+});
