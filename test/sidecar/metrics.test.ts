@@ -42,6 +42,11 @@ describe("GET /metrics", () => {
     expect(value(after, "sidecar_tokens_generated_total") - value(before, "sidecar_tokens_generated_total")).toBe(5);
     expect(value(after, "sidecar_prompt_tokens_total") - value(before, "sidecar_prompt_tokens_total")).toBe(promptTokens);
     expect(value(after, "sidecar_requests_total", { outcome: "completed" }) - value(before, "sidecar_requests_total", { outcome: "completed" })).toBe(1);
+    // Nothing another sequence held was copied for this short prompt (decode/prefix-copy.ts).
+    for (const name of ["sidecar_prefix_copies_total", "sidecar_prefix_copied_tokens_total"]) {
+      expect(after.get(name)?.type, name).toBe("COUNTER");
+      expect(value(after, name), name).toBe(0);
+    }
     for (const name of ["sidecar_time_to_first_token_seconds", "sidecar_time_per_output_token_seconds", "sidecar_queue_wait_seconds"]) {
       const count = (families: Map<string, PrometheusFamily>) => Number(families.get(name)?.metrics[0]?.count);
       expect(after.get(name)?.type, name).toBe("HISTOGRAM");
