@@ -73,6 +73,7 @@ describe("a prefix copied from another sequence", () => {
     // The parent's sequence holds more than the child shares: the pool takes another and copies.
     expect(metrics.prefixCopies).toBe(1);
     expect(child.cachedTokens).toBeGreaterThanOrEqual(systemTokens());
+    // The sequence the pool gave was empty: every cached token came with the copy.
     expect(metrics.prefixCopiedTokens).toBe(child.cachedTokens);
     expect(child.text).toBe((await run(cold, CHILD, 12)).text);
     expect(parent?.contextTokens).toEqual(held);
@@ -92,6 +93,35 @@ describe("a prefix copied from another sequence", () => {
     expect(child.cachedTokens).toBeGreaterThanOrEqual(systemTokens());
     expect(child.text).toBe((await run(cold, childPrompt, 12)).text);
     expect((await parent).text).toBe((await run(cold, parentPrompt, 40)).text);
+  });
+
+  it("evaluates the prompt when a copy fails, with a log line that holds no prompt text", async () => {
+    // A fresh context holding the parent; its in-memory copies fail: the state restores into nothing.
+    const fresh = await load();
+    await run(fresh, PARENT, 4);
+    const failing: LoadedModel = {
+      ...fresh,
+      states: { capture: async () => ({ bytes: 0, dispose: () => undefined }), restore: () => Promise.reject(new Error("no room")) },
+    };
+    const lines: string[] = [];
+    const write = process.stderr.write.bind(process.stderr);
+    process.stderr.write = ((chunk: string) => lines.push(String(chunk)) > 0) as typeof process.stderr.write;
+    const metrics = new EngineMetrics();
+    const prompt = `${SYSTEM}A llama sings`;
+    let reply: Reply;
+    try {
+      reply = await run(failing, prompt, 12, metrics);
+    } finally {
+      process.stderr.write = write;
+      await fresh.dispose();
+    }
+    expect(metrics.prefixCopies).toBe(0);
+    expect(reply.cachedTokens).toBe(0);
+    expect(reply.text).toBe((await run(cold, prompt, 12)).text);
+    const logged = lines.filter((line) => line.startsWith("prefix copy:"));
+    expect(logged).toHaveLength(1);
+    expect(logged[0]).toContain("could not be copied (no room)");
+    expect(logged[0]).not.toContain("llama");
   });
 
   it("evaluates a short shared prefix instead of copying a sequence for it", async () => {

@@ -4,15 +4,15 @@
 // sequences".
 import type { LlamaContextSequence, Token } from "node-llama-cpp";
 import type { EngineMetrics } from "../metrics.js";
-import { MIN_STATE_TOKENS } from "../llama/kv-tier.js";
+import { type Between, MIN_STATE_TOKENS } from "../llama/kv-tier.js";
 import type { LoadedModel } from "../llama/model.js";
 import { copySequence } from "../llama/sequence-copy.js";
 
 /**
- * A copy is worth it when it gives at least this many tokens per token it copies, divided: the
- * copy moves every cell the source holds. Measured (local build, states in memory): a copy costs
- * 0.015 ms a token held on random-60m, whose prompt tokens cost 1.03 ms each (a 68th), and 0.02–0.035
- * ms on the 850M-class model against 9.2 ms (a 260th–460th); 32 leaves a margin.
+ * The most tokens a copy may move per prompt token it saves evaluating (a copy moves every cell the
+ * source holds). Measured (local build, states in memory): a copy costs 0.015 ms a token held on
+ * random-60m, whose prompt tokens cost 1.03 ms each (a 68th), and 0.02–0.035 ms on the 850M-class
+ * model against 9.2 ms (a 260th–460th); 32 leaves a margin.
  */
 export const COPY_TOKENS_PER_GAIN = 32;
 
@@ -32,7 +32,8 @@ function longestHolder(loaded: LoadedModel, sequence: LlamaContextSequence, prom
  * `prompt` up to `limit`, when it holds at least MIN_STATE_TOKENS more of it than `sequence` does
  * and the copy moves at most COPY_TOKENS_PER_GAIN tokens per token gained. The copy runs between
  * decode steps (a busy source's steps wait for it; sequence-copy.ts); the caller then trims what
- * does not match the prompt. Returns the tokens the copy added to the shared prefix (0: no copy).
+ * does not match the prompt. A copy that fails is logged (no prompt text) and leaves the sequence
+ * empty. Returns the tokens the copy added to the shared prefix (0: no copy).
  */
 export async function copyLongerPrefix(
   loaded: LoadedModel,
@@ -46,9 +47,19 @@ export async function copyLongerPrefix(
   if (best === undefined) return 0;
   const gain = best.shared - own;
   if (gain < MIN_STATE_TOKENS || best.source.nextTokenIndex > gain * COPY_TOKENS_PER_GAIN) return 0;
-  await copySequence(loaded.context, (from, work) => loaded.scheduler.between(from, work), best.source, [sequence], loaded.states);
-  const copied = Math.min(sequence.compareContextTokens(prompt as Token[]).firstDifferentIndex, limit);
+  const between: Between = (from, work) => loaded.scheduler.between(from, work);
+  try {
+    await copySequence(loaded.context, between, best.source, [sequence], loaded.states);
+  } catch (error) {
+    // What the sequence holds is not known after a failed copy: it is emptied, the prompt evaluated.
+    process.stderr.write(`prefix copy: a ${best.source.nextTokenIndex}-token sequence could not be copied (${errorText(error)}); the prompt is evaluated\n`);
+    await between(sequence, () => sequence.clearHistory());
+    return 0;
+  }
+  const gained = Math.max(0, Math.min(sequence.compareContextTokens(prompt as Token[]).firstDifferentIndex, limit) - own);
   metrics.prefixCopies++;
-  metrics.prefixCopiedTokens += copied;
-  return copied - own;
+  metrics.prefixCopiedTokens += gained;
+  return gained;
 }
+
+const errorText = (error: unknown): string => (error instanceof Error ? error.message : String(error));
