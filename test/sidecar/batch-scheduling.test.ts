@@ -1,32 +1,16 @@
 // How decode steps reach llama.cpp with several generations at once (sidecar/engine/llama/batch-scheduling.ts,
 // batch-shares.ts): after the prompts, every step of N concurrent generations is one N-sequence
 // batch, and a long prompt joining streams is evaluated in small batches that carry their steps.
-import { create } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { GenerateRequestSchema } from "../../proto/gen/inference/v1/inference_pb.js";
-import { modelPath } from "../../gguf/models.js";
-import { FIRST_TOKEN_POSITION, generate } from "../../sidecar/engine/decode/generate.js";
-import { EngineMetrics } from "../../sidecar/engine/metrics.js";
-import { loadModel, type LoadedModel } from "../../sidecar/engine/llama/model.js";
+import type { LoadedModel } from "../../sidecar/engine/llama/model.js";
 import { STREAMING_BATCH_TOKENS } from "../../sidecar/engine/llama/batch-shares.js";
-import { readAhead } from "../../sidecar/engine/streams/read-ahead.js";
-import { watchBatches, watchSampling } from "../support/engine.js";
+import { generateText, loadScripted, watchBatches, watchSampling } from "../support/engine.js";
 
 const STREAMS = 4;
 const TOKENS = 16;
 
 /** The scripted model with STREAMS sequences, a batch's prompts beyond its first within `promptBatchTokens`. */
-const scripted = (promptBatchTokens: number): Promise<LoadedModel> =>
-  loadModel({
-    modelPath: modelPath("scripted"),
-    threads: 1,
-    engine: "auto",
-    sequences: STREAMS,
-    contextSize: 256,
-    maxQueue: 1,
-    queueTimeoutMs: 10_000,
-    promptBatchTokens,
-  });
+const scripted = (promptBatchTokens: number): Promise<LoadedModel> => loadScripted({ sequences: STREAMS, contextSize: 256, promptBatchTokens });
 
 describe("batch scheduling", () => {
   let loaded: LoadedModel;
@@ -37,14 +21,8 @@ describe("batch scheduling", () => {
   afterAll(() => loaded?.dispose());
 
   /** Generates from `prompt` (on `model`, default the one loaded above); `onToken` sees the running count of tokens. */
-  const run = async (prompt: string, maxTokens: number, onToken: (count: number) => void = () => undefined, model?: LoadedModel): Promise<number> => {
-    const request = create(GenerateRequestSchema, { input: { case: "prompt", value: prompt }, maxTokens, sampling: { temperature: 0 } });
-    let tokens = 0;
-    const events = generate(model ?? loaded, request, new AbortController().signal, new EngineMetrics());
-    for await (const { event } of readAhead(events, { atOnce: (position) => position === FIRST_TOKEN_POSITION }))
-      if (event?.case === "token") onToken(++tokens);
-    return tokens;
-  };
+  const run = async (prompt: string, maxTokens: number, onToken?: (count: number) => unknown, model?: LoadedModel): Promise<number> =>
+    (await generateText(model ?? loaded, prompt, maxTokens, onToken === undefined ? {} : { onToken })).tokens;
 
   it(`sends every step of ${STREAMS} concurrent generations as one ${STREAMS}-sequence batch`, async () => {
     const sizes: number[] = [];

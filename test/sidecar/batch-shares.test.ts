@@ -7,12 +7,13 @@ import {
   BATCH_EVALUATION_PRIORITY,
   BATCH_PROMPT_TOKENS,
   cpuPromptBatchTokens,
-  shareBatch,
   shareBatchOf,
   STREAMING_BATCH_TOKENS,
 } from "../../sidecar/engine/llama/batch-shares.js";
 
 const item = (tokens: number): BatchItem => ({ tokens: Array.from({ length: tokens }, () => 1) as never, logits: [], evaluationPriority: 5 });
+/** Every prompt in one batch as far as it holds: a GPU's sharing, and a small model's on a CPU. */
+const shareBatch = shareBatchOf();
 const shares = (wants: number[], size: number, share = shareBatch): number[] => {
   const items = wants.map(item);
   const out = share({ items, size });
@@ -30,7 +31,7 @@ const seeded = (start: number): ((n: number) => number) => {
   };
 };
 
-describe("shareBatch", () => {
+describe("shareBatchOf(), unbounded", () => {
   it("gives each decoding stream its token, and a prompt the rest of a streaming batch", () => {
     expect(shares([1526, 1, 1], 512)).toEqual([STREAMING_BATCH_TOKENS - 2, 1, 1]);
     expect(shares([1, 1, 1526], 512)).toEqual([1, 1, STREAMING_BATCH_TOKENS - 2]);

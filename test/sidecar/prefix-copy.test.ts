@@ -1,36 +1,17 @@
 // A prefix another sequence holds is copied instead of evaluated (sidecar/engine/decode/prefix-copy.ts),
 // on the real engine: the reply is the one a cold prompt gives, the source keeps its cache, and a
 // busy source goes on decoding what it would have alone.
-import { create } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { GenerateRequestSchema } from "../../proto/gen/inference/v1/inference_pb.js";
-import { modelPath } from "../../gguf/models.js";
-import { FIRST_TOKEN_POSITION, generate } from "../../sidecar/engine/decode/generate.js";
+import type { LoadedModel } from "../../sidecar/engine/llama/model.js";
 import { EngineMetrics } from "../../sidecar/engine/metrics.js";
-import { loadModel, type LoadedModel } from "../../sidecar/engine/llama/model.js";
-import { readAhead } from "../../sidecar/engine/streams/read-ahead.js";
+import { type Generated, generateText, loadScripted } from "../support/engine.js";
 
-const load = (): Promise<LoadedModel> =>
-  loadModel({
-    modelPath: modelPath("scripted"),
-    threads: 1,
-    engine: "auto",
-    sequences: 4,
-    contextSize: 2048,
-    maxQueue: 1,
-    queueTimeoutMs: 10_000,
-    cacheRam: 0,
-  });
+const load = (): Promise<LoadedModel> => loadScripted({ sequences: 4, contextSize: 2048, cacheRam: 0 });
 
 // A shared system prompt of ~200 tokens, and two conversations after it.
 const SYSTEM = "Once upon a time there lived a tiny llama. ".repeat(20);
 const PARENT = `${SYSTEM}${"Sing la la. ".repeat(60)}`;
 const CHILD = `${SYSTEM}Let us sing`;
-
-interface Reply {
-  readonly text: string;
-  readonly cachedTokens: number;
-}
 
 describe("a prefix copied from another sequence", () => {
   let loaded: LoadedModel;
@@ -43,25 +24,8 @@ describe("a prefix copied from another sequence", () => {
     await cold?.dispose();
   });
 
-  const run = async (
-    model: LoadedModel,
-    prompt: string,
-    maxTokens: number,
-    metrics = new EngineMetrics(),
-    onToken = (): unknown => undefined,
-  ): Promise<Reply> => {
-    const request = create(GenerateRequestSchema, { input: { case: "prompt", value: prompt }, maxTokens, sampling: { temperature: 0 } });
-    let text = "";
-    let cachedTokens = -1;
-    for await (const { event } of readAhead(generate(model, request, new AbortController().signal, metrics), { atOnce: (p) => p === FIRST_TOKEN_POSITION })) {
-      if (event?.case === "start") cachedTokens = event.value.cachedTokens ?? 0;
-      if (event?.case === "token") {
-        text += event.value.text;
-        onToken();
-      }
-    }
-    return { text, cachedTokens };
-  };
+  const run = (model: LoadedModel, prompt: string, maxTokens: number, metrics = new EngineMetrics(), onToken?: () => unknown): Promise<Generated> =>
+    generateText(model, prompt, maxTokens, onToken === undefined ? { metrics } : { metrics, onToken });
   const systemTokens = (): number => loaded.model.tokenize(SYSTEM.trim()).length;
 
   it("gives a new conversation the system prompt an idle one holds, and leaves that one's cache as it was", async () => {
@@ -75,6 +39,7 @@ describe("a prefix copied from another sequence", () => {
     expect(child.cachedTokens).toBeGreaterThanOrEqual(systemTokens());
     // The sequence the pool gave was empty: every cached token came with the copy.
     expect(metrics.prefixCopiedTokens).toBe(child.cachedTokens);
+    expect(child.tokens).toBe(12);
     expect(child.text).toBe((await run(cold, CHILD, 12)).text);
     expect(parent?.contextTokens).toEqual(held);
   });
@@ -91,6 +56,7 @@ describe("a prefix copied from another sequence", () => {
     const child = await run(loaded, childPrompt, 12, metrics);
     expect(metrics.prefixCopies).toBe(1);
     expect(child.cachedTokens).toBeGreaterThanOrEqual(systemTokens());
+    expect(child.tokens).toBe(12);
     expect(child.text).toBe((await run(cold, childPrompt, 12)).text);
     expect((await parent).text).toBe((await run(cold, parentPrompt, 40)).text);
   });
@@ -108,7 +74,7 @@ describe("a prefix copied from another sequence", () => {
     process.stderr.write = ((chunk: string) => lines.push(String(chunk)) > 0) as typeof process.stderr.write;
     const metrics = new EngineMetrics();
     const prompt = `${SYSTEM}A llama sings`;
-    let reply: Reply;
+    let reply: Generated;
     try {
       reply = await run(failing, prompt, 12, metrics);
     } finally {

@@ -1,16 +1,10 @@
 // The pool keeps busy sequences' ids side by side on the real engine (sidecar/engine/llama/pool.ts,
 // RUN_COST_TOKENS): llama.cpp evaluates a batch one run of consecutive sequence ids at a time, so
 // two streams on ids apart cost two passes over the weights a step.
-import { create } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { GenerateRequestSchema } from "../../proto/gen/inference/v1/inference_pb.js";
-import { modelPath } from "../../gguf/models.js";
-import { FIRST_TOKEN_POSITION, generate } from "../../sidecar/engine/decode/generate.js";
 import { sequenceIdOf } from "../../sidecar/engine/llama/llama-internals.js";
-import { EngineMetrics } from "../../sidecar/engine/metrics.js";
-import { loadModel, type LoadedModel } from "../../sidecar/engine/llama/model.js";
-import { readAhead } from "../../sidecar/engine/streams/read-ahead.js";
-import { watchBatches } from "../support/engine.js";
+import type { LoadedModel } from "../../sidecar/engine/llama/model.js";
+import { generateText, loadScripted, watchBatches } from "../support/engine.js";
 
 const SEQUENCES = 8;
 // Conversations of different lengths, none sharing more than the first token with another.
@@ -20,24 +14,11 @@ const conversation = (i: number): string => `${WORDS[i]} ${"la ".repeat(4 + 3 * 
 describe("sequence ids side by side", () => {
   let loaded: LoadedModel;
   beforeAll(async () => {
-    loaded = await loadModel({
-      modelPath: modelPath("scripted"),
-      threads: 1,
-      engine: "auto",
-      sequences: SEQUENCES,
-      contextSize: 1024,
-      maxQueue: 1,
-      queueTimeoutMs: 10_000,
-      cacheRam: 0,
-    });
+    loaded = await loadScripted({ sequences: SEQUENCES, contextSize: 1024, cacheRam: 0 });
   });
   afterAll(() => loaded?.dispose());
 
-  const run = async (prompt: string, maxTokens: number, onToken: () => void = () => undefined): Promise<void> => {
-    const request = create(GenerateRequestSchema, { input: { case: "prompt", value: prompt }, maxTokens, sampling: { temperature: 0 } });
-    const events = generate(loaded, request, new AbortController().signal, new EngineMetrics());
-    for await (const { event } of readAhead(events, { atOnce: (position) => position === FIRST_TOKEN_POSITION })) if (event?.case === "token") onToken();
-  };
+  const run = (prompt: string, maxTokens: number, onToken?: () => unknown) => generateText(loaded, prompt, maxTokens, onToken === undefined ? {} : { onToken });
 
   it("gives a new stream the free sequence beside a busy one, not the one that holds the fewest tokens", async () => {
     // Every sequence holds one conversation; the shortest loses least when taken over.

@@ -1,5 +1,46 @@
-// Watches a loaded model's context from the inside: every batch llama.cpp decodes.
-import type { LoadedModel } from "../../sidecar/engine/llama/model.js";
+// The scripted test model loaded in-process, a generation run on it, and a watch of its context
+// from the inside: every batch llama.cpp decodes.
+import { create } from "@bufbuild/protobuf";
+import { modelPath } from "../../gguf/models.js";
+import { GenerateRequestSchema } from "../../proto/gen/inference/v1/inference_pb.js";
+import { FIRST_TOKEN_POSITION, generate } from "../../sidecar/engine/decode/generate.js";
+import { loadModel, type LoadedModel, type ModelOptions } from "../../sidecar/engine/llama/model.js";
+import { EngineMetrics } from "../../sidecar/engine/metrics.js";
+import { readAhead } from "../../sidecar/engine/streams/read-ahead.js";
+
+/** The scripted test model on one thread, with `options` over a queue of one and a 10 s queue timeout. */
+export function loadScripted(options: Pick<ModelOptions, "sequences" | "contextSize"> & Partial<ModelOptions>): Promise<LoadedModel> {
+  return loadModel({ modelPath: modelPath("scripted"), threads: 1, engine: "auto", maxQueue: 1, queueTimeoutMs: 10_000, ...options });
+}
+
+/** What one generation gave: its text, its token count, and the prompt tokens its sequence already held. */
+export interface Generated {
+  readonly text: string;
+  readonly tokens: number;
+  readonly cachedTokens: number;
+}
+
+/** Generates from `prompt` at temperature 0 through the engine's `generate`; `onToken` sees the running count of tokens. */
+export async function generateText(
+  loaded: LoadedModel,
+  prompt: string,
+  maxTokens: number,
+  options: { readonly metrics?: EngineMetrics; readonly onToken?: (count: number) => unknown } = {},
+): Promise<Generated> {
+  const request = create(GenerateRequestSchema, { input: { case: "prompt", value: prompt }, maxTokens, sampling: { temperature: 0 } });
+  const events = generate(loaded, request, new AbortController().signal, options.metrics ?? new EngineMetrics());
+  let text = "";
+  let tokens = 0;
+  let cachedTokens = -1;
+  for await (const { event } of readAhead(events, { atOnce: (position) => position === FIRST_TOKEN_POSITION })) {
+    if (event?.case === "start") cachedTokens = event.value.cachedTokens ?? 0;
+    if (event?.case !== "token") continue;
+    text += event.value.text;
+    tokens++;
+    options.onToken?.(tokens);
+  }
+  return { text, tokens, cachedTokens };
+}
 
 /**
  * Calls `onBatch` with the tokens of each sequence in a batch, the threads it runs on and the

@@ -64,8 +64,9 @@ export function cpuPromptBatchTokens(modelBytes: number): number {
 /**
  * How one batch's token slots are shared among the queued decodes (node-llama-cpp's
  * `itemPrioritizationStrategy`), a prompt joining another's batch only while the batch's prompt
- * tokens stay within `promptTokens` (CPU_PROMPT_BATCH_TOKENS on a CPU; unbounded on a GPU). Every decode first gets one token: a generating stream needs just
- * one, so it advances at every batch. The slots left go to the decodes that want more (prompts),
+ * tokens stay within `promptTokens` (`cpuPromptBatchTokens` on a CPU; unbounded, the default, on a
+ * GPU). Every decode first gets one token: a generating stream needs just one, so it advances at
+ * every batch. The slots left go to the decodes that want more (prompts),
  * the one with the fewest tokens left first, so a long prompt is evaluated a batch at a time
  * beside the streams already decoding, not ahead of them (while streams decode, a batch holds at
  * most STREAMING_BATCH_TOKENS), and of prompts that arrive together as many as fit finish in the
@@ -117,6 +118,3 @@ export const shareBatchOf =
       return processAmount > 0 ? [{ item, processAmount }] : [];
     });
   };
-
-/** Every prompt in one batch as far as it holds (a GPU's sharing). */
-export const shareBatch = shareBatchOf();
