@@ -39,8 +39,9 @@ describe("a prefix copied from another sequence", () => {
     expect(child.cachedTokens).toBeGreaterThanOrEqual(systemTokens());
     // The sequence the pool gave was empty: every cached token came with the copy.
     expect(metrics.prefixCopiedTokens).toBe(child.cachedTokens);
-    expect(child.tokens).toBe(12);
-    expect(child.text).toBe((await run(cold, CHILD, 12)).text);
+    const reference = await run(cold, CHILD, 12);
+    expect(reference.tokens).toBeGreaterThan(0);
+    expect([child.tokens, child.text]).toEqual([reference.tokens, reference.text]);
     expect(parent?.contextTokens).toEqual(held);
   });
 
@@ -56,8 +57,9 @@ describe("a prefix copied from another sequence", () => {
     const child = await run(loaded, childPrompt, 12, metrics);
     expect(metrics.prefixCopies).toBe(1);
     expect(child.cachedTokens).toBeGreaterThanOrEqual(systemTokens());
-    expect(child.tokens).toBe(12);
-    expect(child.text).toBe((await run(cold, childPrompt, 12)).text);
+    const reference = await run(cold, childPrompt, 12);
+    expect(reference.tokens).toBeGreaterThan(0);
+    expect([child.tokens, child.text]).toEqual([reference.tokens, reference.text]);
     expect((await parent).text).toBe((await run(cold, parentPrompt, 40)).text);
   });
 
