@@ -42,6 +42,8 @@ export class Arriving {
   #entered = 0;
   /** When each connection still without a request opened (`opened`). */
   readonly #opened = new Set<{ readonly at: number }>();
+  /** The wait underway (`#gathered`): every request whose call is due meanwhile ends with it. */
+  #gathering: Promise<void> | undefined;
 
   readonly #now: () => number;
 
@@ -72,13 +74,23 @@ export class Arriving {
     };
     return {
       sent: async () => {
-        if (here) await this.#gathered();
+        if (here) await this.#burst();
         const others = here ? this.#count - 1 + this.#connecting() : 0;
         leave();
         return others;
       },
       leave,
     };
+  }
+
+  /** The wait underway, or a new one: those due during it all end with it. */
+  #burst(): Promise<void> {
+    if (this.#gathering === undefined) {
+      this.#gathering = this.#gathered().finally(() => {
+        this.#gathering = undefined;
+      });
+    }
+    return this.#gathering;
   }
 
   /** Connections opened within OPENED_COUNTS_MS that sent no request yet; older ones are forgotten. */
@@ -96,7 +108,9 @@ export class Arriving {
    * Waits while requests keep coming: GATHER_MIN_TURNS event-loop turns, then more while the last
    * one brought a new request, at most GATHER_MAX_TURNS. Without it, four requests a client sent at
    * once reached the Node edge 1–5 ms apart (each waits for the one before to be handled), the
-   * first went to its sidecar alone, and its prompt was evaluated before the others came.
+   * first went to its sidecar alone, and its prompt was evaluated before the others came. One wait
+   * serves every request due during it: the burst's calls then go in the same turn, where each
+   * waiting turns of its own sent them ~1 ms apart, each turn slowed by the calls already made.
    */
   async #gathered(): Promise<void> {
     for (let turn = 1; turn <= GATHER_MAX_TURNS; turn++) {

@@ -9,7 +9,7 @@ import { DEFAULT_SIDECAR_URL, createSidecarClient, createSidecarHealthClient, ty
 import { withMetrics, type EdgeMetrics } from "./metrics.js";
 import { startNodeTracing } from "./tracing.js";
 import type { TraceSettings } from "../config/parse.js";
-import { fetchTrusting } from "./sidecar-fetch.js";
+import { sidecarFetch } from "./sidecar-fetch.js";
 import { openSqliteStore } from "./sqlite-store.js";
 import { folderFileStore } from "./file-store.js";
 import { memoryFileStore } from "../state/batches/memory-files.js";
@@ -114,7 +114,7 @@ function announceConnections(server: Server, app: App): void {
 export function startNodeEdge(options: NodeEdgeOptions = {}): Promise<RunningEdge> {
   const { sidecarUrl, sidecarUrls, sidecarLink, sidecarCa, storePath, filesPath, publicDir, port, hostname, limits, metrics, trace, ...appOptions } = options;
   const tracer = appOptions.tracing === undefined && trace !== undefined ? startNodeTracing(trace) : undefined;
-  const fetchImpl = sidecarCa === undefined ? undefined : fetchTrusting(sidecarCa);
+  const fetchImpl = sidecarFetch(sidecarCa);
   const sidecars =
     appOptions.sidecars ??
     sidecarUrls?.map((url) => ({

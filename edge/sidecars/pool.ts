@@ -131,23 +131,32 @@ export class SidecarPool {
    * did are all down (or none has reported).
    */
   async candidates(model: string, key?: string): Promise<SidecarState[]> {
-    return (await this.pick(model, key)).ordered;
+    await this.#reported();
+    return this.#ordered(model, key);
   }
 
   /**
-   * The candidates, the first one reserved (its load counts the call at once, in the same turn as
-   * the choice, so choices made together see each other); `release` takes the reservation back.
+   * The candidates, the first one reserved (its load counts the call at once, in the same
+   * synchronous step as the choice, so choices made together see each other — calls a burst makes
+   * in one turn too); `release` takes the reservation back.
    */
   async pick(model: string, key?: string): Promise<{ ordered: SidecarState[]; release: () => void }> {
-    const ordered = await this.#ordered(model, key);
+    await this.#reported();
+    // Ordered by load: chosen and reserved with no turn between (by key, the order ignores load).
+    const found = this.#ordered(model, key);
+    const ordered = Array.isArray(found) ? found : await found;
     const [first] = ordered;
     return { ordered, release: first === undefined || !this.several ? () => undefined : this.reserve(first) };
   }
 
-  async #ordered(model: string, key: string | undefined): Promise<SidecarState[]> {
+  /** Waits for the sidecars' ids and, with several, for reports not too old to choose by. */
+  async #reported(): Promise<void> {
     await this.#ids;
+    if (this.several) await this.refresh("cold");
+  }
+
+  #ordered(model: string, key: string | undefined): SidecarState[] | Promise<SidecarState[]> {
     if (!this.several) return [...this.states];
-    await this.refresh("cold");
     const up = this.states.filter((s) => !s.down);
     const ids = new Set(this.states.flatMap((s) => s.models.map((m) => m.id)));
     const known = this.states.some((s) => s.serves(model));

@@ -62,6 +62,26 @@ describe("Arriving", () => {
     expect(await Promise.all(behind.map((ticket) => ticket.sent()))).toEqual(Array.from({ length: GATHER_MAX_TURNS - 2 }, (_, i) => GATHER_MAX_TURNS - 3 - i));
   });
 
+  it("a burst's calls all go in the same event-loop turn, not each after turns of its own", async () => {
+    const arriving = new Arriving();
+    const others: number[] = [];
+    const sendNow = async (ticket: ArrivalTicket): Promise<void> => {
+      others.push(await ticket.sent());
+    };
+    // Three requests one turn apart, as requests read off the sockets one by one, each ready for
+    // its call as it comes.
+    const calls = [sendNow(arriving.enter())];
+    await new Promise((resolve) => setImmediate(resolve));
+    calls.push(sendNow(arriving.enter()));
+    await new Promise((resolve) => setImmediate(resolve));
+    calls.push(sendNow(arriving.enter()));
+    await Promise.race(calls);
+    // Without another turn: only microtasks run between the first call and the others.
+    for (let i = 0; i < 10; i++) await Promise.resolve();
+    expect(others).toEqual([2, 1, 0]);
+    await Promise.all(calls);
+  });
+
   it("does not wait for a request that comes many turns later, nor beyond GATHER_MAX_TURNS", async () => {
     const arriving = new Arriving();
     const lone = arriving.enter();

@@ -1,9 +1,11 @@
 // The real gRPC-Web client (createSidecarClient) against a test gRPC-Web server
 // that fronts the fake sidecar: the same transcripts come out as with the fake
-// alone, errors keep their codes, and cancellation crosses the HTTP hop.
+// alone, errors keep their codes, and cancellation crosses the HTTP hop. Each case runs on the
+// global fetch (workerd's way) and on the Node edge's own (edge/node/sidecar-fetch.ts).
 import { Code, ConnectError } from "@connectrpc/connect";
 import { afterEach, describe, expect, it } from "vitest";
 import { createApp } from "../../edge/http/app.js";
+import { sidecarFetch } from "../../edge/node/sidecar-fetch.js";
 import { createSidecarClient, type FetchImpl } from "../../edge/sidecars/connection.js";
 import { FIXED_NOW_MS, FIXED_ID, post } from "../support/app.js";
 import { delay, fail, FakeSidecar, finish, start, token, type Step } from "../support/fake-sidecar.js";
@@ -46,13 +48,18 @@ const script: Step[] = [
   finish("stop", { promptTokens: 9, completionTokens: 3 }),
 ];
 
-describe("createSidecarClient", () => {
+const fetches: [string, FetchImpl | undefined][] = [
+  ["the global fetch", undefined],
+  ["the Node edge's fetch", sidecarFetch()],
+];
+
+describe.each(fetches)("createSidecarClient on %s", (_name, fetchImpl) => {
   it("streams a chat identical to the in-process fake (float32 logprobs printed short)", async () => {
     const direct = new FakeSidecar(script);
     const directApp = createApp({ sidecar: direct, newId: () => FIXED_ID, now: () => FIXED_NOW_MS, access: { allowOpen: true } });
     const expected = await (await post(directApp, "/v1/chat/completions", { ...chat, logprobs: true, top_logprobs: 2 })).text();
 
-    const { app, fake } = await edgeOver(script);
+    const { app, fake } = await edgeOver(script, fetchImpl);
     const response = await post(app, "/v1/chat/completions", { ...chat, logprobs: true, top_logprobs: 2 });
     const text = await response.text();
     expect(text).toBe(expected);
@@ -69,7 +76,7 @@ describe("createSidecarClient", () => {
     const seen: (RequestRedirect | undefined)[] = [];
     const spy: FetchImpl = (input, init) => {
       seen.push(init?.redirect);
-      return fetch(input, init);
+      return (fetchImpl ?? fetch)(input, init);
     };
     const { app } = await edgeOver(script, spy);
     await (await post(app, "/v1/completions", { prompt: "x" })).text();
@@ -77,7 +84,7 @@ describe("createSidecarClient", () => {
   });
 
   it("keeps the sidecar's status codes: refusal → event: error, busy → 429", async () => {
-    const refused = await edgeOver([fail(Code.InvalidArgument, "the prompt does not fit the context (5000 > 4096)")]);
+    const refused = await edgeOver([fail(Code.InvalidArgument, "the prompt does not fit the context (5000 > 4096)")], fetchImpl);
     const r1 = await post(refused.app, "/v1/chat/completions", chat);
     expect(r1.status).toBe(200);
     const events = parseText(await r1.text());
@@ -85,21 +92,21 @@ describe("createSidecarClient", () => {
     expect(JSON.parse(events[0]?.data ?? "")).toMatchObject({ message: "the prompt does not fit the context (5000 > 4096)" });
     await server?.close();
 
-    const busy = await edgeOver([fail(Code.ResourceExhausted, "queue full")]);
+    const busy = await edgeOver([fail(Code.ResourceExhausted, "queue full")], fetchImpl);
     const r2 = await post(busy.app, "/v1/chat/completions", chat);
     expect(r2.status).toBe(429);
     expect(r2.headers.get("retry-after")).toBe("1");
   });
 
   it("a failure after start ends the stream with a server_error event", async () => {
-    const { app } = await edgeOver([start(), token("Hi"), fail(Code.Internal, "the engine failed")]);
+    const { app } = await edgeOver([start(), token("Hi"), fail(Code.Internal, "the engine failed")], fetchImpl);
     const events = parseText(await (await post(app, "/v1/chat/completions", chat)).text());
     expect(events.at(-1)?.event).toBe("error");
     expect(JSON.parse(events.at(-1)?.data ?? "")).toMatchObject({ type: "server_error", message: "the engine failed" });
   });
 
   it("an unreachable sidecar is Code.Unavailable (→ 503)", async () => {
-    const client = createSidecarClient("http://127.0.0.1:1");
+    const client = createSidecarClient("http://127.0.0.1:1", fetchImpl);
     const error = await client.listModels({}).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ConnectError);
     expect((error as ConnectError).code).toBe(Code.Unavailable);
@@ -108,7 +115,7 @@ describe("createSidecarClient", () => {
   });
 
   it("client cancellation crosses the gRPC-Web hop to the sidecar", async () => {
-    const { app, fake } = await edgeOver([start(), token("Hi"), delay(60_000), finish()]);
+    const { app, fake } = await edgeOver([start(), token("Hi"), delay(60_000), finish()], fetchImpl);
     const client = new AbortController();
     const response = await app.fetch(
       new Request("http://edge.test/v1/chat/completions", {
@@ -127,7 +134,7 @@ describe("createSidecarClient", () => {
   });
 
   it("lists models and answers /health through the real client", async () => {
-    const { app } = await edgeOver(script);
+    const { app } = await edgeOver(script, fetchImpl);
     const health = await app.fetch(new Request("http://edge.test/health"));
     expect(await health.json()).toEqual({ status: "ok", sidecar: "ok", models: ["fake-model"] });
   });

@@ -180,6 +180,21 @@ describe("the pool on fake sidecars", () => {
     expect((await health(app)).sidecars.map((s) => s.status)).toEqual(["ok", "ok"]);
   });
 
+  it("spreads picks made together, and does not count a plain look at the candidates as load", async () => {
+    const pool = new SidecarPool([
+      { url: "http://a.test", client: new FakeSidecar() },
+      { url: "http://b.test", client: new FakeSidecar() },
+    ]);
+    await pool.status();
+    // Tokenize, embeddings and the like look at the candidates: no call is reserved.
+    for (let i = 0; i < 3; i++) await pool.candidates("fake-model");
+    // A burst whose calls go in one turn: each choice sees the reservations made before it.
+    const picks = await Promise.all([0, 1, 2, 3].map(() => pool.pick("fake-model")));
+    const first = picks.map((p) => p.ordered[0]?.url);
+    expect(first.filter((url) => url === "http://a.test")).toHaveLength(2);
+    expect(first.filter((url) => url === "http://b.test")).toHaveLength(2);
+  });
+
   it("answers 429 when every sidecar is busy", async () => {
     const { app, a, b } = twoSidecars();
     for (const fake of [a, b]) fake.script = [fail(Code.ResourceExhausted, "full")];
