@@ -1,8 +1,8 @@
 // The fetch the Node edge calls its sidecars with: undici's `request` on a pool of kept-alive
 // connections, its answer wrapped as a Web Response for the gRPC-Web transport. It writes a call
 // in the same turn it is made, where the global fetch takes several turns, and costs a third of
-// its CPU (docs/performance.md, "The edge's sidecar calls"). With `SIDECAR_CA`, it trusts that
-// private CA for `https://` sidecars, as deployments use.
+// its CPU (docs/decisions.md, "On Node, undici's `request` under that fetch"). With `SIDECAR_CA`,
+// it trusts that private CA for `https://` sidecars, as deployments use.
 import { readFileSync } from "node:fs";
 import { Readable } from "node:stream";
 import { Agent, request } from "undici";
