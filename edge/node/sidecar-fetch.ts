@@ -5,7 +5,7 @@
 // it trusts that private CA for `https://` sidecars, as deployments use.
 import { readFileSync } from "node:fs";
 import { Readable } from "node:stream";
-import { Agent, request } from "undici";
+import { Agent, type Dispatcher, request } from "undici";
 import type { FetchImpl } from "../sidecars/connection.js";
 
 /** Statuses whose Response may not have a body. */
@@ -17,7 +17,7 @@ export function sidecarFetch(caFile?: string): FetchImpl {
     const url = input instanceof Request ? input.url : String(input);
     const answer = await request(url, {
       dispatcher,
-      method: (init.method ?? "GET") as "POST",
+      method: (init.method ?? "GET") as Dispatcher.HttpMethod,
       headers: Object.fromEntries(new Headers(init.headers)),
       body: (init.body ?? null) as Uint8Array | string | null,
       signal: init.signal ?? null,

@@ -70,3 +70,8 @@ export function modelLoadFailed(model: string, reason: string): ConnectError {
     { desc: ModelLoadFailedSchema, value: { model, reason } },
   ]);
 }
+
+/** What a caught error says, for a log line. */
+export function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -146,6 +146,14 @@ describe("the affinity key", () => {
   });
 });
 
+/** A pool of two fake sidecars that serve the same model, neither busy. */
+function twoFakes(): SidecarPool {
+  return new SidecarPool([
+    { url: "http://a.test", client: new FakeSidecar() },
+    { url: "http://b.test", client: new FakeSidecar() },
+  ]);
+}
+
 /** Two fake sidecars behind one app, with a clock the test moves. */
 function twoSidecars(): { app: App; a: FakeSidecar; b: FakeSidecar; clock: { now: number } } {
   const [a, b] = [new FakeSidecar(), new FakeSidecar()];
@@ -180,19 +188,19 @@ describe("the pool on fake sidecars", () => {
     expect((await health(app)).sidecars.map((s) => s.status)).toEqual(["ok", "ok"]);
   });
 
-  it("spreads picks made together, and does not count a plain look at the candidates as load", async () => {
-    const pool = new SidecarPool([
-      { url: "http://a.test", client: new FakeSidecar() },
-      { url: "http://b.test", client: new FakeSidecar() },
-    ]);
+  it("spreads picks made together: each choice sees the reservations made before it", async () => {
+    const pool = twoFakes();
     await pool.status();
-    // Tokenize, embeddings and the like look at the candidates: no call is reserved.
-    for (let i = 0; i < 3; i++) await pool.candidates("fake-model");
-    // A burst whose calls go in one turn: each choice sees the reservations made before it.
+    // A burst whose calls go in one turn.
     const picks = await Promise.all([0, 1, 2, 3].map(() => pool.pick("fake-model")));
-    const first = picks.map((p) => p.ordered[0]?.url);
-    expect(first.filter((url) => url === "http://a.test")).toHaveLength(2);
-    expect(first.filter((url) => url === "http://b.test")).toHaveLength(2);
+    expect(picks.map((p) => p.ordered[0]?.url).sort()).toEqual(["http://a.test", "http://a.test", "http://b.test", "http://b.test"]);
+  });
+
+  it("counts no load for a look at the candidates (tokenize, embeddings)", async () => {
+    const pool = twoFakes();
+    await pool.status();
+    for (let i = 0; i < 3; i++) expect((await pool.candidates("fake-model")).map((s) => s.url)).toEqual(["http://a.test", "http://b.test"]);
+    expect((await pool.pick("fake-model")).ordered[0]?.url).toBe("http://a.test");
   });
 
   it("answers 429 when every sidecar is busy", async () => {

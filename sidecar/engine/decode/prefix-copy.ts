@@ -3,6 +3,7 @@
 // whose cache sits on a sequence another request now needs. docs/decisions.md, "One context, many
 // sequences".
 import type { LlamaContextSequence, Token } from "node-llama-cpp";
+import { errorText } from "../errors.js";
 import type { EngineMetrics } from "../metrics.js";
 import { type Between, MIN_STATE_TOKENS } from "../llama/kv-tier.js";
 import type { LoadedModel } from "../llama/model.js";
@@ -61,5 +62,3 @@ export async function copyLongerPrefix(
   metrics.prefixCopiedTokens += gained;
   return gained;
 }
-
-const errorText = (error: unknown): string => (error instanceof Error ? error.message : String(error));

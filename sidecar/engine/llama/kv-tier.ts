@@ -8,6 +8,7 @@ import { mkdtemp, readdir, readFile, rename, rm, stat, writeFile } from "node:fs
 import os from "node:os";
 import path from "node:path";
 import type { LlamaContextSequence, Token } from "node-llama-cpp";
+import { errorText } from "../errors.js";
 import { claim, modelFolder, OWNER_FILE, ramFolder } from "./kv-folder.js";
 import type { HeldState, SequenceStates } from "./llama-internals.js";
 import { evictionOrder, keptUntil, liveMarks, marksFrom, readMarks, type KvMark, type MarkRequest } from "./kv-marks.js";
@@ -267,7 +268,7 @@ export class KvTier {
         superseded.map(({ entry }) => entry),
       );
     } catch (error) {
-      this.#log(`kv tier: a ${tokens.length}-token state could not be saved (${message(error)})`);
+      this.#log(`kv tier: a ${tokens.length}-token state could not be saved (${errorText(error)})`);
       if (this.#options.states === undefined) await rm(path.join(this.dir, file), { force: true });
       return;
     }
@@ -330,7 +331,7 @@ export class KvTier {
       this.#counts.restoreSeconds += (performance.now() - started) / 1000;
       return entry;
     } catch (error) {
-      this.#log(`kv tier: dropped a ${entry.tokens.length}-token state that did not load (${message(error)}); the prompt is evaluated cold`);
+      this.#log(`kv tier: dropped a ${entry.tokens.length}-token state that did not load (${errorText(error)}); the prompt is evaluated cold`);
       this.#counts.dropped++;
       this.#counts.misses++;
       this.#remove(file);
@@ -390,7 +391,7 @@ export class KvTier {
       await writeFile(temporary, JSON.stringify(index));
       await rename(temporary, path.join(this.dir, INDEX_FILE));
     } catch (error) {
-      this.#log(`kv tier: the index in ${this.dir} could not be written (${message(error)})`);
+      this.#log(`kv tier: the index in ${this.dir} could not be written (${errorText(error)})`);
     }
   }
 
@@ -440,8 +441,4 @@ export class KvTier {
     await this.#sweep();
     await rm(path.join(this.dir, OWNER_FILE), { force: true });
   }
-}
-
-function message(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
