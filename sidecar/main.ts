@@ -60,7 +60,7 @@ function eventLine(event: RegistryEvent): string {
     case "loading":
       return `sidecar: loading ${event.model}`;
     case "loaded":
-      return `sidecar: loaded ${event.model} in ${event.ms} ms`;
+      return `sidecar: loaded ${event.model} in ${event.ms} ms (${event.replies})`;
     case "unloaded":
       return `sidecar: unloaded ${event.model} (${event.why})`;
     case "failed":

@@ -60,5 +60,9 @@ function loadedInfo(m: LoadedModel): ModelInfo {
     // Batch requests give way to interactive ones: they are not load an edge routes by.
     active: m.pool.busy - m.pool.batchRunning.sequences,
     queued: m.pool.queued,
+    toolCallSyntax: m.replySyntax.calls?.family ?? "",
+    toolsRefused: m.replySyntax.refused ?? "",
+    parallelToolCalls: m.replySyntax.calls?.parallel ?? false,
+    reasoning: m.replySyntax.reasoning !== undefined,
   };
 }

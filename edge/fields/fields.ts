@@ -34,6 +34,17 @@ export function nonEmptyStops(stops: readonly string[]): string[] {
   return stops.filter((s) => s !== "");
 }
 
+/**
+ * A hint's value (docs/contract.md, "Hints never refuse"): one of `known`, or for a value this
+ * server does not know (a newer API's, say) `fallback`, the nearest behaviour (none: as if the
+ * field were absent). A hint never refuses a request; it only has to be a string.
+ */
+export const hint = <const T extends readonly [string, ...string[]]>(known: T, fallback?: T[number]) =>
+  z
+    .string()
+    .nullish()
+    .transform((value): T[number] | null | undefined => (value == null ? value : known.includes(value) ? value : fallback));
+
 /** A field this server refuses whenever it is set (null and absent are fine), with why. */
 export const refusedField = (why: string) =>
   z

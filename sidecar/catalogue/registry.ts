@@ -6,6 +6,7 @@
 import { modelLoadFailed, notFound, overloaded, unavailable } from "../engine/errors.js";
 import { BATCH_QUEUE_LIMIT } from "../engine/llama/idle-capacity.js";
 import type { LoadedModel } from "../engine/llama/model.js";
+import { replySummary } from "../engine/llama/reply-syntax.js";
 import { decide, freeRoom, NO_BYTES, type Bytes, type Resident } from "./budget.js";
 import type { Catalogue, CatalogueEntry } from "./catalogue.js";
 import type { Estimate, ModelFile } from "./estimate.js";
@@ -15,7 +16,7 @@ import { Changes, until } from "./waiting.js";
 
 export type RegistryEvent =
   | { readonly type: "loading"; readonly model: string }
-  | { readonly type: "loaded"; readonly model: string; readonly ms: number }
+  | { readonly type: "loaded"; readonly model: string; readonly ms: number; readonly replies: string }
   | { readonly type: "unloaded"; readonly model: string; readonly why: "idle" | "room" | "asked" | "stop" }
   | { readonly type: "failed"; readonly model: string; readonly reason: string };
 
@@ -306,7 +307,7 @@ export class ModelRegistry {
       // Stopped while it loaded: close() frees it.
       return model;
     }
-    this.#record({ type: "loaded", model: slot.entry.name, ms: Math.round(performance.now() - started) });
+    this.#record({ type: "loaded", model: slot.entry.name, ms: Math.round(performance.now() - started), replies: replySummary(model.replySyntax) });
     slot.lastUsed = ++this.#clock;
     // A timer, not at once: the requests that waited for the load take their leases first.
     slot.startKeepAlive(() => void this.#unload(slot, "idle"));

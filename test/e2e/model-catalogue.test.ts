@@ -1,7 +1,7 @@
 // The model catalogue through the real edge (Node, and workerd under `wrangler dev`) and real
 // gRPC-Web (connect-node's adapter, as the sidecar serves it), with two fake sidecars reporting
 // their catalogues: the official `openai` client lists and retrieves the merged catalogue with each
-// model's status; POST /models/load reaches the sidecar with keep_alive and routes the next request
+// model's status and a loaded one's capabilities; POST /models/load reaches the sidecar with keep_alive and routes the next request
 // there; a chat's keep_alive crosses the wire; a ModelLoadFailed detail crosses it and is answered
 // 500 model_load_failed (OpenAI) and api_error (Anthropic), after failing over to the other sidecar.
 import Anthropic from "@anthropic-ai/sdk";
@@ -19,7 +19,10 @@ const servers: ConnectSidecarServer[] = [];
  * edge's first report (its start's /health) must see this, whatever a test did to the fakes.
  */
 function reset(): void {
-  fakes.a.models = [catalogued("demo", { created: 1_700_000_000, memoryBytes: 4096, expiresAt: 1_700_000_300 }), catalogued("coder", { status: "available" })];
+  fakes.a.models = [
+    catalogued("demo", { created: 1_700_000_000, memoryBytes: 4096, expiresAt: 1_700_000_300, toolCallSyntax: "qwen3-coder", reasoning: true }),
+    catalogued("coder", { status: "available" }),
+  ];
   fakes.b.models = [
     catalogued("coder", { status: "failed", failure: "too big" }),
     catalogued("tiny", { status: "loading", progress: 0.75, aliases: ["small"] }),
@@ -59,6 +62,9 @@ describeOnRuntimes(
           aliases: [],
           kind: "generate",
           expires_at: 1_700_000_300,
+          // What the sidecar learned from its template.
+          capabilities: ["completion", "tools", "thinking"],
+          tool_call_syntax: "qwen3-coder",
         },
         { id: "coder", object: "model", created: 0, owned_by: "local", status: { value: "available" }, context_length: 4096, aliases: [], kind: "generate" },
         {
@@ -113,6 +119,7 @@ describeOnRuntimes(
         status: { value: "loaded" },
         context_length: 4096,
         aliases: [],
+        // A sidecar that reports no reply syntax: no capabilities are claimed.
         kind: "generate",
       });
       expect(fakes.a.loadCalls.map((c) => [c.model, c.keepAliveSeconds])).toEqual([["coder", -1]]);

@@ -3,7 +3,8 @@
 // answers by its name on every protocol through the official `openai` and `@anthropic-ai/sdk`
 // clients, with exactly what the sidecar answers that model over gRPC; `/v1/models` shows each
 // model's status as requests load it; an unknown name is each protocol's 404; a request's
-// `keep_alive: 0` unloads its model once it is done; `POST /models/load` loads one.
+// `keep_alive: 0` unloads its model once it is done; `POST /models/load` loads one; a loaded model
+// shows what its template writes (its tool-call syntax, reasoning).
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import { afterAll, beforeAll, expect, it } from "vitest";
@@ -71,6 +72,15 @@ describeOnRuntimes(
       const message = await anthropic().messages.create({ ...settings, messages: [{ role: "user", content: MESSAGE }] });
       const text = message.content.flatMap((block) => (block.type === "text" ? [block.text] : [])).join("");
       expect([message.model, text]).toEqual([model, want?.chat]);
+    });
+
+    it("shows what each loaded model's template writes: its call syntax and reasoning", async () => {
+      type Described = ModelObject & { capabilities?: string[]; tool_call_syntax?: string };
+      const tools = (await openai().models.retrieve("tools")) as Described;
+      expect([tools.capabilities, tools.tool_call_syntax]).toEqual([["completion", "tools", "thinking"], "hermes"]);
+      // ChatML writes no calls: node-llama-cpp's own syntax, which its wrapper describes in the prompt.
+      const demo = (await openai().models.retrieve("demo")) as Described;
+      expect([demo.capabilities, demo.tool_call_syntax]).toEqual([["completion", "tools"], "generic"]);
     });
 
     it("answers an unknown model with each protocol's 404", async () => {

@@ -59,6 +59,17 @@ describe("Claude Code's requests", () => {
     expect(events.at(-1)?.event).toBe("message_stop");
   });
 
+  it("a newer Claude Code's hints this server does not know are served, not refused (display shown, effort the default)", async () => {
+    const [recorded] = fixture("claude-code");
+    const body = recorded?.body as ClaudeBody;
+    const newer = { ...body, thinking: { type: "adaptive", display: "updates" }, output_config: { effort: "ultra" } };
+    const { chat, events } = await replay({ ...(recorded as Fixture), body: newer });
+    // No budget (an unknown effort is as if absent), and the reasoning shown as thinking.
+    expect(chat.reasoningBudget).toBeUndefined();
+    const deltas = events.filter((e) => e.event === "content_block_delta").map((e) => (JSON.parse(e.data) as { delta: { type: string } }).delta.type);
+    expect(deltas).toEqual(["thinking_delta", "signature_delta", "text_delta"]);
+  });
+
   it("the tool loop's second request carries the Read call and its result, with the call's id", async () => {
     const [, second] = fixture("claude-code-tools");
     const body = second?.body as ClaudeBody;

@@ -1,4 +1,4 @@
-// The rooms of sidecar/engine/ and what each may import (their READMEs): llama/ → grammar/ →
+// The rooms of sidecar/engine/ and what each may import (their READMEs): syntax/ → llama/ → grammar/ →
 // chat/ → decode/ → streams/, each room importing only rooms before it and the shared files
 // directly under engine/ (errors.ts, metrics.ts), which import no room; nothing in engine/
 // imports the sidecar's process, service or transports. sidecar/catalogue/ (the models and their
@@ -14,7 +14,7 @@ const root = fileURLToPath(new URL("../..", import.meta.url));
 const engineDir = join(root, "sidecar", "engine");
 
 /** The rooms in order: a room may import the rooms before it, never those after it. */
-const ROOMS = ["llama", "grammar", "chat", "decode", "streams"] as const;
+const ROOMS = ["syntax", "llama", "grammar", "chat", "decode", "streams"] as const;
 /** Files directly under engine/, shared by every room. */
 const SHARED = "(shared)";
 

@@ -1,12 +1,26 @@
-// The reply parser on its own: Qwen-style markers (node-llama-cpp's QwenChatWrapper settings) and
-// the generic `||call:` syntax, fed whole and at every possible cut, give the same parts.
-import { ChatMLChatWrapper, QwenChatWrapper } from "node-llama-cpp";
+// The reply parser on its own: the syntax learned from the `tools` model's template (Qwen-style
+// markers) and other families' syntaxes, fed whole and at every possible cut, give the same parts.
 import { describe, expect, it } from "vitest";
-import { ReplyParser, type CallPiece, type ReplyParts } from "../../sidecar/engine/chat/reply-parser.js";
-import { replySyntax, type ReplySyntax } from "../../sidecar/engine/llama/reply-syntax.js";
+import { TOOLS_TEMPLATE } from "../../gguf/tools-template.js";
+import { analyseTemplate } from "../../sidecar/engine/syntax/analysis.js";
+import { CALL_FAMILIES } from "../../sidecar/engine/syntax/families.js";
+import { ReplyParser, type CallPiece, type ReplyParts } from "../../sidecar/engine/syntax/reply-parser.js";
+import type { ReplySyntax } from "../../sidecar/engine/syntax/reply-syntax.js";
+import { schemaTypes } from "../../sidecar/engine/syntax/read-back.js";
 
-const qwen = replySyntax(new QwenChatWrapper());
-const chatml = replySyntax(new ChatMLChatWrapper());
+const qwen = analyseTemplate(TOOLS_TEMPLATE, { bos: "", eos: "" });
+/** A family's call syntax alone (no reasoning, no answer markers). */
+const familySyntax = (name: string): ReplySyntax => ({
+  reasoning: undefined,
+  strip: [],
+  end: [],
+  calls: CALL_FAMILIES.find((f) => f.family === name),
+  refused: undefined,
+});
+const TOOLS = [
+  { name: "get_weather", parameters: { type: "object", properties: { city: { type: "string" }, days: { type: "integer" } } } },
+  { name: "get_time", parameters: { type: "object", properties: { zone: { type: "string" } } } },
+];
 
 interface Parsed {
   reasoning: string;
@@ -20,7 +34,7 @@ function parse(syntax: ReplySyntax, fragments: readonly string[], options: { too
   const parser = new ReplyParser({
     syntax,
     tools: options.tools ?? true,
-    toolNames: ["get_weather", "get_time"],
+    argumentTypes: schemaTypes(TOOLS),
     startInReasoning: options.startInReasoning ?? false,
     newCallId: () => `call_${n++}`,
   });
@@ -96,11 +110,53 @@ describe("ReplyParser", () => {
     });
   });
 
-  it("the generic syntax: ||call: name(arguments)", () => {
-    expectSameAtEveryCut(chatml, 'Sure.||call: get_weather({"city": "Paris"})', {
+  it("the template's syntax is learned: Qwen-style calls and <think> reasoning", () => {
+    expect(qwen.calls?.family).toBe("hermes");
+    expect(qwen.reasoning).toEqual({ open: "<think>", close: "</think>", closeWritten: "\n</think>" });
+    expect(qwen.end).toContain("<|im_end|>");
+  });
+
+  it("Mistral's syntax: [TOOL_CALLS]name[ARGS]{…}", () => {
+    expectSameAtEveryCut(familySyntax("mistral"), 'Sure.[TOOL_CALLS]get_weather[ARGS]{"city": "Paris"}', {
       reasoning: "",
       content: "Sure.",
       calls: [{ id: "call_0", name: "get_weather", arguments: '{"city": "Paris"}' }],
+      completed: 1,
+    });
+  });
+
+  it("Kimi K2's syntax: a section of calls, each named functions.name:index", () => {
+    const text =
+      "<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>" +
+      '{"city": "Paris"}<|tool_call_end|><|tool_call_begin|>functions.get_time:1<|tool_call_argument_begin|>{"zone": "UTC"}' +
+      "<|tool_call_end|><|tool_calls_section_end|>";
+    expectSameAtEveryCut(familySyntax("kimi-k2"), text, {
+      reasoning: "",
+      content: "",
+      calls: [
+        { id: "call_0", name: "get_weather", arguments: '{"city": "Paris"}' },
+        { id: "call_1", name: "get_time", arguments: '{"zone": "UTC"}' },
+      ],
+      completed: 2,
+    });
+  });
+
+  it("Qwen3-Coder's syntax: one tagged parameter an argument, typed by the tool's schema", () => {
+    const text = "<tool_call>\n<function=get_weather>\n<parameter=city>\nNew York\n</parameter>\n<parameter=days>\n3\n</parameter>\n</function>\n</tool_call>";
+    expectSameAtEveryCut(familySyntax("qwen3-coder"), text, {
+      reasoning: "",
+      content: "",
+      calls: [{ id: "call_0", name: "get_weather", arguments: '{"city": "New York", "days": 3}' }],
+      completed: 1,
+    });
+  });
+
+  it("Gemma 4's syntax: bare keys, <|\"|> strings, an empty value as null", () => {
+    const text = '<|tool_call>call:get_weather{city:<|"|>São Paulo, "SP"<|"|>,days:3,note:}<tool_call|>';
+    expectSameAtEveryCut(familySyntax("gemma4"), text, {
+      reasoning: "",
+      content: "",
+      calls: [{ id: "call_0", name: "get_weather", arguments: '{"city":"São Paulo, \\"SP\\"","days":3,"note":null}' }],
       completed: 1,
     });
   });

@@ -176,6 +176,10 @@ export interface CatalogueOptions {
   sequences?: number;
   active?: number;
   queued?: number;
+  /** The family of the model's tool-call syntax ("" with toolsRefused: it cannot call tools). */
+  toolCallSyntax?: string;
+  toolsRefused?: string;
+  reasoning?: boolean;
 }
 
 const STATUSES = { loaded: ModelStatus.LOADED, loading: ModelStatus.LOADING, available: ModelStatus.AVAILABLE, failed: ModelStatus.FAILED };
@@ -196,6 +200,9 @@ export function catalogued(id: string, options: CatalogueOptions = {}): ModelInf
     sequences: options.sequences ?? 4,
     active: options.active ?? 0,
     queued: options.queued ?? 0,
+    toolCallSyntax: options.toolCallSyntax ?? "",
+    toolsRefused: options.toolsRefused ?? "",
+    reasoning: options.reasoning ?? false,
   });
 }
 

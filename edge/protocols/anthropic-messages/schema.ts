@@ -12,7 +12,7 @@
 // assistant (a prefill: the sidecar contract has no way yet to continue an assistant turn
 // instead of starting a new one).
 import * as z from "zod";
-import { MAX_STOP_SEQUENCES, positiveInteger, uint32 } from "../../fields/fields.js";
+import { hint, MAX_STOP_SEQUENCES, positiveInteger, uint32 } from "../../fields/fields.js";
 import { keepAliveField } from "../../fields/keep-alive.js";
 import { CallLedger, duplicateNames, report, schemaObject, toolName, unknownChoice } from "../../fields/tools.js";
 
@@ -20,7 +20,7 @@ import { CallLedger, duplicateNames, report, schemaObject, toolName, unknownChoi
 const cacheControl = z
   .object({
     type: z.literal("ephemeral", { error: "expected 'ephemeral'" }),
-    ttl: z.enum(["5m", "1h"], { error: "expected '5m' or '1h'" }).nullish(),
+    ttl: hint(["5m", "1h"], "5m"),
   })
   .nullish();
 export type CacheControl = z.output<typeof cacheControl>;
@@ -141,7 +141,8 @@ const conversation = {
     .object({
       type: z.enum(["enabled", "disabled", "adaptive"]),
       budget_tokens: uint32().nullish(),
-      display: z.enum(["summarized", "omitted"]).nullish(),
+      // A display this server does not know ("updates") shows the reasoning, as "summarized" does.
+      display: hint(["summarized", "omitted"], "summarized"),
     })
     .nullish(),
 };
@@ -203,7 +204,7 @@ export const messagesRequestSchema = z
     output_config: z
       .object({
         format: z.object({ type: z.literal("json_schema"), schema: z.record(z.string(), z.unknown()) }).nullish(),
-        effort: z.enum(["low", "medium", "high", "xhigh", "max"]).nullish(),
+        effort: hint(["low", "medium", "high", "xhigh", "max"]),
       })
       .nullish(),
     // Required, as Anthropic requires it.

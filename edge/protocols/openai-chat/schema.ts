@@ -8,7 +8,7 @@
 // finish_reason "function_call" back, which this server does not send (it answers in
 // `tool_calls`), so accepting them would break those clients silently.
 import * as z from "zod";
-import { integer, MAX_TOP_LOGPROBS, positiveInteger, refusedField } from "../../fields/fields.js";
+import { hint, integer, MAX_TOP_LOGPROBS, positiveInteger, refusedField } from "../../fields/fields.js";
 import { CallLedger, duplicateNames, report, schemaObject, toolName, unknownChoice } from "../../fields/tools.js";
 import { commonFields } from "../openai-common/fields.js";
 import { responseFormatField } from "../openai-common/response-format.js";
@@ -94,15 +94,11 @@ export const chatRequestSchema = z
       .array(z.string())
       .nullish()
       .refine((m) => m == null || m.every((kind) => kind === "text"), { error: "only the 'text' modality is supported" }),
-    verbosity: z
-      .string()
-      .nullish()
-      .refine((v) => v == null || v === "medium", {
-        error: "only verbosity 'medium' is supported: the model's replies are not shortened or lengthened on request",
-      }),
+    // A hint: replies are not shortened or lengthened on request, whatever it says.
+    verbosity: z.string().nullish(),
     web_search_options: refusedField("web search is not supported: this server runs no search"),
     // How much the reply may reason (edge/fields/reasoning-effort.ts).
-    reasoning_effort: z.enum(["none", "minimal", "low", "medium", "high", "xhigh"]).nullish(),
+    reasoning_effort: hint(["none", "minimal", "low", "medium", "high", "xhigh"]),
     // The legacy spelling of tools and tool_choice (refused below).
     functions: z.unknown().optional(),
     function_call: z.unknown().optional(),

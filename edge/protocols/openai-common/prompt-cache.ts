@@ -5,13 +5,14 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import * as z from "zod";
 import type { CacheMarkSchema } from "../../../proto/gen/inference/v1/inference_pb.js";
+import { hint } from "../../fields/fields.js";
 
 /** How long each retention keeps the prompt ahead of unmarked ones, in seconds. */
 export const RETENTION_SECONDS = { in_memory: 600, "24h": 86_400 } as const;
 
 export const promptCacheFields = {
   prompt_cache_key: z.string().nullish(),
-  prompt_cache_retention: z.enum(["in_memory", "24h"], { error: "expected 'in_memory' or '24h'" }).nullish(),
+  prompt_cache_retention: hint(["in_memory", "24h"]),
 };
 
 /** The request's cache mark: the whole prompt (messages 0) for the retention's time; none without one. */

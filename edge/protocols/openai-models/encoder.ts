@@ -1,6 +1,6 @@
 // Sidecar ModelInfo → OpenAI model objects, with the catalogue's fields OpenAI's objects lack:
-// where the model is (`status`), its context length, memory, aliases, kind and when an idle one
-// is unloaded (docs/contract.md, "Models").
+// where the model is (`status`), its context length, memory, aliases, kind, when an idle one is
+// unloaded and what a loaded one can do (docs/contract.md, "Models").
 import type { ModelInfo } from "../../../proto/gen/inference/v1/inference_pb.js";
 import { statusName, type ModelStatusName } from "../../sidecars/catalogue.js";
 
@@ -29,6 +29,26 @@ export interface OpenAiModel {
   kind: string;
   /** When loaded and idle: the Unix time (seconds) it will be unloaded at. */
   expires_at?: number;
+  /** When loaded: what it does, in Ollama's words (`completion`, `tools`, `thinking`, `embedding`, `rank`). */
+  capabilities?: string[];
+  /** When loaded and it can call tools: its template's tool-call syntax (`hermes`, `qwen3-coder`, `harmony`, …). */
+  tool_call_syntax?: string;
+  /** When loaded and it cannot call tools: why (its template writes none, or none this server reads). */
+  tools_refused?: string;
+}
+
+/** A loaded model's capabilities and tool-call syntax, as its sidecar learned them from its template. */
+function capabilities(model: ModelInfo, kind: string): Pick<OpenAiModel, "capabilities" | "tool_call_syntax" | "tools_refused"> {
+  // A sidecar older than reply syntaxes reports neither: nothing is claimed.
+  if (model.toolCallSyntax === "" && model.toolsRefused === "") return {};
+  if (kind === "embed") return { capabilities: ["embedding"] };
+  if (kind === "rank") return { capabilities: ["rank"] };
+  const list = ["completion", ...(model.toolCallSyntax === "" ? [] : ["tools"]), ...(model.reasoning ? ["thinking"] : [])];
+  return {
+    capabilities: list,
+    ...(model.toolCallSyntax === "" ? {} : { tool_call_syntax: model.toolCallSyntax }),
+    ...(model.toolsRefused === "" ? {} : { tools_refused: model.toolsRefused }),
+  };
 }
 
 function statusObject(model: ModelInfo): ModelStatusObject {
@@ -40,6 +60,8 @@ function statusObject(model: ModelInfo): ModelStatusObject {
 
 export function openAiModel(model: ModelInfo): OpenAiModel {
   const status = statusObject(model);
+  // A sidecar older than catalogues reports no kind: its models generate.
+  const kind = model.kind === "" ? "generate" : model.kind;
   return {
     id: model.id,
     object: "model",
@@ -49,9 +71,9 @@ export function openAiModel(model: ModelInfo): OpenAiModel {
     context_length: model.contextSize === 0 ? null : model.contextSize,
     ...(status.value === "loaded" && model.memoryBytes > 0n ? { memory_bytes: Number(model.memoryBytes) } : {}),
     aliases: [...model.aliases],
-    // A sidecar older than catalogues reports no kind: its models generate.
-    kind: model.kind === "" ? "generate" : model.kind,
+    kind,
     ...(model.expiresAt > 0n ? { expires_at: Number(model.expiresAt) } : {}),
+    ...(status.value === "loaded" ? capabilities(model, kind) : {}),
   };
 }
 

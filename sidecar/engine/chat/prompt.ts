@@ -6,6 +6,7 @@ import { invalidArgument } from "../errors.js";
 import { checkSchemaSize, MAX_TOOLS } from "../grammar/schema-limits.js";
 import type { LoadedModel } from "../llama/model.js";
 import { callAsProduced, isOwnCallId } from "./own-calls.js";
+import { startsInReasoning as promptOpensReasoning } from "../syntax/read-back.js";
 import type { ToolSpec } from "./tool-grammar.js";
 
 /** How the reply may call tools, when the request offers any. */
@@ -331,9 +332,6 @@ export function renderChat(loaded: LoadedModel, chat: Chat): RenderedPrompt {
       if (text.length > 0) stopTexts.push(text);
     }
   }
-  const thought = loaded.replySyntax.thought;
-  const rendered = state.contextText.toString().trimEnd();
-  const startsInReasoning =
-    thought !== undefined && (thought.prefix === undefined || (thought.prefix.trim() !== "" && rendered.endsWith(thought.prefix.trim())));
+  const startsInReasoning = promptOpensReasoning(loaded.replySyntax, state.contextText.toString());
   return { tokens: state.contextText.tokenize(loaded.tokenizer), stopTokens, stopTexts, parsed: true, startsInReasoning, toolUse };
 }

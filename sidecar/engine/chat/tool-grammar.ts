@@ -5,8 +5,10 @@ import { remember, schemaGrammarText } from "../grammar/constraint.js";
 import { invalidArgument } from "../errors.js";
 import { grammarStepper, type GrammarStepper } from "../llama/llama-internals.js";
 import type { LoadedModel } from "../llama/model.js";
-import type { ReplyParser } from "./reply-parser.js";
-import { forFunction, type CallSyntax } from "../llama/reply-syntax.js";
+import { gbnfLiteral, patternGbnf } from "../syntax/gbnf.js";
+import { fill, trimmedStart } from "../syntax/pattern.js";
+import type { ReplyParser } from "../syntax/reply-parser.js";
+import type { CallSyntax } from "../syntax/reply-syntax.js";
 
 export interface ToolSpec {
   readonly name: string;
@@ -16,40 +18,29 @@ export interface ToolSpec {
   readonly schemaText: string;
 }
 
-/** A GBNF string literal for `text`. */
-function gbnfLiteral(text: string): string {
-  let out = '"';
-  for (const ch of text) {
-    const code = ch.codePointAt(0) ?? 0;
-    if (ch === '"' || ch === "\\") out += `\\${ch}`;
-    else if (ch === "\n") out += "\\n";
-    else if (ch === "\r") out += "\\r";
-    else if (ch === "\t") out += "\\t";
-    else if (code < 0x20 || code === 0x7f) out += `\\x${code.toString(16).padStart(2, "0")}`;
-    else out += ch;
-  }
-  return `${out}"`;
-}
-
 /** The end of the root rule of node-llama-cpp's JSON grammars: newlines its stop trigger catches. */
 const JSON_END = / "\\n\\n\\n\\n" \[\\n\]\*$/;
 
-/** A tool's arguments grammar: its schema's JSON, then the text that closes the call. */
+/** A tool's arguments grammar: its schema's JSON, then the text that closes the call (GBNF). */
 async function argumentsGrammar(loaded: LoadedModel, tool: ToolSpec, suffix: string): Promise<LlamaGrammar> {
   const text = await schemaGrammarText(loaded.llama, tool.schema);
   const lines = text.split("\n");
   const root = lines.findIndex((line) => line.startsWith("root ::= "));
   const line = lines[root];
   if (line === undefined || !JSON_END.test(line)) throw new Error("unexpected shape of the JSON-schema grammar");
-  lines[root] = line.replace(JSON_END, suffix === "" ? "" : ` ${gbnfLiteral(suffix)}`);
+  lines[root] = line.replace(JSON_END, suffix === "" ? "" : ` ${suffix}`);
   return loaded.llama.createGrammar({ grammar: lines.join("\n") });
 }
 
-/** Grammars for calling `tools` in `syntax`: one per tool for the arguments, built (and checked) up front. */
+/**
+ * Grammars for calling `tools` in `syntax`: one per tool for the arguments, built (and checked) up
+ * front. Only JSON arguments have one; arguments a family writes as tags are read as written.
+ */
 export async function toolGrammars(loaded: LoadedModel, syntax: CallSyntax, tools: readonly ToolSpec[]): Promise<Map<string, LlamaGrammar>> {
   const out = new Map<string, LlamaGrammar>();
+  if (syntax.arguments.kind !== "json") return out;
+  const suffix = patternGbnf(syntax.callClose[0]);
   for (const tool of tools) {
-    const suffix = forFunction(syntax.suffix, tool.name);
     try {
       out.set(tool.name, await remember(`tool:${suffix}:${tool.schemaText}`, () => argumentsGrammar(loaded, tool, suffix)));
     } catch (error) {
@@ -58,6 +49,20 @@ export async function toolGrammars(loaded: LoadedModel, syntax: CallSyntax, tool
   }
   return out;
 }
+
+/** The patterns before the first call's name: the block's opening (if the family has one), then the call's. */
+function headPatterns(syntax: CallSyntax) {
+  const [open] = syntax.open;
+  const callOpen = syntax.callOpen[0];
+  if (callOpen === undefined) throw new Error(`the ${syntax.family} call syntax has no opening`);
+  return open === undefined ? [trimmedStart(callOpen)] : [trimmedStart(open), callOpen];
+}
+
+const headText = (syntax: CallSyntax): string =>
+  headPatterns(syntax)
+    .map((p) => fill(p, {}))
+    .join("");
+const headGbnf = (syntax: CallSyntax): string => headPatterns(syntax).map(patternGbnf).join(" ");
 
 export interface ToolGrammarOptions {
   readonly syntax: CallSyntax;
@@ -84,6 +89,8 @@ export class ToolGrammar {
   readonly #stepper: GrammarStepper;
   /** How much of the call's start commits the model to the call (see `#committed`). */
   readonly #commitLength: number;
+  /** The text before the first call's name, as the template writes it. */
+  readonly #startText: string;
   #key: string | undefined;
   #state: LlamaGrammarEvaluationState | undefined;
   #headGrammar: LlamaGrammar | undefined;
@@ -94,30 +101,31 @@ export class ToolGrammar {
     this.#parser = parser;
     this.#options = options;
     this.#stepper = grammarStepper(loaded.llama);
-    const { start } = options.syntax;
+    const start = headText(options.syntax);
     const firstLine = start.split("\n")[0] ?? "";
+    this.#startText = start;
     this.#commitLength = firstLine.length >= 3 && firstLine.length < start.length ? firstLine.length : start.length;
   }
 
   static async create(loaded: LoadedModel, parser: ReplyParser, options: ToolGrammarOptions): Promise<ToolGrammar> {
     const grammar = new ToolGrammar(loaded, parser, options);
     const { syntax, names } = options;
-    const alternatives = names.map((name) => `${gbnfLiteral(name)} ${gbnfLiteral(forFunction(syntax.paramsPrefix, name))}`).join(" | ");
-    const key = `${syntax.prefix}\u0000${syntax.paramsPrefix}\u0000${names.join("\u0000")}`;
+    const nameEnd = patternGbnf(syntax.nameEnd[0]);
+    const alternatives = names.map((name) => `${gbnfLiteral(name)} ${nameEnd}`).join(" | ");
+    const head = headGbnf(syntax);
+    const key = `${head}\u0000${nameEnd}\u0000${names.join("\u0000")}`;
     grammar.#nameGrammar = await remember(`name:${key}`, () => loaded.llama.createGrammar({ grammar: `root ::= ( ${alternatives} )` }));
-    grammar.#headGrammar = await remember(`head:${key}`, () =>
-      loaded.llama.createGrammar({ grammar: `root ::= ${gbnfLiteral(syntax.start)} ( ${alternatives} )` }),
-    );
+    grammar.#headGrammar = await remember(`head:${key}`, () => loaded.llama.createGrammar({ grammar: `root ::= ${head} ( ${alternatives} )` }));
     return grammar;
   }
 
   /**
-   * The text that commits the model to a call once written: the call prefix's first line when it
-   * has one (`<tool_call>`), otherwise the whole prefix. The rest of the call syntax is then
+   * The text that commits the model to a call once written: the call opening's first line when it
+   * has one (`<tool_call>`), otherwise the whole opening. The rest of the call syntax is then
    * forced, as the template writes it.
    */
   #committed(held: string): boolean {
-    return held.length >= this.#commitLength && this.#options.syntax.start.startsWith(held);
+    return held.length >= this.#commitLength && this.#startText.startsWith(held);
   }
 
   /** The grammar state for the next token (undefined: free text). */

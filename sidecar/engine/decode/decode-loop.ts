@@ -6,7 +6,7 @@ import { FinishReason, type GenerateResponseSchema } from "../../../proto/gen/in
 import type { GenerationPlan } from "./generation-plan.js";
 import type { EngineMetrics } from "../metrics.js";
 import type { LoadedModel } from "../llama/model.js";
-import type { ReplyParts } from "../chat/reply-parser.js";
+import type { ReplyParts } from "../syntax/reply-parser.js";
 import { feedPrompt } from "./sequences.js";
 import { StopSequenceFilter, type TextStep } from "./text-stream.js";
 import { evaluate, forcedStep, logOf, topAlternatives, type Step } from "./token-steps.js";

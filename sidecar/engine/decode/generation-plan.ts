@@ -9,7 +9,7 @@ import type { LoadedModel } from "../llama/model.js";
 import { renderPrompt, type RenderedPrompt } from "../chat/prompt.js";
 import { checkCacheMarks, markPositions } from "../chat/cache-marks.js";
 import type { MarkRequest } from "../llama/kv-marks.js";
-import type { ReplyParser } from "../chat/reply-parser.js";
+import type { ReplyParser } from "../syntax/reply-parser.js";
 import { replyReader } from "../chat/reply-reader.js";
 import { buildSampling, checkLogprobs, checkStops, templateMarkerTokens, tokenBiasOf } from "./sampling.js";
 
@@ -103,7 +103,8 @@ async function planReply(
   if (reply?.grammar !== undefined) {
     const grammar = reply.grammar;
     sampling.grammarEvaluationState = () => grammar.current();
-    argumentsWithoutMarkers(loaded, request, sampling, reply.parser);
+    // Markers are banned only where arguments are JSON: tagged arguments are written with them.
+    if (loaded.replySyntax.calls?.arguments.kind === "json") argumentsWithoutMarkers(loaded, request, sampling, reply.parser);
   }
   return {
     prompt,
@@ -153,7 +154,8 @@ function argumentsWithoutMarkers(loaded: LoadedModel, request: GenerateRequest, 
 /** For a chat with a reasoning budget and a template with reasoning segments: how to close one. */
 function reasoningClose(loaded: LoadedModel, request: GenerateRequest): ReasoningClose | undefined {
   const budget = request.input.case === "chat" ? request.input.value.reasoningBudget : undefined;
-  const suffix = loaded.replySyntax.thought?.suffix;
+  const reasoning = loaded.replySyntax.reasoning;
+  const suffix = reasoning?.closeWritten ?? reasoning?.close;
   if (budget === undefined || suffix === undefined) return undefined;
   return { budget, tokens: loaded.model.tokenize(suffix, true) };
 }

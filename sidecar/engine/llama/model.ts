@@ -23,7 +23,8 @@ import { Arrivals } from "./arrivals.js";
 import { cpuPromptBatchTokens, shareBatchOf } from "./batch-shares.js";
 import { scheduleBatches, type BatchScheduler } from "./batch-scheduling.js";
 import { SequencePool } from "./pool.js";
-import { replySyntax, type ReplySyntax } from "./reply-syntax.js";
+import { modelReplySyntax } from "./reply-syntax.js";
+import type { ReplySyntax } from "../syntax/reply-syntax.js";
 import { thinkingOffWrapper } from "./thinking-switch.js";
 import { TokenBytes } from "./token-bytes.js";
 import { batchThreadsMinTokens, useBatchThreads } from "./batch-threads.js";
@@ -225,7 +226,7 @@ export async function loadModel(options: ModelOptions): Promise<LoadedModel> {
     context,
     chatWrapper,
     thinkingOff,
-    replySyntax: replySyntax(chatWrapper, template),
+    replySyntax: modelReplySyntax(model, template, chatWrapper),
     pool,
     tokenBytes: new TokenBytes(model),
     tokenizer: cachedTokenizer(model.tokenizer),

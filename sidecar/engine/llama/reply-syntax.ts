@@ -1,85 +1,52 @@
-// How a model's chat template marks tool calls and reasoning segments in a reply, read once per
-// model from node-llama-cpp's chat wrapper settings (the chat room reads replies with it).
-import { LlamaText, type ChatWrapper } from "node-llama-cpp";
-
-/** How a chat template marks tool calls in the model's reply, as plain text. */
-export interface CallSyntax {
-  /** Begins a call (`<tool_call>\n{"name": "`); the function's name follows. */
-  readonly prefix: string;
-  /** The prefix as the model writes it: without the newlines the template puts before it. */
-  readonly start: string;
-  /** Other texts that begin a call (the start without its leading space, say), as the model writes them. */
-  readonly prefixAlternates: readonly string[];
-  /** Ends the name and begins the arguments (`", "arguments": `); may contain `{{functionName}}`. */
-  readonly paramsPrefix: string;
-  /** Ends a call after its arguments (`}\n</tool_call>`); may contain `{{functionName}}`. */
-  readonly suffix: string;
-  /** Text between two calls of one reply (`\n`). */
-  readonly betweenCalls: string;
-  /** Whether the template lets one reply hold several calls. */
-  readonly parallel: boolean;
-}
-
-/** How a chat template marks reasoning: between `prefix` and `suffix` (`<think>` … `</think>`). */
-export interface ThoughtSyntax {
-  /** Undefined when the reply starts inside the reasoning segment. */
-  readonly prefix: string | undefined;
-  readonly suffix: string;
-}
-
-export interface ReplySyntax {
-  readonly call: CallSyntax;
-  readonly thought: ThoughtSyntax | undefined;
-}
-
-const THINK_START = "<think>";
-const THINK_END = "</think>";
-
-/** The placeholder wrappers put in `paramsPrefix` / `suffix` for the called function's name. */
-const FUNCTION_NAME = "{{functionName}}";
-
-/** `syntaxText` for a call of `name`. */
-export const forFunction = (syntaxText: string, name: string): string => syntaxText.replaceAll(FUNCTION_NAME, name);
-
-/** Whether `syntaxText` names the function (so it differs from one function to another). */
-export const namesFunction = (syntaxText: string): boolean => syntaxText.includes(FUNCTION_NAME);
+// A loaded model's reply syntax: learned once from the chat template it is served with
+// (../syntax/analysis.ts), with the model's own BOS and EOS texts. A template that ignores tools
+// altogether gets node-llama-cpp's own call syntax, which its wrapper then documents in the prompt.
+import { LlamaText, type ChatWrapper, type LlamaModel } from "node-llama-cpp";
+import { analyseTemplate, NO_CALLS } from "../syntax/analysis.js";
+import { pattern } from "../syntax/pattern.js";
+import type { CallSyntax, ReplySyntax } from "../syntax/reply-syntax.js";
 
 const text = (value: string | LlamaText | undefined): string => (value === undefined ? "" : LlamaText(value).toString());
 
 /**
- * Reads the reply syntax from node-llama-cpp's chat wrapper settings (every wrapper has a call
- * syntax; thought segments where the wrapper defines them, or `<think>` … `</think>` when the
- * model's chat template uses those markers). Marker texts are trimmed of
- * their outer newlines when matched (see ReplyParser), since models differ in the whitespace
- * they put around them.
+ * The call syntax of node-llama-cpp's wrapper (`||call: name(arguments)` for most), as the family
+ * "generic": used only for a template that writes no tool calls, since the wrapper then describes
+ * the functions and this syntax in the prompt itself. Undefined when its syntax names the function
+ * in its markers (no template of that kind reaches here).
  */
-export function replySyntax(wrapper: ChatWrapper, chatTemplate = ""): ReplySyntax {
-  const { functions, segments } = wrapper.settings;
-  const prefix = text(functions.call.prefix);
-  const start = prefix.replace(/^\n+/, "");
-  const alternates = (functions.call.prefixAlternateMatches ?? []).map((t) => text(t).replace(/^\n+/, "")).filter((t) => t !== "" && t !== start);
-  if (functions.call.optionalPrefixSpace && start.startsWith(" ")) alternates.push(start.trimStart());
-  const parallelism = functions.parallelism?.call;
-  const thought = segments?.thought;
-  let thoughtSyntax: ThoughtSyntax | undefined;
-  if (thought !== undefined) {
-    const thoughtPrefix = typeof thought.prefix === "object" && "type" in thought.prefix ? undefined : text(thought.prefix as string | LlamaText);
-    const suffix = text(thought.suffix);
-    if (suffix.trim() !== "") thoughtSyntax = { prefix: thoughtPrefix, suffix };
-  } else if (chatTemplate.includes(THINK_START) && chatTemplate.includes(THINK_END)) {
-    // Wrappers built from a model's own Jinja template know no segments; the usual markers do.
-    thoughtSyntax = { prefix: THINK_START, suffix: THINK_END };
-  }
+function wrapperCalls(wrapper: ChatWrapper): CallSyntax | undefined {
+  const { call, parallelism } = wrapper.settings.functions;
+  const [start, nameEnd, close] = [call.prefix, call.paramsPrefix, call.suffix].map((t) => text(t));
+  if (start === undefined || nameEnd === undefined || close === undefined) return undefined;
+  if ([start, nameEnd, close].some((t) => t.includes("{{functionName}}")) || start.trim() === "") return undefined;
+  const alternates = (call.prefixAlternateMatches ?? []).map((t) => text(t).replace(/^\n+/, "")).filter((t) => t !== "");
   return {
-    call: {
-      prefix,
-      start,
-      prefixAlternates: alternates,
-      paramsPrefix: text(functions.call.paramsPrefix),
-      suffix: text(functions.call.suffix),
-      betweenCalls: text(parallelism?.betweenCalls),
-      parallel: parallelism !== undefined,
-    },
-    thought: thoughtSyntax,
+    family: "generic",
+    open: [],
+    callOpen: [start.replace(/^\n+/, ""), ...alternates].map(pattern),
+    nameEnd: [pattern(nameEnd)],
+    arguments: { kind: "json" },
+    callClose: [pattern(close)],
+    between: [pattern(text(parallelism?.call.betweenCalls))],
+    close: [],
+    parallel: parallelism !== undefined,
   };
+}
+
+/** The reply syntax of `model` served with `template` through `wrapper` (no template: plain text, tools refused). */
+export function modelReplySyntax(model: LlamaModel, template: string, wrapper: ChatWrapper): ReplySyntax {
+  if (template.trim() === "") {
+    return { reasoning: undefined, strip: [], end: [], calls: undefined, refused: "the model has no chat template (a preset's chatTemplate sets one)" };
+  }
+  const syntax = analyseTemplate(template, { bos: model.tokens.bosString ?? "", eos: model.tokens.eosString ?? "" });
+  if (syntax.refused !== NO_CALLS) return syntax;
+  const generic = wrapperCalls(wrapper);
+  return generic === undefined ? syntax : { ...syntax, calls: generic, refused: undefined };
+}
+
+/** The syntax in a few words, for the load's log line: its call family (or why there is none) and its reasoning. */
+export function replySummary(syntax: ReplySyntax): string {
+  const calls = syntax.calls === undefined ? `no tool calls: ${syntax.refused ?? "none written"}` : `tool calls: ${syntax.calls.family}`;
+  const generic = syntax.calls?.family === "generic" ? " (the template writes none; the prompt describes the functions)" : "";
+  return syntax.reasoning === undefined ? calls + generic : `${calls}${generic}; reasoning: ${syntax.reasoning.open} … ${syntax.reasoning.close}`;
 }

@@ -1,0 +1,85 @@
+/**
+ * `npm run docs:models`: writes docs/models.md from the template round trip
+ * (sidecar/engine/syntax/round-trip.ts) run on every chat template of llama.cpp's models/templates/,
+ * read from the source bundle node-llama-cpp ships. test/sidecar/template-round-trip.test.ts fails
+ * when the file differs from what this writes.
+ */
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { llamaSourceCommit, llamaTemplates } from "../gguf/llama-source.js";
+import { checkTemplate, type Capability, type TemplateReport } from "../sidecar/engine/syntax/round-trip.js";
+import { ROOT } from "./wrangler-dev.js";
+
+export const MODELS_MD = join(ROOT, "docs", "models.md");
+
+/** The BOS and EOS texts the templates are rendered with (a model's own, when it is loaded). */
+export const TEMPLATE_CONTEXT = { bos: "<s>", eos: "</s>" } as const;
+
+const CAPABILITIES: readonly Capability[] = ["text", "tools", "parallel calls", "reasoning"];
+
+/** How a round trip's problem begins when the template itself fails to render the turn (round-trip.ts). */
+export const CANNOT_RENDER = "the template cannot render";
+
+/** Every template's report, by file name. */
+export function templateReports(): Map<string, TemplateReport> {
+  return new Map([...llamaTemplates()].map(([name, source]) => [name, checkTemplate(source, TEMPLATE_CONTEXT)]));
+}
+
+/** One capability's cell: pass, fail (a case did not come back), or — (the template has none). */
+function cell(report: TemplateReport, capability: Capability): string {
+  const results = report.results.filter((r) => r.case.capability === capability);
+  if (results.length === 0) return capability === "tools" && report.syntax.refused !== undefined ? "refused" : "—";
+  if (results.every((r) => r.problem === undefined)) return "pass";
+  return results.some((r) => r.problem?.startsWith(CANNOT_RENDER) === true) ? "cannot render" : "**fail**";
+}
+
+const escapeCell = (text: string): string => text.replace(/\|/g, "\\|").replace(/\n/g, "\\n");
+
+function row(name: string, report: TemplateReport): string {
+  const { syntax } = report;
+  const family = syntax.calls?.family ?? "—";
+  const reasoning = syntax.reasoning === undefined ? "—" : `\`${escapeCell(syntax.reasoning.open)}\` … \`${escapeCell(syntax.reasoning.close)}\``;
+  return `| ${name.replace(/\.jinja$/, "")} | ${family} | ${reasoning} | ${CAPABILITIES.map((c) => cell(report, c)).join(" | ")} |`;
+}
+
+function refusals(reports: Map<string, TemplateReport>): string {
+  const lines = [...reports].flatMap(([name, r]) =>
+    r.syntax.refused === undefined ? [] : [`- ${name.replace(/\.jinja$/, "")}: ${escapeCell(r.syntax.refused)}`],
+  );
+  return lines.join("\n");
+}
+
+export function modelsDocs(reports: Map<string, TemplateReport> = templateReports()): string {
+  return `# Model families
+
+<!-- Written by \`npm run docs:models\` (scripts/models-docs.ts) from the template round trip:
+edit the code, not this file. -->
+
+What each chat template of llama.cpp's \`models/templates/\` (llama.cpp ${llamaSourceCommit().slice(0, 10)}, from the
+source node-llama-cpp ships) gets here. The sidecar learns a model's reply syntax from its template
+when it loads ([decisions](decisions.md#reply-syntax-from-the-template)); here each template's
+assistant turns — text; a call with nested objects, arrays, numbers, booleans, null, quotes,
+newlines and non-ASCII; two calls; reasoning then text; reasoning then a call — are rendered
+through it and read back by the sidecar's reply parser, fed whole, a character at a time and in
+uneven pieces. **pass**: every case came back exactly, with no marker text in any part; **refused**:
+the template writes no tool calls this server reads, and a request offering tools gets a 400 saying
+why (the reasons are below); **cannot render**: the template fails in the Jinja engine the sidecar
+and node-llama-cpp share (below); —: the template has no such turn (no reasoning markers, or one
+call a reply).
+
+| template | tool calls | reasoning | text | tools | parallel calls | reasoning |
+| --- | --- | --- | --- | --- | --- | --- |
+${[...reports].map(([name, report]) => row(name, report)).join("\n")}
+
+## Refused tool calls
+
+${refusals(reports)}
+`;
+}
+
+const entry = process.argv[1];
+if (entry !== undefined && import.meta.url === pathToFileURL(entry).href) {
+  writeFileSync(MODELS_MD, modelsDocs());
+  console.error(`wrote ${MODELS_MD}`);
+}
