@@ -1,4 +1,5 @@
 // The sidecar's settings: each flag, its environment variable, default and help (`usage`), read by `readConfig`.
+import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { ENGINE_CHOICES, FLASH_ATTENTION_CHOICES, type EngineChoice, type ModelOptions } from "./engine/llama/model.js";
 import type { ResumableOptions } from "./engine/streams/resumable-streams.js";
@@ -19,7 +20,8 @@ type EngineSettings =
   | "gpuLayers"
   | "cacheRam"
   | "cacheDir"
-  | "flashAttention";
+  | "flashAttention"
+  | "chatTemplate";
 
 export interface SidecarConfig extends Pick<ModelOptions, EngineSettings> {
   /** Tokens per sequence, or "auto" (sized by memory). */
@@ -114,6 +116,11 @@ const options = {
     help: "a separate model for /v1/embeddings (path, name, hf: or https URL like --model); default: the served model",
   },
   "model-id": { type: "string", env: "MODEL_ID", help: "name clients use (default: the file name)" },
+  "chat-template-file": {
+    type: "string",
+    env: "CHAT_TEMPLATE_FILE",
+    help: "a Jinja chat template file served instead of the models' own (a preset's chatTemplate wins for its model)",
+  },
   host: { type: "string", env: "SIDECAR_HOST", default: "127.0.0.1", help: "address to bind" },
   port: { type: "string", env: "SIDECAR_PORT", default: "50051", help: "port for native gRPC and gRPC-Web" },
   threads: {
@@ -325,6 +332,19 @@ function catalogueSettings(values: Values, env: NodeJS.ProcessEnv, get: ReturnTy
   };
 }
 
+/** `--chat-template-file`'s template; a file that cannot be read, or is empty, stops the start. */
+function chatTemplateFile(file: string | undefined): { chatTemplate?: string } {
+  if (file === undefined) return {};
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (error) {
+    throw new Error(`--chat-template-file: cannot read "${file}": ${error instanceof Error ? error.message : String(error)}`);
+  }
+  if (text.trim() === "") throw new Error(`--chat-template-file: "${file}" is empty`);
+  return { chatTemplate: text };
+}
+
 function splitList(raw: string | undefined): string[] {
   return (raw ?? "")
     .split(",")
@@ -350,6 +370,7 @@ export function readConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Sid
   if (!ENGINE_CHOICES.includes(engine as EngineChoice)) throw new Error(`--engine must be one of ${ENGINE_CHOICES.join(", ")}, got "${engine}"`);
   return {
     ...catalogueSettings(values, env, get),
+    ...chatTemplateFile(get("chat-template-file")),
     modelId: get("model-id"),
     embeddingModel: get("embedding-model"),
     host,

@@ -97,7 +97,11 @@ export function createInferenceService(state: ServiceState): ServiceImpl<typeof 
     tokenize(request, context) {
       return withModel(state, { name: request.model, signal: context.signal }, (loaded) => {
         const tokens = tokensOf(loaded, request);
-        return { tokens, pieces: request.withPieces ? tokens.map((t) => loaded.tokenBytes.of(t as Token)) : [] };
+        return {
+          tokens,
+          pieces: request.withPieces ? tokens.map((t) => loaded.tokenBytes.of(t as Token)) : [],
+          text: request.withText ? loaded.model.detokenize(tokens as Token[], true) : "",
+        };
       });
     },
     detokenize(request, context) {

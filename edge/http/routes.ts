@@ -31,6 +31,7 @@ import { handleCreateItems, handleDeleteItem, handleGetItem, handleListItems } f
 import { handleThreadedMessages } from "../state/threads/handler.js";
 import { handleCountTokens, handleMessages } from "../protocols/anthropic-messages/handler.js";
 import { handleDetokenize, handleTokenize } from "../protocols/tokenizer/handler.js";
+import { handleApplyTemplate } from "../protocols/openai-chat/apply-template.js";
 import { handleEmbeddings } from "../protocols/openai-embeddings/handler.js";
 import { handleRerank } from "../protocols/rerank/handler.js";
 import { handleChatCompletions } from "../protocols/openai-chat/handler.js";
@@ -218,6 +219,7 @@ export function routeTable(context: AppContext, access: AccessMode, store?: Stor
     { method: "POST", path: "/rerank", protocol: "openai", handle: (r) => handleRerank(r, context) },
     { method: "POST", path: "/tokenize", protocol: "openai", handle: (r) => handleTokenize(r, context) },
     { method: "POST", path: "/detokenize", protocol: "openai", handle: (r) => handleDetokenize(r, context) },
+    { method: "POST", path: "/apply-template", protocol: "openai", handle: (r) => handleApplyTemplate(r, context) },
     {
       method: "GET",
       path: "/v1/models/:id+",

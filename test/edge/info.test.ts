@@ -24,6 +24,7 @@ const ENDPOINTS = [
   { method: "POST", path: "/rerank", protocol: "openai" },
   { method: "POST", path: "/tokenize", protocol: "openai" },
   { method: "POST", path: "/detokenize", protocol: "openai" },
+  { method: "POST", path: "/apply-template", protocol: "openai" },
   { method: "GET", path: "/v1/models/:id+", protocol: "openai" },
   { method: "GET", path: "/v1/streams/:id", protocol: "openai" },
   { method: "GET", path: "/v1/info", protocol: "server" },

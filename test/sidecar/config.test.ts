@@ -1,6 +1,8 @@
 // The sidecar's configuration: flags win over the environment, which wins over defaults; bad
 // values are refused with the flag's name. And the main-thread priority setting.
-import { getPriority } from "node:os";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { getPriority, tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { readConfig } from "../../sidecar/config.js";
 import { applyPriority } from "../../sidecar/priority.js";
@@ -26,6 +28,18 @@ describe("readConfig", () => {
     expect(readConfig(["--cache-ram", "0"], {}).cacheRam).toBe(0);
     expect(readConfig([], { CACHE_RAM: "512", CACHE_DIR: "/var/cache/kv" })).toMatchObject({ cacheRam: 512, cacheDir: "/var/cache/kv" });
     expect(() => readConfig(["--cache-ram=-1"], {})).toThrow(/--cache-ram must be an integer of at least 0/);
+  });
+
+  it("takes a chat template file's text (flag or CHAT_TEMPLATE_FILE); one that cannot be read, or is empty, stops the start", () => {
+    const dir = mkdtempSync(join(tmpdir(), "chat-template-"));
+    const file = join(dir, "template.jinja");
+    writeFileSync(file, "{{ messages[0].content }}");
+    expect(readConfig(["--chat-template-file", file], {}).chatTemplate).toBe("{{ messages[0].content }}");
+    expect(readConfig([], { CHAT_TEMPLATE_FILE: file }).chatTemplate).toBe("{{ messages[0].content }}");
+    expect(readConfig([], {}).chatTemplate).toBeUndefined();
+    expect(() => readConfig(["--chat-template-file", join(dir, "none.jinja")], {})).toThrow(/^--chat-template-file: cannot read ".*none\.jinja": ENOENT/);
+    writeFileSync(file, " \n");
+    expect(() => readConfig(["--chat-template-file", file], {})).toThrow(`--chat-template-file: "${file}" is empty`);
   });
 
   it("takes flash attention on, off or auto (the default)", () => {

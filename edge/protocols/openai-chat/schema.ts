@@ -97,6 +97,8 @@ export const chatRequestSchema = z
     // A hint: replies are not shortened or lengthened on request, whatever it says.
     verbosity: z.string().nullish(),
     web_search_options: refusedField("web search is not supported: this server runs no search"),
+    // Extra variables for the model's chat template (llama-server's and vLLM's field): sent on as JSON.
+    chat_template_kwargs: z.record(z.string(), z.unknown()).nullish(),
     // How much the reply may reason (edge/fields/reasoning-effort.ts).
     reasoning_effort: hint(["none", "minimal", "low", "medium", "high", "xhigh"]),
     // The legacy spelling of tools and tool_choice (refused below).

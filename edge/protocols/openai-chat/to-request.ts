@@ -65,6 +65,7 @@ export function toGenerateRequest(body: ChatRequest): GenerateRequest {
         ...toolChoiceInit(body),
         ...(body.parallel_tool_calls != null ? { parallelToolCalls: body.parallel_tool_calls } : {}),
         ...reasoningBudgetOf(body.reasoning_effort),
+        ...(body.chat_template_kwargs != null ? { templateVariables: JSON.stringify(body.chat_template_kwargs) } : {}),
       },
     },
     logprobs: body.logprobs === true,

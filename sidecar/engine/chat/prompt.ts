@@ -5,6 +5,8 @@ import { Role, ToolChoice, type Chat, type GenerateRequest, type ToolCall } from
 import { invalidArgument } from "../errors.js";
 import { checkSchemaSize, MAX_TOOLS } from "../grammar/schema-limits.js";
 import type { LoadedModel } from "../llama/model.js";
+import { parseTemplateVariables } from "../llama/template-variables.js";
+import { THINKING_SWITCH } from "../llama/thinking-switch.js";
 import { callAsProduced, isOwnCallId } from "./own-calls.js";
 import { startsInReasoning as promptOpensReasoning } from "../syntax/read-back.js";
 import type { ToolSpec } from "./tool-grammar.js";
@@ -272,10 +274,16 @@ type ContextState = ReturnType<ChatWrapper["generateContextState"]>;
 
 /**
  * The wrapper that renders `chat`: with the template's own thinking switch off (`enable_thinking`,
- * llama/thinking-switch.ts) when the chat may not reason at all (a reasoning budget of 0).
+ * llama/thinking-switch.ts) when the chat may not reason at all (a reasoning budget of 0) or its
+ * template variables turn it off; with the request's other template variables when it has some
+ * (llama/template-variables.ts).
  */
 function wrapperOf(loaded: LoadedModel, chat: Chat): ChatWrapper {
-  return chat.reasoningBudget === 0 && loaded.thinkingOff !== undefined ? loaded.thinkingOff : loaded.chatWrapper;
+  const { [THINKING_SWITCH]: thinking, ...others } = parseTemplateVariables(chat.templateVariables) ?? {};
+  const off = (chat.reasoningBudget === 0 || thinking === false) && loaded.thinkingOff !== undefined;
+  // The switch alone is the wrapper resolved with it off, as for a reasoning budget of 0.
+  if (Object.keys(others).length > 0) return loaded.withVariables(off ? { ...others, [THINKING_SWITCH]: false } : others);
+  return off ? (loaded.thinkingOff as ChatWrapper) : loaded.chatWrapper;
 }
 
 /** The chat's history with its system messages where the template can render them (`reply`: ready for the assistant's reply). */

@@ -26,6 +26,7 @@ import { SequencePool } from "./pool.js";
 import { modelReplySyntax } from "./reply-syntax.js";
 import type { ReplySyntax } from "../syntax/reply-syntax.js";
 import { thinkingOffWrapper } from "./thinking-switch.js";
+import { templateVariablesWrappers } from "./template-variables.js";
 import { TokenBytes } from "./token-bytes.js";
 import { batchThreadsMinTokens, useBatchThreads } from "./batch-threads.js";
 import { checkLlamaInternals, sequenceIdOf, sequenceStates, type SequenceStates } from "./llama-internals.js";
@@ -127,6 +128,8 @@ export interface LoadedModel {
   readonly chatWrapper: ChatWrapper;
   /** The chat wrapper with the template's own thinking switch off (thinking-switch.ts); undefined without one. */
   readonly thinkingOff: ChatWrapper | undefined;
+  /** The model's template rendered with a request's extra variables (`chat_template_kwargs`; template-variables.ts). */
+  readonly withVariables: (variables: Record<string, unknown>) => ChatWrapper;
   /** How the chat template marks reasoning and tool calls in a reply. */
   readonly replySyntax: ReplySyntax;
   readonly pool: SequencePool;
@@ -226,6 +229,8 @@ export async function loadModel(options: ModelOptions): Promise<LoadedModel> {
     context,
     chatWrapper,
     thinkingOff,
+    // Forced through the Jinja wrapper: a wrapper node-llama-cpp picks in the template's place takes no variables.
+    withVariables: templateVariablesWrappers((settings) => chatWrapperOf(model, options.chatTemplate ?? template, settings).chatWrapper),
     replySyntax: modelReplySyntax(model, template, chatWrapper),
     pool,
     tokenBytes: new TokenBytes(model),
