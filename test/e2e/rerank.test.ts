@@ -1,10 +1,13 @@
 // POST /v1/rerank and POST /rerank through the edge on Node and the real sidecar serving the
-// generated ranking model (gguf/rerank.ts): the exact answer, against scores computed here by
-// node-llama-cpp's own ranking context on the same file; the sidecar's refusals in OpenAI's shape;
+// generated ranking model (gguf/rerank.ts): the exact answer, against scores computed here on the
+// input llama-server builds (the rerank template filled in, tokenized whole), evaluated by
+// node-llama-cpp's ranking context on the same file; the sidecar's refusals in OpenAI's shape;
 // a chat sent to the reranker.
 import type { LlamaModel, LlamaRankingContext } from "node-llama-cpp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { modelPath } from "../../gguf/models.js";
+import { RERANK_TEMPLATE } from "../../gguf/rerank.js";
+import { rankTokens } from "../../sidecar/engine/llama/llama-internals.js";
 import { loadLlama } from "../../sidecar/engine/llama/model.js";
 import { startStack, type Stack } from "../support/edge.js";
 
@@ -31,10 +34,14 @@ const post = async (path: string, body: unknown) => {
   return { status: response.status, json: (await response.json()) as Record<string, unknown> };
 };
 
-/** The answer node-llama-cpp's scores make: float32 scores (as the proto carries them), best first, ties in order. */
+/** llama-server's input for a pair: the rerank template with the two texts in, tokenized at once with its special tokens. */
+const serverInput = (document: string) => reference.model.tokenize(RERANK_TEMPLATE.replace("{query}", QUERY).replace("{document}", document), true);
+
+/** The answer llama-server's inputs make: float32 scores (as the proto carries them), best first, ties in order. */
 async function expectedResults(documents: readonly string[]) {
-  const scores = (await reference.context.rankAll(QUERY, [...documents])).map(Math.fround);
-  const tokens = documents.map((d) => reference.context.calculateInputLength(QUERY, d)).reduce((a, b) => a + b, 0);
+  const scores: number[] = [];
+  for (const document of documents) scores.push(Math.fround(await rankTokens(reference.context, serverInput(document))));
+  const tokens = documents.map((d) => serverInput(d).length).reduce((a, b) => a + b, 0);
   const results = scores.map((score, index) => ({ index, relevance_score: score, document: { text: documents[index] } }));
   results.sort((a, b) => b.relevance_score - a.relevance_score || a.index - b.index);
   return { results, tokens };
@@ -63,7 +70,7 @@ describe.each(["/v1/rerank", "/rerank"])("POST %s on the real sidecar", (path) =
 describe("the sidecar's refusals through the edge", () => {
   it("a document that does not fit beside the query: a 400 naming it and the limit", async () => {
     const long = "llamas eat grass ".repeat(60);
-    const tokens = reference.context.calculateInputLength(QUERY, long);
+    const tokens = serverInput(long).length;
     const { status, json } = await post("/v1/rerank", { query: QUERY, documents: ["hay", long] });
     expect(status).toBe(400);
     expect(json).toEqual({

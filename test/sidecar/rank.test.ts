@@ -1,11 +1,14 @@
 // The Rank RPC over real gRPC and gRPC-Web, on the generated ranking model (gguf/rerank.ts): the
-// scores node-llama-cpp's own ranking context gives (computed here as the reference), in the
-// documents' order; the refusals; a reranker asked to generate or embed; the ranker's queue and
-// cancellation on the real engine.
+// scores of the input llama-server builds for each pair (its rerank template filled in and
+// tokenized whole, nothing added; computed here as the reference on node-llama-cpp's ranking
+// context), in the documents' order; the refusals; a reranker asked to generate or embed; the
+// ranker's queue and cancellation on the real engine.
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { LlamaModel, LlamaRankingContext } from "node-llama-cpp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { modelPath } from "../../gguf/models.js";
+import { RERANK_TEMPLATE } from "../../gguf/rerank.js";
+import { rankTokens } from "../../sidecar/engine/llama/llama-internals.js";
 import { loadLlama, loadModel, type LoadedModel } from "../../sidecar/engine/llama/model.js";
 import type { RunningSidecar } from "../../sidecar/server.js";
 import { clientsFor, collect, startTestSidecar } from "../support/sidecar.js";
@@ -29,6 +32,12 @@ afterAll(async () => {
   await reference?.model.dispose();
 });
 
+/** llama-server's input for a pair: the model's rerank template with the two texts in, tokenized at once with its special tokens. */
+const serverInput = (query: string, document: string) =>
+  reference.model.tokenize(RERANK_TEMPLATE.replace("{query}", query).replace("{document}", document), true);
+/** The reference score of a pair: llama-server's input on node-llama-cpp's ranking context. */
+const serverScore = (query: string, document: string) => rankTokens(reference.context, serverInput(query, document));
+
 const codeOf = async (promise: Promise<unknown>): Promise<string> =>
   promise.then(
     () => "ok",
@@ -38,10 +47,14 @@ const codeOf = async (promise: Promise<unknown>): Promise<string> =>
 describe.each(["grpc", "grpc-web"] as const)("Rank over %s", (transport) => {
   const client = () => clientsFor(sidecar.url)[transport];
 
-  it("scores every document as node-llama-cpp's ranking context does, in the documents' order", async () => {
-    const expected = await reference.context.rankAll(QUERY, DOCUMENTS);
-    const tokens = DOCUMENTS.map((d) => reference.context.calculateInputLength(QUERY, d)).reduce((a, b) => a + b, 0);
+  it("scores every document on the input llama-server builds, in the documents' order", async () => {
+    const expected: number[] = [];
+    for (const document of DOCUMENTS) expected.push(await serverScore(QUERY, document));
+    const tokens = DOCUMENTS.map((d) => serverInput(QUERY, d).length).reduce((a, b) => a + b, 0);
     const answer = await client().rank({ model: "any", query: QUERY, documents: DOCUMENTS });
+    // node-llama-cpp's own input is another (a BOS first, the query tokenized apart), with other scores.
+    expect(reference.context.calculateInputLength(QUERY, DOCUMENTS[0]!)).toBe(serverInput(QUERY, DOCUMENTS[0]!).length + 1);
+    expect(answer.scores[0]).not.toBe(Math.fround(await reference.context.rank(QUERY, DOCUMENTS[0]!)));
     // Scores travel as proto floats.
     expect(answer.scores).toEqual(expected.map(Math.fround));
     expect(answer.promptTokens).toBe(tokens);
@@ -68,7 +81,7 @@ describe.each(["grpc", "grpc-web"] as const)("Rank over %s", (transport) => {
 
   it("refuses a document that does not fit beside the query, naming it and the limit", async () => {
     const long = "llamas eat grass ".repeat(40);
-    const tokens = reference.context.calculateInputLength(QUERY, long);
+    const tokens = serverInput(QUERY, long).length;
     expect(tokens).toBeGreaterThanOrEqual(PAIR_TOKENS);
     expect(await codeOf(client().rank({ query: QUERY, documents: ["hay", long] }))).toBe(
       `InvalidArgument: document 1 and the query take ${tokens} tokens, but a ranking input holds at most ${PAIR_TOKENS - 1}`,
@@ -120,6 +133,6 @@ describe("Ranker on the real engine", () => {
     gone.abort();
     expect(await codeOf(ranker().rank(QUERY, ["hay"], gone.signal))).toBe("Canceled: the request was cancelled");
     const { scores } = await ranker().rank(QUERY, ["hay"], new AbortController().signal);
-    expect(scores).toEqual([await reference.context.rank(QUERY, "hay")]);
+    expect(scores).toEqual([await serverScore(QUERY, "hay")]);
   });
 });

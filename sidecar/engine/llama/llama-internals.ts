@@ -9,7 +9,15 @@ import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
-import { LlamaGrammarEvaluationState, type Llama, type LlamaContext, type LlamaContextSequence, type LlamaModel, type Token } from "node-llama-cpp";
+import {
+  LlamaGrammarEvaluationState,
+  LlamaRankingContext,
+  type Llama,
+  type LlamaContext,
+  type LlamaContextSequence,
+  type LlamaModel,
+  type Token,
+} from "node-llama-cpp";
 
 /** The node-llama-cpp version whose internals this module was written against. */
 export const SUPPORTED_NODE_LLAMA_CPP = "3.21.1";
@@ -298,6 +306,20 @@ export function installedVersion(): string {
   }
 }
 
+type EvaluateRanking = (this: LlamaRankingContext, input: Token[]) => Promise<number>;
+
+/** The ranking context's evaluation of input tokens as they are (its public calls build the input their own way). */
+function rankingEvaluation(): EvaluateRanking {
+  const evaluate = (LlamaRankingContext.prototype as unknown as { _evaluateRankingForInput?: unknown })._evaluateRankingForInput;
+  if (typeof evaluate !== "function") throw new Error("node-llama-cpp's LlamaRankingContext has no _evaluateRankingForInput");
+  return evaluate as EvaluateRanking;
+}
+
+/** The score of `input` on `context`: the tokens evaluated as given, nothing added (rank-input.ts builds them). */
+export function rankTokens(context: LlamaRankingContext, input: Token[]): Promise<number> {
+  return rankingEvaluation().call(context, input);
+}
+
 /**
  * Fails with a clear message unless the installed node-llama-cpp is the version this module was
  * written against and every internal it reads is there. Run once per loaded model, at start-up.
@@ -313,6 +335,7 @@ export async function checkLlamaInternals(loaded: { llama: Llama; model: LlamaMo
   nativeBatchCalls(loaded.context);
   vocabularyEntry(loaded.model, 0 as Token);
   grammarStepper(loaded.llama);
+  rankingEvaluation();
   const grammar = await loaded.llama.createGrammar({ grammar: 'root ::= "a"' });
   nativeState(new LlamaGrammarEvaluationState({ model: loaded.model, grammar }));
   // A sequence taken and given back before any is handed out: its id returns to the context.

@@ -2,9 +2,12 @@
 // the first call so that a sidecar nobody asks to rank pays no memory for it. node-llama-cpp's
 // ranking context evaluates one (query, document) pair at a time in its one sequence, so calls
 // queue for it as embeddings do (docs/decisions.md, "Rerank: one ranking context, one pair at a time").
-import type { LlamaModel, LlamaRankingContext } from "node-llama-cpp";
+// Each pair's input is built as llama-server builds it (rank-input.ts).
+import type { LlamaModel, LlamaRankingContext, Token } from "node-llama-cpp";
 import { cancelled, invalidArgument } from "../errors.js";
+import { rankTokens } from "./llama-internals.js";
 import { OneAtATime } from "./one-at-a-time.js";
+import { rankInput } from "./rank-input.js";
 
 /** What a model is for (proto: ModelInfo.kind). */
 export type ModelKind = "generate" | "rank";
@@ -27,7 +30,7 @@ export interface RankerOptions {
 }
 
 export interface RankResult {
-  /** One per document, in order: node-llama-cpp's score, 0..1, higher is more relevant. */
+  /** One per document, in order: the model's score, 0..1, higher is more relevant. */
   readonly scores: number[];
   /** Tokens evaluated: every pair, template included. */
   readonly tokens: number;
@@ -60,14 +63,14 @@ export class Ranker {
     const empty = documents.indexOf("");
     if (empty >= 0) throw invalidArgument(`document ${empty} is empty`);
     const context = await this.#open();
-    const tokens = documents.map((document, i) => this.#fits(context.calculateInputLength(query, document), i));
+    const inputs = documents.map((document, i) => this.#fits(rankInput(this.#model, query, document), i));
     return this.#queue.run(async () => {
       const scores: number[] = [];
-      for (const document of documents) {
+      for (const input of inputs) {
         if (signal.aborted) throw cancelled();
-        scores.push(await context.rank(query, document));
+        scores.push(await rankTokens(context, input));
       }
-      return { scores, tokens: tokens.reduce((sum, n) => sum + n, 0) };
+      return { scores, tokens: inputs.reduce((sum, input) => sum + input.length, 0) };
     });
   }
 
@@ -87,10 +90,10 @@ export class Ranker {
    * node-llama-cpp evaluates a pair only when it is shorter than the context; the limit is the one
    * configured (node-llama-cpp rounds the context itself up to a multiple of 256).
    */
-  #fits(tokens: number, index: number): number {
-    if (tokens >= this.contextSize) {
-      throw invalidArgument(`document ${index} and the query take ${tokens} tokens, but a ranking input holds at most ${this.contextSize - 1}`);
+  #fits(input: Token[], index: number): Token[] {
+    if (input.length >= this.contextSize) {
+      throw invalidArgument(`document ${index} and the query take ${input.length} tokens, but a ranking input holds at most ${this.contextSize - 1}`);
     }
-    return tokens;
+    return input;
   }
 }
