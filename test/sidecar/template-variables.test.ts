@@ -27,9 +27,9 @@ const promptOf = async (templateVariables = ""): Promise<string> => {
 };
 
 describe("a model served with its own chat template", () => {
-  it("renders with it, and with a request's variables", async () => {
-    expect(await promptOf()).toBe("<|im_start|>user\nHi, Hello!<|im_end|>\n<|im_start|>assistant\n");
-    expect(await promptOf('{"greeting": "Ahoy"}')).toBe("<|im_start|>user\nAhoy, Hello!<|im_end|>\n<|im_start|>assistant\n");
+  it("renders with it, and with a request's variables (BOS first, as the vocabulary asks)", async () => {
+    expect(await promptOf()).toBe("<s><|im_start|>user\nHi, Hello!<|im_end|>\n<|im_start|>assistant\n");
+    expect(await promptOf('{"greeting": "Ahoy"}')).toBe("<s><|im_start|>user\nAhoy, Hello!<|im_end|>\n<|im_start|>assistant\n");
   });
 
   it("refuses variables that are not a JSON object, with INVALID_ARGUMENT", async () => {

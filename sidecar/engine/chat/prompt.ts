@@ -9,6 +9,7 @@ import { parseTemplateVariables } from "../llama/template-variables.js";
 import { THINKING_SWITCH } from "../llama/thinking-switch.js";
 import { callAsProduced, isOwnCallId } from "./own-calls.js";
 import { startsInReasoning as promptOpensReasoning } from "../syntax/read-back.js";
+import { holdsMarkers, renderTemplatePrompt, templateMessages, templateTokens } from "./template-prompt.js";
 import type { ToolSpec } from "./tool-grammar.js";
 
 /** How the reply may call tools, when the request offers any. */
@@ -300,6 +301,43 @@ function chatState(wrapper: ChatWrapper, history: ChatHistoryItem[], availableFu
   });
 }
 
+/** The template variables of a chat: the request's, with the thinking switch off for a reasoning budget of 0. */
+function variablesOf(source: string, chat: Chat): Record<string, unknown> {
+  const variables = parseTemplateVariables(chat.templateVariables) ?? {};
+  return chat.reasoningBudget === 0 && source.includes(THINKING_SWITCH) ? { [THINKING_SWITCH]: false, ...variables } : variables;
+}
+
+/**
+ * The prompt text from the model's own template (template-prompt.ts), where node-llama-cpp has no
+ * built-in wrapper for it; undefined where the wrapper renders the chat: a template that writes no
+ * calls (the wrapper documents its own call syntax), a client text holding a special token's text
+ * (the wrapper keeps it text), arguments that are not a JSON object, or a template that refuses it.
+ */
+function fromTemplate(loaded: LoadedModel, chat: Chat, tools: readonly ToolSpec[], toolUse: ToolUse | undefined, reply: boolean): string | undefined {
+  const source = loaded.jinjaTemplate;
+  if (source === undefined || (toolUse !== undefined && loaded.replySyntax.calls?.family === "generic")) return undefined;
+  if (holdsMarkers(loaded.model, chat)) return undefined;
+  const messages = templateMessages(chat);
+  if (messages === undefined) return undefined;
+  const offered = toolUse === undefined ? [] : chat.tools.map((t, i) => ({ name: t.name, description: t.description, schema: tools[i]?.schema ?? {} }));
+  return renderTemplatePrompt(loaded.model, messages, { source, tools: offered, variables: variablesOf(source, chat), reply });
+}
+
+/** A prompt rendered by the template itself: it stops where the template's turns end. */
+function templatePrompt(loaded: LoadedModel, text: string, toolUse: ToolUse | undefined): RenderedPrompt {
+  const { model } = loaded;
+  const stopTokens = new Set<Token>();
+  const stopTexts: string[] = [];
+  for (const end of loaded.replySyntax.end) {
+    const tokens = model.tokenize(end, true);
+    const [only] = tokens;
+    if (tokens.length === 1 && only !== undefined && !model.isEogToken(only)) stopTokens.add(only);
+    else if (tokens.length > 1 && !tokens.some((token) => model.isEogToken(token))) stopTexts.push(end);
+  }
+  const startsInReasoning = promptOpensReasoning(loaded.replySyntax, text);
+  return { tokens: templateTokens(model, text), stopTokens, stopTexts, parsed: true, startsInReasoning, toolUse };
+}
+
 /**
  * The tokens of the chat's first `messages` messages as the template renders them with the chat's
  * tools, not yet ready for a reply (cache-marks.ts compares them with the whole prompt's).
@@ -307,6 +345,8 @@ function chatState(wrapper: ChatWrapper, history: ChatHistoryItem[], availableFu
 export function renderChatPrefix(loaded: LoadedModel, chat: Chat, messages: number): Token[] {
   const tools = parseTools(chat);
   const head = { ...chat, messages: chat.messages.slice(0, messages) };
+  const direct = fromTemplate(loaded, head, tools, toolUseOf(chat, tools), false);
+  if (direct !== undefined) return templateTokens(loaded.model, direct);
   const wrapper = wrapperOf(loaded, chat);
   const state = chatState(wrapper, placedHistory(wrapper, head, false), functionsOf(chat, tools, toolUseOf(chat, tools)));
   return state.contextText.tokenize(loaded.tokenizer);
@@ -316,6 +356,8 @@ export function renderChat(loaded: LoadedModel, chat: Chat): RenderedPrompt {
   if (chat.messages.length === 0) throw invalidArgument("chat needs at least one message");
   const tools = parseTools(chat);
   const toolUse = toolUseOf(chat, tools);
+  const direct = fromTemplate(loaded, chat, tools, toolUse, true);
+  if (direct !== undefined) return templatePrompt(loaded, direct, toolUse);
   const wrapper = wrapperOf(loaded, chat);
   const history = placedHistory(wrapper, chat, true);
   let state: ContextState;

@@ -4,6 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import {
   getLlama,
+  JinjaTemplateChatWrapper,
   LlamaLogLevel,
   resolveChatWrapper,
   specializedChatWrapperTypeNames,
@@ -126,6 +127,8 @@ export interface LoadedModel {
   readonly model: LlamaModel;
   readonly context: LlamaContext;
   readonly chatWrapper: ChatWrapper;
+  /** The Jinja template chats are rendered with directly (chat/template-prompt.ts): set where node-llama-cpp has no built-in wrapper for it. */
+  readonly jinjaTemplate: string | undefined;
   /** The chat wrapper with the template's own thinking switch off (thinking-switch.ts); undefined without one. */
   readonly thinkingOff: ChatWrapper | undefined;
   /** The model's template rendered with a request's extra variables (`chat_template_kwargs`; template-variables.ts). */
@@ -228,6 +231,7 @@ export async function loadModel(options: ModelOptions): Promise<LoadedModel> {
     model,
     context,
     chatWrapper,
+    jinjaTemplate: chatWrapper instanceof JinjaTemplateChatWrapper && template.trim() !== "" ? template : undefined,
     thinkingOff,
     // Forced through the Jinja wrapper: a wrapper node-llama-cpp picks in the template's place takes no variables.
     withVariables: templateVariablesWrappers((settings) => chatWrapperOf(model, options.chatTemplate ?? template, settings).chatWrapper),
