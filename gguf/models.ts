@@ -7,6 +7,7 @@ import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { llamaTemplates } from "./llama-source.js";
 import { CHATML_TEMPLATE } from "./llama.js";
 import { buildRandomModel, RANDOM_60M, RANDOM_850M, RANDOM_TINY } from "./random.js";
 import { buildRerankModel, RERANK_SPEC } from "./rerank.js";
@@ -189,6 +190,97 @@ export const AGENT_SPEC: ContextualSpec = {
   ],
 };
 
+/** One of llama.cpp's chat templates, by file name (a twin's). */
+function llamaTemplate(name: string): string {
+  const template = llamaTemplates().get(name);
+  if (template === undefined) throw new Error(`llama.cpp's ${name} is missing from the source bundle`);
+  return template;
+}
+
+/** The `qwen3-coder` twin's call: Qwen3-Coder's syntax, one tagged parameter an argument. */
+export const QWEN3_CODER_CALL_PIECES = [
+  "<tool_call>",
+  "\n",
+  "<function=get_weather>",
+  "\n",
+  "<parameter=city>",
+  "\n",
+  "Tokyo",
+  "\n",
+  "</parameter>",
+  "\n",
+  "</function>",
+  "\n",
+  "</tool_call>",
+];
+/** The `qwen3-coder` twin's answer to a tool result. */
+export const QWEN3_CODER_ANSWER = "It is sunny in Tokyo.";
+
+/**
+ * A twin of the Qwen3-Coder family: its real chat template (llama.cpp's `Qwen3-Coder.jinja`, read
+ * from the source node-llama-cpp ships: llama-source.ts) and ChatML turns, scripted weights that
+ * write what the family writes. Tools offered (the template's instructions hold `<tool_call>`) →
+ * QWEN3_CODER_CALL_PIECES; a tool result (`<tool_response>`, outranking) → QWEN3_CODER_ANSWER;
+ * otherwise "Hi there"; each then `<|im_end|>`. node-llama-cpp has no built-in wrapper for the
+ * template, so the sidecar renders its prompts with the template itself.
+ */
+export function qwen3CoderSpec(): ContextualSpec {
+  return {
+    name: "qwen3-coder",
+    chatTemplate: llamaTemplate("Qwen3-Coder.jinja"),
+    architecture: "qwen2",
+    userDefined: ["<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>"],
+    modes: [
+      { name: "tools", trigger: "<tool_call>" },
+      { name: "result", trigger: "<tool_response>" },
+    ],
+    scripts: [
+      { after: ["\n"], reply: "Hi there", end: "im_end" },
+      { mode: "tools", after: ["\n"], reply: QWEN3_CODER_CALL_PIECES, end: "im_end" },
+      { mode: "result", after: ["\n"], reply: QWEN3_CODER_ANSWER, end: "im_end" },
+    ],
+  };
+}
+
+/** The `devstral` twin's call: Mistral's syntax, the arguments JSON after `[ARGS]`. */
+export const DEVSTRAL_CALL_PIECES = ["[TOOL_CALLS]", "get_weather", "[ARGS]", '{"', "city", '":"Tokyo"}'];
+
+/**
+ * A twin of Devstral (Mistral's agentic coder): its real chat template (llama.cpp's
+ * `unsloth-mistral-Devstral-Small-2507.jinja`), `[INST]` turns ending in `</s>`, scripted weights
+ * that write what the family writes. Tools offered (`[AVAILABLE_TOOLS]` in the prompt) →
+ * DEVSTRAL_CALL_PIECES; after a tool result (`[TOOL_RESULTS]`, outranking) → QWEN3_CODER_ANSWER;
+ * otherwise "Hi there"; each then `</s>`.
+ */
+export function devstralSpec(): ContextualSpec {
+  return {
+    name: "devstral",
+    chatTemplate: llamaTemplate("unsloth-mistral-Devstral-Small-2507.jinja"),
+    architecture: "llama",
+    userDefined: [
+      "[INST]",
+      "[/INST]",
+      "[SYSTEM_PROMPT]",
+      "[/SYSTEM_PROMPT]",
+      "[AVAILABLE_TOOLS]",
+      "[/AVAILABLE_TOOLS]",
+      "[TOOL_CALLS]",
+      "[ARGS]",
+      "[TOOL_RESULTS]",
+      "[/TOOL_RESULTS]",
+    ],
+    modes: [
+      { name: "tools", trigger: "[AVAILABLE_TOOLS]" },
+      { name: "result", trigger: "[TOOL_RESULTS]" },
+    ],
+    scripts: [
+      { after: ["[/INST]"], reply: "Hi there", end: "eos" },
+      { mode: "tools", after: ["[/INST]"], reply: DEVSTRAL_CALL_PIECES, end: "eos" },
+      { mode: "result", after: ["[/TOOL_RESULTS]"], reply: QWEN3_CODER_ANSWER, end: "eos" },
+    ],
+  };
+}
+
 interface CatalogueEntry {
   readonly description: string;
   /** Written by `ensureModels()` when no list is given. */
@@ -210,6 +302,16 @@ export const CATALOGUE = {
     byDefault: false,
     build: () => buildContextualModel(AGENT_SPEC).file,
   },
+  "qwen3-coder": {
+    description: "twin of the Qwen3-Coder family: its real chat template, scripted tagged tool calls",
+    byDefault: false,
+    build: () => buildContextualModel(qwen3CoderSpec()).file,
+  },
+  devstral: {
+    description: "twin of Devstral (Mistral): its real chat template, scripted [TOOL_CALLS] calls",
+    byDefault: false,
+    build: () => buildContextualModel(devstralSpec()).file,
+  },
   "random-tiny": { description: "random weights, ~1 MB", byDefault: true, build: () => buildRandomModel(RANDOM_TINY).file },
   rerank: { description: "random-weight reranker (Qwen3 layout, ranking head), ~0.6 MB", byDefault: true, build: () => buildRerankModel(RERANK_SPEC).file },
   "random-60m": { description: "random weights, 60M parameters F16, ~120 MB", byDefault: false, build: () => buildRandomModel(RANDOM_60M).file },
@@ -229,7 +331,7 @@ export const isModelName = (name: string): name is ModelName => Object.hasOwn(CA
 
 /** The project root (this file is gguf/models.ts). */
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
-const SOURCES = ["writer.ts", "llama.ts", "scripted.ts", "random.ts", "rerank.ts", "models.ts", "tools-template.ts"];
+const SOURCES = ["writer.ts", "llama.ts", "scripted.ts", "random.ts", "rerank.ts", "models.ts", "tools-template.ts", "llama-source.ts"];
 
 /** Relative directories are taken from the project root, so the cwd does not matter. */
 export const resolveModelDir = (dir: string): string => (isAbsolute(dir) ? dir : resolve(ROOT, dir));

@@ -66,7 +66,8 @@ uneven pieces. **pass**: every case came back exactly, with no marker text in an
 the template writes no tool calls this server reads, and a request offering tools gets a 400 saying
 why (the reasons are below); **cannot render**: the template fails in the Jinja engine the sidecar
 and node-llama-cpp share (below); —: the template has no such turn (no reasoning markers, or one
-call a reply).
+call a reply). Family twins proven end to end on chat completions, Responses and Messages
+(test/e2e/families.test.ts): \`qwen3-coder\`, \`devstral\`.
 
 | template | tool calls | reasoning | text | tools | parallel calls | reasoning |
 | --- | --- | --- | --- | --- | --- | --- |

@@ -11,8 +11,6 @@ import { CANNOT_RENDER, MODELS_MD, modelsDocs, templateReports } from "../../scr
 const UNRENDERABLE: Readonly<Record<string, string>> = {
   // `{0: 0, 512: 128, …}`: a mapping with integer keys, which the engine refuses.
   "ByteDance-Seed-OSS.jinja": "Object keys must be strings",
-  // Its printer of Python types fails on a schema member without a `type` it knows.
-  "CohereForAI-c4ai-command-r-plus-tool_use.jinja": "non-string",
 };
 
 describe("llama.cpp's chat templates, read back", () => {

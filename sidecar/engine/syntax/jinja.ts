@@ -1,7 +1,8 @@
 // Chat templates rendered with @huggingface/jinja (the engine node-llama-cpp renders them with too),
 // with the few Python methods and filters real templates call that the engine lacks: a list's
 // `append`, `pop`, `insert` and `extend`, a string's `format`, `min` and `max` of a list,
-// `string` of a mapping (Python's repr), and tuples unpacked in a for loop. Added once, on the
+// `string` of a mapping (Python's repr), tuples unpacked in a for loop, and subscripts that do
+// not apply giving undefined. Added once, on the
 // engine's own value classes, so both this room and node-llama-cpp's wrappers see them
 // (docs/decisions.md, "Reply syntax from the template").
 import { Environment, Interpreter, Template } from "@huggingface/jinja";
@@ -10,7 +11,7 @@ type Value = { value: unknown; type: string; builtins?: Map<string, unknown> };
 type Maker = new (value: unknown) => Value;
 
 /** The engine's value classes, read off values it makes (it exports none of them). */
-function valueClasses(): { Array: Maker; String: Maker; Function: Maker; Integer: Maker; Null: Maker } {
+function valueClasses(): { Array: Maker; String: Maker; Function: Maker; Integer: Maker; Null: Maker; Undefined: Maker } {
   const env = new Environment();
   for (const [name, value] of Object.entries({ a: [], s: "", n: 1, z: null })) env.set(name, value);
   const of = (name: string): Value => env.lookupVariable(name) as unknown as Value;
@@ -20,6 +21,7 @@ function valueClasses(): { Array: Maker; String: Maker; Function: Maker; Integer
     String: of("s").constructor as Maker,
     Integer: of("n").constructor as Maker,
     Null: of("z").constructor as Maker,
+    Undefined: of("never-set").constructor as Maker,
     Function: upper.constructor as Maker,
   };
 }
@@ -157,6 +159,29 @@ function tuplesAsLists(classes: ReturnType<typeof valueClasses>): void {
   proto.evaluate = patched;
 }
 
+type EvaluateMember = (expr: unknown, environment: unknown) => Value;
+
+/**
+ * A subscript that does not apply is undefined, as Python's Jinja has it (`None[0]`, a mapping
+ * indexed by a number): the engine throws there, and templates written for Python rely on it
+ * (`message['content'][0]['text']` when the content is null).
+ */
+function lenientSubscripts(classes: ReturnType<typeof valueClasses>): void {
+  const proto = Interpreter.prototype as unknown as { evaluateMemberExpression: EvaluateMember & { compat?: true } };
+  const original = proto.evaluateMemberExpression;
+  if (original.compat) return;
+  const patched: EvaluateMember & { compat?: true } = function (this: unknown, expr, environment) {
+    try {
+      return original.call(this, expr, environment);
+    } catch (error) {
+      if (error instanceof Error && error.message.startsWith("Cannot access property with non-string")) return new classes.Undefined(undefined);
+      throw error;
+    }
+  };
+  patched.compat = true;
+  proto.evaluateMemberExpression = patched;
+}
+
 let ready = false;
 
 /** Adds the missing methods and filters to the engine, once per process. */
@@ -167,6 +192,7 @@ export function jinjaCompat(): void {
   addStringFormat(classes);
   addFilters(classes);
   tuplesAsLists(classes);
+  lenientSubscripts(classes);
   ready = true;
 }
 

@@ -1,0 +1,120 @@
+// Family twins end to end (gguf/models.ts: a family's real chat template from llama.cpp, scripted
+// weights writing that family's own call syntax): `qwen3-coder` (tagged parameters) and `devstral`
+// (Mistral's `[TOOL_CALLS]name[ARGS]{…}`), behind the real sidecar and the real edge (Node and
+// workerd), through the official `openai` and `@anthropic-ai/sdk` clients: a call comes back with
+// its arguments as JSON, streamed and not, on chat completions, Responses and Messages; the history
+// sent back is rendered as the template itself renders it; the answer to the result is plain text.
+import Anthropic from "@anthropic-ai/sdk";
+import OpenAI from "openai";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { llamaTemplates } from "../../gguf/llama-source.js";
+import { ensureModels, QWEN3_CODER_ANSWER } from "../../gguf/models.js";
+import type { RunningSidecar } from "../../sidecar/server.js";
+import { renderTemplate } from "../../sidecar/engine/syntax/jinja.js";
+import { startCatalogue } from "../support/catalogue.js";
+import { describeOnRuntimes } from "../support/runtimes.js";
+
+const TWINS = [
+  { model: "qwen3-coder", template: "Qwen3-Coder.jinja", family: "qwen3-coder" },
+  { model: "devstral", template: "unsloth-mistral-Devstral-Small-2507.jinja", family: "mistral" },
+] as const;
+
+let sidecar: RunningSidecar;
+beforeAll(async () => {
+  await ensureModels(
+    "models",
+    TWINS.map((t) => t.model),
+  );
+  // The twins' vocabulary is the project's small one: the templates' tool instructions take thousands of tokens.
+  sidecar = await startCatalogue(
+    TWINS.map((t) => t.model),
+    { contextSize: 8192 },
+  );
+}, 120_000);
+afterAll(async () => {
+  await sidecar?.stop();
+});
+
+const WEATHER = { type: "object", properties: { city: { type: "string" } }, required: ["city"] };
+const TOOLS: OpenAI.ChatCompletionTool[] = [
+  { type: "function", function: { name: "get_weather", description: "The weather in a city.", parameters: WEATHER } },
+];
+const ASK = { role: "user" as const, content: "Weather in Tokyo?" };
+/** A call id as the strictest templates want them (Mistral Small's: 9 letters and digits). */
+const CALL_ID = "call00001";
+const HISTORY: OpenAI.ChatCompletionMessageParam[] = [
+  ASK,
+  { role: "assistant", content: null, tool_calls: [{ id: CALL_ID, type: "function", function: { name: "get_weather", arguments: '{"city":"Tokyo"}' } }] },
+  { role: "tool", tool_call_id: CALL_ID, content: "sunny, 22 °C" },
+];
+
+/** The history as the template renders it, given OpenAI's messages with the arguments as an object; BOS first as the vocabulary asks. */
+function ownRendering(template: string): string {
+  const own = renderTemplate(llamaTemplates().get(template) as string, {
+    messages: [
+      ASK,
+      { role: "assistant", content: null, tool_calls: [{ id: CALL_ID, type: "function", function: { name: "get_weather", arguments: { city: "Tokyo" } } }] },
+      { role: "tool", tool_call_id: CALL_ID, name: "get_weather", content: "sunny, 22 °C" },
+    ],
+    tools: TOOLS,
+    add_generation_prompt: true,
+    bos_token: "<s>",
+    eos_token: "</s>",
+  });
+  // The twins' vocabulary (the project's own) asks for BOS first, which is added as llama-server adds it.
+  return own.startsWith("<s>") ? own : `<s>${own}`;
+}
+
+describeOnRuntimes(
+  "family twins",
+  () => [sidecar.url],
+  (edge) => {
+    const openai = () => new OpenAI({ baseURL: `${edge().url}/v1`, apiKey: "none", maxRetries: 0 });
+
+    describe.each(TWINS)("$model", ({ model, template, family }) => {
+      it("chat completions: the call back as JSON arguments, whole and streamed", async () => {
+        const whole = await openai().chat.completions.create({ model, messages: [ASK], tools: TOOLS, temperature: 0 });
+        const choice = whole.choices[0];
+        expect([choice?.finish_reason, choice?.message.content]).toEqual(["tool_calls", null]);
+        const call = choice?.message.tool_calls?.[0] as OpenAI.ChatCompletionMessageFunctionToolCall;
+        expect([call.function.name, JSON.parse(call.function.arguments)]).toEqual(["get_weather", { city: "Tokyo" }]);
+        const streamed = await openai()
+          .chat.completions.stream({ model, messages: [ASK], tools: TOOLS, temperature: 0 })
+          .finalChatCompletion();
+        const streamedCall = streamed.choices[0]?.message.tool_calls?.[0] as OpenAI.ChatCompletionMessageFunctionToolCall;
+        expect([streamedCall.function.name, streamedCall.function.arguments]).toEqual(["get_weather", call.function.arguments]);
+        // Loaded now, it is listed with its template's call syntax.
+        const listed = (await openai().models.retrieve(model)) as unknown as { tool_call_syntax?: string; capabilities?: string[] };
+        expect([listed.tool_call_syntax, listed.capabilities]).toEqual([family, ["completion", "tools"]]);
+      });
+
+      it("the history sent back is rendered as the template renders it; the answer to the result is text", async () => {
+        const response = await fetch(`${edge().url}/apply-template`, { method: "POST", body: JSON.stringify({ model, messages: HISTORY, tools: TOOLS }) });
+        expect(((await response.json()) as { prompt: string }).prompt).toBe(ownRendering(template));
+        const answer = await openai().chat.completions.create({ model, messages: HISTORY, tools: TOOLS, temperature: 0 });
+        expect([answer.choices[0]?.finish_reason, answer.choices[0]?.message.content]).toEqual(["stop", QWEN3_CODER_ANSWER]);
+      });
+
+      it("Responses and Messages: the same call as a function_call item and a tool_use block", async () => {
+        const response = await openai().responses.create({
+          model,
+          input: ASK.content,
+          tools: [{ type: "function", name: "get_weather", parameters: WEATHER, strict: false }],
+          store: false,
+          temperature: 0,
+        });
+        const item = response.output.find((o) => o.type === "function_call") as OpenAI.Responses.ResponseFunctionToolCall;
+        expect([item.name, JSON.parse(item.arguments)]).toEqual(["get_weather", { city: "Tokyo" }]);
+        const anthropic = new Anthropic({ baseURL: edge().url, apiKey: "none", maxRetries: 0 });
+        const message = await anthropic.messages.create({
+          model,
+          max_tokens: 64,
+          messages: [ASK],
+          tools: [{ name: "get_weather", description: "The weather in a city.", input_schema: WEATHER as Anthropic.Tool.InputSchema }],
+        });
+        const block = message.content.find((b) => b.type === "tool_use");
+        expect([message.stop_reason, block?.name, block?.input]).toEqual(["tool_use", "get_weather", { city: "Tokyo" }]);
+      });
+    });
+  },
+);
