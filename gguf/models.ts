@@ -281,6 +281,68 @@ export function devstralSpec(): ContextualSpec {
   };
 }
 
+/** The `glm` twin's reasoning, before its answer or its call. */
+const GLM_THINK = ["\n", "<think>", "Checking.", "</think>", "\n"];
+/** The `glm` twin's call: GLM's syntax, one `<arg_key>` / `<arg_value>` pair an argument. */
+export const GLM_CALL_PIECES = [
+  ...GLM_THINK,
+  "<tool_call>",
+  "get_weather",
+  "\n",
+  "<arg_key>",
+  "city",
+  "</arg_key>",
+  "\n",
+  "<arg_value>",
+  "Tokyo",
+  "</arg_value>",
+  "\n",
+  "</tool_call>",
+];
+
+/**
+ * A twin of GLM-4.6: its real chat template (llama.cpp's `GLM-4.6.jinja`), scripted weights that
+ * reason between `<think>` and `</think>`, then answer or call in GLM's syntax. Tools offered
+ * (`<tool_call>` in the prompt) → GLM_CALL_PIECES; after a tool result (`<tool_response>`,
+ * outranking) → the reasoning, then QWEN3_CODER_ANSWER; otherwise the reasoning, then "Hi there";
+ * each then `</s>`. With `enable_thinking` false the prompt ends in `<think></think>` and the model
+ * answers at once.
+ */
+export function glmSpec(): ContextualSpec {
+  return {
+    name: "glm",
+    chatTemplate: llamaTemplate("GLM-4.6.jinja"),
+    architecture: "llama",
+    userDefined: [
+      "[gMASK]",
+      "<sop>",
+      "<|system|>",
+      "<|user|>",
+      "<|assistant|>",
+      "<|observation|>",
+      "<think>",
+      "</think>",
+      "<tool_call>",
+      "</tool_call>",
+      "<arg_key>",
+      "</arg_key>",
+      "<arg_value>",
+      "</arg_value>",
+      "<tool_response>",
+      "</tool_response>",
+    ],
+    modes: [
+      { name: "tools", trigger: "<tool_call>" },
+      { name: "result", trigger: "<tool_response>" },
+    ],
+    scripts: [
+      { after: ["<|assistant|>"], reply: [...GLM_THINK, "Hi", " there"], end: "eos" },
+      { mode: "tools", after: ["<|assistant|>"], reply: GLM_CALL_PIECES, end: "eos" },
+      { mode: "result", after: ["<|assistant|>"], reply: [...GLM_THINK, "It", " is", " sunny", " in", " Tokyo."], end: "eos" },
+    ],
+  };
+}
+
 interface CatalogueEntry {
   readonly description: string;
   /** Written by `ensureModels()` when no list is given. */
@@ -311,6 +373,11 @@ export const CATALOGUE = {
     description: "twin of Devstral (Mistral): its real chat template, scripted [TOOL_CALLS] calls",
     byDefault: false,
     build: () => buildContextualModel(devstralSpec()).file,
+  },
+  glm: {
+    description: "twin of GLM-4.6: its real chat template, scripted reasoning and arg_key/arg_value calls",
+    byDefault: false,
+    build: () => buildContextualModel(glmSpec()).file,
   },
   "random-tiny": { description: "random weights, ~1 MB", byDefault: true, build: () => buildRandomModel(RANDOM_TINY).file },
   rerank: { description: "random-weight reranker (Qwen3 layout, ranking head), ~0.6 MB", byDefault: true, build: () => buildRerankModel(RERANK_SPEC).file },

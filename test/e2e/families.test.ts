@@ -1,9 +1,11 @@
 // Family twins end to end (gguf/models.ts: a family's real chat template from llama.cpp, scripted
-// weights writing that family's own call syntax): `qwen3-coder` (tagged parameters) and `devstral`
-// (Mistral's `[TOOL_CALLS]name[ARGS]{…}`), behind the real sidecar and the real edge (Node and
-// workerd), through the official `openai` and `@anthropic-ai/sdk` clients: a call comes back with
-// its arguments as JSON, streamed and not, on chat completions, Responses and Messages; the history
-// sent back is rendered as the template itself renders it; the answer to the result is plain text.
+// weights writing that family's own call syntax): `qwen3-coder` (tagged parameters), `devstral`
+// (Mistral's `[TOOL_CALLS]name[ARGS]{…}`) and `glm` (reasoning, then `<arg_key>`/`<arg_value>`
+// pairs), behind the real sidecar and the real edge (Node and workerd), through the official
+// `openai` and `@anthropic-ai/sdk` clients: a call comes back with its arguments as JSON, streamed
+// and not, on chat completions, Responses and Messages; the history sent back is rendered as the
+// template itself renders it; the answer to the result is plain text, its reasoning apart; with
+// reasoning off (the template's own switch) there is none.
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -15,8 +17,9 @@ import { startCatalogue } from "../support/catalogue.js";
 import { describeOnRuntimes } from "../support/runtimes.js";
 
 const TWINS = [
-  { model: "qwen3-coder", template: "Qwen3-Coder.jinja", family: "qwen3-coder" },
-  { model: "devstral", template: "unsloth-mistral-Devstral-Small-2507.jinja", family: "mistral" },
+  { model: "qwen3-coder", template: "Qwen3-Coder.jinja", family: "qwen3-coder", reasoning: undefined },
+  { model: "devstral", template: "unsloth-mistral-Devstral-Small-2507.jinja", family: "mistral", reasoning: undefined },
+  { model: "glm", template: "GLM-4.6.jinja", family: "glm", reasoning: "Checking." },
 ] as const;
 
 let sidecar: RunningSidecar;
@@ -71,7 +74,7 @@ describeOnRuntimes(
   (edge) => {
     const openai = () => new OpenAI({ baseURL: `${edge().url}/v1`, apiKey: "none", maxRetries: 0 });
 
-    describe.each(TWINS)("$model", ({ model, template, family }) => {
+    describe.each(TWINS)("$model", ({ model, template, family, reasoning }) => {
       it("chat completions: the call back as JSON arguments, whole and streamed", async () => {
         const whole = await openai().chat.completions.create({ model, messages: [ASK], tools: TOOLS, temperature: 0 });
         const choice = whole.choices[0];
@@ -85,14 +88,37 @@ describeOnRuntimes(
         expect([streamedCall.function.name, streamedCall.function.arguments]).toEqual(["get_weather", call.function.arguments]);
         // Loaded now, it is listed with its template's call syntax.
         const listed = (await openai().models.retrieve(model)) as unknown as { tool_call_syntax?: string; capabilities?: string[] };
-        expect([listed.tool_call_syntax, listed.capabilities]).toEqual([family, ["completion", "tools"]]);
+        expect([listed.tool_call_syntax, listed.capabilities]).toEqual([
+          family,
+          reasoning === undefined ? ["completion", "tools"] : ["completion", "tools", "thinking"],
+        ]);
       });
 
       it("the history sent back is rendered as the template renders it; the answer to the result is text", async () => {
         const response = await fetch(`${edge().url}/apply-template`, { method: "POST", body: JSON.stringify({ model, messages: HISTORY, tools: TOOLS }) });
         expect(((await response.json()) as { prompt: string }).prompt).toBe(ownRendering(template));
         const answer = await openai().chat.completions.create({ model, messages: HISTORY, tools: TOOLS, temperature: 0 });
-        expect([answer.choices[0]?.finish_reason, answer.choices[0]?.message.content]).toEqual(["stop", QWEN3_CODER_ANSWER]);
+        const message = answer.choices[0]?.message as { content: string | null; reasoning_content?: string } | undefined;
+        expect([answer.choices[0]?.finish_reason, message?.content, message?.reasoning_content]).toEqual(["stop", QWEN3_CODER_ANSWER, reasoning]);
+      });
+
+      it.runIf(reasoning !== undefined)("reasoning streams as reasoning deltas; with the template's switch off there is none", async () => {
+        const chunks = await openai().chat.completions.create({ model, messages: [ASK], temperature: 0, stream: true });
+        let [thought, text] = ["", ""];
+        for await (const chunk of chunks) {
+          const delta = chunk.choices[0]?.delta as { content?: string | null; reasoning_content?: string } | undefined;
+          thought += delta?.reasoning_content ?? "";
+          text += delta?.content ?? "";
+        }
+        expect([thought, text]).toEqual([reasoning, "Hi there"]);
+        const off = await openai().chat.completions.create({
+          model,
+          messages: [ASK],
+          temperature: 0,
+          chat_template_kwargs: { enable_thinking: false },
+        } as never);
+        const message = (off as OpenAI.ChatCompletion).choices[0]?.message as { content: string | null; reasoning_content?: string } | undefined;
+        expect([message?.content, message?.reasoning_content]).toEqual(["Hi there", undefined]);
       });
 
       it("Responses and Messages: the same call as a function_call item and a tool_use block", async () => {

@@ -82,6 +82,10 @@ describe("ReplyParser", () => {
     });
   });
 
+  it("a reply's leading whitespace is dropped (GLM opens with a newline before <think>)", () => {
+    expectSameAtEveryCut(qwen, "\n<think>Checking.</think>\nHi there", { reasoning: "Checking.", content: "Hi there", calls: [], completed: 0 });
+  });
+
   it("a reply that starts inside reasoning (the prompt opened it)", () => {
     expectSameAtEveryCut(qwen, "Hmm.\n</think>\nYes.", { reasoning: "Hmm.", content: "Yes.", calls: [], completed: 0 }, { startInReasoning: true });
   });

@@ -78,9 +78,10 @@ function contentMarkers(options: ParserOptions): { markers: Pattern[]; actions: 
 
 /**
  * Splits generated text into reasoning, content and tool calls, following the template's reply
- * syntax. Whitespace around markers is dropped: the start of a reasoning segment, its end, and the
- * start of the content after reasoning or after a call. Arguments stream as JSON text as they are
- * generated, whatever notation the family writes them in (arguments.ts).
+ * syntax. Whitespace around markers is dropped: the start of the reply, the start of a reasoning
+ * segment, its end, and the start of the content after reasoning or after a call. Arguments
+ * stream as JSON text as they are generated, whatever notation the family writes them in
+ * (arguments.ts).
  */
 export class ReplyParser {
   readonly #options: ParserOptions;
@@ -109,7 +110,8 @@ export class ReplyParser {
     const reasoning = options.syntax.reasoning;
     this.#reasoningEnd = reasoning === undefined ? [] : [trimmedStart(pattern(reasoning.close)), ...options.syntax.end.map(pattern)];
     this.#state = options.startInReasoning && reasoning !== undefined ? "reasoning" : "content";
-    this.#trimLeading = this.#state === "reasoning";
+    // A reply's leading whitespace is no part of it (GLM's replies open with a newline before `<think>`).
+    this.#trimLeading = true;
   }
 
   get phase(): ReplyPhase {
