@@ -343,6 +343,49 @@ export function glmSpec(): ContextualSpec {
   };
 }
 
+/** The `minimax-m2` twin's reasoning (its prompt opens the segment), before its answer or its call. */
+const MINIMAX_THINK = ["Checking.", "\n", "</think>", "\n", "\n"];
+/** The `minimax-m2` twin's call: MiniMax-M2's `<invoke>` block, one `<parameter name=…>` an argument. */
+export const MINIMAX_CALL_PIECES = [
+  ...MINIMAX_THINK,
+  "<minimax:tool_call>",
+  "\n",
+  '<invoke name="get_weather">',
+  "\n",
+  '<parameter name="city">',
+  "Tokyo",
+  "</parameter>",
+  "\n",
+  "</invoke>",
+  "\n",
+  "</minimax:tool_call>",
+];
+
+/**
+ * A twin of MiniMax-M2: its real chat template (llama.cpp's `MiniMax-M2.jinja`), whose prompt ends
+ * inside a reasoning segment (`<think>\n`): scripted weights reason, close it, then answer or call
+ * in MiniMax's `<invoke>` syntax. Tools offered (`<minimax:tool_call>` in the prompt) →
+ * MINIMAX_CALL_PIECES; after a tool result (`<response>`, outranking) → the reasoning, then
+ * QWEN3_CODER_ANSWER; otherwise the reasoning, then "Hi there"; each then `</s>`.
+ */
+export function minimaxSpec(): ContextualSpec {
+  return {
+    name: "minimax-m2",
+    chatTemplate: llamaTemplate("MiniMax-M2.jinja"),
+    architecture: "llama",
+    userDefined: ["]~!b[", "]~b]", "[e~[", "<think>", "</think>", "<minimax:tool_call>", "</minimax:tool_call>", "<response>", "</response>"],
+    modes: [
+      { name: "tools", trigger: "<minimax:tool_call>" },
+      { name: "result", trigger: "<response>" },
+    ],
+    scripts: [
+      { after: ["\n"], reply: [...MINIMAX_THINK, "Hi", " there"], end: "eos" },
+      { mode: "tools", after: ["\n"], reply: MINIMAX_CALL_PIECES, end: "eos" },
+      { mode: "result", after: ["\n"], reply: [...MINIMAX_THINK, "It", " is", " sunny", " in", " Tokyo."], end: "eos" },
+    ],
+  };
+}
+
 interface CatalogueEntry {
   readonly description: string;
   /** Written by `ensureModels()` when no list is given. */
@@ -378,6 +421,11 @@ export const CATALOGUE = {
     description: "twin of GLM-4.6: its real chat template, scripted reasoning and arg_key/arg_value calls",
     byDefault: false,
     build: () => buildContextualModel(glmSpec()).file,
+  },
+  "minimax-m2": {
+    description: "twin of MiniMax-M2: its real chat template, scripted reasoning and <invoke> calls",
+    byDefault: false,
+    build: () => buildContextualModel(minimaxSpec()).file,
   },
   "random-tiny": { description: "random weights, ~1 MB", byDefault: true, build: () => buildRandomModel(RANDOM_TINY).file },
   rerank: { description: "random-weight reranker (Qwen3 layout, ranking head), ~0.6 MB", byDefault: true, build: () => buildRerankModel(RERANK_SPEC).file },

@@ -67,7 +67,7 @@ the template writes no tool calls this server reads, and a request offering tool
 why (the reasons are below); **cannot render**: the template fails in the Jinja engine the sidecar
 and node-llama-cpp share (below); —: the template has no such turn (no reasoning markers, or one
 call a reply). Family twins proven end to end on chat completions, Responses and Messages
-(test/e2e/families.test.ts): \`qwen3-coder\`, \`devstral\`, \`glm\` (reasoning too, and none with it off).
+(test/e2e/families.test.ts): \`qwen3-coder\`, \`devstral\`, \`glm\` (reasoning too, and none with it off), \`minimax-m2\` (its prompt opens the reasoning).
 
 | template | tool calls | reasoning | text | tools | parallel calls | reasoning |
 | --- | --- | --- | --- | --- | --- | --- |

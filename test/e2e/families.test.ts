@@ -1,11 +1,12 @@
 // Family twins end to end (gguf/models.ts: a family's real chat template from llama.cpp, scripted
 // weights writing that family's own call syntax): `qwen3-coder` (tagged parameters), `devstral`
-// (Mistral's `[TOOL_CALLS]name[ARGS]{…}`) and `glm` (reasoning, then `<arg_key>`/`<arg_value>`
-// pairs), behind the real sidecar and the real edge (Node and workerd), through the official
-// `openai` and `@anthropic-ai/sdk` clients: a call comes back with its arguments as JSON, streamed
-// and not, on chat completions, Responses and Messages; the history sent back is rendered as the
-// template itself renders it; the answer to the result is plain text, its reasoning apart; with
-// reasoning off (the template's own switch) there is none.
+// (Mistral's `[TOOL_CALLS]name[ARGS]{…}`), `glm` (reasoning, then `<arg_key>`/`<arg_value>` pairs)
+// and `minimax-m2` (a prompt that opens the reasoning, then `<invoke>` blocks), behind the real
+// sidecar and the real edge (Node and workerd), through the official `openai` and
+// `@anthropic-ai/sdk` clients: a call comes back with its arguments as JSON, streamed and not, on
+// chat completions, Responses and Messages; the history sent back is rendered as the template
+// itself renders it; the answer to the result is plain text, its reasoning apart; with reasoning
+// off (the template's own switch) there is none.
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -17,9 +18,11 @@ import { startCatalogue } from "../support/catalogue.js";
 import { describeOnRuntimes } from "../support/runtimes.js";
 
 const TWINS = [
-  { model: "qwen3-coder", template: "Qwen3-Coder.jinja", family: "qwen3-coder", reasoning: undefined },
-  { model: "devstral", template: "unsloth-mistral-Devstral-Small-2507.jinja", family: "mistral", reasoning: undefined },
-  { model: "glm", template: "GLM-4.6.jinja", family: "glm", reasoning: "Checking." },
+  { model: "qwen3-coder", template: "Qwen3-Coder.jinja", family: "qwen3-coder", reasoning: undefined, thinkingSwitch: false },
+  { model: "devstral", template: "unsloth-mistral-Devstral-Small-2507.jinja", family: "mistral", reasoning: undefined, thinkingSwitch: false },
+  { model: "glm", template: "GLM-4.6.jinja", family: "glm", reasoning: "Checking.", thinkingSwitch: true },
+  // Its prompt opens the reasoning segment: the reply starts inside it.
+  { model: "minimax-m2", template: "MiniMax-M2.jinja", family: "minimax-m2", reasoning: "Checking.", thinkingSwitch: false },
 ] as const;
 
 let sidecar: RunningSidecar;
@@ -74,7 +77,7 @@ describeOnRuntimes(
   (edge) => {
     const openai = () => new OpenAI({ baseURL: `${edge().url}/v1`, apiKey: "none", maxRetries: 0 });
 
-    describe.each(TWINS)("$model", ({ model, template, family, reasoning }) => {
+    describe.each(TWINS)("$model", ({ model, template, family, reasoning, thinkingSwitch }) => {
       it("chat completions: the call back as JSON arguments, whole and streamed", async () => {
         const whole = await openai().chat.completions.create({ model, messages: [ASK], tools: TOOLS, temperature: 0 });
         const choice = whole.choices[0];
@@ -102,7 +105,7 @@ describeOnRuntimes(
         expect([answer.choices[0]?.finish_reason, message?.content, message?.reasoning_content]).toEqual(["stop", QWEN3_CODER_ANSWER, reasoning]);
       });
 
-      it.runIf(reasoning !== undefined)("reasoning streams as reasoning deltas; with the template's switch off there is none", async () => {
+      it.runIf(reasoning !== undefined)("reasoning streams as reasoning deltas; with the template's switch off (if it has one) there is none", async () => {
         const chunks = await openai().chat.completions.create({ model, messages: [ASK], temperature: 0, stream: true });
         let [thought, text] = ["", ""];
         for await (const chunk of chunks) {
@@ -111,6 +114,7 @@ describeOnRuntimes(
           text += delta?.content ?? "";
         }
         expect([thought, text]).toEqual([reasoning, "Hi there"]);
+        if (!thinkingSwitch) return;
         const off = await openai().chat.completions.create({
           model,
           messages: [ASK],
