@@ -1,6 +1,11 @@
+import { llamaSource } from "../../gguf/llama-source.js";
 import { ensureModels } from "../../gguf/models.js";
 
-/** Writes the test models once per run (a no-op when they are up to date). */
+/**
+ * Extracts llama.cpp's templates and vocabularies once, then writes the test models once per run
+ * (each a no-op when up to date), the family twins among them: not in every test file at once.
+ */
 export default async function setup(): Promise<void> {
-  await ensureModels("models", ["demo", "scripted", "tools", "random-tiny", "rerank", "random-60m"]);
+  llamaSource();
+  await ensureModels("models", ["demo", "scripted", "tools", "random-tiny", "rerank", "random-60m", "qwen3-coder", "devstral", "glm", "minimax-m2"]);
 }
