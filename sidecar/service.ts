@@ -95,14 +95,7 @@ export function createInferenceService(state: ServiceState): ServiceImpl<typeof 
       return { cancelled };
     },
     tokenize(request, context) {
-      return withModel(state, { name: request.model, signal: context.signal }, (loaded) => {
-        const tokens = tokensOf(loaded, request);
-        return {
-          tokens,
-          pieces: request.withPieces ? tokens.map((t) => loaded.tokenBytes.of(t as Token)) : [],
-          text: request.withText ? loaded.model.detokenize(tokens as Token[], true) : "",
-        };
-      });
+      return withModel(state, { name: request.model, signal: context.signal }, (loaded) => tokenized(loaded, request));
     },
     detokenize(request, context) {
       return withModel(state, { name: request.model, signal: context.signal }, (loaded) => {
@@ -148,6 +141,16 @@ async function embedWith(loaded: LoadedModel, request: EmbedRequest, signal: Abo
 }
 
 /** The tokens a Tokenize request asks for (TokenizeRequest: text as a prompt, or a rendered chat). */
+/** Tokenize's answer: the tokens, and their bytes and text when asked. */
+function tokenized(loaded: LoadedModel, request: TokenizeRequest) {
+  const tokens = tokensOf(loaded, request);
+  return {
+    tokens,
+    pieces: request.withPieces ? tokens.map((t) => loaded.tokenBytes.of(t as Token)) : [],
+    text: request.withText ? loaded.model.detokenize(tokens as Token[], true) : "",
+  };
+}
+
 function tokensOf(loaded: LoadedModel, request: TokenizeRequest): number[] {
   switch (request.input.case) {
     case "text":

@@ -5,6 +5,7 @@
 // own, which the model never saw in training.
 import type { LlamaModel, Token } from "node-llama-cpp";
 import { Role, type Chat } from "../../../proto/gen/inference/v1/inference_pb.js";
+import { markerTextPattern } from "../llama/marker-tokens.js";
 import { renderTemplate } from "../syntax/jinja.js";
 
 /** What the template is given besides the messages. */
@@ -104,31 +105,13 @@ export function renderTemplatePrompt(model: LlamaModel, messages: readonly Messa
   return undefined;
 }
 
-const specialTexts = new WeakMap<LlamaModel, readonly string[]>();
-
-/** The texts of the model's control and user-defined tokens (`<|im_end|>`, `<tool_call>`). */
-function markerTexts(model: LlamaModel): readonly string[] {
-  let texts = specialTexts.get(model);
-  if (texts === undefined) {
-    const found = new Set<string>();
-    for (const token of model.iterateAllTokens()) {
-      const attributes = model.getTokenAttributes(token);
-      if (!attributes.control && !attributes.userDefined) continue;
-      const text = model.detokenize([token], true);
-      if (text.trim().length >= 2) found.add(text);
-    }
-    texts = [...found];
-    specialTexts.set(model, texts);
-  }
-  return texts;
-}
-
 /** Whether any text a client sent holds a special token's text (it would be read as that token). */
 export function holdsMarkers(model: LlamaModel, chat: Chat): boolean {
-  const markers = markerTexts(model);
+  const pattern = markerTextPattern(model);
+  if (pattern === null) return false;
   const sent = chat.messages.flatMap((m) => [m.content, m.reasoning, ...m.toolCalls.flatMap((c) => [c.name, c.arguments])]);
   sent.push(...chat.tools.flatMap((t) => [t.name, t.description, t.parameters]));
-  return sent.some((text) => text !== "" && markers.some((marker) => text.includes(marker)));
+  return sent.some((text) => text !== "" && pattern.test(text));
 }
 
 /** The prompt's tokens: its special tokens' texts read as those tokens, and BOS first where the model wants it. */

@@ -11,7 +11,8 @@ import { checkCacheMarks, markPositions } from "../chat/cache-marks.js";
 import type { MarkRequest } from "../llama/kv-marks.js";
 import type { ReplyParser } from "../syntax/reply-parser.js";
 import { replyReader } from "../chat/reply-reader.js";
-import { buildSampling, checkLogprobs, checkStops, templateMarkerTokens, tokenBiasOf } from "./sampling.js";
+import { templateMarkerTokens } from "../llama/marker-tokens.js";
+import { buildSampling, checkLogprobs, checkStops, tokenBiasOf } from "./sampling.js";
 
 /** How a reply that spends its reasoning budget leaves the reasoning segment. */
 export interface ReasoningClose {
@@ -146,7 +147,7 @@ function tokenBudget(maxTokens: number | undefined, room: number): TokenBudget {
  */
 function argumentsWithoutMarkers(loaded: LoadedModel, request: GenerateRequest, sampling: SequenceEvaluateOptions, parser: { readonly phase: string }): void {
   const plain = sampling.tokenBias;
-  const inArguments = tokenBiasOf(loaded, request.sampling?.logitBias ?? {}, templateMarkerTokens(loaded));
+  const inArguments = tokenBiasOf(loaded, request.sampling?.logitBias ?? {}, templateMarkerTokens(loaded.model));
   const free = plain ?? tokenBiasOf(loaded, {});
   sampling.tokenBias = () => (parser.phase === "arguments" ? inArguments : typeof free === "function" ? free() : free);
 }

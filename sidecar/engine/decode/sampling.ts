@@ -88,26 +88,6 @@ export function tokenBiasOf(
   return tokenBias;
 }
 
-const markerTokens = new WeakMap<object, Token[]>();
-
-/**
- * The template's own tokens — control tokens and user-defined ones such as `<tool_call>` or
- * `<think>` — found once per model. They mark the reply's structure and are never text a tool's
- * argument holds.
- */
-export function templateMarkerTokens(loaded: Pick<LoadedModel, "model">): Token[] {
-  let tokens = markerTokens.get(loaded.model);
-  if (tokens === undefined) {
-    tokens = [];
-    for (const token of loaded.model.iterateAllTokens()) {
-      const attributes = loaded.model.getTokenAttributes(token);
-      if (attributes.control || attributes.userDefined) tokens.push(token);
-    }
-    markerTokens.set(loaded.model, tokens);
-  }
-  return tokens;
-}
-
 export function checkStops(stops: readonly string[]): void {
   if (stops.length > MAX_STOP_SEQUENCES) throw invalidArgument(`stop allows at most ${MAX_STOP_SEQUENCES} sequences, got ${stops.length}`);
   for (const stop of stops) {

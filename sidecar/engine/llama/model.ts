@@ -210,8 +210,6 @@ export async function loadModel(options: ModelOptions): Promise<LoadedModel> {
     ...(options.loadSignal ? { loadSignal: options.loadSignal } : {}),
   });
   const { context, scheduler, batchThreadsFrom } = await scheduledContext(llama, model, options, threads, threadsBatch);
-  const { chatWrapper, template } = chatWrapperOf(model, options.chatTemplate);
-  const thinkingOff = thinkingOffWrapper(template, chatWrapper, (settings) => chatWrapperOf(model, options.chatTemplate, settings).chatWrapper);
   const id = options.id ?? path.basename(options.modelPath).replace(/\.gguf$/i, "");
   const states = await sequenceStates(llama, model, context);
   const kvTier = await openKvTier(options, context.contextSize, scheduler, states);
@@ -230,12 +228,7 @@ export async function loadModel(options: ModelOptions): Promise<LoadedModel> {
     llama,
     model,
     context,
-    chatWrapper,
-    jinjaTemplate: chatWrapper instanceof JinjaTemplateChatWrapper && template.trim() !== "" ? template : undefined,
-    thinkingOff,
-    // Forced through the Jinja wrapper: a wrapper node-llama-cpp picks in the template's place takes no variables.
-    withVariables: templateVariablesWrappers((settings) => chatWrapperOf(model, options.chatTemplate ?? template, settings).chatWrapper),
-    replySyntax: modelReplySyntax(model, template, chatWrapper),
+    ...templateOf(model, options.chatTemplate),
     pool,
     tokenBytes: new TokenBytes(model),
     tokenizer: cachedTokenizer(model.tokenizer),
@@ -259,6 +252,21 @@ export async function loadModel(options: ModelOptions): Promise<LoadedModel> {
       await context.dispose();
       await model.dispose();
     },
+  };
+}
+
+type TemplateFields = Pick<LoadedModel, "chatWrapper" | "jinjaTemplate" | "thinkingOff" | "withVariables" | "replySyntax">;
+
+/** What the chat template (the file's, or `override`) gives a model: its wrappers, and the reply syntax learned from it. */
+function templateOf(model: LlamaModel, override: string | undefined): TemplateFields {
+  const { chatWrapper, template } = chatWrapperOf(model, override);
+  return {
+    chatWrapper,
+    jinjaTemplate: chatWrapper instanceof JinjaTemplateChatWrapper && template.trim() !== "" ? template : undefined,
+    thinkingOff: thinkingOffWrapper(template, chatWrapper, (settings) => chatWrapperOf(model, override, settings).chatWrapper),
+    // Forced through the Jinja wrapper: a wrapper node-llama-cpp picks in the template's place takes no variables.
+    withVariables: templateVariablesWrappers((settings) => chatWrapperOf(model, override ?? template, settings).chatWrapper),
+    replySyntax: modelReplySyntax(model, template, chatWrapper),
   };
 }
 
