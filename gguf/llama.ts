@@ -73,6 +73,30 @@ export function llamaMetadata(
   fileType: "F32" | "F16",
   architecture: Architecture = "llama",
 ): Array<readonly [string, MetadataValue]> {
+  return [
+    ...architectureMetadata(name, shape, vocab.length, fileType, architecture),
+    ["tokenizer.ggml.model", meta.str("llama")],
+    ["tokenizer.ggml.tokens", meta.strings(vocab.map((e) => e.piece))],
+    ["tokenizer.ggml.scores", meta.f32s(vocab.map((e) => e.score))],
+    ["tokenizer.ggml.token_type", meta.i32s(vocab.map((e) => e.type))],
+    ["tokenizer.ggml.unknown_token_id", meta.u32(UNK_ID)],
+    ["tokenizer.ggml.bos_token_id", meta.u32(BOS_ID)],
+    ["tokenizer.ggml.eos_token_id", meta.u32(EOS_ID)],
+    ["tokenizer.ggml.add_bos_token", meta.bool(true)],
+    ["tokenizer.ggml.add_eos_token", meta.bool(false)],
+    ["tokenizer.ggml.add_space_prefix", meta.bool(false)],
+    ["tokenizer.chat_template", meta.str(chatTemplate)],
+  ];
+}
+
+/** The metadata of a llama-like architecture, before the tokenizer's. */
+export function architectureMetadata(
+  name: string,
+  shape: LlamaShape,
+  vocabSize: number,
+  fileType: "F32" | "F16",
+  architecture: Architecture = "llama",
+): Array<readonly [string, MetadataValue]> {
   const a = architecture;
   return [
     ["general.architecture", meta.str(a)],
@@ -86,18 +110,7 @@ export function llamaMetadata(
     [`${a}.attention.head_count_kv`, meta.u32(shape.headsKv)],
     [`${a}.rope.dimension_count`, meta.u32(shape.embedding / shape.heads)],
     [`${a}.attention.layer_norm_rms_epsilon`, meta.f32(shape.rmsEpsilon)],
-    [`${a}.vocab_size`, meta.u32(vocab.length)],
-    ["tokenizer.ggml.model", meta.str("llama")],
-    ["tokenizer.ggml.tokens", meta.strings(vocab.map((e) => e.piece))],
-    ["tokenizer.ggml.scores", meta.f32s(vocab.map((e) => e.score))],
-    ["tokenizer.ggml.token_type", meta.i32s(vocab.map((e) => e.type))],
-    ["tokenizer.ggml.unknown_token_id", meta.u32(UNK_ID)],
-    ["tokenizer.ggml.bos_token_id", meta.u32(BOS_ID)],
-    ["tokenizer.ggml.eos_token_id", meta.u32(EOS_ID)],
-    ["tokenizer.ggml.add_bos_token", meta.bool(true)],
-    ["tokenizer.ggml.add_eos_token", meta.bool(false)],
-    ["tokenizer.ggml.add_space_prefix", meta.bool(false)],
-    ["tokenizer.chat_template", meta.str(chatTemplate)],
+    [`${a}.vocab_size`, meta.u32(vocabSize)],
   ];
 }
 

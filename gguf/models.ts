@@ -11,6 +11,7 @@ import { llamaTemplates } from "./llama-source.js";
 import { CHATML_TEMPLATE } from "./llama.js";
 import { buildRandomModel, RANDOM_60M, RANDOM_850M, RANDOM_TINY } from "./random.js";
 import { buildRerankModel, RERANK_SPEC } from "./rerank.js";
+import type { FamilyVocabSpec } from "./family-vocab.js";
 import { buildContextualModel, buildScriptedModel, type ContextualSpec, type ScriptedSpec } from "./scripted.js";
 import { THINKING_TEMPLATE, TOOLS_TEMPLATE } from "./tools-template.js";
 import { writeGguf, type GgufFile } from "./writer.js";
@@ -197,22 +198,50 @@ function llamaTemplate(name: string): string {
   return template;
 }
 
+/**
+ * Qwen's tokenizer as Qwen2.5 and Qwen3 ship it: llama.cpp's `ggml-vocab-qwen2.gguf` (Qwen2's, whose
+ * added slots are still `[PAD…]` placeholders) with the later releases' added tokens in those
+ * slots, `<|im_end|>` ending a turn.
+ */
+export const QWEN3_VOCAB: FamilyVocabSpec = {
+  file: "qwen2",
+  eos: "<|im_end|>",
+  added: Object.fromEntries(
+    (
+      [
+        ...["object_ref_start", "object_ref_end", "box_start", "box_end", "quad_start", "quad_end", "vision_start", "vision_end"].map((n) => [`<|${n}|>`, 3]),
+        ...["vision_pad", "image_pad", "video_pad"].map((n) => [`<|${n}|>`, 3]),
+        ["<tool_call>", 4],
+        ["</tool_call>", 4],
+        ...["fim_prefix", "fim_middle", "fim_suffix", "fim_pad", "repo_name", "file_sep"].map((n) => [`<|${n}|>`, 4]),
+        ["<tool_response>", 4],
+        ["</tool_response>", 4],
+        ["<think>", 4],
+        ["</think>", 4],
+      ] as [string, number][]
+    ).map(([text, type], i) => [151_646 + i, [text, type] as const]),
+  ),
+};
+
 /** The `qwen3-coder` twin's call: Qwen3-Coder's syntax, one tagged parameter an argument. */
-export const QWEN3_CODER_CALL_PIECES = [
-  "<tool_call>",
-  "\n",
-  "<function=get_weather>",
-  "\n",
-  "<parameter=city>",
-  "\n",
-  "Tokyo",
-  "\n",
-  "</parameter>",
-  "\n",
-  "</function>",
-  "\n",
-  "</tool_call>",
-];
+export const QWEN3_CODER_CALL = "<tool_call>\n<function=get_weather>\n<parameter=city>\nTokyo\n</parameter>\n</function>\n</tool_call>";
+/**
+ * The twins the coding agents run on (test/e2e/agents.test.ts): a context for an agent's first
+ * prompt, and its two tool loops as the `agent` model has them, in the family's own syntax, on
+ * words that are one token in a family's vocabulary and in no agent's own prompt: " volcano" in the
+ * prompt (TWIN_READ_PROMPT) → Claude Code's `Read` of notes.txt; " galaxy" (TWIN_GOAL_PROMPT) →
+ * Codex's `get_goal`; both below a tool result.
+ */
+const TWIN_AGENT_CONTEXT = 131_072;
+const AGENT_MODES = [
+  { name: "read", trigger: " volcano" },
+  { name: "goal", trigger: " galaxy" },
+] as const;
+export const TWIN_READ_PROMPT = "Read notes.txt for the volcano team";
+export const TWIN_GOAL_PROMPT = "What is the current goal of the galaxy team?";
+/** The `qwen3-coder` twin's call of Claude Code's `Read`: tagged arguments are read as written, so the path alone. */
+export const QWEN3_CODER_READ = "<tool_call>\n<function=Read>\n<parameter=file_path>\nnotes.txt\n</parameter>\n</function>\n</tool_call>";
+
 /** The `qwen3-coder` twin's answer to a tool result. */
 export const QWEN3_CODER_ANSWER = "It is sunny in Tokyo.";
 
@@ -229,18 +258,25 @@ export function qwen3CoderSpec(): ContextualSpec {
     name: "qwen3-coder",
     chatTemplate: llamaTemplate("Qwen3-Coder.jinja"),
     architecture: "qwen2",
+    vocabulary: QWEN3_VOCAB,
     userDefined: ["<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>"],
-    modes: [
-      { name: "tools", trigger: "<tool_call>" },
-      { name: "result", trigger: "<tool_response>" },
-    ],
+    contextLength: TWIN_AGENT_CONTEXT,
+    modes: [{ name: "tools", trigger: "<tool_call>" }, ...AGENT_MODES, { name: "result", trigger: "<tool_response>" }],
     scripts: [
       { after: ["\n"], reply: "Hi there", end: "im_end" },
-      { mode: "tools", after: ["\n"], reply: QWEN3_CODER_CALL_PIECES, end: "im_end" },
+      { mode: "tools", after: ["\n"], reply: QWEN3_CODER_CALL, end: "im_end" },
+      { mode: "read", after: ["\n"], reply: QWEN3_CODER_READ, end: "im_end" },
+      { mode: "goal", after: ["\n"], reply: "<tool_call>\n<function=get_goal>\n</function>\n</tool_call>", end: "im_end" },
       { mode: "result", after: ["\n"], reply: QWEN3_CODER_ANSWER, end: "im_end" },
     ],
   };
 }
+
+/** The input of the `devstral` twin's call of Claude Code's `Read` (AGENT_READ_PIECES's arguments). */
+export const DEVSTRAL_READ_INPUT = { file_path: "notes.txt", offset: 1, limit: 5, pages: "", allow_large: false };
+
+/** The `devstral` twin's call of `Read`: every property, as the arguments' grammar asks (AGENT_READ_PIECES). */
+const DEVSTRAL_READ = ["[TOOL_CALLS]", "Read", "[ARGS]", ...AGENT_READ_PIECES.slice(5, 9)];
 
 /** The `devstral` twin's call: Mistral's syntax, the arguments JSON after `[ARGS]`. */
 export const DEVSTRAL_CALL_PIECES = ["[TOOL_CALLS]", "get_weather", "[ARGS]", '{"', "city", '":"Tokyo"}'];
@@ -269,13 +305,16 @@ export function devstralSpec(): ContextualSpec {
       "[TOOL_RESULTS]",
       "[/TOOL_RESULTS]",
     ],
-    modes: [
-      { name: "tools", trigger: "[AVAILABLE_TOOLS]" },
-      { name: "result", trigger: "[TOOL_RESULTS]" },
-    ],
+    contextLength: TWIN_AGENT_CONTEXT,
+    modes: [{ name: "tools", trigger: "[AVAILABLE_TOOLS]" }, ...AGENT_MODES, { name: "result", trigger: "[TOOL_RESULTS]" }],
     scripts: [
       { after: ["[/INST]"], reply: "Hi there", end: "eos" },
       { mode: "tools", after: ["[/INST]"], reply: DEVSTRAL_CALL_PIECES, end: "eos" },
+      // Every property of Read, as the arguments' grammar asks (AGENT_READ_PIECES).
+      { mode: "read", after: ["[/INST]"], reply: DEVSTRAL_READ, end: "eos" },
+      // Claude Code sends a system message after the user's: the template renders it last.
+      { mode: "read", after: ["[/SYSTEM_PROMPT]"], reply: DEVSTRAL_READ, end: "eos" },
+      { mode: "goal", after: ["[/INST]"], reply: ["[TOOL_CALLS]", "get_goal", "[ARGS]", "{}"], end: "eos" },
       { mode: "result", after: ["[/TOOL_RESULTS]"], reply: QWEN3_CODER_ANSWER, end: "eos" },
     ],
   };
@@ -386,6 +425,101 @@ export function minimaxSpec(): ContextualSpec {
   };
 }
 
+/** The reasoning every reasoning twin writes before its answer or its call. */
+export const TWIN_REASONING = "Checking.";
+
+/** Qwen3's call: Hermes-style JSON between `<tool_call>` tags, after its reasoning. */
+export const QWEN3_CALL = '<tool_call>\n{"name": "get_weather", "arguments": {"city":"Tokyo"}}\n</tool_call>';
+
+/**
+ * A twin of Qwen3: its real template (`Qwen-Qwen3-0.6B.jinja`, which node-llama-cpp renders with
+ * its built-in Qwen wrapper) and tokenizer (QWEN3_VOCAB). Every reply opens with reasoning
+ * (`<think>\nChecking.\n</think>\n\n`), then: tools offered (`<tool_call>` in the prompt) → QWEN3_CALL;
+ * a tool result (`<tool_response>`, outranking) → QWEN3_CODER_ANSWER; otherwise "Hi there"; each
+ * then `<|im_end|>`. With `enable_thinking` false the prompt holds the empty segment and the
+ * answer comes at once.
+ */
+export function qwen3Spec(): ContextualSpec {
+  const think = `<think>\n${TWIN_REASONING}\n</think>\n\n`;
+  return {
+    name: "qwen3",
+    chatTemplate: llamaTemplate("Qwen-Qwen3-0.6B.jinja"),
+    architecture: "qwen2",
+    vocabulary: QWEN3_VOCAB,
+    userDefined: [],
+    modes: [
+      { name: "tools", trigger: "<tool_call>" },
+      { name: "result", trigger: "<tool_response>" },
+    ],
+    scripts: [
+      { after: "assistant\n", reply: `${think}Hi there`, end: "im_end" },
+      { mode: "tools", after: "assistant\n", reply: `${think}${QWEN3_CALL}`, end: "im_end" },
+      { mode: "result", after: "assistant\n", reply: `${think}${QWEN3_CODER_ANSWER}`, end: "im_end" },
+    ],
+  };
+}
+
+/**
+ * A twin of Qwen3.5: its real template (`Qwen3.5-4B.jinja`, whose prompt opens the reasoning with
+ * `<think>\n`) and tokenizer (`ggml-vocab-qwen35.gguf` with Qwen's added tokens): it reasons,
+ * closes the segment, then calls in Qwen3-Coder's tagged syntax (QWEN3_CODER_CALL) with tools
+ * offered, answers a tool result (QWEN3_CODER_ANSWER), or says "Hi there"; each then `<|im_end|>`.
+ */
+export function qwen35Spec(): ContextualSpec {
+  const think = `${TWIN_REASONING}\n</think>\n\n`;
+  return {
+    name: "qwen3.5",
+    chatTemplate: llamaTemplate("Qwen3.5-4B.jinja"),
+    architecture: "qwen2",
+    vocabulary: { ...QWEN3_VOCAB, file: "qwen35" },
+    userDefined: [],
+    modes: [
+      { name: "tools", trigger: "<tool_call>" },
+      { name: "result", trigger: "<tool_response>" },
+    ],
+    scripts: [
+      { after: "<think>\n", reply: `${think}Hi there`, end: "im_end" },
+      { mode: "tools", after: "<think>\n", reply: `${think}${QWEN3_CODER_CALL}`, end: "im_end" },
+      { mode: "result", after: "<think>\n", reply: `${think}${QWEN3_CODER_ANSWER}`, end: "im_end" },
+    ],
+  };
+}
+
+/** Llama 3.1's tokenizer: llama.cpp's `ggml-vocab-llama-bpe.gguf` (Llama 3's) with 3.1's renamed slots, `<|eot_id|>` ending a turn. */
+export const LLAMA3_VOCAB: FamilyVocabSpec = {
+  file: "llama-bpe",
+  eos: "<|eot_id|>",
+  added: { 128004: ["<|finetune_right_pad_id|>", 3], 128008: ["<|eom_id|>", 3], 128010: ["<|python_tag|>", 3] },
+};
+
+/** The `llama3` twin's call: Llama 3.x's JSON object with `parameters`. */
+export const LLAMA3_CALL = '{"name": "get_weather", "parameters": {"city":"Tokyo"}}';
+
+/**
+ * A twin of Llama 3.3: its real template (`meta-llama-Llama-3.3-70B-Instruct.jinja`) and
+ * tokenizer (LLAMA3_VOCAB). Tools offered (the template's instructions hold ` JSON`) →
+ * LLAMA3_CALL; a tool result (the `ipython` turn, whose header holds `ipy`) → QWEN3_CODER_ANSWER;
+ * otherwise "Hi there"; each then `<|eot_id|>`.
+ */
+export function llama3Spec(): ContextualSpec {
+  return {
+    name: "llama3",
+    chatTemplate: llamaTemplate("meta-llama-Llama-3.3-70B-Instruct.jinja"),
+    architecture: "llama",
+    vocabulary: LLAMA3_VOCAB,
+    userDefined: [],
+    modes: [
+      { name: "tools", trigger: " JSON" },
+      { name: "result", trigger: "ipy" },
+    ],
+    scripts: [
+      { after: ["<|end_header_id|>", "\n\n"], reply: "Hi there", end: "eos" },
+      { mode: "tools", after: ["<|end_header_id|>", "\n\n"], reply: LLAMA3_CALL, end: "eos" },
+      { mode: "result", after: ["<|end_header_id|>", "\n\n"], reply: QWEN3_CODER_ANSWER, end: "eos" },
+    ],
+  };
+}
+
 interface CatalogueEntry {
   readonly description: string;
   /** Written by `ensureModels()` when no list is given. */
@@ -417,6 +551,21 @@ export const CATALOGUE = {
     byDefault: false,
     build: () => buildContextualModel(devstralSpec()).file,
   },
+  qwen3: {
+    description: "twin of Qwen3: its real template and tokenizer, scripted reasoning and Hermes-style calls",
+    byDefault: false,
+    build: () => buildContextualModel(qwen3Spec()).file,
+  },
+  "qwen3.5": {
+    description: "twin of Qwen3.5: its real template and tokenizer, reasoning opened by the prompt, tagged calls",
+    byDefault: false,
+    build: () => buildContextualModel(qwen35Spec()).file,
+  },
+  llama3: {
+    description: "twin of Llama 3.3: its real template and tokenizer, scripted JSON calls with parameters",
+    byDefault: false,
+    build: () => buildContextualModel(llama3Spec()).file,
+  },
   glm: {
     description: "twin of GLM-4.6: its real chat template, scripted reasoning and arg_key/arg_value calls",
     byDefault: false,
@@ -438,6 +587,8 @@ export const CATALOGUE = {
 } as const satisfies Record<string, CatalogueEntry>;
 
 export type ModelName = keyof typeof CATALOGUE;
+/** The family twins, written once per test run (test/support/global-setup.ts). */
+export const FAMILY_TWINS = ["qwen3-coder", "qwen3", "qwen3.5", "llama3", "devstral", "glm", "minimax-m2"] as const satisfies readonly ModelName[];
 export type DefaultModelName = "demo" | "scripted" | "tools" | "random-tiny" | "rerank";
 export const MODEL_NAMES = Object.keys(CATALOGUE) as ModelName[];
 export const DEFAULT_MODELS: readonly DefaultModelName[] = ["demo", "scripted", "tools", "random-tiny", "rerank"];
@@ -446,7 +597,18 @@ export const isModelName = (name: string): name is ModelName => Object.hasOwn(CA
 
 /** The project root (this file is gguf/models.ts). */
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
-const SOURCES = ["writer.ts", "llama.ts", "scripted.ts", "random.ts", "rerank.ts", "models.ts", "tools-template.ts", "llama-source.ts"];
+const SOURCES = [
+  "writer.ts",
+  "reader.ts",
+  "llama.ts",
+  "scripted.ts",
+  "family-vocab.ts",
+  "random.ts",
+  "rerank.ts",
+  "models.ts",
+  "tools-template.ts",
+  "llama-source.ts",
+];
 
 /** Relative directories are taken from the project root, so the cwd does not matter. */
 export const resolveModelDir = (dir: string): string => (isAbsolute(dir) ? dir : resolve(ROOT, dir));

@@ -13,6 +13,7 @@ import {
   EOS_ID,
   escapeSpaces,
   IM_END_ID,
+  architectureMetadata,
   llamaMetadata,
   llamaTensorSlots,
   NEWLINE_ID,
@@ -24,7 +25,8 @@ import {
   type LlamaShape,
   type VocabEntry,
 } from "./llama.js";
-import { meta, type GgufFile, type Tensor } from "./writer.js";
+import { type FamilyVocab, familyVocab, type FamilyVocabSpec, type ScriptVocab } from "./family-vocab.js";
+import { meta, toFloat16Bits, type GgufFile, type Tensor } from "./writer.js";
 
 export type ScriptEnd = "eos" | "im_end" | "loop";
 
@@ -142,7 +144,7 @@ const show = (p: Piece): string => (isBytePiece(p) ? p : unescapeSpaces(p));
 const quote = (p: Piece): string => JSON.stringify(show(p));
 
 /** The vocabulary under construction: the fixed part, then text pieces with all their prefixes. */
-class VocabBuilder {
+class VocabBuilder implements ScriptVocab {
   readonly entries = baseVocab();
   private readonly ids = new Map<Piece, number>(this.entries.map((e, i) => [e.piece, i]));
 
@@ -160,6 +162,30 @@ class VocabBuilder {
   }
 
   readonly special = new Set<Piece>();
+
+  get size(): number {
+    return this.entries.length;
+  }
+
+  pieces(text: string | readonly string[]): Piece[] {
+    return typeof text === "string" ? splitPieces(text) : explicitPieces(text, this.special);
+  }
+
+  piece(text: string): Piece {
+    return this.special.has(text) ? text : escapeSpaces(text);
+  }
+
+  endId(end: string): number {
+    return end === "eos" ? EOS_ID : end === "im_end" ? IM_END_ID : this.id(end);
+  }
+
+  show(piece: Piece): string {
+    return show(piece);
+  }
+
+  text(id: number): string {
+    return this.entries[id]?.piece ?? "?";
+  }
 
   id(piece: Piece): number {
     const id = this.ids.get(piece);
@@ -187,15 +213,15 @@ class VocabBuilder {
 /** A script's trigger (the last piece of `after`) and reply pieces, added to the vocabulary. */
 function scriptPieces(
   script: Pick<Script, "after" | "reply">,
-  vocab: VocabBuilder,
+  vocab: ScriptVocab,
   label: string,
   fail: (message: string) => never,
 ): { trigger: Piece; reply: Piece[] } {
   let after: Piece[] = [];
   let reply: Piece[] = [];
   try {
-    after = typeof script.after === "string" ? splitPieces(script.after) : explicitPieces(script.after, vocab.special);
-    reply = typeof script.reply === "string" ? splitPieces(script.reply) : explicitPieces(script.reply, vocab.special);
+    after = vocab.pieces(script.after);
+    reply = vocab.pieces(script.reply);
     for (const p of [...after, ...reply]) vocab.addText(p);
   } catch (e) {
     fail(`${label}: ${(e as Error).message}`);
@@ -329,13 +355,15 @@ export interface ContextualScript {
    * After the reply: `</s>`, `<|im_end|>`, or "continue": the last piece's successor comes from
    * another script whose `after` ends with it (typically in the mode that piece triggers).
    */
-  readonly end: "eos" | "im_end" | "continue";
+  readonly end: "eos" | "im_end" | "continue" | (string & {});
 }
 
 export interface ContextualSpec {
   readonly name: string;
   readonly chatTemplate: string;
   readonly architecture: Architecture;
+  /** A family's real tokenizer (family-vocab.ts); the project's own small one when not given. */
+  readonly vocabulary?: FamilyVocabSpec;
   /** Pieces that are single USER_DEFINED tokens (matched in any text, decoded as text). */
   readonly userDefined: readonly string[];
   /**
@@ -410,13 +438,17 @@ type Fail = (message: string) => never;
 type Rule = { token: number; previous: number | undefined; mode: ContextRule["mode"]; next: number };
 
 /** The vocabulary before the scripts: user-defined tokens, preferred pieces, mode triggers. */
-function contextualVocab(spec: ContextualSpec, fail: Fail): { vocab: VocabBuilder; modeNames: string[]; triggerPiece: (trigger: string) => Piece } {
-  const vocab = new VocabBuilder();
+function contextualVocab(spec: ContextualSpec, fail: Fail): { vocab: ScriptVocab; modeNames: string[]; triggerPiece: (trigger: string) => Piece } {
+  const vocab = spec.vocabulary === undefined ? new VocabBuilder() : familyVocab(spec.vocabulary);
   for (const piece of spec.userDefined) vocab.addUserDefined(piece);
-  for (const text of spec.preferred ?? []) vocab.addText(escapeSpaces(text));
+  try {
+    for (const text of spec.preferred ?? []) vocab.addText(vocab.piece(text));
+  } catch (e) {
+    fail(`a preferred piece: ${(e as Error).message}`);
+  }
   const modeNames = spec.modes.map((m) => m.name);
   if (new Set(modeNames).size !== modeNames.length) fail("two modes have the same name");
-  const triggerPiece = (trigger: string): Piece => (vocab.special.has(trigger) ? trigger : escapeSpaces(trigger));
+  const triggerPiece = (trigger: string): Piece => vocab.piece(trigger);
   for (const m of spec.modes) {
     if (m.trigger.length === 0) fail(`the trigger of mode "${m.name}" is empty`);
     try {
@@ -431,7 +463,7 @@ function contextualVocab(spec: ContextualSpec, fail: Fail): { vocab: VocabBuilde
 /** Every transition of every script, by current token, and the scripts as built. */
 function scriptTransitions(
   spec: ContextualSpec,
-  vocab: VocabBuilder,
+  vocab: ScriptVocab,
   modeNames: readonly string[],
   fail: Fail,
 ): { transitions: Map<number, Transition[]>; built: BuiltContextualScript[] } {
@@ -440,7 +472,12 @@ function scriptTransitions(
     const label = `script ${index + 1} (after ${JSON.stringify(script.after)}${script.mode === undefined ? "" : `, mode ${script.mode}`})`;
     if (script.mode !== undefined && !modeNames.includes(script.mode)) fail(`${label}: unknown mode`);
     const { trigger, reply } = scriptPieces(script, vocab, label, fail);
-    const endId = script.end === "eos" ? EOS_ID : script.end === "im_end" ? IM_END_ID : undefined;
+    let endId: number | undefined;
+    try {
+      endId = script.end === "continue" ? undefined : vocab.endId(script.end);
+    } catch (e) {
+      fail(`${label}: ${(e as Error).message}`);
+    }
     if (endId === undefined && reply.length === 0) fail(`${label}: "continue" needs a reply`);
     const chain = [...[trigger, ...reply].map((p) => vocab.id(p)), ...(endId === undefined ? [] : [endId])];
     for (let i = 0; i + 1 < chain.length; i++) {
@@ -452,8 +489,8 @@ function scriptTransitions(
     return {
       after: script.after,
       mode: script.mode,
-      trigger: show(trigger),
-      pieces: [...reply.map(show), ...(endId === undefined ? [] : [endId === EOS_ID ? "</s>" : "<|im_end|>"])],
+      trigger: vocab.show(trigger),
+      pieces: [...reply.map((p) => vocab.show(p)), ...(endId === undefined ? [] : [vocab.text(endId)])],
       tokenIds: chain.slice(1),
       end: script.end,
     };
@@ -636,8 +673,8 @@ function feedForwardWeights(rules: readonly Rule[], at: Dimensions, d: number, f
  * (normalized to s when only it and the constant are on); a rule's target from its dimension
  * (≈ sqrt(d) when it dominates the norm).
  */
-function contextualEnds(spec: ContextualSpec, vocab: VocabBuilder, at: Dimensions, direct: ReadonlyMap<number, number>, d: number, s: number) {
-  const n = vocab.entries.length;
+function contextualEnds(spec: ContextualSpec, vocab: ScriptVocab, at: Dimensions, direct: ReadonlyMap<number, number>, d: number, s: number) {
+  const n = vocab.size;
   const embedding = new Float32Array(d * n);
   for (let id = 0; id < n; id++) {
     embedding[id * d + (at.tokenDim.get(id) ?? at.otherDim)] = 1;
@@ -646,20 +683,34 @@ function contextualEnds(spec: ContextualSpec, vocab: VocabBuilder, at: Dimension
   const output = new Float32Array(d * n);
   for (const [token, next] of direct) output[next * d + (at.tokenDim.get(token) as number)] = DIRECT_LOGIT / s;
   for (const [id, dimension] of at.targetDim) output[id * d + dimension] = RULE_LOGIT / Math.sqrt(d);
-  for (const text of spec.preferred ?? []) output[vocab.id(escapeSpaces(text)) * d + at.constDim] = CONTEXT_PREFERRED_LOGIT / s;
+  for (const text of spec.preferred ?? []) output[vocab.id(vocab.piece(text)) * d + at.constDim] = CONTEXT_PREFERRED_LOGIT / s;
   return { embedding, output };
 }
 
 /** The tensors in llama.cpp's order: the layer's matrices, the embedding and output, norms of ones. */
-function contextualTensors(shape: LlamaShape, n: number, layer: ReadonlyMap<string, Float32Array>, embedding: Float32Array, output: Float32Array): Tensor[] {
+function contextualTensors(
+  shape: LlamaShape,
+  n: number,
+  layer: ReadonlyMap<string, Float32Array>,
+  embedding: Float32Array,
+  output: Float32Array,
+  wide: "F32" | "F16" = "F32",
+): Tensor[] {
+  const half = (data: Float32Array): Uint16Array => {
+    const out = new Uint16Array(data.length);
+    for (let i = 0; i < data.length; i++) if (data[i] !== 0) out[i] = toFloat16Bits(data[i] as number);
+    return out;
+  };
+  const table = (name: string, slotShape: readonly number[], data: Float32Array): Tensor =>
+    wide === "F32" ? { name, shape: slotShape, type: "F32", data } : { name, shape: slotShape, type: "F16", data: half(data) };
   return llamaTensorSlots(shape, n).map((slot) => {
     const data = layer.get(slot.name.replace(/^blk\.0\./, ""));
     if (data !== undefined) return { name: slot.name, shape: slot.shape, type: "F32", data };
     switch (slot.role) {
       case "embedding":
-        return { name: slot.name, shape: slot.shape, type: "F32", data: embedding };
+        return table(slot.name, slot.shape, embedding);
       case "output":
-        return { name: slot.name, shape: slot.shape, type: "F32", data: output };
+        return table(slot.name, slot.shape, output);
       case "norm":
         return onesTensor(slot);
       case "matrix":
@@ -679,7 +730,7 @@ export function buildContextualModel(spec: ContextualSpec): ContextualModel {
   };
   const { vocab, modeNames, triggerPiece } = contextualVocab(spec, fail);
   const { transitions, built } = scriptTransitions(spec, vocab, modeNames, fail);
-  const name = (id: number | undefined): string => (id === undefined ? "(start)" : quote(vocab.entries[id]?.piece ?? "?"));
+  const name = (id: number | undefined): string => (id === undefined ? "(start)" : JSON.stringify(vocab.show(vocab.text(id))));
   built.forEach((script, index) => {
     const last = script.tokenIds.at(-1) as number;
     if (script.end === "continue" && !transitions.has(last)) fail(`script ${index + 1} continues after ${name(last)}, which no script continues`);
@@ -693,7 +744,7 @@ export function buildContextualModel(spec: ContextualSpec): ContextualModel {
   const d = heads * HEAD_DIM;
   const ff = Math.max(16, Math.ceil(rules.length / 16) * 16);
   const shape: LlamaShape = { contextLength: spec.contextLength ?? 4096, embedding: d, blocks: 1, feedForward: ff, heads, headsKv: heads, rmsEpsilon: 1e-5 };
-  const n = vocab.entries.length;
+  const n = vocab.size;
   const s = Math.sqrt(d / 2);
   const { embedding, output } = contextualEnds(spec, vocab, at, direct, d, s);
   const { q, k, v, o } = attentionWeights(spec, at, modeNames, d, s, shape.contextLength);
@@ -707,17 +758,26 @@ export function buildContextualModel(spec: ContextualSpec): ContextualModel {
     ["ffn_up.weight", up],
     ["ffn_down.weight", down],
   ]);
-  const tensors = contextualTensors(shape, n, layer, embedding, output);
-  const metadata = llamaMetadata(spec.name, shape, vocab.entries, spec.chatTemplate, "F32", spec.architecture);
+  // A family's vocabulary is large (150,000–260,000 tokens): its embedding and output are F16, exact for these weights.
+  const own = vocab instanceof VocabBuilder;
+  const tensors = contextualTensors(shape, n, layer, embedding, output, own ? "F32" : "F16");
+  const metadata = own
+    ? llamaMetadata(spec.name, shape, vocab.entries, spec.chatTemplate, "F32", spec.architecture)
+    : [
+        ...architectureMetadata(spec.name, shape, n, "F16", spec.architecture),
+        ...(vocab as FamilyVocab).tokenizerMetadata(),
+        ["tokenizer.chat_template", meta.str(spec.chatTemplate)] as const,
+      ];
   // Pair i turns by 2^-i radians per position: base^(-2/n_rot) = 1/2.
   metadata.push([`${spec.architecture}.rope.freq_base`, meta.f32(2 ** (HEAD_DIM / 2))]);
   const parameters = tensors.reduce((sum, t) => sum + t.data.length, 0);
-  const piece = (id: number): string => show(vocab.entries[id]?.piece ?? "?");
+  const piece = (id: number): string => vocab.show(vocab.text(id));
   const shownRules = rules.map((r) => ({
     token: piece(r.token),
     previous: r.previous === undefined ? undefined : piece(r.previous),
     mode: r.mode,
     next: piece(r.next),
   }));
-  return { file: { metadata, tensors }, vocab: vocab.entries, scripts: built, shape, parameters, rules: shownRules };
+  const entries = own ? vocab.entries : (vocab as FamilyVocab).entries();
+  return { file: { metadata, tensors }, vocab: entries, scripts: built, shape, parameters, rules: shownRules };
 }

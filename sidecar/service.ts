@@ -146,15 +146,21 @@ function tokenized(loaded: LoadedModel, request: TokenizeRequest) {
   const tokens = tokensOf(loaded, request);
   return {
     tokens,
-    pieces: request.withPieces ? tokens.map((t) => loaded.tokenBytes.of(t as Token)) : [],
+    pieces: request.withPieces ? tokens.map((t) => piece(loaded, t as Token)) : [],
     text: request.withText ? loaded.model.detokenize(tokens as Token[], true) : "",
   };
+}
+
+/** A token's bytes; a control token's (which a reply never shows) its text, as llama-server's `with_pieces` gives it. */
+function piece(loaded: LoadedModel, token: Token): Uint8Array {
+  const bytes = loaded.tokenBytes.of(token);
+  return bytes.length > 0 ? bytes : new TextEncoder().encode(loaded.model.detokenize([token], true));
 }
 
 function tokensOf(loaded: LoadedModel, request: TokenizeRequest): number[] {
   switch (request.input.case) {
     case "text":
-      return request.addSpecial === false ? loaded.model.tokenize(request.input.value, false) : tokenizeRaw(loaded, request.input.value);
+      return tokenizeRaw(loaded, request.input.value, { bos: request.addSpecial !== false, special: request.parseSpecial === true });
     case "chat":
       return renderChat(loaded, request.input.value).tokens;
     case undefined:

@@ -23,7 +23,8 @@ const hello = [
   { role: "system", content: "Be brief." },
   { role: "user", content: "Hello!" },
 ];
-const OPENED = "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHello!<|im_end|>\n<|im_start|>assistant\n";
+/** BOS first: the models' small vocabulary asks for it, and their templates are rendered as llama-server renders them. */
+const OPENED = "<s><|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHello!<|im_end|>\n<|im_start|>assistant\n";
 
 describeOnRuntimes(
   "the prompt a chat renders to",

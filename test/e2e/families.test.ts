@@ -11,19 +11,61 @@ import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { llamaTemplates } from "../../gguf/llama-source.js";
-import { ensureModels, QWEN3_CODER_ANSWER } from "../../gguf/models.js";
+import { ensureModels, QWEN3_CODER_ANSWER, TWIN_REASONING } from "../../gguf/models.js";
 import type { RunningSidecar } from "../../sidecar/server.js";
 import { renderTemplate } from "../../sidecar/engine/syntax/jinja.js";
 import { startCatalogue } from "../support/catalogue.js";
 import { describeOnRuntimes } from "../support/runtimes.js";
 
+/** The project's small vocabulary: BOS `<s>` first, EOS `</s>`. */
+const OWN = { bos: "<s>", eos: "</s>", addBos: true };
 const TWINS = [
-  { model: "qwen3-coder", template: "Qwen3-Coder.jinja", family: "qwen3-coder", reasoning: undefined, thinkingSwitch: false },
-  { model: "devstral", template: "unsloth-mistral-Devstral-Small-2507.jinja", family: "mistral", reasoning: undefined, thinkingSwitch: false },
-  { model: "glm", template: "GLM-4.6.jinja", family: "glm", reasoning: "Checking.", thinkingSwitch: true },
+  {
+    model: "qwen3-coder",
+    template: "Qwen3-Coder.jinja",
+    family: "qwen3-coder",
+    reasoning: undefined,
+    thinkingSwitch: false,
+    bos: "<|endoftext|>",
+    eos: "<|im_end|>",
+    addBos: false,
+  },
+  {
+    model: "qwen3",
+    template: "Qwen-Qwen3-0.6B.jinja",
+    family: "hermes",
+    reasoning: TWIN_REASONING,
+    thinkingSwitch: true,
+    bos: "<|endoftext|>",
+    eos: "<|im_end|>",
+    addBos: false,
+  },
   // Its prompt opens the reasoning segment: the reply starts inside it.
-  { model: "minimax-m2", template: "MiniMax-M2.jinja", family: "minimax-m2", reasoning: "Checking.", thinkingSwitch: false },
+  {
+    model: "qwen3.5",
+    template: "Qwen3.5-4B.jinja",
+    family: "qwen3-coder",
+    reasoning: TWIN_REASONING,
+    thinkingSwitch: true,
+    bos: "<|endoftext|>",
+    eos: "<|im_end|>",
+    addBos: false,
+  },
+  {
+    model: "llama3",
+    template: "meta-llama-Llama-3.3-70B-Instruct.jinja",
+    family: "llama3",
+    reasoning: undefined,
+    thinkingSwitch: false,
+    bos: "<|begin_of_text|>",
+    eos: "<|eot_id|>",
+    addBos: true,
+  },
+  { model: "devstral", template: "unsloth-mistral-Devstral-Small-2507.jinja", family: "mistral", reasoning: undefined, thinkingSwitch: false, ...OWN },
+  { model: "glm", template: "GLM-4.6.jinja", family: "glm", reasoning: TWIN_REASONING, thinkingSwitch: true, ...OWN },
+  { model: "minimax-m2", template: "MiniMax-M2.jinja", family: "minimax-m2", reasoning: TWIN_REASONING, thinkingSwitch: false, ...OWN },
 ] as const;
+type Twin = (typeof TWINS)[number];
 
 let sidecar: RunningSidecar;
 beforeAll(async () => {
@@ -54,21 +96,29 @@ const HISTORY: OpenAI.ChatCompletionMessageParam[] = [
   { role: "tool", tool_call_id: CALL_ID, content: "sunny, 22 °C" },
 ];
 
-/** The history as the template renders it, given OpenAI's messages with the arguments as an object; BOS first as the vocabulary asks. */
-function ownRendering(template: string): string {
-  const own = renderTemplate(llamaTemplates().get(template) as string, {
-    messages: [
-      ASK,
-      { role: "assistant", content: null, tool_calls: [{ id: CALL_ID, type: "function", function: { name: "get_weather", arguments: { city: "Tokyo" } } }] },
-      { role: "tool", tool_call_id: CALL_ID, name: "get_weather", content: "sunny, 22 °C" },
-    ],
-    tools: TOOLS,
-    add_generation_prompt: true,
-    bos_token: "<s>",
-    eos_token: "</s>",
-  });
-  // The twins' vocabulary (the project's own) asks for BOS first, which is added as llama-server adds it.
-  return own.startsWith("<s>") ? own : `<s>${own}`;
+/** The history as the template renders it, given OpenAI's messages with the arguments as an object; BOS first where the vocabulary asks. */
+function ownRendering({ template, bos, eos, addBos }: Twin): string {
+  const render = (content: string | null) =>
+    renderTemplate(llamaTemplates().get(template) as string, {
+      messages: [
+        ASK,
+        { role: "assistant", content, tool_calls: [{ id: CALL_ID, type: "function", function: { name: "get_weather", arguments: { city: "Tokyo" } } }] },
+        { role: "tool", tool_call_id: CALL_ID, name: "get_weather", content: "sunny, 22 °C" },
+      ],
+      tools: TOOLS,
+      add_generation_prompt: true,
+      bos_token: bos,
+      eos_token: eos,
+    });
+  // A template that reads the content as text (Qwen3's) gets "" beside the calls, as llama.cpp gives it.
+  let own: string;
+  try {
+    own = render(null);
+  } catch {
+    own = render("");
+  }
+  // BOS is added as llama-server adds it: where the vocabulary asks and the template did not write it.
+  return !addBos || own.startsWith(bos) ? own : `${bos}${own}`;
 }
 
 describeOnRuntimes(
@@ -77,7 +127,8 @@ describeOnRuntimes(
   (edge) => {
     const openai = () => new OpenAI({ baseURL: `${edge().url}/v1`, apiKey: "none", maxRetries: 0 });
 
-    describe.each(TWINS)("$model", ({ model, template, family, reasoning, thinkingSwitch }) => {
+    describe.each(TWINS)("$model", (twin) => {
+      const { model, family, reasoning, thinkingSwitch } = twin;
       it("chat completions: the call back as JSON arguments, whole and streamed", async () => {
         const whole = await openai().chat.completions.create({ model, messages: [ASK], tools: TOOLS, temperature: 0 });
         const choice = whole.choices[0];
@@ -99,7 +150,7 @@ describeOnRuntimes(
 
       it("the history sent back is rendered as the template renders it; the answer to the result is text", async () => {
         const response = await fetch(`${edge().url}/apply-template`, { method: "POST", body: JSON.stringify({ model, messages: HISTORY, tools: TOOLS }) });
-        expect(((await response.json()) as { prompt: string }).prompt).toBe(ownRendering(template));
+        expect(((await response.json()) as { prompt: string }).prompt).toBe(ownRendering(twin));
         const answer = await openai().chat.completions.create({ model, messages: HISTORY, tools: TOOLS, temperature: 0 });
         const message = answer.choices[0]?.message as { content: string | null; reasoning_content?: string } | undefined;
         expect([answer.choices[0]?.finish_reason, message?.content, message?.reasoning_content]).toEqual(["stop", QWEN3_CODER_ANSWER, reasoning]);
@@ -123,6 +174,20 @@ describeOnRuntimes(
         } as never);
         const message = (off as OpenAI.ChatCompletion).choices[0]?.message as { content: string | null; reasoning_content?: string } | undefined;
         expect([message?.content, message?.reasoning_content]).toEqual(["Hi there", undefined]);
+      });
+
+      it("count_tokens counts the prompt the template renders, tools included", async () => {
+        const rendered = await fetch(`${edge().url}/apply-template`, { method: "POST", body: JSON.stringify({ model, messages: [ASK], tools: TOOLS }) });
+        const { prompt } = (await rendered.json()) as { prompt: string };
+        const tokenized = await fetch(`${edge().url}/tokenize`, { method: "POST", body: JSON.stringify({ model, content: prompt, add_special: false }) });
+        const { tokens } = (await tokenized.json()) as { tokens: number[] };
+        const anthropic = new Anthropic({ baseURL: edge().url, apiKey: "none", maxRetries: 0 });
+        const counted = await anthropic.messages.countTokens({
+          model,
+          messages: [ASK],
+          tools: [{ name: "get_weather", description: "The weather in a city.", input_schema: WEATHER as Anthropic.Tool.InputSchema }],
+        });
+        expect(counted.input_tokens).toBe(tokens.length);
       });
 
       it("Responses and Messages: the same call as a function_call item and a tool_use block", async () => {

@@ -45,6 +45,19 @@ describe("tokenizer endpoints", () => {
     expect((await post("/tokenize", { messages: [{ role: "user", content: "Hello!" }] })).json["tokens"]).toEqual(chat.tokens);
   });
 
+  it("special-token text is read as the token, as llama-server reads it, unless parse_special is false", async () => {
+    const chat = "<|im_start|>user\nHi<|im_end|>";
+    const rpc = await clientsFor(stack.sidecar.url).grpc.tokenize({ input: { case: "text", value: chat }, addSpecial: false });
+    const { json } = await post("/tokenize", { content: chat, with_pieces: true });
+    const tokens = json["tokens"] as { id: number; piece: string }[];
+    expect([tokens[0]?.piece, tokens.at(-1)?.piece]).toEqual(["<|im_start|>", "<|im_end|>"]);
+    // Read as plain text (the gRPC default, as a prompt is), the markers are their characters' tokens.
+    expect(rpc.tokens).not.toContain(tokens[0]?.id);
+    expect(rpc.tokens.length).toBeGreaterThan(tokens.length + 10);
+    expect((await post("/tokenize", { content: chat, parse_special: false })).json["tokens"]).toEqual(rpc.tokens);
+    expect((await post("/tokenize", { prompt: chat, add_special_tokens: false })).json["tokens"]).toEqual(tokens.map((t) => t.id));
+  });
+
   it("detokenizes in both shapes at once, back to the text", async () => {
     const { json } = await post("/tokenize", { content: TEXT });
     expect(await post("/detokenize", { tokens: json["tokens"] })).toEqual({ status: 200, json: { content: TEXT, prompt: TEXT } });

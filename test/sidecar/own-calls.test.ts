@@ -59,7 +59,7 @@ describe.each([
     const chat = { tools, messages: history(newCallId()) };
     const { pieces } = await client.tokenize({ model: "tools", input: { case: "chat", value: chat }, withPieces: true });
     expect(Buffer.concat(pieces).toString("utf8")).toContain(
-      'assistant\n<tool_call>\n{"name": "get_weather", "arguments": {"city}\n</tool_call>\nuser\n<tool_response>',
+      '<|im_start|>assistant\n<tool_call>\n{"name": "get_weather", "arguments": {"city}\n</tool_call><|im_end|>\n<|im_start|>user\n<tool_response>',
     );
     const events = await collect(client.generate({ model: "tools", input: { case: "chat", value: chat }, sampling: { temperature: 0 }, maxTokens: 64 }));
     const parts = events.flatMap((e) => (e.case === "token" || e.case === "finish" ? [e.value] : []));

@@ -55,7 +55,7 @@ function reply(events: GenerateResponse["event"][]): Reply {
   };
 }
 
-/** The prompt a chat renders to, as text: its tokens' bytes (Tokenize with pieces; control tokens have none). */
+/** The prompt a chat renders to, as text: its tokens' bytes (Tokenize with pieces; control tokens as their text). */
 async function promptText(model: string, reasoningBudget?: number): Promise<string> {
   const chat = reasoningBudget === undefined ? hello : { ...hello, reasoningBudget };
   const { pieces } = await clientsFor(sidecar.url).grpc.tokenize({ model, input: { case: "chat", value: chat }, withPieces: true });
@@ -64,7 +64,7 @@ async function promptText(model: string, reasoningBudget?: number): Promise<stri
 
 describe("a template with its own thinking switch (the thinking model)", () => {
   it("budget 0 renders the switch off: the prompt closes the segment, the model writes no reasoning at all", async () => {
-    expect(await promptText("thinking", 0)).toBe("user\nHello!\nassistant\n<think>\n\n</think>\n\n");
+    expect(await promptText("thinking", 0)).toBe("<s><|im_start|>user\nHello!<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n");
     expect(reply(await generate("thinking", 0))).toEqual({
       raw: TOOLS_ANSWER,
       text: TOOLS_ANSWER,
@@ -75,8 +75,8 @@ describe("a template with its own thinking switch (the thinking model)", () => {
   });
 
   it("any other budget leaves the switch on: the prompt and reply of a request without one", async () => {
-    expect(await promptText("thinking", 512)).toBe("user\nHello!\nassistant\n");
-    expect(await promptText("thinking")).toBe("user\nHello!\nassistant\n");
+    expect(await promptText("thinking", 512)).toBe("<s><|im_start|>user\nHello!<|im_end|>\n<|im_start|>assistant\n");
+    expect(await promptText("thinking")).toBe("<s><|im_start|>user\nHello!<|im_end|>\n<|im_start|>assistant\n");
     expect(reply(await generate("thinking", 512))).toEqual({
       raw: `<think>\n${THINK_REASONING}\n</think>\n\n${TOOLS_ANSWER}`,
       text: TOOLS_ANSWER,
@@ -89,7 +89,7 @@ describe("a template with its own thinking switch (the thinking model)", () => {
 
 describe("a template without one (the tools model)", () => {
   it("budget 0: the segment the model opens is closed at once; its markers are no reasoning", async () => {
-    expect(await promptText("tools", 0)).toBe("user\nHello!\nassistant\n");
+    expect(await promptText("tools", 0)).toBe("<s><|im_start|>user\nHello!<|im_end|>\n<|im_start|>assistant\n");
     // `<think>` sampled, `\n</think>` forced, then the blank line and the answer.
     expect(reply(await generate("tools", 0))).toEqual({
       raw: `<think>\n</think>\n\n${TOOLS_ANSWER}`,

@@ -1,5 +1,5 @@
 import { llamaSource } from "../../gguf/llama-source.js";
-import { ensureModels } from "../../gguf/models.js";
+import { ensureModels, FAMILY_TWINS } from "../../gguf/models.js";
 
 /**
  * Extracts llama.cpp's templates and vocabularies once, then writes the test models once per run
@@ -7,5 +7,5 @@ import { ensureModels } from "../../gguf/models.js";
  */
 export default async function setup(): Promise<void> {
   llamaSource();
-  await ensureModels("models", ["demo", "scripted", "tools", "random-tiny", "rerank", "random-60m", "qwen3-coder", "devstral", "glm", "minimax-m2"]);
+  await ensureModels("models", ["demo", "scripted", "tools", "random-tiny", "rerank", "random-60m", ...FAMILY_TWINS]);
 }

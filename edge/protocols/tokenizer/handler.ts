@@ -17,7 +17,9 @@ function tokenizeInput(body: TokenizeRequestBody) {
   const text = body.content ?? body.prompt ?? "";
   // llama.cpp's server adds no special tokens unless asked; vLLM adds them unless told not to.
   const addSpecial = body.content != null ? body.add_special === true : body.add_special_tokens !== false;
-  return { input: { case: "text" as const, value: text }, addSpecial, withPieces: body.with_pieces === true };
+  // Both read special-token text as the token (llama.cpp's `parse_special`, a Hugging Face tokenizer's added tokens).
+  const parseSpecial = body.parse_special !== false;
+  return { input: { case: "text" as const, value: text }, addSpecial, parseSpecial, withPieces: body.with_pieces === true };
 }
 
 export async function handleTokenize(request: Request, context: AppContext): Promise<Response> {

@@ -1,5 +1,5 @@
 // POST /tokenize and /detokenize bodies, in the two shapes clients already send: llama.cpp's server
-// (`content`, `add_special` — default false —, `with_pieces`) and vLLM's (`prompt` or chat
+// (`content`, `add_special` — default false —, `parse_special` — default true —, `with_pieces`) and vLLM's (`prompt` or chat
 // `messages`, `add_special_tokens` — default true —, `model`). Which one a body is decides the
 // answer's shape (encoder.ts).
 import * as z from "zod";
@@ -12,6 +12,7 @@ export const tokenizeRequestSchema = z
     model: z.string().nullish(),
     content: z.string().nullish(),
     add_special: z.boolean().nullish(),
+    parse_special: z.boolean().nullish(),
     with_pieces: z.boolean().nullish(),
     prompt: z.string().nullish(),
     messages: z.array(chatMessage).min(1).nullish(),

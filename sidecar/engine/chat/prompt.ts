@@ -10,6 +10,7 @@ import { THINKING_SWITCH } from "../llama/thinking-switch.js";
 import { callAsProduced, isOwnCallId } from "./own-calls.js";
 import { startsInReasoning as promptOpensReasoning } from "../syntax/read-back.js";
 import { holdsMarkers, renderTemplatePrompt, templateMessages, templateTokens } from "./template-prompt.js";
+import { PROBE_CHATS } from "./template-probes.js";
 import type { ToolSpec } from "./tool-grammar.js";
 
 /** How the reply may call tools, when the request offers any. */
@@ -58,11 +59,11 @@ export function renderPrompt(loaded: LoadedModel, input: GenerateRequest["input"
   }
 }
 
-export function tokenizeRaw(loaded: LoadedModel, text: string): Token[] {
+export function tokenizeRaw(loaded: LoadedModel, text: string, as: { readonly bos?: boolean; readonly special?: boolean } = {}): Token[] {
   const { model } = loaded;
-  const tokens = model.tokenize(text, false);
+  const tokens = model.tokenize(text, as.special === true);
   const bos = model.tokens.bos;
-  if (bos !== null && model.tokens.shouldPrependBosToken && tokens[0] !== bos) tokens.unshift(bos);
+  if (as.bos !== false && bos !== null && model.tokens.shouldPrependBosToken && tokens[0] !== bos) tokens.unshift(bos);
   return tokens;
 }
 
@@ -147,7 +148,6 @@ function assistantParts(
   if (message.reasoning !== "") parts.push({ type: "segment", segmentType: "thought", text: message.reasoning, ended: true });
   if (message.content !== "") parts.push(message.content);
   for (const call of message.toolCalls) {
-    if (call.id === "") throw invalidArgument(`a tool call of chat message ${index} has no id`);
     const item: ChatModelFunctionCall = {
       type: "functionCall",
       name: call.name,
@@ -171,6 +171,21 @@ function mergeTurn(turn: ChatModelResponse["response"], parts: ChatModelResponse
     if (at === -1) turn.push(part);
     else turn.splice(at, 0, part);
   }
+}
+
+/** The chat's messages checked once, whichever renders them: a role each, an id on every call, every tool result answering an earlier call. */
+function checkMessages(chat: Chat): void {
+  const made = new Set<string>();
+  chat.messages.forEach((message, index) => {
+    if (message.role === Role.UNSPECIFIED) throw invalidArgument(`chat message ${index} has no role`);
+    for (const call of message.toolCalls) {
+      if (call.id === "") throw invalidArgument(`a tool call of chat message ${index} has no id`);
+      made.add(call.id);
+    }
+    if (message.role === Role.TOOL && !made.has(message.toolCallId)) {
+      throw invalidArgument(`chat message ${index} answers tool call "${message.toolCallId}", which no earlier assistant message made`);
+    }
+  });
 }
 
 /**
@@ -203,14 +218,11 @@ function historyOf(wrapper: ChatWrapper, chat: Chat, reply: boolean): ChatHistor
       }
       case Role.TOOL: {
         const call = calls.get(message.toolCallId);
-        if (call === undefined) {
-          throw invalidArgument(`chat message ${index} answers tool call "${message.toolCallId}", which no earlier assistant message made`);
-        }
-        call.result = resultOf(message.content);
+        if (call !== undefined) call.result = resultOf(message.content);
         break;
       }
       case Role.UNSPECIFIED:
-        throw invalidArgument(`chat message ${index} has no role`);
+        break;
     }
     previous = message.role;
   });
@@ -314,13 +326,61 @@ function variablesOf(source: string, chat: Chat): Record<string, unknown> {
  * (the wrapper keeps it text), arguments that are not a JSON object, or a template that refuses it.
  */
 function fromTemplate(loaded: LoadedModel, chat: Chat, tools: readonly ToolSpec[], toolUse: ToolUse | undefined, reply: boolean): string | undefined {
-  const source = loaded.jinjaTemplate;
-  if (source === undefined || (toolUse !== undefined && loaded.replySyntax.calls?.family === "generic")) return undefined;
+  const source = templateSource(loaded);
+  return source === undefined ? undefined : renderedBy(source, loaded, chat, tools, toolUse, reply);
+}
+
+function renderedBy(
+  source: string,
+  loaded: LoadedModel,
+  chat: Chat,
+  tools: readonly ToolSpec[],
+  toolUse: ToolUse | undefined,
+  reply: boolean,
+): string | undefined {
+  if (toolUse !== undefined && loaded.replySyntax.calls?.family === "generic") return undefined;
   if (holdsMarkers(loaded.model, chat)) return undefined;
   const messages = templateMessages(chat);
   if (messages === undefined) return undefined;
   const offered = toolUse === undefined ? [] : chat.tools.map((t, i) => ({ name: t.name, description: t.description, schema: tools[i]?.schema ?? {} }));
   return renderTemplatePrompt(loaded.model, messages, { source, tools: offered, variables: variablesOf(source, chat), reply });
+}
+
+const sources = new WeakMap<LoadedModel, string | undefined>();
+
+/**
+ * The template chats are rendered with directly: the model's where node-llama-cpp has no built-in
+ * wrapper for it, and where its built-in wrapper renders the probe chats (template-probes.ts)
+ * otherwise than the template does (Llama 3.x's, Qwen3.5's): the template is what the model was
+ * trained on. Decided once per model, on its first chat.
+ */
+function templateSource(loaded: LoadedModel): string | undefined {
+  if (loaded.jinjaTemplate !== undefined) return loaded.jinjaTemplate;
+  if (!sources.has(loaded)) sources.set(loaded, wrapperDiffers(loaded) ? loaded.chatTemplate : undefined);
+  return sources.get(loaded);
+}
+
+/** Whether the model's chats are rendered by its template itself (true) or by node-llama-cpp's wrapper. */
+export const rendersByTemplate = (loaded: LoadedModel): boolean => templateSource(loaded) !== undefined;
+
+function wrapperDiffers(loaded: LoadedModel): boolean {
+  if (loaded.chatTemplate.trim() === "") return false;
+  return PROBE_CHATS.some((chat) => {
+    const tools = parseTools(chat);
+    const toolUse = toolUseOf(chat, tools);
+    const text = renderedBy(loaded.chatTemplate, loaded, chat, tools, toolUse, true);
+    if (text === undefined) return false;
+    const wrapper = wrapperOf(loaded, chat);
+    try {
+      const viaWrapper = chatState(wrapper, placedHistory(wrapper, chat, true), functionsOf(chat, tools, toolUse)).contextText.tokenize(loaded.tokenizer);
+      // The beginning-of-sequence token is the vocabulary's to add, not the wrapper's or the template's.
+      const bos = loaded.model.tokens.bos;
+      const [a, b] = [viaWrapper, templateTokens(loaded.model, text)].map((tokens) => (tokens[0] === bos ? tokens.slice(1) : tokens)) as [Token[], Token[]];
+      return a.length !== b.length || a.some((token, i) => token !== b[i]);
+    } catch {
+      return true;
+    }
+  });
 }
 
 /** A prompt rendered by the template itself: it stops where the template's turns end. */
@@ -354,6 +414,7 @@ export function renderChatPrefix(loaded: LoadedModel, chat: Chat, messages: numb
 
 export function renderChat(loaded: LoadedModel, chat: Chat): RenderedPrompt {
   if (chat.messages.length === 0) throw invalidArgument("chat needs at least one message");
+  checkMessages(chat);
   const tools = parseTools(chat);
   const toolUse = toolUseOf(chat, tools);
   const direct = fromTemplate(loaded, chat, tools, toolUse, true);

@@ -84,7 +84,16 @@ function systemFirst(messages: readonly Message[]): Message[] {
   return system.length === 0 ? rest : [{ role: "system", content: system.join("\n\n") }, ...rest];
 }
 
-/** The prompt text; undefined when the template refuses the chat (the wrapper renders it, or says why). */
+/** The messages with an assistant's missing content (`null` beside its calls) as "": for templates that read it as text (Qwen3's `'</think>' in content`). */
+function contentAsText(messages: readonly Message[]): Message[] {
+  return messages.map((m) => (m.content === null ? { ...m, content: "" } : m));
+}
+
+/**
+ * The prompt text; undefined when the template refuses the chat (the wrapper renders it, or says
+ * why). Tried as OpenAI's messages are; then with empty content for `null` (as llama.cpp does for a
+ * template that needs text there); then with the system messages joined first.
+ */
 export function renderTemplatePrompt(model: LlamaModel, messages: readonly Message[], input: TemplateInput): string | undefined {
   const tools = input.tools.map((t) => ({ type: "function", function: { name: t.name, description: t.description, parameters: t.schema } }));
   const context = (list: readonly Message[]): Record<string, unknown> => ({
@@ -95,7 +104,7 @@ export function renderTemplatePrompt(model: LlamaModel, messages: readonly Messa
     bos_token: model.tokens.bosString ?? "",
     eos_token: model.tokens.eosString ?? "",
   });
-  for (const list of [messages, systemFirst(messages)]) {
+  for (const list of [messages, contentAsText(messages), systemFirst(contentAsText(messages))]) {
     try {
       return renderTemplate(input.source, context(list));
     } catch {

@@ -5,7 +5,7 @@ import { remember, schemaGrammarText } from "../grammar/constraint.js";
 import { invalidArgument } from "../errors.js";
 import { grammarStepper, type GrammarStepper } from "../llama/llama-internals.js";
 import type { LoadedModel } from "../llama/model.js";
-import { gbnfLiteral, patternGbnf } from "../syntax/gbnf.js";
+import { gbnfLiteral, patternGbnf, prefixedRules } from "../syntax/gbnf.js";
 import { fill, trimmedStart } from "../syntax/pattern.js";
 import type { ReplyParser } from "../syntax/reply-parser.js";
 import type { CallSyntax } from "../syntax/reply-syntax.js";
@@ -21,33 +21,70 @@ export interface ToolSpec {
 /** The end of the root rule of node-llama-cpp's JSON grammars: newlines its stop trigger catches. */
 const JSON_END = / "\\n\\n\\n\\n" \[\\n\]\*$/;
 
+/** Arguments grammars' text by closing syntax and schema, the most recently used last. */
+const gbnfTexts = new Map<string, Promise<string>>();
+const GBNF_TEXTS = 256;
+
 /** A tool's arguments grammar: its schema's JSON, then the text that closes the call (GBNF). */
-async function argumentsGrammar(loaded: LoadedModel, tool: ToolSpec, suffix: string): Promise<LlamaGrammar> {
+function argumentsGbnf(loaded: LoadedModel, tool: ToolSpec, suffix: string): Promise<string> {
+  const key = `${suffix}\u0000${tool.schemaText}`;
+  const known = gbnfTexts.get(key) ?? buildArgumentsGbnf(loaded, tool, suffix);
+  gbnfTexts.delete(key);
+  gbnfTexts.set(key, known);
+  known.catch(() => gbnfTexts.delete(key));
+  if (gbnfTexts.size > GBNF_TEXTS) gbnfTexts.delete(gbnfTexts.keys().next().value as string);
+  return known;
+}
+
+async function buildArgumentsGbnf(loaded: LoadedModel, tool: ToolSpec, suffix: string): Promise<string> {
   const text = await schemaGrammarText(loaded.llama, tool.schema);
   const lines = text.split("\n");
   const root = lines.findIndex((line) => line.startsWith("root ::= "));
   const line = lines[root];
   if (line === undefined || !JSON_END.test(line)) throw new Error("unexpected shape of the JSON-schema grammar");
   lines[root] = line.replace(JSON_END, suffix === "" ? "" : ` ${suffix}`);
-  return loaded.llama.createGrammar({ grammar: lines.join("\n") });
+  return lines.join("\n");
+}
+
+/** Each offered tool's arguments grammar (GBNF) and the grammar made of it. */
+export interface ArgumentsGrammar {
+  readonly gbnf: string;
+  readonly grammar: LlamaGrammar;
 }
 
 /**
  * Grammars for calling `tools` in `syntax`: one per tool for the arguments, built (and checked) up
  * front. Only JSON arguments have one; arguments a family writes as tags are read as written.
  */
-export async function toolGrammars(loaded: LoadedModel, syntax: CallSyntax, tools: readonly ToolSpec[]): Promise<Map<string, LlamaGrammar>> {
-  const out = new Map<string, LlamaGrammar>();
+export async function toolGrammars(loaded: LoadedModel, syntax: CallSyntax, tools: readonly ToolSpec[]): Promise<Map<string, ArgumentsGrammar>> {
+  const out = new Map<string, ArgumentsGrammar>();
   if (syntax.arguments.kind !== "json") return out;
   const suffix = patternGbnf(syntax.callClose[0]);
   for (const tool of tools) {
     try {
-      out.set(tool.name, await remember(`tool:${suffix}:${tool.schemaText}`, () => argumentsGrammar(loaded, tool, suffix)));
+      const gbnf = await argumentsGbnf(loaded, tool, suffix);
+      out.set(tool.name, { gbnf, grammar: await remember(`tool:${gbnf}`, () => loaded.llama.createGrammar({ grammar: gbnf })) });
     } catch (error) {
       throw invalidArgument(`the parameters schema of tool "${tool.name}" cannot be used: ${error instanceof Error ? error.message : String(error)}`);
     }
   }
   return out;
+}
+
+/**
+ * The name alternatives, each followed by that tool's arguments (and the call's closing) where it
+ * has a grammar for them, so that a token spanning the name's end and the arguments' start (Qwen's
+ * ` {"` after `"arguments":`) is one the grammar takes, as one grammar for the whole call does.
+ */
+function nameRules(names: readonly string[], nameEnd: string, args: ReadonlyMap<string, ArgumentsGrammar>): { alternatives: string; rules: string } {
+  const rules: string[] = [];
+  const alternatives = names.map((name, i) => {
+    const gbnf = args.get(name)?.gbnf;
+    if (gbnf === undefined) return `${gbnfLiteral(name)} ${nameEnd}`;
+    rules.push(prefixedRules(gbnf, `tool${i}`));
+    return `${gbnfLiteral(name)} ${nameEnd} tool${i}-root`;
+  });
+  return { alternatives: alternatives.join(" | "), rules: rules.join("\n") };
 }
 
 /** The patterns before the first call's name: the block's opening (if the family has one), then the call's. */
@@ -66,7 +103,7 @@ const headGbnf = (syntax: CallSyntax): string => headPatterns(syntax).map(patter
 
 export interface ToolGrammarOptions {
   readonly syntax: CallSyntax;
-  readonly arguments: ReadonlyMap<string, LlamaGrammar>;
+  readonly arguments: ReadonlyMap<string, ArgumentsGrammar>;
   /** The functions a call may name. */
   readonly names: readonly string[];
   /** The reply must begin with a call (tool choice "required" or a named function). */
@@ -111,11 +148,11 @@ export class ToolGrammar {
     const grammar = new ToolGrammar(loaded, parser, options);
     const { syntax, names } = options;
     const nameEnd = patternGbnf(syntax.nameEnd[0]);
-    const alternatives = names.map((name) => `${gbnfLiteral(name)} ${nameEnd}`).join(" | ");
+    const { alternatives, rules } = nameRules(names, nameEnd, options.arguments);
     const head = headGbnf(syntax);
-    const key = `${head}\u0000${nameEnd}\u0000${names.join("\u0000")}`;
-    grammar.#nameGrammar = await remember(`name:${key}`, () => loaded.llama.createGrammar({ grammar: `root ::= ( ${alternatives} )` }));
-    grammar.#headGrammar = await remember(`head:${key}`, () => loaded.llama.createGrammar({ grammar: `root ::= ${head} ( ${alternatives} )` }));
+    const key = `${head}\u0000${nameEnd}\u0000${names.join("\u0000")}\u0000${rules}`;
+    grammar.#nameGrammar = await remember(`name:${key}`, () => loaded.llama.createGrammar({ grammar: `root ::= ( ${alternatives} )\n${rules}` }));
+    grammar.#headGrammar = await remember(`head:${key}`, () => loaded.llama.createGrammar({ grammar: `root ::= ${head} ( ${alternatives} )\n${rules}` }));
     return grammar;
   }
 
@@ -147,11 +184,15 @@ export class ToolGrammar {
         [key, grammar, consumed] = ["name", this.#nameGrammar, parser.phaseText];
         break;
       case "arguments":
-      case "suffix":
+      case "suffix": {
+        const args = this.#options.arguments.get(parser.callName);
+        // The call's grammar goes on through the arguments it holds.
+        if (args !== undefined && (this.#key === "head" || this.#key === "name") && this.#state !== undefined) return this.#state;
         key = `arguments:${parser.completedCalls}`;
-        grammar = this.#options.arguments.get(parser.callName);
+        grammar = args?.grammar;
         consumed = parser.phaseText;
         break;
+      }
     }
     if (key === this.#key) return this.#state;
     this.#key = key;

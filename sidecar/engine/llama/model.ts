@@ -129,6 +129,8 @@ export interface LoadedModel {
   readonly chatWrapper: ChatWrapper;
   /** The Jinja template chats are rendered with directly (chat/template-prompt.ts): set where node-llama-cpp has no built-in wrapper for it. */
   readonly jinjaTemplate: string | undefined;
+  /** The chat template's text (the file's, or the override); empty without one. */
+  readonly chatTemplate: string;
   /** The chat wrapper with the template's own thinking switch off (thinking-switch.ts); undefined without one. */
   readonly thinkingOff: ChatWrapper | undefined;
   /** The model's template rendered with a request's extra variables (`chat_template_kwargs`; template-variables.ts). */
@@ -255,7 +257,7 @@ export async function loadModel(options: ModelOptions): Promise<LoadedModel> {
   };
 }
 
-type TemplateFields = Pick<LoadedModel, "chatWrapper" | "jinjaTemplate" | "thinkingOff" | "withVariables" | "replySyntax">;
+type TemplateFields = Pick<LoadedModel, "chatWrapper" | "jinjaTemplate" | "chatTemplate" | "thinkingOff" | "withVariables" | "replySyntax">;
 
 /** What the chat template (the file's, or `override`) gives a model: its wrappers, and the reply syntax learned from it. */
 function templateOf(model: LlamaModel, override: string | undefined): TemplateFields {
@@ -263,6 +265,7 @@ function templateOf(model: LlamaModel, override: string | undefined): TemplateFi
   return {
     chatWrapper,
     jinjaTemplate: chatWrapper instanceof JinjaTemplateChatWrapper && template.trim() !== "" ? template : undefined,
+    chatTemplate: template,
     thinkingOff: thinkingOffWrapper(template, chatWrapper, (settings) => chatWrapperOf(model, override, settings).chatWrapper),
     // Forced through the Jinja wrapper: a wrapper node-llama-cpp picks in the template's place takes no variables.
     withVariables: templateVariablesWrappers((settings) => chatWrapperOf(model, override ?? template, settings).chatWrapper),

@@ -24,3 +24,41 @@ export function patternGbnf(p: Pattern | undefined): string {
   if (p === undefined) return "";
   return p.parts.map((part) => ("slot" in part ? SLOTS[part.slot] : gbnfLiteral(part.text))).join(" ");
 }
+
+const WORD = /[A-Za-z0-9-]/;
+/** Where a quoted string, character class, repetition count or comment starting at `at` ends (exclusive). */
+function skipped(text: string, at: number): number {
+  const close = { '"': '"', "[": "]", "{": "}", "#": "\n" }[text[at] as string];
+  if (close === undefined) return at;
+  let i = at + 1;
+  while (i < text.length && text[i] !== close) i += text[i] === "\\" && close !== "\n" ? 2 : 1;
+  return i + 1;
+}
+
+/**
+ * A GBNF grammar's rules renamed `<prefix>-<name>` (its root `<prefix>-root`), so that several
+ * grammars can join one: references are renamed where they are rule names, never inside strings,
+ * character classes, repetition counts or comments.
+ */
+export function prefixedRules(gbnf: string, prefix: string): string {
+  const names = new Set([...gbnf.matchAll(/^([A-Za-z0-9-]+)\s*::=/gm)].map((m) => m[1] as string));
+  let out = "";
+  let i = 0;
+  while (i < gbnf.length) {
+    const end = skipped(gbnf, i);
+    if (end > i) {
+      out += gbnf.slice(i, end);
+      i = end;
+    } else if (WORD.test(gbnf[i] as string)) {
+      let j = i;
+      while (j < gbnf.length && WORD.test(gbnf[j] as string)) j++;
+      const word = gbnf.slice(i, j);
+      out += names.has(word) ? `${prefix}-${word}` : word;
+      i = j;
+    } else {
+      out += gbnf[i];
+      i++;
+    }
+  }
+  return out;
+}

@@ -1,0 +1,44 @@
+// The family twins' real tokenizers (gguf/family-vocab.ts): the file's tokenizer metadata carried
+// over unchanged but for the renamed placeholder slots and the family's end of turn, and every
+// scripted reply cut into that vocabulary's tokens so that they spell the reply exactly.
+import { describe, expect, it } from "vitest";
+import { familyVocab } from "../gguf/family-vocab.js";
+import { llamaVocab } from "../gguf/llama-source.js";
+import { LLAMA3_VOCAB, llama3Spec, QWEN3_VOCAB, qwen3CoderSpec, qwen35Spec, qwen3Spec } from "../gguf/models.js";
+import { readGgufMetadata } from "../gguf/reader.js";
+import { buildContextualModel, type ContextualSpec } from "../gguf/scripted.js";
+import type { MetadataValue } from "../gguf/writer.js";
+
+const metaValue = (value: MetadataValue | undefined): unknown => (value?.type === "array" ? value.values : value?.value);
+
+describe.each([
+  { spec: qwen3CoderSpec, vocab: QWEN3_VOCAB, end: "<|im_end|>", endId: 151_645 },
+  { spec: qwen3Spec, vocab: QWEN3_VOCAB, end: "<|im_end|>", endId: 151_645 },
+  { spec: qwen35Spec, vocab: { ...QWEN3_VOCAB, file: "qwen35" }, end: "<|im_end|>", endId: 151_645 },
+  { spec: llama3Spec, vocab: LLAMA3_VOCAB, end: "<|eot_id|>", endId: 128_009 },
+])("$vocab.file twin", ({ spec, vocab, end, endId }) => {
+  const twin: ContextualSpec = spec();
+  const built = buildContextualModel(twin);
+  const metadata = new Map(built.file.metadata);
+  const file = readGgufMetadata(llamaVocab(vocab.file));
+
+  it(`${twin.name}: the file's tokenizer, with the family's added tokens and ${end} as EOS`, () => {
+    for (const key of ["tokenizer.ggml.model", "tokenizer.ggml.pre", "tokenizer.ggml.merges", "tokenizer.ggml.bos_token_id"]) {
+      expect(metaValue(metadata.get(key)), key).toEqual(metaValue(file.get(key)));
+    }
+    const tokens = metaValue(metadata.get("tokenizer.ggml.tokens")) as string[];
+    const original = metaValue(file.get("tokenizer.ggml.tokens")) as string[];
+    const changed = tokens.flatMap((t, id) => (t === original[id] ? [] : [[id, t]]));
+    expect(changed).toEqual(Object.entries(vocab.added ?? {}).map(([id, [text]]) => [Number(id), text]));
+    expect([metaValue(metadata.get("tokenizer.ggml.eos_token_id")), tokens[endId]]).toEqual([endId, end]);
+    expect(metaValue(metadata.get("tokenizer.chat_template"))).toBe(twin.chatTemplate);
+  });
+
+  it(`${twin.name}: each reply's tokens spell it exactly, then ${end}`, () => {
+    const v = familyVocab(vocab);
+    twin.scripts.forEach((script, i) => {
+      const ids = built.scripts[i]?.tokenIds ?? [];
+      expect([v.decode(ids.slice(0, -1)), ids.at(-1)]).toEqual([script.reply, endId]);
+    });
+  });
+});
