@@ -5,6 +5,7 @@
 // special tokens whole, the rest by the longest token at each place.
 import { llamaVocab } from "./llama-source.js";
 import { TOKEN_TYPE, type VocabEntry } from "./llama.js";
+import { hfTokenizerMetadata, type HfTokenizerSpec } from "./hf-tokenizer.js";
 import { readGgufMetadata } from "./reader.js";
 import { meta, type MetadataValue } from "./writer.js";
 
@@ -34,8 +35,8 @@ export interface ScriptVocab {
 
 /** A twin's vocabulary: the file, placeholder slots renamed, the end of a turn. */
 export interface FamilyVocabSpec {
-  /** `ggml-vocab-<file>.gguf`. */
-  readonly file: string;
+  /** `ggml-vocab-<file>.gguf`, or a Hugging Face `tokenizer.json` (hf-tokenizer.ts) where llama.cpp's source has none. */
+  readonly file: string | HfTokenizerSpec;
   /** Slots renamed to the family's added tokens: id → [text, token type]. */
   readonly added?: Readonly<Record<number, readonly [string, number]>>;
   /** The token that ends the family's turn, as the family's own GGUFs give `eos_token_id`. */
@@ -70,7 +71,7 @@ export class FamilyVocab implements ScriptVocab {
   ) {
     const array = (key: string) => {
       const value = metadata.get(key);
-      if (value?.type !== "array") throw new Error(`ggml-vocab-${spec.file}.gguf has no ${key}`);
+      if (value?.type !== "array") throw new Error(`the ${vocabName(spec)} vocabulary has no ${key}`);
       return [...value.values] as never[];
     };
     this.tokens = array("tokenizer.ggml.tokens");
@@ -211,7 +212,14 @@ export class FamilyVocab implements ScriptVocab {
   }
 }
 
-/** A family's vocabulary from llama.cpp's tokenizer files. */
+const vocabName = (spec: FamilyVocabSpec): string => (typeof spec.file === "string" ? spec.file : spec.file.path);
+
+/** The tokenizer metadata of a family's vocabulary file, as it is. */
+export function vocabMetadata(spec: FamilyVocabSpec): Map<string, MetadataValue> {
+  return typeof spec.file === "string" ? readGgufMetadata(llamaVocab(spec.file)) : hfTokenizerMetadata(spec.file);
+}
+
+/** A family's vocabulary from llama.cpp's tokenizer files (or a Hugging Face one). */
 export function familyVocab(spec: FamilyVocabSpec): FamilyVocab {
-  return new FamilyVocab(readGgufMetadata(llamaVocab(spec.file)), spec);
+  return new FamilyVocab(vocabMetadata(spec), spec);
 }

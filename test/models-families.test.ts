@@ -2,10 +2,8 @@
 // over unchanged but for the renamed placeholder slots and the family's end of turn, and every
 // scripted reply cut into that vocabulary's tokens so that they spell the reply exactly.
 import { describe, expect, it } from "vitest";
-import { familyVocab } from "../gguf/family-vocab.js";
-import { llamaVocab } from "../gguf/llama-source.js";
-import { LLAMA3_VOCAB, llama3Spec, QWEN3_VOCAB, qwen3CoderSpec, qwen35Spec, qwen3Spec } from "../gguf/models.js";
-import { readGgufMetadata } from "../gguf/reader.js";
+import { familyVocab, vocabMetadata } from "../gguf/family-vocab.js";
+import { GPT_OSS_VOCAB, gptOssSpec, LLAMA3_VOCAB, llama3Spec, QWEN3_VOCAB, qwen3CoderSpec, qwen35Spec, qwen3Spec } from "../gguf/models.js";
 import { buildContextualModel, type ContextualSpec } from "../gguf/scripted.js";
 import type { MetadataValue } from "../gguf/writer.js";
 
@@ -16,11 +14,12 @@ describe.each([
   { spec: qwen3Spec, vocab: QWEN3_VOCAB, end: "<|im_end|>", endId: 151_645 },
   { spec: qwen35Spec, vocab: { ...QWEN3_VOCAB, file: "qwen35" }, end: "<|im_end|>", endId: 151_645 },
   { spec: llama3Spec, vocab: LLAMA3_VOCAB, end: "<|eot_id|>", endId: 128_009 },
-])("$vocab.file twin", ({ spec, vocab, end, endId }) => {
+  { spec: gptOssSpec, vocab: GPT_OSS_VOCAB, end: "<|return|>", endId: 200_002 },
+])("a twin on a family's tokenizer", ({ spec, vocab, end, endId }) => {
   const twin: ContextualSpec = spec();
   const built = buildContextualModel(twin);
   const metadata = new Map(built.file.metadata);
-  const file = readGgufMetadata(llamaVocab(vocab.file));
+  const file = vocabMetadata(vocab);
 
   it(`${twin.name}: the file's tokenizer, with the family's added tokens and ${end} as EOS`, () => {
     for (const key of ["tokenizer.ggml.model", "tokenizer.ggml.pre", "tokenizer.ggml.merges", "tokenizer.ggml.bos_token_id"]) {
@@ -34,11 +33,12 @@ describe.each([
     expect(metaValue(metadata.get("tokenizer.chat_template"))).toBe(twin.chatTemplate);
   });
 
-  it(`${twin.name}: each reply's tokens spell it exactly, then ${end}`, () => {
+  it(`${twin.name}: each reply's tokens spell it exactly, then its end (${end}, or the call's)`, () => {
     const v = familyVocab(vocab);
     twin.scripts.forEach((script, i) => {
       const ids = built.scripts[i]?.tokenIds ?? [];
-      expect([v.decode(ids.slice(0, -1)), ids.at(-1)]).toEqual([script.reply, endId]);
+      if (script.end === "continue") expect(v.decode(ids)).toBe(script.reply);
+      else expect([v.decode(ids.slice(0, -1)), ids.at(-1)]).toEqual([script.reply, script.end === "<|call|>" ? v.endId("<|call|>") : endId]);
     });
   });
 });

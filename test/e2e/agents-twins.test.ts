@@ -1,12 +1,13 @@
 // Claude Code and Codex CLI, unmodified, finish a tool loop on family twins (gguf/models.ts), each
 // through the edge on Node and the real sidecar: `qwen3-coder` (Qwen's real tokenizer and
-// template, tagged arguments) and `devstral` (Mistral's `[TOOL_CALLS]name[ARGS]{…}`). The model
+// template, tagged arguments), `devstral` (Mistral's `[TOOL_CALLS]name[ARGS]{…}`) and `gpt-oss`
+// (o200k_harmony, Harmony's channels: reasoning, then the call on the commentary channel). The model
 // calls one of the agent's own tools in its family's syntax (Claude Code's Read of notes.txt,
 // Codex's get_goal), the agent runs it and sends the result back, the model answers. The agents'
 // prompts (35,000–45,000 tokens, their tools) are rendered by each twin's own template.
 import { rmSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DEVSTRAL_READ_INPUT, ensureModels, QWEN3_CODER_ANSWER, TWIN_GOAL_PROMPT, TWIN_READ_PROMPT } from "../../gguf/models.js";
+import { AGENT_READ_INPUT, ensureModels, QWEN3_CODER_ANSWER, TWIN_GOAL_PROMPT, TWIN_READ_PROMPT } from "../../gguf/models.js";
 import {
   AGENT_TIMEOUT_MS,
   agentDirs,
@@ -25,7 +26,8 @@ const TWINS = [
   // Tagged arguments are read as the model writes them: the path alone.
   { model: "qwen3-coder", readInput: { file_path: "notes.txt" } },
   // JSON arguments follow the tool's schema grammar, which asks for every property.
-  { model: "devstral", readInput: DEVSTRAL_READ_INPUT },
+  { model: "devstral", readInput: AGENT_READ_INPUT },
+  { model: "gpt-oss", readInput: AGENT_READ_INPUT },
 ] as const;
 
 describe.each(TWINS)("coding agents on the $model twin", ({ model, readInput }) => {

