@@ -583,6 +583,33 @@ export function gptOssSpec(): ContextualSpec {
   };
 }
 
+/** Gemma 4's tokenizer: llama.cpp's `ggml-vocab-gemma-4.gguf`, `<turn|>` ending a turn. */
+export const GEMMA4_VOCAB: FamilyVocabSpec = { file: "gemma-4", eos: "<turn|>" };
+
+/**
+ * A twin of Gemma 4: its real template (`google-gemma-4-31B-it.jinja`) and tokenizer
+ * (`ggml-vocab-gemma-4.gguf`, `<turn|>` ending a turn). Thinking is off unless asked for, so the
+ * prompt ends in an empty thought channel (`<|channel>thought\n<channel|>`); after it: tools offered
+ * (`<|tool>` in the system turn) → `<|tool_call>call:get_weather{city:<|"|>Tokyo<|"|>}<tool_call|>`,
+ * then `<|tool_response>` (where the template puts the result); otherwise "Hi there". After a tool
+ * result the prompt ends in `<tool_response|>`, within the same model turn → QWEN3_CODER_ANSWER.
+ */
+export function gemma4Spec(): ContextualSpec {
+  return {
+    name: "gemma4",
+    chatTemplate: llamaTemplate("google-gemma-4-31B-it.jinja"),
+    architecture: "llama",
+    vocabulary: GEMMA4_VOCAB,
+    userDefined: [],
+    modes: [{ name: "tools", trigger: "<|tool>" }],
+    scripts: [
+      { after: ["<channel|>"], reply: "Hi there", end: "<turn|>" },
+      { mode: "tools", after: ["<channel|>"], reply: '<|tool_call>call:get_weather{city:<|"|>Tokyo<|"|>}<tool_call|>', end: "<|tool_response>" },
+      { mode: "tools", after: ["<tool_response|>"], reply: QWEN3_CODER_ANSWER, end: "<turn|>" },
+    ],
+  };
+}
+
 interface CatalogueEntry {
   readonly description: string;
   /** Written by `ensureModels()` when no list is given. */
@@ -618,6 +645,11 @@ export const CATALOGUE = {
     description: "twin of gpt-oss: its real template and tokenizer, scripted Harmony reasoning, answers and calls",
     byDefault: false,
     build: () => buildContextualModel(gptOssSpec()).file,
+  },
+  gemma4: {
+    description: "twin of Gemma 4: its real template and tokenizer, scripted <|tool_call>call:… calls",
+    byDefault: false,
+    build: () => buildContextualModel(gemma4Spec()).file,
   },
   qwen3: {
     description: "twin of Qwen3: its real template and tokenizer, scripted reasoning and Hermes-style calls",
@@ -655,8 +687,46 @@ export const CATALOGUE = {
 } as const satisfies Record<string, CatalogueEntry>;
 
 export type ModelName = keyof typeof CATALOGUE;
+/** What a family twin is and does: the rows test/e2e/families.test.ts and agents-twins.test.ts prove, and docs/models.md lists. */
+export interface TwinFacts {
+  readonly template: string;
+  /** Its tokenizer: the family's own (where from), or the project's small one. */
+  readonly tokenizer: string;
+  /** The call syntax the sidecar reads from its template (`tool_call_syntax`). */
+  readonly calls: string;
+  /** Whether it reasons: by default, only when asked, or never. */
+  readonly reasoning: "by default" | "when asked" | "none";
+  /** Reasoning turned off by the template's own switch (`enable_thinking: false`). */
+  readonly reasoningOff: boolean;
+  /** Claude Code and Codex finish a tool loop on it. */
+  readonly agents: boolean;
+}
+
+const OWN_TOKENIZER = "the project's";
+const twin = (template: string, tokenizer: string, calls: string, more: Partial<TwinFacts> = {}): TwinFacts => ({
+  template,
+  tokenizer,
+  calls,
+  reasoning: "none",
+  reasoningOff: false,
+  agents: false,
+  ...more,
+});
+
 /** The family twins, written once per test run (test/support/global-setup.ts). */
-export const FAMILY_TWINS = ["gpt-oss", "qwen3-coder", "qwen3", "qwen3.5", "llama3", "devstral", "glm", "minimax-m2"] as const satisfies readonly ModelName[];
+export const FAMILY_TWIN_FACTS = {
+  "gpt-oss": twin("openai-gpt-oss-120b.jinja", "o200k_harmony (tokenizer.json)", "harmony", { reasoning: "by default", agents: true }),
+  "qwen3-coder": twin("Qwen3-Coder.jinja", "ggml-vocab-qwen2 + Qwen3's added tokens", "qwen3-coder", { agents: true }),
+  qwen3: twin("Qwen-Qwen3-0.6B.jinja", "ggml-vocab-qwen2 + Qwen3's added tokens", "hermes", { reasoning: "by default", reasoningOff: true }),
+  "qwen3.5": twin("Qwen3.5-4B.jinja", "ggml-vocab-qwen35 + Qwen3's added tokens", "qwen3-coder", { reasoning: "by default", reasoningOff: true }),
+  llama3: twin("meta-llama-Llama-3.3-70B-Instruct.jinja", "ggml-vocab-llama-bpe + 3.1's added tokens", "llama3"),
+  gemma4: twin("google-gemma-4-31B-it.jinja", "ggml-vocab-gemma-4", "gemma4", { reasoning: "when asked" }),
+  devstral: twin("unsloth-mistral-Devstral-Small-2507.jinja", OWN_TOKENIZER, "mistral", { agents: true }),
+  glm: twin("GLM-4.6.jinja", OWN_TOKENIZER, "glm", { reasoning: "by default", reasoningOff: true }),
+  "minimax-m2": twin("MiniMax-M2.jinja", OWN_TOKENIZER, "minimax-m2", { reasoning: "by default" }),
+} as const satisfies Partial<Record<ModelName, TwinFacts>>;
+export type FamilyTwin = keyof typeof FAMILY_TWIN_FACTS;
+export const FAMILY_TWINS = Object.keys(FAMILY_TWIN_FACTS) as FamilyTwin[];
 export type DefaultModelName = "demo" | "scripted" | "tools" | "random-tiny" | "rerank";
 export const MODEL_NAMES = Object.keys(CATALOGUE) as ModelName[];
 export const DEFAULT_MODELS: readonly DefaultModelName[] = ["demo", "scripted", "tools", "random-tiny", "rerank"];

@@ -23,7 +23,8 @@ const TYPES: readonly (ScalarType | "array")[] = [
 class Cursor {
   private at = 0;
   private readonly view: DataView;
-  private readonly text = new TextDecoder("utf-8");
+  // A leading byte-order mark is part of a token (`\uFEFF//`): kept, not stripped.
+  private readonly text = new TextDecoder("utf-8", { ignoreBOM: true });
   constructor(private readonly bytes: Uint8Array) {
     this.view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   }

@@ -8,6 +8,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { llamaSourceCommit, llamaTemplates } from "../gguf/llama-source.js";
+import { FAMILY_TWIN_FACTS, FAMILY_TWINS } from "../gguf/models.js";
 import { checkTemplate, type Capability, type TemplateReport } from "../sidecar/engine/syntax/round-trip.js";
 import { ROOT } from "./wrangler-dev.js";
 
@@ -66,12 +67,7 @@ uneven pieces. **pass**: every case came back exactly, with no marker text in an
 the template writes no tool calls this server reads, and a request offering tools gets a 400 saying
 why (the reasons are below); **cannot render**: the template fails in the Jinja engine the sidecar
 and node-llama-cpp share (below); —: the template has no such turn (no reasoning markers, or one
-call a reply). Family twins proven end to end on chat completions, Responses and Messages
-(test/e2e/families.test.ts), streamed and not, with count_tokens equal to the rendered prompt's tokens:
-\`gpt-oss\` (Harmony's channels), \`qwen3-coder\`, \`qwen3\` (reasoning, and none with it off), \`qwen3.5\` (its prompt
-opens the reasoning) and \`llama3\` on their family's real tokenizer; \`devstral\`, \`glm\` (reasoning, and none with it off) and
-\`minimax-m2\` (its prompt opens the reasoning) on the project's small one. Claude Code and Codex finish a tool loop
-on \`gpt-oss\`, \`qwen3-coder\` and \`devstral\` (test/e2e/agents-twins.test.ts).
+call a reply). The family twins below are proven end to end further down.
 
 | template | tool calls | reasoning | text | tools | parallel calls | reasoning |
 | --- | --- | --- | --- | --- | --- | --- |
@@ -80,7 +76,35 @@ ${[...reports].map(([name, report]) => row(name, report)).join("\n")}
 ## Refused tool calls
 
 ${refusals(reports)}
+
+## Family twins
+
+A family's real template with scripted weights that write what the family writes
+(gguf/models.ts), behind the real sidecar and the real edge on Node and workerd, through the
+official clients. Each row is one the tests run for every twin listed (test/e2e/families.test.ts,
+test/e2e/agents-twins.test.ts, from the same table as this one, \`FAMILY_TWIN_FACTS\`): **text, calls,
+history** — a plain answer, a call with its arguments as JSON on chat completions (whole and streamed),
+Responses and Messages, the history sent back rendered exactly as the template renders it and the
+answer to the result as text, count_tokens equal to the rendered prompt's tokens; **reasoning** —
+streamed as reasoning deltas; **reasoning off** — none with the template's own switch; **agents** —
+Claude Code and Codex each finish a tool loop through one of their own tools. —: the family has no
+such turn, or the twin is not run so.
+
+| twin | template | tokenizer | tool calls | text, calls, history | reasoning | reasoning off | agents |
+| --- | --- | --- | --- | --- | --- | --- | --- |
+${twinRows()}
 `;
+}
+
+/** The twins' table, from the facts the tests iterate. */
+function twinRows(): string {
+  const yes = (on: boolean): string => (on ? "pass" : "—");
+  return FAMILY_TWINS.map((name) => {
+    const t = FAMILY_TWIN_FACTS[name];
+    const reasoning = t.reasoning === "by default" ? "pass" : t.reasoning === "when asked" ? "— (off unless asked)" : "—";
+    const cells = [`\`${name}\``, t.template.replace(/\.jinja$/, ""), t.tokenizer, t.calls, "pass", reasoning, yes(t.reasoningOff), yes(t.agents)];
+    return `| ${cells.join(" | ")} |`;
+  }).join("\n");
 }
 
 const entry = process.argv[1];

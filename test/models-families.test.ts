@@ -3,7 +3,18 @@
 // scripted reply cut into that vocabulary's tokens so that they spell the reply exactly.
 import { describe, expect, it } from "vitest";
 import { familyVocab, vocabMetadata } from "../gguf/family-vocab.js";
-import { GPT_OSS_VOCAB, gptOssSpec, LLAMA3_VOCAB, llama3Spec, QWEN3_VOCAB, qwen3CoderSpec, qwen35Spec, qwen3Spec } from "../gguf/models.js";
+import {
+  GEMMA4_VOCAB,
+  gemma4Spec,
+  GPT_OSS_VOCAB,
+  gptOssSpec,
+  LLAMA3_VOCAB,
+  llama3Spec,
+  QWEN3_VOCAB,
+  qwen3CoderSpec,
+  qwen35Spec,
+  qwen3Spec,
+} from "../gguf/models.js";
 import { buildContextualModel, type ContextualSpec } from "../gguf/scripted.js";
 import type { MetadataValue } from "../gguf/writer.js";
 
@@ -15,6 +26,7 @@ describe.each([
   { spec: qwen35Spec, vocab: { ...QWEN3_VOCAB, file: "qwen35" }, end: "<|im_end|>", endId: 151_645 },
   { spec: llama3Spec, vocab: LLAMA3_VOCAB, end: "<|eot_id|>", endId: 128_009 },
   { spec: gptOssSpec, vocab: GPT_OSS_VOCAB, end: "<|return|>", endId: 200_002 },
+  { spec: gemma4Spec, vocab: GEMMA4_VOCAB, end: "<turn|>", endId: 106 },
 ])("a twin on a family's tokenizer", ({ spec, vocab, end, endId }) => {
   const twin: ContextualSpec = spec();
   const built = buildContextualModel(twin);
@@ -38,7 +50,8 @@ describe.each([
     twin.scripts.forEach((script, i) => {
       const ids = built.scripts[i]?.tokenIds ?? [];
       if (script.end === "continue") expect(v.decode(ids)).toBe(script.reply);
-      else expect([v.decode(ids.slice(0, -1)), ids.at(-1)]).toEqual([script.reply, script.end === "<|call|>" ? v.endId("<|call|>") : endId]);
+      else
+        expect([v.decode(ids.slice(0, -1)), ids.at(-1)]).toEqual([script.reply, script.end === "eos" || script.end === "im_end" ? endId : v.endId(script.end)]);
     });
   });
 });

@@ -7,7 +7,7 @@
 // prompts (35,000–45,000 tokens, their tools) are rendered by each twin's own template.
 import { rmSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { AGENT_READ_INPUT, ensureModels, QWEN3_CODER_ANSWER, TWIN_GOAL_PROMPT, TWIN_READ_PROMPT } from "../../gguf/models.js";
+import { AGENT_READ_INPUT, ensureModels, FAMILY_TWIN_FACTS, FAMILY_TWINS, QWEN3_CODER_ANSWER, TWIN_GOAL_PROMPT, TWIN_READ_PROMPT } from "../../gguf/models.js";
 import {
   AGENT_TIMEOUT_MS,
   agentDirs,
@@ -22,13 +22,13 @@ import {
 import { startStack, type Stack } from "../support/edge.js";
 import { startRecordingProxy } from "../support/recording-proxy.js";
 
-const TWINS = [
-  // Tagged arguments are read as the model writes them: the path alone.
-  { model: "qwen3-coder", readInput: { file_path: "notes.txt" } },
-  // JSON arguments follow the tool's schema grammar, which asks for every property.
-  { model: "devstral", readInput: AGENT_READ_INPUT },
-  { model: "gpt-oss", readInput: AGENT_READ_INPUT },
-] as const;
+/** The twins the agents run on (FAMILY_TWIN_FACTS' `agents`), with the input their call of Read gives. */
+const TWINS = FAMILY_TWINS.filter((model) => FAMILY_TWIN_FACTS[model].agents).map((model) => ({
+  model,
+  // Tagged arguments are read as the model writes them: the path alone. JSON arguments follow the
+  // tool's schema grammar, which asks for every property.
+  readInput: FAMILY_TWIN_FACTS[model].calls === "qwen3-coder" ? { file_path: "notes.txt" } : AGENT_READ_INPUT,
+}));
 
 describe.each(TWINS)("coding agents on the $model twin", ({ model, readInput }) => {
   let stack: Stack;

