@@ -321,6 +321,43 @@ export function devstralSpec(): ContextualSpec {
   };
 }
 
+/**
+ * A twin of Mistral Small 3.2: its real template (`Mistral-Small-3.2-24B-Instruct-2506.jinja`, which
+ * writes a call's id after `[CALL_ID]` in the history and wants ids of 9 letters and digits) on the
+ * project's vocabulary; it writes what Devstral writes (DEVSTRAL_CALL_PIECES, then QWEN3_CODER_ANSWER
+ * after a result, otherwise "Hi there"; each then `</s>`).
+ */
+export function mistralSmallSpec(): ContextualSpec {
+  return {
+    name: "mistral-small",
+    chatTemplate: llamaTemplate("Mistral-Small-3.2-24B-Instruct-2506.jinja"),
+    architecture: "llama",
+    userDefined: [
+      "[INST]",
+      "[/INST]",
+      "[SYSTEM_PROMPT]",
+      "[/SYSTEM_PROMPT]",
+      "[AVAILABLE_TOOLS]",
+      "[/AVAILABLE_TOOLS]",
+      "[TOOL_CALLS]",
+      "[CALL_ID]",
+      "[ARGS]",
+      "[TOOL_RESULTS]",
+      "[TOOL_CONTENT]",
+      "[/TOOL_RESULTS]",
+    ],
+    modes: [
+      { name: "tools", trigger: "[AVAILABLE_TOOLS]" },
+      { name: "result", trigger: "[TOOL_RESULTS]" },
+    ],
+    scripts: [
+      { after: ["[/INST]"], reply: "Hi there", end: "eos" },
+      { mode: "tools", after: ["[/INST]"], reply: DEVSTRAL_CALL_PIECES, end: "eos" },
+      { mode: "result", after: ["[/TOOL_RESULTS]"], reply: QWEN3_CODER_ANSWER, end: "eos" },
+    ],
+  };
+}
+
 /** The `glm` twin's reasoning, before its answer or its call. */
 const GLM_THINK = ["\n", "<think>", "Checking.", "</think>", "\n"];
 /** The `glm` twin's call: GLM's syntax, one `<arg_key>` / `<arg_value>` pair an argument. */
@@ -666,6 +703,11 @@ export const CATALOGUE = {
     byDefault: false,
     build: () => buildContextualModel(llama3Spec()).file,
   },
+  "mistral-small": {
+    description: "twin of Mistral Small 3.2: its real chat template, scripted [TOOL_CALLS] calls",
+    byDefault: false,
+    build: () => buildContextualModel(mistralSmallSpec()).file,
+  },
   glm: {
     description: "twin of GLM-4.6: its real chat template, scripted reasoning and arg_key/arg_value calls",
     byDefault: false,
@@ -722,6 +764,7 @@ export const FAMILY_TWIN_FACTS = {
   llama3: twin("meta-llama-Llama-3.3-70B-Instruct.jinja", "ggml-vocab-llama-bpe + 3.1's added tokens", "llama3"),
   gemma4: twin("google-gemma-4-31B-it.jinja", "ggml-vocab-gemma-4", "gemma4", { reasoning: "when asked" }),
   devstral: twin("unsloth-mistral-Devstral-Small-2507.jinja", OWN_TOKENIZER, "mistral", { agents: true }),
+  "mistral-small": twin("Mistral-Small-3.2-24B-Instruct-2506.jinja", OWN_TOKENIZER, "mistral"),
   glm: twin("GLM-4.6.jinja", OWN_TOKENIZER, "glm", { reasoning: "by default", reasoningOff: true }),
   "minimax-m2": twin("MiniMax-M2.jinja", OWN_TOKENIZER, "minimax-m2", { reasoning: "by default" }),
 } as const satisfies Partial<Record<ModelName, TwinFacts>>;

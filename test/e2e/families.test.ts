@@ -38,6 +38,7 @@ const VOCABULARY: Record<FamilyTwin, { bos: string; eos: string; addBos: boolean
   llama3: { bos: "<|begin_of_text|>", eos: "<|eot_id|>", addBos: true },
   gemma4: { bos: "<bos>", eos: "<turn|>", addBos: true },
   devstral: OWN,
+  "mistral-small": OWN,
   glm: OWN,
   "minimax-m2": OWN,
 };

@@ -243,7 +243,12 @@ describe.each(EDGES)("Open Responses compliance, edge on $name", (edge) => {
     const result = await runUpstream(template("streaming-response"), configFor(edge.baseUrl("tools"), "tools"));
     const names = (result.errors ?? []).map((error) => /^Event validation failed for (\S+): /.exec(error)?.[1]);
     // Three reasoning_text deltas ("Checking the forecast." in three tokens), then their done.
-    expect(names).toEqual(["response.reasoning_text.delta", "response.reasoning_text.delta", "response.reasoning_text.delta", "response.reasoning_text.done"]);
+    expect(names, JSON.stringify(result.errors)).toEqual([
+      "response.reasoning_text.delta",
+      "response.reasoning_text.delta",
+      "response.reasoning_text.delta",
+      "response.reasoning_text.done",
+    ]);
     expect(result.response).toMatchObject({ status: "completed", output: [{ type: "reasoning" }, { type: "message", content: [{ text: CHAT_REPLY }] }] });
   });
 });
