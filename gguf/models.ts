@@ -654,6 +654,13 @@ interface CatalogueEntry {
   readonly build: () => GgufFile;
 }
 
+/** A family twin's catalogue entry: written when asked for. */
+const twinEntry = (description: string, spec: () => ContextualSpec): CatalogueEntry => ({
+  description,
+  byDefault: false,
+  build: () => buildContextualModel(spec()).file,
+});
+
 export const CATALOGUE = {
   demo: { description: "scripted demo model served by npm start", byDefault: true, build: () => buildScriptedModel(DEMO_SPEC).file },
   scripted: { description: "scripted test model", byDefault: true, build: () => buildScriptedModel(SCRIPTED_SPEC).file },
@@ -668,56 +675,16 @@ export const CATALOGUE = {
     byDefault: false,
     build: () => buildContextualModel(AGENT_SPEC).file,
   },
-  "qwen3-coder": {
-    description: "twin of the Qwen3-Coder family: its real chat template, scripted tagged tool calls",
-    byDefault: false,
-    build: () => buildContextualModel(qwen3CoderSpec()).file,
-  },
-  devstral: {
-    description: "twin of Devstral (Mistral): its real chat template, scripted [TOOL_CALLS] calls",
-    byDefault: false,
-    build: () => buildContextualModel(devstralSpec()).file,
-  },
-  "gpt-oss": {
-    description: "twin of gpt-oss: its real template and tokenizer, scripted Harmony reasoning, answers and calls",
-    byDefault: false,
-    build: () => buildContextualModel(gptOssSpec()).file,
-  },
-  gemma4: {
-    description: "twin of Gemma 4: its real template and tokenizer, scripted <|tool_call>call:… calls",
-    byDefault: false,
-    build: () => buildContextualModel(gemma4Spec()).file,
-  },
-  qwen3: {
-    description: "twin of Qwen3: its real template and tokenizer, scripted reasoning and Hermes-style calls",
-    byDefault: false,
-    build: () => buildContextualModel(qwen3Spec()).file,
-  },
-  "qwen3.5": {
-    description: "twin of Qwen3.5: its real template and tokenizer, reasoning opened by the prompt, tagged calls",
-    byDefault: false,
-    build: () => buildContextualModel(qwen35Spec()).file,
-  },
-  llama3: {
-    description: "twin of Llama 3.3: its real template and tokenizer, scripted JSON calls with parameters",
-    byDefault: false,
-    build: () => buildContextualModel(llama3Spec()).file,
-  },
-  "mistral-small": {
-    description: "twin of Mistral Small 3.2: its real chat template, scripted [TOOL_CALLS] calls",
-    byDefault: false,
-    build: () => buildContextualModel(mistralSmallSpec()).file,
-  },
-  glm: {
-    description: "twin of GLM-4.6: its real chat template, scripted reasoning and arg_key/arg_value calls",
-    byDefault: false,
-    build: () => buildContextualModel(glmSpec()).file,
-  },
-  "minimax-m2": {
-    description: "twin of MiniMax-M2: its real chat template, scripted reasoning and <invoke> calls",
-    byDefault: false,
-    build: () => buildContextualModel(minimaxSpec()).file,
-  },
+  "qwen3-coder": twinEntry("twin of the Qwen3-Coder family: its real chat template, scripted tagged tool calls", qwen3CoderSpec),
+  devstral: twinEntry("twin of Devstral (Mistral): its real chat template, scripted [TOOL_CALLS] calls", devstralSpec),
+  "gpt-oss": twinEntry("twin of gpt-oss: its real template and tokenizer, scripted Harmony reasoning, answers and calls", gptOssSpec),
+  gemma4: twinEntry("twin of Gemma 4: its real template and tokenizer, scripted <|tool_call>call:… calls", gemma4Spec),
+  qwen3: twinEntry("twin of Qwen3: its real template and tokenizer, scripted reasoning and Hermes-style calls", qwen3Spec),
+  "qwen3.5": twinEntry("twin of Qwen3.5: its real template and tokenizer, reasoning opened by the prompt, tagged calls", qwen35Spec),
+  llama3: twinEntry("twin of Llama 3.3: its real template and tokenizer, scripted JSON calls with parameters", llama3Spec),
+  "mistral-small": twinEntry("twin of Mistral Small 3.2: its real chat template, scripted [TOOL_CALLS] calls", mistralSmallSpec),
+  glm: twinEntry("twin of GLM-4.6: its real chat template, scripted reasoning and arg_key/arg_value calls", glmSpec),
+  "minimax-m2": twinEntry("twin of MiniMax-M2: its real chat template, scripted reasoning and <invoke> calls", minimaxSpec),
   "random-tiny": { description: "random weights, ~1 MB", byDefault: true, build: () => buildRandomModel(RANDOM_TINY).file },
   rerank: { description: "random-weight reranker (Qwen3 layout, ranking head), ~0.6 MB", byDefault: true, build: () => buildRerankModel(RERANK_SPEC).file },
   "random-60m": { description: "random weights, 60M parameters F16, ~120 MB", byDefault: false, build: () => buildRandomModel(RANDOM_60M).file },

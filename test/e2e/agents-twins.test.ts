@@ -13,14 +13,15 @@ import {
   agentDirs,
   ensureAgents,
   NOTES,
+  recorded,
   runClaudeCode,
   runCodex,
   type AgentDirs,
+  type AgentRun,
   type ClaudeBlock,
   type CodexItem,
 } from "../support/agents.js";
 import { startStack, type Stack } from "../support/edge.js";
-import { startRecordingProxy } from "../support/recording-proxy.js";
 
 /** The twins the agents run on (FAMILY_TWIN_FACTS' `agents`), with the input their call of Read gives. */
 const TWINS = FAMILY_TWINS.filter((model) => FAMILY_TWIN_FACTS[model].agents).map((model) => ({
@@ -44,21 +45,18 @@ describe.each(TWINS)("coding agents on the $model twin", ({ model, readInput }) 
     dirs = [];
   });
 
-  /** The agent's run, and the bodies of the POSTs that reached the edge (each answered 200). */
-  async function recorded(agent: (url: string, own: AgentDirs) => Promise<{ code: number | null; stdout: string; stderr: string }>) {
+  /** The agent's run in working folders of its own, and the bodies of the POSTs that reached the edge. */
+  async function recordedIn(agent: (url: string, own: AgentDirs) => Promise<AgentRun>) {
     const own = agentDirs();
     dirs.push(own);
-    const proxy = await startRecordingProxy(stack.edge.url);
-    const run = await agent(proxy.url, own).finally(() => proxy.close());
-    const posts = proxy.requests.filter((r) => r.method === "POST");
-    expect(posts.map((p) => p.status)).toEqual(posts.map(() => 200));
+    const { run, posts } = await recorded(stack.edge.url, (url) => agent(url, own));
     return { run, bodies: posts.map((p) => p.body) };
   }
 
   it(
     "Claude Code: the model calls Read in its own syntax, Claude Code reads the file and sends it back, the model answers",
     async () => {
-      const { run, bodies } = await recorded((url, own) => runClaudeCode(url, TWIN_READ_PROMPT, own, model));
+      const { run, bodies } = await recordedIn((url, own) => runClaudeCode(url, TWIN_READ_PROMPT, own, model));
       expect(run.code, run.stderr).toBe(0);
       const result = JSON.parse(run.stdout) as { is_error: boolean; result: string; num_turns: number };
       expect([result.is_error, result.result, result.num_turns]).toEqual([false, QWEN3_CODER_ANSWER, 2]);
@@ -74,7 +72,7 @@ describe.each(TWINS)("coding agents on the $model twin", ({ model, readInput }) 
   it(
     "Codex CLI: the model calls get_goal in its own syntax, Codex runs it and sends the output back, the model answers",
     async () => {
-      const { run, bodies } = await recorded((url, own) => runCodex(url, TWIN_GOAL_PROMPT, own, model));
+      const { run, bodies } = await recordedIn((url, own) => runCodex(url, TWIN_GOAL_PROMPT, own, model));
       expect(run.code, run.stderr).toBe(0);
       expect(run.stdout.trim().split("\n").at(-1)).toBe(QWEN3_CODER_ANSWER);
       const [call, output] = (bodies[1] as { input: CodexItem[] }).input.slice(-2);

@@ -15,6 +15,7 @@ import {
   agentDirs,
   ensureAgents,
   NOTES,
+  recorded,
   runClaudeCode,
   runCodex,
   type AgentDirs,
@@ -23,7 +24,7 @@ import {
   type CodexItem,
 } from "../support/agents.js";
 import { startStack, type Stack } from "../support/edge.js";
-import { redact, startRecordingProxy, type RecordedRequest } from "../support/recording-proxy.js";
+import { redact, type RecordedRequest } from "../support/recording-proxy.js";
 import { startWrangler, type Wrangler } from "../support/wrangler.js";
 
 const RESULT = "Done, the tool call worked.";
@@ -34,16 +35,6 @@ function saveFixture(name: string, requests: readonly RecordedRequest[]): void {
   mkdirSync(dir, { recursive: true });
   const redacted = requests.map(({ method, path, headers, body }) => ({ method, path, headers, body: redact(body) }));
   writeFileSync(new URL(`${name}.json`, dir), `${JSON.stringify(redacted, null, 2)}\n`);
-}
-
-/** Runs an agent through a recording proxy in front of `target`; the POSTs that reached it. */
-async function recorded(target: string, agent: (url: string) => Promise<AgentRun>): Promise<{ run: AgentRun; posts: RecordedRequest[] }> {
-  const proxy = await startRecordingProxy(target);
-  const run = await agent(proxy.url).finally(() => proxy.close());
-  const posts = proxy.requests.filter((r) => r.method === "POST");
-  // Every request the agent made was answered (a retried one would show here as a second POST).
-  expect(posts.map((p) => p.status)).toEqual(posts.map(() => 200));
-  return { run, posts };
 }
 
 interface ClaudeResult {

@@ -7,6 +7,8 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { expect } from "vitest";
+import { startRecordingProxy, type RecordedRequest } from "./recording-proxy.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const DIR = join(ROOT, ".cache", "agents");
@@ -178,4 +180,14 @@ export interface CodexItem {
   arguments?: string;
   call_id?: string;
   output?: string;
+}
+
+/** Runs an agent through a recording proxy in front of `target`; the POSTs that reached it. */
+export async function recorded(target: string, agent: (url: string) => Promise<AgentRun>): Promise<{ run: AgentRun; posts: RecordedRequest[] }> {
+  const proxy = await startRecordingProxy(target);
+  const run = await agent(proxy.url).finally(() => proxy.close());
+  const posts = proxy.requests.filter((r) => r.method === "POST");
+  // Every request the agent made was answered (a retried one would show here as a second POST).
+  expect(posts.map((p) => p.status)).toEqual(posts.map(() => 200));
+  return { run, posts };
 }

@@ -89,13 +89,14 @@ export async function toolGrammars(loaded: LoadedModel, syntax: CallSyntax, tool
 function nameRules(names: readonly string[], nameEnd: string, args: ReadonlyMap<string, ArgumentsGrammar>): { alternatives: string; rules: string } {
   // Arguments without a grammar (tagged, Gemma's) are free text: the grammar must not end with the
   // name, or it would allow only the end of generation there (a name may end where its arguments begin).
-  const rules: string[] = ["free-text ::= [^\\x00]*"];
+  const rules: string[] = [];
   const alternatives = names.map((name, i) => {
     const gbnf = args.get(name)?.gbnf;
     if (gbnf === undefined) return `${gbnfLiteral(name)} ${nameEnd} free-text`;
     rules.push(prefixedRules(gbnf, `tool${i}`));
     return `${gbnfLiteral(name)} ${nameEnd} tool${i}-root`;
   });
+  if (rules.length < names.length) rules.push("free-text ::= [^\\x00]*");
   return { alternatives: alternatives.join(" | "), rules: rules.join("\n") };
 }
 
