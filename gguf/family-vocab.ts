@@ -17,7 +17,7 @@ export interface ScriptVocab {
   readonly size: number;
   /** Pieces matched whole in any text (user-defined and control tokens). */
   readonly special: ReadonlySet<Piece>;
-  /** The pieces of a text (cut by the vocabulary's rule) or of explicit pieces (each kept apart). */
+  /** The pieces of a text (cut by the vocabulary's rule) or of explicit pieces (each kept apart, and cut where it is no one token). */
   pieces(text: string | readonly string[]): Piece[];
   /** The piece of a trigger or preferred text. */
   piece(text: string): Piece;
@@ -128,7 +128,7 @@ export class FamilyVocab implements ScriptVocab {
     return text.flatMap((p) => {
       if (this.special.has(p)) return [p];
       const encoded = this.encode(p);
-      return this.ids.has(encoded) ? [encoded] : this.cut(encoded);
+      return this.ids.has(encoded) ? [encoded] : this.pieces(p);
     });
   }
 

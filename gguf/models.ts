@@ -8,7 +8,6 @@ import { createRequire } from "node:module";
 import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { llamaTemplates } from "./llama-source.js";
 import { CHATML_TEMPLATE } from "./llama.js";
 import { buildRandomModel, RANDOM_60M, RANDOM_850M, RANDOM_TINY } from "./random.js";
 import { buildRerankModel, RERANK_SPEC } from "./rerank.js";
@@ -16,6 +15,9 @@ import type { FamilyVocabSpec } from "./family-vocab.js";
 import { buildContextualModel, buildScriptedModel, type ContextualSpec, type ScriptedSpec } from "./scripted.js";
 import { THINKING_TEMPLATE, TOOLS_TEMPLATE } from "./tools-template.js";
 import { writeGguf, type GgufFile } from "./writer.js";
+import { deepseekR1Spec, deepseekV31Spec } from "./twins/deepseek.js";
+import { kimiK2Spec } from "./twins/kimi.js";
+import { llamaTemplate, QWEN3_CODER_ANSWER, TWIN_REASONING, twoCalls } from "./twins/parts.js";
 
 /**
  * `npm start`'s default model. Completion "Once upon a time" → " Once", " upon", " a", `</s>`;
@@ -192,13 +194,6 @@ export const AGENT_SPEC: ContextualSpec = {
   ],
 };
 
-/** One of llama.cpp's chat templates, by file name (a twin's). */
-function llamaTemplate(name: string): string {
-  const template = llamaTemplates().get(name);
-  if (template === undefined) throw new Error(`llama.cpp's ${name} is missing from the source bundle`);
-  return template;
-}
-
 /**
  * Qwen's tokenizer as Qwen2.5 and Qwen3 ship it: llama.cpp's `ggml-vocab-qwen2.gguf` (Qwen2's, whose
  * added slots are still `[PAD…]` placeholders) with the later releases' added tokens in those
@@ -243,8 +238,17 @@ export const TWIN_GOAL_PROMPT = "What is the current goal of the galaxy team?";
 /** The `qwen3-coder` twin's call of Claude Code's `Read`: tagged arguments are read as written, so the path alone. */
 export const QWEN3_CODER_READ = "<tool_call>\n<function=Read>\n<parameter=file_path>\nnotes.txt\n</parameter>\n</function>\n</tool_call>";
 
-/** The `qwen3-coder` twin's answer to a tool result. */
-export const QWEN3_CODER_ANSWER = "It is sunny in Tokyo.";
+/** Qwen3-Coder's two calls, a line apart, after `lead` (Qwen3.5's reasoning). */
+const qwenTaggedTwoCalls = (after: string | readonly string[], lead: readonly string[] = []) =>
+  twoCalls({
+    after,
+    lead,
+    call: (city) => ["<tool_call>\n<function=get_weather>\n<parameter=city>\n", city],
+    callEnd: ["\n</parameter>\n</function>\n</tool_call>"],
+    between: ["\n"],
+    end: "im_end",
+  });
+const QWEN3_CODER_TWO_CALLS = qwenTaggedTwoCalls(["\n"]);
 
 /**
  * A twin of the Qwen3-Coder family: its real chat template (llama.cpp's `Qwen3-Coder.jinja`, read
@@ -262,10 +266,11 @@ export function qwen3CoderSpec(): ContextualSpec {
     vocabulary: QWEN3_VOCAB,
     userDefined: ["<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>"],
     contextLength: TWIN_AGENT_CONTEXT,
-    modes: [{ name: "tools", trigger: "<tool_call>" }, ...AGENT_MODES, { name: "result", trigger: "<tool_response>" }],
+    modes: [{ name: "tools", trigger: "<tool_call>" }, ...QWEN3_CODER_TWO_CALLS.modes, ...AGENT_MODES, { name: "result", trigger: "<tool_response>" }],
     scripts: [
       { after: ["\n"], reply: "Hi there", end: "im_end" },
       { mode: "tools", after: ["\n"], reply: QWEN3_CODER_CALL, end: "im_end" },
+      ...QWEN3_CODER_TWO_CALLS.scripts,
       { mode: "read", after: ["\n"], reply: QWEN3_CODER_READ, end: "im_end" },
       { mode: "goal", after: ["\n"], reply: "<tool_call>\n<function=get_goal>\n</function>\n</tool_call>", end: "im_end" },
       { mode: "result", after: ["\n"], reply: QWEN3_CODER_ANSWER, end: "im_end" },
@@ -281,6 +286,15 @@ const DEVSTRAL_READ = ["[TOOL_CALLS]", "Read", "[ARGS]", ...AGENT_READ_PIECES.sl
 
 /** The `devstral` twin's call: Mistral's syntax, the arguments JSON after `[ARGS]`. */
 export const DEVSTRAL_CALL_PIECES = ["[TOOL_CALLS]", "get_weather", "[ARGS]", '{"', "city", '":"Tokyo"}'];
+
+/** Mistral's two calls: one `[TOOL_CALLS]` each, nothing between. */
+const MISTRAL_TWO_CALLS = twoCalls({
+  after: ["[/INST]"],
+  call: (city) => ["[TOOL_CALLS]", "get_weather", "[ARGS]", '{"', "city", `":"${city}"}`],
+  callEnd: [],
+  between: [],
+  end: "eos",
+});
 
 /**
  * A twin of Devstral (Mistral's agentic coder): its real chat template (llama.cpp's
@@ -307,9 +321,10 @@ export function devstralSpec(): ContextualSpec {
       "[/TOOL_RESULTS]",
     ],
     contextLength: TWIN_AGENT_CONTEXT,
-    modes: [{ name: "tools", trigger: "[AVAILABLE_TOOLS]" }, ...AGENT_MODES, { name: "result", trigger: "[TOOL_RESULTS]" }],
+    modes: [{ name: "tools", trigger: "[AVAILABLE_TOOLS]" }, ...MISTRAL_TWO_CALLS.modes, ...AGENT_MODES, { name: "result", trigger: "[TOOL_RESULTS]" }],
     scripts: [
       { after: ["[/INST]"], reply: "Hi there", end: "eos" },
+      ...MISTRAL_TWO_CALLS.scripts,
       { mode: "tools", after: ["[/INST]"], reply: DEVSTRAL_CALL_PIECES, end: "eos" },
       // Every property of Read, as the arguments' grammar asks (AGENT_READ_PIECES).
       { mode: "read", after: ["[/INST]"], reply: DEVSTRAL_READ, end: "eos" },
@@ -346,12 +361,10 @@ export function mistralSmallSpec(): ContextualSpec {
       "[TOOL_CONTENT]",
       "[/TOOL_RESULTS]",
     ],
-    modes: [
-      { name: "tools", trigger: "[AVAILABLE_TOOLS]" },
-      { name: "result", trigger: "[TOOL_RESULTS]" },
-    ],
+    modes: [{ name: "tools", trigger: "[AVAILABLE_TOOLS]" }, ...MISTRAL_TWO_CALLS.modes, { name: "result", trigger: "[TOOL_RESULTS]" }],
     scripts: [
       { after: ["[/INST]"], reply: "Hi there", end: "eos" },
+      ...MISTRAL_TWO_CALLS.scripts,
       { mode: "tools", after: ["[/INST]"], reply: DEVSTRAL_CALL_PIECES, end: "eos" },
       { mode: "result", after: ["[/TOOL_RESULTS]"], reply: QWEN3_CODER_ANSWER, end: "eos" },
     ],
@@ -376,6 +389,16 @@ export const GLM_CALL_PIECES = [
   "\n",
   "</tool_call>",
 ];
+
+/** GLM's two calls, a line apart, after its reasoning. */
+const GLM_TWO_CALLS = twoCalls({
+  after: ["<|assistant|>"],
+  lead: GLM_THINK,
+  call: (city) => ["<tool_call>", "get_weather", "\n", "<arg_key>", "city", "</arg_key>", "\n", "<arg_value>", city],
+  callEnd: ["</arg_value>", "\n", "</tool_call>"],
+  between: ["\n"],
+  end: "eos",
+});
 
 /**
  * A twin of GLM-4.6: its real chat template (llama.cpp's `GLM-4.6.jinja`), scripted weights that
@@ -408,12 +431,10 @@ export function glmSpec(): ContextualSpec {
       "<tool_response>",
       "</tool_response>",
     ],
-    modes: [
-      { name: "tools", trigger: "<tool_call>" },
-      { name: "result", trigger: "<tool_response>" },
-    ],
+    modes: [{ name: "tools", trigger: "<tool_call>" }, ...GLM_TWO_CALLS.modes, { name: "result", trigger: "<tool_response>" }],
     scripts: [
       { after: ["<|assistant|>"], reply: [...GLM_THINK, "Hi", " there"], end: "eos" },
+      ...GLM_TWO_CALLS.scripts,
       { mode: "tools", after: ["<|assistant|>"], reply: GLM_CALL_PIECES, end: "eos" },
       { mode: "result", after: ["<|assistant|>"], reply: [...GLM_THINK, "It", " is", " sunny", " in", " Tokyo."], end: "eos" },
     ],
@@ -438,6 +459,17 @@ export const MINIMAX_CALL_PIECES = [
   "</minimax:tool_call>",
 ];
 
+/** MiniMax-M2's two calls: `<invoke>` blocks a line apart in one `<minimax:tool_call>` block, after its reasoning. */
+const MINIMAX_TWO_CALLS = twoCalls({
+  after: ["\n"],
+  lead: [...MINIMAX_THINK, "<minimax:tool_call>", "\n"],
+  call: (city) => ['<invoke name="get_weather">', "\n", '<parameter name="city">', city],
+  callEnd: ["</parameter>", "\n", "</invoke>"],
+  between: ["\n"],
+  close: ["\n", "</minimax:tool_call>"],
+  end: "eos",
+});
+
 /**
  * A twin of MiniMax-M2: its real chat template (llama.cpp's `MiniMax-M2.jinja`), whose prompt ends
  * inside a reasoning segment (`<think>\n`): scripted weights reason, close it, then answer or call
@@ -451,20 +483,15 @@ export function minimaxSpec(): ContextualSpec {
     chatTemplate: llamaTemplate("MiniMax-M2.jinja"),
     architecture: "llama",
     userDefined: ["]~!b[", "]~b]", "[e~[", "<think>", "</think>", "<minimax:tool_call>", "</minimax:tool_call>", "<response>", "</response>"],
-    modes: [
-      { name: "tools", trigger: "<minimax:tool_call>" },
-      { name: "result", trigger: "<response>" },
-    ],
+    modes: [{ name: "tools", trigger: "<minimax:tool_call>" }, ...MINIMAX_TWO_CALLS.modes, { name: "result", trigger: "<response>" }],
     scripts: [
       { after: ["\n"], reply: [...MINIMAX_THINK, "Hi", " there"], end: "eos" },
+      ...MINIMAX_TWO_CALLS.scripts,
       { mode: "tools", after: ["\n"], reply: MINIMAX_CALL_PIECES, end: "eos" },
       { mode: "result", after: ["\n"], reply: [...MINIMAX_THINK, "It", " is", " sunny", " in", " Tokyo."], end: "eos" },
     ],
   };
 }
-
-/** The reasoning every reasoning twin writes before its answer or its call. */
-export const TWIN_REASONING = "Checking.";
 
 /** Qwen3's call: Hermes-style JSON between `<tool_call>` tags, after its reasoning. */
 export const QWEN3_CALL = '<tool_call>\n{"name": "get_weather", "arguments": {"city":"Tokyo"}}\n</tool_call>';
@@ -479,18 +506,24 @@ export const QWEN3_CALL = '<tool_call>\n{"name": "get_weather", "arguments": {"c
  */
 export function qwen3Spec(): ContextualSpec {
   const think = `<think>\n${TWIN_REASONING}\n</think>\n\n`;
+  const two = twoCalls({
+    after: "assistant\n",
+    lead: [think],
+    call: (city) => ['<tool_call>\n{"name": "get_weather", "arguments": {"city":"', city],
+    callEnd: ['"}}\n</tool_call>'],
+    between: ["\n"],
+    end: "im_end",
+  });
   return {
     name: "qwen3",
     chatTemplate: llamaTemplate("Qwen-Qwen3-0.6B.jinja"),
     architecture: "qwen2",
     vocabulary: QWEN3_VOCAB,
     userDefined: [],
-    modes: [
-      { name: "tools", trigger: "<tool_call>" },
-      { name: "result", trigger: "<tool_response>" },
-    ],
+    modes: [{ name: "tools", trigger: "<tool_call>" }, ...two.modes, { name: "result", trigger: "<tool_response>" }],
     scripts: [
       { after: "assistant\n", reply: `${think}Hi there`, end: "im_end" },
+      ...two.scripts,
       { mode: "tools", after: "assistant\n", reply: `${think}${QWEN3_CALL}`, end: "im_end" },
       { mode: "result", after: "assistant\n", reply: `${think}${QWEN3_CODER_ANSWER}`, end: "im_end" },
     ],
@@ -505,18 +538,17 @@ export function qwen3Spec(): ContextualSpec {
  */
 export function qwen35Spec(): ContextualSpec {
   const think = `${TWIN_REASONING}\n</think>\n\n`;
+  const two = qwenTaggedTwoCalls("<think>\n", [think]);
   return {
     name: "qwen3.5",
     chatTemplate: llamaTemplate("Qwen3.5-4B.jinja"),
     architecture: "qwen2",
     vocabulary: { ...QWEN3_VOCAB, file: "qwen35" },
     userDefined: [],
-    modes: [
-      { name: "tools", trigger: "<tool_call>" },
-      { name: "result", trigger: "<tool_response>" },
-    ],
+    modes: [{ name: "tools", trigger: "<tool_call>" }, ...two.modes, { name: "result", trigger: "<tool_response>" }],
     scripts: [
       { after: "<think>\n", reply: `${think}Hi there`, end: "im_end" },
+      ...two.scripts,
       { mode: "tools", after: "<think>\n", reply: `${think}${QWEN3_CODER_CALL}`, end: "im_end" },
       { mode: "result", after: "<think>\n", reply: `${think}${QWEN3_CODER_ANSWER}`, end: "im_end" },
     ],
@@ -623,6 +655,15 @@ export function gptOssSpec(): ContextualSpec {
 /** Gemma 4's tokenizer: llama.cpp's `ggml-vocab-gemma-4.gguf`, `<turn|>` ending a turn. */
 export const GEMMA4_VOCAB: FamilyVocabSpec = { file: "gemma-4", eos: "<turn|>" };
 
+/** Gemma 4's two calls, one after the other, then the tool response's opening. */
+const GEMMA4_TWO_CALLS = twoCalls({
+  after: ["<channel|>"],
+  call: (city) => ['<|tool_call>call:get_weather{city:<|"|>', city],
+  callEnd: ['<|"|>}<tool_call|>'],
+  between: [],
+  end: "<|tool_response>",
+});
+
 /**
  * A twin of Gemma 4: its real template (`google-gemma-4-31B-it.jinja`) and tokenizer
  * (`ggml-vocab-gemma-4.gguf`, `<turn|>` ending a turn). Thinking is off unless asked for, so the
@@ -630,6 +671,8 @@ export const GEMMA4_VOCAB: FamilyVocabSpec = { file: "gemma-4", eos: "<turn|>" }
  * (`<|tool>` in the system turn) → `<|tool_call>call:get_weather{city:<|"|>Tokyo<|"|>}<tool_call|>`,
  * then `<|tool_response>` (where the template puts the result); otherwise "Hi there". After a tool
  * result the prompt ends in `<tool_response|>`, within the same model turn → QWEN3_CODER_ANSWER.
+ * With thinking asked for, the prompt ends at the model's header: it thinks "Checking." in the
+ * thought channel, then says "Hi there".
  */
 export function gemma4Spec(): ContextualSpec {
   return {
@@ -638,9 +681,12 @@ export function gemma4Spec(): ContextualSpec {
     architecture: "llama",
     vocabulary: GEMMA4_VOCAB,
     userDefined: [],
-    modes: [{ name: "tools", trigger: "<|tool>" }],
+    modes: [{ name: "tools", trigger: "<|tool>" }, ...GEMMA4_TWO_CALLS.modes],
     scripts: [
+      ...GEMMA4_TWO_CALLS.scripts,
       { after: ["<channel|>"], reply: "Hi there", end: "<turn|>" },
+      // Thinking asked for (`enable_thinking`): the prompt ends at the model's header; it opens the thought channel itself.
+      { after: ["model", "\n"], reply: `<|channel>thought\n${TWIN_REASONING}<channel|>Hi there`, end: "<turn|>" },
       { mode: "tools", after: ["<channel|>"], reply: '<|tool_call>call:get_weather{city:<|"|>Tokyo<|"|>}<tool_call|>', end: "<|tool_response>" },
       { mode: "tools", after: ["<tool_response|>"], reply: QWEN3_CODER_ANSWER, end: "<turn|>" },
     ],
@@ -685,6 +731,9 @@ export const CATALOGUE = {
   "mistral-small": twinEntry("twin of Mistral Small 3.2: its real chat template, scripted [TOOL_CALLS] calls", mistralSmallSpec),
   glm: twinEntry("twin of GLM-4.6: its real chat template, scripted reasoning and arg_key/arg_value calls", glmSpec),
   "minimax-m2": twinEntry("twin of MiniMax-M2: its real chat template, scripted reasoning and <invoke> calls", minimaxSpec),
+  "deepseek-r1": twinEntry("twin of DeepSeek R1 (Qwen distill): its real chat template, reasoning when asked, code-block calls", deepseekR1Spec),
+  "deepseek-v3.1": twinEntry("twin of DeepSeek V3.1: its real chat template, reasoning when asked, <｜tool▁sep｜> calls", deepseekV31Spec),
+  "kimi-k2": twinEntry("twin of Kimi K2: its real chat template, scripted functions.name:index calls", kimiK2Spec),
   "random-tiny": { description: "random weights, ~1 MB", byDefault: true, build: () => buildRandomModel(RANDOM_TINY).file },
   rerank: { description: "random-weight reranker (Qwen3 layout, ranking head), ~0.6 MB", byDefault: true, build: () => buildRerankModel(RERANK_SPEC).file },
   "random-60m": { description: "random weights, 60M parameters F16, ~120 MB", byDefault: false, build: () => buildRandomModel(RANDOM_60M).file },
@@ -707,6 +756,8 @@ export interface TwinFacts {
   readonly reasoning: "by default" | "when asked" | "none";
   /** Reasoning turned off by the template's own switch (`enable_thinking: false`). */
   readonly reasoningOff: boolean;
+  /** It answers TWO_CALLS_ASK with two calls in one reply (families whose template writes one call a turn do not). */
+  readonly twoCalls: boolean;
   /** Claude Code and Codex finish a tool loop on it. */
   readonly agents: boolean;
 }
@@ -718,6 +769,7 @@ const twin = (template: string, tokenizer: string, calls: string, more: Partial<
   calls,
   reasoning: "none",
   reasoningOff: false,
+  twoCalls: false,
   agents: false,
   ...more,
 });
@@ -725,15 +777,26 @@ const twin = (template: string, tokenizer: string, calls: string, more: Partial<
 /** The family twins, written once per test run (test/support/global-setup.ts). */
 export const FAMILY_TWIN_FACTS = {
   "gpt-oss": twin("openai-gpt-oss-120b.jinja", "o200k_harmony (tokenizer.json)", "harmony", { reasoning: "by default", agents: true }),
-  "qwen3-coder": twin("Qwen3-Coder.jinja", "ggml-vocab-qwen2 + Qwen3's added tokens", "qwen3-coder", { agents: true }),
-  qwen3: twin("Qwen-Qwen3-0.6B.jinja", "ggml-vocab-qwen2 + Qwen3's added tokens", "hermes", { reasoning: "by default", reasoningOff: true }),
-  "qwen3.5": twin("Qwen3.5-4B.jinja", "ggml-vocab-qwen35 + Qwen3's added tokens", "qwen3-coder", { reasoning: "by default", reasoningOff: true }),
+  "qwen3-coder": twin("Qwen3-Coder.jinja", "ggml-vocab-qwen2 + Qwen3's added tokens", "qwen3-coder", { agents: true, twoCalls: true }),
+  qwen3: twin("Qwen-Qwen3-0.6B.jinja", "ggml-vocab-qwen2 + Qwen3's added tokens", "hermes", { reasoning: "by default", reasoningOff: true, twoCalls: true }),
+  "qwen3.5": twin("Qwen3.5-4B.jinja", "ggml-vocab-qwen35 + Qwen3's added tokens", "qwen3-coder", {
+    reasoning: "by default",
+    reasoningOff: true,
+    twoCalls: true,
+  }),
   llama3: twin("meta-llama-Llama-3.3-70B-Instruct.jinja", "ggml-vocab-llama-bpe + 3.1's added tokens", "llama3"),
-  gemma4: twin("google-gemma-4-31B-it.jinja", "ggml-vocab-gemma-4", "gemma4", { reasoning: "when asked" }),
-  devstral: twin("unsloth-mistral-Devstral-Small-2507.jinja", OWN_TOKENIZER, "mistral", { agents: true }),
-  "mistral-small": twin("Mistral-Small-3.2-24B-Instruct-2506.jinja", OWN_TOKENIZER, "mistral"),
-  glm: twin("GLM-4.6.jinja", OWN_TOKENIZER, "glm", { reasoning: "by default", reasoningOff: true }),
-  "minimax-m2": twin("MiniMax-M2.jinja", OWN_TOKENIZER, "minimax-m2", { reasoning: "by default" }),
+  gemma4: twin("google-gemma-4-31B-it.jinja", "ggml-vocab-gemma-4", "gemma4", { reasoning: "when asked", twoCalls: true }),
+  devstral: twin("unsloth-mistral-Devstral-Small-2507.jinja", OWN_TOKENIZER, "mistral", { agents: true, twoCalls: true }),
+  "mistral-small": twin("Mistral-Small-3.2-24B-Instruct-2506.jinja", OWN_TOKENIZER, "mistral", { twoCalls: true }),
+  glm: twin("GLM-4.6.jinja", OWN_TOKENIZER, "glm", { reasoning: "by default", reasoningOff: true, twoCalls: true }),
+  "minimax-m2": twin("MiniMax-M2.jinja", OWN_TOKENIZER, "minimax-m2", { reasoning: "by default", twoCalls: true }),
+  "deepseek-r1": twin("deepseek-ai-DeepSeek-R1-Distill-Qwen-32B.jinja", OWN_TOKENIZER, "deepseek-r1", {
+    reasoning: "when asked",
+    reasoningOff: true,
+    twoCalls: true,
+  }),
+  "deepseek-v3.1": twin("deepseek-ai-DeepSeek-V3.1.jinja", OWN_TOKENIZER, "deepseek-v3.1", { reasoning: "when asked", reasoningOff: true, twoCalls: true }),
+  "kimi-k2": twin("Kimi-K2-Instruct.jinja", OWN_TOKENIZER, "kimi-k2", { twoCalls: true }),
 } as const satisfies Partial<Record<ModelName, TwinFacts>>;
 export type FamilyTwin = keyof typeof FAMILY_TWIN_FACTS;
 export const FAMILY_TWINS = Object.keys(FAMILY_TWIN_FACTS) as FamilyTwin[];
@@ -757,6 +820,9 @@ const SOURCES = [
   "models.ts",
   "tools-template.ts",
   "llama-source.ts",
+  "twins/parts.ts",
+  "twins/deepseek.ts",
+  "twins/kimi.ts",
 ];
 
 /** Relative directories are taken from the project root, so the cwd does not matter. */

@@ -80,18 +80,23 @@ ${refusals(reports)}
 ## Family twins
 
 A family's real template with scripted weights that write what the family writes
-(gguf/models.ts), behind the real sidecar and the real edge on Node and workerd, through the
-official clients. Each row is one the tests run for every twin listed (test/e2e/families.test.ts,
+(gguf/models.ts, gguf/twins/), behind the real sidecar and the real edge on Node and workerd, through
+the official clients. Each row is one the tests run for every twin listed (test/e2e/families.test.ts,
 test/e2e/agents-twins.test.ts, from the same table as this one, \`FAMILY_TWIN_FACTS\`): **text, calls,
 history** — a plain answer, a call with its arguments as JSON on chat completions (whole and streamed),
-Responses and Messages, the history sent back rendered exactly as the template renders it and the
-answer to the result as text, count_tokens equal to the rendered prompt's tokens; **reasoning** —
-streamed as reasoning deltas; **reasoning off** — none with the template's own switch; **agents** —
-Claude Code and Codex each finish a tool loop through one of their own tools. —: the family has no
-such turn, or the twin is not run so.
+Responses and Messages, the history sent back rendered exactly as the template renders it (with the
+call ids this server gave, in the family's own form where its template wants one) and the answer to
+the result as text, count_tokens equal to the rendered prompt's tokens; **streamed arguments** — a
+call's arguments arrive as deltas that add up to the whole call's; **two calls** — two calls in one
+reply, in order, each one's arguments in several deltas, on chat completions and Messages (— where
+the template writes one call a turn, or the twin is not scripted so); **reasoning** — streamed as
+reasoning deltas, by default or when asked (\`enable_thinking\`); **reasoning off** — none with the
+template's own switch (or by default, where it is off unless asked); **agents** — Claude Code and
+Codex each finish a tool loop through one of their own tools. —: the family has no such turn, or the
+twin is not run so.
 
-| twin | template | tokenizer | tool calls | text, calls, history | reasoning | reasoning off | agents |
-| --- | --- | --- | --- | --- | --- | --- | --- |
+| twin | template | tokenizer | tool calls | text, calls, history | streamed arguments | two calls | reasoning | reasoning off | agents |
+| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |
 ${twinRows()}
 `;
 }
@@ -101,8 +106,9 @@ function twinRows(): string {
   const yes = (on: boolean): string => (on ? "pass" : "—");
   return FAMILY_TWINS.map((name) => {
     const t = FAMILY_TWIN_FACTS[name];
-    const reasoning = t.reasoning === "by default" ? "pass" : t.reasoning === "when asked" ? "— (off unless asked)" : "—";
-    const cells = [`\`${name}\``, t.template.replace(/\.jinja$/, ""), t.tokenizer, t.calls, "pass", reasoning, yes(t.reasoningOff), yes(t.agents)];
+    const reasoning = t.reasoning === "by default" ? "pass" : t.reasoning === "when asked" ? "pass (when asked)" : "—";
+    const off = t.reasoning === "when asked" ? "pass (by default)" : yes(t.reasoningOff);
+    const cells = [`\`${name}\``, t.template.replace(/\.jinja$/, ""), t.tokenizer, t.calls, "pass", "pass", yes(t.twoCalls), reasoning, off, yes(t.agents)];
     return `| ${cells.join(" | ")} |`;
   }).join("\n");
 }

@@ -49,9 +49,9 @@ describe.each([
     const v = familyVocab(vocab);
     twin.scripts.forEach((script, i) => {
       const ids = built.scripts[i]?.tokenIds ?? [];
-      if (script.end === "continue") expect(v.decode(ids)).toBe(script.reply);
-      else
-        expect([v.decode(ids.slice(0, -1)), ids.at(-1)]).toEqual([script.reply, script.end === "eos" || script.end === "im_end" ? endId : v.endId(script.end)]);
+      const reply = typeof script.reply === "string" ? script.reply : script.reply.join("");
+      if (script.end === "continue") expect(v.decode(ids)).toBe(reply);
+      else expect([v.decode(ids.slice(0, -1)), ids.at(-1)]).toEqual([reply, script.end === "eos" || script.end === "im_end" ? endId : v.endId(script.end)]);
     });
   });
 });

@@ -7,7 +7,8 @@
 // prompts (35,000–45,000 tokens, their tools) are rendered by each twin's own template.
 import { rmSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { AGENT_READ_INPUT, ensureModels, FAMILY_TWIN_FACTS, FAMILY_TWINS, QWEN3_CODER_ANSWER, TWIN_GOAL_PROMPT, TWIN_READ_PROMPT } from "../../gguf/models.js";
+import { AGENT_READ_INPUT, ensureModels, FAMILY_TWIN_FACTS, FAMILY_TWINS, TWIN_GOAL_PROMPT, TWIN_READ_PROMPT } from "../../gguf/models.js";
+import { QWEN3_CODER_ANSWER } from "../../gguf/twins/parts.js";
 import {
   AGENT_TIMEOUT_MS,
   agentDirs,

@@ -343,7 +343,9 @@ function renderedBy(
   const messages = templateMessages(chat);
   if (messages === undefined) return undefined;
   const offered = toolUse === undefined ? [] : chat.tools.map((t, i) => ({ name: t.name, description: t.description, schema: tools[i]?.schema ?? {} }));
-  return renderTemplatePrompt(loaded.model, messages, { source, tools: offered, variables: variablesOf(source, chat), reply });
+  const { calls, toolsUnlisted } = loaded.replySyntax;
+  const input = { source, tools: offered, variables: variablesOf(source, chat), reply, listTools: toolsUnlisted === true };
+  return renderTemplatePrompt(loaded.model, messages, calls?.ids === undefined ? input : { ...input, ids: calls.ids });
 }
 
 const sources = new WeakMap<LoadedModel, string | undefined>();

@@ -7,6 +7,9 @@ import type { LlamaModel, Token } from "node-llama-cpp";
 import { Role, type Chat } from "../../../proto/gen/inference/v1/inference_pb.js";
 import { markerTextPattern } from "../llama/marker-tokens.js";
 import { renderTemplate } from "../syntax/jinja.js";
+import type { CallIdForm } from "../syntax/reply-syntax.js";
+import { idsInForm } from "./template-ids.js";
+import { withToolListing } from "./tool-listing.js";
 
 /** What the template is given besides the messages. */
 export interface TemplateInput {
@@ -15,6 +18,10 @@ export interface TemplateInput {
   readonly variables: Readonly<Record<string, unknown>>;
   /** Ready for the assistant's reply (`add_generation_prompt`). */
   readonly reply: boolean;
+  /** The family's own form of call ids, where its template names calls its own way. */
+  readonly ids?: CallIdForm;
+  /** The template shows no offered tools: list them in the system message (tool-listing.ts). */
+  readonly listTools?: boolean;
 }
 
 type Message = Record<string, unknown>;
@@ -89,22 +96,35 @@ function contentAsText(messages: readonly Message[]): Message[] {
   return messages.map((m) => (m.content === null ? { ...m, content: "" } : m));
 }
 
+/** The shapes a chat's messages are tried in: as sent; `null` content as ""; system messages joined first; then each with ids of 9 letters and digits. */
+function* shapes(messages: readonly Message[]): Generator<readonly Message[]> {
+  for (const list of [messages, idsInForm(messages, "nine")]) {
+    yield list;
+    yield contentAsText(list);
+    yield systemFirst(contentAsText(list));
+  }
+}
+
 /**
  * The prompt text; undefined when the template refuses the chat (the wrapper renders it, or says
  * why). Tried as OpenAI's messages are; then with empty content for `null` (as llama.cpp does for a
- * template that needs text there); then with the system messages joined first.
+ * template that needs text there); then with the system messages joined first; then each with call
+ * ids of 9 letters and digits (for a template that refuses others, Mistral's). Ids are first put in
+ * the family's own form where it has one (template-ids.ts).
  */
 export function renderTemplatePrompt(model: LlamaModel, messages: readonly Message[], input: TemplateInput): string | undefined {
   const tools = input.tools.map((t) => ({ type: "function", function: { name: t.name, description: t.description, parameters: t.schema } }));
+  const special = { bos: model.tokens.bosString ?? "", eos: model.tokens.eosString ?? "" };
   const context = (list: readonly Message[]): Record<string, unknown> => ({
     ...input.variables,
     messages: list,
     ...(tools.length > 0 ? { tools } : {}),
     add_generation_prompt: input.reply,
-    bos_token: model.tokens.bosString ?? "",
-    eos_token: model.tokens.eosString ?? "",
+    bos_token: special.bos,
+    eos_token: special.eos,
   });
-  for (const list of [messages, contentAsText(messages), systemFirst(contentAsText(messages))]) {
+  const listed = input.listTools ? withToolListing(messages, input.source, { ...special, variables: input.variables }, input.tools) : messages;
+  for (const list of shapes(input.ids === undefined ? listed : idsInForm(listed, input.ids))) {
     try {
       return renderTemplate(input.source, context(list));
     } catch {

@@ -141,6 +141,8 @@ export class ToolGrammar {
   readonly #commitLength: number;
   /** The text before the first call's name, as the template writes it. */
   readonly #startText: string;
+  /** The block's opening before the first call (Kimi's `<|tool_calls_section_begin|>`), as the template writes it; "" without one. */
+  readonly #openText: string;
   #key: string | undefined;
   #state: LlamaGrammarEvaluationState | undefined;
   #headGrammar: LlamaGrammar | undefined;
@@ -154,6 +156,8 @@ export class ToolGrammar {
     const start = headText(options.syntax);
     const firstLine = start.split("\n")[0] ?? "";
     this.#startText = start;
+    const [open] = options.syntax.open;
+    this.#openText = open === undefined ? "" : fill(trimmedStart(open), {});
     this.#commitLength = firstLine.length >= 3 && firstLine.length < start.length ? firstLine.length : start.length;
   }
 
@@ -191,6 +195,11 @@ export class ToolGrammar {
         else if (parser.phase === "content" && this.#committed(parser.phaseText)) {
           [key, grammar, consumed] = ["head", this.#headGrammar, parser.phaseText];
         }
+        break;
+      case "block":
+        // The block's opening is written (the parser has taken it): the call's opening and name follow.
+        if (this.#key === "head") return this.#state;
+        [key, grammar, consumed] = ["head", this.#headGrammar, this.#openText + parser.phaseText];
         break;
       case "name":
         if (this.#key === "head") return this.#state;

@@ -185,6 +185,12 @@ function callsOf(source: string, ctx: TemplateContext, base: Omit<ReplySyntax, "
   return { calls: undefined, refused: `the template writes tool calls as ${JSON.stringify(shown)}, which no reader here reads`, end: base.end };
 }
 
+/** Whether the prompt shows the offered tools: it differs from the prompt without them. */
+function listsTools(source: string, ctx: TemplateContext, plain: RenderedReply): boolean {
+  const without = renderReply(source, ctx, [], { content: ANSWER });
+  return !isRendered(without) || without.prompt !== plain.prompt;
+}
+
 /**
  * The reply syntax of a chat template: its reasoning markers, the markers around and after an
  * answer, and its tool-call syntax (or why calls are not served). Never throws: a template that
@@ -199,5 +205,6 @@ export function analyseTemplate(source: string, ctx: TemplateContext): ReplySynt
   const draft = { ...answerMarkers(plain, isRendered(lead) ? lead : undefined), calls: undefined, refused: undefined };
   const reasoning = reasoningOf({ source, plain, think, prompt: plain.prompt }, draft);
   const { calls: _calls, refused: _refused, ...base } = withReasoning(draft, reasoning === undefined ? undefined : written(reasoning, think));
-  return { ...base, ...callsOf(source, ctx, base) };
+  const syntax = { ...base, ...callsOf(source, ctx, base) };
+  return syntax.calls !== undefined && !listsTools(source, ctx, plain) ? { ...syntax, toolsUnlisted: true } : syntax;
 }

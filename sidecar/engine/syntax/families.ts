@@ -3,7 +3,7 @@
 // is the judge, this table only the candidates. Patterns: pattern.ts (`«index»`, `«id»`, `«word»`,
 // `«key»`, `«skip»`; a run of whitespace matches any whitespace).
 import { patterns } from "./pattern.js";
-import type { ArgumentsSyntax, CallSyntax } from "./reply-syntax.js";
+import type { ArgumentsSyntax, CallIdForm, CallSyntax } from "./reply-syntax.js";
 
 interface Spec {
   readonly open?: readonly string[];
@@ -14,6 +14,7 @@ interface Spec {
   readonly between?: readonly string[];
   readonly close?: readonly string[];
   readonly parallel?: boolean;
+  readonly ids?: CallIdForm;
 }
 
 function family(name: string, spec: Spec): CallSyntax {
@@ -27,6 +28,7 @@ function family(name: string, spec: Spec): CallSyntax {
     between: patterns(...(spec.between ?? [""])),
     close: patterns(...(spec.close ?? [])),
     parallel: spec.parallel ?? true,
+    ...(spec.ids !== undefined ? { ids: spec.ids } : {}),
   };
 }
 
@@ -125,6 +127,7 @@ export const CALL_FAMILIES: readonly CallSyntax[] = [
     nameEnd: [":«index»<|tool_call_argument_begin|>"],
     callClose: ["<|tool_call_end|>"],
     close: ["<|tool_calls_section_end|>"],
+    ids: "functions-index",
   }),
   family("deepseek-v3.1", {
     open: [`<${DS}calls▁begin｜>`],

@@ -20,8 +20,11 @@ export interface ReplyParts {
   calls: CallPiece[];
 }
 
-/** Where the parser is: in the answer, in reasoning, or inside a call (its name, its arguments, the syntax that closes it). */
-export type ReplyPhase = "content" | "reasoning" | "name" | "arguments" | "suffix";
+/**
+ * Where the parser is: in the answer, in reasoning, or inside calls (a block's opening written, the
+ * first call's not yet; a call's name, its arguments, the syntax that closes it).
+ */
+export type ReplyPhase = "content" | "reasoning" | "block" | "name" | "arguments" | "suffix";
 
 export interface ParserOptions {
   readonly syntax: ReplySyntax;
@@ -40,7 +43,7 @@ type Action = "reasoning" | "strip" | "end" | "block" | "call";
 const PHASES: Record<State, ReplyPhase> = {
   content: "content",
   reasoning: "reasoning",
-  block: "name",
+  block: "block",
   name: "name",
   arguments: "arguments",
   close: "suffix",
@@ -123,9 +126,14 @@ export class ReplyParser {
     return this.#callName;
   }
 
-  /** Text generated so far in the current phase that no part has taken: held back, or the call's name or raw arguments so far. */
+  /**
+   * Text generated so far in the current phase that no part has taken: held back; the call's name
+   * so far with what is held after it (a token may hold the name and the start of its end, `get_weather">`);
+   * or the call's raw arguments so far.
+   */
   get phaseText(): string {
-    return this.#state === "name" || this.#state === "arguments" ? this.#phaseText : this.#buffer;
+    if (this.#state === "name") return this.#phaseText + this.#buffer;
+    return this.#state === "arguments" ? this.#phaseText : this.#buffer;
   }
 
   /** Calls whose syntax was closed. */

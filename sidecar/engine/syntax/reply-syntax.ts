@@ -42,7 +42,17 @@ export interface CallSyntax {
   readonly close: readonly Pattern[];
   /** Whether one reply may hold several calls. */
   readonly parallel: boolean;
+  /** Call ids as the family's template writes them in history, where it names them its own way (Kimi's `functions.name:index`). */
+  readonly ids?: CallIdForm;
 }
+
+/**
+ * How a family's template wants the call ids of a history: `functions-index` — Kimi K2's
+ * `functions.<name>:<index within the turn>`, which its template writes as the call's header and a
+ * result must name. (Templates that want 9 letters and digits, Mistral's, refuse other ids: those are
+ * found by the refusal, template-prompt.ts.)
+ */
+export type CallIdForm = "functions-index";
 
 /** How reasoning is marked: between `open` and `close` (`<think>` … `</think>`). */
 export interface ReasoningSyntax {
@@ -62,4 +72,6 @@ export interface ReplySyntax {
   readonly calls: CallSyntax | undefined;
   /** Why calls are not served, when they are not. */
   readonly refused: string | undefined;
+  /** The template writes calls but shows the model no offered tool (DeepSeek R1's distills): the chat layer lists them. */
+  readonly toolsUnlisted?: true;
 }
