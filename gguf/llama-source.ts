@@ -1,7 +1,8 @@
 // llama.cpp's own files, read from the source bundle node-llama-cpp ships
 // (`node_modules/node-llama-cpp/llama/gitRelease.bundle`): the real chat templates of
-// `models/templates/` and the real tokenizers of `models/ggml-vocab-*.gguf`, extracted once into a
-// cache folder keyed by the bundle's commit. Nothing is downloaded.
+// `models/templates/`, the real tokenizers of `models/ggml-vocab-*.gguf` and the converter's Qwen
+// code (`conversion/qwen.py`, which writes Qwen3-Reranker's rerank template), extracted once into a
+// cache folder keyed by the bundle's commit and the list of paths. Nothing is downloaded.
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -11,7 +12,9 @@ import { fileURLToPath } from "node:url";
 const root = fileURLToPath(new URL("..", import.meta.url));
 const BUNDLE = join(root, "node_modules", "node-llama-cpp", "llama", "gitRelease.bundle");
 const CACHE = join(root, ".cache", "llama-source");
-const PATHS = ["models/templates", "models/ggml-vocab-*.gguf"];
+const PATHS = ["models/templates", "models/ggml-vocab-*.gguf", "conversion/qwen.py"];
+/** Changes with PATHS, so that a cache made with fewer paths is not taken. */
+const LAYOUT = 2;
 
 const git = (args: string[], cwd?: string): string =>
   execFileSync("git", args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], maxBuffer: 1 << 28 });
@@ -26,7 +29,7 @@ export function llamaSourceCommit(): string {
 export function llamaSource(): string {
   if (!existsSync(BUNDLE)) throw new Error(`llama.cpp's source bundle is missing (${BUNDLE}): run npm ci`);
   const commit = llamaSourceCommit();
-  const dest = join(CACHE, commit);
+  const dest = join(CACHE, `${commit}-${LAYOUT}`);
   if (existsSync(join(dest, "models", "templates"))) return dest;
   mkdirSync(CACHE, { recursive: true });
   const work = mkdtempSync(join(tmpdir(), "llama-source-"));
@@ -57,6 +60,11 @@ export function llamaTemplates(): Map<string, string> {
     .filter((name) => name.endsWith(".jinja"))
     .sort();
   return new Map(names.map((name) => [name, readFileSync(join(dir, name), "utf8")]));
+}
+
+/** One of llama.cpp's source files among PATHS, by its path in the source (`conversion/qwen.py`). */
+export function llamaSourceFile(path: string): string {
+  return readFileSync(join(llamaSource(), path), "utf8");
 }
 
 /** The path of one of llama.cpp's tokenizer files (`ggml-vocab-qwen2.gguf`). */

@@ -17,7 +17,8 @@ import { THINKING_TEMPLATE, TOOLS_TEMPLATE } from "./tools-template.js";
 import { writeGguf, type GgufFile } from "./writer.js";
 import { deepseekR1Spec, deepseekV31Spec } from "./twins/deepseek.js";
 import { kimiK2Spec } from "./twins/kimi.js";
-import { llamaTemplate, QWEN3_CODER_ANSWER, TWIN_REASONING, twoCalls } from "./twins/parts.js";
+import { qwen3EmbeddingFile, qwen3RerankerFile } from "./twins/rankers.js";
+import { llamaTemplate, QWEN3_CODER_ANSWER, QWEN3_VOCAB, TWIN_REASONING, twoCalls } from "./twins/parts.js";
 
 /**
  * `npm start`'s default model. Completion "Once upon a time" → " Once", " upon", " a", `</s>`;
@@ -192,31 +193,6 @@ export const AGENT_SPEC: ContextualSpec = {
     { mode: "compacted", after: ["\n"], reply: "Done, the tool call worked.", end: "im_end" },
     { mode: "summary", after: ["\n"], reply: AGENT_SUMMARY, end: "im_end" },
   ],
-};
-
-/**
- * Qwen's tokenizer as Qwen2.5 and Qwen3 ship it: llama.cpp's `ggml-vocab-qwen2.gguf` (Qwen2's, whose
- * added slots are still `[PAD…]` placeholders) with the later releases' added tokens in those
- * slots, `<|im_end|>` ending a turn.
- */
-export const QWEN3_VOCAB: FamilyVocabSpec = {
-  file: "qwen2",
-  eos: "<|im_end|>",
-  added: Object.fromEntries(
-    (
-      [
-        ...["object_ref_start", "object_ref_end", "box_start", "box_end", "quad_start", "quad_end", "vision_start", "vision_end"].map((n) => [`<|${n}|>`, 3]),
-        ...["vision_pad", "image_pad", "video_pad"].map((n) => [`<|${n}|>`, 3]),
-        ["<tool_call>", 4],
-        ["</tool_call>", 4],
-        ...["fim_prefix", "fim_middle", "fim_suffix", "fim_pad", "repo_name", "file_sep"].map((n) => [`<|${n}|>`, 4]),
-        ["<tool_response>", 4],
-        ["</tool_response>", 4],
-        ["<think>", 4],
-        ["</think>", 4],
-      ] as [string, number][]
-    ).map(([text, type], i) => [151_646 + i, [text, type] as const]),
-  ),
 };
 
 /** The `qwen3-coder` twin's call: Qwen3-Coder's syntax, one tagged parameter an argument. */
@@ -734,6 +710,16 @@ export const CATALOGUE = {
   "deepseek-r1": twinEntry("twin of DeepSeek R1 (Qwen distill): its real chat template, reasoning when asked, code-block calls", deepseekR1Spec),
   "deepseek-v3.1": twinEntry("twin of DeepSeek V3.1: its real chat template, reasoning when asked, <｜tool▁sep｜> calls", deepseekV31Spec),
   "kimi-k2": twinEntry("twin of Kimi K2: its real chat template, scripted functions.name:index calls", kimiK2Spec),
+  "qwen3-reranker": {
+    description: "twin of Qwen3-Reranker: its tokenizer and rerank template, random weights, ranking head",
+    byDefault: false,
+    build: qwen3RerankerFile,
+  },
+  "qwen3-embedding": {
+    description: "twin of Qwen3-Embedding: its tokenizer, EOS appended, last-token pooling, random weights",
+    byDefault: false,
+    build: qwen3EmbeddingFile,
+  },
   "random-tiny": { description: "random weights, ~1 MB", byDefault: true, build: () => buildRandomModel(RANDOM_TINY).file },
   rerank: { description: "random-weight reranker (Qwen3 layout, ranking head), ~0.6 MB", byDefault: true, build: () => buildRerankModel(RERANK_SPEC).file },
   "random-60m": { description: "random weights, 60M parameters F16, ~120 MB", byDefault: false, build: () => buildRandomModel(RANDOM_60M).file },
@@ -823,6 +809,7 @@ const SOURCES = [
   "twins/parts.ts",
   "twins/deepseek.ts",
   "twins/kimi.ts",
+  "twins/rankers.ts",
 ];
 
 /** Relative directories are taken from the project root, so the cwd does not matter. */

@@ -98,7 +98,37 @@ twin is not run so.
 | twin | template | tokenizer | tool calls | text, calls, history | streamed arguments | two calls | reasoning | reasoning off | agents |
 | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |
 ${twinRows()}
+
+## Ranking and embedding twins
+
+A family's real tokenizer with random weights (gguf/twins/rankers.ts), behind the real sidecar and
+the Node edge (test/e2e/ranking-twins.test.ts): what they prove is the input, built as llama-server
+builds it.
+
+| twin | tokenizer | what is proven |
+| --- | --- | --- |
+${rankerRows()}
 `;
+}
+
+/** The ranking and embedding twins' rows. */
+function rankerRows(): string {
+  const qwen3 = "ggml-vocab-qwen2 + Qwen3's added tokens";
+  return [
+    [
+      "`qwen3-reranker`",
+      qwen3,
+      "the rerank template llama.cpp's converter writes (from `conversion/qwen.py`) filled in and tokenized whole, " +
+        "its special tokens as tokens; scores and usage on that input",
+    ],
+    [
+      "`qwen3-embedding`",
+      `${qwen3}, \`<\\|endoftext\\|>\` appended`,
+      "the vector of the text with its EOS (last-token pooling), usage and `/tokenize` counting that EOS",
+    ],
+  ]
+    .map((cells) => `| ${cells.join(" | ")} |`)
+    .join("\n");
 }
 
 /** The twins' table, from the facts the tests iterate. */

@@ -160,7 +160,7 @@ function piece(loaded: LoadedModel, token: Token): Uint8Array {
 function tokensOf(loaded: LoadedModel, request: TokenizeRequest): number[] {
   switch (request.input.case) {
     case "text":
-      return tokenizeRaw(loaded, request.input.value, { bos: request.addSpecial !== false, special: request.parseSpecial === true });
+      return tokenizeRaw(loaded, request.input.value, { addSpecial: request.addSpecial !== false, special: request.parseSpecial === true });
     case "chat":
       return renderChat(loaded, request.input.value).tokens;
     case undefined:

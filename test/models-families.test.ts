@@ -3,19 +3,9 @@
 // scripted reply cut into that vocabulary's tokens so that they spell the reply exactly.
 import { describe, expect, it } from "vitest";
 import { familyVocab, vocabMetadata } from "../gguf/family-vocab.js";
-import {
-  GEMMA4_VOCAB,
-  gemma4Spec,
-  GPT_OSS_VOCAB,
-  gptOssSpec,
-  LLAMA3_VOCAB,
-  llama3Spec,
-  QWEN3_VOCAB,
-  qwen3CoderSpec,
-  qwen35Spec,
-  qwen3Spec,
-} from "../gguf/models.js";
+import { GEMMA4_VOCAB, gemma4Spec, GPT_OSS_VOCAB, gptOssSpec, LLAMA3_VOCAB, llama3Spec, qwen3CoderSpec, qwen35Spec, qwen3Spec } from "../gguf/models.js";
 import { buildContextualModel, type ContextualSpec } from "../gguf/scripted.js";
+import { QWEN3_VOCAB } from "../gguf/twins/parts.js";
 import type { MetadataValue } from "../gguf/writer.js";
 
 const metaValue = (value: MetadataValue | undefined): unknown => (value?.type === "array" ? value.values : value?.value);

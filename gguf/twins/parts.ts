@@ -1,6 +1,7 @@
 // What the family twins share: their templates (llama.cpp's own, from the source bundle) and the
 // words every twin writes, which the tests compare replies with.
 import { llamaTemplates } from "../llama-source.js";
+import type { FamilyVocabSpec } from "../family-vocab.js";
 import type { ContextualScript } from "../scripted.js";
 
 /** One of llama.cpp's chat templates, by file name (a twin's). */
@@ -9,6 +10,31 @@ export function llamaTemplate(name: string): string {
   if (template === undefined) throw new Error(`llama.cpp's ${name} is missing from the source bundle`);
   return template;
 }
+
+/**
+ * Qwen's tokenizer as Qwen2.5 and Qwen3 ship it: llama.cpp's `ggml-vocab-qwen2.gguf` (Qwen2's, whose
+ * added slots are still `[PAD…]` placeholders) with the later releases' added tokens in those
+ * slots, `<|im_end|>` ending a turn.
+ */
+export const QWEN3_VOCAB: FamilyVocabSpec = {
+  file: "qwen2",
+  eos: "<|im_end|>",
+  added: Object.fromEntries(
+    (
+      [
+        ...["object_ref_start", "object_ref_end", "box_start", "box_end", "quad_start", "quad_end", "vision_start", "vision_end"].map((n) => [`<|${n}|>`, 3]),
+        ...["vision_pad", "image_pad", "video_pad"].map((n) => [`<|${n}|>`, 3]),
+        ["<tool_call>", 4],
+        ["</tool_call>", 4],
+        ...["fim_prefix", "fim_middle", "fim_suffix", "fim_pad", "repo_name", "file_sep"].map((n) => [`<|${n}|>`, 4]),
+        ["<tool_response>", 4],
+        ["</tool_response>", 4],
+        ["<think>", 4],
+        ["</think>", 4],
+      ] as [string, number][]
+    ).map(([text, type], i) => [151_646 + i, [text, type] as const]),
+  ),
+};
 
 /** The reasoning every reasoning twin writes before its answer or its call. */
 export const TWIN_REASONING = "Checking.";

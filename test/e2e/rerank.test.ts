@@ -3,13 +3,11 @@
 // input llama-server builds (the rerank template filled in, tokenized whole), evaluated by
 // node-llama-cpp's ranking context on the same file; the sidecar's refusals in OpenAI's shape;
 // a chat sent to the reranker.
-import type { LlamaModel, LlamaRankingContext } from "node-llama-cpp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { modelPath } from "../../gguf/models.js";
 import { RERANK_TEMPLATE } from "../../gguf/rerank.js";
-import { rankTokens } from "../../sidecar/engine/llama/llama-internals.js";
-import { loadLlama } from "../../sidecar/engine/llama/model.js";
 import { startStack, type Stack } from "../support/edge.js";
+import { disposeReference, expectedRanking, rankingReference, serverInput, type RankingReference } from "../support/rerank.js";
 
 /** Tokens one (query, document) pair may hold on the sidecar here (--embedding-context-size). */
 const PAIR_TOKENS = 128;
@@ -17,16 +15,14 @@ const QUERY = "what do llamas eat";
 const DOCUMENTS = ["llamas eat grass and hay", "the sky is blue today", "a recipe for bread", "llamas eat grass and hay"];
 
 let stack: Stack;
-let reference: { model: LlamaModel; context: LlamaRankingContext };
+let reference: RankingReference;
 beforeAll(async () => {
   stack = await startStack({ model: modelPath("rerank"), sequences: 1, contextSize: 128, embeddingContextSize: PAIR_TOKENS });
-  const model = await (await loadLlama()).loadModel({ modelPath: modelPath("rerank") });
-  reference = { model, context: await model.createRankingContext({ contextSize: PAIR_TOKENS, batchSize: PAIR_TOKENS, threads: 1 }) };
+  reference = await rankingReference(modelPath("rerank"), RERANK_TEMPLATE, PAIR_TOKENS);
 }, 60_000);
 afterAll(async () => {
   await stack?.stop();
-  await reference?.context.dispose();
-  await reference?.model.dispose();
+  await disposeReference(reference);
 });
 
 const post = async (path: string, body: unknown) => {
@@ -34,18 +30,8 @@ const post = async (path: string, body: unknown) => {
   return { status: response.status, json: (await response.json()) as Record<string, unknown> };
 };
 
-/** llama-server's input for a pair: the rerank template with the two texts in, tokenized at once with its special tokens. */
-const serverInput = (document: string) => reference.model.tokenize(RERANK_TEMPLATE.replace("{query}", QUERY).replace("{document}", document), true);
-
-/** The answer llama-server's inputs make: float32 scores (as the proto carries them), best first, ties in order. */
-async function expectedResults(documents: readonly string[]) {
-  const scores: number[] = [];
-  for (const document of documents) scores.push(Math.fround(await rankTokens(reference.context, serverInput(document))));
-  const tokens = documents.map((d) => serverInput(d).length).reduce((a, b) => a + b, 0);
-  const results = scores.map((score, index) => ({ index, relevance_score: score, document: { text: documents[index] } }));
-  results.sort((a, b) => b.relevance_score - a.relevance_score || a.index - b.index);
-  return { results, tokens };
-}
+/** The answer llama-server's inputs make for QUERY. */
+const expectedResults = (documents: readonly string[]) => expectedRanking(reference, QUERY, documents);
 
 describe.each(["/v1/rerank", "/rerank"])("POST %s on the real sidecar", (path) => {
   it("answers the model's scores, best first, with usage and the documents", async () => {
@@ -70,7 +56,7 @@ describe.each(["/v1/rerank", "/rerank"])("POST %s on the real sidecar", (path) =
 describe("the sidecar's refusals through the edge", () => {
   it("a document that does not fit beside the query: a 400 naming it and the limit", async () => {
     const long = "llamas eat grass ".repeat(60);
-    const tokens = serverInput(long).length;
+    const tokens = serverInput(reference, QUERY, long).length;
     const { status, json } = await post("/v1/rerank", { query: QUERY, documents: ["hay", long] });
     expect(status).toBe(400);
     expect(json).toEqual({

@@ -3,9 +3,9 @@ import { ensureModels, FAMILY_TWINS } from "../../gguf/models.js";
 
 /**
  * Extracts llama.cpp's templates and vocabularies once, then writes the test models once per run
- * (each a no-op when up to date), the family twins among them: not in every test file at once.
+ * (each a no-op when up to date), the family, ranking and embedding twins among them: not in every test file at once.
  */
 export default async function setup(): Promise<void> {
   llamaSource();
-  await ensureModels("models", ["demo", "scripted", "tools", "random-tiny", "rerank", "random-60m", ...FAMILY_TWINS]);
+  await ensureModels("models", ["demo", "scripted", "tools", "random-tiny", "rerank", "random-60m", ...FAMILY_TWINS, "qwen3-reranker", "qwen3-embedding"]);
 }

@@ -59,11 +59,18 @@ export function renderPrompt(loaded: LoadedModel, input: GenerateRequest["input"
   }
 }
 
-export function tokenizeRaw(loaded: LoadedModel, text: string, as: { readonly bos?: boolean; readonly special?: boolean } = {}): Token[] {
+/**
+ * A text's tokens, with the vocabulary's own markers unless `addSpecial` is false: BOS first and EOS
+ * last where it asks for them (`add_bos_token`, `add_eos_token`: Qwen3-Embedding's), as llama.cpp's
+ * tokenizer adds them for llama-server; `special` reads special-token text as those tokens.
+ */
+export function tokenizeRaw(loaded: LoadedModel, text: string, as: { readonly addSpecial?: boolean; readonly special?: boolean } = {}): Token[] {
   const { model } = loaded;
   const tokens = model.tokenize(text, as.special === true);
-  const bos = model.tokens.bos;
-  if (as.bos !== false && bos !== null && model.tokens.shouldPrependBosToken && tokens[0] !== bos) tokens.unshift(bos);
+  if (as.addSpecial === false) return tokens;
+  const { bos, eos } = model.tokens;
+  if (bos !== null && model.tokens.shouldPrependBosToken && tokens[0] !== bos) tokens.unshift(bos);
+  if (eos !== null && model.tokens.shouldAppendEosToken && tokens.at(-1) !== eos) tokens.push(eos);
   return tokens;
 }
 

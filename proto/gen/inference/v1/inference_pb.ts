@@ -1010,8 +1010,9 @@ export type TokenizeRequest = Message<"inference.v1.TokenizeRequest"> & {
   } | { case: undefined; value?: undefined };
 
   /**
-   * For `text`: whether the beginning-of-sequence token the model wants is added. Unset: added,
-   * as for a prompt; false: the text's own tokens only.
+   * For `text`: whether the markers the vocabulary wants are added (beginning-of-sequence first,
+   * end-of-sequence last where it appends one). Unset: added, as for a prompt; false: the text's own
+   * tokens only.
    *
    * @generated from field: optional bool add_special = 4;
    */
