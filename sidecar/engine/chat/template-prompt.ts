@@ -98,7 +98,8 @@ function contentAsText(messages: readonly Message[]): Message[] {
 
 /** The shapes a chat's messages are tried in: as sent; `null` content as ""; system messages joined first; then each with ids of 9 letters and digits. */
 function* shapes(messages: readonly Message[]): Generator<readonly Message[]> {
-  for (const list of [messages, idsInForm(messages, "nine")]) {
+  for (const nine of [false, true]) {
+    const list = nine ? idsInForm(messages, "nine") : messages;
     yield list;
     yield contentAsText(list);
     yield systemFirst(contentAsText(list));

@@ -47,6 +47,11 @@ export function modelReplySyntax(model: LlamaModel, template: string, wrapper: C
 /** The syntax in a few words, for the load's log line: its call family (or why there is none) and its reasoning. */
 export function replySummary(syntax: ReplySyntax): string {
   const calls = syntax.calls === undefined ? `no tool calls: ${syntax.refused ?? "none written"}` : `tool calls: ${syntax.calls.family}`;
-  const generic = syntax.calls?.family === "generic" ? " (the template writes none; the prompt describes the functions)" : "";
+  const generic =
+    syntax.calls?.family === "generic"
+      ? " (the template writes none; the prompt describes the functions)"
+      : syntax.toolsUnlisted
+        ? " (the template shows no tools; the system message lists them)"
+        : "";
   return syntax.reasoning === undefined ? calls + generic : `${calls}${generic}; reasoning: ${syntax.reasoning.open} … ${syntax.reasoning.close}`;
 }
