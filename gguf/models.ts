@@ -263,6 +263,20 @@ const DEVSTRAL_READ = ["[TOOL_CALLS]", "Read", "[ARGS]", ...AGENT_READ_PIECES.sl
 /** The `devstral` twin's call: Mistral's syntax, the arguments JSON after `[ARGS]`. */
 export const DEVSTRAL_CALL_PIECES = ["[TOOL_CALLS]", "get_weather", "[ARGS]", '{"', "city", '":"Tokyo"}'];
 
+/** Mistral's control tokens, user-defined tokens here. */
+const MISTRAL_TOKENS = [
+  "[INST]",
+  "[/INST]",
+  "[SYSTEM_PROMPT]",
+  "[/SYSTEM_PROMPT]",
+  "[AVAILABLE_TOOLS]",
+  "[/AVAILABLE_TOOLS]",
+  "[TOOL_CALLS]",
+  "[ARGS]",
+  "[TOOL_RESULTS]",
+  "[/TOOL_RESULTS]",
+];
+
 /** Mistral's two calls: one `[TOOL_CALLS]` each, nothing between. */
 const MISTRAL_TWO_CALLS = twoCalls({
   after: ["[/INST]"],
@@ -284,18 +298,7 @@ export function devstralSpec(): ContextualSpec {
     name: "devstral",
     chatTemplate: llamaTemplate("unsloth-mistral-Devstral-Small-2507.jinja"),
     architecture: "llama",
-    userDefined: [
-      "[INST]",
-      "[/INST]",
-      "[SYSTEM_PROMPT]",
-      "[/SYSTEM_PROMPT]",
-      "[AVAILABLE_TOOLS]",
-      "[/AVAILABLE_TOOLS]",
-      "[TOOL_CALLS]",
-      "[ARGS]",
-      "[TOOL_RESULTS]",
-      "[/TOOL_RESULTS]",
-    ],
+    userDefined: MISTRAL_TOKENS,
     contextLength: TWIN_AGENT_CONTEXT,
     modes: [{ name: "tools", trigger: "[AVAILABLE_TOOLS]" }, ...MISTRAL_TWO_CALLS.modes, ...AGENT_MODES, { name: "result", trigger: "[TOOL_RESULTS]" }],
     scripts: [
@@ -323,20 +326,8 @@ export function mistralSmallSpec(): ContextualSpec {
     name: "mistral-small",
     chatTemplate: llamaTemplate("Mistral-Small-3.2-24B-Instruct-2506.jinja"),
     architecture: "llama",
-    userDefined: [
-      "[INST]",
-      "[/INST]",
-      "[SYSTEM_PROMPT]",
-      "[/SYSTEM_PROMPT]",
-      "[AVAILABLE_TOOLS]",
-      "[/AVAILABLE_TOOLS]",
-      "[TOOL_CALLS]",
-      "[CALL_ID]",
-      "[ARGS]",
-      "[TOOL_RESULTS]",
-      "[TOOL_CONTENT]",
-      "[/TOOL_RESULTS]",
-    ],
+    // Its template also writes a call's id and a result's content apart.
+    userDefined: [...MISTRAL_TOKENS, "[CALL_ID]", "[TOOL_CONTENT]"],
     modes: [{ name: "tools", trigger: "[AVAILABLE_TOOLS]" }, ...MISTRAL_TWO_CALLS.modes, { name: "result", trigger: "[TOOL_RESULTS]" }],
     scripts: [
       { after: ["[/INST]"], reply: "Hi there", end: "eos" },

@@ -50,24 +50,27 @@ function listing(source: string, ctx: TemplateContext, tools: readonly ListedToo
   return `You can call these tools (parameters as JSON Schema):\n${JSON.stringify(list, null, 2)}${how}`;
 }
 
-const listings = new Map<string, string>();
+/** Listings by template, then by what else shapes them (special tokens, variables, tools); a few kept for each template. */
+const listings = new Map<string, Map<string, string>>();
 const LISTINGS_KEPT = 64;
 
 /** The listing, kept for a template and tool set seen before (an agent sends the same tools every turn). */
 function cachedListing(source: string, ctx: TemplateContext, tools: readonly ListedTool[]): string {
-  const key = `${source.length}:${ctx.bos}:${JSON.stringify(tools)}:${source}`;
-  let text = listings.get(key);
+  let kept = listings.get(source);
+  if (kept === undefined) listings.set(source, (kept = new Map()));
+  const key = JSON.stringify([ctx.bos, ctx.eos, ctx.variables ?? {}, tools]);
+  let text = kept.get(key);
   if (text === undefined) {
     text = listing(source, ctx, tools);
-    if (listings.size >= LISTINGS_KEPT) listings.delete(listings.keys().next().value as string);
-    listings.set(key, text);
+    if (kept.size >= LISTINGS_KEPT) kept.delete(kept.keys().next().value as string);
+    kept.set(key, text);
   }
   return text;
 }
 
 /** The messages with the tools listed in the system message (joined to the first one, or a new one first). */
-export function withToolListing(messages: readonly Message[], source: string, ctx: TemplateContext, tools: readonly ListedTool[]): Message[] {
-  if (tools.length === 0) return [...messages];
+export function withToolListing(messages: readonly Message[], source: string, ctx: TemplateContext, tools: readonly ListedTool[]): readonly Message[] {
+  if (tools.length === 0) return messages;
   const text = cachedListing(source, ctx, tools);
   const first = messages[0];
   if (first?.role === "system") return [{ ...first, content: `${String(first.content)}\n\n${text}` }, ...messages.slice(1)];
