@@ -56,8 +56,8 @@ const LISTINGS_KEPT = 64;
 
 /** The listing, kept for a template and tool set seen before (an agent sends the same tools every turn). */
 function cachedListing(source: string, ctx: TemplateContext, tools: readonly ListedTool[]): string {
-  let kept = listings.get(source);
-  if (kept === undefined) listings.set(source, (kept = new Map()));
+  const kept = listings.get(source) ?? new Map<string, string>();
+  listings.set(source, kept);
   const key = JSON.stringify([ctx.bos, ctx.eos, ctx.variables ?? {}, tools]);
   let text = kept.get(key);
   if (text === undefined) {
