@@ -6,6 +6,7 @@ import { PEER_VARIANTS, parsePeerVariants, type PeerVariant } from "./peer-paths
 import { DEFAULT_MAX_TOKENS } from "./workload.js";
 
 export const SECTIONS = [
+  "newcomer",
   "engine",
   "single",
   "sweep",
@@ -74,6 +75,11 @@ export interface BenchFlags {
   readonly batchRounds: number;
   /** Rounds of the engine-build comparison. */
   readonly engineRounds: number;
+  /** The newcomer section: its model (as --model), fresh starts, rounds per start, tokens per stream. */
+  readonly newcomerModel: string;
+  readonly newcomerRuns: number;
+  readonly newcomerRounds: number;
+  readonly newcomerTokens: number;
   /** Encoder micro-bench: repetitions and milliseconds per repetition. */
   readonly encoderReps: number;
   readonly encoderMs: number;
@@ -124,6 +130,10 @@ export const USAGE = `usage: npm run bench -- [flags]
   --batch-tokens N      tokens each batch line generates [32]
   --batch-rounds N      its rounds of 4 interactive streams, alone and beside the batch [8; quick 2]
   --engine-rounds N     rounds of the engine-build comparison [3; quick 1]
+  --newcomer-model M    the newcomer section's model (as --model) [random-850m; quick random-60m]
+  --newcomer-runs N     its fresh starts of both servers, pooled [3; quick 1]
+  --newcomer-rounds N   its rounds per start, one stream and four [4; quick 2]
+  --newcomer-tokens N   tokens per stream [48]
   --encoder-reps N      encoder micro-bench repetitions [5; quick 3]
   --encoder-ms N        milliseconds per repetition [1000; quick 300]
   --peers P             llama-server builds, comma-separated: ${PEER_VARIANTS.join(",")} [every one that is built]
@@ -166,6 +176,10 @@ const OPTIONS = {
   "models-requests": { type: "string" },
   "models-other": { type: "string" },
   "engine-rounds": { type: "string" },
+  "newcomer-model": { type: "string" },
+  "newcomer-runs": { type: "string" },
+  "newcomer-rounds": { type: "string" },
+  "newcomer-tokens": { type: "string" },
   "batch-lines": { type: "string" },
   "batch-tokens": { type: "string" },
   "batch-rounds": { type: "string" },
@@ -233,6 +247,10 @@ export function readFlags(argv: readonly string[]): BenchFlags | "help" {
     modelsRequests: int("models-requests", values["models-requests"], quick ? 4 : 16),
     modelsOther: values["models-other"] ?? "demo",
     engineRounds: int("engine-rounds", values["engine-rounds"], quick ? 1 : 3),
+    newcomerModel: values["newcomer-model"] ?? (quick ? "random-60m" : "random-850m"),
+    newcomerRuns: int("newcomer-runs", values["newcomer-runs"], quick ? 1 : 3),
+    newcomerRounds: int("newcomer-rounds", values["newcomer-rounds"], quick ? 2 : 4),
+    newcomerTokens: int("newcomer-tokens", values["newcomer-tokens"], 48, 2),
     batchLines: int("batch-lines", values["batch-lines"], quick ? 40 : 200),
     batchTokens: int("batch-tokens", values["batch-tokens"], 32),
     batchRounds: int("batch-rounds", values["batch-rounds"], quick ? 2 : 8),

@@ -5,7 +5,7 @@
  * bench/README.md.
  */
 import { existsSync, mkdirSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { basename, join, resolve } from "node:path";
 import { ensureModels, isModelName, MODEL_NAMES } from "../gguf/models.js";
 import { nameOf } from "../sidecar/catalogue/catalogue.js";
 import { startWrangler, type Wrangler } from "../test/support/wrangler.js";
@@ -28,6 +28,8 @@ import { readPrevious, resultsDir } from "./results.js";
 import { runConcurrent, type ConcurrentRun } from "./sections/concurrent.js";
 import { runEngine, threadsLabel, type EngineParty, type EngineResult } from "./sections/engine.js";
 import { runJoin } from "./sections/join.js";
+import { runNewcomer, type NewcomerResult } from "./sections/newcomer.js";
+import { readPeerInfo } from "./peer-paths.js";
 import { longContextSize, runLong, type LongResult } from "./sections/long.js";
 import { runBatch, type BatchResult } from "./sections/batch.js";
 import { runEmbeddings, type EmbeddingsResult } from "./sections/embeddings.js";
@@ -164,6 +166,8 @@ async function main(): Promise<void> {
 /** Every section asked for, in order, each on the processes it needs. */
 async function measureAll(run: Run, m: Measured): Promise<void> {
   const { flags, has, notes, loads } = run;
+  // 0. What a newcomer measures: `npm start` beside llama-server's default build, alone on the machine.
+  if (has("newcomer")) m.newcomer = await watched("newcomer", notes, loads, () => measureNewcomer(flags, notes));
   // 1. Encoders first, alone on the machine.
   if (has("encoders")) {
     log("SSE encoder micro-bench");
@@ -194,6 +198,18 @@ async function measureAll(run: Run, m: Measured): Promise<void> {
   if (has("sessions")) m.sessions = await measureSessions(run);
   // 12. Batch lines in idle capacity: interactive TTFT with and without them, their idle throughput.
   if (has("batch")) m.batch = await measureBatch(run);
+}
+
+/** Section 0: fresh `npm start`s beside fresh default llama-servers (none when that build is missing: a note says how to make it). */
+async function measureNewcomer(flags: BenchFlags, notes: string[]): Promise<NewcomerResult | undefined> {
+  if (readPeerInfo("default") === undefined) {
+    notes.push("newcomer: not measured, no default llama-server build (npm run bench:peer-build -- --variant default)");
+    return undefined;
+  }
+  log(`newcomer: ${flags.newcomerRuns} fresh starts of npm start and llama-server on ${flags.newcomerModel}`);
+  const modelPath = await resolveModel(flags.newcomerModel);
+  const settings = { runs: flags.newcomerRuns, rounds: flags.newcomerRounds, maxTokens: flags.newcomerTokens, timeoutMs: flags.streamTimeoutMs };
+  return runNewcomer(modelPath, basename(modelPath, ".gguf"), settings, log);
 }
 
 /** Section 12: a fresh sidecar and edge; batch lines straight to the sidecar, interactive streams through the edge. */

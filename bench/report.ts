@@ -16,6 +16,8 @@ import { summarizeEngine, type EngineResult } from "./sections/engine.js";
 import { summarizeJoin, type JoinResult } from "./sections/join.js";
 import { longDecodeRate, promptRate, summarizeLong, type LongResult } from "./sections/long.js";
 import { modelsHeadline, renderModels, summarizeModels, type ModelsResult } from "./sections/models.js";
+import type { NewcomerResult } from "./sections/newcomer.js";
+import { newcomerHeadline, newcomerTargets, renderNewcomer, summarizeNewcomer } from "./sections/newcomer-report.js";
 import type { PrefixResult } from "./sections/prefix.js";
 import { renderSessions, sessionsHeadline, summarizeSessions, type SessionsResult } from "./sections/sessions.js";
 import type { SingleResult } from "./sections/single.js";
@@ -42,6 +44,7 @@ export interface Measured {
   sessions?: SessionsResult | undefined;
   models?: ModelsResult | undefined;
   batch?: BatchResult | undefined;
+  newcomer?: NewcomerResult | undefined;
 }
 
 /** What the run noted besides the sections' own results. */
@@ -73,6 +76,7 @@ function summarize(m: Measured) {
     long: m.long ? summarizeLong(m.long) : undefined,
     models: m.models ? summarizeModels(m.models) : undefined,
     batch: m.batch ? summarizeBatch(m.batch) : undefined,
+    newcomer: m.newcomer ? summarizeNewcomer(m.newcomer) : undefined,
   };
 }
 
@@ -98,6 +102,17 @@ function settingsLine(flags: BenchFlags, m: Measured, modelPath: string): string
 
 /** The markdown report printed on stdout. */
 function render(run: RunRecord, m: Measured, s: Summaries, targets: ReturnType<typeof evaluateTargets>, machineInfo: ReturnType<typeof machine>): string {
+  const newcomer = s.newcomer && m.newcomer ? `${renderNewcomer(s.newcomer, m.newcomer)}\n\n` : "";
+  return newcomer + renderSections(run, m, s, targets, machineInfo);
+}
+
+function renderSections(
+  run: RunRecord,
+  m: Measured,
+  s: Summaries,
+  targets: ReturnType<typeof evaluateTargets>,
+  machineInfo: ReturnType<typeof machine>,
+): string {
   const { flags } = run;
   return beforeTargets(
     renderReport({
@@ -153,6 +168,7 @@ function headlineOf(run: RunRecord, m: Measured, s: Summaries): Record<string, n
   if (s.sessions) sessionsHeadline(s.sessions, headline);
   if (s.models) modelsHeadline(s.models, headline);
   if (s.batch) batchHeadline(s.batch, headline);
+  if (s.newcomer) newcomerHeadline(s.newcomer, headline);
   if (s.join) {
     headline["join: streams' longest token gap ms"] = s.join.longestGapMs;
     headline["join: long prompt TTFT ms"] = s.join.joinedTtftMs;
@@ -175,6 +191,7 @@ function headlineOf(run: RunRecord, m: Measured, s: Summaries): Record<string, n
 function targetsOf(flags: BenchFlags, m: Measured, s: Summaries): Target[] {
   const inputs = { single: s.single, sweep: s.sweep, sessions: s.sessions, reject: s.reject, prefix: s.prefix, memory: m.memory, models: s.models };
   return [
+    ...(s.newcomer ? newcomerTargets(s.newcomer) : []),
     ...evaluateTargets({ ...inputs, concurrent: flags.sequences }),
     ...(s.stateful ? statefulTargets(s.stateful) : []),
     ...(s.batch ? batchTargets(s.batch) : []),
@@ -211,6 +228,7 @@ export function finishRun(run: RunRecord, m: Measured, previous: ResultsFile | u
       long: s.long,
       models: s.models,
       batch: s.batch,
+      newcomer: s.newcomer,
     },
     targets,
     raw: {
@@ -227,6 +245,7 @@ export function finishRun(run: RunRecord, m: Measured, previous: ResultsFile | u
       sessions: m.sessions,
       models: m.models,
       batch: m.batch,
+      newcomer: m.newcomer,
       encoders: m.encoders,
     },
     processes: run.processes,

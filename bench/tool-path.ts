@@ -9,12 +9,9 @@
 // turns going first), and the first request of each kind after start apart (a model's first chat
 // decides its renderer and builds its grammars). The tool path's cost is the tools row less the
 // plain one, on each server. Figures: docs/performance.md.
-import { spawn, type ChildProcess } from "node:child_process";
-import path from "node:path";
 import { parseArgs } from "node:util";
 import { ensureModels, FAMILY_TWINS, type FamilyTwin } from "../gguf/models.js";
-import { freePort } from "../test/support/wrangler.js";
-import { readPeerInfo, peerPaths, ROOT } from "./peer-paths.js";
+import { startLlamaServer, startOurs, type Server } from "./servers.js";
 import { median } from "./stats.js";
 
 const TOOLS = [
@@ -30,63 +27,11 @@ const TOOLS = [
 const KINDS = ["plain", "tools"] as const;
 type Kind = (typeof KINDS)[number];
 
-interface Server {
-  readonly name: string;
-  readonly url: string;
-  stop(): Promise<void>;
-}
-
 interface Timing {
   readonly firstMs: number;
   readonly totalMs: number;
   /** What came back: the text, or the calls as `name(arguments)`. */
   readonly reply: string;
-}
-
-/** Spawns a server and waits until `ready` answers 200; its output is kept for the error if it exits. */
-async function spawnServer(name: string, command: string, args: string[], env: NodeJS.ProcessEnv, url: string, ready: string): Promise<Server> {
-  const child: ChildProcess = spawn(command, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"], detached: true });
-  let log = "";
-  const keep = (d: Buffer): void => {
-    log = (log + d.toString()).slice(-3000);
-  };
-  child.stdout?.on("data", keep);
-  child.stderr?.on("data", keep);
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  const stop = async (): Promise<void> => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    process.kill(-(child.pid as number), "SIGTERM");
-    const killer = setTimeout(() => process.kill(-(child.pid as number), "SIGKILL"), 5000);
-    await exited;
-    clearTimeout(killer);
-  };
-  for (const deadline = Date.now() + 180_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 250))) {
-    if (child.exitCode !== null) throw new Error(`${name} exited: ${log}`);
-    try {
-      if ((await fetch(`${url}${ready}`)).ok) return { name, url, stop };
-    } catch {
-      // not listening yet
-    }
-  }
-  await stop();
-  throw new Error(`${name} did not start: ${log}`);
-}
-
-/** This project as `npm start` runs it on Node, with the twin as MODEL. */
-async function startOurs(modelPath: string): Promise<Server> {
-  const [edgePort, sidecarPort] = [await freePort(), await freePort()];
-  const env = { EDGE_RUNTIME: "node", MODEL: modelPath, EDGE_PORT: String(edgePort), SIDECAR_PORT: String(sidecarPort) };
-  return spawnServer("this server (npm start)", "npm", ["start"], env, `http://127.0.0.1:${edgePort}`, "/v1/models");
-}
-
-/** llama-server of llama.cpp's default build, its defaults but the port and Jinja templates. */
-async function startLlamaServer(modelPath: string): Promise<Server> {
-  if (readPeerInfo("default") === undefined) throw new Error("no default llama-server build: run npm run bench:peer-build -- --variant default");
-  const port = await freePort();
-  const binary = peerPaths("default").binary;
-  const env = { LD_LIBRARY_PATH: [path.dirname(binary), process.env.LD_LIBRARY_PATH].filter(Boolean).join(":") };
-  const args = ["-m", modelPath, "--jinja", "--host", "127.0.0.1", "--port", String(port), "--no-webui"];
-  return spawnServer("llama-server (default build)", binary, args, env, `http://127.0.0.1:${port}`, "/health");
 }
 
 interface Delta {
@@ -182,7 +127,7 @@ async function main(): Promise<void> {
   const model = values.model as FamilyTwin;
   if (!FAMILY_TWINS.includes(model)) throw new Error(`--model must be a family twin: ${FAMILY_TWINS.join(", ")}`);
   const modelPath = (await ensureModels("models", [model]))[model];
-  const servers = [await startOurs(modelPath), await startLlamaServer(modelPath)];
+  const servers = [await startOurs(modelPath), await startLlamaServer(modelPath, ["--jinja"])];
   const measured = servers.map((): Measured => ({ cold: {}, warm: { plain: [], tools: [] } }));
   try {
     for (let r = 0; r < Number(values.rounds); r++) {

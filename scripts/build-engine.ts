@@ -1,7 +1,8 @@
 /**
  * `npm run build:engine`: builds llama.cpp for this host from the source node-llama-cpp ships
- * (offline), with the project's engine patches (a persistent CPU thread pool per context, and
- * sequence states restored into any sequence from memory; sidecar/native/README.md). The sidecar then loads this build (`--engine auto` or `local`);
+ * (offline), with the project's engine patches (a persistent CPU thread pool per context, sequence
+ * states restored into any sequence from memory, and one summation order for every batch size;
+ * sidecar/native/README.md). The sidecar then loads this build (`--engine auto` or `local`);
  * without it, the prebuilt library stays the default. CPU hosts only: a GPU host keeps the
  * prebuilt CUDA/Vulkan libraries that `npm ci` installs.
  */
@@ -25,10 +26,11 @@ function packageFolder(): string {
 const packageDir = packageFolder();
 const { version } = JSON.parse(readFileSync(path.join(packageDir, "package.json"), "utf8")) as { version: string };
 const PATCHED_FOR = "3.21.1";
-/** The patches, in order, each found applied by a line it adds to the addon's header. */
+/** The patches, in order, each found applied by a line it adds to `target` (in node-llama-cpp's folder). */
 const PATCHES = [
-  { file: "threadpool.patch", marker: "llm-edge engine patch" },
-  { file: "state-into.patch", marker: "state-into.patch" },
+  { file: "threadpool.patch", target: "llama/addon/AddonContext.h", marker: "llm-edge engine patch" },
+  { file: "state-into.patch", target: "llama/addon/AddonContext.h", marker: "state-into.patch" },
+  { file: "batch-invariant.patch", target: "llama/llama.cpp/ggml/src/ggml-cpu/llamafile/sgemm.cpp", marker: "batch-invariant.patch" },
 ];
 
 if (version !== PATCHED_FOR) {
@@ -47,8 +49,8 @@ run(cli, ["source", "download", "--skipBuild", "--gpu", "false", "--noUsageExamp
 
 // 2. Each patch, once.
 for (const patch of PATCHES) {
-  const header = readFileSync(path.join(packageDir, "llama/addon/AddonContext.h"), "utf8");
-  if (header.includes(patch.marker)) console.error(`build:engine: ${patch.file} already applied`);
+  const target = readFileSync(path.join(packageDir, patch.target), "utf8");
+  if (target.includes(patch.marker)) console.error(`build:engine: ${patch.file} already applied`);
   else run("patch", ["-p1", "--forward", "-d", packageDir, "-i", path.join(root, "sidecar/native", patch.file)]);
 }
 

@@ -1,0 +1,80 @@
+// The newcomer section's table (the report's first) and its headline figures: medians pooled over
+// the runs, this server beside llama-server's default build, and item by item the targets.
+import { median } from "../stats.js";
+import type { Target } from "../summary.js";
+import { fourStreamRates, LLAMA_SERVER_ARGS, oneStreamRates, type NewcomerParty, type NewcomerResult, type NewcomerSamples } from "./newcomer.js";
+
+export interface NewcomerSummary {
+  readonly oneRate: Record<NewcomerParty, number>;
+  readonly oneTtft: Record<NewcomerParty, number>;
+  readonly fourRate: Record<NewcomerParty, number>;
+  readonly fourTtft: Record<NewcomerParty, number>;
+}
+
+const ttftsOne = (s: readonly NewcomerSamples[]): number[] => s.flatMap((r) => r.one.map((x) => x.ttftMs));
+const ttftsFour = (s: readonly NewcomerSamples[]): number[] => s.flatMap((r) => r.four.flat().map((x) => x.ttftMs));
+
+function perParty(result: NewcomerResult, figure: (s: readonly NewcomerSamples[]) => number[]): Record<NewcomerParty, number> {
+  return { ours: median(figure(result.runs.ours)), "llama-server": median(figure(result.runs["llama-server"])) };
+}
+
+export function summarizeNewcomer(result: NewcomerResult): NewcomerSummary {
+  return {
+    oneRate: perParty(result, oneStreamRates),
+    oneTtft: perParty(result, ttftsOne),
+    fourRate: perParty(result, fourStreamRates),
+    fourTtft: perParty(result, ttftsFour),
+  };
+}
+
+const f1 = (v: number): string => (Number.isFinite(v) ? v.toFixed(1) : "–");
+
+export function renderNewcomer(s: NewcomerSummary, result: NewcomerResult): string {
+  const { flags } = result;
+  const rows: [string, Record<NewcomerParty, number>, "ratio" | "difference"][] = [
+    ["one stream, decode tok/s", s.oneRate, "ratio"],
+    ["one stream, first token p50 (ms)", s.oneTtft, "difference"],
+    ["four streams, aggregate tok/s", s.fourRate, "ratio"],
+    ["four streams, first token p50 (ms)", s.fourTtft, "difference"],
+  ];
+  const lines = [
+    `**Newcomer** (\`npm start\` with MODEL=${result.model} and nothing else, beside llama-server's default build as ` +
+      `\`llama-server -m MODEL ${LLAMA_SERVER_ARGS.join(" ")}\`; streamed /v1/completions of a short prompt, ` +
+      `${flags.maxTokens} tokens, temperature 0, seed 42, from this process; medians pooled over ${flags.runs} fresh starts × ` +
+      `${flags.rounds} rounds, the first request after each start apart)`,
+    "",
+    "| what | this server | llama-server | this server vs llama-server |",
+    "| --- | --- | --- | --- |",
+  ];
+  for (const [name, v, kind] of rows) {
+    const ours = v.ours;
+    const theirs = v["llama-server"];
+    const versus = kind === "ratio" ? `${(ours / theirs).toFixed(2)}×` : `${ours - theirs >= 0 ? "+" : ""}${(ours - theirs).toFixed(1)} ms`;
+    lines.push(`| ${name} | ${f1(ours)} | ${f1(theirs)} | ${versus} |`);
+  }
+  return lines.join("\n");
+}
+
+export function newcomerTargets(s: NewcomerSummary | undefined): Target[] {
+  const ratio = (v: Record<NewcomerParty, number> | undefined): number => (v ? v.ours / v["llama-server"] : Number.NaN);
+  const diff = (v: Record<NewcomerParty, number> | undefined): number => (v ? v.ours - v["llama-server"] : Number.NaN);
+  const target = (name: string, value: number, needed: string, pass: (v: number) => boolean, unit: "×" | " ms"): Target => ({
+    name,
+    measured: Number.isFinite(value) ? `${unit === "×" ? value.toFixed(2) : (value >= 0 ? "+" : "") + value.toFixed(1)}${unit}` : "–",
+    needed,
+    pass: Number.isFinite(value) ? pass(value) : undefined,
+  });
+  return [
+    target("newcomer, 1 stream: decode tok/s vs llama-server", ratio(s?.oneRate), "≥ 1.0×", (v) => v >= 1, "×"),
+    target("newcomer, 4 streams: aggregate tok/s vs llama-server", ratio(s?.fourRate), "≥ 1.0×", (v) => v >= 1, "×"),
+    target("newcomer, 1 stream: first token p50 vs llama-server", diff(s?.oneTtft), "≤ +5 ms", (v) => v <= 5, " ms"),
+    target("newcomer, 4 streams: first token p50 vs llama-server", diff(s?.fourTtft), "≤ +5 ms", (v) => v <= 5, " ms"),
+  ];
+}
+
+export function newcomerHeadline(s: NewcomerSummary, headline: Record<string, number>): void {
+  headline.newcomerOneRatio = s.oneRate.ours / s.oneRate["llama-server"];
+  headline.newcomerFourRatio = s.fourRate.ours / s.fourRate["llama-server"];
+  headline.newcomerOneTtftDiffMs = s.oneTtft.ours - s.oneTtft["llama-server"];
+  headline.newcomerFourTtftDiffMs = s.fourTtft.ours - s.fourTtft["llama-server"];
+}

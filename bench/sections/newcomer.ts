@@ -1,0 +1,103 @@
+/**
+ * The newcomer section: what a user measures on a fresh install. This project as `npm start` runs
+ * it with no settings but MODEL, beside llama-server of llama.cpp's default build started as its
+ * README suggests for parallel use (`-m MODEL -np 4 -c 8192`, its defaults otherwise: every core,
+ * flash attention auto), both separate processes, driven from this process over HTTP. Streamed
+ * `/v1/completions` of a short prompt (48 tokens, temperature 0, seed 42): one stream at a time,
+ * then four at once. Every run starts both servers afresh and sends one request to each before
+ * measuring (a first request after start is apart: it pays for the model's first pages); runs
+ * are pooled, and the servers take turns going first.
+ */
+import { streamSse } from "../clients/sse.js";
+import { decodeRate, type StreamSample } from "../sample.js";
+import { startLlamaServer, startOurs, type Server } from "../servers.js";
+
+export interface NewcomerFlags {
+  readonly runs: number;
+  readonly rounds: number;
+  readonly maxTokens: number;
+  readonly timeoutMs: number;
+}
+
+/** What a newcomer types: about fifteen tokens of prose. */
+export const NEWCOMER_PROMPT = "The old lighthouse keeper climbed the stairs one more time and looked at the sea";
+/** llama-server's parallel settings from its own README's example. */
+export const LLAMA_SERVER_ARGS = ["-np", "4", "-c", "8192"] as const;
+export const NEWCOMER_PARTIES = ["ours", "llama-server"] as const;
+export type NewcomerParty = (typeof NEWCOMER_PARTIES)[number];
+
+/** One party's samples of one run: one stream at a time, and four at once (rounds of four). */
+export interface NewcomerSamples {
+  readonly one: StreamSample[];
+  readonly four: StreamSample[][];
+}
+
+export interface NewcomerResult {
+  readonly model: string;
+  readonly flags: NewcomerFlags;
+  /** Per party, per run. */
+  readonly runs: Record<NewcomerParty, NewcomerSamples[]>;
+}
+
+function requestBody(maxTokens: number): Record<string, unknown> {
+  return { model: "m", prompt: NEWCOMER_PROMPT, max_tokens: maxTokens, temperature: 0, seed: 42, stream: true, stream_options: { include_usage: true } };
+}
+
+async function stream(server: Server, flags: NewcomerFlags): Promise<StreamSample> {
+  const sample = await streamSse(`${server.url}/v1/completions`, requestBody(flags.maxTokens), flags.timeoutMs);
+  if (sample.outcome !== "completed") throw new Error(`${server.name}: ${sample.outcome} ${sample.error ?? ""}`);
+  return sample;
+}
+
+/** `rounds` streams one after another, then `rounds` rounds of four at once. */
+async function measureParty(server: Server, flags: NewcomerFlags, into: NewcomerSamples, phase: "one" | "four"): Promise<void> {
+  for (let r = 0; r < flags.rounds; r++) {
+    if (phase === "one") into.one.push(await stream(server, flags));
+    else into.four.push(await Promise.all([0, 1, 2, 3].map(() => stream(server, flags))));
+  }
+}
+
+/** One run: both servers started afresh, one request each, then each phase with the servers taking turns going first. */
+async function runOnce(modelPath: string, flags: NewcomerFlags, run: number): Promise<Record<NewcomerParty, NewcomerSamples>> {
+  const servers: Record<NewcomerParty, Server> = {
+    ours: await startOurs(modelPath),
+    "llama-server": await startLlamaServer(modelPath, LLAMA_SERVER_ARGS),
+  };
+  const out: Record<NewcomerParty, NewcomerSamples> = { ours: { one: [], four: [] }, "llama-server": { one: [], four: [] } };
+  try {
+    for (const party of NEWCOMER_PARTIES) await stream(servers[party], flags);
+    for (const [i, phase] of (["one", "four"] as const).entries()) {
+      const order = (run + i) % 2 === 0 ? NEWCOMER_PARTIES : [...NEWCOMER_PARTIES].reverse();
+      for (const party of order) await measureParty(servers[party], flags, out[party], phase);
+    }
+  } finally {
+    await Promise.all(Object.values(servers).map((s) => s.stop()));
+  }
+  return out;
+}
+
+export async function runNewcomer(modelPath: string, model: string, flags: NewcomerFlags, log: (m: string) => void): Promise<NewcomerResult> {
+  const runs: Record<NewcomerParty, NewcomerSamples[]> = { ours: [], "llama-server": [] };
+  for (let run = 0; run < flags.runs; run++) {
+    const samples = await runOnce(modelPath, flags, run);
+    for (const party of NEWCOMER_PARTIES) runs[party].push(samples[party]);
+    log(`newcomer: run ${run + 1} of ${flags.runs}`);
+  }
+  return { model, flags, runs };
+}
+
+/** Decode tokens/s of one stream at a time: every stream's rate, pooled over the runs. */
+export function oneStreamRates(samples: readonly NewcomerSamples[]): number[] {
+  return samples.flatMap((s) => s.one.map(decodeRate));
+}
+
+/** Aggregate tokens/s of each round of four: tokens of the four over the time from the first sent to the last token. */
+export function fourStreamRates(samples: readonly NewcomerSamples[]): number[] {
+  return samples.flatMap((s) =>
+    s.four.map((round) => {
+      const start = Math.min(...round.map((x) => x.sentAt ?? 0));
+      const end = Math.max(...round.map((x) => (x.sentAt ?? 0) + x.lastTokenMs));
+      return (round.reduce((n, x) => n + x.tokens, 0) * 1000) / (end - start);
+    }),
+  );
+}
