@@ -70,6 +70,13 @@ describe("SequencePool", () => {
     expect(idOf(await pool.acquire(tokens(1, 2, 3, 10, 11, 12, 13, 14, 15, 16), signal))).toBe(0);
   });
 
+  it("takes the sequence holding the whole prompt and its earlier reply over an empty one (the prompt asked again)", async () => {
+    // Sequence 0 holds the prompt 1..4 and a reply of 6 tokens; 1 is empty.
+    const pool = new SequencePool(fakeContext([[1, 2, 3, 4, 30, 31, 32, 33, 34, 35], []]), { maxQueue: 0, queueTimeoutMs: 1000 });
+    const signal = new AbortController().signal;
+    expect(idOf(await pool.acquire(tokens(1, 2, 3, 4), signal))).toBe(0);
+  });
+
   it("refuses at once with RESOURCE_EXHAUSTED when the queue is full, and serves waiters in order", async () => {
     const pool = new SequencePool(fakeContext([[]]), { maxQueue: 2, queueTimeoutMs: 10_000 });
     const signal = new AbortController().signal;

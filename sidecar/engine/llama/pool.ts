@@ -289,8 +289,10 @@ export class SequencePool {
     // another conversation is not overwritten for a few shared tokens (a chat template's header)
     // while an empty one is free. A prefix of one token (the BOS) is no reuse; among equals the
     // sequence free the longest is taken, so recent caches survive for their owners. A sequence
-    // whose tokens a saved state holds (the KV cache tier) loses nothing when taken over. One
-    // beside the busy sequences' ids is worth RUN_COST_TOKENS more than one apart from them.
+    // whose tokens a saved state holds (the KV cache tier) loses nothing when taken over, nor does
+    // one that holds the whole prompt (all but its last token): the prompt is asked again, and what
+    // follows it there is that same conversation's earlier reply. One beside the busy sequences'
+    // ids is worth RUN_COST_TOKENS more than one apart from them.
     let best = 0;
     let bestScore = Number.NEGATIVE_INFINITY;
     const busyIds = this.#busyIds();
@@ -299,7 +301,8 @@ export class SequencePool {
       if (candidate === undefined) continue;
       let shared = candidate.compareContextTokens(prompt as Token[]).firstDifferentIndex;
       if (shared <= 1) shared = 0;
-      const lost = this.#options.kept?.(candidate) === true ? 0 : Math.max(0, candidate.nextTokenIndex - shared);
+      const askedAgain = shared > 0 && shared >= prompt.length - 1;
+      const lost = askedAgain || this.#options.kept?.(candidate) === true ? 0 : Math.max(0, candidate.nextTokenIndex - shared);
       const score = shared - lost - RUN_COST_TOKENS * this.#runsAdded(candidate, busyIds);
       if (score > bestScore) {
         best = i;
