@@ -19,7 +19,7 @@ export interface NewcomerFlags {
   readonly timeoutMs: number;
 }
 
-/** What a newcomer types: about fifteen tokens of prose. */
+/** What a newcomer types: a line of prose (30 tokens on the GGUF writer's vocabulary). */
 export const NEWCOMER_PROMPT = "The old lighthouse keeper climbed the stairs one more time and looked at the sea";
 /** llama-server's parallel settings from its own README's example. */
 export const LLAMA_SERVER_ARGS = ["-np", "4", "-c", "8192"] as const;
