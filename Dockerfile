@@ -19,6 +19,8 @@ RUN apt-get update && apt-get install -y --no-install-recommends python3 make g+
   && rm -rf /var/lib/apt/lists/* \
   && npm install -g npm@11.19.1
 COPY package.json package-lock.json ./
+# patches/: a fix to node-llama-cpp's JavaScript that the postinstall applies (patches/README.md).
+COPY patches patches
 RUN npm ci --omit=dev
 COPY edge edge
 COPY sidecar sidecar

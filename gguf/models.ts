@@ -8,6 +8,7 @@ import { createRequire } from "node:module";
 import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { isAbsolute, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { editTwinSpec } from "./twins/edit.js";
 import { CHATML_TEMPLATE } from "./llama.js";
 import { buildRandomModel, RANDOM_60M, RANDOM_850M, RANDOM_TINY } from "./random.js";
 import { buildRerankModel, RERANK_SPEC } from "./rerank.js";
@@ -718,6 +719,11 @@ export const CATALOGUE = {
     description: "random weights, 852M parameters F16, ~1.7 GB (the benchmark's larger model)",
     byDefault: false,
     build: () => buildRandomModel(RANDOM_850M).file,
+  },
+  "edit-850m": {
+    description: "random-850m's size, scripted: a 1,500-word file repeated with two changes, and a chat (the speculation workloads)",
+    byDefault: false,
+    build: () => buildScriptedModel(editTwinSpec()).file,
   },
 } as const satisfies Record<string, CatalogueEntry>;
 

@@ -49,6 +49,12 @@ export interface ScriptedSpec {
   readonly scripts: readonly Script[];
   /** `llama.context_length`; 4096 unless given. */
   readonly contextLength?: number;
+  /**
+   * Widened to a real model's size: its shape (one-hot dimensions up to its width) and vocabulary
+   * size (padded with unused tokens), in F16, every layer's matrices zero — read like a real
+   * model's, changing nothing.
+   */
+  readonly wide?: { readonly shape: LlamaShape; readonly vocabSize: number };
 }
 
 export interface BuiltScript {
@@ -289,16 +295,10 @@ export function buildScriptedModel(spec: ScriptedSpec): ScriptedModel {
   // Dimension 0 belongs to the newline (and to every token without a step of its own).
   const dimOf = new Map<number, number>([[NEWLINE_ID, 0]]);
   for (const id of steps.keys()) if (!dimOf.has(id)) dimOf.set(id, dimOf.size);
-  const d = Math.max(16, Math.ceil(dimOf.size / 16) * 16);
-  const shape: LlamaShape = {
-    contextLength: spec.contextLength ?? 4096,
-    embedding: d,
-    blocks: 1,
-    feedForward: d,
-    heads: 1,
-    headsKv: 1,
-    rmsEpsilon: 1e-5,
-  };
+  const shape = scriptedShape(spec, Math.max(16, Math.ceil(dimOf.size / 16) * 16));
+  if (dimOf.size > shape.embedding) fail(`${dimOf.size} tokens with a successor do not fit in ${shape.embedding} dimensions`);
+  if (spec.wide !== undefined) padVocab(vocab, spec.wide.vocabSize, fail);
+  const d = shape.embedding;
   const n = vocab.entries.length;
   const embedding = new Float32Array(d * n);
   for (let id = 0; id < n; id++) {
@@ -309,11 +309,25 @@ export function buildScriptedModel(spec: ScriptedSpec): ScriptedModel {
   const output = new Float32Array(d * n);
   for (const [id, step] of steps) output[step.next * d + (dimOf.get(id) ?? 0)] = weight;
 
-  // No layer weights: every block's matrices stay zero, so the output is the embedding's alone.
-  const tensors: Tensor[] = contextualTensors(shape, n, new Map(), embedding, output);
+  // Every block's matrices stay zero, so the output is the embedding's alone.
+  const type = spec.wide === undefined ? "F32" : "F16";
+  const tensors: Tensor[] = contextualTensors(shape, n, new Map(), embedding, output, type, type);
   const parameters = tensors.reduce((sum, t) => sum + t.data.length, 0);
-  const metadata = llamaMetadata(spec.name, shape, vocab.entries, spec.chatTemplate, "F32");
+  const metadata = llamaMetadata(spec.name, shape, vocab.entries, spec.chatTemplate, type);
   return { file: { metadata, tensors }, vocab: vocab.entries, scripts: built, shape, parameters };
+}
+
+/** One block of width `d`, or the widened shape. */
+function scriptedShape(spec: ScriptedSpec, d: number): LlamaShape {
+  const contextLength = spec.contextLength ?? 4096;
+  if (spec.wide !== undefined) return { ...spec.wide.shape, contextLength };
+  return { contextLength, embedding: d, blocks: 1, feedForward: d, heads: 1, headsKv: 1, rmsEpsilon: 1e-5 };
+}
+
+/** Unused control tokens up to `size` (a real vocabulary's size: the output matrix is read like its). */
+function padVocab(vocab: VocabBuilder, size: number, fail: (message: string) => never): void {
+  if (vocab.entries.length > size) fail(`the scripts need ${vocab.entries.length} tokens, more than ${size}`);
+  for (let i = 0; vocab.entries.length < size; i++) vocab.entries.push({ piece: `<unused${i}>`, score: 0, type: TOKEN_TYPE.control });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -695,6 +709,7 @@ function contextualTensors(
   embedding: Float32Array,
   output: Float32Array,
   wide: "F32" | "F16" = "F32",
+  matrices: "F32" | "F16" = "F32",
 ): Tensor[] {
   const half = (data: Float32Array): Uint16Array => {
     const out = new Uint16Array(data.length);
@@ -714,6 +729,7 @@ function contextualTensors(
       case "norm":
         return onesTensor(slot);
       case "matrix":
+        if (matrices === "F16") return { name: slot.name, shape: slot.shape, type: "F16", data: new Uint16Array(sizeOf(slot.shape)) };
         return { name: slot.name, shape: slot.shape, type: "F32", data: new Float32Array(sizeOf(slot.shape)) };
     }
     throw new Error(`unknown tensor role ${slot.role satisfies never}`);

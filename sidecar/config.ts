@@ -6,6 +6,8 @@ import type { ResumableOptions } from "./engine/streams/resumable-streams.js";
 import type { PrioritySetting } from "./priority.js";
 import { parseGpu, parseGpuLayers } from "./engine/llama/gpu.js";
 import { BATCH_THREADS_MAX_MIN_TOKENS } from "./engine/llama/batch-threads.js";
+import { MAX_STEP_TOKENS } from "./engine/llama/batch-shares.js";
+import { DEFAULT_LOOKUP_DRAFT } from "./engine/llama/speculation.js";
 import { traceSettingsFromEnv, type SidecarTraceSettings } from "./trace/settings.js";
 
 type EngineSettings =
@@ -21,6 +23,7 @@ type EngineSettings =
   | "cacheRam"
   | "cacheDir"
   | "flashAttention"
+  | "specLookup"
   | "chatTemplate";
 
 export interface SidecarConfig extends Pick<ModelOptions, EngineSettings> {
@@ -89,7 +92,7 @@ const options = {
     env: "MODELS_PRESET",
     help:
       "JSON file of per-model options keyed by model name: model (a source: adds it), contextSize, sequences, chatTemplate, gpuLayers, " +
-      'alias (docs/contract.md, "Model catalogue (sidecar)")',
+      'specLookup, alias (docs/contract.md, "Model catalogue (sidecar)")',
   },
   "default-model": { type: "string", env: "DEFAULT_MODEL", help: "with several models, the one that serves names the catalogue does not know (else 404)" },
   "keep-alive": {
@@ -153,6 +156,14 @@ const options = {
     help: "llama.cpp's flash attention: on, off, or auto (off on a CPU-only host, where it is slower; llama.cpp's own choice on a GPU)",
   },
   sequences: { type: "string", env: "SEQUENCES", default: "4", help: "requests generated at once (batched in one context)" },
+  "spec-lookup": {
+    type: "string",
+    env: "SPEC_LOOKUP",
+    default: String(DEFAULT_LOOKUP_DRAFT),
+    help:
+      `speculative decoding by prompt lookup: tokens drafted at most per step from where the reply's last tokens occur in its ` +
+      `prompt (checked in the same decode, the reply unchanged), 0 to ${MAX_STEP_TOKENS - 1}; 0: off`,
+  },
   "context-size": {
     type: "string",
     env: "CONTEXT_SIZE",
@@ -251,6 +262,12 @@ export function usage(): string {
 function positiveInt(name: string, raw: string, min = 1): number {
   const value = Number(raw);
   if (!Number.isInteger(value) || value < min) throw new Error(`--${name} must be an integer of at least ${min}, got "${raw}"`);
+  return value;
+}
+
+function specLookupOf(raw: string): number {
+  const value = positiveInt("spec-lookup", raw, 0);
+  if (value > MAX_STEP_TOKENS - 1) throw new Error(`--spec-lookup must be at most ${MAX_STEP_TOKENS - 1}, got "${raw}"`);
   return value;
 }
 
@@ -381,6 +398,7 @@ export function readConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Sid
     gpuLayers: parseGpuLayers(get("gpu-layers") ?? "auto"),
     flashAttention: choiceOf("flash-attention", get("flash-attention") ?? "auto", FLASH_ATTENTION_CHOICES),
     sequences: positiveInt("sequences", get("sequences") ?? "4"),
+    specLookup: specLookupOf(get("spec-lookup") ?? String(DEFAULT_LOOKUP_DRAFT)),
     contextSize: contextSizeOf(get("context-size") ?? "auto"),
     embeddingContextSize: positiveInt("embedding-context-size", get("embedding-context-size") ?? "8192", 16),
     maxQueue: positiveInt("max-queue", get("max-queue") ?? "64", 0),

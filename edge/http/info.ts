@@ -43,6 +43,20 @@ async function sidecarStatus(request: Request, context: AppContext) {
   }
 }
 
+/** A model's speculative decoding (docs/configuration.md, `--spec-lookup`): null when it drafts nothing. */
+function speculationOf(model: { speculation: string; draftMax: number; draftTokens: bigint; draftAcceptedTokens: bigint }) {
+  if (model.speculation === "") return null;
+  const drafted = Number(model.draftTokens);
+  const accepted = Number(model.draftAcceptedTokens);
+  return {
+    type: model.speculation,
+    draft_max: model.draftMax,
+    drafted_tokens: drafted,
+    accepted_tokens: accepted,
+    acceptance_rate: drafted === 0 ? null : accepted / drafted,
+  };
+}
+
 export async function handleInfo(request: Request, context: AppContext, routes: readonly RouteInfo[], access: AccessMode): Promise<Response> {
   const sidecar = await sidecarStatus(request, context);
   const [first] = sidecar.models;
@@ -67,6 +81,7 @@ export async function handleInfo(request: Request, context: AppContext, routes: 
           layers_offloaded: model.gpuLayers,
           layers: model.modelLayers,
         },
+        speculation: speculationOf(model),
       })),
       limits: {
         max_body_bytes: context.maxBodyBytes,

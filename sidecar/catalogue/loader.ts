@@ -45,13 +45,14 @@ export interface HostLoaderOptions {
 
 /** The flags' settings with the entry's preset over them. */
 function settingsOf(engine: SharedModelOptions, entry: CatalogueEntry): SharedModelOptions {
-  const { contextSize, sequences, gpuLayers, chatTemplate } = entry.preset;
+  const { contextSize, sequences, gpuLayers, chatTemplate, specLookup } = entry.preset;
   return {
     ...engine,
     ...(contextSize !== undefined ? { contextSize } : {}),
     ...(sequences !== undefined ? { sequences } : {}),
     ...(gpuLayers !== undefined ? { gpuLayers } : {}),
     ...(chatTemplate !== undefined ? { chatTemplate } : {}),
+    ...(specLookup !== undefined ? { specLookup } : {}),
   };
 }
 

@@ -2,6 +2,7 @@
 // strictly — an unknown key or a value of the wrong type stops the start with a message naming it.
 import { readFileSync } from "node:fs";
 import { specializedChatWrapperTypeNames } from "node-llama-cpp";
+import { MAX_STEP_TOKENS } from "../engine/llama/batch-shares.js";
 
 /** One model's options; each unset one falls back to the sidecar's flag. */
 export interface Preset {
@@ -14,11 +15,13 @@ export interface Preset {
   readonly gpuLayers?: number | "auto" | "max";
   /** Other names that reach the model. */
   readonly alias?: readonly string[];
+  /** Tokens prompt lookup drafts at most per step; 0: none (`--spec-lookup`). */
+  readonly specLookup?: number;
 }
 
 export type Presets = Readonly<Record<string, Preset>>;
 
-const KEYS = ["model", "contextSize", "sequences", "chatTemplate", "gpuLayers", "alias"] as const;
+const KEYS = ["model", "contextSize", "sequences", "chatTemplate", "gpuLayers", "alias", "specLookup"] as const;
 type Key = (typeof KEYS)[number];
 
 /** A key's value when it passes its check, else what it must be. */
@@ -36,6 +39,7 @@ const CHECKS: Record<Key, (value: unknown) => Checked> = {
       ? pass(v)
       : fail(`must be a chat wrapper name (${specializedChatWrapperTypeNames.join(", ")}) or a Jinja template`),
   gpuLayers: (v) => (v === "auto" || v === "max" || isCount(v, 0) ? pass(v) : fail('must be "auto", "max" or a number of layers')),
+  specLookup: (v) => (isCount(v, 0) && (v as number) < MAX_STEP_TOKENS ? pass(v) : fail(`must be an integer from 0 to ${MAX_STEP_TOKENS - 1}`)),
   alias: (v) => {
     const names = typeof v === "string" ? [v] : v;
     const good = Array.isArray(names) && names.length > 0 && names.every((n) => typeof n === "string" && n.trim() !== "");

@@ -33,6 +33,9 @@ export interface ModelLoad {
   readonly memoryBytes: number;
   /** Requests using it or waiting for it. */
   readonly requests: number;
+  /** Tokens its replies drafted by prompt lookup, and of those the tokens they took, since its load (speculation.ts). */
+  readonly draftedTokens: number;
+  readonly acceptedTokens: number;
 }
 
 function counter(registry: Registry, name: string, help: string, read: () => number): void {
@@ -126,6 +129,24 @@ function modelMetrics(registry: Registry, read: () => readonly ModelLoad[]): voi
   perModel("sidecar_model_loading", "1 while the model loads.", (m) => Number(m.loading));
   perModel("sidecar_model_memory_bytes", "Memory the loaded model takes (its weights and contexts, estimated); 0 when not loaded.", (m) => m.memoryBytes);
   perModel("sidecar_model_requests", "Requests using the model or waiting for it to load.", (m) => m.requests);
+  const perModelCounter = (name: string, label: string, help: string, value: (m: ModelLoad) => number): void => {
+    new Counter({
+      name,
+      help,
+      labelNames: [label],
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const m of read()) if (m.loaded) this.inc({ [label]: m.model }, value(m));
+      },
+    });
+  };
+  const drafted = "Tokens drafted by prompt lookup (speculative decoding) and checked, since the model's load.";
+  const accepted = "Of those, tokens the model's own choice confirmed and the reply took.";
+  perModelCounter("sidecar_model_draft_tokens_total", "model", drafted, (m) => m.draftedTokens);
+  perModelCounter("sidecar_model_draft_accepted_tokens_total", "model", accepted, (m) => m.acceptedTokens);
+  perModelCounter("vllm:spec_decode_num_draft_tokens_total", "model_name", `${drafted} (vLLM's name)`, (m) => m.draftedTokens);
+  perModelCounter("vllm:spec_decode_num_accepted_tokens_total", "model_name", `${accepted} (vLLM's name)`, (m) => m.acceptedTokens);
 }
 
 /** The KV cache tier in host memory (sidecar/engine/llama/kv-tier.ts); all 0 when it is off. */

@@ -212,3 +212,23 @@ describe("a client that leaves", () => {
     }
   });
 });
+
+describe("speculative decoding by prompt lookup", () => {
+  it("streams the reply it gives without drafts, and /v1/info counts what it drafted and took", async () => {
+    const info = async () => {
+      const body = (await (await fetch(`${stack.edge.url}/v1/info`)).json()) as {
+        models: { speculation: { accepted_tokens: number; drafted_tokens: number } | null }[];
+      };
+      return body.models[0]?.speculation;
+    };
+    const before = await info();
+    const stream = await client.completions.create({ model: "scripted", prompt: "Let us sing. Sing", max_tokens: 40, stream: true });
+    let text = "";
+    for await (const chunk of stream) text += chunk.choices[0]?.text ?? "";
+    expect(text).toBe(" la".repeat(40));
+    const after = await info();
+    expect(after).toMatchObject({ type: "lookup", draft_max: 8 });
+    expect((after?.accepted_tokens ?? 0) - (before?.accepted_tokens ?? 0)).toBeGreaterThanOrEqual(30);
+    expect(after?.drafted_tokens ?? 0).toBeGreaterThanOrEqual(after?.accepted_tokens ?? 0);
+  });
+});

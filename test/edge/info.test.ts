@@ -35,7 +35,18 @@ describe("GET /v1/info", () => {
   it("describes the server, its models, endpoints and limits", async () => {
     const { app, sidecar } = testApp();
     for (const model of sidecar.models)
-      Object.assign(model, { maxQueue: 64, queueTimeoutMs: 60000, architecture: "llama", engineBuild: "prebuilt", embeddingDimensions: 288, modelLayers: 12 });
+      Object.assign(model, {
+        maxQueue: 64,
+        queueTimeoutMs: 60000,
+        architecture: "llama",
+        engineBuild: "prebuilt",
+        embeddingDimensions: 288,
+        modelLayers: 12,
+        speculation: "lookup",
+        draftMax: 8,
+        draftTokens: 40n,
+        draftAcceptedTokens: 30n,
+      });
     const response = await get(app, "/v1/info");
     expect(response.status).toBe(200);
     expect(await response.json()).toEqual({
@@ -53,6 +64,7 @@ describe("GET /v1/info", () => {
           engine_build: "prebuilt",
           embedding_dimensions: 288,
           gpu: { type: null, devices: [], vram_bytes: 0, layers_offloaded: 0, layers: 12 },
+          speculation: { type: "lookup", draft_max: 8, drafted_tokens: 40, accepted_tokens: 30, acceptance_rate: 0.75 },
         },
       ],
       limits: {

@@ -9,8 +9,11 @@ import { generateText, loadScripted, watchBatches, watchSampling } from "../supp
 const STREAMS = 4;
 const TOKENS = 16;
 
-/** The scripted model with STREAMS sequences, a batch's prompts beyond its first within `promptBatchTokens`. */
-const scripted = (promptBatchTokens: number): Promise<LoadedModel> => loadScripted({ sequences: STREAMS, contextSize: 256, promptBatchTokens });
+/**
+ * The scripted model with STREAMS sequences, a batch's prompts beyond its first within `promptBatchTokens`;
+ * without drafts, so every step is one token (drafted steps: speculation.test.ts).
+ */
+const scripted = (promptBatchTokens: number): Promise<LoadedModel> => loadScripted({ sequences: STREAMS, contextSize: 256, promptBatchTokens, specLookup: 0 });
 
 describe("batch scheduling", () => {
   let loaded: LoadedModel;

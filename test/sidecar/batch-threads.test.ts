@@ -36,6 +36,8 @@ describe("threads per batch", () => {
       contextSize: 256,
       maxQueue: 1,
       queueTimeoutMs: 10_000,
+      // Without drafts: every step is one token.
+      specLookup: 0,
     });
     watchBatches(loaded, (items, threads) => batches.push({ tokens: items.reduce((a, b) => a + b, 0), threads }));
   });

@@ -26,7 +26,11 @@ describe("parsePresets", () => {
   it.each([
     ["not JSON", "{", /^--models-preset presets\.json is not JSON: /],
     ["a list", "[]", /must hold a JSON object keyed by model name/],
-    ["an entry that is no object", '{"a": 3}', /"a" must be an object of options \(model, contextSize, sequences, chatTemplate, gpuLayers, alias\)/],
+    [
+      "an entry that is no object",
+      '{"a": 3}',
+      /"a" must be an object of options \(model, contextSize, sequences, chatTemplate, gpuLayers, alias, specLookup\)/,
+    ],
     ["an unknown key", '{"a": {"ctx": 512}}', /"a" has an unknown key "ctx" \(known: model, contextSize/],
     ["a context size too small", '{"a": {"contextSize": 8}}', /"a"\.contextSize must be "auto" or an integer of at least 16/],
     ["sequences of 0", '{"a": {"sequences": 0}}', /"a"\.sequences must be an integer of at least 1/],
@@ -35,6 +39,7 @@ describe("parsePresets", () => {
     ["an empty alias", '{"a": {"alias": [""]}}', /"a"\.alias must be a non-empty string or a list of them/],
     ["an empty model", '{"a": {"model": ""}}', /"a"\.model must be a non-empty string/],
     ["an empty name", '{" ": {}}', /a model name is empty/],
+    ["a draft too long", '{"a": {"specLookup": 33}}', /"a"\.specLookup must be an integer from 0 to 32/],
   ])("refuses %s, naming the file and the key", (_name, text, message) => {
     expect(() => parsePresets(text, FILE)).toThrow(message);
   });

@@ -48,7 +48,8 @@ describe("n choices of the scripted model", () => {
   let sidecar: RunningSidecar;
   let client: InferenceClient;
   beforeAll(async () => {
-    sidecar = await startTestSidecar({ sequences: SEQUENCES });
+    // Without drafts, so every step is one token a choice (drafted steps: speculation.test.ts).
+    sidecar = await startTestSidecar({ sequences: SEQUENCES, specLookup: 0 });
     client = clientsFor(sidecar.url).grpc;
   });
   afterAll(() => sidecar?.stop());

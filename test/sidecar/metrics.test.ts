@@ -70,4 +70,24 @@ describe("GET /metrics", () => {
       expect(value(during, name), name).toBeLessThan(1);
     }
   });
+
+  it("counts, per model, the tokens prompt lookup drafted and those the reply took, under its names and vLLM's, as ListModels does", async () => {
+    const before = await scrape(sidecar.url);
+    const events = await collect(clientsFor(sidecar.url).grpc.generate({ input: { case: "prompt", value: "Let us sing. Sing" }, maxTokens: 40 }));
+    expect(events.at(-1)?.case).toBe("finish");
+    const after = await scrape(sidecar.url);
+    const delta = (name: string, labels: Record<string, string>) => value(after, name, labels) - (value(before, name, labels) || 0);
+    const drafted = delta("sidecar_model_draft_tokens_total", { model: "scripted" });
+    const accepted = delta("sidecar_model_draft_accepted_tokens_total", { model: "scripted" });
+    // A reply of " la" 40 times drafts its own loop: most tokens come from drafts.
+    expect(accepted).toBeGreaterThanOrEqual(30);
+    expect(drafted).toBeGreaterThanOrEqual(accepted);
+    expect(delta("vllm:spec_decode_num_draft_tokens_total", { model_name: "scripted" })).toBe(drafted);
+    expect(delta("vllm:spec_decode_num_accepted_tokens_total", { model_name: "scripted" })).toBe(accepted);
+    const { models } = await clientsFor(sidecar.url).grpc.listModels({});
+    const model = models.find((m) => m.id === "scripted");
+    expect([model?.speculation, model?.draftMax]).toEqual(["lookup", 8]);
+    expect(Number(model?.draftAcceptedTokens)).toBe(value(after, "sidecar_model_draft_accepted_tokens_total", { model: "scripted" }));
+    expect(Number(model?.draftTokens)).toBe(value(after, "sidecar_model_draft_tokens_total", { model: "scripted" }));
+  });
 });

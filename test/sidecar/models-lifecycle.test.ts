@@ -214,7 +214,7 @@ describe("the sidecar process", () => {
     const [code] = await once(child, "exit");
     expect(code).toBe(1);
     expect(stderr).toContain(
-      `sidecar: --models-preset ${file}: "demo" has an unknown key "ctx" (known: model, contextSize, sequences, chatTemplate, gpuLayers, alias)`,
+      `sidecar: --models-preset ${file}: "demo" has an unknown key "ctx" (known: model, contextSize, sequences, chatTemplate, gpuLayers, alias, specLookup)`,
     );
   });
 });

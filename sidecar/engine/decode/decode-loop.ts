@@ -69,6 +69,7 @@ export async function* decode(
     state.interrupted = true;
     return;
   }
+  const drafting = plan.draftable ? loaded.lookup?.start(sequence) : undefined;
   const steps = evaluate(sequence, rest, plan.sampling, plan.logprobs, plan.topLogprobs > 0);
   try {
     let replacement: Token[] | undefined;
@@ -89,6 +90,8 @@ export async function* decode(
     }
   } finally {
     await steps.return(undefined);
+    // Drafts checked but not taken leave the sequence's cells as the prefix cache reads them.
+    if (drafting !== undefined) await loaded.scheduler.between(sequence, () => drafting.end());
   }
 }
 

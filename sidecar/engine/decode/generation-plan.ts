@@ -60,6 +60,11 @@ export interface GenerationPlan {
   readonly promptLogprobs: boolean;
   /** The request's cache marks placed in the prompt (chat/cache-marks.ts); none without marks. */
   readonly marks: readonly MarkRequest[];
+  /**
+   * Drafts may be checked beside its steps (../llama/speculation.ts): its sampling reads nothing
+   * that changes with the reply (penalties, a grammar or a bias the reply reader moves along).
+   */
+  readonly draftable: boolean;
 }
 
 /** Checks `request` and builds its plan; throws the refusal (INVALID_ARGUMENT) otherwise. */
@@ -123,7 +128,17 @@ async function planReply(
     topLogprobs: request.topLogprobs,
     promptLogprobs: request.promptLogprobs,
     marks: marks ?? markPositions(loaded, request, prompt.tokens),
+    draftable: draftable(sampling),
   };
+}
+
+/**
+ * Whether every position of a draft samples with the options its first one does: node-llama-cpp
+ * samples the drafted positions before the reply takes their tokens, so penalties over the reply
+ * so far, a grammar and a bias that follow the reply would see it one step behind.
+ */
+function draftable(sampling: SequenceEvaluateOptions): boolean {
+  return sampling.repeatPenalty === undefined && sampling.grammarEvaluationState === undefined && typeof sampling.tokenBias !== "function";
 }
 
 /** Choice `choice`'s sampling options: the request's seed + choice (modulo 2^32); no seed stays none. */

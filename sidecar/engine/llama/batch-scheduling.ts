@@ -2,6 +2,7 @@
 // sequence, with turns for cache trims (`scheduleBatches`).
 import type { LlamaContext, LlamaContextSequence } from "node-llama-cpp";
 import type { Arrival, Arrivals } from "./arrivals.js";
+import { isStep } from "./batch-shares.js";
 import { decodeQueue, sequenceIdOf, type QueuedDecode } from "./llama-internals.js";
 
 /** Samples (or reads) the logits of one batch output; node-llama-cpp calls it after the decode. */
@@ -53,7 +54,7 @@ export interface BatchScheduler {
  */
 export function scheduleBatches(context: LlamaContext, arrivals: Arrivals): BatchScheduler {
   const decodes = decodeQueue(context);
-  arrivals.streaming = () => decodes.queued.some((decode) => decode.tokens?.length === 1);
+  arrivals.streaming = () => decodes.queued.some((decode) => isStep({ tokens: decode.tokens ?? [], logits: decode.logits ?? [] }));
   let gate: Promise<void> | undefined;
   let trimming: number | undefined;
 

@@ -19,6 +19,16 @@ export const BATCH_PROMPT_TOKENS = 16;
 
 const isBatch = (item: BatchItem): boolean => item.evaluationPriority === BATCH_EVALUATION_PRIORITY;
 
+/** The most tokens a stream's step checks: its next token and a draft (speculation.ts's `--spec-lookup` at most). */
+export const MAX_STEP_TOKENS = 33;
+
+/**
+ * Whether a queued decode is a stream's step: one token, or its next token and a draft, every one
+ * of them sampled (logits from the first). A prompt wants logits only at its end.
+ */
+export const isStep = (item: { readonly tokens: readonly unknown[]; readonly logits: BatchItem["logits"] }): boolean =>
+  item.tokens.length === 1 || (item.logits[0] === true && item.tokens.length <= MAX_STEP_TOKENS);
+
 /**
  * The items that may take slots in this batch, and the slots batch requests' prompts may take
  * beyond their first token. A batch request's items wait while an interactive request's prompt is
@@ -29,7 +39,7 @@ const isBatch = (item: BatchItem): boolean => item.evaluationPriority === BATCH_
 function eligible(items: readonly BatchItem[]): { items: readonly BatchItem[]; batchTokens: number } {
   const interactive = items.filter((item) => !isBatch(item));
   if (interactive.length === 0) return { items, batchTokens: Number.POSITIVE_INFINITY };
-  if (interactive.some((item) => item.tokens.length > 1)) return { items: interactive, batchTokens: 0 };
+  if (interactive.some((item) => !isStep(item))) return { items: interactive, batchTokens: 0 };
   return { items, batchTokens: BATCH_PROMPT_TOKENS };
 }
 
@@ -86,17 +96,15 @@ export const shareBatchOf =
     let batchLeft = batchTokens;
     const wants = items.map((item) => item.tokens.length);
     const amounts = wants.map(() => 0);
-    // A decode of one token is a stream's next step.
-    const streaming = wants.some((want) => want === 1);
+    const steps = items.map(isStep);
+    const streaming = steps.some(Boolean);
     const bounded = promptTokens !== Number.POSITIVE_INFINITY;
     let left = streaming ? Math.min(size, STREAMING_BATCH_TOKENS) : size;
     for (let i = 0; i < wants.length && left > 0; i++) {
-      // Bounded, a prompt gets no token ahead of its turn below.
-      if (bounded && (wants[i] ?? 0) > 1) continue;
-      if ((wants[i] ?? 0) > 0) {
-        amounts[i] = 1;
-        left--;
-      }
+      // A step goes whole (a draft with its token); bounded, a prompt gets no token ahead of its turn below.
+      const first = steps[i] === true ? Math.min(wants[i] ?? 0, left) : bounded ? 0 : Math.min(1, wants[i] ?? 0);
+      amounts[i] = first;
+      left -= first;
     }
     // Then the prompts closest to done, each as much as it still wants.
     const open = wants.flatMap((want, i) => (want > (amounts[i] ?? 0) ? [i] : []));

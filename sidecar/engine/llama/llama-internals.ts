@@ -10,13 +10,14 @@ import { createRequire } from "node:module";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import {
+  LlamaContextSequence,
   LlamaGrammarEvaluationState,
   LlamaRankingContext,
   type Llama,
   type LlamaContext,
-  type LlamaContextSequence,
   type LlamaModel,
   type Token,
+  type TokenPredictor,
 } from "node-llama-cpp";
 
 /** The node-llama-cpp version whose internals this module was written against. */
@@ -27,6 +28,8 @@ export interface QueuedDecode {
   readonly sequenceId: number;
   /** The tokens it evaluates: one for a stream's next step. */
   readonly tokens?: readonly unknown[];
+  /** Which of them are sampled (`true`). */
+  readonly logits?: readonly (true | undefined)[];
   /** Awaited by node-llama-cpp's batch loop after the batch, before it looks for the next one. */
   readonly afterBatchAction?: (sequenceLength: number) => unknown;
 }
@@ -281,6 +284,45 @@ async function forget(internals: StateSequenceInternals): Promise<void> {
   internals._contextTokens = [];
 }
 
+interface PredictorSlot {
+  _tokenPredictor: TokenPredictor | undefined;
+  _abortTokenPredictor(): Promise<void>;
+}
+
+/**
+ * A sequence's token predictor, which node-llama-cpp sets only when the sequence is made: the
+ * engine gives one to a reply that may use it and takes it back after (speculation.ts).
+ */
+function predictorSlot(sequence: LlamaContextSequence): PredictorSlot {
+  const internals = sequence as unknown as Partial<PredictorSlot>;
+  if (!("_tokenPredictor" in internals)) fail("LlamaContextSequence._tokenPredictor");
+  if (typeof internals._abortTokenPredictor !== "function") fail("LlamaContextSequence._abortTokenPredictor");
+  return internals as PredictorSlot;
+}
+
+/** Gives `sequence` the predictor its next evaluations draft with (undefined: none). */
+export function setTokenPredictor(sequence: LlamaContextSequence, predictor: TokenPredictor | undefined): void {
+  predictorSlot(sequence)._tokenPredictor = predictor;
+}
+
+/**
+ * Removes the drafted tokens a reply verified but did not use (node-llama-cpp keeps them in the
+ * sequence's cells for its next step), so that the sequence holds what its token list says.
+ */
+export async function dropDraftedTokens(sequence: LlamaContextSequence): Promise<void> {
+  await predictorSlot(sequence)._abortTokenPredictor();
+}
+
+/**
+ * Whether node-llama-cpp checks a whole draft: patches/node-llama-cpp+3.21.1.patch, which the
+ * postinstall applies (an install without scripts lacks it, and then keeps at most one drafted
+ * token a step).
+ */
+export function draftsCheckedWhole(): boolean {
+  const evaluate = (LlamaContextSequence.prototype as unknown as { _speculativeEvaluate?: unknown })._speculativeEvaluate;
+  return typeof evaluate === "function" && evaluate.toString().includes("this._loadedTokenPredictions.at(-1)?.[1]?.[0]");
+}
+
 /** node-llama-cpp's own copy of lifecycle-utils: locks are that module's state, so they must come from the copy it imports. */
 async function llamaLocks(): Promise<Locks> {
   const fromLlama = createRequire(createRequire(import.meta.url).resolve("node-llama-cpp"));
@@ -342,6 +384,7 @@ export async function checkLlamaInternals(loaded: { llama: Llama; model: LlamaMo
   const sequence = loaded.context.getSequence();
   try {
     sequenceIdOf(sequence);
+    predictorSlot(sequence);
   } finally {
     await sequence.dispose();
   }

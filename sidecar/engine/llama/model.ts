@@ -31,9 +31,10 @@ import { thinkingOffWrapper } from "./thinking-switch.js";
 import { templateVariablesWrappers } from "./template-variables.js";
 import { TokenBytes } from "./token-bytes.js";
 import { batchThreadsMinTokens, useBatchThreads } from "./batch-threads.js";
-import { checkLlamaInternals, sequenceIdOf, sequenceStates, type SequenceStates } from "./llama-internals.js";
+import { checkLlamaInternals, draftsCheckedWhole, sequenceIdOf, sequenceStates, type SequenceStates } from "./llama-internals.js";
 import { cachedTokenizer } from "./tokenizer-cache.js";
 import { cacheRamMiB, KvTier, modelIdentity } from "./kv-tier.js";
+import { DEFAULT_LOOKUP_DRAFT, PromptLookup } from "./speculation.js";
 
 /**
  * Which llama.cpp library to load: "auto" takes this host's own build (`npm run build:engine`)
@@ -104,6 +105,8 @@ export interface ModelOptions {
   readonly cacheRam?: number | "auto";
   /** A folder that keeps the tier's states across restarts (`--cache-dir`); unset: a private RAM-backed one. */
   readonly cacheDir?: string | undefined;
+  /** Tokens prompt lookup drafts at most per step (`--spec-lookup`; speculation.ts); 0: none. Default DEFAULT_LOOKUP_DRAFT. */
+  readonly specLookup?: number;
   /** Load progress, 0..1. */
   readonly onProgress?: (fraction: number) => void;
 }
@@ -161,6 +164,8 @@ export interface LoadedModel {
   readonly ranker: Ranker;
   /** Sequences' states kept in host memory (kv-tier.ts); undefined when `--cache-ram` is 0. */
   readonly kvTier: KvTier | undefined;
+  /** Drafts from the prompt (speculation.ts); undefined when `--spec-lookup` is 0 or the model cannot take them back. */
+  readonly lookup: PromptLookup | undefined;
   /** The model's tokenizer, keeping long texts' tokens for the turns that send them again (tokenizer-cache.ts). */
   readonly tokenizer: Tokenizer;
   /** Sequence states copied in memory, where the engine can (llama-internals.ts); else the tier and choices use state files. */
@@ -248,6 +253,7 @@ export async function loadModel(options: ModelOptions): Promise<LoadedModel> {
     ranker,
     kvTier,
     states,
+    lookup: promptLookupOf(model, options.specLookup ?? DEFAULT_LOOKUP_DRAFT),
     gpu: await gpuReport(llama, model),
     async dispose() {
       await kvTier?.dispose(pool.all());
@@ -387,6 +393,17 @@ async function openKvTier(
     identity: modelIdentity(options.modelPath, contextSize),
     between: (sequence, work) => scheduler.between(sequence, work),
   });
+}
+
+/**
+ * Prompt lookup drafting `draftMax` tokens, or none: a recurrent or hybrid model cannot take back
+ * the cells of a draft it refuses without a state checkpoint per step, and node-llama-cpp without
+ * the project's patch keeps one drafted token a step at most (patches/README.md).
+ */
+function promptLookupOf(model: LlamaModel, draftMax: number): PromptLookup | undefined {
+  const insights = model.fileInsights;
+  if (draftMax <= 0 || insights.isRecurrent || insights.isHybrid || !draftsCheckedWhole()) return undefined;
+  return new PromptLookup(draftMax);
 }
 
 /** `--threads` and `--threads-batch` as numbers on this library. */

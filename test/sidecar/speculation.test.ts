@@ -1,0 +1,162 @@
+// Speculative decoding by prompt lookup (sidecar/engine/llama/speculation.ts) on the real engine:
+// the drafter's drafts, replies token for token the ones without drafts (alone, four at once,
+// seeded), several tokens a decode where the reply repeats, the sequence left holding what it says,
+// and no drafts where sampling reads the reply so far.
+import { create, type MessageInitShape } from "@bufbuild/protobuf";
+import type { Token } from "node-llama-cpp";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { modelPath } from "../../gguf/models.js";
+import { GenerateRequestSchema, type SamplingOptionsSchema } from "../../proto/gen/inference/v1/inference_pb.js";
+import { generate } from "../../sidecar/engine/decode/generate.js";
+import { loadModel, type LoadedModel } from "../../sidecar/engine/llama/model.js";
+import { PairLookup } from "../../sidecar/engine/llama/speculation.js";
+import { EngineMetrics } from "../../sidecar/engine/metrics.js";
+import { generateText, loadScripted, watchBatches } from "../support/engine.js";
+import { STORY } from "../support/scripted.js";
+
+const tokens = (...ids: number[]): Token[] => ids as Token[];
+
+describe("the pair lookup drafter", () => {
+  it("drafts what followed the last two tokens, as long as the match behind them, shorter after a draft the reply left", () => {
+    const lookup = new PairLookup(8);
+    lookup.reset({ stateTokens: tokens(1, 2, 3, 4, 5, 6, 1, 2) });
+    // (1, 2) at 0-1, nothing before it: a match of two, a draft of two.
+    expect(lookup.predictTokens()).toEqual([3, 4]);
+    lookup.pushTokens(tokens(3, 4));
+    // (3, 4) matches four back (1, 2, 3, 4): a draft of four.
+    expect(lookup.predictTokens()).toEqual([5, 6, 1, 2]);
+    // The reply took one drafted token, then went its own way: the next draft is one token.
+    lookup.pushTokens(tokens(5, 9, 1, 2));
+    expect(lookup.predictTokens()).toEqual([3]);
+    lookup.pushTokens(tokens(3));
+    // Taken whole, the limit doubles (to 2; the match behind is longer).
+    expect(lookup.predictTokens()).toEqual([4, 5]);
+    // A pair never seen drafts nothing.
+    lookup.pushTokens(tokens(7, 8));
+    expect(lookup.predictTokens()).toEqual([]);
+  });
+
+  it("drafts a loop's next turns past the end of what it holds", () => {
+    const lookup = new PairLookup(8);
+    lookup.reset({ stateTokens: tokens(5, 7, 8, 7, 8, 7, 8) });
+    // (7, 8) last seen at 3-4 with a token after it, the match going back to 1: a draft of four,
+    // two of them past the end (the loop copied forward).
+    expect(lookup.predictTokens()).toEqual([7, 8, 7, 8]);
+  });
+});
+
+describe("prompt lookup on the scripted model", () => {
+  let on: LoadedModel;
+  let off: LoadedModel;
+  beforeAll(async () => {
+    [on, off] = await Promise.all([
+      loadScripted({ sequences: 2, contextSize: 1024, cacheRam: 0 }),
+      loadScripted({ sequences: 2, contextSize: 1024, cacheRam: 0, specLookup: 0 }),
+    ]);
+  });
+  afterAll(async () => {
+    await on?.dispose();
+    await off?.dispose();
+  });
+
+  it("is on by default and off at --spec-lookup 0", () => {
+    expect(on.lookup?.draftMax).toBe(8);
+    expect(off.lookup).toBeUndefined();
+  });
+
+  it("gives the reply the prompt already holds, takes the drafts, and leaves the sequence holding prompt and reply", async () => {
+    const prompt = `Once upon a time${STORY} Once upon a time`;
+    const before = { drafted: on.lookup?.drafted ?? 0, accepted: on.lookup?.accepted ?? 0 };
+    const drafted = await generateText(on, prompt, 40);
+    const plain = await generateText(off, prompt, 40);
+    expect(drafted.text).toBe(STORY);
+    expect([drafted.text, drafted.tokens]).toEqual([plain.text, plain.tokens]);
+    expect((on.lookup?.accepted ?? 0) - before.accepted).toBeGreaterThanOrEqual(8);
+    expect((on.lookup?.drafted ?? 0) - before.drafted).toBeGreaterThanOrEqual((on.lookup?.accepted ?? 0) - before.accepted);
+    for (const sequence of on.pool.all()) expect(sequence.nextTokenIndex).toBe(sequence.contextTokens.length);
+    // The same prompt again: served from the cache, the same reply.
+    const again = await generateText(on, prompt, 40);
+    expect(again.cachedTokens).toBeGreaterThan(0);
+    expect(again.text).toBe(STORY);
+  });
+
+  it("checks several tokens a decode where the reply repeats itself", async () => {
+    const sizes: number[] = [];
+    watchBatches(on, (perSequence) => sizes.push(...perSequence));
+    const sung = await generateText(on, "Let us sing. Sing", 60);
+    expect(sung.text).toBe(" la".repeat(60));
+    const steps = sizes.filter((size) => size > 0).length;
+    // The prompt's batch, then far fewer decodes than tokens.
+    expect(steps).toBeLessThanOrEqual(20);
+    expect(Math.max(...sizes.slice(1))).toBeGreaterThan(4);
+  });
+
+  it("drafts nothing for a reply whose sampling reads the reply so far (penalties)", async () => {
+    const drafted = on.lookup?.drafted ?? 0;
+    const request = create(GenerateRequestSchema, {
+      input: { case: "prompt", value: "Let us sing. Sing" },
+      maxTokens: 20,
+      sampling: { temperature: 0, repeatPenalty: 1.1 },
+    });
+    for await (const _ of generate(on, request, new AbortController().signal, new EngineMetrics()));
+    expect(on.lookup?.drafted).toBe(drafted);
+  });
+});
+
+/** A reply's token ids, through the engine's generate. */
+async function reply(loaded: LoadedModel, prompt: string, maxTokens: number, sampling: MessageInitShape<typeof SamplingOptionsSchema>): Promise<number[]> {
+  const request = create(GenerateRequestSchema, { input: { case: "prompt", value: prompt }, maxTokens, sampling });
+  const ids: number[] = [];
+  for await (const { event } of generate(loaded, request, new AbortController().signal, new EngineMetrics())) {
+    if (event?.case === "token") ids.push(event.value.id ?? -1);
+  }
+  return ids;
+}
+
+describe("prompt lookup on random weights", () => {
+  const load = (specLookup: number): Promise<LoadedModel> =>
+    loadModel({
+      modelPath: modelPath("random-tiny"),
+      threads: 1,
+      engine: "auto",
+      maxQueue: 8,
+      queueTimeoutMs: 30_000,
+      sequences: 4,
+      contextSize: 2048,
+      cacheRam: 0,
+      specLookup,
+    });
+  let on: LoadedModel;
+  let off: LoadedModel;
+  const prompts = ["the cat sat on the mat", "a b c d e f", "one two three", "lorem ipsum dolor sit amet"];
+  beforeAll(async () => {
+    [on, off] = await Promise.all([load(8), load(0)]);
+  });
+  afterAll(async () => {
+    await on?.dispose();
+    await off?.dispose();
+  });
+
+  it("gives at temperature 0 the replies it gives without drafts, alone and four at once", async () => {
+    const greedy = { temperature: 0 };
+    const plain: number[][] = [];
+    for (const prompt of prompts) plain.push(await reply(off, prompt, 120, greedy));
+    const alone: number[][] = [];
+    for (const prompt of prompts) alone.push(await reply(on, prompt, 120, greedy));
+    const together = await Promise.all(prompts.map((prompt) => reply(on, prompt, 120, greedy)));
+    expect(alone).toEqual(plain);
+    expect(together).toEqual(plain);
+    // Random weights fall into loops, which the reply's own pairs draft.
+    expect(on.lookup?.accepted).toBeGreaterThan(0);
+  });
+
+  it("repeats a seeded reply alone and beside other streams", async () => {
+    const seeded = { temperature: 1, seed: 7 };
+    const first = await reply(on, prompts[0] as string, 100, seeded);
+    const again = await reply(on, prompts[0] as string, 100, seeded);
+    const beside = await Promise.all([reply(on, prompts[0] as string, 100, seeded), ...prompts.slice(1).map((p) => reply(on, p, 100, seeded))]);
+    expect(first).toHaveLength(100);
+    expect(again).toEqual(first);
+    expect(beside[0]).toEqual(first);
+  });
+});
