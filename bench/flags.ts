@@ -99,7 +99,7 @@ export interface BenchFlags {
 
 export const USAGE = `usage: npm run bench -- [flags]
   --quick               smoke run (~1 minute): fewer runs and levels
-  --model M             a model of gguf/models.ts (written if missing, e.g. random-850m) or a .gguf path [random-60m]
+  --model M             a model of gguf/models.ts (written if missing, e.g. random-850m; random-850m:Q8_0 quantized) or a .gguf path [random-60m]
   --threads N           llama.cpp threads for every party [1]
   --threads-batch N     threads of batches of several tokens, every party [every core]
   --engine E            auto | prebuilt | local (sidecar and in-process baseline) [auto]

@@ -37,6 +37,7 @@ import { runCatalogueCost, runLoadOnDemand, type ModelsResult } from "./sections
 import { calibrate, runPrefix } from "./sections/prefix.js";
 import { runSessionParty, sessionsContextSize, type SessionsResult } from "./sections/sessions.js";
 import { runSingle, type SingleResult } from "./sections/single.js";
+import { parseQuantized, quantized } from "./quantize.js";
 import { runStateful } from "./sections/stateful.js";
 import { runSweep, sweepVariant, type SweepResult } from "./sections/sweep.js";
 import type { ProcessInfo } from "./table.js";
@@ -45,8 +46,10 @@ const log = (message: string): void => {
   process.stderr.write(`bench: ${message}\n`);
 };
 
-/** The model's file: a catalogue model written if missing or outdated, or a path to a GGUF file. */
+/** The model's file: a catalogue model written if missing or outdated (`name:TYPE`: quantized, quantize.ts), or a path to a GGUF file. */
 async function resolveModel(model: string): Promise<string> {
+  const quant = existsSync(model) ? undefined : parseQuantized(model);
+  if (quant !== undefined) return quantized(await resolveModel(quant.name), quant.name, quant.type, log);
   if (isModelName(model)) return (await ensureModels("models", [model]))[model];
   if (existsSync(model)) return resolve(model);
   throw new Error(`--model: "${model}" is neither a model of gguf/models.ts (${MODEL_NAMES.join(", ")}) nor a file`);

@@ -13,7 +13,8 @@
  *
  * "default" (`build-default/`, `peer-default.json`): llama.cpp's own defaults, as a user who clones
  * it and runs `cmake -B build && cmake --build build --config Release -t llama-server` gets them
- * (Release, GGML_NATIVE=ON, GGML_OPENMP=ON, no backend DL), with only what must change offline.
+ * (Release, GGML_NATIVE=ON, GGML_OPENMP=ON, no backend DL), with only what must change offline;
+ * it also builds `llama-quantize`, which makes the quantized models (`quantize.ts`).
  *
  * Each takes ~5-8 minutes on 2 cores; a second run with the same source and options does nothing.
  */
@@ -133,6 +134,12 @@ function checkOut(commit: string): void {
   run("git", ["-C", PEER_SOURCE, "checkout", "--quiet", commit]);
 }
 
+/** llama-server, and for the default build llama-quantize (the quantized models of bench/quantize.ts). */
+function build(dir: string, variant: PeerVariant): void {
+  const targets = variant === "default" ? ["llama-server", "llama-quantize"] : ["llama-server"];
+  run("cmake", ["--build", dir, "--config", "Release", "-j", "2", "--target", ...targets]);
+}
+
 /** Builds llama-server `variant` unless a build of the same source and options is already there. */
 export function buildPeer(variant: PeerVariant): PeerInfo {
   const commit = bundleHead();
@@ -144,6 +151,8 @@ export function buildPeer(variant: PeerVariant): PeerInfo {
   const options = peerCmakeOptions(variant, PEER_SOURCE, () => cpuVariant);
   const what = `${variant} build, llama.cpp ${commit.slice(0, 10)}, CPU ${cpuVariant}`;
   if (existing && existing.commit === commit && existing.cpuVariant === cpuVariant && JSON.stringify(existing.cmakeOptions) === JSON.stringify(options)) {
+    // A build from before the default build made llama-quantize too makes just that.
+    if (variant === "default" && !existsSync(join(paths.build, "bin/llama-quantize"))) build(paths.build, variant);
     log(`up to date: ${paths.binary} (${what})`);
     return existing;
   }
@@ -152,7 +161,7 @@ export function buildPeer(variant: PeerVariant): PeerInfo {
   const generator = spawnSync("ninja", ["--version"]).status === 0 ? ["-G", "Ninja"] : [];
   const defines = Object.entries(options).map(([k, v]) => `-D${k}=${v}`);
   run("cmake", ["-S", PEER_SOURCE, "-B", paths.build, ...generator, ...defines]);
-  run("cmake", ["--build", paths.build, "--config", "Release", "-j", "2", "--target", "llama-server"]);
+  build(paths.build, variant);
   if (!existsSync(paths.binary)) throw new Error(`the build finished but ${paths.binary} is missing`);
   const info: PeerInfo = {
     variant,

@@ -7,6 +7,7 @@ import { startStack, type Stack } from "../support/edge.js";
 import { readMetrics } from "../support/sidecar.js";
 import { readEvents } from "../support/sse.js";
 import { CHAT_REPLY, STORY, chatPromptTokens } from "../support/scripted.js";
+import { DEFAULT_LOOKUP_DRAFT } from "../../sidecar/engine/llama/speculation.js";
 
 let stack: Stack;
 let client: OpenAI;
@@ -227,7 +228,7 @@ describe("speculative decoding by prompt lookup", () => {
     for await (const chunk of stream) text += chunk.choices[0]?.text ?? "";
     expect(text).toBe(" la".repeat(40));
     const after = await info();
-    expect(after).toMatchObject({ type: "lookup", draft_max: 8 });
+    expect(after).toMatchObject({ type: "lookup", draft_max: DEFAULT_LOOKUP_DRAFT });
     expect((after?.accepted_tokens ?? 0) - (before?.accepted_tokens ?? 0)).toBeGreaterThanOrEqual(30);
     expect(after?.drafted_tokens ?? 0).toBeGreaterThanOrEqual(after?.accepted_tokens ?? 0);
   });

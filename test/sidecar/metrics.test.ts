@@ -3,6 +3,7 @@
 // Gateway's endpoint picker reads.
 import parsePrometheusTextFormat, { type PrometheusFamily } from "parse-prometheus-text-format";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DEFAULT_LOOKUP_DRAFT } from "../../sidecar/engine/llama/speculation.js";
 import type { RunningSidecar } from "../../sidecar/server.js";
 import { clientsFor, collect, startTestSidecar } from "../support/sidecar.js";
 
@@ -86,7 +87,7 @@ describe("GET /metrics", () => {
     expect(delta("vllm:spec_decode_num_accepted_tokens_total", { model_name: "scripted" })).toBe(accepted);
     const { models } = await clientsFor(sidecar.url).grpc.listModels({});
     const model = models.find((m) => m.id === "scripted");
-    expect([model?.speculation, model?.draftMax]).toEqual(["lookup", 8]);
+    expect([model?.speculation, model?.draftMax]).toEqual(["lookup", DEFAULT_LOOKUP_DRAFT]);
     expect(Number(model?.draftAcceptedTokens)).toBe(value(after, "sidecar_model_draft_accepted_tokens_total", { model: "scripted" }));
     expect(Number(model?.draftTokens)).toBe(value(after, "sidecar_model_draft_tokens_total", { model: "scripted" }));
   });

@@ -11,7 +11,8 @@ import { clientsFor, readMetrics, replyText, startTestSidecar } from "../support
 
 let sidecar: RunningSidecar;
 beforeAll(async () => {
-  sidecar = await startTestSidecar({ sequences: 2, contextSize: 4096, heartbeatMs: 0 });
+  // Without drafts, the song goes one token a step: its pace while nobody reads is what the grace test bounds.
+  sidecar = await startTestSidecar({ sequences: 2, contextSize: 4096, heartbeatMs: 0, specLookup: 0 });
 }, 60_000);
 afterAll(() => sidecar?.stop());
 

@@ -9,7 +9,7 @@ import { modelPath } from "../../gguf/models.js";
 import { GenerateRequestSchema, type SamplingOptionsSchema } from "../../proto/gen/inference/v1/inference_pb.js";
 import { generate } from "../../sidecar/engine/decode/generate.js";
 import { loadModel, type LoadedModel } from "../../sidecar/engine/llama/model.js";
-import { PairLookup } from "../../sidecar/engine/llama/speculation.js";
+import { DEFAULT_LOOKUP_DRAFT, PairLookup } from "../../sidecar/engine/llama/speculation.js";
 import { EngineMetrics } from "../../sidecar/engine/metrics.js";
 import { generateText, loadScripted, watchBatches } from "../support/engine.js";
 import { STORY } from "../support/scripted.js";
@@ -17,20 +17,23 @@ import { STORY } from "../support/scripted.js";
 const tokens = (...ids: number[]): Token[] => ids as Token[];
 
 describe("the pair lookup drafter", () => {
-  it("drafts what followed the last two tokens, as long as the match behind them, shorter after a draft the reply left", () => {
+  it("drafts what followed the last tokens, as long as the match behind them (three at least), shorter after a draft the reply left", () => {
     const lookup = new PairLookup(8);
     lookup.reset({ stateTokens: tokens(1, 2, 3, 4, 5, 6, 1, 2) });
-    // (1, 2) at 0-1, nothing before it: a match of two, a draft of two.
-    expect(lookup.predictTokens()).toEqual([3, 4]);
-    lookup.pushTokens(tokens(3, 4));
-    // (3, 4) matches four back (1, 2, 3, 4): a draft of four.
-    expect(lookup.predictTokens()).toEqual([5, 6, 1, 2]);
-    // The reply took one drafted token, then went its own way: the next draft is one token.
-    lookup.pushTokens(tokens(5, 9, 1, 2));
-    expect(lookup.predictTokens()).toEqual([3]);
+    // (1, 2) at 0-1, nothing before it: a match of two drafts nothing.
+    expect(lookup.predictTokens()).toEqual([]);
     lookup.pushTokens(tokens(3));
+    // (2, 3) at 1-2, the 1 before it matching too: a match of three, a draft of three.
+    expect(lookup.predictTokens()).toEqual([4, 5, 6]);
+    // The reply took one drafted token, then went its own way; (4, 9) was never seen.
+    lookup.pushTokens(tokens(4, 9));
+    expect(lookup.predictTokens()).toEqual([]);
+    // (3, 4) matches four back (1, 2, 3, 4), but the last draft left the reply after one token: a draft of one.
+    lookup.pushTokens(tokens(1, 2, 3, 4));
+    expect(lookup.predictTokens()).toEqual([9]);
+    lookup.pushTokens(tokens(9));
     // Taken whole, the limit doubles (to 2; the match behind is longer).
-    expect(lookup.predictTokens()).toEqual([4, 5]);
+    expect(lookup.predictTokens()).toEqual([1, 2]);
     // A pair never seen drafts nothing.
     lookup.pushTokens(tokens(7, 8));
     expect(lookup.predictTokens()).toEqual([]);
@@ -60,7 +63,7 @@ describe("prompt lookup on the scripted model", () => {
   });
 
   it("is on by default and off at --spec-lookup 0", () => {
-    expect(on.lookup?.draftMax).toBe(8);
+    expect(on.lookup?.draftMax).toBe(DEFAULT_LOOKUP_DRAFT);
     expect(off.lookup).toBeUndefined();
   });
 
