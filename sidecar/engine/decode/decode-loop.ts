@@ -91,7 +91,7 @@ export async function* decode(
   } finally {
     await steps.return(undefined);
     // Drafts checked but not taken leave the sequence's cells as the prefix cache reads them.
-    if (drafting !== undefined) await loaded.scheduler.between(sequence, () => drafting.end());
+    await drafting?.end((work) => loaded.scheduler.between(sequence, work));
   }
 }
 

@@ -16,9 +16,13 @@ export interface SpeculationStats {
   readonly accepted: number;
 }
 
-/** One reply's drafting on its sequence; `end` takes the drafter back and counts. */
+/**
+ * One reply's drafting on its sequence; `end` takes the drafter back and counts. Drafted cells the
+ * reply did not take are dropped through `between` (the scheduler's turn between decode steps),
+ * which is taken only when there are some.
+ */
 export interface Drafting {
-  end(): Promise<void>;
+  end(between: (work: () => Promise<void>) => Promise<void>): Promise<void>;
 }
 
 /**
@@ -123,10 +127,10 @@ export class PromptLookup implements SpeculationStats {
     setTokenPredictor(sequence, predictor);
     const before = sequence.tokenPredictions;
     return {
-      end: async () => {
+      end: async (between) => {
         try {
           // Drafts checked but not taken stay in the cells for a next step that will not come.
-          if (sequence.nextTokenIndex !== sequence.contextTokens.length) await dropDraftedTokens(sequence);
+          if (sequence.nextTokenIndex !== sequence.contextTokens.length) await between(() => dropDraftedTokens(sequence));
         } finally {
           setTokenPredictor(sequence, undefined);
           predictor.dispose();
