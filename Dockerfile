@@ -1,5 +1,5 @@
 # One image for both containers of a pod: the sidecar (`node --import tsx sidecar/main.ts`) and the
-# Node edge (`node --import tsx edge/node.ts`); deploy/kubernetes/ runs it twice with two commands.
+# Node edge (`node --import tsx edge/hosts/node/main.ts`); deploy/kubernetes/ runs it twice with two commands.
 #
 #   docker build -t llm-edge .                         # CPU (and Vulkan, with the host's driver)
 #   docker build -t llm-edge:cuda --build-arg RUNTIME=nvidia/cuda:13.0.1-runtime-ubuntu24.04 .
@@ -40,4 +40,4 @@ RUN mkdir -p /models /data && chown 1000:1000 /models /data
 USER 1000
 EXPOSE 8080 9400
 # The edge by default; the sidecar's container gives: node --import tsx sidecar/main.ts
-CMD ["node", "--import", "tsx", "edge/node.ts"]
+CMD ["node", "--import", "tsx", "edge/hosts/node/main.ts"]

@@ -11,7 +11,7 @@
  * machine and shown for scale only. Prints a markdown table on stdout, progress on stderr. Needs
  * the random-tiny model (`npm run models`).
  */
-import { startNodeEdge, type RunningEdge } from "../edge/node.js";
+import { startNodeEdge, type RunningEdge } from "../edge/hosts/node/main.js";
 import { modelPath } from "../gguf/models.js";
 import { seededRandom } from "../test/support/sse.js";
 import { startSidecarProcess, type Started } from "../test/support/processes.js";

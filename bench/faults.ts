@@ -9,7 +9,7 @@
  *   6. a slow reader (one event a second, max_tokens 4,000): the sidecar's memory stays bounded.
  */
 import { connect } from "node:net";
-import { startNodeEdge, type RunningEdge } from "../edge/node.js";
+import { startNodeEdge, type RunningEdge } from "../edge/hosts/node/main.js";
 import { ensureModels, modelPath } from "../gguf/models.js";
 import { startSidecarProcess, type Started } from "../test/support/processes.js";
 

@@ -2,7 +2,7 @@
  * The edge's Worker under Miniflare: the same workerd runtime as `wrangler dev`, without wrangler's
  * dev tooling (its proxy Worker and the DevTools relay, which keeps every inspector event of the
  * Worker while no DevTools window is open). `npm run soak` uses it to tell the Worker's own memory
- * from wrangler's. Bundles `edge/worker.ts` as a deployment would (`wrangler deploy --dry-run`),
+ * from wrangler's. Bundles `edge/hosts/worker/main.ts` as a deployment would (`wrangler deploy --dry-run`),
  * then prints "Ready on <url>". Environment: SIDECAR_URL, LOG_REQUESTS, INSPECTOR_PORT (the Worker's
  * inspector, for a garbage collection before each memory reading).
  */
@@ -19,7 +19,7 @@ execFileSync("node_modules/.bin/wrangler", ["deploy", "--dry-run", "--outdir", o
 });
 const miniflare = new Miniflare({
   modules: true,
-  scriptPath: join(outdir, "worker.js"),
+  scriptPath: join(outdir, "main.js"),
   modulesRoot: outdir,
   compatibilityDate: "2025-09-01",
   compatibilityFlags: ["enable_request_signal"],

@@ -133,7 +133,7 @@ interface Edge {
 async function startEdge(runtime: Runtime, sidecar: Proc): Promise<Edge> {
   const env = { SIDECAR_URL: sidecar.url, LOG_REQUESTS: "false" };
   if (runtime === "node") {
-    const edge = await launch(process.execPath, [INSPECT, "--import", "tsx", "edge/node.ts"], { ...env, EDGE_PORT: "0" }, /edge listening on (\S+)/);
+    const edge = await launch(process.execPath, [INSPECT, "--import", "tsx", "edge/hosts/node/main.ts"], { ...env, EDGE_PORT: "0" }, /edge listening on (\S+)/);
     return { edge, node: [nodeInspectorUrl(edge.output()) ?? ""] };
   }
   const port = await freePort();

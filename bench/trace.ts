@@ -11,7 +11,7 @@
  */
 import { loadavg } from "node:os";
 import { parseArgs } from "node:util";
-import { startNodeEdge, type RunningEdge } from "../edge/node.js";
+import { startNodeEdge, type RunningEdge } from "../edge/hosts/node/main.js";
 import { ensureModels } from "../gguf/models.js";
 import { startOtlpReceiver } from "../test/support/otlp-receiver.js";
 import { startSidecarProcess, type Started } from "../test/support/processes.js";

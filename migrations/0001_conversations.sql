@@ -1,5 +1,5 @@
 -- Conversations kept by the server for /c1 (docs/contract.md, "Conversations"). Applied by
--- `wrangler d1 migrations apply` under workerd and at start-up on Node (edge/node/sqlite-store.ts).
+-- `wrangler d1 migrations apply` under workerd and at start-up on Node (edge/hosts/node/store.ts).
 CREATE TABLE conversations (
   id TEXT PRIMARY KEY,
   -- The key id that created it (`anonymous` without keys): no other key may see it.

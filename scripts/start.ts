@@ -57,7 +57,7 @@ for (;;) {
 
 if (!stopping) {
   if (runtime === "node") {
-    run("edge", tsx, ["edge/node.ts"], { SIDECAR_URL: sidecarUrl, EDGE_PORT: edgePort, EDGE_HOST: edgeHost });
+    run("edge", tsx, ["edge/hosts/node/main.ts"], { SIDECAR_URL: sidecarUrl, EDGE_PORT: edgePort, EDGE_HOST: edgeHost });
   } else {
     // The access settings reach the Worker as they will when deployed: variables, and secrets
     // through a private .dev.vars (scripts/wrangler-dev.ts).

@@ -1,5 +1,5 @@
 // Party (c) and the sweep: the edge on Node (`startNodeEdge`) in its own process.
-import { startNodeEdge } from "../../edge/node.js";
+import { startNodeEdge } from "../../edge/hosts/node/main.js";
 import { failToParent, serveParent } from "../ipc.js";
 import { argsOf, exitOnSigterm } from "./args.js";
 

@@ -1,6 +1,6 @@
 // Per-key request limits (`RATE_LIMIT`: requests per minute per key). The edge asks a RateLimiter
 // before any work; the Worker backs it with the platform's Rate Limiting binding, the Node entry
-// with an in-memory limiter (edge/node.ts). Keyless servers count every request under one id.
+// with an in-memory limiter (edge/hosts/node/env.ts). Keyless servers count every request under one id.
 
 export interface RateLimitVerdict {
   readonly allowed: boolean;

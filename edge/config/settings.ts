@@ -1,6 +1,6 @@
 // Every setting of the edge, once: its environment variable, kind, default, help, and the hosts
 // that read it (both, the Node edge only, the Worker only). parse.ts reads them; the Worker
-// (edge/worker.ts) and the Node edge (edge/node/env.ts) build their options from the result;
+// (edge/hosts/worker/) and the Node edge (edge/hosts/node/env.ts) build their options from the result;
 // `npm run docs:config` writes docs/configuration.md from this table.
 import { boolean, httpUrl, httpUrls, integer, jsonHeaders, keyList, oneOf, text, type Kind } from "./kinds.js";
 
@@ -128,7 +128,7 @@ export const SHARED_SETTINGS = {
   },
 } as const satisfies Record<string, Setting>;
 
-/** Settings only the Node edge (`npm run edge`, edge/node.ts) reads. */
+/** Settings only the Node edge (`npm run edge`, edge/hosts/node/) reads. */
 export const NODE_SETTINGS = {
   port: { env: "EDGE_PORT", kind: integer(0, 65535), default: 8080, help: "port to listen on (0 picks a free one)" },
   hostname: { env: "EDGE_HOST", kind: text("text", "an address"), default: "127.0.0.1", help: "address to bind" },
@@ -171,7 +171,7 @@ export const NODE_SETTINGS = {
   maxConnections: { env: "MAX_CONNECTIONS", kind: integer(0), default: 1024, help: "connections beyond this many are refused (closed at once)" },
 } as const satisfies Record<string, Setting>;
 
-/** Settings only the Worker (edge/worker.ts) reads. */
+/** Settings only the Worker (edge/hosts/worker/) reads. */
 export const WORKER_SETTINGS = {
   abandonProbeMs: {
     env: "ABANDON_PROBE_MS",

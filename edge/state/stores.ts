@@ -1,7 +1,7 @@
 // The state's features over one SQL driver, as the app holds them (AppOptions.store): /c1's
 // conversations, stored responses, OpenAI conversations, Anthropic message threads, and files and
 // batches (whose bytes and queue the host gives apart, AppOptions.batches). A host picks
-// the driver: D1 under workerd (d1Store), SQLite on Node (edge/node/sqlite-store.ts).
+// the driver: D1 under workerd (edge/hosts/worker/store.ts), SQLite on Node (edge/hosts/node/store.ts).
 import { SqlBatchStore } from "./batches/sql.js";
 import type { BatchStore } from "./batches/store.js";
 import { SqlC1Store } from "./c1/sql.js";
@@ -10,7 +10,6 @@ import { SqlConversationStore } from "./conversations/sql.js";
 import type { ConversationStore } from "./conversations/store.js";
 import { SqlResponseStore } from "./responses/sql.js";
 import type { ResponseStore } from "./responses/store.js";
-import { d1Driver, type D1DatabaseLike } from "./store/d1.js";
 import type { SqlDriver } from "./store/driver.js";
 import { SqlThreadStore } from "./threads/sql.js";
 import type { ThreadStore } from "./threads/store.js";
@@ -33,9 +32,4 @@ export function sqlStores(driver: SqlDriver): Stores {
     threads: new SqlThreadStore(driver),
     batches: new SqlBatchStore(driver),
   };
-}
-
-/** The stores on a D1 binding (worker.ts). */
-export function d1Store(db: D1DatabaseLike): Stores {
-  return sqlStores(d1Driver(db));
 }

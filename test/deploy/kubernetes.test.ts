@@ -130,11 +130,11 @@ describe("deploy/kubernetes references", () => {
     const dockerfile = readFileSync(new URL("../../Dockerfile", import.meta.url), "utf8");
     const [edge, sidecar] = [cluster.container("edge"), cluster.container("sidecar")];
     expect([edge.command, sidecar.command]).toEqual([
-      ["node", "--import", "tsx", "edge/node.ts"],
+      ["node", "--import", "tsx", "edge/hosts/node/main.ts"],
       ["node", "--import", "tsx", "sidecar/main.ts"],
     ]);
     expect(edge.image).toBe(sidecar.image);
-    for (const file of ["edge/node.ts", "sidecar/main.ts"]) {
+    for (const file of ["edge/hosts/node/main.ts", "sidecar/main.ts"]) {
       expect(existsSync(new URL(`../../${file}`, import.meta.url))).toBe(true);
       expect(dockerfile).toContain(`COPY ${file.split("/")[0]} ${file.split("/")[0]}\n`);
     }

@@ -6,7 +6,7 @@
 // decodes slowly enough (and almost never picks its end token) that nothing ends by itself while
 // the test watches.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startNodeEdge } from "../../edge/node.js";
+import { startNodeEdge } from "../../edge/hosts/node/main.js";
 import { ensureModels } from "../../gguf/models.js";
 import type { RunningSidecar } from "../../sidecar/server.js";
 import { readMetrics, startTestSidecar } from "../support/sidecar.js";

@@ -7,7 +7,7 @@ import Anthropic from "@anthropic-ai/sdk";
 import { request as httpRequest } from "node:http";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { accessFromEnv, startNodeEdge } from "../../edge/node.js";
+import { accessFromEnv, startNodeEdge } from "../../edge/hosts/node/main.js";
 import { FakeSidecar, finish, start, token } from "../support/fake-sidecar.js";
 import { serveGrpcWeb, type GrpcWebTestServer } from "../support/grpc-web-server.js";
 import { startWrangler } from "../support/wrangler.js";

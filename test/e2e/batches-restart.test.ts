@@ -18,7 +18,7 @@ const started: Started[] = [];
 
 async function startEdge(sidecarUrl: string): Promise<Started> {
   const env = { SIDECAR_URL: sidecarUrl, EDGE_PORT: "0", STORE_PATH: join(folder, "store.sqlite"), FILES_PATH: join(folder, "files"), LOG_REQUESTS: "false" };
-  const edge = await startProcess("node_modules/.bin/tsx", ["edge/node.ts"], env, /edge listening on (\S+)/, 30_000);
+  const edge = await startProcess("node_modules/.bin/tsx", ["edge/hosts/node/main.ts"], env, /edge listening on (\S+)/, 30_000);
   started.push(edge);
   return edge;
 }

@@ -110,7 +110,7 @@ describe("a stream the client leaves (random model)", () => {
   it("an edge process killed mid-reply loses only that turn: restarted on the same file, every committed turn is there", async () => {
     const dir = mkdtempSync(join(tmpdir(), "llm-edge-kill-"));
     const env = { SIDECAR_URL: stack.sidecar.url, EDGE_PORT: "0", STORE_PATH: join(dir, "store.sqlite"), LOG_REQUESTS: "false" };
-    const start = () => startProcess(process.execPath, ["--import", "tsx", "edge/node.ts"], env, /edge listening on (http:\/\/127\.0\.0\.1:\d+)/);
+    const start = () => startProcess(process.execPath, ["--import", "tsx", "edge/hosts/node/main.ts"], env, /edge listening on (http:\/\/127\.0\.0\.1:\d+)/);
     try {
       const edge = await start();
       const first = await chat(edge.url, { messages: [{ role: "user", content: "Tell me everything." }], max_tokens: 3 });

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { accessFromEnv, startNodeEdge, type RunningEdge } from "../../edge/node.js";
+import { accessFromEnv, startNodeEdge, type RunningEdge } from "../../edge/hosts/node/main.js";
 import { Role } from "../../proto/gen/inference/v1/inference_pb.js";
 import { checkChatStream } from "../support/contract.js";
 import { startStack, type Stack } from "../support/edge.js";

@@ -23,7 +23,7 @@ describe("npm run deploy (dry run)", () => {
       expect(run.status, run.stderr).toBe(0);
       expect(run.stdout).toContain("env.RATE_LIMITER");
       expect(run.stdout).toMatch(/files from the assets directory .*public/); // the playground page
-      const bundle = readFileSync(join(outdir, "worker.js"));
+      const bundle = readFileSync(join(outdir, "main.js"));
       const gzipKiB = gzipSync(bundle).byteLength / 1024;
       expect(gzipKiB).toBeLessThanOrEqual(LIMIT_GZIP_KIB);
       // zod's Catalan and Spanish messages stand for its other locales: none is bundled.

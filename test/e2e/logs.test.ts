@@ -19,7 +19,7 @@ interface LoggingEdge {
 async function nodeEdgeProcess(sidecarUrl: string): Promise<LoggingEdge> {
   const edge = await startProcess(
     "node_modules/.bin/tsx",
-    ["edge/node.ts"],
+    ["edge/hosts/node/main.ts"],
     { SIDECAR_URL: sidecarUrl, EDGE_PORT: "0", API_KEYS: KEY },
     /edge listening on (\S+)/,
     30_000,

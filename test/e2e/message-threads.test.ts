@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { accessFromEnv, startNodeEdge } from "../../edge/node.js";
+import { accessFromEnv, startNodeEdge } from "../../edge/hosts/node/main.js";
 import { startRandomStack, startStack, type Stack } from "../support/edge.js";
 import { CHAT_REPLY } from "../support/scripted.js";
 import { describeOnRuntimes } from "../support/runtimes.js";

@@ -7,7 +7,7 @@
 // runs on both runtimes, each with a fresh store: Node (SQLite) and workerd (`wrangler dev`, D1).
 import OpenAI, { type APIError } from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { accessFromEnv, startNodeEdge } from "../../edge/node.js";
+import { accessFromEnv, startNodeEdge } from "../../edge/hosts/node/main.js";
 import { Role } from "../../proto/gen/inference/v1/inference_pb.js";
 import { startRandomStack, startStack, type Stack } from "../support/edge.js";
 import { sealReasoning } from "../../edge/protocols/openai-responses/encrypted-reasoning.js";

@@ -8,7 +8,7 @@
 // API differ, this server follows OpenAI (docs/contract.md, "OpenAI Responses"); the one difference
 // these tests meet (reasoning event names) is asserted exactly below.
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { startNodeEdge, type RunningEdge } from "../../edge/node.js";
+import { startNodeEdge, type RunningEdge } from "../../edge/hosts/node/main.js";
 import { modelPath } from "../../gguf/models.js";
 import type { RunningSidecar } from "../../sidecar/server.js";
 import { CHAT_REPLY } from "../support/scripted.js";

@@ -6,7 +6,7 @@ import OpenAI from "openai";
 import { ResponsesWS } from "openai/resources/responses/ws";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
-import { startNodeEdge } from "../../edge/node.js";
+import { startNodeEdge } from "../../edge/hosts/node/main.js";
 import { ensureModels } from "../../gguf/models.js";
 import type { RunningSidecar } from "../../sidecar/server.js";
 import { CHAT_REPLY } from "../support/scripted.js";

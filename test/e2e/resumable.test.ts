@@ -5,7 +5,7 @@
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunningSidecar } from "../../sidecar/server.js";
-import { startNodeEdge, type RunningEdge } from "../../edge/node.js";
+import { startNodeEdge, type RunningEdge } from "../../edge/hosts/node/main.js";
 import { modelPath } from "../../gguf/models.js";
 import { startStack } from "../support/edge.js";
 import { readMetrics, startTestSidecar } from "../support/sidecar.js";

@@ -2,7 +2,7 @@
 // event in the protocol's shape (no [DONE]), keeps running, and answers 503 until it is back.
 import { spawn } from "node:child_process";
 import { describe, expect, it } from "vitest";
-import { startNodeEdge } from "../../edge/node.js";
+import { startNodeEdge } from "../../edge/hosts/node/main.js";
 import { modelPath } from "../../gguf/models.js";
 import { checkChatStream } from "../support/contract.js";
 import { readEvents } from "../support/sse.js";

@@ -3,7 +3,7 @@
 // no sidecar work), and SIDECAR_HEADERS reaching every sidecar call.
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startNodeEdge } from "../../edge/node.js";
+import { startNodeEdge } from "../../edge/hosts/node/main.js";
 import { createSidecarClient } from "../../edge/sidecars/connection.js";
 import type { RunningSidecar } from "../../sidecar/server.js";
 import { modelPath } from "../../gguf/models.js";

@@ -5,8 +5,8 @@
 // request is read from each sidecar's own count of accepted generations. Last, a fresh edge on
 // each runtime (Node, and workerd under `wrangler dev`) in front of A and B routes by model.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startNodeEdge, type RunningEdge } from "../../edge/node.js";
-import { createEdgeMetrics, type EdgeMetrics } from "../../edge/node/metrics.js";
+import { startNodeEdge, type RunningEdge } from "../../edge/hosts/node/main.js";
+import { createEdgeMetrics, type EdgeMetrics } from "../../edge/hosts/node/metrics.js";
 import type { RunningSidecar } from "../../sidecar/server.js";
 import { modelPath } from "../../gguf/models.js";
 import { CHAT_REPLY, THINK_REASONING } from "../support/scripted.js";

@@ -2,7 +2,7 @@
 // protocol's error event and a JSON request with 504 once the stall deadline passes, instead of
 // waiting for ever; after SIGCONT it answers again.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startNodeEdge } from "../../edge/node.js";
+import { startNodeEdge } from "../../edge/hosts/node/main.js";
 import { modelPath } from "../../gguf/models.js";
 import { startSidecarProcess, type Started } from "../support/processes.js";
 import { startWrangler } from "../support/wrangler.js";

@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import OpenAI, { type APIError } from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { accessFromEnv, startNodeEdge } from "../../edge/node.js";
+import { accessFromEnv, startNodeEdge } from "../../edge/hosts/node/main.js";
 import { Role } from "../../proto/gen/inference/v1/inference_pb.js";
 import { startStack, type Stack } from "../support/edge.js";
 import { describeOnRuntimes } from "../support/runtimes.js";

@@ -4,7 +4,7 @@
 // attributes, and no prompt or reply text unless content capture is on.
 import OpenAI from "openai";
 import { beforeAll, describe, expect, it } from "vitest";
-import { startNodeEdge, type RunningEdge } from "../../edge/node.js";
+import { startNodeEdge, type RunningEdge } from "../../edge/hosts/node/main.js";
 import type { RunningSidecar } from "../../sidecar/server.js";
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from "../support/otlp-receiver.js";
 import { CHAT_REPLY, CHAT_REPLY_TOKENS, STORY, chatPromptTokens } from "../support/scripted.js";

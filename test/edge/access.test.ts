@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { sha256, toHex } from "../../edge/access/constant-time.js";
 import type { AccessOptions } from "../../edge/access/policy.js";
 import type { RateLimiter } from "../../edge/access/rate-limit.js";
-import { memoryRateLimiter } from "../../edge/node.js";
+import { memoryRateLimiter } from "../../edge/hosts/node/main.js";
 import { testApp } from "../support/app.js";
 
 const CHAT = { model: "m", messages: [{ role: "user", content: "hi" }] };

@@ -3,7 +3,7 @@
 // each its pool lacks, and the sidecar's first batch waits for what they carry.
 import type { Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startNodeEdge, type RunningEdge } from "../../edge/node.js";
+import { startNodeEdge, type RunningEdge } from "../../edge/hosts/node/main.js";
 import { FakeSidecar } from "../support/fake-sidecar.js";
 import { openSocket } from "../support/raw-socket.js";
 

@@ -5,9 +5,10 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { Priority } from "../../proto/gen/inference/v1/inference_pb.js";
 import { InvalidRequestError } from "../../edge/base/errors.js";
-import { openSqliteStore } from "../../edge/node/sqlite-store.js";
+import { openSqliteStore } from "../../edge/hosts/node/store.js";
 import { MAX_BATCH_LINES, parseAnthropicRequests, parseOpenAiInput } from "../../edge/state/batches/input.js";
-import { memoryFileStore } from "../../edge/state/batches/memory-files.js";
+import { memoryFileStore } from "../../edge/hosts/node/files.js";
+import { InProcessQueue } from "../../edge/hosts/node/queue.js";
 import { newBatch } from "../../edge/state/batches/handler.js";
 import { BASE, post, testApp } from "../support/app.js";
 import { chatLine, jsonl } from "../support/batches.js";
@@ -159,7 +160,7 @@ function upload(text: string): Request {
 describe("uploads", () => {
   it("a multipart body over the largest file is a 413", async () => {
     const opened = openSqliteStore(":memory:");
-    const { app } = testApp(undefined, { store: opened.store, batches: { files: memoryFileStore(), maxFileBytes: 300 } });
+    const { app } = testApp(undefined, { store: opened.store, batches: { files: memoryFileStore(), queue: new InProcessQueue(), maxFileBytes: 300 } });
     const response = await app.fetch(upload("x".repeat(300)));
     expect([response.status, await response.json()]).toEqual([
       413,
@@ -174,7 +175,7 @@ describe("priority", () => {
     const opened = openSqliteStore(":memory:");
     const { app, sidecar } = testApp(undefined, {
       store: opened.store,
-      batches: { files: memoryFileStore(), maxFileBytes: 1 << 20 },
+      batches: { files: memoryFileStore(), queue: new InProcessQueue(), maxFileBytes: 1 << 20 },
       newId: () => crypto.randomUUID().replaceAll("-", ""),
     });
     await post(app, CHAT, { model: "m", messages: [{ role: "user", content: "Hi" }] });

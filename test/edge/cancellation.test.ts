@@ -5,7 +5,7 @@ import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { afterEach, describe, expect, it } from "vitest";
 import { createApp } from "../../edge/http/app.js";
-import { startNodeEdge, type RunningEdge } from "../../edge/node.js";
+import { startNodeEdge, type RunningEdge } from "../../edge/hosts/node/main.js";
 import { createSidecarClient, type FetchImpl } from "../../edge/sidecars/connection.js";
 import { openGeneration } from "../../edge/sidecars/generation.js";
 import { GenerateRequestSchema } from "../../proto/gen/inference/v1/inference_pb.js";

@@ -4,9 +4,9 @@ import { describe, expect, it } from "vitest";
 import { DEFAULT_KEEP_ALIVE_MS, DEFAULT_SIDECAR_STALL_MS } from "../../edge/http/app.js";
 import { DEFAULT_MAX_BODY_BYTES } from "../../edge/core/body.js";
 import { EdgeConfigError, parseEdgeConfig, sidecarUrlsOf } from "../../edge/config/parse.js";
-import { DEFAULT_LIMITS } from "../../edge/node/server.js";
-import { DEFAULT_STORE_PATH } from "../../edge/node/sqlite-store.js";
-import { DEFAULT_FILES_PATH } from "../../edge/node/file-store.js";
+import { DEFAULT_LIMITS } from "../../edge/hosts/node/server.js";
+import { DEFAULT_STORE_PATH } from "../../edge/hosts/node/store.js";
+import { DEFAULT_FILES_PATH } from "../../edge/hosts/node/files.js";
 import { DEFAULT_SIDECAR_URL } from "../../edge/sidecars/connection.js";
 
 function refusal(env: Record<string, unknown>, host: "node" | "worker" = "node"): string {

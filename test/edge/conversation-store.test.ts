@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeEach, describe, expect, it } from "vitest";
-import { migrate, openSqliteStore } from "../../edge/node/sqlite-store.js";
+import { migrate, openSqliteStore } from "../../edge/hosts/node/store.js";
 import { TurnConflictError } from "../../edge/state/c1/store.js";
 import type { Stores } from "../../edge/state/stores.js";
 import { storeDrivers } from "../support/store-drivers.js";

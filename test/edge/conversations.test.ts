@@ -3,7 +3,7 @@
 // (the second to finish is refused and stores nothing), and the header on every answer.
 import { Code } from "@connectrpc/connect";
 import { afterEach, describe, expect, it } from "vitest";
-import { openSqliteStore, type SqliteStore } from "../../edge/node/sqlite-store.js";
+import { openSqliteStore, type SqliteStore } from "../../edge/hosts/node/store.js";
 import { Role } from "../../proto/gen/inference/v1/inference_pb.js";
 import { get, post, sentChat, testApp } from "../support/app.js";
 import { delay, fail, finish, start, token, type Step } from "../support/fake-sidecar.js";

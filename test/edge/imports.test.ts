@@ -1,5 +1,5 @@
-// edge/ runs in workerd: Web APIs only. Only edge/node.ts and edge/node/ (the Node host) may
-// import Node modules. Inside edge/, each folder imports only the folders below it (the rules its
+// edge/ runs in workerd: Web APIs only. Only edge/hosts/node/ (the Node host) may import Node
+// modules, and only edge/hosts/worker/main.ts workerd's. Inside edge/, each folder imports only the folders below it (the rules its
 // README states, edge/README.md "Layers"). Import cycles anywhere are refused by `npm run lint`
 // (Biome's noImportCycles, type-only imports included).
 import { readFileSync } from "node:fs";
@@ -29,16 +29,16 @@ describe("edge/ imports", () => {
   it.each(files.map((f) => [relative(edgeDir, f), f]))("%s imports no Node-only module", (name, file) => {
     const found = imports(readFileSync(file, "utf8"));
     const bad = found.filter((spec) => FORBIDDEN.some((pattern) => pattern.test(spec)));
-    const nodeHost = name === "node.ts" || name.startsWith("node/");
-    if (name === "node.ts") expect(bad.length).toBeGreaterThan(0);
+    const nodeHost = name.startsWith("hosts/node/");
+    if (name === "hosts/node/main.ts") expect(bad.length).toBeGreaterThan(0);
     else if (!nodeHost) expect(bad).toEqual([]);
     // workerd's own modules: only the Worker's entry (Node cannot load them)
-    if (name !== "worker.ts") expect(found.filter((spec) => spec.startsWith("cloudflare:"))).toEqual([]);
+    if (name !== "hosts/worker/main.ts") expect(found.filter((spec) => spec.startsWith("cloudflare:"))).toEqual([]);
     // no Buffer or process globals either
     if (!nodeHost) expect(readFileSync(file, "utf8")).not.toMatch(/\b(Buffer|process)\./);
     // OpenTelemetry: its API in trace/ alone; its SDK and exporters in the hosts (docs/decisions.md, "Traces").
     const otel = found.filter((spec) => spec.startsWith("@opentelemetry/"));
-    if (nodeHost || name.startsWith("worker")) return;
+    if (name.startsWith("hosts/")) return;
     expect(otel).toEqual(name.startsWith("trace/") ? otel.filter((spec) => spec === "@opentelemetry/api") : []);
   });
 });
@@ -64,7 +64,7 @@ describe("layering", () => {
 });
 
 // Which edge/ folders each folder may import besides its own files (edge/README.md, "Layers"; each
-// folder's README says the same). The hosts (worker.ts, node.ts, node/) may import any of them.
+// folder's README says the same). The hosts (hosts/node/, hosts/worker/) may import any of them.
 const LAYERS: Readonly<Record<string, readonly string[]>> = {
   http: ["state", "resumable", "protocols", "core", "access", "sidecars", "base", "fields", "sse", "trace"],
   state: ["state/c1", "state/responses", "state/conversations", "state/threads", "state/batches", "state/store"],
@@ -91,7 +91,7 @@ const LAYERS: Readonly<Record<string, readonly string[]>> = {
 /** The folder whose rules a file of edge/ follows: `hosts`, `state/<feature>`, `protocols/<name>`, or its top folder. */
 function unitOf(name: string): string {
   const parts = name.split(/[\\/]/);
-  if (parts.length === 1 || parts[0] === "node") return "hosts";
+  if (parts[0] === "hosts") return "hosts";
   if ((parts[0] === "state" || parts[0] === "protocols") && parts.length > 2) return `${parts[0]}/${parts[1]}`;
   return parts[0] ?? "";
 }
@@ -119,5 +119,27 @@ describe("edge/ layers", () => {
       .map(unitOf)
       .filter((target) => target !== unit);
     expect(reached.filter((target) => !(allowed ?? []).some((folder) => within(target, folder)))).toEqual([]);
+  });
+});
+
+// One folder per host, the same file names for the same jobs, so a diff of the two shows only
+// real differences (edge/hosts/README.md); neither host imports the other.
+describe("edge/hosts/", () => {
+  const JOBS = ["main.ts", "server.ts", "env.ts", "sockets.ts", "tracing.ts", "store.ts", "files.ts", "queue.ts"];
+  const names = (host: string) => sources(join(edgeDir, "hosts", host)).map((file) => relative(join(edgeDir, "hosts", host), file));
+
+  it.each(["node", "worker"])("hosts/%s/ has a file for each job", (host) => {
+    expect(JOBS.filter((job) => !names(host).includes(job))).toEqual([]);
+  });
+
+  it.each([
+    ["node", "worker"],
+    ["worker", "node"],
+  ])("hosts/%s/ imports nothing of hosts/%s/", (host, other) => {
+    for (const file of sources(join(edgeDir, "hosts", host)))
+      expect(
+        edgeImports(file).filter((name) => name.startsWith(`hosts/${other}/`)),
+        file,
+      ).toEqual([]);
   });
 });

@@ -4,7 +4,7 @@
 // own shape naming the field.
 import { describe, expect, it } from "vitest";
 import { KEEP_ALIVE_FORMS, keepAliveSeconds } from "../../edge/fields/keep-alive.js";
-import { openSqliteStore } from "../../edge/node/sqlite-store.js";
+import { openSqliteStore } from "../../edge/hosts/node/store.js";
 import { post, testApp } from "../support/app.js";
 
 describe("keepAliveSeconds", () => {

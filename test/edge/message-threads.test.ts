@@ -3,7 +3,7 @@
 // what a failed reply stores (nothing), and the refusal of a server without a store.
 import { Code } from "@connectrpc/connect";
 import { afterEach, describe, expect, it } from "vitest";
-import { openSqliteStore, type SqliteStore } from "../../edge/node/sqlite-store.js";
+import { openSqliteStore, type SqliteStore } from "../../edge/hosts/node/store.js";
 import { Role } from "../../proto/gen/inference/v1/inference_pb.js";
 import { post, sentChat, testApp } from "../support/app.js";
 import { fail, finish, start, token, toolCall, type Step } from "../support/fake-sidecar.js";

@@ -5,8 +5,8 @@ import { spawn } from "node:child_process";
 import { connect, type Socket } from "node:net";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startNodeEdge, type RunningEdge } from "../../edge/node.js";
-import { DEFAULT_LIMITS, nodeServerOptions } from "../../edge/node/server.js";
+import { startNodeEdge, type RunningEdge } from "../../edge/hosts/node/main.js";
+import { DEFAULT_LIMITS, nodeServerOptions } from "../../edge/hosts/node/server.js";
 import { delay, FakeSidecar, finish, start, token } from "../support/fake-sidecar.js";
 import { openSocket } from "../support/raw-socket.js";
 import { freePort } from "../support/wrangler.js";
@@ -157,7 +157,7 @@ describe("Node edge connection limits, many clients and settings", () => {
       LOG_REQUESTS: "false",
     };
     const root = fileURLToPath(new URL("../..", import.meta.url));
-    const child = spawn("node_modules/.bin/tsx", ["edge/node.ts"], { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn("node_modules/.bin/tsx", ["edge/hosts/node/main.ts"], { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] });
     try {
       await new Promise<void>((resolve, reject) => {
         child.stderr.on("data", (d: Buffer) => d.toString().includes("edge listening") && resolve());

@@ -1,11 +1,11 @@
 // The real gRPC-Web client (createSidecarClient) against a test gRPC-Web server
 // that fronts the fake sidecar: the same transcripts come out as with the fake
 // alone, errors keep their codes, and cancellation crosses the HTTP hop. Each case runs on the
-// global fetch (workerd's way) and on the Node edge's own (edge/node/sidecar-fetch.ts).
+// global fetch (workerd's way) and on the Node edge's own (edge/hosts/node/fetch.ts).
 import { Code, ConnectError } from "@connectrpc/connect";
 import { afterEach, describe, expect, it } from "vitest";
 import { createApp } from "../../edge/http/app.js";
-import { sidecarFetch } from "../../edge/node/sidecar-fetch.js";
+import { sidecarFetch } from "../../edge/hosts/node/fetch.js";
 import { createSidecarClient, type FetchImpl } from "../../edge/sidecars/connection.js";
 import { FIXED_NOW_MS, FIXED_ID, post } from "../support/app.js";
 import { delay, fail, FakeSidecar, finish, start, token, type Step } from "../support/fake-sidecar.js";

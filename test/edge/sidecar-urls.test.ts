@@ -1,7 +1,7 @@
 // SIDECAR_URLS: parsed the same way for the Node edge and the Worker (edge/config/); SIDECAR_URL stays for one.
 import { describe, expect, it } from "vitest";
 import { parseEdgeConfig, sidecarUrlsOf } from "../../edge/config/parse.js";
-import { optionsFromEnv } from "../../edge/node/env.js";
+import { optionsFromEnv } from "../../edge/hosts/node/env.js";
 import { DEFAULT_SIDECAR_URL } from "../../edge/sidecars/connection.js";
 
 const urlsOf = (env: Record<string, string>): string[] => sidecarUrlsOf(parseEdgeConfig(env, "worker"));

@@ -6,7 +6,7 @@ import { createGrpcTransport, createGrpcWebTransport } from "@connectrpc/connect
 import { readFileSync, rmSync } from "node:fs";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startNodeEdge } from "../../edge/node.js";
+import { startNodeEdge } from "../../edge/hosts/node/main.js";
 import { InferenceService } from "../../proto/gen/inference/v1/inference_pb.js";
 import type { RunningSidecar } from "../../sidecar/server.js";
 import { makeCertificates, type TestCertificates } from "../support/certificates.js";

@@ -1,4 +1,4 @@
-import { startNodeEdge, type NodeEdgeOptions, type RunningEdge } from "../../edge/node.js";
+import { startNodeEdge, type NodeEdgeOptions, type RunningEdge } from "../../edge/hosts/node/main.js";
 import type { RunningSidecar, StartOptions } from "../../sidecar/server.js";
 import { ensureModels } from "../../gguf/models.js";
 import { startTestSidecar } from "./sidecar.js";

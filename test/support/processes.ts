@@ -1,6 +1,6 @@
 // A child process started for a test or a bench run, ready once its output matches `ready`
 // (the first group of the match is its URL): the sidecar (`sidecar/main.ts`), the edge on Node
-// (`edge/node.ts`), `wrangler dev`.
+// (`edge/hosts/node/main.ts`), `wrangler dev`.
 import { spawn, type ChildProcess } from "node:child_process";
 
 export interface Started {

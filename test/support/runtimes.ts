@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe } from "vitest";
-import { startNodeEdge } from "../../edge/node.js";
+import { startNodeEdge } from "../../edge/hosts/node/main.js";
 import { startWrangler } from "./wrangler.js";
 
 export const RUNTIMES = ["node", "workerd"] as const;

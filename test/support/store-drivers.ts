@@ -5,9 +5,9 @@ import { Miniflare } from "miniflare";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { MIGRATIONS_DIR, openSqliteStore } from "../../edge/node/sqlite-store.js";
-import type { D1DatabaseLike } from "../../edge/state/store/d1.js";
-import { d1Store, type Stores } from "../../edge/state/stores.js";
+import { MIGRATIONS_DIR, openSqliteStore } from "../../edge/hosts/node/store.js";
+import { d1Store, type D1DatabaseLike } from "../../edge/hosts/worker/store.js";
+import type { Stores } from "../../edge/state/stores.js";
 
 /** The migrations' statements, as wrangler sends them to D1. */
 export function migrationStatements(): string[] {

@@ -1,8 +1,7 @@
 // Batches as the app holds them (AppOptions.batches, docs/decisions.md "Batches"): the store's
 // records, the host's file store and queue, and the runner that answers lines through the app's
-// own routes. Without a host queue, the in-process one (queue.ts) drives the lines.
+// own routes. A queue in the app's own process (the Node host's) is handed the runner's steps.
 import type { AppContext } from "../../core/context.js";
-import { InProcessQueue } from "./queue.js";
 import { BatchRunner, resumeBatches } from "./runner.js";
 import type { BatchQueue, BatchStore, FileStore } from "./store.js";
 
@@ -10,8 +9,8 @@ import type { BatchQueue, BatchStore, FileStore } from "./store.js";
 export interface BatchHost {
   /** Where files' bytes live (R2 under workerd, a data folder on Node). */
   readonly files: FileStore;
-  /** What drives lines (a Cloudflare Queue); default: the in-process queue. */
-  readonly queue?: BatchQueue;
+  /** What drives lines (a Cloudflare Queue, or the Node host's in-process queue). */
+  readonly queue: BatchQueue;
   /** The largest file (or Anthropic create body) accepted, in bytes. */
   readonly maxFileBytes: number;
 }
@@ -24,22 +23,21 @@ export interface Batches {
   readonly maxFileBytes: number;
   /** Every unfinished batch sent to the queue again (a host starting). */
   resume(): Promise<void>;
-  /** Stops the in-process queue, if it is the one; its lines stay pending. */
+  /** Stops a queue in the app's process; its lines stay pending. */
   stop(): void;
 }
 
 export function createBatches(host: BatchHost, store: BatchStore, context: AppContext, handle: (request: Request) => Promise<Response>): Batches {
-  const local = host.queue === undefined ? new InProcessQueue(context.reportUnexpected) : undefined;
-  const queue = host.queue ?? (local as InProcessQueue);
+  const queue = host.queue;
   const runner = new BatchRunner({
     store,
     files: host.files,
     handle,
     newId: context.newId,
     now: context.now,
-    ...(local === undefined ? {} : { signal: local.signal }),
+    ...(queue.signal === undefined ? {} : { signal: queue.signal }),
   });
-  local?.serve((id) => runner.step(id));
+  queue.serve?.((id) => runner.step(id), context.reportUnexpected);
   return {
     store,
     files: host.files,
@@ -47,6 +45,6 @@ export function createBatches(host: BatchHost, store: BatchStore, context: AppCo
     runner,
     maxFileBytes: host.maxFileBytes,
     resume: () => resumeBatches(store, queue),
-    stop: () => local?.stop(),
+    stop: () => queue.stop?.(),
   };
 }

@@ -3,12 +3,13 @@
 // marked PRIORITY_BATCH, and writes each result in the statement that ends the line; a line the
 // sidecar could not take now (429, 502, 503, 504, 529) stays pending, and so does one answered 500,
 // a few times. With no line pending the batch ends (results.ts). A host's BatchQueue calls `step`
-// (a Cloudflare Queue's consumer in worker.ts); without one the in-process queue does (queue.ts).
+// (a Cloudflare Queue's consumer, edge/hosts/worker/queue.ts) or the queue itself (the Node host's
+// in-process one, edge/hosts/node/queue.ts).
 import { Priority } from "../../../proto/gen/inference/v1/inference_pb.js";
 import { ANONYMOUS, setCaller } from "../../access/caller.js";
 import { setPriority } from "../../core/priority.js";
 import { finalize } from "./results.js";
-import { isTerminal, type BatchLine, type BatchQueue, type BatchRecord, type BatchStore, type FileStore } from "./store.js";
+import { isTerminal, type BatchLine, type BatchQueue, type BatchRecord, type BatchStore, type FileStore, type Step } from "./store.js";
 
 /** Lines run at once by one step of one batch. */
 export const LINES_PER_STEP = 4;
@@ -21,17 +22,6 @@ const RETRY_LATER = new Set([429, 502, 503, 504, 529]);
  * mid-answer is a 500, and so is a bug, which must not be tried until the batch expires.
  */
 export const SERVER_ERROR_ATTEMPTS = 3;
-
-/**
- * What a step leaves: more lines to run, only lines to try later, or nothing (ended, unknown, or
- * another step began since its token); and the token for the next step.
- */
-export type StepOutcome = "more" | "wait" | "done";
-
-export interface Step {
-  readonly outcome: StepOutcome;
-  readonly token: number;
-}
 
 /** An unfinished batch whose last step began longer ago than this is sent to its queue again when read. */
 export const STALE_MS = 30_000;

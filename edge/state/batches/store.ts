@@ -3,7 +3,7 @@
 // data folder on Node), and how lines are driven (a BatchQueue: a Cloudflare Queue, or the
 // in-process runner). Every owner-facing call names the owner: another owner's object is not found.
 
-/** Where files' bytes live: the host's (worker.ts: R2; edge/node/file-store.ts: a folder). */
+/** Where files' bytes live: the host's (`files.ts` of edge/hosts/node/ and edge/hosts/worker/). */
 export interface FileStore {
   put(key: string, body: string | Uint8Array): Promise<void>;
   /** The bytes; undefined when there is no such key. */
@@ -16,8 +16,29 @@ export interface FileStore {
  * `delaySeconds`; `token` is the batch's `touchedAt` when it was sent (a queue that keeps messages
  * hands it back to the step, which goes on only if no other step began since).
  */
+/**
+ * What a step leaves: more lines to run, only lines to try later, or nothing (ended, unknown, or
+ * another step began since its token); and the token for the next step.
+ */
+export type StepOutcome = "more" | "wait" | "done";
+
+export interface Step {
+  readonly outcome: StepOutcome;
+  readonly token: number;
+}
+
 export interface BatchQueue {
   send(batchId: string, options?: { readonly delaySeconds?: number; readonly token?: number }): Promise<void>;
+  /**
+   * A queue that runs in the app's own process (the Node host's) is handed the runner's step here,
+   * with where to report a step that failed; a queue outside it (a Cloudflare Queue) has no `serve`
+   * and its consumer calls the runner itself.
+   */
+  serve?(step: (batchId: string) => Promise<Step>, report: (error: unknown) => void): void;
+  /** Aborted when such a queue stops: the lines running take it. */
+  readonly signal?: AbortSignal;
+  /** Ends such a queue's loops; their lines stay pending for the next start. */
+  stop?(): void;
 }
 
 export type FilePurpose = "batch" | "batch_output";

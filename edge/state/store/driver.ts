@@ -1,5 +1,5 @@
-// What every feature's store needs from a database: a driver runs statements (d1.ts, and
-// edge/node/sqlite-store.ts on Node); the tables come from migrations/ (docs/decisions.md, "One
+// What every feature's store needs from a database: a driver runs statements (`store.ts` of
+// edge/hosts/worker/ and edge/hosts/node/); the tables come from migrations/ (docs/decisions.md, "One
 // store, two drivers"). Each feature writes its own SQL beside its handler (state/c1/sql.ts, …).
 
 export type SqlValue = string | number | null;

@@ -1,7 +1,7 @@
 // WebSockets under workerd (docs/decisions.md, "Responses WebSocket mode"): an upgrade the app
 // has admitted and accepted (GET /v1/responses) gets a WebSocketPair; the server end carries the
 // session's messages, the client end goes back in the 101 answer.
-import type { SocketAcceptor } from "./http/socket/port.js";
+import type { SocketAcceptor } from "../../http/socket/port.js";
 
 /** workerd's server end of a WebSocketPair, as far as it is used here. */
 interface WorkerSocket {

@@ -1,8 +1,7 @@
 // The in-process BatchQueue (the Node edge's): one loop per batch, each step right after the last,
 // after a wait that doubles (0.5 s to 10 s) while the step only met lines to try later or failed.
 // `stop` ends the loops and aborts the lines running; their lines stay pending for the next start.
-import type { Step, StepOutcome } from "./runner.js";
-import type { BatchQueue } from "./store.js";
+import type { BatchQueue, Step, StepOutcome } from "../../state/batches/store.js";
 
 const FIRST_WAIT_MS = 500;
 const LONGEST_WAIT_MS = 10_000;
@@ -11,17 +10,17 @@ export class InProcessQueue implements BatchQueue {
   private readonly active = new Set<string>();
   private readonly stopping = new AbortController();
   private step: ((id: string) => Promise<Step>) | undefined;
-
-  constructor(private readonly report: (error: unknown) => void) {}
+  private report: (error: unknown) => void = () => {};
 
   /** Aborted by `stop`: the runner's lines take it. */
   get signal(): AbortSignal {
     return this.stopping.signal;
   }
 
-  /** Starts serving with `step` (the runner's). */
-  serve(step: (id: string) => Promise<Step>): void {
+  /** Starts serving with `step` (the runner's); a step that throws goes to `report`. */
+  serve(step: (id: string) => Promise<Step>, report: (error: unknown) => void): void {
     this.step = step;
+    this.report = report;
   }
 
   /** A loop for the batch unless one runs; its steps take no token (one loop per batch here). */

@@ -5,12 +5,12 @@
 // each sidecar (node/metrics.ts).
 import process from "node:process";
 import { pathToFileURL } from "node:url";
-import { EdgeConfigError } from "./config/parse.js";
-import { optionsFromEnv } from "./node/env.js";
-import { startNodeEdge } from "./node/server.js";
+import { EdgeConfigError } from "../../config/parse.js";
+import { optionsFromEnv } from "./env.js";
+import { startNodeEdge } from "./server.js";
 
-export { accessFromEnv, memoryRateLimiter } from "./node/env.js";
-export { DEFAULT_LIMITS, startNodeEdge, type ConnectionLimits, type NodeEdgeOptions, type RunningEdge } from "./node/server.js";
+export { accessFromEnv, memoryRateLimiter } from "./env.js";
+export { DEFAULT_LIMITS, startNodeEdge, type ConnectionLimits, type NodeEdgeOptions, type RunningEdge } from "./server.js";
 
 async function main(): Promise<void> {
   const options = optionsFromEnv(process.env);

@@ -6,7 +6,7 @@ import { extname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 /** The page's folder: public/ at the project root (this file is edge/node/static.ts). */
-export const PUBLIC_DIR = fileURLToPath(new URL("../../public/", import.meta.url));
+export const PUBLIC_DIR = fileURLToPath(new URL("../../../public/", import.meta.url));
 
 const TYPES: Record<string, string> = {
   ".html": "text/html; charset=utf-8",

@@ -5,7 +5,7 @@
 import type { IncomingMessage, Server } from "node:http";
 import type { Duplex } from "node:stream";
 import { WebSocketServer, type WebSocket } from "ws";
-import type { SocketAcceptor, SocketPort, SocketSession } from "../http/socket/port.js";
+import type { SocketAcceptor, SocketPort, SocketSession } from "../../http/socket/port.js";
 
 type Open = (port: SocketPort) => SocketSession;
 

@@ -1,10 +1,10 @@
 // The Node edge's options from its environment: the settings of edge/config/ (docs/configuration.md).
 import { pino } from "pino";
 import { RateLimiterMemory, RateLimiterRes } from "rate-limiter-flexible";
-import type { AccessOptions } from "../access/policy.js";
-import type { RateLimiter } from "../access/rate-limit.js";
-import { parseEdgeConfig, sidecarUrlsOf, traceSettingsOf } from "../config/parse.js";
-import type { EdgeConfig } from "../config/settings.js";
+import type { AccessOptions } from "../../access/policy.js";
+import type { RateLimiter } from "../../access/rate-limit.js";
+import { parseEdgeConfig, sidecarUrlsOf, traceSettingsOf } from "../../config/parse.js";
+import type { EdgeConfig } from "../../config/settings.js";
 import { createEdgeMetrics } from "./metrics.js";
 import type { NodeEdgeOptions } from "./server.js";
 

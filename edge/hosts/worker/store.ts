@@ -1,6 +1,7 @@
-// The driver for Cloudflare D1 (worker.ts, the `DB` binding in wrangler.toml). A D1 batch runs as
+// The Worker's stores: the SQL driver for Cloudflare D1 (the `DB` binding in wrangler.toml). A D1 batch runs as
 // one transaction: a turn is stored whole or not at all.
-import type { SqlDriver, SqlStatement } from "./driver.js";
+import type { SqlDriver, SqlStatement } from "../../state/store/driver.js";
+import { sqlStores, type Stores } from "../../state/stores.js";
 
 /** The part of D1's prepared statement the store uses. */
 export interface D1PreparedStatementLike {
@@ -26,4 +27,9 @@ export function d1Driver(db: D1DatabaseLike): SqlDriver {
       return results.map((result) => result.meta.changes ?? 0);
     },
   };
+}
+
+/** The stores on a D1 binding. */
+export function d1Store(db: D1DatabaseLike): Stores {
+  return sqlStores(d1Driver(db));
 }

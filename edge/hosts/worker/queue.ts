@@ -1,18 +1,12 @@
-// The Worker's parts of batches (worker.ts, wrangler.toml): files in an R2 bucket (`FILES`) and
-// lines driven by a Cloudflare Queue (`BATCH_QUEUE`, produced and consumed by this Worker). Each
+// The Worker's BatchQueue: batch lines driven by a Cloudflare Queue (`BATCH_QUEUE` in
+// wrangler.toml, produced and consumed by this Worker; main.ts's `queue` handler). Each
 // message asks for one step of one batch and carries the token of the step that sent it; the
 // consumer sends the next message before it acks this one, so a crash between the two at worst
-// runs a step twice, and a line run twice is answered once (runner.ts). A chain of messages lost
-// (a local queue's when `wrangler dev` stops) is started again when the batch is read (handler.ts). Typed by the parts used, as state/store/d1.ts types D1.
-import type { BatchRunner } from "./runner.js";
-import type { BatchQueue, FileStore } from "./store.js";
-
-/** The part of an R2 bucket binding the file store uses. */
-export interface R2BucketLike {
-  put(key: string, value: string | Uint8Array): Promise<unknown>;
-  get(key: string): Promise<{ readonly body: ReadableStream<Uint8Array> } | null>;
-  delete(key: string): Promise<void>;
-}
+// runs a step twice, and a line run twice is answered once (state/batches/runner.ts). A chain of
+// messages lost (a local queue's when `wrangler dev` stops) is started again when the batch is
+// read (state/batches/handler.ts). Typed by the parts used, as store.ts types D1.
+import type { BatchRunner } from "../../state/batches/runner.js";
+import type { BatchQueue } from "../../state/batches/store.js";
 
 /** The part of a Queue producer binding the batch queue uses. */
 export interface QueueLike {
@@ -28,18 +22,6 @@ export interface QueueMessageLike {
 
 /** A step that met only lines to try later asks again after this long. */
 const WAIT_SECONDS = 2;
-
-export function r2FileStore(bucket: R2BucketLike): FileStore {
-  return {
-    async put(key, body) {
-      await bucket.put(key, body);
-    },
-    async get(key) {
-      return (await bucket.get(key))?.body ?? undefined;
-    },
-    delete: (key) => bucket.delete(key),
-  };
-}
 
 export function cloudflareQueue(queue: QueueLike): BatchQueue {
   return {

@@ -1,11 +1,12 @@
-// The Node edge's FileStore: batch files in a data folder (FILES_PATH), one file per key (a file's
-// id, `results/<batch id>`). A file is written to a temporary name and renamed into place, so a
-// crash never leaves half a file under its key.
+// The Node edge's FileStores: batch files in a data folder (FILES_PATH), one file per key (a file's
+// id, `results/<batch id>`), each written to a temporary name and renamed into place, so a crash
+// never leaves half a file under its key; or in memory until the process ends (beside the
+// `:memory:` store; tests).
 import { createReadStream } from "node:fs";
 import { mkdir, rename, rm, stat, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { Readable } from "node:stream";
-import type { FileStore } from "../state/batches/store.js";
+import type { FileStore } from "../../state/batches/store.js";
 
 /** Where `npm run edge` keeps batch files unless FILES_PATH says otherwise. */
 export const DEFAULT_FILES_PATH = ".data/files";
@@ -36,6 +37,24 @@ export function folderFileStore(folder: string): FileStore {
     },
     async delete(key) {
       await rm(pathOf(folder, key), { force: true });
+    },
+  };
+}
+
+export function memoryFileStore(): FileStore {
+  const files = new Map<string, Uint8Array>();
+  return {
+    put(key, body) {
+      files.set(key, typeof body === "string" ? new TextEncoder().encode(body) : body);
+      return Promise.resolve();
+    },
+    get(key) {
+      const bytes = files.get(key);
+      return Promise.resolve(bytes === undefined ? undefined : (new Response(bytes as Uint8Array<ArrayBuffer>).body ?? undefined));
+    },
+    delete(key) {
+      files.delete(key);
+      return Promise.resolve();
     },
   };
 }

@@ -5,10 +5,10 @@ import Database from "better-sqlite3";
 import { mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { SqlDriver } from "../state/store/driver.js";
-import { sqlStores, type Stores } from "../state/stores.js";
+import type { SqlDriver } from "../../state/store/driver.js";
+import { sqlStores, type Stores } from "../../state/stores.js";
 
-export const MIGRATIONS_DIR = fileURLToPath(new URL("../../migrations/", import.meta.url));
+export const MIGRATIONS_DIR = fileURLToPath(new URL("../../../migrations/", import.meta.url));
 
 /** Where `npm run edge` keeps conversations unless STORE_PATH says otherwise. */
 export const DEFAULT_STORE_PATH = ".data/llm-edge.sqlite";

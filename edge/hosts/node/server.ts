@@ -3,16 +3,16 @@
 import { serve } from "@hono/node-server";
 import type { IncomingMessage, Server, ServerOptions } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
-import { DEFAULT_MAX_BODY_BYTES } from "../core/body.js";
-import { createApp, type App, type AppOptions } from "../http/app.js";
-import { DEFAULT_SIDECAR_URL, createSidecarClient, createSidecarHealthClient, type SidecarLink } from "../sidecars/connection.js";
+import { DEFAULT_MAX_BODY_BYTES } from "../../core/body.js";
+import { createApp, type App, type AppOptions } from "../../http/app.js";
+import { DEFAULT_SIDECAR_URL, createSidecarClient, createSidecarHealthClient, type SidecarLink } from "../../sidecars/connection.js";
 import { withMetrics, type EdgeMetrics } from "./metrics.js";
 import { startNodeTracing } from "./tracing.js";
-import type { TraceSettings } from "../config/parse.js";
-import { sidecarFetch } from "./sidecar-fetch.js";
-import { openSqliteStore } from "./sqlite-store.js";
-import { folderFileStore } from "./file-store.js";
-import { memoryFileStore } from "../state/batches/memory-files.js";
+import type { TraceSettings } from "../../config/parse.js";
+import { sidecarFetch } from "./fetch.js";
+import { openSqliteStore } from "./store.js";
+import { folderFileStore, memoryFileStore } from "./files.js";
+import { InProcessQueue } from "./queue.js";
 import { nodeSockets } from "./sockets.js";
 import { loadStaticFiles, withStaticFiles } from "./static.js";
 
@@ -134,7 +134,11 @@ export function startNodeEdge(options: NodeEdgeOptions = {}): Promise<RunningEdg
     ...(sidecar === undefined ? {} : { sidecar }),
     routing,
     store: opened.store,
-    batches: appOptions.batches ?? { files: filesPath === undefined ? memoryFileStore() : folderFileStore(filesPath), maxFileBytes: NODE_MAX_FILE_BYTES },
+    batches: appOptions.batches ?? {
+      files: filesPath === undefined ? memoryFileStore() : folderFileStore(filesPath),
+      queue: new InProcessQueue(),
+      maxFileBytes: NODE_MAX_FILE_BYTES,
+    },
     ...(tracer === undefined ? {} : { tracing: tracer.tracing }),
   });
   // Batches left unfinished by the last run go on (docs/decisions.md, "Batches").

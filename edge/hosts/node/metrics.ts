@@ -2,8 +2,8 @@
 // to each sidecar, by outcome. A sidecar is named by its id (a digest of its URL, as /v1/info
 // shows it), never by its address. The endpoint is admitted like the API (keys, loopback-only).
 import { Counter, Registry } from "prom-client";
-import type { App } from "../http/app.js";
-import type { RouteOutcome } from "../sidecars/state.js";
+import type { App } from "../../http/app.js";
+import type { RouteOutcome } from "../../sidecars/state.js";
 
 export interface EdgeMetrics {
   readonly registry: Registry;

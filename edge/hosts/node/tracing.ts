@@ -5,9 +5,9 @@ import { OTLPTraceExporter as JsonExporter } from "@opentelemetry/exporter-trace
 import { OTLPTraceExporter as ProtobufExporter } from "@opentelemetry/exporter-trace-otlp-proto";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import { BasicTracerProvider, BatchSpanProcessor } from "@opentelemetry/sdk-trace-base";
-import type { TraceSettings } from "../config/parse.js";
-import { SERVER_NAME, SERVER_VERSION } from "../core/version.js";
-import type { Tracing } from "../trace/tracing.js";
+import type { TraceSettings } from "../../config/parse.js";
+import { SERVER_NAME, SERVER_VERSION } from "../../core/version.js";
+import type { Tracing } from "../../trace/tracing.js";
 
 export interface NodeTracing {
   readonly tracing: Tracing;
