@@ -11,7 +11,7 @@
 // kind changes or a new tool call begins. Non-streaming answers use the same sequencer
 // (`collectBlocks`), so a whole answer is by construction what the stream's deltas add up to.
 import type { Finish, Token } from "../../proto/gen/inference/v1/inference_pb.js";
-import type { GenerationResult } from "../sidecars/generation.js";
+import type { GenerationResult } from "../upstream/generation.js";
 
 /** Which tool call a `tool_call` block holds: known from the call's first delta. */
 export interface ToolCallInfo {

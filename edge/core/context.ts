@@ -1,12 +1,12 @@
 // What every route handler receives: the sidecar and the app's settings.
-import type { SidecarPool } from "../sidecars/pool.js";
+import type { SidecarPool } from "../upstream/pool.js";
 import type { Arriving } from "./arriving.js";
-import type { Sidecar } from "../sidecars/connection.js";
+import type { Sidecar } from "../upstream/connection.js";
 
 export interface AppContext {
   /** The sidecars as one: Tokenize and Detokenize routed by model, ListModels their union. */
   readonly sidecar: Sidecar;
-  /** Every sidecar, their reports and the routing of generations (edge/sidecars/). */
+  /** Every sidecar, their reports and the routing of generations (edge/upstream/). */
   readonly sidecars: SidecarPool;
   /** Generation requests between their arrival and their sidecar call (arriving.ts). */
   readonly arriving: Arriving;

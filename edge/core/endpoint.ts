@@ -4,10 +4,10 @@
 import type * as z from "zod";
 import type { Finish, GenerateRequest, Start, Token } from "../../proto/gen/inference/v1/inference_pb.js";
 import type { ApiError } from "../base/errors.js";
-import type { Affinity } from "../sidecars/affinity.js";
-import type { GenerationResult } from "../sidecars/generation.js";
+import type { Affinity } from "../upstream/affinity.js";
+import type { GenerationResult } from "../upstream/generation.js";
 import type { SseEvent } from "../sse/frame.js";
-import type { Protocol } from "./protocol.js";
+import type { Protocol } from "./protocol-family.js";
 
 /** Identity of one response: the same on every frame of a stream. */
 export interface ResponseMeta {
@@ -58,7 +58,7 @@ export interface Endpoint<S extends z.ZodType> {
   /** "chatcmpl-", "cmpl-", "msg_", "resp_". */
   readonly idPrefix: string;
   /**
-   * The name a resumable stream of this endpoint is encoded again under (edge/resumable/): its
+   * The name a resumable stream of this endpoint is encoded again under (edge/replay/): its
    * streams may be resumable (resumable.ts); without one, never.
    */
   readonly resumeName?: string;
@@ -90,7 +90,7 @@ export interface Endpoint<S extends z.ZodType> {
   /**
    * What keeps the request on the sidecar that served its conversation before (a conversation id,
    * or that it continues an earlier response); without it the prompt's opening decides
-   * (edge/sidecars/affinity.ts). Matters only with several sidecars.
+   * (edge/upstream/affinity.ts). Matters only with several sidecars.
    */
   affinity?(body: z.output<S>): Affinity;
 }

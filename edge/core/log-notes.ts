@@ -1,7 +1,7 @@
 // What a generation tells the request log (docs/contract.md, "Request logs"): the model and prompt
 // size at `start`, the time to the first token, the reply, the completion tokens and the outcome.
 import { FinishReason, type Finish, type Token } from "../../proto/gen/inference/v1/inference_pb.js";
-import type { GenerationResult, OpenedGeneration } from "../sidecars/generation.js";
+import type { GenerationResult, OpenedGeneration } from "../upstream/generation.js";
 import type { ResponseMeta } from "./endpoint.js";
 import type { RequestRecord } from "./request-log.js";
 

@@ -10,7 +10,7 @@ import { finishedAtMs, resumableResponseId, seededIds } from "./resumable.js";
 
 /** A resumable stream's frames: numbered from 0 (`id:`), those up to `after` left out. */
 export interface Numbering {
-  /** The stream's id as the client sees it (edge/sidecars/streams.ts). */
+  /** The stream's id as the client sees it (edge/upstream/streams.ts). */
   readonly streamId: string;
   readonly after: number;
   /** Told the finish before it is encoded (the response's deterministic clock). */

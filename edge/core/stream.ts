@@ -4,8 +4,8 @@
 import type * as z from "zod";
 import { FinishReason, type Token } from "../../proto/gen/inference/v1/inference_pb.js";
 import { isUnexpected, ServerError, toApiError } from "../base/errors.js";
-import type { GenerationResult, OpenedGeneration } from "../sidecars/generation.js";
-import { sseResponse } from "../sse/response.js";
+import type { GenerationResult, OpenedGeneration } from "../upstream/generation.js";
+import { sseResponse } from "../sse/stream-response.js";
 import type { AppContext } from "./context.js";
 import type { Endpoint, ResponseMeta, StreamEncoder } from "./endpoint.js";
 import { noteFinish, noteToken } from "./log-notes.js";
@@ -73,7 +73,7 @@ export interface StreamSettings {
   readonly record: RequestRecord | undefined;
   /** A resumable stream: its frames numbered; without, the stream is not resumable. */
   readonly numbering?: Numbering;
-  /** A replay (edge/resumable/): the endpoint's `finished` does not run again. */
+  /** A replay (edge/replay/): the endpoint's `finished` does not run again. */
   readonly replay?: boolean;
 }
 

@@ -1,10 +1,10 @@
 // The one place where a thrown error becomes an HTTP answer: in the error shape of the protocol the
 // route table names for the route (app.ts), with that protocol's headers and those the route added
-// (core/protocol.ts); bugs are reported first and the request log learns the error's kind.
+// (core/protocol-family.ts); bugs are reported first and the request log learns the error's kind.
 import { isUnexpected, toApiError } from "../base/errors.js";
 import type { AppContext } from "../core/context.js";
 import { withHeaders } from "../core/headers.js";
-import { headersOf, type Protocol } from "../core/protocol.js";
+import { headersOf, type Protocol } from "../core/protocol-family.js";
 import { recordOf } from "../core/request-log.js";
 
 /** The answer to `caught`, thrown while serving `request` on a route of `protocol`. */

@@ -12,20 +12,20 @@ import { RequestRecord, setRecord, type RequestLogger } from "../core/request-lo
 import { answerError } from "./answer.js";
 import { FALLBACK_ROUTES, routeTable, type Route, type RouteProtocol } from "./routes.js";
 import { randomId, systemClock } from "../core/ids.js";
-import type { Protocol } from "../core/protocol.js";
+import type { Protocol } from "../core/protocol-family.js";
 import { anthropicProtocol } from "../protocols/anthropic-messages/protocol.js";
 import { openAiProtocol } from "../protocols/openai-common/protocol.js";
-import type { Sidecar } from "../sidecars/connection.js";
-import { routedClient } from "../sidecars/client.js";
-import { SidecarPool, type PoolOptions } from "../sidecars/pool.js";
-import type { SidecarTarget } from "../sidecars/state.js";
+import type { Sidecar } from "../upstream/connection.js";
+import { routedClient } from "../upstream/client.js";
+import { SidecarPool, type PoolOptions } from "../upstream/pool.js";
+import type { SidecarTarget } from "../upstream/sidecar-state.js";
 import type { Stores } from "../state/stores.js";
 import { createBatches, type BatchHost, type Batches } from "../state/batches/batches.js";
 import { wantsWebSocket, type SocketAcceptor } from "./socket/port.js";
 import { ResponsesSession } from "./socket/responses-session.js";
 import { withHeaders } from "../core/headers.js";
 import { RequestTrace } from "../trace/request-trace.js";
-import type { Tracing } from "../trace/tracing.js";
+import type { Tracing } from "../trace/host-tracing.js";
 
 export const DEFAULT_KEEP_ALIVE_MS = 10_000;
 /** Six of the sidecar's default heartbeat intervals (5 s). */

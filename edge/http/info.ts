@@ -7,7 +7,7 @@ import { toApiError } from "../base/errors.js";
 import { MAX_STOP_SEQUENCES, MAX_TOP_LOGPROBS } from "../fields/fields.js";
 import { jsonResponse } from "../core/json.js";
 import { SERVER_NAME, SERVER_VERSION } from "../core/version.js";
-import { mergeCatalogues } from "../sidecars/catalogue.js";
+import { mergeCatalogues } from "../upstream/catalogue.js";
 
 /** One served route, as /v1/info lists it. */
 export interface RouteInfo {

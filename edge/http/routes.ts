@@ -4,11 +4,11 @@ import type { AccessMode } from "../access/policy.js";
 import type { AppContext } from "../core/context.js";
 import { InvalidRequestError, NotFoundError } from "../base/errors.js";
 import { wantsWebSocket } from "./socket/port.js";
-import { handleCancelResponse, handlePollResponse, handleResumeResponse, handleResumeStream } from "../resumable/handler.js";
+import { handleCancelResponse, handlePollResponse, handleResumeResponse, handleResumeStream } from "../replay/handler.js";
 import { handleHealth } from "./health.js";
 import { handleInfo, type RouteInfo } from "./info.js";
 import { handleConversationChat } from "../state/c1/chat.js";
-import { handleDeleteConversation, handleGetConversation, handleListConversations } from "../state/c1/handler.js";
+import { handleDeleteC1Conversation, handleGetC1Conversation, handleListC1Conversations } from "../state/c1/handler.js";
 import type { Stores } from "../state/stores.js";
 import type { Batches } from "../state/batches/batches.js";
 import { handleCreateFile, handleDeleteFile, handleFileContent, handleGetFile, handleListFiles } from "../state/batches/files-handler.js";
@@ -21,13 +21,8 @@ import {
   handleListMessageBatches,
   handleMessageBatchResults,
 } from "../state/batches/anthropic-handler.js";
-import {
-  handleCreateConversation,
-  handleDeleteConversation as handleDeleteItemConversation,
-  handleGetConversation as handleGetItemConversation,
-  handleUpdateConversation,
-} from "../state/conversations/handler.js";
-import { handleCreateItems, handleDeleteItem, handleGetItem, handleListItems } from "../state/conversations/items-handler.js";
+import { handleCreateConversation, handleDeleteConversation, handleGetConversation, handleUpdateConversation } from "../state/openai-conversations/handler.js";
+import { handleCreateItems, handleDeleteItem, handleGetItem, handleListItems } from "../state/openai-conversations/items-handler.js";
 import { handleThreadedMessages } from "../state/threads/handler.js";
 import { handleCountTokens, handleMessages } from "../protocols/anthropic-messages/handler.js";
 import { handleDetokenize, handleTokenize } from "../protocols/tokenizer/handler.js";
@@ -71,9 +66,9 @@ function conversationRoutes(context: AppContext, stores: Stores): Route[] {
   const id = (r: IRequest) => decodePathSegment(r.params["id"] ?? "");
   return [
     { method: "POST", path: "/c1/chat", protocol: "openai", handle: (r) => handleConversationChat(r, context, stores.c1) },
-    { method: "GET", path: "/c1/conversations", protocol: "openai", handle: (r) => handleListConversations(r, stores.c1) },
-    { method: "GET", path: "/c1/conversations/:id", protocol: "openai", handle: (r) => handleGetConversation(id(r), r, stores.c1) },
-    { method: "DELETE", path: "/c1/conversations/:id", protocol: "openai", handle: (r) => handleDeleteConversation(id(r), r, stores.c1) },
+    { method: "GET", path: "/c1/conversations", protocol: "openai", handle: (r) => handleListC1Conversations(r, stores.c1) },
+    { method: "GET", path: "/c1/conversations/:id", protocol: "openai", handle: (r) => handleGetC1Conversation(id(r), r, stores.c1) },
+    { method: "DELETE", path: "/c1/conversations/:id", protocol: "openai", handle: (r) => handleDeleteC1Conversation(id(r), r, stores.c1) },
   ];
 }
 
@@ -88,9 +83,9 @@ function openAiConversationRoutes(context: AppContext, stores: Stores): Route[] 
       protocol: "openai",
       handle: (r) => handleCreateConversation(r, context, stores.conversations, stores.responses),
     },
-    { method: "GET", path: "/v1/conversations/:id", protocol: "openai", handle: (r) => handleGetItemConversation(id(r), r, stores.conversations) },
+    { method: "GET", path: "/v1/conversations/:id", protocol: "openai", handle: (r) => handleGetConversation(id(r), r, stores.conversations) },
     { method: "POST", path: "/v1/conversations/:id", protocol: "openai", handle: (r) => handleUpdateConversation(id(r), r, context, stores.conversations) },
-    { method: "DELETE", path: "/v1/conversations/:id", protocol: "openai", handle: (r) => handleDeleteItemConversation(id(r), r, stores.conversations) },
+    { method: "DELETE", path: "/v1/conversations/:id", protocol: "openai", handle: (r) => handleDeleteConversation(id(r), r, stores.conversations) },
     { method: "GET", path: "/v1/conversations/:id/items", protocol: "openai", handle: (r) => handleListItems(id(r), r, stores.conversations) },
     {
       method: "POST",
@@ -133,7 +128,7 @@ function batchRoutes(context: AppContext, batches: Batches): Route[] {
 /** Stored responses (docs/contract.md, "Stored responses"); without a store, POST alone. */
 function responseRoutes(context: AppContext, store: Stores | undefined): Route[] {
   const id = (r: IRequest) => decodePathSegment(r.params["id"] ?? "");
-  // `?stream=true` reads a background (resumable) Response's stream again (edge/resumable/).
+  // `?stream=true` reads a background (resumable) Response's stream again (edge/replay/).
   const streamed = (r: IRequest) => new URL(r.url).searchParams.get("stream") === "true";
   const cancel: Route = { method: "POST", path: "/v1/responses/:id/cancel", protocol: "openai", handle: (r) => handleCancelResponse(id(r), r, context) };
   if (store === undefined) {

@@ -5,7 +5,7 @@
 import { type Attributes, context as contexts, type Context, type Span, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
 import type { Finish, GenerateRequest, Start, Token } from "../../proto/gen/inference/v1/inference_pb.js";
 import { ATTR, operationOf, PROVIDER, requestAttributes, usageAttributes } from "./genai.js";
-import type { Tracing } from "./tracing.js";
+import type { Tracing } from "./host-tracing.js";
 
 const headerGetter = { keys: (carrier: Headers) => [...carrier.keys()], get: (carrier: Headers, key: string) => carrier.get(key) ?? undefined };
 const recordSetter = {

@@ -7,7 +7,7 @@ import { EdgeConfigError, parseEdgeConfig, sidecarUrlsOf } from "../../edge/conf
 import { DEFAULT_LIMITS } from "../../edge/hosts/node/server.js";
 import { DEFAULT_STORE_PATH } from "../../edge/hosts/node/store.js";
 import { DEFAULT_FILES_PATH } from "../../edge/hosts/node/files.js";
-import { DEFAULT_SIDECAR_URL } from "../../edge/sidecars/connection.js";
+import { DEFAULT_SIDECAR_URL } from "../../edge/upstream/connection.js";
 
 function refusal(env: Record<string, unknown>, host: "node" | "worker" = "node"): string {
   try {

@@ -4,7 +4,7 @@
 import { create } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { toApiError } from "../../edge/base/errors.js";
-import { createSidecarClient, type Sidecar } from "../../edge/sidecars/connection.js";
+import { createSidecarClient, type Sidecar } from "../../edge/upstream/connection.js";
 import { ChatSchema } from "../../proto/gen/inference/v1/inference_pb.js";
 import { post, testApp } from "../support/app.js";
 import { FakeSidecar } from "../support/fake-sidecar.js";

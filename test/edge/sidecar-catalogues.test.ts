@@ -5,8 +5,8 @@
 // catalogues (each id once, its best status); load goes to one sidecar, unload to every one.
 import { describe, expect, it } from "vitest";
 import { createApp, type App } from "../../edge/http/app.js";
-import { rendezvousOrder } from "../../edge/sidecars/rendezvous.js";
-import { SidecarPool } from "../../edge/sidecars/pool.js";
+import { rendezvousOrder } from "../../edge/upstream/rendezvous.js";
+import { SidecarPool } from "../../edge/upstream/pool.js";
 import { catalogued, FakeSidecar, finish, loadFailed, loadFailure, start, token } from "../support/fake-sidecar.js";
 
 /** Sidecars a, b, c… behind one app (and the same ones as a bare pool), each with its catalogue. */

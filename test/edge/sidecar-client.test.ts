@@ -6,7 +6,7 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { afterEach, describe, expect, it } from "vitest";
 import { createApp } from "../../edge/http/app.js";
 import { sidecarFetch } from "../../edge/hosts/node/fetch.js";
-import { createSidecarClient, type FetchImpl } from "../../edge/sidecars/connection.js";
+import { createSidecarClient, type FetchImpl } from "../../edge/upstream/connection.js";
 import { FIXED_NOW_MS, FIXED_ID, post } from "../support/app.js";
 import { delay, fail, FakeSidecar, finish, start, token, type Step } from "../support/fake-sidecar.js";
 import { serveGrpcWeb, type GrpcWebTestServer } from "../support/grpc-web-server.js";

@@ -2,7 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { parseEdgeConfig, sidecarUrlsOf } from "../../edge/config/parse.js";
 import { optionsFromEnv } from "../../edge/hosts/node/env.js";
-import { DEFAULT_SIDECAR_URL } from "../../edge/sidecars/connection.js";
+import { DEFAULT_SIDECAR_URL } from "../../edge/upstream/connection.js";
 
 const urlsOf = (env: Record<string, string>): string[] => sidecarUrlsOf(parseEdgeConfig(env, "worker"));
 

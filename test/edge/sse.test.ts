@@ -1,7 +1,7 @@
 // SSE framing (edge/sse/) and the test parser (test/support/sse.ts).
 import { describe, expect, it } from "vitest";
 import { formatComment, formatEvent, formatJsonEvent } from "../../edge/sse/frame.js";
-import { sseResponse } from "../../edge/sse/response.js";
+import { sseResponse } from "../../edge/sse/stream-response.js";
 import { post, testApp } from "../support/app.js";
 import { checkChatStream } from "../support/contract.js";
 import { delay, finish, start, token } from "../support/fake-sidecar.js";

@@ -3,7 +3,7 @@
 // (while a stream in progress drains).
 import { Code, type ConnectError } from "@connectrpc/connect";
 import { expect, it } from "vitest";
-import { createSidecarHealthClient } from "../../edge/sidecars/connection.js";
+import { createSidecarHealthClient } from "../../edge/upstream/connection.js";
 import { HealthCheckResponse_ServingStatus as Status } from "../../proto/gen/grpc/health/v1/health_pb.js";
 import { clientsFor, startTestSidecar } from "../support/sidecar.js";
 

@@ -3,7 +3,7 @@
 // the new one (before, the old connection went on answering "the sidecar is shutting down").
 import { Code, ConnectError } from "@connectrpc/connect";
 import { expect, it } from "vitest";
-import { createSidecarClient } from "../../edge/sidecars/connection.js";
+import { createSidecarClient } from "../../edge/upstream/connection.js";
 import { startTestSidecar } from "../support/sidecar.js";
 
 it("closes its kept-alive gRPC-Web connections when stopped, so a restart on the same port is reached", async () => {

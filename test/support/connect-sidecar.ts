@@ -7,7 +7,7 @@ import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { InferenceService } from "../../proto/gen/inference/v1/inference_pb.js";
-import type { Sidecar } from "../../edge/sidecars/connection.js";
+import type { Sidecar } from "../../edge/upstream/connection.js";
 
 export interface ConnectSidecarServer {
   readonly url: string;

@@ -36,7 +36,7 @@ import {
   type TokenizeResponse,
   type UnloadModelRequest,
 } from "../../proto/gen/inference/v1/inference_pb.js";
-import type { Sidecar } from "../../edge/sidecars/connection.js";
+import type { Sidecar } from "../../edge/upstream/connection.js";
 import { modelLoadFailed } from "../../sidecar/engine/errors.js";
 
 export type Step = { kind: "event"; event: GenerateResponse } | { kind: "fail"; error: ConnectError } | { kind: "delay"; ms: number };

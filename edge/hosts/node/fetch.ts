@@ -6,7 +6,7 @@
 import { readFileSync } from "node:fs";
 import { Readable } from "node:stream";
 import { Agent, type Dispatcher, request } from "undici";
-import type { FetchImpl } from "../../sidecars/connection.js";
+import type { FetchImpl } from "../../upstream/connection.js";
 
 /** Statuses whose Response may not have a body. */
 const NO_BODY = new Set([101, 204, 205, 304]);

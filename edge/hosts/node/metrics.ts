@@ -3,7 +3,7 @@
 // shows it), never by its address. The endpoint is admitted like the API (keys, loopback-only).
 import { Counter, Registry } from "prom-client";
 import type { App } from "../../http/app.js";
-import type { RouteOutcome } from "../../sidecars/state.js";
+import type { RouteOutcome } from "../../upstream/sidecar-state.js";
 
 export interface EdgeMetrics {
   readonly registry: Registry;

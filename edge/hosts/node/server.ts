@@ -5,7 +5,7 @@ import type { IncomingMessage, Server, ServerOptions } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { DEFAULT_MAX_BODY_BYTES } from "../../core/body.js";
 import { createApp, type App, type AppOptions } from "../../http/app.js";
-import { DEFAULT_SIDECAR_URL, createSidecarClient, createSidecarHealthClient, type SidecarLink } from "../../sidecars/connection.js";
+import { DEFAULT_SIDECAR_URL, createSidecarClient, createSidecarHealthClient, type SidecarLink } from "../../upstream/connection.js";
 import { withMetrics, type EdgeMetrics } from "./metrics.js";
 import { startNodeTracing } from "./tracing.js";
 import type { TraceSettings } from "../../config/parse.js";

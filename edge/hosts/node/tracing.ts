@@ -7,7 +7,7 @@ import { resourceFromAttributes } from "@opentelemetry/resources";
 import { BasicTracerProvider, BatchSpanProcessor } from "@opentelemetry/sdk-trace-base";
 import type { TraceSettings } from "../../config/parse.js";
 import { SERVER_NAME, SERVER_VERSION } from "../../core/version.js";
-import type { Tracing } from "../../trace/tracing.js";
+import type { Tracing } from "../../trace/host-tracing.js";
 
 export interface NodeTracing {
   readonly tracing: Tracing;

@@ -4,7 +4,7 @@ import type { AccessOptions } from "../../access/policy.js";
 import { bindingRateLimiter } from "../../access/rate-limit.js";
 import { sidecarUrlsOf } from "../../config/parse.js";
 import { createApp, type App, type AppOptions } from "../../http/app.js";
-import { createSidecarClient, createSidecarHealthClient } from "../../sidecars/connection.js";
+import { createSidecarClient, createSidecarHealthClient } from "../../upstream/connection.js";
 import type { WorkerConfig, WorkerEnv } from "./env.js";
 import { r2FileStore } from "./files.js";
 import { cloudflareQueue } from "./queue.js";
@@ -34,7 +34,7 @@ function accessOf(config: WorkerConfig, env: WorkerEnv): AccessOptions {
 export function createWorkerApp(config: WorkerConfig, env: WorkerEnv, tracer?: WorkerTracing): App {
   const link = { token: config.sidecarToken, headers: config.sidecarHeaders };
   const options: AppOptions = {
-    // What each sidecar serves and its load are learnt again by every new isolate (edge/sidecars/).
+    // What each sidecar serves and its load are learnt again by every new isolate (edge/upstream/).
     sidecars: sidecarUrlsOf(config).map((url) => ({
       url,
       client: createSidecarClient(url, undefined, link),

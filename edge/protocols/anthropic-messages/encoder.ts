@@ -17,7 +17,7 @@
 import { FinishReason, type Finish, type Start, type Token } from "../../../proto/gen/inference/v1/inference_pb.js";
 import { BlockSequencer, collectBlocks, finishContent, tokenContent, type Block, type ContentDelta } from "../../core/content.js";
 import type { ApiError } from "../../base/errors.js";
-import type { GenerationResult } from "../../sidecars/generation.js";
+import type { GenerationResult } from "../../upstream/generation.js";
 import type { ResponseMeta, StreamEncoder } from "../../core/endpoint.js";
 import { jsonEvent, type SseEvent } from "../../sse/frame.js";
 import { anthropicErrorEvent } from "./errors.js";

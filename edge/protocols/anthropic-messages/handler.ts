@@ -1,7 +1,7 @@
 // POST /v1/messages and /v1/messages/count_tokens: the Messages endpoint (schema, translation,
 // encoders, protocol) handed to core/serve.ts, and token counting.
 import type { AppContext } from "../../core/context.js";
-import { withProtocolHeaders } from "../../core/protocol.js";
+import { withProtocolHeaders } from "../../core/protocol-family.js";
 import { serve } from "../../core/serve.js";
 import type { Endpoint } from "../../core/endpoint.js";
 import { countTokens } from "./count-tokens.js";

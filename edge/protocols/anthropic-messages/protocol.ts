@@ -1,6 +1,6 @@
 // The Anthropic protocol: its error shape, `event: ping` as keep-alive, and a
 // `request-id` header on every answer.
-import type { Protocol } from "../../core/protocol.js";
+import type { Protocol } from "../../core/protocol-family.js";
 import { formatEvent, jsonEvent } from "../../sse/frame.js";
 import { anthropicErrorResponse } from "./errors.js";
 

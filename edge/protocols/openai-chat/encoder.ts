@@ -16,7 +16,7 @@
 // chunk and [DONE] follow the last choice's terminal chunk (openai-common/choices.ts).
 import type { Finish, Token } from "../../../proto/gen/inference/v1/inference_pb.js";
 import { collectBlocks, finishContent, tokenContent, type ContentDelta } from "../../core/content.js";
-import type { GenerationResult } from "../../sidecars/generation.js";
+import type { GenerationResult } from "../../upstream/generation.js";
 import type { ResponseMeta, StreamEncoder } from "../../core/endpoint.js";
 import type { SseEvent } from "../../sse/frame.js";
 import { choicesStreamEncoder, openAiChunk, type ChoiceStream, type Chunk } from "../openai-common/choices.js";

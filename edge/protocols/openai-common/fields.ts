@@ -7,7 +7,7 @@ import type { SamplingOptionsSchema } from "../../../proto/gen/inference/v1/infe
 import { integer, uint32, MAX_STOP_SEQUENCES, nonEmptyStops, positiveInteger, tokenLimit, UINT32_MAX } from "../../fields/fields.js";
 import { keepAliveField } from "../../fields/keep-alive.js";
 
-/** OpenAI's most choices per request; the model's sequences are the limit that counts (core/choices.ts). */
+/** OpenAI's most choices per request; the model's sequences are the limit that counts (core/choice-count.ts). */
 export const MAX_CHOICES = 128;
 
 const tokenId = z
@@ -20,7 +20,7 @@ export const commonFields = {
   stream: z.boolean().nullish(),
   stream_options: z.object({ include_usage: z.boolean().nullish() }).nullish(),
   max_tokens: positiveInteger().nullish(),
-  // Choices of the one prompt (proto: GenerateRequest.n); at most the model's sequences (core/choices.ts).
+  // Choices of the one prompt (proto: GenerateRequest.n); at most the model's sequences (core/choice-count.ts).
   n: z
     .number()
     .refine((n) => Number.isInteger(n) && n >= 1 && n <= MAX_CHOICES, { error: `expected an integer from 1 to ${MAX_CHOICES}` })

@@ -1,7 +1,7 @@
 // `prompt_cache_key` and `prompt_cache_retention` on chat completions and Responses
 // (docs/contract.md, "Cache hints"): the retention marks the whole prompt for the sidecar's KV
 // cache tier ("24h" for a day, "in_memory" for 10 minutes); the key joins the affinity key across
-// sidecars (edge/sidecars/affinity.ts).
+// sidecars (edge/upstream/affinity.ts).
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import * as z from "zod";
 import type { CacheMarkSchema } from "../../../proto/gen/inference/v1/inference_pb.js";

@@ -21,7 +21,7 @@
 // whole answer each choice echoes the prompt and counts its text_offset from the prompt's end.
 import type { Finish, Start, Token } from "../../../proto/gen/inference/v1/inference_pb.js";
 import { finishContent } from "../../core/content.js";
-import type { GenerationResult } from "../../sidecars/generation.js";
+import type { GenerationResult } from "../../upstream/generation.js";
 import type { ResponseMeta, StreamEncoder } from "../../core/endpoint.js";
 import { choicesStreamEncoder, openAiChunk, type ChoiceStream, type Chunk } from "../openai-common/choices.js";
 import { openAiFinish } from "../openai-common/finish.js";

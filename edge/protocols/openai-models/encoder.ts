@@ -2,7 +2,7 @@
 // where the model is (`status`), its context length, memory, aliases, kind, when an idle one is
 // unloaded and what a loaded one can do (docs/contract.md, "Models").
 import type { ModelInfo } from "../../../proto/gen/inference/v1/inference_pb.js";
-import { statusName, type ModelStatusName } from "../../sidecars/catalogue.js";
+import { statusName, type ModelStatusName } from "../../upstream/catalogue.js";
 
 export interface ModelStatusObject {
   value: ModelStatusName;

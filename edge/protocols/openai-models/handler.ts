@@ -6,7 +6,7 @@ import { NotFoundError } from "../../base/errors.js";
 import { readJsonBody } from "../../core/body.js";
 import { jsonResponse } from "../../core/json.js";
 import { parseRequest } from "../../core/validation.js";
-import { findModel } from "../../sidecars/catalogue.js";
+import { findModel } from "../../upstream/catalogue.js";
 import { openAiModel, openAiModelList } from "./encoder.js";
 import { loadModelRequestSchema, unloadModelRequestSchema } from "./schema.js";
 import { toLoadModelRequest, toUnloadModelRequest } from "./to-request.js";

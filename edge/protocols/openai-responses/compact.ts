@@ -5,10 +5,10 @@
 import { readJsonBody } from "../../core/body.js";
 import type { AppContext } from "../../core/context.js";
 import type { Endpoint, ResponseMeta } from "../../core/endpoint.js";
-import { withProtocolHeaders } from "../../core/protocol.js";
+import { withProtocolHeaders } from "../../core/protocol-family.js";
 import { generateFor } from "../../core/serve.js";
 import { parseRequest } from "../../core/validation.js";
-import type { GenerationResult } from "../../sidecars/generation.js";
+import type { GenerationResult } from "../../upstream/generation.js";
 import { openAiProtocol } from "../openai-common/protocol.js";
 import { compactionItem, summaryOf } from "./compaction-stream.js";
 import { createResponsesStreamEncoder } from "./encoder.js";

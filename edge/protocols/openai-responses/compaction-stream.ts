@@ -7,7 +7,7 @@ import type { Finish, Start, Token } from "../../../proto/gen/inference/v1/infer
 import type { ApiError } from "../../base/errors.js";
 import { collectBlocks } from "../../core/content.js";
 import type { ResponseMeta, StreamEncoder } from "../../core/endpoint.js";
-import type { GenerationResult } from "../../sidecars/generation.js";
+import type { GenerationResult } from "../../upstream/generation.js";
 import { DONE, jsonEvent, type SseEvent } from "../../sse/frame.js";
 import { sealCompaction } from "./compaction.js";
 import { responsesFinish } from "./finish.js";

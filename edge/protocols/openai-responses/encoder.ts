@@ -21,7 +21,7 @@
 import type { Finish, Start, Token } from "../../../proto/gen/inference/v1/inference_pb.js";
 import { BlockSequencer, collectBlocks, finishContent, tokenContent, type Block } from "../../core/content.js";
 import type { ApiError } from "../../base/errors.js";
-import type { GenerationResult } from "../../sidecars/generation.js";
+import type { GenerationResult } from "../../upstream/generation.js";
 import type { ResponseMeta, StreamEncoder } from "../../core/endpoint.js";
 import { DONE, jsonEvent, type SseEvent } from "../../sse/frame.js";
 import {

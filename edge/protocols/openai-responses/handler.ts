@@ -3,10 +3,10 @@
 import { readJsonBody } from "../../core/body.js";
 import type { AppContext } from "../../core/context.js";
 import { InvalidRequestError } from "../../base/errors.js";
-import { withProtocolHeaders } from "../../core/protocol.js";
+import { withProtocolHeaders } from "../../core/protocol-family.js";
 import { generateFor } from "../../core/serve.js";
 import type { Endpoint } from "../../core/endpoint.js";
-import { conversationIdOf } from "../../sidecars/affinity.js";
+import { conversationIdOf } from "../../upstream/affinity.js";
 import { parseRequest } from "../../core/validation.js";
 import { openAiProtocol } from "../openai-common/protocol.js";
 import { compactIfDue } from "./auto-compaction.js";

@@ -23,7 +23,7 @@ function limitOf(url: URL): number {
 }
 
 /** GET /c1/conversations?limit=&after= */
-export async function handleListConversations(request: Request, store: C1Store): Promise<Response> {
+export async function handleListC1Conversations(request: Request, store: C1Store): Promise<Response> {
   const url = new URL(request.url);
   const limit = limitOf(url);
   const after = url.searchParams.get("after") ?? undefined;
@@ -33,14 +33,14 @@ export async function handleListConversations(request: Request, store: C1Store):
 }
 
 /** GET /c1/conversations/{id} */
-export async function handleGetConversation(id: string, request: Request, store: C1Store): Promise<Response> {
+export async function handleGetC1Conversation(id: string, request: Request, store: C1Store): Promise<Response> {
   const conversation = await store.get(callerOf(request).keyId, id);
   if (conversation === undefined) throw notFound(id);
   return jsonResponse(conversationObject(conversation));
 }
 
 /** DELETE /c1/conversations/{id} */
-export async function handleDeleteConversation(id: string, request: Request, store: C1Store): Promise<Response> {
+export async function handleDeleteC1Conversation(id: string, request: Request, store: C1Store): Promise<Response> {
   if (!(await store.delete(callerOf(request).keyId, id))) throw notFound(id);
   return jsonResponse(conversationDeleted(id));
 }

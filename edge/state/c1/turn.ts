@@ -2,7 +2,7 @@
 // chat-completions body, and what the finished reply adds to the conversation.
 import * as z from "zod";
 import { InvalidRequestError } from "../../base/errors.js";
-import type { GenerationResult } from "../../sidecars/generation.js";
+import type { GenerationResult } from "../../upstream/generation.js";
 import { chatMessage } from "../../protocols/openai-chat/encoder.js";
 import { chatRequestSchema, type ChatRequest } from "../../protocols/openai-chat/schema.js";
 import type { StoredMessage } from "./store.js";

@@ -2,8 +2,8 @@
 // items are the context, and the response's input and output items are appended to it once the
 // response finished (endpoint.ts). Not with previous_response_id, as OpenAI's API has it.
 import { ConflictError, InvalidRequestError, NotFoundError } from "../../base/errors.js";
-import { asConversationItem } from "../conversations/items.js";
-import type { ConversationStore } from "../conversations/store.js";
+import { asConversationItem } from "../openai-conversations/conversation-items.js";
+import type { ConversationStore } from "../openai-conversations/store.js";
 import { isRecord, type StoredItem } from "../items/items.js";
 
 export interface ResponseConversation {

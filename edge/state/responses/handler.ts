@@ -7,7 +7,7 @@ import { readJsonBody } from "../../core/body.js";
 import type { AppContext } from "../../core/context.js";
 import { InvalidRequestError, NotFoundError } from "../../base/errors.js";
 import { jsonResponse } from "../../core/json.js";
-import { withProtocolHeaders } from "../../core/protocol.js";
+import { withProtocolHeaders } from "../../core/protocol-family.js";
 import { openAiProtocol } from "../../protocols/openai-common/protocol.js";
 import { responsesRequestSchema, type ResponsesRequest } from "../../protocols/openai-responses/schema.js";
 import { generateFor } from "../../core/serve.js";
@@ -17,7 +17,7 @@ import { pageOptions } from "../items/page.js";
 import type { ResponseStore, ResponseStores } from "./store.js";
 import { parseRequest } from "../../core/validation.js";
 import { requestConversation } from "./conversation.js";
-import { storedEndpoint } from "./endpoint.js";
+import { storedEndpoint } from "./stored-endpoint.js";
 import { inputItemsPage } from "./encoder.js";
 import { contextAfter, previousResponse, shifted } from "./input.js";
 

@@ -2,7 +2,7 @@
 // Response row holds the object, its own input items and the whole context it was made from;
 // every input and output item also gets a row by id, for `item_reference`.
 import type { StoredItem } from "../items/items.js";
-import { getConversationItemById } from "../conversations/sql.js";
+import { getConversationItemById } from "../openai-conversations/sql.js";
 import { parse, sql, type SqlDriver } from "../store/driver.js";
 import type { ResponseStore, StoredResponse } from "./store.js";
 

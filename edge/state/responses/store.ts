@@ -1,7 +1,7 @@
 // What /v1/responses keeps between requests: finished Responses with their input and output items
 // (docs/contract.md, "Stored responses"). One interface, its SQL in sql.ts over either driver
 // (state/store/). Every call names the owner: another owner's response is not found.
-import type { ConversationStore } from "../conversations/store.js";
+import type { ConversationStore } from "../openai-conversations/store.js";
 import type { ItemSource, StoredItem } from "../items/items.js";
 
 /** A finished Response kept for `previous_response_id`, retrieval and `item_reference`. */

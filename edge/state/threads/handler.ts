@@ -8,7 +8,7 @@ import * as z from "zod";
 import { callerOf } from "../../access/caller.js";
 import { readJsonBody } from "../../core/body.js";
 import type { AppContext } from "../../core/context.js";
-import { withProtocolHeaders } from "../../core/protocol.js";
+import { withProtocolHeaders } from "../../core/protocol-family.js";
 import { messagesEndpoint } from "../../protocols/anthropic-messages/handler.js";
 import { anthropicProtocol } from "../../protocols/anthropic-messages/protocol.js";
 import { messagesRequestSchema, threadParam } from "../../protocols/anthropic-messages/schema.js";

@@ -2,7 +2,7 @@
 // conversation; a continue's stored thread, then its new messages, with the thread's `system`
 // and `tools`), validated once as one Messages body, and what the finished reply adds.
 import { InvalidRequestError, NotFoundError } from "../../base/errors.js";
-import type { GenerationResult } from "../../sidecars/generation.js";
+import type { GenerationResult } from "../../upstream/generation.js";
 import { encodeMessage } from "../../protocols/anthropic-messages/encoder.js";
 import { withoutCacheControl } from "../../protocols/anthropic-messages/cache-control.js";
 import { messagesRequestSchema, type MessagesRequest } from "../../protocols/anthropic-messages/schema.js";

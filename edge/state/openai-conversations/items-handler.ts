@@ -7,7 +7,7 @@ import type { ItemSource, StoredItem } from "../items/items.js";
 import { pageOptions } from "../items/page.js";
 import type { ConversationStore } from "./store.js";
 import { conversationObject, itemList, itemsPage, withIncluded } from "./encoder.js";
-import { requestItems } from "./items.js";
+import { requestItems } from "./conversation-items.js";
 import { bodyOf, conversationNotFound, conversationOf, ownerOf, sealedReasoning } from "./lookup.js";
 
 function itemNotFound(id: string): NotFoundError {

@@ -13,7 +13,7 @@ import type { SidecarHealth } from "./connection.js";
 import { NotFoundError, ServiceUnavailableError } from "../base/errors.js";
 import { sequencesOf } from "./catalogue.js";
 import { rendezvousOrder, sha256Hex } from "./rendezvous.js";
-import { SidecarState, type RouteOutcome, type SidecarTarget } from "./state.js";
+import { SidecarState, type RouteOutcome, type SidecarTarget } from "./sidecar-state.js";
 
 export interface PoolOptions {
   /** How long a report is trusted; default 1000 ms. */

@@ -10,7 +10,7 @@ import type { Endpoint } from "../core/endpoint.js";
 import { resumableMeta } from "../core/numbering.js";
 import { recordOf } from "../core/request-log.js";
 import { streamResponse } from "../core/stream.js";
-import { collectSoFar, type OpenedGeneration } from "../sidecars/generation.js";
+import { collectSoFar, type OpenedGeneration } from "../upstream/generation.js";
 
 /**
  * A resumable stream read again as far as it goes, answered as a non-streaming request would be,
@@ -33,7 +33,7 @@ export async function replayResult<S extends z.ZodType>(
 }
 
 /**
- * A resumable stream read again (edge/resumable/): the same endpoint's encoder over the sidecar's
+ * A resumable stream read again (edge/replay/): the same endpoint's encoder over the sidecar's
  * replayed events, its frames from number `after + 1` on; nothing is stored again.
  */
 export function replayStream<S extends z.ZodType>(

@@ -5,8 +5,8 @@
 import { ANONYMOUS, callerOf } from "../access/caller.js";
 import type { AppContext } from "../core/context.js";
 import { InvalidRequestError, NotFoundError, ServerError, toApiError } from "../base/errors.js";
-import { openResumed } from "../sidecars/generation.js";
-import { withProtocolHeaders } from "../core/protocol.js";
+import { openResumed } from "../upstream/generation.js";
+import { withProtocolHeaders } from "../core/protocol-family.js";
 import { chatEndpoint } from "../protocols/openai-chat/handler.js";
 import { completionEndpoint } from "../protocols/openai-completions/handler.js";
 import { messagesEndpoint } from "../protocols/anthropic-messages/handler.js";
@@ -16,7 +16,7 @@ import { decodeResumeContext, streamIdOfResponse } from "../core/resumable.js";
 import { jsonResponse } from "../core/json.js";
 import type { Endpoint } from "../core/endpoint.js";
 import { replayResult, replayStream } from "./replay.js";
-import { locateStream } from "../sidecars/streams.js";
+import { locateStream } from "../upstream/streams.js";
 
 // Every endpoint whose streams may be resumable, by its resumeName.
 const ENDPOINTS: Readonly<Record<string, Endpoint<never>>> = Object.fromEntries(

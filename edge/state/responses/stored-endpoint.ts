@@ -3,7 +3,7 @@
 // the body are sent. The stored object is the one answered: its output items get the same ids
 // (one id tape read by the stream encoder and by the stored copy, in block order) and the same
 // `completed_at`.
-import type { GenerationResult } from "../../sidecars/generation.js";
+import type { GenerationResult } from "../../upstream/generation.js";
 import { createResponsesStreamEncoder, encodeResponse } from "../../protocols/openai-responses/encoder.js";
 import { responsesFinish } from "../../protocols/openai-responses/finish.js";
 import { responsesEndpoint } from "../../protocols/openai-responses/handler.js";

@@ -8,7 +8,7 @@ import type { ItemSource } from "../items/items.js";
 import type { ConversationStore } from "./store.js";
 import { parseRequest } from "../../core/validation.js";
 import { conversationDeleted, conversationObject } from "./encoder.js";
-import { requestItems } from "./items.js";
+import { requestItems } from "./conversation-items.js";
 import { bodyOf, conversationNotFound, conversationOf, ownerOf } from "./lookup.js";
 import { optionalMetadata, requiredMetadata } from "./metadata.js";
 

@@ -3,7 +3,7 @@
 // sequences is a 400 naming `n` (docs/contract.md, "Several choices").
 import type { GenerateRequest } from "../../proto/gen/inference/v1/inference_pb.js";
 import { InvalidRequestError } from "../base/errors.js";
-import type { SidecarPool } from "../sidecars/pool.js";
+import type { SidecarPool } from "../upstream/pool.js";
 
 /** What the request's endpoint does with its answer. */
 export interface ChoicesUse {

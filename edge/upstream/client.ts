@@ -9,7 +9,7 @@ import { ServiceUnavailableError } from "../base/errors.js";
 import { mergeCatalogues } from "./catalogue.js";
 import type { Sidecar } from "./connection.js";
 import { failoverReason, type SidecarPool } from "./pool.js";
-import type { SidecarState } from "./state.js";
+import type { SidecarState } from "./sidecar-state.js";
 import { locateStream } from "./streams.js";
 
 async function tryInTurn<T>(pool: SidecarPool, model: string, call: (sidecar: Sidecar, state: SidecarState) => Promise<T>): Promise<T> {
