@@ -4,7 +4,7 @@
 // its end (docs/decisions.md, "Abandoned requests under workerd"). When the body is not ready
 // within `probeMs`, the answer commits to 200 and writes a space every `probeMs` (whitespace
 // before a JSON document is valid JSON); a failure after that is the protocol's error body.
-import { jsonResponse } from "./json.js";
+import { jsonResponse } from "./answers.js";
 
 type Outcome = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly error: unknown };
 

@@ -4,7 +4,7 @@
 // response in one place, http/answer.ts, with the protocol of its entry in the route table.
 import type { AppContext } from "./context.js";
 import type { ApiError } from "../base/errors.js";
-import { withHeaders } from "./headers.js";
+import { withHeaders } from "./answers.js";
 import { recordOf } from "./request-log.js";
 
 export interface Protocol {

@@ -2,9 +2,15 @@
 // one, what the edge leaves with the sidecar to read the stream again (its resume context), and
 // the response identity that a replay must rebuild exactly — the id, the timestamps and the ids
 // inside the response all follow from the stream id and the events, never from the clock or a
-// random source, so a resumed stream's frames are byte for byte the original's.
+// random source, so a resumed stream's frames are byte for byte the original's. And background
+// jobs (Responses' `background`): a non-streaming request run detached in the sidecar as a
+// resumable stream; the call only waits for the sidecar to accept it and answers at once, and the
+// caller polls.
 import type { Finish } from "../../proto/gen/inference/v1/inference_pb.js";
 import { InvalidRequestError } from "../base/errors.js";
+import type * as z from "zod";
+import { jsonResponse } from "./answers.js";
+import type { Endpoint, ResponseMeta } from "./endpoint.js";
 
 /** The request header that asks for a resumable stream. */
 export const RESUMABLE_HEADER = "x-resumable";
@@ -77,4 +83,16 @@ export function seededIds(streamId: string): () => string {
 export function finishedAtMs(startedMs: number, finish: Finish): number {
   const t = finish.timings;
   return startedMs + Math.round((t?.queueMs ?? 0) + (t?.promptMs ?? 0) + (t?.generationMs ?? 0));
+}
+
+/** Whether this request runs as a background job: not a stream, and the endpoint says so. */
+export function isBackgroundJob<S extends z.ZodType>(endpoint: Endpoint<S>, body: z.output<S>, stream: boolean): boolean {
+  return !stream && endpoint.isBackground?.(body) === true;
+}
+
+/** The answer to an accepted job; the call's own wait ends here, the job goes on. */
+export function acceptedJob<S extends z.ZodType>(endpoint: Endpoint<S>, body: z.output<S>, meta: ResponseMeta, abort: AbortController): Response {
+  // The job goes on in the sidecar (detached); this call only waited for it to be accepted.
+  abort.abort(new Error("a background job: the caller polls it"));
+  return jsonResponse(endpoint.accepted?.(body, meta) ?? {});
 }

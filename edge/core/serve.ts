@@ -18,7 +18,7 @@ import { edgeStreamId } from "../upstream/streams.js";
 import { formatEvent } from "../sse/frame.js";
 import { sseResponse } from "../sse/stream-response.js";
 import type { ArrivalTicket } from "./arriving.js";
-import { acceptedJob, isBackgroundJob } from "./background.js";
+import { acceptedJob, isBackgroundJob } from "./resumable.js";
 import { readJsonBody } from "./body.js";
 import { checkChoices } from "./choice-count.js";
 import type { AppContext } from "./context.js";

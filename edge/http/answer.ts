@@ -3,7 +3,7 @@
 // (core/protocol-family.ts); bugs are reported first and the request log learns the error's kind.
 import { isUnexpected, toApiError } from "../base/errors.js";
 import type { AppContext } from "../core/context.js";
-import { withHeaders } from "../core/headers.js";
+import { withHeaders } from "../core/answers.js";
 import { headersOf, type Protocol } from "../core/protocol-family.js";
 import { recordOf } from "../core/request-log.js";
 

@@ -11,7 +11,7 @@ import { MethodNotAllowedError, NotFoundError } from "../base/errors.js";
 import { RequestRecord, setRecord, type RequestLogger } from "../core/request-log.js";
 import { answerError } from "./answer.js";
 import { FALLBACK_ROUTES, routeTable, type Route, type RouteProtocol } from "./routes.js";
-import { randomId, systemClock } from "../core/ids.js";
+import { randomId, systemClock } from "../core/identity.js";
 import type { Protocol } from "../core/protocol-family.js";
 import { anthropicProtocol } from "../protocols/anthropic-messages/protocol.js";
 import { openAiProtocol } from "../protocols/openai-common/protocol.js";
@@ -23,7 +23,7 @@ import type { Stores } from "../state/stores.js";
 import { createBatches, type BatchHost, type Batches } from "../state/batches/batches.js";
 import { wantsWebSocket, type SocketAcceptor } from "./socket/port.js";
 import { ResponsesSession } from "./socket/responses-session.js";
-import { withHeaders } from "../core/headers.js";
+import { withHeaders } from "../core/answers.js";
 import { RequestTrace } from "../trace/request-trace.js";
 import type { Tracing } from "../trace/host-tracing.js";
 

@@ -1,7 +1,7 @@
 // CORS for browser clients. Which origins may call is the access policy's decision
 // (edge/access/policy.ts); this file writes the headers. Preflights are answered for every path.
 // (itty-router's own `cors` helper drops the response status in v6, hence this.)
-import { withHeaders } from "../core/headers.js";
+import { withHeaders } from "../core/answers.js";
 
 const ALLOW_METHODS = "GET, POST, DELETE, OPTIONS";
 const ALLOW_HEADERS = "authorization, content-type, x-api-key, anthropic-version, anthropic-beta, x-conversation-id, x-resumable, last-event-id";

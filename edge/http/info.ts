@@ -5,8 +5,8 @@ import type { AccessMode } from "../access/policy.js";
 import type { AppContext } from "../core/context.js";
 import { toApiError } from "../base/errors.js";
 import { MAX_STOP_SEQUENCES, MAX_TOP_LOGPROBS } from "../fields/fields.js";
-import { jsonResponse } from "../core/json.js";
-import { SERVER_NAME, SERVER_VERSION } from "../core/version.js";
+import { jsonResponse } from "../core/answers.js";
+import { SERVER_NAME, SERVER_VERSION } from "../core/identity.js";
 import { mergeCatalogues } from "../upstream/catalogue.js";
 
 /** One served route, as /v1/info lists it. */

@@ -33,10 +33,28 @@ import { handleChatCompletions } from "../protocols/openai-chat/handler.js";
 import { handleCompletions } from "../protocols/openai-completions/handler.js";
 import { handleListModels, handleLoadModel, handleRetrieveModel, handleUnloadModel } from "../protocols/openai-models/handler.js";
 import { handleResponses } from "../protocols/openai-responses/handler.js";
-import { handleCompact } from "../protocols/openai-responses/compact.js";
+import { handleCompact } from "../protocols/openai-responses/compaction/compact-route.js";
 import { handleDeleteResponse, handleGetResponse, handleInputItems, handleStoredResponses } from "../state/responses/handler.js";
 
+/** A form of a route that the endpoint lists show on a line of its own: a query, an upgrade. */
+export interface RouteForm {
+  /** What follows the method and path in the lists: `?stream=true`, ` (WebSocket upgrade)`. */
+  readonly form: string;
+  readonly about: string;
+  /** Its section of docs/contract.md where that is not the route's. */
+  readonly contract?: string;
+}
+
 export interface Route extends RouteInfo {
+  /**
+   * What the route is, in a phrase. The endpoint lists of the docs are written from it and from
+   * which tables hold the route (`npm run docs:endpoints`, scripts/endpoint-docs.ts); /v1/info does not show it.
+   */
+  readonly about: string;
+  /** The section of docs/contract.md that holds the route's contract, by its anchor. */
+  readonly contract?: string;
+  /** Other forms of the route, each listed on its own line. */
+  readonly forms?: readonly RouteForm[];
   handle(request: IRequest): Promise<Response>;
 }
 
@@ -61,102 +79,276 @@ function decodePathSegment(raw: string): string {
   }
 }
 
+/** Routes whose contract is the section `contract` of docs/contract.md (its anchor). */
+function inSection(contract: string, routes: readonly Omit<Route, "contract">[]): Route[] {
+  return routes.map((route) => ({ ...route, contract }));
+}
+
 /** The /c1 routes: conversations the server keeps (docs/contract.md, "Conversations"). */
 function conversationRoutes(context: AppContext, stores: Stores): Route[] {
   const id = (r: IRequest) => decodePathSegment(r.params["id"] ?? "");
-  return [
-    { method: "POST", path: "/c1/chat", protocol: "openai", handle: (r) => handleConversationChat(r, context, stores.c1) },
-    { method: "GET", path: "/c1/conversations", protocol: "openai", handle: (r) => handleListC1Conversations(r, stores.c1) },
-    { method: "GET", path: "/c1/conversations/:id", protocol: "openai", handle: (r) => handleGetC1Conversation(id(r), r, stores.c1) },
-    { method: "DELETE", path: "/c1/conversations/:id", protocol: "openai", handle: (r) => handleDeleteC1Conversation(id(r), r, stores.c1) },
-  ];
+  return inSection("conversations-c1", [
+    {
+      method: "POST",
+      path: "/c1/chat",
+      protocol: "openai",
+      about: "chat completions on a conversation the server keeps, named by `x-conversation-id`",
+      handle: (r) => handleConversationChat(r, context, stores.c1),
+    },
+    {
+      method: "GET",
+      path: "/c1/conversations",
+      protocol: "openai",
+      about: "the caller's conversations",
+      handle: (r) => handleListC1Conversations(r, stores.c1),
+    },
+    {
+      method: "GET",
+      path: "/c1/conversations/:id",
+      protocol: "openai",
+      about: "a conversation with its messages",
+      handle: (r) => handleGetC1Conversation(id(r), r, stores.c1),
+    },
+    {
+      method: "DELETE",
+      path: "/c1/conversations/:id",
+      protocol: "openai",
+      about: "deletes a conversation",
+      handle: (r) => handleDeleteC1Conversation(id(r), r, stores.c1),
+    },
+  ]);
 }
 
 /** OpenAI's Conversations API (docs/contract.md, "OpenAI conversations"). */
 function openAiConversationRoutes(context: AppContext, stores: Stores): Route[] {
   const id = (r: IRequest) => decodePathSegment(r.params["id"] ?? "");
   const item = (r: IRequest) => decodePathSegment(r.params["item_id"] ?? "");
-  return [
+  const { conversations, responses } = stores;
+  return inSection("openai-conversations-v1conversations", [
     {
       method: "POST",
       path: "/v1/conversations",
       protocol: "openai",
-      handle: (r) => handleCreateConversation(r, context, stores.conversations, stores.responses),
+      about: "creates an OpenAI conversation",
+      handle: (r) => handleCreateConversation(r, context, conversations, responses),
     },
-    { method: "GET", path: "/v1/conversations/:id", protocol: "openai", handle: (r) => handleGetConversation(id(r), r, stores.conversations) },
-    { method: "POST", path: "/v1/conversations/:id", protocol: "openai", handle: (r) => handleUpdateConversation(id(r), r, context, stores.conversations) },
-    { method: "DELETE", path: "/v1/conversations/:id", protocol: "openai", handle: (r) => handleDeleteConversation(id(r), r, stores.conversations) },
-    { method: "GET", path: "/v1/conversations/:id/items", protocol: "openai", handle: (r) => handleListItems(id(r), r, stores.conversations) },
+    {
+      method: "GET",
+      path: "/v1/conversations/:id",
+      protocol: "openai",
+      about: "a conversation",
+      handle: (r) => handleGetConversation(id(r), r, conversations),
+    },
+    {
+      method: "POST",
+      path: "/v1/conversations/:id",
+      protocol: "openai",
+      about: "replaces a conversation's metadata",
+      handle: (r) => handleUpdateConversation(id(r), r, context, conversations),
+    },
+    {
+      method: "DELETE",
+      path: "/v1/conversations/:id",
+      protocol: "openai",
+      about: "deletes a conversation",
+      handle: (r) => handleDeleteConversation(id(r), r, conversations),
+    },
+    {
+      method: "GET",
+      path: "/v1/conversations/:id/items",
+      protocol: "openai",
+      about: "a conversation's items",
+      handle: (r) => handleListItems(id(r), r, conversations),
+    },
     {
       method: "POST",
       path: "/v1/conversations/:id/items",
       protocol: "openai",
-      handle: (r) => handleCreateItems(id(r), r, context, stores.conversations, stores.responses),
+      about: "adds items to a conversation",
+      handle: (r) => handleCreateItems(id(r), r, context, conversations, responses),
     },
-    { method: "GET", path: "/v1/conversations/:id/items/:item_id", protocol: "openai", handle: (r) => handleGetItem(id(r), item(r), r, stores.conversations) },
+    {
+      method: "GET",
+      path: "/v1/conversations/:id/items/:item_id",
+      protocol: "openai",
+      about: "one item of a conversation",
+      handle: (r) => handleGetItem(id(r), item(r), r, conversations),
+    },
     {
       method: "DELETE",
       path: "/v1/conversations/:id/items/:item_id",
       protocol: "openai",
-      handle: (r) => handleDeleteItem(id(r), item(r), r, stores.conversations),
+      about: "deletes an item of a conversation",
+      handle: (r) => handleDeleteItem(id(r), item(r), r, conversations),
     },
-  ];
+  ]);
 }
 
-/** OpenAI's Files and Batches and Anthropic's Message Batches (docs/contract.md, "Batches"). */
-function batchRoutes(context: AppContext, batches: Batches): Route[] {
+/** OpenAI's Files and Batches (docs/contract.md, "Batches"). */
+function openAiBatchRoutes(context: AppContext, batches: Batches): Route[] {
   const id = (r: IRequest) => decodePathSegment(r.params["id"] ?? "");
-  return [
-    { method: "POST", path: "/v1/files", protocol: "openai", handle: (r) => handleCreateFile(r, context, batches) },
-    { method: "GET", path: "/v1/files", protocol: "openai", handle: (r) => handleListFiles(r, batches) },
-    { method: "GET", path: "/v1/files/:id", protocol: "openai", handle: (r) => handleGetFile(id(r), r, batches) },
-    { method: "GET", path: "/v1/files/:id/content", protocol: "openai", handle: (r) => handleFileContent(id(r), r, batches) },
-    { method: "DELETE", path: "/v1/files/:id", protocol: "openai", handle: (r) => handleDeleteFile(id(r), r, batches) },
-    { method: "POST", path: "/v1/batches", protocol: "openai", handle: (r) => handleCreateBatch(r, context, batches) },
-    { method: "GET", path: "/v1/batches", protocol: "openai", handle: (r) => handleListBatches(r, batches) },
-    { method: "GET", path: "/v1/batches/:id", protocol: "openai", handle: (r) => handleGetBatch(id(r), r, context, batches) },
-    { method: "POST", path: "/v1/batches/:id/cancel", protocol: "openai", handle: (r) => handleCancelBatch(id(r), r, context, batches) },
-    { method: "POST", path: "/v1/messages/batches", protocol: "anthropic", handle: (r) => handleCreateMessageBatch(r, context, batches) },
-    { method: "GET", path: "/v1/messages/batches", protocol: "anthropic", handle: (r) => handleListMessageBatches(r, batches) },
-    { method: "GET", path: "/v1/messages/batches/:id", protocol: "anthropic", handle: (r) => handleGetMessageBatch(id(r), r, context, batches) },
-    { method: "DELETE", path: "/v1/messages/batches/:id", protocol: "anthropic", handle: (r) => handleDeleteMessageBatch(id(r), r, context, batches) },
-    { method: "POST", path: "/v1/messages/batches/:id/cancel", protocol: "anthropic", handle: (r) => handleCancelMessageBatch(id(r), r, context, batches) },
-    { method: "GET", path: "/v1/messages/batches/:id/results", protocol: "anthropic", handle: (r) => handleMessageBatchResults(id(r), r, context, batches) },
-  ];
+  return inSection("batches", [
+    {
+      method: "POST",
+      path: "/v1/files",
+      protocol: "openai",
+      about: "uploads a batch's JSONL input file",
+      handle: (r) => handleCreateFile(r, context, batches),
+    },
+    { method: "GET", path: "/v1/files", protocol: "openai", about: "the caller's files", handle: (r) => handleListFiles(r, batches) },
+    { method: "GET", path: "/v1/files/:id", protocol: "openai", about: "a file's record", handle: (r) => handleGetFile(id(r), r, batches) },
+    { method: "GET", path: "/v1/files/:id/content", protocol: "openai", about: "a file's bytes", handle: (r) => handleFileContent(id(r), r, batches) },
+    { method: "DELETE", path: "/v1/files/:id", protocol: "openai", about: "deletes a file", handle: (r) => handleDeleteFile(id(r), r, batches) },
+    {
+      method: "POST",
+      path: "/v1/batches",
+      protocol: "openai",
+      about: "starts an OpenAI batch, answered in idle capacity",
+      handle: (r) => handleCreateBatch(r, context, batches),
+    },
+    { method: "GET", path: "/v1/batches", protocol: "openai", about: "the caller's batches", handle: (r) => handleListBatches(r, batches) },
+    { method: "GET", path: "/v1/batches/:id", protocol: "openai", about: "a batch", handle: (r) => handleGetBatch(id(r), r, context, batches) },
+    {
+      method: "POST",
+      path: "/v1/batches/:id/cancel",
+      protocol: "openai",
+      about: "cancels a batch",
+      handle: (r) => handleCancelBatch(id(r), r, context, batches),
+    },
+  ]);
 }
+
+/** Anthropic's Message Batches, on the same machinery (docs/contract.md, "Batches"). */
+function messageBatchRoutes(context: AppContext, batches: Batches): Route[] {
+  const id = (r: IRequest) => decodePathSegment(r.params["id"] ?? "");
+  return inSection("batches", [
+    {
+      method: "POST",
+      path: "/v1/messages/batches",
+      protocol: "anthropic",
+      about: "starts an Anthropic Message Batch, answered in idle capacity",
+      handle: (r) => handleCreateMessageBatch(r, context, batches),
+    },
+    {
+      method: "GET",
+      path: "/v1/messages/batches",
+      protocol: "anthropic",
+      about: "the caller's Message Batches",
+      handle: (r) => handleListMessageBatches(r, batches),
+    },
+    {
+      method: "GET",
+      path: "/v1/messages/batches/:id",
+      protocol: "anthropic",
+      about: "a Message Batch",
+      handle: (r) => handleGetMessageBatch(id(r), r, context, batches),
+    },
+    {
+      method: "DELETE",
+      path: "/v1/messages/batches/:id",
+      protocol: "anthropic",
+      about: "deletes an ended Message Batch",
+      handle: (r) => handleDeleteMessageBatch(id(r), r, context, batches),
+    },
+    {
+      method: "POST",
+      path: "/v1/messages/batches/:id/cancel",
+      protocol: "anthropic",
+      about: "cancels a Message Batch",
+      handle: (r) => handleCancelMessageBatch(id(r), r, context, batches),
+    },
+    {
+      method: "GET",
+      path: "/v1/messages/batches/:id/results",
+      protocol: "anthropic",
+      about: "an ended Message Batch's results, as JSONL",
+      handle: (r) => handleMessageBatchResults(id(r), r, context, batches),
+    },
+  ]);
+}
+
+const RESPONSES_CONTRACT = "openai-responses-post-v1responses";
+const RESPONSES_ABOUT = "OpenAI Responses, streamed or not; with a store, the finished Response is kept";
+const GET_RESPONSE_ABOUT = "a stored Response as it was answered (with a store), else a background Response as it stands";
+const STREAM_FORM: RouteForm = {
+  form: "?stream=true",
+  about: "a background Response's stream read again from `starting_after`, then live to its end",
+  contract: "resumable-streams-x-resumable-get-v1streamsid",
+};
 
 /** Stored responses (docs/contract.md, "Stored responses"); without a store, POST alone. */
 function responseRoutes(context: AppContext, store: Stores | undefined): Route[] {
   const id = (r: IRequest) => decodePathSegment(r.params["id"] ?? "");
   // `?stream=true` reads a background (resumable) Response's stream again (edge/replay/).
   const streamed = (r: IRequest) => new URL(r.url).searchParams.get("stream") === "true";
-  const cancel: Route = { method: "POST", path: "/v1/responses/:id/cancel", protocol: "openai", handle: (r) => handleCancelResponse(id(r), r, context) };
+  const cancel: Route = {
+    method: "POST",
+    path: "/v1/responses/:id/cancel",
+    protocol: "openai",
+    about: "stops a background Response",
+    contract: "resumable-streams-x-resumable-get-v1streamsid",
+    handle: (r) => handleCancelResponse(id(r), r, context),
+  };
+  const contract = "stored-responses-v1responses-with-a-store";
   if (store === undefined) {
     return [
-      { method: "POST", path: "/v1/responses", protocol: "openai", handle: (r) => handleResponses(r, context) },
+      {
+        method: "POST",
+        path: "/v1/responses",
+        protocol: "openai",
+        about: RESPONSES_ABOUT,
+        contract: RESPONSES_CONTRACT,
+        handle: (r) => handleResponses(r, context),
+      },
       cancel,
       {
         method: "GET",
         path: "/v1/responses/:id",
         protocol: "openai",
+        about: GET_RESPONSE_ABOUT,
+        contract,
+        forms: [STREAM_FORM],
         handle: (r) => (streamed(r) ? handleResumeResponse(id(r), r, context) : handlePollResponse(id(r), r, context)),
       },
     ];
   }
   return [
-    { method: "POST", path: "/v1/responses", protocol: "openai", handle: (r) => handleStoredResponses(r, context, store) },
+    {
+      method: "POST",
+      path: "/v1/responses",
+      protocol: "openai",
+      about: RESPONSES_ABOUT,
+      contract: RESPONSES_CONTRACT,
+      handle: (r) => handleStoredResponses(r, context, store),
+    },
     cancel,
     {
       method: "GET",
       path: "/v1/responses/:id",
       protocol: "openai",
+      about: GET_RESPONSE_ABOUT,
+      contract,
+      forms: [STREAM_FORM],
       handle: (r) => (streamed(r) ? handleResumeResponse(id(r), r, context) : storedOrPolled(id(r), r, context, store.responses)),
     },
-    { method: "DELETE", path: "/v1/responses/:id", protocol: "openai", handle: (r) => handleDeleteResponse(id(r), r, store.responses) },
-    { method: "GET", path: "/v1/responses/:id/input_items", protocol: "openai", handle: (r) => handleInputItems(id(r), r, store.responses) },
+    ...inSection(contract, [
+      {
+        method: "DELETE",
+        path: "/v1/responses/:id",
+        protocol: "openai",
+        about: "deletes a stored Response",
+        handle: (r) => handleDeleteResponse(id(r), r, store.responses),
+      },
+      {
+        method: "GET",
+        path: "/v1/responses/:id/input_items",
+        protocol: "openai",
+        about: "a stored Response's input items",
+        handle: (r) => handleInputItems(id(r), r, store.responses),
+      },
+    ]),
   ];
 }
-
 /** GET /v1/responses/{id} with a store: a stored Response, else a background one as it stands. */
 async function storedOrPolled(id: string, request: Request, context: AppContext, store: Stores["responses"]): Promise<Response> {
   try {
@@ -185,48 +377,155 @@ function refuseWebSocketMode(request: Request): Promise<Response> {
   return Promise.reject(refusal);
 }
 
+/** The generation routes: chat, completions, Responses, Messages. */
+function generationRoutes(context: AppContext, store: Stores | undefined): Route[] {
+  return [
+    {
+      method: "POST",
+      path: "/v1/chat/completions",
+      protocol: "openai",
+      about: "OpenAI chat completions, streamed or not",
+      contract: "request-fields-chat-completions-post-v1chatcompletions",
+      handle: (r) => handleChatCompletions(r, context),
+    },
+    {
+      method: "POST",
+      path: "/v1/completions",
+      protocol: "openai",
+      about: "OpenAI legacy completions, streamed or not",
+      contract: "request-fields-completions-post-v1completions",
+      handle: (r) => handleCompletions(r, context),
+    },
+    ...responseRoutes(context, store),
+    {
+      method: "GET",
+      path: "/v1/responses",
+      protocol: "openai",
+      about: "without a WebSocket upgrade, refused with a 400 naming the WebSocket mode",
+      contract: "responses-websocket-mode-get-v1responses-upgraded",
+      forms: [{ form: " (WebSocket upgrade)", about: "the Responses WebSocket mode: `response.create` messages in, the same events out as messages" }],
+      handle: refuseWebSocketMode,
+    },
+    {
+      method: "POST",
+      path: "/v1/responses/compact",
+      protocol: "openai",
+      about: "a conversation compacted by the served model",
+      contract: "compaction-post-v1responsescompact",
+      handle: (r) => handleCompact(r, context),
+    },
+    ...inSection("anthropic-messages-post-v1messages-post-v1messagescount_tokens", [
+      {
+        method: "POST",
+        path: "/v1/messages",
+        protocol: "anthropic",
+        about: "Anthropic Messages, streamed or not; with a store, message threads (`thread`)",
+        // With a store, message threads are kept (docs/contract.md, "Anthropic message threads").
+        handle: (r) => (store === undefined ? handleMessages(r, context) : handleThreadedMessages(r, context, store.threads)),
+      },
+      {
+        method: "POST",
+        path: "/v1/messages/count_tokens",
+        protocol: "anthropic",
+        about: "the prompt's token count as the model's template renders it",
+        handle: (r) => handleCountTokens(r, context),
+      },
+    ]),
+  ];
+}
+
+/** The models and what else a model answers without generating: embeddings, rerank, the tokenizer. */
+function modelRoutes(context: AppContext): Route[] {
+  const models = "models-v1models-modelsload-modelsunload-keep_alive";
+  const rerank = "rerank-post-v1rerank-post-rerank";
+  const tokenizer = "tokenizer-post-tokenize-post-detokenize-post-apply-template";
+  return [
+    {
+      method: "GET",
+      path: "/v1/models",
+      protocol: "openai",
+      about: "every catalogued model with its status",
+      contract: models,
+      handle: (r) => handleListModels(r, context),
+    },
+    // llama-server's paths, outside /v1 where model ids are path segments (docs/decisions.md, "Loading and unloading by request").
+    {
+      method: "POST",
+      path: "/models/load",
+      protocol: "openai",
+      about: "loads a catalogued model now",
+      contract: models,
+      handle: (r) => handleLoadModel(r, context),
+    },
+    { method: "POST", path: "/models/unload", protocol: "openai", about: "unloads a model", contract: models, handle: (r) => handleUnloadModel(r, context) },
+    {
+      method: "POST",
+      path: "/v1/embeddings",
+      protocol: "openai",
+      about: "OpenAI embeddings from the served model",
+      contract: "embeddings-post-v1embeddings",
+      handle: (r) => handleEmbeddings(r, context),
+    },
+    // llama-server's and Jina's path, and llama-server's short one (docs/contract.md, "Rerank").
+    {
+      method: "POST",
+      path: "/v1/rerank",
+      protocol: "openai",
+      about: "documents scored against a query",
+      contract: rerank,
+      handle: (r) => handleRerank(r, context),
+    },
+    { method: "POST", path: "/rerank", protocol: "openai", about: "the same as `POST /v1/rerank`", contract: rerank, handle: (r) => handleRerank(r, context) },
+    { method: "POST", path: "/tokenize", protocol: "openai", about: "a text's tokens", contract: tokenizer, handle: (r) => handleTokenize(r, context) },
+    { method: "POST", path: "/detokenize", protocol: "openai", about: "tokens' text", contract: tokenizer, handle: (r) => handleDetokenize(r, context) },
+    {
+      method: "POST",
+      path: "/apply-template",
+      protocol: "openai",
+      about: "a chat body's prompt text",
+      contract: tokenizer,
+      handle: (r) => handleApplyTemplate(r, context),
+    },
+    {
+      method: "GET",
+      path: "/v1/models/:id+",
+      protocol: "openai",
+      about: "one model, by its id or an alias",
+      contract: models,
+      handle: (r) => handleRetrieveModel(decodePathSegment(r.params["id"] ?? ""), r, context),
+    },
+  ];
+}
+
 /**
  * Every route; the state's routes only with a store (without one, /v1/responses and /v1/messages
  * keep nothing), the batch routes only with batches (a store and the host's file store).
  */
 export function routeTable(context: AppContext, access: AccessMode, store?: Stores, batches?: Batches): readonly Route[] {
+  const discovery = "discovery-and-health-get-v1info-get-health";
   const routes: Route[] = [
-    { method: "POST", path: "/v1/chat/completions", protocol: "openai", handle: (r) => handleChatCompletions(r, context) },
-    { method: "POST", path: "/v1/completions", protocol: "openai", handle: (r) => handleCompletions(r, context) },
-    ...responseRoutes(context, store),
-    { method: "GET", path: "/v1/responses", protocol: "openai", handle: refuseWebSocketMode },
-    { method: "POST", path: "/v1/responses/compact", protocol: "openai", handle: (r) => handleCompact(r, context) },
-    {
-      method: "POST",
-      path: "/v1/messages",
-      protocol: "anthropic",
-      // With a store, message threads are kept (docs/contract.md, "Anthropic message threads").
-      handle: (r) => (store === undefined ? handleMessages(r, context) : handleThreadedMessages(r, context, store.threads)),
-    },
-    { method: "POST", path: "/v1/messages/count_tokens", protocol: "anthropic", handle: (r) => handleCountTokens(r, context) },
-    { method: "GET", path: "/v1/models", protocol: "openai", handle: (r) => handleListModels(r, context) },
-    // llama-server's paths, outside /v1 where model ids are path segments (docs/decisions.md, "Loading and unloading by request").
-    { method: "POST", path: "/models/load", protocol: "openai", handle: (r) => handleLoadModel(r, context) },
-    { method: "POST", path: "/models/unload", protocol: "openai", handle: (r) => handleUnloadModel(r, context) },
-    { method: "POST", path: "/v1/embeddings", protocol: "openai", handle: (r) => handleEmbeddings(r, context) },
-    // llama-server's and Jina's path, and llama-server's short one (docs/contract.md, "Rerank").
-    { method: "POST", path: "/v1/rerank", protocol: "openai", handle: (r) => handleRerank(r, context) },
-    { method: "POST", path: "/rerank", protocol: "openai", handle: (r) => handleRerank(r, context) },
-    { method: "POST", path: "/tokenize", protocol: "openai", handle: (r) => handleTokenize(r, context) },
-    { method: "POST", path: "/detokenize", protocol: "openai", handle: (r) => handleDetokenize(r, context) },
-    { method: "POST", path: "/apply-template", protocol: "openai", handle: (r) => handleApplyTemplate(r, context) },
-    {
-      method: "GET",
-      path: "/v1/models/:id+",
-      protocol: "openai",
-      handle: (r) => handleRetrieveModel(decodePathSegment(r.params["id"] ?? ""), r, context),
-    },
+    ...generationRoutes(context, store),
+    ...modelRoutes(context),
     ...(store === undefined ? [] : conversationRoutes(context, store)),
     ...(store === undefined ? [] : openAiConversationRoutes(context, store)),
-    ...(batches === undefined ? [] : batchRoutes(context, batches)),
-    { method: "GET", path: "/v1/streams/:id", protocol: "openai", handle: (r) => handleResumeStream(decodePathSegment(r.params["id"] ?? ""), r, context) },
-    { method: "GET", path: "/v1/info", protocol: "server", handle: (r) => handleInfo(r, context, routes, access) },
-    { method: "GET", path: "/health", protocol: "server", handle: (r) => handleHealth(r, context) },
+    ...(batches === undefined ? [] : [...openAiBatchRoutes(context, batches), ...messageBatchRoutes(context, batches)]),
+    {
+      method: "GET",
+      path: "/v1/streams/:id",
+      protocol: "openai",
+      about: "a resumable stream read again after `Last-Event-ID`, then live to its end",
+      contract: "resumable-streams-x-resumable-get-v1streamsid",
+      handle: (r) => handleResumeStream(decodePathSegment(r.params["id"] ?? ""), r, context),
+    },
+    {
+      method: "GET",
+      path: "/v1/info",
+      protocol: "server",
+      about: "discovery: the server, its models, endpoints and limits",
+      contract: discovery,
+      handle: (r) => handleInfo(r, context, routes, access),
+    },
+    { method: "GET", path: "/health", protocol: "server", about: "whether the sidecar answers", contract: discovery, handle: (r) => handleHealth(r, context) },
   ];
   return routes;
 }

@@ -13,7 +13,7 @@ import { messagesEndpoint } from "../protocols/anthropic-messages/handler.js";
 import { openAiProtocol } from "../protocols/openai-common/protocol.js";
 import { responsesEndpoint } from "../protocols/openai-responses/handler.js";
 import { decodeResumeContext, streamIdOfResponse } from "../core/resumable.js";
-import { jsonResponse } from "../core/json.js";
+import { jsonResponse } from "../core/answers.js";
 import type { Endpoint } from "../core/endpoint.js";
 import { replayResult, replayStream } from "./replay.js";
 import { locateStream } from "../upstream/streams.js";

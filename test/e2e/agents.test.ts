@@ -9,7 +9,7 @@
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AGENT_SUMMARY, ensureModels } from "../../gguf/models.js";
-import { sealCompaction } from "../../edge/protocols/openai-responses/compaction.js";
+import { sealCompaction } from "../../edge/protocols/openai-responses/compaction/compaction-prompt.js";
 import {
   AGENT_TIMEOUT_MS,
   agentDirs,

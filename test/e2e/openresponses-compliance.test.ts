@@ -13,7 +13,7 @@ import { modelPath } from "../../gguf/models.js";
 import type { RunningSidecar } from "../../sidecar/server.js";
 import { CHAT_REPLY } from "../support/scripted.js";
 import { socketNotFound } from "../support/contract.js";
-import { sealCompaction } from "../../edge/protocols/openai-responses/compaction.js";
+import { sealCompaction } from "../../edge/protocols/openai-responses/compaction/compaction-prompt.js";
 import { startTestSidecar } from "../support/sidecar.js";
 import WebSocket from "ws";
 import { startWrangler, type Wrangler } from "../support/wrangler.js";

@@ -14,7 +14,7 @@ import { readEvents } from "../support/sse.js";
 import { CHAT_REPLY, CHAT_REPLY_TOKENS, chatPromptTokens } from "../support/scripted.js";
 import { clientsFor } from "../support/sidecar.js";
 import { Role } from "../../proto/gen/inference/v1/inference_pb.js";
-import { sealCompaction, SUMMARY_OPENING } from "../../edge/protocols/openai-responses/compaction.js";
+import { sealCompaction, SUMMARY_OPENING } from "../../edge/protocols/openai-responses/compaction/compaction-prompt.js";
 
 let stack: Stack;
 let client: OpenAI;

@@ -15,7 +15,7 @@ import { Role } from "../../proto/gen/inference/v1/inference_pb.js";
 import { startStack, type Stack } from "../support/edge.js";
 import { describeOnRuntimes } from "../support/runtimes.js";
 import { CHAT_REPLY, chatPromptTokens } from "../support/scripted.js";
-import { sealCompaction, SUMMARY_OPENING } from "../../edge/protocols/openai-responses/compaction.js";
+import { sealCompaction, SUMMARY_OPENING } from "../../edge/protocols/openai-responses/compaction/compaction-prompt.js";
 import { clientsFor } from "../support/sidecar.js";
 import { readEvents } from "../support/sse.js";
 

@@ -4,7 +4,7 @@
 // sent back in `input` stands for its summary as a user message; anyone else's is refused.
 import { describe, expect, it } from "vitest";
 import { Role } from "../../proto/gen/inference/v1/inference_pb.js";
-import { COMPACTION_PROMPT, openCompaction, SUMMARY_OPENING, sealCompaction } from "../../edge/protocols/openai-responses/compaction.js";
+import { COMPACTION_PROMPT, openCompaction, SUMMARY_OPENING, sealCompaction } from "../../edge/protocols/openai-responses/compaction/compaction-prompt.js";
 import { openReasoning, sealReasoning } from "../../edge/protocols/openai-responses/encrypted-reasoning.js";
 import { FIXED_CREATED, FIXED_ID, post, testApp } from "../support/app.js";
 import { finish, start, token, type Step } from "../support/fake-sidecar.js";

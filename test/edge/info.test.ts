@@ -3,7 +3,7 @@
 import { readFileSync } from "node:fs";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
-import { SERVER_VERSION } from "../../edge/core/version.js";
+import { SERVER_VERSION } from "../../edge/core/identity.js";
 import { get, testApp } from "../support/app.js";
 
 const ENDPOINTS = [

@@ -6,7 +6,7 @@ import { OTLPTraceExporter as ProtobufExporter } from "@opentelemetry/exporter-t
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import { BasicTracerProvider, BatchSpanProcessor } from "@opentelemetry/sdk-trace-base";
 import type { TraceSettings } from "../../config/parse.js";
-import { SERVER_NAME, SERVER_VERSION } from "../../core/version.js";
+import { SERVER_NAME, SERVER_VERSION } from "../../core/identity.js";
 import type { Tracing } from "../../trace/host-tracing.js";
 
 export interface NodeTracing {

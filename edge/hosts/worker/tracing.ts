@@ -7,7 +7,7 @@ import { JsonTraceSerializer, ProtobufTraceSerializer } from "@opentelemetry/otl
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import { BasicTracerProvider, BatchSpanProcessor, type ReadableSpan, type SpanExporter } from "@opentelemetry/sdk-trace-base";
 import type { TraceSettings } from "../../config/parse.js";
-import { SERVER_NAME, SERVER_VERSION } from "../../core/version.js";
+import { SERVER_NAME, SERVER_VERSION } from "../../core/identity.js";
 import type { Tracing } from "../../trace/host-tracing.js";
 
 /** What workerd hands each request to keep work going after the answer (ExecutionContext). */

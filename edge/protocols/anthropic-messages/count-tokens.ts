@@ -3,7 +3,7 @@
 // the whole prompt: counting uses no cache.
 import { readJsonBody } from "../../core/body.js";
 import type { AppContext } from "../../core/context.js";
-import { jsonResponse } from "../../core/json.js";
+import { jsonResponse } from "../../core/answers.js";
 import { parseRequest } from "../../core/validation.js";
 import { countTokensRequestSchema } from "./schema.js";
 import { toChat } from "./to-request.js";

@@ -6,7 +6,7 @@
 // `rate_limit_error`, which Anthropic uses for a client's own rate limit. Both keep
 // the Retry-After header, and the SDKs retry both.
 import { ContextLengthError, type ApiError, type ApiErrorKind } from "../../base/errors.js";
-import { jsonResponse } from "../../core/json.js";
+import { jsonResponse } from "../../core/answers.js";
 import { jsonEvent, type SseEvent } from "../../sse/frame.js";
 
 export type AnthropicErrorType =

@@ -2,7 +2,7 @@
 // renders it, special tokens written out — what the model sees, over the sidecar's Tokenize.
 import { readJsonBody } from "../../core/body.js";
 import type { AppContext } from "../../core/context.js";
-import { jsonResponse } from "../../core/json.js";
+import { jsonResponse } from "../../core/answers.js";
 import { parseRequest } from "../../core/validation.js";
 import { chatRequestSchema } from "./schema.js";
 import { toGenerateRequest } from "./to-request.js";

@@ -1,7 +1,7 @@
 // OpenAI's error shape, for HTTP bodies and for in-stream `event: error` frames:
 //   {"error":{"message","type","param","code"}}
 import type { ApiError, ApiErrorKind } from "../../base/errors.js";
-import { jsonResponse } from "../../core/json.js";
+import { jsonResponse } from "../../core/answers.js";
 import { jsonEvent, type SseEvent } from "../../sse/frame.js";
 
 export interface OpenAiErrorObject {

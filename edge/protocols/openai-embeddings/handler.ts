@@ -2,7 +2,7 @@
 // mapping, encoder.ts for the answer). Errors in OpenAI's shape; a client that leaves cancels the call.
 import { readJsonBody } from "../../core/body.js";
 import type { AppContext } from "../../core/context.js";
-import { jsonResponse } from "../../core/json.js";
+import { jsonResponse } from "../../core/answers.js";
 import { servedModel } from "../../core/served-model.js";
 import { priorityOf } from "../../core/priority.js";
 import { parseRequest } from "../../core/validation.js";

@@ -4,7 +4,7 @@
 import type { AppContext } from "../../core/context.js";
 import { NotFoundError } from "../../base/errors.js";
 import { readJsonBody } from "../../core/body.js";
-import { jsonResponse } from "../../core/json.js";
+import { jsonResponse } from "../../core/answers.js";
 import { parseRequest } from "../../core/validation.js";
 import { findModel } from "../../upstream/catalogue.js";
 import { openAiModel, openAiModelList } from "./encoder.js";

@@ -39,10 +39,10 @@ import {
   type ResponseState,
 } from "./response.js";
 import { compactionTriggered, type ResponsesRequest } from "./schema.js";
-import { createCompactionStreamEncoder, encodeCompactionResponse } from "./compaction-stream.js";
+import { createCompactionStreamEncoder, encodeCompactionResponse } from "./compaction/trigger-answer.js";
 import { responsesFinish } from "./finish.js";
 import { responsesUsage } from "./usage.js";
-import { compactionOf } from "./compacted.js";
+import { compactionOf } from "./compaction/opening-item.js";
 
 /** Unix seconds now, for a terminal Response's `completed_at`. */
 function completedAt(meta: ResponseMeta): number {
@@ -86,7 +86,7 @@ interface ItemEvents {
   record(block: Block): ItemRecord;
 }
 
-/** `offset`: the output items before the generated ones (a compaction item: auto-compaction.ts). */
+/** `offset`: the output items before the generated ones (a compaction item: compaction/automatic.ts). */
 function itemEvents(meta: ResponseMeta, options: ItemOptions, event: (type: string, fields: Record<string, unknown>) => SseEvent, offset: number): ItemEvents {
   const items: ItemRecord[] = [];
   /** A block's item's position in the final `output`. */
@@ -148,7 +148,7 @@ export function createResponsesStreamEncoder(body: ResponsesRequest, meta: Respo
   if (compactionTriggered(body)) return createCompactionStreamEncoder(body, meta);
   let sequence = 0;
   const event = (type: string, fields: Record<string, unknown>): SseEvent => jsonEvent({ type, ...fields, sequence_number: sequence++ }, type);
-  // A compacted request's Response opens with its compaction item (auto-compaction.ts).
+  // A compacted request's Response opens with its compaction item (compaction/automatic.ts).
   const head = compactionOf(body);
   const output = itemEvents(meta, itemOptions(body), event, head === undefined ? 0 : 1);
   const { blocks, items, record } = output;

@@ -9,7 +9,7 @@ import type { Endpoint } from "../../core/endpoint.js";
 import { conversationIdOf } from "../../upstream/affinity.js";
 import { parseRequest } from "../../core/validation.js";
 import { openAiProtocol } from "../openai-common/protocol.js";
-import { compactIfDue } from "./auto-compaction.js";
+import { compactIfDue } from "./compaction/automatic.js";
 import { createResponsesStreamEncoder, encodeResponse, queuedResponse } from "./encoder.js";
 import { NOT_STORED_HERE, responsesRequestSchema } from "./schema.js";
 import { toGenerateRequest } from "./to-request.js";

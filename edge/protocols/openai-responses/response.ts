@@ -54,7 +54,7 @@ export interface FunctionCallItem {
   namespace?: string;
 }
 
-/** The answer to a compaction: the model's summary, sealed (compaction.ts; docs/contract.md, "Compaction"). */
+/** The answer to a compaction: the model's summary, sealed (compaction/compaction-prompt.ts; docs/contract.md, "Compaction"). */
 export interface CompactionItem {
   id: string;
   type: "compaction";

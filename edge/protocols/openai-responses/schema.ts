@@ -6,7 +6,7 @@
 // other tool types that agents send (web_search, file_search, code_interpreter, mcp, …) are
 // ignored and named in the Response's `warnings`. Input items: messages, function_call, function_call_output, and
 // reasoning items (their text becomes the next assistant message's reasoning), and compaction
-// items this server made (their summary becomes a user message; compaction.ts).
+// items this server made (their summary becomes a user message; compaction/compaction-prompt.ts).
 // Refused with a 400 naming the field: `conversation`, other input item types, content
 // parts other than input_text / output_text.
 import * as z from "zod";
@@ -16,7 +16,7 @@ import { textFormatField } from "../openai-common/response-format.js";
 import { promptCacheFields } from "../openai-common/prompt-cache.js";
 import { positiveInteger, refusedField, UINT32_MAX } from "../../fields/fields.js";
 import { keepAliveField } from "../../fields/keep-alive.js";
-import { openCompaction } from "./compaction.js";
+import { openCompaction } from "./compaction/compaction-prompt.js";
 
 export const RESPONSES_ROLES = ["system", "developer", "user", "assistant"] as const;
 export type ResponsesRole = (typeof RESPONSES_ROLES)[number];
@@ -74,7 +74,7 @@ const reasoningItem = z.object({
 
 /**
  * A compaction item sent back (from POST /v1/responses/compact): its encrypted_content must be one
- * this server sealed (compaction.ts); the summary it holds stands for the conversation it replaced.
+ * this server sealed (compaction/compaction-prompt.ts); the summary it holds stands for the conversation it replaced.
  */
 const compactionItem = z.object({ type: z.literal("compaction"), encrypted_content: z.string(), id: z.string().nullish() }).transform((item, ctx) => {
   const summary = openCompaction(item.encrypted_content);
@@ -192,7 +192,7 @@ export const responsesRequestSchema = z
     // "reasoning.encrypted_content" gives reasoning items an encrypted_content to send back next
     // turn (encrypted-reasoning.ts); other values add nothing this server makes.
     include: z.array(z.string()).nullish(),
-    // Server-side compaction (auto-compaction.ts): compacts before generating when the prompt
+    // Server-side compaction (compaction/automatic.ts): compacts before generating when the prompt
     // reaches `compact_threshold` tokens (else when it would not leave room for the reply).
     context_management: z
       .array(

@@ -1,7 +1,7 @@
 // A validated Responses body → the proto's GenerateRequest (input items, instructions, tools,
 // format, reasoning, limits).
 import { openReasoning } from "./encrypted-reasoning.js";
-import { COMPACTION_PROMPT, summaryMessage } from "./compaction.js";
+import { COMPACTION_PROMPT, summaryMessage } from "./compaction/compaction-prompt.js";
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { effortBudget } from "../../fields/reasoning-effort.js";
 import {

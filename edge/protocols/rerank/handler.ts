@@ -3,7 +3,7 @@
 // cancels the call.
 import { readJsonBody } from "../../core/body.js";
 import type { AppContext } from "../../core/context.js";
-import { jsonResponse } from "../../core/json.js";
+import { jsonResponse } from "../../core/answers.js";
 import { servedModel } from "../../core/served-model.js";
 import { parseRequest } from "../../core/validation.js";
 import { rerankAnswer } from "./encoder.js";

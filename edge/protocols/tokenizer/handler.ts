@@ -3,7 +3,7 @@
 import { Role } from "../../../proto/gen/inference/v1/inference_pb.js";
 import { readJsonBody } from "../../core/body.js";
 import type { AppContext } from "../../core/context.js";
-import { jsonResponse } from "../../core/json.js";
+import { jsonResponse } from "../../core/answers.js";
 import { parseRequest } from "../../core/validation.js";
 import { detokenizeAnswer, tokenizeAnswer } from "./encoder.js";
 import { detokenizeRequestSchema, tokenizeRequestSchema, type TokenizeRequestBody } from "./schema.js";

@@ -6,7 +6,7 @@ import { callerOf } from "../../access/caller.js";
 import { InvalidRequestError } from "../../base/errors.js";
 import { readJsonBody } from "../../core/body.js";
 import type { AppContext } from "../../core/context.js";
-import { jsonResponse } from "../../core/json.js";
+import { jsonResponse } from "../../core/answers.js";
 import type { Batches } from "./batches.js";
 import { messageBatchObject } from "./encoder.js";
 import { cancelBatch, newBatch, ownBatch, startBatch } from "./handler.js";

@@ -5,7 +5,7 @@ import { callerOf } from "../../access/caller.js";
 import { InvalidRequestError, NotFoundError } from "../../base/errors.js";
 import { readJsonBody } from "../../core/body.js";
 import type { AppContext } from "../../core/context.js";
-import { jsonResponse } from "../../core/json.js";
+import { jsonResponse } from "../../core/answers.js";
 import { pageOptions } from "../items/page.js";
 import type { Batches } from "./batches.js";
 import { batchObject } from "./encoder.js";

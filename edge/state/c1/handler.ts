@@ -2,7 +2,7 @@
 // caller's own conversations (another key's are not found).
 import { callerOf } from "../../access/caller.js";
 import { InvalidRequestError, NotFoundError } from "../../base/errors.js";
-import { jsonResponse } from "../../core/json.js";
+import { jsonResponse } from "../../core/answers.js";
 import type { C1Store } from "./store.js";
 import { conversationDeleted, conversationList, conversationObject } from "./encoder.js";
 

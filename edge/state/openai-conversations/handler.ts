@@ -3,7 +3,7 @@
 // own conversations: another key's are not found.
 import * as z from "zod";
 import type { AppContext } from "../../core/context.js";
-import { jsonResponse } from "../../core/json.js";
+import { jsonResponse } from "../../core/answers.js";
 import type { ItemSource } from "../items/items.js";
 import type { ConversationStore } from "./store.js";
 import { parseRequest } from "../../core/validation.js";

@@ -2,7 +2,7 @@
 // (docs/contract.md, "OpenAI conversations"). Only the caller's own conversations.
 import type { AppContext } from "../../core/context.js";
 import { NotFoundError } from "../../base/errors.js";
-import { jsonResponse } from "../../core/json.js";
+import { jsonResponse } from "../../core/answers.js";
 import type { ItemSource, StoredItem } from "../items/items.js";
 import { pageOptions } from "../items/page.js";
 import type { ConversationStore } from "./store.js";

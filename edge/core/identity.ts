@@ -1,4 +1,9 @@
-// Default id generator and clock (createApp lets tests inject their own).
+// The server's name and version, as /v1/info and traces report them (a test keeps the version
+// equal to package.json's), and the default id generator and clock (createApp lets tests inject
+// their own).
+
+export const SERVER_NAME = "llm-edge";
+export const SERVER_VERSION = "0.1.0";
 
 const ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 

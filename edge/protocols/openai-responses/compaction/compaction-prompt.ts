@@ -2,7 +2,7 @@
 // the prompt the served model summarises a conversation with, the compaction item's sealed
 // `encrypted_content` (a summary this server wrote; sealed-text.ts), and the text that stands for
 // the summary in a later prompt.
-import { openText, sealText } from "./sealed-text.js";
+import { openText, sealText } from "../sealed-text.js";
 
 const PREFIX = "llm-edge.c1.";
 

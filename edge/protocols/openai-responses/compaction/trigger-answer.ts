@@ -3,17 +3,17 @@
 // place of the message it wrote. Streamed: response.created, response.in_progress, then at the end
 // response.output_item.added and .done with the whole item, the terminal event and [DONE]; the
 // summary's text is not streamed (the item is opaque).
-import type { Finish, Start, Token } from "../../../proto/gen/inference/v1/inference_pb.js";
-import type { ApiError } from "../../base/errors.js";
-import { collectBlocks } from "../../core/content.js";
-import type { ResponseMeta, StreamEncoder } from "../../core/endpoint.js";
-import type { GenerationResult } from "../../upstream/generation.js";
-import { DONE, jsonEvent, type SseEvent } from "../../sse/frame.js";
-import { sealCompaction } from "./compaction.js";
-import { responsesFinish } from "./finish.js";
-import { type CompactionItem, responseObject, type ResponseState } from "./response.js";
-import type { ResponsesRequest } from "./schema.js";
-import { responsesUsage } from "./usage.js";
+import type { Finish, Start, Token } from "../../../../proto/gen/inference/v1/inference_pb.js";
+import type { ApiError } from "../../../base/errors.js";
+import { collectBlocks } from "../../../core/content.js";
+import type { ResponseMeta, StreamEncoder } from "../../../core/endpoint.js";
+import type { GenerationResult } from "../../../upstream/generation.js";
+import { DONE, jsonEvent, type SseEvent } from "../../../sse/frame.js";
+import { sealCompaction } from "./compaction-prompt.js";
+import { responsesFinish } from "../finish.js";
+import { type CompactionItem, responseObject, type ResponseState } from "../response.js";
+import type { ResponsesRequest } from "../schema.js";
+import { responsesUsage } from "../usage.js";
 
 /** The compaction item of a summary: its text (reasoning left out), trimmed and sealed. */
 export function compactionItem(meta: ResponseMeta, summary: string): CompactionItem {

@@ -1,7 +1,7 @@
-// The compaction item a compacted request's Response opens with (auto-compaction.ts sets it, the
+// The compaction item a compacted request's Response opens with (automatic.ts sets it, the
 // encoders read it): kept beside the body object, never a field a client could send.
-import type { CompactionItem } from "./response.js";
-import type { ResponsesRequest } from "./schema.js";
+import type { CompactionItem } from "../response.js";
+import type { ResponsesRequest } from "../schema.js";
 
 const compactions = new WeakMap<ResponsesRequest, CompactionItem>();
 

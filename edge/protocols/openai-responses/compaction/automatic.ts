@@ -1,16 +1,16 @@
 // Server-side compaction (docs/contract.md, "Compaction"): a Responses request with
 // `context_management: [{type: "compaction"}]` whose prompt reaches its threshold is compacted
-// before it is answered. The compaction pass (compact.ts) summarises the conversation; the reply is
+// before it is answered. The compaction pass (compact-route.ts) summarises the conversation; the reply is
 // then generated from the compacted window (the input's user messages and the compaction item),
 // and the Response's output opens with that compaction item for the client to send back.
-import type { AppContext } from "../../core/context.js";
-import { generateFor } from "../../core/serve.js";
-import { compactEndpoint } from "./compact.js";
-import { openCompaction } from "./compaction.js";
-import { markCompacted } from "./compacted.js";
-import type { CompactionItem } from "./response.js";
-import { compactionTriggered, type ResponsesInputItem, type ResponsesRequest } from "./schema.js";
-import { toGenerateRequest } from "./to-request.js";
+import type { AppContext } from "../../../core/context.js";
+import { generateFor } from "../../../core/serve.js";
+import { compactEndpoint } from "./compact-route.js";
+import { openCompaction } from "./compaction-prompt.js";
+import { markCompacted } from "./opening-item.js";
+import type { CompactionItem } from "../response.js";
+import { compactionTriggered, type ResponsesInputItem, type ResponsesRequest } from "../schema.js";
+import { toGenerateRequest } from "../to-request.js";
 
 /**
  * The prompt size at which the body is compacted: its `compact_threshold`, else what leaves the

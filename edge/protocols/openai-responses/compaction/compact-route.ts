@@ -1,21 +1,21 @@
 // POST /v1/responses/compact (docs/contract.md, "Compaction"): the served model summarises the
-// conversation in `input` with the compaction prompt (compaction.ts); the answer is OpenAI's
+// conversation in `input` with the compaction prompt (compaction-prompt.ts); the answer is OpenAI's
 // `response.compaction` object whose output is the input's user messages followed by one
 // compaction item holding the sealed summary.
-import { readJsonBody } from "../../core/body.js";
-import type { AppContext } from "../../core/context.js";
-import type { Endpoint, ResponseMeta } from "../../core/endpoint.js";
-import { withProtocolHeaders } from "../../core/protocol-family.js";
-import { generateFor } from "../../core/serve.js";
-import { parseRequest } from "../../core/validation.js";
-import type { GenerationResult } from "../../upstream/generation.js";
-import { openAiProtocol } from "../openai-common/protocol.js";
-import { compactionItem, summaryOf } from "./compaction-stream.js";
-import { createResponsesStreamEncoder } from "./encoder.js";
-import { InvalidRequestError } from "../../base/errors.js";
-import { type ResponsesInputItem, type ResponsesRequest, responsesRequestSchema } from "./schema.js";
-import { toGenerateRequest } from "./to-request.js";
-import { responsesUsage } from "./usage.js";
+import { readJsonBody } from "../../../core/body.js";
+import type { AppContext } from "../../../core/context.js";
+import type { Endpoint, ResponseMeta } from "../../../core/endpoint.js";
+import { withProtocolHeaders } from "../../../core/protocol-family.js";
+import { generateFor } from "../../../core/serve.js";
+import { parseRequest } from "../../../core/validation.js";
+import type { GenerationResult } from "../../../upstream/generation.js";
+import { openAiProtocol } from "../../openai-common/protocol.js";
+import { compactionItem, summaryOf } from "./trigger-answer.js";
+import { createResponsesStreamEncoder } from "../encoder.js";
+import { InvalidRequestError } from "../../../base/errors.js";
+import { type ResponsesInputItem, type ResponsesRequest, responsesRequestSchema } from "../schema.js";
+import { toGenerateRequest } from "../to-request.js";
+import { responsesUsage } from "../usage.js";
 
 /** The input as items (a string input is one user message). */
 function inputItems(body: ResponsesRequest): ResponsesInputItem[] {
