@@ -33,7 +33,7 @@ import { handleChatCompletions } from "../protocols/openai-chat/handler.js";
 import { handleCompletions } from "../protocols/openai-completions/handler.js";
 import { handleListModels, handleLoadModel, handleRetrieveModel, handleUnloadModel } from "../protocols/openai-models/handler.js";
 import { handleResponses } from "../protocols/openai-responses/handler.js";
-import { handleCompact } from "../protocols/openai-responses/compact.js";
+import { handleCompact } from "../protocols/openai-responses/compaction/compact-route.js";
 import { handleDeleteResponse, handleGetResponse, handleInputItems, handleStoredResponses } from "../state/responses/handler.js";
 
 /** A form of a route that the endpoint lists show on a line of its own: a query, an upgrade. */
