@@ -2,7 +2,7 @@
 // and the sidecar never import each other), equal to each other and to the proto's comment.
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { MAX_STOP_SEQUENCES as EDGE_MAX_STOPS, MAX_TOP_LOGPROBS as EDGE_MAX_TOP_LOGPROBS } from "../edge/fields/fields.js";
+import { MAX_STOP_SEQUENCES as EDGE_MAX_STOPS, MAX_TOP_LOGPROBS as EDGE_MAX_TOP_LOGPROBS } from "../edge/fields/checks.js";
 import { TOOL_NAME as EDGE_TOOL_NAME } from "../edge/fields/tools.js";
 import { TOOL_NAME as SIDECAR_TOOL_NAME } from "../sidecar/engine/chat/prompt.js";
 import { MAX_STOP_LENGTH, MAX_STOP_SEQUENCES as SIDECAR_MAX_STOPS, MAX_TOP_LOGPROBS as SIDECAR_MAX_TOP_LOGPROBS } from "../sidecar/engine/decode/sampling.js";

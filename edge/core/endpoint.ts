@@ -41,17 +41,6 @@ export interface StreamEncoder {
   fail(error: ApiError): SseEvent[];
 }
 
-/**
- * What every generation body holds once parsed: `keep_alive` as the proto's seconds (each
- * protocol's schema takes the field from edge/fields/keep-alive.ts; serve.ts sets it on the request).
- */
-export interface GenerationBody {
-  readonly keep_alive?: number | undefined;
-}
-
-/** The schema of a generation body. */
-export type GenerationSchema = z.ZodType<GenerationBody>;
-
 export interface Endpoint<S extends z.ZodType> {
   readonly protocol: Protocol;
   readonly schema: S;

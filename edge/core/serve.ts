@@ -22,7 +22,7 @@ import { acceptedJob, isBackgroundJob } from "./resumable.js";
 import { readJsonBody } from "./body.js";
 import { checkChoices } from "./choice-count.js";
 import type { AppContext } from "./context.js";
-import type { Endpoint, GenerationSchema, ResponseMeta } from "./endpoint.js";
+import type { Endpoint, ResponseMeta } from "./endpoint.js";
 import { noteCollected, noteCollectedChoices, noteStart } from "./log-notes.js";
 import { resumableMeta } from "./numbering.js";
 import { patientJson } from "./patient-json.js";
@@ -33,7 +33,7 @@ import { encodeResumeContext, wantsResumable } from "./resumable.js";
 import { only, streamResponse } from "./stream.js";
 import { parseRequest } from "./validation.js";
 
-async function generate<S extends GenerationSchema>(endpoint: Endpoint<S>, request: Request, context: AppContext): Promise<Response> {
+async function generate<S extends z.ZodType>(endpoint: Endpoint<S>, request: Request, context: AppContext): Promise<Response> {
   const ticket = context.arriving.enter();
   try {
     const body = parseRequest(endpoint.schema, await readJsonBody(request, context.maxBodyBytes));
@@ -47,7 +47,7 @@ async function generate<S extends GenerationSchema>(endpoint: Endpoint<S>, reque
  * The generation for a body already read and validated (routes that read the body themselves,
  * such as /c1/chat, which adds the stored conversation first). Errors are thrown, not answered.
  */
-export async function generateFor<S extends GenerationSchema>(
+export async function generateFor<S extends z.ZodType>(
   endpoint: Endpoint<S>,
   body: z.output<S>,
   request: Request,
@@ -60,8 +60,6 @@ export async function generateFor<S extends GenerationSchema>(
   if (caller !== ANONYMOUS) generateRequest.clientId = caller.keyId;
   // A batch line's call is served in idle capacity (priority.ts); any other is interactive.
   generateRequest.priority = priorityOf(request);
-  // Every protocol's `keep_alive`, parsed by its schema's field (edge/fields/keep-alive.ts), set here once.
-  if (body.keep_alive !== undefined) generateRequest.keepAliveSeconds = body.keep_alive;
   const stream = endpoint.isStream(body);
   const startedMs = context.now();
   const background = isBackgroundJob(endpoint, body, stream);
@@ -202,6 +200,6 @@ async function collectChoicesBody<S extends z.ZodType>(
 }
 
 /** Serves one generation request on `endpoint`, with its protocol's headers; errors are thrown to the app (http/answer.ts). */
-export function serve<S extends GenerationSchema>(endpoint: Endpoint<S>, request: Request, context: AppContext): Promise<Response> {
+export function serve<S extends z.ZodType>(endpoint: Endpoint<S>, request: Request, context: AppContext): Promise<Response> {
   return withProtocolHeaders(endpoint.protocol, context, request, () => generate(endpoint, request, context));
 }

@@ -4,7 +4,7 @@
 import type { AccessMode } from "../access/policy.js";
 import type { AppContext } from "../core/context.js";
 import { toApiError } from "../base/errors.js";
-import { MAX_STOP_SEQUENCES, MAX_TOP_LOGPROBS } from "../fields/fields.js";
+import { MAX_STOP_SEQUENCES, MAX_TOP_LOGPROBS } from "../fields/checks.js";
 import { jsonResponse } from "../core/answers.js";
 import { SERVER_NAME, SERVER_VERSION } from "../core/identity.js";
 import { mergeCatalogues } from "../upstream/catalogue.js";

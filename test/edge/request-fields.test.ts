@@ -1,38 +1,18 @@
-// The request-field tables of docs/contract.md ("Request fields") as tests, so that no field that
-// changes a request's meaning is dropped in silence: every field the official SDKs type is in the
-// table, a refused field's sample is refused with a 400 naming it, and an ignored field's sample
-// changes nothing the sidecar is sent.
+// Each protocol's request-field table (edge/fields/field-table.ts; docs/contract.md, "Request
+// fields", is written from it) as tests, so that no field that changes a request's meaning is
+// dropped in silence: every field the official SDKs type is in the table, a refused field's sample
+// is refused with a 400 naming it, and an ignored field's sample changes nothing the sidecar is sent.
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
+import { fieldDocs, type Fate } from "../../edge/fields/field-table.js";
+import { FIELD_TABLES } from "../../scripts/field-docs.js";
 import { post, testApp } from "../support/app.js";
 
-interface Row {
-  readonly fields: string[];
-  readonly decision: "implemented" | "ignored" | "refused";
-  readonly sample: unknown;
-}
-
-const contract = readFileSync(new URL("../../docs/contract.md", import.meta.url), "utf8");
-
-/** The table after `<!-- fields: name -->`. */
-function table(name: string): Row[] {
-  const start = contract.indexOf(`<!-- fields: ${name} -->`);
-  if (start === -1) throw new Error(`no field table ${name}`);
-  const lines = contract.slice(start).split("\n").slice(1);
-  const rows: Row[] = [];
-  for (const line of lines.slice(2)) {
-    if (!line.startsWith("|")) break;
-    const [fields = "", decision = "", sample = ""] = line
-      .split("|")
-      .slice(1, -1)
-      .map((cell) => cell.trim());
-    rows.push({
-      fields: [...fields.matchAll(/`([^`]+)`/g)].map((m) => m[1] ?? ""),
-      decision: decision as Row["decision"],
-      sample: sample.startsWith("`") ? (JSON.parse(sample.slice(1, -1)) as unknown) : undefined,
-    });
-  }
-  return rows;
+/** A protocol's rows, from its field table (edge/fields/field-table.ts; docs/contract.md is written from the same). */
+function table(name: string): { readonly field: string; readonly fate: Fate; readonly sample: unknown }[] {
+  const rows = FIELD_TABLES[name];
+  if (rows === undefined) throw new Error(`no field table ${name}`);
+  return fieldDocs(rows).map(({ name: field, row }) => ({ field, fate: row.fate, sample: row.sample }));
 }
 
 /** The properties of an SDK's request type, read from its declarations. */
@@ -80,13 +60,12 @@ describe.each(PROTOCOLS)("request fields of $name", ({ name, path, base, sdk }) 
   const rows = table(name);
 
   it("list every field the official SDK types, each once", () => {
-    const listed = rows.flatMap((row) => row.fields);
-    expect(new Set(listed).size).toBe(listed.length);
+    const listed = rows.map((row) => row.field);
     const missing = sdkFields(sdk[0], sdk[1]).filter((field) => !listed.includes(field));
-    expect(missing, "fields the SDK sends with no decision in docs/contract.md").toEqual([]);
+    expect(missing, "fields the SDK sends with no row in the protocol's field table").toEqual([]);
   });
 
-  const refused = rows.filter((row) => row.decision === "refused").map((row) => [row.fields[0] ?? "", row.sample] as const);
+  const refused = rows.filter((row) => row.fate === "refused").map((row) => [row.field, row.sample] as const);
   if (refused.length > 0) {
     it.each(refused)("refuses %s with a 400 naming it, before the sidecar", async (field, sample) => {
       const { app, sidecar } = testApp();
@@ -97,7 +76,7 @@ describe.each(PROTOCOLS)("request fields of $name", ({ name, path, base, sdk }) 
     });
   }
 
-  const ignored = rows.filter((row) => row.decision === "ignored").map((row) => [row.fields[0] ?? "", row.sample] as const);
+  const ignored = rows.filter((row) => row.fate === "ignored").map((row) => [row.field, row.sample] as const);
   it.each(ignored)("ignores %s: the sidecar is sent the same request", async (field, sample) => {
     const { app, sidecar } = testApp();
     expect((await post(app, path, base)).status).toBe(200);
@@ -105,5 +84,11 @@ describe.each(PROTOCOLS)("request fields of $name", ({ name, path, base, sdk }) 
     const response = await post(app, path, { ...base, [field]: sample });
     expect(response.status, await response.text()).toBe(200);
     expect(sidecar.lastCall?.request).toEqual(plain);
+  });
+});
+
+describe("the field tables", () => {
+  it.each(Object.entries(FIELD_TABLES))("%s: every refused and ignored row has a sample, every implemented row none", (_name, rows) => {
+    for (const { name, row } of fieldDocs(rows)) expect(row.sample === undefined, name).toBe(row.fate === "implemented");
   });
 });

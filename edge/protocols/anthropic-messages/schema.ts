@@ -12,7 +12,9 @@
 // assistant (a prefill: the sidecar contract has no way yet to continue an assistant turn
 // instead of starting a new one).
 import * as z from "zod";
-import { hint, MAX_STOP_SEQUENCES, positiveInteger, uint32 } from "../../fields/fields.js";
+import { hint, MAX_STOP_SEQUENCES, nonEmptyStops, positiveInteger, tokenLimit, uint32 } from "../../fields/checks.js";
+import { ignored, implemented, shapeOf } from "../../fields/field-table.js";
+import { formatConstraint } from "../../fields/output-constraint.js";
 import { keepAliveField } from "../../fields/keep-alive.js";
 import { CallLedger, duplicateNames, report, schemaObject, toolName, unknownChoice } from "../../fields/tools.js";
 
@@ -128,24 +130,43 @@ const toolChoice = z.discriminatedUnion(
   { error: "expected a tool_choice of type 'auto', 'any', 'tool' (with a name) or 'none'" },
 );
 
-/** What Messages and count_tokens share: the conversation, the tools and the model. */
-const conversation = {
-  model: z.string({ error: "expected a model name" }),
-  messages: z.array(message).min(1, { error: "at least one message is required" }),
-  system: systemContent.nullish(),
-  tools: z.array(tool).nullish(),
-  tool_choice: toolChoice.nullish(),
+/** What Messages and count_tokens share: the conversation, the tools and the model (mapped in to-request.ts, `toChat`). */
+const conversationFields = {
+  model: implemented(z.string({ error: "expected a model name" }), {
+    proto: "GenerateRequest.model",
+    why: "as OpenAI's",
+    write: (value, draft) => {
+      draft.request.model = value;
+    },
+  }),
+  messages: implemented(z.array(message).min(1, { error: "at least one message is required" }), {
+    proto: "Chat.messages",
+    limits: "at least one; the last from the user",
+    why: "the conversation, system messages in it included",
+  }),
+  system: implemented(systemContent.nullish(), { proto: "Chat.messages (first, system)", absent: "none", why: "the system prompt" }),
+  tools: implemented(z.array(tool).nullish(), { proto: "Chat.tools", absent: "none", why: "custom tools; server tools are refused" }),
+  tool_choice: implemented(toolChoice.nullish(), {
+    proto: "Chat.tool_choice, tool_name, parallel_tool_calls",
+    absent: "the sidecar's auto",
+    why: "tools",
+  }),
   // Extended thinking: "enabled" (or "adaptive") shows the model's reasoning as thinking blocks
   // (not with display "omitted"); "disabled" means no reasoning (docs/contract.md, "Reasoning effort").
-  thinking: z
-    .object({
-      type: z.enum(["enabled", "disabled", "adaptive"]),
-      budget_tokens: uint32().nullish(),
-      // A display this server does not know ("updates") shows the reasoning, as "summarized" does.
-      display: hint(["summarized", "omitted"], "summarized"),
-    })
-    .nullish(),
+  thinking: implemented(
+    z
+      .object({
+        type: z.enum(["enabled", "disabled", "adaptive"]),
+        budget_tokens: uint32().nullish(),
+        // A display this server does not know ("updates") shows the reasoning, as "summarized" does.
+        display: hint(["summarized", "omitted"], "summarized"),
+      })
+      .nullish(),
+    { proto: "Chat.reasoning_budget", absent: "no limit, not shown", why: 'shown or not, and the reasoning budget ("Reasoning effort")' },
+  ),
 };
+
+const conversation = shapeOf(conversationFields);
 
 function checkConversation(
   body: {
@@ -194,37 +215,117 @@ export const threadParam = z.discriminatedUnion(
   { error: "expected a thread of type 'create', or 'continue' with a previous_message_id" },
 );
 
-export const messagesRequestSchema = z
-  .object({
-    // With a store, edge/state/threads/ answers a thread; without one threads.ts refuses it.
-    thread: threadParam.nullish(),
-    ...conversation,
-    // Structured output: the reply is JSON valid for the schema (the same grammar path as OpenAI's
-    // response_format). `effort` changes how much the model reasons.
-    output_config: z
+/** Every request field (docs/contract.md, "Request fields: Anthropic Messages"): its check, fate, proto field and why. */
+export const MESSAGES_FIELDS = {
+  // With a store, edge/state/threads/ answers a thread; without one threads.ts refuses it.
+  thread: implemented(threadParam.nullish(), {
+    proto: "(the store, edge/state/threads/)",
+    absent: "none",
+    why:
+      "with a store, the conversation is kept and continued from a reply's id; without one, refused as the API refuses " +
+      'what it cannot thread ("Anthropic message threads")',
+  }),
+  ...conversationFields,
+  // Structured output: the reply is JSON valid for the schema (the same grammar path as OpenAI's
+  // response_format). `effort` changes how much the model reasons.
+  output_config: implemented(
+    z
       .object({
         format: z.object({ type: z.literal("json_schema"), schema: z.record(z.string(), z.unknown()) }).nullish(),
         effort: hint(["low", "medium", "high", "xhigh", "max"]),
       })
       .nullish(),
-    // Required, as Anthropic requires it.
-    max_tokens: positiveInteger(),
-    stop_sequences: z
+    {
+      proto: "GenerateRequest.constraint, Chat.reasoning_budget",
+      absent: "free text, no limit",
+      why: "`format` by grammar; `effort` is the reasoning budget",
+      write: (value, draft) => {
+        const constraint = formatConstraint(value.format);
+        if (constraint !== undefined) draft.request.constraint = constraint;
+      },
+    },
+  ),
+  // Required, as Anthropic requires it.
+  max_tokens: implemented(positiveInteger(), {
+    proto: "GenerateRequest.max_tokens",
+    limits: "required; ≥ 1 (above 4,294,967,295: no limit)",
+    why: "token limit",
+    write: (value, draft) => {
+      draft.request.maxTokens = tokenLimit(value);
+    },
+  }),
+  stop_sequences: implemented(
+    z
       .array(z.string())
       .max(MAX_STOP_SEQUENCES, { error: `at most ${MAX_STOP_SEQUENCES} stop sequences are supported` })
       .nullish(),
-    // Anthropic's ranges: temperature 0..1, top_p (0, 1], top_k ≥ 0 (0: off).
-    temperature: z.number().min(0).max(1).nullish(),
-    top_p: z.number().gt(0).max(1).nullish(),
-    top_k: uint32().nullish(),
-    stream: z.boolean().nullish(),
-    metadata: z.object({ user_id: z.string().nullish() }).nullish(),
-    // Automatic caching: the whole prompt is a breakpoint.
-    cache_control: cacheControl,
-    // Not Anthropic's: how long the model stays loaded (Ollama's field, docs/contract.md, "Models").
-    keep_alive: keepAliveField(),
-  })
-  .superRefine(checkConversation);
+    {
+      proto: "GenerateRequest.stop",
+      absent: "none",
+      limits: `≤ ${MAX_STOP_SEQUENCES}; empty strings dropped`,
+      why: "stop sequences",
+      write: (value, draft) => {
+        draft.request.stop = nonEmptyStops(value);
+      },
+    },
+  ),
+  // Anthropic's ranges: temperature 0..1, top_p (0, 1], top_k ≥ 0 (0: off).
+  temperature: implemented(z.number().min(0).max(1).nullish(), {
+    proto: "SamplingOptions.temperature",
+    absent: "1",
+    limits: "0–1",
+    why: "sampling",
+    write: (value, draft) => {
+      draft.sampling.temperature = value;
+    },
+  }),
+  top_p: implemented(z.number().gt(0).max(1).nullish(), {
+    proto: "SamplingOptions.top_p",
+    absent: "1",
+    limits: "(0, 1]",
+    why: "sampling",
+    write: (value, draft) => {
+      draft.sampling.topP = value;
+    },
+  }),
+  top_k: implemented(uint32().nullish(), {
+    proto: "SamplingOptions.top_k",
+    absent: "off",
+    limits: "0–4,294,967,295 (0: off)",
+    why: "sampling",
+    write: (value, draft) => {
+      draft.sampling.topK = value;
+    },
+  }),
+  stream: implemented(z.boolean().nullish(), { proto: "(the answer's form)", absent: "one JSON answer", why: "SSE" }),
+  metadata: ignored("end-user label", { user_id: "u" }, z.object({ user_id: z.string().nullish() }).nullish()),
+  // Automatic caching: the whole prompt is a breakpoint.
+  cache_control: implemented(cacheControl, {
+    proto: "GenerateRequest.cache_marks",
+    absent: "the blocks' own breakpoints",
+    why: 'automatic caching: the whole prompt is a breakpoint ("Cache hints"; cache-control.ts)',
+  }),
+  // Not Anthropic's: how long the model stays loaded (Ollama's field, docs/contract.md, "Models").
+  keep_alive: implemented(keepAliveField(), {
+    proto: "GenerateRequest.keep_alive_seconds",
+    absent: "the sidecar's KEEP_ALIVE",
+    limits: "seconds or a duration (`5m`, `1h30m`); negative: kept loaded",
+    why: 'not Anthropic\'s: how long the model stays loaded, as on the OpenAI routes ("Models")',
+    write: (value, draft) => {
+      draft.request.keepAliveSeconds = value;
+    },
+  }),
+  container: ignored("only for server tools, which are refused", "container_1"),
+  diagnostics: ignored("no diagnostics are produced", {}),
+  inference_geo: ignored("one place", "us"),
+  service_tier: ignored("one tier", "auto"),
+  speed: ignored("one speed", "fast"),
+  user_profile_id: ignored("account label", "p"),
+  workspace_id: ignored("account label", "w"),
+  context_management: ignored("earlier thinking is dropped by the chat template anyway", { edits: [{ type: "clear_thinking_20251015", keep: "all" }] }),
+};
+
+export const messagesRequestSchema = z.object(shapeOf(MESSAGES_FIELDS)).superRefine(checkConversation);
 
 export type MessagesRequest = z.output<typeof messagesRequestSchema>;
 

@@ -1,4 +1,5 @@
-// A validated Messages body → the proto's GenerateRequest (messages, system, tools, thinking, limits).
+// A validated Messages body → the proto's GenerateRequest: the fields the table maps (schema.ts,
+// MESSAGES_FIELDS), then the conversation (messages, system, tools, thinking) and cache marks.
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import {
   ChatSchema,
@@ -9,12 +10,11 @@ import {
   type ChatMessageSchema,
   type GenerateRequest,
 } from "../../../proto/gen/inference/v1/inference_pb.js";
-import { nonEmptyStops, tokenLimit } from "../../fields/fields.js";
-import { formatConstraint } from "../../fields/output-constraint.js";
+import { newDraft, writeFields } from "../../fields/field-table.js";
 import { effortBudget } from "../../fields/reasoning-effort.js";
 import { refuseThread } from "./threads.js";
 import { cacheMarksOf } from "./cache-control.js";
-import type { AnthropicBlock, AnthropicRole, CountTokensRequest, MessagesRequest } from "./schema.js";
+import { MESSAGES_FIELDS, type AnthropicBlock, type AnthropicRole, type CountTokensRequest, type MessagesRequest } from "./schema.js";
 
 export type MessageInit = MessageInitShape<typeof ChatMessageSchema>;
 
@@ -108,19 +108,14 @@ export function toChat(body: CountTokensRequest & Partial<Pick<MessagesRequest, 
   });
 }
 
+/** The fields that map alone come from the field table (schema.ts); the conversation and cache marks are mapped here. */
 export function toGenerateRequest(body: MessagesRequest): GenerateRequest {
   refuseThread(body.thread);
-  const sampling: { temperature?: number; topP?: number; topK?: number } = {};
-  if (body.temperature != null) sampling.temperature = body.temperature;
-  if (body.top_p != null) sampling.topP = body.top_p;
-  if (body.top_k != null) sampling.topK = body.top_k;
+  const { request, sampling } = writeFields(MESSAGES_FIELDS, body, newDraft());
   return create(GenerateRequestSchema, {
-    model: body.model,
+    ...request,
+    sampling,
     input: { case: "chat", value: toChat(body) },
     cacheMarks: cacheMarksOf(body, chatMessagesOf(body)),
-    sampling,
-    maxTokens: tokenLimit(body.max_tokens),
-    stop: nonEmptyStops(body.stop_sequences ?? []),
-    constraint: formatConstraint(body.output_config?.format),
   });
 }

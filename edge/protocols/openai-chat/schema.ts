@@ -8,10 +8,12 @@
 // finish_reason "function_call" back, which this server does not send (it answers in
 // `tool_calls`), so accepting them would break those clients silently.
 import * as z from "zod";
-import { hint, integer, MAX_TOP_LOGPROBS, positiveInteger, refusedField } from "../../fields/fields.js";
+import { hint, integer, MAX_TOP_LOGPROBS, positiveInteger, tokenLimit } from "../../fields/checks.js";
+import { ignored, implemented, refused, shapeOf } from "../../fields/field-table.js";
+import { effortBudget } from "../../fields/reasoning-effort.js";
 import { CallLedger, duplicateNames, report, schemaObject, toolName, unknownChoice } from "../../fields/tools.js";
-import { commonFields } from "../openai-common/fields.js";
-import { responseFormatField } from "../openai-common/response-format.js";
+import { openaiRequestFields, openaiSamplingFields } from "../openai-common/fields.js";
+import { responseFormatConstraint, responseFormatField } from "../openai-common/response-format.js";
 import { promptCacheFields } from "../openai-common/prompt-cache.js";
 
 const LEGACY_FUNCTIONS = 'the legacy "functions" / "function_call" are not supported: send "tools", "tool_choice" and assistant "tool_calls" instead';
@@ -76,62 +78,143 @@ const toolChoice = z.union([z.enum(["none", "auto", "required"]), z.object({ typ
   error: 'expected "none", "auto", "required" or {"type":"function","function":{"name":…}}',
 });
 
-export const chatRequestSchema = z
-  .object({
-    ...commonFields,
-    ...promptCacheFields,
-    messages: z.array(message).min(1, { error: "at least one message is required" }),
-    max_completion_tokens: positiveInteger().nullish(),
-    logprobs: z.boolean().nullish(),
-    top_logprobs: integer().min(0).max(MAX_TOP_LOGPROBS).nullish(),
-    response_format: responseFormatField,
-    tools: z.array(tool).nullish(),
-    tool_choice: toolChoice.nullish(),
-    parallel_tool_calls: z.boolean().nullish(),
-    // Output this server cannot produce: refused by name (docs/contract.md, "Request fields").
-    audio: refusedField("audio output is not supported: this server generates text"),
-    modalities: z
+/** Every request field (docs/contract.md, "Request fields: chat completions"): its check, fate, proto field and why. */
+export const CHAT_FIELDS = {
+  messages: implemented(z.array(message).min(1, { error: "at least one message is required" }), {
+    proto: "Chat.messages",
+    limits: "at least one; text content parts only",
+    why: "the conversation (to-request.ts, `toMessage`)",
+  }),
+  ...openaiRequestFields,
+  max_completion_tokens: implemented(positiveInteger().nullish(), {
+    proto: "GenerateRequest.max_tokens",
+    absent: "`max_tokens`, else until the model stops",
+    limits: "≥ 1; wins over `max_tokens`",
+    why: "token limit",
+    write: (value, draft) => {
+      draft.request.maxTokens = tokenLimit(value);
+    },
+  }),
+  ...openaiSamplingFields,
+  ...promptCacheFields,
+  logprobs: implemented(z.boolean().nullish(), {
+    proto: "GenerateRequest.logprobs",
+    absent: "false",
+    why: "per-token logprobs",
+    write: (value, draft) => {
+      draft.request.logprobs = value;
+    },
+  }),
+  top_logprobs: implemented(integer().min(0).max(MAX_TOP_LOGPROBS).nullish(), {
+    proto: "GenerateRequest.top_logprobs",
+    absent: "0",
+    limits: `0–${MAX_TOP_LOGPROBS}; needs \`logprobs\``,
+    why: "alternatives per token",
+    write: (value, draft) => {
+      if (draft.request.logprobs === true) draft.request.topLogprobs = value;
+    },
+  }),
+  response_format: implemented(responseFormatField, {
+    proto: "GenerateRequest.constraint",
+    absent: "free text",
+    why: "JSON object or schema, by grammar",
+    write: (value, draft) => {
+      draft.request.constraint = responseFormatConstraint(value);
+    },
+  }),
+  tools: implemented(z.array(tool).nullish(), {
+    proto: "Chat.tools",
+    absent: "none",
+    limits: "function tools; names `^[a-zA-Z0-9_-]{1,64}$`, once each",
+    why: "function tools (to-request.ts)",
+  }),
+  tool_choice: implemented(toolChoice.nullish(), {
+    proto: "Chat.tool_choice, Chat.tool_name",
+    absent: "the sidecar's auto",
+    why: "tools (to-request.ts)",
+  }),
+  parallel_tool_calls: implemented(z.boolean().nullish(), {
+    proto: "Chat.parallel_tool_calls",
+    absent: "true",
+    why: "one call or several",
+    write: (value, draft) => {
+      draft.chat.parallelToolCalls = value;
+    },
+  }),
+  reasoning_effort: implemented(hint(["none", "minimal", "low", "medium", "high", "xhigh"]), {
+    proto: "Chat.reasoning_budget",
+    absent: "no limit",
+    limits: "`none` … `xhigh`; another value as absent",
+    why: 'reasoning budget ("Reasoning effort")',
+    write: (value, draft) => {
+      const budget = effortBudget(value);
+      if (budget !== undefined) draft.chat.reasoningBudget = budget;
+    },
+  }),
+  chat_template_kwargs: implemented(z.record(z.string(), z.unknown()).nullish(), {
+    proto: "Chat.template_variables",
+    absent: "none",
+    why:
+      "extra variables for the model's chat template (an object; llama-server's and vLLM's field): " +
+      '`{"enable_thinking": false}` renders with the template\'s thinking switch off, as a reasoning budget of 0 does; ' +
+      "other names reach a Jinja template as they are; the names the server sets " +
+      "(`messages`, `tools`, `add_generation_prompt`, `bos_token`, `eos_token`) are a 400",
+    write: (value, draft) => {
+      draft.chat.templateVariables = JSON.stringify(value);
+    },
+  }),
+  audio: refused("no audio output", { voice: "alloy", format: "wav" }, "audio output is not supported: this server generates text"),
+  modalities: refused(
+    'only `["text"]` is accepted',
+    ["text", "audio"],
+    z
       .array(z.string())
       .nullish()
       .refine((m) => m == null || m.every((kind) => kind === "text"), { error: "only the 'text' modality is supported" }),
-    // A hint: replies are not shortened or lengthened on request, whatever it says.
-    verbosity: z.string().nullish(),
-    web_search_options: refusedField("web search is not supported: this server runs no search"),
-    // Extra variables for the model's chat template (llama-server's and vLLM's field): sent on as JSON.
-    chat_template_kwargs: z.record(z.string(), z.unknown()).nullish(),
-    // How much the reply may reason (edge/fields/reasoning-effort.ts).
-    reasoning_effort: hint(["none", "minimal", "low", "medium", "high", "xhigh"]),
-    // The legacy spelling of tools and tool_choice (refused below).
-    functions: z.unknown().optional(),
-    function_call: z.unknown().optional(),
-  })
-  .superRefine((body, ctx) => {
-    if (body.top_logprobs != null && body.top_logprobs > 0 && body.logprobs !== true) {
-      ctx.addIssue({ code: "custom", path: ["top_logprobs"], message: "requires logprobs to be true" });
-    }
-    if (body.tools != null && body.functions != null) {
-      ctx.addIssue({ code: "custom", path: ["functions"], message: `send tools or the legacy functions, not both (${LEGACY_FUNCTIONS})` });
-    } else if (body.functions != null) {
-      ctx.addIssue({ code: "custom", path: ["functions"], message: LEGACY_FUNCTIONS });
-    }
-    if (body.function_call != null) ctx.addIssue({ code: "custom", path: ["function_call"], message: LEGACY_FUNCTIONS });
-    const names = chatTools(body).map((t) => t.name);
-    report(
-      ctx,
-      duplicateNames(names, (i) => ["tools", i, "function", "name"]),
-    );
-    const choice = chatToolChoice(body);
-    if (typeof choice === "object") report(ctx, unknownChoice(choice.name, names, ["tool_choice"]));
-    if (choice === "required" && names.length === 0) {
-      ctx.addIssue({ code: "custom", path: ["tool_choice"], message: '"required" needs at least one tool' });
-    }
-    const ledger = new CallLedger();
-    body.messages.forEach((m, i) => {
-      for (const call of m.tool_calls ?? []) ledger.call(call.id);
-      if (m.role === "tool" && m.tool_call_id != null) ledger.result(m.tool_call_id, ["messages", i, "tool_call_id"]);
-    });
-    report(ctx, ledger.issues);
+  ),
+  web_search_options: refused("no web search", {}, "web search is not supported: this server runs no search"),
+  // The legacy spelling of tools and tool_choice (refused by the checks below, with both named).
+  function_call: refused("legacy functions: clients read `function_call` back, which is not sent; use `tools`", "auto", z.unknown().optional()),
+  functions: refused("as `function_call`", [{ name: "f" }], z.unknown().optional()),
+  // A hint: replies are not shortened or lengthened on request, whatever it says.
+  verbosity: ignored('a hint: replies are not shortened or lengthened on request ("Hints never refuse")', "low", z.string().nullish()),
+  metadata: ignored("labels for stored completions; nothing is stored", { k: "v" }),
+  moderation: ignored("no moderation runs here; the answer is the model's either way", { model: "omni-moderation-latest" }),
+  prediction: ignored("predicted output only speeds generation up", { type: "content", content: "x" }),
+  prompt_cache_options: ignored("prompt caching is automatic (longest shared prefix)", {}),
+  safety_identifier: ignored("abuse monitoring label", "u"),
+  service_tier: ignored("one tier", "auto"),
+  store: ignored("chat completions are not stored", true),
+  user: ignored("end-user label", "u"),
+};
+
+export const chatRequestSchema = z.object(shapeOf(CHAT_FIELDS)).superRefine((body, ctx) => {
+  if (body.top_logprobs != null && body.top_logprobs > 0 && body.logprobs !== true) {
+    ctx.addIssue({ code: "custom", path: ["top_logprobs"], message: "requires logprobs to be true" });
+  }
+  if (body.tools != null && body.functions != null) {
+    ctx.addIssue({ code: "custom", path: ["functions"], message: `send tools or the legacy functions, not both (${LEGACY_FUNCTIONS})` });
+  } else if (body.functions != null) {
+    ctx.addIssue({ code: "custom", path: ["functions"], message: LEGACY_FUNCTIONS });
+  }
+  if (body.function_call != null) ctx.addIssue({ code: "custom", path: ["function_call"], message: LEGACY_FUNCTIONS });
+  const names = chatTools(body).map((t) => t.name);
+  report(
+    ctx,
+    duplicateNames(names, (i) => ["tools", i, "function", "name"]),
+  );
+  const choice = chatToolChoice(body);
+  if (typeof choice === "object") report(ctx, unknownChoice(choice.name, names, ["tool_choice"]));
+  if (choice === "required" && names.length === 0) {
+    ctx.addIssue({ code: "custom", path: ["tool_choice"], message: '"required" needs at least one tool' });
+  }
+  const ledger = new CallLedger();
+  body.messages.forEach((m, i) => {
+    for (const call of m.tool_calls ?? []) ledger.call(call.id);
+    if (m.role === "tool" && m.tool_call_id != null) ledger.result(m.tool_call_id, ["messages", i, "tool_call_id"]);
   });
+  report(ctx, ledger.issues);
+});
 
 export type ChatRequest = z.output<typeof chatRequestSchema>;
 

@@ -1,12 +1,10 @@
-// A validated chat-completions body → the proto's GenerateRequest (messages, tools, format, limits).
+// A validated chat-completions body → the proto's GenerateRequest: the fields the table maps
+// (schema.ts, CHAT_FIELDS), then the messages and tools.
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
-import { effortBudget } from "../../fields/reasoning-effort.js";
 import { GenerateRequestSchema, Role, ToolChoice, type ChatMessageSchema, type GenerateRequest } from "../../../proto/gen/inference/v1/inference_pb.js";
 import { toProtoRole } from "../../fields/roles.js";
-import { commonRequestInit } from "../openai-common/fields.js";
-import { responseFormatConstraint } from "../openai-common/response-format.js";
-import { retentionMarks } from "../openai-common/prompt-cache.js";
-import { chatToolChoice, chatTools, type ChatRequest } from "./schema.js";
+import { newDraft, writeFields } from "../../fields/field-table.js";
+import { CHAT_FIELDS, chatToolChoice, chatTools, type ChatRequest } from "./schema.js";
 
 type Message = ChatRequest["messages"][number];
 
@@ -27,11 +25,6 @@ function toMessage(m: Message): MessageInitShape<typeof ChatMessageSchema> {
   };
 }
 
-function reasoningBudgetOf(effort: string | null | undefined): { reasoningBudget?: number } {
-  const budget = effortBudget(effort);
-  return budget === undefined ? {} : { reasoningBudget: budget };
-}
-
 function toolChoiceInit(body: ChatRequest): { toolChoice?: ToolChoice; toolName?: string } {
   const choice = chatToolChoice(body);
   switch (choice) {
@@ -48,29 +41,17 @@ function toolChoiceInit(body: ChatRequest): { toolChoice?: ToolChoice; toolName?
   }
 }
 
+/** The fields that map alone come from the field table (schema.ts); messages and tools are mapped here. */
 export function toGenerateRequest(body: ChatRequest): GenerateRequest {
-  const topLogprobs = body.logprobs === true ? (body.top_logprobs ?? 0) : 0;
+  const { request, sampling, chat } = writeFields(CHAT_FIELDS, body, newDraft());
   const tools = chatTools(body).map((t) => ({
     name: t.name,
     description: t.description,
     parameters: t.parameters === undefined ? "" : JSON.stringify(t.parameters),
   }));
   return create(GenerateRequestSchema, {
-    ...commonRequestInit(body, body.max_completion_tokens ?? body.max_tokens),
-    input: {
-      case: "chat",
-      value: {
-        messages: body.messages.map(toMessage),
-        tools,
-        ...toolChoiceInit(body),
-        ...(body.parallel_tool_calls != null ? { parallelToolCalls: body.parallel_tool_calls } : {}),
-        ...reasoningBudgetOf(body.reasoning_effort),
-        ...(body.chat_template_kwargs != null ? { templateVariables: JSON.stringify(body.chat_template_kwargs) } : {}),
-      },
-    },
-    logprobs: body.logprobs === true,
-    topLogprobs,
-    constraint: responseFormatConstraint(body.response_format),
-    cacheMarks: retentionMarks(body.prompt_cache_retention),
+    ...request,
+    sampling,
+    input: { case: "chat", value: { ...chat, messages: body.messages.map(toMessage), tools, ...toolChoiceInit(body) } },
   });
 }

@@ -1,10 +1,9 @@
-// Request fields shared by /v1/chat/completions and /v1/completions, and their
-// translation into the proto's SamplingOptions / GenerateRequest fields.
-// Every optional field also accepts null (many clients send `"temperature": null`).
+// The request fields /v1/chat/completions and /v1/completions share, as rows of their field tables
+// (edge/fields/field-table.ts): each one's check, where it goes in the proto and why. Every optional
+// field also accepts null (many clients send `"temperature": null`).
 import * as z from "zod";
-import type { MessageInitShape } from "@bufbuild/protobuf";
-import type { SamplingOptionsSchema } from "../../../proto/gen/inference/v1/inference_pb.js";
-import { integer, uint32, MAX_STOP_SEQUENCES, nonEmptyStops, positiveInteger, tokenLimit, UINT32_MAX } from "../../fields/fields.js";
+import { implemented } from "../../fields/field-table.js";
+import { integer, MAX_STOP_SEQUENCES, nonEmptyStops, positiveInteger, tokenLimit, UINT32_MAX, uint32 } from "../../fields/checks.js";
 import { keepAliveField } from "../../fields/keep-alive.js";
 
 /** OpenAI's most choices per request; the model's sequences are the limit that counts (core/choice-count.ts). */
@@ -15,82 +14,161 @@ const tokenId = z
   .regex(/^\d{1,10}$/, { error: "logit_bias keys are token ids (decimal integers)" })
   .refine((key) => Number(key) <= UINT32_MAX, { error: "token id out of range" });
 
-export const commonFields = {
-  model: z.string().nullish(),
-  stream: z.boolean().nullish(),
-  stream_options: z.object({ include_usage: z.boolean().nullish() }).nullish(),
-  max_tokens: positiveInteger().nullish(),
-  // Choices of the one prompt (proto: GenerateRequest.n); at most the model's sequences (core/choice-count.ts).
-  n: z
-    .number()
-    .refine((n) => Number.isInteger(n) && n >= 1 && n <= MAX_CHOICES, { error: `expected an integer from 1 to ${MAX_CHOICES}` })
-    .nullish(),
-  stop: z
-    .union([
-      z.string(),
-      z.array(z.string()).max(MAX_STOP_SEQUENCES, {
-        message: `at most ${MAX_STOP_SEQUENCES} stop sequences are supported`,
-      }),
-    ])
-    .nullish(),
-  temperature: z.number().min(0).max(2).nullish(),
-  top_p: z.number().gt(0).max(1).nullish(),
-  top_k: uint32().nullish(),
-  min_p: z.number().min(0).max(1).nullish(),
-  seed: integer().nullish(),
-  presence_penalty: z.number().min(-2).max(2).nullish(),
-  frequency_penalty: z.number().min(-2).max(2).nullish(),
-  repeat_penalty: z.number().gt(0).max(10).nullish(),
-  logit_bias: z.record(tokenId, z.number().min(-100).max(100)).nullish(),
-  keep_alive: keepAliveField(),
-};
-
-const common = z.object(commonFields);
-export type CommonFields = z.output<typeof common>;
-
-type SamplingInit = MessageInitShape<typeof SamplingOptionsSchema>;
-/** The GenerateRequest fields both endpoints set the same way. */
-export interface CommonRequestInit {
-  model: string;
-  sampling: SamplingInit;
-  stop: string[];
-  maxTokens?: number;
-  n?: number;
-}
-
-export function toSampling(body: CommonFields): SamplingInit {
-  const sampling: SamplingInit = {};
-  if (body.temperature != null) sampling.temperature = body.temperature;
-  if (body.top_p != null) sampling.topP = body.top_p;
-  if (body.top_k != null) sampling.topK = body.top_k;
-  if (body.min_p != null) sampling.minP = body.min_p;
-  // OpenAI seeds are any integer; the proto's is uint32: reduce modulo 2^32.
-  if (body.seed != null) sampling.seed = body.seed >>> 0;
-  if (body.presence_penalty != null) sampling.presencePenalty = body.presence_penalty;
-  if (body.frequency_penalty != null) sampling.frequencyPenalty = body.frequency_penalty;
-  if (body.repeat_penalty != null) sampling.repeatPenalty = body.repeat_penalty;
-  if (body.logit_bias != null) {
-    const bias: Record<number, number> = {};
-    for (const [id, value] of Object.entries(body.logit_bias)) bias[Number(id)] = value;
-    sampling.logitBias = bias;
-  }
-  return sampling;
-}
+const stop = z.union([
+  z.string(),
+  z.array(z.string()).max(MAX_STOP_SEQUENCES, {
+    message: `at most ${MAX_STOP_SEQUENCES} stop sequences are supported`,
+  }),
+]);
 
 /** Empty stop strings mean nothing and are dropped. */
-export function toStop(stop: CommonFields["stop"]): string[] {
-  if (stop == null) return [];
-  return nonEmptyStops(typeof stop === "string" ? [stop] : stop);
+export function toStop(value: string | readonly string[] | null | undefined): string[] {
+  if (value == null) return [];
+  return nonEmptyStops(typeof value === "string" ? [value] : value);
 }
 
-/** The GenerateRequest fields common to both endpoints (all but input and logprobs); `n` only above 1. */
-export function commonRequestInit(body: CommonFields, maxTokens: number | null | undefined): CommonRequestInit {
-  const init: CommonRequestInit = {
-    model: body.model ?? "",
-    sampling: toSampling(body),
-    stop: toStop(body.stop),
-  };
-  if (maxTokens != null) init.maxTokens = tokenLimit(maxTokens);
-  if (body.n != null && body.n > 1) init.n = body.n;
-  return init;
-}
+/** The model, the answer's form and its token limit. */
+export const openaiRequestFields = {
+  model: implemented(z.string().nullish(), {
+    proto: "GenerateRequest.model",
+    absent: "the first model served",
+    why: "picks the model when several are served",
+    write: (value, draft) => {
+      draft.request.model = value;
+    },
+  }),
+  stream: implemented(z.boolean().nullish(), { proto: "(the answer's form)", absent: "one JSON answer", why: "SSE" }),
+  stream_options: implemented(z.object({ include_usage: z.boolean().nullish() }).nullish(), {
+    proto: "(the answer's form)",
+    absent: "no usage chunk",
+    why: "`include_usage`: a last chunk with the usage",
+  }),
+  max_tokens: implemented(positiveInteger().nullish(), {
+    proto: "GenerateRequest.max_tokens",
+    absent: "until the model stops or the context is full",
+    limits: "≥ 1 (above 4,294,967,295: no limit)",
+    why: "token limit",
+    write: (value, draft) => {
+      draft.request.maxTokens = draft.request.maxTokens ?? tokenLimit(value);
+    },
+  }),
+};
+
+/** The choices of the one prompt, its stop sequences and the sampling options. */
+export const openaiSamplingFields = {
+  n: implemented(
+    z
+      .number()
+      .refine((n) => Number.isInteger(n) && n >= 1 && n <= MAX_CHOICES, { error: `expected an integer from 1 to ${MAX_CHOICES}` })
+      .nullish(),
+    {
+      proto: "GenerateRequest.n",
+      absent: "1",
+      limits: `1–${MAX_CHOICES}, at most the model's sequences`,
+      why: 'choices of the one prompt ("Several choices")',
+      write: (value, draft) => {
+        if (value > 1) draft.request.n = value;
+      },
+    },
+  ),
+  stop: implemented(stop.nullish(), {
+    proto: "GenerateRequest.stop",
+    absent: "none",
+    limits: `≤ ${MAX_STOP_SEQUENCES}; empty strings dropped`,
+    why: "stop sequences",
+    write: (value, draft) => {
+      draft.request.stop = toStop(value);
+    },
+  }),
+  temperature: implemented(z.number().min(0).max(2).nullish(), {
+    proto: "SamplingOptions.temperature",
+    absent: "1",
+    limits: "0–2",
+    why: "sampling",
+    write: (value, draft) => {
+      draft.sampling.temperature = value;
+    },
+  }),
+  top_p: implemented(z.number().gt(0).max(1).nullish(), {
+    proto: "SamplingOptions.top_p",
+    absent: "1",
+    limits: "(0, 1]",
+    why: "sampling",
+    write: (value, draft) => {
+      draft.sampling.topP = value;
+    },
+  }),
+  top_k: implemented(uint32().nullish(), {
+    proto: "SamplingOptions.top_k",
+    absent: "off",
+    limits: "0–4,294,967,295 (0: off)",
+    why: "llama.cpp's sampling extra",
+    write: (value, draft) => {
+      draft.sampling.topK = value;
+    },
+  }),
+  min_p: implemented(z.number().min(0).max(1).nullish(), {
+    proto: "SamplingOptions.min_p",
+    absent: "off",
+    limits: "0–1",
+    why: "llama.cpp's sampling extra",
+    write: (value, draft) => {
+      draft.sampling.minP = value;
+    },
+  }),
+  seed: implemented(integer().nullish(), {
+    proto: "SamplingOptions.seed",
+    absent: "a random seed",
+    limits: "any integer, taken modulo 2^32",
+    why: 'repeatable sampling (`-1`, which llama.cpp would read as "random", samples as 4294967294)',
+    // OpenAI seeds are any integer; the proto's is uint32: reduce modulo 2^32.
+    write: (value, draft) => {
+      draft.sampling.seed = value >>> 0;
+    },
+  }),
+  presence_penalty: implemented(z.number().min(-2).max(2).nullish(), {
+    proto: "SamplingOptions.presence_penalty",
+    absent: "0",
+    limits: "−2–2",
+    why: "sampling",
+    write: (value, draft) => {
+      draft.sampling.presencePenalty = value;
+    },
+  }),
+  frequency_penalty: implemented(z.number().min(-2).max(2).nullish(), {
+    proto: "SamplingOptions.frequency_penalty",
+    absent: "0",
+    limits: "−2–2",
+    why: "sampling",
+    write: (value, draft) => {
+      draft.sampling.frequencyPenalty = value;
+    },
+  }),
+  repeat_penalty: implemented(z.number().gt(0).max(10).nullish(), {
+    proto: "SamplingOptions.repeat_penalty",
+    absent: "off (1)",
+    limits: "(0, 10]",
+    why: "llama.cpp's sampling extra",
+    write: (value, draft) => {
+      draft.sampling.repeatPenalty = value;
+    },
+  }),
+  logit_bias: implemented(z.record(tokenId, z.number().min(-100).max(100)).nullish(), {
+    proto: "SamplingOptions.logit_bias",
+    absent: "none",
+    limits: "token ids of the served model → −100–100",
+    why: "sampling",
+    write: (value, draft) => {
+      draft.sampling.logitBias = Object.fromEntries(Object.entries(value).map(([id, bias]) => [Number(id), bias]));
+    },
+  }),
+  keep_alive: implemented(keepAliveField(), {
+    proto: "GenerateRequest.keep_alive_seconds",
+    absent: "the sidecar's KEEP_ALIVE",
+    limits: "seconds or a duration (`5m`, `1h30m`); negative: kept loaded",
+    why: 'how long the model stays loaded after the request (Ollama\'s field, "Models")',
+    write: (value, draft) => {
+      draft.request.keepAliveSeconds = value;
+    },
+  }),
+};

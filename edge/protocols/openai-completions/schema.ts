@@ -1,9 +1,10 @@
 // POST /v1/completions request body (the legacy text completion API). One prompt
 // per request; fields this server does not use are ignored.
 import * as z from "zod";
-import { integer } from "../../fields/fields.js";
-import { commonFields } from "../openai-common/fields.js";
-import { responseFormatField } from "../openai-common/response-format.js";
+import { integer, tokenLimit } from "../../fields/checks.js";
+import { ignored, implemented, refused, shapeOf } from "../../fields/field-table.js";
+import { openaiRequestFields, openaiSamplingFields } from "../openai-common/fields.js";
+import { responseFormatConstraint, responseFormatField } from "../openai-common/response-format.js";
 
 const prompt = z
   .union([z.string(), z.array(z.unknown())])
@@ -20,33 +21,77 @@ const prompt = z
   })
   .transform((value) => (typeof value === "string" ? value : String(value[0])));
 
-export const completionRequestSchema = z
-  .object({
-    ...commonFields,
-    // 0 generates nothing: with `echo` and `logprobs` it scores the prompt alone.
-    max_tokens: z
+/** Every request field (docs/contract.md, "Request fields: completions"): its check, fate, proto field and why. */
+export const COMPLETION_FIELDS = {
+  ...openaiRequestFields,
+  // 0 generates nothing: with `echo` and `logprobs` it scores the prompt alone.
+  max_tokens: implemented(
+    z
       .number()
       .refine((v) => Number.isInteger(v) && v >= 0, { error: "expected an integer of at least 0" })
       .nullish(),
-    prompt,
-    // Legacy: the number of most likely alternatives to report per token (0..5).
-    // `true` is accepted too (some clients send it) and means 1.
-    logprobs: z.union([z.boolean(), integer().min(0).max(5)]).nullish(),
-    // The prompt again before the reply (with `logprobs`, its tokens scored too).
-    echo: z.boolean().nullish(),
-    suffix: z
-      .string()
-      .nullish()
-      .refine((v) => v == null || v === "", { error: "suffix is not supported" }),
-    best_of: z
+    {
+      ...openaiRequestFields.max_tokens,
+      limits: "≥ 0 (0 with `echo`: the prompt scored alone; above 4,294,967,295: no limit)",
+      write: (value, draft) => {
+        draft.request.maxTokens = tokenLimit(value);
+      },
+    },
+  ),
+  prompt: implemented(prompt, { proto: "GenerateRequest.prompt", limits: "one text prompt (token ids and several prompts are refused)", why: "the prompt" }),
+  ...openaiSamplingFields,
+  // Legacy: the number of most likely alternatives to report per token (0..5); `true` is accepted
+  // too (some clients send it) and means 1. Mapped with `echo` (to-request.ts).
+  logprobs: implemented(z.union([z.boolean(), integer().min(0).max(5)]).nullish(), {
+    proto: "GenerateRequest.logprobs, top_logprobs",
+    absent: "none",
+    limits: "0–5, or `true` (1)",
+    why: "legacy logprobs",
+  }),
+  echo: implemented(z.boolean().nullish(), {
+    proto: "GenerateRequest.prompt_logprobs",
+    absent: "false",
+    why: "the prompt before the reply; with `logprobs`, its tokens scored",
+  }),
+  // Not in OpenAI's legacy API; as llama.cpp's server accepts them: a JSON format, or a GBNF
+  // grammar (which wins over response_format).
+  response_format: implemented(responseFormatField, {
+    proto: "GenerateRequest.constraint",
+    absent: "free text",
+    why: "JSON object or schema, by grammar",
+    write: (value, draft) => {
+      draft.request.constraint = responseFormatConstraint(value);
+    },
+  }),
+  grammar: implemented(z.string().nullish(), {
+    proto: "GenerateRequest.constraint",
+    absent: "`response_format`",
+    why: "llama.cpp's GBNF constraint; wins over `response_format`",
+    write: (value, draft) => {
+      if (value !== "") draft.request.constraint = responseFormatConstraint(undefined, value);
+    },
+  }),
+  best_of: refused(
+    "one candidate per request",
+    3,
+    z
       .number()
       .nullish()
       .refine((v) => v == null || v === 1, { error: "only best_of=1 is supported" }),
-    // Not in OpenAI's legacy API; as llama.cpp's server accepts them: a JSON format, or a GBNF
-    // grammar (which wins over response_format).
-    response_format: responseFormatField,
-    grammar: z.string().nullish(),
-  })
+  ),
+  suffix: refused(
+    "no fill-in-the-middle",
+    "x",
+    z
+      .string()
+      .nullish()
+      .refine((v) => v == null || v === "", { error: "suffix is not supported" }),
+  ),
+  user: ignored("end-user label", "u"),
+};
+
+export const completionRequestSchema = z
+  .object(shapeOf(COMPLETION_FIELDS))
   .refine((body) => body.max_tokens !== 0 || body.echo === true, { path: ["max_tokens"], error: "max_tokens 0 needs echo: it would return nothing" });
 
 export type CompletionRequest = z.output<typeof completionRequestSchema>;

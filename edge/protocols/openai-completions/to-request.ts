@@ -1,19 +1,20 @@
-// A validated completions body → the proto's GenerateRequest (a raw prompt, limits, logprobs).
+// A validated completions body → the proto's GenerateRequest: the fields the table maps
+// (schema.ts, COMPLETION_FIELDS), then the prompt and the legacy logprobs with `echo`.
 import { create } from "@bufbuild/protobuf";
 import { GenerateRequestSchema, type GenerateRequest } from "../../../proto/gen/inference/v1/inference_pb.js";
-import { commonRequestInit } from "../openai-common/fields.js";
-import { responseFormatConstraint } from "../openai-common/response-format.js";
-import { logprobsCount, type CompletionRequest } from "./schema.js";
+import { newDraft, writeFields } from "../../fields/field-table.js";
+import { COMPLETION_FIELDS, logprobsCount, type CompletionRequest } from "./schema.js";
 
 export function toGenerateRequest(body: CompletionRequest): GenerateRequest {
+  const { request, sampling } = writeFields(COMPLETION_FIELDS, body, newDraft());
   const count = logprobsCount(body);
   return create(GenerateRequestSchema, {
-    ...commonRequestInit(body, body.max_tokens),
+    ...request,
+    sampling,
     input: { case: "prompt", value: body.prompt },
     logprobs: count !== null,
     topLogprobs: count ?? 0,
     // `echo` with `logprobs` scores the prompt's own tokens.
     promptLogprobs: body.echo === true && count !== null,
-    constraint: responseFormatConstraint(body.response_format, body.grammar),
   });
 }

@@ -1,7 +1,7 @@
 // POST /v1/embeddings bodies (OpenAI's shape): `input` is a string, an array of strings, an array
 // of token ids, or an array of such arrays; at most 2,048 inputs, none empty.
 import * as z from "zod";
-import { UINT32_MAX } from "../../fields/fields.js";
+import { UINT32_MAX } from "../../fields/checks.js";
 import { keepAliveField } from "../../fields/keep-alive.js";
 
 /** Inputs one request may hold, as OpenAI's API allows. */

@@ -1,9 +1,8 @@
-// A validated Responses body → the proto's GenerateRequest (input items, instructions, tools,
-// format, reasoning, limits).
+// A validated Responses body → the proto's GenerateRequest: the fields the table maps (schema.ts,
+// RESPONSES_FIELDS), then the input items, instructions and tools.
 import { openReasoning } from "./encrypted-reasoning.js";
 import { COMPACTION_PROMPT, summaryMessage } from "./compaction/compaction-prompt.js";
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
-import { effortBudget } from "../../fields/reasoning-effort.js";
 import {
   GenerateRequestSchema,
   Role,
@@ -13,10 +12,8 @@ import {
   type GenerateRequest,
 } from "../../../proto/gen/inference/v1/inference_pb.js";
 import { toProtoRole } from "../../fields/roles.js";
-import { retentionMarks } from "../openai-common/prompt-cache.js";
-import { textFormatConstraint } from "../openai-common/response-format.js";
-import { tokenLimit } from "../../fields/fields.js";
-import { compactionTriggered, type ResponsesInputItem, type ResponsesMessageItem, type ResponsesRequest } from "./schema.js";
+import { newDraft, writeFields } from "../../fields/field-table.js";
+import { compactionTriggered, RESPONSES_FIELDS, type ResponsesInputItem, type ResponsesMessageItem, type ResponsesRequest } from "./schema.js";
 import { functionTools } from "./tools.js";
 
 type MessageInit = MessageInitShape<typeof ChatMessageSchema>;
@@ -110,19 +107,16 @@ function toolChoiceInit(body: ResponsesRequest): Pick<MessageInitShape<typeof Ch
  */
 export function toGenerateRequest(request: ResponsesRequest): GenerateRequest {
   const body = compactionTriggered(request) ? { ...request, tools: null, tool_choice: null, text: null } : request;
+  const { request: init, sampling, chat } = writeFields(RESPONSES_FIELDS, body, newDraft());
   const items = typeof body.input === "string" ? [{ role: Role.USER, content: body.input }] : toMessages(compactedWindow(body.input));
   const instructions = body.instructions ?? "";
-  const sampling: { temperature?: number; topP?: number; presencePenalty?: number; frequencyPenalty?: number } = {};
-  if (body.temperature != null) sampling.temperature = body.temperature;
-  if (body.top_p != null) sampling.topP = body.top_p;
-  if (body.presence_penalty != null) sampling.presencePenalty = body.presence_penalty;
-  if (body.frequency_penalty != null) sampling.frequencyPenalty = body.frequency_penalty;
-  const parallel = body.max_tool_calls === 1 ? false : body.parallel_tool_calls;
   return create(GenerateRequestSchema, {
-    model: body.model ?? "",
+    ...init,
+    sampling,
     input: {
       case: "chat",
       value: {
+        ...chat,
         messages: [...(instructions === "" ? [] : [{ role: Role.SYSTEM, content: instructions }]), ...items],
         tools: functionTools(body.tools).map((t) => ({
           name: t.name,
@@ -130,13 +124,7 @@ export function toGenerateRequest(request: ResponsesRequest): GenerateRequest {
           parameters: t.parameters == null ? "" : JSON.stringify(t.parameters),
         })),
         ...toolChoiceInit(body),
-        ...(parallel != null ? { parallelToolCalls: parallel } : {}),
-        ...(effortBudget(body.reasoning?.effort) === undefined ? {} : { reasoningBudget: effortBudget(body.reasoning?.effort) }),
       },
     },
-    sampling,
-    constraint: textFormatConstraint(body.text?.format),
-    cacheMarks: retentionMarks(body.prompt_cache_retention),
-    ...(body.max_output_tokens == null ? {} : { maxTokens: tokenLimit(body.max_output_tokens) }),
   });
 }

@@ -3,7 +3,7 @@
 // `messages`, `add_special_tokens` — default true —, `model`). Which one a body is decides the
 // answer's shape (encoder.ts).
 import * as z from "zod";
-import { UINT32_MAX } from "../../fields/fields.js";
+import { UINT32_MAX } from "../../fields/checks.js";
 
 const chatMessage = z.object({ role: z.enum(["system", "developer", "user", "assistant"]), content: z.string() });
 

@@ -1,4 +1,4 @@
-// Request-field helpers every protocol uses: zod number checks and the proto's limits.
+// Request-field checks every protocol's field table uses: zod number checks and the proto's limits.
 import * as z from "zod";
 
 /** The largest value a proto uint32 holds. */
@@ -44,10 +44,3 @@ export const hint = <const T extends readonly [string, ...string[]]>(known: T, f
     .string()
     .nullish()
     .transform((value): T[number] | null | undefined => (value == null ? value : known.includes(value) ? value : fallback));
-
-/** A field this server refuses whenever it is set (null and absent are fine), with why. */
-export const refusedField = (why: string) =>
-  z
-    .unknown()
-    .optional()
-    .refine((value) => value == null, { error: why });
