@@ -276,7 +276,9 @@ export const RESPONSES_FIELDS = {
   include: implemented(z.array(z.string()).nullish(), {
     proto: "(the Response's reasoning items)",
     absent: "none",
-    why: '`"reasoning.encrypted_content"` gives reasoning items an `encrypted_content` that carries their text to the next turn; other values add nothing this server makes',
+    why:
+      '`"reasoning.encrypted_content"` gives reasoning items an `encrypted_content` that carries their text to the next turn; ' +
+      "other values add nothing this server makes",
   }),
   // Server-side compaction (compaction/automatic.ts): compacts before generating when the prompt
   // reaches `compact_threshold` tokens (else when it would not leave room for the reply).
