@@ -44,9 +44,10 @@ export function prepareWranglerDev(name: string, vars: Readonly<Record<string, s
   const dir = join(ROOT, ".wrangler", "run", name);
   mkdirSync(dir, { recursive: true });
   const limit = /^\d+$/.test(vars["RATE_LIMIT"] ?? "") && Number(vars["RATE_LIMIT"]) > 0 ? vars["RATE_LIMIT"] : undefined;
-  // Paths in the copy are made absolute: the Worker's entry, the migrations and the page's assets.
+  // Paths in the copy are made absolute: the Worker's entry, its module aliases, the migrations and the page's assets.
   let config = readFileSync(join(ROOT, "wrangler.toml"), "utf8")
     .replace(/^main = "(.*)"$/m, (_m, main: string) => `main = ${quote(resolve(ROOT, main))}`)
+    .replace(/^("[^"\n]+") = "(\.\/[^"\n]*)"$/gm, (_m, name: string, path: string) => `${name} = ${quote(resolve(ROOT, path))}`)
     .replace(/^migrations_dir = "(.*)"$/m, (_m, migrations: string) => `migrations_dir = ${quote(resolve(ROOT, migrations))}`)
     .replace(/^directory = "(.*)"$/m, (_m, directory: string) => `directory = ${quote(resolve(ROOT, directory))}`);
   if (limit !== undefined) config = config.replace(/simple = \{ limit = \d+, period = 60 \}/, `simple = { limit = ${limit}, period = 60 }`);

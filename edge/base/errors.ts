@@ -46,6 +46,7 @@ export abstract class ApiError extends Error {
 
   constructor(message: string, options: ApiErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    // Each class also declares its name: the Worker's bundle keeps no class names (wrangler.toml).
     this.name = new.target.name;
     this.param = options.param ?? null;
     this.code = options.code ?? null;
@@ -56,6 +57,7 @@ export abstract class ApiError extends Error {
 
 /** 400: the request is malformed or asks for something unsupported. */
 export class InvalidRequestError extends ApiError {
+  override readonly name: string = "InvalidRequestError";
   readonly status = 400;
   readonly kind = "invalid_request";
 }
@@ -66,22 +68,27 @@ export class InvalidRequestError extends ApiError {
  * out of range). On a stream this is reported as an in-stream error event, not as an
  * HTTP status (docs/contract.md, "Every stream").
  */
-export class GenerationRejectedError extends InvalidRequestError {}
+export class GenerationRejectedError extends InvalidRequestError {
+  override readonly name: string = "GenerationRejectedError";
+}
 
 /** 401: no API key, or a wrong one. */
 export class AuthenticationError extends ApiError {
+  override readonly name: string = "AuthenticationError";
   readonly status = 401;
   readonly kind = "authentication";
 }
 
 /** 403: the request's host or web origin is not allowed to use this server. */
 export class PermissionDeniedError extends ApiError {
+  override readonly name: string = "PermissionDeniedError";
   readonly status = 403;
   readonly kind = "permission";
 }
 
 /** 429: this API key's own request rate is over its limit (`RATE_LIMIT`). */
 export class KeyRateLimitError extends ApiError {
+  override readonly name: string = "KeyRateLimitError";
   readonly status = 429;
   readonly kind = "key_rate_limit";
 }
@@ -91,6 +98,7 @@ export class KeyRateLimitError extends ApiError {
  * words it, because client libraries match the words and the code to trim and retry.
  */
 export class ContextLengthError extends GenerationRejectedError {
+  override readonly name: string = "ContextLengthError";
   constructor(
     readonly promptTokens: number,
     readonly contextSize: number,
@@ -111,18 +119,21 @@ export class ContextLengthError extends GenerationRejectedError {
 
 /** 404: unknown route or model. */
 export class NotFoundError extends ApiError {
+  override readonly name: string = "NotFoundError";
   readonly status = 404;
   readonly kind = "not_found";
 }
 
 /** 409: the object changed under the request (another turn of the same conversation finished first). */
 export class ConflictError extends ApiError {
+  override readonly name: string = "ConflictError";
   readonly status = 409;
   readonly kind = "invalid_request";
 }
 
 /** 405: the route exists but not for this method. */
 export class MethodNotAllowedError extends ApiError {
+  override readonly name: string = "MethodNotAllowedError";
   readonly status = 405;
   readonly kind = "invalid_request";
   constructor(method: string, allowed: readonly string[]) {
@@ -135,6 +146,7 @@ export class MethodNotAllowedError extends ApiError {
 
 /** 413: the body is larger than the configured limit. */
 export class PayloadTooLargeError extends ApiError {
+  override readonly name: string = "PayloadTooLargeError";
   readonly status = 413;
   readonly kind = "too_large";
   constructor(limitBytes: number) {
@@ -146,24 +158,28 @@ export class PayloadTooLargeError extends ApiError {
 
 /** 429: every sequence is busy and the sidecar's wait queue is full. */
 export class RateLimitError extends ApiError {
+  override readonly name: string = "RateLimitError";
   readonly status = 429;
   readonly kind = "rate_limit";
 }
 
 /** 500: something failed inside the edge or the sidecar. */
 export class ServerError extends ApiError {
+  override readonly name: string = "ServerError";
   readonly status = 500;
   readonly kind = "server_error";
 }
 
 /** 503: the sidecar is unreachable, loading its model, or draining. */
 export class ServiceUnavailableError extends ApiError {
+  override readonly name: string = "ServiceUnavailableError";
   readonly status = 503;
   readonly kind = "unavailable";
 }
 
 /** 504: the request waited too long for a free sequence. */
 export class GatewayTimeoutError extends ApiError {
+  override readonly name: string = "GatewayTimeoutError";
   readonly status = 504;
   readonly kind = "timeout";
 }

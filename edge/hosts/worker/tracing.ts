@@ -1,14 +1,15 @@
-// Traces under workerd (docs/decisions.md, "Traces"): OpenTelemetry's SDK (BasicTracerProvider) with
-// an exporter over `fetch` (workerd has no Node HTTP client), the spans encoded by OpenTelemetry's
-// own OTLP serializers (protobuf or JSON), and sent once a request's spans have ended, inside that
-// request's `waitUntil`, so an isolate that goes idle loses none.
+// Traces under workerd (docs/decisions.md, "Traces"): OpenTelemetry's SDK (its TracerProvider, the
+// defaults sdk-trace-base's BasicTracerProvider reads from an environment workerd does not have) with
+// an exporter over `fetch` (workerd has no Node HTTP client), the spans encoded by otlp.ts (protobuf
+// or JSON, the bytes of OpenTelemetry's serializers), and sent once a request's spans have ended,
+// inside that request's `waitUntil`, so an isolate that goes idle loses none.
 import { ExportResultCode, W3CTraceContextPropagator, type ExportResult } from "@opentelemetry/core";
-import { JsonTraceSerializer, ProtobufTraceSerializer } from "@opentelemetry/otlp-transformer";
 import { resourceFromAttributes } from "@opentelemetry/resources";
-import { BasicTracerProvider, BatchSpanProcessor, type ReadableSpan, type SpanExporter } from "@opentelemetry/sdk-trace-base";
+import { BatchSpanProcessor, type ReadableSpan, type SpanExporter, TracerProvider } from "@opentelemetry/sdk-trace";
 import type { TraceSettings } from "../../config/parse.js";
 import { SERVER_NAME, SERVER_VERSION } from "../../core/identity.js";
 import type { Tracing } from "../../trace/host-tracing.js";
+import { otlpJson, otlpProtobuf } from "./otlp.js";
 
 /** What workerd hands each request to keep work going after the answer (ExecutionContext). */
 export interface WaitUntil {
@@ -21,9 +22,9 @@ class FetchSpanExporter implements SpanExporter {
 
   export(spans: ReadableSpan[], done: (result: ExportResult) => void): void {
     const json = this.settings.protocol === "http/json";
-    const body = (json ? JsonTraceSerializer : ProtobufTraceSerializer).serializeRequest(spans);
+    const body = (json ? otlpJson : otlpProtobuf)(spans);
     const headers = { "content-type": json ? "application/json" : "application/x-protobuf" };
-    fetch(this.settings.url, { method: "POST", headers, body: (body ?? new Uint8Array()) as Uint8Array<ArrayBuffer> }).then(
+    fetch(this.settings.url, { method: "POST", headers, body: body as Uint8Array<ArrayBuffer> }).then(
       async (response) => {
         await response.body?.cancel();
         done({ code: response.ok ? ExportResultCode.SUCCESS : ExportResultCode.FAILED });
@@ -45,9 +46,9 @@ export interface WorkerTracing {
 
 /** The isolate's tracer: spans batched, the batch sent when a request's spans end. */
 export function startWorkerTracing(settings: TraceSettings): WorkerTracing {
-  const provider = new BasicTracerProvider({
+  const provider = new TracerProvider({
     resource: resourceFromAttributes({ "service.name": settings.serviceName, "service.version": SERVER_VERSION }),
-    spanProcessors: [new BatchSpanProcessor(new FetchSpanExporter(settings))],
+    spanProcessors: [new BatchSpanProcessor({ exporter: new FetchSpanExporter(settings) })],
   });
   const contexts = new WeakMap<Request, WaitUntil>();
   const tracing: Tracing = {
