@@ -48,6 +48,9 @@ export const routeKey = (route: Route): string => `${route.method} ${route.path}
 /** A router path as the docs write it: `:id` and `:id+` as `{id}`. */
 export const shownPath = (path: string): string => path.replace(/:([a-z_]+)\+?/g, "{$1}");
 
+/** A route's text (false only in the Worker's bundle, which this never reads). */
+const text = (about: string | false): string => about || "";
+
 /** Every route of the fullest table, each of its forms after it, with when it is served. */
 export function listedEndpoints(): ListedEndpoint[] {
   const { bare, stored, all } = tables();
@@ -57,8 +60,8 @@ export function listedEndpoints(): ListedEndpoint[] {
     const key = routeKey(route);
     const served: Served = bareKeys.has(key) ? "always" : storedKeys.has(key) ? "with a store" : "with a store and the host's file store";
     const endpoint = `${route.method} ${shownPath(route.path)}`;
-    const forms = (route.forms ?? []).map((f) => ({ endpoint: `${endpoint}${f.form}`, about: f.about, contract: f.contract ?? route.contract, served }));
-    return [{ endpoint, about: route.about, contract: route.contract, served }, ...forms];
+    const forms = (route.forms ?? []).map((f) => ({ endpoint: `${endpoint}${f.form}`, about: text(f.about), contract: f.contract ?? route.contract, served }));
+    return [{ endpoint, about: text(route.about), contract: route.contract, served }, ...forms];
   });
 }
 

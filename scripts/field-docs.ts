@@ -28,9 +28,9 @@ const cell = (text: string | undefined): string => (text ?? "").replace(/\|/g, "
 
 /** One table as markdown: a row per field, in the table's order. */
 export function fieldTable(table: FieldTable): string {
-  const rows = fieldDocs(table).map(({ name, row }) => {
-    const sample = row.sample === undefined ? "" : `\`${JSON.stringify(row.sample)}\``;
-    return `| \`${name}\` | ${row.fate} | ${cell(row.proto)} | ${cell(row.absent)} | ${cell(row.limits)} | ${cell(sample)} | ${cell(row.why)} |`;
+  const rows = fieldDocs(table).map(({ name, fate, doc }) => {
+    const sample = doc.sample === undefined ? "" : `\`${JSON.stringify(doc.sample)}\``;
+    return `| \`${name}\` | ${fate} | ${cell(doc.proto)} | ${cell(doc.absent)} | ${cell(doc.limits)} | ${cell(sample)} | ${cell(doc.why)} |`;
   });
   return ["| field | fate | proto | when absent | limits | sample | why |", "| --- | --- | --- | --- | --- | --- | --- |", ...rows].join("\n");
 }

@@ -28,10 +28,8 @@ export function newDraft(): RequestDraft {
   return { request: {}, sampling: {}, chat: {} };
 }
 
-export interface FieldRow<S extends z.ZodType | undefined = z.ZodType | undefined> {
-  readonly fate: Fate;
-  /** How the body's field is checked; undefined for a field nothing reads (left out of the parsed body). */
-  readonly schema: S;
+/** What docs/contract.md says of a field. */
+export interface FieldDoc {
   /** Where it goes in the proto, or which function maps it with others. */
   readonly proto?: string;
   /** What the server does when it is absent. */
@@ -42,6 +40,14 @@ export interface FieldRow<S extends z.ZodType | undefined = z.ZodType | undefine
   readonly why: string;
   /** A value a test sends: refused with a 400 naming the field, or (ignored) changing nothing the sidecar is sent. */
   readonly sample?: unknown;
+}
+
+export interface FieldRow<S extends z.ZodType | undefined = z.ZodType | undefined> {
+  readonly fate: Fate;
+  /** How the body's field is checked; undefined for a field nothing reads (left out of the parsed body). */
+  readonly schema: S;
+  /** Its documentation; false where `DOCS` is (docs-text.ts). */
+  readonly doc: FieldDoc | false;
   /** Writes the field's value (sent and not null) into the request being built; fields mapped with others have none. */
   write?(value: S extends z.ZodType ? NonNullable<z.output<S>> : never, draft: RequestDraft): void;
 }
@@ -56,8 +62,8 @@ export function implemented<S extends z.ZodType>(schema: S, row: Row<S>): FieldR
 }
 
 /** A field accepted and left out, only where that cannot change the answer; `schema` when the body keeps it (echoed, or a hint). */
-export function ignored<S extends z.ZodType | undefined = undefined>(why: string, sample: unknown, schema?: S): FieldRow<S> {
-  return { fate: "ignored", schema: schema as S, why, sample };
+export function ignored<S extends z.ZodType | undefined = undefined>(doc: FieldDoc | false, schema?: S): FieldRow<S> {
+  return { fate: "ignored", schema: schema as S, doc };
 }
 
 /**
@@ -65,8 +71,8 @@ export function ignored<S extends z.ZodType | undefined = undefined>(why: string
  * `check` the 400's message; or by the schema `check` (some values refused, or the protocol's
  * checks refusing it with a message naming the other fields involved).
  */
-export function refused(why: string, sample: unknown, check: string | z.ZodType): FieldRow<z.ZodType> {
-  return { fate: "refused", schema: typeof check === "string" ? refusedField(check) : check, why, sample };
+export function refused(doc: FieldDoc | false, check: string | z.ZodType): FieldRow<z.ZodType> {
+  return { fate: "refused", schema: typeof check === "string" ? refusedField(check) : check, doc };
 }
 
 /** A field refused whenever it is set (null and absent are fine), with why. */
@@ -95,7 +101,12 @@ export function writeFields(table: FieldTable, body: object, draft: RequestDraft
   return draft;
 }
 
+/** A row's documentation (none where `DOCS` is false). */
+export function docOf(row: FieldRow): FieldDoc {
+  return row.doc === false ? { why: "" } : row.doc;
+}
+
 /** A table's rows as docs/contract.md shows them. */
-export function fieldDocs(table: FieldTable): { name: string; row: FieldRow }[] {
-  return Object.entries(table).map(([name, row]) => ({ name, row }));
+export function fieldDocs(table: FieldTable): { name: string; fate: Fate; doc: FieldDoc }[] {
+  return Object.entries(table).map(([name, row]) => ({ name, fate: row.fate, doc: docOf(row) }));
 }

@@ -13,6 +13,7 @@
 // instead of starting a new one).
 import * as z from "zod";
 import { hint, MAX_STOP_SEQUENCES, nonEmptyStops, positiveInteger, tokenLimit, uint32 } from "../../fields/checks.js";
+import { DOCS } from "../../fields/docs-text.js";
 import { ignored, implemented, shapeOf } from "../../fields/field-table.js";
 import { formatConstraint } from "../../fields/output-constraint.js";
 import { keepAliveField } from "../../fields/keep-alive.js";
@@ -133,23 +134,29 @@ const toolChoice = z.discriminatedUnion(
 /** What Messages and count_tokens share: the conversation, the tools and the model (mapped in to-request.ts, `toChat`). */
 const conversationFields = {
   model: implemented(z.string({ error: "expected a model name" }), {
-    proto: "GenerateRequest.model",
-    why: "as OpenAI's",
+    doc: DOCS && {
+      proto: "GenerateRequest.model",
+      why: "as OpenAI's",
+    },
     write: (value, draft) => {
       draft.request.model = value;
     },
   }),
   messages: implemented(z.array(message).min(1, { error: "at least one message is required" }), {
-    proto: "Chat.messages",
-    limits: "at least one; the last from the user",
-    why: "the conversation, system messages in it included",
+    doc: DOCS && {
+      proto: "Chat.messages",
+      limits: "at least one; the last from the user",
+      why: "the conversation, system messages in it included",
+    },
   }),
-  system: implemented(systemContent.nullish(), { proto: "Chat.messages (first, system)", absent: "none", why: "the system prompt" }),
-  tools: implemented(z.array(tool).nullish(), { proto: "Chat.tools", absent: "none", why: "custom tools; server tools are refused" }),
+  system: implemented(systemContent.nullish(), { doc: DOCS && { proto: "Chat.messages (first, system)", absent: "none", why: "the system prompt" } }),
+  tools: implemented(z.array(tool).nullish(), { doc: DOCS && { proto: "Chat.tools", absent: "none", why: "custom tools; server tools are refused" } }),
   tool_choice: implemented(toolChoice.nullish(), {
-    proto: "Chat.tool_choice, tool_name, parallel_tool_calls",
-    absent: "the sidecar's auto",
-    why: "tools",
+    doc: DOCS && {
+      proto: "Chat.tool_choice, tool_name, parallel_tool_calls",
+      absent: "the sidecar's auto",
+      why: "tools",
+    },
   }),
   // Extended thinking: "enabled" (or "adaptive") shows the model's reasoning as thinking blocks
   // (not with display "omitted"); "disabled" means no reasoning (docs/contract.md, "Reasoning effort").
@@ -162,7 +169,7 @@ const conversationFields = {
         display: hint(["summarized", "omitted"], "summarized"),
       })
       .nullish(),
-    { proto: "Chat.reasoning_budget", absent: "no limit, not shown", why: 'shown or not, and the reasoning budget ("Reasoning effort")' },
+    { doc: DOCS && { proto: "Chat.reasoning_budget", absent: "no limit, not shown", why: 'shown or not, and the reasoning budget ("Reasoning effort")' } },
   ),
 };
 
@@ -219,11 +226,13 @@ export const threadParam = z.discriminatedUnion(
 export const MESSAGES_FIELDS = {
   // With a store, edge/state/threads/ answers a thread; without one threads.ts refuses it.
   thread: implemented(threadParam.nullish(), {
-    proto: "(the store, edge/state/threads/)",
-    absent: "none",
-    why:
-      "with a store, the conversation is kept and continued from a reply's id; without one, refused as the API refuses " +
-      'what it cannot thread ("Anthropic message threads")',
+    doc: DOCS && {
+      proto: "(the store, edge/state/threads/)",
+      absent: "none",
+      why:
+        "with a store, the conversation is kept and continued from a reply's id; without one, refused as the API refuses " +
+        'what it cannot thread ("Anthropic message threads")',
+    },
   }),
   ...conversationFields,
   // Structured output: the reply is JSON valid for the schema (the same grammar path as OpenAI's
@@ -236,9 +245,11 @@ export const MESSAGES_FIELDS = {
       })
       .nullish(),
     {
-      proto: "GenerateRequest.constraint, Chat.reasoning_budget",
-      absent: "free text, no limit",
-      why: "`format` by grammar; `effort` is the reasoning budget",
+      doc: DOCS && {
+        proto: "GenerateRequest.constraint, Chat.reasoning_budget",
+        absent: "free text, no limit",
+        why: "`format` by grammar; `effort` is the reasoning budget",
+      },
       write: (value, draft) => {
         const constraint = formatConstraint(value.format);
         if (constraint !== undefined) draft.request.constraint = constraint;
@@ -247,9 +258,11 @@ export const MESSAGES_FIELDS = {
   ),
   // Required, as Anthropic requires it.
   max_tokens: implemented(positiveInteger(), {
-    proto: "GenerateRequest.max_tokens",
-    limits: "required; ≥ 1 (above 4,294,967,295: no limit)",
-    why: "token limit",
+    doc: DOCS && {
+      proto: "GenerateRequest.max_tokens",
+      limits: "required; ≥ 1 (above 4,294,967,295: no limit)",
+      why: "token limit",
+    },
     write: (value, draft) => {
       draft.request.maxTokens = tokenLimit(value);
     },
@@ -260,10 +273,12 @@ export const MESSAGES_FIELDS = {
       .max(MAX_STOP_SEQUENCES, { error: `at most ${MAX_STOP_SEQUENCES} stop sequences are supported` })
       .nullish(),
     {
-      proto: "GenerateRequest.stop",
-      absent: "none",
-      limits: `≤ ${MAX_STOP_SEQUENCES}; empty strings dropped`,
-      why: "stop sequences",
+      doc: DOCS && {
+        proto: "GenerateRequest.stop",
+        absent: "none",
+        limits: `≤ ${MAX_STOP_SEQUENCES}; empty strings dropped`,
+        why: "stop sequences",
+      },
       write: (value, draft) => {
         draft.request.stop = nonEmptyStops(value);
       },
@@ -271,58 +286,70 @@ export const MESSAGES_FIELDS = {
   ),
   // Anthropic's ranges: temperature 0..1, top_p (0, 1], top_k ≥ 0 (0: off).
   temperature: implemented(z.number().min(0).max(1).nullish(), {
-    proto: "SamplingOptions.temperature",
-    absent: "1",
-    limits: "0–1",
-    why: "sampling",
+    doc: DOCS && {
+      proto: "SamplingOptions.temperature",
+      absent: "1",
+      limits: "0–1",
+      why: "sampling",
+    },
     write: (value, draft) => {
       draft.sampling.temperature = value;
     },
   }),
   top_p: implemented(z.number().gt(0).max(1).nullish(), {
-    proto: "SamplingOptions.top_p",
-    absent: "1",
-    limits: "(0, 1]",
-    why: "sampling",
+    doc: DOCS && {
+      proto: "SamplingOptions.top_p",
+      absent: "1",
+      limits: "(0, 1]",
+      why: "sampling",
+    },
     write: (value, draft) => {
       draft.sampling.topP = value;
     },
   }),
   top_k: implemented(uint32().nullish(), {
-    proto: "SamplingOptions.top_k",
-    absent: "off",
-    limits: "0–4,294,967,295 (0: off)",
-    why: "sampling",
+    doc: DOCS && {
+      proto: "SamplingOptions.top_k",
+      absent: "off",
+      limits: "0–4,294,967,295 (0: off)",
+      why: "sampling",
+    },
     write: (value, draft) => {
       draft.sampling.topK = value;
     },
   }),
-  stream: implemented(z.boolean().nullish(), { proto: "(the answer's form)", absent: "one JSON answer", why: "SSE" }),
-  metadata: ignored("end-user label", { user_id: "u" }, z.object({ user_id: z.string().nullish() }).nullish()),
+  stream: implemented(z.boolean().nullish(), { doc: DOCS && { proto: "(the answer's form)", absent: "one JSON answer", why: "SSE" } }),
+  metadata: ignored(DOCS && { why: "end-user label", sample: { user_id: "u" } }, z.object({ user_id: z.string().nullish() }).nullish()),
   // Automatic caching: the whole prompt is a breakpoint.
   cache_control: implemented(cacheControl, {
-    proto: "GenerateRequest.cache_marks",
-    absent: "the blocks' own breakpoints",
-    why: 'automatic caching: the whole prompt is a breakpoint ("Cache hints"; cache-control.ts)',
+    doc: DOCS && {
+      proto: "GenerateRequest.cache_marks",
+      absent: "the blocks' own breakpoints",
+      why: 'automatic caching: the whole prompt is a breakpoint ("Cache hints"; cache-control.ts)',
+    },
   }),
   // Not Anthropic's: how long the model stays loaded (Ollama's field, docs/contract.md, "Models").
   keep_alive: implemented(keepAliveField(), {
-    proto: "GenerateRequest.keep_alive_seconds",
-    absent: "the sidecar's KEEP_ALIVE",
-    limits: "seconds or a duration (`5m`, `1h30m`); negative: kept loaded",
-    why: 'not Anthropic\'s: how long the model stays loaded, as on the OpenAI routes ("Models")',
+    doc: DOCS && {
+      proto: "GenerateRequest.keep_alive_seconds",
+      absent: "the sidecar's KEEP_ALIVE",
+      limits: "seconds or a duration (`5m`, `1h30m`); negative: kept loaded",
+      why: 'not Anthropic\'s: how long the model stays loaded, as on the OpenAI routes ("Models")',
+    },
     write: (value, draft) => {
       draft.request.keepAliveSeconds = value;
     },
   }),
-  container: ignored("only for server tools, which are refused", "container_1"),
-  diagnostics: ignored("no diagnostics are produced", {}),
-  inference_geo: ignored("one place", "us"),
-  service_tier: ignored("one tier", "auto"),
-  speed: ignored("one speed", "fast"),
-  user_profile_id: ignored("account label", "p"),
-  workspace_id: ignored("account label", "w"),
-  context_management: ignored("earlier thinking is dropped by the chat template anyway", { edits: [{ type: "clear_thinking_20251015", keep: "all" }] }),
+  container: ignored(DOCS && { why: "only for server tools, which are refused", sample: "container_1" }),
+  diagnostics: ignored(DOCS && { why: "no diagnostics are produced", sample: {} }),
+  inference_geo: ignored(DOCS && { why: "one place", sample: "us" }),
+  service_tier: ignored(DOCS && { why: "one tier", sample: "auto" }),
+  speed: ignored(DOCS && { why: "one speed", sample: "fast" }),
+  user_profile_id: ignored(DOCS && { why: "account label", sample: "p" }),
+  workspace_id: ignored(DOCS && { why: "account label", sample: "w" }),
+  context_management: ignored(
+    DOCS && { why: "earlier thinking is dropped by the chat template anyway", sample: { edits: [{ type: "clear_thinking_20251015", keep: "all" }] } },
+  ),
 };
 
 export const messagesRequestSchema = z.object(shapeOf(MESSAGES_FIELDS)).superRefine(checkConversation);

@@ -9,6 +9,7 @@
 // `tool_calls`), so accepting them would break those clients silently.
 import * as z from "zod";
 import { hint, integer, MAX_TOP_LOGPROBS, positiveInteger, tokenLimit } from "../../fields/checks.js";
+import { DOCS } from "../../fields/docs-text.js";
 import { ignored, implemented, refused, shapeOf } from "../../fields/field-table.js";
 import { effortBudget } from "../../fields/reasoning-effort.js";
 import { CallLedger, duplicateNames, report, schemaObject, toolName, unknownChoice } from "../../fields/tools.js";
@@ -81,16 +82,20 @@ const toolChoice = z.union([z.enum(["none", "auto", "required"]), z.object({ typ
 /** Every request field (docs/contract.md, "Request fields: chat completions"): its check, fate, proto field and why. */
 export const CHAT_FIELDS = {
   messages: implemented(z.array(message).min(1, { error: "at least one message is required" }), {
-    proto: "Chat.messages",
-    limits: "at least one; text content parts only",
-    why: "the conversation (to-request.ts, `toMessage`)",
+    doc: DOCS && {
+      proto: "Chat.messages",
+      limits: "at least one; text content parts only",
+      why: "the conversation (to-request.ts, `toMessage`)",
+    },
   }),
   ...openaiRequestFields,
   max_completion_tokens: implemented(positiveInteger().nullish(), {
-    proto: "GenerateRequest.max_tokens",
-    absent: "`max_tokens`, else until the model stops",
-    limits: "≥ 1; wins over `max_tokens`",
-    why: "token limit",
+    doc: DOCS && {
+      proto: "GenerateRequest.max_tokens",
+      absent: "`max_tokens`, else until the model stops",
+      limits: "≥ 1; wins over `max_tokens`",
+      why: "token limit",
+    },
     write: (value, draft) => {
       draft.request.maxTokens = tokenLimit(value);
     },
@@ -98,94 +103,112 @@ export const CHAT_FIELDS = {
   ...openaiSamplingFields,
   ...promptCacheFields,
   logprobs: implemented(z.boolean().nullish(), {
-    proto: "GenerateRequest.logprobs",
-    absent: "false",
-    why: "per-token logprobs",
+    doc: DOCS && {
+      proto: "GenerateRequest.logprobs",
+      absent: "false",
+      why: "per-token logprobs",
+    },
     write: (value, draft) => {
       draft.request.logprobs = value;
     },
   }),
   top_logprobs: implemented(integer().min(0).max(MAX_TOP_LOGPROBS).nullish(), {
-    proto: "GenerateRequest.top_logprobs",
-    absent: "0",
-    limits: `0–${MAX_TOP_LOGPROBS}; needs \`logprobs\``,
-    why: "alternatives per token",
+    doc: DOCS && {
+      proto: "GenerateRequest.top_logprobs",
+      absent: "0",
+      limits: `0–${MAX_TOP_LOGPROBS}; needs \`logprobs\``,
+      why: "alternatives per token",
+    },
     write: (value, draft) => {
       if (draft.request.logprobs === true) draft.request.topLogprobs = value;
     },
   }),
   response_format: implemented(responseFormatField, {
-    proto: "GenerateRequest.constraint",
-    absent: "free text",
-    why: "JSON object or schema, by grammar",
+    doc: DOCS && {
+      proto: "GenerateRequest.constraint",
+      absent: "free text",
+      why: "JSON object or schema, by grammar",
+    },
     write: (value, draft) => {
       draft.request.constraint = responseFormatConstraint(value);
     },
   }),
   tools: implemented(z.array(tool).nullish(), {
-    proto: "Chat.tools",
-    absent: "none",
-    limits: "function tools; names `^[a-zA-Z0-9_-]{1,64}$`, once each",
-    why: "function tools (to-request.ts)",
+    doc: DOCS && {
+      proto: "Chat.tools",
+      absent: "none",
+      limits: "function tools; names `^[a-zA-Z0-9_-]{1,64}$`, once each",
+      why: "function tools (to-request.ts)",
+    },
   }),
   tool_choice: implemented(toolChoice.nullish(), {
-    proto: "Chat.tool_choice, Chat.tool_name",
-    absent: "the sidecar's auto",
-    why: "tools (to-request.ts)",
+    doc: DOCS && {
+      proto: "Chat.tool_choice, Chat.tool_name",
+      absent: "the sidecar's auto",
+      why: "tools (to-request.ts)",
+    },
   }),
   parallel_tool_calls: implemented(z.boolean().nullish(), {
-    proto: "Chat.parallel_tool_calls",
-    absent: "true",
-    why: "one call or several",
+    doc: DOCS && {
+      proto: "Chat.parallel_tool_calls",
+      absent: "true",
+      why: "one call or several",
+    },
     write: (value, draft) => {
       draft.chat.parallelToolCalls = value;
     },
   }),
   reasoning_effort: implemented(hint(["none", "minimal", "low", "medium", "high", "xhigh"]), {
-    proto: "Chat.reasoning_budget",
-    absent: "no limit",
-    limits: "`none` … `xhigh`; another value as absent",
-    why: 'reasoning budget ("Reasoning effort")',
+    doc: DOCS && {
+      proto: "Chat.reasoning_budget",
+      absent: "no limit",
+      limits: "`none` … `xhigh`; another value as absent",
+      why: 'reasoning budget ("Reasoning effort")',
+    },
     write: (value, draft) => {
       const budget = effortBudget(value);
       if (budget !== undefined) draft.chat.reasoningBudget = budget;
     },
   }),
   chat_template_kwargs: implemented(z.record(z.string(), z.unknown()).nullish(), {
-    proto: "Chat.template_variables",
-    absent: "none",
-    why:
-      "extra variables for the model's chat template (an object; llama-server's and vLLM's field): " +
-      '`{"enable_thinking": false}` renders with the template\'s thinking switch off, as a reasoning budget of 0 does; ' +
-      "other names reach a Jinja template as they are; the names the server sets " +
-      "(`messages`, `tools`, `add_generation_prompt`, `bos_token`, `eos_token`) are a 400",
+    doc: DOCS && {
+      proto: "Chat.template_variables",
+      absent: "none",
+      why:
+        "extra variables for the model's chat template (an object; llama-server's and vLLM's field): " +
+        '`{"enable_thinking": false}` renders with the template\'s thinking switch off, as a reasoning budget of 0 does; ' +
+        "other names reach a Jinja template as they are; the names the server sets " +
+        "(`messages`, `tools`, `add_generation_prompt`, `bos_token`, `eos_token`) are a 400",
+    },
     write: (value, draft) => {
       draft.chat.templateVariables = JSON.stringify(value);
     },
   }),
-  audio: refused("no audio output", { voice: "alloy", format: "wav" }, "audio output is not supported: this server generates text"),
+  audio: refused(DOCS && { why: "no audio output", sample: { voice: "alloy", format: "wav" } }, "audio output is not supported: this server generates text"),
   modalities: refused(
-    'only `["text"]` is accepted',
-    ["text", "audio"],
+    DOCS && { why: 'only `["text"]` is accepted', sample: ["text", "audio"] },
     z
       .array(z.string())
       .nullish()
       .refine((m) => m == null || m.every((kind) => kind === "text"), { error: "only the 'text' modality is supported" }),
   ),
-  web_search_options: refused("no web search", {}, "web search is not supported: this server runs no search"),
+  web_search_options: refused(DOCS && { why: "no web search", sample: {} }, "web search is not supported: this server runs no search"),
   // The legacy spelling of tools and tool_choice (refused by the checks below, with both named).
-  function_call: refused("legacy functions: clients read `function_call` back, which is not sent; use `tools`", "auto", z.unknown().optional()),
-  functions: refused("as `function_call`", [{ name: "f" }], z.unknown().optional()),
+  function_call: refused(
+    DOCS && { why: "legacy functions: clients read `function_call` back, which is not sent; use `tools`", sample: "auto" },
+    z.unknown().optional(),
+  ),
+  functions: refused(DOCS && { why: "as `function_call`", sample: [{ name: "f" }] }, z.unknown().optional()),
   // A hint: replies are not shortened or lengthened on request, whatever it says.
-  verbosity: ignored('a hint: replies are not shortened or lengthened on request ("Hints never refuse")', "low", z.string().nullish()),
-  metadata: ignored("labels for stored completions; nothing is stored", { k: "v" }),
-  moderation: ignored("no moderation runs here; the answer is the model's either way", { model: "omni-moderation-latest" }),
-  prediction: ignored("predicted output only speeds generation up", { type: "content", content: "x" }),
-  prompt_cache_options: ignored("prompt caching is automatic (longest shared prefix)", {}),
-  safety_identifier: ignored("abuse monitoring label", "u"),
-  service_tier: ignored("one tier", "auto"),
-  store: ignored("chat completions are not stored", true),
-  user: ignored("end-user label", "u"),
+  verbosity: ignored(DOCS && { why: 'a hint: replies are not shortened or lengthened on request ("Hints never refuse")', sample: "low" }, z.string().nullish()),
+  metadata: ignored(DOCS && { why: "labels for stored completions; nothing is stored", sample: { k: "v" } }),
+  moderation: ignored(DOCS && { why: "no moderation runs here; the answer is the model's either way", sample: { model: "omni-moderation-latest" } }),
+  prediction: ignored(DOCS && { why: "predicted output only speeds generation up", sample: { type: "content", content: "x" } }),
+  prompt_cache_options: ignored(DOCS && { why: "prompt caching is automatic (longest shared prefix)", sample: {} }),
+  safety_identifier: ignored(DOCS && { why: "abuse monitoring label", sample: "u" }),
+  service_tier: ignored(DOCS && { why: "one tier", sample: "auto" }),
+  store: ignored(DOCS && { why: "chat completions are not stored", sample: true }),
+  user: ignored(DOCS && { why: "end-user label", sample: "u" }),
 };
 
 export const chatRequestSchema = z.object(shapeOf(CHAT_FIELDS)).superRefine((body, ctx) => {

@@ -2,6 +2,7 @@
 // (edge/fields/field-table.ts): each one's check, where it goes in the proto and why. Every optional
 // field also accepts null (many clients send `"temperature": null`).
 import * as z from "zod";
+import { DOCS } from "../../fields/docs-text.js";
 import { implemented } from "../../fields/field-table.js";
 import { integer, MAX_STOP_SEQUENCES, nonEmptyStops, positiveInteger, tokenLimit, UINT32_MAX, uint32 } from "../../fields/checks.js";
 import { keepAliveField } from "../../fields/keep-alive.js";
@@ -30,24 +31,30 @@ export function toStop(value: string | readonly string[] | null | undefined): st
 /** The model, the answer's form and its token limit. */
 export const openaiRequestFields = {
   model: implemented(z.string().nullish(), {
-    proto: "GenerateRequest.model",
-    absent: "the first model served",
-    why: "picks the model when several are served",
+    doc: DOCS && {
+      proto: "GenerateRequest.model",
+      absent: "the first model served",
+      why: "picks the model when several are served",
+    },
     write: (value, draft) => {
       draft.request.model = value;
     },
   }),
-  stream: implemented(z.boolean().nullish(), { proto: "(the answer's form)", absent: "one JSON answer", why: "SSE" }),
+  stream: implemented(z.boolean().nullish(), { doc: DOCS && { proto: "(the answer's form)", absent: "one JSON answer", why: "SSE" } }),
   stream_options: implemented(z.object({ include_usage: z.boolean().nullish() }).nullish(), {
-    proto: "(the answer's form)",
-    absent: "no usage chunk",
-    why: "`include_usage`: a last chunk with the usage",
+    doc: DOCS && {
+      proto: "(the answer's form)",
+      absent: "no usage chunk",
+      why: "`include_usage`: a last chunk with the usage",
+    },
   }),
   max_tokens: implemented(positiveInteger().nullish(), {
-    proto: "GenerateRequest.max_tokens",
-    absent: "until the model stops or the context is full",
-    limits: "≥ 1 (above 4,294,967,295: no limit)",
-    why: "token limit",
+    doc: DOCS && {
+      proto: "GenerateRequest.max_tokens",
+      absent: "until the model stops or the context is full",
+      limits: "≥ 1 (above 4,294,967,295: no limit)",
+      why: "token limit",
+    },
     write: (value, draft) => {
       draft.request.maxTokens = draft.request.maxTokens ?? tokenLimit(value);
     },
@@ -62,111 +69,135 @@ export const openaiSamplingFields = {
       .refine((n) => Number.isInteger(n) && n >= 1 && n <= MAX_CHOICES, { error: `expected an integer from 1 to ${MAX_CHOICES}` })
       .nullish(),
     {
-      proto: "GenerateRequest.n",
-      absent: "1",
-      limits: `1–${MAX_CHOICES}, at most the model's sequences`,
-      why: 'choices of the one prompt ("Several choices")',
+      doc: DOCS && {
+        proto: "GenerateRequest.n",
+        absent: "1",
+        limits: `1–${MAX_CHOICES}, at most the model's sequences`,
+        why: 'choices of the one prompt ("Several choices")',
+      },
       write: (value, draft) => {
         if (value > 1) draft.request.n = value;
       },
     },
   ),
   stop: implemented(stop.nullish(), {
-    proto: "GenerateRequest.stop",
-    absent: "none",
-    limits: `≤ ${MAX_STOP_SEQUENCES}; empty strings dropped`,
-    why: "stop sequences",
+    doc: DOCS && {
+      proto: "GenerateRequest.stop",
+      absent: "none",
+      limits: `≤ ${MAX_STOP_SEQUENCES}; empty strings dropped`,
+      why: "stop sequences",
+    },
     write: (value, draft) => {
       draft.request.stop = toStop(value);
     },
   }),
   temperature: implemented(z.number().min(0).max(2).nullish(), {
-    proto: "SamplingOptions.temperature",
-    absent: "1",
-    limits: "0–2",
-    why: "sampling",
+    doc: DOCS && {
+      proto: "SamplingOptions.temperature",
+      absent: "1",
+      limits: "0–2",
+      why: "sampling",
+    },
     write: (value, draft) => {
       draft.sampling.temperature = value;
     },
   }),
   top_p: implemented(z.number().gt(0).max(1).nullish(), {
-    proto: "SamplingOptions.top_p",
-    absent: "1",
-    limits: "(0, 1]",
-    why: "sampling",
+    doc: DOCS && {
+      proto: "SamplingOptions.top_p",
+      absent: "1",
+      limits: "(0, 1]",
+      why: "sampling",
+    },
     write: (value, draft) => {
       draft.sampling.topP = value;
     },
   }),
   top_k: implemented(uint32().nullish(), {
-    proto: "SamplingOptions.top_k",
-    absent: "off",
-    limits: "0–4,294,967,295 (0: off)",
-    why: "llama.cpp's sampling extra",
+    doc: DOCS && {
+      proto: "SamplingOptions.top_k",
+      absent: "off",
+      limits: "0–4,294,967,295 (0: off)",
+      why: "llama.cpp's sampling extra",
+    },
     write: (value, draft) => {
       draft.sampling.topK = value;
     },
   }),
   min_p: implemented(z.number().min(0).max(1).nullish(), {
-    proto: "SamplingOptions.min_p",
-    absent: "off",
-    limits: "0–1",
-    why: "llama.cpp's sampling extra",
+    doc: DOCS && {
+      proto: "SamplingOptions.min_p",
+      absent: "off",
+      limits: "0–1",
+      why: "llama.cpp's sampling extra",
+    },
     write: (value, draft) => {
       draft.sampling.minP = value;
     },
   }),
   seed: implemented(integer().nullish(), {
-    proto: "SamplingOptions.seed",
-    absent: "a random seed",
-    limits: "any integer, taken modulo 2^32",
-    why: 'repeatable sampling (`-1`, which llama.cpp would read as "random", samples as 4294967294)',
+    doc: DOCS && {
+      proto: "SamplingOptions.seed",
+      absent: "a random seed",
+      limits: "any integer, taken modulo 2^32",
+      why: 'repeatable sampling (`-1`, which llama.cpp would read as "random", samples as 4294967294)',
+    },
     // OpenAI seeds are any integer; the proto's is uint32: reduce modulo 2^32.
     write: (value, draft) => {
       draft.sampling.seed = value >>> 0;
     },
   }),
   presence_penalty: implemented(z.number().min(-2).max(2).nullish(), {
-    proto: "SamplingOptions.presence_penalty",
-    absent: "0",
-    limits: "−2–2",
-    why: "sampling",
+    doc: DOCS && {
+      proto: "SamplingOptions.presence_penalty",
+      absent: "0",
+      limits: "−2–2",
+      why: "sampling",
+    },
     write: (value, draft) => {
       draft.sampling.presencePenalty = value;
     },
   }),
   frequency_penalty: implemented(z.number().min(-2).max(2).nullish(), {
-    proto: "SamplingOptions.frequency_penalty",
-    absent: "0",
-    limits: "−2–2",
-    why: "sampling",
+    doc: DOCS && {
+      proto: "SamplingOptions.frequency_penalty",
+      absent: "0",
+      limits: "−2–2",
+      why: "sampling",
+    },
     write: (value, draft) => {
       draft.sampling.frequencyPenalty = value;
     },
   }),
   repeat_penalty: implemented(z.number().gt(0).max(10).nullish(), {
-    proto: "SamplingOptions.repeat_penalty",
-    absent: "off (1)",
-    limits: "(0, 10]",
-    why: "llama.cpp's sampling extra",
+    doc: DOCS && {
+      proto: "SamplingOptions.repeat_penalty",
+      absent: "off (1)",
+      limits: "(0, 10]",
+      why: "llama.cpp's sampling extra",
+    },
     write: (value, draft) => {
       draft.sampling.repeatPenalty = value;
     },
   }),
   logit_bias: implemented(z.record(tokenId, z.number().min(-100).max(100)).nullish(), {
-    proto: "SamplingOptions.logit_bias",
-    absent: "none",
-    limits: "token ids of the served model → −100–100",
-    why: "sampling",
+    doc: DOCS && {
+      proto: "SamplingOptions.logit_bias",
+      absent: "none",
+      limits: "token ids of the served model → −100–100",
+      why: "sampling",
+    },
     write: (value, draft) => {
       draft.sampling.logitBias = Object.fromEntries(Object.entries(value).map(([id, bias]) => [Number(id), bias]));
     },
   }),
   keep_alive: implemented(keepAliveField(), {
-    proto: "GenerateRequest.keep_alive_seconds",
-    absent: "the sidecar's KEEP_ALIVE",
-    limits: "seconds or a duration (`5m`, `1h30m`); negative: kept loaded",
-    why: 'how long the model stays loaded after the request (Ollama\'s field, "Models")',
+    doc: DOCS && {
+      proto: "GenerateRequest.keep_alive_seconds",
+      absent: "the sidecar's KEEP_ALIVE",
+      limits: "seconds or a duration (`5m`, `1h30m`); negative: kept loaded",
+      why: 'how long the model stays loaded after the request (Ollama\'s field, "Models")',
+    },
     write: (value, draft) => {
       draft.request.keepAliveSeconds = value;
     },

@@ -2,7 +2,8 @@
 // per request; fields this server does not use are ignored.
 import * as z from "zod";
 import { integer, tokenLimit } from "../../fields/checks.js";
-import { ignored, implemented, refused, shapeOf } from "../../fields/field-table.js";
+import { DOCS } from "../../fields/docs-text.js";
+import { docOf, ignored, implemented, refused, shapeOf } from "../../fields/field-table.js";
 import { openaiRequestFields, openaiSamplingFields } from "../openai-common/fields.js";
 import { responseFormatConstraint, responseFormatField } from "../openai-common/response-format.js";
 
@@ -31,63 +32,73 @@ export const COMPLETION_FIELDS = {
       .refine((v) => Number.isInteger(v) && v >= 0, { error: "expected an integer of at least 0" })
       .nullish(),
     {
-      ...openaiRequestFields.max_tokens,
-      limits: "≥ 0 (0 with `echo`: the prompt scored alone; above 4,294,967,295: no limit)",
+      doc: DOCS && {
+        ...docOf(openaiRequestFields.max_tokens),
+        limits: "≥ 0 (0 with `echo`: the prompt scored alone; above 4,294,967,295: no limit)",
+      },
       write: (value, draft) => {
         draft.request.maxTokens = tokenLimit(value);
       },
     },
   ),
-  prompt: implemented(prompt, { proto: "GenerateRequest.prompt", limits: "one text prompt (token ids and several prompts are refused)", why: "the prompt" }),
+  prompt: implemented(prompt, {
+    doc: DOCS && { proto: "GenerateRequest.prompt", limits: "one text prompt (token ids and several prompts are refused)", why: "the prompt" },
+  }),
   ...openaiSamplingFields,
   // Legacy: the number of most likely alternatives to report per token (0..5); `true` is accepted
   // too (some clients send it) and means 1. Mapped with `echo` (to-request.ts).
   logprobs: implemented(z.union([z.boolean(), integer().min(0).max(5)]).nullish(), {
-    proto: "GenerateRequest.logprobs, top_logprobs",
-    absent: "none",
-    limits: "0–5, or `true` (1)",
-    why: "legacy logprobs",
+    doc: DOCS && {
+      proto: "GenerateRequest.logprobs, top_logprobs",
+      absent: "none",
+      limits: "0–5, or `true` (1)",
+      why: "legacy logprobs",
+    },
   }),
   echo: implemented(z.boolean().nullish(), {
-    proto: "GenerateRequest.prompt_logprobs",
-    absent: "false",
-    why: "the prompt before the reply; with `logprobs`, its tokens scored",
+    doc: DOCS && {
+      proto: "GenerateRequest.prompt_logprobs",
+      absent: "false",
+      why: "the prompt before the reply; with `logprobs`, its tokens scored",
+    },
   }),
   // Not in OpenAI's legacy API; as llama.cpp's server accepts them: a JSON format, or a GBNF
   // grammar (which wins over response_format).
   response_format: implemented(responseFormatField, {
-    proto: "GenerateRequest.constraint",
-    absent: "free text",
-    why: "JSON object or schema, by grammar",
+    doc: DOCS && {
+      proto: "GenerateRequest.constraint",
+      absent: "free text",
+      why: "JSON object or schema, by grammar",
+    },
     write: (value, draft) => {
       draft.request.constraint = responseFormatConstraint(value);
     },
   }),
   grammar: implemented(z.string().nullish(), {
-    proto: "GenerateRequest.constraint",
-    absent: "`response_format`",
-    why: "llama.cpp's GBNF constraint; wins over `response_format`",
+    doc: DOCS && {
+      proto: "GenerateRequest.constraint",
+      absent: "`response_format`",
+      why: "llama.cpp's GBNF constraint; wins over `response_format`",
+    },
     write: (value, draft) => {
       if (value !== "") draft.request.constraint = responseFormatConstraint(undefined, value);
     },
   }),
   best_of: refused(
-    "one candidate per request",
-    3,
+    DOCS && { why: "one candidate per request", sample: 3 },
     z
       .number()
       .nullish()
       .refine((v) => v == null || v === 1, { error: "only best_of=1 is supported" }),
   ),
   suffix: refused(
-    "no fill-in-the-middle",
-    "x",
+    DOCS && { why: "no fill-in-the-middle", sample: "x" },
     z
       .string()
       .nullish()
       .refine((v) => v == null || v === "", { error: "suffix is not supported" }),
   ),
-  user: ignored("end-user label", "u"),
+  user: ignored(DOCS && { why: "end-user label", sample: "u" }),
 };
 
 export const completionRequestSchema = z

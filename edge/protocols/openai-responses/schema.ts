@@ -16,7 +16,8 @@ import { textFormatConstraint, textFormatField } from "../openai-common/response
 import { promptCacheFields } from "../openai-common/prompt-cache.js";
 import { openaiRequestFields, openaiSamplingFields } from "../openai-common/fields.js";
 import { positiveInteger, tokenLimit, UINT32_MAX } from "../../fields/checks.js";
-import { ignored, implemented, refused, shapeOf } from "../../fields/field-table.js";
+import { DOCS } from "../../fields/docs-text.js";
+import { docOf, ignored, implemented, refused, shapeOf } from "../../fields/field-table.js";
 import { effortBudget } from "../../fields/reasoning-effort.js";
 import { openCompaction } from "./compaction/compaction-prompt.js";
 
@@ -150,35 +151,43 @@ export const NOT_STORED_HERE = "is not supported by this server without a store 
 export const RESPONSES_FIELDS = {
   model: openaiRequestFields.model,
   input: implemented(z.union([z.string(), z.array(inputItem).min(1, { error: "at least one input item is required" })]), {
-    proto: "Chat.messages",
-    limits: "text, or at least one item: message, function_call, function_call_output, reasoning, compaction, compaction_trigger",
-    why: "messages and items (to-request.ts)",
+    doc: DOCS && {
+      proto: "Chat.messages",
+      limits: "text, or at least one item: message, function_call, function_call_output, reasoning, compaction, compaction_trigger",
+      why: "messages and items (to-request.ts)",
+    },
   }),
-  instructions: implemented(z.string().nullish(), { proto: "Chat.messages (first, system)", absent: "none", why: "the system message (to-request.ts)" }),
+  instructions: implemented(z.string().nullish(), {
+    doc: DOCS && { proto: "Chat.messages (first, system)", absent: "none", why: "the system message (to-request.ts)" },
+  }),
   max_output_tokens: implemented(positiveInteger().nullish(), {
-    ...openaiRequestFields.max_tokens,
+    doc: openaiRequestFields.max_tokens.doc,
     write: (value, draft) => {
       draft.request.maxTokens = tokenLimit(value);
     },
   }),
   temperature: openaiSamplingFields.temperature,
   top_p: openaiSamplingFields.top_p,
-  stream: implemented(z.boolean().nullish(), { proto: "(the answer's form)", absent: "one JSON answer", why: "SSE with named events" }),
+  stream: implemented(z.boolean().nullish(), { doc: DOCS && { proto: "(the answer's form)", absent: "one JSON answer", why: "SSE with named events" } }),
   metadata: echoed(z.record(z.string(), z.string()).nullish()),
   // With a store (edge/state/responses/) the handler sets `store` to what is done and puts the
   // previous responses' items first in `input`; without one it refuses previous_response_id and
   // sets `store` to false.
   store: implemented(z.boolean().nullish(), {
-    proto: "(the store, edge/state/responses/)",
-    absent: "true with a store",
-    why: "with a store: true unless `false`, and the Response says what was done; without one: nothing is stored, the Response says `store: false`",
+    doc: DOCS && {
+      proto: "(the store, edge/state/responses/)",
+      absent: "true with a store",
+      why: "with a store: true unless `false`, and the Response says what was done; without one: nothing is stored, the Response says `store: false`",
+    },
   }),
   previous_response_id: implemented(z.string().min(1).nullish(), {
-    proto: "(the store: items before `input`)",
-    absent: "none",
-    why:
-      "with a store: the stored response's input and output go before `input` (not its `instructions`); unknown or another key's: " +
-      "400 `previous_response_not_found`, as OpenAI answers it. Without a store: the same 400, saying nothing is stored",
+    doc: DOCS && {
+      proto: "(the store: items before `input`)",
+      absent: "none",
+      why:
+        "with a store: the stored response's input and output go before `input` (not its `instructions`); unknown or another key's: " +
+        "400 `previous_response_not_found`, as OpenAI answers it. Without a store: the same 400, saying nothing is stored",
+    },
   }),
   // With a store the handler takes `conversation` out before parsing and puts `{id}` back after
   // (edge/state/responses/conversation.ts); without one it is refused here.
@@ -188,31 +197,41 @@ export const RESPONSES_FIELDS = {
       .optional()
       .refine((value): boolean => value == null, { error: NOT_STORED }),
     {
-      proto: "(the store: the conversation's items before `input`)",
-      absent: "none",
-      why:
-        "with a store: the OpenAI conversation's items go before `input` and the finished turn is appended to it " +
-        '("OpenAI conversations"); not with `previous_response_id`. Without a store: a 400 naming it',
+      doc: DOCS && {
+        proto: "(the store: the conversation's items before `input`)",
+        absent: "none",
+        why:
+          "with a store: the OpenAI conversation's items go before `input` and the finished turn is appended to it " +
+          '("OpenAI conversations"); not with `previous_response_id`. Without a store: a 400 naming it',
+      },
     },
   ),
   text: implemented(z.object({ format: textFormatField }).nullish(), {
-    proto: "GenerateRequest.constraint",
-    absent: "free text",
-    why: "`format`: JSON object or schema",
+    doc: DOCS && {
+      proto: "GenerateRequest.constraint",
+      absent: "free text",
+      why: "`format`: JSON object or schema",
+    },
     write: (value, draft) => {
       draft.request.constraint = textFormatConstraint(value.format);
     },
   }),
   tools: implemented(z.array(anyTool).nullish(), {
-    proto: "Chat.tools",
-    absent: "none",
-    why: "function tools, and those of namespace tools; other types are ignored with a warning in the Response (to-request.ts)",
+    doc: DOCS && {
+      proto: "Chat.tools",
+      absent: "none",
+      why: "function tools, and those of namespace tools; other types are ignored with a warning in the Response (to-request.ts)",
+    },
   }),
-  tool_choice: implemented(toolChoice.nullish(), { proto: "Chat.tool_choice, Chat.tool_name", absent: "the sidecar's auto", why: "tools (to-request.ts)" }),
+  tool_choice: implemented(toolChoice.nullish(), {
+    doc: DOCS && { proto: "Chat.tool_choice, Chat.tool_name", absent: "the sidecar's auto", why: "tools (to-request.ts)" },
+  }),
   parallel_tool_calls: implemented(z.boolean().nullish(), {
-    proto: "Chat.parallel_tool_calls",
-    absent: "true",
-    why: "tools; `max_tool_calls` 1 makes it false",
+    doc: DOCS && {
+      proto: "Chat.parallel_tool_calls",
+      absent: "true",
+      why: "tools; `max_tool_calls` 1 makes it false",
+    },
     write: (value, draft) => {
       draft.chat.parallelToolCalls ??= value;
     },
@@ -222,8 +241,7 @@ export const RESPONSES_FIELDS = {
   frequency_penalty: openaiSamplingFields.frequency_penalty,
   // Logprobs on output text are not produced on this endpoint yet: 0 (or unset) only.
   top_logprobs: refused(
-    "no logprobs on this endpoint yet",
-    3,
+    DOCS && { why: "no logprobs on this endpoint yet", sample: 3 },
     z
       .number()
       .nullish()
@@ -231,54 +249,70 @@ export const RESPONSES_FIELDS = {
   ),
   // At most one call per reply when 1 (more are not counted yet: any larger value allows parallel calls).
   max_tool_calls: implemented(z.number().int().min(1).max(UINT32_MAX).nullish(), {
-    proto: "Chat.parallel_tool_calls",
-    absent: "no limit",
-    limits: "≥ 1",
-    why: "1 means one call",
+    doc: DOCS && {
+      proto: "Chat.parallel_tool_calls",
+      absent: "no limit",
+      limits: "≥ 1",
+      why: "1 means one call",
+    },
     write: (value, draft) => {
       if (value === 1) draft.chat.parallelToolCalls = false;
     },
   }),
   // A resumable stream with stream: true, else a job to poll (docs/contract.md, "Resumable streams").
   background: implemented(z.boolean().nullish(), {
-    proto: "GenerateRequest.resumable, detached",
-    absent: "false",
-    why:
-      'with `stream: true` a resumable stream; without, a job answered at once (`status: "queued"`) and polled with ' +
-      '`GET /v1/responses/{id}` ("Resumable streams"); the Response says `background: true`',
+    doc: DOCS && {
+      proto: "GenerateRequest.resumable, detached",
+      absent: "false",
+      why:
+        'with `stream: true` a resumable stream; without, a job answered at once (`status: "queued"`) and polled with ' +
+        '`GET /v1/responses/{id}` ("Resumable streams"); the Response says `background: true`',
+    },
   }),
   reasoning: implemented(z.object({ effort: z.string().nullish(), summary: z.string().nullish() }).nullish(), {
-    proto: "Chat.reasoning_budget",
-    absent: "no limit",
-    why: "`effort` is the reasoning budget; `summary` is echoed (no summary is made)",
+    doc: DOCS && {
+      proto: "Chat.reasoning_budget",
+      absent: "no limit",
+      why: "`effort` is the reasoning budget; `summary` is echoed (no summary is made)",
+    },
     write: (value, draft) => {
       const budget = effortBudget(value.effort);
       if (budget !== undefined) draft.chat.reasoningBudget = budget;
     },
   }),
-  service_tier: implemented(z.string().nullish(), { proto: "(the Response)", absent: "`default`", why: "the Response says `default`" }),
+  service_tier: implemented(z.string().nullish(), { doc: DOCS && { proto: "(the Response)", absent: "`default`", why: "the Response says `default`" } }),
   safety_identifier: echoed(z.string().nullish()),
   ...promptCacheFields,
-  prompt_cache_key: { ...promptCacheFields.prompt_cache_key, why: 'echoed; joins the affinity key across sidecars ("Cache hints")' },
+  prompt_cache_key: {
+    ...promptCacheFields.prompt_cache_key,
+    doc: DOCS && { ...docOf(promptCacheFields.prompt_cache_key), why: 'echoed; joins the affinity key across sidecars ("Cache hints")' },
+  },
   prompt_cache_retention: {
     ...promptCacheFields.prompt_cache_retention,
-    why: '`"in_memory"` / `"24h"`: the whole prompt kept ahead of unmarked ones for 10 minutes / 24 h; echoed when given ("Cache hints")',
+    doc: DOCS && {
+      ...docOf(promptCacheFields.prompt_cache_retention),
+      why: '`"in_memory"` / `"24h"`: the whole prompt kept ahead of unmarked ones for 10 minutes / 24 h; echoed when given ("Cache hints")',
+    },
   },
   user: echoed(z.string().nullish()),
   truncation: implemented(z.enum(["auto", "disabled"]).nullish(), {
-    proto: "(the Response)",
-    absent: "`disabled`",
-    why: "echoed; a prompt that does not fit is refused either way",
+    doc: DOCS && {
+      proto: "(the Response)",
+      absent: "`disabled`",
+      why: "echoed; a prompt that does not fit is refused either way",
+    },
   }),
   keep_alive: openaiSamplingFields.keep_alive,
   // "reasoning.encrypted_content" gives reasoning items an encrypted_content to send back next
   // turn (encrypted-reasoning.ts); other values add nothing this server makes.
   include: implemented(z.array(z.string()).nullish(), {
-    proto: "(the Response's reasoning items)",
-    absent: "none",
-    why:
-      '`"reasoning.encrypted_content"` gives reasoning items an `encrypted_content` that carries their text to the next turn; ' +
-      "other values add nothing this server makes",
+    doc: DOCS && {
+      proto: "(the Response's reasoning items)",
+      absent: "none",
+      why:
+        '`"reasoning.encrypted_content"` gives reasoning items an `encrypted_content` that carries their text to the next turn; ' +
+        "other values add nothing this server makes",
+    },
   }),
   // Server-side compaction (compaction/automatic.ts): compacts before generating when the prompt
   // reaches `compact_threshold` tokens (else when it would not leave room for the reply).
@@ -292,29 +326,30 @@ export const RESPONSES_FIELDS = {
       )
       .nullish(),
     {
-      proto: "(a compaction pass first)",
-      absent: "no compaction",
-      why:
-        '`[{"type":"compaction","compact_threshold":N}]`: the request is compacted before it is answered when its prompt reaches ' +
-        'the threshold ("Compaction"); another type: a 400 naming it',
+      doc: DOCS && {
+        proto: "(a compaction pass first)",
+        absent: "no compaction",
+        why:
+          '`[{"type":"compaction","compact_threshold":N}]`: the request is compacted before it is answered when its prompt reaches ' +
+          'the threshold ("Compaction"); another type: a 400 naming it',
+      },
     },
   ),
   // Stored prompt templates live on OpenAI's platform; this server has none.
   prompt: refused(
-    "no stored prompt templates",
-    { id: "pmpt_1" },
+    DOCS && { why: "no stored prompt templates", sample: { id: "pmpt_1" } },
     "prompt templates are not supported: this server stores no prompts; send the instructions and input",
   ),
-  client_metadata: ignored("the client's own labels (Codex sends them); they change nothing", { x: "y" }),
-  verbosity: ignored('a hint: replies are not shortened or lengthened on request ("Hints never refuse")', "low"),
-  moderation: ignored("no moderation runs here", { model: "omni-moderation-latest" }),
-  prompt_cache_options: ignored("caching is automatic", {}),
-  stream_options: ignored("no obfuscation padding is sent", { include_obfuscation: false }),
+  client_metadata: ignored(DOCS && { why: "the client's own labels (Codex sends them); they change nothing", sample: { x: "y" } }),
+  verbosity: ignored(DOCS && { why: 'a hint: replies are not shortened or lengthened on request ("Hints never refuse")', sample: "low" }),
+  moderation: ignored(DOCS && { why: "no moderation runs here", sample: { model: "omni-moderation-latest" } }),
+  prompt_cache_options: ignored(DOCS && { why: "caching is automatic", sample: {} }),
+  stream_options: ignored(DOCS && { why: "no obfuscation padding is sent", sample: { include_obfuscation: false } }),
 };
 
 /** A field the Response echoes and nothing else reads. */
 function echoed<S extends z.ZodType>(schema: S) {
-  return implemented(schema, { proto: "(the Response)", absent: "null", why: "echoed" });
+  return implemented(schema, { doc: DOCS && { proto: "(the Response)", absent: "null", why: "echoed" } });
 }
 
 export const responsesRequestSchema = z.object(shapeOf(RESPONSES_FIELDS)).superRefine((body, ctx) => {
