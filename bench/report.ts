@@ -1,13 +1,13 @@
 /**
  * The end of `npm run bench`: each section's measurements summarized, the markdown report, the
- * headline figures, and the results file written (main.ts runs the sections).
+ * headline figures, and the results file written (run-bench.ts runs the sections).
  */
 import { basename } from "node:path";
 import type { EncoderReport } from "./children/encoders.js";
 import { machine } from "./machine.js";
 import type { MemoryRow } from "./memory.js";
 import type { PeerInfo } from "./peer-paths.js";
-import { compare, writeResults, type ResultsFile } from "./results.js";
+import { compare, writeResults, type ResultsFile } from "./results-file.js";
 import type { ConcurrentRun } from "./sections/concurrent.js";
 import type { BatchResult } from "./sections/batch.js";
 import { batchHeadline, batchTargets, renderBatch, summarizeBatch } from "./sections/batch-report.js";
@@ -15,7 +15,7 @@ import type { EmbeddingsResult } from "./sections/embeddings.js";
 import { summarizeEngine, type EngineResult } from "./sections/engine.js";
 import { summarizeJoin, type JoinResult } from "./sections/join.js";
 import { longDecodeRate, promptRate, summarizeLong, type LongResult } from "./sections/long.js";
-import { modelsHeadline, renderModels, summarizeModels, type ModelsResult } from "./sections/models.js";
+import { modelsHeadline, renderModels, summarizeModels, type ModelsResult } from "./sections/many-models.js";
 import type { NewcomerResult } from "./sections/newcomer.js";
 import { newcomerHeadline, newcomerTargets, renderNewcomer, summarizeNewcomer } from "./sections/newcomer-report.js";
 import type { PrefixResult } from "./sections/prefix.js";
@@ -161,7 +161,7 @@ function streamHeadline(headline: Record<string, number>, m: Measured, s: Summar
   }
 }
 
-/** Headline figures by name, for comparing runs (results.ts). */
+/** Headline figures by name, for comparing runs (results-file.ts). */
 function headlineOf(run: RunRecord, m: Measured, s: Summaries): Record<string, number> {
   const headline: Record<string, number> = {};
   streamHeadline(headline, m, s);

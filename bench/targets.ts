@@ -1,7 +1,7 @@
 // The benchmark's targets (bench/README.md, "Targets"), checked against this run's summaries.
 import { bounded, TOLERANCE, type MemoryRow } from "./memory.js";
 import { PEER_LABELS, referencePeer } from "./peer-paths.js";
-import { ratioRange, ttftRange, type ModelsSummary } from "./sections/models.js";
+import { ratioRange, ttftRange, type ModelsSummary } from "./sections/many-models.js";
 import type { SessionsRow } from "./sections/sessions.js";
 import type { LevelSummary, PartySummary, PrefixRow, SweepSummary, Target } from "./summary.js";
 import { fmt } from "./table.js";

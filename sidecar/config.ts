@@ -3,12 +3,12 @@ import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { ENGINE_CHOICES, FLASH_ATTENTION_CHOICES, type EngineChoice, type ModelOptions } from "./engine/llama/model.js";
 import type { ResumableOptions } from "./engine/streams/resumable-streams.js";
-import type { PrioritySetting } from "./priority.js";
+import type { PrioritySetting } from "./nice-value.js";
 import { parseGpu, parseGpuLayers } from "./engine/llama/gpu.js";
 import { BATCH_THREADS_MAX_MIN_TOKENS } from "./engine/llama/batch-threads.js";
 import { MAX_STEP_TOKENS } from "./engine/llama/batch-shares.js";
-import { DEFAULT_LOOKUP_DRAFT } from "./engine/llama/speculation.js";
-import { traceSettingsFromEnv, type SidecarTraceSettings } from "./trace/settings.js";
+import { DEFAULT_LOOKUP_DRAFT } from "./engine/llama/prompt-lookup.js";
+import { traceSettingsFromEnv, type SidecarTraceSettings } from "./trace/trace-settings.js";
 
 type EngineSettings =
   | "threads"
@@ -54,7 +54,7 @@ export interface SidecarConfig extends Pick<ModelOptions, EngineSettings> {
   readonly host: string;
   readonly port: number;
   readonly drainMs: number;
-  /** Scheduling priority of the main thread (see priority.ts); "off" when not given. */
+  /** Scheduling priority of the main thread (see nice-value.ts); "off" when not given. */
   readonly priority?: PrioritySetting;
   /** The shared secret every call must carry (`authorization: Bearer <token>`); none: no check. */
   readonly token?: string | undefined;

@@ -4,11 +4,11 @@ import { getPriority } from "node:os";
 import { ensureModels } from "../gguf/models.js";
 import { readConfig, usage, type SidecarConfig } from "./config.js";
 import { describeGpu } from "./engine/llama/gpu.js";
-import { buildCatalogue, type Catalogue } from "./catalogue/catalogue.js";
+import { buildCatalogue, type Catalogue } from "./catalogue/model-catalogue.js";
 import { isRemoteModel, modelsInFolder, resolveModelSource } from "./catalogue/model-source.js";
 import { readPresets } from "./catalogue/presets.js";
 import type { RegistryEvent } from "./catalogue/registry.js";
-import { startSidecar, type RunningSidecar } from "./server.js";
+import { startSidecar, type RunningSidecar } from "./start-sidecar.js";
 
 /** The catalogue the flags describe; with nothing given, the demo model alone (written if missing). */
 async function catalogueFor(config: SidecarConfig): Promise<Catalogue> {

@@ -1,11 +1,11 @@
-// The benchmark's many-models section (bench/sections/models.ts): its flags, the figures it draws
+// The benchmark's many-models section (bench/sections/many-models.ts): its flags, the figures it draws
 // from its samples (load on demand, the catalogue's cost by pairs), its targets and headline. Pure
 // functions only: nothing is started.
 import { describe, expect, it } from "vitest";
 import { medianInterval } from "../bench/stats.js";
 import { readFlags, SECTIONS, type BenchFlags } from "../bench/flags.js";
 import type { StreamSample } from "../bench/sample.js";
-import { modelsHeadline, renderModels, summarizeModels, type ModelsResult } from "../bench/sections/models.js";
+import { modelsHeadline, renderModels, summarizeModels, type ModelsResult } from "../bench/sections/many-models.js";
 import { evaluateTargets } from "../bench/targets.js";
 
 /** A completed stream: first token at `ttft` ms, `tokens` tokens, the last at `last` ms. */

@@ -2,7 +2,7 @@
 // OTLP endpoint, the traces endpoint before the base one, only the OTLP/HTTP protocols.
 import { describe, expect, it } from "vitest";
 import { parseEdgeConfig, traceSettingsOf } from "../edge/config/parse.js";
-import { traceSettingsFromEnv } from "../sidecar/trace/settings.js";
+import { traceSettingsFromEnv } from "../sidecar/trace/trace-settings.js";
 
 describe("trace settings", () => {
   it("are off without an endpoint, on both", () => {

@@ -1,7 +1,7 @@
 // Parties (b), (c), (d) and the sweep: the real sidecar (`startSidecar`) in its own process; with
 // `catalogue`, a sidecar serving several models, none loaded at start (the many-models run).
-import { startSidecar, type RunningSidecar } from "../../sidecar/server.js";
-import { buildCatalogue } from "../../sidecar/catalogue/catalogue.js";
+import { startSidecar, type RunningSidecar } from "../../sidecar/start-sidecar.js";
+import { buildCatalogue } from "../../sidecar/catalogue/model-catalogue.js";
 import { loadLlama, threadCounts } from "../../sidecar/engine/llama/model.js";
 import { failToParent, serveParent } from "../ipc.js";
 import { describeGpu } from "../../sidecar/engine/llama/gpu.js";

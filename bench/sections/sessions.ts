@@ -165,7 +165,7 @@ export function renderSessions(rows: readonly SessionsRow[], result: SessionsRes
   ].join("\n");
 }
 
-/** The headline figures of the section (results.ts compares them run to run). */
+/** The headline figures of the section (results-file.ts compares them run to run). */
 export function sessionsHeadline(rows: readonly SessionsRow[], headline: Record<string, number>): void {
   for (const r of rows) {
     headline[`sessions ${r.label} returning TTFT p50 ms`] = r.returningTtftP50;

@@ -4,10 +4,10 @@
 import { statSync } from "node:fs";
 import os from "node:os";
 import type { Llama } from "node-llama-cpp";
-import type { Embedder } from "../engine/llama/embeddings.js";
+import type { Embedder } from "../engine/llama/embedder.js";
 import { embedderFor, flashAttentionOf, loadModel, threadCounts, type LoadedModel, type ModelOptions } from "../engine/llama/model.js";
 import type { Bytes } from "./budget.js";
-import type { CatalogueEntry } from "./catalogue.js";
+import type { CatalogueEntry } from "./model-catalogue.js";
 import { estimate, readModelFile, type Estimate, type EstimateSettings, type ModelFile } from "./estimate.js";
 import { resolveModelSource } from "./model-source.js";
 import type { ModelLimits } from "./slot.js";

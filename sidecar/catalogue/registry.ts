@@ -3,12 +3,12 @@
 // by `--models-max` and the memory budget (the least recently used idle model goes first; a load
 // that needs a busy model's room waits), and a drain that stops loads and frees every model
 // (docs/decisions.md, "Many models on one sidecar").
-import { modelLoadFailed, notFound, overloaded, unavailable } from "../engine/errors.js";
+import { modelLoadFailed, notFound, overloaded, unavailable } from "../engine/engine-errors.js";
 import { BATCH_QUEUE_LIMIT } from "../engine/llama/idle-capacity.js";
 import type { LoadedModel } from "../engine/llama/model.js";
-import { replySummary } from "../engine/llama/reply-syntax.js";
+import { replySummary } from "../engine/llama/model-reply-syntax.js";
 import { decide, freeRoom, NO_BYTES, type Bytes, type Resident } from "./budget.js";
-import type { Catalogue, CatalogueEntry } from "./catalogue.js";
+import type { Catalogue, CatalogueEntry } from "./model-catalogue.js";
 import type { Estimate, ModelFile } from "./estimate.js";
 import type { Loader } from "./loader.js";
 import { Slot, type ModelView } from "./slot.js";

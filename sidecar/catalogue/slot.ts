@@ -4,7 +4,7 @@
 import type { LoadedModel } from "../engine/llama/model.js";
 import type { Bytes, Resident } from "./budget.js";
 import { NO_BYTES } from "./budget.js";
-import type { CatalogueEntry } from "./catalogue.js";
+import type { CatalogueEntry } from "./model-catalogue.js";
 import type { Estimate } from "./estimate.js";
 
 /** The settings a model loads with (its preset over the flags): what ListModels shows before the load. */

@@ -1,6 +1,6 @@
 // Waiting in the registry: for the next change (a lease released, a model loaded or unloaded),
 // and for a promise unless the caller leaves or the sidecar drains first.
-import { cancelled, unavailable } from "../engine/errors.js";
+import { cancelled, unavailable } from "../engine/engine-errors.js";
 
 /** A promise that resolves at the next `notify()`: what loads waiting for room wait on. */
 export class Changes {

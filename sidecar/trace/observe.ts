@@ -9,7 +9,7 @@ import type { GenerateEvent } from "../engine/decode/generate.js";
 import type { Registry } from "prom-client";
 import { GenAiServerMetrics, type GenerationLabels } from "./genai-metrics.js";
 import { startSidecarTracing, type SidecarTracing } from "./provider.js";
-import type { SidecarTraceSettings } from "./settings.js";
+import type { SidecarTraceSettings } from "./trace-settings.js";
 
 type FinishInit = Extract<NonNullable<GenerateEvent["event"]>, { case: "finish" }>["value"];
 

@@ -6,7 +6,7 @@ import { OTLPTraceExporter as JsonExporter } from "@opentelemetry/exporter-trace
 import { OTLPTraceExporter as ProtobufExporter } from "@opentelemetry/exporter-trace-otlp-proto";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import { BasicTracerProvider, BatchSpanProcessor } from "@opentelemetry/sdk-trace-base";
-import type { SidecarTraceSettings } from "./settings.js";
+import type { SidecarTraceSettings } from "./trace-settings.js";
 
 export interface SidecarTracing {
   readonly tracer: Tracer;

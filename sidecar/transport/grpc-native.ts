@@ -10,7 +10,7 @@ import { dirname, join } from "node:path";
 import { ReflectionService } from "@grpc/reflection";
 import { HealthImplementation } from "grpc-health-check";
 import { InferenceService } from "../../proto/gen/inference/v1/inference_pb.js";
-import { cancelled, deadlineExceeded } from "../engine/errors.js";
+import { cancelled, deadlineExceeded } from "../engine/engine-errors.js";
 
 const require = createRequire(import.meta.url);
 /** The reflection service's own definition, as @grpc/reflection ships it. */

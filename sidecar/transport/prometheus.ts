@@ -4,7 +4,7 @@
 // protocol): queue length, running requests and KV-cache use (docs/contract.md, "Metrics").
 import { Counter, Gauge, type Registry } from "prom-client";
 import { grammarCache } from "../engine/grammar/constraint.js";
-import type { EngineMetrics } from "../engine/metrics.js";
+import type { EngineMetrics } from "../engine/engine-metrics.js";
 import type { KvTierStats } from "../engine/llama/kv-tier.js";
 
 /** The load a scrape reads from the engine. */
@@ -33,7 +33,7 @@ export interface ModelLoad {
   readonly memoryBytes: number;
   /** Requests using it or waiting for it. */
   readonly requests: number;
-  /** Tokens its replies drafted by prompt lookup, and of those the tokens they took, since its load (speculation.ts). */
+  /** Tokens its replies drafted by prompt lookup, and of those the tokens they took, since its load (prompt-lookup.ts). */
   readonly draftedTokens: number;
   readonly acceptedTokens: number;
 }

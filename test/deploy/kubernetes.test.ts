@@ -7,7 +7,7 @@ import { existsSync, readFileSync } from "node:fs";
 import parsePrometheusTextFormat from "parse-prometheus-text-format";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import type { RunningSidecar } from "../../sidecar/server.js";
+import type { RunningSidecar } from "../../sidecar/start-sidecar.js";
 import { Cluster, allProblems, podProblems, pickerProblems, poolProblems, type Container } from "../support/kubernetes-references.js";
 import { MANIFESTS_DIR, loadManifests, manifestValidators, pickerConfigValidator, validateManifest, type Manifest } from "../support/kubernetes-schemas.js";
 import { startTestSidecar } from "../support/sidecar.js";

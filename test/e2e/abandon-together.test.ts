@@ -6,7 +6,7 @@
 // wrangler's, not the edge's. The scripted model sings " la" until max_tokens, so a generation
 // that was not cancelled runs to its limit.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { RunningSidecar } from "../../sidecar/server.js";
+import type { RunningSidecar } from "../../sidecar/start-sidecar.js";
 import { startTestSidecar } from "../support/sidecar.js";
 import { startWrangler, type Wrangler } from "../support/wrangler.js";
 

@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startNodeEdge } from "../../edge/hosts/node/main.js";
 import { ensureModels } from "../../gguf/models.js";
-import type { RunningSidecar } from "../../sidecar/server.js";
+import type { RunningSidecar } from "../../sidecar/start-sidecar.js";
 import { readMetrics, startTestSidecar } from "../support/sidecar.js";
 import { startWrangler } from "../support/wrangler.js";
 

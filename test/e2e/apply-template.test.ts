@@ -5,7 +5,7 @@
 import OpenAI from "openai";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { ensureModels } from "../../gguf/models.js";
-import type { RunningSidecar } from "../../sidecar/server.js";
+import type { RunningSidecar } from "../../sidecar/start-sidecar.js";
 import { startCatalogue } from "../support/catalogue.js";
 import { describeOnRuntimes } from "../support/runtimes.js";
 import { THINK_REASONING, TOOLS_ANSWER } from "../support/scripted.js";

@@ -5,7 +5,7 @@ import { rmSync } from "node:fs";
 import { join } from "node:path";
 import OpenAI, { toFile } from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { RunningSidecar } from "../../sidecar/server.js";
+import type { RunningSidecar } from "../../sidecar/start-sidecar.js";
 import { ROOT } from "../../scripts/wrangler-dev.js";
 import { chatLine, fileLines, jsonl, waitForBatch } from "../support/batches.js";
 import { startTestSidecar } from "../support/sidecar.js";

@@ -4,7 +4,7 @@
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI, { toFile } from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { RunningSidecar } from "../../sidecar/server.js";
+import type { RunningSidecar } from "../../sidecar/start-sidecar.js";
 import { chatLine, fileLines, jsonl, waitForBatch, waitForMessageBatch } from "../support/batches.js";
 import { CHAT_REPLY } from "../support/scripted.js";
 import { startTestSidecar } from "../support/sidecar.js";

@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { llamaTemplates } from "../../gguf/llama-source.js";
 import { ensureModels, FAMILY_TWIN_FACTS, FAMILY_TWINS, GPT_OSS_RESULT_REASONING, type FamilyTwin } from "../../gguf/models.js";
 import { QWEN3_CODER_ANSWER, TWIN_REASONING, TWO_CALLS_ASK, TWO_CALLS_CITIES } from "../../gguf/twins/parts.js";
-import type { RunningSidecar } from "../../sidecar/server.js";
+import type { RunningSidecar } from "../../sidecar/start-sidecar.js";
 import { renderTemplate } from "../../sidecar/engine/syntax/jinja.js";
 import { startCatalogue } from "../support/catalogue.js";
 import { describeOnRuntimes } from "../support/runtimes.js";

@@ -9,7 +9,7 @@ import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { Role } from "../../proto/gen/inference/v1/inference_pb.js";
-import type { RunningSidecar } from "../../sidecar/server.js";
+import type { RunningSidecar } from "../../sidecar/start-sidecar.js";
 import { answer, startCatalogue } from "../support/catalogue.js";
 import { clientsFor, collect } from "../support/sidecar.js";
 import { describeOnRuntimes } from "../support/runtimes.js";

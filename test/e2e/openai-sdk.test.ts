@@ -7,7 +7,7 @@ import { startStack, type Stack } from "../support/edge.js";
 import { readMetrics } from "../support/sidecar.js";
 import { readEvents } from "../support/sse.js";
 import { CHAT_REPLY, STORY, chatPromptTokens } from "../support/scripted.js";
-import { DEFAULT_LOOKUP_DRAFT } from "../../sidecar/engine/llama/speculation.js";
+import { DEFAULT_LOOKUP_DRAFT } from "../../sidecar/engine/llama/prompt-lookup.js";
 
 let stack: Stack;
 let client: OpenAI;

@@ -10,7 +10,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { startNodeEdge, type RunningEdge } from "../../edge/hosts/node/main.js";
 import { modelPath } from "../../gguf/models.js";
-import type { RunningSidecar } from "../../sidecar/server.js";
+import type { RunningSidecar } from "../../sidecar/start-sidecar.js";
 import { CHAT_REPLY } from "../support/scripted.js";
 import { socketNotFound } from "../support/contract.js";
 import { sealCompaction } from "../../edge/protocols/openai-responses/compaction/compaction-prompt.js";

@@ -4,7 +4,7 @@
 // through a restarted edge, and Responses' own form through the official client.
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { RunningSidecar } from "../../sidecar/server.js";
+import type { RunningSidecar } from "../../sidecar/start-sidecar.js";
 import { startNodeEdge, type RunningEdge } from "../../edge/hosts/node/main.js";
 import { modelPath } from "../../gguf/models.js";
 import { startStack } from "../support/edge.js";

@@ -5,7 +5,7 @@ import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startNodeEdge } from "../../edge/hosts/node/main.js";
 import { createSidecarClient } from "../../edge/upstream/connection.js";
-import type { RunningSidecar } from "../../sidecar/server.js";
+import type { RunningSidecar } from "../../sidecar/start-sidecar.js";
 import { modelPath } from "../../gguf/models.js";
 import { CHAT_REPLY } from "../support/scripted.js";
 import { startTestSidecar } from "../support/sidecar.js";

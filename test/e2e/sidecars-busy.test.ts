@@ -4,7 +4,7 @@
 // answered by C with the exact reply; A stays up, and once free it gets the conversation back.
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { startNodeEdge, type RunningEdge } from "../../edge/hosts/node/main.js";
-import type { RunningSidecar } from "../../sidecar/server.js";
+import type { RunningSidecar } from "../../sidecar/start-sidecar.js";
 import { CHAT_REPLY } from "../support/scripted.js";
 import { clientsFor, startTestSidecar } from "../support/sidecar.js";
 

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startNodeEdge, type RunningEdge } from "../../edge/hosts/node/main.js";
 import { createEdgeMetrics, type EdgeMetrics } from "../../edge/hosts/node/metrics.js";
-import type { RunningSidecar } from "../../sidecar/server.js";
+import type { RunningSidecar } from "../../sidecar/start-sidecar.js";
 import { modelPath } from "../../gguf/models.js";
 import { CHAT_REPLY, THINK_REASONING } from "../support/scripted.js";
 import { clientsFor, startTestSidecar } from "../support/sidecar.js";

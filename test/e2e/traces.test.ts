@@ -5,7 +5,7 @@
 import OpenAI from "openai";
 import { beforeAll, describe, expect, it } from "vitest";
 import { startNodeEdge, type RunningEdge } from "../../edge/hosts/node/main.js";
-import type { RunningSidecar } from "../../sidecar/server.js";
+import type { RunningSidecar } from "../../sidecar/start-sidecar.js";
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from "../support/otlp-receiver.js";
 import { CHAT_REPLY, CHAT_REPLY_TOKENS, STORY, chatPromptTokens } from "../support/scripted.js";
 import { clientsFor, collect, startTestSidecar } from "../support/sidecar.js";

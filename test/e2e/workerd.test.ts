@@ -4,7 +4,7 @@ import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import { request as httpRequest } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { RunningSidecar } from "../../sidecar/server.js";
+import type { RunningSidecar } from "../../sidecar/start-sidecar.js";
 import { checkChatStream } from "../support/contract.js";
 import { clientsFor, readMetrics, startTestSidecar } from "../support/sidecar.js";
 import { readEvents } from "../support/sse.js";

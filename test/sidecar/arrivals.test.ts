@@ -8,7 +8,7 @@ import { GenerateRequestSchema } from "../../proto/gen/inference/v1/inference_pb
 import { modelPath } from "../../gguf/models.js";
 import { ARRIVAL_WAIT_MS, Arrivals } from "../../sidecar/engine/llama/arrivals.js";
 import { generate } from "../../sidecar/engine/decode/generate.js";
-import { EngineMetrics } from "../../sidecar/engine/metrics.js";
+import { EngineMetrics } from "../../sidecar/engine/engine-metrics.js";
 import { loadModel, type LoadedModel } from "../../sidecar/engine/llama/model.js";
 import { watchBatches } from "../support/engine.js";
 

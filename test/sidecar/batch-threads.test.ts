@@ -6,7 +6,7 @@ import { GenerateRequestSchema } from "../../proto/gen/inference/v1/inference_pb
 import { modelPath } from "../../gguf/models.js";
 import { BATCH_THREADS_MAX_MIN_TOKENS as BATCH_THREADS_MIN_TOKENS, batchThreadsMinTokens } from "../../sidecar/engine/llama/batch-threads.js";
 import { generate } from "../../sidecar/engine/decode/generate.js";
-import { EngineMetrics } from "../../sidecar/engine/metrics.js";
+import { EngineMetrics } from "../../sidecar/engine/engine-metrics.js";
 import { loadModel, type LoadedModel } from "../../sidecar/engine/llama/model.js";
 import { watchBatches } from "../support/engine.js";
 

@@ -6,7 +6,7 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { Role, type ChatMessageSchema, type GenerateRequestSchema } from "../../proto/gen/inference/v1/inference_pb.js";
-import type { RunningSidecar } from "../../sidecar/server.js";
+import type { RunningSidecar } from "../../sidecar/start-sidecar.js";
 import { clientsFor, collect, startTestSidecar, type InferenceClient } from "../support/sidecar.js";
 
 interface Request {

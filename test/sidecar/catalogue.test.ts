@@ -1,9 +1,9 @@
-// The catalogue (sidecar/catalogue/catalogue.ts) and the presets file (presets.ts): which models
+// The catalogue (sidecar/catalogue/model-catalogue.ts) and the presets file (presets.ts): which models
 // are served under which names, which entry a request's model name reaches, and the messages that
 // stop the start for a bad presets file, a name used twice or an unknown --default-model.
 import { Code, ConnectError } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
-import { buildCatalogue, nameOf, type CatalogueSources } from "../../sidecar/catalogue/catalogue.js";
+import { buildCatalogue, nameOf, type CatalogueSources } from "../../sidecar/catalogue/model-catalogue.js";
 import { parsePresets } from "../../sidecar/catalogue/presets.js";
 
 const FILE = "--models-preset presets.json";

@@ -1,4 +1,4 @@
-// Several choices of one prompt (GenerateRequest.n; sidecar/engine/decode/choices.ts) over real
+// Several choices of one prompt (GenerateRequest.n; sidecar/engine/decode/several-choices.ts) over real
 // gRPC: the choices equal the one-choice replies (temperature 0, and seed + i at temperature 1),
 // the prompt is evaluated once and copied, the choices' steps share batches, and a caller that
 // leaves stops them all.
@@ -6,7 +6,7 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { FinishReason, type GenerateRequest, type GenerateResponse } from "../../proto/gen/inference/v1/inference_pb.js";
 import { ensureModels } from "../../gguf/models.js";
-import type { RunningSidecar } from "../../sidecar/server.js";
+import type { RunningSidecar } from "../../sidecar/start-sidecar.js";
 import { watchBatches } from "../support/engine.js";
 import { STORY } from "../support/scripted.js";
 import { clientsFor, collect, startTestSidecar, type InferenceClient } from "../support/sidecar.js";

@@ -5,7 +5,7 @@ import { getPriority, tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { readConfig } from "../../sidecar/config.js";
-import { applyPriority } from "../../sidecar/priority.js";
+import { applyPriority } from "../../sidecar/nice-value.js";
 
 describe("readConfig", () => {
   it("takes flags over the environment over defaults", () => {

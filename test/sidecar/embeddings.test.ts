@@ -5,7 +5,7 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EmbedInputSchema } from "../../proto/gen/inference/v1/inference_pb.js";
 import { modelPath } from "../../gguf/models.js";
-import { unitLength } from "../../sidecar/engine/llama/embeddings.js";
+import { unitLength } from "../../sidecar/engine/llama/embedder.js";
 import { loadModel, type LoadedModel } from "../../sidecar/engine/llama/model.js";
 
 let loaded: LoadedModel;

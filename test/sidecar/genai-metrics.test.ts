@@ -3,7 +3,7 @@
 // operation, provider and model (and error type on a failed call), following real generations.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Role } from "../../proto/gen/inference/v1/inference_pb.js";
-import type { RunningSidecar } from "../../sidecar/server.js";
+import type { RunningSidecar } from "../../sidecar/start-sidecar.js";
 import { clientsFor, collect, startTestSidecar } from "../support/sidecar.js";
 
 const BUCKETS: Record<string, number[]> = {

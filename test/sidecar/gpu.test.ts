@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { describeGpu } from "../../sidecar/engine/llama/gpu.js";
 import type { LoadedModel } from "../../sidecar/engine/llama/model.js";
-import type { RunningSidecar } from "../../sidecar/server.js";
+import type { RunningSidecar } from "../../sidecar/start-sidecar.js";
 import { clientsFor, startTestSidecar } from "../support/sidecar.js";
 
 let sidecar: RunningSidecar;

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { create } from "@bufbuild/protobuf";
 import { ChatSchema, FinishReason, Role, type GenerateRequest } from "../../proto/gen/inference/v1/inference_pb.js";
 import { decodeQueue } from "../../sidecar/engine/llama/llama-internals.js";
-import type { RunningSidecar } from "../../sidecar/server.js";
+import type { RunningSidecar } from "../../sidecar/start-sidecar.js";
 import { CHAT_REPLY } from "../support/scripted.js";
 import { clientsFor, collect, readMetrics, replyText, startTestSidecar } from "../support/sidecar.js";
 

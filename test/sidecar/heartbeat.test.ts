@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EOS_ID } from "../../gguf/llama.js";
 import { ensureModels } from "../../gguf/models.js";
 import { PROMPT_CHUNK_TOKENS } from "../../sidecar/engine/decode/sequences.js";
-import type { RunningSidecar } from "../../sidecar/server.js";
+import type { RunningSidecar } from "../../sidecar/start-sidecar.js";
 import { clientsFor, startTestSidecar } from "../support/sidecar.js";
 
 describe("heartbeats and long prompts", () => {

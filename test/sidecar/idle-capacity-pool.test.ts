@@ -5,7 +5,7 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { LlamaContext, LlamaContextSequence, Token } from "node-llama-cpp";
 import { describe, expect, it } from "vitest";
-import { SequencePool } from "../../sidecar/engine/llama/pool.js";
+import { SequencePool } from "../../sidecar/engine/llama/sequence-pool.js";
 import { OneAtATime } from "../../sidecar/engine/llama/one-at-a-time.js";
 
 function fakeContext(count: number): LlamaContext {

@@ -1,6 +1,6 @@
 // The rooms of sidecar/engine/ and what each may import (their READMEs): syntax/ → llama/ → grammar/ →
 // chat/ → decode/ → streams/, each room importing only rooms before it and the shared files
-// directly under engine/ (errors.ts, metrics.ts), which import no room; nothing in engine/
+// directly under engine/ (engine-errors.ts, engine-metrics.ts), which import no room; nothing in engine/
 // imports the sidecar's process, service or transports. sidecar/catalogue/ (the models and their
 // registry) imports only engine/llama/ and the shared files, and neither engine/ nor transport/
 // imports it.

@@ -14,13 +14,13 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GenerateRequestSchema } from "../../proto/gen/inference/v1/inference_pb.js";
 import { modelPath } from "../../gguf/models.js";
 import { generate } from "../../sidecar/engine/decode/generate.js";
-import { EngineMetrics } from "../../sidecar/engine/metrics.js";
+import { EngineMetrics } from "../../sidecar/engine/engine-metrics.js";
 import { modelFolder } from "../../sidecar/engine/llama/kv-folder.js";
 import { KvTier, MIN_STATE_TOKENS } from "../../sidecar/engine/llama/kv-tier.js";
 import { evictionOrder, readMarks } from "../../sidecar/engine/llama/kv-marks.js";
 import type { HeldState, SequenceStates } from "../../sidecar/engine/llama/llama-internals.js";
 import { loadModel, type LoadedModel, type ModelOptions } from "../../sidecar/engine/llama/model.js";
-import type { RunningSidecar } from "../../sidecar/server.js";
+import type { RunningSidecar } from "../../sidecar/start-sidecar.js";
 import { clientsFor, collect, readMetrics, startTestSidecar } from "../support/sidecar.js";
 
 /** A prompt of `words` pseudo-random words, different for each seed from its first word on. */

@@ -3,7 +3,7 @@
 // main port is locked and bound to 127.0.0.1 inside its pod. Nothing else is served there.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readConfig } from "../../sidecar/config.js";
-import type { RunningSidecar } from "../../sidecar/server.js";
+import type { RunningSidecar } from "../../sidecar/start-sidecar.js";
 import { readMetrics, startTestSidecar } from "../support/sidecar.js";
 
 const TOKEN = "sidecar-secret-metrics";

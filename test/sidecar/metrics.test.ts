@@ -3,8 +3,8 @@
 // Gateway's endpoint picker reads.
 import parsePrometheusTextFormat, { type PrometheusFamily } from "parse-prometheus-text-format";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DEFAULT_LOOKUP_DRAFT } from "../../sidecar/engine/llama/speculation.js";
-import type { RunningSidecar } from "../../sidecar/server.js";
+import { DEFAULT_LOOKUP_DRAFT } from "../../sidecar/engine/llama/prompt-lookup.js";
+import type { RunningSidecar } from "../../sidecar/start-sidecar.js";
 import { clientsFor, collect, startTestSidecar } from "../support/sidecar.js";
 
 async function scrape(url: string): Promise<Map<string, PrometheusFamily>> {

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FinishReason, ModelLoadFailedSchema, ModelStatus, Role } from "../../proto/gen/inference/v1/inference_pb.js";
 import { modelPath } from "../../gguf/models.js";
-import type { RunningSidecar } from "../../sidecar/server.js";
+import type { RunningSidecar } from "../../sidecar/start-sidecar.js";
 import { THINK_REASONING, TOOLS_ANSWER } from "../support/scripted.js";
 import { answer, ask, loadsOf, modelGauge, startCatalogue, statuses } from "../support/catalogue.js";
 import { clientsFor, collect, startTestSidecar } from "../support/sidecar.js";

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TOOLS_TEMPLATE } from "../../gguf/tools-template.js";
 import { Role } from "../../proto/gen/inference/v1/inference_pb.js";
 import { isOwnCallId, newCallId } from "../../sidecar/engine/chat/own-calls.js";
-import type { RunningSidecar } from "../../sidecar/server.js";
+import type { RunningSidecar } from "../../sidecar/start-sidecar.js";
 import { startCatalogue } from "../support/catalogue.js";
 import { TOOL_RESULT_REASONING, TOOLS_ANSWER } from "../support/scripted.js";
 import { clientsFor, collect } from "../support/sidecar.js";

@@ -2,7 +2,7 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import type { LlamaContext, LlamaContextSequence, Token } from "node-llama-cpp";
 import { setMaxListeners } from "node:events";
 import { describe, expect, it } from "vitest";
-import { RUN_COST_TOKENS, SequencePool } from "../../sidecar/engine/llama/pool.js";
+import { RUN_COST_TOKENS, SequencePool } from "../../sidecar/engine/llama/sequence-pool.js";
 
 /** Sequences that only know their cached tokens: enough for the pool's choices. */
 function fakeContext(caches: number[][]): LlamaContext {

@@ -3,7 +3,7 @@
 // busy source goes on decoding what it would have alone.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { LoadedModel } from "../../sidecar/engine/llama/model.js";
-import { EngineMetrics } from "../../sidecar/engine/metrics.js";
+import { EngineMetrics } from "../../sidecar/engine/engine-metrics.js";
 import { type Generated, generateText, loadScripted } from "../support/engine.js";
 
 const load = (): Promise<LoadedModel> => loadScripted({ sequences: 4, contextSize: 2048, cacheRam: 0 });

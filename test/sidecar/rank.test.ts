@@ -10,7 +10,7 @@ import { modelPath } from "../../gguf/models.js";
 import { RERANK_TEMPLATE } from "../../gguf/rerank.js";
 import { rankTokens } from "../../sidecar/engine/llama/llama-internals.js";
 import { loadLlama, loadModel, type LoadedModel } from "../../sidecar/engine/llama/model.js";
-import type { RunningSidecar } from "../../sidecar/server.js";
+import type { RunningSidecar } from "../../sidecar/start-sidecar.js";
 import { clientsFor, collect, startTestSidecar } from "../support/sidecar.js";
 
 /** Tokens one (query, document) pair may hold on the sidecars here (--embedding-context-size). */

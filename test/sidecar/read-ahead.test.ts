@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GenerateRequestSchema } from "../../proto/gen/inference/v1/inference_pb.js";
 import { modelPath } from "../../gguf/models.js";
 import { FIRST_TOKEN_POSITION, generate } from "../../sidecar/engine/decode/generate.js";
-import { EngineMetrics } from "../../sidecar/engine/metrics.js";
+import { EngineMetrics } from "../../sidecar/engine/engine-metrics.js";
 import { loadModel, type LoadedModel } from "../../sidecar/engine/llama/model.js";
 import { readAhead } from "../../sidecar/engine/streams/read-ahead.js";
 import { watchBatches } from "../support/engine.js";

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ensureModels, TOOLS_THINK_PIECES } from "../../gguf/models.js";
 import { Role, type GenerateResponse } from "../../proto/gen/inference/v1/inference_pb.js";
-import type { RunningSidecar } from "../../sidecar/server.js";
+import type { RunningSidecar } from "../../sidecar/start-sidecar.js";
 import { startCatalogue } from "../support/catalogue.js";
 import { THINK_REASONING, TOOLS_ANSWER } from "../support/scripted.js";
 import { clientsFor, collect } from "../support/sidecar.js";

@@ -6,7 +6,7 @@ import { create, toBinary } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FinishReason, GenerateRequestSchema, GenerateResponseSchema, type GenerateResponse } from "../../proto/gen/inference/v1/inference_pb.js";
-import type { RunningSidecar } from "../../sidecar/server.js";
+import type { RunningSidecar } from "../../sidecar/start-sidecar.js";
 import { clientsFor, readMetrics, replyText, startTestSidecar } from "../support/sidecar.js";
 
 let sidecar: RunningSidecar;

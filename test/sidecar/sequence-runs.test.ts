@@ -1,4 +1,4 @@
-// The pool keeps busy sequences' ids side by side on the real engine (sidecar/engine/llama/pool.ts,
+// The pool keeps busy sequences' ids side by side on the real engine (sidecar/engine/llama/sequence-pool.ts,
 // RUN_COST_TOKENS): llama.cpp evaluates a batch one run of consecutive sequence ids at a time, so
 // two streams on ids apart cost two passes over the weights a step.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

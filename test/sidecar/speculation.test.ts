@@ -1,4 +1,4 @@
-// Speculative decoding by prompt lookup (sidecar/engine/llama/speculation.ts) on the real engine:
+// Speculative decoding by prompt lookup (sidecar/engine/llama/prompt-lookup.ts) on the real engine:
 // the drafter's drafts, replies token for token the ones without drafts (alone, four at once,
 // seeded), several tokens a decode where the reply repeats, the sequence left holding what it says,
 // and no drafts where sampling reads the reply so far.
@@ -9,8 +9,8 @@ import { modelPath } from "../../gguf/models.js";
 import { GenerateRequestSchema, type SamplingOptionsSchema } from "../../proto/gen/inference/v1/inference_pb.js";
 import { generate } from "../../sidecar/engine/decode/generate.js";
 import { loadModel, type LoadedModel } from "../../sidecar/engine/llama/model.js";
-import { DEFAULT_LOOKUP_DRAFT, PairLookup } from "../../sidecar/engine/llama/speculation.js";
-import { EngineMetrics } from "../../sidecar/engine/metrics.js";
+import { DEFAULT_LOOKUP_DRAFT, PairLookup } from "../../sidecar/engine/llama/prompt-lookup.js";
+import { EngineMetrics } from "../../sidecar/engine/engine-metrics.js";
 import { generateText, loadScripted, watchBatches } from "../support/engine.js";
 import { STORY } from "../support/scripted.js";
 

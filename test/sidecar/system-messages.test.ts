@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Role } from "../../proto/gen/inference/v1/inference_pb.js";
 import { modelPath } from "../../gguf/models.js";
 import { rendersSystemInPlace, systemFirst } from "../../sidecar/engine/chat/prompt.js";
-import type { RunningSidecar } from "../../sidecar/server.js";
+import type { RunningSidecar } from "../../sidecar/start-sidecar.js";
 import { clientsFor, startTestSidecar } from "../support/sidecar.js";
 
 describe("system messages inside a chat", () => {

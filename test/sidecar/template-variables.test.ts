@@ -5,7 +5,7 @@ import { Code, type ConnectError } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { modelPath } from "../../gguf/models.js";
 import { Role } from "../../proto/gen/inference/v1/inference_pb.js";
-import type { RunningSidecar } from "../../sidecar/server.js";
+import type { RunningSidecar } from "../../sidecar/start-sidecar.js";
 import { clientsFor, startTestSidecar } from "../support/sidecar.js";
 
 const TEMPLATE =

@@ -8,7 +8,7 @@ import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startNodeEdge } from "../../edge/hosts/node/main.js";
 import { InferenceService } from "../../proto/gen/inference/v1/inference_pb.js";
-import type { RunningSidecar } from "../../sidecar/server.js";
+import type { RunningSidecar } from "../../sidecar/start-sidecar.js";
 import { makeCertificates, type TestCertificates } from "../support/certificates.js";
 import { CHAT_REPLY } from "../support/scripted.js";
 import { startTestSidecar } from "../support/sidecar.js";

@@ -8,7 +8,7 @@ import { service as healthService } from "grpc-health-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { InferenceService } from "../../proto/gen/inference/v1/inference_pb.js";
 import { readConfig } from "../../sidecar/config.js";
-import type { RunningSidecar } from "../../sidecar/server.js";
+import type { RunningSidecar } from "../../sidecar/start-sidecar.js";
 import { startTestSidecar } from "../support/sidecar.js";
 
 const TOKEN = "sidecar-secret-42";

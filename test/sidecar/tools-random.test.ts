@@ -6,7 +6,7 @@ import { Ajv } from "ajv";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FinishReason, Role, ToolChoice, type GenerateResponse } from "../../proto/gen/inference/v1/inference_pb.js";
 import { modelPath } from "../../gguf/models.js";
-import type { RunningSidecar } from "../../sidecar/server.js";
+import type { RunningSidecar } from "../../sidecar/start-sidecar.js";
 import { clientsFor, collect, startTestSidecar } from "../support/sidecar.js";
 
 const weather = {

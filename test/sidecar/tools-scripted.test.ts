@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FinishReason, Role, ToolChoice, type GenerateResponse } from "../../proto/gen/inference/v1/inference_pb.js";
 import { modelPath, TOOLS_RESULT_PIECES, TOOLS_THINK_PIECES } from "../../gguf/models.js";
-import type { RunningSidecar } from "../../sidecar/server.js";
+import type { RunningSidecar } from "../../sidecar/start-sidecar.js";
 import { clientsFor, collect, startTestSidecar } from "../support/sidecar.js";
 import { THINK_REASONING, TOOL_ARGUMENT_FRAGMENTS, TOOL_RESULT_REASONING, TOOLS_ANSWER } from "../support/scripted.js";
 

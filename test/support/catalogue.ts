@@ -4,9 +4,9 @@
 import parsePrometheusTextFormat from "parse-prometheus-text-format";
 import { ModelStatus, Role, type GenerateResponse } from "../../proto/gen/inference/v1/inference_pb.js";
 import { modelPath, type ModelName } from "../../gguf/models.js";
-import { buildCatalogue, type CatalogueSources } from "../../sidecar/catalogue/catalogue.js";
+import { buildCatalogue, type CatalogueSources } from "../../sidecar/catalogue/model-catalogue.js";
 import type { RegistryEvent } from "../../sidecar/catalogue/registry.js";
-import type { RunningSidecar, StartOptions } from "../../sidecar/server.js";
+import type { RunningSidecar, StartOptions } from "../../sidecar/start-sidecar.js";
 import { collect, startTestSidecar, type InferenceClient } from "./sidecar.js";
 
 /** A sidecar whose catalogue holds `models` (test model names, or paths), each named by its file name. */

@@ -1,5 +1,5 @@
 import { startNodeEdge, type NodeEdgeOptions, type RunningEdge } from "../../edge/hosts/node/main.js";
-import type { RunningSidecar, StartOptions } from "../../sidecar/server.js";
+import type { RunningSidecar, StartOptions } from "../../sidecar/start-sidecar.js";
 import { ensureModels } from "../../gguf/models.js";
 import { startTestSidecar } from "./sidecar.js";
 

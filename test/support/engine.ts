@@ -5,7 +5,7 @@ import { modelPath } from "../../gguf/models.js";
 import { GenerateRequestSchema } from "../../proto/gen/inference/v1/inference_pb.js";
 import { FIRST_TOKEN_POSITION, generate } from "../../sidecar/engine/decode/generate.js";
 import { loadModel, type LoadedModel, type ModelOptions } from "../../sidecar/engine/llama/model.js";
-import { EngineMetrics } from "../../sidecar/engine/metrics.js";
+import { EngineMetrics } from "../../sidecar/engine/engine-metrics.js";
 import { readAhead } from "../../sidecar/engine/streams/read-ahead.js";
 
 /** The scripted test model on one thread, with `options` over a queue of one and a 10 s queue timeout. */

@@ -37,7 +37,7 @@ import {
   type UnloadModelRequest,
 } from "../../proto/gen/inference/v1/inference_pb.js";
 import type { Sidecar } from "../../edge/upstream/connection.js";
-import { modelLoadFailed } from "../../sidecar/engine/errors.js";
+import { modelLoadFailed } from "../../sidecar/engine/engine-errors.js";
 
 export type Step = { kind: "event"; event: GenerateResponse } | { kind: "fail"; error: ConnectError } | { kind: "delay"; ms: number };
 

@@ -2,7 +2,7 @@ import { createClient, type Client } from "@connectrpc/connect";
 import { createGrpcTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
 import { InferenceService, type GenerateResponse } from "../../proto/gen/inference/v1/inference_pb.js";
 import { modelPath } from "../../gguf/models.js";
-import { startSidecar, type RunningSidecar, type StartOptions } from "../../sidecar/server.js";
+import { startSidecar, type RunningSidecar, type StartOptions } from "../../sidecar/start-sidecar.js";
 
 export type InferenceClient = Client<typeof InferenceService>;
 

@@ -2,7 +2,7 @@
 // where each marked prefix ends, for the KV cache tier (llama/kv-marks.ts). docs/decisions.md, "Cache hints".
 import type { Token } from "node-llama-cpp";
 import type { CacheMark, GenerateRequest } from "../../../proto/gen/inference/v1/inference_pb.js";
-import { invalidArgument } from "../errors.js";
+import { invalidArgument } from "../engine-errors.js";
 import type { MarkRequest } from "../llama/kv-marks.js";
 import { sharedPrefix } from "../llama/kv-tier.js";
 import type { LoadedModel } from "../llama/model.js";

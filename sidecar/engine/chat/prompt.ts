@@ -2,7 +2,7 @@
 // and their results) through the model's chat template.
 import type { ChatHistoryItem, ChatModelFunctionCall, ChatModelFunctions, ChatModelResponse, ChatWrapper, Token } from "node-llama-cpp";
 import { Role, ToolChoice, type Chat, type GenerateRequest, type ToolCall } from "../../../proto/gen/inference/v1/inference_pb.js";
-import { invalidArgument } from "../errors.js";
+import { invalidArgument } from "../engine-errors.js";
 import { checkSchemaSize, MAX_TOOLS } from "../grammar/schema-limits.js";
 import type { LoadedModel } from "../llama/model.js";
 import { parseTemplateVariables } from "../llama/template-variables.js";

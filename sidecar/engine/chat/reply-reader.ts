@@ -1,6 +1,6 @@
 // How a chat reply is read: its parser and its tool grammar, chosen for a rendered prompt (its tool
 // calls' ids are own-calls.ts's).
-import { invalidArgument } from "../errors.js";
+import { invalidArgument } from "../engine-errors.js";
 import type { LoadedModel } from "../llama/model.js";
 import { schemaTypes } from "../syntax/read-back.js";
 import { ReplyParser } from "../syntax/reply-parser.js";

@@ -2,7 +2,7 @@
 // for that tool's schema, then the call's closing syntax (`ToolGrammar`).
 import { LlamaGrammarEvaluationState, type LlamaGrammar, type Token } from "node-llama-cpp";
 import { remember, schemaGrammarText } from "../grammar/constraint.js";
-import { invalidArgument } from "../errors.js";
+import { invalidArgument } from "../engine-errors.js";
 import { grammarStepper, type GrammarStepper } from "../llama/llama-internals.js";
 import type { LoadedModel } from "../llama/model.js";
 import { gbnfLiteral, patternGbnf, prefixedRules } from "../syntax/gbnf.js";

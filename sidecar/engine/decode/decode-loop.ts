@@ -4,7 +4,7 @@ import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { LlamaContextSequence, Token } from "node-llama-cpp";
 import { FinishReason, type GenerateResponseSchema } from "../../../proto/gen/inference/v1/inference_pb.js";
 import type { GenerationPlan } from "./generation-plan.js";
-import type { EngineMetrics } from "../metrics.js";
+import type { EngineMetrics } from "../engine-metrics.js";
 import type { LoadedModel } from "../llama/model.js";
 import type { ReplyParts } from "../syntax/reply-parser.js";
 import { feedPrompt } from "./sequences.js";

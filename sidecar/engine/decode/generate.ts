@@ -1,12 +1,12 @@
 // One request's generation: its plan turned into `start`, `token`… and `finish` events, on one
-// sequence (the decode loop: decode-loop.ts), or on several for several choices (choices.ts).
+// sequence (the decode loop: decode-loop.ts), or on several for several choices (several-choices.ts).
 import type { GenerateRequest } from "../../../proto/gen/inference/v1/inference_pb.js";
 import { planGeneration } from "./generation-plan.js";
 import { scorePrompt } from "./prompt-logprobs.js";
-import type { EngineMetrics } from "../metrics.js";
+import type { EngineMetrics } from "../engine-metrics.js";
 import type { Arrival } from "../llama/arrivals.js";
 import type { LoadedModel } from "../llama/model.js";
-import { runChoices } from "./choices.js";
+import { runChoices } from "./several-choices.js";
 import { DecodeState, decode, finish, type GenerateEvent } from "./decode-loop.js";
 import { Preemption } from "./preemption.js";
 import { copyLongerPrefix } from "./prefix-copy.js";
@@ -19,7 +19,7 @@ export const FIRST_TOKEN_POSITION = 1;
 
 /**
  * Runs one request: builds and checks its plan (`generation-plan.ts`), waits for a sequence, then
- * streams `start`, `token`… and `finish`; with `n` > 1, several choices (choices.ts). Everything
+ * streams `start`, `token`… and `finish`; with `n` > 1, several choices (several-choices.ts). Everything
  * that can be refused is refused before `start`. Aborting `signal` ends generation at the next
  * token (or prompt chunk).
  */

@@ -4,7 +4,7 @@ import type { EvaluationPriority, SequenceEvaluateOptions, Token } from "node-ll
 import { FinishReason, type GenerateRequest, Priority, type SamplingOptions } from "../../../proto/gen/inference/v1/inference_pb.js";
 import { BATCH_EVALUATION_PRIORITY, INTERACTIVE_EVALUATION_PRIORITY } from "../llama/batch-shares.js";
 import { constraintState } from "../grammar/constraint.js";
-import { invalidArgument, promptTooLong } from "../errors.js";
+import { invalidArgument, promptTooLong } from "../engine-errors.js";
 import type { LoadedModel } from "../llama/model.js";
 import { renderPrompt, type RenderedPrompt } from "../chat/prompt.js";
 import { checkCacheMarks, markPositions } from "../chat/cache-marks.js";
@@ -61,7 +61,7 @@ export interface GenerationPlan {
   /** The request's cache marks placed in the prompt (chat/cache-marks.ts); none without marks. */
   readonly marks: readonly MarkRequest[];
   /**
-   * Drafts may be checked beside its steps (../llama/speculation.ts): its sampling reads nothing
+   * Drafts may be checked beside its steps (../llama/prompt-lookup.ts): its sampling reads nothing
    * that changes with the reply (penalties, a grammar or a bias the reply reader moves along).
    */
   readonly draftable: boolean;

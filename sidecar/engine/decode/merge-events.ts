@@ -1,5 +1,5 @@
 // Several event sources read at once and merged in the order their events come (`mergeEvents`):
-// the choices of one request (choices.ts).
+// the choices of one request (several-choices.ts).
 
 type Pulled<T> = { readonly index: number; readonly next: IteratorResult<T, void> } | { readonly index: number; readonly error: unknown };
 

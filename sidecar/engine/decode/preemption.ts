@@ -2,9 +2,9 @@
 // runs on a signal the pool may abort to preempt it (../llama/idle-capacity.ts), and ends with the
 // preemption status when that stopped it. docs/contract.md, "Priority".
 import { Priority } from "../../../proto/gen/inference/v1/inference_pb.js";
-import { preempted } from "../errors.js";
+import { preempted } from "../engine-errors.js";
 import type { BatchClaim } from "../llama/idle-capacity.js";
-import type { EngineMetrics } from "../metrics.js";
+import type { EngineMetrics } from "../engine-metrics.js";
 
 export class Preemption {
   readonly #preempted = new AbortController();

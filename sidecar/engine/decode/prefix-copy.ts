@@ -3,8 +3,8 @@
 // whose cache sits on a sequence another request now needs. docs/decisions.md, "One context, many
 // sequences".
 import type { LlamaContextSequence, Token } from "node-llama-cpp";
-import { errorText } from "../errors.js";
-import type { EngineMetrics } from "../metrics.js";
+import { errorText } from "../engine-errors.js";
+import type { EngineMetrics } from "../engine-metrics.js";
 import { type Between, MIN_STATE_TOKENS } from "../llama/kv-tier.js";
 import type { LoadedModel } from "../llama/model.js";
 import { copySequence } from "../llama/sequence-copy.js";

@@ -2,7 +2,7 @@
 // penalties, logit bias, stops, logprobs).
 import { TokenBias, type SequenceEvaluateOptions, type Token } from "node-llama-cpp";
 import type { SamplingOptions } from "../../../proto/gen/inference/v1/inference_pb.js";
-import { invalidArgument } from "../errors.js";
+import { invalidArgument } from "../engine-errors.js";
 import type { LoadedModel } from "../llama/model.js";
 
 // Limits the proto documents (GenerateRequest.top_logprobs and .stop); the edge's twins are in

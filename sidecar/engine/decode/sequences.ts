@@ -1,7 +1,7 @@
 // A request's sequences: taken from the pool (a caller that leaves or is turned away counted), the
 // cached prefix a prompt shares with one kept, and a long prompt fed in chunks.
 import type { EvaluationPriority, LlamaContextSequence, Token } from "node-llama-cpp";
-import type { EngineMetrics } from "../metrics.js";
+import type { EngineMetrics } from "../engine-metrics.js";
 import type { LoadedModel } from "../llama/model.js";
 import type { GenerationPlan } from "./generation-plan.js";
 import type { Preemption } from "./preemption.js";

@@ -5,7 +5,7 @@ import { gbnfSyntaxError } from "./gbnf-check.js";
 import { LlamaGrammarEvaluationState, LlamaText, type Llama, type LlamaGrammar } from "node-llama-cpp";
 import type { OutputConstraint } from "../../../proto/gen/inference/v1/inference_pb.js";
 import { createHash } from "node:crypto";
-import { invalidArgument } from "../errors.js";
+import { invalidArgument } from "../engine-errors.js";
 import type { LoadedModel } from "../llama/model.js";
 import { checkSchemaSize, SCHEMA_LIMITS } from "./schema-limits.js";
 

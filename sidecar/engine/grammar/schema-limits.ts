@@ -5,7 +5,7 @@
 // 5,000). Within these limits a grammar builds in a few milliseconds, so it is built on the
 // request's own turn; over one, the request is refused naming the limit (docs/contract.md,
 // "Limits"). The edge's body limit comes first; these protect the sidecar from direct callers too.
-import { invalidArgument } from "../errors.js";
+import { invalidArgument } from "../engine-errors.js";
 
 export const SCHEMA_LIMITS = {
   /** The schema's JSON text, in bytes. */

@@ -19,7 +19,7 @@ export const BATCH_PROMPT_TOKENS = 16;
 
 const isBatch = (item: BatchItem): boolean => item.evaluationPriority === BATCH_EVALUATION_PRIORITY;
 
-/** The most tokens a stream's step checks: its next token and a draft (speculation.ts's `--spec-lookup` at most). */
+/** The most tokens a stream's step checks: its next token and a draft (prompt-lookup.ts's `--spec-lookup` at most). */
 export const MAX_STEP_TOKENS = 33;
 
 /**

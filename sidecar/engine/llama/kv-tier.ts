@@ -8,7 +8,7 @@ import { mkdtemp, readdir, readFile, rename, rm, stat, writeFile } from "node:fs
 import os from "node:os";
 import path from "node:path";
 import type { LlamaContextSequence, Token } from "node-llama-cpp";
-import { errorText } from "../errors.js";
+import { errorText } from "../engine-errors.js";
 import { claim, modelFolder, OWNER_FILE, ramFolder } from "./kv-folder.js";
 import type { HeldState, SequenceStates } from "./llama-internals.js";
 import { evictionOrder, keptUntil, liveMarks, marksFrom, readMarks, type KvMark, type MarkRequest } from "./kv-marks.js";

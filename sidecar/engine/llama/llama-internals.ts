@@ -291,7 +291,7 @@ interface PredictorSlot {
 
 /**
  * A sequence's token predictor, which node-llama-cpp sets only when the sequence is made: the
- * engine gives one to a reply that may use it and takes it back after (speculation.ts).
+ * engine gives one to a reply that may use it and takes it back after (prompt-lookup.ts).
  */
 function predictorSlot(sequence: LlamaContextSequence): PredictorSlot {
   const internals = sequence as unknown as Partial<PredictorSlot>;

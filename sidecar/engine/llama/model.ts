@@ -18,14 +18,14 @@ import {
   type Token,
   type Tokenizer,
 } from "node-llama-cpp";
-import { Embedder } from "./embeddings.js";
+import { Embedder } from "./embedder.js";
 import { modelKind, Ranker, type ModelKind } from "./ranking.js";
 import { checkGpuAvailable, gpuReport, type GpuChoice, type GpuLayers, type GpuReport } from "./gpu.js";
 import { Arrivals } from "./arrivals.js";
 import { cpuPromptBatchTokens, shareBatchOf } from "./batch-shares.js";
 import { scheduleBatches, type BatchScheduler } from "./batch-scheduling.js";
-import { SequencePool } from "./pool.js";
-import { modelReplySyntax } from "./reply-syntax.js";
+import { SequencePool } from "./sequence-pool.js";
+import { modelReplySyntax } from "./model-reply-syntax.js";
 import type { ReplySyntax } from "../syntax/reply-syntax.js";
 import { thinkingOffWrapper } from "./thinking-switch.js";
 import { templateVariablesWrappers } from "./template-variables.js";
@@ -34,7 +34,7 @@ import { batchThreadsMinTokens, useBatchThreads } from "./batch-threads.js";
 import { checkLlamaInternals, draftsCheckedWhole, sequenceIdOf, sequenceStates, type SequenceStates } from "./llama-internals.js";
 import { cachedTokenizer } from "./tokenizer-cache.js";
 import { cacheRamMiB, KvTier, modelIdentity } from "./kv-tier.js";
-import { DEFAULT_LOOKUP_DRAFT, PromptLookup } from "./speculation.js";
+import { DEFAULT_LOOKUP_DRAFT, PromptLookup } from "./prompt-lookup.js";
 
 /**
  * Which llama.cpp library to load: "auto" takes this host's own build (`npm run build:engine`)
@@ -105,7 +105,7 @@ export interface ModelOptions {
   readonly cacheRam?: number | "auto";
   /** A folder that keeps the tier's states across restarts (`--cache-dir`); unset: a private RAM-backed one. */
   readonly cacheDir?: string | undefined;
-  /** Tokens prompt lookup drafts at most per step (`--spec-lookup`; speculation.ts); 0: none. Default DEFAULT_LOOKUP_DRAFT. */
+  /** Tokens prompt lookup drafts at most per step (`--spec-lookup`; prompt-lookup.ts); 0: none. Default DEFAULT_LOOKUP_DRAFT. */
   readonly specLookup?: number;
   /** Load progress, 0..1. */
   readonly onProgress?: (fraction: number) => void;
@@ -164,7 +164,7 @@ export interface LoadedModel {
   readonly ranker: Ranker;
   /** Sequences' states kept in host memory (kv-tier.ts); undefined when `--cache-ram` is 0. */
   readonly kvTier: KvTier | undefined;
-  /** Drafts from the prompt (speculation.ts); undefined when `--spec-lookup` is 0 or the model cannot take them back. */
+  /** Drafts from the prompt (prompt-lookup.ts); undefined when `--spec-lookup` is 0 or the model cannot take them back. */
   readonly lookup: PromptLookup | undefined;
   /** The model's tokenizer, keeping long texts' tokens for the turns that send them again (tokenizer-cache.ts). */
   readonly tokenizer: Tokenizer;

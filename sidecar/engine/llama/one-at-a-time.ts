@@ -1,7 +1,7 @@
 // Requests that run one after another behind a bounded wait (`OneAtATime`): the embedding and the
 // ranking contexts each take one request at a time; batch requests (proto: EmbedRequest.priority)
 // only when no interactive one waits.
-import { overloaded } from "../errors.js";
+import { overloaded } from "../engine-errors.js";
 import { BATCH_QUEUE_LIMIT } from "./idle-capacity.js";
 
 export class OneAtATime {

@@ -4,7 +4,7 @@
 // queue for it as embeddings do (docs/decisions.md, "Rerank: one ranking context, one pair at a time").
 // Each pair's input is built as llama-server builds it (rank-input.ts).
 import type { LlamaModel, LlamaRankingContext, Token } from "node-llama-cpp";
-import { cancelled, invalidArgument } from "../errors.js";
+import { cancelled, invalidArgument } from "../engine-errors.js";
 import { rankTokens } from "./llama-internals.js";
 import { OneAtATime } from "./one-at-a-time.js";
 import { rankInput } from "./rank-input.js";

@@ -1,7 +1,7 @@
 // A request's extra chat-template variables (`chat_template_kwargs`): the model's template rendered
 // by node-llama-cpp's Jinja wrapper with them added, one wrapper per distinct set, a few kept.
 import { JinjaTemplateChatWrapper, type ChatWrapper, type ResolveChatWrapperWithModelOptions } from "node-llama-cpp";
-import { invalidArgument } from "../errors.js";
+import { invalidArgument } from "../engine-errors.js";
 
 type WrapperSettings = NonNullable<ResolveChatWrapperWithModelOptions["customWrapperSettings"]>;
 

@@ -245,7 +245,7 @@ export function renderModels(s: ModelsSummary, result: ModelsResult): string {
   ].join("\n");
 }
 
-/** The headline figures of the section (results.ts compares them run to run). */
+/** The headline figures of the section (results-file.ts compares them run to run). */
 export function modelsHeadline(s: ModelsSummary, headline: Record<string, number>): void {
   headline["models: load alone ms"] = s.load.p50;
   headline["models: first request TTFT, unloaded, ms"] = s.firstRequestTtft.p50;

@@ -5,14 +5,14 @@ import { setMaxListeners } from "node:events";
 import { readFileSync } from "node:fs";
 import { ConnectError } from "@connectrpc/connect";
 import type { SidecarConfig } from "./config.js";
-import { unavailable } from "./engine/errors.js";
-import { EngineMetrics } from "./engine/metrics.js";
+import { unavailable } from "./engine/engine-errors.js";
+import { EngineMetrics } from "./engine/engine-metrics.js";
 import { loadLlama, type LoadedModel } from "./engine/llama/model.js";
-import { buildCatalogue, type Catalogue, type CatalogueEntry } from "./catalogue/catalogue.js";
+import { buildCatalogue, type Catalogue, type CatalogueEntry } from "./catalogue/model-catalogue.js";
 import { hostLoader, loadSharedEmbedder, type SharedEmbedder, type SharedModelOptions } from "./catalogue/loader.js";
 import { isRemoteModel } from "./catalogue/model-source.js";
 import { ModelRegistry, type RegistryEvent } from "./catalogue/registry.js";
-import { applyPriority } from "./priority.js";
+import { applyPriority } from "./nice-value.js";
 import { DEFAULT_RESUMABLE, ResumableStreams } from "./engine/streams/resumable-streams.js";
 import { createInferenceService } from "./service.js";
 import { startObserver } from "./trace/observe.js";
@@ -22,7 +22,7 @@ import { plainHandler } from "./transport/plain.js";
 import { modelLoads } from "./model-metrics.js";
 import { prometheusMetrics } from "./transport/prometheus.js";
 import { listenMetrics } from "./transport/metrics-listener.js";
-import { listen } from "./transport/server.js";
+import { listen } from "./transport/shared-port.js";
 import { connectTokenInterceptor, grpcTokenInterceptor, tokenCheck } from "./transport/token.js";
 
 /** A heartbeat after this much silence on a call (proto: Heartbeat). */

@@ -5,8 +5,8 @@
 // "Several choices share one prompt evaluation".
 import type { LlamaContextSequence } from "node-llama-cpp";
 import type { GenerateRequest } from "../../../proto/gen/inference/v1/inference_pb.js";
-import { invalidArgument } from "../errors.js";
-import type { EngineMetrics } from "../metrics.js";
+import { invalidArgument } from "../engine-errors.js";
+import type { EngineMetrics } from "../engine-metrics.js";
 import type { Arrival } from "../llama/arrivals.js";
 import type { LoadedModel } from "../llama/model.js";
 import { copySequence } from "../llama/sequence-copy.js";

@@ -3,7 +3,7 @@
 // else the demo model alone — and which entry a request's model name reaches
 // (docs/decisions.md, "Many models on one sidecar").
 import path from "node:path";
-import { notFound } from "../engine/errors.js";
+import { notFound } from "../engine/engine-errors.js";
 import { isRemoteModel, knownFileName, modelsInFolder } from "./model-source.js";
 import type { Preset, Presets } from "./presets.js";
 

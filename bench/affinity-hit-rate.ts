@@ -1,5 +1,5 @@
 /**
- * `npx tsx bench/affinity.ts`: the KV-cache hit rate of routing by affinity against random picking,
+ * `npx tsx bench/affinity-hit-rate.ts`: the KV-cache hit rate of routing by affinity against random picking,
  * with several sidecars behind one edge (docs/decisions.md, "Several sidecars behind one edge").
  * Three sidecar processes (the random-tiny model, 3 sequences each) serve six conversations that
  * take turns (round-robin, one request at a time, each resending its history after a long system

@@ -7,7 +7,7 @@
 import { existsSync, mkdirSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
 import { ensureModels, isModelName, MODEL_NAMES } from "../gguf/models.js";
-import { nameOf } from "../sidecar/catalogue/catalogue.js";
+import { nameOf } from "../sidecar/catalogue/model-catalogue.js";
 import { startWrangler, type Wrangler } from "../test/support/wrangler.js";
 import { startMiniflare, type RunningMiniflare } from "./miniflare-party.js";
 import { startChild, type Child } from "./children.js";
@@ -24,7 +24,7 @@ import { grpcParty, httpParty, inProcessParty, type Party, type Workload } from 
 import type { PeerSettings } from "./peer.js";
 import { peerProcesses, peersFor, startPeers, type PeerGroup } from "./peers.js";
 import { finishRun, type Measured, type RunRecord } from "./report.js";
-import { readPrevious, resultsDir } from "./results.js";
+import { readPrevious, resultsDir } from "./results-file.js";
 import { runConcurrent, type ConcurrentRun } from "./sections/concurrent.js";
 import { runEngine, threadsLabel, type EngineParty, type EngineResult } from "./sections/engine.js";
 import { runJoin } from "./sections/join.js";
@@ -33,7 +33,7 @@ import { readPeerInfo } from "./peer-paths.js";
 import { longContextSize, runLong, type LongResult } from "./sections/long.js";
 import { runBatch, type BatchResult } from "./sections/batch.js";
 import { runEmbeddings, type EmbeddingsResult } from "./sections/embeddings.js";
-import { runCatalogueCost, runLoadOnDemand, type ModelsResult } from "./sections/models.js";
+import { runCatalogueCost, runLoadOnDemand, type ModelsResult } from "./sections/many-models.js";
 import { calibrate, runPrefix } from "./sections/prefix.js";
 import { runSessionParty, sessionsContextSize, type SessionsResult } from "./sections/sessions.js";
 import { runSingle, type SingleResult } from "./sections/single.js";

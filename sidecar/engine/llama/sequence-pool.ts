@@ -2,7 +2,7 @@
 // turns between clients, several sequences taken at once for one request, and batch requests
 // served in idle capacity (`SequencePool`).
 import type { LlamaContext, LlamaContextSequence, Token } from "node-llama-cpp";
-import { cancelled, invalidArgument, overloaded, queueTimeout } from "../errors.js";
+import { cancelled, invalidArgument, overloaded, queueTimeout } from "../engine-errors.js";
 import { BATCH_QUEUE_LIMIT, BatchHolds, type BatchClaim } from "./idle-capacity.js";
 
 interface Waiter {

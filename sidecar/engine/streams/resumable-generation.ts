@@ -3,7 +3,7 @@
 // from there, so a caller that leaves starts the grace period instead of cancelling.
 import type { GenerateRequest } from "../../../proto/gen/inference/v1/inference_pb.js";
 import { FIRST_TOKEN_POSITION, generate, type GenerateEvent } from "../decode/generate.js";
-import type { EngineMetrics } from "../metrics.js";
+import type { EngineMetrics } from "../engine-metrics.js";
 import type { LoadedModel } from "../llama/model.js";
 import { onEnd } from "./on-end.js";
 import { readAhead } from "./read-ahead.js";

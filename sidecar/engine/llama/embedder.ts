@@ -4,7 +4,7 @@
 // sequence, so calls queue for it (docs/decisions.md, "Embeddings queue, one input at a time").
 import type { LlamaEmbeddingContext, LlamaModel, Token } from "node-llama-cpp";
 import type { EmbedInput } from "../../../proto/gen/inference/v1/inference_pb.js";
-import { cancelled, invalidArgument } from "../errors.js";
+import { cancelled, invalidArgument } from "../engine-errors.js";
 import { OneAtATime } from "./one-at-a-time.js";
 
 export interface EmbedderOptions {
