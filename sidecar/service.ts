@@ -39,6 +39,14 @@ interface ModelCall {
   readonly batch?: boolean | undefined;
 }
 
+/** The one way a call becomes a ModelCall: its model, its caller's signal, and its keep_alive and priority where the RPC has them. */
+function callOf(
+  request: { readonly model: string; readonly keepAliveSeconds?: number | undefined; readonly priority?: Priority | undefined },
+  signal: AbortSignal,
+): ModelCall {
+  return { name: request.model, signal, keepAliveSeconds: request.keepAliveSeconds, batch: request.priority === Priority.BATCH };
+}
+
 /**
  * Runs `use` on the model a call names (loaded first if it is not: catalogue/registry.ts), holding
  * it until `use` settles. Refused while draining.
@@ -56,8 +64,7 @@ async function withModel<T>(state: ServiceState, call: ModelCall, use: (loaded: 
 /** A generation on the model it names, held until the generation ends (not its reader: a resumable one outlives it). */
 async function* generation(state: ServiceState, request: GenerateRequest, signal: AbortSignal): AsyncGenerator<GenerateEvent, void, undefined> {
   if (state.draining()) throw unavailable("the sidecar is shutting down");
-  const batch = request.priority === Priority.BATCH;
-  const lease = await state.registry.acquire(request.model, { signal, keepAliveSeconds: request.keepAliveSeconds, batch });
+  const lease = await state.registry.acquire(request.model, callOf(request, signal));
   if (lease.model.kind === "rank") {
     lease.release();
     throw invalidArgument(`model "${lease.model.id}" is a reranking model: it ranks documents, it does not generate text`);
@@ -95,10 +102,10 @@ export function createInferenceService(state: ServiceState): ServiceImpl<typeof 
       return { cancelled };
     },
     tokenize(request, context) {
-      return withModel(state, { name: request.model, signal: context.signal }, (loaded) => tokenized(loaded, request));
+      return withModel(state, callOf(request, context.signal), (loaded) => tokenized(loaded, request));
     },
     detokenize(request, context) {
-      return withModel(state, { name: request.model, signal: context.signal }, (loaded) => {
+      return withModel(state, callOf(request, context.signal), (loaded) => {
         const bad = request.tokens.find((t) => loaded.vocabularySize > 0 && t >= loaded.vocabularySize);
         if (bad !== undefined) throw invalidArgument(`token ${bad} is not in the model's vocabulary`);
         return { text: loaded.model.detokenize(request.tokens as never, false) };
@@ -106,8 +113,7 @@ export function createInferenceService(state: ServiceState): ServiceImpl<typeof 
     },
     async embed(request, context) {
       if (request.inputs.length === 0) throw invalidArgument("embed needs at least one input");
-      const call = { name: request.model, signal: context.signal, keepAliveSeconds: request.keepAliveSeconds, batch: request.priority === Priority.BATCH };
-      return withModel(state, call, (loaded) => embedWith(loaded, request, context.signal));
+      return withModel(state, callOf(request, context.signal), (loaded) => embedWith(loaded, request, context.signal));
     },
     listModels() {
       // A draining sidecar is not serving: the edge's health check reads this refusal.
@@ -115,14 +121,14 @@ export function createInferenceService(state: ServiceState): ServiceImpl<typeof 
       return { models: state.registry.list().map((view) => modelInfo(view, state.registry.created)) };
     },
     async loadModel(request, context) {
-      const view = await state.registry.load(request.model, { signal: context.signal, keepAliveSeconds: request.keepAliveSeconds });
+      const view = await state.registry.load(request.model, callOf(request, context.signal));
       return modelInfo(view, state.registry.created);
     },
     async unloadModel(request) {
       return modelInfo(await state.registry.unload(request.model), state.registry.created);
     },
     rank(request, context) {
-      return withModel(state, { name: request.model, signal: context.signal, keepAliveSeconds: request.keepAliveSeconds }, async (loaded) => {
+      return withModel(state, callOf(request, context.signal), async (loaded) => {
         const { scores, tokens } = await loaded.ranker.rank(request.query, request.documents, context.signal);
         return { scores, promptTokens: tokens };
       });

@@ -19,9 +19,9 @@ import { startObserver } from "./trace/observe.js";
 import { addInferenceService } from "./transport/grpc-native.js";
 import { grpcWebHandler } from "./transport/grpc-web.js";
 import { plainHandler } from "./transport/plain.js";
-import { modelLoads } from "./model-metrics.js";
-import { prometheusMetrics } from "./transport/prometheus.js";
-import { listenMetrics } from "./transport/metrics-listener.js";
+import { modelLoads } from "./metrics/model-gauges.js";
+import { prometheusMetrics } from "./metrics/prometheus.js";
+import { listenMetrics } from "./metrics/metrics-port.js";
 import { listen } from "./transport/shared-port.js";
 import { connectTokenInterceptor, grpcTokenInterceptor, tokenCheck } from "./transport/token.js";
 

@@ -1,6 +1,6 @@
 // What generation did, for operators and tests: plain counters the engine bumps, and histograms
 // of time in the queue, to the first token and per output token. Rendered as Prometheus text by
-// sidecar/transport/prometheus.ts.
+// sidecar/metrics/prometheus.ts.
 import { Histogram, Registry } from "prom-client";
 
 /** Buckets in seconds: milliseconds for steps, up to minutes for long prompts and queues. */

@@ -7,7 +7,7 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { FinishReason, type GenerateRequest } from "../../proto/gen/inference/v1/inference_pb.js";
 import type { GenerateEvent } from "../engine/decode/generate.js";
 import type { Registry } from "prom-client";
-import { GenAiServerMetrics, type GenerationLabels } from "./genai-metrics.js";
+import { GenAiServerMetrics, type GenerationLabels } from "../metrics/genai-metrics.js";
 import { startSidecarTracing, type SidecarTracing } from "./provider.js";
 import type { SidecarTraceSettings } from "./trace-settings.js";
 

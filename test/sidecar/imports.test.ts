@@ -3,7 +3,7 @@
 // directly under engine/ (engine-errors.ts, engine-metrics.ts), which import no room; nothing in engine/
 // imports the sidecar's process, service or transports. sidecar/catalogue/ (the models and their
 // registry) imports only engine/llama/ and the shared files, and neither engine/ nor transport/
-// imports it.
+// imports it. sidecar/metrics/ (what /metrics says) is imported by neither engine/ nor transport/.
 import { readFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -79,5 +79,13 @@ describe("sidecar/catalogue/", () => {
 
   it.each([...named(engineDir), ...named(join(root, "sidecar", "transport"))])("%s does not import the catalogue", (_name, file) => {
     expect(relativeImports(file).filter((target) => target.startsWith("sidecar/catalogue/"))).toEqual([]);
+  });
+});
+
+describe("sidecar/metrics/", () => {
+  const named = (dir: string) => sources(dir).map((file) => [relative(root, file).split(/[\\/]/).join("/"), file] as const);
+
+  it.each([...named(engineDir), ...named(join(root, "sidecar", "transport"))])("%s does not import metrics/", (_name, file) => {
+    expect(relativeImports(file).filter((target) => target.startsWith("sidecar/metrics/"))).toEqual([]);
   });
 });

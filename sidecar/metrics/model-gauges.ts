@@ -1,8 +1,8 @@
 // What a scrape of /metrics reads from the catalogue: the load of every loaded model summed (the
 // single-model gauges: queue, running, KV cache, KV tier) and each catalogued model's own gauges.
-import type { ModelRegistry } from "./catalogue/registry.js";
-import type { KvTierStats } from "./engine/llama/kv-tier.js";
-import type { Load, ModelLoad } from "./transport/prometheus.js";
+import type { ModelRegistry } from "../catalogue/registry.js";
+import type { KvTierStats } from "../engine/llama/kv-tier.js";
+import type { Load, ModelLoad } from "./prometheus.js";
 
 /** The KV tier's counters summed over the models that have one; undefined when none has. */
 function kvTierSum(stats: readonly KvTierStats[]): KvTierStats | undefined {

@@ -4,7 +4,7 @@
 // the main port stays on 127.0.0.1 inside the pod. It carries no gRPC and no prompt text.
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { plainHandler, type PlainState } from "./plain.js";
+import { plainHandler, type PlainState } from "../transport/plain.js";
 
 export interface MetricsListening {
   readonly port: number;
