@@ -11,7 +11,7 @@ import { Registry } from "prom-client";
 import { FinishReason, FinishSchema, GenerateRequestSchema, StartSchema, TokenSchema } from "../proto/gen/inference/v1/inference_pb.js";
 import { RequestTrace } from "../edge/trace/request-trace.js";
 import type { GenerateEvent } from "../sidecar/engine/decode/generate.js";
-import { GenAiServerMetrics } from "../sidecar/trace/genai-metrics.js";
+import { GenAiServerMetrics } from "../sidecar/metrics/genai-metrics.js";
 import { observed } from "../sidecar/trace/observe.js";
 
 const TOKENS = 64;
