@@ -40,7 +40,10 @@ async function startSidecars(): Promise<Started[]> {
   return Promise.all(Array.from({ length: SIDECARS }, () => startSidecarProcess(modelPath("random-tiny"), flags)));
 }
 
-async function send(edge: RunningEdge, messages: readonly Message[]): Promise<{ prompt: number; cached: number; reply: string; ms: number }> {
+async function send(
+  edge: RunningEdge,
+  messages: readonly Message[],
+): Promise<{ prompt: number; cached: number; reply: string; ms: number }> {
   const began = performance.now();
   const response = await fetch(`${edge.url}/v1/chat/completions`, {
     method: "POST",
@@ -54,22 +57,38 @@ async function send(edge: RunningEdge, messages: readonly Message[]): Promise<{ 
     usage: { prompt_tokens: number; prompt_tokens_details?: { cached_tokens?: number } };
   };
   const ms = performance.now() - began;
-  return { prompt: body.usage.prompt_tokens, cached: body.usage.prompt_tokens_details?.cached_tokens ?? 0, reply: body.choices[0]?.message.content ?? "", ms };
+  return {
+    prompt: body.usage.prompt_tokens,
+    cached: body.usage.prompt_tokens_details?.cached_tokens ?? 0,
+    reply: body.choices[0]?.message.content ?? "",
+    ms,
+  };
 }
 
 /** Every conversation takes its turns round-robin; `pick` names the edge for each request. */
 async function run(mode: string, pick: () => RunningEdge): Promise<{ first: Totals; later: Totals }> {
   const conversations: Message[][] = Array.from({ length: CONVERSATIONS }, (_, c) => [
-    { role: "system", content: `${mode} conversation ${c}. You are a helpful assistant. Notes: ${fillerText(SYSTEM_WORDS, c + 1)}` },
+    {
+      role: "system",
+      content: `${mode} conversation ${c}. You are a helpful assistant. Notes: ${fillerText(SYSTEM_WORDS, c + 1)}`,
+    },
   ]);
-  const totals = { first: { prompt: 0, cached: 0, ms: 0, requests: 0 }, later: { prompt: 0, cached: 0, ms: 0, requests: 0 } };
+  const totals = {
+    first: { prompt: 0, cached: 0, ms: 0, requests: 0 },
+    later: { prompt: 0, cached: 0, ms: 0, requests: 0 },
+  };
   for (let turn = 0; turn < TURNS; turn++) {
     for (const messages of conversations) {
       messages.push({ role: "user", content: userTurn(turn) });
       const answer = await send(pick(), messages);
       messages.push({ role: "assistant", content: answer.reply });
       const into = turn === 0 ? totals.first : totals.later;
-      [into.prompt, into.cached, into.ms, into.requests] = [into.prompt + answer.prompt, into.cached + answer.cached, into.ms + answer.ms, into.requests + 1];
+      [into.prompt, into.cached, into.ms, into.requests] = [
+        into.prompt + answer.prompt,
+        into.cached + answer.cached,
+        into.ms + answer.ms,
+        into.requests + 1,
+      ];
     }
     log(`${mode}: turn ${turn + 1}/${TURNS} done`);
   }
@@ -101,7 +120,9 @@ async function affinity(): Promise<{ first: Totals; later: Totals }> {
 
 async function random(): Promise<{ first: Totals; later: Totals }> {
   return withSidecars(async (sidecars) => {
-    const edges = await Promise.all(sidecars.map((s) => startNodeEdge({ sidecarUrl: s.url, port: 0, publicDir: false })));
+    const edges = await Promise.all(
+      sidecars.map((s) => startNodeEdge({ sidecarUrl: s.url, port: 0, publicDir: false })),
+    );
     const next = seededRandom(SEED);
     try {
       return await run("random", () => edges[Math.floor(next() * edges.length)] ?? (edges[0] as RunningEdge));
@@ -114,7 +135,10 @@ async function random(): Promise<{ first: Totals; later: Totals }> {
 function row(mode: string, t: { first: Totals; later: Totals }): string {
   const rate = (x: Totals) => `${((100 * x.cached) / Math.max(1, x.prompt)).toFixed(1)}%`;
   const perRequest = (x: Totals) => (x.ms / Math.max(1, x.requests)).toFixed(1);
-  return `| ${mode} | ${rate(t.later)} | ${t.later.cached} / ${t.later.prompt} | ${rate(t.first)} | ${perRequest(t.later)} |`;
+  return (
+    `| ${mode} | ${rate(t.later)} | ${t.later.cached} / ${t.later.prompt} | ${rate(t.first)} | ` +
+    `${perRequest(t.later)} |`
+  );
 }
 
 async function main(): Promise<void> {
@@ -123,7 +147,9 @@ async function main(): Promise<void> {
     `Affinity vs random picking: ${SIDECARS} sidecars (random-tiny, ${SEQUENCES} sequences each), ${CONVERSATIONS} ` +
       `conversations × ${TURNS} turns, round-robin, one request at a time.\n`,
   );
-  console.log("| picking | cache hit rate, turns 2+ | cached / prompt tokens | hit rate, turn 1 | ms per request, turns 2+ |");
+  console.log(
+    "| picking | cache hit rate, turns 2+ | cached / prompt tokens | hit rate, turn 1 | ms per request, turns 2+ |",
+  );
   console.log("|---|---|---|---|---|");
   console.log(row("affinity (rendezvous on the opening)", picked.affinity));
   console.log(row("random", picked.random));

@@ -21,7 +21,13 @@ export interface ChildOptions {
 type Pending = Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>;
 
 /** A started child: IPC calls answered through `pending`, and a stop that waits for `exited`. */
-function childHandle<Ready>(name: string, child: ChildProcess, ready: Ready, pending: Pending, exited: Promise<void>): Child<Ready> {
+function childHandle<Ready>(
+  name: string,
+  child: ChildProcess,
+  ready: Ready,
+  pending: Pending,
+  exited: Promise<void>,
+): Child<Ready> {
   let nextId = 1;
   return {
     name,
@@ -46,13 +52,22 @@ function childHandle<Ready>(name: string, child: ChildProcess, ready: Ready, pen
 }
 
 /** Runs `bench/children/<file>` with `args` (JSON in argv[2]) and waits for its `ready`. */
-export function startChild<Ready>(name: string, file: string, args: unknown, options: ChildOptions = {}): Promise<Child<Ready>> {
+export function startChild<Ready>(
+  name: string,
+  file: string,
+  args: unknown,
+  options: ChildOptions = {},
+): Promise<Child<Ready>> {
   const nodeArgs = ["--import", "tsx"];
-  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, join(ROOT, "bench/children", file), JSON.stringify(args)], {
-    cwd: ROOT,
-    env: { ...process.env, ...options.env },
-    stdio: ["ignore", "pipe", "pipe", "ipc"],
-  });
+  const child: ChildProcess = spawn(
+    process.execPath,
+    [...nodeArgs, join(ROOT, "bench/children", file), JSON.stringify(args)],
+    {
+      cwd: ROOT,
+      env: { ...process.env, ...options.env },
+      stdio: ["ignore", "pipe", "pipe", "ipc"],
+    },
+  );
   // Children never write to the bench's stdout (the table goes there).
   child.stdout?.on("data", (d: Buffer) => process.stderr.write(`[${name}] ${d.toString()}`));
   child.stderr?.on("data", (d: Buffer) => process.stderr.write(`[${name}] ${d.toString()}`));

@@ -26,7 +26,10 @@ export async function inspectorTarget(port: number): Promise<string> {
  * returns its JS heap in use afterwards, in bytes.
  */
 export function collectGarbage(url: string, how: "collect" | "snapshot", timeoutMs = 30_000): Promise<number> {
-  const commands = how === "collect" ? ["HeapProfiler.collectGarbage", "HeapProfiler.collectGarbage"] : ["HeapProfiler.takeHeapSnapshot"];
+  const commands =
+    how === "collect"
+      ? ["HeapProfiler.collectGarbage", "HeapProfiler.collectGarbage"]
+      : ["HeapProfiler.takeHeapSnapshot"];
   return new Promise((resolve, reject) => {
     const socket = new WebSocket(url, { maxPayload: 1 << 30 });
     const timer = setTimeout(() => {
@@ -40,7 +43,11 @@ export function collectGarbage(url: string, how: "collect" | "snapshot", timeout
       socket.send(JSON.stringify({ id: commands.length + 1, method: "Runtime.getHeapUsage" }));
     });
     socket.on("message", (data) => {
-      const message = JSON.parse(String(data)) as { id?: number; error?: { message: string }; result?: { usedSize?: number } };
+      const message = JSON.parse(String(data)) as {
+        id?: number;
+        error?: { message: string };
+        result?: { usedSize?: number };
+      };
       if (message.error !== undefined) reject(new Error(message.error.message));
       if (message.id === commands.length + 1) {
         clearTimeout(timer);

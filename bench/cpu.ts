@@ -38,7 +38,12 @@ function readStat(pid: number, file = `/proc/${pid}/stat`): Stat | undefined {
     const fields = stat.slice(close + 2).split(" ");
     // fields[0] is field 3 (state): utime and stime are fields 14 and 15.
     const ticks = Number(fields[11]) + Number(fields[12]);
-    return { pid, ppid: Number(fields[1]), comm: stat.slice(stat.indexOf("(") + 1, close), cpuMs: (ticks * 1000) / clockTicks() };
+    return {
+      pid,
+      ppid: Number(fields[1]),
+      comm: stat.slice(stat.indexOf("(") + 1, close),
+      cpuMs: (ticks * 1000) / clockTicks(),
+    };
   } catch {
     return undefined;
   }
@@ -62,7 +67,11 @@ function tree(root: number): Stat[] {
 }
 
 /** Roles of processes the bench does not start itself (wrangler dev's own processes). */
-const UNNAMED: Readonly<Record<string, string>> = { node: "wrangler dev (node)", workerd: "workerd (wrangler dev or Miniflare)", esbuild: "tsx (esbuild)" };
+const UNNAMED: Readonly<Record<string, string>> = {
+  node: "wrangler dev (node)",
+  workerd: "workerd (wrangler dev or Miniflare)",
+  esbuild: "tsx (esbuild)",
+};
 
 /**
  * CPU milliseconds used by each process under this one, keyed by role: the names given for known
@@ -94,7 +103,8 @@ export class CpuMeter {
       }
       for (const tid of tasks(s.pid)) {
         const t = readStat(tid, `/proc/${s.pid}/task/${tid}/stat`);
-        if (t) out.set(-tid, { role: tid === s.pid ? `${name}: main thread` : `${name}: other threads`, cpuMs: t.cpuMs });
+        if (t)
+          out.set(-tid, { role: tid === s.pid ? `${name}: main thread` : `${name}: other threads`, cpuMs: t.cpuMs });
       }
     }
     return out;

@@ -24,7 +24,16 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const ms = (since: number) => `${Math.round(performance.now() - since)} ms`;
 
 function startSidecar(model: string, port = 0): Promise<Sidecar> {
-  return startSidecarProcess(model, ["--port", String(port), "--sequences", "2", "--context-size", "8192", "--heartbeat-ms", "500"]);
+  return startSidecarProcess(model, [
+    "--port",
+    String(port),
+    "--sequences",
+    "2",
+    "--context-size",
+    "8192",
+    "--heartbeat-ms",
+    "500",
+  ]);
 }
 
 const post = (edge: RunningEdge, path: string, body: unknown, signal?: AbortSignal) =>
@@ -51,7 +60,11 @@ async function killedMidStream(model: string): Promise<void> {
     if (done) break;
     text += new TextDecoder().decode(value);
   }
-  note("sidecar killed mid-stream: error event", `${ms(killedAt)} (${text.includes("event: error") ? "event: error" : "no error event"})`, "at once");
+  note(
+    "sidecar killed mid-stream: error event",
+    `${ms(killedAt)} (${text.includes("event: error") ? "event: error" : "no error event"})`,
+    "at once",
+  );
   const down = performance.now();
   const status = (await post(edge, "/v1/completions", { prompt: "x", max_tokens: 1 })).status;
   note("sidecar down: answer", `${status} in ${ms(down)}`, "503 at once");
@@ -64,7 +77,9 @@ async function killedMidStream(model: string): Promise<void> {
 }
 
 async function hostileSchemaAndStream(sidecar: Sidecar, edge: RunningEdge): Promise<void> {
-  const stream = post(edge, "/v1/completions", { prompt: "Let us sing. Sing", max_tokens: 200, stream: true }).then((r) => r.text());
+  const stream = post(edge, "/v1/completions", { prompt: "Let us sing. Sing", max_tokens: 200, stream: true }).then(
+    (r) => r.text(),
+  );
   const schema = { type: "object", properties: { k: { enum: Array.from({ length: 50_000 }, (_, i) => `v${i}`) } } };
   const began = performance.now();
   const refused = await post(edge, "/v1/chat/completions", {
@@ -88,7 +103,11 @@ async function leaveDuringPrompt(sidecar: Sidecar, edge: RunningEdge): Promise<v
   await request;
   const next = await post(edge, "/v1/completions", { prompt: "Once upon a time", max_tokens: 4 });
   await next.text();
-  note("client leaves during a ~6,000-token prompt", `next request answered ${ms(left)} later`, "within a chunk (< 1 s)");
+  note(
+    "client leaves during a ~6,000-token prompt",
+    `next request answered ${ms(left)} later`,
+    "within a chunk (< 1 s)",
+  );
   void sidecar;
 }
 
@@ -141,7 +160,11 @@ async function slowReader(sidecar: Sidecar, edge: RunningEdge): Promise<void> {
   }
   const during = await rssMiB(sidecar.child.pid);
   await reader.cancel();
-  note("slow reader (1 event/s, max_tokens 4,000) for 15 s: sidecar RSS", `${before} → ${during} MiB`, "bounded (read-ahead of 256 events)");
+  note(
+    "slow reader (1 event/s, max_tokens 4,000) for 15 s: sidecar RSS",
+    `${before} → ${during} MiB`,
+    "bounded (read-ahead of 256 events)",
+  );
 }
 
 async function main(): Promise<void> {

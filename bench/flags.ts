@@ -29,7 +29,10 @@ export interface BenchFlags {
   readonly model: string;
   /** llama.cpp threads for every party (node-llama-cpp, the sidecar, llama-server). */
   readonly threads: number;
-  /** llama.cpp threads of batches of several tokens, for every party (the sidecar's `--threads-batch`, llama-server's `-tb`). */
+  /**
+   * llama.cpp threads of batches of several tokens, for every party (the sidecar's `--threads-batch`, llama-server's
+   * `-tb`).
+   */
   readonly threadsBatch: number;
   readonly engine: EngineChoice;
   /** Sequences of the sidecar's context (and llama-server's `-np`). */
@@ -99,7 +102,8 @@ export interface BenchFlags {
 
 export const USAGE = `usage: npm run bench -- [flags]
   --quick               smoke run (~1 minute): fewer runs and levels
-  --model M             a model of gguf/models.ts (written if missing, e.g. random-850m; random-850m:Q8_0 quantized) or a .gguf path [random-60m]
+  --model M             a model of gguf/models.ts (written if missing, e.g. random-850m; random-850m:Q8_0
+                        quantized) or a .gguf path [random-60m]
   --threads N           llama.cpp threads for every party [1]
   --threads-batch N     threads of batches of several tokens, every party [every core]
   --engine E            auto | prebuilt | local (sidecar and in-process baseline) [auto]
@@ -149,7 +153,8 @@ export const USAGE = `usage: npm run bench -- [flags]
 function int(name: string, raw: string | undefined, fallback: number, min = 1): number {
   if (raw === undefined) return fallback;
   const value = Number(raw);
-  if (!Number.isInteger(value) || value < min) throw new Error(`--${name} must be an integer of at least ${min}, got "${raw}"`);
+  if (!Number.isInteger(value) || value < min)
+    throw new Error(`--${name} must be an integer of at least ${min}, got "${raw}"`);
   return value;
 }
 
@@ -213,10 +218,12 @@ export function readFlags(argv: readonly string[]): BenchFlags | "help" {
   if (values.help === true) return "help";
   const quick = values.quick === true;
   const engine = values.engine ?? "auto";
-  if (engine !== "auto" && engine !== "prebuilt" && engine !== "local") throw new Error(`--engine must be auto, prebuilt or local, got "${engine}"`);
+  if (engine !== "auto" && engine !== "prebuilt" && engine !== "local")
+    throw new Error(`--engine must be auto, prebuilt or local, got "${engine}"`);
   const levels = (values.levels ?? (quick ? "1,8,16" : "1,2,4,8,16")).split(",").map((l) => int("levels", l.trim(), 1));
   const sections = (values.sections ?? SECTIONS.join(",")).split(",").map((s) => s.trim());
-  for (const s of sections) if (!(SECTIONS as readonly string[]).includes(s)) throw new Error(`--sections: unknown section "${s}"`);
+  for (const s of sections)
+    if (!(SECTIONS as readonly string[]).includes(s)) throw new Error(`--sections: unknown section "${s}"`);
   return {
     quick,
     model: values.model ?? "random-60m",

@@ -87,7 +87,8 @@ export function serveParent(custom: Record<string, (args: unknown) => Promise<un
     }
     handler(message.args).then(
       (result) => send({ id: message.id, result }),
-      (error: unknown) => send({ id: message.id, error: error instanceof Error ? (error.stack ?? error.message) : String(error) }),
+      (error: unknown) =>
+        send({ id: message.id, error: error instanceof Error ? (error.stack ?? error.message) : String(error) }),
     );
   });
   // The parent going away ends the child.

@@ -14,7 +14,9 @@ export interface Machine {
 }
 
 export function machine(): Machine {
-  const pkg = JSON.parse(readFileSync(join(ROOT, "node_modules/node-llama-cpp/package.json"), "utf8")) as { version: string };
+  const pkg = JSON.parse(readFileSync(join(ROOT, "node_modules/node-llama-cpp/package.json"), "utf8")) as {
+    version: string;
+  };
   return {
     cpu: os.cpus()[0]?.model.trim() ?? "unknown",
     cores: os.availableParallelism(),

@@ -38,5 +38,9 @@ const within = (value: number, base: number): boolean => value <= base * (1 + TO
  * for reuse.
  */
 export function bounded(row: MemoryRow): boolean {
-  return within(row.settled.heapUsedMiB, row.idle.heapUsedMiB) && row.again !== undefined && within(row.again.rssMiB, row.settled.rssMiB);
+  return (
+    within(row.settled.heapUsedMiB, row.idle.heapUsedMiB) &&
+    row.again !== undefined &&
+    within(row.again.rssMiB, row.settled.rssMiB)
+  );
 }

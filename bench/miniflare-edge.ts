@@ -23,7 +23,10 @@ const miniflare = new Miniflare({
   modulesRoot: outdir,
   compatibilityDate: "2025-09-01",
   compatibilityFlags: ["enable_request_signal"],
-  bindings: { SIDECAR_URL: process.env["SIDECAR_URL"] ?? "http://127.0.0.1:50051", LOG_REQUESTS: process.env["LOG_REQUESTS"] ?? "true" },
+  bindings: {
+    SIDECAR_URL: process.env["SIDECAR_URL"] ?? "http://127.0.0.1:50051",
+    LOG_REQUESTS: process.env["LOG_REQUESTS"] ?? "true",
+  },
   host: "127.0.0.1",
   port: 0,
   ...(process.env["INSPECTOR_PORT"] !== undefined ? { inspectorPort: Number(process.env["INSPECTOR_PORT"]) } : {}),

@@ -77,6 +77,7 @@ export function httpParty(
   return {
     key,
     label,
-    run: (variant) => streamSse(`${baseUrl}/v1/completions`, completionBody(variant, w.maxTokens), w.timeoutMs, headers),
+    run: (variant) =>
+      streamSse(`${baseUrl}/v1/completions`, completionBody(variant, w.maxTokens), w.timeoutMs, headers),
   };
 }

@@ -22,7 +22,16 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { PEER_DIR, PEER_SOURCE, ROOT, parsePeerVariants, peerPaths, readPeerInfo, type PeerInfo, type PeerVariant } from "./peer-paths.js";
+import {
+  PEER_DIR,
+  PEER_SOURCE,
+  ROOT,
+  parsePeerVariants,
+  peerPaths,
+  readPeerInfo,
+  type PeerInfo,
+  type PeerVariant,
+} from "./peer-paths.js";
 
 const bundle = join(ROOT, "node_modules/node-llama-cpp/llama/gitRelease.bundle");
 
@@ -40,7 +49,8 @@ export function prebuiltCpuVariant(): string {
   const probe = `
     import { getLlama, LlamaLogLevel } from "node-llama-cpp";
     import { readFileSync } from "node:fs";
-    const llama = await getLlama({ gpu: false, build: "never", maxThreads: 1, logLevel: LlamaLogLevel.error, cmakeOptions: {} });
+    const options = { gpu: false, build: "never", maxThreads: 1, logLevel: LlamaLogLevel.error };
+    const llama = await getLlama({ ...options, cmakeOptions: {} });
     const m = /libggml-cpu-([\\w.]+)\\.so/.exec(readFileSync("/proc/self/maps", "utf8"));
     console.log(JSON.stringify({ buildType: llama.buildType, variant: m ? m[1] : null }));`;
   // A file, not `node -e`: node-llama-cpp tests its binding in a child that inherits execArgv.
@@ -83,7 +93,9 @@ const X86_FEATURES = [
 /** `GGML_<feature>` options equal to those of ggml's CPU variant `variant` (e.g. zen4). */
 export function variantFeatureOptions(source: string, variant: string): Record<string, string> {
   const cmake = readFileSync(join(source, "ggml/src/CMakeLists.txt"), "utf8");
-  const line = new RegExp(`ggml_add_cpu_backend_variant\\(\\s*${variant.replace(/\./g, "\\.")}\\b([^)]*)\\)`).exec(cmake);
+  const line = new RegExp(`ggml_add_cpu_backend_variant\\(\\s*${variant.replace(/\./g, "\\.")}\\b([^)]*)\\)`).exec(
+    cmake,
+  );
   if (!line) throw new Error(`CPU variant ${variant} is not defined in ggml/src/CMakeLists.txt`);
   const on = new Set((line[1] ?? "").trim().split(/\s+/).filter(Boolean));
   return Object.fromEntries(X86_FEATURES.map((f) => [`GGML_${f}`, on.has(f) ? "ON" : "OFF"]));
@@ -119,7 +131,11 @@ export const DEFAULT_CMAKE_OPTIONS: Readonly<Record<string, string>> = {
 };
 
 /** The options of build `variant` from `source`; `cpuVariant` is the prebuilt library's (read only for "prebuilt"). */
-export function peerCmakeOptions(variant: PeerVariant, source: string, cpuVariant: () => string): Record<string, string> {
+export function peerCmakeOptions(
+  variant: PeerVariant,
+  source: string,
+  cpuVariant: () => string,
+): Record<string, string> {
   if (variant === "default") return { ...DEFAULT_CMAKE_OPTIONS };
   return { ...PREBUILT_CMAKE_OPTIONS, ...variantFeatureOptions(source, cpuVariant()) };
 }
@@ -127,7 +143,9 @@ export function peerCmakeOptions(variant: PeerVariant, source: string, cpuVarian
 /** Clones the bundle's commit into PEER_SOURCE unless it is already there. */
 function checkOut(commit: string): void {
   mkdirSync(PEER_DIR, { recursive: true });
-  const cloned = existsSync(join(PEER_SOURCE, ".git")) && execFileSync("git", ["-C", PEER_SOURCE, "rev-parse", "HEAD"], { encoding: "utf8" }).trim() === commit;
+  const cloned =
+    existsSync(join(PEER_SOURCE, ".git")) &&
+    execFileSync("git", ["-C", PEER_SOURCE, "rev-parse", "HEAD"], { encoding: "utf8" }).trim() === commit;
   if (cloned) return;
   rmSync(PEER_SOURCE, { recursive: true, force: true });
   run("git", ["clone", "--quiet", bundle, PEER_SOURCE]);
@@ -150,7 +168,12 @@ export function buildPeer(variant: PeerVariant): PeerInfo {
   const cpuVariant = variant === "prebuilt" ? prebuiltCpuVariant() : "native";
   const options = peerCmakeOptions(variant, PEER_SOURCE, () => cpuVariant);
   const what = `${variant} build, llama.cpp ${commit.slice(0, 10)}, CPU ${cpuVariant}`;
-  if (existing && existing.commit === commit && existing.cpuVariant === cpuVariant && JSON.stringify(existing.cmakeOptions) === JSON.stringify(options)) {
+  if (
+    existing &&
+    existing.commit === commit &&
+    existing.cpuVariant === cpuVariant &&
+    JSON.stringify(existing.cmakeOptions) === JSON.stringify(options)
+  ) {
     // A build from before the default build made llama-quantize too makes just that.
     if (variant === "default" && !existsSync(join(paths.build, "bin/llama-quantize"))) build(paths.build, variant);
     log(`up to date: ${paths.binary} (${what})`);

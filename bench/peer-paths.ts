@@ -28,7 +28,11 @@ export interface PeerPaths {
 /** The prebuilt-like build keeps the folder and file it always had. */
 export function peerPaths(variant: PeerVariant): PeerPaths {
   const build = join(PEER_DIR, variant === "prebuilt" ? "build" : "build-default");
-  return { build, binary: join(build, "bin/llama-server"), info: join(PEER_DIR, variant === "prebuilt" ? "peer.json" : "peer-default.json") };
+  return {
+    build,
+    binary: join(build, "bin/llama-server"),
+    info: join(PEER_DIR, variant === "prebuilt" ? "peer.json" : "peer-default.json"),
+  };
 }
 
 /** What `bench/peer-build.ts` records next to the binary. */

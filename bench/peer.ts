@@ -53,7 +53,10 @@ export async function startPeer(info: PeerInfo, settings: PeerSettings): Promise
   // The build's shared libraries sit beside the binary; its run path names the folder it was built
   // in, which may have moved since.
   const libraries = [path.dirname(binary), process.env.LD_LIBRARY_PATH].filter(Boolean).join(":");
-  const child: ChildProcess = spawn(binary, args, { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, LD_LIBRARY_PATH: libraries } });
+  const child: ChildProcess = spawn(binary, args, {
+    stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, LD_LIBRARY_PATH: libraries },
+  });
   let log = "";
   const keep = (d: Buffer): void => {
     log = (log + d.toString()).slice(-4000);

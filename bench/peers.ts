@@ -32,7 +32,10 @@ export function peersFor(flags: BenchFlags, notes: string[], log: (m: string) =>
     const built = readPeerInfo(variant);
     if (built) found.push(built);
     else if (flags.peer) {
-      log(`${PEER_LABELS[variant]} is not built yet: building it now (npm run bench:peer-build -- --variant ${variant}, ~5-8 minutes)`);
+      log(
+        `${PEER_LABELS[variant]} is not built yet: building it now (npm run bench:peer-build -- --variant ` +
+          `${variant}, ~5-8 minutes)`,
+      );
       found.push(buildPeer(variant));
     } else {
       const build = `npm run bench:peer-build -- --variant ${variant}`;
@@ -45,7 +48,11 @@ export function peersFor(flags: BenchFlags, notes: string[], log: (m: string) =>
 }
 
 /** Starts every peer in `infos` on `settings`, one after the other (each on a port of its own). */
-export async function startPeers(infos: readonly PeerInfo[], settings: PeerSettings, log: (m: string) => void): Promise<PeerGroup> {
+export async function startPeers(
+  infos: readonly PeerInfo[],
+  settings: PeerSettings,
+  log: (m: string) => void,
+): Promise<PeerGroup> {
   const peers: NamedPeer[] = [];
   const stop = async (): Promise<void> => {
     await Promise.all(peers.map((p) => p.peer.stop()));

@@ -38,7 +38,9 @@ export function summarize(file: string, top = 15): string {
     self.set(id, (self.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0));
   });
   const total = [...self.values()].reduce((a, b) => a + b, 0);
-  const idle = [...self].filter(([id]) => byId.get(id)?.callFrame.functionName === "(idle)").reduce((a, [, t]) => a + t, 0);
+  const idle = [...self]
+    .filter(([id]) => byId.get(id)?.callFrame.functionName === "(idle)")
+    .reduce((a, [, t]) => a + t, 0);
   const busy = total - idle;
   const areas = new Map<string, number>();
   const fns = new Map<string, number>();
@@ -47,15 +49,22 @@ export function summarize(file: string, top = 15): string {
     if (!node || node.callFrame.functionName === "(idle)") continue;
     const a = area(node.callFrame.url, node.callFrame.functionName);
     areas.set(a, (areas.get(a) ?? 0) + t);
-    const name = `${node.callFrame.functionName || "(anonymous)"} ${basename(node.callFrame.url)}:${node.callFrame.lineNumber + 1}`;
+    const name =
+      `${node.callFrame.functionName || "(anonymous)"} ` +
+      `${basename(node.callFrame.url)}:${node.callFrame.lineNumber + 1}`;
     fns.set(name, (fns.get(name) ?? 0) + t);
   }
   const pct = (t: number): string => `${((t / busy) * 100).toFixed(1)}%`;
   const ms = (t: number): string => `${(t / 1000).toFixed(0)} ms`;
-  const lines = [`${basename(file)}: ${ms(total)} profiled, ${ms(busy)} busy (${((busy / total) * 100).toFixed(0)}%)`, "  self time by area:"];
-  for (const [a, t] of [...areas].sort((x, y) => y[1] - x[1]).slice(0, top)) lines.push(`    ${pct(t).padStart(6)}  ${ms(t).padStart(8)}  ${a}`);
+  const lines = [
+    `${basename(file)}: ${ms(total)} profiled, ${ms(busy)} busy (${((busy / total) * 100).toFixed(0)}%)`,
+    "  self time by area:",
+  ];
+  for (const [a, t] of [...areas].sort((x, y) => y[1] - x[1]).slice(0, top))
+    lines.push(`    ${pct(t).padStart(6)}  ${ms(t).padStart(8)}  ${a}`);
   lines.push("  top functions (self):");
-  for (const [f, t] of [...fns].sort((x, y) => y[1] - x[1]).slice(0, top)) lines.push(`    ${pct(t).padStart(6)}  ${ms(t).padStart(8)}  ${f}`);
+  for (const [f, t] of [...fns].sort((x, y) => y[1] - x[1]).slice(0, top))
+    lines.push(`    ${pct(t).padStart(6)}  ${ms(t).padStart(8)}  ${f}`);
   return lines.join("\n");
 }
 

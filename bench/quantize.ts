@@ -15,14 +15,16 @@ export function parseQuantized(model: string): { name: string; type: string } | 
   const at = model.lastIndexOf(":");
   if (at <= 0) return undefined;
   const type = model.slice(at + 1).toUpperCase();
-  if (!(QUANT_TYPES as readonly string[]).includes(type)) throw new Error(`"${model}": quantization "${type}" is none of ${QUANT_TYPES.join(", ")}`);
+  if (!(QUANT_TYPES as readonly string[]).includes(type))
+    throw new Error(`"${model}": quantization "${type}" is none of ${QUANT_TYPES.join(", ")}`);
   return { name: model.slice(0, at), type };
 }
 
 /** The file of `source` quantized to `type`, made now if it is missing or older than `source`. */
 export function quantized(source: string, name: string, type: string, log: (message: string) => void): string {
   const binary = join(peerPaths("default").build, "bin/llama-quantize");
-  if (!existsSync(binary)) throw new Error(`${type}: no llama-quantize (npm run bench:peer-build -- --variant default)`);
+  if (!existsSync(binary))
+    throw new Error(`${type}: no llama-quantize (npm run bench:peer-build -- --variant default)`);
   const dir = join(PEER_DIR, "..", "quantized");
   const target = join(dir, `${name}-${type}.gguf`);
   if (existsSync(target) && statSync(target).mtimeMs >= statSync(source).mtimeMs) return target;

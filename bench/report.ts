@@ -91,7 +91,8 @@ function beforeTargets(report: string, sections: readonly (string | undefined)[]
 
 function settingsLine(flags: BenchFlags, m: Measured, modelPath: string): string {
   return (
-    `${basename(modelPath)}, ${flags.maxTokens} tokens per stream, temperature 0, threads ${flags.threads} (batches of several ` +
+    `${basename(modelPath)}, ${flags.maxTokens} tokens per stream, temperature 0, threads ${flags.threads} (batches ` +
+    `of several ` +
     `tokens: ${flags.threadsBatch}) for every party, ` +
     `${flags.sequences} sequences × ${flags.contextSize} tokens, sidecar queue ${flags.maxQueue}` +
     (m.single ? `; single stream ${flags.runs} runs per party` : "") +
@@ -101,7 +102,13 @@ function settingsLine(flags: BenchFlags, m: Measured, modelPath: string): string
 }
 
 /** The markdown report printed on stdout. */
-function render(run: RunRecord, m: Measured, s: Summaries, targets: ReturnType<typeof evaluateTargets>, machineInfo: ReturnType<typeof machine>): string {
+function render(
+  run: RunRecord,
+  m: Measured,
+  s: Summaries,
+  targets: ReturnType<typeof evaluateTargets>,
+  machineInfo: ReturnType<typeof machine>,
+): string {
   const newcomer = s.newcomer && m.newcomer ? `${renderNewcomer(s.newcomer, m.newcomer)}\n\n` : "";
   return newcomer + renderSections(run, m, s, targets, machineInfo);
 }
@@ -149,7 +156,8 @@ function streamHeadline(headline: Record<string, number>, m: Measured, s: Summar
     headline[`single ${p.key} TTFT ms`] = p.ttftMs;
   }
   for (const l of s.sweep?.edge ?? []) headline[`edge ${l.streams} streams aggregate tok/s`] = l.aggregateTps;
-  for (const p of s.sweep?.peers ?? []) for (const l of p.levels) headline[`${p.label} ${l.streams} streams aggregate tok/s`] = l.aggregateTps;
+  for (const p of s.sweep?.peers ?? [])
+    for (const l of p.levels) headline[`${p.label} ${l.streams} streams aggregate tok/s`] = l.aggregateTps;
   for (const p of s.prefix ?? []) headline[`prefix ${p.path} ${p.kind} engine prompt ms`] = p.enginePromptMs;
   for (const r of s.stateful ?? []) {
     headline[`stateful ${r.path} next turn TTFT ms`] = r.nextTtftMs;
@@ -189,7 +197,15 @@ function headlineOf(run: RunRecord, m: Measured, s: Summaries): Record<string, n
 
 /** Every target of the sections that ran. */
 function targetsOf(flags: BenchFlags, m: Measured, s: Summaries): Target[] {
-  const inputs = { single: s.single, sweep: s.sweep, sessions: s.sessions, reject: s.reject, prefix: s.prefix, memory: m.memory, models: s.models };
+  const inputs = {
+    single: s.single,
+    sweep: s.sweep,
+    sessions: s.sessions,
+    reject: s.reject,
+    prefix: s.prefix,
+    memory: m.memory,
+    models: s.models,
+  };
   return [
     ...(s.newcomer ? newcomerTargets(s.newcomer) : []),
     ...evaluateTargets({ ...inputs, concurrent: flags.sequences }),

@@ -31,7 +31,8 @@ export function readPrevious(out: string): ResultsFile | undefined {
 export function writeResults(out: string, results: ResultsFile): string[] {
   const dir = resultsDir(out);
   mkdirSync(dir, { recursive: true });
-  const text = `${JSON.stringify(results, (_k, v: unknown) => (typeof v === "number" && !Number.isFinite(v) ? null : v), 2)}\n`;
+  const finite = (_key: string, v: unknown) => (typeof v === "number" && !Number.isFinite(v) ? null : v);
+  const text = `${JSON.stringify(results, finite, 2)}\n`;
   const stamp = results.startedAt.replace(/[:.]/g, "-");
   const files = [join(dir, "latest.json"), join(dir, `results-${stamp}.json`)];
   for (const file of files) writeFileSync(file, text);
@@ -42,8 +43,17 @@ export function writeResults(out: string, results: ResultsFile): string[] {
 export function compare(previous: ResultsFile, now: ResultsFile): string {
   const rows = Object.entries(now.headline).map(([name, value]) => {
     const before = previous.headline[name];
-    const change = before !== undefined && before !== null && before !== 0 ? `${fmt(((value - before) / Math.abs(before)) * 100)}%` : "–";
+    const change =
+      before !== undefined && before !== null && before !== 0
+        ? `${fmt(((value - before) / Math.abs(before)) * 100)}%`
+        : "–";
     return `| ${name} | ${fmt(before ?? Number.NaN, 2)} | ${fmt(value, 2)} | ${change} |`;
   });
-  return [`Compared with the run of ${previous.startedAt}:`, "", "| figure | before | now | change |", "| --- | --- | --- | --- |", ...rows].join("\n");
+  return [
+    `Compared with the run of ${previous.startedAt}:`,
+    "",
+    "| figure | before | now | change |",
+    "| --- | --- | --- | --- |",
+    ...rows,
+  ].join("\n");
 }

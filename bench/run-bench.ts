@@ -46,7 +46,10 @@ const log = (message: string): void => {
   process.stderr.write(`bench: ${message}\n`);
 };
 
-/** The model's file: a catalogue model written if missing or outdated (`name:TYPE`: quantized, quantize.ts), or a path to a GGUF file. */
+/**
+ * The model's file: a catalogue model written if missing or outdated (`name:TYPE`: quantized, quantize.ts), or a path
+ * to a GGUF file.
+ */
 async function resolveModel(model: string): Promise<string> {
   const quant = existsSync(model) ? undefined : parseQuantized(model);
   if (quant !== undefined) return quantized(await resolveModel(quant.name), quant.name, quant.type, log);
@@ -80,14 +83,20 @@ async function stopAll(running: Running): Promise<void> {
 }
 
 /** Runs `work` and notes how busy the rest of the machine was meanwhile (a shared machine is noisy). */
-async function watched<T>(section: string, notes: string[], loads: Record<string, unknown>, work: () => Promise<T>): Promise<T> {
+async function watched<T>(
+  section: string,
+  notes: string[],
+  loads: Record<string, unknown>,
+  work: () => Promise<T>,
+): Promise<T> {
   const before = machineSnapshot();
   const result = await work();
   const load = otherLoad(before, machineSnapshot());
   loads[section] = load;
   if (load.otherCores >= 0.1 || load.stealCores >= 0.05) {
     notes.push(
-      `During the ${section} section, other processes used ${load.otherCores.toFixed(2)} cores on average and the hypervisor ` +
+      `During the ${section} section, other processes used ${load.otherCores.toFixed(2)} cores on average and the ` +
+        `hypervisor ` +
         `stole ${load.stealCores.toFixed(2)}: its figures are noisier.`,
     );
   }
@@ -95,7 +104,12 @@ async function watched<T>(section: string, notes: string[], loads: Record<string
 }
 
 /** Runs `work` with V8 CPU profiles of `children` when `dir` is set: `<dir>/<section>-<child>.cpuprofile`. */
-async function profiled<T>(dir: string | undefined, section: string, children: readonly (Child<unknown> | undefined)[], work: () => Promise<T>): Promise<T> {
+async function profiled<T>(
+  dir: string | undefined,
+  section: string,
+  children: readonly (Child<unknown> | undefined)[],
+  work: () => Promise<T>,
+): Promise<T> {
   const list = children.filter((c): c is Child<unknown> => c !== undefined);
   if (dir === undefined) return work();
   mkdirSync(dir, { recursive: true });
@@ -103,7 +117,9 @@ async function profiled<T>(dir: string | undefined, section: string, children: r
   try {
     return await work();
   } finally {
-    const files = await Promise.all(list.map((c) => c.call<string>("profile-stop", join(dir, `${section}-${c.name}.cpuprofile`))));
+    const files = await Promise.all(
+      list.map((c) => c.call<string>("profile-stop", join(dir, `${section}-${c.name}.cpuprofile`))),
+    );
     log(`profiles: ${files.join(", ")} (read them with: npx tsx bench/profile-summary.ts <file>)`);
   }
 }
@@ -137,7 +153,21 @@ async function prepareRun(flags: BenchFlags, startedAt: string): Promise<Run> {
     contextSize: flags.contextSize,
     maxQueue: flags.maxQueue,
   };
-  return { flags, startedAt, has, notes, loads: {}, processes: [], raw: {}, running: {}, workload, engineArgs, modelPath, peerInfos, profileDir };
+  return {
+    flags,
+    startedAt,
+    has,
+    notes,
+    loads: {},
+    processes: [],
+    raw: {},
+    running: {},
+    workload,
+    engineArgs,
+    modelPath,
+    peerInfos,
+    profileDir,
+  };
 }
 
 async function main(): Promise<void> {
@@ -184,7 +214,8 @@ async function measureAll(run: Run, m: Measured): Promise<void> {
   }
 
   // 2. The engine builds side by side, in-process, alone on the machine.
-  if (has("engine")) m.engine = await watched("engine", notes, loads, () => compareEngines(run.engineArgs, flags, run.workload, notes));
+  if (has("engine"))
+    m.engine = await watched("engine", notes, loads, () => compareEngines(run.engineArgs, flags, run.workload, notes));
 
   await measureOnServers(run, m);
   await stopAll(run.running);
@@ -203,7 +234,10 @@ async function measureAll(run: Run, m: Measured): Promise<void> {
   if (has("batch")) m.batch = await measureBatch(run);
 }
 
-/** Section 0: fresh `npm start`s beside fresh default llama-servers (none when that build is missing: a note says how to make it). */
+/**
+ * Section 0: fresh `npm start`s beside fresh default llama-servers (none when that build is missing: a note says how
+ * to make it).
+ */
 async function measureNewcomer(flags: BenchFlags, notes: string[]): Promise<NewcomerResult | undefined> {
   if (readPeerInfo("default") === undefined) {
     notes.push("newcomer: not measured, no default llama-server build (npm run bench:peer-build -- --variant default)");
@@ -211,7 +245,12 @@ async function measureNewcomer(flags: BenchFlags, notes: string[]): Promise<Newc
   }
   log(`newcomer: ${flags.newcomerRuns} fresh starts of npm start and llama-server on ${flags.newcomerModel}`);
   const modelPath = await resolveModel(flags.newcomerModel);
-  const settings = { runs: flags.newcomerRuns, rounds: flags.newcomerRounds, maxTokens: flags.newcomerTokens, timeoutMs: flags.streamTimeoutMs };
+  const settings = {
+    runs: flags.newcomerRuns,
+    rounds: flags.newcomerRounds,
+    maxTokens: flags.newcomerTokens,
+    timeoutMs: flags.streamTimeoutMs,
+  };
   return runNewcomer(modelPath, basename(modelPath, ".gguf"), settings, log);
 }
 
@@ -246,7 +285,10 @@ async function startServers(run: Run): Promise<void> {
       `${flags.sequences} sequences × ${flags.contextSize} tokens, queue ${flags.maxQueue})`,
   );
   running.sidecar = await startChild<SidecarReady>("sidecar", "sidecar.ts", engineArgs);
-  run.notes.push(`The model runs on: ${running.sidecar.ready.gpu ?? "?"} (the figures of docs/performance.md were measured on CPU-only hosts).`);
+  run.notes.push(
+    `The model runs on: ${running.sidecar.ready.gpu ?? "?"} (the figures of docs/performance.md were measured on ` +
+      `CPU-only hosts).`,
+  );
   running.edge = await startChild<EdgeReady>("edge", "edge.ts", { sidecarUrl: running.sidecar.ready.url });
   // The peers take part in the single-stream section and the sweep only.
   const peerInfos = run.has("single") || run.has("sweep") ? run.peerInfos : [];
@@ -256,7 +298,14 @@ async function startServers(run: Run): Promise<void> {
 /** Every peer's settings: the run's model and threads, `sequences` × `contextSize` tokens. */
 function peerSettings(run: Run, sequences: number, contextSize: number, extraArgs?: readonly string[]): PeerSettings {
   const { flags } = run;
-  return { modelPath: run.modelPath, threads: flags.threads, threadsBatch: flags.threadsBatch, sequences, contextSize, ...(extraArgs ? { extraArgs } : {}) };
+  return {
+    modelPath: run.modelPath,
+    threads: flags.threads,
+    threadsBatch: flags.threadsBatch,
+    sequences,
+    contextSize,
+    ...(extraArgs ? { extraArgs } : {}),
+  };
 }
 
 type Footprints = (gc: boolean) => Promise<Record<string, Footprint> | undefined>;
@@ -268,7 +317,9 @@ async function measureOnServers(run: Run, m: Measured): Promise<void> {
   const sidecar = running.sidecar;
   const edge = running.edge;
   const client = sidecar ? grpcClient(sidecar.ready.url) : undefined;
-  const peerParties: Party[] = (running.peers?.peers ?? []).map((p) => httpParty(`peer-${p.variant}`, p.label, p.peer.url, workload));
+  const peerParties: Party[] = (running.peers?.peers ?? []).map((p) =>
+    httpParty(`peer-${p.variant}`, p.label, p.peer.url, workload),
+  );
   const footprints: Footprints = async (gc) =>
     sidecar && edge ? { sidecar: await footprint(sidecar, gc), "edge on Node": await footprint(edge, gc) } : undefined;
   // The idle footprint: after start-up and one warm-up request through the edge, after a GC.
@@ -276,7 +327,8 @@ async function measureOnServers(run: Run, m: Measured): Promise<void> {
   const idle = await footprints(true);
 
   // 3. Single stream: (a) (b) (c) (d) and the peers, interleaved.
-  if (has("single") && sidecar && edge && client) m.single = await measureSingle(run, sidecar, edge, client, peerParties);
+  if (has("single") && sidecar && edge && client)
+    m.single = await measureSingle(run, sidecar, edge, client, peerParties);
   // 4. Concurrency sweep through the edge on Node (and each peer at 1, 4 and `sequences` streams).
   if (has("sweep") && edge) m.sweep = await measureSweep(run, sidecar, edge, peerParties);
   if (running.peers) {
@@ -287,7 +339,9 @@ async function measureOnServers(run: Run, m: Measured): Promise<void> {
   if (client && edge) await measureCaches(run, m, client, edge);
   // 6. A long prompt joins two decoding streams.
   if (has("join") && client) {
-    m.joining = await watched("join", run.notes, run.loads, () => runJoin(client, { rounds: run.flags.joinRounds, tokens: run.flags.prefixTokens }, log));
+    m.joining = await watched("join", run.notes, run.loads, () =>
+      runJoin(client, { rounds: run.flags.joinRounds, tokens: run.flags.prefixTokens }, log),
+    );
   }
   const memory = await measureMemory(run, footprints, idle, client, edge);
   if (memory) m.memory = memory;
@@ -324,7 +378,10 @@ async function singleParties(
   ];
   if (running.wrangler) parties.push(httpParty("d", "(d) edge under wrangler dev", running.wrangler.url, workload));
   // The same Worker on workerd without wrangler's local proxy: what of (d) is the proxy's.
-  if (running.miniflare) parties.push(httpParty("m", "(m) edge under Miniflare (workerd, no wrangler proxy)", running.miniflare.url, workload));
+  if (running.miniflare)
+    parties.push(
+      httpParty("m", "(m) edge under Miniflare (workerd, no wrangler proxy)", running.miniflare.url, workload),
+    );
   parties.push(...peerParties);
   return parties;
 }
@@ -353,7 +410,11 @@ async function measureSingle(
   const single = await watched("single-stream", run.notes, run.loads, () =>
     profiled(run.profileDir, "single", [inProcess, sidecar, edge], () => runSingle(parties, flags.runs, meter, log)),
   );
-  run.processes.push({ name: "(a) in-process node-llama-cpp", build: engineBuild(inProcess), peakRssMiB: peakRssMiB(inProcess.pid) });
+  run.processes.push({
+    name: "(a) in-process node-llama-cpp",
+    build: engineBuild(inProcess),
+    peakRssMiB: peakRssMiB(inProcess.pid),
+  });
   for (const pid of descendantsNamed(process.pid, "workerd"))
     run.processes.push({ name: `workerd (wrangler dev) pid ${pid}`, build: "–", peakRssMiB: peakRssMiB(pid) });
   await inProcess.stop();
@@ -366,14 +427,21 @@ async function measureSingle(
 }
 
 /** Section 4: concurrent streams through the edge on Node at each level. */
-async function measureSweep(run: Run, sidecar: Child<SidecarReady> | undefined, edge: Child<EdgeReady>, peerParties: readonly Party[]): Promise<SweepResult> {
+async function measureSweep(
+  run: Run,
+  sidecar: Child<SidecarReady> | undefined,
+  edge: Child<EdgeReady>,
+  peerParties: readonly Party[],
+): Promise<SweepResult> {
   const { flags } = run;
   const edgeParty = httpParty("c", "edge on Node", edge.ready.url, run.workload);
   // 1 and 4 streams for the first-token targets, `sequences` for the aggregate one.
   const peerLevels = [1, 4, flags.sequences].filter((l) => flags.levels.includes(l));
   log(`sweep: levels ${flags.levels.join(", ")} × ${flags.sweepRuns} runs`);
   return watched("sweep", run.notes, run.loads, () =>
-    profiled(run.profileDir, "sweep", [sidecar, edge], () => runSweep(edgeParty, peerParties, flags.levels, peerLevels, flags.sweepRuns, log)),
+    profiled(run.profileDir, "sweep", [sidecar, edge], () =>
+      runSweep(edgeParty, peerParties, flags.levels, peerLevels, flags.sweepRuns, log),
+    ),
   );
 }
 
@@ -382,13 +450,20 @@ async function measureCaches(run: Run, m: Measured, client: GrpcClient, edge: Ch
   const { flags, has } = run;
   // 5. Prefix reuse.
   if (has("prefix")) {
-    const options = { rounds: flags.prefixRounds, warm: flags.prefixWarm, tokens: flags.prefixTokens, timeoutMs: flags.streamTimeoutMs };
+    const options = {
+      rounds: flags.prefixRounds,
+      warm: flags.prefixWarm,
+      tokens: flags.prefixTokens,
+      timeoutMs: flags.streamTimeoutMs,
+    };
     m.prefix = await watched("prefix", run.notes, run.loads, () => runPrefix(client, edge.ready.url, options, log));
   }
   // 5b. Stateful conversations: a stored conversation's next turn vs cold, the store on vs off.
   if (has("stateful")) {
     const options = { rounds: flags.prefixRounds, tokens: flags.prefixTokens, timeoutMs: flags.streamTimeoutMs };
-    m.stateful = await watched("stateful", run.notes, run.loads, () => runStateful(client, edge.ready.url, options, log));
+    m.stateful = await watched("stateful", run.notes, run.loads, () =>
+      runStateful(client, edge.ready.url, options, log),
+    );
   }
 }
 
@@ -416,22 +491,36 @@ async function measureMemory(
       await runSweep(edgeParty, [], flags.levels.slice(-2), [], 1, log, flags.sweepRuns);
     }
     if (has("prefix")) {
-      const options = { rounds: 1, warm: flags.prefixWarm, tokens: flags.prefixTokens, timeoutMs: flags.streamTimeoutMs, firstRound: flags.prefixRounds };
+      const options = {
+        rounds: 1,
+        warm: flags.prefixWarm,
+        tokens: flags.prefixTokens,
+        timeoutMs: flags.streamTimeoutMs,
+        firstRound: flags.prefixRounds,
+      };
       await runPrefix(client, edge.ready.url, options, log);
     }
     await settle();
     again = await footprints(true);
   }
   if (!(idle && loaded && settled)) return undefined;
-  return Object.keys(idle).map((name) => ({ name, idle: idle[name], loaded: loaded[name], settled: settled[name], again: again?.[name] }) as MemoryRow);
+  return Object.keys(idle).map(
+    (name) =>
+      ({ name, idle: idle[name], loaded: loaded[name], settled: settled[name], again: again?.[name] }) as MemoryRow,
+  );
 }
 
 /** Section 7: a sidecar with a small queue behind its own edge; the streams beyond it get a 429. */
 async function measureReject(run: Run): Promise<ConcurrentRun> {
   const { flags, running } = run;
   log(`rejection run: ${flags.rejectStreams} streams, ${flags.sequences} sequences, queue ${flags.rejectQueue}`);
-  running.rejectSidecar = await startChild<SidecarReady>("sidecar-small-queue", "sidecar.ts", { ...run.engineArgs, maxQueue: flags.rejectQueue });
-  running.rejectEdge = await startChild<EdgeReady>("edge-small-queue", "edge.ts", { sidecarUrl: running.rejectSidecar.ready.url });
+  running.rejectSidecar = await startChild<SidecarReady>("sidecar-small-queue", "sidecar.ts", {
+    ...run.engineArgs,
+    maxQueue: flags.rejectQueue,
+  });
+  running.rejectEdge = await startChild<EdgeReady>("edge-small-queue", "edge.ts", {
+    sidecarUrl: running.rejectSidecar.ready.url,
+  });
   const party = httpParty("c", "edge on Node", running.rejectEdge.ready.url, run.workload);
   const reject = await runConcurrent(flags.rejectStreams, (i) => party.run(sweepVariant(90, flags.rejectStreams, i)));
   run.raw["rejectSidecarMetrics"] = await running.rejectSidecar.call("metrics");
@@ -443,10 +532,19 @@ async function measureReject(run: Run): Promise<ConcurrentRun> {
 async function measureLong(run: Run): Promise<LongResult> {
   const { flags, running } = run;
   const contextSize = longContextSize(flags.longTokens, flags.longDecodeTokens);
-  running.sidecar = await startChild<SidecarReady>("sidecar-long", "sidecar.ts", { ...run.engineArgs, sequences: 1, contextSize });
+  running.sidecar = await startChild<SidecarReady>("sidecar-long", "sidecar.ts", {
+    ...run.engineArgs,
+    sequences: 1,
+    contextSize,
+  });
   const peers = await startPeers(run.peerInfos, peerSettings(run, 1, contextSize), log);
   running.peers = peers;
-  const options = { tokens: flags.longTokens, contextSize, decodeTokens: flags.longDecodeTokens, timeoutMs: 30 * 60_000 };
+  const options = {
+    tokens: flags.longTokens,
+    contextSize,
+    decodeTokens: flags.longDecodeTokens,
+    timeoutMs: 30 * 60_000,
+  };
   const longClient = grpcClient(running.sidecar.ready.url);
   const urls = peers.peers.map((p) => ({ label: p.label, url: p.peer.url }));
   const long = await watched("long", run.notes, run.loads, () => runLong(longClient, urls, options, log));
@@ -462,7 +560,10 @@ async function measureEmbeddings(run: Run): Promise<EmbeddingsResult> {
   const extraArgs = ["--embeddings", "--pooling", "last"];
   const peers = await startPeers(run.peerInfos, peerSettings(run, flags.sequences, flags.contextSize, extraArgs), log);
   running.peers = peers;
-  const parties = [{ name: "edge on Node", url: running.edge.ready.url }, ...peers.peers.map((p) => ({ name: p.label, url: p.peer.url }))];
+  const parties = [
+    { name: "edge on Node", url: running.edge.ready.url },
+    ...peers.peers.map((p) => ({ name: p.label, url: p.peer.url })),
+  ];
   const options = { levels: [1, 8], perClient: flags.embeddingRequests, timeoutMs: flags.streamTimeoutMs };
   const embeddings = await watched("embeddings", run.notes, run.loads, () => runEmbeddings(parties, options, log));
   await stopAll(running);
@@ -479,22 +580,40 @@ async function measureModels(run: Run): Promise<ModelsResult> {
   const { flags, running } = run;
   const otherPath = await resolveModel(flags.modelsOther);
   const [model, other] = [nameOf(run.modelPath), nameOf(otherPath)];
-  if (model === other) throw new Error(`--models-other: "${flags.modelsOther}" has the bench model's name (${model}); pick another model`);
-  const options = { model, other, runs: flags.modelsRuns, requests: flags.modelsRequests, maxTokens: flags.maxTokens, timeoutMs: flags.streamTimeoutMs };
-  log(`models: a catalogue of ${model} and ${other} beside ${model} alone, ${options.requests} requests each, then ${options.runs} load rounds`);
-  const sidecar = await startChild<SidecarReady>("sidecar-catalogue", "sidecar.ts", { ...run.engineArgs, catalogue: [run.modelPath, otherPath] });
+  if (model === other)
+    throw new Error(`--models-other: "${flags.modelsOther}" has the bench model's name (${model}); pick another model`);
+  const options = {
+    model,
+    other,
+    runs: flags.modelsRuns,
+    requests: flags.modelsRequests,
+    maxTokens: flags.maxTokens,
+    timeoutMs: flags.streamTimeoutMs,
+  };
+  log(
+    `models: a catalogue of ${model} and ${other} beside ${model} alone, ${options.requests} requests each, then ` +
+      `${options.runs} load rounds`,
+  );
+  const sidecar = await startChild<SidecarReady>("sidecar-catalogue", "sidecar.ts", {
+    ...run.engineArgs,
+    catalogue: [run.modelPath, otherPath],
+  });
   running.sidecar = sidecar;
   running.edge = await startChild<EdgeReady>("edge-catalogue", "edge.ts", { sidecarUrl: sidecar.ready.url });
   const alone = await startChild<SidecarReady>("sidecar-alone", "sidecar.ts", run.engineArgs);
   running.aloneSidecar = alone;
   running.aloneEdge = await startChild<EdgeReady>("edge-alone", "edge.ts", { sidecarUrl: alone.ready.url });
   const [edgeUrl, aloneUrl] = [running.edge.ready.url, running.aloneEdge.ready.url];
-  const cost = await watched("models (the catalogue's cost)", run.notes, run.loads, () => runCatalogueCost(aloneUrl, edgeUrl, options, log));
+  const cost = await watched("models (the catalogue's cost)", run.notes, run.loads, () =>
+    runCatalogueCost(aloneUrl, edgeUrl, options, log),
+  );
   run.raw["modelsAloneSidecarMetrics"] = await alone.call("metrics");
   await Promise.all([running.aloneEdge.stop(), alone.stop()]);
   delete running.aloneEdge;
   delete running.aloneSidecar;
-  const load = await watched("models (load on demand)", run.notes, run.loads, () => runLoadOnDemand(grpcClient(sidecar.ready.url), edgeUrl, options, log));
+  const load = await watched("models (load on demand)", run.notes, run.loads, () =>
+    runLoadOnDemand(grpcClient(sidecar.ready.url), edgeUrl, options, log),
+  );
   run.raw["modelsSidecarMetrics"] = await sidecar.call("metrics");
   await stopAll(running);
   return { ...load, ...cost };
@@ -520,13 +639,20 @@ async function measureSessions(run: Run): Promise<SessionsResult> {
   for (const cacheRam of [0, "auto"] as const) {
     const label = `edge on Node, sidecar --cache-ram ${cacheRam}`;
     log(`sessions: ${label}, ${options.sessions} sessions, ${options.sequences} sequences × ${contextSize} tokens`);
-    const sidecar = await startChild<SidecarReady>(`sidecar-sessions-${cacheRam}`, "sidecar.ts", { ...engineArgs, cacheRam });
+    const sidecar = await startChild<SidecarReady>(`sidecar-sessions-${cacheRam}`, "sidecar.ts", {
+      ...engineArgs,
+      cacheRam,
+    });
     running.sidecar = sidecar;
     const edge = await startChild<EdgeReady>(`edge-sessions-${cacheRam}`, "edge.ts", { sidecarUrl: sidecar.ready.url });
     running.edge = edge;
     words ??= (await calibrate(grpcClient(sidecar.ready.url), flags.sessionTokens)).words;
     const w = words;
-    result.parties.push(await watched(`sessions (${label})`, run.notes, run.loads, () => runSessionParty(label, edge.ready.url, w, options, log)));
+    result.parties.push(
+      await watched(`sessions (${label})`, run.notes, run.loads, () =>
+        runSessionParty(label, edge.ready.url, w, options, log),
+      ),
+    );
     run.raw[`sessionsSidecarMetrics ${cacheRam}`] = await sidecar.call("metrics");
     await stopAll(running);
   }
@@ -536,7 +662,11 @@ async function measureSessions(run: Run): Promise<SessionsResult> {
     running.peers = peers;
     const w = words ?? 0;
     for (const { label, peer } of peers.peers) {
-      result.parties.push(await watched(`sessions (${label})`, run.notes, run.loads, () => runSessionParty(label, peer.url, w, options, log)));
+      result.parties.push(
+        await watched(`sessions (${label})`, run.notes, run.loads, () =>
+          runSessionParty(label, peer.url, w, options, log),
+        ),
+      );
     }
     await stopAll(running);
   }
@@ -554,7 +684,12 @@ const ENGINE_THREADS = [
  * In-process children on the prebuilt library and on this host's own build (when there is one),
  * on 1 and 2 threads and on 1 with 2 for batches, all loaded before the first round.
  */
-async function compareEngines(args: EngineArgs, flags: BenchFlags, w: Workload, notes: string[]): Promise<EngineResult> {
+async function compareEngines(
+  args: EngineArgs,
+  flags: BenchFlags,
+  w: Workload,
+  notes: string[],
+): Promise<EngineResult> {
   const parties: EngineParty[] = [];
   try {
     for (const library of ["prebuilt", "local"] as const) {
@@ -569,15 +704,25 @@ async function compareEngines(args: EngineArgs, flags: BenchFlags, w: Workload, 
           });
         } catch (error) {
           if (library === "local") {
-            notes.push("engine builds: no local build here (`npm run build:engine`), so only the prebuilt library is shown.");
+            notes.push(
+              "engine builds: no local build here (`npm run build:engine`), so only the prebuilt library is shown.",
+            );
             break;
           }
           throw error;
         }
-        parties.push({ library: library === "local" ? "local build (thread pool)" : "prebuilt", threads, threadsBatch, child });
+        parties.push({
+          library: library === "local" ? "local build (thread pool)" : "prebuilt",
+          threads,
+          threadsBatch,
+          child,
+        });
       }
     }
-    log(`engine builds: ${parties.length} configurations × ${flags.engineRounds} rounds, 1 and ${flags.sequences} streams`);
+    log(
+      `engine builds: ${parties.length} configurations × ${flags.engineRounds} rounds, 1 and ${flags.sequences} ` +
+        `streams`,
+    );
     return await runEngine(parties, w, flags.sequences, flags.engineRounds, log);
   } finally {
     // A child that fails to start has exited; the parent going away ends the others (ipc.ts).

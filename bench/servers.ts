@@ -15,9 +15,24 @@ export interface Server {
   stop(): Promise<void>;
 }
 
-/** Spawns a server in a process group of its own and waits until `ready` answers 200; its output is kept for the error if it exits. */
-export async function spawnServer(name: string, command: string, args: string[], env: NodeJS.ProcessEnv, url: string, ready: string): Promise<Server> {
-  const child: ChildProcess = spawn(command, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"], detached: true });
+/**
+ * Spawns a server in a process group of its own and waits until `ready` answers 200; its output is kept for the error
+ * if it exits.
+ */
+export async function spawnServer(
+  name: string,
+  command: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  url: string,
+  ready: string,
+): Promise<Server> {
+  const child: ChildProcess = spawn(command, args, {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+  });
   let log = "";
   const keep = (d: Buffer): void => {
     log = (log + d.toString()).slice(-3000);
@@ -47,13 +62,27 @@ export async function spawnServer(name: string, command: string, args: string[],
 /** This project as `npm start` runs it on Node, with `modelPath` as MODEL and `env` besides (none for a newcomer). */
 export async function startOurs(modelPath: string, env: NodeJS.ProcessEnv = {}): Promise<Server> {
   const [edgePort, sidecarPort] = [await freePort(), await freePort()];
-  const settings = { ...env, EDGE_RUNTIME: "node", MODEL: modelPath, EDGE_PORT: String(edgePort), SIDECAR_PORT: String(sidecarPort) };
-  return spawnServer("this server (npm start)", "npm", ["start"], settings, `http://127.0.0.1:${edgePort}`, "/v1/models");
+  const settings = {
+    ...env,
+    EDGE_RUNTIME: "node",
+    MODEL: modelPath,
+    EDGE_PORT: String(edgePort),
+    SIDECAR_PORT: String(sidecarPort),
+  };
+  return spawnServer(
+    "this server (npm start)",
+    "npm",
+    ["start"],
+    settings,
+    `http://127.0.0.1:${edgePort}`,
+    "/v1/models",
+  );
 }
 
 /** llama-server of llama.cpp's default build: `-m modelPath`, `args`, the port; its defaults otherwise. */
 export async function startLlamaServer(modelPath: string, args: readonly string[] = []): Promise<Server> {
-  if (readPeerInfo("default") === undefined) throw new Error("no default llama-server build: run npm run bench:peer-build -- --variant default");
+  if (readPeerInfo("default") === undefined)
+    throw new Error("no default llama-server build: run npm run bench:peer-build -- --variant default");
   const port = await freePort();
   const binary = peerPaths("default").binary;
   const env = { LD_LIBRARY_PATH: [path.dirname(binary), process.env.LD_LIBRARY_PATH].filter(Boolean).join(":") };

@@ -82,7 +82,11 @@ async function one(base: string, i: number): Promise<string | undefined> {
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), 30_000);
   try {
-    const response = await fetch(`${base}${path}`, { method: "POST", body: JSON.stringify({ ...body, stream }), signal: controller.signal });
+    const response = await fetch(`${base}${path}`, {
+      method: "POST",
+      body: JSON.stringify({ ...body, stream }),
+      signal: controller.signal,
+    });
     if (response.status !== 200) return `${path}: status ${response.status}`;
     if (cancel) {
       await response.body?.cancel();
@@ -133,7 +137,12 @@ interface Edge {
 async function startEdge(runtime: Runtime, sidecar: Proc): Promise<Edge> {
   const env = { SIDECAR_URL: sidecar.url, LOG_REQUESTS: "false" };
   if (runtime === "node") {
-    const edge = await launch(process.execPath, [INSPECT, "--import", "tsx", "edge/hosts/node/main.ts"], { ...env, EDGE_PORT: "0" }, /edge listening on (\S+)/);
+    const edge = await launch(
+      process.execPath,
+      [INSPECT, "--import", "tsx", "edge/hosts/node/main.ts"],
+      { ...env, EDGE_PORT: "0" },
+      /edge listening on (\S+)/,
+    );
     return { edge, node: [nodeInspectorUrl(edge.output()) ?? ""] };
   }
   const port = await freePort();
@@ -192,9 +201,18 @@ async function soak(runtime: Runtime, sidecar: Proc): Promise<string[]> {
     const sidecarHeap = mib(await collectGarbage(sidecarInspector, "collect"));
     const nodeHeaps = await Promise.all(node.map((url) => collectGarbage(url, "collect")));
     // The edge's own code: the Node edge's heap, or the Worker's (Miniflare's host process is not ours).
-    const edgeHeap = worker !== undefined ? mib(await collectGarbage(worker, "snapshot")) : runtime === "node" ? mib(nodeHeaps[0] ?? 0) : undefined;
+    const edgeHeap =
+      worker !== undefined
+        ? mib(await collectGarbage(worker, "snapshot"))
+        : runtime === "node"
+          ? mib(nodeHeaps[0] ?? 0)
+          : undefined;
     await sleep(500);
-    return { heap: { sidecar: sidecarHeap, edge: edgeHeap }, rss: { sidecar: rssMiB(procs.sidecar), edge: rssMiB(procs.edge) }, processes: perProcess() };
+    return {
+      heap: { sidecar: sidecarHeap, edge: edgeHeap },
+      rss: { sidecar: rssMiB(procs.sidecar), edge: rssMiB(procs.edge) },
+      processes: perProcess(),
+    };
   };
   for (let i = 0; i < 40; i++) await one(edge.url, i); // warm up: every endpoint, streaming and not
   const idle = await reading();
@@ -204,7 +222,9 @@ async function soak(runtime: Runtime, sidecar: Proc): Promise<string[]> {
   for (let r = 0; r < ROUNDS; r++) {
     errors.push(...(await load(edge.url)));
     rounds.push(await reading());
-    console.error(`soak ${runtime}: after round ${r + 1}: heap ${JSON.stringify(rounds.at(-1)?.heap)}, ${rounds.at(-1)?.processes}`);
+    console.error(
+      `soak ${runtime}: after round ${r + 1}: heap ${JSON.stringify(rounds.at(-1)?.heap)}, ${rounds.at(-1)?.processes}`,
+    );
   }
   const seconds = (performance.now() - began) / 1000;
   // Objects of the last requests (closed HTTP/2 streams and the like) may outlive a collection by
@@ -215,7 +235,9 @@ async function soak(runtime: Runtime, sidecar: Proc): Promise<string[]> {
   console.error(`soak ${runtime}: idle: heap ${JSON.stringify(idle.heap)}, ${idle.processes}`);
   process.kill(-(edge.child.pid ?? 0), "SIGTERM");
   const heap = (a: number | undefined, b: number | undefined) =>
-    a === undefined || b === undefined ? "not inspectable" : `${a} → ${b} (${b <= a * 1.1 ? "within 10%" : "NOT within 10%"})`;
+    a === undefined || b === undefined
+      ? "not inspectable"
+      : `${a} → ${b} (${b <= a * 1.1 ? "within 10%" : "NOT within 10%"})`;
   const rss = [idle, ...rounds, settled].map((r) => `${r.rss.sidecar}/${r.rss.edge}`).join(" → ");
   return [
     `| ${runtime} | ${REQUESTS * ROUNDS} in ${seconds.toFixed(0)} s | ${errors.length} | ` +
@@ -233,12 +255,14 @@ async function main(): Promise<void> {
     /on (http:\/\/127\.0\.0\.1:\d+)/,
   );
   const lines = [
-    "| runtime | requests | errors | sidecar JS heap after GC, idle → settled (MiB) | edge JS heap after GC, idle → settled " +
+    "| runtime | requests | errors | sidecar JS heap after GC, idle → settled (MiB) | edge JS heap after GC, idle → " +
+      "settled " +
       "(MiB) | resident MiB sidecar/edge: idle → after each round → settled |",
     "| --- | --- | --- | --- | --- | --- |",
   ];
   try {
-    for (const runtime of (process.env["SOAK_RUNTIMES"] ?? "node,miniflare,workerd").split(",") as Runtime[]) lines.push(...(await soak(runtime, sidecar)));
+    for (const runtime of (process.env["SOAK_RUNTIMES"] ?? "node,miniflare,workerd").split(",") as Runtime[])
+      lines.push(...(await soak(runtime, sidecar)));
   } finally {
     process.kill(-(sidecar.child.pid ?? 0), "SIGTERM");
   }

@@ -43,7 +43,14 @@ interface Measured {
 }
 
 async function request(server: Server, prompt: string, expected: string, maxTokens: number): Promise<StreamSample> {
-  const body = { model: "m", prompt, max_tokens: maxTokens, temperature: 0, stream: true, stream_options: { include_usage: true } };
+  const body = {
+    model: "m",
+    prompt,
+    max_tokens: maxTokens,
+    temperature: 0,
+    stream: true,
+    stream_options: { include_usage: true },
+  };
   const sample = await streamSse(`${server.url}/v1/completions`, body, 600_000);
   if (sample.outcome !== "completed") throw new Error(`${server.name}: ${sample.outcome} ${sample.error ?? ""}`);
   // Exact: the reply is the twin's script, however many tokens each step took.
@@ -75,22 +82,29 @@ function report(maxTokens: number, runs: number, measured: readonly Measured[]):
   const lines = [
     `speculative decoding on edit-850m: ${maxTokens} tokens a reply, temperature 0, medians of ${runs} runs`,
     "",
-    "| server | edit: decode tok/s | edit: first token ms | chat: decode tok/s | chat: first token ms | edit: first request decode tok/s |",
+    "| server | edit: decode tok/s | edit: first token ms | chat: decode tok/s | chat: first token ms | edit: first " +
+      "request decode tok/s |",
     "| --- | --- | --- | --- | --- | --- |",
   ];
   PARTIES.forEach((party, i) => {
     const m = measured[i] as Measured;
     const ttft = (w: Workload): string => median(m.warm[w].map((s) => s.ttftMs)).toFixed(1);
     const first = m.first.edit === undefined ? "—" : decodeRate(m.first.edit).toFixed(1);
-    lines.push(`| ${party.name} | ${rate(m.warm.edit).toFixed(1)} | ${ttft("edit")} | ${rate(m.warm.chat).toFixed(1)} | ${ttft("chat")} | ${first} |`);
+    lines.push(
+      `| ${party.name} | ${rate(m.warm.edit).toFixed(1)} | ${ttft("edit")} | ${rate(m.warm.chat).toFixed(1)} | ` +
+        `${ttft("chat")} | ${first} |`,
+    );
   });
   const [ours, off, peer, ...peerSpec] = measured as [Measured, Measured, Measured, ...Measured[]];
   const bestPeer = Math.max(...peerSpec.map((m) => rate(m.warm.edit)));
   lines.push(
     "",
-    `- edit, this server ÷ llama-server: **${(rate(ours.warm.edit) / rate(peer.warm.edit)).toFixed(2)}×** (target ≥ 2.0)`,
-    `- edit, this server ÷ llama-server with its best n-gram speculation: **${(rate(ours.warm.edit) / bestPeer).toFixed(2)}×** (target ≥ 1.0)`,
-    `- chat, this server ÷ itself with SPEC_LOOKUP=0, runs apart: ${(rate(ours.warm.chat) / rate(off.warm.chat)).toFixed(2)}× (target: below)`,
+    `- edit, this server ÷ llama-server: **${(rate(ours.warm.edit) / rate(peer.warm.edit)).toFixed(2)}×** (target ≥ ` +
+      `2.0)`,
+    `- edit, this server ÷ llama-server with its best n-gram speculation: ` +
+      `**${(rate(ours.warm.edit) / bestPeer).toFixed(2)}×** (target ≥ 1.0)`,
+    `- chat, this server ÷ itself with SPEC_LOOKUP=0, runs apart: ` +
+      `${(rate(ours.warm.chat) / rate(off.warm.chat)).toFixed(2)}× (target: below)`,
   );
   return lines.join("\n");
 }
@@ -115,7 +129,10 @@ async function sideBySide(model: string, pairs: number, maxTokens: number): Prom
   }
   const [a, b] = [median(rates[0]), median(rates[1])];
   const ratio = (a / b).toFixed(2);
-  return `- chat side by side (${pairs} requests each, alternating): drafts on ${a.toFixed(1)}, off ${b.toFixed(1)} tok/s: **${ratio}×** (target ≥ 0.97)`;
+  return (
+    `- chat side by side (${pairs} requests each, alternating): drafts on ${a.toFixed(1)}, off ${b.toFixed(1)} ` +
+    `tok/s: **${ratio}×** (target ≥ 0.97)`
+  );
 }
 
 async function main(): Promise<void> {
@@ -127,7 +144,12 @@ async function main(): Promise<void> {
       pairs: { type: "string", default: "6" },
     },
   });
-  const [runs, rounds, maxTokens, pairs] = [Number(values.runs), Number(values.rounds), Number(values.tokens), Number(values.pairs)];
+  const [runs, rounds, maxTokens, pairs] = [
+    Number(values.runs),
+    Number(values.rounds),
+    Number(values.tokens),
+    Number(values.pairs),
+  ];
   const model = (await ensureModels("models", ["edit-850m"]))["edit-850m"];
   const measured = PARTIES.map((): Measured => ({ first: {}, warm: { edit: [], chat: [] } }));
   for (let run = 0; run < runs; run++) {

@@ -39,7 +39,9 @@ export function summarizeSingle(single: SingleResult): PartySummary[] {
     const done = p.samples.filter((s) => s.outcome === "completed");
     const rates = done.map(decodeRate);
     const tokens = p.samples.reduce((n, s) => n + s.tokens, 0);
-    const cpuMsPerToken = Object.fromEntries(Object.entries(p.cpuMs).map(([role, ms]) => [role, ms / Math.max(1, tokens)]));
+    const cpuMsPerToken = Object.fromEntries(
+      Object.entries(p.cpuMs).map(([role, ms]) => [role, ms / Math.max(1, tokens)]),
+    );
     return {
       key: p.key,
       cpuMsPerToken,

@@ -16,9 +16,14 @@ import type { ReplySyntax } from "../sidecar/engine/syntax/reply-syntax.js";
 const CTX = { bos: "<s>", eos: "</s>" };
 const TOOL: ProbeTool = {
   name: "edit_file",
-  parameters: { type: "object", properties: { path: { type: "string" }, text: { type: "string" }, line: { type: "integer" } } },
+  parameters: {
+    type: "object",
+    properties: { path: { type: "string" }, text: { type: "string" }, line: { type: "integer" } },
+  },
 };
-const WORDS = "the quick brown fox jumps over the lazy dog while the model writes its answer token by token ".repeat(20).trim();
+const WORDS = "the quick brown fox jumps over the lazy dog while the model writes its answer token by token "
+  .repeat(20)
+  .trim();
 const TURN = {
   reasoning: WORDS.slice(0, 600),
   content: WORDS.slice(0, 1200),
@@ -45,7 +50,13 @@ const tokens = (text: string): string[] => text.match(/[\s\S]{1,4}/g) ?? [];
 
 function parse(syntax: ReplySyntax, pieces: readonly string[]): number {
   let n = 0;
-  const parser = new ReplyParser({ syntax, tools: true, argumentTypes: schemaTypes([TOOL]), startInReasoning: false, newCallId: () => `c${n++}` });
+  const parser = new ReplyParser({
+    syntax,
+    tools: true,
+    argumentTypes: schemaTypes([TOOL]),
+    startInReasoning: false,
+    newCallId: () => `c${n++}`,
+  });
   let out = 0;
   for (const piece of pieces) out += parser.push(piece).content.length;
   return out + parser.flush().content.length;
@@ -75,12 +86,17 @@ function row(name: string, source: string): string {
   const analysisMs = Number(process.hrtime.bigint() - started) / 1e6;
   // A template that takes no text beside reasoning and calls (gpt-oss's) renders the two alone.
   const whole = renderReply(source, CTX, [TOOL], TURN);
-  const rendered = isRendered(whole) ? whole : renderReply(source, CTX, [TOOL], { reasoning: TURN.reasoning, calls: TURN.calls });
+  const rendered = isRendered(whole)
+    ? whole
+    : renderReply(source, CTX, [TOOL], { reasoning: TURN.reasoning, calls: TURN.calls });
   if (!isRendered(rendered)) throw new Error(`${name}: ${rendered.error}`);
   const pieces = tokens(rendered.reply);
   const parser = perToken(pieces, (p) => parse(syntax, p));
   const plain = perToken(pieces, copy);
-  return `| ${name} | ${pieces.length} | ${(parser / 1000).toFixed(2)} | ${(plain / 1000).toFixed(3)} | ${analysisMs.toFixed(0)} |`;
+  return (
+    `| ${name} | ${pieces.length} | ${(parser / 1000).toFixed(2)} | ${(plain / 1000).toFixed(3)} | ` +
+    `${analysisMs.toFixed(0)} |`
+  );
 }
 
 console.log("| family | tokens in the reply | parser µs / token | plain copy µs / token | analysis at load, ms |");

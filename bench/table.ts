@@ -49,13 +49,17 @@ function table(header: readonly string[], rows: readonly (readonly string[])[]):
 /** "default / prebuilt-like" figures against the two llama-server builds; "–" when neither ran. */
 export function againstPeers(values: Readonly<Record<PeerVariant, number>>, format: (v: number) => string): string {
   if (!Number.isFinite(values.default) && !Number.isFinite(values.prebuilt)) return "–";
-  return `${Number.isFinite(values.default) ? format(values.default) : "–"} / ${Number.isFinite(values.prebuilt) ? format(values.prebuilt) : "–"}`;
+  return (
+    `${Number.isFinite(values.default) ? format(values.default) : "–"} / ` +
+    `${Number.isFinite(values.prebuilt) ? format(values.prebuilt) : "–"}`
+  );
 }
 
 const times = (v: number): string => `${fmt(v, 2)}×`;
 const signedMs = (v: number): string => `${v >= 0 ? "+" : ""}${fmt(v)}`;
 
-const verdict = (pass: boolean | undefined): string => (pass === undefined ? "not measured" : pass ? "**pass**" : "**FAIL**");
+const verdict = (pass: boolean | undefined): string =>
+  pass === undefined ? "not measured" : pass ? "**pass**" : "**FAIL**";
 
 function levelRow(label: string, l: LevelSummary): string[] {
   return [
@@ -77,7 +81,8 @@ function engineTable(engine: NonNullable<Report["engine"]>): string[] {
   const base = rows.find((row) => row.library === "prebuilt" && row.threads === threadsLabel(1, 1));
   const ratio = (value: number, of: number | undefined): string => (of === undefined ? "–" : `${fmt(value / of, 2)}×`);
   out.push(
-    `\n**Engine builds** (node-llama-cpp in-process, alone on the machine: decode tok/s of one stream, aggregate tok/s of ${streams} streams at once; ` +
+    `\n**Engine builds** (node-llama-cpp in-process, alone on the machine: decode tok/s of one stream, aggregate ` +
+      `tok/s of ${streams} streams at once; ` +
       `medians of ${rounds} round${rounds === 1 ? "" : "s"}; ratios to the prebuilt library on 1 thread)\n`,
   );
   out.push(
@@ -100,8 +105,10 @@ function engineTable(engine: NonNullable<Report["engine"]>): string[] {
 function singleTable(single: readonly PartySummary[]): string[] {
   const out: string[] = [];
   out.push(
-    "\n**Single stream** (decode tok/s excludes the first token; TTFT = request sent → first token; accepted = response headers, " +
-      "the gRPC `start` event, or in-process the prompt tokenized and a sequence taken; server prompt = the server's own prompt timing; " +
+    "\n**Single stream** (decode tok/s excludes the first token; TTFT = request sent → first token; accepted = " +
+      "response headers, " +
+      "the gRPC `start` event, or in-process the prompt tokenized and a sequence taken; server prompt = the server's " +
+      "own prompt timing; " +
       "vs llama-server = against its default build / the prebuilt-like one)\n",
   );
   out.push(
@@ -141,7 +148,10 @@ function singleTable(single: readonly PartySummary[]): string[] {
 function singleCpuTable(single: readonly PartySummary[]): string[] {
   const out: string[] = [];
   const roles = [...new Set(single.flatMap((p) => Object.keys(p.cpuMsPerToken)))].sort();
-  out.push("\n**Where a single stream's time goes** (CPU ms per generated token by process and thread, from /proc; the machine has 2 CPU ms per wall ms)\n");
+  out.push(
+    "\n**Where a single stream's time goes** (CPU ms per generated token by process and thread, from /proc; the " +
+      "machine has 2 CPU ms per wall ms)\n",
+  );
   out.push(
     table(
       ["process", ...single.map((p) => p.label.replace(/^(\([a-d]\)).*/, "$1"))],
@@ -157,13 +167,28 @@ function singleCpuTable(single: readonly PartySummary[]): string[] {
 /** The concurrency sweep's levels, and the rejection run's. */
 function sweepTable(sweep: Report["sweep"], reject: Report["reject"]): string[] {
   const out: string[] = [];
-  out.push("\n**Concurrency sweep** (aggregate = tokens of all streams / wall time of the run; spread = worst max(rate/mean, mean/rate) in a run)\n");
+  out.push(
+    "\n**Concurrency sweep** (aggregate = tokens of all streams / wall time of the run; spread = worst " +
+      "max(rate/mean, mean/rate) in a run)\n",
+  );
   const rows: string[][] = [];
   for (const l of sweep?.edge ?? []) rows.push(levelRow("edge (Node)", l));
   for (const p of sweep?.peers ?? []) for (const l of p.levels) rows.push(levelRow(p.label, l));
   if (reject) rows.push(levelRow(`edge, queue ${reject.queue}`, reject.summary));
   out.push(
-    table(["party", "streams", "aggregate tok/s", "per-stream tok/s min / mean / max", "spread", "TTFT p50 ms", "TTFT p99 ms", "completed / 429 / lost"], rows),
+    table(
+      [
+        "party",
+        "streams",
+        "aggregate tok/s",
+        "per-stream tok/s min / mean / max",
+        "spread",
+        "TTFT p50 ms",
+        "TTFT p99 ms",
+        "completed / 429 / lost",
+      ],
+      rows,
+    ),
   );
   if (reject) out.push(`\nRejected streams got their 429 within ${fmt(reject.summary.maxRejectMs, 0)} ms.`);
   return out;
@@ -173,7 +198,8 @@ function sweepTable(sweep: Report["sweep"], reject: Report["reject"]): string[] 
 function prefixTable(prefix: NonNullable<Report["prefix"]>): string[] {
   const out: string[] = [];
   out.push(
-    `\n**Prefix reuse** (system prompt of ${prefix.systemPromptTokens} tokens, different user turns; engine prompt ms = the sidecar's own prompt timing)\n`,
+    `\n**Prefix reuse** (system prompt of ${prefix.systemPromptTokens} tokens, different user turns; engine prompt ` +
+      `ms = the sidecar's own prompt timing)\n`,
   );
   out.push(
     table(
@@ -197,12 +223,19 @@ function joinTable(join: NonNullable<Report["join"]>): string[] {
   const out: string[] = [];
   const j = join.summary;
   out.push(
-    `\n**A long prompt joins two decoding streams** (native gRPC; medians of ${join.rounds} round${join.rounds === 1 ? "" : "s"}; ` +
+    `\n**A long prompt joins two decoding streams** (native gRPC; medians of ${join.rounds} ` +
+      `round${join.rounds === 1 ? "" : "s"}; ` +
       "gaps = time between two tokens of a stream; the same kind of prompt alone, cold, for comparison)\n",
   );
   out.push(
     table(
-      ["prompt tokens", "its TTFT alone ms", "its TTFT joining ms", "streams' median gap ms", "streams' longest gap while it is evaluated ms"],
+      [
+        "prompt tokens",
+        "its TTFT alone ms",
+        "its TTFT joining ms",
+        "streams' median gap ms",
+        "streams' longest gap while it is evaluated ms",
+      ],
       [[fmt(j.promptTokens, 0), fmt(j.aloneTtftMs), fmt(j.joinedTtftMs), fmt(j.medianGapMs, 1), fmt(j.longestGapMs)]],
     ),
   );
@@ -214,9 +247,12 @@ function longTable(long: LongResult): string[] {
   const out: string[] = [];
   const l = long;
   out.push(
-    `\n**An agent-sized prompt** (${fmt(l.promptTokens, 0)} tokens, one sequence of ${fmt(l.contextSize, 0)} tokens; each server's own prompt time; ` +
-      `prefix cached = the same prompt with a new ending, one run each; decode = that prompt again, ${fmt(l.decodeTokens, 0)} tokens streamed, ` +
-      "tok/s from the first to the last token, the first excluded; vs llama-server = against its default build / the prebuilt-like one)\n",
+    `\n**An agent-sized prompt** (${fmt(l.promptTokens, 0)} tokens, one sequence of ${fmt(l.contextSize, 0)} tokens; ` +
+      `each server's own prompt time; ` +
+      `prefix cached = the same prompt with a new ending, one run each; decode = that prompt again, ` +
+      `${fmt(l.decodeTokens, 0)} tokens streamed, ` +
+      "tok/s from the first to the last token, the first excluded; vs llama-server = against its default build / the " +
+      "prebuilt-like one)\n",
   );
   type Party = LongResult["parties"][number];
   const ratio = (variant: PeerVariant, value: (p: Party) => number, p: Party): number => {
@@ -236,7 +272,15 @@ function longTable(long: LongResult): string[] {
     `${fmt(longDecodeRate(p))} (${fmt(p.decode.tokens, 0)})`,
     vs(longDecodeRate, p),
   ]);
-  const header = ["server", "cold prompt ms", "cold prompt tok/s", "vs llama-server", "prefix cached: tokens evaluated", "prompt ms", "TTFT ms"];
+  const header = [
+    "server",
+    "cold prompt ms",
+    "cold prompt tok/s",
+    "vs llama-server",
+    "prefix cached: tokens evaluated",
+    "prompt ms",
+    "TTFT ms",
+  ];
   out.push(table([...header, "decode tok/s (tokens)", "decode vs llama-server"], rows));
   return out;
 }
@@ -248,7 +292,12 @@ function encodersTable(encoders: EncoderReport): string[] {
   out.push(
     table(
       ["protocol", "encoder", "token chunks/s", "bytes/chunk"],
-      encoders.results.map((e) => [e.protocol, `\`${e.factory}\``, fmt(e.medianChunksPerSecond, 0), fmt(e.bytesPerChunk, 0)]),
+      encoders.results.map((e) => [
+        e.protocol,
+        `\`${e.factory}\``,
+        fmt(e.medianChunksPerSecond, 0),
+        fmt(e.bytesPerChunk, 0),
+      ]),
     ),
   );
   for (const s of encoders.skipped) out.push(`\n${s.protocol}: not measured (${s.reason})`);
@@ -273,15 +322,28 @@ function memoryTable(memory: readonly MemoryRow[]): string[] {
   const out: string[] = [];
   out.push(
     "\n**Memory before and after the load** (MiB; idle = after start-up and one warm-up request, after a GC; " +
-      `after = when the last stream of the single-stream, sweep and prefix runs ended; settled = ${SETTLE_MS / 1000} s later, after a GC; ` +
+      `after = when the last stream of the single-stream, sweep and prefix runs ended; settled = ${SETTLE_MS / 1000} ` +
+      `s later, after a GC; ` +
       "2nd = settled after a second, shorter load with new prompts)\n",
   );
   const four = (pick: (f: MemoryRow["idle"]) => number, row: MemoryRow): string =>
-    [row.idle, row.loaded, row.settled, row.again].map((f) => fmt(f === undefined ? undefined : pick(f), 0)).join(" / ");
+    [row.idle, row.loaded, row.settled, row.again]
+      .map((f) => fmt(f === undefined ? undefined : pick(f), 0))
+      .join(" / ");
   out.push(
     table(
-      ["process", "RSS idle / after / settled / 2nd", "V8 heap idle / after / settled / 2nd", "external idle / after / settled / 2nd"],
-      memory.map((row) => [row.name, four((f) => f.rssMiB, row), four((f) => f.heapUsedMiB, row), four((f) => f.externalMiB, row)]),
+      [
+        "process",
+        "RSS idle / after / settled / 2nd",
+        "V8 heap idle / after / settled / 2nd",
+        "external idle / after / settled / 2nd",
+      ],
+      memory.map((row) => [
+        row.name,
+        four((f) => f.rssMiB, row),
+        four((f) => f.heapUsedMiB, row),
+        four((f) => f.externalMiB, row),
+      ]),
     ),
   );
   return out;
@@ -290,7 +352,8 @@ function memoryTable(memory: readonly MemoryRow[]): string[] {
 export function renderReport(r: Report): string {
   const m = r.machine;
   const out: string[] = [
-    `Benchmark of ${r.date} on ${m.cpu}, ${m.cores} cores, ${fmt(m.memoryGiB, 0)} GiB, ${m.os}, Node ${m.node}, node-llama-cpp ${m.nodeLlamaCpp}.`,
+    `Benchmark of ${r.date} on ${m.cpu}, ${m.cores} cores, ${fmt(m.memoryGiB, 0)} GiB, ${m.os}, Node ${m.node}, ` +
+      `node-llama-cpp ${m.nodeLlamaCpp}.`,
     `Settings: ${r.settings}. Each figure is a median over the runs shown.`,
     ...r.notes.map((note) => `> ${note}`),
   ];
@@ -334,7 +397,8 @@ function embeddingsTable(e: EmbeddingsResult): string[] {
     }),
   );
   return [
-    `\n**Embeddings** (POST /v1/embeddings, one ${e.inputWords}-word text per request, each client one request at a time; ` +
+    `\n**Embeddings** (POST /v1/embeddings, one ${e.inputWords}-word text per request, each client one request at a ` +
+      `time; ` +
       "vs llama-server = against its default build / the prebuilt-like one)\n",
     table(["server", "clients", "embeddings/s", "vs llama-server", "p50 ms", "p99 ms", "failed"], rows),
   ];

@@ -21,7 +21,8 @@ export interface TargetInputs {
 /** A 429 counts as "at once" within this many milliseconds. */
 export const REJECT_AT_ONCE_MS = 1000;
 
-const check = (value: number, ok: (v: number) => boolean): boolean | undefined => (Number.isFinite(value) ? ok(value) : undefined);
+const check = (value: number, ok: (v: number) => boolean): boolean | undefined =>
+  Number.isFinite(value) ? ok(value) : undefined;
 
 /** The single stream through the edge against the in-process baseline and llama-server. */
 function singleTargets(t: TargetInputs): Target[] {
@@ -32,7 +33,10 @@ function singleTargets(t: TargetInputs): Target[] {
   return [
     {
       name: "edge, 1 stream: decode tok/s vs in-process",
-      measured: edgeOne ? `${fmt(edgeOne.decodeRatio, 3)}× (${fmt(edgeOne.decodeTps)} vs ${fmt(edgeOne.decodeTps / edgeOne.decodeRatio)})` : "–",
+      measured: edgeOne
+        ? `${fmt(edgeOne.decodeRatio, 3)}× (${fmt(edgeOne.decodeTps)} vs ` +
+          `${fmt(edgeOne.decodeTps / edgeOne.decodeRatio)})`
+        : "–",
       needed: "≥ 0.95×",
       pass: edgeOne ? check(edgeOne.decodeRatio, (v) => v >= 0.95) : undefined,
     },
@@ -44,13 +48,19 @@ function singleTargets(t: TargetInputs): Target[] {
     },
     {
       name: `edge, 1 stream: decode tok/s vs ${peer?.label ?? "llama-server"}`,
-      measured: edgeOne && peer ? `${fmt(vsPeer, 3)}× (${fmt(edgeOne.decodeTps)} vs ${fmt(peer.decodeTps)})` : "llama-server not run",
+      measured:
+        edgeOne && peer
+          ? `${fmt(vsPeer, 3)}× (${fmt(edgeOne.decodeTps)} vs ${fmt(peer.decodeTps)})`
+          : "llama-server not run",
       needed: "≥ 0.95×",
       pass: check(vsPeer, (v) => v >= 0.95),
     },
     {
       name: `edge, 1 stream: TTFT p50 vs ${peer?.label ?? "llama-server"}`,
-      measured: edgeOne && peer ? `${fmt(ttftVsPeer)} ms (${fmt(edgeOne.ttftMs)} vs ${fmt(peer.ttftMs)})` : "llama-server not run",
+      measured:
+        edgeOne && peer
+          ? `${fmt(ttftVsPeer)} ms (${fmt(edgeOne.ttftMs)} vs ${fmt(peer.ttftMs)})`
+          : "llama-server not run",
       needed: "≤ +5 ms",
       pass: check(ttftVsPeer, (v) => v <= 5),
     },
@@ -59,7 +69,8 @@ function singleTargets(t: TargetInputs): Target[] {
 
 /** The concurrent streams through the edge: scaling, fairness, and against llama-server. */
 function sweepTargets(t: TargetInputs): Target[] {
-  const level = (list: readonly LevelSummary[] | undefined, n: number): LevelSummary | undefined => list?.find((l) => l.streams === n);
+  const level = (list: readonly LevelSummary[] | undefined, n: number): LevelSummary | undefined =>
+    list?.find((l) => l.streams === n);
   const one = level(t.sweep?.edge, 1);
   const many = level(t.sweep?.edge, t.concurrent);
   const peer = referencePeer(t.sweep?.peers ?? [], (p) => p.label);
@@ -84,13 +95,17 @@ function sweepTargets(t: TargetInputs): Target[] {
     },
     {
       name: `edge, ${t.concurrent} streams: aggregate vs ${peerName}`,
-      measured: peerMany ? `${fmt(vsPeer, 2)}× (${fmt(many?.aggregateTps)} vs ${fmt(peerMany.aggregateTps)} tok/s)` : "llama-server not run",
+      measured: peerMany
+        ? `${fmt(vsPeer, 2)}× (${fmt(many?.aggregateTps)} vs ${fmt(peerMany.aggregateTps)} tok/s)`
+        : "llama-server not run",
       needed: "≥ 1.0×",
       pass: check(vsPeer, (v) => v >= 1.0),
     },
     {
       name: `edge, 4 streams: TTFT p50 vs ${peerName}`,
-      measured: peerFour ? `${fmt(ttftFour)} ms (${fmt(four?.ttftP50)} vs ${fmt(peerFour.ttftP50)})` : "llama-server not run at 4 streams",
+      measured: peerFour
+        ? `${fmt(ttftFour)} ms (${fmt(four?.ttftP50)} vs ${fmt(peerFour.ttftP50)})`
+        : "llama-server not run at 4 streams",
       needed: "≤ +5 ms",
       pass: check(ttftFour, (v) => v <= 5),
     },
@@ -141,7 +156,8 @@ function memoryTargets(t: TargetInputs): Target[] {
       measured: rows
         .map(
           (r) =>
-            `${r.name}: heap ${fmt(r.idle.heapUsedMiB, 0)} → ${fmt(r.settled.heapUsedMiB, 0)} MiB, RSS ${fmt(r.settled.rssMiB, 0)} → ` +
+            `${r.name}: heap ${fmt(r.idle.heapUsedMiB, 0)} → ${fmt(r.settled.heapUsedMiB, 0)} MiB, RSS ` +
+            `${fmt(r.settled.rssMiB, 0)} → ` +
             `${fmt(r.again?.rssMiB, 0)} MiB`,
         )
         .join("; "),
@@ -151,7 +167,10 @@ function memoryTargets(t: TargetInputs): Target[] {
   ];
 }
 
-/** The many-sessions run: a returning turn through the edge with the KV tier against llama-server's (none if it did not run). */
+/**
+ * The many-sessions run: a returning turn through the edge with the KV tier against llama-server's (none if it did not
+ * run).
+ */
 function sessionsTargets(t: TargetInputs): Target[] {
   const edge = t.sessions?.find((r) => r.label.endsWith("--cache-ram auto"));
   if (!edge) return [];
@@ -160,14 +179,19 @@ function sessionsTargets(t: TargetInputs): Target[] {
   return [
     {
       name: `many sessions: returning-turn TTFT p50 vs ${peer?.label ?? PEER_LABELS.default}`,
-      measured: peer ? `${fmt(ratio, 2)}× (${fmt(edge.returningTtftP50, 0)} vs ${fmt(peer.returningTtftP50, 0)} ms)` : "llama-server not run",
+      measured: peer
+        ? `${fmt(ratio, 2)}× (${fmt(edge.returningTtftP50, 0)} vs ${fmt(peer.returningTtftP50, 0)} ms)`
+        : "llama-server not run",
       needed: "≤ 1.0×",
       pass: check(ratio, (v) => v <= 1.0),
     },
   ];
 }
 
-/** Many models on one sidecar: a catalogue of two against the model alone, on the loaded model's requests (none if it did not run). */
+/**
+ * Many models on one sidecar: a catalogue of two against the model alone, on the loaded model's requests (none if it
+ * did not run).
+ */
 function modelsTargets(t: TargetInputs): Target[] {
   if (!t.models) return [];
   const { oneModel: one, twoModels: two, addedTtftMs: added, decodeRatio: ratio, pairs } = t.models;
@@ -175,14 +199,17 @@ function modelsTargets(t: TargetInputs): Target[] {
   return [
     {
       name: "many models: TTFT with a second model in the catalogue vs the model alone",
-      measured: `${fmt(added, 2)} ms (median of ${pairs} pairs, 95% interval ${ttftRange(t.models)} ms; p50 ${fmt(two.ttftP50)} vs ${fmt(one.ttftP50)})`,
+      measured:
+        `${fmt(added, 2)} ms (median of ${pairs} pairs, 95% interval ${ttftRange(t.models)} ms; p50 ` +
+        `${fmt(two.ttftP50)} vs ${fmt(one.ttftP50)})`,
       needed: "≤ +1 ms",
       pass: check(added, (v) => v <= 1),
     },
     {
       name: "many models: decode tok/s with a second model in the catalogue vs the model alone",
       measured: `${fmt(ratio, 3)}× (median of ${pairs} pairs, 95% interval ${ratioRange(t.models)}; p50 ${rates})`,
-      // "No change beyond noise": the interval of the pairs' median ratio reaches 1.0 (a slower decode would leave it below).
+      // "No change beyond noise": the interval of the pairs' median ratio reaches 1.0 (a slower decode would leave it
+      // below).
       needed: "upper end of the 95% interval ≥ 1.0×",
       pass: check(t.models.decodeRatioInterval[1], (v) => v >= 1),
     },
@@ -190,5 +217,13 @@ function modelsTargets(t: TargetInputs): Target[] {
 }
 
 export function evaluateTargets(t: TargetInputs): Target[] {
-  return [...singleTargets(t), ...sweepTargets(t), prefixTarget(t), ...lossTargets(t), ...memoryTargets(t), ...sessionsTargets(t), ...modelsTargets(t)];
+  return [
+    ...singleTargets(t),
+    ...sweepTargets(t),
+    prefixTarget(t),
+    ...lossTargets(t),
+    ...memoryTargets(t),
+    ...sessionsTargets(t),
+    ...modelsTargets(t),
+  ];
 }

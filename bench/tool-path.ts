@@ -55,7 +55,8 @@ async function streamChat(server: Server, model: string, kind: Kind): Promise<Ti
     headers: { "content-type": "application/json" },
     body: JSON.stringify(body),
   });
-  if (!response.ok || response.body === null) throw new Error(`${server.name}: HTTP ${response.status} ${await response.text()}`);
+  if (!response.ok || response.body === null)
+    throw new Error(`${server.name}: HTTP ${response.status} ${await response.text()}`);
   let [first, text, buffer] = [Number.NaN, "", ""];
   const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
   for (let read = await reader.read(); !read.done; read = await reader.read()) {
@@ -105,7 +106,10 @@ function report(model: string, results: readonly [Server, Measured][]): string {
       const cold = m.cold[kind];
       const reply = JSON.stringify(warm[0]?.reply ?? cold?.reply ?? "").slice(0, 50);
       const first = `${cold?.firstMs.toFixed(1)} / ${cold?.totalMs.toFixed(1)}`;
-      lines.push(`| ${server.name} | ${kind} | ${ms(warm.map((t) => t.firstMs))} | ${ms(warm.map((t) => t.totalMs))} | ${first} | ${reply} |`);
+      lines.push(
+        `| ${server.name} | ${kind} | ${ms(warm.map((t) => t.firstMs))} | ${ms(warm.map((t) => t.totalMs))} | ` +
+          `${first} | ${reply} |`,
+      );
     }
     const cost = median(m.warm.tools.map((t) => t.totalMs)) - median(m.warm.plain.map((t) => t.totalMs));
     lines.push(`| ${server.name} | tools − plain (end) | | ${cost.toFixed(1)} | | |`);
@@ -122,7 +126,11 @@ function report(model: string, results: readonly [Server, Measured][]): string {
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
-    options: { model: { type: "string", default: "qwen3-coder" }, rounds: { type: "string", default: "5" }, requests: { type: "string", default: "6" } },
+    options: {
+      model: { type: "string", default: "qwen3-coder" },
+      rounds: { type: "string", default: "5" },
+      requests: { type: "string", default: "6" },
+    },
   });
   const model = values.model as FamilyTwin;
   if (!FAMILY_TWINS.includes(model)) throw new Error(`--model must be a family twin: ${FAMILY_TWINS.join(", ")}`);

@@ -6,9 +6,20 @@
 import { create } from "@bufbuild/protobuf";
 import { W3CTraceContextPropagator } from "@opentelemetry/core";
 import { ProtobufTraceSerializer } from "@opentelemetry/otlp-transformer";
-import { BasicTracerProvider, type ReadableSpan, SimpleSpanProcessor, type SpanExporter } from "@opentelemetry/sdk-trace-base";
+import {
+  BasicTracerProvider,
+  type ReadableSpan,
+  SimpleSpanProcessor,
+  type SpanExporter,
+} from "@opentelemetry/sdk-trace-base";
 import { Registry } from "prom-client";
-import { FinishReason, FinishSchema, GenerateRequestSchema, StartSchema, TokenSchema } from "../proto/gen/inference/v1/inference_pb.js";
+import {
+  FinishReason,
+  FinishSchema,
+  GenerateRequestSchema,
+  StartSchema,
+  TokenSchema,
+} from "../proto/gen/inference/v1/inference_pb.js";
 import { RequestTrace } from "../edge/trace/request-trace.js";
 import type { GenerateEvent } from "../sidecar/engine/decode/generate.js";
 import { GenAiServerMetrics } from "../sidecar/metrics/genai-metrics.js";
@@ -25,7 +36,11 @@ const encoding: SpanExporter = {
   shutdown: () => Promise.resolve(),
 };
 
-const generateRequest = create(GenerateRequestSchema, { model: "bench", input: { case: "chat", value: { messages: [] } }, maxTokens: TOKENS });
+const generateRequest = create(GenerateRequestSchema, {
+  model: "bench",
+  input: { case: "chat", value: { messages: [] } },
+  maxTokens: TOKENS,
+});
 const token = create(TokenSchema, { text: "x" });
 const finish = create(FinishSchema, {
   reason: FinishReason.LENGTH,
@@ -42,10 +57,17 @@ async function* events(): AsyncGenerator<GenerateEvent> {
 /** Microseconds of CPU per request, untraced and traced, over `requests` requests each. */
 export async function cpuPerRequest(requests = 2000): Promise<{ off: number; on: number }> {
   const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(encoding)] });
-  const tracing = { tracer: provider.getTracer("bench"), propagator: new W3CTraceContextPropagator(), captureContent: false };
+  const tracing = {
+    tracer: provider.getTracer("bench"),
+    propagator: new W3CTraceContextPropagator(),
+    captureContent: false,
+  };
   const metrics = new GenAiServerMetrics(new Registry());
   const one = async (traced: boolean): Promise<void> => {
-    const request = new Request("http://edge/v1/chat/completions", { method: "POST", headers: { traceparent: `00-${"a".repeat(32)}-${"b".repeat(16)}-01` } });
+    const request = new Request("http://edge/v1/chat/completions", {
+      method: "POST",
+      headers: { traceparent: `00-${"a".repeat(32)}-${"b".repeat(16)}-01` },
+    });
     const trace = traced ? new RequestTrace(tracing, request, "/v1/chat/completions") : undefined;
     trace?.route("/v1/chat/completions");
     const headers = new Headers(trace?.generation(generateRequest, true, undefined, {}) ?? {});

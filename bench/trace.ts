@@ -6,7 +6,8 @@
  * which stack goes first; each round sends `--streams` streamed chats at once, `--requests` of
  * them in all. Prints per stack the median round's throughput (completion tokens per second over
  * the round's wall time) and TTFT p50 / p90 (first content chunk), then the difference. Progress on
- * stderr, the table on stdout; then the CPU one traced request adds (trace-cpu.ts). Figures are noisy on a shared machine: the load average is printed,
+ * stderr, the table on stdout; then the CPU one traced request adds (trace-cpu.ts). Figures are noisy on a shared
+ * machine: the load average is printed,
  * and `--control` runs the same two stacks both untraced, to show the noise alone.
  */
 import { loadavg } from "node:os";
@@ -30,12 +31,9 @@ const { values: flags } = parseArgs({
     control: { type: "boolean", default: false },
   },
 });
-const [rounds, streams, requests, maxTokens] = [flags.rounds, flags.streams, flags.requests, flags["max-tokens"]].map(Number) as [
-  number,
-  number,
-  number,
-  number,
-];
+const [rounds, streams, requests, maxTokens] = [flags.rounds, flags.streams, flags.requests, flags["max-tokens"]].map(
+  Number,
+) as [number, number, number, number];
 const protocol = flags.protocol === "http/json" ? "http/json" : "http/protobuf";
 const log = (m: string): void => void console.error(`bench:trace: ${m}`);
 
@@ -53,7 +51,10 @@ async function startStack(name: "off" | "on", model: string, sink: string | unde
   Object.assign(process.env, env); // the sidecar process inherits it; the edge takes it as an option below
   const sidecar = await startSidecarProcess(model, flagsOf);
   for (const key of Object.keys(env)) delete process.env[key];
-  const trace = sink === undefined ? undefined : ({ url: `${sink}/v1/traces`, protocol, serviceName: "llm-edge", captureContent: false } as const);
+  const trace =
+    sink === undefined
+      ? undefined
+      : ({ url: `${sink}/v1/traces`, protocol, serviceName: "llm-edge", captureContent: false } as const);
   const edge = await startNodeEdge({ sidecarUrl: sidecar.url, port: 0, publicDir: false, trace });
   return { name, sidecar, edge, throughput: [], ttfts: [] };
 }
@@ -83,13 +84,17 @@ async function round(stack: Stack, index: number): Promise<void> {
   stack.throughput.push(tokens / ((performance.now() - began) / 1000));
 }
 
-const row = (stack: Stack) => [median(stack.throughput), quantile(stack.ttfts, 0.5), quantile(stack.ttfts, 0.9)] as const;
+const row = (stack: Stack) =>
+  [median(stack.throughput), quantile(stack.ttfts, 0.5), quantile(stack.ttfts, 0.9)] as const;
 
 async function main(): Promise<void> {
   const { "random-60m": model } = await ensureModels("models", ["random-60m"]);
   const sink = await startOtlpReceiver();
   // --control: both stacks untraced (an A/A run), to show how far apart two equal stacks come out.
-  const stacks = [await startStack("off", model, undefined), await startStack("on", model, flags.control ? undefined : sink.url)] as const;
+  const stacks = [
+    await startStack("off", model, undefined),
+    await startStack("on", model, flags.control ? undefined : sink.url),
+  ] as const;
   const load = loadavg()[0]?.toFixed(2);
   try {
     for (const stack of stacks) await round(stack, 0); // warm-up, not counted
@@ -111,14 +116,21 @@ async function main(): Promise<void> {
   const format = (r: ReturnType<typeof row>) => `${r[0].toFixed(1)} | ${r[1].toFixed(1)} | ${r[2].toFixed(1)}`;
   const setup = `${rounds} rounds × ${requests} streamed chats (${streams} at once, ${maxTokens} tokens)`;
   console.log(
-    `Traces ${flags.control ? "off on both stacks (--control)" : protocol}, ${setup}, load average ${load} at start, ${sink.spans.length} spans received`,
+    `Traces ${flags.control ? "off on both stacks (--control)" : protocol}, ${setup}, load average ${load} at start, ` +
+      `${sink.spans.length} spans received`,
   );
   console.log("| traces | tokens/s (median round) | TTFT p50 ms | TTFT p90 ms |\n|---|---|---|---|");
   console.log(`| off | ${format(off)} |\n| on | ${format(on)} |`);
-  console.log(`| on − off | ${(((on[0] - off[0]) / off[0]) * 100).toFixed(1)} % | ${(on[1] - off[1]).toFixed(1)} | ${(on[2] - off[2]).toFixed(1)} |`);
+  console.log(
+    `| on − off | ${(((on[0] - off[0]) / off[0]) * 100).toFixed(1)} % | ${(on[1] - off[1]).toFixed(1)} | ` +
+      `${(on[2] - off[2]).toFixed(1)} |`,
+  );
   const cpu = await cpuPerRequest();
   console.log(`\nCPU per request in this process (edge and sidecar hooks, 64 tokens, spans encoded as protobuf):`);
-  console.log(`untraced ${cpu.off.toFixed(0)} µs, traced ${cpu.on.toFixed(0)} µs: tracing adds ${(cpu.on - cpu.off).toFixed(0)} µs of CPU per request`);
+  console.log(
+    `untraced ${cpu.off.toFixed(0)} µs, traced ${cpu.on.toFixed(0)} µs: tracing adds ` +
+      `${(cpu.on - cpu.off).toFixed(0)} µs of CPU per request`,
+  );
 }
 
 await main();

@@ -10,7 +10,8 @@ const STORY = "The old man climbed the stairs to light the lamp";
 
 /**
  * The single-stream / sweep prompt: 27 tokens with the test model's tokenizer for a three-digit
- * `variant` (the single-stream runs), 29 for a five-digit one (the sweep). The variant comes early, so prompts of different runs share only their first 5
+ * `variant` (the single-stream runs), 29 for a five-digit one (the sweep). The variant comes early, so prompts of
+ * different runs share only their first 5
  * tokens (BOS, "Story 1") in a KV cache, the same for every party, and each run evaluates the rest.
  */
 export function streamPrompt(variant: number): string {

@@ -17,7 +17,10 @@ export interface ScriptVocab {
   readonly size: number;
   /** Pieces matched whole in any text (user-defined and control tokens). */
   readonly special: ReadonlySet<Piece>;
-  /** The pieces of a text (cut by the vocabulary's rule) or of explicit pieces (each kept apart, and cut where it is no one token). */
+  /**
+   * The pieces of a text (cut by the vocabulary's rule) or of explicit pieces (each kept apart, and cut where it is no
+   * one token).
+   */
   pieces(text: string | readonly string[]): Piece[];
   /** The piece of a trigger or preferred text. */
   piece(text: string): Piece;
@@ -35,7 +38,9 @@ export interface ScriptVocab {
 
 /** A twin's vocabulary: the file, placeholder slots renamed, the end of a turn. */
 export interface FamilyVocabSpec {
-  /** `ggml-vocab-<file>.gguf`, or a Hugging Face `tokenizer.json` (hf-tokenizer.ts) where llama.cpp's source has none. */
+  /**
+   * `ggml-vocab-<file>.gguf`, or a Hugging Face `tokenizer.json` (hf-tokenizer.ts) where llama.cpp's source has none.
+   */
   readonly file: string | HfTokenizerSpec;
   /** Slots renamed to the family's added tokens: id → [text, token type]. */
   readonly added?: Readonly<Record<number, readonly [string, number]>>;
@@ -84,7 +89,9 @@ export class FamilyVocab implements ScriptVocab {
       if (!this.ids.has(t)) this.ids.set(t, i);
       if (this.types[i] === TOKEN_TYPE.control || this.types[i] === TOKEN_TYPE.userDefined) this.special.add(t);
     });
-    this.byteLevel = metadata.get("tokenizer.ggml.model")?.type === "string" && (metadata.get("tokenizer.ggml.model") as { value: string }).value === "gpt2";
+    this.byteLevel =
+      metadata.get("tokenizer.ggml.model")?.type === "string" &&
+      (metadata.get("tokenizer.ggml.model") as { value: string }).value === "gpt2";
     const eos = metadata.get("tokenizer.ggml.eos_token_id");
     this.eosId = spec.eos !== undefined ? this.id(spec.eos) : Number(eos?.type === "uint32" ? eos.value : Number.NaN);
   }
@@ -113,7 +120,9 @@ export class FamilyVocab implements ScriptVocab {
         }
       }
       if (taken === 0) {
-        const bytes = [...new TextEncoder().encode(chars[i])].map((b) => `<0x${b.toString(16).toUpperCase().padStart(2, "0")}>`);
+        const bytes = [...new TextEncoder().encode(chars[i])].map(
+          (b) => `<0x${b.toString(16).toUpperCase().padStart(2, "0")}>`,
+        );
         for (const b of bytes) if (!this.ids.has(b)) throw new Error(`no token for ${JSON.stringify(chars[i])}`);
         out.push(...bytes);
         taken = 1;
@@ -124,7 +133,8 @@ export class FamilyVocab implements ScriptVocab {
   }
 
   pieces(text: string | readonly string[]): Piece[] {
-    if (typeof text === "string") return this.splitSpecial(text).flatMap((part) => (this.special.has(part) ? [part] : this.cut(this.encode(part))));
+    if (typeof text === "string")
+      return this.splitSpecial(text).flatMap((part) => (this.special.has(part) ? [part] : this.cut(this.encode(part))));
     return text.flatMap((p) => {
       if (this.special.has(p)) return [p];
       const encoded = this.encode(p);
@@ -207,7 +217,8 @@ export class FamilyVocab implements ScriptVocab {
       else if (key === "tokenizer.ggml.eos_token_id") out.push([key, meta.u32(this.eosId)]);
       else out.push([key, value]);
     }
-    if (!this.metadata.has("tokenizer.ggml.eos_token_id")) out.push(["tokenizer.ggml.eos_token_id", meta.u32(this.eosId)]);
+    if (!this.metadata.has("tokenizer.ggml.eos_token_id"))
+      out.push(["tokenizer.ggml.eos_token_id", meta.u32(this.eosId)]);
     return out;
   }
 }

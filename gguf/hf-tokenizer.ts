@@ -6,7 +6,11 @@ import { TOKEN_TYPE } from "./llama.js";
 import { meta, type MetadataValue } from "./writer.js";
 
 interface TokenizerJson {
-  readonly model: { readonly type: string; readonly vocab: Record<string, number>; readonly merges: readonly (string | readonly [string, string])[] };
+  readonly model: {
+    readonly type: string;
+    readonly vocab: Record<string, number>;
+    readonly merges: readonly (string | readonly [string, string])[];
+  };
   readonly added_tokens: readonly { readonly id: number; readonly content: string; readonly special: boolean }[];
 }
 
@@ -24,11 +28,14 @@ export interface HfTokenizerSpec {
 export function hfTokenizerMetadata(spec: HfTokenizerSpec): Map<string, MetadataValue> {
   const json = JSON.parse(readFileSync(spec.path, "utf8")) as TokenizerJson;
   if (json.model.type !== "BPE") throw new Error(`${spec.path}: a ${json.model.type} tokenizer is not read`);
-  const size = [...Object.values(json.model.vocab), ...json.added_tokens.map((t) => t.id)].reduce((a, b) => Math.max(a, b), -1) + 1;
+  const size =
+    [...Object.values(json.model.vocab), ...json.added_tokens.map((t) => t.id)].reduce((a, b) => Math.max(a, b), -1) +
+    1;
   const tokens: string[] = Array.from({ length: size }, (_, id) => `[PAD${id}]`);
   const types: number[] = new Array<number>(size).fill(TOKEN_TYPE.userDefined);
   for (const [text, id] of Object.entries(json.model.vocab)) [tokens[id], types[id]] = [text, TOKEN_TYPE.normal];
-  for (const t of json.added_tokens) [tokens[t.id], types[t.id]] = [t.content, t.special ? TOKEN_TYPE.control : TOKEN_TYPE.userDefined];
+  for (const t of json.added_tokens)
+    [tokens[t.id], types[t.id]] = [t.content, t.special ? TOKEN_TYPE.control : TOKEN_TYPE.userDefined];
   const id = (text: string): number => {
     const at = tokens.indexOf(text);
     if (at < 0) throw new Error(`${spec.path} has no token ${text}`);

@@ -4,7 +4,8 @@ import { meta, type MetadataValue, type Tensor } from "./writer.js";
 
 /** ChatML, as a Jinja template; node-llama-cpp recognises it and picks its ChatML wrapper. */
 export const CHATML_TEMPLATE =
-  "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n'}}{% endfor %}" +
+  "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + " +
+  "'\\n'}}{% endfor %}" +
   "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}";
 
 /** llama.cpp token types (user-defined: added tokens that are matched in any text, not control). */
@@ -142,7 +143,10 @@ export function llamaTensorSlots(shape: LlamaShape, vocabSize: number): TensorSl
       { name: `${b}.ffn_up.weight`, shape: [d, ff], role: "matrix" },
     );
   }
-  slots.push({ name: "output_norm.weight", shape: [d], role: "norm" }, { name: "output.weight", shape: [d, vocabSize], role: "output" });
+  slots.push(
+    { name: "output_norm.weight", shape: [d], role: "norm" },
+    { name: "output.weight", shape: [d, vocabSize], role: "output" },
+  );
   return slots;
 }
 

@@ -52,7 +52,19 @@ export const SCRIPTED_SPEC: ScriptedSpec = {
 };
 
 /** The `tools` model's call: `get_weather` with `{"city":"Tokyo"}`, cut where node-llama-cpp's call syntax is cut. */
-export const TOOLS_CALL_PIECES = ["<tool_call>", "\n", '{"name": "', "get_weather", '", "arguments": ', '{"', "city", '":"Tokyo"}', "}", "\n", "</tool_call>"];
+export const TOOLS_CALL_PIECES = [
+  "<tool_call>",
+  "\n",
+  '{"name": "',
+  "get_weather",
+  '", "arguments": ',
+  '{"',
+  "city",
+  '":"Tokyo"}',
+  "}",
+  "\n",
+  "</tool_call>",
+];
 /** The call's first pieces up to the arguments, shared by every call. */
 const CALL_HEAD = ["<tool_call>", "\n", '{"name": "', "get_weather", '", "arguments": ', '{"', "city"];
 /**
@@ -76,7 +88,22 @@ export const TOOLS_TWO_CALLS_PIECES = [
   "</tool_call>",
 ];
 /** The answer after the reasoning, shared by both reasoning scripts. */
-const TOOLS_ANSWER_PIECES = ["\n", "</think>", "\n", "\n", "It", " is", " sunny", " in", " Tokyo,", " 22", "°", "C.", " ", "☀️"];
+const TOOLS_ANSWER_PIECES = [
+  "\n",
+  "</think>",
+  "\n",
+  "\n",
+  "It",
+  " is",
+  " sunny",
+  " in",
+  " Tokyo,",
+  " 22",
+  "°",
+  "C.",
+  " ",
+  "☀️",
+];
 /** Reasoning in a chat without tools and without a tool result. */
 export const TOOLS_THINK_PIECES = ["<think>", "\n", "Checking", " the", " forecast.", ...TOOLS_ANSWER_PIECES];
 /** Reasoning after a tool result. */
@@ -152,10 +179,23 @@ export const AGENT_READ_PIECES = [
   "\n",
   "</tool_call>",
 ];
-/** The `agent` model's summary when asked to compact (test/e2e/agents.test.ts): " recapped" is a token of its own in it. */
-export const AGENT_SUMMARY = "The session was recapped to go on: the user asked for the current goal, and get_goal answered that there is none.";
+/**
+ * The `agent` model's summary when asked to compact (test/e2e/agents.test.ts): " recapped" is a token of its own in it.
+ */
+export const AGENT_SUMMARY =
+  "The session was recapped to go on: the user asked for the current goal, and get_goal answered that there is none.";
 /** The `agent` model's call of Codex's `get_goal` tool (no arguments). */
-export const AGENT_GOAL_PIECES = ["<tool_call>", "\n", '{"name": "', "get_goal", '", "arguments": ', "{}", "}", "\n", "</tool_call>"];
+export const AGENT_GOAL_PIECES = [
+  "<tool_call>",
+  "\n",
+  '{"name": "',
+  "get_goal",
+  '", "arguments": ',
+  "{}",
+  "}",
+  "\n",
+  "</tool_call>",
+];
 
 /**
  * The coding agents' model (test/e2e/agents.test.ts): the `tools` model's template and call
@@ -197,7 +237,8 @@ export const AGENT_SPEC: ContextualSpec = {
 };
 
 /** The `qwen3-coder` twin's call: Qwen3-Coder's syntax, one tagged parameter an argument. */
-export const QWEN3_CODER_CALL = "<tool_call>\n<function=get_weather>\n<parameter=city>\nTokyo\n</parameter>\n</function>\n</tool_call>";
+export const QWEN3_CODER_CALL =
+  "<tool_call>\n<function=get_weather>\n<parameter=city>\nTokyo\n</parameter>\n</function>\n</tool_call>";
 /**
  * The twins the coding agents run on (test/e2e/agents.test.ts): a context for an agent's first
  * prompt, and its two tool loops as the `agent` model has them, in the family's own syntax, on
@@ -213,7 +254,8 @@ const AGENT_MODES = [
 export const TWIN_READ_PROMPT = "Read notes.txt for the volcano team";
 export const TWIN_GOAL_PROMPT = "What is the current goal of the galaxy team?";
 /** The `qwen3-coder` twin's call of Claude Code's `Read`: tagged arguments are read as written, so the path alone. */
-export const QWEN3_CODER_READ = "<tool_call>\n<function=Read>\n<parameter=file_path>\nnotes.txt\n</parameter>\n</function>\n</tool_call>";
+export const QWEN3_CODER_READ =
+  "<tool_call>\n<function=Read>\n<parameter=file_path>\nnotes.txt\n</parameter>\n</function>\n</tool_call>";
 
 /** Qwen3-Coder's two calls, a line apart, after `lead` (Qwen3.5's reasoning). */
 const qwenTaggedTwoCalls = (after: string | readonly string[], lead: readonly string[] = []) =>
@@ -243,13 +285,23 @@ export function qwen3CoderSpec(): ContextualSpec {
     vocabulary: QWEN3_VOCAB,
     userDefined: ["<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>"],
     contextLength: TWIN_AGENT_CONTEXT,
-    modes: [{ name: "tools", trigger: "<tool_call>" }, ...QWEN3_CODER_TWO_CALLS.modes, ...AGENT_MODES, { name: "result", trigger: "<tool_response>" }],
+    modes: [
+      { name: "tools", trigger: "<tool_call>" },
+      ...QWEN3_CODER_TWO_CALLS.modes,
+      ...AGENT_MODES,
+      { name: "result", trigger: "<tool_response>" },
+    ],
     scripts: [
       { after: ["\n"], reply: "Hi there", end: "im_end" },
       { mode: "tools", after: ["\n"], reply: QWEN3_CODER_CALL, end: "im_end" },
       ...QWEN3_CODER_TWO_CALLS.scripts,
       { mode: "read", after: ["\n"], reply: QWEN3_CODER_READ, end: "im_end" },
-      { mode: "goal", after: ["\n"], reply: "<tool_call>\n<function=get_goal>\n</function>\n</tool_call>", end: "im_end" },
+      {
+        mode: "goal",
+        after: ["\n"],
+        reply: "<tool_call>\n<function=get_goal>\n</function>\n</tool_call>",
+        end: "im_end",
+      },
       { mode: "result", after: ["\n"], reply: QWEN3_CODER_ANSWER, end: "im_end" },
     ],
   };
@@ -301,7 +353,12 @@ export function devstralSpec(): ContextualSpec {
     architecture: "llama",
     userDefined: MISTRAL_TOKENS,
     contextLength: TWIN_AGENT_CONTEXT,
-    modes: [{ name: "tools", trigger: "[AVAILABLE_TOOLS]" }, ...MISTRAL_TWO_CALLS.modes, ...AGENT_MODES, { name: "result", trigger: "[TOOL_RESULTS]" }],
+    modes: [
+      { name: "tools", trigger: "[AVAILABLE_TOOLS]" },
+      ...MISTRAL_TWO_CALLS.modes,
+      ...AGENT_MODES,
+      { name: "result", trigger: "[TOOL_RESULTS]" },
+    ],
     scripts: [
       { after: ["[/INST]"], reply: "Hi there", end: "eos" },
       ...MISTRAL_TWO_CALLS.scripts,
@@ -329,7 +386,11 @@ export function mistralSmallSpec(): ContextualSpec {
     architecture: "llama",
     // Its template also writes a call's id and a result's content apart.
     userDefined: [...MISTRAL_TOKENS, "[CALL_ID]", "[TOOL_CONTENT]"],
-    modes: [{ name: "tools", trigger: "[AVAILABLE_TOOLS]" }, ...MISTRAL_TWO_CALLS.modes, { name: "result", trigger: "[TOOL_RESULTS]" }],
+    modes: [
+      { name: "tools", trigger: "[AVAILABLE_TOOLS]" },
+      ...MISTRAL_TWO_CALLS.modes,
+      { name: "result", trigger: "[TOOL_RESULTS]" },
+    ],
     scripts: [
       { after: ["[/INST]"], reply: "Hi there", end: "eos" },
       ...MISTRAL_TWO_CALLS.scripts,
@@ -399,12 +460,21 @@ export function glmSpec(): ContextualSpec {
       "<tool_response>",
       "</tool_response>",
     ],
-    modes: [{ name: "tools", trigger: "<tool_call>" }, ...GLM_TWO_CALLS.modes, { name: "result", trigger: "<tool_response>" }],
+    modes: [
+      { name: "tools", trigger: "<tool_call>" },
+      ...GLM_TWO_CALLS.modes,
+      { name: "result", trigger: "<tool_response>" },
+    ],
     scripts: [
       { after: ["<|assistant|>"], reply: [...GLM_THINK, "Hi", " there"], end: "eos" },
       ...GLM_TWO_CALLS.scripts,
       { mode: "tools", after: ["<|assistant|>"], reply: GLM_CALL_PIECES, end: "eos" },
-      { mode: "result", after: ["<|assistant|>"], reply: [...GLM_THINK, "It", " is", " sunny", " in", " Tokyo."], end: "eos" },
+      {
+        mode: "result",
+        after: ["<|assistant|>"],
+        reply: [...GLM_THINK, "It", " is", " sunny", " in", " Tokyo."],
+        end: "eos",
+      },
     ],
   };
 }
@@ -450,8 +520,22 @@ export function minimaxSpec(): ContextualSpec {
     name: "minimax-m2",
     chatTemplate: llamaTemplate("MiniMax-M2.jinja"),
     architecture: "llama",
-    userDefined: ["]~!b[", "]~b]", "[e~[", "<think>", "</think>", "<minimax:tool_call>", "</minimax:tool_call>", "<response>", "</response>"],
-    modes: [{ name: "tools", trigger: "<minimax:tool_call>" }, ...MINIMAX_TWO_CALLS.modes, { name: "result", trigger: "<response>" }],
+    userDefined: [
+      "]~!b[",
+      "]~b]",
+      "[e~[",
+      "<think>",
+      "</think>",
+      "<minimax:tool_call>",
+      "</minimax:tool_call>",
+      "<response>",
+      "</response>",
+    ],
+    modes: [
+      { name: "tools", trigger: "<minimax:tool_call>" },
+      ...MINIMAX_TWO_CALLS.modes,
+      { name: "result", trigger: "<response>" },
+    ],
     scripts: [
       { after: ["\n"], reply: [...MINIMAX_THINK, "Hi", " there"], end: "eos" },
       ...MINIMAX_TWO_CALLS.scripts,
@@ -523,7 +607,10 @@ export function qwen35Spec(): ContextualSpec {
   };
 }
 
-/** Llama 3.1's tokenizer: llama.cpp's `ggml-vocab-llama-bpe.gguf` (Llama 3's) with 3.1's renamed slots, `<|eot_id|>` ending a turn. */
+/**
+ * Llama 3.1's tokenizer: llama.cpp's `ggml-vocab-llama-bpe.gguf` (Llama 3's) with 3.1's renamed slots, `<|eot_id|>`
+ * ending a turn.
+ */
 export const LLAMA3_VOCAB: FamilyVocabSpec = {
   file: "llama-bpe",
   eos: "<|eot_id|>",
@@ -574,7 +661,8 @@ export const GPT_OSS_RESULT_REASONING = "Got it.";
 /** Harmony's reasoning: the analysis channel, then the next message's header. */
 const harmonyAnalysis = (text: string): string => `<|channel|>analysis<|message|>${text}<|end|><|start|>assistant`;
 /** Harmony's call of `name` on the commentary channel, up to its `<|call|>`. */
-const harmonyCall = (name: string, args: string): string => `<|channel|>commentary to=functions.${name} <|constrain|>json<|message|>${args}`;
+const harmonyCall = (name: string, args: string): string =>
+  `<|channel|>commentary to=functions.${name} <|constrain|>json<|message|>${args}`;
 
 /**
  * A twin of gpt-oss: its real template (`openai-gpt-oss-120b.jinja`) and tokenizer (GPT_OSS_VOCAB),
@@ -609,9 +697,15 @@ export function gptOssSpec(): ContextualSpec {
       { mode: "checked", after: "assistant", reply: "<|channel|>final<|message|>Hi there", end: "eos" },
       { mode: "tools", after: "assistant", reply: harmonyAnalysis(GPT_OSS_CALL_REASONING), end: "continue" },
       { mode: "calling", after: "assistant", reply: harmonyCall("get_weather", '{"city":"Tokyo"}'), end: "<|call|>" },
-      // The coding agents' tool loops (AGENT_MODES): Claude Code's Read with every property, as its grammar asks; Codex's get_goal.
+      // The coding agents' tool loops (AGENT_MODES): Claude Code's Read with every property, as its grammar asks;
+      // Codex's get_goal.
       { mode: "read", after: "assistant", reply: harmonyAnalysis("Reading."), end: "continue" },
-      { mode: "reading", after: "assistant", reply: harmonyCall("Read", JSON.stringify(AGENT_READ_INPUT)), end: "<|call|>" },
+      {
+        mode: "reading",
+        after: "assistant",
+        reply: harmonyCall("Read", JSON.stringify(AGENT_READ_INPUT)),
+        end: "<|call|>",
+      },
       { mode: "goal", after: "assistant", reply: harmonyAnalysis("Looking."), end: "continue" },
       { mode: "looking", after: "assistant", reply: harmonyCall("get_goal", "{}"), end: "<|call|>" },
       { mode: "result", after: "assistant", reply: harmonyAnalysis(GPT_OSS_RESULT_REASONING), end: "continue" },
@@ -653,9 +747,15 @@ export function gemma4Spec(): ContextualSpec {
     scripts: [
       ...GEMMA4_TWO_CALLS.scripts,
       { after: ["<channel|>"], reply: "Hi there", end: "<turn|>" },
-      // Thinking asked for (`enable_thinking`): the prompt ends at the model's header; it opens the thought channel itself.
+      // Thinking asked for (`enable_thinking`): the prompt ends at the model's header; it opens the thought channel
+      // itself.
       { after: ["model", "\n"], reply: `<|channel>thought\n${TWIN_REASONING}<channel|>Hi there`, end: "<turn|>" },
-      { mode: "tools", after: ["<channel|>"], reply: '<|tool_call>call:get_weather{city:<|"|>Tokyo<|"|>}<tool_call|>', end: "<|tool_response>" },
+      {
+        mode: "tools",
+        after: ["<channel|>"],
+        reply: '<|tool_call>call:get_weather{city:<|"|>Tokyo<|"|>}<tool_call|>',
+        end: "<|tool_response>",
+      },
       { mode: "tools", after: ["<tool_response|>"], reply: QWEN3_CODER_ANSWER, end: "<turn|>" },
     ],
   };
@@ -676,9 +776,21 @@ const twinEntry = (description: string, spec: () => ContextualSpec): CatalogueEn
 });
 
 export const CATALOGUE = {
-  demo: { description: "scripted demo model served by npm start", byDefault: true, build: () => buildScriptedModel(DEMO_SPEC).file },
-  scripted: { description: "scripted test model", byDefault: true, build: () => buildScriptedModel(SCRIPTED_SPEC).file },
-  tools: { description: "scripted tool-calling and reasoning model", byDefault: true, build: () => buildContextualModel(TOOLS_SPEC).file },
+  demo: {
+    description: "scripted demo model served by npm start",
+    byDefault: true,
+    build: () => buildScriptedModel(DEMO_SPEC).file,
+  },
+  scripted: {
+    description: "scripted test model",
+    byDefault: true,
+    build: () => buildScriptedModel(SCRIPTED_SPEC).file,
+  },
+  tools: {
+    description: "scripted tool-calling and reasoning model",
+    byDefault: true,
+    build: () => buildContextualModel(TOOLS_SPEC).file,
+  },
   thinking: {
     description: "the tools model with a thinking switch (enable_thinking) in its template",
     byDefault: false,
@@ -689,18 +801,45 @@ export const CATALOGUE = {
     byDefault: false,
     build: () => buildContextualModel(AGENT_SPEC).file,
   },
-  "qwen3-coder": twinEntry("twin of the Qwen3-Coder family: its real chat template, scripted tagged tool calls", qwen3CoderSpec),
+  "qwen3-coder": twinEntry(
+    "twin of the Qwen3-Coder family: its real chat template, scripted tagged tool calls",
+    qwen3CoderSpec,
+  ),
   devstral: twinEntry("twin of Devstral (Mistral): its real chat template, scripted [TOOL_CALLS] calls", devstralSpec),
-  "gpt-oss": twinEntry("twin of gpt-oss: its real template and tokenizer, scripted Harmony reasoning, answers and calls", gptOssSpec),
+  "gpt-oss": twinEntry(
+    "twin of gpt-oss: its real template and tokenizer, scripted Harmony reasoning, answers and calls",
+    gptOssSpec,
+  ),
   gemma4: twinEntry("twin of Gemma 4: its real template and tokenizer, scripted <|tool_call>call:… calls", gemma4Spec),
-  qwen3: twinEntry("twin of Qwen3: its real template and tokenizer, scripted reasoning and Hermes-style calls", qwen3Spec),
-  "qwen3.5": twinEntry("twin of Qwen3.5: its real template and tokenizer, reasoning opened by the prompt, tagged calls", qwen35Spec),
-  llama3: twinEntry("twin of Llama 3.3: its real template and tokenizer, scripted JSON calls with parameters", llama3Spec),
-  "mistral-small": twinEntry("twin of Mistral Small 3.2: its real chat template, scripted [TOOL_CALLS] calls", mistralSmallSpec),
+  qwen3: twinEntry(
+    "twin of Qwen3: its real template and tokenizer, scripted reasoning and Hermes-style calls",
+    qwen3Spec,
+  ),
+  "qwen3.5": twinEntry(
+    "twin of Qwen3.5: its real template and tokenizer, reasoning opened by the prompt, tagged calls",
+    qwen35Spec,
+  ),
+  llama3: twinEntry(
+    "twin of Llama 3.3: its real template and tokenizer, scripted JSON calls with parameters",
+    llama3Spec,
+  ),
+  "mistral-small": twinEntry(
+    "twin of Mistral Small 3.2: its real chat template, scripted [TOOL_CALLS] calls",
+    mistralSmallSpec,
+  ),
   glm: twinEntry("twin of GLM-4.6: its real chat template, scripted reasoning and arg_key/arg_value calls", glmSpec),
-  "minimax-m2": twinEntry("twin of MiniMax-M2: its real chat template, scripted reasoning and <invoke> calls", minimaxSpec),
-  "deepseek-r1": twinEntry("twin of DeepSeek R1 (Qwen distill): its real chat template, reasoning when asked, code-block calls", deepseekR1Spec),
-  "deepseek-v3.1": twinEntry("twin of DeepSeek V3.1: its real chat template, reasoning when asked, <｜tool▁sep｜> calls", deepseekV31Spec),
+  "minimax-m2": twinEntry(
+    "twin of MiniMax-M2: its real chat template, scripted reasoning and <invoke> calls",
+    minimaxSpec,
+  ),
+  "deepseek-r1": twinEntry(
+    "twin of DeepSeek R1 (Qwen distill): its real chat template, reasoning when asked, code-block calls",
+    deepseekR1Spec,
+  ),
+  "deepseek-v3.1": twinEntry(
+    "twin of DeepSeek V3.1: its real chat template, reasoning when asked, <｜tool▁sep｜> calls",
+    deepseekV31Spec,
+  ),
   "kimi-k2": twinEntry("twin of Kimi K2: its real chat template, scripted functions.name:index calls", kimiK2Spec),
   "qwen3-reranker": {
     description: "twin of Qwen3-Reranker: its tokenizer and rerank template, random weights, ranking head",
@@ -712,23 +851,40 @@ export const CATALOGUE = {
     byDefault: false,
     build: qwen3EmbeddingFile,
   },
-  "random-tiny": { description: "random weights, ~1 MB", byDefault: true, build: () => buildRandomModel(RANDOM_TINY).file },
-  rerank: { description: "random-weight reranker (Qwen3 layout, ranking head), ~0.6 MB", byDefault: true, build: () => buildRerankModel(RERANK_SPEC).file },
-  "random-60m": { description: "random weights, 60M parameters F16, ~120 MB", byDefault: false, build: () => buildRandomModel(RANDOM_60M).file },
+  "random-tiny": {
+    description: "random weights, ~1 MB",
+    byDefault: true,
+    build: () => buildRandomModel(RANDOM_TINY).file,
+  },
+  rerank: {
+    description: "random-weight reranker (Qwen3 layout, ranking head), ~0.6 MB",
+    byDefault: true,
+    build: () => buildRerankModel(RERANK_SPEC).file,
+  },
+  "random-60m": {
+    description: "random weights, 60M parameters F16, ~120 MB",
+    byDefault: false,
+    build: () => buildRandomModel(RANDOM_60M).file,
+  },
   "random-850m": {
     description: "random weights, 852M parameters F16, ~1.7 GB (the benchmark's larger model)",
     byDefault: false,
     build: () => buildRandomModel(RANDOM_850M).file,
   },
   "edit-850m": {
-    description: "random-850m's size, scripted: a 1,500-word file repeated with two changes, and a chat (the speculation workloads)",
+    description:
+      "random-850m's size, scripted: a 1,500-word file repeated with two changes, and a chat (the speculation " +
+      "workloads)",
     byDefault: false,
     build: () => buildScriptedModel(editTwinSpec()).file,
   },
 } as const satisfies Record<string, CatalogueEntry>;
 
 export type ModelName = keyof typeof CATALOGUE;
-/** What a family twin is and does: the rows test/e2e/families.test.ts and agents-twins.test.ts prove, and docs/models.md lists. */
+/**
+ * What a family twin is and does: the rows test/e2e/families.test.ts and agents-twins.test.ts prove, and
+ * docs/models.md lists.
+ */
 export interface TwinFacts {
   readonly template: string;
   /** Its tokenizer: the family's own (where from), or the project's small one. */
@@ -759,17 +915,33 @@ const twin = (template: string, tokenizer: string, calls: string, more: Partial<
 
 /** The family twins, written once per test run (test/support/global-setup.ts). */
 export const FAMILY_TWIN_FACTS = {
-  "gpt-oss": twin("openai-gpt-oss-120b.jinja", "o200k_harmony (tokenizer.json)", "harmony", { reasoning: "by default", agents: true }),
-  "qwen3-coder": twin("Qwen3-Coder.jinja", "ggml-vocab-qwen2 + Qwen3's added tokens", "qwen3-coder", { agents: true, twoCalls: true }),
-  qwen3: twin("Qwen-Qwen3-0.6B.jinja", "ggml-vocab-qwen2 + Qwen3's added tokens", "hermes", { reasoning: "by default", reasoningOff: true, twoCalls: true }),
+  "gpt-oss": twin("openai-gpt-oss-120b.jinja", "o200k_harmony (tokenizer.json)", "harmony", {
+    reasoning: "by default",
+    agents: true,
+  }),
+  "qwen3-coder": twin("Qwen3-Coder.jinja", "ggml-vocab-qwen2 + Qwen3's added tokens", "qwen3-coder", {
+    agents: true,
+    twoCalls: true,
+  }),
+  qwen3: twin("Qwen-Qwen3-0.6B.jinja", "ggml-vocab-qwen2 + Qwen3's added tokens", "hermes", {
+    reasoning: "by default",
+    reasoningOff: true,
+    twoCalls: true,
+  }),
   "qwen3.5": twin("Qwen3.5-4B.jinja", "ggml-vocab-qwen35 + Qwen3's added tokens", "qwen3-coder", {
     reasoning: "by default",
     reasoningOff: true,
     twoCalls: true,
   }),
   llama3: twin("meta-llama-Llama-3.3-70B-Instruct.jinja", "ggml-vocab-llama-bpe + 3.1's added tokens", "llama3"),
-  gemma4: twin("google-gemma-4-31B-it.jinja", "ggml-vocab-gemma-4", "gemma4", { reasoning: "when asked", twoCalls: true }),
-  devstral: twin("unsloth-mistral-Devstral-Small-2507.jinja", OWN_TOKENIZER, "mistral", { agents: true, twoCalls: true }),
+  gemma4: twin("google-gemma-4-31B-it.jinja", "ggml-vocab-gemma-4", "gemma4", {
+    reasoning: "when asked",
+    twoCalls: true,
+  }),
+  devstral: twin("unsloth-mistral-Devstral-Small-2507.jinja", OWN_TOKENIZER, "mistral", {
+    agents: true,
+    twoCalls: true,
+  }),
   "mistral-small": twin("Mistral-Small-3.2-24B-Instruct-2506.jinja", OWN_TOKENIZER, "mistral", { twoCalls: true }),
   glm: twin("GLM-4.6.jinja", OWN_TOKENIZER, "glm", { reasoning: "by default", reasoningOff: true, twoCalls: true }),
   "minimax-m2": twin("MiniMax-M2.jinja", OWN_TOKENIZER, "minimax-m2", { reasoning: "by default", twoCalls: true }),
@@ -778,7 +950,11 @@ export const FAMILY_TWIN_FACTS = {
     reasoningOff: true,
     twoCalls: true,
   }),
-  "deepseek-v3.1": twin("deepseek-ai-DeepSeek-V3.1.jinja", OWN_TOKENIZER, "deepseek-v3.1", { reasoning: "when asked", reasoningOff: true, twoCalls: true }),
+  "deepseek-v3.1": twin("deepseek-ai-DeepSeek-V3.1.jinja", OWN_TOKENIZER, "deepseek-v3.1", {
+    reasoning: "when asked",
+    reasoningOff: true,
+    twoCalls: true,
+  }),
   "kimi-k2": twin("Kimi-K2-Instruct.jinja", OWN_TOKENIZER, "kimi-k2", { twoCalls: true }),
 } as const satisfies Partial<Record<ModelName, TwinFacts>>;
 export type FamilyTwin = keyof typeof FAMILY_TWIN_FACTS;

@@ -47,7 +47,15 @@ export const RANDOM_60M: RandomSpec = {
   vocabSize: 32000,
   // The context it declares as trained: llama-server gives a sequence no more, and the benchmark's
   // agent-sized prompt is 40,000 tokens (the weights are random: no length was really trained).
-  shape: { contextLength: 65_536, embedding: 512, blocks: 8, feedForward: 1536, heads: 8, headsKv: 8, rmsEpsilon: 1e-5 },
+  shape: {
+    contextLength: 65_536,
+    embedding: 512,
+    blocks: 8,
+    feedForward: 1536,
+    heads: 8,
+    headsKv: 8,
+    rmsEpsilon: 1e-5,
+  },
   type: "F16",
 };
 
@@ -61,7 +69,15 @@ export const RANDOM_850M: RandomSpec = {
   name: "random-850m",
   seed: 850,
   vocabSize: 32000,
-  shape: { contextLength: 65_536, embedding: 2048, blocks: 16, feedForward: 5632, heads: 16, headsKv: 4, rmsEpsilon: 1e-5 },
+  shape: {
+    contextLength: 65_536,
+    embedding: 2048,
+    blocks: 16,
+    feedForward: 5632,
+    heads: 16,
+    headsKv: 4,
+    rmsEpsilon: 1e-5,
+  },
   type: "F16",
 };
 

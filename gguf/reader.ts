@@ -49,7 +49,19 @@ class Cursor {
   }
   scalar(type: ScalarType): number | bigint | boolean | string {
     const v = this.view;
-    const sizes = { uint8: 1, int8: 1, uint16: 2, int16: 2, uint32: 4, int32: 4, float32: 4, bool: 1, uint64: 8, int64: 8, float64: 8 } as const;
+    const sizes = {
+      uint8: 1,
+      int8: 1,
+      uint16: 2,
+      int16: 2,
+      uint32: 4,
+      int32: 4,
+      float32: 4,
+      bool: 1,
+      uint64: 8,
+      int64: 8,
+      float64: 8,
+    } as const;
     if (type === "string") return this.string();
     const at = this.at;
     this.at += sizes[type];
@@ -82,7 +94,8 @@ class Cursor {
     const type = this.type();
     if (type !== "array") return { type, value: this.scalar(type) } as MetadataValue;
     const itemType = this.type();
-    if (itemType === "array" || itemType === "uint64" || itemType === "int64") throw new Error(`GGUF arrays of ${itemType} are not read`);
+    if (itemType === "array" || itemType === "uint64" || itemType === "int64")
+      throw new Error(`GGUF arrays of ${itemType} are not read`);
     const count = Number(this.u64());
     const values: unknown[] = new Array(count);
     for (let i = 0; i < count; i++) values[i] = this.scalar(itemType);

@@ -13,7 +13,15 @@
 // and the document into one prompt. The same layout with the lm head and last-token pooling is an
 // embedding model (Qwen3-Embedding's); both can carry a family's real tokenizer (twins/rankers.ts).
 import { familyVocab, type FamilyVocabSpec } from "./family-vocab.js";
-import { architectureMetadata, CHATML_TEMPLATE, llamaMetadata, llamaTensorSlots, onesTensor, type LlamaShape, type TensorSlot } from "./llama.js";
+import {
+  architectureMetadata,
+  CHATML_TEMPLATE,
+  llamaMetadata,
+  llamaTensorSlots,
+  onesTensor,
+  type LlamaShape,
+  type TensorSlot,
+} from "./llama.js";
 import { mulberry32, randomTensor, randomVocab } from "./random.js";
 import { meta, type GgufFile, type MetadataValue, type Tensor } from "./writer.js";
 
@@ -21,7 +29,8 @@ import { meta, type GgufFile, type MetadataValue, type Tensor } from "./writer.j
 const POOLING_TYPE_RANK = 4;
 
 /** The rerank template (Qwen3's, shortened): node-llama-cpp reads `{query}` and `{document}`. */
-export const RERANK_TEMPLATE = "<|im_start|>user\n<Query>: {query}\n<Document>: {document}<|im_end|>\n<|im_start|>assistant\n";
+export const RERANK_TEMPLATE =
+  "<|im_start|>user\n<Query>: {query}\n<Document>: {document}<|im_end|>\n<|im_start|>assistant\n";
 
 export interface RerankSpec {
   readonly name: string;
@@ -53,7 +62,10 @@ export interface Qwen3Spec extends RerankSpec {
   readonly rerankTemplate?: string;
 }
 
-/** The llama slots, plus each block's query and key norms; for a ranking head `cls.output.weight` in place of the lm head. */
+/**
+ * The llama slots, plus each block's query and key norms; for a ranking head `cls.output.weight` in place of the lm
+ * head.
+ */
 function qwen3Slots(shape: LlamaShape, vocabSize: number, head: Qwen3Spec["head"]): TensorSlot[] {
   const headDim = shape.embedding / shape.heads;
   return llamaTensorSlots(shape, vocabSize).flatMap((slot): TensorSlot[] => {
@@ -69,7 +81,10 @@ function qwen3Slots(shape: LlamaShape, vocabSize: number, head: Qwen3Spec["head"
   });
 }
 
-/** The tokenizer's metadata: the project's random vocabulary, or a family's (then EOS appended for an embedder, as Qwen3-Embedding's). */
+/**
+ * The tokenizer's metadata: the project's random vocabulary, or a family's (then EOS appended for an embedder, as
+ * Qwen3-Embedding's).
+ */
 function tokenizerMetadata(spec: Qwen3Spec): { entries: Array<readonly [string, MetadataValue]>; size: number } {
   if (spec.vocabulary === undefined) {
     const vocab = randomVocab(spec.vocabSize);
@@ -78,11 +93,17 @@ function tokenizerMetadata(spec: Qwen3Spec): { entries: Array<readonly [string, 
   }
   const vocab = familyVocab(spec.vocabulary);
   const entries = vocab.tokenizerMetadata().filter(([key]) => key !== "tokenizer.ggml.add_eos_token");
-  entries.push(["tokenizer.ggml.add_eos_token", meta.bool(spec.head === "embed")], ["tokenizer.chat_template", meta.str(CHATML_TEMPLATE)]);
+  entries.push(
+    ["tokenizer.ggml.add_eos_token", meta.bool(spec.head === "embed")],
+    ["tokenizer.chat_template", meta.str(CHATML_TEMPLATE)],
+  );
   return { entries, size: vocab.entries().length };
 }
 
-/** A Qwen3-layout model: norms of ones, every other tensor uniform with std 1/sqrt(fan-in) (the embedding 1; F16 for a family's vocabulary). */
+/**
+ * A Qwen3-layout model: norms of ones, every other tensor uniform with std 1/sqrt(fan-in) (the embedding 1; F16 for a
+ * family's vocabulary).
+ */
 export function buildQwen3Model(spec: Qwen3Spec): { readonly file: GgufFile; readonly parameters: number } {
   const { entries, size } = tokenizerMetadata(spec);
   const next = mulberry32(spec.seed);
@@ -90,9 +111,17 @@ export function buildQwen3Model(spec: Qwen3Spec): { readonly file: GgufFile; rea
   const tensors = qwen3Slots(spec.shape, size, spec.head).map((slot): Tensor => {
     if (slot.role === "norm") return onesTensor(slot);
     const std = slot.role === "embedding" ? 1 : 1 / Math.sqrt(slot.shape[0] ?? 1);
-    return randomTensor(slot, large && (slot.role === "embedding" || slot.name === "output.weight") ? "F16" : "F32", std, next);
+    return randomTensor(
+      slot,
+      large && (slot.role === "embedding" || slot.name === "output.weight") ? "F16" : "F32",
+      std,
+      next,
+    );
   });
-  const metadata: Array<readonly [string, MetadataValue]> = [...architectureMetadata(spec.name, spec.shape, size, large ? "F16" : "F32", "qwen3"), ...entries];
+  const metadata: Array<readonly [string, MetadataValue]> = [
+    ...architectureMetadata(spec.name, spec.shape, size, large ? "F16" : "F32", "qwen3"),
+    ...entries,
+  ];
   if (spec.head === "rank") {
     metadata.push(
       ["qwen3.pooling_type", meta.u32(POOLING_TYPE_RANK)],

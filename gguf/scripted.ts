@@ -241,7 +241,11 @@ interface Step {
 }
 
 /** The scripts' chains of tokens, and the successor of every token that starts a step. */
-function scriptedSteps(spec: ScriptedSpec, vocab: VocabBuilder, fail: (message: string) => never): { steps: Map<number, Step>; built: BuiltScript[] } {
+function scriptedSteps(
+  spec: ScriptedSpec,
+  vocab: VocabBuilder,
+  fail: (message: string) => never,
+): { steps: Map<number, Step>; built: BuiltScript[] } {
   const parsed = spec.scripts.map((script, index) => {
     const label = `script ${index + 1} (after ${JSON.stringify(script.after)})`;
     const { trigger, reply } = scriptPieces(script, vocab, label, fail);
@@ -256,7 +260,8 @@ function scriptedSteps(spec: ScriptedSpec, vocab: VocabBuilder, fail: (message: 
     const known = steps.get(fromId);
     if (known && known.next !== next) {
       fail(
-        `token ${quote(from)} would need two successors: ${quote(vocab.entries[known.next]?.piece ?? "?")} ` + `(${known.origin}) and ${nextShown} (${origin})`,
+        `token ${quote(from)} would need two successors: ${quote(vocab.entries[known.next]?.piece ?? "?")} ` +
+          `(${known.origin}) and ${nextShown} (${origin})`,
       );
     }
     if (!known) steps.set(fromId, { next, origin });
@@ -296,7 +301,8 @@ export function buildScriptedModel(spec: ScriptedSpec): ScriptedModel {
   const dimOf = new Map<number, number>([[NEWLINE_ID, 0]]);
   for (const id of steps.keys()) if (!dimOf.has(id)) dimOf.set(id, dimOf.size);
   const shape = scriptedShape(spec, Math.max(16, Math.ceil(dimOf.size / 16) * 16));
-  if (dimOf.size > shape.embedding) fail(`${dimOf.size} tokens with a successor do not fit in ${shape.embedding} dimensions`);
+  if (dimOf.size > shape.embedding)
+    fail(`${dimOf.size} tokens with a successor do not fit in ${shape.embedding} dimensions`);
   if (spec.wide !== undefined) padVocab(vocab, spec.wide.vocabSize, fail);
   const d = shape.embedding;
   const n = vocab.entries.length;
@@ -327,7 +333,8 @@ function scriptedShape(spec: ScriptedSpec, d: number): LlamaShape {
 /** Unused control tokens up to `size` (a real vocabulary's size: the output matrix is read like its). */
 function padVocab(vocab: VocabBuilder, size: number, fail: (message: string) => never): void {
   if (vocab.entries.length > size) fail(`the scripts need ${vocab.entries.length} tokens, more than ${size}`);
-  for (let i = 0; vocab.entries.length < size; i++) vocab.entries.push({ piece: `<unused${i}>`, score: 0, type: TOKEN_TYPE.control });
+  for (let i = 0; vocab.entries.length < size; i++)
+    vocab.entries.push({ piece: `<unused${i}>`, score: 0, type: TOKEN_TYPE.control });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -446,13 +453,21 @@ function ropePair(architecture: Architecture, i: number, n: number): [number, nu
   return architecture === "qwen2" ? [i, i + n / 2] : [2 * i, 2 * i + 1];
 }
 
-type Transition = { readonly previous: number | undefined; readonly mode: string | undefined; readonly next: number; readonly origin: string };
+type Transition = {
+  readonly previous: number | undefined;
+  readonly mode: string | undefined;
+  readonly next: number;
+  readonly origin: string;
+};
 
 type Fail = (message: string) => never;
 type Rule = { token: number; previous: number | undefined; mode: ContextRule["mode"]; next: number };
 
 /** The vocabulary before the scripts: user-defined tokens, preferred pieces, mode triggers. */
-function contextualVocab(spec: ContextualSpec, fail: Fail): { vocab: ScriptVocab; modeNames: string[]; triggerPiece: (trigger: string) => Piece } {
+function contextualVocab(
+  spec: ContextualSpec,
+  fail: Fail,
+): { vocab: ScriptVocab; modeNames: string[]; triggerPiece: (trigger: string) => Piece } {
   const vocab = spec.vocabulary === undefined ? new VocabBuilder() : familyVocab(spec.vocabulary);
   for (const piece of spec.userDefined) vocab.addUserDefined(piece);
   try {
@@ -483,7 +498,9 @@ function scriptTransitions(
 ): { transitions: Map<number, Transition[]>; built: BuiltContextualScript[] } {
   const transitions = new Map<number, Transition[]>();
   const built: BuiltContextualScript[] = spec.scripts.map((script, index) => {
-    const label = `script ${index + 1} (after ${JSON.stringify(script.after)}${script.mode === undefined ? "" : `, mode ${script.mode}`})`;
+    const label =
+      `script ${index + 1} (after ` +
+      `${JSON.stringify(script.after)}${script.mode === undefined ? "" : `, mode ${script.mode}`})`;
     if (script.mode !== undefined && !modeNames.includes(script.mode)) fail(`${label}: unknown mode`);
     const { trigger, reply } = scriptPieces(script, vocab, label, fail);
     let endId: number | undefined;
@@ -497,7 +514,12 @@ function scriptTransitions(
     for (let i = 0; i + 1 < chain.length; i++) {
       const from = chain[i] as number;
       const list = transitions.get(from) ?? [];
-      list.push({ previous: i === 0 ? undefined : chain[i - 1], mode: script.mode, next: chain[i + 1] as number, origin: label });
+      list.push({
+        previous: i === 0 ? undefined : chain[i - 1],
+        mode: script.mode,
+        next: chain[i + 1] as number,
+        origin: label,
+      });
       transitions.set(from, list);
     }
     return {
@@ -517,14 +539,22 @@ function scriptTransitions(
  * successor is not the default (that without a mode, else the first script's), then the default
  * for every other mode.
  */
-function modeRules(token: number, previous: number | undefined, group: readonly Transition[], name: (id: number | undefined) => string, fail: Fail): Rule[] {
+function modeRules(
+  token: number,
+  previous: number | undefined,
+  group: readonly Transition[],
+  name: (id: number | undefined) => string,
+  fail: Fail,
+): Rule[] {
   const rules: Rule[] = [];
   const byMode = new Map<string | undefined, Transition>();
   for (const t of group) {
     const known = byMode.get(t.mode);
     if (known && known.next !== t.next) {
       fail(
-        `token ${name(token)} after ${name(previous)} would need two successors: ${name(known.next)} (${known.origin}) ` + `and ${name(t.next)} (${t.origin})`,
+        `token ${name(token)} after ${name(previous)} would need two successors: ${name(known.next)} ` +
+          `(${known.origin}) ` +
+          `and ${name(t.next)} (${t.origin})`,
       );
     }
     byMode.set(t.mode, t);
@@ -619,14 +649,31 @@ function contextDimensions(
   const targets = [...new Set(rules.map((r) => r.next))];
   const targetDim = new Map(targets.map((id) => [id, dim(`target:${id}`)]));
   if (previousTokens.length > HEAD_DIM || modeNames.length > HEAD_DIM) fail("too many previous tokens or modes");
-  return { count: dims.size, constDim, otherDim, tokenDim, modeTriggers, previousTokens, previousDim, modeDim, targetDim };
+  return {
+    count: dims.size,
+    constDim,
+    otherDim,
+    tokenDim,
+    modeTriggers,
+    previousTokens,
+    previousDim,
+    modeDim,
+    targetDim,
+  };
 }
 
 /**
  * Attention (ggml matrices: `m[out * in + in_index]`). Head 0: the previous position, score
  * = Σ_i s²·a²·cos((δ − 1)·θ_i) / sqrt(HEAD_DIM). Head 1: the mode, on the last pair (still).
  */
-function attentionWeights(spec: ContextualSpec, at: Dimensions, modeNames: readonly string[], d: number, s: number, contextLength: number) {
+function attentionWeights(
+  spec: ContextualSpec,
+  at: Dimensions,
+  modeNames: readonly string[],
+  d: number,
+  s: number,
+  contextLength: number,
+) {
   const q = new Float32Array(d * d);
   const k = new Float32Array(d * d);
   const v = new Float32Array(d * d);
@@ -687,7 +734,14 @@ function feedForwardWeights(rules: readonly Rule[], at: Dimensions, d: number, f
  * (normalized to s when only it and the constant are on); a rule's target from its dimension
  * (≈ sqrt(d) when it dominates the norm).
  */
-function contextualEnds(spec: ContextualSpec, vocab: ScriptVocab, at: Dimensions, direct: ReadonlyMap<number, number>, d: number, s: number) {
+function contextualEnds(
+  spec: ContextualSpec,
+  vocab: ScriptVocab,
+  at: Dimensions,
+  direct: ReadonlyMap<number, number>,
+  d: number,
+  s: number,
+) {
   const n = vocab.size;
   const embedding = new Float32Array(d * n);
   for (let id = 0; id < n; id++) {
@@ -697,7 +751,8 @@ function contextualEnds(spec: ContextualSpec, vocab: ScriptVocab, at: Dimensions
   const output = new Float32Array(d * n);
   for (const [token, next] of direct) output[next * d + (at.tokenDim.get(token) as number)] = DIRECT_LOGIT / s;
   for (const [id, dimension] of at.targetDim) output[id * d + dimension] = RULE_LOGIT / Math.sqrt(d);
-  for (const text of spec.preferred ?? []) output[vocab.id(vocab.piece(text)) * d + at.constDim] = CONTEXT_PREFERRED_LOGIT / s;
+  for (const text of spec.preferred ?? [])
+    output[vocab.id(vocab.piece(text)) * d + at.constDim] = CONTEXT_PREFERRED_LOGIT / s;
   return { embedding, output };
 }
 
@@ -717,7 +772,9 @@ function contextualTensors(
     return out;
   };
   const table = (name: string, slotShape: readonly number[], data: Float32Array): Tensor =>
-    wide === "F32" ? { name, shape: slotShape, type: "F32", data } : { name, shape: slotShape, type: "F16", data: half(data) };
+    wide === "F32"
+      ? { name, shape: slotShape, type: "F32", data }
+      : { name, shape: slotShape, type: "F16", data: half(data) };
   return llamaTensorSlots(shape, n).map((slot) => {
     const data = layer.get(slot.name.replace(/^blk\.0\./, ""));
     if (data !== undefined) return { name: slot.name, shape: slot.shape, type: "F32", data };
@@ -729,7 +786,8 @@ function contextualTensors(
       case "norm":
         return onesTensor(slot);
       case "matrix":
-        if (matrices === "F16") return { name: slot.name, shape: slot.shape, type: "F16", data: new Uint16Array(sizeOf(slot.shape)) };
+        if (matrices === "F16")
+          return { name: slot.name, shape: slot.shape, type: "F16", data: new Uint16Array(sizeOf(slot.shape)) };
         return { name: slot.name, shape: slot.shape, type: "F32", data: new Float32Array(sizeOf(slot.shape)) };
     }
     throw new Error(`unknown tensor role ${slot.role satisfies never}`);
@@ -746,10 +804,12 @@ export function buildContextualModel(spec: ContextualSpec): ContextualModel {
   };
   const { vocab, modeNames, triggerPiece } = contextualVocab(spec, fail);
   const { transitions, built } = scriptTransitions(spec, vocab, modeNames, fail);
-  const name = (id: number | undefined): string => (id === undefined ? "(start)" : JSON.stringify(vocab.show(vocab.text(id))));
+  const name = (id: number | undefined): string =>
+    id === undefined ? "(start)" : JSON.stringify(vocab.show(vocab.text(id)));
   built.forEach((script, index) => {
     const last = script.tokenIds.at(-1) as number;
-    if (script.end === "continue" && !transitions.has(last)) fail(`script ${index + 1} continues after ${name(last)}, which no script continues`);
+    if (script.end === "continue" && !transitions.has(last))
+      fail(`script ${index + 1} continues after ${name(last)}, which no script continues`);
   });
   const { direct, rules } = successorRules(transitions, name, fail);
   const modeTriggers = spec.modes.map((m) => vocab.id(triggerPiece(m.trigger)));
@@ -759,7 +819,15 @@ export function buildContextualModel(spec: ContextualSpec): ContextualModel {
   const heads = Math.max(2, Math.ceil(at.count / HEAD_DIM));
   const d = heads * HEAD_DIM;
   const ff = Math.max(16, Math.ceil(rules.length / 16) * 16);
-  const shape: LlamaShape = { contextLength: spec.contextLength ?? 4096, embedding: d, blocks: 1, feedForward: ff, heads, headsKv: heads, rmsEpsilon: 1e-5 };
+  const shape: LlamaShape = {
+    contextLength: spec.contextLength ?? 4096,
+    embedding: d,
+    blocks: 1,
+    feedForward: ff,
+    heads,
+    headsKv: heads,
+    rmsEpsilon: 1e-5,
+  };
   const n = vocab.size;
   const s = Math.sqrt(d / 2);
   const { embedding, output } = contextualEnds(spec, vocab, at, direct, d, s);

@@ -57,7 +57,8 @@ const GENERATION_PROMPT = "{% if add_generation_prompt %}<|im_start|>assistant\n
 const SWITCHED_GENERATION_PROMPT =
   "{% if add_generation_prompt %}<|im_start|>assistant\n" +
   "{% if enable_thinking is defined and enable_thinking is false %}<think>\n\n</think>\n\n{% endif %}{% endif %}";
-if (!TOOLS_TEMPLATE.endsWith(GENERATION_PROMPT)) throw new Error("the tools template no longer ends with its generation prompt");
+if (!TOOLS_TEMPLATE.endsWith(GENERATION_PROMPT))
+  throw new Error("the tools template no longer ends with its generation prompt");
 
 /** The tools template with Qwen3's thinking switch at its generation prompt (the `thinking` model's). */
 export const THINKING_TEMPLATE = TOOLS_TEMPLATE.slice(0, -GENERATION_PROMPT.length) + SWITCHED_GENERATION_PROMPT;

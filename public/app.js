@@ -8,7 +8,10 @@ const $ = (id) => /** @type {any} */ (document.getElementById(id));
 
 /** @typedef {{ role: "user" | "assistant", content: string }} Turn */
 /** @typedef {{ input?: number, output?: number, cached?: number }} Usage */
-/** @typedef {{ token: string, bytes?: number[], logprob: number, top?: Array<{ token: string, logprob: number }> }} Token */
+/**
+ * @typedef {{ token: string, bytes?: number[], logprob: number, top?: Array<{ token: string, logprob: number }> }}
+ * Token
+ */
 /**
  * @typedef {{ text?: string, reasoning?: string, call?: { slot: number, name?: string, args?: string },
  *   usage?: Usage, tokens?: Token[], error?: string }} Delta
@@ -37,7 +40,9 @@ async function loadModels() {
     if (!response.ok) throw new Error(body.error?.message ?? response.statusText);
     const select = $("model");
     const current = select.value;
-    select.replaceChildren(...body.data.map((/** @type {{ id: string }} */ m) => new Option(m.id, m.id, false, m.id === current)));
+    select.replaceChildren(
+      ...body.data.map((/** @type {{ id: string }} */ m) => new Option(m.id, m.id, false, m.id === current)),
+    );
   } catch (error) {
     addTurn("error", `Could not list models: ${error instanceof Error ? error.message : error}`);
   }
@@ -74,18 +79,36 @@ function numberField(id) {
 function request() {
   const protocol = $("protocol").value;
   const system = $("system").value.trim();
-  const common = { model: $("model").value, stream: true, temperature: numberField("temperature"), top_p: numberField("top_p"), tools: tools() };
+  const common = {
+    model: $("model").value,
+    stream: true,
+    temperature: numberField("temperature"),
+    top_p: numberField("top_p"),
+    tools: tools(),
+  };
   const max = numberField("max_tokens");
   if (protocol === "responses") {
     return ["/v1/responses", { ...common, input: turns, instructions: system || undefined, max_output_tokens: max }];
   }
   if (protocol === "messages") {
     // Adaptive thinking shows the reasoning as thinking blocks, with no budget of its own.
-    return ["/v1/messages", { ...common, messages: turns, system: system || undefined, max_tokens: max ?? 512, thinking: { type: "adaptive" } }];
+    return [
+      "/v1/messages",
+      {
+        ...common,
+        messages: turns,
+        system: system || undefined,
+        max_tokens: max ?? 512,
+        thinking: { type: "adaptive" },
+      },
+    ];
   }
   const messages = system === "" ? turns : [{ role: "system", content: system }, ...turns];
   const logprobs = $("logprobs").checked ? { logprobs: true, top_logprobs: 3 } : {};
-  return ["/v1/chat/completions", { ...common, messages, max_tokens: max, stream_options: { include_usage: true }, ...logprobs }];
+  return [
+    "/v1/chat/completions",
+    { ...common, messages, max_tokens: max, stream_options: { include_usage: true }, ...logprobs },
+  ];
 }
 
 /**
@@ -93,7 +116,9 @@ function request() {
  * @param {ReadableStream<Uint8Array>} body
  */
 async function* events(body) {
-  const reader = body.pipeThrough(/** @type {TransformStream<Uint8Array, string>} */ (new TextDecoderStream())).getReader();
+  const reader = body
+    .pipeThrough(/** @type {TransformStream<Uint8Array, string>} */ (new TextDecoderStream()))
+    .getReader();
   let buffer = "";
   for (;;) {
     const { value, done } = await reader.read();
@@ -120,12 +145,21 @@ function chatDeltas(e) {
   const choice = e.choices?.[0];
   const delta = choice?.delta ?? {};
   if (delta.reasoning_content) out.push({ reasoning: delta.reasoning_content });
-  const tokens = choice?.logprobs?.content?.map((/** @type {any} */ t) => ({ token: t.token, bytes: t.bytes, logprob: t.logprob, top: t.top_logprobs }));
+  const tokens = choice?.logprobs?.content?.map((/** @type {any} */ t) => ({
+    token: t.token,
+    bytes: t.bytes,
+    logprob: t.logprob,
+    top: t.top_logprobs,
+  }));
   if (typeof delta.content === "string" && tokens?.length) out.push({ text: delta.content, tokens });
   else if (delta.content) out.push({ text: delta.content });
-  for (const call of delta.tool_calls ?? []) out.push({ call: { slot: call.index, name: call.function?.name, args: call.function?.arguments } });
+  for (const call of delta.tool_calls ?? [])
+    out.push({ call: { slot: call.index, name: call.function?.name, args: call.function?.arguments } });
   const u = e.usage;
-  if (u) out.push({ usage: { input: u.prompt_tokens, output: u.completion_tokens, cached: u.prompt_tokens_details?.cached_tokens } });
+  if (u)
+    out.push({
+      usage: { input: u.prompt_tokens, output: u.completion_tokens, cached: u.prompt_tokens_details?.cached_tokens },
+    });
   return out;
 }
 
@@ -143,7 +177,9 @@ function responsesDeltas(e) {
     case "response.completed":
     case "response.incomplete": {
       const u = e.response.usage;
-      return u ? [{ usage: { input: u.input_tokens, output: u.output_tokens, cached: u.input_tokens_details?.cached_tokens } }] : [];
+      return u
+        ? [{ usage: { input: u.input_tokens, output: u.output_tokens, cached: u.input_tokens_details?.cached_tokens } }]
+        : [];
     }
     case "response.failed":
       return [{ error: e.response.error?.message ?? "failed" }];
@@ -159,7 +195,9 @@ function messagesDeltas(e) {
   switch (e.type) {
     case "message_start": {
       const u = e.message.usage;
-      return [{ usage: { input: u.input_tokens + (u.cache_read_input_tokens ?? 0), cached: u.cache_read_input_tokens } }];
+      return [
+        { usage: { input: u.input_tokens + (u.cache_read_input_tokens ?? 0), cached: u.cache_read_input_tokens } },
+      ];
     }
     case "content_block_start":
       return e.content_block.type === "tool_use" ? [{ call: { slot: e.index, name: e.content_block.name } }] : [];
@@ -266,7 +304,10 @@ function tokenSpan(tokens, text) {
   span.style.background = `rgba(255, 140, 0, ${(0.6 * (1 - p)).toFixed(3)})`;
   const percent = (/** @type {number} */ logprob) => `${(100 * Math.exp(logprob)).toFixed(1)}%`;
   span.title = tokens
-    .flatMap((t) => [`${JSON.stringify(t.token)} ${percent(t.logprob)}`, ...(t.top ?? []).map((a) => `  ${JSON.stringify(a.token)} ${percent(a.logprob)}`)])
+    .flatMap((t) => [
+      `${JSON.stringify(t.token)} ${percent(t.logprob)}`,
+      ...(t.top ?? []).map((a) => `  ${JSON.stringify(a.token)} ${percent(a.logprob)}`),
+    ])
     .join("\n");
   return span;
 }
@@ -276,7 +317,8 @@ function statsLine(started, first, usage, stopped) {
   const now = performance.now();
   const parts = [];
   if (first !== undefined) parts.push(`TTFT ${Math.round(first - started)} ms`);
-  if (first !== undefined && usage.output !== undefined && now > first) parts.push(`${(usage.output / ((now - first) / 1000)).toFixed(1)} tok/s`);
+  if (first !== undefined && usage.output !== undefined && now > first)
+    parts.push(`${(usage.output / ((now - first) / 1000)).toFixed(1)} tok/s`);
   if (usage.input !== undefined) parts.push(`in ${usage.input} (cached ${usage.cached ?? 0})`);
   if (usage.output !== undefined) parts.push(`out ${usage.output}`);
   if (stopped) parts.push("stopped");
@@ -302,7 +344,12 @@ async function send() {
   const usage = {};
   try {
     const [path, body] = request();
-    const response = await fetch(path, { method: "POST", headers: headers(), body: JSON.stringify(body), signal: controller.signal });
+    const response = await fetch(path, {
+      method: "POST",
+      headers: headers(),
+      body: JSON.stringify(body),
+      signal: controller.signal,
+    });
     if (!response.ok || response.body === null) {
       const error = await response.json().catch(() => ({}));
       throw new Error(error.error?.message ?? `${response.status} ${response.statusText}`);
@@ -312,7 +359,8 @@ async function send() {
       for (const d of PARSERS[protocol](JSON.parse(data))) {
         if (d.error) throw new Error(d.error);
         if (first === undefined && (d.text || d.reasoning || d.call || d.tokens)) first = performance.now();
-        if (d.usage) Object.assign(usage, Object.fromEntries(Object.entries(d.usage).filter(([, v]) => v !== undefined)));
+        if (d.usage)
+          Object.assign(usage, Object.fromEntries(Object.entries(d.usage).filter(([, v]) => v !== undefined)));
         view.show(d);
       }
     }

@@ -19,7 +19,8 @@ const require = createRequire(import.meta.url);
 function packageFolder(): string {
   for (let dir = path.dirname(require.resolve("node-llama-cpp")); dir !== path.dirname(dir); dir = path.dirname(dir)) {
     const file = path.join(dir, "package.json");
-    if (existsSync(file) && (JSON.parse(readFileSync(file, "utf8")) as { name?: string }).name === "node-llama-cpp") return dir;
+    if (existsSync(file) && (JSON.parse(readFileSync(file, "utf8")) as { name?: string }).name === "node-llama-cpp")
+      return dir;
   }
   throw new Error("build:engine: node-llama-cpp is not installed");
 }
@@ -30,11 +31,18 @@ const PATCHED_FOR = "3.21.1";
 const PATCHES = [
   { file: "threadpool.patch", target: "llama/addon/AddonContext.h", marker: "llm-edge engine patch" },
   { file: "state-into.patch", target: "llama/addon/AddonContext.h", marker: "state-into.patch" },
-  { file: "batch-invariant.patch", target: "llama/llama.cpp/ggml/src/ggml-cpu/llamafile/sgemm.cpp", marker: "batch-invariant.patch" },
+  {
+    file: "batch-invariant.patch",
+    target: "llama/llama.cpp/ggml/src/ggml-cpu/llamafile/sgemm.cpp",
+    marker: "batch-invariant.patch",
+  },
 ];
 
 if (version !== PATCHED_FOR) {
-  console.error(`build:engine: the patch targets node-llama-cpp ${PATCHED_FOR}, found ${version}; update the patches in sidecar/native/ first`);
+  console.error(
+    `build:engine: the patch targets node-llama-cpp ${PATCHED_FOR}, found ${version}; update the patches in ` +
+      `sidecar/native/ first`,
+  );
   process.exit(1);
 }
 
@@ -54,7 +62,10 @@ for (const patch of PATCHES) {
   else run("patch", ["-p1", "--forward", "-d", packageDir, "-i", path.join(root, "sidecar/native", patch.file)]);
 }
 
-// 3. The build (9.4 CPU-minutes: about 5 minutes on an idle 2-core machine), found again at run time by these CMake options.
-const cmakeEnv = Object.fromEntries(Object.entries(LOCAL_BUILD_CMAKE_OPTIONS).map(([k, v]) => [`NODE_LLAMA_CPP_CMAKE_OPTION_${k}`, v]));
+// 3. The build (9.4 CPU-minutes: about 5 minutes on an idle 2-core machine), found again at run time by these CMake
+// options.
+const cmakeEnv = Object.fromEntries(
+  Object.entries(LOCAL_BUILD_CMAKE_OPTIONS).map(([k, v]) => [`NODE_LLAMA_CPP_CMAKE_OPTION_${k}`, v]),
+);
 run(cli, ["source", "build", "--gpu", "false", "--noUsageExample"], cmakeEnv);
 console.error('build:engine: done; the sidecar now loads this build (it logs "localBuild llama.cpp" at start)');

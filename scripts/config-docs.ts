@@ -6,7 +6,13 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { NODE_SETTINGS, SHARED_SETTINGS, WORKER_BINDINGS, WORKER_SETTINGS, type Setting } from "../edge/config/settings.js";
+import {
+  NODE_SETTINGS,
+  SHARED_SETTINGS,
+  WORKER_BINDINGS,
+  WORKER_SETTINGS,
+  type Setting,
+} from "../edge/config/settings.js";
 import { SIDECAR_OPTIONS } from "../sidecar/config.js";
 import { ACCESS_VARS, ROOT, SECRET_VARS } from "./wrangler-dev.js";
 
@@ -59,7 +65,11 @@ function edgeRows(settings: Readonly<Record<string, Setting>>, hosts: keyof type
 }
 
 function edgeSection(): string {
-  const rows = [...edgeRows(SHARED_SETTINGS, "both"), ...edgeRows(NODE_SETTINGS, "node"), ...edgeRows(WORKER_SETTINGS, "worker")];
+  const rows = [
+    ...edgeRows(SHARED_SETTINGS, "both"),
+    ...edgeRows(NODE_SETTINGS, "node"),
+    ...edgeRows(WORKER_SETTINGS, "worker"),
+  ];
   const bindings = WORKER_BINDINGS.map((b) => [code(b.env), b.type, b.where, b.help]);
   return `## Edge
 

@@ -33,7 +33,11 @@ export interface ListedEndpoint {
 }
 
 /** The tables the app builds: without a store, with one, with one and batches (handlers are not called). */
-export function tables(): { readonly bare: readonly Route[]; readonly stored: readonly Route[]; readonly all: readonly Route[] } {
+export function tables(): {
+  readonly bare: readonly Route[];
+  readonly stored: readonly Route[];
+  readonly all: readonly Route[];
+} {
   const context = {} as AppContext;
   const store = {} as Stores;
   return {
@@ -58,9 +62,18 @@ export function listedEndpoints(): ListedEndpoint[] {
   const storedKeys = new Set(stored.map(routeKey));
   return all.flatMap((route) => {
     const key = routeKey(route);
-    const served: Served = bareKeys.has(key) ? "always" : storedKeys.has(key) ? "with a store" : "with a store and the host's file store";
+    const served: Served = bareKeys.has(key)
+      ? "always"
+      : storedKeys.has(key)
+        ? "with a store"
+        : "with a store and the host's file store";
     const endpoint = `${route.method} ${shownPath(route.path)}`;
-    const forms = (route.forms ?? []).map((f) => ({ endpoint: `${endpoint}${f.form}`, about: text(f.about), contract: f.contract ?? route.contract, served }));
+    const forms = (route.forms ?? []).map((f) => ({
+      endpoint: `${endpoint}${f.form}`,
+      about: text(f.about),
+      contract: f.contract ?? route.contract,
+      served,
+    }));
     return [{ endpoint, about: text(route.about), contract: route.contract, served }, ...forms];
   });
 }
@@ -68,9 +81,14 @@ export function listedEndpoints(): ListedEndpoint[] {
 /** The list as the document at `file` shows it: contract links relative to it. */
 export function endpointTable(file: string): string {
   const target = relative(dirname(file), CONTRACT_MD);
-  const link = (anchor: string | undefined): string => (anchor === undefined ? "" : ` ([contract](${file === CONTRACT_MD ? "" : target}#${anchor}))`);
-  const rows = listedEndpoints().map((e) => `| \`${e.endpoint}\` | ${e.about.replace(/\|/g, "\\|")}${link(e.contract)} | ${e.served} |`);
-  const note = "<!-- Written by `npm run docs:endpoints` (scripts/endpoint-docs.ts) from edge/http/routes.ts: edit that, not this list. -->";
+  const link = (anchor: string | undefined): string =>
+    anchor === undefined ? "" : ` ([contract](${file === CONTRACT_MD ? "" : target}#${anchor}))`;
+  const rows = listedEndpoints().map(
+    (e) => `| \`${e.endpoint}\` | ${e.about.replace(/\|/g, "\\|")}${link(e.contract)} | ${e.served} |`,
+  );
+  const note =
+    "<!-- Written by `npm run docs:endpoints` (scripts/endpoint-docs.ts) from edge/http/routes.ts: edit that, not " +
+    "this list. -->";
   return [BEGIN, note, "", "| endpoint | what | served |", "|---|---|---|", ...rows, "", END].join("\n");
 }
 

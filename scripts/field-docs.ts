@@ -30,9 +30,16 @@ const cell = (text: string | undefined): string => (text ?? "").replace(/\|/g, "
 export function fieldTable(table: FieldTable): string {
   const rows = fieldDocs(table).map(({ name, fate, doc }) => {
     const sample = doc.sample === undefined ? "" : `\`${JSON.stringify(doc.sample)}\``;
-    return `| \`${name}\` | ${fate} | ${cell(doc.proto)} | ${cell(doc.absent)} | ${cell(doc.limits)} | ${cell(sample)} | ${cell(doc.why)} |`;
+    return (
+      `| \`${name}\` | ${fate} | ${cell(doc.proto)} | ${cell(doc.absent)} | ${cell(doc.limits)} | ` +
+      `${cell(sample)} | ${cell(doc.why)} |`
+    );
   });
-  return ["| field | fate | proto | when absent | limits | sample | why |", "| --- | --- | --- | --- | --- | --- | --- |", ...rows].join("\n");
+  return [
+    "| field | fate | proto | when absent | limits | sample | why |",
+    "| --- | --- | --- | --- | --- | --- | --- |",
+    ...rows,
+  ].join("\n");
 }
 
 /** The document's text with every marked table written anew; throws when a marker is missing. */

@@ -40,8 +40,14 @@ const escapeCell = (text: string): string => text.replace(/\|/g, "\\|").replace(
 function row(name: string, report: TemplateReport): string {
   const { syntax } = report;
   const family = syntax.calls?.family ?? "—";
-  const reasoning = syntax.reasoning === undefined ? "—" : `\`${escapeCell(syntax.reasoning.open)}\` … \`${escapeCell(syntax.reasoning.close)}\``;
-  return `| ${name.replace(/\.jinja$/, "")} | ${family} | ${reasoning} | ${CAPABILITIES.map((c) => cell(report, c)).join(" | ")} |`;
+  const reasoning =
+    syntax.reasoning === undefined
+      ? "—"
+      : `\`${escapeCell(syntax.reasoning.open)}\` … \`${escapeCell(syntax.reasoning.close)}\``;
+  return (
+    `| ${name.replace(/\.jinja$/, "")} | ${family} | ${reasoning} | ` +
+    `${CAPABILITIES.map((c) => cell(report, c)).join(" | ")} |`
+  );
 }
 
 function refusals(reports: Map<string, TemplateReport>): string {
@@ -95,8 +101,7 @@ template's own switch (or by default, where it is off unless asked); **agents** 
 Codex each finish a tool loop through one of their own tools. —: the family has no such turn, or the
 twin is not run so.
 
-| twin | template | tokenizer | tool calls | text, calls, history | streamed arguments | two calls | reasoning | reasoning off | agents |
-| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |
+${tableHead(TWIN_COLUMNS)}
 ${twinRows()}
 
 ## Ranking and embedding twins
@@ -132,13 +137,43 @@ function rankerRows(): string {
 }
 
 /** The twins' table, from the facts the tests iterate. */
+/** The family twins' table's columns. */
+const TWIN_COLUMNS = [
+  "twin",
+  "template",
+  "tokenizer",
+  "tool calls",
+  "text, calls, history",
+  "streamed arguments",
+  "two calls",
+  "reasoning",
+  "reasoning off",
+  "agents",
+];
+
+/** A Markdown table's header and separator lines. */
+function tableHead(columns: readonly string[]): string {
+  return `| ${columns.join(" | ")} |\n| ${columns.map(() => "---").join(" | ")} |`;
+}
+
 function twinRows(): string {
   const yes = (on: boolean): string => (on ? "pass" : "—");
   return FAMILY_TWINS.map((name) => {
     const t = FAMILY_TWIN_FACTS[name];
     const reasoning = t.reasoning === "by default" ? "pass" : t.reasoning === "when asked" ? "pass (when asked)" : "—";
     const off = t.reasoning === "when asked" ? "pass (by default)" : yes(t.reasoningOff);
-    const cells = [`\`${name}\``, t.template.replace(/\.jinja$/, ""), t.tokenizer, t.calls, "pass", "pass", yes(t.twoCalls), reasoning, off, yes(t.agents)];
+    const cells = [
+      `\`${name}\``,
+      t.template.replace(/\.jinja$/, ""),
+      t.tokenizer,
+      t.calls,
+      "pass",
+      "pass",
+      yes(t.twoCalls),
+      reasoning,
+      off,
+      yes(t.agents),
+    ];
     return `| ${cells.join(" | ")} |`;
   }).join("\n");
 }

@@ -35,7 +35,9 @@ function stop(code: number): void {
   stopping = true;
   for (const child of children) if (child.exitCode === null) child.kill("SIGTERM");
   setTimeout(() => process.exit(code), 2000).unref();
-  Promise.all(children.map((c) => (c.exitCode === null ? new Promise((r) => c.on("exit", r)) : null))).then(() => process.exit(code));
+  Promise.all(children.map((c) => (c.exitCode === null ? new Promise((r) => c.on("exit", r)) : null))).then(() =>
+    process.exit(code),
+  );
 }
 
 process.on("SIGINT", () => stop(0));
@@ -57,7 +59,11 @@ for (;;) {
 
 if (!stopping) {
   if (runtime === "node") {
-    run("edge", tsx, ["edge/hosts/node/main.ts"], { SIDECAR_URL: sidecarUrl, EDGE_PORT: edgePort, EDGE_HOST: edgeHost });
+    run("edge", tsx, ["edge/hosts/node/main.ts"], {
+      SIDECAR_URL: sidecarUrl,
+      EDGE_PORT: edgePort,
+      EDGE_HOST: edgeHost,
+    });
   } else {
     // The access settings reach the Worker as they will when deployed: variables, and secrets
     // through a private .dev.vars (scripts/wrangler-dev.ts).
@@ -70,8 +76,12 @@ if (!stopping) {
     process.on("exit", () => setup.cleanup());
     // The store's tables (migrations/) on this instance's local D1, before the Worker serves /c1.
     const offline = { ...process.env, CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_SEND_METRICS: "false" };
-    const migrated = spawnSync("node_modules/.bin/wrangler", setup.migrateArgs, { stdio: ["ignore", "ignore", "inherit"], env: offline });
-    console.error(`start: ${createAccessPolicy({ apiKeys: vars["API_KEYS"] ?? "", allowOpen: vars["ALLOW_OPEN"] === "true" }).describe()}`);
+    const migrated = spawnSync("node_modules/.bin/wrangler", setup.migrateArgs, {
+      stdio: ["ignore", "ignore", "inherit"],
+      env: offline,
+    });
+    const access = createAccessPolicy({ apiKeys: vars["API_KEYS"] ?? "", allowOpen: vars["ALLOW_OPEN"] === "true" });
+    console.error(`start: ${access.describe()}`);
     if (migrated.status !== 0) {
       console.error("start: applying migrations/ to the local D1 database failed");
       stop(1);

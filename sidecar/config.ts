@@ -78,28 +78,37 @@ const options = {
     type: "string",
     env: "MODEL",
     help:
-      "GGUF file, a name in --models-dir, hf:<user>/<repo>/<file>.gguf or an https URL (downloaded once into --models-dir, at its " +
+      "GGUF file, a name in --models-dir, hf:<user>/<repo>/<file>.gguf or an https URL (downloaded once into " +
+      "--models-dir, at its " +
       "first load); repeat the flag (MODEL: comma-separated) to serve several; default: the embedded demo model",
   },
   "models-dir": {
     type: "string",
     env: "MODELS_DIR",
     default: "models",
-    help: "where models are named from and downloaded to; when given (flag or variable), every .gguf in it is served too, by its file name",
+    help:
+      "where models are named from and downloaded to; when given (flag or variable), every .gguf in it is served " +
+      "too, by its file name",
   },
   "models-preset": {
     type: "string",
     env: "MODELS_PRESET",
     help:
-      "JSON file of per-model options keyed by model name: model (a source: adds it), contextSize, sequences, chatTemplate, gpuLayers, " +
+      "JSON file of per-model options keyed by model name: model (a source: adds it), contextSize, sequences, " +
+      "chatTemplate, gpuLayers, " +
       'specLookup, alias (docs/contract.md, "Model catalogue (sidecar)")',
   },
-  "default-model": { type: "string", env: "DEFAULT_MODEL", help: "with several models, the one that serves names the catalogue does not know (else 404)" },
+  "default-model": {
+    type: "string",
+    env: "DEFAULT_MODEL",
+    help: "with several models, the one that serves names the catalogue does not know (else 404)",
+  },
   "keep-alive": {
     type: "string",
     env: "KEEP_ALIVE",
     help:
-      "seconds a model stays loaded after its last request (0: unloaded at once, -1: never; a request's keep_alive overrides it); " +
+      "seconds a model stays loaded after its last request (0: unloaded at once, -1: never; a request's keep_alive " +
+      "overrides it); " +
       "default: 300, or never with one model in the catalogue",
   },
   "models-max": {
@@ -111,7 +120,9 @@ const options = {
   preload: {
     type: "string",
     env: "PRELOAD",
-    help: "models to load at start (comma-separated names); with one model in the catalogue it is always loaded at start",
+    help:
+      "models to load at start (comma-separated names); with one model in the catalogue it is always loaded at " +
+      "start",
   },
   "embedding-model": {
     type: "string",
@@ -129,39 +140,62 @@ const options = {
   threads: {
     type: "string",
     env: "THREADS",
-    help: "llama.cpp threads for one or a few streams' next tokens, or auto: all cores with a local build, half (>= 1) with the prebuilt one",
+    help:
+      "llama.cpp threads for one or a few streams' next tokens, or auto: all cores with a local build, half (>= " +
+      "1) with the prebuilt one",
     default: "auto",
   },
   "threads-batch": {
     type: "string",
     env: "THREADS_BATCH",
     help:
-      `llama.cpp threads for batches of several tokens (prompts, many streams: ${BATCH_THREADS_MAX_MIN_TOKENS} tokens or more on a ` +
-      `model as small as 120 MB, 2 or more from ~450 MB up), or auto: every core; default: auto when --threads is, else the same number`,
+      `llama.cpp threads for batches of several tokens (prompts, many streams: ${BATCH_THREADS_MAX_MIN_TOKENS} ` +
+      `tokens or more on a ` +
+      `model as small as 120 MB, 2 or more from ~450 MB up), or auto: every core; default: auto when --threads is, ` +
+      `else the same number`,
   },
-  engine: { type: "string", env: "ENGINE", default: "auto", help: "llama.cpp library: auto, prebuilt or local (npm run build:engine)" },
+  engine: {
+    type: "string",
+    env: "ENGINE",
+    default: "auto",
+    help: "llama.cpp library: auto, prebuilt or local (npm run build:engine)",
+  },
   gpu: {
     type: "string",
     env: "GPU",
     default: "auto",
     help:
-      "llama.cpp GPU backend: auto (the best this host can load), cuda, vulkan, metal or false (CPU only); one this host " +
+      "llama.cpp GPU backend: auto (the best this host can load), cuda, vulkan, metal or false (CPU only); one this " +
+      "host " +
       "cannot load stops the start, naming those it can",
   },
-  "gpu-layers": { type: "string", env: "GPU_LAYERS", default: "auto", help: "model layers on the GPU: auto (what fits), max, or a number" },
+  "gpu-layers": {
+    type: "string",
+    env: "GPU_LAYERS",
+    default: "auto",
+    help: "model layers on the GPU: auto (what fits), max, or a number",
+  },
   "flash-attention": {
     type: "string",
     env: "FLASH_ATTENTION",
     default: "auto",
-    help: "llama.cpp's flash attention: on, off, or auto (off on a CPU-only host, where it is slower; llama.cpp's own choice on a GPU)",
+    help:
+      "llama.cpp's flash attention: on, off, or auto (off on a CPU-only host, where it is slower; llama.cpp's " +
+      "own choice on a GPU)",
   },
-  sequences: { type: "string", env: "SEQUENCES", default: "4", help: "requests generated at once (batched in one context)" },
+  sequences: {
+    type: "string",
+    env: "SEQUENCES",
+    default: "4",
+    help: "requests generated at once (batched in one context)",
+  },
   "spec-lookup": {
     type: "string",
     env: "SPEC_LOOKUP",
     default: String(DEFAULT_LOOKUP_DRAFT),
     help:
-      `speculative decoding by prompt lookup: tokens drafted at most per step from where the reply's last tokens occur in its ` +
+      `speculative decoding by prompt lookup: tokens drafted at most per step from where the reply's last tokens ` +
+      `occur in its ` +
       `prompt (checked in the same decode, the reply unchanged), 0 to ${MAX_STEP_TOKENS - 1}; 0: off`,
   },
   "context-size": {
@@ -169,20 +203,25 @@ const options = {
     env: "CONTEXT_SIZE",
     default: "auto",
     help:
-      "tokens per request (prompt + reply), or auto: the model's trained context, less if memory does not hold that much for " +
+      "tokens per request (prompt + reply), or auto: the model's trained context, less if memory does not hold that " +
+      "much for " +
       "every sequence (the start line says why)",
   },
   "embedding-context-size": {
     type: "string",
     env: "EMBEDDING_CONTEXT_SIZE",
     default: "8192",
-    help: "tokens one embedding input, or one rerank query and document, may hold (capped by the model's trained context)",
+    help:
+      "tokens one embedding input, or one rerank query and document, may hold (capped by the model's trained " +
+      "context)",
   },
   "max-queue": {
     type: "string",
     env: "MAX_QUEUE",
     default: "64",
-    help: "interactive requests that may wait for a sequence; more get RESOURCE_EXHAUSTED (HTTP 429); batch ones wait apart",
+    help:
+      "interactive requests that may wait for a sequence; more get RESOURCE_EXHAUSTED (HTTP 429); batch ones " +
+      "wait apart",
   },
   "queue-timeout-ms": {
     type: "string",
@@ -195,45 +234,73 @@ const options = {
     env: "CACHE_RAM",
     default: "auto",
     help:
-      "MiB of host memory for sequences' KV states saved when another prompt takes their sequence and restored when their " +
+      "MiB of host memory for sequences' KV states saved when another prompt takes their sequence and restored when " +
+      "their " +
       "prompt returns (least recently used out first); auto: min(8192, half the free memory at start); 0: off",
   },
   "cache-dir": {
     type: "string",
     env: "CACHE_DIR",
     help:
-      "keep the --cache-ram states in this folder, so a restarted sidecar still has them (each model and context size in a " +
-      "subfolder of its own, with an index.json, used by one running sidecar at a time; another gets a private folder); " +
-      "default: the sidecar's memory on the local engine build, else a private folder in /dev/shm when it has room for the " +
+      "keep the --cache-ram states in this folder, so a restarted sidecar still has them (each model and context " +
+      "size in a " +
+      "subfolder of its own, with an index.json, used by one running sidecar at a time; another gets a private " +
+      "folder); " +
+      "default: the sidecar's memory on the local engine build, else a private folder in /dev/shm when it has room " +
+      "for the " +
       "budget (else the temp folder), removed at stop",
   },
-  "drain-ms": { type: "string", env: "DRAIN_MS", default: "30000", help: "on SIGTERM, how long streams in progress may finish" },
+  "drain-ms": {
+    type: "string",
+    env: "DRAIN_MS",
+    default: "30000",
+    help: "on SIGTERM, how long streams in progress may finish",
+  },
   priority: {
     type: "string",
     env: "SIDECAR_PRIORITY",
     default: "auto",
-    help: "nice value of the main thread, which every decode step waits for: auto (-5 when permitted: root or CAP_SYS_NICE), off, or -20..19",
+    help:
+      "nice value of the main thread, which every decode step waits for: auto (-5 when permitted: root or " +
+      "CAP_SYS_NICE), off, or -20..19",
   },
   token: {
     type: "string",
     env: "SIDECAR_TOKEN",
-    help: "shared secret every call must carry (authorization: Bearer <token>); required to listen on a non-loopback address",
+    help:
+      "shared secret every call must carry (authorization: Bearer <token>); required to listen on a non-loopback " +
+      "address",
   },
-  insecure: { type: "string", env: "SIDECAR_INSECURE", default: "false", help: "true: listen on a non-loopback address without a token" },
+  insecure: {
+    type: "string",
+    env: "SIDECAR_INSECURE",
+    default: "false",
+    help: "true: listen on a non-loopback address without a token",
+  },
   "resume-grace-ms": {
     type: "string",
     env: "RESUME_GRACE_MS",
     default: "60000",
     help: "how long a resumable generation nobody reads goes on waiting for a reader (also the most a request may ask)",
   },
-  "resume-retention-ms": { type: "string", env: "RESUME_RETENTION_MS", default: "300000", help: "how long a finished resumable generation can still be read" },
+  "resume-retention-ms": {
+    type: "string",
+    env: "RESUME_RETENTION_MS",
+    default: "300000",
+    help: "how long a finished resumable generation can still be read",
+  },
   "resume-buffer-mib": {
     type: "string",
     env: "RESUME_BUFFER_MIB",
     default: "64",
     help: "memory cap of all resumable generations' events (finished ones are dropped oldest first)",
   },
-  "heartbeat-ms": { type: "string", env: "HEARTBEAT_MS", default: "5000", help: "a heartbeat event after this much silence on a call (0: none)" },
+  "heartbeat-ms": {
+    type: "string",
+    env: "HEARTBEAT_MS",
+    default: "5000",
+    help: "a heartbeat event after this much silence on a call (0: none)",
+  },
   "tls-cert": {
     type: "string",
     env: "SIDECAR_TLS_CERT",
@@ -243,13 +310,17 @@ const options = {
   "metrics-port": {
     type: "string",
     env: "METRICS_PORT",
-    help: "a second port serving only GET /metrics and /healthz, without the token, for a scraper or probe that cannot hold it (default: none)",
+    help:
+      "a second port serving only GET /metrics and /healthz, without the token, for a scraper or probe that " +
+      "cannot hold it (default: none)",
   },
   "metrics-host": { type: "string", env: "METRICS_HOST", default: "127.0.0.1", help: "address of --metrics-port" },
 } as const;
 
 /** The sidecar's flags and variables (`npm run docs:config` writes docs/configuration.md from them). */
-export const SIDECAR_OPTIONS: Readonly<Record<string, { readonly env: string; readonly help: string; readonly default?: string }>> = options;
+export const SIDECAR_OPTIONS: Readonly<
+  Record<string, { readonly env: string; readonly help: string; readonly default?: string }>
+> = options;
 
 export function usage(): string {
   const lines = Object.entries(options).map(([name, o]) => {
@@ -261,13 +332,15 @@ export function usage(): string {
 
 function positiveInt(name: string, raw: string, min = 1): number {
   const value = Number(raw);
-  if (!Number.isInteger(value) || value < min) throw new Error(`--${name} must be an integer of at least ${min}, got "${raw}"`);
+  if (!Number.isInteger(value) || value < min)
+    throw new Error(`--${name} must be an integer of at least ${min}, got "${raw}"`);
   return value;
 }
 
 function specLookupOf(raw: string): number {
   const value = positiveInt("spec-lookup", raw, 0);
-  if (value > MAX_STEP_TOKENS - 1) throw new Error(`--spec-lookup must be at most ${MAX_STEP_TOKENS - 1}, got "${raw}"`);
+  if (value > MAX_STEP_TOKENS - 1)
+    throw new Error(`--spec-lookup must be at most ${MAX_STEP_TOKENS - 1}, got "${raw}"`);
   return value;
 }
 
@@ -289,7 +362,8 @@ function cacheRamOf(raw: string): number | "auto" {
 function priorityOf(raw: string): PrioritySetting {
   if (raw === "auto" || raw === "off") return raw;
   const value = Number(raw);
-  if (!Number.isInteger(value) || value < -20 || value > 19) throw new Error(`--priority must be auto, off or a nice value from -20 to 19, got "${raw}"`);
+  if (!Number.isInteger(value) || value < -20 || value > 19)
+    throw new Error(`--priority must be auto, off or a nice value from -20 to 19, got "${raw}"`);
   return value;
 }
 
@@ -300,10 +374,12 @@ function isLoopbackAddress(host: string): boolean {
 
 /** A sidecar reachable from other machines must not be callable by anyone who reaches it. */
 function checkExposure(host: string, token: string | undefined, insecure: string): void {
-  if (insecure !== "true" && insecure !== "false") throw new Error(`--insecure must be true or false, got "${insecure}"`);
+  if (insecure !== "true" && insecure !== "false")
+    throw new Error(`--insecure must be true or false, got "${insecure}"`);
   if (token === undefined && !isLoopbackAddress(host) && insecure !== "true") {
     throw new Error(
-      `refusing to listen on ${host} without a token: anyone who reaches it could skip the edge. Set SIDECAR_TOKEN (and the ` +
+      `refusing to listen on ${host} without a token: anyone who reaches it could skip the edge. Set SIDECAR_TOKEN ` +
+        `(and the ` +
         `same on the edge), or --insecure true to accept unauthenticated calls`,
     );
   }
@@ -328,7 +404,11 @@ function reader(values: Values, env: NodeJS.ProcessEnv): (name: keyof typeof opt
 }
 
 /** The catalogue's settings (docs/decisions.md, "Many models on one sidecar"). */
-function catalogueSettings(values: Values, env: NodeJS.ProcessEnv, get: ReturnType<typeof reader>): Partial<SidecarConfig> & Pick<SidecarConfig, "models"> {
+function catalogueSettings(
+  values: Values,
+  env: NodeJS.ProcessEnv,
+  get: ReturnType<typeof reader>,
+): Partial<SidecarConfig> & Pick<SidecarConfig, "models"> {
   // Each --model flag is one source (a path may hold a comma); MODEL separates several with commas.
   const flags = values["model"];
   const models = Array.isArray(flags) ? flags.map(String) : splitList(get("model"));
@@ -336,7 +416,8 @@ function catalogueSettings(values: Values, env: NodeJS.ProcessEnv, get: ReturnTy
   if (keepAlive !== undefined && !/^-?\d+$/.test(keepAlive))
     throw new Error(`--keep-alive must be a number of seconds (0: at once, -1: never), got "${keepAlive}"`);
   const seconds = keepAlive === undefined ? undefined : Number(keepAlive);
-  if (seconds !== undefined && seconds < -1) throw new Error(`--keep-alive must be -1 (never) or a number of seconds, got "${keepAlive}"`);
+  if (seconds !== undefined && seconds < -1)
+    throw new Error(`--keep-alive must be -1 (never) or a number of seconds, got "${keepAlive}"`);
   return {
     models,
     modelsDir: get("models-dir") ?? "models",
@@ -356,7 +437,9 @@ function chatTemplateFile(file: string | undefined): { chatTemplate?: string } {
   try {
     text = readFileSync(file, "utf8");
   } catch (error) {
-    throw new Error(`--chat-template-file: cannot read "${file}": ${error instanceof Error ? error.message : String(error)}`);
+    throw new Error(
+      `--chat-template-file: cannot read "${file}": ${error instanceof Error ? error.message : String(error)}`,
+    );
   }
   if (text.trim() === "") throw new Error(`--chat-template-file: "${file}" is empty`);
   return { chatTemplate: text };
@@ -373,7 +456,9 @@ function splitList(raw: string | undefined): string[] {
 export function readConfig(argv: readonly string[], env: NodeJS.ProcessEnv): SidecarConfig {
   const { values } = parseArgs({
     args: [...argv],
-    options: Object.fromEntries(Object.entries(options).map(([k, o]) => [k, { type: o.type, multiple: REPEATED.includes(k) }])),
+    options: Object.fromEntries(
+      Object.entries(options).map(([k, o]) => [k, { type: o.type, multiple: REPEATED.includes(k) }]),
+    ),
     allowPositionals: false,
   });
   const get = reader(values, env);
@@ -384,7 +469,8 @@ export function readConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Sid
   if ((tlsCert === undefined) !== (tlsKey === undefined)) throw new Error("--tls-cert and --tls-key go together");
   const threads = get("threads");
   const engine = get("engine") ?? "auto";
-  if (!ENGINE_CHOICES.includes(engine as EngineChoice)) throw new Error(`--engine must be one of ${ENGINE_CHOICES.join(", ")}, got "${engine}"`);
+  if (!ENGINE_CHOICES.includes(engine as EngineChoice))
+    throw new Error(`--engine must be one of ${ENGINE_CHOICES.join(", ")}, got "${engine}"`);
   return {
     ...catalogueSettings(values, env, get),
     ...chatTemplateFile(get("chat-template-file")),
@@ -429,7 +515,10 @@ function choiceOf<T extends string>(name: string, value: string, choices: readon
 }
 
 /** `--threads` and `--threads-batch`: the batch threads follow a number given for `--threads`. */
-function threadSettings(threads: string | undefined, batch: string | undefined): Pick<ModelOptions, "threads" | "threadsBatch"> {
+function threadSettings(
+  threads: string | undefined,
+  batch: string | undefined,
+): Pick<ModelOptions, "threads" | "threadsBatch"> {
   const parse = (name: string, value: string | undefined): number | "auto" | undefined =>
     value === undefined ? undefined : value === "auto" ? "auto" : positiveInt(name, value);
   const decode = parse("threads", threads) ?? "auto";

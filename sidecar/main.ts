@@ -22,15 +22,22 @@ async function catalogueFor(config: SidecarConfig): Promise<Catalogue> {
     presets,
     defaultModel: config.defaultModel,
   };
-  const given = config.models.length > 0 || sources.serveFolder || Object.values(presets ?? {}).some((p) => p.model !== undefined);
+  const given =
+    config.models.length > 0 || sources.serveFolder || Object.values(presets ?? {}).some((p) => p.model !== undefined);
   if (!sources.serveFolder) {
     const present = modelsInFolder(folder);
     if (present.length > 0)
-      console.error(`sidecar: models in ${folder}: ${present.join(", ")} (MODEL=<name> serves one; MODELS_DIR=${folder} serves them all)`);
+      console.error(
+        `sidecar: models in ${folder}: ${present.join(", ")} (MODEL=<name> serves one; MODELS_DIR=${folder} serves ` +
+          `them all)`,
+      );
   }
   if (given) return buildCatalogue(sources);
   const demo = (await ensureModels(folder, ["demo"])).demo;
-  console.error(`sidecar: no MODEL given, serving the embedded demo model (${demo}); run MODEL=/path/to/model.gguf npm start to serve a real one`);
+  console.error(
+    `sidecar: no MODEL given, serving the embedded demo model (${demo}); run MODEL=/path/to/model.gguf npm start to ` +
+      `serve a real one`,
+  );
   return buildCatalogue({ ...sources, fallback: demo });
 }
 
@@ -41,7 +48,10 @@ function downloadLine(model: string): (done: number, total: number) => void {
     const percent = total > 0 ? Math.floor((done / total) * 100) : 0;
     if (percent === shown) return;
     shown = percent;
-    process.stderr.write(`\rsidecar: downloading ${model} ${percent}% (${(done / 2 ** 20).toFixed(0)} of ${(total / 2 ** 20).toFixed(0)} MiB)`);
+    process.stderr.write(
+      `\rsidecar: downloading ${model} ${percent}% (${(done / 2 ** 20).toFixed(0)} of ` +
+        `${(total / 2 ** 20).toFixed(0)} MiB)`,
+    );
     if (percent === 100) process.stderr.write("\n");
   };
 }
@@ -77,7 +87,8 @@ async function main(): Promise<void> {
   const config = readConfig(process.argv.slice(2), process.env);
   const catalogue = await catalogueFor(config);
   const folder = config.modelsDir ?? "models";
-  const embeddingModel = config.embeddingModel === undefined ? undefined : await resolveShowingProgress(config.embeddingModel, folder);
+  const embeddingModel =
+    config.embeddingModel === undefined ? undefined : await resolveShowingProgress(config.embeddingModel, folder);
   let started = false;
   const downloads = new Map<string, (done: number, total: number) => void>();
   const paths = new Map<string, string>();
@@ -113,9 +124,14 @@ async function main(): Promise<void> {
 /** The catalogue (name, status), the first loaded model's settings, and where the sidecar listens. */
 function startLines(config: SidecarConfig, sidecar: RunningSidecar): void {
   const views = sidecar.registry.list();
-  const listed = views.map((v) => `${v.entry.name} (${v.status}${v.failure === "" ? "" : `: ${v.failure}`})`).join(", ");
+  const listed = views
+    .map((v) => `${v.entry.name} (${v.status}${v.failure === "" ? "" : `: ${v.failure}`})`)
+    .join(", ");
   const keepAlive = views[0]?.keepAliveSeconds ?? -1;
-  const policy = views.length > 1 ? `; unloaded after ${keepAlive < 0 ? "never" : `${keepAlive} s idle`}, at most ${config.modelsMax} loaded` : "";
+  const policy =
+    views.length > 1
+      ? `; unloaded after ${keepAlive < 0 ? "never" : `${keepAlive} s idle`}, at most ${config.modelsMax} loaded`
+      : "";
   console.error(`sidecar: catalogue of ${views.length}: ${listed}${policy}`);
   const [first] = sidecar.models;
   const where = `on ${sidecar.url} (native gRPC and gRPC-Web)`;
@@ -124,17 +140,22 @@ function startLines(config: SidecarConfig, sidecar: RunningSidecar): void {
   } else {
     console.error(`sidecar: ${contextChoice(config.contextSize, first.contextSize, first.trainedContextSize)}`);
     console.error(
-      `sidecar: serving ${first.id} (${first.pool.size} sequences × ${first.contextSize} tokens, ${first.threads} threads, ` +
+      `sidecar: serving ${first.id} (${first.pool.size} sequences × ${first.contextSize} tokens, ${first.threads} ` +
+        `threads, ` +
         `${first.threadsBatch} for batches of ${first.batchThreadsFrom}+ tokens, ` +
-        `${first.llama.buildType} llama.cpp, flash attention ${first.context.flashAttention === true ? "on" : "off"}, ` +
+        `${first.llama.buildType} llama.cpp, flash attention ` +
+        `${first.context.flashAttention === true ? "on" : "off"}, ` +
         `${describeGpu(first.gpu)}, nice ${getPriority()}) ${where}`,
     );
   }
   if (sidecar.metricsPort !== undefined)
-    console.error(`sidecar: GET /metrics and /healthz without the token on http://${config.metricsHost}:${sidecar.metricsPort}`);
+    console.error(
+      `sidecar: GET /metrics and /healthz without the token on http://${config.metricsHost}:${sidecar.metricsPort}`,
+    );
   if (first !== undefined && first.llama.buildType !== "localBuild" && first.llama.gpu === false) {
     console.error(
-      "sidecar: on the prebuilt CPU library; `npm run build:engine` (once, about 5 minutes on 2 cores) builds a faster one for " +
+      "sidecar: on the prebuilt CPU library; `npm run build:engine` (once, about 5 minutes on 2 cores) builds a " +
+        "faster one for " +
         "this host (sidecar/native/README.md)",
     );
   }
@@ -157,10 +178,16 @@ function drainOnSignals(config: SidecarConfig, sidecar: RunningSidecar): void {
 
 /** Says which context size was chosen, and why. */
 function contextChoice(asked: number | "auto", chosen: number, trained: number): string {
-  if (asked !== "auto") return `context: ${chosen} tokens per request (CONTEXT_SIZE; the model was trained with ${trained})`;
-  if (chosen >= trained) return `context: ${chosen} tokens per request, the model's trained context (CONTEXT_SIZE=auto; set a number to use less memory)`;
+  if (asked !== "auto")
+    return `context: ${chosen} tokens per request (CONTEXT_SIZE; the model was trained with ${trained})`;
+  if (chosen >= trained)
+    return (
+      `context: ${chosen} tokens per request, the model's trained context (CONTEXT_SIZE=auto; set a number to ` +
+      `use less memory)`
+    );
   return (
-    `context: ${chosen} tokens per request: the model was trained with ${trained}, but memory holds only this many for every ` +
+    `context: ${chosen} tokens per request: the model was trained with ${trained}, but memory holds only this many ` +
+    `for every ` +
     `sequence (CONTEXT_SIZE=auto; fewer --sequences leave more per request)`
   );
 }

@@ -1,7 +1,13 @@
 // The one implementation of inference.v1.InferenceService, called by native gRPC and gRPC-Web.
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { Token } from "node-llama-cpp";
-import { type EmbedRequest, type GenerateRequest, type InferenceService, Priority, type TokenizeRequest } from "../proto/gen/inference/v1/inference_pb.js";
+import {
+  type EmbedRequest,
+  type GenerateRequest,
+  type InferenceService,
+  Priority,
+  type TokenizeRequest,
+} from "../proto/gen/inference/v1/inference_pb.js";
 import type { ResumableStreams } from "./engine/streams/resumable-streams.js";
 import { generateResumable } from "./engine/streams/resumable-generation.js";
 import { onEnd } from "./engine/streams/on-end.js";
@@ -39,19 +45,35 @@ interface ModelCall {
   readonly batch?: boolean | undefined;
 }
 
-/** The one way a call becomes a ModelCall: its model, its caller's signal, and its keep_alive and priority where the RPC has them. */
+/**
+ * The one way a call becomes a ModelCall: its model, its caller's signal, and its keep_alive and priority where the
+ * RPC has them.
+ */
 function callOf(
-  request: { readonly model: string; readonly keepAliveSeconds?: number | undefined; readonly priority?: Priority | undefined },
+  request: {
+    readonly model: string;
+    readonly keepAliveSeconds?: number | undefined;
+    readonly priority?: Priority | undefined;
+  },
   signal: AbortSignal,
 ): ModelCall {
-  return { name: request.model, signal, keepAliveSeconds: request.keepAliveSeconds, batch: request.priority === Priority.BATCH };
+  return {
+    name: request.model,
+    signal,
+    keepAliveSeconds: request.keepAliveSeconds,
+    batch: request.priority === Priority.BATCH,
+  };
 }
 
 /**
  * Runs `use` on the model a call names (loaded first if it is not: catalogue/registry.ts), holding
  * it until `use` settles. Refused while draining.
  */
-async function withModel<T>(state: ServiceState, call: ModelCall, use: (loaded: LoadedModel) => T | Promise<T>): Promise<T> {
+async function withModel<T>(
+  state: ServiceState,
+  call: ModelCall,
+  use: (loaded: LoadedModel) => T | Promise<T>,
+): Promise<T> {
   if (state.draining()) throw unavailable("the sidecar is shutting down");
   const lease = await state.registry.acquire(call.name, call);
   try {
@@ -62,12 +84,18 @@ async function withModel<T>(state: ServiceState, call: ModelCall, use: (loaded: 
 }
 
 /** A generation on the model it names, held until the generation ends (not its reader: a resumable one outlives it). */
-async function* generation(state: ServiceState, request: GenerateRequest, signal: AbortSignal): AsyncGenerator<GenerateEvent, void, undefined> {
+async function* generation(
+  state: ServiceState,
+  request: GenerateRequest,
+  signal: AbortSignal,
+): AsyncGenerator<GenerateEvent, void, undefined> {
   if (state.draining()) throw unavailable("the sidecar is shutting down");
   const lease = await state.registry.acquire(request.model, callOf(request, signal));
   if (lease.model.kind === "rank") {
     lease.release();
-    throw invalidArgument(`model "${lease.model.id}" is a reranking model: it ranks documents, it does not generate text`);
+    throw invalidArgument(
+      `model "${lease.model.id}" is a reranking model: it ranks documents, it does not generate text`,
+    );
   }
   if (request.resumable) {
     yield* generateResumable(lease.model, request, signal, state.streams, state.metrics, lease.release);
@@ -88,11 +116,22 @@ export function createInferenceService(state: ServiceState): ServiceImpl<typeof 
   return {
     generate(request, context) {
       // Heartbeats go on while the model loads: the first event comes after the load.
-      return observed(beating(generation(state, request, context.signal)), request, context.requestHeader, state.observer);
+      return observed(
+        beating(generation(state, request, context.signal)),
+        request,
+        context.requestHeader,
+        state.observer,
+      );
     },
     resume(request, context) {
       if (state.draining()) throw unavailable("the sidecar is shutting down");
-      const events = state.streams.read(request.streamId, request.clientId, request.after, context.signal, request.snapshot);
+      const events = state.streams.read(
+        request.streamId,
+        request.clientId,
+        request.after,
+        context.signal,
+        request.snapshot,
+      );
       if (events === undefined) throw notFound(`stream "${request.streamId}" is unknown or has expired`);
       return beating(events);
     },
@@ -140,7 +179,9 @@ export function createInferenceService(state: ServiceState): ServiceImpl<typeof 
 async function embedWith(loaded: LoadedModel, request: EmbedRequest, signal: AbortSignal) {
   const dimensions = loaded.embedder.dimensions;
   if (request.dimensions !== 0 && request.dimensions !== dimensions) {
-    throw invalidArgument(`this model's embeddings have ${dimensions} dimensions; ${request.dimensions} cannot be made from them`);
+    throw invalidArgument(
+      `this model's embeddings have ${dimensions} dimensions; ${request.dimensions} cannot be made from them`,
+    );
   }
   const embeddings = await loaded.embedder.embed(request.inputs, signal, request.priority === Priority.BATCH);
   return { embeddings, promptTokens: embeddings.reduce((sum, e) => sum + e.tokens, 0) };
@@ -157,7 +198,9 @@ function tokenized(loaded: LoadedModel, request: TokenizeRequest) {
   };
 }
 
-/** A token's bytes; a control token's (which a reply never shows) its text, as llama-server's `with_pieces` gives it. */
+/**
+ * A token's bytes; a control token's (which a reply never shows) its text, as llama-server's `with_pieces` gives it.
+ */
 function piece(loaded: LoadedModel, token: Token): Uint8Array {
   const bytes = loaded.tokenBytes.of(token);
   return bytes.length > 0 ? bytes : new TextEncoder().encode(loaded.model.detokenize([token], true));
@@ -166,7 +209,10 @@ function piece(loaded: LoadedModel, token: Token): Uint8Array {
 function tokensOf(loaded: LoadedModel, request: TokenizeRequest): number[] {
   switch (request.input.case) {
     case "text":
-      return tokenizeRaw(loaded, request.input.value, { addSpecial: request.addSpecial !== false, special: request.parseSpecial === true });
+      return tokenizeRaw(loaded, request.input.value, {
+        addSpecial: request.addSpecial !== false,
+        special: request.parseSpecial === true,
+      });
     case "chat":
       return renderChat(loaded, request.input.value).tokens;
     case undefined:

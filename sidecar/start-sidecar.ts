@@ -44,8 +44,12 @@ export interface RunningSidecar {
   stop(): Promise<void>;
 }
 
-export interface StartOptions extends Omit<SidecarConfig, "models" | "modelsPreset" | "defaultModel" | "serveModelsDir"> {
-  /** One GGUF file, the catalogue's only model (named by `modelId`, else its file name); unused when `catalogue` is given. */
+export interface StartOptions
+  extends Omit<SidecarConfig, "models" | "modelsPreset" | "defaultModel" | "serveModelsDir"> {
+  /**
+   * One GGUF file, the catalogue's only model (named by `modelId`, else its file name); unused when `catalogue` is
+   * given.
+   */
   readonly model?: string;
   /** The catalogue (main.ts builds it from the flags). */
   readonly catalogue?: Catalogue;
@@ -91,14 +95,23 @@ function sharedOptions(config: StartOptions): SharedModelOptions {
 }
 
 /** The catalogue, the shared embedder and the registry; the models loaded at start are loaded. */
-async function openRegistry(config: StartOptions): Promise<{ registry: ModelRegistry; shared: SharedEmbedder | undefined }> {
+async function openRegistry(
+  config: StartOptions,
+): Promise<{ registry: ModelRegistry; shared: SharedEmbedder | undefined }> {
   applyPriority(config.priority ?? "off");
   const llama = await loadLlama(config.engine, config.gpu);
   const engine = sharedOptions(config);
   const folder = config.modelsDir ?? "models";
   const catalogue =
-    config.catalogue ?? buildCatalogue({ models: config.model === undefined ? [] : [config.model], modelId: config.modelId, folder, serveFolder: false });
-  const shared = config.embeddingModel === undefined ? undefined : await loadSharedEmbedder(llama, config.embeddingModel, engine);
+    config.catalogue ??
+    buildCatalogue({
+      models: config.model === undefined ? [] : [config.model],
+      modelId: config.modelId,
+      folder,
+      serveFolder: false,
+    });
+  const shared =
+    config.embeddingModel === undefined ? undefined : await loadSharedEmbedder(llama, config.embeddingModel, engine);
   const registry = new ModelRegistry({
     catalogue,
     loader: hostLoader({
@@ -113,7 +126,9 @@ async function openRegistry(config: StartOptions): Promise<{ registry: ModelRegi
     maxModels: config.modelsMax ?? DEFAULT_MODELS_MAX,
     ...(shared ? { reserved: shared.weights } : {}),
     ...(config.onEvent ? { onEvent: config.onEvent } : {}),
-    ...(config.onProgress ? { onProgress: (model: string, fraction: number) => config.onProgress?.(fraction, model) } : {}),
+    ...(config.onProgress
+      ? { onProgress: (model: string, fraction: number) => config.onProgress?.(fraction, model) }
+      : {}),
   });
   await loadAtStart(registry, config.preload ?? []);
   return { registry, shared };
@@ -125,7 +140,8 @@ async function openRegistry(config: StartOptions): Promise<{ registry: ModelRegi
  */
 async function loadAtStart(registry: ModelRegistry, preload: readonly string[]): Promise<void> {
   const unknown = preload.find((name) => registry.catalogue.find(name) === undefined);
-  if (unknown !== undefined) throw new Error(`--preload ${unknown} is not in the catalogue (${registry.catalogue.names()})`);
+  if (unknown !== undefined)
+    throw new Error(`--preload ${unknown} is not in the catalogue (${registry.catalogue.names()})`);
   const [only, ...others] = registry.catalogue.entries;
   if (only !== undefined && others.length === 0) {
     await registry.load(only.name).catch(async (error: unknown) => {
@@ -145,14 +161,23 @@ function refuseNewWork(health: ReturnType<typeof addInferenceService>, registry:
 }
 
 export async function startSidecar(config: StartOptions): Promise<RunningSidecar> {
-  const { token, tlsCert, tlsKey, metricsPort, metricsHost = "127.0.0.1", heartbeatMs = DEFAULT_HEARTBEAT_MS, resumable = DEFAULT_RESUMABLE } = config;
+  const {
+    token,
+    tlsCert,
+    tlsKey,
+    metricsPort,
+    metricsHost = "127.0.0.1",
+    heartbeatMs = DEFAULT_HEARTBEAT_MS,
+    resumable = DEFAULT_RESUMABLE,
+  } = config;
   const { registry, shared } = await openRegistry(config);
   const metrics = new EngineMetrics();
   const shutdown = new AbortController();
   // Every call in progress listens for shutdown; there may be far more than Node's default of 10.
   setMaxListeners(0, shutdown.signal);
   const streams = new ResumableStreams(resumable);
-  // ListModels, Resume and /healthz refuse once the drain period is over; calls that need a model, from its start (the registry).
+  // ListModels, Resume and /healthz refuse once the drain period is over; calls that need a model, from its start (the
+  // registry).
   const draining = (): boolean => shutdown.signal.aborted;
   const observer = startObserver(config.trace, metrics.registry);
   const impl = createInferenceService({ registry, metrics, draining, heartbeatMs, streams, observer });
@@ -164,9 +189,13 @@ export async function startSidecar(config: StartOptions): Promise<RunningSidecar
   const plain = plainHandler({ ...plainState, authorized });
   let serving = true;
   const http1 = grpcWebHandler(impl, shutdown.signal, plain, [connectTokenInterceptor(authorized)], () => serving);
-  const tls = tlsCert !== undefined && tlsKey !== undefined ? { cert: readFileSync(tlsCert), key: readFileSync(tlsKey) } : undefined;
+  const tls =
+    tlsCert !== undefined && tlsKey !== undefined
+      ? { cert: readFileSync(tlsCert), key: readFileSync(tlsKey) }
+      : undefined;
   const listening = await listen(grpcServer, http1 as never, config.host, config.port, tls);
-  const metricsListening = metricsPort === undefined ? undefined : await listenMetrics(plainState, metricsHost, metricsPort);
+  const metricsListening =
+    metricsPort === undefined ? undefined : await listenMetrics(plainState, metricsHost, metricsPort);
   // Sizes for ListModels before any load, off the start's path.
   void registry.survey((entry) => !isRemoteModel(entry.source));
 

@@ -34,7 +34,12 @@ const result: BatchResult = {
 describe("the batch section", () => {
   it("is a section of its own with 200 lines of 32 tokens by default", () => {
     expect(SECTIONS).toContain("batch");
-    expect(flagsOf(["--sections", "batch"])).toMatchObject({ sections: ["batch"], batchLines: 200, batchTokens: 32, batchRounds: 8 });
+    expect(flagsOf(["--sections", "batch"])).toMatchObject({
+      sections: ["batch"],
+      batchLines: 200,
+      batchTokens: 32,
+      batchRounds: 8,
+    });
     expect(flagsOf(["--quick", "--batch-lines", "10", "--batch-tokens", "8", "--batch-rounds", "3"])).toMatchObject({
       batchLines: 10,
       batchTokens: 8,
@@ -54,7 +59,9 @@ describe("the batch section", () => {
     expect(headline["batch: interactive decode tok/s ratio with/without"]).toBe(1);
     const table = renderBatch(s, result);
     expect(table).toContain("| with / alone | – | 1.10× |");
-    expect(table).toContain("The batch alone: 200 lines (0 failed, 0 preempted and sent again), 60.0 s: 200 lines/min, 106.7 tok/s.");
+    expect(table).toContain(
+      "The batch alone: 200 lines (0 failed, 0 preempted and sent again), 60.0 s: 200 lines/min, 106.7 tok/s.",
+    );
     expect(table).toContain("(0 failed, 12 preempted and sent again), 90.0 s.");
   });
 

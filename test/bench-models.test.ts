@@ -17,7 +17,14 @@ const sample = (ttft: number, tokens = 2, last = ttft + 10): StreamSample => ({
   totalMs: last,
   tokens,
 });
-const failed: StreamSample = { outcome: "failed", status: 500, ttftMs: Number.NaN, lastTokenMs: Number.NaN, totalMs: 5, tokens: 0 };
+const failed: StreamSample = {
+  outcome: "failed",
+  status: 500,
+  ttftMs: Number.NaN,
+  lastTokenMs: Number.NaN,
+  totalMs: 5,
+  tokens: 0,
+};
 
 function flagsOf(argv: readonly string[]): BenchFlags {
   const flags = readFlags(argv);
@@ -45,7 +52,18 @@ describe("the many-models section", () => {
     expect(SECTIONS).toContain("models");
     expect(flagsOf([])).toMatchObject({ modelsRuns: 9, modelsRequests: 16, modelsOther: "demo" });
     expect(flagsOf(["--quick"])).toMatchObject({ modelsRuns: 3, modelsRequests: 4 });
-    expect(flagsOf(["--sections", "models", "--models-runs", "2", "--models-requests", "5", "--models-other", "random-tiny"])).toMatchObject({
+    expect(
+      flagsOf([
+        "--sections",
+        "models",
+        "--models-runs",
+        "2",
+        "--models-requests",
+        "5",
+        "--models-other",
+        "random-tiny",
+      ]),
+    ).toMatchObject({
       sections: ["models"],
       modelsRuns: 2,
       modelsRequests: 5,
@@ -73,13 +91,20 @@ describe("the many-models section", () => {
     });
     expect(s.twoModels.completed).toBe("2 / 3");
     // Pairs: +1 ms at 100 vs 100 tok/s, +0.5 ms at 80 vs 80 tok/s.
-    expect([s.pairs, s.addedTtftMs, s.decodeRatio, s.addedTtftInterval, s.decodeRatioInterval]).toEqual([2, 0.75, 1, [0.5, 1], [1, 1]]);
+    expect([s.pairs, s.addedTtftMs, s.decodeRatio, s.addedTtftInterval, s.decodeRatioInterval]).toEqual([
+      2,
+      0.75,
+      1,
+      [0.5, 1],
+      [1, 1],
+    ]);
     const row = "| random-60m and demo (random-60m loaded, demo available) | 2 / 3 | 21.8 | 90.0 (80.0–100.0) |";
     expect(renderModels(s, result)).toContain(`${row} +0.75 ms (+0.50 to +1.00); 1.000× (1.000 to 1.000); 2 pairs |`);
   });
 
   it("passes the targets at ≤ +1 ms and a decode ratio whose interval reaches 1.0×, and fails them beyond", () => {
-    const targets = (r: ModelsResult) => evaluateTargets({ models: summarizeModels(r), concurrent: 8 }).filter((t) => t.name.startsWith("many models"));
+    const targets = (r: ModelsResult) =>
+      evaluateTargets({ models: summarizeModels(r), concurrent: 8 }).filter((t) => t.name.startsWith("many models"));
     expect(targets(result)).toEqual([
       {
         name: "many models: TTFT with a second model in the catalogue vs the model alone",
@@ -95,7 +120,11 @@ describe("the many-models section", () => {
       },
     ]);
     // Both pairs 2 ms later and at 0.96× the rate (96 instead of 100 tok/s, 76.8 instead of 80).
-    const slower = { ...result, oneModel: result.oneModel.slice(0, 2), twoModels: [sample(22, 101, 22 + 100_000 / 96), sample(24, 101, 24 + 100_000 / 76.8)] };
+    const slower = {
+      ...result,
+      oneModel: result.oneModel.slice(0, 2),
+      twoModels: [sample(22, 101, 22 + 100_000 / 96), sample(24, 101, 24 + 100_000 / 76.8)],
+    };
     expect(targets(slower).map((t) => t.pass)).toEqual([false, false]);
     expect(summarizeModels(slower).decodeRatioInterval.map((v) => v.toFixed(6))).toEqual(["0.960000", "0.960000"]);
     expect(evaluateTargets({ concurrent: 8 }).some((t) => t.name.startsWith("many models"))).toBe(false);

@@ -44,7 +44,10 @@ describe("llama-server builds", () => {
   it("builds the prebuilt-like one as node-llama-cpp's CI does, with the ISA of the prebuilt variant", () => {
     const source = mkdtempSync(join(tmpdir(), "peer-source-"));
     mkdirSync(join(source, "ggml/src"), { recursive: true });
-    writeFileSync(join(source, "ggml/src/CMakeLists.txt"), "ggml_add_cpu_backend_variant(haswell SSE42 AVX F16C AVX2 BMI2 FMA)\n");
+    writeFileSync(
+      join(source, "ggml/src/CMakeLists.txt"),
+      "ggml_add_cpu_backend_variant(haswell SSE42 AVX F16C AVX2 BMI2 FMA)\n",
+    );
     const options = peerCmakeOptions("prebuilt", source, () => "haswell");
     expect(options).toMatchObject({
       CMAKE_BUILD_TYPE: "Release",
@@ -76,7 +79,9 @@ describe("llama-server builds", () => {
     expect(parsePeerVariants("both", "--variant")).toEqual(["default", "prebuilt"]);
     expect(parsePeerVariants("prebuilt, default", "--peers")).toEqual(["default", "prebuilt"]);
     expect(parsePeerVariants("prebuilt", "--peers")).toEqual(["prebuilt"]);
-    expect(() => parsePeerVariants("native", "--peers")).toThrow('--peers: unknown build "native" (one of default, prebuilt, or both)');
+    expect(() => parsePeerVariants("native", "--peers")).toThrow(
+      '--peers: unknown build "native" (one of default, prebuilt, or both)',
+    );
     expect(() => parsePeerVariants(",", "--peers")).toThrow("--peers: name at least one of default, prebuilt");
   });
 
@@ -134,7 +139,9 @@ describe("figures against the two builds", () => {
     // (c) 100 tok/s against the default build's 80; no prebuilt-like build ran.
     expect(edge?.decodeVsPeer).toEqual({ default: 1.25, prebuilt: Number.NaN });
     expect(edge?.ttftVsPeerMs).toEqual({ default: 2, prebuilt: Number.NaN });
-    expect(againstPeers(edge?.decodeVsPeer ?? { default: Number.NaN, prebuilt: Number.NaN }, (v) => `${v}×`)).toBe("1.25× / –");
+    expect(againstPeers(edge?.decodeVsPeer ?? { default: Number.NaN, prebuilt: Number.NaN }, (v) => `${v}×`)).toBe(
+      "1.25× / –",
+    );
     expect(againstPeers({ default: Number.NaN, prebuilt: Number.NaN }, String)).toBe("–");
   });
 
@@ -149,7 +156,11 @@ describe("figures against the two builds", () => {
       cachedShare: 0.99,
       vsPeer: Number.NaN,
     });
-    const sessions = [row("edge on Node, sidecar --cache-ram auto", 300), row(PEER_LABELS.default, 250), row(PEER_LABELS.prebuilt, 400)];
+    const sessions = [
+      row("edge on Node, sidecar --cache-ram auto", 300),
+      row(PEER_LABELS.default, 250),
+      row(PEER_LABELS.prebuilt, 400),
+    ];
     const [target] = evaluateTargets({ sessions, concurrent: 8 }).filter((t) => t.name.startsWith("many sessions"));
     expect(target).toEqual({
       name: `many sessions: returning-turn TTFT p50 vs ${PEER_LABELS.default}`,

@@ -13,8 +13,14 @@ describe("docs/configuration.md", () => {
 
   it("has a row for every variable of both tables", () => {
     const docs = configurationDocs();
-    const edge = [SHARED_SETTINGS, NODE_SETTINGS, WORKER_SETTINGS].flatMap((table) => Object.values(table).map((s) => s.env));
-    for (const name of [...edge, ...WORKER_BINDINGS.map((b) => b.env), ...Object.values(SIDECAR_OPTIONS).map((o) => o.env)]) {
+    const edge = [SHARED_SETTINGS, NODE_SETTINGS, WORKER_SETTINGS].flatMap((table) =>
+      Object.values(table).map((s) => s.env),
+    );
+    for (const name of [
+      ...edge,
+      ...WORKER_BINDINGS.map((b) => b.env),
+      ...Object.values(SIDECAR_OPTIONS).map((o) => o.env),
+    ]) {
       expect(docs).toMatch(new RegExp(`^\\| (\`--[a-z-]+\` \\| )?\`${name}\` \\|`, "m"));
     }
   });

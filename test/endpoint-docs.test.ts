@@ -2,7 +2,14 @@
 // `npm run docs:endpoints`: each must say what the table says.
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { CONTRACT_MD, ENDPOINT_DOCS, listedEndpoints, routeKey, tables, withEndpoints } from "../scripts/endpoint-docs.js";
+import {
+  CONTRACT_MD,
+  ENDPOINT_DOCS,
+  listedEndpoints,
+  routeKey,
+  tables,
+  withEndpoints,
+} from "../scripts/endpoint-docs.js";
 
 /** A heading's anchor as GitHub makes it: lower case, punctuation dropped, spaces as hyphens. */
 const anchorOf = (heading: string): string =>
@@ -13,10 +20,14 @@ const anchorOf = (heading: string): string =>
 
 describe("the endpoint lists", () => {
   for (const file of ENDPOINT_DOCS) {
-    it(`${file.slice(file.lastIndexOf("/", file.lastIndexOf("/") - 1) + 1)} is what \`npm run docs:endpoints\` writes`, () => {
-      const text = readFileSync(file, "utf8");
-      expect(text, "run `npm run docs:endpoints`").toBe(withEndpoints(file, text));
-    });
+    it(
+      `${file.slice(file.lastIndexOf("/", file.lastIndexOf("/") - 1) + 1)} is what \`npm run docs:endpoints\` ` +
+        `writes`,
+      () => {
+        const text = readFileSync(file, "utf8");
+        expect(text, "run `npm run docs:endpoints`").toBe(withEndpoints(file, text));
+      },
+    );
   }
 
   it("link to sections docs/contract.md has", () => {

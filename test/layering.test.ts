@@ -33,11 +33,15 @@ function reached(file: string): string[] {
 
 describe("imports from test/", () => {
   const outside = sourcesUnder("");
-  const fromTest = outside.flatMap((file) => reached(file).map((target) => [file, target] as const)).filter(([, target]) => target.startsWith("test/"));
+  const fromTest = outside
+    .flatMap((file) => reached(file).map((target) => [file, target] as const))
+    .filter(([, target]) => target.startsWith("test/"));
 
   it("come from bench/ alone, into test/support/ alone", () => {
     expect(outside.length).toBeGreaterThan(100);
-    const refused = fromTest.filter(([file, target]) => !(file.startsWith("bench/") && target.startsWith("test/support/")));
+    const refused = fromTest.filter(
+      ([file, target]) => !(file.startsWith("bench/") && target.startsWith("test/support/")),
+    );
     expect(refused.map(([file, target]) => `${file} → ${target}`)).toEqual([]);
   });
 

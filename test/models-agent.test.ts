@@ -1,6 +1,7 @@
 // The `agent` scripted model (gguf/models.ts, AGENT_SPEC) for the coding-agent tests: its scripts
 // by mode, the RoPE pairs its previous-token head needs for its 131,072-token context, and through
-// real llama.cpp (node-llama-cpp's Qwen wrapper) the answer to each, the compaction summary included. The agents' own long prompts
+// real llama.cpp (node-llama-cpp's Qwen wrapper) the answer to each, the compaction summary included. The agents' own
+// long prompts
 // (35,000–45,000 tokens) go through it in test/e2e/agents.test.ts.
 import type { ChatHistoryItem, ChatModelFunctions, ChatWrapper, LlamaContext, LlamaModel, Token } from "node-llama-cpp";
 import { loadChatModel, type ChatModel } from "./support/chat-model.js";
@@ -24,12 +25,38 @@ const READ_PIECES = [
   "</tool_call>",
   "<|im_end|>",
 ];
-const GOAL_PIECES = ["<tool_call>", "<0x0A>", '{"name": "', "get_goal", '", "arguments": ', "{}", "}", "<0x0A>", "</tool_call>", "<|im_end|>"];
+const GOAL_PIECES = [
+  "<tool_call>",
+  "<0x0A>",
+  '{"name": "',
+  "get_goal",
+  '", "arguments": ',
+  "{}",
+  "}",
+  "<0x0A>",
+  "</tool_call>",
+  "<|im_end|>",
+];
 const RESULT_PIECES = ["Done,", " the", " tool", " call", " worked.", "<|im_end|>"];
 const PLAIN_PIECES = ["Hi", " there", "<|im_end|>"];
 // AGENT_SUMMARY: " recapped" is a piece of its own, the trigger of the answer after a compaction.
 const SUMMARY_PIECES = [
-  ...["The", " session", " was", " recapped", " to", " go", " on:", " the", " user", " asked", " for", " the", " current", " goal,"],
+  ...[
+    "The",
+    " session",
+    " was",
+    " recapped",
+    " to",
+    " go",
+    " on:",
+    " the",
+    " user",
+    " asked",
+    " for",
+    " the",
+    " current",
+    " goal,",
+  ],
   ...[" and", " get_", "goal", " answered", " that", " there", " is", " none.", "<|im_end|>"],
 ];
 
@@ -56,18 +83,22 @@ describe("the agent model's build", () => {
     expect(runnerUp(16, 131_072)).toBeLessThan(-0.46);
   });
 
-  it("scripts a plain answer, the Read call, the get_goal call, the answer after a result or a compaction, and the summary, by mode", () => {
-    const built = buildContextualModel(AGENT_SPEC);
-    expect(built.shape.contextLength).toBe(131_072);
-    expect(built.scripts.map((s) => [s.mode, s.pieces])).toEqual([
-      [undefined, PLAIN_PIECES],
-      ["read", READ_PIECES],
-      ["goal", GOAL_PIECES],
-      ["result", RESULT_PIECES],
-      ["compacted", RESULT_PIECES],
-      ["summary", SUMMARY_PIECES],
-    ]);
-  });
+  it(
+    "scripts a plain answer, the Read call, the get_goal call, the answer after a result or a compaction, and the " +
+      "summary, by mode",
+    () => {
+      const built = buildContextualModel(AGENT_SPEC);
+      expect(built.shape.contextLength).toBe(131_072);
+      expect(built.scripts.map((s) => [s.mode, s.pieces])).toEqual([
+        [undefined, PLAIN_PIECES],
+        ["read", READ_PIECES],
+        ["goal", GOAL_PIECES],
+        ["result", RESULT_PIECES],
+        ["compacted", RESULT_PIECES],
+        ["summary", SUMMARY_PIECES],
+      ]);
+    },
+  );
 });
 
 const READ_SCHEMA = {
@@ -99,12 +130,16 @@ describe("the agent model in llama.cpp", () => {
   }, 60_000);
   afterAll(() => loaded?.dispose());
 
-  const pieceOf = (t: Token): string => (t >= byteTokenId(0) && t <= byteTokenId(0xff) ? byteTokenPiece(t - byteTokenId(0)) : model.detokenize([t], true));
+  const pieceOf = (t: Token): string =>
+    t >= byteTokenId(0) && t <= byteTokenId(0xff) ? byteTokenPiece(t - byteTokenId(0)) : model.detokenize([t], true);
 
   /** At temperature 1 (what the agents get by default), seeded. */
   async function reply(chatHistory: ChatHistoryItem[]): Promise<{ prompt: number; pieces: string[] }> {
     const tokens = wrapper
-      .generateContextState({ chatHistory: [...chatHistory, { type: "model", response: [] }], availableFunctions: FUNCTIONS })
+      .generateContextState({
+        chatHistory: [...chatHistory, { type: "model", response: [] }],
+        availableFunctions: FUNCTIONS,
+      })
       .contextText.tokenize(model.tokenizer);
     const sequence = context.getSequence();
     try {
@@ -124,15 +159,32 @@ describe("the agent model in llama.cpp", () => {
     expect((await reply([{ type: "user", text: "Say hi" }])).pieces).toEqual(PLAIN_PIECES);
     expect((await reply([{ type: "user", text: "Read notes.txt" }])).pieces).toEqual(READ_PIECES);
     expect((await reply([{ type: "user", text: "What is the current goal?" }])).pieces).toEqual(GOAL_PIECES);
-    const result: ChatHistoryItem = { type: "model", response: [{ type: "functionCall", name: "get_goal", params: {}, result: { goal: null } }] };
+    const result: ChatHistoryItem = {
+      type: "model",
+      response: [{ type: "functionCall", name: "get_goal", params: {}, result: { goal: null } }],
+    };
     expect((await reply([{ type: "user", text: "What is the current goal?" }, result])).pieces).toEqual(RESULT_PIECES);
   });
 
-  it("writes its summary on a compaction prompt (' CHECKPOINT', over a tool result); answers a compacted session (' recapped', over ' goal?')", async () => {
-    const result: ChatHistoryItem = { type: "model", response: [{ type: "functionCall", name: "get_goal", params: {}, result: { goal: null } }] };
-    const compact: ChatHistoryItem = { type: "user", text: "CONTEXT CHECKPOINT. Write a handoff summary of this conversation." };
-    expect((await reply([{ type: "user", text: "What is the current goal?" }, result, compact])).pieces).toEqual(SUMMARY_PIECES);
-    const summary: ChatHistoryItem = { type: "user", text: AGENT_SUMMARY };
-    expect((await reply([{ type: "user", text: "What is the current goal?" }, summary])).pieces).toEqual(RESULT_PIECES);
-  });
+  it(
+    "writes its summary on a compaction prompt (' CHECKPOINT', over a tool result); answers a compacted session (' " +
+      "recapped', over ' goal?')",
+    async () => {
+      const result: ChatHistoryItem = {
+        type: "model",
+        response: [{ type: "functionCall", name: "get_goal", params: {}, result: { goal: null } }],
+      };
+      const compact: ChatHistoryItem = {
+        type: "user",
+        text: "CONTEXT CHECKPOINT. Write a handoff summary of this conversation.",
+      };
+      expect((await reply([{ type: "user", text: "What is the current goal?" }, result, compact])).pieces).toEqual(
+        SUMMARY_PIECES,
+      );
+      const summary: ChatHistoryItem = { type: "user", text: AGENT_SUMMARY };
+      expect((await reply([{ type: "user", text: "What is the current goal?" }, summary])).pieces).toEqual(
+        RESULT_PIECES,
+      );
+    },
+  );
 });

@@ -3,12 +3,23 @@
 // scripted reply cut into that vocabulary's tokens so that they spell the reply exactly.
 import { describe, expect, it } from "vitest";
 import { familyVocab, vocabMetadata } from "../gguf/family-vocab.js";
-import { GEMMA4_VOCAB, gemma4Spec, GPT_OSS_VOCAB, gptOssSpec, LLAMA3_VOCAB, llama3Spec, qwen3CoderSpec, qwen35Spec, qwen3Spec } from "../gguf/models.js";
+import {
+  GEMMA4_VOCAB,
+  gemma4Spec,
+  GPT_OSS_VOCAB,
+  gptOssSpec,
+  LLAMA3_VOCAB,
+  llama3Spec,
+  qwen3CoderSpec,
+  qwen35Spec,
+  qwen3Spec,
+} from "../gguf/models.js";
 import { buildContextualModel, type ContextualSpec } from "../gguf/scripted.js";
 import { QWEN3_VOCAB } from "../gguf/twins/parts.js";
 import type { MetadataValue } from "../gguf/writer.js";
 
-const metaValue = (value: MetadataValue | undefined): unknown => (value?.type === "array" ? value.values : value?.value);
+const metaValue = (value: MetadataValue | undefined): unknown =>
+  value?.type === "array" ? value.values : value?.value;
 
 describe.each([
   { spec: qwen3CoderSpec, vocab: QWEN3_VOCAB, end: "<|im_end|>", endId: 151_645 },
@@ -24,7 +35,12 @@ describe.each([
   const file = vocabMetadata(vocab);
 
   it(`${twin.name}: the file's tokenizer, with the family's added tokens and ${end} as EOS`, () => {
-    for (const key of ["tokenizer.ggml.model", "tokenizer.ggml.pre", "tokenizer.ggml.merges", "tokenizer.ggml.bos_token_id"]) {
+    for (const key of [
+      "tokenizer.ggml.model",
+      "tokenizer.ggml.pre",
+      "tokenizer.ggml.merges",
+      "tokenizer.ggml.bos_token_id",
+    ]) {
       expect(metaValue(metadata.get(key)), key).toEqual(metaValue(file.get(key)));
     }
     const tokens = metaValue(metadata.get("tokenizer.ggml.tokens")) as string[];
@@ -41,7 +57,11 @@ describe.each([
       const ids = built.scripts[i]?.tokenIds ?? [];
       const reply = typeof script.reply === "string" ? script.reply : script.reply.join("");
       if (script.end === "continue") expect(v.decode(ids)).toBe(reply);
-      else expect([v.decode(ids.slice(0, -1)), ids.at(-1)]).toEqual([reply, script.end === "eos" || script.end === "im_end" ? endId : v.endId(script.end)]);
+      else
+        expect([v.decode(ids.slice(0, -1)), ids.at(-1)]).toEqual([
+          reply,
+          script.end === "eos" || script.end === "im_end" ? endId : v.endId(script.end),
+        ]);
     });
   });
 });

@@ -16,7 +16,10 @@ const QUERY = "what do llamas eat";
 const DOCUMENTS = ["llamas eat grass and hay", "the sky is blue today", "a recipe for bread"];
 
 /** The model with the ranking head's two rows (ggml order: each row of `embedding` values) rewritten. */
-function withHead(file: GgufFile, rows: (yes: Float32Array, no: Float32Array) => [Float32Array, Float32Array]): GgufFile {
+function withHead(
+  file: GgufFile,
+  rows: (yes: Float32Array, no: Float32Array) => [Float32Array, Float32Array],
+): GgufFile {
   const tensors = file.tensors.map((t) => {
     if (t.name !== "cls.output.weight" || t.type !== "F32") return t;
     const width = t.shape[0] ?? 0;

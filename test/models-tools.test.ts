@@ -65,8 +65,33 @@ const CALL_PIECES = [
   "</tool_call>",
   "<|im_end|>",
 ];
-const THINK_PIECES = ["<think>", "<0x0A>", "Checking", " the", " forecast.", "<0x0A>", "</think>", "<0x0A>", "<0x0A>", ...ANSWER_PIECES, "<|im_end|>"];
-const RESULT_PIECES = ["<think>", "<0x0A>", "The", " tool", " says", " sunny.", "<0x0A>", "</think>", "<0x0A>", "<0x0A>", ...ANSWER_PIECES, "<|im_end|>"];
+const THINK_PIECES = [
+  "<think>",
+  "<0x0A>",
+  "Checking",
+  " the",
+  " forecast.",
+  "<0x0A>",
+  "</think>",
+  "<0x0A>",
+  "<0x0A>",
+  ...ANSWER_PIECES,
+  "<|im_end|>",
+];
+const RESULT_PIECES = [
+  "<think>",
+  "<0x0A>",
+  "The",
+  " tool",
+  " says",
+  " sunny.",
+  "<0x0A>",
+  "</think>",
+  "<0x0A>",
+  "<0x0A>",
+  ...ANSWER_PIECES,
+  "<|im_end|>",
+];
 /** (d): two calls, one a line; each ends in its own token, which switches the mode for the next. */
 const TWO_CALLS_PIECES = [
   ...CALL_PIECES.slice(0, 6),
@@ -90,7 +115,9 @@ const THINK_TEXT = `<think>\n${THINK_REASONING}\n</think>\n\n${TOOLS_ANSWER}`;
 const RESULT_TEXT = `<think>\n${TOOL_RESULT_REASONING}\n</think>\n\n${TOOLS_ANSWER}`;
 
 const WEATHER_SCHEMA = { type: "object", properties: { city: { type: "string" } }, required: ["city"] } as const;
-const FUNCTIONS: ChatModelFunctions = { get_weather: { description: "Get weather for a city", params: WEATHER_SCHEMA } };
+const FUNCTIONS: ChatModelFunctions = {
+  get_weather: { description: "Get weather for a city", params: WEATHER_SCHEMA },
+};
 const QUESTION: ChatHistoryItem = { type: "user", text: "Weather in Tokyo?" };
 type Prompt = { chatHistory: ChatHistoryItem[]; availableFunctions?: ChatModelFunctions };
 /** (a) tools offered, no result yet; (b) the call made and its result in the history; (c) a plain chat. */
@@ -99,7 +126,17 @@ const PROMPTS = {
   result: {
     chatHistory: [
       QUESTION,
-      { type: "model", response: [{ type: "functionCall", name: "get_weather", params: { city: "Tokyo" }, result: { temperature: 22, sky: "sunny" } }] },
+      {
+        type: "model",
+        response: [
+          {
+            type: "functionCall",
+            name: "get_weather",
+            params: { city: "Tokyo" },
+            result: { temperature: 22, sky: "sunny" },
+          },
+        ],
+      },
     ],
     availableFunctions: FUNCTIONS,
   },
@@ -121,7 +158,9 @@ const PROMPTS = {
 
 describe("the tools model's build", () => {
   it("is deterministic", () => {
-    expect(Buffer.from(encodeGguf(buildModel("tools"))).equals(Buffer.from(encodeGguf(buildModel("tools"))))).toBe(true);
+    expect(Buffer.from(encodeGguf(buildModel("tools"))).equals(Buffer.from(encodeGguf(buildModel("tools"))))).toBe(
+      true,
+    );
   });
 
   it("scripts the call, the reasoning after a result and the plain reasoning, by mode", () => {
@@ -153,13 +192,20 @@ describe("the tools model's build", () => {
   });
 
   it("rejects a script that continues after a token no script continues", () => {
-    const spec: ContextualSpec = { ...TOOLS_SPEC, name: "dangling", scripts: [{ after: ["\n"], reply: ["A"], end: "continue" }] };
+    const spec: ContextualSpec = {
+      ...TOOLS_SPEC,
+      name: "dangling",
+      scripts: [{ after: ["\n"], reply: ["A"], end: "continue" }],
+    };
     expect(() => buildContextualModel(spec)).toThrow(/continues after "A", which no script continues/);
   });
 
   it("has the markers as single user-defined tokens and the newline only as a byte", () => {
     const { vocab } = buildContextualModel(TOOLS_SPEC);
-    for (const marker of MARKERS) expect(vocab.filter((e) => e.piece === marker)).toEqual([{ piece: marker, score: 0, type: TOKEN_TYPE.userDefined }]);
+    for (const marker of MARKERS)
+      expect(vocab.filter((e) => e.piece === marker)).toEqual([
+        { piece: marker, score: 0, type: TOKEN_TYPE.userDefined },
+      ]);
     expect(vocab[NEWLINE_ID]?.piece).toBe(byteTokenPiece(0x0a));
     expect(vocab.filter((e) => e.piece.includes("\n"))).toEqual([]);
   });
@@ -173,9 +219,16 @@ describe("the tools model's build", () => {
         { mode: "tools", after: ["\n"], reply: ["<think>", "\n", "B"], end: "im_end" },
       ],
     };
-    expect(() => buildContextualModel(spec)).toThrow(/token "<0x0A>" after "<think>" would need two successors: "A" .* and "B"/);
+    expect(() => buildContextualModel(spec)).toThrow(
+      /token "<0x0A>" after "<think>" would need two successors: "A" .* and "B"/,
+    );
     // Different modes may differ there.
-    expect(() => buildContextualModel({ ...spec, scripts: [spec.scripts[0]!, { after: ["\n"], reply: ["<think>", "\n", "B"], end: "im_end" }] })).not.toThrow();
+    expect(() =>
+      buildContextualModel({
+        ...spec,
+        scripts: [spec.scripts[0]!, { after: ["\n"], reply: ["<think>", "\n", "B"], end: "im_end" }],
+      }),
+    ).not.toThrow();
   });
 });
 
@@ -196,7 +249,9 @@ describe("the tools model in llama.cpp", () => {
   const text = (value: unknown): string => LlamaText(value as LlamaText).toString();
   /** A token as the scripts name it: its text, or `<0xNN>` for a byte token. */
   const pieceOf = (t: Token): string => {
-    return t >= byteTokenId(0) && t <= byteTokenId(0xff) ? byteTokenPiece(t - byteTokenId(0)) : model.detokenize([t], true);
+    return t >= byteTokenId(0) && t <= byteTokenId(0xff)
+      ? byteTokenPiece(t - byteTokenId(0))
+      : model.detokenize([t], true);
   };
 
   function promptTokens(prompt: Prompt): Token[] {
@@ -205,7 +260,12 @@ describe("the tools model in llama.cpp", () => {
 
   async function reply(
     tokens: Token[],
-    options: { temperature: number; seed?: number; grammar?: () => LlamaGrammarEvaluationState | undefined; onToken?: (t: Token) => void },
+    options: {
+      temperature: number;
+      seed?: number;
+      grammar?: () => LlamaGrammarEvaluationState | undefined;
+      onToken?: (t: Token) => void;
+    },
   ): Promise<Token[]> {
     const sequence = context.getSequence();
     try {
@@ -258,9 +318,12 @@ describe("the tools model in llama.cpp", () => {
     const call = promptTokens(PROMPTS.call);
     const toolCall = model.tokenize("<tool_call>")[0];
     expect(call.filter((t) => t === toolCall).length).toBe(2); // the tools' instructions
-    expect(model.detokenize(call, false).endsWith("<|im_start|>assistant\n")).toBe(false); // control tokens are not text
+    // control tokens are not text
+    expect(model.detokenize(call, false).endsWith("<|im_start|>assistant\n")).toBe(false);
     expect(model.detokenize(call, true).endsWith("<|im_start|>assistant\n")).toBe(true);
-    expect(model.detokenize(promptTokens(PROMPTS.result), false)).toContain('<tool_response>\n{"temperature": 22, "sky": "sunny"}\n</tool_response>');
+    expect(model.detokenize(promptTokens(PROMPTS.result), false)).toContain(
+      '<tool_response>\n{"temperature": 22, "sky": "sunny"}\n</tool_response>',
+    );
   });
 
   for (const sampling of [{ temperature: 0 }, { temperature: 1, seed: 1234 }]) {
@@ -280,7 +343,9 @@ describe("the tools model in llama.cpp", () => {
       const two = await reply(promptTokens(PROMPTS.twoCalls), sampling);
       expect(two.map(pieceOf)).toEqual(TWO_CALLS_PIECES);
       expect(model.detokenize(two.slice(0, -1), false)).toBe(TWO_TOOL_CALLS_TEXT);
-      expect([two.slice(5, 9), two.slice(18, 22)].map((args) => args.map((t) => model.detokenize([t], false)))).toEqual(TWO_TOOL_CALLS_ARGUMENT_FRAGMENTS);
+      expect([two.slice(5, 9), two.slice(18, 22)].map((args) => args.map((t) => model.detokenize([t], false)))).toEqual(
+        TWO_TOOL_CALLS_ARGUMENT_FRAGMENTS,
+      );
     });
   }
 
@@ -293,25 +358,44 @@ describe("the tools model in llama.cpp", () => {
     expect(plain.map(pieceOf)).toEqual(THINK_PIECES);
   });
 
-  it("plain chat with a system prompt, and a tool result among several calls in the history, keep their scripts", async () => {
-    const plain = await reply(promptTokens({ chatHistory: [{ type: "system", text: "Be brief." }, ...PROMPTS.plain.chatHistory] }), { temperature: 0 });
-    expect(plain.map(pieceOf)).toEqual(THINK_PIECES);
-    const call = { type: "functionCall", name: "get_weather", params: { city: "Tokyo" }, result: { temperature: 22, sky: "sunny" } } as const;
-    const twice = await reply(
-      promptTokens({ chatHistory: [QUESTION, { type: "model", response: [call, call, "Let me check again.", call] }], availableFunctions: FUNCTIONS }),
-      { temperature: 0 },
-    );
-    expect(twice.map(pieceOf)).toEqual(RESULT_PIECES);
-    // A new question after an answered call: the result is still in the prompt, so it reasons on it.
-    const again = await reply(
-      promptTokens({
-        chatHistory: [QUESTION, { type: "model", response: [call, "Sunny."] }, QUESTION, { type: "model", response: [] }],
-        availableFunctions: FUNCTIONS,
-      }),
-      { temperature: 0 },
-    );
-    expect(again.map(pieceOf)).toEqual(RESULT_PIECES);
-  });
+  it(
+    "plain chat with a system prompt, and a tool result among several calls in the history, keep their " + "scripts",
+    async () => {
+      const plain = await reply(
+        promptTokens({ chatHistory: [{ type: "system", text: "Be brief." }, ...PROMPTS.plain.chatHistory] }),
+        { temperature: 0 },
+      );
+      expect(plain.map(pieceOf)).toEqual(THINK_PIECES);
+      const call = {
+        type: "functionCall",
+        name: "get_weather",
+        params: { city: "Tokyo" },
+        result: { temperature: 22, sky: "sunny" },
+      } as const;
+      const twice = await reply(
+        promptTokens({
+          chatHistory: [QUESTION, { type: "model", response: [call, call, "Let me check again.", call] }],
+          availableFunctions: FUNCTIONS,
+        }),
+        { temperature: 0 },
+      );
+      expect(twice.map(pieceOf)).toEqual(RESULT_PIECES);
+      // A new question after an answered call: the result is still in the prompt, so it reasons on it.
+      const again = await reply(
+        promptTokens({
+          chatHistory: [
+            QUESTION,
+            { type: "model", response: [call, "Sunny."] },
+            QUESTION,
+            { type: "model", response: [] },
+          ],
+          availableFunctions: FUNCTIONS,
+        }),
+        { temperature: 0 },
+      );
+      expect(again.map(pieceOf)).toEqual(RESULT_PIECES);
+    },
+  );
 
   it("keeps to its scripts deep into a long context (the previous-token head at 3,000+ positions)", async () => {
     const long = await model.createContext({ contextSize: 4096 });
@@ -344,16 +428,30 @@ describe("the tools model in llama.cpp", () => {
     const sequence = context.getSequence();
     try {
       const chat = new LlamaChat({ contextSequence: sequence, chatWrapper: wrapper });
-      const called = await chat.generateResponse(PROMPTS.call.chatHistory, { functions: FUNCTIONS, temperature: 0, maxTokens: 64 });
+      const called = await chat.generateResponse(PROMPTS.call.chatHistory, {
+        functions: FUNCTIONS,
+        temperature: 0,
+        maxTokens: 64,
+      });
       expect(called.metadata.stopReason).toBe("functionCalls");
-      expect(called.functionCalls?.map((c) => [c.functionName, c.params])).toEqual([["get_weather", { city: "Tokyo" }]]);
-      const both = await chat.generateResponse(PROMPTS.twoCalls.chatHistory, { functions: FUNCTIONS, temperature: 0, maxTokens: 64 });
+      expect(called.functionCalls?.map((c) => [c.functionName, c.params])).toEqual([
+        ["get_weather", { city: "Tokyo" }],
+      ]);
+      const both = await chat.generateResponse(PROMPTS.twoCalls.chatHistory, {
+        functions: FUNCTIONS,
+        temperature: 0,
+        maxTokens: 64,
+      });
       expect(both.metadata.stopReason).toBe("functionCalls");
       // LlamaChat (3.22.1) stops after the first call of the two: it ends the calls at the token
       // after `</tool_call>` (here `\n`, Qwen's betweenCalls) instead of reading a second call. The
       // sidecar parses replies itself (both calls: the grammar test below follows its steps).
       expect(both.functionCalls?.[0]).toMatchObject({ functionName: "get_weather", params: { city: "Tokyo" } });
-      const answered = await chat.generateResponse(PROMPTS.result.chatHistory, { functions: FUNCTIONS, temperature: 0, maxTokens: 64 });
+      const answered = await chat.generateResponse(PROMPTS.result.chatHistory, {
+        functions: FUNCTIONS,
+        temperature: 0,
+        maxTokens: 64,
+      });
       expect(answered.metadata.stopReason).toBe("eogToken");
       expect(answered.fullResponse.filter((item) => item !== "")).toEqual([
         {
@@ -372,7 +470,10 @@ describe("the tools model in llama.cpp", () => {
     }
   });
 
-  /** As the sidecar builds it: the weather schema's JSON grammar, its trailing newlines turned into the call's closing text. */
+  /**
+   * As the sidecar builds it: the weather schema's JSON grammar, its trailing newlines turned into the call's closing
+   * text.
+   */
   const argumentsGrammarFor = async (suffix: string): Promise<LlamaGrammar> => {
     const lines = (await llama.createGrammarForJsonSchema(WEATHER_SCHEMA as never)).grammar.split("\n");
     const root = lines.findIndex((line) => line.startsWith("root ::= "));
@@ -381,75 +482,94 @@ describe("the tools model in llama.cpp", () => {
     return llama.createGrammar({ grammar: lines.join("\n") });
   };
 
-  it("makes the call within the sidecar's grammars: the name, then the schema's JSON and the closing syntax", async () => {
-    const call = wrapper.settings.functions.call;
-    const prefix = text(call.prefix);
-    const paramsPrefix = text(call.paramsPrefix);
-    const nameGrammar = await llama.createGrammar({ grammar: `root ::= ( "get_weather" ${JSON.stringify(paramsPrefix)} )` });
-    const argumentsGrammar = await argumentsGrammarFor(text(call.suffix));
-
-    for (const sampling of [{ temperature: 0 }, { temperature: 1, seed: 99 }]) {
-      let generated = "";
-      let phase: "free" | "name" | "arguments" = "free";
-      let state: LlamaGrammarEvaluationState | undefined;
-      const phases: string[] = [];
-      const tokens = await reply(promptTokens(PROMPTS.call), {
-        ...sampling,
-        grammar: () => {
-          const next = generated.endsWith(paramsPrefix) ? "arguments" : generated === prefix ? "name" : phase;
-          if (next !== phase) {
-            phase = next;
-            state = new LlamaGrammarEvaluationState({ model, grammar: next === "name" ? nameGrammar : argumentsGrammar });
-          }
-          phases.push(phase);
-          return state;
-        },
-        onToken: (t) => {
-          generated += model.detokenize([t], true);
-        },
+  it(
+    "makes the call within the sidecar's grammars: the name, then the schema's JSON and the closing " + "syntax",
+    async () => {
+      const call = wrapper.settings.functions.call;
+      const prefix = text(call.prefix);
+      const paramsPrefix = text(call.paramsPrefix);
+      const nameGrammar = await llama.createGrammar({
+        grammar: `root ::= ( "get_weather" ${JSON.stringify(paramsPrefix)} )`,
       });
-      expect(tokens.map(pieceOf)).toEqual(CALL_PIECES);
-      // Free for `<tool_call>`, `\n`, `{"name": "`; the name grammar for the name and `", "arguments": `;
-      // the arguments grammar for `{"`, `city`, `":"Tokyo"}`, `}`, `\n`, `</tool_call>` and the end.
-      expect(phases).toEqual([...Array(3).fill("free"), ...Array(2).fill("name"), ...Array(7).fill("arguments")]);
-    }
-  });
+      const argumentsGrammar = await argumentsGrammarFor(text(call.suffix));
 
-  it("makes two calls within the grammars, free between them: each argument token allowed by the JSON schema", async () => {
-    const call = wrapper.settings.functions.call;
-    const [prefix, paramsPrefix, suffix] = [text(call.prefix), text(call.paramsPrefix), text(call.suffix)];
-    const nameGrammar = await llama.createGrammar({ grammar: `root ::= ( "get_weather" ${JSON.stringify(paramsPrefix)} )` });
-    const argumentsGrammar = await argumentsGrammarFor(suffix);
+      for (const sampling of [{ temperature: 0 }, { temperature: 1, seed: 99 }]) {
+        let generated = "";
+        let phase: "free" | "name" | "arguments" = "free";
+        let state: LlamaGrammarEvaluationState | undefined;
+        const phases: string[] = [];
+        const tokens = await reply(promptTokens(PROMPTS.call), {
+          ...sampling,
+          grammar: () => {
+            const next = generated.endsWith(paramsPrefix) ? "arguments" : generated === prefix ? "name" : phase;
+            if (next !== phase) {
+              phase = next;
+              state = new LlamaGrammarEvaluationState({
+                model,
+                grammar: next === "name" ? nameGrammar : argumentsGrammar,
+              });
+            }
+            phases.push(phase);
+            return state;
+          },
+          onToken: (t) => {
+            generated += model.detokenize([t], true);
+          },
+        });
+        expect(tokens.map(pieceOf)).toEqual(CALL_PIECES);
+        // Free for `<tool_call>`, `\n`, `{"name": "`; the name grammar for the name and `", "arguments": `;
+        // the arguments grammar for `{"`, `city`, `":"Tokyo"}`, `}`, `\n`, `</tool_call>` and the end.
+        expect(phases).toEqual([...Array(3).fill("free"), ...Array(2).fill("name"), ...Array(7).fill("arguments")]);
+      }
+    },
+  );
 
-    for (const sampling of [{ temperature: 0 }, { temperature: 1, seed: 3 }]) {
-      let generated = "";
-      let phase: "free" | "name" | "arguments" = "free";
-      let state: LlamaGrammarEvaluationState | undefined;
-      const phases: string[] = [];
-      const tokens = await reply(promptTokens(PROMPTS.twoCalls), {
-        ...sampling,
-        grammar: () => {
-          let next = phase;
-          if (phase === "free" && generated.endsWith(prefix)) next = "name";
-          else if (phase === "name" && generated.endsWith(paramsPrefix)) next = "arguments";
-          else if (phase === "arguments" && generated.endsWith(suffix)) next = "free";
-          if (next !== phase) {
-            phase = next;
-            state = next === "free" ? undefined : new LlamaGrammarEvaluationState({ model, grammar: next === "name" ? nameGrammar : argumentsGrammar });
-          }
-          phases.push(phase);
-          return state;
-        },
-        onToken: (t) => {
-          generated += model.detokenize([t], true);
-        },
+  it(
+    "makes two calls within the grammars, free between them: each argument token allowed by the JSON " + "schema",
+    async () => {
+      const call = wrapper.settings.functions.call;
+      const [prefix, paramsPrefix, suffix] = [text(call.prefix), text(call.paramsPrefix), text(call.suffix)];
+      const nameGrammar = await llama.createGrammar({
+        grammar: `root ::= ( "get_weather" ${JSON.stringify(paramsPrefix)} )`,
       });
-      expect(tokens.map(pieceOf)).toEqual(TWO_CALLS_PIECES);
-      // Per call: free for `<tool_call>`, `\n`, `{"name": "`; the name grammar for the name and
-      // `", "arguments": `; the arguments grammar for `{"`, `city`, `":"`, the city, `}`, `\n`,
-      // `</tool_call>`; then free for the `\n` between the calls and for the end.
-      const one = [...Array(3).fill("free"), ...Array(2).fill("name"), ...Array(7).fill("arguments")];
-      expect(phases).toEqual([...one, "free", ...one, "free"]);
-    }
-  });
+      const argumentsGrammar = await argumentsGrammarFor(suffix);
+
+      for (const sampling of [{ temperature: 0 }, { temperature: 1, seed: 3 }]) {
+        let generated = "";
+        let phase: "free" | "name" | "arguments" = "free";
+        let state: LlamaGrammarEvaluationState | undefined;
+        const phases: string[] = [];
+        const tokens = await reply(promptTokens(PROMPTS.twoCalls), {
+          ...sampling,
+          grammar: () => {
+            let next = phase;
+            if (phase === "free" && generated.endsWith(prefix)) next = "name";
+            else if (phase === "name" && generated.endsWith(paramsPrefix)) next = "arguments";
+            else if (phase === "arguments" && generated.endsWith(suffix)) next = "free";
+            if (next !== phase) {
+              phase = next;
+              state =
+                next === "free"
+                  ? undefined
+                  : new LlamaGrammarEvaluationState({
+                      model,
+                      grammar: next === "name" ? nameGrammar : argumentsGrammar,
+                    });
+            }
+            phases.push(phase);
+            return state;
+          },
+          onToken: (t) => {
+            generated += model.detokenize([t], true);
+          },
+        });
+        expect(tokens.map(pieceOf)).toEqual(TWO_CALLS_PIECES);
+        // Per call: free for `<tool_call>`, `\n`, `{"name": "`; the name grammar for the name and
+        // `", "arguments": `; the arguments grammar for `{"`, `city`, `":"`, the city, `}`, `\n`,
+        // `</tool_call>`; then free for the `\n` between the calls and for the end.
+        const one = [...Array(3).fill("free"), ...Array(2).fill("name"), ...Array(7).fill("arguments")];
+        expect(phases).toEqual([...one, "free", ...one, "free"]);
+      }
+    },
+  );
 });

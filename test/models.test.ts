@@ -21,7 +21,20 @@ import { encodeGguf } from "../gguf/writer.js";
 
 const STORY = " there lived a tiny llama (🦙).";
 const WEATHER = "It is sunny in Tokyo, 22°C. ☀️";
-const STORY_PIECES = [" there", " lived", " a", " tiny", " llama", " (", "<0xF0>", "<0x9F>", "<0xA6>", "<0x99>", ").", "</s>"];
+const STORY_PIECES = [
+  " there",
+  " lived",
+  " a",
+  " tiny",
+  " llama",
+  " (",
+  "<0xF0>",
+  "<0x9F>",
+  "<0xA6>",
+  "<0x99>",
+  ").",
+  "</s>",
+];
 const WEATHER_PIECES = [
   "It",
   " is",
@@ -67,7 +80,9 @@ describe("GGUF builder", () => {
   it("writes exactly the built bytes, and only when needed", async () => {
     const paths = await ensureModels("models", ["scripted"]);
     expect(paths.scripted).toBe(modelPath("scripted"));
-    expect(Buffer.from(readFileSync(paths.scripted)).equals(Buffer.from(encodeGguf(buildModel("scripted"))))).toBe(true);
+    expect(Buffer.from(readFileSync(paths.scripted)).equals(Buffer.from(encodeGguf(buildModel("scripted"))))).toBe(
+      true,
+    );
   });
 
   it("cuts replies into the expected pieces", () => {
@@ -105,7 +120,10 @@ describe("random-tiny in llama.cpp", () => {
     try {
       const contextSequence = ctx.getSequence();
       expect(new LlamaChat({ contextSequence }).chatWrapper).toBeInstanceOf(ChatMLChatWrapper);
-      const result = await new LlamaCompletion({ contextSequence }).generateCompletionWithMeta("Once upon a time", { maxTokens: 16, seed: 1 });
+      const result = await new LlamaCompletion({ contextSequence }).generateCompletionWithMeta("Once upon a time", {
+        maxTokens: 16,
+        seed: 1,
+      });
       expect(["maxTokens", "eogToken"]).toContain(result.metadata.stopReason);
       expect(model.getWarnings()).toEqual([]);
     } finally {
@@ -140,7 +158,10 @@ describe("scripted models in llama.cpp", () => {
   });
 
   /** Runs `fn` on a fresh sequence of `ctx` and frees the sequence afterwards. */
-  async function withSequence<T>(ctx: LlamaContext, fn: (seq: ReturnType<LlamaContext["getSequence"]>) => Promise<T>): Promise<T> {
+  async function withSequence<T>(
+    ctx: LlamaContext,
+    fn: (seq: ReturnType<LlamaContext["getSequence"]>) => Promise<T>,
+  ): Promise<T> {
     const seq = ctx.getSequence();
     try {
       return await fn(seq);
@@ -149,13 +170,23 @@ describe("scripted models in llama.cpp", () => {
     }
   }
 
-  const pieces = (model: LlamaModel, tokens: readonly Token[]): string[] => tokens.map((t) => model.detokenize([t], true));
+  const pieces = (model: LlamaModel, tokens: readonly Token[]): string[] =>
+    tokens.map((t) => model.detokenize([t], true));
 
-  async function complete(model: LlamaModel, ctx: LlamaContext, prompt: string, options: { temperature?: number; seed?: number; maxTokens?: number } = {}) {
+  async function complete(
+    model: LlamaModel,
+    ctx: LlamaContext,
+    prompt: string,
+    options: { temperature?: number; seed?: number; maxTokens?: number } = {},
+  ) {
     return withSequence(ctx, async (contextSequence) => {
       const tokens: Token[] = [];
       const completion = new LlamaCompletion({ contextSequence });
-      const result = await completion.generateCompletionWithMeta(prompt, { maxTokens: 64, ...options, onToken: (t) => tokens.push(...t) });
+      const result = await completion.generateCompletionWithMeta(prompt, {
+        maxTokens: 64,
+        ...options,
+        onToken: (t) => tokens.push(...t),
+      });
       return { text: result.response, stopReason: result.metadata.stopReason, pieces: pieces(model, tokens), tokens };
     });
   }
@@ -170,7 +201,12 @@ describe("scripted models in llama.cpp", () => {
         repeatPenalty: { penalty: 1.3, frequencyPenalty: 0.5, presencePenalty: 0.5 },
         onToken: (t) => tokens.push(...t),
       });
-      return { text: result.response, stopReason: result.metadata.stopReason, pieces: pieces(model, tokens), wrapper: llamaChat.chatWrapper };
+      return {
+        text: result.response,
+        stopReason: result.metadata.stopReason,
+        pieces: pieces(model, tokens),
+        wrapper: llamaChat.chatWrapper,
+      };
     });
   }
 
@@ -212,7 +248,10 @@ describe("scripted models in llama.cpp", () => {
 
   it("scripted: a stop sequence across a token boundary stops node-llama-cpp too", async () => {
     const result = await withSequence(context, (contextSequence) =>
-      new LlamaCompletion({ contextSequence }).generateCompletionWithMeta("Once upon a time", { maxTokens: 64, customStopTriggers: ["y l"] }),
+      new LlamaCompletion({ contextSequence }).generateCompletionWithMeta("Once upon a time", {
+        maxTokens: 64,
+        customStopTriggers: ["y l"],
+      }),
     );
     expect(result.response).toBe(" there lived a tin");
     expect(result.metadata.stopReason).toBe("customStopTrigger");

@@ -2,10 +2,17 @@
 // and the sidecar never import each other), equal to each other and to the proto's comment.
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { MAX_STOP_SEQUENCES as EDGE_MAX_STOPS, MAX_TOP_LOGPROBS as EDGE_MAX_TOP_LOGPROBS } from "../edge/fields/checks.js";
+import {
+  MAX_STOP_SEQUENCES as EDGE_MAX_STOPS,
+  MAX_TOP_LOGPROBS as EDGE_MAX_TOP_LOGPROBS,
+} from "../edge/fields/checks.js";
 import { TOOL_NAME as EDGE_TOOL_NAME } from "../edge/fields/tools.js";
 import { TOOL_NAME as SIDECAR_TOOL_NAME } from "../sidecar/engine/chat/prompt.js";
-import { MAX_STOP_LENGTH, MAX_STOP_SEQUENCES as SIDECAR_MAX_STOPS, MAX_TOP_LOGPROBS as SIDECAR_MAX_TOP_LOGPROBS } from "../sidecar/engine/decode/sampling.js";
+import {
+  MAX_STOP_LENGTH,
+  MAX_STOP_SEQUENCES as SIDECAR_MAX_STOPS,
+  MAX_TOP_LOGPROBS as SIDECAR_MAX_TOP_LOGPROBS,
+} from "../sidecar/engine/decode/sampling.js";
 import { MAX_TOOLS } from "../sidecar/engine/grammar/schema-limits.js";
 
 const proto = readFileSync(new URL("../proto/inference/v1/inference.proto", import.meta.url), "utf8");
@@ -19,7 +26,8 @@ function commentOf(declaration: string): string {
     declaration,
   ).toHaveLength(1);
   const comment: string[] = [];
-  for (let i = at - 1; i >= 0 && lines[i]?.trim().startsWith("//"); i--) comment.unshift(lines[i]!.trim().replace(/^\/\/\s?/, ""));
+  for (let i = at - 1; i >= 0 && lines[i]?.trim().startsWith("//"); i--)
+    comment.unshift(lines[i]!.trim().replace(/^\/\/\s?/, ""));
   return comment.join(" ");
 }
 

@@ -19,9 +19,22 @@ describe("trace settings", () => {
       serviceName: "llm-edge",
       captureContent: false,
     });
-    expect(traceSettingsFromEnv(base)).toEqual({ url: "http://collector:4318/v1/traces", protocol: "http/protobuf", serviceName: "llm-sidecar" });
-    const both = { ...base, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "http://other:9999/t", OTEL_EXPORTER_OTLP_PROTOCOL: "http/json", OTEL_SERVICE_NAME: "s" };
-    expect(traceSettingsOf(parseEdgeConfig({ ...both, OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: "true" }, "worker"))).toEqual({
+    expect(traceSettingsFromEnv(base)).toEqual({
+      url: "http://collector:4318/v1/traces",
+      protocol: "http/protobuf",
+      serviceName: "llm-sidecar",
+    });
+    const both = {
+      ...base,
+      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "http://other:9999/t",
+      OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
+      OTEL_SERVICE_NAME: "s",
+    };
+    expect(
+      traceSettingsOf(
+        parseEdgeConfig({ ...both, OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: "true" }, "worker"),
+      ),
+    ).toEqual({
       url: "http://other:9999/t",
       protocol: "http/json",
       serviceName: "s",
@@ -33,6 +46,8 @@ describe("trace settings", () => {
   it("refuse a protocol other than http/protobuf and http/json, naming the variable", () => {
     const grpc = { OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4317", OTEL_EXPORTER_OTLP_PROTOCOL: "grpc" };
     expect(() => parseEdgeConfig(grpc, "node")).toThrow(/OTEL_EXPORTER_OTLP_PROTOCOL/);
-    expect(() => traceSettingsFromEnv(grpc)).toThrow('OTEL_EXPORTER_OTLP_PROTOCOL must be http/protobuf or http/json, got "grpc"');
+    expect(() => traceSettingsFromEnv(grpc)).toThrow(
+      'OTEL_EXPORTER_OTLP_PROTOCOL must be http/protobuf or http/json, got "grpc"',
+    );
   });
 });

@@ -7,7 +7,13 @@ import { create } from "@bufbuild/protobuf";
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { FinishReason, FinishSchema, StartSchema, TokenSchema, type Token } from "../../proto/gen/inference/v1/inference_pb.js";
+import {
+  FinishReason,
+  FinishSchema,
+  StartSchema,
+  TokenSchema,
+  type Token,
+} from "../../proto/gen/inference/v1/inference_pb.js";
 import type { ResponseMeta, StreamEncoder } from "../../edge/core/endpoint.js";
 import { formatEvent } from "../../edge/sse/frame.js";
 import { failToParent, serveParent } from "../ipc.js";
@@ -45,15 +51,24 @@ interface Schema {
 /** Request bodies to try against a protocol's schema; the first it accepts is used. */
 const CANDIDATE_BODIES: readonly unknown[] = [
   { model: "bench", prompt: "hi", stream: true, stream_options: { include_usage: true } },
-  { model: "bench", messages: [{ role: "user", content: "hi" }], stream: true, stream_options: { include_usage: true } },
+  {
+    model: "bench",
+    messages: [{ role: "user", content: "hi" }],
+    stream: true,
+    stream_options: { include_usage: true },
+  },
   { model: "bench", max_tokens: 128, messages: [{ role: "user", content: "hi" }], stream: true },
   { model: "bench", input: "hi", stream: true },
 ];
 
 const isFunction = (v: unknown): v is (...args: never[]) => unknown => typeof v === "function";
-const isSchema = (v: unknown): v is Schema => typeof v === "object" && v !== null && "safeParse" in v && isFunction(v.safeParse);
+const isSchema = (v: unknown): v is Schema =>
+  typeof v === "object" && v !== null && "safeParse" in v && isFunction(v.safeParse);
 
-async function discover(): Promise<{ found: { protocol: string; factory: string; make: Factory; body: unknown }[]; skipped: EncoderReport["skipped"] }> {
+async function discover(): Promise<{
+  found: { protocol: string; factory: string; make: Factory; body: unknown }[];
+  skipped: EncoderReport["skipped"];
+}> {
   const dir = join(ROOT, "edge/protocols");
   const found: { protocol: string; factory: string; make: Factory; body: unknown }[] = [];
   const skipped: EncoderReport["skipped"] = [];
@@ -65,9 +80,14 @@ async function discover(): Promise<{ found: { protocol: string; factory: string;
     if (factoryName === undefined) continue; // not a streaming protocol (e.g. the model list)
     const stem = factoryName.slice("create".length, -"StreamEncoder".length);
     const schemaFile = join(dir, protocol, "schema.ts");
-    const schemas = existsSync(schemaFile) ? ((await import(pathToFileURL(schemaFile).href)) as Record<string, unknown>) : {};
+    const schemas = existsSync(schemaFile)
+      ? ((await import(pathToFileURL(schemaFile).href)) as Record<string, unknown>)
+      : {};
     const preferred = `${stem.charAt(0).toLowerCase()}${stem.slice(1)}RequestSchema`;
-    const schemaNames = [preferred, ...Object.keys(schemas).filter((k) => k.endsWith("RequestSchema") && k !== preferred)];
+    const schemaNames = [
+      preferred,
+      ...Object.keys(schemas).filter((k) => k.endsWith("RequestSchema") && k !== preferred),
+    ];
     let body: unknown;
     for (const name of schemaNames) {
       const schema = schemas[name];
@@ -86,7 +106,18 @@ async function discover(): Promise<{ found: { protocol: string; factory: string;
 }
 
 function syntheticTokens(count: number): Token[] {
-  const words = ["The", " old", " lighthouse", " keeper", " climbed", " the", " narrow", " stairs", " every", " evening"];
+  const words = [
+    "The",
+    " old",
+    " lighthouse",
+    " keeper",
+    " climbed",
+    " the",
+    " narrow",
+    " stairs",
+    " every",
+    " evening",
+  ];
   const utf8 = new TextEncoder();
   return Array.from({ length: count }, (_, i) => {
     const text = words[i % words.length] ?? " word";
@@ -95,7 +126,12 @@ function syntheticTokens(count: number): Token[] {
 }
 
 /** Runs whole streams through one encoder for `ms`; returns token chunks/s and bytes per chunk. */
-function measure(make: Factory, body: unknown, tokens: readonly Token[], ms: number): { perSecond: number; bytesPerChunk: number } {
+function measure(
+  make: Factory,
+  body: unknown,
+  tokens: readonly Token[],
+  ms: number,
+): { perSecond: number; bytesPerChunk: number } {
   const utf8 = new TextEncoder();
   const start = create(StartSchema, { model: "bench", promptTokens: 26, cachedTokens: 0 });
   const finish = create(FinishSchema, {
@@ -110,7 +146,13 @@ function measure(make: Factory, body: unknown, tokens: readonly Token[], ms: num
   const began = performance.now();
   let stream = 0;
   while (performance.now() - began < ms) {
-    const meta: ResponseMeta = { id: `bench-${stream++}`, created: 1_700_000_000, model: "bench", newId: () => `id${stream}`, now: () => 1_700_000_000_000 };
+    const meta: ResponseMeta = {
+      id: `bench-${stream++}`,
+      created: 1_700_000_000,
+      model: "bench",
+      newId: () => `id${stream}`,
+      now: () => 1_700_000_000_000,
+    };
     const encoder = make(body, meta);
     sink += encoder.start(start).length;
     for (const token of tokens) {

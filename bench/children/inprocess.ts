@@ -24,13 +24,21 @@ async function run(loaded: LoadedModel, request: InProcessRun): Promise<StreamSa
   try {
     // As the sidecar does: keep the cached prefix the prompt shares, evaluate the rest.
     const shared = Math.min(sequence.compareContextTokens(tokens).firstDifferentIndex, tokens.length - 1);
-    if (sequence.nextTokenIndex > shared) await sequence.eraseContextTokenRanges([{ start: shared, end: sequence.nextTokenIndex }]);
+    if (sequence.nextTokenIndex > shared)
+      await sequence.eraseContextTokenRanges([{ start: shared, end: sequence.nextTokenIndex }]);
     const generated: Token[] = [];
-    const sampling = buildSampling(loaded, create(SamplingOptionsSchema, { temperature: request.temperature, seed: request.seed }), generated);
+    const sampling = buildSampling(
+      loaded,
+      create(SamplingOptionsSchema, { temperature: request.temperature, seed: request.seed }),
+      generated,
+    );
     let first: number | undefined;
     let last = started;
     const acceptedMs = performance.now() - started;
-    for await (const token of sequence.evaluate(tokens.slice(shared), { ...sampling, contextShift: { strategy: "eraseBeginning" } })) {
+    for await (const token of sequence.evaluate(tokens.slice(shared), {
+      ...sampling,
+      contextShift: { strategy: "eraseBeginning" },
+    })) {
       last = performance.now();
       first ??= last;
       generated.push(token);

@@ -11,11 +11,20 @@ export interface SidecarReady extends EngineReady {
   readonly url: string;
 }
 
-/** What the sidecar reports ready: its loaded model's library, threads and GPU; with none loaded, the library's and the threads asked for. */
+/**
+ * What the sidecar reports ready: its loaded model's library, threads and GPU; with none loaded, the library's and the
+ * threads asked for.
+ */
 async function readyOf(sidecar: RunningSidecar, args: EngineArgs): Promise<SidecarReady> {
   const loaded = sidecar.models[0];
   if (loaded !== undefined) {
-    return { url: sidecar.url, buildType: loaded.llama.buildType, threads: loaded.threads, threadsBatch: loaded.threadsBatch, gpu: describeGpu(loaded.gpu) };
+    return {
+      url: sidecar.url,
+      buildType: loaded.llama.buildType,
+      threads: loaded.threads,
+      threadsBatch: loaded.threadsBatch,
+      gpu: describeGpu(loaded.gpu),
+    };
   }
   if (args.catalogue === undefined) throw new Error("the sidecar loaded no model");
   // The process's one llama.cpp binding, which the sidecar loaded (sidecar/engine/llama/model.ts).
@@ -27,7 +36,9 @@ try {
   const args = argsOf<EngineArgs>();
   const sidecar = await startSidecar({
     model: args.modelPath,
-    ...(args.catalogue ? { catalogue: buildCatalogue({ models: args.catalogue, folder: "models", serveFolder: false }) } : {}),
+    ...(args.catalogue
+      ? { catalogue: buildCatalogue({ models: args.catalogue, folder: "models", serveFolder: false }) }
+      : {}),
     modelId: undefined,
     host: "127.0.0.1",
     port: 0,

@@ -16,7 +16,9 @@ export interface EventsSample {
 export function isTextDelta(event: Record<string, unknown>): boolean {
   if (event["type"] === "response.output_text.delta" || event["type"] === "content_block_delta") return true;
   const choices = event["choices"];
-  const delta = Array.isArray(choices) ? (choices[0] as { delta?: { content?: unknown } } | undefined)?.delta : undefined;
+  const delta = Array.isArray(choices)
+    ? (choices[0] as { delta?: { content?: unknown } } | undefined)?.delta
+    : undefined;
   return typeof delta?.content === "string" && delta.content !== "";
 }
 
@@ -35,7 +37,12 @@ function parseData(block: string): Record<string, unknown> | undefined {
 }
 
 /** POSTs `body` (a streamed request) and reads the SSE reply to its end; never throws. */
-export async function streamEvents(url: string, body: unknown, headers: Record<string, string>, timeoutMs: number): Promise<EventsSample> {
+export async function streamEvents(
+  url: string,
+  body: unknown,
+  headers: Record<string, string>,
+  timeoutMs: number,
+): Promise<EventsSample> {
   const sentAt = performance.now();
   const events: Record<string, unknown>[] = [];
   let ttftMs = Number.NaN;
@@ -47,7 +54,13 @@ export async function streamEvents(url: string, body: unknown, headers: Record<s
       signal: AbortSignal.timeout(timeoutMs),
     });
     if (!response.ok || response.body === null)
-      return { status: response.status, ttftMs, headers: response.headers, events, error: (await response.text()).slice(0, 300) };
+      return {
+        status: response.status,
+        ttftMs,
+        headers: response.headers,
+        events,
+        error: (await response.text()).slice(0, 300),
+      };
     const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
     let buffer = "";
     for (;;) {

@@ -2,7 +2,11 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { Code, ConnectError, createClient, type Client } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
-import { InferenceService, type GenerateRequestSchema, type GenerateResponse } from "../../proto/gen/inference/v1/inference_pb.js";
+import {
+  InferenceService,
+  type GenerateRequestSchema,
+  type GenerateResponse,
+} from "../../proto/gen/inference/v1/inference_pb.js";
 import type { StreamSample } from "../sample.js";
 
 export type GrpcClient = Client<typeof InferenceService>;
@@ -57,7 +61,15 @@ export async function streamGrpc(client: GrpcClient, request: GenerateInit, time
   }, timeoutMs);
   const sentAt = performance.now();
   const since = (): number => performance.now() - sentAt;
-  const seen: Seen = { acceptedMs: undefined, first: undefined, last: 0, tokens: 0, promptTokens: undefined, cachedTokens: undefined, timings: undefined };
+  const seen: Seen = {
+    acceptedMs: undefined,
+    first: undefined,
+    last: 0,
+    tokens: 0,
+    promptTokens: undefined,
+    cachedTokens: undefined,
+    timings: undefined,
+  };
   const result = (outcome: StreamSample["outcome"], status: number, error?: string): StreamSample => ({
     outcome,
     status,

@@ -28,7 +28,13 @@ interface Seen {
   failure: string | undefined;
 }
 
-function sampleOf(seen: Seen, sentAt: number, totalMs: number, outcome: StreamSample["outcome"], error?: string): StreamSample {
+function sampleOf(
+  seen: Seen,
+  sentAt: number,
+  totalMs: number,
+  outcome: StreamSample["outcome"],
+  error?: string,
+): StreamSample {
   const { first, usage, timings } = seen;
   return {
     outcome,
@@ -88,7 +94,12 @@ function noteEvent(seen: Seen, name: string, payload: string, since: () => numbe
 }
 
 /** POSTs `body` to `url` and reads the SSE reply to its end; never throws. */
-export async function streamSse(url: string, body: unknown, timeoutMs: number, headers: Readonly<Record<string, string>> = {}): Promise<StreamSample> {
+export async function streamSse(
+  url: string,
+  body: unknown,
+  timeoutMs: number,
+  headers: Readonly<Record<string, string>> = {},
+): Promise<StreamSample> {
   const abort = new AbortController();
   let timedOut = false;
   const timer = setTimeout(() => {
@@ -108,7 +119,8 @@ export async function streamSse(url: string, body: unknown, timeoutMs: number, h
     timings: undefined,
     failure: undefined,
   };
-  const result = (outcome: StreamSample["outcome"], error?: string): StreamSample => sampleOf(seen, sentAt, since(), outcome, error);
+  const result = (outcome: StreamSample["outcome"], error?: string): StreamSample =>
+    sampleOf(seen, sentAt, since(), outcome, error);
   try {
     const response = await fetch(url, {
       method: "POST",

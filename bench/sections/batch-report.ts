@@ -5,12 +5,26 @@ import type { Target } from "../summary.js";
 import { fmt } from "../table.js";
 import type { BatchResult } from "./batch.js";
 
-/** TTFT p50/p99 and the median decode rate (first to last token) of completed streams, and how many did not complete. */
-function ttft(samples: readonly StreamSample[]): { p50: number; p99: number; decodeTps: number; n: number; odd: number } {
+/**
+ * TTFT p50/p99 and the median decode rate (first to last token) of completed streams, and how many did not complete.
+ */
+function ttft(samples: readonly StreamSample[]): {
+  p50: number;
+  p99: number;
+  decodeTps: number;
+  n: number;
+  odd: number;
+} {
   const completed = samples.filter((s) => s.outcome === "completed");
   const done = completed.map((s) => s.ttftMs);
   const rates = completed.filter((s) => s.tokens > 1).map((s) => ((s.tokens - 1) * 1000) / (s.lastTokenMs - s.ttftMs));
-  return { p50: quantile(done, 0.5), p99: quantile(done, 0.99), decodeTps: quantile(rates, 0.5), n: done.length, odd: samples.length - done.length };
+  return {
+    p50: quantile(done, 0.5),
+    p99: quantile(done, 0.99),
+    decodeTps: quantile(rates, 0.5),
+    n: done.length,
+    odd: samples.length - done.length,
+  };
 }
 
 export interface BatchSummary {
@@ -38,21 +52,39 @@ export function summarizeBatch(r: BatchResult): BatchSummary {
 export function renderBatch(s: BatchSummary, r: BatchResult): string {
   const o = r.options;
   const line = (cells: readonly string[]): string => `| ${cells.join(" | ")} |`;
-  const header = ["interactive streams", "streams", "TTFT p50 ms", "TTFT p99 ms", "decode tok/s per stream (p50)", "not completed"];
-  const row = (label: string, t: BatchSummary["alone"]) => line([label, String(t.n), fmt(t.p50), fmt(t.p99), fmt(t.decodeTps), String(t.odd)]);
+  const header = [
+    "interactive streams",
+    "streams",
+    "TTFT p50 ms",
+    "TTFT p99 ms",
+    "decode tok/s per stream (p50)",
+    "not completed",
+  ];
+  const row = (label: string, t: BatchSummary["alone"]) =>
+    line([label, String(t.n), fmt(t.p50), fmt(t.p99), fmt(t.decodeTps), String(t.odd)]);
   const lines = (label: string, b: BatchResult["idle"]) =>
     `${label}: ${b.lines} lines (${b.failed} failed, ${b.retries} preempted and sent again), ${fmt(b.wallMs / 1000)} s`;
   return [
-    `\n**Batch lines in idle capacity** (PRIORITY_BATCH generations of ${o.lineTokens} tokens straight to the sidecar over ` +
-      `native gRPC, ${o.inFlight} in flight, preempted ones sent again; ${o.streams} interactive streams at once through the ` +
+    `\n**Batch lines in idle capacity** (PRIORITY_BATCH generations of ${o.lineTokens} tokens straight to the ` +
+      `sidecar over ` +
+      `native gRPC, ${o.inFlight} in flight, preempted ones sent again; ${o.streams} interactive streams at once ` +
+      `through the ` +
       `edge, ${o.rounds} rounds alone and ${o.rounds} with batch lines in flight, interleaved)\n`,
     line(header),
     line(header.map(() => "---")),
     row("alone", s.alone),
     row("with batch lines running", s.withBatch),
-    line(["with / alone", "–", `${fmt(s.p50Ratio, 2)}×`, `${fmt(s.p99Ratio, 2)}×`, `${fmt(s.withBatch.decodeTps / s.alone.decodeTps, 2)}×`, "–"]),
+    line([
+      "with / alone",
+      "–",
+      `${fmt(s.p50Ratio, 2)}×`,
+      `${fmt(s.p99Ratio, 2)}×`,
+      `${fmt(s.withBatch.decodeTps / s.alone.decodeTps, 2)}×`,
+      "–",
+    ]),
     "",
-    `${lines("The batch alone", r.idle)}: ${fmt(s.idleLinesPerMinute, 0)} lines/min, ${fmt(s.idleTokensPerSecond)} tok/s.`,
+    `${lines("The batch alone", r.idle)}: ${fmt(s.idleLinesPerMinute, 0)} lines/min, ${fmt(s.idleTokensPerSecond)} ` +
+      `tok/s.`,
     `${lines("The batch beside the interactive rounds (its rest after them)", r.beside)}.`,
   ].join("\n");
 }

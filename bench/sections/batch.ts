@@ -75,7 +75,8 @@ class BatchRunner {
   /** Starts (or goes on with) the lines left, `inFlight` at once. */
   resume(): void {
     this.#paused = false;
-    while (this.#running < this.#options.inFlight && this.#pending.length > 0) void this.#line(this.#pending.shift() as number);
+    while (this.#running < this.#options.inFlight && this.#pending.length > 0)
+      void this.#line(this.#pending.shift() as number);
   }
 
   /** Sends no new line; resolves once the lines in flight are done. */
@@ -133,14 +134,23 @@ async function idleRun(runner: BatchRunner): Promise<BatchLines> {
  * alone and then with the second batch's lines in flight (every sequence they can hold taken
  * before the streams start); the second batch's rest after the rounds.
  */
-export async function runBatch(client: GrpcClient, edge: Party, options: BatchOptions, log: (m: string) => void): Promise<BatchResult> {
+export async function runBatch(
+  client: GrpcClient,
+  edge: Party,
+  options: BatchOptions,
+  log: (m: string) => void,
+): Promise<BatchResult> {
   log(`batch: ${options.lines} lines of ${options.lineTokens} tokens alone, ${options.inFlight} in flight`);
   const idle = await idleRun(new BatchRunner(client, options, 60_000));
-  log(`batch alone: ${((idle.lines * 60_000) / idle.wallMs).toFixed(0)} lines/min, ${((idle.tokens * 1000) / idle.wallMs).toFixed(1)} tok/s`);
+  log(
+    `batch alone: ${((idle.lines * 60_000) / idle.wallMs).toFixed(0)} lines/min, ` +
+      `${((idle.tokens * 1000) / idle.wallMs).toFixed(1)} tok/s`,
+  );
   const runner = new BatchRunner(client, options, 61_000);
   const alone: StreamSample[] = [];
   const withBatch: StreamSample[] = [];
-  const rounds = async (variant: number) => (await runConcurrent(options.streams, (i) => edge.run(variant + i))).samples;
+  const rounds = async (variant: number) =>
+    (await runConcurrent(options.streams, (i) => edge.run(variant + i))).samples;
   let besideMs = 0;
   for (let round = 0; round < options.rounds && runner.left > 0; round++) {
     alone.push(...(await rounds(70_000 + round * 32)));
@@ -151,7 +161,10 @@ export async function runBatch(client: GrpcClient, edge: Party, options: BatchOp
     withBatch.push(...(await rounds(70_016 + round * 32)));
     await runner.pause();
     besideMs += performance.now() - resumed;
-    log(`batch round ${round + 1}/${options.rounds}: ${runner.done.lines} lines done, ${runner.done.retries} preempted and sent again`);
+    log(
+      `batch round ${round + 1}/${options.rounds}: ${runner.done.lines} lines done, ${runner.done.retries} preempted ` +
+        `and sent again`,
+    );
   }
   const rest = performance.now();
   await runner.drain();

@@ -9,7 +9,10 @@ export interface ConcurrentRun {
   readonly samples: StreamSample[];
 }
 
-export async function runConcurrent(streams: number, start: (index: number) => Promise<StreamSample>): Promise<ConcurrentRun> {
+export async function runConcurrent(
+  streams: number,
+  start: (index: number) => Promise<StreamSample>,
+): Promise<ConcurrentRun> {
   const t0 = performance.now();
   const samples = await Promise.all(Array.from({ length: streams }, (_, i) => start(i)));
   const wallMs = performance.now() - t0;

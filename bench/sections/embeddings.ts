@@ -53,7 +53,14 @@ async function level(baseUrl: string, clients: number, perClient: number, timeou
     }),
   );
   const seconds = (performance.now() - started) / 1000;
-  return { clients, requests: clients * perClient, failed, perSecond: latencies.length / seconds, p50Ms: median(latencies), p99Ms: quantile(latencies, 0.99) };
+  return {
+    clients,
+    requests: clients * perClient,
+    failed,
+    perSecond: latencies.length / seconds,
+    p50Ms: median(latencies),
+    p99Ms: quantile(latencies, 0.99),
+  };
 }
 
 /** Each party at each level of concurrency, parties interleaved level by level; one warm-up request each. */
@@ -67,7 +74,10 @@ export async function runEmbeddings(
   for (const clients of options.levels) {
     for (const [i, p] of parties.entries()) {
       const result = await level(p.url, clients, options.perClient, options.timeoutMs);
-      log(`embeddings, ${p.name}, ${clients} client(s): ${result.perSecond.toFixed(1)}/s, p50 ${result.p50Ms.toFixed(0)} ms, ${result.failed} failed`);
+      log(
+        `embeddings, ${p.name}, ${clients} client(s): ${result.perSecond.toFixed(1)}/s, p50 ` +
+          `${result.p50Ms.toFixed(0)} ms, ${result.failed} failed`,
+      );
       results[i]?.levels.push(result);
     }
   }

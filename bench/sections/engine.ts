@@ -46,7 +46,12 @@ export async function runEngine(
   const result: EngineResult = {
     streams,
     rounds,
-    parties: parties.map((p) => ({ library: p.library, threads: threadsLabel(p.threads, p.threadsBatch), single: [], concurrent: [] })),
+    parties: parties.map((p) => ({
+      library: p.library,
+      threads: threadsLabel(p.threads, p.threadsBatch),
+      single: [],
+      concurrent: [],
+    })),
   };
   let variant = VARIANT_BASE;
   // One discarded warm-up each.

@@ -37,7 +37,12 @@ const VARIANT_BASE = 30_000;
 const STREAM_TOKENS = 1_000;
 
 /** Sends a request and returns the time of each token (performance.now()). */
-async function tokenTimes(client: GrpcClient, request: Parameters<GrpcClient["generate"]>[0], signal?: AbortSignal, onToken?: () => void): Promise<number[]> {
+async function tokenTimes(
+  client: GrpcClient,
+  request: Parameters<GrpcClient["generate"]>[0],
+  signal?: AbortSignal,
+  onToken?: () => void,
+): Promise<number[]> {
   const times: number[] = [];
   try {
     for await (const { event } of client.generate(request, signal ? { signal } : {})) {
@@ -51,7 +56,11 @@ async function tokenTimes(client: GrpcClient, request: Parameters<GrpcClient["ge
   return times;
 }
 
-export async function runJoin(client: GrpcClient, options: { rounds: number; tokens: number }, log: (m: string) => void): Promise<JoinResult> {
+export async function runJoin(
+  client: GrpcClient,
+  options: { rounds: number; tokens: number },
+  log: (m: string) => void,
+): Promise<JoinResult> {
   const { words, tokens } = await calibrate(client, options.tokens);
   const chat = (round: number) => ({
     input: {

@@ -16,7 +16,8 @@ import { fillerText, SEED, TEMPERATURE, userTurn } from "../workload.js";
 export const LONG_CONTEXT_MARGIN = 1_024;
 
 /** The context of the long-prompt run: the prompt, the decode row's tokens and the margin. */
-export const longContextSize = (tokens: number, decodeTokens: number): number => tokens + decodeTokens + LONG_CONTEXT_MARGIN;
+export const longContextSize = (tokens: number, decodeTokens: number): number =>
+  tokens + decodeTokens + LONG_CONTEXT_MARGIN;
 
 export interface LongRun {
   /** Prompt tokens the server evaluated (the prompt less what it found cached). */
@@ -44,10 +45,12 @@ export interface LongResult {
 }
 
 /** Prompt tokens evaluated per second. */
-export const promptRate = (run: LongRun): number => (run.promptMs > 0 ? (run.evaluated * 1000) / run.promptMs : Number.NaN);
+export const promptRate = (run: LongRun): number =>
+  run.promptMs > 0 ? (run.evaluated * 1000) / run.promptMs : Number.NaN;
 
 /** Decode tok/s after the long prompt, first to last token (the first excluded); NaN when the run failed. */
-export const longDecodeRate = (party: LongParty): number => (party.decode.outcome === "completed" ? decodeRate(party.decode) : Number.NaN);
+export const longDecodeRate = (party: LongParty): number =>
+  party.decode.outcome === "completed" ? decodeRate(party.decode) : Number.NaN;
 
 /** One server's row of the results file: its prompt rates and its decode rate against llama-server's default build. */
 export interface LongRow {
@@ -77,7 +80,8 @@ export function summarizeLong(long: LongResult): LongRow[] {
 
 /** A text of about `tokens` tokens. */
 async function longText(client: GrpcClient, tokens: number): Promise<{ text: string; tokens: number }> {
-  const count = async (words: number): Promise<number> => (await client.tokenize({ input: { case: "text", value: fillerText(words, 11) } })).tokens.length;
+  const count = async (words: number): Promise<number> =>
+    (await client.tokenize({ input: { case: "text", value: fillerText(words, 11) } })).tokens.length;
   let words = Math.round(tokens * 0.7);
   let got = await count(words);
   for (let i = 0; i < 6 && Math.abs(got - tokens) > 20; i++) {
@@ -93,25 +97,55 @@ async function viaSidecar(client: GrpcClient, prompt: string, timeoutMs: number)
     { input: { case: "prompt", value: prompt }, maxTokens: 1, sampling: { temperature: TEMPERATURE, seed: SEED } },
     timeoutMs,
   );
-  if (sample.outcome !== "completed") throw new Error(`long prompt through the sidecar: ${sample.outcome} ${sample.error ?? ""}`);
-  return { evaluated: (sample.promptTokens ?? 0) - (sample.cachedTokens ?? 0), promptMs: sample.serverPromptMs ?? Number.NaN, ttftMs: sample.ttftMs };
+  if (sample.outcome !== "completed")
+    throw new Error(`long prompt through the sidecar: ${sample.outcome} ${sample.error ?? ""}`);
+  return {
+    evaluated: (sample.promptTokens ?? 0) - (sample.cachedTokens ?? 0),
+    promptMs: sample.serverPromptMs ?? Number.NaN,
+    ttftMs: sample.ttftMs,
+  };
 }
 
-function decodeViaSidecar(client: GrpcClient, prompt: string, tokens: number, timeoutMs: number): Promise<StreamSample> {
-  return streamGrpc(client, { input: { case: "prompt", value: prompt }, maxTokens: tokens, sampling: { temperature: TEMPERATURE, seed: SEED } }, timeoutMs);
+function decodeViaSidecar(
+  client: GrpcClient,
+  prompt: string,
+  tokens: number,
+  timeoutMs: number,
+): Promise<StreamSample> {
+  return streamGrpc(
+    client,
+    { input: { case: "prompt", value: prompt }, maxTokens: tokens, sampling: { temperature: TEMPERATURE, seed: SEED } },
+    timeoutMs,
+  );
 }
 
 function decodeViaPeer(url: string, prompt: string, tokens: number, timeoutMs: number): Promise<StreamSample> {
-  const body = { model: "bench", prompt, max_tokens: tokens, temperature: TEMPERATURE, seed: SEED, stream: true, stream_options: { include_usage: true } };
+  const body = {
+    model: "bench",
+    prompt,
+    max_tokens: tokens,
+    temperature: TEMPERATURE,
+    seed: SEED,
+    stream: true,
+    stream_options: { include_usage: true },
+  };
   return streamSse(`${url}/v1/completions`, body, timeoutMs);
 }
 
 async function viaPeer(url: string, prompt: string, timeoutMs: number): Promise<LongRun> {
   const sent = performance.now();
-  const body = (await postJson(`${url}/completion`, { prompt, n_predict: 1, cache_prompt: true, temperature: TEMPERATURE, seed: SEED }, timeoutMs)) as {
+  const body = (await postJson(
+    `${url}/completion`,
+    { prompt, n_predict: 1, cache_prompt: true, temperature: TEMPERATURE, seed: SEED },
+    timeoutMs,
+  )) as {
     timings?: { prompt_n?: number; prompt_ms?: number };
   };
-  return { evaluated: body.timings?.prompt_n ?? 0, promptMs: body.timings?.prompt_ms ?? Number.NaN, ttftMs: performance.now() - sent };
+  return {
+    evaluated: body.timings?.prompt_n ?? 0,
+    promptMs: body.timings?.prompt_ms ?? Number.NaN,
+    ttftMs: performance.now() - sent,
+  };
 }
 
 /**
@@ -129,7 +163,8 @@ function postJson(url: string, value: unknown, timeoutMs: number): Promise<unkno
         response.on("error", reject);
         response.on("end", () => {
           const text = Buffer.concat(chunks).toString("utf8");
-          if (response.statusCode !== 200) reject(new Error(`long prompt through llama-server: HTTP ${response.statusCode} ${text.slice(0, 200)}`));
+          if (response.statusCode !== 200)
+            reject(new Error(`long prompt through llama-server: HTTP ${response.statusCode} ${text.slice(0, 200)}`));
           else resolve(JSON.parse(text));
         });
       },
@@ -154,7 +189,10 @@ export async function runLong(
   log: (m: string) => void,
 ): Promise<LongResult> {
   const { text, tokens } = await longText(client, options.tokens);
-  log(`long prompt: ${tokens} tokens on a ${options.contextSize}-token context, then ${options.decodeTokens} tokens decoded`);
+  log(
+    `long prompt: ${tokens} tokens on a ${options.contextSize}-token context, then ${options.decodeTokens} tokens ` +
+      `decoded`,
+  );
   const cold = text;
   const cached = `${text}\n\n${userTurn(1)}`;
   const { timeoutMs, decodeTokens } = options;
@@ -177,8 +215,10 @@ export async function runLong(
     const decode = await runner.decode(cached);
     const party = { name: runner.name, cold: coldRun, cached: cachedRun, decode };
     log(
-      `long prompt, ${runner.name}: cold ${coldRun.promptMs.toFixed(0)} ms, prefix cached ${cachedRun.promptMs.toFixed(0)} ms ` +
-        `(${cachedRun.evaluated} tokens evaluated), decode ${longDecodeRate(party).toFixed(1)} tok/s over ${decode.tokens} tokens` +
+      `long prompt, ${runner.name}: cold ${coldRun.promptMs.toFixed(0)} ms, prefix cached ` +
+        `${cachedRun.promptMs.toFixed(0)} ms ` +
+        `(${cachedRun.evaluated} tokens evaluated), decode ${longDecodeRate(party).toFixed(1)} tok/s over ` +
+        `${decode.tokens} tokens` +
         (decode.outcome === "completed" ? "" : ` (${decode.outcome} ${decode.error ?? ""})`),
     );
     parties.push(party);

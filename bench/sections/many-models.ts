@@ -30,7 +30,9 @@ export interface ModelsOptions {
   readonly timeoutMs: number;
 }
 
-/** One load-on-demand round: the load alone, a first request for the unloaded model, the same kind of request loaded. */
+/**
+ * One load-on-demand round: the load alone, a first request for the unloaded model, the same kind of request loaded.
+ */
 export interface LoadRound {
   readonly loadMs: number;
   readonly firstRequest: StreamSample;
@@ -48,7 +50,11 @@ export interface ModelsResult {
 }
 
 const chat = (edgeUrl: string, model: string, variant: number, timeoutMs: number): Promise<StreamSample> =>
-  streamSse(`${edgeUrl}/v1/chat/completions`, chatBody([{ role: "user", content: streamPrompt(variant) }], FIRST_REQUEST_TOKENS, model), timeoutMs);
+  streamSse(
+    `${edgeUrl}/v1/chat/completions`,
+    chatBody([{ role: "user", content: streamPrompt(variant) }], FIRST_REQUEST_TOKENS, model),
+    timeoutMs,
+  );
 
 /** The time of `work`, ms. */
 async function timed<T>(work: () => Promise<T>): Promise<{ ms: number; value: T }> {
@@ -57,8 +63,16 @@ async function timed<T>(work: () => Promise<T>): Promise<{ ms: number; value: T 
   return { ms: performance.now() - started, value };
 }
 
-/** One round, the model unloaded at its start: the load alone, unloaded again, then a first request and one more; the model stays loaded. */
-async function loadRound(client: GrpcClient, edgeUrl: string, options: ModelsOptions, variant: number): Promise<LoadRound & { memoryBytes: number }> {
+/**
+ * One round, the model unloaded at its start: the load alone, unloaded again, then a first request and one more; the
+ * model stays loaded.
+ */
+async function loadRound(
+  client: GrpcClient,
+  edgeUrl: string,
+  options: ModelsOptions,
+  variant: number,
+): Promise<LoadRound & { memoryBytes: number }> {
   const { model, timeoutMs } = options;
   const load = await timed(() => client.loadModel({ model }));
   await client.unloadModel({ model });
@@ -105,7 +119,11 @@ export async function runCatalogueCost(
   log: (m: string) => void,
 ): Promise<{ oneModel: StreamSample[]; twoModels: StreamSample[] }> {
   const run = (edgeUrl: string, variant: number): Promise<StreamSample> =>
-    streamSse(`${edgeUrl}/v1/completions`, { ...completionBody(variant, options.maxTokens), model: options.model }, options.timeoutMs);
+    streamSse(
+      `${edgeUrl}/v1/completions`,
+      { ...completionBody(variant, options.maxTokens), model: options.model },
+      options.timeoutMs,
+    );
   for (let i = 0; i < WARM_UP; i++) for (const edgeUrl of [oneModelEdge, twoModelsEdge]) await run(edgeUrl, 700 + i);
   const result = { oneModel: [] as StreamSample[], twoModels: [] as StreamSample[] };
   for (let i = 0; i < options.requests; i++) {
@@ -147,7 +165,10 @@ export interface ModelsSummary {
   readonly overheadMs: number;
   readonly oneModel: CatalogueRow;
   readonly twoModels: CatalogueRow;
-  /** Over the pairs (the same prompt on each sidecar, one after the other) both completed: the median of two − one TTFT, ms, and of two / one decode rate. */
+  /**
+   * Over the pairs (the same prompt on each sidecar, one after the other) both completed: the median of two − one
+   * TTFT, ms, and of two / one decode rate.
+   */
   readonly pairs: number;
   readonly addedTtftMs: number;
   readonly decodeRatio: number;
@@ -156,15 +177,27 @@ export interface ModelsSummary {
   readonly decodeRatioInterval: readonly [number, number];
 }
 
-const spread = (values: readonly number[]): Spread => ({ n: values.filter(Number.isFinite).length, p50: median(values), min: min(values), max: max(values) });
+const spread = (values: readonly number[]): Spread => ({
+  n: values.filter(Number.isFinite).length,
+  p50: median(values),
+  min: min(values),
+  max: max(values),
+});
 const done = (samples: readonly StreamSample[]): StreamSample[] => samples.filter((s) => s.outcome === "completed");
 
 function catalogueRow(label: string, samples: readonly StreamSample[]): CatalogueRow {
   const ok = done(samples);
-  return { label, completed: `${ok.length} / ${samples.length}`, ttftP50: median(ok.map((s) => s.ttftMs)), decodeTps: spread(ok.map(decodeRate)) };
+  return {
+    label,
+    completed: `${ok.length} / ${samples.length}`,
+    ttftP50: median(ok.map((s) => s.ttftMs)),
+    decodeTps: spread(ok.map(decodeRate)),
+  };
 }
 
-/** The pairs both completed: the median TTFT difference and decode ratio, the catalogue of two against the model alone. */
+/**
+ * The pairs both completed: the median TTFT difference and decode ratio, the catalogue of two against the model alone.
+ */
 function paired(
   one: readonly StreamSample[],
   two: readonly StreamSample[],
@@ -206,8 +239,10 @@ export function summarizeModels(result: ModelsResult): ModelsSummary {
 const line = (cells: readonly string[]): string => `| ${cells.join(" | ")} |`;
 const signed = (v: number): string => `${v >= 0 ? "+" : ""}${fmt(v, 2)}`;
 /** The 95% intervals of the added TTFT (ms) and of the decode ratio, "lo to hi". */
-export const ttftRange = (s: ModelsSummary): string => `${signed(s.addedTtftInterval[0])} to ${signed(s.addedTtftInterval[1])}`;
-export const ratioRange = (s: ModelsSummary): string => `${fmt(s.decodeRatioInterval[0], 3)} to ${fmt(s.decodeRatioInterval[1], 3)}`;
+export const ttftRange = (s: ModelsSummary): string =>
+  `${signed(s.addedTtftInterval[0])} to ${signed(s.addedTtftInterval[1])}`;
+export const ratioRange = (s: ModelsSummary): string =>
+  `${fmt(s.decodeRatioInterval[0], 3)} to ${fmt(s.decodeRatioInterval[1], 3)}`;
 const range = (s: Spread, digits = 1): string => `${fmt(s.min, digits)}–${fmt(s.max, digits)}`;
 
 export function renderModels(s: ModelsSummary, result: ModelsResult): string {
@@ -218,18 +253,29 @@ export function renderModels(s: ModelsSummary, result: ModelsResult): string {
     ["the same request, model loaded: time to first token", s.loadedTtft],
   ] as const;
   const firstHeader = ["what", "runs", "p50 ms", "min–max ms"];
-  const secondHeader = ["sidecar's catalogue", "requests done", "TTFT p50 ms", "decode tok/s (min–max)", "vs the model alone: TTFT; decode (95% intervals)"];
+  const secondHeader = [
+    "sidecar's catalogue",
+    "requests done",
+    "TTFT p50 ms",
+    "decode tok/s (min–max)",
+    "vs the model alone: TTFT; decode (95% intervals)",
+  ];
   return [
-    `\n**Many models on one sidecar** (a catalogue of ${s.model} and ${s.other}, none loaded at start; ${s.model} takes ` +
-      `${fmt(s.memoryMiB, 0)} MiB loaded. Load on demand: ${o.runs} rounds after a warm-up, each the load alone, then a ` +
-      `streaming /v1/chat/completions through the edge (${FIRST_REQUEST_TOKENS} tokens) for the unloaded model, then another ` +
+    `\n**Many models on one sidecar** (a catalogue of ${s.model} and ${s.other}, none loaded at start; ${s.model} ` +
+      `takes ` +
+      `${fmt(s.memoryMiB, 0)} MiB loaded. Load on demand: ${o.runs} rounds after a warm-up, each the load alone, ` +
+      `then a ` +
+      `streaming /v1/chat/completions through the edge (${FIRST_REQUEST_TOKENS} tokens) for the unloaded model, then ` +
+      `another ` +
       "once loaded; overhead = first request − (load + loaded TTFT), medians)\n",
     line(firstHeader),
     line(firstHeader.map(() => "---")),
     ...loadRows.map(([what, v]) => line([what, String(v.n), fmt(v.p50), range(v)])),
     line(["overhead of loading on demand", "–", fmt(s.overheadMs), "–"]),
-    `\nThe catalogue's cost on a loaded model (one stream at a time through the edge, /v1/completions, ${o.maxTokens} tokens, ` +
-      `${o.requests} requests each, interleaved, each pair the same prompt; against the model alone: the medians of the pairs' ` +
+    `\nThe catalogue's cost on a loaded model (one stream at a time through the edge, /v1/completions, ` +
+      `${o.maxTokens} tokens, ` +
+      `${o.requests} requests each, interleaved, each pair the same prompt; against the model alone: the medians of ` +
+      `the pairs' ` +
       "TTFT differences and decode ratios):\n",
     line(secondHeader),
     line(secondHeader.map(() => "---")),
@@ -239,7 +285,10 @@ export function renderModels(s: ModelsSummary, result: ModelsResult): string {
         r.completed,
         fmt(r.ttftP50),
         `${fmt(r.decodeTps.p50)} (${range(r.decodeTps)})`,
-        r === s.oneModel ? "–" : `${signed(s.addedTtftMs)} ms (${ttftRange(s)}); ${fmt(s.decodeRatio, 3)}× (${ratioRange(s)}); ${s.pairs} pairs`,
+        r === s.oneModel
+          ? "–"
+          : `${signed(s.addedTtftMs)} ms (${ttftRange(s)}); ${fmt(s.decodeRatio, 3)}× (${ratioRange(s)}); ${s.pairs} ` +
+            `pairs`,
       ]),
     ),
   ].join("\n");

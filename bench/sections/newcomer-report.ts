@@ -2,7 +2,14 @@
 // the runs, this server beside llama-server's default build, and item by item the targets.
 import { median } from "../stats.js";
 import type { Target } from "../summary.js";
-import { fourStreamRates, LLAMA_SERVER_ARGS, oneStreamRates, type NewcomerParty, type NewcomerResult, type NewcomerSamples } from "./newcomer.js";
+import {
+  fourStreamRates,
+  LLAMA_SERVER_ARGS,
+  oneStreamRates,
+  type NewcomerParty,
+  type NewcomerResult,
+  type NewcomerSamples,
+} from "./newcomer.js";
 
 export interface NewcomerSummary {
   readonly oneRate: Record<NewcomerParty, number>;
@@ -14,7 +21,10 @@ export interface NewcomerSummary {
 const ttftsOne = (s: readonly NewcomerSamples[]): number[] => s.flatMap((r) => r.one.map((x) => x.ttftMs));
 const ttftsFour = (s: readonly NewcomerSamples[]): number[] => s.flatMap((r) => r.four.flat().map((x) => x.ttftMs));
 
-function perParty(result: NewcomerResult, figure: (s: readonly NewcomerSamples[]) => number[]): Record<NewcomerParty, number> {
+function perParty(
+  result: NewcomerResult,
+  figure: (s: readonly NewcomerSamples[]) => number[],
+): Record<NewcomerParty, number> {
   return { ours: median(figure(result.runs.ours)), "llama-server": median(figure(result.runs["llama-server"])) };
 }
 
@@ -40,7 +50,8 @@ export function renderNewcomer(s: NewcomerSummary, result: NewcomerResult): stri
   const lines = [
     `**Newcomer** (\`npm start\` with MODEL=${result.model} and nothing else, beside llama-server's default build as ` +
       `\`llama-server -m MODEL ${LLAMA_SERVER_ARGS.join(" ")}\`; streamed /v1/completions of a short prompt, ` +
-      `${flags.maxTokens} tokens, temperature 0, seed 42, from this process; medians pooled over ${flags.runs} fresh starts × ` +
+      `${flags.maxTokens} tokens, temperature 0, seed 42, from this process; medians pooled over ${flags.runs} fresh ` +
+      `starts × ` +
       `${flags.rounds} rounds, the first request after each start apart)`,
     "",
     "| what | this server | llama-server | this server vs llama-server |",
@@ -49,7 +60,10 @@ export function renderNewcomer(s: NewcomerSummary, result: NewcomerResult): stri
   for (const [name, v, kind] of rows) {
     const ours = v.ours;
     const theirs = v["llama-server"];
-    const versus = kind === "ratio" ? `${(ours / theirs).toFixed(2)}×` : `${ours - theirs >= 0 ? "+" : ""}${(ours - theirs).toFixed(1)} ms`;
+    const versus =
+      kind === "ratio"
+        ? `${(ours / theirs).toFixed(2)}×`
+        : `${ours - theirs >= 0 ? "+" : ""}${(ours - theirs).toFixed(1)} ms`;
     lines.push(`| ${name} | ${f1(ours)} | ${f1(theirs)} | ${versus} |`);
   }
   return lines.join("\n");
@@ -58,9 +72,17 @@ export function renderNewcomer(s: NewcomerSummary, result: NewcomerResult): stri
 export function newcomerTargets(s: NewcomerSummary | undefined): Target[] {
   const ratio = (v: Record<NewcomerParty, number> | undefined): number => (v ? v.ours / v["llama-server"] : Number.NaN);
   const diff = (v: Record<NewcomerParty, number> | undefined): number => (v ? v.ours - v["llama-server"] : Number.NaN);
-  const target = (name: string, value: number, needed: string, pass: (v: number) => boolean, unit: "×" | " ms"): Target => ({
+  const target = (
+    name: string,
+    value: number,
+    needed: string,
+    pass: (v: number) => boolean,
+    unit: "×" | " ms",
+  ): Target => ({
     name,
-    measured: Number.isFinite(value) ? `${unit === "×" ? value.toFixed(2) : (value >= 0 ? "+" : "") + value.toFixed(1)}${unit}` : "–",
+    measured: Number.isFinite(value)
+      ? `${unit === "×" ? value.toFixed(2) : (value >= 0 ? "+" : "") + value.toFixed(1)}${unit}`
+      : "–",
     needed,
     pass: Number.isFinite(value) ? pass(value) : undefined,
   });

@@ -40,7 +40,15 @@ export interface NewcomerResult {
 }
 
 function requestBody(maxTokens: number): Record<string, unknown> {
-  return { model: "m", prompt: NEWCOMER_PROMPT, max_tokens: maxTokens, temperature: 0, seed: 42, stream: true, stream_options: { include_usage: true } };
+  return {
+    model: "m",
+    prompt: NEWCOMER_PROMPT,
+    max_tokens: maxTokens,
+    temperature: 0,
+    seed: 42,
+    stream: true,
+    stream_options: { include_usage: true },
+  };
 }
 
 async function stream(server: Server, flags: NewcomerFlags): Promise<StreamSample> {
@@ -50,20 +58,34 @@ async function stream(server: Server, flags: NewcomerFlags): Promise<StreamSampl
 }
 
 /** `rounds` streams one after another, then `rounds` rounds of four at once. */
-async function measureParty(server: Server, flags: NewcomerFlags, into: NewcomerSamples, phase: "one" | "four"): Promise<void> {
+async function measureParty(
+  server: Server,
+  flags: NewcomerFlags,
+  into: NewcomerSamples,
+  phase: "one" | "four",
+): Promise<void> {
   for (let r = 0; r < flags.rounds; r++) {
     if (phase === "one") into.one.push(await stream(server, flags));
     else into.four.push(await Promise.all([0, 1, 2, 3].map(() => stream(server, flags))));
   }
 }
 
-/** One run: both servers started afresh, one request each, then each phase with the servers taking turns going first. */
-async function runOnce(modelPath: string, flags: NewcomerFlags, run: number): Promise<Record<NewcomerParty, NewcomerSamples>> {
+/**
+ * One run: both servers started afresh, one request each, then each phase with the servers taking turns going first.
+ */
+async function runOnce(
+  modelPath: string,
+  flags: NewcomerFlags,
+  run: number,
+): Promise<Record<NewcomerParty, NewcomerSamples>> {
   const servers: Record<NewcomerParty, Server> = {
     ours: await startOurs(modelPath),
     "llama-server": await startLlamaServer(modelPath, LLAMA_SERVER_ARGS),
   };
-  const out: Record<NewcomerParty, NewcomerSamples> = { ours: { one: [], four: [] }, "llama-server": { one: [], four: [] } };
+  const out: Record<NewcomerParty, NewcomerSamples> = {
+    ours: { one: [], four: [] },
+    "llama-server": { one: [], four: [] },
+  };
   try {
     for (const party of NEWCOMER_PARTIES) await stream(servers[party], flags);
     for (const [i, phase] of (["one", "four"] as const).entries()) {
@@ -76,7 +98,12 @@ async function runOnce(modelPath: string, flags: NewcomerFlags, run: number): Pr
   return out;
 }
 
-export async function runNewcomer(modelPath: string, model: string, flags: NewcomerFlags, log: (m: string) => void): Promise<NewcomerResult> {
+export async function runNewcomer(
+  modelPath: string,
+  model: string,
+  flags: NewcomerFlags,
+  log: (m: string) => void,
+): Promise<NewcomerResult> {
   const runs: Record<NewcomerParty, NewcomerSamples[]> = { ours: [], "llama-server": [] };
   for (let run = 0; run < flags.runs; run++) {
     const samples = await runOnce(modelPath, flags, run);

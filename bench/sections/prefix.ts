@@ -21,7 +21,11 @@ export interface PrefixResult {
 /** Finds the filler length whose system prompt (chat-rendered) has about `tokens` tokens. */
 export async function calibrate(client: GrpcClient, tokens: number): Promise<{ words: number; tokens: number }> {
   const count = async (words: number): Promise<number> =>
-    (await client.tokenize({ input: { case: "chat", value: { messages: [{ role: Role.SYSTEM, content: systemPrompt(0, words) }] } } })).tokens.length;
+    (
+      await client.tokenize({
+        input: { case: "chat", value: { messages: [{ role: Role.SYSTEM, content: systemPrompt(0, words) }] } },
+      })
+    ).tokens.length;
   let words = Math.round(tokens * 0.7);
   let got = await count(words);
   for (let i = 0; i < 6 && Math.abs(got - tokens) > 5; i++) {
@@ -40,7 +44,12 @@ export async function runPrefix(
 ): Promise<PrefixResult> {
   const { words, tokens } = await calibrate(client, options.tokens);
   log(`prefix: system prompt of ${tokens} tokens (${words} filler words)`);
-  const result: PrefixResult = { systemPromptTokens: tokens, words, grpc: { cold: [], warm: [] }, edge: { cold: [], warm: [] } };
+  const result: PrefixResult = {
+    systemPromptTokens: tokens,
+    words,
+    grpc: { cold: [], warm: [] },
+    edge: { cold: [], warm: [] },
+  };
   const viaGrpc = (system: string, turn: number): Promise<StreamSample> =>
     streamGrpc(
       client,

@@ -52,7 +52,8 @@ interface Message {
 
 /** Session `session`'s opening: its number first and a filler of its own, so no two share more than a few tokens. */
 export const sessionOpening = (session: number, words: number): string =>
-  `Session ${session}. You are a coding agent working in a repository. Its notes follow. ${fillerText(words, 20_000 + session)}`;
+  `Session ${session}. You are a coding agent working in a repository. Its notes follow. ` +
+  `${fillerText(words, 20_000 + session)}`;
 
 /** A streaming chat completions body; `model` "bench" reaches a one-model catalogue's model. */
 export function chatBody(messages: readonly Message[], maxTokens: number, model = "bench"): Record<string, unknown> {
@@ -77,7 +78,9 @@ export async function runSessionParty(
 ): Promise<SessionsParty> {
   const url = `${baseUrl}/v1/chat/completions`;
   await streamSse(url, chatBody([{ role: "user", content: streamPrompt(7) }], 4), options.timeoutMs);
-  const histories: Message[][] = Array.from({ length: options.sessions }, (_, s) => [{ role: "system", content: sessionOpening(s, words) }]);
+  const histories: Message[][] = Array.from({ length: options.sessions }, (_, s) => [
+    { role: "system", content: sessionOpening(s, words) },
+  ]);
   const party: SessionsParty = { label, turns: [] };
   for (let turn = 0; turn < options.turns; turn++) {
     for (const [session, history] of histories.entries()) {
@@ -106,7 +109,8 @@ export interface SessionsRow {
   readonly vsPeer: number;
 }
 
-const completed = (turns: readonly SessionTurn[]): StreamSample[] => turns.map((t) => t.sample).filter((s) => s.outcome === "completed");
+const completed = (turns: readonly SessionTurn[]): StreamSample[] =>
+  turns.map((t) => t.sample).filter((s) => s.outcome === "completed");
 const sum = (values: readonly number[]): number => values.reduce((a, b) => a + b, 0);
 
 export function summarizeSessions(result: SessionsResult): SessionsRow[] {
@@ -155,9 +159,12 @@ export function renderSessions(rows: readonly SessionsRow[], result: SessionsRes
     ]),
   );
   return [
-    `\n**Many sessions on one box** (${o.sessions} sessions, ${o.sequences} sequences × ${fmt(result.contextSize, 0)} tokens, ` +
-      `~${fmt(o.tokens, 0)}-token openings, ${o.turns} turns each, round-robin, one request at a time, ${SESSION_REPLY_TOKENS} tokens ` +
-      "per reply; cold = a session's first turn, returning = its later turns, each resending its history; client TTFT through " +
+    `\n**Many sessions on one box** (${o.sessions} sessions, ${o.sequences} sequences × ` +
+      `${fmt(result.contextSize, 0)} tokens, ` +
+      `~${fmt(o.tokens, 0)}-token openings, ${o.turns} turns each, round-robin, one request at a time, ` +
+      `${SESSION_REPLY_TOKENS} tokens ` +
+      "per reply; cold = a session's first turn, returning = its later turns, each resending its history; client " +
+      "TTFT through " +
       "/v1/chat/completions; cached share = cached over prompt tokens of the returning turns)\n",
     line(header),
     line(header.map(() => "---")),

@@ -23,8 +23,16 @@ export interface SingleResult {
 const VARIANT_BASE = 100;
 const WARM_UP_BASE = 900;
 
-export async function runSingle(parties: readonly Party[], runs: number, meter: CpuMeter, log: (m: string) => void): Promise<SingleResult> {
-  const result: SingleResult = { runs, parties: parties.map((p) => ({ key: p.key, label: p.label, samples: [], cpuMs: {} })) };
+export async function runSingle(
+  parties: readonly Party[],
+  runs: number,
+  meter: CpuMeter,
+  log: (m: string) => void,
+): Promise<SingleResult> {
+  const result: SingleResult = {
+    runs,
+    parties: parties.map((p) => ({ key: p.key, label: p.label, samples: [], cpuMs: {} })),
+  };
   // One discarded warm-up each: first-call costs (JIT, connections, buffers) are not the steady state.
   for (const [index, party] of parties.entries()) await party.run(WARM_UP_BASE + index);
   for (let round = 0; round < runs; round++) {
@@ -35,7 +43,8 @@ export async function runSingle(parties: readonly Party[], runs: number, meter: 
       if (party === undefined || into === undefined) continue;
       const before = meter.snapshot();
       const sample = await party.run(VARIANT_BASE + round * parties.length + index);
-      for (const [role, ms] of Object.entries(CpuMeter.diff(before, meter.snapshot()))) into.cpuMs[role] = (into.cpuMs[role] ?? 0) + ms;
+      for (const [role, ms] of Object.entries(CpuMeter.diff(before, meter.snapshot())))
+        into.cpuMs[role] = (into.cpuMs[role] ?? 0) + ms;
       into.samples.push(sample);
       if (sample.outcome !== "completed") log(`single ${party.key}: ${sample.outcome} ${sample.error ?? ""}`);
     }

@@ -39,12 +39,21 @@ export interface StatefulPath {
 export const REPLY_TOKENS = 16;
 
 const num = (value: unknown): number => (typeof value === "number" ? value : Number.NaN);
-const record = (value: unknown): Record<string, unknown> => (typeof value === "object" && value !== null ? (value as Record<string, unknown>) : {});
+const record = (value: unknown): Record<string, unknown> =>
+  typeof value === "object" && value !== null ? (value as Record<string, unknown>) : {};
 
-function turn(sample: EventsSample, read: (events: readonly Record<string, unknown>[]) => Omit<TurnSample, "ok" | "ttftMs" | "error">): TurnSample {
+function turn(
+  sample: EventsSample,
+  read: (events: readonly Record<string, unknown>[]) => Omit<TurnSample, "ok" | "ttftMs" | "error">,
+): TurnSample {
   const fields = read(sample.events);
   const ok = sample.status === 200 && sample.error === undefined && Number.isFinite(sample.ttftMs);
-  return { ok, ttftMs: sample.ttftMs, ...fields, error: sample.error ?? (ok ? undefined : `status ${sample.status}, no text`) };
+  return {
+    ok,
+    ttftMs: sample.ttftMs,
+    ...fields,
+    error: sample.error ?? (ok ? undefined : `status ${sample.status}, no text`),
+  };
 }
 
 function chatPath(edgeUrl: string, timeoutMs: number): StatefulPath {
@@ -57,11 +66,17 @@ function chatPath(edgeUrl: string, timeoutMs: number): StatefulPath {
     stream: true,
     stream_options: { include_usage: true },
   });
-  const send = async (path: string, messages: readonly ChatMessage[], headers: Record<string, string> = {}): Promise<TurnSample> => {
+  const send = async (
+    path: string,
+    messages: readonly ChatMessage[],
+    headers: Record<string, string> = {},
+  ): Promise<TurnSample> => {
     const sample = await streamEvents(`${edgeUrl}${path}`, body(messages), headers, timeoutMs);
     return turn(sample, (events) => {
       const usage = record(events.findLast((e) => e["usage"] != null)?.["usage"]);
-      const text = events.map((e) => String(record(record((e["choices"] as unknown[] | undefined)?.[0])["delta"])["content"] ?? "")).join("");
+      const text = events
+        .map((e) => String(record(record((e["choices"] as unknown[] | undefined)?.[0])["delta"])["content"] ?? ""))
+        .join("");
       return {
         text,
         promptTokens: num(usage["prompt_tokens"]),
@@ -84,7 +99,9 @@ function responsesPath(edgeUrl: string, timeoutMs: number): StatefulPath {
     const body = { model: "bench", max_output_tokens: REPLY_TOKENS, temperature: TEMPERATURE, stream: true, ...fields };
     const sample = await streamEvents(`${edgeUrl}/v1/responses`, body, {}, timeoutMs);
     return turn(sample, (events) => {
-      const response = record(events.find((e) => e["type"] === "response.completed" || e["type"] === "response.incomplete")?.["response"]);
+      const response = record(
+        events.find((e) => e["type"] === "response.completed" || e["type"] === "response.incomplete")?.["response"],
+      );
       const usage = record(response["usage"]);
       const text = events
         .filter((e) => e["type"] === "response.output_text.delta")
@@ -110,7 +127,12 @@ function responsesPath(edgeUrl: string, timeoutMs: number): StatefulPath {
 function threadsPath(edgeUrl: string, timeoutMs: number): StatefulPath {
   const send = async (fields: Record<string, unknown>): Promise<TurnSample> => {
     const body = { model: "bench", max_tokens: REPLY_TOKENS, temperature: TEMPERATURE, stream: true, ...fields };
-    const sample = await streamEvents(`${edgeUrl}/v1/messages`, body, { "anthropic-beta": "message-threads-2026-08-12" }, timeoutMs);
+    const sample = await streamEvents(
+      `${edgeUrl}/v1/messages`,
+      body,
+      { "anthropic-beta": "message-threads-2026-08-12" },
+      timeoutMs,
+    );
     return turn(sample, (events) => {
       const message = record(events.find((e) => e["type"] === "message_start")?.["message"]);
       const usage = record(message["usage"]);
@@ -119,14 +141,20 @@ function threadsPath(edgeUrl: string, timeoutMs: number): StatefulPath {
         .map((e) => String(record(e["delta"])["text"] ?? ""))
         .join("");
       const cached = num(usage["cache_read_input_tokens"]);
-      return { text, promptTokens: num(usage["input_tokens"]) + cached, cachedTokens: cached, next: String(message["id"] ?? "") };
+      return {
+        text,
+        promptTokens: num(usage["input_tokens"]) + cached,
+        cachedTokens: cached,
+        next: String(message["id"] ?? ""),
+      };
     });
   };
   return {
     name: "threads",
     label: "Anthropic thread (vs /v1/messages)",
     create: (messages) => send({ messages, thread: { type: "create" } }),
-    next: (from, user) => send({ messages: [{ role: "user", content: user }], thread: { type: "continue", previous_message_id: from } }),
+    next: (from, user) =>
+      send({ messages: [{ role: "user", content: user }], thread: { type: "continue", previous_message_id: from } }),
     stateless: (messages) => send({ messages }),
   };
 }

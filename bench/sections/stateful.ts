@@ -17,17 +17,26 @@ import { statefulPaths, type PathName, type StatefulPath, type TurnSample } from
 
 export interface StatefulResult {
   readonly conversationTokens: number;
-  readonly paths: Record<PathName, { label: string; cold: TurnSample[]; next: TurnSample[]; storeOff: TurnSample[]; storeOn: TurnSample[] }>;
+  readonly paths: Record<
+    PathName,
+    { label: string; cold: TurnSample[]; next: TurnSample[]; storeOff: TurnSample[]; storeOn: TurnSample[] }
+  >;
 }
 
 /** Store-off / store-on pairs of short requests per round and path. */
 const STORE_PAIRS = 5;
 
 /** The first user message of a conversation: filler of `words` words, its own per `seed`. */
-const opening = (seed: number, words: number): string => `Conversation ${seed}. Notes follow. ${fillerText(words, seed)}`;
+const opening = (seed: number, words: number): string =>
+  `Conversation ${seed}. Notes follow. ${fillerText(words, seed)}`;
 
 /** One round on one path: the long conversation (turn 1, its next turn, a cold twin) and a store on/off pair. */
-async function round(path: StatefulPath, seed: number, words: number, into: StatefulResult["paths"][PathName]): Promise<void> {
+async function round(
+  path: StatefulPath,
+  seed: number,
+  words: number,
+  into: StatefulResult["paths"][PathName],
+): Promise<void> {
   const first = await path.create([{ role: "user", content: opening(seed, words) }]);
   if (!first.ok) throw new Error(`${path.label}: turn 1 failed: ${first.error ?? ""}`);
   into.next.push(await path.next(first.next, userTurn(1)));
@@ -60,7 +69,8 @@ export async function runStateful(
   const { words } = await calibrate(client, options.tokens - 50);
   const paths = statefulPaths(edgeUrl, options.timeoutMs);
   const result: StatefulResult = { conversationTokens: Number.NaN, paths: {} as StatefulResult["paths"] };
-  for (const path of paths) result.paths[path.name] = { label: path.label, cold: [], next: [], storeOff: [], storeOn: [] };
+  for (const path of paths)
+    result.paths[path.name] = { label: path.label, cold: [], next: [], storeOff: [], storeOn: [] };
   for (let r = 0; r < options.rounds; r++) {
     for (const [i, path] of paths.entries()) await round(path, 10_000 + r * 10 + i, words, result.paths[path.name]);
     log(`stateful round ${r + 1}/${options.rounds} done`);
@@ -131,8 +141,10 @@ export function renderStateful(rows: readonly StatefulRow[], conversationTokens:
     ]),
   );
   return [
-    `\n**Stateful conversations** (a ~${fmt(conversationTokens, 0)}-token conversation's next turn, sending only its new ` +
-      `message, against a cold prompt of the same length through the same protocol without the store; and a short new ` +
+    `\n**Stateful conversations** (a ~${fmt(conversationTokens, 0)}-token conversation's next turn, sending only its ` +
+      `new ` +
+      `message, against a cold prompt of the same length through the same protocol without the store; and a short ` +
+      `new ` +
       `conversation with the store on vs off; client TTFT)\n`,
     line(header),
     line(header.map(() => "---")),
@@ -148,7 +160,8 @@ export function statefulTargets(rows: readonly StatefulRow[]): Target[] {
       {
         name: `${r.label}: next turn of a ~1,500-token conversation, time to first token vs cold`,
         measured:
-          `${fmt(ratio * 100)}% (${fmt(r.nextTtftMs)} vs ${fmt(r.coldTtftMs)} ms; ${fmt(r.promptTokens - r.cachedTokens, 0)} of ` +
+          `${fmt(ratio * 100)}% (${fmt(r.nextTtftMs)} vs ${fmt(r.coldTtftMs)} ms; ` +
+          `${fmt(r.promptTokens - r.cachedTokens, 0)} of ` +
           `${fmt(r.promptTokens, 0)} tokens evaluated)`,
         needed: "≤ 30%",
         pass: Number.isFinite(ratio) ? ratio <= 0.3 : undefined,

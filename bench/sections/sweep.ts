@@ -26,14 +26,20 @@ export async function runSweep(
   /** Runs are numbered from here (their prompts differ from those of runs numbered before). */
   firstRun = 0,
 ): Promise<SweepResult> {
-  const result: SweepResult = { levels, runsPerLevel: runs, edge: {}, peers: peers.map((p) => ({ label: p.label, runs: {} })) };
+  const result: SweepResult = {
+    levels,
+    runsPerLevel: runs,
+    edge: {},
+    peers: peers.map((p) => ({ label: p.label, runs: {} })),
+  };
   for (let run = firstRun; run < firstRun + runs; run++) {
     for (const level of levels) {
       const edgeRun = await runConcurrent(level, (i) => edge.run(sweepVariant(run, level, i)));
       const edgeRuns = result.edge[level] ?? [];
       result.edge[level] = edgeRuns;
       edgeRuns.push(edgeRun);
-      let line = `sweep run ${run - firstRun + 1}/${runs}, ${level} streams: edge ${edgeRun.aggregateTps.toFixed(1)} tok/s`;
+      let line =
+        `sweep run ${run - firstRun + 1}/${runs}, ${level} streams: edge ${edgeRun.aggregateTps.toFixed(1)} ` + `tok/s`;
       for (const [index, peer] of peers.entries()) {
         const into = result.peers[index];
         if (!peerLevels.includes(level) || into === undefined) continue;

@@ -71,7 +71,10 @@ export function createAccessPolicy(options: AccessOptions = {}): AccessPolicy {
   };
   return {
     mode,
-    describe: () => `access: ${DESCRIPTIONS[mode]}${origins === undefined ? "" : `; CORS origins: ${origins === "*" ? "*" : [...origins].join(", ")}`}`,
+    describe: () => {
+      const cors = origins === undefined ? "" : `; CORS origins: ${origins === "*" ? "*" : [...origins].join(", ")}`;
+      return `access: ${DESCRIPTIONS[mode]}${cors}`;
+    },
     allowOrigin(request) {
       if (origins === "*" || (origins === undefined && mode !== "loopback")) return "*";
       const origin = request.headers.get("origin");
@@ -101,20 +104,26 @@ export function createAccessPolicy(options: AccessOptions = {}): AccessPolicy {
 
 function hostRefused(hostname: string): PermissionDeniedError {
   return new PermissionDeniedError(
-    `This server has no API keys configured, so it answers only requests addressed to a loopback host (localhost, 127.0.0.1, ` +
+    `This server has no API keys configured, so it answers only requests addressed to a loopback host (localhost, ` +
+      `127.0.0.1, ` +
       `::1), not '${hostname}'. Set API_KEYS, or ALLOW_OPEN=true to serve any host without keys.`,
     { code: "host_not_allowed" },
   );
 }
 
 function originRefused(origin: string): PermissionDeniedError {
-  return new PermissionDeniedError(`Requests from the web origin '${origin}' are not allowed here. Add it to CORS_ORIGINS to allow it.`, {
-    code: "origin_not_allowed",
-  });
+  return new PermissionDeniedError(
+    `Requests from the web origin '${origin}' are not allowed here. Add it to CORS_ORIGINS to allow it.`,
+    {
+      code: "origin_not_allowed",
+    },
+  );
 }
 
 function keyRefused(presented: boolean): AuthenticationError {
-  const message = presented ? "Incorrect API key provided." : "No API key provided. Send it as 'Authorization: Bearer <key>' or 'x-api-key: <key>'.";
+  const message = presented
+    ? "Incorrect API key provided."
+    : "No API key provided. Send it as 'Authorization: Bearer <key>' or 'x-api-key: <key>'.";
   return new AuthenticationError(message, { code: "invalid_api_key" });
 }
 

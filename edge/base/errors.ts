@@ -105,7 +105,8 @@ export class ContextLengthError extends GenerationRejectedError {
     cause?: unknown,
   ) {
     super(
-      `This model's maximum context length is ${contextSize} tokens. However, your messages resulted in ${promptTokens} ` +
+      `This model's maximum context length is ${contextSize} tokens. However, your messages resulted in ` +
+        `${promptTokens} ` +
         `tokens. Please reduce the length of the messages.`,
       { code: "context_length_exceeded", cause },
     );
@@ -186,7 +187,8 @@ export class GatewayTimeoutError extends ApiError {
 
 function retryAfter(error: ConnectError): Record<string, string> {
   const suggested = error.metadata.get("retry-after");
-  const seconds = suggested !== null && /^\d+$/.test(suggested.trim()) ? suggested.trim() : String(DEFAULT_RETRY_AFTER_SECONDS);
+  const seconds =
+    suggested !== null && /^\d+$/.test(suggested.trim()) ? suggested.trim() : String(DEFAULT_RETRY_AFTER_SECONDS);
   return { "retry-after": seconds };
 }
 
@@ -205,7 +207,11 @@ function isEncodeFailure(error: ConnectError): boolean {
 function loadFailure(error: ConnectError): ServerError | undefined {
   const [failed] = error.findDetails(ModelLoadFailedSchema);
   if (failed === undefined) return undefined;
-  return new ServerError(`The model '${failed.model}' could not be loaded: ${failed.reason}`, { param: "model", code: "model_load_failed", cause: error });
+  return new ServerError(`The model '${failed.model}' could not be loaded: ${failed.reason}`, {
+    param: "model",
+    code: "model_load_failed",
+    cause: error,
+  });
 }
 
 /** Maps a sidecar failure (gRPC status) to the edge's error hierarchy. */
@@ -213,7 +219,10 @@ export function fromConnectError(error: ConnectError): ApiError {
   const message = error.rawMessage;
   const cause = error;
   if (isEncodeFailure(error)) {
-    return new InvalidRequestError("The request holds a value out of the range this server accepts.", { code: "value_out_of_range", cause });
+    return new InvalidRequestError("The request holds a value out of the range this server accepts.", {
+      code: "value_out_of_range",
+      cause,
+    });
   }
   switch (error.code) {
     case Code.InvalidArgument:
@@ -240,10 +249,13 @@ export function fromConnectError(error: ConnectError): ApiError {
         cause,
       });
     case Code.Unauthenticated:
-      return new ServerError("The inference sidecar refused the edge's credentials: set the same SIDECAR_TOKEN on both.", {
-        code: "sidecar_unauthenticated",
-        cause,
-      });
+      return new ServerError(
+        "The inference sidecar refused the edge's credentials: set the same SIDECAR_TOKEN on both.",
+        {
+          code: "sidecar_unauthenticated",
+          cause,
+        },
+      );
     case Code.Canceled:
     case Code.Unknown:
     case Code.AlreadyExists:

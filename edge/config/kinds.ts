@@ -16,7 +16,10 @@ export interface Kind<T> {
 
 /** A whole number from `min` to `max`, in decimal digits. */
 export function integer(min = 0, max?: number): Kind<number> {
-  const accepts = min === 0 && max === undefined ? "a non-negative integer" : `an integer from ${min}${max === undefined ? " up" : ` to ${max}`}`;
+  const accepts =
+    min === 0 && max === undefined
+      ? "a non-negative integer"
+      : `an integer from ${min}${max === undefined ? " up" : ` to ${max}`}`;
   return {
     type: max === undefined ? `integer ≥ ${min}` : `integer ${min}–${max}`,
     accepts,

@@ -64,7 +64,14 @@ export interface TraceSettings {
 
 /** The trace settings, or undefined when neither OTLP endpoint is set (traces off). */
 export function traceSettingsOf(config: EdgeConfig<Host>): TraceSettings | undefined {
-  const url = config.otlpTracesEndpoint ?? (config.otlpEndpoint === undefined ? undefined : `${config.otlpEndpoint.replace(/\/+$/, "")}/v1/traces`);
+  const url =
+    config.otlpTracesEndpoint ??
+    (config.otlpEndpoint === undefined ? undefined : `${config.otlpEndpoint.replace(/\/+$/, "")}/v1/traces`);
   if (url === undefined) return undefined;
-  return { url, protocol: config.otlpProtocol, serviceName: config.otelServiceName, captureContent: config.captureContent };
+  return {
+    url,
+    protocol: config.otlpProtocol,
+    serviceName: config.otelServiceName,
+    captureContent: config.captureContent,
+  };
 }

@@ -27,7 +27,8 @@ export interface OptionalSetting<T> extends SettingBase<T> {
 export type Setting = DefaultedSetting<unknown> | OptionalSetting<unknown>;
 
 /** The typed value a setting gives: its kind's, or undefined when it has no default and is unset. */
-export type ValueOf<S> = S extends DefaultedSetting<infer T> ? T : S extends OptionalSetting<infer T> ? T | undefined : never;
+export type ValueOf<S> =
+  S extends DefaultedSetting<infer T> ? T : S extends OptionalSetting<infer T> ? T | undefined : never;
 
 /** Settings both hosts read. */
 export const SHARED_SETTINGS = {
@@ -43,8 +44,10 @@ export const SHARED_SETTINGS = {
     kind: httpUrls,
     secret: true,
     help:
-      "several sidecars, instead of `SIDECAR_URL` (the same token and headers for each): each request goes to one that serves " +
-      "its model (one that has it loaded first), a conversation's turns to the same one, else the least loaded, with failover",
+      "several sidecars, instead of `SIDECAR_URL` (the same token and headers for each): each request goes to one " +
+      "that serves " +
+      "its model (one that has it loaded first), a conversation's turns to the same one, else the least loaded, with " +
+      "failover",
   },
   sidecarToken: {
     env: "SIDECAR_TOKEN",
@@ -64,7 +67,9 @@ export const SHARED_SETTINGS = {
     env: "API_KEYS",
     kind: keyList,
     secret: true,
-    help: "client keys, each a key or `sha256:<hex>` of one (a secret on Workers). Unset: only requests addressed to a loopback host are served",
+    help:
+      "client keys, each a key or `sha256:<hex>` of one (a secret on Workers). Unset: only requests addressed to " +
+      "a loopback host are served",
   },
   allowOpen: { env: "ALLOW_OPEN", kind: boolean, default: false, help: "`true`: serve any host without keys" },
   corsOrigins: {
@@ -77,35 +82,55 @@ export const SHARED_SETTINGS = {
     env: "RATE_LIMIT",
     kind: integer(0),
     shown: "none",
-    help: "requests per minute per key (unset or 0: no limit): the Worker's Rate Limiting binding `RATE_LIMITER`, an in-memory limiter per process on Node",
+    help:
+      "requests per minute per key (unset or 0: no limit): the Worker's Rate Limiting binding `RATE_LIMITER`, an " +
+      "in-memory limiter per process on Node",
   },
-  maxBodyBytes: { env: "MAX_BODY_BYTES", kind: integer(0), default: 4 * 1024 * 1024, shown: "4 MiB", help: "request body limit in bytes" },
+  maxBodyBytes: {
+    env: "MAX_BODY_BYTES",
+    kind: integer(0),
+    default: 4 * 1024 * 1024,
+    shown: "4 MiB",
+    help: "request body limit in bytes",
+  },
   keepAliveMs: {
     env: "KEEP_ALIVE_MS",
     kind: integer(0),
     default: 10_000,
-    help: "`: ping` after this much silence on a stream (0: never); the write is also how workerd notices a client that left",
+    help:
+      "`: ping` after this much silence on a stream (0: never); the write is also how workerd notices a client " +
+      "that left",
   },
   sidecarStallMs: {
     env: "SIDECAR_STALL_MS",
     kind: integer(0),
     default: 30_000,
     help:
-      "a sidecar that sends nothing, not even its heartbeat, this long is taken as stalled: the call is cancelled, 504 (or the " +
+      "a sidecar that sends nothing, not even its heartbeat, this long is taken as stalled: the call is cancelled, " +
+      "504 (or the " +
       "stream's error event); 0: never",
   },
   logRequests: {
     env: "LOG_REQUESTS",
     kind: boolean,
     default: true,
-    help: "one JSON line per request ([fields](contract.md#request-logs)): `console.log` on Workers, pino on stdout on Node",
+    help:
+      "one JSON line per request ([fields](contract.md#request-logs)): `console.log` on Workers, pino on stdout " +
+      "on Node",
   },
-  logBodies: { env: "LOG_BODIES", kind: boolean, default: false, help: "`true` adds prompt and reply text to the request log" },
+  logBodies: {
+    env: "LOG_BODIES",
+    kind: boolean,
+    default: false,
+    help: "`true` adds prompt and reply text to the request log",
+  },
   otlpEndpoint: {
     env: "OTEL_EXPORTER_OTLP_ENDPOINT",
     kind: httpUrl,
     secret: true,
-    help: "turns traces on ([Traces](decisions.md#traces)): the OTLP/HTTP collector's base URL, spans sent to its `/v1/traces`",
+    help:
+      "turns traces on ([Traces](decisions.md#traces)): the OTLP/HTTP collector's base URL, spans sent to its " +
+      "`/v1/traces`",
   },
   otlpTracesEndpoint: {
     env: "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
@@ -124,7 +149,9 @@ export const SHARED_SETTINGS = {
     env: "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT",
     kind: boolean,
     default: false,
-    help: "`true` adds the request's messages and the reply's text to the GenAI span (`gen_ai.input.messages`, `gen_ai.output.messages`)",
+    help:
+      "`true` adds the request's messages and the reply's text to the GenAI span (`gen_ai.input.messages`, " +
+      "`gen_ai.output.messages`)",
   },
 } as const satisfies Record<string, Setting>;
 
@@ -143,14 +170,16 @@ export const NODE_SETTINGS = {
     default: ".data/llm-edge.sqlite",
     help:
       "the SQLite file `/c1` keeps conversations in, `/v1/responses` its stored responses, `/v1/conversations` its " +
-      "conversations and `/v1/messages` its threads (`:memory:`: until the edge stops); `migrations/` is applied at start-up",
+      "conversations and `/v1/messages` its threads (`:memory:`: until the edge stops); `migrations/` is applied at " +
+      "start-up",
   },
   filesPath: {
     env: "FILES_PATH",
     kind: text("path", "a path"),
     default: ".data/files",
     help:
-      "the folder batch files are kept in (`/v1/files` uploads, batches' output and error files, Message Batches' results); " +
+      "the folder batch files are kept in (`/v1/files` uploads, batches' output and error files, Message Batches' " +
+      "results); " +
       "their records and the batches' lines are in `STORE_PATH`",
   },
   headersTimeoutMs: {
@@ -164,11 +193,22 @@ export const NODE_SETTINGS = {
     kind: integer(0),
     default: 60_000,
     help:
-      "the whole request must arrive within this (raised to `HEADERS_TIMEOUT_MS` if below it; answers and streams may take as " +
+      "the whole request must arrive within this (raised to `HEADERS_TIMEOUT_MS` if below it; answers and streams " +
+      "may take as " +
       "long as they need); 0: no limit",
   },
-  keepAliveTimeoutMs: { env: "KEEP_ALIVE_TIMEOUT_MS", kind: integer(0), default: 5_000, help: "idle keep-alive connections close after this" },
-  maxConnections: { env: "MAX_CONNECTIONS", kind: integer(0), default: 1024, help: "connections beyond this many are refused (closed at once)" },
+  keepAliveTimeoutMs: {
+    env: "KEEP_ALIVE_TIMEOUT_MS",
+    kind: integer(0),
+    default: 5_000,
+    help: "idle keep-alive connections close after this",
+  },
+  maxConnections: {
+    env: "MAX_CONNECTIONS",
+    kind: integer(0),
+    default: 1024,
+    help: "connections beyond this many are refused (closed at once)",
+  },
 } as const satisfies Record<string, Setting>;
 
 /** Settings only the Worker (edge/hosts/worker/) reads. */
@@ -178,7 +218,8 @@ export const WORKER_SETTINGS = {
     kind: integer(0),
     default: 500,
     help:
-      "a JSON answer not ready after this long commits to 200 and writes a space this often, so a client that left is noticed " +
+      "a JSON answer not ready after this long commits to 200 and writes a space this often, so a client that left " +
+      "is noticed " +
       "under workerd ([why](decisions.md#abandoned-requests-under-workerd)); 0: off",
   },
 } as const satisfies Record<string, Setting>;
@@ -191,8 +232,10 @@ export const WORKER_BINDINGS = [
     where: "`[[d1_databases]]`",
     help:
       "the D1 database `/c1` keeps conversations in, `/v1/responses` its stored responses, `/v1/conversations` its " +
-      "conversations and `/v1/messages` its threads (without it, nothing is stored). `npm start` applies `migrations/` to " +
-      "`wrangler dev`'s local copy; to deploy, `wrangler d1 create llm-edge`, its id in `wrangler.toml`, `wrangler d1 " +
+      "conversations and `/v1/messages` its threads (without it, nothing is stored). `npm start` applies " +
+      "`migrations/` to " +
+      "`wrangler dev`'s local copy; to deploy, `wrangler d1 create llm-edge`, its id in `wrangler.toml`, `wrangler " +
+      "d1 " +
       "migrations apply llm-edge --remote`",
   },
   {
@@ -200,7 +243,8 @@ export const WORKER_BINDINGS = [
     type: "Rate Limiting binding",
     where: "`[[ratelimits]]`",
     help:
-      "counts `RATE_LIMIT` per key over 60 s; its `limit` must say the same number as `RATE_LIMIT` (`npm start` writes a copy " +
+      "counts `RATE_LIMIT` per key over 60 s; its `limit` must say the same number as `RATE_LIMIT` (`npm start` " +
+      "writes a copy " +
       "of `wrangler.toml` when they differ). Required when `RATE_LIMIT` is above 0",
   },
   {
@@ -216,7 +260,8 @@ export const WORKER_BINDINGS = [
     type: "Queue binding",
     where: "`[[queues.producers]]` and `[[queues.consumers]]`",
     help:
-      "drives batch lines: each message one step of one batch, consumed by this Worker (`wrangler dev` runs the queue " +
+      "drives batch lines: each message one step of one batch, consumed by this Worker (`wrangler dev` runs the " +
+      "queue " +
       "locally). To deploy, `wrangler queues create llm-edge-batches`",
   },
 ] as const;
@@ -229,4 +274,6 @@ export const SETTINGS_OF = {
   worker: { ...SHARED_SETTINGS, ...WORKER_SETTINGS },
 } as const;
 
-export type EdgeConfig<H extends Host> = { readonly [K in keyof (typeof SETTINGS_OF)[H]]: ValueOf<(typeof SETTINGS_OF)[H][K]> };
+export type EdgeConfig<H extends Host> = {
+  readonly [K in keyof (typeof SETTINGS_OF)[H]]: ValueOf<(typeof SETTINGS_OF)[H][K]>;
+};

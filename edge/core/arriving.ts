@@ -28,7 +28,8 @@ export const GATHER_MAX_TURNS = 8;
 type Schedule = (run: () => void) => void;
 // Node's setImmediate runs after the sockets are read; where there is none (Workers), a 0 ms timer.
 const scheduled = (globalThis as { setImmediate?: Schedule }).setImmediate;
-const nextTurn = (): Promise<void> => new Promise((resolve) => (scheduled ?? ((run: () => void) => setTimeout(run, 0)))(resolve));
+const nextTurn = (): Promise<void> =>
+  new Promise((resolve) => (scheduled ?? ((run: () => void) => setTimeout(run, 0)))(resolve));
 
 /**
  * How long a connection that sent no request yet counts as one on its way: no longer than the

@@ -80,7 +80,9 @@ export async function readJsonBody(request: Request, limit: number): Promise<unk
     throw new InvalidRequestError("The request body is not valid UTF-8.", { code: "invalid_encoding" });
   }
   if (text.trim() === "") {
-    throw new InvalidRequestError("The request body is empty; send a JSON object (content-type: application/json).", { code: "missing_body" });
+    throw new InvalidRequestError("The request body is empty; send a JSON object (content-type: application/json).", {
+      code: "missing_body",
+    });
   }
   try {
     return JSON.parse(text) as unknown;

@@ -26,7 +26,8 @@ export async function checkChoices(pool: SidecarPool, request: GenerateRequest, 
   const sequences = await pool.sequencesFor(request.model);
   if (sequences !== undefined && request.n > sequences) {
     throw new InvalidRequestError(
-      `n is ${request.n}, but this model generates at most ${sequences} choices at once (one per sequence of its context): ask for ${sequences} or fewer.`,
+      `n is ${request.n}, but this model generates at most ${sequences} choices at once (one per sequence of its ` +
+        `context): ask for ${sequences} or fewer.`,
       { param: "n", code: "integer_above_max_value" },
     );
   }

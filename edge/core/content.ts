@@ -62,7 +62,11 @@ export function tokenContent(token: Token): ContentDelta[] {
   if (token.text !== "") out.push({ kind: "text", text: token.text });
   for (const delta of token.toolCalls) {
     if (delta.id !== "") {
-      out.push({ kind: "tool_call", text: delta.arguments, call: { index: delta.index, id: delta.id, name: delta.name } });
+      out.push({
+        kind: "tool_call",
+        text: delta.arguments,
+        call: { index: delta.index, id: delta.id, name: delta.name },
+      });
     } else if (delta.arguments !== "") {
       out.push({ kind: "tool_call", text: delta.arguments });
     }
@@ -110,7 +114,8 @@ export class BlockSequencer<F> {
   push(delta: ContentDelta): F[] {
     const frames: F[] = [];
     const call = delta.kind === "tool_call" ? delta.call : undefined;
-    if (this.#open !== undefined && (this.#open.kind !== delta.kind || call !== undefined)) frames.push(...this.close());
+    if (this.#open !== undefined && (this.#open.kind !== delta.kind || call !== undefined))
+      frames.push(...this.close());
     let block = this.#open;
     if (block === undefined) {
       if (delta.kind === "tool_call" && call === undefined) return frames;

@@ -60,7 +60,8 @@ export interface Endpoint<S extends z.ZodType> {
   /**
    * How a stream reports a request the sidecar refused before `start` (prompt too
    * long, template failure): these frames as the whole SSE body (OpenAI chat and
-   * completions). Without it the refusal is an HTTP 4xx, as for Messages and Responses ("a normal JSON error response with an HTTP status code").
+   * completions). Without it the refusal is an HTTP 4xx, as for Messages and Responses ("a normal JSON error response
+   * with an HTTP status code").
    */
   refusedStream?(error: ApiError): SseEvent[];
   streamEncoder(body: z.output<S>, meta: ResponseMeta): StreamEncoder;

@@ -29,9 +29,18 @@ export function noteFinish(record: RequestRecord | undefined, finish: Finish): v
 }
 
 /** The request log's view of an accepted generation. */
-export function noteStart(record: RequestRecord | undefined, meta: ResponseMeta, opened: OpenedGeneration, body: unknown): RequestRecord | undefined {
+export function noteStart(
+  record: RequestRecord | undefined,
+  meta: ResponseMeta,
+  opened: OpenedGeneration,
+  body: unknown,
+): RequestRecord | undefined {
   if (record !== undefined) {
-    [record.model, record.promptTokens, record.cachedTokens] = [meta.model, opened.start.promptTokens, opened.start.cachedTokens];
+    [record.model, record.promptTokens, record.cachedTokens] = [
+      meta.model,
+      opened.start.promptTokens,
+      opened.start.cachedTokens,
+    ];
     record.trace?.started(opened.start, meta.id, meta.model);
     if (record.withBodies) record.requestBody = JSON.stringify(body);
   }
@@ -43,7 +52,9 @@ export function noteCollectedChoices(record: RequestRecord | undefined, results:
   for (const result of results.toReversed()) noteCollected(record, result);
 }
 
-/** A non-streaming answer's log: nothing is sent before the end, so the time to the first token is the sidecar's own. */
+/**
+ * A non-streaming answer's log: nothing is sent before the end, so the time to the first token is the sidecar's own.
+ */
 export function noteCollected(record: RequestRecord | undefined, result: GenerationResult): void {
   if (record?.trace !== undefined) for (const token of result.tokens) record.trace.token(token);
   noteFinish(record, result.finish);

@@ -28,7 +28,10 @@ export async function patientJson(body: Promise<unknown>, options: PatientJsonOp
     (value) => ({ ok: true, value }),
     (error: unknown) => ({ ok: false, error }),
   );
-  const early = options.probeMs > 0 ? await Promise.race([settled, new Promise<undefined>((r) => setTimeout(r, options.probeMs))]) : await settled;
+  const early =
+    options.probeMs > 0
+      ? await Promise.race([settled, new Promise<undefined>((r) => setTimeout(r, options.probeMs))])
+      : await settled;
   if (early !== undefined) {
     if (!early.ok) throw early.error;
     return jsonResponse(early.value);
@@ -63,5 +66,8 @@ export async function patientJson(body: Promise<unknown>, options: PatientJsonOp
       options.onCancel(reason);
     },
   });
-  return new Response(stream, { status: 200, headers: { "content-type": "application/json", "content-encoding": "identity" } });
+  return new Response(stream, {
+    status: 200,
+    headers: { "content-type": "application/json", "content-encoding": "identity" },
+  });
 }

@@ -34,7 +34,12 @@ export function headersOf(protocol: Protocol, context: AppContext, request: Requ
  * Runs a route handler and puts `protocol`'s headers on its answer. A thrown error goes on to the
  * app (http/answer.ts), which answers it in the route's protocol with the same headers.
  */
-export async function withProtocolHeaders(protocol: Protocol, context: AppContext, request: Request, run: () => Promise<Response>): Promise<Response> {
+export async function withProtocolHeaders(
+  protocol: Protocol,
+  context: AppContext,
+  request: Request,
+  run: () => Promise<Response>,
+): Promise<Response> {
   const headers = headersOf(protocol, context, request);
   return withHeaders(await run(), headers());
 }

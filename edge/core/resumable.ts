@@ -43,9 +43,14 @@ export function decodeResumeContext(bytes: Uint8Array): ResumeContext | undefine
 export function wantsResumable(request: Request, body: unknown): boolean {
   const header = request.headers.get(RESUMABLE_HEADER)?.trim().toLowerCase();
   if (header !== undefined && header !== "true" && header !== "false") {
-    throw new InvalidRequestError(`Invalid '${RESUMABLE_HEADER}' header: expected "true" or "false".`, { param: RESUMABLE_HEADER });
+    throw new InvalidRequestError(`Invalid '${RESUMABLE_HEADER}' header: expected "true" or "false".`, {
+      param: RESUMABLE_HEADER,
+    });
   }
-  return header === "true" || (typeof body === "object" && body !== null && (body as { background?: unknown }).background === true);
+  return (
+    header === "true" ||
+    (typeof body === "object" && body !== null && (body as { background?: unknown }).background === true)
+  );
 }
 
 /** The response id of a resumable stream: the endpoint's prefix and the stream id's random part. */
@@ -55,7 +60,9 @@ export function resumableResponseId(idPrefix: string, streamId: string): string 
 
 /** The stream id behind a resumable stream's response id (`resp_X` → `strm_X`; X names the sidecar too). */
 export function streamIdOfResponse(responseId: string, idPrefix: string): string | undefined {
-  return responseId.startsWith(idPrefix) && responseId.length > idPrefix.length ? `${STREAM_PREFIX}${responseId.slice(idPrefix.length)}` : undefined;
+  return responseId.startsWith(idPrefix) && responseId.length > idPrefix.length
+    ? `${STREAM_PREFIX}${responseId.slice(idPrefix.length)}`
+    : undefined;
 }
 
 const ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
@@ -86,12 +93,21 @@ export function finishedAtMs(startedMs: number, finish: Finish): number {
 }
 
 /** Whether this request runs as a background job: not a stream, and the endpoint says so. */
-export function isBackgroundJob<S extends z.ZodType>(endpoint: Endpoint<S>, body: z.output<S>, stream: boolean): boolean {
+export function isBackgroundJob<S extends z.ZodType>(
+  endpoint: Endpoint<S>,
+  body: z.output<S>,
+  stream: boolean,
+): boolean {
   return !stream && endpoint.isBackground?.(body) === true;
 }
 
 /** The answer to an accepted job; the call's own wait ends here, the job goes on. */
-export function acceptedJob<S extends z.ZodType>(endpoint: Endpoint<S>, body: z.output<S>, meta: ResponseMeta, abort: AbortController): Response {
+export function acceptedJob<S extends z.ZodType>(
+  endpoint: Endpoint<S>,
+  body: z.output<S>,
+  meta: ResponseMeta,
+  abort: AbortController,
+): Response {
   // The job goes on in the sidecar (detached); this call only waited for it to be accepted.
   abort.abort(new Error("a background job: the caller polls it"));
   return jsonResponse(endpoint.accepted?.(body, meta) ?? {});

@@ -33,7 +33,11 @@ import { encodeResumeContext, wantsResumable } from "./resumable.js";
 import { only, streamResponse } from "./stream.js";
 import { parseRequest } from "./validation.js";
 
-async function generate<S extends z.ZodType>(endpoint: Endpoint<S>, request: Request, context: AppContext): Promise<Response> {
+async function generate<S extends z.ZodType>(
+  endpoint: Endpoint<S>,
+  request: Request,
+  context: AppContext,
+): Promise<Response> {
   const ticket = context.arriving.enter();
   try {
     const body = parseRequest(endpoint.schema, await readJsonBody(request, context.maxBodyBytes));
@@ -70,7 +74,10 @@ export async function generateFor<S extends z.ZodType>(
     generateRequest.resumeContext = encodeResumeContext({ endpoint: resumeName, body, startedMs });
   }
   if (generateRequest.n > 1)
-    await checkChoices(context.sidecars, generateRequest, { resumable: resumeName !== undefined, stored: endpoint.finished !== undefined });
+    await checkChoices(context.sidecars, generateRequest, {
+      resumable: resumeName !== undefined,
+      stored: endpoint.finished !== undefined,
+    });
   const abort = linkedAbort(request.signal);
   // The requests right behind this one, for the sidecar's first batch to wait for (arriving.ts).
   generateRequest.arrivingWith = ticket === undefined ? 0 : await ticket.sent();
@@ -95,7 +102,12 @@ export async function generateFor<S extends z.ZodType>(
   };
   const record = noteStart(recordOf(request), meta, opened, body);
   if (stream) return streamResponse(endpoint, body, opened, meta, { abort, context, record });
-  return collectedAnswer(endpoint, body, meta, opened, { abort, context, record, choices: Math.max(1, generateRequest.n) });
+  return collectedAnswer(endpoint, body, meta, opened, {
+    abort,
+    context,
+    record,
+    choices: Math.max(1, generateRequest.n),
+  });
 }
 
 /** How a generation is opened: streamed or not, its cancellation, the trace headers for the sidecar. */
@@ -148,7 +160,10 @@ function collectedAnswer<S extends z.ZodType>(
   settings: CollectSettings,
 ): Promise<Response> {
   const { abort, context, record, choices } = settings;
-  const answer = choices > 1 ? collectChoicesBody(endpoint, body, meta, opened, record, choices) : collectBody(endpoint, body, meta, opened, record);
+  const answer =
+    choices > 1
+      ? collectChoicesBody(endpoint, body, meta, opened, record, choices)
+      : collectBody(endpoint, body, meta, opened, record);
   return patientJson(answer, {
     probeMs: context.abandonProbeMs,
     onCancel: (reason) => abort.abort(reason),
@@ -199,7 +214,14 @@ async function collectChoicesBody<S extends z.ZodType>(
   return endpoint.encodeChoices(body, meta, results);
 }
 
-/** Serves one generation request on `endpoint`, with its protocol's headers; errors are thrown to the app (http/answer.ts). */
-export function serve<S extends z.ZodType>(endpoint: Endpoint<S>, request: Request, context: AppContext): Promise<Response> {
+/**
+ * Serves one generation request on `endpoint`, with its protocol's headers; errors are thrown to the app
+ * (http/answer.ts).
+ */
+export function serve<S extends z.ZodType>(
+  endpoint: Endpoint<S>,
+  request: Request,
+  context: AppContext,
+): Promise<Response> {
   return withProtocolHeaders(endpoint.protocol, context, request, () => generate(endpoint, request, context));
 }

@@ -41,7 +41,12 @@ async function* streamFrames(
           // ABORT means the client left: there is no one to tell.
           if (event.value.reason === FinishReason.ABORT) return;
           numbering?.onFinish(event.value);
-          await finished?.({ start: opened.start, tokens, text: tokens.map((t) => t.text).join(""), finish: event.value });
+          await finished?.({
+            start: opened.start,
+            tokens,
+            text: tokens.map((t) => t.text).join(""),
+            finish: event.value,
+          });
           yield format(encoder.finish(event.value));
           break; // keep reading: the sidecar's stream ends right after `finish`
         default: {
@@ -88,12 +93,23 @@ export function streamResponse<S extends z.ZodType>(
   const { abort, context, record, numbering } = settings;
   if (record !== undefined) record.deferred = true;
   const finished: Finished =
-    endpoint.finished === undefined || settings.replay === true ? undefined : (result) => endpoint.finished?.(body, result, meta) ?? Promise.resolve();
-  const frames = streamFrames(opened, endpoint.streamEncoder(body, meta), abort.signal, context.reportUnexpected, record, finished, numbering);
+    endpoint.finished === undefined || settings.replay === true
+      ? undefined
+      : (result) => endpoint.finished?.(body, result, meta) ?? Promise.resolve();
+  const frames = streamFrames(
+    opened,
+    endpoint.streamEncoder(body, meta),
+    abort.signal,
+    context.reportUnexpected,
+    record,
+    finished,
+    numbering,
+  );
   return sseResponse(frames, {
     onCancel: (reason) => abort.abort(reason),
     // Under workerd a silence is also when a client that left goes unnoticed (patient-json.ts).
-    keepAliveMs: context.abandonProbeMs > 0 ? Math.min(context.keepAliveMs, context.abandonProbeMs) : context.keepAliveMs,
+    keepAliveMs:
+      context.abandonProbeMs > 0 ? Math.min(context.keepAliveMs, context.abandonProbeMs) : context.keepAliveMs,
     keepAlive: endpoint.protocol.keepAlive,
     ...(numbering === undefined ? {} : { headers: { [STREAM_ID_HEADER]: numbering.streamId } }),
   });

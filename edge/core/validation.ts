@@ -55,7 +55,9 @@ function valueAt(root: unknown, path: Path): unknown {
 
 function expectedTypes(issue: Issue): string {
   if (issue.code !== "invalid_union") return "";
-  const types = issue.errors.flatMap((branch) => branch.flatMap((inner) => (inner.code === "invalid_type" ? [inner.expected] : [])));
+  const types = issue.errors.flatMap((branch) =>
+    branch.flatMap((inner) => (inner.code === "invalid_type" ? [inner.expected] : [])),
+  );
   return [...new Set(types)].join(" or ");
 }
 

@@ -19,10 +19,13 @@ export const integer = () => z.number().refine(Number.isInteger, { error: "expec
 
 /** An integer a proto uint32 field holds: 0 … 4,294,967,295 (a 400 naming the field otherwise). */
 export const uint32 = () =>
-  z.number().refine((v) => Number.isInteger(v) && v >= 0 && v <= UINT32_MAX, { error: `expected an integer from 0 to ${UINT32_MAX}` });
+  z.number().refine((v) => Number.isInteger(v) && v >= 0 && v <= UINT32_MAX, {
+    error: `expected an integer from 0 to ${UINT32_MAX}`,
+  });
 
 /** An integer ≥ 1; huge values are accepted (the sidecar caps generation by its context). */
-export const positiveInteger = () => z.number().refine((v) => Number.isInteger(v) && v >= 1, { error: "expected an integer of at least 1" });
+export const positiveInteger = () =>
+  z.number().refine((v) => Number.isInteger(v) && v >= 1, { error: "expected an integer of at least 1" });
 
 /** A token limit for the proto: larger than uint32 holds means "no practical limit" (the context caps it). */
 export function tokenLimit(requested: number): number {
@@ -43,4 +46,6 @@ export const hint = <const T extends readonly [string, ...string[]]>(known: T, f
   z
     .string()
     .nullish()
-    .transform((value): T[number] | null | undefined => (value == null ? value : known.includes(value) ? value : fallback));
+    .transform((value): T[number] | null | undefined =>
+      value == null ? value : known.includes(value) ? value : fallback,
+    );

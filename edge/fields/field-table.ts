@@ -7,7 +7,11 @@
 // function of the protocol's to-request.ts that maps them.
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import * as z from "zod";
-import type { ChatSchema, GenerateRequestSchema, SamplingOptionsSchema } from "../../proto/gen/inference/v1/inference_pb.js";
+import type {
+  ChatSchema,
+  GenerateRequestSchema,
+  SamplingOptionsSchema,
+} from "../../proto/gen/inference/v1/inference_pb.js";
 
 export type Fate = "implemented" | "ignored" | "refused";
 
@@ -61,7 +65,10 @@ export function implemented<S extends z.ZodType>(schema: S, row: Row<S>): FieldR
   return { ...row, fate: "implemented", schema };
 }
 
-/** A field accepted and left out, only where that cannot change the answer; `schema` when the body keeps it (echoed, or a hint). */
+/**
+ * A field accepted and left out, only where that cannot change the answer; `schema` when the body keeps it (echoed, or
+ * a hint).
+ */
 export function ignored<S extends z.ZodType | undefined = undefined>(doc: FieldDoc | false, schema?: S): FieldRow<S> {
   return { fate: "ignored", schema: schema as S, doc };
 }
@@ -82,7 +89,9 @@ export const refusedField = (why: string) =>
     .optional()
     .refine((value) => value == null, { error: why });
 
-type Shape<T extends FieldTable> = { [K in keyof T as T[K]["schema"] extends z.ZodType ? K : never]: Exclude<T[K]["schema"], undefined> };
+type Shape<T extends FieldTable> = {
+  [K in keyof T as T[K]["schema"] extends z.ZodType ? K : never]: Exclude<T[K]["schema"], undefined>;
+};
 
 /** The zod shape of a table: every row that has a schema, in the table's order. */
 export function shapeOf<T extends FieldTable>(table: T): Shape<T> {

@@ -8,10 +8,20 @@ import * as z from "zod";
 const INT32_MAX = 0x7fff_ffff;
 
 /** What the 400 says a value should look like. */
-export const KEEP_ALIVE_FORMS = 'expected a number of seconds or a duration such as "5m", "1h", "30s", "0" or "-1" (negative: keep loaded)';
+export const KEEP_ALIVE_FORMS =
+  'expected a number of seconds or a duration such as "5m", "1h", "30s", "0" or "-1" (negative: keep loaded)';
 
 /** Seconds per unit of Go's duration syntax, as Ollama reads it. */
-const UNIT_SECONDS: Readonly<Record<string, number>> = { ns: 1e-9, us: 1e-6, µs: 1e-6, μs: 1e-6, ms: 1e-3, s: 1, m: 60, h: 3600 };
+const UNIT_SECONDS: Readonly<Record<string, number>> = {
+  ns: 1e-9,
+  us: 1e-6,
+  µs: 1e-6,
+  μs: 1e-6,
+  ms: 1e-3,
+  s: 1,
+  m: 60,
+  h: 3600,
+};
 
 const NUMBER = String.raw`(?:\d+(?:\.\d*)?|\.\d+)`;
 /** A bare number (seconds), or one or more number-unit pairs ("1h30m"), with an optional sign. */
@@ -31,7 +41,8 @@ function durationSeconds(text: string): number | undefined {
   if (match === null) return undefined;
   const [, sign, bare, pairs] = match;
   let seconds = bare === undefined ? 0 : Number(bare);
-  for (const [, amount, unit] of (pairs ?? "").matchAll(PAIR)) seconds += Number(amount) * (UNIT_SECONDS[unit ?? ""] ?? 0);
+  for (const [, amount, unit] of (pairs ?? "").matchAll(PAIR))
+    seconds += Number(amount) * (UNIT_SECONDS[unit ?? ""] ?? 0);
   return sign === "-" ? -seconds : seconds;
 }
 

@@ -6,10 +6,16 @@ import type { OutputConstraintSchema } from "../../proto/gen/inference/v1/infere
 
 export type ConstraintInit = MessageInitShape<typeof OutputConstraintSchema>;
 
-export type Format = { type: "text" } | { type: "json_object" } | { type: "json_schema"; schema?: Record<string, unknown> | null | undefined };
+export type Format =
+  | { type: "text" }
+  | { type: "json_object" }
+  | { type: "json_schema"; schema?: Record<string, unknown> | null | undefined };
 
 /** A raw GBNF `grammar` wins; then the format; text (or none) means no constraint. */
-export function formatConstraint(format: Format | null | undefined, grammar?: string | null): ConstraintInit | undefined {
+export function formatConstraint(
+  format: Format | null | undefined,
+  grammar?: string | null,
+): ConstraintInit | undefined {
   if (grammar != null && grammar !== "") return { kind: { case: "grammar", value: grammar } };
   switch (format?.type) {
     case undefined:
@@ -19,6 +25,8 @@ export function formatConstraint(format: Format | null | undefined, grammar?: st
       return { kind: { case: "jsonObject", value: true } };
     case "json_schema":
       // A json_schema format without a schema still asks for JSON.
-      return format.schema == null ? { kind: { case: "jsonObject", value: true } } : { kind: { case: "jsonSchema", value: JSON.stringify(format.schema) } };
+      return format.schema == null
+        ? { kind: { case: "jsonObject", value: true } }
+        : { kind: { case: "jsonSchema", value: JSON.stringify(format.schema) } };
   }
 }

@@ -8,7 +8,8 @@ import * as z from "zod";
 export const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
 /** A tool or function name as every protocol accepts it. */
-export const toolName = () => z.string().regex(TOOL_NAME, { error: "a tool name has 1 to 64 characters: letters, digits, '_' or '-'" });
+export const toolName = () =>
+  z.string().regex(TOOL_NAME, { error: "a tool name has 1 to 64 characters: letters, digits, '_' or '-'" });
 
 /** A JSON schema object (tool parameters): an object, not an array or a scalar. */
 export const schemaObject = () => z.record(z.string(), z.unknown(), { error: "expected a JSON schema object" });
@@ -45,7 +46,8 @@ export class CallLedger {
   }
 
   result(id: string, path: PropertyKey[]): void {
-    if (!this.#made.has(id)) this.issues.push({ message: `"${id}" answers no tool call made earlier in the conversation`, path });
+    if (!this.#made.has(id))
+      this.issues.push({ message: `"${id}" answers no tool call made earlier in the conversation`, path });
   }
 }
 

@@ -83,7 +83,11 @@ export interface AppOptions {
 }
 
 /** Each route-table protocol's error shape and headers; the server's own routes answer errors as OpenAI does. */
-const PROTOCOLS: Readonly<Record<RouteProtocol, Protocol>> = { openai: openAiProtocol, anthropic: anthropicProtocol, server: openAiProtocol };
+const PROTOCOLS: Readonly<Record<RouteProtocol, Protocol>> = {
+  openai: openAiProtocol,
+  anthropic: anthropicProtocol,
+  server: openAiProtocol,
+};
 
 export interface App {
   fetch(request: Request): Promise<Response>;
@@ -100,7 +104,8 @@ export interface App {
 
 /** The sidecars of `options`: `sidecars`, else the one `sidecar`. */
 function poolOf(options: AppOptions): SidecarPool {
-  const targets = options.sidecars ?? (options.sidecar === undefined ? [] : [{ url: "sidecar", client: options.sidecar }]);
+  const targets =
+    options.sidecars ?? (options.sidecar === undefined ? [] : [{ url: "sidecar", client: options.sidecar }]);
   if (targets.length === 0) throw new Error("createApp needs a sidecar (or sidecars)");
   return new SidecarPool(targets, { checkTimeoutMs: options.healthTimeoutMs ?? 2000, ...options.routing });
 }
@@ -115,16 +120,22 @@ function routerOf(routes: readonly Route[]): {
   routeAt: (pathname: string) => string | undefined;
 } {
   const router = Router<IRequest, []>();
-  for (const route of routes) router[route.method === "POST" ? "post" : route.method === "GET" ? "get" : "delete"](route.path, route.handle);
+  for (const route of routes)
+    router[route.method === "POST" ? "post" : route.method === "GET" ? "get" : "delete"](route.path, route.handle);
   const unknownRoute = (request: IRequest): never => {
     const { pathname } = new URL(request.url);
-    const allowed = router.routes.filter(([method, pattern]) => method !== "ALL" && pattern.test(pathname)).map(([method]) => method);
+    const allowed = router.routes
+      .filter(([method, pattern]) => method !== "ALL" && pattern.test(pathname))
+      .map(([method]) => method);
     if (allowed.length > 0) throw new MethodNotAllowedError(request.method, [...new Set(allowed)]);
     throw new NotFoundError(`Unknown route: ${request.method} ${pathname}`, { code: "unknown_route" });
   };
   for (const fallback of FALLBACK_ROUTES) router.all(fallback.path, unknownRoute);
-  const protocolOf = new Map<string, Protocol>([...routes, ...FALLBACK_ROUTES].map((route) => [route.path, PROTOCOLS[route.protocol]]));
-  const routeAt = (pathname: string): string | undefined => router.routes.find(([, pattern]) => pattern.test(pathname))?.[3];
+  const protocolOf = new Map<string, Protocol>(
+    [...routes, ...FALLBACK_ROUTES].map((route) => [route.path, PROTOCOLS[route.protocol]]),
+  );
+  const routeAt = (pathname: string): string | undefined =>
+    router.routes.find(([, pattern]) => pattern.test(pathname))?.[3];
   const protocolAt = (pathname: string): Protocol => protocolOf.get(routeAt(pathname) ?? "*") ?? openAiProtocol;
   return { router, protocolAt, routeAt };
 }
@@ -161,7 +172,9 @@ export function createApp(options: AppOptions): App {
     }
   };
   const batches =
-    options.store === undefined || options.batches === undefined ? undefined : createBatches(options.batches, options.store.batches, context, dispatch);
+    options.store === undefined || options.batches === undefined
+      ? undefined
+      : createBatches(options.batches, options.store.batches, context, dispatch);
   const { router, protocolAt, routeAt } = routerOf(routeTable(context, access.mode, options.store, batches));
 
   // Whatever a route throws (and a refused access, an unknown route, a wrong method) is answered
@@ -178,7 +191,14 @@ export function createApp(options: AppOptions): App {
   const fetch = async (request: Request): Promise<Response> => {
     const url = new URL(request.url);
     const allowOrigin = access.allowOrigin(request);
-    const record = new RequestRecord(`req_${context.newId()}`, request.method, url.pathname, context.now(), options.logBodies === true, log);
+    const record = new RequestRecord(
+      `req_${context.newId()}`,
+      request.method,
+      url.pathname,
+      context.now(),
+      options.logBodies === true,
+      log,
+    );
     setRecord(request, record);
     const trace = options.tracing === undefined ? undefined : traced(options.tracing, request, url, routeAt);
     record.trace = trace;
@@ -195,13 +215,20 @@ export function createApp(options: AppOptions): App {
     if (response.status >= 400) record.outcome = "error";
     if (!record.deferred) record.end();
     // The trace this request joined, for the client to find it (docs/contract.md, "Traces").
-    return trace === undefined || response.status === 101 ? response : withHeaders(response, { traceresponse: trace.traceparent() });
+    return trace === undefined || response.status === 101
+      ? response
+      : withHeaders(response, { traceresponse: trace.traceparent() });
   };
   return { fetch, access, batches, connectionOpened: () => context.arriving.opened() };
 }
 
 /** A request's spans (edge/trace/), named by the route that serves it. */
-function traced(tracing: Tracing, request: Request, url: URL, routeAt: (pathname: string) => string | undefined): RequestTrace {
+function traced(
+  tracing: Tracing,
+  request: Request,
+  url: URL,
+  routeAt: (pathname: string) => string | undefined,
+): RequestTrace {
   const trace = new RequestTrace(tracing, request, url.pathname);
   const route = routeAt(url.pathname);
   if (route !== undefined && route !== "*") trace.route(route);

@@ -4,7 +4,9 @@
 import { withHeaders } from "../core/answers.js";
 
 const ALLOW_METHODS = "GET, POST, DELETE, OPTIONS";
-const ALLOW_HEADERS = "authorization, content-type, x-api-key, anthropic-version, anthropic-beta, x-conversation-id, x-resumable, last-event-id";
+const ALLOW_HEADERS =
+  "authorization, content-type, x-api-key, anthropic-version, anthropic-beta, x-conversation-id, x-resumable, " +
+  "last-event-id";
 const EXPOSE_HEADERS = "retry-after, allow, request-id, x-conversation-id, x-stream-id, traceresponse";
 
 /** The answer to an allowed OPTIONS preflight. */
@@ -22,7 +24,10 @@ export function preflight(request: Request, allowOrigin: string | undefined): Re
 /** Adds the CORS headers to a response (copying it if its headers are immutable). */
 export function withCors(response: Response, allowOrigin: string | undefined): Response {
   if (allowOrigin === undefined || response.headers.has("access-control-allow-origin")) return response;
-  const out = withHeaders(response, { "access-control-allow-origin": allowOrigin, "access-control-expose-headers": EXPOSE_HEADERS });
+  const out = withHeaders(response, {
+    "access-control-allow-origin": allowOrigin,
+    "access-control-expose-headers": EXPOSE_HEADERS,
+  });
   if (allowOrigin !== "*") out.headers.append("vary", "origin");
   return out;
 }

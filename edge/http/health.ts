@@ -21,13 +21,19 @@ async function severalHealth(context: AppContext): Promise<Response> {
     models: s.models.map((m) => m.id),
     ...(s.message === undefined ? {} : { message: s.message }),
   }));
-  return json({ status: up.length === 0 ? "unavailable" : "ok", sidecar: status, models, sidecars: each }, up.length === 0 ? 503 : 200);
+  return json(
+    { status: up.length === 0 ? "unavailable" : "ok", sidecar: status, models, sidecars: each },
+    up.length === 0 ? 503 : 200,
+  );
 }
 
 export async function handleHealth(request: Request, context: AppContext): Promise<Response> {
   if (context.sidecars.several) return severalHealth(context);
   try {
-    const { models } = await context.sidecar.listModels({}, { signal: request.signal, timeoutMs: context.healthTimeoutMs });
+    const { models } = await context.sidecar.listModels(
+      {},
+      { signal: request.signal, timeoutMs: context.healthTimeoutMs },
+    );
     return json({ status: "ok", sidecar: "ok", models: models.map((m) => m.id) }, 200);
   } catch (error) {
     return json({ status: "unavailable", sidecar: "unavailable", message: toApiError(error).message }, 503);

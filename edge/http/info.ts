@@ -30,13 +30,18 @@ async function severalStatus(context: AppContext) {
     requests: s.requests,
   }));
   const message = "no sidecar is reachable";
-  return up.length === 0 ? { status: "unavailable" as const, message, models, sidecars: each } : { status: "ok" as const, models, sidecars: each };
+  return up.length === 0
+    ? { status: "unavailable" as const, message, models, sidecars: each }
+    : { status: "ok" as const, models, sidecars: each };
 }
 
 async function sidecarStatus(request: Request, context: AppContext) {
   if (context.sidecars.several) return severalStatus(context);
   try {
-    const { models } = await context.sidecar.listModels({}, { signal: request.signal, timeoutMs: context.healthTimeoutMs });
+    const { models } = await context.sidecar.listModels(
+      {},
+      { signal: request.signal, timeoutMs: context.healthTimeoutMs },
+    );
     return { status: "ok" as const, models };
   } catch (error) {
     return { status: "unavailable" as const, message: toApiError(error).message, models: [] };
@@ -44,7 +49,12 @@ async function sidecarStatus(request: Request, context: AppContext) {
 }
 
 /** A model's speculative decoding (docs/configuration.md, `--spec-lookup`): null when it drafts nothing. */
-function speculationOf(model: { speculation: string; draftMax: number; draftTokens: bigint; draftAcceptedTokens: bigint }) {
+function speculationOf(model: {
+  speculation: string;
+  draftMax: number;
+  draftTokens: bigint;
+  draftAcceptedTokens: bigint;
+}) {
   if (model.speculation === "") return null;
   const drafted = Number(model.draftTokens);
   const accepted = Number(model.draftAcceptedTokens);
@@ -57,7 +67,12 @@ function speculationOf(model: { speculation: string; draftMax: number; draftToke
   };
 }
 
-export async function handleInfo(request: Request, context: AppContext, routes: readonly RouteInfo[], access: AccessMode): Promise<Response> {
+export async function handleInfo(
+  request: Request,
+  context: AppContext,
+  routes: readonly RouteInfo[],
+  access: AccessMode,
+): Promise<Response> {
   const sidecar = await sidecarStatus(request, context);
   const [first] = sidecar.models;
   return jsonResponse(
@@ -92,7 +107,11 @@ export async function handleInfo(request: Request, context: AppContext, routes: 
         max_queue: first?.maxQueue ?? null,
         queue_timeout_ms: first?.queueTimeoutMs ?? null,
       },
-      auth: { api_key_required: access === "keys", mode: access, headers: ["authorization: Bearer <key>", "x-api-key: <key>"] },
+      auth: {
+        api_key_required: access === "keys",
+        mode: access,
+        headers: ["authorization: Bearer <key>", "x-api-key: <key>"],
+      },
       sidecar: sidecar.status === "ok" ? { status: "ok" } : { status: "unavailable", message: sidecar.message },
       ...("sidecars" in sidecar ? { sidecars: sidecar.sidecars } : {}),
     },

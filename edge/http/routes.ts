@@ -5,14 +5,25 @@ import type { AppContext } from "../core/context.js";
 import { InvalidRequestError, NotFoundError } from "../base/errors.js";
 import { DOCS } from "../fields/docs-text.js";
 import { wantsWebSocket } from "./socket/port.js";
-import { handleCancelResponse, handlePollResponse, handleResumeResponse, handleResumeStream } from "../replay/handler.js";
+import {
+  handleCancelResponse,
+  handlePollResponse,
+  handleResumeResponse,
+  handleResumeStream,
+} from "../replay/handler.js";
 import { handleHealth } from "./health.js";
 import { handleInfo, type RouteInfo } from "./info.js";
 import { handleConversationChat } from "../state/c1/chat.js";
 import { handleDeleteC1Conversation, handleGetC1Conversation, handleListC1Conversations } from "../state/c1/handler.js";
 import type { Stores } from "../state/stores.js";
 import type { Batches } from "../state/batches/batches.js";
-import { handleCreateFile, handleDeleteFile, handleFileContent, handleGetFile, handleListFiles } from "../state/batches/files-handler.js";
+import {
+  handleCreateFile,
+  handleDeleteFile,
+  handleFileContent,
+  handleGetFile,
+  handleListFiles,
+} from "../state/batches/files-handler.js";
 import { handleCancelBatch, handleCreateBatch, handleGetBatch, handleListBatches } from "../state/batches/handler.js";
 import {
   handleCancelMessageBatch,
@@ -22,8 +33,18 @@ import {
   handleListMessageBatches,
   handleMessageBatchResults,
 } from "../state/batches/anthropic-handler.js";
-import { handleCreateConversation, handleDeleteConversation, handleGetConversation, handleUpdateConversation } from "../state/openai-conversations/handler.js";
-import { handleCreateItems, handleDeleteItem, handleGetItem, handleListItems } from "../state/openai-conversations/items-handler.js";
+import {
+  handleCreateConversation,
+  handleDeleteConversation,
+  handleGetConversation,
+  handleUpdateConversation,
+} from "../state/openai-conversations/handler.js";
+import {
+  handleCreateItems,
+  handleDeleteItem,
+  handleGetItem,
+  handleListItems,
+} from "../state/openai-conversations/items-handler.js";
 import { handleThreadedMessages } from "../state/threads/handler.js";
 import { handleCountTokens, handleMessages } from "../protocols/anthropic-messages/handler.js";
 import { handleDetokenize, handleTokenize } from "../protocols/tokenizer/handler.js";
@@ -32,10 +53,20 @@ import { handleEmbeddings } from "../protocols/openai-embeddings/handler.js";
 import { handleRerank } from "../protocols/rerank/handler.js";
 import { handleChatCompletions } from "../protocols/openai-chat/handler.js";
 import { handleCompletions } from "../protocols/openai-completions/handler.js";
-import { handleListModels, handleLoadModel, handleRetrieveModel, handleUnloadModel } from "../protocols/openai-models/handler.js";
+import {
+  handleListModels,
+  handleLoadModel,
+  handleRetrieveModel,
+  handleUnloadModel,
+} from "../protocols/openai-models/handler.js";
 import { handleResponses } from "../protocols/openai-responses/handler.js";
 import { handleCompact } from "../protocols/openai-responses/compaction/compact-route.js";
-import { handleDeleteResponse, handleGetResponse, handleInputItems, handleStoredResponses } from "../state/responses/handler.js";
+import {
+  handleDeleteResponse,
+  handleGetResponse,
+  handleInputItems,
+  handleStoredResponses,
+} from "../state/responses/handler.js";
 
 /** A form of a route that the endpoint lists show on a line of its own: a query, an upgrade. */
 export interface RouteForm {
@@ -196,10 +227,34 @@ function openAiBatchRoutes(context: AppContext, batches: Batches): Route[] {
       about: DOCS && "uploads a batch's JSONL input file",
       handle: (r) => handleCreateFile(r, context, batches),
     },
-    { method: "GET", path: "/v1/files", protocol: "openai", about: DOCS && "the caller's files", handle: (r) => handleListFiles(r, batches) },
-    { method: "GET", path: "/v1/files/:id", protocol: "openai", about: DOCS && "a file's record", handle: (r) => handleGetFile(id(r), r, batches) },
-    { method: "GET", path: "/v1/files/:id/content", protocol: "openai", about: DOCS && "a file's bytes", handle: (r) => handleFileContent(id(r), r, batches) },
-    { method: "DELETE", path: "/v1/files/:id", protocol: "openai", about: DOCS && "deletes a file", handle: (r) => handleDeleteFile(id(r), r, batches) },
+    {
+      method: "GET",
+      path: "/v1/files",
+      protocol: "openai",
+      about: DOCS && "the caller's files",
+      handle: (r) => handleListFiles(r, batches),
+    },
+    {
+      method: "GET",
+      path: "/v1/files/:id",
+      protocol: "openai",
+      about: DOCS && "a file's record",
+      handle: (r) => handleGetFile(id(r), r, batches),
+    },
+    {
+      method: "GET",
+      path: "/v1/files/:id/content",
+      protocol: "openai",
+      about: DOCS && "a file's bytes",
+      handle: (r) => handleFileContent(id(r), r, batches),
+    },
+    {
+      method: "DELETE",
+      path: "/v1/files/:id",
+      protocol: "openai",
+      about: DOCS && "deletes a file",
+      handle: (r) => handleDeleteFile(id(r), r, batches),
+    },
     {
       method: "POST",
       path: "/v1/batches",
@@ -207,8 +262,20 @@ function openAiBatchRoutes(context: AppContext, batches: Batches): Route[] {
       about: DOCS && "starts an OpenAI batch, answered in idle capacity",
       handle: (r) => handleCreateBatch(r, context, batches),
     },
-    { method: "GET", path: "/v1/batches", protocol: "openai", about: DOCS && "the caller's batches", handle: (r) => handleListBatches(r, batches) },
-    { method: "GET", path: "/v1/batches/:id", protocol: "openai", about: DOCS && "a batch", handle: (r) => handleGetBatch(id(r), r, context, batches) },
+    {
+      method: "GET",
+      path: "/v1/batches",
+      protocol: "openai",
+      about: DOCS && "the caller's batches",
+      handle: (r) => handleListBatches(r, batches),
+    },
+    {
+      method: "GET",
+      path: "/v1/batches/:id",
+      protocol: "openai",
+      about: DOCS && "a batch",
+      handle: (r) => handleGetBatch(id(r), r, context, batches),
+    },
     {
       method: "POST",
       path: "/v1/batches/:id/cancel",
@@ -270,7 +337,8 @@ function messageBatchRoutes(context: AppContext, batches: Batches): Route[] {
 
 const RESPONSES_CONTRACT = "openai-responses-post-v1responses";
 const RESPONSES_ABOUT = "OpenAI Responses, streamed or not; with a store, the finished Response is kept";
-const GET_RESPONSE_ABOUT = "a stored Response as it was answered (with a store), else a background Response as it stands";
+const GET_RESPONSE_ABOUT =
+  "a stored Response as it was answered (with a store), else a background Response as it stands";
 const STREAM_FORM: RouteForm = {
   form: "?stream=true",
   about: DOCS && "a background Response's stream read again from `starting_after`, then live to its end",
@@ -330,7 +398,8 @@ function responseRoutes(context: AppContext, store: Stores | undefined): Route[]
       about: DOCS && GET_RESPONSE_ABOUT,
       contract,
       forms: [STREAM_FORM],
-      handle: (r) => (streamed(r) ? handleResumeResponse(id(r), r, context) : storedOrPolled(id(r), r, context, store.responses)),
+      handle: (r) =>
+        streamed(r) ? handleResumeResponse(id(r), r, context) : storedOrPolled(id(r), r, context, store.responses),
     },
     ...inSection(contract, [
       {
@@ -351,7 +420,12 @@ function responseRoutes(context: AppContext, store: Stores | undefined): Route[]
   ];
 }
 /** GET /v1/responses/{id} with a store: a stored Response, else a background one as it stands. */
-async function storedOrPolled(id: string, request: Request, context: AppContext, store: Stores["responses"]): Promise<Response> {
+async function storedOrPolled(
+  id: string,
+  request: Request,
+  context: AppContext,
+  store: Stores["responses"],
+): Promise<Response> {
   try {
     return await handleGetResponse(id, request, store);
   } catch (error) {
@@ -368,11 +442,13 @@ async function storedOrPolled(id: string, request: Request, context: AppContext,
 function refuseWebSocketMode(request: Request): Promise<Response> {
   const refusal = wantsWebSocket(request)
     ? new InvalidRequestError(
-        "The WebSocket mode of /v1/responses is not served by this host; POST /v1/responses (with stream: true for server-sent events).",
+        "The WebSocket mode of /v1/responses is not served by this host; POST /v1/responses (with stream: true for " +
+          "server-sent events).",
         { code: "unsupported_endpoint" },
       )
     : new InvalidRequestError(
-        "GET /v1/responses is the WebSocket mode: open it with a WebSocket upgrade and send response.create messages; or POST /v1/responses.",
+        "GET /v1/responses is the WebSocket mode: open it with a WebSocket upgrade and send response.create " +
+          "messages; or POST /v1/responses.",
         { code: "websocket_upgrade_required" },
       );
   return Promise.reject(refusal);
@@ -404,7 +480,12 @@ function generationRoutes(context: AppContext, store: Stores | undefined): Route
       protocol: "openai",
       about: DOCS && "without a WebSocket upgrade, refused with a 400 naming the WebSocket mode",
       contract: "responses-websocket-mode-get-v1responses-upgraded",
-      forms: [{ form: " (WebSocket upgrade)", about: DOCS && "the Responses WebSocket mode: `response.create` messages in, the same events out as messages" }],
+      forms: [
+        {
+          form: " (WebSocket upgrade)",
+          about: DOCS && "the Responses WebSocket mode: `response.create` messages in, the same events out as messages",
+        },
+      ],
       handle: refuseWebSocketMode,
     },
     {
@@ -422,7 +503,8 @@ function generationRoutes(context: AppContext, store: Stores | undefined): Route
         protocol: "anthropic",
         about: DOCS && "Anthropic Messages, streamed or not; with a store, message threads (`thread`)",
         // With a store, message threads are kept (docs/contract.md, "Anthropic message threads").
-        handle: (r) => (store === undefined ? handleMessages(r, context) : handleThreadedMessages(r, context, store.threads)),
+        handle: (r) =>
+          store === undefined ? handleMessages(r, context) : handleThreadedMessages(r, context, store.threads),
       },
       {
         method: "POST",
@@ -435,11 +517,10 @@ function generationRoutes(context: AppContext, store: Stores | undefined): Route
   ];
 }
 
-/** The models and what else a model answers without generating: embeddings, rerank, the tokenizer. */
+/** The models and what else a model answers without generating: embeddings, rerank (the tokenizer: below). */
 function modelRoutes(context: AppContext): Route[] {
   const models = "models-v1models-modelsload-modelsunload-keep_alive";
   const rerank = "rerank-post-v1rerank-post-rerank";
-  const tokenizer = "tokenizer-post-tokenize-post-detokenize-post-apply-template";
   return [
     {
       method: "GET",
@@ -449,7 +530,8 @@ function modelRoutes(context: AppContext): Route[] {
       contract: models,
       handle: (r) => handleListModels(r, context),
     },
-    // llama-server's paths, outside /v1 where model ids are path segments (docs/decisions.md, "Loading and unloading by request").
+    // llama-server's paths, outside /v1 where model ids are path segments (docs/decisions.md, "Loading and unloading
+    // by request").
     {
       method: "POST",
       path: "/models/load",
@@ -491,7 +573,22 @@ function modelRoutes(context: AppContext): Route[] {
       contract: rerank,
       handle: (r) => handleRerank(r, context),
     },
-    { method: "POST", path: "/tokenize", protocol: "openai", about: DOCS && "a text's tokens", contract: tokenizer, handle: (r) => handleTokenize(r, context) },
+  ];
+}
+
+/** The tokenizer's routes, and one model by its id (last: its path takes any rest). */
+function tokenizerRoutes(context: AppContext): Route[] {
+  const models = "models-v1models-modelsload-modelsunload-keep_alive";
+  const tokenizer = "tokenizer-post-tokenize-post-detokenize-post-apply-template";
+  return [
+    {
+      method: "POST",
+      path: "/tokenize",
+      protocol: "openai",
+      about: DOCS && "a text's tokens",
+      contract: tokenizer,
+      handle: (r) => handleTokenize(r, context),
+    },
     {
       method: "POST",
       path: "/detokenize",
@@ -523,11 +620,17 @@ function modelRoutes(context: AppContext): Route[] {
  * Every route; the state's routes only with a store (without one, /v1/responses and /v1/messages
  * keep nothing), the batch routes only with batches (a store and the host's file store).
  */
-export function routeTable(context: AppContext, access: AccessMode, store?: Stores, batches?: Batches): readonly Route[] {
+export function routeTable(
+  context: AppContext,
+  access: AccessMode,
+  store?: Stores,
+  batches?: Batches,
+): readonly Route[] {
   const discovery = "discovery-and-health-get-v1info-get-health";
   const routes: Route[] = [
     ...generationRoutes(context, store),
     ...modelRoutes(context),
+    ...tokenizerRoutes(context),
     ...(store === undefined ? [] : conversationRoutes(context, store)),
     ...(store === undefined ? [] : openAiConversationRoutes(context, store)),
     ...(batches === undefined ? [] : [...openAiBatchRoutes(context, batches), ...messageBatchRoutes(context, batches)]),

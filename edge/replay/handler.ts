@@ -20,7 +20,10 @@ import { locateStream } from "../upstream/streams.js";
 
 // Every endpoint whose streams may be resumable, by its resumeName.
 const ENDPOINTS: Readonly<Record<string, Endpoint<never>>> = Object.fromEntries(
-  [chatEndpoint, completionEndpoint, messagesEndpoint, responsesEndpoint].map((e) => [e.resumeName, e as unknown as Endpoint<never>]),
+  [chatEndpoint, completionEndpoint, messagesEndpoint, responsesEndpoint].map((e) => [
+    e.resumeName,
+    e as unknown as Endpoint<never>,
+  ]),
 );
 
 /** The last event the client has: `Last-Event-ID`, else `?starting_after=N`; none: -1 (from the start). */
@@ -29,7 +32,10 @@ function lastEventOf(request: Request): number {
   if (raw === null || raw.trim() === "") return -1;
   const n = Number(raw);
   if (!Number.isInteger(n) || n < -1)
-    throw new InvalidRequestError(`Invalid 'starting_after' (or Last-Event-ID): expected an event number, got '${raw}'.`, { param: "starting_after" });
+    throw new InvalidRequestError(
+      `Invalid 'starting_after' (or Last-Event-ID): expected an event number, got '${raw}'.`,
+      { param: "starting_after" },
+    );
   return n;
 }
 
@@ -41,14 +47,20 @@ const clientOf = (request: Request): string => {
 /** The sidecar that holds a stream (its id names it), or a 404. */
 async function located(streamId: string, context: AppContext) {
   const found = await locateStream(context.sidecars, streamId);
-  if (found === undefined) throw new NotFoundError(`stream "${streamId}" is unknown or has expired`, { param: "stream_id" });
+  if (found === undefined)
+    throw new NotFoundError(`stream "${streamId}" is unknown or has expired`, { param: "stream_id" });
   return found;
 }
 
 /** The stream from its start, with the endpoint and body it was encoded with. */
 async function reopen(streamId: string, request: Request, context: AppContext, snapshot = false) {
   const found = await located(streamId, context);
-  const opened = await openResumed(found.client, { streamId: found.streamId, clientId: clientOf(request), snapshot }, request.signal, context.sidecarStallMs);
+  const opened = await openResumed(
+    found.client,
+    { streamId: found.streamId, clientId: clientOf(request), snapshot },
+    request.signal,
+    context.sidecarStallMs,
+  );
   const saved = decodeResumeContext(opened.start.resumeContext);
   const endpoint = saved === undefined ? undefined : ENDPOINTS[saved.endpoint];
   if (saved === undefined || endpoint === undefined)
@@ -59,7 +71,14 @@ async function reopen(streamId: string, request: Request, context: AppContext, s
 async function resume(streamId: string, request: Request, context: AppContext): Promise<Response> {
   const after = lastEventOf(request);
   const { opened, saved, endpoint } = await reopen(streamId, request, context);
-  return replayStream(endpoint, saved.body as never, opened, { streamId, startedMs: saved.startedMs, after }, request, context);
+  return replayStream(
+    endpoint,
+    saved.body as never,
+    opened,
+    { streamId, startedMs: saved.startedMs, after },
+    request,
+    context,
+  );
 }
 
 /** GET /v1/streams/{stream_id} */
@@ -74,17 +93,29 @@ export function handleResumeStream(streamId: string, request: Request, context: 
 export function handleCancelResponse(responseId: string, request: Request, context: AppContext): Promise<Response> {
   return withProtocolHeaders(openAiProtocol, context, request, async () => {
     const streamId = streamIdOfResponse(responseId, "resp_");
-    if (streamId === undefined) throw new NotFoundError(`No response found with id '${responseId}'.`, { param: "response_id" });
+    if (streamId === undefined)
+      throw new NotFoundError(`No response found with id '${responseId}'.`, { param: "response_id" });
     const found = await located(streamId, context);
-    await found.client.cancelStream({ streamId: found.streamId, clientId: clientOf(request) }, { signal: request.signal });
+    await found.client.cancelStream(
+      { streamId: found.streamId, clientId: clientOf(request) },
+      { signal: request.signal },
+    );
     return jsonResponse(await responseSoFar(streamId, request, context, false));
   });
 }
 
 /** A background Response as it stands: in progress (output so far), cancelled, or as it ended. */
-async function responseSoFar(streamId: string, request: Request, context: AppContext, snapshot: boolean): Promise<Record<string, unknown>> {
+async function responseSoFar(
+  streamId: string,
+  request: Request,
+  context: AppContext,
+  snapshot: boolean,
+): Promise<Record<string, unknown>> {
   const { opened, saved, endpoint } = await reopen(streamId, request, context, snapshot);
-  const { answer: response, state } = (await replayResult(endpoint, saved.body as never, opened, { streamId, startedMs: saved.startedMs })) as {
+  const { answer: response, state } = (await replayResult(endpoint, saved.body as never, opened, {
+    streamId,
+    startedMs: saved.startedMs,
+  })) as {
     answer: Record<string, unknown>;
     state: string;
   };
@@ -112,7 +143,8 @@ export function handlePollResponse(responseId: string, request: Request, context
 export function handleResumeResponse(responseId: string, request: Request, context: AppContext): Promise<Response> {
   return withProtocolHeaders(openAiProtocol, context, request, () => {
     const streamId = streamIdOfResponse(responseId, "resp_");
-    if (streamId === undefined) throw new NotFoundError(`No response found with id '${responseId}'.`, { param: "response_id" });
+    if (streamId === undefined)
+      throw new NotFoundError(`No response found with id '${responseId}'.`, { param: "response_id" });
     return resume(streamId, request, context);
   });
 }

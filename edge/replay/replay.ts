@@ -28,7 +28,8 @@ export async function replayResult<S extends z.ZodType>(
   const finish = soFar.finish ?? create(FinishSchema, {});
   if (soFar.finish !== undefined) numbering.onFinish(finish);
   const answer = endpoint.encodeResult(body, meta, { ...soFar, finish });
-  const state = soFar.finish === undefined ? "running" : finish.reason === FinishReason.ABORT ? "cancelled" : "finished";
+  const state =
+    soFar.finish === undefined ? "running" : finish.reason === FinishReason.ABORT ? "cancelled" : "finished";
   return { answer, state };
 }
 
@@ -44,6 +45,18 @@ export function replayStream<S extends z.ZodType>(
   request: Request,
   context: AppContext,
 ): Response {
-  const [meta, numbering] = resumableMeta(endpoint, replay.streamId, replay.startedMs, opened.start.model, replay.after);
-  return streamResponse(endpoint, body, opened, meta, { abort: linkedAbort(request.signal), context, record: recordOf(request), numbering, replay: true });
+  const [meta, numbering] = resumableMeta(
+    endpoint,
+    replay.streamId,
+    replay.startedMs,
+    opened.start.model,
+    replay.after,
+  );
+  return streamResponse(endpoint, body, opened, meta, {
+    abort: linkedAbort(request.signal),
+    context,
+    record: recordOf(request),
+    numbering,
+    replay: true,
+  });
 }

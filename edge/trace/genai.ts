@@ -38,7 +38,11 @@ export function operationOf(request: GenerateRequest): GenAiOperation {
 }
 
 /** The request's attributes: only those the caller set (a default left to the model is not one). */
-export function requestAttributes(request: GenerateRequest, stream: boolean, conversationId: string | undefined): Attributes {
+export function requestAttributes(
+  request: GenerateRequest,
+  stream: boolean,
+  conversationId: string | undefined,
+): Attributes {
   const sampling = request.sampling;
   const attributes: Attributes = {
     [ATTR.operation]: operationOf(request),

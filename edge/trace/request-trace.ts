@@ -2,12 +2,23 @@
 // client's `traceparent` or a new trace, and the GenAI span of its generation (a child), whose
 // context the sidecar call carries in its `traceparent` header. Both end when the request's log
 // line is written: a stream's when it ends or its client leaves.
-import { type Attributes, context as contexts, type Context, type Span, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
+import {
+  type Attributes,
+  context as contexts,
+  type Context,
+  type Span,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+} from "@opentelemetry/api";
 import type { Finish, GenerateRequest, Start, Token } from "../../proto/gen/inference/v1/inference_pb.js";
 import { ATTR, operationOf, PROVIDER, requestAttributes, usageAttributes } from "./genai.js";
 import type { Tracing } from "./host-tracing.js";
 
-const headerGetter = { keys: (carrier: Headers) => [...carrier.keys()], get: (carrier: Headers, key: string) => carrier.get(key) ?? undefined };
+const headerGetter = {
+  keys: (carrier: Headers) => [...carrier.keys()],
+  get: (carrier: Headers, key: string) => carrier.get(key) ?? undefined,
+};
 const recordSetter = {
   set(carrier: Record<string, string>, key: string, value: string) {
     carrier[key] = value;
@@ -38,7 +49,11 @@ export class RequestTrace {
       request.method,
       {
         kind: SpanKind.SERVER,
-        attributes: { "http.request.method": request.method, "url.path": path, "url.scheme": new URL(request.url).protocol.slice(0, -1) },
+        attributes: {
+          "http.request.method": request.method,
+          "url.path": path,
+          "url.scheme": new URL(request.url).protocol.slice(0, -1),
+        },
       },
       parent,
     );
@@ -58,7 +73,12 @@ export class RequestTrace {
   }
 
   /** Opens the GenAI span of the request's generation; returns the headers that carry it to the sidecar. */
-  generation(request: GenerateRequest, stream: boolean, conversationId: string | undefined, body: unknown): Record<string, string> {
+  generation(
+    request: GenerateRequest,
+    stream: boolean,
+    conversationId: string | undefined,
+    body: unknown,
+  ): Record<string, string> {
     const attributes = requestAttributes(request, stream, conversationId);
     if (this.tracing.captureContent) attributes[ATTR.inputMessages] = JSON.stringify(inputOf(body));
     return this.#open(`${operationOf(request)} ${request.model}`, attributes);
@@ -66,7 +86,11 @@ export class RequestTrace {
 
   /** Opens the GenAI span of an Embed call (`embeddings {model}`); returns the headers for the sidecar. */
   embeddings(model: string): Record<string, string> {
-    return this.#open(`embeddings ${model}`.trimEnd(), { [ATTR.operation]: "embeddings", [ATTR.provider]: PROVIDER, [ATTR.requestModel]: model });
+    return this.#open(`embeddings ${model}`.trimEnd(), {
+      [ATTR.operation]: "embeddings",
+      [ATTR.provider]: PROVIDER,
+      [ATTR.requestModel]: model,
+    });
   }
 
   /** The Embed call's answer: the tokens its inputs took and the model that answered. */
@@ -83,7 +107,11 @@ export class RequestTrace {
 
   /** The sidecar accepted the generation: its response id and the model that answers. */
   started(start: Start, responseId: string, model: string): void {
-    this.#genAi?.setAttributes({ [ATTR.responseId]: responseId, [ATTR.responseModel]: model, [ATTR.inputTokens]: start.promptTokens });
+    this.#genAi?.setAttributes({
+      [ATTR.responseId]: responseId,
+      [ATTR.responseModel]: model,
+      [ATTR.inputTokens]: start.promptTokens,
+    });
   }
 
   token(token: Token): void {
@@ -101,7 +129,10 @@ export class RequestTrace {
     if (genAi !== undefined) {
       genAi.setAttributes(usageAttributes(this.#finishes));
       if (this.tracing.captureContent && this.#finishes.length > 0)
-        genAi.setAttribute(ATTR.outputMessages, JSON.stringify([{ role: "assistant", parts: [{ type: "text", content: this.#reply }] }]));
+        genAi.setAttribute(
+          ATTR.outputMessages,
+          JSON.stringify([{ role: "assistant", parts: [{ type: "text", content: this.#reply }] }]),
+        );
       endSpan(genAi, how);
     }
     this.#server.setAttribute("http.response.status_code", how.status);

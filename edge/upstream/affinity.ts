@@ -9,7 +9,12 @@
 // when the opening is long enough, the key alone otherwise, so requests sharing a key land on one
 // sidecar. Without a key the least loaded sidecar is picked.
 import { toJsonString } from "@bufbuild/protobuf";
-import { ChatMessageSchema, Role, ToolSchema, type GenerateRequest } from "../../proto/gen/inference/v1/inference_pb.js";
+import {
+  ChatMessageSchema,
+  Role,
+  ToolSchema,
+  type GenerateRequest,
+} from "../../proto/gen/inference/v1/inference_pb.js";
 import { sha256Hex } from "./rendezvous.js";
 
 /** An opening at least this long (characters) is worth keeping on one sidecar. */
@@ -36,7 +41,9 @@ export function conversationIdOf(value: unknown): string | undefined {
 }
 
 /** The request's opening as text, and whether the request continues a conversation. */
-export function openingOf(request: GenerateRequest): { readonly text: string; readonly continues: boolean } | undefined {
+export function openingOf(
+  request: GenerateRequest,
+): { readonly text: string; readonly continues: boolean } | undefined {
   switch (request.input.case) {
     case "prompt":
       return { text: request.input.value.slice(0, PROMPT_OPENING_CHARS), continues: false };
@@ -44,7 +51,10 @@ export function openingOf(request: GenerateRequest): { readonly text: string; re
       const { messages, tools } = request.input.value;
       const firstUser = messages.findIndex((m) => m.role === Role.USER);
       const opening = firstUser < 0 ? messages : messages.slice(0, firstUser + 1);
-      const parts = [...tools.map((t) => toJsonString(ToolSchema, t)), ...opening.map((m) => toJsonString(ChatMessageSchema, m))];
+      const parts = [
+        ...tools.map((t) => toJsonString(ToolSchema, t)),
+        ...opening.map((m) => toJsonString(ChatMessageSchema, m)),
+      ];
       return { text: parts.join("\n"), continues: messages.some((m) => m.role === Role.ASSISTANT) };
     }
     case undefined:
@@ -62,7 +72,10 @@ export async function affinityKey(request: GenerateRequest, affinity: Affinity =
   const continues = affinity.continues === true;
   const cacheKey = affinity.cacheKey === undefined || affinity.cacheKey === "" ? undefined : affinity.cacheKey;
   const opening = openingOf(request);
-  const worth = opening !== undefined && opening.text !== "" && (opening.text.length >= OPENING_MIN_CHARS || opening.continues || continues);
+  const worth =
+    opening !== undefined &&
+    opening.text !== "" &&
+    (opening.text.length >= OPENING_MIN_CHARS || opening.continues || continues);
   if (worth && cacheKey !== undefined) return `cache-opening:${await sha256Hex(`${cacheKey}\n${opening.text}`)}`;
   if (worth) return `opening:${await sha256Hex(opening.text)}`;
   return cacheKey === undefined ? undefined : `cache:${await sha256Hex(cacheKey)}`;

@@ -9,7 +9,9 @@ export type ModelStatusName = "loaded" | "loading" | "available" | "failed";
 /** Best first: where a request waits least (routing, and which entry a merged list keeps). */
 export const STATUS_ORDER: readonly ModelStatusName[] = ["loaded", "loading", "available", "failed"];
 
-/** The status of `model`; a sidecar that reports none (UNSPECIFIED, older than catalogues) lists its loaded models only. */
+/**
+ * The status of `model`; a sidecar that reports none (UNSPECIFIED, older than catalogues) lists its loaded models only.
+ */
 export function statusName(model: ModelInfo): ModelStatusName {
   switch (model.status) {
     case ModelStatus.LOADING:

@@ -12,7 +12,11 @@ import { failoverReason, type SidecarPool } from "./pool.js";
 import type { SidecarState } from "./sidecar-state.js";
 import { locateStream } from "./streams.js";
 
-async function tryInTurn<T>(pool: SidecarPool, model: string, call: (sidecar: Sidecar, state: SidecarState) => Promise<T>): Promise<T> {
+async function tryInTurn<T>(
+  pool: SidecarPool,
+  model: string,
+  call: (sidecar: Sidecar, state: SidecarState) => Promise<T>,
+): Promise<T> {
   let last: unknown;
   for (const state of await pool.candidates(model)) {
     try {
@@ -33,7 +37,9 @@ export async function unionOfModels(pool: SidecarPool): Promise<ModelInfo[]> {
   const up = pool.states.filter((s) => !s.down);
   if (up.length === 0) {
     const why = pool.states.map((s) => s.lastError).find((m) => m !== undefined) ?? "no report";
-    throw new ServiceUnavailableError(`No inference sidecar is reachable (last error: ${why}).`, { code: "service_unavailable" });
+    throw new ServiceUnavailableError(`No inference sidecar is reachable (last error: ${why}).`, {
+      code: "service_unavailable",
+    });
   }
   return mergeCatalogues(up.map((s) => s.models));
 }
@@ -49,12 +55,23 @@ async function noted(state: SidecarState, answer: Promise<ModelInfo>): Promise<M
  * UnloadModel on every sidecar up whose catalogue holds the model (each may have it loaded): the
  * model as the merged list would show it after. All failed: the first failure.
  */
-async function unloadEverywhere(pool: SidecarPool, request: Parameters<Sidecar["unloadModel"]>[0], options?: CallOptions): Promise<ModelInfo> {
+async function unloadEverywhere(
+  pool: SidecarPool,
+  request: Parameters<Sidecar["unloadModel"]>[0],
+  options?: CallOptions,
+): Promise<ModelInfo> {
   const states = await pool.candidates(request.model ?? "");
-  const settled = await Promise.allSettled(states.map((state) => noted(state, state.client.unloadModel(request, options))));
-  const failures = settled.flatMap((result, i) => (result.status === "rejected" ? [{ state: states[i], error: result.reason as unknown }] : []));
-  for (const { state, error } of failures) if (state !== undefined && failoverReason(error) === "unavailable") pool.markDown(state, error);
-  const [merged] = mergeCatalogues(settled.flatMap((result) => (result.status === "fulfilled" ? [[result.value]] : [])));
+  const settled = await Promise.allSettled(
+    states.map((state) => noted(state, state.client.unloadModel(request, options))),
+  );
+  const failures = settled.flatMap((result, i) =>
+    result.status === "rejected" ? [{ state: states[i], error: result.reason as unknown }] : [],
+  );
+  for (const { state, error } of failures)
+    if (state !== undefined && failoverReason(error) === "unavailable") pool.markDown(state, error);
+  const [merged] = mergeCatalogues(
+    settled.flatMap((result) => (result.status === "fulfilled" ? [[result.value]] : [])),
+  );
   if (merged !== undefined) return merged;
   throw failures[0]?.error;
 }
@@ -73,17 +90,20 @@ export function routedClient(pool: SidecarPool): Sidecar {
     // Streams are found by their id, which names their sidecar (streams.ts, locateStream).
     async *resume(request, options?: CallOptions) {
       const found = await locateStream(pool, request.streamId ?? "");
-      if (found === undefined) throw new ConnectError(`stream "${request.streamId ?? ""}" is unknown or has expired`, Code.NotFound);
+      if (found === undefined)
+        throw new ConnectError(`stream "${request.streamId ?? ""}" is unknown or has expired`, Code.NotFound);
       yield* found.client.resume({ ...request, streamId: found.streamId }, options);
     },
     cancelStream: async (request, options) => {
       const found = await locateStream(pool, request.streamId ?? "");
-      if (found === undefined) throw new ConnectError(`stream "${request.streamId ?? ""}" is unknown or has expired`, Code.NotFound);
+      if (found === undefined)
+        throw new ConnectError(`stream "${request.streamId ?? ""}" is unknown or has expired`, Code.NotFound);
       return found.client.cancelStream({ ...request, streamId: found.streamId }, options);
     },
     detokenize: (request, options) => tryInTurn(pool, request.model ?? "", (s) => s.detokenize(request, options)),
     listModels: async () => ({ $typeName: "inference.v1.ListModelsResponse", models: await unionOfModels(pool) }),
-    loadModel: (request, options) => tryInTurn(pool, request.model ?? "", (s, state) => noted(state, s.loadModel(request, options))),
+    loadModel: (request, options) =>
+      tryInTurn(pool, request.model ?? "", (s, state) => noted(state, s.loadModel(request, options))),
     unloadModel: (request, options) => unloadEverywhere(pool, request, options),
     rank: (request, options) => tryInTurn(pool, request.model ?? "", (s) => s.rank(request, options)),
   };

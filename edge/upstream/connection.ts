@@ -58,7 +58,11 @@ export function createSidecarClient(baseUrl: string, fetchImpl?: FetchImpl, link
 }
 
 /** The health service of the sidecar at `baseUrl`, on the same kind of transport. */
-export function createSidecarHealthClient(baseUrl: string, fetchImpl?: FetchImpl, link: SidecarLink = {}): SidecarHealth {
+export function createSidecarHealthClient(
+  baseUrl: string,
+  fetchImpl?: FetchImpl,
+  link: SidecarLink = {},
+): SidecarHealth {
   return createClient(Health, sidecarTransport(baseUrl, fetchImpl, link));
 }
 

@@ -2,7 +2,14 @@
 // stream, wait for `start` (the sidecar's "request accepted"), then hand out the
 // token and finish events in order. Protocol-neutral: no OpenAI/Anthropic shapes.
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import type { Finish, GenerateRequest, GenerateResponse, ResumeRequestSchema, Start, Token } from "../../proto/gen/inference/v1/inference_pb.js";
+import type {
+  Finish,
+  GenerateRequest,
+  GenerateResponse,
+  ResumeRequestSchema,
+  Start,
+  Token,
+} from "../../proto/gen/inference/v1/inference_pb.js";
 import { linkedAbort } from "../base/abort.js";
 import { GatewayTimeoutError, ServerError } from "../base/errors.js";
 import type { Sidecar } from "./connection.js";
@@ -36,7 +43,11 @@ function protocolError(what: string): ServerError {
  * heartbeat, which the sidecar sends every few seconds of silence), the call is cancelled and
  * reading fails with a 504-class error. 0 turns the deadline off.
  */
-function watched(iterator: AsyncIterator<GenerateResponse>, stallMs: number, call: AbortController): AsyncIterator<GenerateResponse> {
+function watched(
+  iterator: AsyncIterator<GenerateResponse>,
+  stallMs: number,
+  call: AbortController,
+): AsyncIterator<GenerateResponse> {
   if (stallMs <= 0) return iterator;
   return {
     next: async () => {
@@ -44,7 +55,11 @@ function watched(iterator: AsyncIterator<GenerateResponse>, stallMs: number, cal
       const stalled = new Promise<never>((_, reject) => {
         timer = setTimeout(() => {
           call.abort(new Error("the sidecar stalled"));
-          reject(new GatewayTimeoutError(`The inference sidecar stopped answering: nothing from it for ${stallMs} ms.`, { code: "sidecar_stalled" }));
+          reject(
+            new GatewayTimeoutError(`The inference sidecar stopped answering: nothing from it for ${stallMs} ms.`, {
+              code: "sidecar_stalled",
+            }),
+          );
         }, stallMs);
       });
       try {
@@ -68,7 +83,11 @@ async function drain(iterator: AsyncIterator<GenerateResponse>): Promise<void> {
   }
 }
 
-async function* afterStart(iterator: AsyncIterator<GenerateResponse>, snapshot: boolean, choices: number): AsyncGenerator<GenerationEvent, void, undefined> {
+async function* afterStart(
+  iterator: AsyncIterator<GenerateResponse>,
+  snapshot: boolean,
+  choices: number,
+): AsyncGenerator<GenerationEvent, void, undefined> {
   let finished = 0;
   for (;;) {
     const next = await iterator.next();
@@ -113,8 +132,15 @@ export function openGeneration(
   stallMs = 0,
   headers?: Readonly<Record<string, string>>,
 ): Promise<OpenedGeneration> {
-  const options = (callSignal: AbortSignal) => (headers === undefined ? { signal: callSignal } : { signal: callSignal, headers });
-  return openEvents((callSignal) => sidecar.generate(request, options(callSignal)), signal, stallMs, false, Math.max(1, request.n));
+  const options = (callSignal: AbortSignal) =>
+    headers === undefined ? { signal: callSignal } : { signal: callSignal, headers };
+  return openEvents(
+    (callSignal) => sidecar.generate(request, options(callSignal)),
+    signal,
+    stallMs,
+    false,
+    Math.max(1, request.n),
+  );
 }
 
 /** A resumable generation read again from its start (proto: Resume), as openGeneration opens one. */
@@ -125,7 +151,13 @@ export function openResumed(
   stallMs = 0,
 ): Promise<OpenedGeneration> {
   // A resumable generation has one choice (proto: GenerateRequest.n).
-  return openEvents((callSignal) => sidecar.resume(request, { signal: callSignal }), signal, stallMs, request.snapshot === true, 1);
+  return openEvents(
+    (callSignal) => sidecar.resume(request, { signal: callSignal }),
+    signal,
+    stallMs,
+    request.snapshot === true,
+    1,
+  );
 }
 
 async function openEvents(
@@ -183,7 +215,9 @@ export async function collectChoices(opened: OpenedGeneration, choices: number):
 }
 
 /** Reads a generation as far as its events go (a snapshot may end before the finish). */
-export async function collectSoFar(opened: OpenedGeneration): Promise<Omit<GenerationResult, "finish"> & { finish: Finish | undefined }> {
+export async function collectSoFar(
+  opened: OpenedGeneration,
+): Promise<Omit<GenerationResult, "finish"> & { finish: Finish | undefined }> {
   const tokens: Token[] = [];
   let text = "";
   let finish: Finish | undefined;

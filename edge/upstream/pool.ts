@@ -47,8 +47,17 @@ export class SidecarPool {
   constructor(targets: readonly SidecarTarget[], options: PoolOptions = {}) {
     if (targets.length === 0) throw new Error("at least one sidecar is needed");
     this.states = targets.map((t, i) => new SidecarState(i, t.url, t.client, t.health));
-    this.#options = { reportTtlMs: 1000, backoffMs: 500, maxBackoffMs: 30_000, checkTimeoutMs: 2000, now: Date.now, ...options };
-    this.#ids = Promise.all(this.states.map(async (s) => (s.id = (await sha256Hex(s.url)).slice(0, 12)))).then(() => undefined);
+    this.#options = {
+      reportTtlMs: 1000,
+      backoffMs: 500,
+      maxBackoffMs: 30_000,
+      checkTimeoutMs: 2000,
+      now: Date.now,
+      ...options,
+    };
+    this.#ids = Promise.all(this.states.map(async (s) => (s.id = (await sha256Hex(s.url)).slice(0, 12)))).then(
+      () => undefined,
+    );
   }
 
   get several(): boolean {
@@ -82,7 +91,13 @@ export class SidecarPool {
       .then(() => state.client.listModels({}, { timeoutMs }))
       .then(
         ({ models }) => {
-          [state.models, state.reportedAt, state.sentSinceReport, state.failures, state.lastError] = [models, this.#options.now(), 0, 0, undefined];
+          [state.models, state.reportedAt, state.sentSinceReport, state.failures, state.lastError] = [
+            models,
+            this.#options.now(),
+            0,
+            0,
+            undefined,
+          ];
         },
         (error: unknown) => this.markDown(state, error),
       )
@@ -176,9 +191,12 @@ export class SidecarPool {
   #none(model: string, someDown: boolean): Error {
     if (someDown) {
       const why = this.states.map((s) => s.lastError).find((m) => m !== undefined);
-      return new ServiceUnavailableError(`No inference sidecar serving '${model}' is reachable${why === undefined ? "" : ` (last error: ${why})`}.`, {
-        code: "service_unavailable",
-      });
+      return new ServiceUnavailableError(
+        `No inference sidecar serving '${model}' is reachable${why === undefined ? "" : ` (last error: ${why})`}.`,
+        {
+          code: "service_unavailable",
+        },
+      );
     }
     return new NotFoundError(`The model '${model}' does not exist.`, { param: "model", code: "model_not_found" });
   }
@@ -223,7 +241,11 @@ export class SidecarPool {
  * The sidecars grouped by the status of `model` on each (loaded first, failed last), each group
  * put in order by `order`: affinity applies among the sidecars where the model stands the same.
  */
-async function byTier(states: readonly SidecarState[], model: string, order: (tier: SidecarState[]) => Promise<SidecarState[]>): Promise<SidecarState[]> {
+async function byTier(
+  states: readonly SidecarState[],
+  model: string,
+  order: (tier: SidecarState[]) => Promise<SidecarState[]>,
+): Promise<SidecarState[]> {
   const tiers = new Map<number, SidecarState[]>();
   for (const s of states) tiers.set(s.rank(model), [...(tiers.get(s.rank(model)) ?? []), s]);
   const ranked = [...tiers.entries()].sort(([a], [b]) => a - b);
@@ -234,7 +256,10 @@ async function byTier(states: readonly SidecarState[], model: string, order: (ti
 async function serving(health: SidecarHealth, timeoutMs: number): Promise<void> {
   const { status } = await health.check({ service: InferenceService.typeName }, { timeoutMs });
   if (status !== HealthCheckResponse_ServingStatus.SERVING) {
-    throw new ConnectError(`the sidecar's health check says ${HealthCheckResponse_ServingStatus[status]}`, Code.Unavailable);
+    throw new ConnectError(
+      `the sidecar's health check says ${HealthCheckResponse_ServingStatus[status]}`,
+      Code.Unavailable,
+    );
   }
 }
 

@@ -22,7 +22,9 @@ export async function rendezvousWeight(name: string, key: string): Promise<numbe
 
 /** `items` ordered by their weight for `key`, heaviest first (ties: the smaller name first). */
 export async function rendezvousOrder<T>(key: string, items: readonly T[], nameOf: (item: T) => string): Promise<T[]> {
-  const weighted = await Promise.all(items.map(async (item) => ({ item, name: nameOf(item), weight: await rendezvousWeight(nameOf(item), key) })));
+  const weighted = await Promise.all(
+    items.map(async (item) => ({ item, name: nameOf(item), weight: await rendezvousWeight(nameOf(item), key) })),
+  );
   weighted.sort((a, b) => b.weight - a.weight || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   return weighted.map((w) => w.item);
 }

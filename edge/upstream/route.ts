@@ -9,7 +9,10 @@ import { openGeneration, type GenerationEvent, type OpenedGeneration } from "./g
 import { failoverReason, outcomeOf, type SidecarPool } from "./pool.js";
 
 /** The events, then `release` (the generation no longer adds to the sidecar's load). */
-async function* releasing(events: AsyncGenerator<GenerationEvent, void, undefined>, release: () => void): AsyncGenerator<GenerationEvent, void, undefined> {
+async function* releasing(
+  events: AsyncGenerator<GenerationEvent, void, undefined>,
+  release: () => void,
+): AsyncGenerator<GenerationEvent, void, undefined> {
   try {
     yield* events;
   } finally {

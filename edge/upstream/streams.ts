@@ -12,7 +12,10 @@ export function edgeStreamId(sidecarStreamId: string, sidecarId: string): string
 }
 
 /** The sidecar holding an edge stream id and its own id for the stream; undefined when none matches. */
-export async function locateStream(pool: SidecarPool, streamId: string): Promise<{ client: Sidecar; streamId: string } | undefined> {
+export async function locateStream(
+  pool: SidecarPool,
+  streamId: string,
+): Promise<{ client: Sidecar; streamId: string } | undefined> {
   const match = EDGE_STREAM_ID.exec(streamId);
   if (match === null) return undefined;
   const state = await pool.byId(match[2] ?? "");

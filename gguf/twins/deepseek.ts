@@ -67,7 +67,11 @@ export function deepseekR1Spec(): ContextualSpec {
     chatTemplate: llamaTemplate("deepseek-ai-DeepSeek-R1-Distill-Qwen-32B.jinja"),
     architecture: "llama",
     userDefined: DEEPSEEK_TOKENS,
-    modes: [{ name: "tools", trigger: " tools" }, ...R1_TWO_CALLS.modes, { name: "result", trigger: `<${T}outputs▁begin｜>` }],
+    modes: [
+      { name: "tools", trigger: " tools" },
+      ...R1_TWO_CALLS.modes,
+      { name: "result", trigger: `<${T}outputs▁begin｜>` },
+    ],
     scripts: [
       ...R1_TWO_CALLS.scripts,
       { after: ["\n", "</think>"], reply: ["Hi", " there"], end: END },
@@ -80,8 +84,20 @@ export function deepseekR1Spec(): ContextualSpec {
 }
 
 /** DeepSeek V3.1's call of get_weather: the name, `<｜tool▁sep｜>`, the JSON arguments (up to the city). */
-const v31Call = (city: string): string[] => [`<${T}call▁begin｜>`, "get_weather", `<${T}sep｜>`, '{"', "city", `":"${city}"}`];
-export const DEEPSEEK_V31_CALL_PIECES = [`<${T}calls▁begin｜>`, ...v31Call("Tokyo"), `<${T}call▁end｜>`, `<${T}calls▁end｜>`];
+const v31Call = (city: string): string[] => [
+  `<${T}call▁begin｜>`,
+  "get_weather",
+  `<${T}sep｜>`,
+  '{"',
+  "city",
+  `":"${city}"}`,
+];
+export const DEEPSEEK_V31_CALL_PIECES = [
+  `<${T}calls▁begin｜>`,
+  ...v31Call("Tokyo"),
+  `<${T}call▁end｜>`,
+  `<${T}calls▁end｜>`,
+];
 
 /** DeepSeek V3.1's two calls, one after the other in one block. */
 const V31_TWO_CALLS = twoCalls({
@@ -107,13 +123,22 @@ export function deepseekV31Spec(): ContextualSpec {
     chatTemplate: llamaTemplate("deepseek-ai-DeepSeek-V3.1.jinja"),
     architecture: "llama",
     userDefined: DEEPSEEK_TOKENS,
-    modes: [{ name: "tools", trigger: " tools" }, ...V31_TWO_CALLS.modes, { name: "result", trigger: `<${T}output▁begin｜>` }],
+    modes: [
+      { name: "tools", trigger: " tools" },
+      ...V31_TWO_CALLS.modes,
+      { name: "result", trigger: `<${T}output▁begin｜>` },
+    ],
     scripts: [
       ...V31_TWO_CALLS.scripts,
       { after: ["<think>", "</think>"], reply: ["Hi", " there"], end: END },
       { mode: "tools", after: ["<think>", "</think>"], reply: DEEPSEEK_V31_CALL_PIECES, end: END },
       { after: ["<｜Assistant｜>", "<think>"], reply: [TWIN_REASONING, "</think>", "Hi", " there"], end: END },
-      { mode: "tools", after: ["<｜Assistant｜>", "<think>"], reply: [TWIN_REASONING, "</think>", ...DEEPSEEK_V31_CALL_PIECES], end: END },
+      {
+        mode: "tools",
+        after: ["<｜Assistant｜>", "<think>"],
+        reply: [TWIN_REASONING, "</think>", ...DEEPSEEK_V31_CALL_PIECES],
+        end: END,
+      },
       { mode: "result", after: [`<${T}output▁end｜>`], reply: QWEN3_CODER_ANSWER, end: END },
     ],
   };

@@ -60,7 +60,11 @@ export function kimiK2Spec(): ContextualSpec {
       "<|tool_call_argument_begin|>",
       "<|tool_call_end|>",
     ],
-    modes: [{ name: "tools", trigger: "tool_declare" }, ...KIMI_TWO_CALLS.modes, { name: "result", trigger: "## Return" }],
+    modes: [
+      { name: "tools", trigger: "tool_declare" },
+      ...KIMI_TWO_CALLS.modes,
+      { name: "result", trigger: "## Return" },
+    ],
     scripts: [
       ...KIMI_TWO_CALLS.scripts,
       { after: ["assistant", "<|im_middle|>"], reply: ["Hi", " there"], end: "im_end" },

@@ -22,7 +22,16 @@ export const QWEN3_VOCAB: FamilyVocabSpec = {
   added: Object.fromEntries(
     (
       [
-        ...["object_ref_start", "object_ref_end", "box_start", "box_end", "quad_start", "quad_end", "vision_start", "vision_end"].map((n) => [`<|${n}|>`, 3]),
+        ...[
+          "object_ref_start",
+          "object_ref_end",
+          "box_start",
+          "box_end",
+          "quad_start",
+          "quad_end",
+          "vision_start",
+          "vision_end",
+        ].map((n) => [`<|${n}|>`, 3]),
         ...["vision_pad", "image_pad", "video_pad"].map((n) => [`<|${n}|>`, 3]),
         ["<tool_call>", 4],
         ["</tool_call>", 4],
@@ -84,8 +93,18 @@ export function twoCalls(syntax: TwoCallsSyntax): { modes: Mode[]; scripts: Cont
     ],
     scripts: [
       { mode: "two", after: syntax.after, reply: [...(syntax.lead ?? []), ...one], end: "continue" },
-      { mode: "first-written", after: [last(one)], reply: [...syntax.callEnd, ...syntax.between, ...two], end: "continue" },
-      { mode: "second-written", after: [last(two)], reply: [...syntax.callEnd, ...(syntax.close ?? [])], end: syntax.end },
+      {
+        mode: "first-written",
+        after: [last(one)],
+        reply: [...syntax.callEnd, ...syntax.between, ...two],
+        end: "continue",
+      },
+      {
+        mode: "second-written",
+        after: [last(two)],
+        reply: [...syntax.callEnd, ...(syntax.close ?? [])],
+        end: syntax.end,
+      },
     ],
   };
 }

@@ -78,7 +78,10 @@ function tooBig(input: BudgetInput): string | undefined {
     if (need > 0 && need > most) {
       const margin = mib(marginOf(input.total[dimension]));
       const holds = mib(Math.max(0, most));
-      return `it needs ${mib(need)} of ${label}; the budget holds ${holds} with every other model unloaded (free ${label} less a margin of ${margin})`;
+      return (
+        `it needs ${mib(need)} of ${label}; the budget holds ${holds} with every other model unloaded (free ` +
+        `${label} less a margin of ${margin})`
+      );
     }
   }
   return undefined;

@@ -45,7 +45,10 @@ export async function readModelFile(llama: Llama, path: string): Promise<ModelFi
   const info = await readGgufFileInfo(path);
   const insights = await GgufInsights.from(info, llama);
   const end = (info.infoEndOffset ?? 0) + insights.modelSize;
-  if (fileBytes < end) throw new Error(`the file is truncated or corrupt: it holds ${fileBytes} bytes, its header promises at least ${end}`);
+  if (fileBytes < end)
+    throw new Error(
+      `the file is truncated or corrupt: it holds ${fileBytes} bytes, its header promises at least ${end}`,
+    );
   return { insights, fileBytes };
 }
 
@@ -58,8 +61,16 @@ async function gpuLayersOf(file: ModelFile, llama: Llama, asked: EstimateSetting
   return (await file.insights.configurationResolver.resolveModelGpuLayersV2("auto")).gpuLayers;
 }
 
-/** Memory of the weights and of contexts of `contextSize` tokens per sequence (node-llama-cpp's estimate from the header). */
-async function needAt(file: ModelFile, settings: EstimateSettings, gpuLayers: number, contextSize: number): Promise<{ need: Bytes; weights: Bytes }> {
+/**
+ * Memory of the weights and of contexts of `contextSize` tokens per sequence (node-llama-cpp's estimate from the
+ * header).
+ */
+async function needAt(
+  file: ModelFile,
+  settings: EstimateSettings,
+  gpuLayers: number,
+  contextSize: number,
+): Promise<{ need: Bytes; weights: Bytes }> {
   const insights = file.insights;
   const model = await insights.estimateModelResourceRequirementsV2({ gpuLayers });
   const context = await insights.estimateContextResourceRequirementsV2({
@@ -75,7 +86,12 @@ async function needAt(file: ModelFile, settings: EstimateSettings, gpuLayers: nu
 }
 
 /** The largest context ("auto": up to the trained one) whose estimate fits `room`; the smallest when none does. */
-async function autoContextSize(file: ModelFile, settings: EstimateSettings, gpuLayers: number, room: Bytes): Promise<number> {
+async function autoContextSize(
+  file: ModelFile,
+  settings: EstimateSettings,
+  gpuLayers: number,
+  room: Bytes,
+): Promise<number> {
   const trained = file.insights.trainContextSize ?? CONTEXT_STEP;
   const fits = async (size: number): Promise<boolean> => {
     const { need } = await needAt(file, settings, gpuLayers, size);
@@ -93,8 +109,19 @@ async function autoContextSize(file: ModelFile, settings: EstimateSettings, gpuL
 }
 
 /** What the model will take with `settings`; an "auto" context is sized to `room` (the budget's room now). */
-export async function estimate(file: ModelFile, llama: Llama, settings: EstimateSettings, room: Bytes): Promise<Estimate> {
+export async function estimate(
+  file: ModelFile,
+  llama: Llama,
+  settings: EstimateSettings,
+  room: Bytes,
+): Promise<Estimate> {
   const gpuLayers = await gpuLayersOf(file, llama, settings.gpuLayers);
-  const contextSize = settings.contextSize === "auto" ? await autoContextSize(file, settings, gpuLayers, room) : settings.contextSize;
-  return { ...(await needAt(file, settings, gpuLayers, contextSize)), contextSize, gpuLayers, kind: modelKind(file.insights) };
+  const contextSize =
+    settings.contextSize === "auto" ? await autoContextSize(file, settings, gpuLayers, room) : settings.contextSize;
+  return {
+    ...(await needAt(file, settings, gpuLayers, contextSize)),
+    contextSize,
+    gpuLayers,
+    kind: modelKind(file.insights),
+  };
 }

@@ -5,7 +5,14 @@ import { statSync } from "node:fs";
 import os from "node:os";
 import type { Llama } from "node-llama-cpp";
 import type { Embedder } from "../engine/llama/embedder.js";
-import { embedderFor, flashAttentionOf, loadModel, threadCounts, type LoadedModel, type ModelOptions } from "../engine/llama/model.js";
+import {
+  embedderFor,
+  flashAttentionOf,
+  loadModel,
+  threadCounts,
+  type LoadedModel,
+  type ModelOptions,
+} from "../engine/llama/model.js";
 import type { Bytes } from "./budget.js";
 import type { CatalogueEntry } from "./model-catalogue.js";
 import { estimate, readModelFile, type Estimate, type EstimateSettings, type ModelFile } from "./estimate.js";
@@ -20,7 +27,13 @@ export interface Loader {
   read(path: string): Promise<ModelFile>;
   /** What the entry will take; an "auto" context sized to `room`. */
   estimate(entry: CatalogueEntry, file: ModelFile, room: Bytes): Promise<Estimate>;
-  load(entry: CatalogueEntry, path: string, estimate: Estimate, onProgress: (fraction: number) => void, signal: AbortSignal): Promise<LoadedModel>;
+  load(
+    entry: CatalogueEntry,
+    path: string,
+    estimate: Estimate,
+    onProgress: (fraction: number) => void,
+    signal: AbortSignal,
+  ): Promise<LoadedModel>;
   /** Free and total memory now. */
   memory(): Promise<{ free: Bytes; total: Bytes }>;
   /** The settings the entry loads with (its preset over the flags). */
@@ -28,7 +41,10 @@ export interface Loader {
 }
 
 /** The engine settings every model shares (the flags), less what each load sets itself. */
-export type SharedModelOptions = Omit<ModelOptions, "modelPath" | "id" | "onProgress" | "loadSignal" | "sharedEmbedder" | "embeddingModelPath">;
+export type SharedModelOptions = Omit<
+  ModelOptions,
+  "modelPath" | "id" | "onProgress" | "loadSignal" | "sharedEmbedder" | "embeddingModelPath"
+>;
 
 export interface HostLoaderOptions {
   readonly llama: Llama;
@@ -67,7 +83,9 @@ function estimateSettings(llama: Llama, settings: SharedModelOptions): EstimateS
   };
 }
 
-/** Free and total host memory (what the kernel can hand out, page cache included), and GPU memory when there is a GPU. */
+/**
+ * Free and total host memory (what the kernel can hand out, page cache included), and GPU memory when there is a GPU.
+ */
 async function memoryOf(llama: Llama): Promise<{ free: Bytes; total: Bytes }> {
   const vram = llama.gpu === false ? { free: 0, total: 0 } : await llama.getVramState();
   return { free: { ram: os.freemem(), vram: vram.free }, total: { ram: os.totalmem(), vram: vram.total } };
@@ -80,7 +98,9 @@ export function hostLoader(options: HostLoaderOptions): Loader {
       const path = await resolveModelSource(entry.source, {
         folder: options.folder,
         signal,
-        ...(options.onDownload ? { onDownload: (done: number, total: number) => options.onDownload?.(entry, done, total) } : {}),
+        ...(options.onDownload
+          ? { onDownload: (done: number, total: number) => options.onDownload?.(entry, done, total) }
+          : {}),
       });
       options.onResolved?.(entry, path);
       return path;
@@ -97,7 +117,8 @@ export function hostLoader(options: HostLoaderOptions): Loader {
       }
       return file;
     },
-    estimate: (entry, file, room) => estimate(file, options.llama, estimateSettings(options.llama, settingsOf(options.engine, entry)), room),
+    estimate: (entry, file, room) =>
+      estimate(file, options.llama, estimateSettings(options.llama, settingsOf(options.engine, entry)), room),
     load(entry, path, estimated, onProgress, signal) {
       const settings = settingsOf(options.engine, entry);
       return loadModel({
@@ -114,7 +135,12 @@ export function hostLoader(options: HostLoaderOptions): Loader {
     memory: () => memoryOf(options.llama),
     limits(entry) {
       const { contextSize, sequences, maxQueue, queueTimeoutMs } = settingsOf(options.engine, entry);
-      return { contextSize: typeof contextSize === "object" ? contextSize.max : contextSize, sequences, maxQueue, queueTimeoutMs };
+      return {
+        contextSize: typeof contextSize === "object" ? contextSize.max : contextSize,
+        sequences,
+        maxQueue,
+        queueTimeoutMs,
+      };
     },
   };
 }
@@ -127,7 +153,11 @@ export interface SharedEmbedder {
   dispose(): Promise<void>;
 }
 
-export async function loadSharedEmbedder(llama: Llama, path: string, engine: SharedModelOptions): Promise<SharedEmbedder> {
+export async function loadSharedEmbedder(
+  llama: Llama,
+  path: string,
+  engine: SharedModelOptions,
+): Promise<SharedEmbedder> {
   const model = await llama.loadModel({ modelPath: path, gpuLayers: engine.gpuLayers ?? "auto" });
   const embedder = embedderFor(model, { ...engine, threadsBatch: threadCounts(engine, llama).threadsBatch });
   return {

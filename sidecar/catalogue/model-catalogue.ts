@@ -38,7 +38,8 @@ export function nameOf(source: string): string {
   if (!isRemoteModel(source)) return path.basename(source).replace(/\.gguf$/i, "");
   const file = knownFileName(source);
   if (file !== undefined) return file.replace(/\.gguf$/i, "");
-  if (/^https?:\/\//i.test(source)) return decodeURIComponent(new URL(source).pathname.split("/").filter(Boolean).at(-1) ?? source);
+  if (/^https?:\/\//i.test(source))
+    return decodeURIComponent(new URL(source).pathname.split("/").filter(Boolean).at(-1) ?? source);
   return source.replace(/^(hf|huggingface):/i, "");
 }
 
@@ -48,29 +49,49 @@ function sourcesOf(sources: CatalogueSources, list: (folder: string) => string[]
     throw new Error("--model-id names a single --model; with several, name each in the presets file (--models-preset)");
   }
   const given = sources.models.map((source) => ({ name: sources.modelId ?? nameOf(source), source }));
-  const preset = Object.entries(sources.presets ?? {}).flatMap(([name, p]) => (p.model === undefined ? [] : [{ name, source: p.model }]));
+  const preset = Object.entries(sources.presets ?? {}).flatMap(([name, p]) =>
+    p.model === undefined ? [] : [{ name, source: p.model }],
+  );
   const explicit = [...given, ...preset];
   for (const [i, entry] of explicit.entries()) {
     const earlier = explicit.slice(0, i).find((e) => e.name === entry.name);
-    if (earlier !== undefined) throw new Error(`two models are named "${entry.name}" (${earlier.source}, ${entry.source}): name one in --models-preset`);
+    if (earlier !== undefined)
+      throw new Error(
+        `two models are named "${entry.name}" (${earlier.source}, ${entry.source}): name one in --models-preset`,
+      );
   }
   const taken = new Set(explicit.map((e) => e.name));
   const folder = sources.serveFolder ? list(sources.folder).filter((name) => !taken.has(name)) : [];
   const all = [...explicit, ...folder.map((name) => ({ name, source: path.join(sources.folder, `${name}.gguf`) }))];
-  if (all.length === 0 && sources.fallback !== undefined) return [{ name: sources.modelId ?? nameOf(sources.fallback), source: sources.fallback }];
+  if (all.length === 0 && sources.fallback !== undefined)
+    return [{ name: sources.modelId ?? nameOf(sources.fallback), source: sources.fallback }];
   if (all.length === 0) throw new Error(`no model to serve: --models-dir ${sources.folder} holds no .gguf file`);
   return all;
 }
 
-/** The catalogue of `sources`; a preset naming no model, a name or alias used twice, or an unknown --default-model stop the start. */
-export function buildCatalogue(sources: CatalogueSources, list: (folder: string) => string[] = modelsInFolder): Catalogue {
+/**
+ * The catalogue of `sources`; a preset naming no model, a name or alias used twice, or an unknown --default-model stop
+ * the start.
+ */
+export function buildCatalogue(
+  sources: CatalogueSources,
+  list: (folder: string) => string[] = modelsInFolder,
+): Catalogue {
   const found = sourcesOf(sources, list);
   const presets = sources.presets ?? {};
   const names = new Set(found.map((e) => e.name));
   for (const name of Object.keys(presets)) {
-    if (!names.has(name)) throw new Error(`--models-preset: "${name}" is no model of the catalogue (${[...names].join(", ")}) and has no "model"`);
+    if (!names.has(name))
+      throw new Error(
+        `--models-preset: "${name}" is no model of the catalogue (${[...names].join(", ")}) and has no "model"`,
+      );
   }
-  const entries = found.map(({ name, source }) => ({ name, source, aliases: presets[name]?.alias ?? [], preset: presets[name] ?? {} }));
+  const entries = found.map(({ name, source }) => ({
+    name,
+    source,
+    aliases: presets[name]?.alias ?? [],
+    preset: presets[name] ?? {},
+  }));
   const seen = new Map<string, string>();
   for (const entry of entries) {
     for (const alias of [entry.name, ...entry.aliases]) {

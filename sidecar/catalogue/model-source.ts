@@ -43,13 +43,17 @@ export async function resolveModelSource(model: string, options: ModelSourceOpti
       cli: false,
       deleteTempFileOnCancel: false,
       ...(options.onDownload
-        ? { onProgress: ({ downloadedSize, totalSize }: { downloadedSize: number; totalSize: number }) => options.onDownload?.(downloadedSize, totalSize) }
+        ? {
+            onProgress: ({ downloadedSize, totalSize }: { downloadedSize: number; totalSize: number }) =>
+              options.onDownload?.(downloadedSize, totalSize),
+          }
         : {}),
       ...(options.signal ? { signal: options.signal } : {}),
     });
   }
   const named = path.join(options.folder, `${model}.gguf`);
-  if (!model.includes("/") && !model.includes(path.sep) && !model.toLowerCase().endsWith(".gguf") && existsSync(named)) return named;
+  if (!model.includes("/") && !model.includes(path.sep) && !model.toLowerCase().endsWith(".gguf") && existsSync(named))
+    return named;
   return model;
 }
 

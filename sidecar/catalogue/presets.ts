@@ -31,24 +31,36 @@ const fail = (error: string): Checked => ({ error });
 const isCount = (v: unknown, min: number): boolean => Number.isInteger(v) && (v as number) >= min;
 
 const CHECKS: Record<Key, (value: unknown) => Checked> = {
-  model: (v) => (typeof v === "string" && v !== "" ? pass(v) : fail("must be a non-empty string (a path, a name in the models folder, hf: or https)")),
+  model: (v) =>
+    typeof v === "string" && v !== ""
+      ? pass(v)
+      : fail("must be a non-empty string (a path, a name in the models folder, hf: or https)"),
   contextSize: (v) => (v === "auto" || isCount(v, 16) ? pass(v) : fail('must be "auto" or an integer of at least 16')),
   sequences: (v) => (isCount(v, 1) ? pass(v) : fail("must be an integer of at least 1")),
   chatTemplate: (v) =>
     typeof v === "string" && isChatTemplate(v)
       ? pass(v)
       : fail(`must be a chat wrapper name (${specializedChatWrapperTypeNames.join(", ")}) or a Jinja template`),
-  gpuLayers: (v) => (v === "auto" || v === "max" || isCount(v, 0) ? pass(v) : fail('must be "auto", "max" or a number of layers')),
-  specLookup: (v) => (isCount(v, 0) && (v as number) < MAX_STEP_TOKENS ? pass(v) : fail(`must be an integer from 0 to ${MAX_STEP_TOKENS - 1}`)),
+  gpuLayers: (v) =>
+    v === "auto" || v === "max" || isCount(v, 0) ? pass(v) : fail('must be "auto", "max" or a number of layers'),
+  specLookup: (v) =>
+    isCount(v, 0) && (v as number) < MAX_STEP_TOKENS
+      ? pass(v)
+      : fail(`must be an integer from 0 to ${MAX_STEP_TOKENS - 1}`),
   alias: (v) => {
     const names = typeof v === "string" ? [v] : v;
-    const good = Array.isArray(names) && names.length > 0 && names.every((n) => typeof n === "string" && n.trim() !== "");
+    const good =
+      Array.isArray(names) && names.length > 0 && names.every((n) => typeof n === "string" && n.trim() !== "");
     return good ? pass(names) : fail("must be a non-empty string or a list of them");
   },
 };
 
 function isChatTemplate(value: string): boolean {
-  return (specializedChatWrapperTypeNames as readonly string[]).includes(value) || value.includes("{{") || value.includes("{%");
+  return (
+    (specializedChatWrapperTypeNames as readonly string[]).includes(value) ||
+    value.includes("{{") ||
+    value.includes("{%")
+  );
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {
@@ -61,7 +73,8 @@ function presetOf(where: string, name: string, value: unknown): Preset {
   if (!isObject(value)) throw new Error(`${where}: "${name}" must be an object of options (${KEYS.join(", ")})`);
   const preset: Record<string, unknown> = {};
   for (const [key, raw] of Object.entries(value)) {
-    if (!(KEYS as readonly string[]).includes(key)) throw new Error(`${where}: "${name}" has an unknown key "${key}" (known: ${KEYS.join(", ")})`);
+    if (!(KEYS as readonly string[]).includes(key))
+      throw new Error(`${where}: "${name}" has an unknown key "${key}" (known: ${KEYS.join(", ")})`);
     const checked = CHECKS[key as Key](raw);
     if ("error" in checked) throw new Error(`${where}: "${name}".${key} ${checked.error}`);
     preset[key] = checked.value;
@@ -87,7 +100,9 @@ export function readPresets(path: string): Presets {
   try {
     text = readFileSync(path, "utf8");
   } catch (error) {
-    throw new Error(`--models-preset ${path} cannot be read: ${error instanceof Error ? error.message : String(error)}`);
+    throw new Error(
+      `--models-preset ${path} cannot be read: ${error instanceof Error ? error.message : String(error)}`,
+    );
   }
   return parsePresets(text, `--models-preset ${path}`);
 }

@@ -99,12 +99,16 @@ export class ModelRegistry {
       // Those that would get a sequence and those that would queue for one.
       const limits = slot.limits;
       const batch = options.batch === true ? 1 : 0;
-      const [waiting, limit] = batch === 1 ? [slot.batchWaiters, BATCH_QUEUE_LIMIT] : [slot.waiters - slot.batchWaiters, limits.sequences + limits.maxQueue];
+      const [waiting, limit] =
+        batch === 1
+          ? [slot.batchWaiters, BATCH_QUEUE_LIMIT]
+          : [slot.waiters - slot.batchWaiters, limits.sequences + limits.maxQueue];
       if (waiting >= limit) throw overloaded(`too many requests are waiting for model "${slot.entry.name}" to load`);
       slot.waiters++;
       slot.batchWaiters += batch;
       try {
-        const pending: Promise<unknown> = slot.status === "unloading" && slot.unloading !== undefined ? slot.unloading : this.#startLoad(slot, false);
+        const pending: Promise<unknown> =
+          slot.status === "unloading" && slot.unloading !== undefined ? slot.unloading : this.#startLoad(slot, false);
         await until(pending, this.#drain.signal, options.signal);
       } catch (error) {
         // Given up by the requests before this one: this one starts it again.
@@ -123,7 +127,8 @@ export class ModelRegistry {
   async load(name: string, options: AcquireOptions = {}): Promise<ModelView> {
     const slot = this.#slotNamed(name);
     // Not abandoned when the callers waiting for it leave (an unloading model is loaded again by acquire).
-    if (slot.status !== "loaded" && slot.status !== "unloading" && !this.draining) void this.#startLoad(slot, true).catch(() => undefined);
+    if (slot.status !== "loaded" && slot.status !== "unloading" && !this.draining)
+      void this.#startLoad(slot, true).catch(() => undefined);
     const lease = await this.acquire(slot.entry.name, options);
     lease.release();
     return slot.view();
@@ -155,15 +160,21 @@ export class ModelRegistry {
 
   /** The models loaded now. */
   loaded(): LoadedModel[] {
-    return [...this.#slots.values()].flatMap((slot) => (slot.status === "loaded" && slot.loaded !== undefined ? [slot.loaded] : []));
+    return [...this.#slots.values()].flatMap((slot) =>
+      slot.status === "loaded" && slot.loaded !== undefined ? [slot.loaded] : [],
+    );
   }
 
-  /** Reads every local file's header and estimate, so ListModels shows sizes before any load; errors wait for the load. */
+  /**
+   * Reads every local file's header and estimate, so ListModels shows sizes before any load; errors wait for the load.
+   */
   async survey(isLocal: (entry: CatalogueEntry) => boolean): Promise<void> {
     for (const slot of this.#slots.values()) {
       if (this.draining || slot.estimate !== undefined || !isLocal(slot.entry)) continue;
       try {
-        const file = await this.#options.loader.read(await this.#options.loader.resolve(slot.entry, this.#drain.signal));
+        const file = await this.#options.loader.read(
+          await this.#options.loader.resolve(slot.entry, this.#drain.signal),
+        );
         const estimate = await this.#options.loader.estimate(slot.entry, file, await this.#room(slot));
         slot.estimate ??= estimate;
         slot.fileBytes = file.fileBytes;
@@ -236,7 +247,14 @@ export class ModelRegistry {
       slot.explicit ||= explicit;
       return slot.loading;
     }
-    Object.assign(slot, { status: "loading", progress: 0, failure: "", explicit, reserved: false, controller: new AbortController() });
+    Object.assign(slot, {
+      status: "loading",
+      progress: 0,
+      failure: "",
+      explicit,
+      reserved: false,
+      controller: new AbortController(),
+    });
     const started = performance.now();
     slot.loading = this.#load(slot).then(
       (model) => this.#loaded(slot, model, started),
@@ -269,7 +287,11 @@ export class ModelRegistry {
       if (!slot.explicit && slot.waiters === 0) throw new Abandoned();
       const { free, total } = await this.#options.loader.memory();
       const reserved = this.#options.reserved ?? NO_BYTES;
-      const estimate = await this.#options.loader.estimate(slot.entry, file, freeRoom(free, total, this.#residents(slot), reserved));
+      const estimate = await this.#options.loader.estimate(
+        slot.entry,
+        file,
+        freeRoom(free, total, this.#residents(slot), reserved),
+      );
       slot.estimate = estimate;
       // The residents again: others may have loaded or unloaded while this one estimated.
       const residents = this.#residents(slot);
@@ -302,12 +324,24 @@ export class ModelRegistry {
   }
 
   #loaded(slot: Slot, model: LoadedModel, started: number): LoadedModel {
-    Object.assign(slot, { loading: undefined, controller: undefined, reserved: false, loaded: model, status: "loaded", progress: 1 });
+    Object.assign(slot, {
+      loading: undefined,
+      controller: undefined,
+      reserved: false,
+      loaded: model,
+      status: "loaded",
+      progress: 1,
+    });
     if (this.draining) {
       // Stopped while it loaded: close() frees it.
       return model;
     }
-    this.#record({ type: "loaded", model: slot.entry.name, ms: Math.round(performance.now() - started), replies: replySummary(model.replySyntax) });
+    this.#record({
+      type: "loaded",
+      model: slot.entry.name,
+      ms: Math.round(performance.now() - started),
+      replies: replySummary(model.replySyntax),
+    });
     slot.lastUsed = ++this.#clock;
     // A timer, not at once: the requests that waited for the load take their leases first.
     slot.startKeepAlive(() => void this.#unload(slot, "idle"));
@@ -318,7 +352,13 @@ export class ModelRegistry {
   #failed(slot: Slot, error: unknown): never {
     const reason = error instanceof Error ? error.message : String(error);
     const quiet = error instanceof Abandoned || this.draining;
-    Object.assign(slot, { loading: undefined, controller: undefined, reserved: false, status: quiet ? "available" : "failed", failure: quiet ? "" : reason });
+    Object.assign(slot, {
+      loading: undefined,
+      controller: undefined,
+      reserved: false,
+      status: quiet ? "available" : "failed",
+      failure: quiet ? "" : reason,
+    });
     this.#changed();
     if (this.draining) throw unavailable("the sidecar is shutting down");
     if (quiet) throw error;

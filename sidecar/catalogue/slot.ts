@@ -98,7 +98,8 @@ export class Slot {
   resident(): Resident | undefined {
     const need = this.estimate?.need ?? NO_BYTES;
     const name = this.entry.name;
-    if (this.status === "loading" && this.reserved) return { name, need, hidden: need, state: "loading", lastUsed: this.lastUsed };
+    if (this.status === "loading" && this.reserved)
+      return { name, need, hidden: need, state: "loading", lastUsed: this.lastUsed };
     if (this.status !== "loaded" && this.status !== "unloading") return undefined;
     // Memory-mapped weights stay in the page cache, which free memory counts as free.
     const hidden: Bytes = { ram: this.estimate?.weights.ram ?? 0, vram: 0 };
@@ -111,7 +112,8 @@ export class Slot {
       entry: this.entry,
       limits: this.limits,
       status: this.status === "unloading" ? "loaded" : this.status,
-      progress: this.status === "loading" ? this.progress : this.status === "available" || this.status === "failed" ? 0 : 1,
+      progress:
+        this.status === "loading" ? this.progress : this.status === "available" || this.status === "failed" ? 0 : 1,
       failure: this.status === "failed" ? this.failure : "",
       // An unloading model's objects are being freed: nothing may read them.
       loaded: this.status === "unloading" ? undefined : this.loaded,

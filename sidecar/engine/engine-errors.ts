@@ -1,7 +1,11 @@
 // The errors the engine refuses or fails a request with, as ConnectErrors with their gRPC codes;
 // shared by every room and by the transports.
 import { Code, ConnectError } from "@connectrpc/connect";
-import { ModelLoadFailedSchema, PreemptedSchema, PromptTooLongSchema } from "../../proto/gen/inference/v1/inference_pb.js";
+import {
+  ModelLoadFailedSchema,
+  PreemptedSchema,
+  PromptTooLongSchema,
+} from "../../proto/gen/inference/v1/inference_pb.js";
 
 /** A request the engine refuses: bad options, a prompt that does not fit. Maps to INVALID_ARGUMENT. */
 export function invalidArgument(message: string): ConnectError {
@@ -41,7 +45,9 @@ export const PREEMPTED_MESSAGE = "preempted by an interactive request; retry";
  * with a Preempted detail (proto: GenerateRequest.priority). The same request may be sent again.
  */
 export function preempted(completionTokens: number): ConnectError {
-  return new ConnectError(PREEMPTED_MESSAGE, Code.Aborted, undefined, [{ desc: PreemptedSchema, value: { completionTokens } }]);
+  return new ConnectError(PREEMPTED_MESSAGE, Code.Aborted, undefined, [
+    { desc: PreemptedSchema, value: { completionTokens } },
+  ]);
 }
 
 /** The caller left. Maps to CANCELLED. */

@@ -26,7 +26,10 @@ export class EngineMetrics {
   generationsPreempted = 0;
   tokensGenerated = 0;
   promptTokens = 0;
-  /** Prompts that copied a prefix another sequence held instead of evaluating it (decode/prefix-copy.ts), and the tokens. */
+  /**
+   * Prompts that copied a prefix another sequence held instead of evaluating it (decode/prefix-copy.ts), and the
+   * tokens.
+   */
   prefixCopies = 0;
   prefixCopiedTokens = 0;
 
@@ -56,6 +59,7 @@ export class EngineMetrics {
     this.promptTokens += timings.promptTokens;
     this.#queueWait.observe(timings.queueMs / 1000);
     if (timings.completionTokens > 0) this.#timeToFirstToken.observe(timings.promptMs / 1000);
-    if (timings.completionTokens > 1) this.#timePerOutputToken.observe(timings.generationMs / 1000 / (timings.completionTokens - 1));
+    if (timings.completionTokens > 1)
+      this.#timePerOutputToken.observe(timings.generationMs / 1000 / (timings.completionTokens - 1));
   }
 }

@@ -18,7 +18,8 @@ export class GenAiServerMetrics {
   readonly #perToken: Histogram<(typeof LABELS)[number]>;
 
   constructor(registry: Registry) {
-    const histogram = (name: string, help: string, buckets: number[]) => new Histogram({ name, help, buckets, labelNames: LABELS, registers: [registry] });
+    const histogram = (name: string, help: string, buckets: number[]) =>
+      new Histogram({ name, help, buckets, labelNames: LABELS, registers: [registry] });
     this.#duration = histogram(
       "gen_ai_server_request_duration_seconds",
       "GenAI server request duration (gen_ai.server.request.duration): from the call's arrival to its last event.",
@@ -26,7 +27,8 @@ export class GenAiServerMetrics {
     );
     this.#firstToken = histogram(
       "gen_ai_server_time_to_first_token_seconds",
-      "Time to generate the first token (gen_ai.server.time_to_first_token): from the call's arrival, for successful generations.",
+      "Time to generate the first token (gen_ai.server.time_to_first_token): from the call's arrival, for successful " +
+        "generations.",
       [0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10],
     );
     this.#perToken = histogram(
@@ -37,8 +39,16 @@ export class GenAiServerMetrics {
   }
 
   /** One generation that ended: its durations in seconds; `errorType` when it failed. */
-  record(of: GenerationLabels, seconds: { total: number; firstToken?: number | undefined; perToken?: number | undefined }, errorType?: string): void {
-    const labels: Labels = { gen_ai_operation_name: of.operation, gen_ai_provider_name: "llama.cpp", gen_ai_request_model: of.model };
+  record(
+    of: GenerationLabels,
+    seconds: { total: number; firstToken?: number | undefined; perToken?: number | undefined },
+    errorType?: string,
+  ): void {
+    const labels: Labels = {
+      gen_ai_operation_name: of.operation,
+      gen_ai_provider_name: "llama.cpp",
+      gen_ai_request_model: of.model,
+    };
     if (errorType !== undefined) labels.error_type = errorType;
     this.#duration.observe(labels, seconds.total);
     if (errorType !== undefined) return;

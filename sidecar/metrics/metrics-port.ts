@@ -11,7 +11,11 @@ export interface MetricsListening {
   close(): Promise<void>;
 }
 
-export async function listenMetrics(state: Omit<PlainState, "authorized">, host: string, port: number): Promise<MetricsListening> {
+export async function listenMetrics(
+  state: Omit<PlainState, "authorized">,
+  host: string,
+  port: number,
+): Promise<MetricsListening> {
   const server = http.createServer(plainHandler({ ...state, authorized: () => true }));
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);

@@ -13,7 +13,10 @@ import type { SidecarTraceSettings } from "./trace-settings.js";
 
 type FinishInit = Extract<NonNullable<GenerateEvent["event"]>, { case: "finish" }>["value"];
 
-const headerGetter = { keys: (carrier: Headers) => [...carrier.keys()], get: (carrier: Headers, key: string) => carrier.get(key) ?? undefined };
+const headerGetter = {
+  keys: (carrier: Headers) => [...carrier.keys()],
+  get: (carrier: Headers, key: string) => carrier.get(key) ?? undefined,
+};
 
 /** Now, in milliseconds since the epoch, finer than a millisecond (what spans' times take). */
 const epochMs = (): number => performance.timeOrigin + performance.now();
@@ -25,7 +28,10 @@ export interface Observer {
 
 /** The GenAI server metrics in `registry`, and the tracer of `settings` when traces are on. */
 export function startObserver(settings: SidecarTraceSettings | undefined, registry: Registry): Observer {
-  return { metrics: new GenAiServerMetrics(registry), tracing: settings === undefined ? undefined : startSidecarTracing(settings) };
+  return {
+    metrics: new GenAiServerMetrics(registry),
+    tracing: settings === undefined ? undefined : startSidecarTracing(settings),
+  };
 }
 
 /** `events` as they were, watched: metrics, and spans when traces are on. */
@@ -36,7 +42,10 @@ export async function* observed(
   observer: Observer,
 ): AsyncGenerator<GenerateEvent, void, undefined> {
   const arrived = epochMs();
-  const labels: GenerationLabels = { operation: request.input.case === "prompt" ? "text_completion" : "chat", model: request.model };
+  const labels: GenerationLabels = {
+    operation: request.input.case === "prompt" ? "text_completion" : "chat",
+    model: request.model,
+  };
   const span = observer.tracing === undefined ? undefined : serverSpan(observer.tracing, labels, headers, arrived);
   let firstToken: number | undefined;
   const finishes: FinishInit[] = [];
@@ -57,7 +66,10 @@ export async function* observed(
   const last = finishes.at(-1);
   if (last === undefined) return;
   const outputTokens = finishes.reduce((sum, finish) => sum + (finish.completionTokens ?? 0), 0);
-  const perToken = outputTokens > finishes.length ? (last.timings?.generationMs ?? 0) / 1000 / (outputTokens - finishes.length) : undefined;
+  const perToken =
+    outputTokens > finishes.length
+      ? (last.timings?.generationMs ?? 0) / 1000 / (outputTokens - finishes.length)
+      : undefined;
   const firstTokenSeconds = firstToken === undefined ? undefined : (firstToken - arrived) / 1000;
   observer.metrics.record(labels, { total: (epochMs() - arrived) / 1000, firstToken: firstTokenSeconds, perToken });
 }
@@ -72,11 +84,22 @@ function serverSpan(tracing: SidecarTracing, labels: GenerationLabels, headers: 
     "gen_ai.provider.name": "llama.cpp",
     "gen_ai.request.model": labels.model,
   };
-  return tracing.tracer.startSpan("inference.v1.InferenceService/Generate", { kind: SpanKind.SERVER, attributes, startTime: arrived }, parent);
+  return tracing.tracer.startSpan(
+    "inference.v1.InferenceService/Generate",
+    { kind: SpanKind.SERVER, attributes, startTime: arrived },
+    parent,
+  );
 }
 
-/** The server span's end, after its steps: queue wait, prompt evaluation, decoding (the finish's timings, laid back from now). */
-function endServerSpan(span: Span, finishes: readonly FinishInit[], tracer: SidecarTracing["tracer"] | undefined): void {
+/**
+ * The server span's end, after its steps: queue wait, prompt evaluation, decoding (the finish's timings, laid back
+ * from now).
+ */
+function endServerSpan(
+  span: Span,
+  finishes: readonly FinishInit[],
+  tracer: SidecarTracing["tracer"] | undefined,
+): void {
   const last = finishes.at(-1);
   const now = epochMs();
   // A caller that left: no finish came through, or the generation's finish says so.
@@ -90,7 +113,8 @@ function endServerSpan(span: Span, finishes: readonly FinishInit[], tracer: Side
   const promptStart = decodeStart - (timings.promptMs ?? 0);
   const queueStart = promptStart - (timings.queueMs ?? 0);
   const context = trace.setSpan(ROOT_CONTEXT, span);
-  const step = (name: string, start: number, end: number, attributes: Attributes) => tracer.startSpan(name, { startTime: start, attributes }, context).end(end);
+  const step = (name: string, start: number, end: number, attributes: Attributes) =>
+    tracer.startSpan(name, { startTime: start, attributes }, context).end(end);
   step("queue wait", queueStart, promptStart, {});
   step("prompt evaluation", promptStart, decodeStart, {
     "gen_ai.usage.input_tokens": last.promptTokens ?? 0,

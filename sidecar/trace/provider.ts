@@ -17,10 +17,17 @@ export interface SidecarTracing {
 }
 
 export function startSidecarTracing(settings: SidecarTraceSettings): SidecarTracing {
-  const exporter = settings.protocol === "http/json" ? new JsonExporter({ url: settings.url }) : new ProtobufExporter({ url: settings.url });
+  const exporter =
+    settings.protocol === "http/json"
+      ? new JsonExporter({ url: settings.url })
+      : new ProtobufExporter({ url: settings.url });
   const provider = new BasicTracerProvider({
     resource: resourceFromAttributes({ "service.name": settings.serviceName }),
     spanProcessors: [new BatchSpanProcessor(exporter, { scheduledDelayMillis: 1000 })],
   });
-  return { tracer: provider.getTracer("llm-sidecar"), propagator: new W3CTraceContextPropagator(), shutdown: () => provider.shutdown() };
+  return {
+    tracer: provider.getTracer("llm-sidecar"),
+    propagator: new W3CTraceContextPropagator(),
+    shutdown: () => provider.shutdown(),
+  };
 }

@@ -11,7 +11,9 @@ export interface SidecarTraceSettings {
 /** The settings of `env`, or undefined (traces off); throws on a protocol other than the HTTP ones. */
 export function traceSettingsFromEnv(env: NodeJS.ProcessEnv): SidecarTraceSettings | undefined {
   const base = env["OTEL_EXPORTER_OTLP_ENDPOINT"] || undefined;
-  const url = env["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"] || (base === undefined ? undefined : `${base.replace(/\/+$/, "")}/v1/traces`);
+  const url =
+    env["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"] ||
+    (base === undefined ? undefined : `${base.replace(/\/+$/, "")}/v1/traces`);
   if (url === undefined) return undefined;
   const protocol = env["OTEL_EXPORTER_OTLP_PROTOCOL"] || "http/protobuf";
   if (protocol !== "http/protobuf" && protocol !== "http/json")

@@ -14,7 +14,15 @@ import { cancelled, deadlineExceeded } from "../engine/engine-errors.js";
 
 const require = createRequire(import.meta.url);
 /** The reflection service's own definition, as @grpc/reflection ships it. */
-const REFLECTION_PROTO = join(dirname(require.resolve("@grpc/reflection")), "..", "proto", "grpc", "reflection", "v1", "reflection.proto");
+const REFLECTION_PROTO = join(
+  dirname(require.resolve("@grpc/reflection")),
+  "..",
+  "proto",
+  "grpc",
+  "reflection",
+  "v1",
+  "reflection.proto",
+);
 
 type Impl = ServiceImpl<typeof InferenceService>;
 type AnyHandler = (request: unknown, context: ReturnType<typeof createHandlerContext>) => unknown;
@@ -32,7 +40,9 @@ export function addInferenceService(server: grpc.Server, impl: Impl, shutdown: A
     const call = (impl as unknown as Record<string, AnyHandler>)[method.localName];
     if (call === undefined) continue;
     handlers[method.localName] =
-      method.methodKind === "server_streaming" ? streamingHandler(method, call.bind(impl), shutdown) : unaryHandler(method, call.bind(impl), shutdown);
+      method.methodKind === "server_streaming"
+        ? streamingHandler(method, call.bind(impl), shutdown)
+        : unaryHandler(method, call.bind(impl), shutdown);
   }
   server.addService(definition, handlers);
 
@@ -81,7 +91,8 @@ function contextFor(
   const deadline = call.getDeadline();
   if (deadline instanceof Date || typeof deadline === "number") {
     const ms = Number(deadline) - Date.now();
-    if (Number.isFinite(ms)) setTimeout(() => context.abort(deadlineExceeded("deadline exceeded")), Math.max(0, ms)).unref();
+    if (Number.isFinite(ms))
+      setTimeout(() => context.abort(deadlineExceeded("deadline exceeded")), Math.max(0, ms)).unref();
   }
   return context;
 }
@@ -96,7 +107,10 @@ function traceHeaders(metadata: grpc.Metadata): Headers {
   return headers;
 }
 
-/** The call's status; its error details (PromptTooLong, ModelLoadFailed) in `grpc-status-details-bin`, as gRPC-Web carries them. */
+/**
+ * The call's status; its error details (PromptTooLong, ModelLoadFailed) in `grpc-status-details-bin`, as gRPC-Web
+ * carries them.
+ */
 function toStatus(error: unknown): Partial<grpc.StatusObject> {
   const e = ConnectError.from(error);
   const status = { code: e.code as number as grpc.status, details: e.rawMessage };
@@ -107,7 +121,11 @@ function toStatus(error: unknown): Partial<grpc.StatusObject> {
   return { ...status, metadata };
 }
 
-function unaryHandler(method: DescMethod, call: AnyHandler, shutdown: AbortSignal): grpc.handleUnaryCall<unknown, unknown> {
+function unaryHandler(
+  method: DescMethod,
+  call: AnyHandler,
+  shutdown: AbortSignal,
+): grpc.handleUnaryCall<unknown, unknown> {
   return (unary, callback) => {
     const context = contextFor(method, unary, shutdown);
     Promise.resolve()
@@ -119,7 +137,11 @@ function unaryHandler(method: DescMethod, call: AnyHandler, shutdown: AbortSigna
   };
 }
 
-function streamingHandler(method: DescMethod, call: AnyHandler, shutdown: AbortSignal): grpc.handleServerStreamingCall<unknown, unknown> {
+function streamingHandler(
+  method: DescMethod,
+  call: AnyHandler,
+  shutdown: AbortSignal,
+): grpc.handleServerStreamingCall<unknown, unknown> {
   return (stream) => {
     const context = contextFor(method, stream, shutdown);
     const run = async (): Promise<void> => {

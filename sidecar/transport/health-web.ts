@@ -12,7 +12,9 @@ export function healthOverGrpcWeb(serving: () => boolean): Partial<ServiceImpl<t
       if (request.service !== "" && request.service !== InferenceService.typeName) {
         throw new ConnectError(`unknown service "${request.service}"`, Code.NotFound);
       }
-      return { status: serving() ? HealthCheckResponse_ServingStatus.SERVING : HealthCheckResponse_ServingStatus.NOT_SERVING };
+      return {
+        status: serving() ? HealthCheckResponse_ServingStatus.SERVING : HealthCheckResponse_ServingStatus.NOT_SERVING,
+      };
     },
   };
 }

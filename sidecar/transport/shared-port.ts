@@ -59,7 +59,13 @@ function trackConnections(httpServer: http.Server): { add(socket: net.Socket): v
  * and goes to grpc-js; anything else is HTTP/1.1 (gRPC-Web and plain endpoints). With TLS, the
  * client's ALPN choice (`h2` or `http/1.1`) decides, and the preface is sniffed without one.
  */
-export async function listen(grpcServer: grpc.Server, http1: http.RequestListener, host: string, port: number, tlsFiles?: TlsFiles): Promise<Listening> {
+export async function listen(
+  grpcServer: grpc.Server,
+  http1: http.RequestListener,
+  host: string,
+  port: number,
+  tlsFiles?: TlsFiles,
+): Promise<Listening> {
   const injector = grpcServer.createConnectionInjector(grpc.ServerCredentials.createInsecure());
   const httpServer = http.createServer({ keepAliveTimeout: 30_000 }, http1);
   const http1Connections = trackConnections(httpServer);

@@ -28,7 +28,8 @@ export function grpcTokenInterceptor(check: (authorization: string | undefined) 
         next({
           onReceiveMetadata: (metadata, pass) => {
             const [value] = metadata.get("authorization");
-            if (OPEN_METHODS.includes(method.path) || check(typeof value === "string" ? value : undefined)) pass(metadata);
+            if (OPEN_METHODS.includes(method.path) || check(typeof value === "string" ? value : undefined))
+              pass(metadata);
             else call.sendStatus({ code: grpc.status.UNAUTHENTICATED, details: REFUSAL });
           },
         }),

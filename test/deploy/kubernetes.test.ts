@@ -8,8 +8,22 @@ import parsePrometheusTextFormat from "parse-prometheus-text-format";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import type { RunningSidecar } from "../../sidecar/start-sidecar.js";
-import { Cluster, allProblems, podProblems, pickerProblems, poolProblems, type Container } from "../support/kubernetes-references.js";
-import { MANIFESTS_DIR, loadManifests, manifestValidators, pickerConfigValidator, validateManifest, type Manifest } from "../support/kubernetes-schemas.js";
+import {
+  Cluster,
+  allProblems,
+  podProblems,
+  pickerProblems,
+  poolProblems,
+  type Container,
+} from "../support/kubernetes-references.js";
+import {
+  MANIFESTS_DIR,
+  loadManifests,
+  manifestValidators,
+  pickerConfigValidator,
+  validateManifest,
+  type Manifest,
+} from "../support/kubernetes-schemas.js";
 import { startTestSidecar } from "../support/sidecar.js";
 
 const manifests = loadManifests();
@@ -23,7 +37,12 @@ function mutated(kind: string, name: string, ...edits: readonly (readonly [Path,
     if (m.doc.kind !== kind || m.doc.metadata.name !== name) return m;
     const doc = structuredClone(m.doc);
     for (const [path, value] of edits) {
-      const parent = path.slice(0, -1).reduce<unknown>((at, key) => (at as Record<string | number, unknown>)[key], doc) as Record<string | number, unknown>;
+      const parent = path
+        .slice(0, -1)
+        .reduce<unknown>((at, key) => (at as Record<string | number, unknown>)[key], doc) as Record<
+        string | number,
+        unknown
+      >;
       const last = path[path.length - 1] as string | number;
       if (value === undefined) delete parent[last];
       else parent[last] = value;
@@ -35,7 +54,15 @@ function mutated(kind: string, name: string, ...edits: readonly (readonly [Path,
 function sidecarEnv(name: string): Path {
   const containers = cluster.modelServer.spec.template.spec.containers as Container[];
   const c = containers.findIndex((x) => x.name === "sidecar");
-  return ["spec", "template", "spec", "containers", c, "env", containers[c]?.env?.findIndex((e) => e.name === name) ?? -1];
+  return [
+    "spec",
+    "template",
+    "spec",
+    "containers",
+    c,
+    "env",
+    containers[c]?.env?.findIndex((e) => e.name === name) ?? -1,
+  ];
 }
 function doc(list: readonly Manifest[], kind: string, name: string): unknown {
   return list.find((m) => m.doc.kind === kind && m.doc.metadata.name === name)?.doc;
@@ -57,7 +84,10 @@ describe("deploy/kubernetes against the vendored schemas", () => {
       "model-server.yaml: v1 Service llm-edge",
       "secret.example.yaml: v1 Secret llm-edge",
     ]);
-    for (const m of manifests) expect({ [`${m.file} ${m.doc.kind}`]: validateManifest(validators, m.doc) }).toEqual({ [`${m.file} ${m.doc.kind}`]: [] });
+    for (const m of manifests)
+      expect({ [`${m.file} ${m.doc.kind}`]: validateManifest(validators, m.doc) }).toEqual({
+        [`${m.file} ${m.doc.kind}`]: [],
+      });
   });
 
   it("has picker settings that match the EndpointPickerConfig schema", () => {
@@ -67,30 +97,55 @@ describe("deploy/kubernetes against the vendored schemas", () => {
 
   it("fails a broken manifest: a wrong type, a value outside an enum, a misspelt field, an unknown kind", () => {
     const pool = doc(
-      mutated("InferencePool", "llm-edge", [["spec", "targetPorts"], [{ number: "8080" }]], [["spec", "endpointPickerRef", "failureMode"], "Open"]),
+      mutated(
+        "InferencePool",
+        "llm-edge",
+        [["spec", "targetPorts"], [{ number: "8080" }]],
+        [["spec", "endpointPickerRef", "failureMode"], "Open"],
+      ),
       "InferencePool",
       "llm-edge",
     );
     expect(validateManifest(validators, pool)).toEqual([
-      '/spec/endpointPickerRef/failureMode must be equal to one of the allowed values {"allowedValues":["FailOpen","FailClose"]}',
+      "/spec/endpointPickerRef/failureMode must be equal to one of the allowed values " +
+        '{"allowedValues":["FailOpen","FailClose"]}',
       '/spec/targetPorts/0/number must be integer {"type":"integer"}',
     ]);
     const deployment = doc(
-      mutated("Deployment", "llm-edge", [["spec", "template", "spec", "containers", 1, "readinessProbe", "httpGet", "paht"], "/healthz"]),
+      mutated("Deployment", "llm-edge", [
+        ["spec", "template", "spec", "containers", 1, "readinessProbe", "httpGet", "paht"],
+        "/healthz",
+      ]),
       "Deployment",
       "llm-edge",
     );
     expect(validateManifest(validators, deployment)).toEqual([
-      '/spec/template/spec/containers/1/readinessProbe/httpGet must NOT have additional properties {"additionalProperty":"paht"}',
+      "/spec/template/spec/containers/1/readinessProbe/httpGet must NOT have additional properties " +
+        '{"additionalProperty":"paht"}',
     ]);
-    const route = doc(mutated("HTTPRoute", "llm-edge", [["spec", "rules", 0, "backendRefs", 0, "name"], undefined]), "HTTPRoute", "llm-edge");
-    expect(validateManifest(validators, route)).toEqual(['/spec/rules/0/backendRefs/0 must have required property \'name\' {"missingProperty":"name"}']);
-    expect(validateManifest(validators, { apiVersion: "inference.networking.x-k8s.io/v1alpha2", kind: "InferencePool", metadata: { name: "x" } })).toEqual([
-      "no schema for apiVersion inference.networking.x-k8s.io/v1alpha2 kind InferencePool",
+    const route = doc(
+      mutated("HTTPRoute", "llm-edge", [["spec", "rules", 0, "backendRefs", 0, "name"], undefined]),
+      "HTTPRoute",
+      "llm-edge",
+    );
+    expect(validateManifest(validators, route)).toEqual([
+      '/spec/rules/0/backendRefs/0 must have required property \'name\' {"missingProperty":"name"}',
     ]);
+    expect(
+      validateManifest(validators, {
+        apiVersion: "inference.networking.x-k8s.io/v1alpha2",
+        kind: "InferencePool",
+        metadata: { name: "x" },
+      }),
+    ).toEqual(["no schema for apiVersion inference.networking.x-k8s.io/v1alpha2 kind InferencePool"]);
     const validate = pickerConfigValidator();
-    const settings = parse(cluster.pickerConfigText()) as { plugins: { type: string; parameters?: Record<string, unknown> }[] };
-    (settings.plugins[0] as { parameters: Record<string, unknown> }).parameters = { port: 9400, metricsPath: "/metrics" };
+    const settings = parse(cluster.pickerConfigText()) as {
+      plugins: { type: string; parameters?: Record<string, unknown> }[];
+    };
+    (settings.plugins[0] as { parameters: Record<string, unknown> }).parameters = {
+      port: 9400,
+      metricsPath: "/metrics",
+    };
     expect(validate(settings)).toBe(false);
     expect(validate.errors?.map((e) => `${e.instancePath} ${e.message} ${JSON.stringify(e.params)}`)).toContain(
       '/plugins/0/parameters must NOT have additional properties {"additionalProperty":"metricsPath"}',
@@ -99,31 +154,65 @@ describe("deploy/kubernetes against the vendored schemas", () => {
 });
 
 describe("deploy/kubernetes references", () => {
-  it("agree: pool → model-server pods on the edge's port → picker; picker → sidecar metrics port; one Secret; route → pool; RBAC", () => {
-    expect(allProblems(cluster)).toEqual([]);
-  });
+  it(
+    "agree: pool → model-server pods on the edge's port → picker; picker → sidecar metrics port; one Secret; route " +
+      "→ pool; RBAC",
+    () => {
+      expect(allProblems(cluster)).toEqual([]);
+    },
+  );
 
-  it("are found broken: a pool selecting no pod, a picker scraping another port, a container reading another Secret", () => {
-    expect(
-      poolProblems(new Cluster(mutated("InferencePool", "llm-edge", [["spec", "selector", "matchLabels", "app.kubernetes.io/name"], "llm-edge-typo"]))),
-    ).toEqual([
-      'the pool\'s selector {"app.kubernetes.io/name":"llm-edge-typo","app.kubernetes.io/component":"model-server"} must match ' +
-        "the model-server pods and only them (matches none)",
-    ]);
-    expect(poolProblems(new Cluster(mutated("InferencePool", "llm-edge", [["spec", "targetPorts"], [{ number: 9400 }]])))).toEqual([
-      'targetPorts [{"number":9400}] must be the edge\'s port (containerPort 8080, EDGE_PORT 8080)',
-    ]);
-    expect(pickerProblems(new Cluster(mutated("Deployment", "llm-edge", [[...sidecarEnv("METRICS_PORT"), "value"], "9401"])))).toEqual([
-      "the picker must scrape the sidecar's metrics port (scrapes 9400; containerPort 9400, METRICS_PORT 9401)",
-    ]);
-    expect(
-      podProblems(new Cluster(mutated("Deployment", "llm-edge", [[...sidecarEnv("SIDECAR_TOKEN"), "valueFrom", "secretKeyRef", "name"], "other"]))),
-    ).toEqual(["both containers must read SIDECAR_TOKEN from the same Secret key", "every secretKeyRef must be a key of the Secret llm-edge"]);
-  });
+  it(
+    "are found broken: a pool selecting no pod, a picker scraping another port, a container reading another " +
+      "Secret",
+    () => {
+      expect(
+        poolProblems(
+          new Cluster(
+            mutated("InferencePool", "llm-edge", [
+              ["spec", "selector", "matchLabels", "app.kubernetes.io/name"],
+              "llm-edge-typo",
+            ]),
+          ),
+        ),
+      ).toEqual([
+        'the pool\'s selector {"app.kubernetes.io/name":"llm-edge-typo",' +
+          '"app.kubernetes.io/component":"model-server"} must match ' +
+          "the model-server pods and only them (matches none)",
+      ]);
+      expect(
+        poolProblems(new Cluster(mutated("InferencePool", "llm-edge", [["spec", "targetPorts"], [{ number: 9400 }]]))),
+      ).toEqual(['targetPorts [{"number":9400}] must be the edge\'s port (containerPort 8080, EDGE_PORT 8080)']);
+      expect(
+        pickerProblems(
+          new Cluster(mutated("Deployment", "llm-edge", [[...sidecarEnv("METRICS_PORT"), "value"], "9401"])),
+        ),
+      ).toEqual([
+        "the picker must scrape the sidecar's metrics port (scrapes 9400; containerPort 9400, METRICS_PORT 9401)",
+      ]);
+      expect(
+        podProblems(
+          new Cluster(
+            mutated("Deployment", "llm-edge", [
+              [...sidecarEnv("SIDECAR_TOKEN"), "valueFrom", "secretKeyRef", "name"],
+              "other",
+            ]),
+          ),
+        ),
+      ).toEqual([
+        "both containers must read SIDECAR_TOKEN from the same Secret key",
+        "every secretKeyRef must be a key of the Secret llm-edge",
+      ]);
+    },
+  );
 
   it("kustomization.yaml applies every manifest but the Secret example", () => {
-    const kustomization = parse(readFileSync(new URL("kustomization.yaml", MANIFESTS_DIR), "utf8")) as { resources: string[] };
-    expect(kustomization.resources.sort()).toEqual([...new Set(manifests.map((m) => m.file))].filter((f) => f !== "secret.example.yaml").sort());
+    const kustomization = parse(readFileSync(new URL("kustomization.yaml", MANIFESTS_DIR), "utf8")) as {
+      resources: string[];
+    };
+    expect(kustomization.resources.sort()).toEqual(
+      [...new Set(manifests.map((m) => m.file))].filter((f) => f !== "secret.example.yaml").sort(),
+    );
   });
 
   it("runs, in both containers, an entry file that the Dockerfile copies into the image", () => {
@@ -162,7 +251,9 @@ describe("the picker's metric names", () => {
     expect(response.status).toBe(200);
     const families = parsePrometheusTextFormat(await response.text());
     const read = (name: string | undefined) =>
-      families.filter((f) => f.name === name).map((f) => ({ name: f.name, type: f.type, values: f.metrics.map((m) => m.value) }));
+      families
+        .filter((f) => f.name === name)
+        .map((f) => ({ name: f.name, type: f.type, values: f.metrics.map((m) => m.value) }));
     expect([engine?.queuedRequestsSpec, engine?.runningRequestsSpec, engine?.kvUsageSpec].flatMap(read)).toEqual([
       { name: "sidecar_queue_length", type: "GAUGE", values: ["0"] },
       { name: "sidecar_sequences_busy", type: "GAUGE", values: ["0"] },

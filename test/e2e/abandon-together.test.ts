@@ -29,7 +29,11 @@ describe("four streams left together under workerd", () => {
   /** One round: the streams sent, their clients gone 400 ms later; what the sidecar then did. */
   async function round(url: string): Promise<{ started: number; aborted: number; tokens: number }> {
     const metrics = sidecar.metrics;
-    const before = { started: metrics.requestsStarted, aborted: metrics.generationsAborted, tokens: metrics.tokensGenerated };
+    const before = {
+      started: metrics.requestsStarted,
+      aborted: metrics.generationsAborted,
+      tokens: metrics.tokensGenerated,
+    };
     const body = JSON.stringify({ prompt: "Let us sing. Sing", max_tokens: MAX_TOKENS, stream: true });
     const leaving = Array.from({ length: 4 }, () => new AbortController());
     const streams = leaving.map((client) =>

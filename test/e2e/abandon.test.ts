@@ -71,7 +71,11 @@ describe.each(runtimes)("abandoned requests on %s", (_name, startEdge) => {
       const aborted = sidecar.metrics.generationsAborted;
       const leaving = Array.from({ length: 4 }, () => new AbortController());
       const requests = leaving.map((controller) =>
-        fetch(`${edge.url}${path}`, { method: "POST", body: JSON.stringify({ ...body, stream }), signal: controller.signal })
+        fetch(`${edge.url}${path}`, {
+          method: "POST",
+          body: JSON.stringify({ ...body, stream }),
+          signal: controller.signal,
+        })
           .then((response) => response.arrayBuffer())
           .catch(() => undefined),
       );

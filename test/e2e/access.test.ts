@@ -25,7 +25,11 @@ type Runtime = (vars: Record<string, string>) => Promise<Edge>;
 const runtimes: Record<string, Runtime> = {
   node: async (vars) => {
     const { SIDECAR_URL, ...env } = vars;
-    const edge = await startNodeEdge({ port: 0, ...(SIDECAR_URL !== undefined ? { sidecarUrl: SIDECAR_URL } : {}), access: accessFromEnv(env) });
+    const edge = await startNodeEdge({
+      port: 0,
+      ...(SIDECAR_URL !== undefined ? { sidecarUrl: SIDECAR_URL } : {}),
+      access: accessFromEnv(env),
+    });
     return { url: edge.url, stop: () => edge.close() };
   },
   workerd: async (vars) => {
@@ -48,7 +52,12 @@ function withHost(url: string, host: string): Promise<{ status: number; body: st
 }
 
 describe.each(Object.entries(runtimes))("access on %s", (_name, startEdge) => {
-  const fake = new FakeSidecar([start("fake-model", 4), token("Hi"), token(" there"), finish("stop", { completionTokens: 2 })]);
+  const fake = new FakeSidecar([
+    start("fake-model", 4),
+    token("Hi"),
+    token(" there"),
+    finish("stop", { completionTokens: 2 }),
+  ]);
   let sidecar: GrpcWebTestServer;
   let locked: Edge;
   let keyless: Edge;
@@ -71,11 +80,18 @@ describe.each(Object.entries(runtimes))("access on %s", (_name, startEdge) => {
     const chat = await openai.chat.completions.create({ model: "m", messages: [{ role: "user", content: "hi" }] });
     expect(chat.choices[0]?.message.content).toBe("Hi there");
     const wrong = new OpenAI({ baseURL: `${locked.url}/v1`, apiKey: "sk-wrong", maxRetries: 0 });
-    await expect(wrong.chat.completions.create({ model: "m", messages: [{ role: "user", content: "hi" }] })).rejects.toBeInstanceOf(OpenAI.AuthenticationError);
+    await expect(
+      wrong.chat.completions.create({ model: "m", messages: [{ role: "user", content: "hi" }] }),
+    ).rejects.toBeInstanceOf(OpenAI.AuthenticationError);
     const anthropic = new Anthropic({ baseURL: locked.url, apiKey: "sk-wrong", maxRetries: 0 });
-    const refusal = await anthropic.messages.create({ model: "m", max_tokens: 8, messages: [{ role: "user", content: "hi" }] }).catch((e: unknown) => e);
+    const refusal = await anthropic.messages
+      .create({ model: "m", max_tokens: 8, messages: [{ role: "user", content: "hi" }] })
+      .catch((e: unknown) => e);
     expect(refusal).toBeInstanceOf(Anthropic.AuthenticationError);
-    expect((refusal as InstanceType<typeof Anthropic.AuthenticationError>).error).toMatchObject({ type: "error", error: { type: "authentication_error" } });
+    expect((refusal as InstanceType<typeof Anthropic.AuthenticationError>).error).toMatchObject({
+      type: "error",
+      error: { type: "authentication_error" },
+    });
   });
 
   it("limits each key's requests per minute with 429 and Retry-After", async () => {
@@ -100,7 +116,11 @@ describe.each(Object.entries(runtimes))("access on %s", (_name, startEdge) => {
     const response = await fetch(`${locked.url}/v1/info`, { headers: { authorization: `Bearer ${KEY}` } });
     const text = await response.text();
     expect(response.status).toBe(200);
-    expect(JSON.parse(text)).toMatchObject({ models: [{ id: "fake-model" }], auth: { api_key_required: true }, sidecar: { status: "ok" } });
+    expect(JSON.parse(text)).toMatchObject({
+      models: [{ id: "fake-model" }],
+      auth: { api_key_required: true },
+      sidecar: { status: "ok" },
+    });
     expect(text).not.toContain(KEY);
     expect(text).not.toContain(sidecar.url);
   });

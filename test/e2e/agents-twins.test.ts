@@ -7,7 +7,14 @@
 // prompts (35,000–45,000 tokens, their tools) are rendered by each twin's own template.
 import { rmSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { AGENT_READ_INPUT, ensureModels, FAMILY_TWIN_FACTS, FAMILY_TWINS, TWIN_GOAL_PROMPT, TWIN_READ_PROMPT } from "../../gguf/models.js";
+import {
+  AGENT_READ_INPUT,
+  ensureModels,
+  FAMILY_TWIN_FACTS,
+  FAMILY_TWINS,
+  TWIN_GOAL_PROMPT,
+  TWIN_READ_PROMPT,
+} from "../../gguf/models.js";
 import { QWEN3_CODER_ANSWER } from "../../gguf/twins/parts.js";
 import {
   AGENT_TIMEOUT_MS,
@@ -55,7 +62,8 @@ describe.each(TWINS)("coding agents on the $model twin", ({ model, readInput }) 
   }
 
   it(
-    "Claude Code: the model calls Read in its own syntax, Claude Code reads the file and sends it back, the model answers",
+    "Claude Code: the model calls Read in its own syntax, Claude Code reads the file and sends it back, the model " +
+      "answers",
     async () => {
       const { run, bodies } = await recordedIn((url, own) => runClaudeCode(url, TWIN_READ_PROMPT, own, model));
       expect(run.code, run.stderr).toBe(0);

@@ -62,7 +62,8 @@ describe("coding agents against the server (Node edge)", () => {
   }, 600_000);
   afterAll(async () => {
     await stack?.stop();
-    for (const dirs of [claude, codex]) for (const dir of Object.values(dirs ?? {})) rmSync(dir, { recursive: true, force: true });
+    for (const dirs of [claude, codex])
+      for (const dir of Object.values(dirs ?? {})) rmSync(dir, { recursive: true, force: true });
   });
 
   it(
@@ -85,7 +86,8 @@ describe("coding agents against the server (Node edge)", () => {
   );
 
   it(
-    "Claude Code: a tool loop — the model calls Read, Claude Code reads the file and sends the result back, the model answers",
+    "Claude Code: a tool loop — the model calls Read, Claude Code reads the file and sends the result back, the " +
+      "model answers",
     async () => {
       const { run, posts } = await recorded(stack.edge.url, (url) => runClaudeCode(url, "Read notes.txt", claude));
       saveFixture("claude-code-tools", posts);
@@ -103,7 +105,12 @@ describe("coding agents against the server (Node edge)", () => {
         { file_path: "notes.txt", offset: 1, limit: 5, pages: "", allow_large: false },
       ]);
       expect(call?.id).toMatch(/^call_/);
-      expect([messages.at(-1)?.role, output?.type, output?.tool_use_id, output?.content]).toEqual(["user", "tool_result", call?.id, `1\t${NOTES}2\t`]);
+      expect([messages.at(-1)?.role, output?.type, output?.tool_use_id, output?.content]).toEqual([
+        "user",
+        "tool_result",
+        call?.id,
+        `1\t${NOTES}2\t`,
+      ]);
     },
     AGENT_TIMEOUT_MS + 10_000,
   );
@@ -133,27 +140,40 @@ describe("coding agents against the server (Node edge)", () => {
       expect([call?.type, call?.name, call?.arguments]).toEqual(["function_call", "get_goal", "{}"]);
       expect(call?.call_id).toMatch(/^call_/);
       expect([output?.type, output?.call_id]).toEqual(["function_call_output", call?.call_id]);
-      expect(JSON.parse(output?.output ?? "")).toEqual({ goal: null, remainingTokens: null, completionBudgetReport: null });
+      expect(JSON.parse(output?.output ?? "")).toEqual({
+        goal: null,
+        remainingTokens: null,
+        completionBudgetReport: null,
+      });
     },
     AGENT_TIMEOUT_MS + 10_000,
   );
 
-  /** Codex with an auto-compact limit below its first prompt (~44,000 tokens): the posts' paths and input item types. */
-  async function compactingCodex(providerName?: string): Promise<{ run: AgentRun; posts: RecordedRequest[]; shapes: string[] }> {
+  /**
+   * Codex with an auto-compact limit below its first prompt (~44,000 tokens): the posts' paths and input item types.
+   */
+  async function compactingCodex(
+    providerName?: string,
+  ): Promise<{ run: AgentRun; posts: RecordedRequest[]; shapes: string[] }> {
     const settings = ["model_context_window = 65536", "model_auto_compact_token_limit = 30000"];
     const dirs = agentDirs();
     const options = { settings, ...(providerName === undefined ? {} : { providerName }) };
-    const { run, posts } = await recorded(stack.edge.url, (url) => runCodex(url, "What is the current goal?", dirs, "agent", options)).finally(() => {
+    const { run, posts } = await recorded(stack.edge.url, (url) =>
+      runCodex(url, "What is the current goal?", dirs, "agent", options),
+    ).finally(() => {
       for (const dir of Object.values(dirs)) rmSync(dir, { recursive: true, force: true });
     });
-    const shapes = posts.map((p) => `${p.path} ${((p.body as { input?: CodexItem[] }).input ?? []).map((i) => i.type ?? "message").join(",")}`);
+    const shapes = posts.map(
+      (p) => `${p.path} ${((p.body as { input?: CodexItem[] }).input ?? []).map((i) => i.type ?? "message").join(",")}`,
+    );
     expect(run.code, `${run.stderr}\n${shapes.join("\n")}`).toBe(0);
     expect(lastLine(run.stdout), shapes.join("\n")).toBe(RESULT);
     return { run, posts, shapes };
   }
 
   it(
-    "Codex CLI past its auto-compact limit, its own provider: it compacts locally (its prompt, the served model's summary) mid-way, then completes",
+    "Codex CLI past its auto-compact limit, its own provider: it compacts locally (its prompt, the served model's " +
+      "summary) mid-way, then completes",
     async () => {
       const { posts, shapes } = await compactingCodex();
       expect(shapes).toEqual([

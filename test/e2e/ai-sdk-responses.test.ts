@@ -44,7 +44,9 @@ function setup() {
 }
 
 async function inputItems(responseId: string): Promise<Item[]> {
-  const page = (await (await fetch(`${stack.baseURL}/responses/${responseId}/input_items?order=asc`)).json()) as { data: Item[] };
+  const page = (await (await fetch(`${stack.baseURL}/responses/${responseId}/input_items?order=asc`)).json()) as {
+    data: Item[];
+  };
   return page.data;
 }
 
@@ -62,12 +64,19 @@ describe("the AI SDK's Responses provider on stored responses", () => {
     // The SDK shows reasoning summaries only; this server's reasoning is the item's content.
     const answered = await storedOutput(String(first.providerMetadata?.["openai"]?.["responseId"]));
     expect(answered.map((item) => item["type"])).toEqual(["reasoning", "message"]);
-    expect(answered[0]).toMatchObject({ summary: [], content: [{ type: "reasoning_text", text: TOOL_RESULT_REASONING }] });
+    expect(answered[0]).toMatchObject({
+      summary: [],
+      content: [{ type: "reasoning_text", text: TOOL_RESULT_REASONING }],
+    });
 
     const second = await generateText({
       model,
       tools,
-      messages: [{ role: "user", content: "Weather in Tokyo?" }, ...first.response.messages, { role: "user", content: "And tomorrow?" }],
+      messages: [
+        { role: "user", content: "Weather in Tokyo?" },
+        ...first.response.messages,
+        { role: "user", content: "And tomorrow?" },
+      ],
     });
     expect(second.text).toBe(TOOLS_ANSWER);
     // What the SDK sent: the stored reasoning and message by reference, everything else whole.
@@ -92,36 +101,50 @@ describe("the AI SDK's Responses provider on stored responses", () => {
     });
   });
 
-  it("two turns on an OpenAI conversation (providerOptions.openai.conversation): each sends only its own prompt", async () => {
-    const { model, sent } = setup();
-    const created = (await (await fetch(`${stack.baseURL}/conversations`, { method: "POST" })).json()) as { id: string };
-    const providerOptions = { openai: { conversation: created.id } };
-    const first = await generateText({ model, prompt: "Weather in Tokyo?", providerOptions });
-    const second = await generateText({ model, prompt: "And tomorrow?", providerOptions });
-    expect([first.text, second.text]).toEqual([TOOLS_ANSWER, TOOLS_ANSWER]);
-    expect(sent.map((body) => body.input)).toEqual([
-      [{ role: "user", content: [{ type: "input_text", text: "Weather in Tokyo?" }] }],
-      [{ role: "user", content: [{ type: "input_text", text: "And tomorrow?" }] }],
-    ]);
-    // The second prompt is the first turn then its own, as previous_response_id makes it, and finds
-    // the first turn in the sidecar's cache.
-    const chained = await fetch(`${stack.baseURL}/responses`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ model: "m", input: "And tomorrow?", previous_response_id: first.providerMetadata?.["openai"]?.["responseId"], store: false }),
-    });
-    expect(second.usage.inputTokens).toBe(((await chained.json()) as { usage: { input_tokens: number } }).usage.input_tokens);
-    expect(second.usage.inputTokenDetails.cacheReadTokens).toBeGreaterThan(0);
-    const items = (await (await fetch(`${stack.baseURL}/conversations/${created.id}/items?order=asc`)).json()) as { data: Item[] };
-    const firstOutput = await storedOutput(String(first.providerMetadata?.["openai"]?.["responseId"]));
-    const secondOutput = await storedOutput(String(second.providerMetadata?.["openai"]?.["responseId"]));
-    const asked = (text: string) => ({
-      id: expect.stringMatching(/^msg_/),
-      type: "message",
-      status: "completed",
-      role: "user",
-      content: [{ type: "input_text", text }],
-    });
-    expect(items.data).toEqual([asked("Weather in Tokyo?"), ...firstOutput, asked("And tomorrow?"), ...secondOutput]);
-  });
+  it(
+    "two turns on an OpenAI conversation (providerOptions.openai.conversation): each sends only its own " + "prompt",
+    async () => {
+      const { model, sent } = setup();
+      const created = (await (await fetch(`${stack.baseURL}/conversations`, { method: "POST" })).json()) as {
+        id: string;
+      };
+      const providerOptions = { openai: { conversation: created.id } };
+      const first = await generateText({ model, prompt: "Weather in Tokyo?", providerOptions });
+      const second = await generateText({ model, prompt: "And tomorrow?", providerOptions });
+      expect([first.text, second.text]).toEqual([TOOLS_ANSWER, TOOLS_ANSWER]);
+      expect(sent.map((body) => body.input)).toEqual([
+        [{ role: "user", content: [{ type: "input_text", text: "Weather in Tokyo?" }] }],
+        [{ role: "user", content: [{ type: "input_text", text: "And tomorrow?" }] }],
+      ]);
+      // The second prompt is the first turn then its own, as previous_response_id makes it, and finds
+      // the first turn in the sidecar's cache.
+      const chained = await fetch(`${stack.baseURL}/responses`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({
+          model: "m",
+          input: "And tomorrow?",
+          previous_response_id: first.providerMetadata?.["openai"]?.["responseId"],
+          store: false,
+        }),
+      });
+      expect(second.usage.inputTokens).toBe(
+        ((await chained.json()) as { usage: { input_tokens: number } }).usage.input_tokens,
+      );
+      expect(second.usage.inputTokenDetails.cacheReadTokens).toBeGreaterThan(0);
+      const items = (await (await fetch(`${stack.baseURL}/conversations/${created.id}/items?order=asc`)).json()) as {
+        data: Item[];
+      };
+      const firstOutput = await storedOutput(String(first.providerMetadata?.["openai"]?.["responseId"]));
+      const secondOutput = await storedOutput(String(second.providerMetadata?.["openai"]?.["responseId"]));
+      const asked = (text: string) => ({
+        id: expect.stringMatching(/^msg_/),
+        type: "message",
+        status: "completed",
+        role: "user",
+        content: [{ type: "input_text", text }],
+      });
+      expect(items.data).toEqual([asked("Weather in Tokyo?"), ...firstOutput, asked("And tomorrow?"), ...secondOutput]);
+    },
+  );
 });

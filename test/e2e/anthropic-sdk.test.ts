@@ -52,7 +52,10 @@ describe("messages.create", () => {
       system: [{ type: "text", text: "You are a coding agent." }],
       messages: [
         { role: "user", content: "Hello!" },
-        { role: "system", content: [{ type: "text", text: "<env>Platform: linux</env>", cache_control: { type: "ephemeral" } }] } as never,
+        {
+          role: "system",
+          content: [{ type: "text", text: "<env>Platform: linux</env>", cache_control: { type: "ephemeral" } }],
+        } as never,
         { role: "user", content: "What is the weather?" },
       ],
     });
@@ -60,11 +63,28 @@ describe("messages.create", () => {
   });
 
   it("stops at max_tokens and at a stop sequence, never leaking it", async () => {
-    const short = await client.messages.create({ model: "m", max_tokens: 3, messages: [{ role: "user", content: "Hi" }] });
-    expect(short).toMatchObject({ content: [{ type: "text", text: "It is sunny" }], stop_reason: "max_tokens", stop_sequence: null });
+    const short = await client.messages.create({
+      model: "m",
+      max_tokens: 3,
+      messages: [{ role: "user", content: "Hi" }],
+    });
+    expect(short).toMatchObject({
+      content: [{ type: "text", text: "It is sunny" }],
+      stop_reason: "max_tokens",
+      stop_sequence: null,
+    });
     expect(short.usage.output_tokens).toBe(3);
-    const stopped = await client.messages.create({ model: "m", max_tokens: 256, messages: [{ role: "user", content: "Hi" }], stop_sequences: ["Tokyo"] });
-    expect(stopped).toMatchObject({ content: [{ type: "text", text: "It is sunny in " }], stop_reason: "stop_sequence", stop_sequence: "Tokyo" });
+    const stopped = await client.messages.create({
+      model: "m",
+      max_tokens: 256,
+      messages: [{ role: "user", content: "Hi" }],
+      stop_sequences: ["Tokyo"],
+    });
+    expect(stopped).toMatchObject({
+      content: [{ type: "text", text: "It is sunny in " }],
+      stop_reason: "stop_sequence",
+      stop_sequence: "Tokyo",
+    });
   });
 
   it("counts a system prompt (string or blocks) as the sidecar renders it", async () => {
@@ -77,7 +97,11 @@ describe("messages.create", () => {
     expect(message.content).toEqual([{ type: "text", text: CHAT_REPLY }]);
     const expected = await chatPromptTokens(stack.sidecar.url, "Hello!", "You are a weather bot.");
     expect(promptOf(message.usage)).toBe(expected);
-    const counted = await client.messages.countTokens({ model: "m", system: "You are a weather bot.", messages: hello });
+    const counted = await client.messages.countTokens({
+      model: "m",
+      system: "You are a weather bot.",
+      messages: hello,
+    });
     expect(counted.input_tokens).toBe(expected);
   });
 });
@@ -100,8 +124,14 @@ describe("messages.stream()", () => {
     const short = await client.messages.stream({ model: "m", max_tokens: 3, messages: hello }).finalMessage();
     expect(short).toMatchObject({ content: [{ type: "text", text: "It is sunny" }], stop_reason: "max_tokens" });
     expect(short.usage.output_tokens).toBe(3);
-    const stopped = await client.messages.stream({ model: "m", max_tokens: 256, messages: hello, stop_sequences: ["Tokyo"] }).finalMessage();
-    expect(stopped).toMatchObject({ content: [{ type: "text", text: "It is sunny in " }], stop_reason: "stop_sequence", stop_sequence: "Tokyo" });
+    const stopped = await client.messages
+      .stream({ model: "m", max_tokens: 256, messages: hello, stop_sequences: ["Tokyo"] })
+      .finalMessage();
+    expect(stopped).toMatchObject({
+      content: [{ type: "text", text: "It is sunny in " }],
+      stop_reason: "stop_sequence",
+      stop_sequence: "Tokyo",
+    });
   });
 
   it("raises the SDK's 400 for a prompt the sidecar refuses, before any event", async () => {

@@ -23,8 +23,11 @@ const hello = [
   { role: "system", content: "Be brief." },
   { role: "user", content: "Hello!" },
 ];
-/** BOS first: the models' small vocabulary asks for it, and their templates are rendered as llama-server renders them. */
-const OPENED = "<s><|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHello!<|im_end|>\n<|im_start|>assistant\n";
+/**
+ * BOS first: the models' small vocabulary asks for it, and their templates are rendered as llama-server renders them.
+ */
+const OPENED =
+  "<s><|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHello!<|im_end|>\n<|im_start|>assistant\n";
 
 describeOnRuntimes(
   "the prompt a chat renders to",
@@ -41,23 +44,47 @@ describeOnRuntimes(
     const openai = () => new OpenAI({ baseURL: `${edge().url}/v1`, apiKey: "none", maxRetries: 0 });
 
     it("POST /apply-template: the model's template, special tokens written out", async () => {
-      expect(await applyTemplate({ model: "tools", messages: hello })).toEqual({ status: 200, json: { prompt: OPENED } });
-      expect(await applyTemplate({ model: "thinking", messages: hello })).toEqual({ status: 200, json: { prompt: OPENED } });
+      expect(await applyTemplate({ model: "tools", messages: hello })).toEqual({
+        status: 200,
+        json: { prompt: OPENED },
+      });
+      expect(await applyTemplate({ model: "thinking", messages: hello })).toEqual({
+        status: 200,
+        json: { prompt: OPENED },
+      });
     });
 
-    it("chat_template_kwargs reach the template: enable_thinking false closes the reasoning segment in the prompt", async () => {
-      const off = { model: "thinking", messages: hello, chat_template_kwargs: { enable_thinking: false } };
-      expect(await applyTemplate(off)).toEqual({ status: 200, json: { prompt: `${OPENED}<think>\n\n</think>\n\n` } });
-      const answered = await openai().chat.completions.create({ ...off, max_tokens: 64, temperature: 0 } as OpenAI.ChatCompletionCreateParamsNonStreaming);
-      const message = answered.choices[0]?.message as { content: string | null; reasoning_content?: string };
-      expect([message.content, message.reasoning_content]).toEqual([TOOLS_ANSWER, undefined]);
-      // Without them the model reasons first.
-      const on = await openai().chat.completions.create({ model: "thinking", messages: hello as never, max_tokens: 64, temperature: 0 });
-      expect((on.choices[0]?.message as { reasoning_content?: string } | undefined)?.reasoning_content).toBe(THINK_REASONING);
-    });
+    it(
+      "chat_template_kwargs reach the template: enable_thinking false closes the reasoning segment in the " + "prompt",
+      async () => {
+        const off = { model: "thinking", messages: hello, chat_template_kwargs: { enable_thinking: false } };
+        expect(await applyTemplate(off)).toEqual({ status: 200, json: { prompt: `${OPENED}<think>\n\n</think>\n\n` } });
+        const answered = await openai().chat.completions.create({
+          ...off,
+          max_tokens: 64,
+          temperature: 0,
+        } as OpenAI.ChatCompletionCreateParamsNonStreaming);
+        const message = answered.choices[0]?.message as { content: string | null; reasoning_content?: string };
+        expect([message.content, message.reasoning_content]).toEqual([TOOLS_ANSWER, undefined]);
+        // Without them the model reasons first.
+        const on = await openai().chat.completions.create({
+          model: "thinking",
+          messages: hello as never,
+          max_tokens: 64,
+          temperature: 0,
+        });
+        expect((on.choices[0]?.message as { reasoning_content?: string } | undefined)?.reasoning_content).toBe(
+          THINK_REASONING,
+        );
+      },
+    );
 
     it("refuses template variables the server sets itself, or that are not an object, in OpenAI's shape", async () => {
-      const reserved = await applyTemplate({ model: "thinking", messages: hello, chat_template_kwargs: { messages: [] } });
+      const reserved = await applyTemplate({
+        model: "thinking",
+        messages: hello,
+        chat_template_kwargs: { messages: [] },
+      });
       expect(reserved).toEqual({
         status: 400,
         json: {

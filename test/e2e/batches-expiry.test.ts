@@ -22,14 +22,24 @@ afterAll(async () => {
 describe("owners", () => {
   it("another key's files and batches are not found", async () => {
     const [a, b] = [clientOf("key-a"), clientOf("key-b")];
-    const file = await a.files.create({ file: await toFile(Buffer.from(jsonl([chatLine("x")])), "in.jsonl"), purpose: "batch" });
-    const batch = await a.batches.create({ input_file_id: file.id, endpoint: "/v1/chat/completions", completion_window: "24h" });
+    const file = await a.files.create({
+      file: await toFile(Buffer.from(jsonl([chatLine("x")])), "in.jsonl"),
+      purpose: "batch",
+    });
+    const batch = await a.batches.create({
+      input_file_id: file.id,
+      endpoint: "/v1/chat/completions",
+      completion_window: "24h",
+    });
     expect(((await b.files.retrieve(file.id).catch((e: unknown) => e)) as APIError).status).toBe(404);
     expect(((await b.files.content(file.id).catch((e: unknown) => e)) as APIError).status).toBe(404);
     expect(((await b.batches.retrieve(batch.id).catch((e: unknown) => e)) as APIError).status).toBe(404);
     expect(
-      ((await b.batches.create({ input_file_id: file.id, endpoint: "/v1/chat/completions", completion_window: "24h" }).catch((e: unknown) => e)) as APIError)
-        .status,
+      (
+        (await b.batches
+          .create({ input_file_id: file.id, endpoint: "/v1/chat/completions", completion_window: "24h" })
+          .catch((e: unknown) => e)) as APIError
+      ).status,
     ).toBe(404);
     expect((await b.files.list()).data.map((f) => f.id)).not.toContain(file.id);
     expect((await b.batches.list()).data.map((f) => f.id)).not.toContain(batch.id);
@@ -38,21 +48,41 @@ describe("owners", () => {
 });
 
 describe("expiry", () => {
-  it("lines the sidecar cannot take stay pending; after 24 h they are expired, in the error file and the results", async () => {
+  it("lines the sidecar cannot take stay pending; after 24 h they are expired, in the error file and the " +
+    "results", async () => {
     const client = clientOf("key-a");
     const anthropic = new Anthropic({ baseURL: stack.edge.url, apiKey: "key-a", maxRetries: 0 });
-    const file = await client.files.create({ file: await toFile(Buffer.from(jsonl([chatLine("p"), chatLine("q")])), "in.jsonl"), purpose: "batch" });
+    const file = await client.files.create({
+      file: await toFile(Buffer.from(jsonl([chatLine("p"), chatLine("q")])), "in.jsonl"),
+      purpose: "batch",
+    });
     await stack.sidecar.stop();
-    const created = await client.batches.create({ input_file_id: file.id, endpoint: "/v1/chat/completions", completion_window: "24h" });
+    const created = await client.batches.create({
+      input_file_id: file.id,
+      endpoint: "/v1/chat/completions",
+      completion_window: "24h",
+    });
     const params = { model: "m", max_tokens: 8, messages: [{ role: "user" as const, content: "Hi" }] };
     const message = await anthropic.messages.batches.create({ requests: [{ custom_id: "r", params }] });
-    expect(await client.batches.retrieve(created.id)).toMatchObject({ status: "in_progress", request_counts: { total: 2, completed: 0, failed: 0 } });
+    expect(await client.batches.retrieve(created.id)).toMatchObject({
+      status: "in_progress",
+      request_counts: { total: 2, completed: 0, failed: 0 },
+    });
     shiftMs = DAY_MS + 1000;
     const batch = await waitForBatch(client, created.id);
-    expect(batch).toMatchObject({ status: "expired", output_file_id: null, request_counts: { total: 2, completed: 0, failed: 2 } });
+    expect(batch).toMatchObject({
+      status: "expired",
+      output_file_id: null,
+      request_counts: { total: 2, completed: 0, failed: 2 },
+    });
     expect(batch.expired_at).toEqual(expect.any(Number));
-    const expired = { code: "batch_expired", message: "This request could not be executed before the completion window expired." };
-    expect((await fileLines(client, batch.error_file_id ?? null)).map((l) => [l["custom_id"], l["response"], l["error"]])).toEqual([
+    const expired = {
+      code: "batch_expired",
+      message: "This request could not be executed before the completion window expired.",
+    };
+    expect(
+      (await fileLines(client, batch.error_file_id ?? null)).map((l) => [l["custom_id"], l["response"], l["error"]]),
+    ).toEqual([
       ["p", null, expired],
       ["q", null, expired],
     ]);

@@ -17,14 +17,33 @@ const folder = mkdtempSync(join(tmpdir(), "batches-restart-"));
 const started: Started[] = [];
 
 async function startEdge(sidecarUrl: string): Promise<Started> {
-  const env = { SIDECAR_URL: sidecarUrl, EDGE_PORT: "0", STORE_PATH: join(folder, "store.sqlite"), FILES_PATH: join(folder, "files"), LOG_REQUESTS: "false" };
-  const edge = await startProcess("node_modules/.bin/tsx", ["edge/hosts/node/main.ts"], env, /edge listening on (\S+)/, 30_000);
+  const env = {
+    SIDECAR_URL: sidecarUrl,
+    EDGE_PORT: "0",
+    STORE_PATH: join(folder, "store.sqlite"),
+    FILES_PATH: join(folder, "files"),
+    LOG_REQUESTS: "false",
+  };
+  const edge = await startProcess(
+    "node_modules/.bin/tsx",
+    ["edge/hosts/node/main.ts"],
+    env,
+    /edge listening on (\S+)/,
+    30_000,
+  );
   started.push(edge);
   return edge;
 }
 
 async function startSidecar(): Promise<Started> {
-  const sidecar = await startSidecarProcess(modelPath("scripted"), ["--sequences", "1", "--context-size", "512", "--threads", "1"]);
+  const sidecar = await startSidecarProcess(modelPath("scripted"), [
+    "--sequences",
+    "1",
+    "--context-size",
+    "512",
+    "--threads",
+    "1",
+  ]);
   started.push(sidecar);
   return sidecar;
 }
@@ -59,15 +78,30 @@ function clientOf(url: string): OpenAI {
 /** A batch of LINES chat lines whose custom ids start with `prefix`, created and running. */
 async function createBatch(client: OpenAI, prefix: string): Promise<{ id: string; lines: Record<string, unknown>[] }> {
   const lines = Array.from({ length: LINES }, (_, i) => chatLine(`${prefix}-${i}`));
-  const file = await client.files.create({ file: await toFile(Buffer.from(jsonl(lines)), "in.jsonl"), purpose: "batch" });
-  const created = await client.batches.create({ input_file_id: file.id, endpoint: "/v1/chat/completions", completion_window: "24h" });
+  const file = await client.files.create({
+    file: await toFile(Buffer.from(jsonl(lines)), "in.jsonl"),
+    purpose: "batch",
+  });
+  const created = await client.batches.create({
+    input_file_id: file.id,
+    endpoint: "/v1/chat/completions",
+    completion_window: "24h",
+  });
   return { id: created.id, lines };
 }
 
 /** The batch ends completed, every line once, in input order; its output lines. */
-async function expectEveryLineOnce(client: OpenAI, id: string, lines: Record<string, unknown>[]): Promise<Record<string, unknown>[]> {
+async function expectEveryLineOnce(
+  client: OpenAI,
+  id: string,
+  lines: Record<string, unknown>[],
+): Promise<Record<string, unknown>[]> {
   const batch = await waitForBatch(client, id);
-  expect(batch).toMatchObject({ status: "completed", error_file_id: null, request_counts: { total: LINES, completed: LINES, failed: 0 } });
+  expect(batch).toMatchObject({
+    status: "completed",
+    error_file_id: null,
+    request_counts: { total: LINES, completed: LINES, failed: 0 },
+  });
   const output = await fileLines(client, batch.output_file_id ?? null);
   expect(output.map((line) => line["custom_id"])).toEqual(lines.map((line) => line["custom_id"]));
   expect(new Set(output.map((line) => line["id"])).size).toBe(LINES);
@@ -93,7 +127,8 @@ describe("a batch across a restart of the edge and the sidecar", () => {
     edge = await startEdge(sidecar.url);
     client = clientOf(edge.url);
     const output = await expectEveryLineOnce(client, id, lines);
-    for (const line of output) expect((line["response"] as { body: OpenAI.ChatCompletion }).body.choices[0]?.message.content).toBe(CHAT_REPLY);
+    for (const line of output)
+      expect((line["response"] as { body: OpenAI.ChatCompletion }).body.choices[0]?.message.content).toBe(CHAT_REPLY);
   }, 120_000);
 
   it("the edge killed while lines run: those lines are run again and answered once", async () => {
@@ -105,7 +140,9 @@ describe("a batch across a restart of the edge and the sidecar", () => {
     await kill(edge);
     // Killed mid-batch: lines were left pending in the store.
     const db = new Database(join(folder, "store.sqlite"), { readonly: true });
-    const pending = db.prepare("SELECT COUNT(*) AS n FROM batch_lines WHERE batch_id = ? AND state = 'pending'").get(id) as { n: number };
+    const pending = db
+      .prepare("SELECT COUNT(*) AS n FROM batch_lines WHERE batch_id = ? AND state = 'pending'")
+      .get(id) as { n: number };
     db.close();
     expect(pending.n).toBeGreaterThan(0);
     edge = await startEdge(sidecar.url);

@@ -29,8 +29,15 @@ describe("a batch across a restart of wrangler dev", () => {
     wrangler = await startWrangler({ SIDECAR_URL: sidecar.url }, { stateName });
     let client = new OpenAI({ baseURL: `${wrangler.url}/v1`, apiKey: "not-needed", maxRetries: 0 });
     const lines = Array.from({ length: LINES }, (_, i) => chatLine(`w-${i}`));
-    const file = await client.files.create({ file: await toFile(Buffer.from(jsonl(lines)), "in.jsonl"), purpose: "batch" });
-    const created = await client.batches.create({ input_file_id: file.id, endpoint: "/v1/chat/completions", completion_window: "24h" });
+    const file = await client.files.create({
+      file: await toFile(Buffer.from(jsonl(lines)), "in.jsonl"),
+      purpose: "batch",
+    });
+    const created = await client.batches.create({
+      input_file_id: file.id,
+      endpoint: "/v1/chat/completions",
+      completion_window: "24h",
+    });
     for (;;) {
       const batch = await client.batches.retrieve(created.id);
       if ((batch.request_counts?.completed ?? 0) >= 3) break;
@@ -40,7 +47,11 @@ describe("a batch across a restart of wrangler dev", () => {
     wrangler = await startWrangler({ SIDECAR_URL: sidecar.url }, { stateName });
     client = new OpenAI({ baseURL: `${wrangler.url}/v1`, apiKey: "not-needed", maxRetries: 0 });
     const batch = await waitForBatch(client, created.id);
-    expect(batch).toMatchObject({ status: "completed", error_file_id: null, request_counts: { total: LINES, completed: LINES, failed: 0 } });
+    expect(batch).toMatchObject({
+      status: "completed",
+      error_file_id: null,
+      request_counts: { total: LINES, completed: LINES, failed: 0 },
+    });
     const output = await fileLines(client, batch.output_file_id ?? null);
     expect(output.map((line) => line["custom_id"])).toEqual(lines.map((line) => line["custom_id"]));
   }, 180_000);

@@ -24,23 +24,42 @@ afterAll(async () => {
 });
 
 describe("batches under wrangler dev", () => {
-  it("an OpenAI batch: the input file in R2, each line run by the Queue's consumer, the output and error files", async () => {
-    const lines = [chatLine("a"), { custom_id: "bad", method: "POST", url: "/v1/chat/completions", body: { model: "m" } }, chatLine("b")];
+  it("an OpenAI batch: the input file in R2, each line run by the Queue's consumer, the output and error " +
+    "files", async () => {
+    const lines = [
+      chatLine("a"),
+      { custom_id: "bad", method: "POST", url: "/v1/chat/completions", body: { model: "m" } },
+      chatLine("b"),
+    ];
     const text = jsonl(lines);
     const file = await client.files.create({ file: await toFile(Buffer.from(text), "in.jsonl"), purpose: "batch" });
-    expect(file).toMatchObject({ object: "file", bytes: Buffer.byteLength(text), filename: "in.jsonl", purpose: "batch" });
+    expect(file).toMatchObject({
+      object: "file",
+      bytes: Buffer.byteLength(text),
+      filename: "in.jsonl",
+      purpose: "batch",
+    });
     expect(await (await client.files.content(file.id)).text()).toBe(text);
-    const created = await client.batches.create({ input_file_id: file.id, endpoint: "/v1/chat/completions", completion_window: "24h" });
+    const created = await client.batches.create({
+      input_file_id: file.id,
+      endpoint: "/v1/chat/completions",
+      completion_window: "24h",
+    });
     const batch = await waitForBatch(client, created.id);
     expect(batch).toMatchObject({ status: "completed", request_counts: { total: 3, completed: 2, failed: 1 } });
     const output = await fileLines(client, batch.output_file_id ?? null);
-    expect(output.map((line) => [line["custom_id"], (line["response"] as { status_code: number }).status_code])).toEqual([
+    expect(
+      output.map((line) => [line["custom_id"], (line["response"] as { status_code: number }).status_code]),
+    ).toEqual([
       ["a", 200],
       ["b", 200],
     ]);
-    for (const line of output) expect((line["response"] as { body: OpenAI.ChatCompletion }).body.choices[0]?.message.content).toBe(CHAT_REPLY);
+    for (const line of output)
+      expect((line["response"] as { body: OpenAI.ChatCompletion }).body.choices[0]?.message.content).toBe(CHAT_REPLY);
     const errors = await fileLines(client, batch.error_file_id ?? null);
-    expect(errors.map((line) => [line["custom_id"], (line["response"] as { status_code: number }).status_code])).toEqual([["bad", 400]]);
+    expect(
+      errors.map((line) => [line["custom_id"], (line["response"] as { status_code: number }).status_code]),
+    ).toEqual([["bad", 400]]);
   }, 60_000);
 
   it("an Anthropic message batch: results once ended", async () => {

@@ -21,7 +21,8 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-const upload = async (text: string, name = "input.jsonl") => client.files.create({ file: await toFile(Buffer.from(text), name), purpose: "batch" });
+const upload = async (text: string, name = "input.jsonl") =>
+  client.files.create({ file: await toFile(Buffer.from(text), name), purpose: "batch" });
 
 describe("files", () => {
   it("files.create keeps a batch input file: retrieve, list, content and delete", async () => {
@@ -45,7 +46,12 @@ describe("files", () => {
     const error = (await client.files.retrieve(file.id).catch((e: unknown) => e)) as APIError;
     expect([error.status, error.error]).toEqual([
       404,
-      { message: `No such File object: ${file.id}`, type: "invalid_request_error", param: "id", code: "file_not_found" },
+      {
+        message: `No such File object: ${file.id}`,
+        type: "invalid_request_error",
+        param: "id",
+        code: "file_not_found",
+      },
     ]);
   });
 
@@ -55,92 +61,118 @@ describe("files", () => {
       .catch((e: unknown) => e)) as APIError;
     expect([error.status, error.error]).toEqual([
       400,
-      { message: "'purpose' must be 'batch': this server keeps files for batches only.", type: "invalid_request_error", param: "purpose", code: null },
+      {
+        message: "'purpose' must be 'batch': this server keeps files for batches only.",
+        type: "invalid_request_error",
+        param: "purpose",
+        code: null,
+      },
     ]);
   });
 });
 
 describe("batches on /v1/chat/completions", () => {
-  it("runs every line: the output file holds each answer as the endpoint gives it alone, the error file the rest", async () => {
-    const lines = [
-      chatLine("first"),
-      { custom_id: "no-messages", method: "POST", url: "/v1/chat/completions", body: { model: "m" } },
-      { custom_id: "get", method: "GET", url: "/v1/chat/completions", body: {} },
-      chatLine("second"),
-    ];
+  it(
+    "runs every line: the output file holds each answer as the endpoint gives it alone, the error file the " + "rest",
+    async () => {
+      const lines = [
+        chatLine("first"),
+        { custom_id: "no-messages", method: "POST", url: "/v1/chat/completions", body: { model: "m" } },
+        { custom_id: "get", method: "GET", url: "/v1/chat/completions", body: {} },
+        chatLine("second"),
+      ];
+      const file = await upload(jsonl(lines));
+      const created = await client.batches.create({
+        input_file_id: file.id,
+        endpoint: "/v1/chat/completions",
+        completion_window: "24h",
+        metadata: { run: "one" },
+      });
+      expect(created).toMatchObject({
+        object: "batch",
+        endpoint: "/v1/chat/completions",
+        errors: null,
+        input_file_id: file.id,
+        completion_window: "24h",
+        status: "in_progress",
+        metadata: { run: "one" },
+        request_counts: { total: 4 },
+      });
+      expect(created.id).toMatch(/^batch_/);
+      const batch = await waitForBatch(client, created.id);
+      expect(batch).toMatchObject({ status: "completed", request_counts: { total: 4, completed: 2, failed: 2 } });
+      for (const at of ["created_at", "in_progress_at", "finalizing_at", "completed_at", "expires_at"] as const)
+        expect(batch[at]).toEqual(expect.any(Number));
+      expect(batch.expires_at).toBe((batch.created_at ?? 0) + 24 * 3600);
+      const direct = await client.chat.completions.create({
+        model: "m",
+        messages: [{ role: "user", content: "Hello!" }],
+      });
+      const output = await fileLines(client, batch.output_file_id ?? null);
+      expect(output.map((line) => line["custom_id"])).toEqual(["first", "second"]);
+      const input = await chatPromptTokens(stack.sidecar.url, "Hello!");
+      for (const line of output) {
+        expect(line).toEqual({
+          id: expect.stringMatching(/^batch_req_/),
+          custom_id: line["custom_id"],
+          response: {
+            status_code: 200,
+            request_id: expect.stringMatching(/^req_/),
+            body: {
+              ...direct,
+              id: expect.stringMatching(/^chatcmpl-/),
+              created: expect.any(Number),
+              // How much of the prompt the sidecar found cached differs from run to run.
+              usage: { ...direct.usage, prompt_tokens_details: { cached_tokens: expect.any(Number) } },
+            },
+          },
+          error: null,
+        });
+        expect((line["response"] as { body: OpenAI.ChatCompletion }).body.choices[0]?.message.content).toBe(CHAT_REPLY);
+        expect((line["response"] as { body: OpenAI.ChatCompletion }).body.usage).toMatchObject({
+          prompt_tokens: input,
+          completion_tokens: CHAT_REPLY_TOKENS,
+        });
+      }
+      const errors = await fileLines(client, batch.error_file_id ?? null);
+      expect(errors).toEqual([
+        {
+          id: expect.stringMatching(/^batch_req_/),
+          custom_id: "no-messages",
+          response: {
+            status_code: 400,
+            request_id: expect.stringMatching(/^req_/),
+            body: {
+              error: {
+                message: expect.stringContaining("messages"),
+                type: "invalid_request_error",
+                param: "messages",
+                code: null,
+              },
+            },
+          },
+          error: null,
+        },
+        {
+          id: expect.stringMatching(/^batch_req_/),
+          custom_id: "get",
+          response: null,
+          error: { code: "invalid_request", message: "Line 3's 'method' must be 'POST'." },
+        },
+      ]);
+      expect((await client.files.retrieve(batch.output_file_id ?? "")).purpose).toBe("batch_output");
+      expect((await client.batches.list()).data.map((b) => b.id)).toContain(batch.id);
+    },
+  );
+
+  it("cancel: the lines not answered yet are cancelled; every line is in one file, once", async () => {
+    const lines = Array.from({ length: 12 }, (_, i) => chatLine(`line-${i}`));
     const file = await upload(jsonl(lines));
     const created = await client.batches.create({
       input_file_id: file.id,
       endpoint: "/v1/chat/completions",
       completion_window: "24h",
-      metadata: { run: "one" },
     });
-    expect(created).toMatchObject({
-      object: "batch",
-      endpoint: "/v1/chat/completions",
-      errors: null,
-      input_file_id: file.id,
-      completion_window: "24h",
-      status: "in_progress",
-      metadata: { run: "one" },
-      request_counts: { total: 4 },
-    });
-    expect(created.id).toMatch(/^batch_/);
-    const batch = await waitForBatch(client, created.id);
-    expect(batch).toMatchObject({ status: "completed", request_counts: { total: 4, completed: 2, failed: 2 } });
-    for (const at of ["created_at", "in_progress_at", "finalizing_at", "completed_at", "expires_at"] as const) expect(batch[at]).toEqual(expect.any(Number));
-    expect(batch.expires_at).toBe((batch.created_at ?? 0) + 24 * 3600);
-    const direct = await client.chat.completions.create({ model: "m", messages: [{ role: "user", content: "Hello!" }] });
-    const output = await fileLines(client, batch.output_file_id ?? null);
-    expect(output.map((line) => line["custom_id"])).toEqual(["first", "second"]);
-    const input = await chatPromptTokens(stack.sidecar.url, "Hello!");
-    for (const line of output) {
-      expect(line).toEqual({
-        id: expect.stringMatching(/^batch_req_/),
-        custom_id: line["custom_id"],
-        response: {
-          status_code: 200,
-          request_id: expect.stringMatching(/^req_/),
-          body: {
-            ...direct,
-            id: expect.stringMatching(/^chatcmpl-/),
-            created: expect.any(Number),
-            // How much of the prompt the sidecar found cached differs from run to run.
-            usage: { ...direct.usage, prompt_tokens_details: { cached_tokens: expect.any(Number) } },
-          },
-        },
-        error: null,
-      });
-      expect((line["response"] as { body: OpenAI.ChatCompletion }).body.choices[0]?.message.content).toBe(CHAT_REPLY);
-      expect((line["response"] as { body: OpenAI.ChatCompletion }).body.usage).toMatchObject({ prompt_tokens: input, completion_tokens: CHAT_REPLY_TOKENS });
-    }
-    const errors = await fileLines(client, batch.error_file_id ?? null);
-    expect(errors).toEqual([
-      {
-        id: expect.stringMatching(/^batch_req_/),
-        custom_id: "no-messages",
-        response: {
-          status_code: 400,
-          request_id: expect.stringMatching(/^req_/),
-          body: { error: { message: expect.stringContaining("messages"), type: "invalid_request_error", param: "messages", code: null } },
-        },
-        error: null,
-      },
-      {
-        id: expect.stringMatching(/^batch_req_/),
-        custom_id: "get",
-        response: null,
-        error: { code: "invalid_request", message: "Line 3's 'method' must be 'POST'." },
-      },
-    ]);
-    expect((await client.files.retrieve(batch.output_file_id ?? "")).purpose).toBe("batch_output");
-    expect((await client.batches.list()).data.map((b) => b.id)).toContain(batch.id);
-  });
-
-  it("cancel: the lines not answered yet are cancelled; every line is in one file, once", async () => {
-    const lines = Array.from({ length: 12 }, (_, i) => chatLine(`line-${i}`));
-    const file = await upload(jsonl(lines));
-    const created = await client.batches.create({ input_file_id: file.id, endpoint: "/v1/chat/completions", completion_window: "24h" });
     const cancelling = await client.batches.cancel(created.id);
     expect(["cancelling", "cancelled"]).toContain(cancelling.status);
     const batch = await waitForBatch(client, created.id);
@@ -151,7 +183,11 @@ describe("batches on /v1/chat/completions", () => {
     const errors = await fileLines(client, batch.error_file_id ?? null);
     expect([...output, ...errors].map((l) => l["custom_id"]).sort()).toEqual(lines.map((l) => l["custom_id"]).sort());
     expect(batch.request_counts).toEqual({ total: 12, completed: output.length, failed: errors.length });
-    for (const line of errors) expect(line["error"]).toEqual({ code: "batch_cancelled", message: "The batch was cancelled before this request was sent." });
+    for (const line of errors)
+      expect(line["error"]).toEqual({
+        code: "batch_cancelled",
+        message: "The batch was cancelled before this request was sent.",
+      });
   });
 });
 
@@ -159,17 +195,30 @@ describe("batches on /v1/completions and /v1/responses", () => {
   it("each body is the one the endpoint answers alone", async () => {
     const completion = { model: "m", prompt: "Once upon a time", max_tokens: 32 };
     const file = await upload(jsonl([{ custom_id: "c", method: "POST", url: "/v1/completions", body: completion }]));
-    const created = await client.batches.create({ input_file_id: file.id, endpoint: "/v1/completions", completion_window: "24h" });
+    const created = await client.batches.create({
+      input_file_id: file.id,
+      endpoint: "/v1/completions",
+      completion_window: "24h",
+    });
     const [line] = (await fileLines(client, (await waitForBatch(client, created.id)).output_file_id ?? null)).map(
       (l) => l["response"] as { body: OpenAI.Completion },
     );
     expect(line?.body.choices[0]?.text).toBe(STORY);
     const direct = await client.completions.create(completion);
-    expect(line?.body).toEqual({ ...direct, id: expect.stringMatching(/^cmpl-/), created: expect.any(Number), usage: expect.any(Object) });
+    expect(line?.body).toEqual({
+      ...direct,
+      id: expect.stringMatching(/^cmpl-/),
+      created: expect.any(Number),
+      usage: expect.any(Object),
+    });
 
     const responseBody = { model: "m", input: "Hello!", store: false };
     const input = await upload(jsonl([{ custom_id: "r", method: "POST", url: "/v1/responses", body: responseBody }]));
-    const batch = await client.batches.create({ input_file_id: input.id, endpoint: "/v1/responses", completion_window: "24h" });
+    const batch = await client.batches.create({
+      input_file_id: input.id,
+      endpoint: "/v1/responses",
+      completion_window: "24h",
+    });
     const [answer] = (await fileLines(client, (await waitForBatch(client, batch.id)).output_file_id ?? null)).map(
       (l) => l["response"] as { body: OpenAI.Responses.Response },
     );
@@ -186,10 +235,16 @@ describe("batches on /v1/embeddings", () => {
   it("each vector is the one /v1/embeddings answers", async () => {
     const body = { model: "m", input: "Hello!", encoding_format: "float" as const };
     const file = await upload(jsonl([{ custom_id: "e", method: "POST", url: "/v1/embeddings", body }]));
-    const created = await client.batches.create({ input_file_id: file.id, endpoint: "/v1/embeddings", completion_window: "24h" });
+    const created = await client.batches.create({
+      input_file_id: file.id,
+      endpoint: "/v1/embeddings",
+      completion_window: "24h",
+    });
     const batch = await waitForBatch(client, created.id);
     const lines = await fileLines(client, batch.output_file_id ?? null);
-    expect(lines.map((line) => (line["response"] as { body: unknown }).body)[0]).toEqual(await client.embeddings.create(body));
+    expect(lines.map((line) => (line["response"] as { body: unknown }).body)[0]).toEqual(
+      await client.embeddings.create(body),
+    );
   });
 });
 
@@ -205,7 +260,12 @@ describe("creation checks (400)", () => {
   it("an input that is not JSONL", async () => {
     expect(await refusal(`${JSON.stringify(chatLine("a"))}\nnot json\n`)).toEqual([
       400,
-      { message: "The input file is not JSONL: line 2 is not JSON.", type: "invalid_request_error", param: "input_file_id", code: "invalid_jsonl" },
+      {
+        message: "The input file is not JSONL: line 2 is not JSON.",
+        type: "invalid_request_error",
+        param: "input_file_id",
+        code: "invalid_jsonl",
+      },
     ]);
   });
 
@@ -225,7 +285,8 @@ describe("creation checks (400)", () => {
     expect(await refusal(jsonl([chatLine("a")]), "/v1/moderations")).toEqual([
       400,
       {
-        message: "'endpoint' must be one of '/v1/chat/completions', '/v1/completions', '/v1/responses', '/v1/embeddings'.",
+        message:
+          "'endpoint' must be one of '/v1/chat/completions', '/v1/completions', '/v1/responses', '/v1/embeddings'.",
         type: "invalid_request_error",
         param: "endpoint",
         code: "invalid_endpoint",
@@ -275,7 +336,10 @@ describe("messages.batches (Anthropic)", () => {
     });
     expect(results[1]?.result).toEqual({
       type: "errored",
-      error: { type: "error", error: { type: "invalid_request_error", message: expect.stringContaining("max_tokens") } },
+      error: {
+        type: "error",
+        error: { type: "invalid_request_error", message: expect.stringContaining("max_tokens") },
+      },
     });
     expect((await anthropic.messages.batches.list()).data.map((b) => b.id)).toContain(batch.id);
     expect(await anthropic.messages.batches.delete(batch.id)).toEqual({ id: batch.id, type: "message_batch_deleted" });
@@ -309,6 +373,9 @@ describe("messages.batches (Anthropic)", () => {
       })
       .catch((e: unknown) => e)) as InstanceType<typeof Anthropic.APIError>;
     expect(error.status).toBe(400);
-    expect(error.error).toEqual({ type: "error", error: { type: "invalid_request_error", message: "requests.1.custom_id: 'a' is repeated." } });
+    expect(error.error).toEqual({
+      type: "error",
+      error: { type: "invalid_request_error", message: "requests.1.custom_id: 'a' is repeated." },
+    });
   });
 });

@@ -54,64 +54,97 @@ describeOnRuntimes(
     const anthropic = () => new Anthropic({ baseURL: edge().url, apiKey: "not-checked", maxRetries: 0 });
     const openai = () => new OpenAI({ baseURL: `${edge().url}/v1`, apiKey: "not-needed", maxRetries: 0 });
 
-    it("a breakpoint on the system prompt: written once (exactly its tokens), then read, streaming and not", async () => {
-      const system = `You answer questions about the weather in ${edge().runtime}, briefly and in English.`;
-      const { whole, mark } = await promptOf(system, "Hello!");
-      const request = {
-        model: "m",
-        max_tokens: 64,
-        system: [{ type: "text" as const, text: system, cache_control: { type: "ephemeral" as const } }],
-        messages: [{ role: "user" as const, content: "Hello!" }],
-      };
-      for (const stream of [false, true]) {
-        const send = () => (stream ? anthropic().messages.stream(request).finalMessage() : anthropic().messages.create(request));
-        const cached = sharedPrefix(await reset(), whole);
-        const first = await send();
-        expect(first.usage).toMatchObject({
-          input_tokens: whole.length - mark,
-          cache_creation_input_tokens: mark - cached,
-          cache_read_input_tokens: cached,
-          output_tokens: CHAT_REPLY_TOKENS,
-        });
-        // The same request again reads the whole prefix (all but the last token) and writes nothing.
-        const again = await send();
-        expect(again.usage).toMatchObject({
-          input_tokens: 1,
-          cache_creation_input_tokens: 0,
-          cache_read_input_tokens: whole.length - 1,
-          output_tokens: CHAT_REPLY_TOKENS,
-        });
-      }
-    });
+    it(
+      "a breakpoint on the system prompt: written once (exactly its tokens), then read, streaming and " + "not",
+      async () => {
+        const system = `You answer questions about the weather in ${edge().runtime}, briefly and in English.`;
+        const { whole, mark } = await promptOf(system, "Hello!");
+        const request = {
+          model: "m",
+          max_tokens: 64,
+          system: [{ type: "text" as const, text: system, cache_control: { type: "ephemeral" as const } }],
+          messages: [{ role: "user" as const, content: "Hello!" }],
+        };
+        for (const stream of [false, true]) {
+          const send = () =>
+            stream ? anthropic().messages.stream(request).finalMessage() : anthropic().messages.create(request);
+          const cached = sharedPrefix(await reset(), whole);
+          const first = await send();
+          expect(first.usage).toMatchObject({
+            input_tokens: whole.length - mark,
+            cache_creation_input_tokens: mark - cached,
+            cache_read_input_tokens: cached,
+            output_tokens: CHAT_REPLY_TOKENS,
+          });
+          // The same request again reads the whole prefix (all but the last token) and writes nothing.
+          const again = await send();
+          expect(again.usage).toMatchObject({
+            input_tokens: 1,
+            cache_creation_input_tokens: 0,
+            cache_read_input_tokens: whole.length - 1,
+            output_tokens: CHAT_REPLY_TOKENS,
+          });
+        }
+      },
+    );
 
     it("refuses more than 4 breakpoints with Anthropic's error", async () => {
       const marked = { type: "text" as const, text: "x", cache_control: { type: "ephemeral" as const } };
       const error = await anthropic()
-        .messages.create({ model: "m", max_tokens: 8, system: [marked, marked, marked], messages: [{ role: "user", content: [marked, marked] }] })
+        .messages.create({
+          model: "m",
+          max_tokens: 8,
+          system: [marked, marked, marked],
+          messages: [{ role: "user", content: [marked, marked] }],
+        })
         .catch((e: unknown) => e);
       expect(error).toBeInstanceOf(Anthropic.BadRequestError);
       expect((error as APIError).error).toEqual({
         type: "error",
-        error: { type: "invalid_request_error", message: "A maximum of 4 blocks with cache_control may be provided. Found 5." },
+        error: {
+          type: "invalid_request_error",
+          message: "A maximum of 4 blocks with cache_control may be provided. Found 5.",
+        },
       });
     });
 
-    it("prompt_cache_retention: valid ones are accepted and Responses echoes them; one it does not know is a hint, served", async () => {
-      const client = openai();
-      for (const retention of ["in_memory", "24h"] as const) {
-        const chat = await client.chat.completions.create({ model: "m", messages: [{ role: "user", content: "Hello!" }], prompt_cache_retention: retention });
-        expect(chat.choices[0]?.finish_reason).toBe("stop");
-        const response = await client.responses.create({ model: "m", input: "Hello!", prompt_cache_retention: retention, prompt_cache_key: "user-42" });
-        expect(response).toMatchObject({ status: "completed", prompt_cache_retention: retention, prompt_cache_key: "user-42" });
-      }
-      const unknown = await client.chat.completions.create({
-        model: "m",
-        messages: [{ role: "user", content: "Hello!" }],
-        prompt_cache_retention: "forever" as never,
-      });
-      expect(unknown.choices[0]?.finish_reason).toBe("stop");
-      const notEchoed = await client.responses.create({ model: "m", input: "Hello!", prompt_cache_retention: "1h" as never });
-      expect([notEchoed.status, notEchoed.prompt_cache_retention]).toEqual(["completed", undefined]);
-    });
+    it(
+      "prompt_cache_retention: valid ones are accepted and Responses echoes them; one it does not know is a hint, " +
+        "served",
+      async () => {
+        const client = openai();
+        for (const retention of ["in_memory", "24h"] as const) {
+          const chat = await client.chat.completions.create({
+            model: "m",
+            messages: [{ role: "user", content: "Hello!" }],
+            prompt_cache_retention: retention,
+          });
+          expect(chat.choices[0]?.finish_reason).toBe("stop");
+          const response = await client.responses.create({
+            model: "m",
+            input: "Hello!",
+            prompt_cache_retention: retention,
+            prompt_cache_key: "user-42",
+          });
+          expect(response).toMatchObject({
+            status: "completed",
+            prompt_cache_retention: retention,
+            prompt_cache_key: "user-42",
+          });
+        }
+        const unknown = await client.chat.completions.create({
+          model: "m",
+          messages: [{ role: "user", content: "Hello!" }],
+          prompt_cache_retention: "forever" as never,
+        });
+        expect(unknown.choices[0]?.finish_reason).toBe("stop");
+        const notEchoed = await client.responses.create({
+          model: "m",
+          input: "Hello!",
+          prompt_cache_retention: "1h" as never,
+        });
+        expect([notEchoed.status, notEchoed.prompt_cache_retention]).toEqual(["completed", undefined]);
+      },
+    );
   },
 );

@@ -25,16 +25,23 @@ describe("a prompt longer than the context", () => {
 
   const openAiMessage = () =>
     new RegExp(
-      `^This model's maximum context length is ${context} tokens\\. However, your messages resulted in \\d+ tokens\\. Please ` +
+      `^This model's maximum context length is ${context} tokens\\. However, your messages resulted in \\d+ ` +
+        `tokens\\. Please ` +
         `reduce the length of the messages\\.$`,
     );
 
   it("chat completions: 400 context_length_exceeded, and on a stream the SDK raises it", async () => {
-    const refused = await openai.chat.completions.create({ model: "m", messages: [{ role: "user", content: long }] }).catch((e: unknown) => e);
+    const refused = await openai.chat.completions
+      .create({ model: "m", messages: [{ role: "user", content: long }] })
+      .catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(OpenAI.BadRequestError);
     expect((refused as InstanceType<typeof OpenAI.BadRequestError>).code).toBe("context_length_exceeded");
     expect((refused as Error).message).toContain(`maximum context length is ${context} tokens`);
-    const stream = await openai.chat.completions.create({ model: "m", messages: [{ role: "user", content: long }], stream: true });
+    const stream = await openai.chat.completions.create({
+      model: "m",
+      messages: [{ role: "user", content: long }],
+      stream: true,
+    });
     const inStream = await (async () => {
       for await (const _chunk of stream) void _chunk;
     })().catch((e: unknown) => e);
@@ -43,7 +50,10 @@ describe("a prompt longer than the context", () => {
   });
 
   it("completions and Responses: the same code and wording", async () => {
-    for (const call of [() => openai.completions.create({ model: "m", prompt: long }), () => openai.responses.create({ model: "m", input: long })]) {
+    for (const call of [
+      () => openai.completions.create({ model: "m", prompt: long }),
+      () => openai.responses.create({ model: "m", input: long }),
+    ]) {
       const refused = (await call().catch((e: unknown) => e)) as InstanceType<typeof OpenAI.BadRequestError>;
       expect(refused).toBeInstanceOf(OpenAI.BadRequestError);
       expect(refused.code).toBe("context_length_exceeded");
@@ -58,7 +68,10 @@ describe("a prompt longer than the context", () => {
     expect(refused).toBeInstanceOf(Anthropic.BadRequestError);
     expect(refused.error).toMatchObject({
       type: "error",
-      error: { type: "invalid_request_error", message: expect.stringMatching(new RegExp(`^prompt is too long: \\d+ tokens > ${context} maximum$`)) },
+      error: {
+        type: "invalid_request_error",
+        message: expect.stringMatching(new RegExp(`^prompt is too long: \\d+ tokens > ${context} maximum$`)),
+      },
     });
   });
 });

@@ -14,7 +14,12 @@ import { startProcess } from "../support/processes.js";
 import { readMetrics } from "../support/sidecar.js";
 import { readEvents, SseParser } from "../support/sse.js";
 
-function chat(url: string, body: Record<string, unknown>, headers: Record<string, string> = {}, signal?: AbortSignal): Promise<Response> {
+function chat(
+  url: string,
+  body: Record<string, unknown>,
+  headers: Record<string, string> = {},
+  signal?: AbortSignal,
+): Promise<Response> {
   return fetch(`${url}/c1/chat`, {
     method: "POST",
     headers: { "content-type": "application/json", ...headers },
@@ -24,11 +29,20 @@ function chat(url: string, body: Record<string, unknown>, headers: Record<string
 }
 
 async function stored(url: string, id: string): Promise<{ message_count: number; messages: unknown[] }> {
-  return (await (await fetch(`${url}/c1/conversations/${id}`)).json()) as { message_count: number; messages: unknown[] };
+  return (await (await fetch(`${url}/c1/conversations/${id}`)).json()) as {
+    message_count: number;
+    messages: unknown[];
+  };
 }
 
 const tools = [
-  { type: "function", function: { name: "get_weather", parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] } } },
+  {
+    type: "function",
+    function: {
+      name: "get_weather",
+      parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+    },
+  },
 ];
 const toolResult = JSON.stringify({ temperature: 22, sky: "sunny" });
 
@@ -40,16 +54,30 @@ describe("a tool call across two turns (tools model)", () => {
   afterAll(async () => stack?.stop());
 
   it("stores the call with its turn; the next turn sends only the tool result and gets the answer", async () => {
-    const first = await chat(stack.edge.url, { messages: [{ role: "user", content: "Weather in Tokyo?" }], tools, stream: true });
+    const first = await chat(stack.edge.url, {
+      messages: [{ role: "user", content: "Weather in Tokyo?" }],
+      tools,
+      stream: true,
+    });
     const id = first.headers.get("x-conversation-id") ?? "";
     const one = checkChatStream(await readEvents(first.body));
     expect(one.finishReason).toBe("tool_calls");
     const [call] = one.toolCalls ?? [];
-    expect(call).toEqual({ id: expect.stringMatching(/^call_/), name: "get_weather", arguments: TOOL_ARGUMENT_FRAGMENTS.join("") });
+    expect(call).toEqual({
+      id: expect.stringMatching(/^call_/),
+      name: "get_weather",
+      arguments: TOOL_ARGUMENT_FRAGMENTS.join(""),
+    });
     const afterOne = await stored(stack.edge.url, id);
     expect(afterOne.messages).toEqual([
       { role: "user", content: "Weather in Tokyo?" },
-      { role: "assistant", content: null, tool_calls: [{ id: call?.id, type: "function", function: { name: "get_weather", arguments: '{"city":"Tokyo"}' } }] },
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [
+          { id: call?.id, type: "function", function: { name: "get_weather", arguments: '{"city":"Tokyo"}' } },
+        ],
+      },
     ]);
 
     const second = await chat(
@@ -78,7 +106,10 @@ describe("a stream the client leaves (random model)", () => {
   afterAll(async () => stack?.stop());
 
   it("stores nothing of the cancelled turn: the conversation stays as it was", async () => {
-    const first = await chat(stack.edge.url, { messages: [{ role: "user", content: "Tell me everything." }], max_tokens: 3 });
+    const first = await chat(stack.edge.url, {
+      messages: [{ role: "user", content: "Tell me everything." }],
+      max_tokens: 3,
+    });
     const id = first.headers.get("x-conversation-id") ?? "";
     expect(((await first.json()) as { choices: { finish_reason: string }[] }).choices[0]?.finish_reason).toBe("length");
     const before = await stored(stack.edge.url, id);
@@ -101,24 +132,44 @@ describe("a stream the client leaves (random model)", () => {
     await reader.cancel().catch(() => undefined);
 
     const deadline = Date.now() + 10_000;
-    while ((await readMetrics(stack.sidecar.url))["sidecar_generations_active"] !== 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    while ((await readMetrics(stack.sidecar.url))["sidecar_generations_active"] !== 0 && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 50));
     expect((await readMetrics(stack.sidecar.url))["sidecar_generations_active"]).toBe(0);
     await new Promise((r) => setTimeout(r, 200));
     expect(await stored(stack.edge.url, id)).toEqual(before);
   });
 
-  it("an edge process killed mid-reply loses only that turn: restarted on the same file, every committed turn is there", async () => {
+  it("an edge process killed mid-reply loses only that turn: restarted on the same file, every committed turn is " +
+    "there", async () => {
     const dir = mkdtempSync(join(tmpdir(), "llm-edge-kill-"));
-    const env = { SIDECAR_URL: stack.sidecar.url, EDGE_PORT: "0", STORE_PATH: join(dir, "store.sqlite"), LOG_REQUESTS: "false" };
-    const start = () => startProcess(process.execPath, ["--import", "tsx", "edge/hosts/node/main.ts"], env, /edge listening on (http:\/\/127\.0\.0\.1:\d+)/);
+    const env = {
+      SIDECAR_URL: stack.sidecar.url,
+      EDGE_PORT: "0",
+      STORE_PATH: join(dir, "store.sqlite"),
+      LOG_REQUESTS: "false",
+    };
+    const start = () =>
+      startProcess(
+        process.execPath,
+        ["--import", "tsx", "edge/hosts/node/main.ts"],
+        env,
+        /edge listening on (http:\/\/127\.0\.0\.1:\d+)/,
+      );
     try {
       const edge = await start();
-      const first = await chat(edge.url, { messages: [{ role: "user", content: "Tell me everything." }], max_tokens: 3 });
+      const first = await chat(edge.url, {
+        messages: [{ role: "user", content: "Tell me everything." }],
+        max_tokens: 3,
+      });
       const id = first.headers.get("x-conversation-id") ?? "";
       await first.arrayBuffer();
       const before = await stored(edge.url, id);
       expect(before.message_count).toBe(2);
-      const second = await chat(edge.url, { messages: [{ role: "user", content: "More." }], max_tokens: 4000, stream: true }, { "x-conversation-id": id });
+      const second = await chat(
+        edge.url,
+        { messages: [{ role: "user", content: "More." }], max_tokens: 4000, stream: true },
+        { "x-conversation-id": id },
+      );
       const reader = (second.body as ReadableStream<Uint8Array>).getReader();
       const parser = new SseParser();
       let seen = 0;

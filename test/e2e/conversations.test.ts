@@ -37,7 +37,9 @@ const reply: Message = { role: "assistant", content: CHAT_REPLY };
 /** The sidecar's own count of the rendered conversation. */
 async function promptTokens(messages: readonly Message[]): Promise<number> {
   const rendered = messages.map((m) => ({ role: m.role === "user" ? Role.USER : Role.ASSISTANT, content: m.content }));
-  const { tokens } = await clientsFor(stack.sidecar.url).grpc.tokenize({ input: { case: "chat", value: { messages: rendered } } });
+  const { tokens } = await clientsFor(stack.sidecar.url).grpc.tokenize({
+    input: { case: "chat", value: { messages: rendered } },
+  });
   return tokens.length;
 }
 
@@ -49,7 +51,11 @@ function chat(body: Record<string, unknown>, headers: Record<string, string> = {
   });
 }
 
-async function getJson(path: string, headers: Record<string, string> = {}, url = edge.url): Promise<{ status: number; body: Record<string, unknown> }> {
+async function getJson(
+  path: string,
+  headers: Record<string, string> = {},
+  url = edge.url,
+): Promise<{ status: number; body: Record<string, unknown> }> {
   const response = await fetch(`${url}${path}`, { headers });
   return { status: response.status, body: (await response.json()) as Record<string, unknown> };
 }
@@ -69,7 +75,10 @@ describeOnRuntimes(
 
       const second = await chat({ messages: [user("And tomorrow?")] }, { "x-conversation-id": id }, url);
       expect(second.headers.get("x-conversation-id")).toBe(id);
-      const two = (await second.json()) as { choices: { message: unknown }[]; usage: { prompt_tokens_details: { cached_tokens: number } } };
+      const two = (await second.json()) as {
+        choices: { message: unknown }[];
+        usage: { prompt_tokens_details: { cached_tokens: number } };
+      };
       expect(two.choices[0]?.message).toEqual({ ...reply, refusal: null });
       expect(two.usage.prompt_tokens_details.cached_tokens).toBeGreaterThan(0);
 
@@ -99,7 +108,14 @@ describe("POST /c1/chat on the Node edge", () => {
     expect(id).toMatch(/^conv_[0-9A-Za-z]{24}$/);
     const one = (await first.json()) as { object: string; choices: unknown[]; usage: { prompt_tokens: number } };
     expect(one.object).toBe("chat.completion");
-    expect(one.choices).toEqual([{ index: 0, message: { role: "assistant", content: CHAT_REPLY, refusal: null }, logprobs: null, finish_reason: "stop" }]);
+    expect(one.choices).toEqual([
+      {
+        index: 0,
+        message: { role: "assistant", content: CHAT_REPLY, refusal: null },
+        logprobs: null,
+        finish_reason: "stop",
+      },
+    ]);
     expect(one.usage.prompt_tokens).toBe(await promptTokens([user("Hello!")]));
 
     const second = await chat({ messages: [user("And tomorrow?")] }, { "x-conversation-id": id });
@@ -134,7 +150,12 @@ describe("POST /c1/chat on the Node edge", () => {
     expect([one.text, one.finishReason, one.done]).toEqual([CHAT_REPLY, "stop", true]);
 
     // The `conversation_id` field names the conversation as the header does.
-    const second = await chat({ conversation_id: id, messages: [user("And tomorrow?")], stream: true, stream_options: { include_usage: true } });
+    const second = await chat({
+      conversation_id: id,
+      messages: [user("And tomorrow?")],
+      stream: true,
+      stream_options: { include_usage: true },
+    });
     expect(second.headers.get("x-conversation-id")).toBe(id);
     const two = checkChatStream(await readEvents(second.body));
     expect(two.text).toBe(CHAT_REPLY);
@@ -142,35 +163,55 @@ describe("POST /c1/chat on the Node edge", () => {
       prompt_tokens: await promptTokens([user("Hello!"), reply, user("And tomorrow?")]),
       completion_tokens: CHAT_REPLY_TOKENS,
     });
-    expect((two.usage as { prompt_tokens_details: { cached_tokens: number } }).prompt_tokens_details.cached_tokens).toBeGreaterThan(0);
-    expect((await getJson(`/c1/conversations/${id}`)).body["messages"]).toEqual([user("Hello!"), reply, user("And tomorrow?"), reply]);
+    expect(
+      (two.usage as { prompt_tokens_details: { cached_tokens: number } }).prompt_tokens_details.cached_tokens,
+    ).toBeGreaterThan(0);
+    expect((await getJson(`/c1/conversations/${id}`)).body["messages"]).toEqual([
+      user("Hello!"),
+      reply,
+      user("And tomorrow?"),
+      reply,
+    ]);
   });
 
-  it("answers an unknown conversation, a bad turn and a conversation that outgrew the context with a 400/404 that stores nothing", async () => {
-    const unknown = await chat({ messages: [user("Hi")] }, { "x-conversation-id": "conv_nope" });
-    expect(unknown.status).toBe(404);
-    expect(await unknown.json()).toEqual({
-      error: { message: "No conversation found with id 'conv_nope'.", type: "invalid_request_error", param: "conversation_id", code: "conversation_not_found" },
-    });
-    const id = (await chat({ messages: [user("Hello!")] })).headers.get("x-conversation-id") ?? "";
-    // The error names the request's own message, not its place in the whole conversation.
-    const bad = await chat({ messages: [{ role: "tool", content: "x" }] }, { "x-conversation-id": id });
-    expect(bad.status).toBe(400);
-    expect(((await bad.json()) as { error: { param: string } }).error.param).toBe("messages[0].tool_call_id");
-    const empty = await chat({ messages: [] }, { "x-conversation-id": id });
-    expect(((await empty.json()) as { error: { message: string } }).error.message).toBe("Invalid 'messages': at least one new message is required");
-    const long = await chat({ messages: [user("word ".repeat(1100))], stream: true }, { "x-conversation-id": id });
-    expect(long.status).toBe(400);
-    expect(long.headers.get("x-conversation-id")).toBe(id);
-    expect(await long.json()).toMatchObject({
-      error: {
-        type: "invalid_request_error",
-        code: "context_length_exceeded",
-        message: expect.stringMatching(/^This model's maximum context length is 1024 tokens\. However, your messages resulted in \d+ tokens\./),
-      },
-    });
-    expect((await getJson(`/c1/conversations/${id}`)).body["message_count"]).toBe(2);
-  });
+  it(
+    "answers an unknown conversation, a bad turn and a conversation that outgrew the context with a 400/404 that " +
+      "stores nothing",
+    async () => {
+      const unknown = await chat({ messages: [user("Hi")] }, { "x-conversation-id": "conv_nope" });
+      expect(unknown.status).toBe(404);
+      expect(await unknown.json()).toEqual({
+        error: {
+          message: "No conversation found with id 'conv_nope'.",
+          type: "invalid_request_error",
+          param: "conversation_id",
+          code: "conversation_not_found",
+        },
+      });
+      const id = (await chat({ messages: [user("Hello!")] })).headers.get("x-conversation-id") ?? "";
+      // The error names the request's own message, not its place in the whole conversation.
+      const bad = await chat({ messages: [{ role: "tool", content: "x" }] }, { "x-conversation-id": id });
+      expect(bad.status).toBe(400);
+      expect(((await bad.json()) as { error: { param: string } }).error.param).toBe("messages[0].tool_call_id");
+      const empty = await chat({ messages: [] }, { "x-conversation-id": id });
+      expect(((await empty.json()) as { error: { message: string } }).error.message).toBe(
+        "Invalid 'messages': at least one new message is required",
+      );
+      const long = await chat({ messages: [user("word ".repeat(1100))], stream: true }, { "x-conversation-id": id });
+      expect(long.status).toBe(400);
+      expect(long.headers.get("x-conversation-id")).toBe(id);
+      expect(await long.json()).toMatchObject({
+        error: {
+          type: "invalid_request_error",
+          code: "context_length_exceeded",
+          message: expect.stringMatching(
+            /^This model's maximum context length is 1024 tokens\. However, your messages resulted in \d+ tokens\./,
+          ),
+        },
+      });
+      expect((await getJson(`/c1/conversations/${id}`)).body["message_count"]).toBe(2);
+    },
+  );
 });
 
 describe("GET and DELETE /c1/conversations", () => {
@@ -182,18 +223,38 @@ describe("GET and DELETE /c1/conversations", () => {
     }
     const page = await getJson("/c1/conversations?limit=2");
     expect(page.status).toBe(200);
-    const summary = (id: string) => ({ id, object: "conversation", created_at: expect.any(Number), updated_at: expect.any(Number), message_count: 2 });
-    expect(page.body).toEqual({ object: "list", data: [summary(ids[2] ?? ""), summary(ids[1] ?? "")], first_id: ids[2], last_id: ids[1], has_more: true });
+    const summary = (id: string) => ({
+      id,
+      object: "conversation",
+      created_at: expect.any(Number),
+      updated_at: expect.any(Number),
+      message_count: 2,
+    });
+    expect(page.body).toEqual({
+      object: "list",
+      data: [summary(ids[2] ?? ""), summary(ids[1] ?? "")],
+      first_id: ids[2],
+      last_id: ids[1],
+      has_more: true,
+    });
     const next = await getJson(`/c1/conversations?limit=2&after=${ids[1] ?? ""}`);
     expect((next.body["data"] as { id: string }[])[0]?.id).toBe(ids[0]);
     expect((await getJson("/c1/conversations?limit=0")).body).toEqual({
-      error: { message: "Invalid 'limit': expected an integer from 1 to 100.", type: "invalid_request_error", param: "limit", code: null },
+      error: {
+        message: "Invalid 'limit': expected an integer from 1 to 100.",
+        type: "invalid_request_error",
+        param: "limit",
+        code: null,
+      },
     });
     expect((await getJson("/c1/conversations?after=conv_nope")).status).toBe(400);
 
     const target = ids[2] ?? "";
     const deleted = await fetch(`${edge.url}/c1/conversations/${target}`, { method: "DELETE" });
-    expect([deleted.status, await deleted.json()]).toEqual([200, { id: target, object: "conversation.deleted", deleted: true }]);
+    expect([deleted.status, await deleted.json()]).toEqual([
+      200,
+      { id: target, object: "conversation.deleted", deleted: true },
+    ]);
     expect((await getJson(`/c1/conversations/${target}`)).status).toBe(404);
     expect((await fetch(`${edge.url}/c1/conversations/${target}`, { method: "DELETE" })).status).toBe(404);
     expect((await chat({ messages: [user("Hi")] }, { "x-conversation-id": target })).status).toBe(404);
@@ -235,7 +296,9 @@ describe("ownership", () => {
       expect((await getJson("/c1/conversations", {}, keyed.url)).status).toBe(401);
       const own = await getJson(`/c1/conversations/${id}`, one, keyed.url);
       expect(own.body["messages"]).toEqual([user("Hello!"), reply]);
-      expect((await getJson("/c1/conversations", one, keyed.url)).body["data"]).toEqual([expect.objectContaining({ id })]);
+      expect((await getJson("/c1/conversations", one, keyed.url)).body["data"]).toEqual([
+        expect.objectContaining({ id }),
+      ]);
     } finally {
       await keyed.close();
     }

@@ -1,6 +1,7 @@
 // The Worker as `npm run deploy` uploads it (`wrangler deploy --minify`, here with --dry-run:
 // nothing leaves the machine): it bundles, keeps its bindings, and stays small (deploy/README.md,
-// "A Worker in front of a GPU host"; 130 KiB gzip on 2026-12-06, docs/performance.md, "The Worker's weight"). zod is imported as a namespace
+// "A Worker in front of a GPU host"; 130 KiB gzip on 2026-12-06, docs/performance.md, "The Worker's weight"). zod is
+// imported as a namespace
 // everywhere so that the bundler can drop what the edge does not use (its locales alone were 300 KiB).
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";

@@ -40,11 +40,22 @@ describe("completions echo", () => {
     const completion = await client.completions.create({ ...sampling, max_tokens: 3, echo: true, logprobs: 1 });
     const logprobs = completion.choices[0]?.logprobs;
     expect(logprobs?.tokens).toEqual([...PROMPT_LOGPROBS.tokens, ...REPLY_LOGPROBS.tokens]);
-    expect(rounded(logprobs?.token_logprobs ?? [])).toEqual([...PROMPT_LOGPROBS.token_logprobs, ...REPLY_LOGPROBS.token_logprobs]);
+    expect(rounded(logprobs?.token_logprobs ?? [])).toEqual([
+      ...PROMPT_LOGPROBS.token_logprobs,
+      ...REPLY_LOGPROBS.token_logprobs,
+    ]);
     expect(logprobs?.text_offset).toEqual([...PROMPT_LOGPROBS.text_offset, ...REPLY_LOGPROBS.text_offset]);
     // One alternative each, the model's likeliest: after the beginning and after "Once" (off the
     // script) the demo's chat reply "Hi"; after " a" its end token, which has no text.
-    expect(logprobs?.top_logprobs).toEqual([{ Hi: 0 }, { Hi: 0 }, { " a": 0 }, { "": 0 }, { " Once": 0 }, { " upon": 0 }, { " a": 0 }]);
+    expect(logprobs?.top_logprobs).toEqual([
+      { Hi: 0 },
+      { Hi: 0 },
+      { " a": 0 },
+      { "": 0 },
+      { " Once": 0 },
+      { " upon": 0 },
+      { " a": 0 },
+    ]);
   });
 
   it("max_tokens 0 scores the text alone", async () => {
@@ -57,12 +68,22 @@ describe("completions echo", () => {
   });
 
   it("streams the echoed prompt as the first chunk", async () => {
-    const stream = await client.completions.create({ ...sampling, max_tokens: 3, echo: true, logprobs: 0, stream: true });
+    const stream = await client.completions.create({
+      ...sampling,
+      max_tokens: 3,
+      echo: true,
+      logprobs: 0,
+      stream: true,
+    });
     const chunks: { text: string; tokens: string[]; offsets: number[] }[] = [];
     for await (const chunk of stream) {
       const choice = chunk.choices[0];
       if (choice === undefined || (choice.text === "" && choice.finish_reason !== null)) continue;
-      chunks.push({ text: choice.text, tokens: choice.logprobs?.tokens ?? [], offsets: choice.logprobs?.text_offset ?? [] });
+      chunks.push({
+        text: choice.text,
+        tokens: choice.logprobs?.tokens ?? [],
+        offsets: choice.logprobs?.text_offset ?? [],
+      });
     }
     expect(chunks).toEqual([
       { text: PROMPT, tokens: PROMPT_LOGPROBS.tokens, offsets: PROMPT_LOGPROBS.text_offset },

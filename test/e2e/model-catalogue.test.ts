@@ -1,7 +1,8 @@
 // The model catalogue through the real edge (Node, and workerd under `wrangler dev`) and real
 // gRPC-Web (connect-node's adapter, as the sidecar serves it), with two fake sidecars reporting
 // their catalogues: the official `openai` client lists and retrieves the merged catalogue with each
-// model's status and a loaded one's capabilities; POST /models/load reaches the sidecar with keep_alive and routes the next request
+// model's status and a loaded one's capabilities; POST /models/load reaches the sidecar with keep_alive and routes the
+// next request
 // there; a chat's keep_alive crosses the wire; a ModelLoadFailed detail crosses it and is answered
 // 500 model_load_failed (OpenAI) and api_error (Anthropic), after failing over to the other sidecar.
 import Anthropic from "@anthropic-ai/sdk";
@@ -20,14 +21,21 @@ const servers: ConnectSidecarServer[] = [];
  */
 function reset(): void {
   fakes.a.models = [
-    catalogued("demo", { created: 1_700_000_000, memoryBytes: 4096, expiresAt: 1_700_000_300, toolCallSyntax: "qwen3-coder", reasoning: true }),
+    catalogued("demo", {
+      created: 1_700_000_000,
+      memoryBytes: 4096,
+      expiresAt: 1_700_000_300,
+      toolCallSyntax: "qwen3-coder",
+      reasoning: true,
+    }),
     catalogued("coder", { status: "available" }),
   ];
   fakes.b.models = [
     catalogued("coder", { status: "failed", failure: "too big" }),
     catalogued("tiny", { status: "loading", progress: 0.75, aliases: ["small"] }),
   ];
-  for (const [name, fake] of Object.entries(fakes)) fake.script = [start("coder"), token(name), finish("stop", { completionTokens: 1 })];
+  for (const [name, fake] of Object.entries(fakes))
+    fake.script = [start("coder"), token(name), finish("stop", { completionTokens: 1 })];
 }
 
 beforeAll(async () => {
@@ -66,7 +74,16 @@ describeOnRuntimes(
           capabilities: ["completion", "tools", "thinking"],
           tool_call_syntax: "qwen3-coder",
         },
-        { id: "coder", object: "model", created: 0, owned_by: "local", status: { value: "available" }, context_length: 4096, aliases: [], kind: "generate" },
+        {
+          id: "coder",
+          object: "model",
+          created: 0,
+          owned_by: "local",
+          status: { value: "available" },
+          context_length: 4096,
+          aliases: [],
+          kind: "generate",
+        },
         {
           id: "tiny",
           object: "model",
@@ -82,34 +99,46 @@ describeOnRuntimes(
       await expect(openai().models.retrieve("nope")).rejects.toBeInstanceOf(OpenAI.NotFoundError);
     });
 
-    it("a load failure crosses the wire: failed over to the other sidecar, then 500 model_load_failed / api_error", async () => {
-      fakes.a.script = [loadFailed("coder", "the file is truncated")];
-      const served = await openai().chat.completions.create({ model: "coder", ...chat, keep_alive: "10m" } as OpenAI.ChatCompletionCreateParamsNonStreaming);
-      expect(served.choices[0]?.message.content).toBe("b");
-      expect(fakes.b.lastCall?.request.keepAliveSeconds).toBe(600);
-      fakes.b.script = [loadFailed("coder", "the file is truncated")];
-      const failed = await openai()
-        .chat.completions.create({ model: "coder", ...chat })
-        .catch((e: unknown) => e);
-      expect(failed).toBeInstanceOf(OpenAI.InternalServerError);
-      expect((failed as InstanceType<typeof OpenAI.InternalServerError>).error).toEqual({
-        message: "The model 'coder' could not be loaded: the file is truncated",
-        type: "server_error",
-        param: "model",
-        code: "model_load_failed",
-      });
-      const anthropic = new Anthropic({ baseURL: edge().url, apiKey: "not-needed", maxRetries: 0 });
-      const refusal = await anthropic.messages.create({ model: "coder", max_tokens: 8, ...chat }).catch((e: unknown) => e);
-      expect(refusal).toBeInstanceOf(Anthropic.InternalServerError);
-      expect((refusal as InstanceType<typeof Anthropic.InternalServerError>).error).toEqual({
-        type: "error",
-        error: { type: "api_error", message: "The model 'coder' could not be loaded: the file is truncated" },
-      });
-    });
+    it(
+      "a load failure crosses the wire: failed over to the other sidecar, then 500 model_load_failed / " + "api_error",
+      async () => {
+        fakes.a.script = [loadFailed("coder", "the file is truncated")];
+        const served = await openai().chat.completions.create({
+          model: "coder",
+          ...chat,
+          keep_alive: "10m",
+        } as OpenAI.ChatCompletionCreateParamsNonStreaming);
+        expect(served.choices[0]?.message.content).toBe("b");
+        expect(fakes.b.lastCall?.request.keepAliveSeconds).toBe(600);
+        fakes.b.script = [loadFailed("coder", "the file is truncated")];
+        const failed = await openai()
+          .chat.completions.create({ model: "coder", ...chat })
+          .catch((e: unknown) => e);
+        expect(failed).toBeInstanceOf(OpenAI.InternalServerError);
+        expect((failed as InstanceType<typeof OpenAI.InternalServerError>).error).toEqual({
+          message: "The model 'coder' could not be loaded: the file is truncated",
+          type: "server_error",
+          param: "model",
+          code: "model_load_failed",
+        });
+        const anthropic = new Anthropic({ baseURL: edge().url, apiKey: "not-needed", maxRetries: 0 });
+        const refusal = await anthropic.messages
+          .create({ model: "coder", max_tokens: 8, ...chat })
+          .catch((e: unknown) => e);
+        expect(refusal).toBeInstanceOf(Anthropic.InternalServerError);
+        expect((refusal as InstanceType<typeof Anthropic.InternalServerError>).error).toEqual({
+          type: "error",
+          error: { type: "api_error", message: "The model 'coder' could not be loaded: the file is truncated" },
+        });
+      },
+    );
 
     it("POST /models/load loads on the sidecar that can, with keep_alive, and answers the model loaded", async () => {
       fakes.a.loadCalls.length = 0;
-      const response = await fetch(`${edge().url}/models/load`, { method: "POST", body: JSON.stringify({ model: "coder", keep_alive: "-1" }) });
+      const response = await fetch(`${edge().url}/models/load`, {
+        method: "POST",
+        body: JSON.stringify({ model: "coder", keep_alive: "-1" }),
+      });
       expect(response.status).toBe(200);
       expect(await response.json()).toEqual({
         id: "coder",

@@ -29,8 +29,14 @@ beforeAll(async () => {
   for (const model of MODELS) {
     const sampling = { temperature: 0 };
     const chat = { case: "chat", value: { messages: [{ role: Role.USER, content: MESSAGE }] } };
-    const chatText = answer(await collect(grpc.generate({ model, input: chat, maxTokens: MAX_TOKENS, sampling } as never))).text;
-    const promptText = answer(await collect(grpc.generate({ model, input: { case: "prompt", value: PROMPT }, maxTokens: MAX_TOKENS, sampling }))).text;
+    const chatText = answer(
+      await collect(grpc.generate({ model, input: chat, maxTokens: MAX_TOKENS, sampling } as never)),
+    ).text;
+    const promptText = answer(
+      await collect(
+        grpc.generate({ model, input: { case: "prompt", value: PROMPT }, maxTokens: MAX_TOKENS, sampling }),
+      ),
+    ).text;
     expected.set(model, { chat: chatText, prompt: promptText });
     // Unloaded again, so that each runtime's suite starts from a catalogue with nothing loaded.
     await grpc.unloadModel({ model });
@@ -48,7 +54,8 @@ describeOnRuntimes(
   (edge) => {
     const openai = () => new OpenAI({ baseURL: `${edge().url}/v1`, apiKey: "none", maxRetries: 0 });
     const anthropic = () => new Anthropic({ baseURL: edge().url, apiKey: "none", maxRetries: 0 });
-    const statusOf = async (id: string): Promise<string> => ((await openai().models.retrieve(id)) as ModelObject).status.value;
+    const statusOf = async (id: string): Promise<string> =>
+      ((await openai().models.retrieve(id)) as ModelObject).status.value;
     // The next runtime's suite starts from a catalogue with nothing loaded again.
     afterAll(async () => {
       for (const model of MODELS) await clientsFor(sidecar.url).grpc.unloadModel({ model });
@@ -62,14 +69,26 @@ describeOnRuntimes(
     it.each(MODELS)("%s answers by its name on every protocol, as the sidecar answers it", async (model) => {
       const want = expected.get(model);
       const settings = { model, max_tokens: MAX_TOKENS, temperature: 0 };
-      const chat = await openai().chat.completions.create({ ...settings, messages: [{ role: "user", content: MESSAGE }] });
+      const chat = await openai().chat.completions.create({
+        ...settings,
+        messages: [{ role: "user", content: MESSAGE }],
+      });
       expect([chat.model, chat.choices[0]?.message.content]).toEqual([model, want?.chat]);
       expect(await statusOf(model)).toBe("loaded");
       const completion = await openai().completions.create({ ...settings, prompt: PROMPT });
       expect([completion.model, completion.choices[0]?.text]).toEqual([model, want?.prompt]);
-      const response = await openai().responses.create({ model, input: MESSAGE, max_output_tokens: MAX_TOKENS, temperature: 0, store: false });
+      const response = await openai().responses.create({
+        model,
+        input: MESSAGE,
+        max_output_tokens: MAX_TOKENS,
+        temperature: 0,
+        store: false,
+      });
       expect([response.model, response.output_text]).toEqual([model, want?.chat]);
-      const message = await anthropic().messages.create({ ...settings, messages: [{ role: "user", content: MESSAGE }] });
+      const message = await anthropic().messages.create({
+        ...settings,
+        messages: [{ role: "user", content: MESSAGE }],
+      });
       const text = message.content.flatMap((block) => (block.type === "text" ? [block.text] : [])).join("");
       expect([message.model, text]).toEqual([model, want?.chat]);
     });
@@ -84,37 +103,56 @@ describeOnRuntimes(
     });
 
     it("answers an unknown model with each protocol's 404", async () => {
-      const chat = openai().chat.completions.create({ model: "nowhere", messages: [{ role: "user", content: MESSAGE }] });
+      const chat = openai().chat.completions.create({
+        model: "nowhere",
+        messages: [{ role: "user", content: MESSAGE }],
+      });
       await expect(chat).rejects.toMatchObject({ status: 404, code: "model_not_found" });
-      const message = anthropic().messages.create({ model: "nowhere", max_tokens: 4, messages: [{ role: "user", content: MESSAGE }] });
-      await expect(message).rejects.toMatchObject({ status: 404, error: { type: "error", error: { type: "not_found_error" } } });
+      const message = anthropic().messages.create({
+        model: "nowhere",
+        max_tokens: 4,
+        messages: [{ role: "user", content: MESSAGE }],
+      });
+      await expect(message).rejects.toMatchObject({
+        status: 404,
+        error: { type: "error", error: { type: "not_found_error" } },
+      });
     });
 
-    it("unloads a model a request asked to keep for 0 seconds, and loads it again on POST /models/load (kept 5 minutes)", async () => {
-      const body = { model: "random-60m", max_tokens: 2, messages: [{ role: "user", content: MESSAGE }], keep_alive: 0 };
-      await openai()
-        .chat.completions.create(body as never)
-        .catch((e) => {
-          console.error("CHAT", JSON.stringify(e.error));
+    it(
+      "unloads a model a request asked to keep for 0 seconds, and loads it again on POST /models/load (kept 5 " +
+        "minutes)",
+      async () => {
+        const body = {
+          model: "random-60m",
+          max_tokens: 2,
+          messages: [{ role: "user", content: MESSAGE }],
+          keep_alive: 0,
+        };
+        await openai()
+          .chat.completions.create(body as never)
+          .catch((e) => {
+            console.error("CHAT", JSON.stringify(e.error));
+            throw e;
+          });
+        let status = await statusOf("random-60m").catch((e) => {
+          console.error("RETRIEVE", JSON.stringify(e.error));
           throw e;
         });
-      let status = await statusOf("random-60m").catch((e) => {
-        console.error("RETRIEVE", JSON.stringify(e.error));
-        throw e;
-      });
-      for (let i = 0; i < 100 && status !== "available"; i++) {
-        await new Promise((resolve) => setTimeout(resolve, 100));
-        status = await statusOf("random-60m");
-      }
-      expect(status).toBe("available");
-      const loaded = await fetch(`${edge().url}/models/load`, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: '{"model":"random-60m","keep_alive":"5m"}',
-      });
-      expect(loaded.status).toBe(200);
-      expect(((await loaded.json()) as ModelObject).status).toEqual({ value: "loaded" });
-      expect(await statusOf("random-60m")).toBe("loaded");
-    });
+        for (let i = 0; i < 100 && status !== "available"; i++) {
+          await new Promise((resolve) => setTimeout(resolve, 100));
+          status = await statusOf("random-60m");
+        }
+        expect(status).toBe("available");
+        const loaded = await fetch(`${edge().url}/models/load`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: '{"model":"random-60m","keep_alive":"5m"}',
+        });
+        expect(loaded.status).toBe(200);
+        expect(((await loaded.json()) as ModelObject).status).toEqual({ value: "loaded" });
+        expect(await statusOf("random-60m")).toBe("loaded");
+      },
+    );
   },
 );

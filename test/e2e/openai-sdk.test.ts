@@ -43,12 +43,19 @@ describe("chat completions", () => {
   });
 
   it("answers without streaming, with usage equal to the sidecar's counts", async () => {
-    const completion = await client.chat.completions.create({ model: "local-model", messages: [{ role: "user", content: "Hello!" }] });
+    const completion = await client.chat.completions.create({
+      model: "local-model",
+      messages: [{ role: "user", content: "Hello!" }],
+    });
     expect(completion.object).toBe("chat.completion");
     expect(completion.choices[0]?.message).toMatchObject({ role: "assistant", content: CHAT_REPLY });
     expect(completion.choices[0]?.finish_reason).toBe("stop");
     const promptTokens = await chatPromptTokens(stack.sidecar.url, "Hello!");
-    expect(completion.usage).toMatchObject({ prompt_tokens: promptTokens, completion_tokens: 16, total_tokens: promptTokens + 16 });
+    expect(completion.usage).toMatchObject({
+      prompt_tokens: promptTokens,
+      completion_tokens: 16,
+      total_tokens: promptTokens + 16,
+    });
   });
 
   it("adds one usage chunk with empty choices when stream_options.include_usage is set", async () => {
@@ -62,7 +69,10 @@ describe("chat completions", () => {
     for await (const chunk of stream) chunks.push(chunk);
     const last = chunks.at(-1);
     expect(last?.choices).toEqual([]);
-    expect(last?.usage).toMatchObject({ prompt_tokens: await chatPromptTokens(stack.sidecar.url, "Hello!"), completion_tokens: 16 });
+    expect(last?.usage).toMatchObject({
+      prompt_tokens: await chatPromptTokens(stack.sidecar.url, "Hello!"),
+      completion_tokens: 16,
+    });
     expect(chunks.slice(0, -1).every((c) => c.usage === undefined || c.usage === null)).toBe(true);
   });
 
@@ -73,9 +83,17 @@ describe("chat completions", () => {
   });
 
   it("ends with finish_reason length at max_tokens and never leaks a stop sequence", async () => {
-    const short = await client.chat.completions.create({ model: "m", messages: [{ role: "user", content: "Hi" }], max_tokens: 3 });
+    const short = await client.chat.completions.create({
+      model: "m",
+      messages: [{ role: "user", content: "Hi" }],
+      max_tokens: 3,
+    });
     expect(short.choices[0]).toMatchObject({ message: { content: "It is sunny" }, finish_reason: "length" });
-    const stopped = await client.chat.completions.create({ model: "m", messages: [{ role: "user", content: "Hi" }], stop: ["Tokyo"] });
+    const stopped = await client.chat.completions.create({
+      model: "m",
+      messages: [{ role: "user", content: "Hi" }],
+      stop: ["Tokyo"],
+    });
     expect(stopped.choices[0]).toMatchObject({ message: { content: "It is sunny in " }, finish_reason: "stop" });
   });
 
@@ -100,11 +118,17 @@ describe("chat completions", () => {
 
   it("raises the SDK's error for a prompt the sidecar refuses, streaming and not", async () => {
     const huge = "word ".repeat(400);
-    await expect(client.chat.completions.create({ model: "m", messages: [{ role: "user", content: huge }] })).rejects.toMatchObject({
+    await expect(
+      client.chat.completions.create({ model: "m", messages: [{ role: "user", content: huge }] }),
+    ).rejects.toMatchObject({
       status: 400,
       error: { type: "invalid_request_error" },
     });
-    const stream = await client.chat.completions.create({ model: "m", messages: [{ role: "user", content: huge }], stream: true });
+    const stream = await client.chat.completions.create({
+      model: "m",
+      messages: [{ role: "user", content: huge }],
+      stream: true,
+    });
     await expect(
       (async () => {
         for await (const _ of stream) expect.unreachable("no chunk may precede the error");
@@ -115,7 +139,12 @@ describe("chat completions", () => {
 
 describe("completions", () => {
   it("streams the scripted story with whole characters only", async () => {
-    const stream = await client.completions.create({ model: "local-model", prompt: "Once upon a time", max_tokens: 32, stream: true });
+    const stream = await client.completions.create({
+      model: "local-model",
+      prompt: "Once upon a time",
+      max_tokens: 32,
+      stream: true,
+    });
     const texts: string[] = [];
     let finish: string | null = null;
     for await (const chunk of stream) {
@@ -135,7 +164,13 @@ describe("completions", () => {
   });
 
   it("reports legacy logprobs with text offsets", async () => {
-    const completion = await client.completions.create({ model: "m", prompt: "Once upon a time", logprobs: 2, max_tokens: 3, temperature: 0 });
+    const completion = await client.completions.create({
+      model: "m",
+      prompt: "Once upon a time",
+      logprobs: 2,
+      max_tokens: 3,
+      temperature: 0,
+    });
     const logprobs = completion.choices[0]?.logprobs;
     expect(logprobs?.tokens).toEqual([" there", " lived", " a"]);
     // Counted from the start of the prompt "Once upon a time" (16 characters), as OpenAI counts.
@@ -175,7 +210,12 @@ describe("raw frames", () => {
     expect(response.status).toBe(200);
     expect(response.headers.get("content-type")).toMatch(/^text\/event-stream/);
     const events = await readEvents(response.body);
-    expect(checkChatStream(events)).toMatchObject({ text: CHAT_REPLY, finishReason: "stop", done: true, error: undefined });
+    expect(checkChatStream(events)).toMatchObject({
+      text: CHAT_REPLY,
+      finishReason: "stop",
+      done: true,
+      error: undefined,
+    });
   });
 
   it("follow the completions contract", async () => {
@@ -185,7 +225,12 @@ describe("raw frames", () => {
       body: JSON.stringify({ prompt: "Once upon a time", max_tokens: 32, stream: true }),
     });
     const events = await readEvents(response.body);
-    expect(checkCompletionStream(events)).toMatchObject({ text: STORY, finishReason: "stop", done: true, error: undefined });
+    expect(checkCompletionStream(events)).toMatchObject({
+      text: STORY,
+      finishReason: "stop",
+      done: true,
+      error: undefined,
+    });
   });
 });
 
@@ -204,7 +249,9 @@ describe("a client that leaves", () => {
       await reader.read();
       await reader.read();
       controller.abort();
-      await expect.poll(async () => (await readMetrics(long.sidecar.url)).sidecar_generations_active, { timeout: 5000 }).toBe(0);
+      await expect
+        .poll(async () => (await readMetrics(long.sidecar.url)).sidecar_generations_active, { timeout: 5000 })
+        .toBe(0);
       const metrics = await readMetrics(long.sidecar.url);
       expect(metrics.sidecar_generations_aborted_total).toBe(1);
       expect(metrics.sidecar_tokens_generated_total).toBeLessThan(1000);
@@ -223,7 +270,12 @@ describe("speculative decoding by prompt lookup", () => {
       return body.models[0]?.speculation;
     };
     const before = await info();
-    const stream = await client.completions.create({ model: "scripted", prompt: "Let us sing. Sing", max_tokens: 40, stream: true });
+    const stream = await client.completions.create({
+      model: "scripted",
+      prompt: "Let us sing. Sing",
+      max_tokens: 40,
+      stream: true,
+    });
     let text = "";
     for await (const chunk of stream) text += chunk.choices[0]?.text ?? "";
     expect(text).toBe(" la".repeat(40));

@@ -17,7 +17,13 @@ import { sealCompaction } from "../../edge/protocols/openai-responses/compaction
 import { startTestSidecar } from "../support/sidecar.js";
 import WebSocket from "ws";
 import { startWrangler, type Wrangler } from "../support/wrangler.js";
-import { runAllTests, testTemplates, type TestConfig, type TestResult, type TestTemplate } from "../vendor/openresponses/src/lib/compliance-tests.js";
+import {
+  runAllTests,
+  testTemplates,
+  type TestConfig,
+  type TestResult,
+  type TestTemplate,
+} from "../vendor/openresponses/src/lib/compliance-tests.js";
 
 /** Every test of the pinned upstream revision, in its order: a new or renamed one shows here. */
 const UPSTREAM_IDS = [
@@ -45,7 +51,9 @@ type TestModel = "scripted" | "tools";
 
 /** Upstream tests that do not apply to this server and why; the refusal of their request is asserted instead. */
 const NOT_APPLICABLE: Readonly<Record<string, { readonly reason: string }>> = {
-  "image-input": { reason: "image input needs a vision model; the served models read text only, so input_image parts are refused" },
+  "image-input": {
+    reason: "image input needs a vision model; the served models read text only, so input_image parts are refused",
+  },
 };
 
 /** The model each applicable test runs against, and what its result must hold beyond passing. */
@@ -53,7 +61,10 @@ const EXPECTED: Readonly<Record<string, { readonly model: TestModel; check(respo
   "basic-response": { model: "scripted", check: scriptedReply },
   "assistant-phase": { model: "scripted", check: scriptedReply },
   // Validates an upstream fixture against the schema; it sends nothing.
-  "response-output-phase-schema": { model: "scripted", check: (response) => expect(response).toMatchObject({ id: "resp_phase_schema" }) },
+  "response-output-phase-schema": {
+    model: "scripted",
+    check: (response) => expect(response).toMatchObject({ id: "resp_phase_schema" }),
+  },
   "streaming-response": { model: "scripted", check: scriptedReply },
   // The WebSocket mode (docs/contract.md, "Responses WebSocket mode"); the runner's response is
   // the final Response of each turn, or the turn's error message.
@@ -91,8 +102,16 @@ const EXPECTED: Readonly<Record<string, { readonly model: TestModel; check(respo
       expect(compact).toMatchObject({
         object: "response.compaction",
         output: [
-          { type: "message", role: "user", content: [{ type: "input_text", text: "Remember the compaction code word: slate." }] },
-          { type: "message", role: "user", content: [{ type: "input_text", text: "Compress this conversation for later continuation." }] },
+          {
+            type: "message",
+            role: "user",
+            content: [{ type: "input_text", text: "Remember the compaction code word: slate." }],
+          },
+          {
+            type: "message",
+            role: "user",
+            content: [{ type: "input_text", text: "Compress this conversation for later continuation." }],
+          },
           { type: "compaction", encrypted_content: sealCompaction(CHAT_REPLY) },
         ],
       });
@@ -104,7 +123,11 @@ const EXPECTED: Readonly<Record<string, { readonly model: TestModel; check(respo
     check: (responses) => {
       const [first, failed, evicted] = responses as unknown[];
       scriptedReply(first);
-      expect(failed).toMatchObject({ type: "error", status: 400, error: { type: "invalid_request_error", param: "input[0].call_id" } });
+      expect(failed).toMatchObject({
+        type: "error",
+        status: 400,
+        error: { type: "invalid_request_error", param: "input[0].call_id" },
+      });
       expect(evicted).toEqual(socketNotFound((first as { id: string }).id));
     },
   },
@@ -118,7 +141,11 @@ const EXPECTED: Readonly<Record<string, { readonly model: TestModel; check(respo
       expect(response).toMatchObject({
         object: "response.compaction",
         output: [
-          { type: "message", role: "user", content: [{ type: "input_text", text: "We agreed to launch on Tuesday and notify support first." }] },
+          {
+            type: "message",
+            role: "user",
+            content: [{ type: "input_text", text: "We agreed to launch on Tuesday and notify support first." }],
+          },
           { type: "compaction", id: expect.stringMatching(/^cmp_/), encrypted_content: sealCompaction(CHAT_REPLY) },
         ],
       }),
@@ -135,7 +162,14 @@ function scriptedReply(response: unknown): void {
   expect(response).toMatchObject({
     status: "completed",
     model: "scripted",
-    output: [{ type: "message", role: "assistant", status: "completed", content: [{ type: "output_text", text: CHAT_REPLY, annotations: [] }] }],
+    output: [
+      {
+        type: "message",
+        role: "assistant",
+        status: "completed",
+        content: [{ type: "output_text", text: CHAT_REPLY, annotations: [] }],
+      },
+    ],
   });
 }
 
@@ -156,8 +190,13 @@ function weatherCall(response: unknown): void {
   const { output } = response as { output: { status: string; arguments: string }[] };
   expect(output.length).toBeGreaterThan(0);
   for (const item of output) {
-    expect(item, JSON.stringify(item).slice(0, 500)).toMatchObject({ type: "function_call", name: "get_weather", call_id: expect.stringMatching(/^call_/) });
-    if (item.status === "completed") expect(Object.entries(JSON.parse(item.arguments) as object)).toEqual([["location", expect.any(String)]]);
+    expect(item, JSON.stringify(item).slice(0, 500)).toMatchObject({
+      type: "function_call",
+      name: "get_weather",
+      call_id: expect.stringMatching(/^call_/),
+    });
+    if (item.status === "completed")
+      expect(Object.entries(JSON.parse(item.arguments) as object)).toEqual([["location", expect.any(String)]]);
     else expect(item.arguments).toMatch(/^\{\s*"location"\s*:\s*"/);
   }
 }
@@ -200,7 +239,14 @@ const EDGES: Edge[] = [
 ];
 
 function configFor(baseUrl: string, model: TestModel): TestConfig {
-  return { baseUrl, apiKey: "not-needed", authHeaderName: "Authorization", useBearerPrefix: true, model, runtime: "server" };
+  return {
+    baseUrl,
+    apiKey: "not-needed",
+    authHeaderName: "Authorization",
+    useBearerPrefix: true,
+    model,
+    runtime: "server",
+  };
 }
 
 function template(id: string): TestTemplate {
@@ -239,31 +285,53 @@ describe.each(EDGES)("Open Responses compliance, edge on $name", (edge) => {
     });
   }
 
-  it("streaming-response with a reasoning model fails on the reasoning event names alone (OpenAI's, not the specification's)", async () => {
-    const result = await runUpstream(template("streaming-response"), configFor(edge.baseUrl("tools"), "tools"));
-    const names = (result.errors ?? []).map((error) => /^Event validation failed for (\S+): /.exec(error)?.[1]);
-    // Three reasoning_text deltas ("Checking the forecast." in three tokens), then their done.
-    expect(names, JSON.stringify(result.errors)).toEqual([
-      "response.reasoning_text.delta",
-      "response.reasoning_text.delta",
-      "response.reasoning_text.delta",
-      "response.reasoning_text.done",
-    ]);
-    expect(result.response).toMatchObject({ status: "completed", output: [{ type: "reasoning" }, { type: "message", content: [{ text: CHAT_REPLY }] }] });
-  });
+  it(
+    "streaming-response with a reasoning model fails on the reasoning event names alone (OpenAI's, not the " +
+      "specification's)",
+    async () => {
+      const result = await runUpstream(template("streaming-response"), configFor(edge.baseUrl("tools"), "tools"));
+      const names = (result.errors ?? []).map((error) => /^Event validation failed for (\S+): /.exec(error)?.[1]);
+      // Three reasoning_text deltas ("Checking the forecast." in three tokens), then their done.
+      expect(names, JSON.stringify(result.errors)).toEqual([
+        "response.reasoning_text.delta",
+        "response.reasoning_text.delta",
+        "response.reasoning_text.delta",
+        "response.reasoning_text.done",
+      ]);
+      expect(result.response).toMatchObject({
+        status: "completed",
+        output: [{ type: "reasoning" }, { type: "message", content: [{ text: CHAT_REPLY }] }],
+      });
+    },
+  );
 });
 
 /** The error body every refusal here answers with: a 400 in OpenAI's shape. */
 function openAIError(message: RegExp | string, param: string | null, code: string | null): unknown {
-  return { error: { message: typeof message === "string" ? message : expect.stringMatching(message), type: "invalid_request_error", param, code } };
+  return {
+    error: {
+      message: typeof message === "string" ? message : expect.stringMatching(message),
+      type: "invalid_request_error",
+      param,
+      code,
+    },
+  };
 }
 
 async function expectImageRefusal(test: TestTemplate, baseUrl: string): Promise<void> {
   const body = test.getRequest(configFor(baseUrl, "scripted"));
-  const response = await fetch(`${baseUrl}/responses`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+  const response = await fetch(`${baseUrl}/responses`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
   expect(response.status).toBe(400);
   expect(await response.json()).toEqual(
-    openAIError(/^Invalid 'input\[0\]\.content\[1\]\.type': content parts of type 'input_image' are not supported/, "input[0].content[1].type", null),
+    openAIError(
+      /^Invalid 'input\[0\]\.content\[1\]\.type': content parts of type 'input_image' are not supported/,
+      "input[0].content[1].type",
+      null,
+    ),
   );
 }
 
@@ -299,6 +367,7 @@ describe("the runner fails when the server breaks the contract", () => {
     const result = await runAltered("streaming-response", (text) => text.replace(/,"sequence_number":\d+/g, ""));
     expect(result.status).toBe("failed");
     expect(result.errors?.length).toBeGreaterThan(0);
-    for (const error of result.errors ?? []) expect(error).toMatch(/^Event validation failed for response\.[a-z_.]+: .*"sequence_number"/);
+    for (const error of result.errors ?? [])
+      expect(error).toMatch(/^Event validation failed for response\.[a-z_.]+: .*"sequence_number"/);
   });
 });

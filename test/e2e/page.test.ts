@@ -68,7 +68,9 @@ describe("the playground on Node, tools model", () => {
     const html = await fetch(`${stack.edge.url}/`);
     expect(html.headers.get("content-type")).toBe("text/html; charset=utf-8");
     expect(html.headers.get("content-security-policy")).toContain("default-src 'self'");
-    expect((await fetch(`${stack.edge.url}/app.js`)).headers.get("content-type")).toBe("text/javascript; charset=utf-8");
+    expect((await fetch(`${stack.edge.url}/app.js`)).headers.get("content-type")).toBe(
+      "text/javascript; charset=utf-8",
+    );
     expect((await fetch(`${stack.edge.url}/style.css`)).headers.get("content-type")).toBe("text/css; charset=utf-8");
     expect((await fetch(`${stack.edge.url}/%2e%2e/package.json`)).status).toBe(404);
     expect((await fetch(`${stack.edge.url}/_headers`)).status).toBe(404);
@@ -158,7 +160,10 @@ describe("the playground on Node, tools model", () => {
   });
 
   it("with keys set: the page loads without one, the API refuses it until the key is typed in", async () => {
-    const keyed = await startStack({ model: modelPath("tools"), contextSize: 2048 }, { access: { apiKeys: "right-key" } });
+    const keyed = await startStack(
+      { model: modelPath("tools"), contextSize: 2048 },
+      { access: { apiKeys: "right-key" } },
+    );
     const keyedPage = await browser.newPage();
     try {
       await keyedPage.goto(keyed.edge.url);

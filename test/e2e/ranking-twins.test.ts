@@ -11,7 +11,13 @@ import { ensureModels, modelPath } from "../../gguf/models.js";
 import { qwen3RerankTemplate } from "../../gguf/twins/rankers.js";
 import { loadLlama } from "../../sidecar/engine/llama/model.js";
 import { startStack, type Stack } from "../support/edge.js";
-import { disposeReference, expectedRanking, rankingReference, serverInput, type RankingReference } from "../support/rerank.js";
+import {
+  disposeReference,
+  expectedRanking,
+  rankingReference,
+  serverInput,
+  type RankingReference,
+} from "../support/rerank.js";
 
 const PAIR_TOKENS = 256;
 const QUERY = "what do llamas eat";
@@ -25,8 +31,18 @@ let reference: RankingReference;
 let embedding: { model: LlamaModel; context: LlamaEmbeddingContext };
 beforeAll(async () => {
   await ensureModels("models", ["qwen3-reranker", "qwen3-embedding"]);
-  ranker = await startStack({ model: modelPath("qwen3-reranker"), sequences: 1, contextSize: 256, embeddingContextSize: PAIR_TOKENS });
-  embedder = await startStack({ model: modelPath("qwen3-embedding"), sequences: 1, contextSize: 256, embeddingContextSize: 256 });
+  ranker = await startStack({
+    model: modelPath("qwen3-reranker"),
+    sequences: 1,
+    contextSize: 256,
+    embeddingContextSize: PAIR_TOKENS,
+  });
+  embedder = await startStack({
+    model: modelPath("qwen3-embedding"),
+    sequences: 1,
+    contextSize: 256,
+    embeddingContextSize: 256,
+  });
   reference = await rankingReference(modelPath("qwen3-reranker"), qwen3RerankTemplate(), PAIR_TOKENS);
   const model = await (await loadLlama()).loadModel({ modelPath: modelPath("qwen3-embedding") });
   embedding = { model, context: await model.createEmbeddingContext({ contextSize: 256, batchSize: 256, threads: 1 }) };
@@ -40,14 +56,21 @@ afterAll(async () => {
 });
 
 describe("qwen3-reranker", () => {
-  it("ranks on llama-server's input: the rerank template filled in, its special tokens as tokens; usage counts that input", async () => {
-    const input = serverInput(reference, QUERY, DOCUMENTS[0] as string);
-    expect([input[0], input.includes(THINK as never)]).toEqual([IM_START, true]);
-    const { results, tokens } = await expectedRanking(reference, QUERY, DOCUMENTS);
-    const response = await fetch(`${ranker.edge.url}/v1/rerank`, { method: "POST", body: JSON.stringify({ query: QUERY, documents: DOCUMENTS }) });
-    const json = (await response.json()) as Record<string, unknown>;
-    expect([json["usage"], json["results"]]).toEqual([{ prompt_tokens: tokens, total_tokens: tokens }, results]);
-  });
+  it(
+    "ranks on llama-server's input: the rerank template filled in, its special tokens as tokens; usage counts that " +
+      "input",
+    async () => {
+      const input = serverInput(reference, QUERY, DOCUMENTS[0] as string);
+      expect([input[0], input.includes(THINK as never)]).toEqual([IM_START, true]);
+      const { results, tokens } = await expectedRanking(reference, QUERY, DOCUMENTS);
+      const response = await fetch(`${ranker.edge.url}/v1/rerank`, {
+        method: "POST",
+        body: JSON.stringify({ query: QUERY, documents: DOCUMENTS }),
+      });
+      const json = (await response.json()) as Record<string, unknown>;
+      expect([json["usage"], json["results"]]).toEqual([{ prompt_tokens: tokens, total_tokens: tokens }, results]);
+    },
+  );
 });
 
 describe("qwen3-embedding", () => {
@@ -63,7 +86,10 @@ describe("qwen3-embedding", () => {
     expect(got.length).toBe(vector.length);
     expect(Math.max(...got.map((x, i) => Math.abs(x - (vector[i] as number) / length)))).toBeLessThan(1e-6);
     // /tokenize with the model's special tokens shows the same input.
-    const tokenized = await fetch(`${embedder.edge.url}/tokenize`, { method: "POST", body: JSON.stringify({ content: text, add_special: true }) });
+    const tokenized = await fetch(`${embedder.edge.url}/tokenize`, {
+      method: "POST",
+      body: JSON.stringify({ content: text, add_special: true }),
+    });
     expect(((await tokenized.json()) as { tokens: number[] }).tokens).toEqual(tokens);
   });
 });

@@ -7,17 +7,33 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { modelPath } from "../../gguf/models.js";
 import { RERANK_TEMPLATE } from "../../gguf/rerank.js";
 import { startStack, type Stack } from "../support/edge.js";
-import { disposeReference, expectedRanking, rankingReference, serverInput, type RankingReference } from "../support/rerank.js";
+import {
+  disposeReference,
+  expectedRanking,
+  rankingReference,
+  serverInput,
+  type RankingReference,
+} from "../support/rerank.js";
 
 /** Tokens one (query, document) pair may hold on the sidecar here (--embedding-context-size). */
 const PAIR_TOKENS = 128;
 const QUERY = "what do llamas eat";
-const DOCUMENTS = ["llamas eat grass and hay", "the sky is blue today", "a recipe for bread", "llamas eat grass and hay"];
+const DOCUMENTS = [
+  "llamas eat grass and hay",
+  "the sky is blue today",
+  "a recipe for bread",
+  "llamas eat grass and hay",
+];
 
 let stack: Stack;
 let reference: RankingReference;
 beforeAll(async () => {
-  stack = await startStack({ model: modelPath("rerank"), sequences: 1, contextSize: 128, embeddingContextSize: PAIR_TOKENS });
+  stack = await startStack({
+    model: modelPath("rerank"),
+    sequences: 1,
+    contextSize: 128,
+    embeddingContextSize: PAIR_TOKENS,
+  });
   reference = await rankingReference(modelPath("rerank"), RERANK_TEMPLATE, PAIR_TOKENS);
 }, 60_000);
 afterAll(async () => {
@@ -26,7 +42,11 @@ afterAll(async () => {
 });
 
 const post = async (path: string, body: unknown) => {
-  const response = await fetch(`${stack.edge.url}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+  const response = await fetch(`${stack.edge.url}${path}`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
   return { status: response.status, json: (await response.json()) as Record<string, unknown> };
 };
 
@@ -39,7 +59,13 @@ describe.each(["/v1/rerank", "/rerank"])("POST %s on the real sidecar", (path) =
     const { status, json } = await post(path, { model: "rerank", query: QUERY, documents: DOCUMENTS });
     expect(status).toBe(200);
     expect(json["id"]).toMatch(/^rerank-[0-9A-Za-z]{24}$/);
-    expect(json).toEqual({ id: json["id"], object: "list", model: "rerank", usage: { prompt_tokens: tokens, total_tokens: tokens }, results });
+    expect(json).toEqual({
+      id: json["id"],
+      object: "list",
+      model: "rerank",
+      usage: { prompt_tokens: tokens, total_tokens: tokens },
+      results,
+    });
     // The same document twice: the same score, side by side (a tie keeps the request's order).
     const twins = (json["results"] as { index: number }[]).map((r) => r.index).filter((i) => i === 0 || i === 3);
     expect(twins).toEqual([0, 3]);
@@ -49,7 +75,9 @@ describe.each(["/v1/rerank", "/rerank"])("POST %s on the real sidecar", (path) =
     const { results } = await expectedResults(DOCUMENTS.slice(0, 3));
     const documents = DOCUMENTS.slice(0, 3).map((text) => ({ text }));
     const { json } = await post(path, { model: "rerank", query: QUERY, documents, top_n: 2, return_documents: false });
-    expect(json["results"]).toEqual(results.slice(0, 2).map(({ index, relevance_score }) => ({ index, relevance_score })));
+    expect(json["results"]).toEqual(
+      results.slice(0, 2).map(({ index, relevance_score }) => ({ index, relevance_score })),
+    );
   });
 });
 
@@ -70,7 +98,10 @@ describe("the sidecar's refusals through the edge", () => {
   });
 
   it("a chat sent to the reranker: a 400 saying what the model is for", async () => {
-    const { status, json } = await post("/v1/chat/completions", { model: "rerank", messages: [{ role: "user", content: "Hello!" }] });
+    const { status, json } = await post("/v1/chat/completions", {
+      model: "rerank",
+      messages: [{ role: "user", content: "Hello!" }],
+    });
     expect(status).toBe(400);
     expect(json).toEqual({
       error: {

@@ -29,18 +29,37 @@ afterAll(async () => {
 describe("responses.create", () => {
   it("answers with the scripted reply; output_text; usage equal to the sidecar's counts", async () => {
     const response = await client.responses.create({ model: "local-model", input: "Hello!" });
-    expect(response).toMatchObject({ object: "response", status: "completed", model: "scripted", error: null, incomplete_details: null });
+    expect(response).toMatchObject({
+      object: "response",
+      status: "completed",
+      model: "scripted",
+      error: null,
+      incomplete_details: null,
+    });
     expect(response.id).toMatch(/^resp_/);
     expect(response.output_text).toBe(CHAT_REPLY);
     expect(response.output).toHaveLength(1);
-    expect(response.output[0]).toMatchObject({ type: "message", role: "assistant", status: "completed", content: [{ type: "output_text", text: CHAT_REPLY }] });
+    expect(response.output[0]).toMatchObject({
+      type: "message",
+      role: "assistant",
+      status: "completed",
+      content: [{ type: "output_text", text: CHAT_REPLY }],
+    });
     expect(response.output[0]?.id).toMatch(/^msg_/);
     const input = await chatPromptTokens(stack.sidecar.url, "Hello!");
-    expect(response.usage).toMatchObject({ input_tokens: input, output_tokens: CHAT_REPLY_TOKENS, total_tokens: input + CHAT_REPLY_TOKENS });
+    expect(response.usage).toMatchObject({
+      input_tokens: input,
+      output_tokens: CHAT_REPLY_TOKENS,
+      total_tokens: input + CHAT_REPLY_TOKENS,
+    });
   });
 
   it("streams events whose deltas add up to the same text", async () => {
-    const stream = await client.responses.create({ model: "m", input: [{ role: "user", content: "Hello!" }], stream: true });
+    const stream = await client.responses.create({
+      model: "m",
+      input: [{ role: "user", content: "Hello!" }],
+      stream: true,
+    });
     let text = "";
     let sequence = -1;
     let terminal: OpenAI.Responses.ResponseStreamEvent | undefined;
@@ -60,19 +79,31 @@ describe("responses.create", () => {
 
   it("max_output_tokens cuts the reply: status incomplete", async () => {
     const response = await client.responses.create({ model: "m", input: "Hi", max_output_tokens: 3 });
-    expect(response).toMatchObject({ status: "incomplete", incomplete_details: { reason: "max_output_tokens" }, output_text: "It is sunny" });
+    expect(response).toMatchObject({
+      status: "incomplete",
+      incomplete_details: { reason: "max_output_tokens" },
+      output_text: "It is sunny",
+    });
     expect(response.usage?.output_tokens).toBe(3);
   });
 
   it("instructions are the system prompt, counted as the sidecar renders it", async () => {
-    const response = await client.responses.create({ model: "m", instructions: "You are a weather bot.", input: "Hello!" });
+    const response = await client.responses.create({
+      model: "m",
+      instructions: "You are a weather bot.",
+      input: "Hello!",
+    });
     expect(response.output_text).toBe(CHAT_REPLY);
     expect(response.instructions).toBe("You are a weather bot.");
-    expect(response.usage?.input_tokens).toBe(await chatPromptTokens(stack.sidecar.url, "Hello!", "You are a weather bot."));
+    expect(response.usage?.input_tokens).toBe(
+      await chatPromptTokens(stack.sidecar.url, "Hello!", "You are a weather bot."),
+    );
   });
 
   it("an unknown previous_response_id is OpenAI's 400 previous_response_not_found, streaming too", async () => {
-    const error = await client.responses.create({ model: "m", input: "Hi", previous_response_id: "resp_123" }).catch((e: unknown) => e);
+    const error = await client.responses
+      .create({ model: "m", input: "Hi", previous_response_id: "resp_123" })
+      .catch((e: unknown) => e);
     // A 400, as OpenAI answers it: the SDKs raise BadRequestError, never NotFoundError.
     expect(error).toBeInstanceOf(OpenAI.BadRequestError);
     expect((error as APIError).status).toBe(400);
@@ -106,7 +137,11 @@ describe("responses.stream()", () => {
     expect(final.output_text).toBe(CHAT_REPLY);
     expect(final.status).toBe("completed");
     const input = await chatPromptTokens(stack.sidecar.url, "Hello!");
-    expect(final.usage).toMatchObject({ input_tokens: input, output_tokens: CHAT_REPLY_TOKENS, total_tokens: input + CHAT_REPLY_TOKENS });
+    expect(final.usage).toMatchObject({
+      input_tokens: input,
+      output_tokens: CHAT_REPLY_TOKENS,
+      total_tokens: input + CHAT_REPLY_TOKENS,
+    });
   });
 
   it("an incomplete stream keeps the text it had", async () => {
@@ -139,33 +174,38 @@ describe("raw frames", () => {
 });
 
 describe("one conversation, three protocols, the same sidecar counts", () => {
-  it("chat include_usage, Messages usage and Responses usage all equal the sidecar's Tokenize and token count", async () => {
-    const system = "Answer about the weather.";
-    const user = "What is the weather in Tokyo?";
-    const expected = await chatPromptTokens(stack.sidecar.url, user, system);
+  it(
+    "chat include_usage, Messages usage and Responses usage all equal the sidecar's Tokenize and token " + "count",
+    async () => {
+      const system = "Answer about the weather.";
+      const user = "What is the weather in Tokyo?";
+      const expected = await chatPromptTokens(stack.sidecar.url, user, system);
 
-    const chat = await client.chat.completions.create({
-      model: "m",
-      messages: [
-        { role: "system", content: system },
-        { role: "user", content: user },
-      ],
-      stream: true,
-      stream_options: { include_usage: true },
-    });
-    let chatUsage: OpenAI.CompletionUsage | undefined;
-    for await (const chunk of chat) if (chunk.usage) chatUsage = chunk.usage;
+      const chat = await client.chat.completions.create({
+        model: "m",
+        messages: [
+          { role: "system", content: system },
+          { role: "user", content: user },
+        ],
+        stream: true,
+        stream_options: { include_usage: true },
+      });
+      let chatUsage: OpenAI.CompletionUsage | undefined;
+      for await (const chunk of chat) if (chunk.usage) chatUsage = chunk.usage;
 
-    const anthropic = new Anthropic({ baseURL: stack.edge.url, apiKey: "x", maxRetries: 0 });
-    const message = await anthropic.messages.stream({ model: "m", max_tokens: 256, system, messages: [{ role: "user", content: user }] }).finalMessage();
+      const anthropic = new Anthropic({ baseURL: stack.edge.url, apiKey: "x", maxRetries: 0 });
+      const message = await anthropic.messages
+        .stream({ model: "m", max_tokens: 256, system, messages: [{ role: "user", content: user }] })
+        .finalMessage();
 
-    const response = await client.responses.stream({ model: "m", instructions: system, input: user }).finalResponse();
+      const response = await client.responses.stream({ model: "m", instructions: system, input: user }).finalResponse();
 
-    expect(chatUsage).toMatchObject({ prompt_tokens: expected, completion_tokens: CHAT_REPLY_TOKENS });
-    expect(message.usage.input_tokens + (message.usage.cache_read_input_tokens ?? 0)).toBe(expected);
-    expect(message.usage.output_tokens).toBe(CHAT_REPLY_TOKENS);
-    expect(response.usage).toMatchObject({ input_tokens: expected, output_tokens: CHAT_REPLY_TOKENS });
-  });
+      expect(chatUsage).toMatchObject({ prompt_tokens: expected, completion_tokens: CHAT_REPLY_TOKENS });
+      expect(message.usage.input_tokens + (message.usage.cache_read_input_tokens ?? 0)).toBe(expected);
+      expect(message.usage.output_tokens).toBe(CHAT_REPLY_TOKENS);
+      expect(response.usage).toMatchObject({ input_tokens: expected, output_tokens: CHAT_REPLY_TOKENS });
+    },
+  );
 });
 
 describe('responses.compact (docs/contract.md, "Compaction")', () => {
@@ -180,74 +220,103 @@ describe('responses.compact (docs/contract.md, "Compaction")', () => {
     await wide?.stop();
   });
 
-  it("compacts a conversation with the model's summary; the item sent back stands for it in the next turn", async () => {
-    const input: OpenAI.Responses.ResponseInputItem[] = [
-      { role: "user", content: "We agreed to launch on Tuesday." },
-      { role: "assistant", content: "Understood: Tuesday." },
-    ];
-    const compacted = await client.responses.compact({ model: "m", input });
-    expect(compacted).toMatchObject({
-      object: "response.compaction",
-      output: [
-        { type: "message", role: "user", content: [{ type: "input_text", text: "We agreed to launch on Tuesday." }] },
-        { type: "compaction", encrypted_content: sealCompaction(CHAT_REPLY) },
-      ],
-    });
-    expect(compacted.id).toMatch(/^resp_/);
-    const prompt = compacted.usage.input_tokens;
-    expect(compacted.usage).toMatchObject({ output_tokens: CHAT_REPLY_TOKENS, total_tokens: prompt + CHAT_REPLY_TOKENS });
-    // The compacted output as the next turn's input: the summary is a user message in the prompt.
-    const next = [...(compacted.output as OpenAI.Responses.ResponseInputItem[]), { role: "user" as const, content: "Go on." }];
-    const response = await client.responses.create({ model: "m", input: next });
-    expect(response.output_text).toBe(CHAT_REPLY);
-    const { tokens } = await clientsFor(wide.sidecar.url).grpc.tokenize({
-      input: {
-        case: "chat",
-        value: {
-          messages: [
-            { role: Role.USER, content: "We agreed to launch on Tuesday." },
-            { role: Role.USER, content: `${SUMMARY_OPENING}${CHAT_REPLY}` },
-            { role: Role.USER, content: "Go on." },
-          ],
+  it(
+    "compacts a conversation with the model's summary; the item sent back stands for it in the next " + "turn",
+    async () => {
+      const input: OpenAI.Responses.ResponseInputItem[] = [
+        { role: "user", content: "We agreed to launch on Tuesday." },
+        { role: "assistant", content: "Understood: Tuesday." },
+      ];
+      const compacted = await client.responses.compact({ model: "m", input });
+      expect(compacted).toMatchObject({
+        object: "response.compaction",
+        output: [
+          { type: "message", role: "user", content: [{ type: "input_text", text: "We agreed to launch on Tuesday." }] },
+          { type: "compaction", encrypted_content: sealCompaction(CHAT_REPLY) },
+        ],
+      });
+      expect(compacted.id).toMatch(/^resp_/);
+      const prompt = compacted.usage.input_tokens;
+      expect(compacted.usage).toMatchObject({
+        output_tokens: CHAT_REPLY_TOKENS,
+        total_tokens: prompt + CHAT_REPLY_TOKENS,
+      });
+      // The compacted output as the next turn's input: the summary is a user message in the prompt.
+      const next = [
+        ...(compacted.output as OpenAI.Responses.ResponseInputItem[]),
+        { role: "user" as const, content: "Go on." },
+      ];
+      const response = await client.responses.create({ model: "m", input: next });
+      expect(response.output_text).toBe(CHAT_REPLY);
+      const { tokens } = await clientsFor(wide.sidecar.url).grpc.tokenize({
+        input: {
+          case: "chat",
+          value: {
+            messages: [
+              { role: Role.USER, content: "We agreed to launch on Tuesday." },
+              { role: Role.USER, content: `${SUMMARY_OPENING}${CHAT_REPLY}` },
+              { role: Role.USER, content: "Go on." },
+            ],
+          },
         },
-      },
-    });
-    expect(response.usage?.input_tokens).toBe(tokens.length);
-  });
+      });
+      expect(response.usage?.input_tokens).toBe(tokens.length);
+    },
+  );
 
-  it("context_management compacts a prompt over its threshold before answering; the next turn is rendered from the compaction item on", async () => {
-    const input: OpenAI.Responses.ResponseInputItem[] = [
-      { role: "user", content: "We agreed to launch on Tuesday." },
-      { role: "assistant", content: "Understood: Tuesday." },
-      { role: "user", content: "Anything else?" },
-    ];
-    const context_management = [{ type: "compaction" as const, compact_threshold: 20 }];
-    const stream = client.responses.stream({ model: "m", input, context_management });
-    const added: [number, string][] = [];
-    stream.on("response.output_item.added", (event) => added.push([event.output_index, event.item.type]));
-    const response = await stream.finalResponse();
-    expect(added).toEqual([
-      [0, "compaction"],
-      [1, "message"],
-    ]);
-    expect(response.output[0]).toMatchObject({ type: "compaction", id: expect.stringMatching(/^cmp_/), encrypted_content: sealCompaction(CHAT_REPLY) });
-    expect(response.output_text).toBe(CHAT_REPLY);
-    // The reply's prompt was the user messages and the summary, as the sidecar counts it.
-    const prompt = (messages: { role: Role; content: string }[]) =>
-      clientsFor(wide.sidecar.url).grpc.tokenize({ input: { case: "chat", value: { messages } } });
-    const window = [
-      { role: Role.USER, content: "We agreed to launch on Tuesday." },
-      { role: Role.USER, content: "Anything else?" },
-      { role: Role.USER, content: `${SUMMARY_OPENING}${CHAT_REPLY}` },
-    ];
-    expect(response.usage?.input_tokens).toBe((await prompt(window)).tokens.length);
-    // The client appends the output and its next message; the server renders from the compaction item on.
-    const next = [...input, ...(response.output as OpenAI.Responses.ResponseInputItem[]), { role: "user" as const, content: "Go on." }];
-    const again = await client.responses.create({ model: "m", input: next, context_management: [{ type: "compaction", compact_threshold: 2000 }] });
-    expect(again.output.map((item) => item.type)).toEqual(["message"]);
-    const nextWindow = [...window, { role: Role.ASSISTANT, content: CHAT_REPLY }, { role: Role.USER, content: "Go on." }];
-    expect(again.usage?.input_tokens).toBe((await prompt(nextWindow)).tokens.length);
-  });
+  it(
+    "context_management compacts a prompt over its threshold before answering; the next turn is rendered from the " +
+      "compaction item on",
+    async () => {
+      const input: OpenAI.Responses.ResponseInputItem[] = [
+        { role: "user", content: "We agreed to launch on Tuesday." },
+        { role: "assistant", content: "Understood: Tuesday." },
+        { role: "user", content: "Anything else?" },
+      ];
+      const context_management = [{ type: "compaction" as const, compact_threshold: 20 }];
+      const stream = client.responses.stream({ model: "m", input, context_management });
+      const added: [number, string][] = [];
+      stream.on("response.output_item.added", (event) => added.push([event.output_index, event.item.type]));
+      const response = await stream.finalResponse();
+      expect(added).toEqual([
+        [0, "compaction"],
+        [1, "message"],
+      ]);
+      expect(response.output[0]).toMatchObject({
+        type: "compaction",
+        id: expect.stringMatching(/^cmp_/),
+        encrypted_content: sealCompaction(CHAT_REPLY),
+      });
+      expect(response.output_text).toBe(CHAT_REPLY);
+      // The reply's prompt was the user messages and the summary, as the sidecar counts it.
+      const prompt = (messages: { role: Role; content: string }[]) =>
+        clientsFor(wide.sidecar.url).grpc.tokenize({ input: { case: "chat", value: { messages } } });
+      const window = [
+        { role: Role.USER, content: "We agreed to launch on Tuesday." },
+        { role: Role.USER, content: "Anything else?" },
+        { role: Role.USER, content: `${SUMMARY_OPENING}${CHAT_REPLY}` },
+      ];
+      expect(response.usage?.input_tokens).toBe((await prompt(window)).tokens.length);
+      // The client appends the output and its next message; the server renders from the compaction item on.
+      const next = [
+        ...input,
+        ...(response.output as OpenAI.Responses.ResponseInputItem[]),
+        { role: "user" as const, content: "Go on." },
+      ];
+      const again = await client.responses.create({
+        model: "m",
+        input: next,
+        context_management: [{ type: "compaction", compact_threshold: 2000 }],
+      });
+      expect(again.output.map((item) => item.type)).toEqual(["message"]);
+      const nextWindow = [
+        ...window,
+        { role: Role.ASSISTANT, content: CHAT_REPLY },
+        { role: Role.USER, content: "Go on." },
+      ];
+      expect(again.usage?.input_tokens).toBe((await prompt(nextWindow)).tokens.length);
+    },
+  );
 
   it("another server's compaction item is a 400 naming it", async () => {
     const error = (await client.responses

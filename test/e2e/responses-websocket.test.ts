@@ -21,7 +21,9 @@ type Message = Record<string, unknown> & { type: string };
 interface Edge {
   /** What clients talk to (under workerd wrangler dev's proxy, as `npm start` serves). */
   readonly url: string;
-  /** The Worker's own socket under workerd (docs/decisions.md, "Cancellation under wrangler dev"); the same URL on Node. */
+  /**
+   * The Worker's own socket under workerd (docs/decisions.md, "Cancellation under wrangler dev"); the same URL on Node.
+   */
   readonly direct: string;
   stop(): Promise<void>;
 }
@@ -41,7 +43,10 @@ let scripted: RunningSidecar;
 let random: RunningSidecar;
 beforeAll(async () => {
   const { "random-60m": model } = await ensureModels("models", ["random-60m"]);
-  [scripted, random] = await Promise.all([startTestSidecar(), startTestSidecar({ model, sequences: 1, contextSize: 4096 })]);
+  [scripted, random] = await Promise.all([
+    startTestSidecar(),
+    startTestSidecar({ model, sequences: 1, contextSize: 4096 }),
+  ]);
 }, 120_000);
 afterAll(async () => {
   await Promise.all([scripted?.stop(), random?.stop()]);
@@ -74,7 +79,8 @@ class Client {
 
   /** The messages up to a terminal event or an error, taken off the queue. */
   async turn(): Promise<Message[]> {
-    const ends = (m: Message) => ["response.completed", "response.incomplete", "response.failed", "error"].includes(m.type);
+    const ends = (m: Message) =>
+      ["response.completed", "response.incomplete", "response.failed", "error"].includes(m.type);
     while (!this.received.some(ends)) await new Promise<void>((resolve) => (this.waiting = resolve));
     return this.received.splice(0, this.received.findIndex(ends) + 1);
   }
@@ -136,86 +142,123 @@ describe.each(Object.entries(runtimes))("the Responses WebSocket mode on %s", (_
     await completed;
     socket.close();
     const http: string[] = [];
-    for await (const event of await openai.responses.create({ model: "scripted", input: "Hello!", store: false, stream: true })) http.push(event.type);
+    for await (const event of await openai.responses.create({
+      model: "scripted",
+      input: "Hello!",
+      store: false,
+      stream: true,
+    }))
+      http.push(event.type);
     expect(events.map((event) => event.type)).toEqual(http);
     expect(events.map((event) => event.sequence_number)).toEqual(http.map((_, i) => i));
-    expect(events.at(-1)?.response).toMatchObject({ status: "completed", store: false, previous_response_id: null, output_text: CHAT_REPLY });
-  });
-
-  it("continues a store: false response on the socket, with its context, as the same conversation sent whole", async () => {
-    const client = await connected(edge.url);
-    client.create({ model: "scripted", input: "Hello!", store: false });
-    const first = responseOf(await client.turn());
-    client.create({ model: "scripted", input: "And tomorrow?", store: false, previous_response_id: first["id"] });
-    const second = responseOf(await client.turn());
-    await client.close();
-    expect(second).toMatchObject({ status: "completed", store: false, previous_response_id: first["id"], output_text: CHAT_REPLY });
-    // The same context sent whole over HTTP: the same prompt, so the same input tokens.
-    const input = [
-      { type: "message", role: "user", content: "Hello!" },
-      ...(first["output"] as unknown[]),
-      { type: "message", role: "user", content: "And tomorrow?" },
-    ];
-    const whole = await fetch(`${edge.url}/v1/responses`, {
-      method: "POST",
-      headers: { ...AUTH, "content-type": "application/json" },
-      body: JSON.stringify({ model: "scripted", input, store: false }),
-    });
-    const { usage } = (await whole.json()) as { usage: { input_tokens: number } };
-    expect((second["usage"] as { input_tokens: number }).input_tokens).toBe(usage.input_tokens);
-  });
-
-  it("answers an unknown previous_response_id, a failed continuation and a bad message with error messages, and goes on", async () => {
-    const client = await connected(edge.url);
-    client.create({ model: "scripted", input: "Hi", store: false, previous_response_id: "resp_unknown" });
-    expect(await client.turn()).toEqual([socketNotFound("resp_unknown")]);
-    client.create({ model: "scripted", input: "Hello!", store: false });
-    const first = responseOf(await client.turn());
-    const id = first["id"] as string;
-    client.create({
-      model: "scripted",
+    expect(events.at(-1)?.response).toMatchObject({
+      status: "completed",
       store: false,
-      previous_response_id: id,
-      input: [{ type: "function_call_output", call_id: "call_missing", output: "x" }],
+      previous_response_id: null,
+      output_text: CHAT_REPLY,
     });
-    const [failed] = await client.turn();
-    expect(failed).toMatchObject({ type: "error", status: 400, error: { type: "invalid_request_error", param: "input[0].call_id" } });
-    client.create({ model: "scripted", input: "Again", store: false, previous_response_id: id });
-    expect(await client.turn()).toEqual([socketNotFound(id)]);
-    client.socket.send("not json");
-    expect(await client.turn()).toEqual([
-      { type: "error", status: 400, error: { type: "invalid_request_error", code: "invalid_json", message: "The message is not valid JSON.", param: null } },
-    ]);
-    client.socket.send(JSON.stringify({ type: "response.cancel" }));
-    expect(await client.turn()).toEqual([
-      {
-        type: "error",
-        status: 400,
-        error: {
-          type: "invalid_request_error",
-          code: "unknown_event_type",
-          message: 'Unknown event type "response.cancel": this socket takes `response.create` messages.',
-          param: "type",
-        },
-      },
-    ]);
-    client.create({ model: "scripted", input: "Hello!", store: false, generate: false });
-    expect(await client.turn()).toEqual([
-      {
-        type: "error",
-        status: 400,
-        error: {
-          type: "invalid_request_error",
-          code: "unsupported_parameter",
-          message: "generate: false (a warm-up without output) is not supported by this server; send the turn itself.",
-          param: "generate",
-        },
-      },
-    ]);
-    client.create({ model: "scripted", input: "Hello!", store: false });
-    expect(responseOf(await client.turn())).toMatchObject({ status: "completed", output_text: CHAT_REPLY });
-    await client.close();
   });
+
+  it(
+    "continues a store: false response on the socket, with its context, as the same conversation sent " + "whole",
+    async () => {
+      const client = await connected(edge.url);
+      client.create({ model: "scripted", input: "Hello!", store: false });
+      const first = responseOf(await client.turn());
+      client.create({ model: "scripted", input: "And tomorrow?", store: false, previous_response_id: first["id"] });
+      const second = responseOf(await client.turn());
+      await client.close();
+      expect(second).toMatchObject({
+        status: "completed",
+        store: false,
+        previous_response_id: first["id"],
+        output_text: CHAT_REPLY,
+      });
+      // The same context sent whole over HTTP: the same prompt, so the same input tokens.
+      const input = [
+        { type: "message", role: "user", content: "Hello!" },
+        ...(first["output"] as unknown[]),
+        { type: "message", role: "user", content: "And tomorrow?" },
+      ];
+      const whole = await fetch(`${edge.url}/v1/responses`, {
+        method: "POST",
+        headers: { ...AUTH, "content-type": "application/json" },
+        body: JSON.stringify({ model: "scripted", input, store: false }),
+      });
+      const { usage } = (await whole.json()) as { usage: { input_tokens: number } };
+      expect((second["usage"] as { input_tokens: number }).input_tokens).toBe(usage.input_tokens);
+    },
+  );
+
+  it(
+    "answers an unknown previous_response_id, a failed continuation and a bad message with error messages, and goes " +
+      "on",
+    async () => {
+      const client = await connected(edge.url);
+      client.create({ model: "scripted", input: "Hi", store: false, previous_response_id: "resp_unknown" });
+      expect(await client.turn()).toEqual([socketNotFound("resp_unknown")]);
+      client.create({ model: "scripted", input: "Hello!", store: false });
+      const first = responseOf(await client.turn());
+      const id = first["id"] as string;
+      client.create({
+        model: "scripted",
+        store: false,
+        previous_response_id: id,
+        input: [{ type: "function_call_output", call_id: "call_missing", output: "x" }],
+      });
+      const [failed] = await client.turn();
+      expect(failed).toMatchObject({
+        type: "error",
+        status: 400,
+        error: { type: "invalid_request_error", param: "input[0].call_id" },
+      });
+      client.create({ model: "scripted", input: "Again", store: false, previous_response_id: id });
+      expect(await client.turn()).toEqual([socketNotFound(id)]);
+      client.socket.send("not json");
+      expect(await client.turn()).toEqual([
+        {
+          type: "error",
+          status: 400,
+          error: {
+            type: "invalid_request_error",
+            code: "invalid_json",
+            message: "The message is not valid JSON.",
+            param: null,
+          },
+        },
+      ]);
+      client.socket.send(JSON.stringify({ type: "response.cancel" }));
+      expect(await client.turn()).toEqual([
+        {
+          type: "error",
+          status: 400,
+          error: {
+            type: "invalid_request_error",
+            code: "unknown_event_type",
+            message: 'Unknown event type "response.cancel": this socket takes `response.create` messages.',
+            param: "type",
+          },
+        },
+      ]);
+      client.create({ model: "scripted", input: "Hello!", store: false, generate: false });
+      expect(await client.turn()).toEqual([
+        {
+          type: "error",
+          status: 400,
+          error: {
+            type: "invalid_request_error",
+            code: "unsupported_parameter",
+            message:
+              "generate: false (a warm-up without output) is not supported by this server; send the turn itself.",
+            param: "generate",
+          },
+        },
+      ]);
+      client.create({ model: "scripted", input: "Hello!", store: false });
+      expect(responseOf(await client.turn())).toMatchObject({ status: "completed", output_text: CHAT_REPLY });
+      await client.close();
+    },
+  );
 
   it("answers turns sent at once one after the other, in order", async () => {
     const client = await connected(edge.url);
@@ -230,7 +273,9 @@ describe.each(Object.entries(runtimes))("the Responses WebSocket mode on %s", (_
   });
 
   it("refuses an upgrade without the key with the HTTP 401 and OpenAI's error, and opens no socket", async () => {
-    const socket = new WebSocket(`${edge.url.replace(/^http/, "ws")}/v1/responses`, { headers: { authorization: "Bearer sk-wrong" } });
+    const socket = new WebSocket(`${edge.url.replace(/^http/, "ws")}/v1/responses`, {
+      headers: { authorization: "Bearer sk-wrong" },
+    });
     const refused = await new Promise<{ status: number | undefined; body: string }>((resolve, reject) => {
       socket.on("unexpected-response", (_request, response) => {
         let body = "";
@@ -241,26 +286,40 @@ describe.each(Object.entries(runtimes))("the Responses WebSocket mode on %s", (_
     });
     expect(refused.status).toBe(401);
     expect(JSON.parse(refused.body)).toEqual({
-      error: { message: "Incorrect API key provided.", type: "invalid_request_error", param: null, code: "invalid_api_key" },
+      error: {
+        message: "Incorrect API key provided.",
+        type: "invalid_request_error",
+        param: null,
+        code: "invalid_api_key",
+      },
     });
   });
 
   it("stops the generation when the socket closes mid-reply", async () => {
-    expect(await until(async () => ((await readMetrics(random.url))["sidecar_generations_active"] ?? -1) === 0, 10_000)).toBe(true);
+    expect(
+      await until(async () => ((await readMetrics(random.url))["sidecar_generations_active"] ?? -1) === 0, 10_000),
+    ).toBe(true);
     const aborted = random.metrics.generationsAborted;
     const client = await connected(edge.direct);
     client.create({ model: "random-60m", input: "Tell me everything.", max_output_tokens: 4000, store: false });
     await client.first("response.created"); // sent once the sidecar has started
     await client.close();
     // Freed within about a second: a generation left running would go on for a minute or more.
-    expect(await until(async () => ((await readMetrics(random.url))["sidecar_generations_active"] ?? -1) === 0, 2_000)).toBe(true);
+    expect(
+      await until(async () => ((await readMetrics(random.url))["sidecar_generations_active"] ?? -1) === 0, 2_000),
+    ).toBe(true);
     expect(random.metrics.generationsAborted - aborted).toBe(1);
   });
 });
 
 describe("the Responses WebSocket mode's message limit on Node", () => {
   it("closes the socket (1009) on a message over MAX_BODY_BYTES", async () => {
-    const edge = await startNodeEdge({ sidecarUrl: scripted.url, port: 0, access: { apiKeys: KEY }, maxBodyBytes: 1024 });
+    const edge = await startNodeEdge({
+      sidecarUrl: scripted.url,
+      port: 0,
+      access: { apiKeys: KEY },
+      maxBodyBytes: 1024,
+    });
     try {
       const client = await connected(edge.url);
       const closed = new Promise<number>((resolve) => client.socket.once("close", (code) => resolve(code)));

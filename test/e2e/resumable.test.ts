@@ -29,7 +29,13 @@ const eventsOf = (text: string): string[] =>
     .filter((e) => e.trim() !== "");
 
 /** POSTs a resumable stream and reads `stopAfter` events of it (then drops it), or all. */
-async function open(url: string, path: string, body: unknown, stopAfter = Infinity, headers: Record<string, string> = {}) {
+async function open(
+  url: string,
+  path: string,
+  body: unknown,
+  stopAfter = Infinity,
+  headers: Record<string, string> = {},
+) {
   const drop = new AbortController();
   const response = await fetch(`${url}${path}`, {
     method: "POST",
@@ -62,7 +68,15 @@ async function resume(url: string, streamId: string, lastEventId?: number, heade
 }
 
 const CASES = [
-  ["/v1/chat/completions", { model: "m", stream: true, stream_options: { include_usage: true }, messages: [{ role: "user", content: "Hello!" }] }],
+  [
+    "/v1/chat/completions",
+    {
+      model: "m",
+      stream: true,
+      stream_options: { include_usage: true },
+      messages: [{ role: "user", content: "Hello!" }],
+    },
+  ],
   ["/v1/completions", { model: "m", stream: true, prompt: "Once upon a time" }],
   ["/v1/messages", { model: "m", stream: true, max_tokens: 256, messages: [{ role: "user", content: "Hello!" }] }],
   ["/v1/responses", { model: "m", stream: true, input: "Hello!" }],
@@ -73,7 +87,9 @@ describe.each(CASES)("resumable %s", (path, body) => {
     const original = await open(edge.url, path, body);
     expect(original.status).toBe(200);
     expect(original.streamId).toMatch(/^strm_[A-Za-z0-9_-]{22}\.[0-9a-f]{12}$/);
-    expect(original.events.map((e) => /^(?:event: [^\n]*\n)?id: (\d+)\n/.exec(e)?.[1])).toEqual(original.events.map((_, i) => String(i)));
+    expect(original.events.map((e) => /^(?:event: [^\n]*\n)?id: (\d+)\n/.exec(e)?.[1])).toEqual(
+      original.events.map((_, i) => String(i)),
+    );
     const replay = await resume(edge.url, original.streamId);
     expect(replay.type).toBe("text/event-stream; charset=utf-8");
     expect(eventsOf(replay.text)).toEqual(original.events);
@@ -108,7 +124,9 @@ describe("resumable streams", () => {
   it("an unknown stream is a 404 in OpenAI's shape; a bad Last-Event-ID a 400", async () => {
     const unknown = await resume(edge.url, "strm_AAAAAAAAAAAAAAAAAAAAAA");
     expect(unknown.status).toBe(404);
-    expect(JSON.parse(unknown.text)).toMatchObject({ error: { message: expect.stringContaining("unknown or has expired") } });
+    expect(JSON.parse(unknown.text)).toMatchObject({
+      error: { message: expect.stringContaining("unknown or has expired") },
+    });
     const first = await open(edge.url, "/v1/completions", CASES[1][1]);
     const bad = await resume(edge.url, first.streamId, undefined, { "last-event-id": "x" });
     expect(bad.status).toBe(400);
@@ -153,7 +171,8 @@ describe("resumable streams", () => {
   });
 
   it(
-    "Responses: cancel a background job through the official client; polled before, it is in progress with its output so " +
+    "Responses: cancel a background job through the official client; polled before, it is in progress with its " +
+      "output so " +
       "far; then cancelled, its sequence freed",
     async () => {
       // Random weights: a reply that runs to its token limit, long enough to be caught in progress.
@@ -161,44 +180,69 @@ describe("resumable streams", () => {
       const random = await startStack({ model: modelPath("random-tiny"), sequences: 1, contextSize: 4096 });
       try {
         const client = new OpenAI({ baseURL: random.baseURL, apiKey: "none", maxRetries: 0 });
-        const job = await client.responses.create({ model: "m", input: "Hello!", max_output_tokens: 3000, temperature: 0, background: true });
+        const job = await client.responses.create({
+          model: "m",
+          input: "Hello!",
+          max_output_tokens: 3000,
+          temperature: 0,
+          background: true,
+        });
         let polled = await client.responses.retrieve(job.id);
         for (let i = 0; i < 400 && polled.output_text === ""; i++) polled = await client.responses.retrieve(job.id);
-        expect(polled).toMatchObject({ status: "in_progress", completed_at: null, usage: null, output: [{ type: "message", status: "in_progress" }] });
+        expect(polled).toMatchObject({
+          status: "in_progress",
+          completed_at: null,
+          usage: null,
+          output: [{ type: "message", status: "in_progress" }],
+        });
         expect(polled.output_text).not.toBe("");
         const cancelled = await client.responses.cancel(job.id);
         expect(cancelled).toMatchObject({ id: job.id, status: "cancelled", background: true });
         expect(cancelled.output_text.startsWith(polled.output_text)).toBe(true);
-        await expect.poll(async () => (await readMetrics(random.sidecar.url)).sidecar_generations_active, { timeout: 10_000 }).toBe(0);
+        await expect
+          .poll(async () => (await readMetrics(random.sidecar.url)).sidecar_generations_active, { timeout: 10_000 })
+          .toBe(0);
         expect((await client.responses.retrieve(job.id)).status).toBe("cancelled");
         const other = await client.completions.create({ model: "m", prompt: "Once", max_tokens: 1 });
-        expect(await client.responses.cancel(other.id.replace(/^cmpl-/, "resp_")).catch((e: unknown) => (e as { status?: number }).status)).toBe(404);
+        expect(
+          await client.responses
+            .cancel(other.id.replace(/^cmpl-/, "resp_"))
+            .catch((e: unknown) => (e as { status?: number }).status),
+        ).toBe(404);
       } finally {
         await random.stop();
       }
     },
   );
 
-  it("Responses: background + stream through the official client, then retrieve with stream and starting_after", async () => {
-    const client = new OpenAI({ baseURL: `${edge.url}/v1`, apiKey: "none", maxRetries: 0 });
-    const stream = await client.responses.create({ model: "m", input: "Hello!", stream: true, background: true });
-    const seen: { type: string; sequence_number: number }[] = [];
-    let id = "";
-    for await (const event of stream) {
-      seen.push(event);
-      if (event.type === "response.created") id = event.response.id;
-      if (seen.length === 4) break;
-    }
-    expect(seen.map((e) => e.sequence_number)).toEqual([0, 1, 2, 3]);
-    const rest = await client.responses.retrieve(id, { stream: true, starting_after: 3 });
-    const after: { type: string; sequence_number: number }[] = [];
-    let final: OpenAI.Responses.Response | undefined;
-    for await (const event of rest) {
-      after.push(event);
-      if (event.type === "response.completed") final = event.response;
-    }
-    expect(after[0]?.sequence_number).toBe(4);
-    expect(after.map((e) => e.sequence_number)).toEqual(after.map((_, i) => 4 + i));
-    expect(final).toMatchObject({ id, status: "completed", background: true, output_text: "It is sunny in Tokyo, 22°C. ☀️" });
-  });
+  it(
+    "Responses: background + stream through the official client, then retrieve with stream and " + "starting_after",
+    async () => {
+      const client = new OpenAI({ baseURL: `${edge.url}/v1`, apiKey: "none", maxRetries: 0 });
+      const stream = await client.responses.create({ model: "m", input: "Hello!", stream: true, background: true });
+      const seen: { type: string; sequence_number: number }[] = [];
+      let id = "";
+      for await (const event of stream) {
+        seen.push(event);
+        if (event.type === "response.created") id = event.response.id;
+        if (seen.length === 4) break;
+      }
+      expect(seen.map((e) => e.sequence_number)).toEqual([0, 1, 2, 3]);
+      const rest = await client.responses.retrieve(id, { stream: true, starting_after: 3 });
+      const after: { type: string; sequence_number: number }[] = [];
+      let final: OpenAI.Responses.Response | undefined;
+      for await (const event of rest) {
+        after.push(event);
+        if (event.type === "response.completed") final = event.response;
+      }
+      expect(after[0]?.sequence_number).toBe(4);
+      expect(after.map((e) => e.sequence_number)).toEqual(after.map((_, i) => 4 + i));
+      expect(final).toMatchObject({
+        id,
+        status: "completed",
+        background: true,
+        output_text: "It is sunny in Tokyo, 22°C. ☀️",
+      });
+    },
+  );
 });

@@ -10,9 +10,25 @@ import { ensureModels } from "../../gguf/models.js";
 import { startStack, type Stack } from "../support/edge.js";
 import { clientsFor, collect } from "../support/sidecar.js";
 
-/** `words` pseudo-random words, different for each seed from the first word on (over 64 tokens: worth a saved state and a copy). */
+/**
+ * `words` pseudo-random words, different for each seed from the first word on (over 64 tokens: worth a saved state and
+ * a copy).
+ */
 function wordsOf(seed: number, words: number): string {
-  const pool = ["river", "stone", "lamp", "orbit", "maple", "signal", "copper", "harbor", "violet", "engine", "quiet", "north"];
+  const pool = [
+    "river",
+    "stone",
+    "lamp",
+    "orbit",
+    "maple",
+    "signal",
+    "copper",
+    "harbor",
+    "violet",
+    "engine",
+    "quiet",
+    "north",
+  ];
   let x = seed * 7919 + 17;
   const out: string[] = [];
   for (let i = 0; i < words; i++) {
@@ -49,20 +65,26 @@ async function counter(name: string): Promise<number> {
 async function chat(stream: boolean): Promise<string> {
   if (!stream) return (await client.chat.completions.create(CHAT)).choices[0]?.message.content ?? "";
   let text = "";
-  for await (const chunk of await client.chat.completions.create({ ...CHAT, stream: true })) text += chunk.choices[0]?.delta.content ?? "";
+  for await (const chunk of await client.chat.completions.create({ ...CHAT, stream: true }))
+    text += chunk.choices[0]?.delta.content ?? "";
   return text;
 }
 
 async function completion(stream: boolean): Promise<string> {
   if (!stream) return (await client.completions.create(COMPLETION)).choices[0]?.text ?? "";
   let text = "";
-  for await (const chunk of await client.completions.create({ ...COMPLETION, stream: true })) text += chunk.choices[0]?.text ?? "";
+  for await (const chunk of await client.completions.create({ ...COMPLETION, stream: true }))
+    text += chunk.choices[0]?.text ?? "";
   return text;
 }
 
 /** Another prompt, not seeded, `maxTokens` long. */
 function other(seed: number, maxTokens: number): Promise<unknown> {
-  return client.chat.completions.create({ model: "m", messages: [{ role: "user", content: wordsOf(100 + seed, 90) }], max_tokens: maxTokens });
+  return client.chat.completions.create({
+    model: "m",
+    messages: [{ role: "user", content: wordsOf(100 + seed, 90) }],
+    max_tokens: maxTokens,
+  });
 }
 
 /** Three streams of others, once each has sent its first token; the promise they end by (they go on decoding). */
@@ -72,7 +94,12 @@ async function threeDecoding(): Promise<Promise<void>> {
   for (const i of [0, 1, 2]) {
     let started = (): void => {};
     begun.push(new Promise<void>((resolve) => (started = resolve)));
-    const body = { model: "m", messages: [{ role: "user" as const, content: wordsOf(200 + i, 30) }], max_tokens: 160, stream: true as const };
+    const body = {
+      model: "m",
+      messages: [{ role: "user" as const, content: wordsOf(200 + i, 30) }],
+      max_tokens: 160,
+      stream: true as const,
+    };
     const drain = async (): Promise<void> => {
       for await (const _chunk of await client.chat.completions.create(body)) started();
     };
@@ -99,7 +126,11 @@ describe("a seeded chat at temperature 1 repeats", () => {
 
   it("cold, then with its prefix cached, streamed or not", async () => {
     expect(cold.length).toBeGreaterThan(20);
-    const stream = await client.chat.completions.create({ ...CHAT, stream: true, stream_options: { include_usage: true } });
+    const stream = await client.chat.completions.create({
+      ...CHAT,
+      stream: true,
+      stream_options: { include_usage: true },
+    });
     let [text, cached] = ["", 0];
     for await (const chunk of stream) {
       text += chunk.choices[0]?.delta.content ?? "";

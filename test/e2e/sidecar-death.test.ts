@@ -12,10 +12,14 @@ describe("a sidecar that dies mid-stream", () => {
   it("ends the stream with event: error, and the edge then answers 503", async () => {
     const port = await freePort();
     // node itself (not the tsx wrapper), so that SIGKILL reaches the process that serves.
-    const child = spawn(process.execPath, ["--import", "tsx", "sidecar/main.ts", "--port", String(port), "--sequences", "1", "--context-size", "4096"], {
-      env: { ...process.env, MODEL: modelPath("scripted") },
-      stdio: ["ignore", "ignore", "pipe"],
-    });
+    const child = spawn(
+      process.execPath,
+      ["--import", "tsx", "sidecar/main.ts", "--port", String(port), "--sequences", "1", "--context-size", "4096"],
+      {
+        env: { ...process.env, MODEL: modelPath("scripted") },
+        stdio: ["ignore", "ignore", "pipe"],
+      },
+    );
     let stderr = "";
     child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
     const edge = await startNodeEdge({ sidecarUrl: `http://127.0.0.1:${port}`, port: 0 });

@@ -46,7 +46,11 @@ describe.each(Object.entries(runtimes))("a token-locked sidecar behind the edge 
 
   it("answers through the edge that has the token", async () => {
     const client = new OpenAI({ baseURL: `${withToken.url}/v1`, apiKey: "x", maxRetries: 0 });
-    const chat = await client.chat.completions.create({ model: "m", messages: [{ role: "user", content: "Hi" }], temperature: 0 });
+    const chat = await client.chat.completions.create({
+      model: "m",
+      messages: [{ role: "user", content: "Hi" }],
+      temperature: 0,
+    });
     expect(chat.choices[0]?.message.content).toBe(CHAT_REPLY);
   });
 

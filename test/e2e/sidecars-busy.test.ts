@@ -24,7 +24,10 @@ afterAll(async () => {
   await c?.stop();
 });
 
-async function turn(conversationId: string | undefined, content: string): Promise<{ id: string; text: string; on: "A" | "C" }> {
+async function turn(
+  conversationId: string | undefined,
+  content: string,
+): Promise<{ id: string; text: string; on: "A" | "C" }> {
   const before = [a.metrics.requestsStarted, c.metrics.requestsStarted];
   const response = await fetch(`${edge.url}/c1/chat`, {
     method: "POST",
@@ -68,7 +71,9 @@ it("passes a busy sidecar over before the first token, without marking it down",
 
   const busy = await turn(onA, "Are you busy?");
   expect(busy).toEqual({ id: onA, text: CHAT_REPLY, on: "C" });
-  const info = (await (await fetch(`${edge.url}/v1/info`)).json()) as { sidecars: { status: string; requests: { busy: number } }[] };
+  const info = (await (await fetch(`${edge.url}/v1/info`)).json()) as {
+    sidecars: { status: string; requests: { busy: number } }[];
+  };
   expect(info.sidecars.map((s) => [s.status, s.requests.busy])).toEqual([
     ["ok", 1],
     ["ok", 0],

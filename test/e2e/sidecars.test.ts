@@ -51,7 +51,11 @@ async function servedBy<T>(send: () => Promise<T>): Promise<{ by: Name; result: 
 }
 
 function post(path: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
-  return fetch(`${edge.url}${path}`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) });
+  return fetch(`${edge.url}${path}`, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...headers },
+    body: JSON.stringify(body),
+  });
 }
 
 type Completion = { model: string; choices: { message: { content: string; reasoning_content?: string } }[] };
@@ -93,11 +97,23 @@ describe("model routing", () => {
     const openai = await post("/v1/chat/completions", { model: "nope", messages: [{ role: "user", content: "Hi" }] });
     expect(openai.status).toBe(404);
     expect(await openai.json()).toEqual({
-      error: { message: "The model 'nope' does not exist.", type: "invalid_request_error", param: "model", code: "model_not_found" },
+      error: {
+        message: "The model 'nope' does not exist.",
+        type: "invalid_request_error",
+        param: "model",
+        code: "model_not_found",
+      },
     });
-    const anthropic = await post("/v1/messages", { model: "nope", max_tokens: 16, messages: [{ role: "user", content: "Hi" }] });
+    const anthropic = await post("/v1/messages", {
+      model: "nope",
+      max_tokens: 16,
+      messages: [{ role: "user", content: "Hi" }],
+    });
     expect(anthropic.status).toBe(404);
-    expect(await anthropic.json()).toEqual({ type: "error", error: { type: "not_found_error", message: "The model 'nope' does not exist." } });
+    expect(await anthropic.json()).toEqual({
+      type: "error",
+      error: { type: "not_found_error", message: "The model 'nope' does not exist." },
+    });
     expect(started()).toEqual(before);
   });
 
@@ -107,13 +123,19 @@ describe("model routing", () => {
       ["tools", "B"],
       ["scripted", "A"],
     ] as const) {
-      const rpc = await clientsFor(sidecars.get(name)?.url ?? "").grpc.tokenize({ input: { case: "text", value: text } });
+      const rpc = await clientsFor(sidecars.get(name)?.url ?? "").grpc.tokenize({
+        input: { case: "text", value: text },
+      });
       const response = await post("/tokenize", { model, content: text, add_special: true });
       expect(response.status).toBe(200);
       expect(await response.json()).toEqual({ tokens: rpc.tokens });
     }
-    const scriptedCount = (await clientsFor(sidecars.get("A")?.url ?? "").grpc.tokenize({ input: { case: "text", value: text } })).tokens.length;
-    const toolsCount = (await clientsFor(sidecars.get("B")?.url ?? "").grpc.tokenize({ input: { case: "text", value: text } })).tokens.length;
+    const scriptedCount = (
+      await clientsFor(sidecars.get("A")?.url ?? "").grpc.tokenize({ input: { case: "text", value: text } })
+    ).tokens.length;
+    const toolsCount = (
+      await clientsFor(sidecars.get("B")?.url ?? "").grpc.tokenize({ input: { case: "text", value: text } })
+    ).tokens.length;
     expect(scriptedCount).not.toBe(toolsCount); // the two tokenizers differ, so the answer names its sidecar
   });
 
@@ -122,7 +144,12 @@ describe("model routing", () => {
     expect(models.data.map((m) => m.id)).toEqual(["scripted", "tools"]);
     const health = await fetch(`${edge.url}/health`);
     expect(health.status).toBe(200);
-    const body = (await health.json()) as { status: string; sidecar: string; models: string[]; sidecars: { id: string; status: string; models: string[] }[] };
+    const body = (await health.json()) as {
+      status: string;
+      sidecar: string;
+      models: string[];
+      sidecars: { id: string; status: string; models: string[] }[];
+    };
     expect(body).toMatchObject({ status: "ok", sidecar: "ok", models: ["scripted", "tools"] });
     expect(body.sidecars.map((s) => [s.status, s.models])).toEqual([
       ["ok", ["scripted"]],
@@ -132,7 +159,10 @@ describe("model routing", () => {
     for (const s of body.sidecars) expect(s.id).toMatch(/^[0-9a-f]{12}$/);
     const info = await (await fetch(`${edge.url}/v1/info`)).text();
     for (const sidecar of sidecars.values()) expect(info).not.toContain(String(sidecar.port));
-    const parsed = JSON.parse(info) as { models: { id: string }[]; sidecars: { id: string; requests: { ok: number } }[] };
+    const parsed = JSON.parse(info) as {
+      models: { id: string }[];
+      sidecars: { id: string; requests: { ok: number } }[];
+    };
     expect(parsed.models.map((m) => m.id)).toEqual(["scripted", "tools"]);
     expect(parsed.sidecars.map((s) => s.id)).toEqual(body.sidecars.map((s) => s.id));
   });
@@ -175,27 +205,40 @@ describe("affinity and load", () => {
 });
 
 describe("resumable streams across sidecars", () => {
-  it("names the sidecar that holds a stream in its id, and every resume, poll and embedding reaches the right one", async () => {
-    const info = (await (await fetch(`${edge.url}/v1/info`)).json()) as { sidecars: { id: string; models: string[] }[] };
-    const toolsId = info.sidecars.find((s) => s.models.includes("tools"))?.id;
-    expect(toolsId).toMatch(/^[0-9a-f]{12}$/);
-    const { by, result: response } = await servedBy(() =>
-      post("/v1/chat/completions", { model: "tools", stream: true, messages: [{ role: "user", content: "Hi" }] }, { "x-resumable": "true" }),
-    );
-    expect(by).toBe("B");
-    const streamId = response.headers.get("x-stream-id") ?? "";
-    expect(streamId.endsWith(`.${toolsId}`)).toBe(true);
-    const original = await response.text();
-    // Read again twice: the other sidecars do not hold it, and are never asked.
-    const again = await (await fetch(`${edge.url}/v1/streams/${streamId}`)).text();
-    expect(again).toBe(original);
-    const rest = await (await fetch(`${edge.url}/v1/streams/${streamId}`, { headers: { "last-event-id": "2" } })).text();
-    expect(original.endsWith(rest)).toBe(true);
-    const elsewhere = streamId.replace(/\.[0-9a-f]+$/, `.${info.sidecars.find((s) => s.id !== toolsId)?.id ?? ""}`);
-    expect((await fetch(`${edge.url}/v1/streams/${elsewhere}`)).status).toBe(404);
-    const embedded = (await (await post("/v1/embeddings", { model: "tools", input: "Hi" })).json()) as { data: unknown[] };
-    expect(embedded.data).toHaveLength(1);
-  });
+  it(
+    "names the sidecar that holds a stream in its id, and every resume, poll and embedding reaches the right " + "one",
+    async () => {
+      const info = (await (await fetch(`${edge.url}/v1/info`)).json()) as {
+        sidecars: { id: string; models: string[] }[];
+      };
+      const toolsId = info.sidecars.find((s) => s.models.includes("tools"))?.id;
+      expect(toolsId).toMatch(/^[0-9a-f]{12}$/);
+      const { by, result: response } = await servedBy(() =>
+        post(
+          "/v1/chat/completions",
+          { model: "tools", stream: true, messages: [{ role: "user", content: "Hi" }] },
+          { "x-resumable": "true" },
+        ),
+      );
+      expect(by).toBe("B");
+      const streamId = response.headers.get("x-stream-id") ?? "";
+      expect(streamId.endsWith(`.${toolsId}`)).toBe(true);
+      const original = await response.text();
+      // Read again twice: the other sidecars do not hold it, and are never asked.
+      const again = await (await fetch(`${edge.url}/v1/streams/${streamId}`)).text();
+      expect(again).toBe(original);
+      const rest = await (
+        await fetch(`${edge.url}/v1/streams/${streamId}`, { headers: { "last-event-id": "2" } })
+      ).text();
+      expect(original.endsWith(rest)).toBe(true);
+      const elsewhere = streamId.replace(/\.[0-9a-f]+$/, `.${info.sidecars.find((s) => s.id !== toolsId)?.id ?? ""}`);
+      expect((await fetch(`${edge.url}/v1/streams/${elsewhere}`)).status).toBe(404);
+      const embedded = (await (await post("/v1/embeddings", { model: "tools", input: "Hi" })).json()) as {
+        data: unknown[];
+      };
+      expect(embedded.data).toHaveLength(1);
+    },
+  );
 });
 
 describe("failover and recovery", () => {
@@ -214,7 +257,11 @@ describe("failover and recovery", () => {
     const moved = await servedBy(() => turn(onA, "Are you still there?"));
     expect(moved).toEqual({ by: "C", result: { id: onA, text: CHAT_REPLY } });
     const stream = await servedBy(async () => {
-      const response = await post("/v1/chat/completions", { model: "scripted", stream: true, messages: [{ role: "user", content: "Stream please." }] });
+      const response = await post("/v1/chat/completions", {
+        model: "scripted",
+        stream: true,
+        messages: [{ role: "user", content: "Stream please." }],
+      });
       return (await readEvents(response.body)).map((e) => e.data);
     });
     expect(stream.by).toBe("C");
@@ -223,7 +270,10 @@ describe("failover and recovery", () => {
       .map((d) => (JSON.parse(d) as { choices: { delta: { content?: string } }[] }).choices[0]?.delta.content ?? "")
       .join("");
     expect(text).toBe(CHAT_REPLY);
-    const health = (await (await fetch(`${edge.url}/health`)).json()) as { sidecar: string; sidecars: { status: string }[] };
+    const health = (await (await fetch(`${edge.url}/health`)).json()) as {
+      sidecar: string;
+      sidecars: { status: string }[];
+    };
     expect(health.sidecar).toBe("degraded");
     expect(health.sidecars.map((s) => s.status)).toEqual(["down", "ok", "ok"]);
 
@@ -231,7 +281,10 @@ describe("failover and recovery", () => {
     const back = await startTestSidecar({ modelId: "scripted", port: a?.port ?? 0 });
     sidecars.set("A", back);
     await expect
-      .poll(async () => ((await (await fetch(`${edge.url}/health`)).json()) as { sidecar: string }).sidecar, { timeout: 10_000, interval: 100 })
+      .poll(async () => ((await (await fetch(`${edge.url}/health`)).json()) as { sidecar: string }).sidecar, {
+        timeout: 10_000,
+        interval: 100,
+      })
       .toBe("ok");
     const returned = await servedBy(() => turn(onA, "And now?"));
     expect(returned).toEqual({ by: "A", result: { id: onA, text: CHAT_REPLY } });
@@ -258,7 +311,12 @@ describeOnRuntimes(
       const before = started();
       const [a, b, c] = [await chatOn("tools"), await chatOn("scripted"), await chatOn("tools")];
       expect([a.model, b.model, c.model]).toEqual(["tools", "scripted", "tools"]);
-      expect(a.choices[0]?.message).toEqual({ role: "assistant", content: CHAT_REPLY, reasoning_content: THINK_REASONING, refusal: null });
+      expect(a.choices[0]?.message).toEqual({
+        role: "assistant",
+        content: CHAT_REPLY,
+        reasoning_content: THINK_REASONING,
+        refusal: null,
+      });
       expect(b.choices[0]?.message).toEqual({ role: "assistant", content: CHAT_REPLY, refusal: null });
       const after = started();
       expect([after.A - before.A, after.B - before.B]).toEqual([1, 2]);
@@ -267,7 +325,10 @@ describeOnRuntimes(
     it("lists the union of the models and reports both sidecars", async () => {
       const models = (await (await fetch(`${edgeOn().url}/v1/models`)).json()) as { data: { id: string }[] };
       expect(models.data.map((m) => m.id)).toEqual(["scripted", "tools"]);
-      const health = (await (await fetch(`${edgeOn().url}/health`)).json()) as { sidecar: string; sidecars: { status: string; models: string[] }[] };
+      const health = (await (await fetch(`${edgeOn().url}/health`)).json()) as {
+        sidecar: string;
+        sidecars: { status: string; models: string[] }[];
+      };
       expect(health.sidecar).toBe("ok");
       expect(health.sidecars.map((s) => [s.status, s.models])).toEqual([
         ["ok", ["scripted"]],

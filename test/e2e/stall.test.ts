@@ -11,7 +11,14 @@ const STALL_MS = 1500;
 const chat = { messages: [{ role: "user", content: "Hi" }] };
 
 function sidecarProcess(): Promise<Started> {
-  return startSidecarProcess(modelPath("scripted"), ["--sequences", "1", "--context-size", "512", "--heartbeat-ms", "300"]);
+  return startSidecarProcess(modelPath("scripted"), [
+    "--sequences",
+    "1",
+    "--context-size",
+    "512",
+    "--heartbeat-ms",
+    "300",
+  ]);
 }
 
 describe.each([

@@ -91,13 +91,20 @@ async function npmStart(env: Record<string, string>, derived = false): Promise<S
 }
 
 const chat = (base: string, headers: Record<string, string> = {}) =>
-  fetch(`${base}/v1/chat/completions`, { method: "POST", headers, body: JSON.stringify({ messages: [{ role: "user", content: "Hello!" }] }) });
+  fetch(`${base}/v1/chat/completions`, {
+    method: "POST",
+    headers,
+    body: JSON.stringify({ messages: [{ role: "user", content: "Hello!" }] }),
+  });
 
 describe("npm start", () => {
   let open: Started;
   let locked: Started;
   beforeAll(async () => {
-    [open, locked] = await Promise.all([npmStart({}, true), npmStart({ API_KEYS: "sk-start-1", SIDECAR_TOKEN: "start-token", RATE_LIMIT: "100" })]);
+    [open, locked] = await Promise.all([
+      npmStart({}, true),
+      npmStart({ API_KEYS: "sk-start-1", SIDECAR_TOKEN: "start-token", RATE_LIMIT: "100" }),
+    ]);
   }, 120_000);
   afterAll(async () => {
     await Promise.all([open?.stop(), locked?.stop()]);
@@ -105,7 +112,9 @@ describe("npm start", () => {
 
   it("runs two instances side by side, each with its own inspector port", async () => {
     for (const started of [open, locked]) {
-      const body = (await (await chat(started.edge, { authorization: "Bearer sk-start-1" })).json()) as { choices: { message: { content: string } }[] };
+      const body = (await (await chat(started.edge, { authorization: "Bearer sk-start-1" })).json()) as {
+        choices: { message: { content: string } }[];
+      };
       expect(body.choices[0]?.message.content).toBe("Hi there");
     }
     expect(open.output()).not.toContain("Address already in use");

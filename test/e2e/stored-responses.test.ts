@@ -35,7 +35,9 @@ type Message = { role: Role; content: string };
 
 /** The sidecar's own count of the rendered conversation. */
 async function promptTokens(messages: readonly Message[]): Promise<number> {
-  const { tokens } = await clientsFor(stack.sidecar.url).grpc.tokenize({ input: { case: "chat", value: { messages: [...messages] } } });
+  const { tokens } = await clientsFor(stack.sidecar.url).grpc.tokenize({
+    input: { case: "chat", value: { messages: [...messages] } },
+  });
   return tokens.length;
 }
 
@@ -46,29 +48,52 @@ describe("stored responses through the openai client", () => {
   it("continues a response with previous_response_id; instructions are not carried over", async () => {
     const first = await client.responses.create({ model: "m", instructions: "Be brief.", input: "Hello!" });
     expect(first).toMatchObject({ store: true, previous_response_id: null, output_text: CHAT_REPLY });
-    const second = await client.responses.create({ model: "m", input: "And tomorrow?", previous_response_id: first.id });
-    expect(second).toMatchObject({ store: true, previous_response_id: first.id, instructions: null, output_text: CHAT_REPLY });
+    const second = await client.responses.create({
+      model: "m",
+      input: "And tomorrow?",
+      previous_response_id: first.id,
+    });
+    expect(second).toMatchObject({
+      store: true,
+      previous_response_id: first.id,
+      instructions: null,
+      output_text: CHAT_REPLY,
+    });
     expect(second.usage?.input_tokens).toBe(await promptTokens([user("Hello!"), reply, user("And tomorrow?")]));
     // Without the instructions the first prompt is no prefix of the second (they share the template's
     // header only); the third continues the second exactly, so the second's whole prompt is cached.
     const third = await client.responses.create({ model: "m", input: "And then?", previous_response_id: second.id });
-    expect(third.usage?.input_tokens).toBe(await promptTokens([user("Hello!"), reply, user("And tomorrow?"), reply, user("And then?")]));
-    expect(third.usage?.input_tokens_details.cached_tokens).toBeGreaterThanOrEqual(second.usage?.input_tokens ?? Number.POSITIVE_INFINITY);
+    expect(third.usage?.input_tokens).toBe(
+      await promptTokens([user("Hello!"), reply, user("And tomorrow?"), reply, user("And then?")]),
+    );
+    expect(third.usage?.input_tokens_details.cached_tokens).toBeGreaterThanOrEqual(
+      second.usage?.input_tokens ?? Number.POSITIVE_INFINITY,
+    );
   });
 
-  it("context_management compacts a stored chain; the next turn continues from the stored compaction item", async () => {
-    const first = await client.responses.create({ model: "m", input: "Hello!" });
-    const context_management = [{ type: "compaction" as const, compact_threshold: 1 }];
-    const second = await client.responses.create({ model: "m", input: "And tomorrow?", previous_response_id: first.id, context_management });
-    expect(second.output.map((item) => item.type)).toEqual(["compaction", "message"]);
-    expect(second.output[0]).toMatchObject({ encrypted_content: sealCompaction(CHAT_REPLY) });
-    const summary = user(`${SUMMARY_OPENING}${CHAT_REPLY}`);
-    expect(second.usage?.input_tokens).toBe(await promptTokens([user("Hello!"), user("And tomorrow?"), summary]));
-    expect(await client.responses.retrieve(second.id)).toEqual(second);
-    const third = await client.responses.create({ model: "m", input: "And then?", previous_response_id: second.id });
-    expect(third.output.map((item) => item.type)).toEqual(["message"]);
-    expect(third.usage?.input_tokens).toBe(await promptTokens([user("Hello!"), user("And tomorrow?"), summary, reply, user("And then?")]));
-  });
+  it(
+    "context_management compacts a stored chain; the next turn continues from the stored compaction " + "item",
+    async () => {
+      const first = await client.responses.create({ model: "m", input: "Hello!" });
+      const context_management = [{ type: "compaction" as const, compact_threshold: 1 }];
+      const second = await client.responses.create({
+        model: "m",
+        input: "And tomorrow?",
+        previous_response_id: first.id,
+        context_management,
+      });
+      expect(second.output.map((item) => item.type)).toEqual(["compaction", "message"]);
+      expect(second.output[0]).toMatchObject({ encrypted_content: sealCompaction(CHAT_REPLY) });
+      const summary = user(`${SUMMARY_OPENING}${CHAT_REPLY}`);
+      expect(second.usage?.input_tokens).toBe(await promptTokens([user("Hello!"), user("And tomorrow?"), summary]));
+      expect(await client.responses.retrieve(second.id)).toEqual(second);
+      const third = await client.responses.create({ model: "m", input: "And then?", previous_response_id: second.id });
+      expect(third.output.map((item) => item.type)).toEqual(["message"]);
+      expect(third.usage?.input_tokens).toBe(
+        await promptTokens([user("Hello!"), user("And tomorrow?"), summary, reply, user("And then?")]),
+      );
+    },
+  );
 
   it("retrieve returns what create answered, streamed or not", async () => {
     const created = await client.responses.create({ model: "m", input: "Hello!" });
@@ -97,12 +122,21 @@ describe("stored responses through the openai client", () => {
       ],
     });
     const page = await client.responses.inputItems.list(created.id);
-    const texts = page.data.map((item) => (item.type === "message" ? item.content.map((p) => ("text" in p ? p.text : "")).join("") : ""));
+    const texts = page.data.map((item) =>
+      item.type === "message" ? item.content.map((p) => ("text" in p ? p.text : "")).join("") : "",
+    );
     expect(texts).toEqual(["Weather?", "Hi.", "Hello!"]);
     expect(page.data.map((item) => item.id)).toEqual(expect.arrayContaining([expect.stringMatching(/^msg_/)]));
-    expect(page.data[2]).toEqual({ id: page.data[2]?.id, type: "message", role: "user", content: [{ type: "input_text", text: "Hello!" }] });
+    expect(page.data[2]).toEqual({
+      id: page.data[2]?.id,
+      type: "message",
+      role: "user",
+      content: [{ type: "input_text", text: "Hello!" }],
+    });
 
-    const asc = await fetch(`${stack.baseURL}/responses/${created.id}/input_items?order=asc&limit=2`).then((r) => r.json() as Promise<Record<string, unknown>>);
+    const asc = await fetch(`${stack.baseURL}/responses/${created.id}/input_items?order=asc&limit=2`).then(
+      (r) => r.json() as Promise<Record<string, unknown>>,
+    );
     const ids = [...page.data].reverse().map((item) => item.id);
     expect(asc).toEqual({
       object: "list",
@@ -119,7 +153,11 @@ describe("stored responses through the openai client", () => {
 
   it("delete, then retrieve is a 404; store: false stores nothing", async () => {
     const created = await client.responses.create({ model: "m", input: "Hello!" });
-    expect(await client.responses.delete(created.id)).toMatchObject({ id: created.id, object: "response", deleted: true });
+    expect(await client.responses.delete(created.id)).toMatchObject({
+      id: created.id,
+      object: "response",
+      deleted: true,
+    });
     const gone = await client.responses.retrieve(created.id).catch((e: unknown) => e);
     expect(gone).toBeInstanceOf(OpenAI.NotFoundError);
     expect((gone as APIError).error).toEqual({
@@ -132,7 +170,9 @@ describe("stored responses through the openai client", () => {
     const unstored = await client.responses.create({ model: "m", input: "Hello!", store: false });
     expect((unstored as unknown as { store: boolean }).store).toBe(false);
     expect(await client.responses.retrieve(unstored.id).catch((e: unknown) => e)).toBeInstanceOf(OpenAI.NotFoundError);
-    const next = await client.responses.create({ model: "m", input: "Hi", previous_response_id: unstored.id }).catch((e: unknown) => e);
+    const next = await client.responses
+      .create({ model: "m", input: "Hi", previous_response_id: unstored.id })
+      .catch((e: unknown) => e);
     expect(next).toBeInstanceOf(OpenAI.BadRequestError);
     expect((next as APIError).error).toEqual({
       message: `Previous response with id '${unstored.id}' not found.`,
@@ -183,11 +223,16 @@ describe("a chain that outgrows the context", () => {
     const long = "sunny ".repeat(Math.floor(context / 2));
     const first = await client.responses.create({ model: "m", input: long });
     expect(first.usage?.input_tokens).toBeLessThan(context);
-    const refused = await client.responses.create({ model: "m", input: long, previous_response_id: first.id }).catch((e: unknown) => e);
+    const refused = await client.responses
+      .create({ model: "m", input: long, previous_response_id: first.id })
+      .catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(OpenAI.BadRequestError);
     expect((refused as APIError).code).toBe("context_length_exceeded");
     expect(((refused as APIError).error as { message: string }).message).toMatch(
-      new RegExp(`^This model's maximum context length is ${context} tokens\\. However, your messages resulted in \\d+ tokens\\.`),
+      new RegExp(
+        `^This model's maximum context length is ${context} tokens\\. However, your messages resulted in \\d+ ` +
+          `tokens\\.`,
+      ),
     );
   });
 });
@@ -205,9 +250,13 @@ describe("ownership", () => {
       const two = new OpenAI({ baseURL: `${keyed.url}/v1`, apiKey: "key-two", maxRetries: 0 });
       const created = await one.responses.create({ model: "m", input: "Hello!" });
       expect(await two.responses.retrieve(created.id).catch((e: unknown) => e)).toBeInstanceOf(OpenAI.NotFoundError);
-      expect(await two.responses.inputItems.list(created.id).catch((e: unknown) => e)).toBeInstanceOf(OpenAI.NotFoundError);
+      expect(await two.responses.inputItems.list(created.id).catch((e: unknown) => e)).toBeInstanceOf(
+        OpenAI.NotFoundError,
+      );
       expect(await two.responses.delete(created.id).catch((e: unknown) => e)).toBeInstanceOf(OpenAI.NotFoundError);
-      const continued = await two.responses.create({ model: "m", input: "Hi", previous_response_id: created.id }).catch((e: unknown) => e);
+      const continued = await two.responses
+        .create({ model: "m", input: "Hi", previous_response_id: created.id })
+        .catch((e: unknown) => e);
       expect(continued).toBeInstanceOf(OpenAI.BadRequestError);
       expect((continued as APIError).code).toBe("previous_response_not_found");
       const reference = await two.responses
@@ -235,19 +284,38 @@ describeOnRuntimes(
       expect(first).toMatchObject({ status: "completed", output_text: CHAT_REPLY, previous_response_id: null });
       expect(first.usage?.input_tokens).toBe(await chatPromptTokens(stack.sidecar.url, "Hello!"));
 
-      const second = await client.responses.create({ model: "m", input: "And tomorrow?", previous_response_id: first.id });
+      const second = await client.responses.create({
+        model: "m",
+        input: "And tomorrow?",
+        previous_response_id: first.id,
+      });
       expect(second).toMatchObject({ status: "completed", output_text: CHAT_REPLY, previous_response_id: first.id });
-      expect(second.usage?.input_tokens).toBeGreaterThan((first.usage?.input_tokens ?? 0) + (first.usage?.output_tokens ?? 0));
+      expect(second.usage?.input_tokens).toBeGreaterThan(
+        (first.usage?.input_tokens ?? 0) + (first.usage?.output_tokens ?? 0),
+      );
       expect(second.usage?.input_tokens_details.cached_tokens).toBeGreaterThan(0);
 
       const { _request_id: _a, ...retrieved } = await client.responses.retrieve(first.id);
       expect(retrieved).toEqual(JSON.parse(JSON.stringify(first)) as unknown);
       const items = (await client.responses.inputItems.list(second.id)).data;
-      expect(items).toEqual([{ id: expect.stringMatching(/^msg_/), type: "message", role: "user", content: [{ type: "input_text", text: "And tomorrow?" }] }]);
-      expect(await client.responses.delete(first.id)).toMatchObject({ id: first.id, object: "response", deleted: true });
+      expect(items).toEqual([
+        {
+          id: expect.stringMatching(/^msg_/),
+          type: "message",
+          role: "user",
+          content: [{ type: "input_text", text: "And tomorrow?" }],
+        },
+      ]);
+      expect(await client.responses.delete(first.id)).toMatchObject({
+        id: first.id,
+        object: "response",
+        deleted: true,
+      });
       expect(await client.responses.retrieve(first.id).catch((e: unknown) => e)).toBeInstanceOf(OpenAI.NotFoundError);
       // Deleted: continuing it is OpenAI's 400 previous_response_not_found, on either runtime.
-      const gone = await client.responses.create({ model: "m", input: "Hi", previous_response_id: first.id }).catch((e: unknown) => e);
+      const gone = await client.responses
+        .create({ model: "m", input: "Hi", previous_response_id: first.id })
+        .catch((e: unknown) => e);
       expect(gone).toBeInstanceOf(OpenAI.BadRequestError);
       expect((gone as APIError).error).toEqual({
         message: `Previous response with id '${first.id}' not found.`,

@@ -48,39 +48,44 @@ describe("structured output", () => {
         };
         if (seed % 2 === 0) return (await client.chat.completions.create(request)).choices[0]?.message.content ?? "";
         let text = "";
-        for await (const chunk of await client.chat.completions.create({ ...request, stream: true })) text += chunk.choices[0]?.delta.content ?? "";
+        for await (const chunk of await client.chat.completions.create({ ...request, stream: true }))
+          text += chunk.choices[0]?.delta.content ?? "";
         return text;
       }),
     );
-    for (const reply of replies) expect(validate(JSON.parse(reply)), `${reply} ${JSON.stringify(validate.errors)}`).toBe(true);
+    for (const reply of replies)
+      expect(validate(JSON.parse(reply)), `${reply} ${JSON.stringify(validate.errors)}`).toBe(true);
   });
 
-  it("Anthropic: output_config.format json_schema; messages.parse() gets parsed output, streaming and not", async () => {
-    // The SDK sends the schema without the keywords Anthropic's API does not take (maxItems
-    // among them), so this one has none: the reply is bounded by its enum and scalars.
-    const flat = {
-      type: "object",
-      properties: { days: { type: "integer" }, sunny: { type: "boolean" }, kind: { enum: ["rain", "sun", "snow"] } },
-      required: ["days", "sunny", "kind"],
-      additionalProperties: false,
-    };
-    const validateFlat = new Ajv().compile(flat);
-    const anthropic = new Anthropic({ baseURL: stack.edge.url, apiKey: "x", maxRetries: 0 });
-    for (let run = 0; run < 4; run++) {
-      const params = {
-        model: "m",
-        max_tokens: 300,
-        temperature: 1,
-        messages: [{ role: "user" as const, content: "Weather?" }],
-        output_config: { format: jsonSchemaOutputFormat(flat as never) },
+  it(
+    "Anthropic: output_config.format json_schema; messages.parse() gets parsed output, streaming and " + "not",
+    async () => {
+      // The SDK sends the schema without the keywords Anthropic's API does not take (maxItems
+      // among them), so this one has none: the reply is bounded by its enum and scalars.
+      const flat = {
+        type: "object",
+        properties: { days: { type: "integer" }, sunny: { type: "boolean" }, kind: { enum: ["rain", "sun", "snow"] } },
+        required: ["days", "sunny", "kind"],
+        additionalProperties: false,
       };
-      const message = await anthropic.messages.parse(params);
-      expect(validateFlat(message.parsed_output), JSON.stringify(validateFlat.errors)).toBe(true);
-      const streamed = await anthropic.messages.stream(params).finalMessage();
-      const text = streamed.content.map((block) => (block.type === "text" ? block.text : "")).join("");
-      expect(validateFlat(JSON.parse(text)), text).toBe(true);
-    }
-  });
+      const validateFlat = new Ajv().compile(flat);
+      const anthropic = new Anthropic({ baseURL: stack.edge.url, apiKey: "x", maxRetries: 0 });
+      for (let run = 0; run < 4; run++) {
+        const params = {
+          model: "m",
+          max_tokens: 300,
+          temperature: 1,
+          messages: [{ role: "user" as const, content: "Weather?" }],
+          output_config: { format: jsonSchemaOutputFormat(flat as never) },
+        };
+        const message = await anthropic.messages.parse(params);
+        expect(validateFlat(message.parsed_output), JSON.stringify(validateFlat.errors)).toBe(true);
+        const streamed = await anthropic.messages.stream(params).finalMessage();
+        const text = streamed.content.map((block) => (block.type === "text" ? block.text : "")).join("");
+        expect(validateFlat(JSON.parse(text)), text).toBe(true);
+      }
+    },
+  );
 
   it("responses: text.format json_schema, and the Response echoes the format", async () => {
     // The Responses API has no seed: three random ones.
@@ -98,13 +103,19 @@ describe("structured output", () => {
   });
 
   it("completions: a GBNF grammar as an extra field", async () => {
-    const completion = await client.completions.create({ model: "m", prompt: "Is it sunny?", ...({ grammar: 'root ::= "yes" | "no"' } as object) });
+    const completion = await client.completions.create({
+      model: "m",
+      prompt: "Is it sunny?",
+      ...({ grammar: 'root ::= "yes" | "no"' } as object),
+    });
     expect(["yes", "no"]).toContain(completion.choices[0]?.text);
     expect(completion.choices[0]?.finish_reason).toBe("stop");
   });
 
   it("refuses a grammar that does not parse with a 400 naming the problem", async () => {
-    await expect(client.completions.create({ model: "m", prompt: "x", ...({ grammar: "root ::= (" } as object) })).rejects.toMatchObject({
+    await expect(
+      client.completions.create({ model: "m", prompt: "x", ...({ grammar: "root ::= (" } as object) }),
+    ).rejects.toMatchObject({
       status: 400,
       error: { type: "invalid_request_error", message: expect.stringMatching(/grammar/) },
     });
@@ -112,35 +123,40 @@ describe("structured output", () => {
 });
 
 describe("forced tool calls on a random model, through the edge", () => {
-  const tools: OpenAI.Chat.ChatCompletionTool[] = [{ type: "function", function: { name: "report", parameters: schema } }];
+  const tools: OpenAI.Chat.ChatCompletionTool[] = [
+    { type: "function", function: { name: "report", parameters: schema } },
+  ];
 
-  it('tool_choice "required": the openai client accumulates one call whose arguments validate, streaming and not', async () => {
-    const replies = await Promise.all(
-      Array.from({ length: 8 }, async (_, seed) => {
-        const request = {
-          model: "m",
-          messages: [{ role: "user" as const, content: "Report." }],
-          tools,
-          tool_choice: "required" as const,
-          parallel_tool_calls: false,
-          temperature: 1,
-          seed,
-          max_tokens: 300,
-        };
-        const streamed = await client.chat.completions.stream(request).finalChatCompletion();
-        const whole = await client.chat.completions.create(request);
-        return [streamed, whole];
-      }),
-    );
-    for (const completion of replies.flat()) {
-      const choice = completion.choices[0];
-      expect(choice?.finish_reason).toBe("tool_calls");
-      expect(choice?.message.tool_calls).toHaveLength(1);
-      const call = choice?.message.tool_calls?.[0];
-      if (call?.type !== "function") throw new Error("no function call");
-      expect(call.function.name).toBe("report");
-      const args: unknown = JSON.parse(call.function.arguments);
-      expect(validate(args), JSON.stringify(validate.errors)).toBe(true);
-    }
-  });
+  it(
+    'tool_choice "required": the openai client accumulates one call whose arguments validate, streaming and ' + "not",
+    async () => {
+      const replies = await Promise.all(
+        Array.from({ length: 8 }, async (_, seed) => {
+          const request = {
+            model: "m",
+            messages: [{ role: "user" as const, content: "Report." }],
+            tools,
+            tool_choice: "required" as const,
+            parallel_tool_calls: false,
+            temperature: 1,
+            seed,
+            max_tokens: 300,
+          };
+          const streamed = await client.chat.completions.stream(request).finalChatCompletion();
+          const whole = await client.chat.completions.create(request);
+          return [streamed, whole];
+        }),
+      );
+      for (const completion of replies.flat()) {
+        const choice = completion.choices[0];
+        expect(choice?.finish_reason).toBe("tool_calls");
+        expect(choice?.message.tool_calls).toHaveLength(1);
+        const call = choice?.message.tool_calls?.[0];
+        if (call?.type !== "function") throw new Error("no function call");
+        expect(call.function.name).toBe("report");
+        const args: unknown = JSON.parse(call.function.arguments);
+        expect(validate(args), JSON.stringify(validate.errors)).toBe(true);
+      }
+    },
+  );
 });

@@ -31,9 +31,19 @@ type Runtime = "node" | "workerd";
 type Protocol = "http/protobuf" | "http/json";
 
 /** The edge on `runtime`, tracing to `receiver` (under workerd through its variables, as a deployment sets them). */
-async function tracedEdge(runtime: Runtime, sidecarUrl: string, receiver: OtlpReceiver, protocol: Protocol, captureContent: boolean): Promise<RunningEdge> {
+async function tracedEdge(
+  runtime: Runtime,
+  sidecarUrl: string,
+  receiver: OtlpReceiver,
+  protocol: Protocol,
+  captureContent: boolean,
+): Promise<RunningEdge> {
   if (runtime === "node")
-    return startNodeEdge({ sidecarUrl, port: 0, trace: { url: `${receiver.url}/v1/traces`, protocol, serviceName: "llm-edge", captureContent } });
+    return startNodeEdge({
+      sidecarUrl,
+      port: 0,
+      trace: { url: `${receiver.url}/v1/traces`, protocol, serviceName: "llm-edge", captureContent },
+    });
   const wrangler = await startWrangler({
     SIDECAR_URL: sidecarUrl,
     OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
@@ -43,22 +53,38 @@ async function tracedEdge(runtime: Runtime, sidecarUrl: string, receiver: OtlpRe
   return { url: wrangler.url, access: "", close: () => wrangler.stop() };
 }
 
-/** Until `count` GenAI spans of the edge have come (sent within a second on Node; within each request's waitUntil by the Worker). */
+/**
+ * Until `count` GenAI spans of the edge have come (sent within a second on Node; within each request's waitUntil by
+ * the Worker).
+ */
 async function edgeSpansIn(receiver: OtlpReceiver, count = 4): Promise<void> {
-  const ended = () => receiver.spans.filter((span) => span.service === "llm-edge" && span.kind === CLIENT).length >= count;
-  for (let waited = 0; !ended() && waited < 30_000; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
+  const ended = () =>
+    receiver.spans.filter((span) => span.service === "llm-edge" && span.kind === CLIENT).length >= count;
+  for (let waited = 0; !ended() && waited < 30_000; waited += 50)
+    await new Promise((resolve) => setTimeout(resolve, 50));
 }
 
 /** One streamed chat, one text completion and one prompt too long for the context, traced; then both flushed. */
 async function tracedRun(runtime: Runtime, protocol: Protocol, captureContent: boolean): Promise<Run> {
   const receiver: OtlpReceiver = await startOtlpReceiver();
-  const sidecar: RunningSidecar = await startTestSidecar({ trace: { url: `${receiver.url}/v1/traces`, protocol, serviceName: "llm-sidecar" } });
+  const sidecar: RunningSidecar = await startTestSidecar({
+    trace: { url: `${receiver.url}/v1/traces`, protocol, serviceName: "llm-sidecar" },
+  });
   const edge = await tracedEdge(runtime, sidecar.url, receiver, protocol, captureContent);
   try {
     const openai = new OpenAI({ baseURL: `${edge.url}/v1`, apiKey: "none", maxRetries: 0 });
     const headers = { traceparent: `00-${TRACE_ID}-${CLIENT_SPAN}-01` };
-    const body = { model: "scripted", messages: [{ role: "user" as const, content: USER }], max_tokens: 40, temperature: 0.7, top_p: 0.9, seed: 7 };
-    const { data: stream, response } = await openai.chat.completions.create({ ...body, stream: true }, { headers }).withResponse();
+    const body = {
+      model: "scripted",
+      messages: [{ role: "user" as const, content: USER }],
+      max_tokens: 40,
+      temperature: 0.7,
+      top_p: 0.9,
+      seed: 7,
+    };
+    const { data: stream, response } = await openai.chat.completions
+      .create({ ...body, stream: true }, { headers })
+      .withResponse();
     let chatId = "";
     for await (const chunk of stream) chatId = chunk.id;
     await openai.completions.create({ model: "scripted", prompt: "Once upon a time", max_tokens: 20 });
@@ -89,7 +115,9 @@ const one = (spans: readonly ReceivedSpan[], test: (span: ReceivedSpan) => boole
   return found[0] as ReceivedSpan;
 };
 
-const RUNS = (["node", "workerd"] as const).flatMap((runtime) => (["http/protobuf", "http/json"] as const).map((protocol) => [runtime, protocol] as const));
+const RUNS = (["node", "workerd"] as const).flatMap((runtime) =>
+  (["http/protobuf", "http/json"] as const).map((protocol) => [runtime, protocol] as const),
+);
 
 describe.each(RUNS)("traces from the edge on %s over %s", (runtime, protocol) => {
   let run: Run;
@@ -98,7 +126,9 @@ describe.each(RUNS)("traces from the edge on %s over %s", (runtime, protocol) =>
   }, 120_000);
 
   it("exports in the protocol asked for", () => {
-    expect(new Set(run.contentTypes)).toEqual(new Set([protocol === "http/json" ? "application/json" : "application/x-protobuf"]));
+    expect(new Set(run.contentTypes)).toEqual(
+      new Set([protocol === "http/json" ? "application/json" : "application/x-protobuf"]),
+    );
   });
 
   it("continues the client's trace: HTTP server span → GenAI span → the sidecar's call and its steps", () => {
@@ -121,8 +151,14 @@ describe.each(RUNS)("traces from the edge on %s over %s", (runtime, protocol) =>
     expect(steps.map((span) => span.name)).toEqual(["queue wait", "prompt evaluation", "decoding"]);
     const [queue, prompt, decode] = steps as [ReceivedSpan, ReceivedSpan, ReceivedSpan];
     expect([queue.endNs, prompt.endNs]).toEqual([prompt.startNs, decode.startNs]);
-    expect(prompt.attributes).toEqual({ "gen_ai.usage.input_tokens": run.promptTokens, "gen_ai.usage.cache_read.input_tokens": 0 });
-    expect(decode.attributes).toEqual({ "gen_ai.usage.output_tokens": CHAT_REPLY_TOKENS, "gen_ai.usage.reasoning.output_tokens": 0 });
+    expect(prompt.attributes).toEqual({
+      "gen_ai.usage.input_tokens": run.promptTokens,
+      "gen_ai.usage.cache_read.input_tokens": 0,
+    });
+    expect(decode.attributes).toEqual({
+      "gen_ai.usage.output_tokens": CHAT_REPLY_TOKENS,
+      "gen_ai.usage.reasoning.output_tokens": 0,
+    });
     expect(inTrace).toHaveLength(6);
   });
 
@@ -150,7 +186,11 @@ describe.each(RUNS)("traces from the edge on %s over %s", (runtime, protocol) =>
   it("names a raw prompt's span text_completion, in a new trace", () => {
     const span = one(run.spans, (s) => s.name === "text_completion scripted");
     expect(span.traceId).not.toBe(TRACE_ID);
-    expect(span.attributes).toMatchObject({ "gen_ai.operation.name": "text_completion", "gen_ai.request.stream": false, "gen_ai.usage.output_tokens": 11 });
+    expect(span.attributes).toMatchObject({
+      "gen_ai.operation.name": "text_completion",
+      "gen_ai.request.stream": false,
+      "gen_ai.usage.output_tokens": 11,
+    });
     expect(one(run.spans, (s) => s.spanId === span.parentSpanId).name).toBe("POST /v1/completions");
   });
 
@@ -168,10 +208,14 @@ describe.each(RUNS)("traces from the edge on %s over %s", (runtime, protocol) =>
   });
 
   it("marks a failed request with error.type on both spans", () => {
-    const genAi = one(run.spans, (span) => span.name === "chat scripted" && span.attributes["gen_ai.request.max_tokens"] === 1);
+    const genAi = one(
+      run.spans,
+      (span) => span.name === "chat scripted" && span.attributes["gen_ai.request.max_tokens"] === 1,
+    );
     const http = one(run.spans, (span) => span.spanId === genAi.parentSpanId);
     expect(http.attributes["http.response.status_code"]).toBe(400);
-    for (const span of [genAi, http]) expect([span.statusCode, span.attributes["error.type"]]).toEqual([2, "invalid_request"]);
+    for (const span of [genAi, http])
+      expect([span.statusCode, span.attributes["error.type"]]).toEqual([2, "invalid_request"]);
   });
 
   it("records no prompt or reply text", () => {
@@ -185,9 +229,13 @@ describe("traces with OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true", 
     const run = await tracedRun("node", "http/json", true);
     const genAi = one(run.spans, (span) => span.name === "chat scripted" && span.traceId === TRACE_ID);
     expect(JSON.parse(String(genAi.attributes["gen_ai.input.messages"]))).toEqual([{ role: "user", content: USER }]);
-    expect(JSON.parse(String(genAi.attributes["gen_ai.output.messages"]))).toEqual([{ role: "assistant", parts: [{ type: "text", content: CHAT_REPLY }] }]);
+    expect(JSON.parse(String(genAi.attributes["gen_ai.output.messages"]))).toEqual([
+      { role: "assistant", parts: [{ type: "text", content: CHAT_REPLY }] },
+    ]);
     const story = one(run.spans, (span) => span.name === "text_completion scripted");
-    expect(JSON.parse(String(story.attributes["gen_ai.output.messages"]))).toEqual([{ role: "assistant", parts: [{ type: "text", content: STORY }] }]);
+    expect(JSON.parse(String(story.attributes["gen_ai.output.messages"]))).toEqual([
+      { role: "assistant", parts: [{ type: "text", content: STORY }] },
+    ]);
   }, 60_000);
 });
 
@@ -212,11 +260,17 @@ describe("traces off (no OTEL_EXPORTER_OTLP_ENDPOINT)", () => {
 });
 
 describe("traces of a client that leaves, and of a native gRPC caller", () => {
-  it("ends a stream's spans when its client leaves, with the event client_left; the sidecar's call with cancelled", async () => {
+  it("ends a stream's spans when its client leaves, with the event client_left; the sidecar's call with " +
+    "cancelled", async () => {
     const receiver = await startOtlpReceiver();
     const url = `${receiver.url}/v1/traces`;
     const { "random-60m": model } = await ensureModels("models", ["random-60m"]);
-    const sidecar = await startTestSidecar({ model, sequences: 1, contextSize: 4096, trace: { url, protocol: "http/json", serviceName: "llm-sidecar" } });
+    const sidecar = await startTestSidecar({
+      model,
+      sequences: 1,
+      contextSize: 4096,
+      trace: { url, protocol: "http/json", serviceName: "llm-sidecar" },
+    });
     const edge = await startNodeEdge({
       sidecarUrl: sidecar.url,
       port: 0,
@@ -224,7 +278,12 @@ describe("traces of a client that leaves, and of a native gRPC caller", () => {
     });
     try {
       const client = new AbortController();
-      const body = JSON.stringify({ model: "m", messages: [{ role: "user", content: "Go on" }], max_tokens: 2000, stream: true });
+      const body = JSON.stringify({
+        model: "m",
+        messages: [{ role: "user", content: "Go on" }],
+        max_tokens: 2000,
+        stream: true,
+      });
       const response = await fetch(`${edge.url}/v1/chat/completions`, {
         method: "POST",
         headers: { "content-type": "application/json" },
@@ -244,26 +303,43 @@ describe("traces of a client that leaves, and of a native gRPC caller", () => {
     const genAi = one(receiver.spans, (span) => span.kind === CLIENT);
     const http = one(receiver.spans, (span) => span.spanId === genAi.parentSpanId);
     for (const span of [genAi, http]) expect([span.events, span.statusCode]).toEqual([["client_left"], 0]);
-    // The reply never finished: no finish reason and no usage, only the request's attributes and the response's id and model.
-    expect(Object.keys(genAi.attributes).filter((key) => key.startsWith("gen_ai.usage.") || key === "gen_ai.response.finish_reasons")).toEqual([
-      "gen_ai.usage.input_tokens",
-    ]);
+    // The reply never finished: no finish reason and no usage, only the request's attributes and the response's id and
+    // model.
+    expect(
+      Object.keys(genAi.attributes).filter(
+        (key) => key.startsWith("gen_ai.usage.") || key === "gen_ai.response.finish_reasons",
+      ),
+    ).toEqual(["gen_ai.usage.input_tokens"]);
     const call = one(receiver.spans, (span) => span.service === "llm-sidecar" && span.kind === SERVER);
     expect([call.parentSpanId, call.events]).toEqual([genAi.spanId, ["cancelled"]]);
   }, 60_000);
 
   it("continues the traceparent of a native gRPC call's metadata", async () => {
     const receiver = await startOtlpReceiver();
-    const sidecar = await startTestSidecar({ trace: { url: `${receiver.url}/v1/traces`, protocol: "http/protobuf", serviceName: "llm-sidecar" } });
+    const sidecar = await startTestSidecar({
+      trace: { url: `${receiver.url}/v1/traces`, protocol: "http/protobuf", serviceName: "llm-sidecar" },
+    });
     try {
-      const request = { model: "scripted", input: { case: "prompt" as const, value: "Once upon a time" }, maxTokens: 4 };
-      await collect(clientsFor(sidecar.url).grpc.generate(request, { headers: { traceparent: `00-${TRACE_ID}-${CLIENT_SPAN}-01` } }));
+      const request = {
+        model: "scripted",
+        input: { case: "prompt" as const, value: "Once upon a time" },
+        maxTokens: 4,
+      };
+      await collect(
+        clientsFor(sidecar.url).grpc.generate(request, {
+          headers: { traceparent: `00-${TRACE_ID}-${CLIENT_SPAN}-01` },
+        }),
+      );
     } finally {
       await sidecar.stop();
       await receiver.close();
     }
     const call = one(receiver.spans, (span) => span.kind === SERVER);
-    expect(call).toMatchObject({ traceId: TRACE_ID, parentSpanId: CLIENT_SPAN, name: "inference.v1.InferenceService/Generate" });
+    expect(call).toMatchObject({
+      traceId: TRACE_ID,
+      parentSpanId: CLIENT_SPAN,
+      name: "inference.v1.InferenceService/Generate",
+    });
     expect(call.attributes).toEqual({
       "rpc.system": "grpc",
       "rpc.service": "inference.v1.InferenceService",

@@ -1,5 +1,6 @@
 // The edge under workerd (`wrangler dev`) in front of a real sidecar and the scripted model:
-// the official client streams through it, and a client that leaves stops generation (docs/decisions.md, "Cancellation chain").
+// the official client streams through it, and a client that leaves stops generation (docs/decisions.md, "Cancellation
+// chain").
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import { request as httpRequest } from "node:http";
@@ -24,7 +25,11 @@ afterAll(async () => {
 describe("the edge under wrangler dev with the real sidecar", () => {
   it("streams the chat contract to the official client", async () => {
     const client = new OpenAI({ baseURL: `${wrangler.url}/v1`, apiKey: "not-needed", maxRetries: 0 });
-    const stream = await client.chat.completions.create({ model: "local-model", messages: [{ role: "user", content: "Hello!" }], stream: true });
+    const stream = await client.chat.completions.create({
+      model: "local-model",
+      messages: [{ role: "user", content: "Hello!" }],
+      stream: true,
+    });
     let text = "";
     let first: unknown;
     let finish: string | null = null;
@@ -42,14 +47,18 @@ describe("the edge under wrangler dev with the real sidecar", () => {
 
   it("streams Anthropic Messages and OpenAI Responses to their official clients", async () => {
     const anthropic = new Anthropic({ baseURL: wrangler.url, apiKey: "not-needed", maxRetries: 0 });
-    const message = await anthropic.messages.stream({ model: "m", max_tokens: 256, messages: [{ role: "user", content: "Hello!" }] }).finalMessage();
+    const message = await anthropic.messages
+      .stream({ model: "m", max_tokens: 256, messages: [{ role: "user", content: "Hello!" }] })
+      .finalMessage();
     expect(message).toMatchObject({
       content: [{ type: "text", text: "It is sunny in Tokyo, 22°C. ☀️" }],
       stop_reason: "end_turn",
       usage: { output_tokens: 16 },
     });
     const openai = new OpenAI({ baseURL: `${wrangler.url}/v1`, apiKey: "not-needed", maxRetries: 0 });
-    const response = await openai.responses.stream({ model: "m", input: "Hello!", max_output_tokens: 3 }).finalResponse();
+    const response = await openai.responses
+      .stream({ model: "m", input: "Hello!", max_output_tokens: 3 })
+      .finalResponse();
     expect(response).toMatchObject({ status: "incomplete", output_text: "It is sunny", usage: { output_tokens: 3 } });
   });
 
@@ -96,11 +105,14 @@ describe("the edge under wrangler dev with the real sidecar", () => {
     const reader = response.body!.getReader();
     const decoder = new TextDecoder();
     let text = "";
-    while ((text.match(/\n\n/g) ?? []).length < 2) text += decoder.decode((await reader.read()).value, { stream: true });
+    while ((text.match(/\n\n/g) ?? []).length < 2)
+      text += decoder.decode((await reader.read()).value, { stream: true });
     drop.abort();
     const first = text.split(/(?<=\n\n)/).slice(0, 2);
     expect(first.map((e) => /id: (\d+)/.exec(e)?.[1])).toEqual(["0", "1"]);
-    const rest = await (await fetch(`${wrangler.url}/v1/streams/${streamId}`, { headers: { "last-event-id": "1" } })).text();
+    const rest = await (
+      await fetch(`${wrangler.url}/v1/streams/${streamId}`, { headers: { "last-event-id": "1" } })
+    ).text();
     const whole = await (await fetch(`${wrangler.url}/v1/streams/${streamId}`)).text();
     expect(first.join("") + rest).toBe(whole);
     expect(whole).toContain("data: [DONE]");
@@ -110,7 +122,11 @@ describe("the edge under wrangler dev with the real sidecar", () => {
     const response = await fetch(`${wrangler.url}/v1/chat/completions`, {
       method: "POST",
       headers: { "content-type": "application/json" },
-      body: JSON.stringify({ messages: [{ role: "user", content: "Hello!" }], stream: true, stream_options: { include_usage: true } }),
+      body: JSON.stringify({
+        messages: [{ role: "user", content: "Hello!" }],
+        stream: true,
+        stream_options: { include_usage: true },
+      }),
     });
     const summary = checkChatStream(await readEvents(response.body));
     expect(summary).toMatchObject({ text: "It is sunny in Tokyo, 22°C. ☀️", finishReason: "stop", done: true });
@@ -120,20 +136,28 @@ describe("the edge under wrangler dev with the real sidecar", () => {
   it("stops the sidecar's generation when the client disconnects", async () => {
     const before = await readMetrics(sidecar.url);
     await new Promise<void>((resolve, reject) => {
-      const req = httpRequest(`${wrangler.url}/v1/completions`, { method: "POST", headers: { "content-type": "application/json" } }, (res) => {
-        res.once("data", () => {
-          req.destroy();
-          resolve();
-        });
-      });
+      const req = httpRequest(
+        `${wrangler.url}/v1/completions`,
+        { method: "POST", headers: { "content-type": "application/json" } },
+        (res) => {
+          res.once("data", () => {
+            req.destroy();
+            resolve();
+          });
+        },
+      );
       req.on("error", () => undefined);
       req.end(JSON.stringify({ prompt: "Let us sing. Sing", stream: true }));
       setTimeout(() => reject(new Error("no data within 10 s")), 10_000);
     });
-    await expect.poll(async () => (await readMetrics(sidecar.url)).sidecar_generations_active, { timeout: 10_000 }).toBe(0);
+    await expect
+      .poll(async () => (await readMetrics(sidecar.url)).sidecar_generations_active, { timeout: 10_000 })
+      .toBe(0);
     const after = await readMetrics(sidecar.url);
     expect(after.sidecar_generations_aborted_total).toBe((before.sidecar_generations_aborted_total ?? 0) + 1);
     // Left alone, the song would have run to the end of a 4,096-token context.
-    expect((after.sidecar_tokens_generated_total ?? 0) - (before.sidecar_tokens_generated_total ?? 0)).toBeLessThan(3000);
+    expect((after.sidecar_tokens_generated_total ?? 0) - (before.sidecar_tokens_generated_total ?? 0)).toBeLessThan(
+      3000,
+    );
   });
 });

@@ -17,8 +17,19 @@ function appWith(access: AccessOptions) {
   return testApp(undefined, { access });
 }
 
-function call(app: ReturnType<typeof appWith>["app"], url: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
-  return app.fetch(new Request(url, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) }));
+function call(
+  app: ReturnType<typeof appWith>["app"],
+  url: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<Response> {
+  return app.fetch(
+    new Request(url, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...headers },
+      body: JSON.stringify(body),
+    }),
+  );
 }
 
 describe("API keys", () => {
@@ -26,7 +37,9 @@ describe("API keys", () => {
 
   it("accepts a key as a Bearer token or as x-api-key", async () => {
     const { app } = keyed();
-    expect((await call(app, "https://api.example/v1/chat/completions", CHAT, { authorization: `Bearer ${KEY}` })).status).toBe(200);
+    expect(
+      (await call(app, "https://api.example/v1/chat/completions", CHAT, { authorization: `Bearer ${KEY}` })).status,
+    ).toBe(200);
     expect((await call(app, "https://api.example/v1/messages", MESSAGES, { "x-api-key": OTHER_KEY })).status).toBe(200);
   });
 
@@ -47,11 +60,21 @@ describe("API keys", () => {
 
   it("refuses a wrong key without repeating it, in each protocol's shape", async () => {
     const { app, sidecar } = keyed();
-    const openai = await call(app, "https://api.example/v1/completions", { prompt: "x" }, { authorization: "Bearer sk-wrong-secret" });
+    const openai = await call(
+      app,
+      "https://api.example/v1/completions",
+      { prompt: "x" },
+      { authorization: "Bearer sk-wrong-secret" },
+    );
     expect(openai.status).toBe(401);
     const openaiText = await openai.text();
     expect(JSON.parse(openaiText)).toEqual({
-      error: { message: "Incorrect API key provided.", type: "invalid_request_error", param: null, code: "invalid_api_key" },
+      error: {
+        message: "Incorrect API key provided.",
+        type: "invalid_request_error",
+        param: null,
+        code: "invalid_api_key",
+      },
     });
     const anthropic = await call(app, "https://api.example/v1/messages", MESSAGES, { "x-api-key": "sk-wrong-secret" });
     expect(anthropic.status).toBe(401);
@@ -66,8 +89,12 @@ describe("API keys", () => {
 
   it("takes sha256:<hex> entries, so the secret need not be stored", async () => {
     const { app } = appWith({ apiKeys: `sha256:${toHex(await sha256(KEY))}` });
-    expect((await call(app, "https://api.example/v1/chat/completions", CHAT, { authorization: `Bearer ${KEY}` })).status).toBe(200);
-    expect((await call(app, "https://api.example/v1/chat/completions", CHAT, { authorization: `Bearer ${KEY}x` })).status).toBe(401);
+    expect(
+      (await call(app, "https://api.example/v1/chat/completions", CHAT, { authorization: `Bearer ${KEY}` })).status,
+    ).toBe(200);
+    expect(
+      (await call(app, "https://api.example/v1/chat/completions", CHAT, { authorization: `Bearer ${KEY}x` })).status,
+    ).toBe(401);
   });
 
   it("compares SHA-256 digests with the constant-time compare, every configured key each time", async () => {
@@ -77,14 +104,19 @@ describe("API keys", () => {
       return a.every((byte, i) => byte === b[i]);
     };
     const { app } = appWith({ apiKeys: `${KEY},${OTHER_KEY}`, compare: spy });
-    expect((await call(app, "https://api.example/v1/chat/completions", CHAT, { authorization: `Bearer ${KEY}` })).status).toBe(200);
+    expect(
+      (await call(app, "https://api.example/v1/chat/completions", CHAT, { authorization: `Bearer ${KEY}` })).status,
+    ).toBe(200);
     // The first key matched, and the second was compared all the same: no early exit.
     expect(seen).toEqual([
       [32, 32],
       [32, 32],
     ]);
     const refusing = appWith({ apiKeys: KEY, compare: () => false });
-    expect((await call(refusing.app, "https://api.example/v1/chat/completions", CHAT, { authorization: `Bearer ${KEY}` })).status).toBe(401);
+    expect(
+      (await call(refusing.app, "https://api.example/v1/chat/completions", CHAT, { authorization: `Bearer ${KEY}` }))
+        .status,
+    ).toBe(401);
   });
 
   it("serves /health without a key", async () => {
@@ -95,10 +127,16 @@ describe("API keys", () => {
 
   it("lets any origin read answers (keys are not cookies) unless CORS_ORIGINS says otherwise", async () => {
     const { app } = keyed();
-    const open = await call(app, "https://api.example/v1/chat/completions", CHAT, { authorization: `Bearer ${KEY}`, origin: "https://app.example" });
+    const open = await call(app, "https://api.example/v1/chat/completions", CHAT, {
+      authorization: `Bearer ${KEY}`,
+      origin: "https://app.example",
+    });
     expect(open.headers.get("access-control-allow-origin")).toBe("*");
     const limited = appWith({ apiKeys: KEY, corsOrigins: "https://app.example" });
-    const allowed = await call(limited.app, "https://api.example/v1/chat/completions", CHAT, { authorization: `Bearer ${KEY}`, origin: "https://app.example" });
+    const allowed = await call(limited.app, "https://api.example/v1/chat/completions", CHAT, {
+      authorization: `Bearer ${KEY}`,
+      origin: "https://app.example",
+    });
     expect(allowed.status).toBe(200);
     expect(allowed.headers.get("access-control-allow-origin")).toBe("https://app.example");
     const refused = await call(limited.app, "https://api.example/v1/chat/completions", CHAT, {
@@ -146,7 +184,9 @@ describe("without keys: loopback only", () => {
     expect(sidecar.calls).toHaveLength(0);
     const nullOrigin = await call(app, "http://127.0.0.1:8080/v1/chat/completions", CHAT, { origin: "null" });
     expect(nullOrigin.status).toBe(403);
-    const page = await call(app, "http://127.0.0.1:8080/v1/chat/completions", CHAT, { origin: "http://localhost:5173" });
+    const page = await call(app, "http://127.0.0.1:8080/v1/chat/completions", CHAT, {
+      origin: "http://localhost:5173",
+    });
     expect(page.status).toBe(200);
     expect(page.headers.get("access-control-allow-origin")).toBe("http://localhost:5173");
     expect(page.headers.get("vary")).toBe("origin");
@@ -155,7 +195,12 @@ describe("without keys: loopback only", () => {
   it("refuses another origin's preflight", async () => {
     const { app } = local();
     const preflight = (origin: string) =>
-      app.fetch(new Request("http://127.0.0.1:8080/v1/chat/completions", { method: "OPTIONS", headers: { origin, "access-control-request-method": "POST" } }));
+      app.fetch(
+        new Request("http://127.0.0.1:8080/v1/chat/completions", {
+          method: "OPTIONS",
+          headers: { origin, "access-control-request-method": "POST" },
+        }),
+      );
     expect((await preflight("https://evil.example")).status).toBe(403);
     const allowed = await preflight("http://127.0.0.1:3000");
     expect(allowed.status).toBe(204);

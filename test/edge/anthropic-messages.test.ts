@@ -15,14 +15,24 @@ import { parseText } from "../support/sse.js";
 
 const PATH = "/v1/messages";
 const body = { model: "claude-sonnet-4-5", max_tokens: 64, messages: [{ role: "user", content: "Hello!" }] };
-const script: Step[] = [start("tiny-llama", 9, 2), token("Hi"), token(" there"), finish("stop", { promptTokens: 9, completionTokens: 2, cachedTokens: 2 })];
+const script: Step[] = [
+  start("tiny-llama", 9, 2),
+  token("Hi"),
+  token(" there"),
+  finish("stop", { promptTokens: 9, completionTokens: 2, cachedTokens: 2 }),
+];
 
 interface AnthropicError {
   type: "error";
   error: { type: string; message: string };
 }
 
-async function expectError(response: Response, status: number, type: string, message?: RegExp): Promise<AnthropicError> {
+async function expectError(
+  response: Response,
+  status: number,
+  type: string,
+  message?: RegExp,
+): Promise<AnthropicError> {
   expect(response.status).toBe(status);
   expect(response.headers.get("content-type")).toBe("application/json");
   expect(response.headers.get("request-id")).toBe(`req_${FIXED_ID}`);
@@ -38,7 +48,9 @@ async function expectError(response: Response, status: number, type: string, mes
 describe("POST /v1/messages (stream off)", () => {
   it("returns the Message: content blocks, stop_reason, usage", async () => {
     const { app } = testApp(script);
-    const response = await post(app, PATH, body, { headers: { "x-api-key": "sk-ant-anything", "anthropic-version": "2023-06-01" } });
+    const response = await post(app, PATH, body, {
+      headers: { "x-api-key": "sk-ant-anything", "anthropic-version": "2023-06-01" },
+    });
     expect(response.status).toBe(200);
     expect(response.headers.get("content-type")).toBe("application/json");
     expect(response.headers.get("request-id")).toBe(`req_${FIXED_ID}`);
@@ -74,7 +86,12 @@ describe("POST /v1/messages (stream off)", () => {
   });
 
   it("includes text the sidecar held back to the end (Finish.text)", async () => {
-    const { app } = testApp([start(), token("It is sunny in "), token("", { piece: "Tok" }), finish("stop", { text: "Tok" })]);
+    const { app } = testApp([
+      start(),
+      token("It is sunny in "),
+      token("", { piece: "Tok" }),
+      finish("stop", { text: "Tok" }),
+    ]);
     const message = (await (await post(app, PATH, body)).json()) as Record<string, unknown>;
     expect(message["content"]).toEqual([{ type: "text", text: "It is sunny in Tok" }]);
   });
@@ -87,7 +104,12 @@ describe("POST /v1/messages (stream off)", () => {
 
 describe("POST /v1/messages (stream on)", () => {
   it("streams named events in Anthropic's order, held-back text in its block", async () => {
-    const { app } = testApp([start("tiny-llama", 9), token("It is"), token("", { piece: " sun" }), finish("stop", { completionTokens: 2, text: " sun" })]);
+    const { app } = testApp([
+      start("tiny-llama", 9),
+      token("It is"),
+      token("", { piece: " sun" }),
+      finish("stop", { completionTokens: 2, text: " sun" }),
+    ]);
     const response = await post(app, PATH, { ...body, stream: true });
     expect(response.status).toBe(200);
     expect(response.headers.get("content-type")).toBe("text/event-stream; charset=utf-8");
@@ -113,7 +135,9 @@ describe("POST /v1/messages (stream on)", () => {
   });
 
   it("sends `event: ping` while the sidecar is silent (the keep-alive)", async () => {
-    const { app } = testApp([start(), delay(120), token("Hi"), finish("stop", { completionTokens: 1 })], { keepAliveMs: 30 });
+    const { app } = testApp([start(), delay(120), token("Hi"), finish("stop", { completionTokens: 1 })], {
+      keepAliveMs: 30,
+    });
     const text = await (await post(app, PATH, { ...body, stream: true })).text();
     expect(text).toContain('event: ping\ndata: {"type":"ping"}\n\n');
     expect(text).not.toMatch(/^: ping$/m); // not the OpenAI-style comment
@@ -129,7 +153,8 @@ describe("POST /v1/messages (stream on)", () => {
     await reader.read();
     await reader.cancel();
     const deadline = Date.now() + 2000;
-    while (sidecar.lastCall?.signal?.aborted !== true && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+    while (sidecar.lastCall?.signal?.aborted !== true && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 5));
     expect(sidecar.lastCall?.signal?.aborted).toBe(true);
   });
 });
@@ -195,7 +220,10 @@ describe("Messages → GenerateRequest", () => {
     expect(sidecar.lastCall?.request.input).toEqual({
       case: "chat",
       value: expect.objectContaining({
-        messages: [expect.objectContaining({ role: Role.SYSTEM, content: "Be brief." }), expect.objectContaining({ role: Role.USER, content: "Hello!" })],
+        messages: [
+          expect.objectContaining({ role: Role.SYSTEM, content: "Be brief." }),
+          expect.objectContaining({ role: Role.USER, content: "Hello!" }),
+        ],
       }),
     });
     await post(app, PATH, { ...body, max_tokens: 1e12, system: null });
@@ -251,7 +279,10 @@ describe("bad requests: Anthropic's error shape, refused before the sidecar is c
     },
     {
       name: "a tool_use block in a system message",
-      body: { ...body, messages: [{ role: "system", content: [{ type: "tool_use", id: "t", name: "f", input: {} }] }, ...user] },
+      body: {
+        ...body,
+        messages: [{ role: "system", content: [{ type: "tool_use", id: "t", name: "f", input: {} }] }, ...user],
+      },
       message: /cannot hold 'tool_use'/,
     },
     {
@@ -261,7 +292,10 @@ describe("bad requests: Anthropic's error shape, refused before the sidecar is c
     },
     {
       name: "a tool_result answering no tool_use",
-      body: { ...body, messages: [{ role: "user", content: [{ type: "tool_result", tool_use_id: "t", content: "x" }] }] },
+      body: {
+        ...body,
+        messages: [{ role: "user", content: [{ type: "tool_result", tool_use_id: "t", content: "x" }] }],
+      },
       message: /'messages\[0\]\.content\[0\]\.tool_use_id'.*answers no tool call/,
     },
     {
@@ -274,8 +308,16 @@ describe("bad requests: Anthropic's error shape, refused before the sidecar is c
       body: { ...body, tools: [{ type: "web_search_20250305", name: "web_search" }] },
       message: /'tools\[0\]\.type'.*server tools \('web_search_20250305'\)/,
     },
-    { name: "a tool without input_schema", body: { ...body, tools: [{ name: "get_weather" }] }, message: /'tools\[0\]\.input_schema'/ },
-    { name: "a bad tool name", body: { ...body, tools: [{ name: "get weather", input_schema: { type: "object" } }] }, message: /'tools\[0\]\.name'.*1 to 64/ },
+    {
+      name: "a tool without input_schema",
+      body: { ...body, tools: [{ name: "get_weather" }] },
+      message: /'tools\[0\]\.input_schema'/,
+    },
+    {
+      name: "a bad tool name",
+      body: { ...body, tools: [{ name: "get weather", input_schema: { type: "object" } }] },
+      message: /'tools\[0\]\.name'.*1 to 64/,
+    },
     {
       name: "a tool name twice",
       body: {
@@ -292,8 +334,16 @@ describe("bad requests: Anthropic's error shape, refused before the sidecar is c
       body: { ...body, tools: [{ name: "f", input_schema: {} }], tool_choice: { type: "tool", name: "g" } },
       message: /'tool_choice\.name'.*not among the tools/,
     },
-    { name: "tool choice any without tools", body: { ...body, tool_choice: { type: "any" } }, message: /'tool_choice'.*needs at least one tool/ },
-    { name: "an unknown tool choice", body: { ...body, tool_choice: { type: "sometimes" } }, message: /'tool_choice\.type'.*'auto', 'any', 'tool'/ },
+    {
+      name: "tool choice any without tools",
+      body: { ...body, tool_choice: { type: "any" } },
+      message: /'tool_choice'.*needs at least one tool/,
+    },
+    {
+      name: "an unknown tool choice",
+      body: { ...body, tool_choice: { type: "sometimes" } },
+      message: /'tool_choice\.type'.*'auto', 'any', 'tool'/,
+    },
     {
       name: "a text block without text",
       body: { ...body, messages: [{ role: "user", content: [{ type: "text" }] }] },
@@ -303,20 +353,33 @@ describe("bad requests: Anthropic's error shape, refused before the sidecar is c
     { name: "temperature above Anthropic's 1", body: { ...body, temperature: 1.5 }, message: /'temperature'/ },
     { name: "top_p 0", body: { ...body, top_p: 0 }, message: /'top_p'/ },
     { name: "top_k negative", body: { ...body, top_k: -1 }, message: /'top_k'/ },
-    { name: "17 stop sequences", body: { ...body, stop_sequences: Array.from({ length: 17 }, (_, i) => `s${i}`) }, message: /at most 16/ },
+    {
+      name: "17 stop sequences",
+      body: { ...body, stop_sequences: Array.from({ length: 17 }, (_, i) => `s${i}`) },
+      message: /at most 16/,
+    },
     { name: "stream a string", body: { ...body, stream: "yes" }, message: /'stream'/ },
     {
       name: "a last assistant message (prefill)",
       body: { ...body, messages: [...user, { role: "assistant", content: "The answer is" }] },
       message: /'messages\[1\]\.role'.*prefill/,
     },
-    { name: "a 5 MB body", body: { ...body, system: "x".repeat(5 * 1024 * 1024) }, status: 413, type: "request_too_large", message: /4194304 bytes/ },
+    {
+      name: "a 5 MB body",
+      body: { ...body, system: "x".repeat(5 * 1024 * 1024) },
+      status: 413,
+      type: "request_too_large",
+      message: /4194304 bytes/,
+    },
   ];
 
   it.each(cases)("$name", async (c) => {
     const { app, sidecar } = testApp();
     for (const stream of [false, true]) {
-      const payload = typeof c.body === "object" && c.body !== null ? { ...c.body, stream: (c.body as { stream?: unknown }).stream ?? stream } : c.body;
+      const payload =
+        typeof c.body === "object" && c.body !== null
+          ? { ...c.body, stream: (c.body as { stream?: unknown }).stream ?? stream }
+          : c.body;
       await expectError(await post(app, PATH, payload), c.status ?? 400, c.type ?? "invalid_request_error", c.message);
     }
     expect(sidecar.calls).toHaveLength(0);
@@ -378,7 +441,10 @@ describe("POST /v1/messages/count_tokens", () => {
     expect(sidecar.tokenizeCalls[0]?.input).toEqual({
       case: "chat",
       value: expect.objectContaining({
-        messages: [expect.objectContaining({ role: Role.SYSTEM, content: "Be brief." }), expect.objectContaining({ role: Role.USER, content: "Hello!" })],
+        messages: [
+          expect.objectContaining({ role: Role.SYSTEM, content: "Be brief." }),
+          expect.objectContaining({ role: Role.USER, content: "Hello!" }),
+        ],
       }),
     });
     expect(sidecar.calls).toHaveLength(0);
@@ -386,9 +452,17 @@ describe("POST /v1/messages/count_tokens", () => {
 
   it("bad input and sidecar failures in Anthropic's shape", async () => {
     const { app, sidecar } = testApp();
-    await expectError(await post(app, `${PATH}/count_tokens`, { model: "m", messages: [] }), 400, "invalid_request_error", /at least one message/);
+    await expectError(
+      await post(app, `${PATH}/count_tokens`, { model: "m", messages: [] }),
+      400,
+      "invalid_request_error",
+      /at least one message/,
+    );
     expect(sidecar.tokenizeCalls).toHaveLength(0);
-    sidecar.tokenizeResult = new (await import("@connectrpc/connect")).ConnectError("model is loading", Code.Unavailable);
+    sidecar.tokenizeResult = new (await import("@connectrpc/connect")).ConnectError(
+      "model is loading",
+      Code.Unavailable,
+    );
     await expectError(
       await post(app, `${PATH}/count_tokens`, { model: "m", messages: [{ role: "user", content: "x" }] }),
       503,

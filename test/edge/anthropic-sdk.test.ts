@@ -9,13 +9,23 @@ import { delay, fail, finish, start, token, type Step } from "../support/fake-si
 import { goldenBytes, hostileSplits } from "../support/sse.js";
 import { anthropicReplaying } from "../support/replay.js";
 
-const script: Step[] = [start("tiny-llama", 9, 3), token("Hi"), token(" there"), finish("stop", { promptTokens: 9, completionTokens: 2, cachedTokens: 3 })];
+const script: Step[] = [
+  start("tiny-llama", 9, 3),
+  token("Hi"),
+  token(" there"),
+  finish("stop", { promptTokens: 9, completionTokens: 2, cachedTokens: 3 }),
+];
 const params = { model: "local-model", max_tokens: 64, messages: [{ role: "user" as const, content: "Hello!" }] };
 const usage = { input_tokens: 6, cache_creation_input_tokens: 0, cache_read_input_tokens: 3, output_tokens: 2 };
 
 function client(steps: Step[] = script) {
   const { app, sidecar } = testApp(steps);
-  const anthropic = new Anthropic({ baseURL: "http://edge.test", apiKey: "sk-ant-x", fetch: inProcessFetch(app), maxRetries: 0 });
+  const anthropic = new Anthropic({
+    baseURL: "http://edge.test",
+    apiKey: "sk-ant-x",
+    fetch: inProcessFetch(app),
+    maxRetries: 0,
+  });
   return { anthropic, sidecar };
 }
 
@@ -82,10 +92,23 @@ describe("messages.stream()", () => {
   it("max_tokens and stop_sequence endings", async () => {
     const cut = client([start(), token("It"), token(" is"), finish("length", { completionTokens: 2 })]);
     const short = await cut.anthropic.messages.stream({ ...params, max_tokens: 2 }).finalMessage();
-    expect(short).toMatchObject({ stop_reason: "max_tokens", stop_sequence: null, content: [{ type: "text", text: "It is" }] });
-    const stopped = client([start(), token("It is sunny in "), token("", { piece: "Tokyo" }), finish("stop", { completionTokens: 2, stopSequence: "Tokyo" })]);
+    expect(short).toMatchObject({
+      stop_reason: "max_tokens",
+      stop_sequence: null,
+      content: [{ type: "text", text: "It is" }],
+    });
+    const stopped = client([
+      start(),
+      token("It is sunny in "),
+      token("", { piece: "Tokyo" }),
+      finish("stop", { completionTokens: 2, stopSequence: "Tokyo" }),
+    ]);
     const message = await stopped.anthropic.messages.stream({ ...params, stop_sequences: ["Tokyo"] }).finalMessage();
-    expect(message).toMatchObject({ stop_reason: "stop_sequence", stop_sequence: "Tokyo", content: [{ type: "text", text: "It is sunny in " }] });
+    expect(message).toMatchObject({
+      stop_reason: "stop_sequence",
+      stop_sequence: "Tokyo",
+      content: [{ type: "text", text: "It is sunny in " }],
+    });
   });
 
   it("a mid-stream failure rejects with the SDK's APIError of type api_error", async () => {
@@ -107,7 +130,8 @@ describe("messages.stream()", () => {
       if (event.type === "content_block_delta") break;
     }
     const deadline = Date.now() + 2000;
-    while (sidecar.lastCall?.signal?.aborted !== true && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+    while (sidecar.lastCall?.signal?.aborted !== true && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 5));
     expect(sidecar.lastCall?.signal?.aborted).toBe(true);
   });
 });
@@ -146,7 +170,9 @@ describe("messages.countTokens", () => {
   it("returns the sidecar's count", async () => {
     const { anthropic, sidecar } = client();
     sidecar.tokenizeResult = Array.from({ length: 12 }, (_, i) => i);
-    expect(await anthropic.messages.countTokens({ model: "local-model", system: "Be brief.", messages: params.messages })).toMatchObject({
+    expect(
+      await anthropic.messages.countTokens({ model: "local-model", system: "Be brief.", messages: params.messages }),
+    ).toMatchObject({
       input_tokens: 12,
     });
   });
@@ -167,7 +193,9 @@ describe("the SDK reads the golden transcripts at hostile chunk boundaries", () 
 
   it("anthropic-mid-stream-error rejects at every split", async () => {
     for (const [how, chunks] of hostileSplits(goldenBytes("anthropic-mid-stream-error"))) {
-      await expect(anthropicReplaying(chunks).messages.stream(params).finalMessage(), how).rejects.toBeInstanceOf(APIError);
+      await expect(anthropicReplaying(chunks).messages.stream(params).finalMessage(), how).rejects.toBeInstanceOf(
+        APIError,
+      );
     }
   });
 });

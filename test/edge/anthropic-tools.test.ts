@@ -19,11 +19,20 @@ const weatherTool = { name: "get_weather", description: "Get weather for a city"
 const question = [{ role: "user" as const, content: "Weather in Tokyo?" }];
 const base = { model: "claude-sonnet-4-5", max_tokens: 256, messages: question };
 
-const weatherCall = (id = "toolu_01", index = 0, city = "Tokyo") => toolCall(index, id, "get_weather", ['{"city":', ` "${city}"}`]);
+const weatherCall = (id = "toolu_01", index = 0, city = "Tokyo") =>
+  toolCall(index, id, "get_weather", ['{"city":', ` "${city}"}`]);
 const thinking = thinkingSteps;
 
-const toolScript = [start("tiny-llama", 40), ...weatherCall(), finish("tool_calls", { promptTokens: 40, completionTokens: 6 })];
-const thinkingScript = [start("tiny-llama", 9), ...thinking(), finish("stop", { promptTokens: 9, completionTokens: 5 })];
+const toolScript = [
+  start("tiny-llama", 40),
+  ...weatherCall(),
+  finish("tool_calls", { promptTokens: 40, completionTokens: 6 }),
+];
+const thinkingScript = [
+  start("tiny-llama", 9),
+  ...thinking(),
+  finish("stop", { promptTokens: 9, completionTokens: 5 }),
+];
 
 const chatOf = sentChat;
 
@@ -45,10 +54,19 @@ async function expectRefused(body: Record<string, unknown>, message: RegExp) {
 
 describe("tools and tool_choice → the sidecar's Chat", () => {
   it("tools travel with the chat: name, description, input_schema as JSON text", async () => {
-    const { response, sidecar } = await send({ ...base, tools: [weatherTool, { name: "now", input_schema: { type: "object" } }] });
+    const { response, sidecar } = await send({
+      ...base,
+      tools: [weatherTool, { name: "now", input_schema: { type: "object" } }],
+    });
     expect(response.status).toBe(200);
     const chat = chatOf(sidecar);
-    expect(chat.tools.map((t) => ({ name: t.name, description: t.description, parameters: JSON.parse(t.parameters) as unknown }))).toEqual([
+    expect(
+      chat.tools.map((t) => ({
+        name: t.name,
+        description: t.description,
+        parameters: JSON.parse(t.parameters) as unknown,
+      })),
+    ).toEqual([
       { name: "get_weather", description: "Get weather for a city", parameters: WEATHER_SCHEMA },
       { name: "now", description: "", parameters: { type: "object" } },
     ]);
@@ -86,7 +104,9 @@ describe("tools and tool_choice → the sidecar's Chat", () => {
     const { response, sidecar } = await send({ ...base, tools: [weatherTool], tool_choice: toolChoice });
     expect(response.status).toBe(200);
     const chat = chatOf(sidecar);
-    expect({ toolChoice: chat.toolChoice, toolName: chat.toolName, parallelToolCalls: chat.parallelToolCalls }).toEqual(expected);
+    expect({ toolChoice: chat.toolChoice, toolName: chat.toolName, parallelToolCalls: chat.parallelToolCalls }).toEqual(
+      expected,
+    );
   });
 });
 
@@ -153,7 +173,10 @@ describe("a tool_use / tool_result / thinking history → chat messages", () => 
     const messages = [
       ...question,
       { role: "assistant", content: [{ type: "tool_use", id: "toolu_a", name: "get_weather", input: {} }] },
-      { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_a", content: "city is required", is_error: true }] },
+      {
+        role: "user",
+        content: [{ type: "tool_result", tool_use_id: "toolu_a", content: "city is required", is_error: true }],
+      },
     ];
     const { response, sidecar } = await send({ ...base, tools: [weatherTool], messages });
     expect(response.status).toBe(200);
@@ -163,46 +186,68 @@ describe("a tool_use / tool_result / thinking history → chat messages", () => 
     expect(chat[2]).toMatchObject({ toolCallId: "toolu_a", content: "Error: city is required" });
   });
 
-  it("a tool search's result (tool_reference blocks, as Claude Code's ToolSearch sends) names the tools it loads", async () => {
-    const messages = [
-      ...question,
-      { role: "assistant", content: [{ type: "tool_use", id: "toolu_a", name: "get_weather", input: {} }] },
-      {
-        role: "user",
-        content: [
-          {
-            type: "tool_result",
-            tool_use_id: "toolu_a",
-            content: [
-              { type: "tool_reference", tool_name: "get_weather" },
-              { type: "text", text: "found" },
-            ],
-          },
-        ],
-      },
-    ];
-    const { response, sidecar } = await send({ ...base, tools: [weatherTool], messages });
-    expect(response.status).toBe(200);
-    expect(chatOf(sidecar).messages[2]).toMatchObject({ role: Role.TOOL, toolCallId: "toolu_a", content: "Tool loaded: get_weather\nfound" });
-  });
+  it(
+    "a tool search's result (tool_reference blocks, as Claude Code's ToolSearch sends) names the tools it " + "loads",
+    async () => {
+      const messages = [
+        ...question,
+        { role: "assistant", content: [{ type: "tool_use", id: "toolu_a", name: "get_weather", input: {} }] },
+        {
+          role: "user",
+          content: [
+            {
+              type: "tool_result",
+              tool_use_id: "toolu_a",
+              content: [
+                { type: "tool_reference", tool_name: "get_weather" },
+                { type: "text", text: "found" },
+              ],
+            },
+          ],
+        },
+      ];
+      const { response, sidecar } = await send({ ...base, tools: [weatherTool], messages });
+      expect(response.status).toBe(200);
+      expect(chatOf(sidecar).messages[2]).toMatchObject({
+        role: Role.TOOL,
+        toolCallId: "toolu_a",
+        content: "Tool loaded: get_weather\nfound",
+      });
+    },
+  );
 });
 
 describe("refusals: Anthropic's error shape, before the sidecar is called", () => {
-  const withCall = [...question, { role: "assistant", content: [{ type: "tool_use", id: "toolu_a", name: "get_weather", input: {} }] }];
+  const withCall = [
+    ...question,
+    { role: "assistant", content: [{ type: "tool_use", id: "toolu_a", name: "get_weather", input: {} }] },
+  ];
   it.each<[string, Record<string, unknown>, RegExp]>([
     ["a tool name with a space", { tools: [{ ...weatherTool, name: "get weather" }] }, /'tools\[0\]\.name'.*1 to 64/],
     ["a 65-character tool name", { tools: [{ ...weatherTool, name: "x".repeat(65) }] }, /'tools\[0\]\.name'/],
     ["a tool name twice", { tools: [weatherTool, weatherTool] }, /'tools\[1\]\.name'.*used twice/],
-    ["input_schema an array", { tools: [{ ...weatherTool, input_schema: [] }] }, /'tools\[0\]\.input_schema'.*JSON schema object/],
+    [
+      "input_schema an array",
+      { tools: [{ ...weatherTool, input_schema: [] }] },
+      /'tools\[0\]\.input_schema'.*JSON schema object/,
+    ],
     ["input_schema a string", { tools: [{ ...weatherTool, input_schema: "object" }] }, /'tools\[0\]\.input_schema'/],
-    ["a web search server tool", { tools: [{ type: "web_search_20250305", name: "web_search" }] }, /server tools \('web_search_20250305'\)/],
+    [
+      "a web search server tool",
+      { tools: [{ type: "web_search_20250305", name: "web_search" }] },
+      /server tools \('web_search_20250305'\)/,
+    ],
     ["a bash server tool", { tools: [{ type: "bash_20250124", name: "bash" }] }, /server tools \('bash_20250124'\)/],
     [
       "a text editor server tool",
       { tools: [{ type: "text_editor_20250429", name: "str_replace_based_edit_tool" }] },
       /server tools \('text_editor_20250429'\)/,
     ],
-    ["tool choice naming no given tool", { tools: [weatherTool], tool_choice: { type: "tool", name: "get_time" } }, /'tool_choice\.name'.*not among the tools/],
+    [
+      "tool choice naming no given tool",
+      { tools: [weatherTool], tool_choice: { type: "tool", name: "get_time" } },
+      /'tool_choice\.name'.*not among the tools/,
+    ],
     ["tool choice 'tool' without a name", { tools: [weatherTool], tool_choice: { type: "tool" } }, /'tool_choice/],
     [
       "a tool_result answering no tool_use",
@@ -211,7 +256,13 @@ describe("refusals: Anthropic's error shape, before the sidecar is called", () =
     ],
     [
       "a tool_result answering another id",
-      { tools: [weatherTool], messages: [...withCall, { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_b", content: "1" }] }] },
+      {
+        tools: [weatherTool],
+        messages: [
+          ...withCall,
+          { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_b", content: "1" }] },
+        ],
+      },
       /'messages\[2\]\.content\[0\]\.tool_use_id'.*"toolu_b"/,
     ],
     [
@@ -219,7 +270,11 @@ describe("refusals: Anthropic's error shape, before the sidecar is called", () =
       { messages: [{ role: "user", content: [{ type: "tool_use", id: "t", name: "f", input: {} }] }] },
       /cannot hold 'tool_use'/,
     ],
-    ["a thinking block in a user message", { messages: [{ role: "user", content: [{ type: "thinking", thinking: "x" }] }] }, /cannot hold 'thinking'/],
+    [
+      "a thinking block in a user message",
+      { messages: [{ role: "user", content: [{ type: "thinking", thinking: "x" }] }] },
+      /cannot hold 'thinking'/,
+    ],
     [
       "a tool_use input that is not an object",
       {
@@ -240,7 +295,11 @@ describe("refusals: Anthropic's error shape, before the sidecar is called", () =
           {
             role: "user",
             content: [
-              { type: "tool_result", tool_use_id: "toolu_a", content: [{ type: "image", source: { type: "base64", media_type: "image/png", data: "" } }] },
+              {
+                type: "tool_result",
+                tool_use_id: "toolu_a",
+                content: [{ type: "image", source: { type: "base64", media_type: "image/png", data: "" } }],
+              },
             ],
           },
         ],
@@ -259,7 +318,11 @@ describe("streamed tool_use and thinking blocks", () => {
     checkAnthropicStream(events);
     const data = events.map((e) => JSON.parse(e.data) as Record<string, unknown>);
     expect(data.slice(1)).toEqual([
-      { type: "content_block_start", index: 0, content_block: { type: "tool_use", id: "toolu_01", name: "get_weather", input: {} } },
+      {
+        type: "content_block_start",
+        index: 0,
+        content_block: { type: "tool_use", id: "toolu_01", name: "get_weather", input: {} },
+      },
       { type: "content_block_delta", index: 0, delta: { type: "input_json_delta", partial_json: '{"city":' } },
       { type: "content_block_delta", index: 0, delta: { type: "input_json_delta", partial_json: ' "Tokyo"}' } },
       { type: "content_block_stop", index: 0 },
@@ -294,7 +357,10 @@ describe("streamed tool_use and thinking blocks", () => {
   });
 
   it("thinking enabled: a signed thinking block before the text; the signature is deterministic", async () => {
-    const { response } = await send({ ...base, thinking: { type: "enabled", budget_tokens: 1024 }, stream: true }, thinkingScript);
+    const { response } = await send(
+      { ...base, thinking: { type: "enabled", budget_tokens: 1024 }, stream: true },
+      thinkingScript,
+    );
     const events = parseText(await response.text());
     const summary = checkAnthropicStream(events);
     expect(summary.blocks).toEqual([
@@ -311,17 +377,30 @@ describe("streamed tool_use and thinking blocks", () => {
     expect(thinkingSignature("Checking the forecast.")).not.toBe(thinkingSignature("Checking the forecast!"));
   });
 
-  it.each([undefined, { type: "disabled" }])("thinking %j: reasoning dropped, still counted in output_tokens", async (thinkingField) => {
-    const { response } = await send({ ...base, ...(thinkingField ? { thinking: thinkingField } : {}), stream: true }, thinkingScript);
-    const events = parseText(await response.text());
-    const summary = checkAnthropicStream(events);
-    expect(summary.blocks).toEqual([{ type: "text", text: "It is sunny." }]);
-    expect(events.find((e) => e.event === "message_delta")?.data).toContain('"output_tokens":5');
-  });
+  it.each([undefined, { type: "disabled" }])(
+    "thinking %j: reasoning dropped, still counted in output_tokens",
+    async (thinkingField) => {
+      const { response } = await send(
+        { ...base, ...(thinkingField ? { thinking: thinkingField } : {}), stream: true },
+        thinkingScript,
+      );
+      const events = parseText(await response.text());
+      const summary = checkAnthropicStream(events);
+      expect(summary.blocks).toEqual([{ type: "text", text: "It is sunny." }]);
+      expect(events.find((e) => e.event === "message_delta")?.data).toContain('"output_tokens":5');
+    },
+  );
 
   it("reasoning held back to the end (Finish.reasoning) still gets its signed block", async () => {
-    const script = [start("tiny-llama", 9), token("", { reasoning: "Hmm" }), finish("stop", { reasoning: ".", text: "", completionTokens: 2 })];
-    const { response } = await send({ ...base, thinking: { type: "enabled", budget_tokens: 1024 }, stream: true }, script);
+    const script = [
+      start("tiny-llama", 9),
+      token("", { reasoning: "Hmm" }),
+      finish("stop", { reasoning: ".", text: "", completionTokens: 2 }),
+    ];
+    const { response } = await send(
+      { ...base, thinking: { type: "enabled", budget_tokens: 1024 }, stream: true },
+      script,
+    );
     const summary = checkAnthropicStream(parseText(await response.text()));
     expect(summary.blocks).toEqual([{ type: "thinking", text: "Hmm." }]);
   });
@@ -338,7 +417,11 @@ describe("non-streaming tool_use and thinking blocks", () => {
   });
 
   it("a call cut by max_tokens: input {} (its JSON is unfinished), stop_reason max_tokens", async () => {
-    const script = [start("tiny-llama", 40), ...toolCall(0, "toolu_01", "get_weather", ['{"city":']), finish("length", { completionTokens: 256 })];
+    const script = [
+      start("tiny-llama", 40),
+      ...toolCall(0, "toolu_01", "get_weather", ['{"city":']),
+      finish("length", { completionTokens: 256 }),
+    ];
     const { response } = await send({ ...base, tools: [weatherTool] }, script);
     expect(await response.json()).toMatchObject({
       content: [{ type: "tool_use", id: "toolu_01", name: "get_weather", input: {} }],
@@ -353,7 +436,10 @@ describe("non-streaming tool_use and thinking blocks", () => {
       { type: "text", text: "It is sunny." },
     ]);
     const hidden = await send(base, thinkingScript);
-    expect(await hidden.response.json()).toMatchObject({ content: [{ type: "text", text: "It is sunny." }], usage: { output_tokens: 5 } });
+    expect(await hidden.response.json()).toMatchObject({
+      content: [{ type: "text", text: "It is sunny." }],
+      usage: { output_tokens: 5 },
+    });
   });
 });
 
@@ -367,7 +453,10 @@ describe("count_tokens renders the tools too", () => {
       tool_choice: { type: "any" },
       messages: [
         ...question,
-        { role: "assistant", content: [{ type: "tool_use", id: "toolu_a", name: "get_weather", input: { city: "Tokyo" } }] },
+        {
+          role: "assistant",
+          content: [{ type: "tool_use", id: "toolu_a", name: "get_weather", input: { city: "Tokyo" } }],
+        },
         { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_a", content: "sunny" }] },
       ],
     });
@@ -382,7 +471,11 @@ describe("count_tokens renders the tools too", () => {
 
   it("refuses a server tool the same way", async () => {
     const { app, sidecar } = testApp();
-    const response = await post(app, `${PATH}/count_tokens`, { model: "m", messages: question, tools: [{ type: "web_search_20250305", name: "web_search" }] });
+    const response = await post(app, `${PATH}/count_tokens`, {
+      model: "m",
+      messages: question,
+      tools: [{ type: "web_search_20250305", name: "web_search" }],
+    });
     expect(response.status).toBe(400);
     expect(sidecar.tokenizeCalls).toHaveLength(0);
   });
@@ -391,7 +484,15 @@ describe("count_tokens renders the tools too", () => {
 describe("the official client", () => {
   function client(script: Step[]) {
     const { app, sidecar } = testApp(script);
-    return { anthropic: new Anthropic({ baseURL: "http://edge.test", apiKey: "sk-ant-x", fetch: inProcessFetch(app), maxRetries: 0 }), sidecar };
+    return {
+      anthropic: new Anthropic({
+        baseURL: "http://edge.test",
+        apiKey: "sk-ant-x",
+        fetch: inProcessFetch(app),
+        maxRetries: 0,
+      }),
+      sidecar,
+    };
   }
   const tools: Anthropic.Tool[] = [
     {
@@ -408,18 +509,29 @@ describe("the official client", () => {
     stream.on("inputJson", (partial) => partials.push(partial));
     const message = await stream.finalMessage();
     expect(message.stop_reason).toBe("tool_use");
-    expect(message.content).toEqual([{ type: "tool_use", id: "toolu_01", name: "get_weather", input: { city: "Tokyo" } }]);
+    expect(message.content).toEqual([
+      { type: "tool_use", id: "toolu_01", name: "get_weather", input: { city: "Tokyo" } },
+    ]);
     expect(partials).toEqual(['{"city":', ' "Tokyo"}']);
   });
 
   it("messages.stream() → finalMessage(): the thinking block with its signature, then the text", async () => {
     const { anthropic } = client(thinkingScript);
-    const stream = anthropic.messages.stream({ model: "m", max_tokens: 2048, messages: question, thinking: { type: "enabled", budget_tokens: 1024 } });
+    const stream = anthropic.messages.stream({
+      model: "m",
+      max_tokens: 2048,
+      messages: question,
+      thinking: { type: "enabled", budget_tokens: 1024 },
+    });
     const thoughts: string[] = [];
     stream.on("thinking", (delta) => thoughts.push(delta));
     const message = await stream.finalMessage();
     expect(message.content).toHaveLength(2);
-    expect(message.content[0]).toEqual({ type: "thinking", thinking: "Checking the forecast.", signature: thinkingSignature("Checking the forecast.") });
+    expect(message.content[0]).toEqual({
+      type: "thinking",
+      thinking: "Checking the forecast.",
+      signature: thinkingSignature("Checking the forecast."),
+    });
     expect(message.content[1]).toMatchObject({ type: "text", text: "It is sunny." });
     expect(thoughts).toEqual(["Checking", " the forecast."]);
   });
@@ -427,7 +539,9 @@ describe("the official client", () => {
   it("messages.create: tool_use and thinking blocks, which go back as history unchanged", async () => {
     const first = client(toolScript);
     const called = await first.anthropic.messages.create({ model: "m", max_tokens: 256, messages: question, tools });
-    expect(called.content).toEqual([{ type: "tool_use", id: "toolu_01", name: "get_weather", input: { city: "Tokyo" } }]);
+    expect(called.content).toEqual([
+      { type: "tool_use", id: "toolu_01", name: "get_weather", input: { city: "Tokyo" } },
+    ]);
 
     const second = client(thinkingScript);
     const answered = await second.anthropic.messages.create({
@@ -453,13 +567,22 @@ describe("the official client", () => {
       messages: [...question, { role: "assistant", content: answered.content }, { role: "user", content: "Thanks" }],
     });
     expect(again.stop_reason).toBe("end_turn");
-    expect(chatOf(third.sidecar).messages[1]).toMatchObject({ role: Role.ASSISTANT, reasoning: "Checking the forecast.", content: "It is sunny." });
+    expect(chatOf(third.sidecar).messages[1]).toMatchObject({
+      role: Role.ASSISTANT,
+      reasoning: "Checking the forecast.",
+      content: "It is sunny.",
+    });
   });
 
   it("a refusal is a BadRequestError with Anthropic's error type", async () => {
     const { anthropic } = client(toolScript);
     const error = await anthropic.messages
-      .create({ model: "m", max_tokens: 16, messages: question, tools: [{ type: "web_search_20250305", name: "web_search" }] })
+      .create({
+        model: "m",
+        max_tokens: 16,
+        messages: question,
+        tools: [{ type: "web_search_20250305", name: "web_search" }],
+      })
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(APIError);
     expect((error as APIError).status).toBe(400);
@@ -468,16 +591,26 @@ describe("the official client", () => {
 });
 
 describe("the SDK reads the tool_use and thinking goldens at hostile chunk boundaries", () => {
-  const thinkingBlock = { type: "thinking", thinking: "Checking the forecast.", signature: thinkingSignature("Checking the forecast.") };
+  const thinkingBlock = {
+    type: "thinking",
+    thinking: "Checking the forecast.",
+    signature: thinkingSignature("Checking the forecast."),
+  };
   const sunny = { type: "text", text: "It is sunny." };
 
   it.each([
-    ["anthropic-tools", [{ type: "tool_use", id: "call_weather", name: "get_weather", input: { city: "Tokyo" } }], "tool_use"],
+    [
+      "anthropic-tools",
+      [{ type: "tool_use", id: "call_weather", name: "get_weather", input: { city: "Tokyo" } }],
+      "tool_use",
+    ],
     ["anthropic-thinking", [thinkingBlock, sunny], "end_turn"],
     ["anthropic-thinking-hidden", [sunny], "end_turn"],
   ] as const)("%s", async (name, content, reason) => {
     for (const [how, chunks] of hostileSplits(goldenBytes(name))) {
-      const message = await anthropicReplaying(chunks).messages.stream({ model: "m", max_tokens: 64, messages: question }).finalMessage();
+      const message = await anthropicReplaying(chunks)
+        .messages.stream({ model: "m", max_tokens: 64, messages: question })
+        .finalMessage();
       expect(message.content, how).toMatchObject(content);
       expect(message.content, how).toHaveLength(content.length);
       expect(message.stop_reason, how).toBe(reason);

@@ -34,17 +34,20 @@ describe("Node edge: connections on their way", () => {
     await edge.close();
   });
 
-  it("a connection opened and silent counts as one request behind; the request's own connection never does", async () => {
-    // The window is 25 ms: on a loaded machine one try may miss it, so a few tries; none may count more.
-    const seen: (number | undefined)[] = [];
-    for (let attempt = 0; attempt < 5 && !seen.includes(1); attempt++) {
-      const silent = await openSocket(edge.url);
-      seen.push(await complete());
-      await closed(silent);
-    }
-    expect(seen).toContain(1);
-    expect(seen.every((n) => n === 0 || n === 1)).toBe(true);
-  });
+  it(
+    "a connection opened and silent counts as one request behind; the request's own connection never " + "does",
+    async () => {
+      // The window is 25 ms: on a loaded machine one try may miss it, so a few tries; none may count more.
+      const seen: (number | undefined)[] = [];
+      for (let attempt = 0; attempt < 5 && !seen.includes(1); attempt++) {
+        const silent = await openSocket(edge.url);
+        seen.push(await complete());
+        await closed(silent);
+      }
+      expect(seen).toContain(1);
+      expect(seen.every((n) => n === 0 || n === 1)).toBe(true);
+    },
+  );
 
   it("a connection that closed, or that sent its request, no longer counts", async () => {
     const silent = await openSocket(edge.url);

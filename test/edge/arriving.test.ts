@@ -22,14 +22,19 @@ describe("arriving_with", () => {
   it("a request that comes an event-loop turn after another is counted by it", async () => {
     const { app, sidecar } = testApp();
     const first = post(app, "/v1/chat/completions", CHAT);
-    const second = new Promise<Response>((resolve) => setImmediate(() => resolve(post(app, "/v1/completions", { model: "m", prompt: "hi" }))));
+    const second = new Promise<Response>((resolve) =>
+      setImmediate(() => resolve(post(app, "/v1/completions", { model: "m", prompt: "hi" }))),
+    );
     expect((await Promise.all([first, second])).map((a) => a.status)).toEqual([200, 200]);
     expect(sidecar.calls.map((c) => c.request.arrivingWith)).toEqual([1, 0]);
   });
 
   it("a lone request says none; one refused before its call is no longer counted", async () => {
     const { app, sidecar } = testApp();
-    const [refused, sent] = await Promise.all([post(app, "/v1/chat/completions", { ...CHAT, temperature: "hot" }), post(app, "/v1/chat/completions", CHAT)]);
+    const [refused, sent] = await Promise.all([
+      post(app, "/v1/chat/completions", { ...CHAT, temperature: "hot" }),
+      post(app, "/v1/chat/completions", CHAT),
+    ]);
     expect([refused.status, sent.status]).toEqual([400, 200]);
     expect((await post(app, "/v1/chat/completions", CHAT)).status).toBe(200);
     expect(sidecar.calls.map((c) => c.request.arrivingWith)).toEqual([0, 0]);
@@ -48,19 +53,24 @@ describe("Arriving", () => {
     expect(await c.sent()).toBe(0);
   });
 
-  it("a request that comes in the next event-loop turns is counted; the wait goes on while they keep coming", async () => {
-    const arriving = new Arriving();
-    const first = arriving.enter();
-    const behind: ArrivalTicket[] = [];
-    // Each arrives one turn after the one before, as requests read off the sockets one by one.
-    const arrive = (left: number): void => {
-      behind.push(arriving.enter());
-      if (left > 1) setImmediate(() => arrive(left - 1));
-    };
-    setImmediate(() => arrive(GATHER_MAX_TURNS - 2));
-    expect(await first.sent()).toBe(GATHER_MAX_TURNS - 2);
-    expect(await Promise.all(behind.map((ticket) => ticket.sent()))).toEqual(Array.from({ length: GATHER_MAX_TURNS - 2 }, (_, i) => GATHER_MAX_TURNS - 3 - i));
-  });
+  it(
+    "a request that comes in the next event-loop turns is counted; the wait goes on while they keep " + "coming",
+    async () => {
+      const arriving = new Arriving();
+      const first = arriving.enter();
+      const behind: ArrivalTicket[] = [];
+      // Each arrives one turn after the one before, as requests read off the sockets one by one.
+      const arrive = (left: number): void => {
+        behind.push(arriving.enter());
+        if (left > 1) setImmediate(() => arrive(left - 1));
+      };
+      setImmediate(() => arrive(GATHER_MAX_TURNS - 2));
+      expect(await first.sent()).toBe(GATHER_MAX_TURNS - 2);
+      expect(await Promise.all(behind.map((ticket) => ticket.sent()))).toEqual(
+        Array.from({ length: GATHER_MAX_TURNS - 2 }, (_, i) => GATHER_MAX_TURNS - 3 - i),
+      );
+    },
+  );
 
   it("a burst's calls all go in the same event-loop turn, not each after turns of its own", async () => {
     const arriving = new Arriving();
@@ -87,7 +97,8 @@ describe("Arriving", () => {
     const lone = arriving.enter();
     // Twenty turns later: long after a lone request's two.
     const late = new Promise<ArrivalTicket>((resolve) => {
-      const wait = (turns: number): unknown => (turns === 0 ? resolve(arriving.enter()) : setImmediate(() => wait(turns - 1)));
+      const wait = (turns: number): unknown =>
+        turns === 0 ? resolve(arriving.enter()) : setImmediate(() => wait(turns - 1));
       wait(20);
     });
     expect(await lone.sent()).toBe(0);

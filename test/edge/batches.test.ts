@@ -72,7 +72,11 @@ describe("an OpenAI input file", () => {
       param,
       code: "line_too_large",
     });
-    expect(refusal(() => parseOpenAiInput("\n \n", CHAT, 1000))).toEqual({ message: "The input file holds no requests.", param, code: "empty_file" });
+    expect(refusal(() => parseOpenAiInput("\n \n", CHAT, 1000))).toEqual({
+      message: "The input file holds no requests.",
+      param,
+      code: "empty_file",
+    });
   });
 
   it(`holds at most ${MAX_BATCH_LINES} lines`, () => {
@@ -119,34 +123,58 @@ describe("the store", () => {
   const drivers = storeDrivers();
   afterAll(() => drivers.close());
 
-  it.each(["d1", "sqlite"] as const)("%s: a line's result is written once, whoever writes it second", async (driver) => {
-    const store = (await drivers.open[driver]()).batches;
-    const batch = newBatch({ id: "batch_x", owner: "o", api: "openai", endpoint: CHAT, inputFileId: "file-1", metadata: null }, 45, 1000);
-    await store.createBatch(batch, parseOpenAiInput(jsonl(Array.from({ length: 45 }, (_, i) => chatLine(`l${i}`))), CHAT, 1000));
-    const first = { status: 200, requestId: "req_1", body: { n: 1 } };
-    expect(await store.finishLine("batch_x", 7, "succeeded", first)).toBe(true);
-    expect(await store.finishLine("batch_x", 7, "failed", { status: 400, requestId: "req_2", body: {} })).toBe(false);
-    expect((await store.lines("batch_x", 7, 8))[0]).toMatchObject({ state: "succeeded", result: first });
-    await store.closePending("batch_x", "cancelled");
-    expect(await store.counts("batch_x")).toEqual({ pending: 0, succeeded: 1, failed: 0, cancelled: 44, expired: 0 });
-    expect(await store.moveBatch("batch_x", ["in_progress"], "cancelling", 2000)).toBe(true);
-    expect(await store.moveBatch("batch_x", ["in_progress"], "finalizing", 3000)).toBe(false);
-    expect((await store.getBatch("o", "batch_x"))?.times).toEqual({ in_progress_at: 1000, cancelling_at: 2000 });
-    expect(await store.getBatch("other", "batch_x")).toBeUndefined();
-    // A step goes on only with the token of the last one; a stale batch is claimed once.
-    expect(await store.touchBatch("batch_x", 5000, { touchedAt: 999 })).toBe(false);
-    expect(await store.touchBatch("batch_x", 5000, { touchedAt: 1000 })).toBe(true);
-    expect(await store.touchBatch("batch_x", 6000, { before: 5000 })).toBe(false);
-    expect(await store.touchBatch("batch_x", 6000, { before: 5001 })).toBe(true);
-    expect((await store.batchById("batch_x"))?.touchedAt).toBe(6000);
-  });
+  it.each(["d1", "sqlite"] as const)(
+    "%s: a line's result is written once, whoever writes it second",
+    async (driver) => {
+      const store = (await drivers.open[driver]()).batches;
+      const batch = newBatch(
+        { id: "batch_x", owner: "o", api: "openai", endpoint: CHAT, inputFileId: "file-1", metadata: null },
+        45,
+        1000,
+      );
+      await store.createBatch(
+        batch,
+        parseOpenAiInput(jsonl(Array.from({ length: 45 }, (_, i) => chatLine(`l${i}`))), CHAT, 1000),
+      );
+      const first = { status: 200, requestId: "req_1", body: { n: 1 } };
+      expect(await store.finishLine("batch_x", 7, "succeeded", first)).toBe(true);
+      expect(await store.finishLine("batch_x", 7, "failed", { status: 400, requestId: "req_2", body: {} })).toBe(false);
+      expect((await store.lines("batch_x", 7, 8))[0]).toMatchObject({ state: "succeeded", result: first });
+      await store.closePending("batch_x", "cancelled");
+      expect(await store.counts("batch_x")).toEqual({ pending: 0, succeeded: 1, failed: 0, cancelled: 44, expired: 0 });
+      expect(await store.moveBatch("batch_x", ["in_progress"], "cancelling", 2000)).toBe(true);
+      expect(await store.moveBatch("batch_x", ["in_progress"], "finalizing", 3000)).toBe(false);
+      expect((await store.getBatch("o", "batch_x"))?.times).toEqual({ in_progress_at: 1000, cancelling_at: 2000 });
+      expect(await store.getBatch("other", "batch_x")).toBeUndefined();
+      // A step goes on only with the token of the last one; a stale batch is claimed once.
+      expect(await store.touchBatch("batch_x", 5000, { touchedAt: 999 })).toBe(false);
+      expect(await store.touchBatch("batch_x", 5000, { touchedAt: 1000 })).toBe(true);
+      expect(await store.touchBatch("batch_x", 6000, { before: 5000 })).toBe(false);
+      expect(await store.touchBatch("batch_x", 6000, { before: 5001 })).toBe(true);
+      expect((await store.batchById("batch_x"))?.touchedAt).toBe(6000);
+    },
+  );
 
-  it.each(["d1", "sqlite"] as const)("%s: lines of more than one INSERT's worth are stored whole, in order", async (driver) => {
-    const store = (await drivers.open[driver]()).batches;
-    const lines = parseOpenAiInput(jsonl(Array.from({ length: 5 }, (_, i) => chatLine(`big-${i}`, `${i}`.repeat(400_000)))), CHAT, 1 << 20);
-    await store.createBatch(newBatch({ id: "batch_big", owner: "o", api: "openai", endpoint: CHAT, inputFileId: null, metadata: null }, 5, 1000), lines);
-    expect(await store.lines("batch_big", 0, 5)).toEqual(lines);
-  });
+  it.each(["d1", "sqlite"] as const)(
+    "%s: lines of more than one INSERT's worth are stored whole, in order",
+    async (driver) => {
+      const store = (await drivers.open[driver]()).batches;
+      const lines = parseOpenAiInput(
+        jsonl(Array.from({ length: 5 }, (_, i) => chatLine(`big-${i}`, `${i}`.repeat(400_000)))),
+        CHAT,
+        1 << 20,
+      );
+      await store.createBatch(
+        newBatch(
+          { id: "batch_big", owner: "o", api: "openai", endpoint: CHAT, inputFileId: null, metadata: null },
+          5,
+          1000,
+        ),
+        lines,
+      );
+      expect(await store.lines("batch_big", 0, 5)).toEqual(lines);
+    },
+  );
 });
 
 /** A multipart upload of `text` as a batch file. */
@@ -160,11 +188,21 @@ function upload(text: string): Request {
 describe("uploads", () => {
   it("a multipart body over the largest file is a 413", async () => {
     const opened = openSqliteStore(":memory:");
-    const { app } = testApp(undefined, { store: opened.store, batches: { files: memoryFileStore(), queue: new InProcessQueue(), maxFileBytes: 300 } });
+    const { app } = testApp(undefined, {
+      store: opened.store,
+      batches: { files: memoryFileStore(), queue: new InProcessQueue(), maxFileBytes: 300 },
+    });
     const response = await app.fetch(upload("x".repeat(300)));
     expect([response.status, await response.json()]).toEqual([
       413,
-      { error: { message: "The request body is larger than the limit of 300 bytes.", type: "invalid_request_error", param: null, code: "request_too_large" } },
+      {
+        error: {
+          message: "The request body is larger than the limit of 300 bytes.",
+          type: "invalid_request_error",
+          param: null,
+          code: "request_too_large",
+        },
+      },
     ]);
     opened.close();
   });
@@ -181,9 +219,13 @@ describe("priority", () => {
     await post(app, CHAT, { model: "m", messages: [{ role: "user", content: "Hi" }] });
     expect(sidecar.lastCall?.request.priority).toBe(Priority.INTERACTIVE);
     const file = (await (await app.fetch(upload(jsonl([chatLine("a")])))).json()) as { id: string };
-    const created = (await (await post(app, "/v1/batches", { input_file_id: file.id, endpoint: CHAT, completion_window: "24h" })).json()) as { id: string };
+    const created = (await (
+      await post(app, "/v1/batches", { input_file_id: file.id, endpoint: CHAT, completion_window: "24h" })
+    ).json()) as { id: string };
     for (;;) {
-      const batch = (await (await app.fetch(new Request(`${BASE}/v1/batches/${created.id}`))).json()) as { status: string };
+      const batch = (await (await app.fetch(new Request(`${BASE}/v1/batches/${created.id}`))).json()) as {
+        status: string;
+      };
       if (batch.status === "completed") break;
       await new Promise((resolve) => setTimeout(resolve, 10));
     }

@@ -138,7 +138,9 @@ describe("cancellation reaches the sidecar call", () => {
     };
     const client = createSidecarClient("http://sidecar.test", fetchImpl);
     const signal = AbortSignal.abort();
-    const opened = await openGeneration(client, create(GenerateRequestSchema, {}), signal).catch((error: unknown) => error);
+    const opened = await openGeneration(client, create(GenerateRequestSchema, {}), signal).catch(
+      (error: unknown) => error,
+    );
     expect(ConnectError.from(opened).code).toBe(Code.Canceled);
     // Not sent at all, or sent with the aborted signal (fetch then fails at once).
     expect(sent.every((aborted) => aborted)).toBe(true);

@@ -4,7 +4,12 @@
 // sent back in `input` stands for its summary as a user message; anyone else's is refused.
 import { describe, expect, it } from "vitest";
 import { Role } from "../../proto/gen/inference/v1/inference_pb.js";
-import { COMPACTION_PROMPT, openCompaction, SUMMARY_OPENING, sealCompaction } from "../../edge/protocols/openai-responses/compaction/compaction-prompt.js";
+import {
+  COMPACTION_PROMPT,
+  openCompaction,
+  SUMMARY_OPENING,
+  sealCompaction,
+} from "../../edge/protocols/openai-responses/compaction/compaction-prompt.js";
 import { openReasoning, sealReasoning } from "../../edge/protocols/openai-responses/encrypted-reasoning.js";
 import { FIXED_CREATED, FIXED_ID, post, testApp } from "../support/app.js";
 import { finish, start, token, type Step } from "../support/fake-sidecar.js";
@@ -35,34 +40,54 @@ async function expectRefused(path: string, body: unknown, message: string, param
 }
 
 describe("POST /v1/responses/compact", () => {
-  it("answers response.compaction: the user messages, then one compaction item holding the model's summary", async () => {
-    const { app } = testApp(script);
-    const res = await post(app, "/v1/responses/compact", { model: "m", instructions: "Be brief.", input: conversation, prompt_cache_key: "k" });
-    expect(res.status).toBe(200);
-    const user = (text: string) => ({ id: `msg_${FIXED_ID}`, type: "message", status: "completed", role: "user", content: [{ type: "input_text", text }] });
-    expect(await res.json()).toEqual({
-      id: `resp_${FIXED_ID}`,
-      object: "response.compaction",
-      created_at: FIXED_CREATED,
-      output: [
-        user("We agreed to launch on Tuesday."),
-        user("Anything else?"),
-        { id: `cmp_${FIXED_ID}`, type: "compaction", encrypted_content: sealCompaction(SUMMARY) },
-      ],
-      usage: {
-        input_tokens: 40,
-        input_tokens_details: { cached_tokens: 8 },
-        output_tokens: 12,
-        output_tokens_details: { reasoning_tokens: 2 },
-        total_tokens: 52,
-      },
-    });
-  });
+  it(
+    "answers response.compaction: the user messages, then one compaction item holding the model's " + "summary",
+    async () => {
+      const { app } = testApp(script);
+      const res = await post(app, "/v1/responses/compact", {
+        model: "m",
+        instructions: "Be brief.",
+        input: conversation,
+        prompt_cache_key: "k",
+      });
+      expect(res.status).toBe(200);
+      const user = (text: string) => ({
+        id: `msg_${FIXED_ID}`,
+        type: "message",
+        status: "completed",
+        role: "user",
+        content: [{ type: "input_text", text }],
+      });
+      expect(await res.json()).toEqual({
+        id: `resp_${FIXED_ID}`,
+        object: "response.compaction",
+        created_at: FIXED_CREATED,
+        output: [
+          user("We agreed to launch on Tuesday."),
+          user("Anything else?"),
+          { id: `cmp_${FIXED_ID}`, type: "compaction", encrypted_content: sealCompaction(SUMMARY) },
+        ],
+        usage: {
+          input_tokens: 40,
+          input_tokens_details: { cached_tokens: 8 },
+          output_tokens: 12,
+          output_tokens_details: { reasoning_tokens: 2 },
+          total_tokens: 52,
+        },
+      });
+    },
+  );
 
   it("asks the model with the whole conversation and the compaction prompt last, offering no tools", async () => {
     const { app, sidecar } = testApp(script);
     const tools = [{ type: "function", name: "notify", parameters: { type: "object", properties: {} } }];
-    await post(app, "/v1/responses/compact", { model: "m", instructions: "Be brief.", input: conversation, tools, stream: true });
+    await post(app, "/v1/responses/compact", {
+      model: "m",
+      instructions: "Be brief.",
+      input: conversation,
+      tools,
+      stream: true,
+    });
     const request = sidecar.lastCall?.request;
     expect(request?.input.case).toBe("chat");
     const chat = request?.input.case === "chat" ? request.input.value : undefined;
@@ -78,7 +103,12 @@ describe("POST /v1/responses/compact", () => {
   });
 
   it("requires model, as OpenAI does", async () => {
-    await expectRefused("/v1/responses/compact", { input: "Compact this conversation." }, "Missing required parameter: 'model'.", "model");
+    await expectRefused(
+      "/v1/responses/compact",
+      { input: "Compact this conversation." },
+      "Missing required parameter: 'model'.",
+      "model",
+    );
   });
 
   it("refuses previous_response_id by name", async () => {
@@ -114,7 +144,8 @@ describe("a compaction item in input", () => {
       await expectRefused(
         "/v1/responses",
         { model: "m", input: [{ type: "compaction", encrypted_content: encrypted }] },
-        "Invalid 'input[0].encrypted_content': is not a compaction this server made: send back the compaction item this server's " +
+        "Invalid 'input[0].encrypted_content': is not a compaction this server made: send back the compaction item " +
+          "this server's " +
           "/v1/responses/compact returned, unchanged",
         "input[0].encrypted_content",
       );
@@ -154,11 +185,24 @@ describe("a compaction_trigger as the last input item of /v1/responses (Codex's 
       "response.completed",
       "[DONE]",
     ]);
-    expect(JSON.parse(events[3]!.data)).toEqual({ type: "response.output_item.done", output_index: 0, item, sequence_number: 3 });
+    expect(JSON.parse(events[3]!.data)).toEqual({
+      type: "response.output_item.done",
+      output_index: 0,
+      item,
+      sequence_number: 3,
+    });
     const completed = JSON.parse(events[4]!.data) as { response: Record<string, unknown> };
-    expect(completed.response).toMatchObject({ status: "completed", output: [item], output_text: "", usage: { input_tokens: 40, output_tokens: 12 } });
+    expect(completed.response).toMatchObject({
+      status: "completed",
+      output: [item],
+      output_text: "",
+      usage: { input_tokens: 40, output_tokens: 12 },
+    });
     const chat = sidecar.lastCall?.request.input;
-    expect(chat?.case === "chat" ? [chat.value.tools, chat.value.messages.at(-1)?.content] : undefined).toEqual([[], COMPACTION_PROMPT]);
+    expect(chat?.case === "chat" ? [chat.value.tools, chat.value.messages.at(-1)?.content] : undefined).toEqual([
+      [],
+      COMPACTION_PROMPT,
+    ]);
   });
 
   it("answers the same item in a whole Response", async () => {
@@ -182,39 +226,55 @@ describe("context_management: [{type: 'compaction'}] on /v1/responses (server-si
   const tools = [{ type: "function", name: "notify", parameters: { type: "object", properties: {} } }];
   const roles = (call: { request: { input: { case: string | undefined; value?: unknown } } } | undefined) => {
     const input = call?.request.input;
-    return input?.case === "chat" ? (input.value as { messages: { role: Role; content: string }[] }).messages.map((m) => [m.role, m.content]) : undefined;
+    return input?.case === "chat"
+      ? (input.value as { messages: { role: Role; content: string }[] }).messages.map((m) => [m.role, m.content])
+      : undefined;
   };
 
   it("answers as usual while the prompt stays under compact_threshold", async () => {
     const { app, sidecar } = testApp(script);
     sidecar.tokenizeResult = Array.from({ length: 99 }, (_, i) => i);
-    const res = await post(app, "/v1/responses", { model: "m", input: conversation, context_management: [{ type: "compaction", compact_threshold: 100 }] });
+    const res = await post(app, "/v1/responses", {
+      model: "m",
+      input: conversation,
+      context_management: [{ type: "compaction", compact_threshold: 100 }],
+    });
     expect(res.status).toBe(200);
     expect(sidecar.calls).toHaveLength(1);
     expect((await res.json()).output.map((o: { type: string }) => o.type)).toEqual(["reasoning", "message"]);
   });
 
-  it("at the threshold, summarises first, answers from the user messages and the summary, and opens the output with the compaction item", async () => {
-    const { app, sidecar } = testApp(script);
-    sidecar.tokenizeResult = Array.from({ length: 100 }, (_, i) => i);
-    const body = { model: "m", instructions: "Be brief.", input: conversation, tools, context_management: [{ type: "compaction", compact_threshold: 100 }] };
-    const res = await post(app, "/v1/responses", body);
-    expect(res.status).toBe(200);
-    expect(sidecar.calls).toHaveLength(2);
-    expect(roles(sidecar.calls[0])?.at(-1)).toEqual([Role.USER, COMPACTION_PROMPT]);
-    expect(roles(sidecar.calls[1])).toEqual([
-      [Role.SYSTEM, "Be brief."],
-      [Role.USER, "We agreed to launch on Tuesday."],
-      [Role.USER, "Anything else?"],
-      [Role.USER, `${SUMMARY_OPENING}${SUMMARY}`],
-    ]);
-    const answer = sidecar.calls[1]?.request.input;
-    expect(answer?.case === "chat" ? answer.value.tools.map((t) => t.name) : undefined).toEqual(["notify"]);
-    const response = (await res.json()) as { output: { type: string }[]; output_text: string };
-    expect(response.output[0]).toEqual(item);
-    expect(response.output.map((o) => o.type)).toEqual(["compaction", "reasoning", "message"]);
-    expect(response.output_text).toBe(SUMMARY);
-  });
+  it(
+    "at the threshold, summarises first, answers from the user messages and the summary, and opens the output with " +
+      "the compaction item",
+    async () => {
+      const { app, sidecar } = testApp(script);
+      sidecar.tokenizeResult = Array.from({ length: 100 }, (_, i) => i);
+      const body = {
+        model: "m",
+        instructions: "Be brief.",
+        input: conversation,
+        tools,
+        context_management: [{ type: "compaction", compact_threshold: 100 }],
+      };
+      const res = await post(app, "/v1/responses", body);
+      expect(res.status).toBe(200);
+      expect(sidecar.calls).toHaveLength(2);
+      expect(roles(sidecar.calls[0])?.at(-1)).toEqual([Role.USER, COMPACTION_PROMPT]);
+      expect(roles(sidecar.calls[1])).toEqual([
+        [Role.SYSTEM, "Be brief."],
+        [Role.USER, "We agreed to launch on Tuesday."],
+        [Role.USER, "Anything else?"],
+        [Role.USER, `${SUMMARY_OPENING}${SUMMARY}`],
+      ]);
+      const answer = sidecar.calls[1]?.request.input;
+      expect(answer?.case === "chat" ? answer.value.tools.map((t) => t.name) : undefined).toEqual(["notify"]);
+      const response = (await res.json()) as { output: { type: string }[]; output_text: string };
+      expect(response.output[0]).toEqual(item);
+      expect(response.output.map((o) => o.type)).toEqual(["compaction", "reasoning", "message"]);
+      expect(response.output_text).toBe(SUMMARY);
+    },
+  );
 
   it("streams the compaction item first, at output_index 0, and the reply's items after it", async () => {
     const { app, sidecar } = testApp(script);
@@ -241,24 +301,38 @@ describe("context_management: [{type: 'compaction'}] on /v1/responses (server-si
       "response.output_item.done",
     ]);
     expect(JSON.parse(events[0]!.data).response.output).toEqual([]);
-    expect(JSON.parse(events[3]!.data)).toEqual({ type: "response.output_item.done", output_index: 0, item, sequence_number: 3 });
+    expect(JSON.parse(events[3]!.data)).toEqual({
+      type: "response.output_item.done",
+      output_index: 0,
+      item,
+      sequence_number: 3,
+    });
     const completed = JSON.parse(events.at(-1)!.data) as { type: string; response: { output: unknown[] } };
     expect(completed.type).toBe("response.completed");
     expect(completed.response.output[0]).toEqual(item);
   });
 
-  it("without compact_threshold, compacts when the prompt leaves the reply less than its room in the model's context", async () => {
-    // The fake model's context is 4,096 tokens: max_output_tokens 96 leaves a prompt 4,000.
-    for (const [size, calls] of [
-      [3_999, 1],
-      [4_000, 2],
-    ] as const) {
-      const { app, sidecar } = testApp(script);
-      sidecar.tokenizeResult = Array.from({ length: size }, () => 7);
-      await post(app, "/v1/responses", { model: "m", input: conversation, max_output_tokens: 96, context_management: [{ type: "compaction" }] });
-      expect(sidecar.calls).toHaveLength(calls);
-    }
-  });
+  it(
+    "without compact_threshold, compacts when the prompt leaves the reply less than its room in the model's " +
+      "context",
+    async () => {
+      // The fake model's context is 4,096 tokens: max_output_tokens 96 leaves a prompt 4,000.
+      for (const [size, calls] of [
+        [3_999, 1],
+        [4_000, 2],
+      ] as const) {
+        const { app, sidecar } = testApp(script);
+        sidecar.tokenizeResult = Array.from({ length: size }, () => 7);
+        await post(app, "/v1/responses", {
+          model: "m",
+          input: conversation,
+          max_output_tokens: 96,
+          context_management: [{ type: "compaction" }],
+        });
+        expect(sidecar.calls).toHaveLength(calls);
+      }
+    },
+  );
 
   it("refuses a context_management type other than compaction", async () => {
     await expectRefused(

@@ -11,8 +11,18 @@ const REFUSAL = 'RATE_LIMIT: "6O" is not a non-negative integer';
 describe("a bad setting stops the start", () => {
   it("on Node: exits non-zero with one line naming the variable", async () => {
     const root = fileURLToPath(new URL("../..", import.meta.url));
-    const env = { ...process.env, EDGE_PORT: String(await freePort()), SIDECAR_URL: "http://127.0.0.1:1", RATE_LIMIT: "6O", LOG_REQUESTS: "false" };
-    const child = spawn("node_modules/.bin/tsx", ["edge/hosts/node/main.ts"], { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] });
+    const env = {
+      ...process.env,
+      EDGE_PORT: String(await freePort()),
+      SIDECAR_URL: "http://127.0.0.1:1",
+      RATE_LIMIT: "6O",
+      LOG_REQUESTS: "false",
+    };
+    const child = spawn("node_modules/.bin/tsx", ["edge/hosts/node/main.ts"], {
+      cwd: root,
+      env,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let stderr = "";
     child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
     const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));

@@ -91,11 +91,15 @@ describe("edge settings", () => {
       corsOrigins: "*",
     });
     expect(sidecarUrlsOf(config)).toEqual(["http://10.0.0.1:50051", "https://gpu2.example:443"]);
-    expect(sidecarUrlsOf(parseEdgeConfig({ SIDECAR_URL: "http://one:1", SIDECAR_URLS: ", ," }, "node"))).toEqual(["http://one:1"]);
+    expect(sidecarUrlsOf(parseEdgeConfig({ SIDECAR_URL: "http://one:1", SIDECAR_URLS: ", ," }, "node"))).toEqual([
+      "http://one:1",
+    ]);
   });
 
   it("read a Worker var that wrangler.toml gives as a number, a boolean or an object", () => {
-    expect(parseEdgeConfig({ RATE_LIMIT: 60, ALLOW_OPEN: true, SIDECAR_HEADERS: { a: "b" }, DB: {} }, "worker")).toMatchObject({
+    expect(
+      parseEdgeConfig({ RATE_LIMIT: 60, ALLOW_OPEN: true, SIDECAR_HEADERS: { a: "b" }, DB: {} }, "worker"),
+    ).toMatchObject({
       rateLimit: 60,
       allowOpen: true,
       sidecarHeaders: { a: "b" },
@@ -109,7 +113,9 @@ describe("edge settings", () => {
     expect(refusal({ MAX_BODY_BYTES: "1e6" })).toBe('MAX_BODY_BYTES: "1e6" is not a non-negative integer');
     expect(refusal({ EDGE_PORT: "70000" })).toBe('EDGE_PORT: "70000" is not an integer from 0 to 65535');
     expect(refusal({ ALLOW_OPEN: "yes" })).toBe('ALLOW_OPEN: "yes" is not true or false');
-    expect(refusal({ ABANDON_PROBE_MS: "soon" }, "worker")).toBe('ABANDON_PROBE_MS: "soon" is not a non-negative integer');
+    expect(refusal({ ABANDON_PROBE_MS: "soon" }, "worker")).toBe(
+      'ABANDON_PROBE_MS: "soon" is not a non-negative integer',
+    );
   });
 
   it("never repeat a secret or a URL in a refusal", () => {
@@ -120,11 +126,16 @@ describe("edge settings", () => {
     expect(refusal({ SIDECAR_URLS: "http://a:1,http://a:1" })).toBe(
       "SIDECAR_URLS: names the same sidecar twice; it takes http(s) URLs, comma-separated, each once",
     );
-    expect(refusal({ SIDECAR_HEADERS: "secret{" })).toBe("SIDECAR_HEADERS: the value is not JSON; it takes a JSON object of header names to string values");
-    expect(refusal({ SIDECAR_HEADERS: '{"a":1}' })).toBe("SIDECAR_HEADERS: the value is not a JSON object of header names to string values");
+    expect(refusal({ SIDECAR_HEADERS: "secret{" })).toBe(
+      "SIDECAR_HEADERS: the value is not JSON; it takes a JSON object of header names to string values",
+    );
+    expect(refusal({ SIDECAR_HEADERS: '{"a":1}' })).toBe(
+      "SIDECAR_HEADERS: the value is not a JSON object of header names to string values",
+    );
     expect(refusal({ SIDECAR_HEADERS: '["secret"]' })).not.toContain("secret");
     expect(refusal({ API_KEYS: "good,sha256:beef" })).toBe(
-      "API_KEYS: entry 2: sha256: must be followed by 64 hex digits; it takes keys, comma-separated, each a key or sha256:<64 hex digits>",
+      "API_KEYS: entry 2: sha256: must be followed by 64 hex digits; it takes keys, comma-separated, each a key or " +
+        "sha256:<64 hex digits>",
     );
   });
 
@@ -136,7 +147,10 @@ describe("edge settings", () => {
         return caught as EdgeConfigError;
       }
     })() as EdgeConfigError;
-    expect(error.problems).toEqual(['RATE_LIMIT: "6O" is not a non-negative integer', 'LOG_BODIES: "1" is not true or false']);
+    expect(error.problems).toEqual([
+      'RATE_LIMIT: "6O" is not a non-negative integer',
+      'LOG_BODIES: "1" is not true or false',
+    ]);
     expect(parseEdgeConfig({ ABANDON_PROBE_MS: "x" }, "node").port).toBe(8080);
   });
 });

@@ -26,14 +26,26 @@ describe.each(Object.keys(drivers.open))("the conversation store on %s", (name) 
   }, 30_000);
 
   it("keeps turns in order, with their times and count", async () => {
-    await store.c1.commit({ owner: "key_a", conversationId: "conv_1", base: 0, messages: [user("hi"), assistant("hello")], at: 1000 });
+    await store.c1.commit({
+      owner: "key_a",
+      conversationId: "conv_1",
+      base: 0,
+      messages: [user("hi"), assistant("hello")],
+      at: 1000,
+    });
     const call = {
       role: "assistant",
       content: null,
       tool_calls: [{ id: "call_1", type: "function", function: { name: "f", arguments: "{}" } }],
       reasoning_content: "r",
     };
-    await store.c1.commit({ owner: "key_a", conversationId: "conv_1", base: 2, messages: [user("again"), call], at: 2000 });
+    await store.c1.commit({
+      owner: "key_a",
+      conversationId: "conv_1",
+      base: 2,
+      messages: [user("again"), call],
+      at: 2000,
+    });
     expect(await store.c1.get("key_a", "conv_1")).toEqual({
       id: "conv_1",
       createdAt: 1000,
@@ -48,9 +60,9 @@ describe.each(Object.keys(drivers.open))("the conversation store on %s", (name) 
     expect(await store.c1.get("key_b", "conv_1")).toBeUndefined();
     expect(await store.c1.list("key_b", { limit: 10 })).toEqual({ items: [], hasMore: false });
     expect(await store.c1.delete("key_b", "conv_1")).toBe(false);
-    await expect(store.c1.commit({ owner: "key_b", conversationId: "conv_1", base: 1, messages: [user("x")], at: 2000 })).rejects.toBeInstanceOf(
-      TurnConflictError,
-    );
+    await expect(
+      store.c1.commit({ owner: "key_b", conversationId: "conv_1", base: 1, messages: [user("x")], at: 2000 }),
+    ).rejects.toBeInstanceOf(TurnConflictError);
     expect((await store.c1.get("key_a", "conv_1"))?.messages).toEqual([user("hi")]);
   });
 
@@ -74,16 +86,34 @@ describe.each(Object.keys(drivers.open))("the conversation store on %s", (name) 
   });
 
   it("commits a turn whole or not at all: one that raced another changes nothing", async () => {
-    await store.c1.commit({ owner: "key_a", conversationId: "conv_1", base: 0, messages: [user("hi"), assistant("hello")], at: 1000 });
-    await store.c1.commit({ owner: "key_a", conversationId: "conv_1", base: 2, messages: [user("first"), assistant("one")], at: 2000 });
+    await store.c1.commit({
+      owner: "key_a",
+      conversationId: "conv_1",
+      base: 0,
+      messages: [user("hi"), assistant("hello")],
+      at: 1000,
+    });
+    await store.c1.commit({
+      owner: "key_a",
+      conversationId: "conv_1",
+      base: 2,
+      messages: [user("first"), assistant("one")],
+      at: 2000,
+    });
     // A turn that began when the conversation had 2 messages, finishing after another turn.
     await expect(
-      store.c1.commit({ owner: "key_a", conversationId: "conv_1", base: 2, messages: [user("late"), assistant("two"), user("x")], at: 3000 }),
+      store.c1.commit({
+        owner: "key_a",
+        conversationId: "conv_1",
+        base: 2,
+        messages: [user("late"), assistant("two"), user("x")],
+        at: 3000,
+      }),
     ).rejects.toBeInstanceOf(TurnConflictError);
     // A conversation id taken already.
-    await expect(store.c1.commit({ owner: "key_a", conversationId: "conv_1", base: 0, messages: [user("new")], at: 3000 })).rejects.toBeInstanceOf(
-      TurnConflictError,
-    );
+    await expect(
+      store.c1.commit({ owner: "key_a", conversationId: "conv_1", base: 0, messages: [user("new")], at: 3000 }),
+    ).rejects.toBeInstanceOf(TurnConflictError);
     expect(await store.c1.get("key_a", "conv_1")).toMatchObject({
       updatedAt: 2000,
       messageCount: 4,
@@ -92,13 +122,19 @@ describe.each(Object.keys(drivers.open))("the conversation store on %s", (name) 
   });
 
   it("deletes a conversation with its messages; a turn on a deleted conversation is refused", async () => {
-    await store.c1.commit({ owner: "key_a", conversationId: "conv_1", base: 0, messages: [user("hi"), assistant("hello")], at: 1000 });
+    await store.c1.commit({
+      owner: "key_a",
+      conversationId: "conv_1",
+      base: 0,
+      messages: [user("hi"), assistant("hello")],
+      at: 1000,
+    });
     expect(await store.c1.delete("key_a", "conv_1")).toBe(true);
     expect(await store.c1.get("key_a", "conv_1")).toBeUndefined();
     expect(await store.c1.delete("key_a", "conv_1")).toBe(false);
-    await expect(store.c1.commit({ owner: "key_a", conversationId: "conv_1", base: 2, messages: [user("x")], at: 2000 })).rejects.toBeInstanceOf(
-      TurnConflictError,
-    );
+    await expect(
+      store.c1.commit({ owner: "key_a", conversationId: "conv_1", base: 2, messages: [user("x")], at: 2000 }),
+    ).rejects.toBeInstanceOf(TurnConflictError);
     // Recreated under the same id, it starts empty: no message of the deleted one comes back.
     await store.c1.commit({ owner: "key_a", conversationId: "conv_1", base: 0, messages: [user("new")], at: 3000 });
     expect((await store.c1.get("key_a", "conv_1"))?.messages).toEqual([user("new")]);
@@ -169,27 +205,69 @@ describe.each(Object.keys(drivers.open))("message threads on %s", (name) => {
 
   const fixed = { system: "Be brief.", tools: [{ name: "f", input_schema: { type: "object" } }] };
   const reply = (text: string) => ({ role: "assistant", content: [{ type: "text", text }] });
-  const create = { id: "msg_1", owner: "key-a", parent: null, createdAt: 1000, fixed, messages: [user("hi"), reply("hello")] };
+  const create = {
+    id: "msg_1",
+    owner: "key-a",
+    parent: null,
+    createdAt: 1000,
+    fixed,
+    messages: [user("hi"), reply("hello")],
+  };
 
-  it("reads a thread back from any of its replies: what its first turn fixed, every message up to that reply", async () => {
-    await store.threads.putThreadTurn(create);
-    await store.threads.putThreadTurn({ id: "msg_2", owner: "key-a", parent: "msg_1", createdAt: 2000, messages: [user("again"), reply("once more")] });
-    await store.threads.putThreadTurn({ id: "msg_3", owner: "key-a", parent: "msg_2", createdAt: 3000, messages: [user("last"), reply("done")] });
-    expect(await store.threads.getThread("key-a", "msg_3")).toEqual({
-      fixed,
-      messages: [user("hi"), reply("hello"), user("again"), reply("once more"), user("last"), reply("done")],
-    });
-    expect(await store.threads.getThread("key-a", "msg_1")).toEqual({ fixed, messages: [user("hi"), reply("hello")] });
-    // A reply continued twice branches: each continuation reads its own history.
-    await store.threads.putThreadTurn({ id: "msg_2b", owner: "key-a", parent: "msg_1", createdAt: 4000, messages: [user("other"), reply("branch")] });
-    expect((await store.threads.getThread("key-a", "msg_2b"))?.messages).toEqual([user("hi"), reply("hello"), user("other"), reply("branch")]);
-  });
+  it(
+    "reads a thread back from any of its replies: what its first turn fixed, every message up to that " + "reply",
+    async () => {
+      await store.threads.putThreadTurn(create);
+      await store.threads.putThreadTurn({
+        id: "msg_2",
+        owner: "key-a",
+        parent: "msg_1",
+        createdAt: 2000,
+        messages: [user("again"), reply("once more")],
+      });
+      await store.threads.putThreadTurn({
+        id: "msg_3",
+        owner: "key-a",
+        parent: "msg_2",
+        createdAt: 3000,
+        messages: [user("last"), reply("done")],
+      });
+      expect(await store.threads.getThread("key-a", "msg_3")).toEqual({
+        fixed,
+        messages: [user("hi"), reply("hello"), user("again"), reply("once more"), user("last"), reply("done")],
+      });
+      expect(await store.threads.getThread("key-a", "msg_1")).toEqual({
+        fixed,
+        messages: [user("hi"), reply("hello")],
+      });
+      // A reply continued twice branches: each continuation reads its own history.
+      await store.threads.putThreadTurn({
+        id: "msg_2b",
+        owner: "key-a",
+        parent: "msg_1",
+        createdAt: 4000,
+        messages: [user("other"), reply("branch")],
+      });
+      expect((await store.threads.getThread("key-a", "msg_2b"))?.messages).toEqual([
+        user("hi"),
+        reply("hello"),
+        user("other"),
+        reply("branch"),
+      ]);
+    },
+  );
 
   it("finds nothing for an unknown id, another owner's, or a turn whose chain does not reach its first", async () => {
     await store.threads.putThreadTurn(create);
     expect(await store.threads.getThread("key-a", "msg_x")).toBeUndefined();
     expect(await store.threads.getThread("key-b", "msg_1")).toBeUndefined();
-    await store.threads.putThreadTurn({ id: "msg_orphan", owner: "key-a", parent: "msg_gone", createdAt: 2000, messages: [user("x"), reply("y")] });
+    await store.threads.putThreadTurn({
+      id: "msg_orphan",
+      owner: "key-a",
+      parent: "msg_gone",
+      createdAt: 2000,
+      messages: [user("x"), reply("y")],
+    });
     expect(await store.threads.getThread("key-a", "msg_orphan")).toBeUndefined();
   });
 

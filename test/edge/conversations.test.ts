@@ -32,7 +32,12 @@ describe("POST /c1/chat", () => {
           ],
         })
       ).headers.get("x-conversation-id") ?? "";
-    await post(app, "/c1/chat", { messages: [{ role: "user", content: "Two" }] }, { headers: { "x-conversation-id": id } });
+    await post(
+      app,
+      "/c1/chat",
+      { messages: [{ role: "user", content: "Two" }] },
+      { headers: { "x-conversation-id": id } },
+    );
     expect(sentChat(sidecar).messages.map((m) => [m.role, m.content])).toEqual([
       [Role.SYSTEM, "Be brief."],
       [Role.USER, "One"],
@@ -43,9 +48,17 @@ describe("POST /c1/chat", () => {
 
   it("stores nothing of a generation that fails mid-stream; the stream ends with its error", async () => {
     const { app, sidecar } = appWith(hello);
-    const id = (await post(app, "/c1/chat", { messages: [{ role: "user", content: "One" }] })).headers.get("x-conversation-id") ?? "";
+    const id =
+      (await post(app, "/c1/chat", { messages: [{ role: "user", content: "One" }] })).headers.get(
+        "x-conversation-id",
+      ) ?? "";
     sidecar.script = [start(), token("Par"), fail(Code.Internal, "engine crashed")];
-    const failed = await post(app, "/c1/chat", { messages: [{ role: "user", content: "Two" }], stream: true }, { headers: { "x-conversation-id": id } });
+    const failed = await post(
+      app,
+      "/c1/chat",
+      { messages: [{ role: "user", content: "Two" }], stream: true },
+      { headers: { "x-conversation-id": id } },
+    );
     expect(failed.headers.get("x-conversation-id")).toBe(id);
     const events = await readEvents(failed.body);
     expect(events.at(-1)?.event).toBe("error");
@@ -59,32 +72,52 @@ describe("POST /c1/chat", () => {
     expect((await get(app, `/c1/conversations/${newId}`)).status).toBe(404);
   });
 
-  it("refuses the second of two turns racing on one conversation, JSON (409) and streamed (error event), storing only the first", async () => {
-    const { app, sidecar } = appWith(hello);
-    const id = (await post(app, "/c1/chat", { messages: [{ role: "user", content: "One" }] })).headers.get("x-conversation-id") ?? "";
-    const headers = { "x-conversation-id": id };
-    sidecar.script = (request) => {
-      const chat = request.input.case === "chat" ? request.input.value : undefined;
-      const slow = chat?.messages.at(-1)?.content === "slow";
-      return [start(), token(slow ? "late" : "early"), ...(slow ? [delay(150)] : []), finish("stop", { completionTokens: 1 })];
-    };
-    const [late, early] = await Promise.all([
-      post(app, "/c1/chat", { messages: [{ role: "user", content: "slow" }] }, { headers }),
-      post(app, "/c1/chat", { messages: [{ role: "user", content: "fast" }] }, { headers }),
-    ]);
-    expect(early.status).toBe(200);
-    expect([late.status, ((await late.json()) as { error: { code: string } }).error.code]).toEqual([409, "conversation_conflict"]);
-    const lateStream = post(app, "/c1/chat", { messages: [{ role: "user", content: "slow" }], stream: true }, { headers });
-    await new Promise((r) => setTimeout(r, 20));
-    await (await post(app, "/c1/chat", { messages: [{ role: "user", content: "fast" }] }, { headers })).arrayBuffer();
-    const events = await readEvents((await lateStream).body);
-    expect(events.at(-1)?.event).toBe("error");
-    expect(JSON.parse(events.at(-1)?.data ?? "{}")).toMatchObject({
-      error: { type: "server_error", message: expect.stringContaining("this turn was not stored") },
-    });
-    const stored = (await (await get(app, `/c1/conversations/${id}`)).json()) as { messages: { content: string }[] };
-    expect(stored.messages.map((m) => m.content)).toEqual(["One", "Hi", "fast", "early", "fast", "early"]);
-  });
+  it(
+    "refuses the second of two turns racing on one conversation, JSON (409) and streamed (error event), storing " +
+      "only the first",
+    async () => {
+      const { app, sidecar } = appWith(hello);
+      const id =
+        (await post(app, "/c1/chat", { messages: [{ role: "user", content: "One" }] })).headers.get(
+          "x-conversation-id",
+        ) ?? "";
+      const headers = { "x-conversation-id": id };
+      sidecar.script = (request) => {
+        const chat = request.input.case === "chat" ? request.input.value : undefined;
+        const slow = chat?.messages.at(-1)?.content === "slow";
+        return [
+          start(),
+          token(slow ? "late" : "early"),
+          ...(slow ? [delay(150)] : []),
+          finish("stop", { completionTokens: 1 }),
+        ];
+      };
+      const [late, early] = await Promise.all([
+        post(app, "/c1/chat", { messages: [{ role: "user", content: "slow" }] }, { headers }),
+        post(app, "/c1/chat", { messages: [{ role: "user", content: "fast" }] }, { headers }),
+      ]);
+      expect(early.status).toBe(200);
+      expect([late.status, ((await late.json()) as { error: { code: string } }).error.code]).toEqual([
+        409,
+        "conversation_conflict",
+      ]);
+      const lateStream = post(
+        app,
+        "/c1/chat",
+        { messages: [{ role: "user", content: "slow" }], stream: true },
+        { headers },
+      );
+      await new Promise((r) => setTimeout(r, 20));
+      await (await post(app, "/c1/chat", { messages: [{ role: "user", content: "fast" }] }, { headers })).arrayBuffer();
+      const events = await readEvents((await lateStream).body);
+      expect(events.at(-1)?.event).toBe("error");
+      expect(JSON.parse(events.at(-1)?.data ?? "{}")).toMatchObject({
+        error: { type: "server_error", message: expect.stringContaining("this turn was not stored") },
+      });
+      const stored = (await (await get(app, `/c1/conversations/${id}`)).json()) as { messages: { content: string }[] };
+      expect(stored.messages.map((m) => m.content)).toEqual(["One", "Hi", "fast", "early", "fast", "early"]);
+    },
+  );
 
   it("refuses a header and a conversation_id that disagree", async () => {
     const { app } = appWith(hello);

@@ -1,7 +1,11 @@
 // Reasoning items' encrypted_content: this server's own comes back as the text it was made from;
 // another server's (or a damaged one) is not read.
 import { describe, expect, it } from "vitest";
-import { openReasoning, sealReasoning, wantsEncryptedReasoning } from "../../edge/protocols/openai-responses/encrypted-reasoning.js";
+import {
+  openReasoning,
+  sealReasoning,
+  wantsEncryptedReasoning,
+} from "../../edge/protocols/openai-responses/encrypted-reasoning.js";
 
 describe("encrypted reasoning", () => {
   it("opens what it sealed, any text", () => {

@@ -6,7 +6,8 @@ import { anthropicFinish } from "../../edge/protocols/anthropic-messages/finish.
 import { openAiFinish } from "../../edge/protocols/openai-common/finish.js";
 import { responsesFinish } from "../../edge/protocols/openai-responses/finish.js";
 
-const finish = (reason: FinishReason, stopSequence = "") => create(FinishSchema, { reason, stopSequence, completionTokens: 3 });
+const finish = (reason: FinishReason, stopSequence = "") =>
+  create(FinishSchema, { reason, stopSequence, completionTokens: 3 });
 const incomplete = { status: "incomplete", incomplete_details: { reason: "max_output_tokens" } };
 const completed = { status: "completed", incomplete_details: null };
 
@@ -14,7 +15,13 @@ describe("finish mappings", () => {
   it.each([
     [FinishReason.STOP, "stop", "tool_calls", { stop_reason: "end_turn", stop_sequence: null }, completed],
     [FinishReason.LENGTH, "length", "length", { stop_reason: "max_tokens", stop_sequence: null }, incomplete],
-    [FinishReason.CONTEXT_FULL, "length", "length", { stop_reason: "model_context_window_exceeded", stop_sequence: null }, incomplete],
+    [
+      FinishReason.CONTEXT_FULL,
+      "length",
+      "length",
+      { stop_reason: "model_context_window_exceeded", stop_sequence: null },
+      incomplete,
+    ],
     [FinishReason.TOOL_CALLS, "stop", "tool_calls", { stop_reason: "tool_use", stop_sequence: null }, completed],
     [FinishReason.ABORT, null, null, null, null],
   ] as const)("reason %s", (reason, openAi, openAiCalled, anthropic, responses) => {
@@ -25,6 +32,9 @@ describe("finish mappings", () => {
   });
 
   it("a stop sequence is named by Anthropic", () => {
-    expect(anthropicFinish(finish(FinishReason.STOP, "Tokyo"))).toEqual({ stop_reason: "stop_sequence", stop_sequence: "Tokyo" });
+    expect(anthropicFinish(finish(FinishReason.STOP, "Tokyo"))).toEqual({
+      stop_reason: "stop_sequence",
+      stop_sequence: "Tokyo",
+    });
   });
 });

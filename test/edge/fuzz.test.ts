@@ -10,7 +10,11 @@ import { startStack, type Stack } from "../support/edge.js";
 import { bodyArbitrary, ENDPOINTS, send } from "../support/fuzz.js";
 
 const SEED =
-  process.env["FUZZ_SEED"] !== undefined ? Number(process.env["FUZZ_SEED"]) : process.env["FUZZ_RUNS"] !== undefined ? Date.now() % 2 ** 31 : 20261125;
+  process.env["FUZZ_SEED"] !== undefined
+    ? Number(process.env["FUZZ_SEED"])
+    : process.env["FUZZ_RUNS"] !== undefined
+      ? Date.now() % 2 ** 31
+      : 20261125;
 const RUNS = Number(process.env["FUZZ_RUNS"] ?? 300);
 /** Each endpoint's run is bounded: bodies are answered in milliseconds, so this is generous. */
 const TIME_LIMIT_MS = Math.max(120_000, RUNS * 60);
@@ -27,7 +31,10 @@ describe("hostile bodies (seeded fuzz)", () => {
   it.each(ENDPOINTS.map((e) => [e.name, e] as const))(
     "%s: every answer keeps the contract",
     async (_name, endpoint) => {
-      console.log(`fuzz ${endpoint.name}: ${RUNS} bodies, seed ${SEED} (replay: FUZZ_SEED=${SEED} FUZZ_RUNS=${RUNS} npm run fuzz)`);
+      console.log(
+        `fuzz ${endpoint.name}: ${RUNS} bodies, seed ${SEED} (replay: FUZZ_SEED=${SEED} FUZZ_RUNS=${RUNS} npm run ` +
+          `fuzz)`,
+      );
       await fc.assert(
         fc.asyncProperty(bodyArbitrary(endpoint), async (body) => {
           const problem = await send(stack.edge.url, endpoint, body, 15_000);
@@ -44,6 +51,8 @@ describe("hostile bodies (seeded fuzz)", () => {
       method: "POST",
       body: JSON.stringify({ messages: [{ role: "user", content: "Hello!" }] }),
     });
-    expect(((await response.json()) as { choices: { message: { content: string } }[] }).choices[0]?.message.content).toBe("Hi there");
+    expect(
+      ((await response.json()) as { choices: { message: { content: string } }[] }).choices[0]?.message.content,
+    ).toBe("Hi there");
   });
 });

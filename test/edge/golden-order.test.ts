@@ -11,7 +11,12 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { checkAnthropicStream, checkChatStream, checkCompletionStream, checkResponsesStream } from "../support/contract.js";
+import {
+  checkAnthropicStream,
+  checkChatStream,
+  checkCompletionStream,
+  checkResponsesStream,
+} from "../support/contract.js";
 import { formatEvent } from "../../edge/sse/frame.js";
 import { hostileSplits, parseChunks, parseText, type ParsedEvent } from "../support/sse.js";
 
@@ -54,11 +59,17 @@ describe("every golden transcript keeps its protocol's order rules", () => {
 
 /** Re-serialises events (after a mutation) as SSE text and parses it back. */
 function rebuild(events: readonly ParsedEvent[]): ParsedEvent[] {
-  const text = events.map((e) => formatEvent(e.event === "message" ? { data: e.data } : { event: e.event, data: e.data })).join("");
+  const text = events
+    .map((e) => formatEvent(e.event === "message" ? { data: e.data } : { event: e.event, data: e.data }))
+    .join("");
   return parseText(text);
 }
 
-function mutateData(events: readonly ParsedEvent[], at: number, change: (data: Record<string, unknown>) => void): ParsedEvent[] {
+function mutateData(
+  events: readonly ParsedEvent[],
+  at: number,
+  change: (data: Record<string, unknown>) => void,
+): ParsedEvent[] {
   return events.map((event, i) => {
     if (i !== at) return event;
     const data = JSON.parse(event.data) as Record<string, unknown>;
@@ -86,20 +97,41 @@ describe("the Anthropic checker catches", () => {
       () => [events[0]!, events[delta]!, ...events.slice(1).filter((_, i) => i + 1 !== delta)],
       /a delta inside an open block/,
     ],
-    ["a second block opened while one is open", () => [...events.slice(0, delta), events[start]!, ...events.slice(delta)], /one open block at a time/],
-    ["a delta whose index is not the open block's", () => mutateData(events, delta, (d) => (d["index"] = 1)), /the delta's index is the open block's/],
+    [
+      "a second block opened while one is open",
+      () => [...events.slice(0, delta), events[start]!, ...events.slice(delta)],
+      /one open block at a time/,
+    ],
+    [
+      "a delta whose index is not the open block's",
+      () => mutateData(events, delta, (d) => (d["index"] = 1)),
+      /the delta's index is the open block's/,
+    ],
     [
       "a delta whose type does not match the block",
       () => mutateData(events, delta, (d) => (d["delta"] = { type: "input_json_delta", partial_json: "{" })),
       /delta type matches the block/,
     ],
-    ["message_delta while a block is open", () => events.filter((_, i) => i !== stop), /every block is closed before message_delta/],
+    [
+      "message_delta while a block is open",
+      () => events.filter((_, i) => i !== stop),
+      /every block is closed before message_delta/,
+    ],
     ["a missing message_stop", () => events.slice(0, -1), /ends with message_stop or error/],
-    ["message_start not first", () => [events[start]!, events[0]!, ...events.slice(1).filter((_, i) => i + 1 !== start)], /after message_start/],
+    [
+      "message_start not first",
+      () => [events[start]!, events[0]!, ...events.slice(1).filter((_, i) => i + 1 !== start)],
+      /after message_start/,
+    ],
     ["an event after message_stop", () => [...events, events[delta]!], /nothing after the end/],
     [
       "a stop_sequence without stop_reason stop_sequence",
-      () => mutateData(events, indexOf(events, "message_delta"), (d) => (d["delta"] = { stop_reason: "end_turn", stop_sequence: "x" })),
+      () =>
+        mutateData(
+          events,
+          indexOf(events, "message_delta"),
+          (d) => (d["delta"] = { stop_reason: "end_turn", stop_sequence: "x" }),
+        ),
       /expected 'x' to be null/,
     ],
   ];
@@ -114,7 +146,11 @@ describe("the Anthropic checker catches", () => {
 describe("the Responses checker catches", () => {
   const events = parseText(read("responses-plain.txt"));
   const renumber = (list: ParsedEvent[]) =>
-    list.map((e, i) => (e.data === "[DONE]" ? e : { ...e, data: JSON.stringify({ ...(JSON.parse(e.data) as object), sequence_number: i }) }));
+    list.map((e, i) =>
+      e.data === "[DONE]"
+        ? e
+        : { ...e, data: JSON.stringify({ ...(JSON.parse(e.data) as object), sequence_number: i }) },
+    );
   const delta = indexOf(events, "response.output_text.delta");
   const added = indexOf(events, "response.output_item.added");
   const partDone = indexOf(events, "response.content_part.done");
@@ -124,15 +160,31 @@ describe("the Responses checker catches", () => {
       () => mutateData(events, delta, (d) => (d["sequence_number"] = Number(d["sequence_number"]) + 1)),
       /sequence numbers grow by one/,
     ],
-    ["a delta with another output_index", () => mutateData(events, delta, (d) => (d["output_index"] = 1)), /expected 1 to be \+0/],
-    ["a delta with another item_id", () => mutateData(events, delta, (d) => (d["item_id"] = "msg_other")), /expected 'msg_other'/],
+    [
+      "a delta with another output_index",
+      () => mutateData(events, delta, (d) => (d["output_index"] = 1)),
+      /expected 1 to be \+0/,
+    ],
+    [
+      "a delta with another item_id",
+      () => mutateData(events, delta, (d) => (d["item_id"] = "msg_other")),
+      /expected 'msg_other'/,
+    ],
     [
       "a delta after its part is done",
       () => renumber([...events.slice(0, partDone + 1), events[delta]!, ...events.slice(partDone + 1)]),
       /a delta inside an open part/,
     ],
-    ["a second item opened while one is open", () => renumber([...events.slice(0, delta), events[added]!, ...events.slice(delta)]), /one open item at a time/],
-    ["an item with output_index beyond its position", () => mutateData(events, added, (d) => (d["output_index"] = 3)), /output_index is the item's position/],
+    [
+      "a second item opened while one is open",
+      () => renumber([...events.slice(0, delta), events[added]!, ...events.slice(delta)]),
+      /one open item at a time/,
+    ],
+    [
+      "an item with output_index beyond its position",
+      () => mutateData(events, added, (d) => (d["output_index"] = 3)),
+      /output_index is the item's position/,
+    ],
     [
       "output_text.done whose text is not the deltas'",
       () => mutateData(events, indexOf(events, "response.output_text.done"), (d) => (d["text"] = "Hi")),
@@ -140,7 +192,12 @@ describe("the Responses checker catches", () => {
     ],
     [
       "a terminal output that differs from the items",
-      () => mutateData(events, indexOf(events, "response.completed"), (d) => ((d["response"] as { output: unknown[] }).output = [])),
+      () =>
+        mutateData(
+          events,
+          indexOf(events, "response.completed"),
+          (d) => ((d["response"] as { output: unknown[] }).output = []),
+        ),
       /the terminal output is the items sent/,
     ],
     ["a missing [DONE]", () => events.slice(0, -1), /\[DONE\] after the terminal event/],
@@ -150,7 +207,11 @@ describe("the Responses checker catches", () => {
       /event: names the data's type/,
     ],
     ["response.in_progress missing", () => renumber(events.filter((_, i) => i !== 1)), /response.in_progress second/],
-    ["no terminal event", () => renumber(events.filter((_, i) => i !== indexOf(events, "response.completed"))), /ends with a terminal event/],
+    [
+      "no terminal event",
+      () => renumber(events.filter((_, i) => i !== indexOf(events, "response.completed"))),
+      /ends with a terminal event/,
+    ],
   ];
   it("accepts the unmutated transcript", () => {
     expect(() => checkResponsesStream(rebuild(events))).not.toThrow();
@@ -162,21 +223,40 @@ describe("the Responses checker catches", () => {
 
 describe("the chat checker catches tool-call and reasoning faults", () => {
   const events = parseText(read("chat-tools.txt"));
-  const choiceOf = (d: Record<string, unknown>) => (d["choices"] as Record<string, unknown>[])[0] as Record<string, unknown>;
+  const choiceOf = (d: Record<string, unknown>) =>
+    (d["choices"] as Record<string, unknown>[])[0] as Record<string, unknown>;
   const cases: [string, () => ParsedEvent[], RegExp][] = [
     [
       "an id on a later delta of a call",
-      () => mutateData(events, 2, (d) => ((choiceOf(d)["delta"] as { tool_calls: Record<string, unknown>[] }).tool_calls[0]!["id"] = "call_x")),
+      () =>
+        mutateData(
+          events,
+          2,
+          (d) => ((choiceOf(d)["delta"] as { tool_calls: Record<string, unknown>[] }).tool_calls[0]!["id"] = "call_x"),
+        ),
       /index and arguments only/,
     ],
     [
       "a first delta without its name",
-      () => mutateData(events, 1, (d) => ((choiceOf(d)["delta"] as { tool_calls: Record<string, unknown>[] }).tool_calls[0]!["function"] = { arguments: "" })),
+      () =>
+        mutateData(
+          events,
+          1,
+          (d) =>
+            ((choiceOf(d)["delta"] as { tool_calls: Record<string, unknown>[] }).tool_calls[0]!["function"] = {
+              arguments: "",
+            }),
+        ),
       /the first delta of a call/,
     ],
     [
       "a call that skips an index",
-      () => mutateData(events, 1, (d) => ((choiceOf(d)["delta"] as { tool_calls: Record<string, unknown>[] }).tool_calls[0]!["index"] = 1)),
+      () =>
+        mutateData(
+          events,
+          1,
+          (d) => ((choiceOf(d)["delta"] as { tool_calls: Record<string, unknown>[] }).tool_calls[0]!["index"] = 1),
+        ),
       /latest call/,
     ],
     [
@@ -217,17 +297,32 @@ describe("the Anthropic checker catches thinking and tool_use faults", () => {
     ],
     [
       "stop_reason end_turn after a tool_use block",
-      () => mutateData(tools, indexOf(tools, "message_delta"), (d) => (d["delta"] = { stop_reason: "end_turn", stop_sequence: null })),
+      () =>
+        mutateData(
+          tools,
+          indexOf(tools, "message_delta"),
+          (d) => (d["delta"] = { stop_reason: "end_turn", stop_sequence: null }),
+        ),
       /stops for it/,
     ],
     [
       "stop_reason tool_use without a tool_use block",
-      () => mutateData(plain, indexOf(plain, "message_delta"), (d) => (d["delta"] = { stop_reason: "tool_use", stop_sequence: null })),
+      () =>
+        mutateData(
+          plain,
+          indexOf(plain, "message_delta"),
+          (d) => (d["delta"] = { stop_reason: "tool_use", stop_sequence: null }),
+        ),
       /needs a tool_use block/,
     ],
     [
       "a tool_use block that starts with input",
-      () => mutateData(tools, indexOf(tools, "content_block_start"), (d) => ((d["content_block"] as Record<string, unknown>)["input"] = { city: "x" })),
+      () =>
+        mutateData(
+          tools,
+          indexOf(tools, "content_block_start"),
+          (d) => ((d["content_block"] as Record<string, unknown>)["input"] = { city: "x" }),
+        ),
       /expected/,
     ],
   ];
@@ -247,12 +342,22 @@ describe("the Responses checker catches function_call and reasoning faults", () 
     ],
     [
       "a function_call item announced with arguments",
-      () => mutateData(tools, indexOf(tools, "response.output_item.added"), (d) => ((d["item"] as Record<string, unknown>)["arguments"] = "{")),
+      () =>
+        mutateData(
+          tools,
+          indexOf(tools, "response.output_item.added"),
+          (d) => ((d["item"] as Record<string, unknown>)["arguments"] = "{"),
+        ),
       /expected/,
     ],
     [
       "a function_call item with a msg_ id",
-      () => mutateData(tools, indexOf(tools, "response.output_item.added"), (d) => ((d["item"] as Record<string, unknown>)["id"] = "msg_x")),
+      () =>
+        mutateData(
+          tools,
+          indexOf(tools, "response.output_item.added"),
+          (d) => ((d["item"] as Record<string, unknown>)["id"] = "msg_x"),
+        ),
       /fc_/,
     ],
     [

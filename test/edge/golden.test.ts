@@ -11,7 +11,12 @@ import { fileURLToPath } from "node:url";
 import { Code } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
 import { testApp, post } from "../support/app.js";
-import { checkAnthropicStream, checkChatStream, checkCompletionStream, checkResponsesStream } from "../support/contract.js";
+import {
+  checkAnthropicStream,
+  checkChatStream,
+  checkCompletionStream,
+  checkResponsesStream,
+} from "../support/contract.js";
 import { fail, finish, start, token, type Step } from "../support/fake-sidecar.js";
 import { chatWeatherTool } from "../support/tool-scripts.js";
 import { hostileSplits, parseChunks, parseText } from "../support/sse.js";
@@ -29,7 +34,12 @@ interface Scenario {
 const llama = new Uint8Array([0xf0, 0x9f, 0xa6, 0x99]); // 🦙, split over two tokens below
 const chat = { model: "local-model", messages: [{ role: "user", content: "Hello!" }], stream: true };
 const completion = { prompt: "Once upon a time", max_tokens: 32, stream: true };
-const messages = { model: "claude-sonnet-4-5", max_tokens: 1024, messages: [{ role: "user", content: "Hello!" }], stream: true };
+const messages = {
+  model: "claude-sonnet-4-5",
+  max_tokens: 1024,
+  messages: [{ role: "user", content: "Hello!" }],
+  stream: true,
+};
 const responses = { model: "local-model", input: "Hello!", stream: true };
 /** "Hi there 🦙" with the emoji split over two tokens, the first of which has no text yet. */
 const plainTokens = (): Step[] => [
@@ -49,7 +59,10 @@ const weatherCall = (id = "call_weather", index = 0, city = "Tokyo"): Step[] => 
   token("", { piece: "</tool_call>" }),
 ];
 const weatherTool = chatWeatherTool;
-/** Reasoning, then the answer: "<think>Checking the forecast.</think>It is sunny." (4 reasoning tokens, both markers counted). */
+/**
+ * Reasoning, then the answer: "<think>Checking the forecast.</think>It is sunny." (4 reasoning tokens, both markers
+ * counted).
+ */
 const thinkingTokens = (): Step[] => [
   token("", { piece: "<think>" }),
   token("", { piece: "Checking", reasoning: "Checking" }),
@@ -64,8 +77,17 @@ const scenarios: Scenario[] = [
     // valid JSON `{"city":"Tokyo"}` (docs/contract.md, "Chat completions: tools and reasoning").
     name: "chat-tools",
     path: "/v1/chat/completions",
-    body: { messages: [{ role: "user", content: "Weather in Tokyo?" }], tools: [weatherTool], tool_choice: "auto", stream: true },
-    script: [start("tiny-llama", 40), ...weatherCall(), finish("tool_calls", { promptTokens: 40, completionTokens: 6 })],
+    body: {
+      messages: [{ role: "user", content: "Weather in Tokyo?" }],
+      tools: [weatherTool],
+      tool_choice: "auto",
+      stream: true,
+    },
+    script: [
+      start("tiny-llama", 40),
+      ...weatherCall(),
+      finish("tool_calls", { promptTokens: 40, completionTokens: 6 }),
+    ],
     expected: {
       text: "",
       finishReason: "tool_calls",
@@ -95,7 +117,11 @@ const scenarios: Scenario[] = [
     name: "chat-reasoning",
     path: "/v1/chat/completions",
     body: { ...chat, stream_options: { include_usage: true } },
-    script: [start("tiny-llama", 9), ...thinkingTokens(), finish("stop", { promptTokens: 9, completionTokens: 5, reasoningTokens: 4 })],
+    script: [
+      start("tiny-llama", 9),
+      ...thinkingTokens(),
+      finish("stop", { promptTokens: 9, completionTokens: 5, reasoningTokens: 4 }),
+    ],
     expected: {
       text: "It is sunny.",
       reasoning: "Checking the forecast.",
@@ -130,7 +156,12 @@ const scenarios: Scenario[] = [
     name: "chat-usage",
     path: "/v1/chat/completions",
     body: { ...chat, max_tokens: 2, stream_options: { include_usage: true } },
-    script: [start("tiny-llama", 9, 4), token("Hi"), token(" there"), finish("length", { promptTokens: 9, completionTokens: 2, cachedTokens: 4 })],
+    script: [
+      start("tiny-llama", 9, 4),
+      token("Hi"),
+      token(" there"),
+      finish("length", { promptTokens: 9, completionTokens: 2, cachedTokens: 4 }),
+    ],
     expected: {
       text: "Hi there",
       finishReason: "length",
@@ -246,9 +277,23 @@ const scenarios: Scenario[] = [
   {
     name: "anthropic-tools",
     path: "/v1/messages",
-    body: { ...messages, tools: [{ name: "get_weather", description: "Get weather for a city", input_schema: weatherTool.function.parameters }] },
-    script: [start("tiny-llama", 40), ...weatherCall("call_weather"), finish("tool_calls", { promptTokens: 40, completionTokens: 6 })],
-    expected: { text: "", stopReason: "tool_use", done: true, blocks: [{ type: "tool_use", text: '{"city":"Tokyo"}' }] },
+    body: {
+      ...messages,
+      tools: [
+        { name: "get_weather", description: "Get weather for a city", input_schema: weatherTool.function.parameters },
+      ],
+    },
+    script: [
+      start("tiny-llama", 40),
+      ...weatherCall("call_weather"),
+      finish("tool_calls", { promptTokens: 40, completionTokens: 6 }),
+    ],
+    expected: {
+      text: "",
+      stopReason: "tool_use",
+      done: true,
+      blocks: [{ type: "tool_use", text: '{"city":"Tokyo"}' }],
+    },
   },
   {
     name: "anthropic-thinking",
@@ -271,7 +316,12 @@ const scenarios: Scenario[] = [
     path: "/v1/messages",
     body: messages,
     script: [start("tiny-llama", 9), ...thinkingTokens(), finish("stop", { promptTokens: 9, completionTokens: 5 })],
-    expected: { text: "It is sunny.", stopReason: "end_turn", done: true, blocks: [{ type: "text", text: "It is sunny." }] },
+    expected: {
+      text: "It is sunny.",
+      stopReason: "end_turn",
+      done: true,
+      blocks: [{ type: "text", text: "It is sunny." }],
+    },
   },
   {
     name: "anthropic-plain",
@@ -290,7 +340,12 @@ const scenarios: Scenario[] = [
     name: "anthropic-max-tokens",
     path: "/v1/messages",
     body: { ...messages, max_tokens: 2 },
-    script: [start("tiny-llama", 9, 4), token("Hi"), token(" there"), finish("length", { promptTokens: 9, completionTokens: 2, cachedTokens: 4 })],
+    script: [
+      start("tiny-llama", 9, 4),
+      token("Hi"),
+      token(" there"),
+      finish("length", { promptTokens: 9, completionTokens: 2, cachedTokens: 4 }),
+    ],
     expected: {
       text: "Hi there",
       stopReason: "max_tokens",
@@ -328,16 +383,31 @@ const scenarios: Scenario[] = [
     body: {
       ...responses,
       input: "Weather in Tokyo?",
-      tools: [{ type: "function", name: "get_weather", description: "Get weather for a city", parameters: weatherTool.function.parameters }],
+      tools: [
+        {
+          type: "function",
+          name: "get_weather",
+          description: "Get weather for a city",
+          parameters: weatherTool.function.parameters,
+        },
+      ],
     },
-    script: [start("tiny-llama", 40), ...weatherCall("call_weather"), finish("tool_calls", { promptTokens: 40, completionTokens: 6 })],
+    script: [
+      start("tiny-llama", 40),
+      ...weatherCall("call_weather"),
+      finish("tool_calls", { promptTokens: 40, completionTokens: 6 }),
+    ],
     expected: { text: "", terminal: "response.completed", done: true },
   },
   {
     name: "responses-reasoning",
     path: "/v1/responses",
     body: responses,
-    script: [start("tiny-llama", 9), ...thinkingTokens(), finish("stop", { promptTokens: 9, completionTokens: 5, reasoningTokens: 4 })],
+    script: [
+      start("tiny-llama", 9),
+      ...thinkingTokens(),
+      finish("stop", { promptTokens: 9, completionTokens: 5, reasoningTokens: 4 }),
+    ],
     expected: {
       text: "It is sunny.",
       reasoning: "Checking the forecast.",
@@ -374,7 +444,12 @@ const scenarios: Scenario[] = [
     name: "responses-max-tokens",
     path: "/v1/responses",
     body: { ...responses, max_output_tokens: 2 },
-    script: [start("tiny-llama", 9, 4), token("Hi"), token(" there"), finish("length", { promptTokens: 9, completionTokens: 2, cachedTokens: 4 })],
+    script: [
+      start("tiny-llama", 9, 4),
+      token("Hi"),
+      token(" there"),
+      finish("length", { promptTokens: 9, completionTokens: 2, cachedTokens: 4 }),
+    ],
     expected: {
       text: "Hi there",
       terminal: "response.incomplete",
@@ -527,11 +602,28 @@ describe("golden transcripts, specific rules", () => {
 
   it("legacy completion logprobs carry tokens, offsets and top alternatives", () => {
     const events = parseText(readFileSync(goldenPath("completions-logprobs"), "utf8"));
-    const logprobs = events.filter((e) => e.data !== "[DONE]").map((e) => (JSON.parse(e.data) as { choices: { logprobs: unknown }[] }).choices[0]?.logprobs);
+    const logprobs = events
+      .filter((e) => e.data !== "[DONE]")
+      .map((e) => (JSON.parse(e.data) as { choices: { logprobs: unknown }[] }).choices[0]?.logprobs);
     expect(logprobs).toEqual([
-      { tokens: [" there"], token_logprobs: [-0.125], top_logprobs: [{ " there": -0.125, " was": -2.25 }], text_offset: [16] },
-      { tokens: ["bytes:\\xf0\\x9f"], token_logprobs: [-1], top_logprobs: [{ "bytes:\\xf0\\x9f": -1 }], text_offset: [22] },
-      { tokens: ["bytes:\\xa6\\x99"], token_logprobs: [-0.0625], top_logprobs: [{ "bytes:\\xa6\\x99": -0.0625 }], text_offset: [22] },
+      {
+        tokens: [" there"],
+        token_logprobs: [-0.125],
+        top_logprobs: [{ " there": -0.125, " was": -2.25 }],
+        text_offset: [16],
+      },
+      {
+        tokens: ["bytes:\\xf0\\x9f"],
+        token_logprobs: [-1],
+        top_logprobs: [{ "bytes:\\xf0\\x9f": -1 }],
+        text_offset: [22],
+      },
+      {
+        tokens: ["bytes:\\xa6\\x99"],
+        token_logprobs: [-0.0625],
+        top_logprobs: [{ "bytes:\\xa6\\x99": -0.0625 }],
+        text_offset: [22],
+      },
       null,
     ]);
   });

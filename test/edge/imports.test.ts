@@ -1,5 +1,6 @@
 // edge/ runs in workerd: Web APIs only. Only edge/hosts/node/ (the Node host) may import Node
-// modules, and only edge/hosts/worker/main.ts workerd's. Inside edge/, each folder imports only the folders below it (the rules its
+// modules, and only edge/hosts/worker/main.ts workerd's. Inside edge/, each folder imports only the folders below it
+// (the rules its
 // README states, edge/README.md "Layers"). Import cycles anywhere are refused by `npm run lint`
 // (Biome's noImportCycles, type-only imports included).
 import { readFileSync } from "node:fs";
@@ -53,7 +54,9 @@ describe("layering", () => {
     ["sidecar", ["scripts", "bench", "test", "edge"]],
     ["gguf", ["scripts", "bench", "test", "edge", "sidecar", "proto"]],
   ];
-  const cases = rules.flatMap(([folder, forbidden]) => sources(join(root, folder)).map((file) => [relative(root, file), file, forbidden] as const));
+  const cases = rules.flatMap(([folder, forbidden]) =>
+    sources(join(root, folder)).map((file) => [relative(root, file), file, forbidden] as const),
+  );
 
   it.each(cases)("%s imports no higher layer", (_name, file, forbidden) => {
     const reached = imports(readFileSync(file, "utf8"))
@@ -71,8 +74,27 @@ const LAYERS: Readonly<Record<string, readonly string[]>> = {
   "state/batches": ["core", "access", "base", "state/store", "state/items"],
   "state/c1": ["protocols", "core", "access", "upstream", "base", "sse", "state/store"],
   "state/threads": ["protocols", "core", "access", "upstream", "base", "sse", "state/store"],
-  "state/responses": ["protocols", "core", "access", "upstream", "base", "sse", "state/store", "state/items", "state/openai-conversations"],
-  "state/openai-conversations": ["protocols", "core", "access", "upstream", "base", "sse", "state/store", "state/items"],
+  "state/responses": [
+    "protocols",
+    "core",
+    "access",
+    "upstream",
+    "base",
+    "sse",
+    "state/store",
+    "state/items",
+    "state/openai-conversations",
+  ],
+  "state/openai-conversations": [
+    "protocols",
+    "core",
+    "access",
+    "upstream",
+    "base",
+    "sse",
+    "state/store",
+    "state/items",
+  ],
   "state/items": ["base"],
   "state/store": [],
   replay: ["protocols", "core", "access", "upstream", "base", "sse"],
@@ -88,7 +110,9 @@ const LAYERS: Readonly<Record<string, readonly string[]>> = {
   trace: [],
 };
 
-/** The folder whose rules a file of edge/ follows: `hosts`, `state/<feature>`, `protocols/<name>`, or its top folder. */
+/**
+ * The folder whose rules a file of edge/ follows: `hosts`, `state/<feature>`, `protocols/<name>`, or its top folder.
+ */
 function unitOf(name: string): string {
   const parts = name.split(/[\\/]/);
   if (parts[0] === "hosts") return "hosts";
@@ -96,7 +120,8 @@ function unitOf(name: string): string {
   return parts[0] ?? "";
 }
 
-const rulesOf = (unit: string): readonly string[] | undefined => LAYERS[unit] ?? (unit.startsWith("protocols/") ? LAYERS["protocols"] : undefined);
+const rulesOf = (unit: string): readonly string[] | undefined =>
+  LAYERS[unit] ?? (unit.startsWith("protocols/") ? LAYERS["protocols"] : undefined);
 const within = (unit: string, folder: string): boolean => unit === folder || unit.startsWith(`${folder}/`);
 
 /** The edge/ files a file imports, by their path under edge/ (`.ts`). */
@@ -126,7 +151,8 @@ describe("edge/ layers", () => {
 // real differences (edge/hosts/README.md); neither host imports the other.
 describe("edge/hosts/", () => {
   const JOBS = ["main.ts", "server.ts", "env.ts", "sockets.ts", "tracing.ts", "store.ts", "files.ts", "queue.ts"];
-  const names = (host: string) => sources(join(edgeDir, "hosts", host)).map((file) => relative(join(edgeDir, "hosts", host), file));
+  const names = (host: string) =>
+    sources(join(edgeDir, "hosts", host)).map((file) => relative(join(edgeDir, "hosts", host), file));
 
   it.each(["node", "worker"])("hosts/%s/ has a file for each job", (host) => {
     expect(JOBS.filter((job) => !names(host).includes(job))).toEqual([]);

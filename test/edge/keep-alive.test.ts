@@ -38,9 +38,12 @@ describe("keepAliveSeconds", () => {
     expect(keepAliveSeconds(null)).toBeUndefined();
   });
 
-  it.each(["", "soon", "5x", "m", " 5m", "5 m", "1h-30m", "--1", true, {}, [300]])("%j is not a keep_alive", (value) => {
-    expect(keepAliveSeconds(value)).toBeNull();
-  });
+  it.each(["", "soon", "5x", "m", " 5m", "5 m", "1h-30m", "--1", true, {}, [300]])(
+    "%j is not a keep_alive",
+    (value) => {
+      expect(keepAliveSeconds(value)).toBeNull();
+    },
+  );
 });
 
 const PROTOCOLS = [
@@ -81,7 +84,9 @@ describe("a bad keep_alive is a 400 in the protocol's shape, before the sidecar"
     const { app, sidecar } = testApp();
     const response = await post(app, path, { ...body, keep_alive: "soon" });
     expect(response.status).toBe(400);
-    expect(await response.json()).toEqual({ error: { message, type: "invalid_request_error", param: "keep_alive", code: null } });
+    expect(await response.json()).toEqual({
+      error: { message, type: "invalid_request_error", param: "keep_alive", code: null },
+    });
     expect(sidecar.calls).toHaveLength(0);
   });
 
@@ -97,7 +102,9 @@ describe("a bad keep_alive is a 400 in the protocol's shape, before the sidecar"
     const { app, sidecar } = testApp();
     const response = await post(app, "/v1/embeddings", { model: "m", input: "hi", keep_alive: "5 minutes" });
     expect(response.status).toBe(400);
-    expect(await response.json()).toEqual({ error: { message, type: "invalid_request_error", param: "keep_alive", code: null } });
+    expect(await response.json()).toEqual({
+      error: { message, type: "invalid_request_error", param: "keep_alive", code: null },
+    });
     expect(sidecar.embedCalls).toHaveLength(0);
   });
 });
@@ -117,7 +124,16 @@ describe("keep_alive on the routes that keep state (a store)", () => {
   it.each([
     ["/c1/chat", { messages: [{ role: "user", content: "hi" }], keep_alive: "2m" }],
     ["/v1/responses", { model: "m", input: "hi", keep_alive: "2m" }],
-    ["/v1/messages", { model: "m", max_tokens: 8, messages: [{ role: "user", content: "hi" }], thread: { type: "create" }, keep_alive: "2m" }],
+    [
+      "/v1/messages",
+      {
+        model: "m",
+        max_tokens: 8,
+        messages: [{ role: "user", content: "hi" }],
+        thread: { type: "create" },
+        keep_alive: "2m",
+      },
+    ],
   ])("%s", async (path, body) => {
     const opened = openSqliteStore(":memory:");
     try {

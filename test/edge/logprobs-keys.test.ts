@@ -66,9 +66,11 @@ describe("legacy completions logprobs: N keys per entry", () => {
             .filter((frame) => frame.startsWith("data: {"))
             .flatMap(
               (frame) =>
-                (JSON.parse(frame.slice(6)) as { choices: { logprobs: { top_logprobs: unknown[] } | null }[] }).choices[0]?.logprobs?.top_logprobs ?? [],
+                (JSON.parse(frame.slice(6)) as { choices: { logprobs: { top_logprobs: unknown[] } | null }[] })
+                  .choices[0]?.logprobs?.top_logprobs ?? [],
             )
-        : (JSON.parse(text) as { choices: { logprobs: { top_logprobs: unknown[] } }[] }).choices[0]?.logprobs.top_logprobs;
+        : (JSON.parse(text) as { choices: { logprobs: { top_logprobs: unknown[] } }[] }).choices[0]?.logprobs
+            .top_logprobs;
       expect(entries).toEqual([
         { " Once": 0, "bytes:\\xf0": -80, "bytes:\\xe2": -80 },
         { " a": -0.5, a: -1, "bytes:\\x20\\x61": -2 },

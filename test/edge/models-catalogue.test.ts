@@ -14,7 +14,12 @@ const GiB = 1024 ** 3;
 function catalogueApp() {
   const test = testApp();
   test.sidecar.models = [
-    catalogued("demo", { created: 1_700_000_000, memoryBytes: 2 * GiB, expiresAt: 1_700_000_300, aliases: ["default"] }),
+    catalogued("demo", {
+      created: 1_700_000_000,
+      memoryBytes: 2 * GiB,
+      expiresAt: 1_700_000_300,
+      aliases: ["default"],
+    }),
     catalogued("coder", { status: "loading", progress: 0.4, contextSize: 8192, aliases: ["code", "qwen-coder"] }),
     catalogued("tiny", { status: "available", contextSize: 0, sequences: 0 }),
     catalogued("broken", { status: "failed", failure: "not a GGUF file (magic 'PK\\u0003\\u0004')", kind: "generate" }),
@@ -82,7 +87,12 @@ describe("GET /v1/models with a catalogue", () => {
     const missing = await get(app, "/v1/models/nope");
     expect(missing.status).toBe(404);
     expect(await missing.json()).toEqual({
-      error: { message: "The model 'nope' does not exist.", type: "invalid_request_error", param: "model", code: "model_not_found" },
+      error: {
+        message: "The model 'nope' does not exist.",
+        type: "invalid_request_error",
+        param: "model",
+        code: "model_not_found",
+      },
     });
   });
 
@@ -104,7 +114,9 @@ describe("POST /models/load", () => {
       ["tiny", 600],
       ["code", undefined],
     ]);
-    expect(((await (await get(app, "/v1/models/tiny")).json()) as { status: unknown }).status).toEqual({ value: "loaded" });
+    expect(((await (await get(app, "/v1/models/tiny")).json()) as { status: unknown }).status).toEqual({
+      value: "loaded",
+    });
   });
 
   it("a model the sidecar does not know: 404 model_not_found", async () => {
@@ -112,7 +124,12 @@ describe("POST /models/load", () => {
     const response = await post(app, "/models/load", { model: "gpt-4" });
     expect(response.status).toBe(404);
     expect(await response.json()).toEqual({
-      error: { message: 'model "gpt-4" is not in the catalogue', type: "invalid_request_error", param: null, code: "model_not_found" },
+      error: {
+        message: 'model "gpt-4" is not in the catalogue',
+        type: "invalid_request_error",
+        param: null,
+        code: "model_not_found",
+      },
     });
   });
 
@@ -122,7 +139,12 @@ describe("POST /models/load", () => {
     const response = await post(app, "/models/load", { model: "broken" });
     expect(response.status).toBe(500);
     expect(await response.json()).toEqual({
-      error: { message: "The model 'broken' could not be loaded: not a GGUF file", type: "server_error", param: "model", code: "model_load_failed" },
+      error: {
+        message: "The model 'broken' could not be loaded: not a GGUF file",
+        type: "server_error",
+        param: "model",
+        code: "model_load_failed",
+      },
     });
   });
 
@@ -131,7 +153,8 @@ describe("POST /models/load", () => {
     [{ model: "" }, "Invalid 'model': expected a model name", "model"],
     [
       { model: "tiny", keep_alive: "later" },
-      `Invalid 'keep_alive': expected a number of seconds or a duration such as "5m", "1h", "30s", "0" or "-1" (negative: keep loaded)`,
+      `Invalid 'keep_alive': expected a number of seconds or a duration such as "5m", "1h", "30s", "0" or "-1" ` +
+        `(negative: keep loaded)`,
       "keep_alive",
     ],
   ])("a bad body %j: 400 naming the field, nothing sent", async (body, message, param) => {
@@ -189,7 +212,11 @@ describe("with API keys", () => {
     }
     expect([keyed.sidecar.loadCalls, keyed.sidecar.unloadCalls]).toEqual([[], []]);
     const ok = await keyed.app.fetch(
-      new Request(`${BASE}/models/load`, { method: "POST", headers: { authorization: "Bearer sk-one" }, body: JSON.stringify({ model: "tiny" }) }),
+      new Request(`${BASE}/models/load`, {
+        method: "POST",
+        headers: { authorization: "Bearer sk-one" },
+        body: JSON.stringify({ model: "tiny" }),
+      }),
     );
     expect(ok.status).toBe(200);
     expect(keyed.sidecar.loadCalls.map((c) => c.model)).toEqual(["tiny"]);

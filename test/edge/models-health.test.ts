@@ -42,7 +42,12 @@ describe("GET /v1/models", () => {
     const response = await get(app, "/v1/models/gpt-4");
     expect(response.status).toBe(404);
     expect(await response.json()).toEqual({
-      error: { message: "The model 'gpt-4' does not exist.", type: "invalid_request_error", param: "model", code: "model_not_found" },
+      error: {
+        message: "The model 'gpt-4' does not exist.",
+        type: "invalid_request_error",
+        param: "model",
+        code: "model_not_found",
+      },
     });
   });
 
@@ -126,7 +131,12 @@ describe("unexpected failures", () => {
     const response = await get(app, "/v1/models");
     expect(response.status).toBe(500);
     expect(await response.json()).toEqual({
-      error: { message: "The server had an error while processing the request.", type: "server_error", param: null, code: null },
+      error: {
+        message: "The server had an error while processing the request.",
+        type: "server_error",
+        param: null,
+        code: null,
+      },
     });
     expect(reported).toHaveLength(1);
   });

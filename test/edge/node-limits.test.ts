@@ -37,7 +37,12 @@ describe("Node edge connection limits", () => {
     edge = await startNodeEdge({
       sidecar,
       port: 0,
-      limits: { headersTimeoutMs: HEADERS_TIMEOUT_MS, requestTimeoutMs: 800, keepAliveTimeoutMs: 500, maxConnections: 8 },
+      limits: {
+        headersTimeoutMs: HEADERS_TIMEOUT_MS,
+        requestTimeoutMs: 800,
+        keepAliveTimeoutMs: 500,
+        maxConnections: 8,
+      },
     });
   });
   afterAll(async () => {
@@ -102,24 +107,32 @@ function trickle(url: string): { closed: Promise<{ answer: string; afterMs: numb
 }
 
 describe("Node edge connection limits, many clients and settings", () => {
-  it("answers 200 connections that trickle headers with 408 within the headers timeout, serving a normal request meanwhile", async () => {
-    const edge = await startNodeEdge({ sidecar: new FakeSidecar(), port: 0, limits: { headersTimeoutMs: 1000, maxConnections: 250 } });
-    try {
-      const slow = Array.from({ length: 200 }, () => trickle(edge.url));
-      await new Promise((r) => setTimeout(r, 300));
-      const health = await fetch(`${edge.url}/health`);
-      expect(health.status).toBe(200);
-      await health.arrayBuffer();
-      for (const { answer, afterMs } of await Promise.all(slow.map((s) => s.closed))) {
-        expect(answer).toMatch(/^HTTP\/1\.1 408 Request Timeout\r\n/);
-        expect(afterMs).toBeGreaterThanOrEqual(900);
-        // The timeout, Node's check interval (a quarter of it) and room for a loaded machine.
-        expect(afterMs).toBeLessThan(4000);
+  it(
+    "answers 200 connections that trickle headers with 408 within the headers timeout, serving a normal request " +
+      "meanwhile",
+    async () => {
+      const edge = await startNodeEdge({
+        sidecar: new FakeSidecar(),
+        port: 0,
+        limits: { headersTimeoutMs: 1000, maxConnections: 250 },
+      });
+      try {
+        const slow = Array.from({ length: 200 }, () => trickle(edge.url));
+        await new Promise((r) => setTimeout(r, 300));
+        const health = await fetch(`${edge.url}/health`);
+        expect(health.status).toBe(200);
+        await health.arrayBuffer();
+        for (const { answer, afterMs } of await Promise.all(slow.map((s) => s.closed))) {
+          expect(answer).toMatch(/^HTTP\/1\.1 408 Request Timeout\r\n/);
+          expect(afterMs).toBeGreaterThanOrEqual(900);
+          // The timeout, Node's check interval (a quarter of it) and room for a loaded machine.
+          expect(afterMs).toBeLessThan(4000);
+        }
+      } finally {
+        await edge.close();
       }
-    } finally {
-      await edge.close();
-    }
-  });
+    },
+  );
 
   it("starts with a headers timeout above the request timeout (the request timeout is raised to it)", async () => {
     const edge = await startNodeEdge({ sidecar: new FakeSidecar(), port: 0, limits: { headersTimeoutMs: 120_000 } });
@@ -131,20 +144,31 @@ describe("Node edge connection limits, many clients and settings", () => {
     });
   });
 
-  it("checks deadlines a quarter of the shortest timeout apart, at most a second, and not in a loop when both are off", () => {
-    expect(nodeServerOptions(DEFAULT_LIMITS)).toEqual({ headersTimeout: 10_000, requestTimeout: 60_000, connectionsCheckingInterval: 1000 });
-    expect(nodeServerOptions({ ...DEFAULT_LIMITS, headersTimeoutMs: 600, requestTimeoutMs: 800 }).connectionsCheckingInterval).toBe(150);
-    expect(nodeServerOptions({ ...DEFAULT_LIMITS, headersTimeoutMs: 0, requestTimeoutMs: 0 })).toEqual({
-      headersTimeout: 0,
-      requestTimeout: 0,
-      connectionsCheckingInterval: 1000,
-    });
-    expect(nodeServerOptions({ ...DEFAULT_LIMITS, headersTimeoutMs: 0 })).toEqual({
-      headersTimeout: 0,
-      requestTimeout: 60_000,
-      connectionsCheckingInterval: 1000,
-    });
-  });
+  it(
+    "checks deadlines a quarter of the shortest timeout apart, at most a second, and not in a loop when both are " +
+      "off",
+    () => {
+      expect(nodeServerOptions(DEFAULT_LIMITS)).toEqual({
+        headersTimeout: 10_000,
+        requestTimeout: 60_000,
+        connectionsCheckingInterval: 1000,
+      });
+      expect(
+        nodeServerOptions({ ...DEFAULT_LIMITS, headersTimeoutMs: 600, requestTimeoutMs: 800 })
+          .connectionsCheckingInterval,
+      ).toBe(150);
+      expect(nodeServerOptions({ ...DEFAULT_LIMITS, headersTimeoutMs: 0, requestTimeoutMs: 0 })).toEqual({
+        headersTimeout: 0,
+        requestTimeout: 0,
+        connectionsCheckingInterval: 1000,
+      });
+      expect(nodeServerOptions({ ...DEFAULT_LIMITS, headersTimeoutMs: 0 })).toEqual({
+        headersTimeout: 0,
+        requestTimeout: 60_000,
+        connectionsCheckingInterval: 1000,
+      });
+    },
+  );
 
   it("reads its limits from the environment (npm run edge)", async () => {
     const port = await freePort();
@@ -157,7 +181,11 @@ describe("Node edge connection limits, many clients and settings", () => {
       LOG_REQUESTS: "false",
     };
     const root = fileURLToPath(new URL("../..", import.meta.url));
-    const child = spawn("node_modules/.bin/tsx", ["edge/hosts/node/main.ts"], { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn("node_modules/.bin/tsx", ["edge/hosts/node/main.ts"], {
+      cwd: root,
+      env,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     try {
       await new Promise<void>((resolve, reject) => {
         child.stderr.on("data", (d: Buffer) => d.toString().includes("edge listening") && resolve());

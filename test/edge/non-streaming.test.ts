@@ -53,8 +53,18 @@ describe("POST /v1/chat/completions (stream off)", () => {
     const body = (await response.json()) as { choices: { logprobs: unknown }[] };
     expect(body.choices[0]?.logprobs).toEqual({
       content: [
-        { token: "Hi", logprob: -0.25, bytes: [72, 105], top_logprobs: [{ token: "Hi", logprob: -0.25, bytes: [72, 105] }] },
-        { token: "bytes:\\xf0\\x9f", logprob: -0.5, bytes: [240, 159], top_logprobs: [{ token: "bytes:\\xf0\\x9f", logprob: -0.5, bytes: [240, 159] }] },
+        {
+          token: "Hi",
+          logprob: -0.25,
+          bytes: [72, 105],
+          top_logprobs: [{ token: "Hi", logprob: -0.25, bytes: [72, 105] }],
+        },
+        {
+          token: "bytes:\\xf0\\x9f",
+          logprob: -0.5,
+          bytes: [240, 159],
+          top_logprobs: [{ token: "bytes:\\xf0\\x9f", logprob: -0.5, bytes: [240, 159] }],
+        },
         { token: "bytes:\\x20\\xa6\\x99", logprob: -1, bytes: [32, 166, 153], top_logprobs: [] },
       ],
       refusal: null,
@@ -63,7 +73,10 @@ describe("POST /v1/chat/completions (stream off)", () => {
 
   it("uses the requested name when the sidecar reports no model id", async () => {
     const { app } = testApp([start(""), token("x"), finish()]);
-    const response = await post(app, "/v1/chat/completions", { model: "local-model", messages: [{ role: "user", content: "x" }] });
+    const response = await post(app, "/v1/chat/completions", {
+      model: "local-model",
+      messages: [{ role: "user", content: "x" }],
+    });
     expect(((await response.json()) as { model: string }).model).toBe("local-model");
   });
 
@@ -77,7 +90,9 @@ describe("POST /v1/chat/completions (stream off)", () => {
     const during = testApp([start(), token("x"), fail(Code.Internal, "engine failed")]);
     const r2 = await post(during.app, "/v1/chat/completions", { messages: [{ role: "user", content: "x" }] });
     expect(r2.status).toBe(500);
-    expect(await r2.json()).toEqual({ error: { message: "engine failed", type: "server_error", param: null, code: null } });
+    expect(await r2.json()).toEqual({
+      error: { message: "engine failed", type: "server_error", param: null, code: null },
+    });
   });
 });
 

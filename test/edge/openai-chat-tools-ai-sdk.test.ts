@@ -49,28 +49,47 @@ async function parts(result: { fullStream: AsyncIterable<{ type: string }> }) {
 }
 
 describe("a tool call", () => {
-  it("streamText: tool-input parts, then the tool-call with parsed input; finish reason tool-calls; no error parts", async () => {
-    const { model, sidecar } = setup(weatherCall);
-    const result = streamText({ model, tools: callOnly, prompt: "Weather in Tokyo?" });
-    const { all, errors, types } = await parts(result);
-    expect(errors).toEqual([]);
-    expect(all.filter((p) => p.type === "tool-input-delta").map((p) => p["delta"])).toEqual(['{"', "city", '":"Tokyo"}']);
-    expect(types.indexOf("tool-input-start")).toBeLessThan(types.indexOf("tool-call"));
-    expect(all.find((p) => p.type === "tool-call")).toMatchObject({ toolCallId: "call_weather", toolName: "get_weather", input: { city: "Tokyo" } });
-    expect(await result.toolCalls).toMatchObject([{ toolCallId: "call_weather", toolName: "get_weather", input: { city: "Tokyo" } }]);
-    expect(await result.finishReason).toBe("tool-calls");
-    expect(await result.text).toBe("");
-    // what the provider sent: the tool with its JSON schema, as the proto's Chat
-    const chat = sidecar.lastCall?.request.input;
-    if (chat?.case !== "chat") throw new Error("no chat request");
-    expect(chat.value.tools.map((t) => t.name)).toEqual(["get_weather"]);
-    expect(JSON.parse(chat.value.tools[0]?.parameters ?? "")).toMatchObject({ type: "object", properties: { city: { type: "string" } }, required: ["city"] });
-  });
+  it(
+    "streamText: tool-input parts, then the tool-call with parsed input; finish reason tool-calls; no error " + "parts",
+    async () => {
+      const { model, sidecar } = setup(weatherCall);
+      const result = streamText({ model, tools: callOnly, prompt: "Weather in Tokyo?" });
+      const { all, errors, types } = await parts(result);
+      expect(errors).toEqual([]);
+      expect(all.filter((p) => p.type === "tool-input-delta").map((p) => p["delta"])).toEqual([
+        '{"',
+        "city",
+        '":"Tokyo"}',
+      ]);
+      expect(types.indexOf("tool-input-start")).toBeLessThan(types.indexOf("tool-call"));
+      expect(all.find((p) => p.type === "tool-call")).toMatchObject({
+        toolCallId: "call_weather",
+        toolName: "get_weather",
+        input: { city: "Tokyo" },
+      });
+      expect(await result.toolCalls).toMatchObject([
+        { toolCallId: "call_weather", toolName: "get_weather", input: { city: "Tokyo" } },
+      ]);
+      expect(await result.finishReason).toBe("tool-calls");
+      expect(await result.text).toBe("");
+      // what the provider sent: the tool with its JSON schema, as the proto's Chat
+      const chat = sidecar.lastCall?.request.input;
+      if (chat?.case !== "chat") throw new Error("no chat request");
+      expect(chat.value.tools.map((t) => t.name)).toEqual(["get_weather"]);
+      expect(JSON.parse(chat.value.tools[0]?.parameters ?? "")).toMatchObject({
+        type: "object",
+        properties: { city: { type: "string" } },
+        required: ["city"],
+      });
+    },
+  );
 
   it("generateText: the call with parsed input", async () => {
     const { model } = setup(weatherCall);
     const result = await generateText({ model, tools: callOnly, prompt: "Weather in Tokyo?" });
-    expect(result.toolCalls).toMatchObject([{ toolCallId: "call_weather", toolName: "get_weather", input: { city: "Tokyo" } }]);
+    expect(result.toolCalls).toMatchObject([
+      { toolCallId: "call_weather", toolName: "get_weather", input: { city: "Tokyo" } },
+    ]);
     expect(result.finishReason).toBe("tool-calls");
     expect(result.text).toBe("");
     expect(result.usage).toMatchObject({ inputTokens: 40, outputTokens: 4 });
@@ -92,7 +111,10 @@ describe("a tool call", () => {
     const { errors, all } = await parts(result);
     expect(errors).toEqual([]);
     expect(calls).toEqual([{ city: "Tokyo" }]);
-    expect(all.find((p) => p.type === "tool-result")).toMatchObject({ toolCallId: "call_weather", output: { sky: "sunny" } });
+    expect(all.find((p) => p.type === "tool-result")).toMatchObject({
+      toolCallId: "call_weather",
+      output: { sky: "sunny" },
+    });
     expect(await result.steps).toHaveLength(1);
   });
 

@@ -20,7 +20,13 @@ import { chatWeatherTool } from "../support/tool-scripts.js";
 import { hostileSplits, parseChunks, parseText, type ParsedEvent } from "../support/sse.js";
 
 const weatherTool = chatWeatherTool;
-const body = { model: "local-model", messages: [{ role: "user", content: "Weather in Tokyo?" }], tools: [weatherTool], tool_choice: "auto", stream: true };
+const body = {
+  model: "local-model",
+  messages: [{ role: "user", content: "Weather in Tokyo?" }],
+  tools: [weatherTool],
+  tool_choice: "auto",
+  stream: true,
+};
 const TOKYO = ['{"', "city", '":"Tokyo"}'];
 
 interface Scenario {
@@ -59,8 +65,18 @@ const scenarios: Scenario[] = [
     script: [
       start("tiny-llama", 40),
       token("", { piece: "<tool_call>", logprob: -0.25, top: [["<tool_call>", -0.25]] }),
-      token("", { piece: "get_weather", logprob: -0.5, top: [["get_weather", -0.5]], toolCalls: [{ index: 0, id: "call_weather", name: "get_weather" }] }),
-      token("", { piece: '{"city":"Tokyo"}', logprob: -1, top: [['{"city":"Tokyo"}', -1]], toolCalls: [{ index: 0, arguments: '{"city":"Tokyo"}' }] }),
+      token("", {
+        piece: "get_weather",
+        logprob: -0.5,
+        top: [["get_weather", -0.5]],
+        toolCalls: [{ index: 0, id: "call_weather", name: "get_weather" }],
+      }),
+      token("", {
+        piece: '{"city":"Tokyo"}',
+        logprob: -1,
+        top: [['{"city":"Tokyo"}', -1]],
+        toolCalls: [{ index: 0, arguments: '{"city":"Tokyo"}' }],
+      }),
       finish("tool_calls", { promptTokens: 40, completionTokens: 3 }),
     ],
     expected: {
@@ -102,14 +118,22 @@ it("the logprobs transcript has logprobs on every token's chunk", () => {
   const chunks = parseText(readFileSync(goldenPath("chat-tools-logprobs"), "utf8"))
     .filter((e) => e.data !== "[DONE]")
     .map((e) => (JSON.parse(e.data) as { choices: { logprobs?: { content: { token: string }[] } }[] }).choices[0]);
-  expect(chunks.flatMap((c) => c?.logprobs?.content.map((entry) => entry.token) ?? [])).toEqual(["<tool_call>", "get_weather", '{"city":"Tokyo"}']);
+  expect(chunks.flatMap((c) => c?.logprobs?.content.map((entry) => entry.token) ?? [])).toEqual([
+    "<tool_call>",
+    "get_weather",
+    '{"city":"Tokyo"}',
+  ]);
 });
 
 // ---- the checker rejects broken transcripts ------------------------------------------
 
 /** Re-serialises events (after a mutation) as SSE text and parses them back. */
 function rebuild(events: readonly ParsedEvent[]): ParsedEvent[] {
-  return parseText(events.map((e) => formatEvent(e.event === "message" ? { data: e.data } : { event: e.event, data: e.data })).join(""));
+  return parseText(
+    events
+      .map((e) => formatEvent(e.event === "message" ? { data: e.data } : { event: e.event, data: e.data }))
+      .join(""),
+  );
 }
 
 type ToolCallDelta = Record<string, unknown> & { function?: Record<string, unknown> };
@@ -128,7 +152,8 @@ function mutateCall(events: readonly ParsedEvent[], at: number, change: (call: T
 
 const read = (name: string) => parseText(readFileSync(goldenPath(name), "utf8"));
 /** The index of the event whose data contains `text`. */
-const at = (events: readonly ParsedEvent[], text: string, from = 0) => events.findIndex((e, i) => i >= from && e.data.includes(text));
+const at = (events: readonly ParsedEvent[], text: string, from = 0) =>
+  events.findIndex((e, i) => i >= from && e.data.includes(text));
 
 describe("the chat checker rejects", () => {
   // Read when the tests run (not when they are collected), so UPDATE_GOLDEN can write them first.
@@ -148,25 +173,59 @@ describe("the chat checker rejects", () => {
       () => mutateCall(parallel, secondFragment, (c) => (c.function = { ...c.function, name: "get_weather" })),
       /index and arguments only/,
     ],
-    ["a type repeated on a later delta", () => mutateCall(parallel, secondFragment, (c) => (c.type = "function")), /index and arguments only/],
-    ["an id repeated on a later delta", () => mutateCall(parallel, secondFragment, (c) => (c.id = "call_2")), /index and arguments only/],
-    ["a second call's first delta without its id", () => mutateCall(parallel, secondCall, (c) => delete c.id), /the first delta of a call/],
-    ["a second call's first delta without its type", () => mutateCall(parallel, secondCall, (c) => delete c.type), /the first delta of a call/],
+    [
+      "a type repeated on a later delta",
+      () => mutateCall(parallel, secondFragment, (c) => (c.type = "function")),
+      /index and arguments only/,
+    ],
+    [
+      "an id repeated on a later delta",
+      () => mutateCall(parallel, secondFragment, (c) => (c.id = "call_2")),
+      /index and arguments only/,
+    ],
+    [
+      "a second call's first delta without its id",
+      () => mutateCall(parallel, secondCall, (c) => delete c.id),
+      /the first delta of a call/,
+    ],
+    [
+      "a second call's first delta without its type",
+      () => mutateCall(parallel, secondCall, (c) => delete c.type),
+      /the first delta of a call/,
+    ],
     [
       "a first delta that already carries arguments",
       () => mutateCall(parallel, secondCall, (c) => (c.function = { name: "get_weather", arguments: "{" })),
       /the first delta of a call/,
     ],
-    ["two calls with the same id", () => mutateCall(parallel, secondCall, (c) => (c.id = "call_1")), /each call has its own id/],
-    ["a call's fragment after the next call began", () => mutateCall(parallel, secondFragment, (c) => (c.index = 0)), /latest call/],
+    [
+      "two calls with the same id",
+      () => mutateCall(parallel, secondCall, (c) => (c.id = "call_1")),
+      /each call has its own id/,
+    ],
+    [
+      "a call's fragment after the next call began",
+      () => mutateCall(parallel, secondFragment, (c) => (c.index = 0)),
+      /latest call/,
+    ],
     [
       "a role on a tool-call chunk",
-      () => full.map((e, i) => (i === at(full, "tool_calls") ? { ...e, data: e.data.replace('"delta":{', '"delta":{"role":"assistant",') } : e)),
+      () =>
+        full.map((e, i) =>
+          i === at(full, "tool_calls")
+            ? { ...e, data: e.data.replace('"delta":{', '"delta":{"role":"assistant",') }
+            : e,
+        ),
       /no role after the first chunk/,
     ],
     [
       "reasoning_content and content in one delta",
-      () => full.map((e, i) => (i === at(full, "reasoning_content") ? { ...e, data: e.data.replace('"delta":{', '"delta":{"content":"x",') } : e)),
+      () =>
+        full.map((e, i) =>
+          i === at(full, "reasoning_content")
+            ? { ...e, data: e.data.replace('"delta":{', '"delta":{"content":"x",') }
+            : e,
+        ),
       /one kind of content per delta/,
     ],
     [
@@ -174,7 +233,11 @@ describe("the chat checker rejects", () => {
       () => full.map((e) => ({ ...e, data: e.data.replace('"finish_reason":"tool_calls"', '"finish_reason":"stop"') })),
       /to include 'stop'/,
     ],
-    ["finish_reason tool_calls with the call removed", () => full.filter((e) => !e.data.includes('tool_calls":[')), /tool_calls finish without a call/],
+    [
+      "finish_reason tool_calls with the call removed",
+      () => full.filter((e) => !e.data.includes('tool_calls":[')),
+      /tool_calls finish without a call/,
+    ],
     [
       "a tool-call chunk after the terminal chunk",
       () => [...full.slice(0, -1), full[at(full, '"arguments":"city"')]!, full.at(-1)!],

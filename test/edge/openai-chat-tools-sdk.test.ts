@@ -24,7 +24,12 @@ const thinkingAnswer: Step[] = [
 
 function client(script: Script) {
   const { app, sidecar } = testApp(script);
-  const openai = new OpenAI({ baseURL: "http://edge.test/v1", apiKey: "not-needed", fetch: inProcessFetch(app), maxRetries: 0 });
+  const openai = new OpenAI({
+    baseURL: "http://edge.test/v1",
+    apiKey: "not-needed",
+    fetch: inProcessFetch(app),
+    maxRetries: 0,
+  });
   return { openai, sidecar };
 }
 
@@ -34,7 +39,12 @@ const strictTool: OpenAI.Chat.ChatCompletionFunctionTool = {
   function: {
     name: "get_weather",
     description: "Get weather for a city",
-    parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"], additionalProperties: false },
+    parameters: {
+      type: "object",
+      properties: { city: { type: "string" } },
+      required: ["city"],
+      additionalProperties: false,
+    },
     strict: true,
   },
 };
@@ -52,27 +62,37 @@ describe("chat.completions.stream() with tools", () => {
     expect(choice?.finish_reason).toBe("tool_calls");
     expect(choice?.message.content).toBeNull();
     expect(choice?.message.tool_calls).toEqual([
-      { id: "call_weather", type: "function", function: { name: "get_weather", arguments: '{"city":"Tokyo"}', parsed_arguments: { city: "Tokyo" } } },
+      {
+        id: "call_weather",
+        type: "function",
+        function: { name: "get_weather", arguments: '{"city":"Tokyo"}', parsed_arguments: { city: "Tokyo" } },
+      },
     ]);
     // the SDK reports the first delta's empty arguments too
     expect(argumentDeltas).toEqual(["", '{"', "city", '":"Tokyo"}']);
     expect(done).toEqual([{ city: "Tokyo" }]);
     // the tool reached the sidecar with its schema as JSON text
     const chat = sidecar.lastCall?.request.input;
-    expect(chat?.case === "chat" ? JSON.parse(chat.value.tools[0]?.parameters ?? "") : undefined).toEqual(strictTool.function.parameters);
+    expect(chat?.case === "chat" ? JSON.parse(chat.value.tools[0]?.parameters ?? "") : undefined).toEqual(
+      strictTool.function.parameters,
+    );
   });
 
   it("a zodFunction tool: the arguments are parsed by its zod schema", async () => {
     const { openai } = client(weatherCall);
     const tool = zodFunction({ name: "get_weather", parameters: z.object({ city: z.string() }) });
-    const completion = await openai.chat.completions.stream({ model: "local-model", messages: question, tools: [tool] }).finalChatCompletion();
+    const completion = await openai.chat.completions
+      .stream({ model: "local-model", messages: question, tools: [tool] })
+      .finalChatCompletion();
     const call = completion.choices[0]?.message.tool_calls?.[0];
     expect(call?.type === "function" ? call.function.parsed_arguments : undefined).toEqual({ city: "Tokyo" });
   });
 
   it("two parallel calls accumulate separately", async () => {
     const { openai } = client(twoCalls);
-    const completion = await openai.chat.completions.stream({ model: "local-model", messages: question, tools: [strictTool] }).finalChatCompletion();
+    const completion = await openai.chat.completions
+      .stream({ model: "local-model", messages: question, tools: [strictTool] })
+      .finalChatCompletion();
     const calls = completion.choices[0]?.message.tool_calls ?? [];
     expect(calls.map((c) => (c.type === "function" ? [c.id, c.function.parsed_arguments] : []))).toEqual([
       ["call_1", { city: "Tokyo" }],
@@ -98,7 +118,12 @@ describe("chat.completions.stream() with tools", () => {
 describe("chat.completions.create() / parse() with tools (stream off)", () => {
   it("the whole answer has the call, content null and no reasoning_content", async () => {
     const { openai } = client(weatherCall);
-    const completion = await openai.chat.completions.create({ model: "local-model", messages: question, tools: [strictTool], tool_choice: "required" });
+    const completion = await openai.chat.completions.create({
+      model: "local-model",
+      messages: question,
+      tools: [strictTool],
+      tool_choice: "required",
+    });
     const message = completion.choices[0]?.message;
     expect(message?.content).toBeNull();
     expect(message).not.toHaveProperty("reasoning_content");
@@ -109,20 +134,33 @@ describe("chat.completions.create() / parse() with tools (stream off)", () => {
 
   it("parse() gives parsed_arguments too", async () => {
     const { openai } = client(weatherCall);
-    const completion = await openai.chat.completions.parse({ model: "local-model", messages: question, tools: [strictTool] });
-    expect(completion.choices[0]?.message.tool_calls?.[0]).toMatchObject({ function: { parsed_arguments: { city: "Tokyo" } } });
+    const completion = await openai.chat.completions.parse({
+      model: "local-model",
+      messages: question,
+      tools: [strictTool],
+    });
+    expect(completion.choices[0]?.message.tool_calls?.[0]).toMatchObject({
+      function: { parsed_arguments: { city: "Tokyo" } },
+    });
   });
 
   it("the whole answer with reasoning has reasoning_content", async () => {
     const { openai } = client(thinkingAnswer);
     const completion = await openai.chat.completions.create({ model: "local-model", messages: question });
-    expect(completion.choices[0]?.message).toMatchObject({ content: "Sunny in Tokyo.", reasoning_content: "It is sunny there." });
+    expect(completion.choices[0]?.message).toMatchObject({
+      content: "Sunny in Tokyo.",
+      reasoning_content: "It is sunny there.",
+    });
   });
 });
 
 it("an agent loop's second turn sends the call and its result back", async () => {
-  const { openai, sidecar } = client((request) => (request.input.case === "chat" && request.input.value.messages.length > 1 ? thinkingAnswer : weatherCall));
-  const first = await openai.chat.completions.stream({ model: "local-model", messages: question, tools: [strictTool] }).finalChatCompletion();
+  const { openai, sidecar } = client((request) =>
+    request.input.case === "chat" && request.input.value.messages.length > 1 ? thinkingAnswer : weatherCall,
+  );
+  const first = await openai.chat.completions
+    .stream({ model: "local-model", messages: question, tools: [strictTool] })
+    .finalChatCompletion();
   const message = first.choices[0]?.message;
   const call = message?.tool_calls?.[0];
   if (message === undefined || call?.type !== "function") throw new Error("no call");
@@ -131,14 +169,18 @@ it("an agent loop's second turn sends the call and its result back", async () =>
     {
       role: "assistant",
       content: message.content,
-      tool_calls: [{ id: call.id, type: "function", function: { name: call.function.name, arguments: call.function.arguments } }],
+      tool_calls: [
+        { id: call.id, type: "function", function: { name: call.function.name, arguments: call.function.arguments } },
+      ],
     },
     { role: "tool", tool_call_id: call.id, content: '{"sky":"sunny"}' },
   ];
   const second = await openai.chat.completions.create({ model: "local-model", messages: history, tools: [strictTool] });
   expect(second.choices[0]?.message.content).toBe("Sunny in Tokyo.");
   const sent = sidecar.lastCall?.request.input;
-  expect(sent?.case === "chat" ? sent.value.messages.map((m) => [m.role, m.toolCallId, m.toolCalls.map((c) => c.id)]) : []).toEqual([
+  expect(
+    sent?.case === "chat" ? sent.value.messages.map((m) => [m.role, m.toolCallId, m.toolCalls.map((c) => c.id)]) : [],
+  ).toEqual([
     [Role.USER, "", []],
     [Role.ASSISTANT, "", ["call_weather"]],
     [Role.TOOL, "call_weather", []],

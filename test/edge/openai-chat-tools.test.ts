@@ -94,7 +94,11 @@ describe("chat request → proto Chat", () => {
           ],
         },
         // `reasoning` is the other spelling; an assistant turn may omit content
-        { role: "assistant", reasoning: "Both answered.", tool_calls: [{ id: "call_3", function: { name: "get_time", arguments: "" } }] },
+        {
+          role: "assistant",
+          reasoning: "Both answered.",
+          tool_calls: [{ id: "call_3", function: { name: "get_time", arguments: "" } }],
+        },
         { role: "tool", tool_call_id: "call_3", content: "10:01" },
         { role: "assistant", content: "Sunny, 10:01." },
         { role: "user", content: "Thanks!" },
@@ -117,7 +121,12 @@ describe("chat request → proto Chat", () => {
           },
           { role: Role.TOOL, content: '{"sky":"sunny"}', toolCallId: "call_1" },
           { role: Role.TOOL, content: "10:00\nJST", toolCallId: "call_2" },
-          { role: Role.ASSISTANT, content: "", reasoning: "Both answered.", toolCalls: [{ id: "call_3", name: "get_time", arguments: "" }] },
+          {
+            role: Role.ASSISTANT,
+            content: "",
+            reasoning: "Both answered.",
+            toolCalls: [{ id: "call_3", name: "get_time", arguments: "" }],
+          },
           { role: Role.TOOL, content: "10:01", toolCallId: "call_3" },
           { role: Role.ASSISTANT, content: "Sunny, 10:01." },
           { role: Role.USER, content: "Thanks!" },
@@ -128,7 +137,11 @@ describe("chat request → proto Chat", () => {
 
   it("passes response_format and tools both (the sidecar decides)", async () => {
     const { app, sidecar } = testApp();
-    const response = await post(app, CHAT, { messages: [user], tools: [weatherTool], response_format: { type: "json_object" } });
+    const response = await post(app, CHAT, {
+      messages: [user],
+      tools: [weatherTool],
+      response_format: { type: "json_object" },
+    });
     expect(response.status).toBe(200);
     const request = sidecar.lastCall?.request;
     expect(request?.constraint?.kind).toEqual({ case: "jsonObject", value: true });
@@ -145,9 +158,24 @@ interface Refusal {
 
 const call1 = { id: "call_1", type: "function", function: { name: "get_weather", arguments: '{"city":"Tokyo"}' } };
 const refusals: Refusal[] = [
-  { name: "a non-function tool", body: { tools: [{ type: "web_search" }] }, param: "tools[0].type", message: /only "function" tools/ },
-  { name: "a custom tool", body: { tools: [{ type: "custom", custom: { name: "x" } }] }, param: "tools[0].type", message: /only "function" tools/ },
-  { name: "a function tool without its function", body: { tools: [{ type: "function" }] }, param: "tools[0].function", message: /Missing required parameter/ },
+  {
+    name: "a non-function tool",
+    body: { tools: [{ type: "web_search" }] },
+    param: "tools[0].type",
+    message: /only "function" tools/,
+  },
+  {
+    name: "a custom tool",
+    body: { tools: [{ type: "custom", custom: { name: "x" } }] },
+    param: "tools[0].type",
+    message: /only "function" tools/,
+  },
+  {
+    name: "a function tool without its function",
+    body: { tools: [{ type: "function" }] },
+    param: "tools[0].function",
+    message: /Missing required parameter/,
+  },
   {
     name: "a tool name with a space",
     body: { tools: [{ type: "function", function: { name: "get weather" } }] },
@@ -166,7 +194,12 @@ const refusals: Refusal[] = [
     param: "tools[0].function.name",
     message: /1 to 64 characters/,
   },
-  { name: "a tool name twice", body: { tools: [weatherTool, timeTool, weatherTool] }, param: "tools[2].function.name", message: /"get_weather" is used twice/ },
+  {
+    name: "a tool name twice",
+    body: { tools: [weatherTool, timeTool, weatherTool] },
+    param: "tools[2].function.name",
+    message: /"get_weather" is used twice/,
+  },
   {
     name: "parameters an array",
     body: { tools: [{ type: "function", function: { name: "f", parameters: [1] } }] },
@@ -191,14 +224,24 @@ const refusals: Refusal[] = [
     param: "tool_choice",
     message: /not among the tools/,
   },
-  { name: "tool choice required without tools", body: { tool_choice: "required" }, param: "tool_choice", message: /needs at least one tool/ },
+  {
+    name: "tool choice required without tools",
+    body: { tool_choice: "required" },
+    param: "tool_choice",
+    message: /needs at least one tool/,
+  },
   {
     name: "an unknown tool choice mode",
     body: { tools: [weatherTool], tool_choice: "any" },
     param: "tool_choice",
     message: /expected one of "none"\|"auto"\|"required"/,
   },
-  { name: "parallel_tool_calls not a boolean", body: { tools: [weatherTool], parallel_tool_calls: "yes" }, param: "parallel_tool_calls", message: /boolean/ },
+  {
+    name: "parallel_tool_calls not a boolean",
+    body: { tools: [weatherTool], parallel_tool_calls: "yes" },
+    param: "parallel_tool_calls",
+    message: /boolean/,
+  },
   {
     name: "a tool message without tool_call_id",
     body: { messages: [user, { role: "tool", content: "x" }] },
@@ -213,13 +256,25 @@ const refusals: Refusal[] = [
   },
   {
     name: "a tool result answering no call",
-    body: { messages: [user, { role: "assistant", tool_calls: [call1] }, { role: "tool", tool_call_id: "call_9", content: "x" }] },
+    body: {
+      messages: [
+        user,
+        { role: "assistant", tool_calls: [call1] },
+        { role: "tool", tool_call_id: "call_9", content: "x" },
+      ],
+    },
     param: "messages[2].tool_call_id",
     message: /"call_9" answers no tool call made earlier/,
   },
   {
     name: "a tool result before its call",
-    body: { messages: [user, { role: "tool", tool_call_id: "call_1", content: "x" }, { role: "assistant", tool_calls: [call1] }] },
+    body: {
+      messages: [
+        user,
+        { role: "tool", tool_call_id: "call_1", content: "x" },
+        { role: "assistant", tool_calls: [call1] },
+      ],
+    },
     param: "messages[1].tool_call_id",
     message: /answers no tool call made earlier/,
   },
@@ -237,7 +292,9 @@ const refusals: Refusal[] = [
   },
   {
     name: "a history call with a bad name",
-    body: { messages: [user, { role: "assistant", tool_calls: [{ ...call1, function: { name: "a.b", arguments: "{}" } }] }] },
+    body: {
+      messages: [user, { role: "assistant", tool_calls: [{ ...call1, function: { name: "a.b", arguments: "{}" } }] }],
+    },
     param: "messages[1].tool_calls[0].function.name",
     message: /1 to 64 characters/,
   },
@@ -249,7 +306,15 @@ const refusals: Refusal[] = [
   },
   {
     name: "history arguments as an object",
-    body: { messages: [user, { role: "assistant", tool_calls: [{ ...call1, function: { name: "get_weather", arguments: { city: "Tokyo" } } }] }] },
+    body: {
+      messages: [
+        user,
+        {
+          role: "assistant",
+          tool_calls: [{ ...call1, function: { name: "get_weather", arguments: { city: "Tokyo" } } }],
+        },
+      ],
+    },
     param: "messages[1].tool_calls[0].function.arguments",
     message: /expected string/,
   },
@@ -259,8 +324,18 @@ const refusals: Refusal[] = [
     param: "functions",
     message: /legacy "functions" \/ "function_call" are not supported: send "tools"/,
   },
-  { name: "the legacy function_call", body: { tools: [weatherTool], function_call: "auto" }, param: "function_call", message: /not supported/ },
-  { name: "tools and legacy functions together", body: { tools: [weatherTool], functions: [{ name: "f" }] }, param: "functions", message: /not both/ },
+  {
+    name: "the legacy function_call",
+    body: { tools: [weatherTool], function_call: "auto" },
+    param: "function_call",
+    message: /not supported/,
+  },
+  {
+    name: "tools and legacy functions together",
+    body: { tools: [weatherTool], functions: [{ name: "f" }] },
+    param: "functions",
+    message: /not both/,
+  },
   {
     name: "a legacy function_call in history",
     body: { messages: [user, { role: "assistant", content: null, function_call: { name: "f", arguments: "{}" } }] },
@@ -283,7 +358,12 @@ describe("refused with a 400 in OpenAI's error shape, before the sidecar is call
       expect(response.status).toBe(400);
       expect(response.headers.get("content-type")).toBe("application/json");
       const error = ((await response.json()) as { error: Record<string, unknown> }).error;
-      expect(error).toEqual({ message: expect.stringMatching(message), type: "invalid_request_error", param, code: null });
+      expect(error).toEqual({
+        message: expect.stringMatching(message),
+        type: "invalid_request_error",
+        param,
+        code: null,
+      });
     }
     expect(sidecar.calls).toHaveLength(0);
   });
@@ -296,7 +376,14 @@ async function stream(script: Step[], body: Record<string, unknown> = {}) {
   const events = parseText(await response.text());
   const deltas = events
     .filter((e) => e.data !== "[DONE]")
-    .map((e) => (JSON.parse(e.data) as { choices: { delta: Record<string, unknown>; finish_reason: string | null; logprobs?: unknown }[] }).choices[0]);
+    .map(
+      (e) =>
+        (
+          JSON.parse(e.data) as {
+            choices: { delta: Record<string, unknown>; finish_reason: string | null; logprobs?: unknown }[];
+          }
+        ).choices[0],
+    );
   return { events, deltas, summary: checkChatStream(events) };
 }
 
@@ -310,30 +397,38 @@ async function whole(script: Step[], body: Record<string, unknown> = {}) {
 const weather = (index = 0, id = "call_weather", fragments = TOKYO) => toolCall(index, id, "get_weather", fragments);
 
 describe("streamed", () => {
-  it("keeps the contract's order: role, reasoning_content, content, then each call's first delta and fragments, then the terminal chunk", async () => {
-    const script = [
-      start("tiny-llama", 40),
-      ...reasoning("Tokyo", " weather."),
-      token("Let me check."),
-      ...weather(),
-      finish("tool_calls", { completionTokens: 7 }),
-    ];
-    const { deltas, summary } = await stream(script);
-    expect(deltas.map((c) => c?.delta)).toEqual([
-      { role: "assistant" },
-      { reasoning_content: "Tokyo" },
-      { reasoning_content: " weather." },
-      { content: "Let me check." },
-      { tool_calls: [{ index: 0, id: "call_weather", type: "function", function: { name: "get_weather", arguments: "" } }] },
-      { tool_calls: [{ index: 0, function: { arguments: '{"' } }] },
-      { tool_calls: [{ index: 0, function: { arguments: "city" } }] },
-      { tool_calls: [{ index: 0, function: { arguments: '":"Tokyo"}' } }] },
-      {},
-    ]);
-    expect(deltas.at(-1)?.finish_reason).toBe("tool_calls");
-    expect(summary).toMatchObject({ text: "Let me check.", reasoning: "Tokyo weather.", finishReason: "tool_calls" });
-    expect(JSON.parse(summary.toolCalls?.[0]?.arguments ?? "")).toEqual({ city: "Tokyo" });
-  });
+  it(
+    "keeps the contract's order: role, reasoning_content, content, then each call's first delta and fragments, then " +
+      "the terminal chunk",
+    async () => {
+      const script = [
+        start("tiny-llama", 40),
+        ...reasoning("Tokyo", " weather."),
+        token("Let me check."),
+        ...weather(),
+        finish("tool_calls", { completionTokens: 7 }),
+      ];
+      const { deltas, summary } = await stream(script);
+      expect(deltas.map((c) => c?.delta)).toEqual([
+        { role: "assistant" },
+        { reasoning_content: "Tokyo" },
+        { reasoning_content: " weather." },
+        { content: "Let me check." },
+        {
+          tool_calls: [
+            { index: 0, id: "call_weather", type: "function", function: { name: "get_weather", arguments: "" } },
+          ],
+        },
+        { tool_calls: [{ index: 0, function: { arguments: '{"' } }] },
+        { tool_calls: [{ index: 0, function: { arguments: "city" } }] },
+        { tool_calls: [{ index: 0, function: { arguments: '":"Tokyo"}' } }] },
+        {},
+      ]);
+      expect(deltas.at(-1)?.finish_reason).toBe("tool_calls");
+      expect(summary).toMatchObject({ text: "Let me check.", reasoning: "Tokyo weather.", finishReason: "tool_calls" });
+      expect(JSON.parse(summary.toolCalls?.[0]?.arguments ?? "")).toEqual({ city: "Tokyo" });
+    },
+  );
 
   it('says "stop" for a TOOL_CALLS finish when no call was sent', async () => {
     const { summary } = await stream([start(), token("No tool needed."), finish("tool_calls")]);
@@ -347,23 +442,38 @@ describe("streamed", () => {
 
   it('says "length" when the reply was cut inside a call', async () => {
     const { summary } = await stream([start(), ...weather(0, "call_weather", ['{"', "ci"]), finish("length")]);
-    expect(summary).toMatchObject({ finishReason: "length", toolCalls: [{ id: "call_weather", name: "get_weather", arguments: '{"ci' }] });
+    expect(summary).toMatchObject({
+      finishReason: "length",
+      toolCalls: [{ id: "call_weather", name: "get_weather", arguments: '{"ci' }],
+    });
   });
 
-  it("a call whose first delta carries arguments too gets them in a second chunk (the first has empty arguments)", async () => {
-    const script = [start(), token("", { toolCalls: [{ index: 0, id: "call_a", name: "get_weather", arguments: '{"city":"Oslo"}' }] }), finish("tool_calls")];
-    const { deltas, summary } = await stream(script);
-    expect(deltas.slice(1, 3).map((c) => c?.delta)).toEqual([
-      { tool_calls: [{ index: 0, id: "call_a", type: "function", function: { name: "get_weather", arguments: "" } }] },
-      { tool_calls: [{ index: 0, function: { arguments: '{"city":"Oslo"}' } }] },
-    ]);
-    expect(summary.finishReason).toBe("tool_calls");
-  });
+  it(
+    "a call whose first delta carries arguments too gets them in a second chunk (the first has empty " + "arguments)",
+    async () => {
+      const script = [
+        start(),
+        token("", { toolCalls: [{ index: 0, id: "call_a", name: "get_weather", arguments: '{"city":"Oslo"}' }] }),
+        finish("tool_calls"),
+      ];
+      const { deltas, summary } = await stream(script);
+      expect(deltas.slice(1, 3).map((c) => c?.delta)).toEqual([
+        {
+          tool_calls: [{ index: 0, id: "call_a", type: "function", function: { name: "get_weather", arguments: "" } }],
+        },
+        { tool_calls: [{ index: 0, function: { arguments: '{"city":"Oslo"}' } }] },
+      ]);
+      expect(summary.finishReason).toBe("tool_calls");
+    },
+  );
 
   it("sends reasoning and text held back to the end before the terminal chunk", async () => {
-    const { deltas, summary } = await stream([start(), ...reasoning("Hm"), token("Su"), finish("stop", { reasoning: "m.", text: "nny" })], {
-      tools: undefined,
-    });
+    const { deltas, summary } = await stream(
+      [start(), ...reasoning("Hm"), token("Su"), finish("stop", { reasoning: "m.", text: "nny" })],
+      {
+        tools: undefined,
+      },
+    );
     expect(summary).toMatchObject({ reasoning: "Hmm.", text: "Sunny", finishReason: "stop" });
     expect(deltas.slice(-3).map((c) => c?.delta)).toEqual([{ reasoning_content: "m." }, { content: "nny" }, {}]);
   });
@@ -389,13 +499,21 @@ describe("streamed", () => {
       content: [{ token: "", logprob: -0.5, bytes: [], top_logprobs: [{ token: "x", logprob: -0.5, bytes: [120] }] }],
       refusal: null,
     });
-    expect(summary).toMatchObject({ finishReason: "tool_calls", toolCalls: [{ id: "call_lp", arguments: '{"city":"Rome"}' }] });
+    expect(summary).toMatchObject({
+      finishReason: "tool_calls",
+      toolCalls: [{ id: "call_lp", arguments: '{"city":"Rome"}' }],
+    });
   });
 });
 
 describe("whole (stream off)", () => {
   it("a reply of calls only: content null, tool_calls, finish_reason tool_calls, no reasoning_content", async () => {
-    const choice = await whole([start(), ...weather(0, "call_1"), ...toolCall(1, "call_2", "get_weather", ['{"city":"Paris"}']), finish("tool_calls")]);
+    const choice = await whole([
+      start(),
+      ...weather(0, "call_1"),
+      ...toolCall(1, "call_2", "get_weather", ['{"city":"Paris"}']),
+      finish("tool_calls"),
+    ]);
     expect(choice).toEqual({
       index: 0,
       message: {
@@ -413,8 +531,18 @@ describe("whole (stream off)", () => {
   });
 
   it("reasoning and text: reasoning_content and content, no tool_calls", async () => {
-    const choice = await whole([start(), ...reasoning("Checking", " the forecast."), token("It is sunny."), finish("stop", { reasoning: "" })]);
-    expect(choice?.["message"]).toEqual({ role: "assistant", content: "It is sunny.", refusal: null, reasoning_content: "Checking the forecast." });
+    const choice = await whole([
+      start(),
+      ...reasoning("Checking", " the forecast."),
+      token("It is sunny."),
+      finish("stop", { reasoning: "" }),
+    ]);
+    expect(choice?.["message"]).toEqual({
+      role: "assistant",
+      content: "It is sunny.",
+      refusal: null,
+      reasoning_content: "Checking the forecast.",
+    });
     expect(choice?.["finish_reason"]).toBe("stop");
   });
 
@@ -436,8 +564,13 @@ describe("completions are untouched by tools and reasoning", () => {
     const script = [start(), token(" there"), finish("tool_calls", { text: " now", reasoning: "hidden" })];
     const { app } = testApp(script);
     const streamed = await post(app, "/v1/completions", { prompt: "Once", stream: true, tools: [weatherTool] });
-    expect(checkCompletionStream(parseText(await streamed.text()))).toMatchObject({ text: " there now", finishReason: "stop" });
-    const collected = (await (await post(app, "/v1/completions", { prompt: "Once" })).json()) as { choices: { text: string; finish_reason: string }[] };
+    expect(checkCompletionStream(parseText(await streamed.text()))).toMatchObject({
+      text: " there now",
+      finishReason: "stop",
+    });
+    const collected = (await (await post(app, "/v1/completions", { prompt: "Once" })).json()) as {
+      choices: { text: string; finish_reason: string }[];
+    };
     expect(collected.choices[0]).toMatchObject({ text: " there now", finish_reason: "stop" });
   });
 });

@@ -8,8 +8,21 @@ import { storeDrivers } from "../support/store-drivers.js";
 const drivers = storeDrivers();
 afterAll(() => drivers.close());
 
-const message = (id: string, text: string) => ({ id, type: "message", status: "completed", role: "user", content: [{ type: "input_text", text }] });
-const call = { id: "fc_1", type: "function_call", status: "completed", call_id: "call_1", name: "get_weather", arguments: '{"city":"Tokyo"}' };
+const message = (id: string, text: string) => ({
+  id,
+  type: "message",
+  status: "completed",
+  role: "user",
+  content: [{ type: "input_text", text }],
+});
+const call = {
+  id: "fc_1",
+  type: "function_call",
+  status: "completed",
+  call_id: "call_1",
+  name: "get_weather",
+  arguments: '{"city":"Tokyo"}',
+};
 
 describe.each(["d1", "sqlite"] as const)("OpenAI conversations in the store on %s", (name) => {
   let store: Stores;
@@ -17,7 +30,13 @@ describe.each(["d1", "sqlite"] as const)("OpenAI conversations in the store on %
     store = await drivers.open[name]();
   }, 30_000);
 
-  const created = { id: "conv_1", owner: "key-a", createdAt: 1_700_000_000_000, metadata: { topic: "weather" }, items: [message("msg_1", "Hi"), call] };
+  const created = {
+    id: "conv_1",
+    owner: "key-a",
+    createdAt: 1_700_000_000_000,
+    metadata: { topic: "weather" },
+    items: [message("msg_1", "Hi"), call],
+  };
 
   it("keeps a conversation with its first items in order, then appends at the end", async () => {
     await store.conversations.createConversation(created);
@@ -27,8 +46,18 @@ describe.each(["d1", "sqlite"] as const)("OpenAI conversations in the store on %
       metadata: { topic: "weather" },
     });
     expect(await store.conversations.conversationItems("key-a", "conv_1")).toEqual([message("msg_1", "Hi"), call]);
-    expect(await store.conversations.appendConversationItems("key-a", "conv_1", [message("msg_2", "And then?"), message("msg_3", "Sunny.")])).toBe(true);
-    expect((await store.conversations.conversationItems("key-a", "conv_1"))?.map((item) => item["id"])).toEqual(["msg_1", "fc_1", "msg_2", "msg_3"]);
+    expect(
+      await store.conversations.appendConversationItems("key-a", "conv_1", [
+        message("msg_2", "And then?"),
+        message("msg_3", "Sunny."),
+      ]),
+    ).toBe(true);
+    expect((await store.conversations.conversationItems("key-a", "conv_1"))?.map((item) => item["id"])).toEqual([
+      "msg_1",
+      "fc_1",
+      "msg_2",
+      "msg_3",
+    ]);
     // An empty conversation, then its first append.
     await store.conversations.createConversation({ ...created, id: "conv_2", metadata: {}, items: [] });
     expect(await store.conversations.conversationItems("key-a", "conv_2")).toEqual([]);
@@ -45,7 +74,9 @@ describe.each(["d1", "sqlite"] as const)("OpenAI conversations in the store on %
     });
     expect(await store.conversations.deleteConversationItem("key-a", "conv_1", "msg_1")).toBe(true);
     expect(await store.conversations.deleteConversationItem("key-a", "conv_1", "msg_1")).toBe(false);
-    expect(await store.conversations.appendConversationItems("key-a", "conv_1", [message("msg_2", "Later")])).toBe(true);
+    expect(await store.conversations.appendConversationItems("key-a", "conv_1", [message("msg_2", "Later")])).toBe(
+      true,
+    );
     expect(await store.conversations.conversationItems("key-a", "conv_1")).toEqual([call, message("msg_2", "Later")]);
   });
 
@@ -59,7 +90,9 @@ describe.each(["d1", "sqlite"] as const)("OpenAI conversations in the store on %
     expect(await store.conversations.deleteConversation("key-b", "conv_1")).toBe(false);
     expect(await store.responses.getItem("key-b", "msg_1")).toBeUndefined();
     expect(await store.responses.getItem("key-a", "msg_1")).toEqual(message("msg_1", "Hi"));
-    expect(await store.conversations.getConversation("key-a", "conv_1")).toMatchObject({ metadata: { topic: "weather" } });
+    expect(await store.conversations.getConversation("key-a", "conv_1")).toMatchObject({
+      metadata: { topic: "weather" },
+    });
     expect(await store.conversations.conversationItems("key-a", "conv_1")).toEqual([message("msg_1", "Hi"), call]);
   });
 
@@ -77,8 +110,12 @@ describe.each(["d1", "sqlite"] as const)("OpenAI conversations in the store on %
 
   it("creates nothing when the id is taken", async () => {
     await store.conversations.createConversation(created);
-    await expect(store.conversations.createConversation({ ...created, metadata: {}, items: [message("msg_new", "x")] })).rejects.toThrow(/constraint/i);
+    await expect(
+      store.conversations.createConversation({ ...created, metadata: {}, items: [message("msg_new", "x")] }),
+    ).rejects.toThrow(/constraint/i);
     expect(await store.conversations.conversationItems("key-a", "conv_1")).toEqual([message("msg_1", "Hi"), call]);
-    expect(await store.conversations.getConversation("key-a", "conv_1")).toMatchObject({ metadata: { topic: "weather" } });
+    expect(await store.conversations.getConversation("key-a", "conv_1")).toMatchObject({
+      metadata: { topic: "weather" },
+    });
   });
 });

@@ -13,7 +13,12 @@ import { delay, fail, finish, start, token, type Step } from "../support/fake-si
 import { parseText } from "../support/sse.js";
 
 const PATH = "/v1/responses";
-const script: Step[] = [start("tiny-llama", 9, 2), token("Hi"), token(" there"), finish("stop", { promptTokens: 9, completionTokens: 2, cachedTokens: 2 })];
+const script: Step[] = [
+  start("tiny-llama", 9, 2),
+  token("Hi"),
+  token(" there"),
+  finish("stop", { promptTokens: 9, completionTokens: 2, cachedTokens: 2 }),
+];
 
 function response(fields: Record<string, unknown>): Record<string, unknown> {
   return {
@@ -98,7 +103,10 @@ describe("POST /v1/responses (stream off)", () => {
 
   it("max_output_tokens reached: status incomplete with incomplete_details", async () => {
     const { app } = testApp([start(), token("Hi"), finish("length", { completionTokens: 1 })]);
-    const body = (await (await post(app, PATH, { input: "Hello!", max_output_tokens: 1 })).json()) as Record<string, unknown>;
+    const body = (await (await post(app, PATH, { input: "Hello!", max_output_tokens: 1 })).json()) as Record<
+      string,
+      unknown
+    >;
     expect(body).toMatchObject({
       status: "incomplete",
       incomplete_details: { reason: "max_output_tokens" },
@@ -110,16 +118,25 @@ describe("POST /v1/responses (stream off)", () => {
 
   it("an empty reply has no output items; held-back text is part of the reply", async () => {
     const empty = testApp([start(), finish("stop", { completionTokens: 1 })]);
-    expect(await (await post(empty.app, PATH, { input: "x" })).json()).toMatchObject({ output: [], output_text: "", status: "completed" });
+    expect(await (await post(empty.app, PATH, { input: "x" })).json()).toMatchObject({
+      output: [],
+      output_text: "",
+      status: "completed",
+    });
     const held = testApp([start(), token("It is"), finish("stop", { completionTokens: 2, text: " sun" })]);
-    expect(await (await post(held.app, PATH, { input: "x" })).json()).toMatchObject({ output: [message("It is sun")], output_text: "It is sun" });
+    expect(await (await post(held.app, PATH, { input: "x" })).json()).toMatchObject({
+      output: [message("It is sun")],
+      output_text: "It is sun",
+    });
   });
 
   it("a failure during generation is a 500 in OpenAI's shape", async () => {
     const { app } = testApp([start(), token("Hi"), fail(Code.Internal, "engine failed")]);
     const res = await post(app, PATH, { input: "x" });
     expect(res.status).toBe(500);
-    expect(await res.json()).toEqual({ error: { message: "engine failed", type: "server_error", param: null, code: null } });
+    expect(await res.json()).toEqual({
+      error: { message: "engine failed", type: "server_error", param: null, code: null },
+    });
   });
 });
 
@@ -135,19 +152,21 @@ describe("POST /v1/responses (stream on)", () => {
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toBe("text/event-stream; charset=utf-8");
     const events = parseText(await res.text());
-    expect(events.map((e) => (e.data === "[DONE]" ? "[DONE]" : (JSON.parse(e.data) as { type: string }).type))).toEqual([
-      "response.created",
-      "response.in_progress",
-      "response.output_item.added",
-      "response.content_part.added",
-      "response.output_text.delta",
-      "response.output_text.delta",
-      "response.output_text.done",
-      "response.content_part.done",
-      "response.output_item.done",
-      "response.completed",
-      "[DONE]",
-    ]);
+    expect(events.map((e) => (e.data === "[DONE]" ? "[DONE]" : (JSON.parse(e.data) as { type: string }).type))).toEqual(
+      [
+        "response.created",
+        "response.in_progress",
+        "response.output_item.added",
+        "response.content_part.added",
+        "response.output_text.delta",
+        "response.output_text.delta",
+        "response.output_text.done",
+        "response.content_part.done",
+        "response.output_item.done",
+        "response.completed",
+        "[DONE]",
+      ],
+    );
     const summary = checkResponsesStream(events);
     expect(summary).toMatchObject({ text: "It is sun", terminal: "response.completed" });
     expect(summary.response).toEqual(
@@ -173,7 +192,9 @@ describe("POST /v1/responses (stream on)", () => {
   });
 
   it("keep-alive is an SSE comment, so sequence numbers stay contiguous", async () => {
-    const { app } = testApp([start(), delay(120), token("Hi"), finish("stop", { completionTokens: 1 })], { keepAliveMs: 30 });
+    const { app } = testApp([start(), delay(120), token("Hi"), finish("stop", { completionTokens: 1 })], {
+      keepAliveMs: 30,
+    });
     const text = await (await post(app, PATH, { input: "x", stream: true })).text();
     expect(text).toMatch(/^: ping$/m);
     expect(checkResponsesStream(parseText(text)).text).toBe("Hi");
@@ -196,7 +217,13 @@ describe("Responses → GenerateRequest", () => {
             { type: "input_text", text: "there!" },
           ],
         },
-        { type: "message", role: "assistant", id: "msg_1", status: "completed", content: [{ type: "output_text", text: "Hi.", annotations: [] }] },
+        {
+          type: "message",
+          role: "assistant",
+          id: "msg_1",
+          status: "completed",
+          content: [{ type: "output_text", text: "Hi.", annotations: [] }],
+        },
         { role: "user", content: "Weather?" },
       ],
       max_output_tokens: 50,
@@ -235,7 +262,10 @@ describe("Responses → GenerateRequest", () => {
     const { app, sidecar } = testApp();
     await post(app, PATH, { input: "Hello!" });
     expect(sidecar.lastCall?.request).toEqual(
-      create(GenerateRequestSchema, { input: { case: "chat", value: { messages: [{ role: Role.USER, content: "Hello!" }] } }, sampling: {} }),
+      create(GenerateRequestSchema, {
+        input: { case: "chat", value: { messages: [{ role: Role.USER, content: "Hello!" }] } },
+        sampling: {},
+      }),
     );
   });
 });
@@ -252,7 +282,12 @@ describe("bad requests: OpenAI's error shape, refused before the sidecar is call
       param: "previous_response_id",
       message: /not supported by this server without a store/,
     },
-    { name: "conversation", body: { input: "x", conversation: "conv_1" }, param: "conversation", message: /stores no responses/ },
+    {
+      name: "conversation",
+      body: { input: "x", conversation: "conv_1" },
+      param: "conversation",
+      message: /stores no responses/,
+    },
     {
       name: "a function tool with a bad name",
       body: { input: "x", tools: [{ type: "function", name: "get weather", parameters: {} }] },
@@ -295,25 +330,51 @@ describe("bad requests: OpenAI's error shape, refused before the sidecar is call
       param: "input[0].call_id",
       message: /Missing required parameter/,
     },
-    { name: "an item_reference", body: { input: [{ type: "item_reference", role: "user", content: "x" }] }, param: "input[0].type", message: /stores nothing/ },
+    {
+      name: "an item_reference",
+      body: { input: [{ type: "item_reference", role: "user", content: "x" }] },
+      param: "input[0].type",
+      message: /stores nothing/,
+    },
     {
       name: "an image part",
       body: { input: [{ role: "user", content: [{ type: "input_image", image_url: "x" }] }] },
       param: "input[0].content[0].type",
       message: /'input_image' are not supported/,
     },
-    { name: "a tool role", body: { input: [{ role: "tool", content: "x" }] }, param: "input[0].role", message: /'system', 'developer', 'user', 'assistant'/ },
+    {
+      name: "a tool role",
+      body: { input: [{ role: "tool", content: "x" }] },
+      param: "input[0].role",
+      message: /'system', 'developer', 'user', 'assistant'/,
+    },
     {
       name: "an unknown input item type",
       body: { input: [{ type: "computer_call_output", role: "user", content: "x" }] },
       param: "input[0].type",
       message: /'computer_call_output' are not supported/,
     },
-    { name: "max_output_tokens 0", body: { input: "x", max_output_tokens: 0 }, param: "max_output_tokens", message: /at least 1/ },
+    {
+      name: "max_output_tokens 0",
+      body: { input: "x", max_output_tokens: 0 },
+      param: "max_output_tokens",
+      message: /at least 1/,
+    },
     { name: "temperature 3", body: { input: "x", temperature: 3 }, param: "temperature", message: /temperature/ },
-    { name: "metadata values not strings", body: { input: "x", metadata: { a: 1 } }, param: "metadata.a", message: /metadata\.a/ },
+    {
+      name: "metadata values not strings",
+      body: { input: "x", metadata: { a: 1 } },
+      param: "metadata.a",
+      message: /metadata\.a/,
+    },
     { name: "store a string", body: { input: "x", store: "yes" }, param: "store", message: /store/ },
-    { name: "a 5 MB body", body: { input: "x".repeat(5 * 1024 * 1024) }, param: null, message: /4194304 bytes/, status: 413 },
+    {
+      name: "a 5 MB body",
+      body: { input: "x".repeat(5 * 1024 * 1024) },
+      param: null,
+      message: /4194304 bytes/,
+      status: 413,
+    },
   ];
 
   it.each(cases)("$name", async (c) => {
@@ -345,7 +406,10 @@ describe("sidecar failures before the stream starts: HTTP errors, streaming or n
       const res = await post(app, PATH, { input: "x", stream });
       expect(res.status).toBe(c.status);
       expect(res.headers.get("content-type")).toBe("application/json");
-      expect(((await res.json()) as { error: { type: string; message: string } }).error).toMatchObject({ type: c.type, message: "sidecar says no" });
+      expect(((await res.json()) as { error: { type: string; message: string } }).error).toMatchObject({
+        type: c.type,
+        message: "sidecar says no",
+      });
     }
   });
 });
@@ -383,19 +447,31 @@ describe("Response fields the Open Responses schema requires", () => {
     expect(((await refused.json()) as { error: { param: string } }).error.param).toBe("top_logprobs");
   });
 
-  it("background without a stream: the sidecar is asked for a detached resumable job and the answer is queued at once", async () => {
-    const { app, sidecar } = testApp(script);
-    const response = await post(app, PATH, { input: "Hello!", background: true });
-    expect(response.status).toBe(200);
-    expect(await response.json()).toMatchObject({ object: "response", status: "queued", background: true, output: [], usage: null, completed_at: null });
-    expect(sidecar.lastCall?.request).toMatchObject({ resumable: true, detached: true });
-  });
+  it(
+    "background without a stream: the sidecar is asked for a detached resumable job and the answer is queued at " +
+      "once",
+    async () => {
+      const { app, sidecar } = testApp(script);
+      const response = await post(app, PATH, { input: "Hello!", background: true });
+      expect(response.status).toBe(200);
+      expect(await response.json()).toMatchObject({
+        object: "response",
+        status: "queued",
+        background: true,
+        output: [],
+        usage: null,
+        completed_at: null,
+      });
+      expect(sidecar.lastCall?.request).toMatchObject({ resumable: true, detached: true });
+    },
+  );
 
   it("names every stream event with an event: line equal to its type", async () => {
     const { app } = testApp(script);
     const text = await (await post(app, PATH, { input: "Hello!", stream: true })).text();
     const events = parseText(text);
-    for (const event of events.filter((e) => e.data !== "[DONE]")) expect(event.event).toBe((JSON.parse(event.data) as { type: string }).type);
+    for (const event of events.filter((e) => e.data !== "[DONE]"))
+      expect(event.event).toBe((JSON.parse(event.data) as { type: string }).type);
     const created = JSON.parse(events[0]!.data) as { response: { completed_at: unknown } };
     expect(created.response.completed_at).toBeNull();
   });
@@ -404,12 +480,19 @@ describe("Response fields the Open Responses schema requires", () => {
 describe("GET /v1/responses (the WebSocket mode)", () => {
   it("on an app built without WebSockets, an upgrade is refused by name with a 400, not a 405", async () => {
     const { app, sidecar } = testApp(script);
-    const upgrade = { connection: "Upgrade", upgrade: "websocket", "sec-websocket-version": "13", "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==" };
+    const upgrade = {
+      connection: "Upgrade",
+      upgrade: "websocket",
+      "sec-websocket-version": "13",
+      "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==",
+    };
     const response = await get(app, PATH, { headers: upgrade });
     expect(response.status).toBe(400);
     expect(await response.json()).toEqual({
       error: {
-        message: "The WebSocket mode of /v1/responses is not served by this host; POST /v1/responses (with stream: true for server-sent events).",
+        message:
+          "The WebSocket mode of /v1/responses is not served by this host; POST /v1/responses (with stream: true for " +
+          "server-sent events).",
         type: "invalid_request_error",
         param: null,
         code: "unsupported_endpoint",
@@ -424,7 +507,9 @@ describe("GET /v1/responses (the WebSocket mode)", () => {
     expect(response.status).toBe(400);
     expect(await response.json()).toEqual({
       error: {
-        message: "GET /v1/responses is the WebSocket mode: open it with a WebSocket upgrade and send response.create messages; or POST /v1/responses.",
+        message:
+          "GET /v1/responses is the WebSocket mode: open it with a WebSocket upgrade and send response.create " +
+          "messages; or POST /v1/responses.",
         type: "invalid_request_error",
         param: null,
         code: "websocket_upgrade_required",

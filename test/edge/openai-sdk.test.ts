@@ -16,7 +16,12 @@ const script: Step[] = [
 
 function client(steps: Step[] = script) {
   const { app, sidecar } = testApp(steps);
-  const openai = new OpenAI({ baseURL: "http://edge.test/v1", apiKey: "not-needed", fetch: inProcessFetch(app), maxRetries: 0 });
+  const openai = new OpenAI({
+    baseURL: "http://edge.test/v1",
+    apiKey: "not-needed",
+    fetch: inProcessFetch(app),
+    maxRetries: 0,
+  });
   return { openai, sidecar };
 }
 
@@ -74,7 +79,11 @@ describe("chat.completions", () => {
 
   it("raises APIError on the in-stream `event: error` (request refused after the stream began)", async () => {
     const { openai } = client([fail(Code.InvalidArgument, "the prompt does not fit the context")]);
-    const stream = await openai.chat.completions.create({ model: "m", messages: [{ role: "user", content: "x" }], stream: true });
+    const stream = await openai.chat.completions.create({
+      model: "m",
+      messages: [{ role: "user", content: "x" }],
+      stream: true,
+    });
     const seen: unknown[] = [];
     const error = await (async () => {
       try {
@@ -92,7 +101,11 @@ describe("chat.completions", () => {
 
   it("raises APIError on a mid-stream failure after some text", async () => {
     const { openai } = client([start(), token("Hi"), fail(Code.Internal, "engine failed")]);
-    const stream = await openai.chat.completions.create({ model: "m", messages: [{ role: "user", content: "x" }], stream: true });
+    const stream = await openai.chat.completions.create({
+      model: "m",
+      messages: [{ role: "user", content: "x" }],
+      stream: true,
+    });
     let text = "";
     await expect(
       (async () => {
@@ -104,25 +117,34 @@ describe("chat.completions", () => {
 
   it("HTTP errors become the SDK's typed errors", async () => {
     const bad = client();
-    await expect(bad.openai.chat.completions.create({ model: "m", messages: [], stream: true })).rejects.toBeInstanceOf(OpenAI.BadRequestError);
+    await expect(bad.openai.chat.completions.create({ model: "m", messages: [], stream: true })).rejects.toBeInstanceOf(
+      OpenAI.BadRequestError,
+    );
     const busy = client([fail(Code.ResourceExhausted, "all sequences are busy")]);
-    const error = await busy.openai.chat.completions.create({ model: "m", messages: [{ role: "user", content: "x" }], stream: true }).catch((e: unknown) => e);
+    const error = await busy.openai.chat.completions
+      .create({ model: "m", messages: [{ role: "user", content: "x" }], stream: true })
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(OpenAI.RateLimitError);
     expect((error as APIError).headers?.get("retry-after")).toBe("1");
     const down = client([fail(Code.Unavailable, "loading the model")]);
-    await expect(down.openai.chat.completions.create({ model: "m", messages: [{ role: "user", content: "x" }] })).rejects.toBeInstanceOf(
-      OpenAI.InternalServerError,
-    );
+    await expect(
+      down.openai.chat.completions.create({ model: "m", messages: [{ role: "user", content: "x" }] }),
+    ).rejects.toBeInstanceOf(OpenAI.InternalServerError);
   });
 
   it("breaking out of the loop aborts the sidecar call", async () => {
     const { openai, sidecar } = client([start(), token("Hi"), delay(60_000), token("never"), finish()]);
-    const stream = await openai.chat.completions.create({ model: "m", messages: [{ role: "user", content: "x" }], stream: true });
+    const stream = await openai.chat.completions.create({
+      model: "m",
+      messages: [{ role: "user", content: "x" }],
+      stream: true,
+    });
     for await (const chunk of stream) {
       if (chunk.choices[0]?.delta?.content === "Hi") break;
     }
     const deadline = Date.now() + 2000;
-    while (sidecar.lastCall?.signal?.aborted !== true && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+    while (sidecar.lastCall?.signal?.aborted !== true && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 5));
     expect(sidecar.lastCall?.signal?.aborted).toBe(true);
   });
 });
@@ -130,7 +152,12 @@ describe("chat.completions", () => {
 describe("completions", () => {
   it("streams", async () => {
     const { openai } = client();
-    const stream = await openai.completions.create({ model: "m", prompt: "Once upon a time", max_tokens: 32, stream: true });
+    const stream = await openai.completions.create({
+      model: "m",
+      prompt: "Once upon a time",
+      max_tokens: 32,
+      stream: true,
+    });
     let text = "";
     let reason: string | null | undefined;
     for await (const chunk of stream) {
@@ -215,7 +242,10 @@ describe("models", () => {
       },
     ]);
     const coder = await openai.models.retrieve("code");
-    expect([coder.id, (coder as unknown as { status: unknown }).status]).toEqual(["coder", { value: "loading", progress: 0.5 }]);
+    expect([coder.id, (coder as unknown as { status: unknown }).status]).toEqual([
+      "coder",
+      { value: "loading", progress: 0.5 },
+    ]);
   });
 });
 
@@ -230,7 +260,11 @@ describe("the SDK reads the golden transcripts at hostile chunk boundaries", () 
     const bytes = goldenBytes(name);
     for (const [how, chunks] of hostileSplits(bytes)) {
       const openai = openaiReplaying(chunks);
-      const stream = await openai.chat.completions.create({ model: "m", messages: [{ role: "user", content: "x" }], stream: true });
+      const stream = await openai.chat.completions.create({
+        model: "m",
+        messages: [{ role: "user", content: "x" }],
+        stream: true,
+      });
       let text = "";
       for await (const chunk of stream) text += chunk.choices[0]?.delta?.content ?? "";
       expect(text, how).toBe(expected);
@@ -241,7 +275,11 @@ describe("the SDK reads the golden transcripts at hostile chunk boundaries", () 
     const bytes = goldenBytes("chat-validation-error");
     for (const [how, chunks] of hostileSplits(bytes)) {
       const openai = openaiReplaying(chunks);
-      const stream = await openai.chat.completions.create({ model: "m", messages: [{ role: "user", content: "x" }], stream: true });
+      const stream = await openai.chat.completions.create({
+        model: "m",
+        messages: [{ role: "user", content: "x" }],
+        stream: true,
+      });
       await expect(
         (async () => {
           for await (const _ of stream);

@@ -12,22 +12,42 @@ import { otlpJson, otlpProtobuf } from "../../edge/hosts/worker/otlp.js";
 function remoteParent(sampled: boolean, state?: string): Context {
   const context = { traceId: "0af7651916cd43dd8448eb211c80319c", spanId: "b7ad6b7169203331", isRemote: true };
   const traceFlags = sampled ? TraceFlags.SAMPLED : TraceFlags.NONE;
-  return trace.setSpanContext(ROOT_CONTEXT, state === undefined ? { ...context, traceFlags } : { ...context, traceFlags, traceState: new TraceState(state) });
+  return trace.setSpanContext(
+    ROOT_CONTEXT,
+    state === undefined ? { ...context, traceFlags } : { ...context, traceFlags, traceState: new TraceState(state) },
+  );
 }
 
 /** Spans as the edge ends them (server and GenAI spans), and one of every value, event and link. */
 function spans(): ReadableSpan[] {
   const ended: ReadableSpan[] = [];
-  const collect: SpanProcessor = { onStart: () => {}, onEnd: (span) => ended.push(span), forceFlush: async () => {}, shutdown: async () => {} };
+  const collect: SpanProcessor = {
+    onStart: () => {},
+    onEnd: (span) => ended.push(span),
+    forceFlush: async () => {},
+    shutdown: async () => {},
+  };
   const provider = new TracerProvider({
     resource: resourceFromAttributes({ "service.name": "llm-edge", "service.version": "0.1.0" }),
     spanProcessors: [collect],
   });
   const tracer = provider.getTracer("llm-edge", "0.1.0");
-  const server = tracer.startSpan("POST", { kind: SpanKind.SERVER, attributes: { "http.request.method": "POST" } }, remoteParent(true, "a=1,b=2"));
+  const server = tracer.startSpan(
+    "POST",
+    { kind: SpanKind.SERVER, attributes: { "http.request.method": "POST" } },
+    remoteParent(true, "a=1,b=2"),
+  );
   server.updateName("POST /v1/chat/completions");
   const genAi = tracer.startSpan("chat m", { kind: SpanKind.CLIENT }, trace.setSpan(ROOT_CONTEXT, server));
-  genAi.setAttributes({ "gen_ai.usage.input_tokens": 12, ratio: 0.5, big: 2 ** 60, negative: -7, huge: 2 ** 64, ok: true, text: "é ✓" });
+  genAi.setAttributes({
+    "gen_ai.usage.input_tokens": 12,
+    ratio: 0.5,
+    big: 2 ** 60,
+    negative: -7,
+    huge: 2 ** 64,
+    ok: true,
+    text: "é ✓",
+  });
   genAi.setAttributes({ list: ["a", "b"], numbers: [1, 2.5], holes: [null, "x", undefined] as string[], empty: "" });
   genAi.addEvent("client_left");
   genAi.addEvent("with", { n: 1, s: "v" });
@@ -49,7 +69,9 @@ describe("the Worker's OTLP bodies", () => {
   });
 
   it("protobuf: the bytes of OpenTelemetry's ProtobufTraceSerializer", () => {
-    expect(Buffer.from(otlpProtobuf(ended)).toString("hex")).toBe(Buffer.from(ProtobufTraceSerializer.serializeRequest(ended) ?? []).toString("hex"));
+    expect(Buffer.from(otlpProtobuf(ended)).toString("hex")).toBe(
+      Buffer.from(ProtobufTraceSerializer.serializeRequest(ended) ?? []).toString("hex"),
+    );
   });
 
   it("JSON: the text of OpenTelemetry's JsonTraceSerializer", () => {

@@ -18,7 +18,11 @@ describe.each([
   ["/v1/messages", { ...anthropic, thinking: { type: "enabled", budget_tokens: HUGE } }, "thinking.budget_tokens"],
   ["/v1/messages", { ...anthropic, top_k: HUGE }, "top_k"],
   ["/v1/messages", { ...anthropic, thinking: { type: "enabled", budget_tokens: -1 } }, "thinking.budget_tokens"],
-  ["/v1/messages/count_tokens", { model: "m", messages: anthropic.messages, thinking: { type: "enabled", budget_tokens: HUGE } }, "thinking.budget_tokens"],
+  [
+    "/v1/messages/count_tokens",
+    { model: "m", messages: anthropic.messages, thinking: { type: "enabled", budget_tokens: HUGE } },
+    "thinking.budget_tokens",
+  ],
   ["/v1/responses", { input: "hi", max_output_tokens: -1 }, "max_output_tokens"],
   ["/v1/chat/completions", { ...chat, top_k: HUGE }, "top_k"],
   ["/v1/chat/completions", { ...chat, logit_bias: { "99999999999": 1 } }, "logit_bias"],
@@ -49,7 +53,9 @@ describe("a value no schema caught", () => {
 
   it("is a 400 with a generic message when the sidecar client cannot encode it", async () => {
     const client = createSidecarClient(server.url);
-    const request = { input: { case: "chat" as const, value: { messages: [{ role: 2, content: "hi" }], reasoningBudget: HUGE } } };
+    const request = {
+      input: { case: "chat" as const, value: { messages: [{ role: 2, content: "hi" }], reasoningBudget: HUGE } },
+    };
     const failure = await (async () => {
       for await (const _event of client.generate(request)) void _event;
     })().catch((e: unknown) => e);
@@ -69,7 +75,11 @@ describe("a value no schema caught", () => {
     const careless: Sidecar = {
       ...client,
       generate: (request, options) => client.generate({ ...request, maxTokens: 2 ** 33 }, options),
-      tokenize: (_request, options) => client.tokenize({ model: "m", input: { case: "chat", value: create(ChatSchema, { reasoningBudget: -1 }) } }, options),
+      tokenize: (_request, options) =>
+        client.tokenize(
+          { model: "m", input: { case: "chat", value: create(ChatSchema, { reasoningBudget: -1 }) } },
+          options,
+        ),
     };
     const { app } = testApp(undefined, { sidecar: careless });
     const message = "The request holds a value out of the range this server accepts.";

@@ -88,10 +88,13 @@ describe.each(PROTOCOLS)("request fields of $name", ({ name, path, base, sdk }) 
 });
 
 describe("the field tables", () => {
-  it.each(Object.entries(FIELD_TABLES))("%s: every refused and ignored row has a sample, every implemented row none", (_name, rows) => {
-    for (const { name, fate, doc } of fieldDocs(rows)) {
-      expect(doc.sample === undefined, name).toBe(fate === "implemented");
-      expect(doc.why, name).not.toBe("");
-    }
-  });
+  it.each(Object.entries(FIELD_TABLES))(
+    "%s: every refused and ignored row has a sample, every implemented row none",
+    (_name, rows) => {
+      for (const { name, fate, doc } of fieldDocs(rows)) {
+        expect(doc.sample === undefined, name).toBe(fate === "implemented");
+        expect(doc.why, name).not.toBe("");
+      }
+    },
+  );
 });

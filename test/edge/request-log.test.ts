@@ -11,8 +11,18 @@ const PROMPT = "my private prompt";
 
 function logged(options: { logBodies?: boolean } = {}) {
   const lines: RequestLogLine[] = [];
-  const script = [start("fake-model", 7, 3), delay(5), token("Hi"), token(" there"), finish("stop", { promptTokens: 7, completionTokens: 2 })];
-  const app = testApp(script, { access: { apiKeys: SECRET, allowOpen: true }, log: (line) => lines.push(line), ...options });
+  const script = [
+    start("fake-model", 7, 3),
+    delay(5),
+    token("Hi"),
+    token(" there"),
+    finish("stop", { promptTokens: 7, completionTokens: 2 }),
+  ];
+  const app = testApp(script, {
+    access: { apiKeys: SECRET, allowOpen: true },
+    log: (line) => lines.push(line),
+    ...options,
+  });
   return { ...app, lines };
 }
 
@@ -46,7 +56,12 @@ describe("request log", () => {
 
   it("writes a stream's line when the stream ends, with its time to first token", async () => {
     const { app, lines } = logged();
-    const response = await post(app, "/v1/chat/completions", { messages: [{ role: "user", content: PROMPT }], stream: true }, auth);
+    const response = await post(
+      app,
+      "/v1/chat/completions",
+      { messages: [{ role: "user", content: PROMPT }], stream: true },
+      auth,
+    );
     expect(lines).toHaveLength(0);
     await response.text();
     expect(lines).toHaveLength(1);
@@ -56,7 +71,14 @@ describe("request log", () => {
 
   it("logs refusals with their status and kind", async () => {
     const { app, lines } = logged();
-    await (await post(app, "/v1/messages", { model: "m", max_tokens: 5, messages: [] }, { headers: { "x-api-key": "sk-wrong" } })).text();
+    await (
+      await post(
+        app,
+        "/v1/messages",
+        { model: "m", max_tokens: 5, messages: [] },
+        { headers: { "x-api-key": "sk-wrong" } },
+      )
+    ).text();
     await (await post(app, "/v1/chat/completions", { messages: "nope" }, auth)).text();
     expect(lines.map((l) => [l.status, l.outcome, l.error_type, l.key_id])).toEqual([
       [401, "error", "authentication", "anonymous"],
@@ -67,7 +89,9 @@ describe("request log", () => {
 
   it("adds prompt and reply text only when LOG_BODIES asks", async () => {
     const { app, lines } = logged({ logBodies: true });
-    await (await post(app, "/v1/chat/completions", { messages: [{ role: "user", content: PROMPT }], stream: true }, auth)).text();
+    await (
+      await post(app, "/v1/chat/completions", { messages: [{ role: "user", content: PROMPT }], stream: true }, auth)
+    ).text();
     expect(lines[0]?.request_body).toContain(PROMPT);
     expect(lines[0]?.reply_text).toBe("Hi there");
   });

@@ -39,37 +39,58 @@ describe.each(["/v1/rerank", "/rerank"])("POST %s", (path) => {
     ]);
   });
 
-  it("cuts to top_n, leaves documents out with return_documents false, and names the served model when the body names none", async () => {
-    const { app } = scripted();
-    const response = await post(app, path, { query: QUERY, documents: DOCUMENTS, top_n: 2, return_documents: false });
-    expect(await response.json()).toEqual({
-      id: `rerank-${FIXED_ID}`,
-      object: "list",
-      model: "fake-model",
-      usage: { prompt_tokens: 12, total_tokens: 12 },
-      results: [
-        { index: 1, relevance_score: 0.75 },
-        { index: 2, relevance_score: 0.75 },
-      ],
-    });
-    const all = await post(app, path, { query: QUERY, documents: ["grass"], top_n: 5 });
-    expect(((await all.json()) as { results: unknown[] }).results).toEqual([{ index: 0, relevance_score: 0.25, document: { text: "grass" } }]);
-  });
+  it(
+    "cuts to top_n, leaves documents out with return_documents false, and names the served model when the body " +
+      "names none",
+    async () => {
+      const { app } = scripted();
+      const response = await post(app, path, { query: QUERY, documents: DOCUMENTS, top_n: 2, return_documents: false });
+      expect(await response.json()).toEqual({
+        id: `rerank-${FIXED_ID}`,
+        object: "list",
+        model: "fake-model",
+        usage: { prompt_tokens: 12, total_tokens: 12 },
+        results: [
+          { index: 1, relevance_score: 0.75 },
+          { index: 2, relevance_score: 0.75 },
+        ],
+      });
+      const all = await post(app, path, { query: QUERY, documents: ["grass"], top_n: 5 });
+      expect(((await all.json()) as { results: unknown[] }).results).toEqual([
+        { index: 0, relevance_score: 0.25, document: { text: "grass" } },
+      ]);
+    },
+  );
 
   it.each([
     ["no query", { documents: ["grass"] }, "Missing required parameter: 'query'.", "query"],
     ["an empty query", { query: "", documents: ["grass"] }, "Invalid 'query': query must not be empty", "query"],
     ["no documents", { query: QUERY }, "Missing required parameter: 'documents'.", "documents"],
     ["an empty list", { query: QUERY, documents: [] }, "Invalid 'documents': documents must not be empty", "documents"],
-    ["an empty document", { query: QUERY, documents: ["grass", ""] }, "Invalid 'documents[1]': a document must not be empty", "documents[1]"],
+    [
+      "an empty document",
+      { query: QUERY, documents: ["grass", ""] },
+      "Invalid 'documents[1]': a document must not be empty",
+      "documents[1]",
+    ],
     [
       "an image",
       { query: QUERY, documents: [{ image: "https://example.com/llama.png" }] },
       "Missing required parameter: 'documents[0].text'.",
       "documents[0].text",
     ],
-    ["a number", { query: QUERY, documents: [7] }, "Invalid type for 'documents[0]': expected string or object.", "documents[0]"],
-    ["top_n 0", { query: QUERY, documents: ["grass"], top_n: 0 }, "Invalid 'top_n': Too small: expected number to be >=1", "top_n"],
+    [
+      "a number",
+      { query: QUERY, documents: [7] },
+      "Invalid type for 'documents[0]': expected string or object.",
+      "documents[0]",
+    ],
+    [
+      "top_n 0",
+      { query: QUERY, documents: ["grass"], top_n: 0 },
+      "Invalid 'top_n': Too small: expected number to be >=1",
+      "top_n",
+    ],
     [
       "2,049 documents",
       { query: QUERY, documents: Array.from({ length: 2049 }, () => "a") },
@@ -92,11 +113,19 @@ describe("POST /v1/rerank: the sidecar's answers and the caller", () => {
     [Code.NotFound, 404, "invalid_request_error", "model_not_found"],
   ])("gRPC %s → HTTP %i in OpenAI's shape", async (code, status, type, errorCode) => {
     const { app, sidecar } = scripted();
-    sidecar.rankResult = new ConnectError("document 0 and the query take 600 tokens, but a ranking input holds at most 511", code);
+    sidecar.rankResult = new ConnectError(
+      "document 0 and the query take 600 tokens, but a ranking input holds at most 511",
+      code,
+    );
     const response = await post(app, "/v1/rerank", { query: QUERY, documents: ["grass"] });
     expect(response.status).toBe(status);
     expect(await response.json()).toEqual({
-      error: { message: "document 0 and the query take 600 tokens, but a ranking input holds at most 511", type, param: null, code: errorCode },
+      error: {
+        message: "document 0 and the query take 600 tokens, but a ranking input holds at most 511",
+        type,
+        param: null,
+        code: errorCode,
+      },
     });
   });
 

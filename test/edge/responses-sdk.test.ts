@@ -9,7 +9,12 @@ import { delay, fail, finish, start, token, type Step } from "../support/fake-si
 import { goldenBytes, hostileSplits } from "../support/sse.js";
 import { openaiReplaying } from "../support/replay.js";
 
-const script: Step[] = [start("tiny-llama", 9, 3), token("Hi"), token(" there"), finish("stop", { promptTokens: 9, completionTokens: 2, cachedTokens: 3 })];
+const script: Step[] = [
+  start("tiny-llama", 9, 3),
+  token("Hi"),
+  token(" there"),
+  finish("stop", { promptTokens: 9, completionTokens: 2, cachedTokens: 3 }),
+];
 const usage = {
   input_tokens: 9,
   input_tokens_details: { cached_tokens: 3 },
@@ -20,7 +25,12 @@ const usage = {
 
 function client(steps: Step[] = script) {
   const { app, sidecar } = testApp(steps);
-  const openai = new OpenAI({ baseURL: "http://edge.test/v1", apiKey: "not-needed", fetch: inProcessFetch(app), maxRetries: 0 });
+  const openai = new OpenAI({
+    baseURL: "http://edge.test/v1",
+    apiKey: "not-needed",
+    fetch: inProcessFetch(app),
+    maxRetries: 0,
+  });
   return { openai, sidecar };
 }
 
@@ -28,7 +38,13 @@ describe("responses.create", () => {
   it("non-streaming: the Response, output_text", async () => {
     const { openai } = client();
     const response = await openai.responses.create({ model: "local-model", input: "Hello!" });
-    expect(response).toMatchObject({ id: `resp_${FIXED_ID}`, object: "response", status: "completed", model: "tiny-llama", usage });
+    expect(response).toMatchObject({
+      id: `resp_${FIXED_ID}`,
+      object: "response",
+      status: "completed",
+      model: "tiny-llama",
+      usage,
+    });
     expect(response.output_text).toBe("Hi there");
     expect(response.output).toEqual([
       {
@@ -88,13 +104,21 @@ describe("responses.stream()", () => {
   it("max_output_tokens: an incomplete response", async () => {
     const { openai } = client([start(), token("It"), token(" is"), finish("length", { completionTokens: 2 })]);
     const final = await openai.responses.stream({ model: "m", input: "x", max_output_tokens: 2 }).finalResponse();
-    expect(final).toMatchObject({ status: "incomplete", incomplete_details: { reason: "max_output_tokens" }, output_text: "It is" });
+    expect(final).toMatchObject({
+      status: "incomplete",
+      incomplete_details: { reason: "max_output_tokens" },
+      output_text: "It is",
+    });
   });
 
   it("a mid-stream failure: response.failed with error, the text so far kept", async () => {
     const { openai } = client([start(), token("Hi"), fail(Code.Internal, "engine failed")]);
     const final = await openai.responses.stream({ model: "m", input: "x" }).finalResponse();
-    expect(final).toMatchObject({ status: "failed", error: { code: "server_error", message: "engine failed" }, output_text: "Hi" });
+    expect(final).toMatchObject({
+      status: "failed",
+      error: { code: "server_error", message: "engine failed" },
+      output_text: "Hi",
+    });
   });
 
   it("breaking out of the loop aborts the sidecar call", async () => {
@@ -104,27 +128,33 @@ describe("responses.stream()", () => {
       if (event.type === "response.output_text.delta") break;
     }
     const deadline = Date.now() + 2000;
-    while (sidecar.lastCall?.signal?.aborted !== true && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+    while (sidecar.lastCall?.signal?.aborted !== true && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 5));
     expect(sidecar.lastCall?.signal?.aborted).toBe(true);
   });
 });
 
 describe("HTTP errors become the SDK's typed errors", () => {
-  it("400 for previous_response_id (nothing is stored) and for a prompt the sidecar refuses, streaming too", async () => {
-    const { openai } = client();
-    const stored = await openai.responses.create({ model: "m", input: "x", previous_response_id: "resp_1" }).catch((e: unknown) => e);
-    expect(stored).toBeInstanceOf(OpenAI.BadRequestError);
-    expect((stored as APIError).param).toBe("previous_response_id");
-    // Nothing is stored here, so no previous response is found: the code proxies recover from.
-    expect((stored as APIError).code).toBe("previous_response_not_found");
-    const refused = client([fail(Code.InvalidArgument, "the prompt does not fit the context")]);
-    const error = await refused.openai.responses
-      .stream({ model: "m", input: "x" })
-      .finalResponse()
-      .catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(OpenAI.BadRequestError);
-    expect((error as APIError).message).toContain("the prompt does not fit the context");
-  });
+  it(
+    "400 for previous_response_id (nothing is stored) and for a prompt the sidecar refuses, streaming " + "too",
+    async () => {
+      const { openai } = client();
+      const stored = await openai.responses
+        .create({ model: "m", input: "x", previous_response_id: "resp_1" })
+        .catch((e: unknown) => e);
+      expect(stored).toBeInstanceOf(OpenAI.BadRequestError);
+      expect((stored as APIError).param).toBe("previous_response_id");
+      // Nothing is stored here, so no previous response is found: the code proxies recover from.
+      expect((stored as APIError).code).toBe("previous_response_not_found");
+      const refused = client([fail(Code.InvalidArgument, "the prompt does not fit the context")]);
+      const error = await refused.openai.responses
+        .stream({ model: "m", input: "x" })
+        .finalResponse()
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(OpenAI.BadRequestError);
+      expect((error as APIError).message).toContain("the prompt does not fit the context");
+    },
+  );
 
   it("429 with Retry-After when the sidecar is busy", async () => {
     const { openai } = client([fail(Code.ResourceExhausted, "all sequences are busy")]);

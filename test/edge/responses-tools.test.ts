@@ -15,13 +15,28 @@ import { openaiReplaying } from "../support/replay.js";
 
 const PATH = "/v1/responses";
 const WEATHER_SCHEMA = { type: "object", properties: { city: { type: "string" } }, required: ["city"] };
-const weatherTool = { type: "function", name: "get_weather", description: "Get weather for a city", parameters: WEATHER_SCHEMA, strict: true };
+const weatherTool = {
+  type: "function",
+  name: "get_weather",
+  description: "Get weather for a city",
+  parameters: WEATHER_SCHEMA,
+  strict: true,
+};
 const base = { model: "local-model", input: "Weather in Tokyo?" };
 
-const weatherCall = (id = "call_01", index = 0, city = "Tokyo") => toolCall(index, id, "get_weather", ['{"city":', ` "${city}"}`]);
+const weatherCall = (id = "call_01", index = 0, city = "Tokyo") =>
+  toolCall(index, id, "get_weather", ['{"city":', ` "${city}"}`]);
 const thinking = thinkingSteps;
-const toolScript = [start("tiny-llama", 40), ...weatherCall(), finish("tool_calls", { promptTokens: 40, completionTokens: 6 })];
-const thinkingScript = [start("tiny-llama", 9), ...thinking(), finish("stop", { promptTokens: 9, completionTokens: 5 })];
+const toolScript = [
+  start("tiny-llama", 40),
+  ...weatherCall(),
+  finish("tool_calls", { promptTokens: 40, completionTokens: 6 }),
+];
+const thinkingScript = [
+  start("tiny-llama", 9),
+  ...thinking(),
+  finish("stop", { promptTokens: 9, completionTokens: 5 }),
+];
 /** Reasoning, a sentence, then two calls: every item kind in one reply. */
 const everythingScript = [
   start("tiny-llama", 40),
@@ -140,7 +155,14 @@ describe("a function_call / function_call_output / reasoning history → chat me
     const input = [
       { role: "user", content: "Weather in Tokyo and Paris?" },
       { type: "reasoning", id: "rs_1", summary: [], content: [{ type: "reasoning_text", text: "Two cities." }] },
-      { type: "function_call", id: "fc_1", call_id: "call_a", name: "get_weather", arguments: '{"city":"Tokyo"}', status: "completed" },
+      {
+        type: "function_call",
+        id: "fc_1",
+        call_id: "call_a",
+        name: "get_weather",
+        arguments: '{"city":"Tokyo"}',
+        status: "completed",
+      },
       { type: "function_call", call_id: "call_b", name: "get_weather", arguments: '{"city":"Paris"}' },
       { type: "function_call_output", call_id: "call_a", output: '{"sky":"sunny"}' },
       {
@@ -170,48 +192,61 @@ describe("a function_call / function_call_output / reasoning history → chat me
     ]);
   });
 
-  it("a previous Response's output sent back as is: reasoning, message, then calls make one assistant turn", async () => {
-    const input = [
-      { role: "user", content: "Weather?" },
-      {
-        id: "rs_1",
-        type: "reasoning",
-        status: "completed",
-        summary: [{ type: "summary_text", text: "ignored when content is given" }],
-        content: [{ type: "reasoning_text", text: "Need a call." }],
-      },
-      {
-        id: "msg_1",
-        type: "message",
-        status: "completed",
-        role: "assistant",
-        content: [{ type: "output_text", text: "Let me look.", annotations: [], logprobs: [] }],
-      },
-      { type: "function_call", call_id: "call_a", name: "get_weather", arguments: "{}" },
-      { type: "function_call_output", call_id: "call_a", output: "sunny" },
-    ];
-    const { response, sidecar } = await send({ ...base, input, tools: [weatherTool] });
-    expect(response.status).toBe(200);
-    expect(messagesOf(chatOf(sidecar))).toEqual([
-      msg(Role.USER, "Weather?"),
-      msg(Role.ASSISTANT, "Let me look.", { reasoning: "Need a call.", toolCalls: [{ id: "call_a", name: "get_weather", arguments: "{}" }] }),
-      msg(Role.TOOL, "sunny", { toolCallId: "call_a" }),
-    ]);
-  });
+  it(
+    "a previous Response's output sent back as is: reasoning, message, then calls make one assistant " + "turn",
+    async () => {
+      const input = [
+        { role: "user", content: "Weather?" },
+        {
+          id: "rs_1",
+          type: "reasoning",
+          status: "completed",
+          summary: [{ type: "summary_text", text: "ignored when content is given" }],
+          content: [{ type: "reasoning_text", text: "Need a call." }],
+        },
+        {
+          id: "msg_1",
+          type: "message",
+          status: "completed",
+          role: "assistant",
+          content: [{ type: "output_text", text: "Let me look.", annotations: [], logprobs: [] }],
+        },
+        { type: "function_call", call_id: "call_a", name: "get_weather", arguments: "{}" },
+        { type: "function_call_output", call_id: "call_a", output: "sunny" },
+      ];
+      const { response, sidecar } = await send({ ...base, input, tools: [weatherTool] });
+      expect(response.status).toBe(200);
+      expect(messagesOf(chatOf(sidecar))).toEqual([
+        msg(Role.USER, "Weather?"),
+        msg(Role.ASSISTANT, "Let me look.", {
+          reasoning: "Need a call.",
+          toolCalls: [{ id: "call_a", name: "get_weather", arguments: "{}" }],
+        }),
+        msg(Role.TOOL, "sunny", { toolCallId: "call_a" }),
+      ]);
+    },
+  );
 
-  it("a reasoning item with only a summary gives its summary; one followed by no assistant turn is dropped", async () => {
-    const input = [
-      { role: "user", content: "Hi" },
-      { type: "reasoning", summary: [{ type: "summary_text", text: "Greeting." }] },
-      { role: "assistant", content: "Hello." },
-      { role: "user", content: "Bye" },
-      { type: "reasoning", summary: [], encrypted_content: "opaque" },
-      { type: "reasoning", summary: [{ type: "summary_text", text: "dangling" }] },
-    ];
-    const { response, sidecar } = await send({ ...base, input }, thinkingScript);
-    expect(response.status).toBe(200);
-    expect(messagesOf(chatOf(sidecar))).toEqual([msg(Role.USER, "Hi"), msg(Role.ASSISTANT, "Hello.", { reasoning: "Greeting." }), msg(Role.USER, "Bye")]);
-  });
+  it(
+    "a reasoning item with only a summary gives its summary; one followed by no assistant turn is " + "dropped",
+    async () => {
+      const input = [
+        { role: "user", content: "Hi" },
+        { type: "reasoning", summary: [{ type: "summary_text", text: "Greeting." }] },
+        { role: "assistant", content: "Hello." },
+        { role: "user", content: "Bye" },
+        { type: "reasoning", summary: [], encrypted_content: "opaque" },
+        { type: "reasoning", summary: [{ type: "summary_text", text: "dangling" }] },
+      ];
+      const { response, sidecar } = await send({ ...base, input }, thinkingScript);
+      expect(response.status).toBe(200);
+      expect(messagesOf(chatOf(sidecar))).toEqual([
+        msg(Role.USER, "Hi"),
+        msg(Role.ASSISTANT, "Hello.", { reasoning: "Greeting." }),
+        msg(Role.USER, "Bye"),
+      ]);
+    },
+  );
 });
 
 describe("refusals: OpenAI's error shape with `param`, before the sidecar is called", () => {
@@ -220,11 +255,26 @@ describe("refusals: OpenAI's error shape with `param`, before the sidecar is cal
     { type: "function_call", call_id: "call_a", name: "get_weather", arguments: "{}" },
   ];
   it.each<[string, Record<string, unknown>, string, RegExp]>([
-    ["a tool name with a space", { tools: [{ ...weatherTool, name: "get weather" }] }, "tools[0].name", /1 to 64 characters/],
-    ["a 65-character tool name", { tools: [{ ...weatherTool, name: "x".repeat(65) }] }, "tools[0].name", /1 to 64 characters/],
+    [
+      "a tool name with a space",
+      { tools: [{ ...weatherTool, name: "get weather" }] },
+      "tools[0].name",
+      /1 to 64 characters/,
+    ],
+    [
+      "a 65-character tool name",
+      { tools: [{ ...weatherTool, name: "x".repeat(65) }] },
+      "tools[0].name",
+      /1 to 64 characters/,
+    ],
     ["a function tool without a name", { tools: [{ type: "function", parameters: {} }] }, "tools[0].name", /name/],
     ["a tool name twice", { tools: [weatherTool, weatherTool] }, "tools[1].name", /used twice/],
-    ["parameters an array", { tools: [{ ...weatherTool, parameters: [] }] }, "tools[0].parameters", /JSON schema object/],
+    [
+      "parameters an array",
+      { tools: [{ ...weatherTool, parameters: [] }] },
+      "tools[0].parameters",
+      /JSON schema object/,
+    ],
     ["a tool without a type", { tools: [{ name: "get_weather" }] }, "tools[0].type", /type/],
     [
       "tool_choice naming no function tool",
@@ -238,8 +288,18 @@ describe("refusals: OpenAI's error shape with `param`, before the sidecar is cal
       "tool_choice.name",
       /not among the tools/,
     ],
-    ["tool_choice required without function tools", { tool_choice: "required" }, "tool_choice", /needs at least one function tool/],
-    ["an unknown tool_choice", { tools: [weatherTool], tool_choice: "sometimes" }, "tool_choice", /"none".*"auto".*"required"/],
+    [
+      "tool_choice required without function tools",
+      { tool_choice: "required" },
+      "tool_choice",
+      /needs at least one function tool/,
+    ],
+    [
+      "an unknown tool_choice",
+      { tools: [weatherTool], tool_choice: "sometimes" },
+      "tool_choice",
+      /"none".*"auto".*"required"/,
+    ],
     [
       "tool_choice forcing an ignored hosted tool",
       { tools: [{ type: "web_search" }], tool_choice: { type: "web_search_preview" } },
@@ -254,11 +314,19 @@ describe("refusals: OpenAI's error shape with `param`, before the sidecar is cal
     ],
     [
       "tool_choice allowed_tools",
-      { tools: [weatherTool], tool_choice: { type: "allowed_tools", mode: "auto", tools: [{ type: "function", name: "get_weather" }] } },
+      {
+        tools: [weatherTool],
+        tool_choice: { type: "allowed_tools", mode: "auto", tools: [{ type: "function", name: "get_weather" }] },
+      },
       "tool_choice.type",
       /'allowed_tools' is not supported: send only the allowed function tools/,
     ],
-    ["a function tool_choice without a name", { tools: [weatherTool], tool_choice: { type: "function" } }, "tool_choice.name", /Missing required parameter/],
+    [
+      "a function tool_choice without a name",
+      { tools: [weatherTool], tool_choice: { type: "function" } },
+      "tool_choice.name",
+      /Missing required parameter/,
+    ],
     ["parallel_tool_calls a string", { parallel_tool_calls: "yes" }, "parallel_tool_calls", /parallel_tool_calls/],
     [
       "a function_call_output answering no call",
@@ -277,8 +345,18 @@ describe("refusals: OpenAI's error shape with `param`, before the sidecar is cal
       "input[0].call_id",
       /answers no tool call made earlier/,
     ],
-    ["a function_call_output without output", { input: [...withCall, { type: "function_call_output", call_id: "call_a" }] }, "input[2].output", /output/],
-    ["a function_call without name", { input: [{ type: "function_call", call_id: "c", arguments: "{}" }] }, "input[0].name", /name/],
+    [
+      "a function_call_output without output",
+      { input: [...withCall, { type: "function_call_output", call_id: "call_a" }] },
+      "input[2].output",
+      /output/,
+    ],
+    [
+      "a function_call without name",
+      { input: [{ type: "function_call", call_id: "c", arguments: "{}" }] },
+      "input[0].name",
+      /name/,
+    ],
     [
       "a function_call with object arguments",
       { input: [{ type: "function_call", call_id: "c", name: "f", arguments: {} }] },
@@ -345,36 +423,76 @@ describe("streamed function_call and reasoning items", () => {
     ]);
     expect(data[14]).toMatchObject({
       type: "response.output_item.added",
-      item: { type: "function_call", id: `fc_${FIXED_ID}`, call_id: "call_a", name: "get_weather", arguments: "", status: "in_progress" },
+      item: {
+        type: "function_call",
+        id: `fc_${FIXED_ID}`,
+        call_id: "call_a",
+        name: "get_weather",
+        arguments: "",
+        status: "in_progress",
+      },
     });
-    expect(data[17]).toMatchObject({ type: "response.function_call_arguments.done", item_id: `fc_${FIXED_ID}`, arguments: '{"city": "Tokyo"}' });
-    expect(data[18]).toMatchObject({ type: "response.output_item.done", item: { status: "completed", arguments: '{"city": "Tokyo"}' } });
-    const completed = data.at(-1) as unknown as { type: string; response: { status: string; output: { type: string }[] } };
+    expect(data[17]).toMatchObject({
+      type: "response.function_call_arguments.done",
+      item_id: `fc_${FIXED_ID}`,
+      arguments: '{"city": "Tokyo"}',
+    });
+    expect(data[18]).toMatchObject({
+      type: "response.output_item.done",
+      item: { status: "completed", arguments: '{"city": "Tokyo"}' },
+    });
+    const completed = data.at(-1) as unknown as {
+      type: string;
+      response: { status: string; output: { type: string }[] };
+    };
     expect(completed.type).toBe("response.completed");
     expect(completed.response.status).toBe("completed");
-    expect(completed.response.output.map((item) => item.type)).toEqual(["reasoning", "message", "function_call", "function_call"]);
+    expect(completed.response.output.map((item) => item.type)).toEqual([
+      "reasoning",
+      "message",
+      "function_call",
+      "function_call",
+    ]);
   });
 
   it("a call cut by max_output_tokens: its item is incomplete, the Response incomplete", async () => {
-    const script = [start("tiny-llama", 40), ...toolCall(0, "call_01", "get_weather", ['{"city":']), finish("length", { completionTokens: 3 })];
+    const script = [
+      start("tiny-llama", 40),
+      ...toolCall(0, "call_01", "get_weather", ['{"city":']),
+      finish("length", { completionTokens: 3 }),
+    ];
     const { response } = await send({ ...base, tools: [weatherTool], max_output_tokens: 3, stream: true }, script);
     const data = dataOf(await response.text());
     expect(data.find((d) => d.type === "response.output_item.done")).toMatchObject({
       item: { type: "function_call", status: "incomplete", arguments: '{"city":' },
     });
-    expect(data.at(-1)).toMatchObject({ type: "response.incomplete", response: { status: "incomplete", incomplete_details: { reason: "max_output_tokens" } } });
+    expect(data.at(-1)).toMatchObject({
+      type: "response.incomplete",
+      response: { status: "incomplete", incomplete_details: { reason: "max_output_tokens" } },
+    });
   });
 });
 
 describe("non-streaming: the same items", () => {
   it("reasoning, message and function_call items in order; status completed", async () => {
     const { response } = await send({ ...base, tools: [weatherTool] }, everythingScript);
-    const body = (await response.json()) as { status: string; output: unknown[]; output_text: string; usage: { output_tokens: number } };
+    const body = (await response.json()) as {
+      status: string;
+      output: unknown[];
+      output_text: string;
+      usage: { output_tokens: number };
+    };
     expect(body.status).toBe("completed");
     expect(body.output_text).toBe("Checking both.");
     expect(body.usage.output_tokens).toBe(14);
     expect(body.output).toEqual([
-      { id: `rs_${FIXED_ID}`, type: "reasoning", status: "completed", summary: [], content: [{ type: "reasoning_text", text: "Two cities." }] },
+      {
+        id: `rs_${FIXED_ID}`,
+        type: "reasoning",
+        status: "completed",
+        summary: [],
+        content: [{ type: "reasoning_text", text: "Two cities." }],
+      },
       {
         id: `msg_${FIXED_ID}`,
         type: "message",
@@ -382,8 +500,22 @@ describe("non-streaming: the same items", () => {
         role: "assistant",
         content: [{ type: "output_text", text: "Checking both.", annotations: [], logprobs: [] }],
       },
-      { id: `fc_${FIXED_ID}`, type: "function_call", status: "completed", call_id: "call_a", name: "get_weather", arguments: '{"city": "Tokyo"}' },
-      { id: `fc_${FIXED_ID}`, type: "function_call", status: "completed", call_id: "call_b", name: "get_weather", arguments: '{"city": "Paris"}' },
+      {
+        id: `fc_${FIXED_ID}`,
+        type: "function_call",
+        status: "completed",
+        call_id: "call_a",
+        name: "get_weather",
+        arguments: '{"city": "Tokyo"}',
+      },
+      {
+        id: `fc_${FIXED_ID}`,
+        type: "function_call",
+        status: "completed",
+        call_id: "call_b",
+        name: "get_weather",
+        arguments: '{"city": "Paris"}',
+      },
     ]);
   });
 });
@@ -391,10 +523,24 @@ describe("non-streaming: the same items", () => {
 describe("the official client", () => {
   function client(script: Step[]) {
     const { app, sidecar } = testApp(script);
-    return { openai: new OpenAI({ baseURL: "http://edge.test/v1", apiKey: "not-needed", fetch: inProcessFetch(app), maxRetries: 0 }), sidecar };
+    return {
+      openai: new OpenAI({
+        baseURL: "http://edge.test/v1",
+        apiKey: "not-needed",
+        fetch: inProcessFetch(app),
+        maxRetries: 0,
+      }),
+      sidecar,
+    };
   }
   const tools: OpenAI.Responses.FunctionTool[] = [
-    { type: "function", name: "get_weather", description: "Get weather for a city", parameters: WEATHER_SCHEMA, strict: true },
+    {
+      type: "function",
+      name: "get_weather",
+      description: "Get weather for a city",
+      parameters: WEATHER_SCHEMA,
+      strict: true,
+    },
   ];
 
   it("responses.stream() → finalResponse(): the function_call item; argument delta events with snapshots", async () => {
@@ -423,7 +569,13 @@ describe("the official client", () => {
     const { openai } = client(thinkingScript);
     const final = await openai.responses.stream({ model: "m", input: "Weather in Tokyo?" }).finalResponse();
     expect(final.output).toMatchObject([
-      { id: `rs_${FIXED_ID}`, type: "reasoning", status: "completed", summary: [], content: [{ type: "reasoning_text", text: "Checking the forecast." }] },
+      {
+        id: `rs_${FIXED_ID}`,
+        type: "reasoning",
+        status: "completed",
+        summary: [],
+        content: [{ type: "reasoning_text", text: "Checking the forecast." }],
+      },
       {
         id: `msg_${FIXED_ID}`,
         type: "message",
@@ -446,7 +598,9 @@ describe("the official client", () => {
     const first = client(everythingScript);
     const called = await first.openai.responses.create({ model: "m", input: "Weather in Tokyo and Paris?", tools });
     expect(called.output.map((item) => item.type)).toEqual(["reasoning", "message", "function_call", "function_call"]);
-    const calls = called.output.filter((item): item is OpenAI.Responses.ResponseFunctionToolCall => item.type === "function_call");
+    const calls = called.output.filter(
+      (item): item is OpenAI.Responses.ResponseFunctionToolCall => item.type === "function_call",
+    );
     expect(calls.map((c) => JSON.parse(c.arguments) as unknown)).toEqual([{ city: "Tokyo" }, { city: "Paris" }]);
 
     const second = client(thinkingScript);
@@ -468,7 +622,9 @@ describe("the official client", () => {
 
   it("a refusal is a BadRequestError with param", async () => {
     const { openai } = client(toolScript);
-    const error = await openai.responses.create({ model: "m", input: "x", tools: [{ ...tools[0]!, name: "get weather" }] }).catch((e: unknown) => e);
+    const error = await openai.responses
+      .create({ model: "m", input: "x", tools: [{ ...tools[0]!, name: "get weather" }] })
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(APIError);
     expect((error as APIError).status).toBe(400);
     expect((error as APIError).param).toBe("tools[0].name");
@@ -494,8 +650,17 @@ describe("the stream helper reads the function_call and reasoning goldens at hos
     [
       "responses-reasoning",
       [
-        { type: "reasoning", id: "rs_test0000000000000000id01", summary: [], content: [{ type: "reasoning_text", text: "Checking the forecast." }] },
-        { type: "message", id: "msg_test0000000000000000id01", content: [{ type: "output_text", text: "It is sunny." }] },
+        {
+          type: "reasoning",
+          id: "rs_test0000000000000000id01",
+          summary: [],
+          content: [{ type: "reasoning_text", text: "Checking the forecast." }],
+        },
+        {
+          type: "message",
+          id: "msg_test0000000000000000id01",
+          content: [{ type: "output_text", text: "It is sunny." }],
+        },
       ],
       "It is sunny.",
     ],

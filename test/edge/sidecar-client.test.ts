@@ -56,8 +56,15 @@ const fetches: [string, FetchImpl | undefined][] = [
 describe.each(fetches)("createSidecarClient on %s", (_name, fetchImpl) => {
   it("streams a chat identical to the in-process fake (float32 logprobs printed short)", async () => {
     const direct = new FakeSidecar(script);
-    const directApp = createApp({ sidecar: direct, newId: () => FIXED_ID, now: () => FIXED_NOW_MS, access: { allowOpen: true } });
-    const expected = await (await post(directApp, "/v1/chat/completions", { ...chat, logprobs: true, top_logprobs: 2 })).text();
+    const directApp = createApp({
+      sidecar: direct,
+      newId: () => FIXED_ID,
+      now: () => FIXED_NOW_MS,
+      access: { allowOpen: true },
+    });
+    const expected = await (
+      await post(directApp, "/v1/chat/completions", { ...chat, logprobs: true, top_logprobs: 2 })
+    ).text();
 
     const { app, fake } = await edgeOver(script, fetchImpl);
     const response = await post(app, "/v1/chat/completions", { ...chat, logprobs: true, top_logprobs: 2 });
@@ -84,12 +91,17 @@ describe.each(fetches)("createSidecarClient on %s", (_name, fetchImpl) => {
   });
 
   it("keeps the sidecar's status codes: refusal → event: error, busy → 429", async () => {
-    const refused = await edgeOver([fail(Code.InvalidArgument, "the prompt does not fit the context (5000 > 4096)")], fetchImpl);
+    const refused = await edgeOver(
+      [fail(Code.InvalidArgument, "the prompt does not fit the context (5000 > 4096)")],
+      fetchImpl,
+    );
     const r1 = await post(refused.app, "/v1/chat/completions", chat);
     expect(r1.status).toBe(200);
     const events = parseText(await r1.text());
     expect(events.map((e) => e.event)).toEqual(["error"]);
-    expect(JSON.parse(events[0]?.data ?? "")).toMatchObject({ message: "the prompt does not fit the context (5000 > 4096)" });
+    expect(JSON.parse(events[0]?.data ?? "")).toMatchObject({
+      message: "the prompt does not fit the context (5000 > 4096)",
+    });
     await server?.close();
 
     const busy = await edgeOver([fail(Code.ResourceExhausted, "queue full")], fetchImpl);

@@ -14,7 +14,13 @@ const chat = { messages: [{ role: "user", content: "Hello!" }] };
 
 const httpCases: { code: Code; status: number; type: string; errorCode: string | null; retryAfter?: string }[] = [
   { code: Code.NotFound, status: 404, type: "invalid_request_error", errorCode: "model_not_found" },
-  { code: Code.ResourceExhausted, status: 429, type: "rate_limit_error", errorCode: "rate_limit_exceeded", retryAfter: "1" },
+  {
+    code: Code.ResourceExhausted,
+    status: 429,
+    type: "rate_limit_error",
+    errorCode: "rate_limit_exceeded",
+    retryAfter: "1",
+  },
   { code: Code.DeadlineExceeded, status: 504, type: "server_error", errorCode: "timeout" },
   { code: Code.Unavailable, status: 503, type: "server_error", errorCode: "service_unavailable", retryAfter: "1" },
   { code: Code.Internal, status: 500, type: "server_error", errorCode: null },
@@ -36,27 +42,30 @@ describe.each([false, true])("pre-start failures with stream=%s", (stream) => {
   });
 });
 
-describe.each([Code.InvalidArgument, Code.FailedPrecondition, Code.OutOfRange])("request refused by the sidecar (gRPC %s)", (code) => {
-  it("streaming: HTTP 200, one `event: error`, no role frame, no [DONE]", async () => {
-    const { app } = testApp([fail(code, "the prompt does not fit the context")]);
-    const response = await post(app, "/v1/chat/completions", { ...chat, stream: true });
-    expect(response.status).toBe(200);
-    expect(response.headers.get("content-type")).toBe("text/event-stream; charset=utf-8");
-    const events = parseText(await response.text());
-    expect(events.map((e) => e.event)).toEqual(["error"]);
-    expect(JSON.parse(events[0]?.data ?? "")).toMatchObject({
-      message: "the prompt does not fit the context",
-      type: "invalid_request_error",
-      error: { message: "the prompt does not fit the context", type: "invalid_request_error" },
+describe.each([Code.InvalidArgument, Code.FailedPrecondition, Code.OutOfRange])(
+  "request refused by the sidecar (gRPC %s)",
+  (code) => {
+    it("streaming: HTTP 200, one `event: error`, no role frame, no [DONE]", async () => {
+      const { app } = testApp([fail(code, "the prompt does not fit the context")]);
+      const response = await post(app, "/v1/chat/completions", { ...chat, stream: true });
+      expect(response.status).toBe(200);
+      expect(response.headers.get("content-type")).toBe("text/event-stream; charset=utf-8");
+      const events = parseText(await response.text());
+      expect(events.map((e) => e.event)).toEqual(["error"]);
+      expect(JSON.parse(events[0]?.data ?? "")).toMatchObject({
+        message: "the prompt does not fit the context",
+        type: "invalid_request_error",
+        error: { message: "the prompt does not fit the context", type: "invalid_request_error" },
+      });
     });
-  });
 
-  it("non-streaming: HTTP 400", async () => {
-    const { app } = testApp([fail(code, "the prompt does not fit the context")]);
-    const response = await post(app, "/v1/completions", { prompt: "x" });
-    expect(response.status).toBe(400);
-  });
-});
+    it("non-streaming: HTTP 400", async () => {
+      const { app } = testApp([fail(code, "the prompt does not fit the context")]);
+      const response = await post(app, "/v1/completions", { prompt: "x" });
+      expect(response.status).toBe(400);
+    });
+  },
+);
 
 describe("fromConnectError", () => {
   it("honours a retry-after the sidecar sends", () => {
@@ -105,7 +114,12 @@ describe("a model the sidecar does not know or could not load", () => {
     const response = await post(app, "/v1/chat/completions", { ...chat, model: "coder", stream });
     expect(response.status).toBe(404);
     expect(await response.json()).toEqual({
-      error: { message: 'model "coder" is not in the catalogue', type: "invalid_request_error", param: null, code: "model_not_found" },
+      error: {
+        message: 'model "coder" is not in the catalogue',
+        type: "invalid_request_error",
+        param: null,
+        code: "model_not_found",
+      },
     });
   });
 
@@ -113,7 +127,10 @@ describe("a model the sidecar does not know or could not load", () => {
     const { app } = testApp([fail(Code.NotFound, 'model "coder" is not in the catalogue')]);
     const response = await post(app, "/v1/messages", { ...messages, stream });
     expect(response.status).toBe(404);
-    expect(await response.json()).toEqual({ type: "error", error: { type: "not_found_error", message: 'model "coder" is not in the catalogue' } });
+    expect(await response.json()).toEqual({
+      type: "error",
+      error: { type: "not_found_error", message: 'model "coder" is not in the catalogue' },
+    });
   });
 
   it.each([
@@ -125,7 +142,9 @@ describe("a model the sidecar does not know or could not load", () => {
     const { app } = testApp([loadFailed("coder", reason)]);
     const response = await post(app, path, body);
     expect(response.status).toBe(500);
-    expect(await response.json()).toEqual({ error: { message: loadMessage, type: "server_error", param: "model", code: "model_load_failed" } });
+    expect(await response.json()).toEqual({
+      error: { message: loadMessage, type: "server_error", param: "model", code: "model_load_failed" },
+    });
   });
 
   it("ModelLoadFailed on embeddings: the same 500", async () => {
@@ -133,7 +152,9 @@ describe("a model the sidecar does not know or could not load", () => {
     sidecar.embedResult = loadFailure("coder", reason);
     const response = await post(app, "/v1/embeddings", { model: "coder", input: "x" });
     expect(response.status).toBe(500);
-    expect(await response.json()).toEqual({ error: { message: loadMessage, type: "server_error", param: "model", code: "model_load_failed" } });
+    expect(await response.json()).toEqual({
+      error: { message: loadMessage, type: "server_error", param: "model", code: "model_load_failed" },
+    });
   });
 
   it.each([false, true])("ModelLoadFailed: Anthropic 500 api_error (stream=%s)", async (stream) => {

@@ -12,10 +12,18 @@ import { affinityKey, OPENING_MIN_CHARS } from "../../edge/upstream/affinity.js"
 import type { SidecarHealth } from "../../edge/upstream/connection.js";
 import { SidecarPool } from "../../edge/upstream/pool.js";
 import type { SidecarState } from "../../edge/upstream/sidecar-state.js";
-import { HealthCheckResponse_ServingStatus, HealthCheckResponseSchema } from "../../proto/gen/grpc/health/v1/health_pb.js";
+import {
+  HealthCheckResponse_ServingStatus,
+  HealthCheckResponseSchema,
+} from "../../proto/gen/grpc/health/v1/health_pb.js";
 import { rendezvousOrder, sha256Hex } from "../../edge/upstream/rendezvous.js";
 import { openRouted } from "../../edge/upstream/route.js";
-import { GenerateRequestSchema, ModelInfoSchema, Role, type GenerateRequest } from "../../proto/gen/inference/v1/inference_pb.js";
+import {
+  GenerateRequestSchema,
+  ModelInfoSchema,
+  Role,
+  type GenerateRequest,
+} from "../../proto/gen/inference/v1/inference_pb.js";
 import { delay, fail, FakeSidecar, finish, start, token } from "../support/fake-sidecar.js";
 
 async function winners(names: readonly string[], keys: readonly string[]): Promise<string[]> {
@@ -72,7 +80,10 @@ describe("rendezvous hashing", () => {
 });
 
 function chatRequest(messages: readonly [Role, string][], model = ""): GenerateRequest {
-  return create(GenerateRequestSchema, { model, input: { case: "chat", value: { messages: messages.map(([role, content]) => ({ role, content })) } } });
+  return create(GenerateRequestSchema, {
+    model,
+    input: { case: "chat", value: { messages: messages.map(([role, content]) => ({ role, content })) } },
+  });
 }
 
 describe("the affinity key", () => {
@@ -170,11 +181,20 @@ function twoSidecars(): { app: App; a: FakeSidecar; b: FakeSidecar; clock: { now
 
 async function chat(app: App, model = "fake-model", stream = false): Promise<Response> {
   const body = JSON.stringify({ model, stream, messages: [{ role: "user", content: "Hi" }] });
-  return app.fetch(new Request("http://127.0.0.1/v1/chat/completions", { method: "POST", headers: { "content-type": "application/json" }, body }));
+  return app.fetch(
+    new Request("http://127.0.0.1/v1/chat/completions", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body,
+    }),
+  );
 }
 
 async function health(app: App): Promise<{ sidecar: string; sidecars: { status: string; message?: string }[] }> {
-  return (await (await app.fetch(new Request("http://127.0.0.1/health"))).json()) as { sidecar: string; sidecars: { status: string; message?: string }[] };
+  return (await (await app.fetch(new Request("http://127.0.0.1/health"))).json()) as {
+    sidecar: string;
+    sidecars: { status: string; message?: string }[];
+  };
 }
 
 describe("the pool on fake sidecars", () => {
@@ -183,7 +203,9 @@ describe("the pool on fake sidecars", () => {
     a.script = [fail(Code.ResourceExhausted, "all 4 sequences are busy and 8 requests are waiting")];
     const response = await chat(app);
     expect(response.status).toBe(200);
-    expect(((await response.json()) as { choices: { message: { content: string } }[] }).choices[0]?.message.content).toBe("Hi");
+    expect(
+      ((await response.json()) as { choices: { message: { content: string } }[] }).choices[0]?.message.content,
+    ).toBe("Hi");
     expect([a.calls.length, b.calls.length]).toEqual([1, 1]);
     expect((await health(app)).sidecars.map((s) => s.status)).toEqual(["ok", "ok"]);
   });
@@ -193,13 +215,19 @@ describe("the pool on fake sidecars", () => {
     await pool.status();
     // A burst whose calls go in one turn.
     const picks = await Promise.all([0, 1, 2, 3].map(() => pool.pick("fake-model")));
-    expect(picks.map((p) => p.ordered[0]?.url).sort()).toEqual(["http://a.test", "http://a.test", "http://b.test", "http://b.test"]);
+    expect(picks.map((p) => p.ordered[0]?.url).sort()).toEqual([
+      "http://a.test",
+      "http://a.test",
+      "http://b.test",
+      "http://b.test",
+    ]);
   });
 
   it("counts no load for a look at the candidates (tokenize, embeddings)", async () => {
     const pool = twoFakes();
     await pool.status();
-    for (let i = 0; i < 3; i++) expect((await pool.candidates("fake-model")).map((s) => s.url)).toEqual(["http://a.test", "http://b.test"]);
+    for (let i = 0; i < 3; i++)
+      expect((await pool.candidates("fake-model")).map((s) => s.url)).toEqual(["http://a.test", "http://b.test"]);
     expect((await pool.pick("fake-model")).ordered[0]?.url).toBe("http://a.test");
   });
 
@@ -234,7 +262,9 @@ describe("the pool on fake sidecars", () => {
     clock.now += 1;
     expect((await health(app)).sidecars.map((s) => s.status)).toEqual(["ok", "ok"]);
     const back = await chat(app);
-    expect(((await back.json()) as { choices: { message: { content: string } }[] }).choices[0]?.message.content).toBe("Back");
+    expect(((await back.json()) as { choices: { message: { content: string } }[] }).choices[0]?.message.content).toBe(
+      "Back",
+    );
     expect([a.calls.length, b.calls.length]).toEqual([2, 2]);
   });
 
@@ -302,7 +332,12 @@ describe("the pool on fake sidecars", () => {
     const missing = await chat(app, "nope");
     expect(missing.status).toBe(404);
     expect(await missing.json()).toEqual({
-      error: { message: "The model 'nope' does not exist.", type: "invalid_request_error", param: "model", code: "model_not_found" },
+      error: {
+        message: "The model 'nope' does not exist.",
+        type: "invalid_request_error",
+        param: "model",
+        code: "model_not_found",
+      },
     });
     expect((await chat(app, "other")).status).toBe(200);
     expect([a.calls.length, b.calls.length]).toEqual([0, 1]);

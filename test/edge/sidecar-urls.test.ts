@@ -8,18 +8,23 @@ const urlsOf = (env: Record<string, string>): string[] => sidecarUrlsOf(parseEdg
 
 describe("SIDECAR_URLS", () => {
   it("lists the sidecars, comma-separated, blanks trimmed; SIDECAR_URL or the default names one", () => {
-    expect(urlsOf({ SIDECAR_URLS: " http://10.0.0.1:50051, https://gpu2.example:443 ,", SIDECAR_URL: "http://ignored:1" })).toEqual([
-      "http://10.0.0.1:50051",
-      "https://gpu2.example:443",
-    ]);
+    expect(
+      urlsOf({ SIDECAR_URLS: " http://10.0.0.1:50051, https://gpu2.example:443 ,", SIDECAR_URL: "http://ignored:1" }),
+    ).toEqual(["http://10.0.0.1:50051", "https://gpu2.example:443"]);
     expect(urlsOf({ SIDECAR_URL: "http://one:50051" })).toEqual(["http://one:50051"]);
     expect(urlsOf({ SIDECAR_URLS: "  " })).toEqual([DEFAULT_SIDECAR_URL]);
   });
 
   it("refuses an entry that is not an http(s) URL, or the same sidecar twice, without echoing the entry", () => {
-    expect(() => urlsOf({ SIDECAR_URLS: "http://a:1,gpu2:50051" })).toThrow("SIDECAR_URLS: entry 2 is not an http(s) URL");
-    expect(() => urlsOf({ SIDECAR_URLS: "http://a:1,not a url" })).toThrow("SIDECAR_URLS: entry 2 is not an http(s) URL");
-    expect(() => urlsOf({ SIDECAR_URLS: "http://a:1,http://a:1" })).toThrow("SIDECAR_URLS: names the same sidecar twice");
+    expect(() => urlsOf({ SIDECAR_URLS: "http://a:1,gpu2:50051" })).toThrow(
+      "SIDECAR_URLS: entry 2 is not an http(s) URL",
+    );
+    expect(() => urlsOf({ SIDECAR_URLS: "http://a:1,not a url" })).toThrow(
+      "SIDECAR_URLS: entry 2 is not an http(s) URL",
+    );
+    expect(() => urlsOf({ SIDECAR_URLS: "http://a:1,http://a:1" })).toThrow(
+      "SIDECAR_URLS: names the same sidecar twice",
+    );
     expect(() => urlsOf({ SIDECAR_URLS: "http://a:1,gpu2:50051" })).not.toThrow("gpu2");
   });
 

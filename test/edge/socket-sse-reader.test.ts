@@ -19,7 +19,8 @@ async function read(chunks: readonly string[]): Promise<string[]> {
   return out;
 }
 
-const TEXT = 'event: response.created\ndata: {"a":1}\n\n: ping\n\nevent: x\ndata: line one\ndata: line two\n\ndata: [DONE]\n\n';
+const TEXT =
+  'event: response.created\ndata: {"a":1}\n\n: ping\n\nevent: x\ndata: line one\ndata: line two\n\ndata: [DONE]\n\n';
 
 describe("sseData", () => {
   it("reads each event's data, joining its lines, skipping comments", async () => {

@@ -39,7 +39,8 @@ describe("formatEvent", () => {
 });
 
 describe("the test SSE parser", () => {
-  const text = "\uFEFF: hello\r\nevent: a\r\nid: 1\r\ndata: x\r\ndata:y\r\n\r\ndata: 🦙\r\rdata\n\nevent: b\ndata: z\n\n";
+  const text =
+    "\uFEFF: hello\r\nevent: a\r\nid: 1\r\ndata: x\r\ndata:y\r\n\r\ndata: 🦙\r\rdata\n\nevent: b\ndata: z\n\n";
   const expected = [
     { event: "a", data: "x\ny", id: "1" },
     { event: "message", data: "🦙", id: "1" },
@@ -152,7 +153,10 @@ describe("keep-alive", () => {
 
   it("pings inside a chat stream are comments every reader ignores", async () => {
     const { app } = testApp([start(), token("Hi"), delay(120), token(" there"), finish()], { keepAliveMs: 25 });
-    const response = await post(app, "/v1/chat/completions", { messages: [{ role: "user", content: "x" }], stream: true });
+    const response = await post(app, "/v1/chat/completions", {
+      messages: [{ role: "user", content: "x" }],
+      stream: true,
+    });
     const bytes = new Uint8Array(await response.arrayBuffer());
     const parsed = parseChunks([bytes]);
     expect(parsed.comments.length).toBeGreaterThanOrEqual(2);

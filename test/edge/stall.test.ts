@@ -8,7 +8,10 @@ import { create } from "@bufbuild/protobuf";
 import { GenerateResponseSchema } from "../../proto/gen/inference/v1/inference_pb.js";
 import { parseText } from "../support/sse.js";
 
-const heartbeat: Step = { kind: "event", event: create(GenerateResponseSchema, { event: { case: "heartbeat", value: {} } }) };
+const heartbeat: Step = {
+  kind: "event",
+  event: create(GenerateResponseSchema, { event: { case: "heartbeat", value: {} } }),
+};
 const chat = { messages: [{ role: "user", content: "hi" }] };
 
 describe("a stalled sidecar", () => {
@@ -22,18 +25,35 @@ describe("a stalled sidecar", () => {
 
   it("a started stream ends with the protocol's error event", async () => {
     const { app, sidecar } = testApp([start(), token("Hi"), delay(60_000), finish()], { sidecarStallMs: 200 });
-    const events = parseText(await (await post(app, "/v1/messages", { model: "m", max_tokens: 8, ...chat, stream: true })).text());
+    const events = parseText(
+      await (await post(app, "/v1/messages", { model: "m", max_tokens: 8, ...chat, stream: true })).text(),
+    );
     const last = events.at(-1);
     expect(last?.event).toBe("error");
-    expect(JSON.parse(last?.data ?? "{}")).toMatchObject({ type: "error", error: { message: expect.stringContaining("stopped answering") } });
+    expect(JSON.parse(last?.data ?? "{}")).toMatchObject({
+      type: "error",
+      error: { message: expect.stringContaining("stopped answering") },
+    });
     expect(sidecar.lastCall?.signal?.aborted).toBe(true);
   });
 
   it("heartbeats keep a slow call alive past the deadline", async () => {
-    const slow: Step[] = [heartbeat, delay(120), heartbeat, delay(120), heartbeat, delay(120), start(), token("Hi"), finish("stop", { completionTokens: 1 })];
+    const slow: Step[] = [
+      heartbeat,
+      delay(120),
+      heartbeat,
+      delay(120),
+      heartbeat,
+      delay(120),
+      start(),
+      token("Hi"),
+      finish("stop", { completionTokens: 1 }),
+    ];
     const { app } = testApp([delay(120), ...slow], { sidecarStallMs: 200 });
     const response = await post(app, "/v1/chat/completions", chat);
     expect(response.status).toBe(200);
-    expect(((await response.json()) as { choices: { message: { content: string } }[] }).choices[0]?.message.content).toBe("Hi");
+    expect(
+      ((await response.json()) as { choices: { message: { content: string } }[] }).choices[0]?.message.content,
+    ).toBe("Hi");
   });
 });

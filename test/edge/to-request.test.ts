@@ -94,7 +94,9 @@ describe("chat → GenerateRequest", () => {
     const seeds = [-1, 2 ** 32 + 5, 0];
     const got = [];
     for (const seed of seeds) {
-      got.push((await sent("/v1/chat/completions", { messages: [{ role: "user", content: "x" }], seed })).sampling?.seed);
+      got.push(
+        (await sent("/v1/chat/completions", { messages: [{ role: "user", content: "x" }], seed })).sampling?.seed,
+      );
     }
     expect(got).toEqual([0xffffffff, 5, 0]);
   });

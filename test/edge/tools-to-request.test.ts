@@ -43,15 +43,21 @@ describe("tools → the proto chat", () => {
           role: "assistant",
           content: null,
           reasoning_content: "The user wants weather.",
-          tool_calls: [{ id: "call_1", type: "function", function: { name: "get_weather", arguments: '{"city":"Tokyo"}' } }],
+          tool_calls: [
+            { id: "call_1", type: "function", function: { name: "get_weather", arguments: '{"city":"Tokyo"}' } },
+          ],
         },
         { role: "tool", tool_call_id: "call_1", content: '{"sky":"sunny"}' },
       ],
-      tools: [{ type: "function", function: { name: "get_weather", description: "Get weather for a city", parameters } }],
+      tools: [
+        { type: "function", function: { name: "get_weather", description: "Get weather for a city", parameters } },
+      ],
       tool_choice: { type: "function", function: { name: "get_weather" } },
       parallel_tool_calls: false,
     });
-    expect(chat).toEqual(expectedChat({ toolChoice: ToolChoice.FUNCTION, toolName: "get_weather", parallelToolCalls: false }));
+    expect(chat).toEqual(
+      expectedChat({ toolChoice: ToolChoice.FUNCTION, toolName: "get_weather", parallelToolCalls: false }),
+    );
   });
 
   it("Anthropic: tool_use, thinking and tool_result blocks; tool_choice any with parallel use disabled", async () => {
@@ -67,7 +73,12 @@ describe("tools → the proto chat", () => {
             { type: "tool_use", id: "call_1", name: "get_weather", input: { city: "Tokyo" } },
           ],
         },
-        { role: "user", content: [{ type: "tool_result", tool_use_id: "call_1", content: [{ type: "text", text: '{"sky":"sunny"}' }] }] },
+        {
+          role: "user",
+          content: [
+            { type: "tool_result", tool_use_id: "call_1", content: [{ type: "text", text: '{"sky":"sunny"}' }] },
+          ],
+        },
       ],
       tools: [{ name: "get_weather", description: "Get weather for a city", input_schema: parameters }],
       tool_choice: { type: "any", disable_parallel_tool_use: true },
@@ -75,14 +86,24 @@ describe("tools → the proto chat", () => {
     expect(chat).toEqual(expectedChat({ toolChoice: ToolChoice.REQUIRED, parallelToolCalls: false }));
   });
 
-  it("Anthropic: enabled thinking's budget_tokens becomes the chat's reasoning budget; disabled is none at all", async () => {
-    const sent = async (thinking: object) =>
-      (await chatSent("/v1/messages", { model: "m", max_tokens: 2048, messages: [{ role: "user", content: "Hi" }], thinking })).chat.reasoningBudget;
-    expect(await sent({ type: "enabled", budget_tokens: 1024 })).toBe(1024);
-    expect(await sent({ type: "enabled" })).toBeUndefined();
-    expect(await sent({ type: "adaptive" })).toBeUndefined();
-    expect(await sent({ type: "disabled" })).toBe(0);
-  });
+  it(
+    "Anthropic: enabled thinking's budget_tokens becomes the chat's reasoning budget; disabled is none at " + "all",
+    async () => {
+      const sent = async (thinking: object) =>
+        (
+          await chatSent("/v1/messages", {
+            model: "m",
+            max_tokens: 2048,
+            messages: [{ role: "user", content: "Hi" }],
+            thinking,
+          })
+        ).chat.reasoningBudget;
+      expect(await sent({ type: "enabled", budget_tokens: 1024 })).toBe(1024);
+      expect(await sent({ type: "enabled" })).toBeUndefined();
+      expect(await sent({ type: "adaptive" })).toBeUndefined();
+      expect(await sent({ type: "disabled" })).toBe(0);
+    },
+  );
 
   it("Anthropic: text after tool results follows them as a user message; error results say so", async () => {
     const { chat } = await chatSent("/v1/messages", {
@@ -107,24 +128,35 @@ describe("tools → the proto chat", () => {
     ]);
   });
 
-  it("Responses: function_call and function_call_output items; reasoning items dropped; other tool types ignored and named", async () => {
-    const { chat, response } = await chatSent("/v1/responses", {
-      input: [
-        { role: "user", content: "Weather in Tokyo?" },
-        { type: "reasoning", id: "rs_1", summary: [] },
-        { type: "function_call", call_id: "call_1", name: "get_weather", arguments: '{"city":"Tokyo"}' },
-        { type: "function_call_output", call_id: "call_1", output: '{"sky":"sunny"}' },
-      ],
-      tools: [{ type: "web_search" }, { type: "function", name: "get_weather", description: "Get weather for a city", parameters }],
-      tool_choice: "required",
-    });
-    const expected = expectedChat({ toolChoice: ToolChoice.REQUIRED });
-    const assistant = expected.messages[1];
-    if (assistant !== undefined) assistant.reasoning = "";
-    expect(chat).toEqual(expected);
-    const body = (await response.json()) as Record<string, unknown>;
-    expect(body["warnings"]).toEqual(["tools of type 'web_search' are not supported by this server and were ignored"]);
-    expect(body["tools"]).toEqual([{ type: "function", name: "get_weather", description: "Get weather for a city", parameters, strict: true }]);
-    expect(body["tool_choice"]).toBe("required");
-  });
+  it(
+    "Responses: function_call and function_call_output items; reasoning items dropped; other tool types ignored and " +
+      "named",
+    async () => {
+      const { chat, response } = await chatSent("/v1/responses", {
+        input: [
+          { role: "user", content: "Weather in Tokyo?" },
+          { type: "reasoning", id: "rs_1", summary: [] },
+          { type: "function_call", call_id: "call_1", name: "get_weather", arguments: '{"city":"Tokyo"}' },
+          { type: "function_call_output", call_id: "call_1", output: '{"sky":"sunny"}' },
+        ],
+        tools: [
+          { type: "web_search" },
+          { type: "function", name: "get_weather", description: "Get weather for a city", parameters },
+        ],
+        tool_choice: "required",
+      });
+      const expected = expectedChat({ toolChoice: ToolChoice.REQUIRED });
+      const assistant = expected.messages[1];
+      if (assistant !== undefined) assistant.reasoning = "";
+      expect(chat).toEqual(expected);
+      const body = (await response.json()) as Record<string, unknown>;
+      expect(body["warnings"]).toEqual([
+        "tools of type 'web_search' are not supported by this server and were ignored",
+      ]);
+      expect(body["tools"]).toEqual([
+        { type: "function", name: "get_weather", description: "Get weather for a city", parameters, strict: true },
+      ]);
+      expect(body["tool_choice"]).toBe("required");
+    },
+  );
 });

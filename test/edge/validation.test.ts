@@ -45,7 +45,14 @@ interface Case {
 
 const cases: Case[] = [
   // the body itself
-  { name: "invalid JSON", path: CHAT, body: '{"messages": [', param: null, code: "invalid_json", message: /not valid JSON/ },
+  {
+    name: "invalid JSON",
+    path: CHAT,
+    body: '{"messages": [',
+    param: null,
+    code: "invalid_json",
+    message: /not valid JSON/,
+  },
   { name: "empty body", path: CHAT, body: "", param: null, code: "missing_body" },
   { name: "whitespace body", path: CHAT, body: " \n", param: null, code: "missing_body" },
   { name: "JSON array body", path: CHAT, body: [1, 2], param: null, message: /^Invalid request body: / },
@@ -53,12 +60,26 @@ const cases: Case[] = [
   {
     name: "invalid UTF-8 bytes",
     path: CHAT,
-    body: new Uint8Array([...new TextEncoder().encode('{"messages":[{"role":"user","content":"'), 0xc3, 0x28, 0x22, 0x7d, 0x5d, 0x7d]),
+    body: new Uint8Array([
+      ...new TextEncoder().encode('{"messages":[{"role":"user","content":"'),
+      0xc3,
+      0x28,
+      0x22,
+      0x7d,
+      0x5d,
+      0x7d,
+    ]),
     param: null,
     code: "invalid_encoding",
   },
   // chat messages
-  { name: "missing messages", path: CHAT, body: { model: "m" }, param: "messages", message: /^Missing required parameter: 'messages'/ },
+  {
+    name: "missing messages",
+    path: CHAT,
+    body: { model: "m" },
+    param: "messages",
+    message: /^Missing required parameter: 'messages'/,
+  },
   { name: "messages not an array", path: CHAT, body: { messages: "hi" }, param: "messages" },
   { name: "empty messages", path: CHAT, body: { messages: [] }, param: "messages", message: /at least one message/ },
   {
@@ -131,9 +152,26 @@ const cases: Case[] = [
     param: "messages[0].tool_call_id",
     message: /answers no tool call/,
   },
-  { name: "missing role", path: CHAT, body: { messages: [{ content: "x" }] }, param: "messages[0].role", message: /Missing required parameter/ },
-  { name: "content a number", path: CHAT, body: { messages: [{ role: "user", content: 5 }] }, param: "messages[0].content" },
-  { name: "user content null", path: CHAT, body: { messages: [{ role: "user", content: null }] }, param: "messages[0].content", message: /needs content/ },
+  {
+    name: "missing role",
+    path: CHAT,
+    body: { messages: [{ content: "x" }] },
+    param: "messages[0].role",
+    message: /Missing required parameter/,
+  },
+  {
+    name: "content a number",
+    path: CHAT,
+    body: { messages: [{ role: "user", content: 5 }] },
+    param: "messages[0].content",
+  },
+  {
+    name: "user content null",
+    path: CHAT,
+    body: { messages: [{ role: "user", content: null }] },
+    param: "messages[0].content",
+    message: /needs content/,
+  },
   {
     name: "image content part",
     path: CHAT,
@@ -151,16 +189,49 @@ const cases: Case[] = [
     param: "messages[0].content[1].type",
     message: /only text content parts/,
   },
-  { name: "text part without text", path: CHAT, body: { messages: [{ role: "user", content: [{ type: "text" }] }] }, param: "messages[0].content[0].text" },
+  {
+    name: "text part without text",
+    path: CHAT,
+    body: { messages: [{ role: "user", content: [{ type: "text" }] }] },
+    param: "messages[0].content[0].text",
+  },
   // max_tokens
-  { name: "negative max_tokens", path: CHAT, body: { messages: user, max_tokens: -1 }, param: "max_tokens", message: /integer of at least 1/ },
+  {
+    name: "negative max_tokens",
+    path: CHAT,
+    body: { messages: user, max_tokens: -1 },
+    param: "max_tokens",
+    message: /integer of at least 1/,
+  },
   { name: "zero max_tokens", path: CHAT, body: { messages: user, max_tokens: 0 }, param: "max_tokens" },
   { name: "float max_tokens", path: CHAT, body: { messages: user, max_tokens: 1.5 }, param: "max_tokens" },
-  { name: "string max_tokens", path: CHAT, body: { messages: user, max_tokens: "16" }, param: "max_tokens", message: /expected number, received string/ },
-  { name: "zero max_completion_tokens", path: CHAT, body: { messages: user, max_completion_tokens: 0 }, param: "max_completion_tokens" },
-  { name: "completions negative max_tokens", path: COMPLETIONS, body: { prompt: "x", max_tokens: -5 }, param: "max_tokens" },
+  {
+    name: "string max_tokens",
+    path: CHAT,
+    body: { messages: user, max_tokens: "16" },
+    param: "max_tokens",
+    message: /expected number, received string/,
+  },
+  {
+    name: "zero max_completion_tokens",
+    path: CHAT,
+    body: { messages: user, max_completion_tokens: 0 },
+    param: "max_completion_tokens",
+  },
+  {
+    name: "completions negative max_tokens",
+    path: COMPLETIONS,
+    body: { prompt: "x", max_tokens: -5 },
+    param: "max_tokens",
+  },
   // n and sampling
-  { name: "n: 129", path: CHAT, body: { messages: user, n: 129 }, param: "n", message: /expected an integer from 1 to 128/ },
+  {
+    name: "n: 129",
+    path: CHAT,
+    body: { messages: user, n: 129 },
+    param: "n",
+    message: /expected an integer from 1 to 128/,
+  },
   { name: "n: 0", path: CHAT, body: { messages: user, n: 0 }, param: "n" },
   { name: "n: 1.5", path: CHAT, body: { messages: user, n: 1.5 }, param: "n" },
   { name: "completions n: 0", path: COMPLETIONS, body: { prompt: "x", n: 0 }, param: "n" },
@@ -170,11 +241,32 @@ const cases: Case[] = [
   { name: "top_k negative", path: CHAT, body: { messages: user, top_k: -1 }, param: "top_k" },
   { name: "min_p > 1", path: CHAT, body: { messages: user, min_p: 1.5 }, param: "min_p" },
   { name: "seed a float", path: CHAT, body: { messages: user, seed: 1.5 }, param: "seed" },
-  { name: "presence_penalty < -2", path: CHAT, body: { messages: user, presence_penalty: -3 }, param: "presence_penalty" },
-  { name: "frequency_penalty > 2", path: CHAT, body: { messages: user, frequency_penalty: 3 }, param: "frequency_penalty" },
+  {
+    name: "presence_penalty < -2",
+    path: CHAT,
+    body: { messages: user, presence_penalty: -3 },
+    param: "presence_penalty",
+  },
+  {
+    name: "frequency_penalty > 2",
+    path: CHAT,
+    body: { messages: user, frequency_penalty: 3 },
+    param: "frequency_penalty",
+  },
   { name: "repeat_penalty 0", path: CHAT, body: { messages: user, repeat_penalty: 0 }, param: "repeat_penalty" },
-  { name: "logit_bias key not a token id", path: CHAT, body: { messages: user, logit_bias: { hello: 5 } }, param: "logit_bias.hello", message: /token ids/ },
-  { name: "logit_bias value out of range", path: CHAT, body: { messages: user, logit_bias: { "42": 101 } }, param: "logit_bias.42" },
+  {
+    name: "logit_bias key not a token id",
+    path: CHAT,
+    body: { messages: user, logit_bias: { hello: 5 } },
+    param: "logit_bias.hello",
+    message: /token ids/,
+  },
+  {
+    name: "logit_bias value out of range",
+    path: CHAT,
+    body: { messages: user, logit_bias: { "42": 101 } },
+    param: "logit_bias.42",
+  },
   {
     name: "17 stop sequences",
     path: CHAT,
@@ -192,19 +284,66 @@ const cases: Case[] = [
   },
   { name: "model a number", path: CHAT, body: { messages: user, model: 7 }, param: "model" },
   // logprobs
-  { name: "top_logprobs > 20", path: CHAT, body: { messages: user, logprobs: true, top_logprobs: 21 }, param: "top_logprobs" },
-  { name: "top_logprobs without logprobs", path: CHAT, body: { messages: user, top_logprobs: 3 }, param: "top_logprobs", message: /requires logprobs/ },
+  {
+    name: "top_logprobs > 20",
+    path: CHAT,
+    body: { messages: user, logprobs: true, top_logprobs: 21 },
+    param: "top_logprobs",
+  },
+  {
+    name: "top_logprobs without logprobs",
+    path: CHAT,
+    body: { messages: user, top_logprobs: 3 },
+    param: "top_logprobs",
+    message: /requires logprobs/,
+  },
   { name: "chat logprobs a number", path: CHAT, body: { messages: user, logprobs: 3 }, param: "logprobs" },
   { name: "completions logprobs > 5", path: COMPLETIONS, body: { prompt: "x", logprobs: 6 }, param: "logprobs" },
   // completions prompt and unsupported options
-  { name: "missing prompt", path: COMPLETIONS, body: { max_tokens: 3 }, param: "prompt", message: /^Missing required parameter: 'prompt'/ },
-  { name: "several prompts", path: COMPLETIONS, body: { prompt: ["a", "b"] }, param: "prompt", message: /only one prompt per request/ },
+  {
+    name: "missing prompt",
+    path: COMPLETIONS,
+    body: { max_tokens: 3 },
+    param: "prompt",
+    message: /^Missing required parameter: 'prompt'/,
+  },
+  {
+    name: "several prompts",
+    path: COMPLETIONS,
+    body: { prompt: ["a", "b"] },
+    param: "prompt",
+    message: /only one prompt per request/,
+  },
   { name: "empty prompt array", path: COMPLETIONS, body: { prompt: [] }, param: "prompt", message: /only one prompt/ },
-  { name: "token-id prompt", path: COMPLETIONS, body: { prompt: [1, 2, 3] }, param: "prompt", message: /token-id prompts are not supported/ },
-  { name: "nested token-id prompt", path: COMPLETIONS, body: { prompt: [[1, 2]] }, param: "prompt", message: /token-id prompts/ },
+  {
+    name: "token-id prompt",
+    path: COMPLETIONS,
+    body: { prompt: [1, 2, 3] },
+    param: "prompt",
+    message: /token-id prompts are not supported/,
+  },
+  {
+    name: "nested token-id prompt",
+    path: COMPLETIONS,
+    body: { prompt: [[1, 2]] },
+    param: "prompt",
+    message: /token-id prompts/,
+  },
   { name: "prompt a number", path: COMPLETIONS, body: { prompt: 5 }, param: "prompt" },
-  { name: "max_tokens 0 without echo", path: COMPLETIONS, body: { prompt: "x", max_tokens: 0 }, param: "max_tokens", message: /max_tokens 0 needs echo/ },
-  { name: "suffix", path: COMPLETIONS, body: { prompt: "x", suffix: "end" }, param: "suffix", message: /suffix is not supported/ },
+  {
+    name: "max_tokens 0 without echo",
+    path: COMPLETIONS,
+    body: { prompt: "x", max_tokens: 0 },
+    param: "max_tokens",
+    message: /max_tokens 0 needs echo/,
+  },
+  {
+    name: "suffix",
+    path: COMPLETIONS,
+    body: { prompt: "x", suffix: "end" },
+    param: "suffix",
+    message: /suffix is not supported/,
+  },
   { name: "best_of: 2", path: COMPLETIONS, body: { prompt: "x", best_of: 2 }, param: "best_of", message: /best_of=1/ },
 ];
 
@@ -283,7 +422,9 @@ describe("body size limit", () => {
         }
       },
     });
-    const response = await app.fetch(new Request(`${BASE}${CHAT}`, { method: "POST", body, duplex: "half" } as RequestInit));
+    const response = await app.fetch(
+      new Request(`${BASE}${CHAT}`, { method: "POST", body, duplex: "half" } as RequestInit),
+    );
     await expectError(response, 413, { code: "request_too_large", message: /1048576 bytes/ });
     expect(sidecar.calls).toHaveLength(0);
   });
@@ -298,7 +439,9 @@ describe("body size limit", () => {
         sent += chunk;
       },
     });
-    const response = await app.fetch(new Request(`${BASE}${CHAT}`, { method: "POST", body, duplex: "half" } as RequestInit));
+    const response = await app.fetch(
+      new Request(`${BASE}${CHAT}`, { method: "POST", body, duplex: "half" } as RequestInit),
+    );
     await expectError(response, 413, { code: "request_too_large" });
     expect(sent).toBeLessThanOrEqual(MAX_DISCARD_BYTES + 4 * chunk);
   });
@@ -316,7 +459,12 @@ describe("tolerated input", () => {
   it("accepts any content-type (curl -d sends application/x-www-form-urlencoded)", async () => {
     for (const type of ["application/x-www-form-urlencoded", "text/plain", ""]) {
       const { app, sidecar } = testApp();
-      const response = await post(app, CHAT, { messages: user }, { headers: type === "" ? {} : { "content-type": type } });
+      const response = await post(
+        app,
+        CHAT,
+        { messages: user },
+        { headers: type === "" ? {} : { "content-type": type } },
+      );
       expect(response.status, type).toBe(200);
       expect(sidecar.calls).toHaveLength(1);
     }

@@ -77,7 +77,8 @@ describe("under wrangler dev (workerd)", () => {
       setTimeout(() => reject(new Error("no data")), 5000);
     });
     const deadline = Date.now() + 5000;
-    while (fake.lastCall?.signal?.aborted !== true && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    while (fake.lastCall?.signal?.aborted !== true && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 20));
     expect(fake.lastCall?.signal?.aborted).toBe(true);
   });
 

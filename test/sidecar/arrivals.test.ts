@@ -114,7 +114,12 @@ describe("prompts arriving together, with a model", () => {
   afterAll(() => loaded?.dispose());
 
   const run = async (prompt: string, clientId: string): Promise<string> => {
-    const request = create(GenerateRequestSchema, { input: { case: "prompt", value: prompt }, maxTokens: 4, sampling: { temperature: 0 }, clientId });
+    const request = create(GenerateRequestSchema, {
+      input: { case: "prompt", value: prompt },
+      maxTokens: 4,
+      sampling: { temperature: 0 },
+      clientId,
+    });
     let text = "";
     for await (const { event } of generate(loaded, request, new AbortController().signal, new EngineMetrics()))
       if (event?.case === "token") text += event.value.text;

@@ -13,7 +13,8 @@ const TOKENS = 16;
  * The scripted model with STREAMS sequences, a batch's prompts beyond its first within `promptBatchTokens`;
  * without drafts, so every step is one token (drafted steps: speculation.test.ts).
  */
-const scripted = (promptBatchTokens: number): Promise<LoadedModel> => loadScripted({ sequences: STREAMS, contextSize: 256, promptBatchTokens, specLookup: 0 });
+const scripted = (promptBatchTokens: number): Promise<LoadedModel> =>
+  loadScripted({ sequences: STREAMS, contextSize: 256, promptBatchTokens, specLookup: 0 });
 
 describe("batch scheduling", () => {
   let loaded: LoadedModel;
@@ -24,7 +25,12 @@ describe("batch scheduling", () => {
   afterAll(() => loaded?.dispose());
 
   /** Generates from `prompt` (on `model`, default the one loaded above); `onToken` sees the running count of tokens. */
-  const run = async (prompt: string, maxTokens: number, onToken?: (count: number) => unknown, model?: LoadedModel): Promise<number> =>
+  const run = async (
+    prompt: string,
+    maxTokens: number,
+    onToken?: (count: number) => unknown,
+    model?: LoadedModel,
+  ): Promise<number> =>
     (await generateText(model ?? loaded, prompt, maxTokens, onToken === undefined ? {} : { onToken })).tokens;
 
   it(`sends every step of ${STREAMS} concurrent generations as one ${STREAMS}-sequence batch`, async () => {
@@ -57,48 +63,66 @@ describe("batch scheduling", () => {
     }
   });
 
-  it("evaluates prompts that arrive together in one batch, also when each must first trim another prompt's cache", async () => {
-    // Every sequence holds a prompt the next ones do not share, so each request trims first.
-    await Promise.all(Array.from({ length: STREAMS }, (_, i) => run(`Verse ${i}. Let us sing. Sing`, 2)));
-    const batches: number[][] = [];
-    watchBatches(loaded, (items) => batches.push(items));
-    const all = await Promise.all(Array.from({ length: STREAMS }, (_, i) => run(`Chorus ${i}. We hum along. Hum`, 4)));
-    expect(all).toEqual(Array.from({ length: STREAMS }, () => 4));
-    // The prompts' batches come before the first batch of single-token steps only.
-    const prompts = batches.slice(
-      0,
-      batches.findIndex((items) => items.every((tokens) => tokens === 1)),
-    );
-    expect(prompts.flat().filter((tokens) => tokens > 1)).toHaveLength(STREAMS);
-    expect(prompts).toHaveLength(1);
-  });
-
-  it("samples the first output of every batch alone, so llama.cpp's lazy output reordering never runs twice at once", async () => {
-    const seen = watchSampling(loaded);
-    const all = await Promise.all(Array.from({ length: STREAMS }, () => run("Let us sing. Sing", TOKENS)));
-    expect(all).toEqual(Array.from({ length: STREAMS }, () => TOKENS));
-    expect(seen.batches).toBeGreaterThanOrEqual(TOKENS);
-    expect(seen.overlapping).toBe(0);
-  });
-
-  it("within a bound (a large model on a CPU), prompts arriving together go a few at a time, the first ones stepping beside the next", async () => {
-    const BOUND = 64;
-    const cpu = await scripted(BOUND);
-    try {
+  it(
+    "evaluates prompts that arrive together in one batch, also when each must first trim another prompt's " + "cache",
+    async () => {
+      // Every sequence holds a prompt the next ones do not share, so each request trims first.
+      await Promise.all(Array.from({ length: STREAMS }, (_, i) => run(`Verse ${i}. Let us sing. Sing`, 2)));
       const batches: number[][] = [];
-      watchBatches(cpu, (items) => batches.push(items));
-      const all = await Promise.all(Array.from({ length: STREAMS }, (_, i) => run(`Chorus ${i}. We hum along and on and on. Hum`, 4, undefined, cpu)));
+      watchBatches(loaded, (items) => batches.push(items));
+      const all = await Promise.all(
+        Array.from({ length: STREAMS }, (_, i) => run(`Chorus ${i}. We hum along. Hum`, 4)),
+      );
       expect(all).toEqual(Array.from({ length: STREAMS }, () => 4));
-      const withPrompts = batches.filter((items) => items.some((tokens) => tokens > 1));
-      const promptSizes = withPrompts.map((items) => items.filter((tokens) => tokens > 1));
-      // Each prompt whole in one batch; more than one only within the bound.
-      expect(promptSizes.flat()).toHaveLength(STREAMS);
-      for (const sizes of promptSizes) if (sizes.length > 1) expect(sizes.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(BOUND);
-      expect(withPrompts.length).toBeGreaterThan(1);
-      // The later prompts' batches carry the earlier prompts' next tokens.
-      expect(withPrompts.slice(1).every((items) => items.includes(1))).toBe(true);
-    } finally {
-      await cpu.dispose();
-    }
-  });
+      // The prompts' batches come before the first batch of single-token steps only.
+      const prompts = batches.slice(
+        0,
+        batches.findIndex((items) => items.every((tokens) => tokens === 1)),
+      );
+      expect(prompts.flat().filter((tokens) => tokens > 1)).toHaveLength(STREAMS);
+      expect(prompts).toHaveLength(1);
+    },
+  );
+
+  it(
+    "samples the first output of every batch alone, so llama.cpp's lazy output reordering never runs twice at " +
+      "once",
+    async () => {
+      const seen = watchSampling(loaded);
+      const all = await Promise.all(Array.from({ length: STREAMS }, () => run("Let us sing. Sing", TOKENS)));
+      expect(all).toEqual(Array.from({ length: STREAMS }, () => TOKENS));
+      expect(seen.batches).toBeGreaterThanOrEqual(TOKENS);
+      expect(seen.overlapping).toBe(0);
+    },
+  );
+
+  it(
+    "within a bound (a large model on a CPU), prompts arriving together go a few at a time, the first ones stepping " +
+      "beside the next",
+    async () => {
+      const BOUND = 64;
+      const cpu = await scripted(BOUND);
+      try {
+        const batches: number[][] = [];
+        watchBatches(cpu, (items) => batches.push(items));
+        const all = await Promise.all(
+          Array.from({ length: STREAMS }, (_, i) =>
+            run(`Chorus ${i}. We hum along and on and on. Hum`, 4, undefined, cpu),
+          ),
+        );
+        expect(all).toEqual(Array.from({ length: STREAMS }, () => 4));
+        const withPrompts = batches.filter((items) => items.some((tokens) => tokens > 1));
+        const promptSizes = withPrompts.map((items) => items.filter((tokens) => tokens > 1));
+        // Each prompt whole in one batch; more than one only within the bound.
+        expect(promptSizes.flat()).toHaveLength(STREAMS);
+        for (const sizes of promptSizes)
+          if (sizes.length > 1) expect(sizes.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(BOUND);
+        expect(withPrompts.length).toBeGreaterThan(1);
+        // The later prompts' batches carry the earlier prompts' next tokens.
+        expect(withPrompts.slice(1).every((items) => items.includes(1))).toBe(true);
+      } finally {
+        await cpu.dispose();
+      }
+    },
+  );
 });

@@ -11,14 +11,20 @@ import {
   STREAMING_BATCH_TOKENS,
 } from "../../sidecar/engine/llama/batch-shares.js";
 
-const item = (tokens: number): BatchItem => ({ tokens: Array.from({ length: tokens }, () => 1) as never, logits: [], evaluationPriority: 5 });
+const item = (tokens: number): BatchItem => ({
+  tokens: Array.from({ length: tokens }, () => 1) as never,
+  logits: [],
+  evaluationPriority: 5,
+});
 /** Every prompt in one batch as far as it holds: a GPU's sharing, and a small model's on a CPU. */
 const shareBatch = shareBatchOf();
 const shares = (wants: number[], size: number, share = shareBatch): number[] => {
   const items = wants.map(item);
   const out = share({ items, size });
   // Every prioritized item is one of the given items, in their order.
-  expect(out.map((p) => items.indexOf(p.item))).toEqual([...out.map((p) => items.indexOf(p.item))].sort((a, b) => a - b));
+  expect(out.map((p) => items.indexOf(p.item))).toEqual(
+    [...out.map((p) => items.indexOf(p.item))].sort((a, b) => a - b),
+  );
   return items.map((i) => out.find((p) => p.item === i)?.processAmount ?? 0);
 };
 
@@ -43,14 +49,18 @@ describe("shareBatchOf(), unbounded", () => {
     expect(shares([600, 10, 500], 512)).toEqual([2, 10, 500]);
   });
 
-  it("gives what is left to the prompts with the fewest tokens left first, so prompts that arrive together finish as early as they can", () => {
-    expect(shares([1, 300, 300], 512)).toEqual([1, 126, 1]);
-    expect(shares([1, 1, 1], 512)).toEqual([1, 1, 1]);
-    // One stream decoding, seven 29-token prompts: four finish in this batch (split evenly, none would).
-    expect(shares([1, 29, 29, 29, 29, 29, 29, 29], 512)).toEqual([1, 29, 29, 29, 29, 9, 1, 1]);
-    expect(shares([1, 40, 20, 29], 512)).toEqual([1, 40, 20, 29]);
-    expect(shares([1, 200, 20, 29], 512)).toEqual([1, 78, 20, 29]);
-  });
+  it(
+    "gives what is left to the prompts with the fewest tokens left first, so prompts that arrive together finish as " +
+      "early as they can",
+    () => {
+      expect(shares([1, 300, 300], 512)).toEqual([1, 126, 1]);
+      expect(shares([1, 1, 1], 512)).toEqual([1, 1, 1]);
+      // One stream decoding, seven 29-token prompts: four finish in this batch (split evenly, none would).
+      expect(shares([1, 29, 29, 29, 29, 29, 29, 29], 512)).toEqual([1, 29, 29, 29, 29, 9, 1, 1]);
+      expect(shares([1, 40, 20, 29], 512)).toEqual([1, 40, 20, 29]);
+      expect(shares([1, 200, 20, 29], 512)).toEqual([1, 78, 20, 29]);
+    },
+  );
 
   it("never hands out more than the batch holds", () => {
     expect(shares([1, 1, 1, 1], 3)).toEqual([1, 1, 1, 0]);
@@ -69,23 +79,29 @@ describe("shareBatchOf(), unbounded", () => {
     }
   });
 
-  it("gives a batch request's tokens no slot while an interactive prompt is evaluated, and its prompt few beside interactive steps", () => {
-    // Wants by item: a positive number is interactive, a negative one a batch request's.
-    const mixed = (wants: number[], size: number): number[] => {
-      const items = wants.map((w) => ({ ...item(Math.abs(w)), evaluationPriority: w < 0 ? BATCH_EVALUATION_PRIORITY : 5 }) as BatchItem);
-      const out = shareBatch({ items, size });
-      return items.map((i) => out.find((p) => p.item === i)?.processAmount ?? 0);
-    };
-    // An interactive prompt: batch steps and prompts wait.
-    expect(mixed([1, 30, -1, -1], 512)).toEqual([1, 30, 0, 0]);
-    expect(mixed([-40, 30], 512)).toEqual([0, 30]);
-    // Interactive steps: batch steps go beside them, a batch prompt BATCH_PROMPT_TOKENS beyond its first.
-    expect(mixed([1, -1, -40], 512)).toEqual([1, 1, 1 + BATCH_PROMPT_TOKENS]);
-    // Two batch prompts share those slots, the one closest to done first.
-    expect(mixed([1, -10, -40], 512)).toEqual([1, 10, 1 + BATCH_PROMPT_TOKENS - 9]);
-    // No interactive item: batch items share as any.
-    expect(mixed([-1, -40], 512)).toEqual([1, 40]);
-  });
+  it(
+    "gives a batch request's tokens no slot while an interactive prompt is evaluated, and its prompt few beside " +
+      "interactive steps",
+    () => {
+      // Wants by item: a positive number is interactive, a negative one a batch request's.
+      const mixed = (wants: number[], size: number): number[] => {
+        const items = wants.map(
+          (w) => ({ ...item(Math.abs(w)), evaluationPriority: w < 0 ? BATCH_EVALUATION_PRIORITY : 5 }) as BatchItem,
+        );
+        const out = shareBatch({ items, size });
+        return items.map((i) => out.find((p) => p.item === i)?.processAmount ?? 0);
+      };
+      // An interactive prompt: batch steps and prompts wait.
+      expect(mixed([1, 30, -1, -1], 512)).toEqual([1, 30, 0, 0]);
+      expect(mixed([-40, 30], 512)).toEqual([0, 30]);
+      // Interactive steps: batch steps go beside them, a batch prompt BATCH_PROMPT_TOKENS beyond its first.
+      expect(mixed([1, -1, -40], 512)).toEqual([1, 1, 1 + BATCH_PROMPT_TOKENS]);
+      // Two batch prompts share those slots, the one closest to done first.
+      expect(mixed([1, -10, -40], 512)).toEqual([1, 10, 1 + BATCH_PROMPT_TOKENS - 9]);
+      // No interactive item: batch items share as any.
+      expect(mixed([-1, -40], 512)).toEqual([1, 40]);
+    },
+  );
 
   describe("on a CPU and a large model: a prompt joins another's batch only whole and within its bound", () => {
     // The 850M-class model's bound.

@@ -4,7 +4,10 @@ import { create } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GenerateRequestSchema } from "../../proto/gen/inference/v1/inference_pb.js";
 import { modelPath } from "../../gguf/models.js";
-import { BATCH_THREADS_MAX_MIN_TOKENS as BATCH_THREADS_MIN_TOKENS, batchThreadsMinTokens } from "../../sidecar/engine/llama/batch-threads.js";
+import {
+  BATCH_THREADS_MAX_MIN_TOKENS as BATCH_THREADS_MIN_TOKENS,
+  batchThreadsMinTokens,
+} from "../../sidecar/engine/llama/batch-threads.js";
 import { generate } from "../../sidecar/engine/decode/generate.js";
 import { EngineMetrics } from "../../sidecar/engine/engine-metrics.js";
 import { loadModel, type LoadedModel } from "../../sidecar/engine/llama/model.js";
@@ -13,14 +16,18 @@ import { watchBatches } from "../support/engine.js";
 const STREAMS = BATCH_THREADS_MIN_TOKENS;
 
 describe("batchThreadsMinTokens", () => {
-  it("is 8 tokens for a model as small as the 60M test model, 2 (as llama.cpp) from ~450 MB up, and in between by the model's size", () => {
-    expect(batchThreadsMinTokens(121_504)).toBe(8);
-    expect(batchThreadsMinTokens(120_749_664)).toBe(8);
-    expect(batchThreadsMinTokens(181_124_496)).toBe(5);
-    expect(batchThreadsMinTokens(452_811_240)).toBe(2);
-    expect(batchThreadsMinTokens(1_705_912_096)).toBe(2);
-    expect(batchThreadsMinTokens(0)).toBe(8);
-  });
+  it(
+    "is 8 tokens for a model as small as the 60M test model, 2 (as llama.cpp) from ~450 MB up, and in between by " +
+      "the model's size",
+    () => {
+      expect(batchThreadsMinTokens(121_504)).toBe(8);
+      expect(batchThreadsMinTokens(120_749_664)).toBe(8);
+      expect(batchThreadsMinTokens(181_124_496)).toBe(5);
+      expect(batchThreadsMinTokens(452_811_240)).toBe(2);
+      expect(batchThreadsMinTokens(1_705_912_096)).toBe(2);
+      expect(batchThreadsMinTokens(0)).toBe(8);
+    },
+  );
 });
 
 describe("threads per batch", () => {
@@ -44,9 +51,14 @@ describe("threads per batch", () => {
   afterAll(() => loaded?.dispose());
 
   const run = async (prompt: string, maxTokens: number): Promise<number> => {
-    const request = create(GenerateRequestSchema, { input: { case: "prompt", value: prompt }, maxTokens, sampling: { temperature: 0 } });
+    const request = create(GenerateRequestSchema, {
+      input: { case: "prompt", value: prompt },
+      maxTokens,
+      sampling: { temperature: 0 },
+    });
     let tokens = 0;
-    for await (const { event } of generate(loaded, request, new AbortController().signal, new EngineMetrics())) if (event?.case === "token") tokens++;
+    for await (const { event } of generate(loaded, request, new AbortController().signal, new EngineMetrics()))
+      if (event?.case === "token") tokens++;
     return tokens;
   };
 
@@ -65,14 +77,18 @@ describe("threads per batch", () => {
     expect(steps.every((b) => b.tokens === 1 && b.threads === 1)).toBe(true);
   });
 
-  it(`runs every batch of ${BATCH_THREADS_MIN_TOKENS} tokens or more on the batch threads, and smaller ones on the decode threads`, async () => {
-    batches.length = 0;
-    // Half the streams end after 8 tokens: the other half's last steps are 4-token batches.
-    const lengths = Array.from({ length: STREAMS }, (_, i) => (i % 2 === 0 ? 8 : 16));
-    const all = await Promise.all(lengths.map((length, i) => run(`Song ${i}. Let us sing. Sing`, length)));
-    expect(all).toEqual(lengths);
-    expect(batches.filter((b) => b.tokens === STREAMS).length).toBeGreaterThanOrEqual(6);
-    expect(batches.filter((b) => b.tokens === STREAMS / 2).length).toBeGreaterThanOrEqual(6);
-    for (const b of batches) expect(b.threads).toBe(b.tokens >= BATCH_THREADS_MIN_TOKENS ? 2 : 1);
-  });
+  it(
+    `runs every batch of ${BATCH_THREADS_MIN_TOKENS} tokens or more on the batch threads, and smaller ones on the ` +
+      `decode threads`,
+    async () => {
+      batches.length = 0;
+      // Half the streams end after 8 tokens: the other half's last steps are 4-token batches.
+      const lengths = Array.from({ length: STREAMS }, (_, i) => (i % 2 === 0 ? 8 : 16));
+      const all = await Promise.all(lengths.map((length, i) => run(`Song ${i}. Let us sing. Sing`, length)));
+      expect(all).toEqual(lengths);
+      expect(batches.filter((b) => b.tokens === STREAMS).length).toBeGreaterThanOrEqual(6);
+      expect(batches.filter((b) => b.tokens === STREAMS / 2).length).toBeGreaterThanOrEqual(6);
+      for (const b of batches) expect(b.threads).toBe(b.tokens >= BATCH_THREADS_MIN_TOKENS ? 2 : 1);
+    },
+  );
 });

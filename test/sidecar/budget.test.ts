@@ -28,15 +28,20 @@ describe("marginOf", () => {
 });
 
 describe("freeRoom", () => {
-  it("is free memory less the weights of loaded models (mapped: free memory does not show them), less the margin", () => {
-    const room = freeRoom(host.free, host.total, [idle("a", 3000, 1, 1000)]);
-    expect(room).toEqual({ ram: 8 * GIB - 1000 * MIB - margin, vram: 0 });
-  });
+  it(
+    "is free memory less the weights of loaded models (mapped: free memory does not show them), less the " + "margin",
+    () => {
+      const room = freeRoom(host.free, host.total, [idle("a", 3000, 1, 1000)]);
+      expect(room).toEqual({ ram: 8 * GIB - 1000 * MIB - margin, vram: 0 });
+    },
+  );
 });
 
 describe("decide", () => {
   it("loads a model that fits, unloading nothing", () => {
-    expect(decide({ ...host, candidate: { name: "c", need: ram(2000) }, residents: [idle("a", 1000, 1)], maxModels: 3 })).toEqual({
+    expect(
+      decide({ ...host, candidate: { name: "c", need: ram(2000) }, residents: [idle("a", 1000, 1)], maxModels: 3 }),
+    ).toEqual({
       action: "load",
       unload: [],
     });
@@ -44,35 +49,52 @@ describe("decide", () => {
 
   it("unloads the least recently used idle model for --models-max, and only one", () => {
     const residents = [idle("b", 100, 5), idle("a", 100, 2), idle("c", 100, 9)];
-    expect(decide({ ...host, candidate: { name: "d", need: ram(100) }, residents, maxModels: 3 })).toEqual({ action: "load", unload: ["a"] });
+    expect(decide({ ...host, candidate: { name: "d", need: ram(100) }, residents, maxModels: 3 })).toEqual({
+      action: "load",
+      unload: ["a"],
+    });
   });
 
   it("unloads idle models, least recently used first, until the need fits the memory", () => {
     // Room: 8 GiB free − 3 × 1 GiB of weights − margin ≈ 4.2 GiB; the candidate needs 7 GiB.
     const residents = [idle("new", 3000, 9, 1024), idle("old", 3000, 1, 1024), idle("mid", 3000, 5, 1024)];
-    expect(decide({ ...host, candidate: { name: "big", need: ram(7 * 1024) }, residents, maxModels: 8 })).toEqual({ action: "load", unload: ["old"] });
+    expect(decide({ ...host, candidate: { name: "big", need: ram(7 * 1024) }, residents, maxModels: 8 })).toEqual({
+      action: "load",
+      unload: ["old"],
+    });
   });
 
   it("waits when only a busy or loading model would make room, and says why", () => {
     const busy: Resident = { ...idle("busy", 100, 1), state: "busy" };
     const loading: Resident = { ...idle("loading", 100, 2), state: "loading" };
-    expect(decide({ ...host, candidate: { name: "d", need: ram(100) }, residents: [busy, loading], maxModels: 2 })).toEqual({
+    expect(
+      decide({ ...host, candidate: { name: "d", need: ram(100) }, residents: [busy, loading], maxModels: 2 }),
+    ).toEqual({
       action: "wait",
       reason: "2 models are loaded (--models-max) and the models that would make room are in use or loading",
     });
     const hungry: Resident = { ...idle("hungry", 6 * 1024, 1), hidden: ram(6 * 1024), state: "busy" };
-    expect(decide({ ...host, candidate: { name: "d", need: ram(3 * 1024) }, residents: [hungry], maxModels: 4 })).toMatchObject({
+    expect(
+      decide({ ...host, candidate: { name: "d", need: ram(3 * 1024) }, residents: [hungry], maxModels: 4 }),
+    ).toMatchObject({
       action: "wait",
       reason: "the memory budget is full and the models that would make room are in use or loading",
     });
   });
 
   it("refuses a model that does not fit even with every other model unloaded, with the figures", () => {
-    const decision = decide({ ...host, candidate: { name: "huge", need: ram(9 * 1024) }, residents: [idle("a", 500, 1, 100)], maxModels: 3 });
+    const decision = decide({
+      ...host,
+      candidate: { name: "huge", need: ram(9 * 1024) },
+      residents: [idle("a", 500, 1, 100)],
+      maxModels: 3,
+    });
     // 8 GiB free − 100 MiB of weights − 819 MiB margin + 500 MiB the other model frees = 7773 MiB.
     expect(decision).toEqual({
       action: "refuse",
-      reason: "it needs 9216 MiB of memory; the budget holds 7773 MiB with every other model unloaded (free memory less a margin of 819 MiB)",
+      reason:
+        "it needs 9216 MiB of memory; the budget holds 7773 MiB with every other model unloaded (free memory less a " +
+        "margin of 819 MiB)",
     });
   });
 
@@ -84,9 +106,15 @@ describe("decide", () => {
 
   it("checks GPU memory apart from host memory when the model offloads", () => {
     const gpu = { free: { ram: 8 * GIB, vram: 2 * GIB }, total: { ram: 16 * GIB, vram: 8 * GIB } };
-    const residents: Resident[] = [{ name: "a", need: { ram: 0, vram: GIB }, hidden: { ram: 0, vram: 0 }, state: "idle", lastUsed: 1 }];
+    const residents: Resident[] = [
+      { name: "a", need: { ram: 0, vram: GIB }, hidden: { ram: 0, vram: 0 }, state: "idle", lastUsed: 1 },
+    ];
     // Room on the GPU: 2 GiB free − 512 MiB margin = 1.5 GiB; 2 GiB fit once "a" (1 GiB) goes.
-    expect(decide({ ...gpu, candidate: { name: "b", need: { ram: 0, vram: 2 * GIB } }, residents, maxModels: 3 })).toEqual({ action: "load", unload: ["a"] });
-    expect(decide({ ...gpu, candidate: { name: "b", need: { ram: 0, vram: 3 * GIB } }, residents, maxModels: 3 }).action).toBe("refuse");
+    expect(
+      decide({ ...gpu, candidate: { name: "b", need: { ram: 0, vram: 2 * GIB } }, residents, maxModels: 3 }),
+    ).toEqual({ action: "load", unload: ["a"] });
+    expect(
+      decide({ ...gpu, candidate: { name: "b", need: { ram: 0, vram: 3 * GIB } }, residents, maxModels: 3 }).action,
+    ).toBe("refuse");
   });
 });

@@ -25,7 +25,9 @@ beforeAll(async () => {
 afterAll(() => sidecar?.stop());
 
 /** The counts of start and finish. */
-async function counts(request: Request): Promise<{ prompt: number; cached: number; written: number; finishWritten: number }> {
+async function counts(
+  request: Request,
+): Promise<{ prompt: number; cached: number; written: number; finishWritten: number }> {
   const events = await collect(client.generate({ maxTokens: 4, sampling: { temperature: 0 }, ...request }));
   const [first, last] = [events[0], events.at(-1)];
   if (first?.case !== "start" || last?.case !== "finish") throw new Error("no start or finish");
@@ -49,7 +51,8 @@ const messagesOf = (system: string): Messages => [
   { role: Role.USER, content: "Hello!" },
 ];
 const chat = (messages: Messages) => ({ case: "chat" as const, value: { messages } });
-const tokenize = async (messages: Messages): Promise<number[]> => (await client.tokenize({ input: chat(messages) })).tokens;
+const tokenize = async (messages: Messages): Promise<number[]> =>
+  (await client.tokenize({ input: chat(messages) })).tokens;
 
 describe("cache marks on a real sidecar", () => {
   it("a mark on a raw prompt: the whole prompt but its last token is written, then read", async () => {
@@ -63,39 +66,43 @@ describe("cache marks on a real sidecar", () => {
     expect((await counts({ input })).written).toBe(0);
   });
 
-  it("a mark on the system message: the prompt's tokens shared with the system message's rendering, from the cached prefix on", async () => {
-    const system = "You answer questions about the weather, briefly and in English.";
-    const input = chat(messagesOf(system));
-    const whole = await tokenize(input.value.messages);
-    // The system message alone, as Tokenize renders it (ready for a reply: the shared part is the same).
-    const mark = sharedPrefix(await tokenize(input.value.messages.slice(0, 1)), whole);
-    expect(mark).toBeGreaterThan(10);
-    expect(mark).toBeLessThan(whole.length - 5);
-    // The sequence holds a raw prompt: the cached prefix is what the two share.
-    await counts({ input: { case: "prompt", value: STORY } });
-    const cached = sharedPrefix((await client.tokenize({ input: { case: "text", value: STORY } })).tokens, whole);
-    const first = await counts({ input, cacheMarks: [{ messages: 1, ttlSeconds: 3600 }] });
-    expect(first).toEqual({ prompt: whole.length, cached, written: mark - cached, finishWritten: mark - cached });
-    const again = await counts({ input, cacheMarks: [{ messages: 1, ttlSeconds: 3600 }] });
-    expect(again).toEqual({ prompt: whole.length, cached: whole.length - 1, written: 0, finishWritten: 0 });
-    // The last of several marks counts.
-    const other = chat(messagesOf(`${system} Also mention the temperature.`));
-    const otherWhole = await tokenize(other.value.messages);
-    const otherCached = sharedPrefix(whole, otherWhole);
-    const both = await counts({
-      input: other,
-      cacheMarks: [
-        { messages: 1, ttlSeconds: 300 },
-        { messages: 2, ttlSeconds: 300 },
-      ],
-    });
-    expect(both).toEqual({
-      prompt: otherWhole.length,
-      cached: otherCached,
-      written: otherWhole.length - 1 - otherCached,
-      finishWritten: otherWhole.length - 1 - otherCached,
-    });
-  });
+  it(
+    "a mark on the system message: the prompt's tokens shared with the system message's rendering, from the cached " +
+      "prefix on",
+    async () => {
+      const system = "You answer questions about the weather, briefly and in English.";
+      const input = chat(messagesOf(system));
+      const whole = await tokenize(input.value.messages);
+      // The system message alone, as Tokenize renders it (ready for a reply: the shared part is the same).
+      const mark = sharedPrefix(await tokenize(input.value.messages.slice(0, 1)), whole);
+      expect(mark).toBeGreaterThan(10);
+      expect(mark).toBeLessThan(whole.length - 5);
+      // The sequence holds a raw prompt: the cached prefix is what the two share.
+      await counts({ input: { case: "prompt", value: STORY } });
+      const cached = sharedPrefix((await client.tokenize({ input: { case: "text", value: STORY } })).tokens, whole);
+      const first = await counts({ input, cacheMarks: [{ messages: 1, ttlSeconds: 3600 }] });
+      expect(first).toEqual({ prompt: whole.length, cached, written: mark - cached, finishWritten: mark - cached });
+      const again = await counts({ input, cacheMarks: [{ messages: 1, ttlSeconds: 3600 }] });
+      expect(again).toEqual({ prompt: whole.length, cached: whole.length - 1, written: 0, finishWritten: 0 });
+      // The last of several marks counts.
+      const other = chat(messagesOf(`${system} Also mention the temperature.`));
+      const otherWhole = await tokenize(other.value.messages);
+      const otherCached = sharedPrefix(whole, otherWhole);
+      const both = await counts({
+        input: other,
+        cacheMarks: [
+          { messages: 1, ttlSeconds: 300 },
+          { messages: 2, ttlSeconds: 300 },
+        ],
+      });
+      expect(both).toEqual({
+        prompt: otherWhole.length,
+        cached: otherCached,
+        written: otherWhole.length - 1 - otherCached,
+        finishWritten: otherWhole.length - 1 - otherCached,
+      });
+    },
+  );
 
   it("refuses more than 4 marks, and a ttl outside 1..86400, with INVALID_ARGUMENT", async () => {
     const input = { case: "prompt" as const, value: "Hi" };

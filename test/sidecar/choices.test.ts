@@ -4,7 +4,11 @@
 // leaves stops them all.
 import { Code, ConnectError } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { FinishReason, type GenerateRequest, type GenerateResponse } from "../../proto/gen/inference/v1/inference_pb.js";
+import {
+  FinishReason,
+  type GenerateRequest,
+  type GenerateResponse,
+} from "../../proto/gen/inference/v1/inference_pb.js";
 import { ensureModels } from "../../gguf/models.js";
 import type { RunningSidecar } from "../../sidecar/start-sidecar.js";
 import { watchBatches } from "../support/engine.js";
@@ -20,7 +24,10 @@ type Request = Partial<Omit<GenerateRequest, "$typeName" | "input" | "sampling">
 const SEQUENCES = 4;
 
 /** Each choice's token ids and text (its finish's held-back text included), and its finish. */
-function byChoice(events: readonly Event[], n: number): { ids: number[]; text: string; finish: Extract<Event, { case: "finish" }>["value"] | undefined }[] {
+function byChoice(
+  events: readonly Event[],
+  n: number,
+): { ids: number[]; text: string; finish: Extract<Event, { case: "finish" }>["value"] | undefined }[] {
   const choices = Array.from({ length: n }, () => ({
     ids: [] as number[],
     text: "",
@@ -42,7 +49,8 @@ function byChoice(events: readonly Event[], n: number): { ids: number[]; text: s
   return choices;
 }
 
-const generate = (client: InferenceClient, { prompt, ...rest }: Request) => collect(client.generate({ input: { case: "prompt", value: prompt }, ...rest }));
+const generate = (client: InferenceClient, { prompt, ...rest }: Request) =>
+  collect(client.generate({ input: { case: "prompt", value: prompt }, ...rest }));
 
 describe("n choices of the scripted model", () => {
   let sidecar: RunningSidecar;
@@ -54,21 +62,25 @@ describe("n choices of the scripted model", () => {
   });
   afterAll(() => sidecar?.stop());
 
-  it("gives n identical choices at temperature 0, each the one-choice reply, in one stream: one start, a finish per choice", async () => {
-    const one = byChoice(await generate(client, { prompt: "Once upon a time", sampling: { temperature: 0 } }), 1)[0];
-    expect(one?.text).toBe(STORY);
-    const events = await generate(client, { prompt: "Once upon a time", sampling: { temperature: 0 }, n: 3 });
-    expect(events[0]?.case).toBe("start");
-    expect(events.filter((e) => e.case === "start")).toHaveLength(1);
-    expect(events.filter((e) => e.case === "finish").map((e) => e.value.choice as number)).toHaveLength(3);
-    expect(events.at(-1)?.case).toBe("finish");
-    const choices = byChoice(events, 3);
-    for (const choice of choices) {
-      expect(choice.text).toBe(STORY);
-      expect(choice.ids).toEqual(one?.ids);
-      expect(choice.finish).toMatchObject({ reason: FinishReason.STOP, promptTokens: 5, completionTokens: 11 });
-    }
-  });
+  it(
+    "gives n identical choices at temperature 0, each the one-choice reply, in one stream: one start, a finish per " +
+      "choice",
+    async () => {
+      const one = byChoice(await generate(client, { prompt: "Once upon a time", sampling: { temperature: 0 } }), 1)[0];
+      expect(one?.text).toBe(STORY);
+      const events = await generate(client, { prompt: "Once upon a time", sampling: { temperature: 0 }, n: 3 });
+      expect(events[0]?.case).toBe("start");
+      expect(events.filter((e) => e.case === "start")).toHaveLength(1);
+      expect(events.filter((e) => e.case === "finish").map((e) => e.value.choice as number)).toHaveLength(3);
+      expect(events.at(-1)?.case).toBe("finish");
+      const choices = byChoice(events, 3);
+      for (const choice of choices) {
+        expect(choice.text).toBe(STORY);
+        expect(choice.ids).toEqual(one?.ids);
+        expect(choice.finish).toMatchObject({ reason: FinishReason.STOP, promptTokens: 5, completionTokens: 11 });
+      }
+    },
+  );
 
   it("evaluates the prompt once, copies it, then decodes every choice's steps in one batch", async () => {
     const prompt = "Far away, there lived a tiny llama. Once upon a time";
@@ -82,7 +94,8 @@ describe("n choices of the scripted model", () => {
     const cached = start?.cachedTokens ?? 0;
     expect(start).toMatchObject({ promptTokens: tokens.length });
     expect(cached).toBeLessThanOrEqual(1);
-    for (const choice of byChoice(events, 3)) expect(choice.finish).toMatchObject({ reason: FinishReason.LENGTH, completionTokens: 6, cachedTokens: cached });
+    for (const choice of byChoice(events, 3))
+      expect(choice.finish).toMatchObject({ reason: FinishReason.LENGTH, completionTokens: 6, cachedTokens: cached });
     // The prompt but its last token, once, on one sequence; then the last token on each of the three
     // sequences in one batch, and every step after it a batch of the three.
     expect(batches).toEqual([[tokens.length - 1 - cached], [1, 1, 1], ...Array.from({ length: 5 }, () => [1, 1, 1])]);
@@ -96,7 +109,9 @@ describe("n choices of the scripted model", () => {
       );
     const tooMany = await refusal({ prompt: "Once upon a time", n: SEQUENCES + 1 });
     expect(tooMany?.code).toBe(Code.InvalidArgument);
-    expect(tooMany?.rawMessage).toBe(`n is ${SEQUENCES + 1}, but model "scripted" generates at most ${SEQUENCES} replies at once (its sequences)`);
+    expect(tooMany?.rawMessage).toBe(
+      `n is ${SEQUENCES + 1}, but model "scripted" generates at most ${SEQUENCES} replies at once (its sequences)`,
+    );
     expect((await refusal({ prompt: "Once upon a time", n: 2, resumable: true }))?.code).toBe(Code.InvalidArgument);
   });
 });
@@ -117,7 +132,10 @@ describe("n choices of a random-weight model", () => {
     const choices = byChoice(events, 3);
     const seeds = [41, 42, 43];
     for (const [i, seed] of seeds.entries()) {
-      const [one] = byChoice(await generate(client, { prompt: "Once upon a time", sampling: { ...sampling, seed }, maxTokens: 12 }), 1);
+      const [one] = byChoice(
+        await generate(client, { prompt: "Once upon a time", sampling: { ...sampling, seed }, maxTokens: 12 }),
+        1,
+      );
       expect(choices[i]?.ids).toEqual(one?.ids);
       expect(choices[i]?.text).toBe(one?.text);
     }
@@ -128,7 +146,10 @@ describe("n choices of a random-weight model", () => {
   it("repeats with seed 4294967295 (llama.cpp's 'random' value, OpenAI's -1), as seed 4294967294 does", async () => {
     const sampling = { temperature: 1, topK: 0 };
     const run = async (seed: number) =>
-      byChoice(await generate(client, { prompt: "Once upon a time", sampling: { ...sampling, seed }, maxTokens: 12 }), 1)[0]?.ids;
+      byChoice(
+        await generate(client, { prompt: "Once upon a time", sampling: { ...sampling, seed }, maxTokens: 12 }),
+        1,
+      )[0]?.ids;
     const [first, second, below] = [await run(0xffffffff), await run(0xffffffff), await run(0xfffffffe)];
     expect(second).toEqual(first);
     expect(below).toEqual(first);
@@ -138,7 +159,10 @@ describe("n choices of a random-weight model", () => {
     const [aborted, generated] = [sidecar.metrics.generationsAborted, sidecar.metrics.tokensGenerated];
     const controller = new AbortController();
     const seen = new Set<number>();
-    const events = client.generate({ input: { case: "prompt", value: "Once upon a time" }, n: 3, maxTokens: 400 }, { signal: controller.signal });
+    const events = client.generate(
+      { input: { case: "prompt", value: "Once upon a time" }, n: 3, maxTokens: 400 },
+      { signal: controller.signal },
+    );
     await expect(
       (async () => {
         for await (const { event } of events) {

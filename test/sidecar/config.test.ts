@@ -26,21 +26,30 @@ describe("readConfig", () => {
   it("takes the KV cache tier's budget and folder; auto by default, 0 turns it off", () => {
     expect(readConfig([], {})).toMatchObject({ cacheRam: "auto", cacheDir: undefined });
     expect(readConfig(["--cache-ram", "0"], {}).cacheRam).toBe(0);
-    expect(readConfig([], { CACHE_RAM: "512", CACHE_DIR: "/var/cache/kv" })).toMatchObject({ cacheRam: 512, cacheDir: "/var/cache/kv" });
+    expect(readConfig([], { CACHE_RAM: "512", CACHE_DIR: "/var/cache/kv" })).toMatchObject({
+      cacheRam: 512,
+      cacheDir: "/var/cache/kv",
+    });
     expect(() => readConfig(["--cache-ram=-1"], {})).toThrow(/--cache-ram must be an integer of at least 0/);
   });
 
-  it("takes a chat template file's text (flag or CHAT_TEMPLATE_FILE); one that cannot be read, or is empty, stops the start", () => {
-    const dir = mkdtempSync(join(tmpdir(), "chat-template-"));
-    const file = join(dir, "template.jinja");
-    writeFileSync(file, "{{ messages[0].content }}");
-    expect(readConfig(["--chat-template-file", file], {}).chatTemplate).toBe("{{ messages[0].content }}");
-    expect(readConfig([], { CHAT_TEMPLATE_FILE: file }).chatTemplate).toBe("{{ messages[0].content }}");
-    expect(readConfig([], {}).chatTemplate).toBeUndefined();
-    expect(() => readConfig(["--chat-template-file", join(dir, "none.jinja")], {})).toThrow(/^--chat-template-file: cannot read ".*none\.jinja": ENOENT/);
-    writeFileSync(file, " \n");
-    expect(() => readConfig(["--chat-template-file", file], {})).toThrow(`--chat-template-file: "${file}" is empty`);
-  });
+  it(
+    "takes a chat template file's text (flag or CHAT_TEMPLATE_FILE); one that cannot be read, or is empty, stops " +
+      "the start",
+    () => {
+      const dir = mkdtempSync(join(tmpdir(), "chat-template-"));
+      const file = join(dir, "template.jinja");
+      writeFileSync(file, "{{ messages[0].content }}");
+      expect(readConfig(["--chat-template-file", file], {}).chatTemplate).toBe("{{ messages[0].content }}");
+      expect(readConfig([], { CHAT_TEMPLATE_FILE: file }).chatTemplate).toBe("{{ messages[0].content }}");
+      expect(readConfig([], {}).chatTemplate).toBeUndefined();
+      expect(() => readConfig(["--chat-template-file", join(dir, "none.jinja")], {})).toThrow(
+        /^--chat-template-file: cannot read ".*none\.jinja": ENOENT/,
+      );
+      writeFileSync(file, " \n");
+      expect(() => readConfig(["--chat-template-file", file], {})).toThrow(`--chat-template-file: "${file}" is empty`);
+    },
+  );
 
   it("takes flash attention on, off or auto (the default)", () => {
     expect(readConfig([], {}).flashAttention).toBe("auto");
@@ -55,37 +64,57 @@ describe("readConfig", () => {
     expect(() => readConfig(["--context-size", "big"], {})).toThrow(/--context-size/);
   });
 
-  it("takes the GPU backend and layers by flag or environment; auto by default; false, off, cpu and none mean the CPU", () => {
-    expect([readConfig([], {}).gpu, readConfig([], {}).gpuLayers]).toEqual(["auto", "auto"]);
-    expect(readConfig(["--gpu", "cuda", "--gpu-layers", "20"], {})).toMatchObject({ gpu: "cuda", gpuLayers: 20 });
-    expect(readConfig([], { GPU: "vulkan", GPU_LAYERS: "max" })).toMatchObject({ gpu: "vulkan", gpuLayers: "max" });
-    for (const off of ["false", "off", "cpu", "none"]) expect(readConfig(["--gpu", off], {}).gpu).toBe(false);
-    expect(readConfig([], { EMBEDDING_CONTEXT_SIZE: "512" }).embeddingContextSize).toBe(512);
-    expect(readConfig(["--embedding-model", "hf:user/repo/e.gguf"], {}).embeddingModel).toBe("hf:user/repo/e.gguf");
-    expect(readConfig([], {}).embeddingModel).toBeUndefined();
-  });
+  it(
+    "takes the GPU backend and layers by flag or environment; auto by default; false, off, cpu and none mean the " +
+      "CPU",
+    () => {
+      expect([readConfig([], {}).gpu, readConfig([], {}).gpuLayers]).toEqual(["auto", "auto"]);
+      expect(readConfig(["--gpu", "cuda", "--gpu-layers", "20"], {})).toMatchObject({ gpu: "cuda", gpuLayers: 20 });
+      expect(readConfig([], { GPU: "vulkan", GPU_LAYERS: "max" })).toMatchObject({ gpu: "vulkan", gpuLayers: "max" });
+      for (const off of ["false", "off", "cpu", "none"]) expect(readConfig(["--gpu", off], {}).gpu).toBe(false);
+      expect(readConfig([], { EMBEDDING_CONTEXT_SIZE: "512" }).embeddingContextSize).toBe(512);
+      expect(readConfig(["--embedding-model", "hf:user/repo/e.gguf"], {}).embeddingModel).toBe("hf:user/repo/e.gguf");
+      expect(readConfig([], {}).embeddingModel).toBeUndefined();
+    },
+  );
 
-  it("takes the catalogue's settings: --model repeated or MODEL comma-separated, an explicit --models-dir, presets, keep-alive, max, preload", () => {
-    expect(readConfig([], {})).toMatchObject({
-      models: [],
-      modelsDir: "models",
-      serveModelsDir: false,
-      keepAliveSeconds: undefined,
-      modelsMax: 3,
-      preload: [],
-    });
-    expect(readConfig(["--model", "a.gguf", "--model", "hf:u/r/b.gguf"], { MODEL: "c" }).models).toEqual(["a.gguf", "hf:u/r/b.gguf"]);
-    expect(readConfig([], { MODEL: "a.gguf, tools" }).models).toEqual(["a.gguf", "tools"]);
-    expect(readConfig(["--models-dir", "models"], {}).serveModelsDir).toBe(true);
-    expect(readConfig([], { MODELS_DIR: "/srv/models" })).toMatchObject({ modelsDir: "/srv/models", serveModelsDir: true });
-    const config = readConfig(["--keep-alive=-1", "--preload", "a", "--preload", "b,c"], {
-      MODELS_PRESET: "presets.json",
-      MODELS_MAX: "1",
-      DEFAULT_MODEL: "a",
-    });
-    expect(config).toMatchObject({ keepAliveSeconds: -1, preload: ["a", "b", "c"], modelsPreset: "presets.json", modelsMax: 1, defaultModel: "a" });
-    expect(readConfig([], { KEEP_ALIVE: "0" }).keepAliveSeconds).toBe(0);
-  });
+  it(
+    "takes the catalogue's settings: --model repeated or MODEL comma-separated, an explicit --models-dir, presets, " +
+      "keep-alive, max, preload",
+    () => {
+      expect(readConfig([], {})).toMatchObject({
+        models: [],
+        modelsDir: "models",
+        serveModelsDir: false,
+        keepAliveSeconds: undefined,
+        modelsMax: 3,
+        preload: [],
+      });
+      expect(readConfig(["--model", "a.gguf", "--model", "hf:u/r/b.gguf"], { MODEL: "c" }).models).toEqual([
+        "a.gguf",
+        "hf:u/r/b.gguf",
+      ]);
+      expect(readConfig([], { MODEL: "a.gguf, tools" }).models).toEqual(["a.gguf", "tools"]);
+      expect(readConfig(["--models-dir", "models"], {}).serveModelsDir).toBe(true);
+      expect(readConfig([], { MODELS_DIR: "/srv/models" })).toMatchObject({
+        modelsDir: "/srv/models",
+        serveModelsDir: true,
+      });
+      const config = readConfig(["--keep-alive=-1", "--preload", "a", "--preload", "b,c"], {
+        MODELS_PRESET: "presets.json",
+        MODELS_MAX: "1",
+        DEFAULT_MODEL: "a",
+      });
+      expect(config).toMatchObject({
+        keepAliveSeconds: -1,
+        preload: ["a", "b", "c"],
+        modelsPreset: "presets.json",
+        modelsMax: 1,
+        defaultModel: "a",
+      });
+      expect(readConfig([], { KEEP_ALIVE: "0" }).keepAliveSeconds).toBe(0);
+    },
+  );
 
   it.each([
     [["--keep-alive", "5m"], /--keep-alive must be a number of seconds \(0: at once, -1: never\), got "5m"/],

@@ -42,10 +42,21 @@ afterAll(async () => {
 interface Extra {
   sampling?: { temperature?: number; seed?: number };
   maxTokens?: number;
-  constraint?: { kind: { case: "jsonSchema"; value: string } | { case: "jsonObject"; value: boolean } | { case: "grammar"; value: string } };
+  constraint?: {
+    kind:
+      | { case: "jsonSchema"; value: string }
+      | { case: "jsonObject"; value: boolean }
+      | { case: "grammar"; value: string };
+  };
 }
 const generate = (request: Extra) =>
-  collect(clientsFor(sidecar.url).grpc.generate({ input: { case: "prompt", value: "Weather report:" }, maxTokens: 400, ...request }));
+  collect(
+    clientsFor(sidecar.url).grpc.generate({
+      input: { case: "prompt", value: "Weather report:" },
+      maxTokens: 400,
+      ...request,
+    }),
+  );
 
 describe("output constraints", () => {
   // `maxLength` counts grammar characters. A random-weight model can write a byte sequence that
@@ -53,10 +64,14 @@ describe("output constraints", () => {
   // as several U+FFFD: lengths are checked on strings without U+FFFD, the rest of the schema on all.
   it("a JSON schema: every reply parses and validates, over many seeds", async () => {
     const validate = new Ajv().compile(withoutMaxLength(schema) as object);
-    const lengthOk = (value: unknown): boolean => (typeof value === "string" ? value.includes("\uFFFD") || [...value].length <= 12 : true);
+    const lengthOk = (value: unknown): boolean =>
+      typeof value === "string" ? value.includes("\uFFFD") || [...value].length <= 12 : true;
     const runs = await Promise.all(
       Array.from({ length: 30 }, (_, seed) =>
-        generate({ sampling: { temperature: 1, seed }, constraint: { kind: { case: "jsonSchema", value: JSON.stringify(schema) } } }),
+        generate({
+          sampling: { temperature: 1, seed },
+          constraint: { kind: { case: "jsonSchema", value: JSON.stringify(schema) } },
+        }),
       ),
     );
     for (const events of runs) {
@@ -84,7 +99,10 @@ describe("output constraints", () => {
 
   it("a raw GBNF grammar, for direct gRPC callers", async () => {
     for (const seed of [1, 2, 3, 4]) {
-      const events = await generate({ sampling: { seed }, constraint: { kind: { case: "grammar", value: 'root ::= "yes" | "no"' } } });
+      const events = await generate({
+        sampling: { seed },
+        constraint: { kind: { case: "grammar", value: 'root ::= "yes" | "no"' } },
+      });
       expect(["yes", "no"]).toContain(replyText(events));
       expect(events.at(-1)?.value).toMatchObject({ reason: FinishReason.STOP });
     }

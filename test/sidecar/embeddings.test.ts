@@ -36,12 +36,15 @@ describe("Embedder", () => {
     expect(loaded.embedder.dimensions).toBe(loaded.model.embeddingVectorSize);
   });
 
-  it("lets one call run and max-queue wait; the next is refused with RESOURCE_EXHAUSTED, and the queue recovers", async () => {
-    const signal = new AbortController().signal;
-    const calls = [1, 2, 3].map((i) => loaded.embedder.embed([text(`Once upon a time ${i}`)], signal));
-    expect(await Promise.all(calls.map(codeOf))).toEqual(["ok", "ok", "ResourceExhausted"]);
-    expect(await codeOf(loaded.embedder.embed([text("Hello!")], signal))).toBe("ok");
-  });
+  it(
+    "lets one call run and max-queue wait; the next is refused with RESOURCE_EXHAUSTED, and the queue " + "recovers",
+    async () => {
+      const signal = new AbortController().signal;
+      const calls = [1, 2, 3].map((i) => loaded.embedder.embed([text(`Once upon a time ${i}`)], signal));
+      expect(await Promise.all(calls.map(codeOf))).toEqual(["ok", "ok", "ResourceExhausted"]);
+      expect(await codeOf(loaded.embedder.embed([text("Hello!")], signal))).toBe("ok");
+    },
+  );
 
   it("a caller that left gets CANCELLED and the next caller is served", async () => {
     const gone = new AbortController();

@@ -58,17 +58,47 @@ function llamaVerdicts(grammars: readonly string[]): Verdict[] {
   });
   closeSync(errFd);
   const stderr = readFileSync(errFile, "utf8");
-  if (run.status !== 0) throw new Error(`grammar probe exited with ${String(run.status ?? run.signal)}: ${stderr.slice(-2000)}`);
+  if (run.status !== 0)
+    throw new Error(`grammar probe exited with ${String(run.status ?? run.signal)}: ${stderr.slice(-2000)}`);
   const accepted = JSON.parse(run.stdout) as boolean[];
   const printed = stderr.split(/\n@@grammar-probe \d+@@\n/).map((part) => part.includes("error parsing grammar"));
   return accepted.map((ok, i) => ({ accepted: ok, printed: printed[i] ?? false }));
 }
 
-const PIECES = ['"', "[", "]", "(", ")", "|", "*", "+", "?", "{", "}", ",", "::=", "\\", "-", "\n", " ", "x", "1", "#", "^", ".", "<", ">", "<[7]>"];
+const PIECES = [
+  '"',
+  "[",
+  "]",
+  "(",
+  ")",
+  "|",
+  "*",
+  "+",
+  "?",
+  "{",
+  "}",
+  ",",
+  "::=",
+  "\\",
+  "-",
+  "\n",
+  " ",
+  "x",
+  "1",
+  "#",
+  "^",
+  ".",
+  "<",
+  ">",
+  "<[7]>",
+];
 /** llama.cpp's sample grammars and the valid ones above, each with one to three small edits. */
 const mutants = fc.sample(
   fc
-    .tuple(fc.constantFrom(...samples, ...HAND), fc.array(fc.tuple(fc.nat(), fc.nat(), fc.constantFrom(...PIECES)), { minLength: 1, maxLength: 3 }))
+    .tuple(
+      fc.constantFrom(...samples, ...HAND),
+      fc.array(fc.tuple(fc.nat(), fc.nat(), fc.constantFrom(...PIECES)), { minLength: 1, maxLength: 3 }),
+    )
     .map(([base, edits]) =>
       edits.reduce((text, [at, cut, piece]) => {
         const i = at % (text.length + 1);
@@ -86,18 +116,23 @@ beforeAll(() => {
 }, 120_000);
 
 describe("GBNF syntax check", () => {
-  it("accepts llama.cpp's sample grammars and valid ones, refuses broken ones saying where without quoting them", () => {
-    valid.forEach((text, i) => {
-      expect(verdicts[i]?.accepted, text).toBe(true);
-      expect(gbnfSyntaxError(text), text).toBeUndefined();
-    });
-    BROKEN.forEach((text, i) => {
-      expect(verdicts[valid.length + i]?.accepted, text).toBe(false);
-      expect(gbnfSyntaxError(text), text).toMatch(/\(line \d+, column \d+\)$/);
-    });
-    expect(gbnfSyntaxError('root ::= "secret text"\nbroken')).toBe("unexpected end of the grammar (line 2, column 7)");
-    expect(gbnfSyntaxError('root ::= "secret text"\nbroken x')).toBe('expecting "::=" (line 2, column 8)');
-  });
+  it(
+    "accepts llama.cpp's sample grammars and valid ones, refuses broken ones saying where without quoting " + "them",
+    () => {
+      valid.forEach((text, i) => {
+        expect(verdicts[i]?.accepted, text).toBe(true);
+        expect(gbnfSyntaxError(text), text).toBeUndefined();
+      });
+      BROKEN.forEach((text, i) => {
+        expect(verdicts[valid.length + i]?.accepted, text).toBe(false);
+        expect(gbnfSyntaxError(text), text).toMatch(/\(line \d+, column \d+\)$/);
+      });
+      expect(gbnfSyntaxError('root ::= "secret text"\nbroken')).toBe(
+        "unexpected end of the grammar (line 2, column 7)",
+      );
+      expect(gbnfSyntaxError('root ::= "secret text"\nbroken x')).toBe('expecting "::=" (line 2, column 8)');
+    },
+  );
 
   it("on 400 mutated grammars: refuses every one llama.cpp's parser would print, and none llama.cpp accepts", () => {
     const mutated = verdicts.slice(valid.length + BROKEN.length);

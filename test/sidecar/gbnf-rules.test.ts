@@ -5,7 +5,11 @@ import { getLlama } from "node-llama-cpp";
 import { describe, expect, it } from "vitest";
 import { prefixedRules } from "../../sidecar/engine/syntax/gbnf.js";
 
-const GRAMMAR = ['root ::= "{" ws item{1,2} "}" # item then root', 'item ::= [a-z-]+ ws "item ::= root"', "ws ::= [ ]?"].join("\n");
+const GRAMMAR = [
+  'root ::= "{" ws item{1,2} "}" # item then root',
+  'item ::= [a-z-]+ ws "item ::= root"',
+  "ws ::= [ ]?",
+].join("\n");
 
 describe("prefixedRules", () => {
   it("renames rules and their references only", () => {
@@ -18,7 +22,9 @@ describe("prefixedRules", () => {
 
   it("joins grammars llama.cpp parses", async () => {
     const llama = await getLlama({ gpu: false, build: "never", maxThreads: 1 });
-    const joined = `root ::= "a" tool0-root | "b" tool1-root\n${prefixedRules(GRAMMAR, "tool0")}\n${prefixedRules('root ::= "x"', "tool1")}`;
+    const joined =
+      `root ::= "a" tool0-root | "b" ` +
+      `tool1-root\n${prefixedRules(GRAMMAR, "tool0")}\n${prefixedRules('root ::= "x"', "tool1")}`;
     const grammar = await llama.createGrammar({ grammar: joined });
     expect(grammar.grammar).toContain("tool1-root");
     await llama.dispose();

@@ -24,12 +24,15 @@ it("writes the events a stream still holds when the shutdown signal fires", asyn
   server = new grpc.Server();
   addInferenceService(server, impl as never, shutdown.signal);
   const port = await new Promise<number>((resolve, reject) =>
-    server?.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (error, bound) => (error === null ? resolve(bound) : reject(error))),
+    server?.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (error, bound) =>
+      error === null ? resolve(bound) : reject(error),
+    ),
   );
   const stream = clientsFor(`http://127.0.0.1:${port}`).grpc.generate({ model: "m" })[Symbol.asyncIterator]();
   expect((await stream.next()).value?.event.case).toBe("start");
   shutdown.abort();
   const rest: string[] = [];
-  for (let next = await stream.next(); next.done !== true; next = await stream.next()) rest.push(next.value.event.case ?? "");
+  for (let next = await stream.next(); next.done !== true; next = await stream.next())
+    rest.push(next.value.event.case ?? "");
   expect(rest).toEqual(["finish"]);
 });

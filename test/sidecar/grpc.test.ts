@@ -16,7 +16,10 @@ const STORY = [" there", " lived", " a", " tiny", " llama", " (", "", "", "", "ð
 
 type Input = GenerateRequest["input"];
 const prompt = (value: string): Input => ({ case: "prompt", value });
-const chat = (content: string): Input => ({ case: "chat", value: create(ChatSchema, { messages: [{ role: Role.USER, content }] }) });
+const chat = (content: string): Input => ({
+  case: "chat",
+  value: create(ChatSchema, { messages: [{ role: Role.USER, content }] }),
+});
 
 let sidecar: RunningSidecar;
 beforeAll(async () => {
@@ -30,7 +33,9 @@ describe.each(["grpc", "grpc-web"] as const)("Generate over %s", (transport) => 
   const client = () => clientsFor(sidecar.url)[transport];
 
   it("streams start, one event per token with whole characters, then finish", async () => {
-    const events = await collect(client().generate({ input: prompt("Once upon a time"), sampling: { temperature: 0 } }));
+    const events = await collect(
+      client().generate({ input: prompt("Once upon a time"), sampling: { temperature: 0 } }),
+    );
     const [start, ...rest] = events;
     expect(start?.case).toBe("start");
     expect(start?.value).toMatchObject({ model: "scripted", promptTokens: 5 });
@@ -61,7 +66,10 @@ describe.each(["grpc", "grpc-web"] as const)("Generate over %s", (transport) => 
   it("ends with CONTEXT_FULL, not a crash, when the reply fills the context", async () => {
     const events = await collect(client().generate({ input: prompt("Let us sing. Sing") }));
     const start = events[0]?.value as { promptTokens: number };
-    expect(events.at(-1)?.value).toMatchObject({ reason: FinishReason.CONTEXT_FULL, completionTokens: 256 - start.promptTokens });
+    expect(events.at(-1)?.value).toMatchObject({
+      reason: FinishReason.CONTEXT_FULL,
+      completionTokens: 256 - start.promptTokens,
+    });
   });
 
   it("never sends any part of a stop sequence, across token boundaries", async () => {
@@ -85,7 +93,14 @@ describe.each(["grpc", "grpc-web"] as const)("Generate over %s", (transport) => 
   });
 
   it("reports log-probabilities and the top alternatives when asked", async () => {
-    const events = await collect(client().generate({ input: prompt("Once upon a time"), sampling: { temperature: 0 }, logprobs: true, topLogprobs: 3 }));
+    const events = await collect(
+      client().generate({
+        input: prompt("Once upon a time"),
+        sampling: { temperature: 0 },
+        logprobs: true,
+        topLogprobs: 3,
+      }),
+    );
     const tokens = events.flatMap((e) => (e.case === "token" ? [e.value] : []));
     expect(tokens).toHaveLength(11);
     for (const t of tokens) {
@@ -103,8 +118,16 @@ describe.each(["grpc", "grpc-web"] as const)("Generate over %s", (transport) => 
     ["top_logprobs above 20", { input: prompt("x"), topLogprobs: 21 }, /top_logprobs/],
     ["too many stop sequences", { input: prompt("x"), stop: Array.from({ length: 17 }, (_, i) => `s${i}`) }, /stop/],
     ["an empty stop sequence", { input: prompt("x"), stop: [""] }, /stop/],
-    ["a logit bias outside the vocabulary", { input: prompt("x"), sampling: { logitBias: { 99999: 1 } } }, /vocabulary/],
-    ["a chat without messages", { input: { case: "chat" as const, value: create(ChatSchema) } }, /at least one message/],
+    [
+      "a logit bias outside the vocabulary",
+      { input: prompt("x"), sampling: { logitBias: { 99999: 1 } } },
+      /vocabulary/,
+    ],
+    [
+      "a chat without messages",
+      { input: { case: "chat" as const, value: create(ChatSchema) } },
+      /at least one message/,
+    ],
     ["no input at all", {}, /neither a prompt nor chat/],
   ])("refuses %s with INVALID_ARGUMENT before any event", async (_name, request, message) => {
     const received: unknown[] = [];
@@ -123,7 +146,13 @@ describe.each(["grpc", "grpc-web"] as const)("Generate over %s", (transport) => 
     expect((await client().detokenize({ tokens: tokens.slice(1) })).text).toBe("Once upon a time");
     const { models } = await client().listModels({});
     expect(models).toHaveLength(1);
-    expect(models[0]).toMatchObject({ id: "scripted", contextSize: 256, sequences: 2, chatTemplate: "ChatML", architecture: "llama" });
+    expect(models[0]).toMatchObject({
+      id: "scripted",
+      contextSize: 256,
+      sequences: 2,
+      chatTemplate: "ChatML",
+      architecture: "llama",
+    });
   });
 });
 
@@ -144,7 +173,9 @@ describe("concurrent requests", () => {
       { input: chat("And tomorrow?"), text: CHAT_REPLY },
       { input: prompt("Once upon a time"), text: STORY.join("") },
     ];
-    const results = await Promise.all(jobs.map((j) => collect(client.generate({ input: j.input, ...(j.maxTokens ? { maxTokens: j.maxTokens } : {}) }))));
+    const results = await Promise.all(
+      jobs.map((j) => collect(client.generate({ input: j.input, ...(j.maxTokens ? { maxTokens: j.maxTokens } : {}) }))),
+    );
     expect(results.map(replyText)).toEqual(jobs.map((j) => j.text));
   });
 });
@@ -161,7 +192,9 @@ describe("cancellation", () => {
           if (e.event.case === "token" && ++seen === 5) controller.abort();
         }
       })().catch(() => undefined);
-      await expect.poll(async () => (await readMetrics(long.url)).sidecar_generations_active, { timeout: 5000 }).toBe(0);
+      await expect
+        .poll(async () => (await readMetrics(long.url)).sidecar_generations_active, { timeout: 5000 })
+        .toBe(0);
       const after = await readMetrics(long.url);
       expect(after.sidecar_generations_aborted_total).toBe(1);
       // It would have generated 4,000 more tokens had it gone on.
@@ -195,10 +228,15 @@ describe("direct gRPC callers need no copy of the .proto", () => {
     const loaded = grpc.loadPackageDefinition(protoLoader.loadSync(protoFile, { keepCase: true })) as never as {
       grpc: { reflection: { v1: { ServerReflection: grpc.ServiceClientConstructor } } };
     };
-    const client = new loaded.grpc.reflection.v1.ServerReflection(`127.0.0.1:${sidecar.port}`, grpc.credentials.createInsecure());
+    const client = new loaded.grpc.reflection.v1.ServerReflection(
+      `127.0.0.1:${sidecar.port}`,
+      grpc.credentials.createInsecure(),
+    );
     const ask = (request: object) =>
       new Promise<Record<string, unknown>>((resolve, reject) => {
-        const call = (client as unknown as { ServerReflectionInfo(): grpc.ClientDuplexStream<object, Record<string, unknown>> }).ServerReflectionInfo();
+        const call = (
+          client as unknown as { ServerReflectionInfo(): grpc.ClientDuplexStream<object, Record<string, unknown>> }
+        ).ServerReflectionInfo();
         call.on("data", (d) => {
           resolve(d);
           call.end();

@@ -24,13 +24,20 @@ describe("heartbeats and long prompts", () => {
     const held = (async () => {
       // Its end of sequence banned: random weights may sample it, which would free the sequence early.
       const sampling = { logitBias: { [EOS_ID]: -100 } };
-      for await (const _ of client.generate({ input: { case: "prompt", value: "Once" }, maxTokens: 4000, sampling }, { signal: holder.signal })) void _;
+      for await (const _ of client.generate(
+        { input: { case: "prompt", value: "Once" }, maxTokens: 4000, sampling },
+        { signal: holder.signal },
+      ))
+        void _;
     })().catch(() => undefined);
     await expect.poll(() => sidecar.metrics.generationsActive).toBe(1);
     const seen: string[] = [];
     const waiter = new AbortController();
     const waiting = (async () => {
-      for await (const { event } of client.generate({ input: { case: "prompt", value: "Twice" }, maxTokens: 2 }, { signal: waiter.signal })) {
+      for await (const { event } of client.generate(
+        { input: { case: "prompt", value: "Twice" }, maxTokens: 2 },
+        { signal: waiter.signal },
+      )) {
         seen.push(event.case ?? "");
         if (seen.filter((c) => c === "heartbeat").length === 3) holder.abort();
       }
@@ -56,7 +63,10 @@ describe("heartbeats and long prompts", () => {
     const leaving = new AbortController();
     const events: string[] = [];
     const first = (async () => {
-      for await (const { event } of client.generate({ input: { case: "prompt", value: prompt }, maxTokens: 4 }, { signal: leaving.signal })) {
+      for await (const { event } of client.generate(
+        { input: { case: "prompt", value: prompt }, maxTokens: 4 },
+        { signal: leaving.signal },
+      )) {
         events.push(event.case ?? "");
         if (events.filter((c) => c === "heartbeat").length === 2) leaving.abort(); // well into the prompt
       }

@@ -11,7 +11,12 @@ import { OneAtATime } from "../../sidecar/engine/llama/one-at-a-time.js";
 function fakeContext(count: number): LlamaContext {
   const sequences = Array.from(
     { length: count },
-    (_, id) => ({ id, nextTokenIndex: 0, compareContextTokens: () => ({ firstDifferentIndex: 0 }) }) as unknown as LlamaContextSequence,
+    (_, id) =>
+      ({
+        id,
+        nextTokenIndex: 0,
+        compareContextTokens: () => ({ firstDifferentIndex: 0 }),
+      }) as unknown as LlamaContextSequence,
   );
   return {
     get sequencesLeft() {
@@ -30,24 +35,28 @@ function claim(name: string, preempted: string[]) {
 }
 
 describe("SequencePool: batch requests in idle capacity", () => {
-  it("serves every interactive waiter before any batch waiter, each lane in order; batch waiters are outside --max-queue", async () => {
-    const pool = new SequencePool(fakeContext(1), { maxQueue: 1, queueTimeoutMs: 10_000 });
-    const signal = new AbortController().signal;
-    const held = await pool.acquire(prompt, signal);
-    const order: string[] = [];
-    const note = (name: string) => (s: LlamaContextSequence) => {
-      order.push(name);
-      return s;
-    };
-    const batch = [1, 2, 3].map((i) => pool.acquire(prompt, signal, "", claim(`b${i}`, [])).then(note(`b${i}`)));
-    const interactive = pool.acquire(prompt, signal).then(note("i"));
-    await expect(pool.acquire(prompt, signal).catch(codeOf)).resolves.toBe(Code.ResourceExhausted);
-    expect([pool.queued, pool.queuedBatch]).toEqual([1, 3]);
-    pool.release(held);
-    for (const next of [interactive, ...batch]) pool.release(await next);
-    expect(order).toEqual(["i", "b1", "b2", "b3"]);
-    expect(pool.batchRunning).toEqual({ requests: 0, sequences: 0 });
-  });
+  it(
+    "serves every interactive waiter before any batch waiter, each lane in order; batch waiters are outside " +
+      "--max-queue",
+    async () => {
+      const pool = new SequencePool(fakeContext(1), { maxQueue: 1, queueTimeoutMs: 10_000 });
+      const signal = new AbortController().signal;
+      const held = await pool.acquire(prompt, signal);
+      const order: string[] = [];
+      const note = (name: string) => (s: LlamaContextSequence) => {
+        order.push(name);
+        return s;
+      };
+      const batch = [1, 2, 3].map((i) => pool.acquire(prompt, signal, "", claim(`b${i}`, [])).then(note(`b${i}`)));
+      const interactive = pool.acquire(prompt, signal).then(note("i"));
+      await expect(pool.acquire(prompt, signal).catch(codeOf)).resolves.toBe(Code.ResourceExhausted);
+      expect([pool.queued, pool.queuedBatch]).toEqual([1, 3]);
+      pool.release(held);
+      for (const next of [interactive, ...batch]) pool.release(await next);
+      expect(order).toEqual(["i", "b1", "b2", "b3"]);
+      expect(pool.batchRunning).toEqual({ requests: 0, sequences: 0 });
+    },
+  );
 
   it("never times a batch waiter out", async () => {
     const pool = new SequencePool(fakeContext(1), { maxQueue: 4, queueTimeoutMs: 20 });
@@ -60,30 +69,34 @@ describe("SequencePool: batch requests in idle capacity", () => {
     expect(await batch).toBe(held);
   });
 
-  it("preempts the batch request that took its sequence last, once per interactive waiter, never an interactive one", async () => {
-    const pool = new SequencePool(fakeContext(3), { maxQueue: 4, queueTimeoutMs: 10_000 });
-    const signal = new AbortController().signal;
-    const preempted: string[] = [];
-    const first = await pool.acquire(prompt, signal, "", claim("first", preempted));
-    await pool.acquire(prompt, signal);
-    const last = await pool.acquire(prompt, signal, "", claim("last", preempted));
-    expect(pool.batchRunning).toEqual({ requests: 2, sequences: 2 });
-    const waiting = pool.acquire(prompt, signal);
-    expect(preempted).toEqual(["last"]);
-    // A batch waiter preempts nothing.
-    const batch = pool.acquire(prompt, signal, "", claim("waiting", preempted));
-    expect(preempted).toEqual(["last"]);
-    pool.release(last);
-    expect(await waiting).toBe(last);
-    const second = pool.acquire(prompt, signal);
-    expect(preempted).toEqual(["last", "first"]);
-    pool.release(first);
-    expect(await second).toBe(first);
-    expect(pool.batchRunning).toEqual({ requests: 0, sequences: 0 });
-    expect(pool.queuedBatch).toBe(1);
-    pool.release(await second);
-    expect(await batch).toBe(first);
-  });
+  it(
+    "preempts the batch request that took its sequence last, once per interactive waiter, never an interactive " +
+      "one",
+    async () => {
+      const pool = new SequencePool(fakeContext(3), { maxQueue: 4, queueTimeoutMs: 10_000 });
+      const signal = new AbortController().signal;
+      const preempted: string[] = [];
+      const first = await pool.acquire(prompt, signal, "", claim("first", preempted));
+      await pool.acquire(prompt, signal);
+      const last = await pool.acquire(prompt, signal, "", claim("last", preempted));
+      expect(pool.batchRunning).toEqual({ requests: 2, sequences: 2 });
+      const waiting = pool.acquire(prompt, signal);
+      expect(preempted).toEqual(["last"]);
+      // A batch waiter preempts nothing.
+      const batch = pool.acquire(prompt, signal, "", claim("waiting", preempted));
+      expect(preempted).toEqual(["last"]);
+      pool.release(last);
+      expect(await waiting).toBe(last);
+      const second = pool.acquire(prompt, signal);
+      expect(preempted).toEqual(["last", "first"]);
+      pool.release(first);
+      expect(await second).toBe(first);
+      expect(pool.batchRunning).toEqual({ requests: 0, sequences: 0 });
+      expect(pool.queuedBatch).toBe(1);
+      pool.release(await second);
+      expect(await batch).toBe(first);
+    },
+  );
 
   it("preempts nothing when a sequence is free", async () => {
     const pool = new SequencePool(fakeContext(2), { maxQueue: 4, queueTimeoutMs: 10_000 });
@@ -118,7 +131,12 @@ describe("OneAtATime: batch calls", () => {
     const work = (name: string) => async () => {
       order.push(name);
     };
-    const calls = [queue.run(work("i1")), queue.run(work("b1"), true), queue.run(work("b2"), true), queue.run(work("i2"))];
+    const calls = [
+      queue.run(work("i1")),
+      queue.run(work("b1"), true),
+      queue.run(work("b2"), true),
+      queue.run(work("i2")),
+    ];
     expect(() => queue.run(work("i3"))).toThrow(expect.objectContaining({ code: Code.ResourceExhausted }));
     await Promise.all(calls);
     expect(order).toEqual(["i1", "i2", "b1", "b2"]);

@@ -8,7 +8,13 @@ import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ensureModels } from "../../gguf/models.js";
-import { EmbedInputSchema, FinishReason, type GenerateResponse, PreemptedSchema, Priority } from "../../proto/gen/inference/v1/inference_pb.js";
+import {
+  EmbedInputSchema,
+  FinishReason,
+  type GenerateResponse,
+  PreemptedSchema,
+  Priority,
+} from "../../proto/gen/inference/v1/inference_pb.js";
 import { PREEMPTED_MESSAGE } from "../../sidecar/engine/engine-errors.js";
 import type { RunningSidecar } from "../../sidecar/start-sidecar.js";
 import { startCatalogue } from "../support/catalogue.js";
@@ -69,71 +75,82 @@ afterAll(async () => {
 });
 
 describe("PRIORITY_BATCH generations", () => {
-  it("serves a waiting batch request after an interactive one that came later, and never counts it against --max-queue", async () => {
-    starts = [];
-    const holders = [call("h1", Priority.INTERACTIVE, 3000), call("h2", Priority.INTERACTIVE, 3000)];
-    await Promise.all(holders.map((h) => h.decoding));
-    const batch: Call[] = [];
-    for (const name of ["b1", "b2", "b3"]) {
-      batch.push(call(name, Priority.BATCH, 2));
-      await expect.poll(() => metric("sidecar_batch_requests_waiting")).toBe(batch.length);
-    }
-    const interactive = call("i", Priority.INTERACTIVE, 2);
-    await expect.poll(() => metric("sidecar_queue_length")).toBe(1);
-    // The interactive queue (--max-queue 1) is full; the three batch requests were not refused.
-    expect((await call("refused", Priority.INTERACTIVE, 2).ended).error?.code).toBe(Code.ResourceExhausted);
-    holders[0]?.stop();
-    expect(await interactive.ended).toEqual({ finish: FinishReason.LENGTH });
-    for (const b of batch) expect(await b.ended).toEqual({ finish: FinishReason.LENGTH });
-    // Interactive holders are never preempted: h2 decoded throughout.
-    expect(starts.slice(2)).toEqual(["i", "b1", "b2", "b3"]);
-    expect(sidecar.metrics.generationsPreempted).toBe(0);
-    holders[1]?.stop();
-    expect((await holders[1]?.ended)?.error?.code).toBe(Code.Canceled);
-  });
+  it(
+    "serves a waiting batch request after an interactive one that came later, and never counts it against " +
+      "--max-queue",
+    async () => {
+      starts = [];
+      const holders = [call("h1", Priority.INTERACTIVE, 3000), call("h2", Priority.INTERACTIVE, 3000)];
+      await Promise.all(holders.map((h) => h.decoding));
+      const batch: Call[] = [];
+      for (const name of ["b1", "b2", "b3"]) {
+        batch.push(call(name, Priority.BATCH, 2));
+        await expect.poll(() => metric("sidecar_batch_requests_waiting")).toBe(batch.length);
+      }
+      const interactive = call("i", Priority.INTERACTIVE, 2);
+      await expect.poll(() => metric("sidecar_queue_length")).toBe(1);
+      // The interactive queue (--max-queue 1) is full; the three batch requests were not refused.
+      expect((await call("refused", Priority.INTERACTIVE, 2).ended).error?.code).toBe(Code.ResourceExhausted);
+      holders[0]?.stop();
+      expect(await interactive.ended).toEqual({ finish: FinishReason.LENGTH });
+      for (const b of batch) expect(await b.ended).toEqual({ finish: FinishReason.LENGTH });
+      // Interactive holders are never preempted: h2 decoded throughout.
+      expect(starts.slice(2)).toEqual(["i", "b1", "b2", "b3"]);
+      expect(sidecar.metrics.generationsPreempted).toBe(0);
+      holders[1]?.stop();
+      expect((await holders[1]?.ended)?.error?.code).toBe(Code.Canceled);
+    },
+  );
 
-  it.each(["grpc", "grpc-web"] as const)("preempts the batch request that took its sequence last for an interactive one (%s)", async (transport) => {
-    const via = clientsFor(sidecar.url)[transport];
-    const preemptedBefore = sidecar.metrics.generationsPreempted;
-    const first = call("first", Priority.BATCH, 3000, via);
-    await first.decoding;
-    const last = call("last", Priority.BATCH, 3000, via);
-    await last.decoding;
-    expect(await metric("sidecar_batch_requests_running")).toBe(2);
-    const interactive = call("i", Priority.INTERACTIVE, 3, via);
-    const { error } = await last.ended;
-    expect(error?.code).toBe(Code.Aborted);
-    expect(error?.rawMessage).toBe(PREEMPTED_MESSAGE);
-    // The detail counts the tokens it had generated: every one it sent.
-    const tokens = last.events.filter((e) => e.case === "token").length;
-    expect(error?.findDetails(PreemptedSchema).map((d) => d.completionTokens)).toEqual([tokens]);
-    expect(await interactive.ended).toEqual({ finish: FinishReason.LENGTH });
-    expect(interactive.events.filter((e) => e.case === "token")).toHaveLength(3);
-    expect(sidecar.metrics.generationsPreempted).toBe(preemptedBefore + 1);
-    expect(await metric("sidecar_batch_preempted_total")).toBe(preemptedBefore + 1);
-    // The first batch request decodes on; its caller leaving ends it as any call.
-    expect(await metric("sidecar_batch_requests_running")).toBe(1);
-    first.stop();
-    expect((await first.ended).error?.code).toBe(Code.Canceled);
-  });
+  it.each(["grpc", "grpc-web"] as const)(
+    "preempts the batch request that took its sequence last for an interactive one (%s)",
+    async (transport) => {
+      const via = clientsFor(sidecar.url)[transport];
+      const preemptedBefore = sidecar.metrics.generationsPreempted;
+      const first = call("first", Priority.BATCH, 3000, via);
+      await first.decoding;
+      const last = call("last", Priority.BATCH, 3000, via);
+      await last.decoding;
+      expect(await metric("sidecar_batch_requests_running")).toBe(2);
+      const interactive = call("i", Priority.INTERACTIVE, 3, via);
+      const { error } = await last.ended;
+      expect(error?.code).toBe(Code.Aborted);
+      expect(error?.rawMessage).toBe(PREEMPTED_MESSAGE);
+      // The detail counts the tokens it had generated: every one it sent.
+      const tokens = last.events.filter((e) => e.case === "token").length;
+      expect(error?.findDetails(PreemptedSchema).map((d) => d.completionTokens)).toEqual([tokens]);
+      expect(await interactive.ended).toEqual({ finish: FinishReason.LENGTH });
+      expect(interactive.events.filter((e) => e.case === "token")).toHaveLength(3);
+      expect(sidecar.metrics.generationsPreempted).toBe(preemptedBefore + 1);
+      expect(await metric("sidecar_batch_preempted_total")).toBe(preemptedBefore + 1);
+      // The first batch request decodes on; its caller leaving ends it as any call.
+      expect(await metric("sidecar_batch_requests_running")).toBe(1);
+      first.stop();
+      expect((await first.ended).error?.code).toBe(Code.Canceled);
+    },
+  );
 
-  it("frees the sequence at the batch request's next decode step: no batch starts while the interactive request waits", async () => {
-    const loaded = sidecar.models[0];
-    if (loaded === undefined) throw new Error("no model loaded");
-    const holders = [call("b1", Priority.BATCH, 3000), call("b2", Priority.BATCH, 3000)];
-    await Promise.all(holders.map((h) => h.decoding));
-    const whileWaiting: number[][] = [];
-    watchBatches(loaded, (tokens) => {
-      if (loaded.pool.queued > 0) whileWaiting.push(tokens);
-    });
-    const interactive = call("i", Priority.INTERACTIVE, 3);
-    expect(await interactive.ended).toEqual({ finish: FinishReason.LENGTH });
-    expect((await holders[1]?.ended)?.error?.code).toBe(Code.Aborted);
-    // The step in flight when the request came was the preempted request's last.
-    expect(whileWaiting).toEqual([]);
-    holders[0]?.stop();
-    await holders[0]?.ended;
-  });
+  it(
+    "frees the sequence at the batch request's next decode step: no batch starts while the interactive request " +
+      "waits",
+    async () => {
+      const loaded = sidecar.models[0];
+      if (loaded === undefined) throw new Error("no model loaded");
+      const holders = [call("b1", Priority.BATCH, 3000), call("b2", Priority.BATCH, 3000)];
+      await Promise.all(holders.map((h) => h.decoding));
+      const whileWaiting: number[][] = [];
+      watchBatches(loaded, (tokens) => {
+        if (loaded.pool.queued > 0) whileWaiting.push(tokens);
+      });
+      const interactive = call("i", Priority.INTERACTIVE, 3);
+      expect(await interactive.ended).toEqual({ finish: FinishReason.LENGTH });
+      expect((await holders[1]?.ended)?.error?.code).toBe(Code.Aborted);
+      // The step in flight when the request came was the preempted request's last.
+      expect(whileWaiting).toEqual([]);
+      holders[0]?.stop();
+      await holders[0]?.ended;
+    },
+  );
 
   it("keeps a batch request's tokens out of the batch that evaluates an interactive prompt", async () => {
     const loaded = sidecar.models[0];
@@ -209,9 +226,16 @@ describe("PRIORITY_BATCH calls waiting for a model's load", () => {
       const acquire = (batch: boolean) => catalogue.registry.acquire("random-tiny", { signal, batch });
       const batch = [acquire(true), acquire(true), acquire(true)];
       const interactive = acquire(false);
-      await expect(acquire(false).catch((e: unknown) => ConnectError.from(e).code)).resolves.toBe(Code.ResourceExhausted);
+      await expect(acquire(false).catch((e: unknown) => ConnectError.from(e).code)).resolves.toBe(
+        Code.ResourceExhausted,
+      );
       const leases = await Promise.all([...batch, interactive]);
-      expect(leases.map((lease) => lease.model.id)).toEqual(["random-tiny", "random-tiny", "random-tiny", "random-tiny"]);
+      expect(leases.map((lease) => lease.model.id)).toEqual([
+        "random-tiny",
+        "random-tiny",
+        "random-tiny",
+        "random-tiny",
+      ]);
       for (const lease of leases) lease.release();
     } finally {
       await catalogue.stop();

@@ -67,25 +67,38 @@ describe("sidecar/engine/ rooms", () => {
 
 describe("sidecar/catalogue/", () => {
   const catalogueDir = join(root, "sidecar", "catalogue");
-  const named = (dir: string) => sources(dir).map((file) => [relative(root, file).split(/[\\/]/).join("/"), file] as const);
+  const named = (dir: string) =>
+    sources(dir).map((file) => [relative(root, file).split(/[\\/]/).join("/"), file] as const);
 
   it.each(named(catalogueDir))("%s imports only itself, engine/llama/ and the engine's shared files", (_name, file) => {
     const bad = relativeImports(file).filter((target) => {
-      if (target.startsWith("proto/gen/") || target.startsWith("sidecar/catalogue/") || target.startsWith("sidecar/engine/llama/")) return false;
+      if (
+        target.startsWith("proto/gen/") ||
+        target.startsWith("sidecar/catalogue/") ||
+        target.startsWith("sidecar/engine/llama/")
+      )
+        return false;
       return roomOf(target) !== SHARED;
     });
     expect(bad).toEqual([]);
   });
 
-  it.each([...named(engineDir), ...named(join(root, "sidecar", "transport"))])("%s does not import the catalogue", (_name, file) => {
-    expect(relativeImports(file).filter((target) => target.startsWith("sidecar/catalogue/"))).toEqual([]);
-  });
+  it.each([...named(engineDir), ...named(join(root, "sidecar", "transport"))])(
+    "%s does not import the catalogue",
+    (_name, file) => {
+      expect(relativeImports(file).filter((target) => target.startsWith("sidecar/catalogue/"))).toEqual([]);
+    },
+  );
 });
 
 describe("sidecar/metrics/", () => {
-  const named = (dir: string) => sources(dir).map((file) => [relative(root, file).split(/[\\/]/).join("/"), file] as const);
+  const named = (dir: string) =>
+    sources(dir).map((file) => [relative(root, file).split(/[\\/]/).join("/"), file] as const);
 
-  it.each([...named(engineDir), ...named(join(root, "sidecar", "transport"))])("%s does not import metrics/", (_name, file) => {
-    expect(relativeImports(file).filter((target) => target.startsWith("sidecar/metrics/"))).toEqual([]);
-  });
+  it.each([...named(engineDir), ...named(join(root, "sidecar", "transport"))])(
+    "%s does not import metrics/",
+    (_name, file) => {
+      expect(relativeImports(file).filter((target) => target.startsWith("sidecar/metrics/"))).toEqual([]);
+    },
+  );
 });

@@ -29,7 +29,9 @@ function promptOf(seed: number, words = 120): string {
   let x = seed * 7919 + 17;
   for (let i = 0; i < words; i++) {
     x = (x * 1103515245 + 12345) % 2 ** 31;
-    out.push(["river", "stone", "lamp", "orbit", "maple", "signal", "copper", "harbor", "violet", "engine"][x % 10] ?? "");
+    out.push(
+      ["river", "stone", "lamp", "orbit", "maple", "signal", "copper", "harbor", "violet", "engine"][x % 10] ?? "",
+    );
   }
   return `${["Alpha", "Bravo", "Charlie", "Delta"][seed]} ${out.join(" ")}`;
 }
@@ -54,12 +56,18 @@ interface Run {
 
 async function run(loaded: LoadedModel, prompt: string, ttlSeconds?: number): Promise<Run> {
   const cacheMarks = ttlSeconds === undefined ? [] : [{ messages: 0, ttlSeconds }];
-  const request = create(GenerateRequestSchema, { input: { case: "prompt", value: prompt }, maxTokens: 12, sampling: { temperature: 0 }, cacheMarks });
+  const request = create(GenerateRequestSchema, {
+    input: { case: "prompt", value: prompt },
+    maxTokens: 12,
+    sampling: { temperature: 0 },
+    cacheMarks,
+  });
   let cached = -1;
   let promptTokens = 0;
   const tokens: number[] = [];
   for await (const { event } of generate(loaded, request, new AbortController().signal, new EngineMetrics())) {
-    if (event?.case === "start") [cached, promptTokens] = [event.value.cachedTokens ?? 0, event.value.promptTokens ?? 0];
+    if (event?.case === "start")
+      [cached, promptTokens] = [event.value.cachedTokens ?? 0, event.value.promptTokens ?? 0];
     if (event?.case === "token") tokens.push(event.value.id ?? -1);
   }
   return { cached, promptTokens, tokens };
@@ -121,7 +129,10 @@ describe("KV cache tier with a model", () => {
         expect(stats?.states).toBe(2);
         expect(stats?.dropped).toBe(0);
         await loaded.kvTier?.settled();
-        const files = cacheDir === undefined ? [] : (await readdir(loaded.kvTier?.dir ?? "")).filter((name) => name.endsWith(".kv"));
+        const files =
+          cacheDir === undefined
+            ? []
+            : (await readdir(loaded.kvTier?.dir ?? "")).filter((name) => name.endsWith(".kv"));
         // The grown prompt, saved ahead, supersedes A's state: A's prompt and all but A's last few
         // (generated) tokens are in it. One file a state with --cache-dir, none in memory.
         expect(files).toHaveLength(cacheDir === undefined ? 0 : 2);
@@ -182,7 +193,9 @@ describe("KV cache tier with a model", () => {
       const files = async (): Promise<string[]> => {
         // The saves queued so far (a sequence left idle is saved ahead) are done first.
         await tier.settled();
-        return (await readdir(tier.dir)).filter((name) => name.endsWith(".kv")).map((name) => path.join(tier.dir, name));
+        return (await readdir(tier.dir))
+          .filter((name) => name.endsWith(".kv"))
+          .map((name) => path.join(tier.dir, name));
       };
       await run(loaded, A);
       await run(loaded, B);
@@ -368,33 +381,49 @@ describe("KvTier", () => {
     }
   });
 
-  it("keeps a marked state while it evicts unmarked ones, and lets it go by recency once its mark expires", async () => {
-    const clock = { now: 1_000_000 };
-    const tier = await KvTier.open({ budgetBytes: 250, identity: "m", between, log: () => undefined, now: () => clock.now });
-    try {
-      // 1000's prompt is marked for 60 s; the sequence is then taken over (saved, marked).
-      const marked = fakeSequence([], 100);
-      await tier.prepare(marked, range(1000) as Token[], false, [{ tokens: MIN_STATE_TOKENS, ttlMs: 60_000 }]);
-      (marked as unknown as { contextTokens: number[] }).contextTokens = range(1000);
-      await tier.prepare(marked, [1] as Token[], false);
-      for (const first of [2000, 3000, 4000]) await tier.prepare(fakeSequence(range(first), 100), [1] as Token[], false);
-      // The least recently used is 1000, yet 2000 and 3000 went: 1000 is marked.
-      expect(tier.stats).toMatchObject({ states: 2, marked: 1, saves: 4, evictions: 2 });
-      expect(await restores(tier, 1000)).toBe(true);
-      // A minute later the mark has expired: states go by recency alone (4000, then 1000).
-      clock.now += 60_000;
-      expect(tier.stats.marked).toBe(0);
-      for (const first of [5000, 6000]) await tier.prepare(fakeSequence(range(first), 100), [1] as Token[], false);
-      expect(tier.stats).toMatchObject({ states: 2, marked: 0, evictions: 4 });
-      expect(await restores(tier, 1000)).toBe(false);
-    } finally {
-      await tier.dispose();
-    }
-  });
+  it(
+    "keeps a marked state while it evicts unmarked ones, and lets it go by recency once its mark " + "expires",
+    async () => {
+      const clock = { now: 1_000_000 };
+      const tier = await KvTier.open({
+        budgetBytes: 250,
+        identity: "m",
+        between,
+        log: () => undefined,
+        now: () => clock.now,
+      });
+      try {
+        // 1000's prompt is marked for 60 s; the sequence is then taken over (saved, marked).
+        const marked = fakeSequence([], 100);
+        await tier.prepare(marked, range(1000) as Token[], false, [{ tokens: MIN_STATE_TOKENS, ttlMs: 60_000 }]);
+        (marked as unknown as { contextTokens: number[] }).contextTokens = range(1000);
+        await tier.prepare(marked, [1] as Token[], false);
+        for (const first of [2000, 3000, 4000])
+          await tier.prepare(fakeSequence(range(first), 100), [1] as Token[], false);
+        // The least recently used is 1000, yet 2000 and 3000 went: 1000 is marked.
+        expect(tier.stats).toMatchObject({ states: 2, marked: 1, saves: 4, evictions: 2 });
+        expect(await restores(tier, 1000)).toBe(true);
+        // A minute later the mark has expired: states go by recency alone (4000, then 1000).
+        clock.now += 60_000;
+        expect(tier.stats.marked).toBe(0);
+        for (const first of [5000, 6000]) await tier.prepare(fakeSequence(range(first), 100), [1] as Token[], false);
+        expect(tier.stats).toMatchObject({ states: 2, marked: 0, evictions: 4 });
+        expect(await restores(tier, 1000)).toBe(false);
+      } finally {
+        await tier.dispose();
+      }
+    },
+  );
 
   it("takes the marks of the states it supersedes, until they expire", async () => {
     const clock = { now: 1_000_000 };
-    const tier = await KvTier.open({ budgetBytes: 10_000, identity: "m", between, log: () => undefined, now: () => clock.now });
+    const tier = await KvTier.open({
+      budgetBytes: 10_000,
+      identity: "m",
+      between,
+      log: () => undefined,
+      now: () => clock.now,
+    });
     try {
       const session = fakeSequence([], 100);
       await tier.prepare(session, range(1000) as Token[], false, [{ tokens: 10, ttlMs: 1000 }]);
@@ -413,7 +442,8 @@ describe("KvTier", () => {
   it("with --cache-dir, keeps the marks across a restart (expiry as wall-clock time)", async () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), "kv-tier-marks-"));
     const clock = { now: 1_000_000 };
-    const open = () => KvTier.open({ budgetBytes: 10_000, dir, identity: "m", between, log: () => undefined, now: () => clock.now });
+    const open = () =>
+      KvTier.open({ budgetBytes: 10_000, dir, identity: "m", between, log: () => undefined, now: () => clock.now });
     try {
       const first = await open();
       const marked = fakeSequence([], 100);
@@ -459,7 +489,8 @@ describe("KvTier", () => {
 
   it("shares one --cache-dir between models: each in its own folder, none deleting the other's states", async () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), "kv-tier-unit-"));
-    const open = (identity: string) => KvTier.open({ budgetBytes: 10_000, dir, identity, between, log: () => undefined });
+    const open = (identity: string) =>
+      KvTier.open({ budgetBytes: 10_000, dir, identity, between, log: () => undefined });
     try {
       const [one, two] = [await open("model-1"), await open("model-2")];
       expect(one.dir).not.toBe(two.dir);
@@ -480,7 +511,8 @@ describe("KvTier", () => {
   it("leaves a model's --cache-dir folder to the running sidecar that holds it, with a log line", async () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), "kv-tier-unit-"));
     const lines: string[] = [];
-    const open = (log: (line: string) => void = () => undefined) => KvTier.open({ budgetBytes: 10_000, dir, identity: "model-1", between, log });
+    const open = (log: (line: string) => void = () => undefined) =>
+      KvTier.open({ budgetBytes: 10_000, dir, identity: "model-1", between, log });
     try {
       const first = await open();
       await first.prepare(fakeSequence(range(1000), 100), [1] as Token[], false);
@@ -491,7 +523,8 @@ describe("KvTier", () => {
       expect(path.dirname(second.dir)).not.toBe(dir);
       expect(second.stats.states).toBe(0);
       expect(lines).toEqual([
-        `kv tier: ${modelFolder(dir, "model-1")} is in use by process ${process.ppid}; this sidecar keeps its states in a private folder until it stops`,
+        `kv tier: ${modelFolder(dir, "model-1")} is in use by process ${process.ppid}; this sidecar keeps its states ` +
+          `in a private folder until it stops`,
       ]);
       await second.dispose();
       // A stale owner (no such process) is replaced: the states are found again.
@@ -537,66 +570,92 @@ describe("KvTier", () => {
     }
   });
 
-  it("keeps states in memory when given them (no folder), frees what it lets go of, and drops one that does not restore", async () => {
-    const freed: number[] = [];
-    const lines: string[] = [];
-    let captured = 0;
-    const states: SequenceStates = {
-      async capture() {
-        const id = ++captured;
-        return { bytes: 100, dispose: () => void freed.push(id) };
-      },
-      async restore(sequence, _state, tokens) {
-        if (tokens[0] === 2000) throw new Error("refused");
-        (sequence as unknown as { contextTokens: readonly Token[] }).contextTokens = tokens;
-      },
-    };
-    const tier = await KvTier.open({ budgetBytes: 250, identity: "m", between, log: (line) => lines.push(line), states });
-    try {
-      expect(tier.dir).toBe("");
-      for (const first of [1000, 2000, 3000]) await tier.prepare(fakeSequence(range(first), 100), [1] as Token[], true);
-      await tier.settled();
-      // The budget holds two: the first state went, and its memory with it.
-      expect(tier.stats).toMatchObject({ states: 2, evictions: 1 });
-      expect(freed).toEqual([1]);
-      expect(await restores(tier, 3000)).toBe(true);
-      expect(await restores(tier, 2000)).toBe(false);
-      await tier.settled();
-      expect(tier.stats).toMatchObject({ states: 1, dropped: 1, hits: 1 });
-      expect(freed).toEqual([1, 2]);
-      expect(lines.join("\n")).toMatch(/dropped a 64-token state that did not load \(refused\)/);
-    } finally {
-      await tier.dispose();
-    }
-    expect(freed).toEqual([1, 2, 3]);
-  });
+  it(
+    "keeps states in memory when given them (no folder), frees what it lets go of, and drops one that does not " +
+      "restore",
+    async () => {
+      const freed: number[] = [];
+      const lines: string[] = [];
+      let captured = 0;
+      const states: SequenceStates = {
+        async capture() {
+          const id = ++captured;
+          return { bytes: 100, dispose: () => void freed.push(id) };
+        },
+        async restore(sequence, _state, tokens) {
+          if (tokens[0] === 2000) throw new Error("refused");
+          (sequence as unknown as { contextTokens: readonly Token[] }).contextTokens = tokens;
+        },
+      };
+      const tier = await KvTier.open({
+        budgetBytes: 250,
+        identity: "m",
+        between,
+        log: (line) => lines.push(line),
+        states,
+      });
+      try {
+        expect(tier.dir).toBe("");
+        for (const first of [1000, 2000, 3000])
+          await tier.prepare(fakeSequence(range(first), 100), [1] as Token[], true);
+        await tier.settled();
+        // The budget holds two: the first state went, and its memory with it.
+        expect(tier.stats).toMatchObject({ states: 2, evictions: 1 });
+        expect(freed).toEqual([1]);
+        expect(await restores(tier, 3000)).toBe(true);
+        expect(await restores(tier, 2000)).toBe(false);
+        await tier.settled();
+        expect(tier.stats).toMatchObject({ states: 1, dropped: 1, hits: 1 });
+        expect(freed).toEqual([1, 2]);
+        expect(lines.join("\n")).toMatch(/dropped a 64-token state that did not load \(refused\)/);
+      } finally {
+        await tier.dispose();
+      }
+      expect(freed).toEqual([1, 2, 3]);
+    },
+  );
 
-  it("supersedes a state the new one holds all but its last few tokens of, unless a mark in force lies in them", async () => {
-    const clock = { now: 1_000_000 };
-    const tier = await KvTier.open({ budgetBytes: 10_000, identity: "m", between, log: () => undefined, now: () => clock.now });
-    try {
-      const session = range(1000, 3 * MIN_STATE_TOKENS);
-      // The next turn: the reply's last tokens differ (sent back re-rendered), then more.
-      const next = [...session.slice(0, -10), ...range(9000, MIN_STATE_TOKENS)];
-      await tier.prepare(fakeSequence(session, 100), [1] as Token[], false);
-      await tier.prepare(fakeSequence(next, 100), [1] as Token[], false);
-      expect(tier.stats).toMatchObject({ states: 1, saves: 2 });
-      expect(tier.keeps(fakeSequence(next, 100))).toBe(true);
-      expect(tier.keeps(fakeSequence(session, 100))).toBe(false);
-      // A tail of MIN_STATE_TOKENS or more is worth keeping.
-      const other = [...next.slice(0, -MIN_STATE_TOKENS), ...range(7000, MIN_STATE_TOKENS)];
-      await tier.prepare(fakeSequence(other, 100), [1] as Token[], false);
-      expect(tier.stats).toMatchObject({ states: 2, saves: 3 });
-      // A marked end is kept for its mark's time.
-      const marked = fakeSequence(range(20_000, 2 * MIN_STATE_TOKENS), 100);
-      await tier.prepare(marked, range(20_000, 2 * MIN_STATE_TOKENS) as Token[], false, [{ tokens: 2 * MIN_STATE_TOKENS, ttlMs: 300_000 }]);
-      await tier.prepare(marked, [1] as Token[], false);
-      await tier.prepare(fakeSequence([...range(20_000, 2 * MIN_STATE_TOKENS - 5), ...range(30_000, 20)], 100), [1] as Token[], false);
-      expect(tier.stats).toMatchObject({ states: 4, marked: 1 });
-    } finally {
-      await tier.dispose();
-    }
-  });
+  it(
+    "supersedes a state the new one holds all but its last few tokens of, unless a mark in force lies in " + "them",
+    async () => {
+      const clock = { now: 1_000_000 };
+      const tier = await KvTier.open({
+        budgetBytes: 10_000,
+        identity: "m",
+        between,
+        log: () => undefined,
+        now: () => clock.now,
+      });
+      try {
+        const session = range(1000, 3 * MIN_STATE_TOKENS);
+        // The next turn: the reply's last tokens differ (sent back re-rendered), then more.
+        const next = [...session.slice(0, -10), ...range(9000, MIN_STATE_TOKENS)];
+        await tier.prepare(fakeSequence(session, 100), [1] as Token[], false);
+        await tier.prepare(fakeSequence(next, 100), [1] as Token[], false);
+        expect(tier.stats).toMatchObject({ states: 1, saves: 2 });
+        expect(tier.keeps(fakeSequence(next, 100))).toBe(true);
+        expect(tier.keeps(fakeSequence(session, 100))).toBe(false);
+        // A tail of MIN_STATE_TOKENS or more is worth keeping.
+        const other = [...next.slice(0, -MIN_STATE_TOKENS), ...range(7000, MIN_STATE_TOKENS)];
+        await tier.prepare(fakeSequence(other, 100), [1] as Token[], false);
+        expect(tier.stats).toMatchObject({ states: 2, saves: 3 });
+        // A marked end is kept for its mark's time.
+        const marked = fakeSequence(range(20_000, 2 * MIN_STATE_TOKENS), 100);
+        await tier.prepare(marked, range(20_000, 2 * MIN_STATE_TOKENS) as Token[], false, [
+          { tokens: 2 * MIN_STATE_TOKENS, ttlMs: 300_000 },
+        ]);
+        await tier.prepare(marked, [1] as Token[], false);
+        await tier.prepare(
+          fakeSequence([...range(20_000, 2 * MIN_STATE_TOKENS - 5), ...range(30_000, 20)], 100),
+          [1] as Token[],
+          false,
+        );
+        expect(tier.stats).toMatchObject({ states: 4, marked: 1 });
+      } finally {
+        await tier.dispose();
+      }
+    },
+  );
 
   it("captures a state that extends a held one into that one's buffer, which it never frees", async () => {
     const freed: number[] = [];
@@ -645,7 +704,9 @@ describe("KV cache tier in the sidecar", () => {
   it("reports states, bytes, saves, hits and misses in /metrics", async () => {
     const client = clientsFor(sidecar.url).grpc;
     const cachedOf = async (prompt: string): Promise<number> => {
-      const events = await collect(client.generate({ input: { case: "prompt", value: prompt }, maxTokens: 4, sampling: { temperature: 0 } }));
+      const events = await collect(
+        client.generate({ input: { case: "prompt", value: prompt }, maxTokens: 4, sampling: { temperature: 0 } }),
+      );
       const start = events[0];
       return start?.case === "start" ? start.value.cachedTokens : -1;
     };

@@ -1,7 +1,13 @@
 // The node-llama-cpp internals the engine reads (sidecar/engine/llama/llama-internals.ts): all there in
 // the installed version, and a clear start-up failure naming what is missing when they are not.
 import { readFileSync } from "node:fs";
-import { LlamaGrammarEvaluationState, type Llama, type LlamaContext, type LlamaModel, type Token } from "node-llama-cpp";
+import {
+  LlamaGrammarEvaluationState,
+  type Llama,
+  type LlamaContext,
+  type LlamaModel,
+  type Token,
+} from "node-llama-cpp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { modelPath } from "../../gguf/models.js";
 import {
@@ -32,7 +38,8 @@ describe("node-llama-cpp internals", () => {
   afterAll(() => loaded?.dispose());
 
   it("are read from the version the project pins", () => {
-    const pinned = (JSON.parse(readFileSync("package.json", "utf8")) as { dependencies: Record<string, string> }).dependencies["node-llama-cpp"];
+    const pinned = (JSON.parse(readFileSync("package.json", "utf8")) as { dependencies: Record<string, string> })
+      .dependencies["node-llama-cpp"];
     expect(installedVersion()).toBe(SUPPORTED_NODE_LLAMA_CPP);
     expect(pinned).toBe(SUPPORTED_NODE_LLAMA_CPP);
   });
@@ -72,14 +79,21 @@ describe("node-llama-cpp internals", () => {
 
   it("fail the start-up clearly, naming the internal that is missing", async () => {
     const missing = (what: string) =>
-      `node-llama-cpp internals changed: ${what} is missing (llm-edge reads it as of node-llama-cpp ${SUPPORTED_NODE_LLAMA_CPP}`;
-    await expect(checkLlamaInternals({ ...loaded, context: {} as LlamaContext })).rejects.toThrow(missing("LlamaContext._decodeTokens"));
-    expect(() => decodeQueue({ _decodeTokens: () => undefined } as unknown as LlamaContext)).toThrow(missing("LlamaContext._queuedDecodes"));
+      `node-llama-cpp internals changed: ${what} is missing (llm-edge reads it as of node-llama-cpp ` +
+      `${SUPPORTED_NODE_LLAMA_CPP}`;
+    await expect(checkLlamaInternals({ ...loaded, context: {} as LlamaContext })).rejects.toThrow(
+      missing("LlamaContext._decodeTokens"),
+    );
+    expect(() => decodeQueue({ _decodeTokens: () => undefined } as unknown as LlamaContext)).toThrow(
+      missing("LlamaContext._queuedDecodes"),
+    );
     expect(() => threadsPerBatch({ _ctx: { initBatch: () => undefined } } as unknown as LlamaContext, () => 1)).toThrow(
       missing("LlamaContext._ctx.setThreads"),
     );
     expect(() => vocabularyEntry({} as LlamaModel, 0 as Token)).toThrow(missing("LlamaModel._model.getTokenString"));
-    expect(() => grammarStepper({} as Llama)).toThrow(missing("Llama._bindings.AddonSampler.canBeNextTokenForGrammarEvaluationState"));
+    expect(() => grammarStepper({} as Llama)).toThrow(
+      missing("Llama._bindings.AddonSampler.canBeNextTokenForGrammarEvaluationState"),
+    );
     expect(() => sequenceIdOf({} as never)).toThrow(missing("LlamaContextSequence._sequenceId"));
   });
 });

@@ -26,8 +26,14 @@ describe("the metrics port", () => {
     expect(response.status).toBe(200);
     expect(response.headers.get("content-type")).toBe("text/plain; version=0.0.4; charset=utf-8");
     const metrics = await readMetrics(metricsUrl);
-    expect(metrics).toMatchObject({ sidecar_queue_length: 0, sidecar_sequences_busy: 0, sidecar_kv_cache_usage_ratio: 0 });
-    expect(await readMetrics(sidecar.url, { headers: { authorization: `Bearer ${TOKEN}` } })).toMatchObject({ sidecar_queue_length: 0 });
+    expect(metrics).toMatchObject({
+      sidecar_queue_length: 0,
+      sidecar_sequences_busy: 0,
+      sidecar_kv_cache_usage_ratio: 0,
+    });
+    expect(await readMetrics(sidecar.url, { headers: { authorization: `Bearer ${TOKEN}` } })).toMatchObject({
+      sidecar_queue_length: 0,
+    });
   });
 
   it("answers /healthz, and 404 for anything else (no gRPC-Web, no other path)", async () => {
@@ -44,11 +50,17 @@ describe("the metrics port", () => {
 });
 
 describe("readConfig, --metrics-port", () => {
-  it("is off unless given; METRICS_PORT and METRICS_HOST (127.0.0.1 by default) set it; bad values name the flag", () => {
-    expect(readConfig([], {})).toMatchObject({ metricsPort: undefined, metricsHost: "127.0.0.1" });
-    expect(readConfig([], { METRICS_PORT: "9400", METRICS_HOST: "0.0.0.0" })).toMatchObject({ metricsPort: 9400, metricsHost: "0.0.0.0" });
-    expect(readConfig(["--metrics-port", "9500"], { METRICS_PORT: "9400" }).metricsPort).toBe(9500);
-    expect(() => readConfig(["--metrics-port", "http"], {})).toThrow(/--metrics-port must be an integer/);
-    expect(() => readConfig(["--metrics-port", "70000"], {})).toThrow(/--metrics-port must be at most 65535/);
-  });
+  it(
+    "is off unless given; METRICS_PORT and METRICS_HOST (127.0.0.1 by default) set it; bad values name the " + "flag",
+    () => {
+      expect(readConfig([], {})).toMatchObject({ metricsPort: undefined, metricsHost: "127.0.0.1" });
+      expect(readConfig([], { METRICS_PORT: "9400", METRICS_HOST: "0.0.0.0" })).toMatchObject({
+        metricsPort: 9400,
+        metricsHost: "0.0.0.0",
+      });
+      expect(readConfig(["--metrics-port", "9500"], { METRICS_PORT: "9400" }).metricsPort).toBe(9500);
+      expect(() => readConfig(["--metrics-port", "http"], {})).toThrow(/--metrics-port must be an integer/);
+      expect(() => readConfig(["--metrics-port", "70000"], {})).toThrow(/--metrics-port must be at most 65535/);
+    },
+  );
 });

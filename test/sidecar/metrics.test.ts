@@ -16,7 +16,9 @@ async function scrape(url: string): Promise<Map<string, PrometheusFamily>> {
 
 const value = (families: Map<string, PrometheusFamily>, name: string, labels?: Record<string, string>): number => {
   const family = families.get(name);
-  const sample = family?.metrics.find((m) => labels === undefined || Object.entries(labels).every(([k, v]) => m.labels?.[k] === v));
+  const sample = family?.metrics.find(
+    (m) => labels === undefined || Object.entries(labels).every(([k, v]) => m.labels?.[k] === v),
+  );
   return Number(sample?.value);
 };
 
@@ -35,20 +37,31 @@ describe("GET /metrics", () => {
       expect(family.help, family.name).not.toBe("");
       expect(["COUNTER", "GAUGE", "HISTOGRAM"], family.name).toContain(family.type);
     }
-    const events = await collect(clientsFor(sidecar.url).grpc.generate({ input: { case: "prompt", value: "Once upon a time" }, maxTokens: 5 }));
+    const events = await collect(
+      clientsFor(sidecar.url).grpc.generate({ input: { case: "prompt", value: "Once upon a time" }, maxTokens: 5 }),
+    );
     const finish = events.at(-1);
     expect(finish?.case).toBe("finish");
     const promptTokens = finish?.case === "finish" ? finish.value.promptTokens : 0;
     const after = await scrape(sidecar.url);
     expect(value(after, "sidecar_tokens_generated_total") - value(before, "sidecar_tokens_generated_total")).toBe(5);
-    expect(value(after, "sidecar_prompt_tokens_total") - value(before, "sidecar_prompt_tokens_total")).toBe(promptTokens);
-    expect(value(after, "sidecar_requests_total", { outcome: "completed" }) - value(before, "sidecar_requests_total", { outcome: "completed" })).toBe(1);
+    expect(value(after, "sidecar_prompt_tokens_total") - value(before, "sidecar_prompt_tokens_total")).toBe(
+      promptTokens,
+    );
+    expect(
+      value(after, "sidecar_requests_total", { outcome: "completed" }) -
+        value(before, "sidecar_requests_total", { outcome: "completed" }),
+    ).toBe(1);
     // Nothing another sequence held was copied for this short prompt (decode/prefix-copy.ts).
     for (const name of ["sidecar_prefix_copies_total", "sidecar_prefix_copied_tokens_total"]) {
       expect(after.get(name)?.type, name).toBe("COUNTER");
       expect(value(after, name), name).toBe(0);
     }
-    for (const name of ["sidecar_time_to_first_token_seconds", "sidecar_time_per_output_token_seconds", "sidecar_queue_wait_seconds"]) {
+    for (const name of [
+      "sidecar_time_to_first_token_seconds",
+      "sidecar_time_per_output_token_seconds",
+      "sidecar_queue_wait_seconds",
+    ]) {
       const count = (families: Map<string, PrometheusFamily>) => Number(families.get(name)?.metrics[0]?.count);
       expect(after.get(name)?.type, name).toBe("HISTOGRAM");
       expect(count(after) - count(before), name).toBe(1);
@@ -57,7 +70,10 @@ describe("GET /metrics", () => {
 
   it("reports running requests and KV-cache use while a generation runs, under the gateway's names", async () => {
     const abort = new AbortController();
-    const stream = clientsFor(sidecar.url).grpc.generate({ input: { case: "prompt", value: "Let us sing. Sing" }, maxTokens: 200 }, { signal: abort.signal });
+    const stream = clientsFor(sidecar.url).grpc.generate(
+      { input: { case: "prompt", value: "Let us sing. Sing" }, maxTokens: 200 },
+      { signal: abort.signal },
+    );
     const iterator = stream[Symbol.asyncIterator]();
     for (let i = 0; i < 6; i++) await iterator.next(); // start and a few tokens
     const during = await scrape(sidecar.url);
@@ -72,23 +88,32 @@ describe("GET /metrics", () => {
     }
   });
 
-  it("counts, per model, the tokens prompt lookup drafted and those the reply took, under its names and vLLM's, as ListModels does", async () => {
-    const before = await scrape(sidecar.url);
-    const events = await collect(clientsFor(sidecar.url).grpc.generate({ input: { case: "prompt", value: "Let us sing. Sing" }, maxTokens: 40 }));
-    expect(events.at(-1)?.case).toBe("finish");
-    const after = await scrape(sidecar.url);
-    const delta = (name: string, labels: Record<string, string>) => value(after, name, labels) - (value(before, name, labels) || 0);
-    const drafted = delta("sidecar_model_draft_tokens_total", { model: "scripted" });
-    const accepted = delta("sidecar_model_draft_accepted_tokens_total", { model: "scripted" });
-    // A reply of " la" 40 times drafts its own loop: most tokens come from drafts.
-    expect(accepted).toBeGreaterThanOrEqual(30);
-    expect(drafted).toBeGreaterThanOrEqual(accepted);
-    expect(delta("vllm:spec_decode_num_draft_tokens_total", { model_name: "scripted" })).toBe(drafted);
-    expect(delta("vllm:spec_decode_num_accepted_tokens_total", { model_name: "scripted" })).toBe(accepted);
-    const { models } = await clientsFor(sidecar.url).grpc.listModels({});
-    const model = models.find((m) => m.id === "scripted");
-    expect([model?.speculation, model?.draftMax]).toEqual(["lookup", DEFAULT_LOOKUP_DRAFT]);
-    expect(Number(model?.draftAcceptedTokens)).toBe(value(after, "sidecar_model_draft_accepted_tokens_total", { model: "scripted" }));
-    expect(Number(model?.draftTokens)).toBe(value(after, "sidecar_model_draft_tokens_total", { model: "scripted" }));
-  });
+  it(
+    "counts, per model, the tokens prompt lookup drafted and those the reply took, under its names and vLLM's, as " +
+      "ListModels does",
+    async () => {
+      const before = await scrape(sidecar.url);
+      const events = await collect(
+        clientsFor(sidecar.url).grpc.generate({ input: { case: "prompt", value: "Let us sing. Sing" }, maxTokens: 40 }),
+      );
+      expect(events.at(-1)?.case).toBe("finish");
+      const after = await scrape(sidecar.url);
+      const delta = (name: string, labels: Record<string, string>) =>
+        value(after, name, labels) - (value(before, name, labels) || 0);
+      const drafted = delta("sidecar_model_draft_tokens_total", { model: "scripted" });
+      const accepted = delta("sidecar_model_draft_accepted_tokens_total", { model: "scripted" });
+      // A reply of " la" 40 times drafts its own loop: most tokens come from drafts.
+      expect(accepted).toBeGreaterThanOrEqual(30);
+      expect(drafted).toBeGreaterThanOrEqual(accepted);
+      expect(delta("vllm:spec_decode_num_draft_tokens_total", { model_name: "scripted" })).toBe(drafted);
+      expect(delta("vllm:spec_decode_num_accepted_tokens_total", { model_name: "scripted" })).toBe(accepted);
+      const { models } = await clientsFor(sidecar.url).grpc.listModels({});
+      const model = models.find((m) => m.id === "scripted");
+      expect([model?.speculation, model?.draftMax]).toEqual(["lookup", DEFAULT_LOOKUP_DRAFT]);
+      expect(Number(model?.draftAcceptedTokens)).toBe(
+        value(after, "sidecar_model_draft_accepted_tokens_total", { model: "scripted" }),
+      );
+      expect(Number(model?.draftTokens)).toBe(value(after, "sidecar_model_draft_tokens_total", { model: "scripted" }));
+    },
+  );
 });

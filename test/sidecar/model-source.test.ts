@@ -60,7 +60,11 @@ afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
 describe("models by name and by address", () => {
   it("tells remote models from files", () => {
-    expect(["hf:user/repo/model.gguf", "hf:user/repo:Q4_K_M", "https://host/m.gguf", "http://127.0.0.1/m.gguf"].every(isRemoteModel)).toBe(true);
+    expect(
+      ["hf:user/repo/model.gguf", "hf:user/repo:Q4_K_M", "https://host/m.gguf", "http://127.0.0.1/m.gguf"].every(
+        isRemoteModel,
+      ),
+    ).toBe(true);
     expect(["models/demo.gguf", "demo", "/abs/m.gguf"].some(isRemoteModel)).toBe(false);
   });
 
@@ -89,8 +93,12 @@ describe("models by name and by address", () => {
     const before = requests.length;
     const path = cut === "completed" ? join(folder, "resumed.gguf") : await resolveModelSource(url, { folder });
     expect(sha(readFileSync(path))).toBe(sha(source));
-    if (cut === "failed") expect(requests.slice(before).some((r) => r.range !== undefined && r.range !== "bytes=0-")).toBe(true);
-    else expect(requests.some((r) => r.url.endsWith("resumed.gguf") && r.range !== undefined && r.range !== "bytes=0-")).toBe(true);
+    if (cut === "failed")
+      expect(requests.slice(before).some((r) => r.range !== undefined && r.range !== "bytes=0-")).toBe(true);
+    else
+      expect(
+        requests.some((r) => r.url.endsWith("resumed.gguf") && r.range !== undefined && r.range !== "bytes=0-"),
+      ).toBe(true);
   });
 
   it("resolves an hf: URI through HF_ENDPOINT", async () => {
@@ -116,7 +124,14 @@ describe("models by name and by address", () => {
 
   it("the sidecar serves a model given by URL, downloaded into --models-dir", async () => {
     const folder = mkdtempSync(join(tmpdir(), "models-"));
-    const sidecar = await startSidecarProcess(`${base}/files/served.gguf`, ["--models-dir", folder, "--context-size", "256", "--sequences", "1"]);
+    const sidecar = await startSidecarProcess(`${base}/files/served.gguf`, [
+      "--models-dir",
+      folder,
+      "--context-size",
+      "256",
+      "--sequences",
+      "1",
+    ]);
     try {
       expect(sidecar.output()).toContain(`sidecar: ${base}/files/served.gguf is ${join(folder, "served.gguf")}`);
       expect(statSync(join(folder, "served.gguf")).size).toBe(source.length);

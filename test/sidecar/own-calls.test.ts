@@ -57,11 +57,23 @@ describe.each([
   it("one this sidecar made goes back as it was produced, and the model answers its result", async () => {
     const client = clientsFor(sidecar.url).grpc;
     const chat = { tools, messages: history(newCallId()) };
-    const { pieces } = await client.tokenize({ model: "tools", input: { case: "chat", value: chat }, withPieces: true });
+    const { pieces } = await client.tokenize({
+      model: "tools",
+      input: { case: "chat", value: chat },
+      withPieces: true,
+    });
     expect(Buffer.concat(pieces).toString("utf8")).toContain(
-      '<|im_start|>assistant\n<tool_call>\n{"name": "get_weather", "arguments": {"city}\n</tool_call><|im_end|>\n<|im_start|>user\n<tool_response>',
+      '<|im_start|>assistant\n<tool_call>\n{"name": "get_weather", "arguments": ' +
+        '{"city}\n</tool_call><|im_end|>\n<|im_start|>user\n<tool_response>',
     );
-    const events = await collect(client.generate({ model: "tools", input: { case: "chat", value: chat }, sampling: { temperature: 0 }, maxTokens: 64 }));
+    const events = await collect(
+      client.generate({
+        model: "tools",
+        input: { case: "chat", value: chat },
+        sampling: { temperature: 0 },
+        maxTokens: 64,
+      }),
+    );
     const parts = events.flatMap((e) => (e.case === "token" || e.case === "finish" ? [e.value] : []));
     expect(parts.map((p) => p.reasoning).join("")).toBe(TOOL_RESULT_REASONING);
     expect(parts.map((p) => p.text).join("")).toBe(TOOLS_ANSWER);
@@ -73,6 +85,8 @@ describe.each([
       .grpc.tokenize({ model: "tools", input: { case: "chat", value: chat } })
       .catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(ConnectError);
-    expect((refused as ConnectError).rawMessage).toBe('tool call "call_Ab12Cd34Ef56Gh78Ij90Kl12" of chat message 1 has arguments that are not valid JSON');
+    expect((refused as ConnectError).rawMessage).toBe(
+      'tool call "call_Ab12Cd34Ef56Gh78Ij90Kl12" of chat message 1 has arguments that are not valid JSON',
+    );
   });
 });

@@ -55,27 +55,43 @@ describe("SequencePool", () => {
     const prompt = tokens(1, 2, 3);
     const without = new SequencePool(fakeContext(caches), { maxQueue: 0, queueTimeoutMs: 1000 });
     expect(idOf(await without.acquire(prompt, signal))).toBe(1);
-    const kept = new SequencePool(fakeContext(caches), { maxQueue: 0, queueTimeoutMs: 1000, kept: (sequence) => idOf(sequence) === 0 });
+    const kept = new SequencePool(fakeContext(caches), {
+      maxQueue: 0,
+      queueTimeoutMs: 1000,
+      kept: (sequence) => idOf(sequence) === 0,
+    });
     expect(idOf(await kept.acquire(prompt, signal))).toBe(0);
   });
 
-  it("takes an empty sequence rather than throw away another conversation's cache for a short shared header", async () => {
-    // Sequence 0 holds a conversation (a 3-token template header, then its own 6 tokens); 1 is empty.
-    const pool = new SequencePool(fakeContext([[1, 2, 3, 10, 11, 12, 13, 14, 15], []]), { maxQueue: 0, queueTimeoutMs: 1000 });
-    const signal = new AbortController().signal;
-    const other = await pool.acquire(tokens(1, 2, 3, 20, 21, 22), signal);
-    expect(idOf(other)).toBe(1);
-    pool.release(other);
-    // The first conversation's next turn still finds its cache.
-    expect(idOf(await pool.acquire(tokens(1, 2, 3, 10, 11, 12, 13, 14, 15, 16), signal))).toBe(0);
-  });
+  it(
+    "takes an empty sequence rather than throw away another conversation's cache for a short shared " + "header",
+    async () => {
+      // Sequence 0 holds a conversation (a 3-token template header, then its own 6 tokens); 1 is empty.
+      const pool = new SequencePool(fakeContext([[1, 2, 3, 10, 11, 12, 13, 14, 15], []]), {
+        maxQueue: 0,
+        queueTimeoutMs: 1000,
+      });
+      const signal = new AbortController().signal;
+      const other = await pool.acquire(tokens(1, 2, 3, 20, 21, 22), signal);
+      expect(idOf(other)).toBe(1);
+      pool.release(other);
+      // The first conversation's next turn still finds its cache.
+      expect(idOf(await pool.acquire(tokens(1, 2, 3, 10, 11, 12, 13, 14, 15, 16), signal))).toBe(0);
+    },
+  );
 
-  it("takes the sequence holding the whole prompt and its earlier reply over an empty one (the prompt asked again)", async () => {
-    // Sequence 0 holds the prompt 1..4 and a reply of 6 tokens; 1 is empty.
-    const pool = new SequencePool(fakeContext([[1, 2, 3, 4, 30, 31, 32, 33, 34, 35], []]), { maxQueue: 0, queueTimeoutMs: 1000 });
-    const signal = new AbortController().signal;
-    expect(idOf(await pool.acquire(tokens(1, 2, 3, 4), signal))).toBe(0);
-  });
+  it(
+    "takes the sequence holding the whole prompt and its earlier reply over an empty one (the prompt asked " + "again)",
+    async () => {
+      // Sequence 0 holds the prompt 1..4 and a reply of 6 tokens; 1 is empty.
+      const pool = new SequencePool(fakeContext([[1, 2, 3, 4, 30, 31, 32, 33, 34, 35], []]), {
+        maxQueue: 0,
+        queueTimeoutMs: 1000,
+      });
+      const signal = new AbortController().signal;
+      expect(idOf(await pool.acquire(tokens(1, 2, 3, 4), signal))).toBe(0);
+    },
+  );
 
   it("refuses at once with RESOURCE_EXHAUSTED when the queue is full, and serves waiters in order", async () => {
     const pool = new SequencePool(fakeContext([[]]), { maxQueue: 2, queueTimeoutMs: 10_000 });
@@ -114,7 +130,9 @@ describe("SequencePool", () => {
   it("times a waiter out with DEADLINE_EXCEEDED", async () => {
     const pool = new SequencePool(fakeContext([[]]), { maxQueue: 4, queueTimeoutMs: 30 });
     await pool.acquire(tokens(1), new AbortController().signal);
-    await expect(pool.acquire(tokens(1), new AbortController().signal).catch(codeOf)).resolves.toBe(Code.DeadlineExceeded);
+    await expect(pool.acquire(tokens(1), new AbortController().signal).catch(codeOf)).resolves.toBe(
+      Code.DeadlineExceeded,
+    );
     expect(pool.queued).toBe(0);
   });
 });
@@ -122,7 +140,8 @@ describe("SequencePool", () => {
 describe("SequencePool: busy sequences side by side", () => {
   // Eight sequences holding other conversations; sequence 0 holds the fewest tokens, so it loses
   // least, and the pool takes it by tokens alone.
-  const caches = (): number[][] => Array.from({ length: 8 }, (_, id) => Array.from({ length: id === 0 ? 4 : 8 }, (_, k) => 100 * (id + 1) + k));
+  const caches = (): number[][] =>
+    Array.from({ length: 8 }, (_, id) => Array.from({ length: id === 0 ? 4 : 8 }, (_, k) => 100 * (id + 1) + k));
   const signal = new AbortController().signal;
   const withIds = () => new SequencePool(fakeContext(caches()), { maxQueue: 0, queueTimeoutMs: 1000, idOf });
 
@@ -138,7 +157,9 @@ describe("SequencePool: busy sequences side by side", () => {
 
   it("takes the sequence that joins two runs of busy ones", async () => {
     // Sequences 2 and 4 hold long conversations that come back, each to its own sequence.
-    const held = caches().map((cache, id) => (id === 2 || id === 4 ? Array.from({ length: 2 * RUN_COST_TOKENS }, (_, k) => 1000 * id + k) : cache));
+    const held = caches().map((cache, id) =>
+      id === 2 || id === 4 ? Array.from({ length: 2 * RUN_COST_TOKENS }, (_, k) => 1000 * id + k) : cache,
+    );
     const pool = new SequencePool(fakeContext(held), { maxQueue: 0, queueTimeoutMs: 1000, idOf });
     expect(idOf(await pool.acquire(tokens(...(held[2] ?? []), 1), signal))).toBe(2);
     expect(idOf(await pool.acquire(tokens(...(held[4] ?? []), 1), signal))).toBe(4);
@@ -147,23 +168,32 @@ describe("SequencePool: busy sequences side by side", () => {
 
   it(`still takes a sequence apart when it holds more than ${RUN_COST_TOKENS} tokens of the prompt more`, async () => {
     const long = Array.from({ length: RUN_COST_TOKENS + 10 }, (_, k) => 7000 + k);
-    const pool = new SequencePool(fakeContext([...caches().slice(0, 7), long]), { maxQueue: 0, queueTimeoutMs: 1000, idOf });
+    const pool = new SequencePool(fakeContext([...caches().slice(0, 7), long]), {
+      maxQueue: 0,
+      queueTimeoutMs: 1000,
+      idOf,
+    });
     await pool.acquire(tokens(200, 201, 202, 203, 204, 205, 206, 207), signal);
     expect(idOf(await pool.acquire(tokens(...long, 1), signal))).toBe(7);
   });
 });
 
 describe("SequencePool: several sequences for one request", () => {
-  it("takes them all at once, by the same score as one: the longest shared prefix first, then what loses least", async () => {
-    const pool = new SequencePool(fakeContext([[1, 5], [1, 2, 3], [], [9]]), { maxQueue: 0, queueTimeoutMs: 1000 });
-    const taken = await pool.acquireMany(tokens(1, 2, 3, 4), new AbortController().signal, "", 3);
-    expect(taken.map(idOf)).toEqual([1, 2, 3]);
-    expect(pool.busy).toBe(3);
-  });
+  it(
+    "takes them all at once, by the same score as one: the longest shared prefix first, then what loses " + "least",
+    async () => {
+      const pool = new SequencePool(fakeContext([[1, 5], [1, 2, 3], [], [9]]), { maxQueue: 0, queueTimeoutMs: 1000 });
+      const taken = await pool.acquireMany(tokens(1, 2, 3, 4), new AbortController().signal, "", 3);
+      expect(taken.map(idOf)).toEqual([1, 2, 3]);
+      expect(pool.busy).toBe(3);
+    },
+  );
 
   it("refuses more than the pool has with INVALID_ARGUMENT", async () => {
     const pool = new SequencePool(fakeContext([[], []]), { maxQueue: 4, queueTimeoutMs: 1000 });
-    await expect(pool.acquireMany(tokens(1), new AbortController().signal, "", 3).catch(codeOf)).resolves.toBe(Code.InvalidArgument);
+    await expect(pool.acquireMany(tokens(1), new AbortController().signal, "", 3).catch(codeOf)).resolves.toBe(
+      Code.InvalidArgument,
+    );
   });
 
   it("waits while too few are free, collecting the freed ones ahead of later waiters, then has them all", async () => {

@@ -24,26 +24,35 @@ describe("a prefix copied from another sequence", () => {
     await cold?.dispose();
   });
 
-  const run = (model: LoadedModel, prompt: string, maxTokens: number, metrics = new EngineMetrics(), onToken?: () => unknown): Promise<Generated> =>
+  const run = (
+    model: LoadedModel,
+    prompt: string,
+    maxTokens: number,
+    metrics = new EngineMetrics(),
+    onToken?: () => unknown,
+  ): Promise<Generated> =>
     generateText(model, prompt, maxTokens, onToken === undefined ? { metrics } : { metrics, onToken });
   const systemTokens = (): number => loaded.model.tokenize(SYSTEM.trim()).length;
 
-  it("gives a new conversation the system prompt an idle one holds, and leaves that one's cache as it was", async () => {
-    await run(loaded, PARENT, 4);
-    const parent = loaded.pool.all().find((s) => s.nextTokenIndex > 0);
-    const held = parent?.contextTokens.slice();
-    const metrics = new EngineMetrics();
-    const child = await run(loaded, CHILD, 12, metrics);
-    // The parent's sequence holds more than the child shares: the pool takes another and copies.
-    expect(metrics.prefixCopies).toBe(1);
-    expect(child.cachedTokens).toBeGreaterThanOrEqual(systemTokens());
-    // The sequence the pool gave was empty: every cached token came with the copy.
-    expect(metrics.prefixCopiedTokens).toBe(child.cachedTokens);
-    const reference = await run(cold, CHILD, 12);
-    expect(reference.tokens).toBeGreaterThan(0);
-    expect([child.tokens, child.text]).toEqual([reference.tokens, reference.text]);
-    expect(parent?.contextTokens).toEqual(held);
-  });
+  it(
+    "gives a new conversation the system prompt an idle one holds, and leaves that one's cache as it " + "was",
+    async () => {
+      await run(loaded, PARENT, 4);
+      const parent = loaded.pool.all().find((s) => s.nextTokenIndex > 0);
+      const held = parent?.contextTokens.slice();
+      const metrics = new EngineMetrics();
+      const child = await run(loaded, CHILD, 12, metrics);
+      // The parent's sequence holds more than the child shares: the pool takes another and copies.
+      expect(metrics.prefixCopies).toBe(1);
+      expect(child.cachedTokens).toBeGreaterThanOrEqual(systemTokens());
+      // The sequence the pool gave was empty: every cached token came with the copy.
+      expect(metrics.prefixCopiedTokens).toBe(child.cachedTokens);
+      const reference = await run(cold, CHILD, 12);
+      expect(reference.tokens).toBeGreaterThan(0);
+      expect([child.tokens, child.text]).toEqual([reference.tokens, reference.text]);
+      expect(parent?.contextTokens).toEqual(held);
+    },
+  );
 
   it("copies from a sequence that is decoding, which goes on with the reply it gives alone", async () => {
     const parentPrompt = `${SYSTEM}${"Who sings? ".repeat(60)}`;
@@ -69,7 +78,10 @@ describe("a prefix copied from another sequence", () => {
     await run(fresh, PARENT, 4);
     const failing: LoadedModel = {
       ...fresh,
-      states: { capture: async () => ({ bytes: 0, dispose: () => undefined }), restore: () => Promise.reject(new Error("no room")) },
+      states: {
+        capture: async () => ({ bytes: 0, dispose: () => undefined }),
+        restore: () => Promise.reject(new Error("no room")),
+      },
     };
     const lines: string[] = [];
     const write = process.stderr.write.bind(process.stderr);

@@ -11,7 +11,19 @@ describe("the sidecar process", () => {
     // node itself rather than the tsx wrapper, so that signals reach the sidecar's own process.
     const child = spawn(
       process.execPath,
-      ["--import", "tsx", "sidecar/main.ts", "--port", "0", "--sequences", "1", "--context-size", "4096", "--drain-ms", "60000"],
+      [
+        "--import",
+        "tsx",
+        "sidecar/main.ts",
+        "--port",
+        "0",
+        "--sequences",
+        "1",
+        "--context-size",
+        "4096",
+        "--drain-ms",
+        "60000",
+      ],
       { env: { ...process.env, MODEL: modelPath("scripted") }, stdio: ["ignore", "pipe", "pipe"] },
     );
     let stderr = "";
@@ -25,7 +37,10 @@ describe("the sidecar process", () => {
 
       let tokens = 0;
       let finish: unknown;
-      for await (const e of client.generate({ input: { case: "prompt", value: "Let us sing. Sing" }, maxTokens: 100 })) {
+      for await (const e of client.generate({
+        input: { case: "prompt", value: "Let us sing. Sing" },
+        maxTokens: 100,
+      })) {
         if (e.event.case === "token" && ++tokens === 5) child.kill("SIGTERM");
         if (e.event.case === "finish") finish = e.event.value;
       }
@@ -54,11 +69,15 @@ describe("the sidecar process", () => {
     const [code] = await once(child, "exit");
     expect(code).toBe(1);
     const names = supported.map((t) => (t === false ? "false (CPU)" : t)).join(", ");
-    expect(stderr).toContain(`--gpu ${missing}: not available on this host (its libraries or drivers are missing); available here: ${names}`);
+    expect(stderr).toContain(
+      `--gpu ${missing}: not available on this host (its libraries or drivers are missing); available here: ${names}`,
+    );
   });
 
   it("refuses bad flags with a clear message", async () => {
-    const child = spawn(process.execPath, ["--import", "tsx", "sidecar/main.ts", "--threads", "zero"], { stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, ["--import", "tsx", "sidecar/main.ts", "--threads", "zero"], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let stderr = "";
     child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
     const [code] = await once(child, "exit");

@@ -16,15 +16,29 @@ import { clientsFor, collect, startTestSidecar } from "../support/sidecar.js";
 /** Tokens one (query, document) pair may hold on the sidecars here (--embedding-context-size). */
 const PAIR_TOKENS = 96;
 const QUERY = "what do llamas eat";
-const DOCUMENTS = ["llamas eat grass and hay", "the sky is blue today", "llamas eat grass and hay", "a recipe for bread"];
+const DOCUMENTS = [
+  "llamas eat grass and hay",
+  "the sky is blue today",
+  "llamas eat grass and hay",
+  "a recipe for bread",
+];
 
 let sidecar: RunningSidecar;
 let reference: { model: LlamaModel; context: LlamaRankingContext };
 beforeAll(async () => {
-  sidecar = await startTestSidecar({ model: modelPath("rerank"), sequences: 1, contextSize: 128, embeddingContextSize: PAIR_TOKENS, maxQueue: 1 });
+  sidecar = await startTestSidecar({
+    model: modelPath("rerank"),
+    sequences: 1,
+    contextSize: 128,
+    embeddingContextSize: PAIR_TOKENS,
+    maxQueue: 1,
+  });
   // The reference: node-llama-cpp's ranking context on the same file, sized and threaded as the sidecar's.
   const model = await (await loadLlama()).loadModel({ modelPath: modelPath("rerank") });
-  reference = { model, context: await model.createRankingContext({ contextSize: PAIR_TOKENS, batchSize: PAIR_TOKENS, threads: 1 }) };
+  reference = {
+    model,
+    context: await model.createRankingContext({ contextSize: PAIR_TOKENS, batchSize: PAIR_TOKENS, threads: 1 }),
+  };
 }, 60_000);
 afterAll(async () => {
   await sidecar?.stop();
@@ -32,7 +46,10 @@ afterAll(async () => {
   await reference?.model.dispose();
 });
 
-/** llama-server's input for a pair: the model's rerank template with the two texts in, tokenized at once with its special tokens. */
+/**
+ * llama-server's input for a pair: the model's rerank template with the two texts in, tokenized at once with its
+ * special tokens.
+ */
 const serverInput = (query: string, document: string) =>
   reference.model.tokenize(RERANK_TEMPLATE.replace("{query}", query).replace("{document}", document), true);
 /** The reference score of a pair: llama-server's input on node-llama-cpp's ranking context. */
@@ -53,7 +70,9 @@ describe.each(["grpc", "grpc-web"] as const)("Rank over %s", (transport) => {
     const tokens = DOCUMENTS.map((d) => serverInput(QUERY, d).length).reduce((a, b) => a + b, 0);
     const answer = await client().rank({ model: "any", query: QUERY, documents: DOCUMENTS });
     // node-llama-cpp's own input is another (a BOS first, the query tokenized apart), with other scores.
-    expect(reference.context.calculateInputLength(QUERY, DOCUMENTS[0]!)).toBe(serverInput(QUERY, DOCUMENTS[0]!).length + 1);
+    expect(reference.context.calculateInputLength(QUERY, DOCUMENTS[0]!)).toBe(
+      serverInput(QUERY, DOCUMENTS[0]!).length + 1,
+    );
     expect(answer.scores[0]).not.toBe(Math.fround(await reference.context.rank(QUERY, DOCUMENTS[0]!)));
     // Scores travel as proto floats.
     expect(answer.scores).toEqual(expected.map(Math.fround));
@@ -84,7 +103,8 @@ describe.each(["grpc", "grpc-web"] as const)("Rank over %s", (transport) => {
     const tokens = serverInput(QUERY, long).length;
     expect(tokens).toBeGreaterThanOrEqual(PAIR_TOKENS);
     expect(await codeOf(client().rank({ query: QUERY, documents: ["hay", long] }))).toBe(
-      `InvalidArgument: document 1 and the query take ${tokens} tokens, but a ranking input holds at most ${PAIR_TOKENS - 1}`,
+      `InvalidArgument: document 1 and the query take ${tokens} tokens, but a ranking input holds at most ` +
+        `${PAIR_TOKENS - 1}`,
     );
   });
 
@@ -92,9 +112,13 @@ describe.each(["grpc", "grpc-web"] as const)("Rank over %s", (transport) => {
     const { models } = await client().listModels({});
     expect(models.map((m) => [m.id, m.kind, m.architecture])).toEqual([["rerank", "rank", "qwen3"]]);
     const generating = collect(client().generate({ input: { case: "prompt", value: "Once upon a time" } }));
-    expect(await codeOf(generating)).toBe('InvalidArgument: model "rerank" is a reranking model: it ranks documents, it does not generate text');
+    expect(await codeOf(generating)).toBe(
+      'InvalidArgument: model "rerank" is a reranking model: it ranks documents, it does not generate text',
+    );
     const embedding = client().embed({ inputs: [{ input: { case: "text", value: "hay" } }] });
-    expect(await codeOf(embedding)).toBe("InvalidArgument: this model is a reranking model: it ranks documents, it has no embeddings");
+    expect(await codeOf(embedding)).toBe(
+      "InvalidArgument: this model is a reranking model: it ranks documents, it has no embeddings",
+    );
   });
 });
 
@@ -121,12 +145,19 @@ describe("Ranker on the real engine", () => {
     );
   });
 
-  it("lets one call run and max-queue wait; the next is refused with RESOURCE_EXHAUSTED, and the queue recovers", async () => {
-    const signal = new AbortController().signal;
-    const calls = [1, 2, 3].map((i) => ranker().rank(`${QUERY} ${i}`, DOCUMENTS, signal));
-    expect((await Promise.all(calls.map(codeOf))).map((c) => c.split(":")[0])).toEqual(["ok", "ok", "ResourceExhausted"]);
-    expect(await codeOf(ranker().rank(QUERY, ["hay"], signal))).toBe("ok");
-  });
+  it(
+    "lets one call run and max-queue wait; the next is refused with RESOURCE_EXHAUSTED, and the queue " + "recovers",
+    async () => {
+      const signal = new AbortController().signal;
+      const calls = [1, 2, 3].map((i) => ranker().rank(`${QUERY} ${i}`, DOCUMENTS, signal));
+      expect((await Promise.all(calls.map(codeOf))).map((c) => c.split(":")[0])).toEqual([
+        "ok",
+        "ok",
+        "ResourceExhausted",
+      ]);
+      expect(await codeOf(ranker().rank(QUERY, ["hay"], signal))).toBe("ok");
+    },
+  );
 
   it("a caller that left gets CANCELLED and the next caller is served", async () => {
     const gone = new AbortController();

@@ -83,11 +83,24 @@ describe("readAhead over a real generation", () => {
   it("hands the first token over at once, each later one after the next decode step went to llama.cpp", async () => {
     const log: string[] = [];
     watchBatches(loaded, () => log.push("decode"));
-    const request = create(GenerateRequestSchema, { input: { case: "prompt", value: "Hello" }, maxTokens: 6, sampling: { temperature: 0 } });
+    const request = create(GenerateRequestSchema, {
+      input: { case: "prompt", value: "Hello" },
+      maxTokens: 6,
+      sampling: { temperature: 0 },
+    });
     const events = generate(loaded, request, new AbortController().signal, new EngineMetrics());
-    for await (const { event } of readAhead(events, { atOnce: (position) => position === FIRST_TOKEN_POSITION })) log.push(event?.case ?? "?");
+    for await (const { event } of readAhead(events, { atOnce: (position) => position === FIRST_TOKEN_POSITION }))
+      log.push(event?.case ?? "?");
     // The prompt's step goes out before `start`. The first token goes out at once; each later
     // token but the last after the step that decodes it (the last ends the reply: no step follows).
-    expect(log).toEqual(["decode", "start", "token", "decode", ...Array.from({ length: 4 }, () => ["decode", "token"]).flat(), "token", "finish"]);
+    expect(log).toEqual([
+      "decode",
+      "start",
+      "token",
+      "decode",
+      ...Array.from({ length: 4 }, () => ["decode", "token"]).flat(),
+      "token",
+      "finish",
+    ]);
   });
 });

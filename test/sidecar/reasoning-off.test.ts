@@ -29,7 +29,14 @@ const BLANK_LINE = 2;
 
 async function generate(model: string, reasoningBudget?: number): Promise<GenerateResponse["event"][]> {
   const chat = reasoningBudget === undefined ? hello : { ...hello, reasoningBudget };
-  return collect(clientsFor(sidecar.url).grpc.generate({ model, input: { case: "chat", value: chat }, sampling: { temperature: 0 }, maxTokens: 64 }));
+  return collect(
+    clientsFor(sidecar.url).grpc.generate({
+      model,
+      input: { case: "chat", value: chat },
+      sampling: { temperature: 0 },
+      maxTokens: 64,
+    }),
+  );
 }
 
 interface Reply {
@@ -58,21 +65,30 @@ function reply(events: GenerateResponse["event"][]): Reply {
 /** The prompt a chat renders to, as text: its tokens' bytes (Tokenize with pieces; control tokens as their text). */
 async function promptText(model: string, reasoningBudget?: number): Promise<string> {
   const chat = reasoningBudget === undefined ? hello : { ...hello, reasoningBudget };
-  const { pieces } = await clientsFor(sidecar.url).grpc.tokenize({ model, input: { case: "chat", value: chat }, withPieces: true });
+  const { pieces } = await clientsFor(sidecar.url).grpc.tokenize({
+    model,
+    input: { case: "chat", value: chat },
+    withPieces: true,
+  });
   return Buffer.concat(pieces).toString("utf8");
 }
 
 describe("a template with its own thinking switch (the thinking model)", () => {
-  it("budget 0 renders the switch off: the prompt closes the segment, the model writes no reasoning at all", async () => {
-    expect(await promptText("thinking", 0)).toBe("<s><|im_start|>user\nHello!<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n");
-    expect(reply(await generate("thinking", 0))).toEqual({
-      raw: TOOLS_ANSWER,
-      text: TOOLS_ANSWER,
-      reasoning: "",
-      completion: ANSWER_TOKENS,
-      reasoningTokens: 0,
-    });
-  });
+  it(
+    "budget 0 renders the switch off: the prompt closes the segment, the model writes no reasoning at " + "all",
+    async () => {
+      expect(await promptText("thinking", 0)).toBe(
+        "<s><|im_start|>user\nHello!<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n",
+      );
+      expect(reply(await generate("thinking", 0))).toEqual({
+        raw: TOOLS_ANSWER,
+        text: TOOLS_ANSWER,
+        reasoning: "",
+        completion: ANSWER_TOKENS,
+        reasoningTokens: 0,
+      });
+    },
+  );
 
   it("any other budget leaves the switch on: the prompt and reply of a request without one", async () => {
     expect(await promptText("thinking", 512)).toBe("<s><|im_start|>user\nHello!<|im_end|>\n<|im_start|>assistant\n");

@@ -18,7 +18,10 @@ const familySyntax = (name: string): ReplySyntax => ({
   refused: undefined,
 });
 const TOOLS = [
-  { name: "get_weather", parameters: { type: "object", properties: { city: { type: "string" }, days: { type: "integer" } } } },
+  {
+    name: "get_weather",
+    parameters: { type: "object", properties: { city: { type: "string" }, days: { type: "integer" } } },
+  },
   { name: "get_time", parameters: { type: "object", properties: { zone: { type: "string" } } } },
 ];
 
@@ -29,7 +32,11 @@ interface Parsed {
   completed: number;
 }
 
-function parse(syntax: ReplySyntax, fragments: readonly string[], options: { tools?: boolean; startInReasoning?: boolean } = {}): Parsed {
+function parse(
+  syntax: ReplySyntax,
+  fragments: readonly string[],
+  options: { tools?: boolean; startInReasoning?: boolean } = {},
+): Parsed {
   let n = 0;
   const parser = new ReplyParser({
     syntax,
@@ -68,8 +75,14 @@ function cuts(text: string): string[][] {
   return out;
 }
 
-function expectSameAtEveryCut(syntax: ReplySyntax, text: string, expected: Parsed, options?: { tools?: boolean; startInReasoning?: boolean }): void {
-  for (const fragments of cuts(text)) expect(parse(syntax, fragments, options), JSON.stringify(fragments)).toEqual(expected);
+function expectSameAtEveryCut(
+  syntax: ReplySyntax,
+  text: string,
+  expected: Parsed,
+  options?: { tools?: boolean; startInReasoning?: boolean },
+): void {
+  for (const fragments of cuts(text))
+    expect(parse(syntax, fragments, options), JSON.stringify(fragments)).toEqual(expected);
 }
 
 describe("ReplyParser", () => {
@@ -83,11 +96,21 @@ describe("ReplyParser", () => {
   });
 
   it("a reply's leading whitespace is dropped (GLM opens with a newline before <think>)", () => {
-    expectSameAtEveryCut(qwen, "\n<think>Checking.</think>\nHi there", { reasoning: "Checking.", content: "Hi there", calls: [], completed: 0 });
+    expectSameAtEveryCut(qwen, "\n<think>Checking.</think>\nHi there", {
+      reasoning: "Checking.",
+      content: "Hi there",
+      calls: [],
+      completed: 0,
+    });
   });
 
   it("a reply that starts inside reasoning (the prompt opened it)", () => {
-    expectSameAtEveryCut(qwen, "Hmm.\n</think>\nYes.", { reasoning: "Hmm.", content: "Yes.", calls: [], completed: 0 }, { startInReasoning: true });
+    expectSameAtEveryCut(
+      qwen,
+      "Hmm.\n</think>\nYes.",
+      { reasoning: "Hmm.", content: "Yes.", calls: [], completed: 0 },
+      { startInReasoning: true },
+    );
   });
 
   it("two Qwen tool calls, arguments exactly as generated", () => {
@@ -106,12 +129,16 @@ describe("ReplyParser", () => {
   });
 
   it("content, then a call (escaped quotes inside argument strings)", () => {
-    expectSameAtEveryCut(qwen, 'Let me look.<tool_call>\n{"name": "get_weather", "arguments": {"city":"To\\"kyo\\\\"}}\n</tool_call>', {
-      reasoning: "",
-      content: "Let me look.",
-      calls: [{ id: "call_0", name: "get_weather", arguments: '{"city":"To\\"kyo\\\\"}' }],
-      completed: 1,
-    });
+    expectSameAtEveryCut(
+      qwen,
+      'Let me look.<tool_call>\n{"name": "get_weather", "arguments": {"city":"To\\"kyo\\\\"}}\n</tool_call>',
+      {
+        reasoning: "",
+        content: "Let me look.",
+        calls: [{ id: "call_0", name: "get_weather", arguments: '{"city":"To\\"kyo\\\\"}' }],
+        completed: 1,
+      },
+    );
   });
 
   it("the template's syntax is learned: Qwen-style calls and <think> reasoning", () => {
@@ -132,7 +159,8 @@ describe("ReplyParser", () => {
   it("Kimi K2's syntax: a section of calls, each named functions.name:index", () => {
     const text =
       "<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>" +
-      '{"city": "Paris"}<|tool_call_end|><|tool_call_begin|>functions.get_time:1<|tool_call_argument_begin|>{"zone": "UTC"}' +
+      '{"city": "Paris"}<|tool_call_end|><|tool_call_begin|>functions.get_time:1<|tool_call_argument_begin|>{"zone": ' +
+      '"UTC"}' +
       "<|tool_call_end|><|tool_calls_section_end|>";
     expectSameAtEveryCut(familySyntax("kimi-k2"), text, {
       reasoning: "",
@@ -146,7 +174,9 @@ describe("ReplyParser", () => {
   });
 
   it("Qwen3-Coder's syntax: one tagged parameter an argument, typed by the tool's schema", () => {
-    const text = "<tool_call>\n<function=get_weather>\n<parameter=city>\nNew York\n</parameter>\n<parameter=days>\n3\n</parameter>\n</function>\n</tool_call>";
+    const text =
+      "<tool_call>\n<function=get_weather>\n<parameter=city>\nNew " +
+      "York\n</parameter>\n<parameter=days>\n3\n</parameter>\n</function>\n</tool_call>";
     expectSameAtEveryCut(familySyntax("qwen3-coder"), text, {
       reasoning: "",
       content: "",
@@ -176,6 +206,11 @@ describe("ReplyParser", () => {
   });
 
   it("a call cut off before its name is complete announces nothing", () => {
-    expect(parse(qwen, ['<tool_call>\n{"name": "get_wea'])).toEqual({ reasoning: "", content: "", calls: [], completed: 0 });
+    expect(parse(qwen, ['<tool_call>\n{"name": "get_wea'])).toEqual({
+      reasoning: "",
+      content: "",
+      calls: [],
+      completed: 0,
+    });
   });
 });

@@ -52,7 +52,9 @@ describe("ResumableStreams", () => {
     await settle();
     streams.add("new", "", start, source([token("x"), finish]), new AbortController(), 0);
     await settle();
-    expect(["live", "old", "new"].map((id) => streams.read(id, "", 0, new AbortController().signal) !== undefined)).toEqual([true, false, true]);
+    expect(
+      ["live", "old", "new"].map((id) => streams.read(id, "", 0, new AbortController().signal) !== undefined),
+    ).toEqual([true, false, true]);
     open();
     expect(await readAll(streams, "live")).toEqual([start, token("x"), finish]);
   });

@@ -11,9 +11,17 @@ import { MAX_TOOLS, SCHEMA_LIMITS } from "../../sidecar/engine/grammar/schema-li
 import { startStack, type Stack } from "../support/edge.js";
 import { clientsFor, collect } from "../support/sidecar.js";
 
-const enumOf = (n: number) => ({ type: "object", properties: { k: { enum: Array.from({ length: n }, (_, i) => `v${i}`) } }, required: ["k"] });
-const wide = (n: number) => ({ type: "object", properties: Object.fromEntries(Array.from({ length: n }, (_, i) => [`p${i}`, { type: "integer" }])) });
-const deep = (n: number): object => (n === 0 ? { type: "integer" } : { type: "object", properties: { a: deep(n - 1) } });
+const enumOf = (n: number) => ({
+  type: "object",
+  properties: { k: { enum: Array.from({ length: n }, (_, i) => `v${i}`) } },
+  required: ["k"],
+});
+const wide = (n: number) => ({
+  type: "object",
+  properties: Object.fromEntries(Array.from({ length: n }, (_, i) => [`p${i}`, { type: "integer" }])),
+});
+const deep = (n: number): object =>
+  n === 0 ? { type: "integer" } : { type: "object", properties: { a: deep(n - 1) } };
 const big = { type: "object", description: "x".repeat(SCHEMA_LIMITS.bytes), properties: {} };
 
 describe("schema limits", () => {
@@ -47,8 +55,13 @@ describe("schema limits", () => {
   });
 
   it("refuses tool parameters over a limit, and too many tools", async () => {
-    const chat = (tools: object[]) => ({ input: { case: "chat", value: { messages: [{ role: Role.USER, content: "x" }], tools } }, maxTokens: 4 });
-    expect((await refusal(chat([{ name: "f", parameters: JSON.stringify(enumOf(300)) }]))).rawMessage).toMatch(/tool "f" has 300 enum values/);
+    const chat = (tools: object[]) => ({
+      input: { case: "chat", value: { messages: [{ role: Role.USER, content: "x" }], tools } },
+      maxTokens: 4,
+    });
+    expect((await refusal(chat([{ name: "f", parameters: JSON.stringify(enumOf(300)) }]))).rawMessage).toMatch(
+      /tool "f" has 300 enum values/,
+    );
     const many = Array.from({ length: MAX_TOOLS + 1 }, (_, i) => ({ name: `t${i}`, parameters: "" }));
     expect((await refusal(chat(many))).rawMessage).toMatch(/129 tools: at most 128/);
   });
@@ -83,9 +96,16 @@ describe("schema limits", () => {
     expect(refused.message).toMatch(/the JSON schema is \d+ bytes: at most 32768 bytes/);
     const anthropic = new Anthropic({ baseURL: stack.edge.url, apiKey: "x", maxRetries: 0 });
     const tooBig = (await anthropic.messages
-      .create({ model: "m", max_tokens: 8, messages: [{ role: "user", content: "x" }], tools: [{ name: "f", input_schema: enumOf(50_000) as never }] })
+      .create({
+        model: "m",
+        max_tokens: 8,
+        messages: [{ role: "user", content: "x" }],
+        tools: [{ name: "f", input_schema: enumOf(50_000) as never }],
+      })
       .catch((e: unknown) => e)) as InstanceType<typeof Anthropic.BadRequestError>;
     expect(tooBig).toBeInstanceOf(Anthropic.BadRequestError);
-    expect(tooBig.error).toMatchObject({ error: { type: "invalid_request_error", message: expect.stringMatching(/tool "f" is \d+ bytes: at most 32768/) } });
+    expect(tooBig.error).toMatchObject({
+      error: { type: "invalid_request_error", message: expect.stringMatching(/tool "f" is \d+ bytes: at most 32768/) },
+    });
   });
 });

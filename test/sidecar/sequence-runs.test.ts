@@ -18,7 +18,8 @@ describe("sequence ids side by side", () => {
   });
   afterAll(() => loaded?.dispose());
 
-  const run = (prompt: string, maxTokens: number, onToken?: () => unknown) => generateText(loaded, prompt, maxTokens, onToken === undefined ? {} : { onToken });
+  const run = (prompt: string, maxTokens: number, onToken?: () => unknown) =>
+    generateText(loaded, prompt, maxTokens, onToken === undefined ? {} : { onToken });
 
   it("gives a new stream the free sequence beside a busy one, not the one that holds the fewest tokens", async () => {
     // Every sequence holds one conversation; the shortest loses least when taken over.

@@ -17,27 +17,31 @@ import { STORY } from "../support/scripted.js";
 const tokens = (...ids: number[]): Token[] => ids as Token[];
 
 describe("the pair lookup drafter", () => {
-  it("drafts what followed the last tokens, as long as the match behind them (three at least), shorter after a draft the reply left", () => {
-    const lookup = new PairLookup(8);
-    lookup.reset({ stateTokens: tokens(1, 2, 3, 4, 5, 6, 1, 2) });
-    // (1, 2) at 0-1, nothing before it: a match of two drafts nothing.
-    expect(lookup.predictTokens()).toEqual([]);
-    lookup.pushTokens(tokens(3));
-    // (2, 3) at 1-2, the 1 before it matching too: a match of three, a draft of three.
-    expect(lookup.predictTokens()).toEqual([4, 5, 6]);
-    // The reply took one drafted token, then went its own way; (4, 9) was never seen.
-    lookup.pushTokens(tokens(4, 9));
-    expect(lookup.predictTokens()).toEqual([]);
-    // (3, 4) matches four back (1, 2, 3, 4), but the last draft left the reply after one token: a draft of one.
-    lookup.pushTokens(tokens(1, 2, 3, 4));
-    expect(lookup.predictTokens()).toEqual([9]);
-    lookup.pushTokens(tokens(9));
-    // Taken whole, the limit doubles (to 2; the match behind is longer).
-    expect(lookup.predictTokens()).toEqual([1, 2]);
-    // A pair never seen drafts nothing.
-    lookup.pushTokens(tokens(7, 8));
-    expect(lookup.predictTokens()).toEqual([]);
-  });
+  it(
+    "drafts what followed the last tokens, as long as the match behind them (three at least), shorter after a draft " +
+      "the reply left",
+    () => {
+      const lookup = new PairLookup(8);
+      lookup.reset({ stateTokens: tokens(1, 2, 3, 4, 5, 6, 1, 2) });
+      // (1, 2) at 0-1, nothing before it: a match of two drafts nothing.
+      expect(lookup.predictTokens()).toEqual([]);
+      lookup.pushTokens(tokens(3));
+      // (2, 3) at 1-2, the 1 before it matching too: a match of three, a draft of three.
+      expect(lookup.predictTokens()).toEqual([4, 5, 6]);
+      // The reply took one drafted token, then went its own way; (4, 9) was never seen.
+      lookup.pushTokens(tokens(4, 9));
+      expect(lookup.predictTokens()).toEqual([]);
+      // (3, 4) matches four back (1, 2, 3, 4), but the last draft left the reply after one token: a draft of one.
+      lookup.pushTokens(tokens(1, 2, 3, 4));
+      expect(lookup.predictTokens()).toEqual([9]);
+      lookup.pushTokens(tokens(9));
+      // Taken whole, the limit doubles (to 2; the match behind is longer).
+      expect(lookup.predictTokens()).toEqual([1, 2]);
+      // A pair never seen drafts nothing.
+      lookup.pushTokens(tokens(7, 8));
+      expect(lookup.predictTokens()).toEqual([]);
+    },
+  );
 
   it("drafts a loop's next turns past the end of what it holds", () => {
     const lookup = new PairLookup(8);
@@ -67,21 +71,26 @@ describe("prompt lookup on the scripted model", () => {
     expect(off.lookup).toBeUndefined();
   });
 
-  it("gives the reply the prompt already holds, takes the drafts, and leaves the sequence holding prompt and reply", async () => {
-    const prompt = `Once upon a time${STORY} Once upon a time`;
-    const before = { drafted: on.lookup?.drafted ?? 0, accepted: on.lookup?.accepted ?? 0 };
-    const drafted = await generateText(on, prompt, 40);
-    const plain = await generateText(off, prompt, 40);
-    expect(drafted.text).toBe(STORY);
-    expect([drafted.text, drafted.tokens]).toEqual([plain.text, plain.tokens]);
-    expect((on.lookup?.accepted ?? 0) - before.accepted).toBeGreaterThanOrEqual(8);
-    expect((on.lookup?.drafted ?? 0) - before.drafted).toBeGreaterThanOrEqual((on.lookup?.accepted ?? 0) - before.accepted);
-    for (const sequence of on.pool.all()) expect(sequence.nextTokenIndex).toBe(sequence.contextTokens.length);
-    // The same prompt again: served from the cache, the same reply.
-    const again = await generateText(on, prompt, 40);
-    expect(again.cachedTokens).toBeGreaterThan(0);
-    expect(again.text).toBe(STORY);
-  });
+  it(
+    "gives the reply the prompt already holds, takes the drafts, and leaves the sequence holding prompt and " + "reply",
+    async () => {
+      const prompt = `Once upon a time${STORY} Once upon a time`;
+      const before = { drafted: on.lookup?.drafted ?? 0, accepted: on.lookup?.accepted ?? 0 };
+      const drafted = await generateText(on, prompt, 40);
+      const plain = await generateText(off, prompt, 40);
+      expect(drafted.text).toBe(STORY);
+      expect([drafted.text, drafted.tokens]).toEqual([plain.text, plain.tokens]);
+      expect((on.lookup?.accepted ?? 0) - before.accepted).toBeGreaterThanOrEqual(8);
+      expect((on.lookup?.drafted ?? 0) - before.drafted).toBeGreaterThanOrEqual(
+        (on.lookup?.accepted ?? 0) - before.accepted,
+      );
+      for (const sequence of on.pool.all()) expect(sequence.nextTokenIndex).toBe(sequence.contextTokens.length);
+      // The same prompt again: served from the cache, the same reply.
+      const again = await generateText(on, prompt, 40);
+      expect(again.cachedTokens).toBeGreaterThan(0);
+      expect(again.text).toBe(STORY);
+    },
+  );
 
   it("checks several tokens a decode where the reply repeats itself", async () => {
     const sizes: number[] = [];
@@ -107,7 +116,12 @@ describe("prompt lookup on the scripted model", () => {
 });
 
 /** A reply's token ids, through the engine's generate. */
-async function reply(loaded: LoadedModel, prompt: string, maxTokens: number, sampling: MessageInitShape<typeof SamplingOptionsSchema>): Promise<number[]> {
+async function reply(
+  loaded: LoadedModel,
+  prompt: string,
+  maxTokens: number,
+  sampling: MessageInitShape<typeof SamplingOptionsSchema>,
+): Promise<number[]> {
   const request = create(GenerateRequestSchema, { input: { case: "prompt", value: prompt }, maxTokens, sampling });
   const ids: number[] = [];
   for await (const { event } of generate(loaded, request, new AbortController().signal, new EngineMetrics())) {
@@ -157,7 +171,10 @@ describe("prompt lookup on random weights", () => {
     const seeded = { temperature: 1, seed: 7 };
     const first = await reply(on, prompts[0] as string, 100, seeded);
     const again = await reply(on, prompts[0] as string, 100, seeded);
-    const beside = await Promise.all([reply(on, prompts[0] as string, 100, seeded), ...prompts.slice(1).map((p) => reply(on, p, 100, seeded))]);
+    const beside = await Promise.all([
+      reply(on, prompts[0] as string, 100, seeded),
+      ...prompts.slice(1).map((p) => reply(on, p, 100, seeded)),
+    ]);
     expect(first).toHaveLength(100);
     expect(again).toEqual(first);
     expect(beside[0]).toEqual(first);

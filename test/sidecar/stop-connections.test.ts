@@ -13,7 +13,10 @@ it("closes its kept-alive gRPC-Web connections when stopped, so a restart on the
   await first.stop();
   const refused = await client.listModels({}).catch((e: unknown) => e);
   expect(refused).toBeInstanceOf(ConnectError);
-  expect([(refused as ConnectError).code, (refused as ConnectError).rawMessage]).toEqual([Code.Unavailable, "The inference sidecar is unreachable."]);
+  expect([(refused as ConnectError).code, (refused as ConnectError).rawMessage]).toEqual([
+    Code.Unavailable,
+    "The inference sidecar is unreachable.",
+  ]);
   const second = await startTestSidecar({ modelId: "again", port: first.port });
   try {
     expect((await client.listModels({})).models.map((m) => m.id)).toEqual(["again"]);

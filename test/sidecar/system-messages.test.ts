@@ -42,8 +42,11 @@ describe("system messages inside a chat", () => {
   it("are merged into the system prompt, in order, for a template that refuses or drops them", () => {
     const refusing = {
       generateContextState: ({ chatHistory }: { chatHistory: ChatHistoryItem[] }) => {
-        if (chatHistory.slice(1).some((item) => item.type === "system")) throw new Error("System message must be at the beginning");
-        return { contextText: { toString: () => chatHistory.map((item) => ("text" in item ? item.text : "")).join("|") } };
+        if (chatHistory.slice(1).some((item) => item.type === "system"))
+          throw new Error("System message must be at the beginning");
+        return {
+          contextText: { toString: () => chatHistory.map((item) => ("text" in item ? item.text : "")).join("|") },
+        };
       },
     } as unknown as ChatWrapper;
     const dropping = {

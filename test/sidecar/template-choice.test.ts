@@ -14,7 +14,15 @@ afterAll(async () => {
 
 async function load(name: ModelName): Promise<LoadedModel> {
   const paths = await ensureModels("models", [name]);
-  const model = await loadModel({ modelPath: paths[name], threads: 1, engine: "auto", sequences: 1, contextSize: 4096, maxQueue: 1, queueTimeoutMs: 10_000 });
+  const model = await loadModel({
+    modelPath: paths[name],
+    threads: 1,
+    engine: "auto",
+    sequences: 1,
+    contextSize: 4096,
+    maxQueue: 1,
+    queueTimeoutMs: 10_000,
+  });
   loaded.push(model);
   return model;
 }

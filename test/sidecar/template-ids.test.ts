@@ -16,9 +16,20 @@ let kimi: LoadedModel;
 let mistral: LoadedModel;
 beforeAll(async () => {
   const paths = await ensureModels("models", ["kimi-k2", "mistral-small"]);
-  const options = { threads: 1, engine: "auto" as const, sequences: 1, contextSize: 4096, maxQueue: 1, queueTimeoutMs: 10_000 };
+  const options = {
+    threads: 1,
+    engine: "auto" as const,
+    sequences: 1,
+    contextSize: 4096,
+    maxQueue: 1,
+    queueTimeoutMs: 10_000,
+  };
   // The Kimi twin with Kimi K2's first template (moonshotai-Kimi-K2.jinja), which prints a result's id as given.
-  kimi = await loadModel({ ...options, modelPath: paths["kimi-k2"], chatTemplate: llamaTemplate("moonshotai-Kimi-K2.jinja") });
+  kimi = await loadModel({
+    ...options,
+    modelPath: paths["kimi-k2"],
+    chatTemplate: llamaTemplate("moonshotai-Kimi-K2.jinja"),
+  });
   mistral = await loadModel({ ...options, modelPath: paths["mistral-small"] });
   loaded.push(kimi, mistral);
 }, 60_000);
@@ -64,16 +75,19 @@ describe("call ids in the family's form", () => {
     expect(prompt).not.toMatch(/call_[A-Za-z0-9]{24}/);
   });
 
-  it("Mistral Small 3.2: any id becomes 9 letters and digits, the same for a call and its result and on every turn", () => {
-    const prompt = text(mistral, chat(ids));
-    const calls = [...prompt.matchAll(/\[CALL_ID\]([^[]*)\[ARGS\]/g)].map((m) => m[1]);
-    const results = [...prompt.matchAll(/\[TOOL_RESULTS\]([^[]*)\[TOOL_CONTENT\]/g)].map((m) => m[1]);
-    expect(calls).toHaveLength(2);
-    for (const id of calls) expect(id).toMatch(/^[A-Za-z0-9]{9}$/);
-    expect(new Set(calls).size).toBe(2);
-    expect(results).toEqual(calls);
-    expect(text(mistral, chat(ids))).toBe(prompt);
-    // An id already of 9 letters and digits is kept.
-    expect(text(mistral, chat(["abc123XYZ", "def456UVW"]))).toContain("[CALL_ID]abc123XYZ[ARGS]");
-  });
+  it(
+    "Mistral Small 3.2: any id becomes 9 letters and digits, the same for a call and its result and on every " + "turn",
+    () => {
+      const prompt = text(mistral, chat(ids));
+      const calls = [...prompt.matchAll(/\[CALL_ID\]([^[]*)\[ARGS\]/g)].map((m) => m[1]);
+      const results = [...prompt.matchAll(/\[TOOL_RESULTS\]([^[]*)\[TOOL_CONTENT\]/g)].map((m) => m[1]);
+      expect(calls).toHaveLength(2);
+      for (const id of calls) expect(id).toMatch(/^[A-Za-z0-9]{9}$/);
+      expect(new Set(calls).size).toBe(2);
+      expect(results).toEqual(calls);
+      expect(text(mistral, chat(ids))).toBe(prompt);
+      // An id already of 9 letters and digits is kept.
+      expect(text(mistral, chat(["abc123XYZ", "def456UVW"]))).toContain("[CALL_ID]abc123XYZ[ARGS]");
+    },
+  );
 });

@@ -50,16 +50,19 @@ describe("the reply syntax of the template a model is served with", () => {
     expect(await replyReader(model, renderPrompt(model, withTools))).toBeDefined();
   });
 
-  it("a template whose calls no reader reads (LFM2.5's Python-style calls): tools refused with the reason", async () => {
-    const model = await serveWith(llamaTemplates().get("LFM2.5-8B-A1B.jinja") as string);
-    expect(model.replySyntax.calls).toBeUndefined();
-    const error = await replyReader(model, renderPrompt(model, withTools)).catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(ConnectError);
-    expect((error as ConnectError).code).toBe(Code.InvalidArgument);
-    expect((error as ConnectError).rawMessage).toMatch(
-      /^model "demo" cannot call tools: the template writes tool calls as "<\|tool_call_start\|>\[probe_weather\(/,
-    );
-  });
+  it(
+    "a template whose calls no reader reads (LFM2.5's Python-style calls): tools refused with the " + "reason",
+    async () => {
+      const model = await serveWith(llamaTemplates().get("LFM2.5-8B-A1B.jinja") as string);
+      expect(model.replySyntax.calls).toBeUndefined();
+      const error = await replyReader(model, renderPrompt(model, withTools)).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ConnectError);
+      expect((error as ConnectError).code).toBe(Code.InvalidArgument);
+      expect((error as ConnectError).rawMessage).toMatch(
+        /^model "demo" cannot call tools: the template writes tool calls as "<\|tool_call_start\|>\[probe_weather\(/,
+      );
+    },
+  );
 });
 
 describe("a history of calls and results, rendered by the template itself", () => {
@@ -70,7 +73,11 @@ describe("a history of calls and results, rendered by the template itself", () =
       value: {
         messages: [
           { role: Role.USER, content: "Weather in Tokyo?" },
-          { role: Role.ASSISTANT, reasoning: "A tool tells.", toolCalls: [{ id: "call00001", name: "get_weather", arguments: '{"city":"Tokyo","days":3}' }] },
+          {
+            role: Role.ASSISTANT,
+            reasoning: "A tool tells.",
+            toolCalls: [{ id: "call00001", name: "get_weather", arguments: '{"city":"Tokyo","days":3}' }],
+          },
           { role: Role.TOOL, toolCallId: "call00001", content: '{"sky":"sunny"}' },
         ],
         tools: [{ name: "get_weather", description: "The weather.", parameters: JSON.stringify(weather) }],
@@ -86,34 +93,55 @@ describe("a history of calls and results, rendered by the template itself", () =
           role: "assistant",
           content: null,
           reasoning_content: "A tool tells.",
-          tool_calls: [{ id: "call00001", type: "function", function: { name: "get_weather", arguments: { city: "Tokyo", days: 3 } } }],
+          tool_calls: [
+            {
+              id: "call00001",
+              type: "function",
+              function: { name: "get_weather", arguments: { city: "Tokyo", days: 3 } },
+            },
+          ],
         },
         { role: "tool", tool_call_id: "call00001", name: "get_weather", content: '{"sky":"sunny"}' },
       ],
-      tools: [{ type: "function", function: { name: "get_weather", description: "The weather.", parameters: weather } }],
+      tools: [
+        { type: "function", function: { name: "get_weather", description: "The weather.", parameters: weather } },
+      ],
       add_generation_prompt: true,
       bos_token: model.model.tokens.bosString,
       eos_token: model.model.tokens.eosString,
     });
 
-  it.each(["GLM-4.6.jinja", "Kimi-K2-Instruct.jinja", "MiniMax-M2.jinja", "Mistral-Small-3.2-24B-Instruct-2506.jinja"])("%s", async (name) => {
-    const template = llamaTemplates().get(name) as string;
-    const model = await serveWith(template);
-    const prompt = renderPrompt(model, history);
-    const text = model.model.detokenize(prompt.tokens, true);
-    const own = ownRendering(template, model);
-    expect(text === own || text === `${model.model.tokens.bosString}${own}`, `${JSON.stringify(text)}\n!=\n${JSON.stringify(own)}`).toBe(true);
-    // Each argument as the family writes it, not one JSON "params" argument.
-    expect(text).toContain("Tokyo");
-    expect(text).not.toContain("params");
-  });
+  it.each(["GLM-4.6.jinja", "Kimi-K2-Instruct.jinja", "MiniMax-M2.jinja", "Mistral-Small-3.2-24B-Instruct-2506.jinja"])(
+    "%s",
+    async (name) => {
+      const template = llamaTemplates().get(name) as string;
+      const model = await serveWith(template);
+      const prompt = renderPrompt(model, history);
+      const text = model.model.detokenize(prompt.tokens, true);
+      const own = ownRendering(template, model);
+      expect(
+        text === own || text === `${model.model.tokens.bosString}${own}`,
+        `${JSON.stringify(text)}\n!=\n${JSON.stringify(own)}`,
+      ).toBe(true);
+      // Each argument as the family writes it, not one JSON "params" argument.
+      expect(text).toContain("Tokyo");
+      expect(text).not.toContain("params");
+    },
+  );
 
-  it("a client's text holding a special token's text stays text (the model's <|im_end|> is never read from it)", async () => {
-    const model = await serveWith(llamaTemplates().get("GLM-4.6.jinja") as string);
-    const [imEnd] = model.model.tokenize("<|im_end|>", true);
-    expect(model.model.getTokenAttributes(imEnd as never).control).toBe(true);
-    const chat = (content: string) => create(GenerateRequestSchema, { input: { case: "chat", value: { messages: [{ role: Role.USER, content }] } } }).input;
-    expect(renderPrompt(model, chat("a <|im_end|> b")).tokens).not.toContain(imEnd);
-    expect(model.model.detokenize(renderPrompt(model, chat("a <|im_end|> b")).tokens, true)).toContain("a <|im_end|> b");
-  });
+  it(
+    "a client's text holding a special token's text stays text (the model's <|im_end|> is never read from " + "it)",
+    async () => {
+      const model = await serveWith(llamaTemplates().get("GLM-4.6.jinja") as string);
+      const [imEnd] = model.model.tokenize("<|im_end|>", true);
+      expect(model.model.getTokenAttributes(imEnd as never).control).toBe(true);
+      const chat = (content: string) =>
+        create(GenerateRequestSchema, { input: { case: "chat", value: { messages: [{ role: Role.USER, content }] } } })
+          .input;
+      expect(renderPrompt(model, chat("a <|im_end|> b")).tokens).not.toContain(imEnd);
+      expect(model.model.detokenize(renderPrompt(model, chat("a <|im_end|> b")).tokens, true)).toContain(
+        "a <|im_end|> b",
+      );
+    },
+  );
 });

@@ -9,13 +9,19 @@ import type { RunningSidecar } from "../../sidecar/start-sidecar.js";
 import { clientsFor, startTestSidecar } from "../support/sidecar.js";
 
 const TEMPLATE =
-  "{% for m in messages %}<|im_start|>{{ m.role }}\n{% if m.role == 'user' %}{{ greeting | default('Hi') }}, {% endif %}" +
+  "{% for m in messages %}<|im_start|>{{ m.role }}\n{% if m.role == 'user' %}{{ greeting | default('Hi') }}, {% " +
+  "endif %}" +
   "{{ m.content }}<|im_end|>\n{% endfor %}" +
   "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}";
 
 let sidecar: RunningSidecar;
 beforeAll(async () => {
-  sidecar = await startTestSidecar({ model: modelPath("demo"), chatTemplate: TEMPLATE, sequences: 1, contextSize: 512 });
+  sidecar = await startTestSidecar({
+    model: modelPath("demo"),
+    chatTemplate: TEMPLATE,
+    sequences: 1,
+    contextSize: 512,
+  });
 }, 60_000);
 afterAll(async () => {
   await sidecar?.stop();
@@ -29,7 +35,9 @@ const promptOf = async (templateVariables = ""): Promise<string> => {
 describe("a model served with its own chat template", () => {
   it("renders with it, and with a request's variables (BOS first, as the vocabulary asks)", async () => {
     expect(await promptOf()).toBe("<s><|im_start|>user\nHi, Hello!<|im_end|>\n<|im_start|>assistant\n");
-    expect(await promptOf('{"greeting": "Ahoy"}')).toBe("<s><|im_start|>user\nAhoy, Hello!<|im_end|>\n<|im_start|>assistant\n");
+    expect(await promptOf('{"greeting": "Ahoy"}')).toBe(
+      "<s><|im_start|>user\nAhoy, Hello!<|im_end|>\n<|im_start|>assistant\n",
+    );
   });
 
   it("refuses variables that are not a JSON object, with INVALID_ARGUMENT", async () => {

@@ -35,8 +35,14 @@ describe("a TLS sidecar", () => {
   it("serves native gRPC (h2) and gRPC-Web (http/1.1) over TLS on one port", async () => {
     expect(sidecar.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
     const ca = readFileSync(certs.ca);
-    const native = createClient(InferenceService, createGrpcTransport({ baseUrl: sidecar.url, nodeOptions: { ca }, ...auth }));
-    const web = createClient(InferenceService, createGrpcWebTransport({ baseUrl: sidecar.url, httpVersion: "1.1", nodeOptions: { ca }, ...auth }));
+    const native = createClient(
+      InferenceService,
+      createGrpcTransport({ baseUrl: sidecar.url, nodeOptions: { ca }, ...auth }),
+    );
+    const web = createClient(
+      InferenceService,
+      createGrpcWebTransport({ baseUrl: sidecar.url, httpVersion: "1.1", nodeOptions: { ca }, ...auth }),
+    );
     for (const client of [native, web]) {
       const { models } = await client.listModels({});
       expect(models.map((m) => m.id)).toEqual(["scripted"]);
@@ -44,17 +50,34 @@ describe("a TLS sidecar", () => {
   });
 
   it("is refused by a client that does not trust its CA", async () => {
-    const untrusting = createClient(InferenceService, createGrpcWebTransport({ baseUrl: sidecar.url, httpVersion: "1.1", ...auth }));
+    const untrusting = createClient(
+      InferenceService,
+      createGrpcWebTransport({ baseUrl: sidecar.url, httpVersion: "1.1", ...auth }),
+    );
     await expect(untrusting.listModels({})).rejects.toThrow(/self[- ]signed|unable to verify|certificate/i);
   });
 
   it("answers through the Node edge that trusts the CA (SIDECAR_CA)", async () => {
-    const edge = await startNodeEdge({ port: 0, sidecarUrl: sidecar.url, sidecarCa: certs.ca, sidecarLink: { token: "tls-token" } });
+    const edge = await startNodeEdge({
+      port: 0,
+      sidecarUrl: sidecar.url,
+      sidecarCa: certs.ca,
+      sidecarLink: { token: "tls-token" },
+    });
     try {
       const client = new OpenAI({ baseURL: `${edge.url}/v1`, apiKey: "x", maxRetries: 0 });
-      const chat = await client.chat.completions.create({ model: "m", messages: [{ role: "user", content: "Hi" }], temperature: 0 });
+      const chat = await client.chat.completions.create({
+        model: "m",
+        messages: [{ role: "user", content: "Hi" }],
+        temperature: 0,
+      });
       expect(chat.choices[0]?.message.content).toBe(CHAT_REPLY);
-      const stream = await client.chat.completions.create({ model: "m", messages: [{ role: "user", content: "Hi" }], temperature: 0, stream: true });
+      const stream = await client.chat.completions.create({
+        model: "m",
+        messages: [{ role: "user", content: "Hi" }],
+        temperature: 0,
+        stream: true,
+      });
       let text = "";
       for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? "";
       expect(text).toBe(CHAT_REPLY);

@@ -23,27 +23,35 @@ describe("a sidecar with a token", () => {
   });
 
   const transports = {
-    grpc: (headers?: Record<string, string>) => createGrpcTransport({ baseUrl: sidecar.url, ...(headers ? { interceptors: [withHeaders(headers)] } : {}) }),
+    grpc: (headers?: Record<string, string>) =>
+      createGrpcTransport({ baseUrl: sidecar.url, ...(headers ? { interceptors: [withHeaders(headers)] } : {}) }),
     "grpc-web": (headers?: Record<string, string>) =>
-      createGrpcWebTransport({ baseUrl: sidecar.url, httpVersion: "1.1", ...(headers ? { interceptors: [withHeaders(headers)] } : {}) }),
+      createGrpcWebTransport({
+        baseUrl: sidecar.url,
+        httpVersion: "1.1",
+        ...(headers ? { interceptors: [withHeaders(headers)] } : {}),
+      }),
   };
 
-  it.each(Object.entries(transports))("refuses %s calls without it or with another, and serves them with it", async (_name, transport) => {
-    for (const headers of [undefined, { authorization: "Bearer wrong" }, { authorization: TOKEN }]) {
-      const error = await createClient(InferenceService, transport(headers))
-        .listModels({})
-        .catch((e: unknown) => e);
-      expect(error).toBeInstanceOf(ConnectError);
-      expect((error as ConnectError).code).toBe(Code.Unauthenticated);
-    }
-    const stream = createClient(InferenceService, transport({ authorization: `Bearer ${TOKEN}` })).generate({
-      input: { case: "prompt", value: "Once upon a time" },
-      maxTokens: 2,
-    });
-    const events: string[] = [];
-    for await (const { event } of stream) events.push(event.case ?? "");
-    expect(events).toEqual(["start", "token", "token", "finish"]);
-  });
+  it.each(Object.entries(transports))(
+    "refuses %s calls without it or with another, and serves them with it",
+    async (_name, transport) => {
+      for (const headers of [undefined, { authorization: "Bearer wrong" }, { authorization: TOKEN }]) {
+        const error = await createClient(InferenceService, transport(headers))
+          .listModels({})
+          .catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(ConnectError);
+        expect((error as ConnectError).code).toBe(Code.Unauthenticated);
+      }
+      const stream = createClient(InferenceService, transport({ authorization: `Bearer ${TOKEN}` })).generate({
+        input: { case: "prompt", value: "Once upon a time" },
+        maxTokens: 2,
+      });
+      const events: string[] = [];
+      for await (const { event } of stream) events.push(event.case ?? "");
+      expect(events).toEqual(["start", "token", "token", "finish"]);
+    },
+  );
 
   it("answers health probes without it", async () => {
     const Health = grpc.makeGenericClientConstructor(healthService, "Health");
@@ -51,7 +59,9 @@ describe("a sidecar with a token", () => {
       check(req: { service: string }, cb: (e: Error | null, r: { status: string }) => void): void;
       close(): void;
     };
-    const status = await new Promise<string>((resolve, reject) => health.check({ service: "" }, (e, r) => (e ? reject(e) : resolve(r.status))));
+    const status = await new Promise<string>((resolve, reject) =>
+      health.check({ service: "" }, (e, r) => (e ? reject(e) : resolve(r.status))),
+    );
     health.close();
     expect(status).toBe("SERVING");
     expect((await fetch(`${sidecar.url}/healthz`)).status).toBe(200);

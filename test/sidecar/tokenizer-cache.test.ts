@@ -6,7 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { modelPath } from "../../gguf/models.js";
 import { CACHED_MIN_CHARS, cachedTokenizer } from "../../sidecar/engine/llama/tokenizer-cache.js";
 
-const long = (seed: number) => Array.from({ length: 400 }, (_, i) => ["river", "<|im_start|>", "lamp", " orbit", "maple"][(i * seed) % 5]).join(" ");
+const long = (seed: number) =>
+  Array.from({ length: 400 }, (_, i) => ["river", "<|im_start|>", "lamp", " orbit", "maple"][(i * seed) % 5]).join(" ");
 
 /** `tokenizer`, counting the calls that reach it. */
 function counted(tokenizer: Tokenizer): { tokenizer: Tokenizer; calls: string[] } {

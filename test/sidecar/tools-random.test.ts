@@ -70,7 +70,11 @@ describe("forced tool calls on a random model", () => {
   it('"required": every seed calls one of the tools with arguments valid for its schema', async () => {
     const ajv = new Ajv();
     const validators = { get_weather: ajv.compile(loose(weather)), get_time: ajv.compile(loose(time)) };
-    const runs = await Promise.all(Array.from({ length: 16 }, (_, seed) => generate(seed, { toolChoice: ToolChoice.REQUIRED, parallelToolCalls: false })));
+    const runs = await Promise.all(
+      Array.from({ length: 16 }, (_, seed) =>
+        generate(seed, { toolChoice: ToolChoice.REQUIRED, parallelToolCalls: false }),
+      ),
+    );
     for (const events of runs) {
       const finish = events.at(-1);
       expect(finish?.case).toBe("finish");
@@ -87,7 +91,11 @@ describe("forced tool calls on a random model", () => {
   });
 
   it("a named function: every seed calls exactly that one", async () => {
-    const runs = await Promise.all(Array.from({ length: 8 }, (_, seed) => generate(100 + seed, { toolChoice: ToolChoice.FUNCTION, toolName: "get_time" })));
+    const runs = await Promise.all(
+      Array.from({ length: 8 }, (_, seed) =>
+        generate(100 + seed, { toolChoice: ToolChoice.FUNCTION, toolName: "get_time" }),
+      ),
+    );
     for (const events of runs) {
       const calls = callsOf(events);
       expect(calls.map((c) => c.name)).toEqual(["get_time"]);
@@ -95,26 +103,35 @@ describe("forced tool calls on a random model", () => {
     }
   });
 
-  it("optional properties stay optional: every call validates, some give the optional one and some leave it out", async () => {
-    const read = {
-      type: "object",
-      properties: { path: { type: "string", maxLength: 8 }, offset: { type: "integer" }, pages: { type: "string", maxLength: 8 } },
-      required: ["path"],
-    };
-    const readTools = [{ name: "read", description: "Read a file", parameters: JSON.stringify(read) }];
-    const runs = await Promise.all(
-      Array.from({ length: 24 }, (_, seed) => generate(300 + seed, { tools: readTools, toolChoice: ToolChoice.FUNCTION, toolName: "read" })),
-    );
-    const validate = new Ajv().compile({ ...(loose(read) as object), additionalProperties: false });
-    const given = runs.map((events) => {
-      const args = JSON.parse(callsOf(events)[0]?.arguments ?? "") as Record<string, unknown>;
-      expect(validate(args), JSON.stringify(validate.errors)).toBe(true);
-      return Object.keys(args).join(",");
-    });
-    // Before, the grammar made every property required: "path,offset,pages" every time.
-    expect(new Set(given).size).toBeGreaterThan(1);
-    expect(given.some((keys) => keys === "path" || keys === "path,offset" || keys === "path,pages")).toBe(true);
-  });
+  it(
+    "optional properties stay optional: every call validates, some give the optional one and some leave it " + "out",
+    async () => {
+      const read = {
+        type: "object",
+        properties: {
+          path: { type: "string", maxLength: 8 },
+          offset: { type: "integer" },
+          pages: { type: "string", maxLength: 8 },
+        },
+        required: ["path"],
+      };
+      const readTools = [{ name: "read", description: "Read a file", parameters: JSON.stringify(read) }];
+      const runs = await Promise.all(
+        Array.from({ length: 24 }, (_, seed) =>
+          generate(300 + seed, { tools: readTools, toolChoice: ToolChoice.FUNCTION, toolName: "read" }),
+        ),
+      );
+      const validate = new Ajv().compile({ ...(loose(read) as object), additionalProperties: false });
+      const given = runs.map((events) => {
+        const args = JSON.parse(callsOf(events)[0]?.arguments ?? "") as Record<string, unknown>;
+        expect(validate(args), JSON.stringify(validate.errors)).toBe(true);
+        return Object.keys(args).join(",");
+      });
+      // Before, the grammar made every property required: "path,offset,pages" every time.
+      expect(new Set(given).size).toBeGreaterThan(1);
+      expect(given.some((keys) => keys === "path" || keys === "path,offset" || keys === "path,pages")).toBe(true);
+    },
+  );
 
   it('"none": no call, plain text', async () => {
     const events = await generate(7, { toolChoice: ToolChoice.NONE });

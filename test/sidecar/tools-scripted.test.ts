@@ -26,18 +26,24 @@ afterAll(async () => {
 
 type Events = GenerateResponse["event"][];
 const generate = (protocol: "grpc" | "grpc-web", chat: object, temperature = 0): Promise<Events> =>
-  collect(clientsFor(sidecar.url)[protocol].generate({ input: { case: "chat", value: chat }, sampling: { temperature, seed: 5 }, maxTokens: 100 }));
+  collect(
+    clientsFor(sidecar.url)[protocol].generate({
+      input: { case: "chat", value: chat },
+      sampling: { temperature, seed: 5 },
+      maxTokens: 100,
+    }),
+  );
 
 /** Each token event's parts, in order: [reasoning, text, tool-call deltas]. */
 function parts(events: Events): [string, string, string[]][] {
   return events.flatMap((e) =>
     e.case === "token"
       ? [
-          [e.value.reasoning, e.value.text, e.value.toolCalls.map((c) => `${c.index}|${c.id === "" ? "" : "id"}|${c.name}|${c.arguments}`)] as [
-            string,
-            string,
-            string[],
-          ],
+          [
+            e.value.reasoning,
+            e.value.text,
+            e.value.toolCalls.map((c) => `${c.index}|${c.id === "" ? "" : "id"}|${c.name}|${c.arguments}`),
+          ] as [string, string, string[]],
         ]
       : [],
   );
@@ -57,7 +63,12 @@ describe.each(["grpc", "grpc-web"] as const)("the tools model over %s", (protoco
     expect(calls).toEqual([["0|id|get_weather|"], ...TOOL_ARGUMENT_FRAGMENTS.map((f) => [`0||${""}|${f}`])]);
     // The call's syntax shows in no text.
     expect(parts(events).every(([r, t]) => r === "" && t === "")).toBe(true);
-    expect(finishOf(events)).toMatchObject({ reason: FinishReason.TOOL_CALLS, text: "", reasoning: "", reasoningTokens: 0 });
+    expect(finishOf(events)).toMatchObject({
+      reason: FinishReason.TOOL_CALLS,
+      text: "",
+      reasoning: "",
+      reasoningTokens: 0,
+    });
     const first = events.find((e) => e.case === "token" && e.value.toolCalls.length > 0);
     if (first?.case === "token") expect(first.value.toolCalls[0]?.id).toMatch(/^call_[A-Za-z0-9_-]{24}$/);
   });
@@ -71,7 +82,10 @@ describe.each(["grpc", "grpc-web"] as const)("the tools model over %s", (protoco
     const firstText = p.findIndex(([, t]) => t !== "");
     expect(lastReasoning).toBeLessThan(firstText);
     // `<think>` through `</think>`, both markers counted.
-    expect(finishOf(events)).toMatchObject({ reason: FinishReason.STOP, reasoningTokens: TOOLS_THINK_PIECES.indexOf("</think>") + 1 });
+    expect(finishOf(events)).toMatchObject({
+      reason: FinishReason.STOP,
+      reasoningTokens: TOOLS_THINK_PIECES.indexOf("</think>") + 1,
+    });
   });
 
   it("a reasoning budget closes the segment when it is spent, and the answer follows", async () => {
@@ -105,7 +119,10 @@ describe.each(["grpc", "grpc-web"] as const)("the tools model over %s", (protoco
         .map(([, t]) => t)
         .join(""),
     ).toBe(TOOLS_ANSWER);
-    expect(finishOf(events)).toMatchObject({ reason: FinishReason.STOP, reasoningTokens: TOOLS_RESULT_PIECES.indexOf("</think>") + 1 });
+    expect(finishOf(events)).toMatchObject({
+      reason: FinishReason.STOP,
+      reasoningTokens: TOOLS_RESULT_PIECES.indexOf("</think>") + 1,
+    });
   });
 
   // A client may send one assistant turn back as several messages, in any order (an agent that got
@@ -122,7 +139,11 @@ describe.each(["grpc", "grpc-web"] as const)("the tools model over %s", (protoco
     };
     const events = await generate(protocol, {
       tools,
-      messages: [question, ...order.map((k) => pieces[k]), { role: Role.TOOL, toolCallId: "call_1", content: '{"temperature":22,"sky":"sunny"}' }],
+      messages: [
+        question,
+        ...order.map((k) => pieces[k]),
+        { role: Role.TOOL, toolCallId: "call_1", content: '{"temperature":22,"sky":"sunny"}' },
+      ],
     });
     expect(
       parts(events)
@@ -187,7 +208,9 @@ describe("two calls in one reply on the tools model", () => {
       { name: "get_weather", arguments: '{"city":"Tokyo"}' },
       { name: "get_weather", arguments: '{"city":"Paris"}' },
     ]);
-    const ids = events.flatMap((e) => (e.case === "token" ? e.value.toolCalls.filter((c) => c.id !== "").map((c) => c.id) : []));
+    const ids = events.flatMap((e) =>
+      e.case === "token" ? e.value.toolCalls.filter((c) => c.id !== "").map((c) => c.id) : [],
+    );
     expect(new Set(ids).size).toBe(2);
     expect(finishOf(events).reason).toBe(FinishReason.TOOL_CALLS);
   });
@@ -210,7 +233,10 @@ describe("tool choice and history on the tools model", () => {
   });
 
   it('"required" and a named function force the call from the first token', async () => {
-    for (const chat of [{ toolChoice: ToolChoice.REQUIRED }, { toolChoice: ToolChoice.FUNCTION, toolName: "get_weather" }]) {
+    for (const chat of [
+      { toolChoice: ToolChoice.REQUIRED },
+      { toolChoice: ToolChoice.FUNCTION, toolName: "get_weather" },
+    ]) {
       const events = await generate("grpc", { messages: [{ role: Role.USER, content: "Hello!" }], tools, ...chat });
       const args = parts(events)
         .flatMap(([, , c]) => c)
@@ -221,41 +247,58 @@ describe("tool choice and history on the tools model", () => {
     }
   });
 
-  it("refuses a tool result that answers no call, unknown tool choices, bad schemas and constraints with tools", async () => {
-    const client = clientsFor(sidecar.url).grpc;
-    const refuse = async (chat: object, extra: object = {}) =>
-      collect(client.generate({ input: { case: "chat", value: chat }, ...extra })).then(
-        () => "accepted",
-        (error: Error) => error.message,
+  it(
+    "refuses a tool result that answers no call, unknown tool choices, bad schemas and constraints with " + "tools",
+    async () => {
+      const client = clientsFor(sidecar.url).grpc;
+      const refuse = async (chat: object, extra: object = {}) =>
+        collect(client.generate({ input: { case: "chat", value: chat }, ...extra })).then(
+          () => "accepted",
+          (error: Error) => error.message,
+        );
+      expect(await refuse({ messages: [question, { role: Role.TOOL, toolCallId: "nope", content: "x" }] })).toMatch(
+        /answers tool call "nope"/,
       );
-    expect(await refuse({ messages: [question, { role: Role.TOOL, toolCallId: "nope", content: "x" }] })).toMatch(/answers tool call "nope"/);
-    expect(await refuse({ messages: [question], tools, toolChoice: ToolChoice.FUNCTION, toolName: "other" })).toMatch(/not among the tools/);
-    expect(await refuse({ messages: [question], tools: [{ name: "bad name", parameters: "" }] })).toMatch(/letters, digits/);
-    expect(await refuse({ messages: [question], tools: [{ name: "x", parameters: "[1]" }] })).toMatch(/JSON schema object/);
-    expect(await refuse({ messages: [question], tools: [tools[0], tools[0]] })).toMatch(/two tools/);
-    expect(await refuse({ messages: [question], tools }, { constraint: { kind: { case: "jsonObject", value: true } } })).toMatch(/cannot be combined/);
-  });
+      expect(await refuse({ messages: [question], tools, toolChoice: ToolChoice.FUNCTION, toolName: "other" })).toMatch(
+        /not among the tools/,
+      );
+      expect(await refuse({ messages: [question], tools: [{ name: "bad name", parameters: "" }] })).toMatch(
+        /letters, digits/,
+      );
+      expect(await refuse({ messages: [question], tools: [{ name: "x", parameters: "[1]" }] })).toMatch(
+        /JSON schema object/,
+      );
+      expect(await refuse({ messages: [question], tools: [tools[0], tools[0]] })).toMatch(/two tools/);
+      expect(
+        await refuse({ messages: [question], tools }, { constraint: { kind: { case: "jsonObject", value: true } } }),
+      ).toMatch(/cannot be combined/);
+    },
+  );
 
-  it("logit bias still applies under the call grammar: the banned `city` token never comes, the grammar still writes the key", async () => {
-    const client = clientsFor(sidecar.url).grpc;
-    const { tokens } = await client.tokenize({ input: { case: "text", value: "city" } });
-    const city = tokens.at(-1) ?? 0;
-    const events = await collect(
-      client.generate({
-        input: { case: "chat", value: { messages: [question], tools } },
-        sampling: { temperature: 0, logitBias: { [city]: -100 } },
-        maxTokens: 100,
-      }),
-    );
-    const fragments = parts(events)
-      .flatMap(([, , c]) => c)
-      .map((c) => c.split("|")[3] ?? "")
-      .filter((f) => f !== "");
-    expect(events.some((e) => e.case === "token" && e.value.id === city)).toBe(false);
-    // Off its script after the ban, the model writes the key the schema requires, piece by piece.
-    expect(fragments.join("")).toMatch(/^\{"city":/);
-    expect(fragments.slice(0, 2)).not.toEqual(TOOL_ARGUMENT_FRAGMENTS.slice(0, 2));
-  });
+  it(
+    "logit bias still applies under the call grammar: the banned `city` token never comes, the grammar still writes " +
+      "the key",
+    async () => {
+      const client = clientsFor(sidecar.url).grpc;
+      const { tokens } = await client.tokenize({ input: { case: "text", value: "city" } });
+      const city = tokens.at(-1) ?? 0;
+      const events = await collect(
+        client.generate({
+          input: { case: "chat", value: { messages: [question], tools } },
+          sampling: { temperature: 0, logitBias: { [city]: -100 } },
+          maxTokens: 100,
+        }),
+      );
+      const fragments = parts(events)
+        .flatMap(([, , c]) => c)
+        .map((c) => c.split("|")[3] ?? "")
+        .filter((f) => f !== "");
+      expect(events.some((e) => e.case === "token" && e.value.id === city)).toBe(false);
+      // Off its script after the ban, the model writes the key the schema requires, piece by piece.
+      expect(fragments.join("")).toMatch(/^\{"city":/);
+      expect(fragments.slice(0, 2)).not.toEqual(TOOL_ARGUMENT_FRAGMENTS.slice(0, 2));
+    },
+  );
 
   it("counts the tools in the rendered prompt (Tokenize)", async () => {
     const client = clientsFor(sidecar.url).grpc;

@@ -26,9 +26,16 @@ export function ensureAgents(): void {
   if (Object.entries(AGENTS).every(([name, version]) => installedVersion(name) === version)) return;
   mkdirSync(DIR, { recursive: true });
   // Claude Code's install script puts its platform's native binary in place (it downloads nothing).
-  writeFileSync(join(DIR, "package.json"), JSON.stringify({ name: "agents", private: true, allowScripts: { "@anthropic-ai/claude-code": true } }));
+  writeFileSync(
+    join(DIR, "package.json"),
+    JSON.stringify({ name: "agents", private: true, allowScripts: { "@anthropic-ai/claude-code": true } }),
+  );
   const specs = Object.entries(AGENTS).map(([name, version]) => `${name}@${version}`);
-  execFileSync("npm", ["install", "--no-audit", "--no-fund", "--no-package-lock", ...specs], { cwd: DIR, stdio: "pipe", timeout: 600_000 });
+  execFileSync("npm", ["install", "--no-audit", "--no-fund", "--no-package-lock", ...specs], {
+    cwd: DIR,
+    stdio: "pipe",
+    timeout: 600_000,
+  });
 }
 
 export interface AgentRun {
@@ -100,7 +107,12 @@ export function agentDirs(): AgentDirs {
  * working folder needs none. Runs that share their folders share their prompt's prefix (the
  * system prompt names the home and the working folder), which the server's prefix cache keeps.
  */
-export function runClaudeCode(baseUrl: string, prompt: string, { home, work }: AgentDirs = agentDirs(), model = "agent"): Promise<AgentRun> {
+export function runClaudeCode(
+  baseUrl: string,
+  prompt: string,
+  { home, work }: AgentDirs = agentDirs(),
+  model = "agent",
+): Promise<AgentRun> {
   return run(
     "claude",
     ["-p", prompt, "--output-format", "json", "--model", model],
@@ -121,7 +133,9 @@ export function runClaudeCode(baseUrl: string, prompt: string, { home, work }: A
   );
 }
 
-/** More of Codex's configuration: top-level lines (e.g. `model_auto_compact_token_limit = 30000`), the provider's name. */
+/**
+ * More of Codex's configuration: top-level lines (e.g. `model_auto_compact_token_limit = 30000`), the provider's name.
+ */
 export interface CodexOptions {
   readonly settings?: readonly string[];
   /** The provider's `name`: Codex compacts through the server (remote compaction) only for "OpenAI"'s. */
@@ -129,7 +143,11 @@ export interface CodexOptions {
 }
 
 /** Codex's config.toml: the server as a Responses provider, analytics, feedback and update checks off. */
-export function codexConfig(baseUrl: string, model: string, { settings = [], providerName = "llm-edge" }: CodexOptions = {}): string {
+export function codexConfig(
+  baseUrl: string,
+  model: string,
+  { settings = [], providerName = "llm-edge" }: CodexOptions = {},
+): string {
   return [
     `model = "${model}"`,
     `model_provider = "local"`,
@@ -150,7 +168,9 @@ export function codexConfig(baseUrl: string, model: string, { settings = [], pro
   ].join("\n");
 }
 
-/** `codex exec <prompt>` with a custom model provider whose base_url is the server's /v1, in a private working folder. */
+/**
+ * `codex exec <prompt>` with a custom model provider whose base_url is the server's /v1, in a private working folder.
+ */
 export function runCodex(
   baseUrl: string,
   prompt: string,
@@ -159,7 +179,12 @@ export function runCodex(
   options: CodexOptions = {},
 ): Promise<AgentRun> {
   writeFileSync(join(home, "config.toml"), codexConfig(baseUrl, model, options));
-  return run("codex", ["exec", "--skip-git-repo-check", prompt], { HOME: home, CODEX_HOME: home, LOCAL_API_KEY: "sk-local-agent" }, work);
+  return run(
+    "codex",
+    ["exec", "--skip-git-repo-check", prompt],
+    { HOME: home, CODEX_HOME: home, LOCAL_API_KEY: "sk-local-agent" },
+    work,
+  );
 }
 
 /** A content block of a request Claude Code sends (what the tests read of it). */
@@ -183,7 +208,10 @@ export interface CodexItem {
 }
 
 /** Runs an agent through a recording proxy in front of `target`; the POSTs that reached it. */
-export async function recorded(target: string, agent: (url: string) => Promise<AgentRun>): Promise<{ run: AgentRun; posts: RecordedRequest[] }> {
+export async function recorded(
+  target: string,
+  agent: (url: string) => Promise<AgentRun>,
+): Promise<{ run: AgentRun; posts: RecordedRequest[] }> {
   const proxy = await startRecordingProxy(target);
   const run = await agent(proxy.url).finally(() => proxy.close());
   const posts = proxy.requests.filter((r) => r.method === "POST");

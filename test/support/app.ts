@@ -39,7 +39,8 @@ export const BASE = "http://edge.test";
 
 /** POSTs `body`: a string or bytes as is, anything else as JSON. */
 export function post(app: App, path: string, body: unknown, init: RequestInit = {}): Promise<Response> {
-  const raw: BodyInit = typeof body === "string" ? body : body instanceof Uint8Array ? new Uint8Array(body) : JSON.stringify(body);
+  const raw: BodyInit =
+    typeof body === "string" ? body : body instanceof Uint8Array ? new Uint8Array(body) : JSON.stringify(body);
   return app.fetch(
     new Request(`${BASE}${path}`, {
       method: "POST",

@@ -33,7 +33,9 @@ export async function modelGauge(url: string, name: string, model: string): Prom
   return Number(sample?.value);
 }
 
-/** The most models loaded at once according to the registry's own log (counted from the start of a load to its unload). */
+/**
+ * The most models loaded at once according to the registry's own log (counted from the start of a load to its unload).
+ */
 export function mostLoadedAtOnce(history: readonly RegistryEvent[]): number {
   let loaded = 0;
   let most = 0;
@@ -46,11 +48,15 @@ export function mostLoadedAtOnce(history: readonly RegistryEvent[]): number {
 }
 
 /** How many times the registry began loading `model`. */
-export const loadsOf = (history: readonly RegistryEvent[], model: string): number => history.filter((e) => e.type === "loading" && e.model === model).length;
+export const loadsOf = (history: readonly RegistryEvent[], model: string): number =>
+  history.filter((e) => e.type === "loading" && e.model === model).length;
 
 type Events = GenerateResponse["event"][];
 
-/** What each test model answers exactly (gguf/models.ts): demo and scripted a prompt, tools a chat, random-60m any 4 tokens. */
+/**
+ * What each test model answers exactly (gguf/models.ts): demo and scripted a prompt, tools a chat, random-60m any 4
+ * tokens.
+ */
 export const ASK: Record<string, { input: object; maxTokens: number }> = {
   demo: { input: { case: "prompt", value: "Once upon a time" }, maxTokens: 16 },
   tools: { input: { case: "chat", value: { messages: [{ role: Role.USER, content: "Hello!" }] } }, maxTokens: 64 },
@@ -69,7 +75,8 @@ export function answer(events: Events): { model: string; text: string; reasoning
   let [model, text, reasoning, tokens] = ["", "", "", 0];
   for (const e of events) {
     if (e.case === "start") model = e.value.model;
-    if (e.case === "token") [text, reasoning, tokens] = [text + e.value.text, reasoning + e.value.reasoning, tokens + 1];
+    if (e.case === "token")
+      [text, reasoning, tokens] = [text + e.value.text, reasoning + e.value.reasoning, tokens + 1];
     if (e.case === "finish") text += e.value.text;
   }
   return { model, text, reasoning, tokens };

@@ -18,8 +18,33 @@ export function makeCertificates(): TestCertificates {
   const dir = mkdtempSync(join(tmpdir(), "llm-edge-tls-"));
   const path = (name: string): string => join(dir, name);
   const openssl = (...args: string[]): void => void execFileSync("openssl", args, { stdio: "pipe" });
-  openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=llm-edge test CA", "-keyout", path("ca.key"), "-out", path("ca.pem"));
-  openssl("req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=localhost", "-keyout", path("server.key"), "-out", path("server.csr"));
+  openssl(
+    "req",
+    "-x509",
+    "-newkey",
+    "rsa:2048",
+    "-nodes",
+    "-days",
+    "2",
+    "-subj",
+    "/CN=llm-edge test CA",
+    "-keyout",
+    path("ca.key"),
+    "-out",
+    path("ca.pem"),
+  );
+  openssl(
+    "req",
+    "-newkey",
+    "rsa:2048",
+    "-nodes",
+    "-subj",
+    "/CN=localhost",
+    "-keyout",
+    path("server.key"),
+    "-out",
+    path("server.csr"),
+  );
   writeFileSync(path("san.ext"), "subjectAltName=IP:127.0.0.1,DNS:localhost\n");
   openssl(
     "x509",

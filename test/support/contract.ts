@@ -91,7 +91,10 @@ function terminalAndUsage(chunks: readonly Chunk[], terminalAt: number): { reaso
  * tool-call index (with empty arguments), indexes from 0 in order; later deltas carry the index
  * and argument fragments only.
  */
-function checkToolCallDelta(call: Record<string, unknown>, calls: { id: string; name: string; arguments: string }[]): void {
+function checkToolCallDelta(
+  call: Record<string, unknown>,
+  calls: { id: string; name: string; arguments: string }[],
+): void {
   const index = call["index"];
   expect(typeof index, "a tool-call delta has an index").toBe("number");
   const fn = call["function"] as Record<string, unknown> | undefined;
@@ -110,7 +113,10 @@ function checkToolCallDelta(call: Record<string, unknown>, calls: { id: string; 
     return;
   }
   expect(index, "a later delta belongs to the latest call").toBe(calls.length - 1);
-  expect(call, "a later delta of a call: index and arguments only").toEqual({ index, function: { arguments: expect.any(String) } });
+  expect(call, "a later delta of a call: index and arguments only").toEqual({
+    index,
+    function: { arguments: expect.any(String) },
+  });
   const current = calls[calls.length - 1];
   if (current !== undefined) current.arguments += String(fn?.["arguments"]);
 }
@@ -245,7 +251,13 @@ function anthropicMessageStart(st: AnthropicState, data: Data, i: number): void 
   expect(st.summary.message, "one message_start, first").toBeUndefined();
   expect(i - st.summary.pings, "message_start is the first event").toBe(0);
   const message = asRecord(data["message"]);
-  expect(message).toMatchObject({ type: "message", role: "assistant", content: [], stop_reason: null, stop_sequence: null });
+  expect(message).toMatchObject({
+    type: "message",
+    role: "assistant",
+    content: [],
+    stop_reason: null,
+    stop_sequence: null,
+  });
   expect(String(message["id"])).toMatch(/^msg_/);
   expect(typeof message["model"]).toBe("string");
   const usage = asRecord(message["usage"]);
@@ -264,7 +276,8 @@ function anthropicBlockStart(st: AnthropicState, data: Data): void {
   expect(Object.keys(ANTHROPIC_DELTAS), "a known block type").toContain(type);
   if (type === "text") expect(block).toEqual({ type: "text", text: "" });
   if (type === "thinking") expect(block).toEqual({ type: "thinking", thinking: "", signature: "" });
-  if (type === "tool_use") expect(block).toEqual({ type: "tool_use", id: expect.any(String), name: expect.any(String), input: {} });
+  if (type === "tool_use")
+    expect(block).toEqual({ type: "tool_use", id: expect.any(String), name: expect.any(String), input: {} });
   st.open = { index: Number(data["index"]), type };
   st.signed = false;
   st.summary.blocks.push({ type, text: "" });
@@ -302,7 +315,8 @@ function anthropicMessageDelta(st: AnthropicState, data: Data): void {
   expect(ANTHROPIC_STOP_REASONS).toContain(delta["stop_reason"]);
   const usedTools = st.summary.blocks.some((b) => b.type === "tool_use");
   if (delta["stop_reason"] === "tool_use") expect(usedTools, "stop_reason tool_use needs a tool_use block").toBe(true);
-  if (usedTools) expect(["tool_use", "max_tokens"], "a reply with tool_use stops for it").toContain(delta["stop_reason"]);
+  if (usedTools)
+    expect(["tool_use", "max_tokens"], "a reply with tool_use stops for it").toContain(delta["stop_reason"]);
   if (delta["stop_reason"] === "stop_sequence") expect(typeof delta["stop_sequence"]).toBe("string");
   else expect(delta["stop_sequence"]).toBeNull();
   const usage = asRecord(data["usage"]);
@@ -404,7 +418,9 @@ const RESPONSES_ITEMS: Readonly<Record<string, string>> = { message: "msg_", rea
 
 /** The content part of a message or reasoning item. */
 function partOf(itemType: string | undefined, text: string): Record<string, unknown> {
-  return itemType === "reasoning" ? { type: "reasoning_text", text } : { type: "output_text", text, annotations: [], logprobs: [] };
+  return itemType === "reasoning"
+    ? { type: "reasoning_text", text }
+    : { type: "output_text", text, annotations: [], logprobs: [] };
 }
 
 /** What the Responses check carries from one event to the next. */
@@ -413,7 +429,9 @@ interface ResponsesState {
   /** The first response's id, which every later one repeats. */
   responseId: string | undefined;
   /** The open output item. */
-  item: { id: string; index: number; type: string; parts: string[]; added: Record<string, unknown>; arguments: string } | undefined;
+  item:
+    | { id: string; index: number; type: string; parts: string[]; added: Record<string, unknown>; arguments: string }
+    | undefined;
   /** The open content part. */
   part: { index: number; text: string } | undefined;
 }
@@ -456,7 +474,14 @@ function responsesItemAdded(st: ResponsesState, data: Data): void {
   if (itemType === "function_call") {
     expect(added).toMatchObject({ call_id: expect.any(String), name: expect.any(String), arguments: "" });
   }
-  st.item = { id: String(added["id"]), index: st.summary.items.length, type: itemType, parts: [], added, arguments: "" };
+  st.item = {
+    id: String(added["id"]),
+    index: st.summary.items.length,
+    type: itemType,
+    parts: [],
+    added,
+    arguments: "",
+  };
 }
 
 function responsesPartAdded(st: ResponsesState, data: Data, type: string): void {

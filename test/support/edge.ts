@@ -12,7 +12,10 @@ export interface Stack {
 }
 
 /** A real sidecar and the edge on Node, both on free ports of 127.0.0.1. */
-export async function startStack(sidecarOptions: Partial<StartOptions> = {}, edgeOptions: NodeEdgeOptions = {}): Promise<Stack> {
+export async function startStack(
+  sidecarOptions: Partial<StartOptions> = {},
+  edgeOptions: NodeEdgeOptions = {},
+): Promise<Stack> {
   const sidecar = await startTestSidecar(sidecarOptions);
   const edge = await startNodeEdge({ sidecarUrl: sidecar.url, port: 0, ...edgeOptions });
   return {

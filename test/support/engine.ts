@@ -9,8 +9,17 @@ import { EngineMetrics } from "../../sidecar/engine/engine-metrics.js";
 import { readAhead } from "../../sidecar/engine/streams/read-ahead.js";
 
 /** The scripted test model on one thread, with `options` over a queue of one and a 10 s queue timeout. */
-export function loadScripted(options: Pick<ModelOptions, "sequences" | "contextSize"> & Partial<ModelOptions>): Promise<LoadedModel> {
-  return loadModel({ modelPath: modelPath("scripted"), threads: 1, engine: "auto", maxQueue: 1, queueTimeoutMs: 10_000, ...options });
+export function loadScripted(
+  options: Pick<ModelOptions, "sequences" | "contextSize"> & Partial<ModelOptions>,
+): Promise<LoadedModel> {
+  return loadModel({
+    modelPath: modelPath("scripted"),
+    threads: 1,
+    engine: "auto",
+    maxQueue: 1,
+    queueTimeoutMs: 10_000,
+    ...options,
+  });
 }
 
 /** What one generation gave: its text, its token count, and the prompt tokens its sequence already held. */
@@ -20,14 +29,20 @@ export interface Generated {
   readonly cachedTokens: number;
 }
 
-/** Generates from `prompt` at temperature 0 through the engine's `generate`; `onToken` sees the running count of tokens. */
+/**
+ * Generates from `prompt` at temperature 0 through the engine's `generate`; `onToken` sees the running count of tokens.
+ */
 export async function generateText(
   loaded: LoadedModel,
   prompt: string,
   maxTokens: number,
   options: { readonly metrics?: EngineMetrics; readonly onToken?: (count: number) => unknown } = {},
 ): Promise<Generated> {
-  const request = create(GenerateRequestSchema, { input: { case: "prompt", value: prompt }, maxTokens, sampling: { temperature: 0 } });
+  const request = create(GenerateRequestSchema, {
+    input: { case: "prompt", value: prompt },
+    maxTokens,
+    sampling: { temperature: 0 },
+  });
   const events = generate(loaded, request, new AbortController().signal, options.metrics ?? new EngineMetrics());
   let text = "";
   let tokens = 0;
@@ -47,7 +62,10 @@ export async function generateText(
  * sequences' ids, as its decode starts. Wraps the context's native handle (node-llama-cpp's
  * `_ctx`): `addToBatch` once per sequence, then `decodeBatch`.
  */
-export function watchBatches(loaded: LoadedModel, onBatch: (tokensPerSequence: number[], threads: number, sequenceIds: number[]) => void): void {
+export function watchBatches(
+  loaded: LoadedModel,
+  onBatch: (tokensPerSequence: number[], threads: number, sequenceIds: number[]) => void,
+): void {
   const context = loaded.context as unknown as { _ctx: Record<string | symbol, unknown> };
   const native = context._ctx;
   let added: number[] = [];

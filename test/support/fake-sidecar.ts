@@ -39,7 +39,10 @@ import {
 import type { Sidecar } from "../../edge/upstream/connection.js";
 import { modelLoadFailed } from "../../sidecar/engine/engine-errors.js";
 
-export type Step = { kind: "event"; event: GenerateResponse } | { kind: "fail"; error: ConnectError } | { kind: "delay"; ms: number };
+export type Step =
+  | { kind: "event"; event: GenerateResponse }
+  | { kind: "fail"; error: ConnectError }
+  | { kind: "delay"; ms: number };
 
 export interface GenerateCall {
   readonly request: GenerateRequest;
@@ -53,7 +56,9 @@ const encoder = new TextEncoder();
 export function start(model = "fake-model", promptTokens = 5, cachedTokens = 0, cacheWrittenTokens = 0): Step {
   return {
     kind: "event",
-    event: create(GenerateResponseSchema, { event: { case: "start", value: { model, promptTokens, cachedTokens, cacheWrittenTokens } } }),
+    event: create(GenerateResponseSchema, {
+      event: { case: "start", value: { model, promptTokens, cachedTokens, cacheWrittenTokens } },
+    }),
   };
 }
 
@@ -93,7 +98,12 @@ export function token(text: string, options: TokenOptions = {}): Step {
             logprob,
           })),
           reasoning: options.reasoning ?? "",
-          toolCalls: (options.toolCalls ?? []).map((c) => ({ index: c.index, id: c.id ?? "", name: c.name ?? "", arguments: c.arguments ?? "" })),
+          toolCalls: (options.toolCalls ?? []).map((c) => ({
+            index: c.index,
+            id: c.id ?? "",
+            name: c.name ?? "",
+            arguments: c.arguments ?? "",
+          })),
         },
       },
     }),
@@ -115,7 +125,10 @@ export interface FinishOptions {
   reasoningTokens?: number;
 }
 
-export function finish(reason: "stop" | "length" | "context_full" | "abort" | "tool_calls" = "stop", options: FinishOptions = {}): Step {
+export function finish(
+  reason: "stop" | "length" | "context_full" | "abort" | "tool_calls" = "stop",
+  options: FinishOptions = {},
+): Step {
   const reasons = {
     stop: FinishReason.STOP,
     length: FinishReason.LENGTH,
@@ -182,7 +195,12 @@ export interface CatalogueOptions {
   reasoning?: boolean;
 }
 
-const STATUSES = { loaded: ModelStatus.LOADED, loading: ModelStatus.LOADING, available: ModelStatus.AVAILABLE, failed: ModelStatus.FAILED };
+const STATUSES = {
+  loaded: ModelStatus.LOADED,
+  loading: ModelStatus.LOADING,
+  available: ModelStatus.AVAILABLE,
+  failed: ModelStatus.FAILED,
+};
 
 /** A catalogued model as a sidecar with several models lists it (loaded by default). */
 export function catalogued(id: string, options: CatalogueOptions = {}): ModelInfo {
@@ -209,7 +227,9 @@ export function catalogued(id: string, options: CatalogueOptions = {}): ModelInf
 // ---- the fake ----------------------------------------------------------------
 
 function canceled(signal: AbortSignal): ConnectError {
-  return signal.reason instanceof ConnectError ? signal.reason : new ConnectError("operation was aborted", Code.Canceled);
+  return signal.reason instanceof ConnectError
+    ? signal.reason
+    : new ConnectError("operation was aborted", Code.Canceled);
 }
 
 function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
@@ -236,7 +256,9 @@ export class FakeSidecar implements Sidecar {
   readonly calls: GenerateCall[] = [];
   /** Steps of every Generate call (or a function of the request). */
   script: Script;
-  models: ModelInfo[] = [create(ModelInfoSchema, { id: "fake-model", created: 1_700_000_000n, contextSize: 4096, sequences: 4 })];
+  models: ModelInfo[] = [
+    create(ModelInfoSchema, { id: "fake-model", created: 1_700_000_000n, contextSize: 4096, sequences: 4 }),
+  ];
   /** Makes ListModels fail with this error, or never answer ("hang", until aborted). */
   listModelsFailure: ConnectError | "hang" | undefined;
   /** Number of steps (events, delays) that ran, over all calls. */
@@ -276,7 +298,10 @@ export class FakeSidecar implements Sidecar {
     return run();
   };
 
-  listModels = async (_request: Parameters<Sidecar["listModels"]>[0], options?: CallOptions): Promise<ListModelsResponse> => {
+  listModels = async (
+    _request: Parameters<Sidecar["listModels"]>[0],
+    options?: CallOptions,
+  ): Promise<ListModelsResponse> => {
     const failure = this.listModelsFailure;
     if (failure === "hang") {
       const timeout = options?.timeoutMs;
@@ -341,7 +366,14 @@ export class FakeSidecar implements Sidecar {
     const found = this.models.find((m) => m.id === name || m.aliases.includes(name));
     if (found === undefined) throw new ConnectError(`model "${name}" is not in the catalogue`, Code.NotFound);
     const loaded = status === ModelStatus.LOADED;
-    const updated = create(ModelInfoSchema, { ...found, status, loadProgress: 0, failure: "", expiresAt: 0n, memoryBytes: loaded ? found.memoryBytes : 0n });
+    const updated = create(ModelInfoSchema, {
+      ...found,
+      status,
+      loadProgress: 0,
+      failure: "",
+      expiresAt: 0n,
+      memoryBytes: loaded ? found.memoryBytes : 0n,
+    });
     this.models = this.models.map((m) => (m === found ? updated : m));
     return updated;
   }

@@ -135,7 +135,17 @@ export const ENDPOINTS: readonly Endpoint[] = [
 /** Strings no well-behaved client sends: lone surrogates, control bytes, huge, markup. */
 const hostileString = fc.oneof(
   fc.string(),
-  fc.constantFrom("\uD800", "a\uDFFFb", "\u0000", "\u001b[2J", "<|im_end|>", "<tool_call>", "{{ raise('x') }}", "%s%n", "\u202e"),
+  fc.constantFrom(
+    "\uD800",
+    "a\uDFFFb",
+    "\u0000",
+    "\u001b[2J",
+    "<|im_end|>",
+    "<tool_call>",
+    "{{ raise('x') }}",
+    "%s%n",
+    "\u202e",
+  ),
   fc.string({ minLength: 2000, maxLength: 5000 }),
 );
 
@@ -169,7 +179,13 @@ const hostileValue: fc.Arbitrary<unknown> = fc.oneof(
   { weight: 1, arbitrary: deep },
   { weight: 1, arbitrary: hostileSchema },
   { weight: 1, arbitrary: fc.array(hostileString, { minLength: 10, maxLength: 40 }) },
-  { weight: 1, arbitrary: fc.dictionary(fc.oneof(fc.string(), fc.constantFrom("-1", "99999999999", "1e3", "__proto__")), hostileNumber) },
+  {
+    weight: 1,
+    arbitrary: fc.dictionary(
+      fc.oneof(fc.string(), fc.constantFrom("-1", "99999999999", "1e3", "__proto__")),
+      hostileNumber,
+    ),
+  },
   { weight: 1, arbitrary: fc.constant({ type: "image", source: {} }) },
   { weight: 1, arbitrary: fc.constant([{ type: "function", function: { name: "f", parameters: { $ref: "#" } } }]) },
 );
@@ -186,13 +202,22 @@ export function bodyArbitrary(endpoint: Endpoint): fc.Arbitrary<string | Uint8Ar
     const body: Record<string, unknown> = structuredClone(endpoint.base);
     for (const m of mutations) {
       if (m.op === "delete") delete body[m.field];
-      else Object.defineProperty(body, m.field, { value: m.value, enumerable: true, configurable: true, writable: true });
+      else
+        Object.defineProperty(body, m.field, { value: m.value, enumerable: true, configurable: true, writable: true });
     }
     return JSON.stringify(body);
   });
   const raw = fc.oneof(
     fc.uint8Array({ maxLength: 200 }),
-    fc.constantFrom('{"model":', "[]", "null", "1", '"x"', "{}", '{"messages":[],"messages":[{"role":"user","content":"x"}]}'),
+    fc.constantFrom(
+      '{"model":',
+      "[]",
+      "null",
+      "1",
+      '"x"',
+      "{}",
+      '{"messages":[],"messages":[{"role":"user","content":"x"}]}',
+    ),
     fc.constant(new Uint8Array([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0x22, 0x7d])), // {"a":"\xff\xfe"}
   );
   return fc.oneof({ weight: 6, arbitrary: mutated }, { weight: 1, arbitrary: raw });
@@ -222,7 +247,9 @@ export async function checkAnswer(endpoint: Endpoint, response: Response): Promi
   }
   if (status !== 200) return `unexpected status ${status}`;
   if ((response.headers.get("content-type") ?? "").startsWith("text/event-stream")) {
-    const ended = endpoint.anthropic ? /event: (message_stop|error)\n/.test(text) : /data: \[DONE\]\n|event: error\n/.test(text);
+    const ended = endpoint.anthropic
+      ? /event: (message_stop|error)\n/.test(text)
+      : /data: \[DONE\]\n|event: error\n/.test(text);
     return ended ? undefined : `a stream that does not end properly: …${text.slice(-200)}`;
   }
   try {
@@ -234,12 +261,20 @@ export async function checkAnswer(endpoint: Endpoint, response: Response): Promi
 }
 
 /** POSTs one body with a time limit; a hang is reported as such. */
-export async function send(base: string, endpoint: Endpoint, body: string | Uint8Array, timeoutMs: number): Promise<string | undefined> {
+export async function send(
+  base: string,
+  endpoint: Endpoint,
+  body: string | Uint8Array,
+  timeoutMs: number,
+): Promise<string | undefined> {
   const signal = AbortSignal.timeout(timeoutMs);
   try {
     const response = await fetch(`${base}${endpoint.path}`, {
       method: "POST",
-      headers: { "content-type": "application/json", ...(endpoint.anthropic ? { "anthropic-version": "2023-06-01" } : {}) },
+      headers: {
+        "content-type": "application/json",
+        ...(endpoint.anthropic ? { "anthropic-version": "2023-06-01" } : {}),
+      },
       body: typeof body === "string" ? body : new Uint8Array(body),
       signal,
     });

@@ -7,5 +7,15 @@ import { ensureModels, FAMILY_TWINS } from "../../gguf/models.js";
  */
 export default async function setup(): Promise<void> {
   llamaSource();
-  await ensureModels("models", ["demo", "scripted", "tools", "random-tiny", "rerank", "random-60m", ...FAMILY_TWINS, "qwen3-reranker", "qwen3-embedding"]);
+  await ensureModels("models", [
+    "demo",
+    "scripted",
+    "tools",
+    "random-tiny",
+    "rerank",
+    "random-60m",
+    ...FAMILY_TWINS,
+    "qwen3-reranker",
+    "qwen3-embedding",
+  ]);
 }

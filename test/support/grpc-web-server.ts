@@ -6,7 +6,12 @@ import { create, fromBinary, toBinary, type DescMessage } from "@bufbuild/protob
 import { Code, ConnectError } from "@connectrpc/connect";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { GenerateRequestSchema, GenerateResponseSchema, ListModelsRequestSchema, ListModelsResponseSchema } from "../../proto/gen/inference/v1/inference_pb.js";
+import {
+  GenerateRequestSchema,
+  GenerateResponseSchema,
+  ListModelsRequestSchema,
+  ListModelsResponseSchema,
+} from "../../proto/gen/inference/v1/inference_pb.js";
 import type { Sidecar } from "../../edge/upstream/connection.js";
 
 function frame(flag: number, payload: Uint8Array): Buffer {

@@ -12,7 +12,8 @@ export function sources(dir: string): string[] {
   });
 }
 
-const IMPORT = /(?:import|export)\s[^;]*?from\s+["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)|import\s+["']([^"']+)["']/g;
+const IMPORT =
+  /(?:import|export)\s[^;]*?from\s+["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)|import\s+["']([^"']+)["']/g;
 
 /** The module specifiers `source` imports, in order. */
 export function imports(source: string): string[] {

@@ -33,17 +33,28 @@ interface Deployment {
     selector: { matchLabels: Labels };
     template: {
       metadata: { labels: Labels };
-      spec: { containers: Container[]; serviceAccountName?: string; volumes?: { name: string; configMap?: { name: string } }[] };
+      spec: {
+        containers: Container[];
+        serviceAccountName?: string;
+        volumes?: { name: string; configMap?: { name: string } }[];
+      };
     };
   };
 }
 interface Service {
   metadata: { name: string };
-  spec: { selector: Labels; ports: { name?: string; port: number; targetPort?: number | string; appProtocol?: string }[] };
+  spec: {
+    selector: Labels;
+    ports: { name?: string; port: number; targetPort?: number | string; appProtocol?: string }[];
+  };
 }
 interface Pool {
   metadata: { name: string };
-  spec: { selector: { matchLabels: Labels }; targetPorts: { number: number }[]; endpointPickerRef: { name: string; kind?: string; port?: { number: number } } };
+  spec: {
+    selector: { matchLabels: Labels };
+    targetPorts: { number: number }[];
+    endpointPickerRef: { name: string; kind?: string; port?: { number: number } };
+  };
 }
 interface Ref {
   group?: string;
@@ -83,8 +94,11 @@ export class Cluster {
     return this.manifests.filter((m) => m.doc.kind === kind).map((m) => m.doc as unknown as T);
   }
   private one<T>(kind: string, name?: string): T {
-    const found = this.manifests.filter((m) => m.doc.kind === kind && (name === undefined || m.doc.metadata.name === name));
-    if (found.length !== 1) throw new Error(`expected one ${kind}${name === undefined ? "" : ` ${name}`}, found ${found.length}`);
+    const found = this.manifests.filter(
+      (m) => m.doc.kind === kind && (name === undefined || m.doc.metadata.name === name),
+    );
+    if (found.length !== 1)
+      throw new Error(`expected one ${kind}${name === undefined ? "" : ` ${name}`}, found ${found.length}`);
     return (found[0] as Manifest).doc as unknown as T;
   }
   get pool(): Pool {
@@ -98,7 +112,10 @@ export class Cluster {
   }
   /** The Deployment whose pods the pool selects (the first that matches). */
   get modelServer(): Deployment {
-    return this.deployments.find((d) => matches(this.pool.spec.selector.matchLabels, d.spec.template.metadata.labels)) ?? this.one("Deployment", "llm-edge");
+    return (
+      this.deployments.find((d) => matches(this.pool.spec.selector.matchLabels, d.spec.template.metadata.labels)) ??
+      this.one("Deployment", "llm-edge")
+    );
   }
   get picker(): Deployment {
     return this.one("Deployment", this.pool.spec.endpointPickerRef.name);
@@ -150,7 +167,10 @@ export class Cluster {
   }
   /** The engine config the model-server pods' engine label selects. */
   get engine(): EngineConfig | undefined {
-    const params = (this.plugin("core-metrics-extractor")?.parameters ?? {}) as { engineLabelKey?: string; engineConfigs?: EngineConfig[] };
+    const params = (this.plugin("core-metrics-extractor")?.parameters ?? {}) as {
+      engineLabelKey?: string;
+      engineConfigs?: EngineConfig[];
+    };
     const label = this.modelServer.spec.template.metadata.labels[params.engineLabelKey ?? "llm-d.ai/engine-type"];
     return params.engineConfigs?.find((e) => e.name === label);
   }
@@ -185,7 +205,8 @@ export function poolProblems(c: Cluster): string[] {
   check(
     p,
     selected.length === 1 && selected[0] === c.modelServer,
-    `the pool's selector ${JSON.stringify(selector.matchLabels)} must match the model-server pods and only them (matches ` +
+    `the pool's selector ${JSON.stringify(selector.matchLabels)} must match the model-server pods and only them ` +
+      `(matches ` +
       `${selected.map((d) => d.metadata.name).join(", ") || "none"})`,
   );
   check(
@@ -196,8 +217,11 @@ export function poolProblems(c: Cluster): string[] {
   const edgePort = port(c.container("edge"), "http");
   check(
     p,
-    targetPorts.length === 1 && targetPorts[0]?.number === edgePort && Number(env(c.container("edge"), "EDGE_PORT")) === edgePort,
-    `targetPorts ${JSON.stringify(targetPorts)} must be the edge's port (containerPort ${edgePort}, EDGE_PORT ${env(c.container("edge"), "EDGE_PORT")})`,
+    targetPorts.length === 1 &&
+      targetPorts[0]?.number === edgePort &&
+      Number(env(c.container("edge"), "EDGE_PORT")) === edgePort,
+    `targetPorts ${JSON.stringify(targetPorts)} must be the edge's port (containerPort ${edgePort}, EDGE_PORT ` +
+      `${env(c.container("edge"), "EDGE_PORT")})`,
   );
   check(p, new Set(targetPorts.map((t) => t.number)).size === targetPorts.length, "targetPorts must be unique");
   const servicePort = c.pickerService.spec.ports.find((sp) => sp.port === ref.port?.number);
@@ -206,37 +230,56 @@ export function poolProblems(c: Cluster): string[] {
     (ref.kind ?? "Service") === "Service" && servicePort !== undefined,
     `endpointPickerRef must name the picker's Service and one of its ports (${ref.name}:${ref.port?.number})`,
   );
-  const grpc = c.pickerContainer.ports?.find((cp) => cp.name === servicePort?.targetPort || cp.containerPort === servicePort?.targetPort);
+  const grpc = c.pickerContainer.ports?.find(
+    (cp) => cp.name === servicePort?.targetPort || cp.containerPort === servicePort?.targetPort,
+  );
   check(
     p,
     grpc !== undefined && String(grpc.containerPort) === flag(c.pickerContainer, "grpc-port"),
     "the picker Service's ext-proc port must lead to the container's --grpc-port",
   );
-  check(p, matches(c.pickerService.spec.selector, c.picker.spec.template.metadata.labels), "the picker Service must select the picker's pods");
   check(
     p,
-    flag(c.pickerContainer, "pool-name") === c.pool.metadata.name && flag(c.pickerContainer, "pool-group") === "inference.networking.k8s.io",
+    matches(c.pickerService.spec.selector, c.picker.spec.template.metadata.labels),
+    "the picker Service must select the picker's pods",
+  );
+  check(
+    p,
+    flag(c.pickerContainer, "pool-name") === c.pool.metadata.name &&
+      flag(c.pickerContainer, "pool-group") === "inference.networking.k8s.io",
     "the picker's --pool-name and --pool-group must name the pool",
   );
   return p;
 }
 
-/** The picker scrapes the sidecar's metrics port, reads the engine the pods are labelled with, and scores by queue, KV cache and prefix. */
+/**
+ * The picker scrapes the sidecar's metrics port, reads the engine the pods are labelled with, and scores by queue, KV
+ * cache and prefix.
+ */
 export function pickerProblems(c: Cluster): string[] {
   const p: string[] = [];
   check(p, c.pickerConfigText() !== "", "the picker's --config-file must be a key of the ConfigMap mounted there");
   if (c.pickerConfigText() === "") return p;
-  const source = (c.plugin("metrics-data-source")?.parameters ?? {}) as { port?: number; path?: string; scheme?: string };
+  const source = (c.plugin("metrics-data-source")?.parameters ?? {}) as {
+    port?: number;
+    path?: string;
+    scheme?: string;
+  };
   const sidecar = c.container("sidecar");
   check(
     p,
-    source.port !== undefined && source.port === port(sidecar, "metrics") && source.port === Number(env(sidecar, "METRICS_PORT")),
-    `the picker must scrape the sidecar's metrics port (scrapes ${source.port}; containerPort ${port(sidecar, "metrics")}, ` +
+    source.port !== undefined &&
+      source.port === port(sidecar, "metrics") &&
+      source.port === Number(env(sidecar, "METRICS_PORT")),
+    `the picker must scrape the sidecar's metrics port (scrapes ${source.port}; containerPort ` +
+      `${port(sidecar, "metrics")}, ` +
       `METRICS_PORT ${env(sidecar, "METRICS_PORT")})`,
   );
   check(
     p,
-    env(sidecar, "METRICS_HOST") === "0.0.0.0" && (source.path ?? "/metrics") === "/metrics" && (source.scheme ?? "http") === "http",
+    env(sidecar, "METRICS_HOST") === "0.0.0.0" &&
+      (source.path ?? "/metrics") === "/metrics" &&
+      (source.scheme ?? "http") === "http",
     "the sidecar's metrics port must listen on the pod's address and be read at http /metrics",
   );
   const extractor = (c.plugin("core-metrics-extractor")?.parameters ?? {}) as { defaultEngine?: string };
@@ -256,7 +299,9 @@ export function pickerProblems(c: Cluster): string[] {
   const profile = new Set((config.schedulingProfiles?.[0]?.plugins ?? []).map((x) => x.pluginRef));
   for (const scorer of ["queue-scorer", "kv-cache-utilization-scorer", "prefix-cache-scorer"])
     check(p, profile.has(scorer), `the scheduling profile must use ${scorer}`);
-  const parsers = (config.requestHandler?.parsers ?? []).map((x) => config.plugins.find((pl) => (pl.name ?? pl.type) === x.pluginRef)?.type);
+  const parsers = (config.requestHandler?.parsers ?? []).map(
+    (x) => config.plugins.find((pl) => (pl.name ?? pl.type) === x.pluginRef)?.type,
+  );
   check(
     p,
     parsers.join(" ") === "openai-parser anthropic-parser passthrough-parser",
@@ -270,15 +315,22 @@ export function podProblems(c: Cluster): string[] {
   const p: string[] = [];
   const [edge, sidecar] = [c.container("edge"), c.container("sidecar")];
   check(p, env(sidecar, "SIDECAR_HOST") === "127.0.0.1", "the sidecar must bind 127.0.0.1 (SIDECAR_HOST)");
-  check(p, env(edge, "SIDECAR_URL") === `http://127.0.0.1:${env(sidecar, "SIDECAR_PORT")}`, "the edge's SIDECAR_URL must be the sidecar's loopback port");
+  check(
+    p,
+    env(edge, "SIDECAR_URL") === `http://127.0.0.1:${env(sidecar, "SIDECAR_PORT")}`,
+    "the edge's SIDECAR_URL must be the sidecar's loopback port",
+  );
   const sidecarPort = Number(env(sidecar, "SIDECAR_PORT"));
   check(
     p,
-    !(sidecar.ports ?? []).some((cp) => cp.containerPort === sidecarPort) && !c.services.some((s) => s.spec.ports.some((sp) => sp.targetPort === sidecarPort)),
+    !(sidecar.ports ?? []).some((cp) => cp.containerPort === sidecarPort) &&
+      !c.services.some((s) => s.spec.ports.some((sp) => sp.targetPort === sidecarPort)),
     "the sidecar's gRPC port must not be exposed",
   );
   const secretRefs = [edge, sidecar].flatMap((ct) =>
-    (ct.env ?? []).flatMap((e) => (e.valueFrom?.secretKeyRef ? [{ container: ct.name, ...e.valueFrom.secretKeyRef, env: e.name }] : [])),
+    (ct.env ?? []).flatMap((e) =>
+      e.valueFrom?.secretKeyRef ? [{ container: ct.name, ...e.valueFrom.secretKeyRef, env: e.name }] : [],
+    ),
   );
   const tokens = secretRefs.filter((r) => r.env === "SIDECAR_TOKEN");
   check(
@@ -299,7 +351,9 @@ export function podProblems(c: Cluster): string[] {
   );
   check(
     p,
-    [sidecar.startupProbe, sidecar.readinessProbe, sidecar.livenessProbe].every((pr) => http(pr) === "/healthz metrics"),
+    [sidecar.startupProbe, sidecar.readinessProbe, sidecar.livenessProbe].every(
+      (pr) => http(pr) === "/healthz metrics",
+    ),
     "the sidecar's probes must be GET /healthz on its metrics port",
   );
   return p;
@@ -311,7 +365,11 @@ export function routeAndRbacProblems(c: Cluster): string[] {
   const backends = c.route.spec.rules.flatMap((r) => r.backendRefs ?? []);
   check(
     p,
-    backends.length > 0 && backends.every((b) => b.group === "inference.networking.k8s.io" && b.kind === "InferencePool" && b.name === c.pool.metadata.name),
+    backends.length > 0 &&
+      backends.every(
+        (b) =>
+          b.group === "inference.networking.k8s.io" && b.kind === "InferencePool" && b.name === c.pool.metadata.name,
+      ),
     "every backendRef must be the InferencePool",
   );
   check(
@@ -330,7 +388,10 @@ export function routeAndRbacProblems(c: Cluster): string[] {
   );
   const grants = (group: string, resource: string): boolean =>
     c.role.rules.some(
-      (r) => (r.apiGroups ?? []).includes(group) && (r.resources ?? []).includes(resource) && ["get", "watch", "list"].every((v) => r.verbs.includes(v)),
+      (r) =>
+        (r.apiGroups ?? []).includes(group) &&
+        (r.resources ?? []).includes(resource) &&
+        ["get", "watch", "list"].every((v) => r.verbs.includes(v)),
     );
   check(
     p,

@@ -17,7 +17,11 @@ const VENDOR = new URL("../vendor/kubernetes/", import.meta.url);
 /** One YAML document of a manifest file. */
 export interface Manifest {
   readonly file: string;
-  readonly doc: { readonly apiVersion: string; readonly kind: string; readonly metadata: { readonly name: string } } & Record<string, unknown>;
+  readonly doc: {
+    readonly apiVersion: string;
+    readonly kind: string;
+    readonly metadata: { readonly name: string };
+  } & Record<string, unknown>;
 }
 
 /** Every document of every manifest (kustomization.yaml aside), in file order. */
@@ -43,7 +47,9 @@ function strict(schema: Json): Json {
   if (Array.isArray(schema)) return schema.map(strict);
   if (schema === null || typeof schema !== "object") return schema;
   if (schema.format === "int-or-string") return { type: ["integer", "string"] };
-  const out: { [key: string]: Json } = Object.fromEntries(Object.entries(schema).map(([k, v]) => [k, k === "properties" ? mapValues(v, strict) : strict(v)]));
+  const out: { [key: string]: Json } = Object.fromEntries(
+    Object.entries(schema).map(([k, v]) => [k, k === "properties" ? mapValues(v, strict) : strict(v)]),
+  );
   const open = schema["x-kubernetes-preserve-unknown-fields"] === true || "additionalProperties" in schema;
   if (schema.properties !== undefined && !open) out.additionalProperties = false;
   return out;
@@ -78,14 +84,17 @@ function crdSchema(schema: Json, apiVersion: string, kind: string): Json {
 /** Validators by "apiVersion kind". */
 export function manifestValidators(): Map<string, ValidateFunction> {
   const ajv = new Ajv({ allErrors: true, strict: false, logger: false });
-  for (const f of ["int32", "int64"]) ajv.addFormat(f, { type: "number", validate: (n: number) => Number.isInteger(n) });
+  for (const f of ["int32", "int64"])
+    ajv.addFormat(f, { type: "number", validate: (n: number) => Number.isInteger(n) });
   for (const f of ["double", "byte", "date-time"]) ajv.addFormat(f, () => true);
   const definitions = kubernetesDefinitions();
   ajv.addSchema({ definitions }, "k8s");
   const validators = new Map<string, ValidateFunction>();
   for (const [name, definition] of Object.entries(definitions)) {
     const gvks =
-      (definition as { "x-kubernetes-group-version-kind"?: { group: string; version: string; kind: string }[] })["x-kubernetes-group-version-kind"] ?? [];
+      (definition as { "x-kubernetes-group-version-kind"?: { group: string; version: string; kind: string }[] })[
+        "x-kubernetes-group-version-kind"
+      ] ?? [];
     for (const { group, version, kind } of gvks) {
       const apiVersion = group === "" ? version : `${group}/${version}`;
       validators.set(
@@ -102,14 +111,21 @@ export function manifestValidators(): Map<string, ValidateFunction> {
     spec: { versions: { name: string; schema: { openAPIV3Schema: Json } }[] };
   };
   const pool = crd.spec.versions.find((v) => v.name === "v1")?.schema.openAPIV3Schema ?? null;
-  validators.set("inference.networking.k8s.io/v1 InferencePool", ajv.compile(crdSchema(pool, "inference.networking.k8s.io/v1", "InferencePool") as object));
+  validators.set(
+    "inference.networking.k8s.io/v1 InferencePool",
+    ajv.compile(crdSchema(pool, "inference.networking.k8s.io/v1", "InferencePool") as object),
+  );
   validators.set(
     "gateway.networking.k8s.io/v1 Gateway",
-    ajv.compile(crdSchema(vendored("gateway-api-v1.6.1-gateway.json"), "gateway.networking.k8s.io/v1", "Gateway") as object),
+    ajv.compile(
+      crdSchema(vendored("gateway-api-v1.6.1-gateway.json"), "gateway.networking.k8s.io/v1", "Gateway") as object,
+    ),
   );
   validators.set(
     "gateway.networking.k8s.io/v1 HTTPRoute",
-    ajv.compile(crdSchema(vendored("gateway-api-v1.6.1-httproute.json"), "gateway.networking.k8s.io/v1", "HTTPRoute") as object),
+    ajv.compile(
+      crdSchema(vendored("gateway-api-v1.6.1-httproute.json"), "gateway.networking.k8s.io/v1", "HTTPRoute") as object,
+    ),
   );
   return validators;
 }
@@ -125,5 +141,7 @@ export function validateManifest(validators: Map<string, ValidateFunction>, doc:
 
 /** The endpoint picker's settings schema (written from llm-d-router's Go types; README.md). */
 export function pickerConfigValidator(): ValidateFunction {
-  return new Ajv({ allErrors: true, strict: false, logger: false }).compile(vendored("endpointpickerconfig.schema.json") as object);
+  return new Ajv({ allErrors: true, strict: false, logger: false }).compile(
+    vendored("endpointpickerconfig.schema.json") as object,
+  );
 }

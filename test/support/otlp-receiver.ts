@@ -44,7 +44,12 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}`, spans, contentTypes, close: () => new Promise((resolve) => server.close(() => resolve())) };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    spans,
+    contentTypes,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
 }
 
 async function readBody(request: IncomingMessage): Promise<Buffer> {
@@ -76,11 +81,15 @@ function jsonValue(value: JsonValue): unknown {
   return undefined;
 }
 
-const jsonAttributes = (list: JsonKeyValue[] | undefined) => Object.fromEntries((list ?? []).map((kv) => [kv.key, jsonValue(kv.value)]));
+const jsonAttributes = (list: JsonKeyValue[] | undefined) =>
+  Object.fromEntries((list ?? []).map((kv) => [kv.key, jsonValue(kv.value)]));
 
 function fromJson(request: { resourceSpans?: unknown[] }): ReceivedSpan[] {
   return (request.resourceSpans ?? []).flatMap((raw) => {
-    const resourceSpans = raw as { resource?: { attributes?: JsonKeyValue[] }; scopeSpans?: { spans?: Record<string, unknown>[] }[] };
+    const resourceSpans = raw as {
+      resource?: { attributes?: JsonKeyValue[] };
+      scopeSpans?: { spans?: Record<string, unknown>[] }[];
+    };
     const service = String(jsonAttributes(resourceSpans.resource?.attributes)["service.name"]);
     return (resourceSpans.scopeSpans ?? []).flatMap((scope) =>
       (scope.spans ?? []).map((span) => ({
@@ -148,7 +157,9 @@ function protoAttributes(list: Uint8Array[]): Record<string, unknown> {
 /** ExportTraceServiceRequest 1 → ResourceSpans (1 resource, 2 scope spans) → ScopeSpans (2 spans) → Span. */
 function fromProtobuf(body: Uint8Array): ReceivedSpan[] {
   return all(body, 1).flatMap((resourceSpans) => {
-    const service = String(protoAttributes(all((first(resourceSpans, 1) as Uint8Array | undefined) ?? new Uint8Array(), 1))["service.name"]);
+    const service = String(
+      protoAttributes(all((first(resourceSpans, 1) as Uint8Array | undefined) ?? new Uint8Array(), 1))["service.name"],
+    );
     return all(resourceSpans, 2).flatMap((scope) =>
       all(scope, 2).map((span) => ({
         service,

@@ -18,7 +18,11 @@ export async function startProcess(
   ready: RegExp,
   timeoutMs = 60_000,
 ): Promise<Started> {
-  const child = spawn(command, args, { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"], detached: true });
+  const child = spawn(command, args, {
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+  });
   let output = "";
   child.stdout?.on("data", (d: Buffer) => (output += d.toString()));
   child.stderr?.on("data", (d: Buffer) => (output += d.toString()));
@@ -35,5 +39,10 @@ export async function startProcess(
 
 /** The sidecar as its own process (node itself, so signals reach it), with the given flags. */
 export function startSidecarProcess(model: string, flags: readonly string[]): Promise<Started> {
-  return startProcess(process.execPath, ["--import", "tsx", "sidecar/main.ts", "--port", "0", ...flags], { MODEL: model }, /on (http:\/\/127\.0\.0\.1:\d+)/);
+  return startProcess(
+    process.execPath,
+    ["--import", "tsx", "sidecar/main.ts", "--port", "0", ...flags],
+    { MODEL: model },
+    /on (http:\/\/127\.0\.0\.1:\d+)/,
+  );
 }

@@ -24,7 +24,8 @@ export interface RecordingProxy {
 export function redact(value: unknown): unknown {
   if (typeof value === "string") return value.length > 64 ? `<${value.length} chars>` : value;
   if (Array.isArray(value)) return value.map(redact);
-  if (value !== null && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, redact(v)]));
+  if (value !== null && typeof value === "object")
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, redact(v)]));
   return value;
 }
 
@@ -37,7 +38,11 @@ export function startRecordingProxy(target: string): Promise<RecordingProxy> {
     req.on("data", (chunk: Buffer) => chunks.push(chunk));
     req.on("end", async () => {
       const raw = Buffer.concat(chunks);
-      const headers = Object.fromEntries(KEPT_HEADERS.flatMap((name) => (typeof req.headers[name] === "string" ? [[name, req.headers[name] as string]] : [])));
+      const headers = Object.fromEntries(
+        KEPT_HEADERS.flatMap((name) =>
+          typeof req.headers[name] === "string" ? [[name, req.headers[name] as string]] : [],
+        ),
+      );
       let body: unknown = null;
       try {
         body = raw.length > 0 ? JSON.parse(raw.toString("utf8")) : null;
@@ -67,7 +72,11 @@ export function startRecordingProxy(target: string): Promise<RecordingProxy> {
   return new Promise((resolve) => {
     server.listen(0, "127.0.0.1", () => {
       const { port } = server.address() as AddressInfo;
-      resolve({ url: `http://127.0.0.1:${port}`, requests, close: () => new Promise((done) => server.close(() => done())) });
+      resolve({
+        url: `http://127.0.0.1:${port}`,
+        requests,
+        close: () => new Promise((done) => server.close(() => done())),
+      });
     });
   });
 }

@@ -15,19 +15,34 @@ export interface RankingReference {
 /** A ranking context on the model file, holding `pairTokens` tokens a pair. */
 export async function rankingReference(path: string, template: string, pairTokens: number): Promise<RankingReference> {
   const model = await (await loadLlama()).loadModel({ modelPath: path });
-  return { model, template, context: await model.createRankingContext({ contextSize: pairTokens, batchSize: pairTokens, threads: 1 }) };
+  return {
+    model,
+    template,
+    context: await model.createRankingContext({ contextSize: pairTokens, batchSize: pairTokens, threads: 1 }),
+  };
 }
 
-/** llama-server's input for a pair: the rerank template with the two texts in, tokenized at once with its special tokens. */
+/**
+ * llama-server's input for a pair: the rerank template with the two texts in, tokenized at once with its special
+ * tokens.
+ */
 export const serverInput = (r: RankingReference, query: string, document: string): Token[] =>
   r.model.tokenize(r.template.replace("{query}", query).replace("{document}", document), true);
 
-/** The answer llama-server's inputs make: float32 scores (as the proto carries them), best first, ties in order; and their tokens. */
+/**
+ * The answer llama-server's inputs make: float32 scores (as the proto carries them), best first, ties in order; and
+ * their tokens.
+ */
 export async function expectedRanking(r: RankingReference, query: string, documents: readonly string[]) {
   const scores: number[] = [];
-  for (const document of documents) scores.push(Math.fround(await rankTokens(r.context, serverInput(r, query, document))));
+  for (const document of documents)
+    scores.push(Math.fround(await rankTokens(r.context, serverInput(r, query, document))));
   const tokens = documents.map((d) => serverInput(r, query, d).length).reduce((a, b) => a + b, 0);
-  const results = scores.map((score, index) => ({ index, relevance_score: score, document: { text: documents[index] } }));
+  const results = scores.map((score, index) => ({
+    index,
+    relevance_score: score,
+    document: { text: documents[index] },
+  }));
   results.sort((a, b) => b.relevance_score - a.relevance_score || a.index - b.index);
   return { results, tokens };
 }

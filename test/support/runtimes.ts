@@ -22,7 +22,9 @@ export interface RuntimeEdge {
 export async function startEdgeOn(runtime: Runtime, sidecarUrls: readonly string[]): Promise<RuntimeEdge> {
   const [first = "", ...more] = sidecarUrls;
   if (runtime === "workerd") {
-    const wrangler = await startWrangler(more.length === 0 ? { SIDECAR_URL: first } : { SIDECAR_URLS: sidecarUrls.join(",") });
+    const wrangler = await startWrangler(
+      more.length === 0 ? { SIDECAR_URL: first } : { SIDECAR_URLS: sidecarUrls.join(",") },
+    );
     return { runtime, url: wrangler.url, stop: () => wrangler.stop() };
   }
   const dir = mkdtempSync(join(tmpdir(), "llm-edge-runtime-"));
@@ -42,7 +44,11 @@ export async function startEdgeOn(runtime: Runtime, sidecarUrls: readonly string
  * One suite run once per runtime (describe.each): each gets a fresh edge in front of
  * `sidecarUrls()` (read when the suite starts), and `body` reads it through `edge()`.
  */
-export function describeOnRuntimes(title: string, sidecarUrls: () => readonly string[], body: (edge: () => RuntimeEdge) => void): void {
+export function describeOnRuntimes(
+  title: string,
+  sidecarUrls: () => readonly string[],
+  body: (edge: () => RuntimeEdge) => void,
+): void {
   describe.each(RUNTIMES)(`${title} (%s)`, (runtime) => {
     let edge: RuntimeEdge | undefined;
     beforeAll(async () => {

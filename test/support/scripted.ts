@@ -11,7 +11,10 @@ export const CHAT_REPLY_TOKENS = 16;
 
 /** The sidecar's own count of a rendered chat prompt (a user turn, after an optional system prompt). */
 export async function chatPromptTokens(sidecarUrl: string, user: string, system?: string): Promise<number> {
-  const messages = [...(system === undefined ? [] : [{ role: Role.SYSTEM, content: system }]), { role: Role.USER, content: user }];
+  const messages = [
+    ...(system === undefined ? [] : [{ role: Role.SYSTEM, content: system }]),
+    { role: Role.USER, content: user },
+  ];
   const { tokens } = await clientsFor(sidecarUrl).grpc.tokenize({ input: { case: "chat", value: { messages } } });
   return tokens.length;
 }
@@ -27,7 +30,9 @@ export const THINK_REASONING = "Checking the forecast.";
 export const TOOL_RESULT_REASONING = "The tool says sunny.";
 /** Its answer after either reasoning. */
 export const TOOLS_ANSWER = CHAT_REPLY;
-/** Its reply when tools are offered, no tool result is in the prompt and the prompt says " cities" (then `<|im_end|>`). */
+/**
+ * Its reply when tools are offered, no tool result is in the prompt and the prompt says " cities" (then `<|im_end|>`).
+ */
 export const TWO_TOOL_CALLS_TEXT = `${TOOL_CALL_TEXT}\n${TOOL_CALL_TEXT.replace('"Tokyo"', '"Paris"')}`;
 /** The argument fragments of those two calls, one per token. */
 export const TWO_TOOL_CALLS_ARGUMENT_FRAGMENTS = [

@@ -39,7 +39,11 @@ export function storeDrivers(): StoreDrivers {
   return {
     open: {
       async d1() {
-        const mf = new Miniflare({ modules: true, script: "export default { fetch() { return new Response(null) } }", d1Databases: [`DB${++fresh}`] });
+        const mf = new Miniflare({
+          modules: true,
+          script: "export default { fetch() { return new Response(null) } }",
+          d1Databases: [`DB${++fresh}`],
+        });
         cleanups.push(() => mf.dispose());
         const db = (await mf.getD1Database(`DB${fresh}`)) as unknown as D1DatabaseLike;
         for (const statement of migrationStatements()) await db.prepare(statement).all();

@@ -33,7 +33,10 @@ export interface Wrangler {
  * The edge under workerd through `wrangler dev`, offline, with the given variables (secrets such
  * as API_KEYS go through a private `.dev.vars`, as `npm start` passes them).
  */
-export async function startWrangler(vars: Readonly<Record<string, string>>, options: WranglerOptions = {}): Promise<Wrangler> {
+export async function startWrangler(
+  vars: Readonly<Record<string, string>>,
+  options: WranglerOptions = {},
+): Promise<Wrangler> {
   // Test files start wranglers in parallel: a port that was free a moment ago may be taken by
   // the time workerd binds it, so a start that meets "Address already in use" is tried again.
   for (let attempt = 1; ; attempt++) {
@@ -58,7 +61,9 @@ export interface WranglerOptions {
 
 /** The Worker's own address in wrangler's debug log: the proxy's `userWorkerUrl`, the last one given. */
 function workerUrlIn(output: string): string | undefined {
-  const found = [...output.matchAll(/"userWorkerUrl":\{"protocol":"(https?:)","hostname":"([^"]+)","port":"(\d+)"\}/g)].at(-1);
+  const found = [
+    ...output.matchAll(/"userWorkerUrl":\{"protocol":"(https?:)","hostname":"([^"]+)","port":"(\d+)"\}/g),
+  ].at(-1);
   return found === undefined ? undefined : `${found[1]}//${found[2]}:${found[3]}`;
 }
 
@@ -103,7 +108,8 @@ async function startWranglerOnce(vars: Readonly<Record<string, string>>, options
     try {
       await (await fetch(`${url}/health`)).arrayBuffer();
       const workerUrl = options.workerSocket === true ? workerUrlIn(output) : undefined;
-      if (options.workerSocket === true && workerUrl === undefined) throw new Error(`wrangler dev did not name the Worker's socket: ${output}`);
+      if (options.workerSocket === true && workerUrl === undefined)
+        throw new Error(`wrangler dev did not name the Worker's socket: ${output}`);
       return { url, stop, output: () => output, workerUrl };
     } catch {
       if (Date.now() > deadline) {

@@ -30,6 +30,9 @@ export function sidecarFetch(caFile?: string): FetchImpl {
       answer.body.resume();
       return new Response(null, { status: answer.statusCode, headers });
     }
-    return new Response(Readable.toWeb(answer.body) as ReadableStream<Uint8Array>, { status: answer.statusCode, headers });
+    return new Response(Readable.toWeb(answer.body) as ReadableStream<Uint8Array>, {
+      status: answer.statusCode,
+      headers,
+    });
   };
 }

@@ -50,7 +50,9 @@ export function memoryFileStore(): FileStore {
     },
     get(key) {
       const bytes = files.get(key);
-      return Promise.resolve(bytes === undefined ? undefined : (new Response(bytes as Uint8Array<ArrayBuffer>).body ?? undefined));
+      return Promise.resolve(
+        bytes === undefined ? undefined : (new Response(bytes as Uint8Array<ArrayBuffer>).body ?? undefined),
+      );
     },
     delete(key) {
       files.delete(key);

@@ -10,12 +10,19 @@ import { optionsFromEnv } from "./env.js";
 import { startNodeEdge } from "./server.js";
 
 export { accessFromEnv, memoryRateLimiter } from "./env.js";
-export { DEFAULT_LIMITS, startNodeEdge, type ConnectionLimits, type NodeEdgeOptions, type RunningEdge } from "./server.js";
+export {
+  DEFAULT_LIMITS,
+  startNodeEdge,
+  type ConnectionLimits,
+  type NodeEdgeOptions,
+  type RunningEdge,
+} from "./server.js";
 
 async function main(): Promise<void> {
   const options = optionsFromEnv(process.env);
   const edge = await startNodeEdge(options);
-  const sidecars = options.sidecarUrls === undefined ? `sidecar ${options.sidecarUrl}` : `sidecars ${options.sidecarUrls.join(", ")}`;
+  const sidecars =
+    options.sidecarUrls === undefined ? `sidecar ${options.sidecarUrl}` : `sidecars ${options.sidecarUrls.join(", ")}`;
   console.error(`edge listening on ${edge.url} (${sidecars}); ${edge.access}`);
   const stop = () => {
     edge.close().then(

@@ -16,7 +16,8 @@ export function createEdgeMetrics(): EdgeMetrics {
   const requests = new Counter({
     name: "edge_sidecar_requests_total",
     help:
-      "Generations this edge sent to each sidecar, by outcome: ok (accepted), unavailable (unreachable or draining: failed " +
+      "Generations this edge sent to each sidecar, by outcome: ok (accepted), unavailable (unreachable or draining: " +
+      "failed " +
       "over), busy (queue full: failed over), error (refused).",
     labelNames: ["sidecar", "outcome"] as const,
     registers: [registry],
@@ -25,7 +26,11 @@ export function createEdgeMetrics(): EdgeMetrics {
 }
 
 /** Answers GET /metrics from `metrics` for callers the app admits; everything else goes to `next`. */
-export function withMetrics(metrics: EdgeMetrics, app: App, next: (request: Request) => Promise<Response>): (request: Request) => Promise<Response> {
+export function withMetrics(
+  metrics: EdgeMetrics,
+  app: App,
+  next: (request: Request) => Promise<Response>,
+): (request: Request) => Promise<Response> {
   return async (request) => {
     const url = new URL(request.url);
     if (request.method !== "GET" || url.pathname !== "/metrics") return next(request);
@@ -34,6 +39,8 @@ export function withMetrics(metrics: EdgeMetrics, app: App, next: (request: Requ
     } catch {
       return next(request); // the app answers the refusal in its own shape
     }
-    return new Response(await metrics.registry.metrics(), { headers: { "content-type": metrics.registry.contentType, "cache-control": "no-store" } });
+    return new Response(await metrics.registry.metrics(), {
+      headers: { "content-type": metrics.registry.contentType, "cache-control": "no-store" },
+    });
   };
 }

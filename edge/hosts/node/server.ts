@@ -5,7 +5,12 @@ import type { IncomingMessage, Server, ServerOptions } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { DEFAULT_MAX_BODY_BYTES } from "../../core/body.js";
 import { createApp, type App, type AppOptions } from "../../http/app.js";
-import { DEFAULT_SIDECAR_URL, createSidecarClient, createSidecarHealthClient, type SidecarLink } from "../../upstream/connection.js";
+import {
+  DEFAULT_SIDECAR_URL,
+  createSidecarClient,
+  createSidecarHealthClient,
+  type SidecarLink,
+} from "../../upstream/connection.js";
 import { withMetrics, type EdgeMetrics } from "./metrics.js";
 import { startNodeTracing } from "./tracing.js";
 import type { TraceSettings } from "../../config/parse.js";
@@ -81,7 +86,9 @@ export interface RunningEdge {
  * refuses to start otherwise). Node checks both deadlines every `connectionsCheckingInterval`:
  * a quarter of the shortest one set, at most a second.
  */
-export function nodeServerOptions(limits: ConnectionLimits): Pick<ServerOptions, "headersTimeout" | "requestTimeout" | "connectionsCheckingInterval"> {
+export function nodeServerOptions(
+  limits: ConnectionLimits,
+): Pick<ServerOptions, "headersTimeout" | "requestTimeout" | "connectionsCheckingInterval"> {
   const headersTimeout = limits.headersTimeoutMs;
   const requestTimeout = limits.requestTimeoutMs === 0 ? 0 : Math.max(limits.requestTimeoutMs, headersTimeout);
   const shortest = Math.min(...[headersTimeout, requestTimeout].filter((ms) => ms > 0), 4000);
@@ -110,21 +117,55 @@ function announceConnections(server: Server, app: App): void {
   });
 }
 
+/** The sidecars the options name: the app's own, else clients over Node's fetch of `SIDECAR_URLS` or `SIDECAR_URL`. */
+function sidecarsOf(options: NodeEdgeOptions): Pick<AppOptions, "sidecars" | "sidecar"> {
+  const fetchImpl = sidecarFetch(options.sidecarCa);
+  const link = options.sidecarLink;
+  const sidecars =
+    options.sidecars ??
+    options.sidecarUrls?.map((url) => ({
+      url,
+      client: createSidecarClient(url, fetchImpl, link),
+      health: createSidecarHealthClient(url, fetchImpl, link),
+    }));
+  const sidecar =
+    options.sidecar ??
+    (sidecars === undefined
+      ? createSidecarClient(options.sidecarUrl ?? DEFAULT_SIDECAR_URL, fetchImpl, link)
+      : undefined);
+  return { ...(sidecars === undefined ? {} : { sidecars }), ...(sidecar === undefined ? {} : { sidecar }) };
+}
+
+/** Batches on Node: files in a folder (or memory), lines driven by the in-process queue. */
+function nodeBatches(filesPath: string | undefined): NonNullable<AppOptions["batches"]> {
+  const files = filesPath === undefined ? memoryFileStore() : folderFileStore(filesPath);
+  return { files, queue: new InProcessQueue(), maxFileBytes: NODE_MAX_FILE_BYTES };
+}
+
 /** Starts the edge on Node; resolves once it listens. */
 export function startNodeEdge(options: NodeEdgeOptions = {}): Promise<RunningEdge> {
-  const { sidecarUrl, sidecarUrls, sidecarLink, sidecarCa, storePath, filesPath, publicDir, port, hostname, limits, metrics, trace, ...appOptions } = options;
+  const {
+    sidecarUrl,
+    sidecarUrls,
+    sidecarLink,
+    sidecarCa,
+    storePath,
+    filesPath,
+    publicDir,
+    port,
+    hostname,
+    limits,
+    metrics,
+    trace,
+    ...appOptions
+  } = options;
   const tracer = appOptions.tracing === undefined && trace !== undefined ? startNodeTracing(trace) : undefined;
-  const fetchImpl = sidecarFetch(sidecarCa);
-  const sidecars =
-    appOptions.sidecars ??
-    sidecarUrls?.map((url) => ({
-      url,
-      client: createSidecarClient(url, fetchImpl, sidecarLink),
-      health: createSidecarHealthClient(url, fetchImpl, sidecarLink),
-    }));
-  const sidecar = appOptions.sidecar ?? (sidecars === undefined ? createSidecarClient(sidecarUrl ?? DEFAULT_SIDECAR_URL, fetchImpl, sidecarLink) : undefined);
+  const { sidecars, sidecar } = sidecarsOf(options);
   // A store given is the caller's to close; one opened here closes with the server.
-  const opened = appOptions.store === undefined ? openSqliteStore(storePath ?? ":memory:") : { store: appOptions.store, close: () => undefined };
+  const opened =
+    appOptions.store === undefined
+      ? openSqliteStore(storePath ?? ":memory:")
+      : { store: appOptions.store, close: () => undefined };
   const routing = metrics === undefined ? appOptions.routing : { ...appOptions.routing, onOutcome: metrics.count };
   const sockets = nodeSockets(appOptions.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES);
   const app = createApp({
@@ -134,11 +175,7 @@ export function startNodeEdge(options: NodeEdgeOptions = {}): Promise<RunningEdg
     ...(sidecar === undefined ? {} : { sidecar }),
     routing,
     store: opened.store,
-    batches: appOptions.batches ?? {
-      files: filesPath === undefined ? memoryFileStore() : folderFileStore(filesPath),
-      queue: new InProcessQueue(),
-      maxFileBytes: NODE_MAX_FILE_BYTES,
-    },
+    batches: appOptions.batches ?? nodeBatches(filesPath),
     ...(tracer === undefined ? {} : { tracing: tracer.tracing }),
   });
   // Batches left unfinished by the last run go on (docs/decisions.md, "Batches").
@@ -150,24 +187,27 @@ export function startNodeEdge(options: NodeEdgeOptions = {}): Promise<RunningEdg
   const all = { ...DEFAULT_LIMITS, ...limits };
   return new Promise((resolve, reject) => {
     const serverOptions = nodeServerOptions(all);
-    const server = serve({ fetch: (request) => handle(request), port: port ?? 8080, hostname: host, serverOptions }, (info: AddressInfo) => {
-      const shownHost = info.family === "IPv6" ? `[${info.address}]` : info.address;
-      resolve({
-        url: `http://${shownHost}:${info.port}`,
-        access: app.access.describe(),
-        close: () =>
-          new Promise<void>((done, fail) => {
-            app.batches?.stop();
-            server.close((error) => {
-              opened.close();
-              const flushed = tracer?.shutdown() ?? Promise.resolve();
-              flushed.catch(() => undefined).then(() => (error ? fail(error) : done()));
-            });
-            if ("closeAllConnections" in server) server.closeAllConnections();
-            sockets.closeAll();
-          }),
-      });
-    }) as Server;
+    const server = serve(
+      { fetch: (request) => handle(request), port: port ?? 8080, hostname: host, serverOptions },
+      (info: AddressInfo) => {
+        const shownHost = info.family === "IPv6" ? `[${info.address}]` : info.address;
+        resolve({
+          url: `http://${shownHost}:${info.port}`,
+          access: app.access.describe(),
+          close: () =>
+            new Promise<void>((done, fail) => {
+              app.batches?.stop();
+              server.close((error) => {
+                opened.close();
+                const flushed = tracer?.shutdown() ?? Promise.resolve();
+                flushed.catch(() => undefined).then(() => (error ? fail(error) : done()));
+              });
+              if ("closeAllConnections" in server) server.closeAllConnections();
+              sockets.closeAll();
+            }),
+        });
+      },
+    ) as Server;
     applyLimits(server, all);
     announceConnections(server, app);
     sockets.attach(server, handle);

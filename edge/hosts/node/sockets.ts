@@ -24,14 +24,18 @@ function requestOf(incoming: IncomingMessage): Request {
   for (const [name, value] of Object.entries(incoming.headers)) {
     if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(", ") : value);
   }
-  return new Request(`http://${incoming.headers.host ?? "localhost"}${incoming.url ?? "/"}`, { method: incoming.method ?? "GET", headers });
+  return new Request(`http://${incoming.headers.host ?? "localhost"}${incoming.url ?? "/"}`, {
+    method: incoming.method ?? "GET",
+    headers,
+  });
 }
 
 /** Writes an HTTP answer that refuses the upgrade, then closes the connection. */
 async function writeRefusal(socket: Duplex, response: Response): Promise<void> {
   const body = Buffer.from(await response.arrayBuffer());
   const lines = [`HTTP/1.1 ${response.status} ${response.statusText || "Error"}`];
-  for (const [name, value] of response.headers) if (name !== "content-length" && name !== "transfer-encoding") lines.push(`${name}: ${value}`);
+  for (const [name, value] of response.headers)
+    if (name !== "content-length" && name !== "transfer-encoding") lines.push(`${name}: ${value}`);
   lines.push(`content-length: ${body.length}`, "connection: close");
   socket.end(Buffer.concat([Buffer.from(`${lines.join("\r\n")}\r\n\r\n`), body]));
 }
@@ -56,7 +60,12 @@ export function nodeSockets(maxPayload: number): NodeSockets {
     // node:http cannot build a 101 here; the handshake is `ws`'s, below.
     return new Response(null, { status: 200 });
   };
-  const upgrade = async (incoming: IncomingMessage, socket: Duplex, head: Buffer, handle: (request: Request) => Promise<Response>) => {
+  const upgrade = async (
+    incoming: IncomingMessage,
+    socket: Duplex,
+    head: Buffer,
+    handle: (request: Request) => Promise<Response>,
+  ) => {
     const request = requestOf(incoming);
     const response = await handle(request);
     const open = accepted.get(request);

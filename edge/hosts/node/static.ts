@@ -19,7 +19,8 @@ const TYPES: Record<string, string> = {
 
 /** The page may load only its own files and call only its own origin. */
 export const PAGE_CSP =
-  "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self'; base-uri 'none'; " +
+  "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self'; base-uri " +
+  "'none'; " +
   "form-action 'none'; frame-ancestors 'none'";
 
 interface StaticFile {
@@ -41,9 +42,13 @@ export function loadStaticFiles(dir: string = PUBLIC_DIR): Map<string, StaticFil
 }
 
 /** A handler that answers the page's files and passes every other request on to `next`. */
-export function withStaticFiles(files: Map<string, StaticFile>, next: (request: Request) => Promise<Response>): (request: Request) => Promise<Response> {
+export function withStaticFiles(
+  files: Map<string, StaticFile>,
+  next: (request: Request) => Promise<Response>,
+): (request: Request) => Promise<Response> {
   return async (request) => {
-    const file = request.method === "GET" || request.method === "HEAD" ? files.get(new URL(request.url).pathname) : undefined;
+    const file =
+      request.method === "GET" || request.method === "HEAD" ? files.get(new URL(request.url).pathname) : undefined;
     if (file === undefined) return next(request);
     const headers = {
       "content-type": file.type,

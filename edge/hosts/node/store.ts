@@ -16,7 +16,8 @@ export const DEFAULT_STORE_PATH = ".data/llm-edge.sqlite";
 /** Applies the migrations not applied yet, in file-name order, each in its own transaction. */
 export function migrate(db: Database.Database, dir = MIGRATIONS_DIR): string[] {
   db.exec(
-    "CREATE TABLE IF NOT EXISTS d1_migrations (id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT UNIQUE, applied_at TIMESTAMP " +
+    "CREATE TABLE IF NOT EXISTS d1_migrations (id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT UNIQUE, applied_at " +
+      "TIMESTAMP " +
       "DEFAULT CURRENT_TIMESTAMP NOT NULL)",
   );
   const applied = new Set(

@@ -17,7 +17,10 @@ export interface NodeTracing {
 
 /** The tracer of `settings`: spans go to `settings.url` in batches. */
 export function startNodeTracing(settings: TraceSettings): NodeTracing {
-  const exporter = settings.protocol === "http/json" ? new JsonExporter({ url: settings.url }) : new ProtobufExporter({ url: settings.url });
+  const exporter =
+    settings.protocol === "http/json"
+      ? new JsonExporter({ url: settings.url })
+      : new ProtobufExporter({ url: settings.url });
   const provider = new BasicTracerProvider({
     resource: resourceFromAttributes({ "service.name": settings.serviceName, "service.version": SERVER_VERSION }),
     spanProcessors: [new BatchSpanProcessor(exporter, { scheduledDelayMillis: 1000 })],

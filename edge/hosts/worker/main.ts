@@ -11,7 +11,8 @@ import { startWorkerTracing, type WaitUntil, type WorkerTracing } from "./tracin
 const config = workerConfig(startEnv);
 
 /** The isolate's tracer, when OTEL_EXPORTER_OTLP_ENDPOINT turns traces on (tracing.ts). */
-const tracer: WorkerTracing | undefined = ((settings) => (settings === undefined ? undefined : startWorkerTracing(settings)))(traceSettingsOf(config));
+const tracer: WorkerTracing | undefined = ((settings) =>
+  settings === undefined ? undefined : startWorkerTracing(settings))(traceSettingsOf(config));
 
 let app: App | undefined;
 

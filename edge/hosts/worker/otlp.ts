@@ -14,9 +14,11 @@ type Json = Record<string, unknown>;
 const LEN = WireType.LengthDelimited;
 
 const nanos = (time: HrTime): bigint => BigInt(Math.trunc(time[0])) * 1_000_000_000n + BigInt(Math.trunc(time[1]));
-const bytesOf = (hex: string): Uint8Array => Uint8Array.from(hex.match(/../g) ?? [], (pair) => Number.parseInt(pair, 16));
+const bytesOf = (hex: string): Uint8Array =>
+  Uint8Array.from(hex.match(/../g) ?? [], (pair) => Number.parseInt(pair, 16));
 /** OTLP's span flags: the W3C trace flags, and whether the parent (or a link's span) is remote. */
-const flagsOf = (traceFlags: number, remote: boolean | undefined): number => (traceFlags & 0xff) | 0x100 | (remote === true ? 0x200 : 0);
+const flagsOf = (traceFlags: number, remote: boolean | undefined): number =>
+  (traceFlags & 0xff) | 0x100 | (remote === true ? 0x200 : 0);
 
 /** The spans by resource, then by instrumentation scope, in the order they came. */
 function grouped(spans: readonly ReadableSpan[]): Map<Resource, Map<string, ReadableSpan[]>> {
@@ -41,7 +43,8 @@ function nested(w: BinaryWriter, field: number, write: () => void): void {
 function writeValue(w: BinaryWriter, value: Value): void {
   if (typeof value === "string") w.tag(1, LEN).string(value);
   else if (typeof value === "boolean") w.tag(2, WireType.Varint).bool(value);
-  else if (typeof value === "number" && Number.isInteger(value) && value >= -(2 ** 63) && value < 2 ** 63) w.tag(3, WireType.Varint).int64(value);
+  else if (typeof value === "number" && Number.isInteger(value) && value >= -(2 ** 63) && value < 2 ** 63)
+    w.tag(3, WireType.Varint).int64(value);
   else if (typeof value === "number") w.tag(4, WireType.Bit64).double(value);
   else if (Array.isArray(value))
     nested(w, 5, () => {
@@ -166,7 +169,11 @@ function jsonSpan(span: ReadableSpan): Json {
 /** ExportTraceServiceRequest as OTLP/JSON (`application/json`): ids in hex, times as strings. */
 export function otlpJson(spans: readonly ReadableSpan[]): Uint8Array {
   const resourceSpans = [...grouped(spans)].map(([resource, scopes]) => ({
-    resource: { attributes: jsonAttributes(resource.attributes), droppedAttributesCount: 0, schemaUrl: resource.schemaUrl || undefined },
+    resource: {
+      attributes: jsonAttributes(resource.attributes),
+      droppedAttributesCount: 0,
+      schemaUrl: resource.schemaUrl || undefined,
+    },
     scopeSpans: [...scopes.values()].map((spansOfScope) => {
       const { name, version, schemaUrl } = (spansOfScope[0] as ReadableSpan).instrumentationScope;
       return { scope: { name, version }, spans: spansOfScope.map(jsonSpan), schemaUrl };

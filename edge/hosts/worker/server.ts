@@ -26,7 +26,8 @@ function accessOf(config: WorkerConfig, env: WorkerEnv): AccessOptions {
   const access: AccessOptions = { allowOpen: config.allowOpen };
   if (config.apiKeys !== undefined) access.apiKeys = config.apiKeys;
   if (config.corsOrigins !== undefined) access.corsOrigins = config.corsOrigins;
-  if ((config.rateLimit ?? 0) > 0 && env.RATE_LIMITER !== undefined) access.rateLimiter = bindingRateLimiter(env.RATE_LIMITER, RATE_LIMIT_PERIOD_SECONDS);
+  if ((config.rateLimit ?? 0) > 0 && env.RATE_LIMITER !== undefined)
+    access.rateLimiter = bindingRateLimiter(env.RATE_LIMITER, RATE_LIMIT_PERIOD_SECONDS);
   return access;
 }
 
@@ -50,7 +51,11 @@ export function createWorkerApp(config: WorkerConfig, env: WorkerEnv, tracer?: W
   };
   if (env.DB !== undefined) options.store = d1Store(env.DB);
   if (env.FILES !== undefined && env.BATCH_QUEUE !== undefined)
-    options.batches = { files: r2FileStore(env.FILES), queue: cloudflareQueue(env.BATCH_QUEUE), maxFileBytes: WORKER_MAX_FILE_BYTES };
+    options.batches = {
+      files: r2FileStore(env.FILES),
+      queue: cloudflareQueue(env.BATCH_QUEUE),
+      maxFileBytes: WORKER_MAX_FILE_BYTES,
+    };
   if (config.logRequests) {
     options.log = (line) => console.log(JSON.stringify(line));
     options.logBodies = config.logBodies;

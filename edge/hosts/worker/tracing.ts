@@ -29,7 +29,8 @@ class FetchSpanExporter implements SpanExporter {
         await response.body?.cancel();
         done({ code: response.ok ? ExportResultCode.SUCCESS : ExportResultCode.FAILED });
       },
-      (error: unknown) => done({ code: ExportResultCode.FAILED, error: error instanceof Error ? error : new Error(String(error)) }),
+      (error: unknown) =>
+        done({ code: ExportResultCode.FAILED, error: error instanceof Error ? error : new Error(String(error)) }),
     );
   }
 

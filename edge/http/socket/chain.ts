@@ -35,9 +35,14 @@ export class ConnectionChain {
    */
   continued(body: CreateBody): Continued {
     const id = body["previous_response_id"];
-    if (this.latest === undefined || typeof id !== "string" || id !== this.latest.id) return { body, fromSocket: undefined, base: 0 };
+    if (this.latest === undefined || typeof id !== "string" || id !== this.latest.id)
+      return { body, fromSocket: undefined, base: 0 };
     const { previous_response_id: _dropped, ...rest } = body;
-    return { body: { ...rest, input: [...this.latest.items, ...inputItems(body["input"])] }, fromSocket: id, base: this.latest.items.length };
+    return {
+      body: { ...rest, input: [...this.latest.items, ...inputItems(body["input"])] },
+      fromSocket: id,
+      base: this.latest.items.length,
+    };
   }
 
   /**

@@ -13,7 +13,10 @@ import { shifted } from "../../state/responses/input.js";
 const SOCKET_HEADERS = /^(connection|upgrade|content-length|transfer-encoding|sec-websocket-.*)$/i;
 
 /** An `error` message: the HTTP status and OpenAI's error object. */
-export function errorMessage(status: number, error: { type: string; code: string | null; message: string; param: string | null }): string {
+export function errorMessage(
+  status: number,
+  error: { type: string; code: string | null; message: string; param: string | null },
+): string {
   return JSON.stringify({ type: "error", status, error });
 }
 
@@ -25,13 +28,23 @@ export function parseCreate(text: string): { body: CreateBody } | { refusal: str
   } catch {
     return refuse("The message is not valid JSON.", null, "invalid_json");
   }
-  if (typeof event !== "object" || event === null || Array.isArray(event)) return refuse("The message must be a JSON object.", null, "invalid_event");
+  if (typeof event !== "object" || event === null || Array.isArray(event))
+    return refuse("The message must be a JSON object.", null, "invalid_event");
   const { type, stream: _stream, ...body } = event as Record<string, unknown>;
   if (type !== "response.create")
-    return refuse(`Unknown event type ${JSON.stringify(type)}: this socket takes \`response.create\` messages.`, "type", "unknown_event_type");
-  if (body["background"] === true) return refuse("background is not supported in WebSocket mode.", "background", "unsupported_parameter");
+    return refuse(
+      `Unknown event type ${JSON.stringify(type)}: this socket takes \`response.create\` messages.`,
+      "type",
+      "unknown_event_type",
+    );
+  if (body["background"] === true)
+    return refuse("background is not supported in WebSocket mode.", "background", "unsupported_parameter");
   if (body["generate"] === false)
-    return refuse("generate: false (a warm-up without output) is not supported by this server; send the turn itself.", "generate", "unsupported_parameter");
+    return refuse(
+      "generate: false (a warm-up without output) is not supported by this server; send the turn itself.",
+      "generate",
+      "unsupported_parameter",
+    );
   delete body["generate"];
   return { body };
 }
@@ -90,7 +103,12 @@ export class ResponsesSession implements SocketSession {
     const headers = new Headers();
     for (const [name, value] of this.upgrade.headers) if (!SOCKET_HEADERS.test(name)) headers.set(name, value);
     headers.set("content-type", "application/json");
-    return new Request(this.upgrade.url, { method: "POST", headers, body: JSON.stringify({ ...body, stream: true }), signal });
+    return new Request(this.upgrade.url, {
+      method: "POST",
+      headers,
+      body: JSON.stringify({ ...body, stream: true }),
+      signal,
+    });
   }
 
   /**
@@ -98,7 +116,11 @@ export class ResponsesSession implements SocketSession {
    * socket's turn ends at its terminal event); remembers a finished response, forgets a failed
    * continuation.
    */
-  private async relay(stream: ReadableStream<Uint8Array>, body: CreateBody, fromSocket: string | undefined): Promise<void> {
+  private async relay(
+    stream: ReadableStream<Uint8Array>,
+    body: CreateBody,
+    fromSocket: string | undefined,
+  ): Promise<void> {
     for await (const data of sseData(stream)) {
       if (!this.open) break;
       if (data === "[DONE]") continue;
@@ -116,9 +138,14 @@ interface StreamEvent {
   response?: { id?: unknown; store?: unknown; output?: unknown; previous_response_id?: unknown };
 }
 
-/** An event of a turn continued on the socket: its Response names the previous response it continued, as one continued from the store does. */
+/**
+ * An event of a turn continued on the socket: its Response names the previous response it continued, as one continued
+ * from the store does.
+ */
 function continuing(event: StreamEvent, previousId: string): StreamEvent {
-  return event.response === undefined ? event : { ...event, response: { ...event.response, previous_response_id: previousId } };
+  return event.response === undefined
+    ? event
+    : { ...event, response: { ...event.response, previous_response_id: previousId } };
 }
 
 /**

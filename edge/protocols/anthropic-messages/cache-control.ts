@@ -29,9 +29,11 @@ const ttlOf = (control: NonNullable<CacheControl>): number => TTL_SECONDS[contro
 function breakpoints(body: MessagesRequest, { system, groups }: ChatParts): Breakpoint[] {
   const systemEnd = system.length > 0 ? 1 : undefined;
   const found: Breakpoint[] = [];
-  for (const tool of body.tools ?? []) if (tool.cache_control != null) found.push({ messages: systemEnd, control: tool.cache_control });
+  for (const tool of body.tools ?? [])
+    if (tool.cache_control != null) found.push({ messages: systemEnd, control: tool.cache_control });
   if (typeof body.system !== "string")
-    for (const block of body.system ?? []) if (block.cache_control != null) found.push({ messages: systemEnd, control: block.cache_control });
+    for (const block of body.system ?? [])
+      if (block.cache_control != null) found.push({ messages: systemEnd, control: block.cache_control });
   let offset = system.length;
   body.messages.forEach((message, i) => {
     const count = groups[i]?.length ?? 0;
@@ -40,7 +42,8 @@ function breakpoints(body: MessagesRequest, { system, groups }: ChatParts): Brea
       for (const block of message.content) {
         if (block.type === "tool_result") results++;
         const mark = controlOf(block);
-        if (mark != null) found.push({ messages: offset + (block.type === "tool_result" ? results : count), control: mark });
+        if (mark != null)
+          found.push({ messages: offset + (block.type === "tool_result" ? results : count), control: mark });
       }
     }
     offset += count;
@@ -53,7 +56,8 @@ function breakpoints(body: MessagesRequest, { system, groups }: ChatParts): Brea
 function controlOf(block: AnthropicBlock): CacheControl {
   if ("cache_control" in block && block.cache_control != null) return block.cache_control;
   if (block.type !== "tool_result" || typeof block.content === "string") return undefined;
-  for (const inner of block.content ?? []) if (inner.type === "text" && inner.cache_control != null) return inner.cache_control;
+  for (const inner of block.content ?? [])
+    if (inner.type === "text" && inner.cache_control != null) return inner.cache_control;
   return undefined;
 }
 
@@ -65,10 +69,13 @@ function controlOf(block: AnthropicBlock): CacheControl {
 export function cacheMarksOf(body: MessagesRequest, parts: ChatParts): CacheMarkInit[] {
   const found = breakpoints(body, parts);
   if (found.length > MAX_BREAKPOINTS) {
-    throw new InvalidRequestError(`A maximum of ${MAX_BREAKPOINTS} blocks with cache_control may be provided. Found ${found.length}.`);
+    throw new InvalidRequestError(
+      `A maximum of ${MAX_BREAKPOINTS} blocks with cache_control may be provided. Found ${found.length}.`,
+    );
   }
   const byEnd = new Map<number, number>();
-  for (const { messages, control } of found) if (messages !== undefined) byEnd.set(messages, Math.max(byEnd.get(messages) ?? 0, ttlOf(control)));
+  for (const { messages, control } of found)
+    if (messages !== undefined) byEnd.set(messages, Math.max(byEnd.get(messages) ?? 0, ttlOf(control)));
   return [...byEnd].map(([messages, ttlSeconds]) => ({ messages, ttlSeconds }));
 }
 
@@ -90,7 +97,9 @@ export function withoutCacheControl(messages: readonly Message[]): Message[] {
       : {
           ...message,
           content: message.content.map((block) =>
-            block.type === "tool_result" && Array.isArray(block.content) ? strip({ ...block, content: block.content.map(strip) }) : strip(block),
+            block.type === "tool_result" && Array.isArray(block.content)
+              ? strip({ ...block, content: block.content.map(strip) })
+              : strip(block),
           ),
         },
   );

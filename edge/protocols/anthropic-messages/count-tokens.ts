@@ -10,6 +10,9 @@ import { toChat } from "./to-request.js";
 
 export async function countTokens(request: Request, context: AppContext): Promise<Response> {
   const body = parseRequest(countTokensRequestSchema, await readJsonBody(request, context.maxBodyBytes));
-  const { tokens } = await context.sidecar.tokenize({ model: body.model, input: { case: "chat", value: toChat(body) } }, { signal: request.signal });
+  const { tokens } = await context.sidecar.tokenize(
+    { model: body.model, input: { case: "chat", value: toChat(body) } },
+    { signal: request.signal },
+  );
   return jsonResponse({ input_tokens: tokens.length });
 }

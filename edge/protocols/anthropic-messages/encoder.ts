@@ -15,7 +15,14 @@
 // message_start is one `event: error` ({"type":"error","error":{"type":"api_error",…}})
 // and the stream ends: no message_delta, no message_stop.
 import { FinishReason, type Finish, type Start, type Token } from "../../../proto/gen/inference/v1/inference_pb.js";
-import { BlockSequencer, collectBlocks, finishContent, tokenContent, type Block, type ContentDelta } from "../../core/content.js";
+import {
+  BlockSequencer,
+  collectBlocks,
+  finishContent,
+  tokenContent,
+  type Block,
+  type ContentDelta,
+} from "../../core/content.js";
 import type { ApiError } from "../../base/errors.js";
 import type { GenerationResult } from "../../upstream/generation.js";
 import type { ResponseMeta, StreamEncoder } from "../../core/endpoint.js";
@@ -51,9 +58,18 @@ function contentBlock(block: Block, whole: boolean): AnthropicContentBlock {
     case "text":
       return { type: "text", text: whole ? block.text : "" };
     case "reasoning":
-      return { type: "thinking", thinking: whole ? block.text : "", signature: whole ? thinkingSignature(block.text) : "" };
+      return {
+        type: "thinking",
+        thinking: whole ? block.text : "",
+        signature: whole ? thinkingSignature(block.text) : "",
+      };
     case "tool_call":
-      return { type: "tool_use", id: block.call?.id ?? "", name: block.call?.name ?? "", input: whole ? inputOf(block.text) : {} };
+      return {
+        type: "tool_use",
+        id: block.call?.id ?? "",
+        name: block.call?.name ?? "",
+        input: whole ? inputOf(block.text) : {},
+      };
     default: {
       const unknownKind: never = block.kind;
       throw new Error(`unknown content kind ${String(unknownKind)}`);
@@ -61,7 +77,10 @@ function contentBlock(block: Block, whole: boolean): AnthropicContentBlock {
   }
 }
 
-type BlockDelta = { type: "text_delta"; text: string } | { type: "thinking_delta"; thinking: string } | { type: "input_json_delta"; partial_json: string };
+type BlockDelta =
+  | { type: "text_delta"; text: string }
+  | { type: "thinking_delta"; thinking: string }
+  | { type: "input_json_delta"; partial_json: string };
 
 /** The `delta` of a content_block_delta: its type matches the block's. */
 function blockDelta(block: Block, text: string): BlockDelta {
@@ -96,7 +115,12 @@ interface AnthropicMessage {
   usage: AnthropicUsage;
 }
 
-function message(meta: ResponseMeta, content: AnthropicContentBlock[], stop: AnthropicStop | null, usage: AnthropicUsage): AnthropicMessage {
+function message(
+  meta: ResponseMeta,
+  content: AnthropicContentBlock[],
+  stop: AnthropicStop | null,
+  usage: AnthropicUsage,
+): AnthropicMessage {
   return {
     id: meta.id,
     type: "message",
@@ -122,10 +146,18 @@ export function createMessagesStreamEncoder(body: MessagesRequest, meta: Respons
       if (block.kind === "tool_call") calledTools = true;
       return [event({ type: "content_block_start", index: block.index, content_block: contentBlock(block, false) })];
     },
-    delta: (block, text) => [event({ type: "content_block_delta", index: block.index, delta: blockDelta(block, text) })],
+    delta: (block, text) => [
+      event({ type: "content_block_delta", index: block.index, delta: blockDelta(block, text) }),
+    ],
     close: (block) => [
       ...(block.kind === "reasoning"
-        ? [event({ type: "content_block_delta", index: block.index, delta: { type: "signature_delta", signature: thinkingSignature(block.text) } })]
+        ? [
+            event({
+              type: "content_block_delta",
+              index: block.index,
+              delta: { type: "signature_delta", signature: thinkingSignature(block.text) },
+            }),
+          ]
         : []),
       event({ type: "content_block_stop", index: block.index }),
     ],
@@ -143,7 +175,11 @@ export function createMessagesStreamEncoder(body: MessagesRequest, meta: Respons
       const last = [...blocks.pushAll(finishContent(finish).filter(shown)), ...blocks.close()];
       const stop = anthropicFinish(finish, calledTools);
       if (stop === null) return [];
-      return [...last, event({ type: "message_delta", delta: stop, usage: { output_tokens: finish.completionTokens } }), event({ type: "message_stop" })];
+      return [
+        ...last,
+        event({ type: "message_delta", delta: stop, usage: { output_tokens: finish.completionTokens } }),
+        event({ type: "message_stop" }),
+      ];
     },
     fail(error: ApiError) {
       return [anthropicErrorEvent(error)];

@@ -62,7 +62,10 @@ export interface AnthropicErrorBody {
 
 export function anthropicErrorBody(error: ApiError): AnthropicErrorBody {
   const message = error instanceof ContextLengthError ? error.anthropicMessage : error.message;
-  return { type: "error", error: { type: typeOf(error.kind), message, ...(error.details === undefined ? {} : { details: error.details }) } };
+  return {
+    type: "error",
+    error: { type: typeOf(error.kind), message, ...(error.details === undefined ? {} : { details: error.details }) },
+  };
 }
 
 export function anthropicErrorResponse(error: ApiError): Response {

@@ -1,7 +1,12 @@
 // Anthropic's `stop_reason` (and `stop_sequence`) from the sidecar's finish reason.
 import { FinishReason, type Finish } from "../../../proto/gen/inference/v1/inference_pb.js";
 
-export type AnthropicStopReason = "end_turn" | "max_tokens" | "stop_sequence" | "tool_use" | "model_context_window_exceeded";
+export type AnthropicStopReason =
+  | "end_turn"
+  | "max_tokens"
+  | "stop_sequence"
+  | "tool_use"
+  | "model_context_window_exceeded";
 
 export interface AnthropicStop {
   stop_reason: AnthropicStopReason;

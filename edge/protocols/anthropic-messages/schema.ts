@@ -40,7 +40,8 @@ const toolUseBlock = z.object({
 const resultTextBlock = z.object({
   type: z.literal("text", {
     error: (issue) =>
-      `tool_result content blocks of type '${String(issue.input)}' are not supported; send the result as a string, or 'text' and 'tool_reference' blocks`,
+      `tool_result content blocks of type '${String(issue.input)}' are not supported; send the result as a string, ` +
+      `or 'text' and 'tool_reference' blocks`,
   }),
   text: z.string(),
   cache_control: cacheControl,
@@ -62,13 +63,18 @@ const redactedThinkingBlock = z.object({ type: z.literal("redacted_thinking"), d
 
 const BLOCK_TYPES = ["text", "tool_use", "tool_result", "thinking", "redacted_thinking"] as const;
 
-const contentBlock = z.discriminatedUnion("type", [textBlock, toolUseBlock, toolResultBlock, thinkingBlock, redactedThinkingBlock], {
-  error: (issue) =>
-    issue.code === "invalid_union" && issue.note === "No matching discriminator"
-      ? `content blocks of type '${String((issue.input as { type?: unknown } | undefined)?.type)}' are not supported; supported: ` +
-        `${BLOCK_TYPES.map((t) => `'${t}'`).join(", ")}`
-      : undefined,
-});
+const contentBlock = z.discriminatedUnion(
+  "type",
+  [textBlock, toolUseBlock, toolResultBlock, thinkingBlock, redactedThinkingBlock],
+  {
+    error: (issue) =>
+      issue.code === "invalid_union" && issue.note === "No matching discriminator"
+        ? `content blocks of type '${String((issue.input as { type?: unknown } | undefined)?.type)}' are not ` +
+          `supported; supported: ` +
+          `${BLOCK_TYPES.map((t) => `'${t}'`).join(", ")}`
+        : undefined,
+  },
+);
 export type AnthropicBlock = z.output<typeof contentBlock>;
 
 const content = z.union([z.string(), z.array(contentBlock)]);
@@ -94,7 +100,11 @@ const message = z
     if (typeof m.content === "string") return;
     m.content.forEach((block, i) => {
       if (!BLOCKS_OF[m.role].includes(block.type)) {
-        ctx.addIssue({ code: "custom", path: ["content", i, "type"], message: `a ${m.role} message cannot hold '${block.type}' blocks` });
+        ctx.addIssue({
+          code: "custom",
+          path: ["content", i, "type"],
+          message: `a ${m.role} message cannot hold '${block.type}' blocks`,
+        });
       }
     });
   });
@@ -113,7 +123,9 @@ const tool = z
       ctx.addIssue({
         code: "custom",
         path: ["type"],
-        message: `server tools ('${t.type}') are not supported: this server runs custom tools ({"name", "description", "input_schema"}) only`,
+        message:
+          `server tools ('${t.type}') are not supported: this server runs custom tools ({"name", ` +
+          `"description", "input_schema"}) only`,
       });
     } else if (t.input_schema === undefined) {
       ctx.addIssue({ code: "custom", path: ["input_schema"], message: "a custom tool needs its input_schema" });
@@ -131,7 +143,9 @@ const toolChoice = z.discriminatedUnion(
   { error: "expected a tool_choice of type 'auto', 'any', 'tool' (with a name) or 'none'" },
 );
 
-/** What Messages and count_tokens share: the conversation, the tools and the model (mapped in to-request.ts, `toChat`). */
+/**
+ * What Messages and count_tokens share: the conversation, the tools and the model (mapped in to-request.ts, `toChat`).
+ */
 const conversationFields = {
   model: implemented(z.string({ error: "expected a model name" }), {
     doc: DOCS && {
@@ -149,8 +163,12 @@ const conversationFields = {
       why: "the conversation, system messages in it included",
     },
   }),
-  system: implemented(systemContent.nullish(), { doc: DOCS && { proto: "Chat.messages (first, system)", absent: "none", why: "the system prompt" } }),
-  tools: implemented(z.array(tool).nullish(), { doc: DOCS && { proto: "Chat.tools", absent: "none", why: "custom tools; server tools are refused" } }),
+  system: implemented(systemContent.nullish(), {
+    doc: DOCS && { proto: "Chat.messages (first, system)", absent: "none", why: "the system prompt" },
+  }),
+  tools: implemented(z.array(tool).nullish(), {
+    doc: DOCS && { proto: "Chat.tools", absent: "none", why: "custom tools; server tools are refused" },
+  }),
   tool_choice: implemented(toolChoice.nullish(), {
     doc: DOCS && {
       proto: "Chat.tool_choice, tool_name, parallel_tool_calls",
@@ -169,7 +187,13 @@ const conversationFields = {
         display: hint(["summarized", "omitted"], "summarized"),
       })
       .nullish(),
-    { doc: DOCS && { proto: "Chat.reasoning_budget", absent: "no limit, not shown", why: 'shown or not, and the reasoning budget ("Reasoning effort")' } },
+    {
+      doc: DOCS && {
+        proto: "Chat.reasoning_budget",
+        absent: "no limit, not shown",
+        why: 'shown or not, and the reasoning budget ("Reasoning effort")',
+      },
+    },
   ),
 };
 
@@ -200,7 +224,8 @@ function checkConversation(
     ctx,
     duplicateNames(names, (i) => ["tools", i, "name"]),
   );
-  if (body.tool_choice?.type === "tool") report(ctx, unknownChoice(body.tool_choice.name, names, ["tool_choice", "name"]));
+  if (body.tool_choice?.type === "tool")
+    report(ctx, unknownChoice(body.tool_choice.name, names, ["tool_choice", "name"]));
   if (body.tool_choice?.type === "any" && names.length === 0) {
     ctx.addIssue({ code: "custom", path: ["tool_choice"], message: "'any' needs at least one tool" });
   }
@@ -218,11 +243,16 @@ function checkConversation(
 /** `thread` (beta message-threads-2026-08-12): start a thread the server keeps, or continue one. */
 export const threadParam = z.discriminatedUnion(
   "type",
-  [z.object({ type: z.literal("create") }), z.object({ type: z.literal("continue"), previous_message_id: z.string().min(1) })],
+  [
+    z.object({ type: z.literal("create") }),
+    z.object({ type: z.literal("continue"), previous_message_id: z.string().min(1) }),
+  ],
   { error: "expected a thread of type 'create', or 'continue' with a previous_message_id" },
 );
 
-/** Every request field (docs/contract.md, "Request fields: Anthropic Messages"): its check, fate, proto field and why. */
+/**
+ * Every request field (docs/contract.md, "Request fields: Anthropic Messages"): its check, fate, proto field and why.
+ */
 export const MESSAGES_FIELDS = {
   // With a store, edge/state/threads/ answers a thread; without one threads.ts refuses it.
   thread: implemented(threadParam.nullish(), {
@@ -230,7 +260,8 @@ export const MESSAGES_FIELDS = {
       proto: "(the store, edge/state/threads/)",
       absent: "none",
       why:
-        "with a store, the conversation is kept and continued from a reply's id; without one, refused as the API refuses " +
+        "with a store, the conversation is kept and continued from a reply's id; without one, refused as the API " +
+        "refuses " +
         'what it cannot thread ("Anthropic message threads")',
     },
   }),
@@ -318,8 +349,13 @@ export const MESSAGES_FIELDS = {
       draft.sampling.topK = value;
     },
   }),
-  stream: implemented(z.boolean().nullish(), { doc: DOCS && { proto: "(the answer's form)", absent: "one JSON answer", why: "SSE" } }),
-  metadata: ignored(DOCS && { why: "end-user label", sample: { user_id: "u" } }, z.object({ user_id: z.string().nullish() }).nullish()),
+  stream: implemented(z.boolean().nullish(), {
+    doc: DOCS && { proto: "(the answer's form)", absent: "one JSON answer", why: "SSE" },
+  }),
+  metadata: ignored(
+    DOCS && { why: "end-user label", sample: { user_id: "u" } },
+    z.object({ user_id: z.string().nullish() }).nullish(),
+  ),
   // Automatic caching: the whole prompt is a breakpoint.
   cache_control: implemented(cacheControl, {
     doc: DOCS && {
@@ -348,7 +384,10 @@ export const MESSAGES_FIELDS = {
   user_profile_id: ignored(DOCS && { why: "account label", sample: "p" }),
   workspace_id: ignored(DOCS && { why: "account label", sample: "w" }),
   context_management: ignored(
-    DOCS && { why: "earlier thinking is dropped by the chat template anyway", sample: { edits: [{ type: "clear_thinking_20251015", keep: "all" }] } },
+    DOCS && {
+      why: "earlier thinking is dropped by the chat template anyway",
+      sample: { edits: [{ type: "clear_thinking_20251015", keep: "all" }] },
+    },
   ),
 };
 

@@ -11,13 +11,19 @@ export type ThreadField = { type: "create" } | { type: "continue"; previous_mess
 export function refuseThread(thread: ThreadField | null | undefined): void {
   if (thread == null) return;
   if (thread.type === "create") {
-    throw new InvalidRequestError("This server does not keep message threads; send the whole conversation in 'messages'.", {
-      param: "thread",
-      details: { error_code: "thread_unsupported_request", unsupported: ["thread"] },
-    });
+    throw new InvalidRequestError(
+      "This server does not keep message threads; send the whole conversation in 'messages'.",
+      {
+        param: "thread",
+        details: { error_code: "thread_unsupported_request", unsupported: ["thread"] },
+      },
+    );
   }
-  throw new NotFoundError(`Thread message '${thread.previous_message_id}' was not found: this server keeps no threads.`, {
-    param: "thread.previous_message_id",
-    details: { error_code: "thread_not_found" },
-  });
+  throw new NotFoundError(
+    `Thread message '${thread.previous_message_id}' was not found: this server keeps no threads.`,
+    {
+      param: "thread.previous_message_id",
+      details: { error_code: "thread_not_found" },
+    },
+  );
 }

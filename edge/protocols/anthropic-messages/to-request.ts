@@ -14,7 +14,13 @@ import { newDraft, writeFields } from "../../fields/field-table.js";
 import { effortBudget } from "../../fields/reasoning-effort.js";
 import { refuseThread } from "./threads.js";
 import { cacheMarksOf } from "./cache-control.js";
-import { MESSAGES_FIELDS, type AnthropicBlock, type AnthropicRole, type CountTokensRequest, type MessagesRequest } from "./schema.js";
+import {
+  MESSAGES_FIELDS,
+  type AnthropicBlock,
+  type AnthropicRole,
+  type CountTokensRequest,
+  type MessagesRequest,
+} from "./schema.js";
 
 export type MessageInit = MessageInitShape<typeof ChatMessageSchema>;
 
@@ -23,12 +29,17 @@ function joinText(blocks: readonly { type: string; text?: string }[]): string {
   return blocks.flatMap((b) => (b.type === "text" && b.text !== undefined ? [b.text] : [])).join("\n");
 }
 
-/** A tool result's text (a tool reference as a line naming the tool it loads); an error result says so, since the template has no error flag. */
+/**
+ * A tool result's text (a tool reference as a line naming the tool it loads); an error result says so, since the
+ * template has no error flag.
+ */
 function resultText(block: Extract<AnthropicBlock, { type: "tool_result" }>): string {
   const blocks =
     typeof block.content === "string" || block.content == null
       ? block.content
-      : block.content.map((b) => (b.type === "tool_reference" ? { type: "text", text: `Tool loaded: ${b.tool_name}` } : b));
+      : block.content.map((b) =>
+          b.type === "tool_reference" ? { type: "text", text: `Tool loaded: ${b.tool_name}` } : b,
+        );
   const text = blocks == null ? "" : typeof blocks === "string" ? blocks : joinText(blocks);
   return block.is_error === true ? `Error: ${text}` : text;
 }
@@ -39,7 +50,8 @@ function resultText(block: Extract<AnthropicBlock, { type: "tool_result" }>): st
  * thinking as reasoning, its text, and its tool_use blocks as calls.
  */
 function toMessages(role: AnthropicRole, content: string | readonly AnthropicBlock[]): MessageInit[] {
-  if (role === "system") return [{ role: Role.SYSTEM, content: typeof content === "string" ? content : joinText(content) }];
+  if (role === "system")
+    return [{ role: Role.SYSTEM, content: typeof content === "string" ? content : joinText(content) }];
   if (typeof content === "string") return [{ role: role === "user" ? Role.USER : Role.ASSISTANT, content }];
   if (role === "assistant") {
     return [
@@ -47,19 +59,28 @@ function toMessages(role: AnthropicRole, content: string | readonly AnthropicBlo
         role: Role.ASSISTANT,
         content: joinText(content),
         reasoning: content.flatMap((b) => (b.type === "thinking" ? [b.thinking] : [])).join("\n"),
-        toolCalls: content.flatMap((b) => (b.type === "tool_use" ? [{ id: b.id, name: b.name, arguments: JSON.stringify(b.input) }] : [])),
+        toolCalls: content.flatMap((b) =>
+          b.type === "tool_use" ? [{ id: b.id, name: b.name, arguments: JSON.stringify(b.input) }] : [],
+        ),
       },
     ];
   }
-  const out: MessageInit[] = content.flatMap((b) => (b.type === "tool_result" ? [{ role: Role.TOOL, toolCallId: b.tool_use_id, content: resultText(b) }] : []));
+  const out: MessageInit[] = content.flatMap((b) =>
+    b.type === "tool_result" ? [{ role: Role.TOOL, toolCallId: b.tool_use_id, content: resultText(b) }] : [],
+  );
   const text = joinText(content);
   if (text !== "" || out.length === 0) out.push({ role: Role.USER, content: text });
   return out;
 }
 
-function toolChoiceInit(body: CountTokensRequest): Pick<MessageInitShape<typeof ChatSchema>, "toolChoice" | "toolName" | "parallelToolCalls"> {
+function toolChoiceInit(
+  body: CountTokensRequest,
+): Pick<MessageInitShape<typeof ChatSchema>, "toolChoice" | "toolName" | "parallelToolCalls"> {
   const choice = body.tool_choice;
-  const parallel = choice != null && "disable_parallel_tool_use" in choice && choice.disable_parallel_tool_use === true ? { parallelToolCalls: false } : {};
+  const parallel =
+    choice != null && "disable_parallel_tool_use" in choice && choice.disable_parallel_tool_use === true
+      ? { parallelToolCalls: false }
+      : {};
   switch (choice?.type) {
     case undefined:
       return {};
@@ -79,7 +100,9 @@ function toolChoiceInit(body: CountTokensRequest): Pick<MessageInitShape<typeof 
  * `output_config.effort` (as every protocol's effort maps: edge/fields/reasoning-effort.ts); disabled
  * thinking none at all (the sidecar closes the segment at once). No limit otherwise.
  */
-function thinkingBudget(body: CountTokensRequest & { output_config?: { effort?: string | null | undefined } | null | undefined }): {
+function thinkingBudget(
+  body: CountTokensRequest & { output_config?: { effort?: string | null | undefined } | null | undefined },
+): {
   reasoningBudget?: number;
 } {
   const budget =
@@ -94,7 +117,10 @@ function thinkingBudget(body: CountTokensRequest & { output_config?: { effort?: 
 /** The chat messages of the request: `system` (when given and not empty) first, then each message's, in order. */
 export function chatMessagesOf(body: CountTokensRequest): { system: MessageInit[]; groups: MessageInit[][] } {
   const system = body.system == null ? "" : typeof body.system === "string" ? body.system : joinText(body.system);
-  return { system: system === "" ? [] : [{ role: Role.SYSTEM, content: system }], groups: body.messages.map((m) => toMessages(m.role, m.content)) };
+  return {
+    system: system === "" ? [] : [{ role: Role.SYSTEM, content: system }],
+    groups: body.messages.map((m) => toMessages(m.role, m.content)),
+  };
 }
 
 /** `system` (when given and not empty) becomes the first, system message; tools travel with the chat. */
@@ -102,13 +128,19 @@ export function toChat(body: CountTokensRequest & Partial<Pick<MessagesRequest, 
   const { system, groups } = chatMessagesOf(body);
   return create(ChatSchema, {
     messages: [...system, ...groups.flat()],
-    tools: (body.tools ?? []).map((t) => ({ name: t.name, description: t.description ?? "", parameters: JSON.stringify(t.input_schema ?? {}) })),
+    tools: (body.tools ?? []).map((t) => ({
+      name: t.name,
+      description: t.description ?? "",
+      parameters: JSON.stringify(t.input_schema ?? {}),
+    })),
     ...toolChoiceInit(body),
     ...thinkingBudget(body),
   });
 }
 
-/** The fields that map alone come from the field table (schema.ts); the conversation and cache marks are mapped here. */
+/**
+ * The fields that map alone come from the field table (schema.ts); the conversation and cache marks are mapped here.
+ */
 export function toGenerateRequest(body: MessagesRequest): GenerateRequest {
   refuseThread(body.thread);
   const { request, sampling } = writeFields(MESSAGES_FIELDS, body, newDraft());

@@ -94,7 +94,8 @@ function chatChoiceStream(body: ChatRequest, index: number, chunk: Chunk): Choic
   const logprobs = wantsLogprobs(body);
   const topCount = body.top_logprobs ?? 0;
   const deltas = new ChatDeltas();
-  const contentChunks = (content: ContentDelta): SseEvent[] => deltas.of(content).map((delta) => chunk([{ index, delta, finish_reason: null }]));
+  const contentChunks = (content: ContentDelta): SseEvent[] =>
+    deltas.of(content).map((delta) => chunk([{ index, delta, finish_reason: null }]));
   return {
     start: () => [chunk([{ index, delta: { role: "assistant" }, finish_reason: null }])],
     token(token: Token) {
@@ -105,7 +106,14 @@ function chatChoiceStream(body: ChatRequest, index: number, chunk: Chunk): Choic
       const choices = contents.flatMap((content) => deltas.of(content));
       const [first = { content: "" }, ...rest] = choices;
       return [
-        chunk([{ index, delta: first, logprobs: { content: [chatLogprobEntry(token, topCount)], refusal: null }, finish_reason: null }]),
+        chunk([
+          {
+            index,
+            delta: first,
+            logprobs: { content: [chatLogprobEntry(token, topCount)], refusal: null },
+            finish_reason: null,
+          },
+        ]),
         ...rest.map((delta) => chunk([{ index, delta, finish_reason: null }])),
       ];
     },
@@ -141,7 +149,11 @@ export function chatMessage(result: GenerationResult): { message: Record<string,
         break;
       case "tool_call":
         if (block.call !== undefined) {
-          toolCalls.push({ id: block.call.id, type: "function", function: { name: block.call.name, arguments: block.text } });
+          toolCalls.push({
+            id: block.call.id,
+            type: "function",
+            function: { name: block.call.name, arguments: block.text },
+          });
         }
         break;
       default: {
@@ -166,7 +178,11 @@ export function encodeChatCompletion(body: ChatRequest, meta: ResponseMeta, resu
 }
 
 /** The whole chat.completion of one or several choices (`n`), in index order. */
-export function encodeChatChoices(body: ChatRequest, meta: ResponseMeta, results: readonly GenerationResult[]): unknown {
+export function encodeChatChoices(
+  body: ChatRequest,
+  meta: ResponseMeta,
+  results: readonly GenerationResult[],
+): unknown {
   const topCount = body.top_logprobs ?? 0;
   return {
     id: meta.id,
@@ -178,7 +194,9 @@ export function encodeChatChoices(body: ChatRequest, meta: ResponseMeta, results
       return {
         index,
         message,
-        logprobs: wantsLogprobs(body) ? { content: result.tokens.map((t) => chatLogprobEntry(t, topCount)), refusal: null } : null,
+        logprobs: wantsLogprobs(body)
+          ? { content: result.tokens.map((t) => chatLogprobEntry(t, topCount)), refusal: null }
+          : null,
         finish_reason: openAiFinish(result.finish.reason, calledTools) ?? "stop",
       };
     }),

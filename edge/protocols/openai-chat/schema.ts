@@ -17,7 +17,9 @@ import { openaiRequestFields, openaiSamplingFields } from "../openai-common/fiel
 import { responseFormatConstraint, responseFormatField } from "../openai-common/response-format.js";
 import { promptCacheFields } from "../openai-common/prompt-cache.js";
 
-const LEGACY_FUNCTIONS = 'the legacy "functions" / "function_call" are not supported: send "tools", "tool_choice" and assistant "tool_calls" instead';
+const LEGACY_FUNCTIONS =
+  'the legacy "functions" / "function_call" are not supported: send "tools", "tool_choice" and assistant ' +
+  '"tool_calls" instead';
 
 export const CHAT_ROLES = ["system", "developer", "user", "assistant", "tool"] as const;
 export type ChatRole = (typeof CHAT_ROLES)[number];
@@ -56,7 +58,11 @@ const message = z
       ctx.addIssue({ code: "custom", path: ["content"], message: `a ${m.role} message needs content` });
     }
     if (m.role === "tool" && (m.tool_call_id == null || m.tool_call_id === "")) {
-      ctx.addIssue({ code: "custom", path: ["tool_call_id"], message: "a tool message needs the tool_call_id it answers" });
+      ctx.addIssue({
+        code: "custom",
+        path: ["tool_call_id"],
+        message: "a tool message needs the tool_call_id it answers",
+      });
     }
     if (m.role !== "assistant" && m.tool_calls != null && m.tool_calls.length > 0) {
       ctx.addIssue({ code: "custom", path: ["tool_calls"], message: "only assistant messages carry tool_calls" });
@@ -75,9 +81,15 @@ const tool = z.object({
   function: functionDefinition,
 });
 
-const toolChoice = z.union([z.enum(["none", "auto", "required"]), z.object({ type: z.literal("function"), function: z.object({ name: z.string() }) })], {
-  error: 'expected "none", "auto", "required" or {"type":"function","function":{"name":…}}',
-});
+const toolChoice = z.union(
+  [
+    z.enum(["none", "auto", "required"]),
+    z.object({ type: z.literal("function"), function: z.object({ name: z.string() }) }),
+  ],
+  {
+    error: 'expected "none", "auto", "required" or {"type":"function","function":{"name":…}}',
+  },
+);
 
 /** Every request field (docs/contract.md, "Request fields: chat completions"): its check, fate, proto field and why. */
 export const CHAT_FIELDS = {
@@ -176,7 +188,8 @@ export const CHAT_FIELDS = {
       absent: "none",
       why:
         "extra variables for the model's chat template (an object; llama-server's and vLLM's field): " +
-        '`{"enable_thinking": false}` renders with the template\'s thinking switch off, as a reasoning budget of 0 does; ' +
+        '`{"enable_thinking": false}` renders with the template\'s thinking switch off, as a reasoning budget of 0 ' +
+        "does; " +
         "other names reach a Jinja template as they are; the names the server sets " +
         "(`messages`, `tools`, `add_generation_prompt`, `bos_token`, `eos_token`) are a 400",
     },
@@ -184,26 +197,47 @@ export const CHAT_FIELDS = {
       draft.chat.templateVariables = JSON.stringify(value);
     },
   }),
-  audio: refused(DOCS && { why: "no audio output", sample: { voice: "alloy", format: "wav" } }, "audio output is not supported: this server generates text"),
+  audio: refused(
+    DOCS && { why: "no audio output", sample: { voice: "alloy", format: "wav" } },
+    "audio output is not supported: this server generates text",
+  ),
   modalities: refused(
     DOCS && { why: 'only `["text"]` is accepted', sample: ["text", "audio"] },
     z
       .array(z.string())
       .nullish()
-      .refine((m) => m == null || m.every((kind) => kind === "text"), { error: "only the 'text' modality is supported" }),
+      .refine((m) => m == null || m.every((kind) => kind === "text"), {
+        error: "only the 'text' modality is supported",
+      }),
   ),
-  web_search_options: refused(DOCS && { why: "no web search", sample: {} }, "web search is not supported: this server runs no search"),
+  web_search_options: refused(
+    DOCS && { why: "no web search", sample: {} },
+    "web search is not supported: this server runs no search",
+  ),
   // The legacy spelling of tools and tool_choice (refused by the checks below, with both named).
   function_call: refused(
-    DOCS && { why: "legacy functions: clients read `function_call` back, which is not sent; use `tools`", sample: "auto" },
+    DOCS && {
+      why: "legacy functions: clients read `function_call` back, which is not sent; use `tools`",
+      sample: "auto",
+    },
     z.unknown().optional(),
   ),
   functions: refused(DOCS && { why: "as `function_call`", sample: [{ name: "f" }] }, z.unknown().optional()),
   // A hint: replies are not shortened or lengthened on request, whatever it says.
-  verbosity: ignored(DOCS && { why: 'a hint: replies are not shortened or lengthened on request ("Hints never refuse")', sample: "low" }, z.string().nullish()),
+  verbosity: ignored(
+    DOCS && { why: 'a hint: replies are not shortened or lengthened on request ("Hints never refuse")', sample: "low" },
+    z.string().nullish(),
+  ),
   metadata: ignored(DOCS && { why: "labels for stored completions; nothing is stored", sample: { k: "v" } }),
-  moderation: ignored(DOCS && { why: "no moderation runs here; the answer is the model's either way", sample: { model: "omni-moderation-latest" } }),
-  prediction: ignored(DOCS && { why: "predicted output only speeds generation up", sample: { type: "content", content: "x" } }),
+  moderation: ignored(
+    DOCS && {
+      why: "no moderation runs here; the answer is the model's either way",
+      sample: { model: "omni-moderation-latest" },
+    },
+  ),
+  prediction: ignored(
+    DOCS && { why: "predicted output only speeds generation up", sample: { type: "content", content: "x" } },
+  ),
   prompt_cache_options: ignored(DOCS && { why: "prompt caching is automatic (longest shared prefix)", sample: {} }),
   safety_identifier: ignored(DOCS && { why: "abuse monitoring label", sample: "u" }),
   service_tier: ignored(DOCS && { why: "one tier", sample: "auto" }),
@@ -216,7 +250,11 @@ export const chatRequestSchema = z.object(shapeOf(CHAT_FIELDS)).superRefine((bod
     ctx.addIssue({ code: "custom", path: ["top_logprobs"], message: "requires logprobs to be true" });
   }
   if (body.tools != null && body.functions != null) {
-    ctx.addIssue({ code: "custom", path: ["functions"], message: `send tools or the legacy functions, not both (${LEGACY_FUNCTIONS})` });
+    ctx.addIssue({
+      code: "custom",
+      path: ["functions"],
+      message: `send tools or the legacy functions, not both (${LEGACY_FUNCTIONS})`,
+    });
   } else if (body.functions != null) {
     ctx.addIssue({ code: "custom", path: ["functions"], message: LEGACY_FUNCTIONS });
   }
@@ -250,11 +288,17 @@ export interface ChatTool {
 /** The tools a request offers. */
 export function chatTools(body: Pick<ChatRequest, "tools">): ChatTool[] {
   const definitions = body.tools?.map((t) => t.function) ?? [];
-  return definitions.map((f) => ({ name: f.name, description: f.description ?? "", parameters: f.parameters ?? undefined }));
+  return definitions.map((f) => ({
+    name: f.name,
+    description: f.description ?? "",
+    parameters: f.parameters ?? undefined,
+  }));
 }
 
 /** The tool choice: a mode or a named function. */
-export function chatToolChoice(body: Pick<ChatRequest, "tool_choice">): "none" | "auto" | "required" | { name: string } | undefined {
+export function chatToolChoice(
+  body: Pick<ChatRequest, "tool_choice">,
+): "none" | "auto" | "required" | { name: string } | undefined {
   const choice = body.tool_choice ?? undefined;
   if (choice === undefined || typeof choice === "string") return choice;
   return { name: choice.function.name };

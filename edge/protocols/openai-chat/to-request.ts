@@ -1,7 +1,13 @@
 // A validated chat-completions body → the proto's GenerateRequest: the fields the table maps
 // (schema.ts, CHAT_FIELDS), then the messages and tools.
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
-import { GenerateRequestSchema, Role, ToolChoice, type ChatMessageSchema, type GenerateRequest } from "../../../proto/gen/inference/v1/inference_pb.js";
+import {
+  GenerateRequestSchema,
+  Role,
+  ToolChoice,
+  type ChatMessageSchema,
+  type GenerateRequest,
+} from "../../../proto/gen/inference/v1/inference_pb.js";
 import { toProtoRole } from "../../fields/roles.js";
 import { newDraft, writeFields } from "../../fields/field-table.js";
 import { CHAT_FIELDS, chatToolChoice, chatTools, type ChatRequest } from "./schema.js";

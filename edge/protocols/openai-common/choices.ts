@@ -40,7 +40,10 @@ export function choiceCount(body: { readonly n?: number | null | undefined }): n
 
 /** The stream of `body`'s choices: `choiceStream(index)` makes each choice's encoder. */
 export function choicesStreamEncoder(
-  body: { readonly n?: number | null | undefined; readonly stream_options?: { readonly include_usage?: boolean | null | undefined } | null | undefined },
+  body: {
+    readonly n?: number | null | undefined;
+    readonly stream_options?: { readonly include_usage?: boolean | null | undefined } | null | undefined;
+  },
   chunk: Chunk,
   choiceStream: (index: number) => ChoiceStream,
 ): StreamEncoder {
@@ -65,6 +68,9 @@ export function choicesStreamEncoder(
 
 function choiceAt<T>(choices: readonly T[], index: number): T {
   const choice = choices[index];
-  if (choice === undefined) throw new ServerError(`The inference sidecar broke its protocol: an event of choice ${index} of ${choices.length}.`);
+  if (choice === undefined)
+    throw new ServerError(
+      `The inference sidecar broke its protocol: an event of choice ${index} of ${choices.length}.`,
+    );
   return choice;
 }

@@ -4,7 +4,15 @@
 import * as z from "zod";
 import { DOCS } from "../../fields/docs-text.js";
 import { implemented } from "../../fields/field-table.js";
-import { integer, MAX_STOP_SEQUENCES, nonEmptyStops, positiveInteger, tokenLimit, UINT32_MAX, uint32 } from "../../fields/checks.js";
+import {
+  integer,
+  MAX_STOP_SEQUENCES,
+  nonEmptyStops,
+  positiveInteger,
+  tokenLimit,
+  UINT32_MAX,
+  uint32,
+} from "../../fields/checks.js";
 import { keepAliveField } from "../../fields/keep-alive.js";
 
 /** OpenAI's most choices per request; the model's sequences are the limit that counts (core/choice-count.ts). */
@@ -40,7 +48,9 @@ export const openaiRequestFields = {
       draft.request.model = value;
     },
   }),
-  stream: implemented(z.boolean().nullish(), { doc: DOCS && { proto: "(the answer's form)", absent: "one JSON answer", why: "SSE" } }),
+  stream: implemented(z.boolean().nullish(), {
+    doc: DOCS && { proto: "(the answer's form)", absent: "one JSON answer", why: "SSE" },
+  }),
   stream_options: implemented(z.object({ include_usage: z.boolean().nullish() }).nullish(), {
     doc: DOCS && {
       proto: "(the answer's form)",
@@ -66,7 +76,9 @@ export const openaiSamplingFields = {
   n: implemented(
     z
       .number()
-      .refine((n) => Number.isInteger(n) && n >= 1 && n <= MAX_CHOICES, { error: `expected an integer from 1 to ${MAX_CHOICES}` })
+      .refine((n) => Number.isInteger(n) && n >= 1 && n <= MAX_CHOICES, {
+        error: `expected an integer from 1 to ${MAX_CHOICES}`,
+      })
       .nullish(),
     {
       doc: DOCS && {

@@ -8,7 +8,8 @@ export type OpenAiFinishReason = "stop" | "length" | "tool_calls";
  * "tool_calls" exactly when a call was actually sent (`calledTools`; docs/contract.md) and the reply
  * ended normally: a TOOL_CALLS finish without a call says "stop", and a reply that sent a call
  * and then ended for another normal reason (a stop sequence) still says "tool_calls", as OpenAI
- * does, so clients run the call. LENGTH and CONTEXT_FULL are both "length" (the API has one token-limit reason; the last call
+ * does, so clients run the call. LENGTH and CONTEXT_FULL are both "length" (the API has one token-limit reason; the
+ * last call
  * may be cut short).
  * Completions have no tools: they pass no `calledTools` and never say "tool_calls".
  */

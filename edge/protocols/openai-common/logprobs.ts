@@ -31,7 +31,8 @@ export function pieceBytes(piece: Uint8Array): number[] {
 export function distinctKeys(alternatives: readonly { readonly id: number; readonly piece: Uint8Array }[]): string[] {
   const used = new Set<string>();
   return alternatives.map(({ id, piece }) => {
-    const key = [pieceText(piece), bytesText(piece), `token:${id}`].find((candidate) => !used.has(candidate)) ?? `token:${id}`;
+    const key =
+      [pieceText(piece), bytesText(piece), `token:${id}`].find((candidate) => !used.has(candidate)) ?? `token:${id}`;
     used.add(key);
     return key;
   });

@@ -26,7 +26,9 @@ export const promptCacheFields = {
       proto: "GenerateRequest.cache_marks",
       absent: "no mark",
       limits: "`in_memory`, `24h`; another value as absent",
-      why: '`"in_memory"` / `"24h"`: the whole prompt kept ahead of unmarked ones for 10 minutes / 24 h ("Cache hints")',
+      why:
+        '`"in_memory"` / `"24h"`: the whole prompt kept ahead of unmarked ones for 10 minutes / 24 h ("Cache ' +
+        'hints")',
     },
     write: (value, draft) => {
       draft.request.cacheMarks = retentionMarks(value);
@@ -35,6 +37,8 @@ export const promptCacheFields = {
 };
 
 /** The request's cache mark: the whole prompt (messages 0) for the retention's time; none without one. */
-export function retentionMarks(retention: keyof typeof RETENTION_SECONDS | null | undefined): MessageInitShape<typeof CacheMarkSchema>[] {
+export function retentionMarks(
+  retention: keyof typeof RETENTION_SECONDS | null | undefined,
+): MessageInitShape<typeof CacheMarkSchema>[] {
   return retention == null ? [] : [{ messages: 0, ttlSeconds: RETENTION_SECONDS[retention] }];
 }

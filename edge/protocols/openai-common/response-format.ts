@@ -29,8 +29,14 @@ export const textFormatField = z
   ])
   .nullish();
 
-export function responseFormatConstraint(format: z.output<typeof responseFormatField>, grammar?: string | null): ConstraintInit | undefined {
-  return toConstraint(format?.type === "json_schema" ? { type: "json_schema", schema: format.json_schema.schema } : format, grammar);
+export function responseFormatConstraint(
+  format: z.output<typeof responseFormatField>,
+  grammar?: string | null,
+): ConstraintInit | undefined {
+  return toConstraint(
+    format?.type === "json_schema" ? { type: "json_schema", schema: format.json_schema.schema } : format,
+    grammar,
+  );
 }
 
 export function textFormatConstraint(format: z.output<typeof textFormatField>): ConstraintInit | undefined {

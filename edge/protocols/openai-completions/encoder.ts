@@ -45,7 +45,11 @@ function addToken(into: LegacyLogprobs, token: Token, count: number, offset: num
   const keys = distinctKeys(alternatives);
   into.tokens.push(pieceText(token.piece));
   into.token_logprobs.push(logprobValue(token.logprob));
-  into.top_logprobs.push(token.logprob === undefined ? null : Object.fromEntries(alternatives.map((alt, i) => [keys[i], logprobValue(alt.logprob)])));
+  into.top_logprobs.push(
+    token.logprob === undefined
+      ? null
+      : Object.fromEntries(alternatives.map((alt, i) => [keys[i], logprobValue(alt.logprob)])),
+  );
   into.text_offset.push(offset);
 }
 
@@ -110,7 +114,11 @@ export function encodeCompletion(body: CompletionRequest, meta: ResponseMeta, re
 }
 
 /** The whole text_completion of one or several choices (`n`), in index order. */
-export function encodeCompletionChoices(body: CompletionRequest, meta: ResponseMeta, results: readonly GenerationResult[]): unknown {
+export function encodeCompletionChoices(
+  body: CompletionRequest,
+  meta: ResponseMeta,
+  results: readonly GenerationResult[],
+): unknown {
   return {
     id: meta.id,
     object: "text_completion",
@@ -129,5 +137,10 @@ function completionChoice(body: CompletionRequest, result: GenerationResult, ind
     logprobs = (echo ? echoedLogprobs(result.start, count) : null) ?? emptyLogprobs();
     addTokens(logprobs, result.tokens, count, body.prompt.length);
   }
-  return { text: echo ? body.prompt + result.text : result.text, index, logprobs, finish_reason: openAiFinish(result.finish.reason) ?? "stop" };
+  return {
+    text: echo ? body.prompt + result.text : result.text,
+    index,
+    logprobs,
+    finish_reason: openAiFinish(result.finish.reason) ?? "stop",
+  };
 }

@@ -42,7 +42,11 @@ export const COMPLETION_FIELDS = {
     },
   ),
   prompt: implemented(prompt, {
-    doc: DOCS && { proto: "GenerateRequest.prompt", limits: "one text prompt (token ids and several prompts are refused)", why: "the prompt" },
+    doc: DOCS && {
+      proto: "GenerateRequest.prompt",
+      limits: "one text prompt (token ids and several prompts are refused)",
+      why: "the prompt",
+    },
   }),
   ...openaiSamplingFields,
   // Legacy: the number of most likely alternatives to report per token (0..5); `true` is accepted
@@ -103,7 +107,10 @@ export const COMPLETION_FIELDS = {
 
 export const completionRequestSchema = z
   .object(shapeOf(COMPLETION_FIELDS))
-  .refine((body) => body.max_tokens !== 0 || body.echo === true, { path: ["max_tokens"], error: "max_tokens 0 needs echo: it would return nothing" });
+  .refine((body) => body.max_tokens !== 0 || body.echo === true, {
+    path: ["max_tokens"],
+    error: "max_tokens 0 needs echo: it would return nothing",
+  });
 
 export type CompletionRequest = z.output<typeof completionRequestSchema>;
 

@@ -17,7 +17,10 @@ export async function handleEmbeddings(request: Request, context: AppContext): P
   // The GenAI span, when the request is traced; its context goes to the sidecar (edge/trace/).
   const trace = recordOf(request)?.trace;
   const headers = trace?.embeddings(embed.model ?? "");
-  const response = await context.sidecar.embed(embed, headers === undefined ? { signal: request.signal } : { signal: request.signal, headers });
+  const response = await context.sidecar.embed(
+    embed,
+    headers === undefined ? { signal: request.signal } : { signal: request.signal, headers },
+  );
   const model = body.model ?? (await servedModel(request, context));
   trace?.embedded(response.promptTokens, model);
   return jsonResponse(embeddingsAnswer(response, model, body.encoding_format ?? "float"));

@@ -19,7 +19,9 @@ export function toEmbedRequest(body: EmbeddingsRequestBody): EmbedInit {
     dimensions: body.dimensions ?? 0,
     ...keepAliveInit(body),
     inputs: inputsOf(body.input).map((input) =>
-      typeof input === "string" ? { input: { case: "text", value: input } } : { input: { case: "tokens", value: { ids: input } } },
+      typeof input === "string"
+        ? { input: { case: "text", value: input } }
+        : { input: { case: "tokens", value: { ids: input } } },
     ),
   };
 }

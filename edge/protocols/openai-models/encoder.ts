@@ -38,12 +38,19 @@ export interface OpenAiModel {
 }
 
 /** A loaded model's capabilities and tool-call syntax, as its sidecar learned them from its template. */
-function capabilities(model: ModelInfo, kind: string): Pick<OpenAiModel, "capabilities" | "tool_call_syntax" | "tools_refused"> {
+function capabilities(
+  model: ModelInfo,
+  kind: string,
+): Pick<OpenAiModel, "capabilities" | "tool_call_syntax" | "tools_refused"> {
   // A sidecar older than reply syntaxes reports neither: nothing is claimed.
   if (model.toolCallSyntax === "" && model.toolsRefused === "") return {};
   if (kind === "embed") return { capabilities: ["embedding"] };
   if (kind === "rank") return { capabilities: ["rank"] };
-  const list = ["completion", ...(model.toolCallSyntax === "" ? [] : ["tools"]), ...(model.reasoning ? ["thinking"] : [])];
+  const list = [
+    "completion",
+    ...(model.toolCallSyntax === "" ? [] : ["tools"]),
+    ...(model.reasoning ? ["thinking"] : []),
+  ];
   return {
     capabilities: list,
     ...(model.toolCallSyntax === "" ? {} : { tool_call_syntax: model.toolCallSyntax }),

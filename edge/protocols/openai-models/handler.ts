@@ -33,11 +33,15 @@ export async function handleRetrieveModel(id: string, request: Request, context:
 /** POST /models/load — answers once the model is loaded. */
 export async function handleLoadModel(request: Request, context: AppContext): Promise<Response> {
   const body = parseRequest(loadModelRequestSchema, await readJsonBody(request, context.maxBodyBytes));
-  return jsonResponse(openAiModel(await context.sidecar.loadModel(toLoadModelRequest(body), { signal: request.signal })));
+  return jsonResponse(
+    openAiModel(await context.sidecar.loadModel(toLoadModelRequest(body), { signal: request.signal })),
+  );
 }
 
 /** POST /models/unload — answers with the model's status after. */
 export async function handleUnloadModel(request: Request, context: AppContext): Promise<Response> {
   const body = parseRequest(unloadModelRequestSchema, await readJsonBody(request, context.maxBodyBytes));
-  return jsonResponse(openAiModel(await context.sidecar.unloadModel(toUnloadModelRequest(body), { signal: request.signal })));
+  return jsonResponse(
+    openAiModel(await context.sidecar.unloadModel(toUnloadModelRequest(body), { signal: request.signal })),
+  );
 }

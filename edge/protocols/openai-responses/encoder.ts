@@ -87,7 +87,12 @@ interface ItemEvents {
 }
 
 /** `offset`: the output items before the generated ones (a compaction item: compaction/automatic.ts). */
-function itemEvents(meta: ResponseMeta, options: ItemOptions, event: (type: string, fields: Record<string, unknown>) => SseEvent, offset: number): ItemEvents {
+function itemEvents(
+  meta: ResponseMeta,
+  options: ItemOptions,
+  event: (type: string, fields: Record<string, unknown>) => SseEvent,
+  offset: number,
+): ItemEvents {
   const items: ItemRecord[] = [];
   /** A block's item's position in the final `output`. */
   const indexOf = (block: Block): number => block.index + offset;
@@ -97,7 +102,8 @@ function itemEvents(meta: ResponseMeta, options: ItemOptions, event: (type: stri
     return found;
   };
   /** `response.output_text` or `response.reasoning_text`: the event family of a block's text. */
-  const textEvents = (block: Block): string => (block.kind === "reasoning" ? "response.reasoning_text" : "response.output_text");
+  const textEvents = (block: Block): string =>
+    block.kind === "reasoning" ? "response.reasoning_text" : "response.output_text";
   const state: ItemEvents = {
     items,
     record,
@@ -107,28 +113,42 @@ function itemEvents(meta: ResponseMeta, options: ItemOptions, event: (type: stri
         const item: ItemRecord = { block, id: `${itemIdPrefix(block)}${meta.newId()}`, status: "in_progress", options };
         items[block.index] = item;
         const frames = [
-          event("response.output_item.added", { output_index: indexOf(block), item: outputItem(block, item.id, "in_progress", false, item.options) }),
+          event("response.output_item.added", {
+            output_index: indexOf(block),
+            item: outputItem(block, item.id, "in_progress", false, item.options),
+          }),
         ];
         const part = partOf(block, "");
         if (part !== undefined) {
-          frames.push(event("response.content_part.added", { item_id: item.id, output_index: indexOf(block), content_index: 0, part }));
+          frames.push(
+            event("response.content_part.added", {
+              item_id: item.id,
+              output_index: indexOf(block),
+              content_index: 0,
+              part,
+            }),
+          );
         }
         return frames;
       },
       delta(block, text) {
-        const item = record(block);
-        if (block.kind === "tool_call") {
-          return [event("response.function_call_arguments.delta", { item_id: item.id, output_index: indexOf(block), delta: text })];
-        }
+        const at = { item_id: record(block).id, output_index: indexOf(block) };
+        if (block.kind === "tool_call")
+          return [event("response.function_call_arguments.delta", { ...at, delta: text })];
         const logprobs = block.kind === "text" ? { logprobs: [] } : {};
-        return [event(`${textEvents(block)}.delta`, { item_id: item.id, output_index: indexOf(block), content_index: 0, delta: text, ...logprobs })];
+        return [event(`${textEvents(block)}.delta`, { ...at, content_index: 0, delta: text, ...logprobs })];
       },
       close(block) {
         const item = record(block);
         item.status = state.closingStatus;
         const done = () => event("response.output_item.done", { output_index: indexOf(block), item: itemOf(item) });
         if (block.kind === "tool_call") {
-          const args = { item_id: item.id, output_index: indexOf(block), name: block.call?.name ?? "", arguments: block.text };
+          const args = {
+            item_id: item.id,
+            output_index: indexOf(block),
+            name: block.call?.name ?? "",
+            arguments: block.text,
+          };
           return [event("response.function_call_arguments.done", args), done()];
         }
         const at = { item_id: item.id, output_index: indexOf(block), content_index: 0 };
@@ -147,7 +167,8 @@ function itemEvents(meta: ResponseMeta, options: ItemOptions, event: (type: stri
 export function createResponsesStreamEncoder(body: ResponsesRequest, meta: ResponseMeta): StreamEncoder {
   if (compactionTriggered(body)) return createCompactionStreamEncoder(body, meta);
   let sequence = 0;
-  const event = (type: string, fields: Record<string, unknown>): SseEvent => jsonEvent({ type, ...fields, sequence_number: sequence++ }, type);
+  const event = (type: string, fields: Record<string, unknown>): SseEvent =>
+    jsonEvent({ type, ...fields, sequence_number: sequence++ }, type);
   // A compacted request's Response opens with its compaction item (compaction/automatic.ts).
   const head = compactionOf(body);
   const output = itemEvents(meta, itemOptions(body), event, head === undefined ? 0 : 1);
@@ -158,7 +179,10 @@ export function createResponsesStreamEncoder(body: ResponsesRequest, meta: Respo
   const inProgress = { status: "in_progress", error: null, incomplete_details: null, usage: null } as const;
   return {
     start(_start: Start) {
-      const frames = [event("response.created", { response: snapshot(inProgress, []) }), event("response.in_progress", { response: snapshot(inProgress, []) })];
+      const frames = [
+        event("response.created", { response: snapshot(inProgress, []) }),
+        event("response.in_progress", { response: snapshot(inProgress, []) }),
+      ];
       if (head === undefined) return frames;
       return [
         ...frames,
@@ -174,7 +198,12 @@ export function createResponsesStreamEncoder(body: ResponsesRequest, meta: Respo
       if (ending === null) return [];
       output.closingStatus = ending.status === "completed" ? "completed" : "incomplete";
       const frames = [...blocks.pushAll(finishContent(finish)), ...blocks.close()];
-      const response = snapshot({ ...ending, completed_at: completedAt(meta), error: null, usage: responsesUsage(finish) });
+      const response = snapshot({
+        ...ending,
+        completed_at: completedAt(meta),
+        error: null,
+        usage: responsesUsage(finish),
+      });
       frames.push(event(`response.${ending.status}`, { response }), DONE);
       return frames;
     },
@@ -193,18 +222,36 @@ export function createResponsesStreamEncoder(body: ResponsesRequest, meta: Respo
   };
 }
 
-export function encodeResponse(body: ResponsesRequest, meta: ResponseMeta, result: GenerationResult): Record<string, unknown> {
+export function encodeResponse(
+  body: ResponsesRequest,
+  meta: ResponseMeta,
+  result: GenerationResult,
+): Record<string, unknown> {
   if (compactionTriggered(body)) return encodeCompactionResponse(body, meta, result);
   const ending = responsesFinish(result.finish) ?? { status: "completed", incomplete_details: null };
   const status: ItemStatus = ending.status === "completed" ? "completed" : "incomplete";
   const options = itemOptions(body);
-  const generated = collectBlocks(result).map((block) => itemOf({ block, id: `${itemIdPrefix(block)}${meta.newId()}`, status, options }));
+  const generated = collectBlocks(result).map((block) =>
+    itemOf({ block, id: `${itemIdPrefix(block)}${meta.newId()}`, status, options }),
+  );
   const head = compactionOf(body);
   const output = head === undefined ? generated : [head, ...generated];
-  return responseObject(body, meta, { ...ending, completed_at: completedAt(meta), error: null, usage: responsesUsage(result.finish), output });
+  return responseObject(body, meta, {
+    ...ending,
+    completed_at: completedAt(meta),
+    error: null,
+    usage: responsesUsage(result.finish),
+    output,
+  });
 }
 
 /** The answer to a background request the sidecar accepted: `queued`, nothing generated yet. */
 export function queuedResponse(body: ResponsesRequest, meta: ResponseMeta): Record<string, unknown> {
-  return responseObject(body, meta, { status: "queued", output: [], error: null, incomplete_details: null, usage: null });
+  return responseObject(body, meta, {
+    status: "queued",
+    output: [],
+    error: null,
+    incomplete_details: null,
+    usage: null,
+  });
 }

@@ -2,7 +2,9 @@
 import { FinishReason, type Finish } from "../../../proto/gen/inference/v1/inference_pb.js";
 
 /** How a finished generation ends a Response. */
-export type ResponsesEnding = { status: "completed"; incomplete_details: null } | { status: "incomplete"; incomplete_details: { reason: "max_output_tokens" } };
+export type ResponsesEnding =
+  | { status: "completed"; incomplete_details: null }
+  | { status: "incomplete"; incomplete_details: { reason: "max_output_tokens" } };
 
 /**
  * `completed`, or `incomplete` when the sidecar stopped at a token limit: LENGTH

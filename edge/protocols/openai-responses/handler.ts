@@ -50,7 +50,8 @@ export function previousResponseNotFound(message: string): InvalidRequestError {
 export function handleResponses(request: Request, context: AppContext): Promise<Response> {
   return withProtocolHeaders(openAiProtocol, context, request, async () => {
     const raw = await readJsonBody(request, context.maxBodyBytes);
-    const fields = typeof raw === "object" && raw !== null && !Array.isArray(raw) ? (raw as Record<string, unknown>) : undefined;
+    const fields =
+      typeof raw === "object" && raw !== null && !Array.isArray(raw) ? (raw as Record<string, unknown>) : undefined;
     if (fields?.["previous_response_id"] != null) {
       // No response is stored here, so none is found: the same code, with the reason.
       throw previousResponseNotFound(`Invalid 'previous_response_id': ${NOT_STORED_HERE}.`);

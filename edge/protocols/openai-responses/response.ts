@@ -54,7 +54,10 @@ export interface FunctionCallItem {
   namespace?: string;
 }
 
-/** The answer to a compaction: the model's summary, sealed (compaction/compaction-prompt.ts; docs/contract.md, "Compaction"). */
+/**
+ * The answer to a compaction: the model's summary, sealed (compaction/compaction-prompt.ts; docs/contract.md,
+ * "Compaction").
+ */
 export interface CompactionItem {
   id: string;
   type: "compaction";
@@ -103,7 +106,13 @@ export function itemOptions(body: ResponsesRequest): ItemOptions {
  * The output item a block becomes: as announced (`whole` false: no content yet) or with its text so
  * far.
  */
-export function outputItem(block: Block, id: string, status: ItemStatus, whole: boolean, options?: ItemOptions): OutputItem {
+export function outputItem(
+  block: Block,
+  id: string,
+  status: ItemStatus,
+  whole: boolean,
+  options?: ItemOptions,
+): OutputItem {
   switch (block.kind) {
     case "text":
       return { id, type: "message", status, role: "assistant", content: whole ? [outputTextPart(block.text)] : [] };
@@ -157,14 +166,20 @@ export interface ResponseState {
 function warnings(body: ResponsesRequest): { warnings?: string[] } {
   const ignored = ignoredTools(body.tools);
   if (ignored.length === 0) return {};
-  return { warnings: ignored.map((type) => `tools of type '${type}' are not supported by this server and were ignored`) };
+  return {
+    warnings: ignored.map((type) => `tools of type '${type}' are not supported by this server and were ignored`),
+  };
 }
 
 /** The sampling in effect: what the request set, else the sidecar's defaults (proto SamplingOptions). */
 const DEFAULT_TEMPERATURE = 1;
 const DEFAULT_TOP_P = 0.95;
 
-export function responseObject(body: ResponsesRequest, meta: ResponseMeta, state: ResponseState): Record<string, unknown> {
+export function responseObject(
+  body: ResponsesRequest,
+  meta: ResponseMeta,
+  state: ResponseState,
+): Record<string, unknown> {
   return {
     id: meta.id,
     object: "response",

@@ -33,7 +33,8 @@ const contentPart = z
       ctx.addIssue({
         code: "custom",
         path: ["type"],
-        message: `content parts of type '${part.type}' are not supported; only 'input_text' and 'output_text' parts are`,
+        message:
+          `content parts of type '${part.type}' are not supported; only 'input_text' and 'output_text' parts ` + `are`,
       });
     } else if (typeof part.text !== "string") {
       ctx.addIssue({ code: "custom", path: ["text"], message: "expected a string" });
@@ -79,18 +80,22 @@ const reasoningItem = z.object({
  * A compaction item sent back (from POST /v1/responses/compact): its encrypted_content must be one
  * this server sealed (compaction/compaction-prompt.ts); the summary it holds stands for the conversation it replaced.
  */
-const compactionItem = z.object({ type: z.literal("compaction"), encrypted_content: z.string(), id: z.string().nullish() }).transform((item, ctx) => {
-  const summary = openCompaction(item.encrypted_content);
-  if (summary === undefined) {
-    ctx.addIssue({
-      code: "custom",
-      path: ["encrypted_content"],
-      message: "is not a compaction this server made: send back the compaction item this server's /v1/responses/compact returned, unchanged",
-    });
-    return z.NEVER;
-  }
-  return { type: "compaction" as const, summary };
-});
+const compactionItem = z
+  .object({ type: z.literal("compaction"), encrypted_content: z.string(), id: z.string().nullish() })
+  .transform((item, ctx) => {
+    const summary = openCompaction(item.encrypted_content);
+    if (summary === undefined) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["encrypted_content"],
+        message:
+          "is not a compaction this server made: send back the compaction item this server's /v1/responses/compact " +
+          "returned, unchanged",
+      });
+      return z.NEVER;
+    }
+    return { type: "compaction" as const, summary };
+  });
 
 /**
  * `compaction_trigger` (OpenAI's compaction inside a Responses request, as Codex's remote compaction
@@ -98,20 +103,36 @@ const compactionItem = z.object({ type: z.literal("compaction"), encrypted_conte
  */
 const compactionTriggerItem = z.object({ type: z.literal("compaction_trigger"), metadata: z.unknown().optional() });
 
-const ITEM_TYPES = ["message", "function_call", "function_call_output", "reasoning", "compaction", "compaction_trigger"];
+const ITEM_TYPES = [
+  "message",
+  "function_call",
+  "function_call_output",
+  "reasoning",
+  "compaction",
+  "compaction_trigger",
+];
 
 /** An input item; a message may leave out its `type`. */
 export const inputItem = z.preprocess(
   (item) =>
-    typeof item === "object" && item !== null && !Array.isArray(item) && (item as { type?: unknown }).type == null ? { ...item, type: "message" } : item,
-  z.discriminatedUnion("type", [messageItem, functionCallItem, functionCallOutputItem, reasoningItem, compactionItem, compactionTriggerItem], {
-    error: (issue) => {
-      if (issue.code !== "invalid_union" || issue.note !== "No matching discriminator") return undefined;
-      const type = String((issue.input as { type?: unknown } | undefined)?.type);
-      const stored = type === "item_reference" ? " (stored items are not supported: this server stores nothing)" : "";
-      return `input items of type '${type}' are not supported; supported: ${ITEM_TYPES.map((t) => `'${t}'`).join(", ")}${stored}`;
+    typeof item === "object" && item !== null && !Array.isArray(item) && (item as { type?: unknown }).type == null
+      ? { ...item, type: "message" }
+      : item,
+  z.discriminatedUnion(
+    "type",
+    [messageItem, functionCallItem, functionCallOutputItem, reasoningItem, compactionItem, compactionTriggerItem],
+    {
+      error: (issue) => {
+        if (issue.code !== "invalid_union" || issue.note !== "No matching discriminator") return undefined;
+        const type = String((issue.input as { type?: unknown } | undefined)?.type);
+        const stored = type === "item_reference" ? " (stored items are not supported: this server stores nothing)" : "";
+        return (
+          `input items of type '${type}' are not supported; supported: ` +
+          `${ITEM_TYPES.map((t) => `'${t}'`).join(", ")}${stored}`
+        );
+      },
     },
-  }),
+  ),
 );
 export type ResponsesInputItem = z.output<typeof inputItem>;
 
@@ -138,25 +159,34 @@ const toolChoice = z
       ctx.addIssue({ code: "custom", path: ["name"], message: "expected the name of the function to call" });
     }
   })
-  .transform((choice) => (typeof choice === "string" ? choice : { type: "function" as const, name: String(choice.name) }));
+  .transform((choice) =>
+    typeof choice === "string" ? choice : { type: "function" as const, name: String(choice.name) },
+  );
 
 const NOT_STORED =
-  "not supported yet: this server stores no responses (the stored, stateful side of the Responses API comes in a later " +
+  "not supported yet: this server stores no responses (the stored, stateful side of the Responses API comes in a " +
+  "later " +
   "version); send the whole conversation in 'input'";
 
 /** Why previous_response_id is refused by a server without a store. */
-export const NOT_STORED_HERE = "is not supported by this server without a store (no database is configured): send the whole conversation in 'input'";
+export const NOT_STORED_HERE =
+  "is not supported by this server without a store (no database is configured): send the whole conversation in 'input'";
 
 /** Every request field (docs/contract.md, "Request fields: Responses"): its check, fate, proto field and why. */
 export const RESPONSES_FIELDS = {
   model: openaiRequestFields.model,
-  input: implemented(z.union([z.string(), z.array(inputItem).min(1, { error: "at least one input item is required" })]), {
-    doc: DOCS && {
-      proto: "Chat.messages",
-      limits: "text, or at least one item: message, function_call, function_call_output, reasoning, compaction, compaction_trigger",
-      why: "messages and items (to-request.ts)",
+  input: implemented(
+    z.union([z.string(), z.array(inputItem).min(1, { error: "at least one input item is required" })]),
+    {
+      doc: DOCS && {
+        proto: "Chat.messages",
+        limits:
+          "text, or at least one item: message, function_call, function_call_output, reasoning, compaction, " +
+          "compaction_trigger",
+        why: "messages and items (to-request.ts)",
+      },
     },
-  }),
+  ),
   instructions: implemented(z.string().nullish(), {
     doc: DOCS && { proto: "Chat.messages (first, system)", absent: "none", why: "the system message (to-request.ts)" },
   }),
@@ -168,7 +198,9 @@ export const RESPONSES_FIELDS = {
   }),
   temperature: openaiSamplingFields.temperature,
   top_p: openaiSamplingFields.top_p,
-  stream: implemented(z.boolean().nullish(), { doc: DOCS && { proto: "(the answer's form)", absent: "one JSON answer", why: "SSE with named events" } }),
+  stream: implemented(z.boolean().nullish(), {
+    doc: DOCS && { proto: "(the answer's form)", absent: "one JSON answer", why: "SSE with named events" },
+  }),
   metadata: echoed(z.record(z.string(), z.string()).nullish()),
   // With a store (edge/state/responses/) the handler sets `store` to what is done and puts the
   // previous responses' items first in `input`; without one it refuses previous_response_id and
@@ -177,7 +209,9 @@ export const RESPONSES_FIELDS = {
     doc: DOCS && {
       proto: "(the store, edge/state/responses/)",
       absent: "true with a store",
-      why: "with a store: true unless `false`, and the Response says what was done; without one: nothing is stored, the Response says `store: false`",
+      why:
+        "with a store: true unless `false`, and the Response says what was done; without one: nothing is stored, " +
+        "the Response says `store: false`",
     },
   }),
   previous_response_id: implemented(z.string().min(1).nullish(), {
@@ -185,8 +219,10 @@ export const RESPONSES_FIELDS = {
       proto: "(the store: items before `input`)",
       absent: "none",
       why:
-        "with a store: the stored response's input and output go before `input` (not its `instructions`); unknown or another key's: " +
-        "400 `previous_response_not_found`, as OpenAI answers it. Without a store: the same 400, saying nothing is stored",
+        "with a store: the stored response's input and output go before `input` (not its `instructions`); unknown or " +
+        "another key's: " +
+        "400 `previous_response_not_found`, as OpenAI answers it. Without a store: the same 400, saying nothing is " +
+        "stored",
     },
   }),
   // With a store the handler takes `conversation` out before parsing and puts `{id}` back after
@@ -220,11 +256,17 @@ export const RESPONSES_FIELDS = {
     doc: DOCS && {
       proto: "Chat.tools",
       absent: "none",
-      why: "function tools, and those of namespace tools; other types are ignored with a warning in the Response (to-request.ts)",
+      why:
+        "function tools, and those of namespace tools; other types are ignored with a warning in the Response " +
+        "(to-request.ts)",
     },
   }),
   tool_choice: implemented(toolChoice.nullish(), {
-    doc: DOCS && { proto: "Chat.tool_choice, Chat.tool_name", absent: "the sidecar's auto", why: "tools (to-request.ts)" },
+    doc: DOCS && {
+      proto: "Chat.tool_choice, Chat.tool_name",
+      absent: "the sidecar's auto",
+      why: "tools (to-request.ts)",
+    },
   }),
   parallel_tool_calls: implemented(z.boolean().nullish(), {
     doc: DOCS && {
@@ -245,7 +287,9 @@ export const RESPONSES_FIELDS = {
     z
       .number()
       .nullish()
-      .refine((n) => n == null || n === 0, { error: "top_logprobs on /v1/responses is not supported yet; use /v1/chat/completions with logprobs" }),
+      .refine((n) => n == null || n === 0, {
+        error: "top_logprobs on /v1/responses is not supported yet; use /v1/chat/completions with logprobs",
+      }),
   ),
   // At most one call per reply when 1 (more are not counted yet: any larger value allows parallel calls).
   max_tool_calls: implemented(z.number().int().min(1).max(UINT32_MAX).nullish(), {
@@ -265,7 +309,8 @@ export const RESPONSES_FIELDS = {
       proto: "GenerateRequest.resumable, detached",
       absent: "false",
       why:
-        'with `stream: true` a resumable stream; without, a job answered at once (`status: "queued"`) and polled with ' +
+        'with `stream: true` a resumable stream; without, a job answered at once (`status: "queued"`) and polled ' +
+        "with " +
         '`GET /v1/responses/{id}` ("Resumable streams"); the Response says `background: true`',
     },
   }),
@@ -280,18 +325,25 @@ export const RESPONSES_FIELDS = {
       if (budget !== undefined) draft.chat.reasoningBudget = budget;
     },
   }),
-  service_tier: implemented(z.string().nullish(), { doc: DOCS && { proto: "(the Response)", absent: "`default`", why: "the Response says `default`" } }),
+  service_tier: implemented(z.string().nullish(), {
+    doc: DOCS && { proto: "(the Response)", absent: "`default`", why: "the Response says `default`" },
+  }),
   safety_identifier: echoed(z.string().nullish()),
   ...promptCacheFields,
   prompt_cache_key: {
     ...promptCacheFields.prompt_cache_key,
-    doc: DOCS && { ...docOf(promptCacheFields.prompt_cache_key), why: 'echoed; joins the affinity key across sidecars ("Cache hints")' },
+    doc: DOCS && {
+      ...docOf(promptCacheFields.prompt_cache_key),
+      why: 'echoed; joins the affinity key across sidecars ("Cache hints")',
+    },
   },
   prompt_cache_retention: {
     ...promptCacheFields.prompt_cache_retention,
     doc: DOCS && {
       ...docOf(promptCacheFields.prompt_cache_retention),
-      why: '`"in_memory"` / `"24h"`: the whole prompt kept ahead of unmarked ones for 10 minutes / 24 h; echoed when given ("Cache hints")',
+      why:
+        '`"in_memory"` / `"24h"`: the whole prompt kept ahead of unmarked ones for 10 minutes / 24 h; echoed when ' +
+        'given ("Cache hints")',
     },
   },
   user: echoed(z.string().nullish()),
@@ -310,7 +362,8 @@ export const RESPONSES_FIELDS = {
       proto: "(the Response's reasoning items)",
       absent: "none",
       why:
-        '`"reasoning.encrypted_content"` gives reasoning items an `encrypted_content` that carries their text to the next turn; ' +
+        '`"reasoning.encrypted_content"` gives reasoning items an `encrypted_content` that carries their text to the ' +
+        "next turn; " +
         "other values add nothing this server makes",
     },
   }),
@@ -330,7 +383,8 @@ export const RESPONSES_FIELDS = {
         proto: "(a compaction pass first)",
         absent: "no compaction",
         why:
-          '`[{"type":"compaction","compact_threshold":N}]`: the request is compacted before it is answered when its prompt reaches ' +
+          '`[{"type":"compaction","compact_threshold":N}]`: the request is compacted before it is answered when its ' +
+          "prompt reaches " +
           'the threshold ("Compaction"); another type: a 400 naming it',
       },
     },
@@ -340,8 +394,12 @@ export const RESPONSES_FIELDS = {
     DOCS && { why: "no stored prompt templates", sample: { id: "pmpt_1" } },
     "prompt templates are not supported: this server stores no prompts; send the instructions and input",
   ),
-  client_metadata: ignored(DOCS && { why: "the client's own labels (Codex sends them); they change nothing", sample: { x: "y" } }),
-  verbosity: ignored(DOCS && { why: 'a hint: replies are not shortened or lengthened on request ("Hints never refuse")', sample: "low" }),
+  client_metadata: ignored(
+    DOCS && { why: "the client's own labels (Codex sends them); they change nothing", sample: { x: "y" } },
+  ),
+  verbosity: ignored(
+    DOCS && { why: 'a hint: replies are not shortened or lengthened on request ("Hints never refuse")', sample: "low" },
+  ),
   moderation: ignored(DOCS && { why: "no moderation runs here", sample: { model: "omni-moderation-latest" } }),
   prompt_cache_options: ignored(DOCS && { why: "caching is automatic", sample: {} }),
   stream_options: ignored(DOCS && { why: "no obfuscation padding is sent", sample: { include_obfuscation: false } }),
@@ -355,7 +413,8 @@ function echoed<S extends z.ZodType>(schema: S) {
 export const responsesRequestSchema = z.object(shapeOf(RESPONSES_FIELDS)).superRefine((body, ctx) => {
   (body.tools ?? []).forEach((tool, i) => {
     const parsed = checkTool(tool);
-    for (const issue of parsed?.error?.issues ?? []) ctx.addIssue({ ...issue, code: "custom", path: ["tools", i, ...issue.path] } as never);
+    for (const issue of parsed?.error?.issues ?? [])
+      ctx.addIssue({ ...issue, code: "custom", path: ["tools", i, ...issue.path] } as never);
     if (parsed?.success === true && parsed.data.type === "namespace") {
       parsed.data.tools.forEach((inner, j) => {
         if (inner.type !== "function") return;
@@ -371,7 +430,8 @@ export const responsesRequestSchema = z.object(shapeOf(RESPONSES_FIELDS)).superR
     duplicateNames(names, (i) => [...(offered[i]?.path ?? ["tools"]), "name"]),
   );
   const choice = body.tool_choice;
-  if (typeof choice === "object" && choice !== null) report(ctx, unknownChoice(choice.name, names, ["tool_choice", "name"]));
+  if (typeof choice === "object" && choice !== null)
+    report(ctx, unknownChoice(choice.name, names, ["tool_choice", "name"]));
   if (choice === "required" && names.length === 0) {
     ctx.addIssue({ code: "custom", path: ["tool_choice"], message: '"required" needs at least one function tool' });
   }
@@ -379,7 +439,11 @@ export const responsesRequestSchema = z.object(shapeOf(RESPONSES_FIELDS)).superR
     const last = body.input.length - 1;
     body.input.forEach((item, i) => {
       if (item.type === "compaction_trigger" && i !== last) {
-        ctx.addIssue({ code: "custom", path: ["input", i, "type"], message: "a 'compaction_trigger' item must be the last input item" });
+        ctx.addIssue({
+          code: "custom",
+          path: ["input", i, "type"],
+          message: "a 'compaction_trigger' item must be the last input item",
+        });
       }
     });
     const ledger = new CallLedger();
@@ -394,7 +458,10 @@ export const responsesRequestSchema = z.object(shapeOf(RESPONSES_FIELDS)).superR
 
 export type ResponsesRequest = z.output<typeof responsesRequestSchema>;
 
-/** Whether the request asks for a compaction (its last input item is a compaction_trigger): docs/contract.md, "Compaction". */
+/**
+ * Whether the request asks for a compaction (its last input item is a compaction_trigger): docs/contract.md,
+ * "Compaction".
+ */
 export function compactionTriggered(body: Pick<ResponsesRequest, "input">): boolean {
   return typeof body.input !== "string" && body.input.at(-1)?.type === "compaction_trigger";
 }

@@ -13,7 +13,13 @@ import {
 } from "../../../proto/gen/inference/v1/inference_pb.js";
 import { toProtoRole } from "../../fields/roles.js";
 import { newDraft, writeFields } from "../../fields/field-table.js";
-import { compactionTriggered, RESPONSES_FIELDS, type ResponsesInputItem, type ResponsesMessageItem, type ResponsesRequest } from "./schema.js";
+import {
+  compactionTriggered,
+  RESPONSES_FIELDS,
+  type ResponsesInputItem,
+  type ResponsesMessageItem,
+  type ResponsesRequest,
+} from "./schema.js";
 import { functionTools } from "./tools.js";
 
 type MessageInit = MessageInitShape<typeof ChatMessageSchema>;
@@ -108,7 +114,10 @@ function toolChoiceInit(body: ResponsesRequest): Pick<MessageInitShape<typeof Ch
 export function toGenerateRequest(request: ResponsesRequest): GenerateRequest {
   const body = compactionTriggered(request) ? { ...request, tools: null, tool_choice: null, text: null } : request;
   const { request: init, sampling, chat } = writeFields(RESPONSES_FIELDS, body, newDraft());
-  const items = typeof body.input === "string" ? [{ role: Role.USER, content: body.input }] : toMessages(compactedWindow(body.input));
+  const items =
+    typeof body.input === "string"
+      ? [{ role: Role.USER, content: body.input }]
+      : toMessages(compactedWindow(body.input));
   const instructions = body.instructions ?? "";
   return create(GenerateRequestSchema, {
     ...init,

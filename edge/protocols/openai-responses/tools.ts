@@ -65,7 +65,11 @@ export function functionTools(tools: readonly AnyTool[] | null | undefined): Res
 
 /** Each namespaced function's namespace, by function name. */
 export function toolNamespaces(tools: readonly AnyTool[] | null | undefined): ReadonlyMap<string, string> {
-  return new Map(offeredTools(tools).flatMap(({ tool, namespace }) => (namespace === undefined ? [] : [[tool.name, namespace.name] as const])));
+  return new Map(
+    offeredTools(tools).flatMap(({ tool, namespace }) =>
+      namespace === undefined ? [] : [[tool.name, namespace.name] as const],
+    ),
+  );
 }
 
 /** The tool types a request sent that this server ignores, each once. */

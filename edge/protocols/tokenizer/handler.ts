@@ -12,14 +12,24 @@ const ROLES = { system: Role.SYSTEM, developer: Role.SYSTEM, user: Role.USER, as
 
 function tokenizeInput(body: TokenizeRequestBody) {
   if (body.messages != null) {
-    return { input: { case: "chat" as const, value: { messages: body.messages.map((m) => ({ role: ROLES[m.role], content: m.content })) } } };
+    return {
+      input: {
+        case: "chat" as const,
+        value: { messages: body.messages.map((m) => ({ role: ROLES[m.role], content: m.content })) },
+      },
+    };
   }
   const text = body.content ?? body.prompt ?? "";
   // llama.cpp's server adds no special tokens unless asked; vLLM adds them unless told not to.
   const addSpecial = body.content != null ? body.add_special === true : body.add_special_tokens !== false;
   // Both read special-token text as the token (llama.cpp's `parse_special`, a Hugging Face tokenizer's added tokens).
   const parseSpecial = body.parse_special !== false;
-  return { input: { case: "text" as const, value: text }, addSpecial, parseSpecial, withPieces: body.with_pieces === true };
+  return {
+    input: { case: "text" as const, value: text },
+    addSpecial,
+    parseSpecial,
+    withPieces: body.with_pieces === true,
+  };
 }
 
 export async function handleTokenize(request: Request, context: AppContext): Promise<Response> {
@@ -36,6 +46,9 @@ export async function handleTokenize(request: Request, context: AppContext): Pro
 
 export async function handleDetokenize(request: Request, context: AppContext): Promise<Response> {
   const body = parseRequest(detokenizeRequestSchema, await readJsonBody(request, context.maxBodyBytes));
-  const { text } = await context.sidecar.detokenize({ model: body.model ?? "", tokens: body.tokens }, { signal: request.signal });
+  const { text } = await context.sidecar.detokenize(
+    { model: body.model ?? "", tokens: body.tokens },
+    { signal: request.signal },
+  );
   return jsonResponse(detokenizeAnswer(text));
 }

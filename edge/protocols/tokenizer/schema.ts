@@ -1,5 +1,6 @@
 // POST /tokenize and /detokenize bodies, in the two shapes clients already send: llama.cpp's server
-// (`content`, `add_special` — default false —, `parse_special` — default true —, `with_pieces`) and vLLM's (`prompt` or chat
+// (`content`, `add_special` — default false —, `parse_special` — default true —, `with_pieces`) and vLLM's (`prompt`
+// or chat
 // `messages`, `add_special_tokens` — default true —, `model`). Which one a body is decides the
 // answer's shape (encoder.ts).
 import * as z from "zod";

@@ -27,7 +27,12 @@ export interface Batches {
   stop(): void;
 }
 
-export function createBatches(host: BatchHost, store: BatchStore, context: AppContext, handle: (request: Request) => Promise<Response>): Batches {
+export function createBatches(
+  host: BatchHost,
+  store: BatchStore,
+  context: AppContext,
+  handle: (request: Request) => Promise<Response>,
+): Batches {
   const queue = host.queue;
   const runner = new BatchRunner({
     store,

@@ -59,7 +59,13 @@ export function messageBatchObject(batch: BatchRecord, counts: LineCounts, origi
     id: batch.id,
     type: "message_batch",
     processing_status: processing,
-    request_counts: { processing: counts.pending, succeeded: counts.succeeded, errored: counts.failed, canceled: counts.cancelled, expired: counts.expired },
+    request_counts: {
+      processing: counts.pending,
+      succeeded: counts.succeeded,
+      errored: counts.failed,
+      canceled: counts.cancelled,
+      expired: counts.expired,
+    },
     ended_at: rfc3339(ended),
     created_at: rfc3339(batch.createdAt),
     expires_at: rfc3339(batch.expiresAt),
@@ -72,11 +78,17 @@ export function messageBatchObject(batch: BatchRecord, counts: LineCounts, origi
 /** Why an ended line without an answer has none, in OpenAI's error-line shape. */
 const CLOSED = {
   cancelled: { code: "batch_cancelled", message: "The batch was cancelled before this request was sent." },
-  expired: { code: "batch_expired", message: "This request could not be executed before the completion window expired." },
+  expired: {
+    code: "batch_expired",
+    message: "This request could not be executed before the completion window expired.",
+  },
 } as const;
 
 /** An ended line as OpenAI writes it, and which file it goes to (2xx answers: the output file). */
-export function openAiLine(batchId: string, line: BatchLine): { readonly file: "output" | "error"; readonly text: string } {
+export function openAiLine(
+  batchId: string,
+  line: BatchLine,
+): { readonly file: "output" | "error"; readonly text: string } {
   const base = { id: `batch_req_${suffixOf(batchId)}_${line.index}`, custom_id: line.customId };
   const result = line.result;
   if (result !== null && "status" in result) {
@@ -103,7 +115,10 @@ export function anthropicLine(line: BatchLine): string {
               type: "errored",
               error: answered?.body ?? {
                 type: "error",
-                error: { type: "invalid_request_error", message: result !== null && "error" in result ? result.error.message : "" },
+                error: {
+                  type: "invalid_request_error",
+                  message: result !== null && "error" in result ? result.error.message : "",
+                },
               },
             };
   return JSON.stringify({ custom_id: line.customId, result: outcome });

@@ -27,14 +27,22 @@ async function uploaded(request: Request, limit: number): Promise<{ file: File; 
   const bytes = await readBodyBytes(request, limit);
   let form: FormData;
   try {
-    form = await new Response(bytes as Uint8Array<ArrayBuffer>, { headers: { "content-type": request.headers.get("content-type") ?? "" } }).formData();
+    form = await new Response(bytes as Uint8Array<ArrayBuffer>, {
+      headers: { "content-type": request.headers.get("content-type") ?? "" },
+    }).formData();
   } catch {
-    throw new InvalidRequestError("POST /v1/files takes a multipart/form-data body with 'file' and 'purpose'.", { code: "invalid_multipart" });
+    throw new InvalidRequestError("POST /v1/files takes a multipart/form-data body with 'file' and 'purpose'.", {
+      code: "invalid_multipart",
+    });
   }
   const file = form.get("file");
   const purpose = form.get("purpose");
-  if (typeof file === "string" || file === null) throw new InvalidRequestError("'file' is required: the file to upload.", { param: "file" });
-  if (purpose !== "batch") throw new InvalidRequestError("'purpose' must be 'batch': this server keeps files for batches only.", { param: "purpose" });
+  if (typeof file === "string" || file === null)
+    throw new InvalidRequestError("'file' is required: the file to upload.", { param: "file" });
+  if (purpose !== "batch")
+    throw new InvalidRequestError("'purpose' must be 'batch': this server keeps files for batches only.", {
+      param: "purpose",
+    });
   return { file, purpose };
 }
 
@@ -67,7 +75,13 @@ export async function handleListFiles(request: Request, batches: Batches): Promi
   const purpose = url.searchParams.get("purpose") ?? undefined;
   const page = await batches.store.listFiles(callerOf(request).keyId, { ...options, purpose });
   const data = page.data.map(fileObject);
-  return jsonResponse({ object: "list", data, first_id: page.data[0]?.id ?? null, last_id: page.data.at(-1)?.id ?? null, has_more: page.hasMore });
+  return jsonResponse({
+    object: "list",
+    data,
+    first_id: page.data[0]?.id ?? null,
+    last_id: page.data.at(-1)?.id ?? null,
+    has_more: page.hasMore,
+  });
 }
 
 /** GET /v1/files/{id} */
@@ -80,7 +94,9 @@ export async function handleFileContent(id: string, request: Request, batches: B
   const file = await ownFile(batches, request, id);
   const body = await batches.files.get(file.id);
   if (body === undefined) throw notFound(id);
-  return new Response(body, { headers: { "content-type": "application/octet-stream", "content-length": String(file.bytes) } });
+  return new Response(body, {
+    headers: { "content-type": "application/octet-stream", "content-length": String(file.bytes) },
+  });
 }
 
 /** DELETE /v1/files/{id} */

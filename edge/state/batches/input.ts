@@ -15,15 +15,26 @@ export const MAX_BATCH_LINES = 50_000;
 /** Anthropic's custom_id: 1 to 64 letters, digits, `_` and `-`. */
 const ANTHROPIC_CUSTOM_ID = /^[a-zA-Z0-9_-]{1,64}$/;
 
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
 
 function tooMany(count: number, param: string): InvalidRequestError {
-  return new InvalidRequestError(`A batch holds at most ${MAX_BATCH_LINES} requests; this one has ${count}.`, { param, code: "too_many_requests" });
+  return new InvalidRequestError(`A batch holds at most ${MAX_BATCH_LINES} requests; this one has ${count}.`, {
+    param,
+    code: "too_many_requests",
+  });
 }
 
 /** A JSON line that is not a request: kept as an error-file line. */
 function malformed(index: number, customId: string | null, message: string): BatchLine {
-  return { index, customId, body: null, state: "failed", result: { error: { code: "invalid_request", message } }, attempts: 0 };
+  return {
+    index,
+    customId,
+    body: null,
+    state: "failed",
+    result: { error: { code: "invalid_request", message } },
+    attempts: 0,
+  };
 }
 
 /** One parsed JSONL line (line `number`, 1-based) as a batch line, or a 400 for the whole input. */
@@ -64,34 +75,50 @@ export function parseOpenAiInput(text: string, endpoint: string, maxLineBytes: n
     try {
       value = JSON.parse(line);
     } catch {
-      throw new InvalidRequestError(`The input file is not JSONL: line ${number} is not JSON.`, { param: "input_file_id", code: "invalid_jsonl" });
+      throw new InvalidRequestError(`The input file is not JSONL: line ${number} is not JSON.`, {
+        param: "input_file_id",
+        code: "invalid_jsonl",
+      });
     }
     const parsed = lineOf(value, lines.length, number, endpoint);
     if (parsed.customId !== null && seen.has(parsed.customId)) {
-      throw new InvalidRequestError(`Line ${number} repeats custom_id '${parsed.customId}'.`, { param: "input_file_id", code: "duplicate_custom_id" });
+      throw new InvalidRequestError(`Line ${number} repeats custom_id '${parsed.customId}'.`, {
+        param: "input_file_id",
+        code: "duplicate_custom_id",
+      });
     }
     if (parsed.customId !== null) seen.add(parsed.customId);
     lines.push(parsed);
   }
-  if (lines.length === 0) throw new InvalidRequestError("The input file holds no requests.", { param: "input_file_id", code: "empty_file" });
+  if (lines.length === 0)
+    throw new InvalidRequestError("The input file holds no requests.", { param: "input_file_id", code: "empty_file" });
   return lines;
 }
 
 /** The lines of an Anthropic Message Batch's `requests`; each `params` at most `maxParamsBytes` as JSON. */
 export function parseAnthropicRequests(body: unknown, maxParamsBytes: number): BatchLine[] {
   const requests = isObject(body) ? body["requests"] : undefined;
-  if (!Array.isArray(requests) || requests.length === 0) throw new InvalidRequestError("requests: must be a non-empty array.", { param: "requests" });
+  if (!Array.isArray(requests) || requests.length === 0)
+    throw new InvalidRequestError("requests: must be a non-empty array.", { param: "requests" });
   if (requests.length > MAX_BATCH_LINES) throw tooMany(requests.length, "requests");
   const seen = new Set<string>();
   return requests.map((request: unknown, index) => {
     const customId = isObject(request) ? request["custom_id"] : undefined;
     if (typeof customId !== "string" || !ANTHROPIC_CUSTOM_ID.test(customId)) {
-      throw new InvalidRequestError(`requests.${index}.custom_id: must be 1 to 64 letters, digits, '_' or '-'.`, { param: `requests.${index}.custom_id` });
+      throw new InvalidRequestError(`requests.${index}.custom_id: must be 1 to 64 letters, digits, '_' or '-'.`, {
+        param: `requests.${index}.custom_id`,
+      });
     }
-    if (seen.has(customId)) throw new InvalidRequestError(`requests.${index}.custom_id: '${customId}' is repeated.`, { param: `requests.${index}.custom_id` });
+    if (seen.has(customId))
+      throw new InvalidRequestError(`requests.${index}.custom_id: '${customId}' is repeated.`, {
+        param: `requests.${index}.custom_id`,
+      });
     seen.add(customId);
     const params = isObject(request) ? request["params"] : undefined;
-    if (!isObject(params)) throw new InvalidRequestError(`requests.${index}.params: must be an object.`, { param: `requests.${index}.params` });
+    if (!isObject(params))
+      throw new InvalidRequestError(`requests.${index}.params: must be an object.`, {
+        param: `requests.${index}.params`,
+      });
     if (new TextEncoder().encode(JSON.stringify(params)).length > maxParamsBytes) {
       const message = `requests.${index}.params: over ${maxParamsBytes} bytes, the largest request body.`;
       throw new InvalidRequestError(message, { param: `requests.${index}.params`, code: "line_too_large" });

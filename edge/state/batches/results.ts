@@ -12,7 +12,12 @@ const PAGE = 500;
 export const resultsKey = (batchId: string): string => `results/${batchId}`;
 
 /** The files of an ended batch: OpenAI's output and error JSONL, or Anthropic's results. */
-async function writeFiles(batch: BatchRecord, store: BatchStore, files: FileStore, now: number): Promise<{ output: string | null; error: string | null }> {
+async function writeFiles(
+  batch: BatchRecord,
+  store: BatchStore,
+  files: FileStore,
+  now: number,
+): Promise<{ output: string | null; error: string | null }> {
   const output: string[] = [];
   const errors: string[] = [];
   for (let from = 0; from < batch.total; from += PAGE) {
@@ -33,17 +38,30 @@ async function writeFiles(batch: BatchRecord, store: BatchStore, files: FileStor
     const id = `file-${suffixOf(batch.id)}${kind === "output" ? "o" : "e"}`;
     const bytes = new TextEncoder().encode(lines.map((line) => `${line}\n`).join(""));
     await files.put(id, bytes);
-    await store.putFile({ id, owner: batch.owner, createdAt: now, filename: `${batch.id}_${kind}.jsonl`, purpose: "batch_output", bytes: bytes.length });
+    await store.putFile({
+      id,
+      owner: batch.owner,
+      createdAt: now,
+      filename: `${batch.id}_${kind}.jsonl`,
+      purpose: "batch_output",
+      bytes: bytes.length,
+    });
     return id;
   };
   return { output: await put(output, "output"), error: await put(errors, "error") };
 }
 
 /** Ends the batch if no line is pending: its files, then its final status. */
-export async function finalize(batch: BatchRecord, store: BatchStore, files: FileStore, now: () => number): Promise<void> {
+export async function finalize(
+  batch: BatchRecord,
+  store: BatchStore,
+  files: FileStore,
+  now: () => number,
+): Promise<void> {
   const counts = await store.counts(batch.id);
   if (counts.pending > 0) return;
-  const final: BatchStatus = counts.expired > 0 ? "expired" : batch.status === "cancelling" || counts.cancelled > 0 ? "cancelled" : "completed";
+  const final: BatchStatus =
+    counts.expired > 0 ? "expired" : batch.status === "cancelling" || counts.cancelled > 0 ? "cancelled" : "completed";
   if (final === "completed") await store.moveBatch(batch.id, ["in_progress"], "finalizing", now());
   const written = await writeFiles(batch, store, files, now());
   await store.moveBatch(batch.id, ["in_progress", "finalizing", "cancelling"], final, now(), written);

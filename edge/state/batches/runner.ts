@@ -9,7 +9,15 @@ import { Priority } from "../../../proto/gen/inference/v1/inference_pb.js";
 import { ANONYMOUS, setCaller } from "../../access/caller.js";
 import { setPriority } from "../../core/priority.js";
 import { finalize } from "./results.js";
-import { isTerminal, type BatchLine, type BatchQueue, type BatchRecord, type BatchStore, type FileStore, type Step } from "./store.js";
+import {
+  isTerminal,
+  type BatchLine,
+  type BatchQueue,
+  type BatchRecord,
+  type BatchStore,
+  type FileStore,
+  type Step,
+} from "./store.js";
 
 /** Lines run at once by one step of one batch. */
 export const LINES_PER_STEP = 4;
@@ -40,7 +48,11 @@ export interface BatchRunnerOptions {
 /** The request a line is answered as: its body without `stream` (a batch's answers are whole). */
 function lineRequest(batch: BatchRecord, line: BatchLine, signal: AbortSignal | undefined): Request {
   const { stream: _stream, ...body } = line.body ?? {};
-  const init: RequestInit = { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) };
+  const init: RequestInit = {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+  };
   if (signal !== undefined) init.signal = signal;
   const request = new Request(`http://batch.internal${batch.endpoint}`, init);
   setCaller(request, batch.owner === ANONYMOUS.keyId ? ANONYMOUS : { keyId: batch.owner });
@@ -65,7 +77,8 @@ export class BatchRunner {
     const at = now();
     const batch = await store.batchById(id);
     if (batch === undefined || isTerminal(batch.status)) return { outcome: "done", token: at };
-    if (!(await store.touchBatch(id, at, token === undefined ? undefined : { touchedAt: token }))) return { outcome: "done", token: at };
+    if (!(await store.touchBatch(id, at, token === undefined ? undefined : { touchedAt: token })))
+      return { outcome: "done", token: at };
     if (batch.status === "cancelling") await store.closePending(id, "cancelled");
     else if (at >= batch.expiresAt) await store.closePending(id, "expired");
     const lines = await store.pendingLines(id, LINES_PER_STEP);
@@ -90,7 +103,11 @@ export class BatchRunner {
       return false;
     }
     const state = response.status >= 200 && response.status < 300 ? "succeeded" : "failed";
-    await store.finishLine(batch.id, line.index, state, { status: response.status, requestId: `req_${newId()}`, body: jsonOr(text) });
+    await store.finishLine(batch.id, line.index, state, {
+      status: response.status,
+      requestId: `req_${newId()}`,
+      body: jsonOr(text),
+    });
     return true;
   }
 }

@@ -1,7 +1,18 @@
 // Files, batches and their lines in SQL (migrations/0005_batches.sql), the same on D1 and on SQLite.
 // A line's result is written by the statement that ends its `pending` state, so it is written once.
 import { parse, sql, type SqlDriver, type SqlStatement } from "../store/driver.js";
-import type { BatchApi, BatchLine, BatchRecord, BatchStatus, BatchStore, FileRecord, LineCounts, LineResult, LineState, Page } from "./store.js";
+import type {
+  BatchApi,
+  BatchLine,
+  BatchRecord,
+  BatchStatus,
+  BatchStore,
+  FileRecord,
+  LineCounts,
+  LineResult,
+  LineState,
+  Page,
+} from "./store.js";
 
 function fileOf(row: Record<string, unknown>): FileRecord {
   return {
@@ -53,7 +64,8 @@ function lineOf(row: Record<string, unknown>): BatchLine {
 const BYTES_PER_INSERT = 1024 * 1024;
 
 const INSERT_LINES =
-  "INSERT INTO batch_lines (batch_id, idx, custom_id, body, state, result) SELECT ?, json_extract(value, '$.i'), json_extract(value, '$.c'), " +
+  "INSERT INTO batch_lines (batch_id, idx, custom_id, body, state, result) SELECT ?, json_extract(value, '$.i'), " +
+  "json_extract(value, '$.c'), " +
   "json_extract(value, '$.b'), json_extract(value, '$.s'), json_extract(value, '$.r') FROM json_each(?)";
 
 /** The INSERTs of `lines`, about BYTES_PER_INSERT of them each (a larger line alone). */
@@ -111,7 +123,10 @@ export class SqlBatchStore implements BatchStore {
     owner: string,
     options: { after?: string | undefined; limit: number; order: "asc" | "desc"; purpose?: string | undefined },
   ): Promise<Page<FileRecord>> {
-    const text = LIST_FILES.replace("%CMP%", options.order === "asc" ? ">" : "<").replaceAll("%DIR%", options.order === "asc" ? "ASC" : "DESC");
+    const text = LIST_FILES.replace("%CMP%", options.order === "asc" ? ">" : "<").replaceAll(
+      "%DIR%",
+      options.order === "asc" ? "ASC" : "DESC",
+    );
     const purpose = options.purpose ?? null;
     const after = options.after ?? null;
     const rows = await this.driver.all(sql(text, owner, purpose, purpose, after, after, owner, options.limit + 1));
@@ -124,10 +139,12 @@ export class SqlBatchStore implements BatchStore {
   }
 
   async createBatch(batch: BatchRecord, lines: readonly BatchLine[]): Promise<void> {
-    const { id, owner, api, endpoint, inputFileId, status, createdAt, expiresAt, times, metadata, total, touchedAt } = batch;
+    const { id, owner, api, endpoint, inputFileId, status, createdAt, expiresAt, times, metadata, total, touchedAt } =
+      batch;
     await this.driver.batch([
       sql(
-        "INSERT INTO batches (id, owner, api, endpoint, input_file_id, status, created_at, expires_at, times, metadata, total, touched_at) " +
+        "INSERT INTO batches (id, owner, api, endpoint, input_file_id, status, created_at, expires_at, times, " +
+          "metadata, total, touched_at) " +
           "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         id,
         owner,
@@ -156,12 +173,17 @@ export class SqlBatchStore implements BatchStore {
     return row === undefined ? undefined : batchOf(row);
   }
 
-  async listBatches(owner: string, api: BatchApi, options: { after?: string | undefined; limit: number }): Promise<Page<BatchRecord>> {
+  async listBatches(
+    owner: string,
+    api: BatchApi,
+    options: { after?: string | undefined; limit: number },
+  ): Promise<Page<BatchRecord>> {
     const after = options.after ?? null;
     const rows = await this.driver.all(
       sql(
         "SELECT * FROM batches WHERE owner = ? AND api = ? AND " +
-          "(? IS NULL OR (created_at, id) < (SELECT created_at, id FROM batches WHERE id = ? AND owner = ?)) ORDER BY created_at DESC, id DESC LIMIT ?",
+          "(? IS NULL OR (created_at, id) < (SELECT created_at, id FROM batches WHERE id = ? AND owner = ?)) ORDER " +
+          "BY created_at DESC, id DESC LIMIT ?",
         owner,
         api,
         after,
@@ -174,43 +196,66 @@ export class SqlBatchStore implements BatchStore {
   }
 
   async unfinishedBatches(): Promise<string[]> {
-    const rows = await this.driver.all(sql("SELECT id FROM batches WHERE status IN ('in_progress', 'finalizing', 'cancelling') ORDER BY created_at"));
+    const rows = await this.driver.all(
+      sql("SELECT id FROM batches WHERE status IN ('in_progress', 'finalizing', 'cancelling') ORDER BY created_at"),
+    );
     return rows.map((row) => String(row["id"]));
   }
 
   async deleteBatch(owner: string, id: string): Promise<boolean> {
     const changed = await this.driver.batch([
-      sql("DELETE FROM batch_lines WHERE batch_id = ? AND EXISTS (SELECT 1 FROM batches WHERE id = ? AND owner = ?)", id, id, owner),
+      sql(
+        "DELETE FROM batch_lines WHERE batch_id = ? AND EXISTS (SELECT 1 FROM batches WHERE id = ? AND owner = ?)",
+        id,
+        id,
+        owner,
+      ),
       sql("DELETE FROM batches WHERE id = ? AND owner = ?", id, owner),
     ]);
     return (changed[1] ?? 0) > 0;
   }
 
   async counts(id: string): Promise<LineCounts> {
-    const rows = await this.driver.all(sql("SELECT state, COUNT(*) AS n FROM batch_lines WHERE batch_id = ? GROUP BY state", id));
+    const rows = await this.driver.all(
+      sql("SELECT state, COUNT(*) AS n FROM batch_lines WHERE batch_id = ? GROUP BY state", id),
+    );
     const counts: Record<LineState, number> = { pending: 0, succeeded: 0, failed: 0, cancelled: 0, expired: 0 };
     for (const row of rows) counts[String(row["state"]) as LineState] = Number(row["n"]);
     return counts;
   }
 
   async pendingLines(id: string, limit: number): Promise<BatchLine[]> {
-    const rows = await this.driver.all(sql("SELECT * FROM batch_lines WHERE batch_id = ? AND state = 'pending' ORDER BY idx LIMIT ?", id, limit));
+    const rows = await this.driver.all(
+      sql("SELECT * FROM batch_lines WHERE batch_id = ? AND state = 'pending' ORDER BY idx LIMIT ?", id, limit),
+    );
     return rows.map(lineOf);
   }
 
   async lines(id: string, from: number, to: number): Promise<BatchLine[]> {
-    const rows = await this.driver.all(sql("SELECT * FROM batch_lines WHERE batch_id = ? AND idx >= ? AND idx < ? ORDER BY idx", id, from, to));
+    const rows = await this.driver.all(
+      sql("SELECT * FROM batch_lines WHERE batch_id = ? AND idx >= ? AND idx < ? ORDER BY idx", id, from, to),
+    );
     return rows.map(lineOf);
   }
 
   async finishLine(id: string, index: number, state: LineState, result: LineResult): Promise<boolean> {
     const [changed] = await this.driver.batch([
-      sql("UPDATE batch_lines SET state = ?, result = ? WHERE batch_id = ? AND idx = ? AND state = 'pending'", state, JSON.stringify(result), id, index),
+      sql(
+        "UPDATE batch_lines SET state = ?, result = ? WHERE batch_id = ? AND idx = ? AND state = 'pending'",
+        state,
+        JSON.stringify(result),
+        id,
+        index,
+      ),
     ]);
     return (changed ?? 0) > 0;
   }
 
-  async touchBatch(id: string, now: number, when?: { readonly touchedAt: number } | { readonly before: number }): Promise<boolean> {
+  async touchBatch(
+    id: string,
+    now: number,
+    when?: { readonly touchedAt: number } | { readonly before: number },
+  ): Promise<boolean> {
     const statement =
       when === undefined
         ? sql("UPDATE batches SET touched_at = ? WHERE id = ?", now, id)
@@ -222,11 +267,19 @@ export class SqlBatchStore implements BatchStore {
   }
 
   async noteAttempt(id: string, index: number): Promise<void> {
-    await this.driver.batch([sql("UPDATE batch_lines SET attempts = attempts + 1 WHERE batch_id = ? AND idx = ? AND state = 'pending'", id, index)]);
+    await this.driver.batch([
+      sql(
+        "UPDATE batch_lines SET attempts = attempts + 1 WHERE batch_id = ? AND idx = ? AND state = 'pending'",
+        id,
+        index,
+      ),
+    ]);
   }
 
   async closePending(id: string, state: "cancelled" | "expired"): Promise<void> {
-    await this.driver.batch([sql("UPDATE batch_lines SET state = ? WHERE batch_id = ? AND state = 'pending'", state, id)]);
+    await this.driver.batch([
+      sql("UPDATE batch_lines SET state = ? WHERE batch_id = ? AND state = 'pending'", state, id),
+    ]);
   }
 
   async moveBatch(

@@ -58,7 +58,8 @@ export type BatchApi = "openai" | "anthropic";
 export type BatchStatus = "in_progress" | "finalizing" | "cancelling" | "completed" | "cancelled" | "expired";
 
 /** A status that never changes again. */
-export const isTerminal = (status: BatchStatus): boolean => status === "completed" || status === "cancelled" || status === "expired";
+export const isTerminal = (status: BatchStatus): boolean =>
+  status === "completed" || status === "cancelled" || status === "expired";
 
 export interface BatchRecord {
   readonly id: string;
@@ -119,7 +120,11 @@ export interface BatchStore {
   /** A batch whoever owns it (the runner's). */
   batchById(id: string): Promise<BatchRecord | undefined>;
   /** Newest first, after the batch `after`, at most `limit`. */
-  listBatches(owner: string, api: BatchApi, options: { after?: string | undefined; limit: number }): Promise<Page<BatchRecord>>;
+  listBatches(
+    owner: string,
+    api: BatchApi,
+    options: { after?: string | undefined; limit: number },
+  ): Promise<Page<BatchRecord>>;
   /** Batches not ended yet, for a runner starting up. */
   unfinishedBatches(): Promise<string[]>;
   deleteBatch(owner: string, id: string): Promise<boolean>;
@@ -134,7 +139,11 @@ export interface BatchStore {
    * Notes that a step begins at `now`: always without `when`, else only if the batch's
    * `touchedAt` is `when.touchedAt` (the step's token) or before `when.before` (a stale batch).
    */
-  touchBatch(id: string, now: number, when?: { readonly touchedAt: number } | { readonly before: number }): Promise<boolean>;
+  touchBatch(
+    id: string,
+    now: number,
+    when?: { readonly touchedAt: number } | { readonly before: number },
+  ): Promise<boolean>;
   /** Counts one more 500 for a pending line. */
   noteAttempt(id: string, index: number): Promise<void>;
   /** Ends every pending line with `state` (cancelled, expired). */

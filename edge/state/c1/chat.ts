@@ -24,14 +24,21 @@ interface PendingTurn {
   readonly base: number;
 }
 
-async function commitTurn(store: C1Store, pending: PendingTurn, body: ChatRequest, result: GenerationResult, at: number): Promise<void> {
+async function commitTurn(
+  store: C1Store,
+  pending: PendingTurn,
+  body: ChatRequest,
+  result: GenerationResult,
+  at: number,
+): Promise<void> {
   const messages: StoredMessage[] = [...body.messages.slice(pending.base), replyMessage(result)];
   try {
     await store.commit({ ...pending, messages, at });
   } catch (error) {
     if (!(error instanceof TurnConflictError)) throw error;
     throw new ConflictError(
-      `Conversation '${pending.conversationId}' changed while this reply was generated (another turn finished first, or it was ` +
+      `Conversation '${pending.conversationId}' changed while this reply was generated (another turn finished first, ` +
+        `or it was ` +
         `deleted); this turn was not stored.`,
       { code: "conversation_conflict", cause: error },
     );
@@ -60,7 +67,10 @@ export function handleConversationChat(request: Request, context: AppContext, st
     const owner = callerOf(request).keyId;
     const stored = turn.conversationId === undefined ? undefined : await store.get(owner, turn.conversationId);
     if (turn.conversationId !== undefined && stored === undefined) {
-      throw new NotFoundError(`No conversation found with id '${turn.conversationId}'.`, { param: "conversation_id", code: "conversation_not_found" });
+      throw new NotFoundError(`No conversation found with id '${turn.conversationId}'.`, {
+        param: "conversation_id",
+        code: "conversation_not_found",
+      });
     }
     const conversationId = turn.conversationId ?? `conv_${context.newId()}`;
     // Every answer names its conversation, errors included, once the conversation is known.

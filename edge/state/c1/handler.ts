@@ -17,7 +17,9 @@ function limitOf(url: URL): number {
   const raw = url.searchParams.get("limit");
   if (raw === null) return DEFAULT_LIST_LIMIT;
   if (!/^\d+$/.test(raw) || Number(raw) < 1 || Number(raw) > MAX_LIST_LIMIT) {
-    throw new InvalidRequestError(`Invalid 'limit': expected an integer from 1 to ${MAX_LIST_LIMIT}.`, { param: "limit" });
+    throw new InvalidRequestError(`Invalid 'limit': expected an integer from 1 to ${MAX_LIST_LIMIT}.`, {
+      param: "limit",
+    });
   }
   return Number(raw);
 }
@@ -28,7 +30,10 @@ export async function handleListC1Conversations(request: Request, store: C1Store
   const limit = limitOf(url);
   const after = url.searchParams.get("after") ?? undefined;
   const page = await store.list(callerOf(request).keyId, after === undefined ? { limit } : { limit, after });
-  if (page === undefined) throw new InvalidRequestError(`Invalid 'after': no conversation found with id '${after ?? ""}'.`, { param: "after" });
+  if (page === undefined)
+    throw new InvalidRequestError(`Invalid 'after': no conversation found with id '${after ?? ""}'.`, {
+      param: "after",
+    });
   return jsonResponse(conversationList(page));
 }
 

@@ -2,7 +2,15 @@
 // (state/store/): a turn is stored whole or not at all, only if the conversation still counts the
 // messages it began with.
 import { sql, type SqlDriver, type SqlStatement } from "../store/driver.js";
-import { TurnConflictError, type C1Store, type Conversation, type ConversationInfo, type ConversationPage, type StoredMessage, type Turn } from "./store.js";
+import {
+  TurnConflictError,
+  type C1Store,
+  type Conversation,
+  type ConversationInfo,
+  type ConversationPage,
+  type StoredMessage,
+  type Turn,
+} from "./store.js";
 
 function infoOf(row: Record<string, unknown>): ConversationInfo {
   return {
@@ -62,11 +70,17 @@ export class SqlC1Store implements C1Store {
   constructor(private readonly driver: SqlDriver) {}
 
   async get(owner: string, id: string): Promise<Conversation | undefined> {
-    const [row] = await this.driver.all(sql(`SELECT ${INFO_COLUMNS} FROM conversations WHERE id = ? AND owner = ?`, id, owner));
+    const [row] = await this.driver.all(
+      sql(`SELECT ${INFO_COLUMNS} FROM conversations WHERE id = ? AND owner = ?`, id, owner),
+    );
     if (row === undefined) return undefined;
     const info = infoOf(row);
     const rows = await this.driver.all(
-      sql("SELECT message FROM conversation_messages WHERE conversation_id = ? AND seq < ? ORDER BY seq", id, info.messageCount),
+      sql(
+        "SELECT message FROM conversation_messages WHERE conversation_id = ? AND seq < ? ORDER BY seq",
+        id,
+        info.messageCount,
+      ),
     );
     const messages = rows.map((r) => JSON.parse(String(r["message"])) as StoredMessage);
     return { ...info, messages };
@@ -76,15 +90,22 @@ export class SqlC1Store implements C1Store {
     let rows: Record<string, unknown>[];
     if (options.after === undefined) {
       rows = await this.driver.all(
-        sql(`SELECT ${INFO_COLUMNS} FROM conversations WHERE owner = ? ORDER BY created_at DESC, id DESC LIMIT ?`, owner, options.limit + 1),
+        sql(
+          `SELECT ${INFO_COLUMNS} FROM conversations WHERE owner = ? ORDER BY created_at DESC, id DESC LIMIT ?`,
+          owner,
+          options.limit + 1,
+        ),
       );
     } else {
-      const [cursor] = await this.driver.all(sql("SELECT created_at FROM conversations WHERE id = ? AND owner = ?", options.after, owner));
+      const [cursor] = await this.driver.all(
+        sql("SELECT created_at FROM conversations WHERE id = ? AND owner = ?", options.after, owner),
+      );
       if (cursor === undefined) return undefined;
       const created = Number(cursor["created_at"]);
       rows = await this.driver.all(
         sql(
-          `SELECT ${INFO_COLUMNS} FROM conversations WHERE owner = ? AND (created_at < ? OR (created_at = ? AND id < ?)) ORDER BY ` +
+          `SELECT ${INFO_COLUMNS} FROM conversations WHERE owner = ? AND (created_at < ? OR (created_at = ? AND id < ` +
+            `?)) ORDER BY ` +
             `created_at DESC, id DESC LIMIT ?`,
           owner,
           created,
@@ -113,7 +134,13 @@ export class SqlC1Store implements C1Store {
 
   async delete(owner: string, id: string): Promise<boolean> {
     const changed = await this.driver.batch([
-      sql("DELETE FROM conversation_messages WHERE conversation_id = ? AND EXISTS (SELECT 1 FROM conversations WHERE id = ? AND owner = ?)", id, id, owner),
+      sql(
+        "DELETE FROM conversation_messages WHERE conversation_id = ? AND EXISTS (SELECT 1 FROM conversations WHERE " +
+          "id = ? AND owner = ?)",
+        id,
+        id,
+        owner,
+      ),
       sql("DELETE FROM conversations WHERE id = ? AND owner = ?", id, owner),
     ]);
     return (changed[1] ?? 0) > 0;

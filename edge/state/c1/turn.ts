@@ -14,7 +14,9 @@ export const CONVERSATION_HEADER = "x-conversation-id";
 /** What /c1/chat reads before the history is known: the conversation named, the new turn's messages. */
 const turnSchema = z.object({
   conversation_id: z.string().nullish(),
-  messages: z.array(z.unknown(), { error: "expected an array of the turn's new messages" }).min(1, { error: "at least one new message is required" }),
+  messages: z
+    .array(z.unknown(), { error: "expected an array of the turn's new messages" })
+    .min(1, { error: "at least one new message is required" }),
 });
 
 export interface TurnRequest {
@@ -28,16 +30,22 @@ export function readTurn(raw: unknown, request: Request): TurnRequest {
   const header = request.headers.get(CONVERSATION_HEADER);
   const field = turn.conversation_id ?? undefined;
   if (header !== null && field !== undefined && header !== field) {
-    throw new InvalidRequestError(`The ${CONVERSATION_HEADER} header ('${header}') and 'conversation_id' ('${field}') name different conversations.`, {
-      param: "conversation_id",
-    });
+    throw new InvalidRequestError(
+      `The ${CONVERSATION_HEADER} header ('${header}') and 'conversation_id' ('${field}') name different ` +
+        `conversations.`,
+      {
+        param: "conversation_id",
+      },
+    );
   }
   return { conversationId: header ?? field, messages: turn.messages };
 }
 
 /** `messages[N]` of the whole conversation → `messages[N - base]` of the request, in a param or a message. */
 function shifted(text: string, base: number): string {
-  return text.replace(/messages\[(\d+)\]/g, (whole, n: string) => (Number(n) >= base ? `messages[${Number(n) - base}]` : whole));
+  return text.replace(/messages\[(\d+)\]/g, (whole, n: string) =>
+    Number(n) >= base ? `messages[${Number(n) - base}]` : whole,
+  );
 }
 
 /**
@@ -50,7 +58,9 @@ export function withHistory(raw: unknown, history: readonly StoredMessage[], tur
     return parseRequest(chatRequestSchema, { ...fields, messages: [...history, ...turn.messages] });
   } catch (error) {
     if (!(error instanceof InvalidRequestError) || history.length === 0) throw error;
-    throw new InvalidRequestError(shifted(error.message, history.length), { param: error.param === null ? null : shifted(error.param, history.length) });
+    throw new InvalidRequestError(shifted(error.message, history.length), {
+      param: error.param === null ? null : shifted(error.param, history.length),
+    });
   }
 }
 

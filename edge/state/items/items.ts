@@ -22,14 +22,17 @@ const PREFIXES: Readonly<Record<string, string>> = {
   compaction: "cmp_",
 };
 
-export const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
+export const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
 
 /** A message's string content as one text part, as the API lists stored input items. */
 function normalised(item: Record<string, unknown>, newId: () => string): StoredItem {
   const type = typeof item["type"] === "string" ? item["type"] : "message";
   const withType: Record<string, unknown> = { ...item, type };
   if (type === "message" && typeof item["content"] === "string") {
-    withType["content"] = [{ type: item["role"] === "assistant" ? "output_text" : "input_text", text: item["content"] }];
+    withType["content"] = [
+      { type: item["role"] === "assistant" ? "output_text" : "input_text", text: item["content"] },
+    ];
   }
   return typeof item["id"] === "string" ? withType : { id: `${PREFIXES[type] ?? "item_"}${newId()}`, ...withType };
 }
@@ -39,7 +42,13 @@ function normalised(item: Record<string, unknown>, newId: () => string): StoredI
  * caller's stored items (an unknown id is a 400 naming `input[i].id`, or `<field>[i].id`). Anything
  * else is left for the schema to judge.
  */
-export async function ownItems(input: unknown, store: ItemSource, owner: string, newId: () => string, field = "input"): Promise<unknown> {
+export async function ownItems(
+  input: unknown,
+  store: ItemSource,
+  owner: string,
+  newId: () => string,
+  field = "input",
+): Promise<unknown> {
   if (typeof input === "string") return [normalised({ type: "message", role: "user", content: input }, newId)];
   if (!Array.isArray(input)) return input;
   const items: unknown[] = [];
@@ -49,7 +58,8 @@ export async function ownItems(input: unknown, store: ItemSource, owner: string,
     } else if (item["type"] === "item_reference") {
       const id = typeof item["id"] === "string" ? item["id"] : "";
       const found = await store.getItem(owner, id);
-      if (found === undefined) throw new InvalidRequestError(`Item with id '${id}' not found.`, { param: `${field}[${i}].id` });
+      if (found === undefined)
+        throw new InvalidRequestError(`Item with id '${id}' not found.`, { param: `${field}[${i}].id` });
       items.push(found);
     } else {
       items.push(normalised(item, newId));

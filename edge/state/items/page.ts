@@ -14,10 +14,15 @@ export interface PageOptions {
 /** `order` (desc: newest first, the default), `limit` (1–100, default 20), `after` (an item id). */
 export function pageOptions(url: URL): PageOptions {
   const order = url.searchParams.get("order") ?? "desc";
-  if (order !== "asc" && order !== "desc") throw new InvalidRequestError("Invalid 'order': expected 'asc' or 'desc'.", { param: "order" });
+  if (order !== "asc" && order !== "desc")
+    throw new InvalidRequestError("Invalid 'order': expected 'asc' or 'desc'.", { param: "order" });
   const raw = url.searchParams.get("limit");
   if (raw !== null && (!/^\d+$/.test(raw) || Number(raw) < 1 || Number(raw) > MAX_LIMIT)) {
     throw new InvalidRequestError(`Invalid 'limit': expected an integer from 1 to ${MAX_LIMIT}.`, { param: "limit" });
   }
-  return { order, limit: raw === null ? DEFAULT_LIMIT : Number(raw), after: url.searchParams.get("after") ?? undefined };
+  return {
+    order,
+    limit: raw === null ? DEFAULT_LIMIT : Number(raw),
+    after: url.searchParams.get("after") ?? undefined,
+  };
 }

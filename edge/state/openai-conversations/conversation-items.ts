@@ -15,7 +15,9 @@ const WITH_STATUS = new Set(["message", "function_call", "function_call_output"]
 
 /** The item as a conversation keeps it: with `status` (completed unless it says otherwise). */
 export function asConversationItem(item: StoredItem): StoredItem {
-  return WITH_STATUS.has(String(item["type"])) && typeof item["status"] !== "string" ? { ...item, status: "completed" } : item;
+  return WITH_STATUS.has(String(item["type"])) && typeof item["status"] !== "string"
+    ? { ...item, status: "completed" }
+    : item;
 }
 
 /** An item's own id, where it brings one: a non-empty string. */

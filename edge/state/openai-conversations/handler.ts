@@ -16,7 +16,12 @@ import { optionalMetadata, requiredMetadata } from "./metadata.js";
 export const CONVERSATION_ID_PREFIX = "conv_";
 
 /** POST /v1/conversations {items?, metadata?} */
-export async function handleCreateConversation(request: Request, context: AppContext, store: ConversationStore, sources: ItemSource): Promise<Response> {
+export async function handleCreateConversation(
+  request: Request,
+  context: AppContext,
+  store: ConversationStore,
+  sources: ItemSource,
+): Promise<Response> {
   const raw = await bodyOf(request, context.maxBodyBytes);
   const { metadata } = parseRequest(z.object({ metadata: optionalMetadata }), raw);
   const owner = ownerOf(request);
@@ -32,7 +37,12 @@ export async function handleGetConversation(id: string, request: Request, store:
 }
 
 /** POST /v1/conversations/{id} {metadata}: replaces the metadata. */
-export async function handleUpdateConversation(id: string, request: Request, context: AppContext, store: ConversationStore): Promise<Response> {
+export async function handleUpdateConversation(
+  id: string,
+  request: Request,
+  context: AppContext,
+  store: ConversationStore,
+): Promise<Response> {
   const raw = await bodyOf(request, context.maxBodyBytes);
   const { metadata } = parseRequest(z.object({ metadata: requiredMetadata }), raw);
   const updated = await store.updateConversation(ownerOf(request), id, metadata);
@@ -41,7 +51,11 @@ export async function handleUpdateConversation(id: string, request: Request, con
 }
 
 /** DELETE /v1/conversations/{id}: the conversation and its items. */
-export async function handleDeleteConversation(id: string, request: Request, store: ConversationStore): Promise<Response> {
+export async function handleDeleteConversation(
+  id: string,
+  request: Request,
+  store: ConversationStore,
+): Promise<Response> {
   if (!(await store.deleteConversation(ownerOf(request), id))) throw conversationNotFound(id);
   return jsonResponse(conversationDeleted(id));
 }

@@ -35,7 +35,13 @@ export async function handleListItems(id: string, request: Request, store: Conve
 }
 
 /** POST /v1/conversations/{id}/items {items}: appended in order, all or none. */
-export async function handleCreateItems(id: string, request: Request, context: AppContext, store: ConversationStore, sources: ItemSource): Promise<Response> {
+export async function handleCreateItems(
+  id: string,
+  request: Request,
+  context: AppContext,
+  store: ConversationStore,
+  sources: ItemSource,
+): Promise<Response> {
   const sealed = sealedReasoning(new URL(request.url));
   const owner = ownerOf(request);
   await conversationOf(store, request, id);
@@ -45,7 +51,12 @@ export async function handleCreateItems(id: string, request: Request, context: A
 }
 
 /** GET /v1/conversations/{id}/items/{item_id} */
-export async function handleGetItem(id: string, itemId: string, request: Request, store: ConversationStore): Promise<Response> {
+export async function handleGetItem(
+  id: string,
+  itemId: string,
+  request: Request,
+  store: ConversationStore,
+): Promise<Response> {
   const sealed = sealedReasoning(new URL(request.url));
   const item = (await itemsOf(store, request, id)).findLast((candidate) => candidate["id"] === itemId);
   if (item === undefined) throw itemNotFound(itemId);
@@ -53,7 +64,12 @@ export async function handleGetItem(id: string, itemId: string, request: Request
 }
 
 /** DELETE /v1/conversations/{id}/items/{item_id}: answers the conversation, as OpenAI's API does. */
-export async function handleDeleteItem(id: string, itemId: string, request: Request, store: ConversationStore): Promise<Response> {
+export async function handleDeleteItem(
+  id: string,
+  itemId: string,
+  request: Request,
+  store: ConversationStore,
+): Promise<Response> {
   const conversation = await conversationOf(store, request, id);
   if (!(await store.deleteConversationItem(ownerOf(request), id, itemId))) throw itemNotFound(itemId);
   return jsonResponse(conversationObject(conversation));

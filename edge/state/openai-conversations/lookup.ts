@@ -14,7 +14,11 @@ export function conversationNotFound(id: string, param: string | null = null): N
   return new NotFoundError(`Conversation with id '${id}' not found.`, { param, code: "conversation_not_found" });
 }
 
-export async function conversationOf(store: ConversationStore, request: Request, id: string): Promise<OpenAiConversation> {
+export async function conversationOf(
+  store: ConversationStore,
+  request: Request,
+  id: string,
+): Promise<OpenAiConversation> {
   const found = await store.getConversation(ownerOf(request), id);
   if (found === undefined) throw conversationNotFound(id);
   return found;
@@ -52,7 +56,10 @@ export function sealedReasoning(url: URL): boolean {
   const include = [...url.searchParams.getAll("include"), ...url.searchParams.getAll("include[]")];
   const unknown = include.find((value) => !INCLUDABLE.has(value));
   if (unknown !== undefined) {
-    throw new InvalidRequestError(`Invalid 'include': '${unknown}' is not one of ${[...INCLUDABLE].map((v) => `'${v}'`).join(", ")}.`, { param: "include" });
+    throw new InvalidRequestError(
+      `Invalid 'include': '${unknown}' is not one of ${[...INCLUDABLE].map((v) => `'${v}'`).join(", ")}.`,
+      { param: "include" },
+    );
   }
   return wantsEncryptedReasoning(include);
 }

@@ -4,9 +4,13 @@ import * as z from "zod";
 import type { ConversationMetadata } from "./store.js";
 
 const metadataObject = z
-  .record(z.string().max(64, { error: "keys are at most 64 characters long" }), z.string().max(512, { error: "values are at most 512 characters long" }), {
-    error: "expected an object of string values",
-  })
+  .record(
+    z.string().max(64, { error: "keys are at most 64 characters long" }),
+    z.string().max(512, { error: "values are at most 512 characters long" }),
+    {
+      error: "expected an object of string values",
+    },
+  )
   .refine((metadata) => Object.keys(metadata).length <= 16, { error: "expected an object with at most 16 keys" });
 
 /** Creating: absent or null is `{}`. */

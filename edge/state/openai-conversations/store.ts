@@ -25,7 +25,11 @@ export interface ConversationStore {
   /** The conversation; undefined if unknown or another owner's. */
   getConversation(owner: string, id: string): Promise<OpenAiConversation | undefined>;
   /** Replaces its metadata; undefined if unknown or another owner's. */
-  updateConversation(owner: string, id: string, metadata: ConversationMetadata): Promise<OpenAiConversation | undefined>;
+  updateConversation(
+    owner: string,
+    id: string,
+    metadata: ConversationMetadata,
+  ): Promise<OpenAiConversation | undefined>;
   /** Deletes the conversation and its items; false if unknown or another owner's. */
   deleteConversation(owner: string, id: string): Promise<boolean>;
   /** Every item, oldest first; undefined if the conversation is unknown or another owner's. */

@@ -18,13 +18,20 @@ function conversationIdOf(value: unknown): string | undefined {
   const id = isRecord(value) ? value["id"] : value;
   if (typeof id === "string" && id !== "") return id;
   if (isRecord(value))
-    throw new InvalidRequestError("Invalid 'conversation.id': expected a conversation id (a non-empty string).", { param: "conversation.id" });
-  throw new InvalidRequestError("Invalid 'conversation': expected a conversation id (a non-empty string), or an object with one as 'id'.", {
-    param: "conversation",
-  });
+    throw new InvalidRequestError("Invalid 'conversation.id': expected a conversation id (a non-empty string).", {
+      param: "conversation.id",
+    });
+  throw new InvalidRequestError(
+    "Invalid 'conversation': expected a conversation id (a non-empty string), or an object with one as 'id'.",
+    {
+      param: "conversation",
+    },
+  );
 }
 
-/** The conversation the request names, with its items; 400 beside previous_response_id, 404 if unknown or another key's. */
+/**
+ * The conversation the request names, with its items; 400 beside previous_response_id, 404 if unknown or another key's.
+ */
 export async function requestConversation(
   fields: Record<string, unknown>,
   previousId: string | undefined,
@@ -34,12 +41,19 @@ export async function requestConversation(
   const id = conversationIdOf(fields["conversation"]);
   if (id === undefined) return undefined;
   if (previousId !== undefined) {
-    throw new InvalidRequestError("Mutually exclusive parameters: Ensure you are only providing one of: 'previous_response_id' or 'conversation'.", {
-      code: "mutually_exclusive_parameters",
-    });
+    throw new InvalidRequestError(
+      "Mutually exclusive parameters: Ensure you are only providing one of: 'previous_response_id' or 'conversation'.",
+      {
+        code: "mutually_exclusive_parameters",
+      },
+    );
   }
   const items = await store.conversationItems(owner, id);
-  if (items === undefined) throw new NotFoundError(`Conversation with id '${id}' not found.`, { param: "conversation", code: "conversation_not_found" });
+  if (items === undefined)
+    throw new NotFoundError(`Conversation with id '${id}' not found.`, {
+      param: "conversation",
+      code: "conversation_not_found",
+    });
   return { id, items };
 }
 
@@ -52,8 +66,12 @@ export async function appendResponse(
   response: Readonly<Record<string, unknown>>,
 ): Promise<void> {
   const output = Array.isArray(response["output"]) ? (response["output"] as StoredItem[]) : [];
-  if (await store.appendConversationItems(owner, conversationId, [...inputItems, ...output].map(asConversationItem))) return;
-  throw new ConflictError(`Conversation '${conversationId}' was deleted while this response was generated; its items were not added.`, {
-    code: "conversation_conflict",
-  });
+  if (await store.appendConversationItems(owner, conversationId, [...inputItems, ...output].map(asConversationItem)))
+    return;
+  throw new ConflictError(
+    `Conversation '${conversationId}' was deleted while this response was generated; its items were not added.`,
+    {
+      code: "conversation_conflict",
+    },
+  );
 }

@@ -8,7 +8,8 @@ export function inputItemsPage(items: readonly StoredItem[], options: PageOption
   let start = 0;
   if (options.after !== undefined) {
     const at = ordered.findIndex((item) => item["id"] === options.after);
-    if (at < 0) throw new InvalidRequestError(`Invalid 'after': no input item with id '${options.after}'.`, { param: "after" });
+    if (at < 0)
+      throw new InvalidRequestError(`Invalid 'after': no input item with id '${options.after}'.`, { param: "after" });
     start = at + 1;
   }
   const data = ordered.slice(start, start + options.limit);

@@ -1,6 +1,7 @@
 // /v1/responses with a store (docs/contract.md, "Stored responses"): POST stores the finished
 // Response unless `store: false`, continues a stored one with previous_response_id or an OpenAI
-// conversation with `conversation` (conversation.ts), and resolves `item_reference` items; GET and DELETE /v1/responses/{id} and GET …/input_items read and
+// conversation with `conversation` (conversation.ts), and resolves `item_reference` items; GET and DELETE
+// /v1/responses/{id} and GET …/input_items read and
 // delete the caller's own responses (another key's are not found).
 import { callerOf } from "../../access/caller.js";
 import { readJsonBody } from "../../core/body.js";
@@ -26,7 +27,11 @@ function notFound(id: string): NotFoundError {
 }
 
 /** The request as the sidecar gets it: the context first; errors name the request's own items. */
-function parseWithContext(fields: Record<string, unknown>, prefix: readonly StoredItem[], own: unknown): ResponsesRequest {
+function parseWithContext(
+  fields: Record<string, unknown>,
+  prefix: readonly StoredItem[],
+  own: unknown,
+): ResponsesRequest {
   const input = Array.isArray(own) ? [...prefix, ...(own as unknown[])] : own;
   try {
     const body = parseRequest(responsesRequestSchema, { ...fields, input });
@@ -34,7 +39,9 @@ function parseWithContext(fields: Record<string, unknown>, prefix: readonly Stor
     return { ...body, store: body.store !== false };
   } catch (error) {
     if (!(error instanceof InvalidRequestError) || prefix.length === 0) throw error;
-    throw new InvalidRequestError(shifted(error.message, prefix.length), { param: error.param === null ? null : shifted(error.param, prefix.length) });
+    throw new InvalidRequestError(shifted(error.message, prefix.length), {
+      param: error.param === null ? null : shifted(error.param, prefix.length),
+    });
   }
 }
 
@@ -45,12 +52,19 @@ export function handleStoredResponses(request: Request, context: AppContext, sto
     // Not an object: the schema says why.
     const fields = isRecord(raw) ? raw : (parseRequest(responsesRequestSchema, raw) as Record<string, unknown>);
     const owner = callerOf(request).keyId;
-    const previousId = typeof fields["previous_response_id"] === "string" && fields["previous_response_id"] !== "" ? fields["previous_response_id"] : undefined;
+    const previousId =
+      typeof fields["previous_response_id"] === "string" && fields["previous_response_id"] !== ""
+        ? fields["previous_response_id"]
+        : undefined;
     if (fields["background"] === true && fields["stream"] !== true && fields["conversation"] != null) {
       // A polled job is read back from the sidecar, never appended (docs/contract.md, "Resumable streams").
-      throw new InvalidRequestError("A background response without a stream cannot be added to a conversation: send stream: true, or leave out conversation.", {
-        param: "background",
-      });
+      throw new InvalidRequestError(
+        "A background response without a stream cannot be added to a conversation: send stream: true, or leave out " +
+          "conversation.",
+        {
+          param: "background",
+        },
+      );
     }
     const conversation = await requestConversation(fields, previousId, store.conversations, owner);
     const previous = previousId === undefined ? undefined : await previousResponse(store.responses, owner, previousId);

@@ -23,5 +23,7 @@ export function contextAfter(previous: StoredResponse | undefined): StoredItem[]
 
 /** `input[N]` of the whole context → `input[N - base]` of the request, in an error's param or message. */
 export function shifted(text: string, base: number): string {
-  return text.replace(/input\[(\d+)\]/g, (whole, n: string) => (Number(n) >= base ? `input[${Number(n) - base}]` : whole));
+  return text.replace(/input\[(\d+)\]/g, (whole, n: string) =>
+    Number(n) >= base ? `input[${Number(n) - base}]` : whole,
+  );
 }

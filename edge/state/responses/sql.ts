@@ -16,7 +16,9 @@ export class SqlResponseStore implements ResponseStore {
   constructor(private readonly driver: SqlDriver) {}
 
   async getResponse(owner: string, id: string): Promise<StoredResponse | undefined> {
-    const [row] = await this.driver.all(sql("SELECT created_at, response, input_items, context FROM responses WHERE id = ? AND owner = ?", id, owner));
+    const [row] = await this.driver.all(
+      sql("SELECT created_at, response, input_items, context FROM responses WHERE id = ? AND owner = ?", id, owner),
+    );
     if (row === undefined) return undefined;
     return {
       id,
@@ -41,7 +43,13 @@ export class SqlResponseStore implements ResponseStore {
         JSON.stringify(response.context),
       ),
       ...itemsOf(response).map((item) =>
-        sql("INSERT OR REPLACE INTO response_items (response_id, id, owner, item) VALUES (?, ?, ?, ?)", id, String(item["id"]), owner, JSON.stringify(item)),
+        sql(
+          "INSERT OR REPLACE INTO response_items (response_id, id, owner, item) VALUES (?, ?, ?, ?)",
+          id,
+          String(item["id"]),
+          owner,
+          JSON.stringify(item),
+        ),
       ),
     ]);
   }
@@ -55,7 +63,9 @@ export class SqlResponseStore implements ResponseStore {
   }
 
   async getItem(owner: string, id: string): Promise<StoredItem | undefined> {
-    const [row] = await this.driver.all(sql("SELECT item FROM response_items WHERE owner = ? AND id = ? LIMIT 1", owner, id));
+    const [row] = await this.driver.all(
+      sql("SELECT item FROM response_items WHERE owner = ? AND id = ? LIMIT 1", owner, id),
+    );
     return row === undefined ? getConversationItemById(this.driver, owner, id) : parse<StoredItem>(row["item"]);
   }
 }

@@ -51,14 +51,26 @@ class SameResponse {
   }
 }
 
-async function store(pending: PendingResponse, same: SameResponse, body: ResponsesRequest, result: GenerationResult, meta: ResponseMeta): Promise<void> {
+async function store(
+  pending: PendingResponse,
+  same: SameResponse,
+  body: ResponsesRequest,
+  result: GenerationResult,
+  meta: ResponseMeta,
+): Promise<void> {
   // A cancelled reply never gets here; completed and incomplete ones are stored. The conversation
   // gets its items first: if it was deleted meanwhile, the response is not stored either.
   if ((body.store !== true && pending.conversationId === undefined) || responsesFinish(result.finish) === null) return;
   same.freeze(meta);
   const response = encodeResponse(body, same.meta(meta), result);
   if (pending.conversationId !== undefined)
-    await appendResponse(pending.store.conversations, pending.owner, pending.conversationId, pending.inputItems, response);
+    await appendResponse(
+      pending.store.conversations,
+      pending.owner,
+      pending.conversationId,
+      pending.inputItems,
+      response,
+    );
   if (body.store === true) {
     await pending.store.responses.putResponse({
       id: meta.id,

@@ -20,10 +20,16 @@ import { continueTurn, createTurn, turnMessages, type ThreadTurnRequest } from "
 
 const threadOnly = z.object({ thread: threadParam.nullish() });
 
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
 
 /** The Messages endpoint of one thread turn: answered as ever, the finished turn stored. */
-function threadEndpoint(store: ThreadStore, owner: string, turn: ThreadTurnRequest, context: AppContext): Endpoint<typeof messagesRequestSchema> {
+function threadEndpoint(
+  store: ThreadStore,
+  owner: string,
+  turn: ThreadTurnRequest,
+  context: AppContext,
+): Endpoint<typeof messagesRequestSchema> {
   return {
     ...messagesEndpoint,
     finished: (body, result, meta) =>
@@ -43,9 +49,11 @@ export function handleThreadedMessages(request: Request, context: AppContext, st
   return withProtocolHeaders(anthropicProtocol, context, request, async () => {
     const raw = await readJsonBody(request, context.maxBodyBytes);
     const thread = isRecord(raw) ? parseRequest(threadOnly, raw).thread : undefined;
-    if (thread == null || !isRecord(raw)) return generateFor(messagesEndpoint, parseRequest(messagesRequestSchema, raw), request, context);
+    if (thread == null || !isRecord(raw))
+      return generateFor(messagesEndpoint, parseRequest(messagesRequestSchema, raw), request, context);
     const owner = callerOf(request).keyId;
-    const turn = thread.type === "create" ? createTurn(raw) : await continueTurn(raw, thread.previous_message_id, store, owner);
+    const turn =
+      thread.type === "create" ? createTurn(raw) : await continueTurn(raw, thread.previous_message_id, store, owner);
     return generateFor(threadEndpoint(store, owner, turn, context), turn.body, request, context);
   });
 }

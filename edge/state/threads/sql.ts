@@ -8,7 +8,8 @@ import type { StoredThread, ThreadMessage, ThreadStore, ThreadTurn } from "./sto
 const CHAIN = `WITH RECURSIVE chain (id, parent, fixed, messages, depth) AS (
   SELECT id, parent, fixed, messages, 0 FROM thread_turns WHERE id = ? AND owner = ?
   UNION ALL
-  SELECT t.id, t.parent, t.fixed, t.messages, chain.depth + 1 FROM thread_turns AS t JOIN chain ON t.id = chain.parent WHERE t.owner = ?
+  SELECT t.id, t.parent, t.fixed, t.messages, chain.depth + 1
+  FROM thread_turns AS t JOIN chain ON t.id = chain.parent WHERE t.owner = ?
 )
 SELECT parent, fixed, messages FROM chain ORDER BY depth DESC`;
 

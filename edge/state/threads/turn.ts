@@ -26,7 +26,9 @@ export interface ThreadTurnRequest {
 
 /** `messages[N]` of the whole thread → `messages[N - base]` of the request, in a param or a message. */
 function shifted(text: string, base: number): string {
-  return text.replace(/messages\[(\d+)\]/g, (whole, n: string) => (Number(n) >= base ? `messages[${Number(n) - base}]` : whole));
+  return text.replace(/messages\[(\d+)\]/g, (whole, n: string) =>
+    Number(n) >= base ? `messages[${Number(n) - base}]` : whole,
+  );
 }
 
 function parseWhole(fields: Record<string, unknown>, base: number): MessagesRequest {
@@ -34,7 +36,9 @@ function parseWhole(fields: Record<string, unknown>, base: number): MessagesRequ
     return parseRequest(messagesRequestSchema, { ...fields, thread: null });
   } catch (error) {
     if (!(error instanceof InvalidRequestError) || base === 0) throw error;
-    throw new InvalidRequestError(shifted(error.message, base), { param: error.param === null ? null : shifted(error.param, base) });
+    throw new InvalidRequestError(shifted(error.message, base), {
+      param: error.param === null ? null : shifted(error.param, base),
+    });
   }
 }
 
@@ -46,20 +50,30 @@ export function createTurn(fields: Record<string, unknown>): ThreadTurnRequest {
 }
 
 export function threadNotFound(id: string): NotFoundError {
-  return new NotFoundError(`No thread holds message '${id}' for this key; send the whole conversation with thread {"type": "create"} to start a new one.`, {
-    param: "thread.previous_message_id",
-    details: { error_code: "thread_not_found" },
-  });
+  return new NotFoundError(
+    `No thread holds message '${id}' for this key; send the whole conversation with thread {"type": "create"} to ` +
+      `start a new one.`,
+    {
+      param: "thread.previous_message_id",
+      details: { error_code: "thread_not_found" },
+    },
+  );
 }
 
 /** `thread: {type: "continue"}`: the stored thread up to `parent`, then the request's new messages. */
-export async function continueTurn(fields: Record<string, unknown>, parent: string, store: ThreadStore, owner: string): Promise<ThreadTurnRequest> {
+export async function continueTurn(
+  fields: Record<string, unknown>,
+  parent: string,
+  store: ThreadStore,
+  owner: string,
+): Promise<ThreadTurnRequest> {
   const stored = await store.getThread(owner, parent);
   if (stored === undefined) throw threadNotFound(parent);
   for (const field of FIXED_FIELDS) {
     if (fields[field] != null) {
       throw new InvalidRequestError(
-        `'${field}' cannot be sent when continuing a thread: the thread keeps the ${field} it was created with. Leave it out, or start a new thread.`,
+        `'${field}' cannot be sent when continuing a thread: the thread keeps the ${field} it was created with. ` +
+          `Leave it out, or start a new thread.`,
         {
           param: field,
         },
@@ -73,7 +87,12 @@ export async function continueTurn(fields: Record<string, unknown>, parent: stri
 }
 
 /** What the finished turn stores: its own messages as validated, then the reply as it was answered. */
-export function turnMessages(turn: ThreadTurnRequest, body: MessagesRequest, meta: ResponseMeta, result: GenerationResult): ThreadMessage[] {
+export function turnMessages(
+  turn: ThreadTurnRequest,
+  body: MessagesRequest,
+  meta: ResponseMeta,
+  result: GenerationResult,
+): ThreadMessage[] {
   const reply = encodeMessage(body, meta, result);
   return [...withoutCacheControl(body.messages.slice(turn.base)), { role: "assistant", content: reply.content }];
 }

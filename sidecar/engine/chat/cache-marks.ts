@@ -15,7 +15,8 @@ export const MAX_MARK_TTL_SECONDS = 86_400;
 
 /** Refuses more than MAX_CACHE_MARKS marks, or a ttl outside 1..MAX_MARK_TTL_SECONDS (INVALID_ARGUMENT). */
 export function checkCacheMarks(marks: readonly CacheMark[]): void {
-  if (marks.length > MAX_CACHE_MARKS) throw invalidArgument(`the request has ${marks.length} cache marks: at most ${MAX_CACHE_MARKS} are allowed`);
+  if (marks.length > MAX_CACHE_MARKS)
+    throw invalidArgument(`the request has ${marks.length} cache marks: at most ${MAX_CACHE_MARKS} are allowed`);
   marks.forEach((mark, index) => {
     if (mark.ttlSeconds < 1 || mark.ttlSeconds > MAX_MARK_TTL_SECONDS) {
       throw invalidArgument(`cache mark ${index} has ttl_seconds ${mark.ttlSeconds}: use 1 to ${MAX_MARK_TTL_SECONDS}`);
@@ -37,7 +38,8 @@ export function markPositions(loaded: LoadedModel, request: GenerateRequest, tok
   const rendered = new Map<number, number>();
   return request.cacheMarks.map((mark) => {
     const ttlMs = mark.ttlSeconds * 1000;
-    if (input.case !== "chat" || mark.messages === 0 || mark.messages >= input.value.messages.length) return { tokens: whole, ttlMs };
+    if (input.case !== "chat" || mark.messages === 0 || mark.messages >= input.value.messages.length)
+      return { tokens: whole, ttlMs };
     let end = rendered.get(mark.messages);
     if (end === undefined) {
       try {

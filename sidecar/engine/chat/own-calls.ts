@@ -10,7 +10,8 @@ const RANDOM_BYTES = 15;
 /** Binds an id to this project's sidecars (any of them, any version): not a secret. */
 const TAG = "llm-edge tool call";
 
-const checkOf = (random: string): string => createHash("sha256").update(TAG).update(random).digest().subarray(0, 3).toString("base64url");
+const checkOf = (random: string): string =>
+  createHash("sha256").update(TAG).update(random).digest().subarray(0, 3).toString("base64url");
 
 /** A tool call's id: `call_`, 20 random characters and 4 that check them (24 in all). */
 export function newCallId(): string {
@@ -33,7 +34,11 @@ const PLACEHOLDER = "llm-edge-arguments-4b9e";
  * where the wrapper writes calls (`rawCall`: the wrapper's prefix, name and suffix around it), and
  * the text as the arguments' value where a Jinja template writes them.
  */
-export function callAsProduced(wrapper: ChatWrapper, name: string, text: string): Pick<ChatModelFunctionCall, "params" | "rawCall"> {
+export function callAsProduced(
+  wrapper: ChatWrapper,
+  name: string,
+  text: string,
+): Pick<ChatModelFunctionCall, "params" | "rawCall"> {
   const quoted = JSON.stringify(PLACEHOLDER);
   const written = wrapper.generateFunctionCall(name, PLACEHOLDER);
   if (!written.values.some((value) => typeof value === "string" && value.includes(quoted))) return { params: text };

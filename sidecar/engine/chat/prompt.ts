@@ -1,7 +1,20 @@
 // Renders a request's input into prompt tokens: a raw prompt as is, a chat (messages, tools, calls
 // and their results) through the model's chat template.
-import type { ChatHistoryItem, ChatModelFunctionCall, ChatModelFunctions, ChatModelResponse, ChatWrapper, Token } from "node-llama-cpp";
-import { Role, ToolChoice, type Chat, type GenerateRequest, type ToolCall } from "../../../proto/gen/inference/v1/inference_pb.js";
+import type {
+  ChatHistoryItem,
+  ChatModelFunctionCall,
+  ChatModelFunctions,
+  ChatModelResponse,
+  ChatWrapper,
+  Token,
+} from "node-llama-cpp";
+import {
+  Role,
+  ToolChoice,
+  type Chat,
+  type GenerateRequest,
+  type ToolCall,
+} from "../../../proto/gen/inference/v1/inference_pb.js";
 import { invalidArgument } from "../engine-errors.js";
 import { checkSchemaSize, MAX_TOOLS } from "../grammar/schema-limits.js";
 import type { LoadedModel } from "../llama/model.js";
@@ -64,7 +77,11 @@ export function renderPrompt(loaded: LoadedModel, input: GenerateRequest["input"
  * last where it asks for them (`add_bos_token`, `add_eos_token`: Qwen3-Embedding's), as llama.cpp's
  * tokenizer adds them for llama-server; `special` reads special-token text as those tokens.
  */
-export function tokenizeRaw(loaded: LoadedModel, text: string, as: { readonly addSpecial?: boolean; readonly special?: boolean } = {}): Token[] {
+export function tokenizeRaw(
+  loaded: LoadedModel,
+  text: string,
+  as: { readonly addSpecial?: boolean; readonly special?: boolean } = {},
+): Token[] {
   const { model } = loaded;
   const tokens = model.tokenize(text, as.special === true);
   if (as.addSpecial === false) return tokens;
@@ -78,7 +95,8 @@ export function tokenizeRaw(loaded: LoadedModel, text: string, as: { readonly ad
 export const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
 function parseTools(chat: Chat): ToolSpec[] {
-  if (chat.tools.length > MAX_TOOLS) throw invalidArgument(`the request offers ${chat.tools.length} tools: at most ${MAX_TOOLS} are allowed`);
+  if (chat.tools.length > MAX_TOOLS)
+    throw invalidArgument(`the request offers ${chat.tools.length} tools: at most ${MAX_TOOLS} are allowed`);
   const seen = new Set<string>();
   return chat.tools.map((tool, index) => {
     if (!TOOL_NAME.test(tool.name)) {
@@ -115,7 +133,8 @@ function toolUseOf(chat: Chat, tools: readonly ToolSpec[]): ToolUse | undefined 
       if (tools.length === 0) throw invalidArgument('tool choice "required" needs at least one tool');
       return { tools, names: all, forced: true, parallel };
     case ToolChoice.FUNCTION:
-      if (!all.includes(chat.toolName)) throw invalidArgument(`the tool choice names "${chat.toolName}", which is not among the tools`);
+      if (!all.includes(chat.toolName))
+        throw invalidArgument(`the tool choice names "${chat.toolName}", which is not among the tools`);
       return { tools, names: [chat.toolName], forced: true, parallel: false };
   }
 }
@@ -125,7 +144,11 @@ function toolUseOf(chat: Chat, tools: readonly ToolSpec[]): ToolUse | undefined 
  * unless the call is one this project's sidecars made (its id says so, own-calls.ts): cut by a
  * token limit, it goes back as it was produced.
  */
-function callArguments(wrapper: ChatWrapper, call: ToolCall, where: string): Pick<ChatModelFunctionCall, "params" | "rawCall"> {
+function callArguments(
+  wrapper: ChatWrapper,
+  call: ToolCall,
+  where: string,
+): Pick<ChatModelFunctionCall, "params" | "rawCall"> {
   if (call.arguments.trim() === "") return { params: {} };
   try {
     return { params: JSON.parse(call.arguments) };
@@ -152,7 +175,8 @@ function assistantParts(
   calls: Map<string, ChatModelFunctionCall>,
 ): ChatModelResponse["response"] {
   const parts: ChatModelResponse["response"] = [];
-  if (message.reasoning !== "") parts.push({ type: "segment", segmentType: "thought", text: message.reasoning, ended: true });
+  if (message.reasoning !== "")
+    parts.push({ type: "segment", segmentType: "thought", text: message.reasoning, ended: true });
   if (message.content !== "") parts.push(message.content);
   for (const call of message.toolCalls) {
     const item: ChatModelFunctionCall = {
@@ -172,7 +196,8 @@ function assistantParts(
  * text, then calls, whatever order a client sent its items back in (docs/contract.md, "Histories").
  */
 function mergeTurn(turn: ChatModelResponse["response"], parts: ChatModelResponse["response"]): void {
-  const rank = (part: ChatModelResponse["response"][number]): number => (typeof part === "string" ? 1 : part.type === "functionCall" ? 2 : 0);
+  const rank = (part: ChatModelResponse["response"][number]): number =>
+    typeof part === "string" ? 1 : part.type === "functionCall" ? 2 : 0;
   for (const part of parts) {
     const at = turn.findIndex((existing) => rank(existing) > rank(part));
     if (at === -1) turn.push(part);
@@ -180,7 +205,10 @@ function mergeTurn(turn: ChatModelResponse["response"], parts: ChatModelResponse
   }
 }
 
-/** The chat's messages checked once, whichever renders them: a role each, an id on every call, every tool result answering an earlier call. */
+/**
+ * The chat's messages checked once, whichever renders them: a role each, an id on every call, every tool result
+ * answering an earlier call.
+ */
 function checkMessages(chat: Chat): void {
   const made = new Set<string>();
   chat.messages.forEach((message, index) => {
@@ -190,7 +218,9 @@ function checkMessages(chat: Chat): void {
       made.add(call.id);
     }
     if (message.role === Role.TOOL && !made.has(message.toolCallId)) {
-      throw invalidArgument(`chat message ${index} answers tool call "${message.toolCallId}", which no earlier assistant message made`);
+      throw invalidArgument(
+        `chat message ${index} answers tool call "${message.toolCallId}", which no earlier assistant message made`,
+      );
     }
   });
 }
@@ -278,7 +308,11 @@ export function systemFirst(history: readonly ChatHistoryItem[]): ChatHistoryIte
 }
 
 /** The functions the template shows: none when the model may call no tool. */
-function functionsOf(chat: Chat, tools: readonly ToolSpec[], toolUse: ToolUse | undefined): ChatModelFunctions | undefined {
+function functionsOf(
+  chat: Chat,
+  tools: readonly ToolSpec[],
+  toolUse: ToolUse | undefined,
+): ChatModelFunctions | undefined {
   if (toolUse === undefined) return undefined;
   const functions: Record<string, ChatModelFunctions[string]> = {};
   chat.tools.forEach((tool, index) => {
@@ -302,18 +336,26 @@ function wrapperOf(loaded: LoadedModel, chat: Chat): ChatWrapper {
   const { [THINKING_SWITCH]: thinking, ...others } = parseTemplateVariables(chat.templateVariables) ?? {};
   const off = (chat.reasoningBudget === 0 || thinking === false) && loaded.thinkingOff !== undefined;
   // The switch alone is the wrapper resolved with it off, as for a reasoning budget of 0.
-  if (Object.keys(others).length > 0) return loaded.withVariables(off ? { ...others, [THINKING_SWITCH]: false } : others);
+  if (Object.keys(others).length > 0)
+    return loaded.withVariables(off ? { ...others, [THINKING_SWITCH]: false } : others);
   return off ? (loaded.thinkingOff as ChatWrapper) : loaded.chatWrapper;
 }
 
-/** The chat's history with its system messages where the template can render them (`reply`: ready for the assistant's reply). */
+/**
+ * The chat's history with its system messages where the template can render them (`reply`: ready for the assistant's
+ * reply).
+ */
 function placedHistory(wrapper: ChatWrapper, chat: Chat, reply: boolean): ChatHistoryItem[] {
   const history = historyOf(wrapper, chat, reply);
   return rendersSystemInPlace(wrapper) ? history : systemFirst(history);
 }
 
 /** The history through the template; throws what the template throws. */
-function chatState(wrapper: ChatWrapper, history: ChatHistoryItem[], availableFunctions: ChatModelFunctions | undefined): ContextState {
+function chatState(
+  wrapper: ChatWrapper,
+  history: ChatHistoryItem[],
+  availableFunctions: ChatModelFunctions | undefined,
+): ContextState {
   return wrapper.generateContextState({
     chatHistory: history,
     ...(availableFunctions !== undefined ? { availableFunctions, documentFunctionParams: true } : {}),
@@ -323,7 +365,9 @@ function chatState(wrapper: ChatWrapper, history: ChatHistoryItem[], availableFu
 /** The template variables of a chat: the request's, with the thinking switch off for a reasoning budget of 0. */
 function variablesOf(source: string, chat: Chat): Record<string, unknown> {
   const variables = parseTemplateVariables(chat.templateVariables) ?? {};
-  return chat.reasoningBudget === 0 && source.includes(THINKING_SWITCH) ? { [THINKING_SWITCH]: false, ...variables } : variables;
+  return chat.reasoningBudget === 0 && source.includes(THINKING_SWITCH)
+    ? { [THINKING_SWITCH]: false, ...variables }
+    : variables;
 }
 
 /**
@@ -332,7 +376,13 @@ function variablesOf(source: string, chat: Chat): Record<string, unknown> {
  * calls (the wrapper documents its own call syntax), a client text holding a special token's text
  * (the wrapper keeps it text), arguments that are not a JSON object, or a template that refuses it.
  */
-function fromTemplate(loaded: LoadedModel, chat: Chat, tools: readonly ToolSpec[], toolUse: ToolUse | undefined, reply: boolean): string | undefined {
+function fromTemplate(
+  loaded: LoadedModel,
+  chat: Chat,
+  tools: readonly ToolSpec[],
+  toolUse: ToolUse | undefined,
+  reply: boolean,
+): string | undefined {
   const source = templateSource(loaded);
   return source === undefined ? undefined : renderedBy(source, loaded, chat, tools, toolUse, reply);
 }
@@ -349,9 +399,18 @@ function renderedBy(
   if (holdsMarkers(loaded.model, chat)) return undefined;
   const messages = templateMessages(chat);
   if (messages === undefined) return undefined;
-  const offered = toolUse === undefined ? [] : chat.tools.map((t, i) => ({ name: t.name, description: t.description, schema: tools[i]?.schema ?? {} }));
+  const offered =
+    toolUse === undefined
+      ? []
+      : chat.tools.map((t, i) => ({ name: t.name, description: t.description, schema: tools[i]?.schema ?? {} }));
   const { calls, toolsUnlisted } = loaded.replySyntax;
-  const input = { source, tools: offered, variables: variablesOf(source, chat), reply, listTools: toolsUnlisted === true };
+  const input = {
+    source,
+    tools: offered,
+    variables: variablesOf(source, chat),
+    reply,
+    listTools: toolsUnlisted === true,
+  };
   return renderTemplatePrompt(loaded.model, messages, calls?.ids === undefined ? input : { ...input, ids: calls.ids });
 }
 
@@ -381,10 +440,16 @@ function wrapperDiffers(loaded: LoadedModel): boolean {
     if (text === undefined) return false;
     const wrapper = wrapperOf(loaded, chat);
     try {
-      const viaWrapper = chatState(wrapper, placedHistory(wrapper, chat, true), functionsOf(chat, tools, toolUse)).contextText.tokenize(loaded.tokenizer);
+      const viaWrapper = chatState(
+        wrapper,
+        placedHistory(wrapper, chat, true),
+        functionsOf(chat, tools, toolUse),
+      ).contextText.tokenize(loaded.tokenizer);
       // The beginning-of-sequence token is the vocabulary's to add, not the wrapper's or the template's.
       const bos = loaded.model.tokens.bos;
-      const [a, b] = [viaWrapper, templateTokens(loaded.model, text)].map((tokens) => (tokens[0] === bos ? tokens.slice(1) : tokens)) as [Token[], Token[]];
+      const [a, b] = [viaWrapper, templateTokens(loaded.model, text)].map((tokens) =>
+        tokens[0] === bos ? tokens.slice(1) : tokens,
+      ) as [Token[], Token[]];
       return a.length !== b.length || a.some((token, i) => token !== b[i]);
     } catch {
       return true;
@@ -417,7 +482,11 @@ export function renderChatPrefix(loaded: LoadedModel, chat: Chat, messages: numb
   const direct = fromTemplate(loaded, head, tools, toolUseOf(chat, tools), false);
   if (direct !== undefined) return templateTokens(loaded.model, direct);
   const wrapper = wrapperOf(loaded, chat);
-  const state = chatState(wrapper, placedHistory(wrapper, head, false), functionsOf(chat, tools, toolUseOf(chat, tools)));
+  const state = chatState(
+    wrapper,
+    placedHistory(wrapper, head, false),
+    functionsOf(chat, tools, toolUseOf(chat, tools)),
+  );
   return state.contextText.tokenize(loaded.tokenizer);
 }
 
@@ -453,5 +522,12 @@ export function renderChat(loaded: LoadedModel, chat: Chat): RenderedPrompt {
     }
   }
   const startsInReasoning = promptOpensReasoning(loaded.replySyntax, state.contextText.toString());
-  return { tokens: state.contextText.tokenize(loaded.tokenizer), stopTokens, stopTexts, parsed: true, startsInReasoning, toolUse };
+  return {
+    tokens: state.contextText.tokenize(loaded.tokenizer),
+    stopTokens,
+    stopTexts,
+    parsed: true,
+    startsInReasoning,
+    toolUse,
+  };
 }

@@ -28,11 +28,15 @@ export async function replyReader(loaded: LoadedModel, prompt: RenderedPrompt): 
   if (toolUse === undefined && syntax.reasoning === undefined && syntax.strip.length === 0) return undefined;
   const calls = syntax.calls;
   if (toolUse !== undefined && calls === undefined)
-    throw invalidArgument(`model "${loaded.id}" cannot call tools: ${syntax.refused ?? "its template writes no calls"}`);
+    throw invalidArgument(
+      `model "${loaded.id}" cannot call tools: ${syntax.refused ?? "its template writes no calls"}`,
+    );
   const parser = new ReplyParser({
     syntax,
     tools: toolUse !== undefined,
-    argumentTypes: schemaTypes((toolUse?.tools ?? []).map((tool) => ({ name: tool.name, parameters: tool.schema as Record<string, unknown> }))),
+    argumentTypes: schemaTypes(
+      (toolUse?.tools ?? []).map((tool) => ({ name: tool.name, parameters: tool.schema as Record<string, unknown> })),
+    ),
     startInReasoning: prompt.startsInReasoning,
     newCallId,
   });

@@ -35,10 +35,13 @@ function formIds(messages: readonly Message[], form: CallIdForm | "nine"): Map<s
 /** The messages with their call ids, and their results' `tool_call_id`, in the template's form. */
 export function idsInForm(messages: readonly Message[], form: CallIdForm | "nine"): Message[] {
   const ids = formIds(messages, form);
-  const mapped = (id: unknown): unknown => (typeof id === "string" ? (ids.get(id) ?? (form === "nine" ? nineCharacterId(id) : id)) : id);
+  const mapped = (id: unknown): unknown =>
+    typeof id === "string" ? (ids.get(id) ?? (form === "nine" ? nineCharacterId(id) : id)) : id;
   return messages.map((message) => {
     if (message.role === "tool") return { ...message, tool_call_id: mapped(message.tool_call_id) };
     const calls = message.tool_calls as readonly TemplateCall[] | undefined;
-    return calls === undefined ? message : { ...message, tool_calls: calls.map((call) => ({ ...call, id: mapped(call.id) })) };
+    return calls === undefined
+      ? message
+      : { ...message, tool_calls: calls.map((call) => ({ ...call, id: mapped(call.id) })) };
   });
 }

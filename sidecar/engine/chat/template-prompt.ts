@@ -39,7 +39,11 @@ function argumentsObject(text: string): unknown {
 
 /** An assistant message, or undefined when a call's arguments are not a JSON object (the wrapper renders those). */
 function assistantMessage(message: Chat["messages"][number]): Message | undefined {
-  const calls = message.toolCalls.map((call) => ({ id: call.id, type: "function", function: { name: call.name, arguments: argumentsObject(call.arguments) } }));
+  const calls = message.toolCalls.map((call) => ({
+    id: call.id,
+    type: "function",
+    function: { name: call.name, arguments: argumentsObject(call.arguments) },
+  }));
   if (calls.some((call) => call.function.arguments === undefined)) return undefined;
   return {
     role: "assistant",
@@ -76,7 +80,12 @@ export function templateMessages(chat: Chat): Message[] | undefined {
       if (last?.role === "assistant") out[out.length - 1] = merge(last, assistant);
       else out.push(assistant);
     } else if (message.role === Role.TOOL) {
-      out.push({ role: "tool", tool_call_id: message.toolCallId, name: names.get(message.toolCallId) ?? "", content: message.content });
+      out.push({
+        role: "tool",
+        tool_call_id: message.toolCallId,
+        name: names.get(message.toolCallId) ?? "",
+        content: message.content,
+      });
     } else if (message.role === Role.SYSTEM || message.role === Role.USER) {
       out.push({ role: message.role === Role.SYSTEM ? "system" : "user", content: message.content });
     } else return undefined;
@@ -91,12 +100,18 @@ function systemFirst(messages: readonly Message[]): Message[] {
   return system.length === 0 ? rest : [{ role: "system", content: system.join("\n\n") }, ...rest];
 }
 
-/** The messages with an assistant's missing content (`null` beside its calls) as "": for templates that read it as text (Qwen3's `'</think>' in content`). */
+/**
+ * The messages with an assistant's missing content (`null` beside its calls) as "": for templates that read it as text
+ * (Qwen3's `'</think>' in content`).
+ */
 function contentAsText(messages: readonly Message[]): Message[] {
   return messages.map((m) => (m.content === null ? { ...m, content: "" } : m));
 }
 
-/** The shapes a chat's messages are tried in: as sent; `null` content as ""; system messages joined first; then each with ids of 9 letters and digits. */
+/**
+ * The shapes a chat's messages are tried in: as sent; `null` content as ""; system messages joined first; then each
+ * with ids of 9 letters and digits.
+ */
 function* shapes(messages: readonly Message[]): Generator<readonly Message[]> {
   for (const nine of [false, true]) {
     const list = nine ? idsInForm(messages, "nine") : messages;
@@ -113,8 +128,15 @@ function* shapes(messages: readonly Message[]): Generator<readonly Message[]> {
  * ids of 9 letters and digits (for a template that refuses others, Mistral's). Ids are first put in
  * the family's own form where it has one (template-ids.ts).
  */
-export function renderTemplatePrompt(model: LlamaModel, messages: readonly Message[], input: TemplateInput): string | undefined {
-  const tools = input.tools.map((t) => ({ type: "function", function: { name: t.name, description: t.description, parameters: t.schema } }));
+export function renderTemplatePrompt(
+  model: LlamaModel,
+  messages: readonly Message[],
+  input: TemplateInput,
+): string | undefined {
+  const tools = input.tools.map((t) => ({
+    type: "function",
+    function: { name: t.name, description: t.description, parameters: t.schema },
+  }));
   const special = { bos: model.tokens.bosString ?? "", eos: model.tokens.eosString ?? "" };
   const context = (list: readonly Message[]): Record<string, unknown> => ({
     ...input.variables,
@@ -124,7 +146,9 @@ export function renderTemplatePrompt(model: LlamaModel, messages: readonly Messa
     bos_token: special.bos,
     eos_token: special.eos,
   });
-  const listed = input.listTools ? withToolListing(messages, input.source, { ...special, variables: input.variables }, input.tools) : messages;
+  const listed = input.listTools
+    ? withToolListing(messages, input.source, { ...special, variables: input.variables }, input.tools)
+    : messages;
   for (const list of shapes(input.ids === undefined ? listed : idsInForm(listed, input.ids))) {
     try {
       return renderTemplate(input.source, context(list));
@@ -139,7 +163,11 @@ export function renderTemplatePrompt(model: LlamaModel, messages: readonly Messa
 export function holdsMarkers(model: LlamaModel, chat: Chat): boolean {
   const pattern = markerTextPattern(model);
   if (pattern === null) return false;
-  const sent = chat.messages.flatMap((m) => [m.content, m.reasoning, ...m.toolCalls.flatMap((c) => [c.name, c.arguments])]);
+  const sent = chat.messages.flatMap((m) => [
+    m.content,
+    m.reasoning,
+    ...m.toolCalls.flatMap((c) => [c.name, c.arguments]),
+  ]);
   sent.push(...chat.tools.flatMap((t) => [t.name, t.description, t.parameters]));
   return sent.some((text) => text !== "" && pattern.test(text));
 }

@@ -66,16 +66,26 @@ export interface ArgumentsGrammar {
  * Grammars for calling `tools` in `syntax`: one per tool for the arguments, built (and checked) up
  * front. Only JSON arguments have one; arguments a family writes as tags are read as written.
  */
-export async function toolGrammars(loaded: LoadedModel, syntax: CallSyntax, tools: readonly ToolSpec[]): Promise<Map<string, ArgumentsGrammar>> {
+export async function toolGrammars(
+  loaded: LoadedModel,
+  syntax: CallSyntax,
+  tools: readonly ToolSpec[],
+): Promise<Map<string, ArgumentsGrammar>> {
   const out = new Map<string, ArgumentsGrammar>();
   if (syntax.arguments.kind !== "json") return out;
   const suffix = endsGeneration(loaded, syntax.callClose[0]) ? "" : patternGbnf(syntax.callClose[0]);
   for (const tool of tools) {
     try {
       const gbnf = await argumentsGbnf(loaded, tool, suffix);
-      out.set(tool.name, { gbnf, grammar: await remember(`tool:${gbnf}`, () => loaded.llama.createGrammar({ grammar: gbnf })) });
+      out.set(tool.name, {
+        gbnf,
+        grammar: await remember(`tool:${gbnf}`, () => loaded.llama.createGrammar({ grammar: gbnf })),
+      });
     } catch (error) {
-      throw invalidArgument(`the parameters schema of tool "${tool.name}" cannot be used: ${error instanceof Error ? error.message : String(error)}`);
+      throw invalidArgument(
+        `the parameters schema of tool "${tool.name}" cannot be used: ` +
+          `${error instanceof Error ? error.message : String(error)}`,
+      );
     }
   }
   return out;
@@ -86,7 +96,11 @@ export async function toolGrammars(loaded: LoadedModel, syntax: CallSyntax, tool
  * has a grammar for them, so that a token spanning the name's end and the arguments' start (Qwen's
  * ` {"` after `"arguments":`) is one the grammar takes, as one grammar for the whole call does.
  */
-function nameRules(names: readonly string[], nameEnd: string, args: ReadonlyMap<string, ArgumentsGrammar>): { alternatives: string; rules: string } {
+function nameRules(
+  names: readonly string[],
+  nameEnd: string,
+  args: ReadonlyMap<string, ArgumentsGrammar>,
+): { alternatives: string; rules: string } {
   // Arguments without a grammar (tagged, Gemma's) are free text: the grammar must not end with the
   // name, or it would allow only the end of generation there (a name may end where its arguments begin).
   const rules: string[] = [];
@@ -141,7 +155,10 @@ export class ToolGrammar {
   readonly #commitLength: number;
   /** The text before the first call's name, as the template writes it. */
   readonly #startText: string;
-  /** The block's opening before the first call (Kimi's `<|tool_calls_section_begin|>`), as the template writes it; "" without one. */
+  /**
+   * The block's opening before the first call (Kimi's `<|tool_calls_section_begin|>`), as the template writes it; ""
+   * without one.
+   */
   readonly #openText: string;
   #key: string | undefined;
   #state: LlamaGrammarEvaluationState | undefined;
@@ -168,8 +185,12 @@ export class ToolGrammar {
     const { alternatives, rules } = nameRules(names, nameEnd, options.arguments);
     const head = headGbnf(syntax);
     const key = `${head}\u0000${nameEnd}\u0000${names.join("\u0000")}\u0000${rules}`;
-    grammar.#nameGrammar = await remember(`name:${key}`, () => loaded.llama.createGrammar({ grammar: `root ::= ( ${alternatives} )\n${rules}` }));
-    grammar.#headGrammar = await remember(`head:${key}`, () => loaded.llama.createGrammar({ grammar: `root ::= ${head} ( ${alternatives} )\n${rules}` }));
+    grammar.#nameGrammar = await remember(`name:${key}`, () =>
+      loaded.llama.createGrammar({ grammar: `root ::= ( ${alternatives} )\n${rules}` }),
+    );
+    grammar.#headGrammar = await remember(`head:${key}`, () =>
+      loaded.llama.createGrammar({ grammar: `root ::= ${head} ( ${alternatives} )\n${rules}` }),
+    );
     return grammar;
   }
 
@@ -209,7 +230,8 @@ export class ToolGrammar {
       case "suffix": {
         const args = this.#options.arguments.get(parser.callName);
         // The call's grammar goes on through the arguments it holds.
-        if (args !== undefined && (this.#key === "head" || this.#key === "name") && this.#state !== undefined) return this.#state;
+        if (args !== undefined && (this.#key === "head" || this.#key === "name") && this.#state !== undefined)
+          return this.#state;
         key = `arguments:${parser.completedCalls}`;
         grammar = args?.grammar;
         consumed = parser.phaseText;

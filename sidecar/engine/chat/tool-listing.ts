@@ -38,7 +38,9 @@ function exampleArguments(schema: object): Record<string, unknown> {
   return first === undefined ? {} : { [first[0]]: exampleValue(first[1]) };
 }
 
-/** The listing: the tools as JSON, then a turn calling the first one as the template writes it (where it renders one). */
+/**
+ * The listing: the tools as JSON, then a turn calling the first one as the template writes it (where it renders one).
+ */
 function listing(source: string, ctx: TemplateContext, tools: readonly ListedTool[]): string {
   const list = tools.map((t) => ({ name: t.name, description: t.description, parameters: t.schema }));
   const first = tools[0] as ListedTool;
@@ -50,7 +52,9 @@ function listing(source: string, ctx: TemplateContext, tools: readonly ListedToo
   return `You can call these tools (parameters as JSON Schema):\n${JSON.stringify(list, null, 2)}${how}`;
 }
 
-/** Listings by template, then by what else shapes them (special tokens, variables, tools); a few kept for each template. */
+/**
+ * Listings by template, then by what else shapes them (special tokens, variables, tools); a few kept for each template.
+ */
 const listings = new Map<string, Map<string, string>>();
 const LISTINGS_KEPT = 64;
 
@@ -69,10 +73,16 @@ function cachedListing(source: string, ctx: TemplateContext, tools: readonly Lis
 }
 
 /** The messages with the tools listed in the system message (joined to the first one, or a new one first). */
-export function withToolListing(messages: readonly Message[], source: string, ctx: TemplateContext, tools: readonly ListedTool[]): readonly Message[] {
+export function withToolListing(
+  messages: readonly Message[],
+  source: string,
+  ctx: TemplateContext,
+  tools: readonly ListedTool[],
+): readonly Message[] {
   if (tools.length === 0) return messages;
   const text = cachedListing(source, ctx, tools);
   const first = messages[0];
-  if (first?.role === "system") return [{ ...first, content: `${String(first.content)}\n\n${text}` }, ...messages.slice(1)];
+  if (first?.role === "system")
+    return [{ ...first, content: `${String(first.content)}\n\n${text}` }, ...messages.slice(1)];
   return [{ role: "system", content: text }, ...messages];
 }

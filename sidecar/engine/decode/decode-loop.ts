@@ -96,11 +96,19 @@ export async function* decode(
 }
 
 function reasoningSpent(plan: GenerationPlan, state: DecodeState): boolean {
-  return plan.reasoning !== undefined && plan.parser?.phase === "reasoning" && state.reasoningTokens >= plan.reasoning.budget;
+  return (
+    plan.reasoning !== undefined && plan.parser?.phase === "reasoning" && state.reasoningTokens >= plan.reasoning.budget
+  );
 }
 
 /** Adds one token to the reply: its event (none for a stop token), and whether the reply ends with it. */
-function take(loaded: LoadedModel, plan: GenerationPlan, state: DecodeState, step: Step, metrics: EngineMetrics): { event?: GenerateEvent; ended: boolean } {
+function take(
+  loaded: LoadedModel,
+  plan: GenerationPlan,
+  state: DecodeState,
+  step: Step,
+  metrics: EngineMetrics,
+): { event?: GenerateEvent; ended: boolean } {
   if (plan.prompt.stopTokens.has(step.token)) return { ended: true };
   plan.generated.push(step.token);
   metrics.tokensGenerated++;
@@ -119,7 +127,13 @@ function take(loaded: LoadedModel, plan: GenerationPlan, state: DecodeState, ste
   return { event: tokenEvent(loaded, plan, step, text.text, parts), ended: ended(plan, state, text.stop) };
 }
 
-function tokenEvent(loaded: LoadedModel, plan: GenerationPlan, step: Step, text: string, parts: ReplyParts | undefined): GenerateEvent {
+function tokenEvent(
+  loaded: LoadedModel,
+  plan: GenerationPlan,
+  step: Step,
+  text: string,
+  parts: ReplyParts | undefined,
+): GenerateEvent {
   return {
     event: {
       case: "token",
@@ -155,7 +169,13 @@ function ended(plan: GenerationPlan, state: DecodeState, stop: string | undefine
  * The finish event: the held-back text, the reason, the counts and the timings. `record`: the
  * metrics count it (a request's other choices are not counted again).
  */
-export function finish(plan: GenerationPlan, state: DecodeState, signal: AbortSignal, metrics: EngineMetrics, record = true): GenerateEvent {
+export function finish(
+  plan: GenerationPlan,
+  state: DecodeState,
+  signal: AbortSignal,
+  metrics: EngineMetrics,
+  record = true,
+): GenerateEvent {
   if (signal.aborted) {
     state.reason = FinishReason.ABORT;
     if (record) metrics.generationsAborted++;
@@ -177,7 +197,18 @@ export function finish(plan: GenerationPlan, state: DecodeState, signal: AbortSi
   return {
     event: {
       case: "finish",
-      value: { reason, promptTokens, completionTokens, cachedTokens, cacheWrittenTokens, stopSequence, text, reasoning, reasoningTokens, timings },
+      value: {
+        reason,
+        promptTokens,
+        completionTokens,
+        cachedTokens,
+        cacheWrittenTokens,
+        stopSequence,
+        text,
+        reasoning,
+        reasoningTokens,
+        timings,
+      },
     },
   };
 }

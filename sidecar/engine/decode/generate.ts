@@ -23,11 +23,18 @@ export const FIRST_TOKEN_POSITION = 1;
  * that can be refused is refused before `start`. Aborting `signal` ends generation at the next
  * token (or prompt chunk).
  */
-export async function* generate(loaded: LoadedModel, request: GenerateRequest, signal: AbortSignal, metrics: EngineMetrics): AsyncGenerator<GenerateEvent> {
+export async function* generate(
+  loaded: LoadedModel,
+  request: GenerateRequest,
+  signal: AbortSignal,
+  metrics: EngineMetrics,
+): AsyncGenerator<GenerateEvent> {
   // On its way to its first decode: an idle context's first batch waits for it (arrivals.ts).
   const arrival = loaded.scheduler.arrive(request.arrivingWith);
   try {
-    yield* request.n > 1 ? runChoices(loaded, request, signal, metrics, arrival) : run(loaded, request, signal, metrics, arrival);
+    yield* request.n > 1
+      ? runChoices(loaded, request, signal, metrics, arrival)
+      : run(loaded, request, signal, metrics, arrival);
   } finally {
     arrival.leave();
   }
@@ -64,7 +71,12 @@ async function* run(
     const cacheWrittenTokens = state.cacheWrittenTokens;
     const prompt = plan.promptLogprobs ? await scorePrompt(loaded, sequence, tokens, plan.topLogprobs, running) : [];
     if (plan.promptLogprobs) state.evaluated = tokens.length - 1;
-    yield { event: { case: "start", value: { model: loaded.id, promptTokens: tokens.length, cachedTokens, prompt, cacheWrittenTokens } } };
+    yield {
+      event: {
+        case: "start",
+        value: { model: loaded.id, promptTokens: tokens.length, cachedTokens, prompt, cacheWrittenTokens },
+      },
+    };
     yield* decode(loaded, plan, state, sequence, running, metrics);
     preemption.check(state.interrupted, plan.generated.length, metrics);
     yield finish(plan, state, signal, metrics);

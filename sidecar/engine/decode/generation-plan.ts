@@ -1,7 +1,12 @@
 // A request's generation plan: prompt tokens, stops, sampling, constraint or reply reader, token
 // and reasoning budgets, built and checked before the request waits for a sequence.
 import type { EvaluationPriority, SequenceEvaluateOptions, Token } from "node-llama-cpp";
-import { FinishReason, type GenerateRequest, Priority, type SamplingOptions } from "../../../proto/gen/inference/v1/inference_pb.js";
+import {
+  FinishReason,
+  type GenerateRequest,
+  Priority,
+  type SamplingOptions,
+} from "../../../proto/gen/inference/v1/inference_pb.js";
 import { BATCH_EVALUATION_PRIORITY, INTERACTIVE_EVALUATION_PRIORITY } from "../llama/batch-shares.js";
 import { constraintState } from "../grammar/constraint.js";
 import { invalidArgument, promptTooLong } from "../engine-errors.js";
@@ -83,7 +88,12 @@ export async function planGeneration(loaded: LoadedModel, request: GenerateReque
  * planned: the same prompt and marks, and a reply of its own — sampler (seed + choice), constraint
  * state, reply reader, token list.
  */
-export function planChoice(loaded: LoadedModel, request: GenerateRequest, first: GenerationPlan, choice: number): Promise<GenerationPlan> {
+export function planChoice(
+  loaded: LoadedModel,
+  request: GenerateRequest,
+  first: GenerationPlan,
+  choice: number,
+): Promise<GenerationPlan> {
   return planReply(loaded, request, first.prompt, choice, first.marks);
 }
 
@@ -96,13 +106,21 @@ async function planReply(
   marks: readonly MarkRequest[] | undefined,
 ): Promise<GenerationPlan> {
   const generated: Token[] = [];
-  const sampling = buildSampling(loaded, choice === 0 ? request.sampling : seededFor(request.sampling, choice), generated);
+  const sampling = buildSampling(
+    loaded,
+    choice === 0 ? request.sampling : seededFor(request.sampling, choice),
+    generated,
+  );
   // A batch request's tokens give way to interactive ones in each batch (batch-shares.ts).
-  const evaluationPriority = request.priority === Priority.BATCH ? BATCH_EVALUATION_PRIORITY : INTERACTIVE_EVALUATION_PRIORITY;
+  const evaluationPriority =
+    request.priority === Priority.BATCH ? BATCH_EVALUATION_PRIORITY : INTERACTIVE_EVALUATION_PRIORITY;
   sampling.evaluationPriority = evaluationPriority;
   const constraint = await constraintState(loaded, request.constraint);
   if (constraint !== undefined && prompt.toolUse !== undefined) {
-    throw invalidArgument("an output constraint (JSON or grammar) cannot be combined with tools the model may call; drop one, or set the tool choice to none");
+    throw invalidArgument(
+      "an output constraint (JSON or grammar) cannot be combined with tools the model may call; drop one, or set the " +
+        "tool choice to none",
+    );
   }
   if (constraint !== undefined) sampling.grammarEvaluationState = constraint.state;
   const reply = await replyReader(loaded, prompt);
@@ -110,7 +128,8 @@ async function planReply(
     const grammar = reply.grammar;
     sampling.grammarEvaluationState = () => grammar.current();
     // Markers are banned only where arguments are JSON: tagged arguments are written with them.
-    if (loaded.replySyntax.calls?.arguments.kind === "json") argumentsWithoutMarkers(loaded, request, sampling, reply.parser);
+    if (loaded.replySyntax.calls?.arguments.kind === "json")
+      argumentsWithoutMarkers(loaded, request, sampling, reply.parser);
   }
   return {
     prompt,
@@ -138,7 +157,11 @@ async function planReply(
  * so far, a grammar and a bias that follow the reply would see it one step behind.
  */
 function draftable(sampling: SequenceEvaluateOptions): boolean {
-  return sampling.repeatPenalty === undefined && sampling.grammarEvaluationState === undefined && typeof sampling.tokenBias !== "function";
+  return (
+    sampling.repeatPenalty === undefined &&
+    sampling.grammarEvaluationState === undefined &&
+    typeof sampling.tokenBias !== "function"
+  );
 }
 
 /** Choice `choice`'s sampling options: the request's seed + choice (modulo 2^32); no seed stays none. */
@@ -160,7 +183,12 @@ function tokenBudget(maxTokens: number | undefined, room: number): TokenBudget {
  * While a call's arguments are written, the template's marker tokens are banned: a model that does
  * not know the tool well would otherwise keep writing `<tool_call>` into a string until max_tokens.
  */
-function argumentsWithoutMarkers(loaded: LoadedModel, request: GenerateRequest, sampling: SequenceEvaluateOptions, parser: { readonly phase: string }): void {
+function argumentsWithoutMarkers(
+  loaded: LoadedModel,
+  request: GenerateRequest,
+  sampling: SequenceEvaluateOptions,
+  parser: { readonly phase: string },
+): void {
   const plain = sampling.tokenBias;
   const inArguments = tokenBiasOf(loaded, request.sampling?.logitBias ?? {}, templateMarkerTokens(loaded.model));
   const free = plain ?? tokenBiasOf(loaded, {});

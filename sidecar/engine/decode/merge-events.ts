@@ -1,7 +1,9 @@
 // Several event sources read at once and merged in the order their events come (`mergeEvents`):
 // the choices of one request (several-choices.ts).
 
-type Pulled<T> = { readonly index: number; readonly next: IteratorResult<T, void> } | { readonly index: number; readonly error: unknown };
+type Pulled<T> =
+  | { readonly index: number; readonly next: IteratorResult<T, void> }
+  | { readonly index: number; readonly error: unknown };
 
 /**
  * The events of every source as they come. Each source is asked for its next event as soon as its
@@ -10,7 +12,9 @@ type Pulled<T> = { readonly index: number; readonly next: IteratorResult<T, void
  * ended; the first failure ends it with that failure. A reader that stops early, or a failure, ends
  * every source (each waits for its step in flight, then runs its `finally`).
  */
-export async function* mergeEvents<T>(sources: readonly AsyncGenerator<T, void, undefined>[]): AsyncGenerator<T, void, undefined> {
+export async function* mergeEvents<T>(
+  sources: readonly AsyncGenerator<T, void, undefined>[],
+): AsyncGenerator<T, void, undefined> {
   const pending = new Map<number, Promise<Pulled<T>>>();
   const pull = (index: number, source: AsyncGenerator<T, void, undefined>): void => {
     // Never rejects: a failure left unread after the merge ended must not go unhandled.

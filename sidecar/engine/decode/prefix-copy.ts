@@ -53,11 +53,17 @@ export async function copyLongerPrefix(
     await copySequence(loaded.context, between, best.source, [sequence], loaded.states);
   } catch (error) {
     // What the sequence holds is not known after a failed copy: it is emptied, the prompt evaluated.
-    process.stderr.write(`prefix copy: a ${best.source.nextTokenIndex}-token sequence could not be copied (${errorText(error)}); the prompt is evaluated\n`);
+    process.stderr.write(
+      `prefix copy: a ${best.source.nextTokenIndex}-token sequence could not be copied (${errorText(error)}); the ` +
+        `prompt is evaluated\n`,
+    );
     await between(sequence, () => sequence.clearHistory());
     return 0;
   }
-  const gained = Math.max(0, Math.min(sequence.compareContextTokens(prompt as Token[]).firstDifferentIndex, limit) - own);
+  const gained = Math.max(
+    0,
+    Math.min(sequence.compareContextTokens(prompt as Token[]).firstDifferentIndex, limit) - own,
+  );
   metrics.prefixCopies++;
   metrics.prefixCopiedTokens += gained;
   return gained;

@@ -37,13 +37,17 @@ export async function scorePrompt(
     id,
     text: decoder.push(id),
     piece: loaded.tokenBytes.of(id),
-    ...(probabilities !== undefined ? { logprob: logOf(probabilities.get(id) ?? 0), topLogprobs: topAlternatives(loaded, probabilities, topLogprobs) } : {}),
+    ...(probabilities !== undefined
+      ? { logprob: logOf(probabilities.get(id) ?? 0), topLogprobs: topAlternatives(loaded, probabilities, topLogprobs) }
+      : {}),
   });
   const first = tokens[0];
   const listed: PromptToken[] = first === undefined || first === loaded.model.tokens.bos ? [] : [entry(first)];
   for (let start = 0; start < tokens.length - 1 && !signal.aborted; start += SCORE_CHUNK_TOKENS) {
     const chunk = tokens.slice(start, Math.min(start + SCORE_CHUNK_TOKENS, tokens.length - 1));
-    const input = chunk.map((token): ControlledEvaluateInputItem => [token, { generateNext: { probabilities: true, options: PLAIN } }]);
+    const input = chunk.map(
+      (token): ControlledEvaluateInputItem => [token, { generateNext: { probabilities: true, options: PLAIN } }],
+    );
     const results = await sequence.controlledEvaluate(input);
     chunk.forEach((_, i) => {
       const next = tokens[start + i + 1] as Token;

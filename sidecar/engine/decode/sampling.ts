@@ -16,7 +16,8 @@ const PENALTY_WINDOW = 64;
 function inRange(name: string, value: number | undefined, min: number, max: number, open = false): void {
   if (value === undefined) return;
   const ok = Number.isFinite(value) && (open ? value > min : value >= min) && value <= max;
-  if (!ok) throw invalidArgument(`${name} must be ${open ? "above" : "at least"} ${min} and at most ${max}, got ${value}`);
+  if (!ok)
+    throw invalidArgument(`${name} must be ${open ? "above" : "at least"} ${min} and at most ${max}, got ${value}`);
 }
 
 /**
@@ -89,13 +90,16 @@ export function tokenBiasOf(
 }
 
 export function checkStops(stops: readonly string[]): void {
-  if (stops.length > MAX_STOP_SEQUENCES) throw invalidArgument(`stop allows at most ${MAX_STOP_SEQUENCES} sequences, got ${stops.length}`);
+  if (stops.length > MAX_STOP_SEQUENCES)
+    throw invalidArgument(`stop allows at most ${MAX_STOP_SEQUENCES} sequences, got ${stops.length}`);
   for (const stop of stops) {
     if (stop.length === 0) throw invalidArgument("stop sequences must not be empty");
-    if (stop.length > MAX_STOP_LENGTH) throw invalidArgument(`a stop sequence may be at most ${MAX_STOP_LENGTH} characters`);
+    if (stop.length > MAX_STOP_LENGTH)
+      throw invalidArgument(`a stop sequence may be at most ${MAX_STOP_LENGTH} characters`);
   }
 }
 
 export function checkLogprobs(topLogprobs: number): void {
-  if (topLogprobs > MAX_TOP_LOGPROBS) throw invalidArgument(`top_logprobs must be at most ${MAX_TOP_LOGPROBS}, got ${topLogprobs}`);
+  if (topLogprobs > MAX_TOP_LOGPROBS)
+    throw invalidArgument(`top_logprobs must be at most ${MAX_TOP_LOGPROBS}, got ${topLogprobs}`);
 }

@@ -6,7 +6,10 @@ import type { LoadedModel } from "../llama/model.js";
 import type { GenerationPlan } from "./generation-plan.js";
 import type { Preemption } from "./preemption.js";
 
-/** Waits for a free sequence (a batch request behind every interactive one), counting a caller that leaves or is turned away. */
+/**
+ * Waits for a free sequence (a batch request behind every interactive one), counting a caller that leaves or is turned
+ * away.
+ */
 export function acquire(
   loaded: LoadedModel,
   plan: GenerationPlan,
@@ -28,7 +31,11 @@ export function acquireMany(
   count: number,
 ): Promise<LlamaContextSequence[]> {
   const signal = preemption.signal;
-  return counted(loaded.pool.acquireMany(plan.prompt.tokens, signal, clientId, count, preemption.claim), signal, metrics);
+  return counted(
+    loaded.pool.acquireMany(plan.prompt.tokens, signal, clientId, count, preemption.claim),
+    signal,
+    metrics,
+  );
 }
 
 async function counted<T>(taking: Promise<T>, signal: AbortSignal, metrics: EngineMetrics): Promise<T> {
@@ -59,7 +66,9 @@ export async function feedPrompt(
 ): Promise<Token[]> {
   let start = 0;
   while (tokens.length - start > PROMPT_CHUNK_TOKENS && !signal.aborted) {
-    await sequence.evaluateWithoutGeneratingNewTokens(tokens.slice(start, start + PROMPT_CHUNK_TOKENS), { evaluationPriority });
+    await sequence.evaluateWithoutGeneratingNewTokens(tokens.slice(start, start + PROMPT_CHUNK_TOKENS), {
+      evaluationPriority,
+    });
     start += PROMPT_CHUNK_TOKENS;
   }
   return tokens.slice(start);
@@ -69,7 +78,12 @@ export async function feedPrompt(
  * Keeps the sequence's cached tokens that the prompt starts with, at most `limit` (at least the
  * prompt's last token is evaluated again: its logits pick the first reply token); returns how many.
  */
-export async function reuseCachedPrefix(loaded: LoadedModel, sequence: LlamaContextSequence, prompt: readonly Token[], limit: number): Promise<number> {
+export async function reuseCachedPrefix(
+  loaded: LoadedModel,
+  sequence: LlamaContextSequence,
+  prompt: readonly Token[],
+  limit: number,
+): Promise<number> {
   const shared = Math.min(sequence.compareContextTokens(prompt as Token[]).firstDifferentIndex, limit);
   if (sequence.nextTokenIndex > shared) {
     const end = sequence.nextTokenIndex;

@@ -30,7 +30,10 @@ export async function* runChoices(
   arrival: Arrival,
 ): AsyncGenerator<GenerateEvent> {
   const n = request.n;
-  if (n > loaded.pool.size) throw invalidArgument(`n is ${n}, but model "${loaded.id}" generates at most ${loaded.pool.size} replies at once (its sequences)`);
+  if (n > loaded.pool.size)
+    throw invalidArgument(
+      `n is ${n}, but model "${loaded.id}" generates at most ${loaded.pool.size} replies at once (its sequences)`,
+    );
   if (request.resumable) throw invalidArgument("a resumable generation has one choice: n must be 1");
   const plans = await planChoices(loaded, request, n);
   const [first] = plans as [GenerationPlan];
@@ -87,15 +90,34 @@ async function* shared(
   const cachedTokens = await reuseCachedPrefix(loaded, primary, tokens, first.promptLogprobs ? 0 : tokens.length - 1);
   const states = plans.map((plan) => new DecodeState(loaded, plan, queueMs, cachedTokens));
   const prompt = first.promptLogprobs ? await scorePrompt(loaded, primary, tokens, first.topLogprobs, signal) : [];
-  const start = { model: loaded.id, promptTokens: tokens.length, cachedTokens, prompt, cacheWrittenTokens: states[0]?.cacheWrittenTokens ?? 0 };
+  const start = {
+    model: loaded.id,
+    promptTokens: tokens.length,
+    cachedTokens,
+    prompt,
+    cacheWrittenTokens: states[0]?.cacheWrittenTokens ?? 0,
+  };
   yield { event: { case: "start", value: start } };
   const evaluated = first.promptLogprobs ? tokens.length - 1 : cachedTokens;
   const evaluationPriority = first.evaluationPriority;
   const rest = await feedPrompt(primary, tokens.slice(evaluated, -1), signal, evaluationPriority);
-  if (rest.length > 0 && !signal.aborted) await primary.evaluateWithoutGeneratingNewTokens(rest, { evaluationPriority });
-  if (!signal.aborted) await copySequence(loaded.context, (sequence, work) => loaded.scheduler.between(sequence, work), primary, others, loaded.states);
+  if (rest.length > 0 && !signal.aborted)
+    await primary.evaluateWithoutGeneratingNewTokens(rest, { evaluationPriority });
+  if (!signal.aborted)
+    await copySequence(
+      loaded.context,
+      (sequence, work) => loaded.scheduler.between(sequence, work),
+      primary,
+      others,
+      loaded.states,
+    );
   for (const state of states) state.evaluated = tokens.length - 1;
-  const choice = (plan: GenerationPlan, i: number) => ({ plan, state: states[i] as DecodeState, sequence: sequences[i] as LlamaContextSequence, index: i });
+  const choice = (plan: GenerationPlan, i: number) => ({
+    plan,
+    state: states[i] as DecodeState,
+    sequence: sequences[i] as LlamaContextSequence,
+    index: i,
+  });
   yield* mergeEvents(plans.map((plan, i) => choiceEvents(loaded, choice(plan, i), preemption, metrics)));
 }
 
@@ -108,9 +130,15 @@ interface Choice {
 }
 
 /** One choice's decode loop and finish, each event naming the choice; the request's metrics count choice 0's finish. */
-async function* choiceEvents(loaded: LoadedModel, choice: Choice, preemption: Preemption, metrics: EngineMetrics): AsyncGenerator<GenerateEvent> {
+async function* choiceEvents(
+  loaded: LoadedModel,
+  choice: Choice,
+  preemption: Preemption,
+  metrics: EngineMetrics,
+): AsyncGenerator<GenerateEvent> {
   const { plan, state, index } = choice;
-  for await (const event of decode(loaded, plan, state, choice.sequence, preemption.signal, metrics)) yield ofChoice(event, index);
+  for await (const event of decode(loaded, plan, state, choice.sequence, preemption.signal, metrics))
+    yield ofChoice(event, index);
   preemption.check(state.interrupted, plan.generated.length, metrics);
   yield ofChoice(finish(plan, state, preemption.caller, metrics, index === 0), index);
 }

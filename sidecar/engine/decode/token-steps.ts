@@ -24,7 +24,11 @@ export async function* evaluate(
   withAlternatives: boolean,
 ): AsyncGenerator<Step, void, Token[] | undefined> {
   const options: SequenceEvaluateOptions = { ...sampling, contextShift: { strategy: "eraseBeginning" } };
-  const metadata = sequence.evaluateWithMetadata(input, { confidence: withLogprobs, probabilities: withAlternatives }, options);
+  const metadata = sequence.evaluateWithMetadata(
+    input,
+    { confidence: withLogprobs, probabilities: withAlternatives },
+    options,
+  );
   try {
     let replacement: Token[] | undefined;
     for (let next = await metadata.next(); next.done !== true; next = await metadata.next(replacement)) {
@@ -48,7 +52,11 @@ export function logOf(probability: number): number {
 type AlternativeInit = Pick<TokenAlternative, "id" | "piece" | "logprob">;
 
 /** The `count` most likely alternatives of a step, best first. */
-export function topAlternatives(loaded: LoadedModel, probabilities: ReadonlyMap<Token, number> | undefined, count: number): AlternativeInit[] {
+export function topAlternatives(
+  loaded: LoadedModel,
+  probabilities: ReadonlyMap<Token, number> | undefined,
+  count: number,
+): AlternativeInit[] {
   if (probabilities === undefined || count === 0) return [];
   const out: AlternativeInit[] = [];
   for (const [id, probability] of probabilities) {

@@ -90,7 +90,10 @@ function checkGrammarSyntax(text: string): void {
  * The grammar a request's constraint asks for, with a fresh evaluation state for one generation;
  * undefined for free text. A schema or grammar that cannot be built is INVALID_ARGUMENT.
  */
-export async function constraintState(loaded: LoadedModel, constraint: OutputConstraint | undefined): Promise<ConstraintState | undefined> {
+export async function constraintState(
+  loaded: LoadedModel,
+  constraint: OutputConstraint | undefined,
+): Promise<ConstraintState | undefined> {
   const kind = constraint?.kind;
   let grammar: Promise<LlamaGrammar>;
   switch (kind?.case) {
@@ -114,7 +117,9 @@ export async function constraintState(loaded: LoadedModel, constraint: OutputCon
     }
     case "grammar":
       if (kind.value.length > SCHEMA_LIMITS.bytes * 4)
-        throw invalidArgument(`the grammar is ${kind.value.length} characters: at most ${SCHEMA_LIMITS.bytes * 4} are allowed`);
+        throw invalidArgument(
+          `the grammar is ${kind.value.length} characters: at most ${SCHEMA_LIMITS.bytes * 4} are allowed`,
+        );
       checkGrammarSyntax(kind.value);
       grammar = remember(`gbnf:${kind.value}`, () => loaded.llama.createGrammar({ grammar: kind.value }));
       break;
@@ -128,7 +133,8 @@ export async function constraintState(loaded: LoadedModel, constraint: OutputCon
     };
   } catch (error) {
     throw invalidArgument(
-      `the ${kind.case === "grammar" ? "grammar" : "JSON schema"} cannot be used: ${error instanceof Error ? error.message : String(error)}`,
+      `the ${kind.case === "grammar" ? "grammar" : "JSON schema"} cannot be used: ` +
+        `${error instanceof Error ? error.message : String(error)}`,
     );
   }
 }

@@ -53,7 +53,9 @@ class Recognizer {
   grammar(): void {
     this.#space(true);
     while (this.#pos < this.text.length) this.#rule();
-    for (const [name, at] of this.#used) if (!this.#defined.has(name)) throw new SyntaxProblem(`the rule "${name.slice(0, 40)}" is used but never defined`, at);
+    for (const [name, at] of this.#used)
+      if (!this.#defined.has(name))
+        throw new SyntaxProblem(`the rule "${name.slice(0, 40)}" is used but never defined`, at);
     if (!this.#defined.has("root")) throw new SyntaxProblem('there is no "root" rule', 0);
   }
 
@@ -67,7 +69,11 @@ class Recognizer {
   }
 
   #space(newlines: boolean): void {
-    for (let c = this.#c(); c === " " || c === "\t" || c === "#" || (newlines && (c === "\r" || c === "\n")); c = this.#c()) {
+    for (
+      let c = this.#c();
+      c === " " || c === "\t" || c === "#" || (newlines && (c === "\r" || c === "\n"));
+      c = this.#c()
+    ) {
       if (c === "#") while (this.#c() !== undefined && this.#c() !== "\r" && this.#c() !== "\n") this.#pos++;
       else this.#pos++;
     }
@@ -118,7 +124,8 @@ class Recognizer {
     const hex = escaped === undefined ? undefined : HEX_DIGITS[escaped];
     if (hex !== undefined) {
       const digits = this.text.slice(this.#pos + 2, this.#pos + 2 + hex);
-      if (!new RegExp(`^[0-9a-fA-F]{${hex}}$`).test(digits)) this.#fail(`expecting ${hex} hex digits after \\${escaped}`);
+      if (!new RegExp(`^[0-9a-fA-F]{${hex}}$`).test(digits))
+        this.#fail(`expecting ${hex} hex digits after \\${escaped}`);
       this.#pos += 2 + hex;
     } else if (escaped !== undefined && ESCAPES.has(escaped)) this.#pos += 2;
     else this.#fail("unknown escape");

@@ -10,19 +10,24 @@ export const MAX_COMBINED_OPTIONAL = 4;
 
 type Schema = Record<string, unknown>;
 
-const isSchema = (value: unknown): value is Schema => typeof value === "object" && value !== null && !Array.isArray(value);
+const isSchema = (value: unknown): value is Schema =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
 
 /** Which optional properties each alternative has: every subset for a few, else none, each alone, and all. */
 function optionalSets(optional: readonly string[]): string[][] {
   if (optional.length <= MAX_COMBINED_OPTIONAL) {
-    return Array.from({ length: 2 ** optional.length }, (_, mask) => optional.filter((_, i) => (mask & (1 << i)) !== 0));
+    return Array.from({ length: 2 ** optional.length }, (_, mask) =>
+      optional.filter((_, i) => (mask & (1 << i)) !== 0),
+    );
   }
   return [[], ...optional.map((name) => [name]), [...optional]];
 }
 
 function objectAlternatives(schema: Schema, properties: Schema): Schema {
   const names = Object.keys(properties);
-  const required = Array.isArray(schema["required"]) ? new Set(schema["required"].filter((n): n is string => typeof n === "string")) : new Set<string>();
+  const required = Array.isArray(schema["required"])
+    ? new Set(schema["required"].filter((n): n is string => typeof n === "string"))
+    : new Set<string>();
   const optional = names.filter((name) => !required.has(name));
   if (optional.length === 0) return schema;
   const min = typeof schema["minProperties"] === "number" ? schema["minProperties"] : 0;
@@ -41,8 +46,10 @@ export function grammarSchema(value: unknown): unknown {
   if (!isSchema(value)) return value;
   const out: Schema = {};
   for (const [key, child] of Object.entries(value)) {
-    if (key === "properties" && isSchema(child)) out[key] = Object.fromEntries(Object.entries(child).map(([name, s]) => [name, grammarSchema(s)]));
-    else if (key === "$defs" && isSchema(child)) out[key] = Object.fromEntries(Object.entries(child).map(([name, s]) => [name, grammarSchema(s)]));
+    if (key === "properties" && isSchema(child))
+      out[key] = Object.fromEntries(Object.entries(child).map(([name, s]) => [name, grammarSchema(s)]));
+    else if (key === "$defs" && isSchema(child))
+      out[key] = Object.fromEntries(Object.entries(child).map(([name, s]) => [name, grammarSchema(s)]));
     else if (key === "anyOf") out["oneOf"] = grammarSchema(child);
     else if (["items", "prefixItems", "oneOf", "additionalProperties"].includes(key)) out[key] = grammarSchema(child);
     else out[key] = child;

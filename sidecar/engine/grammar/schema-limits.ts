@@ -38,24 +38,32 @@ function walk(node: unknown, depth: number, counts: Counts): void {
   if (Array.isArray(record["enum"])) counts.enumValues += record["enum"].length;
   if ("const" in record) counts.enumValues += 1;
   const properties = record["properties"];
-  if (properties !== null && typeof properties === "object" && !Array.isArray(properties)) counts.properties += Object.keys(properties).length;
+  if (properties !== null && typeof properties === "object" && !Array.isArray(properties))
+    counts.properties += Object.keys(properties).length;
   for (const value of Object.values(record)) walk(value, depth + 1, counts);
 }
 
 /** Refuses a schema over a limit, naming it; `what` says whose schema it is. */
 export function checkSchemaSize(schema: unknown, text: string, what: string): void {
   const bytes = new TextEncoder().encode(text).byteLength;
-  if (bytes > SCHEMA_LIMITS.bytes) throw invalidArgument(`${what} is ${bytes} bytes: at most ${SCHEMA_LIMITS.bytes} bytes are allowed`);
+  if (bytes > SCHEMA_LIMITS.bytes)
+    throw invalidArgument(`${what} is ${bytes} bytes: at most ${SCHEMA_LIMITS.bytes} bytes are allowed`);
   const counts: Counts = { enumValues: 0, properties: 0, depth: 0 };
   walk(schema, 0, counts);
   if (counts.enumValues > SCHEMA_LIMITS.enumValues) {
-    throw invalidArgument(`${what} has ${counts.enumValues} enum values: at most ${SCHEMA_LIMITS.enumValues} are allowed`);
+    throw invalidArgument(
+      `${what} has ${counts.enumValues} enum values: at most ${SCHEMA_LIMITS.enumValues} are allowed`,
+    );
   }
   if (counts.properties > SCHEMA_LIMITS.properties) {
-    throw invalidArgument(`${what} has ${counts.properties} properties: at most ${SCHEMA_LIMITS.properties} are allowed`);
+    throw invalidArgument(
+      `${what} has ${counts.properties} properties: at most ${SCHEMA_LIMITS.properties} are allowed`,
+    );
   }
   if (counts.depth > SCHEMA_LIMITS.depth * 2) {
     // Each level of a schema is two levels of JSON (a keyword, then its value).
-    throw invalidArgument(`${what} nests ${Math.ceil(counts.depth / 2)} levels deep: at most ${SCHEMA_LIMITS.depth} are allowed`);
+    throw invalidArgument(
+      `${what} nests ${Math.ceil(counts.depth / 2)} levels deep: at most ${SCHEMA_LIMITS.depth} are allowed`,
+    );
   }
 }

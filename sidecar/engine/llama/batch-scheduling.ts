@@ -54,7 +54,8 @@ export interface BatchScheduler {
  */
 export function scheduleBatches(context: LlamaContext, arrivals: Arrivals): BatchScheduler {
   const decodes = decodeQueue(context);
-  arrivals.streaming = () => decodes.queued.some((decode) => isStep({ tokens: decode.tokens ?? [], logits: decode.logits ?? [] }));
+  arrivals.streaming = () =>
+    decodes.queued.some((decode) => isStep({ tokens: decode.tokens ?? [], logits: decode.logits ?? [] }));
   let gate: Promise<void> | undefined;
   let trimming: number | undefined;
 

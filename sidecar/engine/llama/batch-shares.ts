@@ -2,7 +2,12 @@
 // tokens a batch, the prompts closest to done first (on a CPU and a large model, a second prompt
 // only while the prompts stay small: `cpuPromptBatchTokens`); batch requests' tokens beside no
 // interactive prompt, and their prompts 16 tokens a batch beside interactive streams (`shareBatchOf`).
-import type { BatchItem, CustomBatchingPrioritizationStrategy, EvaluationPriority, PrioritizedBatchItem } from "node-llama-cpp";
+import type {
+  BatchItem,
+  CustomBatchingPrioritizationStrategy,
+  EvaluationPriority,
+  PrioritizedBatchItem,
+} from "node-llama-cpp";
 
 /**
  * The evaluation priority of a PRIORITY_BATCH request's tokens (proto: GenerateRequest.priority);

@@ -49,7 +49,8 @@ export class Embedder {
    */
   async embed(inputs: readonly EmbedInput[], signal: AbortSignal, batch = false): Promise<EmbeddingResult[]> {
     // A reranker's pooled output is its ranking head's scores, not a vector (ranking.ts).
-    if (this.#model.fileInsights.supportsRanking) throw invalidArgument("this model is a reranking model: it ranks documents, it has no embeddings");
+    if (this.#model.fileInsights.supportsRanking)
+      throw invalidArgument("this model is a reranking model: it ranks documents, it has no embeddings");
     const resolved = inputs.map((input, i) => this.#resolve(input, i));
     return this.#queue.run(async () => {
       const context = await this.#open();
@@ -71,7 +72,11 @@ export class Embedder {
 
   #open(): Promise<LlamaEmbeddingContext> {
     const size = this.contextSize;
-    this.#context ??= this.#model.createEmbeddingContext({ contextSize: size, batchSize: size, threads: this.#options.threads });
+    this.#context ??= this.#model.createEmbeddingContext({
+      contextSize: size,
+      batchSize: size,
+      threads: this.#options.threads,
+    });
     return this.#context;
   }
 
@@ -93,7 +98,9 @@ export class Embedder {
   #fits<T>(input: T, tokens: number, where: string): T {
     // The embedding context needs one cell more than the input (and may add a BOS token).
     if (tokens + 2 > this.contextSize) {
-      throw invalidArgument(`${where} has ${tokens} tokens, but an embedding input holds at most ${this.contextSize - 2}`);
+      throw invalidArgument(
+        `${where} has ${tokens} tokens, but an embedding input holds at most ${this.contextSize - 2}`,
+      );
     }
     return input;
   }

@@ -18,7 +18,8 @@ export function parseGpu(raw: string): GpuChoice {
 export function parseGpuLayers(raw: string): GpuLayers {
   if (raw === "auto" || raw === "max") return raw;
   const n = Number(raw);
-  if (!Number.isInteger(n) || n < 0) throw new Error(`--gpu-layers must be auto, max or a number of layers (0 or more), got "${raw}"`);
+  if (!Number.isInteger(n) || n < 0)
+    throw new Error(`--gpu-layers must be auto, max or a number of layers (0 or more), got "${raw}"`);
   return n;
 }
 
@@ -28,7 +29,10 @@ export async function checkGpuAvailable(gpu: GpuChoice): Promise<void> {
   const supported = await getLlamaGpuTypes("supported");
   if (supported.includes(gpu)) return;
   const names = supported.map((t) => (t === false ? "false (CPU)" : t));
-  throw new Error(`--gpu ${gpu}: not available on this host (its libraries or drivers are missing); available here: ${names.join(", ")}`);
+  throw new Error(
+    `--gpu ${gpu}: not available on this host (its libraries or drivers are missing); available here: ` +
+      `${names.join(", ")}`,
+  );
 }
 
 export interface GpuReport {
@@ -54,5 +58,8 @@ export async function gpuReport(llama: Llama, model: LlamaModel): Promise<GpuRep
 export function describeGpu(report: GpuReport): string {
   if (report.type === "") return `no GPU (CPU only, ${report.layers} layers)`;
   const vram = `${(report.vramBytes / 2 ** 30).toFixed(1)} GiB VRAM`;
-  return `${report.type} on ${report.devices.join(", ") || "an unnamed device"} (${vram}), ${report.layersOffloaded} of ${report.layers} layers offloaded`;
+  return (
+    `${report.type} on ${report.devices.join(", ") || "an unnamed device"} (${vram}), ${report.layersOffloaded} ` +
+    `of ${report.layers} layers offloaded`
+  );
 }

@@ -36,7 +36,8 @@ export function liveMarks(marks: readonly KvMark[], now: number, within: number)
 export function readMarks(value: unknown): KvMark[] | undefined {
   if (!Array.isArray(value)) return undefined;
   const marks = value.filter(
-    (mark): mark is KvMark => typeof mark === "object" && mark !== null && Number.isInteger(mark.tokens) && Number.isFinite(mark.expiresAt),
+    (mark): mark is KvMark =>
+      typeof mark === "object" && mark !== null && Number.isInteger(mark.tokens) && Number.isFinite(mark.expiresAt),
   );
   return marks.length === 0 ? undefined : marks;
 }
@@ -57,7 +58,10 @@ export function keptUntil(marks: readonly KvMark[] | undefined, now: number): nu
  * The order states leave the tier in: unmarked (or expired) ones first, least recently used first
  * (`entries` is in recency order), then marked ones, the earliest to expire first.
  */
-export function evictionOrder<K>(entries: Iterable<[K, { readonly marks?: readonly KvMark[] | undefined }]>, now: number): K[] {
+export function evictionOrder<K>(
+  entries: Iterable<[K, { readonly marks?: readonly KvMark[] | undefined }]>,
+  now: number,
+): K[] {
   const unmarked: K[] = [];
   const marked: { key: K; until: number }[] = [];
   for (const [key, entry] of entries) {

@@ -11,7 +11,15 @@ import type { LlamaContextSequence, Token } from "node-llama-cpp";
 import { errorText } from "../engine-errors.js";
 import { claim, modelFolder, OWNER_FILE, ramFolder } from "./kv-folder.js";
 import type { HeldState, SequenceStates } from "./llama-internals.js";
-import { evictionOrder, keptUntil, liveMarks, marksFrom, readMarks, type KvMark, type MarkRequest } from "./kv-marks.js";
+import {
+  evictionOrder,
+  keptUntil,
+  liveMarks,
+  marksFrom,
+  readMarks,
+  type KvMark,
+  type MarkRequest,
+} from "./kv-marks.js";
 
 /**
  * The fewest tokens worth a state: a sequence holding fewer is not saved, and a state is restored
@@ -35,7 +43,9 @@ export type Between = <T>(sequence: LlamaContextSequence, work: () => Promise<T>
 export interface KvTierOptions {
   /** The most the saved states may take, in bytes. */
   readonly budgetBytes: number;
-  /** A folder that keeps the states and their index across restarts; none: a private RAM-backed folder, removed at stop. */
+  /**
+   * A folder that keeps the states and their index across restarts; none: a private RAM-backed folder, removed at stop.
+   */
   readonly dir?: string | undefined;
   /**
    * Keeps the states in memory instead of the private folder's files (one copy less each way;
@@ -161,7 +171,10 @@ export class KvTier {
         await tier.#readIndex();
         return tier;
       }
-      log(`kv tier: ${folder} is in use by process ${owner}; this sidecar keeps its states in a private folder until it stops`);
+      log(
+        `kv tier: ${folder} is in use by process ${owner}; this sidecar keeps its states in a private folder until ` +
+          `it stops`,
+      );
     }
     if (options.states !== undefined) return new KvTier("", { ...options, dir: undefined });
     const folder = await mkdtemp(path.join(ramFolder(options.budgetBytes), "sidecar-kv-"));
@@ -174,7 +187,10 @@ export class KvTier {
     return { states: this.#entries.size, marked, bytes: this.#bytes, ...this.#counts };
   }
 
-  /** Whether taking `sequence` over would lose nothing: a saved state holds all it holds, or it holds too little to save. */
+  /**
+   * Whether taking `sequence` over would lose nothing: a saved state holds all it holds, or it holds too little to
+   * save.
+   */
   keeps(sequence: LlamaContextSequence): boolean {
     const tokens = sequence.contextTokens;
     if (tokens.length < MIN_STATE_TOKENS) return true;
@@ -186,7 +202,12 @@ export class KvTier {
    * Saves what `sequence` would lose to `prompt`, then restores a better prefix when `restore`;
    * the prompt's `marks` (prefix lengths and how long they are kept) go with the sequence's state.
    */
-  prepare(sequence: LlamaContextSequence, prompt: readonly Token[], restore: boolean, marks: readonly MarkRequest[] = []): Promise<void> {
+  prepare(
+    sequence: LlamaContextSequence,
+    prompt: readonly Token[],
+    restore: boolean,
+    marks: readonly MarkRequest[] = [],
+  ): Promise<void> {
     const run = this.#turn.then(() => this.#prepare(sequence, prompt, restore, marks));
     // Files let go of are removed after the request is on its way (freeing a large file takes
     // milliseconds), before the next call.
@@ -213,7 +234,12 @@ export class KvTier {
     await this.#turn;
   }
 
-  async #prepare(sequence: LlamaContextSequence, prompt: readonly Token[], restore: boolean, marks: readonly MarkRequest[]): Promise<void> {
+  async #prepare(
+    sequence: LlamaContextSequence,
+    prompt: readonly Token[],
+    restore: boolean,
+    marks: readonly MarkRequest[],
+  ): Promise<void> {
     const live = sharedPrefix(sequence.contextTokens, prompt);
     const held = sequence.nextTokenIndex;
     const now = this.#now();
@@ -279,7 +305,13 @@ export class KvTier {
       this.#remove(entry.file);
     }
     const kept = liveMarks([...marks, ...inherited], now, tokens.length);
-    this.#entries.set(file, { file, tokens, bytes, model: this.#options.identity, ...(kept.length > 0 ? { marks: kept } : {}) });
+    this.#entries.set(file, {
+      file,
+      tokens,
+      bytes,
+      model: this.#options.identity,
+      ...(kept.length > 0 ? { marks: kept } : {}),
+    });
     this.#bytes += bytes;
     this.#bytesPerToken = bytes / Math.max(1, tokens.length);
     this.#counts.saves++;
@@ -293,7 +325,9 @@ export class KvTier {
    */
   async #write(sequence: LlamaContextSequence, file: string, superseded: readonly Entry[]): Promise<number> {
     const states = this.#options.states;
-    if (states === undefined) return (await this.#options.between(sequence, () => sequence.saveStateToFile(path.join(this.dir, file)))).fileSize;
+    if (states === undefined)
+      return (await this.#options.between(sequence, () => sequence.saveStateToFile(path.join(this.dir, file))))
+        .fileSize;
     const old = superseded.find((entry) => this.#held.has(entry.file))?.file;
     const reuse = old === undefined ? undefined : this.#held.get(old);
     // Its buffer is written over: the entry goes with this save (or now, if the save fails).
@@ -308,7 +342,9 @@ export class KvTier {
     }
   }
 
-  /** Removes states until the rest fit the budget: unmarked ones by recency, then marked ones by expiry (kv-marks.ts). */
+  /**
+   * Removes states until the rest fit the budget: unmarked ones by recency, then marked ones by expiry (kv-marks.ts).
+   */
   #evict(): void {
     for (const oldest of evictionOrder(this.#entries, this.#now())) {
       if (this.#bytes <= this.#options.budgetBytes) return;
@@ -331,7 +367,10 @@ export class KvTier {
       this.#counts.restoreSeconds += (performance.now() - started) / 1000;
       return entry;
     } catch (error) {
-      this.#log(`kv tier: dropped a ${entry.tokens.length}-token state that did not load (${errorText(error)}); the prompt is evaluated cold`);
+      this.#log(
+        `kv tier: dropped a ${entry.tokens.length}-token state that did not load (${errorText(error)}); the prompt ` +
+          `is evaluated cold`,
+      );
       this.#counts.dropped++;
       this.#counts.misses++;
       this.#remove(file);
@@ -360,7 +399,8 @@ export class KvTier {
       });
     }
     const restored = sequence.contextTokens;
-    if (restored.length !== entry.tokens.length || !startsWith(restored, entry.tokens)) throw new Error("it held other tokens");
+    if (restored.length !== entry.tokens.length || !startsWith(restored, entry.tokens))
+      throw new Error("it held other tokens");
   }
 
   /** Lets the state go: it is no longer held or counted; its file or memory goes at the next `#sweep`. */
@@ -402,7 +442,10 @@ export class KvTier {
   async #readIndex(): Promise<void> {
     let entries: Entry[] = [];
     try {
-      const index = JSON.parse(await readFile(path.join(this.dir, INDEX_FILE), "utf8")) as { version?: number; entries?: Entry[] };
+      const index = JSON.parse(await readFile(path.join(this.dir, INDEX_FILE), "utf8")) as {
+        version?: number;
+        entries?: Entry[];
+      };
       if (index.version === INDEX_VERSION && Array.isArray(index.entries)) entries = index.entries;
     } catch {
       // no index: no states
@@ -417,7 +460,8 @@ export class KvTier {
       this.#entries.set(entry.file, { ...entry, marks: readMarks(entry.marks) });
       this.#bytes += entry.bytes;
     }
-    for (const file of await readdir(this.dir)) if (file.endsWith(".kv") && !this.#entries.has(file)) this.#doomed.push(file);
+    for (const file of await readdir(this.dir))
+      if (file.endsWith(".kv") && !this.#entries.has(file)) this.#doomed.push(file);
     this.#evict();
     await this.#sweep();
     await this.#writeIndex();

@@ -116,10 +116,17 @@ export function threadsPerBatch(context: LlamaContext, threadsFor: (tokens: numb
       return native.initBatch(tokens);
     },
   });
-  Object.defineProperty(native.target, "setThreads", { configurable: true, value: (threads: number): void => apply(wanted ?? threads) });
+  Object.defineProperty(native.target, "setThreads", {
+    configurable: true,
+    value: (threads: number): void => apply(wanted ?? threads),
+  });
 }
 
-function nativeBatchCalls(context: LlamaContext): { target: object; initBatch(tokens: number): unknown; setThreads(threads: number): unknown } {
+function nativeBatchCalls(context: LlamaContext): {
+  target: object;
+  initBatch(tokens: number): unknown;
+  setThreads(threads: number): unknown;
+} {
   const target = (context as unknown as ContextInternals)._ctx;
   const initBatch = target?.initBatch;
   const setThreads = target?.setThreads;
@@ -182,7 +189,10 @@ export interface SequenceStates {
    * of, which is no longer to be used or disposed): a new buffer costs more to fill than the copy.
    */
   capture(sequence: LlamaContextSequence, reuse?: HeldState): Promise<HeldState>;
-  /** Replaces what `sequence` holds with `state`, whose cells hold `tokens`; throws (the sequence left empty) when it did not restore. */
+  /**
+   * Replaces what `sequence` holds with `state`, whose cells hold `tokens`; throws (the sequence left empty) when it
+   * did not restore.
+   */
   restore(sequence: LlamaContextSequence, state: HeldState, tokens: readonly Token[]): Promise<void>;
 }
 
@@ -214,17 +224,26 @@ type Locks = { acquireLock(scope: readonly unknown[]): Promise<{ dispose(): void
  * through node-llama-cpp's checkpoint object (`llama_state_seq_get_data` / `set_data` on a buffer)
  * under the same sequence and context locks as its state files.
  */
-export async function sequenceStates(llama: Llama, model: LlamaModel, context: LlamaContext): Promise<SequenceStates | undefined> {
+export async function sequenceStates(
+  llama: Llama,
+  model: LlamaModel,
+  context: LlamaContext,
+): Promise<SequenceStates | undefined> {
   const native = (context as unknown as StateContextInternals)._ctx;
   const restoreInto = native?.restoreCheckpointInto;
-  const Checkpoint = (llama as unknown as { _bindings?: { AddonContextSequenceCheckpoint?: unknown } })._bindings?.AddonContextSequenceCheckpoint;
+  const Checkpoint = (llama as unknown as { _bindings?: { AddonContextSequenceCheckpoint?: unknown } })._bindings
+    ?.AddonContextSequenceCheckpoint;
   const insights = model.fileInsights;
-  if (typeof restoreInto !== "function" || insights.isHybrid || insights.isRecurrent || insights.swaSize !== undefined) return undefined;
+  if (typeof restoreInto !== "function" || insights.isHybrid || insights.isRecurrent || insights.swaSize !== undefined)
+    return undefined;
   if (typeof Checkpoint !== "function") fail("Llama._bindings.AddonContextSequenceCheckpoint");
   const disposeSequence = native?.disposeSequence;
   if (typeof disposeSequence !== "function") fail("LlamaContext._ctx.disposeSequence");
   const locks = await llamaLocks();
-  const locked = async <T>(sequence: LlamaContextSequence, work: (internals: StateSequenceInternals) => Promise<T>): Promise<T> => {
+  const locked = async <T>(
+    sequence: LlamaContextSequence,
+    work: (internals: StateSequenceInternals) => Promise<T>,
+  ): Promise<T> => {
     const internals = sequence as unknown as StateSequenceInternals;
     if (internals._lock === undefined) fail("LlamaContextSequence._lock");
     // The order node-llama-cpp takes them in for its state files.
@@ -319,11 +338,17 @@ export async function dropDraftedTokens(sequence: LlamaContextSequence): Promise
  * token a step).
  */
 export function draftsCheckedWhole(): boolean {
-  const evaluate = (LlamaContextSequence.prototype as unknown as { _speculativeEvaluate?: unknown })._speculativeEvaluate;
-  return typeof evaluate === "function" && evaluate.toString().includes("this._loadedTokenPredictions.at(-1)?.[1]?.[0]");
+  const evaluate = (LlamaContextSequence.prototype as unknown as { _speculativeEvaluate?: unknown })
+    ._speculativeEvaluate;
+  return (
+    typeof evaluate === "function" && evaluate.toString().includes("this._loadedTokenPredictions.at(-1)?.[1]?.[0]")
+  );
 }
 
-/** node-llama-cpp's own copy of lifecycle-utils: locks are that module's state, so they must come from the copy it imports. */
+/**
+ * node-llama-cpp's own copy of lifecycle-utils: locks are that module's state, so they must come from the copy it
+ * imports.
+ */
 async function llamaLocks(): Promise<Locks> {
   const fromLlama = createRequire(createRequire(import.meta.url).resolve("node-llama-cpp"));
   const locks = (await import(pathToFileURL(fromLlama.resolve("lifecycle-utils")).href)) as Partial<Locks>;
@@ -337,7 +362,10 @@ export function installedVersion(): string {
   let dir = path.dirname(entry);
   for (;;) {
     try {
-      const pkg = JSON.parse(readFileSync(path.join(dir, "package.json"), "utf8")) as { name?: unknown; version?: unknown };
+      const pkg = JSON.parse(readFileSync(path.join(dir, "package.json"), "utf8")) as {
+        name?: unknown;
+        version?: unknown;
+      };
       if (pkg.name === "node-llama-cpp" && typeof pkg.version === "string") return pkg.version;
     } catch {
       // no package.json here: look one folder up
@@ -352,8 +380,10 @@ type EvaluateRanking = (this: LlamaRankingContext, input: Token[]) => Promise<nu
 
 /** The ranking context's evaluation of input tokens as they are (its public calls build the input their own way). */
 function rankingEvaluation(): EvaluateRanking {
-  const evaluate = (LlamaRankingContext.prototype as unknown as { _evaluateRankingForInput?: unknown })._evaluateRankingForInput;
-  if (typeof evaluate !== "function") throw new Error("node-llama-cpp's LlamaRankingContext has no _evaluateRankingForInput");
+  const evaluate = (LlamaRankingContext.prototype as unknown as { _evaluateRankingForInput?: unknown })
+    ._evaluateRankingForInput;
+  if (typeof evaluate !== "function")
+    throw new Error("node-llama-cpp's LlamaRankingContext has no _evaluateRankingForInput");
   return evaluate as EvaluateRanking;
 }
 
@@ -366,10 +396,14 @@ export function rankTokens(context: LlamaRankingContext, input: Token[]): Promis
  * Fails with a clear message unless the installed node-llama-cpp is the version this module was
  * written against and every internal it reads is there. Run once per loaded model, at start-up.
  */
-export async function checkLlamaInternals(loaded: { llama: Llama; model: LlamaModel; context: LlamaContext }, version = installedVersion()): Promise<void> {
+export async function checkLlamaInternals(
+  loaded: { llama: Llama; model: LlamaModel; context: LlamaContext },
+  version = installedVersion(),
+): Promise<void> {
   if (version !== SUPPORTED_NODE_LLAMA_CPP) {
     throw new Error(
-      `node-llama-cpp ${version} is installed, but llm-edge reads its internals as of ${SUPPORTED_NODE_LLAMA_CPP}: check them ` +
+      `node-llama-cpp ${version} is installed, but llm-edge reads its internals as of ${SUPPORTED_NODE_LLAMA_CPP}: ` +
+        `check them ` +
         `in sidecar/engine/llama/llama-internals.ts, then update SUPPORTED_NODE_LLAMA_CPP there`,
     );
   }

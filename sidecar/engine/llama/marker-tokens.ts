@@ -25,7 +25,9 @@ export function markerTextPattern(model: LlamaModel): RegExp | null {
   let pattern = markerPatterns.get(model);
   if (pattern === undefined) {
     const texts = new Set(templateMarkerTokens(model).map((token) => model.detokenize([token], true)));
-    const escaped = [...texts].filter((text) => text.trim().length >= 2).map((text) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
+    const escaped = [...texts]
+      .filter((text) => text.trim().length >= 2)
+      .map((text) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
     pattern = escaped.length === 0 ? null : new RegExp(escaped.join("|"));
     markerPatterns.set(model, pattern);
   }

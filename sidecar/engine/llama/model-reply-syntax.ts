@@ -6,7 +6,8 @@ import { analyseTemplate, NO_CALLS } from "../syntax/analysis.js";
 import { pattern } from "../syntax/pattern.js";
 import type { CallSyntax, ReplySyntax } from "../syntax/reply-syntax.js";
 
-const text = (value: string | LlamaText | undefined): string => (value === undefined ? "" : LlamaText(value).toString());
+const text = (value: string | LlamaText | undefined): string =>
+  value === undefined ? "" : LlamaText(value).toString();
 
 /**
  * The call syntax of node-llama-cpp's wrapper (`||call: name(arguments)` for most), as the family
@@ -19,7 +20,9 @@ function wrapperCalls(wrapper: ChatWrapper): CallSyntax | undefined {
   const [start, nameEnd, close] = [call.prefix, call.paramsPrefix, call.suffix].map((t) => text(t));
   if (start === undefined || nameEnd === undefined || close === undefined) return undefined;
   if ([start, nameEnd, close].some((t) => t.includes("{{functionName}}")) || start.trim() === "") return undefined;
-  const alternates = (call.prefixAlternateMatches ?? []).map((t) => text(t).replace(/^\n+/, "")).filter((t) => t !== "");
+  const alternates = (call.prefixAlternateMatches ?? [])
+    .map((t) => text(t).replace(/^\n+/, ""))
+    .filter((t) => t !== "");
   return {
     family: "generic",
     open: [],
@@ -36,7 +39,13 @@ function wrapperCalls(wrapper: ChatWrapper): CallSyntax | undefined {
 /** The reply syntax of `model` served with `template` through `wrapper` (no template: plain text, tools refused). */
 export function modelReplySyntax(model: LlamaModel, template: string, wrapper: ChatWrapper): ReplySyntax {
   if (template.trim() === "") {
-    return { reasoning: undefined, strip: [], end: [], calls: undefined, refused: "the model has no chat template (a preset's chatTemplate sets one)" };
+    return {
+      reasoning: undefined,
+      strip: [],
+      end: [],
+      calls: undefined,
+      refused: "the model has no chat template (a preset's chatTemplate sets one)",
+    };
   }
   const syntax = analyseTemplate(template, { bos: model.tokens.bosString ?? "", eos: model.tokens.eosString ?? "" });
   if (syntax.refused !== NO_CALLS) return syntax;
@@ -46,12 +55,17 @@ export function modelReplySyntax(model: LlamaModel, template: string, wrapper: C
 
 /** The syntax in a few words, for the load's log line: its call family (or why there is none) and its reasoning. */
 export function replySummary(syntax: ReplySyntax): string {
-  const calls = syntax.calls === undefined ? `no tool calls: ${syntax.refused ?? "none written"}` : `tool calls: ${syntax.calls.family}`;
+  const calls =
+    syntax.calls === undefined
+      ? `no tool calls: ${syntax.refused ?? "none written"}`
+      : `tool calls: ${syntax.calls.family}`;
   const generic =
     syntax.calls?.family === "generic"
       ? " (the template writes none; the prompt describes the functions)"
       : syntax.toolsUnlisted
         ? " (the template shows no tools; the system message lists them)"
         : "";
-  return syntax.reasoning === undefined ? calls + generic : `${calls}${generic}; reasoning: ${syntax.reasoning.open} … ${syntax.reasoning.close}`;
+  return syntax.reasoning === undefined
+    ? calls + generic
+    : `${calls}${generic}; reasoning: ${syntax.reasoning.open} … ${syntax.reasoning.close}`;
 }

@@ -31,7 +31,13 @@ import { thinkingOffWrapper } from "./thinking-switch.js";
 import { templateVariablesWrappers } from "./template-variables.js";
 import { TokenBytes } from "./token-bytes.js";
 import { batchThreadsMinTokens, useBatchThreads } from "./batch-threads.js";
-import { checkLlamaInternals, draftsCheckedWhole, sequenceIdOf, sequenceStates, type SequenceStates } from "./llama-internals.js";
+import {
+  checkLlamaInternals,
+  draftsCheckedWhole,
+  sequenceIdOf,
+  sequenceStates,
+  type SequenceStates,
+} from "./llama-internals.js";
 import { cachedTokenizer } from "./tokenizer-cache.js";
 import { cacheRamMiB, KvTier, modelIdentity } from "./kv-tier.js";
 import { DEFAULT_LOOKUP_DRAFT, PromptLookup } from "./prompt-lookup.js";
@@ -105,7 +111,10 @@ export interface ModelOptions {
   readonly cacheRam?: number | "auto";
   /** A folder that keeps the tier's states across restarts (`--cache-dir`); unset: a private RAM-backed one. */
   readonly cacheDir?: string | undefined;
-  /** Tokens prompt lookup drafts at most per step (`--spec-lookup`; prompt-lookup.ts); 0: none. Default DEFAULT_LOOKUP_DRAFT. */
+  /**
+   * Tokens prompt lookup drafts at most per step (`--spec-lookup`; prompt-lookup.ts); 0: none. Default
+   * DEFAULT_LOOKUP_DRAFT.
+   */
   readonly specLookup?: number;
   /** Load progress, 0..1. */
   readonly onProgress?: (fraction: number) => void;
@@ -131,7 +140,10 @@ export interface LoadedModel {
   readonly model: LlamaModel;
   readonly context: LlamaContext;
   readonly chatWrapper: ChatWrapper;
-  /** The Jinja template chats are rendered with directly (chat/template-prompt.ts): set where node-llama-cpp has no built-in wrapper for it. */
+  /**
+   * The Jinja template chats are rendered with directly (chat/template-prompt.ts): set where node-llama-cpp has no
+   * built-in wrapper for it.
+   */
   readonly jinjaTemplate: string | undefined;
   /** The chat template's text (the file's, or the override); empty without one. */
   readonly chatTemplate: string;
@@ -164,11 +176,16 @@ export interface LoadedModel {
   readonly ranker: Ranker;
   /** Sequences' states kept in host memory (kv-tier.ts); undefined when `--cache-ram` is 0. */
   readonly kvTier: KvTier | undefined;
-  /** Drafts from the prompt (prompt-lookup.ts); undefined when `--spec-lookup` is 0 or the model cannot take them back. */
+  /**
+   * Drafts from the prompt (prompt-lookup.ts); undefined when `--spec-lookup` is 0 or the model cannot take them back.
+   */
   readonly lookup: PromptLookup | undefined;
   /** The model's tokenizer, keeping long texts' tokens for the turns that send them again (tokenizer-cache.ts). */
   readonly tokenizer: Tokenizer;
-  /** Sequence states copied in memory, where the engine can (llama-internals.ts); else the tier and choices use state files. */
+  /**
+   * Sequence states copied in memory, where the engine can (llama-internals.ts); else the tier and choices use state
+   * files.
+   */
   readonly states: SequenceStates | undefined;
   dispose(): Promise<void>;
 }
@@ -180,7 +197,9 @@ let llamaInstance: Promise<Llama> | undefined;
  * a request's content, which never reaches a log (the request gets INVALID_ARGUMENT instead).
  */
 function engineLog(_level: LlamaLogLevel, message: string): void {
-  const text = message.includes("error parsing grammar") ? "llama.cpp: a request's grammar did not parse (its text is not logged)" : message;
+  const text = message.includes("error parsing grammar")
+    ? "llama.cpp: a request's grammar did not parse (its text is not logged)"
+    : message;
   process.stderr.write(text.endsWith("\n") ? text : `${text}\n`);
 }
 
@@ -276,24 +295,41 @@ async function warmUp(sequence: LlamaContextSequence | undefined, model: LlamaMo
   await sequence.clearHistory();
 }
 
-type TemplateFields = Pick<LoadedModel, "chatWrapper" | "jinjaTemplate" | "chatTemplate" | "thinkingOff" | "withVariables" | "replySyntax">;
+type TemplateFields = Pick<
+  LoadedModel,
+  "chatWrapper" | "jinjaTemplate" | "chatTemplate" | "thinkingOff" | "withVariables" | "replySyntax"
+>;
 
-/** What the chat template (the file's, or `override`) gives a model: its wrappers, and the reply syntax learned from it. */
+/**
+ * What the chat template (the file's, or `override`) gives a model: its wrappers, and the reply syntax learned from it.
+ */
 function templateOf(model: LlamaModel, override: string | undefined): TemplateFields {
   const { chatWrapper, template } = chatWrapperOf(model, override);
   return {
     chatWrapper,
     jinjaTemplate: chatWrapper instanceof JinjaTemplateChatWrapper && template.trim() !== "" ? template : undefined,
     chatTemplate: template,
-    thinkingOff: thinkingOffWrapper(template, chatWrapper, (settings) => chatWrapperOf(model, override, settings).chatWrapper),
+    thinkingOff: thinkingOffWrapper(
+      template,
+      chatWrapper,
+      (settings) => chatWrapperOf(model, override, settings).chatWrapper,
+    ),
     // Forced through the Jinja wrapper: a wrapper node-llama-cpp picks in the template's place takes no variables.
-    withVariables: templateVariablesWrappers((settings) => chatWrapperOf(model, override ?? template, settings).chatWrapper),
+    withVariables: templateVariablesWrappers(
+      (settings) => chatWrapperOf(model, override ?? template, settings).chatWrapper,
+    ),
     replySyntax: modelReplySyntax(model, template, chatWrapper),
   };
 }
 
 /** The model's context, checked, with its thread counts per batch and its batch scheduler. */
-async function scheduledContext(llama: Llama, model: LlamaModel, options: ModelOptions, threads: number, threadsBatch: number) {
+async function scheduledContext(
+  llama: Llama,
+  model: LlamaModel,
+  options: ModelOptions,
+  threads: number,
+  threadsBatch: number,
+) {
   // Requests on their way to their first decode; an idle context's first batch waits for them.
   const arrivals = new Arrivals();
   const context = await createContext(llama, model, options, threadsBatch, arrivals);
@@ -304,7 +340,13 @@ async function scheduledContext(llama: Llama, model: LlamaModel, options: ModelO
 }
 
 /** The model's one context: every sequence, its batches shared and scheduled (batch-shares.ts, arrivals.ts). */
-function createContext(llama: Llama, model: LlamaModel, options: ModelOptions, threadsBatch: number, arrivals: Arrivals): Promise<LlamaContext> {
+function createContext(
+  llama: Llama,
+  model: LlamaModel,
+  options: ModelOptions,
+  threadsBatch: number,
+  arrivals: Arrivals,
+): Promise<LlamaContext> {
   return model.createContext({
     sequences: options.sequences,
     // node-llama-cpp's context size is per sequence: each sequence gets this many tokens.
@@ -317,7 +359,8 @@ function createContext(llama: Llama, model: LlamaModel, options: ModelOptions, t
     // On a CPU, prompts that arrive together go a few at a time, the shortest first (batch-shares.ts).
     batching: {
       itemPrioritizationStrategy: shareBatchOf(
-        options.promptBatchTokens ?? (llama.gpu === false ? cpuPromptBatchTokens(model.size) : Number.POSITIVE_INFINITY),
+        options.promptBatchTokens ??
+          (llama.gpu === false ? cpuPromptBatchTokens(model.size) : Number.POSITIVE_INFINITY),
       ),
       dispatchSchedule: arrivals.schedule,
     },
@@ -331,9 +374,12 @@ async function loadEmbedder(
   options: ModelOptions,
   threadsBatch: number,
 ): Promise<{ embedder: Embedder; disposeEmbedder: () => Promise<void> }> {
-  if (options.sharedEmbedder !== undefined) return { embedder: options.sharedEmbedder, disposeEmbedder: async () => undefined };
+  if (options.sharedEmbedder !== undefined)
+    return { embedder: options.sharedEmbedder, disposeEmbedder: async () => undefined };
   const embeddingModel =
-    options.embeddingModelPath === undefined ? model : await llama.loadModel({ modelPath: options.embeddingModelPath, gpuLayers: options.gpuLayers ?? "auto" });
+    options.embeddingModelPath === undefined
+      ? model
+      : await llama.loadModel({ modelPath: options.embeddingModelPath, gpuLayers: options.gpuLayers ?? "auto" });
   const embedder = embedderFor(embeddingModel, { ...options, threadsBatch });
   const disposeEmbedder = async (): Promise<void> => {
     await embedder.dispose();
@@ -343,7 +389,10 @@ async function loadEmbedder(
 }
 
 /** An embedder on `model`: inputs of up to `--embedding-context-size` tokens, each evaluated as one batch. */
-export function embedderFor(model: LlamaModel, options: Pick<ModelOptions, "embeddingContextSize" | "maxQueue"> & { threadsBatch: number }): Embedder {
+export function embedderFor(
+  model: LlamaModel,
+  options: Pick<ModelOptions, "embeddingContextSize" | "maxQueue"> & { threadsBatch: number },
+): Embedder {
   return new Embedder(model, {
     threads: options.threadsBatch,
     contextSize: options.embeddingContextSize ?? DEFAULT_EMBEDDING_CONTEXT_SIZE,
@@ -358,11 +407,22 @@ type WrapperSettings = NonNullable<ResolveChatWrapperWithModelOptions["customWra
  * The chat wrapper: the file's own template, or the one a preset names instead; and the template's
  * text. `settings`: wrapper settings to resolve it with (the thinking switch off, thinking-switch.ts).
  */
-function chatWrapperOf(model: LlamaModel, override: string | undefined, settings: WrapperSettings = {}): { chatWrapper: ChatWrapper; template: string } {
+function chatWrapperOf(
+  model: LlamaModel,
+  override: string | undefined,
+  settings: WrapperSettings = {},
+): { chatWrapper: ChatWrapper; template: string } {
   const own = String(model.fileInfo.metadata.tokenizer?.chat_template ?? "");
-  if (override === undefined) return { chatWrapper: resolveChatWrapper(model, { customWrapperSettings: settings }), template: own };
+  if (override === undefined)
+    return { chatWrapper: resolveChatWrapper(model, { customWrapperSettings: settings }), template: own };
   if ((specializedChatWrapperTypeNames as readonly string[]).includes(override)) {
-    return { chatWrapper: resolveChatWrapper(model, { type: override as SpecializedChatWrapperTypeName, customWrapperSettings: settings }), template: own };
+    return {
+      chatWrapper: resolveChatWrapper(model, {
+        type: override as SpecializedChatWrapperTypeName,
+        customWrapperSettings: settings,
+      }),
+      template: own,
+    };
   }
   const chatWrapper = resolveChatWrapper(model, {
     type: "jinjaTemplate",
@@ -374,7 +434,11 @@ function chatWrapperOf(model: LlamaModel, override: string | undefined, settings
 
 /** The model's ranker: a (query, document) pair is one input, capped as an embedding input is. */
 function rankerOf(model: LlamaModel, options: ModelOptions, threadsBatch: number): Ranker {
-  return new Ranker(model, { threads: threadsBatch, contextSize: options.embeddingContextSize ?? DEFAULT_EMBEDDING_CONTEXT_SIZE, maxQueue: options.maxQueue });
+  return new Ranker(model, {
+    threads: threadsBatch,
+    contextSize: options.embeddingContextSize ?? DEFAULT_EMBEDDING_CONTEXT_SIZE,
+    maxQueue: options.maxQueue,
+  });
 }
 
 /** The KV cache tier of `--cache-ram` MiB, or none for 0. */
@@ -407,9 +471,15 @@ function promptLookupOf(model: LlamaModel, draftMax: number): PromptLookup | und
 }
 
 /** `--threads` and `--threads-batch` as numbers on this library. */
-export function threadCounts(options: Pick<ModelOptions, "threads" | "threadsBatch">, llama: Llama): { threads: number; threadsBatch: number } {
+export function threadCounts(
+  options: Pick<ModelOptions, "threads" | "threadsBatch">,
+  llama: Llama,
+): { threads: number; threadsBatch: number } {
   const threads = resolveThreads(options.threads, llama);
-  return { threads, threadsBatch: options.threadsBatch === undefined ? threads : resolveBatchThreads(options.threadsBatch) };
+  return {
+    threads,
+    threadsBatch: options.threadsBatch === undefined ? threads : resolveBatchThreads(options.threadsBatch),
+  };
 }
 
 function resolveThreads(threads: number | "auto", llama: Llama): number {

@@ -39,7 +39,8 @@ const pairKey = (first: Token, second: Token): number => first * 0x200000 + seco
 /**
  * Drafts from an index of the token pairs the sequence holds (prompt and reply so far): where the
  * last two tokens occurred before, with at least the token before them matching too, the tokens
- * after that occurrence. A draft is at most as long as the match behind it and as the last draft's accepted run allows (doubling after a draft taken
+ * after that occurrence. A draft is at most as long as the match behind it and as the last draft's accepted run allows
+ * (doubling after a draft taken
  * whole, up to `draftMax`), so a pair shared by chance or text the reply words differently costs a
  * token or two checked, and a long repeated passage drafts the most.
  */
@@ -92,7 +93,9 @@ export class PairLookup extends TokenPredictor {
     return draft;
   }
 
-  /** The last draft's outcome sets the next one's length: doubled when the reply took it whole, else the run it took. */
+  /**
+   * The last draft's outcome sets the next one's length: doubled when the reply took it whole, else the run it took.
+   */
   #learn(): void {
     const draft = this.#draft;
     if (draft.length === 0) return;
@@ -130,7 +133,8 @@ export class PromptLookup implements SpeculationStats {
       end: async (between) => {
         try {
           // Drafts checked but not taken stay in the cells for a next step that will not come.
-          if (sequence.nextTokenIndex !== sequence.contextTokens.length) await between(() => dropDraftedTokens(sequence));
+          if (sequence.nextTokenIndex !== sequence.contextTokens.length)
+            await between(() => dropDraftedTokens(sequence));
         } finally {
           setTokenPredictor(sequence, undefined);
           predictor.dispose();

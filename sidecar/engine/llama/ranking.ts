@@ -56,7 +56,9 @@ export class Ranker {
   /** The documents' scores for the query, in order; every pair is checked before any is evaluated. */
   async rank(query: string, documents: readonly string[], signal: AbortSignal): Promise<RankResult> {
     if (modelKind(this.#model.fileInsights) !== "rank") {
-      throw invalidArgument("this model has no ranking head (cls.output.weight or cls.weight): Rank needs a reranking model");
+      throw invalidArgument(
+        "this model has no ranking head (cls.output.weight or cls.weight): Rank needs a reranking model",
+      );
     }
     if (query === "") throw invalidArgument("the query is empty");
     if (documents.length === 0) throw invalidArgument("rank needs at least one document");
@@ -82,7 +84,11 @@ export class Ranker {
 
   #open(): Promise<LlamaRankingContext> {
     const size = this.contextSize;
-    this.#context ??= this.#model.createRankingContext({ contextSize: size, batchSize: size, threads: this.#options.threads });
+    this.#context ??= this.#model.createRankingContext({
+      contextSize: size,
+      batchSize: size,
+      threads: this.#options.threads,
+    });
     return this.#context;
   }
 
@@ -92,7 +98,10 @@ export class Ranker {
    */
   #fits(input: Token[], index: number): Token[] {
     if (input.length >= this.contextSize) {
-      throw invalidArgument(`document ${index} and the query take ${input.length} tokens, but a ranking input holds at most ${this.contextSize - 1}`);
+      throw invalidArgument(
+        `document ${index} and the query take ${input.length} tokens, but a ranking input holds at most ` +
+          `${this.contextSize - 1}`,
+      );
     }
     return input;
   }

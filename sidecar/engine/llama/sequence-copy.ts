@@ -37,7 +37,9 @@ export async function copySequence(
     return;
   }
   // At most one whole sequence's state: /dev/shm when it has that much room, else the temp folder.
-  const folder = await mkdtemp(path.join(ramFolder(context.stateSize / Math.max(1, context.totalSequences)), "sidecar-copy-"));
+  const folder = await mkdtemp(
+    path.join(ramFolder(context.stateSize / Math.max(1, context.totalSequences)), "sidecar-copy-"),
+  );
   const file = path.join(folder, "state.kv");
   try {
     await between(from, async () => {

@@ -120,7 +120,12 @@ export class SequencePool {
   }
 
   /** One sequence; `batch` for a PRIORITY_BATCH request (served in idle capacity, preempted by an interactive one). */
-  acquire(prompt: readonly Token[], signal: AbortSignal, client = "", batch?: BatchClaim): Promise<LlamaContextSequence> {
+  acquire(
+    prompt: readonly Token[],
+    signal: AbortSignal,
+    client = "",
+    batch?: BatchClaim,
+  ): Promise<LlamaContextSequence> {
     if (signal.aborted) return Promise.reject(cancelled());
     if (this.#free.length > 0) {
       this.#countTurn(client);
@@ -133,9 +138,16 @@ export class SequencePool {
    * `count` sequences for one request, all at once (the first holds the longest shared prefix);
    * the request waits while fewer are free. More than the pool has is INVALID_ARGUMENT.
    */
-  acquireMany(prompt: readonly Token[], signal: AbortSignal, client: string, count: number, batch?: BatchClaim): Promise<LlamaContextSequence[]> {
+  acquireMany(
+    prompt: readonly Token[],
+    signal: AbortSignal,
+    client: string,
+    count: number,
+    batch?: BatchClaim,
+  ): Promise<LlamaContextSequence[]> {
     if (signal.aborted) return Promise.reject(cancelled());
-    if (count > this.size) return Promise.reject(invalidArgument(`${count} choices need ${count} sequences; the model has ${this.size}`));
+    if (count > this.size)
+      return Promise.reject(invalidArgument(`${count} choices need ${count} sequences; the model has ${this.size}`));
     if (this.#free.length >= count) {
       this.#countTurn(client);
       return Promise.resolve(
@@ -154,7 +166,13 @@ export class SequencePool {
     return sequences;
   }
 
-  #wait(prompt: readonly Token[], signal: AbortSignal, client: string, count: number, batch: BatchClaim | undefined): Promise<LlamaContextSequence[]> {
+  #wait(
+    prompt: readonly Token[],
+    signal: AbortSignal,
+    client: string,
+    count: number,
+    batch: BatchClaim | undefined,
+  ): Promise<LlamaContextSequence[]> {
     const waiting = batch === undefined ? this.queued : this.queuedBatch;
     if (waiting >= (batch === undefined ? this.#options.maxQueue : BATCH_QUEUE_LIMIT)) {
       const what = batch === undefined ? "requests are" : "batch requests are";
@@ -165,7 +183,13 @@ export class SequencePool {
     return waiter;
   }
 
-  #enqueue(prompt: readonly Token[], signal: AbortSignal, client: string, count: number, batch: BatchClaim | undefined): Promise<LlamaContextSequence[]> {
+  #enqueue(
+    prompt: readonly Token[],
+    signal: AbortSignal,
+    client: string,
+    count: number,
+    batch: BatchClaim | undefined,
+  ): Promise<LlamaContextSequence[]> {
     return new Promise((resolve, reject) => {
       const onAbort = (): void => {
         this.#remove(waiter);
@@ -216,7 +240,8 @@ export class SequencePool {
     }
     let needed = 0;
     for (const waiter of this.#queue) if (waiter.batch === undefined) needed += waiter.count;
-    if (this.#collector !== undefined && this.#collector.batch === undefined) needed += this.#collector.count - this.#collector.held.length;
+    if (this.#collector !== undefined && this.#collector.batch === undefined)
+      needed += this.#collector.count - this.#collector.held.length;
     this.#batch.preemptFor(needed);
   }
 
@@ -302,7 +327,8 @@ export class SequencePool {
       let shared = candidate.compareContextTokens(prompt as Token[]).firstDifferentIndex;
       if (shared <= 1) shared = 0;
       const askedAgain = shared > 0 && shared >= prompt.length - 1;
-      const lost = askedAgain || this.#options.kept?.(candidate) === true ? 0 : Math.max(0, candidate.nextTokenIndex - shared);
+      const lost =
+        askedAgain || this.#options.kept?.(candidate) === true ? 0 : Math.max(0, candidate.nextTokenIndex - shared);
       const score = shared - lost - RUN_COST_TOKENS * this.#runsAdded(candidate, busyIds);
       if (score > bestScore) {
         best = i;

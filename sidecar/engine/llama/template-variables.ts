@@ -19,9 +19,11 @@ export function parseTemplateVariables(json: string): Record<string, unknown> | 
   } catch {
     throw invalidArgument("the chat template variables are not valid JSON");
   }
-  if (typeof value !== "object" || value === null || Array.isArray(value)) throw invalidArgument("the chat template variables must be a JSON object");
+  if (typeof value !== "object" || value === null || Array.isArray(value))
+    throw invalidArgument("the chat template variables must be a JSON object");
   const reserved = Object.keys(value).find((key) => RESERVED.includes(key));
-  if (reserved !== undefined) throw invalidArgument(`the chat template variable "${reserved}" is set by the server and cannot be given`);
+  if (reserved !== undefined)
+    throw invalidArgument(`the chat template variable "${reserved}" is set by the server and cannot be given`);
   return value as Record<string, unknown>;
 }
 
@@ -30,7 +32,9 @@ export function parseTemplateVariables(json: string): Record<string, unknown> | 
  * template with `settings`. A model served through a built-in wrapper instead (a preset naming
  * one) has no template to pass variables to, and refuses them.
  */
-export function templateVariablesWrappers(resolve: (settings: WrapperSettings) => ChatWrapper): (variables: Record<string, unknown>) => ChatWrapper {
+export function templateVariablesWrappers(
+  resolve: (settings: WrapperSettings) => ChatWrapper,
+): (variables: Record<string, unknown>) => ChatWrapper {
   const kept = new Map<string, ChatWrapper>();
   return (variables) => {
     const key = JSON.stringify(variables);
@@ -42,7 +46,9 @@ export function templateVariablesWrappers(resolve: (settings: WrapperSettings) =
         const reasoning = typeof thinking === "boolean" ? { reasoning: thinking } : {};
         wrapper = resolve({ jinjaTemplate: { additionalRenderParameters: rest, ...reasoning } });
       } catch (error) {
-        throw invalidArgument(`the chat template cannot take these variables: ${error instanceof Error ? error.message : String(error)}`);
+        throw invalidArgument(
+          `the chat template cannot take these variables: ${error instanceof Error ? error.message : String(error)}`,
+        );
       }
       if (!(wrapper instanceof JinjaTemplateChatWrapper))
         throw invalidArgument("this model's chat template is a built-in one, which takes no template variables");

@@ -22,7 +22,8 @@ const PROBE: ChatHistoryItem[] = [
   { type: "model", response: [] },
 ];
 
-const rendered = (wrapper: ChatWrapper): string => wrapper.generateContextState({ chatHistory: PROBE }).contextText.toString();
+const rendered = (wrapper: ChatWrapper): string =>
+  wrapper.generateContextState({ chatHistory: PROBE }).contextText.toString();
 
 /**
  * The wrapper that renders prompts with the template's thinking switch off, or undefined when the
@@ -30,7 +31,11 @@ const rendered = (wrapper: ChatWrapper): string => wrapper.generateContextState(
  * another kind of wrapper (its other renderings would differ too) or the same prompt.
  * `resolve` resolves the model's wrapper as it was resolved, with `settings` added.
  */
-export function thinkingOffWrapper(template: string, on: ChatWrapper, resolve: (settings: WrapperSettings) => ChatWrapper): ChatWrapper | undefined {
+export function thinkingOffWrapper(
+  template: string,
+  on: ChatWrapper,
+  resolve: (settings: WrapperSettings) => ChatWrapper,
+): ChatWrapper | undefined {
   if (!template.includes(THINKING_SWITCH)) return undefined;
   try {
     const off = resolve(THINKING_OFF);

@@ -15,7 +15,11 @@ export function cachedTokenizer(tokenizer: Tokenizer, maxChars = CACHED_MAX_CHAR
   const kept = new Map<string, readonly Token[]>();
   let chars = 0;
   const tokenize = (text: string, specialTokens?: boolean | "builtin", options?: "trimLeadingSpace"): Token[] => {
-    const call = tokenizer as (text: string, specialTokens?: boolean | "builtin", options?: "trimLeadingSpace") => Token[];
+    const call = tokenizer as (
+      text: string,
+      specialTokens?: boolean | "builtin",
+      options?: "trimLeadingSpace",
+    ) => Token[];
     if (specialTokens === "builtin" || text.length < CACHED_MIN_CHARS) return call(text, specialTokens, options);
     // How it is tokenized is part of the key: with special tokens or as text, leading space trimmed or not.
     const key = `${specialTokens === true ? "s" : "t"}${options === "trimLeadingSpace" ? "l" : "-"}${text}`;
@@ -36,6 +40,10 @@ export function cachedTokenizer(tokenizer: Tokenizer, maxChars = CACHED_MAX_CHAR
     return tokens;
   };
   return Object.freeze(
-    Object.assign(tokenize, { detokenize: tokenizer.detokenize, isSpecialToken: tokenizer.isSpecialToken, isEogToken: tokenizer.isEogToken }),
+    Object.assign(tokenize, {
+      detokenize: tokenizer.detokenize,
+      isSpecialToken: tokenizer.isSpecialToken,
+      isEogToken: tokenizer.isEogToken,
+    }),
   ) as Tokenizer;
 }

@@ -2,7 +2,10 @@
 // released when the generation itself is done, whether its reader stayed, left, or never started.
 
 /** `source`'s events; `end` runs once when they end: finished, failed, or returned (even before the first event). */
-export function onEnd<T>(source: AsyncGenerator<T, void, undefined>, end: () => void): AsyncGenerator<T, void, undefined> {
+export function onEnd<T>(
+  source: AsyncGenerator<T, void, undefined>,
+  end: () => void,
+): AsyncGenerator<T, void, undefined> {
   let ended = false;
   const once = (): void => {
     if (ended) return;

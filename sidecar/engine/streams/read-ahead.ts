@@ -74,7 +74,15 @@ export async function* readAhead<T>(
   source: AsyncGenerator<T, void, undefined>,
   { limit = READ_AHEAD_LIMIT, atOnce = () => false }: ReadAheadOptions = {},
 ): AsyncGenerator<T, void, undefined> {
-  const ahead: Ahead<T> = { queue: [], produced: 0, finished: false, failure: undefined, stopped: false, wakeReader: undefined, wakePump: undefined };
+  const ahead: Ahead<T> = {
+    queue: [],
+    produced: 0,
+    finished: false,
+    failure: undefined,
+    stopped: false,
+    wakeReader: undefined,
+    wakePump: undefined,
+  };
   const pumping = pump(source, limit, ahead);
   try {
     for (;;) {

@@ -22,7 +22,9 @@ export async function* generateResumable(
   // Until the generation starts (it may wait for a sequence), the caller leaving still cancels it.
   const onLeave = (): void => generation.abort(caller.reason);
   caller.addEventListener("abort", onLeave, { once: true });
-  const events = readAhead(onEnd(generate(loaded, request, generation.signal, metrics), ended), { atOnce: (position) => position === FIRST_TOKEN_POSITION });
+  const events = readAhead(onEnd(generate(loaded, request, generation.signal, metrics), ended), {
+    atOnce: (position) => position === FIRST_TOKEN_POSITION,
+  });
   let first: IteratorResult<GenerateEvent, void>;
   try {
     first = await events.next();
@@ -33,8 +35,19 @@ export async function* generateResumable(
   const start = first.value;
   const id = streams.newId();
   const stamped: GenerateEvent =
-    start.event?.case === "start" ? { event: { case: "start", value: { ...start.event.value, streamId: id, resumeContext: request.resumeContext } } } : start;
-  streams.add(id, request.clientId, stamped, { [Symbol.asyncIterator]: () => events }, generation, request.detached ? Infinity : request.resumeGraceMs);
+    start.event?.case === "start"
+      ? {
+          event: { case: "start", value: { ...start.event.value, streamId: id, resumeContext: request.resumeContext } },
+        }
+      : start;
+  streams.add(
+    id,
+    request.clientId,
+    stamped,
+    { [Symbol.asyncIterator]: () => events },
+    generation,
+    request.detached ? Infinity : request.resumeGraceMs,
+  );
   const reader = streams.read(id, request.clientId, 0, caller);
   if (reader !== undefined) yield* reader;
 }

@@ -31,7 +31,13 @@ export function eventBytes(event: GenerateEvent): number {
   if (event.event?.case !== "token") return 256;
   const token = event.event.value;
   const text = (token.text?.length ?? 0) + (token.reasoning?.length ?? 0);
-  return 64 + text * 2 + (token.piece?.length ?? 0) + (token.topLogprobs?.length ?? 0) * 48 + (token.toolCalls?.length ?? 0) * 64;
+  return (
+    64 +
+    text * 2 +
+    (token.piece?.length ?? 0) +
+    (token.topLogprobs?.length ?? 0) * 48 +
+    (token.toolCalls?.length ?? 0) * 64
+  );
 }
 
 export class ResumableStreams {
@@ -61,15 +67,38 @@ export class ResumableStreams {
    * by nobody yet: the caller that asked for it reads next, through `read`. A `graceMs` of
    * Infinity: detached, it runs to its finish with no reader.
    */
-  add(id: string, clientId: string, first: GenerateEvent, events: AsyncIterable<GenerateEvent>, generation: AbortController, graceMs: number): void {
-    const entry: Entry = { id, clientId, buffer: new ReplayBuffer(), generation, graceMs: this.#grace(graceMs), readers: 0 };
+  add(
+    id: string,
+    clientId: string,
+    first: GenerateEvent,
+    events: AsyncIterable<GenerateEvent>,
+    generation: AbortController,
+    graceMs: number,
+  ): void {
+    const entry: Entry = {
+      id,
+      clientId,
+      buffer: new ReplayBuffer(),
+      generation,
+      graceMs: this.#grace(graceMs),
+      readers: 0,
+    };
     this.#entries.set(id, entry);
     this.#keep(entry, first);
     void this.#pump(entry, events);
   }
 
-  /** The stream's events from `after` on, then live (with `snapshot`, only those kept now); the reader counts until it stops. */
-  read(id: string, clientId: string, after: number, signal: AbortSignal, snapshot = false): AsyncGenerator<GenerateEvent, void, undefined> | undefined {
+  /**
+   * The stream's events from `after` on, then live (with `snapshot`, only those kept now); the reader counts until it
+   * stops.
+   */
+  read(
+    id: string,
+    clientId: string,
+    after: number,
+    signal: AbortSignal,
+    snapshot = false,
+  ): AsyncGenerator<GenerateEvent, void, undefined> | undefined {
     const entry = this.#find(id, clientId);
     if (entry === undefined) return undefined;
     return snapshot ? entry.buffer.read(after, signal, true) : this.#reader(entry, after, signal);
@@ -86,7 +115,8 @@ export class ResumableStreams {
 
   /** Cancels every live generation (shutdown). */
   cancelAll(): void {
-    for (const entry of this.#entries.values()) if (!entry.buffer.done) entry.generation.abort(new Error("the sidecar is stopping"));
+    for (const entry of this.#entries.values())
+      if (!entry.buffer.done) entry.generation.abort(new Error("the sidecar is stopping"));
   }
 
   #find(id: string, clientId: string): Entry | undefined {
@@ -110,7 +140,10 @@ export class ResumableStreams {
     }
   }
 
-  /** Nobody reads a live stream: it is cancelled unless a reader comes within its grace period (a detached one never is). */
+  /**
+   * Nobody reads a live stream: it is cancelled unless a reader comes within its grace period (a detached one never
+   * is).
+   */
   #awaitReader(entry: Entry): void {
     if (entry.graceMs === Infinity) return;
     entry.timer = setTimeout(() => {

@@ -2,7 +2,14 @@
 // through it (probe.ts) and read back with each candidate syntax, the first that gives back exactly
 // what was rendered winning (docs/decisions.md, "Reply syntax from the template").
 import { CALL_FAMILIES } from "./families.js";
-import { isRendered, renderReply, type ProbeCall, type ProbeTool, type RenderedReply, type TemplateContext } from "./probe.js";
+import {
+  isRendered,
+  renderReply,
+  type ProbeCall,
+  type ProbeTool,
+  type RenderedReply,
+  type TemplateContext,
+} from "./probe.js";
 import { readReply, readsBack, schemaTypes, startsInReasoning } from "./read-back.js";
 import { fill } from "./pattern.js";
 import type { CallSyntax, ReasoningSyntax, ReplySyntax } from "./reply-syntax.js";
@@ -14,7 +21,11 @@ const LEAD = "Let me check.";
 const TOOLS: readonly ProbeTool[] = [
   {
     name: "probe_weather",
-    parameters: { type: "object", properties: { city: { type: "string" }, days: { type: "integer" } }, required: ["city"] },
+    parameters: {
+      type: "object",
+      properties: { city: { type: "string" }, days: { type: "integer" } },
+      required: ["city"],
+    },
   },
   { name: "probe_time", parameters: { type: "object", properties: { zone: { type: "string" } }, required: ["zone"] } },
 ];
@@ -77,7 +88,8 @@ function reasoningOf(r: Rendered, base: Omit<ReplySyntax, "reasoning">): Reasoni
       if (readsBack(syntax, r.think, { reasoning: THOUGHT, content: ANSWER })) return reasoning;
       continue;
     }
-    const used = startsInReasoning(syntax, r.prompt) || (r.source.includes(reasoning.open) && r.source.includes(reasoning.close));
+    const used =
+      startsInReasoning(syntax, r.prompt) || (r.source.includes(reasoning.open) && r.source.includes(reasoning.close));
     if (used) return reasoning;
   }
   return undefined;
@@ -89,7 +101,9 @@ function written(reasoning: ReasoningSyntax, think: RenderedReply | undefined): 
   const at = whole.lastIndexOf(THOUGHT);
   const after = at === -1 ? "" : whole.slice(at + THOUGHT.length);
   const space = after.length - after.trimStart().length;
-  return after.slice(space).startsWith(reasoning.close) ? { ...reasoning, closeWritten: after.slice(0, space) + reasoning.close } : reasoning;
+  return after.slice(space).startsWith(reasoning.close)
+    ? { ...reasoning, closeWritten: after.slice(0, space) + reasoning.close }
+    : reasoning;
 }
 
 /**
@@ -102,7 +116,10 @@ function answerMarkers(plain: RenderedReply, lead: RenderedReply | undefined): {
   const pre = at === -1 ? "" : plain.reply.slice(0, at).trim();
   const post = (at === -1 ? plain.reply : plain.reply.slice(at + ANSWER.length)).trim();
   const header = markersIn(plain.prompt.trimEnd().match(MARKER_RUN)?.[0] ?? "").at(-1);
-  const strip = [...(pre === "" ? [] : [pre, ...(header !== undefined ? [`${header} ${pre}`] : [])]), ...(header !== undefined ? [header] : [])];
+  const strip = [
+    ...(pre === "" ? [] : [pre, ...(header !== undefined ? [`${header} ${pre}`] : [])]),
+    ...(header !== undefined ? [header] : []),
+  ];
   const close = answerClose(post, lead);
   // What follows the answer ends the turn; when markers are followed by text, only the first marker
   // (a template may append a system turn of its own after the last message).
@@ -141,13 +158,17 @@ function withoutReasoning(list: readonly string[], reasoning: ReasoningSyntax | 
 
 /** A strip marker without the reasoning markers it holds (an empty segment before the answer). */
 function stripOf(marker: string, reasoning: ReasoningSyntax | undefined): string {
-  return reasoning === undefined ? marker : marker.replace(reasoning.open.trim(), "").replace(reasoning.close.trim(), "").trim();
+  return reasoning === undefined
+    ? marker
+    : marker.replace(reasoning.open.trim(), "").replace(reasoning.close.trim(), "").trim();
 }
 
 const withReasoning = (base: Omit<ReplySyntax, "reasoning">, reasoning: ReasoningSyntax | undefined): ReplySyntax => ({
   ...base,
   reasoning,
-  strip: [...new Set(withoutReasoning(base.strip, reasoning).map((m) => stripOf(m, reasoning)))].filter((m) => m !== ""),
+  strip: [...new Set(withoutReasoning(base.strip, reasoning).map((m) => stripOf(m, reasoning)))].filter(
+    (m) => m !== "",
+  ),
   end: withoutReasoning(base.end, reasoning),
 });
 
@@ -159,16 +180,24 @@ function endAfterCalls(family: CallSyntax, reply: string): string[] {
   return tail === "" ? [] : [tail];
 }
 
-/** Whether a reply with text and a call reads back without marker text in the content (some templates put the text elsewhere). */
+/**
+ * Whether a reply with text and a call reads back without marker text in the content (some templates put the text
+ * elsewhere).
+ */
 function leadReadsBack(syntax: ReplySyntax, lead: RenderedReply): boolean {
   const content = readReply(syntax, lead, schemaTypes(TOOLS)).content.trim();
   return content === LEAD || content === "";
 }
 
 /** The tool-call syntax of the template: the first family that reads its probe calls back. */
-function callsOf(source: string, ctx: TemplateContext, base: Omit<ReplySyntax, "calls" | "refused">): Pick<ReplySyntax, "calls" | "refused" | "end"> {
+function callsOf(
+  source: string,
+  ctx: TemplateContext,
+  base: Omit<ReplySyntax, "calls" | "refused">,
+): Pick<ReplySyntax, "calls" | "refused" | "end"> {
   const one = renderReply(source, ctx, TOOLS, { calls: [CALLS[0] as ProbeCall] });
-  if (!isRendered(one)) return { calls: undefined, refused: `the template cannot render a tool call: ${one.error}`, end: base.end };
+  if (!isRendered(one))
+    return { calls: undefined, refused: `the template cannot render a tool call: ${one.error}`, end: base.end };
   if (!one.reply.includes("probe_weather")) return { calls: undefined, refused: NO_CALLS, end: base.end };
   const two = renderReply(source, ctx, TOOLS, { calls: CALLS });
   const twoShown = isRendered(two) && two.reply.includes("probe_weather") && two.reply.includes("probe_time");
@@ -182,7 +211,11 @@ function callsOf(source: string, ctx: TemplateContext, base: Omit<ReplySyntax, "
     return { calls: { ...family, parallel: family.parallel && twoShown }, refused: undefined, end };
   }
   const shown = one.reply.trim().slice(0, 120);
-  return { calls: undefined, refused: `the template writes tool calls as ${JSON.stringify(shown)}, which no reader here reads`, end: base.end };
+  return {
+    calls: undefined,
+    refused: `the template writes tool calls as ${JSON.stringify(shown)}, which no reader here reads`,
+    end: base.end,
+  };
 }
 
 /** Whether the prompt shows the offered tools: it differs from the prompt without them. */
@@ -198,13 +231,24 @@ function listsTools(source: string, ctx: TemplateContext, plain: RenderedReply):
  */
 export function analyseTemplate(source: string, ctx: TemplateContext): ReplySyntax {
   const plain = renderReply(source, ctx, TOOLS, { content: ANSWER });
-  if (!isRendered(plain)) return { reasoning: undefined, strip: [], end: [], calls: undefined, refused: `the template cannot render a reply: ${plain.error}` };
+  if (!isRendered(plain))
+    return {
+      reasoning: undefined,
+      strip: [],
+      end: [],
+      calls: undefined,
+      refused: `the template cannot render a reply: ${plain.error}`,
+    };
   const thinkRendered = renderReply(source, ctx, TOOLS, { reasoning: THOUGHT, content: ANSWER });
   const think = isRendered(thinkRendered) ? thinkRendered : undefined;
   const lead = renderReply(source, ctx, TOOLS, { content: LEAD, calls: [CALLS[0] as ProbeCall] });
   const draft = { ...answerMarkers(plain, isRendered(lead) ? lead : undefined), calls: undefined, refused: undefined };
   const reasoning = reasoningOf({ source, plain, think, prompt: plain.prompt }, draft);
-  const { calls: _calls, refused: _refused, ...base } = withReasoning(draft, reasoning === undefined ? undefined : written(reasoning, think));
+  const {
+    calls: _calls,
+    refused: _refused,
+    ...base
+  } = withReasoning(draft, reasoning === undefined ? undefined : written(reasoning, think));
   const syntax = { ...base, ...callsOf(source, ctx, base) };
   return syntax.calls !== undefined && !listsTools(source, ctx, plain) ? { ...syntax, toolsUnlisted: true } : syntax;
 }

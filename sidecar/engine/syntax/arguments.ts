@@ -146,7 +146,8 @@ class TaggedArguments implements ArgumentsReader {
     }
     const open = matchAny(this.#syntax.keyOpen.map(trimmedStart), text, i, final);
     // The close may share its start with an argument's opening (`]<]minimax[>[<`): wait until they part.
-    if (open.status === "partial" || close.status === "partial") return { json: "", used: at, done: false, progress: false };
+    if (open.status === "partial" || close.status === "partial")
+      return { json: "", used: at, done: false, progress: false };
     if (open.status === "match") {
       this.#phase = "key";
       this.#key = "";
@@ -173,12 +174,16 @@ class TaggedArguments implements ArgumentsReader {
     this.#phase = "value";
     this.#value = "";
     this.#given = 0;
-    const json = `${this.#count === 0 ? "{" : ", "}${JSON.stringify(this.#key.trim())}: ${this.#string === true ? '"' : ""}`;
+    const json =
+      `${this.#count === 0 ? "{" : ", "}${JSON.stringify(this.#key.trim())}: ` + `${this.#string === true ? '"' : ""}`;
     this.#count++;
     return { json, used: at + found.match.end, done: false, progress: true };
   }
 
-  /** The string value's text not given out yet, as JSON string content; a CDATA wrapper and what may begin one held back. */
+  /**
+   * The string value's text not given out yet, as JSON string content; a CDATA wrapper and what may begin one held
+   * back.
+   */
   #stringPart(ended: boolean): string {
     let text = this.#value;
     if (CDATA_OPEN.startsWith(text) && !ended) return "";
@@ -194,7 +199,11 @@ class TaggedArguments implements ArgumentsReader {
 
   #given = 0;
 
-  #readValue(text: string, at: number, final: boolean): { json: string; used: number; done: boolean; progress: boolean } {
+  #readValue(
+    text: string,
+    at: number,
+    final: boolean,
+  ): { json: string; used: number; done: boolean; progress: boolean } {
     const rest = text.slice(at);
     const found = findFirstKeyed(this.#syntax.valueClose, rest, final, this.#key.trim());
     const end = found === undefined ? rest.length : found.at;
@@ -291,7 +300,11 @@ class GemmaArguments implements ArgumentsReader {
   }
 }
 
-export function argumentsReader(syntax: ArgumentsSyntax, callClose: readonly Pattern[], types: ArgumentTypes): ArgumentsReader {
+export function argumentsReader(
+  syntax: ArgumentsSyntax,
+  callClose: readonly Pattern[],
+  types: ArgumentTypes,
+): ArgumentsReader {
   switch (syntax.kind) {
     case "json":
       return new JsonArguments();

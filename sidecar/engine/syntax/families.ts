@@ -32,7 +32,12 @@ function family(name: string, spec: Spec): CallSyntax {
   };
 }
 
-const tagged = (keyOpen: string, keyClose: string, valueClose: string, stringWords?: string[]): Extract<ArgumentsSyntax, { kind: "tagged" }> => ({
+const tagged = (
+  keyOpen: string,
+  keyClose: string,
+  valueClose: string,
+  stringWords?: string[],
+): Extract<ArgumentsSyntax, { kind: "tagged" }> => ({
   kind: "tagged",
   keyOpen: patterns(keyOpen),
   keyClose: patterns(keyClose),
@@ -42,7 +47,15 @@ const tagged = (keyOpen: string, keyClose: string, valueClose: string, stringWor
 
 /** A JSON object per call, `{"name": …, "arguments": …}`, in a block (`[` … `]` between markers). */
 const jsonBlock = (name: string, open: string, close: string, extra: Partial<Spec> = {}): CallSyntax =>
-  family(name, { open: [open], callOpen: ['{"name": "'], nameEnd: ['", "arguments": '], callClose: ["}"], between: [", "], close: [close], ...extra });
+  family(name, {
+    open: [open],
+    callOpen: ['{"name": "'],
+    nameEnd: ['", "arguments": '],
+    callClose: ["}"],
+    between: [", "],
+    close: [close],
+    ...extra,
+  });
 
 /** Qwen3-Coder's arguments, one `<parameter=…>` each, inside `<function=…>` (`tag` names the call's outer tag). */
 const functionTags = (name: string, tag: string): CallSyntax =>
@@ -54,7 +67,9 @@ const functionTags = (name: string, tag: string): CallSyntax =>
     between: ["\n"],
   });
 
-/** GLM's arguments, `<arg_key>` / `<arg_value>` pairs after the name (`t` marks every tag, as Hunyuan's `:opensource`). */
+/**
+ * GLM's arguments, `<arg_key>` / `<arg_value>` pairs after the name (`t` marks every tag, as Hunyuan's `:opensource`).
+ */
 const argKeys = (name: string, t = "", extra: Partial<Spec> = {}): CallSyntax =>
   family(name, {
     callOpen: [`<tool_call${t}>`],
@@ -66,12 +81,24 @@ const argKeys = (name: string, t = "", extra: Partial<Spec> = {}): CallSyntax =>
   });
 
 /** `<invoke name="…">` with `<parameter name="…">` arguments, in a block (MiniMax, DeepSeek's DSML, Muse). */
-const invokeBlock = (name: string, p: string, open: string, close: string, extra: Partial<Spec> = {}, stringWords?: string[]): CallSyntax =>
+const invokeBlock = (
+  name: string,
+  p: string,
+  open: string,
+  close: string,
+  extra: Partial<Spec> = {},
+  stringWords?: string[],
+): CallSyntax =>
   family(name, {
     open: [open],
     callOpen: [`<${p}invoke name="`],
     nameEnd: ['">\n'],
-    arguments: tagged(`<${p}parameter name="`, stringWords === undefined ? '">' : '" string="«word»">', `</${p}parameter>\n`, stringWords),
+    arguments: tagged(
+      `<${p}parameter name="`,
+      stringWords === undefined ? '">' : '" string="«word»">',
+      `</${p}parameter>\n`,
+      stringWords,
+    ),
     callClose: [`</${p}invoke>`],
     between: ["\n"],
     close: [close],
@@ -82,10 +109,19 @@ const DS = "｜tool▁";
 
 /** The candidates, most specific first (a looser syntax later may read a stricter one's text too). */
 export const CALL_FAMILIES: readonly CallSyntax[] = [
-  family("hermes", { callOpen: ['<tool_call>\n{"name": "'], nameEnd: ['", "arguments": '], callClose: ["}\n</tool_call>"], between: ["\n"] }),
+  family("hermes", {
+    callOpen: ['<tool_call>\n{"name": "'],
+    nameEnd: ['", "arguments": '],
+    callClose: ["}\n</tool_call>"],
+    between: ["\n"],
+  }),
   functionTags("qwen3-coder", "tool_call"),
   argKeys("glm"),
-  argKeys("hunyuan", ":opensource", { open: ["<tool_calls:opensource>\n"], nameEnd: ["<tool_sep:opensource>\n"], close: ["\n</tool_calls:opensource>"] }),
+  argKeys("hunyuan", ":opensource", {
+    open: ["<tool_calls:opensource>\n"],
+    nameEnd: ["<tool_sep:opensource>\n"],
+    close: ["\n</tool_calls:opensource>"],
+  }),
   invokeBlock("minimax-m2", "", "<minimax:tool_call>\n", "\n</minimax:tool_call>"),
   invokeBlock("deepseek-v3.2", "｜DSML｜", "<｜DSML｜function_calls>\n", "\n</｜DSML｜function_calls>", {}, ["true"]),
   invokeBlock("deepseek-v4", "｜DSML｜", "<｜DSML｜tool_calls>\n", "\n</｜DSML｜tool_calls>", {}, ["true"]),
@@ -162,7 +198,12 @@ export const CALL_FAMILIES: readonly CallSyntax[] = [
     callClose: ["<|call|>", ""],
     parallel: false,
   }),
-  family("gemma4", { callOpen: ["<|tool_call>call:"], nameEnd: [""], arguments: { kind: "gemma" }, callClose: ["<tool_call|>"] }),
+  family("gemma4", {
+    callOpen: ["<|tool_call>call:"],
+    nameEnd: [""],
+    arguments: { kind: "gemma" },
+    callClose: ["<tool_call|>"],
+  }),
   family("functionary-v3.1", { callOpen: ["<function="], nameEnd: [">"], callClose: ["</function>"] }),
   family("minimax-m1", {
     open: ["<tool_calls>\n"],

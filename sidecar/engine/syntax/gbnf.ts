@@ -17,7 +17,13 @@ export function gbnfLiteral(text: string): string {
   return `${out}"`;
 }
 
-const SLOTS = { index: "[0-9]+", id: "[A-Za-z0-9_-]+", word: "[A-Za-z_]+", key: "[A-Za-z0-9_-]+", skip: '[^\\n<"]*' } as const;
+const SLOTS = {
+  index: "[0-9]+",
+  id: "[A-Za-z0-9_-]+",
+  word: "[A-Za-z_]+",
+  key: "[A-Za-z0-9_-]+",
+  skip: '[^\\n<"]*',
+} as const;
 
 /** `p` as a GBNF sequence: its text as written, its slots as character classes ("" for an empty pattern). */
 export function patternGbnf(p: Pattern | undefined): string {

@@ -11,7 +11,14 @@ type Value = { value: unknown; type: string; builtins?: Map<string, unknown> };
 type Maker = new (value: unknown) => Value;
 
 /** The engine's value classes, read off values it makes (it exports none of them). */
-function valueClasses(): { Array: Maker; String: Maker; Function: Maker; Integer: Maker; Null: Maker; Undefined: Maker } {
+function valueClasses(): {
+  Array: Maker;
+  String: Maker;
+  Function: Maker;
+  Integer: Maker;
+  Null: Maker;
+  Undefined: Maker;
+} {
   const env = new Environment();
   for (const [name, value] of Object.entries({ a: [], s: "", n: 1, z: null })) env.set(name, value);
   const of = (name: string): Value => env.lookupVariable(name) as unknown as Value;
@@ -128,8 +135,10 @@ function addFilters(classes: ReturnType<typeof valueClasses>): void {
       // Python's Jinja prints an undefined value as empty text, so its string filters give "".
       if (operand.type === "UndefinedValue" && STRING_FILTERS.has(String(filter.value))) return new classes.String("");
       // Python's str() of None, True and False.
-      if (filter.value === "string" && (operand.type === "NullValue" || operand.type === "BooleanValue")) return new classes.String(pythonRepr(operand));
-      if (filter.value === "string" && (operand.type === "ObjectValue" || operand.type === "ArrayValue")) return new classes.String(pythonRepr(operand));
+      if (filter.value === "string" && (operand.type === "NullValue" || operand.type === "BooleanValue"))
+        return new classes.String(pythonRepr(operand));
+      if (filter.value === "string" && (operand.type === "ObjectValue" || operand.type === "ArrayValue"))
+        return new classes.String(pythonRepr(operand));
       if ((filter.value === "min" || filter.value === "max") && operand.type === "ArrayValue") {
         const items = operand.value as Value[];
         const numbers = items.map((item) => Number(item.value));
@@ -151,7 +160,11 @@ function tuplesAsLists(classes: ReturnType<typeof valueClasses>): void {
   const proto = Interpreter.prototype as unknown as { evaluate: Evaluate & { compat?: true } };
   const original = proto.evaluate;
   if (original.compat) return;
-  const patched: Evaluate & { compat?: true } = function (this: unknown, statement: { type: string } | undefined, environment) {
+  const patched: Evaluate & { compat?: true } = function (
+    this: unknown,
+    statement: { type: string } | undefined,
+    environment,
+  ) {
     const value = original.call(this, statement, environment);
     return statement?.type === "TupleLiteral" ? new classes.Array(value.value) : value;
   };
@@ -174,7 +187,8 @@ function lenientSubscripts(classes: ReturnType<typeof valueClasses>): void {
     try {
       return original.call(this, expr, environment);
     } catch (error) {
-      if (error instanceof Error && error.message.startsWith("Cannot access property with non-string")) return new classes.Undefined(undefined);
+      if (error instanceof Error && error.message.startsWith("Cannot access property with non-string"))
+        return new classes.Undefined(undefined);
       throw error;
     }
   };

@@ -24,7 +24,11 @@ export type Match =
 const SLOT = /«(index|id|word|key|skip)»/g;
 /** The longest text a `«skip»` slot passes over. */
 const SKIP_LIMIT = 64;
-const CLASSES: Record<Exclude<Slot, "key" | "skip">, RegExp> = { index: /[0-9]/, id: /[A-Za-z0-9_-]/, word: /[A-Za-z_]/ };
+const CLASSES: Record<Exclude<Slot, "key" | "skip">, RegExp> = {
+  index: /[0-9]/,
+  id: /[A-Za-z0-9_-]/,
+  word: /[A-Za-z_]/,
+};
 
 const isSpace = (ch: string): boolean => /\s/.test(ch);
 
@@ -109,7 +113,8 @@ export function matchAt(p: Pattern, text: string, at: number, final: boolean, ke
     const part = p.parts[n] as Part;
     const step = "slot" in part ? slot(part.slot, p.parts[n + 1], c, i) : literal(part, n === p.parts.length - 1, c, i);
     if (step === "partial" || step === "fail") return { status: step };
-    if ("slot" in part && (part.slot === "word" || part.slot === "index" || part.slot === "id")) captures[part.slot] = text.slice(i, step);
+    if ("slot" in part && (part.slot === "word" || part.slot === "index" || part.slot === "id"))
+      captures[part.slot] = text.slice(i, step);
     i = step;
   }
   return { status: "match", end: i, captures };
@@ -121,13 +126,20 @@ export type AnyMatch =
   | { readonly status: "fail" };
 
 /** The longest match among `alternatives` at `at`, once none of them may still grow into one. */
-export function matchAny(alternatives: readonly Pattern[], text: string, at: number, final: boolean, key = ""): AnyMatch {
+export function matchAny(
+  alternatives: readonly Pattern[],
+  text: string,
+  at: number,
+  final: boolean,
+  key = "",
+): AnyMatch {
   let best: AnyMatch = { status: "fail" };
   let partial = false;
   alternatives.forEach((p, index) => {
     const m = matchAt(p, text, at, final, key);
     if (m.status === "partial") partial = true;
-    else if (m.status === "match" && (best.status !== "match" || m.end > best.end)) best = { status: "match", end: m.end, index, captures: m.captures };
+    else if (m.status === "match" && (best.status !== "match" || m.end > best.end))
+      best = { status: "match", end: m.end, index, captures: m.captures };
   });
   return partial ? { status: "partial" } : best;
 }

@@ -42,7 +42,9 @@ const callId = (index: number): string => `call${String(index).padStart(5, "0")}
 /** The parameters with a description on every property (some templates print them unchecked). */
 function described(parameters: Readonly<Record<string, unknown>>): Record<string, unknown> {
   const properties = (parameters.properties ?? {}) as Record<string, Record<string, unknown>>;
-  const withText = Object.fromEntries(Object.entries(properties).map(([key, p]) => [key, { description: `The ${key}.`, ...p }]));
+  const withText = Object.fromEntries(
+    Object.entries(properties).map(([key, p]) => [key, { description: `The ${key}.`, ...p }]),
+  );
   return { ...parameters, properties: withText };
 }
 
@@ -53,7 +55,12 @@ function toolList(tools: readonly ProbeTool[]): unknown[] {
   }));
 }
 
-function context(ctx: TemplateContext, tools: readonly ProbeTool[], messages: unknown[], generation: boolean): Record<string, unknown> {
+function context(
+  ctx: TemplateContext,
+  tools: readonly ProbeTool[],
+  messages: unknown[],
+  generation: boolean,
+): Record<string, unknown> {
   return {
     // Variables some templates read besides the messages (Firefunction's), as llama.cpp gives them.
     datetime: "Jan 01 2026",

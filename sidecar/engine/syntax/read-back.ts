@@ -32,7 +32,8 @@ export function readReply(
     out.content += parts.content;
     for (const piece of parts.calls) {
       if (piece.id !== "") out.calls.push({ name: piece.name, arguments: "" });
-      else if (out.calls[piece.index] !== undefined) (out.calls[piece.index] as { arguments: string }).arguments += piece.arguments;
+      else if (out.calls[piece.index] !== undefined)
+        (out.calls[piece.index] as { arguments: string }).arguments += piece.arguments;
     }
   }
   return out;
@@ -48,7 +49,9 @@ export function startsInReasoning(syntax: Pick<ReplySyntax, "reasoning">, prompt
 export function schemaTypes(tools: readonly { name: string; parameters: Readonly<Record<string, unknown>> }[]) {
   return (tool: string): ArgumentTypes =>
     (key) => {
-      const properties = tools.find((t) => t.name === tool)?.parameters.properties as Record<string, { type?: unknown }> | undefined;
+      const properties = tools.find((t) => t.name === tool)?.parameters.properties as
+        | Record<string, { type?: unknown }>
+        | undefined;
       const type = properties?.[key]?.type;
       return type === undefined ? undefined : type === "string" ? "string" : "other";
     };
@@ -79,13 +82,20 @@ export const sameJson = (a: string, b: unknown): boolean => {
 };
 
 /** Whether reading `rendered` gives back `turn`: its reasoning, its text (outer whitespace aside) and its calls. */
-export function readsBack(syntax: ReplySyntax, rendered: RenderedReply, turn: ProbeTurn, tools?: readonly ProbeTool[]): boolean {
+export function readsBack(
+  syntax: ReplySyntax,
+  rendered: RenderedReply,
+  turn: ProbeTurn,
+  tools?: readonly ProbeTool[],
+): boolean {
   const read = readReply(syntax, rendered, tools === undefined ? undefined : schemaTypes(tools));
   const calls = turn.calls ?? [];
   return (
     read.reasoning === (turn.reasoning ?? "") &&
     read.content.trim() === (turn.content ?? "") &&
     read.calls.length === calls.length &&
-    calls.every((call, i) => read.calls[i]?.name === call.name && sameJson(read.calls[i]?.arguments ?? "", call.arguments))
+    calls.every(
+      (call, i) => read.calls[i]?.name === call.name && sameJson(read.calls[i]?.arguments ?? "", call.arguments),
+    )
   );
 }

@@ -111,7 +111,8 @@ export class ReplyParser {
     this.#closesEmpty = this.#calls?.callClose.every((p) => trimmedStart(p).parts.length === 0) ?? false;
     ({ markers: this.#markers, actions: this.#actions } = contentMarkers(options));
     const reasoning = options.syntax.reasoning;
-    this.#reasoningEnd = reasoning === undefined ? [] : [trimmedStart(pattern(reasoning.close)), ...options.syntax.end.map(pattern)];
+    this.#reasoningEnd =
+      reasoning === undefined ? [] : [trimmedStart(pattern(reasoning.close)), ...options.syntax.end.map(pattern)];
     this.#state = options.startInReasoning && reasoning !== undefined ? "reasoning" : "content";
     // A reply's leading whitespace is no part of it (GLM's replies open with a newline before `<think>`).
     this.#trimLeading = true;
@@ -151,7 +152,9 @@ export class ReplyParser {
     return this.#run(false);
   }
 
-  /** Whatever is held back when generation ends: reasoning or content as it stood. An unfinished call's name is dropped. */
+  /**
+   * Whatever is held back when generation ends: reasoning or content as it stood. An unfinished call's name is dropped.
+   */
   flush(): ReplyParts {
     // An end-of-turn marker cut short by the end of generation (its last part an end token) is no text.
     if (this.#state === "content" && this.#endsUnfinished()) this.#buffer = "";
@@ -165,7 +168,10 @@ export class ReplyParser {
 
   #endsUnfinished(): boolean {
     const held = this.#buffer.trim();
-    return held.length >= MIN_UNFINISHED_END && this.#options.syntax.end.some((end) => end.length > held.length && end.startsWith(held));
+    return (
+      held.length >= MIN_UNFINISHED_END &&
+      this.#options.syntax.end.some((end) => end.length > held.length && end.startsWith(held))
+    );
   }
 
   #run(final: boolean): ReplyParts {
@@ -186,7 +192,12 @@ export class ReplyParser {
   }
 
   #step(out: ReplyParts, final: boolean): boolean {
-    if (this.#buffer === "" && this.#state !== "arguments" && !(this.#state === "close" && (final || this.#closesEmpty))) return false;
+    if (
+      this.#buffer === "" &&
+      this.#state !== "arguments" &&
+      !(this.#state === "close" && (final || this.#closesEmpty))
+    )
+      return false;
     switch (this.#state) {
       case "content":
         return this.#content(out, final);
@@ -353,6 +364,7 @@ const leadingSpace = (text: string): number => text.length - text.trimStart().le
 
 function appendArgument(out: ReplyParts, index: number, text: string): void {
   const last = out.calls.at(-1);
-  if (last !== undefined && last.index === index && last.id === "") out.calls[out.calls.length - 1] = { ...last, arguments: last.arguments + text };
+  if (last !== undefined && last.index === index && last.id === "")
+    out.calls[out.calls.length - 1] = { ...last, arguments: last.arguments + text };
   else out.calls.push({ index, id: "", name: "", arguments: text });
 }

@@ -42,7 +42,10 @@ export interface CallSyntax {
   readonly close: readonly Pattern[];
   /** Whether one reply may hold several calls. */
   readonly parallel: boolean;
-  /** Call ids as the family's template writes them in history, where it names them its own way (Kimi's `functions.name:index`). */
+  /**
+   * Call ids as the family's template writes them in history, where it names them its own way (Kimi's
+   * `functions.name:index`).
+   */
   readonly ids?: CallIdForm;
 }
 
@@ -72,6 +75,8 @@ export interface ReplySyntax {
   readonly calls: CallSyntax | undefined;
   /** Why calls are not served, when they are not. */
   readonly refused: string | undefined;
-  /** The template writes calls but shows the model no offered tool (DeepSeek R1's distills): the chat layer lists them. */
+  /**
+   * The template writes calls but shows the model no offered tool (DeepSeek R1's distills): the chat layer lists them.
+   */
   readonly toolsUnlisted?: true;
 }

@@ -4,7 +4,14 @@
 // text in any part. The template round-trip test and docs/models.md run it on llama.cpp's templates.
 import { analyseTemplate } from "./analysis.js";
 import { fill } from "./pattern.js";
-import { isRendered, renderReply, type ProbeCall, type ProbeTool, type ProbeTurn, type TemplateContext } from "./probe.js";
+import {
+  isRendered,
+  renderReply,
+  type ProbeCall,
+  type ProbeTool,
+  type ProbeTurn,
+  type TemplateContext,
+} from "./probe.js";
 import { readReply, sameJson, schemaTypes, type ReadReply } from "./read-back.js";
 import type { ReplySyntax } from "./reply-syntax.js";
 
@@ -57,11 +64,17 @@ export function roundTripCases(syntax: ReplySyntax): RoundTripCase[] {
   const cases: RoundTripCase[] = [{ name: "text", capability: "text", turn: { content: TEXT } }];
   if (syntax.calls !== undefined) {
     cases.push({ name: "one call", capability: "tools", turn: { calls: [EDIT] } });
-    if (syntax.calls.parallel) cases.push({ name: "two calls", capability: "parallel calls", turn: { calls: [EDIT, TIME] } });
+    if (syntax.calls.parallel)
+      cases.push({ name: "two calls", capability: "parallel calls", turn: { calls: [EDIT, TIME] } });
   }
   if (syntax.reasoning !== undefined) {
     cases.push({ name: "reasoning then text", capability: "reasoning", turn: { reasoning: THOUGHT, content: TEXT } });
-    if (syntax.calls !== undefined) cases.push({ name: "reasoning then a call", capability: "reasoning", turn: { reasoning: THOUGHT, calls: [EDIT] } });
+    if (syntax.calls !== undefined)
+      cases.push({
+        name: "reasoning then a call",
+        capability: "reasoning",
+        turn: { reasoning: THOUGHT, calls: [EDIT] },
+      });
   }
   return cases;
 }
@@ -83,11 +96,19 @@ export function chunkings(text: string): string[][] {
 /** Every marker text of a syntax (filled in), which no part of a reply may hold. */
 export function markerTexts(syntax: ReplySyntax): string[] {
   const calls = syntax.calls;
-  const patterns = calls === undefined ? [] : [...calls.open, ...calls.callOpen, ...calls.nameEnd, ...calls.callClose, ...calls.close];
-  const args = calls?.arguments.kind === "tagged" ? [...calls.arguments.keyOpen, ...calls.arguments.keyClose, ...calls.arguments.valueClose] : [];
+  const patterns =
+    calls === undefined ? [] : [...calls.open, ...calls.callOpen, ...calls.nameEnd, ...calls.callClose, ...calls.close];
+  const args =
+    calls?.arguments.kind === "tagged"
+      ? [...calls.arguments.keyOpen, ...calls.arguments.keyClose, ...calls.arguments.valueClose]
+      : [];
   const texts = [...patterns, ...args].map((p) => fill(p, { key: "path", index: 0 }).trim());
   const reasoning = syntax.reasoning === undefined ? [] : [syntax.reasoning.open, syntax.reasoning.close];
-  return [...new Set([...texts, ...reasoning, ...syntax.strip, ...syntax.end].map((t) => t.trim()).filter((t) => t.length >= 3))];
+  return [
+    ...new Set(
+      [...texts, ...reasoning, ...syntax.strip, ...syntax.end].map((t) => t.trim()).filter((t) => t.length >= 3),
+    ),
+  ];
 }
 
 export interface RoundTripResult {
@@ -110,8 +131,16 @@ function compare(read: ReadReply, turn: ProbeTurn, markers: readonly string[]): 
   return leaked === undefined ? undefined : `marker ${JSON.stringify(leaked)} in the reply's parts`;
 }
 
-/** One case rendered through the template and read back every way; the reasoning a template drops from its history is not asked back. */
-export function roundTrip(source: string, ctx: TemplateContext, syntax: ReplySyntax, c: RoundTripCase): RoundTripResult {
+/**
+ * One case rendered through the template and read back every way; the reasoning a template drops from its history is
+ * not asked back.
+ */
+export function roundTrip(
+  source: string,
+  ctx: TemplateContext,
+  syntax: ReplySyntax,
+  c: RoundTripCase,
+): RoundTripResult {
   // A template that cannot render without tools (one made for tool use) renders the text turn with them.
   const tools = syntax.calls === undefined ? [] : ROUND_TRIP_TOOLS;
   const first = renderReply(source, ctx, tools, c.turn);

@@ -30,7 +30,10 @@ async function thresholdOf(body: ResponsesRequest, request: Request, context: Ap
 
 /** The input's user messages, then the compaction item: what the reply is generated from. */
 function compactedInput(body: ResponsesRequest, summary: string): ResponsesInputItem[] {
-  const items = typeof body.input === "string" ? [{ type: "message" as const, role: "user" as const, content: body.input }] : body.input;
+  const items =
+    typeof body.input === "string"
+      ? [{ type: "message" as const, role: "user" as const, content: body.input }]
+      : body.input;
   const users = items.filter((item) => item.type === "message" && item.role === "user");
   return [...users, { type: "compaction", summary }];
 }
@@ -39,7 +42,11 @@ function compactedInput(body: ResponsesRequest, summary: string): ResponsesInput
  * The body to answer: itself when no compaction is due, else the compacted body (its compaction
  * item kept for the Response); a Response when the compaction pass failed (its error answers).
  */
-export async function compactIfDue(body: ResponsesRequest, request: Request, context: AppContext): Promise<ResponsesRequest | Response> {
+export async function compactIfDue(
+  body: ResponsesRequest,
+  request: Request,
+  context: AppContext,
+): Promise<ResponsesRequest | Response> {
   const threshold = await thresholdOf(body, request, context);
   if (threshold === undefined) return body;
   const prompt = toGenerateRequest(body);
@@ -47,7 +54,12 @@ export async function compactIfDue(body: ResponsesRequest, request: Request, con
   const chat = { case: "chat" as const, value: prompt.input.value };
   const { tokens } = await context.sidecar.tokenize({ model: prompt.model, input: chat }, { signal: request.signal });
   if (tokens.length < threshold) return body;
-  const answer = await generateFor(compactEndpoint, { ...body, stream: false, background: false, store: false }, request, context);
+  const answer = await generateFor(
+    compactEndpoint,
+    { ...body, stream: false, background: false, store: false },
+    request,
+    context,
+  );
   if (!answer.ok) return answer;
   const { output } = (await answer.json()) as { output: unknown[] };
   const item = output.at(-1) as CompactionItem;

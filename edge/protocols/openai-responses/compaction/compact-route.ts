@@ -32,14 +32,32 @@ export function compactionBody(body: ResponsesRequest): ResponsesRequest {
 }
 
 /** OpenAI's CompactedResponse: the input's user messages, then the compaction item. */
-export function encodeCompaction(body: ResponsesRequest, meta: ResponseMeta, result: GenerationResult): Record<string, unknown> {
+export function encodeCompaction(
+  body: ResponsesRequest,
+  meta: ResponseMeta,
+  result: GenerationResult,
+): Record<string, unknown> {
   const users = inputItems(body).flatMap((item) =>
     item.type === "message" && item.role === "user"
-      ? [{ id: `msg_${meta.newId()}`, type: "message", status: "completed", role: "user", content: userContent(item.content) }]
+      ? [
+          {
+            id: `msg_${meta.newId()}`,
+            type: "message",
+            status: "completed",
+            role: "user",
+            content: userContent(item.content),
+          },
+        ]
       : [],
   );
   const compaction = compactionItem(meta, summaryOf(result));
-  return { id: meta.id, object: "response.compaction", created_at: meta.created, output: [...users, compaction], usage: responsesUsage(result.finish) };
+  return {
+    id: meta.id,
+    object: "response.compaction",
+    created_at: meta.created,
+    output: [...users, compaction],
+    usage: responsesUsage(result.finish),
+  };
 }
 
 /** A user message's content as input_text parts. */
@@ -64,11 +82,15 @@ export const compactEndpoint: Endpoint<typeof responsesRequestSchema> = {
  */
 function checkCompactFields(raw: unknown): void {
   const fields = typeof raw === "object" && raw !== null && !Array.isArray(raw) ? (raw as Record<string, unknown>) : {};
-  if (fields["model"] == null) throw new InvalidRequestError("Missing required parameter: 'model'.", { param: "model" });
+  if (fields["model"] == null)
+    throw new InvalidRequestError("Missing required parameter: 'model'.", { param: "model" });
   if (fields["previous_response_id"] != null) {
-    throw new InvalidRequestError("previous_response_id is not supported on /v1/responses/compact: send the whole conversation in 'input'.", {
-      param: "previous_response_id",
-    });
+    throw new InvalidRequestError(
+      "previous_response_id is not supported on /v1/responses/compact: send the whole conversation in 'input'.",
+      {
+        param: "previous_response_id",
+      },
+    );
   }
 }
 

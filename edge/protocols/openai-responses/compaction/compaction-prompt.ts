@@ -8,7 +8,8 @@ const PREFIX = "llm-edge.c1.";
 
 /** The last user turn of a compaction pass: what the served model is asked to write. */
 export const COMPACTION_PROMPT = [
-  "CONTEXT CHECKPOINT. Stop here and write a handoff summary of this conversation so far, to replace it: the conversation will continue from",
+  "CONTEXT CHECKPOINT. Stop here and write a handoff summary of this conversation so far, to replace it: the " +
+    "conversation will continue from",
   "your summary alone, so whoever reads it must be able to carry on the work without the rest.",
   "Write plain text, no preamble, with these parts:",
   "1. Task: what the user asked for, with every requirement and constraint they gave.",

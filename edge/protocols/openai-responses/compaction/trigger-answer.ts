@@ -21,9 +21,19 @@ export function compactionItem(meta: ResponseMeta, summary: string): CompactionI
 }
 
 /** The terminal Response of a compaction: its one item, usage and ending. */
-function terminal(meta: ResponseMeta, finish: Finish, item: CompactionItem): Omit<ResponseState, "output"> & { output: CompactionItem[] } {
+function terminal(
+  meta: ResponseMeta,
+  finish: Finish,
+  item: CompactionItem,
+): Omit<ResponseState, "output"> & { output: CompactionItem[] } {
   const ending = responsesFinish(finish) ?? { status: "completed" as const, incomplete_details: null };
-  return { ...ending, completed_at: Math.floor(meta.now() / 1000), error: null, usage: responsesUsage(finish), output: [item] };
+  return {
+    ...ending,
+    completed_at: Math.floor(meta.now() / 1000),
+    error: null,
+    usage: responsesUsage(finish),
+    output: [item],
+  };
 }
 
 /** The summary the model wrote: its text, without reasoning (what a stream of it collects). */
@@ -34,17 +44,28 @@ export function summaryOf(result: GenerationResult): string {
     .join("");
 }
 
-export function encodeCompactionResponse(body: ResponsesRequest, meta: ResponseMeta, result: GenerationResult): Record<string, unknown> {
+export function encodeCompactionResponse(
+  body: ResponsesRequest,
+  meta: ResponseMeta,
+  result: GenerationResult,
+): Record<string, unknown> {
   return responseObject(body, meta, terminal(meta, result.finish, compactionItem(meta, summaryOf(result))));
 }
 
 export function createCompactionStreamEncoder(body: ResponsesRequest, meta: ResponseMeta): StreamEncoder {
   let sequence = 0;
   let text = "";
-  const event = (type: string, fields: Record<string, unknown>): SseEvent => jsonEvent({ type, ...fields, sequence_number: sequence++ }, type);
+  const event = (type: string, fields: Record<string, unknown>): SseEvent =>
+    jsonEvent({ type, ...fields, sequence_number: sequence++ }, type);
   return {
     start(_start: Start) {
-      const response = responseObject(body, meta, { status: "in_progress", error: null, incomplete_details: null, usage: null, output: [] });
+      const response = responseObject(body, meta, {
+        status: "in_progress",
+        error: null,
+        incomplete_details: null,
+        usage: null,
+        output: [],
+      });
       return [event("response.created", { response }), event("response.in_progress", { response })];
     },
     token(token: Token) {
