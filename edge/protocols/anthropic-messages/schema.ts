@@ -14,10 +14,10 @@
 import * as z from "zod";
 import { hint, MAX_STOP_SEQUENCES, nonEmptyStops, positiveInteger, tokenLimit, uint32 } from "../../fields/checks.js";
 import { DOCS } from "../../fields/docs-text.js";
-import { ignored, implemented, shapeOf } from "../../fields/field-table.js";
+import { docOf, ignored, implemented, shapeOf } from "../../fields/field-table.js";
 import { formatConstraint } from "../../fields/output-constraint.js";
-import { keepAliveField } from "../../fields/keep-alive.js";
-import { CallLedger, duplicateNames, report, schemaObject, toolName, unknownChoice } from "../../fields/tools.js";
+import { keepAliveRow, temperatureField, topKField, topPField } from "../../fields/sampling-fields.js";
+import { CallLedger, duplicateNames, report, schemaObject, toolName, unknownChoice } from "../../fields/tool-checks.js";
 
 /** A cache breakpoint: `{type: "ephemeral", ttl?: "5m" | "1h"}` (docs/contract.md, "Cache hints"). */
 const cacheControl = z
@@ -316,39 +316,9 @@ export const MESSAGES_FIELDS = {
     },
   ),
   // Anthropic's ranges: temperature 0..1, top_p (0, 1], top_k ≥ 0 (0: off).
-  temperature: implemented(z.number().min(0).max(1).nullish(), {
-    doc: DOCS && {
-      proto: "SamplingOptions.temperature",
-      absent: "1",
-      limits: "0–1",
-      why: "sampling",
-    },
-    write: (value, draft) => {
-      draft.sampling.temperature = value;
-    },
-  }),
-  top_p: implemented(z.number().gt(0).max(1).nullish(), {
-    doc: DOCS && {
-      proto: "SamplingOptions.top_p",
-      absent: "1",
-      limits: "(0, 1]",
-      why: "sampling",
-    },
-    write: (value, draft) => {
-      draft.sampling.topP = value;
-    },
-  }),
-  top_k: implemented(uint32().nullish(), {
-    doc: DOCS && {
-      proto: "SamplingOptions.top_k",
-      absent: "off",
-      limits: "0–4,294,967,295 (0: off)",
-      why: "sampling",
-    },
-    write: (value, draft) => {
-      draft.sampling.topK = value;
-    },
-  }),
+  temperature: temperatureField(1),
+  top_p: topPField,
+  top_k: topKField,
   stream: implemented(z.boolean().nullish(), {
     doc: DOCS && { proto: "(the answer's form)", absent: "one JSON answer", why: "SSE" },
   }),
@@ -365,17 +335,13 @@ export const MESSAGES_FIELDS = {
     },
   }),
   // Not Anthropic's: how long the model stays loaded (Ollama's field, docs/contract.md, "Models").
-  keep_alive: implemented(keepAliveField(), {
+  keep_alive: {
+    ...keepAliveRow,
     doc: DOCS && {
-      proto: "GenerateRequest.keep_alive_seconds",
-      absent: "the sidecar's KEEP_ALIVE",
-      limits: "seconds or a duration (`5m`, `1h30m`); negative: kept loaded",
+      ...docOf(keepAliveRow),
       why: 'not Anthropic\'s: how long the model stays loaded, as on the OpenAI routes ("Models")',
     },
-    write: (value, draft) => {
-      draft.request.keepAliveSeconds = value;
-    },
-  }),
+  },
   container: ignored(DOCS && { why: "only for server tools, which are refused", sample: "container_1" }),
   diagnostics: ignored(DOCS && { why: "no diagnostics are produced", sample: {} }),
   inference_geo: ignored(DOCS && { why: "one place", sample: "us" }),

@@ -12,7 +12,7 @@ import { hint, integer, MAX_TOP_LOGPROBS, positiveInteger, tokenLimit } from "..
 import { DOCS } from "../../fields/docs-text.js";
 import { ignored, implemented, refused, shapeOf } from "../../fields/field-table.js";
 import { effortBudget } from "../../fields/reasoning-effort.js";
-import { CallLedger, duplicateNames, report, schemaObject, toolName, unknownChoice } from "../../fields/tools.js";
+import { CallLedger, duplicateNames, report, schemaObject, toolName, unknownChoice } from "../../fields/tool-checks.js";
 import { openaiRequestFields, openaiSamplingFields } from "../openai-common/fields.js";
 import { responseFormatConstraint, responseFormatField } from "../openai-common/response-format.js";
 import { promptCacheFields } from "../openai-common/prompt-cache.js";

@@ -11,9 +11,8 @@ import {
   positiveInteger,
   tokenLimit,
   UINT32_MAX,
-  uint32,
 } from "../../fields/checks.js";
-import { keepAliveField } from "../../fields/keep-alive.js";
+import { keepAliveRow, temperatureField, topKField, topPField } from "../../fields/sampling-fields.js";
 
 /** OpenAI's most choices per request; the model's sequences are the limit that counts (core/choice-count.ts). */
 export const MAX_CHOICES = 128;
@@ -103,39 +102,9 @@ export const openaiSamplingFields = {
       draft.request.stop = toStop(value);
     },
   }),
-  temperature: implemented(z.number().min(0).max(2).nullish(), {
-    doc: DOCS && {
-      proto: "SamplingOptions.temperature",
-      absent: "1",
-      limits: "0–2",
-      why: "sampling",
-    },
-    write: (value, draft) => {
-      draft.sampling.temperature = value;
-    },
-  }),
-  top_p: implemented(z.number().gt(0).max(1).nullish(), {
-    doc: DOCS && {
-      proto: "SamplingOptions.top_p",
-      absent: "1",
-      limits: "(0, 1]",
-      why: "sampling",
-    },
-    write: (value, draft) => {
-      draft.sampling.topP = value;
-    },
-  }),
-  top_k: implemented(uint32().nullish(), {
-    doc: DOCS && {
-      proto: "SamplingOptions.top_k",
-      absent: "off",
-      limits: "0–4,294,967,295 (0: off)",
-      why: "llama.cpp's sampling extra",
-    },
-    write: (value, draft) => {
-      draft.sampling.topK = value;
-    },
-  }),
+  temperature: temperatureField(2),
+  top_p: topPField,
+  top_k: topKField,
   min_p: implemented(z.number().min(0).max(1).nullish(), {
     doc: DOCS && {
       proto: "SamplingOptions.min_p",
@@ -203,15 +172,5 @@ export const openaiSamplingFields = {
       draft.sampling.logitBias = Object.fromEntries(Object.entries(value).map(([id, bias]) => [Number(id), bias]));
     },
   }),
-  keep_alive: implemented(keepAliveField(), {
-    doc: DOCS && {
-      proto: "GenerateRequest.keep_alive_seconds",
-      absent: "the sidecar's KEEP_ALIVE",
-      limits: "seconds or a duration (`5m`, `1h30m`); negative: kept loaded",
-      why: 'how long the model stays loaded after the request (Ollama\'s field, "Models")',
-    },
-    write: (value, draft) => {
-      draft.request.keepAliveSeconds = value;
-    },
-  }),
+  keep_alive: keepAliveRow,
 };

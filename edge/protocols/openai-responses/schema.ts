@@ -10,7 +10,7 @@
 // Refused with a 400 naming the field: `conversation`, other input item types, content
 // parts other than input_text / output_text.
 import * as z from "zod";
-import { CallLedger, duplicateNames, report, toolName, unknownChoice } from "../../fields/tools.js";
+import { CallLedger, duplicateNames, report, toolName, unknownChoice } from "../../fields/tool-checks.js";
 import { anyTool, checkTool, functionTool, offeredTools } from "./tools.js";
 import { textFormatConstraint, textFormatField } from "../openai-common/response-format.js";
 import { promptCacheFields } from "../openai-common/prompt-cache.js";

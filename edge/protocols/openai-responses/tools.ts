@@ -4,7 +4,7 @@
 // across namespaces), each call of one answered with the namespace's name in `namespace`. Every
 // other type — top level or in a namespace — is ignored and named in the Response's `warnings`.
 import * as z from "zod";
-import { schemaObject, toolName } from "../../fields/tools.js";
+import { schemaObject, toolName } from "../../fields/tool-checks.js";
 
 export const functionTool = z.object({
   type: z.literal("function"),

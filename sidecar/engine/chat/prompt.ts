@@ -91,7 +91,7 @@ export function tokenizeRaw(
   return tokens;
 }
 
-/** A tool name as the proto allows it (`Tool.name`; the edge's twin is in edge/fields/tools.ts). */
+/** A tool name as the proto allows it (`Tool.name`; the edge's twin is in edge/fields/tool-checks.ts). */
 export const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
 function parseTools(chat: Chat): ToolSpec[] {
