@@ -6,7 +6,7 @@ import {
   MAX_STOP_SEQUENCES as EDGE_MAX_STOPS,
   MAX_TOP_LOGPROBS as EDGE_MAX_TOP_LOGPROBS,
 } from "../edge/fields/checks.js";
-import { TOOL_NAME as EDGE_TOOL_NAME } from "../edge/fields/tools.js";
+import { TOOL_NAME as EDGE_TOOL_NAME } from "../edge/fields/tool-checks.js";
 import { TOOL_NAME as SIDECAR_TOOL_NAME } from "../sidecar/engine/chat/prompt.js";
 import {
   MAX_STOP_LENGTH,
