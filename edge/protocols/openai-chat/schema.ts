@@ -14,7 +14,7 @@ import { ignored, implemented, refused, shapeOf } from "../../fields/field-table
 import { effortBudget } from "../../fields/reasoning-effort.js";
 import { CallLedger, duplicateNames, report, schemaObject, toolName, unknownChoice } from "../../fields/tool-checks.js";
 import { openaiRequestFields, openaiSamplingFields } from "../openai-common/fields.js";
-import { responseFormatConstraint, responseFormatField } from "../openai-common/response-format.js";
+import { responseFormatRow } from "../openai-common/response-format.js";
 import { promptCacheFields } from "../openai-common/prompt-cache.js";
 
 const LEGACY_FUNCTIONS =
@@ -135,16 +135,7 @@ export const CHAT_FIELDS = {
       if (draft.request.logprobs === true) draft.request.topLogprobs = value;
     },
   }),
-  response_format: implemented(responseFormatField, {
-    doc: DOCS && {
-      proto: "GenerateRequest.constraint",
-      absent: "free text",
-      why: "JSON object or schema, by grammar",
-    },
-    write: (value, draft) => {
-      draft.request.constraint = responseFormatConstraint(value);
-    },
-  }),
+  response_format: responseFormatRow,
   tools: implemented(z.array(tool).nullish(), {
     doc: DOCS && {
       proto: "Chat.tools",

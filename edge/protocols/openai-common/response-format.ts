@@ -2,6 +2,8 @@
 // `text.format`, as the proto's OutputConstraint. The sidecar enforces it with a grammar, so a
 // JSON reply always parses (`strict` is accepted either way: the grammar is always strict).
 import * as z from "zod";
+import { DOCS } from "../../fields/docs-text.js";
+import { implemented } from "../../fields/field-table.js";
 import { formatConstraint as toConstraint, type ConstraintInit } from "../../fields/output-constraint.js";
 
 const jsonSchemaBody = {
@@ -42,3 +44,11 @@ export function responseFormatConstraint(
 export function textFormatConstraint(format: z.output<typeof textFormatField>): ConstraintInit | undefined {
   return toConstraint(format);
 }
+
+/** `response_format` as a row of the chat and completions field tables (edge/fields/field-table.ts). */
+export const responseFormatRow = implemented(responseFormatField, {
+  doc: DOCS && { proto: "GenerateRequest.constraint", absent: "free text", why: "JSON object or schema, by grammar" },
+  write: (value, draft) => {
+    draft.request.constraint = responseFormatConstraint(value);
+  },
+});

@@ -5,7 +5,7 @@ import { integer, tokenLimit } from "../../fields/checks.js";
 import { DOCS } from "../../fields/docs-text.js";
 import { docOf, ignored, implemented, refused, shapeOf } from "../../fields/field-table.js";
 import { openaiRequestFields, openaiSamplingFields } from "../openai-common/fields.js";
-import { responseFormatConstraint, responseFormatField } from "../openai-common/response-format.js";
+import { responseFormatConstraint, responseFormatRow } from "../openai-common/response-format.js";
 
 const prompt = z
   .union([z.string(), z.array(z.unknown())])
@@ -68,16 +68,7 @@ export const COMPLETION_FIELDS = {
   }),
   // Not in OpenAI's legacy API; as llama.cpp's server accepts them: a JSON format, or a GBNF
   // grammar (which wins over response_format).
-  response_format: implemented(responseFormatField, {
-    doc: DOCS && {
-      proto: "GenerateRequest.constraint",
-      absent: "free text",
-      why: "JSON object or schema, by grammar",
-    },
-    write: (value, draft) => {
-      draft.request.constraint = responseFormatConstraint(value);
-    },
-  }),
+  response_format: responseFormatRow,
   grammar: implemented(z.string().nullish(), {
     doc: DOCS && {
       proto: "GenerateRequest.constraint",
