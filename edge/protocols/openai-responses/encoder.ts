@@ -112,24 +112,17 @@ function itemEvents(
       open(block) {
         const item: ItemRecord = { block, id: `${itemIdPrefix(block)}${meta.newId()}`, status: "in_progress", options };
         items[block.index] = item;
-        const frames = [
-          event("response.output_item.added", {
-            output_index: indexOf(block),
-            item: outputItem(block, item.id, "in_progress", false, item.options),
-          }),
-        ];
+        const output_index = indexOf(block);
+        const added = event("response.output_item.added", {
+          output_index,
+          item: outputItem(block, item.id, "in_progress", false, item.options),
+        });
         const part = partOf(block, "");
-        if (part !== undefined) {
-          frames.push(
-            event("response.content_part.added", {
-              item_id: item.id,
-              output_index: indexOf(block),
-              content_index: 0,
-              part,
-            }),
-          );
-        }
-        return frames;
+        if (part === undefined) return [added];
+        return [
+          added,
+          event("response.content_part.added", { item_id: item.id, output_index, content_index: 0, part }),
+        ];
       },
       delta(block, text) {
         const at = { item_id: record(block).id, output_index: indexOf(block) };
