@@ -8,6 +8,7 @@ import { parseGpu, parseGpuLayers } from "./engine/llama/gpu.js";
 import { BATCH_THREADS_MAX_MIN_TOKENS } from "./engine/llama/batch-threads.js";
 import { MAX_STEP_TOKENS } from "./engine/llama/batch-shares.js";
 import { DEFAULT_LOOKUP_DRAFT } from "./engine/llama/prompt-lookup.js";
+import { DRAFT_MIN_P } from "./engine/llama/draft-model.js";
 import { traceSettingsFromEnv, type SidecarTraceSettings } from "./trace/trace-settings.js";
 
 type EngineSettings =
@@ -24,6 +25,7 @@ type EngineSettings =
   | "cacheDir"
   | "flashAttention"
   | "specLookup"
+  | "draftMinP"
   | "chatTemplate";
 
 export interface SidecarConfig extends Pick<ModelOptions, EngineSettings> {
@@ -49,6 +51,8 @@ export interface SidecarConfig extends Pick<ModelOptions, EngineSettings> {
   readonly preload?: readonly string[];
   /** `--default-model`: the model that serves names the catalogue does not know. */
   readonly defaultModel?: string | undefined;
+  /** `--model-draft`: the draft model of the models given by `--model` (a preset's `draft` wins for its model). */
+  readonly modelDraft?: string | undefined;
   /** A separate GGUF for embeddings (resolved like `model`); none: the served model embeds. */
   readonly embeddingModel?: string | undefined;
   readonly host: string;
@@ -129,6 +133,13 @@ const options = {
     env: "EMBEDDING_MODEL",
     help: "a separate model for /v1/embeddings (path, name, hf: or https URL like --model); default: the served model",
   },
+  "model-draft": {
+    type: "string",
+    env: "MODEL_DRAFT",
+    help:
+      "a draft model of the same vocabulary for the models given by --model (path, name, hf: or https URL like " +
+      "--model): speculative decoding in place of prompt lookup; a model whose vocabulary differs is refused at load",
+  },
   "model-id": { type: "string", env: "MODEL_ID", help: "name clients use (default: the file name)" },
   "chat-template-file": {
     type: "string",
@@ -197,6 +208,14 @@ const options = {
       `speculative decoding by prompt lookup: tokens drafted at most per step from where the reply's last tokens ` +
       `occur in its ` +
       `prompt (checked in the same decode, the reply unchanged), 0 to ${MAX_STEP_TOKENS - 1}; 0: off`,
+  },
+  "draft-p-min": {
+    type: "string",
+    env: "DRAFT_P_MIN",
+    default: String(DRAFT_MIN_P),
+    help:
+      "a draft model's guess ends at its first token it gives less than this probability (0 to 1; 0: every " +
+      "guess is as long as it may be)",
   },
   "context-size": {
     type: "string",
@@ -344,6 +363,13 @@ function specLookupOf(raw: string): number {
   return value;
 }
 
+function probabilityOf(flag: string, raw: string): number {
+  const value = Number(raw);
+  if (raw.trim() === "" || !Number.isFinite(value) || value < 0 || value > 1)
+    throw new Error(`--${flag} must be a number from 0 to 1, got "${raw}"`);
+  return value;
+}
+
 function metricsPortOf(raw: string | undefined): number | undefined {
   if (raw === undefined) return undefined;
   const port = positiveInt("metrics-port", raw, 0);
@@ -427,6 +453,7 @@ function catalogueSettings(
     modelsMax: positiveInt("models-max", get("models-max") ?? "3"),
     preload: splitList(get("preload")),
     defaultModel: get("default-model"),
+    modelDraft: get("model-draft"),
   };
 }
 
@@ -485,6 +512,7 @@ export function readConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Sid
     flashAttention: choiceOf("flash-attention", get("flash-attention") ?? "auto", FLASH_ATTENTION_CHOICES),
     sequences: positiveInt("sequences", get("sequences") ?? "4"),
     specLookup: specLookupOf(get("spec-lookup") ?? String(DEFAULT_LOOKUP_DRAFT)),
+    draftMinP: probabilityOf("draft-p-min", get("draft-p-min") ?? String(DRAFT_MIN_P)),
     contextSize: contextSizeOf(get("context-size") ?? "auto"),
     embeddingContextSize: positiveInt("embedding-context-size", get("embedding-context-size") ?? "8192", 16),
     maxQueue: positiveInt("max-queue", get("max-queue") ?? "64", 0),

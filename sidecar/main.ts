@@ -21,6 +21,7 @@ async function catalogueFor(config: SidecarConfig): Promise<Catalogue> {
     serveFolder: config.serveModelsDir ?? false,
     presets,
     defaultModel: config.defaultModel,
+    modelDraft: config.modelDraft,
   };
   const given =
     config.models.length > 0 || sources.serveFolder || Object.values(presets ?? {}).some((p) => p.model !== undefined);

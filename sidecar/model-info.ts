@@ -64,9 +64,9 @@ function loadedInfo(m: LoadedModel): ModelInfo {
     toolsRefused: m.replySyntax.refused ?? "",
     parallelToolCalls: m.replySyntax.calls?.parallel ?? false,
     reasoning: m.replySyntax.reasoning !== undefined,
-    speculation: m.lookup === undefined ? "" : "lookup",
-    draftMax: m.lookup?.draftMax ?? 0,
-    draftTokens: BigInt(m.lookup?.drafted ?? 0),
-    draftAcceptedTokens: BigInt(m.lookup?.accepted ?? 0),
+    speculation: m.drafter?.kind ?? "",
+    draftMax: m.drafter?.draftMax ?? 0,
+    draftTokens: BigInt(m.drafter?.drafted ?? 0),
+    draftAcceptedTokens: BigInt(m.drafter?.accepted ?? 0),
   };
 }

@@ -70,6 +70,7 @@ function sharedOptions(config: StartOptions): SharedModelOptions {
     catalogue: _catalogue,
     modelId: _modelId,
     embeddingModel: _embeddingModel,
+    modelDraft: _modelDraft,
     host: _host,
     port: _port,
     drainMs: _drainMs,
@@ -109,6 +110,7 @@ async function openRegistry(
       modelId: config.modelId,
       folder,
       serveFolder: false,
+      modelDraft: config.modelDraft,
     });
   const shared =
     config.embeddingModel === undefined ? undefined : await loadSharedEmbedder(llama, config.embeddingModel, engine);

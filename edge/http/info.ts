@@ -48,7 +48,7 @@ async function sidecarStatus(request: Request, context: AppContext) {
   }
 }
 
-/** A model's speculative decoding (docs/configuration.md, `--spec-lookup`): null when it drafts nothing. */
+/** A model's speculative decoding (docs/configuration.md: `--spec-lookup`, `--model-draft`); null: none. */
 function speculationOf(model: {
   speculation: string;
   draftMax: number;

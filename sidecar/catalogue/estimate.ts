@@ -19,6 +19,8 @@ export interface EstimateSettings {
   readonly sequences: number;
   readonly gpuLayers: number | "auto" | "max";
   readonly flashAttention: boolean;
+  /** The draft model's header (`draft` in the preset, `--model-draft`), counted with the model. */
+  readonly draft?: ModelFile | undefined;
 }
 
 export interface Estimate {
@@ -66,6 +68,26 @@ async function gpuLayersOf(file: ModelFile, llama: Llama, asked: EstimateSetting
  * header).
  */
 async function needAt(
+  file: ModelFile,
+  settings: EstimateSettings,
+  gpuLayers: number,
+  contextSize: number,
+): Promise<{ need: Bytes; weights: Bytes }> {
+  const own = await needOf(file, settings, gpuLayers, contextSize);
+  if (settings.draft === undefined) return own;
+  // A draft model: its weights at as many GPU layers as it has, and a context of the same size and sequences.
+  const draft = await needOf(
+    settings.draft,
+    settings,
+    Math.min(gpuLayers, settings.draft.insights.totalLayers),
+    contextSize,
+  );
+  return { need: plus(own.need, draft.need), weights: plus(own.weights, draft.weights) };
+}
+
+const plus = (a: Bytes, b: Bytes): Bytes => ({ ram: a.ram + b.ram, vram: a.vram + b.vram });
+
+async function needOf(
   file: ModelFile,
   settings: EstimateSettings,
   gpuLayers: number,

@@ -93,6 +93,21 @@ async function memoryOf(llama: Llama): Promise<{ free: Bytes; total: Bytes }> {
 
 export function hostLoader(options: HostLoaderOptions): Loader {
   const files = new Map<string, Promise<ModelFile>>();
+  /** The file's header, read once per path; a file replaced since (a new download, a fixed copy) is read again. */
+  const read = (path: string): Promise<ModelFile> => {
+    const stat = statSync(path);
+    const key = `${path}\0${stat.size}\0${stat.mtimeMs}`;
+    let file = files.get(key);
+    if (file === undefined) {
+      file = readModelFile(options.llama, path);
+      files.set(key, file);
+      file.catch(() => files.delete(key));
+    }
+    return file;
+  };
+  /** A draft model's local file (a remote one downloaded at its first use, like a model). */
+  const draftPath = (source: string, signal?: AbortSignal): Promise<string> =>
+    resolveModelSource(source, { folder: options.folder, ...(signal ? { signal } : {}) });
   return {
     async resolve(entry, signal) {
       const path = await resolveModelSource(entry.source, {
@@ -105,23 +120,18 @@ export function hostLoader(options: HostLoaderOptions): Loader {
       options.onResolved?.(entry, path);
       return path;
     },
-    read(path) {
-      // A file replaced since (a new download, a fixed copy) is read again.
-      const stat = statSync(path);
-      const key = `${path}\0${stat.size}\0${stat.mtimeMs}`;
-      let file = files.get(key);
-      if (file === undefined) {
-        file = readModelFile(options.llama, path);
-        files.set(key, file);
-        file.catch(() => files.delete(key));
-      }
-      return file;
+    read,
+    async estimate(entry, file, room) {
+      const settings = estimateSettings(options.llama, settingsOf(options.engine, entry));
+      const draft = entry.preset.draft;
+      const draftFile = draft === undefined ? undefined : await read(await draftPath(draft));
+      return estimate(file, options.llama, { ...settings, draft: draftFile }, room);
     },
-    estimate: (entry, file, room) =>
-      estimate(file, options.llama, estimateSettings(options.llama, settingsOf(options.engine, entry)), room),
-    load(entry, path, estimated, onProgress, signal) {
+    async load(entry, path, estimated, onProgress, signal) {
       const settings = settingsOf(options.engine, entry);
+      const draft = entry.preset.draft;
       return loadModel({
+        ...(draft !== undefined ? { draftModelPath: await draftPath(draft, signal) } : {}),
         ...settings,
         // "auto" stays flexible, at most the size the budget was measured with.
         contextSize: settings.contextSize === "auto" ? { max: estimated.contextSize } : settings.contextSize,

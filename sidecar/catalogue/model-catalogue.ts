@@ -29,6 +29,8 @@ export interface CatalogueSources {
   readonly presets?: Presets | undefined;
   /** `--default-model`: the model that serves names the catalogue does not know. */
   readonly defaultModel?: string | undefined;
+  /** `--model-draft`: the draft model of the `--model` entries (a preset's `draft` wins). */
+  readonly modelDraft?: string | undefined;
   /** Served when nothing else is (the demo model's path). */
   readonly fallback?: string | undefined;
 }
@@ -44,11 +46,14 @@ export function nameOf(source: string): string {
 }
 
 /** The entries before presets apply: --model, presets with a `model`, the folder's files. */
-function sourcesOf(sources: CatalogueSources, list: (folder: string) => string[]): { name: string; source: string }[] {
+function sourcesOf(
+  sources: CatalogueSources,
+  list: (folder: string) => string[],
+): { name: string; source: string; given?: boolean }[] {
   if (sources.modelId !== undefined && sources.models.length > 1) {
     throw new Error("--model-id names a single --model; with several, name each in the presets file (--models-preset)");
   }
-  const given = sources.models.map((source) => ({ name: sources.modelId ?? nameOf(source), source }));
+  const given = sources.models.map((source) => ({ name: sources.modelId ?? nameOf(source), source, given: true }));
   const preset = Object.entries(sources.presets ?? {}).flatMap(([name, p]) =>
     p.model === undefined ? [] : [{ name, source: p.model }],
   );
@@ -86,11 +91,12 @@ export function buildCatalogue(
         `--models-preset: "${name}" is no model of the catalogue (${[...names].join(", ")}) and has no "model"`,
       );
   }
-  const entries = found.map(({ name, source }) => ({
+  const draft = sources.modelDraft;
+  const entries = found.map(({ name, source, given }) => ({
     name,
     source,
     aliases: presets[name]?.alias ?? [],
-    preset: presets[name] ?? {},
+    preset: { ...(given === true && draft !== undefined ? { draft } : {}), ...presets[name] },
   }));
   const seen = new Map<string, string>();
   for (const entry of entries) {

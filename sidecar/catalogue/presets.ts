@@ -17,11 +17,22 @@ export interface Preset {
   readonly alias?: readonly string[];
   /** Tokens prompt lookup drafts at most per step; 0: none (`--spec-lookup`). */
   readonly specLookup?: number;
+  /** A draft model of the same vocabulary (a source like `model`; `--model-draft`), in place of prompt lookup. */
+  readonly draft?: string;
 }
 
 export type Presets = Readonly<Record<string, Preset>>;
 
-const KEYS = ["model", "contextSize", "sequences", "chatTemplate", "gpuLayers", "alias", "specLookup"] as const;
+const KEYS = [
+  "model",
+  "contextSize",
+  "sequences",
+  "chatTemplate",
+  "gpuLayers",
+  "alias",
+  "specLookup",
+  "draft",
+] as const;
 type Key = (typeof KEYS)[number];
 
 /** A key's value when it passes its check, else what it must be. */
@@ -30,11 +41,15 @@ const pass = (value: unknown): Checked => ({ value });
 const fail = (error: string): Checked => ({ error });
 const isCount = (v: unknown, min: number): boolean => Number.isInteger(v) && (v as number) >= min;
 
+/** A model's source: a path, a name in the models folder, hf: or https. */
+const sourceCheck = (v: unknown): Checked =>
+  typeof v === "string" && v !== ""
+    ? pass(v)
+    : fail("must be a non-empty string (a path, a name in the models folder, hf: or https)");
+
 const CHECKS: Record<Key, (value: unknown) => Checked> = {
-  model: (v) =>
-    typeof v === "string" && v !== ""
-      ? pass(v)
-      : fail("must be a non-empty string (a path, a name in the models folder, hf: or https)"),
+  model: (v) => sourceCheck(v),
+  draft: (v) => sourceCheck(v),
   contextSize: (v) => (v === "auto" || isCount(v, 16) ? pass(v) : fail('must be "auto" or an integer of at least 16')),
   sequences: (v) => (isCount(v, 1) ? pass(v) : fail("must be an integer of at least 1")),
   chatTemplate: (v) =>

@@ -23,8 +23,8 @@ export function modelLoads(registry: ModelRegistry): Load {
     loading: view.status === "loading",
     memoryBytes: view.status === "loaded" ? (view.estimate?.need.ram ?? 0) + (view.estimate?.need.vram ?? 0) : 0,
     requests: view.requests,
-    draftedTokens: view.loaded?.lookup?.drafted ?? 0,
-    acceptedTokens: view.loaded?.lookup?.accepted ?? 0,
+    draftedTokens: view.loaded?.drafter?.drafted ?? 0,
+    acceptedTokens: view.loaded?.drafter?.accepted ?? 0,
   }));
   return {
     queued: loaded.reduce((total, m) => total + m.pool.queued, 0),

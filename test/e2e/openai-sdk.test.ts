@@ -4,6 +4,7 @@ import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { checkChatStream, checkCompletionStream } from "../support/contract.js";
 import { startStack, type Stack } from "../support/edge.js";
+import { DRAFT_MODEL_MAX } from "../../sidecar/engine/llama/draft-model.js";
 import { readMetrics } from "../support/sidecar.js";
 import { readEvents } from "../support/sse.js";
 import { CHAT_REPLY, STORY, chatPromptTokens } from "../support/scripted.js";
@@ -283,5 +284,32 @@ describe("speculative decoding by prompt lookup", () => {
     expect(after).toMatchObject({ type: "lookup", draft_max: DEFAULT_LOOKUP_DRAFT });
     expect((after?.accepted_tokens ?? 0) - (before?.accepted_tokens ?? 0)).toBeGreaterThanOrEqual(30);
     expect(after?.drafted_tokens ?? 0).toBeGreaterThanOrEqual(after?.accepted_tokens ?? 0);
+  });
+});
+
+describe("speculative decoding with a draft model (--model-draft)", () => {
+  it("streams the reply it gives without drafts, and /v1/info says the draft model drafted and took", async () => {
+    const { modelPath } = await import("../../gguf/models.js");
+    const drafted = await startStack({ modelDraft: modelPath("scripted"), sequences: 1, contextSize: 4096 });
+    try {
+      const openai = new OpenAI({ baseURL: drafted.baseURL, apiKey: "unused" });
+      const stream = await openai.completions.create({
+        model: "scripted",
+        prompt: "Let us sing. Sing",
+        max_tokens: 40,
+        stream: true,
+      });
+      let text = "";
+      for await (const chunk of stream) text += chunk.choices[0]?.text ?? "";
+      expect(text).toBe(" la".repeat(40));
+      const body = (await (await fetch(`${drafted.edge.url}/v1/info`)).json()) as {
+        models: { speculation: { type: string; draft_max: number; accepted_tokens: number } | null }[];
+      };
+      const speculation = body.models[0]?.speculation;
+      expect(speculation).toMatchObject({ type: "draft", draft_max: DRAFT_MODEL_MAX });
+      expect(speculation?.accepted_tokens).toBeGreaterThanOrEqual(30);
+    } finally {
+      await drafted.stop();
+    }
   });
 });

@@ -58,7 +58,7 @@ describe("parsePresets", () => {
     [
       "an entry that is no object",
       '{"a": 3}',
-      /"a" must be an object of options \(model, contextSize, sequences, chatTemplate, gpuLayers, alias, specLookup\)/,
+      /"a" must be an object of options \(model, contextSize, sequences, chatTemplate, gpuLayers, alias, specLook/,
     ],
     ["an unknown key", '{"a": {"ctx": 512}}', /"a" has an unknown key "ctx" \(known: model, contextSize/],
     [
@@ -67,6 +67,11 @@ describe("parsePresets", () => {
       /"a"\.contextSize must be "auto" or an integer of at least 16/,
     ],
     ["sequences of 0", '{"a": {"sequences": 0}}', /"a"\.sequences must be an integer of at least 1/],
+    [
+      "an empty draft",
+      '{"a": {"draft": ""}}',
+      /"a"\.draft must be a non-empty string \(a path, a name in the models folder/,
+    ],
     [
       "a fractional GPU layer count",
       '{"a": {"gpuLayers": 1.5}}',

@@ -2,16 +2,16 @@
 // the drafter's drafts, replies token for token the ones without drafts (alone, four at once,
 // seeded), several tokens a decode where the reply repeats, the sequence left holding what it says,
 // and no drafts where sampling reads the reply so far.
-import { create, type MessageInitShape } from "@bufbuild/protobuf";
+import { create } from "@bufbuild/protobuf";
 import type { Token } from "node-llama-cpp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { modelPath } from "../../gguf/models.js";
-import { GenerateRequestSchema, type SamplingOptionsSchema } from "../../proto/gen/inference/v1/inference_pb.js";
+import { GenerateRequestSchema } from "../../proto/gen/inference/v1/inference_pb.js";
 import { generate } from "../../sidecar/engine/decode/generate.js";
 import { loadModel, type LoadedModel } from "../../sidecar/engine/llama/model.js";
 import { DEFAULT_LOOKUP_DRAFT, PairLookup } from "../../sidecar/engine/llama/prompt-lookup.js";
 import { EngineMetrics } from "../../sidecar/engine/engine-metrics.js";
-import { generateText, loadScripted, watchBatches } from "../support/engine.js";
+import { generateText, loadScripted, reply, watchBatches } from "../support/engine.js";
 import { STORY } from "../support/scripted.js";
 
 const tokens = (...ids: number[]): Token[] => ids as Token[];
@@ -67,22 +67,22 @@ describe("prompt lookup on the scripted model", () => {
   });
 
   it("is on by default and off at --spec-lookup 0", () => {
-    expect(on.lookup?.draftMax).toBe(DEFAULT_LOOKUP_DRAFT);
-    expect(off.lookup).toBeUndefined();
+    expect(on.drafter?.draftMax).toBe(DEFAULT_LOOKUP_DRAFT);
+    expect(off.drafter).toBeUndefined();
   });
 
   it(
     "gives the reply the prompt already holds, takes the drafts, and leaves the sequence holding prompt and " + "reply",
     async () => {
       const prompt = `Once upon a time${STORY} Once upon a time`;
-      const before = { drafted: on.lookup?.drafted ?? 0, accepted: on.lookup?.accepted ?? 0 };
+      const before = { drafted: on.drafter?.drafted ?? 0, accepted: on.drafter?.accepted ?? 0 };
       const drafted = await generateText(on, prompt, 40);
       const plain = await generateText(off, prompt, 40);
       expect(drafted.text).toBe(STORY);
       expect([drafted.text, drafted.tokens]).toEqual([plain.text, plain.tokens]);
-      expect((on.lookup?.accepted ?? 0) - before.accepted).toBeGreaterThanOrEqual(8);
-      expect((on.lookup?.drafted ?? 0) - before.drafted).toBeGreaterThanOrEqual(
-        (on.lookup?.accepted ?? 0) - before.accepted,
+      expect((on.drafter?.accepted ?? 0) - before.accepted).toBeGreaterThanOrEqual(8);
+      expect((on.drafter?.drafted ?? 0) - before.drafted).toBeGreaterThanOrEqual(
+        (on.drafter?.accepted ?? 0) - before.accepted,
       );
       for (const sequence of on.pool.all()) expect(sequence.nextTokenIndex).toBe(sequence.contextTokens.length);
       // The same prompt again: served from the cache, the same reply.
@@ -104,31 +104,16 @@ describe("prompt lookup on the scripted model", () => {
   });
 
   it("drafts nothing for a reply whose sampling reads the reply so far (penalties)", async () => {
-    const drafted = on.lookup?.drafted ?? 0;
+    const drafted = on.drafter?.drafted ?? 0;
     const request = create(GenerateRequestSchema, {
       input: { case: "prompt", value: "Let us sing. Sing" },
       maxTokens: 20,
       sampling: { temperature: 0, repeatPenalty: 1.1 },
     });
     for await (const _ of generate(on, request, new AbortController().signal, new EngineMetrics()));
-    expect(on.lookup?.drafted).toBe(drafted);
+    expect(on.drafter?.drafted).toBe(drafted);
   });
 });
-
-/** A reply's token ids, through the engine's generate. */
-async function reply(
-  loaded: LoadedModel,
-  prompt: string,
-  maxTokens: number,
-  sampling: MessageInitShape<typeof SamplingOptionsSchema>,
-): Promise<number[]> {
-  const request = create(GenerateRequestSchema, { input: { case: "prompt", value: prompt }, maxTokens, sampling });
-  const ids: number[] = [];
-  for await (const { event } of generate(loaded, request, new AbortController().signal, new EngineMetrics())) {
-    if (event?.case === "token") ids.push(event.value.id ?? -1);
-  }
-  return ids;
-}
 
 describe("prompt lookup on random weights", () => {
   const load = (specLookup: number): Promise<LoadedModel> =>
@@ -164,7 +149,7 @@ describe("prompt lookup on random weights", () => {
     expect(alone).toEqual(plain);
     expect(together).toEqual(plain);
     // Random weights fall into loops, which the reply's own pairs draft.
-    expect(on.lookup?.accepted).toBeGreaterThan(0);
+    expect(on.drafter?.accepted).toBeGreaterThan(0);
   });
 
   it("repeats a seeded reply alone and beside other streams", async () => {

@@ -1,8 +1,8 @@
 // The scripted test model loaded in-process, a generation run on it, and a watch of its context
 // from the inside: every batch llama.cpp decodes.
-import { create } from "@bufbuild/protobuf";
+import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { modelPath } from "../../gguf/models.js";
-import { GenerateRequestSchema } from "../../proto/gen/inference/v1/inference_pb.js";
+import { GenerateRequestSchema, type SamplingOptionsSchema } from "../../proto/gen/inference/v1/inference_pb.js";
 import { FIRST_TOKEN_POSITION, generate } from "../../sidecar/engine/decode/generate.js";
 import { loadModel, type LoadedModel, type ModelOptions } from "../../sidecar/engine/llama/model.js";
 import { EngineMetrics } from "../../sidecar/engine/engine-metrics.js";
@@ -130,4 +130,19 @@ export function watchSampling(loaded: LoadedModel): { batches: number; overlappi
     },
   });
   return seen;
+}
+
+/** A reply's token ids, through the engine's generate. */
+export async function reply(
+  loaded: LoadedModel,
+  prompt: string,
+  maxTokens: number,
+  sampling: MessageInitShape<typeof SamplingOptionsSchema>,
+): Promise<number[]> {
+  const request = create(GenerateRequestSchema, { input: { case: "prompt", value: prompt }, maxTokens, sampling });
+  const ids: number[] = [];
+  for await (const { event } of generate(loaded, request, new AbortController().signal, new EngineMetrics())) {
+    if (event?.case === "token") ids.push(event.value.id ?? -1);
+  }
+  return ids;
 }

@@ -69,7 +69,7 @@ export async function* decode(
     state.interrupted = true;
     return;
   }
-  const drafting = plan.draftable ? loaded.lookup?.start(sequence) : undefined;
+  const drafting = plan.draftable ? loaded.drafter?.start(sequence) : undefined;
   const steps = evaluate(sequence, rest, plan.sampling, plan.logprobs, plan.topLogprobs > 0);
   try {
     let replacement: Token[] | undefined;

@@ -333,6 +333,20 @@ export async function dropDraftedTokens(sequence: LlamaContextSequence): Promise
 }
 
 /**
+ * Refuses a draft model whose context cannot draft for `target`'s (node-llama-cpp's native check,
+ * the one its draft predictor runs on each reply: the vocabulary's type, its special tokens, its
+ * size within 128 and its tokens' texts), so that a mismatch stops the load instead of a reply.
+ */
+export function checkDraftCompatible(target: LlamaContext, draft: LlamaContext): void {
+  type Native = { ensureDraftContextIsCompatibleForSpeculative?: (draft: unknown) => void };
+  const native = (target as unknown as { _ctx?: Native })._ctx;
+  const draftNative = (draft as unknown as { _ctx?: unknown })._ctx;
+  if (typeof native?.ensureDraftContextIsCompatibleForSpeculative !== "function")
+    fail("LlamaContext._ctx.ensureDraftContextIsCompatibleForSpeculative");
+  native.ensureDraftContextIsCompatibleForSpeculative(draftNative);
+}
+
+/**
  * Whether node-llama-cpp checks a whole draft: patches/node-llama-cpp+3.21.1.patch, which the
  * postinstall applies (an install without scripts lacks it, and then keeps at most one drafted
  * token a step).

@@ -41,6 +41,8 @@ import {
 import { cachedTokenizer } from "./tokenizer-cache.js";
 import { cacheRamMiB, KvTier, modelIdentity } from "./kv-tier.js";
 import { DEFAULT_LOOKUP_DRAFT, PromptLookup } from "./prompt-lookup.js";
+import type { Drafter } from "./drafting.js";
+import { loadDraftModel } from "./draft-model.js";
 
 /**
  * Which llama.cpp library to load: "auto" takes this host's own build (`npm run build:engine`)
@@ -116,6 +118,13 @@ export interface ModelOptions {
    * DEFAULT_LOOKUP_DRAFT.
    */
   readonly specLookup?: number;
+  /**
+   * A draft model of the same vocabulary (`--model-draft`, `draft` in presets; draft-model.ts): drafts in place of
+   * prompt lookup.
+   */
+  readonly draftModelPath?: string | undefined;
+  /** A draft model's guess ends at its first token below this probability (`--draft-p-min`; draft-model.ts). */
+  readonly draftMinP?: number;
   /** Load progress, 0..1. */
   readonly onProgress?: (fraction: number) => void;
 }
@@ -177,9 +186,10 @@ export interface LoadedModel {
   /** Sequences' states kept in host memory (kv-tier.ts); undefined when `--cache-ram` is 0. */
   readonly kvTier: KvTier | undefined;
   /**
-   * Drafts from the prompt (prompt-lookup.ts); undefined when `--spec-lookup` is 0 or the model cannot take them back.
+   * Drafts from a draft model (draft-model.ts) or from the prompt (prompt-lookup.ts); undefined when neither is on
+   * or the model cannot take drafts back.
    */
-  readonly lookup: PromptLookup | undefined;
+  readonly drafter: Drafter | undefined;
   /** The model's tokenizer, keeping long texts' tokens for the turns that send them again (tokenizer-cache.ts). */
   readonly tokenizer: Tokenizer;
   /**
@@ -238,6 +248,7 @@ export async function loadModel(options: ModelOptions): Promise<LoadedModel> {
   });
   const { context, scheduler, batchThreadsFrom } = await scheduledContext(llama, model, options, threads, threadsBatch);
   const id = options.id ?? path.basename(options.modelPath).replace(/\.gguf$/i, "");
+  const drafter = await drafterOf(llama, model, context, options, threads);
   const states = await sequenceStates(llama, model, context);
   const kvTier = await openKvTier(options, context.contextSize, scheduler, states);
   const pool = new SequencePool(context, {
@@ -272,10 +283,11 @@ export async function loadModel(options: ModelOptions): Promise<LoadedModel> {
     ranker,
     kvTier,
     states,
-    lookup: promptLookupOf(model, options.specLookup ?? DEFAULT_LOOKUP_DRAFT),
+    drafter,
     gpu: await gpuReport(llama, model),
     async dispose() {
       await kvTier?.dispose(pool.all());
+      await drafter?.dispose();
       await disposeEmbedder();
       await ranker.dispose();
       await context.dispose();
@@ -460,14 +472,41 @@ async function openKvTier(
 }
 
 /**
- * Prompt lookup drafting `draftMax` tokens, or none: a recurrent or hybrid model cannot take back
- * the cells of a draft it refuses without a state checkpoint per step, and node-llama-cpp without
- * the project's patch keeps one drafted token a step at most (patches/README.md).
+ * The model's drafter: its draft model, else prompt lookup drafting `--spec-lookup` tokens, else none. A recurrent or
+ * hybrid model cannot take back the cells of a draft it refuses without a state checkpoint per step, and node-llama-cpp
+ * without the project's patch keeps one drafted token a step at most (patches/README.md): a draft model asked for
+ * there is refused, saying why. A draft model that cannot load frees the served model's context and model.
  */
-function promptLookupOf(model: LlamaModel, draftMax: number): PromptLookup | undefined {
+async function drafterOf(
+  llama: Llama,
+  model: LlamaModel,
+  context: LlamaContext,
+  options: ModelOptions,
+  threads: number,
+): Promise<Drafter | undefined> {
   const insights = model.fileInsights;
-  if (draftMax <= 0 || insights.isRecurrent || insights.isHybrid || !draftsCheckedWhole()) return undefined;
-  return new PromptLookup(draftMax);
+  const why = insights.isRecurrent || insights.isHybrid ? "a recurrent or hybrid model" : undefined;
+  const cannot = why ?? (draftsCheckedWhole() ? undefined : "node-llama-cpp without the project's patch");
+  if (options.draftModelPath === undefined) {
+    const draftMax = options.specLookup ?? DEFAULT_LOOKUP_DRAFT;
+    return draftMax <= 0 || cannot !== undefined ? undefined : new PromptLookup(draftMax);
+  }
+  try {
+    if (cannot !== undefined) throw new Error(`a draft model cannot draft for ${cannot}`);
+    return await loadDraftModel(llama, {
+      path: options.draftModelPath,
+      target: context,
+      threads,
+      gpuLayers: options.gpuLayers ?? "auto",
+      flashAttention: flashAttentionOf(options.flashAttention ?? "auto", llama) === true,
+      minP: options.draftMinP,
+      signal: options.loadSignal,
+    });
+  } catch (error) {
+    await context.dispose();
+    await model.dispose();
+    throw error;
+  }
 }
 
 /** `--threads` and `--threads-batch` as numbers on this library. */

@@ -3,27 +3,10 @@
 // are drafted and checked in the same decode as the next token: several tokens for one read of
 // the weights.
 import { TokenPredictor, type LlamaContextSequence, type Token } from "node-llama-cpp";
-import { dropDraftedTokens, setTokenPredictor } from "./llama-internals.js";
+import { DraftCounts, type Drafter, type Drafting } from "./drafting.js";
 
 /** The tokens one step drafts at most by default (`--spec-lookup`); docs/decisions.md, "Speculative decoding". */
 export const DEFAULT_LOOKUP_DRAFT = 16;
-
-/** Drafted and accepted tokens of a model's replies. */
-export interface SpeculationStats {
-  /** Tokens drafted and checked. */
-  readonly drafted: number;
-  /** Of those, tokens the model's own choice confirmed and the reply took. */
-  readonly accepted: number;
-}
-
-/**
- * One reply's drafting on its sequence; `end` takes the drafter back and counts. Drafted cells the
- * reply did not take are dropped through `between` (the scheduler's turn between decode steps),
- * which is taken only when there are some.
- */
-export interface Drafting {
-  end(between: (work: () => Promise<void>) => Promise<void>): Promise<void>;
-}
 
 /**
  * The fewest tokens that must match behind a draft: the pair and the token before it. A pair alone
@@ -118,31 +101,16 @@ export class PairLookup extends TokenPredictor {
  * reply is the one the model gives without drafts, each token sampled from the model's own
  * distribution.
  */
-export class PromptLookup implements SpeculationStats {
-  drafted = 0;
-  accepted = 0;
+export class PromptLookup extends DraftCounts implements Drafter {
+  readonly kind = "lookup";
 
-  constructor(readonly draftMax: number) {}
-
-  /** Gives `sequence` a drafter for its next reply; the caller ends it after the reply. */
-  start(sequence: LlamaContextSequence): Drafting {
-    const predictor = new PairLookup(this.draftMax);
-    setTokenPredictor(sequence, predictor);
-    const before = sequence.tokenPredictions;
-    return {
-      end: async (between) => {
-        try {
-          // Drafts checked but not taken stay in the cells for a next step that will not come.
-          if (sequence.nextTokenIndex !== sequence.contextTokens.length)
-            await between(() => dropDraftedTokens(sequence));
-        } finally {
-          setTokenPredictor(sequence, undefined);
-          predictor.dispose();
-          const after = sequence.tokenPredictions;
-          this.drafted += after.validated - before.validated + after.refuted - before.refuted;
-          this.accepted += after.used - before.used;
-        }
-      },
-    };
+  constructor(readonly draftMax: number) {
+    super();
   }
+
+  start(sequence: LlamaContextSequence): Drafting {
+    return this.attach(sequence, new PairLookup(this.draftMax));
+  }
+
+  async dispose(): Promise<void> {}
 }

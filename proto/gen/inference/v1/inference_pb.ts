@@ -1780,7 +1780,8 @@ export type ModelInfo = Message<"inference.v1.ModelInfo"> & {
 
   /**
    * When loaded, its speculative decoding: "lookup" (drafts from the prompt and the reply so far,
-   * checked beside each step; the reply is the one without them) or "" (none)...
+   * checked beside each step; the reply is the one without them), "draft" (drafts from a draft model
+   * of the same vocabulary, checked the same way) or "" (none)...
    *
    * @generated from field: string speculation = 33;
    */

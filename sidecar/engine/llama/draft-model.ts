@@ -1,0 +1,147 @@
+// Speculative decoding with a draft model (`--model-draft`, `draft` in presets): a small model of
+// the same vocabulary guesses the next tokens on a sequence of its own, one per sequence of the
+// served model, and the served model checks the guess in its step's own decode. docs/decisions.md,
+// "Speculative decoding".
+import {
+  TokenPredictor,
+  type Llama,
+  type LlamaContext,
+  type LlamaContextSequence,
+  type LlamaModel,
+  type Token,
+} from "node-llama-cpp";
+import { DraftCounts, type Drafter, type Drafting } from "./drafting.js";
+import { checkDraftCompatible } from "./llama-internals.js";
+
+/** Tokens a draft model guesses at most per step (llama-server's `--draft-max` default). */
+export const DRAFT_MODEL_MAX = 16;
+/**
+ * A guess ends at its first token the draft model gives less than this probability (`--draft-p-min`;
+ * node-llama-cpp's default): a step checks what the draft model is sure of, not tokens it would refuse anyway.
+ */
+export const DRAFT_MIN_P = 0.6;
+
+export interface DraftModelOptions {
+  readonly path: string;
+  /** The served model's context: the draft's holds as many tokens per sequence, and as many sequences. */
+  readonly target: LlamaContext;
+  readonly threads: number;
+  readonly gpuLayers: number | "auto" | "max";
+  readonly flashAttention: boolean;
+  /** `--draft-p-min`; default DRAFT_MIN_P. */
+  readonly minP?: number | undefined;
+  readonly signal?: AbortSignal | undefined;
+}
+
+/**
+ * One reply's guesses from the draft sequence, made when the step asks and awaited whole: the draft
+ * sequence is brought to the reply's tokens (the cells of a refused guess erased), then the draft model
+ * decodes greedily until `draftMax` tokens or its first token below `minP`. node-llama-cpp's own draft
+ * predictor guesses beside the step and hands over what it has when asked, so a guess's length would
+ * depend on timing, and with it how many positions a seeded reply's sampler draws: the reply would not repeat.
+ */
+export class DraftGuesses extends TokenPredictor {
+  #tokens: Token[] = [];
+
+  constructor(
+    private readonly draft: LlamaContextSequence,
+    private readonly draftMax: number,
+    private readonly minP: number,
+  ) {
+    super();
+  }
+
+  override reset({ stateTokens }: { stateTokens: Token[] }): void {
+    this.#tokens = stateTokens.slice();
+  }
+
+  override pushTokens(tokens: Token[]): void {
+    this.#tokens.push(...tokens);
+  }
+
+  override async predictTokens(): Promise<Token[]> {
+    const tokens = this.#tokens;
+    if (tokens.length === 0 || tokens.length >= this.draft.contextSize) return [];
+    try {
+      // The last token is evaluated again when the sequence holds it already: its logits start the guess.
+      await this.draft.adaptStateToTokens(tokens.slice(0, -1), false);
+      const guess: Token[] = [];
+      const room = Math.min(this.draftMax, this.draft.contextSize - tokens.length);
+      const steps = this.draft.evaluateWithMetadata(
+        tokens.slice(this.draft.nextTokenIndex),
+        { confidence: true },
+        { temperature: 0 },
+      );
+      for await (const { token, confidence } of steps) {
+        if (confidence < this.minP) break;
+        guess.push(token);
+        if (guess.length >= room) break;
+      }
+      return guess;
+    } catch {
+      // A guess that fails (a full context, a disposed model) is no guess; the reply goes on without one.
+      return [];
+    }
+  }
+}
+
+/** The draft model for one served model: a draft sequence for each of its sequences. */
+export class DraftModel extends DraftCounts implements Drafter {
+  readonly kind = "draft";
+  readonly draftMax = DRAFT_MODEL_MAX;
+  readonly #sequences = new Map<LlamaContextSequence, LlamaContextSequence>();
+
+  constructor(
+    readonly path: string,
+    private readonly model: LlamaModel,
+    private readonly context: LlamaContext,
+    readonly minP: number,
+  ) {
+    super();
+  }
+
+  start(sequence: LlamaContextSequence): Drafting {
+    let draft = this.#sequences.get(sequence);
+    if (draft === undefined) {
+      draft = this.context.getSequence();
+      this.#sequences.set(sequence, draft);
+    }
+    return this.attach(sequence, new DraftGuesses(draft, this.draftMax, this.minP));
+  }
+
+  async dispose(): Promise<void> {
+    await this.context.dispose();
+    await this.model.dispose();
+  }
+}
+
+/** Loads the draft model beside `options.target`; one whose vocabulary differs is refused, saying why. */
+export async function loadDraftModel(llama: Llama, options: DraftModelOptions): Promise<DraftModel> {
+  const model = await llama.loadModel({
+    modelPath: options.path,
+    gpuLayers: options.gpuLayers,
+    ...(options.signal ? { loadSignal: options.signal } : {}),
+  });
+  try {
+    const context = await model.createContext({
+      contextSize: options.target.contextSize,
+      sequences: options.target.totalSequences,
+      threads: options.threads,
+      flashAttention: options.flashAttention,
+      failedCreationRemedy: false,
+    });
+    try {
+      checkDraftCompatible(options.target, context);
+    } catch (error) {
+      await context.dispose();
+      throw error;
+    }
+    return new DraftModel(options.path, model, context, options.minP ?? DRAFT_MIN_P);
+  } catch (error) {
+    await model.dispose();
+    const why = error instanceof Error ? error.message : String(error);
+    throw new Error(
+      `the draft model ${options.path} cannot draft for ${options.target.model.filename ?? "it"}: ${why}`,
+    );
+  }
+}
