@@ -26,6 +26,14 @@ const ENDPOINTS = [
   { method: "POST", path: "/detokenize", protocol: "openai" },
   { method: "POST", path: "/apply-template", protocol: "openai" },
   { method: "GET", path: "/v1/models/:id+", protocol: "openai" },
+  { method: "POST", path: "/api/chat", protocol: "ollama" },
+  { method: "POST", path: "/api/generate", protocol: "ollama" },
+  { method: "POST", path: "/api/embed", protocol: "ollama" },
+  { method: "POST", path: "/api/embeddings", protocol: "ollama" },
+  { method: "GET", path: "/api/tags", protocol: "ollama" },
+  { method: "POST", path: "/api/show", protocol: "ollama" },
+  { method: "GET", path: "/api/ps", protocol: "ollama" },
+  { method: "GET", path: "/api/version", protocol: "ollama" },
   { method: "GET", path: "/v1/streams/:id", protocol: "openai" },
   { method: "GET", path: "/v1/info", protocol: "server" },
   { method: "GET", path: "/health", protocol: "server" },
@@ -53,7 +61,7 @@ describe("GET /v1/info", () => {
       object: "server.info",
       name: "llm-edge",
       version: SERVER_VERSION,
-      protocols: ["openai", "anthropic"],
+      protocols: ["openai", "anthropic", "ollama"],
       endpoints: ENDPOINTS,
       models: [
         {
