@@ -59,10 +59,15 @@ export const OLLAMA_OPTION_FIELDS = {
       if (value >= 0) draft.sampling.seed = value;
     },
   }),
-  stop: implemented(z.array(z.string()).max(MAX_STOP_SEQUENCES).nullish(), {
-    doc: DOCS && { proto: "GenerateRequest.stop", absent: "none", limits: `≤ ${MAX_STOP_SEQUENCES}`, why: "stops" },
+  stop: implemented(z.union([z.string(), z.array(z.string()).max(MAX_STOP_SEQUENCES)]).nullish(), {
+    doc: DOCS && {
+      proto: "GenerateRequest.stop",
+      absent: "none",
+      limits: `a string or ≤ ${MAX_STOP_SEQUENCES}`,
+      why: "stop sequences",
+    },
     write: (value, draft) => {
-      draft.request.stop = nonEmptyStops(value);
+      draft.request.stop = nonEmptyStops(typeof value === "string" ? [value] : value);
     },
   }),
   repeat_penalty: implemented(z.number().gt(0).max(10).nullish(), {
@@ -89,6 +94,7 @@ export const OLLAMA_OPTION_FIELDS = {
   ),
   num_ctx: loadSetting(4096),
   num_batch: loadSetting(512),
+  num_gqa: loadSetting(8),
   num_gpu: loadSetting(1),
   main_gpu: loadSetting(0),
   use_mmap: loadSetting(true),
