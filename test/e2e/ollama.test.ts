@@ -130,6 +130,30 @@ describe.each(Object.keys(RUNTIMES))("Ollama's API through the ollama client (%s
     expect(low.message.content).toBe(CHAT_REPLY);
   });
 
+  it("logprobs: an entry per generated token, with its alternatives", async () => {
+    const answer = await ollama().chat({
+      model: "thinking",
+      messages: [user("Weather?")],
+      think: false,
+      logprobs: true,
+      top_logprobs: 2,
+    });
+    expect(answer.message.content).toBe(CHAT_REPLY);
+    expect(answer.logprobs).toHaveLength(answer.eval_count);
+    for (const entry of answer.logprobs ?? []) {
+      expect(entry.logprob).toBeLessThanOrEqual(0);
+      // The scripted twin is sure of each token: it is its own first alternative, often the only one.
+      expect(entry.top_logprobs?.length).toBeGreaterThanOrEqual(1);
+      expect(entry.top_logprobs?.length).toBeLessThanOrEqual(2);
+      expect(entry.top_logprobs?.[0]).toMatchObject({ token: entry.token, logprob: entry.logprob });
+    }
+    const streamed = await drain(
+      await ollama().chat({ model: "thinking", messages: [user("Weather?")], logprobs: true, stream: true }),
+    );
+    const entries = streamed.all.flatMap((part) => part.logprobs ?? []);
+    expect(entries).toHaveLength(streamed.last?.eval_count ?? -1);
+  });
+
   it("tools: the call whole, arguments an object, then the answer to its result, streamed and not", async () => {
     const messages = [user("Weather in Tokyo?")];
     const first = await ollama().chat({ model: "thinking", messages, tools: [WEATHER_TOOL] });

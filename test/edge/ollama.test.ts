@@ -153,6 +153,55 @@ describe("Ollama's API on the edge", () => {
     expect(sidecar.lastCall?.request.input).toEqual({ case: "prompt", value: "Once" });
     expect(sidecar.lastCall?.request.sampling?.seed).toBe(3);
   });
+
+  it("logprobs: each token's entry on the first line it writes, a held-back token's on the next", async () => {
+    const script: Step[] = [
+      start(),
+      token("Hi", {
+        logprob: -0.5,
+        top: [
+          ["Hi", -0.5],
+          ["Ho", -1.25],
+        ],
+      }),
+      token("", {
+        piece: "\u00e2",
+        logprob: -2,
+        top: [
+          ["\u00e2", -2],
+          ["x", -3],
+        ],
+      }),
+      token("!", {
+        logprob: -0.25,
+        top: [
+          ["!", -0.25],
+          [".", -4],
+        ],
+      }),
+      finishStep(FinishReason.STOP, 3),
+    ];
+    const { app, sidecar } = testApp(script);
+    const body = { ...chat, logprobs: true, top_logprobs: 1 };
+    const parts = (await lines(await post(app, "/api/chat", body))) as Record<string, unknown>[];
+    expect([sidecar.lastCall?.request.logprobs, sidecar.lastCall?.request.topLogprobs]).toEqual([true, 1]);
+    const entry = (token: string, logprob: number, alt: string, altLogprob: number) => ({
+      token,
+      logprob,
+      bytes: [...new TextEncoder().encode(token)],
+      top_logprobs: [{ token: alt, logprob: altLogprob, bytes: [...new TextEncoder().encode(alt)] }],
+    });
+    expect(parts.map((p) => p["logprobs"])).toEqual([
+      [entry("Hi", -0.5, "Hi", -0.5)],
+      [entry("\u00e2", -2, "\u00e2", -2), entry("!", -0.25, "!", -0.25)],
+      undefined,
+    ]);
+    const whole = await (
+      await post(app, "/api/generate", { model: "m", prompt: "x", stream: false, logprobs: true })
+    ).json();
+    expect(whole.logprobs.map((e: { token: string }) => e.token)).toEqual(["Hi", "\u00e2", "!"]);
+    expect(whole.logprobs[0]).not.toHaveProperty("top_logprobs");
+  });
 });
 
 describe("Ollama's metrics", () => {

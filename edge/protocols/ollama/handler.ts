@@ -10,14 +10,23 @@ import { jsonResponse } from "../../core/answers.js";
 import { withProtocolHeaders } from "../../core/protocol-family.js";
 import { generateFor } from "../../core/serve.js";
 import { parseRequest } from "../../core/validation.js";
-import { ollamaResult, ollamaStreamEncoder, type OllamaShape } from "./encoder.js";
+import { ollamaResult, ollamaStreamEncoder, type OllamaAnswer, type OllamaShape } from "./encoder.js";
 import { ollamaModelName } from "./names.js";
 import { ollamaProtocol } from "./protocol.js";
 import { ollamaChatSchema, ollamaGenerateSchema } from "./schema.js";
 import { chatToRequest, generateToRequest } from "./to-request.js";
 import { createdAt } from "./usage.js";
 
-type Body = { readonly model: string; readonly stream?: boolean | null | undefined };
+type Body = {
+  readonly model: string;
+  readonly stream?: boolean | null | undefined;
+  readonly logprobs?: boolean | null | undefined;
+  readonly top_logprobs?: number | null | undefined;
+};
+
+function answerOf(shape: OllamaShape, body: Body): OllamaAnswer {
+  return { shape, model: body.model, top: body.logprobs === true ? (body.top_logprobs ?? 0) : undefined };
+}
 
 function endpointOf<S extends z.ZodType<Body>>(
   shape: OllamaShape,
@@ -30,8 +39,8 @@ function endpointOf<S extends z.ZodType<Body>>(
     idPrefix: "",
     toRequest,
     isStream: (body) => body.stream !== false,
-    streamEncoder: (body, meta) => ollamaStreamEncoder(shape, body.model, meta),
-    encodeResult: (body, meta, result) => ollamaResult(shape, body.model, meta, result),
+    streamEncoder: (body, meta) => ollamaStreamEncoder(answerOf(shape, body), meta),
+    encodeResult: (body, meta, result) => ollamaResult(answerOf(shape, body), meta, result),
   };
 }
 

@@ -3,6 +3,7 @@
 // name; the sampling is the `options` table (options.ts). Fields this server does not know are
 // ignored, as Ollama ignores them; `stream` is true unless sent false, as Ollama's is.
 import * as z from "zod";
+import { integer, MAX_TOP_LOGPROBS } from "../../fields/checks.js";
 import { DOCS } from "../../fields/docs-text.js";
 import { implemented, refused, shapeOf } from "../../fields/field-table.js";
 import { keepAliveRow } from "../../fields/sampling-fields.js";
@@ -117,8 +118,23 @@ const sharedRows = {
       .nullish()
       .refine((v) => v !== true, { error: "the context is never shifted here: a full context ends the reply" }),
   ),
-  logprobs: refused(DOCS && { why: "not served on Ollama's routes yet", sample: true }, emptyOr("not served")),
-  top_logprobs: refused(DOCS && { why: "as `logprobs`", sample: 2 }, emptyOr("not served")),
+  logprobs: implemented(z.boolean().nullish(), {
+    doc: DOCS && { proto: "GenerateRequest.logprobs", absent: "false", why: "each token's `logprobs` entry" },
+    write: (value, draft) => {
+      draft.request.logprobs = value;
+    },
+  }),
+  top_logprobs: implemented(integer().min(0).max(MAX_TOP_LOGPROBS).nullish(), {
+    doc: DOCS && {
+      proto: "GenerateRequest.top_logprobs",
+      absent: "0",
+      limits: `0–${MAX_TOP_LOGPROBS}; with \`logprobs\``,
+      why: "alternatives per token",
+    },
+    write: (value, draft) => {
+      if (draft.request.logprobs === true) draft.request.topLogprobs = value;
+    },
+  }),
   _debug_render_only: refused(DOCS && { why: "no debug rendering", sample: true }, emptyOr("no debug rendering")),
 };
 
