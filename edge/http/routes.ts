@@ -62,6 +62,7 @@ import {
 import { handleResponses } from "../protocols/openai-responses/handler.js";
 import { handleOllamaChat, handleOllamaGenerate } from "../protocols/ollama/handler.js";
 import { handleOllamaEmbed, handleOllamaEmbeddings } from "../protocols/ollama/embed.js";
+import { handleOllamaPull } from "../protocols/ollama/pull.js";
 import { handleOllamaPs, handleOllamaShow, handleOllamaTags, handleOllamaVersion } from "../protocols/ollama/models.js";
 import { handleCompact } from "../protocols/openai-responses/compaction/compact-route.js";
 import {
@@ -640,6 +641,9 @@ function ollamaRoutes(context: AppContext): Route[] {
     route("POST", "/api/show", "one model: details, template, capabilities", (r) => handleOllamaShow(r, context)),
     route("GET", "/api/ps", "the loaded models and when they unload", (r) => handleOllamaPs(r, context)),
     route("GET", "/api/version", "the Ollama API version answered", (r) => handleOllamaVersion(r, context)),
+    route("POST", "/api/pull", "a catalogued model made ready (loaded), with progress", (r) =>
+      handleOllamaPull(r, context),
+    ),
   ];
 }
 

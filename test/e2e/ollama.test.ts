@@ -248,6 +248,13 @@ describe.each(Object.keys(RUNTIMES))("Ollama's API through the ollama client (%s
     const unloaded = await ollama().chat({ model: "scripted", messages: [], keep_alive: 0 });
     expect(unloaded).toMatchObject({ message: { role: "assistant", content: "" }, done_reason: "unload" });
     expect((await ollama().ps()).models.map((m) => m.name)).not.toContain("scripted:latest");
+    // A pull of a catalogued model makes it ready: progress lines, then success, and it is loaded.
+    const statuses: string[] = [];
+    for await (const part of await ollama().pull({ model: "scripted:latest", stream: true }))
+      statuses.push(part.status);
+    expect([statuses[0], statuses.at(-1)]).toEqual(["pulling scripted:latest", "success"]);
+    expect((await ollama().ps()).models.map((m) => m.name)).toContain("scripted:latest");
+    expect(await ollama().pull({ model: "scripted" })).toEqual({ status: "success" });
   });
 
   it("embed and the older embeddings: the sidecar's own vectors", async () => {
@@ -282,7 +289,9 @@ describe.each(Object.keys(RUNTIMES))("Ollama's API through the ollama client (%s
       ["/api/chat", { ...chat, messages: [{ role: "robot", content: "Hi" }] }, 400, /role/],
       ["/api/chat", { messages: chat.messages }, 400, /model/],
       ["/api/show", { model: "nope" }, 404, /not found/],
-      ["/api/pull", { model: "x" }, 404, /api\/pull/],
+      ["/api/pull", { model: "x" }, 404, /not found/],
+      ["/api/pull", { model: "hf:someone/repo/model.gguf" }, 400, /address/],
+      ["/api/copy", { source: "a", destination: "b" }, 404, /api\/copy/],
     ];
     for (const [path, body, status, message] of cases) {
       const answer = await post(path, body);
