@@ -40,7 +40,9 @@ const RUNTIMES: Record<string, (sidecarUrl: string) => Promise<Edge>> = {
 
 let sidecar: RunningSidecar;
 beforeAll(async () => {
-  sidecar = await startCatalogue(["thinking", "scripted"], { sequences: 2, contextSize: 1024 });
+  // `story:1b` is a preset's alias of the scripted model, written as Ollama's clients write names.
+  const presets = { scripted: { alias: ["story:1b"] } };
+  sidecar = await startCatalogue(["thinking", "scripted"], { sequences: 2, contextSize: 1024 }, { presets });
 }, 90_000);
 afterAll(async () => {
   await sidecar?.stop();
@@ -210,8 +212,8 @@ describe.each(Object.keys(RUNTIMES))("Ollama's API through the ollama client (%s
     const templated = await ollama().generate({ model: "thinking", prompt: "Weather?" });
     expect([templated.response, templated.thinking]).toEqual([CHAT_REPLY, THINK_REASONING]);
     expectMetrics(templated as unknown as Record<string, unknown>, "stop");
-    const raw = await ollama().generate({ model: "scripted", prompt: "Once upon a time", raw: true });
-    expect(raw.response).toBe(STORY);
+    const raw = await ollama().generate({ model: "story:1b", prompt: "Once upon a time", raw: true });
+    expect([raw.model, raw.response]).toEqual(["story:1b", STORY]);
     let text = "";
     for await (const part of await ollama().generate({
       model: "scripted:latest",
@@ -239,6 +241,8 @@ describe.each(Object.keys(RUNTIMES))("Ollama's API through the ollama client (%s
     const entry = ps.models.find((m) => m.name === "scripted:latest");
     expect(entry?.size).toBeGreaterThan(0);
     expect(new Date(entry?.expires_at ?? 0).getTime()).toBeGreaterThan(Date.now());
+    // RFC 3339 in UTC, as Ollama writes it and Open WebUI's `datetime.fromisoformat` reads it.
+    expect(JSON.stringify(entry?.expires_at)).toMatch(/^"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z"$/);
     const show = await ollama().show({ model: "thinking:latest" });
     expect(show.capabilities).toEqual(["completion", "tools", "thinking"]);
     const { models } = await clientsFor(sidecar.url).grpc.listModels({});
