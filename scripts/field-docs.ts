@@ -12,6 +12,8 @@ import { MESSAGES_FIELDS } from "../edge/protocols/anthropic-messages/schema.js"
 import { CHAT_FIELDS } from "../edge/protocols/openai-chat/schema.js";
 import { COMPLETION_FIELDS } from "../edge/protocols/openai-completions/schema.js";
 import { RESPONSES_FIELDS } from "../edge/protocols/openai-responses/schema.js";
+import { OLLAMA_OPTION_FIELDS } from "../edge/protocols/ollama/options.js";
+import { OLLAMA_CHAT_FIELDS, OLLAMA_GENERATE_FIELDS } from "../edge/protocols/ollama/schema.js";
 import { ROOT } from "./wrangler-dev.js";
 
 export const CONTRACT_MD = join(ROOT, "docs", "contract.md");
@@ -22,6 +24,9 @@ export const FIELD_TABLES: Readonly<Record<string, FieldTable>> = {
   completions: COMPLETION_FIELDS,
   responses: RESPONSES_FIELDS,
   messages: MESSAGES_FIELDS,
+  "ollama-chat": OLLAMA_CHAT_FIELDS,
+  "ollama-generate": OLLAMA_GENERATE_FIELDS,
+  "ollama-options": OLLAMA_OPTION_FIELDS,
 };
 
 const cell = (text: string | undefined): string => (text ?? "").replace(/\|/g, "\\|");

@@ -15,6 +15,8 @@ export interface ResponseMeta {
   readonly id: string;
   /** Unix seconds. */
   readonly created: number;
+  /** When the request arrived, in milliseconds since the epoch (Ollama's durations count from it). */
+  readonly startedMs?: number;
   /** The sidecar's model id (`start.model`), or the requested name if it sent none. */
   readonly model: string;
   /** A fresh random id suffix, for ids inside the response (e.g. Responses output items). */

@@ -12,6 +12,11 @@ export interface Protocol {
   errorResponse(error: ApiError): Response;
   /** SSE text written on a started stream after `keepAliveMs` of silence. */
   readonly keepAlive: string;
+  /**
+   * Streams as NDJSON (Ollama's): each event's data on a line of its own, `application/x-ndjson`, no
+   * keep-alive line (a client noticing a silence would read a line that is no JSON).
+   */
+  readonly lines?: true;
   /** Headers added to every answer of one request, success or error (e.g. Anthropic's `request-id`). */
   headers(requestId: string): Record<string, string>;
 }

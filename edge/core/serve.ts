@@ -96,6 +96,7 @@ export async function generateFor<S extends z.ZodType>(
   const meta: ResponseMeta = {
     id: `${endpoint.idPrefix}${context.newId()}`,
     created: Math.floor(startedMs / 1000),
+    startedMs,
     model,
     newId: context.newId,
     now: context.now,

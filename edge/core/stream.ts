@@ -5,6 +5,7 @@ import type * as z from "zod";
 import { FinishReason, type Token } from "../../proto/gen/inference/v1/inference_pb.js";
 import { isUnexpected, ServerError, toApiError } from "../base/errors.js";
 import type { GenerationResult, OpenedGeneration } from "../upstream/generation.js";
+import type { SseEvent } from "../sse/frame.js";
 import { sseResponse } from "../sse/stream-response.js";
 import type { AppContext } from "./context.js";
 import type { Endpoint, ResponseMeta, StreamEncoder } from "./endpoint.js";
@@ -23,9 +24,10 @@ async function* streamFrames(
   report: (error: unknown) => void,
   record: RequestRecord | undefined,
   finished: Finished,
+  lines: boolean,
   numbering?: Numbering,
 ): AsyncGenerator<string, void, undefined> {
-  const format = framer(numbering);
+  const format = lines ? lineFramer : framer(numbering);
   yield format(encoder.start(opened.start));
   const tokens: Token[] = [];
   try {
@@ -67,6 +69,11 @@ async function* streamFrames(
   }
 }
 
+/** NDJSON: each event's data (one JSON value) on a line of its own. */
+function lineFramer(events: readonly SseEvent[]): string {
+  return events.map((event) => `${event.data}\n`).join("");
+}
+
 /** A body of one text chunk (a refusal's frames). */
 export async function* only(text: string): AsyncGenerator<string, void, undefined> {
   yield text;
@@ -91,6 +98,7 @@ export function streamResponse<S extends z.ZodType>(
   settings: StreamSettings,
 ): Response {
   const { abort, context, record, numbering } = settings;
+  const lines = endpoint.protocol.lines === true;
   if (record !== undefined) record.deferred = true;
   const finished: Finished =
     endpoint.finished === undefined || settings.replay === true
@@ -103,14 +111,19 @@ export function streamResponse<S extends z.ZodType>(
     context.reportUnexpected,
     record,
     finished,
+    lines,
     numbering,
   );
   return sseResponse(frames, {
     onCancel: (reason) => abort.abort(reason),
     // Under workerd a silence is also when a client that left goes unnoticed (patient-json.ts).
-    keepAliveMs:
-      context.abandonProbeMs > 0 ? Math.min(context.keepAliveMs, context.abandonProbeMs) : context.keepAliveMs,
+    keepAliveMs: lines
+      ? 0
+      : context.abandonProbeMs > 0
+        ? Math.min(context.keepAliveMs, context.abandonProbeMs)
+        : context.keepAliveMs,
     keepAlive: endpoint.protocol.keepAlive,
     ...(numbering === undefined ? {} : { headers: { [STREAM_ID_HEADER]: numbering.streamId } }),
+    ...(lines ? { headers: { "content-type": "application/x-ndjson" } } : {}),
   });
 }

@@ -15,6 +15,7 @@ import { randomId, systemClock } from "../core/identity.js";
 import type { Protocol } from "../core/protocol-family.js";
 import { anthropicProtocol } from "../protocols/anthropic-messages/protocol.js";
 import { openAiProtocol } from "../protocols/openai-common/protocol.js";
+import { ollamaProtocol } from "../protocols/ollama/protocol.js";
 import type { Sidecar } from "../upstream/connection.js";
 import { routedClient } from "../upstream/client.js";
 import { SidecarPool, type PoolOptions } from "../upstream/pool.js";
@@ -86,6 +87,7 @@ export interface AppOptions {
 const PROTOCOLS: Readonly<Record<RouteProtocol, Protocol>> = {
   openai: openAiProtocol,
   anthropic: anthropicProtocol,
+  ollama: ollamaProtocol,
   server: openAiProtocol,
 };
 

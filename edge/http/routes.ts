@@ -60,6 +60,10 @@ import {
   handleUnloadModel,
 } from "../protocols/openai-models/handler.js";
 import { handleResponses } from "../protocols/openai-responses/handler.js";
+import { handleOllamaChat, handleOllamaGenerate } from "../protocols/ollama/handler.js";
+import { handleOllamaEmbed, handleOllamaEmbeddings } from "../protocols/ollama/embed.js";
+import { handleOllamaPull } from "../protocols/ollama/pull.js";
+import { handleOllamaPs, handleOllamaShow, handleOllamaTags, handleOllamaVersion } from "../protocols/ollama/models.js";
 import { handleCompact } from "../protocols/openai-responses/compaction/compact-route.js";
 import {
   handleDeleteResponse,
@@ -95,10 +99,12 @@ export type RouteProtocol = RouteInfo["protocol"];
 
 /**
  * Where no route matches (an unknown route, or a known one with another method): under
- * /v1/messages in Anthropic's shape, elsewhere in OpenAI's. The router tries them after every route.
+ * /v1/messages in Anthropic's shape, under /api in Ollama's, elsewhere in OpenAI's. The router tries them
+ * after every route.
  */
 export const FALLBACK_ROUTES: readonly { readonly path: string; readonly protocol: RouteProtocol }[] = [
   { path: "/v1/messages/*", protocol: "anthropic" },
+  { path: "/api/*", protocol: "ollama" },
   { path: "*", protocol: "openai" },
 ];
 
@@ -616,6 +622,31 @@ function tokenizerRoutes(context: AppContext): Route[] {
   ];
 }
 
+/** Ollama's API (docs/contract.md, "Ollama"): its shapes, NDJSON streams and errors. */
+function ollamaRoutes(context: AppContext): Route[] {
+  const route = (method: "GET" | "POST", path: string, about: string, handle: Route["handle"]): Route => ({
+    method,
+    path,
+    protocol: "ollama",
+    about: DOCS && about,
+    contract: "ollama-api",
+    handle,
+  });
+  return [
+    route("POST", "/api/chat", "Ollama chat, NDJSON or one answer", (r) => handleOllamaChat(r, context)),
+    route("POST", "/api/generate", "Ollama generate, NDJSON or one answer", (r) => handleOllamaGenerate(r, context)),
+    route("POST", "/api/embed", "Ollama embeddings", (r) => handleOllamaEmbed(r, context)),
+    route("POST", "/api/embeddings", "Ollama's older embeddings", (r) => handleOllamaEmbeddings(r, context)),
+    route("GET", "/api/tags", "the catalogued models, as Ollama lists them", (r) => handleOllamaTags(r, context)),
+    route("POST", "/api/show", "one model: details, template, capabilities", (r) => handleOllamaShow(r, context)),
+    route("GET", "/api/ps", "the loaded models and when they unload", (r) => handleOllamaPs(r, context)),
+    route("GET", "/api/version", "the Ollama API version answered", (r) => handleOllamaVersion(r, context)),
+    route("POST", "/api/pull", "a catalogued model made ready (loaded), with progress", (r) =>
+      handleOllamaPull(r, context),
+    ),
+  ];
+}
+
 /**
  * Every route; the state's routes only with a store (without one, /v1/responses and /v1/messages
  * keep nothing), the batch routes only with batches (a store and the host's file store).
@@ -631,6 +662,7 @@ export function routeTable(
     ...generationRoutes(context, store),
     ...modelRoutes(context),
     ...tokenizerRoutes(context),
+    ...ollamaRoutes(context),
     ...(store === undefined ? [] : conversationRoutes(context, store)),
     ...(store === undefined ? [] : openAiConversationRoutes(context, store)),
     ...(batches === undefined ? [] : [...openAiBatchRoutes(context, batches), ...messageBatchRoutes(context, batches)]),

@@ -1,8 +1,8 @@
-// Abandoned requests free their sequences promptly on both runtimes, on all four generation
-// endpoints: four non-streaming requests whose clients leave together (under workerd a closed
-// connection shows only when written to, so JSON answers that take a while write spaces: see
-// edge/core/patient-json.ts), and four streams dropped together; under workerd the clients talk to
-// the Worker's own socket, behind wrangler dev's proxy. The 60M-parameter random model
+// Abandoned requests free their sequences promptly on both runtimes, on all six generation
+// endpoints (Ollama's two among them): four non-streaming requests whose clients leave together
+// (under workerd a closed connection shows only when written to, so JSON answers that take a while
+// write spaces: see edge/core/patient-json.ts), and four streams dropped together; under workerd the
+// clients talk to the Worker's own socket, behind wrangler dev's proxy. The 60M-parameter random model
 // decodes slowly enough (and almost never picks its end token) that nothing ends by itself while
 // the test watches.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -19,6 +19,9 @@ const ENDPOINTS: ReadonlyArray<readonly [string, Record<string, unknown>]> = [
   ["/v1/chat/completions", { messages: chat, max_tokens: LONG }],
   ["/v1/responses", { input: "Tell me everything.", max_output_tokens: LONG }],
   ["/v1/messages", { model: "m", messages: chat, max_tokens: LONG }],
+  // Ollama's: streamed as NDJSON (no keep-alive line: the tokens are what is written), or one answer.
+  ["/api/chat", { model: "m", messages: chat, options: { num_predict: LONG } }],
+  ["/api/generate", { model: "m", prompt: "Tell me everything.", options: { num_predict: LONG } }],
 ];
 
 type Runtime = (sidecarUrl: string) => Promise<{ url: string; stop(): Promise<void> }>;

@@ -10,7 +10,8 @@ import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
 
-const LIMIT_GZIP_KIB = 128;
+// 128 until Ollama's API (4.7 KiB gzip measured: 131.0; docs/decisions.md, "Ollama's API in one protocol folder").
+const LIMIT_GZIP_KIB = 132;
 
 describe("npm run deploy (dry run)", () => {
   it("bundles the Worker, minified, within the size budget, with its rate-limit binding", () => {

@@ -18,7 +18,7 @@ function table(name: string): { readonly field: string; readonly fate: Fate; rea
 /** The properties of an SDK's request type, read from its declarations. */
 function sdkFields(file: string, name: string): string[] {
   const text = readFileSync(new URL(`../../node_modules/${file}`, import.meta.url), "utf8");
-  const start = text.indexOf(`export interface ${name} {`);
+  const start = text.search(new RegExp(`^(export )?interface ${name} \\{`, "m"));
   if (start === -1) throw new Error(`${name} not found in ${file}`);
   const fields: string[] = [];
   for (const line of text.slice(start).split("\n").slice(1)) {
@@ -54,9 +54,36 @@ const PROTOCOLS = [
     base: { model: "m", max_tokens: 8, messages: [{ role: "user", content: "hi" }] },
     sdk: ["@anthropic-ai/sdk/resources/messages/messages.d.ts", "MessageCreateParamsBase"],
   },
+  {
+    name: "ollama-chat",
+    path: "/api/chat",
+    base: { model: "m", messages: [{ role: "user", content: "hi" }], stream: false },
+    sdk: ["ollama/dist/browser.d.ts", "ChatRequest"],
+  },
+  {
+    name: "ollama-generate",
+    path: "/api/generate",
+    base: { model: "m", prompt: "hi", stream: false },
+    sdk: ["ollama/dist/browser.d.ts", "GenerateRequest"],
+  },
+  {
+    name: "ollama-options",
+    path: "/api/chat",
+    base: { model: "m", messages: [{ role: "user", content: "hi" }], stream: false },
+    sdk: ["ollama/dist/browser.d.ts", "Options"],
+    // Its fields go in `options`.
+    nest: "options",
+  },
 ] as const;
 
-describe.each(PROTOCOLS)("request fields of $name", ({ name, path, base, sdk }) => {
+/** A body with `field` set to `sample`, at the top or in the object `nest` names. */
+function withField(base: object, field: string, sample: unknown, nest?: string): object {
+  return nest === undefined ? { ...base, [field]: sample } : { ...base, [nest]: { [field]: sample } };
+}
+
+describe.each(PROTOCOLS)("request fields of $name", (protocol) => {
+  const { name, path, base, sdk } = protocol;
+  const nest = "nest" in protocol ? protocol.nest : undefined;
   const rows = table(name);
 
   it("list every field the official SDK types, each once", () => {
@@ -69,7 +96,7 @@ describe.each(PROTOCOLS)("request fields of $name", ({ name, path, base, sdk }) 
   if (refused.length > 0) {
     it.each(refused)("refuses %s with a 400 naming it, before the sidecar", async (field, sample) => {
       const { app, sidecar } = testApp();
-      const response = await post(app, path, { ...base, [field]: sample });
+      const response = await post(app, path, withField(base, field, sample, nest));
       expect(response.status).toBe(400);
       expect(await response.text()).toContain(field);
       expect(sidecar.calls).toHaveLength(0);
@@ -81,7 +108,7 @@ describe.each(PROTOCOLS)("request fields of $name", ({ name, path, base, sdk }) 
     const { app, sidecar } = testApp();
     expect((await post(app, path, base)).status).toBe(200);
     const plain = sidecar.lastCall?.request;
-    const response = await post(app, path, { ...base, [field]: sample });
+    const response = await post(app, path, withField(base, field, sample, nest));
     expect(response.status, await response.text()).toBe(200);
     expect(sidecar.lastCall?.request).toEqual(plain);
   });

@@ -1,0 +1,120 @@
+// The catalogue in Ollama's shapes: GET /api/tags (every catalogued model), POST /api/show (one
+// model: details, what the GGUF header tells the sidecar, its template, capabilities), GET /api/ps
+// (the loaded models, their memory and when an idle one unloads) and GET /api/version. A model
+// without a tag is listed as `name:latest`, as Ollama lists it (names.ts).
+import * as z from "zod";
+import type { ModelInfo } from "../../../proto/gen/inference/v1/inference_pb.js";
+import { NotFoundError } from "../../base/errors.js";
+import { jsonResponse } from "../../core/answers.js";
+import { readJsonBody } from "../../core/body.js";
+import type { AppContext } from "../../core/context.js";
+import { withProtocolHeaders } from "../../core/protocol-family.js";
+import { parseRequest } from "../../core/validation.js";
+import { findModel, statusName } from "../../upstream/catalogue.js";
+import { ollamaModelName, ollamaTag } from "./names.js";
+import { ollamaProtocol } from "./protocol.js";
+import { createdAt } from "./usage.js";
+
+/** The Ollama API version this server answers as (GET /api/version): the shapes above are that release's. */
+export const OLLAMA_VERSION = "0.12.0";
+
+/** Go's longest duration (2^63 - 1 ns) in ms: Ollama's `expires_at` for a model kept loaded for ever. */
+const FOREVER_MS = 9_223_372_036_854.775;
+
+function details(model: ModelInfo) {
+  const family = model.architecture;
+  return {
+    parent_model: "",
+    format: "gguf",
+    family,
+    families: family === "" ? null : [family],
+    parameter_size: "",
+    quantization_level: "",
+  };
+}
+
+function entry(model: ModelInfo) {
+  const name = ollamaTag(model.id);
+  const modified = createdAt(Number(model.created) * 1000);
+  return {
+    name,
+    model: name,
+    modified_at: modified,
+    size: Number(model.fileBytes),
+    digest: "",
+    details: details(model),
+  };
+}
+
+/** What a model does, in Ollama's words; a model not loaded yet by its kind alone. */
+function capabilities(model: ModelInfo): string[] {
+  if (model.kind === "embed") return ["embedding"];
+  if (model.kind === "rank") return [];
+  return ["completion", ...(model.toolCallSyntax === "" ? [] : ["tools"]), ...(model.reasoning ? ["thinking"] : [])];
+}
+
+function expiresAt(model: ModelInfo, nowMs: number): string {
+  if (model.keepAliveSeconds < 0) return createdAt(nowMs + FOREVER_MS);
+  if (model.expiresAt > 0n) return createdAt(Number(model.expiresAt) * 1000);
+  return createdAt(nowMs + model.keepAliveSeconds * 1000); // busy: its keep-alive counts from its end
+}
+
+async function catalogue(request: Request, context: AppContext): Promise<ModelInfo[]> {
+  return (await context.sidecar.listModels({}, { signal: request.signal })).models;
+}
+
+/** GET /api/tags */
+export function handleOllamaTags(request: Request, context: AppContext): Promise<Response> {
+  return withProtocolHeaders(ollamaProtocol, context, request, async () =>
+    jsonResponse({ models: (await catalogue(request, context)).map(entry) }),
+  );
+}
+
+/** GET /api/ps */
+export function handleOllamaPs(request: Request, context: AppContext): Promise<Response> {
+  return withProtocolHeaders(ollamaProtocol, context, request, async () => {
+    const loaded = (await catalogue(request, context)).filter((m) => statusName(m) === "loaded");
+    const now = context.now();
+    const models = loaded.map((m) => ({
+      ...entry(m),
+      size: Number(m.memoryBytes),
+      expires_at: expiresAt(m, now),
+      size_vram:
+        m.gpu === "" || m.modelLayers === 0 ? 0 : Math.round((Number(m.memoryBytes) * m.gpuLayers) / m.modelLayers),
+      context_length: m.contextSize,
+    }));
+    return jsonResponse({ models });
+  });
+}
+
+const showSchema = z
+  .object({ model: z.string().nullish(), name: z.string().nullish(), verbose: z.boolean().nullish() })
+  .refine((b) => (b.model ?? b.name ?? "") !== "", { error: "a model is required", path: ["model"] });
+
+/** POST /api/show */
+export function handleOllamaShow(request: Request, context: AppContext): Promise<Response> {
+  return withProtocolHeaders(ollamaProtocol, context, request, async () => {
+    const body = parseRequest(showSchema, await readJsonBody(request, context.maxBodyBytes));
+    const name = body.model ?? body.name ?? "";
+    const model = findModel(await catalogue(request, context), ollamaModelName(name));
+    if (model === undefined) throw new NotFoundError(`model '${name}' not found`, { param: "model" });
+    const arch = model.architecture;
+    const info: Record<string, unknown> = arch === "" ? {} : { "general.architecture": arch };
+    if (arch !== "" && model.contextSize > 0) info[`${arch}.context_length`] = model.contextSize;
+    return jsonResponse({
+      license: "",
+      modelfile: "",
+      parameters: "",
+      template: model.chatTemplate,
+      details: details(model),
+      model_info: info,
+      capabilities: capabilities(model),
+      modified_at: createdAt(Number(model.created) * 1000),
+    });
+  });
+}
+
+/** GET /api/version */
+export function handleOllamaVersion(request: Request, context: AppContext): Promise<Response> {
+  return withProtocolHeaders(ollamaProtocol, context, request, async () => jsonResponse({ version: OLLAMA_VERSION }));
+}
