@@ -9,7 +9,8 @@
 // quotes pairs of). Each server's first request of a workload evaluates its prompt (apart); then
 // `--rounds` requests read the cached prompt, and their decode rates are pooled over `--runs` fresh
 // starts (servers in turn). Last, the chat's cost side by side (`--pairs`; `--runs 0`: that
-// alone). Every reply is checked against the twin's script. Figures: docs/performance.md.
+// alone). Every reply is checked against the twin's script. `--draft` adds both servers with the `edit-draft`
+// model (the same script in one block) as their draft model. Figures: docs/performance.md.
 import { parseArgs } from "node:util";
 import { ensureModels } from "../gguf/models.js";
 import { speculationWorkloads } from "../gguf/twins/edit.js";
@@ -27,7 +28,7 @@ interface Party {
   start(model: string): Promise<Server>;
 }
 
-const PARTIES: readonly Party[] = [
+const BASE_PARTIES: readonly Party[] = [
   { name: "this server (npm start)", start: (m) => startOurs(m) },
   { name: "this server, SPEC_LOOKUP=0", start: (m) => startOurs(m, { SPEC_LOOKUP: "0" }) },
   { name: "llama-server", start: (m) => startLlamaServer(m, LLAMA_SERVER_ARGS) },
@@ -36,6 +37,21 @@ const PARTIES: readonly Party[] = [
     start: (m: string) => startLlamaServer(m, [...LLAMA_SERVER_ARGS, "--spec-type", type]),
   })),
 ];
+/** The n-gram parties of llama-server: BASE_PARTIES[3..5]. */
+const PEER_NGRAM = [3, 6] as const;
+
+/** With `--draft`: both servers with the `edit-draft` model as their draft model, after the others. */
+function partiesOf(draft: string | undefined): readonly Party[] {
+  if (draft === undefined) return BASE_PARTIES;
+  return [
+    ...BASE_PARTIES,
+    { name: "this server, MODEL_DRAFT=edit-draft", start: (m) => startOurs(m, { MODEL_DRAFT: draft }) },
+    {
+      name: "llama-server --model-draft edit-draft",
+      start: (m) => startLlamaServer(m, [...LLAMA_SERVER_ARGS, "--model-draft", draft]),
+    },
+  ];
+}
 
 interface Measured {
   readonly first: Partial<Record<Workload, StreamSample>>;
@@ -78,7 +94,7 @@ async function measure(party: Party, model: string, rounds: number, maxTokens: n
 const rate = (samples: readonly StreamSample[]): number => median(samples.map(decodeRate));
 
 /** The markdown table: decode tok/s and first-token ms per party and workload, and the ratios the targets read. */
-function report(maxTokens: number, runs: number, measured: readonly Measured[]): string {
+function report(parties: readonly Party[], maxTokens: number, runs: number, measured: readonly Measured[]): string {
   const lines = [
     `speculative decoding on edit-850m: ${maxTokens} tokens a reply, temperature 0, medians of ${runs} runs`,
     "",
@@ -86,7 +102,7 @@ function report(maxTokens: number, runs: number, measured: readonly Measured[]):
       "request decode tok/s |",
     "| --- | --- | --- | --- | --- | --- |",
   ];
-  PARTIES.forEach((party, i) => {
+  parties.forEach((party, i) => {
     const m = measured[i] as Measured;
     const ttft = (w: Workload): string => median(m.warm[w].map((s) => s.ttftMs)).toFixed(1);
     const first = m.first.edit === undefined ? "—" : decodeRate(m.first.edit).toFixed(1);
@@ -95,8 +111,8 @@ function report(maxTokens: number, runs: number, measured: readonly Measured[]):
         `${ttft("chat")} | ${first} |`,
     );
   });
-  const [ours, off, peer, ...peerSpec] = measured as [Measured, Measured, Measured, ...Measured[]];
-  const bestPeer = Math.max(...peerSpec.map((m) => rate(m.warm.edit)));
+  const [ours, off, peer] = measured as [Measured, Measured, Measured];
+  const bestPeer = Math.max(...measured.slice(...PEER_NGRAM).map((m) => rate(m.warm.edit)));
   lines.push(
     "",
     `- edit, this server ÷ llama-server: **${(rate(ours.warm.edit) / rate(peer.warm.edit)).toFixed(2)}×** (target ≥ ` +
@@ -106,6 +122,13 @@ function report(maxTokens: number, runs: number, measured: readonly Measured[]):
     `- chat, this server ÷ itself with SPEC_LOOKUP=0, runs apart: ` +
       `${(rate(ours.warm.chat) / rate(off.warm.chat)).toFixed(2)}× (target: below)`,
   );
+  const [draft, peerDraft] = measured.slice(BASE_PARTIES.length);
+  if (draft !== undefined && peerDraft !== undefined)
+    lines.push(
+      `- edit, the same draft model in both: this server ÷ llama-server ` +
+        `**${(rate(draft.warm.edit) / rate(peerDraft.warm.edit)).toFixed(2)}×**; chat ` +
+        `${(rate(draft.warm.chat) / rate(peerDraft.warm.chat)).toFixed(2)}×`,
+    );
   return lines.join("\n");
 }
 
@@ -142,6 +165,7 @@ async function main(): Promise<void> {
       rounds: { type: "string", default: "2" },
       tokens: { type: "string", default: "300" },
       pairs: { type: "string", default: "6" },
+      draft: { type: "boolean", default: false },
     },
   });
   const [runs, rounds, maxTokens, pairs] = [
@@ -150,15 +174,17 @@ async function main(): Promise<void> {
     Number(values.tokens),
     Number(values.pairs),
   ];
-  const model = (await ensureModels("models", ["edit-850m"]))["edit-850m"];
-  const measured = PARTIES.map((): Measured => ({ first: {}, warm: { edit: [], chat: [] } }));
+  const models = await ensureModels("models", values.draft ? ["edit-850m", "edit-draft"] : ["edit-850m"]);
+  const model = models["edit-850m"];
+  const parties = partiesOf(values.draft ? models["edit-draft"] : undefined);
+  const measured = parties.map((): Measured => ({ first: {}, warm: { edit: [], chat: [] } }));
   for (let run = 0; run < runs; run++) {
     // Parties take turns going first.
-    const order = PARTIES.map((_, i) => (i + run) % PARTIES.length);
-    for (const i of order) await measure(PARTIES[i] as Party, model, rounds, maxTokens, measured[i] as Measured);
+    const order = parties.map((_, i) => (i + run) % parties.length);
+    for (const i of order) await measure(parties[i] as Party, model, rounds, maxTokens, measured[i] as Measured);
     console.error(`bench:speculation: run ${run + 1} of ${runs}`);
   }
-  if (runs > 0) console.log(report(maxTokens, runs, measured));
+  if (runs > 0) console.log(report(parties, maxTokens, runs, measured));
   console.log(await sideBySide(model, pairs, maxTokens));
 }
 

@@ -878,6 +878,13 @@ export const CATALOGUE = {
     byDefault: false,
     build: () => buildScriptedModel(editTwinSpec()).file,
   },
+  "edit-draft": {
+    description:
+      "edit-850m's script and vocabulary in one block: a draft model for it that guesses every token " +
+      "(`npm run bench:speculation -- --draft`)",
+    byDefault: false,
+    build: () => buildScriptedModel(editTwinSpec(true)).file,
+  },
 } as const satisfies Record<string, CatalogueEntry>;
 
 export type ModelName = keyof typeof CATALOGUE;

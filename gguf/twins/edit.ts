@@ -56,17 +56,27 @@ export function speculationWorkloads(): SpeculationWorkloads {
   };
 }
 
-/** The `edit-850m` model. */
-export function editTwinSpec(): ScriptedSpec {
+/**
+ * The draft model's shape: as wide as the script needs (a token with a successor a dimension), one block: about
+ * a sixth of edit-850m's bytes a step, nearly all of them the vocabulary's two matrices.
+ */
+const DRAFT_SHAPE = { ...RANDOM_850M.shape, blocks: 1, feedForward: 2048 };
+
+/**
+ * The `edit-850m` model, or with `draft` its draft model `edit-draft`: the same script and vocabulary in one
+ * block (a draft model that guesses every token right: what a draft model's machinery costs and gains at best,
+ * here and in llama-server).
+ */
+export function editTwinSpec(draft = false): ScriptedSpec {
   const { edit, chat } = speculationWorkloads();
   return {
-    name: "edit-850m",
+    name: draft ? "edit-draft" : "edit-850m",
     chatTemplate: CHATML_TEMPLATE,
     contextLength: 8192,
     scripts: [
       { after: " Fix:", reply: edit.reply, end: "eos" },
       { after: " Explain:", reply: chat.reply, end: "eos" },
     ],
-    wide: { shape: RANDOM_850M.shape, vocabSize: RANDOM_850M.vocabSize },
+    wide: { shape: draft ? DRAFT_SHAPE : RANDOM_850M.shape, vocabSize: RANDOM_850M.vocabSize },
   };
 }

@@ -25,7 +25,6 @@ export interface DraftModelOptions {
   readonly path: string;
   /** The served model's context: the draft's holds as many tokens per sequence, and as many sequences. */
   readonly target: LlamaContext;
-  readonly threads: number;
   readonly gpuLayers: number | "auto" | "max";
   readonly flashAttention: boolean;
   /** `--draft-p-min`; default DRAFT_MIN_P. */
@@ -126,7 +125,10 @@ export async function loadDraftModel(llama: Llama, options: DraftModelOptions): 
     const context = await model.createContext({
       contextSize: options.target.contextSize,
       sequences: options.target.totalSequences,
-      threads: options.threads,
+      // One thread: its steps are one token on a small model, and with two threads beside the served model's
+      // (2-core host, 850M-class model and its draft) the process died in glibc's mutex priority code within a
+      // few replies, a race not chased further (docs/decisions.md, "Speculative decoding").
+      threads: 1,
       flashAttention: options.flashAttention,
       failedCreationRemedy: false,
     });
