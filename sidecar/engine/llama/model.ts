@@ -248,7 +248,7 @@ export async function loadModel(options: ModelOptions): Promise<LoadedModel> {
   });
   const { context, scheduler, batchThreadsFrom } = await scheduledContext(llama, model, options, threads, threadsBatch);
   const id = options.id ?? path.basename(options.modelPath).replace(/\.gguf$/i, "");
-  const drafter = await drafterOf(llama, model, context, options, threads);
+  const drafter = await drafterOf(llama, model, context, options);
   const states = await sequenceStates(llama, model, context);
   const kvTier = await openKvTier(options, context.contextSize, scheduler, states);
   const pool = new SequencePool(context, {
@@ -482,7 +482,6 @@ async function drafterOf(
   model: LlamaModel,
   context: LlamaContext,
   options: ModelOptions,
-  threads: number,
 ): Promise<Drafter | undefined> {
   const insights = model.fileInsights;
   const why = insights.isRecurrent || insights.isHybrid ? "a recurrent or hybrid model" : undefined;
@@ -496,7 +495,6 @@ async function drafterOf(
     return await loadDraftModel(llama, {
       path: options.draftModelPath,
       target: context,
-      threads,
       gpuLayers: options.gpuLayers ?? "auto",
       flashAttention: flashAttentionOf(options.flashAttention ?? "auto", llama) === true,
       minP: options.draftMinP,
