@@ -68,5 +68,6 @@ function loadedInfo(m: LoadedModel): ModelInfo {
     draftMax: m.lookup?.draftMax ?? 0,
     draftTokens: BigInt(m.lookup?.drafted ?? 0),
     draftAcceptedTokens: BigInt(m.lookup?.accepted ?? 0),
+    fillInMiddle: m.fim?.order ?? "",
   };
 }

@@ -1,5 +1,6 @@
 // Loading a model: the llama.cpp library, the model, its context and sequence pool, and what is
 // resolved once per model (`LoadedModel`, `loadModel`).
+import { fimTokensOf, type FimTokens } from "./fim-tokens.js";
 import os from "node:os";
 import path from "node:path";
 import {
@@ -187,6 +188,8 @@ export interface LoadedModel {
    * files.
    */
   readonly states: SequenceStates | undefined;
+  /** Its fill-in-the-middle tokens (fim-tokens.ts); undefined when it has none. */
+  readonly fim: FimTokens | undefined;
   dispose(): Promise<void>;
 }
 
@@ -274,6 +277,7 @@ export async function loadModel(options: ModelOptions): Promise<LoadedModel> {
     states,
     lookup: promptLookupOf(model, options.specLookup ?? DEFAULT_LOOKUP_DRAFT),
     gpu: await gpuReport(llama, model),
+    fim: fimTokensOf(model),
     async dispose() {
       await kvTier?.dispose(pool.all());
       await disposeEmbedder();
