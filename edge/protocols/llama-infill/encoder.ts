@@ -34,9 +34,16 @@ function timingsOf(finish: Finish): Record<string, number> {
 }
 
 /** The final object: `content` is the whole middle (empty on a stream), `tokens` its ids with `return_tokens`. */
-function finalObject(body: InfillRequest, meta: ResponseMeta, finish: Finish, content: string, tokens: number[]) {
+function finalObject(
+  body: InfillRequest,
+  meta: ResponseMeta,
+  finish: Finish,
+  content: string,
+  tokens: number[],
+  index = 0,
+) {
   return {
-    index: 0,
+    index,
     content,
     tokens,
     stop: true,
@@ -88,4 +95,16 @@ export function createInfillStreamEncoder(body: InfillRequest, meta: ResponseMet
 export function encodeInfill(body: InfillRequest, meta: ResponseMeta, result: GenerationResult): unknown {
   const tokens = body.return_tokens === true ? result.tokens.map((token) => token.id) : [];
   return finalObject(body, meta, result.finish, result.text, tokens);
+}
+
+/** Several middles (`n_cmpl`): an array of answers, in index order, as llama-server answers them. */
+export function encodeInfillChoices(
+  body: InfillRequest,
+  meta: ResponseMeta,
+  results: readonly GenerationResult[],
+): unknown {
+  return results.map((result, index) => {
+    const tokens = body.return_tokens === true ? result.tokens.map((token) => token.id) : [];
+    return finalObject(body, meta, result.finish, result.text, tokens, index);
+  });
 }

@@ -5,7 +5,7 @@ import type { AppContext } from "../../core/context.js";
 import type { Endpoint } from "../../core/endpoint.js";
 import { serve } from "../../core/serve.js";
 import { openAiProtocol } from "../openai-common/protocol.js";
-import { createInfillStreamEncoder, encodeInfill } from "./encoder.js";
+import { createInfillStreamEncoder, encodeInfill, encodeInfillChoices } from "./encoder.js";
 import { infillRequestSchema } from "./schema.js";
 import { toGenerateRequest } from "./to-request.js";
 
@@ -18,6 +18,7 @@ export const infillEndpoint: Endpoint<typeof infillRequestSchema> = {
   isStream: (body) => body.stream === true,
   streamEncoder: createInfillStreamEncoder,
   encodeResult: encodeInfill,
+  encodeChoices: encodeInfillChoices,
 };
 
 /** POST /infill */

@@ -6,7 +6,7 @@ import * as z from "zod";
 import { integer, uint32 } from "../../fields/checks.js";
 import { DOCS } from "../../fields/docs-text.js";
 import { ignored, implemented, refused, shapeOf } from "../../fields/field-table.js";
-import { openaiRequestFields, openaiSamplingFields } from "../openai-common/fields.js";
+import { MAX_CHOICES, openaiRequestFields, openaiSamplingFields } from "../openai-common/fields.js";
 import { responseFormatConstraint } from "../openai-common/response-format.js";
 
 /** One file of the repository context: llama-server's `{filename, text}` (other keys, e.g. a time, are not read). */
@@ -62,6 +62,23 @@ export const INFILL_FIELDS = {
       },
       write: (value, draft) => {
         if (value >= 0) draft.request.maxTokens = value;
+      },
+    },
+  ),
+  // llama-server's several completions of one prompt (llama.vscode asks for 3): an array of answers.
+  n_cmpl: implemented(
+    integer()
+      .refine((v) => v >= 1 && v <= MAX_CHOICES, { error: `expected an integer from 1 to ${MAX_CHOICES}` })
+      .nullish(),
+    {
+      doc: DOCS && {
+        proto: "GenerateRequest.n",
+        absent: "1",
+        limits: `1–${MAX_CHOICES}, at most the model's sequences; not streamed`,
+        why: "several middles: the answer is an array of them",
+      },
+      write: (value, draft) => {
+        if (value > 1) draft.request.n = value;
       },
     },
   ),
@@ -121,6 +138,11 @@ export const INFILL_FIELDS = {
     "response_fields is not supported: the whole answer is sent",
   ),
 };
-export const infillRequestSchema = z.object(shapeOf(INFILL_FIELDS));
+export const infillRequestSchema = z
+  .object(shapeOf(INFILL_FIELDS))
+  .refine((body) => body.stream !== true || (body.n_cmpl ?? 1) === 1, {
+    path: ["n_cmpl"],
+    error: "n_cmpl above 1 is not streamed; send stream: false",
+  });
 
 export type InfillRequest = z.output<typeof infillRequestSchema>;
