@@ -214,6 +214,14 @@ const OPTIONS = {
   help: { type: "boolean" },
 } as const;
 
+/** `--sections`, checked: every section by default. */
+function sectionsOf(value: string | undefined): Section[] {
+  const sections = (value ?? SECTIONS.join(",")).split(",").map((s) => s.trim());
+  for (const s of sections)
+    if (!(SECTIONS as readonly string[]).includes(s)) throw new Error(`--sections: unknown section "${s}"`);
+  return sections as Section[];
+}
+
 export function readFlags(argv: readonly string[]): BenchFlags | "help" {
   const { values } = parseArgs({
     args: [...argv],
@@ -226,9 +234,6 @@ export function readFlags(argv: readonly string[]): BenchFlags | "help" {
   if (engine !== "auto" && engine !== "prebuilt" && engine !== "local")
     throw new Error(`--engine must be auto, prebuilt or local, got "${engine}"`);
   const levels = (values.levels ?? (quick ? "1,8,16" : "1,2,4,8,16")).split(",").map((l) => int("levels", l.trim(), 1));
-  const sections = (values.sections ?? SECTIONS.join(",")).split(",").map((s) => s.trim());
-  for (const s of sections)
-    if (!(SECTIONS as readonly string[]).includes(s)) throw new Error(`--sections: unknown section "${s}"`);
   return {
     quick,
     model: values.model ?? "random-60m",
@@ -273,7 +278,7 @@ export function readFlags(argv: readonly string[]): BenchFlags | "help" {
     noPeer: values["no-peer"] === true,
     peers: parsePeerVariants(values.peers ?? "all", "--peers"),
     wrangler: values["no-wrangler"] !== true,
-    sections: sections as Section[],
+    sections: sectionsOf(values.sections),
     streamTimeoutMs: int("stream-timeout-ms", values["stream-timeout-ms"], 120_000),
     profile: values.profile === true,
     out: values.out ?? "bench/results",
