@@ -509,8 +509,9 @@ export const GenerateRequestSchema: GenMessage<GenerateRequest> = /*@__PURE__*/
  * after the beginning-of-sequence token where the vocabulary adds one. Without FIM_SEP each file is
  * a "--- snippet ---" block instead. Every text is tokenized as plain text: special-token text in it
  * (a prefix holding "<|fim_middle|>") stays text. What does not fit is cut as llama-server cuts
- * it: the prefix keeps its last 3/4 of a batch (--batch-size) of tokens, the suffix its first
- * quarter less the prompt's tokens, the files the room the context has left (their last tokens).
+ * it, in a window of 2,048 tokens (llama-server's default batch; half the context when that is
+ * less): the prefix keeps its last 3/4, the suffix its first quarter less the prompt's tokens, the
+ * files the room the context has left after the window and twice max_tokens (their last tokens).
  * The reply ends at the model's end-of-generation tokens (its FIM_PAD, FIM_REP and FIM_SEP among
  * them), at `max_tokens`, or at one of the two rules below (FINISH_REASON_LENGTH).
  *
