@@ -10,22 +10,24 @@ import { FillInMiddleUnsupportedSchema, InfillSchema } from "../../proto/gen/inf
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { infillTokens } from "../../sidecar/engine/chat/infill-prompt.js";
 import { LineRuleGate } from "../../sidecar/engine/decode/line-rules.js";
-import { loadModel, type LoadedModel } from "../../sidecar/engine/llama/model.js";
+import { loadModel, type LoadedModel, type ModelOptions } from "../../sidecar/engine/llama/model.js";
 import { loadScripted } from "../support/engine.js";
 
+/** The coder twin on one thread, one sequence, a 1,024-token context (a 512-token FIM window). */
+const CODER_OPTIONS: ModelOptions = {
+  modelPath: modelPath("qwen2.5-coder"),
+  threads: 1,
+  engine: "auto",
+  sequences: 1,
+  contextSize: 1024,
+  maxQueue: 1,
+  queueTimeoutMs: 10_000,
+};
 let coder: LoadedModel;
 let plain: LoadedModel;
 beforeAll(async () => {
   await ensureModels("models", ["qwen2.5-coder", "scripted"]);
-  coder = await loadModel({
-    modelPath: modelPath("qwen2.5-coder"),
-    threads: 1,
-    engine: "auto",
-    sequences: 1,
-    contextSize: 1024,
-    maxQueue: 1,
-    queueTimeoutMs: 10_000,
-  });
+  coder = await loadModel(CODER_OPTIONS);
   plain = await loadScripted({ sequences: 1, contextSize: 256 });
 }, 120_000);
 afterAll(async () => {
@@ -82,9 +84,10 @@ describe("fill-in-the-middle prompts", () => {
     expect(text(tokens)).toContain("<|fim_prefix|><|fim_pad|><|fim_middle|><|fim_suffix|><|endoftext|><|fim_middle|>");
   });
 
-  it("puts the suffix first for a suffix-prefix-middle model", () => {
-    const spm = { ...coder, fim: coder.fim && { ...coder.fim, order: "suffix-prefix-middle" as const } };
+  it("puts the suffix first for a model set to suffix-prefix-middle (a preset's fimOrder)", async () => {
+    const spm = await loadModel({ ...CODER_OPTIONS, fimOrder: "suffix-prefix-middle" });
     const tokens = infillTokens(spm, infill({ prefix: "a", suffix: "b" }), 8);
+    await spm.dispose();
     expect(text(tokens)).toBe(
       "<|repo_name|>myproject\n<|file_sep|>filename\n<|fim_suffix|>b<|fim_prefix|>a<|fim_middle|>",
     );

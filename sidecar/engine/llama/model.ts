@@ -1,6 +1,6 @@
 // Loading a model: the llama.cpp library, the model, its context and sequence pool, and what is
 // resolved once per model (`LoadedModel`, `loadModel`).
-import { fimTokensOf, type FimTokens } from "./fim-tokens.js";
+import { fimTokensOf, type FimOrder, type FimTokens } from "./fim-tokens.js";
 import os from "node:os";
 import path from "node:path";
 import {
@@ -117,6 +117,8 @@ export interface ModelOptions {
    * DEFAULT_LOOKUP_DRAFT.
    */
   readonly specLookup?: number;
+  /** The order of its fill-in-the-middle prompts (a preset's `fimOrder`); default prefix-suffix-middle. */
+  readonly fimOrder?: FimOrder;
   /** Load progress, 0..1. */
   readonly onProgress?: (fraction: number) => void;
 }
@@ -277,7 +279,7 @@ export async function loadModel(options: ModelOptions): Promise<LoadedModel> {
     states,
     lookup: promptLookupOf(model, options.specLookup ?? DEFAULT_LOOKUP_DRAFT),
     gpu: await gpuReport(llama, model),
-    fim: fimTokensOf(model),
+    fim: fimTokensOf(model, options.fimOrder),
     async dispose() {
       await kvTier?.dispose(pool.all());
       await disposeEmbedder();
