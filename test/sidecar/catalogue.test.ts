@@ -60,7 +60,10 @@ describe("parsePresets", () => {
     [
       "an entry that is no object",
       '{"a": 3}',
-      /"a" must be an object of options \(model, contextSize, sequences, chatTemplate, gpuLayers, alias, specLookup, fimOrder\)/,
+      new RegExp(
+        '"a" must be an object of options \\(model, contextSize, sequences, chatTemplate, gpuLayers, alias, ' +
+          "specLookup, fimOrder\\)",
+      ),
     ],
     ["an unknown key", '{"a": {"ctx": 512}}', /"a" has an unknown key "ctx" \(known: model, contextSize/],
     [
