@@ -77,6 +77,7 @@ export async function generateFor<S extends z.ZodType>(
     await checkChoices(context.sidecars, generateRequest, {
       resumable: resumeName !== undefined,
       stored: endpoint.finished !== undefined,
+      ...(endpoint.choicesField === undefined ? {} : { field: endpoint.choicesField }),
     });
   const abort = linkedAbort(request.signal);
   // The requests right behind this one, for the sidecar's first batch to wait for (arriving.ts).

@@ -141,6 +141,17 @@ describeOnRuntimes(
       expect(answers.map((a) => a["tokens_evaluated"])).toEqual([tokens, tokens, tokens]);
     });
 
+    it("n_cmpl above the model's sequences: a 400 naming n_cmpl", async () => {
+      const { status, body } = await json("/infill", {
+        model: CODER,
+        input_prefix: PREFIX,
+        input_suffix: SUFFIX,
+        n_cmpl: 4,
+      });
+      expect(status).toBe(400);
+      expect(body["error"]).toMatchObject({ param: "n_cmpl", code: "integer_above_max_value" });
+    });
+
     it("n_predict 0 caches the prompt and generates nothing; the next edit reuses it", async () => {
       const file = `${"x = 1\n".repeat(200)}def add(a, b):\n    `;
       const warm = await json("/infill", { model: CODER, input_prefix: file, input_suffix: SUFFIX, n_predict: 0 });

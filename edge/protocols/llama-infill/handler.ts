@@ -15,6 +15,7 @@ export const infillEndpoint: Endpoint<typeof infillRequestSchema> = {
   idPrefix: "infill-",
   toRequest: toGenerateRequest,
   infillField: "input_suffix",
+  choicesField: "n_cmpl",
   isStream: (body) => body.stream === true,
   streamEncoder: createInfillStreamEncoder,
   encodeResult: encodeInfill,
