@@ -141,6 +141,22 @@ describeOnRuntimes(
       expect(answers.map((a) => a["tokens_evaluated"])).toEqual([tokens, tokens, tokens]);
     });
 
+    it("llama.vscode's warm-up request caches its ring chunks for the next completion", async () => {
+      // Its chunk is one no earlier request sent: only the warm-up can have put it in the cache.
+      const warmupBody = fixture("llama-vscode-warmup.json");
+      const warmup = await post("/infill", warmupBody);
+      expect(warmup.status).toBe(200);
+      expect(await warmup.json()).toMatchObject({ content: "", tokens_predicted: 0, stop_type: "limit" });
+      const chunks = (JSON.parse(warmupBody) as { input_extra: { filename: string; text: string }[] }).input_extra;
+      const sent = JSON.parse(fixture("llama-vscode-infill.json")) as Record<string, unknown>;
+      const { body } = await json("/infill", { ...sent, input_extra: chunks, n_cmpl: 1 });
+      const [chunk] = chunks;
+      // FIM_REP, the project, FIM_SEP, the chunk's name and text: all before the prefix, all from the cache.
+      const context = 2 + (await count("myproject\n")) + (await count(`${chunk?.filename}\n`));
+      const cached = (body["timings"] as { cache_n: number }).cache_n;
+      expect(cached).toBeGreaterThanOrEqual(context + (await count(chunk?.text ?? "")));
+    });
+
     it("n_cmpl above the model's sequences: a 400 naming n_cmpl", async () => {
       const { status, body } = await json("/infill", {
         model: CODER,
