@@ -35,8 +35,8 @@ export const CODER_LEAKED = "leaked";
 
 /**
  * The `qwen2.5-coder` twin. Its reply after `<|fim_middle|>` (the last token of every FIM prompt):
- * CODER_MIDDLE; with " total" in the context CODER_TOTAL_MIDDLE; with a `<|fim_pad|>` token
- * CODER_LEAKED; each then `<|endoftext|>`. A chat is answered "Hi there", then `<|im_end|>`.
+ * CODER_MIDDLE, then `<|endoftext|>`; with " total" in the context CODER_TOTAL_MIDDLE, then
+ * `<|file_sep|>`; with a `<|fim_pad|>` token CODER_LEAKED, then `<|endoftext|>`. A chat is answered "Hi there", then `<|im_end|>`.
  */
 export function qwen25CoderSpec(): ContextualSpec {
   return {
@@ -52,7 +52,8 @@ export function qwen25CoderSpec(): ContextualSpec {
     scripts: [
       { after: "assistant\n", reply: "Hi there", end: "im_end" },
       { after: ["<|fim_middle|>"], reply: CODER_MIDDLE, end: "eos" },
-      { mode: "total", after: ["<|fim_middle|>"], reply: CODER_TOTAL_MIDDLE, end: "eos" },
+      // Repository-level FIM models end a middle with FIM_SEP too (llama.cpp counts it as end of generation).
+      { mode: "total", after: ["<|fim_middle|>"], reply: CODER_TOTAL_MIDDLE, end: "<|file_sep|>" },
       { mode: "leak", after: ["<|fim_middle|>"], reply: CODER_LEAKED, end: "eos" },
     ],
     contextLength: 8192,

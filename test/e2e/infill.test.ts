@@ -82,8 +82,9 @@ describeOnRuntimes(
 
     it("the suffix decides the middle: a suffix that returns `total` gets the line that makes it", async () => {
       const { body } = await json("/infill", { model: CODER, input_prefix: PREFIX, input_suffix: TOTAL_SUFFIX });
+      // The twin ends this middle with <|file_sep|>: an end of generation, never shown.
       expect(body["content"]).toBe(CODER_TOTAL_MIDDLE);
-      expect(body["has_new_line"]).toBe(true);
+      expect([body["has_new_line"], body["stop_type"]]).toEqual([true, "eos"]);
     });
 
     it("streams `data:` events, the final one with stop: true and no [DONE]", async () => {
