@@ -36,7 +36,8 @@ export const CODER_LEAKED = "leaked";
 /**
  * The `qwen2.5-coder` twin. Its reply after `<|fim_middle|>` (the last token of every FIM prompt):
  * CODER_MIDDLE, then `<|endoftext|>`; with " total" in the context CODER_TOTAL_MIDDLE, then
- * `<|file_sep|>`; with a `<|fim_pad|>` token CODER_LEAKED, then `<|endoftext|>`. A chat is answered "Hi there", then `<|im_end|>`.
+ * `<|file_sep|>`; with a `<|fim_pad|>` token CODER_LEAKED, then `<|endoftext|>`. A chat is answered
+ * "Hi there", then `<|im_end|>`.
  */
 export function qwen25CoderSpec(): ContextualSpec {
   return {
