@@ -8,10 +8,11 @@
 // from the prefix cache.
 import { readFileSync } from "node:fs";
 import OpenAI from "openai";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CODER_LEAKED, CODER_MIDDLE, CODER_TOTAL_MIDDLE } from "../../gguf/twins/coder.js";
 import type { RunningSidecar } from "../../sidecar/start-sidecar.js";
-import { startCatalogue } from "../support/catalogue.js";
+import { answer, startCatalogue } from "../support/catalogue.js";
+import { clientsFor, collect } from "../support/sidecar.js";
 import { describeOnRuntimes } from "../support/runtimes.js";
 
 const CODER = "qwen2.5-coder";
@@ -26,6 +27,22 @@ beforeAll(async () => {
   sidecar = await startCatalogue([CODER, "tools"], { sequences: 3, contextSize: 4096 });
 }, 120_000);
 afterAll(() => sidecar?.stop());
+
+describe("GenerateRequest.infill over native gRPC (a direct caller)", () => {
+  it("fills the middle, and ListModels says the model can (fill_in_middle)", async () => {
+    const grpc = clientsFor(sidecar.url).grpc;
+    const events = await collect(
+      grpc.generate({
+        model: CODER,
+        input: { case: "infill", value: { prefix: PREFIX, suffix: TOTAL_SUFFIX } },
+        sampling: { temperature: 0 },
+      }),
+    );
+    expect(answer(events).text).toBe(CODER_TOTAL_MIDDLE);
+    const { models } = await grpc.listModels({});
+    expect(models.find((m) => m.id === CODER)?.fillInMiddle).toBe("prefix-suffix-middle");
+  });
+});
 
 describeOnRuntimes(
   "fill-in-the-middle",
