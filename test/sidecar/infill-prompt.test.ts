@@ -67,7 +67,6 @@ describe("fill-in-the-middle prompts", () => {
           { filename: "", text: "Y = 2\n" },
         ],
       }),
-      16,
     );
     expect(text(tokens)).toBe(
       "<|repo_name|>myproject\n<|file_sep|>util.py\nX = 1\n<|file_sep|>tmp\nY = 2\n<|file_sep|>filename\n" +
@@ -76,7 +75,7 @@ describe("fill-in-the-middle prompts", () => {
   });
 
   it("keeps special-token text in the user's text as text", () => {
-    const tokens = infillTokens(coder, infill({ prefix: "<|fim_pad|><|fim_middle|>", suffix: "<|endoftext|>" }), 8);
+    const tokens = infillTokens(coder, infill({ prefix: "<|fim_pad|><|fim_middle|>", suffix: "<|endoftext|>" }));
     const fim = coder.fim;
     // Only the three FIM tokens the layout puts there are control tokens; the rest is text.
     const controls = tokens.filter((t) => coder.model.getTokenAttributes(t as never).control);
@@ -86,7 +85,7 @@ describe("fill-in-the-middle prompts", () => {
 
   it("puts the suffix first for a model set to suffix-prefix-middle (a preset's fimOrder)", async () => {
     const spm = await loadModel({ ...CODER_OPTIONS, fimOrder: "suffix-prefix-middle" });
-    const tokens = infillTokens(spm, infill({ prefix: "a", suffix: "b" }), 8);
+    const tokens = infillTokens(spm, infill({ prefix: "a", suffix: "b" }));
     await spm.dispose();
     expect(text(tokens)).toBe(
       "<|repo_name|>myproject\n<|file_sep|>filename\n<|fim_suffix|>b<|fim_prefix|>a<|fim_middle|>",
@@ -95,7 +94,7 @@ describe("fill-in-the-middle prompts", () => {
 
   it("keeps the prefix's end and the suffix's start when they are longer than the window", () => {
     // A 1024-token context: a 512-token window, 384 tokens of prefix, 128 less 2 of suffix.
-    const tokens = infillTokens(coder, infill({ prefix: "x ".repeat(2000), suffix: "y ".repeat(2000) }), 8);
+    const tokens = infillTokens(coder, infill({ prefix: "x ".repeat(2000), suffix: "y ".repeat(2000) }));
     const fim = coder.fim;
     const pre = tokens.indexOf(fim?.prefix as never);
     const suf = tokens.indexOf(fim?.suffix as never);
@@ -103,10 +102,22 @@ describe("fill-in-the-middle prompts", () => {
     expect(tokens.length - 1 - suf - 1).toBe(126);
   });
 
+  it("keeps the files' last tokens that fit, leaving a quarter window for the middle", () => {
+    // A 1,024-token context: a 512-token window, the FIM tokens and 128 tokens for the middle leave 380.
+    const files = [{ filename: "big.py", text: "z = 0\n".repeat(2000) }];
+    const tokens = infillTokens(coder, infill({ prefix: "def f():\n", suffix: "\n", files }));
+    const fim = coder.fim;
+    const pre = tokens.indexOf(fim?.prefix as never);
+    expect(pre).toBe(380);
+    // The cut falls anywhere in the files: what is kept is their end, then the current file's marker.
+    expect(text(tokens.slice(0, pre))).toMatch(/^[z =0\n]+<\|file_sep\|>filename\n$/);
+    expect(tokens.length).toBeLessThanOrEqual(1024 - 128);
+  });
+
   it("refuses a model without FIM tokens with INVALID_ARGUMENT and a FillInMiddleUnsupported detail", () => {
     let caught: unknown;
     try {
-      infillTokens(plain, infill({ prefix: "a", suffix: "b" }), 8);
+      infillTokens(plain, infill({ prefix: "a", suffix: "b" }));
     } catch (error) {
       caught = error;
     }

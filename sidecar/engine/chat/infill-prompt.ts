@@ -50,14 +50,18 @@ function repositoryTokens(loaded: LoadedModel, fim: FimTokens, infill: Infill): 
  * or half the context when that is less.
  */
 const WINDOW = 2048;
+/** The prompt's tokens that are none of the texts: BOS, FIM_PRE, FIM_SUF, FIM_MID. */
+const FIM_TOKENS = 4;
 
 /**
  * The whole prompt. The prefix keeps its last 3/4 of the window and the suffix its first quarter
- * less the prompt's tokens; the files take what the context has left after the window and twice
- * the reply's budget (their last tokens), before the prefix.
+ * less the prompt's tokens; the files (their last tokens) take what the context has left after the
+ * window, the FIM tokens and a quarter window for the middle, before the prefix. That room is the
+ * same whatever the request's max_tokens (llama-server's leaves twice n_predict): a warm-up request
+ * (n_predict 0) and the completions after it then open with the same tokens, which the cache keeps.
  * A beginning-of-sequence token, where the vocabulary adds one, comes first.
  */
-export function infillTokens(loaded: LoadedModel, infill: Infill, maxTokens: number | undefined): Token[] {
+export function infillTokens(loaded: LoadedModel, infill: Infill): Token[] {
   const fim = fimTokensFor(loaded);
   const batch = Math.min(WINDOW, Math.floor(loaded.contextSize / 2));
   const prompt = plain(loaded, infill.prompt);
@@ -69,8 +73,8 @@ export function infillTokens(loaded: LoadedModel, infill: Infill, maxTokens: num
   const after = [fim.suffix, ...suffix.slice(0, suffixTake)];
   const [first, second] = fim.order === "prefix-suffix-middle" ? [before, after] : [after, before];
   const repository = repositoryTokens(loaded, fim, infill);
-  const reply = maxTokens ?? 0;
-  const extraTake = Math.min(repository.length, Math.max(0, loaded.contextSize - batch - 2 * reply));
+  const room = loaded.contextSize - batch - FIM_TOKENS - Math.floor(batch / 4);
+  const extraTake = Math.min(repository.length, Math.max(0, room));
   const { bos } = loaded.model.tokens;
   const start = bos !== null && loaded.model.tokens.shouldPrependBosToken ? [bos] : [];
   // The beginning-of-sequence token opens the sequence (llama-server puts the files before it).

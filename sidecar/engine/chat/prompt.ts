@@ -59,9 +59,9 @@ const noStops: RenderedPrompt["stopTokens"] = new Set();
 
 /**
  * Renders a request's input into prompt tokens: a raw prompt as is, chat through the model's template, an infill in
- * the model's FIM tokens (`maxTokens`: the reply's budget, which the repository context leaves room for).
+ * the model's FIM tokens.
  */
-export function renderPrompt(loaded: LoadedModel, input: GenerateRequest["input"], maxTokens?: number): RenderedPrompt {
+export function renderPrompt(loaded: LoadedModel, input: GenerateRequest["input"]): RenderedPrompt {
   switch (input.case) {
     case "prompt":
       return {
@@ -76,7 +76,7 @@ export function renderPrompt(loaded: LoadedModel, input: GenerateRequest["input"
       return renderChat(loaded, input.value);
     case "infill":
       return {
-        tokens: infillTokens(loaded, input.value, maxTokens),
+        tokens: infillTokens(loaded, input.value),
         stopTokens: noStops,
         stopTexts: [],
         parsed: false,

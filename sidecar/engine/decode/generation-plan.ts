@@ -77,7 +77,7 @@ export async function planGeneration(loaded: LoadedModel, request: GenerateReque
   checkStops(request.stop);
   checkLogprobs(request.topLogprobs);
   checkCacheMarks(request.cacheMarks);
-  const prompt = renderPrompt(loaded, request.input, request.maxTokens);
+  const prompt = renderPrompt(loaded, request.input);
   if (prompt.tokens.length === 0) throw invalidArgument("the prompt is empty");
   if (prompt.tokens.length >= loaded.contextSize) throw promptTooLong(prompt.tokens.length, loaded.contextSize);
   return planReply(loaded, request, prompt, 0, undefined);

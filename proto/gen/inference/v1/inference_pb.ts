@@ -511,7 +511,9 @@ export const GenerateRequestSchema: GenMessage<GenerateRequest> = /*@__PURE__*/
  * (a prefix holding "<|fim_middle|>") stays text. What does not fit is cut as llama-server cuts
  * it, in a window of 2,048 tokens (llama-server's default batch; half the context when that is
  * less): the prefix keeps its last 3/4, the suffix its first quarter less the prompt's tokens, the
- * files the room the context has left after the window and twice max_tokens (their last tokens).
+ * files the room the context has left after the window, the four FIM and BOS tokens and a quarter
+ * window for the middle (their last tokens; the same room whatever max_tokens, so that a warm-up
+ * request with max_tokens 0 and the completions after it open alike).
  * The reply ends at the model's end-of-generation tokens (its FIM_PAD, FIM_REP and FIM_SEP among
  * them), at `max_tokens`, or at one of the two rules below (FINISH_REASON_LENGTH).
  *
