@@ -63,17 +63,17 @@ const FIM_TOKENS = 4;
  */
 export function infillTokens(loaded: LoadedModel, infill: Infill): Token[] {
   const fim = fimTokensFor(loaded);
-  const batch = Math.min(WINDOW, Math.floor(loaded.contextSize / 2));
+  const window = Math.min(WINDOW, Math.floor(loaded.contextSize / 2));
   const prompt = plain(loaded, infill.prompt);
   const prefix = plain(loaded, infill.prefix);
   const suffix = plain(loaded, infill.suffix);
-  const prefixTake = Math.min(prefix.length, 3 * Math.floor(batch / 4));
-  const suffixTake = Math.min(suffix.length, Math.max(0, Math.floor(batch / 4) - (2 + prompt.length)));
+  const prefixTake = Math.min(prefix.length, 3 * Math.floor(window / 4));
+  const suffixTake = Math.min(suffix.length, Math.max(0, Math.floor(window / 4) - (2 + prompt.length)));
   const before = [fim.prefix, ...prefix.slice(prefix.length - prefixTake), ...prompt];
   const after = [fim.suffix, ...suffix.slice(0, suffixTake)];
   const [first, second] = fim.order === "prefix-suffix-middle" ? [before, after] : [after, before];
   const repository = repositoryTokens(loaded, fim, infill);
-  const room = loaded.contextSize - batch - FIM_TOKENS - Math.floor(batch / 4);
+  const room = loaded.contextSize - window - FIM_TOKENS - Math.floor(window / 4);
   const extraTake = Math.min(repository.length, Math.max(0, room));
   const { bos } = loaded.model.tokens;
   const start = bos !== null && loaded.model.tokens.shouldPrependBosToken ? [bos] : [];
