@@ -20,6 +20,7 @@ export const SECTIONS = [
   "sessions",
   "models",
   "batch",
+  "fim",
 ] as const;
 export type Section = (typeof SECTIONS)[number];
 
@@ -61,6 +62,8 @@ export interface BenchFlags {
   readonly longTokens: number;
   /** Tokens generated after the agent-sized prompt (its decode row). */
   readonly longDecodeTokens: number;
+  /** Edits (one-line changes of the file) per server in the fill-in-the-middle run. */
+  readonly fimRounds: number;
   /** Requests each client sends in the embeddings run, per level. */
   readonly embeddingRequests: number;
   /** Many sessions on one box: sessions, sequences, opening prompt tokens and turns per session. */
@@ -123,6 +126,7 @@ export const USAGE = `usage: npm run bench -- [flags]
   --long-tokens N       the agent-sized prompt of the long-prompt run [8000; quick 2000; an agent's full size: 40000]
   --long-decode-tokens N  tokens generated after it, its decode row [1024; quick 128]
   --embedding-requests N  requests per client in the embeddings run [16; quick 4]
+  --fim-rounds N        one-line edits of the 2,000-token file per server in the fill-in-the-middle run [12; quick 3]
   --sessions N          sessions of the many-sessions run [8]
   --session-sequences N its sequences (sidecar and llama-server -np) [4]
   --session-tokens N    each session's opening prompt in tokens [6600; quick 1500]
@@ -195,6 +199,7 @@ const OPTIONS = {
   "long-tokens": { type: "string" },
   "long-decode-tokens": { type: "string" },
   "embedding-requests": { type: "string" },
+  "fim-rounds": { type: "string" },
   "join-rounds": { type: "string" },
   "encoder-reps": { type: "string" },
   "encoder-ms": { type: "string" },
@@ -209,6 +214,14 @@ const OPTIONS = {
   help: { type: "boolean" },
 } as const;
 
+/** `--sections`, checked: every section by default. */
+function sectionsOf(value: string | undefined): Section[] {
+  const sections = (value ?? SECTIONS.join(",")).split(",").map((s) => s.trim());
+  for (const s of sections)
+    if (!(SECTIONS as readonly string[]).includes(s)) throw new Error(`--sections: unknown section "${s}"`);
+  return sections as Section[];
+}
+
 export function readFlags(argv: readonly string[]): BenchFlags | "help" {
   const { values } = parseArgs({
     args: [...argv],
@@ -221,9 +234,6 @@ export function readFlags(argv: readonly string[]): BenchFlags | "help" {
   if (engine !== "auto" && engine !== "prebuilt" && engine !== "local")
     throw new Error(`--engine must be auto, prebuilt or local, got "${engine}"`);
   const levels = (values.levels ?? (quick ? "1,8,16" : "1,2,4,8,16")).split(",").map((l) => int("levels", l.trim(), 1));
-  const sections = (values.sections ?? SECTIONS.join(",")).split(",").map((s) => s.trim());
-  for (const s of sections)
-    if (!(SECTIONS as readonly string[]).includes(s)) throw new Error(`--sections: unknown section "${s}"`);
   return {
     quick,
     model: values.model ?? "random-60m",
@@ -246,6 +256,7 @@ export function readFlags(argv: readonly string[]): BenchFlags | "help" {
     longTokens: int("long-tokens", values["long-tokens"], quick ? 2000 : 8000, 100),
     longDecodeTokens: int("long-decode-tokens", values["long-decode-tokens"], quick ? 128 : 1024, 2),
     embeddingRequests: int("embedding-requests", values["embedding-requests"], quick ? 4 : 16),
+    fimRounds: int("fim-rounds", values["fim-rounds"], quick ? 3 : 12),
     sessions: int("sessions", values.sessions, 8),
     sessionSequences: int("session-sequences", values["session-sequences"], 4),
     sessionTokens: int("session-tokens", values["session-tokens"], quick ? 1500 : 6600, 100),
@@ -267,7 +278,7 @@ export function readFlags(argv: readonly string[]): BenchFlags | "help" {
     noPeer: values["no-peer"] === true,
     peers: parsePeerVariants(values.peers ?? "all", "--peers"),
     wrangler: values["no-wrangler"] !== true,
-    sections: sections as Section[],
+    sections: sectionsOf(values.sections),
     streamTimeoutMs: int("stream-timeout-ms", values["stream-timeout-ms"], 120_000),
     profile: values.profile === true,
     out: values.out ?? "bench/results",

@@ -15,6 +15,7 @@ import type { EmbeddingsResult } from "./sections/embeddings.js";
 import { summarizeEngine, type EngineResult } from "./sections/engine.js";
 import { summarizeJoin, type JoinResult } from "./sections/join.js";
 import { longDecodeRate, promptRate, summarizeLong, type LongResult } from "./sections/long.js";
+import { editTtftMs, renderFim, type FimResult } from "./sections/fim.js";
 import { modelsHeadline, renderModels, summarizeModels, type ModelsResult } from "./sections/many-models.js";
 import type { NewcomerResult } from "./sections/newcomer.js";
 import { newcomerHeadline, newcomerTargets, renderNewcomer, summarizeNewcomer } from "./sections/newcomer-report.js";
@@ -45,6 +46,7 @@ export interface Measured {
   models?: ModelsResult | undefined;
   batch?: BatchResult | undefined;
   newcomer?: NewcomerResult | undefined;
+  fim?: FimResult | undefined;
 }
 
 /** What the run noted besides the sections' own results. */
@@ -145,6 +147,7 @@ function renderSections(
       s.stateful && m.stateful ? renderStateful(s.stateful, m.stateful.conversationTokens) : undefined,
       s.models && m.models ? renderModels(s.models, m.models) : undefined,
       s.batch && m.batch ? renderBatch(s.batch, m.batch) : undefined,
+      m.fim ? renderFim(m.fim) : undefined,
     ],
   );
 }
@@ -188,6 +191,10 @@ function headlineOf(run: RunRecord, m: Measured, s: Summaries): Record<string, n
     headline[`long prompt ${p.name} cold prompt tok/s`] = promptRate(p.cold);
     headline[`long prompt ${p.name} prefix-cached prompt ms`] = p.cached.promptMs;
     headline[`long prompt ${p.name} decode tok/s`] = longDecodeRate(p);
+  }
+  for (const p of m.fim?.parties ?? []) {
+    headline[`fim ${p.name} cold first token ms`] = p.cold.ttftMs;
+    headline[`fim ${p.name} edit first token ms`] = editTtftMs(p);
   }
   for (const e of m.encoders?.results ?? []) headline[`encoder ${e.protocol} chunks/s`] = e.medianChunksPerSecond;
   for (const p of run.processes) if (p.peakRssMiB !== undefined) headline[`peak RSS ${p.name} MiB`] = p.peakRssMiB;
@@ -252,6 +259,7 @@ export function finishRun(run: RunRecord, m: Measured, previous: ResultsFile | u
       engine: m.engine,
       join: m.joining,
       long: m.long,
+      fim: m.fim,
       embeddings: m.embeddings,
       single: m.single,
       sweep: m.sweep,

@@ -28,6 +28,7 @@ import { readPrevious, resultsDir } from "./results-file.js";
 import { runConcurrent, type ConcurrentRun } from "./sections/concurrent.js";
 import { runEngine, threadsLabel, type EngineParty, type EngineResult } from "./sections/engine.js";
 import { runJoin } from "./sections/join.js";
+import { runFim, type FimResult } from "./sections/fim.js";
 import { runNewcomer, type NewcomerResult } from "./sections/newcomer.js";
 import { readPeerInfo } from "./peer-paths.js";
 import { longContextSize, runLong, type LongResult } from "./sections/long.js";
@@ -141,7 +142,7 @@ async function prepareRun(flags: BenchFlags, startedAt: string): Promise<Run> {
   const notes: string[] = [];
   const profileDir = flags.profile ? join(resultsDir(flags.out), "profiles") : undefined;
   const modelPath = await resolveModel(flags.model);
-  const withPeers = has("single") || has("sweep") || has("long") || has("embeddings") || has("sessions");
+  const withPeers = has("single") || has("sweep") || has("long") || has("embeddings") || has("sessions") || has("fim");
   const peerInfos = withPeers ? peersFor(flags, notes, log) : [];
   const workload: Workload = { maxTokens: flags.maxTokens, timeoutMs: flags.streamTimeoutMs };
   const engineArgs: EngineArgs = {
@@ -232,6 +233,8 @@ async function measureAll(run: Run, m: Measured): Promise<void> {
   if (has("sessions")) m.sessions = await measureSessions(run);
   // 12. Batch lines in idle capacity: interactive TTFT with and without them, their idle throughput.
   if (has("batch")) m.batch = await measureBatch(run);
+  // 13. Fill-in-the-middle: repeated one-line edits of a file, this server's /infill beside llama-server's.
+  if (has("fim")) m.fim = await measureFim(run);
 }
 
 /**
@@ -550,6 +553,35 @@ async function measureLong(run: Run): Promise<LongResult> {
   const long = await watched("long", run.notes, run.loads, () => runLong(longClient, urls, options, log));
   await stopAll(running);
   return long;
+}
+
+/** The fill-in-the-middle run's context: the file's window and its middles, with room. */
+const FIM_CONTEXT = 4096;
+
+/**
+ * Section 13: the `qwen2.5-coder` twin on a sidecar of one sequence behind an edge on Node, beside each
+ * peer on the same model and settings; `/infill` requests of repeated one-line edits (sections/fim.ts).
+ */
+async function measureFim(run: Run): Promise<FimResult> {
+  const { flags, running } = run;
+  const modelPath = await resolveModel("qwen2.5-coder");
+  running.sidecar = await startChild<SidecarReady>("sidecar-fim", "sidecar.ts", {
+    ...run.engineArgs,
+    modelPath,
+    sequences: 1,
+    contextSize: FIM_CONTEXT,
+  });
+  running.edge = await startChild<EdgeReady>("edge-fim", "edge.ts", { sidecarUrl: running.sidecar.ready.url });
+  const peers = await startPeers(run.peerInfos, { ...peerSettings(run, 1, FIM_CONTEXT), modelPath }, log);
+  running.peers = peers;
+  const parties = [
+    { name: "edge on Node", url: running.edge.ready.url },
+    ...peers.peers.map((p) => ({ name: p.label, url: p.peer.url })),
+  ];
+  const options = { tokens: 2000, rounds: flags.fimRounds, timeoutMs: flags.streamTimeoutMs };
+  const fim = await watched("fim", run.notes, run.loads, () => runFim(parties, options, log));
+  await stopAll(running);
+  return fim;
 }
 
 /** Section 9: embeddings through a fresh sidecar and edge, and each peer. */

@@ -19,6 +19,7 @@ import { writeGguf, type GgufFile } from "./writer.js";
 import { deepseekR1Spec, deepseekV31Spec } from "./twins/deepseek.js";
 import { kimiK2Spec } from "./twins/kimi.js";
 import { qwen3EmbeddingFile, qwen3RerankerFile } from "./twins/rankers.js";
+import { qwen25CoderSpec } from "./twins/coder.js";
 import { llamaTemplate, QWEN3_CODER_ANSWER, QWEN3_VOCAB, TWIN_REASONING, twoCalls } from "./twins/parts.js";
 
 /**
@@ -841,6 +842,10 @@ export const CATALOGUE = {
     deepseekV31Spec,
   ),
   "kimi-k2": twinEntry("twin of Kimi K2: its real chat template, scripted functions.name:index calls", kimiK2Spec),
+  "qwen2.5-coder": twinEntry(
+    "twin of Qwen2.5-Coder: its tokenizer and FIM tokens, scripted middles that depend on the suffix",
+    qwen25CoderSpec,
+  ),
   "qwen3-reranker": {
     description: "twin of Qwen3-Reranker: its tokenizer and rerank template, random weights, ranking head",
     byDefault: false,
@@ -990,6 +995,7 @@ const SOURCES = [
   "twins/deepseek.ts",
   "twins/kimi.ts",
   "twins/rankers.ts",
+  "twins/coder.ts",
 ];
 
 /** Relative directories are taken from the project root, so the cwd does not matter. */

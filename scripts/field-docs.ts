@@ -11,6 +11,7 @@ import { fieldDocs, type FieldTable } from "../edge/fields/field-table.js";
 import { MESSAGES_FIELDS } from "../edge/protocols/anthropic-messages/schema.js";
 import { CHAT_FIELDS } from "../edge/protocols/openai-chat/schema.js";
 import { COMPLETION_FIELDS } from "../edge/protocols/openai-completions/schema.js";
+import { INFILL_FIELDS } from "../edge/protocols/llama-infill/schema.js";
 import { RESPONSES_FIELDS } from "../edge/protocols/openai-responses/schema.js";
 import { OLLAMA_OPTION_FIELDS } from "../edge/protocols/ollama/options.js";
 import { OLLAMA_CHAT_FIELDS, OLLAMA_GENERATE_FIELDS } from "../edge/protocols/ollama/schema.js";
@@ -22,6 +23,7 @@ export const CONTRACT_MD = join(ROOT, "docs", "contract.md");
 export const FIELD_TABLES: Readonly<Record<string, FieldTable>> = {
   chat: CHAT_FIELDS,
   completions: COMPLETION_FIELDS,
+  infill: INFILL_FIELDS,
   responses: RESPONSES_FIELDS,
   messages: MESSAGES_FIELDS,
   "ollama-chat": OLLAMA_CHAT_FIELDS,

@@ -68,5 +68,6 @@ function loadedInfo(m: LoadedModel): ModelInfo {
     draftMax: m.drafter?.draftMax ?? 0,
     draftTokens: BigInt(m.drafter?.drafted ?? 0),
     draftAcceptedTokens: BigInt(m.drafter?.accepted ?? 0),
+    fillInMiddle: m.fim?.order ?? "",
   };
 }

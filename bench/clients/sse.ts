@@ -4,6 +4,8 @@ import type { StreamSample } from "../sample.js";
 
 interface ChunkJson {
   choices?: { text?: unknown; delta?: { content?: unknown } }[];
+  /** llama-server's /completion and /infill events (and this server's /infill). */
+  content?: unknown;
   usage?: { completion_tokens?: number; prompt_tokens?: number; prompt_tokens_details?: { cached_tokens?: number } };
   /** llama-server's own figures on its last chunk. */
   timings?: { prompt_n?: number; prompt_ms?: number; predicted_n?: number; predicted_ms?: number; cache_n?: number };
@@ -11,7 +13,7 @@ interface ChunkJson {
 
 function contentOf(chunk: ChunkJson): string {
   const choice = chunk.choices?.[0];
-  const text = choice?.text ?? choice?.delta?.content;
+  const text = choice?.text ?? choice?.delta?.content ?? chunk.content;
   return typeof text === "string" ? text : "";
 }
 

@@ -6,7 +6,11 @@
 // Failures reported by the sidecar arrive as ConnectErrors and are mapped here,
 // in one switch, by `fromConnectError`.
 import { Code, ConnectError } from "@connectrpc/connect";
-import { ModelLoadFailedSchema, PromptTooLongSchema } from "../../proto/gen/inference/v1/inference_pb.js";
+import {
+  FillInMiddleUnsupportedSchema,
+  ModelLoadFailedSchema,
+  PromptTooLongSchema,
+} from "../../proto/gen/inference/v1/inference_pb.js";
 
 /** Seconds a client is told to wait after a 429/503 when the sidecar suggests nothing. */
 export const DEFAULT_RETRY_AFTER_SECONDS = 1;
@@ -70,6 +74,35 @@ export class InvalidRequestError extends ApiError {
  */
 export class GenerationRejectedError extends InvalidRequestError {
   override readonly name: string = "GenerationRejectedError";
+}
+
+/**
+ * 400 `fill_in_middle_unsupported`: a fill-in-the-middle request (a suffix) for a model without FIM
+ * tokens (the sidecar's FillInMiddleUnsupported detail). `field` names the protocol's own field.
+ */
+export class FillInMiddleUnsupportedError extends GenerationRejectedError {
+  override readonly name: string = "FillInMiddleUnsupportedError";
+
+  constructor(
+    readonly model: string,
+    readonly missing: readonly string[],
+    field: string | null,
+    cause?: unknown,
+  ) {
+    const subject = field === null ? "Fill-in-the-middle" : `'${field}' asks for fill-in-the-middle, but it`;
+    super(
+      `${subject} is not supported by the model '${model}': it has no fill-in-the-middle tokens ` +
+        `(${missing.join(", ")} missing). Use a code model with FIM tokens ` +
+        "(Qwen2.5-Coder, CodeLlama, StarCoder2, DeepSeek-Coder, …)" +
+        (field === null ? "." : `, or send no '${field}'.`),
+      { param: field, code: "fill_in_middle_unsupported", cause },
+    );
+  }
+
+  /** The same refusal naming the protocol's field. */
+  naming(field: string): FillInMiddleUnsupportedError {
+    return new FillInMiddleUnsupportedError(this.model, this.missing, field, this.cause);
+  }
 }
 
 /** 401: no API key, or a wrong one. */
@@ -230,6 +263,8 @@ export function fromConnectError(error: ConnectError): ApiError {
     case Code.OutOfRange: {
       const [tooLong] = error.findDetails(PromptTooLongSchema);
       if (tooLong !== undefined) return new ContextLengthError(tooLong.promptTokens, tooLong.contextSize, cause);
+      const [fim] = error.findDetails(FillInMiddleUnsupportedSchema);
+      if (fim !== undefined) return new FillInMiddleUnsupportedError(fim.model, fim.missing, null, cause);
       return new GenerationRejectedError(message, { cause });
     }
     case Code.NotFound:

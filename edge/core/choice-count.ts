@@ -11,6 +11,8 @@ export interface ChoicesUse {
   readonly resumable: boolean;
   /** The endpoint stores the reply (Endpoint.finished: a /c1 turn): one reply. */
   readonly stored: boolean;
+  /** The protocol's name for the count (`n`; llama-server's `n_cmpl`). */
+  readonly field?: string;
 }
 
 /**
@@ -23,12 +25,13 @@ export async function checkChoices(pool: SidecarPool, request: GenerateRequest, 
     const what = use.resumable ? "A resumable stream (x-resumable)" : "A stored turn";
     throw new InvalidRequestError(`${what} holds one reply: n must be 1.`, { param: "n", code: "unsupported_value" });
   }
+  const field = use.field ?? "n";
   const sequences = await pool.sequencesFor(request.model);
   if (sequences !== undefined && request.n > sequences) {
     throw new InvalidRequestError(
-      `n is ${request.n}, but this model generates at most ${sequences} choices at once (one per sequence of its ` +
-        `context): ask for ${sequences} or fewer.`,
-      { param: "n", code: "integer_above_max_value" },
+      `${field} is ${request.n}, but this model generates at most ${sequences} choices at once (one per sequence of ` +
+        `its context): ask for ${sequences} or fewer.`,
+      { param: field, code: "integer_above_max_value" },
     );
   }
 }

@@ -58,6 +58,10 @@ export interface Endpoint<S extends z.ZodType> {
   /** The answer to a background request the sidecar accepted (with `isBackground`). */
   accepted?(body: z.output<S>, meta: ResponseMeta): unknown;
   toRequest(body: z.output<S>): GenerateRequest;
+  /** The body's name for GenerateRequest.n in refusals; default `n`. */
+  readonly choicesField?: string;
+  /** The field a fill-in-the-middle refusal names (a model without FIM tokens), for an endpoint that sends infills. */
+  readonly infillField?: string;
   isStream(body: z.output<S>): boolean;
   /**
    * How a stream reports a request the sidecar refused before `start` (prompt too

@@ -10,7 +10,7 @@ import type * as z from "zod";
 import { FinishReason, type GenerateRequest } from "../../proto/gen/inference/v1/inference_pb.js";
 import { ANONYMOUS, callerOf } from "../access/caller.js";
 import { linkedAbort } from "../base/abort.js";
-import { GenerationRejectedError, ServerError, toApiError } from "../base/errors.js";
+import { FillInMiddleUnsupportedError, GenerationRejectedError, ServerError, toApiError } from "../base/errors.js";
 import { affinityKey } from "../upstream/affinity.js";
 import { collectChoices, collectGeneration, type OpenedGeneration } from "../upstream/generation.js";
 import { openRouted, type RoutedGeneration } from "../upstream/route.js";
@@ -77,6 +77,7 @@ export async function generateFor<S extends z.ZodType>(
     await checkChoices(context.sidecars, generateRequest, {
       resumable: resumeName !== undefined,
       stored: endpoint.finished !== undefined,
+      ...(endpoint.choicesField === undefined ? {} : { field: endpoint.choicesField }),
     });
   const abort = linkedAbort(request.signal);
   // The requests right behind this one, for the sidecar's first batch to wait for (arriving.ts).
@@ -134,7 +135,10 @@ async function openFor<S extends z.ZodType>(
     const key = context.sidecars.several ? await affinityKey(generateRequest, endpoint.affinity?.(body)) : undefined;
     return await openRouted(context.sidecars, generateRequest, key, abort.signal, context.sidecarStallMs, headers);
   } catch (caught) {
-    const error = toApiError(caught);
+    const refused = toApiError(caught);
+    const field = endpoint.infillField;
+    const error =
+      refused instanceof FillInMiddleUnsupportedError && field !== undefined ? refused.naming(field) : refused;
     // Other failures (unreachable, busy, unknown model) keep their HTTP status on every
     // protocol, because clients and SDKs act on it (retry, back off).
     if (stream && error instanceof GenerationRejectedError && endpoint.refusedStream !== undefined) {

@@ -97,6 +97,8 @@ export async function handleInfo(
           layers: model.modelLayers,
         },
         speculation: speculationOf(model),
+        // Its fill-in-the-middle order ("prefix-suffix-middle", "suffix-prefix-middle"), or null: no FIM tokens.
+        fill_in_middle: model.fillInMiddle || null,
       })),
       limits: {
         max_body_bytes: context.maxBodyBytes,

@@ -53,6 +53,7 @@ import { handleEmbeddings } from "../protocols/openai-embeddings/handler.js";
 import { handleRerank } from "../protocols/rerank/handler.js";
 import { handleChatCompletions } from "../protocols/openai-chat/handler.js";
 import { handleCompletions } from "../protocols/openai-completions/handler.js";
+import { handleInfill } from "../protocols/llama-infill/handler.js";
 import {
   handleListModels,
   handleLoadModel,
@@ -460,7 +461,7 @@ function refuseWebSocketMode(request: Request): Promise<Response> {
   return Promise.reject(refusal);
 }
 
-/** The generation routes: chat, completions, Responses, Messages. */
+/** The generation routes: chat, completions, infill, Responses, Messages. */
 function generationRoutes(context: AppContext, store: Stores | undefined): Route[] {
   return [
     {
@@ -478,6 +479,14 @@ function generationRoutes(context: AppContext, store: Stores | undefined): Route
       about: DOCS && "OpenAI legacy completions, streamed or not",
       contract: "request-fields-completions-post-v1completions",
       handle: (r) => handleCompletions(r, context),
+    },
+    {
+      method: "POST",
+      path: "/infill",
+      protocol: "openai",
+      about: DOCS && "llama-server's fill-in-the-middle (code completion), streamed or not",
+      contract: "infill-post-infill",
+      handle: (r) => handleInfill(r, context),
     },
     ...responseRoutes(context, store),
     {

@@ -32,9 +32,9 @@ export const ATTR = {
   errorType: "error.type",
 } as const;
 
-/** The operation a generation is: a raw prompt is a text completion, anything else a chat. */
+/** The operation a generation is: a chat, or a text completion (a raw prompt, an infill). */
 export function operationOf(request: GenerateRequest): GenAiOperation {
-  return request.input.case === "prompt" ? "text_completion" : "chat";
+  return request.input.case === "chat" ? "chat" : "text_completion";
 }
 
 /** The request's attributes: only those the caller set (a default left to the model is not one). */

@@ -47,6 +47,12 @@ export function openingOf(
   switch (request.input.case) {
     case "prompt":
       return { text: request.input.value.slice(0, PROMPT_OPENING_CHARS), continues: false };
+    case "infill": {
+      // The prompt opens with the repository context, then the file up to the cursor: a file's edits share it.
+      const { files, prefix } = request.input.value;
+      const text = [...files.map((f) => `${f.filename}\n${f.text}`), prefix].join("\n");
+      return { text: text.slice(0, PROMPT_OPENING_CHARS), continues: false };
+    }
     case "chat": {
       const { messages, tools } = request.input.value;
       const firstUser = messages.findIndex((m) => m.role === Role.USER);

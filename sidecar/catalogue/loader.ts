@@ -61,7 +61,7 @@ export interface HostLoaderOptions {
 
 /** The flags' settings with the entry's preset over them. */
 function settingsOf(engine: SharedModelOptions, entry: CatalogueEntry): SharedModelOptions {
-  const { contextSize, sequences, gpuLayers, chatTemplate, specLookup } = entry.preset;
+  const { contextSize, sequences, gpuLayers, chatTemplate, specLookup, fimOrder } = entry.preset;
   return {
     ...engine,
     ...(contextSize !== undefined ? { contextSize } : {}),
@@ -69,6 +69,7 @@ function settingsOf(engine: SharedModelOptions, entry: CatalogueEntry): SharedMo
     ...(gpuLayers !== undefined ? { gpuLayers } : {}),
     ...(chatTemplate !== undefined ? { chatTemplate } : {}),
     ...(specLookup !== undefined ? { specLookup } : {}),
+    ...(fimOrder !== undefined ? { fimOrder } : {}),
   };
 }
 

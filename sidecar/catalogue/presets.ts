@@ -3,6 +3,7 @@
 import { readFileSync } from "node:fs";
 import { specializedChatWrapperTypeNames } from "node-llama-cpp";
 import { MAX_STEP_TOKENS } from "../engine/llama/batch-shares.js";
+import type { FimOrder } from "../engine/llama/fim-tokens.js";
 
 /** One model's options; each unset one falls back to the sidecar's flag. */
 export interface Preset {
@@ -19,6 +20,8 @@ export interface Preset {
   readonly specLookup?: number;
   /** A draft model of the same vocabulary (a source like `model`; `--model-draft`), in place of prompt lookup. */
   readonly draft?: string;
+  /** The order its fill-in-the-middle prompts take (default prefix-suffix-middle). */
+  readonly fimOrder?: FimOrder;
 }
 
 export type Presets = Readonly<Record<string, Preset>>;
@@ -32,6 +35,7 @@ const KEYS = [
   "alias",
   "specLookup",
   "draft",
+  "fimOrder",
 ] as const;
 type Key = (typeof KEYS)[number];
 
@@ -62,6 +66,10 @@ const CHECKS: Record<Key, (value: unknown) => Checked> = {
     isCount(v, 0) && (v as number) < MAX_STEP_TOKENS
       ? pass(v)
       : fail(`must be an integer from 0 to ${MAX_STEP_TOKENS - 1}`),
+  fimOrder: (v) =>
+    v === "prefix-suffix-middle" || v === "suffix-prefix-middle"
+      ? pass(v)
+      : fail('must be "prefix-suffix-middle" or "suffix-prefix-middle"'),
   alias: (v) => {
     const names = typeof v === "string" ? [v] : v;
     const good =

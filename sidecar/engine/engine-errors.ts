@@ -2,6 +2,7 @@
 // shared by every room and by the transports.
 import { Code, ConnectError } from "@connectrpc/connect";
 import {
+  FillInMiddleUnsupportedSchema,
   ModelLoadFailedSchema,
   PreemptedSchema,
   PromptTooLongSchema,
@@ -80,4 +81,15 @@ export function modelLoadFailed(model: string, reason: string): ConnectError {
 /** What a caught error says, for a log line. */
 export function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+/** An infill on a model without FIM tokens: INVALID_ARGUMENT with a FillInMiddleUnsupported detail. */
+export function fillInMiddleUnsupported(model: string, missing: readonly string[]): ConnectError {
+  return new ConnectError(
+    `the model "${model}" has no fill-in-the-middle tokens (${missing.join(", ")} missing): it cannot fill in ` +
+      "the middle; use a code model with FIM tokens (Qwen2.5-Coder, CodeLlama, StarCoder2, DeepSeek-Coder, …)",
+    Code.InvalidArgument,
+    undefined,
+    [{ desc: FillInMiddleUnsupportedSchema, value: { model, missing: [...missing] } }],
+  );
 }

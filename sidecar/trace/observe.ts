@@ -43,7 +43,7 @@ export async function* observed(
 ): AsyncGenerator<GenerateEvent, void, undefined> {
   const arrived = epochMs();
   const labels: GenerationLabels = {
-    operation: request.input.case === "prompt" ? "text_completion" : "chat",
+    operation: request.input.case === "chat" ? "chat" : "text_completion",
     model: request.model,
   };
   const span = observer.tracing === undefined ? undefined : serverSpan(observer.tracing, labels, headers, arrived);

@@ -11,7 +11,7 @@ import { gzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
 
 // 128 until Ollama's API (4.7 KiB gzip measured: 131.0; docs/decisions.md, "Ollama's API in one protocol folder").
-const LIMIT_GZIP_KIB = 132;
+const LIMIT_GZIP_KIB = 134;
 
 describe("npm run deploy (dry run)", () => {
   it("bundles the Worker, minified, within the size budget, with its rate-limit binding", () => {

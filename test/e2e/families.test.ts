@@ -237,11 +237,13 @@ describeOnRuntimes(
           tool_call_syntax?: string;
           capabilities?: string[];
         };
+        // Qwen's vocabularies hold Qwen2.5-Coder's FIM tokens: those twins fill in the middle too (`insert`).
+        const insert = twin.tokenizer.startsWith("ggml-vocab-qwen") ? ["insert"] : [];
         expect([listed.tool_call_syntax, listed.capabilities]).toEqual([
           family,
           twin.reasoning === undefined && FAMILY_TWIN_FACTS[model].reasoning === "none"
-            ? ["completion", "tools"]
-            : ["completion", "tools", "thinking"],
+            ? ["completion", "tools", ...insert]
+            : ["completion", "tools", ...insert, "thinking"],
         ]);
       });
 

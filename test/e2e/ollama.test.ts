@@ -1,13 +1,16 @@
 // Ollama's API (/api/*) through the official `ollama` client, with API keys on (a bearer header), on
 // Node and under workerd (`wrangler dev`), in front of one real sidecar whose catalogue holds the
-// `thinking` twin (reasoning, tools) and the `scripted` one (a raw story, embeddings): chat and
+// `thinking` twin (reasoning, tools), the `scripted` one (a raw story, embeddings) and the
+// `qwen2.5-coder` one (fill-in-the-middle, as Continue's Ollama provider asks for it): chat and
 // generate streamed as NDJSON and not, thinking, tools, format, load and unload by an empty request,
 // embed and the older embeddings against the sidecar's own Embed, list, show, ps, version (Open
 // WebUI's start-up probes), and bad bodies answered in Ollama's `{"error"}` shape.
+import { readFileSync } from "node:fs";
 import { Ollama, type ChatResponse, type Message } from "ollama";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { accessFromEnv, startNodeEdge } from "../../edge/hosts/node/main.js";
 import { OLLAMA_VERSION } from "../../edge/protocols/ollama/models.js";
+import { CODER_MIDDLE } from "../../gguf/twins/coder.js";
 import type { RunningSidecar } from "../../sidecar/start-sidecar.js";
 import { startCatalogue } from "../support/catalogue.js";
 import { CHAT_REPLY, STORY, THINK_REASONING, TOOL_RESULT_REASONING } from "../support/scripted.js";
@@ -15,6 +18,7 @@ import { clientsFor } from "../support/sidecar.js";
 import { startWrangler } from "../support/wrangler.js";
 
 const KEY = "ollama-test-key";
+const CODER = "qwen2.5-coder";
 const AUTH = { Authorization: `Bearer ${KEY}` };
 
 const WEATHER_TOOL = {
@@ -42,7 +46,7 @@ let sidecar: RunningSidecar;
 beforeAll(async () => {
   // `story:1b` is a preset's alias of the scripted model, written as Ollama's clients write names.
   const presets = { scripted: { alias: ["story:1b"] } };
-  sidecar = await startCatalogue(["thinking", "scripted"], { sequences: 2, contextSize: 1024 }, { presets });
+  sidecar = await startCatalogue(["thinking", "scripted", CODER], { sequences: 2, contextSize: 1024 }, { presets });
 }, 90_000);
 afterAll(async () => {
   await sidecar?.stop();
@@ -93,6 +97,7 @@ describe.each(Object.keys(RUNTIMES))("Ollama's API through the ollama client (%s
     expect(models.map((m) => [m.name, m.model, m.details.format])).toEqual([
       ["thinking:latest", "thinking:latest", "gguf"],
       ["scripted:latest", "scripted:latest", "gguf"],
+      [`${CODER}:latest`, `${CODER}:latest`, "gguf"],
     ]);
     expect(Array.isArray((await ollama().ps()).models)).toBe(true);
   });
@@ -234,6 +239,32 @@ describe.each(Object.keys(RUNTIMES))("Ollama's API through the ollama client (%s
     expect(STORY.startsWith(cut.response ?? "-")).toBe(true);
   });
 
+  it("suffix fills in the middle on a coder model, as the client and Continue's Ollama provider send it", async () => {
+    const answer = await ollama().generate({ model: CODER, prompt: "def add(a, b):\n    ", suffix: "\n" });
+    expect(answer.response).toBe(CODER_MIDDLE);
+    expectMetrics(answer as unknown as Record<string, unknown>, "stop");
+    // Continue sends `suffix` only when /api/show's template holds `.Suffix` (a loaded model's: what its
+    // tokens are is known once it loads, and Continue's model is the one it is using).
+    const shown = await ollama().show({ model: CODER });
+    expect(shown.template).toContain(".Suffix");
+    expect(shown.capabilities).toContain("insert");
+    await ollama().generate({ model: "scripted", prompt: "Once", options: { num_predict: 1 } });
+    expect((await ollama().show({ model: "scripted" })).capabilities).not.toContain("insert");
+    // Continue's body, byte for byte: NDJSON lines whose responses join to the middle.
+    const response = await fetch(`${edge.url}/api/generate`, {
+      method: "POST",
+      headers: AUTH,
+      body: readFileSync("test/fixtures/fim/continue-ollama-generate.json", "utf8"),
+    });
+    expect(response.headers.get("content-type")).toBe("application/x-ndjson");
+    const lines = (await response.text())
+      .trimEnd()
+      .split("\n")
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(lines.map((l) => l["response"]).join("")).toBe(CODER_MIDDLE);
+    expect(lines.at(-1)).toMatchObject({ done: true, done_reason: "stop" });
+  });
+
   it("an empty prompt loads the model, keep_alive 0 unloads it; ps and show follow", async () => {
     const loaded = await post("/api/generate", { model: "scripted", prompt: "", keep_alive: "5m" });
     expect(loaded.json).toMatchObject({ model: "scripted", response: "", done: true, done_reason: "load" });
@@ -286,7 +317,7 @@ describe.each(Object.keys(RUNTIMES))("Ollama's API through the ollama client (%s
     const cases: [string, unknown, number, RegExp][] = [
       ["/api/chat", { ...chat, messages: [{ role: "user", content: "Hi", images: ["aGk="] }] }, 400, /images/],
       ["/api/generate", { model: "thinking", prompt: "Hi", images: ["aGk="] }, 400, /images/],
-      ["/api/generate", { model: "thinking", prompt: "def f(", suffix: "}" }, 400, /suffix/],
+      ["/api/generate", { model: "scripted", prompt: "def f(", suffix: "}" }, 400, /'suffix' asks for fill-in-the-mid/],
       ["/api/chat", { ...chat, options: { mirostat: 2 } }, 400, /options\.mirostat/],
       ["/api/chat", { ...chat, options: { temprature: 0.2 } }, 400, /temprature/],
       ["/api/chat", { ...chat, format: "yaml" }, 400, /format/],

@@ -9,6 +9,7 @@ import { get, testApp } from "../support/app.js";
 const ENDPOINTS = [
   { method: "POST", path: "/v1/chat/completions", protocol: "openai" },
   { method: "POST", path: "/v1/completions", protocol: "openai" },
+  { method: "POST", path: "/infill", protocol: "openai" },
   { method: "POST", path: "/v1/responses", protocol: "openai" },
   { method: "POST", path: "/v1/responses/:id/cancel", protocol: "openai" },
   { method: "GET", path: "/v1/responses/:id", protocol: "openai" },
@@ -74,6 +75,7 @@ describe("GET /v1/info", () => {
           embedding_dimensions: 288,
           gpu: { type: null, devices: [], vram_bytes: 0, layers_offloaded: 0, layers: 12 },
           speculation: { type: "lookup", draft_max: 8, drafted_tokens: 40, accepted_tokens: 30, acceptance_rate: 0.75 },
+          fill_in_middle: null,
         },
       ],
       limits: {

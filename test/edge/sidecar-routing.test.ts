@@ -8,7 +8,7 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { createApp, type App } from "../../edge/http/app.js";
-import { affinityKey, OPENING_MIN_CHARS } from "../../edge/upstream/affinity.js";
+import { affinityKey, OPENING_MIN_CHARS, PROMPT_OPENING_CHARS } from "../../edge/upstream/affinity.js";
 import type { SidecarHealth } from "../../edge/upstream/connection.js";
 import { SidecarPool } from "../../edge/upstream/pool.js";
 import type { SidecarState } from "../../edge/upstream/sidecar-state.js";
@@ -154,6 +154,18 @@ describe("the affinity key", () => {
     // An empty key is no key; a conversation id still comes first.
     expect(await affinityKey(short, { cacheKey: "" })).toBeUndefined();
     expect(await affinityKey(long, { id: "conv_1", cacheKey: "user-42" })).toBe("id:conv_1");
+  });
+
+  it("is the same for every edit of a long file (an infill's opening: its files, then the prefix)", async () => {
+    const infill = (files: { filename: string; text: string }[], prefix: string, suffix: string) =>
+      create(GenerateRequestSchema, { input: { case: "infill", value: { files, prefix, suffix } } });
+    // A file longer than the opening read: its edits at the cursor lie past it.
+    const file = "x".repeat(PROMPT_OPENING_CHARS);
+    const edit = await affinityKey(infill([], `${file}\n    step = 1`, "\nrest\n"));
+    expect(edit).toBeDefined();
+    expect(await affinityKey(infill([], `${file}\n    step = 2`, "\nother\n"))).toBe(edit);
+    const other = await affinityKey(infill([{ filename: "a.py", text: "y" }], `${file}\n    step = 1`, "\n"));
+    expect(other).not.toBe(edit);
   });
 });
 

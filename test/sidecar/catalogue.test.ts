@@ -26,6 +26,7 @@ describe("parsePresets", () => {
         chatTemplate: "chatML",
         gpuLayers: "max",
         alias: "code",
+        fimOrder: "suffix-prefix-middle",
       },
       tools: {
         contextSize: "auto",
@@ -42,6 +43,7 @@ describe("parsePresets", () => {
         chatTemplate: "chatML",
         gpuLayers: "max",
         alias: ["code"],
+        fimOrder: "suffix-prefix-middle",
       },
       tools: {
         contextSize: "auto",
@@ -58,7 +60,10 @@ describe("parsePresets", () => {
     [
       "an entry that is no object",
       '{"a": 3}',
-      /"a" must be an object of options \(model, contextSize, sequences, chatTemplate, gpuLayers, alias, specLook/,
+      new RegExp(
+        '"a" must be an object of options \\(model, contextSize, sequences, chatTemplate, gpuLayers, alias, ' +
+          "specLookup, draft, fimOrder\\)",
+      ),
     ],
     ["an unknown key", '{"a": {"ctx": 512}}', /"a" has an unknown key "ctx" \(known: model, contextSize/],
     [
@@ -86,6 +91,7 @@ describe("parsePresets", () => {
     ["an empty model", '{"a": {"model": ""}}', /"a"\.model must be a non-empty string/],
     ["an empty name", '{" ": {}}', /a model name is empty/],
     ["a draft too long", '{"a": {"specLookup": 33}}', /"a"\.specLookup must be an integer from 0 to 32/],
+    ["an unknown FIM order", '{"a": {"fimOrder": "spm"}}', /"a"\.fimOrder must be "prefix-suffix-middle" or/],
   ])("refuses %s, naming the file and the key", (_name, text, message) => {
     expect(() => parsePresets(text, FILE)).toThrow(message);
   });

@@ -17,5 +17,6 @@ export default async function setup(): Promise<void> {
     ...FAMILY_TWINS,
     "qwen3-reranker",
     "qwen3-embedding",
+    "qwen2.5-coder",
   ]);
 }

@@ -38,6 +38,7 @@ function endpointOf<S extends z.ZodType<Body>>(
     schema,
     idPrefix: "",
     toRequest,
+    ...(shape === "generate" ? { infillField: "suffix" } : {}),
     isStream: (body) => body.stream !== false,
     streamEncoder: (body, meta) => ollamaStreamEncoder(answerOf(shape, body), meta),
     encodeResult: (body, meta, result) => ollamaResult(answerOf(shape, body), meta, result),

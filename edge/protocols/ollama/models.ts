@@ -50,7 +50,22 @@ function entry(model: ModelInfo) {
 function capabilities(model: ModelInfo): string[] {
   if (model.kind === "embed") return ["embedding"];
   if (model.kind === "rank") return [];
-  return ["completion", ...(model.toolCallSyntax === "" ? [] : ["tools"]), ...(model.reasoning ? ["thinking"] : [])];
+  return [
+    "completion",
+    ...(model.toolCallSyntax === "" ? [] : ["tools"]),
+    ...(model.reasoning ? ["thinking"] : []),
+    ...(model.fillInMiddle === "" ? [] : ["insert"]),
+  ];
+}
+
+/**
+ * The template /api/show gives: the model's chat template, led for a model with fill-in-the-middle tokens by a
+ * `.Suffix` clause, which is how Ollama's templates say so and what Continue's Ollama provider reads to send
+ * `suffix` (the infill itself is assembled from the model's own tokens, not from this text).
+ */
+function templateOf(model: ModelInfo): string {
+  if (model.fillInMiddle === "") return model.chatTemplate;
+  return `{{- if .Suffix }}fill-in-the-middle (${model.fillInMiddle}){{- else }}${model.chatTemplate}{{- end }}`;
 }
 
 function expiresAt(model: ModelInfo, nowMs: number): string {
@@ -105,7 +120,7 @@ export function handleOllamaShow(request: Request, context: AppContext): Promise
       license: "",
       modelfile: "",
       parameters: "",
-      template: model.chatTemplate,
+      template: templateOf(model),
       details: details(model),
       model_info: info,
       capabilities: capabilities(model),

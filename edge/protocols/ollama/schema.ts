@@ -169,11 +169,15 @@ export const OLLAMA_GENERATE_FIELDS = {
   raw: implemented(z.boolean().nullish(), {
     doc: DOCS && { proto: "GenerateRequest.prompt", absent: "false", why: "the prompt as it is, no template" },
   }),
-  // FIM: the lead wires `suffix` to the infill request field after the fill-in-the-middle branch merges.
-  suffix: refused(
-    DOCS && { why: "fill-in-the-middle is not served on this route yet", sample: "}" },
-    emptyOr("fill-in-the-middle (suffix) is not served on /api/generate yet"),
-  ),
+  // Fill-in-the-middle: the reply goes between `prompt` and `suffix` (to-request.ts); empty is none.
+  suffix: implemented(z.string().nullish(), {
+    doc: DOCS && {
+      proto: "GenerateRequest.infill (`prompt` its prefix)",
+      absent: "a plain generation of `prompt`",
+      limits: "a model with fill-in-the-middle tokens (`insert` in its capabilities; else 400 naming `suffix`)",
+      why: "fill-in-the-middle, as Continue's Ollama provider asks for it; `system` and `raw` do not apply",
+    },
+  }),
   template: refused(DOCS && { why: "the model's own template is used", sample: "{{ .Prompt }}" }, emptyOr(TEMPLATE)),
   context: refused(
     DOCS && { why: "no context tokens are returned or taken: send the conversation to /api/chat", sample: [1, 2] },

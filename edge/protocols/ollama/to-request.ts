@@ -81,6 +81,8 @@ export function chatToRequest(body: OllamaChatBody): GenerateRequest {
 export function generateToRequest(body: OllamaGenerateBody): GenerateRequest {
   const draft = draftOf(OLLAMA_GENERATE_FIELDS, body, body.options);
   const prompt = body.prompt ?? "";
+  if (body.suffix != null && body.suffix !== "")
+    return request(draft, { case: "infill", value: { prefix: prompt, suffix: body.suffix } });
   if (body.raw === true) return request(draft, { case: "prompt", value: prompt });
   const system = body.system == null || body.system === "" ? [] : [{ role: Role.SYSTEM, content: body.system }];
   const messages = [...system, { role: Role.USER, content: prompt }];

@@ -15,6 +15,7 @@ export const completionEndpoint: Endpoint<typeof completionRequestSchema> = {
   idPrefix: "cmpl-",
   resumeName: "completions",
   toRequest: toGenerateRequest,
+  infillField: "suffix",
   isStream: (body) => body.stream === true,
   // As for chat: a refused request is one error event on a stream.
   refusedStream: (error) => [openAiErrorEvent(error)],

@@ -1,5 +1,5 @@
 // POST /v1/completions request body (the legacy text completion API). One prompt
-// per request; fields this server does not use are ignored.
+// per request, or a prompt and a suffix (fill-in-the-middle); fields this server does not use are ignored.
 import * as z from "zod";
 import { integer, tokenLimit } from "../../fields/checks.js";
 import { DOCS } from "../../fields/docs-text.js";
@@ -86,13 +86,15 @@ export const COMPLETION_FIELDS = {
       .nullish()
       .refine((v) => v == null || v === 1, { error: "only best_of=1 is supported" }),
   ),
-  suffix: refused(
-    DOCS && { why: "no fill-in-the-middle", sample: "x" },
-    z
-      .string()
-      .nullish()
-      .refine((v) => v == null || v === "", { error: "suffix is not supported" }),
-  ),
+  // Fill-in-the-middle: the reply goes between `prompt` and `suffix` (to-request.ts); empty is none.
+  suffix: implemented(z.string().nullish(), {
+    doc: DOCS && {
+      proto: "GenerateRequest.infill (`prompt` its prefix)",
+      absent: "a plain completion of `prompt`",
+      limits: "a model with fill-in-the-middle tokens (else 400 `fill_in_middle_unsupported`); not with `echo`",
+      why: "fill-in-the-middle: the completion fills between `prompt` and `suffix`",
+    },
+  }),
   user: ignored(DOCS && { why: "end-user label", sample: "u" }),
 };
 
@@ -101,7 +103,16 @@ export const completionRequestSchema = z
   .refine((body) => body.max_tokens !== 0 || body.echo === true, {
     path: ["max_tokens"],
     error: "max_tokens 0 needs echo: it would return nothing",
+  })
+  .refine((body) => !(body.echo === true && isInfill(body)), {
+    path: ["echo"],
+    error: "echo is not supported with suffix (fill-in-the-middle)",
   });
+
+/** Whether the body asks to fill in the middle: a non-empty suffix. */
+export function isInfill(body: { readonly suffix?: string | null | undefined }): boolean {
+  return body.suffix != null && body.suffix !== "";
+}
 
 export type CompletionRequest = z.output<typeof completionRequestSchema>;
 

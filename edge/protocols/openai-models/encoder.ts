@@ -29,8 +29,13 @@ export interface OpenAiModel {
   kind: string;
   /** When loaded and idle: the Unix time (seconds) it will be unloaded at. */
   expires_at?: number;
-  /** When loaded: what it does, in Ollama's words (`completion`, `tools`, `thinking`, `embedding`, `rank`). */
+  /**
+   * When loaded: what it does, in Ollama's words (`completion`, `tools`, `insert`: fill-in-the-middle, `thinking`,
+   * `embedding`, `rank`).
+   */
   capabilities?: string[];
+  /** When loaded and it fills in the middle: its FIM order (`prefix-suffix-middle` or `suffix-prefix-middle`). */
+  fill_in_middle?: string;
   /** When loaded and it can call tools: its template's tool-call syntax (`hermes`, `qwen3-coder`, `harmony`, …). */
   tool_call_syntax?: string;
   /** When loaded and it cannot call tools: why (its template writes none, or none this server reads). */
@@ -41,7 +46,7 @@ export interface OpenAiModel {
 function capabilities(
   model: ModelInfo,
   kind: string,
-): Pick<OpenAiModel, "capabilities" | "tool_call_syntax" | "tools_refused"> {
+): Pick<OpenAiModel, "capabilities" | "fill_in_middle" | "tool_call_syntax" | "tools_refused"> {
   // A sidecar older than reply syntaxes reports neither: nothing is claimed.
   if (model.toolCallSyntax === "" && model.toolsRefused === "") return {};
   if (kind === "embed") return { capabilities: ["embedding"] };
@@ -49,10 +54,12 @@ function capabilities(
   const list = [
     "completion",
     ...(model.toolCallSyntax === "" ? [] : ["tools"]),
+    ...(model.fillInMiddle === "" ? [] : ["insert"]),
     ...(model.reasoning ? ["thinking"] : []),
   ];
   return {
     capabilities: list,
+    ...(model.fillInMiddle === "" ? {} : { fill_in_middle: model.fillInMiddle }),
     ...(model.toolCallSyntax === "" ? {} : { tool_call_syntax: model.toolCallSyntax }),
     ...(model.toolsRefused === "" ? {} : { tools_refused: model.toolsRefused }),
   };

@@ -24,6 +24,8 @@ import { callAsProduced, isOwnCallId } from "./own-calls.js";
 import { startsInReasoning as promptOpensReasoning } from "../syntax/read-back.js";
 import { holdsMarkers, renderTemplatePrompt, templateMessages, templateTokens } from "./template-prompt.js";
 import { PROBE_CHATS } from "./template-probes.js";
+import { infillTokens } from "./infill-prompt.js";
+import type { LineRules } from "./infill-prompt.js";
 import type { ToolSpec } from "./tool-grammar.js";
 
 /** How the reply may call tools, when the request offers any. */
@@ -49,11 +51,16 @@ export interface RenderedPrompt {
   readonly startsInReasoning: boolean;
   /** Set when the model may call tools. */
   readonly toolUse: ToolUse | undefined;
+  /** A fill-in-the-middle reply's line rules (proto: Infill.min_indent, time_limit_ms); none elsewhere. */
+  readonly lineRules?: LineRules;
 }
 
 const noStops: RenderedPrompt["stopTokens"] = new Set();
 
-/** Renders a request's input into prompt tokens: a raw prompt as is, chat through the model's template. */
+/**
+ * Renders a request's input into prompt tokens: a raw prompt as is, chat through the model's template, an infill in
+ * the model's FIM tokens.
+ */
 export function renderPrompt(loaded: LoadedModel, input: GenerateRequest["input"]): RenderedPrompt {
   switch (input.case) {
     case "prompt":
@@ -67,8 +74,18 @@ export function renderPrompt(loaded: LoadedModel, input: GenerateRequest["input"
       };
     case "chat":
       return renderChat(loaded, input.value);
+    case "infill":
+      return {
+        tokens: infillTokens(loaded, input.value),
+        stopTokens: noStops,
+        stopTexts: [],
+        parsed: false,
+        startsInReasoning: false,
+        toolUse: undefined,
+        lineRules: { minIndent: input.value.minIndent, timeLimitMs: input.value.timeLimitMs },
+      };
     case undefined:
-      throw invalidArgument("the request has neither a prompt nor chat messages");
+      throw invalidArgument("the request has neither a prompt, chat messages nor an infill");
   }
 }
 

@@ -9,6 +9,7 @@ import type { LoadedModel } from "../llama/model.js";
 import type { ReplyParts } from "../syntax/reply-parser.js";
 import { feedPrompt } from "./sequences.js";
 import { StopSequenceFilter, type TextStep } from "./text-stream.js";
+import { LineRuleGate } from "./line-rules.js";
 import { evaluate, forcedStep, logOf, topAlternatives, type Step } from "./token-steps.js";
 import { TokenTextDecoder } from "./token-text.js";
 
@@ -31,12 +32,16 @@ export class DecodeState {
   sampledReasoningTokens = 0;
   /** Whether the reasoning segment held any text (an empty one is no reasoning). */
   reasoned = false;
+  /** A fill-in-the-middle line rule ended the reply (FINISH_REASON_LENGTH, as llama-server's "limit"). */
+  endedByRule = false;
   /** The loop stopped because its signal was aborted, before the reply's end. */
   interrupted = false;
   /** Prompt tokens already in the sequence (cached, or scored) when the decode loop begins. */
   evaluated: number;
   /** Prompt tokens evaluated from the cached prefix's end to the last mark's end (proto: `cache_written_tokens`). */
   readonly cacheWrittenTokens: number;
+  /** A fill-in-the-middle reply's line rules; undefined elsewhere. */
+  readonly lines: LineRuleGate | undefined;
 
   constructor(
     loaded: LoadedModel,
@@ -48,6 +53,11 @@ export class DecodeState {
     this.filter = new StopSequenceFilter(plan.stopTexts);
     this.evaluated = cachedTokens;
     this.cacheWrittenTokens = Math.max(0, ...plan.marks.map((mark) => mark.tokens - cachedTokens));
+    const rules = plan.prompt.lineRules;
+    this.lines =
+      rules === undefined || (rules.minIndent === 0 && rules.timeLimitMs === 0)
+        ? undefined
+        : new LineRuleGate(rules, () => this.firstTokenAt);
   }
 }
 
@@ -62,6 +72,8 @@ export async function* decode(
 ): AsyncGenerator<GenerateEvent, void> {
   if (plan.budget.tokens <= 0) {
     state.reason = plan.budget.reason;
+    // max_tokens 0 on an infill (llama-server's n_predict 0): the prompt goes into the cache, for the edits after it.
+    if (plan.prompt.lineRules !== undefined) await cachePrompt(plan, state, sequence, signal);
     return;
   }
   const rest = await feedPrompt(sequence, plan.prompt.tokens.slice(state.evaluated), signal, plan.evaluationPriority);
@@ -95,6 +107,18 @@ export async function* decode(
   }
 }
 
+/** Evaluates the whole prompt and generates nothing. */
+async function cachePrompt(
+  plan: GenerationPlan,
+  state: DecodeState,
+  sequence: LlamaContextSequence,
+  signal: AbortSignal,
+): Promise<void> {
+  const rest = await feedPrompt(sequence, plan.prompt.tokens.slice(state.evaluated), signal, plan.evaluationPriority);
+  if (!signal.aborted && rest.length > 0)
+    await sequence.evaluateWithoutGeneratingNewTokens(rest, { evaluationPriority: plan.evaluationPriority });
+}
+
 function reasoningSpent(plan: GenerationPlan, state: DecodeState): boolean {
   return (
     plan.reasoning !== undefined && plan.parser?.phase === "reasoning" && state.reasoningTokens >= plan.reasoning.budget
@@ -115,7 +139,8 @@ function take(
   const raw = state.decoder.push(step.token);
   const parser = plan.parser;
   // Stop sequences apply outside tool calls: argument JSON is never cut.
-  const text: TextStep = parser?.inCall === true ? { text: state.filter.flush() + raw } : state.filter.push(raw);
+  const filtered: TextStep = parser?.inCall === true ? { text: state.filter.flush() + raw } : state.filter.push(raw);
+  const text = lineRules(state, filtered);
   const phaseBefore = parser?.phase;
   const parts = parser?.push(text.text);
   // A token that opens, continues or closes a reasoning segment is a reasoning token.
@@ -125,6 +150,15 @@ function take(
   }
   if (parts !== undefined && parts.reasoning !== "") state.reasoned = true;
   return { event: tokenEvent(loaded, plan, step, text.text, parts), ended: ended(plan, state, text.stop) };
+}
+
+/** The text after a fill-in-the-middle reply's line rules: a rule that ends the reply ends it as its length would. */
+function lineRules(state: DecodeState, step: TextStep): TextStep {
+  if (state.lines === undefined || step.stop !== undefined) return step;
+  const line = state.lines.push(step.text);
+  if (!line.ended) return step;
+  state.endedByRule = true;
+  return { text: line.text };
 }
 
 function tokenEvent(
@@ -154,6 +188,10 @@ function ended(plan: GenerationPlan, state: DecodeState, stop: string | undefine
   if (stop !== undefined) {
     state.stoppedByText = true;
     if (plan.userStops.has(stop)) state.stopSequence = stop;
+    return true;
+  }
+  if (state.endedByRule) {
+    state.reason = FinishReason.LENGTH;
     return true;
   }
   // A reply limited to one call ends when it is complete.
@@ -216,7 +254,7 @@ export function finish(
 /** Text held back until the end; a normal end with complete calls becomes TOOL_CALLS. */
 function closingText(plan: GenerationPlan, state: DecodeState): { text: string; reasoning: string } {
   let text = "";
-  if (!state.stoppedByText && state.reason !== FinishReason.ABORT) {
+  if (!state.stoppedByText && !state.endedByRule && state.reason !== FinishReason.ABORT) {
     const last = state.filter.push(state.decoder.flush());
     text = last.text + (last.stop === undefined ? state.filter.flush() : "");
     if (plan.trimEnd) text = text.trimEnd();

@@ -1,5 +1,6 @@
 // Loading a model: the llama.cpp library, the model, its context and sequence pool, and what is
 // resolved once per model (`LoadedModel`, `loadModel`).
+import { fimTokensOf, type FimOrder, type FimTokens } from "./fim-tokens.js";
 import os from "node:os";
 import path from "node:path";
 import {
@@ -125,6 +126,8 @@ export interface ModelOptions {
   readonly draftModelPath?: string | undefined;
   /** A draft model's guess ends at its first token below this probability (`--draft-p-min`; draft-model.ts). */
   readonly draftMinP?: number;
+  /** The order of its fill-in-the-middle prompts (a preset's `fimOrder`); default prefix-suffix-middle. */
+  readonly fimOrder?: FimOrder;
   /** Load progress, 0..1. */
   readonly onProgress?: (fraction: number) => void;
 }
@@ -197,6 +200,8 @@ export interface LoadedModel {
    * files.
    */
   readonly states: SequenceStates | undefined;
+  /** Its fill-in-the-middle tokens (fim-tokens.ts); undefined when it has none. */
+  readonly fim: FimTokens | undefined;
   dispose(): Promise<void>;
 }
 
@@ -285,6 +290,7 @@ export async function loadModel(options: ModelOptions): Promise<LoadedModel> {
     states,
     drafter,
     gpu: await gpuReport(llama, model),
+    fim: fimTokensOf(model, options.fimOrder),
     async dispose() {
       await kvTier?.dispose(pool.all());
       await drafter?.dispose();

@@ -27,7 +27,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file inference/v1/inference.proto.
  */
 export const file_inference_v1_inference: GenFile = /*@__PURE__*/
-  fileDesc("ChxpbmZlcmVuY2UvdjEvaW5mZXJlbmNlLnByb3RvEgxpbmZlcmVuY2UudjEilQEKC0NoYXRNZXNzYWdlEiAKBHJvbGUYASABKA4yEi5pbmZlcmVuY2UudjEuUm9sZRIPCgdjb250ZW50GAIgASgJEioKCnRvb2xfY2FsbHMYAyADKAsyFi5pbmZlcmVuY2UudjEuVG9vbENhbGwSFAoMdG9vbF9jYWxsX2lkGAQgASgJEhEKCXJlYXNvbmluZxgFIAEoCSI3CghUb29sQ2FsbBIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEhEKCWFyZ3VtZW50cxgDIAEoCSI9CgRUb29sEgwKBG5hbWUYASABKAkSEwoLZGVzY3JpcHRpb24YAiABKAkSEgoKcGFyYW1ldGVycxgDIAEoCSKiAgoEQ2hhdBIrCghtZXNzYWdlcxgBIAMoCzIZLmluZmVyZW5jZS52MS5DaGF0TWVzc2FnZRIhCgV0b29scxgCIAMoCzISLmluZmVyZW5jZS52MS5Ub29sEi0KC3Rvb2xfY2hvaWNlGAMgASgOMhguaW5mZXJlbmNlLnYxLlRvb2xDaG9pY2USEQoJdG9vbF9uYW1lGAQgASgJEiAKE3BhcmFsbGVsX3Rvb2xfY2FsbHMYBSABKAhIAIgBARIdChByZWFzb25pbmdfYnVkZ2V0GAYgASgNSAGIAQESGgoSdGVtcGxhdGVfdmFyaWFibGVzGAcgASgJQhYKFF9wYXJhbGxlbF90b29sX2NhbGxzQhMKEV9yZWFzb25pbmdfYnVkZ2V0Ir8DCg9TYW1wbGluZ09wdGlvbnMSGAoLdGVtcGVyYXR1cmUYASABKAJIAIgBARISCgV0b3BfcBgCIAEoAkgBiAEBEhIKBXRvcF9rGAMgASgNSAKIAQESEgoFbWluX3AYBCABKAJIA4gBARIRCgRzZWVkGAUgASgNSASIAQESHQoQcHJlc2VuY2VfcGVuYWx0eRgGIAEoAkgFiAEBEh4KEWZyZXF1ZW5jeV9wZW5hbHR5GAcgASgCSAaIAQESGwoOcmVwZWF0X3BlbmFsdHkYCCABKAJIB4gBARJACgpsb2dpdF9iaWFzGAkgAygLMiwuaW5mZXJlbmNlLnYxLlNhbXBsaW5nT3B0aW9ucy5Mb2dpdEJpYXNFbnRyeRowCg5Mb2dpdEJpYXNFbnRyeRILCgNrZXkYASABKA0SDQoFdmFsdWUYAiABKAI6AjgBQg4KDF90ZW1wZXJhdHVyZUIICgZfdG9wX3BCCAoGX3RvcF9rQggKBl9taW5fcEIHCgVfc2VlZEITChFfcHJlc2VuY2VfcGVuYWx0eUIUChJfZnJlcXVlbmN5X3BlbmFsdHlCEQoPX3JlcGVhdF9wZW5hbHR5ItYECg9HZW5lcmF0ZVJlcXVlc3QSDQoFbW9kZWwYASABKAkSEAoGcHJvbXB0GAIgASgJSAASIgoEY2hhdBgDIAEoCzISLmluZmVyZW5jZS52MS5DaGF0SAASLwoIc2FtcGxpbmcYBCABKAsyHS5pbmZlcmVuY2UudjEuU2FtcGxpbmdPcHRpb25zEhcKCm1heF90b2tlbnMYBSABKA1IAYgBARIMCgRzdG9wGAYgAygJEhAKCGxvZ3Byb2JzGAcgASgIEhQKDHRvcF9sb2dwcm9icxgIIAEoDRIyCgpjb25zdHJhaW50GAkgASgLMh4uaW5mZXJlbmNlLnYxLk91dHB1dENvbnN0cmFpbnQSEQoJY2xpZW50X2lkGAogASgJEhcKD3Byb21wdF9sb2dwcm9icxgLIAEoCBIRCglyZXN1bWFibGUYDCABKAgSFwoPcmVzdW1lX2dyYWNlX21zGA0gASgNEhYKDnJlc3VtZV9jb250ZXh0GA4gASgMEhAKCGRldGFjaGVkGA8gASgIEiwKC2NhY2hlX21hcmtzGBAgAygLMhcuaW5mZXJlbmNlLnYxLkNhY2hlTWFyaxIfChJrZWVwX2FsaXZlX3NlY29uZHMYESABKAVIAogBARIVCg1hcnJpdmluZ193aXRoGBMgASgNEgkKAW4YEiABKA0SKAoIcHJpb3JpdHkYFCABKA4yFi5pbmZlcmVuY2UudjEuUHJpb3JpdHlCBwoFaW5wdXRCDQoLX21heF90b2tlbnNCFQoTX2tlZXBfYWxpdmVfc2Vjb25kcyIyCglDYWNoZU1hcmsSEAoIbWVzc2FnZXMYASABKA0SEwoLdHRsX3NlY29uZHMYAiABKA0iWwoQT3V0cHV0Q29uc3RyYWludBIVCgtqc29uX29iamVjdBgBIAEoCEgAEhUKC2pzb25fc2NoZW1hGAIgASgJSAASEQoHZ3JhbW1hchgDIAEoCUgAQgYKBGtpbmQivQEKEEdlbmVyYXRlUmVzcG9uc2USJAoFc3RhcnQYASABKAsyEy5pbmZlcmVuY2UudjEuU3RhcnRIABIkCgV0b2tlbhgCIAEoCzITLmluZmVyZW5jZS52MS5Ub2tlbkgAEiYKBmZpbmlzaBgDIAEoCzIULmluZmVyZW5jZS52MS5GaW5pc2hIABIsCgloZWFydGJlYXQYBCABKAsyFy5pbmZlcmVuY2UudjEuSGVhcnRiZWF0SABCBwoFZXZlbnQiCwoJSGVhcnRiZWF0IrIBCgVTdGFydBINCgVtb2RlbBgBIAEoCRIVCg1wcm9tcHRfdG9rZW5zGAIgASgNEhUKDWNhY2hlZF90b2tlbnMYAyABKA0SIwoGcHJvbXB0GAQgAygLMhMuaW5mZXJlbmNlLnYxLlRva2VuEhEKCXN0cmVhbV9pZBgFIAEoCRIWCg5yZXN1bWVfY29udGV4dBgGIAEoDBIcChRjYWNoZV93cml0dGVuX3Rva2VucxgHIAEoDSLcAQoFVG9rZW4SCgoCaWQYASABKA0SDAoEdGV4dBgCIAEoCRINCgVwaWVjZRgDIAEoDBIUCgdsb2dwcm9iGAQgASgCSACIAQESNAoMdG9wX2xvZ3Byb2JzGAUgAygLMh4uaW5mZXJlbmNlLnYxLlRva2VuQWx0ZXJuYXRpdmUSEQoJcmVhc29uaW5nGAYgASgJEi8KCnRvb2xfY2FsbHMYByADKAsyGy5pbmZlcmVuY2UudjEuVG9vbENhbGxEZWx0YRIOCgZjaG9pY2UYCCABKA1CCgoIX2xvZ3Byb2IiSwoNVG9vbENhbGxEZWx0YRINCgVpbmRleBgBIAEoDRIKCgJpZBgCIAEoCRIMCgRuYW1lGAMgASgJEhEKCWFyZ3VtZW50cxgEIAEoCSI+ChBUb2tlbkFsdGVybmF0aXZlEgoKAmlkGAEgASgNEg0KBXBpZWNlGAIgASgMEg8KB2xvZ3Byb2IYAyABKAIiPAoNUHJvbXB0VG9vTG9uZxIVCg1wcm9tcHRfdG9rZW5zGAEgASgNEhQKDGNvbnRleHRfc2l6ZRgCIAEoDSKlAgoGRmluaXNoEioKBnJlYXNvbhgBIAEoDjIaLmluZmVyZW5jZS52MS5GaW5pc2hSZWFzb24SFQoNcHJvbXB0X3Rva2VucxgCIAEoDRIZChFjb21wbGV0aW9uX3Rva2VucxgDIAEoDRIVCg1jYWNoZWRfdG9rZW5zGAQgASgNEhUKDXN0b3Bfc2VxdWVuY2UYBSABKAkSJgoHdGltaW5ncxgGIAEoCzIVLmluZmVyZW5jZS52MS5UaW1pbmdzEgwKBHRleHQYByABKAkSEQoJcmVhc29uaW5nGAggASgJEhgKEHJlYXNvbmluZ190b2tlbnMYCSABKA0SHAoUY2FjaGVfd3JpdHRlbl90b2tlbnMYCiABKA0SDgoGY2hvaWNlGAsgASgNIkUKB1RpbWluZ3MSEQoJcHJvbXB0X21zGAEgASgBEhUKDWdlbmVyYXRpb25fbXMYAiABKAESEAoIcXVldWVfbXMYAyABKAEi3QEKD1Rva2VuaXplUmVxdWVzdBINCgVtb2RlbBgBIAEoCRIOCgR0ZXh0GAIgASgJSAASIgoEY2hhdBgDIAEoCzISLmluZmVyZW5jZS52MS5DaGF0SAASGAoLYWRkX3NwZWNpYWwYBCABKAhIAYgBARITCgt3aXRoX3BpZWNlcxgFIAEoCBIRCgl3aXRoX3RleHQYBiABKAgSGgoNcGFyc2Vfc3BlY2lhbBgHIAEoCEgCiAEBQgcKBWlucHV0Qg4KDF9hZGRfc3BlY2lhbEIQCg5fcGFyc2Vfc3BlY2lhbCJAChBUb2tlbml6ZVJlc3BvbnNlEg4KBnRva2VucxgBIAMoDRIOCgZwaWVjZXMYAiADKAwSDAoEdGV4dBgDIAEoCSIyChFEZXRva2VuaXplUmVxdWVzdBINCgVtb2RlbBgBIAEoCRIOCgZ0b2tlbnMYAiADKA0iIgoSRGV0b2tlbml6ZVJlc3BvbnNlEgwKBHRleHQYASABKAkivQEKDEVtYmVkUmVxdWVzdBINCgVtb2RlbBgBIAEoCRIoCgZpbnB1dHMYAiADKAsyGC5pbmZlcmVuY2UudjEuRW1iZWRJbnB1dBISCgpkaW1lbnNpb25zGAMgASgNEh8KEmtlZXBfYWxpdmVfc2Vjb25kcxgEIAEoBUgAiAEBEigKCHByaW9yaXR5GAUgASgOMhYuaW5mZXJlbmNlLnYxLlByaW9yaXR5QhUKE19rZWVwX2FsaXZlX3NlY29uZHMiTwoKRW1iZWRJbnB1dBIOCgR0ZXh0GAEgASgJSAASKAoGdG9rZW5zGAIgASgLMhYuaW5mZXJlbmNlLnYxLlRva2VuSWRzSABCBwoFaW5wdXQiFwoIVG9rZW5JZHMSCwoDaWRzGAEgAygNIlMKDUVtYmVkUmVzcG9uc2USKwoKZW1iZWRkaW5ncxgBIAMoCzIXLmluZmVyZW5jZS52MS5FbWJlZGRpbmcSFQoNcHJvbXB0X3Rva2VucxgCIAEoDSIrCglFbWJlZGRpbmcSDgoGdmFsdWVzGAEgAygCEg4KBnRva2VucxgCIAEoDSJWCg1SZXN1bWVSZXF1ZXN0EhEKCXN0cmVhbV9pZBgBIAEoCRINCgVhZnRlchgCIAEoDRIRCgljbGllbnRfaWQYAyABKAkSEAoIc25hcHNob3QYBCABKAgiOwoTQ2FuY2VsU3RyZWFtUmVxdWVzdBIRCglzdHJlYW1faWQYASABKAkSEQoJY2xpZW50X2lkGAIgASgJIikKFENhbmNlbFN0cmVhbVJlc3BvbnNlEhEKCWNhbmNlbGxlZBgBIAEoCCITChFMaXN0TW9kZWxzUmVxdWVzdCJZChBMb2FkTW9kZWxSZXF1ZXN0Eg0KBW1vZGVsGAEgASgJEh8KEmtlZXBfYWxpdmVfc2Vjb25kcxgCIAEoBUgAiAEBQhUKE19rZWVwX2FsaXZlX3NlY29uZHMiIwoSVW5sb2FkTW9kZWxSZXF1ZXN0Eg0KBW1vZGVsGAEgASgJInYKC1JhbmtSZXF1ZXN0Eg0KBW1vZGVsGAEgASgJEg0KBXF1ZXJ5GAIgASgJEhEKCWRvY3VtZW50cxgDIAMoCRIfChJrZWVwX2FsaXZlX3NlY29uZHMYBCABKAVIAIgBAUIVChNfa2VlcF9hbGl2ZV9zZWNvbmRzIjUKDFJhbmtSZXNwb25zZRIOCgZzY29yZXMYASADKAISFQoNcHJvbXB0X3Rva2VucxgCIAEoDSIwCg9Nb2RlbExvYWRGYWlsZWQSDQoFbW9kZWwYASABKAkSDgoGcmVhc29uGAIgASgJIiYKCVByZWVtcHRlZBIZChFjb21wbGV0aW9uX3Rva2VucxgBIAEoDSI9ChJMaXN0TW9kZWxzUmVzcG9uc2USJwoGbW9kZWxzGAEgAygLMhcuaW5mZXJlbmNlLnYxLk1vZGVsSW5mbyKiBgoJTW9kZWxJbmZvEgoKAmlkGAEgASgJEg8KB2NyZWF0ZWQYAiABKAMSFAoMY29udGV4dF9zaXplGAMgASgNEhEKCXNlcXVlbmNlcxgEIAEoDRIXCg92b2NhYnVsYXJ5X3NpemUYBSABKA0SFQoNY2hhdF90ZW1wbGF0ZRgGIAEoCRIUCgxhcmNoaXRlY3R1cmUYByABKAkSFAoMZW5naW5lX2J1aWxkGAggASgJEhEKCW1heF9xdWV1ZRgJIAEoDRIYChBxdWV1ZV90aW1lb3V0X21zGAogASgNEhwKFGVtYmVkZGluZ19kaW1lbnNpb25zGAsgASgNEh4KFmVtYmVkZGluZ19jb250ZXh0X3NpemUYDCABKA0SCwoDZ3B1GA0gASgJEhMKC2dwdV9kZXZpY2VzGA4gAygJEhIKCnZyYW1fYnl0ZXMYDyABKAQSEgoKZ3B1X2xheWVycxgQIAEoDRIUCgxtb2RlbF9sYXllcnMYESABKA0SDgoGYWN0aXZlGBIgASgNEg4KBnF1ZXVlZBgTIAEoDRIpCgZzdGF0dXMYFCABKA4yGS5pbmZlcmVuY2UudjEuTW9kZWxTdGF0dXMSFQoNbG9hZF9wcm9ncmVzcxgVIAEoAhIPCgdmYWlsdXJlGBYgASgJEhQKDG1lbW9yeV9ieXRlcxgXIAEoBBIPCgdhbGlhc2VzGBggAygJEhIKCmZpbGVfYnl0ZXMYGSABKAQSDAoEa2luZBgaIAEoCRIaChJrZWVwX2FsaXZlX3NlY29uZHMYGyABKAUSEgoKZXhwaXJlc19hdBgcIAEoAxIYChB0b29sX2NhbGxfc3ludGF4GB0gASgJEhUKDXRvb2xzX3JlZnVzZWQYHiABKAkSGwoTcGFyYWxsZWxfdG9vbF9jYWxscxgfIAEoCBIRCglyZWFzb25pbmcYICABKAgSEwoLc3BlY3VsYXRpb24YISABKAkSEQoJZHJhZnRfbWF4GCIgASgNEhQKDGRyYWZ0X3Rva2VucxgjIAEoBBIdChVkcmFmdF9hY2NlcHRlZF90b2tlbnMYJCABKAQqXwoEUm9sZRIUChBST0xFX1VOU1BFQ0lGSUVEEAASDwoLUk9MRV9TWVNURU0QARINCglST0xFX1VTRVIQAhISCg5ST0xFX0FTU0lTVEFOVBADEg0KCVJPTEVfVE9PTBAEKokBCgpUb29sQ2hvaWNlEhsKF1RPT0xfQ0hPSUNFX1VOU1BFQ0lGSUVEEAASFAoQVE9PTF9DSE9JQ0VfQVVUTxABEhQKEFRPT0xfQ0hPSUNFX05PTkUQAhIYChRUT09MX0NIT0lDRV9SRVFVSVJFRBADEhgKFFRPT0xfQ0hPSUNFX0ZVTkNUSU9OEAQqOAoIUHJpb3JpdHkSGAoUUFJJT1JJVFlfSU5URVJBQ1RJVkUQABISCg5QUklPUklUWV9CQVRDSBABKrYBCgxGaW5pc2hSZWFzb24SHQoZRklOSVNIX1JFQVNPTl9VTlNQRUNJRklFRBAAEhYKEkZJTklTSF9SRUFTT05fU1RPUBABEhgKFEZJTklTSF9SRUFTT05fTEVOR1RIEAISFwoTRklOSVNIX1JFQVNPTl9BQk9SVBADEhwKGEZJTklTSF9SRUFTT05fVE9PTF9DQUxMUxAEEh4KGkZJTklTSF9SRUFTT05fQ09OVEVYVF9GVUxMEAUqkwEKC01vZGVsU3RhdHVzEhwKGE1PREVMX1NUQVRVU19VTlNQRUNJRklFRBAAEhoKFk1PREVMX1NUQVRVU19BVkFJTEFCTEUQARIYChRNT0RFTF9TVEFUVVNfTE9BRElORxACEhcKE01PREVMX1NUQVRVU19MT0FERUQQAxIXChNNT0RFTF9TVEFUVVNfRkFJTEVEEAQy/QUKEEluZmVyZW5jZVNlcnZpY2USSwoIR2VuZXJhdGUSHS5pbmZlcmVuY2UudjEuR2VuZXJhdGVSZXF1ZXN0Gh4uaW5mZXJlbmNlLnYxLkdlbmVyYXRlUmVzcG9uc2UwARJJCghUb2tlbml6ZRIdLmluZmVyZW5jZS52MS5Ub2tlbml6ZVJlcXVlc3QaHi5pbmZlcmVuY2UudjEuVG9rZW5pemVSZXNwb25zZRJPCgpEZXRva2VuaXplEh8uaW5mZXJlbmNlLnYxLkRldG9rZW5pemVSZXF1ZXN0GiAuaW5mZXJlbmNlLnYxLkRldG9rZW5pemVSZXNwb25zZRJPCgpMaXN0TW9kZWxzEh8uaW5mZXJlbmNlLnYxLkxpc3RNb2RlbHNSZXF1ZXN0GiAuaW5mZXJlbmNlLnYxLkxpc3RNb2RlbHNSZXNwb25zZRJECglMb2FkTW9kZWwSHi5pbmZlcmVuY2UudjEuTG9hZE1vZGVsUmVxdWVzdBoXLmluZmVyZW5jZS52MS5Nb2RlbEluZm8SSAoLVW5sb2FkTW9kZWwSIC5pbmZlcmVuY2UudjEuVW5sb2FkTW9kZWxSZXF1ZXN0GhcuaW5mZXJlbmNlLnYxLk1vZGVsSW5mbxI9CgRSYW5rEhkuaW5mZXJlbmNlLnYxLlJhbmtSZXF1ZXN0GhouaW5mZXJlbmNlLnYxLlJhbmtSZXNwb25zZRJACgVFbWJlZBIaLmluZmVyZW5jZS52MS5FbWJlZFJlcXVlc3QaGy5pbmZlcmVuY2UudjEuRW1iZWRSZXNwb25zZRJHCgZSZXN1bWUSGy5pbmZlcmVuY2UudjEuUmVzdW1lUmVxdWVzdBoeLmluZmVyZW5jZS52MS5HZW5lcmF0ZVJlc3BvbnNlMAESVQoMQ2FuY2VsU3RyZWFtEiEuaW5mZXJlbmNlLnYxLkNhbmNlbFN0cmVhbVJlcXVlc3QaIi5pbmZlcmVuY2UudjEuQ2FuY2VsU3RyZWFtUmVzcG9uc2ViBnByb3RvMw");
+  fileDesc("ChxpbmZlcmVuY2UvdjEvaW5mZXJlbmNlLnByb3RvEgxpbmZlcmVuY2UudjEilQEKC0NoYXRNZXNzYWdlEiAKBHJvbGUYASABKA4yEi5pbmZlcmVuY2UudjEuUm9sZRIPCgdjb250ZW50GAIgASgJEioKCnRvb2xfY2FsbHMYAyADKAsyFi5pbmZlcmVuY2UudjEuVG9vbENhbGwSFAoMdG9vbF9jYWxsX2lkGAQgASgJEhEKCXJlYXNvbmluZxgFIAEoCSI3CghUb29sQ2FsbBIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEhEKCWFyZ3VtZW50cxgDIAEoCSI9CgRUb29sEgwKBG5hbWUYASABKAkSEwoLZGVzY3JpcHRpb24YAiABKAkSEgoKcGFyYW1ldGVycxgDIAEoCSKiAgoEQ2hhdBIrCghtZXNzYWdlcxgBIAMoCzIZLmluZmVyZW5jZS52MS5DaGF0TWVzc2FnZRIhCgV0b29scxgCIAMoCzISLmluZmVyZW5jZS52MS5Ub29sEi0KC3Rvb2xfY2hvaWNlGAMgASgOMhguaW5mZXJlbmNlLnYxLlRvb2xDaG9pY2USEQoJdG9vbF9uYW1lGAQgASgJEiAKE3BhcmFsbGVsX3Rvb2xfY2FsbHMYBSABKAhIAIgBARIdChByZWFzb25pbmdfYnVkZ2V0GAYgASgNSAGIAQESGgoSdGVtcGxhdGVfdmFyaWFibGVzGAcgASgJQhYKFF9wYXJhbGxlbF90b29sX2NhbGxzQhMKEV9yZWFzb25pbmdfYnVkZ2V0Ir8DCg9TYW1wbGluZ09wdGlvbnMSGAoLdGVtcGVyYXR1cmUYASABKAJIAIgBARISCgV0b3BfcBgCIAEoAkgBiAEBEhIKBXRvcF9rGAMgASgNSAKIAQESEgoFbWluX3AYBCABKAJIA4gBARIRCgRzZWVkGAUgASgNSASIAQESHQoQcHJlc2VuY2VfcGVuYWx0eRgGIAEoAkgFiAEBEh4KEWZyZXF1ZW5jeV9wZW5hbHR5GAcgASgCSAaIAQESGwoOcmVwZWF0X3BlbmFsdHkYCCABKAJIB4gBARJACgpsb2dpdF9iaWFzGAkgAygLMiwuaW5mZXJlbmNlLnYxLlNhbXBsaW5nT3B0aW9ucy5Mb2dpdEJpYXNFbnRyeRowCg5Mb2dpdEJpYXNFbnRyeRILCgNrZXkYASABKA0SDQoFdmFsdWUYAiABKAI6AjgBQg4KDF90ZW1wZXJhdHVyZUIICgZfdG9wX3BCCAoGX3RvcF9rQggKBl9taW5fcEIHCgVfc2VlZEITChFfcHJlc2VuY2VfcGVuYWx0eUIUChJfZnJlcXVlbmN5X3BlbmFsdHlCEQoPX3JlcGVhdF9wZW5hbHR5Iv4ECg9HZW5lcmF0ZVJlcXVlc3QSDQoFbW9kZWwYASABKAkSEAoGcHJvbXB0GAIgASgJSAASIgoEY2hhdBgDIAEoCzISLmluZmVyZW5jZS52MS5DaGF0SAASJgoGaW5maWxsGBUgASgLMhQuaW5mZXJlbmNlLnYxLkluZmlsbEgAEi8KCHNhbXBsaW5nGAQgASgLMh0uaW5mZXJlbmNlLnYxLlNhbXBsaW5nT3B0aW9ucxIXCgptYXhfdG9rZW5zGAUgASgNSAGIAQESDAoEc3RvcBgGIAMoCRIQCghsb2dwcm9icxgHIAEoCBIUCgx0b3BfbG9ncHJvYnMYCCABKA0SMgoKY29uc3RyYWludBgJIAEoCzIeLmluZmVyZW5jZS52MS5PdXRwdXRDb25zdHJhaW50EhEKCWNsaWVudF9pZBgKIAEoCRIXCg9wcm9tcHRfbG9ncHJvYnMYCyABKAgSEQoJcmVzdW1hYmxlGAwgASgIEhcKD3Jlc3VtZV9ncmFjZV9tcxgNIAEoDRIWCg5yZXN1bWVfY29udGV4dBgOIAEoDBIQCghkZXRhY2hlZBgPIAEoCBIsCgtjYWNoZV9tYXJrcxgQIAMoCzIXLmluZmVyZW5jZS52MS5DYWNoZU1hcmsSHwoSa2VlcF9hbGl2ZV9zZWNvbmRzGBEgASgFSAKIAQESFQoNYXJyaXZpbmdfd2l0aBgTIAEoDRIJCgFuGBIgASgNEigKCHByaW9yaXR5GBQgASgOMhYuaW5mZXJlbmNlLnYxLlByaW9yaXR5QgcKBWlucHV0Qg0KC19tYXhfdG9rZW5zQhUKE19rZWVwX2FsaXZlX3NlY29uZHMijAEKBkluZmlsbBIOCgZwcmVmaXgYASABKAkSDgoGc3VmZml4GAIgASgJEg4KBnByb21wdBgDIAEoCRInCgVmaWxlcxgEIAMoCzIYLmluZmVyZW5jZS52MS5JbmZpbGxGaWxlEhIKCm1pbl9pbmRlbnQYBSABKA0SFQoNdGltZV9saW1pdF9tcxgGIAEoDSIsCgpJbmZpbGxGaWxlEhAKCGZpbGVuYW1lGAEgASgJEgwKBHRleHQYAiABKAkiMgoJQ2FjaGVNYXJrEhAKCG1lc3NhZ2VzGAEgASgNEhMKC3R0bF9zZWNvbmRzGAIgASgNIlsKEE91dHB1dENvbnN0cmFpbnQSFQoLanNvbl9vYmplY3QYASABKAhIABIVCgtqc29uX3NjaGVtYRgCIAEoCUgAEhEKB2dyYW1tYXIYAyABKAlIAEIGCgRraW5kIr0BChBHZW5lcmF0ZVJlc3BvbnNlEiQKBXN0YXJ0GAEgASgLMhMuaW5mZXJlbmNlLnYxLlN0YXJ0SAASJAoFdG9rZW4YAiABKAsyEy5pbmZlcmVuY2UudjEuVG9rZW5IABImCgZmaW5pc2gYAyABKAsyFC5pbmZlcmVuY2UudjEuRmluaXNoSAASLAoJaGVhcnRiZWF0GAQgASgLMhcuaW5mZXJlbmNlLnYxLkhlYXJ0YmVhdEgAQgcKBWV2ZW50IgsKCUhlYXJ0YmVhdCKyAQoFU3RhcnQSDQoFbW9kZWwYASABKAkSFQoNcHJvbXB0X3Rva2VucxgCIAEoDRIVCg1jYWNoZWRfdG9rZW5zGAMgASgNEiMKBnByb21wdBgEIAMoCzITLmluZmVyZW5jZS52MS5Ub2tlbhIRCglzdHJlYW1faWQYBSABKAkSFgoOcmVzdW1lX2NvbnRleHQYBiABKAwSHAoUY2FjaGVfd3JpdHRlbl90b2tlbnMYByABKA0i3AEKBVRva2VuEgoKAmlkGAEgASgNEgwKBHRleHQYAiABKAkSDQoFcGllY2UYAyABKAwSFAoHbG9ncHJvYhgEIAEoAkgAiAEBEjQKDHRvcF9sb2dwcm9icxgFIAMoCzIeLmluZmVyZW5jZS52MS5Ub2tlbkFsdGVybmF0aXZlEhEKCXJlYXNvbmluZxgGIAEoCRIvCgp0b29sX2NhbGxzGAcgAygLMhsuaW5mZXJlbmNlLnYxLlRvb2xDYWxsRGVsdGESDgoGY2hvaWNlGAggASgNQgoKCF9sb2dwcm9iIksKDVRvb2xDYWxsRGVsdGESDQoFaW5kZXgYASABKA0SCgoCaWQYAiABKAkSDAoEbmFtZRgDIAEoCRIRCglhcmd1bWVudHMYBCABKAkiPgoQVG9rZW5BbHRlcm5hdGl2ZRIKCgJpZBgBIAEoDRINCgVwaWVjZRgCIAEoDBIPCgdsb2dwcm9iGAMgASgCIjwKDVByb21wdFRvb0xvbmcSFQoNcHJvbXB0X3Rva2VucxgBIAEoDRIUCgxjb250ZXh0X3NpemUYAiABKA0iOQoXRmlsbEluTWlkZGxlVW5zdXBwb3J0ZWQSDQoFbW9kZWwYASABKAkSDwoHbWlzc2luZxgCIAMoCSKlAgoGRmluaXNoEioKBnJlYXNvbhgBIAEoDjIaLmluZmVyZW5jZS52MS5GaW5pc2hSZWFzb24SFQoNcHJvbXB0X3Rva2VucxgCIAEoDRIZChFjb21wbGV0aW9uX3Rva2VucxgDIAEoDRIVCg1jYWNoZWRfdG9rZW5zGAQgASgNEhUKDXN0b3Bfc2VxdWVuY2UYBSABKAkSJgoHdGltaW5ncxgGIAEoCzIVLmluZmVyZW5jZS52MS5UaW1pbmdzEgwKBHRleHQYByABKAkSEQoJcmVhc29uaW5nGAggASgJEhgKEHJlYXNvbmluZ190b2tlbnMYCSABKA0SHAoUY2FjaGVfd3JpdHRlbl90b2tlbnMYCiABKA0SDgoGY2hvaWNlGAsgASgNIkUKB1RpbWluZ3MSEQoJcHJvbXB0X21zGAEgASgBEhUKDWdlbmVyYXRpb25fbXMYAiABKAESEAoIcXVldWVfbXMYAyABKAEi3QEKD1Rva2VuaXplUmVxdWVzdBINCgVtb2RlbBgBIAEoCRIOCgR0ZXh0GAIgASgJSAASIgoEY2hhdBgDIAEoCzISLmluZmVyZW5jZS52MS5DaGF0SAASGAoLYWRkX3NwZWNpYWwYBCABKAhIAYgBARITCgt3aXRoX3BpZWNlcxgFIAEoCBIRCgl3aXRoX3RleHQYBiABKAgSGgoNcGFyc2Vfc3BlY2lhbBgHIAEoCEgCiAEBQgcKBWlucHV0Qg4KDF9hZGRfc3BlY2lhbEIQCg5fcGFyc2Vfc3BlY2lhbCJAChBUb2tlbml6ZVJlc3BvbnNlEg4KBnRva2VucxgBIAMoDRIOCgZwaWVjZXMYAiADKAwSDAoEdGV4dBgDIAEoCSIyChFEZXRva2VuaXplUmVxdWVzdBINCgVtb2RlbBgBIAEoCRIOCgZ0b2tlbnMYAiADKA0iIgoSRGV0b2tlbml6ZVJlc3BvbnNlEgwKBHRleHQYASABKAkivQEKDEVtYmVkUmVxdWVzdBINCgVtb2RlbBgBIAEoCRIoCgZpbnB1dHMYAiADKAsyGC5pbmZlcmVuY2UudjEuRW1iZWRJbnB1dBISCgpkaW1lbnNpb25zGAMgASgNEh8KEmtlZXBfYWxpdmVfc2Vjb25kcxgEIAEoBUgAiAEBEigKCHByaW9yaXR5GAUgASgOMhYuaW5mZXJlbmNlLnYxLlByaW9yaXR5QhUKE19rZWVwX2FsaXZlX3NlY29uZHMiTwoKRW1iZWRJbnB1dBIOCgR0ZXh0GAEgASgJSAASKAoGdG9rZW5zGAIgASgLMhYuaW5mZXJlbmNlLnYxLlRva2VuSWRzSABCBwoFaW5wdXQiFwoIVG9rZW5JZHMSCwoDaWRzGAEgAygNIlMKDUVtYmVkUmVzcG9uc2USKwoKZW1iZWRkaW5ncxgBIAMoCzIXLmluZmVyZW5jZS52MS5FbWJlZGRpbmcSFQoNcHJvbXB0X3Rva2VucxgCIAEoDSIrCglFbWJlZGRpbmcSDgoGdmFsdWVzGAEgAygCEg4KBnRva2VucxgCIAEoDSJWCg1SZXN1bWVSZXF1ZXN0EhEKCXN0cmVhbV9pZBgBIAEoCRINCgVhZnRlchgCIAEoDRIRCgljbGllbnRfaWQYAyABKAkSEAoIc25hcHNob3QYBCABKAgiOwoTQ2FuY2VsU3RyZWFtUmVxdWVzdBIRCglzdHJlYW1faWQYASABKAkSEQoJY2xpZW50X2lkGAIgASgJIikKFENhbmNlbFN0cmVhbVJlc3BvbnNlEhEKCWNhbmNlbGxlZBgBIAEoCCITChFMaXN0TW9kZWxzUmVxdWVzdCJZChBMb2FkTW9kZWxSZXF1ZXN0Eg0KBW1vZGVsGAEgASgJEh8KEmtlZXBfYWxpdmVfc2Vjb25kcxgCIAEoBUgAiAEBQhUKE19rZWVwX2FsaXZlX3NlY29uZHMiIwoSVW5sb2FkTW9kZWxSZXF1ZXN0Eg0KBW1vZGVsGAEgASgJInYKC1JhbmtSZXF1ZXN0Eg0KBW1vZGVsGAEgASgJEg0KBXF1ZXJ5GAIgASgJEhEKCWRvY3VtZW50cxgDIAMoCRIfChJrZWVwX2FsaXZlX3NlY29uZHMYBCABKAVIAIgBAUIVChNfa2VlcF9hbGl2ZV9zZWNvbmRzIjUKDFJhbmtSZXNwb25zZRIOCgZzY29yZXMYASADKAISFQoNcHJvbXB0X3Rva2VucxgCIAEoDSIwCg9Nb2RlbExvYWRGYWlsZWQSDQoFbW9kZWwYASABKAkSDgoGcmVhc29uGAIgASgJIiYKCVByZWVtcHRlZBIZChFjb21wbGV0aW9uX3Rva2VucxgBIAEoDSI9ChJMaXN0TW9kZWxzUmVzcG9uc2USJwoGbW9kZWxzGAEgAygLMhcuaW5mZXJlbmNlLnYxLk1vZGVsSW5mbyK6BgoJTW9kZWxJbmZvEgoKAmlkGAEgASgJEg8KB2NyZWF0ZWQYAiABKAMSFAoMY29udGV4dF9zaXplGAMgASgNEhEKCXNlcXVlbmNlcxgEIAEoDRIXCg92b2NhYnVsYXJ5X3NpemUYBSABKA0SFQoNY2hhdF90ZW1wbGF0ZRgGIAEoCRIUCgxhcmNoaXRlY3R1cmUYByABKAkSFAoMZW5naW5lX2J1aWxkGAggASgJEhEKCW1heF9xdWV1ZRgJIAEoDRIYChBxdWV1ZV90aW1lb3V0X21zGAogASgNEhwKFGVtYmVkZGluZ19kaW1lbnNpb25zGAsgASgNEh4KFmVtYmVkZGluZ19jb250ZXh0X3NpemUYDCABKA0SCwoDZ3B1GA0gASgJEhMKC2dwdV9kZXZpY2VzGA4gAygJEhIKCnZyYW1fYnl0ZXMYDyABKAQSEgoKZ3B1X2xheWVycxgQIAEoDRIUCgxtb2RlbF9sYXllcnMYESABKA0SDgoGYWN0aXZlGBIgASgNEg4KBnF1ZXVlZBgTIAEoDRIpCgZzdGF0dXMYFCABKA4yGS5pbmZlcmVuY2UudjEuTW9kZWxTdGF0dXMSFQoNbG9hZF9wcm9ncmVzcxgVIAEoAhIPCgdmYWlsdXJlGBYgASgJEhQKDG1lbW9yeV9ieXRlcxgXIAEoBBIPCgdhbGlhc2VzGBggAygJEhIKCmZpbGVfYnl0ZXMYGSABKAQSDAoEa2luZBgaIAEoCRIaChJrZWVwX2FsaXZlX3NlY29uZHMYGyABKAUSEgoKZXhwaXJlc19hdBgcIAEoAxIYChB0b29sX2NhbGxfc3ludGF4GB0gASgJEhUKDXRvb2xzX3JlZnVzZWQYHiABKAkSGwoTcGFyYWxsZWxfdG9vbF9jYWxscxgfIAEoCBIRCglyZWFzb25pbmcYICABKAgSEwoLc3BlY3VsYXRpb24YISABKAkSEQoJZHJhZnRfbWF4GCIgASgNEhQKDGRyYWZ0X3Rva2VucxgjIAEoBBIdChVkcmFmdF9hY2NlcHRlZF90b2tlbnMYJCABKAQSFgoOZmlsbF9pbl9taWRkbGUYJSABKAkqXwoEUm9sZRIUChBST0xFX1VOU1BFQ0lGSUVEEAASDwoLUk9MRV9TWVNURU0QARINCglST0xFX1VTRVIQAhISCg5ST0xFX0FTU0lTVEFOVBADEg0KCVJPTEVfVE9PTBAEKokBCgpUb29sQ2hvaWNlEhsKF1RPT0xfQ0hPSUNFX1VOU1BFQ0lGSUVEEAASFAoQVE9PTF9DSE9JQ0VfQVVUTxABEhQKEFRPT0xfQ0hPSUNFX05PTkUQAhIYChRUT09MX0NIT0lDRV9SRVFVSVJFRBADEhgKFFRPT0xfQ0hPSUNFX0ZVTkNUSU9OEAQqOAoIUHJpb3JpdHkSGAoUUFJJT1JJVFlfSU5URVJBQ1RJVkUQABISCg5QUklPUklUWV9CQVRDSBABKrYBCgxGaW5pc2hSZWFzb24SHQoZRklOSVNIX1JFQVNPTl9VTlNQRUNJRklFRBAAEhYKEkZJTklTSF9SRUFTT05fU1RPUBABEhgKFEZJTklTSF9SRUFTT05fTEVOR1RIEAISFwoTRklOSVNIX1JFQVNPTl9BQk9SVBADEhwKGEZJTklTSF9SRUFTT05fVE9PTF9DQUxMUxAEEh4KGkZJTklTSF9SRUFTT05fQ09OVEVYVF9GVUxMEAUqkwEKC01vZGVsU3RhdHVzEhwKGE1PREVMX1NUQVRVU19VTlNQRUNJRklFRBAAEhoKFk1PREVMX1NUQVRVU19BVkFJTEFCTEUQARIYChRNT0RFTF9TVEFUVVNfTE9BRElORxACEhcKE01PREVMX1NUQVRVU19MT0FERUQQAxIXChNNT0RFTF9TVEFUVVNfRkFJTEVEEAQy/QUKEEluZmVyZW5jZVNlcnZpY2USSwoIR2VuZXJhdGUSHS5pbmZlcmVuY2UudjEuR2VuZXJhdGVSZXF1ZXN0Gh4uaW5mZXJlbmNlLnYxLkdlbmVyYXRlUmVzcG9uc2UwARJJCghUb2tlbml6ZRIdLmluZmVyZW5jZS52MS5Ub2tlbml6ZVJlcXVlc3QaHi5pbmZlcmVuY2UudjEuVG9rZW5pemVSZXNwb25zZRJPCgpEZXRva2VuaXplEh8uaW5mZXJlbmNlLnYxLkRldG9rZW5pemVSZXF1ZXN0GiAuaW5mZXJlbmNlLnYxLkRldG9rZW5pemVSZXNwb25zZRJPCgpMaXN0TW9kZWxzEh8uaW5mZXJlbmNlLnYxLkxpc3RNb2RlbHNSZXF1ZXN0GiAuaW5mZXJlbmNlLnYxLkxpc3RNb2RlbHNSZXNwb25zZRJECglMb2FkTW9kZWwSHi5pbmZlcmVuY2UudjEuTG9hZE1vZGVsUmVxdWVzdBoXLmluZmVyZW5jZS52MS5Nb2RlbEluZm8SSAoLVW5sb2FkTW9kZWwSIC5pbmZlcmVuY2UudjEuVW5sb2FkTW9kZWxSZXF1ZXN0GhcuaW5mZXJlbmNlLnYxLk1vZGVsSW5mbxI9CgRSYW5rEhkuaW5mZXJlbmNlLnYxLlJhbmtSZXF1ZXN0GhouaW5mZXJlbmNlLnYxLlJhbmtSZXNwb25zZRJACgVFbWJlZBIaLmluZmVyZW5jZS52MS5FbWJlZFJlcXVlc3QaGy5pbmZlcmVuY2UudjEuRW1iZWRSZXNwb25zZRJHCgZSZXN1bWUSGy5pbmZlcmVuY2UudjEuUmVzdW1lUmVxdWVzdBoeLmluZmVyZW5jZS52MS5HZW5lcmF0ZVJlc3BvbnNlMAESVQoMQ2FuY2VsU3RyZWFtEiEuaW5mZXJlbmNlLnYxLkNhbmNlbFN0cmVhbVJlcXVlc3QaIi5pbmZlcmVuY2UudjEuQ2FuY2VsU3RyZWFtUmVzcG9uc2ViBnByb3RvMw");
 
 /**
  * One message of a chat history.
@@ -319,6 +319,15 @@ export type GenerateRequest = Message<"inference.v1.GenerateRequest"> & {
      */
     value: Chat;
     case: "chat";
+  } | {
+    /**
+     * Fill-in-the-middle: the text between a prefix and a suffix, in the model's own FIM tokens
+     * (Infill). A model without them is INVALID_ARGUMENT.
+     *
+     * @generated from field: inference.v1.Infill infill = 21;
+     */
+    value: Infill;
+    case: "infill";
   } | { case: undefined; value?: undefined };
 
   /**
@@ -487,6 +496,110 @@ export const GenerateRequestSchema: GenMessage<GenerateRequest> = /*@__PURE__*/
   messageDesc(file_inference_v1_inference, 5);
 
 /**
+ * Fill-in-the-middle (code completion): the reply is the text that goes between `prefix` and
+ * `suffix`. The sidecar assembles the prompt's tokens from the model's FIM tokens (GGUF
+ * `tokenizer.ggml.fim_pre_token_id` … `fim_sep_token_id`, or the family's token texts llama.cpp's
+ * vocabulary loader knows: Qwen2.5-Coder's `<|fim_prefix|>`, CodeLlama's `▁<PRE>`, …), in the
+ * model's order (ModelInfo.fill_in_middle):
+ *
+ *   [FIM_REP]myproject\n [FIM_SEP]{filename}\n{text} … [FIM_SEP]filename\n      (files, with FIM_REP/FIM_SEP)
+ *   [FIM_PRE]{prefix}{prompt}[FIM_SUF]{suffix}[FIM_MID]                        (prefix-suffix-middle)
+ *   [FIM_SUF]{suffix}[FIM_PRE]{prefix}{prompt}[FIM_MID]                        (suffix-prefix-middle)
+ *
+ * after the beginning-of-sequence token where the vocabulary adds one. Without FIM_SEP each file is
+ * a "--- snippet ---" block instead. Every text is tokenized as plain text: special-token text in it
+ * (a prefix holding "<|fim_middle|>") stays text. What does not fit is cut as llama-server cuts
+ * it, in a window of 2,048 tokens (llama-server's default batch; half the context when that is
+ * less): the prefix keeps its last 3/4, the suffix its first quarter less the prompt's tokens, the
+ * files the room the context has left after the window, the four FIM and BOS tokens and a quarter
+ * window for the middle (their last tokens; the same room whatever max_tokens, so that a warm-up
+ * request with max_tokens 0 and the completions after it open alike).
+ * The reply ends at the model's end-of-generation tokens (its FIM_PAD, FIM_REP and FIM_SEP among
+ * them), at `max_tokens`, or at one of the two rules below (FINISH_REASON_LENGTH).
+ *
+ * @generated from message inference.v1.Infill
+ */
+export type Infill = Message<"inference.v1.Infill"> & {
+  /**
+   * The text before the middle (the file up to the cursor's line, or up to the cursor).
+   *
+   * @generated from field: string prefix = 1;
+   */
+  prefix: string;
+
+  /**
+   * The text after the middle.
+   *
+   * @generated from field: string suffix = 2;
+   */
+  suffix: string;
+
+  /**
+   * Text right after the prefix (llama-server's `prompt`: the cursor's line up to the cursor); it
+   * is kept whole when the prefix is cut.
+   *
+   * @generated from field: string prompt = 3;
+   */
+  prompt: string;
+
+  /**
+   * Other files of the project, before the prefix (repository-level FIM).
+   *
+   * @generated from field: repeated inference.v1.InfillFile files = 4;
+   */
+  files: InfillFile[];
+
+  /**
+   * From the reply's second line on, a line indented by fewer than this many spaces or tabs ends
+   * the reply before the line's first other character (llama-server's `n_indent`); 0: no rule.
+   *
+   * @generated from field: uint32 min_indent = 5;
+   */
+  minIndent: number;
+
+  /**
+   * Once a line of the reply is complete and this many milliseconds have passed since its first
+   * token, the reply ends there (llama-server's `t_max_predict_ms`); 0: no limit.
+   *
+   * @generated from field: uint32 time_limit_ms = 6;
+   */
+  timeLimitMs: number;
+};
+
+/**
+ * Describes the message inference.v1.Infill.
+ * Use `create(InfillSchema)` to create a new message.
+ */
+export const InfillSchema: GenMessage<Infill> = /*@__PURE__*/
+  messageDesc(file_inference_v1_inference, 6);
+
+/**
+ * One file of an Infill's repository context.
+ *
+ * @generated from message inference.v1.InfillFile
+ */
+export type InfillFile = Message<"inference.v1.InfillFile"> & {
+  /**
+   * Its name (llama-server's `filename`); empty: "tmp".
+   *
+   * @generated from field: string filename = 1;
+   */
+  filename: string;
+
+  /**
+   * @generated from field: string text = 2;
+   */
+  text: string;
+};
+
+/**
+ * Describes the message inference.v1.InfillFile.
+ * Use `create(InfillFileSchema)` to create a new message.
+ */
+export const InfillFileSchema: GenMessage<InfillFile> = /*@__PURE__*/
+  messageDesc(file_inference_v1_inference, 7);
+
+/**
  * A prefix of the prompt worth keeping. Its end is where the rendered prompt stops sharing tokens
  * with the rendering of the chat's first `messages` messages (the prompt's last token at most:
  * it is evaluated again on every request, for its logits).
@@ -515,7 +628,7 @@ export type CacheMark = Message<"inference.v1.CacheMark"> & {
  * Use `create(CacheMarkSchema)` to create a new message.
  */
 export const CacheMarkSchema: GenMessage<CacheMark> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 6);
+  messageDesc(file_inference_v1_inference, 8);
 
 /**
  * A grammar the reply must follow, enforced while sampling: every token that would break it is
@@ -559,7 +672,7 @@ export type OutputConstraint = Message<"inference.v1.OutputConstraint"> & {
  * Use `create(OutputConstraintSchema)` to create a new message.
  */
 export const OutputConstraintSchema: GenMessage<OutputConstraint> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 7);
+  messageDesc(file_inference_v1_inference, 9);
 
 /**
  * @generated from message inference.v1.GenerateResponse
@@ -600,7 +713,7 @@ export type GenerateResponse = Message<"inference.v1.GenerateResponse"> & {
  * Use `create(GenerateResponseSchema)` to create a new message.
  */
 export const GenerateResponseSchema: GenMessage<GenerateResponse> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 8);
+  messageDesc(file_inference_v1_inference, 10);
 
 /**
  * "Still working": sent on every open call after a silence of the sidecar's heartbeat interval
@@ -620,7 +733,7 @@ export type Heartbeat = Message<"inference.v1.Heartbeat"> & {
  * Use `create(HeartbeatSchema)` to create a new message.
  */
 export const HeartbeatSchema: GenMessage<Heartbeat> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 9);
+  messageDesc(file_inference_v1_inference, 11);
 
 /**
  * Generation is about to begin: the request was accepted.
@@ -687,7 +800,7 @@ export type Start = Message<"inference.v1.Start"> & {
  * Use `create(StartSchema)` to create a new message.
  */
 export const StartSchema: GenMessage<Start> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 10);
+  messageDesc(file_inference_v1_inference, 12);
 
 /**
  * One generated token.
@@ -763,7 +876,7 @@ export type Token = Message<"inference.v1.Token"> & {
  * Use `create(TokenSchema)` to create a new message.
  */
 export const TokenSchema: GenMessage<Token> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 11);
+  messageDesc(file_inference_v1_inference, 13);
 
 /**
  * A piece of a tool call as it is generated. The first delta of a call carries its `id` and
@@ -801,7 +914,7 @@ export type ToolCallDelta = Message<"inference.v1.ToolCallDelta"> & {
  * Use `create(ToolCallDeltaSchema)` to create a new message.
  */
 export const ToolCallDeltaSchema: GenMessage<ToolCallDelta> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 12);
+  messageDesc(file_inference_v1_inference, 14);
 
 /**
  * @generated from message inference.v1.TokenAlternative
@@ -828,7 +941,7 @@ export type TokenAlternative = Message<"inference.v1.TokenAlternative"> & {
  * Use `create(TokenAlternativeSchema)` to create a new message.
  */
 export const TokenAlternativeSchema: GenMessage<TokenAlternative> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 13);
+  messageDesc(file_inference_v1_inference, 15);
 
 /**
  * Attached as a gRPC error detail to the INVALID_ARGUMENT that refuses a prompt which does not
@@ -857,7 +970,36 @@ export type PromptTooLong = Message<"inference.v1.PromptTooLong"> & {
  * Use `create(PromptTooLongSchema)` to create a new message.
  */
 export const PromptTooLongSchema: GenMessage<PromptTooLong> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 14);
+  messageDesc(file_inference_v1_inference, 16);
+
+/**
+ * Attached as a gRPC error detail to the INVALID_ARGUMENT that refuses an Infill on a model without
+ * FIM tokens, so a caller can name its own field in the refusal.
+ *
+ * @generated from message inference.v1.FillInMiddleUnsupported
+ */
+export type FillInMiddleUnsupported = Message<"inference.v1.FillInMiddleUnsupported"> & {
+  /**
+   * The model's id.
+   *
+   * @generated from field: string model = 1;
+   */
+  model: string;
+
+  /**
+   * The FIM tokens it lacks: "prefix", "suffix", "middle".
+   *
+   * @generated from field: repeated string missing = 2;
+   */
+  missing: string[];
+};
+
+/**
+ * Describes the message inference.v1.FillInMiddleUnsupported.
+ * Use `create(FillInMiddleUnsupportedSchema)` to create a new message.
+ */
+export const FillInMiddleUnsupportedSchema: GenMessage<FillInMiddleUnsupported> = /*@__PURE__*/
+  messageDesc(file_inference_v1_inference, 17);
 
 /**
  * A choice's generation is over: the last event of its choice (and, with one choice, of the stream).
@@ -944,7 +1086,7 @@ export type Finish = Message<"inference.v1.Finish"> & {
  * Use `create(FinishSchema)` to create a new message.
  */
 export const FinishSchema: GenMessage<Finish> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 15);
+  messageDesc(file_inference_v1_inference, 18);
 
 /**
  * @generated from message inference.v1.Timings
@@ -977,7 +1119,7 @@ export type Timings = Message<"inference.v1.Timings"> & {
  * Use `create(TimingsSchema)` to create a new message.
  */
 export const TimingsSchema: GenMessage<Timings> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 16);
+  messageDesc(file_inference_v1_inference, 19);
 
 /**
  * @generated from message inference.v1.TokenizeRequest
@@ -1048,7 +1190,7 @@ export type TokenizeRequest = Message<"inference.v1.TokenizeRequest"> & {
  * Use `create(TokenizeRequestSchema)` to create a new message.
  */
 export const TokenizeRequestSchema: GenMessage<TokenizeRequest> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 17);
+  messageDesc(file_inference_v1_inference, 20);
 
 /**
  * @generated from message inference.v1.TokenizeResponse
@@ -1080,7 +1222,7 @@ export type TokenizeResponse = Message<"inference.v1.TokenizeResponse"> & {
  * Use `create(TokenizeResponseSchema)` to create a new message.
  */
 export const TokenizeResponseSchema: GenMessage<TokenizeResponse> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 18);
+  messageDesc(file_inference_v1_inference, 21);
 
 /**
  * @generated from message inference.v1.DetokenizeRequest
@@ -1102,7 +1244,7 @@ export type DetokenizeRequest = Message<"inference.v1.DetokenizeRequest"> & {
  * Use `create(DetokenizeRequestSchema)` to create a new message.
  */
 export const DetokenizeRequestSchema: GenMessage<DetokenizeRequest> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 19);
+  messageDesc(file_inference_v1_inference, 22);
 
 /**
  * @generated from message inference.v1.DetokenizeResponse
@@ -1119,7 +1261,7 @@ export type DetokenizeResponse = Message<"inference.v1.DetokenizeResponse"> & {
  * Use `create(DetokenizeResponseSchema)` to create a new message.
  */
 export const DetokenizeResponseSchema: GenMessage<DetokenizeResponse> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 20);
+  messageDesc(file_inference_v1_inference, 23);
 
 /**
  * @generated from message inference.v1.EmbedRequest
@@ -1167,7 +1309,7 @@ export type EmbedRequest = Message<"inference.v1.EmbedRequest"> & {
  * Use `create(EmbedRequestSchema)` to create a new message.
  */
 export const EmbedRequestSchema: GenMessage<EmbedRequest> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 21);
+  messageDesc(file_inference_v1_inference, 24);
 
 /**
  * @generated from message inference.v1.EmbedInput
@@ -1200,7 +1342,7 @@ export type EmbedInput = Message<"inference.v1.EmbedInput"> & {
  * Use `create(EmbedInputSchema)` to create a new message.
  */
 export const EmbedInputSchema: GenMessage<EmbedInput> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 22);
+  messageDesc(file_inference_v1_inference, 25);
 
 /**
  * @generated from message inference.v1.TokenIds
@@ -1217,7 +1359,7 @@ export type TokenIds = Message<"inference.v1.TokenIds"> & {
  * Use `create(TokenIdsSchema)` to create a new message.
  */
 export const TokenIdsSchema: GenMessage<TokenIds> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 23);
+  messageDesc(file_inference_v1_inference, 26);
 
 /**
  * @generated from message inference.v1.EmbedResponse
@@ -1243,7 +1385,7 @@ export type EmbedResponse = Message<"inference.v1.EmbedResponse"> & {
  * Use `create(EmbedResponseSchema)` to create a new message.
  */
 export const EmbedResponseSchema: GenMessage<EmbedResponse> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 24);
+  messageDesc(file_inference_v1_inference, 27);
 
 /**
  * @generated from message inference.v1.Embedding
@@ -1269,7 +1411,7 @@ export type Embedding = Message<"inference.v1.Embedding"> & {
  * Use `create(EmbeddingSchema)` to create a new message.
  */
 export const EmbeddingSchema: GenMessage<Embedding> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 25);
+  messageDesc(file_inference_v1_inference, 28);
 
 /**
  * @generated from message inference.v1.ResumeRequest
@@ -1309,7 +1451,7 @@ export type ResumeRequest = Message<"inference.v1.ResumeRequest"> & {
  * Use `create(ResumeRequestSchema)` to create a new message.
  */
 export const ResumeRequestSchema: GenMessage<ResumeRequest> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 26);
+  messageDesc(file_inference_v1_inference, 29);
 
 /**
  * @generated from message inference.v1.CancelStreamRequest
@@ -1333,7 +1475,7 @@ export type CancelStreamRequest = Message<"inference.v1.CancelStreamRequest"> & 
  * Use `create(CancelStreamRequestSchema)` to create a new message.
  */
 export const CancelStreamRequestSchema: GenMessage<CancelStreamRequest> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 27);
+  messageDesc(file_inference_v1_inference, 30);
 
 /**
  * @generated from message inference.v1.CancelStreamResponse
@@ -1352,7 +1494,7 @@ export type CancelStreamResponse = Message<"inference.v1.CancelStreamResponse"> 
  * Use `create(CancelStreamResponseSchema)` to create a new message.
  */
 export const CancelStreamResponseSchema: GenMessage<CancelStreamResponse> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 28);
+  messageDesc(file_inference_v1_inference, 31);
 
 /**
  * @generated from message inference.v1.ListModelsRequest
@@ -1365,7 +1507,7 @@ export type ListModelsRequest = Message<"inference.v1.ListModelsRequest"> & {
  * Use `create(ListModelsRequestSchema)` to create a new message.
  */
 export const ListModelsRequestSchema: GenMessage<ListModelsRequest> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 29);
+  messageDesc(file_inference_v1_inference, 32);
 
 /**
  * @generated from message inference.v1.LoadModelRequest
@@ -1389,7 +1531,7 @@ export type LoadModelRequest = Message<"inference.v1.LoadModelRequest"> & {
  * Use `create(LoadModelRequestSchema)` to create a new message.
  */
 export const LoadModelRequestSchema: GenMessage<LoadModelRequest> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 30);
+  messageDesc(file_inference_v1_inference, 33);
 
 /**
  * @generated from message inference.v1.UnloadModelRequest
@@ -1406,7 +1548,7 @@ export type UnloadModelRequest = Message<"inference.v1.UnloadModelRequest"> & {
  * Use `create(UnloadModelRequestSchema)` to create a new message.
  */
 export const UnloadModelRequestSchema: GenMessage<UnloadModelRequest> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 31);
+  messageDesc(file_inference_v1_inference, 34);
 
 /**
  * @generated from message inference.v1.RankRequest
@@ -1446,7 +1588,7 @@ export type RankRequest = Message<"inference.v1.RankRequest"> & {
  * Use `create(RankRequestSchema)` to create a new message.
  */
 export const RankRequestSchema: GenMessage<RankRequest> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 32);
+  messageDesc(file_inference_v1_inference, 35);
 
 /**
  * @generated from message inference.v1.RankResponse
@@ -1474,7 +1616,7 @@ export type RankResponse = Message<"inference.v1.RankResponse"> & {
  * Use `create(RankResponseSchema)` to create a new message.
  */
 export const RankResponseSchema: GenMessage<RankResponse> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 33);
+  messageDesc(file_inference_v1_inference, 36);
 
 /**
  * Attached as a gRPC error detail to the INTERNAL that answers a request for a model that could
@@ -1499,7 +1641,7 @@ export type ModelLoadFailed = Message<"inference.v1.ModelLoadFailed"> & {
  * Use `create(ModelLoadFailedSchema)` to create a new message.
  */
 export const ModelLoadFailedSchema: GenMessage<ModelLoadFailed> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 34);
+  messageDesc(file_inference_v1_inference, 37);
 
 /**
  * Attached as a gRPC error detail to the ABORTED that ends a PRIORITY_BATCH generation an
@@ -1521,7 +1663,7 @@ export type Preempted = Message<"inference.v1.Preempted"> & {
  * Use `create(PreemptedSchema)` to create a new message.
  */
 export const PreemptedSchema: GenMessage<Preempted> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 35);
+  messageDesc(file_inference_v1_inference, 38);
 
 /**
  * @generated from message inference.v1.ListModelsResponse
@@ -1538,7 +1680,7 @@ export type ListModelsResponse = Message<"inference.v1.ListModelsResponse"> & {
  * Use `create(ListModelsResponseSchema)` to create a new message.
  */
 export const ListModelsResponseSchema: GenMessage<ListModelsResponse> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 36);
+  messageDesc(file_inference_v1_inference, 39);
 
 /**
  * @generated from message inference.v1.ModelInfo
@@ -1805,6 +1947,14 @@ export type ModelInfo = Message<"inference.v1.ModelInfo"> & {
    * @generated from field: uint64 draft_accepted_tokens = 36;
    */
   draftAcceptedTokens: bigint;
+
+  /**
+   * When loaded, whether it fills in the middle (GenerateRequest.infill) and in which order:
+   * "prefix-suffix-middle", "suffix-prefix-middle", or "" (it has no FIM tokens).
+   *
+   * @generated from field: string fill_in_middle = 37;
+   */
+  fillInMiddle: string;
 };
 
 /**
@@ -1812,7 +1962,7 @@ export type ModelInfo = Message<"inference.v1.ModelInfo"> & {
  * Use `create(ModelInfoSchema)` to create a new message.
  */
 export const ModelInfoSchema: GenMessage<ModelInfo> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 37);
+  messageDesc(file_inference_v1_inference, 40);
 
 /**
  * Who wrote a chat message.

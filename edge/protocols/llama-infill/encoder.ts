@@ -1,0 +1,110 @@
+// Generation events → llama-server's /completion-shaped answer, as its /infill sends it.
+//
+// Stream: one `data:` event per token with text, `{"index":0,"content":…,"tokens":[],"stop":false,
+// "tokens_predicted":n,"tokens_evaluated":p}`, then the final object with `"stop":true` and an empty
+// `content` (the middle was in the events before it); no `[DONE]`. A failure after the start is
+// `data: {"error":{…}}`. Whole answer: the final object with the whole middle in `content`.
+import type { Finish, Start, Token } from "../../../proto/gen/inference/v1/inference_pb.js";
+import type { ApiError } from "../../base/errors.js";
+import { finishContent } from "../../core/content.js";
+import type { ResponseMeta, StreamEncoder } from "../../core/endpoint.js";
+import { jsonEvent, type SseEvent } from "../../sse/frame.js";
+import type { GenerationResult } from "../../upstream/generation.js";
+import { openAiErrorObject } from "../openai-common/errors.js";
+import { stopType } from "./finish.js";
+import type { InfillRequest } from "./schema.js";
+
+/** llama-server's `timings` of a finished middle. */
+function timingsOf(finish: Finish): Record<string, number> {
+  const promptN = Math.max(0, finish.promptTokens - finish.cachedTokens);
+  const promptMs = finish.timings?.promptMs ?? 0;
+  const predictedMs = finish.timings?.generationMs ?? 0;
+  const n = finish.completionTokens;
+  return {
+    cache_n: finish.cachedTokens,
+    prompt_n: promptN,
+    prompt_ms: promptMs,
+    prompt_per_token_ms: promptN > 0 ? promptMs / promptN : 0,
+    prompt_per_second: promptMs > 0 ? (1000 * promptN) / promptMs : 0,
+    predicted_n: n,
+    predicted_ms: predictedMs,
+    predicted_per_token_ms: n > 0 ? predictedMs / n : 0,
+    predicted_per_second: predictedMs > 0 ? (1000 * n) / predictedMs : 0,
+  };
+}
+
+/** The final object: `content` is the whole middle (empty on a stream), `tokens` its ids with `return_tokens`. */
+function finalObject(
+  body: InfillRequest,
+  meta: ResponseMeta,
+  finish: Finish,
+  content: string,
+  tokens: number[],
+  index = 0,
+) {
+  return {
+    index,
+    content,
+    tokens,
+    stop: true,
+    model: meta.model,
+    tokens_predicted: finish.completionTokens,
+    tokens_evaluated: finish.promptTokens,
+    generation_settings: {
+      n_predict: body.n_predict ?? -1,
+      n_indent: body.n_indent ?? 0,
+      t_max_predict_ms: body.t_max_predict_ms ?? -1,
+      stream: body.stream === true,
+    },
+    has_new_line: content.includes("\n"),
+    truncated: false,
+    stop_type: stopType(finish),
+    stopping_word: finish.stopSequence,
+    tokens_cached: finish.promptTokens + finish.completionTokens,
+    timings: timingsOf(finish),
+  };
+}
+
+export function createInfillStreamEncoder(body: InfillRequest, meta: ResponseMeta): StreamEncoder {
+  let evaluated = 0;
+  let predicted = 0;
+  const partial = (content: string, tokens: number[]): SseEvent =>
+    jsonEvent({ index: 0, content, tokens, stop: false, tokens_predicted: predicted, tokens_evaluated: evaluated });
+  return {
+    start(start: Start) {
+      evaluated = start.promptTokens;
+      return [];
+    },
+    token(token: Token) {
+      predicted++;
+      if (token.text === "") return [];
+      return [partial(token.text, body.return_tokens === true ? [token.id] : [])];
+    },
+    finish(finish: Finish) {
+      const held = finishContent(finish)
+        .filter((content) => content.kind === "text")
+        .map((content) => partial(content.text, []));
+      return [...held, jsonEvent(finalObject(body, meta, finish, "", []))];
+    },
+    fail(error: ApiError) {
+      return [jsonEvent({ error: openAiErrorObject(error) })];
+    },
+  };
+}
+
+export function encodeInfill(body: InfillRequest, meta: ResponseMeta, result: GenerationResult): unknown {
+  const tokens = body.return_tokens === true ? result.tokens.map((token) => token.id) : [];
+  return finalObject(body, meta, result.finish, result.text, tokens);
+}
+
+/** Several middles (`n_cmpl`): an array of answers, in index order, as llama-server answers them. */
+export function encodeInfillChoices(
+  body: InfillRequest,
+  meta: ResponseMeta,
+  results: readonly GenerationResult[],
+): unknown {
+  return results.map((result, index) => {
+    const tokens = body.return_tokens === true ? result.tokens.map((token) => token.id) : [];
+    return finalObject(body, meta, result.finish, result.text, tokens, index);
+  });
+}
