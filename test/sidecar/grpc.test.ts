@@ -128,7 +128,7 @@ describe.each(["grpc", "grpc-web"] as const)("Generate over %s", (transport) => 
       { input: { case: "chat" as const, value: create(ChatSchema) } },
       /at least one message/,
     ],
-    ["no input at all", {}, /neither a prompt nor chat/],
+    ["no input at all", {}, /neither a prompt, chat messages nor an infill/],
   ])("refuses %s with INVALID_ARGUMENT before any event", async (_name, request, message) => {
     const received: unknown[] = [];
     const error = await (async () => {
