@@ -1,7 +1,7 @@
 // Field-table rows every generation protocol shares where its field means the same (a range may
-// differ: OpenAI's temperature runs to 2, Anthropic's to 1): sampling, and `keep_alive`.
+// differ: OpenAI's temperature runs to 2, Anthropic's to 1): sampling, `top_logprobs`, and `keep_alive`.
 import * as z from "zod";
-import { uint32 } from "./checks.js";
+import { integer, MAX_TOP_LOGPROBS, uint32 } from "./checks.js";
 import { DOCS } from "./docs-text.js";
 import { implemented } from "./field-table.js";
 import { keepAliveField } from "./keep-alive.js";
@@ -40,5 +40,18 @@ export const keepAliveRow = implemented(keepAliveField(), {
   },
   write: (value, draft) => {
     draft.request.keepAliveSeconds = value;
+  },
+});
+
+/** `top_logprobs` (OpenAI chat, Ollama): alternatives per token, with `logprobs` on. */
+export const topLogprobsField = implemented(integer().min(0).max(MAX_TOP_LOGPROBS).nullish(), {
+  doc: DOCS && {
+    proto: "GenerateRequest.top_logprobs",
+    absent: "0",
+    limits: `0–${MAX_TOP_LOGPROBS}; needs \`logprobs\``,
+    why: "alternatives per token",
+  },
+  write: (value, draft) => {
+    if (draft.request.logprobs === true) draft.request.topLogprobs = value;
   },
 });

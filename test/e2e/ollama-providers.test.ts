@@ -9,27 +9,14 @@ import { generateText, stepCountIs, streamText, tool } from "ai";
 import { createOllama } from "ollama-ai-provider-v2";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { accessFromEnv, startNodeEdge } from "../../edge/hosts/node/main.js";
 import { modelPath } from "../../gguf/models.js";
 import type { RunningSidecar } from "../../sidecar/start-sidecar.js";
 import { CHAT_REPLY, THINK_REASONING, TOOL_RESULT_REASONING } from "../support/scripted.js";
 import { startTestSidecar } from "../support/sidecar.js";
-import { startWrangler } from "../support/wrangler.js";
+import { RUNTIMES, startEdgeOn, type RuntimeEdge } from "../support/runtimes.js";
 
 const KEY = "ollama-provider-key";
 const AUTH = { Authorization: `Bearer ${KEY}` };
-
-type Edge = { readonly url: string; stop(): Promise<void> };
-const RUNTIMES: Record<string, (sidecarUrl: string) => Promise<Edge>> = {
-  node: async (sidecarUrl) => {
-    const edge = await startNodeEdge({ sidecarUrl, port: 0, access: accessFromEnv({ API_KEYS: KEY }) });
-    return { url: edge.url, stop: () => edge.close() };
-  },
-  workerd: async (sidecarUrl) => {
-    const wrangler = await startWrangler({ SIDECAR_URL: sidecarUrl, API_KEYS: KEY });
-    return { url: wrangler.url, stop: () => wrangler.stop() };
-  },
-};
 
 let sidecar: RunningSidecar;
 beforeAll(async () => {
@@ -63,10 +50,10 @@ const WEATHER = {
   },
 };
 
-describe.each(Object.keys(RUNTIMES))("Ollama's providers (%s)", (runtime) => {
-  let edge: Edge;
+describe.each(RUNTIMES)("Ollama's providers (%s)", (runtime) => {
+  let edge: RuntimeEdge;
   beforeAll(async () => {
-    edge = await (RUNTIMES[runtime] ?? RUNTIMES["node"]!)(sidecar.url);
+    edge = await startEdgeOn(runtime, [sidecar.url], { apiKeys: KEY });
   }, 120_000);
   afterAll(async () => {
     await edge?.stop();

@@ -8,14 +8,13 @@
 import { readFileSync } from "node:fs";
 import { Ollama, type ChatResponse, type Message } from "ollama";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { accessFromEnv, startNodeEdge } from "../../edge/hosts/node/main.js";
 import { OLLAMA_VERSION } from "../../edge/protocols/ollama/models.js";
 import { CODER_MIDDLE } from "../../gguf/twins/coder.js";
 import type { RunningSidecar } from "../../sidecar/start-sidecar.js";
 import { startCatalogue } from "../support/catalogue.js";
 import { CHAT_REPLY, STORY, THINK_REASONING, TOOL_RESULT_REASONING } from "../support/scripted.js";
 import { clientsFor } from "../support/sidecar.js";
-import { startWrangler } from "../support/wrangler.js";
+import { RUNTIMES, startEdgeOn, type RuntimeEdge } from "../support/runtimes.js";
 
 const KEY = "ollama-test-key";
 const CODER = "qwen2.5-coder";
@@ -27,18 +26,6 @@ const WEATHER_TOOL = {
     name: "get_weather",
     description: "Get weather for a city",
     parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
-  },
-};
-
-type Edge = { readonly url: string; stop(): Promise<void> };
-const RUNTIMES: Record<string, (sidecarUrl: string) => Promise<Edge>> = {
-  node: async (sidecarUrl) => {
-    const edge = await startNodeEdge({ sidecarUrl, port: 0, access: accessFromEnv({ API_KEYS: KEY }) });
-    return { url: edge.url, stop: () => edge.close() };
-  },
-  workerd: async (sidecarUrl) => {
-    const wrangler = await startWrangler({ SIDECAR_URL: sidecarUrl, API_KEYS: KEY });
-    return { url: wrangler.url, stop: () => wrangler.stop() };
   },
 };
 
@@ -76,10 +63,10 @@ function expectMetrics(answer: Record<string, unknown>, reason: string): void {
   expect(answer["prompt_eval_duration"] as number).toBeLessThanOrEqual(total);
 }
 
-describe.each(Object.keys(RUNTIMES))("Ollama's API through the ollama client (%s)", (runtime) => {
-  let edge: Edge;
+describe.each(RUNTIMES)("Ollama's API through the ollama client (%s)", (runtime) => {
+  let edge: RuntimeEdge;
   beforeAll(async () => {
-    edge = await (RUNTIMES[runtime] ?? RUNTIMES["node"]!)(sidecar.url);
+    edge = await startEdgeOn(runtime, [sidecar.url], { apiKeys: KEY });
   }, 120_000);
   afterAll(async () => {
     await edge?.stop();

@@ -262,25 +262,34 @@ describe("a client that leaves", () => {
   });
 });
 
+/** The first model's speculation in /v1/info. */
+async function speculationAt(edgeUrl: string) {
+  const body = (await (await fetch(`${edgeUrl}/v1/info`)).json()) as {
+    models: {
+      speculation: { type: string; draft_max: number; accepted_tokens: number; drafted_tokens: number } | null;
+    }[];
+  };
+  return body.models[0]?.speculation;
+}
+
+/** A streamed completion of the scripted model's song: 40 tokens of " la". */
+async function sing(openai: OpenAI): Promise<string> {
+  const stream = await openai.completions.create({
+    model: "scripted",
+    prompt: "Let us sing. Sing",
+    max_tokens: 40,
+    stream: true,
+  });
+  let text = "";
+  for await (const chunk of stream) text += chunk.choices[0]?.text ?? "";
+  return text;
+}
+
 describe("speculative decoding by prompt lookup", () => {
   it("streams the reply it gives without drafts, and /v1/info counts what it drafted and took", async () => {
-    const info = async () => {
-      const body = (await (await fetch(`${stack.edge.url}/v1/info`)).json()) as {
-        models: { speculation: { accepted_tokens: number; drafted_tokens: number } | null }[];
-      };
-      return body.models[0]?.speculation;
-    };
-    const before = await info();
-    const stream = await client.completions.create({
-      model: "scripted",
-      prompt: "Let us sing. Sing",
-      max_tokens: 40,
-      stream: true,
-    });
-    let text = "";
-    for await (const chunk of stream) text += chunk.choices[0]?.text ?? "";
-    expect(text).toBe(" la".repeat(40));
-    const after = await info();
+    const before = await speculationAt(stack.edge.url);
+    expect(await sing(client)).toBe(" la".repeat(40));
+    const after = await speculationAt(stack.edge.url);
     expect(after).toMatchObject({ type: "lookup", draft_max: DEFAULT_LOOKUP_DRAFT });
     expect((after?.accepted_tokens ?? 0) - (before?.accepted_tokens ?? 0)).toBeGreaterThanOrEqual(30);
     expect(after?.drafted_tokens ?? 0).toBeGreaterThanOrEqual(after?.accepted_tokens ?? 0);
@@ -292,20 +301,8 @@ describe("speculative decoding with a draft model (--model-draft)", () => {
     const { modelPath } = await import("../../gguf/models.js");
     const drafted = await startStack({ modelDraft: modelPath("scripted"), sequences: 1, contextSize: 4096 });
     try {
-      const openai = new OpenAI({ baseURL: drafted.baseURL, apiKey: "unused" });
-      const stream = await openai.completions.create({
-        model: "scripted",
-        prompt: "Let us sing. Sing",
-        max_tokens: 40,
-        stream: true,
-      });
-      let text = "";
-      for await (const chunk of stream) text += chunk.choices[0]?.text ?? "";
-      expect(text).toBe(" la".repeat(40));
-      const body = (await (await fetch(`${drafted.edge.url}/v1/info`)).json()) as {
-        models: { speculation: { type: string; draft_max: number; accepted_tokens: number } | null }[];
-      };
-      const speculation = body.models[0]?.speculation;
+      expect(await sing(new OpenAI({ baseURL: drafted.baseURL, apiKey: "unused" }))).toBe(" la".repeat(40));
+      const speculation = await speculationAt(drafted.edge.url);
       expect(speculation).toMatchObject({ type: "draft", draft_max: DRAFT_MODEL_MAX });
       expect(speculation?.accepted_tokens).toBeGreaterThanOrEqual(30);
     } finally {

@@ -8,8 +8,16 @@ import { modelPath } from "../../gguf/models.js";
 import { buildCatalogue } from "../../sidecar/catalogue/model-catalogue.js";
 import { estimate, readModelFile } from "../../sidecar/catalogue/estimate.js";
 import { DRAFT_MODEL_MAX } from "../../sidecar/engine/llama/draft-model.js";
-import { loadLlama, loadModel, type LoadedModel } from "../../sidecar/engine/llama/model.js";
-import { generateText, loadScripted, reply, watchBatches } from "../support/engine.js";
+import { loadLlama, type LoadedModel } from "../../sidecar/engine/llama/model.js";
+import {
+  expectGreedyReplies,
+  generateText,
+  loadRandomTiny,
+  loadScripted,
+  RANDOM_PROMPTS,
+  reply,
+  watchBatches,
+} from "../support/engine.js";
 import { STORY } from "../support/scripted.js";
 
 describe("a draft model on the scripted model", () => {
@@ -49,25 +57,13 @@ describe("a draft model on the scripted model", () => {
 });
 
 describe("a draft model on random weights", () => {
-  const load = (draft: boolean): Promise<LoadedModel> =>
-    loadModel({
-      modelPath: modelPath("random-tiny"),
-      threads: 1,
-      engine: "auto",
-      maxQueue: 8,
-      queueTimeoutMs: 30_000,
-      sequences: 4,
-      contextSize: 2048,
-      cacheRam: 0,
-      specLookup: 0,
-      // Random weights are sure of nothing: guesses of any probability.
-      ...(draft ? { draftModelPath: modelPath("random-tiny"), draftMinP: 0 } : {}),
-    });
   let on: LoadedModel;
   let off: LoadedModel;
-  const prompts = ["the cat sat on the mat", "a b c d e f", "one two three", "lorem ipsum dolor sit amet"];
+  const prompts = RANDOM_PROMPTS;
   beforeAll(async () => {
-    [on, off] = await Promise.all([load(true), load(false)]);
+    // Random weights are sure of nothing: guesses of any probability.
+    const draft = { draftModelPath: modelPath("random-tiny"), draftMinP: 0 };
+    [on, off] = await Promise.all([loadRandomTiny({ specLookup: 0, ...draft }), loadRandomTiny({ specLookup: 0 })]);
   });
   afterAll(async () => {
     await on?.dispose();
@@ -75,14 +71,7 @@ describe("a draft model on random weights", () => {
   });
 
   it("gives at temperature 0 the replies it gives without drafts, alone and four at once", async () => {
-    const greedy = { temperature: 0 };
-    const plain: number[][] = [];
-    for (const prompt of prompts) plain.push(await reply(off, prompt, 60, greedy));
-    const alone: number[][] = [];
-    for (const prompt of prompts) alone.push(await reply(on, prompt, 60, greedy));
-    const together = await Promise.all(prompts.map((prompt) => reply(on, prompt, 60, greedy)));
-    expect(alone).toEqual(plain);
-    expect(together).toEqual(plain);
+    await expectGreedyReplies(on, off, 60);
     expect(on.drafter?.accepted).toBeGreaterThan(0);
   });
 

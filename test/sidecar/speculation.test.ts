@@ -5,13 +5,20 @@
 import { create } from "@bufbuild/protobuf";
 import type { Token } from "node-llama-cpp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { modelPath } from "../../gguf/models.js";
 import { GenerateRequestSchema } from "../../proto/gen/inference/v1/inference_pb.js";
 import { generate } from "../../sidecar/engine/decode/generate.js";
-import { loadModel, type LoadedModel } from "../../sidecar/engine/llama/model.js";
+import type { LoadedModel } from "../../sidecar/engine/llama/model.js";
 import { DEFAULT_LOOKUP_DRAFT, PairLookup } from "../../sidecar/engine/llama/prompt-lookup.js";
 import { EngineMetrics } from "../../sidecar/engine/engine-metrics.js";
-import { generateText, loadScripted, reply, watchBatches } from "../support/engine.js";
+import {
+  expectGreedyReplies,
+  generateText,
+  loadRandomTiny,
+  loadScripted,
+  RANDOM_PROMPTS,
+  reply,
+  watchBatches,
+} from "../support/engine.js";
 import { STORY } from "../support/scripted.js";
 
 const tokens = (...ids: number[]): Token[] => ids as Token[];
@@ -116,23 +123,11 @@ describe("prompt lookup on the scripted model", () => {
 });
 
 describe("prompt lookup on random weights", () => {
-  const load = (specLookup: number): Promise<LoadedModel> =>
-    loadModel({
-      modelPath: modelPath("random-tiny"),
-      threads: 1,
-      engine: "auto",
-      maxQueue: 8,
-      queueTimeoutMs: 30_000,
-      sequences: 4,
-      contextSize: 2048,
-      cacheRam: 0,
-      specLookup,
-    });
   let on: LoadedModel;
   let off: LoadedModel;
-  const prompts = ["the cat sat on the mat", "a b c d e f", "one two three", "lorem ipsum dolor sit amet"];
+  const prompts = RANDOM_PROMPTS;
   beforeAll(async () => {
-    [on, off] = await Promise.all([load(8), load(0)]);
+    [on, off] = await Promise.all([loadRandomTiny({ specLookup: 8 }), loadRandomTiny({ specLookup: 0 })]);
   });
   afterAll(async () => {
     await on?.dispose();
@@ -140,14 +135,7 @@ describe("prompt lookup on random weights", () => {
   });
 
   it("gives at temperature 0 the replies it gives without drafts, alone and four at once", async () => {
-    const greedy = { temperature: 0 };
-    const plain: number[][] = [];
-    for (const prompt of prompts) plain.push(await reply(off, prompt, 120, greedy));
-    const alone: number[][] = [];
-    for (const prompt of prompts) alone.push(await reply(on, prompt, 120, greedy));
-    const together = await Promise.all(prompts.map((prompt) => reply(on, prompt, 120, greedy)));
-    expect(alone).toEqual(plain);
-    expect(together).toEqual(plain);
+    await expectGreedyReplies(on, off, 120);
     // Random weights fall into loops, which the reply's own pairs draft.
     expect(on.drafter?.accepted).toBeGreaterThan(0);
   });

@@ -1,6 +1,7 @@
 // The scripted test model loaded in-process, a generation run on it, and a watch of its context
 // from the inside: every batch llama.cpp decodes.
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
+import { expect } from "vitest";
 import { modelPath } from "../../gguf/models.js";
 import { GenerateRequestSchema, type SamplingOptionsSchema } from "../../proto/gen/inference/v1/inference_pb.js";
 import { FIRST_TOKEN_POSITION, generate } from "../../sidecar/engine/decode/generate.js";
@@ -145,4 +146,34 @@ export async function reply(
     if (event?.case === "token") ids.push(event.value.id ?? -1);
   }
   return ids;
+}
+
+/** The random-tiny model on one thread: four sequences of 2,048 tokens, no KV tier, `options` over. */
+export function loadRandomTiny(options: Partial<ModelOptions>): Promise<LoadedModel> {
+  return loadModel({
+    modelPath: modelPath("random-tiny"),
+    threads: 1,
+    engine: "auto",
+    maxQueue: 8,
+    queueTimeoutMs: 30_000,
+    sequences: 4,
+    contextSize: 2048,
+    cacheRam: 0,
+    ...options,
+  });
+}
+
+/** Prompts whose replies on random weights differ from the first token and fall into loops. */
+export const RANDOM_PROMPTS = ["the cat sat on the mat", "a b c d e f", "one two three", "lorem ipsum dolor sit amet"];
+
+/** `on`'s replies at temperature 0 to RANDOM_PROMPTS, one at a time and four at once, are `off`'s, token for token. */
+export async function expectGreedyReplies(on: LoadedModel, off: LoadedModel, tokens: number): Promise<void> {
+  const greedy = { temperature: 0 };
+  const plain: number[][] = [];
+  for (const prompt of RANDOM_PROMPTS) plain.push(await reply(off, prompt, tokens, greedy));
+  const alone: number[][] = [];
+  for (const prompt of RANDOM_PROMPTS) alone.push(await reply(on, prompt, tokens, greedy));
+  const together = await Promise.all(RANDOM_PROMPTS.map((prompt) => reply(on, prompt, tokens, greedy)));
+  expect(alone).toEqual(plain);
+  expect(together).toEqual(plain);
 }

@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe } from "vitest";
-import { startNodeEdge } from "../../edge/hosts/node/main.js";
+import { accessFromEnv, startNodeEdge } from "../../edge/hosts/node/main.js";
 import { startWrangler } from "./wrangler.js";
 
 export const RUNTIMES = ["node", "workerd"] as const;
@@ -18,18 +18,31 @@ export interface RuntimeEdge {
   stop(): Promise<void>;
 }
 
-/** The edge on `runtime` in front of one sidecar, or of several (SIDECAR_URLS). */
-export async function startEdgeOn(runtime: Runtime, sidecarUrls: readonly string[]): Promise<RuntimeEdge> {
+/** The edge on `runtime` in front of one sidecar, or of several (SIDECAR_URLS); with `apiKeys`, API_KEYS. */
+export async function startEdgeOn(
+  runtime: Runtime,
+  sidecarUrls: readonly string[],
+  options: { readonly apiKeys?: string } = {},
+): Promise<RuntimeEdge> {
   const [first = "", ...more] = sidecarUrls;
+  const keys = options.apiKeys === undefined ? {} : { API_KEYS: options.apiKeys };
   if (runtime === "workerd") {
-    const wrangler = await startWrangler(
-      more.length === 0 ? { SIDECAR_URL: first } : { SIDECAR_URLS: sidecarUrls.join(",") },
-    );
+    const wrangler = await startWrangler({
+      ...(more.length === 0 ? { SIDECAR_URL: first } : { SIDECAR_URLS: sidecarUrls.join(",") }),
+      ...keys,
+    });
     return { runtime, url: wrangler.url, stop: () => wrangler.stop() };
   }
   const dir = mkdtempSync(join(tmpdir(), "llm-edge-runtime-"));
   const urls = more.length === 0 ? {} : { sidecarUrls };
-  const edge = await startNodeEdge({ sidecarUrl: first, ...urls, port: 0, storePath: join(dir, "store.sqlite") });
+  const access = options.apiKeys === undefined ? {} : { access: accessFromEnv(keys) };
+  const edge = await startNodeEdge({
+    sidecarUrl: first,
+    ...urls,
+    ...access,
+    port: 0,
+    storePath: join(dir, "store.sqlite"),
+  });
   return {
     runtime,
     url: edge.url,

@@ -3,10 +3,9 @@
 // name; the sampling is the `options` table (options.ts). Fields this server does not know are
 // ignored, as Ollama ignores them; `stream` is true unless sent false, as Ollama's is.
 import * as z from "zod";
-import { integer, MAX_TOP_LOGPROBS } from "../../fields/checks.js";
 import { DOCS } from "../../fields/docs-text.js";
 import { implemented, refused, shapeOf } from "../../fields/field-table.js";
-import { keepAliveRow } from "../../fields/sampling-fields.js";
+import { keepAliveRow, topLogprobsField } from "../../fields/sampling-fields.js";
 import { effortBudget } from "../../fields/reasoning-effort.js";
 import { duplicateNames, report, schemaObject, toolName } from "../../fields/tool-checks.js";
 import { ollamaModelName } from "./names.js";
@@ -124,17 +123,7 @@ const sharedRows = {
       draft.request.logprobs = value;
     },
   }),
-  top_logprobs: implemented(integer().min(0).max(MAX_TOP_LOGPROBS).nullish(), {
-    doc: DOCS && {
-      proto: "GenerateRequest.top_logprobs",
-      absent: "0",
-      limits: `0–${MAX_TOP_LOGPROBS}; with \`logprobs\``,
-      why: "alternatives per token",
-    },
-    write: (value, draft) => {
-      if (draft.request.logprobs === true) draft.request.topLogprobs = value;
-    },
-  }),
+  top_logprobs: topLogprobsField,
   _debug_render_only: refused(DOCS && { why: "no debug rendering", sample: true }, emptyOr("no debug rendering")),
 };
 

@@ -8,10 +8,11 @@
 // finish_reason "function_call" back, which this server does not send (it answers in
 // `tool_calls`), so accepting them would break those clients silently.
 import * as z from "zod";
-import { hint, integer, MAX_TOP_LOGPROBS, positiveInteger, tokenLimit } from "../../fields/checks.js";
+import { hint, positiveInteger, tokenLimit } from "../../fields/checks.js";
 import { DOCS } from "../../fields/docs-text.js";
 import { ignored, implemented, refused, shapeOf } from "../../fields/field-table.js";
 import { effortBudget } from "../../fields/reasoning-effort.js";
+import { topLogprobsField } from "../../fields/sampling-fields.js";
 import { CallLedger, duplicateNames, report, schemaObject, toolName, unknownChoice } from "../../fields/tool-checks.js";
 import { openaiRequestFields, openaiSamplingFields } from "../openai-common/fields.js";
 import { responseFormatRow } from "../openai-common/response-format.js";
@@ -124,17 +125,7 @@ export const CHAT_FIELDS = {
       draft.request.logprobs = value;
     },
   }),
-  top_logprobs: implemented(integer().min(0).max(MAX_TOP_LOGPROBS).nullish(), {
-    doc: DOCS && {
-      proto: "GenerateRequest.top_logprobs",
-      absent: "0",
-      limits: `0–${MAX_TOP_LOGPROBS}; needs \`logprobs\``,
-      why: "alternatives per token",
-    },
-    write: (value, draft) => {
-      if (draft.request.logprobs === true) draft.request.topLogprobs = value;
-    },
-  }),
+  top_logprobs: topLogprobsField,
   response_format: responseFormatRow,
   tools: implemented(z.array(tool).nullish(), {
     doc: DOCS && {
