@@ -41,9 +41,10 @@ export interface DraftModelOptions {
  */
 export class DraftGuesses extends TokenPredictor {
   #tokens: Token[] = [];
+  #first = true;
 
   constructor(
-    private readonly draft: LlamaContextSequence,
+    private readonly lane: DraftLane,
     private readonly draftMax: number,
     private readonly minP: number,
   ) {
@@ -60,14 +61,23 @@ export class DraftGuesses extends TokenPredictor {
 
   override async predictTokens(): Promise<Token[]> {
     const tokens = this.#tokens;
-    if (tokens.length === 0 || tokens.length >= this.draft.contextSize) return [];
+    const draft = this.lane.sequence;
+    if (tokens.length === 0 || tokens.length >= draft.contextSize) return [];
+    await this.lane.pending;
+    if (this.#first) {
+      // A reply's first step guesses nothing, whatever the draft sequence holds (so a seeded reply does not depend
+      // on it): the draft model reads the prompt meanwhile, and the first token does not wait for it.
+      this.#first = false;
+      this.lane.pending = catchUp(draft, tokens.slice(0, -1)).catch(() => undefined);
+      return [];
+    }
     try {
       // The last token is evaluated again when the sequence holds it already: its logits start the guess.
-      await this.draft.adaptStateToTokens(tokens.slice(0, -1), false);
+      await draft.adaptStateToTokens(tokens.slice(0, -1), false);
       const guess: Token[] = [];
-      const room = Math.min(this.draftMax, this.draft.contextSize - tokens.length);
-      const steps = this.draft.evaluateWithMetadata(
-        tokens.slice(this.draft.nextTokenIndex),
+      const room = Math.min(this.draftMax, draft.contextSize - tokens.length);
+      const steps = draft.evaluateWithMetadata(
+        tokens.slice(draft.nextTokenIndex),
         { confidence: true },
         { temperature: 0 },
       );
@@ -84,11 +94,24 @@ export class DraftGuesses extends TokenPredictor {
   }
 }
 
+/** A draft sequence and the work on it still running (a prompt read), which the next guess waits for. */
+interface DraftLane {
+  readonly sequence: LlamaContextSequence;
+  pending: Promise<void>;
+}
+
+/** Brings `sequence` to hold `tokens`: the cells after their common start erased, the rest evaluated. */
+async function catchUp(sequence: LlamaContextSequence, tokens: Token[]): Promise<void> {
+  await sequence.adaptStateToTokens(tokens, false);
+  const rest = tokens.slice(sequence.nextTokenIndex);
+  if (rest.length > 0) await sequence.evaluateWithoutGeneratingNewTokens(rest);
+}
+
 /** The draft model for one served model: a draft sequence for each of its sequences. */
 export class DraftModel extends DraftCounts implements Drafter {
   readonly kind = "draft";
   readonly draftMax = DRAFT_MODEL_MAX;
-  readonly #sequences = new Map<LlamaContextSequence, LlamaContextSequence>();
+  readonly #lanes = new Map<LlamaContextSequence, DraftLane>();
 
   constructor(
     readonly path: string,
@@ -100,15 +123,16 @@ export class DraftModel extends DraftCounts implements Drafter {
   }
 
   start(sequence: LlamaContextSequence): Drafting {
-    let draft = this.#sequences.get(sequence);
-    if (draft === undefined) {
-      draft = this.context.getSequence();
-      this.#sequences.set(sequence, draft);
+    let lane = this.#lanes.get(sequence);
+    if (lane === undefined) {
+      lane = { sequence: this.context.getSequence(), pending: Promise.resolve() };
+      this.#lanes.set(sequence, lane);
     }
-    return this.attach(sequence, new DraftGuesses(draft, this.draftMax, this.minP));
+    return this.attach(sequence, new DraftGuesses(lane, this.draftMax, this.minP));
   }
 
   async dispose(): Promise<void> {
+    await Promise.all([...this.#lanes.values()].map((lane) => lane.pending));
     await this.context.dispose();
     await this.model.dispose();
   }
