@@ -33,14 +33,20 @@ import { encodeResumeContext, wantsResumable } from "./resumable.js";
 import { only, streamResponse } from "./stream.js";
 import { parseRequest } from "./validation.js";
 
+/** A body's answer without a generation (Ollama's empty request loads or unloads its model), else undefined. */
+export type OtherAnswer<S extends z.ZodType> = (body: z.output<S>) => Promise<Response> | undefined;
+
 async function generate<S extends z.ZodType>(
   endpoint: Endpoint<S>,
   request: Request,
   context: AppContext,
+  other?: OtherAnswer<S>,
 ): Promise<Response> {
   const ticket = context.arriving.enter();
   try {
     const body = parseRequest(endpoint.schema, await readJsonBody(request, context.maxBodyBytes));
+    const answer = other?.(body);
+    if (answer !== undefined) return await answer;
     return await generateFor(endpoint, body, request, context, ticket);
   } finally {
     ticket.leave();
@@ -227,6 +233,7 @@ export function serve<S extends z.ZodType>(
   endpoint: Endpoint<S>,
   request: Request,
   context: AppContext,
+  other?: OtherAnswer<S>,
 ): Promise<Response> {
-  return withProtocolHeaders(endpoint.protocol, context, request, () => generate(endpoint, request, context));
+  return withProtocolHeaders(endpoint.protocol, context, request, () => generate(endpoint, request, context, other));
 }

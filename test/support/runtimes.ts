@@ -55,17 +55,18 @@ export async function startEdgeOn(
 
 /**
  * One suite run once per runtime (describe.each): each gets a fresh edge in front of
- * `sidecarUrls()` (read when the suite starts), and `body` reads it through `edge()`.
+ * `sidecarUrls()` (read when the suite starts; with `apiKeys`, keys on), and `body` reads it through `edge()`.
  */
 export function describeOnRuntimes(
   title: string,
   sidecarUrls: () => readonly string[],
   body: (edge: () => RuntimeEdge) => void,
+  options: { readonly apiKeys?: string } = {},
 ): void {
   describe.each(RUNTIMES)(`${title} (%s)`, (runtime) => {
     let edge: RuntimeEdge | undefined;
     beforeAll(async () => {
-      edge = await startEdgeOn(runtime, sidecarUrls());
+      edge = await startEdgeOn(runtime, sidecarUrls(), options);
     }, 120_000);
     afterAll(async () => {
       await edge?.stop();

@@ -1,15 +1,12 @@
 // POST /api/chat and POST /api/generate: the body read and checked (schema.ts), then either a
-// generation on the shared path (core/serve.ts, `generateFor`) streamed as NDJSON unless `stream` is
+// generation on the shared path (core/serve.ts, `serve`) streamed as NDJSON unless `stream` is
 // false, or, with no messages (chat) or an empty prompt (generate), the model loaded, or with
 // `keep_alive: 0` unloaded, answered as Ollama answers it (`done_reason` "load" or "unload").
 import type * as z from "zod";
-import { readJsonBody } from "../../core/body.js";
 import type { AppContext } from "../../core/context.js";
 import type { Endpoint } from "../../core/endpoint.js";
 import { jsonResponse } from "../../core/answers.js";
-import { withProtocolHeaders } from "../../core/protocol-family.js";
-import { generateFor } from "../../core/serve.js";
-import { parseRequest } from "../../core/validation.js";
+import { serve } from "../../core/serve.js";
 import { ollamaResult, ollamaStreamEncoder, type OllamaAnswer, type OllamaShape } from "./encoder.js";
 import { ollamaModelName } from "./names.js";
 import { ollamaProtocol } from "./protocol.js";
@@ -67,33 +64,16 @@ async function loadOrUnload(
   return jsonResponse({ model: body.model, created_at: createdAt(context.now()), ...reply, ...done });
 }
 
-async function serveOllama<S extends z.ZodType<Body & { readonly keep_alive?: number | undefined }>>(
-  shape: OllamaShape,
-  endpoint: Endpoint<S>,
-  isEmpty: (body: z.output<S>) => boolean,
-  request: Request,
-  context: AppContext,
-): Promise<Response> {
-  const ticket = context.arriving.enter();
-  try {
-    const body = parseRequest(endpoint.schema, await readJsonBody(request, context.maxBodyBytes));
-    if (isEmpty(body)) return await loadOrUnload(shape, body, request, context);
-    return await generateFor(endpoint, body, request, context, ticket);
-  } finally {
-    ticket.leave();
-  }
-}
-
 /** POST /api/chat */
 export function handleOllamaChat(request: Request, context: AppContext): Promise<Response> {
-  return withProtocolHeaders(ollamaProtocol, context, request, () =>
-    serveOllama("chat", chatEndpoint, (body) => (body.messages ?? []).length === 0, request, context),
+  return serve(chatEndpoint, request, context, (body) =>
+    (body.messages ?? []).length === 0 ? loadOrUnload("chat", body, request, context) : undefined,
   );
 }
 
 /** POST /api/generate */
 export function handleOllamaGenerate(request: Request, context: AppContext): Promise<Response> {
-  return withProtocolHeaders(ollamaProtocol, context, request, () =>
-    serveOllama("generate", generateEndpoint, (body) => (body.prompt ?? "") === "", request, context),
+  return serve(generateEndpoint, request, context, (body) =>
+    (body.prompt ?? "") === "" ? loadOrUnload("generate", body, request, context) : undefined,
   );
 }
