@@ -461,6 +461,18 @@ function refuseWebSocketMode(request: Request): Promise<Response> {
   return Promise.reject(refusal);
 }
 
+/** llama-server's fill-in-the-middle endpoint, answered with OpenAI's error shape. */
+function infillRoute(context: AppContext): Route {
+  return {
+    method: "POST",
+    path: "/infill",
+    protocol: "openai",
+    about: DOCS && "llama-server's fill-in-the-middle (code completion), streamed or not",
+    contract: "infill-post-infill",
+    handle: (r) => handleInfill(r, context),
+  };
+}
+
 /** The generation routes: chat, completions, infill, Responses, Messages. */
 function generationRoutes(context: AppContext, store: Stores | undefined): Route[] {
   return [
@@ -480,14 +492,7 @@ function generationRoutes(context: AppContext, store: Stores | undefined): Route
       contract: "request-fields-completions-post-v1completions",
       handle: (r) => handleCompletions(r, context),
     },
-    {
-      method: "POST",
-      path: "/infill",
-      protocol: "openai",
-      about: DOCS && "llama-server's fill-in-the-middle (code completion), streamed or not",
-      contract: "infill-post-infill",
-      handle: (r) => handleInfill(r, context),
-    },
+    infillRoute(context),
     ...responseRoutes(context, store),
     {
       method: "GET",

@@ -92,20 +92,24 @@ async function memoryOf(llama: Llama): Promise<{ free: Bytes; total: Bytes }> {
   return { free: { ram: os.freemem(), vram: vram.free }, total: { ram: os.totalmem(), vram: vram.total } };
 }
 
-export function hostLoader(options: HostLoaderOptions): Loader {
+/** Each file's header, read once per path; a file replaced since (a new download, a fixed copy) is read again. */
+function headerReader(llama: Llama): (path: string) => Promise<ModelFile> {
   const files = new Map<string, Promise<ModelFile>>();
-  /** The file's header, read once per path; a file replaced since (a new download, a fixed copy) is read again. */
-  const read = (path: string): Promise<ModelFile> => {
+  return (path) => {
     const stat = statSync(path);
     const key = `${path}\0${stat.size}\0${stat.mtimeMs}`;
     let file = files.get(key);
     if (file === undefined) {
-      file = readModelFile(options.llama, path);
+      file = readModelFile(llama, path);
       files.set(key, file);
       file.catch(() => files.delete(key));
     }
     return file;
   };
+}
+
+export function hostLoader(options: HostLoaderOptions): Loader {
+  const read = headerReader(options.llama);
   /** A draft model's local file (a remote one downloaded at its first use, like a model). */
   const draftPath = (source: string, signal?: AbortSignal): Promise<string> =>
     resolveModelSource(source, { folder: options.folder, ...(signal ? { signal } : {}) });
