@@ -27,6 +27,7 @@ export function modelInfo(view: ModelView, created: number): ModelInfo {
     aliases: [...view.entry.aliases],
     fileBytes: BigInt(view.fileBytes),
     kind: view.estimate?.kind ?? "generate",
+    architecture: view.estimate?.architecture ?? "",
     keepAliveSeconds: view.keepAliveSeconds,
     expiresAt: BigInt(Math.floor(view.expiresAt / 1000)),
     // What its load will use; 0: decided at the load.

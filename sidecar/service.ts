@@ -18,6 +18,7 @@ import { readAhead } from "./engine/streams/read-ahead.js";
 import type { EngineMetrics } from "./engine/engine-metrics.js";
 import type { LoadedModel } from "./engine/llama/model.js";
 import { renderChat, tokenizeRaw } from "./engine/chat/prompt.js";
+import type { ModelFiles } from "./catalogue/model-files.js";
 import type { ModelRegistry } from "./catalogue/registry.js";
 import { modelInfo } from "./model-info.js";
 import { observed, type Observer } from "./trace/observe.js";
@@ -34,6 +35,8 @@ export interface ServiceState {
   readonly streams: ResumableStreams;
   /** The GenAI server metrics and, with traces on, the tracer (trace/). */
   readonly observer: Observer;
+  /** Models pulled, deleted and described while the sidecar runs. */
+  readonly files: ModelFiles;
 }
 
 /** What a call that uses a model names: the model, its caller's signal, its keep_alive. */
@@ -165,6 +168,19 @@ export function createInferenceService(state: ServiceState): ServiceImpl<typeof 
     },
     async unloadModel(request) {
       return modelInfo(await state.registry.unload(request.model), state.registry.created);
+    },
+    async *pullModel(request, context) {
+      if (state.draining()) throw unavailable("the sidecar is shutting down");
+      for await (const step of state.files.pull(request.source, request.alias, context.signal)) {
+        const model = step.model === undefined ? {} : { model: modelInfo(step.model, state.registry.created) };
+        yield { totalBytes: BigInt(step.total), completedBytes: BigInt(step.completed), ...model };
+      }
+    },
+    async deleteModel(request) {
+      return modelInfo(await state.files.delete(request.model), state.registry.created);
+    },
+    async describeModel(request) {
+      return state.files.describe(request.model, request.verbose);
     },
     rank(request, context) {
       return withModel(state, callOf(request, context.signal), async (loaded) => {

@@ -9,7 +9,14 @@ import { unavailable } from "./engine/engine-errors.js";
 import { EngineMetrics } from "./engine/engine-metrics.js";
 import { loadLlama, type LoadedModel } from "./engine/llama/model.js";
 import { buildCatalogue, type Catalogue, type CatalogueEntry } from "./catalogue/model-catalogue.js";
-import { hostLoader, loadSharedEmbedder, type SharedEmbedder, type SharedModelOptions } from "./catalogue/loader.js";
+import {
+  hostLoader,
+  loadSharedEmbedder,
+  type Loader,
+  type SharedEmbedder,
+  type SharedModelOptions,
+} from "./catalogue/loader.js";
+import { modelFiles } from "./catalogue/model-files.js";
 import { isRemoteModel } from "./catalogue/model-source.js";
 import { ModelRegistry, type RegistryEvent } from "./catalogue/registry.js";
 import { applyPriority } from "./nice-value.js";
@@ -98,7 +105,7 @@ function sharedOptions(config: StartOptions): SharedModelOptions {
 /** The catalogue, the shared embedder and the registry; the models loaded at start are loaded. */
 async function openRegistry(
   config: StartOptions,
-): Promise<{ registry: ModelRegistry; shared: SharedEmbedder | undefined }> {
+): Promise<{ registry: ModelRegistry; shared: SharedEmbedder | undefined; loader: Loader }> {
   applyPriority(config.priority ?? "off");
   const llama = await loadLlama(config.engine, config.gpu);
   const engine = sharedOptions(config);
@@ -114,16 +121,17 @@ async function openRegistry(
     });
   const shared =
     config.embeddingModel === undefined ? undefined : await loadSharedEmbedder(llama, config.embeddingModel, engine);
+  const loader = hostLoader({
+    llama,
+    engine,
+    folder,
+    embedder: shared?.embedder,
+    ...(config.onDownload ? { onDownload: config.onDownload } : {}),
+    ...(config.onResolved ? { onResolved: config.onResolved } : {}),
+  });
   const registry = new ModelRegistry({
     catalogue,
-    loader: hostLoader({
-      llama,
-      engine,
-      folder,
-      embedder: shared?.embedder,
-      ...(config.onDownload ? { onDownload: config.onDownload } : {}),
-      ...(config.onResolved ? { onResolved: config.onResolved } : {}),
-    }),
+    loader,
     keepAliveSeconds: config.keepAliveSeconds,
     maxModels: config.modelsMax ?? DEFAULT_MODELS_MAX,
     ...(shared ? { reserved: shared.weights } : {}),
@@ -133,7 +141,7 @@ async function openRegistry(
       : {}),
   });
   await loadAtStart(registry, config.preload ?? []);
-  return { registry, shared };
+  return { registry, shared, loader };
 }
 
 /**
@@ -172,7 +180,7 @@ export async function startSidecar(config: StartOptions): Promise<RunningSidecar
     heartbeatMs = DEFAULT_HEARTBEAT_MS,
     resumable = DEFAULT_RESUMABLE,
   } = config;
-  const { registry, shared } = await openRegistry(config);
+  const { registry, shared, loader } = await openRegistry(config);
   const metrics = new EngineMetrics();
   const shutdown = new AbortController();
   // Every call in progress listens for shutdown; there may be far more than Node's default of 10.
@@ -182,7 +190,8 @@ export async function startSidecar(config: StartOptions): Promise<RunningSidecar
   // registry).
   const draining = (): boolean => shutdown.signal.aborted;
   const observer = startObserver(config.trace, metrics.registry);
-  const impl = createInferenceService({ registry, metrics, draining, heartbeatMs, streams, observer });
+  const files = modelFiles(registry, loader);
+  const impl = createInferenceService({ registry, metrics, draining, heartbeatMs, streams, observer, files });
 
   const authorized = tokenCheck(token);
   const grpcServer = new grpc.Server({ interceptors: [grpcTokenInterceptor(authorized)] });

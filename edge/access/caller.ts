@@ -3,9 +3,17 @@
 export interface Caller {
   /** A configured key's id (`key_…`), or `anonymous` without keys. */
   readonly keyId: string;
+  /**
+   * May change the catalogue (a pull by address, a delete): an `ADMIN_KEYS` key, or anyone on a server without keys
+   * that serves loopback hosts only (whoever reaches it runs it). Never on an open server without keys.
+   */
+  readonly admin?: boolean;
 }
 
 export const ANONYMOUS: Caller = { keyId: "anonymous" };
+
+/** The caller of a server without keys that serves loopback hosts only. */
+export const LOCAL: Caller = { keyId: ANONYMOUS.keyId, admin: true };
 
 const callers = new WeakMap<Request, Caller>();
 

@@ -19,8 +19,8 @@ async function idOf(digest: Uint8Array): Promise<string> {
   return `key_${toHex(await sha256(toHex(digest))).slice(0, 12)}`;
 }
 
-/** Parses `API_KEYS`; throws with the entry's position (never its text) when one is malformed. */
-export async function parseApiKeys(text: string | undefined): Promise<ConfiguredKey[]> {
+/** Parses `API_KEYS` (or `ADMIN_KEYS`); throws with the entry's position (never its text) when one is malformed. */
+export async function parseApiKeys(text: string | undefined, setting = "API_KEYS"): Promise<ConfiguredKey[]> {
   const entries = (text ?? "").split(",").map((entry) => entry.trim());
   const keys: ConfiguredKey[] = [];
   for (const [index, entry] of entries.entries()) {
@@ -29,7 +29,7 @@ export async function parseApiKeys(text: string | undefined): Promise<Configured
     if (entry.toLowerCase().startsWith(SHA256_PREFIX)) {
       digest = fromHex(entry.slice(SHA256_PREFIX.length));
       if (digest?.byteLength !== 32) {
-        throw new Error(`API_KEYS entry ${index + 1}: sha256: must be followed by 64 hex digits`);
+        throw new Error(`${setting} entry ${index + 1}: sha256: must be followed by 64 hex digits`);
       }
     } else digest = await sha256(entry);
     keys.push({ digest, id: await idOf(digest) });

@@ -1,12 +1,13 @@
 // Who may use the edge, decided before any work (docs/contract.md, "Access"):
-// - keys: `API_KEYS` is set; every route but /health needs one of them (401 otherwise);
+// - keys: `API_KEYS` or `ADMIN_KEYS` is set; every route but /health needs one of them (401 otherwise), and
+//   the routes that change the catalogue an admin key (403 otherwise: caller.ts, requireAdmin);
 // - loopback: no keys; only requests addressed to a loopback host, from no origin or a loopback one;
 // - open: no keys and `ALLOW_OPEN=true`; anyone.
 // Browsers: a request whose `Origin` is not allowed is refused with 403, not merely left
 // unreadable. `CORS_ORIGINS` lists the allowed origins (or `*`); unset, keys and open mode allow
 // any origin (keys are not cookies), loopback mode only loopback pages.
 import { AuthenticationError, KeyRateLimitError, PermissionDeniedError } from "../base/errors.js";
-import { ANONYMOUS, type Caller } from "./caller.js";
+import { ANONYMOUS, LOCAL, type Caller } from "./caller.js";
 import { matchKey, parseApiKeys, presentedKeys, type ConfiguredKey, type DigestCompare } from "./keys.js";
 import { isLoopbackHostname, isLoopbackOrigin } from "./loopback.js";
 import type { RateLimiter } from "./rate-limit.js";
@@ -16,6 +17,8 @@ export type AccessMode = "keys" | "loopback" | "open";
 export interface AccessOptions {
   /** `API_KEYS`: comma-separated keys or `sha256:<hex>` digests. */
   apiKeys?: string;
+  /** `ADMIN_KEYS`: keys that may also change the catalogue, in the same form; each is a client key too. */
+  adminKeys?: string;
   /** `ALLOW_OPEN=true`: serve any host without keys. */
   allowOpen?: boolean;
   /** `CORS_ORIGINS`: comma-separated origins, or `*`. */
@@ -49,12 +52,13 @@ function parseOrigins(text: string | undefined): "*" | Set<string> | undefined {
 }
 
 function modeOf(options: AccessOptions): AccessMode {
-  if ((options.apiKeys ?? "").split(",").some((entry) => entry.trim() !== "")) return "keys";
+  const given = (text: string | undefined) => (text ?? "").split(",").some((entry) => entry.trim() !== "");
+  if (given(options.apiKeys) || given(options.adminKeys)) return "keys";
   return options.allowOpen === true ? "open" : "loopback";
 }
 
 const DESCRIPTIONS: Record<AccessMode, string> = {
-  keys: "API keys required (API_KEYS)",
+  keys: "API keys required (API_KEYS, ADMIN_KEYS)",
   loopback: "no API keys: serving loopback hosts and pages only (set API_KEYS, or ALLOW_OPEN=true)",
   open: "no API keys and ALLOW_OPEN=true: open to anyone who reaches it",
 };
@@ -62,7 +66,7 @@ const DESCRIPTIONS: Record<AccessMode, string> = {
 export function createAccessPolicy(options: AccessOptions = {}): AccessPolicy {
   const mode = modeOf(options);
   const origins = parseOrigins(options.corsOrigins);
-  let keys: Promise<ConfiguredKey[]> | undefined;
+  let keys: Promise<{ all: ConfiguredKey[]; admin: ConfiguredKey[] }> | undefined;
   const originAllowed = (origin: string, url: URL): boolean => {
     if (origin.toLowerCase() === url.origin.toLowerCase()) return true; // same origin
     if (origins === "*") return true;
@@ -85,13 +89,14 @@ export function createAccessPolicy(options: AccessOptions = {}): AccessPolicy {
       const origin = request.headers.get("origin");
       if (origin !== null && !originAllowed(origin, url)) throw originRefused(origin);
       if (request.method === "OPTIONS" || KEYLESS_PATHS.has(url.pathname)) return ANONYMOUS;
-      let caller = ANONYMOUS;
+      let caller = mode === "loopback" ? LOCAL : ANONYMOUS;
       if (mode === "keys") {
-        keys ??= parseApiKeys(options.apiKeys);
+        keys ??= configuredKeys(options);
+        const { all, admin } = await keys;
         const presented = presentedKeys(request);
-        const match = await matchKey(await keys, presented, options.compare);
+        const match = await matchKey(all, presented, options.compare);
         if (match === undefined) throw keyRefused(presented.length > 0);
-        caller = { keyId: match.id };
+        caller = { keyId: match.id, ...(admin.includes(match) ? { admin: true } : {}) };
       }
       if (options.rateLimiter !== undefined) {
         const verdict = await options.rateLimiter.check(caller.keyId);
@@ -100,6 +105,15 @@ export function createAccessPolicy(options: AccessOptions = {}): AccessPolicy {
       return caller;
     },
   };
+}
+
+/** Client keys and admin keys, parsed once; an admin key is a client key too. */
+async function configuredKeys(options: AccessOptions): Promise<{ all: ConfiguredKey[]; admin: ConfiguredKey[] }> {
+  const [client, admin] = await Promise.all([
+    parseApiKeys(options.apiKeys),
+    parseApiKeys(options.adminKeys, "ADMIN_KEYS"),
+  ]);
+  return { all: [...client, ...admin], admin };
 }
 
 function hostRefused(hostname: string): PermissionDeniedError {

@@ -158,7 +158,10 @@ export class NotFoundError extends ApiError {
   readonly kind = "not_found";
 }
 
-/** 409: the object changed under the request (another turn of the same conversation finished first). */
+/**
+ * 409: the object changed under the request (another turn of the same conversation finished first), or a name is
+ * taken (a pulled model's).
+ */
 export class ConflictError extends ApiError {
   override readonly name: string = "ConflictError";
   readonly status = 409;
@@ -291,9 +294,10 @@ export function fromConnectError(error: ConnectError): ApiError {
           cause,
         },
       );
+    case Code.AlreadyExists:
+      return new ConflictError(message, { cause });
     case Code.Canceled:
     case Code.Unknown:
-    case Code.AlreadyExists:
     case Code.PermissionDenied:
     case Code.Aborted:
     case Code.Unimplemented:

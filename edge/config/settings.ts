@@ -71,6 +71,14 @@ export const SHARED_SETTINGS = {
       "client keys, each a key or `sha256:<hex>` of one (a secret on Workers). Unset: only requests addressed to " +
       "a loopback host are served",
   },
+  adminKeys: {
+    env: "ADMIN_KEYS",
+    kind: keyList,
+    secret: true,
+    help:
+      "admin keys, in the same form: each is a client key that may also change the catalogue (Ollama's pull by " +
+      "address and delete); a secret on Workers",
+  },
   allowOpen: { env: "ALLOW_OPEN", kind: boolean, default: false, help: "`true`: serve any host without keys" },
   corsOrigins: {
     env: "CORS_ORIGINS",

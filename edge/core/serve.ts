@@ -67,7 +67,7 @@ export async function generateFor<S extends z.ZodType>(
   const generateRequest = endpoint.toRequest(body);
   // The sidecar's queue lets callers take turns (proto: GenerateRequest.client_id; empty: anonymous).
   const caller = callerOf(request);
-  if (caller !== ANONYMOUS) generateRequest.clientId = caller.keyId;
+  if (caller.keyId !== ANONYMOUS.keyId) generateRequest.clientId = caller.keyId;
   // A batch line's call is served in idle capacity (priority.ts); any other is interactive.
   generateRequest.priority = priorityOf(request);
   const stream = endpoint.isStream(body);

@@ -63,7 +63,7 @@ import {
 import { handleResponses } from "../protocols/openai-responses/handler.js";
 import { handleOllamaChat, handleOllamaGenerate } from "../protocols/ollama/handler.js";
 import { handleOllamaEmbed, handleOllamaEmbeddings } from "../protocols/ollama/embed.js";
-import { handleOllamaPull } from "../protocols/ollama/pull.js";
+import { handleOllamaDelete, handleOllamaPull } from "../protocols/ollama/pull.js";
 import { handleOllamaPs, handleOllamaShow, handleOllamaTags, handleOllamaVersion } from "../protocols/ollama/models.js";
 import { handleCompact } from "../protocols/openai-responses/compaction/compact-route.js";
 import {
@@ -638,7 +638,7 @@ function tokenizerRoutes(context: AppContext): Route[] {
 
 /** Ollama's API (docs/contract.md, "Ollama"): its shapes, NDJSON streams and errors. */
 function ollamaRoutes(context: AppContext): Route[] {
-  const route = (method: "GET" | "POST", path: string, about: string, handle: Route["handle"]): Route => ({
+  const route = (method: "GET" | "POST" | "DELETE", path: string, about: string, handle: Route["handle"]): Route => ({
     method,
     path,
     protocol: "ollama",
@@ -655,8 +655,11 @@ function ollamaRoutes(context: AppContext): Route[] {
     route("POST", "/api/show", "one model: details, template, capabilities", (r) => handleOllamaShow(r, context)),
     route("GET", "/api/ps", "the loaded models and when they unload", (r) => handleOllamaPs(r, context)),
     route("GET", "/api/version", "the Ollama API version answered", (r) => handleOllamaVersion(r, context)),
-    route("POST", "/api/pull", "a catalogued model made ready (loaded), with progress", (r) =>
+    route("POST", "/api/pull", "a catalogued model loaded, or one downloaded by address (admin), with progress", (r) =>
       handleOllamaPull(r, context),
+    ),
+    route("DELETE", "/api/delete", "a model's file deleted from the models folder (admin)", (r) =>
+      handleOllamaDelete(r, context),
     ),
   ];
 }

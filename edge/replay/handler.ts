@@ -41,7 +41,7 @@ function lastEventOf(request: Request): number {
 
 const clientOf = (request: Request): string => {
   const caller = callerOf(request);
-  return caller === ANONYMOUS ? "" : caller.keyId;
+  return caller.keyId === ANONYMOUS.keyId ? "" : caller.keyId;
 };
 
 /** The sidecar that holds a stream (its id names it), or a 404. */

@@ -1,8 +1,8 @@
 // The pool seen as one sidecar, for the calls that need no affinity: Tokenize, Detokenize, Embed and
-// LoadModel go to the first sidecar the pool picks for the named model (the next one when it is
-// unreachable, busy or could not load it); UnloadModel goes to every sidecar whose catalogue holds
-// the model; ListModels merges every reachable sidecar's catalogue (catalogue.ts). With one
-// sidecar every call is that sidecar's own.
+// LoadModel (and DescribeModel) go to the first sidecar the pool picks for the named model (the next one when it
+// is unreachable, busy or could not load it); UnloadModel and DeleteModel go to every sidecar whose catalogue holds
+// the model, PullModel to every sidecar up (pulls.ts); ListModels merges every reachable sidecar's catalogue
+// (catalogue.ts). With one sidecar every call is that sidecar's own.
 import { Code, ConnectError, type CallOptions } from "@connectrpc/connect";
 import type { ModelInfo } from "../../proto/gen/inference/v1/inference_pb.js";
 import { ServiceUnavailableError } from "../base/errors.js";
@@ -10,6 +10,7 @@ import { mergeCatalogues } from "./catalogue.js";
 import type { Sidecar } from "./connection.js";
 import { failoverReason, type SidecarPool } from "./pool.js";
 import type { SidecarState } from "./sidecar-state.js";
+import { pullEverywhere } from "./pulls.js";
 import { locateStream } from "./streams.js";
 
 async function tryInTurn<T>(
@@ -52,18 +53,16 @@ async function noted(state: SidecarState, answer: Promise<ModelInfo>): Promise<M
 }
 
 /**
- * UnloadModel on every sidecar up whose catalogue holds the model (each may have it loaded): the
- * model as the merged list would show it after. All failed: the first failure.
+ * A call on every sidecar up whose catalogue holds the model (UnloadModel, DeleteModel: each may have it): the model
+ * as the merged list would show it after. All failed: the first failure.
  */
-async function unloadEverywhere(
+async function onEvery(
   pool: SidecarPool,
-  request: Parameters<Sidecar["unloadModel"]>[0],
-  options?: CallOptions,
+  model: string,
+  call: (state: SidecarState) => Promise<ModelInfo>,
 ): Promise<ModelInfo> {
-  const states = await pool.candidates(request.model ?? "");
-  const settled = await Promise.allSettled(
-    states.map((state) => noted(state, state.client.unloadModel(request, options))),
-  );
+  const states = await pool.candidates(model);
+  const settled = await Promise.allSettled(states.map(call));
   const failures = settled.flatMap((result, i) =>
     result.status === "rejected" ? [{ state: states[i], error: result.reason as unknown }] : [],
   );
@@ -74,6 +73,13 @@ async function unloadEverywhere(
   );
   if (merged !== undefined) return merged;
   throw failures[0]?.error;
+}
+
+/** DeleteModel on one sidecar: the model leaves its report at once. */
+async function deleted(state: SidecarState, answer: Promise<ModelInfo>): Promise<ModelInfo> {
+  const model = await answer;
+  state.removed(model.id);
+  return model;
 }
 
 export function routedClient(pool: SidecarPool): Sidecar {
@@ -104,7 +110,12 @@ export function routedClient(pool: SidecarPool): Sidecar {
     listModels: async () => ({ $typeName: "inference.v1.ListModelsResponse", models: await unionOfModels(pool) }),
     loadModel: (request, options) =>
       tryInTurn(pool, request.model ?? "", (s, state) => noted(state, s.loadModel(request, options))),
-    unloadModel: (request, options) => unloadEverywhere(pool, request, options),
+    unloadModel: (request, options) =>
+      onEvery(pool, request.model ?? "", (state) => noted(state, state.client.unloadModel(request, options))),
+    deleteModel: (request, options) =>
+      onEvery(pool, request.model ?? "", (state) => deleted(state, state.client.deleteModel(request, options))),
+    pullModel: (request, options) => pullEverywhere(pool, request, options),
+    describeModel: (request, options) => tryInTurn(pool, request.model ?? "", (s) => s.describeModel(request, options)),
     rank: (request, options) => tryInTurn(pool, request.model ?? "", (s) => s.rank(request, options)),
   };
 }

@@ -65,6 +65,16 @@ export class SidecarState {
     this.models = this.models.map((m) => (m.id === model.id ? model : m));
   }
 
+  /** Takes in a model PullModel catalogued, ahead of the next report. */
+  added(model: ModelInfo): void {
+    this.models = [...this.models.filter((m) => m.id !== model.id), model];
+  }
+
+  /** Forgets a model DeleteModel dropped, ahead of the next report. */
+  removed(id: string): void {
+    this.models = this.models.filter((m) => m.id !== id);
+  }
+
   /** (active + queued + sent since the report) per sequence, for `model` (or all its models). */
   load(model: string): number {
     const infos = this.models.filter((m) => model === "" || names(m, model));

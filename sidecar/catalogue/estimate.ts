@@ -33,6 +33,8 @@ export interface Estimate {
   readonly gpuLayers: number;
   /** What the model is for (a ranking head makes it "rank"), known from the header. */
   readonly kind: ModelKind;
+  /** The header's `general.architecture`. */
+  readonly architecture: string;
 }
 
 /** Context sizes "auto" tries are multiples of this (llama.cpp pads to 256 as well). */
@@ -145,5 +147,6 @@ export async function estimate(
     contextSize,
     gpuLayers,
     kind: modelKind(file.insights),
+    architecture: String(file.insights.ggufFileInfo.metadata.general?.architecture ?? ""),
   };
 }

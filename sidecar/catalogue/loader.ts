@@ -21,8 +21,14 @@ import type { ModelLimits } from "./slot.js";
 
 /** What the registry does on the host: the parts that touch files, memory and llama.cpp. */
 export interface Loader {
-  /** The local GGUF of an entry (a remote one is downloaded now, once). */
-  resolve(entry: CatalogueEntry, signal: AbortSignal): Promise<string>;
+  /** The models folder: names are looked up there, downloads land there. */
+  readonly folder: string;
+  /** The local GGUF of an entry (a remote one is downloaded now, once; `onDownload` sees its progress). */
+  resolve(
+    entry: CatalogueEntry,
+    signal: AbortSignal,
+    onDownload?: (done: number, total: number) => void,
+  ): Promise<string>;
   /** The file's header, read once per path. */
   read(path: string): Promise<ModelFile>;
   /** What the entry will take; an "auto" context sized to `room`. */
@@ -114,12 +120,18 @@ export function hostLoader(options: HostLoaderOptions): Loader {
   const draftPath = (source: string, signal?: AbortSignal): Promise<string> =>
     resolveModelSource(source, { folder: options.folder, ...(signal ? { signal } : {}) });
   return {
-    async resolve(entry, signal) {
+    folder: options.folder,
+    async resolve(entry, signal, onDownload) {
       const path = await resolveModelSource(entry.source, {
         folder: options.folder,
         signal,
-        ...(options.onDownload
-          ? { onDownload: (done: number, total: number) => options.onDownload?.(entry, done, total) }
+        ...(options.onDownload || onDownload
+          ? {
+              onDownload: (done: number, total: number) => {
+                options.onDownload?.(entry, done, total);
+                onDownload?.(done, total);
+              },
+            }
           : {}),
       });
       options.onResolved?.(entry, path);

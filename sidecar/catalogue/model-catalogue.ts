@@ -3,7 +3,7 @@
 // else the demo model alone — and which entry a request's model name reaches
 // (docs/decisions.md, "Many models on one sidecar").
 import path from "node:path";
-import { notFound } from "../engine/engine-errors.js";
+import { alreadyExists, notFound } from "../engine/engine-errors.js";
 import { isRemoteModel, knownFileName, modelsInFolder } from "./model-source.js";
 import type { Preset, Presets } from "./presets.js";
 
@@ -110,16 +110,32 @@ export function buildCatalogue(
 }
 
 export class Catalogue {
-  readonly entries: readonly CatalogueEntry[];
+  #entries: readonly CatalogueEntry[];
   /** The entry that serves names the catalogue does not know (`--default-model`), if any. */
   readonly defaultEntry: CatalogueEntry | undefined;
 
   constructor(entries: readonly CatalogueEntry[], defaultModel?: string) {
-    this.entries = entries;
+    this.#entries = entries;
     this.defaultEntry = defaultModel === undefined ? undefined : this.find(defaultModel);
     if (defaultModel !== undefined && this.defaultEntry === undefined) {
       throw new Error(`--default-model ${defaultModel} is not in the catalogue (${this.names()})`);
     }
+  }
+
+  get entries(): readonly CatalogueEntry[] {
+    return this.#entries;
+  }
+
+  /** Adds an entry while the sidecar runs (PullModel); ALREADY_EXISTS when its name or an alias is taken. */
+  add(entry: CatalogueEntry): void {
+    const taken = [entry.name, ...entry.aliases].find((name) => this.find(name) !== undefined);
+    if (taken !== undefined) throw alreadyExists(`the catalogue already has a model named "${taken}"`);
+    this.#entries = [...this.#entries, entry];
+  }
+
+  /** Drops the entry named `name` (DeleteModel); the default model stays (its entry is not removed). */
+  remove(name: string): void {
+    this.#entries = this.#entries.filter((e) => e.name !== name);
   }
 
   /** The entry named `name` or one of its aliases. */

@@ -3,7 +3,7 @@
 // by `--models-max` and the memory budget (the least recently used idle model goes first; a load
 // that needs a busy model's room waits), and a drain that stops loads and frees every model
 // (docs/decisions.md, "Many models on one sidecar").
-import { modelLoadFailed, notFound, overloaded, unavailable } from "../engine/engine-errors.js";
+import { failedPrecondition, modelLoadFailed, notFound, overloaded, unavailable } from "../engine/engine-errors.js";
 import { BATCH_QUEUE_LIMIT } from "../engine/llama/idle-capacity.js";
 import type { LoadedModel } from "../engine/llama/model.js";
 import { replySummary } from "../engine/llama/model-reply-syntax.js";
@@ -96,6 +96,7 @@ export class ModelRegistry {
     // Any negative value keeps the model loaded; ModelInfo says -1.
     if (options.keepAliveSeconds !== undefined) slot.keepAliveSeconds = Math.max(-1, options.keepAliveSeconds);
     while (slot.status !== "loaded") {
+      if (slot.removed) throw notFound(`model "${slot.entry.name}" was deleted`);
       // Those that would get a sequence and those that would queue for one.
       const limits = slot.limits;
       const batch = options.batch === true ? 1 : 0;
@@ -143,6 +144,36 @@ export class ModelRegistry {
     return slot.view();
   }
 
+  /** Catalogues a local file while the sidecar runs (PullModel): a slot of its own, measured, not loaded. */
+  async add(entry: CatalogueEntry): Promise<ModelView> {
+    if (this.draining) throw unavailable("the sidecar is shutting down");
+    this.catalogue.add(entry);
+    const slot = new Slot(entry, DEFAULT_KEEP_ALIVE_SECONDS, this.#options.loader.limits(entry));
+    this.#slots.set(entry.name, slot);
+    this.#changed();
+    await this.#measure(slot);
+    return slot.view();
+  }
+
+  /**
+   * Drops a model from the catalogue (DeleteModel): new requests for it are NOT_FOUND at once, and it is unloaded once
+   * the requests using it are done. Resolves when its memory is freed; the --default-model is not removed.
+   */
+  async remove(name: string): Promise<ModelView> {
+    if (this.draining) throw unavailable("the sidecar is shutting down");
+    const slot = this.#slotNamed(name);
+    if (slot.entry === this.catalogue.defaultEntry)
+      throw failedPrecondition(`model "${slot.entry.name}" is the default model (--default-model)`);
+    slot.removed = true;
+    this.catalogue.remove(slot.entry.name);
+    this.#slots.delete(slot.entry.name);
+    slot.controller?.abort();
+    await slot.loading?.catch(() => undefined);
+    await this.#unload(slot, "asked");
+    this.#changed();
+    return slot.view();
+  }
+
   /** Loads `names` in turn at start (--preload); a failure is the model's status, not the start's. */
   async preload(names: readonly string[]): Promise<void> {
     for (const name of names) await this.load(name).catch(() => undefined);
@@ -171,16 +202,19 @@ export class ModelRegistry {
   async survey(isLocal: (entry: CatalogueEntry) => boolean): Promise<void> {
     for (const slot of this.#slots.values()) {
       if (this.draining || slot.estimate !== undefined || !isLocal(slot.entry)) continue;
-      try {
-        const file = await this.#options.loader.read(
-          await this.#options.loader.resolve(slot.entry, this.#drain.signal),
-        );
-        const estimate = await this.#options.loader.estimate(slot.entry, file, await this.#room(slot));
-        slot.estimate ??= estimate;
-        slot.fileBytes = file.fileBytes;
-      } catch {
-        // The load says why, in the model's status.
-      }
+      await this.#measure(slot);
+    }
+  }
+
+  /** A slot's header and estimate, before any load; errors wait for the load. */
+  async #measure(slot: Slot): Promise<void> {
+    try {
+      const file = await this.#options.loader.read(await this.#options.loader.resolve(slot.entry, this.#drain.signal));
+      const estimate = await this.#options.loader.estimate(slot.entry, file, await this.#room(slot));
+      slot.estimate ??= estimate;
+      slot.fileBytes = file.fileBytes;
+    } catch {
+      // The load says why, in the model's status.
     }
   }
 

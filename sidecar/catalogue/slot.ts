@@ -55,6 +55,8 @@ export class Slot {
   reserved = false;
   progress = 0;
   failure = "";
+  /** Dropped from the catalogue (DeleteModel): no load starts again. */
+  removed = false;
   estimate: Estimate | undefined;
   fileBytes = 0;
   /** Requests holding the model. */

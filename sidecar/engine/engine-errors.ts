@@ -19,6 +19,14 @@ export function notFound(message: string): ConnectError {
 }
 
 /** The caller's deadline passed. Maps to DEADLINE_EXCEEDED. */
+export function alreadyExists(message: string): ConnectError {
+  return new ConnectError(message, Code.AlreadyExists);
+}
+
+export function failedPrecondition(message: string): ConnectError {
+  return new ConnectError(message, Code.FailedPrecondition);
+}
+
 export function deadlineExceeded(message: string): ConnectError {
   return new ConnectError(message, Code.DeadlineExceeded);
 }

@@ -49,11 +49,14 @@ export function addInferenceService(server: grpc.Server, impl: Impl, shutdown: A
   const health = new HealthImplementation({ "": "SERVING", [InferenceService.typeName]: "SERVING" });
   health.addToServer(server);
 
-  const fileDescriptor = toBinary(FileDescriptorProtoSchema, InferenceService.file.proto);
+  // The service's file and the files it imports (google/protobuf/struct.proto), so a reflecting client resolves all.
+  const files = [InferenceService.file, ...InferenceService.file.dependencies].map((file) =>
+    Buffer.from(toBinary(FileDescriptorProtoSchema, file.proto)),
+  );
   // Reflection lists every service the port serves: inference, health and reflection itself.
   const reflection = new ReflectionService({
     ...loadSync([require.resolve("grpc-health-check/proto/health/v1/health.proto"), REFLECTION_PROTO]),
-    [InferenceService.typeName]: { fileDescriptorProtos: [Buffer.from(fileDescriptor)] },
+    [InferenceService.typeName]: { fileDescriptorProtos: files },
   } as never);
   reflection.addToServer(server);
   return health;

@@ -1,6 +1,6 @@
 // Who may use the edge: API keys (both headers, both protocols' 401 shapes, hashed entries, the
 // constant-time comparison), loopback-only without keys (hosts and browser origins refused with
-// 403 before any work), open mode, CORS origins and per-key rate limits.
+// 403 before any work), open mode, admin keys (the catalogue's changes), CORS origins and per-key rate limits.
 import { describe, expect, it } from "vitest";
 import { sha256, toHex } from "../../edge/access/constant-time.js";
 import type { AccessOptions } from "../../edge/access/policy.js";
@@ -210,6 +210,50 @@ describe("without keys: loopback only", () => {
   it("ALLOW_OPEN=true serves any host", async () => {
     const { app } = appWith({ allowOpen: true });
     expect((await call(app, "http://rebind.example/v1/chat/completions", CHAT)).status).toBe(200);
+  });
+});
+
+describe("admin keys", () => {
+  const ADMIN = "sk-admin-fedcba9876";
+  const remove = (app: ReturnType<typeof appWith>["app"], url: string, headers: Record<string, string> = {}) =>
+    app.fetch(
+      new Request(url, {
+        method: "DELETE",
+        headers: { "content-type": "application/json", ...headers },
+        body: JSON.stringify({ model: "m" }),
+      }),
+    );
+
+  it("an admin key is a client key too; a client key gets 403 for catalogue changes, before any work", async () => {
+    const { app, sidecar } = appWith({ apiKeys: KEY, adminKeys: ADMIN });
+    expect(
+      (await call(app, "https://api.example/v1/chat/completions", CHAT, { authorization: `Bearer ${ADMIN}` })).status,
+    ).toBe(200);
+    const calls = sidecar.calls.length;
+    const refused = await remove(app, "https://api.example/api/delete", { authorization: `Bearer ${KEY}` });
+    expect(refused.status).toBe(403);
+    expect(await refused.json()).toEqual({
+      error: "This operation needs an admin key (one of ADMIN_KEYS, sent as 'Authorization: Bearer <key>').",
+    });
+    expect(sidecar.calls).toHaveLength(calls);
+    // The admin key passes the check (the fake sidecar then finds no model "m": Ollama's 404).
+    expect((await remove(app, "https://api.example/api/delete", { authorization: `Bearer ${ADMIN}` })).status).toBe(
+      404,
+    );
+  });
+
+  it("ADMIN_KEYS alone turns keys on", async () => {
+    const { app } = appWith({ adminKeys: ADMIN });
+    expect((await call(app, "https://api.example/v1/chat/completions", CHAT)).status).toBe(401);
+    expect(
+      (await call(app, "https://api.example/v1/chat/completions", CHAT, { authorization: `Bearer ${ADMIN}` })).status,
+    ).toBe(200);
+  });
+
+  it("without keys, loopback callers are admins and an open server's are not", async () => {
+    expect((await remove(appWith({}).app, "http://127.0.0.1:8787/api/delete")).status).toBe(404);
+    const open = await remove(appWith({ allowOpen: true }).app, "http://open.example/api/delete");
+    expect(open.status).toBe(403);
   });
 });
 

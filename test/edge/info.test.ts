@@ -36,6 +36,7 @@ const ENDPOINTS = [
   { method: "GET", path: "/api/ps", protocol: "ollama" },
   { method: "GET", path: "/api/version", protocol: "ollama" },
   { method: "POST", path: "/api/pull", protocol: "ollama" },
+  { method: "DELETE", path: "/api/delete", protocol: "ollama" },
   { method: "GET", path: "/v1/streams/:id", protocol: "openai" },
   { method: "GET", path: "/v1/info", protocol: "server" },
   { method: "GET", path: "/health", protocol: "server" },

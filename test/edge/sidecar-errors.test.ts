@@ -89,7 +89,7 @@ describe("fromConnectError", () => {
       InvalidArgument: 400,
       DeadlineExceeded: 504,
       NotFound: 404,
-      AlreadyExists: 500,
+      AlreadyExists: 409,
       PermissionDenied: 500,
       ResourceExhausted: 429,
       FailedPrecondition: 400,

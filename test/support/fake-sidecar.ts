@@ -35,6 +35,8 @@ import {
   type TokenizeRequest,
   type TokenizeResponse,
   type UnloadModelRequest,
+  type PullProgress,
+  type ModelDescription,
 } from "../../proto/gen/inference/v1/inference_pb.js";
 import type { Sidecar } from "../../edge/upstream/connection.js";
 import { modelLoadFailed } from "../../sidecar/engine/engine-errors.js";
@@ -390,6 +392,18 @@ export class FakeSidecar implements Sidecar {
     this.unloadCalls.push(call);
     if (this.unloadFailure !== undefined) throw this.unloadFailure;
     return this.#setStatus(call.model, ModelStatus.AVAILABLE);
+  };
+
+  // Pulls, deletes and header reads are proven on the real sidecar (test/e2e/ollama-pull.test.ts).
+  // biome-ignore lint/correctness/useYield: a refusal before the first event
+  pullModel = async function* (): AsyncGenerator<PullProgress> {
+    throw new ConnectError("not scripted", Code.Unimplemented);
+  };
+  deleteModel = async (): Promise<ModelInfo> => {
+    throw new ConnectError("not scripted", Code.Unimplemented);
+  };
+  describeModel = async (): Promise<ModelDescription> => {
+    throw new ConnectError("not scripted", Code.Unimplemented);
   };
 
   /** What Rank answers: one score per document (cycled), 3 prompt tokens each, or this error. */

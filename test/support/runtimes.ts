@@ -18,14 +18,23 @@ export interface RuntimeEdge {
   stop(): Promise<void>;
 }
 
-/** The edge on `runtime` in front of one sidecar, or of several (SIDECAR_URLS); with `apiKeys`, API_KEYS. */
+/** Keys for an edge: `apiKeys` as API_KEYS, `adminKeys` as ADMIN_KEYS. */
+export interface EdgeKeys {
+  readonly apiKeys?: string;
+  readonly adminKeys?: string;
+}
+
+/** The edge on `runtime` in front of one sidecar, or of several (SIDECAR_URLS); with keys, API_KEYS / ADMIN_KEYS. */
 export async function startEdgeOn(
   runtime: Runtime,
   sidecarUrls: readonly string[],
-  options: { readonly apiKeys?: string } = {},
+  options: EdgeKeys = {},
 ): Promise<RuntimeEdge> {
   const [first = "", ...more] = sidecarUrls;
-  const keys = options.apiKeys === undefined ? {} : { API_KEYS: options.apiKeys };
+  const keys = {
+    ...(options.apiKeys === undefined ? {} : { API_KEYS: options.apiKeys }),
+    ...(options.adminKeys === undefined ? {} : { ADMIN_KEYS: options.adminKeys }),
+  };
   if (runtime === "workerd") {
     const wrangler = await startWrangler({
       ...(more.length === 0 ? { SIDECAR_URL: first } : { SIDECAR_URLS: sidecarUrls.join(",") }),
@@ -35,7 +44,7 @@ export async function startEdgeOn(
   }
   const dir = mkdtempSync(join(tmpdir(), "llm-edge-runtime-"));
   const urls = more.length === 0 ? {} : { sidecarUrls };
-  const access = options.apiKeys === undefined ? {} : { access: accessFromEnv(keys) };
+  const access = Object.keys(keys).length === 0 ? {} : { access: accessFromEnv(keys) };
   const edge = await startNodeEdge({
     sidecarUrl: first,
     ...urls,
@@ -55,13 +64,13 @@ export async function startEdgeOn(
 
 /**
  * One suite run once per runtime (describe.each): each gets a fresh edge in front of
- * `sidecarUrls()` (read when the suite starts; with `apiKeys`, keys on), and `body` reads it through `edge()`.
+ * `sidecarUrls()` (read when the suite starts; with keys, keys on), and `body` reads it through `edge()`.
  */
 export function describeOnRuntimes(
   title: string,
   sidecarUrls: () => readonly string[],
   body: (edge: () => RuntimeEdge) => void,
-  options: { readonly apiKeys?: string } = {},
+  options: EdgeKeys = {},
 ): void {
   describe.each(RUNTIMES)(`${title} (%s)`, (runtime) => {
     let edge: RuntimeEdge | undefined;

@@ -26,7 +26,7 @@ export function memoryRateLimiter(perMinute: number): RateLimiter {
   };
 }
 
-/** The access settings: API_KEYS, ALLOW_OPEN, CORS_ORIGINS, RATE_LIMIT. */
+/** The access settings: API_KEYS, ADMIN_KEYS, ALLOW_OPEN, CORS_ORIGINS, RATE_LIMIT. */
 export function accessFromEnv(env: NodeJS.ProcessEnv): AccessOptions {
   return accessOf(parseEdgeConfig(env, "node"));
 }
@@ -34,6 +34,7 @@ export function accessFromEnv(env: NodeJS.ProcessEnv): AccessOptions {
 function accessOf(config: NodeConfig): AccessOptions {
   const access: AccessOptions = { allowOpen: config.allowOpen };
   if (config.apiKeys !== undefined) access.apiKeys = config.apiKeys;
+  if (config.adminKeys !== undefined) access.adminKeys = config.adminKeys;
   if (config.corsOrigins !== undefined) access.corsOrigins = config.corsOrigins;
   if ((config.rateLimit ?? 0) > 0) access.rateLimiter = memoryRateLimiter(config.rateLimit ?? 0);
   return access;

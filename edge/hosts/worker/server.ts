@@ -25,6 +25,7 @@ const RATE_LIMIT_PERIOD_SECONDS = 60;
 function accessOf(config: WorkerConfig, env: WorkerEnv): AccessOptions {
   const access: AccessOptions = { allowOpen: config.allowOpen };
   if (config.apiKeys !== undefined) access.apiKeys = config.apiKeys;
+  if (config.adminKeys !== undefined) access.adminKeys = config.adminKeys;
   if (config.corsOrigins !== undefined) access.corsOrigins = config.corsOrigins;
   if ((config.rateLimit ?? 0) > 0 && env.RATE_LIMITER !== undefined)
     access.rateLimiter = bindingRateLimiter(env.RATE_LIMITER, RATE_LIMIT_PERIOD_SECONDS);

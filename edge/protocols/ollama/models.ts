@@ -1,7 +1,9 @@
 // The catalogue in Ollama's shapes: GET /api/tags (every catalogued model), POST /api/show (one
-// model: details, what the GGUF header tells the sidecar, its template, capabilities), GET /api/ps
+// model: details, its GGUF header's metadata (DescribeModel: long arrays null unless `verbose`), its template,
+// capabilities), GET /api/ps
 // (the loaded models, their memory and when an idle one unloads) and GET /api/version. A model
 // without a tag is listed as `name:latest`, as Ollama lists it (names.ts).
+import type { JsonObject } from "@bufbuild/protobuf";
 import * as z from "zod";
 import type { ModelInfo } from "../../../proto/gen/inference/v1/inference_pb.js";
 import { NotFoundError } from "../../base/errors.js";
@@ -21,15 +23,38 @@ export const OLLAMA_VERSION = "0.12.0";
 /** Go's longest duration (2^63 - 1 ns) in ms: Ollama's `expires_at` for a model kept loaded for ever. */
 const FOREVER_MS = 9_223_372_036_854.775;
 
-function details(model: ModelInfo) {
+/** llama.cpp's file types (GGUF `general.file_type`) by number, as Ollama names a quantization. */
+const FILE_TYPES: Record<number, string> = {
+  0: "F32",
+  1: "F16",
+  2: "Q4_0",
+  3: "Q4_1",
+  7: "Q8_0",
+  8: "Q5_0",
+  9: "Q5_1",
+  10: "Q2_K",
+  11: "Q3_K_S",
+  12: "Q3_K_M",
+  13: "Q3_K_L",
+  14: "Q4_K_S",
+  15: "Q4_K_M",
+  16: "Q5_K_S",
+  17: "Q5_K_M",
+  18: "Q6_K",
+  32: "BF16",
+};
+
+function details(model: ModelInfo, header: JsonObject = {}) {
   const family = model.architecture;
+  const fileType = header["general.file_type"];
+  const sizeLabel = header["general.size_label"];
   return {
     parent_model: "",
     format: "gguf",
     family,
     families: family === "" ? null : [family],
-    parameter_size: "",
-    quantization_level: "",
+    parameter_size: typeof sizeLabel === "string" ? sizeLabel : "",
+    quantization_level: typeof fileType === "number" ? (FILE_TYPES[fileType] ?? "") : "",
   };
 }
 
@@ -113,15 +138,18 @@ export function handleOllamaShow(request: Request, context: AppContext): Promise
     const name = body.model ?? body.name ?? "";
     const model = findModel(await catalogue(request, context), ollamaModelName(name));
     if (model === undefined) throw new NotFoundError(`model '${name}' not found`, { param: "model" });
-    const arch = model.architecture;
-    const info: Record<string, unknown> = arch === "" ? {} : { "general.architecture": arch };
-    if (arch !== "" && model.contextSize > 0) info[`${arch}.context_length`] = model.contextSize;
+    const described = await context.sidecar.describeModel(
+      { model: model.id, verbose: body.verbose === true },
+      { signal: request.signal },
+    );
+    const info = described.metadata ?? {};
+    const license = info["general.license"];
     return jsonResponse({
-      license: "",
+      license: typeof license === "string" ? license : "",
       modelfile: "",
       parameters: "",
       template: templateOf(model),
-      details: details(model),
+      details: details(model, info),
       model_info: info,
       capabilities: capabilities(model),
       modified_at: createdAt(Number(model.created) * 1000),

@@ -14,3 +14,14 @@ export function ollamaModelName(name: string): string {
 export function ollamaTag(name: string): string {
   return name.includes(":") ? name : `${name}${LATEST}`;
 }
+
+/**
+ * The sidecar's address of a model a client pulls by address: `hf.co/<user>/<repo>[:<quant>]` (how Ollama's clients
+ * name Hugging Face models) as `hf:<user>/<repo>[:<quant>]`; `hf:…` and http(s) URLs as written; undefined for a
+ * name that is no address.
+ */
+export function modelAddress(name: string): string | undefined {
+  const hub = /^(?:hf\.co|huggingface\.co)\/(.+)$/i.exec(ollamaModelName(name));
+  if (hub?.[1] !== undefined) return `hf:${hub[1]}`;
+  return /^(hf:|huggingface:|https?:\/\/)/i.test(name) ? name : undefined;
+}
