@@ -28,7 +28,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file inference/v1/inference.proto.
  */
 export const file_inference_v1_inference: GenFile = /*@__PURE__*/
-  fileDesc("ChxpbmZlcmVuY2UvdjEvaW5mZXJlbmNlLnByb3RvEgxpbmZlcmVuY2UudjEilQEKC0NoYXRNZXNzYWdlEiAKBHJvbGUYASABKA4yEi5pbmZlcmVuY2UudjEuUm9sZRIPCgdjb250ZW50GAIgASgJEioKCnRvb2xfY2FsbHMYAyADKAsyFi5pbmZlcmVuY2UudjEuVG9vbENhbGwSFAoMdG9vbF9jYWxsX2lkGAQgASgJEhEKCXJlYXNvbmluZxgFIAEoCSI3CghUb29sQ2FsbBIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJEhEKCWFyZ3VtZW50cxgDIAEoCSI9CgRUb29sEgwKBG5hbWUYASABKAkSEwoLZGVzY3JpcHRpb24YAiABKAkSEgoKcGFyYW1ldGVycxgDIAEoCSKiAgoEQ2hhdBIrCghtZXNzYWdlcxgBIAMoCzIZLmluZmVyZW5jZS52MS5DaGF0TWVzc2FnZRIhCgV0b29scxgCIAMoCzISLmluZmVyZW5jZS52MS5Ub29sEi0KC3Rvb2xfY2hvaWNlGAMgASgOMhguaW5mZXJlbmNlLnYxLlRvb2xDaG9pY2USEQoJdG9vbF9uYW1lGAQgASgJEiAKE3BhcmFsbGVsX3Rvb2xfY2FsbHMYBSABKAhIAIgBARIdChByZWFzb25pbmdfYnVkZ2V0GAYgASgNSAGIAQESGgoSdGVtcGxhdGVfdmFyaWFibGVzGAcgASgJQhYKFF9wYXJhbGxlbF90b29sX2NhbGxzQhMKEV9yZWFzb25pbmdfYnVkZ2V0Ir8DCg9TYW1wbGluZ09wdGlvbnMSGAoLdGVtcGVyYXR1cmUYASABKAJIAIgBARISCgV0b3BfcBgCIAEoAkgBiAEBEhIKBXRvcF9rGAMgASgNSAKIAQESEgoFbWluX3AYBCABKAJIA4gBARIRCgRzZWVkGAUgASgNSASIAQESHQoQcHJlc2VuY2VfcGVuYWx0eRgGIAEoAkgFiAEBEh4KEWZyZXF1ZW5jeV9wZW5hbHR5GAcgASgCSAaIAQESGwoOcmVwZWF0X3BlbmFsdHkYCCABKAJIB4gBARJACgpsb2dpdF9iaWFzGAkgAygLMiwuaW5mZXJlbmNlLnYxLlNhbXBsaW5nT3B0aW9ucy5Mb2dpdEJpYXNFbnRyeRowCg5Mb2dpdEJpYXNFbnRyeRILCgNrZXkYASABKA0SDQoFdmFsdWUYAiABKAI6AjgBQg4KDF90ZW1wZXJhdHVyZUIICgZfdG9wX3BCCAoGX3RvcF9rQggKBl9taW5fcEIHCgVfc2VlZEITChFfcHJlc2VuY2VfcGVuYWx0eUIUChJfZnJlcXVlbmN5X3BlbmFsdHlCEQoPX3JlcGVhdF9wZW5hbHR5Iv4ECg9HZW5lcmF0ZVJlcXVlc3QSDQoFbW9kZWwYASABKAkSEAoGcHJvbXB0GAIgASgJSAASIgoEY2hhdBgDIAEoCzISLmluZmVyZW5jZS52MS5DaGF0SAASJgoGaW5maWxsGBUgASgLMhQuaW5mZXJlbmNlLnYxLkluZmlsbEgAEi8KCHNhbXBsaW5nGAQgASgLMh0uaW5mZXJlbmNlLnYxLlNhbXBsaW5nT3B0aW9ucxIXCgptYXhfdG9rZW5zGAUgASgNSAGIAQESDAoEc3RvcBgGIAMoCRIQCghsb2dwcm9icxgHIAEoCBIUCgx0b3BfbG9ncHJvYnMYCCABKA0SMgoKY29uc3RyYWludBgJIAEoCzIeLmluZmVyZW5jZS52MS5PdXRwdXRDb25zdHJhaW50EhEKCWNsaWVudF9pZBgKIAEoCRIXCg9wcm9tcHRfbG9ncHJvYnMYCyABKAgSEQoJcmVzdW1hYmxlGAwgASgIEhcKD3Jlc3VtZV9ncmFjZV9tcxgNIAEoDRIWCg5yZXN1bWVfY29udGV4dBgOIAEoDBIQCghkZXRhY2hlZBgPIAEoCBIsCgtjYWNoZV9tYXJrcxgQIAMoCzIXLmluZmVyZW5jZS52MS5DYWNoZU1hcmsSHwoSa2VlcF9hbGl2ZV9zZWNvbmRzGBEgASgFSAKIAQESFQoNYXJyaXZpbmdfd2l0aBgTIAEoDRIJCgFuGBIgASgNEigKCHByaW9yaXR5GBQgASgOMhYuaW5mZXJlbmNlLnYxLlByaW9yaXR5QgcKBWlucHV0Qg0KC19tYXhfdG9rZW5zQhUKE19rZWVwX2FsaXZlX3NlY29uZHMijAEKBkluZmlsbBIOCgZwcmVmaXgYASABKAkSDgoGc3VmZml4GAIgASgJEg4KBnByb21wdBgDIAEoCRInCgVmaWxlcxgEIAMoCzIYLmluZmVyZW5jZS52MS5JbmZpbGxGaWxlEhIKCm1pbl9pbmRlbnQYBSABKA0SFQoNdGltZV9saW1pdF9tcxgGIAEoDSIsCgpJbmZpbGxGaWxlEhAKCGZpbGVuYW1lGAEgASgJEgwKBHRleHQYAiABKAkiMgoJQ2FjaGVNYXJrEhAKCG1lc3NhZ2VzGAEgASgNEhMKC3R0bF9zZWNvbmRzGAIgASgNIlsKEE91dHB1dENvbnN0cmFpbnQSFQoLanNvbl9vYmplY3QYASABKAhIABIVCgtqc29uX3NjaGVtYRgCIAEoCUgAEhEKB2dyYW1tYXIYAyABKAlIAEIGCgRraW5kIr0BChBHZW5lcmF0ZVJlc3BvbnNlEiQKBXN0YXJ0GAEgASgLMhMuaW5mZXJlbmNlLnYxLlN0YXJ0SAASJAoFdG9rZW4YAiABKAsyEy5pbmZlcmVuY2UudjEuVG9rZW5IABImCgZmaW5pc2gYAyABKAsyFC5pbmZlcmVuY2UudjEuRmluaXNoSAASLAoJaGVhcnRiZWF0GAQgASgLMhcuaW5mZXJlbmNlLnYxLkhlYXJ0YmVhdEgAQgcKBWV2ZW50IgsKCUhlYXJ0YmVhdCKyAQoFU3RhcnQSDQoFbW9kZWwYASABKAkSFQoNcHJvbXB0X3Rva2VucxgCIAEoDRIVCg1jYWNoZWRfdG9rZW5zGAMgASgNEiMKBnByb21wdBgEIAMoCzITLmluZmVyZW5jZS52MS5Ub2tlbhIRCglzdHJlYW1faWQYBSABKAkSFgoOcmVzdW1lX2NvbnRleHQYBiABKAwSHAoUY2FjaGVfd3JpdHRlbl90b2tlbnMYByABKA0i3AEKBVRva2VuEgoKAmlkGAEgASgNEgwKBHRleHQYAiABKAkSDQoFcGllY2UYAyABKAwSFAoHbG9ncHJvYhgEIAEoAkgAiAEBEjQKDHRvcF9sb2dwcm9icxgFIAMoCzIeLmluZmVyZW5jZS52MS5Ub2tlbkFsdGVybmF0aXZlEhEKCXJlYXNvbmluZxgGIAEoCRIvCgp0b29sX2NhbGxzGAcgAygLMhsuaW5mZXJlbmNlLnYxLlRvb2xDYWxsRGVsdGESDgoGY2hvaWNlGAggASgNQgoKCF9sb2dwcm9iIksKDVRvb2xDYWxsRGVsdGESDQoFaW5kZXgYASABKA0SCgoCaWQYAiABKAkSDAoEbmFtZRgDIAEoCRIRCglhcmd1bWVudHMYBCABKAkiPgoQVG9rZW5BbHRlcm5hdGl2ZRIKCgJpZBgBIAEoDRINCgVwaWVjZRgCIAEoDBIPCgdsb2dwcm9iGAMgASgCIjwKDVByb21wdFRvb0xvbmcSFQoNcHJvbXB0X3Rva2VucxgBIAEoDRIUCgxjb250ZXh0X3NpemUYAiABKA0iOQoXRmlsbEluTWlkZGxlVW5zdXBwb3J0ZWQSDQoFbW9kZWwYASABKAkSDwoHbWlzc2luZxgCIAMoCSKlAgoGRmluaXNoEioKBnJlYXNvbhgBIAEoDjIaLmluZmVyZW5jZS52MS5GaW5pc2hSZWFzb24SFQoNcHJvbXB0X3Rva2VucxgCIAEoDRIZChFjb21wbGV0aW9uX3Rva2VucxgDIAEoDRIVCg1jYWNoZWRfdG9rZW5zGAQgASgNEhUKDXN0b3Bfc2VxdWVuY2UYBSABKAkSJgoHdGltaW5ncxgGIAEoCzIVLmluZmVyZW5jZS52MS5UaW1pbmdzEgwKBHRleHQYByABKAkSEQoJcmVhc29uaW5nGAggASgJEhgKEHJlYXNvbmluZ190b2tlbnMYCSABKA0SHAoUY2FjaGVfd3JpdHRlbl90b2tlbnMYCiABKA0SDgoGY2hvaWNlGAsgASgNIkUKB1RpbWluZ3MSEQoJcHJvbXB0X21zGAEgASgBEhUKDWdlbmVyYXRpb25fbXMYAiABKAESEAoIcXVldWVfbXMYAyABKAEi3QEKD1Rva2VuaXplUmVxdWVzdBINCgVtb2RlbBgBIAEoCRIOCgR0ZXh0GAIgASgJSAASIgoEY2hhdBgDIAEoCzISLmluZmVyZW5jZS52MS5DaGF0SAASGAoLYWRkX3NwZWNpYWwYBCABKAhIAYgBARITCgt3aXRoX3BpZWNlcxgFIAEoCBIRCgl3aXRoX3RleHQYBiABKAgSGgoNcGFyc2Vfc3BlY2lhbBgHIAEoCEgCiAEBQgcKBWlucHV0Qg4KDF9hZGRfc3BlY2lhbEIQCg5fcGFyc2Vfc3BlY2lhbCJAChBUb2tlbml6ZVJlc3BvbnNlEg4KBnRva2VucxgBIAMoDRIOCgZwaWVjZXMYAiADKAwSDAoEdGV4dBgDIAEoCSIyChFEZXRva2VuaXplUmVxdWVzdBINCgVtb2RlbBgBIAEoCRIOCgZ0b2tlbnMYAiADKA0iIgoSRGV0b2tlbml6ZVJlc3BvbnNlEgwKBHRleHQYASABKAkivQEKDEVtYmVkUmVxdWVzdBINCgVtb2RlbBgBIAEoCRIoCgZpbnB1dHMYAiADKAsyGC5pbmZlcmVuY2UudjEuRW1iZWRJbnB1dBISCgpkaW1lbnNpb25zGAMgASgNEh8KEmtlZXBfYWxpdmVfc2Vjb25kcxgEIAEoBUgAiAEBEigKCHByaW9yaXR5GAUgASgOMhYuaW5mZXJlbmNlLnYxLlByaW9yaXR5QhUKE19rZWVwX2FsaXZlX3NlY29uZHMiTwoKRW1iZWRJbnB1dBIOCgR0ZXh0GAEgASgJSAASKAoGdG9rZW5zGAIgASgLMhYuaW5mZXJlbmNlLnYxLlRva2VuSWRzSABCBwoFaW5wdXQiFwoIVG9rZW5JZHMSCwoDaWRzGAEgAygNIlMKDUVtYmVkUmVzcG9uc2USKwoKZW1iZWRkaW5ncxgBIAMoCzIXLmluZmVyZW5jZS52MS5FbWJlZGRpbmcSFQoNcHJvbXB0X3Rva2VucxgCIAEoDSIrCglFbWJlZGRpbmcSDgoGdmFsdWVzGAEgAygCEg4KBnRva2VucxgCIAEoDSJWCg1SZXN1bWVSZXF1ZXN0EhEKCXN0cmVhbV9pZBgBIAEoCRINCgVhZnRlchgCIAEoDRIRCgljbGllbnRfaWQYAyABKAkSEAoIc25hcHNob3QYBCABKAgiOwoTQ2FuY2VsU3RyZWFtUmVxdWVzdBIRCglzdHJlYW1faWQYASABKAkSEQoJY2xpZW50X2lkGAIgASgJIikKFENhbmNlbFN0cmVhbVJlc3BvbnNlEhEKCWNhbmNlbGxlZBgBIAEoCCITChFMaXN0TW9kZWxzUmVxdWVzdCJZChBMb2FkTW9kZWxSZXF1ZXN0Eg0KBW1vZGVsGAEgASgJEh8KEmtlZXBfYWxpdmVfc2Vjb25kcxgCIAEoBUgAiAEBQhUKE19rZWVwX2FsaXZlX3NlY29uZHMiIwoSVW5sb2FkTW9kZWxSZXF1ZXN0Eg0KBW1vZGVsGAEgASgJIjEKEFB1bGxNb2RlbFJlcXVlc3QSDgoGc291cmNlGAEgASgJEg0KBWFsaWFzGAIgASgJImQKDFB1bGxQcm9ncmVzcxITCgt0b3RhbF9ieXRlcxgBIAEoBBIXCg9jb21wbGV0ZWRfYnl0ZXMYAiABKAQSJgoFbW9kZWwYAyABKAsyFy5pbmZlcmVuY2UudjEuTW9kZWxJbmZvIiMKEkRlbGV0ZU1vZGVsUmVxdWVzdBINCgVtb2RlbBgBIAEoCSI2ChREZXNjcmliZU1vZGVsUmVxdWVzdBINCgVtb2RlbBgBIAEoCRIPCgd2ZXJib3NlGAIgASgIIksKEE1vZGVsRGVzY3JpcHRpb24SKQoIbWV0YWRhdGEYASABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EgwKBHBhdGgYAiABKAkidgoLUmFua1JlcXVlc3QSDQoFbW9kZWwYASABKAkSDQoFcXVlcnkYAiABKAkSEQoJZG9jdW1lbnRzGAMgAygJEh8KEmtlZXBfYWxpdmVfc2Vjb25kcxgEIAEoBUgAiAEBQhUKE19rZWVwX2FsaXZlX3NlY29uZHMiNQoMUmFua1Jlc3BvbnNlEg4KBnNjb3JlcxgBIAMoAhIVCg1wcm9tcHRfdG9rZW5zGAIgASgNIjAKD01vZGVsTG9hZEZhaWxlZBINCgVtb2RlbBgBIAEoCRIOCgZyZWFzb24YAiABKAkiJgoJUHJlZW1wdGVkEhkKEWNvbXBsZXRpb25fdG9rZW5zGAEgASgNIj0KEkxpc3RNb2RlbHNSZXNwb25zZRInCgZtb2RlbHMYASADKAsyFy5pbmZlcmVuY2UudjEuTW9kZWxJbmZvIroGCglNb2RlbEluZm8SCgoCaWQYASABKAkSDwoHY3JlYXRlZBgCIAEoAxIUCgxjb250ZXh0X3NpemUYAyABKA0SEQoJc2VxdWVuY2VzGAQgASgNEhcKD3ZvY2FidWxhcnlfc2l6ZRgFIAEoDRIVCg1jaGF0X3RlbXBsYXRlGAYgASgJEhQKDGFyY2hpdGVjdHVyZRgHIAEoCRIUCgxlbmdpbmVfYnVpbGQYCCABKAkSEQoJbWF4X3F1ZXVlGAkgASgNEhgKEHF1ZXVlX3RpbWVvdXRfbXMYCiABKA0SHAoUZW1iZWRkaW5nX2RpbWVuc2lvbnMYCyABKA0SHgoWZW1iZWRkaW5nX2NvbnRleHRfc2l6ZRgMIAEoDRILCgNncHUYDSABKAkSEwoLZ3B1X2RldmljZXMYDiADKAkSEgoKdnJhbV9ieXRlcxgPIAEoBBISCgpncHVfbGF5ZXJzGBAgASgNEhQKDG1vZGVsX2xheWVycxgRIAEoDRIOCgZhY3RpdmUYEiABKA0SDgoGcXVldWVkGBMgASgNEikKBnN0YXR1cxgUIAEoDjIZLmluZmVyZW5jZS52MS5Nb2RlbFN0YXR1cxIVCg1sb2FkX3Byb2dyZXNzGBUgASgCEg8KB2ZhaWx1cmUYFiABKAkSFAoMbWVtb3J5X2J5dGVzGBcgASgEEg8KB2FsaWFzZXMYGCADKAkSEgoKZmlsZV9ieXRlcxgZIAEoBBIMCgRraW5kGBogASgJEhoKEmtlZXBfYWxpdmVfc2Vjb25kcxgbIAEoBRISCgpleHBpcmVzX2F0GBwgASgDEhgKEHRvb2xfY2FsbF9zeW50YXgYHSABKAkSFQoNdG9vbHNfcmVmdXNlZBgeIAEoCRIbChNwYXJhbGxlbF90b29sX2NhbGxzGB8gASgIEhEKCXJlYXNvbmluZxggIAEoCBITCgtzcGVjdWxhdGlvbhghIAEoCRIRCglkcmFmdF9tYXgYIiABKA0SFAoMZHJhZnRfdG9rZW5zGCMgASgEEh0KFWRyYWZ0X2FjY2VwdGVkX3Rva2VucxgkIAEoBBIWCg5maWxsX2luX21pZGRsZRglIAEoCSpfCgRSb2xlEhQKEFJPTEVfVU5TUEVDSUZJRUQQABIPCgtST0xFX1NZU1RFTRABEg0KCVJPTEVfVVNFUhACEhIKDlJPTEVfQVNTSVNUQU5UEAMSDQoJUk9MRV9UT09MEAQqiQEKClRvb2xDaG9pY2USGwoXVE9PTF9DSE9JQ0VfVU5TUEVDSUZJRUQQABIUChBUT09MX0NIT0lDRV9BVVRPEAESFAoQVE9PTF9DSE9JQ0VfTk9ORRACEhgKFFRPT0xfQ0hPSUNFX1JFUVVJUkVEEAMSGAoUVE9PTF9DSE9JQ0VfRlVOQ1RJT04QBCo4CghQcmlvcml0eRIYChRQUklPUklUWV9JTlRFUkFDVElWRRAAEhIKDlBSSU9SSVRZX0JBVENIEAEqtgEKDEZpbmlzaFJlYXNvbhIdChlGSU5JU0hfUkVBU09OX1VOU1BFQ0lGSUVEEAASFgoSRklOSVNIX1JFQVNPTl9TVE9QEAESGAoURklOSVNIX1JFQVNPTl9MRU5HVEgQAhIXChNGSU5JU0hfUkVBU09OX0FCT1JUEAMSHAoYRklOSVNIX1JFQVNPTl9UT09MX0NBTExTEAQSHgoaRklOSVNIX1JFQVNPTl9DT05URVhUX0ZVTEwQBSqTAQoLTW9kZWxTdGF0dXMSHAoYTU9ERUxfU1RBVFVTX1VOU1BFQ0lGSUVEEAASGgoWTU9ERUxfU1RBVFVTX0FWQUlMQUJMRRABEhgKFE1PREVMX1NUQVRVU19MT0FESU5HEAISFwoTTU9ERUxfU1RBVFVTX0xPQURFRBADEhcKE01PREVMX1NUQVRVU19GQUlMRUQQBDLnBwoQSW5mZXJlbmNlU2VydmljZRJLCghHZW5lcmF0ZRIdLmluZmVyZW5jZS52MS5HZW5lcmF0ZVJlcXVlc3QaHi5pbmZlcmVuY2UudjEuR2VuZXJhdGVSZXNwb25zZTABEkkKCFRva2VuaXplEh0uaW5mZXJlbmNlLnYxLlRva2VuaXplUmVxdWVzdBoeLmluZmVyZW5jZS52MS5Ub2tlbml6ZVJlc3BvbnNlEk8KCkRldG9rZW5pemUSHy5pbmZlcmVuY2UudjEuRGV0b2tlbml6ZVJlcXVlc3QaIC5pbmZlcmVuY2UudjEuRGV0b2tlbml6ZVJlc3BvbnNlEk8KCkxpc3RNb2RlbHMSHy5pbmZlcmVuY2UudjEuTGlzdE1vZGVsc1JlcXVlc3QaIC5pbmZlcmVuY2UudjEuTGlzdE1vZGVsc1Jlc3BvbnNlEkQKCUxvYWRNb2RlbBIeLmluZmVyZW5jZS52MS5Mb2FkTW9kZWxSZXF1ZXN0GhcuaW5mZXJlbmNlLnYxLk1vZGVsSW5mbxJICgtVbmxvYWRNb2RlbBIgLmluZmVyZW5jZS52MS5VbmxvYWRNb2RlbFJlcXVlc3QaFy5pbmZlcmVuY2UudjEuTW9kZWxJbmZvEj0KBFJhbmsSGS5pbmZlcmVuY2UudjEuUmFua1JlcXVlc3QaGi5pbmZlcmVuY2UudjEuUmFua1Jlc3BvbnNlEkAKBUVtYmVkEhouaW5mZXJlbmNlLnYxLkVtYmVkUmVxdWVzdBobLmluZmVyZW5jZS52MS5FbWJlZFJlc3BvbnNlEkcKBlJlc3VtZRIbLmluZmVyZW5jZS52MS5SZXN1bWVSZXF1ZXN0Gh4uaW5mZXJlbmNlLnYxLkdlbmVyYXRlUmVzcG9uc2UwARJVCgxDYW5jZWxTdHJlYW0SIS5pbmZlcmVuY2UudjEuQ2FuY2VsU3RyZWFtUmVxdWVzdBoiLmluZmVyZW5jZS52MS5DYW5jZWxTdHJlYW1SZXNwb25zZRJJCglQdWxsTW9kZWwSHi5pbmZlcmVuY2UudjEuUHVsbE1vZGVsUmVxdWVzdBoaLmluZmVyZW5jZS52MS5QdWxsUHJvZ3Jlc3MwARJICgtEZWxldGVNb2RlbBIgLmluZmVyZW5jZS52MS5EZWxldGVNb2RlbFJlcXVlc3QaFy5pbmZlcmVuY2UudjEuTW9kZWxJbmZvElMKDURlc2NyaWJlTW9kZWwSIi5pbmZlcmVuY2UudjEuRGVzY3JpYmVNb2RlbFJlcXVlc3QaHi5pbmZlcmVuY2UudjEuTW9kZWxEZXNjcmlwdGlvbmIGcHJvdG8z", [file_google_protobuf_struct]);
+  fileDesc("ChxpbmZlcmVuY2UvdjEvaW5mZXJlbmNlLnByb3RvEgxpbmZlcmVuY2UudjEivwEKC0NoYXRNZXNzYWdlEiAKBHJvbGUYASABKA4yEi5pbmZlcmVuY2UudjEuUm9sZRIPCgdjb250ZW50GAIgASgJEioKCnRvb2xfY2FsbHMYAyADKAsyFi5pbmZlcmVuY2UudjEuVG9vbENhbGwSFAoMdG9vbF9jYWxsX2lkGAQgASgJEhEKCXJlYXNvbmluZxgFIAEoCRIoCgVwYXJ0cxgGIAMoCzIZLmluZmVyZW5jZS52MS5Db250ZW50UGFydCJLCgtDb250ZW50UGFydBIOCgR0ZXh0GAEgASgJSAASJAoFbWVkaWEYAiABKAsyEy5pbmZlcmVuY2UudjEuTWVkaWFIAEIGCgRwYXJ0IigKBU1lZGlhEgwKBGRhdGEYASABKAwSEQoJbWltZV90eXBlGAIgASgJIjcKCFRvb2xDYWxsEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSEQoJYXJndW1lbnRzGAMgASgJIj0KBFRvb2wSDAoEbmFtZRgBIAEoCRITCgtkZXNjcmlwdGlvbhgCIAEoCRISCgpwYXJhbWV0ZXJzGAMgASgJIqICCgRDaGF0EisKCG1lc3NhZ2VzGAEgAygLMhkuaW5mZXJlbmNlLnYxLkNoYXRNZXNzYWdlEiEKBXRvb2xzGAIgAygLMhIuaW5mZXJlbmNlLnYxLlRvb2wSLQoLdG9vbF9jaG9pY2UYAyABKA4yGC5pbmZlcmVuY2UudjEuVG9vbENob2ljZRIRCgl0b29sX25hbWUYBCABKAkSIAoTcGFyYWxsZWxfdG9vbF9jYWxscxgFIAEoCEgAiAEBEh0KEHJlYXNvbmluZ19idWRnZXQYBiABKA1IAYgBARIaChJ0ZW1wbGF0ZV92YXJpYWJsZXMYByABKAlCFgoUX3BhcmFsbGVsX3Rvb2xfY2FsbHNCEwoRX3JlYXNvbmluZ19idWRnZXQivwMKD1NhbXBsaW5nT3B0aW9ucxIYCgt0ZW1wZXJhdHVyZRgBIAEoAkgAiAEBEhIKBXRvcF9wGAIgASgCSAGIAQESEgoFdG9wX2sYAyABKA1IAogBARISCgVtaW5fcBgEIAEoAkgDiAEBEhEKBHNlZWQYBSABKA1IBIgBARIdChBwcmVzZW5jZV9wZW5hbHR5GAYgASgCSAWIAQESHgoRZnJlcXVlbmN5X3BlbmFsdHkYByABKAJIBogBARIbCg5yZXBlYXRfcGVuYWx0eRgIIAEoAkgHiAEBEkAKCmxvZ2l0X2JpYXMYCSADKAsyLC5pbmZlcmVuY2UudjEuU2FtcGxpbmdPcHRpb25zLkxvZ2l0Qmlhc0VudHJ5GjAKDkxvZ2l0Qmlhc0VudHJ5EgsKA2tleRgBIAEoDRINCgV2YWx1ZRgCIAEoAjoCOAFCDgoMX3RlbXBlcmF0dXJlQggKBl90b3BfcEIICgZfdG9wX2tCCAoGX21pbl9wQgcKBV9zZWVkQhMKEV9wcmVzZW5jZV9wZW5hbHR5QhQKEl9mcmVxdWVuY3lfcGVuYWx0eUIRCg9fcmVwZWF0X3BlbmFsdHki/gQKD0dlbmVyYXRlUmVxdWVzdBINCgVtb2RlbBgBIAEoCRIQCgZwcm9tcHQYAiABKAlIABIiCgRjaGF0GAMgASgLMhIuaW5mZXJlbmNlLnYxLkNoYXRIABImCgZpbmZpbGwYFSABKAsyFC5pbmZlcmVuY2UudjEuSW5maWxsSAASLwoIc2FtcGxpbmcYBCABKAsyHS5pbmZlcmVuY2UudjEuU2FtcGxpbmdPcHRpb25zEhcKCm1heF90b2tlbnMYBSABKA1IAYgBARIMCgRzdG9wGAYgAygJEhAKCGxvZ3Byb2JzGAcgASgIEhQKDHRvcF9sb2dwcm9icxgIIAEoDRIyCgpjb25zdHJhaW50GAkgASgLMh4uaW5mZXJlbmNlLnYxLk91dHB1dENvbnN0cmFpbnQSEQoJY2xpZW50X2lkGAogASgJEhcKD3Byb21wdF9sb2dwcm9icxgLIAEoCBIRCglyZXN1bWFibGUYDCABKAgSFwoPcmVzdW1lX2dyYWNlX21zGA0gASgNEhYKDnJlc3VtZV9jb250ZXh0GA4gASgMEhAKCGRldGFjaGVkGA8gASgIEiwKC2NhY2hlX21hcmtzGBAgAygLMhcuaW5mZXJlbmNlLnYxLkNhY2hlTWFyaxIfChJrZWVwX2FsaXZlX3NlY29uZHMYESABKAVIAogBARIVCg1hcnJpdmluZ193aXRoGBMgASgNEgkKAW4YEiABKA0SKAoIcHJpb3JpdHkYFCABKA4yFi5pbmZlcmVuY2UudjEuUHJpb3JpdHlCBwoFaW5wdXRCDQoLX21heF90b2tlbnNCFQoTX2tlZXBfYWxpdmVfc2Vjb25kcyKMAQoGSW5maWxsEg4KBnByZWZpeBgBIAEoCRIOCgZzdWZmaXgYAiABKAkSDgoGcHJvbXB0GAMgASgJEicKBWZpbGVzGAQgAygLMhguaW5mZXJlbmNlLnYxLkluZmlsbEZpbGUSEgoKbWluX2luZGVudBgFIAEoDRIVCg10aW1lX2xpbWl0X21zGAYgASgNIiwKCkluZmlsbEZpbGUSEAoIZmlsZW5hbWUYASABKAkSDAoEdGV4dBgCIAEoCSIyCglDYWNoZU1hcmsSEAoIbWVzc2FnZXMYASABKA0SEwoLdHRsX3NlY29uZHMYAiABKA0iWwoQT3V0cHV0Q29uc3RyYWludBIVCgtqc29uX29iamVjdBgBIAEoCEgAEhUKC2pzb25fc2NoZW1hGAIgASgJSAASEQoHZ3JhbW1hchgDIAEoCUgAQgYKBGtpbmQivQEKEEdlbmVyYXRlUmVzcG9uc2USJAoFc3RhcnQYASABKAsyEy5pbmZlcmVuY2UudjEuU3RhcnRIABIkCgV0b2tlbhgCIAEoCzITLmluZmVyZW5jZS52MS5Ub2tlbkgAEiYKBmZpbmlzaBgDIAEoCzIULmluZmVyZW5jZS52MS5GaW5pc2hIABIsCgloZWFydGJlYXQYBCABKAsyFy5pbmZlcmVuY2UudjEuSGVhcnRiZWF0SABCBwoFZXZlbnQiCwoJSGVhcnRiZWF0IrIBCgVTdGFydBINCgVtb2RlbBgBIAEoCRIVCg1wcm9tcHRfdG9rZW5zGAIgASgNEhUKDWNhY2hlZF90b2tlbnMYAyABKA0SIwoGcHJvbXB0GAQgAygLMhMuaW5mZXJlbmNlLnYxLlRva2VuEhEKCXN0cmVhbV9pZBgFIAEoCRIWCg5yZXN1bWVfY29udGV4dBgGIAEoDBIcChRjYWNoZV93cml0dGVuX3Rva2VucxgHIAEoDSLcAQoFVG9rZW4SCgoCaWQYASABKA0SDAoEdGV4dBgCIAEoCRINCgVwaWVjZRgDIAEoDBIUCgdsb2dwcm9iGAQgASgCSACIAQESNAoMdG9wX2xvZ3Byb2JzGAUgAygLMh4uaW5mZXJlbmNlLnYxLlRva2VuQWx0ZXJuYXRpdmUSEQoJcmVhc29uaW5nGAYgASgJEi8KCnRvb2xfY2FsbHMYByADKAsyGy5pbmZlcmVuY2UudjEuVG9vbENhbGxEZWx0YRIOCgZjaG9pY2UYCCABKA1CCgoIX2xvZ3Byb2IiSwoNVG9vbENhbGxEZWx0YRINCgVpbmRleBgBIAEoDRIKCgJpZBgCIAEoCRIMCgRuYW1lGAMgASgJEhEKCWFyZ3VtZW50cxgEIAEoCSI+ChBUb2tlbkFsdGVybmF0aXZlEgoKAmlkGAEgASgNEg0KBXBpZWNlGAIgASgMEg8KB2xvZ3Byb2IYAyABKAIiPAoNUHJvbXB0VG9vTG9uZxIVCg1wcm9tcHRfdG9rZW5zGAEgASgNEhQKDGNvbnRleHRfc2l6ZRgCIAEoDSI5ChdGaWxsSW5NaWRkbGVVbnN1cHBvcnRlZBINCgVtb2RlbBgBIAEoCRIPCgdtaXNzaW5nGAIgAygJIqUCCgZGaW5pc2gSKgoGcmVhc29uGAEgASgOMhouaW5mZXJlbmNlLnYxLkZpbmlzaFJlYXNvbhIVCg1wcm9tcHRfdG9rZW5zGAIgASgNEhkKEWNvbXBsZXRpb25fdG9rZW5zGAMgASgNEhUKDWNhY2hlZF90b2tlbnMYBCABKA0SFQoNc3RvcF9zZXF1ZW5jZRgFIAEoCRImCgd0aW1pbmdzGAYgASgLMhUuaW5mZXJlbmNlLnYxLlRpbWluZ3MSDAoEdGV4dBgHIAEoCRIRCglyZWFzb25pbmcYCCABKAkSGAoQcmVhc29uaW5nX3Rva2VucxgJIAEoDRIcChRjYWNoZV93cml0dGVuX3Rva2VucxgKIAEoDRIOCgZjaG9pY2UYCyABKA0iRQoHVGltaW5ncxIRCglwcm9tcHRfbXMYASABKAESFQoNZ2VuZXJhdGlvbl9tcxgCIAEoARIQCghxdWV1ZV9tcxgDIAEoASLdAQoPVG9rZW5pemVSZXF1ZXN0Eg0KBW1vZGVsGAEgASgJEg4KBHRleHQYAiABKAlIABIiCgRjaGF0GAMgASgLMhIuaW5mZXJlbmNlLnYxLkNoYXRIABIYCgthZGRfc3BlY2lhbBgEIAEoCEgBiAEBEhMKC3dpdGhfcGllY2VzGAUgASgIEhEKCXdpdGhfdGV4dBgGIAEoCBIaCg1wYXJzZV9zcGVjaWFsGAcgASgISAKIAQFCBwoFaW5wdXRCDgoMX2FkZF9zcGVjaWFsQhAKDl9wYXJzZV9zcGVjaWFsIkAKEFRva2VuaXplUmVzcG9uc2USDgoGdG9rZW5zGAEgAygNEg4KBnBpZWNlcxgCIAMoDBIMCgR0ZXh0GAMgASgJIjIKEURldG9rZW5pemVSZXF1ZXN0Eg0KBW1vZGVsGAEgASgJEg4KBnRva2VucxgCIAMoDSIiChJEZXRva2VuaXplUmVzcG9uc2USDAoEdGV4dBgBIAEoCSK9AQoMRW1iZWRSZXF1ZXN0Eg0KBW1vZGVsGAEgASgJEigKBmlucHV0cxgCIAMoCzIYLmluZmVyZW5jZS52MS5FbWJlZElucHV0EhIKCmRpbWVuc2lvbnMYAyABKA0SHwoSa2VlcF9hbGl2ZV9zZWNvbmRzGAQgASgFSACIAQESKAoIcHJpb3JpdHkYBSABKA4yFi5pbmZlcmVuY2UudjEuUHJpb3JpdHlCFQoTX2tlZXBfYWxpdmVfc2Vjb25kcyJPCgpFbWJlZElucHV0Eg4KBHRleHQYASABKAlIABIoCgZ0b2tlbnMYAiABKAsyFi5pbmZlcmVuY2UudjEuVG9rZW5JZHNIAEIHCgVpbnB1dCIXCghUb2tlbklkcxILCgNpZHMYASADKA0iUwoNRW1iZWRSZXNwb25zZRIrCgplbWJlZGRpbmdzGAEgAygLMhcuaW5mZXJlbmNlLnYxLkVtYmVkZGluZxIVCg1wcm9tcHRfdG9rZW5zGAIgASgNIisKCUVtYmVkZGluZxIOCgZ2YWx1ZXMYASADKAISDgoGdG9rZW5zGAIgASgNIlYKDVJlc3VtZVJlcXVlc3QSEQoJc3RyZWFtX2lkGAEgASgJEg0KBWFmdGVyGAIgASgNEhEKCWNsaWVudF9pZBgDIAEoCRIQCghzbmFwc2hvdBgEIAEoCCI7ChNDYW5jZWxTdHJlYW1SZXF1ZXN0EhEKCXN0cmVhbV9pZBgBIAEoCRIRCgljbGllbnRfaWQYAiABKAkiKQoUQ2FuY2VsU3RyZWFtUmVzcG9uc2USEQoJY2FuY2VsbGVkGAEgASgIIhMKEUxpc3RNb2RlbHNSZXF1ZXN0IlkKEExvYWRNb2RlbFJlcXVlc3QSDQoFbW9kZWwYASABKAkSHwoSa2VlcF9hbGl2ZV9zZWNvbmRzGAIgASgFSACIAQFCFQoTX2tlZXBfYWxpdmVfc2Vjb25kcyIjChJVbmxvYWRNb2RlbFJlcXVlc3QSDQoFbW9kZWwYASABKAkiMQoQUHVsbE1vZGVsUmVxdWVzdBIOCgZzb3VyY2UYASABKAkSDQoFYWxpYXMYAiABKAkiZAoMUHVsbFByb2dyZXNzEhMKC3RvdGFsX2J5dGVzGAEgASgEEhcKD2NvbXBsZXRlZF9ieXRlcxgCIAEoBBImCgVtb2RlbBgDIAEoCzIXLmluZmVyZW5jZS52MS5Nb2RlbEluZm8iIwoSRGVsZXRlTW9kZWxSZXF1ZXN0Eg0KBW1vZGVsGAEgASgJIjYKFERlc2NyaWJlTW9kZWxSZXF1ZXN0Eg0KBW1vZGVsGAEgASgJEg8KB3ZlcmJvc2UYAiABKAgiSwoQTW9kZWxEZXNjcmlwdGlvbhIpCghtZXRhZGF0YRgBIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSDAoEcGF0aBgCIAEoCSJ2CgtSYW5rUmVxdWVzdBINCgVtb2RlbBgBIAEoCRINCgVxdWVyeRgCIAEoCRIRCglkb2N1bWVudHMYAyADKAkSHwoSa2VlcF9hbGl2ZV9zZWNvbmRzGAQgASgFSACIAQFCFQoTX2tlZXBfYWxpdmVfc2Vjb25kcyI1CgxSYW5rUmVzcG9uc2USDgoGc2NvcmVzGAEgAygCEhUKDXByb21wdF90b2tlbnMYAiABKA0iMAoPTW9kZWxMb2FkRmFpbGVkEg0KBW1vZGVsGAEgASgJEg4KBnJlYXNvbhgCIAEoCSImCglQcmVlbXB0ZWQSGQoRY29tcGxldGlvbl90b2tlbnMYASABKA0iPQoSTGlzdE1vZGVsc1Jlc3BvbnNlEicKBm1vZGVscxgBIAMoCzIXLmluZmVyZW5jZS52MS5Nb2RlbEluZm8izgYKCU1vZGVsSW5mbxIKCgJpZBgBIAEoCRIPCgdjcmVhdGVkGAIgASgDEhQKDGNvbnRleHRfc2l6ZRgDIAEoDRIRCglzZXF1ZW5jZXMYBCABKA0SFwoPdm9jYWJ1bGFyeV9zaXplGAUgASgNEhUKDWNoYXRfdGVtcGxhdGUYBiABKAkSFAoMYXJjaGl0ZWN0dXJlGAcgASgJEhQKDGVuZ2luZV9idWlsZBgIIAEoCRIRCgltYXhfcXVldWUYCSABKA0SGAoQcXVldWVfdGltZW91dF9tcxgKIAEoDRIcChRlbWJlZGRpbmdfZGltZW5zaW9ucxgLIAEoDRIeChZlbWJlZGRpbmdfY29udGV4dF9zaXplGAwgASgNEgsKA2dwdRgNIAEoCRITCgtncHVfZGV2aWNlcxgOIAMoCRISCgp2cmFtX2J5dGVzGA8gASgEEhIKCmdwdV9sYXllcnMYECABKA0SFAoMbW9kZWxfbGF5ZXJzGBEgASgNEg4KBmFjdGl2ZRgSIAEoDRIOCgZxdWV1ZWQYEyABKA0SKQoGc3RhdHVzGBQgASgOMhkuaW5mZXJlbmNlLnYxLk1vZGVsU3RhdHVzEhUKDWxvYWRfcHJvZ3Jlc3MYFSABKAISDwoHZmFpbHVyZRgWIAEoCRIUCgxtZW1vcnlfYnl0ZXMYFyABKAQSDwoHYWxpYXNlcxgYIAMoCRISCgpmaWxlX2J5dGVzGBkgASgEEgwKBGtpbmQYGiABKAkSGgoSa2VlcF9hbGl2ZV9zZWNvbmRzGBsgASgFEhIKCmV4cGlyZXNfYXQYHCABKAMSGAoQdG9vbF9jYWxsX3N5bnRheBgdIAEoCRIVCg10b29sc19yZWZ1c2VkGB4gASgJEhsKE3BhcmFsbGVsX3Rvb2xfY2FsbHMYHyABKAgSEQoJcmVhc29uaW5nGCAgASgIEhMKC3NwZWN1bGF0aW9uGCEgASgJEhEKCWRyYWZ0X21heBgiIAEoDRIUCgxkcmFmdF90b2tlbnMYIyABKAQSHQoVZHJhZnRfYWNjZXB0ZWRfdG9rZW5zGCQgASgEEhYKDmZpbGxfaW5fbWlkZGxlGCUgASgJEhIKCm1vZGFsaXRpZXMYJiADKAkqXwoEUm9sZRIUChBST0xFX1VOU1BFQ0lGSUVEEAASDwoLUk9MRV9TWVNURU0QARINCglST0xFX1VTRVIQAhISCg5ST0xFX0FTU0lTVEFOVBADEg0KCVJPTEVfVE9PTBAEKokBCgpUb29sQ2hvaWNlEhsKF1RPT0xfQ0hPSUNFX1VOU1BFQ0lGSUVEEAASFAoQVE9PTF9DSE9JQ0VfQVVUTxABEhQKEFRPT0xfQ0hPSUNFX05PTkUQAhIYChRUT09MX0NIT0lDRV9SRVFVSVJFRBADEhgKFFRPT0xfQ0hPSUNFX0ZVTkNUSU9OEAQqOAoIUHJpb3JpdHkSGAoUUFJJT1JJVFlfSU5URVJBQ1RJVkUQABISCg5QUklPUklUWV9CQVRDSBABKrYBCgxGaW5pc2hSZWFzb24SHQoZRklOSVNIX1JFQVNPTl9VTlNQRUNJRklFRBAAEhYKEkZJTklTSF9SRUFTT05fU1RPUBABEhgKFEZJTklTSF9SRUFTT05fTEVOR1RIEAISFwoTRklOSVNIX1JFQVNPTl9BQk9SVBADEhwKGEZJTklTSF9SRUFTT05fVE9PTF9DQUxMUxAEEh4KGkZJTklTSF9SRUFTT05fQ09OVEVYVF9GVUxMEAUqkwEKC01vZGVsU3RhdHVzEhwKGE1PREVMX1NUQVRVU19VTlNQRUNJRklFRBAAEhoKFk1PREVMX1NUQVRVU19BVkFJTEFCTEUQARIYChRNT0RFTF9TVEFUVVNfTE9BRElORxACEhcKE01PREVMX1NUQVRVU19MT0FERUQQAxIXChNNT0RFTF9TVEFUVVNfRkFJTEVEEAQy5wcKEEluZmVyZW5jZVNlcnZpY2USSwoIR2VuZXJhdGUSHS5pbmZlcmVuY2UudjEuR2VuZXJhdGVSZXF1ZXN0Gh4uaW5mZXJlbmNlLnYxLkdlbmVyYXRlUmVzcG9uc2UwARJJCghUb2tlbml6ZRIdLmluZmVyZW5jZS52MS5Ub2tlbml6ZVJlcXVlc3QaHi5pbmZlcmVuY2UudjEuVG9rZW5pemVSZXNwb25zZRJPCgpEZXRva2VuaXplEh8uaW5mZXJlbmNlLnYxLkRldG9rZW5pemVSZXF1ZXN0GiAuaW5mZXJlbmNlLnYxLkRldG9rZW5pemVSZXNwb25zZRJPCgpMaXN0TW9kZWxzEh8uaW5mZXJlbmNlLnYxLkxpc3RNb2RlbHNSZXF1ZXN0GiAuaW5mZXJlbmNlLnYxLkxpc3RNb2RlbHNSZXNwb25zZRJECglMb2FkTW9kZWwSHi5pbmZlcmVuY2UudjEuTG9hZE1vZGVsUmVxdWVzdBoXLmluZmVyZW5jZS52MS5Nb2RlbEluZm8SSAoLVW5sb2FkTW9kZWwSIC5pbmZlcmVuY2UudjEuVW5sb2FkTW9kZWxSZXF1ZXN0GhcuaW5mZXJlbmNlLnYxLk1vZGVsSW5mbxI9CgRSYW5rEhkuaW5mZXJlbmNlLnYxLlJhbmtSZXF1ZXN0GhouaW5mZXJlbmNlLnYxLlJhbmtSZXNwb25zZRJACgVFbWJlZBIaLmluZmVyZW5jZS52MS5FbWJlZFJlcXVlc3QaGy5pbmZlcmVuY2UudjEuRW1iZWRSZXNwb25zZRJHCgZSZXN1bWUSGy5pbmZlcmVuY2UudjEuUmVzdW1lUmVxdWVzdBoeLmluZmVyZW5jZS52MS5HZW5lcmF0ZVJlc3BvbnNlMAESVQoMQ2FuY2VsU3RyZWFtEiEuaW5mZXJlbmNlLnYxLkNhbmNlbFN0cmVhbVJlcXVlc3QaIi5pbmZlcmVuY2UudjEuQ2FuY2VsU3RyZWFtUmVzcG9uc2USSQoJUHVsbE1vZGVsEh4uaW5mZXJlbmNlLnYxLlB1bGxNb2RlbFJlcXVlc3QaGi5pbmZlcmVuY2UudjEuUHVsbFByb2dyZXNzMAESSAoLRGVsZXRlTW9kZWwSIC5pbmZlcmVuY2UudjEuRGVsZXRlTW9kZWxSZXF1ZXN0GhcuaW5mZXJlbmNlLnYxLk1vZGVsSW5mbxJTCg1EZXNjcmliZU1vZGVsEiIuaW5mZXJlbmNlLnYxLkRlc2NyaWJlTW9kZWxSZXF1ZXN0Gh4uaW5mZXJlbmNlLnYxLk1vZGVsRGVzY3JpcHRpb25iBnByb3RvMw", [file_google_protobuf_struct]);
 
 /**
  * One message of a chat history.
@@ -70,6 +70,16 @@ export type ChatMessage = Message<"inference.v1.ChatMessage"> & {
    * @generated from field: string reasoning = 5;
    */
   reasoning: string;
+
+  /**
+   * ROLE_USER (or ROLE_SYSTEM): the message's content in order, text and media, for a message that
+   * holds media (then `content` is empty). Each media part is evaluated by the model's projector
+   * where it stands; a model without one (ModelInfo.modalities) answers INVALID_ARGUMENT naming the
+   * part. Up to 16 media parts in a request.
+   *
+   * @generated from field: repeated inference.v1.ContentPart parts = 6;
+   */
+  parts: ContentPart[];
 };
 
 /**
@@ -78,6 +88,65 @@ export type ChatMessage = Message<"inference.v1.ChatMessage"> & {
  */
 export const ChatMessageSchema: GenMessage<ChatMessage> = /*@__PURE__*/
   messageDesc(file_inference_v1_inference, 0);
+
+/**
+ * One piece of a message's content.
+ *
+ * @generated from message inference.v1.ContentPart
+ */
+export type ContentPart = Message<"inference.v1.ContentPart"> & {
+  /**
+   * @generated from oneof inference.v1.ContentPart.part
+   */
+  part: {
+    /**
+     * @generated from field: string text = 1;
+     */
+    value: string;
+    case: "text";
+  } | {
+    /**
+     * @generated from field: inference.v1.Media media = 2;
+     */
+    value: Media;
+    case: "media";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message inference.v1.ContentPart.
+ * Use `create(ContentPartSchema)` to create a new message.
+ */
+export const ContentPartSchema: GenMessage<ContentPart> = /*@__PURE__*/
+  messageDesc(file_inference_v1_inference, 1);
+
+/**
+ * An image (PNG, JPEG, WebP, BMP, GIF: its first frame) or a sound (WAV, MP3, FLAC) as the client
+ * sent it, encoded. The sidecar decodes it by its content; one it cannot decode is
+ * INVALID_ARGUMENT naming the part.
+ *
+ * @generated from message inference.v1.Media
+ */
+export type Media = Message<"inference.v1.Media"> & {
+  /**
+   * @generated from field: bytes data = 1;
+   */
+  data: Uint8Array;
+
+  /**
+   * "image/png", "audio/wav"...: what the client said it is (informative; may be empty).
+   *
+   * @generated from field: string mime_type = 2;
+   */
+  mimeType: string;
+};
+
+/**
+ * Describes the message inference.v1.Media.
+ * Use `create(MediaSchema)` to create a new message.
+ */
+export const MediaSchema: GenMessage<Media> = /*@__PURE__*/
+  messageDesc(file_inference_v1_inference, 2);
 
 /**
  * A call the model made: the sidecar assigns `id` (`call_` and 24 characters, the last 4 a check
@@ -108,7 +177,7 @@ export type ToolCall = Message<"inference.v1.ToolCall"> & {
  * Use `create(ToolCallSchema)` to create a new message.
  */
 export const ToolCallSchema: GenMessage<ToolCall> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 1);
+  messageDesc(file_inference_v1_inference, 3);
 
 /**
  * A function the model may call.
@@ -142,7 +211,7 @@ export type Tool = Message<"inference.v1.Tool"> & {
  * Use `create(ToolSchema)` to create a new message.
  */
 export const ToolSchema: GenMessage<Tool> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 2);
+  messageDesc(file_inference_v1_inference, 4);
 
 /**
  * A chat history, rendered by the model's own chat template.
@@ -210,7 +279,7 @@ export type Chat = Message<"inference.v1.Chat"> & {
  * Use `create(ChatSchema)` to create a new message.
  */
 export const ChatSchema: GenMessage<Chat> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 3);
+  messageDesc(file_inference_v1_inference, 5);
 
 /**
  * How the next token is chosen. Unset fields take the sidecar's defaults, which are
@@ -288,7 +357,7 @@ export type SamplingOptions = Message<"inference.v1.SamplingOptions"> & {
  * Use `create(SamplingOptionsSchema)` to create a new message.
  */
 export const SamplingOptionsSchema: GenMessage<SamplingOptions> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 4);
+  messageDesc(file_inference_v1_inference, 6);
 
 /**
  * @generated from message inference.v1.GenerateRequest
@@ -494,7 +563,7 @@ export type GenerateRequest = Message<"inference.v1.GenerateRequest"> & {
  * Use `create(GenerateRequestSchema)` to create a new message.
  */
 export const GenerateRequestSchema: GenMessage<GenerateRequest> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 5);
+  messageDesc(file_inference_v1_inference, 7);
 
 /**
  * Fill-in-the-middle (code completion): the reply is the text that goes between `prefix` and
@@ -572,7 +641,7 @@ export type Infill = Message<"inference.v1.Infill"> & {
  * Use `create(InfillSchema)` to create a new message.
  */
 export const InfillSchema: GenMessage<Infill> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 6);
+  messageDesc(file_inference_v1_inference, 8);
 
 /**
  * One file of an Infill's repository context.
@@ -598,7 +667,7 @@ export type InfillFile = Message<"inference.v1.InfillFile"> & {
  * Use `create(InfillFileSchema)` to create a new message.
  */
 export const InfillFileSchema: GenMessage<InfillFile> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 7);
+  messageDesc(file_inference_v1_inference, 9);
 
 /**
  * A prefix of the prompt worth keeping. Its end is where the rendered prompt stops sharing tokens
@@ -629,7 +698,7 @@ export type CacheMark = Message<"inference.v1.CacheMark"> & {
  * Use `create(CacheMarkSchema)` to create a new message.
  */
 export const CacheMarkSchema: GenMessage<CacheMark> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 8);
+  messageDesc(file_inference_v1_inference, 10);
 
 /**
  * A grammar the reply must follow, enforced while sampling: every token that would break it is
@@ -673,7 +742,7 @@ export type OutputConstraint = Message<"inference.v1.OutputConstraint"> & {
  * Use `create(OutputConstraintSchema)` to create a new message.
  */
 export const OutputConstraintSchema: GenMessage<OutputConstraint> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 9);
+  messageDesc(file_inference_v1_inference, 11);
 
 /**
  * @generated from message inference.v1.GenerateResponse
@@ -714,7 +783,7 @@ export type GenerateResponse = Message<"inference.v1.GenerateResponse"> & {
  * Use `create(GenerateResponseSchema)` to create a new message.
  */
 export const GenerateResponseSchema: GenMessage<GenerateResponse> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 10);
+  messageDesc(file_inference_v1_inference, 12);
 
 /**
  * "Still working": sent on every open call after a silence of the sidecar's heartbeat interval
@@ -734,7 +803,7 @@ export type Heartbeat = Message<"inference.v1.Heartbeat"> & {
  * Use `create(HeartbeatSchema)` to create a new message.
  */
 export const HeartbeatSchema: GenMessage<Heartbeat> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 11);
+  messageDesc(file_inference_v1_inference, 13);
 
 /**
  * Generation is about to begin: the request was accepted.
@@ -801,7 +870,7 @@ export type Start = Message<"inference.v1.Start"> & {
  * Use `create(StartSchema)` to create a new message.
  */
 export const StartSchema: GenMessage<Start> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 12);
+  messageDesc(file_inference_v1_inference, 14);
 
 /**
  * One generated token.
@@ -877,7 +946,7 @@ export type Token = Message<"inference.v1.Token"> & {
  * Use `create(TokenSchema)` to create a new message.
  */
 export const TokenSchema: GenMessage<Token> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 13);
+  messageDesc(file_inference_v1_inference, 15);
 
 /**
  * A piece of a tool call as it is generated. The first delta of a call carries its `id` and
@@ -915,7 +984,7 @@ export type ToolCallDelta = Message<"inference.v1.ToolCallDelta"> & {
  * Use `create(ToolCallDeltaSchema)` to create a new message.
  */
 export const ToolCallDeltaSchema: GenMessage<ToolCallDelta> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 14);
+  messageDesc(file_inference_v1_inference, 16);
 
 /**
  * @generated from message inference.v1.TokenAlternative
@@ -942,7 +1011,7 @@ export type TokenAlternative = Message<"inference.v1.TokenAlternative"> & {
  * Use `create(TokenAlternativeSchema)` to create a new message.
  */
 export const TokenAlternativeSchema: GenMessage<TokenAlternative> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 15);
+  messageDesc(file_inference_v1_inference, 17);
 
 /**
  * Attached as a gRPC error detail to the INVALID_ARGUMENT that refuses a prompt which does not
@@ -971,7 +1040,7 @@ export type PromptTooLong = Message<"inference.v1.PromptTooLong"> & {
  * Use `create(PromptTooLongSchema)` to create a new message.
  */
 export const PromptTooLongSchema: GenMessage<PromptTooLong> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 16);
+  messageDesc(file_inference_v1_inference, 18);
 
 /**
  * Attached as a gRPC error detail to the INVALID_ARGUMENT that refuses an Infill on a model without
@@ -1000,7 +1069,7 @@ export type FillInMiddleUnsupported = Message<"inference.v1.FillInMiddleUnsuppor
  * Use `create(FillInMiddleUnsupportedSchema)` to create a new message.
  */
 export const FillInMiddleUnsupportedSchema: GenMessage<FillInMiddleUnsupported> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 17);
+  messageDesc(file_inference_v1_inference, 19);
 
 /**
  * A choice's generation is over: the last event of its choice (and, with one choice, of the stream).
@@ -1087,7 +1156,7 @@ export type Finish = Message<"inference.v1.Finish"> & {
  * Use `create(FinishSchema)` to create a new message.
  */
 export const FinishSchema: GenMessage<Finish> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 18);
+  messageDesc(file_inference_v1_inference, 20);
 
 /**
  * @generated from message inference.v1.Timings
@@ -1120,7 +1189,7 @@ export type Timings = Message<"inference.v1.Timings"> & {
  * Use `create(TimingsSchema)` to create a new message.
  */
 export const TimingsSchema: GenMessage<Timings> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 19);
+  messageDesc(file_inference_v1_inference, 21);
 
 /**
  * @generated from message inference.v1.TokenizeRequest
@@ -1191,7 +1260,7 @@ export type TokenizeRequest = Message<"inference.v1.TokenizeRequest"> & {
  * Use `create(TokenizeRequestSchema)` to create a new message.
  */
 export const TokenizeRequestSchema: GenMessage<TokenizeRequest> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 20);
+  messageDesc(file_inference_v1_inference, 22);
 
 /**
  * @generated from message inference.v1.TokenizeResponse
@@ -1223,7 +1292,7 @@ export type TokenizeResponse = Message<"inference.v1.TokenizeResponse"> & {
  * Use `create(TokenizeResponseSchema)` to create a new message.
  */
 export const TokenizeResponseSchema: GenMessage<TokenizeResponse> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 21);
+  messageDesc(file_inference_v1_inference, 23);
 
 /**
  * @generated from message inference.v1.DetokenizeRequest
@@ -1245,7 +1314,7 @@ export type DetokenizeRequest = Message<"inference.v1.DetokenizeRequest"> & {
  * Use `create(DetokenizeRequestSchema)` to create a new message.
  */
 export const DetokenizeRequestSchema: GenMessage<DetokenizeRequest> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 22);
+  messageDesc(file_inference_v1_inference, 24);
 
 /**
  * @generated from message inference.v1.DetokenizeResponse
@@ -1262,7 +1331,7 @@ export type DetokenizeResponse = Message<"inference.v1.DetokenizeResponse"> & {
  * Use `create(DetokenizeResponseSchema)` to create a new message.
  */
 export const DetokenizeResponseSchema: GenMessage<DetokenizeResponse> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 23);
+  messageDesc(file_inference_v1_inference, 25);
 
 /**
  * @generated from message inference.v1.EmbedRequest
@@ -1310,7 +1379,7 @@ export type EmbedRequest = Message<"inference.v1.EmbedRequest"> & {
  * Use `create(EmbedRequestSchema)` to create a new message.
  */
 export const EmbedRequestSchema: GenMessage<EmbedRequest> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 24);
+  messageDesc(file_inference_v1_inference, 26);
 
 /**
  * @generated from message inference.v1.EmbedInput
@@ -1343,7 +1412,7 @@ export type EmbedInput = Message<"inference.v1.EmbedInput"> & {
  * Use `create(EmbedInputSchema)` to create a new message.
  */
 export const EmbedInputSchema: GenMessage<EmbedInput> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 25);
+  messageDesc(file_inference_v1_inference, 27);
 
 /**
  * @generated from message inference.v1.TokenIds
@@ -1360,7 +1429,7 @@ export type TokenIds = Message<"inference.v1.TokenIds"> & {
  * Use `create(TokenIdsSchema)` to create a new message.
  */
 export const TokenIdsSchema: GenMessage<TokenIds> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 26);
+  messageDesc(file_inference_v1_inference, 28);
 
 /**
  * @generated from message inference.v1.EmbedResponse
@@ -1386,7 +1455,7 @@ export type EmbedResponse = Message<"inference.v1.EmbedResponse"> & {
  * Use `create(EmbedResponseSchema)` to create a new message.
  */
 export const EmbedResponseSchema: GenMessage<EmbedResponse> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 27);
+  messageDesc(file_inference_v1_inference, 29);
 
 /**
  * @generated from message inference.v1.Embedding
@@ -1412,7 +1481,7 @@ export type Embedding = Message<"inference.v1.Embedding"> & {
  * Use `create(EmbeddingSchema)` to create a new message.
  */
 export const EmbeddingSchema: GenMessage<Embedding> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 28);
+  messageDesc(file_inference_v1_inference, 30);
 
 /**
  * @generated from message inference.v1.ResumeRequest
@@ -1452,7 +1521,7 @@ export type ResumeRequest = Message<"inference.v1.ResumeRequest"> & {
  * Use `create(ResumeRequestSchema)` to create a new message.
  */
 export const ResumeRequestSchema: GenMessage<ResumeRequest> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 29);
+  messageDesc(file_inference_v1_inference, 31);
 
 /**
  * @generated from message inference.v1.CancelStreamRequest
@@ -1476,7 +1545,7 @@ export type CancelStreamRequest = Message<"inference.v1.CancelStreamRequest"> & 
  * Use `create(CancelStreamRequestSchema)` to create a new message.
  */
 export const CancelStreamRequestSchema: GenMessage<CancelStreamRequest> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 30);
+  messageDesc(file_inference_v1_inference, 32);
 
 /**
  * @generated from message inference.v1.CancelStreamResponse
@@ -1495,7 +1564,7 @@ export type CancelStreamResponse = Message<"inference.v1.CancelStreamResponse"> 
  * Use `create(CancelStreamResponseSchema)` to create a new message.
  */
 export const CancelStreamResponseSchema: GenMessage<CancelStreamResponse> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 31);
+  messageDesc(file_inference_v1_inference, 33);
 
 /**
  * @generated from message inference.v1.ListModelsRequest
@@ -1508,7 +1577,7 @@ export type ListModelsRequest = Message<"inference.v1.ListModelsRequest"> & {
  * Use `create(ListModelsRequestSchema)` to create a new message.
  */
 export const ListModelsRequestSchema: GenMessage<ListModelsRequest> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 32);
+  messageDesc(file_inference_v1_inference, 34);
 
 /**
  * @generated from message inference.v1.LoadModelRequest
@@ -1532,7 +1601,7 @@ export type LoadModelRequest = Message<"inference.v1.LoadModelRequest"> & {
  * Use `create(LoadModelRequestSchema)` to create a new message.
  */
 export const LoadModelRequestSchema: GenMessage<LoadModelRequest> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 33);
+  messageDesc(file_inference_v1_inference, 35);
 
 /**
  * @generated from message inference.v1.UnloadModelRequest
@@ -1549,7 +1618,7 @@ export type UnloadModelRequest = Message<"inference.v1.UnloadModelRequest"> & {
  * Use `create(UnloadModelRequestSchema)` to create a new message.
  */
 export const UnloadModelRequestSchema: GenMessage<UnloadModelRequest> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 34);
+  messageDesc(file_inference_v1_inference, 36);
 
 /**
  * @generated from message inference.v1.PullModelRequest
@@ -1577,7 +1646,7 @@ export type PullModelRequest = Message<"inference.v1.PullModelRequest"> & {
  * Use `create(PullModelRequestSchema)` to create a new message.
  */
 export const PullModelRequestSchema: GenMessage<PullModelRequest> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 35);
+  messageDesc(file_inference_v1_inference, 37);
 
 /**
  * One step of a pull: a download's progress, then the catalogued model in the last event.
@@ -1610,7 +1679,7 @@ export type PullProgress = Message<"inference.v1.PullProgress"> & {
  * Use `create(PullProgressSchema)` to create a new message.
  */
 export const PullProgressSchema: GenMessage<PullProgress> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 36);
+  messageDesc(file_inference_v1_inference, 38);
 
 /**
  * @generated from message inference.v1.DeleteModelRequest
@@ -1627,7 +1696,7 @@ export type DeleteModelRequest = Message<"inference.v1.DeleteModelRequest"> & {
  * Use `create(DeleteModelRequestSchema)` to create a new message.
  */
 export const DeleteModelRequestSchema: GenMessage<DeleteModelRequest> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 37);
+  messageDesc(file_inference_v1_inference, 39);
 
 /**
  * @generated from message inference.v1.DescribeModelRequest
@@ -1652,7 +1721,7 @@ export type DescribeModelRequest = Message<"inference.v1.DescribeModelRequest"> 
  * Use `create(DescribeModelRequestSchema)` to create a new message.
  */
 export const DescribeModelRequestSchema: GenMessage<DescribeModelRequest> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 38);
+  messageDesc(file_inference_v1_inference, 40);
 
 /**
  * @generated from message inference.v1.ModelDescription
@@ -1679,7 +1748,7 @@ export type ModelDescription = Message<"inference.v1.ModelDescription"> & {
  * Use `create(ModelDescriptionSchema)` to create a new message.
  */
 export const ModelDescriptionSchema: GenMessage<ModelDescription> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 39);
+  messageDesc(file_inference_v1_inference, 41);
 
 /**
  * @generated from message inference.v1.RankRequest
@@ -1719,7 +1788,7 @@ export type RankRequest = Message<"inference.v1.RankRequest"> & {
  * Use `create(RankRequestSchema)` to create a new message.
  */
 export const RankRequestSchema: GenMessage<RankRequest> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 40);
+  messageDesc(file_inference_v1_inference, 42);
 
 /**
  * @generated from message inference.v1.RankResponse
@@ -1747,7 +1816,7 @@ export type RankResponse = Message<"inference.v1.RankResponse"> & {
  * Use `create(RankResponseSchema)` to create a new message.
  */
 export const RankResponseSchema: GenMessage<RankResponse> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 41);
+  messageDesc(file_inference_v1_inference, 43);
 
 /**
  * Attached as a gRPC error detail to the INTERNAL that answers a request for a model that could
@@ -1772,7 +1841,7 @@ export type ModelLoadFailed = Message<"inference.v1.ModelLoadFailed"> & {
  * Use `create(ModelLoadFailedSchema)` to create a new message.
  */
 export const ModelLoadFailedSchema: GenMessage<ModelLoadFailed> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 42);
+  messageDesc(file_inference_v1_inference, 44);
 
 /**
  * Attached as a gRPC error detail to the ABORTED that ends a PRIORITY_BATCH generation an
@@ -1794,7 +1863,7 @@ export type Preempted = Message<"inference.v1.Preempted"> & {
  * Use `create(PreemptedSchema)` to create a new message.
  */
 export const PreemptedSchema: GenMessage<Preempted> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 43);
+  messageDesc(file_inference_v1_inference, 45);
 
 /**
  * @generated from message inference.v1.ListModelsResponse
@@ -1811,7 +1880,7 @@ export type ListModelsResponse = Message<"inference.v1.ListModelsResponse"> & {
  * Use `create(ListModelsResponseSchema)` to create a new message.
  */
 export const ListModelsResponseSchema: GenMessage<ListModelsResponse> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 44);
+  messageDesc(file_inference_v1_inference, 46);
 
 /**
  * @generated from message inference.v1.ModelInfo
@@ -2086,6 +2155,14 @@ export type ModelInfo = Message<"inference.v1.ModelInfo"> & {
    * @generated from field: string fill_in_middle = 37;
    */
   fillInMiddle: string;
+
+  /**
+   * What the model reads besides text: "image" and/or "audio" when a projector is loaded with it
+   * (`--mmproj`); empty for a text-only model, and before its load.
+   *
+   * @generated from field: repeated string modalities = 38;
+   */
+  modalities: string[];
 };
 
 /**
@@ -2093,7 +2170,7 @@ export type ModelInfo = Message<"inference.v1.ModelInfo"> & {
  * Use `create(ModelInfoSchema)` to create a new message.
  */
 export const ModelInfoSchema: GenMessage<ModelInfo> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 45);
+  messageDesc(file_inference_v1_inference, 47);
 
 /**
  * Who wrote a chat message.
