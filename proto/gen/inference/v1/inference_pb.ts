@@ -72,7 +72,7 @@ export type ChatMessage = Message<"inference.v1.ChatMessage"> & {
   reasoning: string;
 
   /**
-   * ROLE_USER (or ROLE_SYSTEM): the message's content in order, text and media, for a message that
+   * ROLE_USER, ROLE_SYSTEM or ROLE_TOOL: the message's content in order, text and media, for a message that
    * holds media (then `content` is empty). Each media part is evaluated by the model's projector
    * where it stands; a model without one (ModelInfo.modalities) answers INVALID_ARGUMENT naming the
    * part. Up to 16 media parts in a request.
