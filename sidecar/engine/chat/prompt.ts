@@ -25,6 +25,7 @@ import { startsInReasoning as promptOpensReasoning } from "../syntax/read-back.j
 import { holdsMarkers, renderTemplatePrompt, templateMessages, templateTokens } from "./template-prompt.js";
 import { PROBE_CHATS } from "./template-probes.js";
 import { infillTokens } from "./infill-prompt.js";
+import { textOnlyChat } from "./media-parts.js";
 import type { LineRules } from "./infill-prompt.js";
 import type { ToolSpec } from "./tool-grammar.js";
 
@@ -493,7 +494,8 @@ function templatePrompt(loaded: LoadedModel, text: string, toolUse: ToolUse | un
  * The tokens of the chat's first `messages` messages as the template renders them with the chat's
  * tools, not yet ready for a reply (cache-marks.ts compares them with the whole prompt's).
  */
-export function renderChatPrefix(loaded: LoadedModel, chat: Chat, messages: number): Token[] {
+export function renderChatPrefix(loaded: LoadedModel, sent: Chat, messages: number): Token[] {
+  const chat = textOnlyChat(sent, loaded.id);
   const tools = parseTools(chat);
   const head = { ...chat, messages: chat.messages.slice(0, messages) };
   const direct = fromTemplate(loaded, head, tools, toolUseOf(chat, tools), false);
@@ -507,8 +509,9 @@ export function renderChatPrefix(loaded: LoadedModel, chat: Chat, messages: numb
   return state.contextText.tokenize(loaded.tokenizer);
 }
 
-export function renderChat(loaded: LoadedModel, chat: Chat): RenderedPrompt {
-  if (chat.messages.length === 0) throw invalidArgument("chat needs at least one message");
+export function renderChat(loaded: LoadedModel, sent: Chat): RenderedPrompt {
+  if (sent.messages.length === 0) throw invalidArgument("chat needs at least one message");
+  const chat = textOnlyChat(sent, loaded.id);
   checkMessages(chat);
   const tools = parseTools(chat);
   const toolUse = toolUseOf(chat, tools);
