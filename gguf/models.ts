@@ -20,6 +20,7 @@ import { deepseekR1Spec, deepseekV31Spec } from "./twins/deepseek.js";
 import { kimiK2Spec } from "./twins/kimi.js";
 import { qwen3EmbeddingFile, qwen3RerankerFile } from "./twins/rankers.js";
 import { qwen25CoderSpec } from "./twins/coder.js";
+import { gemma3VisionProjector, gemma3VisionSpec } from "./twins/vision.js";
 import { llamaTemplate, QWEN3_CODER_ANSWER, QWEN3_VOCAB, TWIN_REASONING, twoCalls } from "./twins/parts.js";
 
 /**
@@ -767,6 +768,8 @@ interface CatalogueEntry {
   /** Written by `ensureModels()` when no list is given. */
   readonly byDefault: boolean;
   readonly build: () => GgufFile;
+  /** A multimodal projector written beside the model as `mmproj-<name>.gguf` (projectorPath), made from the model. */
+  readonly projector?: (model: GgufFile) => GgufFile;
 }
 
 /** A family twin's catalogue entry: written when asked for. */
@@ -890,6 +893,14 @@ export const CATALOGUE = {
     byDefault: false,
     build: () => buildScriptedModel(editTwinSpec(true)).file,
   },
+  "gemma3-vision": {
+    description:
+      "twin of Gemma 3 with vision: its turns and image markers, a Gemma 3 projector (mmproj-gemma3-vision.gguf) " +
+      "whose weights tell a red image from a blue one",
+    byDefault: false,
+    build: () => buildContextualModel(gemma3VisionSpec()).file,
+    projector: gemma3VisionProjector,
+  },
 } as const satisfies Record<string, CatalogueEntry>;
 
 export type ModelName = keyof typeof CATALOGUE;
@@ -996,6 +1007,8 @@ const SOURCES = [
   "twins/kimi.ts",
   "twins/rankers.ts",
   "twins/coder.ts",
+  "twins/vision.ts",
+  "projector.ts",
 ];
 
 /** Relative directories are taken from the project root, so the cwd does not matter. */
@@ -1006,14 +1019,20 @@ export function modelPath(name: ModelName, dir = "models"): string {
   return join(resolveModelDir(dir), `${name}.gguf`);
 }
 
+/** Where a model's projector lives (CatalogueEntry.projector): `<dir>/mmproj-<name>.gguf` (absolute). */
+export function projectorPath(name: ModelName, dir = "models"): string {
+  return join(resolveModelDir(dir), `mmproj-${name}.gguf`);
+}
+
 let sourceHash: string | undefined;
-function recipeOf(name: ModelName): string {
+/** The recipe of a file: the sources' hash and the file's stem (a model's name, or `mmproj-` and it). */
+function recipeOf(stem: string): string {
   if (sourceHash === undefined) {
     const h = createHash("sha256");
     for (const file of SOURCES) h.update(file).update(readFileSync(new URL(`./${file}`, import.meta.url)));
     sourceHash = h.digest("hex");
   }
-  return createHash("sha256").update(sourceHash).update(name).digest("hex");
+  return createHash("sha256").update(sourceHash).update(stem).digest("hex");
 }
 
 interface Recipe {
@@ -1030,10 +1049,19 @@ function readRecipe(path: string): Recipe | undefined {
   }
 }
 
-function isCurrent(name: ModelName, path: string): boolean {
+function isCurrent(stem: string, path: string): boolean {
   const recorded = readRecipe(path);
-  if (!recorded || recorded.recipe !== recipeOf(name) || !existsSync(path)) return false;
+  if (!recorded || recorded.recipe !== recipeOf(stem) || !existsSync(path)) return false;
   return statSync(path).size === recorded.size;
+}
+
+/** Writes the file and its recipe beside it. */
+function writeWithRecipe(stem: string, path: string, file: GgufFile): void {
+  const { bytes, sha256 } = writeGguf(path, file);
+  const recipe: Recipe = { recipe: recipeOf(stem), size: bytes, sha256 };
+  const tmp = `${path}.recipe.${process.pid}.tmp`;
+  writeFileSync(tmp, `${JSON.stringify(recipe)}\n`);
+  renameSync(tmp, `${path}.recipe`);
 }
 
 /** Builds a catalogue model in memory (for tests of determinism). */
@@ -1042,8 +1070,9 @@ export function buildModel(name: ModelName): GgufFile {
 }
 
 /**
- * Writes the catalogue models that are missing or outdated into `dir` and returns their absolute
- * paths by name. Without a list: the default models (`random-60m`, `random-850m` only when asked for).
+ * Writes the catalogue models that are missing or outdated into `dir` (with their projectors: projectorPath) and
+ * returns their absolute paths by name. Without a list: the default models (`random-60m`, `random-850m` only when
+ * asked for).
  */
 export async function ensureModels<N extends ModelName = DefaultModelName>(
   dir = "models",
@@ -1054,12 +1083,15 @@ export async function ensureModels<N extends ModelName = DefaultModelName>(
   for (const name of which) {
     if (!isModelName(name)) throw new Error(`unknown model "${String(name)}"; known: ${MODEL_NAMES.join(", ")}`);
     const path = modelPath(name, dir);
-    if (!isCurrent(name, path)) {
-      const { bytes, sha256 } = writeGguf(path, buildModel(name));
-      const recipe: Recipe = { recipe: recipeOf(name), size: bytes, sha256 };
-      const tmp = `${path}.recipe.${process.pid}.tmp`;
-      writeFileSync(tmp, `${JSON.stringify(recipe)}\n`);
-      renameSync(tmp, `${path}.recipe`);
+    const entry: CatalogueEntry = CATALOGUE[name];
+    const projector = entry.projector === undefined ? undefined : projectorPath(name, dir);
+    const modelCurrent = isCurrent(name, path);
+    if (!modelCurrent || (projector !== undefined && !isCurrent(`mmproj-${name}`, projector))) {
+      const file = entry.build();
+      if (!modelCurrent) writeWithRecipe(name, path, file);
+      // The projector is made from the model (its embedding rows), so both come from one build.
+      if (projector !== undefined && entry.projector !== undefined)
+        writeWithRecipe(`mmproj-${name}`, projector, entry.projector(file));
     }
     out[name] = path;
   }

@@ -328,3 +328,13 @@ export function toFloat16Bits(x: number): number {
   if (rest > 0x1000 || (rest === 0x1000 && (half & 1) === 1)) half += 1; // may carry into exponent: correct
   return sign | half;
 }
+
+/** The number an IEEE 754 binary16 bit pattern holds (the inverse of `toFloat16Bits`). */
+export function fromFloat16Bits(bits: number): number {
+  const sign = bits & 0x8000 ? -1 : 1;
+  const exp = (bits >>> 10) & 0x1f;
+  const mant = bits & 0x3ff;
+  if (exp === 0x1f) return mant === 0 ? sign * Number.POSITIVE_INFINITY : Number.NaN;
+  if (exp === 0) return sign * mant * 2 ** -24;
+  return sign * (1 + mant / 1024) * 2 ** (exp - 15);
+}

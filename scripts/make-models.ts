@@ -1,8 +1,16 @@
 // Writes the project's GGUF models (missing or outdated ones only) and prints their paths.
 // Usage: npx tsx scripts/make-models.ts [names...] [--dir models]
-//        names: demo, scripted, tools, agent, random-tiny, random-60m, random-850m (~1.7 GB), or "all";
-//        default: demo, scripted, tools and random-tiny.
-import { DEFAULT_MODELS, ensureModels, isModelName, MODEL_NAMES, type ModelName } from "../gguf/models.js";
+//        names: demo, scripted, tools, agent, random-tiny, random-60m, random-850m (~1.7 GB), gemma3-vision (and
+//        its projector), …, or "all"; default: demo, scripted, tools and random-tiny.
+import {
+  CATALOGUE,
+  DEFAULT_MODELS,
+  ensureModels,
+  isModelName,
+  MODEL_NAMES,
+  type ModelName,
+  projectorPath,
+} from "../gguf/models.js";
 
 function parseArgs(argv: readonly string[]): { dir: string; names: ModelName[] } {
   let dir = "models";
@@ -25,7 +33,10 @@ try {
   const { dir, names } = parseArgs(process.argv.slice(2));
   const start = performance.now();
   const paths = await ensureModels(dir, names);
-  for (const name of names) console.log(paths[name]);
+  for (const name of names) {
+    console.log(paths[name]);
+    if ("projector" in CATALOGUE[name]) console.log(projectorPath(name, dir));
+  }
   console.error(`models ready in ${Math.round(performance.now() - start)} ms`);
 } catch (error) {
   console.error((error as Error).message);
