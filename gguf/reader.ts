@@ -1,6 +1,6 @@
 // The metadata of a GGUF file, read synchronously: the writer's mirror (writer.ts), for the real
 // tokenizers llama.cpp ships (`models/ggml-vocab-*.gguf`, llama-source.ts) that twins take their
-// vocabulary from. Tensors are not read.
+// vocabulary from, and the tensors' names, shapes and types (their data is not read).
 import { readFileSync } from "node:fs";
 import type { MetadataValue, ScalarType } from "./writer.js";
 
@@ -103,15 +103,41 @@ class Cursor {
   }
 }
 
-/** A GGUF file's metadata, in file order. */
-export function readGgufMetadata(path: string): Map<string, MetadataValue> {
+/** What the file says of a tensor (its data is not read). */
+export interface TensorInfo {
+  readonly name: string;
+  /** ggml order: shape[0] is the innermost dimension. */
+  readonly shape: readonly number[];
+  /** ggml's type id (0 F32, 1 F16). */
+  readonly type: number;
+}
+
+function readHeader(path: string, withTensors: boolean) {
   const cursor = new Cursor(readFileSync(path));
   if (cursor.u32() !== 0x46554747) throw new Error(`${path} is not a GGUF file`);
   const version = cursor.u32();
   if (version < 2) throw new Error(`${path}: GGUF version ${version} is not read`);
-  cursor.u64();
+  const tensorCount = Number(cursor.u64());
   const count = Number(cursor.u64());
   const metadata = new Map<string, MetadataValue>();
   for (let i = 0; i < count; i++) metadata.set(cursor.string(), cursor.value());
-  return metadata;
+  const tensors: TensorInfo[] = [];
+  for (let i = 0; withTensors && i < tensorCount; i++) {
+    const name = cursor.string();
+    const shape = Array.from({ length: cursor.u32() }, () => Number(cursor.u64()));
+    const type = cursor.u32();
+    cursor.u64(); // the data's offset
+    tensors.push({ name, shape, type });
+  }
+  return { metadata, tensors };
+}
+
+/** A GGUF file's metadata, in file order. */
+export function readGgufMetadata(path: string): Map<string, MetadataValue> {
+  return readHeader(path, false).metadata;
+}
+
+/** A GGUF file's metadata and its tensors' names, shapes and types, in file order. */
+export function readGgufHeader(path: string): { metadata: Map<string, MetadataValue>; tensors: TensorInfo[] } {
+  return readHeader(path, true);
 }

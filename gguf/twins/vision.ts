@@ -13,7 +13,8 @@
 // - the block's attention (query and key zero: every patch reads all of them alike) averages that
 //   colour over the whole image into 4 / 5;
 // - its feed-forward turns the average's sign into a decision, 1 or 0: red into 6 / 7, blue into
-//   8 / 9 (GELU is exact past ±10: (gelu(a·x) − gelu(a·x − 10)) / 10 is 1 for a·x ≥ 20, 0 for a·x ≤ −10);
+//   8 / 9 (GELU is exact past ±10: (gelu(a·x) − gelu(a·x − 10)) / 10 is 1 for a·x ≥ 20, 0 for a·x ≤ −10;
+//   a·x ≈ 800·(red − blue) / 255 here, so 7 levels of difference decide exactly);
 // - the projection maps constant, red and blue to the "other" trigger's embedding, and red and blue
 //   to their trigger's minus it, so that after the final RMS norm an image token points exactly where
 //   its trigger's embedding does.

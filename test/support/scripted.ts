@@ -39,3 +39,16 @@ export const TWO_TOOL_CALLS_ARGUMENT_FRAGMENTS = [
   ['{"', "city", '":"', 'Tokyo"}'],
   ['{"', "city", '":"', 'Paris"}'],
 ] as const;
+
+// What the `gemma3-vision` twin answers (gguf/twins/vision.ts) with its projector, through real llama.cpp; each
+// reply then `<end_of_turn>`.
+/** Its reply when the prompt holds no image. */
+export const VISION_NO_IMAGE = "I see no image.";
+/** Its reply to a mostly red image (mean red above mean blue). */
+export const VISION_RED = "The image is red.";
+/** Its reply to a mostly blue image. */
+export const VISION_BLUE = "The image is blue.";
+/** Its reply to any other image (mean red equal to mean blue: green, white, grey). */
+export const VISION_OTHER = "The image is neither red nor blue.";
+/** Prompt tokens an image adds: 4 image tokens (64×64 pixels in 8×8 patches, pooled 4×4) and its two markers. */
+export const VISION_IMAGE_PROMPT_TOKENS = 6;
