@@ -107,8 +107,12 @@ describe("the gemma3-vision files", () => {
 });
 
 const SERVER = peerPaths("default").binary;
+/** Skipped, and says why, where llama-server's default build is missing. */
+const SERVER_TITLE = existsSync(SERVER)
+  ? "gemma3-vision through llama-server (default build, its mtmd)"
+  : `gemma3-vision through llama-server: skipped, no ${SERVER} (npm run bench:peer-build -- --variant default)`;
 
-describe.skipIf(!existsSync(SERVER))("gemma3-vision through llama-server (default build, its mtmd)", () => {
+describe.skipIf(!existsSync(SERVER))(SERVER_TITLE, () => {
   let server: Started;
   let client: OpenAI;
   beforeAll(async () => {
