@@ -36,6 +36,7 @@ const PATCHES = [
     target: "llama/llama.cpp/ggml/src/ggml-cpu/llamafile/sgemm.cpp",
     marker: "batch-invariant.patch",
   },
+  { file: "mtmd.patch", target: "llama/addon/addon.cpp", marker: "mtmd.patch" },
 ];
 
 if (version !== PATCHED_FOR) {
