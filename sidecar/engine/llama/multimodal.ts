@@ -195,6 +195,10 @@ export async function tokenizeWithMedia(
   options: { readonly addSpecial?: boolean; readonly parseSpecial?: boolean } = {},
 ): Promise<TokenizedPrompt> {
   const { AddonMtmdChunks } = classes(projector.model.llama);
+  // The library reports a count that does not match as it reports a medium it cannot prepare: counted here.
+  const markers = text.split(projector.marker).length - 1;
+  if (markers !== media.length)
+    throw new Error(`the text's media markers do not match the media: ${markers} markers, ${media.length} media`);
   const native = new AddonMtmdChunks();
   const bitmaps = media.map((item) => nativeOf<NativeBitmap>(item));
   const { addSpecial = false, parseSpecial = true } = options;
