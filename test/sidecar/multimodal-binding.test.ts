@@ -27,6 +27,23 @@ import { VISION_BLUE, VISION_OTHER, VISION_RED } from "../support/scripted.js";
 
 /** Gemma 3's user turn around `text`, the model's turn opened. */
 const turn = (text: string): string => `<start_of_turn>user\n${text}<end_of_turn>\n<start_of_turn>model\n`;
+/** A WAV file of `samples` 16-bit mono samples of silence at 16 kHz. */
+function silentWav(samples: number): Buffer {
+  const wav = Buffer.alloc(44 + samples * 2);
+  wav.write("RIFF", 0);
+  wav.writeUInt32LE(36 + samples * 2, 4);
+  wav.write("WAVEfmt ", 8);
+  wav.writeUInt32LE(16, 16);
+  wav.writeUInt16LE(1, 20); // PCM
+  wav.writeUInt16LE(1, 22); // mono
+  wav.writeUInt32LE(16_000, 24);
+  wav.writeUInt32LE(32_000, 28);
+  wav.writeUInt16LE(2, 32);
+  wav.writeUInt16LE(16, 34);
+  wav.write("data", 36);
+  wav.writeUInt32LE(samples * 2, 40);
+  return wav;
+}
 /** Any token: it only stands for the image's positions in node-llama-cpp's record of the sequence. */
 const PLACEHOLDER = 0 as Token;
 
@@ -116,9 +133,11 @@ describe.skipIf(!support.available)(TITLE, () => {
     expect(sizes).toEqual(new Array(3).fill([100, 37, false, "some-hash"]));
     for (const bytes of [await sharp(png).webp().toBuffer(), Buffer.from("not an image"), Buffer.alloc(0)])
       await expect(decodeMedia(projector, bytes, "x")).rejects.toThrow("The media could not be decoded");
+    // Audio goes the same way, for a projector with an audio encoder: this one has none.
+    await expect(decodeMedia(projector, silentWav(1600), "wav")).rejects.toThrow("The media could not be decoded");
   });
 
-  it("cuts a prompt into text, image and text chunks: the image's 4 tokens between its start and end tokens", async () => {
+  it("cuts a prompt into text, image, text: the image's 4 tokens between its start and end tokens", async () => {
     const media = await decodeMedia(projector, await solidPng(RED), "red-hash");
     const prompt = await tokenizeWithMedia(projector, `${projector.marker} what is it?`, [media]);
     const [startOfImage, endOfImage] = [255_999, 256_000];
@@ -179,7 +198,7 @@ describe.skipIf(!support.available)(TITLE, () => {
     }
   });
 
-  it("an abort, a context of another model and a position out of place are errors; the sequence is as it was", async () => {
+  it("an abort, another model's context, a position out of place: errors, the sequence as it was", async () => {
     const media = await decodeMedia(projector, await solidPng(RED), "red");
     const prompt = await tokenizeWithMedia(projector, turn(`${projector.marker}Which colour is this?`), [media], {
       addSpecial: true,

@@ -423,6 +423,11 @@ export async function checkLlamaInternals(
   }
   decodeQueue(loaded.context);
   nativeBatchCalls(loaded.context);
+  addonBindings(loaded.llama);
+  nativeModel(loaded.model);
+  nativeContext(loaded.context);
+  preventDisposal(loaded.model, "_backendModelDisposeGuard").dispose();
+  preventDisposal(loaded.context, "_backendContextDisposeGuard").dispose();
   vocabularyEntry(loaded.model, 0 as Token);
   grammarStepper(loaded.llama);
   rankingEvaluation();
