@@ -133,6 +133,12 @@ describe.skipIf(!support.available)(TITLE, () => {
     expect(sizes).toEqual(new Array(3).fill([100, 37, false, "some-hash"]));
     for (const bytes of [await sharp(png).webp().toBuffer(), Buffer.from("not an image"), Buffer.alloc(0)])
       await expect(decodeMedia(projector, bytes, "x")).rejects.toThrow("The media could not be decoded");
+    await expect(decodeMedia(projector, png, "big", { maxPixels: 3000 })).rejects.toThrow(
+      "The image is 100x37 pixels, over the limit of 3000",
+    );
+    const fits = await decodeMedia(projector, png, "fits", { maxPixels: 3700 });
+    expect(fits.width).toBe(100);
+    fits.dispose();
     // Audio goes the same way, for a projector with an audio encoder: this one has none.
     await expect(decodeMedia(projector, silentWav(1600), "wav")).rejects.toThrow("The media could not be decoded");
   });
@@ -164,6 +170,24 @@ describe.skipIf(!support.available)(TITLE, () => {
   it("two images into two sequences at once, beside each other's decodes: each its own reply", async () => {
     const [red, blue] = await Promise.all([ask(await solidPng(RED), "r"), ask(await solidPng(BLUE), "b")]);
     expect([red, blue]).toEqual([VISION_RED, VISION_BLUE]);
+  });
+
+  it("one prompt's image into two sequences at once (a request's choices): encoded once, both reply", async () => {
+    const media = await decodeMedia(projector, await solidPng(RED), "shared");
+    const prompt = await tokenizeWithMedia(projector, turn(`${projector.marker}Which colour is this?`), [media], {
+      addSpecial: true,
+    });
+    const sequences = [context.getSequence(), context.getSequence()];
+    try {
+      expect(await Promise.all(sequences.map((sequence) => reply(sequence, prompt.chunks)))).toEqual([
+        VISION_RED,
+        VISION_RED,
+      ]);
+    } finally {
+      await Promise.all(sequences.map((sequence) => sequence.dispose()));
+      prompt.dispose();
+      media.dispose();
+    }
   });
 
   it("a media decode takes the context's turn, the one node-llama-cpp's batches take", async () => {

@@ -67,7 +67,7 @@ interface NativeProjector {
   readonly marker: string;
 }
 interface NativeBitmap {
-  decode(projector: NativeProjector, bytes: Buffer, id: string): Promise<void>;
+  decode(projector: NativeProjector, bytes: Buffer, id: string, maxPixels: number): Promise<void>;
   dispose(): void;
   readonly id: string | undefined;
   readonly nx: number;
@@ -106,7 +106,10 @@ const MEDIA_KINDS: Record<number, MediaChunk["kind"] | undefined> = { 1: "image"
 
 const natives = new WeakMap<object, NativeProjector | NativeBitmap>();
 /** Where each media chunk lives: its prompt's native chunks, its index, whether it is encoded. */
-const places = new WeakMap<MediaChunk, { native: NativeChunks; index: number; projector: Projector; encoded?: true }>();
+const places = new WeakMap<
+  MediaChunk,
+  { native: NativeChunks; index: number; projector: Projector; encoding?: Promise<void> | undefined }
+>();
 
 /** Whether `llama`'s addon binds the multimodal library: only the local build with the engine patches does. */
 export function projectorSupport(llama: Llama): ProjectorSupport {
@@ -165,13 +168,19 @@ export async function loadProjector(
 /**
  * Decodes a medium from a file's bytes (images: JPEG, PNG, GIF's first frame, BMP, TGA, PSD, HDR,
  * PIC, PNM; audio for a projector that takes it: WAV, MP3, FLAC), named `id`. Bytes that decode to
- * nothing reject with an error, never a crash.
+ * nothing reject with an error, never a crash; so does an image over `maxPixels`, read from its header
+ * before it is decoded (a small file can hold a huge image).
  */
-export async function decodeMedia(projector: Projector, bytes: Uint8Array, id: string): Promise<Media> {
+export async function decodeMedia(
+  projector: Projector,
+  bytes: Uint8Array,
+  id: string,
+  options: { readonly maxPixels?: number } = {},
+): Promise<Media> {
   const { AddonMtmdBitmap } = classes(projector.model.llama);
   const native = new AddonMtmdBitmap();
   const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  await whileModelKept(projector.model, () => native.decode(nativeOf(projector), buffer, id));
+  await whileModelKept(projector.model, () => native.decode(nativeOf(projector), buffer, id, options.maxPixels ?? 0));
   const media: Media = {
     id: native.id ?? id,
     width: native.nx,
@@ -237,10 +246,12 @@ export async function evalMediaChunk(
   const abort = (): void => place.native.abort();
   signal?.addEventListener("abort", abort, { once: true });
   try {
-    if (place.encoded === undefined) {
-      await whileModelKept(context.model, () => place.native.encode(place.index));
-      place.encoded = true;
-    }
+    // Once per chunk, whichever evaluation comes first (the choices of one prompt share it).
+    place.encoding ??= whileModelKept(context.model, () => place.native.encode(place.index));
+    await place.encoding.catch((error: unknown) => {
+      place.encoding = undefined;
+      throw error;
+    });
     return await inContextTurn(context, () =>
       place.native.decodeInto(nativeContext(context), place.index, sequenceId, nPast),
     );
