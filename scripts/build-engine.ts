@@ -1,10 +1,11 @@
 /**
  * `npm run build:engine`: builds llama.cpp for this host from the source node-llama-cpp ships
  * (offline), with the project's engine patches (a persistent CPU thread pool per context, sequence
- * states restored into any sequence from memory, and one summation order for every batch size;
- * sidecar/native/README.md). The sidecar then loads this build (`--engine auto` or `local`);
- * without it, the prebuilt library stays the default. CPU hosts only: a GPU host keeps the
- * prebuilt CUDA/Vulkan libraries that `npm ci` installs.
+ * states restored into any sequence from memory, one summation order for every batch size, and
+ * llama.cpp's multimodal library bound into the addon for images and audio in; sidecar/native/README.md).
+ * The sidecar then loads this build (`--engine auto` or `local`); without it, the prebuilt library
+ * stays the default. A CPU build by default; `-- --gpu cuda|vulkan|metal` builds for that backend
+ * (the host needs its toolkit), which the sidecar loads when started with the same `--gpu`.
  */
 import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
@@ -36,6 +37,7 @@ const PATCHES = [
     target: "llama/llama.cpp/ggml/src/ggml-cpu/llamafile/sgemm.cpp",
     marker: "batch-invariant.patch",
   },
+  { file: "mtmd.patch", target: "llama/addon/addon.cpp", marker: "mtmd.patch" },
 ];
 
 if (version !== PATCHED_FOR) {
@@ -43,6 +45,14 @@ if (version !== PATCHED_FOR) {
     `build:engine: the patch targets node-llama-cpp ${PATCHED_FOR}, found ${version}; update the patches in ` +
       `sidecar/native/ first`,
   );
+  process.exit(1);
+}
+
+/** `--gpu <backend>`: the backend to build for; a CPU build without it. */
+const gpuAt = process.argv.indexOf("--gpu");
+const gpu = gpuAt < 0 ? "false" : (process.argv[gpuAt + 1] ?? "");
+if (!["false", "cuda", "vulkan", "metal"].includes(gpu)) {
+  console.error(`build:engine: --gpu must be false, cuda, vulkan or metal, got "${gpu}"`);
   process.exit(1);
 }
 
@@ -67,5 +77,5 @@ for (const patch of PATCHES) {
 const cmakeEnv = Object.fromEntries(
   Object.entries(LOCAL_BUILD_CMAKE_OPTIONS).map(([k, v]) => [`NODE_LLAMA_CPP_CMAKE_OPTION_${k}`, v]),
 );
-run(cli, ["source", "build", "--gpu", "false", "--noUsageExample"], cmakeEnv);
+run(cli, ["source", "build", "--gpu", gpu, "--noUsageExample"], cmakeEnv);
 console.error('build:engine: done; the sidecar now loads this build (it logs "localBuild llama.cpp" at start)');

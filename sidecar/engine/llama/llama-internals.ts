@@ -423,6 +423,11 @@ export async function checkLlamaInternals(
   }
   decodeQueue(loaded.context);
   nativeBatchCalls(loaded.context);
+  addonBindings(loaded.llama);
+  nativeModel(loaded.model);
+  nativeContext(loaded.context);
+  preventDisposal(loaded.model, "_backendModelDisposeGuard").dispose();
+  preventDisposal(loaded.context, "_backendContextDisposeGuard").dispose();
   vocabularyEntry(loaded.model, 0 as Token);
   grammarStepper(loaded.llama);
   rankingEvaluation();
@@ -435,5 +440,99 @@ export async function checkLlamaInternals(
     predictorSlot(sequence);
   } finally {
     await sequence.dispose();
+  }
+}
+
+/** The addon's exports for `llama` (node-llama-cpp's bindings): the local build adds the engine patches' classes. */
+export function addonBindings(llama: Llama): Readonly<Record<string, unknown>> {
+  const bindings = (llama as unknown as { _bindings?: unknown })._bindings;
+  if (typeof bindings !== "object" || bindings === null) fail("Llama._bindings");
+  return bindings as Record<string, unknown>;
+}
+
+/** The addon's object behind `model` (an AddonModel). */
+export function nativeModel(model: LlamaModel): object {
+  const native = (model as unknown as ModelInternals)._model;
+  if (typeof native !== "object" || native === null) fail("LlamaModel._model");
+  return native;
+}
+
+/** The addon's object behind `context` (an AddonContext). */
+export function nativeContext(context: LlamaContext): object {
+  const native = (context as unknown as ContextInternals)._ctx;
+  if (typeof native !== "object" || native === null) fail("LlamaContext._ctx");
+  return native;
+}
+
+interface DisposeGuardInternals {
+  _backendModelDisposeGuard?: { createPreventDisposalHandle?: () => { dispose(): void } };
+  _backendContextDisposeGuard?: { createPreventDisposalHandle?: () => { dispose(): void } };
+}
+
+function preventDisposal(owner: LlamaModel | LlamaContext, member: keyof DisposeGuardInternals): { dispose(): void } {
+  const guard = (owner as unknown as DisposeGuardInternals)[member];
+  if (typeof guard?.createPreventDisposalHandle !== "function") fail(`${member}.createPreventDisposalHandle`);
+  return guard.createPreventDisposalHandle();
+}
+
+/** Runs `work` with `model` kept from being freed (its own dispose waits, as it does for a tokenization). */
+export async function whileModelKept<T>(model: LlamaModel, work: () => Promise<T>): Promise<T> {
+  const handle = preventDisposal(model, "_backendModelDisposeGuard");
+  try {
+    return await work();
+  } finally {
+    handle.dispose();
+  }
+}
+
+/**
+ * Runs `work` in the context's turn: node-llama-cpp runs every batch of the context under its lock
+ * `[context, "context"]` (its batch loop, state files, sequence removals); `work` takes that lock, so
+ * no batch decodes meanwhile and batches queued meanwhile go after it. The context (and its model)
+ * cannot be freed during it. Its one exception: the lock it adds on Vulkan across contexts.
+ */
+export async function inContextTurn<T>(context: LlamaContext, work: () => Promise<T>): Promise<T> {
+  const locks = await llamaLocks();
+  const contextLock = await locks.acquireLock([context, "context"]);
+  try {
+    const handle = preventDisposal(context, "_backendContextDisposeGuard");
+    try {
+      return await work();
+    } finally {
+      handle.dispose();
+    }
+  } finally {
+    contextLock.dispose();
+  }
+}
+
+/**
+ * Evaluates into `sequence` outside node-llama-cpp (media embeddings), then records what it added:
+ * `work` gets the sequence's next position and returns the position after what it evaluated; the
+ * positions between are recorded as `placeholder` tokens, so that the sequence's next evaluation
+ * starts after them. Under the sequence's evaluation lock; refused while drafted tokens sit in it.
+ */
+export async function evaluateOutside(
+  sequence: LlamaContextSequence,
+  placeholder: Token,
+  work: (nextPosition: number) => Promise<number>,
+): Promise<number> {
+  const internals = sequence as unknown as StateSequenceInternals;
+  if (internals._lock === undefined) fail("LlamaContextSequence._lock");
+  if (!Array.isArray(internals._loadedTokenPredictions)) fail("LlamaContextSequence._loadedTokenPredictions");
+  const locks = await llamaLocks();
+  const evaluator = await locks.acquireLock([internals._lock, "evaluate"]);
+  try {
+    if (internals._loadedTokenPredictions.length > 0) throw new Error("the sequence holds drafted tokens");
+    const start = internals._nextTokenIndex ?? 0;
+    const end = await work(start);
+    internals._contextTokens = [
+      ...(internals._contextTokens ?? []),
+      ...new Array<Token>(end - start).fill(placeholder),
+    ];
+    internals._nextTokenIndex = end;
+    return end;
+  } finally {
+    evaluator.dispose();
   }
 }
