@@ -51,6 +51,8 @@ export interface SidecarConfig extends Pick<ModelOptions, EngineSettings> {
   readonly preload?: readonly string[];
   /** `--default-model`: the model that serves names the catalogue does not know. */
   readonly defaultModel?: string | undefined;
+  /** `--mmproj`: the multimodal projector of the models given by `--model` (a preset's `mmproj` wins). */
+  readonly mmproj?: string | undefined;
   /** `--model-draft`: the draft model of the models given by `--model` (a preset's `draft` wins for its model). */
   readonly modelDraft?: string | undefined;
   /** A separate GGUF for embeddings (resolved like `model`); none: the served model embeds. */
@@ -132,6 +134,13 @@ const options = {
     type: "string",
     env: "EMBEDDING_MODEL",
     help: "a separate model for /v1/embeddings (path, name, hf: or https URL like --model); default: the served model",
+  },
+  mmproj: {
+    type: "string",
+    env: "MMPROJ",
+    help:
+      "the multimodal projector of the models given by --model (path, name, hf: or https URL like --model): images " +
+      "(and sounds) in; default: mmproj-<model file name>.gguf beside the model, when there is one",
   },
   "model-draft": {
     type: "string",
@@ -454,6 +463,7 @@ function catalogueSettings(
     preload: splitList(get("preload")),
     defaultModel: get("default-model"),
     modelDraft: get("model-draft"),
+    mmproj: get("mmproj"),
   };
 }
 

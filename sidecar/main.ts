@@ -22,6 +22,7 @@ async function catalogueFor(config: SidecarConfig): Promise<Catalogue> {
     presets,
     defaultModel: config.defaultModel,
     modelDraft: config.modelDraft,
+    mmproj: config.mmproj,
   };
   const given =
     config.models.length > 0 || sources.serveFolder || Object.values(presets ?? {}).some((p) => p.model !== undefined);

@@ -53,6 +53,7 @@ function loadedInfo(m: LoadedModel): ModelInfo {
     embeddingDimensions: m.embedder.dimensions,
     embeddingContextSize: m.embedder.contextSize,
     kind: m.kind,
+    modalities: [...m.media.modalities],
     gpu: m.gpu.type,
     gpuDevices: [...m.gpu.devices],
     vramBytes: BigInt(m.gpu.vramBytes),

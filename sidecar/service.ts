@@ -2,6 +2,7 @@
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { Token } from "node-llama-cpp";
 import {
+  type Chat,
   type EmbedRequest,
   type GenerateRequest,
   type InferenceService,
@@ -18,6 +19,7 @@ import { readAhead } from "./engine/streams/read-ahead.js";
 import type { EngineMetrics } from "./engine/engine-metrics.js";
 import type { LoadedModel } from "./engine/llama/model.js";
 import { renderChat, tokenizeRaw } from "./engine/chat/prompt.js";
+import { prepareMedia } from "./engine/chat/media-prompt.js";
 import type { ModelFiles } from "./catalogue/model-files.js";
 import type { ModelRegistry } from "./catalogue/registry.js";
 import { modelInfo } from "./model-info.js";
@@ -203,26 +205,39 @@ async function embedWith(loaded: LoadedModel, request: EmbedRequest, signal: Abo
   return { embeddings, promptTokens: embeddings.reduce((sum, e) => sum + e.tokens, 0) };
 }
 
-/** The tokens a Tokenize request asks for (TokenizeRequest: text as a prompt, or a rendered chat). */
-/** Tokenize's answer: the tokens, and their bytes and text when asked. */
-function tokenized(loaded: LoadedModel, request: TokenizeRequest) {
-  const tokens = tokensOf(loaded, request);
+/**
+ * Tokenize's answer: the tokens, and their bytes and text when asked. A medium's positions are tokens above the
+ * vocabulary (media-prompt.ts): no bytes, no text.
+ */
+async function tokenized(loaded: LoadedModel, request: TokenizeRequest) {
+  const tokens = await tokensOf(loaded, request);
+  const text = (t: number): boolean => t < loaded.vocabularySize;
   return {
     tokens,
-    pieces: request.withPieces ? tokens.map((t) => piece(loaded, t as Token)) : [],
-    text: request.withText ? loaded.model.detokenize(tokens as Token[], true) : "",
+    pieces: request.withPieces ? tokens.map((t) => (text(t) ? piece(loaded, t as Token) : new Uint8Array())) : [],
+    text: request.withText ? loaded.model.detokenize(tokens.filter(text) as Token[], true) : "",
   };
 }
 
 /**
  * A token's bytes; a control token's (which a reply never shows) its text, as llama-server's `with_pieces` gives it.
  */
+async function chatTokens(loaded: LoadedModel, chat: Chat): Promise<number[]> {
+  const media = await prepareMedia(loaded, chat);
+  try {
+    return renderChat(loaded, chat, media).tokens;
+  } finally {
+    media?.dispose();
+  }
+}
+
 function piece(loaded: LoadedModel, token: Token): Uint8Array {
   const bytes = loaded.tokenBytes.of(token);
   return bytes.length > 0 ? bytes : new TextEncoder().encode(loaded.model.detokenize([token], true));
 }
 
-function tokensOf(loaded: LoadedModel, request: TokenizeRequest): number[] {
+/** The tokens a Tokenize request asks for (TokenizeRequest: text as a prompt, or a rendered chat, media counted). */
+async function tokensOf(loaded: LoadedModel, request: TokenizeRequest): Promise<number[]> {
   switch (request.input.case) {
     case "text":
       return tokenizeRaw(loaded, request.input.value, {
@@ -230,7 +245,7 @@ function tokensOf(loaded: LoadedModel, request: TokenizeRequest): number[] {
         special: request.parseSpecial === true,
       });
     case "chat":
-      return renderChat(loaded, request.input.value).tokens;
+      return chatTokens(loaded, request.input.value);
     case undefined:
       throw invalidArgument("tokenize needs text or chat messages");
   }

@@ -78,6 +78,7 @@ function sharedOptions(config: StartOptions): SharedModelOptions {
     modelId: _modelId,
     embeddingModel: _embeddingModel,
     modelDraft: _modelDraft,
+    mmproj: _mmproj,
     host: _host,
     port: _port,
     drainMs: _drainMs,
@@ -118,6 +119,7 @@ async function openRegistry(
       folder,
       serveFolder: false,
       modelDraft: config.modelDraft,
+      mmproj: config.mmproj,
     });
   const shared =
     config.embeddingModel === undefined ? undefined : await loadSharedEmbedder(llama, config.embeddingModel, engine);

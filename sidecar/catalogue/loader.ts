@@ -16,7 +16,7 @@ import {
 import type { Bytes } from "./budget.js";
 import type { CatalogueEntry } from "./model-catalogue.js";
 import { estimate, readModelFile, type Estimate, type EstimateSettings, type ModelFile } from "./estimate.js";
-import { resolveModelSource } from "./model-source.js";
+import { projectorBeside, resolveModelSource } from "./model-source.js";
 import type { ModelLimits } from "./slot.js";
 
 /** What the registry does on the host: the parts that touch files, memory and llama.cpp. */
@@ -116,7 +116,7 @@ function headerReader(llama: Llama): (path: string) => Promise<ModelFile> {
 
 export function hostLoader(options: HostLoaderOptions): Loader {
   const read = headerReader(options.llama);
-  /** A draft model's local file (a remote one downloaded at its first use, like a model). */
+  /** A draft model's or a projector's local file (a remote one downloaded at its first use, like a model). */
   const draftPath = (source: string, signal?: AbortSignal): Promise<string> =>
     resolveModelSource(source, { folder: options.folder, ...(signal ? { signal } : {}) });
   return {
@@ -147,8 +147,11 @@ export function hostLoader(options: HostLoaderOptions): Loader {
     async load(entry, path, estimated, onProgress, signal) {
       const settings = settingsOf(options.engine, entry);
       const draft = entry.preset.draft;
+      const mmproj = entry.preset.mmproj;
+      const projectorPath = mmproj === undefined ? projectorBeside(path) : await draftPath(mmproj, signal);
       return loadModel({
         ...(draft !== undefined ? { draftModelPath: await draftPath(draft, signal) } : {}),
+        projectorPath,
         ...settings,
         // "auto" stays flexible, at most the size the budget was measured with.
         contextSize: settings.contextSize === "auto" ? { max: estimated.contextSize } : settings.contextSize,

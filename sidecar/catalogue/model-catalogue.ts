@@ -29,6 +29,8 @@ export interface CatalogueSources {
   readonly presets?: Presets | undefined;
   /** `--default-model`: the model that serves names the catalogue does not know. */
   readonly defaultModel?: string | undefined;
+  /** `--mmproj`: the projector of the `--model` entries (a preset's `mmproj` wins). */
+  readonly mmproj?: string | undefined;
   /** `--model-draft`: the draft model of the `--model` entries (a preset's `draft` wins). */
   readonly modelDraft?: string | undefined;
   /** Served when nothing else is (the demo model's path). */
@@ -96,7 +98,11 @@ export function buildCatalogue(
     name,
     source,
     aliases: presets[name]?.alias ?? [],
-    preset: { ...(given === true && draft !== undefined ? { draft } : {}), ...presets[name] },
+    preset: {
+      ...(given === true && draft !== undefined ? { draft } : {}),
+      ...(given === true && sources.mmproj !== undefined ? { mmproj: sources.mmproj } : {}),
+      ...presets[name],
+    },
   }));
   const seen = new Map<string, string>();
   for (const entry of entries) {

@@ -12,11 +12,26 @@ export function isRemoteModel(model: string): boolean {
   return /^(hf:|huggingface:|https?:\/\/)/i.test(model);
 }
 
-/** The GGUF files in the models folder, by name (the file name without `.gguf`). */
+/** Whether a file name is a multimodal projector's (`mmproj….gguf`): a model's companion, never a model. */
+export function isProjectorFile(file: string): boolean {
+  return /^mmproj/i.test(path.basename(file));
+}
+
+/**
+ * The projector beside a local model file, found by its name: `mmproj-<model file name>.gguf` (as the vision models'
+ * projectors are published beside them); undefined when there is none.
+ */
+export function projectorBeside(modelFile: string): string | undefined {
+  const stem = path.basename(modelFile).replace(/\.gguf$/i, "");
+  const file = path.join(path.dirname(modelFile), `mmproj-${stem}.gguf`);
+  return existsSync(file) ? file : undefined;
+}
+
+/** The GGUF files in the models folder, by name (the file name without `.gguf`); projectors are not models. */
 export function modelsInFolder(folder: string): string[] {
   if (!existsSync(folder)) return [];
   return readdirSync(folder)
-    .filter((file) => file.toLowerCase().endsWith(".gguf"))
+    .filter((file) => file.toLowerCase().endsWith(".gguf") && !isProjectorFile(file))
     .map((file) => file.slice(0, -".gguf".length))
     .sort();
 }

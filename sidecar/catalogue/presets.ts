@@ -20,6 +20,8 @@ export interface Preset {
   readonly specLookup?: number;
   /** A draft model of the same vocabulary (a source like `model`; `--model-draft`), in place of prompt lookup. */
   readonly draft?: string;
+  /** The multimodal projector (a source like `model`; `--mmproj`): images (and sounds) in. */
+  readonly mmproj?: string;
   /** The order its fill-in-the-middle prompts take (default prefix-suffix-middle). */
   readonly fimOrder?: FimOrder;
 }
@@ -35,6 +37,7 @@ const KEYS = [
   "alias",
   "specLookup",
   "draft",
+  "mmproj",
   "fimOrder",
 ] as const;
 type Key = (typeof KEYS)[number];
@@ -54,6 +57,7 @@ const sourceCheck = (v: unknown): Checked =>
 const CHECKS: Record<Key, (value: unknown) => Checked> = {
   model: (v) => sourceCheck(v),
   draft: (v) => sourceCheck(v),
+  mmproj: (v) => sourceCheck(v),
   contextSize: (v) => (v === "auto" || isCount(v, 16) ? pass(v) : fail('must be "auto" or an integer of at least 16')),
   sequences: (v) => (isCount(v, 1) ? pass(v) : fail("must be an integer of at least 1")),
   chatTemplate: (v) =>

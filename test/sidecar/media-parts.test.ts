@@ -49,8 +49,8 @@ describe("message parts on a text-only model", () => {
       );
     expect(await refusal(chat({ parts: [text("What is this?"), media] }))).toEqual([
       Code.InvalidArgument,
-      'model "tools" reads text only: messages[0].parts[1] is media (serve a multimodal model with its projector, ' +
-        "--mmproj)",
+      'model "tools" reads text only (serve a multimodal model with its projector: --mmproj): messages[0].parts[1] ' +
+        "is media",
     ]);
     expect(await refusal(chat({ content: "x", parts: [text("y")] }))).toEqual([
       Code.InvalidArgument,

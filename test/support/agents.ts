@@ -65,17 +65,24 @@ const NO_NETWORK = {
   no_proxy: "127.0.0.1,localhost",
 };
 
-function run(command: string, args: readonly string[], env: Record<string, string>, cwd: string): Promise<AgentRun> {
+function run(
+  command: string,
+  args: readonly string[],
+  env: Record<string, string>,
+  cwd: string,
+  input?: string,
+): Promise<AgentRun> {
   return new Promise((resolve, reject) => {
     const child = spawn(join(DIR, "node_modules", ".bin", command), args, {
       cwd,
       env: { PATH: process.env["PATH"] ?? "", ...NO_NETWORK, ...env },
-      stdio: ["ignore", "pipe", "pipe"],
+      stdio: [input === undefined ? "ignore" : "pipe", "pipe", "pipe"],
     });
+    if (input !== undefined) child.stdin?.end(input);
     let stdout = "";
     let stderr = "";
-    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    child.stdout?.on("data", (d: Buffer) => (stdout += d.toString()));
+    child.stderr?.on("data", (d: Buffer) => (stderr += d.toString()));
     const timer = setTimeout(() => child.kill("SIGKILL"), AGENT_TIMEOUT_MS);
     child.once("error", reject);
     child.once("exit", (code) => {
@@ -110,12 +117,31 @@ export function agentDirs(): AgentDirs {
 export function runClaudeCode(
   baseUrl: string,
   prompt: string,
-  { home, work }: AgentDirs = agentDirs(),
+  dirs: AgentDirs = agentDirs(),
   model = "agent",
 ): Promise<AgentRun> {
+  return runClaude(baseUrl, ["-p", prompt, "--output-format", "json", "--model", model], dirs);
+}
+
+/**
+ * `claude -p` with one user message of content blocks (an image pasted beside a question) read from standard input
+ * as stream-json, its events written as stream-json.
+ */
+export function runClaudeCodeBlocks(
+  baseUrl: string,
+  content: readonly object[],
+  dirs: AgentDirs = agentDirs(),
+  model = "agent",
+): Promise<AgentRun> {
+  const args = ["-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose", "--model", model];
+  const line = JSON.stringify({ type: "user", message: { role: "user", content } });
+  return runClaude(baseUrl, args, dirs, `${line}\n`);
+}
+
+function runClaude(baseUrl: string, args: readonly string[], { home, work }: AgentDirs, input?: string) {
   return run(
     "claude",
-    ["-p", prompt, "--output-format", "json", "--model", model],
+    args,
     {
       HOME: home,
       ANTHROPIC_BASE_URL: baseUrl,
@@ -130,6 +156,7 @@ export function runClaudeCode(
       CLAUDE_CODE_ATTRIBUTION_HEADER: "0",
     },
     work,
+    input,
   );
 }
 
@@ -140,6 +167,8 @@ export interface CodexOptions {
   readonly settings?: readonly string[];
   /** The provider's `name`: Codex compacts through the server (remote compaction) only for "OpenAI"'s. */
   readonly providerName?: string;
+  /** Image files attached to the prompt (`--image`). */
+  readonly images?: readonly string[];
 }
 
 /** Codex's config.toml: the server as a Responses provider, analytics, feedback and update checks off. */
@@ -181,7 +210,7 @@ export function runCodex(
   writeFileSync(join(home, "config.toml"), codexConfig(baseUrl, model, options));
   return run(
     "codex",
-    ["exec", "--skip-git-repo-check", prompt],
+    ["exec", "--skip-git-repo-check", ...(options.images ?? []).flatMap((file) => ["--image", file]), prompt],
     { HOME: home, CODEX_HOME: home, LOCAL_API_KEY: "sk-local-agent" },
     work,
   );

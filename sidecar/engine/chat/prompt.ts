@@ -25,7 +25,8 @@ import { startsInReasoning as promptOpensReasoning } from "../syntax/read-back.j
 import { holdsMarkers, renderTemplatePrompt, templateMessages, templateTokens } from "./template-prompt.js";
 import { PROBE_CHATS } from "./template-probes.js";
 import { infillTokens } from "./infill-prompt.js";
-import { textOnlyChat } from "./media-parts.js";
+import { chatOfParts } from "./media-parts.js";
+import { spliceMedia, type MediaSpan, type PreparedMedia } from "./media-prompt.js";
 import type { LineRules } from "./infill-prompt.js";
 import type { ToolSpec } from "./tool-grammar.js";
 
@@ -54,6 +55,8 @@ export interface RenderedPrompt {
   readonly toolUse: ToolUse | undefined;
   /** A fill-in-the-middle reply's line rules (proto: Infill.min_indent, time_limit_ms); none elsewhere. */
   readonly lineRules?: LineRules;
+  /** Its media's places in `tokens` (media-prompt.ts), and their release once the reply is done; none without. */
+  readonly media?: { readonly spans: readonly MediaSpan[]; dispose(): void };
 }
 
 const noStops: RenderedPrompt["stopTokens"] = new Set();
@@ -62,7 +65,11 @@ const noStops: RenderedPrompt["stopTokens"] = new Set();
  * Renders a request's input into prompt tokens: a raw prompt as is, chat through the model's template, an infill in
  * the model's FIM tokens.
  */
-export function renderPrompt(loaded: LoadedModel, input: GenerateRequest["input"]): RenderedPrompt {
+export function renderPrompt(
+  loaded: LoadedModel,
+  input: GenerateRequest["input"],
+  media?: PreparedMedia,
+): RenderedPrompt {
   switch (input.case) {
     case "prompt":
       return {
@@ -74,7 +81,7 @@ export function renderPrompt(loaded: LoadedModel, input: GenerateRequest["input"
         toolUse: undefined,
       };
     case "chat":
-      return renderChat(loaded, input.value);
+      return renderChat(loaded, input.value, media);
     case "infill":
       return {
         tokens: infillTokens(loaded, input.value),
@@ -475,8 +482,13 @@ function wrapperDiffers(loaded: LoadedModel): boolean {
   });
 }
 
-/** A prompt rendered by the template itself: it stops where the template's turns end. */
-function templatePrompt(loaded: LoadedModel, text: string, toolUse: ToolUse | undefined): RenderedPrompt {
+/** A prompt rendered by the template itself: it stops where the template's turns end; its media spliced in. */
+function templatePrompt(
+  loaded: LoadedModel,
+  text: string,
+  toolUse: ToolUse | undefined,
+  media?: PreparedMedia,
+): RenderedPrompt {
   const { model } = loaded;
   const stopTokens = new Set<Token>();
   const stopTexts: string[] = [];
@@ -487,7 +499,34 @@ function templatePrompt(loaded: LoadedModel, text: string, toolUse: ToolUse | un
     else if (tokens.length > 1 && !tokens.some((token) => model.isEogToken(token))) stopTexts.push(end);
   }
   const startsInReasoning = promptOpensReasoning(loaded.replySyntax, text);
-  return { tokens: templateTokens(model, text), stopTokens, stopTexts, parsed: true, startsInReasoning, toolUse };
+  const rendered = { stopTokens, stopTexts, parsed: true, startsInReasoning, toolUse };
+  if (media === undefined) return { tokens: templateTokens(model, text), ...rendered };
+  const { tokens, spans } = spliceMedia(text, media, (segment, first) =>
+    first ? templateTokens(model, segment) : model.tokenize(segment, true),
+  );
+  return { tokens, ...rendered, media: { spans, dispose: media.dispose } };
+}
+
+/** A chat with media through the model's own template: the wrapper has no place for media. */
+function withMedia(
+  loaded: LoadedModel,
+  chat: Chat,
+  tools: readonly ToolSpec[],
+  toolUse: ToolUse | undefined,
+  media: PreparedMedia,
+): RenderedPrompt {
+  const source = loaded.jinjaTemplate ?? (loaded.chatTemplate.trim() === "" ? undefined : loaded.chatTemplate);
+  const text = source === undefined ? undefined : renderedBy(source, loaded, chat, tools, toolUse, true);
+  if (text === undefined) {
+    media.dispose();
+    throw invalidArgument("the model's chat template cannot render these messages with media");
+  }
+  try {
+    return templatePrompt(loaded, text, toolUse, media);
+  } catch (error) {
+    media.dispose();
+    throw error;
+  }
 }
 
 /**
@@ -495,7 +534,7 @@ function templatePrompt(loaded: LoadedModel, text: string, toolUse: ToolUse | un
  * tools, not yet ready for a reply (cache-marks.ts compares them with the whole prompt's).
  */
 export function renderChatPrefix(loaded: LoadedModel, sent: Chat, messages: number): Token[] {
-  const chat = textOnlyChat(sent, loaded.id);
+  const chat = chatOfParts(sent, loaded.id);
   const tools = parseTools(chat);
   const head = { ...chat, messages: chat.messages.slice(0, messages) };
   const direct = fromTemplate(loaded, head, tools, toolUseOf(chat, tools), false);
@@ -509,12 +548,17 @@ export function renderChatPrefix(loaded: LoadedModel, sent: Chat, messages: numb
   return state.contextText.tokenize(loaded.tokenizer);
 }
 
-export function renderChat(loaded: LoadedModel, sent: Chat): RenderedPrompt {
+/**
+ * Renders a chat for a reply; with `media` (prepared by media-prompt.ts), always through the model's own template, each
+ * medium where its part stands.
+ */
+export function renderChat(loaded: LoadedModel, sent: Chat, media?: PreparedMedia): RenderedPrompt {
   if (sent.messages.length === 0) throw invalidArgument("chat needs at least one message");
-  const chat = textOnlyChat(sent, loaded.id);
+  const chat = chatOfParts(sent, loaded.id, media, loaded.media.refusal);
   checkMessages(chat);
   const tools = parseTools(chat);
   const toolUse = toolUseOf(chat, tools);
+  if (media !== undefined) return withMedia(loaded, chat, tools, toolUse, media);
   const direct = fromTemplate(loaded, chat, tools, toolUse, true);
   if (direct !== undefined) return templatePrompt(loaded, direct, toolUse);
   const wrapper = wrapperOf(loaded, chat);

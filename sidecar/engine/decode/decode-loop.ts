@@ -7,7 +7,7 @@ import type { GenerationPlan } from "./generation-plan.js";
 import type { EngineMetrics } from "../engine-metrics.js";
 import type { LoadedModel } from "../llama/model.js";
 import type { ReplyParts } from "../syntax/reply-parser.js";
-import { feedPrompt } from "./sequences.js";
+import { evaluatePromptRange, feedPrompt, mediaEnd } from "./sequences.js";
 import { StopSequenceFilter, type TextStep } from "./text-stream.js";
 import { LineRuleGate } from "./line-rules.js";
 import { evaluate, forcedStep, logOf, topAlternatives, type Step } from "./token-steps.js";
@@ -76,7 +76,20 @@ export async function* decode(
     if (plan.prompt.lineRules !== undefined) await cachePrompt(plan, state, sequence, signal);
     return;
   }
-  const rest = await feedPrompt(sequence, plan.prompt.tokens.slice(state.evaluated), signal, plan.evaluationPriority);
+  const spans = plan.prompt.media?.spans ?? [];
+  const to = mediaEnd(spans);
+  if (state.evaluated < to)
+    state.evaluated = await evaluatePromptRange(
+      sequence,
+      plan.prompt.tokens,
+      spans,
+      { from: state.evaluated, to },
+      signal,
+      plan.evaluationPriority,
+    );
+  const rest = signal.aborted
+    ? []
+    : await feedPrompt(sequence, plan.prompt.tokens.slice(state.evaluated), signal, plan.evaluationPriority);
   if (signal.aborted) {
     state.interrupted = true;
     return;
@@ -114,9 +127,9 @@ async function cachePrompt(
   sequence: LlamaContextSequence,
   signal: AbortSignal,
 ): Promise<void> {
-  const rest = await feedPrompt(sequence, plan.prompt.tokens.slice(state.evaluated), signal, plan.evaluationPriority);
-  if (!signal.aborted && rest.length > 0)
-    await sequence.evaluateWithoutGeneratingNewTokens(rest, { evaluationPriority: plan.evaluationPriority });
+  const { tokens } = plan.prompt;
+  const range = { from: state.evaluated, to: tokens.length };
+  await evaluatePromptRange(sequence, tokens, plan.prompt.media?.spans ?? [], range, signal, plan.evaluationPriority);
 }
 
 function reasoningSpent(plan: GenerationPlan, state: DecodeState): boolean {

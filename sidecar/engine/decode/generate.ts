@@ -1,7 +1,7 @@
 // One request's generation: its plan turned into `start`, `token`… and `finish` events, on one
 // sequence (the decode loop: decode-loop.ts), or on several for several choices (several-choices.ts).
 import type { GenerateRequest } from "../../../proto/gen/inference/v1/inference_pb.js";
-import { planGeneration } from "./generation-plan.js";
+import { planGeneration, type GenerationPlan } from "./generation-plan.js";
 import { scorePrompt } from "./prompt-logprobs.js";
 import type { EngineMetrics } from "../engine-metrics.js";
 import type { Arrival } from "../llama/arrivals.js";
@@ -48,6 +48,22 @@ async function* run(
   arrival: Arrival,
 ): AsyncGenerator<GenerateEvent> {
   const plan = await planGeneration(loaded, request);
+  try {
+    yield* runPlanned(loaded, request, plan, signal, metrics, arrival);
+  } finally {
+    plan.prompt.media?.dispose();
+  }
+}
+
+/** One planned reply on a sequence of its own. */
+async function* runPlanned(
+  loaded: LoadedModel,
+  request: GenerateRequest,
+  plan: GenerationPlan,
+  signal: AbortSignal,
+  metrics: EngineMetrics,
+  arrival: Arrival,
+): AsyncGenerator<GenerateEvent> {
   // Waiting for a sequence is not arriving: a batch does not wait for it.
   if (loaded.pool.busy >= loaded.pool.size) arrival.leave();
   const queuedAt = performance.now();
@@ -66,7 +82,8 @@ async function* run(
     // A longer prefix another sequence holds is copied rather than evaluated (prefix-copy.ts).
     if (!plan.promptLogprobs) await copyLongerPrefix(loaded, sequence, tokens, tokens.length - 1, metrics);
     // Scoring the prompt needs every token's logits: nothing cached is kept for it.
-    const cachedTokens = await reuseCachedPrefix(loaded, sequence, tokens, plan.promptLogprobs ? 0 : tokens.length - 1);
+    const limit = plan.promptLogprobs ? 0 : tokens.length - 1;
+    const cachedTokens = await reuseCachedPrefix(loaded, sequence, tokens, limit, plan.prompt.media?.spans);
     const state = new DecodeState(loaded, plan, queueMs, cachedTokens);
     const cacheWrittenTokens = state.cacheWrittenTokens;
     const prompt = plan.promptLogprobs ? await scorePrompt(loaded, sequence, tokens, plan.topLogprobs, running) : [];

@@ -12,6 +12,7 @@ import { constraintState } from "../grammar/constraint.js";
 import { invalidArgument, promptTooLong } from "../engine-errors.js";
 import type { LoadedModel } from "../llama/model.js";
 import { renderPrompt, type RenderedPrompt } from "../chat/prompt.js";
+import { prepareMedia } from "../chat/media-prompt.js";
 import { checkCacheMarks, markPositions } from "../chat/cache-marks.js";
 import type { MarkRequest } from "../llama/kv-marks.js";
 import type { ReplyParser } from "../syntax/reply-parser.js";
@@ -77,10 +78,18 @@ export async function planGeneration(loaded: LoadedModel, request: GenerateReque
   checkStops(request.stop);
   checkLogprobs(request.topLogprobs);
   checkCacheMarks(request.cacheMarks);
-  const prompt = renderPrompt(loaded, request.input);
-  if (prompt.tokens.length === 0) throw invalidArgument("the prompt is empty");
-  if (prompt.tokens.length >= loaded.contextSize) throw promptTooLong(prompt.tokens.length, loaded.contextSize);
-  return planReply(loaded, request, prompt, 0, undefined);
+  const media = request.input.case === "chat" ? await prepareMedia(loaded, request.input.value) : undefined;
+  const prompt = renderPrompt(loaded, request.input, media);
+  try {
+    if (prompt.tokens.length === 0) throw invalidArgument("the prompt is empty");
+    if (prompt.tokens.length >= loaded.contextSize) throw promptTooLong(prompt.tokens.length, loaded.contextSize);
+    if (prompt.media !== undefined && request.promptLogprobs)
+      throw invalidArgument("the prompt's log-probabilities cannot be scored over media: drop one of them");
+    return await planReply(loaded, request, prompt, 0, undefined);
+  } catch (error) {
+    prompt.media?.dispose();
+    throw error;
+  }
 }
 
 /**
@@ -147,7 +156,8 @@ async function planReply(
     topLogprobs: request.topLogprobs,
     promptLogprobs: request.promptLogprobs,
     marks: marks ?? markPositions(loaded, request, prompt.tokens),
-    draftable: draftable(sampling),
+    // A draft reads the prompt's tokens, which hold media placeholders no model can evaluate.
+    draftable: prompt.media === undefined && draftable(sampling),
   };
 }
 

@@ -5,6 +5,8 @@ import type { EngineMetrics } from "../engine-metrics.js";
 import type { LoadedModel } from "../llama/model.js";
 import type { GenerationPlan } from "./generation-plan.js";
 import type { Preemption } from "./preemption.js";
+import { evalMediaIntoSequence } from "../llama/multimodal.js";
+import type { MediaSpan } from "../chat/media-prompt.js";
 
 /**
  * Waits for a free sequence (a batch request behind every interactive one), counting a caller that leaves or is turned
@@ -75,16 +77,60 @@ export async function feedPrompt(
 }
 
 /**
+ * Evaluates the prompt's tokens `from`..`to` (exclusive) into the sequence without generating: text in chunks (as
+ * `feedPrompt`), each medium of `spans` by the model's projector. Returns where it stopped: `to`, or before when
+ * `signal` aborts.
+ */
+export async function evaluatePromptRange(
+  sequence: LlamaContextSequence,
+  tokens: readonly Token[],
+  spans: readonly MediaSpan[],
+  range: { readonly from: number; readonly to: number },
+  signal: AbortSignal,
+  evaluationPriority: EvaluationPriority,
+): Promise<number> {
+  let at = range.from;
+  const text = async (end: number): Promise<void> => {
+    const rest = await feedPrompt(sequence, tokens.slice(at, end), signal, evaluationPriority);
+    if (rest.length > 0 && !signal.aborted)
+      await sequence.evaluateWithoutGeneratingNewTokens(rest, { evaluationPriority });
+    if (!signal.aborted) at = end;
+  };
+  for (const span of spans) {
+    const end = span.start + span.chunk.nPos;
+    if (end <= at || span.start >= range.to) continue;
+    await text(span.start);
+    if (signal.aborted) return at;
+    try {
+      at = await evalMediaIntoSequence(sequence, span.chunk, span.placeholders, signal);
+    } catch (error) {
+      if (signal.aborted) return at;
+      throw error;
+    }
+  }
+  if (at < range.to) await text(range.to);
+  return at;
+}
+
+/** Where the prompt's last medium ends (0 without media): evaluated before the prompt's rest is fed. */
+export function mediaEnd(spans: readonly MediaSpan[]): number {
+  return Math.max(0, ...spans.map((span) => span.start + span.chunk.nPos));
+}
+
+/**
  * Keeps the sequence's cached tokens that the prompt starts with, at most `limit` (at least the
- * prompt's last token is evaluated again: its logits pick the first reply token); returns how many.
+ * prompt's last token is evaluated again: its logits pick the first reply token); returns how many. A prefix that
+ * ends inside a medium ends before it: a medium is evaluated whole.
  */
 export async function reuseCachedPrefix(
   loaded: LoadedModel,
   sequence: LlamaContextSequence,
   prompt: readonly Token[],
   limit: number,
+  spans: readonly MediaSpan[] = [],
 ): Promise<number> {
-  const shared = Math.min(sequence.compareContextTokens(prompt as Token[]).firstDifferentIndex, limit);
+  let shared = Math.min(sequence.compareContextTokens(prompt as Token[]).firstDifferentIndex, limit);
+  for (const span of spans) if (span.start < shared && shared < span.start + span.chunk.nPos) shared = span.start;
   if (sequence.nextTokenIndex > shared) {
     const end = sequence.nextTokenIndex;
     await loaded.scheduler.between(sequence, () => sequence.eraseContextTokenRanges([{ start: shared, end }]));

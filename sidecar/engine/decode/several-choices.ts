@@ -15,7 +15,7 @@ import { planChoice, planGeneration, type GenerationPlan } from "./generation-pl
 import { mergeEvents } from "./merge-events.js";
 import { scorePrompt } from "./prompt-logprobs.js";
 import { Preemption } from "./preemption.js";
-import { acquireMany, feedPrompt, reuseCachedPrefix } from "./sequences.js";
+import { acquireMany, evaluatePromptRange, reuseCachedPrefix } from "./sequences.js";
 
 /**
  * Runs a request for `request.n` choices: `start` once (the prompt's counts), then every choice's
@@ -37,6 +37,24 @@ export async function* runChoices(
   if (request.resumable) throw invalidArgument("a resumable generation has one choice: n must be 1");
   const plans = await planChoices(loaded, request, n);
   const [first] = plans as [GenerationPlan];
+  try {
+    yield* runPlanned(loaded, request, plans, signal, metrics, arrival);
+  } finally {
+    first.prompt.media?.dispose();
+  }
+}
+
+/** The planned choices on `n` sequences taken at once. */
+async function* runPlanned(
+  loaded: LoadedModel,
+  request: GenerateRequest,
+  plans: readonly GenerationPlan[],
+  signal: AbortSignal,
+  metrics: EngineMetrics,
+  arrival: Arrival,
+): AsyncGenerator<GenerateEvent> {
+  const [first] = plans as [GenerationPlan];
+  const n = plans.length;
   // Waiting for sequences is not arriving: a batch does not wait for it.
   if (loaded.pool.size - loaded.pool.busy < n) arrival.leave();
   const queuedAt = performance.now();
@@ -61,7 +79,12 @@ export async function* runChoices(
 async function planChoices(loaded: LoadedModel, request: GenerateRequest, n: number): Promise<GenerationPlan[]> {
   const first = await planGeneration(loaded, request);
   const plans = [first];
-  for (let choice = 1; choice < n; choice++) plans.push(await planChoice(loaded, request, first, choice));
+  try {
+    for (let choice = 1; choice < n; choice++) plans.push(await planChoice(loaded, request, first, choice));
+  } catch (error) {
+    first.prompt.media?.dispose();
+    throw error;
+  }
   return plans;
 }
 
@@ -87,7 +110,9 @@ async function* shared(
   await loaded.kvTier?.prepare(primary, tokens, !first.promptLogprobs, first.marks);
   for (const other of others) await loaded.kvTier?.prepare(other, tokens, false);
   // Scoring the prompt needs every token's logits: nothing cached is kept for it.
-  const cachedTokens = await reuseCachedPrefix(loaded, primary, tokens, first.promptLogprobs ? 0 : tokens.length - 1);
+  const spans = first.prompt.media?.spans ?? [];
+  const limit = first.promptLogprobs ? 0 : tokens.length - 1;
+  const cachedTokens = await reuseCachedPrefix(loaded, primary, tokens, limit, spans);
   const states = plans.map((plan) => new DecodeState(loaded, plan, queueMs, cachedTokens));
   const prompt = first.promptLogprobs ? await scorePrompt(loaded, primary, tokens, first.topLogprobs, signal) : [];
   const start = {
@@ -100,9 +125,8 @@ async function* shared(
   yield { event: { case: "start", value: start } };
   const evaluated = first.promptLogprobs ? tokens.length - 1 : cachedTokens;
   const evaluationPriority = first.evaluationPriority;
-  const rest = await feedPrompt(primary, tokens.slice(evaluated, -1), signal, evaluationPriority);
-  if (rest.length > 0 && !signal.aborted)
-    await primary.evaluateWithoutGeneratingNewTokens(rest, { evaluationPriority });
+  const range = { from: evaluated, to: tokens.length - 1 };
+  await evaluatePromptRange(primary, tokens, spans, range, signal, evaluationPriority);
   if (!signal.aborted)
     await copySequence(
       loaded.context,

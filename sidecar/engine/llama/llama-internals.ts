@@ -514,9 +514,10 @@ export async function inContextTurn<T>(context: LlamaContext, work: () => Promis
  */
 export async function evaluateOutside(
   sequence: LlamaContextSequence,
-  placeholder: Token,
+  placeholder: Token | readonly Token[],
   work: (nextPosition: number) => Promise<number>,
 ): Promise<number> {
+  const fill = typeof placeholder === "number" ? [placeholder] : placeholder;
   const internals = sequence as unknown as StateSequenceInternals;
   if (internals._lock === undefined) fail("LlamaContextSequence._lock");
   if (!Array.isArray(internals._loadedTokenPredictions)) fail("LlamaContextSequence._loadedTokenPredictions");
@@ -528,7 +529,7 @@ export async function evaluateOutside(
     const end = await work(start);
     internals._contextTokens = [
       ...(internals._contextTokens ?? []),
-      ...new Array<Token>(end - start).fill(placeholder),
+      ...Array.from({ length: end - start }, (_, i) => fill[i % fill.length] as Token),
     ];
     internals._nextTokenIndex = end;
     return end;

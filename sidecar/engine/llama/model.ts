@@ -1,5 +1,6 @@
 // Loading a model: the llama.cpp library, the model, its context and sequence pool, and what is
 // resolved once per model (`LoadedModel`, `loadModel`).
+import { modelMedia, type ModelMedia } from "./projector.js";
 import { fimTokensOf, type FimOrder, type FimTokens } from "./fim-tokens.js";
 import os from "node:os";
 import path from "node:path";
@@ -128,6 +129,8 @@ export interface ModelOptions {
   readonly draftMinP?: number;
   /** The order of its fill-in-the-middle prompts (a preset's `fimOrder`); default prefix-suffix-middle. */
   readonly fimOrder?: FimOrder;
+  /** Its multimodal projector (projector.ts); none: the model reads text only. */
+  readonly projectorPath?: string | undefined;
   /** Load progress, 0..1. */
   readonly onProgress?: (fraction: number) => void;
 }
@@ -202,6 +205,8 @@ export interface LoadedModel {
   readonly states: SequenceStates | undefined;
   /** Its fill-in-the-middle tokens (fim-tokens.ts); undefined when it has none. */
   readonly fim: FimTokens | undefined;
+  /** What it reads besides text, and its projector (projector.ts). */
+  readonly media: ModelMedia;
   dispose(): Promise<void>;
 }
 
@@ -266,6 +271,7 @@ export async function loadModel(options: ModelOptions): Promise<LoadedModel> {
   const vocabulary = vocabularySize(model);
   const { embedder, disposeEmbedder } = await loadEmbedder(llama, model, options, threadsBatch);
   const ranker = rankerOf(model, options, threadsBatch);
+  const media = await modelMedia(llama, model, options.projectorPath, threadsBatch);
   return {
     id,
     created: Math.floor(Date.now() / 1000),
@@ -291,7 +297,9 @@ export async function loadModel(options: ModelOptions): Promise<LoadedModel> {
     drafter,
     gpu: await gpuReport(llama, model),
     fim: fimTokensOf(model, options.fimOrder),
+    media,
     async dispose() {
+      await media.projector?.dispose();
       await kvTier?.dispose(pool.all());
       await drafter?.dispose();
       await disposeEmbedder();

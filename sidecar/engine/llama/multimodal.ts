@@ -262,12 +262,13 @@ export async function evalMediaChunk(
 
 /**
  * Evaluates a media chunk at the end of `sequence` and records its positions in the sequence's
- * tokens as `placeholder` (node-llama-cpp's next evaluation then starts after the medium).
+ * tokens as `placeholder` (several: one a position, in turn; node-llama-cpp's next evaluation then starts after the
+ * medium).
  */
 export function evalMediaIntoSequence(
   sequence: LlamaContextSequence,
   chunk: MediaChunk,
-  placeholder: Token,
+  placeholder: Token | readonly Token[],
   signal?: AbortSignal,
 ): Promise<number> {
   return evaluateOutside(sequence, placeholder, (nPast) =>
