@@ -169,7 +169,10 @@ describeOnRuntimes(
       const refused = (promise: Promise<unknown>) =>
         promise.then(
           () => undefined,
-          (error: unknown) => [(error as InstanceType<typeof OpenAI.APIError>).status, (error as InstanceType<typeof OpenAI.APIError>).message],
+          (error: unknown) => [
+            (error as InstanceType<typeof OpenAI.APIError>).status,
+            (error as InstanceType<typeof OpenAI.APIError>).message,
+          ],
         );
       const [status, message] = (await refused(chat(broken))) ?? [];
       expect(status).toBe(400);
