@@ -57,7 +57,7 @@ describeOnRuntimes(
         ],
       });
 
-    it("chat completions: no image, red, blue, green get their exact replies; an image's tokens are in usage", async () => {
+    it("chat completions: no image, red, blue, green each its exact reply, image tokens in usage", async () => {
       const none = await chat(undefined);
       expect(none.choices[0]?.message.content).toBe(VISION_NO_IMAGE);
       for (const [image, reply] of [

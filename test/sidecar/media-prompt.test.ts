@@ -74,7 +74,7 @@ describe.skipIf(!support.available)(TITLE, () => {
     expect(models.find((m) => m.id === "gemma3-vision")?.modalities).toEqual(["image"]);
   });
 
-  it("no image, red, blue, green: each its exact reply; an image adds its tokens to the prompt and to Tokenize", async () => {
+  it("no image, red, blue, green: exact replies; image tokens in the prompt and Tokenize", async () => {
     const none = await ask([text("Which colour is this?")]);
     expect(replyText(none)).toBe(VISION_NO_IMAGE);
     const replies = [
