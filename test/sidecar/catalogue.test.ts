@@ -62,7 +62,7 @@ describe("parsePresets", () => {
       '{"a": 3}',
       new RegExp(
         '"a" must be an object of options \\(model, contextSize, sequences, chatTemplate, gpuLayers, alias, ' +
-          "specLookup, draft, fimOrder\\)",
+          "specLookup, draft, mmproj, fimOrder\\)",
       ),
     ],
     ["an unknown key", '{"a": {"ctx": 512}}', /"a" has an unknown key "ctx" \(known: model, contextSize/],
