@@ -9,9 +9,10 @@ import { blockedHost } from "../../edge/core/media/host-guard.js";
 import { fetchImage, MediaRefusal } from "../../edge/core/media/fetch-image.js";
 import { imageBytes } from "../../edge/core/media/image-bytes.js";
 import { defaultMediaSettings, type MediaSettings } from "../../edge/core/media/settings.js";
-import type { Chat } from "../../proto/gen/inference/v1/inference_pb.js";
+import { create } from "@bufbuild/protobuf";
+import { type Chat, ModelDescriptionSchema } from "../../proto/gen/inference/v1/inference_pb.js";
 import { post, sentChat, testApp } from "../support/app.js";
-import { finish, start, token } from "../support/fake-sidecar.js";
+import { catalogued, finish, start, token } from "../support/fake-sidecar.js";
 
 const PNG = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 1, 2, 3, 4]);
 const PNG_BASE64 = btoa(String.fromCharCode(...PNG));
@@ -277,5 +278,37 @@ describe("every protocol's images reach the sidecar as parts, in order", () => {
     });
     expect(bad.status).toBe(400);
     expect(await bad.json()).toEqual({ error: "Invalid 'messages[0].images[0]': is not valid base64 image data." });
+  });
+});
+
+describe("which models read images", () => {
+  it("/v1/models, /v1/info and /api/show say so from ModelInfo.modalities", async () => {
+    const { app, sidecar } = testApp();
+    sidecar.models = [
+      catalogued("eyes", { toolCallSyntax: "hermes", modalities: ["image"] }),
+      catalogued("words", { toolCallSyntax: "hermes" }),
+    ];
+    sidecar.describeModel = async () => create(ModelDescriptionSchema, {});
+    const models = (await (await app.fetch(new Request("http://edge.test/v1/models"))).json()) as {
+      data: { id: string; capabilities: string[]; modalities: string[] }[];
+    };
+    expect(models.data.map((m) => [m.id, m.capabilities, m.modalities])).toEqual([
+      ["eyes", ["completion", "tools", "vision"], ["text", "image"]],
+      ["words", ["completion", "tools"], ["text"]],
+    ]);
+    const info = (await (await app.fetch(new Request("http://edge.test/v1/info"))).json()) as {
+      models: { id: string; modalities: string[] }[];
+    };
+    expect(info.models.map((m) => [m.id, m.modalities])).toEqual([
+      ["eyes", ["text", "image"]],
+      ["words", ["text"]],
+    ]);
+    for (const [model, capabilities] of [
+      ["eyes", ["completion", "tools", "vision"]],
+      ["words", ["completion", "tools"]],
+    ] as const) {
+      const shown = (await (await post(app, "/api/show", { model })).json()) as { capabilities: string[] };
+      expect(shown.capabilities).toEqual(capabilities);
+    }
   });
 });

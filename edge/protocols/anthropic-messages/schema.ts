@@ -76,7 +76,7 @@ const toolReferenceBlock = z.object({ type: z.literal("tool_reference"), tool_na
 const toolResultBlock = z.object({
   type: z.literal("tool_result"),
   tool_use_id: z.string().min(1),
-  content: z.union([z.string(), z.array(z.union([imageBlock, toolReferenceBlock, resultTextBlock]))]).nullish(),
+  content: z.union([z.string(), z.array(z.union([resultTextBlock, imageBlock, toolReferenceBlock]))]).nullish(),
   is_error: z.boolean().nullish(),
   cache_control: cacheControl,
 });
