@@ -19,7 +19,12 @@ export interface MediaOptions {
 export function mediaOptionsOf(config: MediaConfig): MediaOptions {
   const allowHosts = (config.mediaAllowHosts ?? "")
     .split(",")
-    .map((host) => host.trim().replace(/^\[|\]$/g, "").toLowerCase())
+    .map((host) =>
+      host
+        .trim()
+        .replace(/^\[|\]$/g, "")
+        .toLowerCase(),
+    )
     .filter((host) => host !== "");
   return {
     maxBytes: config.mediaMaxBytes,

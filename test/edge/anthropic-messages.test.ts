@@ -296,7 +296,10 @@ describe("bad requests: Anthropic's error shape, refused before the sidecar is c
         ...body,
         messages: [
           ...user,
-          { role: "assistant", content: [{ type: "image", source: { type: "url", url: "https://example.com/a.png" } }] },
+          {
+            role: "assistant",
+            content: [{ type: "image", source: { type: "url", url: "https://example.com/a.png" } }],
+          },
           ...user,
         ],
       },

@@ -60,7 +60,10 @@ describe("data: URLs and base64", () => {
       "image_too_large",
       "the image is over 11 bytes (MEDIA_MAX_BYTES)",
     ]);
-    expect(await imageBytes({ kind: "url", url: DATA_URL }, settings({ maxBytes: 12 }), "o")).toHaveProperty("bytes", PNG);
+    expect(await imageBytes({ kind: "url", url: DATA_URL }, settings({ maxBytes: 12 }), "o")).toHaveProperty(
+      "bytes",
+      PNG,
+    );
   });
 });
 
@@ -245,7 +248,9 @@ describe("every protocol's images reach the sidecar as parts, in order", () => {
     const bad = await post(app, "/v1/messages", {
       model: "m",
       max_tokens: 8,
-      messages: [{ role: "user", content: [{ type: "image", source: { type: "base64", media_type: "image/png", data: "!" } }] }],
+      messages: [
+        { role: "user", content: [{ type: "image", source: { type: "base64", media_type: "image/png", data: "!" } }] },
+      ],
     });
     expect(bad.status).toBe(400);
     expect(await bad.json()).toMatchObject({
@@ -260,7 +265,15 @@ describe("every protocol's images reach the sidecar as parts, in order", () => {
   it("Responses: input_image by image_url; Ollama: a message's images before its text", async () => {
     const { app, sidecar } = testApp(script);
     const responses = await post(app, "/v1/responses", {
-      input: [{ role: "user", content: [{ type: "input_text", text: "q" }, { type: "input_image", image_url: DATA_URL }] }],
+      input: [
+        {
+          role: "user",
+          content: [
+            { type: "input_text", text: "q" },
+            { type: "input_image", image_url: DATA_URL },
+          ],
+        },
+      ],
     });
     expect(responses.status).toBe(200);
     expect(partsOf(sentChat(sidecar), 0)).toEqual(["q", PNG.length]);

@@ -31,7 +31,10 @@ function checkedUrl(text: string, settings: MediaSettings): URL {
     throw new MediaRefusal("is not a URL", "invalid_image_url");
   }
   if (url.protocol !== "http:" && url.protocol !== "https:")
-    throw new MediaRefusal(`'${url.protocol}' URLs are not fetched: send a data: URL or an http(s) URL`, "invalid_image_url");
+    throw new MediaRefusal(
+      `'${url.protocol}' URLs are not fetched: send a data: URL or an http(s) URL`,
+      "invalid_image_url",
+    );
   if (settings.allowHosts.includes(bareHost(url.hostname))) return url;
   const blocked = blockedHost(url.hostname);
   if (blocked !== undefined)
@@ -89,7 +92,10 @@ async function follow(first: string, settings: MediaSettings, signal: AbortSigna
 /** The image at an http(s) URL, or a MediaRefusal saying why not. */
 export async function fetchImage(text: string, settings: MediaSettings, signal?: AbortSignal): Promise<FetchedImage> {
   if (!settings.fetch)
-    throw new MediaRefusal("image URLs are not fetched by this server (MEDIA_FETCH is off): send a data: URL", "image_fetch_off");
+    throw new MediaRefusal(
+      "image URLs are not fetched by this server (MEDIA_FETCH is off): send a data: URL",
+      "image_fetch_off",
+    );
   const timeout = AbortSignal.timeout(settings.fetchTimeoutMs);
   const both = signal === undefined ? timeout : AbortSignal.any([timeout, signal]);
   try {
@@ -104,7 +110,10 @@ export async function fetchImage(text: string, settings: MediaSettings, signal?:
   } catch (error) {
     if (error instanceof MediaRefusal) throw error;
     if (timeout.aborted)
-      throw new MediaRefusal(`fetching the image took over ${settings.fetchTimeoutMs} ms (MEDIA_FETCH_TIMEOUT_MS)`, "image_fetch_timeout");
+      throw new MediaRefusal(
+        `fetching the image took over ${settings.fetchTimeoutMs} ms (MEDIA_FETCH_TIMEOUT_MS)`,
+        "image_fetch_timeout",
+      );
     if (signal?.aborted === true) throw error;
     throw new MediaRefusal("the image could not be fetched", "image_fetch_failed");
   }

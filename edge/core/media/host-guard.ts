@@ -71,7 +71,10 @@ function v6Blocked(groups: readonly number[]): boolean {
 
 /** URL.hostname without IPv6 brackets, lower case, without a trailing dot. */
 export function bareHost(hostname: string): string {
-  return hostname.replace(/^\[|\]$/g, "").replace(/\.$/, "").toLowerCase();
+  return hostname
+    .replace(/^\[|\]$/g, "")
+    .replace(/\.$/, "")
+    .toLowerCase();
 }
 
 /** Why the edge must not fetch from `hostname` (URL.hostname), or undefined when it may. */

@@ -22,7 +22,8 @@ function tooLarge(limit: number): MediaRefusal {
 /** Base64 text → bytes within the limit. */
 function fromBase64(text: string, mimeType: string, limit: number): ImageBytes {
   const clean = cleanBase64(text);
-  if (clean === undefined || clean === "") throw new MediaRefusal("is not valid base64 image data", "invalid_image_data");
+  if (clean === undefined || clean === "")
+    throw new MediaRefusal("is not valid base64 image data", "invalid_image_data");
   if (decodedSize(clean.replace(/=+$/, "").length) > limit) throw tooLarge(limit);
   return { bytes: decodeBase64(clean), mimeType };
 }
@@ -42,7 +43,10 @@ function fromDataUrl(url: string, limit: number): ImageBytes {
 async function fromFile(fileId: string, settings: MediaSettings, owner: string): Promise<ImageBytes> {
   const file = settings.files === undefined ? undefined : await settings.files(owner, fileId);
   if (settings.files === undefined)
-    throw new MediaRefusal("files are not kept by this server (it has no file store): send the image inline", "file_not_found");
+    throw new MediaRefusal(
+      "files are not kept by this server (it has no file store): send the image inline",
+      "file_not_found",
+    );
   if (file === undefined) throw new MediaRefusal(`no such file: ${fileId}`, "file_not_found");
   if (!IMAGE_FILE_PURPOSES.includes(file.purpose))
     throw new MediaRefusal(

@@ -3,7 +3,7 @@
 // 400 naming its field in the protocol's own terms; a sidecar refusal naming `messages[i].parts[j]` is named
 // again by the protocol's path of that part (`namingParts`).
 import type { ChatMessage } from "../../../proto/gen/inference/v1/inference_pb.js";
-import { ApiError, GenerationRejectedError, InvalidRequestError } from "../../base/errors.js";
+import { type ApiError, GenerationRejectedError, InvalidRequestError } from "../../base/errors.js";
 import { MediaRefusal } from "./fetch-image.js";
 import { imageBytes } from "./image-bytes.js";
 import { imageRefOf } from "./parts.js";
@@ -53,7 +53,12 @@ const PART_NAME = /messages\[(\d+)\]\.parts\[(\d+)\]/g;
 
 /** The sidecar's refusal with each `messages[i].parts[j]` it names written as the protocol's path of that part. */
 export function namingParts(error: ApiError, chat: HasMessages | undefined): ApiError {
-  if (chat === undefined || !(error instanceof GenerationRejectedError) || !/messages\[\d+\]\.parts\[\d+\]/.test(error.message)) return error;
+  if (
+    chat === undefined ||
+    !(error instanceof GenerationRejectedError) ||
+    !/messages\[\d+\]\.parts\[\d+\]/.test(error.message)
+  )
+    return error;
   let param: string | null = null;
   const message = error.message.replace(PART_NAME, (name, i: string, j: string) => {
     const part = chat.messages[Number(i)]?.parts[Number(j)]?.part;

@@ -35,7 +35,11 @@ function joinText(blocks: readonly { type: string; text?: string }[]): string {
 function imageRef(block: ImageBlock, at: string): ImageRef {
   const { source } = block;
   return source.type === "base64"
-    ? { source: { kind: "base64", data: source.data, mimeType: source.media_type }, part: at, field: `${at}.source.data` }
+    ? {
+        source: { kind: "base64", data: source.data, mimeType: source.media_type },
+        part: at,
+        field: `${at}.source.data`,
+      }
     : { source: { kind: "url", url: source.url }, part: at, field: `${at}.source.url` };
 }
 

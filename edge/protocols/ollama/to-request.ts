@@ -43,9 +43,17 @@ function answeredCall(m: Message, index: number, calls: readonly Call[]): Call {
 }
 
 /** Base64 images before the text (core/media/); `at` is the images' path (`messages[0].images`). */
-function withImages(text: string, images: readonly string[] | null | undefined, at: string): ReturnType<typeof contentOf> {
+function withImages(
+  text: string,
+  images: readonly string[] | null | undefined,
+  at: string,
+): ReturnType<typeof contentOf> {
   const refs = (images ?? []).map(
-    (data, k): ImageRef => ({ source: { kind: "base64", data, mimeType: "" }, part: `${at}[${k}]`, field: `${at}[${k}]` }),
+    (data, k): ImageRef => ({
+      source: { kind: "base64", data, mimeType: "" },
+      part: `${at}[${k}]`,
+      field: `${at}[${k}]`,
+    }),
   );
   return refs.length === 0 ? { content: text } : contentOf(text === "" ? refs : [...refs, text]);
 }
@@ -97,7 +105,9 @@ export function generateToRequest(body: OllamaGenerateBody): GenerateRequest {
   const prompt = body.prompt ?? "";
   const hasImages = (body.images ?? []).length > 0;
   if (hasImages && (body.raw === true || (body.suffix ?? "") !== ""))
-    throw new InvalidRequestError("'images' go with a templated prompt: not with 'raw' or 'suffix'", { param: "images" });
+    throw new InvalidRequestError("'images' go with a templated prompt: not with 'raw' or 'suffix'", {
+      param: "images",
+    });
   if (body.suffix != null && body.suffix !== "")
     return request(draft, { case: "infill", value: { prefix: prompt, suffix: body.suffix } });
   if (body.raw === true) return request(draft, { case: "prompt", value: prompt });

@@ -44,9 +44,15 @@ const imagePart = z
   })
   .superRefine((part, ctx) => {
     if ((part.image_url == null) === (part.file_id == null))
-      ctx.addIssue({ code: "custom", path: ["image_url"], message: "an input_image needs 'image_url' or 'file_id', one of them" });
+      ctx.addIssue({
+        code: "custom",
+        path: ["image_url"],
+        message: "an input_image needs 'image_url' or 'file_id', one of them",
+      });
   })
-  .transform((part): InputImage => (part.file_id == null ? { image_url: part.image_url ?? "" } : { file_id: part.file_id }));
+  .transform(
+    (part): InputImage => (part.file_id == null ? { image_url: part.image_url ?? "" } : { file_id: part.file_id }),
+  );
 
 const textPart = z
   .object({ type: z.string(), text: z.unknown().optional() })
@@ -71,19 +77,21 @@ const contentPart = z.union([
 ]);
 export type ResponsesContentPart = string | InputImage;
 
-const messageItem = z.object({
-  type: z.literal("message"),
-  role: z.enum(RESPONSES_ROLES, {
-    error: `expected one of ${RESPONSES_ROLES.map((r) => `'${r}'`).join(", ")}`,
-  }),
-  content: z.union([z.string(), z.array(contentPart)]),
-}).superRefine((item, ctx) => {
-  if (item.role === "user" || typeof item.content === "string") return;
-  item.content.forEach((part, j) => {
-    if (typeof part !== "string")
-      ctx.addIssue({ code: "custom", path: ["content", j, "type"], message: "images go in user messages only" });
+const messageItem = z
+  .object({
+    type: z.literal("message"),
+    role: z.enum(RESPONSES_ROLES, {
+      error: `expected one of ${RESPONSES_ROLES.map((r) => `'${r}'`).join(", ")}`,
+    }),
+    content: z.union([z.string(), z.array(contentPart)]),
+  })
+  .superRefine((item, ctx) => {
+    if (item.role === "user" || typeof item.content === "string") return;
+    item.content.forEach((part, j) => {
+      if (typeof part !== "string")
+        ctx.addIssue({ code: "custom", path: ["content", j, "type"], message: "images go in user messages only" });
+    });
   });
-});
 
 export type ResponsesMessageItem = z.output<typeof messageItem>;
 

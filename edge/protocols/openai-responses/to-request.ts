@@ -56,7 +56,10 @@ function reasoningText(item: Extract<ResponsesInputItem, { type: "reasoning" }>)
  * item's text becomes the reasoning of the assistant message that follows it (dropped when no
  * assistant message or call follows).
  */
-function toMessages(items: readonly ResponsesInputItem[], indexOf: (item: ResponsesInputItem) => number): MessageInit[] {
+function toMessages(
+  items: readonly ResponsesInputItem[],
+  indexOf: (item: ResponsesInputItem) => number,
+): MessageInit[] {
   const out: MessageInit[] = [];
   let reasoning: string[] = [];
   /** The reasoning waiting for the next assistant message, once. */
@@ -79,7 +82,11 @@ function toMessages(items: readonly ResponsesInputItem[], indexOf: (item: Respon
         out.push({ role: Role.USER, content: COMPACTION_PROMPT });
         break;
       case "function_call_output":
-        out.push({ role: Role.TOOL, toolCallId: item.call_id, ...toContent(item.output, `input[${indexOf(item)}].output`) });
+        out.push({
+          role: Role.TOOL,
+          toolCallId: item.call_id,
+          ...toContent(item.output, `input[${indexOf(item)}].output`),
+        });
         break;
       case "function_call": {
         const call = { id: item.call_id, name: item.name, arguments: item.arguments };
