@@ -122,7 +122,9 @@ export const SHARED_SETTINGS = {
     env: "MEDIA_FETCH_TIMEOUT_MS",
     kind: integer(1),
     default: 10_000,
-    help: "fetching one image by URL, redirects and body included, takes at most this long (else a 400 naming the part)",
+    help:
+      "fetching one image by URL, redirects and body included, takes at most this long (else a 400 naming the " +
+      "part)",
   },
   mediaAllowHosts: {
     env: "MEDIA_ALLOW_HOSTS",

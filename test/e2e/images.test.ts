@@ -140,7 +140,12 @@ describeOnRuntimes(
         .finalMessage();
       expect(streamed.content).toEqual(message.content);
       const counted = await anthropic().messages.countTokens({ model: MODEL, messages: [{ role: "user", content }] });
-      expect(counted.input_tokens).toBe(message.usage.input_tokens);
+      // The whole prompt: Messages' usage splits it into uncached, read from the cache (the other runtime's run
+      // sent the same prompt to this sidecar) and written to it.
+      const { input_tokens, cache_read_input_tokens, cache_creation_input_tokens } = message.usage;
+      expect(counted.input_tokens).toBe(
+        input_tokens + (cache_read_input_tokens ?? 0) + (cache_creation_input_tokens ?? 0),
+      );
       const plain = await anthropic().messages.countTokens({
         model: MODEL,
         messages: [{ role: "user", content: [{ type: "text", text: QUESTION }] }],

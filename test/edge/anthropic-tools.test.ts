@@ -304,7 +304,7 @@ describe("refusals: Anthropic's error shape, before the sidecar is called", () =
           },
         ],
       },
-      /'messages\[2\]\.content\[0\]\.content\[0\]\.type'.*tool_result content blocks of type 'document' are not supported/,
+      /'messages\[2\]\.content\[0\]\.content\[0\]\.type'.*tool_result content blocks of type 'document' are not/,
     ],
   ])("%s", async (_, patch, message) => {
     await expectRefused({ ...base, ...patch }, message);

@@ -147,7 +147,7 @@ describe("fetching by URL", () => {
     expect((await refusal(fetchImage(`${base}/to-private`, allowed())))[0]).toBe("image_host_refused");
   });
 
-  it("stops at the size limit while reading, at the timeout, on an error status, and when fetching is off", async () => {
+  it("stops at the size limit while reading, at the timeout, on an error status, when off", async () => {
     expect(await refusal(fetchImage(`${base}/big`, allowed({ maxBytes: 100 })))).toEqual([
       "image_too_large",
       "the image is over 100 bytes (MEDIA_MAX_BYTES)",
@@ -216,8 +216,8 @@ describe("every protocol's images reach the sidecar as parts, in order", () => {
     const audio = await send({ type: "input_audio", input_audio: { data: "aGk=", format: "wav" } });
     expect(audio.status).toBe(400);
     expect(((await audio.json()) as { error: { message: string } }).error.message).toBe(
-      "Invalid 'messages[0].content[1].type': content parts of type 'input_audio' are not supported (no audio model is " +
-        "served here); supported: 'text', 'image_url'",
+      "Invalid 'messages[0].content[1].type': content parts of type 'input_audio' are not supported (no audio " +
+        "model is served here); supported: 'text', 'image_url'",
     );
     expect(sidecar.calls).toHaveLength(0);
   });

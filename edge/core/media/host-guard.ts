@@ -62,7 +62,8 @@ function v6Blocked(groups: readonly number[]): boolean {
   const zeroTo = (n: number) => groups.slice(0, n).every((x) => x === 0);
   if (zeroTo(7) && (h === 0 || h === 1)) return true; // :: and ::1
   if (zeroTo(5) && f === 0xffff) return v4Blocked(g * 65536 + h); // ::ffff:a.b.c.d
-  if (a === 0x64 && b === 0xff9b && groups.slice(2, 6).every((x) => x === 0)) return v4Blocked(g * 65536 + h); // 64:ff9b::a.b.c.d
+  // 64:ff9b::a.b.c.d (NAT64)
+  if (a === 0x64 && b === 0xff9b && groups.slice(2, 6).every((x) => x === 0)) return v4Blocked(g * 65536 + h);
   if ((a & 0xfe00) === 0xfc00) return true; // fc00::/7 unique local
   if ((a & 0xffc0) === 0xfe80) return true; // fe80::/10 link-local
   if ((a & 0xff00) === 0xff00) return true; // multicast

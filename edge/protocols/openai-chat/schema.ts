@@ -37,7 +37,8 @@ const contentPart = z.discriminatedUnion("type", [textPart, imagePart], {
     if (issue.code !== "invalid_union" || issue.note !== "No matching discriminator") return undefined;
     const type = String((issue.input as { type?: unknown } | undefined)?.type);
     const why = type === "input_audio" ? " (no audio model is served here)" : "";
-    return `content parts of type '${type}' are not supported${why}; supported: ${PART_TYPES.map((t) => `'${t}'`).join(", ")}`;
+    const supported = PART_TYPES.map((t) => `'${t}'`).join(", ");
+    return `content parts of type '${type}' are not supported${why}; supported: ${supported}`;
   },
 });
 export type ChatContentPart = z.output<typeof contentPart>;

@@ -62,7 +62,9 @@ const textPart = z
       ctx.addIssue({
         code: "custom",
         path: ["type"],
-        message: `content parts of type '${part.type}' are not supported${why}; supported: ${PART_TYPES.map((t) => `'${t}'`).join(", ")}`,
+        message:
+          `content parts of type '${part.type}' are not supported${why}; supported: ` +
+          PART_TYPES.map((t) => `'${t}'`).join(", "),
       });
     } else if (typeof part.text !== "string") {
       ctx.addIssue({ code: "custom", path: ["text"], message: "expected a string" });

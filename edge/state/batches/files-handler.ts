@@ -1,5 +1,6 @@
 // OpenAI's Files API (docs/contract.md, "Batches"): POST /v1/files (multipart, purpose `batch`, or `vision`,
-// `user_data`, `assistants` for images a request names by file_id), GET /v1/files, GET /v1/files/{id}, GET /v1/files/{id}/content, DELETE /v1/files/{id}.
+// `user_data`, `assistants` for images a request names by file_id), GET /v1/files, GET /v1/files/{id},
+// GET /v1/files/{id}/content, DELETE /v1/files/{id}.
 // A file's bytes are in the host's file store under its id; its record says whose it is.
 import { callerOf } from "../../access/caller.js";
 import { InvalidRequestError, NotFoundError } from "../../base/errors.js";
