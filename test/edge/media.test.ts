@@ -67,6 +67,36 @@ describe("data: URLs and base64", () => {
   });
 });
 
+describe("files", () => {
+  const files: MediaSettings["files"] = async (owner, id) =>
+    owner !== "me"
+      ? undefined
+      : id === "file-img"
+        ? { purpose: "vision", bytes: PNG }
+        : id === "file-batch"
+          ? { purpose: "batch", bytes: PNG }
+          : undefined;
+
+  it("reads the caller's file of an image purpose; another's, an unknown one or a batch file is refused", async () => {
+    const withFiles = settings({ files });
+    expect(await imageBytes({ kind: "file", fileId: "file-img" }, withFiles, "me")).toEqual({
+      bytes: PNG,
+      mimeType: "",
+    });
+    expect(await refusal(imageBytes({ kind: "file", fileId: "file-img" }, withFiles, "other"))).toEqual([
+      "file_not_found",
+      "no such file: file-img",
+    ]);
+    expect(await refusal(imageBytes({ kind: "file", fileId: "file-batch" }, withFiles, "me"))).toEqual([
+      "invalid_image_file",
+      "file file-batch has purpose 'batch': an image is uploaded with purpose 'vision' or 'user_data'",
+    ]);
+    expect((await refusal(imageBytes({ kind: "file", fileId: "file-img" }, settings(), "me")))[0]).toBe(
+      "file_not_found",
+    );
+  });
+});
+
 describe("host literals", () => {
   it.each([
     "127.0.0.1",
