@@ -97,9 +97,42 @@ export const SHARED_SETTINGS = {
   maxBodyBytes: {
     env: "MAX_BODY_BYTES",
     kind: integer(0),
-    default: 4 * 1024 * 1024,
-    shown: "4 MiB",
-    help: "request body limit in bytes",
+    default: 32 * 1024 * 1024,
+    shown: "32 MiB",
+    help: "request body limit in bytes (room for images inline: base64 makes 20 MiB of image about 27 MiB of JSON)",
+  },
+  mediaMaxBytes: {
+    env: "MEDIA_MAX_BYTES",
+    kind: integer(1),
+    default: 20 * 1024 * 1024,
+    shown: "20 MiB",
+    help:
+      "the largest image a request may hold, decoded (a data: URL, base64, a fetched URL or a file): a larger one is " +
+      "a 400 naming the part ([images](contract.md#images))",
+  },
+  mediaFetch: {
+    env: "MEDIA_FETCH",
+    kind: boolean,
+    default: true,
+    help:
+      "`false`: image URLs (http, https) are a 400 instead of being fetched by the edge; data: URLs, base64 and " +
+      "files still work",
+  },
+  mediaFetchTimeoutMs: {
+    env: "MEDIA_FETCH_TIMEOUT_MS",
+    kind: integer(1),
+    default: 10_000,
+    help:
+      "fetching one image by URL, redirects and body included, takes at most this long (else a 400 naming the " +
+      "part)",
+  },
+  mediaAllowHosts: {
+    env: "MEDIA_ALLOW_HOSTS",
+    kind: text("list", "host names or addresses, comma-separated"),
+    shown: "none",
+    help:
+      "hosts image URLs may be fetched from although their address is private, loopback or link-local, or their " +
+      "name local (`localhost`, `*.internal`), e.g. `127.0.0.1,images.internal`; others such are refused",
   },
   keepAliveMs: {
     env: "KEEP_ALIVE_MS",

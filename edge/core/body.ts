@@ -2,8 +2,8 @@
 // Any content-type is accepted (curl -d sends application/x-www-form-urlencoded).
 import { InvalidRequestError, PayloadTooLargeError } from "../base/errors.js";
 
-/** Default limit on request bodies: 4 MiB. */
-export const DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024;
+/** Default limit on request bodies: 32 MiB, room for images inline (base64 adds a third; docs/decisions.md). */
+export const DEFAULT_MAX_BODY_BYTES = 32 * 1024 * 1024;
 
 /**
  * After a body passes the limit, up to this many more bytes are read and dropped

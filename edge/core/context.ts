@@ -2,6 +2,7 @@
 import type { SidecarPool } from "../upstream/pool.js";
 import type { Arriving } from "./arriving.js";
 import type { Sidecar } from "../upstream/connection.js";
+import type { MediaSettings } from "./media/settings.js";
 
 export interface AppContext {
   /** The sidecars as one: Tokenize and Detokenize routed by model, ListModels their union. */
@@ -12,6 +13,8 @@ export interface AppContext {
   readonly arriving: Arriving;
   /** Largest accepted request body, in bytes. */
   readonly maxBodyBytes: number;
+  /** Images in requests: their limits, fetching by URL, the Files API's files (core/media/). */
+  readonly media: MediaSettings;
   /** A fresh random suffix for response ids (`chatcmpl-<id>`). */
   readonly newId: () => string;
   /** The current time in milliseconds since the Unix epoch. */

@@ -32,6 +32,7 @@ import { recordOf, type RequestRecord } from "./request-log.js";
 import { encodeResumeContext, wantsResumable } from "./resumable.js";
 import { only, streamResponse } from "./stream.js";
 import { parseRequest } from "./validation.js";
+import { chatOf, refusalOf, resolveChatMedia } from "./media/for-request.js";
 
 /** A body's answer without a generation (Ollama's empty request loads or unloads its model), else undefined. */
 export type OtherAnswer<S extends z.ZodType> = (body: z.output<S>) => Promise<Response> | undefined;
@@ -65,6 +66,8 @@ export async function generateFor<S extends z.ZodType>(
   ticket?: ArrivalTicket,
 ): Promise<Response> {
   const generateRequest = endpoint.toRequest(body);
+  // Images referred to by URL, file or base64 become bytes here, or a 400 naming the part (core/media/).
+  await resolveChatMedia(chatOf(generateRequest), context, request);
   // The sidecar's queue lets callers take turns (proto: GenerateRequest.client_id; empty: anonymous).
   const caller = callerOf(request);
   if (caller.keyId !== ANONYMOUS.keyId) generateRequest.clientId = caller.keyId;
@@ -141,7 +144,7 @@ async function openFor<S extends z.ZodType>(
     const key = context.sidecars.several ? await affinityKey(generateRequest, endpoint.affinity?.(body)) : undefined;
     return await openRouted(context.sidecars, generateRequest, key, abort.signal, context.sidecarStallMs, headers);
   } catch (caught) {
-    const refused = toApiError(caught);
+    const refused = refusalOf(toApiError(caught), chatOf(generateRequest));
     const field = endpoint.infillField;
     const error =
       refused instanceof FillInMiddleUnsupportedError && field !== undefined ? refused.naming(field) : refused;

@@ -22,6 +22,8 @@ import { SidecarPool, type PoolOptions } from "../upstream/pool.js";
 import type { SidecarTarget } from "../upstream/sidecar-state.js";
 import type { Stores } from "../state/stores.js";
 import { createBatches, type BatchHost, type Batches } from "../state/batches/batches.js";
+import { imageFiles } from "../state/batches/files-handler.js";
+import { defaultMediaSettings, type MediaSettings } from "../core/media/settings.js";
 import { wantsWebSocket, type SocketAcceptor } from "./socket/port.js";
 import { ResponsesSession } from "./socket/responses-session.js";
 import { withHeaders } from "../core/answers.js";
@@ -39,8 +41,10 @@ export interface AppOptions {
   sidecars?: readonly SidecarTarget[];
   /** How the sidecars are watched and picked (report age, backoff, metrics hook). */
   routing?: PoolOptions | undefined;
-  /** `MAX_BODY_BYTES` (docs/configuration.md); default 4 MiB. */
+  /** `MAX_BODY_BYTES` (docs/configuration.md); default 32 MiB. */
   maxBodyBytes?: number;
+  /** `MEDIA_MAX_BYTES`, `MEDIA_FETCH`, `MEDIA_FETCH_TIMEOUT_MS`, `MEDIA_ALLOW_HOSTS` (docs/configuration.md). */
+  media?: Partial<Omit<MediaSettings, "files">>;
   /** Random part of response ids (`chatcmpl-<id>`); default 24 random base-62 characters. */
   newId?: () => string;
   /** Current time in ms since the epoch, for `created`; default Date.now. */
@@ -150,6 +154,7 @@ function contextOf(options: AppOptions, report: (error: unknown) => void): AppCo
     sidecars: pool,
     arriving: new Arriving(),
     maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+    media: { ...defaultMediaSettings(), ...options.media },
     newId: options.newId ?? randomId,
     now: options.now ?? systemClock,
     keepAliveMs: options.keepAliveMs ?? DEFAULT_KEEP_ALIVE_MS,
@@ -177,6 +182,8 @@ export function createApp(options: AppOptions): App {
     options.store === undefined || options.batches === undefined
       ? undefined
       : createBatches(options.batches, options.store.batches, context, dispatch);
+  // A Responses input_image's file_id reads the Files API's files (core/media/).
+  if (batches !== undefined) context.media.files = imageFiles(batches);
   const { router, protocolAt, routeAt } = routerOf(routeTable(context, access.mode, options.store, batches));
 
   // Whatever a route throws (and a refused access, an unknown route, a wrong method) is answered

@@ -1,6 +1,7 @@
 // GET /v1/info: what a client or gateway needs to know before its first request — the server,
 // the models with their context length, the endpoints and protocols served, the limits, whether
 // keys are required and whether the sidecar answers. No secrets (no keys, no sidecar address).
+import { MAX_MEDIA_PARTS } from "../core/media/settings.js";
 import type { AccessMode } from "../access/policy.js";
 import type { AppContext } from "../core/context.js";
 import { toApiError } from "../base/errors.js";
@@ -99,9 +100,14 @@ export async function handleInfo(
         speculation: speculationOf(model),
         // Its fill-in-the-middle order ("prefix-suffix-middle", "suffix-prefix-middle"), or null: no FIM tokens.
         fill_in_middle: model.fillInMiddle || null,
+        // What it reads: "text", and "image" once loaded with a projector (ModelInfo.modalities).
+        modalities: ["text", ...model.modalities],
       })),
       limits: {
         max_body_bytes: context.maxBodyBytes,
+        max_image_bytes: context.media.maxBytes,
+        max_images: MAX_MEDIA_PARTS,
+        image_urls_fetched: context.media.fetch,
         max_tokens: first?.contextSize ?? null,
         max_stop_sequences: MAX_STOP_SEQUENCES,
         max_top_logprobs: MAX_TOP_LOGPROBS,

@@ -231,7 +231,7 @@ function openAiBatchRoutes(context: AppContext, batches: Batches): Route[] {
       method: "POST",
       path: "/v1/files",
       protocol: "openai",
-      about: DOCS && "uploads a batch's JSONL input file",
+      about: DOCS && "uploads a file: a batch's JSONL input, or an image a request names by file_id",
       handle: (r) => handleCreateFile(r, context, batches),
     },
     {

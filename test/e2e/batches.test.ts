@@ -55,14 +55,16 @@ describe("files", () => {
     ]);
   });
 
-  it("a purpose other than batch is a 400", async () => {
+  it("a purpose other than batch or an image's is a 400", async () => {
     const error = (await client.files
       .create({ file: await toFile(Buffer.from("{}\n"), "x.jsonl"), purpose: "fine-tune" })
       .catch((e: unknown) => e)) as APIError;
     expect([error.status, error.error]).toEqual([
       400,
       {
-        message: "'purpose' must be 'batch': this server keeps files for batches only.",
+        message:
+          "'purpose' must be one of 'batch', 'vision', 'user_data', 'assistants': 'batch' for a batch's input, the " +
+          "others for images a request names by file_id.",
         type: "invalid_request_error",
         param: "purpose",
         code: null,

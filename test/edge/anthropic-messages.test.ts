@@ -286,9 +286,29 @@ describe("bad requests: Anthropic's error shape, refused before the sidecar is c
       message: /cannot hold 'tool_use'/,
     },
     {
-      name: "an image block",
+      name: "an image block without a source",
       body: { ...body, messages: [{ role: "user", content: [{ type: "image", source: {} }] }] },
-      message: /'messages\[0\]\.content\[0\]\.type'.*'image' are not supported/,
+      message: /Missing required parameter: 'messages\[0\]\.content\[0\]\.source\.type'/,
+    },
+    {
+      name: "an image block from the assistant",
+      body: {
+        ...body,
+        messages: [
+          ...user,
+          {
+            role: "assistant",
+            content: [{ type: "image", source: { type: "url", url: "https://example.com/a.png" } }],
+          },
+          ...user,
+        ],
+      },
+      message: /'messages\[1\]\.content\[0\]\.type'.*cannot hold 'image'/,
+    },
+    {
+      name: "a document block",
+      body: { ...body, messages: [{ role: "user", content: [{ type: "document", source: {} }] }] },
+      message: /'messages\[0\]\.content\[0\]\.type'.*'document' are not supported/,
     },
     {
       name: "a tool_result answering no tool_use",
@@ -365,11 +385,11 @@ describe("bad requests: Anthropic's error shape, refused before the sidecar is c
       message: /'messages\[1\]\.role'.*prefill/,
     },
     {
-      name: "a 5 MB body",
-      body: { ...body, system: "x".repeat(5 * 1024 * 1024) },
+      name: "a 33 MiB body",
+      body: { ...body, system: "x".repeat(33 * 1024 * 1024) },
       status: 413,
       type: "request_too_large",
-      message: /4194304 bytes/,
+      message: /33554432 bytes/,
     },
   ];
 

@@ -298,13 +298,13 @@ describe("refusals: Anthropic's error shape, before the sidecar is called", () =
               {
                 type: "tool_result",
                 tool_use_id: "toolu_a",
-                content: [{ type: "image", source: { type: "base64", media_type: "image/png", data: "" } }],
+                content: [{ type: "document", source: { type: "text", media_type: "text/plain", data: "x" } }],
               },
             ],
           },
         ],
       },
-      /'messages\[2\]\.content\[0\]\.content\[0\]\.type'.*tool_result content blocks of type 'image' are not supported/,
+      /'messages\[2\]\.content\[0\]\.content\[0\]\.type'.*tool_result content blocks of type 'document' are not/,
     ],
   ])("%s", async (_, patch, message) => {
     await expectRefused({ ...base, ...patch }, message);

@@ -3,6 +3,8 @@
 import { describe, expect, it } from "vitest";
 import { DEFAULT_KEEP_ALIVE_MS, DEFAULT_SIDECAR_STALL_MS } from "../../edge/http/app.js";
 import { DEFAULT_MAX_BODY_BYTES } from "../../edge/core/body.js";
+import { DEFAULT_MEDIA_FETCH_TIMEOUT_MS, DEFAULT_MEDIA_MAX_BYTES } from "../../edge/core/media/settings.js";
+import { mediaOptionsOf } from "../../edge/config/media.js";
 import { EdgeConfigError, parseEdgeConfig, sidecarUrlsOf } from "../../edge/config/parse.js";
 import { DEFAULT_LIMITS } from "../../edge/hosts/node/server.js";
 import { DEFAULT_STORE_PATH } from "../../edge/hosts/node/store.js";
@@ -32,6 +34,10 @@ describe("edge settings", () => {
       corsOrigins: undefined,
       rateLimit: undefined,
       maxBodyBytes: DEFAULT_MAX_BODY_BYTES,
+      mediaMaxBytes: DEFAULT_MEDIA_MAX_BYTES,
+      mediaFetch: true,
+      mediaFetchTimeoutMs: DEFAULT_MEDIA_FETCH_TIMEOUT_MS,
+      mediaAllowHosts: undefined,
       keepAliveMs: DEFAULT_KEEP_ALIVE_MS,
       sidecarStallMs: DEFAULT_SIDECAR_STALL_MS,
       logRequests: true,
@@ -52,6 +58,19 @@ describe("edge settings", () => {
     expect(worker.abandonProbeMs).toBe(500);
     expect("port" in worker).toBe(false);
     expect("abandonProbeMs" in node).toBe(false);
+  });
+
+  it("read MEDIA_* as the app's media options, allowed hosts in lower case without brackets", () => {
+    const config = parseEdgeConfig(
+      { MEDIA_MAX_BYTES: "1024", MEDIA_FETCH: "false", MEDIA_ALLOW_HOSTS: " 127.0.0.1, Images.Internal ,[::1]" },
+      "worker",
+    );
+    expect(mediaOptionsOf(config)).toEqual({
+      maxBytes: 1024,
+      fetch: false,
+      fetchTimeoutMs: DEFAULT_MEDIA_FETCH_TIMEOUT_MS,
+      allowHosts: ["127.0.0.1", "images.internal", "::1"],
+    });
   });
 
   it("treat an empty value as unset", () => {

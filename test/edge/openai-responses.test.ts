@@ -337,10 +337,22 @@ describe("bad requests: OpenAI's error shape, refused before the sidecar is call
       message: /stores nothing/,
     },
     {
-      name: "an image part",
-      body: { input: [{ role: "user", content: [{ type: "input_image", image_url: "x" }] }] },
+      name: "an image part without its image",
+      body: { input: [{ role: "user", content: [{ type: "input_image", detail: "auto" }] }] },
+      param: "input[0].content[0].image_url",
+      message: /Missing required parameter: 'input\[0\]\.content\[0\]\.image_url'/,
+    },
+    {
+      name: "an image in an assistant message",
+      body: { input: [{ role: "assistant", content: [{ type: "input_image", image_url: "data:," }] }] },
       param: "input[0].content[0].type",
-      message: /'input_image' are not supported/,
+      message: /images go in user messages only/,
+    },
+    {
+      name: "a file part",
+      body: { input: [{ role: "user", content: [{ type: "input_file", file_id: "file-1" }] }] },
+      param: "input[0].content[0].type",
+      message: /'input_file' are not supported; supported: 'input_text', 'output_text', 'input_image'/,
     },
     {
       name: "a tool role",
@@ -369,10 +381,10 @@ describe("bad requests: OpenAI's error shape, refused before the sidecar is call
     },
     { name: "store a string", body: { input: "x", store: "yes" }, param: "store", message: /store/ },
     {
-      name: "a 5 MB body",
-      body: { input: "x".repeat(5 * 1024 * 1024) },
+      name: "a 33 MiB body",
+      body: { input: "x".repeat(33 * 1024 * 1024) },
       param: null,
-      message: /4194304 bytes/,
+      message: /33554432 bytes/,
       status: 413,
     },
   ];

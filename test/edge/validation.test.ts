@@ -173,7 +173,7 @@ const cases: Case[] = [
     message: /needs content/,
   },
   {
-    name: "image content part",
+    name: "audio content part",
     path: CHAT,
     body: {
       messages: [
@@ -181,13 +181,13 @@ const cases: Case[] = [
           role: "user",
           content: [
             { type: "text", text: "a" },
-            { type: "image_url", image_url: { url: "x" } },
+            { type: "input_audio", input_audio: { data: "aGk=", format: "wav" } },
           ],
         },
       ],
     },
     param: "messages[0].content[1].type",
-    message: /only text content parts/,
+    message: /content parts of type 'input_audio' are not supported \(no audio model is served here\)/,
   },
   {
     name: "text part without text",
@@ -389,13 +389,13 @@ describe("bad requests are refused before the sidecar is called", () => {
 });
 
 describe("body size limit", () => {
-  const tenMegabytes = 10 * 1024 * 1024;
+  const tenMegabytes = 33 * 1024 * 1024;
 
   it("a 10 MB body gets a 413 in the OpenAI shape", async () => {
     const { app, sidecar } = testApp();
     const content = "x".repeat(tenMegabytes);
     const response = await post(app, CHAT, { messages: [{ role: "user", content }] });
-    await expectError(response, 413, { param: null, code: "request_too_large", message: /4194304 bytes/ });
+    await expectError(response, 413, { param: null, code: "request_too_large", message: /33554432 bytes/ });
     expect(sidecar.calls).toHaveLength(0);
   });
 

@@ -195,6 +195,8 @@ export interface CatalogueOptions {
   toolCallSyntax?: string;
   toolsRefused?: string;
   reasoning?: boolean;
+  /** What it reads besides text ("image" with a projector). */
+  modalities?: readonly string[];
 }
 
 const STATUSES = {
@@ -223,6 +225,7 @@ export function catalogued(id: string, options: CatalogueOptions = {}): ModelInf
     toolCallSyntax: options.toolCallSyntax ?? "",
     toolsRefused: options.toolsRefused ?? "",
     reasoning: options.reasoning ?? false,
+    modalities: [...(options.modalities ?? [])],
   });
 }
 

@@ -1,4 +1,5 @@
 // The Node edge's options from its environment: the settings of edge/config/ (docs/configuration.md).
+import { mediaOptionsOf } from "../../config/media.js";
 import { pino } from "pino";
 import { RateLimiterMemory, RateLimiterRes } from "rate-limiter-flexible";
 import type { AccessOptions } from "../../access/policy.js";
@@ -57,6 +58,7 @@ export function optionsFromEnv(env: NodeJS.ProcessEnv): NodeEdgeOptions {
     storePath: config.storePath,
     filesPath: config.filesPath,
     maxBodyBytes: config.maxBodyBytes,
+    media: mediaOptionsOf(config),
     keepAliveMs: config.keepAliveMs,
     sidecarStallMs: config.sidecarStallMs,
     trace: traceSettingsOf(config),

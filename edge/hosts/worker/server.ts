@@ -1,5 +1,6 @@
 // The app of the Worker's settings and bindings: its sidecars over `fetch`, access with the Rate
 // Limiting binding, the D1 store, batches on R2 and a Queue, WebSockets and traces of workerd.
+import { mediaOptionsOf } from "../../config/media.js";
 import type { AccessOptions } from "../../access/policy.js";
 import { bindingRateLimiter } from "../../access/rate-limit.js";
 import { sidecarUrlsOf } from "../../config/parse.js";
@@ -45,6 +46,7 @@ export function createWorkerApp(config: WorkerConfig, env: WorkerEnv, tracer?: W
     access: accessOf(config, env),
     abandonProbeMs: config.abandonProbeMs,
     maxBodyBytes: config.maxBodyBytes,
+    media: mediaOptionsOf(config),
     keepAliveMs: config.keepAliveMs,
     sidecarStallMs: config.sidecarStallMs,
     webSockets: workerSockets,

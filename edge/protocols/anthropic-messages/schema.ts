@@ -7,7 +7,7 @@
 // it is: the sidecar renders it there, or merges it into the system prompt when the model's
 // template cannot (docs/contract.md, "Histories").
 // Refused with a 400 naming the field: roles other than user/assistant/system, content blocks
-// other than text / tool_use / tool_result / thinking / redacted_thinking, server tools (web
+// other than text / image / tool_use / tool_result / thinking / redacted_thinking, server tools (web
 // search, bash, text editor…: this server runs custom tools only), and a last message from the
 // assistant (a prefill: the sidecar contract has no way yet to continue an assistant turn
 // instead of starting a new one).
@@ -36,12 +36,34 @@ const toolUseBlock = z.object({
   name: toolName(),
   input: z.record(z.string(), z.unknown(), { error: "expected the call's input object" }),
 });
-/** A tool result's text block (an image or document result is named in the error). */
+/** The image types Anthropic's base64 source takes. */
+export const IMAGE_MEDIA_TYPES = ["image/jpeg", "image/png", "image/gif", "image/webp"] as const;
+/** An image: base64 with its media type, or a URL the edge fetches (core/media/). */
+const imageBlock = z.object({
+  type: z.literal("image"),
+  source: z.discriminatedUnion(
+    "type",
+    [
+      z.object({
+        type: z.literal("base64"),
+        media_type: z.enum(IMAGE_MEDIA_TYPES, {
+          error: `expected one of ${IMAGE_MEDIA_TYPES.map((t) => `'${t}'`).join(", ")}`,
+        }),
+        data: z.string().min(1),
+      }),
+      z.object({ type: z.literal("url"), url: z.string().min(1) }),
+    ],
+    { error: "expected an image source of type 'base64' or 'url'" },
+  ),
+  cache_control: cacheControl,
+});
+export type ImageBlock = z.output<typeof imageBlock>;
+/** A tool result's text block (a document result is named in the error). */
 const resultTextBlock = z.object({
   type: z.literal("text", {
     error: (issue) =>
       `tool_result content blocks of type '${String(issue.input)}' are not supported; send the result as a string, ` +
-      `or 'text' and 'tool_reference' blocks`,
+      `or 'text', 'image' and 'tool_reference' blocks`,
   }),
   text: z.string(),
   cache_control: cacheControl,
@@ -54,18 +76,18 @@ const toolReferenceBlock = z.object({ type: z.literal("tool_reference"), tool_na
 const toolResultBlock = z.object({
   type: z.literal("tool_result"),
   tool_use_id: z.string().min(1),
-  content: z.union([z.string(), z.array(z.union([resultTextBlock, toolReferenceBlock]))]).nullish(),
+  content: z.union([z.string(), z.array(z.union([resultTextBlock, imageBlock, toolReferenceBlock]))]).nullish(),
   is_error: z.boolean().nullish(),
   cache_control: cacheControl,
 });
 const thinkingBlock = z.object({ type: z.literal("thinking"), thinking: z.string(), signature: z.string().nullish() });
 const redactedThinkingBlock = z.object({ type: z.literal("redacted_thinking"), data: z.string().nullish() });
 
-const BLOCK_TYPES = ["text", "tool_use", "tool_result", "thinking", "redacted_thinking"] as const;
+const BLOCK_TYPES = ["text", "image", "tool_use", "tool_result", "thinking", "redacted_thinking"] as const;
 
 const contentBlock = z.discriminatedUnion(
   "type",
-  [textBlock, toolUseBlock, toolResultBlock, thinkingBlock, redactedThinkingBlock],
+  [textBlock, imageBlock, toolUseBlock, toolResultBlock, thinkingBlock, redactedThinkingBlock],
   {
     error: (issue) =>
       issue.code === "invalid_union" && issue.note === "No matching discriminator"
@@ -86,7 +108,7 @@ export type AnthropicRole = (typeof ANTHROPIC_ROLES)[number];
 
 /** Which role may send which blocks. */
 const BLOCKS_OF: Record<AnthropicRole, readonly string[]> = {
-  user: ["text", "tool_result"],
+  user: ["text", "image", "tool_result"],
   assistant: ["text", "tool_use", "thinking", "redacted_thinking"],
   system: ["text"],
 };

@@ -10,6 +10,7 @@ import {
   type ChatMessageSchema,
   type GenerateRequest,
 } from "../../../proto/gen/inference/v1/inference_pb.js";
+import { contentOf, type ImageRef } from "../../core/media/parts.js";
 import { newDraft, writeFields } from "../../fields/field-table.js";
 import { effortBudget } from "../../fields/reasoning-effort.js";
 import { refuseThread } from "./threads.js";
@@ -19,6 +20,7 @@ import {
   type AnthropicBlock,
   type AnthropicRole,
   type CountTokensRequest,
+  type ImageBlock,
   type MessagesRequest,
 } from "./schema.js";
 
@@ -29,27 +31,48 @@ function joinText(blocks: readonly { type: string; text?: string }[]): string {
   return blocks.flatMap((b) => (b.type === "text" && b.text !== undefined ? [b.text] : [])).join("\n");
 }
 
+/** An image block as the media layer's reference, at `at` (its path in the request). */
+function imageRef(block: ImageBlock, at: string): ImageRef {
+  const { source } = block;
+  return source.type === "base64"
+    ? {
+        source: { kind: "base64", data: source.data, mimeType: source.media_type },
+        part: at,
+        field: `${at}.source.data`,
+      }
+    : { source: { kind: "url", url: source.url }, part: at, field: `${at}.source.url` };
+}
+
 /**
- * A tool result's text (a tool reference as a line naming the tool it loads); an error result says so, since the
- * template has no error flag.
+ * A tool result's content (a tool reference as a line naming the tool it loads, images where they stand); an
+ * error result says so, since the template has no error flag.
  */
-function resultText(block: Extract<AnthropicBlock, { type: "tool_result" }>): string {
-  const blocks =
-    typeof block.content === "string" || block.content == null
-      ? block.content
-      : block.content.map((b) =>
-          b.type === "tool_reference" ? { type: "text", text: `Tool loaded: ${b.tool_name}` } : b,
-        );
-  const text = blocks == null ? "" : typeof blocks === "string" ? blocks : joinText(blocks);
-  return block.is_error === true ? `Error: ${text}` : text;
+function resultContent(block: Extract<AnthropicBlock, { type: "tool_result" }>, at: string): MessageInit {
+  const items: (string | ImageRef)[] =
+    block.content == null
+      ? [""]
+      : typeof block.content === "string"
+        ? [block.content]
+        : block.content.map((b, k) =>
+            b.type === "tool_reference"
+              ? `Tool loaded: ${b.tool_name}`
+              : b.type === "image"
+                ? imageRef(b, `${at}.content[${k}]`)
+                : b.text,
+          );
+  if (block.is_error === true) {
+    if (typeof items[0] === "string") items[0] = `Error: ${items[0]}`;
+    else items.unshift("Error:");
+  }
+  return { role: Role.TOOL, toolCallId: block.tool_use_id, ...contentOf(items) };
 }
 
 /**
  * One Anthropic message as chat messages: a user message's tool results become tool messages
- * (in order), followed by its text as a user message; an assistant message carries its
- * thinking as reasoning, its text, and its tool_use blocks as calls.
+ * (in order), followed by its text and images as a user message; an assistant message carries its
+ * thinking as reasoning, its text, and its tool_use blocks as calls. `index` is the message's in `messages`.
  */
-function toMessages(role: AnthropicRole, content: string | readonly AnthropicBlock[]): MessageInit[] {
+function toMessages(role: AnthropicRole, content: string | readonly AnthropicBlock[], index: number): MessageInit[] {
   if (role === "system")
     return [{ role: Role.SYSTEM, content: typeof content === "string" ? content : joinText(content) }];
   if (typeof content === "string") return [{ role: role === "user" ? Role.USER : Role.ASSISTANT, content }];
@@ -65,11 +88,13 @@ function toMessages(role: AnthropicRole, content: string | readonly AnthropicBlo
       },
     ];
   }
-  const out: MessageInit[] = content.flatMap((b) =>
-    b.type === "tool_result" ? [{ role: Role.TOOL, toolCallId: b.tool_use_id, content: resultText(b) }] : [],
+  const at = (j: number) => `messages[${index}].content[${j}]`;
+  const out: MessageInit[] = content.flatMap((b, j) => (b.type === "tool_result" ? [resultContent(b, at(j))] : []));
+  const items = content.flatMap((b, j): (string | ImageRef)[] =>
+    b.type === "text" ? [b.text] : b.type === "image" ? [imageRef(b, at(j))] : [],
   );
-  const text = joinText(content);
-  if (text !== "" || out.length === 0) out.push({ role: Role.USER, content: text });
+  const user = contentOf(items);
+  if (user.content !== "" || (user.parts ?? []).length > 0 || out.length === 0) out.push({ role: Role.USER, ...user });
   return out;
 }
 
@@ -119,7 +144,7 @@ export function chatMessagesOf(body: CountTokensRequest): { system: MessageInit[
   const system = body.system == null ? "" : typeof body.system === "string" ? body.system : joinText(body.system);
   return {
     system: system === "" ? [] : [{ role: Role.SYSTEM, content: system }],
-    groups: body.messages.map((m) => toMessages(m.role, m.content)),
+    groups: body.messages.map((m, i) => toMessages(m.role, m.content, i)),
   };
 }
 

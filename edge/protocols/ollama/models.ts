@@ -80,6 +80,7 @@ function capabilities(model: ModelInfo): string[] {
     ...(model.toolCallSyntax === "" ? [] : ["tools"]),
     ...(model.reasoning ? ["thinking"] : []),
     ...(model.fillInMiddle === "" ? [] : ["insert"]),
+    ...(model.modalities.includes("image") ? ["vision"] : []),
   ];
 }
 

@@ -11,7 +11,8 @@ import { duplicateNames, report, schemaObject, toolName } from "../../fields/too
 import { ollamaModelName } from "./names.js";
 import { optionsSchema } from "./options.js";
 
-const IMAGES = "images are not served: this server runs text models";
+/** Base64 images (Ollama's `images`), read by a model with a projector (core/media/). */
+const images = z.array(z.string({ error: "expected base64 image data" })).nullish();
 const NO_IMAGES_OUT = "image generation is not served: this server generates text";
 const TEMPLATE = "a request's own template is not served: the model's chat template is used";
 
@@ -42,7 +43,7 @@ const message = z.object({
     .pipe(z.enum(OLLAMA_ROLES, { error: `expected one of ${OLLAMA_ROLES.map((r) => `'${r}'`).join(", ")}` })),
   content: z.string().nullish(),
   thinking: z.string().nullish(),
-  images: emptyOr(IMAGES),
+  images,
   tool_calls: z.array(toolCall).nullish(),
   tool_name: z.string().nullish(),
   tool_call_id: z.string().nullish(),
@@ -133,7 +134,7 @@ export const OLLAMA_CHAT_FIELDS = {
     doc: DOCS && {
       proto: "Chat.messages",
       absent: "none: the model is loaded (or with `keep_alive: 0` unloaded)",
-      limits: "text only (`images` a 400)",
+      limits: "a message's `images`: base64, before its text ([images](contract.md#images))",
       why: "the conversation (to-request.ts)",
     },
   }),
@@ -172,7 +173,14 @@ export const OLLAMA_GENERATE_FIELDS = {
     DOCS && { why: "no context tokens are returned or taken: send the conversation to /api/chat", sample: [1, 2] },
     emptyOr("context tokens are not served: send the conversation to /api/chat"),
   ),
-  images: refused(DOCS && { why: "text models only", sample: ["aGk="] }, emptyOr(IMAGES)),
+  images: implemented(images, {
+    doc: DOCS && {
+      proto: "ChatMessage.parts (media)",
+      absent: "none",
+      limits: "base64; not with `raw` or `suffix`",
+      why: "images before the prompt, for a model with a projector ([images](contract.md#images))",
+    },
+  }),
   width: refused(DOCS && { why: "no image generation", sample: 512 }, emptyOr(NO_IMAGES_OUT)),
   height: refused(DOCS && { why: "no image generation", sample: 512 }, emptyOr(NO_IMAGES_OUT)),
   steps: refused(DOCS && { why: "no image generation", sample: 20 }, emptyOr(NO_IMAGES_OUT)),

@@ -11,6 +11,7 @@ import {
   type GenerateRequest,
 } from "../../../proto/gen/inference/v1/inference_pb.js";
 import { InvalidRequestError } from "../../base/errors.js";
+import { contentOf, type ImageRef } from "../../core/media/parts.js";
 import { newDraft, writeFields, type RequestDraft } from "../../fields/field-table.js";
 import { toProtoRole } from "../../fields/roles.js";
 import { OLLAMA_OPTION_FIELDS } from "./options.js";
@@ -41,17 +42,38 @@ function answeredCall(m: Message, index: number, calls: readonly Call[]): Call {
   return call;
 }
 
+/** Base64 images before the text (core/media/); `at` is the images' path (`messages[0].images`). */
+function withImages(
+  text: string,
+  images: readonly string[] | null | undefined,
+  at: string,
+): ReturnType<typeof contentOf> {
+  const refs = (images ?? []).map(
+    (data, k): ImageRef => ({
+      source: { kind: "base64", data, mimeType: "" },
+      part: `${at}[${k}]`,
+      field: `${at}[${k}]`,
+    }),
+  );
+  return refs.length === 0 ? { content: text } : contentOf(text === "" ? refs : [...refs, text]);
+}
+
 function toMessages(messages: readonly Message[]): ChatMessageInit[] {
   const calls: Call[] = [];
   return messages.map((m, index): ChatMessageInit => {
     const content = m.content ?? "";
     if (m.role === "tool") return { role: Role.TOOL, content, toolCallId: answeredCall(m, index, calls).id };
+    if (m.role === "assistant" && (m.images ?? []).length > 0)
+      throw new InvalidRequestError(`messages[${index}].images: images go in user messages only`, {
+        param: `messages[${index}].images`,
+      });
+    const parts = withImages(content, m.images, `messages[${index}].images`);
     const toolCalls = (m.tool_calls ?? []).map((c, j) => {
       const call = { id: c.id ?? `call_${index}_${j}`, name: c.function.name, answered: false };
       calls.push(call);
       return { id: call.id, name: call.name, arguments: argumentsText(c.function.arguments) };
     });
-    return { role: toProtoRole(m.role), content, toolCalls, reasoning: m.thinking ?? "" };
+    return { role: toProtoRole(m.role), ...parts, toolCalls, reasoning: m.thinking ?? "" };
   });
 }
 
@@ -81,10 +103,15 @@ export function chatToRequest(body: OllamaChatBody): GenerateRequest {
 export function generateToRequest(body: OllamaGenerateBody): GenerateRequest {
   const draft = draftOf(OLLAMA_GENERATE_FIELDS, body, body.options);
   const prompt = body.prompt ?? "";
+  const hasImages = (body.images ?? []).length > 0;
+  if (hasImages && (body.raw === true || (body.suffix ?? "") !== ""))
+    throw new InvalidRequestError("'images' go with a templated prompt: not with 'raw' or 'suffix'", {
+      param: "images",
+    });
   if (body.suffix != null && body.suffix !== "")
     return request(draft, { case: "infill", value: { prefix: prompt, suffix: body.suffix } });
   if (body.raw === true) return request(draft, { case: "prompt", value: prompt });
   const system = body.system == null || body.system === "" ? [] : [{ role: Role.SYSTEM, content: body.system }];
-  const messages = [...system, { role: Role.USER, content: prompt }];
+  const messages = [...system, { role: Role.USER, ...withImages(prompt, body.images, "images") }];
   return request(draft, { case: "chat", value: { ...draft.chat, messages } });
 }

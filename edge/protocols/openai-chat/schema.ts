@@ -25,10 +25,23 @@ const LEGACY_FUNCTIONS =
 export const CHAT_ROLES = ["system", "developer", "user", "assistant", "tool"] as const;
 export type ChatRole = (typeof CHAT_ROLES)[number];
 
-const textPart = z.object({
-  type: z.literal("text", { error: 'only text content parts ({"type":"text","text":…}) are supported' }),
-  text: z.string(),
+const textPart = z.object({ type: z.literal("text"), text: z.string() });
+/** An image by URL: a data: URL or an http(s) URL the edge fetches (core/media/); `detail` is accepted and unused. */
+const imagePart = z.object({
+  type: z.literal("image_url"),
+  image_url: z.object({ url: z.string().min(1), detail: hint(["auto", "low", "high"]) }),
 });
+const PART_TYPES = ["text", "image_url"];
+const contentPart = z.discriminatedUnion("type", [textPart, imagePart], {
+  error: (issue) => {
+    if (issue.code !== "invalid_union" || issue.note !== "No matching discriminator") return undefined;
+    const type = String((issue.input as { type?: unknown } | undefined)?.type);
+    const why = type === "input_audio" ? " (no audio model is served here)" : "";
+    const supported = PART_TYPES.map((t) => `'${t}'`).join(", ");
+    return `content parts of type '${type}' are not supported${why}; supported: ${supported}`;
+  },
+});
+export type ChatContentPart = z.output<typeof contentPart>;
 
 const toolCall = z.object({
   id: z.string().min(1),
@@ -42,7 +55,7 @@ const message = z
       error: `expected one of ${CHAT_ROLES.map((r) => `'${r}'`).join(", ")}`,
     }),
     // null is how clients send an assistant turn that only called tools.
-    content: z.union([z.string(), z.array(textPart)]).nullish(),
+    content: z.union([z.string(), z.array(contentPart)]).nullish(),
     tool_calls: z.array(toolCall).nullish(),
     tool_call_id: z.string().nullish(),
     // Reasoning a previous reply carried (`reasoning` is the other name clients use).
@@ -63,6 +76,12 @@ const message = z
         code: "custom",
         path: ["tool_call_id"],
         message: "a tool message needs the tool_call_id it answers",
+      });
+    }
+    if (m.role !== "user" && Array.isArray(m.content)) {
+      m.content.forEach((part, j) => {
+        if (part.type !== "text")
+          ctx.addIssue({ code: "custom", path: ["content", j, "type"], message: "images go in user messages only" });
       });
     }
     if (m.role !== "assistant" && m.tool_calls != null && m.tool_calls.length > 0) {
@@ -97,7 +116,9 @@ export const CHAT_FIELDS = {
   messages: implemented(z.array(message).min(1, { error: "at least one message is required" }), {
     doc: DOCS && {
       proto: "Chat.messages",
-      limits: "at least one; text content parts only",
+      limits:
+        "at least one; content parts `text` and (user messages) `image_url` (a data: URL or an http(s) URL, " +
+        "`detail` ignored; [images](contract.md#images))",
       why: "the conversation (to-request.ts, `toMessage`)",
     },
   }),

@@ -8,24 +8,31 @@ import {
   type ChatMessageSchema,
   type GenerateRequest,
 } from "../../../proto/gen/inference/v1/inference_pb.js";
+import { contentOf } from "../../core/media/parts.js";
 import { toProtoRole } from "../../fields/roles.js";
 import { newDraft, writeFields } from "../../fields/field-table.js";
 import { CHAT_FIELDS, chatToolChoice, chatTools, type ChatRequest } from "./schema.js";
 
 type Message = ChatRequest["messages"][number];
 
-/** Text parts are joined with a newline between them. */
-function toContent(content: Message["content"]): string {
-  if (content == null) return "";
-  if (typeof content === "string") return content;
-  return content.map((part) => part.text).join("\n");
+/** Text parts joined with a newline between them; with images, text and image parts in order (core/media/). */
+function toContent(content: Message["content"], index: number): ReturnType<typeof contentOf> {
+  if (content == null) return { content: "" };
+  if (typeof content === "string") return { content };
+  return contentOf(
+    content.map((part, j) => {
+      if (part.type === "text") return part.text;
+      const at = `messages[${index}].content[${j}]`;
+      return { source: { kind: "url", url: part.image_url.url }, part: at, field: `${at}.image_url.url` };
+    }),
+  );
 }
 
-function toMessage(m: Message): MessageInitShape<typeof ChatMessageSchema> {
-  if (m.role === "tool") return { role: Role.TOOL, content: toContent(m.content), toolCallId: m.tool_call_id ?? "" };
+function toMessage(m: Message, index: number): MessageInitShape<typeof ChatMessageSchema> {
+  if (m.role === "tool") return { role: Role.TOOL, ...toContent(m.content, index), toolCallId: m.tool_call_id ?? "" };
   return {
     role: toProtoRole(m.role),
-    content: toContent(m.content),
+    ...toContent(m.content, index),
     toolCalls: (m.tool_calls ?? []).map((c) => ({ id: c.id, name: c.function.name, arguments: c.function.arguments })),
     reasoning: m.reasoning_content ?? m.reasoning ?? "",
   };

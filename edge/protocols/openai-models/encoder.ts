@@ -31,7 +31,7 @@ export interface OpenAiModel {
   expires_at?: number;
   /**
    * When loaded: what it does, in Ollama's words (`completion`, `tools`, `insert`: fill-in-the-middle, `thinking`,
-   * `embedding`, `rank`).
+   * `vision`: reads images, `embedding`, `rank`).
    */
   capabilities?: string[];
   /** When loaded and it fills in the middle: its FIM order (`prefix-suffix-middle` or `suffix-prefix-middle`). */
@@ -40,13 +40,15 @@ export interface OpenAiModel {
   tool_call_syntax?: string;
   /** When loaded and it cannot call tools: why (its template writes none, or none this server reads). */
   tools_refused?: string;
+  /** When loaded: what it reads, `text` and, with a projector, `image` (ModelInfo.modalities). */
+  modalities?: string[];
 }
 
 /** A loaded model's capabilities and tool-call syntax, as its sidecar learned them from its template. */
 function capabilities(
   model: ModelInfo,
   kind: string,
-): Pick<OpenAiModel, "capabilities" | "fill_in_middle" | "tool_call_syntax" | "tools_refused"> {
+): Pick<OpenAiModel, "capabilities" | "fill_in_middle" | "tool_call_syntax" | "tools_refused" | "modalities"> {
   // A sidecar older than reply syntaxes reports neither: nothing is claimed.
   if (model.toolCallSyntax === "" && model.toolsRefused === "") return {};
   if (kind === "embed") return { capabilities: ["embedding"] };
@@ -56,9 +58,11 @@ function capabilities(
     ...(model.toolCallSyntax === "" ? [] : ["tools"]),
     ...(model.fillInMiddle === "" ? [] : ["insert"]),
     ...(model.reasoning ? ["thinking"] : []),
+    ...(model.modalities.includes("image") ? ["vision"] : []),
   ];
   return {
     capabilities: list,
+    modalities: ["text", ...model.modalities],
     ...(model.fillInMiddle === "" ? {} : { fill_in_middle: model.fillInMiddle }),
     ...(model.toolCallSyntax === "" ? {} : { tool_call_syntax: model.toolCallSyntax }),
     ...(model.toolsRefused === "" ? {} : { tools_refused: model.toolsRefused }),

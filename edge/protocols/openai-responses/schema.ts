@@ -8,7 +8,8 @@
 // reasoning items (their text becomes the next assistant message's reasoning), and compaction
 // items this server made (their summary becomes a user message; compaction/compaction-prompt.ts).
 // Refused with a 400 naming the field: `conversation`, other input item types, content
-// parts other than input_text / output_text.
+// parts other than input_text / output_text / input_image (an image by `image_url` or `file_id`, in user messages
+// and function_call_output; core/media/ reads it).
 import * as z from "zod";
 import { CallLedger, duplicateNames, report, toolName, unknownChoice } from "../../fields/tool-checks.js";
 import { anyTool, checkTool, functionTool, offeredTools } from "./tools.js";
@@ -25,16 +26,45 @@ export const RESPONSES_ROLES = ["system", "developer", "user", "assistant"] as c
 export type ResponsesRole = (typeof RESPONSES_ROLES)[number];
 
 const TEXT_PARTS = new Set(["input_text", "output_text"]);
+const PART_TYPES = ["input_text", "output_text", "input_image"];
 
-const contentPart = z
+/** An input_image part: its `image_url` (a data: URL or an http(s) URL) or `file_id` (core/media/). */
+export interface InputImage {
+  readonly image_url?: string;
+  readonly file_id?: string;
+}
+
+const imagePart = z
+  .object({
+    type: z.literal("input_image"),
+    image_url: z.string().min(1).nullish(),
+    file_id: z.string().min(1).nullish(),
+    // Accepted and unused (as every hint: docs/contract.md, "Hints never refuse").
+    detail: z.string().nullish(),
+  })
+  .superRefine((part, ctx) => {
+    if ((part.image_url == null) === (part.file_id == null))
+      ctx.addIssue({
+        code: "custom",
+        path: ["image_url"],
+        message: "an input_image needs 'image_url' or 'file_id', one of them",
+      });
+  })
+  .transform(
+    (part): InputImage => (part.file_id == null ? { image_url: part.image_url ?? "" } : { file_id: part.file_id }),
+  );
+
+const textPart = z
   .object({ type: z.string(), text: z.unknown().optional() })
   .superRefine((part, ctx) => {
     if (!TEXT_PARTS.has(part.type)) {
+      const why = part.type === "input_audio" ? " (no audio model is served here)" : "";
       ctx.addIssue({
         code: "custom",
         path: ["type"],
         message:
-          `content parts of type '${part.type}' are not supported; only 'input_text' and 'output_text' parts ` + `are`,
+          `content parts of type '${part.type}' are not supported${why}; supported: ` +
+          PART_TYPES.map((t) => `'${t}'`).join(", "),
       });
     } else if (typeof part.text !== "string") {
       ctx.addIssue({ code: "custom", path: ["text"], message: "expected a string" });
@@ -42,13 +72,28 @@ const contentPart = z
   })
   .transform((part) => String(part.text));
 
-const messageItem = z.object({
-  type: z.literal("message"),
-  role: z.enum(RESPONSES_ROLES, {
-    error: `expected one of ${RESPONSES_ROLES.map((r) => `'${r}'`).join(", ")}`,
-  }),
-  content: z.union([z.string(), z.array(contentPart)]),
-});
+/** A content part: its text, or an image. */
+const contentPart = z.union([
+  z.custom<unknown>((part) => (part as { type?: unknown } | null)?.type === "input_image").pipe(imagePart),
+  textPart,
+]);
+export type ResponsesContentPart = string | InputImage;
+
+const messageItem = z
+  .object({
+    type: z.literal("message"),
+    role: z.enum(RESPONSES_ROLES, {
+      error: `expected one of ${RESPONSES_ROLES.map((r) => `'${r}'`).join(", ")}`,
+    }),
+    content: z.union([z.string(), z.array(contentPart)]),
+  })
+  .superRefine((item, ctx) => {
+    if (item.role === "user" || typeof item.content === "string") return;
+    item.content.forEach((part, j) => {
+      if (typeof part !== "string")
+        ctx.addIssue({ code: "custom", path: ["content", j, "type"], message: "images go in user messages only" });
+    });
+  });
 
 export type ResponsesMessageItem = z.output<typeof messageItem>;
 

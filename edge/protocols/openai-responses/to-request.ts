@@ -11,6 +11,7 @@ import {
   type ChatSchema,
   type GenerateRequest,
 } from "../../../proto/gen/inference/v1/inference_pb.js";
+import { contentOf } from "../../core/media/parts.js";
 import { toProtoRole } from "../../fields/roles.js";
 import { newDraft, writeFields } from "../../fields/field-table.js";
 import {
@@ -24,9 +25,21 @@ import { functionTools } from "./tools.js";
 
 type MessageInit = MessageInitShape<typeof ChatMessageSchema>;
 
-/** Text parts are joined with a newline between them (as chat text parts are). */
-function toText(content: ResponsesMessageItem["content"]): string {
-  return typeof content === "string" ? content : content.join("\n");
+/**
+ * Text parts joined with a newline between them (as chat text parts are); with images, text and image parts in
+ * order (core/media/). `at` is the parts' path in the request (`input[2].content`).
+ */
+function toContent(content: ResponsesMessageItem["content"], at: string): ReturnType<typeof contentOf> {
+  if (typeof content === "string") return { content };
+  return contentOf(
+    content.map((part, j) => {
+      if (typeof part === "string") return part;
+      const where = `${at}[${j}]`;
+      return part.file_id === undefined
+        ? { source: { kind: "url", url: part.image_url ?? "" }, part: where, field: `${where}.image_url` }
+        : { source: { kind: "file", fileId: part.file_id }, part: where, field: `${where}.file_id` };
+    }),
+  );
 }
 
 /** A reasoning item's text: its reasoning_text parts, else what its encrypted_content holds, else its summary. */
@@ -43,7 +56,10 @@ function reasoningText(item: Extract<ResponsesInputItem, { type: "reasoning" }>)
  * item's text becomes the reasoning of the assistant message that follows it (dropped when no
  * assistant message or call follows).
  */
-function toMessages(items: readonly ResponsesInputItem[]): MessageInit[] {
+function toMessages(
+  items: readonly ResponsesInputItem[],
+  indexOf: (item: ResponsesInputItem) => number,
+): MessageInit[] {
   const out: MessageInit[] = [];
   let reasoning: string[] = [];
   /** The reasoning waiting for the next assistant message, once. */
@@ -66,7 +82,11 @@ function toMessages(items: readonly ResponsesInputItem[]): MessageInit[] {
         out.push({ role: Role.USER, content: COMPACTION_PROMPT });
         break;
       case "function_call_output":
-        out.push({ role: Role.TOOL, toolCallId: item.call_id, content: toText(item.output) });
+        out.push({
+          role: Role.TOOL,
+          toolCallId: item.call_id,
+          ...toContent(item.output, `input[${indexOf(item)}].output`),
+        });
         break;
       case "function_call": {
         const call = { id: item.call_id, name: item.name, arguments: item.arguments };
@@ -77,7 +97,8 @@ function toMessages(items: readonly ResponsesInputItem[]): MessageInit[] {
       }
       case "message": {
         const role = toProtoRole(item.role);
-        out.push({ role, content: toText(item.content), ...(role === Role.ASSISTANT ? takeReasoning() : {}) });
+        const content = toContent(item.content, `input[${indexOf(item)}].content`);
+        out.push({ role, ...content, ...(role === Role.ASSISTANT ? takeReasoning() : {}) });
         break;
       }
       default: {
@@ -117,7 +138,7 @@ export function toGenerateRequest(request: ResponsesRequest): GenerateRequest {
   const items =
     typeof body.input === "string"
       ? [{ role: Role.USER, content: body.input }]
-      : toMessages(compactedWindow(body.input));
+      : toMessages(compactedWindow(body.input), (item) => (body.input as ResponsesInputItem[]).indexOf(item));
   const instructions = body.instructions ?? "";
   return create(GenerateRequestSchema, {
     ...init,

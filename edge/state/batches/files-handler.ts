@@ -1,5 +1,6 @@
-// OpenAI's Files API for batches (docs/contract.md, "Batches"): POST /v1/files (multipart, purpose
-// `batch`), GET /v1/files, GET /v1/files/{id}, GET /v1/files/{id}/content, DELETE /v1/files/{id}.
+// OpenAI's Files API (docs/contract.md, "Batches"): POST /v1/files (multipart, purpose `batch`, or `vision`,
+// `user_data`, `assistants` for images a request names by file_id), GET /v1/files, GET /v1/files/{id},
+// GET /v1/files/{id}/content, DELETE /v1/files/{id}.
 // A file's bytes are in the host's file store under its id; its record says whose it is.
 import { callerOf } from "../../access/caller.js";
 import { InvalidRequestError, NotFoundError } from "../../base/errors.js";
@@ -9,7 +10,8 @@ import { jsonResponse } from "../../core/answers.js";
 import { pageOptions } from "../items/page.js";
 import type { Batches } from "./batches.js";
 import { fileObject } from "./encoder.js";
-import type { FileRecord } from "./store.js";
+import type { MediaFiles } from "../../core/media/settings.js";
+import { UPLOAD_PURPOSES, type FilePurpose, type FileRecord } from "./store.js";
 
 function notFound(id: string): NotFoundError {
   return new NotFoundError(`No such File object: ${id}`, { param: "id", code: "file_not_found" });
@@ -23,7 +25,7 @@ export async function ownFile(batches: Batches, request: Request, id: string): P
 }
 
 /** The multipart body's `file` and `purpose`; the whole body at most `limit` bytes (else a 413). */
-async function uploaded(request: Request, limit: number): Promise<{ file: File; purpose: string }> {
+async function uploaded(request: Request, limit: number): Promise<{ file: File; purpose: FilePurpose }> {
   const bytes = await readBodyBytes(request, limit);
   let form: FormData;
   try {
@@ -39,16 +41,28 @@ async function uploaded(request: Request, limit: number): Promise<{ file: File; 
   const purpose = form.get("purpose");
   if (typeof file === "string" || file === null)
     throw new InvalidRequestError("'file' is required: the file to upload.", { param: "file" });
-  if (purpose !== "batch")
-    throw new InvalidRequestError("'purpose' must be 'batch': this server keeps files for batches only.", {
-      param: "purpose",
-    });
-  return { file, purpose };
+  if (typeof purpose !== "string" || !UPLOAD_PURPOSES.includes(purpose as FilePurpose))
+    throw new InvalidRequestError(
+      `'purpose' must be one of ${UPLOAD_PURPOSES.map((p) => `'${p}'`).join(", ")}: 'batch' for a batch's ` +
+        "input, the others for images a request names by file_id.",
+      { param: "purpose" },
+    );
+  return { file, purpose: purpose as FilePurpose };
+}
+
+/** The caller's uploaded files, as a request's file_id reads them (core/media/). */
+export function imageFiles(batches: Batches): MediaFiles {
+  return async (owner, id) => {
+    const file = await batches.store.getFile(owner, id);
+    const body = file === undefined ? undefined : await batches.files.get(file.id);
+    if (file === undefined || body === undefined) return undefined;
+    return { purpose: file.purpose, bytes: new Uint8Array(await new Response(body).arrayBuffer()) };
+  };
 }
 
 /** POST /v1/files */
 export async function handleCreateFile(request: Request, context: AppContext, batches: Batches): Promise<Response> {
-  const { file } = await uploaded(request, batches.maxFileBytes);
+  const { file, purpose } = await uploaded(request, batches.maxFileBytes);
   if (file.size > batches.maxFileBytes) {
     throw new InvalidRequestError(`The file is over ${batches.maxFileBytes} bytes, the largest this server accepts.`, {
       param: "file",
@@ -59,8 +73,8 @@ export async function handleCreateFile(request: Request, context: AppContext, ba
     id: `file-${context.newId()}`,
     owner: callerOf(request).keyId,
     createdAt: context.now(),
-    filename: file.name === "" ? "upload.jsonl" : file.name,
-    purpose: "batch",
+    filename: file.name === "" ? (purpose === "batch" ? "upload.jsonl" : "upload") : file.name,
+    purpose,
     bytes: file.size,
   };
   await batches.files.put(record.id, new Uint8Array(await file.arrayBuffer()));

@@ -41,7 +41,11 @@ export interface BatchQueue {
   stop?(): void;
 }
 
-export type FilePurpose = "batch" | "batch_output";
+/** What a file is for: a batch's input or output, or an image a request names by file_id (core/media/). */
+export type FilePurpose = "batch" | "batch_output" | "vision" | "user_data" | "assistants";
+
+/** The purposes POST /v1/files takes. */
+export const UPLOAD_PURPOSES: readonly FilePurpose[] = ["batch", "vision", "user_data", "assistants"];
 
 export interface FileRecord {
   readonly id: string;

@@ -3,6 +3,7 @@
 // before it is answered. The compaction pass (compact-route.ts) summarises the conversation; the reply is
 // then generated from the compacted window (the input's user messages and the compaction item),
 // and the Response's output opens with that compaction item for the client to send back.
+import { resolveChatMedia } from "../../../core/media/for-request.js";
 import type { AppContext } from "../../../core/context.js";
 import { generateFor } from "../../../core/serve.js";
 import { compactEndpoint } from "./compact-route.js";
@@ -52,6 +53,7 @@ export async function compactIfDue(
   const prompt = toGenerateRequest(body);
   if (prompt.input.case !== "chat") return body;
   const chat = { case: "chat" as const, value: prompt.input.value };
+  await resolveChatMedia(chat.value, context, request);
   const { tokens } = await context.sidecar.tokenize({ model: prompt.model, input: chat }, { signal: request.signal });
   if (tokens.length < threshold) return body;
   const answer = await generateFor(

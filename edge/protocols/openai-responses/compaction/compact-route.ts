@@ -13,7 +13,12 @@ import { openAiProtocol } from "../../openai-common/protocol.js";
 import { compactionItem, summaryOf } from "./trigger-answer.js";
 import { createResponsesStreamEncoder } from "../encoder.js";
 import { InvalidRequestError } from "../../../base/errors.js";
-import { type ResponsesInputItem, type ResponsesRequest, responsesRequestSchema } from "../schema.js";
+import {
+  type ResponsesContentPart,
+  type ResponsesInputItem,
+  type ResponsesRequest,
+  responsesRequestSchema,
+} from "../schema.js";
 import { toGenerateRequest } from "../to-request.js";
 import { responsesUsage } from "../usage.js";
 
@@ -61,8 +66,11 @@ export function encodeCompaction(
 }
 
 /** A user message's content as input_text parts. */
-function userContent(content: string | readonly string[]): { type: "input_text"; text: string }[] {
-  return (typeof content === "string" ? [content] : content).map((text) => ({ type: "input_text", text }));
+/** A user message's content as it is sent back: its text parts, and its images as the request referred to them. */
+function userContent(content: string | readonly ResponsesContentPart[]): Record<string, unknown>[] {
+  return (typeof content === "string" ? [content] : content).map((part) =>
+    typeof part === "string" ? { type: "input_text", text: part } : { type: "input_image", detail: "auto", ...part },
+  );
 }
 
 export const compactEndpoint: Endpoint<typeof responsesRequestSchema> = {
