@@ -25,7 +25,7 @@ describe("coding agents' image turns on the gemma3-vision twin", () => {
   beforeAll(async () => {
     ensureAgents();
     const { "gemma3-vision": model } = await ensureModels("models", ["gemma3-vision"]);
-    stack = await startStack({ model, contextSize: "auto", sequences: 1, threads: 2 });
+    stack = await startStack({ model, contextSize: 16384, sequences: 1, threads: 2 });
   }, 600_000);
   afterAll(async () => {
     await stack?.stop();

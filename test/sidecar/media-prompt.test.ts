@@ -109,6 +109,27 @@ describe.skipIf(!support.available)(TITLE, () => {
     expect(cached).toBeLessThan(startOf(other).promptTokens - VISION_IMAGE_PROMPT_TOKENS);
   });
 
+  it("with tools the template has no syntax for, the chat wrapper's prompt carries the image", async () => {
+    const tools = [{ name: "read_file", description: "Reads a file.", parameters: '{"type":"object"}' }];
+    const messages = [
+      { role: Role.SYSTEM, parts: [text("You are terse.")] },
+      { role: Role.USER, parts: [text("Which colour is this?"), image(red)] },
+    ];
+    for (const [withTools, reply] of [
+      [tools, VISION_RED],
+      [[], VISION_RED],
+    ] as const) {
+      const events = await collect(
+        client.generate({
+          input: { case: "chat", value: { messages, tools: [...withTools] } },
+          sampling: { temperature: 0 },
+          maxTokens: 32,
+        }),
+      );
+      expect(replyText(events)).toBe(reply);
+    }
+  });
+
   it("two choices of one image both read it", async () => {
     const events = await ask([text("Which colour?"), image(blue)], { n: 2, sampling: { temperature: 0, seed: 1 } });
     const texts = [0, 1].map((choice) =>

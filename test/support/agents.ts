@@ -210,7 +210,7 @@ export function runCodex(
   writeFileSync(join(home, "config.toml"), codexConfig(baseUrl, model, options));
   return run(
     "codex",
-    ["exec", "--skip-git-repo-check", ...(options.images ?? []).flatMap((file) => ["--image", file]), prompt],
+    ["exec", "--skip-git-repo-check", ...(options.images ?? []).map((file) => `--image=${file}`), prompt],
     { HOME: home, CODEX_HOME: home, LOCAL_API_KEY: "sk-local-agent" },
     work,
   );

@@ -5,7 +5,7 @@
 // again matches and is not evaluated again; another one never reuses its cells. Placeholders lie above the
 // vocabulary, so no sampler or draft ever reads them as text.
 import { createHash, randomBytes } from "node:crypto";
-import type { Token } from "node-llama-cpp";
+import { LlamaText, type LlamaTextValue, type Token } from "node-llama-cpp";
 import sharp from "sharp";
 import type { Chat } from "../../../proto/gen/inference/v1/inference_pb.js";
 import { errorText, invalidArgument } from "../engine-errors.js";
@@ -125,16 +125,15 @@ export async function prepareMedia(loaded: LoadedModel, chat: Chat): Promise<Pre
 }
 
 /**
- * The rendered prompt's tokens with its media: the text between markers tokenized by `tokenize` (`first`: the text
- * before the first medium), each marker replaced by its piece; INVALID_ARGUMENT when the template did not place
- * every medium once.
+ * The rendered prompt's tokens with its media: `segments` are the prompt cut at the markers (a template's text, or a
+ * chat wrapper's LlamaText through `cutAtMarker`), each tokenized by `tokenize` (`first`: the one before the first
+ * medium), each marker replaced by its piece; INVALID_ARGUMENT when the prompt did not place every medium once.
  */
-export function spliceMedia(
-  text: string,
+export function spliceMedia<Text>(
+  segments: readonly Text[],
   media: PreparedMedia,
-  tokenize: (segment: string, first: boolean) => Token[],
+  tokenize: (segment: Text, first: boolean) => Token[],
 ): { tokens: Token[]; spans: MediaSpan[] } {
-  const segments = text.split(media.marker);
   if (segments.length !== media.pieces.length + 1)
     throw invalidArgument("the model's chat template did not place every media part in the prompt once");
   const tokens: Token[] = [];
@@ -147,4 +146,20 @@ export function spliceMedia(
     tokens.push(...piece.tokens);
   });
   return { tokens, spans };
+}
+
+/** A chat wrapper's prompt cut at `marker`, which only ever stands in its plain text (a message's content). */
+export function cutAtMarker(text: LlamaText, marker: string): LlamaText[] {
+  const segments: LlamaTextValue[][] = [[]];
+  for (const value of text.values) {
+    if (typeof value !== "string") {
+      segments.at(-1)?.push(value);
+      continue;
+    }
+    value.split(marker).forEach((piece, i) => {
+      if (i > 0) segments.push([]);
+      if (piece !== "") segments.at(-1)?.push(piece);
+    });
+  }
+  return segments.map((values) => LlamaText(values));
 }

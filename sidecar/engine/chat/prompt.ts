@@ -26,7 +26,7 @@ import { holdsMarkers, renderTemplatePrompt, templateMessages, templateTokens } 
 import { PROBE_CHATS } from "./template-probes.js";
 import { infillTokens } from "./infill-prompt.js";
 import { chatOfParts } from "./media-parts.js";
-import { spliceMedia, type MediaSpan, type PreparedMedia } from "./media-prompt.js";
+import { cutAtMarker, spliceMedia, type MediaSpan, type PreparedMedia } from "./media-prompt.js";
 import type { LineRules } from "./infill-prompt.js";
 import type { ToolSpec } from "./tool-grammar.js";
 
@@ -501,13 +501,17 @@ function templatePrompt(
   const startsInReasoning = promptOpensReasoning(loaded.replySyntax, text);
   const rendered = { stopTokens, stopTexts, parsed: true, startsInReasoning, toolUse };
   if (media === undefined) return { tokens: templateTokens(model, text), ...rendered };
-  const { tokens, spans } = spliceMedia(text, media, (segment, first) =>
+  const { tokens, spans } = spliceMedia(text.split(media.marker), media, (segment, first) =>
     first ? templateTokens(model, segment) : model.tokenize(segment, true),
   );
   return { tokens, ...rendered, media: { spans, dispose: media.dispose } };
 }
 
-/** A chat with media through the model's own template: the wrapper has no place for media. */
+/**
+ * A chat with media through the model's own template where it can render the chat (tools in a syntax the template
+ * does not define, as the chat wrappers' generic one, it cannot), else through the chat wrapper: each medium's marker
+ * stands in a message's text either way.
+ */
 function withMedia(
   loaded: LoadedModel,
   chat: Chat,
@@ -517,12 +521,9 @@ function withMedia(
 ): RenderedPrompt {
   const source = loaded.jinjaTemplate ?? (loaded.chatTemplate.trim() === "" ? undefined : loaded.chatTemplate);
   const text = source === undefined ? undefined : renderedBy(source, loaded, chat, tools, toolUse, true);
-  if (text === undefined) {
-    media.dispose();
-    throw invalidArgument("the model's chat template cannot render these messages with media");
-  }
   try {
-    return templatePrompt(loaded, text, toolUse, media);
+    if (text !== undefined) return templatePrompt(loaded, text, toolUse, media);
+    return wrapperPrompt(loaded, chat, tools, toolUse, media);
   } catch (error) {
     media.dispose();
     throw error;
@@ -561,6 +562,17 @@ export function renderChat(loaded: LoadedModel, sent: Chat, media?: PreparedMedi
   if (media !== undefined) return withMedia(loaded, chat, tools, toolUse, media);
   const direct = fromTemplate(loaded, chat, tools, toolUse, true);
   if (direct !== undefined) return templatePrompt(loaded, direct, toolUse);
+  return wrapperPrompt(loaded, chat, tools, toolUse);
+}
+
+/** A prompt rendered by the model's chat wrapper; its media spliced in. */
+function wrapperPrompt(
+  loaded: LoadedModel,
+  chat: Chat,
+  tools: readonly ToolSpec[],
+  toolUse: ToolUse | undefined,
+  media?: PreparedMedia,
+): RenderedPrompt {
   const wrapper = wrapperOf(loaded, chat);
   const history = placedHistory(wrapper, chat, true);
   let state: ContextState;
@@ -586,12 +598,9 @@ export function renderChat(loaded: LoadedModel, sent: Chat, media?: PreparedMedi
     }
   }
   const startsInReasoning = promptOpensReasoning(loaded.replySyntax, state.contextText.toString());
-  return {
-    tokens: state.contextText.tokenize(loaded.tokenizer),
-    stopTokens,
-    stopTexts,
-    parsed: true,
-    startsInReasoning,
-    toolUse,
-  };
+  const rendered = { stopTokens, stopTexts, parsed: true, startsInReasoning, toolUse };
+  if (media === undefined) return { tokens: state.contextText.tokenize(loaded.tokenizer), ...rendered };
+  const segments = cutAtMarker(state.contextText, media.marker);
+  const { tokens, spans } = spliceMedia(segments, media, (segment) => segment.tokenize(loaded.tokenizer));
+  return { tokens, ...rendered, media: { spans, dispose: media.dispose } };
 }
