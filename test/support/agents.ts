@@ -210,7 +210,8 @@ export function runCodex(
   writeFileSync(join(home, "config.toml"), codexConfig(baseUrl, model, options));
   return run(
     "codex",
-    ["exec", "--skip-git-repo-check", ...(options.images ?? []).flatMap((file) => ["--image", file]), prompt],
+    // `--image <FILE>...` takes every value up to the next option: `--` ends them, or the prompt is read as an image.
+    ["exec", "--skip-git-repo-check", ...(options.images ?? []).flatMap((file) => ["--image", file]), "--", prompt],
     { HOME: home, CODEX_HOME: home, LOCAL_API_KEY: "sk-local-agent" },
     work,
   );
