@@ -30,6 +30,7 @@ import { modelLoads } from "./metrics/model-gauges.js";
 import { prometheusMetrics } from "./metrics/prometheus.js";
 import { listenMetrics } from "./metrics/metrics-port.js";
 import { listen } from "./transport/shared-port.js";
+import { KvEventPublisher } from "./kv-events/publisher.js";
 import { connectTokenInterceptor, grpcTokenInterceptor, tokenCheck } from "./transport/token.js";
 
 /** A heartbeat after this much silence on a call (proto: Heartbeat). */
@@ -47,6 +48,8 @@ export interface RunningSidecar {
   /** Every catalogued model and its state. */
   readonly registry: ModelRegistry;
   readonly metrics: EngineMetrics;
+  /** The KV-cache events' publisher (`--kv-events`); undefined when off. */
+  readonly kvEvents: KvEventPublisher | undefined;
   /** Refuses new work, lets streams in progress finish (up to the drain period), then closes. */
   stop(): Promise<void>;
 }
@@ -91,6 +94,7 @@ function sharedOptions(config: StartOptions): SharedModelOptions {
     metricsHost: _metricsHost,
     heartbeatMs: _heartbeatMs,
     resumable: _resumable,
+    kvEvents: _kvEvents,
     keepAliveSeconds: _keepAlive,
     modelsMax: _modelsMax,
     preload: _preload,
@@ -106,10 +110,11 @@ function sharedOptions(config: StartOptions): SharedModelOptions {
 /** The catalogue, the shared embedder and the registry; the models loaded at start are loaded. */
 async function openRegistry(
   config: StartOptions,
+  publisher: KvEventPublisher | undefined,
 ): Promise<{ registry: ModelRegistry; shared: SharedEmbedder | undefined; loader: Loader }> {
   applyPriority(config.priority ?? "off");
   const llama = await loadLlama(config.engine, config.gpu);
-  const engine = sharedOptions(config);
+  const engine = { ...sharedOptions(config), ...(publisher === undefined ? {} : { kvBlocks: publisher.option }) };
   const folder = config.modelsDir ?? "models";
   const catalogue =
     config.catalogue ??
@@ -182,7 +187,12 @@ export async function startSidecar(config: StartOptions): Promise<RunningSidecar
     heartbeatMs = DEFAULT_HEARTBEAT_MS,
     resumable = DEFAULT_RESUMABLE,
   } = config;
-  const { registry, shared, loader } = await openRegistry(config);
+  // Open before any model loads, so a model loaded at start reports what its KV tier holds.
+  const kvEvents = config.kvEvents === undefined ? undefined : await KvEventPublisher.open(config.kvEvents);
+  const { registry, shared, loader } = await openRegistry(config, kvEvents).catch(async (error: unknown) => {
+    await kvEvents?.close();
+    throw error;
+  });
   const metrics = new EngineMetrics();
   const shutdown = new AbortController();
   // Every call in progress listens for shutdown; there may be far more than Node's default of 10.
@@ -222,6 +232,7 @@ export async function startSidecar(config: StartOptions): Promise<RunningSidecar
     },
     registry,
     metrics,
+    kvEvents,
     stop() {
       stopping ??= (async () => {
         serving = false;
@@ -238,6 +249,8 @@ export async function startSidecar(config: StartOptions): Promise<RunningSidecar
         await metricsListening?.close();
         await registry.close();
         await shared?.dispose();
+        // After the models: their unloads' events go out.
+        await kvEvents?.close();
         await observer.tracing?.shutdown().catch(() => undefined);
       })();
       return stopping;
