@@ -367,6 +367,13 @@ const options = {
     default: String(DEFAULT_KV_BLOCK_SIZE),
     help: "tokens per block in the KV-cache events (llm-d's and vLLM's default block size)",
   },
+  "kv-events-replay": {
+    type: "string",
+    env: "KV_EVENTS_REPLAY",
+    help:
+      "a ZeroMQ ROUTER address (tcp://*:5558) where a subscriber that joins late or sees the sidecar restart asks " +
+      "for the last 10,000 batches again (default: none)",
+  },
 } as const;
 
 /** The sidecar's flags and variables (`npm run docs:config` writes docs/configuration.md from them). */
@@ -412,7 +419,10 @@ function kvEventsOf(get: (name: keyof typeof options) => string | undefined): Kv
   const pod = get("kv-events-pod") ?? os.hostname();
   if (pod === "" || pod.includes("@")) throw new Error(`--kv-events-pod must be a name without "@", got "${pod}"`);
   const blockSize = positiveInt("kv-events-block-size", get("kv-events-block-size") ?? String(DEFAULT_KV_BLOCK_SIZE));
-  return { endpoint, pod, blockSize };
+  const replay = get("kv-events-replay");
+  if (replay !== undefined && !/^(tcp|ipc|inproc):\/\/./.test(replay))
+    throw new Error(`--kv-events-replay must be a ZeroMQ address (tcp://*:5558), got "${replay}"`);
+  return { endpoint, pod, blockSize, ...(replay === undefined || replay === "" ? {} : { replay }) };
 }
 
 function metricsPortOf(raw: string | undefined): number | undefined {

@@ -3,6 +3,7 @@
 import * as grpc from "@grpc/grpc-js";
 import { setMaxListeners } from "node:events";
 import { readFileSync } from "node:fs";
+import path from "node:path";
 import { ConnectError } from "@connectrpc/connect";
 import type { SidecarConfig } from "./config.js";
 import { unavailable } from "./engine/engine-errors.js";
@@ -107,6 +108,13 @@ function sharedOptions(config: StartOptions): SharedModelOptions {
   return engine;
 }
 
+/** The name of the catalogue's first model (the topic of the KV-cache events' first batch). */
+function firstModelName(config: StartOptions): string {
+  const entry = config.catalogue?.entries[0];
+  if (entry !== undefined) return entry.name;
+  return config.modelId ?? path.basename(config.model ?? "model").replace(/\.gguf$/i, "");
+}
+
 /** The catalogue, the shared embedder and the registry; the models loaded at start are loaded. */
 async function openRegistry(
   config: StartOptions,
@@ -188,7 +196,8 @@ export async function startSidecar(config: StartOptions): Promise<RunningSidecar
     resumable = DEFAULT_RESUMABLE,
   } = config;
   // Open before any model loads, so a model loaded at start reports what its KV tier holds.
-  const kvEvents = config.kvEvents === undefined ? undefined : await KvEventPublisher.open(config.kvEvents);
+  const kvEvents =
+    config.kvEvents === undefined ? undefined : await KvEventPublisher.open(config.kvEvents, firstModelName(config));
   const { registry, shared, loader } = await openRegistry(config, kvEvents).catch(async (error: unknown) => {
     await kvEvents?.close();
     throw error;

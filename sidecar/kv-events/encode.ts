@@ -10,8 +10,16 @@ const encoder = new Encoder({ useBigInt64: true });
 function eventArray(event: KvBlockEvent): unknown[] {
   switch (event.kind) {
     case "stored":
-      return ["BlockStored", event.hashes, event.parent ?? null, event.tokens, event.tokens.length / event.hashes.length,
-        null, event.medium, null];
+      return [
+        "BlockStored",
+        event.hashes,
+        event.parent ?? null,
+        event.tokens,
+        event.tokens.length / event.hashes.length,
+        null,
+        event.medium,
+        null,
+      ];
     case "removed":
       return ["BlockRemoved", event.hashes, event.medium];
     case "cleared":

@@ -1,9 +1,12 @@
 // The KV-cache events' publisher (`--kv-events`): one ZeroMQ PUB socket for every model of the sidecar, each model's
 // batches under the topic `kv@<pod>@<model>`, sent as vLLM's publisher sends them: three frames (topic, sequence
-// number as 8 bytes big-endian, msgpack payload), numbered from 0 across topics.
+// number as 8 bytes big-endian, msgpack payload), numbered from 0 across topics. The first batch is AllBlocksCleared
+// (a new process holds nothing). With `--kv-events-replay`, a ROUTER socket sends the batches kept since a number a
+// subscriber asks for (replay.ts), so one that joins late or sees the numbers restart rebuilds the whole view.
 import { Publisher } from "zeromq";
 import type { KvBlockEvent, KvBlocksOption } from "../engine/llama/kv-blocks.js";
 import { encodeBatch } from "./encode.js";
+import { ReplayBuffer, serveReplay, type Frames } from "./replay.js";
 import type { KvEventsSettings } from "./settings.js";
 
 /** Batches queued at most while the socket is busy; older ones are dropped past it (the subscriber sees the gap). */
@@ -12,14 +15,32 @@ const MAX_QUEUED = 100_000;
 /** Whether vLLM's rule binds `endpoint` (else it connects). */
 export function bindsTo(endpoint: string): boolean {
   return (
-    endpoint.includes("*") || endpoint.includes("::") || endpoint.startsWith("ipc://") || endpoint.startsWith("inproc://")
+    endpoint.includes("*") ||
+    endpoint.includes("::") ||
+    endpoint.startsWith("ipc://") ||
+    endpoint.startsWith("inproc://")
   );
+}
+
+/** Binds or connects `socket` as vLLM does; returns the address (a bound wildcard port resolved). */
+async function attach(
+  socket: { bind(a: string): Promise<void>; connect(a: string): void; lastEndpoint: string | null },
+  endpoint: string,
+): Promise<string> {
+  if (!bindsTo(endpoint)) {
+    socket.connect(endpoint);
+    return endpoint;
+  }
+  await socket.bind(endpoint);
+  return socket.lastEndpoint ?? endpoint;
 }
 
 export class KvEventPublisher {
   readonly #socket: Publisher;
   readonly #pod: string;
-  readonly #queue: [Buffer, Buffer, Uint8Array][] = [];
+  readonly #queue: Frames[] = [];
+  readonly #buffer = new ReplayBuffer();
+  #replay: { readonly endpoint: string; close(): Promise<void> } | undefined;
   #seq = 0n;
   #sending: Promise<void> | undefined;
 
@@ -34,14 +55,24 @@ export class KvEventPublisher {
     this.#pod = pod;
   }
 
-  static async open(settings: KvEventsSettings): Promise<KvEventPublisher> {
+  /** Opens the sockets; `model` names the topic of the first batch, AllBlocksCleared. */
+  static async open(settings: KvEventsSettings, model: string): Promise<KvEventPublisher> {
     const socket = new Publisher({ linger: 1000, sendHighWaterMark: MAX_QUEUED });
-    let endpoint = settings.endpoint;
-    if (bindsTo(endpoint)) {
-      await socket.bind(endpoint);
-      endpoint = socket.lastEndpoint ?? endpoint;
-    } else socket.connect(endpoint);
-    return new KvEventPublisher(socket, settings.pod, endpoint, settings.blockSize);
+    const publisher = new KvEventPublisher(
+      socket,
+      settings.pod,
+      await attach(socket, settings.endpoint),
+      settings.blockSize,
+    );
+    if (settings.replay !== undefined)
+      publisher.#replay = await serveReplay(settings.replay, publisher.#buffer, (s, e) => attach(s, e));
+    publisher.publish(model, [{ kind: "cleared" }]);
+    return publisher;
+  }
+
+  /** The replay socket's address, when there is one. */
+  get replayEndpoint(): string | undefined {
+    return this.#replay?.endpoint;
   }
 
   /** The engine's side: block size, and each model's changes published under its topic. */
@@ -54,7 +85,9 @@ export class KvEventPublisher {
     const seq = Buffer.alloc(8);
     seq.writeBigUInt64BE(this.#seq++);
     const payload = encodeBatch((performance.timeOrigin + performance.now()) / 1000, events);
-    this.#queue.push([Buffer.from(`kv@${this.#pod}@${model}`), seq, payload]);
+    const frames: Frames = [Buffer.from(`kv@${this.#pod}@${model}`), seq, payload];
+    this.#buffer.add(frames);
+    this.#queue.push(frames);
     if (this.#queue.length > MAX_QUEUED) this.#queue.shift();
     this.#sending ??= this.#drain();
   }
@@ -68,9 +101,10 @@ export class KvEventPublisher {
     }
   }
 
-  /** Sends what is queued, then closes the socket. */
+  /** Sends what is queued, then closes the sockets. */
   async close(): Promise<void> {
     await this.#sending;
+    await this.#replay?.close();
     this.#socket.close();
   }
 }

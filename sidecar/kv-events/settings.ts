@@ -14,4 +14,6 @@ export interface KvEventsSettings {
   readonly pod: string;
   /** Tokens per block (`--kv-events-block-size`). */
   readonly blockSize: number;
+  /** The replay socket's address (`--kv-events-replay`); none: no replay. */
+  readonly replay?: string | undefined;
 }

@@ -114,10 +114,7 @@ export class KvBlocks {
     const after = extend(before, tokens, same, this.blockSize);
     if (held === undefined) this.#holders.set(holder, { medium, chain: after });
     else held.chain = after;
-    this.#emit([
-      ...this.#release(medium, before.hashes.slice(same)),
-      ...this.#take(medium, after, same),
-    ]);
+    this.#emit([...this.#release(medium, before.hashes.slice(same)), ...this.#take(medium, after, same)]);
   }
 
   /** `holder` holds nothing any more. */
@@ -128,7 +125,10 @@ export class KvBlocks {
     this.#emit(this.#release(held.medium, held.chain.hashes));
   }
 
-  /** The model is unloaded: every block removed, then AllBlocksCleared; later calls change nothing. */
+  /**
+   * The model is unloaded: every block it holds removed, in each medium; later calls change nothing. Not
+   * AllBlocksCleared: a subscriber clears a whole pod on it (llm-d does), the sidecar's other models' blocks too.
+   */
   close(): void {
     if (this.#closed) return;
     const events: KvBlockEvent[] = [];
@@ -139,7 +139,7 @@ export class KvBlocks {
     }
     this.#holders.clear();
     this.#closed = true;
-    this.#emit([...events, { kind: "cleared" }]);
+    this.#emit(events);
   }
 
   /** The blocks held now, keyed `<medium>:<hash>`, from the holders' chains. */
