@@ -185,6 +185,23 @@ function refuseNewWork(health: ReturnType<typeof addInferenceService>, registry:
   for (const m of registry.loaded()) m.pool.rejectWaiting(unavailable("the sidecar is shutting down"));
 }
 
+/**
+ * The KV-cache events' publisher, opened before any model loads (a model loaded at start reports what its KV tier
+ * holds), then the registry.
+ */
+async function openModels(
+  config: StartOptions,
+): Promise<Awaited<ReturnType<typeof openRegistry>> & { kvEvents: KvEventPublisher | undefined }> {
+  const kvEvents =
+    config.kvEvents === undefined ? undefined : await KvEventPublisher.open(config.kvEvents, firstModelName(config));
+  try {
+    return { kvEvents, ...(await openRegistry(config, kvEvents)) };
+  } catch (error) {
+    await kvEvents?.close();
+    throw error;
+  }
+}
+
 export async function startSidecar(config: StartOptions): Promise<RunningSidecar> {
   const {
     token,
@@ -195,13 +212,7 @@ export async function startSidecar(config: StartOptions): Promise<RunningSidecar
     heartbeatMs = DEFAULT_HEARTBEAT_MS,
     resumable = DEFAULT_RESUMABLE,
   } = config;
-  // Open before any model loads, so a model loaded at start reports what its KV tier holds.
-  const kvEvents =
-    config.kvEvents === undefined ? undefined : await KvEventPublisher.open(config.kvEvents, firstModelName(config));
-  const { registry, shared, loader } = await openRegistry(config, kvEvents).catch(async (error: unknown) => {
-    await kvEvents?.close();
-    throw error;
-  });
+  const { kvEvents, registry, shared, loader } = await openModels(config);
   const metrics = new EngineMetrics();
   const shutdown = new AbortController();
   // Every call in progress listens for shutdown; there may be far more than Node's default of 10.
