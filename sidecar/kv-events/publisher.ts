@@ -64,8 +64,7 @@ export class KvEventPublisher {
       await attach(socket, settings.endpoint),
       settings.blockSize,
     );
-    if (settings.replay !== undefined)
-      publisher.#replay = await serveReplay(settings.replay, publisher.#buffer, (s, e) => attach(s, e));
+    if (settings.replay !== undefined) publisher.#replay = await serveReplay(settings.replay, publisher.#buffer);
     publisher.publish(model, [{ kind: "cleared" }]);
     return publisher;
   }

@@ -23,16 +23,14 @@ export class ReplayBuffer {
   }
 }
 
-type Attach = (socket: Router, endpoint: string) => Promise<string>;
-
-/** Answers replay requests on `endpoint` until closed. */
+/** Answers replay requests on `endpoint` (bound, as vLLM binds it) until closed. */
 export async function serveReplay(
   endpoint: string,
   buffer: ReplayBuffer,
-  attach: Attach,
 ): Promise<{ readonly endpoint: string; close(): Promise<void> }> {
   const router = new Router({ linger: 0 });
-  const address = await attach(router, endpoint);
+  await bindRetrying(router, endpoint);
+  const address = router.lastEndpoint ?? endpoint;
   const serving = (async () => {
     for await (const [client, ...rest] of router) {
       const start = rest[rest.length - 1];
@@ -49,4 +47,16 @@ export async function serveReplay(
       await serving;
     },
   };
+}
+
+/** Binds, trying again for up to a second while the address is in use (a socket closed just before may hold it). */
+async function bindRetrying(router: Router, endpoint: string): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await router.bind(endpoint);
+    } catch (error) {
+      if (attempt >= 20 || (error as { code?: string }).code !== "EADDRINUSE") throw error;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
 }

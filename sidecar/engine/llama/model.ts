@@ -27,7 +27,7 @@ import { Arrivals } from "./arrivals.js";
 import { cpuPromptBatchTokens, shareBatchOf } from "./batch-shares.js";
 import { scheduleBatches, type BatchScheduler } from "./batch-scheduling.js";
 import { SequencePool, type PoolOptions } from "./sequence-pool.js";
-import { KvBlocks, type KvBlocksOption } from "./kv-blocks.js";
+import { blockView, KvBlocks, type KvBlock, type KvBlocksOption } from "./kv-blocks.js";
 import { modelReplySyntax } from "./model-reply-syntax.js";
 import type { ReplySyntax } from "../syntax/reply-syntax.js";
 import { thinkingOffWrapper } from "./thinking-switch.js";
@@ -504,6 +504,16 @@ function poolOptions(options: ModelOptions, kvTier: KvTier | undefined, kvBlocks
     ...(kvTier === undefined ? {} : { kept: (sequence: LlamaContextSequence) => kvTier.keeps(sequence) }),
     ...(kvBlocks === undefined ? {} : { released: (sequence: LlamaContextSequence) => holdCells(kvBlocks, sequence) }),
   };
+}
+
+/**
+ * The blocks the model holds now, worked out afresh from its sequences' cells and its KV tier's states (not from what
+ * was reported): what a subscriber to its KV-cache events rebuilds, keyed `<medium>:<hash>`.
+ */
+export function heldBlocks(loaded: LoadedModel, blockSize: number): Map<string, KvBlock> {
+  const cells = loaded.pool.all().map((sequence) => ({ medium: "GPU" as const, tokens: sequence.contextTokens }));
+  const states = (loaded.kvTier?.heldTokens() ?? []).map((tokens) => ({ medium: "CPU" as const, tokens }));
+  return blockView([...cells, ...states], blockSize);
 }
 
 /** What `sequence` holds now, reported to `blocks` (none: nothing). */
