@@ -142,8 +142,13 @@ export class KvSubscriber {
 
   #event(fields: unknown[], blocks: Map<string, SubscribedBlock>, pod: string): void {
     const tag = fields[0];
-    if (tag === "BlockStored") return stored(fields, blocks);
-    if (tag === "BlockRemoved") return removed(fields, blocks);
+    if (tag === "BlockStored") stored(fields, blocks);
+    else if (tag === "BlockRemoved") removed(fields, blocks);
+    else this.#cleared(fields, pod);
+  }
+
+  #cleared(fields: unknown[], pod: string): void {
+    const tag = fields[0];
     check(tag === "AllBlocksCleared" && fields.length === 1, `an event ${String(tag)}`);
     // Pod-wide in llm-d: every model's blocks of the pod.
     for (const models of this.#pods.get(pod)?.values() ?? []) models.clear();

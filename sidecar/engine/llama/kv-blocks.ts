@@ -45,7 +45,10 @@ interface Chain {
 
 const EMPTY: Chain = { tokens: [], hashes: [] };
 
-/** A block's key: the first 8 bytes (big-endian) of SHA-256 over its parent's key (none: 8 zero bytes) and its tokens. */
+/**
+ * A block's key: the first 8 bytes (big-endian) of SHA-256 over its parent's key (none: 8 zero bytes) and its tokens
+ * (4 bytes each, little-endian).
+ */
 export function blockHash(parent: bigint | undefined, tokens: readonly Token[]): bigint {
   const buffer = Buffer.allocUnsafe(8 + 4 * tokens.length);
   buffer.writeBigUInt64BE(parent ?? 0n, 0);
