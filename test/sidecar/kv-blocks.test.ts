@@ -1,6 +1,7 @@
 // The blocks behind the KV-cache events (sidecar/engine/llama/kv-blocks.ts) and their bytes (sidecar/kv-events/
 // encode.ts): keys chained over parents, blocks counted per medium across holders, runs split around blocks already
 // held, a partial block never published; msgpack exactly as vLLM's msgspec writes it.
+import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { blockHash, type KvBlockEvent, KvBlocks } from "../../sidecar/engine/llama/kv-blocks.js";
 import { encodeBatch } from "../../sidecar/kv-events/encode.js";
@@ -50,6 +51,8 @@ describe("KvBlocks", () => {
   });
 
   it("keys a block by SHA-256 over its parent's key and its tokens: the first 8 bytes, big-endian", () => {
+    const bytes = Buffer.from("00000000000000070100000002000000", "hex"); // parent 7, tokens 1 and 2 (LE)
+    expect(blockHash(7n, tokens(1, 2))).toBe(createHash("sha256").update(bytes).digest().readBigUInt64BE(0));
     // A sequence's first block: its parent's key taken as 8 zero bytes.
     expect(blockHash(undefined, tokens(1, 2))).toBe(blockHash(0n, tokens(1, 2)));
     expect(blockHash(undefined, tokens(1, 2))).not.toBe(blockHash(1n, tokens(1, 2)));
