@@ -157,7 +157,8 @@ function startLines(config: SidecarConfig, sidecar: RunningSidecar): void {
   if (sidecar.kvEvents !== undefined && config.kvEvents !== undefined)
     console.error(
       `sidecar: KV-cache events on ${sidecar.kvEvents.endpoint}, topics kv@${config.kvEvents.pod}@<model>, ` +
-        `blocks of ${config.kvEvents.blockSize} tokens`,
+        `blocks of ${config.kvEvents.blockSize} tokens` +
+        (sidecar.kvEvents.replayEndpoint === undefined ? "" : `, replay on ${sidecar.kvEvents.replayEndpoint}`),
     );
   if (first !== undefined && first.llama.buildType !== "localBuild" && first.llama.gpu === false) {
     console.error(
