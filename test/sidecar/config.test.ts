@@ -33,7 +33,7 @@ describe("readConfig", () => {
     expect(() => readConfig(["--cache-ram=-1"], {})).toThrow(/--cache-ram must be an integer of at least 0/);
   });
 
-  it("takes the KV-cache events: off by default; an address, the pod (host name by default), block size, replay", () => {
+  it("takes the KV-cache events: off by default; an address, the pod (host name by default), block size", () => {
     expect(readConfig([], {}).kvEvents).toBeUndefined();
     expect(readConfig(["--kv-events", "tcp://*:5557"], {}).kvEvents).toEqual({
       endpoint: "tcp://*:5557",
