@@ -1,5 +1,6 @@
 // The sidecar's settings: each flag, its environment variable, default and help (`usage`), read by `readConfig`.
 import { readFileSync } from "node:fs";
+import os from "node:os";
 import { parseArgs } from "node:util";
 import { ENGINE_CHOICES, FLASH_ATTENTION_CHOICES, type EngineChoice, type ModelOptions } from "./engine/llama/model.js";
 import type { ResumableOptions } from "./engine/streams/resumable-streams.js";
@@ -9,6 +10,7 @@ import { BATCH_THREADS_MAX_MIN_TOKENS } from "./engine/llama/batch-threads.js";
 import { MAX_STEP_TOKENS } from "./engine/llama/batch-shares.js";
 import { DEFAULT_LOOKUP_DRAFT } from "./engine/llama/prompt-lookup.js";
 import { DRAFT_MIN_P } from "./engine/llama/draft-model.js";
+import { DEFAULT_KV_BLOCK_SIZE, type KvEventsSettings } from "./kv-events/settings.js";
 import { traceSettingsFromEnv, type SidecarTraceSettings } from "./trace/trace-settings.js";
 
 type EngineSettings =
@@ -75,6 +77,8 @@ export interface SidecarConfig extends Pick<ModelOptions, EngineSettings> {
    * or a probe that cannot reach `host`, e.g. an Inference Gateway's endpoint picker); none: off. */
   readonly metricsPort?: number | undefined;
   readonly metricsHost?: string;
+  /** The KV-cache events (`--kv-events`, sidecar/kv-events/); none: off. */
+  readonly kvEvents?: KvEventsSettings | undefined;
   /** Traces (OTEL_EXPORTER_OTLP_*, sidecar/trace/); none: off. */
   readonly trace?: SidecarTraceSettings | undefined;
 }
@@ -343,6 +347,33 @@ const options = {
       "cannot hold it (default: none)",
   },
   "metrics-host": { type: "string", env: "METRICS_HOST", default: "127.0.0.1", help: "address of --metrics-port" },
+  "kv-events": {
+    type: "string",
+    env: "KV_EVENTS",
+    help:
+      "publish the KV-cache blocks each model holds as vLLM's KV-cache events (ZeroMQ PUB, msgpack), for llm-d's " +
+      "precise prefix-cache scorer: tcp://*:5557 binds, tcp://<host>:<port> connects (default: off)",
+  },
+  "kv-events-pod": {
+    type: "string",
+    env: "KV_EVENTS_POD",
+    help:
+      "the pod in the events' topic kv@<pod>@<model>; llm-d's scorer knows a pod as <pod IP>:<port> of its " +
+      "InferencePool (default: the host name)",
+  },
+  "kv-events-block-size": {
+    type: "string",
+    env: "KV_EVENTS_BLOCK_SIZE",
+    default: String(DEFAULT_KV_BLOCK_SIZE),
+    help: "tokens per block in the KV-cache events (llm-d's and vLLM's default block size)",
+  },
+  "kv-events-replay": {
+    type: "string",
+    env: "KV_EVENTS_REPLAY",
+    help:
+      "a ZeroMQ ROUTER address (tcp://*:5558) where a subscriber that joins late or sees the sidecar restart asks " +
+      "for the last 10,000 batches again (default: none)",
+  },
 } as const;
 
 /** The sidecar's flags and variables (`npm run docs:config` writes docs/configuration.md from them). */
@@ -377,6 +408,21 @@ function probabilityOf(flag: string, raw: string): number {
   if (raw.trim() === "" || !Number.isFinite(value) || value < 0 || value > 1)
     throw new Error(`--${flag} must be a number from 0 to 1, got "${raw}"`);
   return value;
+}
+
+/** `--kv-events` and its pod and block size; undefined when off. */
+function kvEventsOf(get: (name: keyof typeof options) => string | undefined): KvEventsSettings | undefined {
+  const endpoint = get("kv-events");
+  if (endpoint === undefined || endpoint === "") return undefined;
+  if (!/^(tcp|ipc|inproc):\/\/./.test(endpoint))
+    throw new Error(`--kv-events must be a ZeroMQ address (tcp://*:5557, tcp://<host>:<port>), got "${endpoint}"`);
+  const pod = get("kv-events-pod") ?? os.hostname();
+  if (pod === "" || pod.includes("@")) throw new Error(`--kv-events-pod must be a name without "@", got "${pod}"`);
+  const blockSize = positiveInt("kv-events-block-size", get("kv-events-block-size") ?? String(DEFAULT_KV_BLOCK_SIZE));
+  const replay = get("kv-events-replay");
+  if (replay !== undefined && !/^(tcp|ipc|inproc):\/\/./.test(replay))
+    throw new Error(`--kv-events-replay must be a ZeroMQ address (tcp://*:5558), got "${replay}"`);
+  return { endpoint, pod, blockSize, ...(replay === undefined || replay === "" ? {} : { replay }) };
 }
 
 function metricsPortOf(raw: string | undefined): number | undefined {
@@ -536,6 +582,7 @@ export function readConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Sid
     tlsKey,
     metricsPort: metricsPortOf(get("metrics-port")),
     metricsHost: get("metrics-host") ?? "127.0.0.1",
+    kvEvents: kvEventsOf(get),
     heartbeatMs: positiveInt("heartbeat-ms", get("heartbeat-ms") ?? "5000", 0),
     trace: traceSettingsFromEnv(env),
     resumable: {

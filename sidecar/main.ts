@@ -154,6 +154,12 @@ function startLines(config: SidecarConfig, sidecar: RunningSidecar): void {
     console.error(
       `sidecar: GET /metrics and /healthz without the token on http://${config.metricsHost}:${sidecar.metricsPort}`,
     );
+  if (sidecar.kvEvents !== undefined && config.kvEvents !== undefined)
+    console.error(
+      `sidecar: KV-cache events on ${sidecar.kvEvents.endpoint}, topics kv@${config.kvEvents.pod}@<model>, ` +
+        `blocks of ${config.kvEvents.blockSize} tokens` +
+        (sidecar.kvEvents.replayEndpoint === undefined ? "" : `, replay on ${sidecar.kvEvents.replayEndpoint}`),
+    );
   if (first !== undefined && first.llama.buildType !== "localBuild" && first.llama.gpu === false) {
     console.error(
       "sidecar: on the prebuilt CPU library; `npm run build:engine` (once, about 5 minutes on 2 cores) builds a " +

@@ -3,6 +3,7 @@
 import * as grpc from "@grpc/grpc-js";
 import { setMaxListeners } from "node:events";
 import { readFileSync } from "node:fs";
+import path from "node:path";
 import { ConnectError } from "@connectrpc/connect";
 import type { SidecarConfig } from "./config.js";
 import { unavailable } from "./engine/engine-errors.js";
@@ -30,6 +31,7 @@ import { modelLoads } from "./metrics/model-gauges.js";
 import { prometheusMetrics } from "./metrics/prometheus.js";
 import { listenMetrics } from "./metrics/metrics-port.js";
 import { listen } from "./transport/shared-port.js";
+import { KvEventPublisher } from "./kv-events/publisher.js";
 import { connectTokenInterceptor, grpcTokenInterceptor, tokenCheck } from "./transport/token.js";
 
 /** A heartbeat after this much silence on a call (proto: Heartbeat). */
@@ -47,6 +49,8 @@ export interface RunningSidecar {
   /** Every catalogued model and its state. */
   readonly registry: ModelRegistry;
   readonly metrics: EngineMetrics;
+  /** The KV-cache events' publisher (`--kv-events`); undefined when off. */
+  readonly kvEvents: KvEventPublisher | undefined;
   /** Refuses new work, lets streams in progress finish (up to the drain period), then closes. */
   stop(): Promise<void>;
 }
@@ -91,6 +95,7 @@ function sharedOptions(config: StartOptions): SharedModelOptions {
     metricsHost: _metricsHost,
     heartbeatMs: _heartbeatMs,
     resumable: _resumable,
+    kvEvents: _kvEvents,
     keepAliveSeconds: _keepAlive,
     modelsMax: _modelsMax,
     preload: _preload,
@@ -103,13 +108,21 @@ function sharedOptions(config: StartOptions): SharedModelOptions {
   return engine;
 }
 
+/** The name of the catalogue's first model (the topic of the KV-cache events' first batch). */
+function firstModelName(config: StartOptions): string {
+  const entry = config.catalogue?.entries[0];
+  if (entry !== undefined) return entry.name;
+  return config.modelId ?? path.basename(config.model ?? "model").replace(/\.gguf$/i, "");
+}
+
 /** The catalogue, the shared embedder and the registry; the models loaded at start are loaded. */
 async function openRegistry(
   config: StartOptions,
+  publisher: KvEventPublisher | undefined,
 ): Promise<{ registry: ModelRegistry; shared: SharedEmbedder | undefined; loader: Loader }> {
   applyPriority(config.priority ?? "off");
   const llama = await loadLlama(config.engine, config.gpu);
-  const engine = sharedOptions(config);
+  const engine = { ...sharedOptions(config), ...(publisher === undefined ? {} : { kvBlocks: publisher.option }) };
   const folder = config.modelsDir ?? "models";
   const catalogue =
     config.catalogue ??
@@ -172,6 +185,23 @@ function refuseNewWork(health: ReturnType<typeof addInferenceService>, registry:
   for (const m of registry.loaded()) m.pool.rejectWaiting(unavailable("the sidecar is shutting down"));
 }
 
+/**
+ * The KV-cache events' publisher, opened before any model loads (a model loaded at start reports what its KV tier
+ * holds), then the registry.
+ */
+async function openModels(
+  config: StartOptions,
+): Promise<Awaited<ReturnType<typeof openRegistry>> & { kvEvents: KvEventPublisher | undefined }> {
+  const kvEvents =
+    config.kvEvents === undefined ? undefined : await KvEventPublisher.open(config.kvEvents, firstModelName(config));
+  try {
+    return { kvEvents, ...(await openRegistry(config, kvEvents)) };
+  } catch (error) {
+    await kvEvents?.close();
+    throw error;
+  }
+}
+
 export async function startSidecar(config: StartOptions): Promise<RunningSidecar> {
   const {
     token,
@@ -182,7 +212,7 @@ export async function startSidecar(config: StartOptions): Promise<RunningSidecar
     heartbeatMs = DEFAULT_HEARTBEAT_MS,
     resumable = DEFAULT_RESUMABLE,
   } = config;
-  const { registry, shared, loader } = await openRegistry(config);
+  const { kvEvents, registry, shared, loader } = await openModels(config);
   const metrics = new EngineMetrics();
   const shutdown = new AbortController();
   // Every call in progress listens for shutdown; there may be far more than Node's default of 10.
@@ -222,6 +252,7 @@ export async function startSidecar(config: StartOptions): Promise<RunningSidecar
     },
     registry,
     metrics,
+    kvEvents,
     stop() {
       stopping ??= (async () => {
         serving = false;
@@ -238,6 +269,8 @@ export async function startSidecar(config: StartOptions): Promise<RunningSidecar
         await metricsListening?.close();
         await registry.close();
         await shared?.dispose();
+        // After the models: their unloads' events go out.
+        await kvEvents?.close();
         await observer.tracing?.shutdown().catch(() => undefined);
       })();
       return stopping;

@@ -12,6 +12,7 @@ import {
   Cluster,
   allProblems,
   podProblems,
+  kvEventsProblems,
   pickerProblems,
   poolProblems,
   type Container,
@@ -93,6 +94,13 @@ describe("deploy/kubernetes against the vendored schemas", () => {
   it("has picker settings that match the EndpointPickerConfig schema", () => {
     const validate = pickerConfigValidator();
     expect([validate(cluster.pickerConfig), validate.errors ?? null]).toEqual([true, null]);
+    expect(Object.keys(cluster.pickerConfigs)).toEqual(["config.yaml", "precise.yaml"]);
+    for (const [key, config] of Object.entries(cluster.pickerConfigs))
+      expect({ [key]: [validate(config), validate.errors ?? null] }).toEqual({ [key]: [true, null] });
+  });
+
+  it("publishes the sidecar's KV-cache events where the precise prefix-cache settings read them", () => {
+    expect(kvEventsProblems(cluster)).toEqual([]);
   });
 
   it("fails a broken manifest: a wrong type, a value outside an enum, a misspelt field, an unknown kind", () => {

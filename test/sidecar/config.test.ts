@@ -1,7 +1,7 @@
 // The sidecar's configuration: flags win over the environment, which wins over defaults; bad
 // values are refused with the flag's name. And the main-thread priority setting.
 import { mkdtempSync, writeFileSync } from "node:fs";
-import { getPriority, tmpdir } from "node:os";
+import { getPriority, hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { readConfig } from "../../sidecar/config.js";
@@ -31,6 +31,31 @@ describe("readConfig", () => {
       cacheDir: "/var/cache/kv",
     });
     expect(() => readConfig(["--cache-ram=-1"], {})).toThrow(/--cache-ram must be an integer of at least 0/);
+  });
+
+  it("takes the KV-cache events: off by default; an address, the pod (host name by default), block size", () => {
+    expect(readConfig([], {}).kvEvents).toBeUndefined();
+    expect(readConfig(["--kv-events", "tcp://*:5557"], {}).kvEvents).toEqual({
+      endpoint: "tcp://*:5557",
+      pod: hostname(),
+      blockSize: 16,
+    });
+    const env = { KV_EVENTS: "tcp://*:5557", KV_EVENTS_POD: "10.0.0.7:8080", KV_EVENTS_REPLAY: "tcp://*:5558" };
+    expect(readConfig(["--kv-events-block-size", "64"], env).kvEvents).toEqual({
+      endpoint: "tcp://*:5557",
+      pod: "10.0.0.7:8080",
+      blockSize: 64,
+      replay: "tcp://*:5558",
+    });
+    expect(() => readConfig(["--kv-events", "localhost:5557"], {})).toThrow(
+      '--kv-events must be a ZeroMQ address (tcp://*:5557, tcp://<host>:<port>), got "localhost:5557"',
+    );
+    expect(() => readConfig(["--kv-events", "tcp://*:5557", "--kv-events-pod", "a@b"], {})).toThrow(
+      '--kv-events-pod must be a name without "@", got "a@b"',
+    );
+    expect(() => readConfig(["--kv-events", "tcp://*:5557", "--kv-events-block-size", "0"], {})).toThrow(
+      /--kv-events-block-size must be an integer of at least 1/,
+    );
   });
 
   it(

@@ -162,6 +162,12 @@ export class Cluster {
     const data = this.configMaps.find((c) => c.metadata.name === volume?.configMap?.name)?.data ?? {};
     return data[path.slice((mount?.mountPath.length ?? 0) + 1)] ?? "";
   }
+  /** Every settings file of the picker's ConfigMap (the one --config-file names, and the others), by key. */
+  get pickerConfigs(): Record<string, PickerConfig> {
+    const volume = this.picker.spec.template.spec.volumes?.find((v) => v.configMap !== undefined);
+    const data = this.configMaps.find((c) => c.metadata.name === volume?.configMap?.name)?.data ?? {};
+    return Object.fromEntries(Object.entries(data).map(([key, text]) => [key, parse(text) as PickerConfig]));
+  }
   plugin(type: string): Plugin | undefined {
     return this.pickerConfig.plugins.find((p) => p.type === type);
   }
@@ -403,4 +409,55 @@ export function routeAndRbacProblems(c: Cluster): string[] {
 
 export function allProblems(c: Cluster): string[] {
   return [...poolProblems(c), ...pickerProblems(c), ...podProblems(c), ...routeAndRbacProblems(c)];
+}
+
+/**
+ * The precise prefix-cache settings (a settings file with `precise-prefix-cache-producer`) read the sidecar's KV-cache
+ * events where it publishes them: its port and replay port, its block size, and a topic naming the pod by its
+ * address and the pool's target port, as the picker knows it.
+ */
+export function kvEventsProblems(c: Cluster): string[] {
+  const p: string[] = [];
+  const sidecar = c.container("sidecar");
+  const portOf = (value: string | undefined): number => Number(/^tcp:\/\/\*:(\d+)$/.exec(value ?? "")?.[1]);
+  const [events, replay] = [portOf(env(sidecar, "KV_EVENTS")), portOf(env(sidecar, "KV_EVENTS_REPLAY"))];
+  check(p, events === port(sidecar, "kv-events"), `KV_EVENTS (port ${events}) must bind the kv-events containerPort`);
+  check(p, replay === port(sidecar, "kv-replay"), `KV_EVENTS_REPLAY (port ${replay}) must bind the kv-replay port`);
+  const target = c.pool.spec.targetPorts?.[0]?.number;
+  check(p, env(sidecar, "KV_EVENTS_POD") === `$(POD_IP):${target}`, "KV_EVENTS_POD must be $(POD_IP):<target port>");
+  const podIp = (sidecar.env ?? []).findIndex((e) => e.name === "POD_IP");
+  const pod = (sidecar.env ?? []).findIndex((e) => e.name === "KV_EVENTS_POD");
+  check(p, podIp >= 0 && podIp < pod, "POD_IP must come before KV_EVENTS_POD, which refers to it");
+  const precise = Object.entries(c.pickerConfigs).filter(([, config]) =>
+    config.plugins.some((pl) => pl.type === "precise-prefix-cache-producer"),
+  );
+  check(p, precise.length > 0, "a picker settings file must use precise-prefix-cache-producer");
+  for (const [key, config] of precise) {
+    const producer = config.plugins.find((pl) => pl.type === "precise-prefix-cache-producer")?.parameters as {
+      tokenProcessorConfig?: { blockSizeTokens?: number };
+      kvEventsConfig?: {
+        topicFilter?: string;
+        podDiscoveryConfig?: { socketPort?: number; replaySocketPort?: number };
+      };
+    };
+    const discovery = producer.kvEventsConfig?.podDiscoveryConfig;
+    check(p, discovery?.socketPort === events, `${key}: socketPort must be the sidecar's KV_EVENTS port`);
+    check(p, discovery?.replaySocketPort === replay, `${key}: replaySocketPort must be its KV_EVENTS_REPLAY port`);
+    const blockSize = Number(env(sidecar, "KV_EVENTS_BLOCK_SIZE") ?? "16");
+    check(
+      p,
+      producer.tokenProcessorConfig?.blockSizeTokens === blockSize,
+      `${key}: blockSizeTokens must be ${blockSize}`,
+    );
+    check(p, "kv@".startsWith(producer.kvEventsConfig?.topicFilter ?? "kv@"), `${key}: topicFilter must match kv@`);
+    const scorer = config.plugins.find((pl) => pl.type === "prefix-cache-scorer")?.parameters ?? {};
+    check(p, scorer.prefixMatchInfoProducerName === "precise-prefix-cache-producer", `${key}: the scorer must read it`);
+    const wired = (config.dataLayer?.sources ?? []).some(
+      (s) =>
+        config.plugins.find((pl) => (pl.name ?? pl.type) === s.pluginRef)?.type === "endpoint-notification-source" &&
+        (s.extractors ?? []).some((e) => e.pluginRef === "precise-prefix-cache-producer"),
+    );
+    check(p, wired, `${key}: endpoint-notification-source must feed precise-prefix-cache-producer (dataLayer)`);
+  }
+  return p;
 }

@@ -5,7 +5,9 @@ import { planGeneration, type GenerationPlan } from "./generation-plan.js";
 import { scorePrompt } from "./prompt-logprobs.js";
 import type { EngineMetrics } from "../engine-metrics.js";
 import type { Arrival } from "../llama/arrivals.js";
-import type { LoadedModel } from "../llama/model.js";
+import { holdCells, type LoadedModel } from "../llama/model.js";
+import type { KvBlocks } from "../llama/kv-blocks.js";
+import type { LlamaContextSequence } from "node-llama-cpp";
 import { runChoices } from "./several-choices.js";
 import { DecodeState, decode, finish, type GenerateEvent } from "./decode-loop.js";
 import { Preemption } from "./preemption.js";
@@ -84,6 +86,7 @@ async function* runPlanned(
     // Scoring the prompt needs every token's logits: nothing cached is kept for it.
     const limit = plan.promptLogprobs ? 0 : tokens.length - 1;
     const cachedTokens = await reuseCachedPrefix(loaded, sequence, tokens, limit, plan.prompt.media?.spans);
+    holdCells(loaded.kvBlocks, sequence);
     const state = new DecodeState(loaded, plan, queueMs, cachedTokens);
     const cacheWrittenTokens = state.cacheWrittenTokens;
     const prompt = plan.promptLogprobs ? await scorePrompt(loaded, sequence, tokens, plan.topLogprobs, running) : [];
@@ -94,7 +97,7 @@ async function* runPlanned(
         value: { model: loaded.id, promptTokens: tokens.length, cachedTokens, prompt, cacheWrittenTokens },
       },
     };
-    yield* decode(loaded, plan, state, sequence, running, metrics);
+    yield* heldAtFirstToken(loaded.kvBlocks, sequence, decode(loaded, plan, state, sequence, running, metrics));
     preemption.check(state.interrupted, plan.generated.length, metrics);
     yield finish(plan, state, signal, metrics);
   } finally {
@@ -102,5 +105,22 @@ async function* runPlanned(
     loaded.pool.release(sequence);
     // Left idle with nothing decoding: its state is saved now rather than at its takeover (kv-tier.ts).
     if (loaded.pool.busy === 0) loaded.kvTier?.saveAhead(sequence);
+  }
+}
+
+/** The events, the prompt's blocks reported once its first token is out (kv-blocks.ts): held while it decodes. */
+async function* heldAtFirstToken(
+  blocks: KvBlocks | undefined,
+  sequence: LlamaContextSequence,
+  events: AsyncGenerator<GenerateEvent>,
+): AsyncGenerator<GenerateEvent> {
+  if (blocks === undefined) return yield* events;
+  let first = true;
+  for await (const event of events) {
+    if (first && event.event?.case === "token") {
+      first = false;
+      holdCells(blocks, sequence);
+    }
+    yield event;
   }
 }

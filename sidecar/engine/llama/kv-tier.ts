@@ -11,6 +11,7 @@ import type { LlamaContextSequence, Token } from "node-llama-cpp";
 import { errorText } from "../engine-errors.js";
 import { claim, modelFolder, OWNER_FILE, ramFolder } from "./kv-folder.js";
 import type { HeldState, SequenceStates } from "./llama-internals.js";
+import type { KvBlocks } from "./kv-blocks.js";
 import {
   evictionOrder,
   keptUntil,
@@ -56,6 +57,8 @@ export interface KvTierOptions {
   readonly identity: string;
   readonly between: Between;
   readonly log?: (line: string) => void;
+  /** The blocks its states hold are reported here, medium CPU (kv-blocks.ts); unset: not reported. */
+  readonly blocks?: KvBlocks | undefined;
   /** The wall clock in ms (marks' expiry, kv-marks.ts); `Date.now` unless a test injects one. */
   readonly now?: () => number;
 }
@@ -179,6 +182,11 @@ export class KvTier {
     if (options.states !== undefined) return new KvTier("", { ...options, dir: undefined });
     const folder = await mkdtemp(path.join(ramFolder(options.budgetBytes), "sidecar-kv-"));
     return new KvTier(folder, { ...options, dir: undefined, states: undefined });
+  }
+
+  /** The tokens each saved state holds, least recently used first. */
+  heldTokens(): (readonly Token[])[] {
+    return [...this.#entries.values()].map((entry) => entry.tokens);
   }
 
   get stats(): KvTierStats {
@@ -305,6 +313,7 @@ export class KvTier {
       this.#remove(entry.file);
     }
     const kept = liveMarks([...marks, ...inherited], now, tokens.length);
+    this.#options.blocks?.hold(file, "CPU", tokens);
     this.#entries.set(file, {
       file,
       tokens,
@@ -407,6 +416,7 @@ export class KvTier {
   #remove(file: string): void {
     const entry = this.#entries.get(file);
     if (entry === undefined) return;
+    this.#options.blocks?.drop(file);
     this.#entries.delete(file);
     this.#bytes -= entry.bytes;
     this.#doomed.push(file);
@@ -458,6 +468,7 @@ export class KvTier {
       );
       if (entry.model !== this.#options.identity || size !== entry.bytes) continue;
       this.#entries.set(entry.file, { ...entry, marks: readMarks(entry.marks) });
+      this.#options.blocks?.hold(entry.file, "CPU", entry.tokens);
       this.#bytes += entry.bytes;
     }
     for (const file of await readdir(this.dir))

@@ -26,7 +26,8 @@ import { checkGpuAvailable, gpuReport, type GpuChoice, type GpuLayers, type GpuR
 import { Arrivals } from "./arrivals.js";
 import { cpuPromptBatchTokens, shareBatchOf } from "./batch-shares.js";
 import { scheduleBatches, type BatchScheduler } from "./batch-scheduling.js";
-import { SequencePool } from "./sequence-pool.js";
+import { SequencePool, type PoolOptions } from "./sequence-pool.js";
+import { blockView, KvBlocks, type KvBlock, type KvBlocksOption } from "./kv-blocks.js";
 import { modelReplySyntax } from "./model-reply-syntax.js";
 import type { ReplySyntax } from "../syntax/reply-syntax.js";
 import { thinkingOffWrapper } from "./thinking-switch.js";
@@ -133,6 +134,8 @@ export interface ModelOptions {
   readonly projectorPath?: string | undefined;
   /** Load progress, 0..1. */
   readonly onProgress?: (fraction: number) => void;
+  /** The KV-cache events (`--kv-events`; kv-blocks.ts): the blocks it holds reported there; unset: none kept. */
+  readonly kvBlocks?: KvBlocksOption | undefined;
 }
 
 export const FLASH_ATTENTION_CHOICES = ["auto", "on", "off"] as const;
@@ -191,6 +194,8 @@ export interface LoadedModel {
   readonly ranker: Ranker;
   /** Sequences' states kept in host memory (kv-tier.ts); undefined when `--cache-ram` is 0. */
   readonly kvTier: KvTier | undefined;
+  /** The blocks its sequences and saved states hold, for the KV-cache events (kv-blocks.ts); undefined when off. */
+  readonly kvBlocks: KvBlocks | undefined;
   /**
    * Drafts from a draft model (draft-model.ts) or from the prompt (prompt-lookup.ts); undefined when neither is on
    * or the model cannot take drafts back.
@@ -260,13 +265,9 @@ export async function loadModel(options: ModelOptions): Promise<LoadedModel> {
   const id = options.id ?? path.basename(options.modelPath).replace(/\.gguf$/i, "");
   const drafter = await drafterOf(llama, model, context, options);
   const states = await sequenceStates(llama, model, context);
-  const kvTier = await openKvTier(options, context.contextSize, scheduler, states);
-  const pool = new SequencePool(context, {
-    maxQueue: options.maxQueue,
-    queueTimeoutMs: options.queueTimeoutMs,
-    idOf: sequenceIdOf,
-    ...(kvTier === undefined ? {} : { kept: (sequence: LlamaContextSequence) => kvTier.keeps(sequence) }),
-  });
+  const kvBlocks = options.kvBlocks === undefined ? undefined : blocksOf(options.kvBlocks, id);
+  const kvTier = await openKvTier(options, context.contextSize, scheduler, states, kvBlocks);
+  const pool = new SequencePool(context, poolOptions(options, kvTier, kvBlocks));
   await warmUp(pool.all()[0], model);
   const vocabulary = vocabularySize(model);
   const { embedder, disposeEmbedder } = await loadEmbedder(llama, model, options, threadsBatch);
@@ -293,12 +294,14 @@ export async function loadModel(options: ModelOptions): Promise<LoadedModel> {
     kind: modelKind(model.fileInsights),
     ranker,
     kvTier,
+    kvBlocks,
     states,
     drafter,
     gpu: await gpuReport(llama, model),
     fim: fimTokensOf(model, options.fimOrder),
     media,
     async dispose() {
+      kvBlocks?.close();
       await media.projector?.dispose();
       await kvTier?.dispose(pool.all());
       await drafter?.dispose();
@@ -473,6 +476,7 @@ async function openKvTier(
   contextSize: number,
   scheduler: BatchScheduler,
   states: SequenceStates | undefined,
+  blocks: KvBlocks | undefined,
 ): Promise<KvTier | undefined> {
   const mib = cacheRamMiB(options.cacheRam ?? 0);
   if (mib <= 0) return undefined;
@@ -482,7 +486,39 @@ async function openKvTier(
     states,
     identity: modelIdentity(options.modelPath, contextSize),
     between: (sequence, work) => scheduler.between(sequence, work),
+    blocks,
   });
+}
+
+/** The model's block tracker: its changes published under its name. */
+function blocksOf(option: KvBlocksOption, id: string): KvBlocks {
+  return new KvBlocks(option.blockSize, (events) => option.publish(id, events));
+}
+
+/** The pool's options: the tier's check, and a released sequence's blocks reported (kv-blocks.ts). */
+function poolOptions(options: ModelOptions, kvTier: KvTier | undefined, kvBlocks: KvBlocks | undefined): PoolOptions {
+  return {
+    maxQueue: options.maxQueue,
+    queueTimeoutMs: options.queueTimeoutMs,
+    idOf: sequenceIdOf,
+    ...(kvTier === undefined ? {} : { kept: (sequence: LlamaContextSequence) => kvTier.keeps(sequence) }),
+    ...(kvBlocks === undefined ? {} : { released: (sequence: LlamaContextSequence) => holdCells(kvBlocks, sequence) }),
+  };
+}
+
+/**
+ * The blocks the model holds now, worked out afresh from its sequences' cells and its KV tier's states (not from what
+ * was reported): what a subscriber to its KV-cache events rebuilds, keyed `<medium>:<hash>`.
+ */
+export function heldBlocks(loaded: LoadedModel, blockSize: number): Map<string, KvBlock> {
+  const cells = loaded.pool.all().map((sequence) => ({ medium: "GPU" as const, tokens: sequence.contextTokens }));
+  const states = (loaded.kvTier?.heldTokens() ?? []).map((tokens) => ({ medium: "CPU" as const, tokens }));
+  return blockView([...cells, ...states], blockSize);
+}
+
+/** What `sequence` holds now, reported to `blocks` (none: nothing). */
+export function holdCells(blocks: KvBlocks | undefined, sequence: LlamaContextSequence): void {
+  blocks?.hold(sequence, "GPU", sequence.contextTokens);
 }
 
 /**

@@ -32,6 +32,8 @@ export interface PoolOptions {
    * busy ids adjacent (`RUN_COST_TOKENS`). Without it, ids play no part in the choice.
    */
   readonly idOf?: (sequence: LlamaContextSequence) => number;
+  /** Called with each sequence given back, before it goes to the next request (its blocks reported: kv-blocks.ts). */
+  readonly released?: (sequence: LlamaContextSequence) => void;
 }
 
 /**
@@ -246,6 +248,7 @@ export class SequencePool {
   }
 
   release(sequence: LlamaContextSequence): void {
+    this.#options.released?.(sequence);
     this.#batch.release(sequence);
     const next = this.#collector ?? this.#nextWaiter();
     if (next) {
