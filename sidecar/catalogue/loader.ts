@@ -16,7 +16,7 @@ import {
 import type { Bytes } from "./budget.js";
 import type { CatalogueEntry } from "./model-catalogue.js";
 import { estimate, readModelFile, type Estimate, type EstimateSettings, type ModelFile } from "./estimate.js";
-import { projectorBeside, resolveModelSource } from "./model-source.js";
+import { fetchProjectorOf, projectorBeside, resolveModelSource } from "./model-source.js";
 import type { ModelLimits } from "./slot.js";
 
 /** What the registry does on the host: the parts that touch files, memory and llama.cpp. */
@@ -134,6 +134,9 @@ export function hostLoader(options: HostLoaderOptions): Loader {
             }
           : {}),
       });
+      // A projector named by the model's repository comes with it (found beside it at load).
+      if (entry.preset.mmproj === undefined)
+        await fetchProjectorOf(entry.source, path, { folder: options.folder, ...(signal ? { signal } : {}) });
       options.onResolved?.(entry, path);
       return path;
     },

@@ -2,7 +2,8 @@
 // (`hf:<user>/<repo>/<file>.gguf`, `hf:<user>/<repo>:<quant>`, an `https://` URL) that
 // node-llama-cpp's own resolver downloads into the models folder once — resuming an interrupted
 // download — and serves from there afterwards. Hugging Face's address can be changed with
-// HF_ENDPOINT (node-llama-cpp reads it).
+// HF_ENDPOINT (node-llama-cpp reads it). A `hf:<user>/<repo>[:<quant>]` address brings the projector its
+// repository's manifest names (`mmprojFile`) too, saved beside the model as `mmproj-<model>.gguf`.
 import { existsSync, readdirSync } from "node:fs";
 import path from "node:path";
 import { resolveModelFile } from "node-llama-cpp";
@@ -77,4 +78,53 @@ export function knownFileName(model: string): string | undefined {
   const address = /^https?:\/\//i.test(model) ? new URL(model).pathname : model;
   const last = decodeURIComponent(address.split("/").at(-1) ?? "");
   return last.toLowerCase().endsWith(".gguf") && !last.includes(":") ? last : undefined;
+}
+
+/** `hf:<user>/<repo>[:<tag>]`: an address Hugging Face's manifest resolves (no file named). */
+const MANIFEST_ADDRESS = /^(?:hf|huggingface):([^/:\s]+)\/([^/:\s]+)(?::([^/:\s]+))?$/i;
+
+/**
+ * The projector of a model given as `hf:<user>/<repo>[:<tag>]`, as its repository's manifest names it (`mmprojFile`,
+ * what Hugging Face answers llama.cpp's clients), downloaded once beside the model file as `mmproj-<model>.gguf`, the
+ * name `projectorBeside` finds; undefined for other addresses and for a manifest that names none.
+ */
+export async function fetchProjectorOf(
+  model: string,
+  modelFile: string,
+  options: ModelSourceOptions,
+): Promise<string | undefined> {
+  const address = MANIFEST_ADDRESS.exec(model);
+  if (address === null) return undefined;
+  const beside = projectorBeside(modelFile);
+  if (beside !== undefined) return beside;
+  const [, user = "", repo = "", tag = "latest"] = address;
+  const file = await manifestProjector(user, repo, tag, options.signal);
+  if (file === undefined) return undefined;
+  const stem = path.basename(modelFile).replace(/\.gguf$/i, "");
+  return resolveModelFile(`hf:${user}/${repo}/${file}`, {
+    directory: path.dirname(modelFile),
+    fileName: `mmproj-${stem}.gguf`,
+    cli: false,
+    deleteTempFileOnCancel: false,
+    ...(options.signal ? { signal: options.signal } : {}),
+  });
+}
+
+async function manifestProjector(
+  user: string,
+  repo: string,
+  tag: string,
+  signal: AbortSignal | undefined,
+): Promise<string | undefined> {
+  const endpoint = (process.env["HF_ENDPOINT"] ?? "https://huggingface.co/").replace(/\/?$/, "/");
+  const url = `${endpoint}v2/${[user, repo].map(encodeURIComponent).join("/")}/manifests/${encodeURIComponent(tag)}`;
+  const token = process.env["HF_TOKEN"];
+  // The manifest names its files only to llama.cpp's user agent.
+  const headers: Record<string, string> = { "user-agent": "llama-cpp" };
+  if (token !== undefined && token !== "") headers["authorization"] = `Bearer ${token}`;
+  const response = await fetch(url, { headers, ...(signal ? { signal } : {}) });
+  if (!response.ok) return undefined;
+  const manifest = (await response.json()) as { mmprojFile?: { rfilename?: unknown } };
+  const file = manifest.mmprojFile?.rfilename;
+  return typeof file === "string" && file.toLowerCase().endsWith(".gguf") ? file : undefined;
 }
