@@ -23,6 +23,7 @@ import { prepareMedia } from "./engine/chat/media-prompt.js";
 import type { ModelFiles } from "./catalogue/model-files.js";
 import type { ModelRegistry } from "./catalogue/registry.js";
 import { modelInfo } from "./model-info.js";
+import { slotsOf } from "./slots.js";
 import { observed, type Observer } from "./trace/observe.js";
 
 export interface ServiceState {
@@ -163,6 +164,12 @@ export function createInferenceService(state: ServiceState): ServiceImpl<typeof 
       // A draining sidecar is not serving: the edge's health check reads this refusal.
       if (state.draining()) throw unavailable("the sidecar is shutting down");
       return { models: state.registry.list().map((view) => modelInfo(view, state.registry.created)) };
+    },
+    slots(request) {
+      const loaded = state.registry.loaded();
+      if (request.model === "") return slotsOf(loaded);
+      const named = state.registry.view(request.model).entry.name;
+      return slotsOf(loaded.filter((model) => model.id === named));
     },
     async loadModel(request, context) {
       const view = await state.registry.load(request.model, callOf(request, context.signal));

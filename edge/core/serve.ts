@@ -10,7 +10,13 @@ import type * as z from "zod";
 import { FinishReason, type GenerateRequest } from "../../proto/gen/inference/v1/inference_pb.js";
 import { ANONYMOUS, callerOf } from "../access/caller.js";
 import { linkedAbort } from "../base/abort.js";
-import { FillInMiddleUnsupportedError, GenerationRejectedError, ServerError, toApiError } from "../base/errors.js";
+import {
+  FillInMiddleUnsupportedError,
+  GenerationRejectedError,
+  InvalidRequestError,
+  ServerError,
+  toApiError,
+} from "../base/errors.js";
 import { affinityKey } from "../upstream/affinity.js";
 import { collectChoices, collectGeneration, type OpenedGeneration } from "../upstream/generation.js";
 import { openRouted, type RoutedGeneration } from "../upstream/route.js";
@@ -44,13 +50,29 @@ async function generate<S extends z.ZodType>(
 ): Promise<Response> {
   const ticket = context.arriving.enter();
   try {
-    const body = parseRequest(endpoint.schema, await readJsonBody(request, context.maxBodyBytes));
+    const raw = await readJsonBody(request, context.maxBodyBytes);
+    refuseProgress(endpoint, raw);
+    const body = parseRequest(endpoint.schema, raw);
     const answer = other?.(body);
     if (answer !== undefined) return await answer;
     return await generateFor(endpoint, body, request, context, ticket);
   } finally {
     ticket.leave();
   }
+}
+
+/**
+ * Refuses `return_progress: true` on an endpoint whose streams do not report progress (only the OpenAI chat and
+ * completions endpoints do, as llama-server's), rather than ignoring it: a client waiting for progress hears why.
+ */
+function refuseProgress<S extends z.ZodType>(endpoint: Endpoint<S>, raw: unknown): void {
+  if (endpoint.reportsProgress === true || typeof raw !== "object" || raw === null) return;
+  if ((raw as Record<string, unknown>)["return_progress"] !== true) return;
+  throw new InvalidRequestError(
+    "return_progress is served on /v1/chat/completions and /v1/completions only (llama-server's prompt_progress " +
+      "chunks); this endpoint's streams do not report the prompt's progress.",
+    { param: "return_progress", code: "unsupported_parameter" },
+  );
 }
 
 /**
@@ -71,6 +93,10 @@ export async function generateFor<S extends z.ZodType>(
   // A batch line's call is served in idle capacity (priority.ts); any other is interactive.
   generateRequest.priority = priorityOf(request);
   const stream = endpoint.isStream(body);
+  // Slots shows it beside the sequence the request uses (proto: GenerateRequest.request_id).
+  generateRequest.requestId = recordOf(request)?.requestId ?? "";
+  // Progress is a stream's (llama-server's `return_progress`): a whole answer has no use for it.
+  if (!stream) generateRequest.returnProgress = false;
   const startedMs = context.now();
   const background = isBackgroundJob(endpoint, body, stream);
   const resumeName = (stream && wantsResumable(request, body)) || background ? endpoint.resumeName : undefined;

@@ -11,6 +11,7 @@ import { DecodeState, decode, finish, type GenerateEvent } from "./decode-loop.j
 import { Preemption } from "./preemption.js";
 import { copyLongerPrefix } from "./prefix-copy.js";
 import { acquire, reuseCachedPrefix } from "./sequences.js";
+import { beginUse, endUse } from "./slot-uses.js";
 
 export type { GenerateEvent } from "./decode-loop.js";
 
@@ -72,6 +73,7 @@ async function* runPlanned(
   const running = preemption.signal;
   const sequence = await acquire(loaded, plan, request.clientId, preemption, metrics);
   arrival.bind(sequence);
+  const use = beginUse(sequence, request, plan);
   const queueMs = performance.now() - queuedAt;
   metrics.requestsStarted++;
   metrics.generationsActive++;
@@ -85,6 +87,8 @@ async function* runPlanned(
     const limit = plan.promptLogprobs ? 0 : tokens.length - 1;
     const cachedTokens = await reuseCachedPrefix(loaded, sequence, tokens, limit, plan.prompt.media?.spans);
     const state = new DecodeState(loaded, plan, queueMs, cachedTokens);
+    state.progress = request.returnProgress;
+    use.state = state;
     const cacheWrittenTokens = state.cacheWrittenTokens;
     const prompt = plan.promptLogprobs ? await scorePrompt(loaded, sequence, tokens, plan.topLogprobs, running) : [];
     if (plan.promptLogprobs) state.evaluated = tokens.length - 1;
@@ -99,6 +103,7 @@ async function* runPlanned(
     yield finish(plan, state, signal, metrics);
   } finally {
     metrics.generationsActive--;
+    endUse(sequence);
     loaded.pool.release(sequence);
     // Left idle with nothing decoding: its state is saved now rather than at its takeover (kv-tier.ts).
     if (loaded.pool.busy === 0) loaded.kvTier?.saveAhead(sequence);

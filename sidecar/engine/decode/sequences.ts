@@ -66,12 +66,27 @@ export async function feedPrompt(
   signal: AbortSignal,
   evaluationPriority: EvaluationPriority,
 ): Promise<Token[]> {
+  const chunks = feedPromptInChunks(sequence, tokens, signal, evaluationPriority);
+  for (let next = await chunks.next(); ; next = await chunks.next()) if (next.done === true) return next.value;
+}
+
+/**
+ * `feedPrompt`, telling after each chunk how many of `tokens` are evaluated so far (the prompt's progress:
+ * GenerateRequest.return_progress); returns the same tokens left.
+ */
+export async function* feedPromptInChunks(
+  sequence: LlamaContextSequence,
+  tokens: Token[],
+  signal: AbortSignal,
+  evaluationPriority: EvaluationPriority,
+): AsyncGenerator<number, Token[], undefined> {
   let start = 0;
   while (tokens.length - start > PROMPT_CHUNK_TOKENS && !signal.aborted) {
     await sequence.evaluateWithoutGeneratingNewTokens(tokens.slice(start, start + PROMPT_CHUNK_TOKENS), {
       evaluationPriority,
     });
     start += PROMPT_CHUNK_TOKENS;
+    yield start;
   }
   return tokens.slice(start);
 }
