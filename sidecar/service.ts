@@ -165,12 +165,7 @@ export function createInferenceService(state: ServiceState): ServiceImpl<typeof 
       if (state.draining()) throw unavailable("the sidecar is shutting down");
       return { models: state.registry.list().map((view) => modelInfo(view, state.registry.created)) };
     },
-    slots(request) {
-      const loaded = state.registry.loaded();
-      if (request.model === "") return slotsOf(loaded);
-      const named = state.registry.view(request.model).entry.name;
-      return slotsOf(loaded.filter((model) => model.id === named));
-    },
+    slots: (request) => slotsNamed(state, request.model),
     async loadModel(request, context) {
       const view = await state.registry.load(request.model, callOf(request, context.signal));
       return modelInfo(view, state.registry.created);
@@ -198,6 +193,14 @@ export function createInferenceService(state: ServiceState): ServiceImpl<typeof 
       });
     },
   };
+}
+
+/** Slots: every loaded model's sequences and states, or the one model `name` names (NOT_FOUND when none). */
+function slotsNamed(state: ServiceState, name: string) {
+  const loaded = state.registry.loaded();
+  if (name === "") return slotsOf(loaded);
+  const id = state.registry.view(name).entry.name;
+  return slotsOf(loaded.filter((model) => model.id === id));
 }
 
 /** One Embed call on its model: the vectors at the model's own length (no other length can be made). */

@@ -63,7 +63,7 @@ async function* runPlanned(
   const sequences = await acquireMany(loaded, first, request.clientId, preemption, metrics, n);
   const [primary] = sequences as [LlamaContextSequence];
   arrival.bind(primary);
-  sequences.forEach((sequence, i) => beginUse(sequence, request, plans[i] as GenerationPlan));
+  for (const [i, sequence] of sequences.entries()) beginUse(sequence, request, plans[i] as GenerationPlan);
   const queueMs = performance.now() - queuedAt;
   metrics.requestsStarted++;
   metrics.generationsActive++;
@@ -122,11 +122,11 @@ async function* shared(
   // The prompt is evaluated before the choices' loops: its progress is one event, the first choice's last.
   if (states[0] !== undefined) states[0].progress = progress;
   // Slots reads each choice's decode state (slot-uses.ts).
-  sequences.forEach((sequence, i) => {
+  for (const [i, sequence] of sequences.entries()) {
     const use = useOf(sequence);
     const state = states[i];
     if (use !== undefined && state !== undefined) use.state = state;
-  });
+  }
   const prompt = first.promptLogprobs ? await scorePrompt(loaded, primary, tokens, first.topLogprobs, signal) : [];
   const start = {
     model: loaded.id,
