@@ -35,7 +35,7 @@ export interface StreamEncoder {
   token(token: Token): SseEvent[];
   /**
    * A progress event of the prompt's evaluation (GenerateRequest.return_progress): the protocol's own frames; an
-   * encoder without it sends nothing (its endpoint refuses `return_progress`: `reportsProgress`).
+   * encoder without it sends nothing (its protocol refuses `return_progress`: fields/progress.ts).
    */
   progress?(progress: Progress): SseEvent[];
   /**
@@ -50,8 +50,6 @@ export interface StreamEncoder {
 
 export interface Endpoint<S extends z.ZodType> {
   readonly protocol: Protocol;
-  /** Whether its streams report the prompt's progress (`return_progress`); other endpoints refuse the field. */
-  readonly reportsProgress?: boolean;
   readonly schema: S;
   /** "chatcmpl-", "cmpl-", "msg_", "resp_". */
   readonly idPrefix: string;

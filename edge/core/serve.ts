@@ -10,13 +10,7 @@ import type * as z from "zod";
 import { FinishReason, type GenerateRequest } from "../../proto/gen/inference/v1/inference_pb.js";
 import { ANONYMOUS, callerOf } from "../access/caller.js";
 import { linkedAbort } from "../base/abort.js";
-import {
-  FillInMiddleUnsupportedError,
-  GenerationRejectedError,
-  InvalidRequestError,
-  ServerError,
-  toApiError,
-} from "../base/errors.js";
+import { FillInMiddleUnsupportedError, GenerationRejectedError, ServerError, toApiError } from "../base/errors.js";
 import { affinityKey } from "../upstream/affinity.js";
 import { collectChoices, collectGeneration, type OpenedGeneration } from "../upstream/generation.js";
 import { openRouted, type RoutedGeneration } from "../upstream/route.js";
@@ -50,29 +44,13 @@ async function generate<S extends z.ZodType>(
 ): Promise<Response> {
   const ticket = context.arriving.enter();
   try {
-    const raw = await readJsonBody(request, context.maxBodyBytes);
-    refuseProgress(endpoint, raw);
-    const body = parseRequest(endpoint.schema, raw);
+    const body = parseRequest(endpoint.schema, await readJsonBody(request, context.maxBodyBytes));
     const answer = other?.(body);
     if (answer !== undefined) return await answer;
     return await generateFor(endpoint, body, request, context, ticket);
   } finally {
     ticket.leave();
   }
-}
-
-/**
- * Refuses `return_progress: true` on an endpoint whose streams do not report progress (only the OpenAI chat and
- * completions endpoints do, as llama-server's), rather than ignoring it: a client waiting for progress hears why.
- */
-function refuseProgress<S extends z.ZodType>(endpoint: Endpoint<S>, raw: unknown): void {
-  if (endpoint.reportsProgress === true || typeof raw !== "object" || raw === null) return;
-  if ((raw as Record<string, unknown>)["return_progress"] !== true) return;
-  throw new InvalidRequestError(
-    "return_progress is served on /v1/chat/completions and /v1/completions only (llama-server's prompt_progress " +
-      "chunks); this endpoint's streams do not report the prompt's progress.",
-    { param: "return_progress", code: "unsupported_parameter" },
-  );
 }
 
 /**

@@ -10,6 +10,7 @@ import { effortBudget } from "../../fields/reasoning-effort.js";
 import { duplicateNames, report, schemaObject, toolName } from "../../fields/tool-checks.js";
 import { ollamaModelName } from "./names.js";
 import { optionsSchema } from "./options.js";
+import { returnProgressRefused } from "../../fields/progress.js";
 
 const IMAGES = "images are not served: this server runs text models";
 const NO_IMAGES_OUT = "image generation is not served: this server generates text";
@@ -125,6 +126,7 @@ const sharedRows = {
   }),
   top_logprobs: topLogprobsField,
   _debug_render_only: refused(DOCS && { why: "no debug rendering", sample: true }, emptyOr("no debug rendering")),
+  return_progress: returnProgressRefused,
 };
 
 export const OLLAMA_CHAT_FIELDS = {

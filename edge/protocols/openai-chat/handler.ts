@@ -13,7 +13,6 @@ export const chatEndpoint: Endpoint<typeof chatRequestSchema> = {
   protocol: openAiProtocol,
   schema: chatRequestSchema,
   idPrefix: "chatcmpl-",
-  reportsProgress: true,
   resumeName: "chat",
   toRequest: toGenerateRequest,
   isStream: (body) => body.stream === true,

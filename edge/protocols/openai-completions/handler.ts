@@ -13,7 +13,6 @@ export const completionEndpoint: Endpoint<typeof completionRequestSchema> = {
   protocol: openAiProtocol,
   schema: completionRequestSchema,
   idPrefix: "cmpl-",
-  reportsProgress: true,
   resumeName: "completions",
   toRequest: toGenerateRequest,
   infillField: "suffix",
