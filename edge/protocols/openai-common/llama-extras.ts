@@ -1,6 +1,7 @@
 // llama-server's additions to the OpenAI shapes, on /v1/chat/completions and /v1/completions: `prompt_progress`
 // chunks while a stream's prompt is evaluated (`return_progress`), and `timings` on the last chunk of a choice and on a
-// whole answer (`timings_per_token`). docs/contract.md, "llama-server's operator fields".
+// whole answer (`timings_per_token`; /infill sends the same `timings` always). docs/contract.md, "Prompt progress and
+// timings".
 import type { Finish, Progress } from "../../../proto/gen/inference/v1/inference_pb.js";
 import { jsonEvent, type SseEvent } from "../../sse/frame.js";
 
@@ -27,7 +28,7 @@ function per(a: number, b: number): number {
 
 /** llama-server's `timings` of a finished choice: prompt tokens evaluated (not cached), generated tokens, and rates. */
 export function llamaTimings(finish: Finish) {
-  const promptN = finish.promptTokens - finish.cachedTokens;
+  const promptN = Math.max(0, finish.promptTokens - finish.cachedTokens);
   const promptMs = finish.timings?.promptMs ?? 0;
   const predictedN = finish.completionTokens;
   const predictedMs = finish.timings?.generationMs ?? 0;
