@@ -110,7 +110,7 @@ describeOnRuntimes(
       expect((await get(`${edge().url}/props?model=nope`, ADMIN_KEY)).status).toBe(404);
     });
 
-    it("/slots: every sequence, the request's id and key while busy, then idle; ?saved=true the KV states", async () => {
+    it("/slots: each sequence, the request's id and key while busy, then idle; ?saved=true the KV states", async () => {
       const { data: stream, response } = await openai()
         .chat.completions.create({
           model: "random-60m",
@@ -237,7 +237,7 @@ describeOnRuntimes(
       expect(chunks.indexOf(progress.at(-1) as Chunk)).toBe(2);
     });
 
-    it("timings_per_token: llama-server's timings on the answer and on the last chunk, consistent with usage", async () => {
+    it("timings_per_token: llama-server's timings on the answer and the last chunk, as the usage says", async () => {
       const body = {
         model: "demo",
         messages: [{ role: "user" as const, content: `timings ${edge().runtime}` }],

@@ -32,7 +32,7 @@ const progressOf = (events: readonly GenerateResponse["event"][]): Progress[] =>
   events.flatMap((e) => (e.case === "progress" ? [e.value] : []));
 
 describe("return_progress", () => {
-  it("a fresh prompt: a progress event per chunk, then the whole prompt, between start and the first token", async () => {
+  it("a fresh prompt: a progress event per chunk, then the whole prompt, between start and first token", async () => {
     expect(promptTokens).toBeGreaterThan(2 * PROMPT_CHUNK_TOKENS + 1);
     expect(promptTokens).toBeLessThan(3 * PROMPT_CHUNK_TOKENS);
     const events = await collect(
@@ -93,7 +93,7 @@ describe("Slots", () => {
     await random?.stop();
   });
 
-  it("a busy sequence with the request's id, client and rate during a request; idle with its tokens after", async () => {
+  it("a busy sequence with the request's id, client and rate during a request; idle with tokens after", async () => {
     const client = clientsFor(random.url).grpc;
     const leave = new AbortController();
     const seen: GenerateResponse["event"][] = [];
@@ -129,7 +129,7 @@ describe("Slots", () => {
     expect(idle?.tokens).toBeGreaterThan(0);
   });
 
-  it("the KV tier's states: tokens, bytes and last use of the state saved when the sequence was left idle", async () => {
+  it("the KV tier's states: tokens, bytes and last use of the state saved when the sequence went idle", async () => {
     const before = Date.now();
     const events = await collect(client.generate({ input: { case: "prompt", value: `2 ${prompt}` }, maxTokens: 1 }));
     // The prompt's tokens are in the sequence; the one token generated was sampled, never evaluated.
