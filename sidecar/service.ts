@@ -13,7 +13,7 @@ import type { ResumableStreams } from "./engine/streams/resumable-streams.js";
 import { generateResumable } from "./engine/streams/resumable-generation.js";
 import { onEnd } from "./engine/streams/on-end.js";
 import { invalidArgument, notFound, unavailable } from "./engine/engine-errors.js";
-import { FIRST_TOKEN_POSITION, generate, type GenerateEvent } from "./engine/decode/generate.js";
+import { generate, sentAtOnce, type GenerateEvent } from "./engine/decode/generate.js";
 import { withHeartbeats } from "./engine/streams/heartbeat.js";
 import { readAhead } from "./engine/streams/read-ahead.js";
 import type { EngineMetrics } from "./engine/engine-metrics.js";
@@ -108,7 +108,7 @@ async function* generation(
     return;
   }
   const events = onEnd(generate(lease.model, request, signal, state.metrics), lease.release);
-  yield* readAhead(events, { atOnce: (position) => position === FIRST_TOKEN_POSITION });
+  yield* readAhead(events, { atOnce: sentAtOnce });
 }
 
 /**

@@ -15,8 +15,17 @@ import { beginUse, endUse } from "./slot-uses.js";
 
 export type { GenerateEvent } from "./decode-loop.js";
 
-/** Where the first token is among the events (`start` comes first). */
+/** Where the first token is among the events (`start` comes first) of a request without `return_progress`. */
 export const FIRST_TOKEN_POSITION = 1;
+
+/**
+ * The events a waiting reader takes at once (streams/read-ahead.ts): the first token, whose latency is the time to
+ * first token, and progress events; with `return_progress` the first token follows the last progress event at once,
+ * in the same step of the decode loop, so the reader woken for that event finds it queued.
+ */
+export function sentAtOnce(position: number, event: GenerateEvent): boolean {
+  return position === FIRST_TOKEN_POSITION || event.event?.case === "progress";
+}
 
 /**
  * Runs one request: builds and checks its plan (`generation-plan.ts`), waits for a sequence, then
