@@ -13,7 +13,7 @@ import type { ResumableStreams } from "./engine/streams/resumable-streams.js";
 import { generateResumable } from "./engine/streams/resumable-generation.js";
 import { onEnd } from "./engine/streams/on-end.js";
 import { invalidArgument, notFound, unavailable } from "./engine/engine-errors.js";
-import { FIRST_TOKEN_POSITION, generate, type GenerateEvent } from "./engine/decode/generate.js";
+import { generate, sentAtOnce, type GenerateEvent } from "./engine/decode/generate.js";
 import { withHeartbeats } from "./engine/streams/heartbeat.js";
 import { readAhead } from "./engine/streams/read-ahead.js";
 import type { EngineMetrics } from "./engine/engine-metrics.js";
@@ -23,6 +23,7 @@ import { prepareMedia } from "./engine/chat/media-prompt.js";
 import type { ModelFiles } from "./catalogue/model-files.js";
 import type { ModelRegistry } from "./catalogue/registry.js";
 import { modelInfo } from "./model-info.js";
+import { slotsOf } from "./slots.js";
 import { observed, type Observer } from "./trace/observe.js";
 
 export interface ServiceState {
@@ -107,7 +108,7 @@ async function* generation(
     return;
   }
   const events = onEnd(generate(lease.model, request, signal, state.metrics), lease.release);
-  yield* readAhead(events, { atOnce: (position) => position === FIRST_TOKEN_POSITION });
+  yield* readAhead(events, { atOnce: sentAtOnce });
 }
 
 /**
@@ -164,6 +165,7 @@ export function createInferenceService(state: ServiceState): ServiceImpl<typeof 
       if (state.draining()) throw unavailable("the sidecar is shutting down");
       return { models: state.registry.list().map((view) => modelInfo(view, state.registry.created)) };
     },
+    slots: (request) => slotsNamed(state, request.model),
     async loadModel(request, context) {
       const view = await state.registry.load(request.model, callOf(request, context.signal));
       return modelInfo(view, state.registry.created);
@@ -191,6 +193,14 @@ export function createInferenceService(state: ServiceState): ServiceImpl<typeof 
       });
     },
   };
+}
+
+/** Slots: every loaded model's sequences and states, or the one model `name` names (NOT_FOUND when none). */
+function slotsNamed(state: ServiceState, name: string) {
+  const loaded = state.registry.loaded();
+  if (name === "") return slotsOf(loaded);
+  const id = state.registry.view(name).entry.name;
+  return slotsOf(loaded.filter((model) => model.id === id));
 }
 
 /** One Embed call on its model: the vectors at the model's own length (no other length can be made). */

@@ -2,7 +2,7 @@
 // finished) and what its encoders receive (`ResponseMeta`, `StreamEncoder`): the types every
 // protocol's encoder and handler import, apart from the path that runs them (serve.ts).
 import type * as z from "zod";
-import type { Finish, GenerateRequest, Start, Token } from "../../proto/gen/inference/v1/inference_pb.js";
+import type { Finish, GenerateRequest, Progress, Start, Token } from "../../proto/gen/inference/v1/inference_pb.js";
 import type { ApiError } from "../base/errors.js";
 import type { Affinity } from "../upstream/affinity.js";
 import type { GenerationResult } from "../upstream/generation.js";
@@ -33,6 +33,11 @@ export interface ResponseMeta {
 export interface StreamEncoder {
   start(start: Start): SseEvent[];
   token(token: Token): SseEvent[];
+  /**
+   * A progress event of the prompt's evaluation (GenerateRequest.return_progress): the protocol's own frames; an
+   * encoder without it sends nothing (its protocol refuses `return_progress`: fields/progress.ts).
+   */
+  progress?(progress: Progress): SseEvent[];
   /**
    * Everything after the last token of a finished generation: held-back text
    * (`Finish.text`), closing frames, the terminal event, usage, `[DONE]` where the

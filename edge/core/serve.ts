@@ -74,6 +74,10 @@ export async function generateFor<S extends z.ZodType>(
   // A batch line's call is served in idle capacity (priority.ts); any other is interactive.
   generateRequest.priority = priorityOf(request);
   const stream = endpoint.isStream(body);
+  // Slots shows it beside the sequence the request uses (proto: GenerateRequest.request_id).
+  generateRequest.requestId = recordOf(request)?.requestId ?? "";
+  // Progress is a stream's (llama-server's `return_progress`): a whole answer has no use for it.
+  if (!stream) generateRequest.returnProgress = false;
   const startedMs = context.now();
   const background = isBackgroundJob(endpoint, body, stream);
   const resumeName = (stream && wantsResumable(request, body)) || background ? endpoint.resumeName : undefined;

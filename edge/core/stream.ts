@@ -38,6 +38,9 @@ async function* streamFrames(
           if (finished !== undefined) tokens.push(event.value);
           yield format(encoder.token(event.value));
           break;
+        case "progress":
+          if (encoder.progress !== undefined) yield format(encoder.progress(event.value));
+          break;
         case "finish":
           noteFinish(record, event.value);
           // ABORT means the client left: there is no one to tell.

@@ -64,6 +64,8 @@ import { handleResponses } from "../protocols/openai-responses/handler.js";
 import { handleOllamaChat, handleOllamaGenerate } from "../protocols/ollama/handler.js";
 import { handleOllamaEmbed, handleOllamaEmbeddings } from "../protocols/ollama/embed.js";
 import { handleOllamaDelete, handleOllamaPull } from "../protocols/ollama/pull.js";
+import { handleProps } from "../protocols/llama-operator/props.js";
+import { handleSlots } from "../protocols/llama-operator/slots.js";
 import { handleOllamaPs, handleOllamaShow, handleOllamaTags, handleOllamaVersion } from "../protocols/ollama/models.js";
 import { handleCompact } from "../protocols/openai-responses/compaction/compact-route.js";
 import {
@@ -636,6 +638,28 @@ function tokenizerRoutes(context: AppContext): Route[] {
   ];
 }
 
+/** llama-server's operator endpoints, for admin keys (docs/contract.md, "Operator endpoints"). */
+function operatorRoutes(context: AppContext): Route[] {
+  return inSection("operator-endpoints-get-slots-get-props", [
+    {
+      method: "GET",
+      path: "/slots",
+      protocol: "openai",
+      about:
+        DOCS && "every sequence of the loaded models: busy or idle, its tokens, request, key and decode rate (admin)",
+      forms: [{ form: "?saved=true", about: DOCS && "the states the KV cache tiers keep (admin)" }],
+      handle: (r) => handleSlots(r, context),
+    },
+    {
+      method: "GET",
+      path: "/props",
+      protocol: "openai",
+      about: DOCS && "a model's server properties, as llama-server's web UI and llama-swap read them (admin)",
+      handle: (r) => handleProps(r, context),
+    },
+  ]);
+}
+
 /** Ollama's API (docs/contract.md, "Ollama"): its shapes, NDJSON streams and errors. */
 function ollamaRoutes(context: AppContext): Route[] {
   const route = (method: "GET" | "POST" | "DELETE", path: string, about: string, handle: Route["handle"]): Route => ({
@@ -680,6 +704,7 @@ export function routeTable(
     ...modelRoutes(context),
     ...tokenizerRoutes(context),
     ...ollamaRoutes(context),
+    ...operatorRoutes(context),
     ...(store === undefined ? [] : conversationRoutes(context, store)),
     ...(store === undefined ? [] : openAiConversationRoutes(context, store)),
     ...(batches === undefined ? [] : [...openAiBatchRoutes(context, batches), ...messageBatchRoutes(context, batches)]),

@@ -32,8 +32,8 @@ async function tryInTurn<T>(
   throw last;
 }
 
-/** Every model of the sidecars that are up, each id once with its best status. */
-export async function unionOfModels(pool: SidecarPool): Promise<ModelInfo[]> {
+/** The sidecars up after a refresh; ServiceUnavailableError when there is none. */
+export async function upSidecars(pool: SidecarPool): Promise<SidecarState[]> {
   await pool.refresh();
   const up = pool.states.filter((s) => !s.down);
   if (up.length === 0) {
@@ -42,7 +42,12 @@ export async function unionOfModels(pool: SidecarPool): Promise<ModelInfo[]> {
       code: "service_unavailable",
     });
   }
-  return mergeCatalogues(up.map((s) => s.models));
+  return up;
+}
+
+/** Every model of the sidecars that are up, each id once with its best status. */
+export async function unionOfModels(pool: SidecarPool): Promise<ModelInfo[]> {
+  return mergeCatalogues((await upSidecars(pool)).map((s) => s.models));
 }
 
 /** A LoadModel or UnloadModel answer, also taken into the sidecar's report (routing sees it at once). */
@@ -117,5 +122,13 @@ export function routedClient(pool: SidecarPool): Sidecar {
     pullModel: (request, options) => pullEverywhere(pool, request, options),
     describeModel: (request, options) => tryInTurn(pool, request.model ?? "", (s) => s.describeModel(request, options)),
     rank: (request, options) => tryInTurn(pool, request.model ?? "", (s) => s.rank(request, options)),
+    slots: async (request, options) => {
+      const answers = await Promise.all((await upSidecars(pool)).map((s) => s.client.slots(request, options)));
+      return {
+        $typeName: "inference.v1.SlotsResponse",
+        slots: answers.flatMap((answer) => answer.slots),
+        saved: answers.flatMap((answer) => answer.saved),
+      };
+    },
   };
 }

@@ -6,6 +6,7 @@ import type {
   Finish,
   GenerateRequest,
   GenerateResponse,
+  Progress,
   ResumeRequestSchema,
   Start,
   Token,
@@ -14,7 +15,11 @@ import { linkedAbort } from "../base/abort.js";
 import { GatewayTimeoutError, ServerError } from "../base/errors.js";
 import type { Sidecar } from "./connection.js";
 
-export type GenerationEvent = { case: "token"; value: Token } | { case: "finish"; value: Finish };
+export type GenerationEvent =
+  | { case: "token"; value: Token }
+  | { case: "finish"; value: Finish }
+  // With GenerateRequest.return_progress: before the first token (a whole answer skips them).
+  | { case: "progress"; value: Progress };
 
 export interface OpenedGeneration {
   readonly start: Start;
@@ -98,6 +103,7 @@ async function* afterStart(
     const event = next.value.event;
     switch (event.case) {
       case "token":
+      case "progress":
         yield event;
         break;
       case "finish":
@@ -178,6 +184,7 @@ async function openEvents(
         return { start: event.value, events: afterStart(iterator, snapshot, choices) };
       case "token":
       case "finish":
+      case "progress":
         throw protocolError(`a ${event.case} event before start`);
       case "heartbeat":
       case undefined:
@@ -202,6 +209,7 @@ export async function collectChoices(opened: OpenedGeneration, choices: number):
   const tokens = Array.from({ length: choices }, (): Token[] => []);
   const finishes: (Finish | undefined)[] = Array.from({ length: choices }, () => undefined);
   for await (const event of opened.events) {
+    if (event.case === "progress") continue;
     const choice = event.value.choice;
     if (choice >= choices) throw protocolError(`an event of choice ${choice} in a generation of ${choices} choices`);
     if (event.case === "token") tokens[choice]?.push(event.value);
@@ -231,6 +239,8 @@ export async function collectSoFar(
       case "finish":
         finish = event.value;
         text += event.value.text;
+        break;
+      case "progress":
         break;
       default: {
         const unexpected: never = event;

@@ -210,6 +210,8 @@ describe("Messages → GenerateRequest", () => {
         stop: ["Tokyo"],
         // The system block's cache_control: the prompt through the system message, 5 minutes.
         cacheMarks: [{ messages: 1, ttlSeconds: 300 }],
+        // The request log's id (x-request-id), which the sidecar's Slots shows beside the request's sequence.
+        requestId: "req_test0000000000000000id01",
       }),
     );
   });

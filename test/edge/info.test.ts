@@ -37,6 +37,8 @@ const ENDPOINTS = [
   { method: "GET", path: "/api/version", protocol: "ollama" },
   { method: "POST", path: "/api/pull", protocol: "ollama" },
   { method: "DELETE", path: "/api/delete", protocol: "ollama" },
+  { method: "GET", path: "/slots", protocol: "openai" },
+  { method: "GET", path: "/props", protocol: "openai" },
   { method: "GET", path: "/v1/streams/:id", protocol: "openai" },
   { method: "GET", path: "/v1/info", protocol: "server" },
   { method: "GET", path: "/health", protocol: "server" },

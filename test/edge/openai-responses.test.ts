@@ -254,6 +254,8 @@ describe("Responses → GenerateRequest", () => {
         },
         sampling: { temperature: 0.2, topP: 0.8 },
         maxTokens: 50,
+        // The request log's id (x-request-id), which the sidecar's Slots shows beside the request's sequence.
+        requestId: "req_test0000000000000000id01",
       }),
     );
   });
@@ -265,6 +267,7 @@ describe("Responses → GenerateRequest", () => {
       create(GenerateRequestSchema, {
         input: { case: "chat", value: { messages: [{ role: Role.USER, content: "Hello!" }] } },
         sampling: {},
+        requestId: "req_test0000000000000000id01",
       }),
     );
   });

@@ -48,6 +48,8 @@ describe("chat → GenerateRequest", () => {
         },
         sampling: {},
         stop: [],
+        // The request log's id (x-request-id), which the sidecar's Slots shows beside the request's sequence.
+        requestId: "req_test0000000000000000id01",
       }),
     );
     expect(request.maxTokens).toBeUndefined();

@@ -408,6 +408,10 @@ export class FakeSidecar implements Sidecar {
   describeModel = async (): Promise<ModelDescription> => {
     throw new ConnectError("not scripted", Code.Unimplemented);
   };
+  // Slots is proven on the real sidecar (test/e2e/operator-endpoints.test.ts).
+  slots: Sidecar["slots"] = async () => {
+    throw new ConnectError("not scripted", Code.Unimplemented);
+  };
 
   /** What Rank answers: one score per document (cycled), 3 prompt tokens each, or this error. */
   rankResult: readonly number[] | ConnectError = new ConnectError("not scripted", Code.Unimplemented);

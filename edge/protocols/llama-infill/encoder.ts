@@ -11,27 +11,9 @@ import type { ResponseMeta, StreamEncoder } from "../../core/endpoint.js";
 import { jsonEvent, type SseEvent } from "../../sse/frame.js";
 import type { GenerationResult } from "../../upstream/generation.js";
 import { openAiErrorObject } from "../openai-common/errors.js";
+import { llamaTimings } from "../openai-common/llama-extras.js";
 import { stopType } from "./finish.js";
 import type { InfillRequest } from "./schema.js";
-
-/** llama-server's `timings` of a finished middle. */
-function timingsOf(finish: Finish): Record<string, number> {
-  const promptN = Math.max(0, finish.promptTokens - finish.cachedTokens);
-  const promptMs = finish.timings?.promptMs ?? 0;
-  const predictedMs = finish.timings?.generationMs ?? 0;
-  const n = finish.completionTokens;
-  return {
-    cache_n: finish.cachedTokens,
-    prompt_n: promptN,
-    prompt_ms: promptMs,
-    prompt_per_token_ms: promptN > 0 ? promptMs / promptN : 0,
-    prompt_per_second: promptMs > 0 ? (1000 * promptN) / promptMs : 0,
-    predicted_n: n,
-    predicted_ms: predictedMs,
-    predicted_per_token_ms: n > 0 ? predictedMs / n : 0,
-    predicted_per_second: predictedMs > 0 ? (1000 * n) / predictedMs : 0,
-  };
-}
 
 /** The final object: `content` is the whole middle (empty on a stream), `tokens` its ids with `return_tokens`. */
 function finalObject(
@@ -61,7 +43,7 @@ function finalObject(
     stop_type: stopType(finish),
     stopping_word: finish.stopSequence,
     tokens_cached: finish.promptTokens + finish.completionTokens,
-    timings: timingsOf(finish),
+    timings: llamaTimings(finish),
   };
 }
 

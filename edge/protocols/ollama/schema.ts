@@ -10,6 +10,7 @@ import { effortBudget } from "../../fields/reasoning-effort.js";
 import { duplicateNames, report, schemaObject, toolName } from "../../fields/tool-checks.js";
 import { ollamaModelName } from "./names.js";
 import { optionsSchema } from "./options.js";
+import { returnProgressRefused } from "../../fields/progress.js";
 
 /** Base64 images (Ollama's `images`), read by a model with a projector (core/media/). */
 const images = z.array(z.string({ error: "expected base64 image data" })).nullish();
@@ -126,6 +127,7 @@ const sharedRows = {
   }),
   top_logprobs: topLogprobsField,
   _debug_render_only: refused(DOCS && { why: "no debug rendering", sample: true }, emptyOr("no debug rendering")),
+  return_progress: returnProgressRefused,
 };
 
 export const OLLAMA_CHAT_FIELDS = {

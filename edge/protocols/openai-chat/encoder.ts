@@ -23,6 +23,7 @@ import { choicesStreamEncoder, openAiChunk, type ChoiceStream, type Chunk } from
 import { openAiFinish } from "../openai-common/finish.js";
 import { logprobValue, pieceBytes, pieceText } from "../openai-common/logprobs.js";
 import { summedUsage } from "../openai-common/usage.js";
+import { answerTimings } from "../openai-common/llama-extras.js";
 import type { ChatRequest } from "./schema.js";
 
 interface TokenLogprob {
@@ -86,7 +87,8 @@ class ChatDeltas {
 
 export function createChatStreamEncoder(body: ChatRequest, meta: ResponseMeta): StreamEncoder {
   const chunk = openAiChunk(meta, "chat.completion.chunk");
-  return choicesStreamEncoder(body, chunk, (index) => chatChoiceStream(body, index, chunk));
+  const progressChoice = { index: 0, delta: { role: "assistant", content: null }, finish_reason: null };
+  return choicesStreamEncoder(body, chunk, (index) => chatChoiceStream(body, index, chunk), progressChoice);
 }
 
 /** The frames of choice `index`: its role frame, its deltas, its finish_reason chunk. */
@@ -201,5 +203,9 @@ export function encodeChatChoices(
       };
     }),
     usage: summedUsage(results.map((result) => result.finish)),
+    ...answerTimings(
+      body,
+      results.map((result) => result.finish),
+    ),
   };
 }

@@ -2,11 +2,12 @@
 // one encoder per choice, frames in the order the sidecar's events come (choices interleave, as
 // OpenAI's do), each choice's own finish_reason chunk, then once after the last choice's finish the
 // usage chunk (when asked; completion tokens summed) and `[DONE]`. docs/contract.md, "Every stream".
-import type { Finish, Start, Token } from "../../../proto/gen/inference/v1/inference_pb.js";
+import type { Finish, Progress, Start, Token } from "../../../proto/gen/inference/v1/inference_pb.js";
 import type { ResponseMeta, StreamEncoder } from "../../core/endpoint.js";
 import { ServerError } from "../../base/errors.js";
 import { DONE, jsonEvent, type SseEvent } from "../../sse/frame.js";
 import { openAiErrorEvent } from "./errors.js";
+import { promptProgress, withTimings, type LlamaExtrasBody } from "./llama-extras.js";
 import { summedUsage } from "./usage.js";
 
 /** One choice's frames. */
@@ -17,12 +18,12 @@ export interface ChoiceStream {
   finish(finish: Finish): SseEvent[] | undefined;
 }
 
-/** A chunk of the stream: its choices, and usage when given. */
-export type Chunk = (choices: unknown[], usage?: unknown) => SseEvent;
+/** A chunk of the stream: its choices, and usage when given, and more members (llama-server's `prompt_progress`). */
+export type Chunk = (choices: unknown[], usage?: unknown, more?: Record<string, unknown>) => SseEvent;
 
 /** The chunk function of a stream whose chunks are `object` ("chat.completion.chunk", "text_completion"). */
 export function openAiChunk(meta: ResponseMeta, object: string): Chunk {
-  return (choices, usage) =>
+  return (choices, usage, more) =>
     jsonEvent({
       id: meta.id,
       object,
@@ -30,6 +31,7 @@ export function openAiChunk(meta: ResponseMeta, object: string): Chunk {
       model: meta.model,
       choices,
       ...(usage === undefined ? {} : { usage }),
+      ...more,
     });
 }
 
@@ -38,14 +40,19 @@ export function choiceCount(body: { readonly n?: number | null | undefined }): n
   return body.n ?? 1;
 }
 
-/** The stream of `body`'s choices: `choiceStream(index)` makes each choice's encoder. */
+/**
+ * The stream of `body`'s choices: `choiceStream(index)` makes each choice's encoder. A progress event is a chunk of
+ * its own, `progressChoice` its one choice and `prompt_progress` beside (llama-server's shape); with
+ * `timings_per_token` each choice's finish_reason chunk (its last frame) carries its `timings`.
+ */
 export function choicesStreamEncoder(
-  body: {
+  body: LlamaExtrasBody & {
     readonly n?: number | null | undefined;
     readonly stream_options?: { readonly include_usage?: boolean | null | undefined } | null | undefined;
   },
   chunk: Chunk,
   choiceStream: (index: number) => ChoiceStream,
+  progressChoice?: unknown,
 ): StreamEncoder {
   const choices = Array.from({ length: choiceCount(body) }, (_, index) => choiceStream(index));
   const includeUsage = body.stream_options?.include_usage === true;
@@ -53,9 +60,15 @@ export function choicesStreamEncoder(
   return {
     start: (start) => choices.flatMap((choice) => choice.start(start)),
     token: (token) => choiceAt(choices, token.choice).token(token),
+    progress: (progress: Progress) =>
+      progressChoice === undefined
+        ? []
+        : [chunk([progressChoice], undefined, { prompt_progress: promptProgress(progress) })],
     finish(finish) {
       const frames = choiceAt(choices, finish.choice).finish(finish);
       if (frames === undefined) return [];
+      const last = frames.pop();
+      if (last !== undefined) frames.push(withTimings(body, last, finish));
       finishes.push(finish);
       if (finishes.length < choices.length) return frames;
       if (includeUsage) frames.push(chunk([], summedUsage(finishes)));

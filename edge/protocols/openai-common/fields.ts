@@ -57,6 +57,24 @@ export const openaiRequestFields = {
       why: "`include_usage`: a last chunk with the usage",
     },
   }),
+  return_progress: implemented(z.boolean().nullish(), {
+    doc: DOCS && {
+      proto: "GenerateRequest.return_progress",
+      absent: "false",
+      limits: "streams only (ignored without `stream`)",
+      why: "llama-server's `prompt_progress` chunks while the prompt is evaluated",
+    },
+    write: (value, draft) => {
+      draft.request.returnProgress = value === true;
+    },
+  }),
+  timings_per_token: implemented(z.boolean().nullish(), {
+    doc: DOCS && {
+      proto: "(the answer's form)",
+      absent: "no `timings`",
+      why: "llama-server's `timings` on each choice's last chunk and on a whole answer",
+    },
+  }),
   max_tokens: implemented(positiveInteger().nullish(), {
     doc: DOCS && {
       proto: "GenerateRequest.max_tokens",

@@ -27,6 +27,7 @@ import { choicesStreamEncoder, openAiChunk, type ChoiceStream, type Chunk } from
 import { openAiFinish } from "../openai-common/finish.js";
 import { distinctKeys, logprobValue, pieceText } from "../openai-common/logprobs.js";
 import { summedUsage } from "../openai-common/usage.js";
+import { answerTimings } from "../openai-common/llama-extras.js";
 import { logprobsCount, type CompletionRequest } from "./schema.js";
 
 export interface LegacyLogprobs {
@@ -73,7 +74,8 @@ function echoedLogprobs(start: Start, count: number | null): LegacyLogprobs | nu
 
 export function createCompletionStreamEncoder(body: CompletionRequest, meta: ResponseMeta): StreamEncoder {
   const chunk = openAiChunk(meta, "text_completion");
-  return choicesStreamEncoder(body, chunk, (index) => completionChoiceStream(body, index, chunk));
+  const progressChoice = { text: "", index: 0, logprobs: null, finish_reason: null };
+  return choicesStreamEncoder(body, chunk, (index) => completionChoiceStream(body, index, chunk), progressChoice);
 }
 
 /** The frames of choice `index`: the echoed prompt, its text chunks, its finish_reason chunk. */
@@ -126,6 +128,10 @@ export function encodeCompletionChoices(
     model: meta.model,
     choices: results.map((result, index) => completionChoice(body, result, index)),
     usage: summedUsage(results.map((result) => result.finish)),
+    ...answerTimings(
+      body,
+      results.map((result) => result.finish),
+    ),
   };
 }
 

@@ -7,7 +7,7 @@ import type { GenerationPlan } from "./generation-plan.js";
 import type { EngineMetrics } from "../engine-metrics.js";
 import type { LoadedModel } from "../llama/model.js";
 import type { ReplyParts } from "../syntax/reply-parser.js";
-import { evaluatePromptRange, feedPrompt, mediaEnd } from "./sequences.js";
+import { evaluatePromptRange, feedPromptInChunks, mediaEnd } from "./sequences.js";
 import { StopSequenceFilter, type TextStep } from "./text-stream.js";
 import { LineRuleGate } from "./line-rules.js";
 import { evaluate, forcedStep, logOf, topAlternatives, type Step } from "./token-steps.js";
@@ -42,6 +42,8 @@ export class DecodeState {
   readonly cacheWrittenTokens: number;
   /** A fill-in-the-middle reply's line rules; undefined elsewhere. */
   readonly lines: LineRuleGate | undefined;
+  /** Whether the prompt's evaluation is reported as it goes (GenerateRequest.return_progress). */
+  progress = false;
 
   constructor(
     loaded: LoadedModel,
@@ -87,9 +89,8 @@ export async function* decode(
       signal,
       plan.evaluationPriority,
     );
-  const rest = signal.aborted
-    ? []
-    : await feedPrompt(sequence, plan.prompt.tokens.slice(state.evaluated), signal, plan.evaluationPriority);
+  if (state.progress && to > 0) yield progressEvent(plan, state, state.evaluated);
+  const rest = signal.aborted ? [] : yield* feedReported(plan, state, sequence, signal);
   if (signal.aborted) {
     state.interrupted = true;
     return;
@@ -103,7 +104,11 @@ export async function* decode(
         state.interrupted = true;
         return;
       }
-      state.firstTokenAt ??= performance.now();
+      if (state.firstTokenAt === undefined) {
+        state.firstTokenAt = performance.now();
+        // The whole prompt is in the sequence: the last progress event, before the first token's.
+        if (state.progress) yield progressEvent(plan, state, plan.prompt.tokens.length);
+      }
       // A spent reasoning budget: the segment's end goes into the reply in place of the sampled
       // token, and the model goes on from there.
       replacement = reasoningSpent(plan, state) ? plan.reasoning?.tokens : undefined;
@@ -118,6 +123,31 @@ export async function* decode(
     // Drafts checked but not taken leave the sequence's cells as the prefix cache reads them.
     await drafting?.end((work) => loaded.scheduler.between(sequence, work));
   }
+}
+
+/**
+ * Feeds the prompt's text after what is evaluated, in chunks; with `state.progress` a progress event after each
+ * chunk. Returns the tokens left for the generating evaluation.
+ */
+async function* feedReported(
+  plan: GenerationPlan,
+  state: DecodeState,
+  sequence: LlamaContextSequence,
+  signal: AbortSignal,
+): AsyncGenerator<GenerateEvent, Token[]> {
+  const from = state.evaluated;
+  const chunks = feedPromptInChunks(sequence, plan.prompt.tokens.slice(from), signal, plan.evaluationPriority);
+  for (let next = await chunks.next(); ; next = await chunks.next()) {
+    if (next.done === true) return next.value;
+    if (state.progress) yield progressEvent(plan, state, from + next.value);
+  }
+}
+
+/** How far the prompt's evaluation is: `processed` of its tokens in the sequence (GenerateResponse.progress). */
+function progressEvent(plan: GenerationPlan, state: DecodeState, processed: number): GenerateEvent {
+  const total = plan.prompt.tokens.length;
+  const timeMs = performance.now() - state.promptStart;
+  return { event: { case: "progress", value: { total, cache: state.cachedTokens, processed, timeMs } } };
 }
 
 /** Evaluates the whole prompt and generates nothing. */

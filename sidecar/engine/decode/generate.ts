@@ -13,11 +13,21 @@ import { DecodeState, decode, finish, type GenerateEvent } from "./decode-loop.j
 import { Preemption } from "./preemption.js";
 import { copyLongerPrefix } from "./prefix-copy.js";
 import { acquire, reuseCachedPrefix } from "./sequences.js";
+import { beginUse, endUse } from "./slot-uses.js";
 
 export type { GenerateEvent } from "./decode-loop.js";
 
-/** Where the first token is among the events (`start` comes first). */
+/** Where the first token is among the events (`start` comes first) of a request without `return_progress`. */
 export const FIRST_TOKEN_POSITION = 1;
+
+/**
+ * The events a waiting reader takes at once (streams/read-ahead.ts): the first token, whose latency is the time to
+ * first token, and progress events; with `return_progress` the first token follows the last progress event at once,
+ * in the same step of the decode loop, so the reader woken for that event finds it queued.
+ */
+export function sentAtOnce(position: number, event: GenerateEvent): boolean {
+  return position === FIRST_TOKEN_POSITION || event.event?.case === "progress";
+}
 
 /**
  * Runs one request: builds and checks its plan (`generation-plan.ts`), waits for a sequence, then
@@ -74,6 +84,7 @@ async function* runPlanned(
   const running = preemption.signal;
   const sequence = await acquire(loaded, plan, request.clientId, preemption, metrics);
   arrival.bind(sequence);
+  const use = beginUse(sequence, request, plan);
   const queueMs = performance.now() - queuedAt;
   metrics.requestsStarted++;
   metrics.generationsActive++;
@@ -88,6 +99,8 @@ async function* runPlanned(
     const cachedTokens = await reuseCachedPrefix(loaded, sequence, tokens, limit, plan.prompt.media?.spans);
     holdCells(loaded.kvBlocks, sequence);
     const state = new DecodeState(loaded, plan, queueMs, cachedTokens);
+    state.progress = request.returnProgress;
+    use.state = state;
     const cacheWrittenTokens = state.cacheWrittenTokens;
     const prompt = plan.promptLogprobs ? await scorePrompt(loaded, sequence, tokens, plan.topLogprobs, running) : [];
     if (plan.promptLogprobs) state.evaluated = tokens.length - 1;
@@ -102,6 +115,7 @@ async function* runPlanned(
     yield finish(plan, state, signal, metrics);
   } finally {
     metrics.generationsActive--;
+    endUse(sequence);
     loaded.pool.release(sequence);
     // Left idle with nothing decoding: its state is saved now rather than at its takeover (kv-tier.ts).
     if (loaded.pool.busy === 0) loaded.kvTier?.saveAhead(sequence);

@@ -66,14 +66,42 @@ export async function feedPrompt(
   signal: AbortSignal,
   evaluationPriority: EvaluationPriority,
 ): Promise<Token[]> {
+  const chunks = feedPromptInChunks(sequence, tokens, signal, evaluationPriority);
+  for (let next = await chunks.next(); ; next = await chunks.next()) if (next.done === true) return next.value;
+}
+
+/**
+ * `feedPrompt`, telling after each chunk how many of `tokens` are evaluated so far (the prompt's progress:
+ * GenerateRequest.return_progress); returns the same tokens left. The next chunk's evaluation starts before the count
+ * is handed out, so a reader slow to take it never holds the prompt back.
+ */
+export async function* feedPromptInChunks(
+  sequence: LlamaContextSequence,
+  tokens: Token[],
+  signal: AbortSignal,
+  evaluationPriority: EvaluationPriority,
+): AsyncGenerator<number, Token[], undefined> {
+  const chunkFrom = (start: number): Promise<void> | undefined =>
+    tokens.length - start > PROMPT_CHUNK_TOKENS && !signal.aborted
+      ? sequence.evaluateWithoutGeneratingNewTokens(tokens.slice(start, start + PROMPT_CHUNK_TOKENS), {
+          evaluationPriority,
+        })
+      : undefined;
   let start = 0;
-  while (tokens.length - start > PROMPT_CHUNK_TOKENS && !signal.aborted) {
-    await sequence.evaluateWithoutGeneratingNewTokens(tokens.slice(start, start + PROMPT_CHUNK_TOKENS), {
-      evaluationPriority,
-    });
-    start += PROMPT_CHUNK_TOKENS;
+  let evaluating = chunkFrom(start);
+  try {
+    while (evaluating !== undefined) {
+      await evaluating;
+      start += PROMPT_CHUNK_TOKENS;
+      evaluating = chunkFrom(start);
+      yield start;
+    }
+    return tokens.slice(start);
+  } finally {
+    // A reader that stops early (its caller left) still waits for the chunk in flight: the sequence is not given
+    // back while it is evaluated.
+    await evaluating?.catch(() => undefined);
   }
-  return tokens.slice(start);
 }
 
 /**

@@ -16,6 +16,7 @@ import { mergeEvents } from "./merge-events.js";
 import { scorePrompt } from "./prompt-logprobs.js";
 import { Preemption } from "./preemption.js";
 import { acquireMany, evaluatePromptRange, reuseCachedPrefix } from "./sequences.js";
+import { beginUse, endUse, useOf } from "./slot-uses.js";
 
 /**
  * Runs a request for `request.n` choices: `start` once (the prompt's counts), then every choice's
@@ -62,14 +63,18 @@ async function* runPlanned(
   const sequences = await acquireMany(loaded, first, request.clientId, preemption, metrics, n);
   const [primary] = sequences as [LlamaContextSequence];
   arrival.bind(primary);
+  for (const [i, sequence] of sequences.entries()) beginUse(sequence, request, plans[i] as GenerationPlan);
   const queueMs = performance.now() - queuedAt;
   metrics.requestsStarted++;
   metrics.generationsActive++;
   try {
-    yield* shared(loaded, plans, sequences, queueMs, preemption, metrics);
+    yield* shared(loaded, plans, sequences, { queueMs, progress: request.returnProgress }, preemption, metrics);
   } finally {
     metrics.generationsActive--;
-    for (const sequence of sequences) loaded.pool.release(sequence);
+    for (const sequence of sequences) {
+      endUse(sequence);
+      loaded.pool.release(sequence);
+    }
     // As generate.ts does: the prompt's sequence saved while nothing decodes (kv-tier.ts).
     if (loaded.pool.busy === 0) loaded.kvTier?.saveAhead(primary);
   }
@@ -97,7 +102,7 @@ async function* shared(
   loaded: LoadedModel,
   plans: readonly GenerationPlan[],
   sequences: readonly LlamaContextSequence[],
-  queueMs: number,
+  { queueMs, progress }: { readonly queueMs: number; readonly progress: boolean },
   preemption: Preemption,
   metrics: EngineMetrics,
 ): AsyncGenerator<GenerateEvent> {
@@ -114,6 +119,14 @@ async function* shared(
   const limit = first.promptLogprobs ? 0 : tokens.length - 1;
   const cachedTokens = await reuseCachedPrefix(loaded, primary, tokens, limit, spans);
   const states = plans.map((plan) => new DecodeState(loaded, plan, queueMs, cachedTokens));
+  // The prompt is evaluated before the choices' loops: its progress is one event, the first choice's last.
+  if (states[0] !== undefined) states[0].progress = progress;
+  // Slots reads each choice's decode state (slot-uses.ts).
+  for (const [i, sequence] of sequences.entries()) {
+    const use = useOf(sequence);
+    const state = states[i];
+    if (use !== undefined && state !== undefined) use.state = state;
+  }
   const prompt = first.promptLogprobs ? await scorePrompt(loaded, primary, tokens, first.topLogprobs, signal) : [];
   const start = {
     model: loaded.id,

@@ -71,6 +71,16 @@ interface Entry {
   readonly model: string;
   /** Marked prefixes of the state that keep it ahead of unmarked ones (kv-marks.ts). */
   marks?: KvMark[] | undefined;
+  /** When it was last saved or restored (ms since the epoch; the Slots RPC shows it). */
+  usedAt?: number | undefined;
+}
+
+/** A state the tier keeps, as the Slots RPC shows it. */
+export interface SavedStateView {
+  readonly tokens: number;
+  readonly bytes: number;
+  /** When it was last saved or restored, in ms since the epoch (0: before this run, unknown). */
+  readonly usedAt: number;
 }
 
 /** What the tier holds and did, read by /metrics. */
@@ -193,6 +203,13 @@ export class KvTier {
     const now = this.#now();
     const marked = [...this.#entries.values()].filter((entry) => keptUntil(entry.marks, now) > 0).length;
     return { states: this.#entries.size, marked, bytes: this.#bytes, ...this.#counts };
+  }
+
+  /** The states kept, most recently used first. */
+  saved(): SavedStateView[] {
+    return [...this.#entries.values()]
+      .reverse()
+      .map((entry) => ({ tokens: entry.tokens.length, bytes: entry.bytes, usedAt: entry.usedAt ?? 0 }));
   }
 
   /**
@@ -320,6 +337,7 @@ export class KvTier {
       bytes,
       model: this.#options.identity,
       ...(kept.length > 0 ? { marks: kept } : {}),
+      usedAt: now,
     });
     this.#bytes += bytes;
     this.#bytesPerToken = bytes / Math.max(1, tokens.length);
@@ -369,6 +387,7 @@ export class KvTier {
     // Most recently used: last in the map.
     this.#entries.delete(file);
     this.#entries.set(file, entry);
+    entry.usedAt = this.#now();
     const started = performance.now();
     try {
       await this.#load(sequence, entry);

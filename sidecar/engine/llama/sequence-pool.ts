@@ -91,6 +91,11 @@ export class SequencePool {
     return held;
   }
 
+  /** Whether a request holds `sequence` now. */
+  isBusy(sequence: LlamaContextSequence): boolean {
+    return this.#busy.has(sequence);
+  }
+
   /** Every sequence, free or busy. */
   all(): LlamaContextSequence[] {
     return [...this.#free, ...this.#busy];

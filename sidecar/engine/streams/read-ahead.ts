@@ -3,11 +3,11 @@
 /** Events a generation may run ahead of a slow reader before it waits for it. */
 const READ_AHEAD_LIMIT = 256;
 
-export interface ReadAheadOptions {
+export interface ReadAheadOptions<T> {
   /** Items that may wait for the reader (default READ_AHEAD_LIMIT). */
   readonly limit?: number;
   /** Whether the item at this position (0-based) goes to a waiting reader without the turn. */
-  readonly atOnce?: (position: number) => boolean;
+  readonly atOnce?: (position: number, item: T) => boolean;
 }
 
 /**
@@ -66,13 +66,13 @@ async function pump<T>(source: AsyncGenerator<T, void, undefined>, limit: number
  * with one stream on 2 cores: without the turn, every token was written before the next step was
  * dispatched, and one stream through the edge ran at 0.82–0.89× of in-process decoding; with it,
  * 0.90–0.97×. A reader that is behind takes queued items at once, and so does one waiting for an
- * item `atOnce` names by its position: for a generation, the first token, whose latency is the
+ * item `atOnce` names by its position (or the item): for a generation, the first token, whose latency is the
  * time to first token (the turn costs it ~0.3 ms, the dispatch's own work). At most `limit` items
  * wait for the reader; a reader that stops early ends the source (its `finally` runs).
  */
 export async function* readAhead<T>(
   source: AsyncGenerator<T, void, undefined>,
-  { limit = READ_AHEAD_LIMIT, atOnce = () => false }: ReadAheadOptions = {},
+  { limit = READ_AHEAD_LIMIT, atOnce = () => false }: ReadAheadOptions<T> = {},
 ): AsyncGenerator<T, void, undefined> {
   const ahead: Ahead<T> = {
     queue: [],
@@ -96,7 +96,8 @@ export async function* readAhead<T>(
       if (ahead.failure !== undefined) throw ahead.failure.error;
       if (ahead.finished) return;
       await new Promise<void>((resolve) => (ahead.wakeReader = resolve));
-      if (ahead.queue.length === 0 || !atOnce(ahead.produced - ahead.queue.length)) await nextTurn();
+      const head = ahead.queue[0];
+      if (head === undefined || !atOnce(ahead.produced - ahead.queue.length, head)) await nextTurn();
     }
   } finally {
     if (!ahead.finished) {

@@ -2,7 +2,7 @@
 // own, its events go to the replay buffer (resumable-streams.ts), and the caller reads them
 // from there, so a caller that leaves starts the grace period instead of cancelling.
 import type { GenerateRequest } from "../../../proto/gen/inference/v1/inference_pb.js";
-import { FIRST_TOKEN_POSITION, generate, type GenerateEvent } from "../decode/generate.js";
+import { generate, sentAtOnce, type GenerateEvent } from "../decode/generate.js";
 import type { EngineMetrics } from "../engine-metrics.js";
 import type { LoadedModel } from "../llama/model.js";
 import { onEnd } from "./on-end.js";
@@ -23,7 +23,7 @@ export async function* generateResumable(
   const onLeave = (): void => generation.abort(caller.reason);
   caller.addEventListener("abort", onLeave, { once: true });
   const events = readAhead(onEnd(generate(loaded, request, generation.signal, metrics), ended), {
-    atOnce: (position) => position === FIRST_TOKEN_POSITION,
+    atOnce: sentAtOnce,
   });
   let first: IteratorResult<GenerateEvent, void>;
   try {

@@ -28,7 +28,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file inference/v1/inference.proto.
  */
 export const file_inference_v1_inference: GenFile = /*@__PURE__*/
-  fileDesc("ChxpbmZlcmVuY2UvdjEvaW5mZXJlbmNlLnByb3RvEgxpbmZlcmVuY2UudjEivwEKC0NoYXRNZXNzYWdlEiAKBHJvbGUYASABKA4yEi5pbmZlcmVuY2UudjEuUm9sZRIPCgdjb250ZW50GAIgASgJEioKCnRvb2xfY2FsbHMYAyADKAsyFi5pbmZlcmVuY2UudjEuVG9vbENhbGwSFAoMdG9vbF9jYWxsX2lkGAQgASgJEhEKCXJlYXNvbmluZxgFIAEoCRIoCgVwYXJ0cxgGIAMoCzIZLmluZmVyZW5jZS52MS5Db250ZW50UGFydCJLCgtDb250ZW50UGFydBIOCgR0ZXh0GAEgASgJSAASJAoFbWVkaWEYAiABKAsyEy5pbmZlcmVuY2UudjEuTWVkaWFIAEIGCgRwYXJ0IigKBU1lZGlhEgwKBGRhdGEYASABKAwSEQoJbWltZV90eXBlGAIgASgJIjcKCFRvb2xDYWxsEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSEQoJYXJndW1lbnRzGAMgASgJIj0KBFRvb2wSDAoEbmFtZRgBIAEoCRITCgtkZXNjcmlwdGlvbhgCIAEoCRISCgpwYXJhbWV0ZXJzGAMgASgJIqICCgRDaGF0EisKCG1lc3NhZ2VzGAEgAygLMhkuaW5mZXJlbmNlLnYxLkNoYXRNZXNzYWdlEiEKBXRvb2xzGAIgAygLMhIuaW5mZXJlbmNlLnYxLlRvb2wSLQoLdG9vbF9jaG9pY2UYAyABKA4yGC5pbmZlcmVuY2UudjEuVG9vbENob2ljZRIRCgl0b29sX25hbWUYBCABKAkSIAoTcGFyYWxsZWxfdG9vbF9jYWxscxgFIAEoCEgAiAEBEh0KEHJlYXNvbmluZ19idWRnZXQYBiABKA1IAYgBARIaChJ0ZW1wbGF0ZV92YXJpYWJsZXMYByABKAlCFgoUX3BhcmFsbGVsX3Rvb2xfY2FsbHNCEwoRX3JlYXNvbmluZ19idWRnZXQivwMKD1NhbXBsaW5nT3B0aW9ucxIYCgt0ZW1wZXJhdHVyZRgBIAEoAkgAiAEBEhIKBXRvcF9wGAIgASgCSAGIAQESEgoFdG9wX2sYAyABKA1IAogBARISCgVtaW5fcBgEIAEoAkgDiAEBEhEKBHNlZWQYBSABKA1IBIgBARIdChBwcmVzZW5jZV9wZW5hbHR5GAYgASgCSAWIAQESHgoRZnJlcXVlbmN5X3BlbmFsdHkYByABKAJIBogBARIbCg5yZXBlYXRfcGVuYWx0eRgIIAEoAkgHiAEBEkAKCmxvZ2l0X2JpYXMYCSADKAsyLC5pbmZlcmVuY2UudjEuU2FtcGxpbmdPcHRpb25zLkxvZ2l0Qmlhc0VudHJ5GjAKDkxvZ2l0Qmlhc0VudHJ5EgsKA2tleRgBIAEoDRINCgV2YWx1ZRgCIAEoAjoCOAFCDgoMX3RlbXBlcmF0dXJlQggKBl90b3BfcEIICgZfdG9wX2tCCAoGX21pbl9wQgcKBV9zZWVkQhMKEV9wcmVzZW5jZV9wZW5hbHR5QhQKEl9mcmVxdWVuY3lfcGVuYWx0eUIRCg9fcmVwZWF0X3BlbmFsdHki/gQKD0dlbmVyYXRlUmVxdWVzdBINCgVtb2RlbBgBIAEoCRIQCgZwcm9tcHQYAiABKAlIABIiCgRjaGF0GAMgASgLMhIuaW5mZXJlbmNlLnYxLkNoYXRIABImCgZpbmZpbGwYFSABKAsyFC5pbmZlcmVuY2UudjEuSW5maWxsSAASLwoIc2FtcGxpbmcYBCABKAsyHS5pbmZlcmVuY2UudjEuU2FtcGxpbmdPcHRpb25zEhcKCm1heF90b2tlbnMYBSABKA1IAYgBARIMCgRzdG9wGAYgAygJEhAKCGxvZ3Byb2JzGAcgASgIEhQKDHRvcF9sb2dwcm9icxgIIAEoDRIyCgpjb25zdHJhaW50GAkgASgLMh4uaW5mZXJlbmNlLnYxLk91dHB1dENvbnN0cmFpbnQSEQoJY2xpZW50X2lkGAogASgJEhcKD3Byb21wdF9sb2dwcm9icxgLIAEoCBIRCglyZXN1bWFibGUYDCABKAgSFwoPcmVzdW1lX2dyYWNlX21zGA0gASgNEhYKDnJlc3VtZV9jb250ZXh0GA4gASgMEhAKCGRldGFjaGVkGA8gASgIEiwKC2NhY2hlX21hcmtzGBAgAygLMhcuaW5mZXJlbmNlLnYxLkNhY2hlTWFyaxIfChJrZWVwX2FsaXZlX3NlY29uZHMYESABKAVIAogBARIVCg1hcnJpdmluZ193aXRoGBMgASgNEgkKAW4YEiABKA0SKAoIcHJpb3JpdHkYFCABKA4yFi5pbmZlcmVuY2UudjEuUHJpb3JpdHlCBwoFaW5wdXRCDQoLX21heF90b2tlbnNCFQoTX2tlZXBfYWxpdmVfc2Vjb25kcyKMAQoGSW5maWxsEg4KBnByZWZpeBgBIAEoCRIOCgZzdWZmaXgYAiABKAkSDgoGcHJvbXB0GAMgASgJEicKBWZpbGVzGAQgAygLMhguaW5mZXJlbmNlLnYxLkluZmlsbEZpbGUSEgoKbWluX2luZGVudBgFIAEoDRIVCg10aW1lX2xpbWl0X21zGAYgASgNIiwKCkluZmlsbEZpbGUSEAoIZmlsZW5hbWUYASABKAkSDAoEdGV4dBgCIAEoCSIyCglDYWNoZU1hcmsSEAoIbWVzc2FnZXMYASABKA0SEwoLdHRsX3NlY29uZHMYAiABKA0iWwoQT3V0cHV0Q29uc3RyYWludBIVCgtqc29uX29iamVjdBgBIAEoCEgAEhUKC2pzb25fc2NoZW1hGAIgASgJSAASEQoHZ3JhbW1hchgDIAEoCUgAQgYKBGtpbmQivQEKEEdlbmVyYXRlUmVzcG9uc2USJAoFc3RhcnQYASABKAsyEy5pbmZlcmVuY2UudjEuU3RhcnRIABIkCgV0b2tlbhgCIAEoCzITLmluZmVyZW5jZS52MS5Ub2tlbkgAEiYKBmZpbmlzaBgDIAEoCzIULmluZmVyZW5jZS52MS5GaW5pc2hIABIsCgloZWFydGJlYXQYBCABKAsyFy5pbmZlcmVuY2UudjEuSGVhcnRiZWF0SABCBwoFZXZlbnQiCwoJSGVhcnRiZWF0IrIBCgVTdGFydBINCgVtb2RlbBgBIAEoCRIVCg1wcm9tcHRfdG9rZW5zGAIgASgNEhUKDWNhY2hlZF90b2tlbnMYAyABKA0SIwoGcHJvbXB0GAQgAygLMhMuaW5mZXJlbmNlLnYxLlRva2VuEhEKCXN0cmVhbV9pZBgFIAEoCRIWCg5yZXN1bWVfY29udGV4dBgGIAEoDBIcChRjYWNoZV93cml0dGVuX3Rva2VucxgHIAEoDSLcAQoFVG9rZW4SCgoCaWQYASABKA0SDAoEdGV4dBgCIAEoCRINCgVwaWVjZRgDIAEoDBIUCgdsb2dwcm9iGAQgASgCSACIAQESNAoMdG9wX2xvZ3Byb2JzGAUgAygLMh4uaW5mZXJlbmNlLnYxLlRva2VuQWx0ZXJuYXRpdmUSEQoJcmVhc29uaW5nGAYgASgJEi8KCnRvb2xfY2FsbHMYByADKAsyGy5pbmZlcmVuY2UudjEuVG9vbENhbGxEZWx0YRIOCgZjaG9pY2UYCCABKA1CCgoIX2xvZ3Byb2IiSwoNVG9vbENhbGxEZWx0YRINCgVpbmRleBgBIAEoDRIKCgJpZBgCIAEoCRIMCgRuYW1lGAMgASgJEhEKCWFyZ3VtZW50cxgEIAEoCSI+ChBUb2tlbkFsdGVybmF0aXZlEgoKAmlkGAEgASgNEg0KBXBpZWNlGAIgASgMEg8KB2xvZ3Byb2IYAyABKAIiPAoNUHJvbXB0VG9vTG9uZxIVCg1wcm9tcHRfdG9rZW5zGAEgASgNEhQKDGNvbnRleHRfc2l6ZRgCIAEoDSI5ChdGaWxsSW5NaWRkbGVVbnN1cHBvcnRlZBINCgVtb2RlbBgBIAEoCRIPCgdtaXNzaW5nGAIgAygJIqUCCgZGaW5pc2gSKgoGcmVhc29uGAEgASgOMhouaW5mZXJlbmNlLnYxLkZpbmlzaFJlYXNvbhIVCg1wcm9tcHRfdG9rZW5zGAIgASgNEhkKEWNvbXBsZXRpb25fdG9rZW5zGAMgASgNEhUKDWNhY2hlZF90b2tlbnMYBCABKA0SFQoNc3RvcF9zZXF1ZW5jZRgFIAEoCRImCgd0aW1pbmdzGAYgASgLMhUuaW5mZXJlbmNlLnYxLlRpbWluZ3MSDAoEdGV4dBgHIAEoCRIRCglyZWFzb25pbmcYCCABKAkSGAoQcmVhc29uaW5nX3Rva2VucxgJIAEoDRIcChRjYWNoZV93cml0dGVuX3Rva2VucxgKIAEoDRIOCgZjaG9pY2UYCyABKA0iRQoHVGltaW5ncxIRCglwcm9tcHRfbXMYASABKAESFQoNZ2VuZXJhdGlvbl9tcxgCIAEoARIQCghxdWV1ZV9tcxgDIAEoASLdAQoPVG9rZW5pemVSZXF1ZXN0Eg0KBW1vZGVsGAEgASgJEg4KBHRleHQYAiABKAlIABIiCgRjaGF0GAMgASgLMhIuaW5mZXJlbmNlLnYxLkNoYXRIABIYCgthZGRfc3BlY2lhbBgEIAEoCEgBiAEBEhMKC3dpdGhfcGllY2VzGAUgASgIEhEKCXdpdGhfdGV4dBgGIAEoCBIaCg1wYXJzZV9zcGVjaWFsGAcgASgISAKIAQFCBwoFaW5wdXRCDgoMX2FkZF9zcGVjaWFsQhAKDl9wYXJzZV9zcGVjaWFsIkAKEFRva2VuaXplUmVzcG9uc2USDgoGdG9rZW5zGAEgAygNEg4KBnBpZWNlcxgCIAMoDBIMCgR0ZXh0GAMgASgJIjIKEURldG9rZW5pemVSZXF1ZXN0Eg0KBW1vZGVsGAEgASgJEg4KBnRva2VucxgCIAMoDSIiChJEZXRva2VuaXplUmVzcG9uc2USDAoEdGV4dBgBIAEoCSK9AQoMRW1iZWRSZXF1ZXN0Eg0KBW1vZGVsGAEgASgJEigKBmlucHV0cxgCIAMoCzIYLmluZmVyZW5jZS52MS5FbWJlZElucHV0EhIKCmRpbWVuc2lvbnMYAyABKA0SHwoSa2VlcF9hbGl2ZV9zZWNvbmRzGAQgASgFSACIAQESKAoIcHJpb3JpdHkYBSABKA4yFi5pbmZlcmVuY2UudjEuUHJpb3JpdHlCFQoTX2tlZXBfYWxpdmVfc2Vjb25kcyJPCgpFbWJlZElucHV0Eg4KBHRleHQYASABKAlIABIoCgZ0b2tlbnMYAiABKAsyFi5pbmZlcmVuY2UudjEuVG9rZW5JZHNIAEIHCgVpbnB1dCIXCghUb2tlbklkcxILCgNpZHMYASADKA0iUwoNRW1iZWRSZXNwb25zZRIrCgplbWJlZGRpbmdzGAEgAygLMhcuaW5mZXJlbmNlLnYxLkVtYmVkZGluZxIVCg1wcm9tcHRfdG9rZW5zGAIgASgNIisKCUVtYmVkZGluZxIOCgZ2YWx1ZXMYASADKAISDgoGdG9rZW5zGAIgASgNIlYKDVJlc3VtZVJlcXVlc3QSEQoJc3RyZWFtX2lkGAEgASgJEg0KBWFmdGVyGAIgASgNEhEKCWNsaWVudF9pZBgDIAEoCRIQCghzbmFwc2hvdBgEIAEoCCI7ChNDYW5jZWxTdHJlYW1SZXF1ZXN0EhEKCXN0cmVhbV9pZBgBIAEoCRIRCgljbGllbnRfaWQYAiABKAkiKQoUQ2FuY2VsU3RyZWFtUmVzcG9uc2USEQoJY2FuY2VsbGVkGAEgASgIIhMKEUxpc3RNb2RlbHNSZXF1ZXN0IlkKEExvYWRNb2RlbFJlcXVlc3QSDQoFbW9kZWwYASABKAkSHwoSa2VlcF9hbGl2ZV9zZWNvbmRzGAIgASgFSACIAQFCFQoTX2tlZXBfYWxpdmVfc2Vjb25kcyIjChJVbmxvYWRNb2RlbFJlcXVlc3QSDQoFbW9kZWwYASABKAkiMQoQUHVsbE1vZGVsUmVxdWVzdBIOCgZzb3VyY2UYASABKAkSDQoFYWxpYXMYAiABKAkiZAoMUHVsbFByb2dyZXNzEhMKC3RvdGFsX2J5dGVzGAEgASgEEhcKD2NvbXBsZXRlZF9ieXRlcxgCIAEoBBImCgVtb2RlbBgDIAEoCzIXLmluZmVyZW5jZS52MS5Nb2RlbEluZm8iIwoSRGVsZXRlTW9kZWxSZXF1ZXN0Eg0KBW1vZGVsGAEgASgJIjYKFERlc2NyaWJlTW9kZWxSZXF1ZXN0Eg0KBW1vZGVsGAEgASgJEg8KB3ZlcmJvc2UYAiABKAgiSwoQTW9kZWxEZXNjcmlwdGlvbhIpCghtZXRhZGF0YRgBIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSDAoEcGF0aBgCIAEoCSJ2CgtSYW5rUmVxdWVzdBINCgVtb2RlbBgBIAEoCRINCgVxdWVyeRgCIAEoCRIRCglkb2N1bWVudHMYAyADKAkSHwoSa2VlcF9hbGl2ZV9zZWNvbmRzGAQgASgFSACIAQFCFQoTX2tlZXBfYWxpdmVfc2Vjb25kcyI1CgxSYW5rUmVzcG9uc2USDgoGc2NvcmVzGAEgAygCEhUKDXByb21wdF90b2tlbnMYAiABKA0iMAoPTW9kZWxMb2FkRmFpbGVkEg0KBW1vZGVsGAEgASgJEg4KBnJlYXNvbhgCIAEoCSImCglQcmVlbXB0ZWQSGQoRY29tcGxldGlvbl90b2tlbnMYASABKA0iPQoSTGlzdE1vZGVsc1Jlc3BvbnNlEicKBm1vZGVscxgBIAMoCzIXLmluZmVyZW5jZS52MS5Nb2RlbEluZm8izgYKCU1vZGVsSW5mbxIKCgJpZBgBIAEoCRIPCgdjcmVhdGVkGAIgASgDEhQKDGNvbnRleHRfc2l6ZRgDIAEoDRIRCglzZXF1ZW5jZXMYBCABKA0SFwoPdm9jYWJ1bGFyeV9zaXplGAUgASgNEhUKDWNoYXRfdGVtcGxhdGUYBiABKAkSFAoMYXJjaGl0ZWN0dXJlGAcgASgJEhQKDGVuZ2luZV9idWlsZBgIIAEoCRIRCgltYXhfcXVldWUYCSABKA0SGAoQcXVldWVfdGltZW91dF9tcxgKIAEoDRIcChRlbWJlZGRpbmdfZGltZW5zaW9ucxgLIAEoDRIeChZlbWJlZGRpbmdfY29udGV4dF9zaXplGAwgASgNEgsKA2dwdRgNIAEoCRITCgtncHVfZGV2aWNlcxgOIAMoCRISCgp2cmFtX2J5dGVzGA8gASgEEhIKCmdwdV9sYXllcnMYECABKA0SFAoMbW9kZWxfbGF5ZXJzGBEgASgNEg4KBmFjdGl2ZRgSIAEoDRIOCgZxdWV1ZWQYEyABKA0SKQoGc3RhdHVzGBQgASgOMhkuaW5mZXJlbmNlLnYxLk1vZGVsU3RhdHVzEhUKDWxvYWRfcHJvZ3Jlc3MYFSABKAISDwoHZmFpbHVyZRgWIAEoCRIUCgxtZW1vcnlfYnl0ZXMYFyABKAQSDwoHYWxpYXNlcxgYIAMoCRISCgpmaWxlX2J5dGVzGBkgASgEEgwKBGtpbmQYGiABKAkSGgoSa2VlcF9hbGl2ZV9zZWNvbmRzGBsgASgFEhIKCmV4cGlyZXNfYXQYHCABKAMSGAoQdG9vbF9jYWxsX3N5bnRheBgdIAEoCRIVCg10b29sc19yZWZ1c2VkGB4gASgJEhsKE3BhcmFsbGVsX3Rvb2xfY2FsbHMYHyABKAgSEQoJcmVhc29uaW5nGCAgASgIEhMKC3NwZWN1bGF0aW9uGCEgASgJEhEKCWRyYWZ0X21heBgiIAEoDRIUCgxkcmFmdF90b2tlbnMYIyABKAQSHQoVZHJhZnRfYWNjZXB0ZWRfdG9rZW5zGCQgASgEEhYKDmZpbGxfaW5fbWlkZGxlGCUgASgJEhIKCm1vZGFsaXRpZXMYJiADKAkqXwoEUm9sZRIUChBST0xFX1VOU1BFQ0lGSUVEEAASDwoLUk9MRV9TWVNURU0QARINCglST0xFX1VTRVIQAhISCg5ST0xFX0FTU0lTVEFOVBADEg0KCVJPTEVfVE9PTBAEKokBCgpUb29sQ2hvaWNlEhsKF1RPT0xfQ0hPSUNFX1VOU1BFQ0lGSUVEEAASFAoQVE9PTF9DSE9JQ0VfQVVUTxABEhQKEFRPT0xfQ0hPSUNFX05PTkUQAhIYChRUT09MX0NIT0lDRV9SRVFVSVJFRBADEhgKFFRPT0xfQ0hPSUNFX0ZVTkNUSU9OEAQqOAoIUHJpb3JpdHkSGAoUUFJJT1JJVFlfSU5URVJBQ1RJVkUQABISCg5QUklPUklUWV9CQVRDSBABKrYBCgxGaW5pc2hSZWFzb24SHQoZRklOSVNIX1JFQVNPTl9VTlNQRUNJRklFRBAAEhYKEkZJTklTSF9SRUFTT05fU1RPUBABEhgKFEZJTklTSF9SRUFTT05fTEVOR1RIEAISFwoTRklOSVNIX1JFQVNPTl9BQk9SVBADEhwKGEZJTklTSF9SRUFTT05fVE9PTF9DQUxMUxAEEh4KGkZJTklTSF9SRUFTT05fQ09OVEVYVF9GVUxMEAUqkwEKC01vZGVsU3RhdHVzEhwKGE1PREVMX1NUQVRVU19VTlNQRUNJRklFRBAAEhoKFk1PREVMX1NUQVRVU19BVkFJTEFCTEUQARIYChRNT0RFTF9TVEFUVVNfTE9BRElORxACEhcKE01PREVMX1NUQVRVU19MT0FERUQQAxIXChNNT0RFTF9TVEFUVVNfRkFJTEVEEAQy5wcKEEluZmVyZW5jZVNlcnZpY2USSwoIR2VuZXJhdGUSHS5pbmZlcmVuY2UudjEuR2VuZXJhdGVSZXF1ZXN0Gh4uaW5mZXJlbmNlLnYxLkdlbmVyYXRlUmVzcG9uc2UwARJJCghUb2tlbml6ZRIdLmluZmVyZW5jZS52MS5Ub2tlbml6ZVJlcXVlc3QaHi5pbmZlcmVuY2UudjEuVG9rZW5pemVSZXNwb25zZRJPCgpEZXRva2VuaXplEh8uaW5mZXJlbmNlLnYxLkRldG9rZW5pemVSZXF1ZXN0GiAuaW5mZXJlbmNlLnYxLkRldG9rZW5pemVSZXNwb25zZRJPCgpMaXN0TW9kZWxzEh8uaW5mZXJlbmNlLnYxLkxpc3RNb2RlbHNSZXF1ZXN0GiAuaW5mZXJlbmNlLnYxLkxpc3RNb2RlbHNSZXNwb25zZRJECglMb2FkTW9kZWwSHi5pbmZlcmVuY2UudjEuTG9hZE1vZGVsUmVxdWVzdBoXLmluZmVyZW5jZS52MS5Nb2RlbEluZm8SSAoLVW5sb2FkTW9kZWwSIC5pbmZlcmVuY2UudjEuVW5sb2FkTW9kZWxSZXF1ZXN0GhcuaW5mZXJlbmNlLnYxLk1vZGVsSW5mbxI9CgRSYW5rEhkuaW5mZXJlbmNlLnYxLlJhbmtSZXF1ZXN0GhouaW5mZXJlbmNlLnYxLlJhbmtSZXNwb25zZRJACgVFbWJlZBIaLmluZmVyZW5jZS52MS5FbWJlZFJlcXVlc3QaGy5pbmZlcmVuY2UudjEuRW1iZWRSZXNwb25zZRJHCgZSZXN1bWUSGy5pbmZlcmVuY2UudjEuUmVzdW1lUmVxdWVzdBoeLmluZmVyZW5jZS52MS5HZW5lcmF0ZVJlc3BvbnNlMAESVQoMQ2FuY2VsU3RyZWFtEiEuaW5mZXJlbmNlLnYxLkNhbmNlbFN0cmVhbVJlcXVlc3QaIi5pbmZlcmVuY2UudjEuQ2FuY2VsU3RyZWFtUmVzcG9uc2USSQoJUHVsbE1vZGVsEh4uaW5mZXJlbmNlLnYxLlB1bGxNb2RlbFJlcXVlc3QaGi5pbmZlcmVuY2UudjEuUHVsbFByb2dyZXNzMAESSAoLRGVsZXRlTW9kZWwSIC5pbmZlcmVuY2UudjEuRGVsZXRlTW9kZWxSZXF1ZXN0GhcuaW5mZXJlbmNlLnYxLk1vZGVsSW5mbxJTCg1EZXNjcmliZU1vZGVsEiIuaW5mZXJlbmNlLnYxLkRlc2NyaWJlTW9kZWxSZXF1ZXN0Gh4uaW5mZXJlbmNlLnYxLk1vZGVsRGVzY3JpcHRpb25iBnByb3RvMw", [file_google_protobuf_struct]);
+  fileDesc("ChxpbmZlcmVuY2UvdjEvaW5mZXJlbmNlLnByb3RvEgxpbmZlcmVuY2UudjEivwEKC0NoYXRNZXNzYWdlEiAKBHJvbGUYASABKA4yEi5pbmZlcmVuY2UudjEuUm9sZRIPCgdjb250ZW50GAIgASgJEioKCnRvb2xfY2FsbHMYAyADKAsyFi5pbmZlcmVuY2UudjEuVG9vbENhbGwSFAoMdG9vbF9jYWxsX2lkGAQgASgJEhEKCXJlYXNvbmluZxgFIAEoCRIoCgVwYXJ0cxgGIAMoCzIZLmluZmVyZW5jZS52MS5Db250ZW50UGFydCJLCgtDb250ZW50UGFydBIOCgR0ZXh0GAEgASgJSAASJAoFbWVkaWEYAiABKAsyEy5pbmZlcmVuY2UudjEuTWVkaWFIAEIGCgRwYXJ0IigKBU1lZGlhEgwKBGRhdGEYASABKAwSEQoJbWltZV90eXBlGAIgASgJIjcKCFRvb2xDYWxsEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSEQoJYXJndW1lbnRzGAMgASgJIj0KBFRvb2wSDAoEbmFtZRgBIAEoCRITCgtkZXNjcmlwdGlvbhgCIAEoCRISCgpwYXJhbWV0ZXJzGAMgASgJIqICCgRDaGF0EisKCG1lc3NhZ2VzGAEgAygLMhkuaW5mZXJlbmNlLnYxLkNoYXRNZXNzYWdlEiEKBXRvb2xzGAIgAygLMhIuaW5mZXJlbmNlLnYxLlRvb2wSLQoLdG9vbF9jaG9pY2UYAyABKA4yGC5pbmZlcmVuY2UudjEuVG9vbENob2ljZRIRCgl0b29sX25hbWUYBCABKAkSIAoTcGFyYWxsZWxfdG9vbF9jYWxscxgFIAEoCEgAiAEBEh0KEHJlYXNvbmluZ19idWRnZXQYBiABKA1IAYgBARIaChJ0ZW1wbGF0ZV92YXJpYWJsZXMYByABKAlCFgoUX3BhcmFsbGVsX3Rvb2xfY2FsbHNCEwoRX3JlYXNvbmluZ19idWRnZXQivwMKD1NhbXBsaW5nT3B0aW9ucxIYCgt0ZW1wZXJhdHVyZRgBIAEoAkgAiAEBEhIKBXRvcF9wGAIgASgCSAGIAQESEgoFdG9wX2sYAyABKA1IAogBARISCgVtaW5fcBgEIAEoAkgDiAEBEhEKBHNlZWQYBSABKA1IBIgBARIdChBwcmVzZW5jZV9wZW5hbHR5GAYgASgCSAWIAQESHgoRZnJlcXVlbmN5X3BlbmFsdHkYByABKAJIBogBARIbCg5yZXBlYXRfcGVuYWx0eRgIIAEoAkgHiAEBEkAKCmxvZ2l0X2JpYXMYCSADKAsyLC5pbmZlcmVuY2UudjEuU2FtcGxpbmdPcHRpb25zLkxvZ2l0Qmlhc0VudHJ5GjAKDkxvZ2l0Qmlhc0VudHJ5EgsKA2tleRgBIAEoDRINCgV2YWx1ZRgCIAEoAjoCOAFCDgoMX3RlbXBlcmF0dXJlQggKBl90b3BfcEIICgZfdG9wX2tCCAoGX21pbl9wQgcKBV9zZWVkQhMKEV9wcmVzZW5jZV9wZW5hbHR5QhQKEl9mcmVxdWVuY3lfcGVuYWx0eUIRCg9fcmVwZWF0X3BlbmFsdHkiqwUKD0dlbmVyYXRlUmVxdWVzdBINCgVtb2RlbBgBIAEoCRIQCgZwcm9tcHQYAiABKAlIABIiCgRjaGF0GAMgASgLMhIuaW5mZXJlbmNlLnYxLkNoYXRIABImCgZpbmZpbGwYFSABKAsyFC5pbmZlcmVuY2UudjEuSW5maWxsSAASLwoIc2FtcGxpbmcYBCABKAsyHS5pbmZlcmVuY2UudjEuU2FtcGxpbmdPcHRpb25zEhcKCm1heF90b2tlbnMYBSABKA1IAYgBARIMCgRzdG9wGAYgAygJEhAKCGxvZ3Byb2JzGAcgASgIEhQKDHRvcF9sb2dwcm9icxgIIAEoDRIyCgpjb25zdHJhaW50GAkgASgLMh4uaW5mZXJlbmNlLnYxLk91dHB1dENvbnN0cmFpbnQSEQoJY2xpZW50X2lkGAogASgJEhcKD3Byb21wdF9sb2dwcm9icxgLIAEoCBIRCglyZXN1bWFibGUYDCABKAgSFwoPcmVzdW1lX2dyYWNlX21zGA0gASgNEhYKDnJlc3VtZV9jb250ZXh0GA4gASgMEhAKCGRldGFjaGVkGA8gASgIEiwKC2NhY2hlX21hcmtzGBAgAygLMhcuaW5mZXJlbmNlLnYxLkNhY2hlTWFyaxIfChJrZWVwX2FsaXZlX3NlY29uZHMYESABKAVIAogBARIVCg1hcnJpdmluZ193aXRoGBMgASgNEgkKAW4YEiABKA0SKAoIcHJpb3JpdHkYFCABKA4yFi5pbmZlcmVuY2UudjEuUHJpb3JpdHkSEgoKcmVxdWVzdF9pZBgeIAEoCRIXCg9yZXR1cm5fcHJvZ3Jlc3MYHyABKAhCBwoFaW5wdXRCDQoLX21heF90b2tlbnNCFQoTX2tlZXBfYWxpdmVfc2Vjb25kcyKMAQoGSW5maWxsEg4KBnByZWZpeBgBIAEoCRIOCgZzdWZmaXgYAiABKAkSDgoGcHJvbXB0GAMgASgJEicKBWZpbGVzGAQgAygLMhguaW5mZXJlbmNlLnYxLkluZmlsbEZpbGUSEgoKbWluX2luZGVudBgFIAEoDRIVCg10aW1lX2xpbWl0X21zGAYgASgNIiwKCkluZmlsbEZpbGUSEAoIZmlsZW5hbWUYASABKAkSDAoEdGV4dBgCIAEoCSIyCglDYWNoZU1hcmsSEAoIbWVzc2FnZXMYASABKA0SEwoLdHRsX3NlY29uZHMYAiABKA0iWwoQT3V0cHV0Q29uc3RyYWludBIVCgtqc29uX29iamVjdBgBIAEoCEgAEhUKC2pzb25fc2NoZW1hGAIgASgJSAASEQoHZ3JhbW1hchgDIAEoCUgAQgYKBGtpbmQi6QEKEEdlbmVyYXRlUmVzcG9uc2USJAoFc3RhcnQYASABKAsyEy5pbmZlcmVuY2UudjEuU3RhcnRIABIkCgV0b2tlbhgCIAEoCzITLmluZmVyZW5jZS52MS5Ub2tlbkgAEiYKBmZpbmlzaBgDIAEoCzIULmluZmVyZW5jZS52MS5GaW5pc2hIABIsCgloZWFydGJlYXQYBCABKAsyFy5pbmZlcmVuY2UudjEuSGVhcnRiZWF0SAASKgoIcHJvZ3Jlc3MYBSABKAsyFi5pbmZlcmVuY2UudjEuUHJvZ3Jlc3NIAEIHCgVldmVudCJMCghQcm9ncmVzcxINCgV0b3RhbBgBIAEoDRINCgVjYWNoZRgCIAEoDRIRCglwcm9jZXNzZWQYAyABKA0SDwoHdGltZV9tcxgEIAEoASILCglIZWFydGJlYXQisgEKBVN0YXJ0Eg0KBW1vZGVsGAEgASgJEhUKDXByb21wdF90b2tlbnMYAiABKA0SFQoNY2FjaGVkX3Rva2VucxgDIAEoDRIjCgZwcm9tcHQYBCADKAsyEy5pbmZlcmVuY2UudjEuVG9rZW4SEQoJc3RyZWFtX2lkGAUgASgJEhYKDnJlc3VtZV9jb250ZXh0GAYgASgMEhwKFGNhY2hlX3dyaXR0ZW5fdG9rZW5zGAcgASgNItwBCgVUb2tlbhIKCgJpZBgBIAEoDRIMCgR0ZXh0GAIgASgJEg0KBXBpZWNlGAMgASgMEhQKB2xvZ3Byb2IYBCABKAJIAIgBARI0Cgx0b3BfbG9ncHJvYnMYBSADKAsyHi5pbmZlcmVuY2UudjEuVG9rZW5BbHRlcm5hdGl2ZRIRCglyZWFzb25pbmcYBiABKAkSLwoKdG9vbF9jYWxscxgHIAMoCzIbLmluZmVyZW5jZS52MS5Ub29sQ2FsbERlbHRhEg4KBmNob2ljZRgIIAEoDUIKCghfbG9ncHJvYiJLCg1Ub29sQ2FsbERlbHRhEg0KBWluZGV4GAEgASgNEgoKAmlkGAIgASgJEgwKBG5hbWUYAyABKAkSEQoJYXJndW1lbnRzGAQgASgJIj4KEFRva2VuQWx0ZXJuYXRpdmUSCgoCaWQYASABKA0SDQoFcGllY2UYAiABKAwSDwoHbG9ncHJvYhgDIAEoAiI8Cg1Qcm9tcHRUb29Mb25nEhUKDXByb21wdF90b2tlbnMYASABKA0SFAoMY29udGV4dF9zaXplGAIgASgNIjkKF0ZpbGxJbk1pZGRsZVVuc3VwcG9ydGVkEg0KBW1vZGVsGAEgASgJEg8KB21pc3NpbmcYAiADKAkipQIKBkZpbmlzaBIqCgZyZWFzb24YASABKA4yGi5pbmZlcmVuY2UudjEuRmluaXNoUmVhc29uEhUKDXByb21wdF90b2tlbnMYAiABKA0SGQoRY29tcGxldGlvbl90b2tlbnMYAyABKA0SFQoNY2FjaGVkX3Rva2VucxgEIAEoDRIVCg1zdG9wX3NlcXVlbmNlGAUgASgJEiYKB3RpbWluZ3MYBiABKAsyFS5pbmZlcmVuY2UudjEuVGltaW5ncxIMCgR0ZXh0GAcgASgJEhEKCXJlYXNvbmluZxgIIAEoCRIYChByZWFzb25pbmdfdG9rZW5zGAkgASgNEhwKFGNhY2hlX3dyaXR0ZW5fdG9rZW5zGAogASgNEg4KBmNob2ljZRgLIAEoDSJFCgdUaW1pbmdzEhEKCXByb21wdF9tcxgBIAEoARIVCg1nZW5lcmF0aW9uX21zGAIgASgBEhAKCHF1ZXVlX21zGAMgASgBIt0BCg9Ub2tlbml6ZVJlcXVlc3QSDQoFbW9kZWwYASABKAkSDgoEdGV4dBgCIAEoCUgAEiIKBGNoYXQYAyABKAsyEi5pbmZlcmVuY2UudjEuQ2hhdEgAEhgKC2FkZF9zcGVjaWFsGAQgASgISAGIAQESEwoLd2l0aF9waWVjZXMYBSABKAgSEQoJd2l0aF90ZXh0GAYgASgIEhoKDXBhcnNlX3NwZWNpYWwYByABKAhIAogBAUIHCgVpbnB1dEIOCgxfYWRkX3NwZWNpYWxCEAoOX3BhcnNlX3NwZWNpYWwiQAoQVG9rZW5pemVSZXNwb25zZRIOCgZ0b2tlbnMYASADKA0SDgoGcGllY2VzGAIgAygMEgwKBHRleHQYAyABKAkiMgoRRGV0b2tlbml6ZVJlcXVlc3QSDQoFbW9kZWwYASABKAkSDgoGdG9rZW5zGAIgAygNIiIKEkRldG9rZW5pemVSZXNwb25zZRIMCgR0ZXh0GAEgASgJIr0BCgxFbWJlZFJlcXVlc3QSDQoFbW9kZWwYASABKAkSKAoGaW5wdXRzGAIgAygLMhguaW5mZXJlbmNlLnYxLkVtYmVkSW5wdXQSEgoKZGltZW5zaW9ucxgDIAEoDRIfChJrZWVwX2FsaXZlX3NlY29uZHMYBCABKAVIAIgBARIoCghwcmlvcml0eRgFIAEoDjIWLmluZmVyZW5jZS52MS5Qcmlvcml0eUIVChNfa2VlcF9hbGl2ZV9zZWNvbmRzIk8KCkVtYmVkSW5wdXQSDgoEdGV4dBgBIAEoCUgAEigKBnRva2VucxgCIAEoCzIWLmluZmVyZW5jZS52MS5Ub2tlbklkc0gAQgcKBWlucHV0IhcKCFRva2VuSWRzEgsKA2lkcxgBIAMoDSJTCg1FbWJlZFJlc3BvbnNlEisKCmVtYmVkZGluZ3MYASADKAsyFy5pbmZlcmVuY2UudjEuRW1iZWRkaW5nEhUKDXByb21wdF90b2tlbnMYAiABKA0iKwoJRW1iZWRkaW5nEg4KBnZhbHVlcxgBIAMoAhIOCgZ0b2tlbnMYAiABKA0iVgoNUmVzdW1lUmVxdWVzdBIRCglzdHJlYW1faWQYASABKAkSDQoFYWZ0ZXIYAiABKA0SEQoJY2xpZW50X2lkGAMgASgJEhAKCHNuYXBzaG90GAQgASgIIjsKE0NhbmNlbFN0cmVhbVJlcXVlc3QSEQoJc3RyZWFtX2lkGAEgASgJEhEKCWNsaWVudF9pZBgCIAEoCSIpChRDYW5jZWxTdHJlYW1SZXNwb25zZRIRCgljYW5jZWxsZWQYASABKAgiEwoRTGlzdE1vZGVsc1JlcXVlc3QiWQoQTG9hZE1vZGVsUmVxdWVzdBINCgVtb2RlbBgBIAEoCRIfChJrZWVwX2FsaXZlX3NlY29uZHMYAiABKAVIAIgBAUIVChNfa2VlcF9hbGl2ZV9zZWNvbmRzIiMKElVubG9hZE1vZGVsUmVxdWVzdBINCgVtb2RlbBgBIAEoCSIxChBQdWxsTW9kZWxSZXF1ZXN0Eg4KBnNvdXJjZRgBIAEoCRINCgVhbGlhcxgCIAEoCSJkCgxQdWxsUHJvZ3Jlc3MSEwoLdG90YWxfYnl0ZXMYASABKAQSFwoPY29tcGxldGVkX2J5dGVzGAIgASgEEiYKBW1vZGVsGAMgASgLMhcuaW5mZXJlbmNlLnYxLk1vZGVsSW5mbyIjChJEZWxldGVNb2RlbFJlcXVlc3QSDQoFbW9kZWwYASABKAkiNgoURGVzY3JpYmVNb2RlbFJlcXVlc3QSDQoFbW9kZWwYASABKAkSDwoHdmVyYm9zZRgCIAEoCCJLChBNb2RlbERlc2NyaXB0aW9uEikKCG1ldGFkYXRhGAEgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIMCgRwYXRoGAIgASgJInYKC1JhbmtSZXF1ZXN0Eg0KBW1vZGVsGAEgASgJEg0KBXF1ZXJ5GAIgASgJEhEKCWRvY3VtZW50cxgDIAMoCRIfChJrZWVwX2FsaXZlX3NlY29uZHMYBCABKAVIAIgBAUIVChNfa2VlcF9hbGl2ZV9zZWNvbmRzIjUKDFJhbmtSZXNwb25zZRIOCgZzY29yZXMYASADKAISFQoNcHJvbXB0X3Rva2VucxgCIAEoDSIwCg9Nb2RlbExvYWRGYWlsZWQSDQoFbW9kZWwYASABKAkSDgoGcmVhc29uGAIgASgJIiYKCVByZWVtcHRlZBIZChFjb21wbGV0aW9uX3Rva2VucxgBIAEoDSIdCgxTbG90c1JlcXVlc3QSDQoFbW9kZWwYASABKAkiYwoNU2xvdHNSZXNwb25zZRIpCgVzbG90cxgBIAMoCzIaLmluZmVyZW5jZS52MS5TZXF1ZW5jZVNsb3QSJwoFc2F2ZWQYAiADKAsyGC5pbmZlcmVuY2UudjEuU2F2ZWRTdGF0ZSLyAQoMU2VxdWVuY2VTbG90EgoKAmlkGAEgASgNEg0KBW1vZGVsGAIgASgJEgwKBGJ1c3kYAyABKAgSDgoGdG9rZW5zGAQgASgNEhQKDGNvbnRleHRfc2l6ZRgFIAEoDRISCgpyZXF1ZXN0X2lkGAYgASgJEhEKCWNsaWVudF9pZBgHIAEoCRIVCg1wcm9tcHRfdG9rZW5zGAggASgNEhgKEGdlbmVyYXRlZF90b2tlbnMYCSABKA0SIAoYZGVjb2RlX3Rva2Vuc19wZXJfc2Vjb25kGAogASgBEhkKEXByb2Nlc3NpbmdfcHJvbXB0GAsgASgIIlAKClNhdmVkU3RhdGUSDQoFbW9kZWwYASABKAkSDgoGdG9rZW5zGAIgASgNEg0KBWJ5dGVzGAMgASgEEhQKDGxhc3RfdXNlZF9tcxgEIAEoAyI9ChJMaXN0TW9kZWxzUmVzcG9uc2USJwoGbW9kZWxzGAEgAygLMhcuaW5mZXJlbmNlLnYxLk1vZGVsSW5mbyLOBgoJTW9kZWxJbmZvEgoKAmlkGAEgASgJEg8KB2NyZWF0ZWQYAiABKAMSFAoMY29udGV4dF9zaXplGAMgASgNEhEKCXNlcXVlbmNlcxgEIAEoDRIXCg92b2NhYnVsYXJ5X3NpemUYBSABKA0SFQoNY2hhdF90ZW1wbGF0ZRgGIAEoCRIUCgxhcmNoaXRlY3R1cmUYByABKAkSFAoMZW5naW5lX2J1aWxkGAggASgJEhEKCW1heF9xdWV1ZRgJIAEoDRIYChBxdWV1ZV90aW1lb3V0X21zGAogASgNEhwKFGVtYmVkZGluZ19kaW1lbnNpb25zGAsgASgNEh4KFmVtYmVkZGluZ19jb250ZXh0X3NpemUYDCABKA0SCwoDZ3B1GA0gASgJEhMKC2dwdV9kZXZpY2VzGA4gAygJEhIKCnZyYW1fYnl0ZXMYDyABKAQSEgoKZ3B1X2xheWVycxgQIAEoDRIUCgxtb2RlbF9sYXllcnMYESABKA0SDgoGYWN0aXZlGBIgASgNEg4KBnF1ZXVlZBgTIAEoDRIpCgZzdGF0dXMYFCABKA4yGS5pbmZlcmVuY2UudjEuTW9kZWxTdGF0dXMSFQoNbG9hZF9wcm9ncmVzcxgVIAEoAhIPCgdmYWlsdXJlGBYgASgJEhQKDG1lbW9yeV9ieXRlcxgXIAEoBBIPCgdhbGlhc2VzGBggAygJEhIKCmZpbGVfYnl0ZXMYGSABKAQSDAoEa2luZBgaIAEoCRIaChJrZWVwX2FsaXZlX3NlY29uZHMYGyABKAUSEgoKZXhwaXJlc19hdBgcIAEoAxIYChB0b29sX2NhbGxfc3ludGF4GB0gASgJEhUKDXRvb2xzX3JlZnVzZWQYHiABKAkSGwoTcGFyYWxsZWxfdG9vbF9jYWxscxgfIAEoCBIRCglyZWFzb25pbmcYICABKAgSEwoLc3BlY3VsYXRpb24YISABKAkSEQoJZHJhZnRfbWF4GCIgASgNEhQKDGRyYWZ0X3Rva2VucxgjIAEoBBIdChVkcmFmdF9hY2NlcHRlZF90b2tlbnMYJCABKAQSFgoOZmlsbF9pbl9taWRkbGUYJSABKAkSEgoKbW9kYWxpdGllcxgmIAMoCSpfCgRSb2xlEhQKEFJPTEVfVU5TUEVDSUZJRUQQABIPCgtST0xFX1NZU1RFTRABEg0KCVJPTEVfVVNFUhACEhIKDlJPTEVfQVNTSVNUQU5UEAMSDQoJUk9MRV9UT09MEAQqiQEKClRvb2xDaG9pY2USGwoXVE9PTF9DSE9JQ0VfVU5TUEVDSUZJRUQQABIUChBUT09MX0NIT0lDRV9BVVRPEAESFAoQVE9PTF9DSE9JQ0VfTk9ORRACEhgKFFRPT0xfQ0hPSUNFX1JFUVVJUkVEEAMSGAoUVE9PTF9DSE9JQ0VfRlVOQ1RJT04QBCo4CghQcmlvcml0eRIYChRQUklPUklUWV9JTlRFUkFDVElWRRAAEhIKDlBSSU9SSVRZX0JBVENIEAEqtgEKDEZpbmlzaFJlYXNvbhIdChlGSU5JU0hfUkVBU09OX1VOU1BFQ0lGSUVEEAASFgoSRklOSVNIX1JFQVNPTl9TVE9QEAESGAoURklOSVNIX1JFQVNPTl9MRU5HVEgQAhIXChNGSU5JU0hfUkVBU09OX0FCT1JUEAMSHAoYRklOSVNIX1JFQVNPTl9UT09MX0NBTExTEAQSHgoaRklOSVNIX1JFQVNPTl9DT05URVhUX0ZVTEwQBSqTAQoLTW9kZWxTdGF0dXMSHAoYTU9ERUxfU1RBVFVTX1VOU1BFQ0lGSUVEEAASGgoWTU9ERUxfU1RBVFVTX0FWQUlMQUJMRRABEhgKFE1PREVMX1NUQVRVU19MT0FESU5HEAISFwoTTU9ERUxfU1RBVFVTX0xPQURFRBADEhcKE01PREVMX1NUQVRVU19GQUlMRUQQBDKpCAoQSW5mZXJlbmNlU2VydmljZRJLCghHZW5lcmF0ZRIdLmluZmVyZW5jZS52MS5HZW5lcmF0ZVJlcXVlc3QaHi5pbmZlcmVuY2UudjEuR2VuZXJhdGVSZXNwb25zZTABEkkKCFRva2VuaXplEh0uaW5mZXJlbmNlLnYxLlRva2VuaXplUmVxdWVzdBoeLmluZmVyZW5jZS52MS5Ub2tlbml6ZVJlc3BvbnNlEk8KCkRldG9rZW5pemUSHy5pbmZlcmVuY2UudjEuRGV0b2tlbml6ZVJlcXVlc3QaIC5pbmZlcmVuY2UudjEuRGV0b2tlbml6ZVJlc3BvbnNlEk8KCkxpc3RNb2RlbHMSHy5pbmZlcmVuY2UudjEuTGlzdE1vZGVsc1JlcXVlc3QaIC5pbmZlcmVuY2UudjEuTGlzdE1vZGVsc1Jlc3BvbnNlEkQKCUxvYWRNb2RlbBIeLmluZmVyZW5jZS52MS5Mb2FkTW9kZWxSZXF1ZXN0GhcuaW5mZXJlbmNlLnYxLk1vZGVsSW5mbxJICgtVbmxvYWRNb2RlbBIgLmluZmVyZW5jZS52MS5VbmxvYWRNb2RlbFJlcXVlc3QaFy5pbmZlcmVuY2UudjEuTW9kZWxJbmZvEj0KBFJhbmsSGS5pbmZlcmVuY2UudjEuUmFua1JlcXVlc3QaGi5pbmZlcmVuY2UudjEuUmFua1Jlc3BvbnNlEkAKBUVtYmVkEhouaW5mZXJlbmNlLnYxLkVtYmVkUmVxdWVzdBobLmluZmVyZW5jZS52MS5FbWJlZFJlc3BvbnNlEkcKBlJlc3VtZRIbLmluZmVyZW5jZS52MS5SZXN1bWVSZXF1ZXN0Gh4uaW5mZXJlbmNlLnYxLkdlbmVyYXRlUmVzcG9uc2UwARJVCgxDYW5jZWxTdHJlYW0SIS5pbmZlcmVuY2UudjEuQ2FuY2VsU3RyZWFtUmVxdWVzdBoiLmluZmVyZW5jZS52MS5DYW5jZWxTdHJlYW1SZXNwb25zZRJJCglQdWxsTW9kZWwSHi5pbmZlcmVuY2UudjEuUHVsbE1vZGVsUmVxdWVzdBoaLmluZmVyZW5jZS52MS5QdWxsUHJvZ3Jlc3MwARJICgtEZWxldGVNb2RlbBIgLmluZmVyZW5jZS52MS5EZWxldGVNb2RlbFJlcXVlc3QaFy5pbmZlcmVuY2UudjEuTW9kZWxJbmZvElMKDURlc2NyaWJlTW9kZWwSIi5pbmZlcmVuY2UudjEuRGVzY3JpYmVNb2RlbFJlcXVlc3QaHi5pbmZlcmVuY2UudjEuTW9kZWxEZXNjcmlwdGlvbhJACgVTbG90cxIaLmluZmVyZW5jZS52MS5TbG90c1JlcXVlc3QaGy5pbmZlcmVuY2UudjEuU2xvdHNSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_struct]);
 
 /**
  * One message of a chat history.
@@ -556,6 +556,24 @@ export type GenerateRequest = Message<"inference.v1.GenerateRequest"> & {
    * @generated from field: inference.v1.Priority priority = 20;
    */
   priority: Priority;
+
+  /**
+   * The caller's id for the request (the edge sends its own request id): shown by Slots beside the
+   * sequence the request uses, and nowhere else. Opaque, at most 128 characters (longer is cut).
+   *
+   * @generated from field: string request_id = 30;
+   */
+  requestId: string;
+
+  /**
+   * Report the prompt's evaluation as it goes: `progress` events before the first token (after
+   * `start`), one per chunk of the prompt evaluated (PROMPT_CHUNK_TOKENS, 512), the last one when
+   * the whole prompt is in the sequence, right before the first `token` event (llama-server's
+   * `return_progress`). Without it no progress event is sent.
+   *
+   * @generated from field: bool return_progress = 31;
+   */
+  returnProgress: boolean;
 };
 
 /**
@@ -775,6 +793,14 @@ export type GenerateResponse = Message<"inference.v1.GenerateResponse"> & {
      */
     value: Heartbeat;
     case: "heartbeat";
+  } | {
+    /**
+     * With `return_progress`: how far the prompt's evaluation is.
+     *
+     * @generated from field: inference.v1.Progress progress = 5;
+     */
+    value: Progress;
+    case: "progress";
   } | { case: undefined; value?: undefined };
 };
 
@@ -784,6 +810,51 @@ export type GenerateResponse = Message<"inference.v1.GenerateResponse"> & {
  */
 export const GenerateResponseSchema: GenMessage<GenerateResponse> = /*@__PURE__*/
   messageDesc(file_inference_v1_inference, 12);
+
+/**
+ * How far a prompt's evaluation is (GenerateRequest.return_progress), as llama-server's
+ * `prompt_progress` counts it. Events come in order, `processed` never decreasing; the last one has
+ * `processed` equal to `total`. `processed` - `cache` of `total` - `cache` is the share of the work
+ * done.
+ *
+ * @generated from message inference.v1.Progress
+ */
+export type Progress = Message<"inference.v1.Progress"> & {
+  /**
+   * Tokens in the rendered prompt (Start.prompt_tokens).
+   *
+   * @generated from field: uint32 total = 1;
+   */
+  total: number;
+
+  /**
+   * Of those, the tokens that were already in the sequence's cache (Start.cached_tokens).
+   *
+   * @generated from field: uint32 cache = 2;
+   */
+  cache: number;
+
+  /**
+   * Prompt tokens now in the sequence, the cached ones included.
+   *
+   * @generated from field: uint32 processed = 3;
+   */
+  processed: number;
+
+  /**
+   * Milliseconds since the prompt's evaluation began (the sequence taken).
+   *
+   * @generated from field: double time_ms = 4;
+   */
+  timeMs: number;
+};
+
+/**
+ * Describes the message inference.v1.Progress.
+ * Use `create(ProgressSchema)` to create a new message.
+ */
+export const ProgressSchema: GenMessage<Progress> = /*@__PURE__*/
+  messageDesc(file_inference_v1_inference, 13);
 
 /**
  * "Still working": sent on every open call after a silence of the sidecar's heartbeat interval
@@ -803,7 +874,7 @@ export type Heartbeat = Message<"inference.v1.Heartbeat"> & {
  * Use `create(HeartbeatSchema)` to create a new message.
  */
 export const HeartbeatSchema: GenMessage<Heartbeat> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 13);
+  messageDesc(file_inference_v1_inference, 14);
 
 /**
  * Generation is about to begin: the request was accepted.
@@ -870,7 +941,7 @@ export type Start = Message<"inference.v1.Start"> & {
  * Use `create(StartSchema)` to create a new message.
  */
 export const StartSchema: GenMessage<Start> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 14);
+  messageDesc(file_inference_v1_inference, 15);
 
 /**
  * One generated token.
@@ -946,7 +1017,7 @@ export type Token = Message<"inference.v1.Token"> & {
  * Use `create(TokenSchema)` to create a new message.
  */
 export const TokenSchema: GenMessage<Token> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 15);
+  messageDesc(file_inference_v1_inference, 16);
 
 /**
  * A piece of a tool call as it is generated. The first delta of a call carries its `id` and
@@ -984,7 +1055,7 @@ export type ToolCallDelta = Message<"inference.v1.ToolCallDelta"> & {
  * Use `create(ToolCallDeltaSchema)` to create a new message.
  */
 export const ToolCallDeltaSchema: GenMessage<ToolCallDelta> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 16);
+  messageDesc(file_inference_v1_inference, 17);
 
 /**
  * @generated from message inference.v1.TokenAlternative
@@ -1011,7 +1082,7 @@ export type TokenAlternative = Message<"inference.v1.TokenAlternative"> & {
  * Use `create(TokenAlternativeSchema)` to create a new message.
  */
 export const TokenAlternativeSchema: GenMessage<TokenAlternative> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 17);
+  messageDesc(file_inference_v1_inference, 18);
 
 /**
  * Attached as a gRPC error detail to the INVALID_ARGUMENT that refuses a prompt which does not
@@ -1040,7 +1111,7 @@ export type PromptTooLong = Message<"inference.v1.PromptTooLong"> & {
  * Use `create(PromptTooLongSchema)` to create a new message.
  */
 export const PromptTooLongSchema: GenMessage<PromptTooLong> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 18);
+  messageDesc(file_inference_v1_inference, 19);
 
 /**
  * Attached as a gRPC error detail to the INVALID_ARGUMENT that refuses an Infill on a model without
@@ -1069,7 +1140,7 @@ export type FillInMiddleUnsupported = Message<"inference.v1.FillInMiddleUnsuppor
  * Use `create(FillInMiddleUnsupportedSchema)` to create a new message.
  */
 export const FillInMiddleUnsupportedSchema: GenMessage<FillInMiddleUnsupported> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 19);
+  messageDesc(file_inference_v1_inference, 20);
 
 /**
  * A choice's generation is over: the last event of its choice (and, with one choice, of the stream).
@@ -1156,7 +1227,7 @@ export type Finish = Message<"inference.v1.Finish"> & {
  * Use `create(FinishSchema)` to create a new message.
  */
 export const FinishSchema: GenMessage<Finish> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 20);
+  messageDesc(file_inference_v1_inference, 21);
 
 /**
  * @generated from message inference.v1.Timings
@@ -1189,7 +1260,7 @@ export type Timings = Message<"inference.v1.Timings"> & {
  * Use `create(TimingsSchema)` to create a new message.
  */
 export const TimingsSchema: GenMessage<Timings> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 21);
+  messageDesc(file_inference_v1_inference, 22);
 
 /**
  * @generated from message inference.v1.TokenizeRequest
@@ -1260,7 +1331,7 @@ export type TokenizeRequest = Message<"inference.v1.TokenizeRequest"> & {
  * Use `create(TokenizeRequestSchema)` to create a new message.
  */
 export const TokenizeRequestSchema: GenMessage<TokenizeRequest> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 22);
+  messageDesc(file_inference_v1_inference, 23);
 
 /**
  * @generated from message inference.v1.TokenizeResponse
@@ -1292,7 +1363,7 @@ export type TokenizeResponse = Message<"inference.v1.TokenizeResponse"> & {
  * Use `create(TokenizeResponseSchema)` to create a new message.
  */
 export const TokenizeResponseSchema: GenMessage<TokenizeResponse> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 23);
+  messageDesc(file_inference_v1_inference, 24);
 
 /**
  * @generated from message inference.v1.DetokenizeRequest
@@ -1314,7 +1385,7 @@ export type DetokenizeRequest = Message<"inference.v1.DetokenizeRequest"> & {
  * Use `create(DetokenizeRequestSchema)` to create a new message.
  */
 export const DetokenizeRequestSchema: GenMessage<DetokenizeRequest> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 24);
+  messageDesc(file_inference_v1_inference, 25);
 
 /**
  * @generated from message inference.v1.DetokenizeResponse
@@ -1331,7 +1402,7 @@ export type DetokenizeResponse = Message<"inference.v1.DetokenizeResponse"> & {
  * Use `create(DetokenizeResponseSchema)` to create a new message.
  */
 export const DetokenizeResponseSchema: GenMessage<DetokenizeResponse> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 25);
+  messageDesc(file_inference_v1_inference, 26);
 
 /**
  * @generated from message inference.v1.EmbedRequest
@@ -1379,7 +1450,7 @@ export type EmbedRequest = Message<"inference.v1.EmbedRequest"> & {
  * Use `create(EmbedRequestSchema)` to create a new message.
  */
 export const EmbedRequestSchema: GenMessage<EmbedRequest> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 26);
+  messageDesc(file_inference_v1_inference, 27);
 
 /**
  * @generated from message inference.v1.EmbedInput
@@ -1412,7 +1483,7 @@ export type EmbedInput = Message<"inference.v1.EmbedInput"> & {
  * Use `create(EmbedInputSchema)` to create a new message.
  */
 export const EmbedInputSchema: GenMessage<EmbedInput> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 27);
+  messageDesc(file_inference_v1_inference, 28);
 
 /**
  * @generated from message inference.v1.TokenIds
@@ -1429,7 +1500,7 @@ export type TokenIds = Message<"inference.v1.TokenIds"> & {
  * Use `create(TokenIdsSchema)` to create a new message.
  */
 export const TokenIdsSchema: GenMessage<TokenIds> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 28);
+  messageDesc(file_inference_v1_inference, 29);
 
 /**
  * @generated from message inference.v1.EmbedResponse
@@ -1455,7 +1526,7 @@ export type EmbedResponse = Message<"inference.v1.EmbedResponse"> & {
  * Use `create(EmbedResponseSchema)` to create a new message.
  */
 export const EmbedResponseSchema: GenMessage<EmbedResponse> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 29);
+  messageDesc(file_inference_v1_inference, 30);
 
 /**
  * @generated from message inference.v1.Embedding
@@ -1481,7 +1552,7 @@ export type Embedding = Message<"inference.v1.Embedding"> & {
  * Use `create(EmbeddingSchema)` to create a new message.
  */
 export const EmbeddingSchema: GenMessage<Embedding> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 30);
+  messageDesc(file_inference_v1_inference, 31);
 
 /**
  * @generated from message inference.v1.ResumeRequest
@@ -1521,7 +1592,7 @@ export type ResumeRequest = Message<"inference.v1.ResumeRequest"> & {
  * Use `create(ResumeRequestSchema)` to create a new message.
  */
 export const ResumeRequestSchema: GenMessage<ResumeRequest> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 31);
+  messageDesc(file_inference_v1_inference, 32);
 
 /**
  * @generated from message inference.v1.CancelStreamRequest
@@ -1545,7 +1616,7 @@ export type CancelStreamRequest = Message<"inference.v1.CancelStreamRequest"> & 
  * Use `create(CancelStreamRequestSchema)` to create a new message.
  */
 export const CancelStreamRequestSchema: GenMessage<CancelStreamRequest> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 32);
+  messageDesc(file_inference_v1_inference, 33);
 
 /**
  * @generated from message inference.v1.CancelStreamResponse
@@ -1564,7 +1635,7 @@ export type CancelStreamResponse = Message<"inference.v1.CancelStreamResponse"> 
  * Use `create(CancelStreamResponseSchema)` to create a new message.
  */
 export const CancelStreamResponseSchema: GenMessage<CancelStreamResponse> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 33);
+  messageDesc(file_inference_v1_inference, 34);
 
 /**
  * @generated from message inference.v1.ListModelsRequest
@@ -1577,7 +1648,7 @@ export type ListModelsRequest = Message<"inference.v1.ListModelsRequest"> & {
  * Use `create(ListModelsRequestSchema)` to create a new message.
  */
 export const ListModelsRequestSchema: GenMessage<ListModelsRequest> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 34);
+  messageDesc(file_inference_v1_inference, 35);
 
 /**
  * @generated from message inference.v1.LoadModelRequest
@@ -1601,7 +1672,7 @@ export type LoadModelRequest = Message<"inference.v1.LoadModelRequest"> & {
  * Use `create(LoadModelRequestSchema)` to create a new message.
  */
 export const LoadModelRequestSchema: GenMessage<LoadModelRequest> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 35);
+  messageDesc(file_inference_v1_inference, 36);
 
 /**
  * @generated from message inference.v1.UnloadModelRequest
@@ -1618,7 +1689,7 @@ export type UnloadModelRequest = Message<"inference.v1.UnloadModelRequest"> & {
  * Use `create(UnloadModelRequestSchema)` to create a new message.
  */
 export const UnloadModelRequestSchema: GenMessage<UnloadModelRequest> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 36);
+  messageDesc(file_inference_v1_inference, 37);
 
 /**
  * @generated from message inference.v1.PullModelRequest
@@ -1646,7 +1717,7 @@ export type PullModelRequest = Message<"inference.v1.PullModelRequest"> & {
  * Use `create(PullModelRequestSchema)` to create a new message.
  */
 export const PullModelRequestSchema: GenMessage<PullModelRequest> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 37);
+  messageDesc(file_inference_v1_inference, 38);
 
 /**
  * One step of a pull: a download's progress, then the catalogued model in the last event.
@@ -1679,7 +1750,7 @@ export type PullProgress = Message<"inference.v1.PullProgress"> & {
  * Use `create(PullProgressSchema)` to create a new message.
  */
 export const PullProgressSchema: GenMessage<PullProgress> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 38);
+  messageDesc(file_inference_v1_inference, 39);
 
 /**
  * @generated from message inference.v1.DeleteModelRequest
@@ -1696,7 +1767,7 @@ export type DeleteModelRequest = Message<"inference.v1.DeleteModelRequest"> & {
  * Use `create(DeleteModelRequestSchema)` to create a new message.
  */
 export const DeleteModelRequestSchema: GenMessage<DeleteModelRequest> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 39);
+  messageDesc(file_inference_v1_inference, 40);
 
 /**
  * @generated from message inference.v1.DescribeModelRequest
@@ -1721,7 +1792,7 @@ export type DescribeModelRequest = Message<"inference.v1.DescribeModelRequest"> 
  * Use `create(DescribeModelRequestSchema)` to create a new message.
  */
 export const DescribeModelRequestSchema: GenMessage<DescribeModelRequest> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 40);
+  messageDesc(file_inference_v1_inference, 41);
 
 /**
  * @generated from message inference.v1.ModelDescription
@@ -1748,7 +1819,7 @@ export type ModelDescription = Message<"inference.v1.ModelDescription"> & {
  * Use `create(ModelDescriptionSchema)` to create a new message.
  */
 export const ModelDescriptionSchema: GenMessage<ModelDescription> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 41);
+  messageDesc(file_inference_v1_inference, 42);
 
 /**
  * @generated from message inference.v1.RankRequest
@@ -1788,7 +1859,7 @@ export type RankRequest = Message<"inference.v1.RankRequest"> & {
  * Use `create(RankRequestSchema)` to create a new message.
  */
 export const RankRequestSchema: GenMessage<RankRequest> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 42);
+  messageDesc(file_inference_v1_inference, 43);
 
 /**
  * @generated from message inference.v1.RankResponse
@@ -1816,7 +1887,7 @@ export type RankResponse = Message<"inference.v1.RankResponse"> & {
  * Use `create(RankResponseSchema)` to create a new message.
  */
 export const RankResponseSchema: GenMessage<RankResponse> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 43);
+  messageDesc(file_inference_v1_inference, 44);
 
 /**
  * Attached as a gRPC error detail to the INTERNAL that answers a request for a model that could
@@ -1841,7 +1912,7 @@ export type ModelLoadFailed = Message<"inference.v1.ModelLoadFailed"> & {
  * Use `create(ModelLoadFailedSchema)` to create a new message.
  */
 export const ModelLoadFailedSchema: GenMessage<ModelLoadFailed> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 44);
+  messageDesc(file_inference_v1_inference, 45);
 
 /**
  * Attached as a gRPC error detail to the ABORTED that ends a PRIORITY_BATCH generation an
@@ -1863,7 +1934,179 @@ export type Preempted = Message<"inference.v1.Preempted"> & {
  * Use `create(PreemptedSchema)` to create a new message.
  */
 export const PreemptedSchema: GenMessage<Preempted> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 45);
+  messageDesc(file_inference_v1_inference, 46);
+
+/**
+ * @generated from message inference.v1.SlotsRequest
+ */
+export type SlotsRequest = Message<"inference.v1.SlotsRequest"> & {
+  /**
+   * Only this model's sequences and states (its id or an alias); empty: every loaded model's.
+   *
+   * @generated from field: string model = 1;
+   */
+  model: string;
+};
+
+/**
+ * Describes the message inference.v1.SlotsRequest.
+ * Use `create(SlotsRequestSchema)` to create a new message.
+ */
+export const SlotsRequestSchema: GenMessage<SlotsRequest> = /*@__PURE__*/
+  messageDesc(file_inference_v1_inference, 47);
+
+/**
+ * @generated from message inference.v1.SlotsResponse
+ */
+export type SlotsResponse = Message<"inference.v1.SlotsResponse"> & {
+  /**
+   * Every sequence of the loaded models, by model (catalogue order), then by id.
+   *
+   * @generated from field: repeated inference.v1.SequenceSlot slots = 1;
+   */
+  slots: SequenceSlot[];
+
+  /**
+   * The states the KV cache tier keeps, most recently used first.
+   *
+   * @generated from field: repeated inference.v1.SavedState saved = 2;
+   */
+  saved: SavedState[];
+};
+
+/**
+ * Describes the message inference.v1.SlotsResponse.
+ * Use `create(SlotsResponseSchema)` to create a new message.
+ */
+export const SlotsResponseSchema: GenMessage<SlotsResponse> = /*@__PURE__*/
+  messageDesc(file_inference_v1_inference, 48);
+
+/**
+ * One sequence of a loaded model's context.
+ *
+ * @generated from message inference.v1.SequenceSlot
+ */
+export type SequenceSlot = Message<"inference.v1.SequenceSlot"> & {
+  /**
+   * The sequence's id in its context (0..sequences-1).
+   *
+   * @generated from field: uint32 id = 1;
+   */
+  id: number;
+
+  /**
+   * The model's id.
+   *
+   * @generated from field: string model = 2;
+   */
+  model: string;
+
+  /**
+   * Whether a request holds it now.
+   *
+   * @generated from field: bool busy = 3;
+   */
+  busy: boolean;
+
+  /**
+   * Tokens in its KV cache (a prompt's and reply's, or what an idle sequence kept).
+   *
+   * @generated from field: uint32 tokens = 4;
+   */
+  tokens: number;
+
+  /**
+   * The model's context size per sequence.
+   *
+   * @generated from field: uint32 context_size = 5;
+   */
+  contextSize: number;
+
+  /**
+   * While busy: the request's GenerateRequest.request_id and client_id.
+   *
+   * @generated from field: string request_id = 6;
+   */
+  requestId: string;
+
+  /**
+   * @generated from field: string client_id = 7;
+   */
+  clientId: string;
+
+  /**
+   * While busy: tokens of its prompt, and tokens it has generated so far.
+   *
+   * @generated from field: uint32 prompt_tokens = 8;
+   */
+  promptTokens: number;
+
+  /**
+   * @generated from field: uint32 generated_tokens = 9;
+   */
+  generatedTokens: number;
+
+  /**
+   * While busy: tokens generated per second since its first token (0 before it).
+   *
+   * @generated from field: double decode_tokens_per_second = 10;
+   */
+  decodeTokensPerSecond: number;
+
+  /**
+   * While busy: whether it is still evaluating its prompt.
+   *
+   * @generated from field: bool processing_prompt = 11;
+   */
+  processingPrompt: boolean;
+};
+
+/**
+ * Describes the message inference.v1.SequenceSlot.
+ * Use `create(SequenceSlotSchema)` to create a new message.
+ */
+export const SequenceSlotSchema: GenMessage<SequenceSlot> = /*@__PURE__*/
+  messageDesc(file_inference_v1_inference, 49);
+
+/**
+ * A sequence state the KV cache tier keeps (--cache-ram): restored when a prompt shares its prefix.
+ *
+ * @generated from message inference.v1.SavedState
+ */
+export type SavedState = Message<"inference.v1.SavedState"> & {
+  /**
+   * @generated from field: string model = 1;
+   */
+  model: string;
+
+  /**
+   * Tokens it holds.
+   *
+   * @generated from field: uint32 tokens = 2;
+   */
+  tokens: number;
+
+  /**
+   * Its size in bytes.
+   *
+   * @generated from field: uint64 bytes = 3;
+   */
+  bytes: bigint;
+
+  /**
+   * When it was last saved or restored, in ms since the Unix epoch.
+   *
+   * @generated from field: int64 last_used_ms = 4;
+   */
+  lastUsedMs: bigint;
+};
+
+/**
+ * Describes the message inference.v1.SavedState.
+ * Use `create(SavedStateSchema)` to create a new message.
+ */
+export const SavedStateSchema: GenMessage<SavedState> = /*@__PURE__*/
+  messageDesc(file_inference_v1_inference, 50);
 
 /**
  * @generated from message inference.v1.ListModelsResponse
@@ -1880,7 +2123,7 @@ export type ListModelsResponse = Message<"inference.v1.ListModelsResponse"> & {
  * Use `create(ListModelsResponseSchema)` to create a new message.
  */
 export const ListModelsResponseSchema: GenMessage<ListModelsResponse> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 46);
+  messageDesc(file_inference_v1_inference, 51);
 
 /**
  * @generated from message inference.v1.ModelInfo
@@ -2170,7 +2413,7 @@ export type ModelInfo = Message<"inference.v1.ModelInfo"> & {
  * Use `create(ModelInfoSchema)` to create a new message.
  */
 export const ModelInfoSchema: GenMessage<ModelInfo> = /*@__PURE__*/
-  messageDesc(file_inference_v1_inference, 47);
+  messageDesc(file_inference_v1_inference, 52);
 
 /**
  * Who wrote a chat message.
@@ -2542,6 +2785,19 @@ export const InferenceService: GenService<{
     methodKind: "unary";
     input: typeof DescribeModelRequestSchema;
     output: typeof ModelDescriptionSchema;
+  },
+  /**
+   * What the sidecar's sequences are doing now: every sequence of every loaded model (busy or
+   * idle, the tokens it holds, the request and client using it, its decode rate), and the states
+   * its KV cache tier keeps. An operator's view (the edge serves it to admin keys only as
+   * GET /slots); it changes nothing.
+   *
+   * @generated from rpc inference.v1.InferenceService.Slots
+   */
+  slots: {
+    methodKind: "unary";
+    input: typeof SlotsRequestSchema;
+    output: typeof SlotsResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_inference_v1_inference, 0);
