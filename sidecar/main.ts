@@ -23,6 +23,7 @@ async function catalogueFor(config: SidecarConfig): Promise<Catalogue> {
     defaultModel: config.defaultModel,
     modelDraft: config.modelDraft,
     mmproj: config.mmproj,
+    lora: config.lora,
   };
   const given =
     config.models.length > 0 || sources.serveFolder || Object.values(presets ?? {}).some((p) => p.model !== undefined);

@@ -22,7 +22,7 @@ import { renderChat, tokenizeRaw } from "./engine/chat/prompt.js";
 import { prepareMedia } from "./engine/chat/media-prompt.js";
 import type { ModelFiles } from "./catalogue/model-files.js";
 import type { ModelRegistry } from "./catalogue/registry.js";
-import { modelInfo } from "./model-info.js";
+import { modelInfo, modelInfoNamed, modelInfos } from "./model-info.js";
 import { observed, type Observer } from "./trace/observe.js";
 
 export interface ServiceState {
@@ -162,14 +162,19 @@ export function createInferenceService(state: ServiceState): ServiceImpl<typeof 
     listModels() {
       // A draining sidecar is not serving: the edge's health check reads this refusal.
       if (state.draining()) throw unavailable("the sidecar is shutting down");
-      return { models: state.registry.list().map((view) => modelInfo(view, state.registry.created)) };
+      return { models: state.registry.list().flatMap((view) => modelInfos(view, state.registry.created)) };
     },
     async loadModel(request, context) {
       const view = await state.registry.load(request.model, callOf(request, context.signal));
-      return modelInfo(view, state.registry.created);
+      return modelInfoNamed(view, request.model, state.registry.created);
     },
     async unloadModel(request) {
-      return modelInfo(await state.registry.unload(request.model), state.registry.created);
+      return modelInfoNamed(await state.registry.unload(request.model), request.model, state.registry.created);
+    },
+    async setLoraScale(request) {
+      if (!Number.isFinite(request.scale)) throw invalidArgument("scale must be a finite number");
+      const view = await state.registry.setLoraScale(request.model, request.scale);
+      return modelInfoNamed(view, request.model, state.registry.created);
     },
     async *pullModel(request, context) {
       if (state.draining()) throw unavailable("the sidecar is shutting down");
