@@ -32,6 +32,7 @@ import { recordOf, type RequestRecord } from "./request-log.js";
 import { encodeResumeContext, wantsResumable } from "./resumable.js";
 import { only, streamResponse } from "./stream.js";
 import { parseRequest } from "./validation.js";
+import { applyLora, type LoraChoice } from "./lora.js";
 
 /** A body's answer without a generation (Ollama's empty request loads or unloads its model), else undefined. */
 export type OtherAnswer<S extends z.ZodType> = (body: z.output<S>) => Promise<Response> | undefined;
@@ -65,6 +66,13 @@ export async function generateFor<S extends z.ZodType>(
   ticket?: ArrivalTicket,
 ): Promise<Response> {
   const generateRequest = endpoint.toRequest(body);
+  // llama-server's `lora` field (chat and completions) names the adapter that serves the request.
+  await applyLora(
+    context.sidecar,
+    generateRequest,
+    (body as { lora?: readonly LoraChoice[] | null }).lora,
+    request.signal,
+  );
   // The sidecar's queue lets callers take turns (proto: GenerateRequest.client_id; empty: anonymous).
   const caller = callerOf(request);
   if (caller.keyId !== ANONYMOUS.keyId) generateRequest.clientId = caller.keyId;
