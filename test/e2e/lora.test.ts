@@ -60,7 +60,7 @@ describeOnRuntimes(
       expect([answer.model, answer.message.content]).toEqual(["pirate-lora", ADAPTED_REPLIES["pirate-lora"]]);
     });
 
-    it("takes llama-server's lora field on chat: by place or name; all at 0 is the base; a 400 names the entry", async () => {
+    it("takes llama-server's lora field on chat: by place or name; all at 0: the base; a 400 names it", async () => {
       expect(await chat({ model: "adapted", lora: [{ id: 1, scale: 1 }] })).toEqual([
         "french-lora",
         ADAPTED_REPLIES["french-lora"],
