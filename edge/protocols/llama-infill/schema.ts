@@ -131,7 +131,9 @@ export const INFILL_FIELDS = {
     z
       .array(z.unknown())
       .nullish()
-      .refine((v) => v == null || v.length === 0, { error: "lora is not supported on /infill: name the adapter in model" }),
+      .refine((v) => v == null || v.length === 0, {
+        error: "lora is not supported on /infill: name the adapter in model",
+      }),
   ),
   response_fields: refused(
     DOCS && { why: "the whole answer is sent", sample: ["content"] },
