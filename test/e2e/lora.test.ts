@@ -5,11 +5,11 @@
 import Anthropic from "@anthropic-ai/sdk";
 import { Ollama } from "ollama";
 import OpenAI from "openai";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ADAPTED_REPLIES, ensureModels } from "../../gguf/models.js";
 import type { RunningSidecar } from "../../sidecar/start-sidecar.js";
 import { startCatalogue } from "../support/catalogue.js";
-import { describeOnRuntimes } from "../support/runtimes.js";
+import { describeOnRuntimes, type RuntimeEdge, startEdgeOn } from "../support/runtimes.js";
 
 const CLIENT_KEY = "lora-client-key";
 const ADMIN_KEY = "lora-admin-key";
@@ -107,3 +107,33 @@ describeOnRuntimes(
   },
   { apiKeys: CLIENT_KEY, adminKeys: ADMIN_KEY },
 );
+
+describe("LoRA adapters behind an edge with two sidecars, one of them without adapters (node)", () => {
+  let plain: RunningSidecar;
+  let edge: RuntimeEdge;
+  beforeAll(async () => {
+    // The same base alone: it would answer any name with the base's reply.
+    plain = await startCatalogue([paths.adapted], { sequences: 2 });
+    edge = await startEdgeOn("node", [plain.url, sidecar.url]);
+  }, 120_000);
+  afterAll(async () => {
+    await edge?.stop();
+    await plain?.stop();
+  });
+
+  it("routes every adapter's request to the sidecar that has it; the base's and unknown names to either", async () => {
+    const openai = new OpenAI({ baseURL: `${edge.url}/v1`, apiKey: "x", maxRetries: 0 });
+    const ask = async (model: string) =>
+      (await openai.chat.completions.create({ model, messages: HELLO, max_tokens: 24 })).choices[0]?.message.content;
+    const names = ["pirate-lora", "french-lora", "pirate-lora", "french-lora", "adapted", "gpt-4o"];
+    const replies = await Promise.all(names.map(ask));
+    expect(replies).toEqual([
+      ADAPTED_REPLIES["pirate-lora"],
+      ADAPTED_REPLIES["french-lora"],
+      ADAPTED_REPLIES["pirate-lora"],
+      ADAPTED_REPLIES["french-lora"],
+      ADAPTED_REPLIES.adapted,
+      ADAPTED_REPLIES.adapted,
+    ]);
+  });
+});
