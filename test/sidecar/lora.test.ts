@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Role } from "../../proto/gen/inference/v1/inference_pb.js";
 import { ADAPTED_REPLIES, ensureModels } from "../../gguf/models.js";
 import type { RunningSidecar } from "../../sidecar/start-sidecar.js";
+import { modelIdentity } from "../../sidecar/engine/llama/kv-tier.js";
 import { answer, startCatalogue } from "../support/catalogue.js";
 import { clientsFor, collect, type InferenceClient } from "../support/sidecar.js";
 
@@ -62,6 +63,26 @@ describe("LoRA adapters of one base model", () => {
     const names: Name[] = ["pirate-lora", "french-lora", "adapted", "french-lora", "pirate-lora", "adapted"];
     const replies = await Promise.all(names.map((name) => chat(name)));
     expect(replies.map((r) => r.text)).toEqual(names.map((name) => ADAPTED_REPLIES[name]));
+  });
+
+  it("each have a context, sequences and a KV tier of their own on the base's weights", () => {
+    const [base] = sidecar.models;
+    const adapters = [...(base?.adapters.values() ?? [])];
+    expect(adapters.map((a) => [a.id, a.lora?.parent, a.model === base?.model])).toEqual([
+      ["pirate-lora", "adapted", true],
+      ["french-lora", "adapted", true],
+    ]);
+    const [contexts, pools, tiers] = [
+      new Set([base, ...adapters].map((m) => m?.context)),
+      new Set([base, ...adapters].map((m) => m?.pool)),
+      new Set([base, ...adapters].map((m) => m?.kvTier)),
+    ];
+    expect([contexts.size, pools.size, tiers.size, tiers.has(undefined)]).toEqual([3, 3, 3, false]);
+    // Their tiers' identities differ, so a state kept by one (in memory or under --cache-dir) never loads in another.
+    const identities = [undefined, paths["pirate-lora"], paths["french-lora"]].map((a) =>
+      modelIdentity(paths.adapted, 512, a),
+    );
+    expect(new Set(identities).size).toBe(3);
   });
 
   it("never serve one adapter's cached prompt to another or to the base", async () => {
