@@ -8,6 +8,7 @@ import { ADAPTED_REPLIES, ensureModels } from "../../gguf/models.js";
 import type { RunningSidecar } from "../../sidecar/start-sidecar.js";
 import { modelIdentity } from "../../sidecar/engine/llama/kv-tier.js";
 import { answer, startCatalogue } from "../support/catalogue.js";
+import { startProcess } from "../support/processes.js";
 import { clientsFor, collect, type InferenceClient } from "../support/sidecar.js";
 
 type Name = keyof typeof ADAPTED_REPLIES;
@@ -110,4 +111,28 @@ describe("LoRA adapters of one base model", () => {
       /^sidecar_lora_requests_info\{running_lora_adapters="",waiting_lora_adapters="",max_lora="2"\} \d+/m,
     );
   });
+});
+
+describe("the sidecar process with --lora", () => {
+  it("takes adapters by flag and LORA, lists them on its start line and serves them by name", async () => {
+    const flags = ["--port", "0", "--model", paths.adapted, "--lora", `pirate-lora=${paths["pirate-lora"]}:0.5`];
+    const started = await startProcess(
+      process.execPath,
+      ["--import", "tsx", "sidecar/main.ts", ...flags, "--context-size", "512", "--sequences", "1"],
+      { LORA: `french-lora=${paths["french-lora"]}` },
+      /on (http:\/\/127\.0\.0\.1:\d+)/,
+    );
+    try {
+      // The flag wins over the variable, as for every setting.
+      expect(started.output()).toContain(
+        "sidecar: catalogue of 1: adapted (loaded) with LoRA adapters pirate-lora (scale 0.5)",
+      );
+      client = clientsFor(started.url).grpc;
+      expect((await chat("pirate-lora")).text).toBe(ADAPTED_REPLIES["pirate-lora"]);
+      expect((await chat("adapted")).text).toBe(ADAPTED_REPLIES.adapted);
+    } finally {
+      started.child.kill("SIGTERM");
+      client = clientsFor(sidecar.url).grpc;
+    }
+  }, 60_000);
 });
