@@ -111,7 +111,7 @@ const options = {
     help:
       "JSON file of per-model options keyed by model name: model (a source: adds it), contextSize, sequences, " +
       "chatTemplate, gpuLayers, " +
-      'specLookup, fimOrder, alias (docs/contract.md, "Model catalogue (sidecar)")',
+      'specLookup, fimOrder, lora (LoRA adapters), alias (docs/contract.md, "Model catalogue (sidecar)")',
   },
   "default-model": {
     type: "string",
