@@ -66,13 +66,10 @@ export async function generateFor<S extends z.ZodType>(
   ticket?: ArrivalTicket,
 ): Promise<Response> {
   const generateRequest = endpoint.toRequest(body);
-  // llama-server's `lora` field (chat and completions) names the adapter that serves the request.
-  await applyLora(
-    context.sidecar,
-    generateRequest,
-    (body as { lora?: readonly LoraChoice[] | null }).lora,
-    request.signal,
-  );
+  // llama-server's `lora` field (chat and completions) names the adapter that serves the request; without it the
+  // path stays as it was (no wait).
+  const lora = (body as { lora?: readonly LoraChoice[] | null }).lora;
+  if (lora != null && lora.length > 0) await applyLora(context.sidecar, generateRequest, lora, request.signal);
   // The sidecar's queue lets callers take turns (proto: GenerateRequest.client_id; empty: anonymous).
   const caller = callerOf(request);
   if (caller.keyId !== ANONYMOUS.keyId) generateRequest.clientId = caller.keyId;
