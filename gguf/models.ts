@@ -10,6 +10,7 @@ import { isAbsolute, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { editTwinSpec } from "./twins/edit.js";
 import { CHATML_TEMPLATE } from "./llama.js";
+import { buildLoraAdapter } from "./lora.js";
 import { buildRandomModel, RANDOM_60M, RANDOM_850M, RANDOM_TINY } from "./random.js";
 import { buildRerankModel, RERANK_SPEC } from "./rerank.js";
 import type { FamilyVocabSpec } from "./family-vocab.js";
@@ -52,6 +53,27 @@ export const SCRIPTED_SPEC: ScriptedSpec = {
     { after: "Let us sing. Sing", reply: " la", end: "loop" },
   ],
 };
+
+/**
+ * The base of the LoRA adapters (lora.ts): chat → "Hi there" then `<|im_end|>`; two latent scripts that a
+ * prompt ending in "Ahoy" or "Bonjour" starts, and that the adapters start after a chat prompt's newline:
+ * with `pirate-lora` a chat gets "Ahoy matey, fair winds!", with `french-lora` "Bonjour mon ami!".
+ */
+export const ADAPTED_SPEC: ScriptedSpec = {
+  name: "adapted",
+  chatTemplate: CHATML_TEMPLATE,
+  scripts: [
+    { after: "\n", reply: "Hi there", end: "im_end" },
+    { after: "Ahoy", reply: " matey, fair winds!", end: "im_end" },
+    { after: "Bonjour", reply: " mon ami!", end: "im_end" },
+  ],
+};
+/** What a chat gets from the `adapted` model with each of its adapters (and with none). */
+export const ADAPTED_REPLIES = {
+  adapted: "Hi there",
+  "pirate-lora": "Ahoy matey, fair winds!",
+  "french-lora": "Bonjour mon ami!",
+} as const;
 
 /** The `tools` model's call: `get_weather` with `{"city":"Tokyo"}`, cut where node-llama-cpp's call syntax is cut. */
 export const TOOLS_CALL_PIECES = [
@@ -859,6 +881,21 @@ export const CATALOGUE = {
     byDefault: false,
     build: qwen3EmbeddingFile,
   },
+  adapted: {
+    description: "scripted base of the LoRA adapters pirate-lora and french-lora (chat → Hi there)",
+    byDefault: false,
+    build: () => buildScriptedModel(ADAPTED_SPEC).file,
+  },
+  "pirate-lora": {
+    description: "LoRA adapter of adapted: chat → Ahoy matey, fair winds!",
+    byDefault: false,
+    build: () => buildLoraAdapter(buildScriptedModel(ADAPTED_SPEC), { name: "pirate-lora", opens: "Ahoy" }),
+  },
+  "french-lora": {
+    description: "LoRA adapter of adapted: chat → Bonjour mon ami!",
+    byDefault: false,
+    build: () => buildLoraAdapter(buildScriptedModel(ADAPTED_SPEC), { name: "french-lora", opens: "Bonjour" }),
+  },
   "random-tiny": {
     description: "random weights, ~1 MB",
     byDefault: true,
@@ -1009,6 +1046,7 @@ const SOURCES = [
   "twins/coder.ts",
   "twins/vision.ts",
   "projector.ts",
+  "lora.ts",
 ];
 
 /** Relative directories are taken from the project root, so the cwd does not matter. */

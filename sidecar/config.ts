@@ -13,6 +13,13 @@ import { DRAFT_MIN_P } from "./engine/llama/draft-model.js";
 import { DEFAULT_KV_BLOCK_SIZE, type KvEventsSettings } from "./kv-events/settings.js";
 import { traceSettingsFromEnv, type SidecarTraceSettings } from "./trace/trace-settings.js";
 
+/** One `--lora`: an adapter's name, its file (a source like `--model`) and its default scale. */
+export interface LoraFlag {
+  readonly name: string;
+  readonly path: string;
+  readonly scale: number;
+}
+
 type EngineSettings =
   | "threads"
   | "threadsBatch"
@@ -57,6 +64,8 @@ export interface SidecarConfig extends Pick<ModelOptions, EngineSettings> {
   readonly mmproj?: string | undefined;
   /** `--model-draft`: the draft model of the models given by `--model` (a preset's `draft` wins for its model). */
   readonly modelDraft?: string | undefined;
+  /** Every `--lora name=path[:scale]`: LoRA adapters of the one `--model` (presets' `lora` for others). */
+  readonly lora?: readonly LoraFlag[];
   /** A separate GGUF for embeddings (resolved like `model`); none: the served model embeds. */
   readonly embeddingModel?: string | undefined;
   readonly host: string;
@@ -106,7 +115,7 @@ const options = {
     help:
       "JSON file of per-model options keyed by model name: model (a source: adds it), contextSize, sequences, " +
       "chatTemplate, gpuLayers, " +
-      'specLookup, fimOrder, alias (docs/contract.md, "Model catalogue (sidecar)")',
+      'specLookup, fimOrder, lora (LoRA adapters), alias (docs/contract.md, "Model catalogue (sidecar)")',
   },
   "default-model": {
     type: "string",
@@ -152,6 +161,13 @@ const options = {
     help:
       "a draft model of the same vocabulary for the models given by --model (path, name, hf: or https URL like " +
       "--model): speculative decoding in place of prompt lookup; a model whose vocabulary differs is refused at load",
+  },
+  lora: {
+    type: "string",
+    env: "LORA",
+    help:
+      "a LoRA adapter of the --model, name=path[:scale] (path, name, hf: or https URL like --model; scale default " +
+      "1): served as a model of that name, loaded with its base; repeat the flag (LORA: comma-separated) for several",
   },
   "model-id": { type: "string", env: "MODEL_ID", help: "name clients use (default: the file name)" },
   "chat-template-file": {
@@ -467,7 +483,20 @@ function checkExposure(host: string, token: string | undefined, insecure: string
 }
 
 /** Flags that may be given more than once. */
-const REPEATED: readonly string[] = ["model", "preload"];
+const REPEATED: readonly string[] = ["model", "preload", "lora"];
+
+/** `--lora name=path[:scale]`: a scale is the last `:number`, so a path may hold colons (hf:…). */
+export function parseLora(raw: string): LoraFlag {
+  const at = raw.indexOf("=");
+  const name = raw.slice(0, at).trim();
+  const rest = raw.slice(at + 1).trim();
+  if (at <= 0 || name === "" || rest === "")
+    throw new Error(`--lora must be name=path[:scale] (e.g. pirate=adapters/pirate.gguf:0.8), got "${raw}"`);
+  const scaled = /^(.+):(-?\d+(?:\.\d+)?)$/.exec(rest);
+  return scaled === null
+    ? { name, path: rest, scale: 1 }
+    : { name, path: scaled[1] as string, scale: Number(scaled[2]) };
+}
 
 type Values = Record<string, string | boolean | (string | boolean)[] | undefined>;
 
@@ -510,6 +539,7 @@ function catalogueSettings(
     defaultModel: get("default-model"),
     modelDraft: get("model-draft"),
     mmproj: get("mmproj"),
+    lora: (Array.isArray(values["lora"]) ? values["lora"].map(String) : splitList(get("lora"))).map(parseLora),
   };
 }
 

@@ -23,6 +23,7 @@ async function catalogueFor(config: SidecarConfig): Promise<Catalogue> {
     defaultModel: config.defaultModel,
     modelDraft: config.modelDraft,
     mmproj: config.mmproj,
+    lora: config.lora,
   };
   const given =
     config.models.length > 0 || sources.serveFolder || Object.values(presets ?? {}).some((p) => p.model !== undefined);
@@ -123,11 +124,19 @@ async function main(): Promise<void> {
   drainOnSignals(config, sidecar);
 }
 
+/** A model's LoRA adapters on the start line: ` with LoRA adapters a (scale 1), b (scale 0.5)`. */
+const adaptersOf = (view: ReturnType<RunningSidecar["registry"]["list"]>[number]): string => {
+  const adapters = view.entry.adapters ?? [];
+  return adapters.length === 0
+    ? ""
+    : ` with LoRA adapters ${adapters.map((a) => `${a.name} (scale ${a.scale})`).join(", ")}`;
+};
+
 /** The catalogue (name, status), the first loaded model's settings, and where the sidecar listens. */
 function startLines(config: SidecarConfig, sidecar: RunningSidecar): void {
   const views = sidecar.registry.list();
   const listed = views
-    .map((v) => `${v.entry.name} (${v.status}${v.failure === "" ? "" : `: ${v.failure}`})`)
+    .map((v) => `${v.entry.name} (${v.status}${v.failure === "" ? "" : `: ${v.failure}`})${adaptersOf(v)}`)
     .join(", ");
   const keepAlive = views[0]?.keepAliveSeconds ?? -1;
   const policy =

@@ -39,6 +39,33 @@ export function modelInfo(view: ModelView, created: number): ModelInfo {
   return view.loaded === undefined ? base : { ...base, ...loadedInfo(view.loaded) };
 }
 
+/** The model and its LoRA adapters (each a model of its own name, kind "lora", whose `parent` is the model). */
+export function modelInfos(view: ModelView, created: number): ModelInfo[] {
+  return [modelInfo(view, created), ...(view.entry.adapters ?? []).map((a) => adapterInfo(view, a.name, created))];
+}
+
+/** What ListModels says of the model or adapter `name` (LoadModel, UnloadModel, SetLoraScale answer with it). */
+export function modelInfoNamed(view: ModelView, name: string, created: number): ModelInfo {
+  return view.entry.adapters?.some((a) => a.name === name) === true
+    ? adapterInfo(view, name, created)
+    : modelInfo(view, created);
+}
+
+/** An adapter of the model of `view`: the base's status and settings, its own sequences' load when loaded. */
+function adapterInfo(view: ModelView, name: string, created: number): ModelInfo {
+  const entry = view.entry.adapters?.find((a) => a.name === name);
+  const loaded = view.loaded?.adapters.get(name);
+  const base = { ...modelInfo({ ...view, loaded }, created), aliases: [] };
+  return {
+    ...base,
+    id: name,
+    kind: "lora",
+    parent: view.entry.name,
+    loraPath: entry?.source ?? "",
+    loraScale: loaded?.lora?.scale ?? entry?.scale ?? 1,
+  };
+}
+
 /** What a loaded model adds. */
 function loadedInfo(m: LoadedModel): ModelInfo {
   return {

@@ -22,8 +22,8 @@ import { renderChat, tokenizeRaw } from "./engine/chat/prompt.js";
 import { prepareMedia } from "./engine/chat/media-prompt.js";
 import type { ModelFiles } from "./catalogue/model-files.js";
 import type { ModelRegistry } from "./catalogue/registry.js";
-import { modelInfo } from "./model-info.js";
 import { slotsOf } from "./slots.js";
+import { modelInfo, modelInfoNamed, modelInfos } from "./model-info.js";
 import { observed, type Observer } from "./trace/observe.js";
 
 export interface ServiceState {
@@ -163,16 +163,17 @@ export function createInferenceService(state: ServiceState): ServiceImpl<typeof 
     listModels() {
       // A draining sidecar is not serving: the edge's health check reads this refusal.
       if (state.draining()) throw unavailable("the sidecar is shutting down");
-      return { models: state.registry.list().map((view) => modelInfo(view, state.registry.created)) };
+      return { models: state.registry.list().flatMap((view) => modelInfos(view, state.registry.created)) };
     },
     slots: (request) => slotsNamed(state, request.model),
     async loadModel(request, context) {
       const view = await state.registry.load(request.model, callOf(request, context.signal));
-      return modelInfo(view, state.registry.created);
+      return modelInfoNamed(view, request.model, state.registry.created);
     },
     async unloadModel(request) {
-      return modelInfo(await state.registry.unload(request.model), state.registry.created);
+      return modelInfoNamed(await state.registry.unload(request.model), request.model, state.registry.created);
     },
+    setLoraScale: (request) => setLoraScale(state, request.model, request.scale),
     async *pullModel(request, context) {
       if (state.draining()) throw unavailable("the sidecar is shutting down");
       for await (const step of state.files.pull(request.source, request.alias, context.signal)) {
@@ -259,4 +260,10 @@ async function tokensOf(loaded: LoadedModel, request: TokenizeRequest): Promise<
     case undefined:
       throw invalidArgument("tokenize needs text or chat messages");
   }
+}
+
+/** SetLoraScale: a LoRA adapter's scale set, and what ModelInfo then says of the adapter. */
+async function setLoraScale(state: ServiceState, model: string, scale: number) {
+  if (!Number.isFinite(scale)) throw invalidArgument("scale must be a finite number");
+  return modelInfoNamed(await state.registry.setLoraScale(model, scale), model, state.registry.created);
 }

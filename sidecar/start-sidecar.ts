@@ -83,6 +83,7 @@ function sharedOptions(config: StartOptions): SharedModelOptions {
     embeddingModel: _embeddingModel,
     modelDraft: _modelDraft,
     mmproj: _mmproj,
+    lora: _lora,
     host: _host,
     port: _port,
     drainMs: _drainMs,
@@ -133,6 +134,7 @@ async function openRegistry(
       serveFolder: false,
       modelDraft: config.modelDraft,
       mmproj: config.mmproj,
+      lora: config.lora,
     });
   const shared =
     config.embeddingModel === undefined ? undefined : await loadSharedEmbedder(llama, config.embeddingModel, engine);

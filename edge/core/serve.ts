@@ -33,6 +33,7 @@ import { encodeResumeContext, wantsResumable } from "./resumable.js";
 import { only, streamResponse } from "./stream.js";
 import { parseRequest } from "./validation.js";
 import { chatOf, refusalOf, resolveChatMedia } from "./media/for-request.js";
+import { applyLora, type LoraChoice } from "./lora.js";
 
 /** A body's answer without a generation (Ollama's empty request loads or unloads its model), else undefined. */
 export type OtherAnswer<S extends z.ZodType> = (body: z.output<S>) => Promise<Response> | undefined;
@@ -68,6 +69,10 @@ export async function generateFor<S extends z.ZodType>(
   const generateRequest = endpoint.toRequest(body);
   // Images referred to by URL, file or base64 become bytes here, or a 400 naming the part (core/media/).
   await resolveChatMedia(chatOf(generateRequest), context, request);
+  // llama-server's `lora` field (chat and completions) names the adapter that serves the request; without it the
+  // path stays as it was (no wait).
+  const lora = (body as { lora?: readonly LoraChoice[] | null }).lora;
+  if (lora != null && lora.length > 0) await applyLora(context.sidecar, generateRequest, lora, request.signal);
   // The sidecar's queue lets callers take turns (proto: GenerateRequest.client_id; empty: anonymous).
   const caller = callerOf(request);
   if (caller.keyId !== ANONYMOUS.keyId) generateRequest.clientId = caller.keyId;

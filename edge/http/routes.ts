@@ -51,6 +51,7 @@ import { handleDetokenize, handleTokenize } from "../protocols/tokenizer/handler
 import { handleApplyTemplate } from "../protocols/openai-chat/apply-template.js";
 import { handleEmbeddings } from "../protocols/openai-embeddings/handler.js";
 import { handleRerank } from "../protocols/rerank/handler.js";
+import { handleListLoraAdapters, handleSetLoraAdapters } from "../protocols/lora-adapters/handler.js";
 import { handleChatCompletions } from "../protocols/openai-chat/handler.js";
 import { handleCompletions } from "../protocols/openai-completions/handler.js";
 import { handleInfill } from "../protocols/llama-infill/handler.js";
@@ -569,6 +570,23 @@ function modelRoutes(context: AppContext): Route[] {
       about: DOCS && "unloads a model",
       contract: models,
       handle: (r) => handleUnloadModel(r, context),
+    },
+    // llama-server's LoRA adapter endpoints (docs/contract.md, "LoRA adapters").
+    {
+      method: "GET",
+      path: "/lora-adapters",
+      protocol: "openai",
+      about: DOCS && "the LoRA adapters served, with their scales",
+      contract: "lora-adapters",
+      handle: (r) => handleListLoraAdapters(r, context),
+    },
+    {
+      method: "POST",
+      path: "/lora-adapters",
+      protocol: "openai",
+      about: DOCS && "sets LoRA adapters' scales (admin)",
+      contract: "lora-adapters",
+      handle: (r) => handleSetLoraAdapters(r, context),
     },
     {
       method: "POST",

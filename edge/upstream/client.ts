@@ -2,7 +2,8 @@
 // LoadModel (and DescribeModel) go to the first sidecar the pool picks for the named model (the next one when it
 // is unreachable, busy or could not load it); UnloadModel and DeleteModel go to every sidecar whose catalogue holds
 // the model, PullModel to every sidecar up (pulls.ts); ListModels merges every reachable sidecar's catalogue
-// (catalogue.ts). With one sidecar every call is that sidecar's own.
+// (catalogue.ts); SetLoraScale goes to every sidecar that has the adapter. With one sidecar every call is that
+// sidecar's own.
 import { Code, ConnectError, type CallOptions } from "@connectrpc/connect";
 import type { ModelInfo } from "../../proto/gen/inference/v1/inference_pb.js";
 import { ServiceUnavailableError } from "../base/errors.js";
@@ -130,5 +131,8 @@ export function routedClient(pool: SidecarPool): Sidecar {
         saved: answers.flatMap((answer) => answer.saved),
       };
     },
+    // Every sidecar that serves the adapter gets its scale.
+    setLoraScale: (request, options) =>
+      onEvery(pool, request.model ?? "", (state) => noted(state, state.client.setLoraScale(request, options))),
   };
 }

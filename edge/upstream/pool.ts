@@ -173,7 +173,8 @@ export class SidecarPool {
   #ordered(model: string, key: string | undefined): SidecarState[] | Promise<SidecarState[]> {
     if (!this.several) return [...this.states];
     const up = this.states.filter((s) => !s.down);
-    const ids = new Set(this.states.flatMap((s) => s.models.map((m) => m.id)));
+    // A LoRA adapter is a model of its own name, but not one that makes "one model everywhere" several.
+    const ids = new Set(this.states.flatMap((s) => s.models.filter((m) => m.kind !== "lora").map((m) => m.id)));
     const known = this.states.some((s) => s.serves(model));
     // As with one sidecar: no name, or one model everywhere, reaches any sidecar.
     const anyModel = model === "" || (ids.size === 1 && !known);

@@ -21,6 +21,11 @@ export interface EstimateSettings {
   readonly flashAttention: boolean;
   /** The draft model's header (`draft` in the preset, `--model-draft`), counted with the model. */
   readonly draft?: ModelFile | undefined;
+  /**
+   * Its LoRA adapters' file sizes: each loaded with the model (its tensors in host memory) and served in a context of
+   * its own, as large as the model's.
+   */
+  readonly adapters?: readonly number[] | undefined;
 }
 
 export interface Estimate {
@@ -75,7 +80,7 @@ async function needAt(
   gpuLayers: number,
   contextSize: number,
 ): Promise<{ need: Bytes; weights: Bytes }> {
-  const own = await needOf(file, settings, gpuLayers, contextSize);
+  const own = withAdapters(await needOf(file, settings, gpuLayers, contextSize), settings.adapters ?? []);
   if (settings.draft === undefined) return own;
   // A draft model: its weights at as many GPU layers as it has, and a context of the same size and sequences.
   const draft = await needOf(
@@ -88,6 +93,14 @@ async function needAt(
 }
 
 const plus = (a: Bytes, b: Bytes): Bytes => ({ ram: a.ram + b.ram, vram: a.vram + b.vram });
+
+/** The model's need with a context and the file's tensors per adapter (the weights are shared). */
+function withAdapters(own: { need: Bytes; weights: Bytes }, adapters: readonly number[]) {
+  const context = { ram: own.need.ram - own.weights.ram, vram: own.need.vram - own.weights.vram };
+  let need = own.need;
+  for (const bytes of adapters) need = plus(plus(need, context), { ram: bytes, vram: 0 });
+  return { need, weights: own.weights };
+}
 
 async function needOf(
   file: ModelFile,

@@ -116,7 +116,7 @@ function headerReader(llama: Llama): (path: string) => Promise<ModelFile> {
 
 export function hostLoader(options: HostLoaderOptions): Loader {
   const read = headerReader(options.llama);
-  /** A draft model's or a projector's local file (a remote one downloaded at its first use, like a model). */
+  /** A draft model's, a projector's or an adapter's local file (a remote one downloaded at its first use). */
   const draftPath = (source: string, signal?: AbortSignal): Promise<string> =>
     resolveModelSource(source, { folder: options.folder, ...(signal ? { signal } : {}) });
   return {
@@ -145,15 +145,26 @@ export function hostLoader(options: HostLoaderOptions): Loader {
       const settings = estimateSettings(options.llama, settingsOf(options.engine, entry));
       const draft = entry.preset.draft;
       const draftFile = draft === undefined ? undefined : await read(await draftPath(draft));
-      return estimate(file, options.llama, { ...settings, draft: draftFile }, room);
+      const adapters = await Promise.all(
+        (entry.adapters ?? []).map(async (a) => statSync(await draftPath(a.source)).size),
+      );
+      return estimate(file, options.llama, { ...settings, draft: draftFile, adapters }, room);
     },
     async load(entry, path, estimated, onProgress, signal) {
       const settings = settingsOf(options.engine, entry);
       const draft = entry.preset.draft;
       const mmproj = entry.preset.mmproj;
       const projectorPath = mmproj === undefined ? projectorBeside(path) : await draftPath(mmproj, signal);
+      const lora = await Promise.all(
+        (entry.adapters ?? []).map(async (a) => ({
+          name: a.name,
+          path: await draftPath(a.source, signal),
+          scale: a.scale,
+        })),
+      );
       return loadModel({
         ...(draft !== undefined ? { draftModelPath: await draftPath(draft, signal) } : {}),
+        ...(lora.length > 0 ? { lora } : {}),
         projectorPath,
         ...settings,
         // "auto" stays flexible, at most the size the budget was measured with.

@@ -7,6 +7,15 @@ import { alreadyExists, notFound } from "../engine/engine-errors.js";
 import { isRemoteModel, knownFileName, modelsInFolder } from "./model-source.js";
 import type { Preset, Presets } from "./presets.js";
 
+/** A LoRA adapter of a catalogue model: a model of its own name, served by its base's weights. */
+export interface AdapterEntry {
+  readonly name: string;
+  /** Its file, as given: a path, a name in the models folder, hf: or https. */
+  readonly source: string;
+  /** Its default scale: given at start, changed by POST /lora-adapters (SetLoraScale), kept across loads. */
+  scale: number;
+}
+
 export interface CatalogueEntry {
   /** The name clients use (ModelInfo.id). */
   readonly name: string;
@@ -15,6 +24,8 @@ export interface CatalogueEntry {
   readonly aliases: readonly string[];
   /** Its own options (the presets file); unset ones follow the sidecar's flags. */
   readonly preset: Preset;
+  /** Its LoRA adapters (`--lora`, a preset's `lora`); none for most. */
+  readonly adapters?: readonly AdapterEntry[];
 }
 
 export interface CatalogueSources {
@@ -33,6 +44,8 @@ export interface CatalogueSources {
   readonly mmproj?: string | undefined;
   /** `--model-draft`: the draft model of the `--model` entries (a preset's `draft` wins). */
   readonly modelDraft?: string | undefined;
+  /** `--lora`: the adapters of the one `--model` (a preset's `lora` is added to them). */
+  readonly lora?: readonly { readonly name: string; readonly path: string; readonly scale: number }[] | undefined;
   /** Served when nothing else is (the demo model's path). */
   readonly fallback?: string | undefined;
 }
@@ -104,15 +117,30 @@ export function buildCatalogue(
       ...presets[name],
     },
   }));
+  const withAdapters = entries.map((entry, i) => ({ ...entry, adapters: adaptersOf(sources, found[i]?.given, entry) }));
   const seen = new Map<string, string>();
-  for (const entry of entries) {
-    for (const alias of [entry.name, ...entry.aliases]) {
+  for (const entry of withAdapters) {
+    for (const alias of [entry.name, ...entry.aliases, ...entry.adapters.map((a) => a.name)]) {
       const owner = seen.get(alias);
       if (owner !== undefined) throw new Error(`--models-preset: "${alias}" names both "${owner}" and "${entry.name}"`);
       seen.set(alias, entry.name);
     }
   }
-  return new Catalogue(entries, sources.defaultModel);
+  return new Catalogue(withAdapters, sources.defaultModel);
+}
+
+/** An entry's adapters: `--lora` for the one `--model`, then its preset's `lora`. */
+function adaptersOf(sources: CatalogueSources, given: boolean | undefined, entry: CatalogueEntry): AdapterEntry[] {
+  const flags = sources.lora ?? [];
+  if (flags.length > 0 && sources.models.length !== 1)
+    throw new Error("--lora names adapters of the one --model; with several, give each its own in --models-preset");
+  const fromFlags = given === true ? flags.map(({ name, path: source, scale }) => ({ name, source, scale })) : [];
+  const fromPreset = Object.entries(entry.preset.lora ?? {}).map(([name, a]) => ({
+    name,
+    source: a.path,
+    scale: a.scale ?? 1,
+  }));
+  return [...fromFlags, ...fromPreset];
 }
 
 export class Catalogue {
@@ -144,9 +172,22 @@ export class Catalogue {
     this.#entries = this.#entries.filter((e) => e.name !== name);
   }
 
-  /** The entry named `name` or one of its aliases. */
+  /** The entry named `name`, one of its aliases, or the base of the adapter named `name`. */
   find(name: string): CatalogueEntry | undefined {
-    return this.entries.find((e) => e.name === name) ?? this.entries.find((e) => e.aliases.includes(name));
+    return (
+      this.entries.find((e) => e.name === name) ??
+      this.entries.find((e) => e.aliases.includes(name)) ??
+      this.entries.find((e) => e.adapters?.some((a) => a.name === name))
+    );
+  }
+
+  /** The adapter named `name` and its base; undefined when `name` names no adapter. */
+  adapter(name: string): { readonly base: CatalogueEntry; readonly adapter: AdapterEntry } | undefined {
+    for (const base of this.entries) {
+      const adapter = base.adapters?.find((a) => a.name === name);
+      if (adapter !== undefined) return { base, adapter };
+    }
+    return undefined;
   }
 
   /**

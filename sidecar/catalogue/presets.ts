@@ -24,6 +24,14 @@ export interface Preset {
   readonly mmproj?: string;
   /** The order its fill-in-the-middle prompts take (default prefix-suffix-middle). */
   readonly fimOrder?: FimOrder;
+  /** Its LoRA adapters by name (`--lora`): each a model of its own name, loaded with this one. */
+  readonly lora?: Readonly<Record<string, LoraPreset>>;
+}
+
+/** A LoRA adapter: its file (a source like `model`) and its default scale (1 unless given). */
+export interface LoraPreset {
+  readonly path: string;
+  readonly scale?: number;
 }
 
 export type Presets = Readonly<Record<string, Preset>>;
@@ -39,6 +47,7 @@ const KEYS = [
   "draft",
   "mmproj",
   "fimOrder",
+  "lora",
 ] as const;
 type Key = (typeof KEYS)[number];
 
@@ -74,6 +83,7 @@ const CHECKS: Record<Key, (value: unknown) => Checked> = {
     v === "prefix-suffix-middle" || v === "suffix-prefix-middle"
       ? pass(v)
       : fail('must be "prefix-suffix-middle" or "suffix-prefix-middle"'),
+  lora: (v) => loraCheck(v),
   alias: (v) => {
     const names = typeof v === "string" ? [v] : v;
     const good =
@@ -81,6 +91,26 @@ const CHECKS: Record<Key, (value: unknown) => Checked> = {
     return good ? pass(names) : fail("must be a non-empty string or a list of them");
   },
 };
+
+/** A LoRA adapter's scale: a finite number (0 turns it off; llama.cpp takes negative ones too). */
+export const isLoraScale = (v: unknown): v is number => typeof v === "number" && Number.isFinite(v);
+
+/** `lora`: an object of adapters by name, each `{ "path": source, "scale"?: number }`. */
+function loraCheck(v: unknown): Checked {
+  const shape = 'must be an object of adapters by name, each {"path": a source, "scale": a number}';
+  if (!isObject(v) || Object.keys(v).length === 0) return fail(shape);
+  for (const [name, adapter] of Object.entries(v)) {
+    const good =
+      name.trim() !== "" &&
+      isObject(adapter) &&
+      Object.keys(adapter).every((k) => k === "path" || k === "scale") &&
+      typeof adapter.path === "string" &&
+      adapter.path !== "" &&
+      (adapter.scale === undefined || isLoraScale(adapter.scale));
+    if (!good) return fail(`${shape} ("${name}" is not)`);
+  }
+  return pass(v);
+}
 
 function isChatTemplate(value: string): boolean {
   return (

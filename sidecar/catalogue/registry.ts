@@ -121,7 +121,20 @@ export class ModelRegistry {
       }
       if (this.draining) throw unavailable("the sidecar is shutting down");
     }
-    return this.#lease(slot);
+    return this.#lease(slot, name);
+  }
+
+  /**
+   * Sets the scale of the LoRA adapter `name` (SetLoraScale): at once when it is loaded, and at its loads after.
+   * NOT_FOUND when no model has an adapter of that name.
+   */
+  async setLoraScale(name: string, scale: number): Promise<ModelView> {
+    const found = this.catalogue.adapter(name);
+    if (found === undefined) throw notFound(`no model has a LoRA adapter named "${name}"`);
+    found.adapter.scale = scale;
+    const slot = this.#slots.get(found.base.name) as Slot;
+    await slot.loaded?.adapters.get(name)?.lora?.setScale(scale);
+    return slot.view();
   }
 
   /** LoadModel: loads the model now (no-op when loaded) and answers once it is; the keep-alive counts from the load. */
@@ -254,8 +267,10 @@ export class ModelRegistry {
     return this.#slots.get(entry.name) as Slot;
   }
 
-  #lease(slot: Slot): Lease {
-    const model = slot.loaded as LoadedModel;
+  /** A lease of the slot's model, or of its adapter when `name` names one (a model of its own on the same weights). */
+  #lease(slot: Slot, name: string): Lease {
+    const base = slot.loaded as LoadedModel;
+    const model = base.adapters.get(name) ?? base;
     slot.leases++;
     slot.lastUsed = ++this.#clock;
     slot.stopKeepAlive();

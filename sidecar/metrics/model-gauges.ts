@@ -14,7 +14,10 @@ function kvTierSum(stats: readonly KvTierStats[]): KvTierStats | undefined {
 }
 
 export function modelLoads(registry: ModelRegistry): Load {
-  const loaded = registry.loaded();
+  // A LoRA adapter's sequences are a context of their own beside its base's.
+  const bases = registry.loaded();
+  const adapters = bases.flatMap((m) => [...m.adapters.values()]);
+  const loaded = [...bases, ...adapters];
   const cells = loaded.reduce((total, m) => total + m.pool.size * m.contextSize, 0);
   const held = loaded.reduce((total, m) => total + m.pool.heldTokens(), 0);
   const models: ModelLoad[] = registry.list().map((view) => ({
@@ -34,5 +37,10 @@ export function modelLoads(registry: ModelRegistry): Load {
     kvCacheUsage: cells === 0 ? 0 : held / cells,
     kvTier: kvTierSum(loaded.flatMap((m) => (m.kvTier === undefined ? [] : [m.kvTier.stats]))),
     models,
+    lora: {
+      running: adapters.filter((m) => m.pool.busy > 0).map((m) => m.id),
+      waiting: adapters.filter((m) => m.pool.queued > 0).map((m) => m.id),
+      max: adapters.length,
+    },
   };
 }

@@ -6,6 +6,7 @@ import { Counter, Gauge, type Registry } from "prom-client";
 import { grammarCache } from "../engine/grammar/constraint.js";
 import type { EngineMetrics } from "../engine/engine-metrics.js";
 import type { KvTierStats } from "../engine/llama/kv-tier.js";
+import { loraInfoGauge, type LoraLoad } from "./lora-info.js";
 
 /** The load a scrape reads from the engine. */
 export interface Load {
@@ -22,6 +23,8 @@ export interface Load {
   readonly kvTier?: KvTierStats | undefined;
   /** Each catalogued model. */
   readonly models?: readonly ModelLoad[];
+  /** The LoRA adapters' requests (lora-info.ts). */
+  readonly lora?: LoraLoad;
 }
 
 /** One catalogued model's gauges (labelled `model`). */
@@ -193,6 +196,7 @@ export function prometheusMetrics(metrics: EngineMetrics, load: () => Load): () 
   loadGauges(registry, metrics, load);
   kvTierMetrics(registry, () => load().kvTier);
   modelMetrics(registry, () => load().models ?? []);
+  loraInfoGauge(registry, () => load().lora ?? { running: [], waiting: [], max: 0 });
   return () => registry.metrics();
 }
 

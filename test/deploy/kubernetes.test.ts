@@ -254,6 +254,7 @@ describe("the picker's metric names", () => {
       queuedRequestsSpec: "sidecar_queue_length",
       runningRequestsSpec: "sidecar_sequences_busy",
       kvUsageSpec: "sidecar_kv_cache_usage_ratio",
+      loraSpec: "sidecar_lora_requests_info",
     });
     const response = await fetch(`http://127.0.0.1:${sidecar.metricsPort}/metrics`);
     expect(response.status).toBe(200);
@@ -267,5 +268,12 @@ describe("the picker's metric names", () => {
       { name: "sidecar_sequences_busy", type: "GAUGE", values: ["0"] },
       { name: "sidecar_kv_cache_usage_ratio", type: "GAUGE", values: ["0"] },
     ]);
+    // The LoRA info: labels name the adapters (none here); the value is the scrape's time, the newest sample wins.
+    const lora = families.find((f) => f.name === engine?.loraSpec);
+    expect([lora?.type, lora?.metrics.map((m) => m.labels)]).toEqual([
+      "GAUGE",
+      [{ running_lora_adapters: "", waiting_lora_adapters: "", max_lora: "0" }],
+    ]);
+    expect(Number(lora?.metrics[0]?.value)).toBeGreaterThan(Date.now() / 1000 - 60);
   });
 });

@@ -20,6 +20,8 @@ const ENDPOINTS = [
   { method: "GET", path: "/v1/models", protocol: "openai" },
   { method: "POST", path: "/models/load", protocol: "openai" },
   { method: "POST", path: "/models/unload", protocol: "openai" },
+  { method: "GET", path: "/lora-adapters", protocol: "openai" },
+  { method: "POST", path: "/lora-adapters", protocol: "openai" },
   { method: "POST", path: "/v1/embeddings", protocol: "openai" },
   { method: "POST", path: "/v1/rerank", protocol: "openai" },
   { method: "POST", path: "/rerank", protocol: "openai" },

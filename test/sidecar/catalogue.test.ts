@@ -62,7 +62,7 @@ describe("parsePresets", () => {
       '{"a": 3}',
       new RegExp(
         '"a" must be an object of options \\(model, contextSize, sequences, chatTemplate, gpuLayers, alias, ' +
-          "specLookup, draft, mmproj, fimOrder\\)",
+          "specLookup, draft, mmproj, fimOrder, lora\\)",
       ),
     ],
     ["an unknown key", '{"a": {"ctx": 512}}', /"a" has an unknown key "ctx" \(known: model, contextSize/],
@@ -92,6 +92,12 @@ describe("parsePresets", () => {
     ["an empty name", '{" ": {}}', /a model name is empty/],
     ["a draft too long", '{"a": {"specLookup": 33}}', /"a"\.specLookup must be an integer from 0 to 32/],
     ["an unknown FIM order", '{"a": {"fimOrder": "spm"}}', /"a"\.fimOrder must be "prefix-suffix-middle" or/],
+    [
+      "a LoRA adapter without a path",
+      '{"a": {"lora": {"p": {"scale": 1}}}}',
+      /"a"\.lora must be an object of adapters/,
+    ],
+    ["a LoRA scale that is no number", '{"a": {"lora": {"p": {"path": "p.gguf", "scale": "1"}}}}', /\("p" is not\)/],
   ])("refuses %s, naming the file and the key", (_name, text, message) => {
     expect(() => parsePresets(text, FILE)).toThrow(message);
   });
@@ -167,12 +173,46 @@ describe("buildCatalogue", () => {
       /"x" names both "x" and "y"/,
     ],
     [
+      "an adapter named like a model",
+      { models: ["x.gguf", "y.gguf"], presets: { y: { lora: { x: { path: "x-lora.gguf" } } } } },
+      /"x" names both "x" and "y"/,
+    ],
+    [
+      "--lora with several --model",
+      { models: ["x.gguf", "y.gguf"], lora: [{ name: "p", path: "p.gguf", scale: 1 }] },
+      /--lora names adapters of the one --model/,
+    ],
+    [
       "an unknown --default-model",
       { models: ["x.gguf", "y.gguf"], defaultModel: "z" },
       /--default-model z is not in the catalogue \(x, y\)/,
     ],
   ])("refuses %s", (_name, more, message) => {
     expect(() => buildCatalogue(sources(more as Partial<CatalogueSources>))).toThrow(message);
+  });
+});
+
+describe("LoRA adapters in the catalogue", () => {
+  it("gives the one --model its --lora adapters and a preset's, found by name (their base serves them)", () => {
+    const presets = parse({ x: { lora: { french: { path: "fr.gguf" } } }, y: { model: "y.gguf" } });
+    const catalogue = buildCatalogue(
+      sources({ models: ["/srv/x.gguf"], presets, lora: [{ name: "pirate", path: "p.gguf", scale: 0.5 }] }),
+    );
+    expect(catalogue.entries.map((e) => [e.name, e.adapters])).toEqual([
+      [
+        "x",
+        [
+          { name: "pirate", source: "p.gguf", scale: 0.5 },
+          { name: "french", source: "fr.gguf", scale: 1 },
+        ],
+      ],
+      ["y", []],
+    ]);
+    expect([catalogue.resolve("pirate").name, catalogue.find("french")?.name, catalogue.adapter("y")]).toEqual([
+      "x",
+      "x",
+      undefined,
+    ]);
   });
 });
 

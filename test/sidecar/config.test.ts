@@ -15,6 +15,18 @@ describe("readConfig", () => {
     expect(readConfig([], { SIDECAR_PRIORITY: "-3" }).priority).toBe(-3);
   });
 
+  it("takes --lora name=path[:scale], repeated or comma-separated in LORA; a path may hold colons", () => {
+    expect(readConfig(["--lora", "pirate=a/p.gguf:0.5", "--lora", "fr=hf:u/r/f.gguf"], {}).lora).toEqual([
+      { name: "pirate", path: "a/p.gguf", scale: 0.5 },
+      { name: "fr", path: "hf:u/r/f.gguf", scale: 1 },
+    ]);
+    expect(readConfig([], { LORA: "a=x.gguf:-1, b=y.gguf" }).lora).toEqual([
+      { name: "a", path: "x.gguf", scale: -1 },
+      { name: "b", path: "y.gguf", scale: 1 },
+    ]);
+    expect(() => readConfig(["--lora", "p.gguf"], {})).toThrow(/--lora must be name=path\[:scale\]/);
+  });
+
   it("takes batch threads by flag or environment; they follow a number given for --threads, else auto", () => {
     expect(readConfig([], {})).toMatchObject({ threads: "auto", threadsBatch: "auto" });
     expect(readConfig(["--threads", "1"], {})).toMatchObject({ threads: 1, threadsBatch: 1 });

@@ -273,7 +273,7 @@ describe("the sidecar process", () => {
     expect(code).toBe(1);
     expect(stderr).toContain(
       `sidecar: --models-preset ${file}: "demo" has an unknown key "ctx" (known: model, contextSize, sequences, ` +
-        `chatTemplate, gpuLayers, alias, specLookup, draft, mmproj, fimOrder)`,
+        `chatTemplate, gpuLayers, alias, specLookup, draft, mmproj, fimOrder, lora)`,
     );
   });
 });

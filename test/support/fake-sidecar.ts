@@ -413,6 +413,11 @@ export class FakeSidecar implements Sidecar {
     throw new ConnectError("not scripted", Code.Unimplemented);
   };
 
+  // LoRA adapters are proven on the real sidecar (test/e2e/lora.test.ts).
+  setLoraScale = async (): Promise<ModelInfo> => {
+    throw new ConnectError("not scripted", Code.Unimplemented);
+  };
+
   /** What Rank answers: one score per document (cycled), 3 prompt tokens each, or this error. */
   rankResult: readonly number[] | ConnectError = new ConnectError("not scripted", Code.Unimplemented);
   /** Every Rank request, and the signal it came with. */

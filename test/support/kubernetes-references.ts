@@ -85,6 +85,7 @@ interface EngineConfig {
   queuedRequestsSpec?: string;
   runningRequestsSpec?: string;
   kvUsageSpec?: string;
+  loraSpec?: string;
 }
 
 /** The manifests by role, read after their schemas passed. */

@@ -128,11 +128,13 @@ export const INFILL_FIELDS = {
   ),
   json_schema: refused(DOCS && { why: "use `grammar`", sample: {} }, "json_schema is not supported on /infill"),
   lora: refused(
-    DOCS && { why: "no LoRA adapters are loaded", sample: [{ id: 0, scale: 0.5 }] },
+    DOCS && { why: "an adapter is named by `model` here", sample: [{ id: 0, scale: 0.5 }] },
     z
       .array(z.unknown())
       .nullish()
-      .refine((v) => v == null || v.length === 0, { error: "no LoRA adapters are served" }),
+      .refine((v) => v == null || v.length === 0, {
+        error: "lora is not supported on /infill: name the adapter in model",
+      }),
   ),
   response_fields: refused(
     DOCS && { why: "the whole answer is sent", sample: ["content"] },

@@ -50,6 +50,22 @@ export const openaiRequestFields = {
   stream: implemented(z.boolean().nullish(), {
     doc: DOCS && { proto: "(the answer's form)", absent: "one JSON answer", why: "SSE" },
   }),
+  // Read by core/serve.ts, which needs the catalogue (core/lora.ts).
+  lora: implemented(
+    z
+      .array(z.object({ id: z.union([z.number().int().min(0), z.string().min(1)]), scale: z.number().finite() }))
+      .nullish(),
+    {
+      doc: DOCS && {
+        proto: "GenerateRequest.model",
+        absent: "the model named",
+        limits: "one adapter with a scale other than 0, at the scale it is set to",
+        why:
+          "llama-server's LoRA adapters, `[{id, scale}]`: `id` is the adapter's place in `GET /lora-adapters` or " +
+          "its name; the adapter serves the request (all scales 0: its base model)",
+      },
+    },
+  ),
   stream_options: implemented(z.object({ include_usage: z.boolean().nullish() }).nullish(), {
     doc: DOCS && {
       proto: "(the answer's form)",

@@ -25,8 +25,10 @@ export interface OpenAiModel {
   memory_bytes?: number;
   /** Other names that reach it. */
   aliases: string[];
-  /** "generate", "embed" or "rank". */
+  /** "generate", "embed", "rank", or "lora" for a LoRA adapter (a model of its own name on its parent's weights). */
   kind: string;
+  /** A LoRA adapter's base model. */
+  parent?: string;
   /** When loaded and idle: the Unix time (seconds) it will be unloaded at. */
   expires_at?: number;
   /**
@@ -90,6 +92,7 @@ export function openAiModel(model: ModelInfo): OpenAiModel {
     ...(status.value === "loaded" && model.memoryBytes > 0n ? { memory_bytes: Number(model.memoryBytes) } : {}),
     aliases: [...model.aliases],
     kind,
+    ...(model.parent === "" ? {} : { parent: model.parent }),
     ...(model.expiresAt > 0n ? { expires_at: Number(model.expiresAt) } : {}),
     ...(status.value === "loaded" ? capabilities(model, kind) : {}),
   };

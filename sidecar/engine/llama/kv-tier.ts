@@ -104,9 +104,18 @@ export function cacheRamMiB(setting: number | "auto"): number {
 }
 
 /** The model file (path, size, modification time) and the sequence's context size. */
-export function modelIdentity(modelPath: string, contextSize: number): string {
+export function modelIdentity(modelPath: string, contextSize: number, adapterPath?: string): string {
   const file = statSync(modelPath);
-  return JSON.stringify({ model: path.resolve(modelPath), size: file.size, mtimeMs: file.mtimeMs, contextSize });
+  const identity = { model: path.resolve(modelPath), size: file.size, mtimeMs: file.mtimeMs, contextSize };
+  if (adapterPath === undefined) return JSON.stringify(identity);
+  // A LoRA adapter's states are its own: another adapter's (or the base's) never match them.
+  const adapter = statSync(adapterPath);
+  return JSON.stringify({
+    ...identity,
+    lora: path.resolve(adapterPath),
+    loraSize: adapter.size,
+    loraMtimeMs: adapter.mtimeMs,
+  });
 }
 
 /** How many leading tokens `a` and `b` share. */

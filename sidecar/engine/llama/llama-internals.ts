@@ -537,3 +537,17 @@ export async function evaluateOutside(
     evaluator.dispose();
   }
 }
+
+interface LoraContextInternals {
+  _setLoras?: (loras: readonly { filePath: string; scale?: number }[]) => Promise<void>;
+}
+
+/**
+ * Sets the scale of the LoRA adapter `filePath` on `context` (node-llama-cpp applies adapters only when it makes a
+ * context): in the context's turn, so no batch decodes while llama.cpp's adapter set changes.
+ */
+export function setLoraScale(context: LlamaContext, filePath: string, scale: number): Promise<void> {
+  const setLoras = (context as unknown as LoraContextInternals)._setLoras;
+  if (typeof setLoras !== "function") fail("LlamaContext._setLoras");
+  return inContextTurn(context, () => setLoras.call(context, [{ filePath, scale }]));
+}

@@ -15,6 +15,7 @@ import {
   type SpecializedChatWrapperTypeName,
   type Llama,
   type LlamaContext,
+  type LlamaContextOptions,
   type LlamaContextSequence,
   type LlamaModel,
   type Token,
@@ -46,6 +47,7 @@ import { cacheRamMiB, KvTier, modelIdentity } from "./kv-tier.js";
 import { DEFAULT_LOOKUP_DRAFT, PromptLookup } from "./prompt-lookup.js";
 import type { Drafter } from "./drafting.js";
 import { loadDraftModel } from "./draft-model.js";
+import { AppliedLora, type LoraAdapter } from "./lora.js";
 
 /**
  * Which llama.cpp library to load: "auto" takes this host's own build (`npm run build:engine`)
@@ -132,6 +134,8 @@ export interface ModelOptions {
   readonly fimOrder?: FimOrder;
   /** Its multimodal projector (projector.ts); none: the model reads text only. */
   readonly projectorPath?: string | undefined;
+  /** Its LoRA adapters (lora.ts): each served by these weights in a context of its own. */
+  readonly lora?: readonly LoraAdapter[] | undefined;
   /** Load progress, 0..1. */
   readonly onProgress?: (fraction: number) => void;
   /** The KV-cache events (`--kv-events`; kv-blocks.ts): the blocks it holds reported there; unset: none kept. */
@@ -212,6 +216,10 @@ export interface LoadedModel {
   readonly fim: FimTokens | undefined;
   /** What it reads besides text, and its projector (projector.ts). */
   readonly media: ModelMedia;
+  /** Its LoRA adapters by name, each a model of its own (its context, sequences, caches) on these weights. */
+  readonly adapters: ReadonlyMap<string, LoadedModel>;
+  /** When this is an adapter of another model: which, and its scale now (lora.ts). */
+  readonly lora: AppliedLora | undefined;
   dispose(): Promise<void>;
 }
 
@@ -273,7 +281,8 @@ export async function loadModel(options: ModelOptions): Promise<LoadedModel> {
   const { embedder, disposeEmbedder } = await loadEmbedder(llama, model, options, threadsBatch);
   const ranker = rankerOf(model, options, threadsBatch);
   const media = await modelMedia(llama, model, options.projectorPath, threadsBatch);
-  return {
+  const adapters = new Map<string, LoadedModel>();
+  const base: LoadedModel = {
     id,
     created: Math.floor(Date.now() / 1000),
     llama,
@@ -300,8 +309,11 @@ export async function loadModel(options: ModelOptions): Promise<LoadedModel> {
     gpu: await gpuReport(llama, model),
     fim: fimTokensOf(model, options.fimOrder),
     media,
+    adapters,
+    lora: undefined,
     async dispose() {
       kvBlocks?.close();
+      for (const adapter of adapters.values()) await adapter.dispose();
       await media.projector?.dispose();
       await kvTier?.dispose(pool.all());
       await drafter?.dispose();
@@ -309,6 +321,66 @@ export async function loadModel(options: ModelOptions): Promise<LoadedModel> {
       await ranker.dispose();
       await context.dispose();
       await model.dispose();
+    },
+  };
+  return withAdapters(base, adapters, options);
+}
+
+/** The base model with its adapters loaded into `adapters`; an adapter that fails to load frees the base. */
+async function withAdapters(
+  base: LoadedModel,
+  adapters: Map<string, LoadedModel>,
+  options: ModelOptions,
+): Promise<LoadedModel> {
+  try {
+    for (const lora of options.lora ?? []) adapters.set(lora.name, await adapterModel(base, lora, options));
+  } catch (error) {
+    await base.dispose();
+    throw error;
+  }
+  return base;
+}
+
+/**
+ * A LoRA adapter of `base` as a model of its own: the same weights and template, a context of its own with the
+ * adapter applied (llama.cpp applies adapters per context), its own sequences, scheduler and KV tier (keyed by the
+ * adapter), so that no batch mixes it with another adapter's requests and no cache serves one adapter's cells to
+ * another. Embeddings and ranking stay the base's.
+ */
+async function adapterModel(base: LoadedModel, lora: LoraAdapter, options: ModelOptions): Promise<LoadedModel> {
+  const { llama, model } = base;
+  const applied = new AppliedLora(lora, base.id);
+  const { context, scheduler, batchThreadsFrom } = await scheduledContext(
+    llama,
+    model,
+    options,
+    base.threads,
+    base.threadsBatch,
+    { adapters: [{ filePath: lora.path, scale: lora.scale }] },
+  );
+  applied.attach(context);
+  const states = await sequenceStates(llama, model, context);
+  // An adapter's cells are not published as KV-cache events (they would be keyed as the base model's).
+  const kvTier = await openKvTier(options, context.contextSize, scheduler, states, undefined, lora.path);
+  const pool = new SequencePool(context, poolOptions(options, kvTier, undefined));
+  await warmUp(pool.all()[0], model);
+  return {
+    ...base,
+    id: lora.name,
+    context,
+    pool,
+    scheduler,
+    batchThreadsFrom,
+    states,
+    kvTier,
+    contextSize: context.contextSize,
+    // A draft model drafts for its base's context; prompt lookup drafts for any.
+    drafter: base.drafter?.kind === "lookup" ? base.drafter : undefined,
+    adapters: new Map(),
+    lora: applied,
+    async dispose() {
+      await kvTier?.dispose(pool.all());
+      await context.dispose();
     },
   };
 }
@@ -358,10 +430,11 @@ async function scheduledContext(
   options: ModelOptions,
   threads: number,
   threadsBatch: number,
+  lora?: LlamaContextOptions["lora"],
 ) {
   // Requests on their way to their first decode; an idle context's first batch waits for them.
   const arrivals = new Arrivals();
-  const context = await createContext(llama, model, options, threadsBatch, arrivals);
+  const context = await createContext(llama, model, options, threadsBatch, arrivals, lora);
   await checkLlamaInternals({ llama, model, context });
   const batchThreadsFrom = batchThreadsMinTokens(model.size);
   useBatchThreads(context, { decode: threads, batch: threadsBatch, minTokens: batchThreadsFrom });
@@ -375,8 +448,10 @@ function createContext(
   options: ModelOptions,
   threadsBatch: number,
   arrivals: Arrivals,
+  lora: LlamaContextOptions["lora"],
 ): Promise<LlamaContext> {
   return model.createContext({
+    ...(lora === undefined ? {} : { lora }),
     sequences: options.sequences,
     // node-llama-cpp's context size is per sequence: each sequence gets this many tokens.
     contextSize: options.contextSize,
@@ -477,6 +552,7 @@ async function openKvTier(
   scheduler: BatchScheduler,
   states: SequenceStates | undefined,
   blocks: KvBlocks | undefined,
+  adapterPath?: string,
 ): Promise<KvTier | undefined> {
   const mib = cacheRamMiB(options.cacheRam ?? 0);
   if (mib <= 0) return undefined;
@@ -484,7 +560,7 @@ async function openKvTier(
     budgetBytes: mib * 2 ** 20,
     dir: options.cacheDir,
     states,
-    identity: modelIdentity(options.modelPath, contextSize),
+    identity: modelIdentity(options.modelPath, contextSize, adapterPath),
     between: (sequence, work) => scheduler.between(sequence, work),
     blocks,
   });
