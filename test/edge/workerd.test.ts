@@ -82,14 +82,14 @@ describe("under wrangler dev (workerd)", () => {
     expect(fake.lastCall?.signal?.aborted).toBe(true);
   });
 
-  it("a 10 MB body is a 413, with or without content-length", async () => {
-    const sized = await fetch(`${base}/v1/chat/completions`, { method: "POST", body: "x".repeat(10 * 1024 * 1024) });
+  it("a 40 MB body (over the 32 MiB default) is a 413, with or without content-length", async () => {
+    const sized = await fetch(`${base}/v1/chat/completions`, { method: "POST", body: "x".repeat(40 * 1024 * 1024) });
     expect(sized.status).toBe(413);
     expect(((await sized.json()) as { error: { code: string } }).error.code).toBe("request_too_large");
     let sent = 0;
     const body = new ReadableStream<Uint8Array>({
       pull(controller) {
-        if (sent >= 10 * 1024 * 1024) controller.close();
+        if (sent >= 40 * 1024 * 1024) controller.close();
         else {
           controller.enqueue(new Uint8Array(65536).fill(0x78));
           sent += 65536;
