@@ -73,6 +73,8 @@ describeOnRuntimes(
           // What the sidecar learned from its template.
           capabilities: ["completion", "tools", "thinking"],
           tool_call_syntax: "qwen3-coder",
+          // What a loaded model reads (text only: no projector).
+          modalities: ["text"],
         },
         {
           id: "coder",
