@@ -46,7 +46,22 @@ export async function readBodyBytes(request: Request, limit: number): Promise<Ui
     return new Uint8Array(await request.arrayBuffer());
   }
   if (request.body === null) return new Uint8Array(0);
-  const reader = request.body.getReader();
+  return readCapped(request.body, limit, async (reader) => {
+    await discardRest(reader);
+    throw tooLarge(limit);
+  });
+}
+
+/**
+ * A stream's bytes, counted as they arrive: past `limit`, what was read is dropped and `over` (which throws) is given
+ * the reader, to cancel or drain it.
+ */
+export async function readCapped(
+  body: ReadableStream<Uint8Array>,
+  limit: number,
+  over: (reader: ReadableStreamDefaultReader<Uint8Array>) => Promise<never>,
+): Promise<Uint8Array> {
+  const reader = body.getReader();
   const chunks: Uint8Array[] = [];
   let total = 0;
   for (;;) {
@@ -55,8 +70,7 @@ export async function readBodyBytes(request: Request, limit: number): Promise<Ui
     total += value.byteLength;
     if (total > limit) {
       chunks.length = 0;
-      await discardRest(reader);
-      throw tooLarge(limit);
+      return over(reader);
     }
     chunks.push(value);
   }

@@ -2,6 +2,7 @@
 // by host-guard.ts unless MEDIA_ALLOW_HOSTS names it, redirects followed by hand (at most MAX_MEDIA_REDIRECTS),
 // the size checked from content-length and again while reading, the whole within MEDIA_FETCH_TIMEOUT_MS.
 // Failures are MediaRefusals (the caller names the part).
+import { readCapped } from "../body.js";
 import { bareHost, blockedHost } from "./host-guard.js";
 import { MAX_MEDIA_REDIRECTS, type MediaSettings } from "./settings.js";
 
@@ -53,26 +54,10 @@ async function readLimited(response: Response, limit: number): Promise<Uint8Arra
     throw tooLarge();
   }
   if (response.body === null) return new Uint8Array(0);
-  const reader = response.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > limit) {
-      await reader.cancel();
-      throw tooLarge();
-    }
-    chunks.push(value);
-  }
-  const bytes = new Uint8Array(total);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return bytes;
+  return readCapped(response.body, limit, async (reader) => {
+    await reader.cancel();
+    throw tooLarge();
+  });
 }
 
 /** The answer at `url` after redirects (each checked), or a MediaRefusal. */
