@@ -123,6 +123,35 @@ describeOnRuntimes(
       expect(byFile.output_text).toBe(VISION_BLUE);
     });
 
+    it("Responses: a stored turn keeps its image (previous_response_id replays it); n=2 both read it", async () => {
+      const client = openai();
+      const first = await client.responses.create({
+        model: MODEL,
+        temperature: 0,
+        max_output_tokens: 32,
+        store: true,
+        input: [{ role: "user", content: [{ type: "input_image", image_url: dataUrl(red), detail: "auto" }] }],
+      });
+      expect(first.output_text).toBe(VISION_RED);
+      const next = await client.responses.create({
+        model: MODEL,
+        temperature: 0,
+        max_output_tokens: 32,
+        previous_response_id: first.id,
+        input: [{ role: "user", content: [{ type: "input_text", text: QUESTION }] }],
+      });
+      expect(next.output_text).toBe(VISION_RED);
+      expect(next.usage?.input_tokens).toBeGreaterThan(VISION_IMAGE_PROMPT_TOKENS);
+      const two = await client.chat.completions.create({
+        model: MODEL,
+        temperature: 0,
+        max_tokens: 32,
+        n: 2,
+        messages: [{ role: "user", content: [{ type: "image_url", image_url: { url: dataUrl(blue) } }] }],
+      });
+      expect(two.choices.map((c) => c.message.content)).toEqual([VISION_BLUE, VISION_BLUE]);
+    });
+
     it("Messages: an image block (base64), streamed and not; count_tokens counts the image", async () => {
       const content: Anthropic.ContentBlockParam[] = [
         { type: "image", source: { type: "base64", media_type: "image/png", data: green.toString("base64") } },
