@@ -160,33 +160,7 @@ export function createInferenceService(state: ServiceState): ServiceImpl<typeof 
       if (request.inputs.length === 0) throw invalidArgument("embed needs at least one input");
       return withModel(state, callOf(request, context.signal), (loaded) => embedWith(loaded, request, context.signal));
     },
-    listModels() {
-      // A draining sidecar is not serving: the edge's health check reads this refusal.
-      if (state.draining()) throw unavailable("the sidecar is shutting down");
-      return { models: state.registry.list().flatMap((view) => modelInfos(view, state.registry.created)) };
-    },
-    slots: (request) => slotsNamed(state, request.model),
-    async loadModel(request, context) {
-      const view = await state.registry.load(request.model, callOf(request, context.signal));
-      return modelInfoNamed(view, request.model, state.registry.created);
-    },
-    async unloadModel(request) {
-      return modelInfoNamed(await state.registry.unload(request.model), request.model, state.registry.created);
-    },
-    setLoraScale: (request) => setLoraScale(state, request.model, request.scale),
-    async *pullModel(request, context) {
-      if (state.draining()) throw unavailable("the sidecar is shutting down");
-      for await (const step of state.files.pull(request.source, request.alias, context.signal)) {
-        const model = step.model === undefined ? {} : { model: modelInfo(step.model, state.registry.created) };
-        yield { totalBytes: BigInt(step.total), completedBytes: BigInt(step.completed), ...model };
-      }
-    },
-    async deleteModel(request) {
-      return modelInfo(await state.files.delete(request.model), state.registry.created);
-    },
-    async describeModel(request) {
-      return state.files.describe(request.model, request.verbose);
-    },
+    ...catalogueCalls(state),
     rank(request, context) {
       return withModel(state, callOf(request, context.signal), async (loaded) => {
         const { scores, tokens } = await loaded.ranker.rank(request.query, request.documents, context.signal);
@@ -262,8 +236,48 @@ async function tokensOf(loaded: LoadedModel, request: TokenizeRequest): Promise<
   }
 }
 
-/** SetLoraScale: a LoRA adapter's scale set, and what ModelInfo then says of the adapter. */
-async function setLoraScale(state: ServiceState, model: string, scale: number) {
-  if (!Number.isFinite(scale)) throw invalidArgument("scale must be a finite number");
-  return modelInfoNamed(await state.registry.setLoraScale(model, scale), model, state.registry.created);
+type CatalogueCall =
+  | "listModels"
+  | "slots"
+  | "loadModel"
+  | "unloadModel"
+  | "setLoraScale"
+  | "pullModel"
+  | "deleteModel"
+  | "describeModel";
+
+/** The calls on the catalogue: what it holds, loading and unloading, adapters' scales, pulls and deletions. */
+function catalogueCalls(state: ServiceState): Pick<ServiceImpl<typeof InferenceService>, CatalogueCall> {
+  return {
+    listModels() {
+      // A draining sidecar is not serving: the edge's health check reads this refusal.
+      if (state.draining()) throw unavailable("the sidecar is shutting down");
+      return { models: state.registry.list().flatMap((view) => modelInfos(view, state.registry.created)) };
+    },
+    slots: (request) => slotsNamed(state, request.model),
+    async loadModel(request, context) {
+      const view = await state.registry.load(request.model, callOf(request, context.signal));
+      return modelInfoNamed(view, request.model, state.registry.created);
+    },
+    async unloadModel(request) {
+      return modelInfoNamed(await state.registry.unload(request.model), request.model, state.registry.created);
+    },
+    async setLoraScale({ model, scale }) {
+      if (!Number.isFinite(scale)) throw invalidArgument("scale must be a finite number");
+      return modelInfoNamed(await state.registry.setLoraScale(model, scale), model, state.registry.created);
+    },
+    async *pullModel(request, context) {
+      if (state.draining()) throw unavailable("the sidecar is shutting down");
+      for await (const step of state.files.pull(request.source, request.alias, context.signal)) {
+        const model = step.model === undefined ? {} : { model: modelInfo(step.model, state.registry.created) };
+        yield { totalBytes: BigInt(step.total), completedBytes: BigInt(step.completed), ...model };
+      }
+    },
+    async deleteModel(request) {
+      return modelInfo(await state.files.delete(request.model), state.registry.created);
+    },
+    async describeModel(request) {
+      return state.files.describe(request.model, request.verbose);
+    },
+  };
 }
