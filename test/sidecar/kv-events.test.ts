@@ -12,24 +12,11 @@ import type { KvBlock } from "../../sidecar/engine/llama/kv-blocks.js";
 import { heldBlocks, type LoadedModel } from "../../sidecar/engine/llama/model.js";
 import type { RunningSidecar } from "../../sidecar/start-sidecar.js";
 import { KvSubscriber, type SubscribedBlock } from "../support/kv-subscriber.js";
-import { clientsFor, collect, startTestSidecar } from "../support/sidecar.js";
+import { clientsFor, collect, startTestSidecar, promptOf } from "../support/sidecar.js";
 
 const POD = "10.1.2.3:8080";
 const MODEL = "random-60m";
 const BLOCK = 16;
-
-/** A prompt of `words` pseudo-random words, different for each seed from its first word on. */
-function promptOf(seed: number, words = 120): string {
-  const out: string[] = [];
-  let x = seed * 7919 + 17;
-  for (let i = 0; i < words; i++) {
-    x = (x * 1103515245 + 12345) % 2 ** 31;
-    out.push(
-      ["river", "stone", "lamp", "orbit", "maple", "signal", "copper", "harbor", "violet", "engine"][x % 10] ?? "",
-    );
-  }
-  return `${["Alpha", "Bravo", "Charlie", "Delta", "Echo", "Foxtrot"][seed]} ${out.join(" ")}`;
-}
 
 /** A sidecar publishing to `subscriber` (it binds; the sidecar connects), its replay socket bound on `replay`. */
 const start = (cacheDir: string, subscriber: KvSubscriber, replay = "tcp://127.0.0.1:*") =>

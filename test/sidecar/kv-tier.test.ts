@@ -21,20 +21,7 @@ import { evictionOrder, readMarks } from "../../sidecar/engine/llama/kv-marks.js
 import type { HeldState, SequenceStates } from "../../sidecar/engine/llama/llama-internals.js";
 import { loadModel, type LoadedModel, type ModelOptions } from "../../sidecar/engine/llama/model.js";
 import type { RunningSidecar } from "../../sidecar/start-sidecar.js";
-import { clientsFor, collect, readMetrics, startTestSidecar } from "../support/sidecar.js";
-
-/** A prompt of `words` pseudo-random words, different for each seed from its first word on. */
-function promptOf(seed: number, words = 120): string {
-  const out: string[] = [];
-  let x = seed * 7919 + 17;
-  for (let i = 0; i < words; i++) {
-    x = (x * 1103515245 + 12345) % 2 ** 31;
-    out.push(
-      ["river", "stone", "lamp", "orbit", "maple", "signal", "copper", "harbor", "violet", "engine"][x % 10] ?? "",
-    );
-  }
-  return `${["Alpha", "Bravo", "Charlie", "Delta"][seed]} ${out.join(" ")}`;
-}
+import { clientsFor, collect, readMetrics, startTestSidecar, promptOf } from "../support/sidecar.js";
 
 const load = (options: Partial<ModelOptions> = {}): Promise<LoadedModel> =>
   loadModel({

@@ -60,3 +60,16 @@ export async function readMetrics(url: string, init: RequestInit = {}): Promise<
       .map(([name, value]) => [name ?? "", Number(value)]),
   );
 }
+
+/** A prompt of `words` pseudo-random words, different for each seed (0 to 5) from its first word on. */
+export function promptOf(seed: number, words = 120): string {
+  const out: string[] = [];
+  let x = seed * 7919 + 17;
+  for (let i = 0; i < words; i++) {
+    x = (x * 1103515245 + 12345) % 2 ** 31;
+    out.push(
+      ["river", "stone", "lamp", "orbit", "maple", "signal", "copper", "harbor", "violet", "engine"][x % 10] ?? "",
+    );
+  }
+  return `${["Alpha", "Bravo", "Charlie", "Delta", "Echo", "Foxtrot"][seed]} ${out.join(" ")}`;
+}
