@@ -6,7 +6,7 @@ import type { KvBlockEvent } from "../engine/llama/kv-blocks.js";
 /** Block keys as bigints: always encoded as msgpack uint64, the form llm-d reads as an int key. */
 const encoder = new Encoder({ useBigInt64: true });
 
-/** One event as its tagged array: `BlockStored` carries `lora_id`, `medium` and `lora_name` (no adapters: nil). */
+/** One event as its tagged array: `BlockStored` carries `lora_id`, `medium` and `lora_name` (a base model's: nil). */
 function eventArray(event: KvBlockEvent): unknown[] {
   switch (event.kind) {
     case "stored":
@@ -16,9 +16,9 @@ function eventArray(event: KvBlockEvent): unknown[] {
         event.parent ?? null,
         event.tokens,
         event.tokens.length / event.hashes.length,
-        null,
+        event.lora?.id ?? null,
         event.medium,
-        null,
+        event.lora?.name ?? null,
       ];
     case "removed":
       return ["BlockRemoved", event.hashes, event.medium];

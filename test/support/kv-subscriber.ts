@@ -1,7 +1,8 @@
 // A subscriber to the sidecar's KV-cache events that reads them as llm-d's endpoint picker does (llm-d-router
 // v0.10.0, pkg/kvevents: the vLLM adapter's field positions, hashes as uint64, the pod and model from the topic
 // kv@<pod>@<model>, a sequence number that goes back meaning a restart, a replay asked for from 0 when it joins
-// late or sees a restart), and rebuilds each pod's blocks per model, keyed `<medium>:<hash>` as the sidecar's own view.
+// late or sees a restart), and rebuilds each pod's blocks per model (an adapter's blocks under its `lora_name`), keyed
+// `<medium>:<hash>` as the sidecar's own view.
 import { decode } from "@msgpack/msgpack";
 import { Dealer, Subscriber } from "zeromq";
 
@@ -133,17 +134,25 @@ export class KvSubscriber {
     check(typeof ts === "number" && Array.isArray(events) && rank === 0, "an EventBatch's fields");
     const models = this.#pods.get(pod) ?? new Map<string, Map<string, SubscribedBlock>>();
     this.#pods.set(pod, models);
-    const blocks = models.get(model) ?? new Map<string, SubscribedBlock>();
-    models.set(model, blocks);
-    for (const event of events) this.#event(event, blocks, pod);
+    for (const event of events) this.#event(event, models, model, pod);
     this.#last = frames[1] === undefined ? this.#last : (frames[1] as Buffer).readBigUInt64BE(0);
     this.batches++;
   }
 
-  #event(fields: unknown[], blocks: Map<string, SubscribedBlock>, pod: string): void {
+  /**
+   * One event on `models` of a pod. A BlockStored with a `lora_name` is that adapter's (llm-d keys its blocks by the
+   * adapter's name, not the topic's model); a BlockRemoved names no model: the key is looked for in each (engine keys
+   * are the pod's, one model's each).
+   */
+  #event(fields: unknown[], models: Map<string, Map<string, SubscribedBlock>>, topicModel: string, pod: string): void {
     const tag = fields[0];
-    if (tag === "BlockStored") stored(fields, blocks);
-    else if (tag === "BlockRemoved") removed(fields, blocks);
+    const blocksOf = (model: string): Map<string, SubscribedBlock> => {
+      const blocks = models.get(model) ?? new Map<string, SubscribedBlock>();
+      models.set(model, blocks);
+      return blocks;
+    };
+    if (tag === "BlockStored") stored(fields, (loraName) => blocksOf(loraName ?? topicModel));
+    else if (tag === "BlockRemoved") removed(fields, [...models.values()]);
     else this.#cleared(fields, pod);
   }
 
@@ -160,14 +169,17 @@ function podOf(topic: Buffer): string {
 }
 
 /** BlockStored [tag, block_hashes, parent_block_hash, token_ids, block_size, lora_id, medium, lora_name]. */
-function stored(fields: unknown[], blocks: Map<string, SubscribedBlock>): void {
+function stored(fields: unknown[], modelBlocks: (loraName: string | undefined) => Map<string, SubscribedBlock>): void {
   check(fields.length === 8, `a BlockStored of ${fields.length} fields`);
   const [, hashes, parent, tokens, blockSize, loraId, medium, loraName] = fields;
   check(Array.isArray(hashes) && hashes.every((h) => typeof h === "bigint"), "block_hashes not uint64s");
   check(parent === null || typeof parent === "bigint", "parent_block_hash not a uint64 or nil");
   check(Array.isArray(tokens) && tokens.every((t) => typeof t === "number"), "token_ids");
   check(typeof blockSize === "number" && tokens.length === hashes.length * blockSize, "a span not dense");
-  check(loraId === null && loraName === null && (medium === "GPU" || medium === "CPU"), "lora or medium");
+  const adapter = typeof loraId === "number" && loraId > 0 && typeof loraName === "string" && loraName !== "";
+  check(adapter || (loraId === null && loraName === null), "lora_id and lora_name: both set or both nil");
+  check(medium === "GPU" || medium === "CPU", "medium");
+  const blocks = modelBlocks(adapter ? (loraName as string) : undefined);
   // llm-d finds the parent's request key by its engine key: it must be held (in any medium).
   if (parent !== null)
     check(blocks.has(`GPU:${parent}`) || blocks.has(`CPU:${parent}`), `parent ${parent} is not held`);
@@ -180,13 +192,14 @@ function stored(fields: unknown[], blocks: Map<string, SubscribedBlock>): void {
   });
 }
 
-/** BlockRemoved [tag, block_hashes, medium]. */
-function removed(fields: unknown[], blocks: Map<string, SubscribedBlock>): void {
+/** BlockRemoved [tag, block_hashes, medium]: each key held by exactly one model of the pod. */
+function removed(fields: unknown[], models: readonly Map<string, SubscribedBlock>[]): void {
   check(fields.length === 3, `a BlockRemoved of ${fields.length} fields`);
   const [, hashes, medium] = fields;
   check(Array.isArray(hashes) && hashes.every((h) => typeof h === "bigint"), "block_hashes not uint64s");
   for (const hash of hashes) {
     const key = `${String(medium)}:${hash}`;
-    check(blocks.delete(key), `${key} removed but not held`);
+    const held = models.filter((blocks) => blocks.delete(key)).length;
+    check(held === 1, `${key} removed but held by ${held} models`);
   }
 }

@@ -1,12 +1,20 @@
 // The KV-cache blocks a model holds, for the KV-cache events (`--kv-events`, sidecar/kv-events/): what each holder
 // holds (a sequence's cells: medium GPU; a KV tier state in host memory: medium CPU) cut into blocks of `blockSize`
 // tokens, each keyed by a hash chained over the blocks before it. A block is stored when the first holder of its
-// medium takes it and removed when the last one lets it go; `KvBlocks` reports each change to its sink.
+// medium takes it and removed when the last one lets it go; `KvBlocks` reports each change to its sink. A LoRA
+// adapter's blocks are keyed apart from its base's (the chain starts from the adapter's own root) and carry its id and
+// name, as vLLM reports an adapter's blocks.
 import { createHash } from "node:crypto";
 import type { Token } from "node-llama-cpp";
 
 /** Where a block's cells are: a sequence's (GPU, whatever device runs the context) or a saved state's (CPU). */
 export type KvMedium = "GPU" | "CPU";
+
+/** The LoRA adapter whose context holds the blocks: vLLM's `lora_id` (from 1) and `lora_name` (its model name). */
+export interface KvLora {
+  readonly id: number;
+  readonly name: string;
+}
 
 /** A change to the blocks a model holds: vLLM's BlockStored, BlockRemoved and AllBlocksCleared. */
 export type KvBlockEvent =
@@ -16,6 +24,8 @@ export type KvBlockEvent =
       readonly parent: bigint | undefined;
       readonly tokens: readonly number[];
       readonly medium: KvMedium;
+      /** The adapter whose blocks they are; none: the base model's. */
+      readonly lora?: KvLora | undefined;
     }
   | { readonly kind: "removed"; readonly hashes: readonly bigint[]; readonly medium: KvMedium }
   | { readonly kind: "cleared" };
@@ -46,6 +56,16 @@ interface Chain {
 const EMPTY: Chain = { tokens: [], hashes: [] };
 
 /**
+ * The key a chain's first block is hashed from: none for a base model (8 zero bytes), the first 8 bytes of SHA-256 over
+ * `lora:<name>` for an adapter, so that the same tokens make other keys under each adapter (a subscriber maps a key to
+ * one model's tokens). Events still report no parent for a first block.
+ */
+export function chainRoot(lora: KvLora | undefined): bigint | undefined {
+  if (lora === undefined) return undefined;
+  return createHash("sha256").update(`lora:${lora.name}`).digest().readBigUInt64BE(0);
+}
+
+/**
  * A block's key: the first 8 bytes (big-endian) of SHA-256 over its parent's key (none: 8 zero bytes) and its tokens
  * (4 bytes each, little-endian).
  */
@@ -57,11 +77,11 @@ export function blockHash(parent: bigint | undefined, tokens: readonly Token[]):
 }
 
 /** The keys of the full blocks of `tokens` from block `from` on, chained to `chain`'s first `from` keys. */
-function extend(chain: Chain, tokens: readonly Token[], from: number, blockSize: number): Chain {
+function extend(chain: Chain, tokens: readonly Token[], from: number, blockSize: number, root?: bigint): Chain {
   const full = Math.floor(tokens.length / blockSize);
   const hashes = chain.hashes.slice(0, from);
   for (let block = from; block < full; block++)
-    hashes.push(blockHash(hashes[block - 1], tokens.slice(block * blockSize, (block + 1) * blockSize)));
+    hashes.push(blockHash(hashes[block - 1] ?? root, tokens.slice(block * blockSize, (block + 1) * blockSize)));
   return { tokens: tokens.slice(0, full * blockSize), hashes };
 }
 
@@ -69,10 +89,12 @@ function extend(chain: Chain, tokens: readonly Token[], from: number, blockSize:
 export function blockView(
   holders: readonly { readonly medium: KvMedium; readonly tokens: readonly Token[] }[],
   blockSize: number,
+  lora?: KvLora,
 ): Map<string, KvBlock> {
   const view = new Map<string, KvBlock>();
+  const root = chainRoot(lora);
   for (const { medium, tokens } of holders) {
-    const chain = extend(EMPTY, tokens, 0, blockSize);
+    const chain = extend(EMPTY, tokens, 0, blockSize, root);
     chain.hashes.forEach((hash, block) => {
       const blockTokens = chain.tokens.slice(block * blockSize, (block + 1) * blockSize) as number[];
       view.set(`${medium}:${hash}`, { medium, hash, parent: chain.hashes[block - 1], tokens: blockTokens });
@@ -97,13 +119,17 @@ export class KvBlocks {
   readonly #holders = new Map<unknown, { readonly medium: KvMedium; chain: Chain }>();
   readonly #counts: Record<KvMedium, Map<bigint, number>> = { GPU: new Map(), CPU: new Map() };
   readonly #sink: KvBlockSink;
+  readonly #root: bigint | undefined;
   #closed = false;
 
   constructor(
     readonly blockSize: number,
     sink: KvBlockSink,
+    /** The adapter whose context's blocks these are; none: a base model's. */
+    readonly lora?: KvLora,
   ) {
     this.#sink = sink;
+    this.#root = chainRoot(lora);
   }
 
   /** `holder` holds `tokens` now (a sequence's context tokens, a state's tokens). */
@@ -114,7 +140,7 @@ export class KvBlocks {
     const full = Math.floor(tokens.length / this.blockSize);
     const same = firstDifferentBlock(before.tokens, tokens, Math.min(before.hashes.length, full), this.blockSize);
     if (same === before.hashes.length && same === full) return;
-    const after = extend(before, tokens, same, this.blockSize);
+    const after = extend(before, tokens, same, this.blockSize, this.#root);
     if (held === undefined) this.#holders.set(holder, { medium, chain: after });
     else held.chain = after;
     this.#emit([...this.#release(medium, before.hashes.slice(same)), ...this.#take(medium, after, same)]);
@@ -148,7 +174,7 @@ export class KvBlocks {
   /** The blocks held now, keyed `<medium>:<hash>`, from the holders' chains. */
   view(): Map<string, KvBlock> {
     const holders = [...this.#holders.values()].map(({ medium, chain }) => ({ medium, tokens: chain.tokens }));
-    return blockView(holders, this.blockSize);
+    return blockView(holders, this.blockSize, this.lora);
   }
 
   #emit(events: readonly KvBlockEvent[]): void {
@@ -163,7 +189,8 @@ export class KvBlocks {
     const close = (end: number): void => {
       if (run === undefined) return;
       const tokens = chain.tokens.slice(run.start * this.blockSize, end * this.blockSize) as number[];
-      events.push({ kind: "stored", hashes: run.hashes, parent: run.parent, tokens, medium });
+      const lora = this.lora === undefined ? {} : { lora: this.lora };
+      events.push({ kind: "stored", hashes: run.hashes, parent: run.parent, tokens, medium, ...lora });
       run = undefined;
     };
     for (let block = from; block < chain.hashes.length; block++) {

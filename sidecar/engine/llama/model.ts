@@ -28,7 +28,7 @@ import { Arrivals } from "./arrivals.js";
 import { cpuPromptBatchTokens, shareBatchOf } from "./batch-shares.js";
 import { scheduleBatches, type BatchScheduler } from "./batch-scheduling.js";
 import { SequencePool, type PoolOptions } from "./sequence-pool.js";
-import { blockView, KvBlocks, type KvBlock, type KvBlocksOption } from "./kv-blocks.js";
+import { blockView, KvBlocks, type KvBlock, type KvBlocksOption, type KvLora } from "./kv-blocks.js";
 import { modelReplySyntax } from "./model-reply-syntax.js";
 import type { ReplySyntax } from "../syntax/reply-syntax.js";
 import { thinkingOffWrapper } from "./thinking-switch.js";
@@ -333,7 +333,8 @@ async function withAdapters(
   options: ModelOptions,
 ): Promise<LoadedModel> {
   try {
-    for (const lora of options.lora ?? []) adapters.set(lora.name, await adapterModel(base, lora, options));
+    for (const [i, lora] of (options.lora ?? []).entries())
+      adapters.set(lora.name, await adapterModel(base, lora, i + 1, options));
   } catch (error) {
     await base.dispose();
     throw error;
@@ -345,9 +346,15 @@ async function withAdapters(
  * A LoRA adapter of `base` as a model of its own: the same weights and template, a context of its own with the
  * adapter applied (llama.cpp applies adapters per context), its own sequences, scheduler and KV tier (keyed by the
  * adapter), so that no batch mixes it with another adapter's requests and no cache serves one adapter's cells to
- * another. Embeddings and ranking stay the base's.
+ * another. Its blocks are published under the base's topic with its id (`loraId`, from 1) and name, keyed apart
+ * from the base's (kv-blocks.ts). Embeddings and ranking stay the base's.
  */
-async function adapterModel(base: LoadedModel, lora: LoraAdapter, options: ModelOptions): Promise<LoadedModel> {
+async function adapterModel(
+  base: LoadedModel,
+  lora: LoraAdapter,
+  loraId: number,
+  options: ModelOptions,
+): Promise<LoadedModel> {
   const { llama, model } = base;
   const applied = new AppliedLora(lora, base.id);
   const { context, scheduler, batchThreadsFrom } = await scheduledContext(
@@ -360,9 +367,10 @@ async function adapterModel(base: LoadedModel, lora: LoraAdapter, options: Model
   );
   applied.attach(context);
   const states = await sequenceStates(llama, model, context);
-  // An adapter's cells are not published as KV-cache events (they would be keyed as the base model's).
-  const kvTier = await openKvTier(options, context.contextSize, scheduler, states, undefined, lora.path);
-  const pool = new SequencePool(context, poolOptions(options, kvTier, undefined));
+  const kvBlocks =
+    options.kvBlocks === undefined ? undefined : blocksOf(options.kvBlocks, base.id, { id: loraId, name: lora.name });
+  const kvTier = await openKvTier(options, context.contextSize, scheduler, states, kvBlocks, lora.path);
+  const pool = new SequencePool(context, poolOptions(options, kvTier, kvBlocks));
   await warmUp(pool.all()[0], model);
   return {
     ...base,
@@ -373,12 +381,14 @@ async function adapterModel(base: LoadedModel, lora: LoraAdapter, options: Model
     batchThreadsFrom,
     states,
     kvTier,
+    kvBlocks,
     contextSize: context.contextSize,
     // A draft model drafts for its base's context; prompt lookup drafts for any.
     drafter: base.drafter?.kind === "lookup" ? base.drafter : undefined,
     adapters: new Map(),
     lora: applied,
     async dispose() {
+      kvBlocks?.close();
       await kvTier?.dispose(pool.all());
       await context.dispose();
     },
@@ -566,9 +576,9 @@ async function openKvTier(
   });
 }
 
-/** The model's block tracker: its changes published under its name. */
-function blocksOf(option: KvBlocksOption, id: string): KvBlocks {
-  return new KvBlocks(option.blockSize, (events) => option.publish(id, events));
+/** The model's block tracker: its changes published under its name (an adapter's under its base's, with its own). */
+function blocksOf(option: KvBlocksOption, id: string, lora?: KvLora): KvBlocks {
+  return new KvBlocks(option.blockSize, (events) => option.publish(id, events), lora);
 }
 
 /** The pool's options: the tier's check, and a released sequence's blocks reported (kv-blocks.ts). */
@@ -589,7 +599,7 @@ function poolOptions(options: ModelOptions, kvTier: KvTier | undefined, kvBlocks
 export function heldBlocks(loaded: LoadedModel, blockSize: number): Map<string, KvBlock> {
   const cells = loaded.pool.all().map((sequence) => ({ medium: "GPU" as const, tokens: sequence.contextTokens }));
   const states = (loaded.kvTier?.heldTokens() ?? []).map((tokens) => ({ medium: "CPU" as const, tokens }));
-  return blockView([...cells, ...states], blockSize);
+  return blockView([...cells, ...states], blockSize, loaded.kvBlocks?.lora);
 }
 
 /** What `sequence` holds now, reported to `blocks` (none: nothing). */
