@@ -2,7 +2,8 @@
 // (support/llmd-picker.ts): its token-producer's request, byte for byte as it sends it; the block keys it works out
 // from the ids answered; and the keys its index builds from the real sidecar's KV-cache events once the same request
 // has been served through the edge (as the picker forwards it). They must be the same keys, every full block of the
-// prompt, or the picker would score no pod as holding the prefix. The `tools` model (ChatML, tools in its template).
+// prompt, or the picker would score no pod as holding the prefix. The `tools` model (ChatML, tools in its template)
+// and the `gemma3-vision` twin (an image's positions: ids above the vocabulary, drawn from its bytes).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startNodeEdge, type RunningEdge } from "../../edge/hosts/node/main.js";
 import { ensureModels } from "../../gguf/models.js";
@@ -10,10 +11,13 @@ import { blockHash } from "../../sidecar/engine/llama/kv-blocks.js";
 import type { RunningSidecar } from "../../sidecar/start-sidecar.js";
 import { KvSubscriber } from "../support/kv-subscriber.js";
 import { goJson, indexKeys, llmdBlockKeys, renderAsPicker } from "../support/llmd-picker.js";
-import { promptOf, startTestSidecar } from "../support/sidecar.js";
+import { promptOf } from "../support/sidecar.js";
+import { startCatalogue } from "../support/catalogue.js";
+import { dataUrl, RED, solidPng } from "../support/images.js";
 
 const POD = "10.1.2.3:8080";
 const MODEL = "tools";
+const VISION = "gemma3-vision";
 const BLOCK = 16;
 
 let sidecar: RunningSidecar;
@@ -21,17 +25,16 @@ let edge: RunningEdge;
 let subscriber: KvSubscriber;
 
 beforeAll(async () => {
-  const { tools: model } = await ensureModels("models", ["tools"]);
+  const paths = await ensureModels("models", [MODEL, VISION]);
   subscriber = await KvSubscriber.bound("tcp://127.0.0.1:*");
-  sidecar = await startTestSidecar({
-    model,
+  sidecar = await startCatalogue([paths[MODEL], paths[VISION]], {
     sequences: 2,
     contextSize: 2048,
     kvEvents: { endpoint: subscriber.endpoint, replay: "tcp://127.0.0.1:*", pod: POD, blockSize: BLOCK },
   });
   subscriber.replayEndpoint = sidecar.kvEvents?.replayEndpoint ?? "";
   edge = await startNodeEdge({ sidecarUrl: sidecar.url, port: 0, renderPort: 0, publicDir: false });
-}, 120_000);
+}, 180_000);
 afterAll(async () => {
   await edge?.close();
   await subscriber?.close();
@@ -51,10 +54,10 @@ async function serve(path: string, clientBody: Readonly<Record<string, unknown>>
   await response.text();
 }
 
-/** Waits (10 s at most) until the index holds every key of `keys`; answers the keys it holds. */
-async function indexed(keys: readonly bigint[]): Promise<bigint[]> {
+/** Waits (10 s at most) until the index holds every key of `keys` for `model`; answers the keys it holds. */
+async function indexed(keys: readonly bigint[], model: string): Promise<bigint[]> {
   const deadline = Date.now() + 10_000;
-  const held = () => indexKeys(subscriber.view(POD, MODEL), MODEL, BLOCK);
+  const held = () => indexKeys(subscriber.view(POD, model), model, BLOCK);
   while (!keys.every((key) => held().has(key)) && subscriber.errors.length === 0 && Date.now() < deadline)
     await new Promise((resolve) => setTimeout(resolve, 25));
   expect(subscriber.errors).toEqual([]);
@@ -79,20 +82,23 @@ async function renderThenServe(
   servePath: string,
   clientBody: Readonly<Record<string, unknown>>,
   idsOf: (json: unknown) => number[],
-): Promise<void> {
-  const rendered = await renderAsPicker(renderUrl(), renderPath, clientBody, MODEL);
+): Promise<number[]> {
+  // The client names the model by its catalogue name (the topic's); the picker's modelName names it too.
+  const model = String(clientBody["model"]);
+  const rendered = await renderAsPicker(renderUrl(), renderPath, clientBody, model);
   expect(rendered.status).toBe(200);
   const tokens = idsOf(rendered.json);
-  const keys = llmdBlockKeys(tokens, String(clientBody["model"]), BLOCK);
+  const keys = llmdBlockKeys(tokens, model, BLOCK);
   expect(keys.length).toBeGreaterThanOrEqual(4);
-  expect(indexKeys(subscriber.view(POD, MODEL), MODEL, BLOCK).has(keys[0] as bigint)).toBe(false);
+  expect(indexKeys(subscriber.view(POD, model), model, BLOCK).has(keys[0] as bigint)).toBe(false);
   await serve(servePath, clientBody);
-  expect(await indexed(keys)).toEqual(keys);
-  const view = subscriber.view(POD, MODEL);
+  expect(await indexed(keys, model)).toEqual(keys);
+  const view = subscriber.view(POD, model);
   expect(engineKeys(tokens).filter((key) => !view.has(key))).toEqual([]);
-  // The same ids under another request model (a client naming the one model otherwise): no key matches.
-  const index = indexKeys(view, MODEL, BLOCK);
+  // The same ids under another request model (a client naming the model otherwise): no key matches.
+  const index = indexKeys(view, model, BLOCK);
   expect(llmdBlockKeys(tokens, "gpt-4o", BLOCK).filter((key) => index.has(key))).toEqual([]);
+  return tokens;
 }
 
 describe("vLLM's render API for llm-d's token-producer", () => {
@@ -140,6 +146,30 @@ describe("vLLM's render API for llm-d's token-producer", () => {
       expect(list).toHaveLength(1);
       return list[0]?.token_ids ?? [];
     });
+  });
+
+  it("a chat with an image: its positions are ids of their own, the same in the answer and in the events", async () => {
+    const image = dataUrl(await solidPng(RED));
+    const text = (t: string) => ({ type: "text", text: t });
+    const chat = {
+      model: VISION,
+      messages: [
+        {
+          role: "user",
+          content: [text("Which colour?"), { type: "image_url", image_url: { url: image } }, text(promptOf(3, 120))],
+        },
+      ],
+      max_tokens: 4,
+      temperature: 0,
+    };
+    const tokens = await renderThenServe("/v1/chat/completions/render", "/v1/chat/completions", chat, (json) => {
+      expect(json).toMatchObject({ features: null });
+      return (json as { token_ids: number[] }).token_ids;
+    });
+    // Placeholders (the vocabulary's size plus 30 bits of the image's hash, one per position), in a full block.
+    const at = tokens.findIndex((t) => t > 1_000_000);
+    expect(at).toBeGreaterThanOrEqual(0);
+    expect(at).toBeLessThan(Math.floor(tokens.length / BLOCK) * BLOCK);
   });
 
   it("with API keys: the main port wants one (401 in vLLM's shape), the render port none", async () => {
