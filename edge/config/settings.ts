@@ -200,6 +200,14 @@ export const SHARED_SETTINGS = {
 export const NODE_SETTINGS = {
   port: { env: "EDGE_PORT", kind: integer(0, 65535), default: 8080, help: "port to listen on (0 picks a free one)" },
   hostname: { env: "EDGE_HOST", kind: text("text", "an address"), default: "127.0.0.1", help: "address to bind" },
+  renderPort: {
+    env: "RENDER_PORT",
+    kind: integer(0, 65535),
+    help:
+      "also serve vLLM's render API alone (`POST /v1/chat/completions/render`, `/v1/completions/render`) on this " +
+      "port of `EDGE_HOST`, without keys, for llm-d's endpoint picker (its token-producer sends none); unset: not " +
+      "served there (the main port serves it to callers with keys)",
+  },
   sidecarCa: {
     env: "SIDECAR_CA",
     kind: text("path", "a path"),

@@ -10,11 +10,12 @@ import { preflight, withCors } from "./cors.js";
 import { MethodNotAllowedError, NotFoundError } from "../base/errors.js";
 import { RequestRecord, setRecord, type RequestLogger } from "../core/request-log.js";
 import { answerError } from "./answer.js";
-import { FALLBACK_ROUTES, routeTable, type Route, type RouteProtocol } from "./routes.js";
+import { FALLBACK_ROUTES, renderRoutes, routeTable, type Route, type RouteProtocol } from "./routes.js";
 import { randomId, systemClock } from "../core/identity.js";
 import type { Protocol } from "../core/protocol-family.js";
 import { anthropicProtocol } from "../protocols/anthropic-messages/protocol.js";
 import { openAiProtocol } from "../protocols/openai-common/protocol.js";
+import { vllmRenderProtocol } from "../protocols/openai-common/render.js";
 import { ollamaProtocol } from "../protocols/ollama/protocol.js";
 import type { Sidecar } from "../upstream/connection.js";
 import { routedClient } from "../upstream/client.js";
@@ -92,11 +93,18 @@ const PROTOCOLS: Readonly<Record<RouteProtocol, Protocol>> = {
   openai: openAiProtocol,
   anthropic: anthropicProtocol,
   ollama: ollamaProtocol,
+  vllm: vllmRenderProtocol,
   server: openAiProtocol,
 };
 
 export interface App {
   fetch(request: Request): Promise<Response>;
+  /**
+   * vLLM's render API alone (`POST /v1/chat/completions/render`, `POST /v1/completions/render`), without the access
+   * check: for a port only the cluster reaches (the Node edge's `RENDER_PORT`), where llm-d's endpoint picker, which
+   * sends no key, asks for prompts' token ids. Any other path is a 404 in vLLM's shape.
+   */
+  render(request: Request): Promise<Response>;
   /** The access policy in force (for the start-up log). */
   readonly access: AccessPolicy;
   /** Batches, when served: the host drives them (resume at start, a queue consumer's steps, stop). */
@@ -228,7 +236,20 @@ export function createApp(options: AppOptions): App {
       ? response
       : withHeaders(response, { traceresponse: trace.traceparent() });
   };
-  return { fetch, access, batches, connectionOpened: () => context.arriving.opened() };
+  const render = renderFetch(context);
+  return { fetch, render, access, batches, connectionOpened: () => context.arriving.opened() };
+}
+
+/** The render routes alone, every error (an unknown path, a wrong method too) in vLLM's shape; no access check. */
+function renderFetch(context: AppContext): (request: Request) => Promise<Response> {
+  const { router } = routerOf(renderRoutes(context));
+  return async (request) => {
+    try {
+      return (await router.fetch(request)) as Response;
+    } catch (error) {
+      return answerError(vllmRenderProtocol, context, request, error);
+    }
+  };
 }
 
 /** A request's spans (edge/trace/), named by the route that serves it. */

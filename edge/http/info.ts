@@ -15,7 +15,7 @@ export interface RouteInfo {
   readonly method: "GET" | "POST" | "DELETE";
   readonly path: string;
   /** The API family: `openai`, `anthropic`, or `server` for discovery and health. */
-  readonly protocol: "openai" | "anthropic" | "ollama" | "server";
+  readonly protocol: "openai" | "anthropic" | "ollama" | "vllm" | "server";
 }
 
 /** With several sidecars: the union of models, and each sidecar by its id (never its address). */

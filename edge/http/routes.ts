@@ -49,6 +49,8 @@ import { handleThreadedMessages } from "../state/threads/handler.js";
 import { handleCountTokens, handleMessages } from "../protocols/anthropic-messages/handler.js";
 import { handleDetokenize, handleTokenize } from "../protocols/tokenizer/handler.js";
 import { handleApplyTemplate } from "../protocols/openai-chat/apply-template.js";
+import { handleChatRender } from "../protocols/openai-chat/render.js";
+import { handleCompletionRender } from "../protocols/openai-completions/render.js";
 import { handleEmbeddings } from "../protocols/openai-embeddings/handler.js";
 import { handleRerank } from "../protocols/rerank/handler.js";
 import { handleListLoraAdapters, handleSetLoraAdapters } from "../protocols/lora-adapters/handler.js";
@@ -656,6 +658,29 @@ function tokenizerRoutes(context: AppContext): Route[] {
   ];
 }
 
+/**
+ * vLLM's render API, for llm-d's token-producer (docs/contract.md, "Render"): a prompt's token ids, errors in vLLM's
+ * shape. The Node edge's `RENDER_PORT` serves these routes alone, without keys (app.ts, `render`).
+ */
+export function renderRoutes(context: AppContext): Route[] {
+  return inSection("render-post-v1chatcompletionsrender-post-v1completionsrender", [
+    {
+      method: "POST",
+      path: "/v1/chat/completions/render",
+      protocol: "vllm",
+      about: DOCS && "a chat body's prompt as the token ids the model evaluates, as vLLM's render API",
+      handle: (r) => handleChatRender(r, context),
+    },
+    {
+      method: "POST",
+      path: "/v1/completions/render",
+      protocol: "vllm",
+      about: DOCS && "a completions body's prompt as the token ids the model evaluates, as vLLM's render API",
+      handle: (r) => handleCompletionRender(r, context),
+    },
+  ]);
+}
+
 /** llama-server's operator endpoints, for admin keys (docs/contract.md, "Operator endpoints"). */
 function operatorRoutes(context: AppContext): Route[] {
   return inSection("operator-endpoints-get-slots-get-props", [
@@ -722,6 +747,7 @@ export function routeTable(
     ...modelRoutes(context),
     ...tokenizerRoutes(context),
     ...ollamaRoutes(context),
+    ...renderRoutes(context),
     ...operatorRoutes(context),
     ...(store === undefined ? [] : conversationRoutes(context, store)),
     ...(store === undefined ? [] : openAiConversationRoutes(context, store)),

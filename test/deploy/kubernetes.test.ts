@@ -14,6 +14,7 @@ import {
   podProblems,
   kvEventsProblems,
   pickerProblems,
+  renderProblems,
   poolProblems,
   type Container,
 } from "../support/kubernetes-references.js";
@@ -53,8 +54,12 @@ function mutated(kind: string, name: string, ...edits: readonly (readonly [Path,
 }
 /** The path of the sidecar container's environment variable `name`. */
 function sidecarEnv(name: string): Path {
+  return containerEnv("sidecar", name);
+}
+/** The path of the environment variable `name` of the model server's container `container`. */
+function containerEnv(container: "edge" | "sidecar", name: string): Path {
   const containers = cluster.modelServer.spec.template.spec.containers as Container[];
-  const c = containers.findIndex((x) => x.name === "sidecar");
+  const c = containers.findIndex((x) => x.name === container);
   return [
     "spec",
     "template",
@@ -101,6 +106,24 @@ describe("deploy/kubernetes against the vendored schemas", () => {
 
   it("publishes the sidecar's KV-cache events where the precise prefix-cache settings read them", () => {
     expect(kvEventsProblems(cluster)).toEqual([]);
+  });
+
+  it("points the token-producer at the edges' render port, through the Service of the model-server pods", () => {
+    expect(renderProblems(cluster)).toEqual([]);
+    const precise = cluster.pickerConfigs["precise.yaml"];
+    const producer = precise?.plugins.find((pl) => pl.type === "token-producer");
+    expect(producer?.parameters?.["vllm"]).toEqual({ url: "http://llm-edge:8000" });
+    const otherPort = new Cluster(
+      mutated("Deployment", "llm-edge", [[...containerEnv("edge", "RENDER_PORT"), "value"], "8001"]),
+    );
+    expect(renderProblems(otherPort)).toEqual(["RENDER_PORT must be the render port (8000)"]);
+    const services = manifests.filter((m) => m.doc.kind === "Service" && m.doc.metadata.name === "llm-edge");
+    const ports =
+      (services[0]?.doc as unknown as { spec: { ports: { name: string }[] } } | undefined)?.spec.ports ?? [];
+    const noRender = mutated("Service", "llm-edge", [["spec", "ports"], ports.filter((sp) => sp.name !== "render")]);
+    expect(renderProblems(new Cluster(noRender))).toEqual([
+      "precise.yaml: vllm.url http://llm-edge:8000 must reach the edge's render port 8000",
+    ]);
   });
 
   it("fails a broken manifest: a wrong type, a value outside an enum, a misspelt field, an unknown kind", () => {

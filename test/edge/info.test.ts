@@ -39,6 +39,8 @@ const ENDPOINTS = [
   { method: "GET", path: "/api/version", protocol: "ollama" },
   { method: "POST", path: "/api/pull", protocol: "ollama" },
   { method: "DELETE", path: "/api/delete", protocol: "ollama" },
+  { method: "POST", path: "/v1/chat/completions/render", protocol: "vllm" },
+  { method: "POST", path: "/v1/completions/render", protocol: "vllm" },
   { method: "GET", path: "/slots", protocol: "openai" },
   { method: "GET", path: "/props", protocol: "openai" },
   { method: "GET", path: "/v1/streams/:id", protocol: "openai" },
@@ -68,7 +70,7 @@ describe("GET /v1/info", () => {
       object: "server.info",
       name: "llm-edge",
       version: SERVER_VERSION,
-      protocols: ["openai", "anthropic", "ollama"],
+      protocols: ["openai", "anthropic", "ollama", "vllm"],
       endpoints: ENDPOINTS,
       models: [
         {

@@ -462,3 +462,34 @@ export function kvEventsProblems(c: Cluster): string[] {
   }
   return p;
 }
+
+/**
+ * The token-producer of every settings file that has one asks the model-server pods' edges for token ids: its
+ * `vllm.url` is `http://<Service>:<port>` of a Service that selects those pods and sends that port to the edge's
+ * `render` containerPort, which is its `RENDER_PORT`, bound on an address the picker reaches (`EDGE_HOST` 0.0.0.0).
+ */
+export function renderProblems(c: Cluster): string[] {
+  const p: string[] = [];
+  const edge = c.container("edge");
+  const renderPort = port(edge, "render");
+  check(p, renderPort !== undefined, "the edge must have a containerPort named render");
+  check(p, env(edge, "RENDER_PORT") === String(renderPort), `RENDER_PORT must be the render port (${renderPort})`);
+  check(p, env(edge, "EDGE_HOST") === "0.0.0.0", "EDGE_HOST must be 0.0.0.0, so the picker reaches RENDER_PORT");
+  const producers = Object.entries(c.pickerConfigs).flatMap(([key, config]) =>
+    config.plugins.filter((pl) => pl.type === "token-producer").map((pl) => [key, pl.parameters ?? {}] as const),
+  );
+  check(p, producers.length > 0, "a picker settings file must have a token-producer");
+  for (const [key, parameters] of producers) {
+    const url = (parameters["vllm"] as { url?: string } | undefined)?.url ?? "";
+    const [, host = "", portText = "80"] = /^http:\/\/([^:/]+)(?::(\d+))?$/.exec(url) ?? [];
+    const service = c.services.find((s) => s.metadata.name === host);
+    const servicePort = service?.spec.ports.find((sp) => sp.port === Number(portText));
+    const reachesPods =
+      service !== undefined && matches(service.spec.selector, c.modelServer.spec.template.metadata.labels);
+    check(p, reachesPods, `${key}: vllm.url ${url} must name a Service of the model-server pods`);
+    const target = servicePort?.targetPort;
+    const targetNumber = typeof target === "string" ? port(edge, target) : (target ?? servicePort?.port);
+    check(p, targetNumber === renderPort, `${key}: vllm.url ${url} must reach the edge's render port ${renderPort}`);
+  }
+  return p;
+}

@@ -52,6 +52,7 @@ export function optionsFromEnv(env: NodeJS.ProcessEnv): NodeEdgeOptions {
     metrics: createEdgeMetrics(),
     port: config.port,
     hostname: config.hostname,
+    renderPort: config.renderPort,
     access: accessOf(config),
     sidecarLink: { token: config.sidecarToken, headers: config.sidecarHeaders },
     limits: { headersTimeoutMs, requestTimeoutMs, keepAliveTimeoutMs, maxConnections },

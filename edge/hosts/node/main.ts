@@ -24,6 +24,7 @@ async function main(): Promise<void> {
   const sidecars =
     options.sidecarUrls === undefined ? `sidecar ${options.sidecarUrl}` : `sidecars ${options.sidecarUrls.join(", ")}`;
   console.error(`edge listening on ${edge.url} (${sidecars}); ${edge.access}`);
+  if (edge.renderUrl !== undefined) console.error(`edge: vLLM's render API on ${edge.renderUrl}, without keys`);
   const stop = () => {
     edge.close().then(
       () => process.exit(0),

@@ -20,6 +20,7 @@ import { folderFileStore, memoryFileStore } from "./files.js";
 import { InProcessQueue } from "./queue.js";
 import { nodeSockets } from "./sockets.js";
 import { loadStaticFiles, withStaticFiles } from "./static.js";
+import { listenRender } from "./render-port.js";
 
 /** How long a client may take, and how many may connect at once. */
 export interface ConnectionLimits {
@@ -67,6 +68,11 @@ export interface NodeEdgeOptions extends Partial<AppOptions> {
   publicDir?: string | false;
   port?: number;
   hostname?: string;
+  /**
+   * `RENDER_PORT`: also serve vLLM's render API alone on this port of `hostname`, without keys, for llm-d's endpoint
+   * picker (render-port.ts); default: not served there (the main port serves it to callers with keys).
+   */
+  renderPort?: number | undefined;
   limits?: Partial<ConnectionLimits>;
   /** Traces to an OTLP collector (OTEL_EXPORTER_OTLP_*; ignored when `tracing` is given); default: off. */
   trace?: TraceSettings | undefined;
@@ -77,7 +83,29 @@ export interface RunningEdge {
   readonly url: string;
   /** The access mode in force, for the start-up log. */
   readonly access: string;
+  /** With `renderPort`: where the render API answers, e.g. "http://0.0.0.0:8000". */
+  readonly renderUrl?: string;
   close(): Promise<void>;
+}
+
+/** The edge once `listening`, with the render API listening on `port` too (when given) and closed with it. */
+async function withRenderPort(
+  listening: Promise<RunningEdge>,
+  app: App,
+  hostname: string,
+  port: number | undefined,
+): Promise<RunningEdge> {
+  const running = await listening;
+  if (port === undefined) return running;
+  const render = await listenRender(app, hostname, port).catch(async (error: unknown) => {
+    await running.close();
+    throw error;
+  });
+  return {
+    ...running,
+    renderUrl: render.url,
+    close: () => Promise.all([render.close(), running.close()]).then(() => undefined),
+  };
 }
 
 /**
@@ -185,7 +213,7 @@ export function startNodeEdge(options: NodeEdgeOptions = {}): Promise<RunningEdg
   const handle = publicDir === false ? toApp : withStaticFiles(loadStaticFiles(publicDir), toApp);
   const host = hostname ?? "127.0.0.1";
   const all = { ...DEFAULT_LIMITS, ...limits };
-  return new Promise((resolve, reject) => {
+  const listening = new Promise<RunningEdge>((resolve, reject) => {
     const serverOptions = nodeServerOptions(all);
     const server = serve(
       { fetch: (request) => handle(request), port: port ?? 8080, hostname: host, serverOptions },
@@ -213,4 +241,5 @@ export function startNodeEdge(options: NodeEdgeOptions = {}): Promise<RunningEdg
     sockets.attach(server, handle);
     server.once("error", reject);
   });
+  return withRenderPort(listening, app, host, options.renderPort); // createApp gets renderPort too and ignores it
 }
