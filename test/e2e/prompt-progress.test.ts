@@ -2,10 +2,11 @@
 // through the real edge on both runtimes in front of a real sidecar serving the demo model and the `qwen2.5-coder`
 // twin: each stream's exact frames with the prompt's progress in the protocol's own shape — Anthropic Messages'
 // `prompt_progress` events after message_start, Responses' `response.in_progress` events with `prompt_progress`
-// (sequence numbers contiguous), Ollama's NDJSON lines with empty content on /api/chat and /api/generate, /infill's
-// llama-server objects — `processed` rising chunk by chunk to the prompt's total, the reply and usage as without
-// progress; the official clients (`@anthropic-ai/sdk`, `openai`, `ollama`) streaming the reply with progress on; and
-// `return_progress` ignored without `stream`.
+// (sequence numbers contiguous, and read again from the middle of them by a background stream's retrieve), Ollama's
+// NDJSON lines with empty content on /api/chat and /api/generate, /infill's llama-server objects — `processed` rising
+// chunk by chunk to the prompt's total, the reply and usage as without progress; the official clients
+// (`@anthropic-ai/sdk`, `openai`, `ollama`) streaming the reply with progress on; and `return_progress` ignored without
+// `stream`.
 import Anthropic from "@anthropic-ai/sdk";
 import { Ollama } from "ollama";
 import OpenAI from "openai";
@@ -225,6 +226,35 @@ describeOnRuntimes(
       const completed = events.at(-1)?.["response"] as { usage: Json } | undefined;
       expect(progressOf(events).at(-1)?.processed).toBe(completed?.usage["input_tokens"]);
       expect(events.map((e) => e["delta"]).filter((d) => d !== undefined)).toEqual(["Hi", " there"]);
+    });
+
+    it("a background Responses stream left in its progress and read again from there: the same events", async () => {
+      const openai = new OpenAI({ baseURL: `${edge().url}/v1`, apiKey: "none", maxRetries: 0 });
+      const body = { model: "demo", input: prompt("background"), stream: true as const, background: true, ...PROGRESS };
+      const first: Json[] = [];
+      for await (const event of await openai.responses.create(body)) {
+        first.push(event as unknown as Json);
+        if (first.length === 3) break;
+      }
+      expect(first.map((e) => [e["type"], e["sequence_number"]])).toEqual([
+        ["response.created", 0],
+        ["response.in_progress", 1],
+        ["response.in_progress", 2],
+      ]);
+      const id = (first[0]?.["response"] as { id: string } | undefined)?.id ?? "";
+      const read = async (after?: number) => {
+        const events: Json[] = [];
+        const options = { stream: true as const, ...(after === undefined ? {} : { starting_after: after }) };
+        for await (const event of await openai.responses.retrieve(id, options)) events.push(event as unknown as Json);
+        return events;
+      };
+      const [rest, whole] = [await read(2), await read()];
+      // The progress event it had is the one read again; the rest follows on, numbered as before.
+      expect(whole.slice(0, 3)).toEqual(first);
+      expect([...first, ...rest]).toEqual(whole);
+      expect(progressOf(whole)).toHaveLength(3);
+      const completed = whole.at(-1)?.["response"] as { output_text: string } | undefined;
+      expect(completed?.output_text).toBe("Hi there");
     });
 
     it("Ollama /api/chat: lines with empty content and `prompt_progress`, then the reply's lines", async () => {
