@@ -34,8 +34,8 @@ export interface StreamEncoder {
   start(start: Start): SseEvent[];
   token(token: Token): SseEvent[];
   /**
-   * A progress event of the prompt's evaluation (GenerateRequest.return_progress): the protocol's own frames; an
-   * encoder without it sends nothing (its protocol refuses `return_progress`: fields/progress.ts).
+   * A progress event of the prompt's evaluation (GenerateRequest.return_progress, the row of fields/progress.ts): the
+   * protocol's own frames, before the first token's; an encoder without it sends nothing.
    */
   progress?(progress: Progress): SseEvent[];
   /**

@@ -1,18 +1,22 @@
-// `return_progress` (llama-server's prompt progress) on the protocols whose streams do not report it: refused when
-// true, naming where it is served, rather than ignored (docs/contract.md, "Operator endpoints").
+// `return_progress` (llama-server's prompt progress), the row every generation protocol's table holds: with `stream`,
+// the sidecar reports the prompt's evaluation as it goes (GenerateRequest.return_progress) and the protocol's encoder
+// sends it in its own shape; without `stream` it is ignored (core/serve.ts), as llama-server ignores it
+// (docs/contract.md, "Prompt progress and timings").
 import * as z from "zod";
 import { DOCS } from "./docs-text.js";
-import { refused } from "./field-table.js";
+import { implemented } from "./field-table.js";
 
-export const RETURN_PROGRESS_REFUSAL =
-  "return_progress is served on /v1/chat/completions and /v1/completions only (llama-server's prompt_progress " +
-  "chunks); this endpoint's streams do not report the prompt's progress";
-
-/** The row of a table whose protocol reports no progress. */
-export const returnProgressRefused = refused(
-  DOCS && { why: "prompt progress is reported on chat and completions streams only", sample: true },
-  z
-    .boolean()
-    .nullish()
-    .refine((value) => value !== true, { error: RETURN_PROGRESS_REFUSAL }),
-);
+/** The row of a protocol whose streams report the prompt's progress as `why` says (`limits`: when it is ignored). */
+export function returnProgressRow(why: string, limits = "streams only (ignored without `stream`)") {
+  return implemented(z.boolean().nullish(), {
+    doc: DOCS && {
+      proto: "GenerateRequest.return_progress",
+      absent: "false",
+      limits,
+      why,
+    },
+    write: (value, draft) => {
+      draft.request.returnProgress = value === true;
+    },
+  });
+}

@@ -1,5 +1,6 @@
 // Claude Code and Codex CLI, unmodified, headless against the edge on Node and the `agent`
-// scripted model (gguf/models.ts): each exits 0 with the model's reply, on a plain prompt and on
+// scripted model (gguf/models.ts): each exits 0 with the model's reply, on a plain prompt (Claude Code's also with
+// `return_progress` added to its requests: the prompt_progress events are skipped) and on
 // a tool loop through one of its own tools (Claude Code's Read of a file in its private working
 // folder; Codex's get_goal); Codex past its auto-compact limit, compacting mid-way (docs/contract.md,
 // "Compaction"), locally and through the server; under workerd (wrangler dev), the plain prompt of
@@ -81,6 +82,31 @@ describe("coding agents against the server (Node edge)", () => {
       expect(input).toBe(1);
       expect(posts.map((p) => p.path)).toEqual(["/v1/messages?beta=true"]);
       expect((posts[0]!.body as ClaudeBody).messages.map((m) => m.role)).toEqual(["user", "system"]);
+    },
+    AGENT_TIMEOUT_MS + 10_000,
+  );
+
+  it(
+    "Claude Code with return_progress (CLAUDE_CODE_EXTRA_BODY): the prompt_progress events before its reply skipped",
+    async () => {
+      // Folders of its own: the system prompt differs from the other runs' early on, so most of it is evaluated anew.
+      const dirs = agentDirs();
+      const env = { CLAUDE_CODE_EXTRA_BODY: JSON.stringify({ return_progress: true }) };
+      try {
+        const { run, posts } = await recorded(stack.edge.url, (url) =>
+          runClaudeCode(url, "Say hi", dirs, "agent", env),
+        );
+        expect(run.code, run.stderr).toBe(0);
+        const result = JSON.parse(run.stdout) as ClaudeResult;
+        expect([result.is_error, result.result, result.num_turns]).toEqual([false, "Hi there", 1]);
+        expect(posts.map((p) => [p.path, (p.body as { return_progress?: boolean }).return_progress])).toEqual([
+          ["/v1/messages?beta=true", true],
+        ]);
+        // Tens of thousands of tokens evaluated: a progress event per 512 of them reached Claude Code.
+        expect(result.usage.cache_creation_input_tokens + result.usage.input_tokens).toBeGreaterThan(10 * 512);
+      } finally {
+        for (const dir of Object.values(dirs)) rmSync(dir, { recursive: true, force: true });
+      }
     },
     AGENT_TIMEOUT_MS + 10_000,
   );

@@ -1,9 +1,8 @@
 // llama-server's operator endpoints and fields through the real edge on both runtimes, in front of a real sidecar
 // serving the demo model and random-60m: GET /slots and GET /props for an admin key, refused for a client key (403)
 // and without a key (401); return_progress's prompt_progress chunks on chat and completions streams, exact and in
-// order, through the `openai` client; timings_per_token's timings, consistent with the usage; return_progress
-// refused on the protocols that do not report progress.
-import Anthropic from "@anthropic-ai/sdk";
+// order, through the `openai` client (the other protocols' progress: prompt-progress.test.ts); timings_per_token's
+// timings, consistent with the usage.
 import OpenAI from "openai";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { parseApiKeys } from "../../edge/access/keys.js";
@@ -285,46 +284,6 @@ describeOnRuntimes(
         total: answer.usage.prompt_tokens,
         predicted_n: t["predicted_n"],
       });
-    });
-
-    it("return_progress is refused where streams do not report progress: Messages, Responses, Ollama", async () => {
-      const anthropic = new Anthropic({ baseURL: edge().url, apiKey: CLIENT_KEY, maxRetries: 0 });
-      const message = anthropic.messages.create({
-        model: "demo",
-        max_tokens: 4,
-        messages: [{ role: "user", content: "Hi" }],
-        ...({ return_progress: true } as object),
-      });
-      await expect(message).rejects.toMatchObject({
-        status: 400,
-        error: { type: "error", error: { type: "invalid_request_error" } },
-      });
-      const responses = openai().responses.create({
-        model: "demo",
-        input: "Hi",
-        ...({ return_progress: true } as object),
-      });
-      await expect(responses).rejects.toMatchObject({ status: 400, param: "return_progress" });
-      const infill = await fetch(`${edge().url}/infill`, {
-        method: "POST",
-        headers: { Authorization: `Bearer ${CLIENT_KEY}` },
-        body: JSON.stringify({ input_prefix: "a", input_suffix: "b", return_progress: true }),
-      });
-      expect(infill.status).toBe(400);
-      // false is no request for progress: accepted.
-      const plain = await fetch(`${edge().url}/api/chat`, {
-        method: "POST",
-        headers: { Authorization: `Bearer ${CLIENT_KEY}` },
-        body: JSON.stringify({ model: "demo", messages: [{ role: "user", content: "Hi" }], return_progress: false }),
-      });
-      expect(plain.status).toBe(200);
-      const ollama = await fetch(`${edge().url}/api/chat`, {
-        method: "POST",
-        headers: { Authorization: `Bearer ${CLIENT_KEY}` },
-        body: JSON.stringify({ model: "demo", messages: [{ role: "user", content: "Hi" }], return_progress: true }),
-      });
-      expect(ollama.status).toBe(400);
-      expect(((await ollama.json()) as { error: string }).error).toContain("return_progress is served on");
     });
   },
   { apiKeys: CLIENT_KEY, adminKeys: ADMIN_KEY },

@@ -1,7 +1,9 @@
 // Compaction against the fake sidecar (docs/contract.md, "Compaction"): POST /v1/responses/compact
 // asks the model for a summary with the compaction prompt and answers OpenAI's
 // `response.compaction` with the input's user messages and one sealed compaction item; that item
-// sent back in `input` stands for its summary as a user message; anyone else's is refused.
+// sent back in `input` stands for its summary as a user message; anyone else's is refused. With `return_progress`
+// both compaction streams report the prompt's progress as `response.in_progress` events the `openai` SDK reads past.
+import OpenAI from "openai";
 import { describe, expect, it } from "vitest";
 import { Role } from "../../proto/gen/inference/v1/inference_pb.js";
 import {
@@ -11,8 +13,8 @@ import {
   sealCompaction,
 } from "../../edge/protocols/openai-responses/compaction/compaction-prompt.js";
 import { openReasoning, sealReasoning } from "../../edge/protocols/openai-responses/encrypted-reasoning.js";
-import { FIXED_CREATED, FIXED_ID, post, testApp } from "../support/app.js";
-import { finish, start, token, type Step } from "../support/fake-sidecar.js";
+import { FIXED_CREATED, FIXED_ID, inProcessFetch, post, testApp } from "../support/app.js";
+import { finish, progress, start, token, type Step } from "../support/fake-sidecar.js";
 import { parseText } from "../support/sse.js";
 
 const SUMMARY = "Task: launch on Tuesday. Done: support notified. Next: nothing.";
@@ -359,5 +361,85 @@ describe("context_management: [{type: 'compaction'}] on /v1/responses (server-si
       [Role.ASSISTANT, "Nothing else."],
       [Role.USER, "Thanks."],
     ]);
+  });
+});
+
+describe("return_progress on the compaction streams", () => {
+  // The prompt's progress between `start` and the first token, as the sidecar reports it.
+  const withProgress: Step[] = [
+    start("tiny-llama", 1100, 12),
+    progress(1100, 12, 524),
+    progress(1100, 12, 1036),
+    progress(1100, 12, 1100),
+    ...script.slice(1),
+  ];
+  const openai = (app: ReturnType<typeof testApp>["app"]) =>
+    new OpenAI({ apiKey: "none", baseURL: "http://edge.test/v1", fetch: inProcessFetch(app), maxRetries: 0 });
+  const progressOf = (events: { data: string }[]) =>
+    events
+      .filter((e) => e.data !== "[DONE]")
+      .map((e) => JSON.parse(e.data) as Record<string, unknown>)
+      .filter((data) => data["prompt_progress"] !== undefined);
+
+  it("a compaction_trigger: response.in_progress again per progress event, then the item", async () => {
+    const { app } = testApp(withProgress);
+    const input = [...conversation, { type: "compaction_trigger" }];
+    const res = await post(app, "/v1/responses", { model: "m", input, stream: true, return_progress: true });
+    const events = parseText(await res.text());
+    expect(events.map((e) => (e.data === "[DONE]" ? e.data : e.event))).toEqual([
+      "response.created",
+      ...Array(4).fill("response.in_progress"),
+      "response.output_item.added",
+      "response.output_item.done",
+      "response.completed",
+      "[DONE]",
+    ]);
+    const announced = (JSON.parse(events[1]?.data ?? "{}") as { response: unknown }).response;
+    expect(progressOf(events)).toEqual(
+      [524, 1036, 1100].map((processed, i) => ({
+        type: "response.in_progress",
+        response: announced,
+        prompt_progress: { total: 1100, cache: 12, processed, time_ms: Math.round(processed / 10) },
+        sequence_number: 2 + i,
+      })),
+    );
+    const body = { model: "m", input, return_progress: true };
+    const response = await openai(testApp(withProgress).app)
+      .responses.stream(body as never)
+      .finalResponse();
+    expect(response.output.map((item) => item.type)).toEqual(["compaction"]);
+  });
+
+  it("server-side compaction: the progress events keep the compaction item the Response opens with", async () => {
+    const { app, sidecar } = testApp(withProgress);
+    sidecar.tokenizeResult = [1, 2, 3];
+    const body = {
+      model: "m",
+      input: conversation,
+      stream: true,
+      return_progress: true,
+      context_management: [{ type: "compaction", compact_threshold: 3 }],
+    };
+    const events = parseText(await (await post(app, "/v1/responses", body)).text());
+    const item = { id: `cmp_${FIXED_ID}`, type: "compaction", encrypted_content: sealCompaction(SUMMARY) };
+    expect(events.slice(0, 7).map((e) => e.event)).toEqual([
+      "response.created",
+      "response.in_progress",
+      "response.output_item.added",
+      "response.output_item.done",
+      ...Array(3).fill("response.in_progress"),
+    ]);
+    expect(progressOf(events).map((data) => [data["sequence_number"], data["response"]])).toEqual(
+      [4, 5, 6].map((n) => [n, expect.objectContaining({ status: "in_progress", output: [item] })]),
+    );
+    // The SDK's snapshot takes each event's Response: with the item kept, the reply's items land after it.
+    const other = testApp(withProgress);
+    other.sidecar.tokenizeResult = [1, 2, 3];
+    const { stream: _, ...rest } = body;
+    const response = await openai(other.app)
+      .responses.stream(rest as never)
+      .finalResponse();
+    expect(response.output.map((o) => o.type)).toEqual(["compaction", "reasoning", "message"]);
+    expect(response.output_text).toBe(SUMMARY);
   });
 });

@@ -112,15 +112,17 @@ export function agentDirs(): AgentDirs {
  * `claude -p <prompt> --output-format json` against an Anthropic base URL, in the default
  * permission mode: as root Claude Code refuses to skip permissions, and reading a file of the
  * working folder needs none. Runs that share their folders share their prompt's prefix (the
- * system prompt names the home and the working folder), which the server's prefix cache keeps.
+ * system prompt names the home and the working folder), which the server's prefix cache keeps. `env`: more of its
+ * settings (e.g. CLAUDE_CODE_EXTRA_BODY, fields added to every request's body).
  */
 export function runClaudeCode(
   baseUrl: string,
   prompt: string,
   dirs: AgentDirs = agentDirs(),
   model = "agent",
+  env: Readonly<Record<string, string>> = {},
 ): Promise<AgentRun> {
-  return runClaude(baseUrl, ["-p", prompt, "--output-format", "json", "--model", model], dirs);
+  return runClaude(baseUrl, ["-p", prompt, "--output-format", "json", "--model", model], dirs, undefined, env);
 }
 
 /**
@@ -138,7 +140,13 @@ export function runClaudeCodeBlocks(
   return runClaude(baseUrl, args, dirs, `${line}\n`);
 }
 
-function runClaude(baseUrl: string, args: readonly string[], { home, work }: AgentDirs, input?: string) {
+function runClaude(
+  baseUrl: string,
+  args: readonly string[],
+  { home, work }: AgentDirs,
+  input?: string,
+  env: Readonly<Record<string, string>> = {},
+) {
   return run(
     "claude",
     args,
@@ -154,6 +162,7 @@ function runClaude(baseUrl: string, args: readonly string[], { home, work }: Age
       // No per-prompt attribution block at the head of the system prompt: the prompt prefix then
       // stays the same from one session to the next, and the server's prefix cache takes it.
       CLAUDE_CODE_ATTRIBUTION_HEADER: "0",
+      ...env,
     },
     work,
     input,

@@ -64,6 +64,16 @@ export function start(model = "fake-model", promptTokens = 5, cachedTokens = 0, 
   };
 }
 
+/** A progress event of the prompt's evaluation (GenerateRequest.return_progress): `processed` of `total` tokens. */
+export function progress(total: number, cache: number, processed: number, timeMs = processed / 10): Step {
+  return {
+    kind: "event",
+    event: create(GenerateResponseSchema, {
+      event: { case: "progress", value: { total, cache, processed, timeMs } },
+    }),
+  };
+}
+
 export interface TokenOptions {
   id?: number;
   /** The token's bytes; default: the UTF-8 of its text. */

@@ -4,6 +4,10 @@
 // Stream order (named SSE events, `event:` equal to the data's `type`):
 //   message_start      on the sidecar's `start`: the Message with empty content,
 //                      null stop_reason, usage with the input counts
+//   prompt_progress    with `return_progress`: one per progress event of the prompt's
+//                      evaluation, {"type":"prompt_progress","prompt_progress":{total,
+//                      cache, processed, time_ms}} (llama-server's counts), an event type
+//                      of this server's that clients skip (docs/decisions.md)
 //   per block          content_block_start → content_block_delta… → content_block_stop,
 //                      one block open at a time, opened at its first non-empty delta:
 //                      `thinking` (thinking_delta…, then a signature_delta before its stop;
@@ -14,7 +18,13 @@
 // `ping` events fill silences (the keep-alive, see protocol.ts). A failure after
 // message_start is one `event: error` ({"type":"error","error":{"type":"api_error",…}})
 // and the stream ends: no message_delta, no message_stop.
-import { FinishReason, type Finish, type Start, type Token } from "../../../proto/gen/inference/v1/inference_pb.js";
+import {
+  FinishReason,
+  type Finish,
+  type Progress,
+  type Start,
+  type Token,
+} from "../../../proto/gen/inference/v1/inference_pb.js";
 import {
   BlockSequencer,
   collectBlocks,
@@ -27,6 +37,7 @@ import type { ApiError } from "../../base/errors.js";
 import type { GenerationResult } from "../../upstream/generation.js";
 import type { ResponseMeta, StreamEncoder } from "../../core/endpoint.js";
 import { jsonEvent, type SseEvent } from "../../sse/frame.js";
+import { promptProgress } from "../openai-common/llama-extras.js";
 import { anthropicErrorEvent } from "./errors.js";
 import { showsThinking, type MessagesRequest } from "./schema.js";
 import { thinkingSignature } from "./signature.js";
@@ -165,6 +176,9 @@ export function createMessagesStreamEncoder(body: MessagesRequest, meta: Respons
   return {
     start(start: Start) {
       return [event({ type: "message_start", message: message(meta, [], null, anthropicUsage(start, 0)) })];
+    },
+    progress(progress: Progress) {
+      return [event({ type: "prompt_progress", prompt_progress: promptProgress(progress) })];
     },
     token(token: Token) {
       return blocks.pushAll(tokenContent(token).filter(shown));

@@ -18,7 +18,7 @@ import { docOf, ignored, implemented, shapeOf } from "../../fields/field-table.j
 import { formatConstraint } from "../../fields/output-constraint.js";
 import { keepAliveRow, temperatureField, topKField, topPField } from "../../fields/sampling-fields.js";
 import { CallLedger, duplicateNames, report, schemaObject, toolName, unknownChoice } from "../../fields/tool-checks.js";
-import { returnProgressRefused } from "../../fields/progress.js";
+import { returnProgressRow } from "../../fields/progress.js";
 
 /** A cache breakpoint: `{type: "ephemeral", ttl?: "5m" | "1h"}` (docs/contract.md, "Cache hints"). */
 const cacheControl = z
@@ -378,7 +378,9 @@ export const MESSAGES_FIELDS = {
       sample: { edits: [{ type: "clear_thinking_20251015", keep: "all" }] },
     },
   ),
-  return_progress: returnProgressRefused,
+  return_progress: returnProgressRow(
+    "`prompt_progress` events after `message_start` while the prompt is evaluated (llama-server's counts)",
+  ),
 };
 
 export const messagesRequestSchema = z.object(shapeOf(MESSAGES_FIELDS)).superRefine(checkConversation);

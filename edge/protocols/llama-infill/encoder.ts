@@ -2,16 +2,18 @@
 //
 // Stream: one `data:` event per token with text, `{"index":0,"content":…,"tokens":[],"stop":false,
 // "tokens_predicted":n,"tokens_evaluated":p}`, then the final object with `"stop":true` and an empty
-// `content` (the middle was in the events before it); no `[DONE]`. A failure after the start is
+// `content` (the middle was in the events before it); no `[DONE]`. With `return_progress`, before the first of them
+// one event per progress event of the prompt's evaluation: the same object with an empty `content` and
+// llama-server's `prompt_progress` beside (as its /completion and /infill stream it). A failure after the start is
 // `data: {"error":{…}}`. Whole answer: the final object with the whole middle in `content`.
-import type { Finish, Start, Token } from "../../../proto/gen/inference/v1/inference_pb.js";
+import type { Finish, Progress, Start, Token } from "../../../proto/gen/inference/v1/inference_pb.js";
 import type { ApiError } from "../../base/errors.js";
 import { finishContent } from "../../core/content.js";
 import type { ResponseMeta, StreamEncoder } from "../../core/endpoint.js";
 import { jsonEvent, type SseEvent } from "../../sse/frame.js";
 import type { GenerationResult } from "../../upstream/generation.js";
 import { openAiErrorObject } from "../openai-common/errors.js";
-import { llamaTimings } from "../openai-common/llama-extras.js";
+import { llamaTimings, promptProgress } from "../openai-common/llama-extras.js";
 import { stopType } from "./finish.js";
 import type { InfillRequest } from "./schema.js";
 
@@ -50,12 +52,23 @@ function finalObject(
 export function createInfillStreamEncoder(body: InfillRequest, meta: ResponseMeta): StreamEncoder {
   let evaluated = 0;
   let predicted = 0;
-  const partial = (content: string, tokens: number[]): SseEvent =>
-    jsonEvent({ index: 0, content, tokens, stop: false, tokens_predicted: predicted, tokens_evaluated: evaluated });
+  const partial = (content: string, tokens: number[], more?: Record<string, unknown>): SseEvent =>
+    jsonEvent({
+      index: 0,
+      content,
+      tokens,
+      stop: false,
+      tokens_predicted: predicted,
+      tokens_evaluated: evaluated,
+      ...more,
+    });
   return {
     start(start: Start) {
       evaluated = start.promptTokens;
       return [];
+    },
+    progress(progress: Progress) {
+      return [partial("", [], { prompt_progress: promptProgress(progress) })];
     },
     token(token: Token) {
       predicted++;

@@ -8,7 +8,7 @@ import { DOCS } from "../../fields/docs-text.js";
 import { ignored, implemented, refused, shapeOf } from "../../fields/field-table.js";
 import { MAX_CHOICES, openaiRequestFields, openaiSamplingFields } from "../openai-common/fields.js";
 import { responseFormatConstraint } from "../openai-common/response-format.js";
-import { returnProgressRefused } from "../../fields/progress.js";
+import { returnProgressRow } from "../../fields/progress.js";
 
 /** One file of the repository context: llama-server's `{filename, text}` (other keys, e.g. a time, are not read). */
 const extraFile = z.object({
@@ -140,7 +140,9 @@ export const INFILL_FIELDS = {
     DOCS && { why: "the whole answer is sent", sample: ["content"] },
     "response_fields is not supported: the whole answer is sent",
   ),
-  return_progress: returnProgressRefused,
+  return_progress: returnProgressRow(
+    "llama-server's `prompt_progress` objects while the prompt is evaluated, as its `/infill` sends them",
+  ),
 };
 export const infillRequestSchema = z
   .object(shapeOf(INFILL_FIELDS))

@@ -2,11 +2,14 @@
 // `{model, created_at, message: {role, content, thinking?, tool_calls?}, done: false}` for /api/chat
 // (`response` and `thinking` at the top for /api/generate): one line per token with text or thinking,
 // one line per tool call once its arguments are complete (Ollama sends calls whole, arguments an
-// object). The last line has empty content, `done: true`, `done_reason` and the metrics (usage.ts).
+// object). The last line has empty content, `done: true`, `done_reason` and the metrics (usage.ts). With
+// `return_progress`, before the reply's lines one line per progress event of the prompt's evaluation: empty content,
+// `done: false` and llama-server's `prompt_progress` (a client that joins the contents reads nothing of it).
 // With `logprobs`, a token's entry goes on the first line it writes, or, for a token that writes
 // none (text held back), on the next line. A failure after the first line is one `{"error": …}` line.
-import type { Finish, Token } from "../../../proto/gen/inference/v1/inference_pb.js";
+import type { Finish, Progress, Token } from "../../../proto/gen/inference/v1/inference_pb.js";
 import { logprobValue, pieceBytes, pieceText } from "../openai-common/logprobs.js";
+import { promptProgress } from "../openai-common/llama-extras.js";
 import { BlockSequencer, collectBlocks, finishContent, tokenContent, type Block } from "../../core/content.js";
 import type { ResponseMeta, StreamEncoder } from "../../core/endpoint.js";
 import { jsonEvent, type SseEvent } from "../../sse/frame.js";
@@ -110,6 +113,8 @@ export function ollamaStreamEncoder(answer: OllamaAnswer, meta: ResponseMeta): S
   };
   return {
     start: () => [],
+    progress: (progress: Progress) =>
+      events([line(answer, meta, { ...replyFields(answer.shape, {}), prompt_progress: promptProgress(progress) })]),
     token(token: Token) {
       if (answer.top !== undefined) pending.push(logprobEntry(token, answer.top));
       return events(blocks.pushAll(tokenContent(token)));

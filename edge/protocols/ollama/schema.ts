@@ -10,7 +10,7 @@ import { effortBudget } from "../../fields/reasoning-effort.js";
 import { duplicateNames, report, schemaObject, toolName } from "../../fields/tool-checks.js";
 import { ollamaModelName } from "./names.js";
 import { optionsSchema } from "./options.js";
-import { returnProgressRefused } from "../../fields/progress.js";
+import { returnProgressRow } from "../../fields/progress.js";
 
 /** Base64 images (Ollama's `images`), read by a model with a projector (core/media/). */
 const images = z.array(z.string({ error: "expected base64 image data" })).nullish();
@@ -127,7 +127,10 @@ const sharedRows = {
   }),
   top_logprobs: topLogprobsField,
   _debug_render_only: refused(DOCS && { why: "no debug rendering", sample: true }, emptyOr("no debug rendering")),
-  return_progress: returnProgressRefused,
+  return_progress: returnProgressRow(
+    "lines with empty content and llama-server's `prompt_progress` while the prompt is evaluated",
+    "streams only (ignored with `stream: false`)",
+  ),
 };
 
 export const OLLAMA_CHAT_FIELDS = {

@@ -12,6 +12,7 @@ import {
   tokenLimit,
   UINT32_MAX,
 } from "../../fields/checks.js";
+import { returnProgressRow } from "../../fields/progress.js";
 import { keepAliveRow, temperatureField, topKField, topPField } from "../../fields/sampling-fields.js";
 
 /** OpenAI's most choices per request; the model's sequences are the limit that counts (core/choice-count.ts). */
@@ -73,17 +74,7 @@ export const openaiRequestFields = {
       why: "`include_usage`: a last chunk with the usage",
     },
   }),
-  return_progress: implemented(z.boolean().nullish(), {
-    doc: DOCS && {
-      proto: "GenerateRequest.return_progress",
-      absent: "false",
-      limits: "streams only (ignored without `stream`)",
-      why: "llama-server's `prompt_progress` chunks while the prompt is evaluated",
-    },
-    write: (value, draft) => {
-      draft.request.returnProgress = value === true;
-    },
-  }),
+  return_progress: returnProgressRow("llama-server's `prompt_progress` chunks while the prompt is evaluated"),
   timings_per_token: implemented(z.boolean().nullish(), {
     doc: DOCS && {
       proto: "(the answer's form)",

@@ -1,7 +1,7 @@
 // llama-server's additions to the OpenAI shapes, on /v1/chat/completions and /v1/completions: `prompt_progress`
-// chunks while a stream's prompt is evaluated (`return_progress`), and `timings` on the last chunk of a choice and on a
-// whole answer (`timings_per_token`; /infill sends the same `timings` always). docs/contract.md, "Prompt progress and
-// timings".
+// chunks while a stream's prompt is evaluated (`return_progress`; the same object goes in every protocol's own progress
+// frame), and `timings` on the last chunk of a choice and on a whole answer (`timings_per_token`; /infill sends the
+// same `timings` always). docs/contract.md, "Prompt progress and timings".
 import type { Finish, Progress } from "../../../proto/gen/inference/v1/inference_pb.js";
 import { jsonEvent, type SseEvent } from "../../sse/frame.js";
 
@@ -11,7 +11,7 @@ export interface LlamaExtrasBody {
   readonly timings_per_token?: boolean | null | undefined;
 }
 
-/** llama-server's `prompt_progress`. */
+/** llama-server's `prompt_progress`, the object every protocol's progress frame carries. */
 export function promptProgress(progress: Progress) {
   return {
     total: progress.total,

@@ -5,6 +5,9 @@
 // and a `sequence_number` that grows by one from 0. Order:
 //   response.created, response.in_progress    on the sidecar's `start`: status
 //                                             in_progress, empty output
+//   response.in_progress + prompt_progress    with `return_progress`: one per progress event of
+//                                             the prompt's evaluation, the Response as it stands
+//                                             and llama-server's `prompt_progress` beside
 //   per output item (one open at a time, opened at its first non-empty delta;
 //   `output_index` is its position in the final `output`):
 //     message:   response.output_item.added → response.content_part.added →
@@ -18,7 +21,7 @@
 // The terminal event carries the whole Response, usage included. A failure after
 // `start` is `response.failed` with `error` (the partial output kept, its open item
 // `incomplete`), then [DONE].
-import type { Finish, Start, Token } from "../../../proto/gen/inference/v1/inference_pb.js";
+import type { Finish, Progress, Start, Token } from "../../../proto/gen/inference/v1/inference_pb.js";
 import { BlockSequencer, collectBlocks, finishContent, tokenContent, type Block } from "../../core/content.js";
 import type { ApiError } from "../../base/errors.js";
 import type { GenerationResult } from "../../upstream/generation.js";
@@ -43,6 +46,7 @@ import { createCompactionStreamEncoder, encodeCompactionResponse } from "./compa
 import { responsesFinish } from "./finish.js";
 import { responsesUsage } from "./usage.js";
 import { compactionOf } from "./compaction/opening-item.js";
+import { promptProgress } from "../openai-common/llama-extras.js";
 
 /** Unix seconds now, for a terminal Response's `completed_at`. */
 function completedAt(meta: ResponseMeta): number {
@@ -183,6 +187,10 @@ export function createResponsesStreamEncoder(body: ResponsesRequest, meta: Respo
         event("response.output_item.done", { output_index: 0, item: head }),
       ];
     },
+    // Before the first token: the Response as it stands is the one `start` announced (with its compaction item).
+    progress: (progress: Progress) => [
+      event("response.in_progress", { response: snapshot(inProgress), prompt_progress: promptProgress(progress) }),
+    ],
     token(token: Token) {
       return blocks.pushAll(tokenContent(token));
     },

@@ -21,7 +21,7 @@ import { DOCS } from "../../fields/docs-text.js";
 import { docOf, ignored, implemented, refused, shapeOf } from "../../fields/field-table.js";
 import { effortBudget } from "../../fields/reasoning-effort.js";
 import { openCompaction } from "./compaction/compaction-prompt.js";
-import { returnProgressRefused } from "../../fields/progress.js";
+import { returnProgressRow } from "../../fields/progress.js";
 
 export const RESPONSES_ROLES = ["system", "developer", "user", "assistant"] as const;
 export type ResponsesRole = (typeof RESPONSES_ROLES)[number];
@@ -337,7 +337,9 @@ export const RESPONSES_FIELDS = {
         error: "top_logprobs on /v1/responses is not supported yet; use /v1/chat/completions with logprobs",
       }),
   ),
-  return_progress: returnProgressRefused,
+  return_progress: returnProgressRow(
+    "`response.in_progress` events with llama-server's `prompt_progress` while the prompt is evaluated",
+  ),
   // At most one call per reply when 1 (more are not counted yet: any larger value allows parallel calls).
   max_tool_calls: implemented(z.number().int().min(1).max(UINT32_MAX).nullish(), {
     doc: DOCS && {

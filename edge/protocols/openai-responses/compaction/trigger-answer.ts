@@ -1,9 +1,10 @@
 // The answer to a Responses request whose last input item is a compaction_trigger
 // (docs/contract.md, "Compaction"): one compaction item holding the model's sealed summary, in
-// place of the message it wrote. Streamed: response.created, response.in_progress, then at the end
+// place of the message it wrote. Streamed: response.created, response.in_progress (again with `prompt_progress` for
+// each progress event, with `return_progress`), then at the end
 // response.output_item.added and .done with the whole item, the terminal event and [DONE]; the
 // summary's text is not streamed (the item is opaque).
-import type { Finish, Start, Token } from "../../../../proto/gen/inference/v1/inference_pb.js";
+import type { Finish, Progress, Start, Token } from "../../../../proto/gen/inference/v1/inference_pb.js";
 import type { ApiError } from "../../../base/errors.js";
 import { collectBlocks } from "../../../core/content.js";
 import type { ResponseMeta, StreamEncoder } from "../../../core/endpoint.js";
@@ -14,6 +15,7 @@ import { responsesFinish } from "../finish.js";
 import { type CompactionItem, responseObject, type ResponseState } from "../response.js";
 import type { ResponsesRequest } from "../schema.js";
 import { responsesUsage } from "../usage.js";
+import { promptProgress } from "../../openai-common/llama-extras.js";
 
 /** The compaction item of a summary: its text (reasoning left out), trimmed and sealed. */
 export function compactionItem(meta: ResponseMeta, summary: string): CompactionItem {
@@ -57,17 +59,22 @@ export function createCompactionStreamEncoder(body: ResponsesRequest, meta: Resp
   let text = "";
   const event = (type: string, fields: Record<string, unknown>): SseEvent =>
     jsonEvent({ type, ...fields, sequence_number: sequence++ }, type);
+  const inProgress = () =>
+    responseObject(body, meta, {
+      status: "in_progress",
+      error: null,
+      incomplete_details: null,
+      usage: null,
+      output: [],
+    });
   return {
     start(_start: Start) {
-      const response = responseObject(body, meta, {
-        status: "in_progress",
-        error: null,
-        incomplete_details: null,
-        usage: null,
-        output: [],
-      });
+      const response = inProgress();
       return [event("response.created", { response }), event("response.in_progress", { response })];
     },
+    progress: (progress: Progress) => [
+      event("response.in_progress", { response: inProgress(), prompt_progress: promptProgress(progress) }),
+    ],
     token(token: Token) {
       text += token.text;
       return [];
