@@ -18,5 +18,7 @@ export default async function setup(): Promise<void> {
     "qwen3-reranker",
     "qwen3-embedding",
     "qwen2.5-coder",
+    // test/e2e/ollama.test.ts's catalogue names it without writing it.
+    "thinking",
   ]);
 }
