@@ -48,6 +48,7 @@ import { DEFAULT_LOOKUP_DRAFT, PromptLookup } from "./prompt-lookup.js";
 import type { Drafter } from "./drafting.js";
 import { loadDraftModel } from "./draft-model.js";
 import { AppliedLora, type LoraAdapter } from "./lora.js";
+import { Teardown } from "./teardown.js";
 
 /**
  * Which llama.cpp library to load: "auto" takes this host's own build (`npm run build:engine`)
@@ -262,25 +263,53 @@ export function loadLlama(engine: EngineChoice = "auto", gpu: GpuChoice = "auto"
 
 export async function loadModel(options: ModelOptions): Promise<LoadedModel> {
   const llama = await loadLlama(options.engine, options.gpu);
-  const { threads, threadsBatch } = threadCounts(options, llama);
   const model = await llama.loadModel({
     modelPath: options.modelPath,
     gpuLayers: options.gpuLayers ?? "auto",
     ...(options.onProgress ? { onLoadProgress: options.onProgress } : {}),
     ...(options.loadSignal ? { loadSignal: options.loadSignal } : {}),
   });
-  const { context, scheduler, batchThreadsFrom } = await scheduledContext(llama, model, options, threads, threadsBatch);
+  const teardown = new Teardown();
+  teardown.add(model, (m) => m.dispose());
+  let made: { base: LoadedModel; adapters: Map<string, LoadedModel> };
+  try {
+    made = await baseModel(llama, model, options, teardown);
+  } catch (error) {
+    // A step that failed after others (a projector, a template, the KV tier's folder read back): what they made is
+    // freed, and the blocks the tier published are removed.
+    await teardown.run().catch(() => undefined);
+    throw error;
+  }
+  return withAdapters(made.base, made.adapters, options);
+}
+
+/** The loaded model and its adapters' map, still empty: each part it makes added to `teardown`, which its `dispose` runs. */
+async function baseModel(
+  llama: Llama,
+  model: LlamaModel,
+  options: ModelOptions,
+  teardown: Teardown,
+): Promise<{ base: LoadedModel; adapters: Map<string, LoadedModel> }> {
+  const { threads, threadsBatch } = threadCounts(options, llama);
+  const scheduled = await scheduledContext(llama, model, options, threads, threadsBatch);
+  const { context, scheduler, batchThreadsFrom } = teardown.add(scheduled, (c) => c.context.dispose());
   const id = options.id ?? path.basename(options.modelPath).replace(/\.gguf$/i, "");
-  const drafter = await drafterOf(llama, model, context, options);
+  const drafter = teardown.add(await drafterOf(llama, model, context, options), (d) => d?.dispose());
   const states = await sequenceStates(llama, model, context);
   const kvBlocks = options.kvBlocks === undefined ? undefined : blocksOf(options.kvBlocks, id);
   const kvTier = await openKvTier(options, context.contextSize, scheduler, states, kvBlocks);
   const pool = new SequencePool(context, poolOptions(options, kvTier, kvBlocks));
+  teardown.add(kvTier, (tier) => tier?.dispose(pool.all()));
+  // Closed before the tier is let go of: its last saves are not published, its blocks removed at once.
+  teardown.add(kvBlocks, (blocks) => blocks?.close());
   await warmUp(pool.all()[0], model);
-  const vocabulary = vocabularySize(model);
-  const { embedder, disposeEmbedder } = await loadEmbedder(llama, model, options, threadsBatch);
-  const ranker = rankerOf(model, options, threadsBatch);
-  const media = await modelMedia(llama, model, options.projectorPath, threadsBatch);
+  const { embedder } = teardown.add(await loadEmbedder(llama, model, options, threadsBatch), (e) =>
+    e.disposeEmbedder(),
+  );
+  const ranker = teardown.add(rankerOf(model, options, threadsBatch), (r) => r.dispose());
+  const media = teardown.add(await modelMedia(llama, model, options.projectorPath, threadsBatch), (m) =>
+    m.projector?.dispose(),
+  );
   const adapters = new Map<string, LoadedModel>();
   const base: LoadedModel = {
     id,
@@ -294,7 +323,7 @@ export async function loadModel(options: ModelOptions): Promise<LoadedModel> {
     tokenizer: cachedTokenizer(model.tokenizer),
     contextSize: context.contextSize,
     trainedContextSize: model.trainContextSize,
-    vocabularySize: vocabulary,
+    vocabularySize: vocabularySize(model),
     threads,
     threadsBatch,
     batchThreadsFrom,
@@ -312,18 +341,11 @@ export async function loadModel(options: ModelOptions): Promise<LoadedModel> {
     adapters,
     lora: undefined,
     async dispose() {
-      kvBlocks?.close();
       for (const adapter of adapters.values()) await adapter.dispose();
-      await media.projector?.dispose();
-      await kvTier?.dispose(pool.all());
-      await drafter?.dispose();
-      await disposeEmbedder();
-      await ranker.dispose();
-      await context.dispose();
-      await model.dispose();
+      await teardown.run();
     },
   };
-  return withAdapters(base, adapters, options);
+  return { base, adapters };
 }
 
 /** The base model with its adapters loaded into `adapters`; an adapter that fails to load frees the base. */
