@@ -5,7 +5,7 @@
 // (docs/decisions.md, "Many models on one sidecar").
 import { failedPrecondition, modelLoadFailed, notFound, overloaded, unavailable } from "../engine/engine-errors.js";
 import { BATCH_QUEUE_LIMIT } from "../engine/llama/idle-capacity.js";
-import type { LoadedModel } from "../engine/llama/model.js";
+import { type LoadedModel, setAdapterScale } from "../engine/llama/model.js";
 import { replySummary } from "../engine/llama/model-reply-syntax.js";
 import { decide, freeRoom, NO_BYTES, type Bytes, type Resident } from "./budget.js";
 import type { Catalogue, CatalogueEntry } from "./model-catalogue.js";
@@ -133,7 +133,8 @@ export class ModelRegistry {
     if (found === undefined) throw notFound(`no model has a LoRA adapter named "${name}"`);
     found.adapter.scale = scale;
     const slot = this.#slots.get(found.base.name) as Slot;
-    await slot.loaded?.adapters.get(name)?.lora?.setScale(scale);
+    const adapter = slot.loaded?.adapters.get(name);
+    if (adapter !== undefined) await setAdapterScale(adapter, scale);
     return slot.view();
   }
 

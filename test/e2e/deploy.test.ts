@@ -15,7 +15,8 @@ import { describe, expect, it } from "vitest";
 // 136 until images in (4.3 KiB gzip measured: 134.6 → 138.8; "Images at the edge: references resolved before the
 // call") and llama-server's operator endpoints and fields (1.72 KiB: "llama-server's operator endpoints"),
 // 141 with LoRA adapters (0.7 KiB: "LoRA adapters: a context each on the base model's weights"),
-// 142 until the render API for llm-d's token producer (0.7 KiB: 142.1 measured; "Precise prefix-cache routing: the render API on the edge").
+// 142 until the render API for llm-d's token producer (0.7 KiB: 142.1 measured; "Precise prefix-cache routing: the
+// render API on the edge").
 const LIMIT_GZIP_KIB = 143;
 
 describe("npm run deploy (dry run)", () => {

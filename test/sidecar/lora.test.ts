@@ -81,7 +81,7 @@ describe("LoRA adapters of one base model", () => {
     expect([contexts.size, pools.size, tiers.size, tiers.has(undefined)]).toEqual([3, 3, 3, false]);
     // Their tiers' identities differ, so a state kept by one (in memory or under --cache-dir) never loads in another.
     const identities = [undefined, paths["pirate-lora"], paths["french-lora"]].map((a) =>
-      modelIdentity(paths.adapted, 512, a),
+      modelIdentity(paths.adapted, 512, a === undefined ? undefined : { path: a, scale: 1 }),
     );
     expect(new Set(identities).size).toBe(3);
   });
@@ -103,6 +103,33 @@ describe("LoRA adapters of one base model", () => {
     await expect(client.setLoraScale({ model: "adapted", scale: 1 })).rejects.toThrow(
       'no model has a LoRA adapter named "adapted"',
     );
+  });
+
+  it("take a new scale from a cold cache: no cell or state computed at the old scale is served", async () => {
+    const content = "A question about the harbour, the ships in it and the lighthouse keeper who watches them";
+    const cachedTokens = async (): Promise<number> => {
+      const events = await collect(
+        client.generate({
+          model: "french-lora",
+          input: { case: "chat", value: { messages: [{ role: Role.USER, content }] } },
+          maxTokens: 24,
+          sampling: { temperature: 0 },
+        }),
+      );
+      const start = events.find((e) => e.case === "start");
+      return start?.case === "start" ? start.value.cachedTokens : Number.NaN;
+    };
+    await cachedTokens();
+    expect(await cachedTokens()).toBeGreaterThan(10);
+    await client.setLoraScale({ model: "french-lora", scale: 0.5 });
+    expect(await cachedTokens()).toBe(0);
+    expect(await cachedTokens()).toBeGreaterThan(10);
+    // The same scale again changes nothing: the cache stays.
+    await client.setLoraScale({ model: "french-lora", scale: 0.5 });
+    expect(await cachedTokens()).toBeGreaterThan(10);
+    await client.setLoraScale({ model: "french-lora", scale: 1 });
+    expect(await cachedTokens()).toBe(0);
+    expect((await chat("french-lora")).text).toBe(ADAPTED_REPLIES["french-lora"]);
   });
 
   it("report the model-server protocol's LoRA info on /metrics", async () => {

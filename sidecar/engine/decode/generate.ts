@@ -12,7 +12,7 @@ import { runChoices } from "./several-choices.js";
 import { DecodeState, decode, finish, type GenerateEvent } from "./decode-loop.js";
 import { Preemption } from "./preemption.js";
 import { copyLongerPrefix } from "./prefix-copy.js";
-import { acquire, reuseCachedPrefix } from "./sequences.js";
+import { acquire, release, reuseCachedPrefix } from "./sequences.js";
 import { beginUse, endUse } from "./slot-uses.js";
 
 export type { GenerateEvent } from "./decode-loop.js";
@@ -116,7 +116,7 @@ async function* runPlanned(
   } finally {
     metrics.generationsActive--;
     endUse(sequence);
-    loaded.pool.release(sequence);
+    await release(loaded, sequence);
     // Left idle with nothing decoding: its state is saved now rather than at its takeover (kv-tier.ts).
     if (loaded.pool.busy === 0) loaded.kvTier?.saveAhead(sequence);
   }

@@ -2,7 +2,7 @@
 // cached prefix a prompt shares with one kept, and a long prompt fed in chunks.
 import type { EvaluationPriority, LlamaContextSequence, Token } from "node-llama-cpp";
 import type { EngineMetrics } from "../engine-metrics.js";
-import type { LoadedModel } from "../llama/model.js";
+import { forgetCells, type LoadedModel } from "../llama/model.js";
 import type { GenerationPlan } from "./generation-plan.js";
 import type { Preemption } from "./preemption.js";
 import { evalMediaIntoSequence } from "../llama/multimodal.js";
@@ -20,7 +20,11 @@ export function acquire(
   metrics: EngineMetrics,
 ): Promise<LlamaContextSequence> {
   const signal = preemption.signal;
-  return counted(loaded.pool.acquire(plan.prompt.tokens, signal, clientId, preemption.claim), signal, metrics);
+  const taking = loaded.pool.acquire(plan.prompt.tokens, signal, clientId, preemption.claim);
+  return counted(taking, signal, metrics).then((sequence) => {
+    loaded.lora?.taken(sequence);
+    return sequence;
+  });
 }
 
 /** Waits until `count` sequences are free and takes them all (GenerateRequest.n), counted as `acquire` counts. */
@@ -33,11 +37,23 @@ export function acquireMany(
   count: number,
 ): Promise<LlamaContextSequence[]> {
   const signal = preemption.signal;
-  return counted(
-    loaded.pool.acquireMany(plan.prompt.tokens, signal, clientId, count, preemption.claim),
-    signal,
-    metrics,
-  );
+  const taking = loaded.pool.acquireMany(plan.prompt.tokens, signal, clientId, count, preemption.claim);
+  return counted(taking, signal, metrics).then((sequences) => {
+    for (const sequence of sequences) loaded.lora?.taken(sequence);
+    return sequences;
+  });
+}
+
+/**
+ * Gives `sequence` back to the pool; an adapter's sequence whose scale changed while it was taken is emptied first
+ * (its cells mix scales: lora.ts `stale`).
+ */
+export async function release(loaded: LoadedModel, sequence: LlamaContextSequence): Promise<void> {
+  try {
+    if (loaded.lora?.stale(sequence)) await forgetCells(loaded, sequence);
+  } finally {
+    loaded.pool.release(sequence);
+  }
 }
 
 async function counted<T>(taking: Promise<T>, signal: AbortSignal, metrics: EngineMetrics): Promise<T> {

@@ -15,7 +15,7 @@ import { planChoice, planGeneration, type GenerationPlan } from "./generation-pl
 import { mergeEvents } from "./merge-events.js";
 import { scorePrompt } from "./prompt-logprobs.js";
 import { Preemption } from "./preemption.js";
-import { acquireMany, evaluatePromptRange, reuseCachedPrefix } from "./sequences.js";
+import { acquireMany, evaluatePromptRange, release, reuseCachedPrefix } from "./sequences.js";
 import { beginUse, endUse, useOf } from "./slot-uses.js";
 
 /**
@@ -73,7 +73,7 @@ async function* runPlanned(
     metrics.generationsActive--;
     for (const sequence of sequences) {
       endUse(sequence);
-      loaded.pool.release(sequence);
+      await release(loaded, sequence);
     }
     // As generate.ts does: the prompt's sequence saved while nothing decodes (kv-tier.ts).
     if (loaded.pool.busy === 0) loaded.kvTier?.saveAhead(primary);

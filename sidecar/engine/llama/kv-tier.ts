@@ -103,18 +103,24 @@ export function cacheRamMiB(setting: number | "auto"): number {
   return Math.min(DEFAULT_CACHE_RAM_MIB, Math.floor(os.freemem() / 2 / 2 ** 20));
 }
 
-/** The model file (path, size, modification time) and the sequence's context size. */
-export function modelIdentity(modelPath: string, contextSize: number, adapterPath?: string): string {
+/** The model file (path, size, modification time) and the sequence's context size; a LoRA adapter's file and scale. */
+export function modelIdentity(
+  modelPath: string,
+  contextSize: number,
+  adapter?: { readonly path: string; readonly scale: number },
+): string {
   const file = statSync(modelPath);
   const identity = { model: path.resolve(modelPath), size: file.size, mtimeMs: file.mtimeMs, contextSize };
-  if (adapterPath === undefined) return JSON.stringify(identity);
-  // A LoRA adapter's states are its own: another adapter's (or the base's) never match them.
-  const adapter = statSync(adapterPath);
+  if (adapter === undefined) return JSON.stringify(identity);
+  // A LoRA adapter's states are its own, at its scale: another adapter's (or the base's, or another scale's) never
+  // match them.
+  const lora = statSync(adapter.path);
   return JSON.stringify({
     ...identity,
-    lora: path.resolve(adapterPath),
-    loraSize: adapter.size,
-    loraMtimeMs: adapter.mtimeMs,
+    lora: path.resolve(adapter.path),
+    loraSize: lora.size,
+    loraMtimeMs: lora.mtimeMs,
+    loraScale: adapter.scale,
   });
 }
 
@@ -266,6 +272,20 @@ export class KvTier {
   /** Resolves when the calls queued so far are done. */
   async settled(): Promise<void> {
     await this.#turn;
+  }
+
+  /**
+   * Lets every saved state go, after the calls queued so far: their cells were computed under what no longer holds
+   * (a LoRA adapter's scale changed).
+   */
+  forget(): Promise<void> {
+    const run = this.#turn.then(async () => {
+      for (const file of [...this.#entries.keys()]) this.#remove(file);
+      await this.#sweep();
+      await this.#writeIndex();
+    });
+    this.#turn = run.catch(() => undefined);
+    return run;
   }
 
   async #prepare(

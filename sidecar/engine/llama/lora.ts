@@ -1,7 +1,7 @@
 // LoRA adapters of a loaded model (docs/decisions.md, "LoRA adapters"): each one is served as a model of its own
 // name in a context of its own on the base's weights (model.ts, adapterModel); here, what an adapter is and its scale,
 // which POST /lora-adapters changes while it is loaded.
-import type { LlamaContext } from "node-llama-cpp";
+import type { LlamaContext, LlamaContextSequence } from "node-llama-cpp";
 import { setLoraScale } from "./llama-internals.js";
 
 /** An adapter to load with a model: its name (the model name requests use), its file and its default scale. */
@@ -15,6 +15,9 @@ export interface LoraAdapter {
 export class AppliedLora {
   #scale: number;
   #context: LlamaContext | undefined;
+  /** Scale changes so far; a sequence's cells are of the change it was taken after. */
+  #changes = 0;
+  readonly #takenAt = new WeakMap<LlamaContextSequence, number>();
 
   constructor(
     readonly adapter: LoraAdapter,
@@ -44,5 +47,17 @@ export class AppliedLora {
   async setScale(scale: number): Promise<void> {
     if (this.#context !== undefined) await setLoraScale(this.#context, this.adapter.path, scale);
     this.#scale = scale;
+    this.#changes++;
+  }
+
+  /** A request takes `sequence`: the cells it computes from now on are of the scale now. */
+  taken(sequence: LlamaContextSequence): void {
+    this.#takenAt.set(sequence, this.#changes);
+  }
+
+  /** Whether the scale changed since a request took `sequence`: its cells mix scales, and are let go of. */
+  stale(sequence: LlamaContextSequence): boolean {
+    const at = this.#takenAt.get(sequence);
+    return at !== undefined && at !== this.#changes;
   }
 }

@@ -283,7 +283,7 @@ export async function loadModel(options: ModelOptions): Promise<LoadedModel> {
   return withAdapters(made.base, made.adapters, options);
 }
 
-/** The loaded model and its adapters' map, still empty: each part it makes added to `teardown`, which its `dispose` runs. */
+/** The loaded model and its (still empty) adapters' map; each part it makes is added to `teardown`, run by `dispose`. */
 async function baseModel(
   llama: Llama,
   model: LlamaModel,
@@ -391,7 +391,7 @@ async function adapterModel(
   const states = await sequenceStates(llama, model, context);
   const kvBlocks =
     options.kvBlocks === undefined ? undefined : blocksOf(options.kvBlocks, base.id, { id: loraId, name: lora.name });
-  const kvTier = await openKvTier(options, context.contextSize, scheduler, states, kvBlocks, lora.path);
+  const kvTier = await openKvTier(options, context.contextSize, scheduler, states, kvBlocks, lora);
   const pool = new SequencePool(context, poolOptions(options, kvTier, kvBlocks));
   await warmUp(pool.all()[0], model);
   return {
@@ -584,7 +584,7 @@ async function openKvTier(
   scheduler: BatchScheduler,
   states: SequenceStates | undefined,
   blocks: KvBlocks | undefined,
-  adapterPath?: string,
+  adapter?: LoraAdapter,
 ): Promise<KvTier | undefined> {
   const mib = cacheRamMiB(options.cacheRam ?? 0);
   if (mib <= 0) return undefined;
@@ -592,7 +592,7 @@ async function openKvTier(
     budgetBytes: mib * 2 ** 20,
     dir: options.cacheDir,
     states,
-    identity: modelIdentity(options.modelPath, contextSize, adapterPath),
+    identity: modelIdentity(options.modelPath, contextSize, adapter),
     between: (sequence, work) => scheduler.between(sequence, work),
     blocks,
   });
@@ -622,6 +622,25 @@ export function heldBlocks(loaded: LoadedModel, blockSize: number): Map<string, 
   const cells = loaded.pool.all().map((sequence) => ({ medium: "GPU" as const, tokens: sequence.contextTokens }));
   const states = (loaded.kvTier?.heldTokens() ?? []).map((tokens) => ({ medium: "CPU" as const, tokens }));
   return blockView([...cells, ...states], blockSize, loaded.kvBlocks?.lora);
+}
+
+/** Empties `sequence`'s cells, in its context's turn, and reports it (kv-blocks.ts). */
+export async function forgetCells(loaded: LoadedModel, sequence: LlamaContextSequence): Promise<void> {
+  await loaded.scheduler.between(sequence, () => sequence.clearHistory());
+  holdCells(loaded.kvBlocks, sequence);
+}
+
+/**
+ * Sets a LoRA adapter's scale for the requests after: the cells and KV tier states computed at another scale are let
+ * go of (idle sequences now, busy ones when their request gives them back: lora.ts `stale`), so no prefix is served
+ * from them.
+ */
+export async function setAdapterScale(adapter: LoadedModel, scale: number): Promise<void> {
+  const lora = adapter.lora;
+  if (lora === undefined || lora.scale === scale) return;
+  await lora.setScale(scale);
+  await adapter.kvTier?.forget();
+  for (const sequence of adapter.pool.all()) if (!adapter.pool.isBusy(sequence)) await forgetCells(adapter, sequence);
 }
 
 /** What `sequence` holds now, reported to `blocks` (none: nothing). */
