@@ -283,7 +283,7 @@ export async function loadModel(options: ModelOptions): Promise<LoadedModel> {
   return withAdapters(made.base, made.adapters, options);
 }
 
-/** The loaded model and its (still empty) adapters' map; each part it makes is added to `teardown`, run by `dispose`. */
+/** The loaded model and its adapters' map; each part it makes is added to `teardown`: `dispose` runs it. */
 async function baseModel(
   llama: Llama,
   model: LlamaModel,
