@@ -8,7 +8,7 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { modelPath } from "../../gguf/models.js";
 import type { RunningSidecar } from "../../sidecar/start-sidecar.js";
 import { startCatalogue } from "../support/catalogue.js";
-import { KvSubscriber } from "../support/kv-subscriber.js";
+import { KvSubscriber, pollUntil } from "../support/kv-subscriber.js";
 import { clientsFor, collect, promptOf } from "../support/sidecar.js";
 
 const POD = "10.1.2.5:8080";
@@ -41,11 +41,6 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-const settled = async (until: () => boolean): Promise<void> => {
-  const deadline = Date.now() + 5_000;
-  while (!until() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
-};
-
 it("a load failing after the tier read its folder back leaves no block published", async () => {
   // States of two prompts saved in the folder (a sequence taken over, then the unload at stop).
   sidecar = await start();
@@ -68,7 +63,7 @@ it("a load failing after the tier read its folder back leaves no block published
     client.generate({ model: MODEL, input: { case: "prompt", value: promptOf(3) }, maxTokens: 4, sampling: {} }),
   ).catch((error: Error) => error);
   expect(String(failed)).toMatch(/projector could not be loaded/);
-  await settled(() => subscriber.view(POD, MODEL).size === 0 && subscriber.batches > 0);
+  await pollUntil(() => subscriber.view(POD, MODEL).size === 0 && subscriber.batches > 0);
   expect(subscriber.errors).toEqual([]);
   expect([...subscriber.view(POD, MODEL).keys()]).toEqual([]);
 }, 120_000);

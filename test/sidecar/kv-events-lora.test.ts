@@ -12,7 +12,7 @@ import type { KvBlock } from "../../sidecar/engine/llama/kv-blocks.js";
 import { heldBlocks, type LoadedModel } from "../../sidecar/engine/llama/model.js";
 import type { RunningSidecar } from "../../sidecar/start-sidecar.js";
 import { answer, startCatalogue } from "../support/catalogue.js";
-import { KvSubscriber, type SubscribedBlock } from "../support/kv-subscriber.js";
+import { comparableBlocks, KvSubscriber, pollUntil } from "../support/kv-subscriber.js";
 import { clientsFor, collect } from "../support/sidecar.js";
 
 const POD = "10.1.2.4:8080";
@@ -21,12 +21,6 @@ const MODELS = ["adapted", "pirate-lora", "french-lora"] as const;
 type Name = (typeof MODELS)[number];
 /** A prompt of a few blocks, the same for every model. */
 const PROMPT = "Tell me about the sea, the ships on it, the harbour and the lighthouse keeper who watches them all.";
-
-function comparable(view: Map<string, KvBlock | SubscribedBlock>): [string, string, string][] {
-  return [...view.entries()]
-    .map(([key, block]): [string, string, string] => [key, String(block.parent), block.tokens.join(",")])
-    .sort((a, b) => a[0].localeCompare(b[0]));
-}
 
 describe("KV-cache events of LoRA adapters", () => {
   let sidecar: RunningSidecar;
@@ -42,16 +36,15 @@ describe("KV-cache events of LoRA adapters", () => {
   };
   const same = () =>
     MODELS.every(
-      (name) => JSON.stringify(comparable(subscriber.view(POD, name))) === JSON.stringify(comparable(own(name))),
+      (name) =>
+        JSON.stringify(comparableBlocks(subscriber.view(POD, name))) === JSON.stringify(comparableBlocks(own(name))),
     );
   /** Waits until the subscriber's view of every model is the sidecar's own (or 10 s), then compares them. */
   const agree = async (): Promise<void> => {
-    const deadline = Date.now() + 10_000;
-    while (!same() && subscriber.errors.length === 0 && Date.now() < deadline)
-      await new Promise((r) => setTimeout(r, 25));
+    await pollUntil(() => same() || subscriber.errors.length > 0);
     expect(subscriber.errors).toEqual([]);
     for (const name of MODELS)
-      expect([name, comparable(subscriber.view(POD, name))]).toEqual([name, comparable(own(name))]);
+      expect([name, comparableBlocks(subscriber.view(POD, name))]).toEqual([name, comparableBlocks(own(name))]);
   };
   const chat = async (model: Name, content = PROMPT) => {
     const client = clientsFor(sidecar.url).grpc;

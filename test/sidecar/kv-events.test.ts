@@ -11,7 +11,7 @@ import { modelPath } from "../../gguf/models.js";
 import type { KvBlock } from "../../sidecar/engine/llama/kv-blocks.js";
 import { heldBlocks, type LoadedModel } from "../../sidecar/engine/llama/model.js";
 import type { RunningSidecar } from "../../sidecar/start-sidecar.js";
-import { KvSubscriber, type SubscribedBlock } from "../support/kv-subscriber.js";
+import { comparableBlocks, KvSubscriber, pollUntil } from "../support/kv-subscriber.js";
 import { clientsFor, collect, startTestSidecar, promptOf } from "../support/sidecar.js";
 
 const POD = "10.1.2.3:8080";
@@ -29,13 +29,6 @@ const start = (cacheDir: string, subscriber: KvSubscriber, replay = "tcp://127.0
     kvEvents: { endpoint: subscriber.endpoint, replay, pod: POD, blockSize: BLOCK },
   });
 
-/** `<medium>:<hash>` → parent and tokens, sorted: what both views are compared on. */
-function comparable(view: Map<string, KvBlock | SubscribedBlock>): [string, string, string][] {
-  return [...view.entries()]
-    .map(([key, block]): [string, string, string] => [key, String(block.parent), block.tokens.join(",")])
-    .sort((a, b) => a[0].localeCompare(b[0]));
-}
-
 describe("KV-cache events", () => {
   let sidecar: RunningSidecar;
   let subscriber: KvSubscriber;
@@ -46,12 +39,11 @@ describe("KV-cache events", () => {
   };
   /** Waits until the subscriber's view is the sidecar's own (or 10 s), then compares them. */
   const agree = async (): Promise<Map<string, KvBlock>> => {
-    const deadline = Date.now() + 10_000;
-    const same = () => JSON.stringify(comparable(subscriber.view(POD, MODEL))) === JSON.stringify(comparable(own()));
-    while (!same() && subscriber.errors.length === 0 && Date.now() < deadline)
-      await new Promise((r) => setTimeout(r, 25));
+    const same = () =>
+      JSON.stringify(comparableBlocks(subscriber.view(POD, MODEL))) === JSON.stringify(comparableBlocks(own()));
+    await pollUntil(() => same() || subscriber.errors.length > 0);
     expect(subscriber.errors).toEqual([]);
-    expect(comparable(subscriber.view(POD, MODEL))).toEqual(comparable(own()));
+    expect(comparableBlocks(subscriber.view(POD, MODEL))).toEqual(comparableBlocks(own()));
     return own();
   };
   const ask = async (seed: number): Promise<void> => {

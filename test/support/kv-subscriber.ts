@@ -203,3 +203,18 @@ function removed(fields: unknown[], models: readonly Map<string, SubscribedBlock
     check(held === 1, `${key} removed but held by ${held} models`);
   }
 }
+
+/** `<medium>:<hash>` → parent and tokens, sorted: what a subscriber's view and the sidecar's own are compared on. */
+export function comparableBlocks(
+  view: Map<string, { readonly parent: bigint | undefined; readonly tokens: readonly number[] }>,
+): [string, string, string][] {
+  return [...view.entries()]
+    .map(([key, block]): [string, string, string] => [key, String(block.parent), block.tokens.join(",")])
+    .sort((a, b) => a[0].localeCompare(b[0]));
+}
+
+/** Waits until `done()` (or `ms`), polling every 25 ms. */
+export async function pollUntil(done: () => boolean, ms = 10_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!done() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
+}
