@@ -205,8 +205,8 @@ export const NODE_SETTINGS = {
     kind: integer(0, 65535),
     help:
       "also serve vLLM's render API alone (`POST /v1/chat/completions/render`, `/v1/completions/render`) on this " +
-      "port of `EDGE_HOST`, without keys, for llm-d's endpoint picker (its token-producer sends none); unset: not " +
-      "served there (the main port serves it to callers with keys)",
+      "port of `EDGE_HOST`, without keys, for llm-d's endpoint picker (its token-producer sends none), under the " +
+      "main port's connection limits; unset: not served there (the main port serves it to callers with keys)",
   },
   sidecarCa: {
     env: "SIDECAR_CA",

@@ -1,5 +1,5 @@
 // The Node edge's connection limits: a client that trickles its headers is answered 408 and
-// closed within the headers timeout, connections over the cap are closed at once, normal
+// closed within the headers timeout (on the render port too), connections over the cap are closed at once, normal
 // requests are served meanwhile, and a stream that lasts longer than the timeouts is not cut.
 import { spawn } from "node:child_process";
 import { connect, type Socket } from "node:net";
@@ -37,6 +37,7 @@ describe("Node edge connection limits", () => {
     edge = await startNodeEdge({
       sidecar,
       port: 0,
+      renderPort: 0,
       limits: {
         headersTimeoutMs: HEADERS_TIMEOUT_MS,
         requestTimeoutMs: 800,
@@ -63,6 +64,19 @@ describe("Node edge connection limits", () => {
       expect(result.closed).toBe(true);
       expect(result.received).toMatch(/^HTTP\/1\.1 408/);
     }
+  });
+
+  it("holds the keyless render port (RENDER_PORT) to the same headers timeout", async () => {
+    const url = edge.renderUrl ?? "";
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    const socket = await openSocket(url);
+    const ended = closedWithin(socket, HEADERS_TIMEOUT_MS * 6);
+    socket.write("POST /v1/completions/render HTTP/1.1\r\nHost: 127.0.0.1\r\n");
+    const trickle = setInterval(() => socket.writable && socket.write("X-Slow: a\r\n"), 100);
+    const result = await ended;
+    clearInterval(trickle);
+    expect(result.closed).toBe(true);
+    expect(result.received).toMatch(/^HTTP\/1\.1 408/);
   });
 
   it("refuses connections over the cap at once", async () => {

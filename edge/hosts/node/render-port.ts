@@ -3,7 +3,7 @@
 // sends no key. It runs inside the cluster; the Gateway's route reaches only the edge's main port. Every other path
 // is a 404 (App.render).
 import { serve } from "@hono/node-server";
-import type { Server } from "node:http";
+import type { Server, ServerOptions } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { App } from "../../http/app.js";
 
@@ -13,9 +13,21 @@ export interface RenderListening {
   close(): Promise<void>;
 }
 
-export function listenRender(app: App, hostname: string, port: number): Promise<RenderListening> {
+/** The main port's connection limits, applied to this one too (server.ts). */
+export interface RenderLimits {
+  readonly serverOptions: ServerOptions;
+  configure(server: Server): void;
+}
+
+export function listenRender(app: App, hostname: string, port: number, limits: RenderLimits): Promise<RenderListening> {
   return new Promise((resolve, reject) => {
-    const server = serve({ fetch: (request) => app.render(request), port, hostname }, (info: AddressInfo) => {
+    const options = {
+      fetch: (request: Request) => app.render(request),
+      port,
+      hostname,
+      serverOptions: limits.serverOptions,
+    };
+    const server = serve(options, (info: AddressInfo) => {
       const shownHost = info.family === "IPv6" ? `[${info.address}]` : info.address;
       resolve({
         url: `http://${shownHost}:${info.port}`,
@@ -26,6 +38,7 @@ export function listenRender(app: App, hostname: string, port: number): Promise<
           }),
       });
     }) as Server;
+    limits.configure(server);
     server.once("error", reject);
   });
 }

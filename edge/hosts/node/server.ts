@@ -88,16 +88,24 @@ export interface RunningEdge {
   close(): Promise<void>;
 }
 
-/** The edge once `listening`, with the render API listening on `port` too (when given) and closed with it. */
+/**
+ * The edge once `listening`, with the render API listening on `port` too (when given), under the main port's
+ * connection limits (a keyless port is no place for slow headers or endless bodies), and closed with it.
+ */
 async function withRenderPort(
   listening: Promise<RunningEdge>,
   app: App,
   hostname: string,
   port: number | undefined,
+  limits: ConnectionLimits,
 ): Promise<RunningEdge> {
   const running = await listening;
   if (port === undefined) return running;
-  const render = await listenRender(app, hostname, port).catch(async (error: unknown) => {
+  const limited = {
+    serverOptions: nodeServerOptions(limits),
+    configure: (server: Server) => applyLimits(server, limits),
+  };
+  const render = await listenRender(app, hostname, port, limited).catch(async (error: unknown) => {
     await running.close();
     throw error;
   });
@@ -241,5 +249,5 @@ export function startNodeEdge(options: NodeEdgeOptions = {}): Promise<RunningEdg
     sockets.attach(server, handle);
     server.once("error", reject);
   });
-  return withRenderPort(listening, app, host, options.renderPort); // createApp gets renderPort too and ignores it
+  return withRenderPort(listening, app, host, options.renderPort, all); // createApp gets renderPort too and ignores it
 }
