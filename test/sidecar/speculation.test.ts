@@ -140,6 +140,22 @@ describe("prompt lookup on random weights", () => {
     expect(on.drafter?.accepted).toBeGreaterThan(0);
   });
 
+  it("keeps four streams in one step when drafts are refuted: none stands still while the others decode", async () => {
+    // A refuted draft's cells are erased under the context's lock; without a turn between steps the sequence waited
+    // until the other replies had ended (batch-scheduling.ts, point 5).
+    const seen: number[][] = [];
+    watchBatches(on, (_, __, ids) => seen.push([...new Set(ids)]));
+    const refutedBefore = refuted(on);
+    await Promise.all(prompts.map((p) => reply(on, p, 150, { temperature: 0 })));
+    expect(refuted(on)).toBeGreaterThan(refutedBefore);
+    // For each sequence, the longest run of batches it missed between its first and its last.
+    const gaps = [...new Set(seen.flat())].map((id) => {
+      const at = seen.flatMap((ids, i) => (ids.includes(id) ? [i] : []));
+      return Math.max(0, ...at.slice(1).map((i, k) => i - (at[k] as number) - 1));
+    });
+    expect(Math.max(...gaps)).toBeLessThanOrEqual(1);
+  });
+
   it("repeats a seeded reply alone and beside other streams", async () => {
     const seeded = { temperature: 1, seed: 7 };
     const first = await reply(on, prompts[0] as string, 100, seeded);
@@ -153,3 +169,8 @@ describe("prompt lookup on random weights", () => {
     expect(beside[0]).toEqual(first);
   });
 });
+
+/** Drafted tokens a model's replies checked and did not take. */
+function refuted(loaded: LoadedModel): number {
+  return (loaded.drafter?.drafted ?? 0) - (loaded.drafter?.accepted ?? 0);
+}

@@ -3,7 +3,7 @@
 import type { LlamaContext, LlamaContextSequence } from "node-llama-cpp";
 import type { Arrival, Arrivals } from "./arrivals.js";
 import { isStep } from "./batch-shares.js";
-import { decodeQueue, sequenceIdOf, type QueuedDecode } from "./llama-internals.js";
+import { decodeQueue, sequenceIdOf, type QueuedDecode, wrapCellRemovals } from "./llama-internals.js";
 
 /** Samples (or reads) the logits of one batch output; node-llama-cpp calls it after the decode. */
 type LogitDataMapper = (batchLogitIndex: number, tokenIndex: number) => unknown;
@@ -17,11 +17,16 @@ export interface BatchScheduler {
   between<T>(sequence: LlamaContextSequence, work: () => Promise<T>): Promise<T>;
   /** A request on its way to its first decode (arrivals.ts): an idle context's first batch waits for it. */
   arrive(behind?: number): Arrival;
+  /**
+   * Point 5: every removal of `sequence`'s cells (node-llama-cpp's too) gets a turn `between` steps, unless it is made
+   * in that sequence's own turn.
+   */
+  removalsInTurn(sequence: LlamaContextSequence): void;
 }
 
 /**
- * Four changes to how node-llama-cpp feeds llama.cpp, all by wrapping the context's queueing
- * method (its batching options expose no sequence ids):
+ * Five changes to how node-llama-cpp feeds llama.cpp, by wrapping the context's queueing method (its batching options
+ * expose no sequence ids) and each sequence's cell removal:
  *
  * 1. Pending decodes stay ordered by sequence id, so one step of N sequences goes to llama.cpp as
  *    one N-token batch. In arrival order, llama.cpp (whose per-sequence KV cache node-llama-cpp
@@ -48,6 +53,11 @@ export interface BatchScheduler {
  *    rows were then swapped twice or half, and a sequence sampled from another's logits (seen as a
  *    wrong reply about once in 3,000 requests under load, with prompts joining streams). The
  *    others start once the first has read the logits; by then the order is settled.
+ * 5. node-llama-cpp's own cell removals get the same turn as a trim. A draft refuted after its step has its cells
+ *    erased under the context lock, which the dispatcher keeps while the other streams queue their steps: the
+ *    sequence stood still until every other reply had ended (seen on the 850M-class model at Q4_K_M with prompt
+ *    lookup: four streams went two by two, 64 of 314 batches carrying all four). In a turn, the removal runs between
+ *    two steps and the sequence's next step goes out with the others'.
  *
  * The queueing method and the queue are node-llama-cpp internals (`llama-internals.ts`, checked at
  * start-up).
@@ -94,8 +104,12 @@ export function scheduleBatches(context: LlamaContext, arrivals: Arrivals): Batc
     return queue(args);
   });
 
-  return {
+  const scheduler: BatchScheduler = {
     arrive: (behind) => arrivals.arrive(behind),
+    removalsInTurn(sequence) {
+      const id = sequenceIdOf(sequence);
+      wrapCellRemovals(sequence, (remove) => (trimming === id ? remove() : scheduler.between(sequence, remove)));
+    },
     async between(sequence, work) {
       while (gate !== undefined) await gate;
       let open = (): void => undefined;
@@ -110,6 +124,7 @@ export function scheduleBatches(context: LlamaContext, arrivals: Arrivals): Batc
       }
     },
   };
+  return scheduler;
 }
 
 /** Point 4: the first sampling of each batch runs alone, the others after it. */

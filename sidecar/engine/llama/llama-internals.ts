@@ -324,6 +324,21 @@ export function setTokenPredictor(sequence: LlamaContextSequence, predictor: Tok
   predictorSlot(sequence)._tokenPredictor = predictor;
 }
 
+type EraseRanges = (...args: unknown[]) => Promise<void>;
+
+/**
+ * Runs every removal of `sequence`'s cells through `wrap`: node-llama-cpp's own (a refuted draft's cells, a predictor
+ * aborted, a history cleared) as well as the engine's, all of which take the context's lock.
+ */
+export function wrapCellRemovals(sequence: LlamaContextSequence, wrap: (remove: () => Promise<void>) => Promise<void>) {
+  const internals = sequence as unknown as { _eraseContextTokenRanges?: EraseRanges };
+  const original = internals._eraseContextTokenRanges;
+  if (typeof original !== "function") fail("LlamaContextSequence._eraseContextTokenRanges");
+  internals._eraseContextTokenRanges = function (this: unknown, ...args: unknown[]) {
+    return wrap(() => original.apply(this, args));
+  };
+}
+
 /**
  * Removes the drafted tokens a reply verified but did not use (node-llama-cpp keeps them in the
  * sequence's cells for its next step), so that the sequence holds what its token list says.

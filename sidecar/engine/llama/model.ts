@@ -299,6 +299,7 @@ async function baseModel(
   const kvBlocks = options.kvBlocks === undefined ? undefined : blocksOf(options.kvBlocks, id);
   const kvTier = await openKvTier(options, context.contextSize, scheduler, states, kvBlocks);
   const pool = new SequencePool(context, poolOptions(options, kvTier, kvBlocks));
+  for (const sequence of pool.all()) scheduler.removalsInTurn(sequence);
   teardown.add(kvTier, (tier) => tier?.dispose(pool.all()));
   // Closed before the tier is let go of: its last saves are not published, its blocks removed at once.
   teardown.add(kvBlocks, (blocks) => blocks?.close());
@@ -393,6 +394,7 @@ async function adapterModel(
     options.kvBlocks === undefined ? undefined : blocksOf(options.kvBlocks, base.id, { id: loraId, name: lora.name });
   const kvTier = await openKvTier(options, context.contextSize, scheduler, states, kvBlocks, lora);
   const pool = new SequencePool(context, poolOptions(options, kvTier, kvBlocks));
+  for (const sequence of pool.all()) scheduler.removalsInTurn(sequence);
   await warmUp(pool.all()[0], model);
   return {
     ...base,
