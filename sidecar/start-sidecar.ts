@@ -256,26 +256,44 @@ export async function startSidecar(config: StartOptions): Promise<RunningSidecar
     metrics,
     kvEvents,
     stop() {
-      stopping ??= (async () => {
-        serving = false;
-        refuseNewWork(health, registry);
-        const deadline = Date.now() + config.drainMs;
-        const drained = (): boolean => metrics.generationsActive === 0;
-        // Stop accepting new calls at once; calls in progress keep their connections.
-        const closing = listening.close(config.drainMs);
-        while (!drained() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-        shutdown.abort();
-        streams.cancelAll();
-        await closing;
-        listening.closeConnections();
-        await metricsListening?.close();
-        await registry.close();
-        await shared?.dispose();
-        // After the models: their unloads' events go out.
-        await kvEvents?.close();
-        await observer.tracing?.shutdown().catch(() => undefined);
-      })();
+      serving = false;
+      const parts = { health, registry, metrics, listening, metricsListening, shutdown, streams, shared, kvEvents };
+      stopping ??= stopServing(config.drainMs, { ...parts, observer });
       return stopping;
     },
   };
+}
+
+/** What `stop` ends, in its order. */
+interface Serving {
+  readonly health: ReturnType<typeof addInferenceService>;
+  readonly registry: ModelRegistry;
+  readonly metrics: EngineMetrics;
+  readonly listening: Awaited<ReturnType<typeof listen>>;
+  readonly metricsListening: { close(): Promise<void> } | undefined;
+  readonly shutdown: AbortController;
+  readonly streams: ResumableStreams;
+  readonly shared: { dispose(): Promise<void> } | undefined;
+  readonly kvEvents: KvEventPublisher | undefined;
+  readonly observer: ReturnType<typeof startObserver>;
+}
+
+/** Refuses new work, lets generations finish within `drainMs`, then closes every part. */
+async function stopServing(drainMs: number, s: Serving): Promise<void> {
+  refuseNewWork(s.health, s.registry);
+  const deadline = Date.now() + drainMs;
+  const drained = (): boolean => s.metrics.generationsActive === 0;
+  // Stop accepting new calls at once; calls in progress keep their connections.
+  const closing = s.listening.close(drainMs);
+  while (!drained() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+  s.shutdown.abort();
+  s.streams.cancelAll();
+  await closing;
+  s.listening.closeConnections();
+  await s.metricsListening?.close();
+  await s.registry.close();
+  await s.shared?.dispose();
+  // After the models: their unloads' events go out.
+  await s.kvEvents?.close();
+  await s.observer.tracing?.shutdown().catch(() => undefined);
 }

@@ -66,21 +66,8 @@ export async function generateFor<S extends z.ZodType>(
   context: AppContext,
   ticket?: ArrivalTicket,
 ): Promise<Response> {
-  const generateRequest = endpoint.toRequest(body);
-  // Images referred to by URL, file or base64 become bytes here, or a 400 naming the part (core/media/).
-  await resolveChatMedia(chatOf(generateRequest), context, request);
-  // llama-server's `lora` field (chat and completions) names the adapter that serves the request; without it the
-  // path stays as it was (no wait).
-  const lora = (body as { lora?: readonly LoraChoice[] | null }).lora;
-  if (lora != null && lora.length > 0) await applyLora(context.sidecar, generateRequest, lora, request.signal);
-  // The sidecar's queue lets callers take turns (proto: GenerateRequest.client_id; empty: anonymous).
-  const caller = callerOf(request);
-  if (caller.keyId !== ANONYMOUS.keyId) generateRequest.clientId = caller.keyId;
-  // A batch line's call is served in idle capacity (priority.ts); any other is interactive.
-  generateRequest.priority = priorityOf(request);
+  const generateRequest = await requestFor(endpoint, body, request, context);
   const stream = endpoint.isStream(body);
-  // Slots shows it beside the sequence the request uses (proto: GenerateRequest.request_id).
-  generateRequest.requestId = recordOf(request)?.requestId ?? "";
   // Progress is a stream's (llama-server's `return_progress`): a whole answer has no use for it.
   if (!stream) generateRequest.returnProgress = false;
   const startedMs = context.now();
@@ -128,6 +115,30 @@ export async function generateFor<S extends z.ZodType>(
     record,
     choices: Math.max(1, generateRequest.n),
   });
+}
+
+/** The body's GenerateRequest, its media resolved, its adapter named, and who asks: caller, priority, request id. */
+async function requestFor<S extends z.ZodType>(
+  endpoint: Endpoint<S>,
+  body: z.output<S>,
+  request: Request,
+  context: AppContext,
+): Promise<GenerateRequest> {
+  const generateRequest = endpoint.toRequest(body);
+  // Images referred to by URL, file or base64 become bytes here, or a 400 naming the part (core/media/).
+  await resolveChatMedia(chatOf(generateRequest), context, request);
+  // llama-server's `lora` field (chat and completions) names the adapter that serves the request; without it the
+  // path stays as it was (no wait).
+  const lora = (body as { lora?: readonly LoraChoice[] | null }).lora;
+  if (lora != null && lora.length > 0) await applyLora(context.sidecar, generateRequest, lora, request.signal);
+  // The sidecar's queue lets callers take turns (proto: GenerateRequest.client_id; empty: anonymous).
+  const caller = callerOf(request);
+  if (caller.keyId !== ANONYMOUS.keyId) generateRequest.clientId = caller.keyId;
+  // A batch line's call is served in idle capacity (priority.ts); any other is interactive.
+  generateRequest.priority = priorityOf(request);
+  // Slots shows it beside the sequence the request uses (proto: GenerateRequest.request_id).
+  generateRequest.requestId = recordOf(request)?.requestId ?? "";
+  return generateRequest;
 }
 
 /** How a generation is opened: streamed or not, its cancellation, the trace headers for the sidecar. */

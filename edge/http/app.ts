@@ -196,7 +196,6 @@ export function createApp(options: AppOptions): App {
 
   // Whatever a route throws (and a refused access, an unknown route, a wrong method) is answered
   // here alone, in the error shape of the protocol its route-table entry names (answer.ts).
-  const log = options.log ?? (() => undefined);
   const accept = options.webSockets;
   // An admitted upgrade of GET /v1/responses opens the WebSocket mode where the host has sockets.
   const answer = async (request: Request, url: URL, allowOrigin: string | undefined): Promise<Response> => {
@@ -208,15 +207,7 @@ export function createApp(options: AppOptions): App {
   const fetch = async (request: Request): Promise<Response> => {
     const url = new URL(request.url);
     const allowOrigin = access.allowOrigin(request);
-    const record = new RequestRecord(
-      `req_${context.newId()}`,
-      request.method,
-      url.pathname,
-      context.now(),
-      options.logBodies === true,
-      log,
-    );
-    setRecord(request, record);
+    const record = recordFor(request, url, context, options);
     const trace = options.tracing === undefined ? undefined : traced(options.tracing, request, url, routeAt);
     record.trace = trace;
     let response: Response;
@@ -238,6 +229,15 @@ export function createApp(options: AppOptions): App {
   };
   const render = renderFetch(context);
   return { fetch, render, access, batches, connectionOpened: () => context.arriving.opened() };
+}
+
+/** A request's log record (core/request-log.ts), set on it. */
+function recordFor(request: Request, url: URL, context: AppContext, options: AppOptions): RequestRecord {
+  const log = options.log ?? (() => undefined);
+  const id = `req_${context.newId()}`;
+  const record = new RequestRecord(id, request.method, url.pathname, context.now(), options.logBodies === true, log);
+  setRecord(request, record);
+  return record;
 }
 
 /** The render routes alone, every error (an unknown path, a wrong method too) in vLLM's shape; no access check. */

@@ -4,11 +4,11 @@
 import { copyFile, mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { afterAll, beforeAll, expect, it, vi } from "vitest";
 import { modelPath } from "../../gguf/models.js";
 import type { RunningSidecar } from "../../sidecar/start-sidecar.js";
 import { startCatalogue } from "../support/catalogue.js";
-import { KvSubscriber, pollUntil } from "../support/kv-subscriber.js";
+import { KvSubscriber } from "../support/kv-subscriber.js";
 import { clientsFor, collect, promptOf } from "../support/sidecar.js";
 
 const POD = "10.1.2.5:8080";
@@ -63,7 +63,12 @@ it("a load failing after the tier read its folder back leaves no block published
     client.generate({ model: MODEL, input: { case: "prompt", value: promptOf(3) }, maxTokens: 4, sampling: {} }),
   ).catch((error: Error) => error);
   expect(String(failed)).toMatch(/projector could not be loaded/);
-  await pollUntil(() => subscriber.view(POD, MODEL).size === 0 && subscriber.batches > 0);
+  await vi
+    .waitUntil(() => subscriber.view(POD, MODEL).size === 0 && subscriber.batches > 0, {
+      timeout: 10_000,
+      interval: 25,
+    })
+    .catch(() => undefined);
   expect(subscriber.errors).toEqual([]);
   expect([...subscriber.view(POD, MODEL).keys()]).toEqual([]);
 }, 120_000);

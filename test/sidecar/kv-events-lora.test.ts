@@ -5,14 +5,14 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { Role } from "../../proto/gen/inference/v1/inference_pb.js";
 import { ADAPTED_REPLIES, ensureModels } from "../../gguf/models.js";
 import type { KvBlock } from "../../sidecar/engine/llama/kv-blocks.js";
 import { heldBlocks, type LoadedModel } from "../../sidecar/engine/llama/model.js";
 import type { RunningSidecar } from "../../sidecar/start-sidecar.js";
 import { answer, startCatalogue } from "../support/catalogue.js";
-import { comparableBlocks, KvSubscriber, pollUntil } from "../support/kv-subscriber.js";
+import { comparableBlocks, KvSubscriber } from "../support/kv-subscriber.js";
 import { clientsFor, collect } from "../support/sidecar.js";
 
 const POD = "10.1.2.4:8080";
@@ -41,7 +41,9 @@ describe("KV-cache events of LoRA adapters", () => {
     );
   /** Waits until the subscriber's view of every model is the sidecar's own (or 10 s), then compares them. */
   const agree = async (): Promise<void> => {
-    await pollUntil(() => same() || subscriber.errors.length > 0);
+    await vi
+      .waitUntil(() => same() || subscriber.errors.length > 0, { timeout: 10_000, interval: 25 })
+      .catch(() => undefined);
     expect(subscriber.errors).toEqual([]);
     for (const name of MODELS)
       expect([name, comparableBlocks(subscriber.view(POD, name))]).toEqual([name, comparableBlocks(own(name))]);

@@ -6,12 +6,12 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { modelPath } from "../../gguf/models.js";
 import type { KvBlock } from "../../sidecar/engine/llama/kv-blocks.js";
 import { heldBlocks, type LoadedModel } from "../../sidecar/engine/llama/model.js";
 import type { RunningSidecar } from "../../sidecar/start-sidecar.js";
-import { comparableBlocks, KvSubscriber, pollUntil } from "../support/kv-subscriber.js";
+import { comparableBlocks, KvSubscriber } from "../support/kv-subscriber.js";
 import { clientsFor, collect, startTestSidecar, promptOf } from "../support/sidecar.js";
 
 const POD = "10.1.2.3:8080";
@@ -41,7 +41,9 @@ describe("KV-cache events", () => {
   const agree = async (): Promise<Map<string, KvBlock>> => {
     const same = () =>
       JSON.stringify(comparableBlocks(subscriber.view(POD, MODEL))) === JSON.stringify(comparableBlocks(own()));
-    await pollUntil(() => same() || subscriber.errors.length > 0);
+    await vi
+      .waitUntil(() => same() || subscriber.errors.length > 0, { timeout: 10_000, interval: 25 })
+      .catch(() => undefined);
     expect(subscriber.errors).toEqual([]);
     expect(comparableBlocks(subscriber.view(POD, MODEL))).toEqual(comparableBlocks(own()));
     return own();

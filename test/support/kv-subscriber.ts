@@ -212,9 +212,3 @@ export function comparableBlocks(
     .map(([key, block]): [string, string, string] => [key, String(block.parent), block.tokens.join(",")])
     .sort((a, b) => a[0].localeCompare(b[0]));
 }
-
-/** Waits until `done()` (or `ms`), polling every 25 ms. */
-export async function pollUntil(done: () => boolean, ms = 10_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!done() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
-}

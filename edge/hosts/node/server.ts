@@ -1,8 +1,7 @@
 // The edge on Node: the same fetch handler served by @hono/node-server, with the connection
 // limits a public Node server needs (docs/contract.md, "Node server limits").
-import { serve } from "@hono/node-server";
 import type { IncomingMessage, Server, ServerOptions } from "node:http";
-import type { AddressInfo, Socket } from "node:net";
+import type { Socket } from "node:net";
 import { DEFAULT_MAX_BODY_BYTES } from "../../core/body.js";
 import { createApp, type App, type AppOptions } from "../../http/app.js";
 import {
@@ -20,6 +19,7 @@ import { folderFileStore, memoryFileStore } from "./files.js";
 import { InProcessQueue } from "./queue.js";
 import { nodeSockets } from "./sockets.js";
 import { loadStaticFiles, withStaticFiles } from "./static.js";
+import { listenHttp } from "./listen.js";
 import { listenRender } from "./render-port.js";
 
 /** How long a client may take, and how many may connect at once. */
@@ -178,6 +178,28 @@ function nodeBatches(filesPath: string | undefined): NonNullable<AppOptions["bat
   return { files, queue: new InProcessQueue(), maxFileBytes: NODE_MAX_FILE_BYTES };
 }
 
+/** Stops the batches, closes the server (its connections at once), the store opened here and the traces. */
+function closeEdge(
+  server: Server,
+  parts: {
+    app: App;
+    sockets: { closeAll(): void };
+    closeStore: () => void;
+    tracer: { shutdown(): Promise<unknown> } | undefined;
+  },
+): Promise<void> {
+  return new Promise<void>((done, fail) => {
+    parts.app.batches?.stop();
+    server.close((error) => {
+      parts.closeStore();
+      const flushed = parts.tracer?.shutdown() ?? Promise.resolve();
+      flushed.catch(() => undefined).then(() => (error ? fail(error) : done()));
+    });
+    server.closeAllConnections();
+    parts.sockets.closeAll();
+  });
+}
+
 /** Starts the edge on Node; resolves once it listens. */
 export function startNodeEdge(options: NodeEdgeOptions = {}): Promise<RunningEdge> {
   const {
@@ -221,33 +243,17 @@ export function startNodeEdge(options: NodeEdgeOptions = {}): Promise<RunningEdg
   const handle = publicDir === false ? toApp : withStaticFiles(loadStaticFiles(publicDir), toApp);
   const host = hostname ?? "127.0.0.1";
   const all = { ...DEFAULT_LIMITS, ...limits };
-  const listening = new Promise<RunningEdge>((resolve, reject) => {
-    const serverOptions = nodeServerOptions(all);
-    const server = serve(
-      { fetch: (request) => handle(request), port: port ?? 8080, hostname: host, serverOptions },
-      (info: AddressInfo) => {
-        const shownHost = info.family === "IPv6" ? `[${info.address}]` : info.address;
-        resolve({
-          url: `http://${shownHost}:${info.port}`,
-          access: app.access.describe(),
-          close: () =>
-            new Promise<void>((done, fail) => {
-              app.batches?.stop();
-              server.close((error) => {
-                opened.close();
-                const flushed = tracer?.shutdown() ?? Promise.resolve();
-                flushed.catch(() => undefined).then(() => (error ? fail(error) : done()));
-              });
-              if ("closeAllConnections" in server) server.closeAllConnections();
-              sockets.closeAll();
-            }),
-        });
-      },
-    ) as Server;
+  const configure = (server: Server): void => {
     applyLimits(server, all);
     announceConnections(server, app);
     sockets.attach(server, handle);
-    server.once("error", reject);
-  });
+  };
+  const listening = listenHttp(handle, host, port ?? 8080, { serverOptions: nodeServerOptions(all), configure }).then(
+    ({ server, url }): RunningEdge => ({
+      url,
+      access: app.access.describe(),
+      close: () => closeEdge(server, { app, sockets, closeStore: opened.close, tracer }),
+    }),
+  );
   return withRenderPort(listening, app, host, options.renderPort, all); // createApp gets renderPort too and ignores it
 }

@@ -77,15 +77,7 @@ export function scheduleBatches(context: LlamaContext, arrivals: Arrivals): Batc
     if (decode !== undefined) arrivals.queued(decode.sequenceId);
     return done;
   };
-  // One event-loop turn, shared by the sequences of a batch.
-  let turn: Promise<void> | undefined;
-  const nextTurn = (): Promise<void> =>
-    (turn ??= new Promise((resolve) =>
-      setImmediate(() => {
-        turn = undefined;
-        resolve();
-      }),
-    ));
+  const nextTurn = sharedTurn();
   const sampling = firstSamplingAlone();
   decodes.replace(async function scheduledDecode(...args: unknown[]): Promise<unknown> {
     const decode = args[0] as QueuedDecode | undefined;
@@ -125,6 +117,18 @@ export function scheduleBatches(context: LlamaContext, arrivals: Arrivals): Batc
     },
   };
   return scheduler;
+}
+
+/** One event-loop turn, shared by every caller until it ends (the sequences of a batch). */
+function sharedTurn(): () => Promise<void> {
+  let turn: Promise<void> | undefined;
+  return () =>
+    (turn ??= new Promise((resolve) =>
+      setImmediate(() => {
+        turn = undefined;
+        resolve();
+      }),
+    ));
 }
 
 /** Point 4: the first sampling of each batch runs alone, the others after it. */

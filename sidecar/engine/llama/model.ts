@@ -297,12 +297,7 @@ async function baseModel(
   const drafter = teardown.add(await drafterOf(llama, model, context, options), (d) => d?.dispose());
   const states = await sequenceStates(llama, model, context);
   const kvBlocks = options.kvBlocks === undefined ? undefined : blocksOf(options.kvBlocks, id);
-  const kvTier = await openKvTier(options, context.contextSize, scheduler, states, kvBlocks);
-  const pool = new SequencePool(context, poolOptions(options, kvTier, kvBlocks));
-  for (const sequence of pool.all()) scheduler.removalsInTurn(sequence);
-  teardown.add(kvTier, (tier) => tier?.dispose(pool.all()));
-  // Closed before the tier is let go of: its last saves are not published, its blocks removed at once.
-  teardown.add(kvBlocks, (blocks) => blocks?.close());
+  const { kvTier, pool } = await sequencesOf(context, scheduler, states, kvBlocks, options, teardown);
   await warmUp(pool.all()[0], model);
   const { embedder } = teardown.add(await loadEmbedder(llama, model, options, threadsBatch), (e) =>
     e.disposeEmbedder(),
@@ -366,6 +361,27 @@ async function withAdapters(
 }
 
 /**
+ * A context's KV tier and sequence pool, each sequence's cell removals in the scheduler's turn; the tier and the
+ * block tracker are added to `teardown` (the tracker closed first: the tier's last saves are not published).
+ */
+async function sequencesOf(
+  context: LlamaContext,
+  scheduler: BatchScheduler,
+  states: SequenceStates | undefined,
+  kvBlocks: KvBlocks | undefined,
+  options: ModelOptions,
+  teardown: Teardown,
+  adapter?: LoraAdapter,
+): Promise<{ kvTier: KvTier | undefined; pool: SequencePool }> {
+  const kvTier = await openKvTier(options, context.contextSize, scheduler, states, kvBlocks, adapter);
+  const pool = new SequencePool(context, poolOptions(options, kvTier, kvBlocks));
+  for (const sequence of pool.all()) scheduler.removalsInTurn(sequence);
+  teardown.add(kvTier, (tier) => tier?.dispose(pool.all()));
+  teardown.add(kvBlocks, (blocks) => blocks?.close());
+  return { kvTier, pool };
+}
+
+/**
  * A LoRA adapter of `base` as a model of its own: the same weights and template, a context of its own with the
  * adapter applied (llama.cpp applies adapters per context), its own sequences, scheduler and KV tier (keyed by the
  * adapter), so that no batch mixes it with another adapter's requests and no cache serves one adapter's cells to
@@ -380,43 +396,38 @@ async function adapterModel(
 ): Promise<LoadedModel> {
   const { llama, model } = base;
   const applied = new AppliedLora(lora, base.id);
-  const { context, scheduler, batchThreadsFrom } = await scheduledContext(
-    llama,
-    model,
-    options,
-    base.threads,
-    base.threadsBatch,
-    { adapters: [{ filePath: lora.path, scale: lora.scale }] },
-  );
+  const teardown = new Teardown();
+  const adapters = [{ filePath: lora.path, scale: lora.scale }];
+  const scheduled = await scheduledContext(llama, model, options, base.threads, base.threadsBatch, { adapters });
+  const { context, scheduler, batchThreadsFrom } = teardown.add(scheduled, (c) => c.context.dispose());
   applied.attach(context);
-  const states = await sequenceStates(llama, model, context);
-  const kvBlocks =
-    options.kvBlocks === undefined ? undefined : blocksOf(options.kvBlocks, base.id, { id: loraId, name: lora.name });
-  const kvTier = await openKvTier(options, context.contextSize, scheduler, states, kvBlocks, lora);
-  const pool = new SequencePool(context, poolOptions(options, kvTier, kvBlocks));
-  for (const sequence of pool.all()) scheduler.removalsInTurn(sequence);
-  await warmUp(pool.all()[0], model);
-  return {
-    ...base,
-    id: lora.name,
-    context,
-    pool,
-    scheduler,
-    batchThreadsFrom,
-    states,
-    kvTier,
-    kvBlocks,
-    contextSize: context.contextSize,
-    // A draft model drafts for its base's context; prompt lookup drafts for any.
-    drafter: base.drafter?.kind === "lookup" ? base.drafter : undefined,
-    adapters: new Map(),
-    lora: applied,
-    async dispose() {
-      kvBlocks?.close();
-      await kvTier?.dispose(pool.all());
-      await context.dispose();
-    },
-  };
+  try {
+    const states = await sequenceStates(llama, model, context);
+    const kvLora = { id: loraId, name: lora.name };
+    const kvBlocks = options.kvBlocks === undefined ? undefined : blocksOf(options.kvBlocks, base.id, kvLora);
+    const { kvTier, pool } = await sequencesOf(context, scheduler, states, kvBlocks, options, teardown, lora);
+    await warmUp(pool.all()[0], model);
+    return {
+      ...base,
+      id: lora.name,
+      context,
+      pool,
+      scheduler,
+      batchThreadsFrom,
+      states,
+      kvTier,
+      kvBlocks,
+      contextSize: context.contextSize,
+      // A draft model drafts for its base's context; prompt lookup drafts for any.
+      drafter: base.drafter?.kind === "lookup" ? base.drafter : undefined,
+      adapters: new Map(),
+      lora: applied,
+      dispose: () => teardown.run(),
+    };
+  } catch (error) {
+    await teardown.run().catch(() => undefined);
+    throw error;
+  }
 }
 
 /**
