@@ -99,9 +99,9 @@ ${table(["binding", "kind", "in wrangler.toml", "meaning"], bindings)}
 const START = `## npm start
 
 \`npm start\` runs the sidecar, then the edge on \`EDGE_HOST\`:\`EDGE_PORT\` (it passes them and
-\`SIDECAR_URL\` on). It also reads \`EDGE_RUNTIME\` (\`node\`: the edge on Node; else \`wrangler dev\`)
-and \`INSPECTOR_PORT\` (\`wrangler dev\`'s DevTools port; default \`EDGE_PORT\` + 1149, so instances
-on distinct ports never share one).
+\`SIDECAR_URL\` on). It also reads \`EDGE_RUNTIME\` (\`node\`: the edge on Node, in the sidecar's process, calling
+it in memory while its port stays open to direct callers; else \`wrangler dev\`) and \`INSPECTOR_PORT\`
+(\`wrangler dev\`'s DevTools port; default \`EDGE_PORT\` + 1149, so instances on distinct ports never share one).
 `;
 
 /** docs/configuration.md as it should be. */

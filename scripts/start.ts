@@ -44,54 +44,56 @@ process.on("SIGINT", () => stop(0));
 process.on("SIGTERM", () => stop(0));
 
 const tsx = "node_modules/.bin/tsx";
-run("sidecar", tsx, ["sidecar/main.ts", ...process.argv.slice(2)]);
-
-// The edge starts once the sidecar answers, so the first request does not meet a 503.
-for (;;) {
-  if (stopping) break;
-  try {
-    if ((await fetch(`${sidecarUrl}/healthz`)).ok) break;
-  } catch {
-    // not listening yet
-  }
-  await sleep(200);
+if (runtime === "node") {
+  // The sidecar and the edge in one process, the edge calling the sidecar in memory (one-process/).
+  run("server", tsx, ["one-process/main.ts", ...process.argv.slice(2)], {
+    EDGE_PORT: edgePort,
+    EDGE_HOST: edgeHost,
+  });
+  console.error(`start: the API answers at http://${edgeHost}:${edgePort}/v1 once the edge is up`);
+} else {
+  await startWithWrangler();
 }
 
-if (!stopping) {
-  if (runtime === "node") {
-    run("edge", tsx, ["edge/hosts/node/main.ts"], {
-      SIDECAR_URL: sidecarUrl,
-      EDGE_PORT: edgePort,
-      EDGE_HOST: edgeHost,
-    });
-  } else {
-    // The access settings reach the Worker as they will when deployed: variables, and secrets
-    // through a private .dev.vars (scripts/wrangler-dev.ts).
-    const vars: Record<string, string> = { SIDECAR_URL: sidecarUrl };
-    for (const name of ACCESS_VARS) {
-      const value = process.env[name];
-      if (value !== undefined && value !== "") vars[name] = value;
+/** The sidecar, then `wrangler dev` once the sidecar answers (so the first request does not meet a 503). */
+async function startWithWrangler(): Promise<void> {
+  run("sidecar", tsx, ["sidecar/main.ts", ...process.argv.slice(2)]);
+  for (;;) {
+    if (stopping) return;
+    try {
+      if ((await fetch(`${sidecarUrl}/healthz`)).ok) break;
+    } catch {
+      // not listening yet
     }
-    const setup = prepareWranglerDev(`start-${edgePort}`, vars);
-    process.on("exit", () => setup.cleanup());
-    // The store's tables (migrations/) on this instance's local D1, before the Worker serves /c1.
-    const offline = { ...process.env, CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_SEND_METRICS: "false" };
-    const migrated = spawnSync("node_modules/.bin/wrangler", setup.migrateArgs, {
-      stdio: ["ignore", "ignore", "inherit"],
-      env: offline,
-    });
-    const access = createAccessPolicy({ apiKeys: vars["API_KEYS"] ?? "", allowOpen: vars["ALLOW_OPEN"] === "true" });
-    console.error(`start: ${access.describe()}`);
-    if (migrated.status !== 0) {
-      console.error("start: applying migrations/ to the local D1 database failed");
-      stop(1);
-    } else
-      run(
-        "edge (wrangler dev)",
-        "node_modules/.bin/wrangler",
-        [...setup.args, "--ip", edgeHost, "--port", edgePort, "--inspector-port", inspectorPort],
-        offline,
-      );
+    await sleep(200);
   }
+  // The access settings reach the Worker as they will when deployed: variables, and secrets
+  // through a private .dev.vars (scripts/wrangler-dev.ts).
+  const vars: Record<string, string> = { SIDECAR_URL: sidecarUrl };
+  for (const name of ACCESS_VARS) {
+    const value = process.env[name];
+    if (value !== undefined && value !== "") vars[name] = value;
+  }
+  const setup = prepareWranglerDev(`start-${edgePort}`, vars);
+  process.on("exit", () => setup.cleanup());
+  // The store's tables (migrations/) on this instance's local D1, before the Worker serves /c1.
+  const offline = { ...process.env, CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_SEND_METRICS: "false" };
+  const migrated = spawnSync("node_modules/.bin/wrangler", setup.migrateArgs, {
+    stdio: ["ignore", "ignore", "inherit"],
+    env: offline,
+  });
+  const access = createAccessPolicy({ apiKeys: vars["API_KEYS"] ?? "", allowOpen: vars["ALLOW_OPEN"] === "true" });
+  console.error(`start: ${access.describe()}`);
+  if (migrated.status !== 0) {
+    console.error("start: applying migrations/ to the local D1 database failed");
+    stop(1);
+    return;
+  }
+  run(
+    "edge (wrangler dev)",
+    "node_modules/.bin/wrangler",
+    [...setup.args, "--ip", edgeHost, "--port", edgePort, "--inspector-port", inspectorPort],
+    offline,
+  );
   console.error(`start: the API answers at http://${edgeHost}:${edgePort}/v1 once the edge is up`);
 }

@@ -4,7 +4,7 @@ import * as grpc from "@grpc/grpc-js";
 import { setMaxListeners } from "node:events";
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import { ConnectError } from "@connectrpc/connect";
+import { ConnectError, type Transport } from "@connectrpc/connect";
 import type { SidecarConfig } from "./config.js";
 import { unavailable } from "./engine/engine-errors.js";
 import { EngineMetrics } from "./engine/engine-metrics.js";
@@ -26,6 +26,7 @@ import { createInferenceService } from "./service.js";
 import { startObserver } from "./trace/observe.js";
 import { addInferenceService } from "./transport/grpc-native.js";
 import { grpcWebHandler } from "./transport/grpc-web.js";
+import { inProcessTransport } from "./transport/in-process.js";
 import { plainHandler } from "./transport/plain.js";
 import { modelLoads } from "./metrics/model-gauges.js";
 import { prometheusMetrics } from "./metrics/prometheus.js";
@@ -51,6 +52,8 @@ export interface RunningSidecar {
   readonly metrics: EngineMetrics;
   /** The KV-cache events' publisher (`--kv-events`); undefined when off. */
   readonly kvEvents: KvEventPublisher | undefined;
+  /** The service for a caller in this process (an edge beside it): no port, no encoding (transport/in-process.ts). */
+  readonly transport: Transport;
   /** Refuses new work, lets streams in progress finish (up to the drain period), then closes. */
   stop(): Promise<void>;
 }
@@ -255,6 +258,7 @@ export async function startSidecar(config: StartOptions): Promise<RunningSidecar
     registry,
     metrics,
     kvEvents,
+    transport: inProcessTransport(impl, shutdown.signal),
     stop() {
       serving = false;
       const parts = { health, registry, metrics, listening, metricsListening, shutdown, streams, shared, kvEvents };

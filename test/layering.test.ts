@@ -57,3 +57,16 @@ describe("imports from test/", () => {
     expect(seen.size).toBeGreaterThan(0);
   });
 });
+
+describe("one-process/", () => {
+  it("is an entry: nothing imports it, and it reaches the edge and the sidecar only through their own files", () => {
+    const all = sourcesUnder("");
+    const importers = all.filter((file) => reached(file).some((target) => target.startsWith("one-process/")));
+    expect(importers).toEqual([]);
+    const own = all.filter((file) => file.startsWith("one-process/"));
+    expect(own).toEqual(["one-process/main.ts"]);
+    const targets = own.flatMap(reached);
+    expect(targets.filter((t) => !/^(edge|sidecar|proto\/gen)\//.test(t))).toEqual([]);
+    expect(targets.some((t) => t.startsWith("edge/")) && targets.some((t) => t.startsWith("sidecar/"))).toBe(true);
+  });
+});

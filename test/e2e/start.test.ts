@@ -6,6 +6,9 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createClient } from "@connectrpc/connect";
+import { createGrpcTransport } from "@connectrpc/connect-node";
+import { InferenceService } from "../../proto/gen/inference/v1/inference_pb.js";
 import { inspectorPortFor } from "../../scripts/wrangler-dev.js";
 import { freePort } from "../support/wrangler.js";
 
@@ -100,14 +103,16 @@ const chat = (base: string, headers: Record<string, string> = {}) =>
 describe("npm start", () => {
   let open: Started;
   let locked: Started;
+  let node: Started;
   beforeAll(async () => {
-    [open, locked] = await Promise.all([
+    [open, locked, node] = await Promise.all([
       npmStart({}, true),
       npmStart({ API_KEYS: "sk-start-1", SIDECAR_TOKEN: "start-token", RATE_LIMIT: "100" }),
+      npmStart({ EDGE_RUNTIME: "node", API_KEYS: "sk-start-2", SIDECAR_TOKEN: "node-token" }),
     ]);
   }, 120_000);
   afterAll(async () => {
-    await Promise.all([open?.stop(), locked?.stop()]);
+    await Promise.all([open?.stop(), locked?.stop(), node?.stop()]);
   });
 
   it("runs two instances side by side, each with its own inspector port", async () => {
@@ -136,5 +141,35 @@ describe("npm start", () => {
     expect(open.output()).toContain("access: no API keys: serving loopback hosts and pages only");
     expect(locked.output()).not.toContain("sk-start-1");
     expect(locked.output()).not.toContain("start-token");
+  });
+
+  it("on Node runs the edge and the sidecar in one process, the sidecar's port still open to direct callers", async () => {
+    expect(node.output()).toContain("(the sidecar in this process)");
+    expect((await chat(node.edge)).status).toBe(401);
+    const body = (await (await chat(node.edge, { authorization: "Bearer sk-start-2" })).json()) as {
+      choices: { message: { content: string } }[];
+    };
+    expect(body.choices[0]?.message.content).toBe("Hi there");
+    // The edge calls the sidecar in memory; callers of the sidecar's port still need its token.
+    expect((await fetch(`${node.sidecar}/metrics`)).status).toBe(401);
+    const metrics = await fetch(`${node.sidecar}/metrics`, { headers: { authorization: "Bearer node-token" } });
+    expect(await metrics.text()).toMatch(/^sidecar_tokens_generated_total [1-9]/m);
+    const direct = createClient(
+      InferenceService,
+      createGrpcTransport({
+        baseUrl: node.sidecar,
+        interceptors: [
+          (next) => (request) => {
+            request.header.set("authorization", "Bearer node-token");
+            return next(request);
+          },
+        ],
+      }),
+    );
+    const events = [];
+    for await (const e of direct.generate({ input: { case: "prompt", value: "Hello" }, maxTokens: 4 })) events.push(e);
+    expect(events.at(-1)?.event.case).toBe("finish");
+    expect(node.output()).not.toContain("sk-start-2");
+    expect(node.output()).not.toContain("node-token");
   });
 });

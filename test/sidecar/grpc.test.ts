@@ -9,7 +9,7 @@ import { ChatSchema, FinishReason, Role, type GenerateRequest } from "../../prot
 import { decodeQueue } from "../../sidecar/engine/llama/llama-internals.js";
 import type { RunningSidecar } from "../../sidecar/start-sidecar.js";
 import { CHAT_REPLY } from "../support/scripted.js";
-import { clientsFor, collect, readMetrics, replyText, startTestSidecar } from "../support/sidecar.js";
+import { clientsFor, collect, readMetrics, replyText, startTestSidecar, transportsOf } from "../support/sidecar.js";
 
 // The scripted test model (gguf/models.ts) answers with fixed token chains.
 const STORY = [" there", " lived", " a", " tiny", " llama", " (", "", "", "", "🦙", ")."];
@@ -29,8 +29,8 @@ afterAll(async () => {
   await sidecar.stop();
 });
 
-describe.each(["grpc", "grpc-web"] as const)("Generate over %s", (transport) => {
-  const client = () => clientsFor(sidecar.url)[transport];
+describe.each(["grpc", "grpc-web", "in-process"] as const)("Generate over %s", (transport) => {
+  const client = () => transportsOf(sidecar)[transport];
 
   it("streams start, one event per token with whole characters, then finish", async () => {
     const events = await collect(
@@ -181,30 +181,36 @@ describe("concurrent requests", () => {
 });
 
 describe("cancellation", () => {
-  it.each(["grpc", "grpc-web"] as const)("a %s caller that leaves stops its generation", async (transport) => {
-    const long = await startTestSidecar({ sequences: 1, contextSize: 4096 });
-    try {
-      const client = clientsFor(long.url)[transport];
-      const controller = new AbortController();
-      let seen = 0;
-      await (async () => {
-        for await (const e of client.generate({ input: prompt("Let us sing. Sing") }, { signal: controller.signal })) {
-          if (e.event.case === "token" && ++seen === 5) controller.abort();
-        }
-      })().catch(() => undefined);
-      await expect
-        .poll(async () => (await readMetrics(long.url)).sidecar_generations_active, { timeout: 5000 })
-        .toBe(0);
-      const after = await readMetrics(long.url);
-      expect(after.sidecar_generations_aborted_total).toBe(1);
-      // It would have generated 4,000 more tokens had it gone on.
-      expect(after.sidecar_tokens_generated_total).toBeLessThan(1000);
-      await new Promise((r) => setTimeout(r, 100));
-      expect((await readMetrics(long.url)).sidecar_tokens_generated_total).toBe(after.sidecar_tokens_generated_total);
-    } finally {
-      await long.stop();
-    }
-  });
+  it.each(["grpc", "grpc-web", "in-process"] as const)(
+    "a %s caller that leaves stops its generation",
+    async (transport) => {
+      const long = await startTestSidecar({ sequences: 1, contextSize: 4096 });
+      try {
+        const client = transportsOf(long)[transport];
+        const controller = new AbortController();
+        let seen = 0;
+        await (async () => {
+          for await (const e of client.generate(
+            { input: prompt("Let us sing. Sing") },
+            { signal: controller.signal },
+          )) {
+            if (e.event.case === "token" && ++seen === 5) controller.abort();
+          }
+        })().catch(() => undefined);
+        await expect
+          .poll(async () => (await readMetrics(long.url)).sidecar_generations_active, { timeout: 5000 })
+          .toBe(0);
+        const after = await readMetrics(long.url);
+        expect(after.sidecar_generations_aborted_total).toBe(1);
+        // It would have generated 4,000 more tokens had it gone on.
+        expect(after.sidecar_tokens_generated_total).toBeLessThan(1000);
+        await new Promise((r) => setTimeout(r, 100));
+        expect((await readMetrics(long.url)).sidecar_tokens_generated_total).toBe(after.sidecar_tokens_generated_total);
+      } finally {
+        await long.stop();
+      }
+    },
+  );
 });
 
 describe("direct gRPC callers need no copy of the .proto", () => {

@@ -24,6 +24,11 @@ export function startTestSidecar(options: Partial<StartOptions> = {}): Promise<R
   });
 }
 
+/** Native gRPC (HTTP/2) and gRPC-Web (HTTP/1.1) clients, both from connect-node; and the sidecar's in-process one. */
+export function transportsOf(sidecar: RunningSidecar): Record<"grpc" | "grpc-web" | "in-process", InferenceClient> {
+  return { ...clientsFor(sidecar.url), "in-process": createClient(InferenceService, sidecar.transport) };
+}
+
 /** Native gRPC (HTTP/2) and gRPC-Web (HTTP/1.1) clients, both from connect-node. */
 export function clientsFor(url: string): Record<"grpc" | "grpc-web", InferenceClient> {
   return {
