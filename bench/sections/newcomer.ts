@@ -51,8 +51,14 @@ function requestBody(maxTokens: number): Record<string, unknown> {
   };
 }
 
+/**
+ * One stream. A request that fails before any answer (a pooled keep-alive connection the server had just closed, or a
+ * connection its listen backlog dropped) is sent once more, as a user's client would retry it.
+ */
 async function stream(server: Server, flags: NewcomerFlags): Promise<StreamSample> {
-  const sample = await streamSse(`${server.url}/v1/completions`, requestBody(flags.maxTokens), flags.timeoutMs);
+  const send = () => streamSse(`${server.url}/v1/completions`, requestBody(flags.maxTokens), flags.timeoutMs);
+  let sample = await send();
+  if (sample.outcome === "failed" && sample.acceptedMs === undefined) sample = await send();
   if (sample.outcome !== "completed") throw new Error(`${server.name}: ${sample.outcome} ${sample.error ?? ""}`);
   return sample;
 }
