@@ -1,6 +1,6 @@
 /**
- * `npm run bench:decode-split -- [--model PATH] [--streams N] [--tokens N] [--rounds N]` (~1 minute, not
- * part of `npm run bench`): where a decode step's time goes in node-llama-cpp, in this process. Each
+ * `npm run bench:decode-split -- [--model PATH] [--streams N] [--tokens N] [--rounds N] [--flash-attention]`
+ * (~1 minute, not part of `npm run bench`): where a decode step's time goes in node-llama-cpp, in this process. Each
  * round evaluates `--streams` sequences of `--tokens` greedy tokens at once and times node-llama-cpp's
  * native `decodeBatch` and `sampleToken` calls against the wall clock: the rest is JavaScript. Run it
  * with `LD_LIBRARY_PATH=<a llama.cpp build's bin>` to put other engine libraries of the same commit
@@ -56,6 +56,7 @@ async function main(): Promise<void> {
       streams: { type: "string", default: "1" },
       tokens: { type: "string", default: "48" },
       rounds: { type: "string", default: "3" },
+      "flash-attention": { type: "boolean", default: false },
     },
   });
   const [streams, tokens, rounds] = [Number(values.streams), Number(values.tokens), Number(values.rounds)];
@@ -68,7 +69,12 @@ async function main(): Promise<void> {
     cmakeOptions,
   });
   const model = await llama.loadModel({ modelPath: values.model });
-  const context = await model.createContext({ sequences: 4, contextSize: 8192, threads: 2, flashAttention: false });
+  const context = await model.createContext({
+    sequences: 4,
+    contextSize: 8192,
+    threads: 2,
+    flashAttention: values["flash-attention"],
+  });
   const split: Split = { decodeMs: 0, decodes: 0, sampleMs: 0, samples: 0 };
   timeNativeCalls(context, split);
   for (let round = 0; round < rounds; round++) {
@@ -87,7 +93,8 @@ async function main(): Promise<void> {
     const wallMs = performance.now() - start;
     const rest = wallMs - split.decodeMs - split.sampleMs;
     console.log(
-      `${llama.buildType}, ${streams} stream(s): ${((streams * tokens * 1000) / wallMs).toFixed(1)} tok/s; ` +
+      `${llama.buildType}, flash attention ${values["flash-attention"] ? "on" : "off"}, ${streams} stream(s): ` +
+        `${((streams * tokens * 1000) / wallMs).toFixed(1)} tok/s; ` +
         `${split.decodes} decodes of ${(split.decodeMs / split.decodes).toFixed(2)} ms, ` +
         `${split.samples} samplings of ${(split.sampleMs / split.samples).toFixed(3)} ms, ` +
         `the rest ${rest.toFixed(0)} ms`,

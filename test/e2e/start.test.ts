@@ -143,7 +143,7 @@ describe("npm start", () => {
     expect(locked.output()).not.toContain("start-token");
   });
 
-  it("on Node runs the edge and the sidecar in one process, the sidecar's port still open to direct callers", async () => {
+  it("on Node runs the edge and the sidecar in one process, its port still open to direct callers", async () => {
     expect(node.output()).toContain("(the sidecar in this process)");
     expect((await chat(node.edge)).status).toBe(401);
     const body = (await (await chat(node.edge, { authorization: "Bearer sk-start-2" })).json()) as {
