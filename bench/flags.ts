@@ -86,6 +86,8 @@ export interface BenchFlags {
   readonly newcomerRuns: number;
   readonly newcomerRounds: number;
   readonly newcomerTokens: number;
+  /** The newcomer's sessions (the --sessions settings) on this model; "none": not run. */
+  readonly newcomerSessionsModel: string;
   /** Encoder micro-bench: repetitions and milliseconds per repetition. */
   readonly encoderReps: number;
   readonly encoderMs: number;
@@ -142,6 +144,7 @@ export const USAGE = `usage: npm run bench -- [flags]
   --newcomer-runs N     its fresh starts of both servers, pooled [3; quick 1]
   --newcomer-rounds N   its rounds per start, one stream and four [4; quick 2]
   --newcomer-tokens N   tokens per stream [48]
+  --newcomer-sessions-model M  its sessions (--sessions, --session-*) on M; none: not run [random-60m]
   --encoder-reps N      encoder micro-bench repetitions [5; quick 3]
   --encoder-ms N        milliseconds per repetition [1000; quick 300]
   --peers P             llama-server builds, comma-separated: ${PEER_VARIANTS.join(",")} [every one that is built]
@@ -189,6 +192,7 @@ const OPTIONS = {
   "newcomer-runs": { type: "string" },
   "newcomer-rounds": { type: "string" },
   "newcomer-tokens": { type: "string" },
+  "newcomer-sessions-model": { type: "string" },
   "batch-lines": { type: "string" },
   "batch-tokens": { type: "string" },
   "batch-rounds": { type: "string" },
@@ -269,6 +273,7 @@ export function readFlags(argv: readonly string[]): BenchFlags | "help" {
     newcomerRuns: int("newcomer-runs", values["newcomer-runs"], quick ? 1 : 3),
     newcomerRounds: int("newcomer-rounds", values["newcomer-rounds"], quick ? 2 : 4),
     newcomerTokens: int("newcomer-tokens", values["newcomer-tokens"], 48, 2),
+    newcomerSessionsModel: values["newcomer-sessions-model"] ?? "random-60m",
     batchLines: int("batch-lines", values["batch-lines"], quick ? 40 : 200),
     batchTokens: int("batch-tokens", values["batch-tokens"], 32),
     batchRounds: int("batch-rounds", values["batch-rounds"], quick ? 2 : 8),

@@ -30,6 +30,7 @@ import { runEngine, threadsLabel, type EngineParty, type EngineResult } from "./
 import { runJoin } from "./sections/join.js";
 import { runFim, type FimResult } from "./sections/fim.js";
 import { runNewcomer, type NewcomerResult } from "./sections/newcomer.js";
+import { runNewcomerSessions } from "./sections/newcomer-sessions.js";
 import { readPeerInfo } from "./peer-paths.js";
 import { longContextSize, runLong, type LongResult } from "./sections/long.js";
 import { runBatch, type BatchResult } from "./sections/batch.js";
@@ -254,7 +255,19 @@ async function measureNewcomer(flags: BenchFlags, notes: string[]): Promise<Newc
     maxTokens: flags.newcomerTokens,
     timeoutMs: flags.streamTimeoutMs,
   };
-  return runNewcomer(modelPath, basename(modelPath, ".gguf"), settings, log);
+  const result = await runNewcomer(modelPath, basename(modelPath, ".gguf"), settings, log);
+  if (flags.newcomerSessionsModel === "none") return result;
+  const sessionsModel = await resolveModel(flags.newcomerSessionsModel);
+  const options = {
+    sessions: flags.sessions,
+    sequences: flags.sessionSequences,
+    tokens: flags.sessionTokens,
+    turns: flags.sessionTurns,
+    timeoutMs: flags.streamTimeoutMs,
+  };
+  log(`newcomer: ${options.sessions} sessions on ${flags.newcomerSessionsModel}`);
+  const sessions = await runNewcomerSessions(sessionsModel, options, log);
+  return { ...result, sessions: { model: basename(sessionsModel, ".gguf"), result: sessions } };
 }
 
 /** Section 12: a fresh sidecar and edge; batch lines straight to the sidecar, interactive streams through the edge. */

@@ -12,6 +12,8 @@ export interface Server {
   readonly url: string;
   /** The process (the npm start tree's leader for this server), for CPU and memory readings. */
   readonly pid: number;
+  /** This project's sidecar port (native gRPC), for a caller that counts tokens; llama-server has none. */
+  readonly sidecarUrl?: string;
   stop(): Promise<void>;
 }
 
@@ -69,7 +71,7 @@ export async function startOurs(modelPath: string, env: NodeJS.ProcessEnv = {}):
     EDGE_PORT: String(edgePort),
     SIDECAR_PORT: String(sidecarPort),
   };
-  return spawnServer(
+  const server = await spawnServer(
     "this server (npm start)",
     "npm",
     ["start"],
@@ -77,6 +79,7 @@ export async function startOurs(modelPath: string, env: NodeJS.ProcessEnv = {}):
     `http://127.0.0.1:${edgePort}`,
     "/v1/models",
   );
+  return { ...server, sidecarUrl: `http://127.0.0.1:${sidecarPort}` };
 }
 
 /** llama-server of llama.cpp's default build: `-m modelPath`, `args`, the port; its defaults otherwise. */

@@ -1,6 +1,8 @@
 // The newcomer section's table (the report's first) and its headline figures: medians pooled over
 // the runs, this server beside llama-server's default build, and item by item the targets.
 import { median } from "../stats.js";
+import { NEWCOMER_SESSION_PARTIES } from "./newcomer-sessions.js";
+import { renderSessions, summarizeSessions, type SessionsRow } from "./sessions.js";
 import type { Target } from "../summary.js";
 import {
   fourStreamRates,
@@ -16,6 +18,8 @@ export interface NewcomerSummary {
   readonly oneTtft: Record<NewcomerParty, number>;
   readonly fourRate: Record<NewcomerParty, number>;
   readonly fourTtft: Record<NewcomerParty, number>;
+  /** The sessions part: a row per party (this server first), when it ran. */
+  readonly sessions?: readonly SessionsRow[] | undefined;
 }
 
 const ttftsOne = (s: readonly NewcomerSamples[]): number[] => s.flatMap((r) => r.one.map((x) => x.ttftMs));
@@ -34,6 +38,7 @@ export function summarizeNewcomer(result: NewcomerResult): NewcomerSummary {
     oneTtft: perParty(result, ttftsOne),
     fourRate: perParty(result, fourStreamRates),
     fourTtft: perParty(result, ttftsFour),
+    sessions: result.sessions ? summarizeSessions(result.sessions.result) : undefined,
   };
 }
 
@@ -66,7 +71,20 @@ export function renderNewcomer(s: NewcomerSummary, result: NewcomerResult): stri
         : `${ours - theirs >= 0 ? "+" : ""}${(ours - theirs).toFixed(1)} ms`;
     lines.push(`| ${name} | ${f1(ours)} | ${f1(theirs)} | ${versus} |`);
   }
+  if (s.sessions && result.sessions) {
+    const title =
+      `Newcomer's sessions (${result.sessions.model}; both servers started as above, llama-server with -c to fit ` +
+      "the prompts)";
+    lines.push(renderSessions(s.sessions, result.sessions.result, title));
+  }
   return lines.join("\n");
+}
+
+/** The sessions part's turn p50s, this server's over llama-server's: [cold, returning]. */
+function sessionRatios(s: NewcomerSummary | undefined): [number, number] {
+  const [ours, peer] = NEWCOMER_SESSION_PARTIES.map((label) => s?.sessions?.find((r) => r.label === label));
+  if (ours === undefined || peer === undefined) return [Number.NaN, Number.NaN];
+  return [ours.coldTtftP50 / peer.coldTtftP50, ours.returningTtftP50 / peer.returningTtftP50];
 }
 
 export function newcomerTargets(s: NewcomerSummary | undefined): Target[] {
@@ -91,6 +109,14 @@ export function newcomerTargets(s: NewcomerSummary | undefined): Target[] {
     target("newcomer, 4 streams: aggregate tok/s vs llama-server", ratio(s?.fourRate), "≥ 1.0×", (v) => v >= 1, "×"),
     target("newcomer, 1 stream: first token p50 vs llama-server", diff(s?.oneTtft), "≤ +5 ms", (v) => v <= 5, " ms"),
     target("newcomer, 4 streams: first token p50 vs llama-server", diff(s?.fourTtft), "≤ +5 ms", (v) => v <= 5, " ms"),
+    target("newcomer sessions: cold turn TTFT p50 vs llama-server", sessionRatios(s)[0], "≤ 1.0×", (v) => v <= 1, "×"),
+    target(
+      "newcomer sessions: returning turn TTFT p50 vs llama-server",
+      sessionRatios(s)[1],
+      "≤ 1.0×",
+      (v) => v <= 1,
+      "×",
+    ),
   ];
 }
 
@@ -99,4 +125,7 @@ export function newcomerHeadline(s: NewcomerSummary, headline: Record<string, nu
   headline.newcomerFourRatio = s.fourRate.ours / s.fourRate["llama-server"];
   headline.newcomerOneTtftDiffMs = s.oneTtft.ours - s.oneTtft["llama-server"];
   headline.newcomerFourTtftDiffMs = s.fourTtft.ours - s.fourTtft["llama-server"];
+  const [cold, returning] = sessionRatios(s);
+  if (Number.isFinite(cold)) headline.newcomerSessionsColdRatio = cold;
+  if (Number.isFinite(returning)) headline.newcomerSessionsReturningRatio = returning;
 }

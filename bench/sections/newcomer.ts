@@ -6,11 +6,12 @@
  * `/v1/completions` of a short prompt (48 tokens, temperature 0, seed 42): one stream at a time,
  * then four at once. Every run starts both servers afresh and sends one request to each before
  * measuring (a first request after start is apart: it pays for the model's first pages); runs
- * are pooled, and the servers take turns going first.
+ * are pooled, and the servers take turns going first. The sessions part is newcomer-sessions.ts.
  */
 import { streamSse } from "../clients/sse.js";
 import { decodeRate, type StreamSample } from "../sample.js";
 import { startLlamaServer, startOurs, type Server } from "../servers.js";
+import type { SessionsResult } from "./sessions.js";
 
 export interface NewcomerFlags {
   readonly runs: number;
@@ -37,6 +38,8 @@ export interface NewcomerResult {
   readonly flags: NewcomerFlags;
   /** Per party, per run. */
   readonly runs: Record<NewcomerParty, NewcomerSamples[]>;
+  /** The sessions part (newcomer-sessions.ts), on its own model; absent when not run. */
+  readonly sessions?: { readonly model: string; readonly result: SessionsResult } | undefined;
 }
 
 function requestBody(maxTokens: number): Record<string, unknown> {

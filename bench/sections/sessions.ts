@@ -133,7 +133,11 @@ export function summarizeSessions(result: SessionsResult): SessionsRow[] {
   return rows.map((r) => ({ ...r, vsPeer: peer ? r.returningTtftP50 / peer.returningTtftP50 : Number.NaN }));
 }
 
-export function renderSessions(rows: readonly SessionsRow[], result: SessionsResult): string {
+export function renderSessions(
+  rows: readonly SessionsRow[],
+  result: SessionsResult,
+  title = "Many sessions on one box",
+): string {
   const o = result.options;
   const header = [
     "server",
@@ -159,7 +163,7 @@ export function renderSessions(rows: readonly SessionsRow[], result: SessionsRes
     ]),
   );
   return [
-    `\n**Many sessions on one box** (${o.sessions} sessions, ${o.sequences} sequences × ` +
+    `\n**${title}** (${o.sessions} sessions, ${o.sequences} sequences × ` +
       `${fmt(result.contextSize, 0)} tokens, ` +
       `~${fmt(o.tokens, 0)}-token openings, ${o.turns} turns each, round-robin, one request at a time, ` +
       `${SESSION_REPLY_TOKENS} tokens ` +

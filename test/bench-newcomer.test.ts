@@ -1,0 +1,96 @@
+// The benchmark's newcomer section (bench/sections/newcomer-report.ts): its table, its sessions part and the targets
+// it reads from them. Pure functions only: nothing is started.
+import { describe, expect, it } from "vitest";
+import { readFlags } from "../bench/flags.js";
+import type { StreamSample } from "../bench/sample.js";
+import type { NewcomerResult, NewcomerSamples } from "../bench/sections/newcomer.js";
+import { NEWCOMER_SESSION_PARTIES } from "../bench/sections/newcomer-sessions.js";
+import {
+  newcomerHeadline,
+  newcomerTargets,
+  renderNewcomer,
+  summarizeNewcomer,
+} from "../bench/sections/newcomer-report.js";
+import type { SessionsParty } from "../bench/sections/sessions.js";
+
+/** A completed stream: first token at `ttft` ms, 49 tokens over 2,000 ms (24 tok/s), sent at `at`. */
+const sample = (ttft: number, at = 0): StreamSample => ({
+  outcome: "completed",
+  status: 200,
+  ttftMs: ttft,
+  lastTokenMs: ttft + 2000,
+  totalMs: ttft + 2000,
+  tokens: 49,
+  sentAt: at,
+  promptTokens: 6600,
+  cachedTokens: 6500,
+});
+
+const samples = (ttft: number): NewcomerSamples => ({
+  one: [sample(ttft)],
+  four: [[0, 1, 2, 3].map(() => sample(ttft))],
+});
+
+/** A sessions party: cold turns (turn 0) at `cold` ms, returning turns at `back` ms. */
+const party = (label: string, cold: number, back: number): SessionsParty => ({
+  label,
+  turns: [0, 1].flatMap((session) =>
+    [0, 1, 2].map((turn) => ({ session, turn, sample: sample(turn === 0 ? cold : back) })),
+  ),
+});
+
+const result = (sessions: boolean): NewcomerResult => ({
+  model: "random-850m",
+  flags: { runs: 1, rounds: 1, maxTokens: 48, timeoutMs: 1000 },
+  runs: { ours: [samples(50)], "llama-server": [samples(48)] },
+  sessions: sessions
+    ? {
+        model: "random-60m",
+        result: {
+          options: { sessions: 2, sequences: 1, tokens: 6600, turns: 3, timeoutMs: 1000 },
+          contextSize: 7096,
+          parties: [party(NEWCOMER_SESSION_PARTIES[0], 900, 90), party(NEWCOMER_SESSION_PARTIES[1], 1000, 60)],
+        },
+      }
+    : undefined,
+});
+
+describe("the newcomer section", () => {
+  it("reads the sessions' cold and returning turns against llama-server's", () => {
+    const summary = summarizeNewcomer(result(true));
+    const targets = newcomerTargets(summary);
+    const byName = Object.fromEntries(targets.map((t) => [t.name, t]));
+    expect(byName["newcomer sessions: cold turn TTFT p50 vs llama-server"]).toMatchObject({
+      measured: "0.90×",
+      pass: true,
+    });
+    expect(byName["newcomer sessions: returning turn TTFT p50 vs llama-server"]).toMatchObject({
+      measured: "1.50×",
+      pass: false,
+    });
+    expect(byName["newcomer, 1 stream: first token p50 vs llama-server"]).toMatchObject({
+      measured: "+2.0 ms",
+      pass: true,
+    });
+    const headline: Record<string, number> = {};
+    newcomerHeadline(summary, headline);
+    expect(headline.newcomerSessionsColdRatio).toBeCloseTo(0.9);
+    expect(headline.newcomerSessionsReturningRatio).toBeCloseTo(1.5);
+    const table = renderNewcomer(summary, result(true));
+    expect(table).toContain("**Newcomer's sessions (random-60m;");
+    expect(table).toContain("| this server (npm start) | 4 / 4 | 900 | 90 |");
+  });
+
+  it("leaves the sessions' targets unmeasured when the part did not run, and --newcomer-sessions-model none skips it", () => {
+    const targets = newcomerTargets(summarizeNewcomer(result(false)));
+    const sessions = targets.filter((t) => t.name.startsWith("newcomer sessions"));
+    expect(sessions.map((t) => [t.measured, t.pass])).toEqual([
+      ["–", undefined],
+      ["–", undefined],
+    ]);
+    const flags = readFlags(["--newcomer-sessions-model", "none"]);
+    expect(flags !== "help" && flags.newcomerSessionsModel).toBe("none");
+    const defaults = readFlags([]);
+    expect(defaults !== "help" && defaults.newcomerSessionsModel).toBe("random-60m");
+  });
+});
