@@ -81,7 +81,7 @@ describe("the newcomer section", () => {
     expect(table).toContain("| this server (npm start) | 4 / 4 | 900 | 90 |");
   });
 
-  it("leaves the sessions' targets unmeasured when the part did not run, and --newcomer-sessions-model none skips it", () => {
+  it("leaves the sessions' targets unmeasured when not run; --newcomer-sessions-model none skips it", () => {
     const targets = newcomerTargets(summarizeNewcomer(result(false)));
     const sessions = targets.filter((t) => t.name.startsWith("newcomer sessions"));
     expect(sessions.map((t) => [t.measured, t.pass])).toEqual([
