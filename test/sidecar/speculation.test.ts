@@ -9,6 +9,7 @@ import { GenerateRequestSchema } from "../../proto/gen/inference/v1/inference_pb
 import { generate } from "../../sidecar/engine/decode/generate.js";
 import type { LoadedModel } from "../../sidecar/engine/llama/model.js";
 import { DEFAULT_LOOKUP_DRAFT, PairLookup } from "../../sidecar/engine/llama/prompt-lookup.js";
+import { ReplyPool } from "../../sidecar/engine/llama/reply-pool.js";
 import { EngineMetrics } from "../../sidecar/engine/engine-metrics.js";
 import {
   expectGreedyReplies,
@@ -49,6 +50,29 @@ describe("the pair lookup drafter", () => {
       expect(lookup.predictTokens()).toEqual([]);
     },
   );
+
+  it("drafts from the model's last replies where they match as far back as its own tokens, not past their end", () => {
+    const pool = new ReplyPool();
+    // A reply given before: 1 2 3 4 then an edit (50 51) where the prompt's copy goes on 5 6.
+    pool.add(tokens(1, 2, 3, 4, 50, 51, 7, 8));
+    const lookup = new PairLookup(8, pool);
+    lookup.reset({ stateTokens: tokens(1, 2, 3, 4, 5, 6, 7, 8, 9, 1, 2, 3, 4) });
+    // (3, 4) matches four back in the prompt and in the pool: the reply given before wins, up to its end.
+    expect(lookup.predictTokens()).toEqual([50, 51, 7, 8]);
+    const alone = new PairLookup(8);
+    alone.reset({ stateTokens: tokens(1, 2, 3, 4, 5, 6, 7, 8, 9, 1, 2, 3, 4) });
+    expect(alone.predictTokens()).toEqual([5, 6, 7, 8]);
+    // Two tokens in common with a pooled reply draft nothing.
+    const short = new PairLookup(8, pool);
+    short.reset({ stateTokens: tokens(9, 9, 3, 4) });
+    expect(short.predictTokens()).toEqual([]);
+    // What the pool keeps of a reply: the reply and up to 8 prompt tokens before it.
+    const replying = new PairLookup(8);
+    replying.reset({ stateTokens: tokens(...Array.from({ length: 12 }, (_, i) => 100 + i)) });
+    replying.predictTokens();
+    replying.pushTokens(tokens(7, 7));
+    expect(replying.reply()).toEqual([104, 105, 106, 107, 108, 109, 110, 111, 7, 7]);
+  });
 
   it("drafts a loop's next turns past the end of what it holds", () => {
     const lookup = new PairLookup(8);
@@ -154,6 +178,31 @@ describe("prompt lookup on random weights", () => {
       return Math.max(0, ...at.slice(1).map((i, k) => i - (at[k] as number) - 1));
     });
     expect(Math.max(...gaps)).toBeLessThanOrEqual(1);
+  });
+
+  it("drafts a greedy reply asked again from the reply given before; a seeded one from its own tokens alone", async () => {
+    const prompt = "hello world"; // a 120-token reply (random-tiny at temperature 0)
+    const accepted = () => on.drafter?.accepted ?? 0;
+    const drafted = () => on.drafter?.drafted ?? 0;
+    let before = accepted();
+    const first = await reply(on, prompt, 120, { temperature: 0 });
+    const firstAccepted = accepted() - before;
+    before = accepted();
+    const again = await reply(on, prompt, 120, { temperature: 0 });
+    expect(again).toEqual(first);
+    expect(again).toEqual(await reply(off, prompt, 120, { temperature: 0 }));
+    expect(accepted() - before).toBeGreaterThan(firstAccepted);
+    // Drafts of up to 8 tokens a step (the lookup's setting here): at most 8 of every 9 tokens drafted.
+    expect(accepted() - before).toBeGreaterThanOrEqual(90);
+    // A seeded reply drafts the same the second time: what the pool gained meanwhile is not read.
+    const seeded = { temperature: 1, seed: 11 };
+    const counts: number[] = [];
+    for (let i = 0; i < 2; i++) {
+      const start = drafted();
+      await reply(on, prompt, 120, seeded);
+      counts.push(drafted() - start);
+    }
+    expect(counts[1]).toBe(counts[0]);
   });
 
   it("repeats a seeded reply alone and beside other streams", async () => {

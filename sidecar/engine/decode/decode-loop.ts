@@ -95,7 +95,7 @@ export async function* decode(
     state.interrupted = true;
     return;
   }
-  const drafting = plan.draftable ? loaded.drafter?.start(sequence) : undefined;
+  const drafting = plan.draftable ? loaded.drafter?.start(sequence, { greedy: plan.greedy }) : undefined;
   const steps = evaluate(sequence, rest, plan.sampling, plan.logprobs, plan.topLogprobs > 0);
   try {
     let replacement: Token[] | undefined;

@@ -71,6 +71,8 @@ export interface GenerationPlan {
    * that changes with the reply (penalties, a grammar or a bias the reply reader moves along).
    */
   readonly draftable: boolean;
+  /** Sampled at temperature 0: prompt lookup may draft from the model's last replies (../llama/reply-pool.ts). */
+  readonly greedy: boolean;
 }
 
 /** Checks `request` and builds its plan; throws the refusal (INVALID_ARGUMENT) otherwise. */
@@ -158,6 +160,7 @@ async function planReply(
     marks: marks ?? markPositions(loaded, request, prompt.tokens),
     // A draft reads the prompt's tokens, which hold media placeholders no model can evaluate.
     draftable: prompt.media === undefined && draftable(sampling),
+    greedy: sampling.temperature === 0,
   };
 }
 

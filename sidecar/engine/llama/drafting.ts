@@ -20,13 +20,22 @@ export interface Drafting {
   end(between: (work: () => Promise<void>) => Promise<void>): Promise<void>;
 }
 
+/** What a drafter may know of the reply it drafts for. */
+export interface DraftOptions {
+  /**
+   * Sampled at temperature 0: its tokens do not depend on its drafts, so prompt lookup may draft from the model's
+   * other replies too (a seeded reply's sampler draws once a drafted position: its drafts come from itself alone).
+   */
+  readonly greedy?: boolean;
+}
+
 /** A model's source of drafts: prompt lookup (`--spec-lookup`) or a draft model (`--model-draft`). */
 export interface Drafter extends SpeculationStats {
   readonly kind: "lookup" | "draft";
   /** Tokens one step drafts at most. */
   readonly draftMax: number;
   /** Gives `sequence` a predictor for its next reply; the caller ends it after the reply. */
-  start(sequence: LlamaContextSequence): Drafting;
+  start(sequence: LlamaContextSequence, options?: DraftOptions): Drafting;
   dispose(): Promise<void>;
 }
 

@@ -3,7 +3,8 @@
 // are drafted and checked in the same decode as the next token: several tokens for one read of
 // the weights.
 import { TokenPredictor, type LlamaContextSequence, type Token } from "node-llama-cpp";
-import { DraftCounts, type Drafter, type Drafting } from "./drafting.js";
+import { DraftCounts, type DraftOptions, type Drafter, type Drafting } from "./drafting.js";
+import { pairKey, ReplyPool } from "./reply-pool.js";
 
 /** The tokens one step drafts at most by default (`--spec-lookup`); docs/decisions.md, "Speculative decoding". */
 export const DEFAULT_LOOKUP_DRAFT = 16;
@@ -16,8 +17,16 @@ export const DEFAULT_LOOKUP_DRAFT = 16;
  */
 const MIN_MATCH = 3;
 
-/** A pair of tokens as one map key (token ids stay below 2^21). */
-const pairKey = (first: Token, second: Token): number => first * 0x200000 + second;
+/** Prompt tokens kept before a reply in the pool, so that its first tokens can match a reply given again. */
+const POOLED_PROMPT_TOKENS = 8;
+
+/** How many tokens before position `at` of `source` (the pair's second token at `at`) equal the last of `tokens`. */
+function matchLength(source: readonly Token[], at: number, tokens: readonly Token[], enough: number): number {
+  const n = tokens.length;
+  let matched = 2;
+  while (matched < enough && at - matched >= 0 && source[at - matched] === tokens[n - 1 - matched]) matched++;
+  return matched;
+}
 
 /**
  * Drafts from an index of the token pairs the sequence holds (prompt and reply so far): where the
@@ -29,6 +38,8 @@ const pairKey = (first: Token, second: Token): number => first * 0x200000 + seco
  */
 export class PairLookup extends TokenPredictor {
   #tokens: Token[] = [];
+  /** Where the reply starts in `#tokens`: the length at the first draft asked for. */
+  #replyFrom: number | undefined;
   /** Pair key → the position of the pair's second token (its latest occurrence with a token after it). */
   readonly #pairs = new Map<number, number>();
   /** The last draft and where it went in `#tokens`. */
@@ -36,15 +47,25 @@ export class PairLookup extends TokenPredictor {
   #draftAt = 0;
   #limit: number;
 
-  constructor(readonly draftMax: number) {
+  /** `pool`: earlier replies to draft from as well (a greedy reply's only: a seeded reply's drafts are its own). */
+  constructor(
+    readonly draftMax: number,
+    readonly pool?: ReplyPool,
+  ) {
     super();
     this.#limit = draftMax;
+  }
+
+  /** The reply so far, with a few prompt tokens before it (what the pool keeps). */
+  reply(): Token[] {
+    return this.#replyFrom === undefined ? [] : this.#tokens.slice(Math.max(0, this.#replyFrom - POOLED_PROMPT_TOKENS));
   }
 
   override reset({ stateTokens }: { stateTokens: Token[] }): void {
     this.#tokens = [];
     this.#pairs.clear();
     this.#draft = [];
+    this.#replyFrom = undefined;
     this.pushTokens(stateTokens);
   }
 
@@ -61,18 +82,33 @@ export class PairLookup extends TokenPredictor {
     this.#learn();
     const tokens = this.#tokens;
     const n = tokens.length;
-    const at = n < 3 ? undefined : this.#pairs.get(pairKey(tokens[n - 2] as Token, tokens[n - 1] as Token));
-    if (at === undefined) return [];
-    let matched = 2;
+    this.#replyFrom ??= n;
+    if (n < 3) return [];
+    const [before, last] = [tokens[n - 2] as Token, tokens[n - 1] as Token];
     const enough = Math.max(this.#limit, MIN_MATCH);
-    while (matched < enough && at - matched >= 0 && tokens[at - matched] === tokens[n - 1 - matched]) matched++;
-    if (matched < MIN_MATCH) return [];
-    // Copied forward: past the end, the draft goes on with itself (a loop drafts its next turns).
-    const draft: Token[] = [];
-    const length = Math.min(matched, this.#limit);
-    for (let i = at + 1; draft.length < length; i++) draft.push((i < n ? tokens[i] : draft[i - n]) as Token);
+    const own = this.#pairs.get(pairKey(before, last));
+    const ownMatch = own === undefined ? 0 : matchLength(tokens, own, tokens, enough);
+    const pooled = this.pool?.find(before, last);
+    const poolMatch = pooled === undefined ? 0 : matchLength(pooled.tokens, pooled.at, tokens, enough);
+    // A reply given before goes on as it went where it matches as far back: past an edit the prompt's copy of the
+    // text would not.
+    const draft =
+      pooled !== undefined && poolMatch >= Math.max(ownMatch, MIN_MATCH)
+        ? pooled.tokens.slice(pooled.at + 1, pooled.at + 1 + Math.min(poolMatch, this.#limit))
+        : own !== undefined && ownMatch >= MIN_MATCH
+          ? this.#ownDraft(own, Math.min(ownMatch, this.#limit))
+          : [];
     this.#draft = draft;
     this.#draftAt = n;
+    return draft;
+  }
+
+  /** `length` tokens after position `at`, copied forward: past the end the draft goes on with itself (a loop). */
+  #ownDraft(at: number, length: number): Token[] {
+    const tokens = this.#tokens;
+    const n = tokens.length;
+    const draft: Token[] = [];
+    for (let i = at + 1; draft.length < length; i++) draft.push((i < n ? tokens[i] : draft[i - n]) as Token);
     return draft;
   }
 
@@ -99,17 +135,32 @@ export class PairLookup extends TokenPredictor {
  * evaluates its draft after the next token, samples every position with the reply's sampler, and
  * keeps the drafted tokens up to the first that differs from the token sampled before it: the
  * reply is the one the model gives without drafts, each token sampled from the model's own
- * distribution.
+ * distribution. A greedy reply (temperature 0) also drafts from the model's last replies: its tokens do not depend on
+ * its drafts, where a seeded reply's sampler draws once a drafted position, so its drafts come from its own sequence
+ * alone and it repeats whatever else the model answered meanwhile.
  */
 export class PromptLookup extends DraftCounts implements Drafter {
   readonly kind = "lookup";
+  /** The model's last replies (every reply goes in; a greedy reply drafts from them). */
+  readonly pool = new ReplyPool();
 
   constructor(readonly draftMax: number) {
     super();
   }
 
-  start(sequence: LlamaContextSequence): Drafting {
-    return this.attach(sequence, new PairLookup(this.draftMax));
+  start(sequence: LlamaContextSequence, options: DraftOptions = {}): Drafting {
+    const lookup = new PairLookup(this.draftMax, options.greedy === true ? this.pool : undefined);
+    const drafting = this.attach(sequence, lookup);
+    return {
+      end: async (between) => {
+        const reply = lookup.reply();
+        try {
+          await drafting.end(between);
+        } finally {
+          this.pool.add(reply);
+        }
+      },
+    };
   }
 
   async dispose(): Promise<void> {}
