@@ -37,7 +37,12 @@ import { runBatch, type BatchResult } from "./sections/batch.js";
 import { runEmbeddings, type EmbeddingsResult } from "./sections/embeddings.js";
 import { runCatalogueCost, runLoadOnDemand, type ModelsResult } from "./sections/many-models.js";
 import { calibrate, runPrefix } from "./sections/prefix.js";
-import { runSessionParty, sessionsContextSize, type SessionsResult } from "./sections/sessions.js";
+import {
+  runSessionParty,
+  sessionsContextSize,
+  type SessionsOptions,
+  type SessionsResult,
+} from "./sections/sessions.js";
 import { runSingle, type SingleResult } from "./sections/single.js";
 import { parseQuantized, quantized } from "./quantize.js";
 import { runStateful } from "./sections/stateful.js";
@@ -238,6 +243,17 @@ async function measureAll(run: Run, m: Measured): Promise<void> {
   if (has("fim")) m.fim = await measureFim(run);
 }
 
+/** The many-sessions workload's settings (`--sessions`, `--session-*`), for section 11 and the newcomer's sessions. */
+function sessionsOptionsOf(flags: BenchFlags): SessionsOptions {
+  return {
+    sessions: flags.sessions,
+    sequences: flags.sessionSequences,
+    tokens: flags.sessionTokens,
+    turns: flags.sessionTurns,
+    timeoutMs: flags.streamTimeoutMs,
+  };
+}
+
 /**
  * Section 0: fresh `npm start`s beside fresh default llama-servers (none when that build is missing: a note says how
  * to make it).
@@ -258,13 +274,7 @@ async function measureNewcomer(flags: BenchFlags, notes: string[]): Promise<Newc
   const result = await runNewcomer(modelPath, basename(modelPath, ".gguf"), settings, log);
   if (flags.newcomerSessionsModel === "none") return result;
   const sessionsModel = await resolveModel(flags.newcomerSessionsModel);
-  const options = {
-    sessions: flags.sessions,
-    sequences: flags.sessionSequences,
-    tokens: flags.sessionTokens,
-    turns: flags.sessionTurns,
-    timeoutMs: flags.streamTimeoutMs,
-  };
+  const options = sessionsOptionsOf(flags);
   log(`newcomer: ${options.sessions} sessions on ${flags.newcomerSessionsModel}`);
   const sessions = await runNewcomerSessions(sessionsModel, options, log);
   return { ...result, sessions: { model: basename(sessionsModel, ".gguf"), result: sessions } };
@@ -671,13 +681,7 @@ async function measureModels(run: Run): Promise<ModelsResult> {
 async function measureSessions(run: Run): Promise<SessionsResult> {
   const { flags, running } = run;
   const contextSize = sessionsContextSize(flags.sessionTokens, flags.sessionTurns);
-  const options = {
-    sessions: flags.sessions,
-    sequences: flags.sessionSequences,
-    tokens: flags.sessionTokens,
-    turns: flags.sessionTurns,
-    timeoutMs: flags.streamTimeoutMs,
-  };
+  const options = sessionsOptionsOf(flags);
   const result: SessionsResult = { options, contextSize, parties: [] };
   const engineArgs: EngineArgs = { ...run.engineArgs, sequences: flags.sessionSequences, contextSize };
   let words: number | undefined;

@@ -9,8 +9,10 @@
 // quotes pairs of). Each server's first request of a workload evaluates its prompt (apart); then
 // `--rounds` requests read the cached prompt, and their decode rates are pooled over `--runs` fresh
 // starts (servers in turn). Last, the chat's cost side by side (`--pairs`; `--runs 0`: that
-// alone). Every reply is checked against the twin's script. `--draft` adds both servers with the `edit-draft`
-// model (the same script in one block) as their draft model. Figures: docs/performance.md.
+// alone), seeded at temperature 1: a greedy request asked again drafts from the reply it had, a seeded one from its
+// own tokens alone, which is the cost being read. Every reply is checked against the twin's script. `--draft` adds
+// both servers with the `edit-draft` model (the same script in one block) as their draft model. Figures:
+// docs/performance.md.
 import { parseArgs } from "node:util";
 import { ensureModels } from "../gguf/models.js";
 import { speculationWorkloads } from "../gguf/twins/edit.js";
@@ -58,12 +60,21 @@ interface Measured {
   readonly warm: Record<Workload, StreamSample[]>;
 }
 
-async function request(server: Server, prompt: string, expected: string, maxTokens: number): Promise<StreamSample> {
+/** Greedy, as the workloads' replies are checked; the side by side's seeded requests read no reply pool. */
+type Sampling = { readonly temperature: 0 } | { readonly temperature: number; readonly seed: number };
+
+async function request(
+  server: Server,
+  prompt: string,
+  expected: string,
+  maxTokens: number,
+  sampling: Sampling = { temperature: 0 },
+): Promise<StreamSample> {
   const body = {
     model: "m",
     prompt,
     max_tokens: maxTokens,
-    temperature: 0,
+    ...sampling,
     stream: true,
     stream_options: { include_usage: true },
   };
@@ -141,11 +152,15 @@ async function sideBySide(model: string, pairs: number, maxTokens: number): Prom
   const [on, off] = await Promise.all([startOurs(model), startOurs(model, { SPEC_LOOKUP: "0" })]);
   const { prompt, reply } = speculationWorkloads().chat;
   const rates: [number[], number[]] = [[], []];
+  // Seeded, so that the drafts come from the request's own tokens (a greedy request asked again drafts from the reply
+  // it had: docs/decisions.md, "Speculative decoding"); the twin's script is far likelier than any other token.
+  const seeded = { temperature: 1, seed: 42 };
   try {
-    for (const server of [on, off]) await request(server, prompt, reply, maxTokens);
+    for (const server of [on, off]) await request(server, prompt, reply, maxTokens, seeded);
     for (let i = 0; i < pairs; i++) {
       const order = i % 2 === 0 ? [0, 1] : [1, 0];
-      for (const k of order) rates[k]?.push(decodeRate(await request(k === 0 ? on : off, prompt, reply, maxTokens)));
+      for (const k of order)
+        rates[k]?.push(decodeRate(await request(k === 0 ? on : off, prompt, reply, maxTokens, seeded)));
     }
   } finally {
     await Promise.all([on.stop(), off.stop()]);
@@ -153,7 +168,8 @@ async function sideBySide(model: string, pairs: number, maxTokens: number): Prom
   const [a, b] = [median(rates[0]), median(rates[1])];
   const ratio = (a / b).toFixed(2);
   return (
-    `- chat side by side (${pairs} requests each, alternating): drafts on ${a.toFixed(1)}, off ${b.toFixed(1)} ` +
+    `- chat side by side (${pairs} seeded requests each, alternating): drafts on ${a.toFixed(1)}, ` +
+    `off ${b.toFixed(1)} ` +
     `tok/s: **${ratio}×** (target ≥ 0.97)`
   );
 }

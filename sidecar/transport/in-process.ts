@@ -81,6 +81,12 @@ function relay<O extends DescMessage>(output: O, source: AsyncIterable<unknown>,
   };
 }
 
+/** A call's answer as a transport gives it: the message (or the stream's messages), the handler's headers. */
+function answer(method: DescMethod, context: Controller, stream: boolean, message: unknown) {
+  const { responseHeader: header, responseTrailer: trailer } = context;
+  return { stream, service: InferenceService, method, header, message, trailer };
+}
+
 /**
  * A Transport that calls `impl` directly. The request is cloned, so the handler never shares an object with its caller;
  * replies are passed as they are made. Calls end on the caller's signal, their deadline and `shutdown`, as on a port.
@@ -98,15 +104,7 @@ export function inProcessTransport(impl: Impl, shutdown: AbortSignal): Transport
       const request = clone(method.input, create(method.input, input));
       try {
         const reply = await Promise.race([abortedOf(context), Promise.resolve(handlerOf(method)(request, context))]);
-        const message = create(method.output, reply as never);
-        return {
-          stream: false,
-          service: InferenceService,
-          method,
-          header: context.responseHeader,
-          message,
-          trailer: context.responseTrailer,
-        } as never;
+        return answer(method, context, false, create(method.output, reply as never)) as never;
       } catch (error) {
         throw ConnectError.from(error);
       }
@@ -122,15 +120,7 @@ export function inProcessTransport(impl: Impl, shutdown: AbortSignal): Transport
       }
       const request = clone(method.input, create(method.input, first as never));
       const source = handlerOf(method)(request, context) as AsyncIterable<unknown>;
-      const message = relay(method.output, source, context);
-      return {
-        stream: true,
-        service: InferenceService,
-        method,
-        header: context.responseHeader,
-        message,
-        trailer: context.responseTrailer,
-      } as never;
+      return answer(method, context, true, relay(method.output, source, context)) as never;
     },
   };
 }

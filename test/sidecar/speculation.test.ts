@@ -51,20 +51,28 @@ describe("the pair lookup drafter", () => {
     },
   );
 
-  it("drafts from the model's last replies where they match as far back as its own tokens, not past their end", () => {
+  it("drafts from the model's last replies where they match as far back as its own tokens, past the first step", () => {
     const pool = new ReplyPool();
     // A reply given before: 1 2 3 4 then an edit (50 51) where the prompt's copy goes on 5 6.
     pool.add(tokens(1, 2, 3, 4, 50, 51, 7, 8));
+    const state = tokens(1, 2, 3, 4, 5, 6, 7, 8, 9, 1, 2);
     const lookup = new PairLookup(8, pool);
-    lookup.reset({ stateTokens: tokens(1, 2, 3, 4, 5, 6, 7, 8, 9, 1, 2, 3, 4) });
-    // (3, 4) matches four back in the prompt and in the pool: the reply given before wins, up to its end.
-    expect(lookup.predictTokens()).toEqual([50, 51, 7, 8]);
+    lookup.reset({ stateTokens: state });
+    // The reply's first step drafts nothing from the pool (nor here from the prompt: a match of two).
+    expect(lookup.predictTokens()).toEqual([]);
+    lookup.pushTokens(tokens(3));
+    // (2, 3) matches three back in the prompt and in the pool: the reply given before wins.
+    expect(lookup.predictTokens()).toEqual([4, 50, 51]);
     const alone = new PairLookup(8);
-    alone.reset({ stateTokens: tokens(1, 2, 3, 4, 5, 6, 7, 8, 9, 1, 2, 3, 4) });
-    expect(alone.predictTokens()).toEqual([5, 6, 7, 8]);
+    alone.reset({ stateTokens: state });
+    alone.predictTokens();
+    alone.pushTokens(tokens(3));
+    expect(alone.predictTokens()).toEqual([4, 5, 6]);
     // Two tokens in common with a pooled reply draft nothing.
     const short = new PairLookup(8, pool);
-    short.reset({ stateTokens: tokens(9, 9, 3, 4) });
+    short.reset({ stateTokens: tokens(9, 9, 3) });
+    short.predictTokens();
+    short.pushTokens(tokens(4));
     expect(short.predictTokens()).toEqual([]);
     // What the pool keeps of a reply: the reply and up to 8 prompt tokens before it.
     const replying = new PairLookup(8);
@@ -180,7 +188,7 @@ describe("prompt lookup on random weights", () => {
     expect(Math.max(...gaps)).toBeLessThanOrEqual(1);
   });
 
-  it("drafts a greedy reply asked again from the reply given before; a seeded one from its own tokens alone", async () => {
+  it("drafts a greedy reply asked again from the reply it had; a seeded one from its own tokens alone", async () => {
     const prompt = "hello world"; // a 120-token reply (random-tiny at temperature 0)
     const accepted = () => on.drafter?.accepted ?? 0;
     const drafted = () => on.drafter?.drafted ?? 0;

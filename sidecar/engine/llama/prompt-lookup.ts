@@ -88,7 +88,8 @@ export class PairLookup extends TokenPredictor {
     const enough = Math.max(this.#limit, MIN_MATCH);
     const own = this.#pairs.get(pairKey(before, last));
     const ownMatch = own === undefined ? 0 : matchLength(tokens, own, tokens, enough);
-    const pooled = this.pool?.find(before, last);
+    // Not on the reply's first step: its first token would wait for a whole draft's decode.
+    const pooled = n === this.#replyFrom ? undefined : this.pool?.find(before, last);
     const poolMatch = pooled === undefined ? 0 : matchLength(pooled.tokens, pooled.at, tokens, enough);
     // A reply given before goes on as it went where it matches as far back: past an edit the prompt's copy of the
     // text would not.
