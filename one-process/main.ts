@@ -32,10 +32,7 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  const message =
-    error instanceof EdgeConfigError
-      ? `edge: ${error.message}`
-      : String(error instanceof Error ? error.message : error);
-  console.error(message.startsWith("edge:") ? message : `start: ${message}`);
+  const reason = error instanceof Error ? error.message : String(error);
+  console.error(error instanceof EdgeConfigError ? `edge: ${reason}` : `start: ${reason}`);
   process.exit(1);
 });

@@ -42,10 +42,19 @@ export interface NewcomerResult {
   readonly sessions?: { readonly model: string; readonly result: SessionsResult } | undefined;
 }
 
+/** Requests sent so far: each prompt ends with its number, so no reply is one given before. */
+let sent = 0;
+
+/**
+ * A prompt of its own per request (the newcomer's line, then its number: both servers' prompt caches still hold the
+ * line): a greedy request sent again would draft its whole reply from the one before (sidecar/engine/llama/
+ * reply-pool.ts), which is not a decode rate.
+ */
 function requestBody(maxTokens: number): Record<string, unknown> {
+  sent++;
   return {
     model: "m",
-    prompt: NEWCOMER_PROMPT,
+    prompt: `${NEWCOMER_PROMPT} (${sent})`,
     max_tokens: maxTokens,
     temperature: 0,
     seed: 42,
