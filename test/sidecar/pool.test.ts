@@ -2,6 +2,7 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import type { LlamaContext, LlamaContextSequence, Token } from "node-llama-cpp";
 import { setMaxListeners } from "node:events";
 import { describe, expect, it } from "vitest";
+import { savedWhenTaken } from "../../sidecar/engine/llama/kv-tier.js";
 import { RUN_COST_TOKENS, SequencePool } from "../../sidecar/engine/llama/sequence-pool.js";
 
 /** Sequences that only know their cached tokens: enough for the pool's choices. */
@@ -79,6 +80,28 @@ describe("SequencePool", () => {
       expect(idOf(await pool.acquire(tokens(1, 2, 3, 10, 11, 12, 13, 14, 15, 16), signal))).toBe(0);
     },
   );
+
+  it("takes a sequence sharing most of the prompt if the KV tier saves what it loses, an empty one else", async () => {
+    // Sequence 0 holds a 32-token line, its own ending (2 tokens) and a reply of 48; 1 is empty. The new prompt is the
+    // line with another ending: 32 tokens shared, 50 lost.
+    const line = Array.from({ length: 32 }, (_, i) => 100 + i);
+    const caches = [[...line, 7, 8, ...Array.from({ length: 48 }, (_, i) => 300 + i)], []];
+    const prompt = tokens(...line, 9, 8);
+    const signal = new AbortController().signal;
+    const saves = savedWhenTaken;
+    const lose = new SequencePool(fakeContext(caches), { maxQueue: 0, queueTimeoutMs: 1000 });
+    expect(idOf(await lose.acquire(prompt, signal))).toBe(1);
+    const save = new SequencePool(fakeContext(caches), { maxQueue: 0, queueTimeoutMs: 1000, saves });
+    expect(idOf(await save.acquire(prompt, signal))).toBe(0);
+    // A short shared header of a long conversation: the empty one still, saved or not.
+    const long = [[1, 2, 3, ...Array.from({ length: 200 }, (_, i) => 500 + i)], []];
+    const header = new SequencePool(fakeContext(long), { maxQueue: 0, queueTimeoutMs: 1000, saves });
+    expect(idOf(await header.acquire(tokens(1, 2, 3, 20, 21), signal))).toBe(1);
+    // Where the prompt keeps more than half of what a sequence holds, the tier saves nothing: its loss counts whole.
+    const most = [[...line, ...Array.from({ length: 20 }, (_, i) => 600 + i)], line.slice(0, 24)];
+    const unsaved = new SequencePool(fakeContext(most), { maxQueue: 0, queueTimeoutMs: 1000, saves });
+    expect(idOf(await unsaved.acquire(tokens(...line, 9, 10), signal))).toBe(1);
+  });
 
   it(
     "takes the sequence holding the whole prompt and its earlier reply over an empty one (the prompt asked " + "again)",

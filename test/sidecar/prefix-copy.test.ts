@@ -4,6 +4,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { LoadedModel } from "../../sidecar/engine/llama/model.js";
 import { EngineMetrics } from "../../sidecar/engine/engine-metrics.js";
+import { MIN_COPY_TOKENS, minCopyGain } from "../../sidecar/engine/decode/prefix-copy.js";
+import { MIN_STATE_TOKENS } from "../../sidecar/engine/llama/kv-tier.js";
 import { type Generated, generateText, loadScripted } from "../support/engine.js";
 
 const load = (): Promise<LoadedModel> => loadScripted({ sequences: 4, contextSize: 2048, cacheRam: 0 });
@@ -12,6 +14,16 @@ const load = (): Promise<LoadedModel> => loadScripted({ sequences: 4, contextSiz
 const SYSTEM = "Once upon a time there lived a tiny llama. ".repeat(20);
 const PARENT = `${SYSTEM}${"Sing la la. ".repeat(60)}`;
 const CHILD = `${SYSTEM}Let us sing`;
+
+describe("the prompt tokens a copy must spare", () => {
+  it("are fewer the more a prompt token costs: by model size, 64 tokens of the 60M model down to 8", () => {
+    expect(minCopyGain(120_749_664)).toBe(MIN_STATE_TOKENS);
+    expect(minCopyGain(5_000_000)).toBe(MIN_STATE_TOKENS);
+    // The 850M-class model at Q4_K_M (523 MB) and at F16.
+    expect(minCopyGain(523_302_720)).toBe(15);
+    expect(minCopyGain(1_705_912_096)).toBe(MIN_COPY_TOKENS);
+  });
+});
 
 describe("a prefix copied from another sequence", () => {
   let loaded: LoadedModel;

@@ -8,7 +8,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GenerateRequestSchema } from "../../proto/gen/inference/v1/inference_pb.js";
 import { generate } from "../../sidecar/engine/decode/generate.js";
 import type { LoadedModel } from "../../sidecar/engine/llama/model.js";
-import { DEFAULT_LOOKUP_DRAFT, PairLookup } from "../../sidecar/engine/llama/prompt-lookup.js";
+import {
+  Acceptance,
+  DEFAULT_LOOKUP_DRAFT,
+  PairLookup,
+  type PromptLookup,
+} from "../../sidecar/engine/llama/prompt-lookup.js";
 import { ReplyPool } from "../../sidecar/engine/llama/reply-pool.js";
 import { EngineMetrics } from "../../sidecar/engine/engine-metrics.js";
 import {
@@ -82,6 +87,38 @@ describe("the pair lookup drafter", () => {
     expect(replying.reply()).toEqual([104, 105, 106, 107, 108, 109, 110, 111, 7, 7]);
   });
 
+  it("drafts what its budget says is worth the cost, a token at least behind a repeated passage, and learns", () => {
+    const rates: number[] = [];
+    let worth = 0;
+    const budget = {
+      worth: (rate: number) => {
+        rates.push(rate);
+        return worth;
+      },
+      model: new Acceptance(3, 1),
+    };
+    const lookup = new PairLookup(8, undefined, budget);
+    lookup.reset({ stateTokens: tokens(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 1, 2, 3) });
+    // A match of three, nothing worth drafting: no draft. The reply's rate starts from the model's (3 of 4).
+    expect(lookup.predictTokens()).toEqual([]);
+    expect(rates[0]).toBeCloseTo(0.75, 6);
+    // Eight tokens matching behind the pair: a repeated passage drafts one token all the same.
+    lookup.pushTokens(tokens(4, 5, 6, 7, 8));
+    expect(lookup.predictTokens()).toEqual([9]);
+    // Taken: the reply's rate and the model's rise; worth 3 now, a draft of 3.
+    lookup.pushTokens(tokens(9, 10));
+    worth = 3;
+    expect(lookup.predictTokens()).toEqual([11, 12, 1]);
+    expect(rates.at(-1)).toBeGreaterThan(0.75);
+    expect(budget.model.rate).toBeGreaterThan(0.75);
+    // Refused at its first token: both rates fall.
+    const [reply, model] = [rates.at(-1) as number, budget.model.rate];
+    lookup.pushTokens(tokens(50, 51));
+    lookup.predictTokens();
+    expect(rates.at(-1)).toBeLessThan(reply);
+    expect(budget.model.rate).toBeLessThan(model);
+  });
+
   it("drafts a loop's next turns past the end of what it holds", () => {
     const lookup = new PairLookup(8);
     lookup.reset({ stateTokens: tokens(5, 7, 8, 7, 8, 7, 8) });
@@ -140,6 +177,10 @@ describe("prompt lookup on the scripted model", () => {
     // The prompt's batch, then far fewer decodes than tokens.
     expect(steps).toBeLessThanOrEqual(20);
     expect(Math.max(...sizes.slice(1))).toBeGreaterThan(4);
+    // Its steps, timed: steps of several sizes give what one more token costs.
+    const times = (on.drafter as PromptLookup).steps.times;
+    expect(times?.fixedMs).toBeGreaterThan(0);
+    expect(Number.isFinite(times?.perTokenMs)).toBe(true);
   });
 
   it("drafts nothing for a reply whose sampling reads the reply so far (penalties)", async () => {
@@ -157,13 +198,53 @@ describe("prompt lookup on the scripted model", () => {
 describe("prompt lookup on random weights", () => {
   let on: LoadedModel;
   let off: LoadedModel;
+  /** Drafts weighed as if one more token cost ten times a step's fixed part. */
+  let dear: LoadedModel;
+  /** Drafts weighed as if one more token cost nothing: as long as the match allows, in steps a stream has alone. */
+  let lone: LoadedModel;
   const prompts = RANDOM_PROMPTS;
   beforeAll(async () => {
-    [on, off] = await Promise.all([loadRandomTiny({ specLookup: 8 }), loadRandomTiny({ specLookup: 0 })]);
+    // `on` drafts as long as the match and the last draft allow, beside other streams too: counts hang on no timing.
+    [on, off, dear, lone] = await Promise.all([
+      loadRandomTiny({ specLookup: 8, draftCost: "none" }),
+      loadRandomTiny({ specLookup: 0 }),
+      loadRandomTiny({ specLookup: 8, draftCost: { fixedMs: 1, perTokenMs: 10 } }),
+      loadRandomTiny({ specLookup: 8, draftCost: { fixedMs: 1, perTokenMs: 0 } }),
+    ]);
   });
   afterAll(async () => {
-    await on?.dispose();
-    await off?.dispose();
+    await Promise.all([on, off, dear, lone].map((loaded) => loaded?.dispose()));
+  });
+
+  it("drafts only in steps a stream has alone: beside others a draft is a pass over the weights a token", async () => {
+    const seen: number[][] = [];
+    watchBatches(lone, (perSequence) => seen.push(perSequence));
+    const replies = await Promise.all(prompts.map((p) => reply(lone, p, 120, { temperature: 0 })));
+    expect(replies).toEqual(await Promise.all(prompts.map((p) => reply(off, p, 120, { temperature: 0 }))));
+    // After the prompts' batch, every batch of several sequences is one token each.
+    const shared = seen.slice(1).filter((sizes) => sizes.length > 1);
+    expect(shared.length).toBeGreaterThan(100);
+    expect(shared.filter((sizes) => sizes.some((size) => size > 1))).toEqual([]);
+    // Alone, the same model drafts.
+    const drafted = lone.drafter?.drafted ?? 0;
+    await reply(lone, prompts[0] as string, 120, { temperature: 0 });
+    expect(lone.drafter?.drafted ?? 0).toBeGreaterThan(drafted);
+  });
+
+  it("drafts far less where a token costs most of a step, the replies unchanged", async () => {
+    const counts = async (loaded: LoadedModel) => {
+      const before = { drafted: loaded.drafter?.drafted ?? 0, refuted: refuted(loaded) };
+      const replies = await Promise.all(prompts.map((p) => reply(loaded, p, 120, { temperature: 0 })));
+      return {
+        replies,
+        drafted: (loaded.drafter?.drafted ?? 0) - before.drafted,
+        refuted: refuted(loaded) - before.refuted,
+      };
+    };
+    const [cheap, costly] = [await counts(on), await counts(dear)];
+    expect(costly.replies).toEqual(cheap.replies);
+    expect(costly.replies).toEqual(await Promise.all(prompts.map((p) => reply(off, p, 120, { temperature: 0 }))));
+    expect(costly.refuted).toBeLessThan(cheap.refuted / 2);
   });
 
   it("gives at temperature 0 the replies it gives without drafts, alone and four at once", async () => {

@@ -95,7 +95,8 @@ export async function* decode(
     state.interrupted = true;
     return;
   }
-  const drafting = plan.draftable ? loaded.drafter?.start(sequence, { greedy: plan.greedy }) : undefined;
+  const streams = () => loaded.pool.busy;
+  const drafting = plan.draftable ? loaded.drafter?.start(sequence, { greedy: plan.greedy, streams }) : undefined;
   const steps = evaluate(sequence, rest, plan.sampling, plan.logprobs, plan.topLogprobs > 0);
   try {
     let replacement: Token[] | undefined;

@@ -17,6 +17,24 @@ import { copySequence } from "../llama/sequence-copy.js";
  */
 export const COPY_TOKENS_PER_GAIN = 32;
 
+/** The prompt work (tokens × model bytes) a copy must spare: MIN_STATE_TOKENS tokens of the 60M test model. */
+const MIN_COPY_WORK_BYTES = MIN_STATE_TOKENS * 120_749_664;
+/** The fewest prompt tokens a copy must spare on any model. */
+export const MIN_COPY_TOKENS = 8;
+
+/**
+ * The fewest prompt tokens a copy must spare on a model of `modelBytes`: MIN_STATE_TOKENS on a model as small as the
+ * 60M test model (a copy there costs about what a few prompt tokens do), down to MIN_COPY_TOKENS from ~1 GB up. A
+ * large model's prompt token costs milliseconds on a CPU (the 850M-class model: ~9 ms against a copy's 0.02–0.035 ms
+ * a token held): four requests sending one line with other endings, one of them on the sequence that holds it, had
+ * the other three evaluate its 33 tokens cold, one batch after another (first tokens 419, 830 and 1,231 ms against
+ * llama-server's ~110, which restores them from its prompt cache).
+ */
+export function minCopyGain(modelBytes: number): number {
+  const tokens = Math.ceil(MIN_COPY_WORK_BYTES / Math.max(1, modelBytes));
+  return Math.max(MIN_COPY_TOKENS, Math.min(MIN_STATE_TOKENS, tokens));
+}
+
 /** The sequence other than `sequence` sharing the longest prefix of `prompt` (within `limit`), and how long. */
 function longestHolder(loaded: LoadedModel, sequence: LlamaContextSequence, prompt: readonly Token[], limit: number) {
   let best: { source: LlamaContextSequence; shared: number } | undefined;
@@ -30,7 +48,7 @@ function longestHolder(loaded: LoadedModel, sequence: LlamaContextSequence, prom
 
 /**
  * Copies into `sequence` the cells of the sequence (free or busy) that holds the longest prefix of
- * `prompt` up to `limit`, when it holds at least MIN_STATE_TOKENS more of it than `sequence` does
+ * `prompt` up to `limit`, when it holds at least `minCopyGain` more of it than `sequence` does
  * and the copy moves at most COPY_TOKENS_PER_GAIN tokens per token gained. The copy runs between
  * decode steps (a busy source's steps wait for it; sequence-copy.ts); the caller then trims what
  * does not match the prompt. A copy that fails is logged (no prompt text) and leaves the sequence
@@ -47,7 +65,7 @@ export async function copyLongerPrefix(
   const best = longestHolder(loaded, sequence, prompt, limit);
   if (best === undefined) return 0;
   const gain = best.shared - own;
-  if (gain < MIN_STATE_TOKENS || best.source.nextTokenIndex > gain * COPY_TOKENS_PER_GAIN) return 0;
+  if (gain < minCopyGain(loaded.model.size) || best.source.nextTokenIndex > gain * COPY_TOKENS_PER_GAIN) return 0;
   const between: Between = (from, work) => loaded.scheduler.between(from, work);
   try {
     await copySequence(loaded.context, between, best.source, [sequence], loaded.states);

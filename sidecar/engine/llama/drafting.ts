@@ -27,6 +27,8 @@ export interface DraftOptions {
    * other replies too (a seeded reply's sampler draws once a drafted position: its drafts come from itself alone).
    */
   readonly greedy?: boolean;
+  /** How many sequences of its context are in use now (its own included): they share each step. */
+  readonly streams?: () => number;
 }
 
 /** A model's source of drafts: prompt lookup (`--spec-lookup`) or a draft model (`--model-draft`). */

@@ -27,6 +27,14 @@ import {
  * only when it gives at least this many tokens more than the sequence already holds.
  */
 export const MIN_STATE_TOKENS = 64;
+
+/**
+ * Whether a sequence holding `held` tokens is saved before a prompt sharing `live` of them takes it: taken over (the
+ * prompt keeps at most half of what it holds), with enough to save. A marked prefix lost is saved too (`prepare`).
+ */
+export function savedWhenTaken(held: number, live: number): boolean {
+  return held >= MIN_STATE_TOKENS && live <= held / 2;
+}
 /** `--cache-ram auto`: llama-server's 8 GiB, capped by half of the host's free memory at start. */
 export const DEFAULT_CACHE_RAM_MIB = 8192;
 /**
@@ -298,8 +306,7 @@ export class KvTier {
     const held = sequence.nextTokenIndex;
     const now = this.#now();
     const lost = this.#marks.get(sequence)?.some((mark) => mark.expiresAt > now && mark.tokens > live) === true;
-    // Taken over (the prompt keeps at most half of what the sequence holds), or a marked prefix lost.
-    if (held >= MIN_STATE_TOKENS && (live <= held / 2 || lost)) {
+    if (savedWhenTaken(held, live) || (held >= MIN_STATE_TOKENS && lost)) {
       this.#takenOverAt = now;
       await this.#save(sequence);
     }

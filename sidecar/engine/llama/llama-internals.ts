@@ -122,6 +122,45 @@ export function threadsPerBatch(context: LlamaContext, threadsFor: (tokens: numb
   });
 }
 
+/**
+ * Calls `observe(tokens, sequences, ms)` after each decode of `context` whose every token is sampled (streams' steps
+ * and their drafts, not a prompt's), with the decode's wall time: `_ctx.initBatch`, `_ctx.addToBatch` (once per
+ * sequence; its last argument the sampled tokens' indexes) and `_ctx.decodeBatch`, wrapped over whatever is in place
+ * (`threadsPerBatch`'s).
+ */
+export function timeBatches(
+  context: LlamaContext,
+  observe: (tokens: number, sequences: number, ms: number) => void,
+): void {
+  const target = (context as unknown as ContextInternals)._ctx as Record<string, unknown> | undefined;
+  const [init, add, decode] = ["initBatch", "addToBatch", "decodeBatch"].map((name) => {
+    const method = target?.[name];
+    if (typeof method !== "function") fail(`LlamaContext._ctx.${name}`);
+    return method.bind(target) as (...args: unknown[]) => unknown;
+  }) as [(...a: unknown[]) => unknown, (...a: unknown[]) => unknown, (...a: unknown[]) => unknown];
+  let [tokens, unsampled, sequences] = [0, 0, 0];
+  const define = (name: string, value: (...args: unknown[]) => unknown): void => {
+    Object.defineProperty(target, name, { configurable: true, value });
+  };
+  define("initBatch", (...args) => {
+    [tokens, unsampled, sequences] = [0, 0, 0];
+    return init(...args);
+  });
+  define("addToBatch", (...args) => {
+    const [count, sampled] = [(args[2] as ArrayLike<number>).length, (args[3] as ArrayLike<number>).length];
+    tokens += count;
+    unsampled += count - sampled;
+    sequences++;
+    return add(...args);
+  });
+  define("decodeBatch", async (...args) => {
+    const [size, whole, parts, start] = [tokens, unsampled === 0, sequences, performance.now()];
+    const done = await decode(...args);
+    if (whole && size > 0) observe(size, parts, performance.now() - start);
+    return done;
+  });
+}
+
 function nativeBatchCalls(context: LlamaContext): {
   target: object;
   initBatch(tokens: number): unknown;

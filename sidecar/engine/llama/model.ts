@@ -41,14 +41,16 @@ import {
   sequenceIdOf,
   sequenceStates,
   type SequenceStates,
+  timeBatches,
 } from "./llama-internals.js";
 import { cachedTokenizer } from "./tokenizer-cache.js";
-import { cacheRamMiB, KvTier, modelIdentity } from "./kv-tier.js";
+import { cacheRamMiB, KvTier, modelIdentity, savedWhenTaken } from "./kv-tier.js";
 import { DEFAULT_LOOKUP_DRAFT, PromptLookup } from "./prompt-lookup.js";
 import type { Drafter } from "./drafting.js";
 import { loadDraftModel } from "./draft-model.js";
 import { AppliedLora, type LoraAdapter } from "./lora.js";
 import { Teardown } from "./teardown.js";
+import type { StepTimes } from "./step-cost.js";
 
 /**
  * Which llama.cpp library to load: "auto" takes this host's own build (`npm run build:engine`)
@@ -124,6 +126,12 @@ export interface ModelOptions {
    * DEFAULT_LOOKUP_DRAFT.
    */
   readonly specLookup?: number;
+  /**
+   * What prompt lookup weighs its drafts by (prompt-lookup.ts, step-cost.ts): the context's measured steps by default;
+   * fixed step times in their place; "none": drafts as long as the match allows, beside other streams too (tests that
+   * count drafts).
+   */
+  readonly draftCost?: StepTimes | "none";
   /**
    * A draft model of the same vocabulary (`--model-draft`, `draft` in presets; draft-model.ts): drafts in place of
    * prompt lookup.
@@ -295,6 +303,7 @@ async function baseModel(
   const { context, scheduler, batchThreadsFrom } = teardown.add(scheduled, (c) => c.context.dispose());
   const id = options.id ?? path.basename(options.modelPath).replace(/\.gguf$/i, "");
   const drafter = teardown.add(await drafterOf(llama, model, context, options), (d) => d?.dispose());
+  timeSteps(context, drafter);
   const states = await sequenceStates(llama, model, context);
   const kvBlocks = options.kvBlocks === undefined ? undefined : blocksOf(options.kvBlocks, id);
   const { kvTier, pool } = await sequencesOf(context, scheduler, states, kvBlocks, options, teardown);
@@ -401,6 +410,7 @@ async function adapterModel(
   const scheduled = await scheduledContext(llama, model, options, base.threads, base.threadsBatch, { adapters });
   const { context, scheduler, batchThreadsFrom } = teardown.add(scheduled, (c) => c.context.dispose());
   applied.attach(context);
+  timeSteps(context, base.drafter);
   try {
     const states = await sequenceStates(llama, model, context);
     const kvLora = { id: loraId, name: lora.name };
@@ -622,7 +632,9 @@ function poolOptions(options: ModelOptions, kvTier: KvTier | undefined, kvBlocks
     maxQueue: options.maxQueue,
     queueTimeoutMs: options.queueTimeoutMs,
     idOf: sequenceIdOf,
-    ...(kvTier === undefined ? {} : { kept: (sequence: LlamaContextSequence) => kvTier.keeps(sequence) }),
+    ...(kvTier === undefined
+      ? {}
+      : { kept: (sequence: LlamaContextSequence) => kvTier.keeps(sequence), saves: savedWhenTaken }),
     ...(kvBlocks === undefined ? {} : { released: (sequence: LlamaContextSequence) => holdCells(kvBlocks, sequence) }),
   };
 }
@@ -661,6 +673,14 @@ export function holdCells(blocks: KvBlocks | undefined, sequence: LlamaContextSe
   blocks?.hold(sequence, "GPU", sequence.contextTokens);
 }
 
+/** Prompt lookup weighs its drafts by a lone stream's steps in every context it drafts for (step-cost.ts). */
+function timeSteps(context: LlamaContext, drafter: Drafter | undefined): void {
+  if (!(drafter instanceof PromptLookup)) return;
+  timeBatches(context, (tokens, sequences, ms) => {
+    if (sequences === 1) drafter.steps.observe(tokens, ms);
+  });
+}
+
 /**
  * The model's drafter: its draft model, else prompt lookup drafting `--spec-lookup` tokens, else none. A recurrent or
  * hybrid model cannot take back the cells of a draft it refuses without a state checkpoint per step, and node-llama-cpp
@@ -678,7 +698,7 @@ async function drafterOf(
   const cannot = why ?? (draftsCheckedWhole() ? undefined : "node-llama-cpp without the project's patch");
   if (options.draftModelPath === undefined) {
     const draftMax = options.specLookup ?? DEFAULT_LOOKUP_DRAFT;
-    return draftMax <= 0 || cannot !== undefined ? undefined : new PromptLookup(draftMax);
+    return draftMax <= 0 || cannot !== undefined ? undefined : new PromptLookup(draftMax, options.draftCost);
   }
   try {
     if (cannot !== undefined) throw new Error(`a draft model cannot draft for ${cannot}`);

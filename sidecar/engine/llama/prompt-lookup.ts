@@ -5,6 +5,7 @@
 import { TokenPredictor, type LlamaContextSequence, type Token } from "node-llama-cpp";
 import { DraftCounts, type DraftOptions, type Drafter, type Drafting } from "./drafting.js";
 import { pairKey, ReplyPool } from "./reply-pool.js";
+import { draftWorth, StepCost, type StepTimes } from "./step-cost.js";
 
 /** The tokens one step drafts at most by default (`--spec-lookup`); docs/decisions.md, "Speculative decoding". */
 export const DEFAULT_LOOKUP_DRAFT = 16;
@@ -19,6 +20,43 @@ const MIN_MATCH = 3;
 
 /** Prompt tokens kept before a reply in the pool, so that its first tokens can match a reply given again. */
 const POOLED_PROMPT_TOKENS = 8;
+
+/**
+ * A match this long behind a draft is a passage repeated, not chance: it drafts a token at least where the measured
+ * cost says drafts do not pay, so a reply that starts repeating is seen to.
+ */
+const REPEAT_MATCH = 8;
+
+/**
+ * How often drafted tokens are taken (the one before taken), counted over the drafts checked: each draft adds the
+ * tokens taken, and a miss when it was not taken whole. Older drafts count less (`DECAY` per draft).
+ */
+export class Acceptance {
+  static readonly DECAY = 0.9;
+  /** What a count starts from: one token taken, one miss (a rate of one half). */
+  constructor(
+    public taken = 1,
+    public missed = 1,
+  ) {}
+
+  add(taken: number, missed: boolean): void {
+    this.taken = this.taken * Acceptance.DECAY + taken;
+    this.missed = this.missed * Acceptance.DECAY + Number(missed);
+  }
+
+  get rate(): number {
+    return this.taken / (this.taken + this.missed);
+  }
+}
+
+/**
+ * What a reply's drafts may cost: tokens worth drafting at an acceptance rate (undefined: no draft this step, not even
+ * behind a repeated passage), and the model's rate so far.
+ */
+export interface DraftBudget {
+  worth(acceptance: number): number | undefined;
+  readonly model: Acceptance;
+}
 
 /** How many tokens before position `at` of `source` (the pair's second token at `at`) equal the last of `tokens`. */
 function matchLength(source: readonly Token[], at: number, tokens: readonly Token[], enough: number): number {
@@ -46,14 +84,22 @@ export class PairLookup extends TokenPredictor {
   #draft: Token[] = [];
   #draftAt = 0;
   #limit: number;
+  /** This reply's drafts, starting from the model's rate. */
+  readonly #acceptance: Acceptance;
 
-  /** `pool`: earlier replies to draft from as well (a greedy reply's only: a seeded reply's drafts are its own). */
+  /**
+   * `pool`: earlier replies to draft from as well (a greedy reply's only: a seeded reply's drafts are its own);
+   * `budget`: what drafts may cost (none: as long as the match and the last draft allow).
+   */
   constructor(
     readonly draftMax: number,
     readonly pool?: ReplyPool,
+    readonly budget?: DraftBudget,
   ) {
     super();
     this.#limit = draftMax;
+    const model = budget?.model.rate ?? 0.5;
+    this.#acceptance = new Acceptance(2 * model, 2 * (1 - model));
   }
 
   /** The reply so far, with a few prompt tokens before it (what the pool keeps). */
@@ -85,7 +131,7 @@ export class PairLookup extends TokenPredictor {
     this.#replyFrom ??= n;
     if (n < 3) return [];
     const [before, last] = [tokens[n - 2] as Token, tokens[n - 1] as Token];
-    const enough = Math.max(this.#limit, MIN_MATCH);
+    const enough = Math.max(this.#limit, REPEAT_MATCH);
     const own = this.#pairs.get(pairKey(before, last));
     const ownMatch = own === undefined ? 0 : matchLength(tokens, own, tokens, enough);
     // Not on the reply's first step: its first token would wait for a whole draft's decode.
@@ -93,12 +139,15 @@ export class PairLookup extends TokenPredictor {
     const poolMatch = pooled === undefined ? 0 : matchLength(pooled.tokens, pooled.at, tokens, enough);
     // A reply given before goes on as it went where it matches as far back: past an edit the prompt's copy of the
     // text would not.
+    const fromPool = pooled !== undefined && poolMatch >= Math.max(ownMatch, MIN_MATCH);
+    const match = fromPool ? poolMatch : ownMatch;
+    const length = Math.min(match, this.#limit, this.#worth(match));
     const draft =
-      pooled !== undefined && poolMatch >= Math.max(ownMatch, MIN_MATCH)
-        ? pooled.tokens.slice(pooled.at + 1, pooled.at + 1 + Math.min(poolMatch, this.#limit))
-        : own !== undefined && ownMatch >= MIN_MATCH
-          ? this.#ownDraft(own, Math.min(ownMatch, this.#limit))
-          : [];
+      match < MIN_MATCH || length <= 0
+        ? []
+        : fromPool && pooled !== undefined
+          ? pooled.tokens.slice(pooled.at + 1, pooled.at + 1 + length)
+          : this.#ownDraft(own as number, length);
     this.#draft = draft;
     this.#draftAt = n;
     return draft;
@@ -113,8 +162,17 @@ export class PairLookup extends TokenPredictor {
     return draft;
   }
 
+  /** Tokens worth drafting behind a match of `match` tokens: the budget's, and one at least for a repeated passage. */
+  #worth(match: number): number {
+    if (this.budget === undefined) return this.draftMax;
+    const worth = this.budget.worth(this.#acceptance.rate);
+    if (worth === undefined) return 0;
+    return match >= REPEAT_MATCH ? Math.max(1, worth) : worth;
+  }
+
   /**
-   * The last draft's outcome sets the next one's length: doubled when the reply took it whole, else the run it took.
+   * The last draft's outcome sets the next one's length: doubled when the reply took it whole, else the run it took;
+   * and it counts into the reply's acceptance rate and the model's.
    */
   #learn(): void {
     const draft = this.#draft;
@@ -122,6 +180,8 @@ export class PairLookup extends TokenPredictor {
     let taken = 0;
     while (taken < draft.length && this.#tokens[this.#draftAt + taken] === draft[taken]) taken++;
     this.#limit = taken === draft.length ? Math.min(this.draftMax, this.#limit * 2) : Math.max(1, taken);
+    this.#acceptance.add(taken, taken < draft.length);
+    this.budget?.model.add(taken, taken < draft.length);
     this.#draft = [];
   }
 
@@ -138,19 +198,33 @@ export class PairLookup extends TokenPredictor {
  * reply is the one the model gives without drafts, each token sampled from the model's own
  * distribution. A greedy reply (temperature 0) also drafts from the model's last replies: its tokens do not depend on
  * its drafts, where a seeded reply's sampler draws once a drafted position, so its drafts come from its own sequence
- * alone and it repeats whatever else the model answered meanwhile.
+ * alone and it repeats whatever else the model answered meanwhile. A draft is as long as it is worth what checking it
+ * costs (step-cost.ts): the model's steps timed, the streams that share them, and how often the reply's drafts were
+ * taken.
  */
 export class PromptLookup extends DraftCounts implements Drafter {
   readonly kind = "lookup";
   /** The model's last replies (every reply goes in; a greedy reply drafts from them). */
   readonly pool = new ReplyPool();
+  /** The model's decode steps, timed (`timeBatches` in llama-internals.ts feeds it). */
+  readonly steps = new StepCost();
+  /** How often the model's drafted tokens were taken: where a reply's own count starts. */
+  readonly acceptance = new Acceptance();
 
-  constructor(readonly draftMax: number) {
+  /** `cost`: fixed step times in place of the measured ones, or "none" (`ModelOptions.draftCost`). */
+  constructor(
+    readonly draftMax: number,
+    readonly cost?: StepTimes | "none",
+  ) {
     super();
   }
 
   start(sequence: LlamaContextSequence, options: DraftOptions = {}): Drafting {
-    const lookup = new PairLookup(this.draftMax, options.greedy === true ? this.pool : undefined);
+    const lookup = new PairLookup(
+      this.draftMax,
+      options.greedy === true ? this.pool : undefined,
+      this.cost === "none" ? undefined : this.#budget(options.streams ?? (() => 1)),
+    );
     const drafting = this.attach(sequence, lookup);
     return {
       end: async (between) => {
@@ -161,6 +235,19 @@ export class PromptLookup extends DraftCounts implements Drafter {
           this.pool.add(reply);
         }
       },
+    };
+  }
+
+  /**
+   * A draft goes only in a step its stream has alone: with a KV cache per sequence, llama.cpp splits a batch into
+   * parts of as many tokens from each sequence, so a draft beside other streams' steps costs a pass over the weights
+   * per drafted token (docs/decisions.md, "Speculative decoding").
+   */
+  #budget(streams: () => number): DraftBudget {
+    const fixed = this.cost === "none" ? undefined : this.cost;
+    return {
+      worth: (rate) => (streams() > 1 ? undefined : draftWorth(fixed ?? this.steps.times, rate, this.draftMax)),
+      model: this.acceptance,
     };
   }
 

@@ -28,6 +28,12 @@ export interface PoolOptions {
    */
   readonly kept?: (sequence: LlamaContextSequence) => boolean;
   /**
+   * Whether a sequence holding `held` tokens is saved first when a prompt sharing `shared` of them takes it (the KV
+   * cache tier, kv-tier.ts `savedWhenTaken`): what it held is then a copy away, not lost, and counts SAVED_LOSS_SHARE
+   * of its tokens.
+   */
+  readonly saves?: (held: number, shared: number) => boolean;
+  /**
    * The sequence's id in its context (llama-internals.ts, `sequenceIdOf`): the pool keeps the
    * busy ids adjacent (`RUN_COST_TOKENS`). Without it, ids play no part in the choice.
    */
@@ -45,6 +51,15 @@ export interface PoolOptions {
  * context, many sequences".
  */
 export const RUN_COST_TOKENS = 256;
+
+/**
+ * What a token a sequence loses to a prompt counts when the KV tier saves it first, against a token the prompt shares:
+ * it comes back later by a copy (tens of microseconds a token on the 850M-class model, on a CPU) where a shared token
+ * spares a decode now (~3.5 ms a token there). An eighth still keeps a sequence holding a long conversation from
+ * being taken over for a chat template's header while an empty one is free; a prompt that shares most of a short one
+ * takes it (the same line asked again with another ending: llama-server reuses such a slot too).
+ */
+export const SAVED_LOSS_SHARE = 1 / 8;
 
 /**
  * The sequences of one context. A request takes the free sequence whose cached tokens share the
@@ -317,15 +332,15 @@ export class SequencePool {
   }
 
   #take(prompt: readonly Token[]): LlamaContextSequence {
-    // Each free sequence scores the prompt tokens it already holds (its shared prefix) minus the
-    // cached tokens the prompt would throw away (the rest of what it holds): a sequence holding
-    // another conversation is not overwritten for a few shared tokens (a chat template's header)
-    // while an empty one is free. A prefix of one token (the BOS) is no reuse; among equals the
-    // sequence free the longest is taken, so recent caches survive for their owners. A sequence
-    // whose tokens a saved state holds (the KV cache tier) loses nothing when taken over, nor does
-    // one that holds the whole prompt (all but its last token): the prompt is asked again, and what
-    // follows it there is that same conversation's earlier reply. One beside the busy sequences'
-    // ids is worth RUN_COST_TOKENS more than one apart from them.
+    // Each free sequence scores the prompt tokens it already holds (its shared prefix) minus the cached
+    // tokens the prompt would throw away (the rest of what it holds; SAVED_LOSS_SHARE of them where the
+    // KV tier saves them first): a sequence holding another conversation is not overwritten for a few
+    // shared tokens (a chat template's header) while an empty one is free. A prefix of one token (the
+    // BOS) is no reuse; among equals the sequence free the longest is taken, so recent caches survive
+    // for their owners. A sequence whose tokens a saved state holds (the KV cache tier) loses nothing
+    // when taken over, nor does one that holds the whole prompt (all but its last token): the prompt
+    // is asked again, and what follows it there is that same conversation's earlier reply. One beside
+    // the busy sequences' ids is worth RUN_COST_TOKENS more than one apart from them.
     let best = 0;
     let bestScore = Number.NEGATIVE_INFINITY;
     const busyIds = this.#busyIds();
@@ -335,8 +350,12 @@ export class SequencePool {
       let shared = candidate.compareContextTokens(prompt as Token[]).firstDifferentIndex;
       if (shared <= 1) shared = 0;
       const askedAgain = shared > 0 && shared >= prompt.length - 1;
+      const held = candidate.nextTokenIndex;
+      const saved = this.#options.saves?.(held, shared) === true;
       const lost =
-        askedAgain || this.#options.kept?.(candidate) === true ? 0 : Math.max(0, candidate.nextTokenIndex - shared);
+        askedAgain || this.#options.kept?.(candidate) === true
+          ? 0
+          : Math.max(0, held - shared) * (saved ? SAVED_LOSS_SHARE : 1);
       const score = shared - lost - RUN_COST_TOKENS * this.#runsAdded(candidate, busyIds);
       if (score > bestScore) {
         best = i;
