@@ -235,8 +235,8 @@ const options = {
     default: String(DEFAULT_LOOKUP_DRAFT),
     help:
       `speculative decoding by prompt lookup: tokens drafted at most per step from where the reply's last tokens ` +
-      `occur in its prompt (checked in the same decode, the reply unchanged; only in steps a stream has alone, as ` +
-      `many as the measured step cost pays for), 0 to ${MAX_STEP_TOKENS - 1}; 0: off`,
+      `occur in its prompt (checked in the same decode, the reply unchanged; in steps a stream has alone, as many as ` +
+      `the measured step cost pays for, unless the reply is seeded), 0 to ${MAX_STEP_TOKENS - 1}; 0: off`,
   },
   "draft-p-min": {
     type: "string",

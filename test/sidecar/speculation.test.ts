@@ -132,8 +132,10 @@ describe("prompt lookup on the scripted model", () => {
   let on: LoadedModel;
   let off: LoadedModel;
   beforeAll(async () => {
+    // Drafts as long as the match allows (`draftCost: "none"`): the counts below hang on no timing. Steps are timed all
+    // the same.
     [on, off] = await Promise.all([
-      loadScripted({ sequences: 2, contextSize: 1024, cacheRam: 0 }),
+      loadScripted({ sequences: 2, contextSize: 1024, cacheRam: 0, draftCost: "none" }),
       loadScripted({ sequences: 2, contextSize: 1024, cacheRam: 0, specLookup: 0 }),
     ]);
   });
@@ -229,6 +231,18 @@ describe("prompt lookup on random weights", () => {
     const drafted = lone.drafter?.drafted ?? 0;
     await reply(lone, prompts[0] as string, 120, { temperature: 0 });
     expect(lone.drafter?.drafted ?? 0).toBeGreaterThan(drafted);
+  });
+
+  it("drafts a seeded reply by its own tokens alone, so it repeats beside other streams too", async () => {
+    // `lone` drafts a greedy reply only in steps it has alone; a seeded one's sampler draws once a drafted position.
+    // At a low temperature random weights loop, so the seeded reply drafts.
+    const seeded = { temperature: 0.1, seed: 7 };
+    const drafted = lone.drafter?.drafted ?? 0;
+    const alone = await reply(lone, "hello world", 120, seeded);
+    expect(lone.drafter?.drafted ?? 0).toBeGreaterThan(drafted);
+    const beside = await Promise.all(["hello world", ...prompts.slice(1)].map((p) => reply(lone, p, 120, seeded)));
+    expect(alone.length).toBeGreaterThan(20);
+    expect(beside[0]).toEqual(alone);
   });
 
   it("drafts far less where a token costs most of a step, the replies unchanged", async () => {

@@ -13,12 +13,14 @@ describe("the step cost", () => {
     expect(cost.times?.perTokenMs).toBeCloseTo(4, 6);
   });
 
-  it("follows a size's recent steps, and leaves out prompts' batches and nonsense", () => {
+  it("reads a size's recent steps by their median: a preempted step does not move it", () => {
     const cost = new StepCost();
     cost.observe(1, 10);
-    cost.observe(2, 14);
-    for (let i = 0; i < 40; i++) cost.observe(2, 18);
-    expect(cost.times?.perTokenMs).toBeCloseTo(8, 2);
+    for (const ms of [14, 14, 14, 200, 14]) cost.observe(2, ms);
+    expect(cost.times?.perTokenMs).toBeCloseTo(4, 6);
+    // The last 16 of a size count: newer steps take over.
+    for (let i = 0; i < 16; i++) cost.observe(2, 18);
+    expect(cost.times?.perTokenMs).toBeCloseTo(8, 6);
     const before = cost.times;
     cost.observe(MAX_TIMED_TOKENS + 1, 5000);
     cost.observe(3, Number.NaN);

@@ -95,8 +95,8 @@ export async function* decode(
     state.interrupted = true;
     return;
   }
-  const streams = () => loaded.pool.busy;
-  const drafting = plan.draftable ? loaded.drafter?.start(sequence, { greedy: plan.greedy, streams }) : undefined;
+  const options = { greedy: plan.greedy, seeded: plan.seeded, streams: () => loaded.pool.busy };
+  const drafting = plan.draftable ? loaded.drafter?.start(sequence, options) : undefined;
   const steps = evaluate(sequence, rest, plan.sampling, plan.logprobs, plan.topLogprobs > 0);
   try {
     let replacement: Token[] | undefined;

@@ -73,6 +73,11 @@ export interface GenerationPlan {
   readonly draftable: boolean;
   /** Sampled at temperature 0: prompt lookup may draft from the model's last replies (../llama/reply-pool.ts). */
   readonly greedy: boolean;
+  /**
+   * Sampled above temperature 0 with the caller's seed: its sampler draws once a drafted position, so its drafts may
+   * depend on its own tokens alone (not on timed steps or other streams) for the reply to repeat.
+   */
+  readonly seeded: boolean;
 }
 
 /** Checks `request` and builds its plan; throws the refusal (INVALID_ARGUMENT) otherwise. */
@@ -161,6 +166,7 @@ async function planReply(
     // A draft reads the prompt's tokens, which hold media placeholders no model can evaluate.
     draftable: prompt.media === undefined && draftable(sampling),
     greedy: sampling.temperature === 0,
+    seeded: sampling.temperature !== 0 && request.sampling?.seed !== undefined,
   };
 }
 

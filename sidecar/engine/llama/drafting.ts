@@ -27,6 +27,11 @@ export interface DraftOptions {
    * other replies too (a seeded reply's sampler draws once a drafted position: its drafts come from itself alone).
    */
   readonly greedy?: boolean;
+  /**
+   * Sampled above temperature 0 with the caller's seed: its sampler draws once a drafted position, so what it drafts
+   * must hang on its own tokens alone for the reply to repeat (no timing, no other stream).
+   */
+  readonly seeded?: boolean;
   /** How many sequences of its context are in use now (its own included): they share each step. */
   readonly streams?: () => number;
 }

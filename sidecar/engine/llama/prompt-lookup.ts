@@ -198,9 +198,9 @@ export class PairLookup extends TokenPredictor {
  * reply is the one the model gives without drafts, each token sampled from the model's own
  * distribution. A greedy reply (temperature 0) also drafts from the model's last replies: its tokens do not depend on
  * its drafts, where a seeded reply's sampler draws once a drafted position, so its drafts come from its own sequence
- * alone and it repeats whatever else the model answered meanwhile. A draft is as long as it is worth what checking it
- * costs (step-cost.ts): the model's steps timed, the streams that share them, and how often the reply's drafts were
- * taken.
+ * alone and it repeats whatever else the model answered meanwhile. A greedy or unseeded reply drafts only in a step
+ * it has alone, as long as it is worth what checking it costs (step-cost.ts: the model's steps timed, and how often
+ * the reply's drafts were taken); a seeded one as long as the match allows, whatever shares its steps.
  */
 export class PromptLookup extends DraftCounts implements Drafter {
   readonly kind = "lookup";
@@ -223,7 +223,8 @@ export class PromptLookup extends DraftCounts implements Drafter {
     const lookup = new PairLookup(
       this.draftMax,
       options.greedy === true ? this.pool : undefined,
-      this.cost === "none" ? undefined : this.#budget(options.streams ?? (() => 1)),
+      // A seeded reply drafts by its own tokens alone, as far as the match allows, so it repeats (DraftOptions.seeded).
+      this.cost === "none" || options.seeded === true ? undefined : this.#budget(options.streams ?? (() => 1)),
     );
     const drafting = this.attach(sequence, lookup);
     return {

@@ -10,29 +10,27 @@ export interface StepTimes {
 /** Steps timed: a lone sequence's batches of at most this many tokens (its next token and a draft). */
 export const MAX_TIMED_TOKENS = 64;
 
-/** Weight of a step's time in its size's running mean. */
-const SMOOTHING = 0.2;
-/** The most weight one size has in the fit (so the size seen most does not alone decide the slope). */
-const MAX_SIZE_WEIGHT = 16;
+/** The steps of one size kept: their median is the size's time, and how many there are its weight in the fit. */
+const KEPT_PER_SIZE = 16;
 
 /**
- * The running mean time of a lone stream's decode steps per size (tokens, every one sampled: its next token and its
- * draft), and the line through them weighted by how often each size was seen. Undefined until two sizes were timed:
- * a stream that never drafted tells nothing of what one more token costs.
+ * The median time of a lone stream's last decode steps per size (tokens, every one sampled: its next token and its
+ * draft), and the line through them weighted by how many steps of each size are kept. A median, because a step the
+ * host preempted takes several times as long and would pull a mean (under a loaded test run, a mean had the scripted
+ * model's steps look like a token cost most of a step). Undefined until two sizes were timed: a stream that never
+ * drafted tells nothing of what one more token costs.
  */
 export class StepCost {
-  readonly #sizes = new Map<number, { meanMs: number; seen: number }>();
+  readonly #sizes = new Map<number, number[]>();
   #fit: StepTimes | undefined;
 
   /** A step of `tokens` tokens took `ms`. */
   observe(tokens: number, ms: number): void {
     if (tokens < 1 || tokens > MAX_TIMED_TOKENS || !(ms >= 0)) return;
-    const size = this.#sizes.get(tokens);
-    if (size === undefined) this.#sizes.set(tokens, { meanMs: ms, seen: 1 });
-    else {
-      size.meanMs += SMOOTHING * (ms - size.meanMs);
-      size.seen = Math.min(MAX_SIZE_WEIGHT, size.seen + 1);
-    }
+    const kept = this.#sizes.get(tokens) ?? [];
+    kept.push(ms);
+    if (kept.length > KEPT_PER_SIZE) kept.shift();
+    this.#sizes.set(tokens, kept);
     this.#fit = fitLine(this.#sizes);
   }
 
@@ -41,10 +39,19 @@ export class StepCost {
   }
 }
 
-function fitLine(sizes: ReadonlyMap<number, { meanMs: number; seen: number }>): StepTimes | undefined {
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = sorted.length >> 1;
+  return sorted.length % 2 === 1
+    ? (sorted[middle] as number)
+    : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
+}
+
+function fitLine(sizes: ReadonlyMap<number, readonly number[]>): StepTimes | undefined {
   if (sizes.size < 2) return undefined;
   let [w, sx, sy, sxx, sxy] = [0, 0, 0, 0, 0];
-  for (const [x, { meanMs: y, seen }] of sizes) {
+  for (const [x, kept] of sizes) {
+    const [y, seen] = [median(kept), kept.length];
     w += seen;
     sx += seen * x;
     sy += seen * y;
