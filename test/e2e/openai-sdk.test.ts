@@ -272,12 +272,16 @@ async function speculationAt(edgeUrl: string) {
   return body.models[0]?.speculation;
 }
 
-/** A streamed completion of the scripted model's song: 40 tokens of " la". */
+/**
+ * A streamed completion of the scripted model's song: 40 tokens of " la". Seeded: a seeded reply drafts by its own
+ * tokens alone, so what it drafts hangs on no timing (sidecar/engine/llama/prompt-lookup.ts).
+ */
 async function sing(openai: OpenAI): Promise<string> {
   const stream = await openai.completions.create({
     model: "scripted",
     prompt: "Let us sing. Sing",
     max_tokens: 40,
+    seed: 1,
     stream: true,
   });
   let text = "";

@@ -93,9 +93,13 @@ describe("GET /metrics", () => {
       "ListModels does",
     async () => {
       const before = await scrape(sidecar.url);
-      const events = await collect(
-        clientsFor(sidecar.url).grpc.generate({ input: { case: "prompt", value: "Let us sing. Sing" }, maxTokens: 40 }),
-      );
+      // Seeded: a seeded reply drafts by its own tokens alone, so what it drafts hangs on no timing.
+      const request = {
+        input: { case: "prompt" as const, value: "Let us sing. Sing" },
+        maxTokens: 40,
+        sampling: { seed: 1 },
+      };
+      const events = await collect(clientsFor(sidecar.url).grpc.generate(request));
       expect(events.at(-1)?.case).toBe("finish");
       const after = await scrape(sidecar.url);
       const delta = (name: string, labels: Record<string, string>) =>
