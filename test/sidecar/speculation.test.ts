@@ -114,6 +114,11 @@ describe("the pair lookup drafter", () => {
     // Refused at its first token: both rates fall.
     const [reply, model] = [rates.at(-1) as number, budget.model.rate];
     lookup.pushTokens(tokens(50, 51));
+    // No pair to draft from: the budget is not asked.
+    const asked = rates.length;
+    expect(lookup.predictTokens()).toEqual([]);
+    expect(rates).toHaveLength(asked);
+    lookup.pushTokens(tokens(1, 2, 3));
     lookup.predictTokens();
     expect(rates.at(-1)).toBeLessThan(reply);
     expect(budget.model.rate).toBeLessThan(model);

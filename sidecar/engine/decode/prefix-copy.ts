@@ -5,6 +5,7 @@
 import type { LlamaContextSequence, Token } from "node-llama-cpp";
 import { errorText } from "../engine-errors.js";
 import type { EngineMetrics } from "../engine-metrics.js";
+import { RANDOM_60M_BYTES } from "../llama/batch-threads.js";
 import { type Between, MIN_STATE_TOKENS } from "../llama/kv-tier.js";
 import type { LoadedModel } from "../llama/model.js";
 import { copySequence } from "../llama/sequence-copy.js";
@@ -18,7 +19,7 @@ import { copySequence } from "../llama/sequence-copy.js";
 export const COPY_TOKENS_PER_GAIN = 32;
 
 /** The prompt work (tokens × model bytes) a copy must spare: MIN_STATE_TOKENS tokens of the 60M test model. */
-const MIN_COPY_WORK_BYTES = MIN_STATE_TOKENS * 120_749_664;
+const MIN_COPY_WORK_BYTES = MIN_STATE_TOKENS * RANDOM_60M_BYTES;
 /** The fewest prompt tokens a copy must spare on any model. */
 export const MIN_COPY_TOKENS = 8;
 

@@ -3,6 +3,9 @@
 import type { LlamaContext } from "node-llama-cpp";
 import { threadsPerBatch } from "./llama-internals.js";
 
+/** The size of the 60M-parameter test model (random-60m.gguf), the yardstick of the work bounds measured on it. */
+export const RANDOM_60M_BYTES = 120_749_664;
+
 /** The most tokens a batch may need before it runs on the batch threads (a model as small as the 60M test model's). */
 export const BATCH_THREADS_MAX_MIN_TOKENS = 8;
 
@@ -11,7 +14,7 @@ export const BATCH_THREADS_MAX_MIN_TOKENS = 8;
  * 60M-parameter test model (120.7 MB), where 2 threads beat 1 at 8 tokens and lost at 6 on the
  * project's 2-core machine (docs/decisions.md, "Threads per batch").
  */
-const BATCH_THREADS_WORK_BYTES = 7.5 * 120_749_664;
+const BATCH_THREADS_WORK_BYTES = 7.5 * RANDOM_60M_BYTES;
 
 /**
  * The fewest tokens a batch of a model of `modelBytes` runs on the batch threads: 8 on a model as

@@ -141,9 +141,9 @@ export class PairLookup extends TokenPredictor {
     // text would not.
     const fromPool = pooled !== undefined && poolMatch >= Math.max(ownMatch, MIN_MATCH);
     const match = fromPool ? poolMatch : ownMatch;
-    const length = Math.min(match, this.#limit, this.#worth(match));
+    const length = match < MIN_MATCH ? 0 : Math.min(match, this.#limit, this.#worth(match));
     const draft =
-      match < MIN_MATCH || length <= 0
+      length <= 0
         ? []
         : fromPool && pooled !== undefined
           ? pooled.tokens.slice(pooled.at + 1, pooled.at + 1 + length)

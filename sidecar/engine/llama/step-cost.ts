@@ -21,16 +21,18 @@ const KEPT_PER_SIZE = 16;
  * drafted tells nothing of what one more token costs.
  */
 export class StepCost {
-  readonly #sizes = new Map<number, number[]>();
+  /** Per size: its last steps' times and their median, worked out when a step of that size comes. */
+  readonly #sizes = new Map<number, { kept: number[]; median: number }>();
   #fit: StepTimes | undefined;
 
   /** A step of `tokens` tokens took `ms`. */
   observe(tokens: number, ms: number): void {
     if (tokens < 1 || tokens > MAX_TIMED_TOKENS || !(ms >= 0)) return;
-    const kept = this.#sizes.get(tokens) ?? [];
-    kept.push(ms);
-    if (kept.length > KEPT_PER_SIZE) kept.shift();
-    this.#sizes.set(tokens, kept);
+    const size = this.#sizes.get(tokens) ?? { kept: [], median: ms };
+    size.kept.push(ms);
+    if (size.kept.length > KEPT_PER_SIZE) size.kept.shift();
+    size.median = median(size.kept);
+    this.#sizes.set(tokens, size);
     this.#fit = fitLine(this.#sizes);
   }
 
@@ -47,11 +49,13 @@ function median(values: readonly number[]): number {
     : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
 }
 
-function fitLine(sizes: ReadonlyMap<number, readonly number[]>): StepTimes | undefined {
+type Sizes = ReadonlyMap<number, { readonly kept: readonly number[]; readonly median: number }>;
+
+function fitLine(sizes: Sizes): StepTimes | undefined {
   if (sizes.size < 2) return undefined;
   let [w, sx, sy, sxx, sxy] = [0, 0, 0, 0, 0];
-  for (const [x, kept] of sizes) {
-    const [y, seen] = [median(kept), kept.length];
+  for (const [x, { kept, median: y }] of sizes) {
+    const seen = kept.length;
     w += seen;
     sx += seen * x;
     sy += seen * y;
