@@ -2,7 +2,8 @@
  * `npm run build:engine`: builds llama.cpp for this host from the source node-llama-cpp ships
  * (offline), with the project's engine patches (a persistent CPU thread pool per context, sequence
  * states restored into any sequence from memory, one summation order for every batch size, and
- * llama.cpp's multimodal library bound into the addon for images and audio in; sidecar/native/README.md).
+ * llama.cpp's multimodal library bound into the addon for images and audio in, attention without flash attention
+ * over a sequence's cells rounded up to 32, not 256; sidecar/native/README.md).
  * The sidecar then loads this build (`--engine auto` or `local`); without it, the prebuilt library
  * stays the default. A CPU build by default; `-- --gpu cuda|vulkan|metal` builds for that backend
  * (the host needs its toolkit), which the sidecar loads when started with the same `--gpu`.
@@ -38,6 +39,7 @@ const PATCHES = [
     marker: "batch-invariant.patch",
   },
   { file: "mtmd.patch", target: "llama/addon/addon.cpp", marker: "mtmd.patch" },
+  { file: "kv-pad.patch", target: "llama/llama.cpp/src/llama-kv-cache.cpp", marker: "kv-pad.patch" },
 ];
 
 if (version !== PATCHED_FOR) {
