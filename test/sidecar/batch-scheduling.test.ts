@@ -43,6 +43,48 @@ describe("batch scheduling", () => {
     expect(sizes.length).toBeLessThanOrEqual(TOKENS - 1 + STREAMS);
   });
 
+  const oneTurn = `starts the next step one event-loop turn after a step's ${STREAMS} samplings, not one a sequence`;
+  it(oneTurn, async () => {
+    // Turns counted by an immediate that queues itself: it runs once per event-loop turn.
+    let [turns, ticking, lastSampled] = [0, true, 0];
+    const tick = (): void => {
+      turns++;
+      if (ticking) setImmediate(tick);
+    };
+    setImmediate(tick);
+    const context = loaded.context as unknown as { _ctx: Record<string, unknown> };
+    const native = context._ctx;
+    const after: number[] = [];
+    context._ctx = new Proxy(native, {
+      get(target, key: string) {
+        const value = target[key];
+        if (key === "sampleToken" && typeof value === "function")
+          return async (...args: unknown[]) => {
+            const sampled = await (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+            lastSampled = turns;
+            return sampled;
+          };
+        return value;
+      },
+    });
+    const sizes: number[] = [];
+    watchBatches(loaded, (items) => {
+      sizes.push(items.length);
+      if (items.length === STREAMS && items.every((tokens) => tokens === 1)) after.push(turns - lastSampled);
+    });
+    try {
+      await Promise.all(Array.from({ length: STREAMS }, () => run("Let us sing. Sing", TOKENS)));
+    } finally {
+      ticking = false;
+      context._ctx = native;
+    }
+    expect(after.length).toBeGreaterThanOrEqual(TOKENS - 2);
+    // One turn lets every sequence queue its step (the batch stays whole); node-llama-cpp awaits the sequences'
+    // after-actions one by one, and a turn of each made STREAMS turns.
+    expect(after.slice(1).filter((n) => n !== 1).length).toBeLessThanOrEqual(1);
+    expect(sizes.filter((n) => n === STREAMS).length).toBeGreaterThanOrEqual(TOKENS - 1);
+  });
+
   it("evaluates a long prompt beside two decoding streams in small batches that carry their next tokens", async () => {
     const batches: number[][] = [];
     watchBatches(loaded, (items) => batches.push(items));

@@ -122,6 +122,18 @@ export function threadsPerBatch(context: LlamaContext, threadsFor: (tokens: numb
   });
 }
 
+/** Calls `started()` as each batch of `context` starts (`_ctx.initBatch`), before whatever wrapper is in place. */
+export function onBatchStart(context: LlamaContext, started: () => void): void {
+  const native = nativeBatchCalls(context);
+  Object.defineProperty(native.target, "initBatch", {
+    configurable: true,
+    value: (tokens: number): unknown => {
+      started();
+      return native.initBatch(tokens);
+    },
+  });
+}
+
 /**
  * Calls `observe(tokens, sequences, ms)` after each decode of `context` whose every token is sampled (streams' steps
  * and their drafts, not a prompt's), with the decode's wall time: `_ctx.initBatch`, `_ctx.addToBatch` (once per
