@@ -122,7 +122,7 @@ export function threadsPerBatch(context: LlamaContext, threadsFor: (tokens: numb
   });
 }
 
-/** Calls `started()` as each batch of `context` starts (`_ctx.initBatch`), before whatever wrapper is in place. */
+/** Calls `started()` as each batch of `context` starts (`_ctx.initBatch`), then the wrapper in place before it. */
 export function onBatchStart(context: LlamaContext, started: () => void): void {
   const native = nativeBatchCalls(context);
   Object.defineProperty(native.target, "initBatch", {
