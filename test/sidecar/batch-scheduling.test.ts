@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { LoadedModel } from "../../sidecar/engine/llama/model.js";
 import { STREAMING_BATCH_TOKENS } from "../../sidecar/engine/llama/batch-shares.js";
-import { generateText, loadScripted, watchBatches, watchSampling } from "../support/engine.js";
+import { generateText, loadScripted, watchBatches, watchSampled, watchSampling } from "../support/engine.js";
 
 const STREAMS = 4;
 const TOKENS = 16;
@@ -52,22 +52,10 @@ describe("batch scheduling", () => {
       if (ticking) setImmediate(tick);
     };
     setImmediate(tick);
-    const context = loaded.context as unknown as { _ctx: Record<string, unknown> };
-    const native = context._ctx;
-    const after: number[] = [];
-    context._ctx = new Proxy(native, {
-      get(target, key: string) {
-        const value = target[key];
-        if (key === "sampleToken" && typeof value === "function")
-          return async (...args: unknown[]) => {
-            const sampled = await (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
-            lastSampled = turns;
-            return sampled;
-          };
-        return value;
-      },
+    watchSampled(loaded, () => {
+      lastSampled = turns;
     });
-    const sizes: number[] = [];
+    const [sizes, after]: [number[], number[]] = [[], []];
     watchBatches(loaded, (items) => {
       sizes.push(items.length);
       if (items.length === STREAMS && items.every((tokens) => tokens === 1)) after.push(turns - lastSampled);
@@ -76,7 +64,6 @@ describe("batch scheduling", () => {
       await Promise.all(Array.from({ length: STREAMS }, () => run("Let us sing. Sing", TOKENS)));
     } finally {
       ticking = false;
-      context._ctx = native;
     }
     expect(after.length).toBeGreaterThanOrEqual(TOKENS - 2);
     // One turn lets every sequence queue its step (the batch stays whole); node-llama-cpp awaits the sequences'

@@ -95,6 +95,24 @@ export function watchBatches(
   });
 }
 
+/** Calls `onSampled()` as each of node-llama-cpp's samplings (`_ctx.sampleToken`, on a worker thread) resolves. */
+export function watchSampled(loaded: LoadedModel, onSampled: () => void): void {
+  const context = loaded.context as unknown as { _ctx: Record<string | symbol, unknown> };
+  const native = context._ctx;
+  context._ctx = new Proxy(native, {
+    get(target, key) {
+      const value = target[key];
+      if (typeof value !== "function") return value;
+      if (key !== "sampleToken") return value.bind(target);
+      return async (...args: unknown[]): Promise<unknown> => {
+        const sampled: unknown = await value.apply(target, args);
+        onSampled();
+        return sampled;
+      };
+    },
+  });
+}
+
 /**
  * Counts, for each batch, the samplings that started while the batch's first was still running
  * (node-llama-cpp's `_ctx.sampleToken`, which runs on a worker thread). Returns the counts so far.
