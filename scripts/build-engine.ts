@@ -3,7 +3,8 @@
  * (offline), with the project's engine patches (a persistent CPU thread pool per context, sequence
  * states restored into any sequence from memory, one summation order for every batch size, and
  * llama.cpp's multimodal library bound into the addon for images and audio in, attention without flash attention
- * over a sequence's cells rounded up to 32, not 256; sidecar/native/README.md).
+ * over a sequence's cells rounded up to 32, not 256, and a step's tokens sampled on the thread that decoded it;
+ * sidecar/native/README.md).
  * The sidecar then loads this build (`--engine auto` or `local`); without it, the prebuilt library
  * stays the default. A CPU build by default; `-- --gpu cuda|vulkan|metal` builds for that backend
  * (the host needs its toolkit), which the sidecar loads when started with the same `--gpu`.
@@ -40,6 +41,7 @@ const PATCHES = [
   },
   { file: "mtmd.patch", target: "llama/addon/addon.cpp", marker: "mtmd.patch" },
   { file: "kv-pad.patch", target: "llama/llama.cpp/src/llama-kv-cache.cpp", marker: "kv-pad.patch" },
+  { file: "presample.patch", target: "llama/addon/AddonContext.cpp", marker: "presample.patch" },
 ];
 
 if (version !== PATCHED_FOR) {

@@ -190,6 +190,69 @@ function nativeBatchCalls(context: LlamaContext): {
   };
 }
 
+/** A context's native batch and sampling calls, as presampling.ts wraps them (`sidecar/native/presample.patch`). */
+export interface NativeStepCalls {
+  /** `_ctx.addToBatch(sequenceId, firstTokenIndex, tokens, logitTokenIndexes)`: the tokens' logit indexes. */
+  addToBatch(...args: unknown[]): ArrayLike<number>;
+  decodeBatch(): Promise<unknown>;
+  /** The patch's decode of the batch, then a sampling of each logit index with its sampler: tokens, -2 unsampled. */
+  decodeBatchAndSample(logitIndexes: Uint32Array, samplers: object[]): Promise<Int32Array>;
+  /** `_ctx.sampleToken(logitIndex, nativeSampler, probabilities?, confidence?)`. */
+  sampleToken(...args: unknown[]): Promise<unknown>;
+  /** Puts `value` in place of the native method `name` (an own property over the prototype's). */
+  replace(name: "addToBatch" | "decodeBatch" | "sampleToken", value: (...args: unknown[]) => unknown): void;
+}
+
+type NativeCall = (...args: unknown[]) => unknown;
+
+/** The context's native step calls; undefined when its library lacks the presample patch (the prebuilt one). */
+export function nativeStepCalls(context: LlamaContext): NativeStepCalls | undefined {
+  const target = (context as unknown as ContextInternals)._ctx as Record<string, unknown> | undefined;
+  if (target === undefined || typeof target.decodeBatchAndSample !== "function") return undefined;
+  const bound = (name: string): NativeCall => {
+    const method = target[name];
+    if (typeof method !== "function") fail(`LlamaContext._ctx.${name}`);
+    return method.bind(target) as NativeCall;
+  };
+  const [add, decode, both, sample] = [
+    bound("addToBatch"),
+    bound("decodeBatch"),
+    bound("decodeBatchAndSample"),
+    bound("sampleToken"),
+  ];
+  return {
+    addToBatch: (...args) => add(...args) as ArrayLike<number>,
+    decodeBatch: () => decode() as Promise<unknown>,
+    decodeBatchAndSample: (indexes, samplers) => both(indexes, samplers) as Promise<Int32Array>,
+    sampleToken: (...args) => sample(...args) as Promise<unknown>,
+    replace: (name, value) => Object.defineProperty(target, name, { configurable: true, value }),
+  };
+}
+
+/**
+ * Watches a native sampler (`LlamaSampler._sampler`, as `_ctx.sampleToken` receives it): `configured` sees each config
+ * node-llama-cpp applies before a sampling, and `disposing` gets the sampler's disposal to run now or later.
+ */
+export function watchNativeSampler(
+  sampler: object,
+  configured: (config: Readonly<Record<string, unknown>>) => void,
+  disposing: (dispose: () => void) => void,
+): void {
+  const native = sampler as Record<string, unknown>;
+  const [apply, dispose] = [native.applyConfig, native.dispose];
+  if (typeof apply !== "function") fail("AddonSampler.applyConfig");
+  if (typeof dispose !== "function") fail("AddonSampler.dispose");
+  const define = (name: string, value: (...args: unknown[]) => unknown): void => {
+    Object.defineProperty(sampler, name, { configurable: true, value });
+  };
+  define("applyConfig", (config) => {
+    const result = apply.call(sampler, config);
+    configured(config as Record<string, unknown>);
+    return result;
+  });
+  define("dispose", () => disposing(() => dispose.call(sampler)));
+}
+
 /** The sequence's id in its context (the id its queued decodes carry). */
 export function sequenceIdOf(sequence: LlamaContextSequence): number {
   const id = (sequence as unknown as { _sequenceId?: unknown })._sequenceId;

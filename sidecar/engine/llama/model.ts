@@ -35,6 +35,7 @@ import { thinkingOffWrapper } from "./thinking-switch.js";
 import { templateVariablesWrappers } from "./template-variables.js";
 import { TokenBytes } from "./token-bytes.js";
 import { batchThreadsMinTokens, useBatchThreads } from "./batch-threads.js";
+import { presampleSteps, type PresampleCounts } from "./presampling.js";
 import {
   checkLlamaInternals,
   draftsCheckedWhole,
@@ -126,6 +127,8 @@ export interface ModelOptions {
    * DEFAULT_LOOKUP_DRAFT.
    */
   readonly specLookup?: number;
+  /** Streams' next tokens sampled with their decode where the library can (presampling.ts); default true. */
+  readonly presample?: boolean;
   /**
    * What prompt lookup weighs its drafts by (prompt-lookup.ts, step-cost.ts): the context's measured steps by default;
    * fixed step times in their place; "none": drafts as long as the match allows, beside other streams too (tests that
@@ -195,6 +198,8 @@ export interface LoadedModel {
   readonly threadsBatch: number;
   /** The fewest tokens a batch runs on `threadsBatch` threads (batch-threads.ts). */
   readonly batchThreadsFrom: number;
+  /** What sampling with the decode did (presampling.ts); undefined where it is off or the library lacks it. */
+  readonly presampled: PresampleCounts | undefined;
   /** How decode steps and cache trims share the context (see batch-scheduling.ts). */
   readonly scheduler: BatchScheduler;
   /** The GPU it runs on, if any. */
@@ -300,7 +305,7 @@ async function baseModel(
 ): Promise<{ base: LoadedModel; adapters: Map<string, LoadedModel> }> {
   const { threads, threadsBatch } = threadCounts(options, llama);
   const scheduled = await scheduledContext(llama, model, options, threads, threadsBatch);
-  const { context, scheduler, batchThreadsFrom } = teardown.add(scheduled, (c) => c.context.dispose());
+  const { context, scheduler, batchThreadsFrom, presampled } = teardown.add(scheduled, (c) => c.context.dispose());
   const id = options.id ?? path.basename(options.modelPath).replace(/\.gguf$/i, "");
   const drafter = teardown.add(await drafterOf(llama, model, context, options), (d) => d?.dispose());
   timeSteps(context, drafter);
@@ -332,6 +337,7 @@ async function baseModel(
     threads,
     threadsBatch,
     batchThreadsFrom,
+    presampled,
     scheduler,
     embedder,
     kind: modelKind(model.fileInsights),
@@ -408,7 +414,7 @@ async function adapterModel(
   const teardown = new Teardown();
   const adapters = [{ filePath: lora.path, scale: lora.scale }];
   const scheduled = await scheduledContext(llama, model, options, base.threads, base.threadsBatch, { adapters });
-  const { context, scheduler, batchThreadsFrom } = teardown.add(scheduled, (c) => c.context.dispose());
+  const { context, scheduler, batchThreadsFrom, presampled } = teardown.add(scheduled, (c) => c.context.dispose());
   applied.attach(context);
   timeSteps(context, base.drafter);
   try {
@@ -424,6 +430,7 @@ async function adapterModel(
       pool,
       scheduler,
       batchThreadsFrom,
+      presampled,
       states,
       kvTier,
       kvBlocks,
@@ -491,9 +498,11 @@ async function scheduledContext(
   const arrivals = new Arrivals();
   const context = await createContext(llama, model, options, threadsBatch, arrivals, lora);
   await checkLlamaInternals({ llama, model, context });
+  // Before the batch timer and thread wrappers, which call through it.
+  const presampled = options.presample === false ? undefined : presampleSteps(context);
   const batchThreadsFrom = batchThreadsMinTokens(model.size);
   useBatchThreads(context, { decode: threads, batch: threadsBatch, minTokens: batchThreadsFrom });
-  return { context, scheduler: scheduleBatches(context, arrivals), batchThreadsFrom };
+  return { context, scheduler: scheduleBatches(context, arrivals), batchThreadsFrom, presampled };
 }
 
 /** The model's one context: every sequence, its batches shared and scheduled (batch-shares.ts, arrivals.ts). */
