@@ -63,6 +63,27 @@ describe("readAhead", () => {
   });
 });
 
+/**
+ * Every decode of `loaded` takes at least `ms`, as a real model's does: the scripted model's take microseconds, less
+ * than the event-loop turn a reader waits, and with the token sampled in the decode's own worker (presampling.ts) a
+ * whole step could then pass while the reader waits, which no real model's step does.
+ */
+function realisticDecodes(loaded: LoadedModel, ms: number): void {
+  const context = loaded.context as unknown as { _ctx: Record<string | symbol, unknown> };
+  context._ctx = new Proxy(context._ctx, {
+    get(target, key) {
+      const value = target[key];
+      if (typeof value !== "function") return value;
+      // Bound: a native method called on a proxy is an illegal invocation.
+      if (key !== "decodeBatch") return value.bind(target);
+      return async (...args: unknown[]): Promise<unknown> => {
+        const [done] = await Promise.all([value.apply(target, args), new Promise((r) => setTimeout(r, ms))]);
+        return done;
+      };
+    },
+  });
+}
+
 describe("readAhead over a real generation", () => {
   let loaded: LoadedModel;
   beforeAll(async () => {
@@ -82,6 +103,7 @@ describe("readAhead over a real generation", () => {
 
   it("hands the first token over at once, each later one after the next decode step went to llama.cpp", async () => {
     const log: string[] = [];
+    realisticDecodes(loaded, 2);
     watchBatches(loaded, () => log.push("decode"));
     const request = create(GenerateRequestSchema, {
       input: { case: "prompt", value: "Hello" },
