@@ -81,6 +81,24 @@ describe("the newcomer section", () => {
     expect(table).toContain("| this server (npm start) | 4 / 4 | 900 | 90 |");
   });
 
+  it("reports each server's own time a token from its timings, one stream and four", () => {
+    const timed = (ttft: number, decodeMs: number): NewcomerSamples => ({
+      one: [{ ...sample(ttft), serverDecodeMs: decodeMs }],
+      four: [[0, 1, 2, 3].map((i) => ({ ...sample(ttft), serverDecodeMs: 2 * decodeMs + i * 49 }))],
+    });
+    const base = result(false);
+    const summary = summarizeNewcomer({ ...base, runs: { ours: [timed(50, 980)], "llama-server": [timed(48, 882)] } });
+    // 980 / 49 = 20 ms against 18; four streams' medians (41.5 against 37.5 ms a token).
+    expect(summary.oneServerMs).toEqual({ ours: 20, "llama-server": 18 });
+    const table = renderNewcomer(summary, base);
+    expect(table).toContain("| one stream, the server's own ms a token (timings) | 20.0 | 18.0 | +2.0 ms |");
+    expect(table).toContain("| four streams, the server's own ms a token (timings) | 41.5 | 37.5 | +4.0 ms |");
+    // Without timings (a server that sent none): no figure.
+    expect(renderNewcomer(summarizeNewcomer(base), base)).toContain(
+      "| one stream, the server's own ms a token (timings) | – | – |",
+    );
+  });
+
   it("leaves the sessions' targets unmeasured when not run; --newcomer-sessions-model none skips it", () => {
     const targets = newcomerTargets(summarizeNewcomer(result(false)));
     const sessions = targets.filter((t) => t.name.startsWith("newcomer sessions"));

@@ -8,6 +8,7 @@ import {
   fourStreamRates,
   LLAMA_SERVER_ARGS,
   oneStreamRates,
+  serverTokenMs,
   type NewcomerParty,
   type NewcomerResult,
   type NewcomerSamples,
@@ -18,6 +19,9 @@ export interface NewcomerSummary {
   readonly oneTtft: Record<NewcomerParty, number>;
   readonly fourRate: Record<NewcomerParty, number>;
   readonly fourTtft: Record<NewcomerParty, number>;
+  /** Each server's own decode time a token (its `timings`), one stream and four: a diagnostic, no target. */
+  readonly oneServerMs: Record<NewcomerParty, number>;
+  readonly fourServerMs: Record<NewcomerParty, number>;
   /** The sessions part: a row per party (this server first), when it ran. */
   readonly sessions?: readonly SessionsRow[] | undefined;
 }
@@ -38,6 +42,8 @@ export function summarizeNewcomer(result: NewcomerResult): NewcomerSummary {
     oneTtft: perParty(result, ttftsOne),
     fourRate: perParty(result, fourStreamRates),
     fourTtft: perParty(result, ttftsFour),
+    oneServerMs: perParty(result, (s) => serverTokenMs(s, "one")),
+    fourServerMs: perParty(result, (s) => serverTokenMs(s, "four")),
     sessions: result.sessions ? summarizeSessions(result.sessions.result) : undefined,
   };
 }
@@ -51,6 +57,8 @@ export function renderNewcomer(s: NewcomerSummary, result: NewcomerResult): stri
     ["one stream, first token p50 (ms)", s.oneTtft, "difference"],
     ["four streams, aggregate tok/s", s.fourRate, "ratio"],
     ["four streams, first token p50 (ms)", s.fourTtft, "difference"],
+    ["one stream, the server's own ms a token (timings)", s.oneServerMs, "difference"],
+    ["four streams, the server's own ms a token (timings)", s.fourServerMs, "difference"],
   ];
   const lines = [
     `**Newcomer** (\`npm start\` with MODEL=${result.model} and nothing else, beside llama-server's default build as ` +
@@ -65,8 +73,9 @@ export function renderNewcomer(s: NewcomerSummary, result: NewcomerResult): stri
   for (const [name, v, kind] of rows) {
     const ours = v.ours;
     const theirs = v["llama-server"];
-    const versus =
-      kind === "ratio"
+    const versus = !Number.isFinite(ours - theirs)
+      ? "–"
+      : kind === "ratio"
         ? `${(ours / theirs).toFixed(2)}×`
         : `${ours - theirs >= 0 ? "+" : ""}${(ours - theirs).toFixed(1)} ms`;
     lines.push(`| ${name} | ${f1(ours)} | ${f1(theirs)} | ${versus} |`);

@@ -60,6 +60,8 @@ function requestBody(maxTokens: number): Record<string, unknown> {
     seed: 42,
     stream: true,
     stream_options: { include_usage: true },
+    // llama-server puts its `timings` on a stream's last chunk by itself; this server when asked (the last chunk only).
+    timings_per_token: true,
   };
 }
 
@@ -134,6 +136,15 @@ export async function runNewcomer(
 /** Decode tokens/s of one stream at a time: every stream's rate, pooled over the runs. */
 export function oneStreamRates(samples: readonly NewcomerSamples[]): number[] {
   return samples.flatMap((s) => s.one.map(decodeRate));
+}
+
+/**
+ * The server's own time a generated token (its `timings`: decode time over generated tokens), each stream's, pooled:
+ * what the server measured of its decode, apart from the client and the host's other load.
+ */
+export function serverTokenMs(samples: readonly NewcomerSamples[], phase: "one" | "four"): number[] {
+  const streams = samples.flatMap((s) => (phase === "one" ? s.one : s.four.flat()));
+  return streams.flatMap((x) => (x.serverDecodeMs !== undefined && x.tokens > 0 ? [x.serverDecodeMs / x.tokens] : []));
 }
 
 /** Aggregate tokens/s of each round of four: tokens of the four over the time from the first sent to the last token. */
