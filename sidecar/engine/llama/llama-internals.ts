@@ -93,44 +93,61 @@ export function decodeQueue(context: LlamaContext): DecodeQueue {
   };
 }
 
+/** A native method of a context's `_ctx`, bound, or a wrapper put in its place. */
+export type NativeCall = (...args: unknown[]) => unknown;
+
+/** The `_ctx` methods the engine wraps. */
+export type ContextMethod = "initBatch" | "setThreads" | "addToBatch" | "decodeBatch" | "sampleToken";
+
+/** `context._ctx[name]` as it is now (the last wrapper put in place, else the native method), bound to `_ctx`. */
+function contextMethod(context: LlamaContext, name: ContextMethod | "decodeBatchAndSample"): NativeCall {
+  const target = (context as unknown as ContextInternals)._ctx as Record<string, unknown> | undefined;
+  const method = target?.[name];
+  if (typeof method !== "function") fail(`LlamaContext._ctx.${name}`);
+  return method.bind(target) as NativeCall;
+}
+
+/**
+ * Puts `wrap(current)` in place of `context._ctx[name]`, `current` being what was there (a wrapper put in place
+ * before, else the native method). The native object's methods are read-only on its prototype; an own property
+ * shadows them.
+ */
+export function wrapContextMethod(
+  context: LlamaContext,
+  name: ContextMethod,
+  wrap: (current: NativeCall) => NativeCall,
+): void {
+  const value = wrap(contextMethod(context, name));
+  Object.defineProperty((context as unknown as ContextInternals)._ctx, name, { configurable: true, value });
+}
+
 /**
  * Runs each batch of `context` on `threadsFor(tokens in the batch)` threads. node-llama-cpp sets one
  * thread count for every batch (`_ctx.setThreads`, just before each decode); the count for a batch
  * is chosen when the batch starts (`_ctx.initBatch`), and node-llama-cpp's own count is replaced.
  */
 export function threadsPerBatch(context: LlamaContext, threadsFor: (tokens: number) => number): void {
-  const native = nativeBatchCalls(context);
+  const setThreads = contextMethod(context, "setThreads");
   let applied: number | undefined;
   let wanted: number | undefined;
   const apply = (threads: number): void => {
     if (threads === applied) return;
-    native.setThreads(threads);
+    setThreads(threads);
     applied = threads;
   };
-  // The native object's methods are read-only on its prototype; own properties shadow them.
-  Object.defineProperty(native.target, "initBatch", {
-    configurable: true,
-    value: (tokens: number): unknown => {
-      wanted = threadsFor(tokens);
-      apply(wanted);
-      return native.initBatch(tokens);
-    },
+  wrapContextMethod(context, "initBatch", (init) => (tokens) => {
+    wanted = threadsFor(tokens as number);
+    apply(wanted);
+    return init(tokens);
   });
-  Object.defineProperty(native.target, "setThreads", {
-    configurable: true,
-    value: (threads: number): void => apply(wanted ?? threads),
-  });
+  wrapContextMethod(context, "setThreads", () => (threads) => apply(wanted ?? (threads as number)));
 }
 
 /** Calls `started()` as each batch of `context` starts (`_ctx.initBatch`), then the wrapper in place before it. */
 export function onBatchStart(context: LlamaContext, started: () => void): void {
-  const native = nativeBatchCalls(context);
-  Object.defineProperty(native.target, "initBatch", {
-    configurable: true,
-    value: (tokens: number): unknown => {
-      started();
-      return native.initBatch(tokens);
-    },
+  wrapContextMethod(context, "initBatch", (init) => (tokens) => {
+    started();
+    return init(tokens);
   });
 }
 
@@ -144,28 +161,19 @@ export function timeBatches(
   context: LlamaContext,
   observe: (tokens: number, sequences: number, ms: number) => void,
 ): void {
-  const target = (context as unknown as ContextInternals)._ctx as Record<string, unknown> | undefined;
-  const [init, add, decode] = ["initBatch", "addToBatch", "decodeBatch"].map((name) => {
-    const method = target?.[name];
-    if (typeof method !== "function") fail(`LlamaContext._ctx.${name}`);
-    return method.bind(target) as (...args: unknown[]) => unknown;
-  }) as [(...a: unknown[]) => unknown, (...a: unknown[]) => unknown, (...a: unknown[]) => unknown];
   let [tokens, unsampled, sequences] = [0, 0, 0];
-  const define = (name: string, value: (...args: unknown[]) => unknown): void => {
-    Object.defineProperty(target, name, { configurable: true, value });
-  };
-  define("initBatch", (...args) => {
+  wrapContextMethod(context, "initBatch", (init) => (...args) => {
     [tokens, unsampled, sequences] = [0, 0, 0];
     return init(...args);
   });
-  define("addToBatch", (...args) => {
+  wrapContextMethod(context, "addToBatch", (add) => (...args) => {
     const [count, sampled] = [(args[2] as ArrayLike<number>).length, (args[3] as ArrayLike<number>).length];
     tokens += count;
     unsampled += count - sampled;
     sequences++;
     return add(...args);
   });
-  define("decodeBatch", async (...args) => {
+  wrapContextMethod(context, "decodeBatch", (decode) => async (...args) => {
     const [size, whole, parts, start] = [tokens, unsampled === 0, sequences, performance.now()];
     const done = await decode(...args);
     if (whole && size > 0) observe(size, parts, performance.now() - start);
@@ -173,60 +181,18 @@ export function timeBatches(
   });
 }
 
-function nativeBatchCalls(context: LlamaContext): {
-  target: object;
-  initBatch(tokens: number): unknown;
-  setThreads(threads: number): unknown;
-} {
-  const target = (context as unknown as ContextInternals)._ctx;
-  const initBatch = target?.initBatch;
-  const setThreads = target?.setThreads;
-  if (typeof initBatch !== "function") fail("LlamaContext._ctx.initBatch");
-  if (typeof setThreads !== "function") fail("LlamaContext._ctx.setThreads");
-  return {
-    target: target as object,
-    initBatch: (tokens) => initBatch.call(target, tokens),
-    setThreads: (threads) => setThreads.call(target, threads),
-  };
-}
-
-/** A context's native batch and sampling calls, as presampling.ts wraps them (`sidecar/native/presample.patch`). */
-export interface NativeStepCalls {
-  /** `_ctx.addToBatch(sequenceId, firstTokenIndex, tokens, logitTokenIndexes)`: the tokens' logit indexes. */
-  addToBatch(...args: unknown[]): ArrayLike<number>;
-  decodeBatch(): Promise<unknown>;
-  /** The patch's decode of the batch, then a sampling of each logit index with its sampler: tokens, -2 unsampled. */
-  decodeBatchAndSample(logitIndexes: Uint32Array, samplers: object[]): Promise<Int32Array>;
-  /** `_ctx.sampleToken(logitIndex, nativeSampler, probabilities?, confidence?)`. */
-  sampleToken(...args: unknown[]): Promise<unknown>;
-  /** Puts `value` in place of the native method `name` (an own property over the prototype's). */
-  replace(name: "addToBatch" | "decodeBatch" | "sampleToken", value: (...args: unknown[]) => unknown): void;
-}
-
-type NativeCall = (...args: unknown[]) => unknown;
-
-/** The context's native step calls; undefined when its library lacks the presample patch (the prebuilt one). */
-export function nativeStepCalls(context: LlamaContext): NativeStepCalls | undefined {
+/**
+ * The presample patch's `_ctx.decodeBatchAndSample(logitIndexes, samplers)`: the batch's decode, then each logit index
+ * sampled with its native sampler, the tokens returned (-2: not sampled). Undefined on a library without the patch
+ * (the prebuilt one).
+ */
+export function decodeAndSampleCall(
+  context: LlamaContext,
+): ((logitIndexes: Uint32Array, samplers: object[]) => Promise<Int32Array>) | undefined {
   const target = (context as unknown as ContextInternals)._ctx as Record<string, unknown> | undefined;
-  if (target === undefined || typeof target.decodeBatchAndSample !== "function") return undefined;
-  const bound = (name: string): NativeCall => {
-    const method = target[name];
-    if (typeof method !== "function") fail(`LlamaContext._ctx.${name}`);
-    return method.bind(target) as NativeCall;
-  };
-  const [add, decode, both, sample] = [
-    bound("addToBatch"),
-    bound("decodeBatch"),
-    bound("decodeBatchAndSample"),
-    bound("sampleToken"),
-  ];
-  return {
-    addToBatch: (...args) => add(...args) as ArrayLike<number>,
-    decodeBatch: () => decode() as Promise<unknown>,
-    decodeBatchAndSample: (indexes, samplers) => both(indexes, samplers) as Promise<Int32Array>,
-    sampleToken: (...args) => sample(...args) as Promise<unknown>,
-    replace: (name, value) => Object.defineProperty(target, name, { configurable: true, value }),
-  };
+  if (typeof target?.decodeBatchAndSample !== "function") return undefined;
+  const call = contextMethod(context, "decodeBatchAndSample");
+  return (indexes, samplers) => call(indexes, samplers) as Promise<Int32Array>;
 }
 
 /**
@@ -242,7 +208,7 @@ export function watchNativeSampler(
   const [apply, dispose] = [native.applyConfig, native.dispose];
   if (typeof apply !== "function") fail("AddonSampler.applyConfig");
   if (typeof dispose !== "function") fail("AddonSampler.dispose");
-  const define = (name: string, value: (...args: unknown[]) => unknown): void => {
+  const define = (name: string, value: NativeCall): void => {
     Object.defineProperty(sampler, name, { configurable: true, value });
   };
   define("applyConfig", (config) => {
@@ -551,7 +517,8 @@ export async function checkLlamaInternals(
     );
   }
   decodeQueue(loaded.context);
-  nativeBatchCalls(loaded.context);
+  for (const name of ["initBatch", "setThreads", "addToBatch", "decodeBatch", "sampleToken"] as const)
+    contextMethod(loaded.context, name);
   addonBindings(loaded.llama);
   nativeModel(loaded.model);
   nativeContext(loaded.context);

@@ -4,16 +4,14 @@
 // engine's presample patch the batch's decode also samples every plain step (one token, one logit) whose sampler it
 // knows, with the config that sampler had; node-llama-cpp's `sampleToken` then finds the token there.
 import type { LlamaContext } from "node-llama-cpp";
-import { nativeStepCalls, type NativeStepCalls, watchNativeSampler } from "./llama-internals.js";
+import { decodeAndSampleCall, type NativeCall, watchNativeSampler, wrapContextMethod } from "./llama-internals.js";
 
 /** Config fields that change from one token to the next (grammar, penalties' history): never presampled. */
 const PER_TOKEN_FIELDS = ["grammarEvaluationState", "repeatPenaltyTokens", "dryRepeatPenaltyStrength"];
 
-/** What presampling did, for tests and the benchmark. */
+/** What presampling did, for tests. */
 export interface PresampleCounts {
-  /** Tokens sampled with their step's decode. */
-  sampled: number;
-  /** Of those, taken by node-llama-cpp's sampling call. */
+  /** Tokens sampled with their step's decode and taken by node-llama-cpp's sampling call. */
   taken: number;
   /** Sampled but set aside: the sampler's config changed before its call (it then samples as usual). */
   setAside: number;
@@ -37,12 +35,24 @@ interface Watched {
  * library lacks the patch and every sampling goes as node-llama-cpp sends it.
  */
 export function presampleSteps(context: LlamaContext): PresampleCounts | undefined {
-  const calls = nativeStepCalls(context);
-  if (calls === undefined) return undefined;
-  const presampler = new Presampler(calls);
-  calls.replace("addToBatch", (...args) => presampler.add(args));
-  calls.replace("decodeBatch", () => presampler.decode());
-  calls.replace("sampleToken", (...args) => presampler.sample(args));
+  const decodeAndSample = decodeAndSampleCall(context);
+  if (decodeAndSample === undefined) return undefined;
+  const presampler = new Presampler(decodeAndSample);
+  wrapContextMethod(
+    context,
+    "addToBatch",
+    (add) =>
+      (...args) =>
+        presampler.add(add, args),
+  );
+  wrapContextMethod(context, "decodeBatch", (decode) => () => presampler.decode(decode));
+  wrapContextMethod(
+    context,
+    "sampleToken",
+    (sample) =>
+      (...args) =>
+        presampler.sample(sample, args),
+  );
   return presampler.counts;
 }
 
@@ -54,7 +64,7 @@ interface Ready {
 
 /** The context's native calls, wrapped: what a batch holds, its decode with samplings, the samplings answered. */
 class Presampler {
-  readonly counts: PresampleCounts = { sampled: 0, taken: 0, setAside: 0 };
+  readonly counts: PresampleCounts = { taken: 0, setAside: 0 };
   readonly #watched = new WeakMap<object, Watched>();
   /** The sampler of each sequence's last sampled step. */
   readonly #samplerOf = new Map<number, object>();
@@ -67,39 +77,37 @@ class Presampler {
   /** The tokens sampled with the last decode, by logit index. */
   #ready = new Map<number, Ready>();
 
-  constructor(private readonly calls: NativeStepCalls) {}
+  constructor(private readonly decodeAndSample: (indexes: Uint32Array, samplers: object[]) => Promise<Int32Array>) {}
 
-  add(args: unknown[]): ArrayLike<number> {
-    const indexes = this.calls.addToBatch(...args);
+  add(add: NativeCall, args: unknown[]): ArrayLike<number> {
+    const indexes = add(...args) as ArrayLike<number>;
     const tokens = args[2] as ArrayLike<number>;
     if (indexes.length === 1)
       this.#building.set(indexes[0] as number, { sequence: args[0] as number, plain: tokens.length === 1 });
     return indexes;
   }
 
-  async decode(): Promise<unknown> {
+  async decode(decode: NativeCall): Promise<unknown> {
     [this.#decoded, this.#building, this.#ready] = [this.#building, new Map(), new Map()];
     const picked = pick(this.#decoded, this.#samplerOf, this.#watched);
-    if (picked.length === 0) return this.calls.decodeBatch();
-    for (const [, , state] of picked) state.inFlight = true;
+    if (picked.length === 0) return decode();
+    for (const { state } of picked) state.inFlight = true;
     try {
-      const tokens = await this.calls.decodeBatchAndSample(
-        Uint32Array.from(picked, ([index]) => index),
-        picked.map(([, sampler]) => sampler),
+      const tokens = await this.decodeAndSample(
+        Uint32Array.from(picked, ({ index }) => index),
+        picked.map(({ sampler }) => sampler),
       );
-      picked.forEach(([index, sampler, state], i) => {
+      picked.forEach(({ index, sampler, config }, i) => {
         const token = tokens[i] as number;
-        if (token === -2 || state.config === undefined) return;
-        this.#ready.set(index, { sampler, token, config: state.config });
-        this.counts.sampled++;
+        if (token !== -2) this.#ready.set(index, { sampler, token, config });
       });
     } finally {
-      for (const [, , state] of picked) settle(state);
+      for (const { state } of picked) settle(state);
     }
     return undefined;
   }
 
-  sample(args: unknown[]): Promise<unknown> {
+  sample(sampleToken: NativeCall, args: unknown[]): unknown {
     const [index, sampler] = args as [number, object];
     const hit = this.#ready.get(index);
     if (hit !== undefined) {
@@ -113,7 +121,7 @@ class Presampler {
     }
     const step = this.#decoded.get(index);
     if (step !== undefined && args.length === 2) this.#learn(step.sequence, sampler);
-    return this.calls.sampleToken(...args);
+    return sampleToken(...args);
   }
 
   #learn(sequence: number, sampler: object): void {
@@ -133,19 +141,28 @@ class Presampler {
   }
 }
 
+/** A plain step to sample with the decode: its logit, its sequence's sampler and the config the sampler is on. */
+interface Picked {
+  readonly index: number;
+  readonly sampler: object;
+  readonly state: Watched;
+  readonly config: Readonly<Record<string, unknown>>;
+}
+
 /** The plain steps whose sampler is known, live and on a config that cannot change between tokens. */
 function pick(
   steps: ReadonlyMap<number, Step>,
   samplerOf: ReadonlyMap<number, object>,
   watched: WeakMap<object, Watched>,
-): [number, object, Watched][] {
-  const picked: [number, object, Watched][] = [];
+): Picked[] {
+  const picked: Picked[] = [];
   for (const [index, { sequence, plain }] of steps) {
-    if (!plain) continue;
-    const sampler = samplerOf.get(sequence);
+    const sampler = plain ? samplerOf.get(sequence) : undefined;
     const state = sampler === undefined ? undefined : watched.get(sampler);
-    if (sampler === undefined || state === undefined || state.disposed || !steady(state.config)) continue;
-    picked.push([index, sampler, state]);
+    const config = state?.config;
+    if (sampler === undefined || state === undefined || config === undefined || state.disposed || !steady(config))
+      continue;
+    picked.push({ index, sampler, state, config });
   }
   return picked;
 }
@@ -155,8 +172,8 @@ function pick(
  * (nothing in its chain draws a random number, so a token set aside leaves no trace) or without a token bias (the
  * one field a caller's function may change mid-reply: a tool call's arguments).
  */
-function steady(config: Readonly<Record<string, unknown>> | undefined): boolean {
-  if (config === undefined || PER_TOKEN_FIELDS.some((field) => config[field] !== undefined)) return false;
+function steady(config: Readonly<Record<string, unknown>>): boolean {
+  if (PER_TOKEN_FIELDS.some((field) => config[field] !== undefined)) return false;
   const greedy = typeof config.temperature === "number" && config.temperature <= 0;
   return greedy || config.tokenBiasKeys === undefined;
 }
