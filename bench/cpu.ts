@@ -66,6 +66,34 @@ function tree(root: number): Stat[] {
   return out;
 }
 
+/** CPU ms so far of a process tree: every thread together, and the main thread of its busiest process. */
+export interface TreeCpu {
+  readonly allMs: number;
+  /** Per process of the tree: its main thread's CPU ms, by pid. */
+  readonly mainMs: ReadonlyMap<number, number>;
+}
+
+export function treeCpu(root: number): TreeCpu {
+  const mainMs = new Map<number, number>();
+  let allMs = 0;
+  for (const s of tree(root)) {
+    allMs += s.cpuMs;
+    const main = readStat(s.pid, `/proc/${s.pid}/task/${s.pid}/stat`);
+    if (main) mainMs.set(s.pid, main.cpuMs);
+  }
+  return { allMs, mainMs };
+}
+
+/**
+ * CPU ms a tree used between two readings: every thread, and the main thread of the process whose main thread
+ * used the most (a server's event loop, under the wrappers that started it).
+ */
+export function treeCpuUsed(before: TreeCpu, after: TreeCpu): { allMs: number; mainMs: number } {
+  let mainMs = 0;
+  for (const [pid, ms] of after.mainMs) mainMs = Math.max(mainMs, ms - (before.mainMs.get(pid) ?? 0));
+  return { allMs: after.allMs - before.allMs, mainMs };
+}
+
 /** Roles of processes the bench does not start itself (wrangler dev's own processes). */
 const UNNAMED: Readonly<Record<string, string>> = {
   node: "wrangler dev (node)",

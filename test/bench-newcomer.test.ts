@@ -1,6 +1,7 @@
 // The benchmark's newcomer section (bench/sections/newcomer-report.ts): its table, its sessions part and the targets
 // it reads from them. Pure functions only: nothing is started.
 import { describe, expect, it } from "vitest";
+import { treeCpu, treeCpuUsed } from "../bench/cpu.js";
 import { readFlags } from "../bench/flags.js";
 import type { StreamSample } from "../bench/sample.js";
 import type { NewcomerResult, NewcomerSamples } from "../bench/sections/newcomer.js";
@@ -97,6 +98,44 @@ describe("the newcomer section", () => {
     expect(renderNewcomer(summarizeNewcomer(base), base)).toContain(
       "| one stream, the server's own ms a token (timings) | – | – |",
     );
+  });
+
+  it("reports CPU a token of every thread and of the main thread, pooled over the runs", () => {
+    const withCpu = (all: number, main: number): NewcomerSamples => ({
+      ...samples(50),
+      cpu: {
+        one: { tokens: 49, allMs: all * 49, mainMs: main * 49 },
+        four: { tokens: 196, allMs: all * 196, mainMs: 0 },
+      },
+    });
+    const base = result(false);
+    const runs = {
+      // Two runs of 49 tokens at 30 and 34 ms a token: pooled 32, not a median of runs.
+      ours: [withCpu(30, 1.5), withCpu(34, 1.25)],
+      "llama-server": [withCpu(29, 14), { ...samples(48) }],
+    };
+    const summary = summarizeNewcomer({ ...base, runs });
+    expect(summary.cpuMs.one.allMs).toEqual({ ours: 32, "llama-server": 29 });
+    const table = renderNewcomer(summary, base);
+    expect(table).toContain("| one stream, CPU ms a token: every thread | 32.00 | 29.00 | +3.00 ms |");
+    expect(table).toContain("| one stream, CPU ms a token: main thread | 1.38 | 14.00 | -12.63 ms |");
+    expect(table).toContain("| four streams, CPU ms a token: main thread | 0.00 | 0.00 | +0.00 ms |");
+    // Runs recorded before CPU was read: no figure.
+    expect(renderNewcomer(summarizeNewcomer(base), base)).toContain(
+      "| one stream, CPU ms a token: every thread | – | – | – |",
+    );
+  });
+
+  it("reads a process tree's CPU: every thread, and the busiest main thread", () => {
+    const before = treeCpu(process.pid);
+    const start = process.cpuUsage().user;
+    let spin = 0;
+    while (process.cpuUsage().user - start < 120_000) spin++;
+    const used = treeCpuUsed(before, treeCpu(process.pid));
+    expect(spin).toBeGreaterThan(0);
+    // 120 ms of this thread's CPU, read in clock ticks (10 ms).
+    expect(used.mainMs).toBeGreaterThanOrEqual(100);
+    expect(used.allMs).toBeGreaterThanOrEqual(used.mainMs);
   });
 
   it("leaves the sessions' targets unmeasured when not run; --newcomer-sessions-model none skips it", () => {

@@ -5,6 +5,7 @@ import { NEWCOMER_SESSION_PARTIES } from "./newcomer-sessions.js";
 import { renderSessions, summarizeSessions, type SessionsRow } from "./sessions.js";
 import type { Target } from "../summary.js";
 import {
+  cpuPerToken,
   fourStreamRates,
   LLAMA_SERVER_ARGS,
   oneStreamRates,
@@ -22,6 +23,11 @@ export interface NewcomerSummary {
   /** Each server's own decode time a token (its `timings`), one stream and four: a diagnostic, no target. */
   readonly oneServerMs: Record<NewcomerParty, number>;
   readonly fourServerMs: Record<NewcomerParty, number>;
+  /**
+   * CPU ms a token, one stream and four: every thread of the server, and the main thread of its busiest process
+   * (this server's JavaScript; llama-server's decoding loop, a decoding thread itself). A diagnostic, no target.
+   */
+  readonly cpuMs: Record<"one" | "four", Record<"allMs" | "mainMs", Record<NewcomerParty, number>>>;
   /** The sessions part: a row per party (this server first), when it ran. */
   readonly sessions?: readonly SessionsRow[] | undefined;
 }
@@ -36,6 +42,17 @@ function perParty(
   return { ours: median(figure(result.runs.ours)), "llama-server": median(figure(result.runs["llama-server"])) };
 }
 
+function pooledCpu(
+  result: NewcomerResult,
+  phase: "one" | "four",
+  of: "allMs" | "mainMs",
+): Record<NewcomerParty, number> {
+  return {
+    ours: cpuPerToken(result.runs.ours, phase, of),
+    "llama-server": cpuPerToken(result.runs["llama-server"], phase, of),
+  };
+}
+
 export function summarizeNewcomer(result: NewcomerResult): NewcomerSummary {
   return {
     oneRate: perParty(result, oneStreamRates),
@@ -44,21 +61,31 @@ export function summarizeNewcomer(result: NewcomerResult): NewcomerSummary {
     fourTtft: perParty(result, ttftsFour),
     oneServerMs: perParty(result, (s) => serverTokenMs(s, "one")),
     fourServerMs: perParty(result, (s) => serverTokenMs(s, "four")),
+    cpuMs: {
+      one: { allMs: pooledCpu(result, "one", "allMs"), mainMs: pooledCpu(result, "one", "mainMs") },
+      four: { allMs: pooledCpu(result, "four", "allMs"), mainMs: pooledCpu(result, "four", "mainMs") },
+    },
     sessions: result.sessions ? summarizeSessions(result.sessions.result) : undefined,
   };
 }
 
 const f1 = (v: number): string => (Number.isFinite(v) ? v.toFixed(1) : "–");
+/** CPU ms a token: two decimals (a main thread's share is a fraction of a millisecond). */
+const f2 = (v: number): string => (Number.isFinite(v) ? v.toFixed(2) : "–");
 
 export function renderNewcomer(s: NewcomerSummary, result: NewcomerResult): string {
   const { flags } = result;
-  const rows: [string, Record<NewcomerParty, number>, "ratio" | "difference"][] = [
+  const rows: [string, Record<NewcomerParty, number>, "ratio" | "difference" | "cpu"][] = [
     ["one stream, decode tok/s", s.oneRate, "ratio"],
     ["one stream, first token p50 (ms)", s.oneTtft, "difference"],
     ["four streams, aggregate tok/s", s.fourRate, "ratio"],
     ["four streams, first token p50 (ms)", s.fourTtft, "difference"],
     ["one stream, the server's own ms a token (timings)", s.oneServerMs, "difference"],
     ["four streams, the server's own ms a token (timings)", s.fourServerMs, "difference"],
+    ["one stream, CPU ms a token: every thread", s.cpuMs.one.allMs, "cpu"],
+    ["one stream, CPU ms a token: main thread", s.cpuMs.one.mainMs, "cpu"],
+    ["four streams, CPU ms a token: every thread", s.cpuMs.four.allMs, "cpu"],
+    ["four streams, CPU ms a token: main thread", s.cpuMs.four.mainMs, "cpu"],
   ];
   const lines = [
     `**Newcomer** (\`npm start\` with MODEL=${result.model} and nothing else, beside llama-server's default build as ` +
@@ -73,12 +100,14 @@ export function renderNewcomer(s: NewcomerSummary, result: NewcomerResult): stri
   for (const [name, v, kind] of rows) {
     const ours = v.ours;
     const theirs = v["llama-server"];
+    const digits = kind === "cpu" ? 2 : 1;
     const versus = !Number.isFinite(ours - theirs)
       ? "–"
       : kind === "ratio"
         ? `${(ours / theirs).toFixed(2)}×`
-        : `${ours - theirs >= 0 ? "+" : ""}${(ours - theirs).toFixed(1)} ms`;
-    lines.push(`| ${name} | ${f1(ours)} | ${f1(theirs)} | ${versus} |`);
+        : `${ours - theirs >= 0 ? "+" : ""}${(ours - theirs).toFixed(digits)} ms`;
+    const shown = kind === "cpu" ? f2 : f1;
+    lines.push(`| ${name} | ${shown(ours)} | ${shown(theirs)} | ${versus} |`);
   }
   if (s.sessions && result.sessions) {
     const title =

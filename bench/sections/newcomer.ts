@@ -9,6 +9,7 @@
  * are pooled, and the servers take turns going first. The sessions part is newcomer-sessions.ts.
  */
 import { streamSse } from "../clients/sse.js";
+import { treeCpu, treeCpuUsed } from "../cpu.js";
 import { decodeRate, type StreamSample } from "../sample.js";
 import { startLlamaServer, startOurs, type Server } from "../servers.js";
 import type { SessionsResult } from "./sessions.js";
@@ -27,10 +28,21 @@ export const LLAMA_SERVER_ARGS = ["-np", "4", "-c", "8192"] as const;
 export const NEWCOMER_PARTIES = ["ours", "llama-server"] as const;
 export type NewcomerParty = (typeof NEWCOMER_PARTIES)[number];
 
+/** CPU a server's processes used over a phase, and the tokens its streams carried. */
+export interface PhaseCpu {
+  readonly tokens: number;
+  /** Every thread of every process of the server. */
+  readonly allMs: number;
+  /** The main thread of its busiest process: this server's event loop; llama-server's decoding loop. */
+  readonly mainMs: number;
+}
+
 /** One party's samples of one run: one stream at a time, and four at once (rounds of four). */
 export interface NewcomerSamples {
   readonly one: StreamSample[];
   readonly four: StreamSample[][];
+  /** The CPU each phase took (absent in runs recorded before it was read). */
+  readonly cpu?: Partial<Record<"one" | "four", PhaseCpu>>;
 }
 
 export interface NewcomerResult {
@@ -84,10 +96,19 @@ async function measureParty(
   into: NewcomerSamples,
   phase: "one" | "four",
 ): Promise<void> {
+  const before = treeCpu(server.pid);
+  const streams: StreamSample[] = [];
   for (let r = 0; r < flags.rounds; r++) {
-    if (phase === "one") into.one.push(await stream(server, flags));
-    else into.four.push(await Promise.all([0, 1, 2, 3].map(() => stream(server, flags))));
+    if (phase === "one") streams.push(await stream(server, flags));
+    else {
+      const round = await Promise.all([0, 1, 2, 3].map(() => stream(server, flags)));
+      into.four.push(round);
+      streams.push(...round);
+    }
   }
+  if (phase === "one") into.one.push(...streams);
+  const tokens = streams.reduce((n, x) => n + x.tokens, 0);
+  if (into.cpu) into.cpu[phase] = { tokens, ...treeCpuUsed(before, treeCpu(server.pid)) };
 }
 
 /**
@@ -103,8 +124,8 @@ async function runOnce(
     "llama-server": await startLlamaServer(modelPath, LLAMA_SERVER_ARGS),
   };
   const out: Record<NewcomerParty, NewcomerSamples> = {
-    ours: { one: [], four: [] },
-    "llama-server": { one: [], four: [] },
+    ours: { one: [], four: [], cpu: {} },
+    "llama-server": { one: [], four: [], cpu: {} },
   };
   try {
     for (const party of NEWCOMER_PARTIES) await stream(servers[party], flags);
@@ -145,6 +166,20 @@ export function oneStreamRates(samples: readonly NewcomerSamples[]): number[] {
 export function serverTokenMs(samples: readonly NewcomerSamples[], phase: "one" | "four"): number[] {
   const streams = samples.flatMap((s) => (phase === "one" ? s.one : s.four.flat()));
   return streams.flatMap((x) => (x.serverDecodeMs !== undefined && x.tokens > 0 ? [x.serverDecodeMs / x.tokens] : []));
+}
+
+/**
+ * CPU ms a streamed token, pooled over the runs (every run's CPU over every run's tokens): every thread of the
+ * server, or its busiest process's main thread. NaN when no run read it.
+ */
+export function cpuPerToken(
+  samples: readonly NewcomerSamples[],
+  phase: "one" | "four",
+  of: "allMs" | "mainMs",
+): number {
+  const read = samples.flatMap((s) => (s.cpu?.[phase] === undefined ? [] : [s.cpu[phase]]));
+  const tokens = read.reduce((n, c) => n + c.tokens, 0);
+  return tokens > 0 ? read.reduce((n, c) => n + c[of], 0) / tokens : Number.NaN;
 }
 
 /** Aggregate tokens/s of each round of four: tokens of the four over the time from the first sent to the last token. */
