@@ -65,13 +65,17 @@ export interface LlamaShape {
  */
 export type Architecture = "llama" | "qwen2" | "qwen3";
 
+/** The types a model's weights are written in, and llama.cpp's `general.file_type` for each (Q4_K: "mostly Q4_K_S"). */
+export type FileType = "F32" | "F16" | "Q4_K";
+const FILE_TYPE: Readonly<Record<FileType, number>> = { F32: 0, F16: 1, Q4_K: 14 };
+
 /** The metadata of a llama model with this project's tokenizer settings. */
 export function llamaMetadata(
   name: string,
   shape: LlamaShape,
   vocab: readonly VocabEntry[],
   chatTemplate: string,
-  fileType: "F32" | "F16",
+  fileType: FileType,
   architecture: Architecture = "llama",
 ): Array<readonly [string, MetadataValue]> {
   return [
@@ -95,14 +99,14 @@ export function architectureMetadata(
   name: string,
   shape: LlamaShape,
   vocabSize: number,
-  fileType: "F32" | "F16",
+  fileType: FileType,
   architecture: Architecture = "llama",
 ): Array<readonly [string, MetadataValue]> {
   const a = architecture;
   return [
     ["general.architecture", meta.str(a)],
     ["general.name", meta.str(name)],
-    ["general.file_type", meta.u32(fileType === "F32" ? 0 : 1)],
+    ["general.file_type", meta.u32(FILE_TYPE[fileType])],
     [`${a}.context_length`, meta.u32(shape.contextLength)],
     [`${a}.embedding_length`, meta.u32(shape.embedding)],
     [`${a}.block_count`, meta.u32(shape.blocks)],

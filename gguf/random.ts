@@ -9,11 +9,12 @@ import {
   onesTensor,
   sizeOf,
   TOKEN_TYPE,
+  type FileType,
   type LlamaShape,
   type TensorSlot,
   type VocabEntry,
 } from "./llama.js";
-import { toFloat16Bits, type GgufFile, type Tensor } from "./writer.js";
+import { Q4_K_BLOCK, toFloat16Bits, type GgufFile, type Tensor } from "./writer.js";
 
 export interface RandomSpec {
   readonly name: string;
@@ -21,7 +22,7 @@ export interface RandomSpec {
   readonly vocabSize: number;
   readonly shape: LlamaShape;
   /** Type of the matrices and the embedding table; norms are always F32. */
-  readonly type: "F32" | "F16";
+  readonly type: FileType;
   readonly chatTemplate?: string;
 }
 
@@ -81,6 +82,12 @@ export const RANDOM_850M: RandomSpec = {
   type: "F16",
 };
 
+/**
+ * random-60m's shape with Q4_K matrices and embedding table (~36 MB): a quantized model as users serve them, whose
+ * weights llama.cpp's CPU backend repacks at load on x86 with AVX2 (its rows are multiples of 256 and of 8).
+ */
+export const RANDOM_60M_Q4K: RandomSpec = { ...RANDOM_60M, name: "random-60m-q4k", seed: 604, type: "Q4_K" };
+
 /** mulberry32: a small, fast 32-bit PRNG; deterministic for a seed. */
 export function mulberry32(seed: number): () => number {
   let a = seed >>> 0;
@@ -123,8 +130,9 @@ export function randomVocab(size: number): VocabEntry[] {
 }
 
 /** Uniform values with the given standard deviation. */
-export function randomTensor(slot: TensorSlot, type: "F32" | "F16", std: number, next: () => number): Tensor {
+export function randomTensor(slot: TensorSlot, type: FileType, std: number, next: () => number): Tensor {
   const n = sizeOf(slot.shape);
+  if (type === "Q4_K") return randomQ4kTensor(slot, std, next);
   const a = std * Math.sqrt(3);
   const scale = (2 * a) / 0x100000000;
   if (type === "F32") {
@@ -144,6 +152,26 @@ export function randomTensor(slot: TensorSlot, type: "F32" | "F16", std: number,
   return { name: slot.name, shape: slot.shape, type, data };
 }
 
+/**
+ * Q4_K blocks of uniform 4-bit values around 0 with the given standard deviation: every sub-block's scale and minimum
+ * 32 (the 12 scale bytes 0xA0 × 8 then 0 × 4 unpack so), the block's scale d = std / (32 × 4.61) (4.61: the standard
+ * deviation of a value uniform over 0–15) and its minimum 7.5 d (value 7.5 is 0).
+ */
+function randomQ4kTensor(slot: TensorSlot, std: number, next: () => number): Tensor {
+  const blocks = sizeOf(slot.shape) / Q4_K_BLOCK.values;
+  const data = new Uint8Array(blocks * Q4_K_BLOCK.bytes);
+  const view = new DataView(data.buffer);
+  const d = std / (32 * Math.sqrt((16 * 16 - 1) / 12));
+  for (let b = 0; b < blocks; b++) {
+    const at = b * Q4_K_BLOCK.bytes;
+    view.setUint16(at, toFloat16Bits(d), true);
+    view.setUint16(at + 2, toFloat16Bits(7.5 * d), true);
+    data.fill(0xa0, at + 4, at + 12);
+    for (let i = at + 16; i < at + Q4_K_BLOCK.bytes; i += 4) view.setUint32(i, next(), true);
+  }
+  return { name: slot.name, shape: slot.shape, type: "Q4_K", data };
+}
+
 export function buildRandomModel(spec: RandomSpec): RandomModel {
   const vocab = randomVocab(spec.vocabSize);
   const next = mulberry32(spec.seed);
@@ -161,6 +189,6 @@ export function buildRandomModel(spec: RandomSpec): RandomModel {
     throw new Error(`unknown tensor role ${slot.role satisfies never}`);
   });
   const metadata = llamaMetadata(spec.name, spec.shape, vocab, spec.chatTemplate ?? CHATML_TEMPLATE, spec.type);
-  const parameters = tensors.reduce((sum, t) => sum + t.data.length, 0);
+  const parameters = tensors.reduce((sum, t) => sum + sizeOf(t.shape), 0);
   return { file: { metadata, tensors }, vocab, parameters };
 }

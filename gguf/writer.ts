@@ -1,5 +1,5 @@
 // A small, deterministic GGUF v3 writer: header, typed metadata, tensor infos, tensor data
-// aligned to 32 bytes. F32 and F16 tensors only. Same input → same bytes.
+// aligned to 32 bytes. F32 and F16 tensors, and Q4_K given as its blocks' bytes. Same input → same bytes.
 import { createHash } from "node:crypto";
 import { closeSync, openSync, renameSync, writeSync } from "node:fs";
 
@@ -51,7 +51,9 @@ export type Tensor =
   /** `shape` is in ggml order: shape[0] is the innermost (contiguous) dimension. */
   | { readonly name: string; readonly shape: readonly number[]; readonly type: "F32"; readonly data: Float32Array }
   /** F16 data is given as raw IEEE half bits (see `toFloat16Bits`). */
-  | { readonly name: string; readonly shape: readonly number[]; readonly type: "F16"; readonly data: Uint16Array };
+  | { readonly name: string; readonly shape: readonly number[]; readonly type: "F16"; readonly data: Uint16Array }
+  /** Q4_K data is given as its blocks' bytes: 144 a block of 256 values along shape[0] (see `Q4_K_BLOCK`). */
+  | { readonly name: string; readonly shape: readonly number[]; readonly type: "Q4_K"; readonly data: Uint8Array };
 
 export interface GgufFile {
   /** Written in this order. Keys must be unique. */
@@ -61,7 +63,17 @@ export interface GgufFile {
 }
 
 export const GGUF_ALIGNMENT = 32;
-const TENSOR_TYPE = { F32: 0, F16: 1 } as const;
+const TENSOR_TYPE = { F32: 0, F16: 1, Q4_K: 12 } as const;
+
+/** llama.cpp's Q4_K block: 256 values in 144 bytes (scale and minimum as F16, 12 bytes of 6-bit scales, 4-bit
+ * values). */
+export const Q4_K_BLOCK = { values: 256, bytes: 144 } as const;
+
+/** How many entries a tensor's data array holds: values, or bytes of blocks for a quantized type. */
+function dataLength(t: Tensor): number {
+  const n = elementCount(t);
+  return t.type === "Q4_K" ? (n / Q4_K_BLOCK.values) * Q4_K_BLOCK.bytes : n;
+}
 
 /** Growable little-endian byte buffer for the header part of the file. */
 class ByteSink {
@@ -221,8 +233,11 @@ function checkFile(file: GgufFile): void {
     if (t.shape.length < 1 || t.shape.length > 4 || t.shape.some((d) => !Number.isInteger(d) || d < 1)) {
       throw new Error(`GGUF: tensor ${t.name} has an invalid shape [${t.shape.join(", ")}]`);
     }
-    if (elementCount(t) !== t.data.length) {
-      throw new Error(`GGUF: tensor ${t.name} has ${t.data.length} values for shape [${t.shape.join(", ")}]`);
+    if (t.type === "Q4_K" && (t.shape[0] ?? 0) % Q4_K_BLOCK.values !== 0) {
+      throw new Error(`GGUF: Q4_K tensor ${t.name} needs rows of a multiple of ${Q4_K_BLOCK.values} values`);
+    }
+    if (dataLength(t) !== t.data.length) {
+      throw new Error(`GGUF: tensor ${t.name} has ${t.data.length} entries for shape [${t.shape.join(", ")}]`);
     }
   }
 }
