@@ -66,7 +66,7 @@ function tree(root: number): Stat[] {
   return out;
 }
 
-/** CPU ms so far of a process tree: every thread together, and the main thread of its busiest process. */
+/** CPU ms so far of a process tree: every thread together, and each process's main thread. */
 export interface TreeCpu {
   readonly allMs: number;
   /** Per process of the tree: its main thread's CPU ms, by pid. */
