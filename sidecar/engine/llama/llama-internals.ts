@@ -117,8 +117,12 @@ export function wrapContextMethod(
   name: ContextMethod,
   wrap: (current: NativeCall) => NativeCall,
 ): void {
-  const value = wrap(contextMethod(context, name));
-  Object.defineProperty((context as unknown as ContextInternals)._ctx, name, { configurable: true, value });
+  shadow((context as unknown as ContextInternals)._ctx as object, name, wrap(contextMethod(context, name)));
+}
+
+/** An own property `name` of a native object in place of its prototype's read-only method. */
+function shadow(target: object, name: string, value: NativeCall): void {
+  Object.defineProperty(target, name, { configurable: true, value });
 }
 
 /**
@@ -191,8 +195,10 @@ export function decodeAndSampleCall(
 ): ((logitIndexes: Uint32Array, samplers: object[]) => Promise<Int32Array>) | undefined {
   const target = (context as unknown as ContextInternals)._ctx as Record<string, unknown> | undefined;
   if (typeof target?.decodeBatchAndSample !== "function") return undefined;
-  const call = contextMethod(context, "decodeBatchAndSample");
-  return (indexes, samplers) => call(indexes, samplers) as Promise<Int32Array>;
+  return contextMethod(context, "decodeBatchAndSample") as (
+    indexes: Uint32Array,
+    samplers: object[],
+  ) => Promise<Int32Array>;
 }
 
 /**
@@ -208,15 +214,12 @@ export function watchNativeSampler(
   const [apply, dispose] = [native.applyConfig, native.dispose];
   if (typeof apply !== "function") fail("AddonSampler.applyConfig");
   if (typeof dispose !== "function") fail("AddonSampler.dispose");
-  const define = (name: string, value: NativeCall): void => {
-    Object.defineProperty(sampler, name, { configurable: true, value });
-  };
-  define("applyConfig", (config) => {
+  shadow(sampler, "applyConfig", (config) => {
     const result = apply.call(sampler, config);
     configured(config as Record<string, unknown>);
     return result;
   });
-  define("dispose", () => disposing(() => dispose.call(sampler)));
+  shadow(sampler, "dispose", () => disposing(() => dispose.call(sampler)));
 }
 
 /** The sequence's id in its context (the id its queued decodes carry). */
