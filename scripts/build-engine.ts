@@ -3,8 +3,8 @@
  * (offline), with the project's engine patches (a persistent CPU thread pool per context, sequence
  * states restored into any sequence from memory, one summation order for every batch size, and
  * llama.cpp's multimodal library bound into the addon for images and audio in, attention without flash attention
- * over a sequence's cells rounded up to 32, not 256, and a step's tokens sampled on the thread that decoded it;
- * sidecar/native/README.md).
+ * over a sequence's cells rounded up to 32, not 256, a step's tokens sampled on the thread that decoded it, and
+ * one rounding for repacked quantized weights whatever shares the batch; sidecar/native/README.md).
  * The sidecar then loads this build (`--engine auto` or `local`); without it, the prebuilt library
  * stays the default. A CPU build by default; `-- --gpu cuda|vulkan|metal` builds for that backend
  * (the host needs its toolkit), which the sidecar loads when started with the same `--gpu`.
@@ -42,6 +42,11 @@ const PATCHES = [
   { file: "mtmd.patch", target: "llama/addon/addon.cpp", marker: "mtmd.patch" },
   { file: "kv-pad.patch", target: "llama/llama.cpp/src/llama-kv-cache.cpp", marker: "kv-pad.patch" },
   { file: "presample.patch", target: "llama/addon/AddonContext.cpp", marker: "presample.patch" },
+  {
+    file: "repack-invariant.patch",
+    target: "llama/llama.cpp/ggml/src/ggml-cpu/arch/x86/repack.cpp",
+    marker: "repack-invariant.patch",
+  },
 ];
 
 if (version !== PATCHED_FOR) {

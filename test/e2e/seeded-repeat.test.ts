@@ -1,8 +1,9 @@
 // A seeded request's reply repeats whatever the cache holds and whoever shares the batch: the same
 // chat at temperature 1 with seed 7 on the 60M random-weight model (whose replies change with the
-// smallest change in the logits), cold, prefix cached, restored from the KV tier, copied from
-// another sequence, beside sequences that are full, beside three streams decoding and with three
-// prompts joining its batch, streamed and not; the same for completions and for native gRPC.
+// smallest change in the logits), in F16 and in Q4_K (weights the CPU backend repacks), cold,
+// prefix cached, restored from the KV tier, copied from another sequence, beside sequences that are
+// full, beside three streams decoding and with three prompts joining its batch, streamed and not;
+// the same for completions and for native gRPC.
 // docs/decisions.md, "Replies that repeat".
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -109,78 +110,80 @@ async function threeDecoding(): Promise<Promise<void>> {
   return Promise.all(ends).then(() => undefined);
 }
 
-beforeAll(async () => {
-  const { "random-60m": model } = await ensureModels("models", ["random-60m"]);
-  stack = await startStack({ model, sequences: 4, contextSize: 1024, threads: 2, maxQueue: 16, cacheRam: 256 });
-  client = new OpenAI({ baseURL: stack.baseURL, apiKey: "x", maxRetries: 0 });
-}, 120_000);
-afterAll(async () => {
-  await stack?.stop();
-});
-
-describe("a seeded chat at temperature 1 repeats", () => {
-  let cold = "";
+describe.each(["random-60m", "random-60m-q4k"] as const)("on %s", (name) => {
   beforeAll(async () => {
-    cold = await chat(false);
+    const { [name]: model } = await ensureModels("models", [name]);
+    stack = await startStack({ model, sequences: 4, contextSize: 1024, threads: 2, maxQueue: 16, cacheRam: 256 });
+    client = new OpenAI({ baseURL: stack.baseURL, apiKey: "x", maxRetries: 0 });
+  }, 120_000);
+  afterAll(async () => {
+    await stack?.stop();
   });
 
-  it("cold, then with its prefix cached, streamed or not", async () => {
-    expect(cold.length).toBeGreaterThan(20);
-    const stream = await client.chat.completions.create({
-      ...CHAT,
-      stream: true,
-      stream_options: { include_usage: true },
+  describe("a seeded chat at temperature 1 repeats", () => {
+    let cold = "";
+    beforeAll(async () => {
+      cold = await chat(false);
     });
-    let [text, cached] = ["", 0];
-    for await (const chunk of stream) {
-      text += chunk.choices[0]?.delta.content ?? "";
-      cached = chunk.usage?.prompt_tokens_details?.cached_tokens ?? cached;
-    }
-    expect(cached).toBeGreaterThan(100);
-    expect(text).toBe(cold);
+
+    it("cold, then with its prefix cached, streamed or not", async () => {
+      expect(cold.length).toBeGreaterThan(20);
+      const stream = await client.chat.completions.create({
+        ...CHAT,
+        stream: true,
+        stream_options: { include_usage: true },
+      });
+      let [text, cached] = ["", 0];
+      for await (const chunk of stream) {
+        text += chunk.choices[0]?.delta.content ?? "";
+        cached = chunk.usage?.prompt_tokens_details?.cached_tokens ?? cached;
+      }
+      expect(cached).toBeGreaterThan(100);
+      expect(text).toBe(cold);
+    });
+
+    it("copied from the sequence that holds it while that one answers the same request", async () => {
+      const copies = await counter("sidecar_prefix_copies_total");
+      const both = await Promise.all([chat(false), chat(true)]);
+      expect(both).toEqual([cold, cold]);
+      expect(await counter("sidecar_prefix_copies_total")).toBeGreaterThan(copies);
+    });
+
+    it("beside three streams decoding, and with three prompts joining its batch", async () => {
+      const ends = await threeDecoding();
+      expect(await chat(true)).toBe(cold);
+      await ends;
+      const mine = chat(false);
+      const joining = [0, 1, 2].map((i) => other(i, 24));
+      expect(await mine).toBe(cold);
+      await Promise.all(joining);
+    });
+
+    it("restored from the KV tier after every sequence was taken over", async () => {
+      const hits = await counter("sidecar_kv_tier_hits_total");
+      await Promise.all([0, 1, 2, 3].map((i) => other(10 + i, 32)));
+      expect(await chat(true)).toBe(cold);
+      expect(await counter("sidecar_kv_tier_hits_total")).toBeGreaterThan(hits);
+    });
   });
 
-  it("copied from the sequence that holds it while that one answers the same request", async () => {
-    const copies = await counter("sidecar_prefix_copies_total");
-    const both = await Promise.all([chat(false), chat(true)]);
-    expect(both).toEqual([cold, cold]);
-    expect(await counter("sidecar_prefix_copies_total")).toBeGreaterThan(copies);
-  });
-
-  it("beside three streams decoding, and with three prompts joining its batch", async () => {
-    const ends = await threeDecoding();
-    expect(await chat(true)).toBe(cold);
-    await ends;
-    const mine = chat(false);
-    const joining = [0, 1, 2].map((i) => other(i, 24));
-    expect(await mine).toBe(cold);
-    await Promise.all(joining);
-  });
-
-  it("restored from the KV tier after every sequence was taken over", async () => {
-    const hits = await counter("sidecar_kv_tier_hits_total");
-    await Promise.all([0, 1, 2, 3].map((i) => other(10 + i, 32)));
-    expect(await chat(true)).toBe(cold);
-    expect(await counter("sidecar_kv_tier_hits_total")).toBeGreaterThan(hits);
-  });
-});
-
-describe("a seeded completion repeats", () => {
-  it("cold, cached, beside others decoding, streamed or not, and over native gRPC", async () => {
-    const cold = await completion(false);
-    expect(cold.length).toBeGreaterThan(20);
-    expect(await completion(true)).toBe(cold);
-    const ends = await threeDecoding();
-    expect(await completion(false)).toBe(cold);
-    await ends;
-    const events = await collect(
-      clientsFor(stack.sidecar.url).grpc.generate({
-        input: { case: "prompt", value: COMPLETION.prompt },
-        sampling: { temperature: 1, seed: 7 },
-        maxTokens: 40,
-      }),
-    );
-    const text = events.map((e) => (e?.case === "token" || e?.case === "finish" ? e.value.text : "")).join("");
-    expect(text).toBe(cold);
+  describe("a seeded completion repeats", () => {
+    it("cold, cached, beside others decoding, streamed or not, and over native gRPC", async () => {
+      const cold = await completion(false);
+      expect(cold.length).toBeGreaterThan(20);
+      expect(await completion(true)).toBe(cold);
+      const ends = await threeDecoding();
+      expect(await completion(false)).toBe(cold);
+      await ends;
+      const events = await collect(
+        clientsFor(stack.sidecar.url).grpc.generate({
+          input: { case: "prompt", value: COMPLETION.prompt },
+          sampling: { temperature: 1, seed: 7 },
+          maxTokens: 40,
+        }),
+      );
+      const text = events.map((e) => (e?.case === "token" || e?.case === "finish" ? e.value.text : "")).join("");
+      expect(text).toBe(cold);
+    });
   });
 });
