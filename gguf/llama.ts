@@ -65,9 +65,12 @@ export interface LlamaShape {
  */
 export type Architecture = "llama" | "qwen2" | "qwen3";
 
-/** The types a model's weights are written in, and llama.cpp's `general.file_type` for each (Q4_K: "mostly Q4_K_S"). */
-export type FileType = "F32" | "F16" | "Q4_K";
-const FILE_TYPE: Readonly<Record<FileType, number>> = { F32: 0, F16: 1, Q4_K: 14 };
+/**
+ * The types a model's weights are written in, and llama.cpp's `general.file_type` for each (Q4_K: "mostly Q4_K_S",
+ * Q8_0: "mostly Q8_0").
+ */
+export type FileType = "F32" | "F16" | "Q4_K" | "Q8_0";
+const FILE_TYPE: Readonly<Record<FileType, number>> = { F32: 0, F16: 1, Q8_0: 7, Q4_K: 14 };
 
 /** The metadata of a llama model with this project's tokenizer settings. */
 export function llamaMetadata(

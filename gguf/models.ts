@@ -11,7 +11,7 @@ import { fileURLToPath } from "node:url";
 import { editTwinSpec } from "./twins/edit.js";
 import { CHATML_TEMPLATE } from "./llama.js";
 import { buildLoraAdapter } from "./lora.js";
-import { buildRandomModel, RANDOM_60M, RANDOM_60M_Q4K, RANDOM_850M, RANDOM_TINY } from "./random.js";
+import { buildRandomModel, RANDOM_60M, RANDOM_60M_Q4K, RANDOM_60M_Q8, RANDOM_850M, RANDOM_TINY } from "./random.js";
 import { buildRerankModel, RERANK_SPEC } from "./rerank.js";
 import type { FamilyVocabSpec } from "./family-vocab.js";
 import { buildContextualModel, buildScriptedModel, type ContextualSpec, type ScriptedSpec } from "./scripted.js";
@@ -915,6 +915,11 @@ export const CATALOGUE = {
     description: "random-60m's shape, Q4_K weights, ~36 MB: a quantized model the CPU backend repacks at load",
     byDefault: false,
     build: () => buildRandomModel(RANDOM_60M_Q4K).file,
+  },
+  "random-60m-q8": {
+    description: "random-60m's shape, Q8_0 weights, ~64 MB: a quantized model multiplied by llamafile's tiles",
+    byDefault: false,
+    build: () => buildRandomModel(RANDOM_60M_Q8).file,
   },
   "random-850m": {
     description: "random weights, 852M parameters F16, ~1.7 GB (the benchmark's larger model)",

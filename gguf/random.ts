@@ -14,7 +14,7 @@ import {
   type TensorSlot,
   type VocabEntry,
 } from "./llama.js";
-import { Q4_K_BLOCK, toFloat16Bits, type GgufFile, type Tensor } from "./writer.js";
+import { QUANT_BLOCK, toFloat16Bits, type GgufFile, type Tensor } from "./writer.js";
 
 export interface RandomSpec {
   readonly name: string;
@@ -88,6 +88,12 @@ export const RANDOM_850M: RandomSpec = {
  */
 export const RANDOM_60M_Q4K: RandomSpec = { ...RANDOM_60M, name: "random-60m-q4k", seed: 604, type: "Q4_K" };
 
+/**
+ * random-60m's shape with Q8_0 matrices and embedding table (~64 MB): weights llama.cpp's CPU backend keeps as they are
+ * and multiplies with ggml's dot product for one column, with llamafile's tiles for more.
+ */
+export const RANDOM_60M_Q8: RandomSpec = { ...RANDOM_60M, name: "random-60m-q8", seed: 608, type: "Q8_0" };
+
 /** mulberry32: a small, fast 32-bit PRNG; deterministic for a seed. */
 export function mulberry32(seed: number): () => number {
   let a = seed >>> 0;
@@ -133,6 +139,7 @@ export function randomVocab(size: number): VocabEntry[] {
 export function randomTensor(slot: TensorSlot, type: FileType, std: number, next: () => number): Tensor {
   const n = sizeOf(slot.shape);
   if (type === "Q4_K") return randomQ4kTensor(slot, std, next);
+  if (type === "Q8_0") return randomQ8Tensor(slot, std, next);
   const a = std * Math.sqrt(3);
   const scale = (2 * a) / 0x100000000;
   if (type === "F32") {
@@ -158,18 +165,40 @@ export function randomTensor(slot: TensorSlot, type: FileType, std: number, next
  * deviation of a value uniform over 0–15) and its minimum 7.5 d (value 7.5 is 0).
  */
 function randomQ4kTensor(slot: TensorSlot, std: number, next: () => number): Tensor {
-  const blocks = sizeOf(slot.shape) / Q4_K_BLOCK.values;
-  const data = new Uint8Array(blocks * Q4_K_BLOCK.bytes);
+  const { values, bytes } = QUANT_BLOCK.Q4_K;
+  const blocks = sizeOf(slot.shape) / values;
+  const data = new Uint8Array(blocks * bytes);
   const view = new DataView(data.buffer);
   const d = std / (32 * Math.sqrt((16 * 16 - 1) / 12));
   for (let b = 0; b < blocks; b++) {
-    const at = b * Q4_K_BLOCK.bytes;
+    const at = b * bytes;
     view.setUint16(at, toFloat16Bits(d), true);
     view.setUint16(at + 2, toFloat16Bits(7.5 * d), true);
     data.fill(0xa0, at + 4, at + 12);
-    for (let i = at + 16; i < at + Q4_K_BLOCK.bytes; i += 4) view.setUint32(i, next(), true);
+    for (let i = at + 16; i < at + bytes; i += 4) view.setUint32(i, next(), true);
   }
   return { name: slot.name, shape: slot.shape, type: "Q4_K", data };
+}
+
+/**
+ * Q8_0 blocks of uniform 8-bit values (random bytes read as signed, -128–127) with the given standard deviation: every
+ * block's scale d = std / 73.9 (the standard deviation of a value uniform over 256 steps).
+ */
+function randomQ8Tensor(slot: TensorSlot, std: number, next: () => number): Tensor {
+  const { values, bytes } = QUANT_BLOCK.Q8_0;
+  const blocks = sizeOf(slot.shape) / values;
+  const data = new Uint8Array(blocks * bytes);
+  const view = new DataView(data.buffer);
+  const d = toFloat16Bits(std / Math.sqrt((256 * 256 - 1) / 12));
+  for (let b = 0; b < blocks; b++) {
+    const at = b * bytes;
+    view.setUint16(at, d, true);
+    for (let i = 2; i < bytes; i += 4) {
+      const r = next();
+      for (let k = 0; k < 4 && i + k < bytes; k++) data[at + i + k] = (r >>> (8 * k)) & 0xff;
+    }
+  }
+  return { name: slot.name, shape: slot.shape, type: "Q8_0", data };
 }
 
 export function buildRandomModel(spec: RandomSpec): RandomModel {

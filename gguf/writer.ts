@@ -1,5 +1,5 @@
 // A small, deterministic GGUF v3 writer: header, typed metadata, tensor infos, tensor data
-// aligned to 32 bytes. F32 and F16 tensors, and Q4_K given as its blocks' bytes. Same input → same bytes.
+// aligned to 32 bytes. F32 and F16 tensors, and Q4_K and Q8_0 given as their blocks' bytes. Same input → same bytes.
 import { createHash } from "node:crypto";
 import { closeSync, openSync, renameSync, writeSync } from "node:fs";
 
@@ -52,8 +52,8 @@ export type Tensor =
   | { readonly name: string; readonly shape: readonly number[]; readonly type: "F32"; readonly data: Float32Array }
   /** F16 data is given as raw IEEE half bits (see `toFloat16Bits`). */
   | { readonly name: string; readonly shape: readonly number[]; readonly type: "F16"; readonly data: Uint16Array }
-  /** Q4_K data is given as its blocks' bytes: 144 a block of 256 values along shape[0] (see `Q4_K_BLOCK`). */
-  | { readonly name: string; readonly shape: readonly number[]; readonly type: "Q4_K"; readonly data: Uint8Array };
+  /** A quantized tensor's data is given as its blocks' bytes, blocks along shape[0] (see `QUANT_BLOCK`). */
+  | { readonly name: string; readonly shape: readonly number[]; readonly type: QuantType; readonly data: Uint8Array };
 
 export interface GgufFile {
   /** Written in this order. Keys must be unique. */
@@ -63,16 +63,25 @@ export interface GgufFile {
 }
 
 export const GGUF_ALIGNMENT = 32;
-const TENSOR_TYPE = { F32: 0, F16: 1, Q4_K: 12 } as const;
+const TENSOR_TYPE = { F32: 0, F16: 1, Q8_0: 8, Q4_K: 12 } as const;
 
-/** llama.cpp's Q4_K block: 256 values in 144 bytes (scale and minimum as F16, 12 bytes of 6-bit scales, 4-bit
- * values). */
-export const Q4_K_BLOCK = { values: 256, bytes: 144 } as const;
+/** The block-quantized types the writer takes as bytes. */
+export type QuantType = "Q4_K" | "Q8_0";
+/**
+ * llama.cpp's blocks: Q4_K 256 values in 144 bytes (scale and minimum as F16, 12 bytes of 6-bit scales, 4-bit values),
+ * Q8_0 32 values in 34 bytes (a scale as F16, 8-bit values).
+ */
+export const QUANT_BLOCK: Readonly<Record<QuantType, { readonly values: number; readonly bytes: number }>> = {
+  Q4_K: { values: 256, bytes: 144 },
+  Q8_0: { values: 32, bytes: 34 },
+};
 
 /** How many entries a tensor's data array holds: values, or bytes of blocks for a quantized type. */
 function dataLength(t: Tensor): number {
   const n = elementCount(t);
-  return t.type === "Q4_K" ? (n / Q4_K_BLOCK.values) * Q4_K_BLOCK.bytes : n;
+  if (t.type === "F32" || t.type === "F16") return n;
+  const block = QUANT_BLOCK[t.type];
+  return (n / block.values) * block.bytes;
 }
 
 /** Growable little-endian byte buffer for the header part of the file. */
@@ -233,8 +242,9 @@ function checkFile(file: GgufFile): void {
     if (t.shape.length < 1 || t.shape.length > 4 || t.shape.some((d) => !Number.isInteger(d) || d < 1)) {
       throw new Error(`GGUF: tensor ${t.name} has an invalid shape [${t.shape.join(", ")}]`);
     }
-    if (t.type === "Q4_K" && (t.shape[0] ?? 0) % Q4_K_BLOCK.values !== 0) {
-      throw new Error(`GGUF: Q4_K tensor ${t.name} needs rows of a multiple of ${Q4_K_BLOCK.values} values`);
+    const block = t.type === "F32" || t.type === "F16" ? undefined : QUANT_BLOCK[t.type];
+    if (block !== undefined && (t.shape[0] ?? 0) % block.values !== 0) {
+      throw new Error(`GGUF: ${t.type} tensor ${t.name} needs rows of a multiple of ${block.values} values`);
     }
     if (dataLength(t) !== t.data.length) {
       throw new Error(`GGUF: tensor ${t.name} has ${t.data.length} entries for shape [${t.shape.join(", ")}]`);

@@ -1,11 +1,11 @@
-// The generated quantized model (random-60m-q4k: random-60m's shape with Q4_K weights written as blocks by the GGUF
-// writer) through real llama.cpp: the same bytes every build, the types node-llama-cpp's reader and llama.cpp see,
+// The generated quantized models (random-60m-q4k and random-60m-q8: random-60m's shape with Q4_K or Q8_0 weights
+// written as blocks by the GGUF writer) through real llama.cpp: the same bytes every build, the types node-llama-cpp's reader and llama.cpp see,
 // and weights llama.cpp's CPU backend repacks at load (on x86 with AVX2, as users' quantized models are).
 import { createHash } from "node:crypto";
 import { getLlama, LlamaCompletion, LlamaLogLevel, readGgufFileInfo } from "node-llama-cpp";
 import { describe, expect, it } from "vitest";
 import { buildModel, ensureModels } from "../gguf/models.js";
-import { encodeGguf, Q4_K_BLOCK } from "../gguf/writer.js";
+import { encodeGguf, QUANT_BLOCK } from "../gguf/writer.js";
 
 const sha = (bytes: Uint8Array): string => createHash("sha256").update(bytes).digest("hex");
 
@@ -15,7 +15,7 @@ describe("random-60m-q4k", () => {
     expect(sha(encodeGguf(file))).toBe(sha(encodeGguf(buildModel("random-60m-q4k"))));
     const matrix = file.tensors.find((t) => t.name === "blk.0.ffn_up.weight");
     expect(matrix?.type).toBe("Q4_K");
-    expect(matrix?.data.length).toBe((512 * 1536 * Q4_K_BLOCK.bytes) / Q4_K_BLOCK.values);
+    expect(matrix?.data.length).toBe((512 * 1536 * QUANT_BLOCK.Q4_K.bytes) / QUANT_BLOCK.Q4_K.values);
     expect(file.tensors.find((t) => t.name === "blk.0.attn_norm.weight")?.type).toBe("F32");
   });
 
@@ -40,6 +40,33 @@ describe("random-60m-q4k", () => {
       const repacked = logs.filter((m) => /repack tensor .* with q4_K_8x8/.test(m)).length;
       // Every matrix of the 8 blocks and the output (the embedding table is read by rows, not multiplied).
       expect(repacked).toBe(8 * 7 + 1);
+      const completion = new LlamaCompletion({ contextSequence: context.getSequence() });
+      const text = await completion.generateCompletion("The lighthouse keeper", { maxTokens: 8, temperature: 0 });
+      expect(text.length).toBeGreaterThan(0);
+    } finally {
+      await context.dispose();
+      await model.dispose();
+    }
+  }, 120_000);
+});
+
+describe("random-60m-q8", () => {
+  it("builds the same bytes every time, 34 bytes a block of 32 weights, read as Q8_0, and decodes", async () => {
+    const file = buildModel("random-60m-q8");
+    expect(sha(encodeGguf(file))).toBe(sha(encodeGguf(buildModel("random-60m-q8"))));
+    const matrix = file.tensors.find((t) => t.name === "blk.0.ffn_up.weight");
+    expect(matrix?.type).toBe("Q8_0");
+    expect(matrix?.data.length).toBe((512 * 1536 * QUANT_BLOCK.Q8_0.bytes) / QUANT_BLOCK.Q8_0.values);
+
+    const { "random-60m-q8": path } = await ensureModels("models", ["random-60m-q8"]);
+    const info = await readGgufFileInfo(path);
+    expect(info.metadata.general.file_type).toBe(7);
+    const types = new Set(info.fullTensorInfo?.filter((t) => t.dimensions.length === 2).map((t) => t.ggmlType));
+    expect([...types]).toEqual([8]);
+    const llama = await getLlama({ gpu: false, build: "never", maxThreads: 2, logLevel: LlamaLogLevel.error });
+    const model = await llama.loadModel({ modelPath: path });
+    const context = await model.createContext({ contextSize: 256, threads: 2 });
+    try {
       const completion = new LlamaCompletion({ contextSequence: context.getSequence() });
       const text = await completion.generateCompletion("The lighthouse keeper", { maxTokens: 8, temperature: 0 });
       expect(text.length).toBeGreaterThan(0);

@@ -1,6 +1,6 @@
 // A seeded request's reply repeats whatever the cache holds and whoever shares the batch: the same
 // chat at temperature 1 with seed 7 on the 60M random-weight model (whose replies change with the
-// smallest change in the logits), in F16 and in Q4_K (weights the CPU backend repacks), cold,
+// smallest change in the logits), in F16, Q4_K (weights the CPU backend repacks) and Q8_0, cold,
 // prefix cached, restored from the KV tier, copied from another sequence, beside sequences that are
 // full, beside three streams decoding and with three prompts joining its batch, streamed and not;
 // the same for completions and for native gRPC.
@@ -110,7 +110,7 @@ async function threeDecoding(): Promise<Promise<void>> {
   return Promise.all(ends).then(() => undefined);
 }
 
-describe.each(["random-60m", "random-60m-q4k"] as const)("on %s", (name) => {
+describe.each(["random-60m", "random-60m-q4k", "random-60m-q8"] as const)("on %s", (name) => {
   beforeAll(async () => {
     const { [name]: model } = await ensureModels("models", [name]);
     stack = await startStack({ model, sequences: 4, contextSize: 1024, threads: 2, maxQueue: 16, cacheRam: 256 });
