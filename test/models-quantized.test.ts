@@ -1,6 +1,7 @@
 // The generated quantized models (random-60m-q4k and random-60m-q8: random-60m's shape with Q4_K or Q8_0 weights
-// written as blocks by the GGUF writer) through real llama.cpp: the same bytes every build, the types node-llama-cpp's reader and llama.cpp see,
-// and weights llama.cpp's CPU backend repacks at load (on x86 with AVX2, as users' quantized models are).
+// written as blocks by the GGUF writer) through real llama.cpp: the same bytes every build, the types
+// node-llama-cpp's reader and llama.cpp see, and Q4_K weights llama.cpp's CPU backend repacks at load (on x86 with
+// AVX2, as users' quantized models are).
 import { createHash } from "node:crypto";
 import { getLlama, LlamaCompletion, LlamaLogLevel, readGgufFileInfo } from "node-llama-cpp";
 import { describe, expect, it } from "vitest";
