@@ -3,8 +3,9 @@
 // smallest change in the logits), in F16, Q4_K (weights the CPU backend repacks) and Q8_0, cold,
 // prefix cached, restored from the KV tier, copied from another sequence, beside sequences that are
 // full, beside three streams decoding and with three prompts joining its batch, streamed and not;
-// the same for completions and for native gRPC.
+// the same for completions, native gRPC and Ollama's chat and generate (the `ollama` client).
 // docs/decisions.md, "Replies that repeat".
+import { Ollama } from "ollama";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ensureModels } from "../../gguf/models.js";
@@ -184,6 +185,35 @@ describe.each(["random-60m", "random-60m-q4k", "random-60m-q8"] as const)("on %s
       );
       const text = events.map((e) => (e?.case === "token" || e?.case === "finish" ? e.value.text : "")).join("");
       expect(text).toBe(cold);
+    });
+  });
+  describe("a seeded Ollama chat and generate repeat", () => {
+    it("cold, cached, beside others decoding, streamed or not", async () => {
+      const ollama = new Ollama({ host: stack.edge.url });
+      const options = { temperature: 1, seed: 7, num_predict: 40 };
+      const chatOnce = async (stream: boolean): Promise<string> => {
+        const request = { model: "m", messages: CHAT.messages, options };
+        if (!stream) return (await ollama.chat({ ...request, stream: false })).message.content;
+        let text = "";
+        for await (const part of await ollama.chat({ ...request, stream: true })) text += part.message.content;
+        return text;
+      };
+      const generateOnce = async (stream: boolean): Promise<string> => {
+        const request = { model: "m", prompt: COMPLETION.prompt, raw: true, options };
+        if (!stream) return (await ollama.generate({ ...request, stream: false })).response ?? "";
+        let text = "";
+        for await (const part of await ollama.generate({ ...request, stream: true })) text += part.response;
+        return text;
+      };
+      const [chat, generate] = [await chatOnce(false), await generateOnce(false)];
+      expect(chat.length).toBeGreaterThan(20);
+      expect(generate.length).toBeGreaterThan(20);
+      expect(await chatOnce(true)).toBe(chat);
+      const ends = await threeDecoding();
+      expect(await chatOnce(true)).toBe(chat);
+      expect(await generateOnce(false)).toBe(generate);
+      await ends;
+      expect(await generateOnce(true)).toBe(generate);
     });
   });
 });
