@@ -10,6 +10,35 @@ import { encodeGguf, QUANT_BLOCK } from "../gguf/writer.js";
 
 const sha = (bytes: Uint8Array): string => createHash("sha256").update(bytes).digest("hex");
 
+/** The file's `general.file_type` and the types of its matrices, as node-llama-cpp's reader sees them. */
+async function typesOf(path: string): Promise<{ fileType: unknown; matrices: number[] }> {
+  const info = await readGgufFileInfo(path);
+  const types = new Set(info.fullTensorInfo?.filter((t) => t.dimensions.length === 2).map((t) => t.ggmlType));
+  return { fileType: info.metadata.general.file_type, matrices: [...types] };
+}
+
+/** Eight greedy tokens after a prompt, and the engine's log lines from the load on. */
+async function complete(path: string): Promise<{ text: string; logs: string[] }> {
+  const logs: string[] = [];
+  const llama = await getLlama({
+    gpu: false,
+    build: "never",
+    maxThreads: 2,
+    logLevel: LlamaLogLevel.debug,
+    logger: (_level, message) => logs.push(message),
+  });
+  const model = await llama.loadModel({ modelPath: path });
+  const context = await model.createContext({ contextSize: 256, threads: 2 });
+  try {
+    const completion = new LlamaCompletion({ contextSequence: context.getSequence() });
+    const text = await completion.generateCompletion("The lighthouse keeper", { maxTokens: 8, temperature: 0 });
+    return { text, logs };
+  } finally {
+    await context.dispose();
+    await model.dispose();
+  }
+}
+
 describe("random-60m-q4k", () => {
   it("builds the same bytes every time, 144 bytes a block of 256 weights", () => {
     const file = buildModel("random-60m-q4k");
@@ -22,32 +51,11 @@ describe("random-60m-q4k", () => {
 
   it("is read as Q4_K and repacked by llama.cpp's CPU backend, and decodes", async () => {
     const { "random-60m-q4k": path } = await ensureModels("models", ["random-60m-q4k"]);
-    const info = await readGgufFileInfo(path);
-    expect(info.metadata.general.file_type).toBe(14);
-    const types = new Set(info.fullTensorInfo?.filter((t) => t.dimensions.length === 2).map((t) => t.ggmlType));
-    expect([...types]).toEqual([12]);
-
-    const logs: string[] = [];
-    const llama = await getLlama({
-      gpu: false,
-      build: "never",
-      maxThreads: 2,
-      logLevel: LlamaLogLevel.debug,
-      logger: (_level, message) => logs.push(message),
-    });
-    const model = await llama.loadModel({ modelPath: path });
-    const context = await model.createContext({ contextSize: 256, threads: 2 });
-    try {
-      const repacked = logs.filter((m) => /repack tensor .* with q4_K_8x8/.test(m)).length;
-      // Every matrix of the 8 blocks and the output (the embedding table is read by rows, not multiplied).
-      expect(repacked).toBe(8 * 7 + 1);
-      const completion = new LlamaCompletion({ contextSequence: context.getSequence() });
-      const text = await completion.generateCompletion("The lighthouse keeper", { maxTokens: 8, temperature: 0 });
-      expect(text.length).toBeGreaterThan(0);
-    } finally {
-      await context.dispose();
-      await model.dispose();
-    }
+    expect(await typesOf(path)).toEqual({ fileType: 14, matrices: [12] });
+    const { text, logs } = await complete(path);
+    // Every matrix of the 8 blocks and the output (the embedding table is read by rows, not multiplied).
+    expect(logs.filter((m) => /repack tensor .* with q4_K_8x8/.test(m)).length).toBe(8 * 7 + 1);
+    expect(text.length).toBeGreaterThan(0);
   }, 120_000);
 });
 
@@ -60,20 +68,7 @@ describe("random-60m-q8", () => {
     expect(matrix?.data.length).toBe((512 * 1536 * QUANT_BLOCK.Q8_0.bytes) / QUANT_BLOCK.Q8_0.values);
 
     const { "random-60m-q8": path } = await ensureModels("models", ["random-60m-q8"]);
-    const info = await readGgufFileInfo(path);
-    expect(info.metadata.general.file_type).toBe(7);
-    const types = new Set(info.fullTensorInfo?.filter((t) => t.dimensions.length === 2).map((t) => t.ggmlType));
-    expect([...types]).toEqual([8]);
-    const llama = await getLlama({ gpu: false, build: "never", maxThreads: 2, logLevel: LlamaLogLevel.error });
-    const model = await llama.loadModel({ modelPath: path });
-    const context = await model.createContext({ contextSize: 256, threads: 2 });
-    try {
-      const completion = new LlamaCompletion({ contextSequence: context.getSequence() });
-      const text = await completion.generateCompletion("The lighthouse keeper", { maxTokens: 8, temperature: 0 });
-      expect(text.length).toBeGreaterThan(0);
-    } finally {
-      await context.dispose();
-      await model.dispose();
-    }
+    expect(await typesOf(path)).toEqual({ fileType: 7, matrices: [8] });
+    expect((await complete(path)).text.length).toBeGreaterThan(0);
   }, 120_000);
 });
