@@ -9,7 +9,9 @@ const AUTO_NICE = -5;
 
 /**
  * Raises the scheduling priority of the sidecar's main thread (on Linux, a nice value is per
- * thread, and threads started later inherit it: llama.cpp's workers). Every decode step waits for
+ * thread, and only threads this one starts later inherit it: the decoding threads run on libuv's
+ * pool, started before, and ggml's workers are started from there, so they keep the process's
+ * value, as `/proc/<pid>/task/<tid>/stat` shows). Every decode step waits for
  * the main thread (sampling, the next step's dispatch); on a host shared with the edge or
  * clients, a busy core delays that wake-up. Measured on 2 cores with the edge, the sidecar and a
  * client on one machine, one stream: 0.81× → 0.88× of in-process decode speed through the edge,
