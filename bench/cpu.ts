@@ -86,12 +86,13 @@ export function treeCpu(root: number): TreeCpu {
 
 /**
  * CPU ms a tree used between two readings: every thread, and the main thread of the process whose main thread
- * used the most (a server's event loop, under the wrappers that started it).
+ * used the most (a server's event loop, under the wrappers that started it). A process's total and its main thread
+ * are read from two files a moment apart, so a clock tick can fall between them: every thread is at least the main.
  */
 export function treeCpuUsed(before: TreeCpu, after: TreeCpu): { allMs: number; mainMs: number } {
   let mainMs = 0;
   for (const [pid, ms] of after.mainMs) mainMs = Math.max(mainMs, ms - (before.mainMs.get(pid) ?? 0));
-  return { allMs: after.allMs - before.allMs, mainMs };
+  return { allMs: Math.max(after.allMs - before.allMs, mainMs), mainMs };
 }
 
 /** Roles of processes the bench does not start itself (wrangler dev's own processes). */

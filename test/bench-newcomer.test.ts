@@ -138,6 +138,13 @@ describe("the newcomer section", () => {
     expect(used.allMs).toBeGreaterThanOrEqual(used.mainMs);
   });
 
+  it("counts every thread at least as the main thread when a tick falls between the two reads", () => {
+    const before = { allMs: 1000, mainMs: new Map([[7, 400]]) };
+    const after = { allMs: 1580, mainMs: new Map([[7, 990]]) };
+    expect(treeCpuUsed(before, after)).toEqual({ allMs: 590, mainMs: 590 });
+    expect(treeCpuUsed(before, { ...after, allMs: 1700 })).toEqual({ allMs: 700, mainMs: 590 });
+  });
+
   it("leaves the sessions' targets unmeasured when not run; --newcomer-sessions-model none skips it", () => {
     const targets = newcomerTargets(summarizeNewcomer(result(false)));
     const sessions = targets.filter((t) => t.name.startsWith("newcomer sessions"));
