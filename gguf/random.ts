@@ -14,7 +14,7 @@ import {
   type TensorSlot,
   type VocabEntry,
 } from "./llama.js";
-import { QUANT_BLOCK, toFloat16Bits, type GgufFile, type Tensor } from "./writer.js";
+import { QUANT_BLOCK, type QuantType, toFloat16Bits, type GgufFile, type Tensor } from "./writer.js";
 
 export interface RandomSpec {
   readonly name: string;
@@ -165,19 +165,14 @@ export function randomTensor(slot: TensorSlot, type: FileType, std: number, next
  * deviation of a value uniform over 0–15) and its minimum 7.5 d (value 7.5 is 0).
  */
 function randomQ4kTensor(slot: TensorSlot, std: number, next: () => number): Tensor {
-  const { values, bytes } = QUANT_BLOCK.Q4_K;
-  const blocks = sizeOf(slot.shape) / values;
-  const data = new Uint8Array(blocks * bytes);
-  const view = new DataView(data.buffer);
-  const d = std / (32 * Math.sqrt((16 * 16 - 1) / 12));
-  for (let b = 0; b < blocks; b++) {
-    const at = b * bytes;
-    view.setUint16(at, toFloat16Bits(d), true);
-    view.setUint16(at + 2, toFloat16Bits(7.5 * d), true);
-    data.fill(0xa0, at + 4, at + 12);
-    for (let i = at + 16; i < at + bytes; i += 4) view.setUint32(i, next(), true);
-  }
-  return { name: slot.name, shape: slot.shape, type: "Q4_K", data };
+  const scale = std / (32 * Math.sqrt((16 * 16 - 1) / 12));
+  const [d, dmin] = [toFloat16Bits(scale), toFloat16Bits(7.5 * scale)];
+  return blockTensor(slot, "Q4_K", (view, at, end) => {
+    view.setUint16(at, d, true);
+    view.setUint16(at + 2, dmin, true);
+    for (let i = at + 4; i < at + 12; i++) view.setUint8(i, 0xa0);
+    for (let i = at + 16; i < end; i += 4) view.setUint32(i, next(), true);
+  });
 }
 
 /**
@@ -185,20 +180,24 @@ function randomQ4kTensor(slot: TensorSlot, std: number, next: () => number): Ten
  * block's scale d = std / 73.9 (the standard deviation of a value uniform over 256 steps).
  */
 function randomQ8Tensor(slot: TensorSlot, std: number, next: () => number): Tensor {
-  const { values, bytes } = QUANT_BLOCK.Q8_0;
-  const blocks = sizeOf(slot.shape) / values;
-  const data = new Uint8Array(blocks * bytes);
-  const view = new DataView(data.buffer);
   const d = toFloat16Bits(std / Math.sqrt((256 * 256 - 1) / 12));
-  for (let b = 0; b < blocks; b++) {
-    const at = b * bytes;
+  return blockTensor(slot, "Q8_0", (view, at, end) => {
     view.setUint16(at, d, true);
-    for (let i = 2; i < bytes; i += 4) {
-      const r = next();
-      for (let k = 0; k < 4 && i + k < bytes; k++) data[at + i + k] = (r >>> (8 * k)) & 0xff;
-    }
-  }
-  return { name: slot.name, shape: slot.shape, type: "Q8_0", data };
+    for (let i = at + 2; i < end; i += 4) view.setUint32(i, next(), true);
+  });
+}
+
+/** A tensor of `type`'s blocks, each written by `fill` into bytes `at` to `end` (zeros where it writes nothing). */
+function blockTensor(
+  slot: TensorSlot,
+  type: QuantType,
+  fill: (view: DataView, at: number, end: number) => void,
+): Tensor {
+  const { values, bytes } = QUANT_BLOCK[type];
+  const data = new Uint8Array((sizeOf(slot.shape) / values) * bytes);
+  const view = new DataView(data.buffer);
+  for (let at = 0; at < data.length; at += bytes) fill(view, at, at + bytes);
+  return { name: slot.name, shape: slot.shape, type, data };
 }
 
 export function buildRandomModel(spec: RandomSpec): RandomModel {

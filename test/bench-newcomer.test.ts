@@ -135,7 +135,7 @@ describe("the newcomer section", () => {
     expect(spin).toBeGreaterThan(0);
     // 120 ms of this thread's CPU, read in clock ticks (10 ms).
     expect(used.mainMs).toBeGreaterThanOrEqual(100);
-    expect(used.allMs).toBeGreaterThanOrEqual(used.mainMs);
+    expect(used.allMs).toBeGreaterThanOrEqual(100);
   });
 
   it("counts every thread at least as the main thread when a tick falls between the two reads", () => {
