@@ -21,6 +21,8 @@ interface Stat {
   readonly comm: string;
   /** user + system CPU time, ms */
   readonly cpuMs: number;
+  /** user + system CPU time of its children that have ended and been waited for, ms */
+  readonly reapedMs: number;
 }
 
 function tasks(pid: number): number[] {
@@ -38,11 +40,14 @@ function readStat(pid: number, file = `/proc/${pid}/stat`): Stat | undefined {
     const fields = stat.slice(close + 2).split(" ");
     // fields[0] is field 3 (state): utime and stime are fields 14 and 15.
     const ticks = Number(fields[11]) + Number(fields[12]);
+    // cutime and cstime, fields 16 and 17.
+    const reaped = Number(fields[13]) + Number(fields[14]);
     return {
       pid,
       ppid: Number(fields[1]),
       comm: stat.slice(stat.indexOf("(") + 1, close),
       cpuMs: (ticks * 1000) / clockTicks(),
+      reapedMs: (reaped * 1000) / clockTicks(),
     };
   } catch {
     return undefined;
@@ -170,7 +175,9 @@ export function machineSnapshot(): MachineSnapshot {
     at: performance.now(),
     busyMs: (user + nice + system + irq + softirq) * tick,
     stealMs: steal * tick,
-    oursMs: tree(process.pid).reduce((sum, s) => sum + s.cpuMs, 0),
+    // The tree's processes, and those of it that have ended (a server stopped within the section): each counted in
+    // the process that waited for it.
+    oursMs: tree(process.pid).reduce((sum, s) => sum + s.cpuMs + s.reapedMs, 0),
   };
 }
 

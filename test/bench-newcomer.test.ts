@@ -1,7 +1,8 @@
 // The benchmark's newcomer section (bench/sections/newcomer-report.ts): its table, its sessions part and the targets
 // it reads from them. Pure functions only: nothing is started.
 import { describe, expect, it } from "vitest";
-import { treeCpu, treeCpuUsed } from "../bench/cpu.js";
+import { spawnSync } from "node:child_process";
+import { machineSnapshot, treeCpu, treeCpuUsed } from "../bench/cpu.js";
 import { readFlags } from "../bench/flags.js";
 import type { StreamSample } from "../bench/sample.js";
 import type { NewcomerResult, NewcomerSamples } from "../bench/sections/newcomer.js";
@@ -143,6 +144,18 @@ describe("the newcomer section", () => {
     const after = { allMs: 1580, mainMs: new Map([[7, 990]]) };
     expect(treeCpuUsed(before, after)).toEqual({ allMs: 590, mainMs: 590 });
     expect(treeCpuUsed(before, { ...after, allMs: 1700 })).toEqual({ allMs: 700, mainMs: 590 });
+  });
+
+  it("counts a child that ended between two machine snapshots as the bench's own CPU, not another process's", () => {
+    const before = machineSnapshot();
+    const child = spawnSync(process.execPath, [
+      "-e",
+      "const t = process.cpuUsage(); while (process.cpuUsage(t).user < 300000);",
+    ]);
+    expect(child.status).toBe(0);
+    const after = machineSnapshot();
+    // 300 ms of the child's CPU, read in clock ticks (10 ms), beside this process's own.
+    expect(after.oursMs - before.oursMs).toBeGreaterThanOrEqual(290);
   });
 
   it("leaves the sessions' targets unmeasured when not run; --newcomer-sessions-model none skips it", () => {

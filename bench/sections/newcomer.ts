@@ -119,10 +119,13 @@ async function runOnce(
   flags: NewcomerFlags,
   run: number,
 ): Promise<Record<NewcomerParty, NewcomerSamples>> {
-  const servers: Record<NewcomerParty, Server> = {
-    ours: await startOurs(modelPath),
-    "llama-server": await startLlamaServer(modelPath, LLAMA_SERVER_ARGS),
-  };
+  const ours = await startOurs(modelPath);
+  // A peer that cannot start must not leave ours running behind the failed run.
+  const peer = await startLlamaServer(modelPath, LLAMA_SERVER_ARGS).catch(async (error: unknown) => {
+    await ours.stop();
+    throw error;
+  });
+  const servers: Record<NewcomerParty, Server> = { ours, "llama-server": peer };
   const out: Record<NewcomerParty, NewcomerSamples> = {
     ours: { one: [], four: [], cpu: {} },
     "llama-server": { one: [], four: [], cpu: {} },
