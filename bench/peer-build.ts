@@ -130,13 +130,36 @@ export const DEFAULT_CMAKE_OPTIONS: Readonly<Record<string, string>> = {
   LLAMA_USE_PREBUILT_UI: "OFF",
 };
 
+/**
+ * On a CPU with AMX, the default build compiles ggml's AMX kernels, whose matrix product crashes llama-server at its
+ * first batch on hosts like this project's (SIGSEGV at `ldtilecfg` in an OpenMP worker; llama.cpp issue 20824, open)
+ * with Q4_K_M and Q8_0 models. The peer is then built without them, as this project's engine build is
+ * (sidecar/native/amx-off.patch): the same kernels on both sides. Nothing on other CPUs.
+ */
+export function amxOffOptions(cpuFlags: readonly string[]): Record<string, string> {
+  if (!cpuFlags.includes("amx_tile")) return {};
+  const flags = "-mno-amx-tile -mno-amx-int8 -mno-amx-bf16";
+  return { CMAKE_C_FLAGS: flags, CMAKE_CXX_FLAGS: flags };
+}
+
+/** This host's CPU flags (/proc/cpuinfo's first "flags" line; none elsewhere). */
+function cpuFlags(): string[] {
+  try {
+    const line = readFileSync("/proc/cpuinfo", "utf8").match(/^flags\s*:(.*)$/m)?.[1] ?? "";
+    return line.trim().split(/\s+/);
+  } catch {
+    return [];
+  }
+}
+
 /** The options of build `variant` from `source`; `cpuVariant` is the prebuilt library's (read only for "prebuilt"). */
 export function peerCmakeOptions(
   variant: PeerVariant,
   source: string,
   cpuVariant: () => string,
+  flags: readonly string[] = cpuFlags(),
 ): Record<string, string> {
-  if (variant === "default") return { ...DEFAULT_CMAKE_OPTIONS };
+  if (variant === "default") return { ...DEFAULT_CMAKE_OPTIONS, ...amxOffOptions(flags) };
   return { ...PREBUILT_CMAKE_OPTIONS, ...variantFeatureOptions(source, cpuVariant()) };
 }
 

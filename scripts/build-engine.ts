@@ -47,6 +47,9 @@ const PATCHES = [
     target: "llama/llama.cpp/ggml/src/ggml-cpu/arch/x86/repack.cpp",
     marker: "repack-invariant.patch",
   },
+  { file: "decode-thread.patch", target: "llama/addon/AddonContext.h", marker: "decode-thread.patch" },
+  { file: "amx-off.patch", target: "llama/llama.cpp/ggml/src/ggml-cpu/CMakeLists.txt", marker: "amx-off.patch" },
+  { file: "huge-pages.patch", target: "llama/llama.cpp/ggml/src/ggml.c", marker: "huge-pages.patch" },
 ];
 
 if (version !== PATCHED_FOR) {

@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { readFlags, type BenchFlags } from "../bench/flags.js";
-import { DEFAULT_CMAKE_OPTIONS, peerCmakeOptions } from "../bench/peer-build.js";
+import { amxOffOptions, DEFAULT_CMAKE_OPTIONS, peerCmakeOptions } from "../bench/peer-build.js";
 import { PEER_DIR, PEER_LABELS, parsePeerVariants, peerPaths, referencePeer } from "../bench/peer-paths.js";
 import type { StreamSample } from "../bench/sample.js";
 import { longContextSize, summarizeLong, type LongParty } from "../bench/sections/long.js";
@@ -35,10 +35,22 @@ function flagsOf(argv: readonly string[]): BenchFlags {
 
 describe("llama-server builds", () => {
   it("builds the default one with llama.cpp's own defaults, changing only the Web UI download", () => {
-    expect(peerCmakeOptions("default", "/nowhere", () => "zen4")).toEqual({ LLAMA_USE_PREBUILT_UI: "OFF" });
+    expect(peerCmakeOptions("default", "/nowhere", () => "zen4", ["avx2", "avx512f"])).toEqual({
+      LLAMA_USE_PREBUILT_UI: "OFF",
+    });
     expect(DEFAULT_CMAKE_OPTIONS).not.toHaveProperty("GGML_NATIVE");
     expect(DEFAULT_CMAKE_OPTIONS).not.toHaveProperty("GGML_OPENMP");
     expect(DEFAULT_CMAKE_OPTIONS).not.toHaveProperty("GGML_BACKEND_DL");
+  });
+
+  it("builds the default one without AMX kernels on a CPU with AMX, and only there", () => {
+    const off = "-mno-amx-tile -mno-amx-int8 -mno-amx-bf16";
+    expect(peerCmakeOptions("default", "/nowhere", () => "native", ["avx512f", "amx_bf16", "amx_tile"])).toEqual({
+      LLAMA_USE_PREBUILT_UI: "OFF",
+      CMAKE_C_FLAGS: off,
+      CMAKE_CXX_FLAGS: off,
+    });
+    expect(amxOffOptions(["avx512f", "avx512_vnni"])).toEqual({});
   });
 
   it("builds the prebuilt-like one as node-llama-cpp's CI does, with the ISA of the prebuilt variant", () => {
