@@ -5,9 +5,9 @@
 import { spawnSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ensureModels, modelPath } from "../../gguf/models.js";
-import { loadModel, type LoadedModel } from "../../sidecar/engine/llama/model.js";
-import { generateText } from "../support/engine.js";
+import { ensureModels } from "../../gguf/models.js";
+import type { LoadedModel } from "../../sidecar/engine/llama/model.js";
+import { generateText, loadRandom60m } from "../support/engine.js";
 
 interface Thread {
   readonly name: string;
@@ -33,17 +33,7 @@ function threads(): Map<string, Thread> {
 
 const decodeThreads = (): string[] => [...threads()].filter(([, t]) => t.name === "llama-decode").map(([id]) => id);
 
-const load = (): Promise<LoadedModel> =>
-  loadModel({
-    modelPath: modelPath("random-60m"),
-    threads: 2,
-    engine: "auto",
-    sequences: 2,
-    contextSize: 512,
-    maxQueue: 2,
-    queueTimeoutMs: 10_000,
-    specLookup: 0,
-  });
+const load = loadRandom60m;
 
 const linux = process.platform === "linux";
 

@@ -3,11 +3,11 @@
 // still there when Node tears down) or unloads the model while a generation is under way ("unload"). Prints one line
 // of JSON: the tokens the generation gave and how it ended.
 import { create } from "@bufbuild/protobuf";
-import { modelPath } from "../../gguf/models.js";
 import { GenerateRequestSchema } from "../../proto/gen/inference/v1/inference_pb.js";
 import { generate } from "../../sidecar/engine/decode/generate.js";
 import { EngineMetrics } from "../../sidecar/engine/engine-metrics.js";
-import { type LoadedModel, loadModel } from "../../sidecar/engine/llama/model.js";
+import type { LoadedModel } from "../../sidecar/engine/llama/model.js";
+import { loadRandom60m } from "./engine.js";
 
 async function tokens(loaded: LoadedModel, maxTokens: number, onToken?: (count: number) => void): Promise<string> {
   const request = create(GenerateRequestSchema, {
@@ -27,16 +27,7 @@ async function tokens(loaded: LoadedModel, maxTokens: number, onToken?: (count: 
 }
 
 const mode = process.argv[2];
-const loaded = await loadModel({
-  modelPath: modelPath("random-60m"),
-  threads: 2,
-  engine: "auto",
-  sequences: 2,
-  contextSize: 512,
-  maxQueue: 2,
-  queueTimeoutMs: 10_000,
-  specLookup: 0,
-});
+const loaded = await loadRandom60m();
 let unloaded: Promise<void> | undefined;
 const generated = await tokens(loaded, 200, (count) => {
   if (mode === "unload" && count === 8) unloaded ??= loaded.dispose();

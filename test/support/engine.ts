@@ -23,6 +23,20 @@ export function loadScripted(
   });
 }
 
+/** The 60M random-weight model on two threads (a ggml worker beside the decoding thread), two sequences of 512 tokens. */
+export function loadRandom60m(): Promise<LoadedModel> {
+  return loadModel({
+    modelPath: modelPath("random-60m"),
+    threads: 2,
+    engine: "auto",
+    sequences: 2,
+    contextSize: 512,
+    maxQueue: 2,
+    queueTimeoutMs: 10_000,
+    specLookup: 0,
+  });
+}
+
 /** What one generation gave: its text, its token count, and the prompt tokens its sequence already held. */
 export interface Generated {
   readonly text: string;
