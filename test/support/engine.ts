@@ -23,7 +23,7 @@ export function loadScripted(
   });
 }
 
-/** The 60M random-weight model on two threads (a ggml worker beside the decoding thread), two sequences of 512 tokens. */
+/** The 60M random-weight model on two threads (a ggml worker beside the decoding one), two sequences of 512 tokens. */
 export function loadRandom60m(): Promise<LoadedModel> {
   return loadModel({
     modelPath: modelPath("random-60m"),
