@@ -15,7 +15,7 @@ function clockTicks(): number {
   return ticksPerSecond;
 }
 
-interface Stat {
+export interface Stat {
   readonly pid: number;
   readonly ppid: number;
   readonly comm: string;
@@ -52,6 +52,11 @@ function readStat(pid: number, file = `/proc/${pid}/stat`): Stat | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** The threads of process `pid`, each with its name (its `comm`) and CPU time. */
+export function threadStats(pid: number): Stat[] {
+  return tasks(pid).flatMap((tid) => readStat(tid, `/proc/${pid}/task/${tid}/stat`) ?? []);
 }
 
 /** `root` and all its descendants. */
@@ -135,10 +140,8 @@ export class CpuMeter {
         out.set(s.pid, { role: UNNAMED[s.comm] ?? s.comm, cpuMs: s.cpuMs });
         continue;
       }
-      for (const tid of tasks(s.pid)) {
-        const t = readStat(tid, `/proc/${s.pid}/task/${tid}/stat`);
-        if (t)
-          out.set(-tid, { role: tid === s.pid ? `${name}: main thread` : `${name}: other threads`, cpuMs: t.cpuMs });
+      for (const t of threadStats(s.pid)) {
+        out.set(-t.pid, { role: t.pid === s.pid ? `${name}: main thread` : `${name}: other threads`, cpuMs: t.cpuMs });
       }
     }
     return out;

@@ -3,47 +3,26 @@
 // to the next, one such thread per context, gone when the context is unloaded; a process that never unloads ends
 // by itself, and unloading under a running generation ends that generation cleanly. Linux and the local build only.
 import { spawnSync } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Stat, threadStats } from "../../bench/cpu.js";
 import { ensureModels } from "../../gguf/models.js";
 import type { LoadedModel } from "../../sidecar/engine/llama/model.js";
-import { generateText, loadRandom60m } from "../support/engine.js";
-
-interface Thread {
-  readonly name: string;
-  /** CPU time in clock ticks, user and system. */
-  readonly ticks: number;
-}
+import { generateText, loadRandom } from "../support/engine.js";
 
 /** This process's threads by id. */
-function threads(): Map<string, Thread> {
-  const found = new Map<string, Thread>();
-  for (const id of readdirSync("/proc/self/task")) {
-    try {
-      const stat = readFileSync(`/proc/self/task/${id}/stat`, "utf8");
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      const name = readFileSync(`/proc/self/task/${id}/comm`, "utf8").trim();
-      found.set(id, { name, ticks: Number(fields[11]) + Number(fields[12]) });
-    } catch {
-      // The thread ended between the listing and the read.
-    }
-  }
-  return found;
-}
+const threads = (): Map<number, Stat> => new Map(threadStats(process.pid).map((t) => [t.pid, t]));
 
-const decodeThreads = (): string[] => [...threads()].filter(([, t]) => t.name === "llama-decode").map(([id]) => id);
-
-const load = loadRandom60m;
+const decodeThreads = (): number[] => [...threads()].filter(([, t]) => t.comm === "llama-decode").map(([id]) => id);
 
 const linux = process.platform === "linux";
 
 describe.skipIf(!linux)("the decode thread", () => {
   let loaded: LoadedModel;
-  let before: string[] = [];
+  let before: number[] = [];
   beforeAll(async () => {
     await ensureModels("models", ["random-60m"]);
     before = decodeThreads();
-    loaded = await load();
+    loaded = await loadRandom();
   }, 120_000);
   afterAll(() => loaded?.dispose());
 
@@ -59,22 +38,22 @@ describe.skipIf(!linux)("the decode thread", () => {
       const end = threads();
       expect(generated.tokens).toBe(150);
       expect(decodeThreads().filter((id) => !before.includes(id))).toEqual([decoder]);
-      const used = (id: string): number => (end.get(id)?.ticks ?? 0) - (start.get(id)?.ticks ?? 0);
+      const used = (id: number | undefined): number =>
+        (end.get(id ?? 0)?.cpuMs ?? 0) - (start.get(id ?? 0)?.cpuMs ?? 0);
       // The decode thread is thread 0 of every graph; with two threads it computes about half of each step, and the
       // other half runs on ggml's worker. Every other thread but the main one (which streams) stays near idle.
-      const others = [...end.keys()].filter((id) => id !== decoder && id !== String(process.pid));
+      const others = [...end.keys()].filter((id) => id !== decoder && id !== process.pid);
       const busiest = others.sort((a, b) => used(b) - used(a));
       const [worker, ...rest] = busiest;
-      expect(used(decoder ?? "")).toBeGreaterThan(10);
-      expect(used(worker ?? "")).toBeGreaterThan(used(decoder ?? "") / 3);
-      for (const id of rest)
-        expect(used(id), `thread ${id} (${end.get(id)?.name})`).toBeLessThan(used(decoder ?? "") / 5);
+      expect(used(decoder)).toBeGreaterThan(100);
+      expect(used(worker)).toBeGreaterThan(used(decoder) / 3);
+      for (const id of rest) expect(used(id), `thread ${id} (${end.get(id)?.comm})`).toBeLessThan(used(decoder) / 5);
     }
   }, 120_000);
 
   it("has one per context, and ends with it", async () => {
     const existing = decodeThreads();
-    const second = await load();
+    const second = await loadRandom();
     await generateText(second, "Signals from orbit", 8);
     const added = decodeThreads().filter((id) => !existing.includes(id));
     expect(added).toHaveLength(1);

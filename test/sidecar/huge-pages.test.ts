@@ -3,9 +3,8 @@
 // Debian's default, or "always"). Read from /proc/self/smaps_rollup around a load of the Q4_K test model. Linux only.
 import { existsSync, readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { ensureModels, modelPath } from "../../gguf/models.js";
-import { loadModel } from "../../sidecar/engine/llama/model.js";
-import { generateText } from "../support/engine.js";
+import { ensureModels } from "../../gguf/models.js";
+import { generateText, loadRandom } from "../support/engine.js";
 
 const THP = "/sys/kernel/mm/transparent_hugepage/enabled";
 /** The kernel's transparent huge page mode: "always", "madvise" or "never" (none where it has none). */
@@ -18,16 +17,7 @@ describe.skipIf(mode === "never")(`huge pages for the engine's buffers (THP ${mo
   it("backs a loaded model's repacked weights and KV cache with huge pages", async () => {
     await ensureModels("models", ["random-60m-q4k"]);
     const before = hugeKib();
-    const loaded = await loadModel({
-      modelPath: modelPath("random-60m-q4k"),
-      threads: 2,
-      engine: "auto",
-      sequences: 2,
-      contextSize: 4096,
-      maxQueue: 2,
-      queueTimeoutMs: 10_000,
-      specLookup: 0,
-    });
+    const loaded = await loadRandom("random-60m-q4k", 4096);
     try {
       expect(loaded.llama.buildType, "the local build carries the patch").toBe("localBuild");
       expect((await generateText(loaded, "The lighthouse keeper wrote", 8)).tokens).toBe(8);

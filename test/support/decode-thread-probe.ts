@@ -7,7 +7,7 @@ import { GenerateRequestSchema } from "../../proto/gen/inference/v1/inference_pb
 import { generate } from "../../sidecar/engine/decode/generate.js";
 import { EngineMetrics } from "../../sidecar/engine/engine-metrics.js";
 import type { LoadedModel } from "../../sidecar/engine/llama/model.js";
-import { loadRandom60m } from "./engine.js";
+import { loadRandom } from "./engine.js";
 
 async function tokens(loaded: LoadedModel, maxTokens: number, onToken?: (count: number) => void): Promise<string> {
   const request = create(GenerateRequestSchema, {
@@ -27,7 +27,7 @@ async function tokens(loaded: LoadedModel, maxTokens: number, onToken?: (count: 
 }
 
 const mode = process.argv[2];
-const loaded = await loadRandom60m();
+const loaded = await loadRandom();
 let unloaded: Promise<void> | undefined;
 const generated = await tokens(loaded, 200, (count) => {
   if (mode === "unload" && count === 8) unloaded ??= loaded.dispose();

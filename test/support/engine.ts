@@ -2,7 +2,7 @@
 // from the inside: every batch llama.cpp decodes.
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { expect } from "vitest";
-import { modelPath } from "../../gguf/models.js";
+import { type ModelName, modelPath } from "../../gguf/models.js";
 import { GenerateRequestSchema, type SamplingOptionsSchema } from "../../proto/gen/inference/v1/inference_pb.js";
 import { FIRST_TOKEN_POSITION, generate } from "../../sidecar/engine/decode/generate.js";
 import { loadModel, type LoadedModel, type ModelOptions } from "../../sidecar/engine/llama/model.js";
@@ -23,14 +23,14 @@ export function loadScripted(
   });
 }
 
-/** The 60M random-weight model on two threads (a ggml worker beside the decoding one), two sequences of 512 tokens. */
-export function loadRandom60m(): Promise<LoadedModel> {
+/** A random-weight model on two threads (a ggml worker beside the decoding one), two sequences of `contextSize`. */
+export function loadRandom(name: ModelName = "random-60m", contextSize = 512): Promise<LoadedModel> {
   return loadModel({
-    modelPath: modelPath("random-60m"),
+    modelPath: modelPath(name),
     threads: 2,
     engine: "auto",
     sequences: 2,
-    contextSize: 512,
+    contextSize,
     maxQueue: 2,
     queueTimeoutMs: 10_000,
     specLookup: 0,
