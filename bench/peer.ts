@@ -38,10 +38,10 @@ export async function startPeer(info: PeerInfo, settings: PeerSettings): Promise
     // The sidecar's context: `contextSize` tokens for each sequence.
     "-c",
     String(settings.contextSize * settings.sequences),
-    // Flash attention off, as the sidecar has it on a CPU host (`--flash-attention auto`): llama-server's own default
-    // (auto) turns it on there, which is slower (docs/decisions.md, "Flash attention off on the CPU").
+    // Flash attention on, as the sidecar has it on a CPU host with the local build (`--flash-attention auto`; with
+    // `--engine prebuilt` it is off there): docs/decisions.md, "Flash attention on the CPU, one arithmetic a row".
     "-fa",
-    "off",
+    "on",
     "--host",
     "127.0.0.1",
     "--port",

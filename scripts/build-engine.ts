@@ -1,10 +1,12 @@
 /**
  * `npm run build:engine`: builds llama.cpp for this host from the source node-llama-cpp ships
  * (offline), with the project's engine patches (a persistent CPU thread pool per context, sequence
- * states restored into any sequence from memory, one summation order for every batch size, and
+ * states restored into any sequence from memory, one summation order for every batch size,
  * llama.cpp's multimodal library bound into the addon for images and audio in, attention without flash attention
- * over a sequence's cells rounded up to 32, not 256, a step's tokens sampled on the thread that decoded it, and
- * one rounding for repacked quantized weights whatever shares the batch; sidecar/native/README.md).
+ * over a sequence's cells rounded up to 32, not 256, a step's tokens sampled on the thread that decoded it, one
+ * rounding for repacked quantized weights whatever shares the batch, decodes on a thread of their own, no AMX
+ * kernels, buffers in huge pages, and flash attention that computes a row alike in every batch;
+ * sidecar/native/README.md).
  * The sidecar then loads this build (`--engine auto` or `local`); without it, the prebuilt library
  * stays the default. A CPU build by default; `-- --gpu cuda|vulkan|metal` builds for that backend
  * (the host needs its toolkit), which the sidecar loads when started with the same `--gpu`.
@@ -50,6 +52,7 @@ const PATCHES = [
   { file: "decode-thread.patch", target: "llama/addon/AddonContext.h", marker: "decode-thread.patch" },
   { file: "amx-off.patch", target: "llama/llama.cpp/ggml/src/ggml-cpu/CMakeLists.txt", marker: "amx-off.patch" },
   { file: "huge-pages.patch", target: "llama/llama.cpp/ggml/src/ggml.c", marker: "huge-pages.patch" },
+  { file: "fa-invariant.patch", target: "llama/llama.cpp/ggml/src/ggml-cpu/ops.cpp", marker: "fa-invariant.patch" },
 ];
 
 if (version !== PATCHED_FOR) {

@@ -220,8 +220,8 @@ const options = {
     env: "FLASH_ATTENTION",
     default: "auto",
     help:
-      "llama.cpp's flash attention: on, off, or auto (off on a CPU-only host, where it is slower; llama.cpp's " +
-      "own choice on a GPU)",
+      "llama.cpp's flash attention: on, off, or auto (on a CPU-only host: on with the engine build `npm ci` makes, " +
+      "whose kernel keeps seeded replies, off with the prebuilt library; llama.cpp's own choice on a GPU)",
   },
   sequences: {
     type: "string",

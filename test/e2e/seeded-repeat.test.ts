@@ -111,10 +111,23 @@ async function threeDecoding(): Promise<Promise<void>> {
   return Promise.all(ends).then(() => undefined);
 }
 
-describe.each(["random-60m", "random-60m-q4k", "random-60m-q8"] as const)("on %s", (name) => {
+describe.each([
+  ["random-60m", "auto"],
+  ["random-60m-q4k", "auto"],
+  ["random-60m-q8", "auto"],
+  ["random-60m", "off"],
+] as const)("on %s, flash attention %s", (name, flashAttention) => {
   beforeAll(async () => {
     const { [name]: model } = await ensureModels("models", [name]);
-    stack = await startStack({ model, sequences: 4, contextSize: 1024, threads: 2, maxQueue: 16, cacheRam: 256 });
+    stack = await startStack({
+      model,
+      sequences: 4,
+      contextSize: 1024,
+      threads: 2,
+      maxQueue: 16,
+      cacheRam: 256,
+      flashAttention,
+    });
     client = new OpenAI({ baseURL: stack.baseURL, apiKey: "x", maxRetries: 0 });
   }, 120_000);
   afterAll(async () => {

@@ -67,8 +67,9 @@ describe("threads per batch", () => {
     expect(loaded.threads).toBe(1);
     expect(loaded.threadsBatch).toBe(2);
     expect(loaded.batchThreadsFrom).toBe(BATCH_THREADS_MIN_TOKENS);
-    // --flash-attention auto on a CPU-only host: off (docs/decisions.md, "Flash attention off on the CPU").
-    expect(loaded.context.flashAttention).toBe(false);
+    // --flash-attention auto on a CPU-only host: on with the local build, off with the prebuilt library
+    // (docs/decisions.md, "Flash attention on the CPU, one arithmetic a row").
+    expect(loaded.context.flashAttention).toBe(loaded.llama.buildType === "localBuild");
     expect(await run("Once upon a time there lived a tiny llama. Let us sing. Sing", 12)).toBe(12);
     const [prompt, ...steps] = batches;
     expect(prompt?.tokens).toBeGreaterThanOrEqual(BATCH_THREADS_MIN_TOKENS);

@@ -108,9 +108,9 @@ export interface ModelOptions {
   /** Tokens one embedding input may hold (capped by the trained context); default 8,192. */
   readonly embeddingContextSize?: number;
   /**
-   * llama.cpp's flash attention (`--flash-attention`): "auto" is off when the model runs on the
-   * CPU (slower there: docs/decisions.md, "Flash attention off on the CPU") and llama.cpp's own
-   * choice on a GPU. Default "auto".
+   * llama.cpp's flash attention (`--flash-attention`): "auto" on the CPU is on with the local build and off with the
+   * prebuilt library (docs/decisions.md, "Flash attention on the CPU, one arithmetic a row"), llama.cpp's own choice
+   * on a GPU. Default "auto".
    */
   readonly flashAttention?: FlashAttentionChoice;
   /**
@@ -157,9 +157,12 @@ export interface ModelOptions {
 export const FLASH_ATTENTION_CHOICES = ["auto", "on", "off"] as const;
 export type FlashAttentionChoice = (typeof FLASH_ATTENTION_CHOICES)[number];
 
-/** node-llama-cpp's `flashAttention` for a choice: "auto" is off on a CPU-only library. */
+/**
+ * node-llama-cpp's `flashAttention` for a choice: "auto" on a CPU-only library is on for the local build (whose kernel
+ * computes a row alike whatever shares its batch: sidecar/native/fa-invariant.patch) and off for the prebuilt one.
+ */
 export function flashAttentionOf(choice: FlashAttentionChoice, llama: Llama): boolean | "auto" {
-  if (choice === "auto") return llama.gpu === false ? false : "auto";
+  if (choice === "auto") return llama.gpu === false ? llama.buildType === "localBuild" : "auto";
   return choice === "on";
 }
 
