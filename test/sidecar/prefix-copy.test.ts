@@ -6,7 +6,8 @@ import type { LoadedModel } from "../../sidecar/engine/llama/model.js";
 import { EngineMetrics } from "../../sidecar/engine/engine-metrics.js";
 import { MIN_COPY_TOKENS, minCopyGain } from "../../sidecar/engine/decode/prefix-copy.js";
 import { MIN_STATE_TOKENS } from "../../sidecar/engine/llama/kv-tier.js";
-import { type Generated, generateText, loadScripted } from "../support/engine.js";
+import { decodeQueue } from "../../sidecar/engine/llama/llama-internals.js";
+import { type Generated, generateText, loadScripted, watchBatches } from "../support/engine.js";
 
 const load = (): Promise<LoadedModel> => loadScripted({ sequences: 4, contextSize: 2048, cacheRam: 0 });
 
@@ -82,6 +83,30 @@ describe("a prefix copied from another sequence", () => {
     expect(reference.tokens).toBeGreaterThan(0);
     expect([child.tokens, child.text]).toEqual([reference.tokens, reference.text]);
     expect((await parent).text).toBe((await run(cold, parentPrompt, 40)).text);
+  });
+
+  it("copies for three requests that come with one whose step waits on their source: four in a batch", async () => {
+    // The bench's four streams of one line with other endings: one request takes the sequence that holds the line
+    // and queues its step at once; the three others copy from that sequence while the first batch waits for them.
+    const fresh = await load();
+    try {
+      const line = `${SYSTEM}The llama sings`;
+      await run(fresh, `${line} (0)`, 4);
+      const batches: number[][] = [];
+      watchBatches(fresh, (_tokens, _threads, ids) => batches.push([...ids]));
+      const metrics = new EngineMetrics();
+      // The first says three are right behind it (as the edge does) and queues its step; then the three come.
+      const first = generateText(fresh, `${line} (1)`, 4, { metrics, arrivingWith: 3 });
+      while (decodeQueue(fresh.context).queued.length === 0) await new Promise((resolve) => setImmediate(resolve));
+      const replies = [first, ...[2, 3, 4].map((n) => run(fresh, `${line} (${n})`, 4, metrics))];
+      for (const reply of replies) expect((await reply).cachedTokens).toBeGreaterThanOrEqual(systemTokens());
+      expect(metrics.prefixCopies).toBe(3);
+      expect(new Set(batches[0]).size).toBe(4);
+      for (const [i, reply] of replies.entries())
+        expect((await reply).text).toBe((await run(cold, `${line} (${i + 1})`, 4)).text);
+    } finally {
+      await fresh.dispose();
+    }
   });
 
   it("evaluates the prompt when a copy fails, with a log line that holds no prompt text", async () => {

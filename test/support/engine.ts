@@ -51,12 +51,18 @@ export async function generateText(
   loaded: LoadedModel,
   prompt: string,
   maxTokens: number,
-  options: { readonly metrics?: EngineMetrics; readonly onToken?: (count: number) => unknown } = {},
+  options: {
+    readonly metrics?: EngineMetrics;
+    readonly onToken?: (count: number) => unknown;
+    /** GenerateRequest.arriving_with: requests its caller says are right behind it. */
+    readonly arrivingWith?: number;
+  } = {},
 ): Promise<Generated> {
   const request = create(GenerateRequestSchema, {
     input: { case: "prompt", value: prompt },
     maxTokens,
     sampling: { temperature: 0 },
+    arrivingWith: options.arrivingWith ?? 0,
   });
   const events = generate(loaded, request, new AbortController().signal, options.metrics ?? new EngineMetrics());
   let text = "";

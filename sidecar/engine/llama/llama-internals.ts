@@ -297,7 +297,10 @@ interface StateSequenceInternals {
   _tokenPredictorOwner?: object;
   _abortTokenPredictor?: (skipClearingPredictionsFromState?: boolean) => Promise<void>;
 }
-type Locks = { acquireLock(scope: readonly unknown[]): Promise<{ dispose(): void }> };
+type Locks = {
+  acquireLock(scope: readonly unknown[]): Promise<{ dispose(): void }>;
+  isLockActive(scope: readonly unknown[]): boolean;
+};
 
 /**
  * Sequence states in memory for `context`, or undefined where they cannot serve: an addon without
@@ -322,30 +325,11 @@ export async function sequenceStates(
   if (typeof Checkpoint !== "function") fail("Llama._bindings.AddonContextSequenceCheckpoint");
   const disposeSequence = native?.disposeSequence;
   if (typeof disposeSequence !== "function") fail("LlamaContext._ctx.disposeSequence");
-  const locks = await llamaLocks();
-  const locked = async <T>(
-    sequence: LlamaContextSequence,
-    work: (internals: StateSequenceInternals) => Promise<T>,
-  ): Promise<T> => {
-    const internals = sequence as unknown as StateSequenceInternals;
-    if (internals._lock === undefined) fail("LlamaContextSequence._lock");
-    // The order node-llama-cpp takes them in for its state files.
-    const evaluator = await locks.acquireLock([internals._lock, "evaluate"]);
-    const contextLock = await locks.acquireLock([context, "context"]).catch((error: unknown) => {
-      evaluator.dispose();
-      throw error;
-    });
-    try {
-      return await work(internals);
-    } finally {
-      contextLock.dispose();
-      evaluator.dispose();
-    }
-  };
+  const { locked, lockedForCapture } = stateLocks(context, await llamaLocks());
   const held = new WeakMap<HeldState, NativeCheckpoint>();
   return {
     capture: (sequence, reuse) =>
-      locked(sequence, async (internals) => {
+      lockedForCapture(sequence, async (internals) => {
         const reused = reuse === undefined ? undefined : held.get(reuse);
         if (reuse !== undefined) held.delete(reuse);
         const checkpoint = reused ?? new (Checkpoint as new () => NativeCheckpoint)();
@@ -373,6 +357,53 @@ export async function sequenceStates(
         internals._nextTokenIndex = tokens.length;
       }),
   };
+}
+
+type Locked = <T>(
+  sequence: LlamaContextSequence,
+  work: (internals: StateSequenceInternals) => Promise<T>,
+) => Promise<T>;
+
+/**
+ * The locks a state's capture or restore runs under. `locked`: the sequence's and the context's, in the order
+ * node-llama-cpp takes them for its state files. `lockedForCapture`: the context's alone when the sequence's next step
+ * waits in the queue, not yet in a batch, and the context is free (else as `locked`). That step's evaluation holds the
+ * sequence's lock until it is decoded, and an idle context's first batch waits for the requests on their way
+ * (arrivals.ts) — the one copying from this sequence among them, which then waited the whole ARRIVAL_WAIT_MS and went
+ * a batch later. The context's lock keeps the step out of a batch meanwhile, and until it is decoded the sequence
+ * holds what its record says.
+ */
+function stateLocks(context: LlamaContext, locks: Locks): { locked: Locked; lockedForCapture: Locked } {
+  const locked: Locked = async (sequence, work) => {
+    const internals = sequence as unknown as StateSequenceInternals;
+    if (internals._lock === undefined) fail("LlamaContextSequence._lock");
+    const evaluator = await locks.acquireLock([internals._lock, "evaluate"]);
+    const contextLock = await locks.acquireLock([context, "context"]).catch((error: unknown) => {
+      evaluator.dispose();
+      throw error;
+    });
+    try {
+      return await work(internals);
+    } finally {
+      contextLock.dispose();
+      evaluator.dispose();
+    }
+  };
+  const decodes = decodeQueue(context);
+  const lockedForCapture: Locked = async (sequence, work) => {
+    const id = sequenceIdOf(sequence);
+    const waiting = (): boolean => decodes.queued.some((decode) => decode.sequenceId === id);
+    if (waiting() && !locks.isLockActive([context, "context"])) {
+      const contextLock = await locks.acquireLock([context, "context"]);
+      try {
+        if (waiting()) return await work(sequence as unknown as StateSequenceInternals);
+      } finally {
+        contextLock.dispose();
+      }
+    }
+    return locked(sequence, work);
+  };
+  return { locked, lockedForCapture };
 }
 
 /** Empties node-llama-cpp's record of what a sequence holds, as it does before loading a state file. */
@@ -465,6 +496,7 @@ async function llamaLocks(): Promise<Locks> {
   const fromLlama = createRequire(createRequire(import.meta.url).resolve("node-llama-cpp"));
   const locks = (await import(pathToFileURL(fromLlama.resolve("lifecycle-utils")).href)) as Partial<Locks>;
   if (typeof locks.acquireLock !== "function") fail("lifecycle-utils' acquireLock");
+  if (typeof locks.isLockActive !== "function") fail("lifecycle-utils' isLockActive");
   return locks as Locks;
 }
 
