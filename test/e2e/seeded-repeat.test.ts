@@ -3,7 +3,8 @@
 // smallest change in the logits), in F16, Q4_K (weights the CPU backend repacks) and Q8_0, cold,
 // prefix cached, restored from the KV tier, copied from another sequence, beside sequences that are
 // full, beside three streams decoding and with three prompts joining its batch, streamed and not;
-// the same for completions, native gRPC and Ollama's chat and generate (the `ollama` client).
+// the same for completions, native gRPC and Ollama's chat and generate (the `ollama` client). With
+// flash attention as the default has it (on with the engine build) and, on F16, off as well.
 // docs/decisions.md, "Replies that repeat".
 import { Ollama } from "ollama";
 import OpenAI from "openai";
